@@ -1,0 +1,38 @@
+# `make demo` and `make test` each create or refresh .venv idempotently: the stamp file is
+# rebuilt only when pyproject.toml or requirements.lock changes.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.itemscale-installed
+
+.PHONY: demo test lint typecheck pytest clean-demo bench
+
+$(STAMP): pyproject.toml requirements.lock
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	# requirements.lock pins every package (torch==2.14.1 / torchvision==0.29.1 come from the
+	# machine's local wheel store; an unpinned torch would pull a multi-GB download).
+	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+demo: $(STAMP)
+	OMP_NUM_THREADS=2 $(BIN)/python -m itemscale demo --out runs/demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+pytest: $(STAMP)
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q
+
+test: lint typecheck pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/analysis.py
+
+clean-demo:
+	rm -rf runs/demo

@@ -1,0 +1,50 @@
+"""The `itemscale` command line: the only place that wires pipeline stages together.
+
+Each subcommand lives in its own module `cmd_<name>.py` exposing `register(subparsers)`; the
+module imports its heavy dependencies (torch, PyAV, Ray) inside the command function, so
+`itemscale analyze` starts without them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from collections.abc import Sequence
+
+from .. import __version__
+
+
+class CommandError(Exception):
+    """A user-facing error: printed without a traceback, exit status 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="itemscale",
+        description="Item-level audits of Video LLMs across visual budgets.",
+    )
+    parser.add_argument("--version", action="version", version=f"itemscale {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    names = sorted(
+        m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("cmd_")
+    )
+    for name in names:
+        module = importlib.import_module(f"{__name__}.{name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        result = args.func(args)
+    except CommandError as exc:
+        print(f"itemscale {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"itemscale {args.command}: interrupted", file=sys.stderr)
+        return 130
+    return int(result or 0)

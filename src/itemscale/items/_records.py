@@ -1,0 +1,140 @@
+"""Item records: one question about one video, whatever benchmark it came from.
+
+Benchmark loaders, the generic JSONL item format and the synthetic suite all produce these, so the
+sweep, the importers and the audit see one type. The video is the bootstrap's resampling cluster,
+so `video_id` is always set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ..responses import TaskKind
+
+ITEMS_SCHEMA_VERSION = 1
+OPTION_LETTERS = "ABCDEFGHIJ"
+
+
+class DialogueTurn(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    role: Literal["user", "assistant"]
+    text: str
+
+
+class EvidenceSpan(BaseModel):
+    """A time span (seconds) of the video that holds the evidence for the answer."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    start: float = Field(ge=0)
+    end: float = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> EvidenceSpan:
+        if self.end < self.start:
+            raise ValueError(f"evidence span ends ({self.end}) before it starts ({self.start})")
+        return self
+
+
+class Item(BaseModel):
+    """One benchmark question. For `mcqa`, `answer` is the correct option letter; for the
+    continuous kinds, `references` holds the accepted answers."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    item_id: str = Field(min_length=1)
+    video_id: str = Field(min_length=1)
+    task_kind: TaskKind = TaskKind.MCQA
+    question: str
+    options: tuple[str, ...] = ()
+    answer: str | None = None
+    references: tuple[str, ...] = ()
+    history: tuple[DialogueTurn, ...] = ()
+    video_path: str | None = None
+    duration_s: float | None = None
+    evidence: tuple[EvidenceSpan, ...] = ()
+    attributes: dict[str, str] = Field(default_factory=dict)
+    split: str | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Item:
+        if self.task_kind == TaskKind.MCQA:
+            if len(self.options) < 2:
+                raise ValueError("an mcqa item needs at least two options")
+            if len(self.options) > len(OPTION_LETTERS):
+                raise ValueError(f"at most {len(OPTION_LETTERS)} options are supported")
+            letters = OPTION_LETTERS[: len(self.options)]
+            if self.answer is not None and self.answer not in letters:
+                raise ValueError(f"answer {self.answer!r} is not one of the option letters {letters}")
+        return self
+
+    @property
+    def option_letters(self) -> str:
+        return OPTION_LETTERS[: len(self.options)]
+
+    def reference_text(self) -> str | None:
+        """The reference answer as stored in the response table."""
+        if self.task_kind == TaskKind.MCQA:
+            return self.answer
+        return self.references[0] if self.references else None
+
+
+class ItemFileError(ValueError):
+    """A bad line in an item file, named by file and line."""
+
+
+def read_items_jsonl(path: str | os.PathLike[str]) -> list[Item]:
+    """Read the generic JSONL item format: one `Item` object per line.
+
+    A first line `{"itemscale_items": N}` declares the format version; files without it are read
+    as version 1.
+    """
+    path = Path(path)
+    items: list[Item] = []
+    seen: set[str] = set()
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ItemFileError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from exc
+            if isinstance(obj, dict) and "itemscale_items" in obj:
+                if int(obj["itemscale_items"]) > ITEMS_SCHEMA_VERSION:
+                    raise ItemFileError(
+                        f"{path}:{lineno}: item format version {obj['itemscale_items']} is newer "
+                        f"than this itemscale reads ({ITEMS_SCHEMA_VERSION})"
+                    )
+                continue
+            try:
+                item = Item.model_validate(obj)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                loc = ".".join(str(p) for p in err["loc"]) or "(item)"
+                raise ItemFileError(f"{path}:{lineno}: key '{loc}': {err['msg']}") from exc
+            if item.item_id in seen:
+                raise ItemFileError(f"{path}:{lineno}: duplicate item_id {item.item_id!r}")
+            seen.add(item.item_id)
+            items.append(item)
+    return items
+
+
+def write_items_jsonl(path: str | os.PathLike[str], items: Iterable[Item]) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        fh.write(json.dumps({"itemscale_items": ITEMS_SCHEMA_VERSION}) + "\n")
+        for item in items:
+            fh.write(item.model_dump_json(exclude_defaults=True) + "\n")
+    os.replace(tmp, path)
+
+

@@ -1,0 +1,47 @@
+"""The response table (schema, Parquet IO, run directories), shared by every stage."""
+
+from ._io import (
+    RESPONSES_FILE,
+    RUN_FILE,
+    SchemaError,
+    empty_responses,
+    normalise_responses,
+    read_responses,
+    read_run,
+    write_json_atomic,
+    write_responses,
+    write_run,
+)
+from ._schema import (
+    ANSWERED_STATUSES,
+    COLUMNS,
+    NOANSWER,
+    RESPONSE_SCHEMA,
+    ROW_KEY,
+    SCHEMA_VERSION,
+    TEXT_ONLY_LABEL,
+    Status,
+    TaskKind,
+)
+
+__all__ = [
+    "ANSWERED_STATUSES",
+    "COLUMNS",
+    "NOANSWER",
+    "RESPONSES_FILE",
+    "RESPONSE_SCHEMA",
+    "ROW_KEY",
+    "RUN_FILE",
+    "SCHEMA_VERSION",
+    "TEXT_ONLY_LABEL",
+    "SchemaError",
+    "Status",
+    "TaskKind",
+    "empty_responses",
+    "normalise_responses",
+    "read_responses",
+    "read_run",
+    "write_json_atomic",
+    "write_responses",
+    "write_run",
+]
