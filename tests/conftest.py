@@ -1,0 +1,32 @@
+"""Shared test setup. Torch runs on one thread: two threads on two shared cores run 20-50x
+slower."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+try:  # torch is optional for the analysis tests
+    import torch
+
+    torch.set_num_threads(1)
+except ImportError:  # pragma: no cover
+    pass
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+FIXTURES = SHARED / "fixtures"
+
+
+@pytest.fixture
+def fixtures_dir() -> Path:
+    if not FIXTURES.is_dir():
+        pytest.fail(f"shared fixtures not found at {FIXTURES}")
+    return FIXTURES
