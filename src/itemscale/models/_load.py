@@ -1,0 +1,102 @@
+"""Choosing and loading a backend from a protocol's model entry.
+
+Runtime settings (device, batch size, concurrency, timeouts) are arguments here, not fields of
+the entry's options, because they must not change a cell's identity.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from ._types import BackendError, VideoLM
+
+
+class ModelEntryLike(Protocol):
+    """What `load_backend` reads from a model entry (`itemscale.protocol.ModelEntry` fits)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def backend(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def revision(self) -> str | None: ...
+
+    @property
+    def dtype(self) -> str: ...
+
+    @property
+    def options(self) -> Any: ...
+
+
+def builtin_model_dir() -> Path:
+    """Where the built-in tiny model's weights ship inside the package."""
+    return Path(str(resources.files("itemscale") / "data" / "builtin"))
+
+
+def load_backend(
+    entry: ModelEntryLike,
+    *,
+    device: str = "cpu",
+    batch_size: int = 1,
+    concurrency: int = 8,
+    timeout_s: float = 120.0,
+    max_retries: int = 4,
+    rng: np.random.Generator | None = None,
+) -> VideoLM:
+    """Load the backend a model entry names.
+
+    `batch_size` and `device` apply to local models (`hf`, `builtin`); `concurrency`,
+    `timeout_s`, `max_retries` and `rng` (backoff jitter) to served models (`openai`).
+    """
+    if batch_size < 1:
+        raise BackendError(f"batch_size must be at least 1, got {batch_size}")
+    options = dict(entry.options or {})
+    if entry.backend in ("hf", "builtin"):
+        from ._hf import HFBackend
+
+        model = entry.model
+        backend_name: str = entry.backend
+        if entry.backend == "builtin":
+            folder = builtin_model_dir()
+            if not (folder / "config.json").is_file():
+                raise BackendError(
+                    f"model {entry.name!r}: the built-in model is not installed (no weights "
+                    f"in {folder}); build it first, or use backend 'hf' with a model path"
+                )
+            model = str(folder)
+        return HFBackend.load(
+            name=entry.name,
+            model=model,
+            revision=entry.revision,
+            dtype=entry.dtype,
+            options=options,
+            device=device,
+            batch_size=batch_size,
+            backend=backend_name,
+        )
+    if entry.backend == "openai":
+        from ._openai import OpenAIBackend
+
+        return OpenAIBackend.create(
+            name=entry.name,
+            model=entry.model,
+            revision=entry.revision,
+            dtype=entry.dtype,
+            options=options,
+            concurrency=concurrency,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            rng=rng if rng is not None else np.random.default_rng(0),
+        )
+    raise BackendError(
+        f"model {entry.name!r}: unknown backend {entry.backend!r} (expected hf, openai or builtin)"
+    )

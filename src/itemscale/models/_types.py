@@ -1,0 +1,230 @@
+"""The one contract between the sweep and every model backend.
+
+A backend turns requests (an item, the frames chosen for one configuration, decoding settings)
+into responses that say what the model produced *and what it was actually shown*: the visual
+token count the processor produced and the pixels per frame after the processor's own resizing.
+Per-request failures are typed statuses on the response, never exceptions, so one bad cell
+cannot stop a sweep.
+
+The spec (`BackendSpec`) is the part of a backend that changes answers (weights, dtype, processor
+settings) and so belongs in a cell's identity; runtime settings (batch size, concurrency,
+timeouts, device) do not change answers and are deliberately left out of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..items import Item
+from ..responses import Status
+
+BackendName = Literal["hf", "openai", "builtin"]
+
+#: Values a processor setting may take: JSON scalars only, so the spec hashes canonically.
+SettingValue = str | int | float | bool | None
+
+
+class DecodingSettings(BaseModel):
+    """How the model decodes. Part of a cell's identity (different settings, different cell).
+
+    `score_options`: for multiple-choice items, also read the next-token distribution over the
+    option letters (option probabilities and confidence). When `max_new_tokens` is small (at most
+    `SCORE_ONLY_MAX_NEW_TOKENS`) the parsed answer is the most probable letter; otherwise it is
+    extracted from the generated text, and the probabilities are recorded beside it.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_new_tokens: int = Field(default=16, ge=1, le=65536)
+    temperature: float = Field(default=0.0, ge=0.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    seed: int = 0
+    score_options: bool = True
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0.0
+
+    def canonical(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+#: At or below this many new tokens, a scored multiple-choice answer is the argmax letter.
+SCORE_ONLY_MAX_NEW_TOKENS = 1
+
+
+@runtime_checkable
+class FramesLike(Protocol):
+    """What a backend needs from a decoded frame set (`itemscale.video.FrameSet` fits).
+
+    `frames` is uint8 [F, H, W, 3] RGB; `indices` and `timestamps` say where in the video each
+    frame came from.
+    """
+
+    @property
+    def frames(self) -> npt.NDArray[np.uint8]: ...
+
+    @property
+    def indices(self) -> Any: ...
+
+    @property
+    def timestamps(self) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Frames:
+    """A plain frame set for callers that do not use `itemscale.video` (tests, adapters)."""
+
+    frames: npt.NDArray[np.uint8]
+    indices: tuple[int, ...]
+    timestamps: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        check_frames(self)
+
+
+def check_frames(frames: FramesLike) -> None:
+    """Refuse a frame array a processor would silently misread (wrong dtype, layout, count)."""
+    arr = frames.frames
+    if not isinstance(arr, np.ndarray) or arr.dtype != np.uint8:
+        raise ValueError("frames must be a numpy uint8 array")
+    if arr.ndim != 4 or arr.shape[-1] != 3:
+        raise ValueError(f"frames must have shape [F, H, W, 3], got {list(arr.shape)}")
+    if arr.shape[0] < 1:
+        raise ValueError("a frame set needs at least one frame (use frames=None for text-only)")
+    if len(frames.indices) != arr.shape[0] or len(frames.timestamps) != arr.shape[0]:
+        raise ValueError(
+            f"{arr.shape[0]} frames but {len(frames.indices)} indices and "
+            f"{len(frames.timestamps)} timestamps"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class VideoRequest:
+    """One cell's model call: the item (question, options or dialogue history, task kind), the
+    frames chosen for this configuration (None for the text-only baseline) and decoding.
+
+    `max_pixels` is the configuration's per-frame pixel cap, for backends whose processor resizes
+    (the frames are normally already at it; the processor must not enlarge them past it).
+    """
+
+    item: Item
+    frames: FramesLike | None
+    decoding: DecodingSettings = field(default_factory=DecodingSettings)
+    max_pixels: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.frames is not None:
+            check_frames(self.frames)
+        if self.max_pixels is not None and self.max_pixels < 1:
+            raise ValueError(f"max_pixels must be positive, got {self.max_pixels}")
+
+
+@dataclass(frozen=True, slots=True)
+class VideoResponse:
+    """What came back for one request.
+
+    `answer`: an option letter or NOANSWER for multiple choice, None for open tasks and failures.
+    `confidence` is the probability of the chosen option (None when the backend cannot score).
+    `visual_tokens` and `pixels` (per frame, after the processor's resizing) are what the model
+    was given, as the processor produced them; None when unknown (a served model).
+    Only `ok`/`noanswer` responses carry an answer; failures carry `error` and no answer.
+    """
+
+    raw_text: str | None
+    answer: str | None
+    option_probs: dict[str, float] | None
+    confidence: float | None
+    visual_tokens: int | None
+    latency_s: float
+    status: Status
+    error: str | None = None
+    pixels: int | None = None
+    frames_used: int | None = None
+
+    @classmethod
+    def failure(cls, status: Status, error: str, latency_s: float = 0.0) -> VideoResponse:
+        if status.answered:
+            raise ValueError(f"{status} is an answer, not a failure")
+        return cls(
+            raw_text=None,
+            answer=None,
+            option_probs=None,
+            confidence=None,
+            visual_tokens=None,
+            latency_s=latency_s,
+            status=status,
+            error=error,
+        )
+
+
+class BackendSpec(BaseModel):
+    """What a backend is, as far as answers depend on it: goes into cell identity and provenance.
+
+    `model` is where the weights come from (a hub id, a local folder, a served model name); it is
+    kept for provenance but is not part of `spec_id`, so moving a checkpoint folder does not
+    invalidate finished cells. `revision` identifies the weights (a hub commit, or a fingerprint
+    of a local folder). Secrets (API keys) never go here.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    backend: BackendName
+    name: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    revision: str | None = None
+    dtype: str
+    processor: dict[str, SettingValue] = Field(default_factory=dict)
+
+    @field_validator("processor")
+    @classmethod
+    def _json_scalars(cls, value: dict[str, SettingValue]) -> dict[str, SettingValue]:
+        for key, setting in value.items():
+            if isinstance(setting, float) and not np.isfinite(setting):
+                raise ValueError(f"processor setting {key!r} is not finite")
+        return value
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "name": self.name,
+            "revision": self.revision,
+            "dtype": self.dtype,
+            "processor": dict(sorted(self.processor.items())),
+        }
+
+    @property
+    def spec_id(self) -> str:
+        canonical = json.dumps(self.identity(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+@runtime_checkable
+class VideoLM(Protocol):
+    """A loaded model. `generate` never raises for one request's failure: it returns a response
+    with a failure status in that request's position (same length and order as `requests`)."""
+
+    @property
+    def spec(self) -> BackendSpec: ...
+
+    def generate(self, requests: Sequence[VideoRequest]) -> list[VideoResponse]: ...
+
+    def close(self) -> None: ...
+
+
+class BackendError(RuntimeError):
+    """A backend cannot be loaded (bad options, missing weights, unsupported family)."""
+
+
+def option_letters_or_none(item: Item) -> str | None:
+    from ..responses import TaskKind
+
+    return item.option_letters if item.task_kind == TaskKind.MCQA else None
