@@ -1,0 +1,19 @@
+"""The resumable run store (SQLite) behind a sweep, and its export to the response table."""
+
+from ._identity import IDENTITY_VERSION, cell_identity, item_fingerprint
+from ._migrations import MIGRATIONS, SCHEMA_VERSION
+from ._store import STORE_FILE, CellRow, RunStore, StoreError, open_store, utc_now
+
+__all__ = [
+    "IDENTITY_VERSION",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "STORE_FILE",
+    "CellRow",
+    "RunStore",
+    "StoreError",
+    "cell_identity",
+    "item_fingerprint",
+    "open_store",
+    "utc_now",
+]

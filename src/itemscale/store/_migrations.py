@@ -1,0 +1,83 @@
+"""Numbered migrations of the run store's SQLite schema.
+
+The store outlives the itemscale that created it (a sweep is resumed weeks later with a newer
+release), so its layout changes only by appending a migration here. `PRAGMA user_version` holds
+the number of migrations applied; a store with a larger number than this list is refused rather
+than written into blindly.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: Migration N (1-based) brings a store from version N-1 to N. Append only; never edit a
+#: released entry, since stores already on disk went through it.
+MIGRATIONS: Final[tuple[str, ...]] = (
+    # 1: one row per cell identity, holding the response-table fields of its latest attempt.
+    """
+    CREATE TABLE cells (
+        cell_id TEXT PRIMARY KEY,
+        spec_id TEXT NOT NULL,
+        model TEXT NOT NULL,
+        item_id TEXT NOT NULL,
+        video_id TEXT NOT NULL,
+        task_kind TEXT NOT NULL,
+        series TEXT NOT NULL,
+        config_id TEXT NOT NULL,
+        config_label TEXT NOT NULL,
+        axis_order REAL NOT NULL,
+        frames INTEGER NOT NULL,
+        effective_frames INTEGER,
+        pixels INTEGER,
+        sampling TEXT,
+        pipeline TEXT,
+        repeat INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        error TEXT,
+        raw_text TEXT,
+        answer TEXT,
+        correct REAL,
+        score REAL,
+        token_f1 REAL,
+        rouge_l REAL,
+        exact_match REAL,
+        confidence REAL,
+        option_probs TEXT,
+        reference TEXT,
+        visual_tokens INTEGER,
+        frame_indices TEXT,
+        frame_timestamps TEXT,
+        latency_s REAL,
+        attributes TEXT,
+        source TEXT,
+        attempts INTEGER NOT NULL DEFAULT 1,
+        finished_at TEXT NOT NULL
+    );
+    CREATE INDEX cells_row_key ON cells (model, item_id, config_id, repeat);
+    CREATE INDEX cells_status ON cells (status);
+    """,
+    # 2: provenance the export needs even when the store is exported on another machine:
+    # the backend specs, the videos' content hashes and one row per sweep session.
+    """
+    CREATE TABLE models (
+        spec_id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        spec_json TEXT NOT NULL
+    );
+    CREATE TABLE videos (
+        video_id TEXT PRIMARY KEY,
+        path TEXT,
+        content_hash TEXT
+    );
+    CREATE TABLE sessions (
+        session_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        started_at TEXT NOT NULL,
+        finished_at TEXT,
+        outcome TEXT,
+        host TEXT NOT NULL,
+        info_json TEXT NOT NULL
+    );
+    """,
+)
+
+SCHEMA_VERSION: Final[int] = len(MIGRATIONS)

@@ -1,0 +1,339 @@
+"""The run store: a SQLite file that makes a sweep resumable.
+
+Every result is committed as it arrives (one transaction per batch), in WAL mode with
+`synchronous=NORMAL`: a killed process loses at most the cells that were in flight, and readers
+(an `export` while a sweep runs) never block the writer. The response table is an export of this
+store, never the other way round, so a crash cannot leave a half-written Parquet file as the only
+copy of a run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import socket
+import sqlite3
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import pandas as pd
+
+from ..responses import (
+    ANSWERED_STATUSES,
+    COLUMNS,
+    ROW_KEY,
+    Status,
+    empty_responses,
+    normalise_responses,
+    write_run,
+)
+from ._migrations import MIGRATIONS, SCHEMA_VERSION
+
+#: File name of the store inside a run directory.
+STORE_FILE = "store.sqlite"
+
+
+class StoreError(RuntimeError):
+    """A store that cannot be opened or written (newer schema, not a store, corrupt)."""
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+@dataclass(frozen=True, slots=True)
+class CellRow:
+    """One cell's result: the response-table row plus the identity it was computed under."""
+
+    cell_id: str
+    spec_id: str
+    model: str
+    item_id: str
+    video_id: str
+    task_kind: str
+    series: str
+    config_id: str
+    config_label: str
+    axis_order: float
+    frames: int
+    repeat: int
+    status: str
+    effective_frames: int | None = None
+    pixels: int | None = None
+    sampling: str | None = None
+    pipeline: str | None = None
+    error: str | None = None
+    raw_text: str | None = None
+    answer: str | None = None
+    correct: float | None = None
+    score: float | None = None
+    token_f1: float | None = None
+    rouge_l: float | None = None
+    exact_match: float | None = None
+    confidence: float | None = None
+    option_probs: str | None = None
+    reference: str | None = None
+    visual_tokens: int | None = None
+    frame_indices: tuple[int, ...] | None = None
+    frame_timestamps: tuple[float, ...] | None = None
+    latency_s: float | None = None
+    attributes: str | None = None
+    source: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.status not in {s.value for s in Status}:
+            raise StoreError(f"cell {self.cell_id}: unknown status {self.status!r}")
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ANSWERED_STATUSES
+
+
+_ROW_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(CellRow))
+_JSON_LIST_FIELDS = frozenset({"frame_indices", "frame_timestamps"})
+
+
+def _to_sql(name: str, value: Any) -> Any:
+    if name in _JSON_LIST_FIELDS:
+        return None if value is None else json.dumps(list(value))
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+class RunStore:
+    """An open run store. Use as a context manager, or call `close()`."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=60.0)
+            self._db.execute("PRAGMA busy_timeout = 60000")
+            mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._db.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: not a readable run store ({exc})") from exc
+        if str(mode).lower() != "wal":
+            raise StoreError(f"{self.path}: the file system refused WAL mode (got {mode!r})")
+        self._migrate()
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    @property
+    def schema_version(self) -> int:
+        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    def _migrate(self) -> None:
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: not a readable run store ({exc})") from exc
+        try:
+            version = self.schema_version
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.path}: run store schema version {version} is newer than this "
+                    f"itemscale writes ({SCHEMA_VERSION}); upgrade itemscale to resume it"
+                )
+            for number in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in MIGRATIONS[number - 1].split(";"):
+                    if statement.strip():
+                        self._db.execute(statement)
+                self._db.execute(f"PRAGMA user_version = {number}")
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    # -- cells -----------------------------------------------------------------------------
+    def record(self, rows: Iterable[CellRow]) -> int:
+        """Insert or replace results in one transaction; returns how many were written.
+
+        A cell already stored is overwritten (a retried error) and its attempt count grows.
+        """
+        now = utc_now()
+        batch = [(*(_to_sql(n, getattr(r, n)) for n in _ROW_FIELDS), now) for r in rows]
+        if not batch:
+            return 0
+        columns = ", ".join((*_ROW_FIELDS, "finished_at"))
+        marks = ", ".join("?" for _ in range(len(_ROW_FIELDS) + 1))
+        updates = ", ".join(f"{n} = excluded.{n}" for n in (*_ROW_FIELDS[1:], "finished_at"))
+        sql = (
+            f"INSERT INTO cells ({columns}) VALUES ({marks}) ON CONFLICT(cell_id) DO UPDATE "
+            f"SET {updates}, attempts = cells.attempts + 1"
+        )
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.executemany(sql, batch)
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        return len(batch)
+
+    def done_cell_ids(self, *, retry_errors: bool = False) -> set[str]:
+        """Cells a sweep must not run again.
+
+        `ok`/`noanswer` cells are finished and never re-run. A cell stored with a failure
+        status (`media_error`, `model_error`, `timeout`) is also skipped, so a rerun is
+        reproducible and a broken video is not re-decoded every time, unless `retry_errors`.
+        """
+        if retry_errors:
+            marks = ", ".join("?" for _ in ANSWERED_STATUSES)
+            cur = self._db.execute(
+                f"SELECT cell_id FROM cells WHERE status IN ({marks})", sorted(ANSWERED_STATUSES)
+            )
+        else:
+            cur = self._db.execute("SELECT cell_id FROM cells")
+        return {row[0] for row in cur}
+
+    def count(self, *, status: str | None = None) -> int:
+        if status is None:
+            return int(self._db.execute("SELECT COUNT(*) FROM cells").fetchone()[0])
+        return int(
+            self._db.execute("SELECT COUNT(*) FROM cells WHERE status = ?", (status,)).fetchone()[0]
+        )
+
+    def attempts(self) -> dict[str, int]:
+        return {r[0]: int(r[1]) for r in self._db.execute("SELECT cell_id, attempts FROM cells")}
+
+    def cells_frame(self) -> pd.DataFrame:
+        """Every stored cell (all identities), with `spec_id`, `attempts`, `finished_at`."""
+        frame = pd.read_sql_query("SELECT * FROM cells ORDER BY finished_at, rowid", self._db)
+        for name in _JSON_LIST_FIELDS:
+            frame[name] = [None if v is None else json.loads(v) for v in frame[name]]
+        return frame
+
+    def responses(self, *, prefer: Collection[str] | None = None) -> pd.DataFrame:
+        """The response table of this store.
+
+        When several stored cells share a row key (model, item, configuration, repeat), for
+        example after the prompt template or the decoding settings changed, the one whose id is
+        in `prefer` (the current plan) wins, else the most recently finished one.
+        """
+        frame = self.cells_frame()
+        if frame.empty:
+            return empty_responses()
+        preferred = set(prefer or ())
+        frame["_preferred"] = frame["cell_id"].isin(preferred)
+        frame["_order"] = range(len(frame))  # finished_at, then insertion order
+        frame = frame.sort_values(["_preferred", "_order"], ascending=[False, False])
+        frame = frame.drop_duplicates(list(ROW_KEY), keep="first")
+        frame = frame.sort_values(["model", "item_id", "axis_order", "config_id", "repeat"])
+        return normalise_responses(
+            frame[list(COLUMNS)].reset_index(drop=True), where=str(self.path)
+        )
+
+    # -- provenance ------------------------------------------------------------------------
+    def record_model(self, spec_id: str, name: str, spec: Mapping[str, Any]) -> None:
+        self._db.execute(
+            "INSERT INTO models (spec_id, name, spec_json) VALUES (?, ?, ?) "
+            "ON CONFLICT(spec_id) DO UPDATE SET name = excluded.name, spec_json = excluded.spec_json",
+            (spec_id, name, json.dumps(dict(spec), sort_keys=True, default=str)),
+        )
+
+    def models(self) -> dict[str, dict[str, Any]]:
+        return {
+            r[0]: {"name": r[1], "spec": json.loads(r[2])}
+            for r in self._db.execute("SELECT spec_id, name, spec_json FROM models ORDER BY name")
+        }
+
+    def record_video(self, video_id: str, path: str | None, content_hash: str | None) -> None:
+        self._db.execute(
+            "INSERT INTO videos (video_id, path, content_hash) VALUES (?, ?, ?) "
+            "ON CONFLICT(video_id) DO UPDATE SET path = excluded.path, "
+            "content_hash = COALESCE(excluded.content_hash, videos.content_hash)",
+            (video_id, path, content_hash),
+        )
+
+    def video_hashes(self) -> dict[str, str | None]:
+        return {
+            r[0]: r[1]
+            for r in self._db.execute("SELECT video_id, content_hash FROM videos ORDER BY video_id")
+        }
+
+    def start_session(self, info: Mapping[str, Any]) -> int:
+        cur = self._db.execute(
+            "INSERT INTO sessions (started_at, host, info_json) VALUES (?, ?, ?)",
+            (utc_now(), socket.gethostname(), json.dumps(dict(info), sort_keys=True, default=str)),
+        )
+        return int(cur.lastrowid or 0)
+
+    def end_session(self, session_id: int, outcome: str) -> None:
+        self._db.execute(
+            "UPDATE sessions SET finished_at = ?, outcome = ? WHERE session_id = ?",
+            (utc_now(), outcome, session_id),
+        )
+
+    def sessions(self) -> list[dict[str, Any]]:
+        cur = self._db.execute(
+            "SELECT session_id, started_at, finished_at, outcome, host, info_json "
+            "FROM sessions ORDER BY session_id"
+        )
+        return [
+            {
+                "session_id": r[0],
+                "started_at": r[1],
+                "finished_at": r[2],
+                "outcome": r[3],
+                "host": r[4],
+                **json.loads(r[5]),
+            }
+            for r in cur
+        ]
+
+    # -- export ----------------------------------------------------------------------------
+    def export(
+        self,
+        run_dir: str | os.PathLike[str],
+        provenance: Mapping[str, Any],
+        *,
+        prefer: Collection[str] | None = None,
+    ) -> pd.DataFrame:
+        """Write `RUN_DIR/responses.parquet` + `run.json` from the store; returns the table.
+
+        The store's own provenance (backend specs, video hashes, sessions) is added to the
+        caller's, so an export on another machine still says how each cell was produced.
+        """
+        table = self.responses(prefer=prefer)
+        payload = dict(provenance)
+        payload.setdefault("model_specs", self.models())
+        payload.setdefault("video_content_hashes", self.video_hashes())
+        payload.setdefault("sessions", self.sessions())
+        payload["store"] = {
+            "file": self.path.name,
+            "schema_version": self.schema_version,
+            "cells": self.count(),
+            "by_status": {s.value: self.count(status=s.value) for s in Status},
+        }
+        write_run(run_dir, table, payload)
+        return table
+
+
+def open_store(run_dir: str | os.PathLike[str]) -> RunStore:
+    """Open (creating and migrating as needed) the store of a run directory."""
+    return RunStore(Path(run_dir) / STORE_FILE)
+
+
+def rows_by_id(rows: Sequence[CellRow]) -> dict[str, CellRow]:
+    return {r.cell_id: r for r in rows}
