@@ -1,0 +1,170 @@
+"""`itemscale analyze RUN_DIR`: every measure of MEASURES.md, printed and optionally as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO
+
+from . import CommandError
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "analyze",
+        help="measure what the accuracy curve hides (item-level flips, oracle, text overwrite)",
+        description="Compute every measure of MEASURES.md on a run directory's response table, "
+        "with 95%% intervals from a paired bootstrap that resamples videos.",
+    )
+    p.add_argument("run_dir", help="run directory holding responses.parquet")
+    p.add_argument("--json", dest="json_out", metavar="OUT", help="write the measures as JSON")
+    p.add_argument("--bootstrap", type=int, default=1000, metavar="B", help="resamples (0: none)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (same seed, same interval)")
+    p.add_argument(
+        "--by",
+        action="append",
+        default=[],
+        metavar="ATTR",
+        help="break every measure down by an item attribute (repeatable), e.g. duration",
+    )
+    p.add_argument(
+        "--metric",
+        default="score",
+        choices=["score", "token_f1", "rouge_l", "exact_match"],
+        help="score used for open-ended tasks",
+    )
+    p.add_argument("--eps", type=float, default=0.1, help="score drop that counts as harmful")
+    p.set_defaults(func=run)
+
+
+def pts(stat: dict[str, Any] | None) -> str:
+    """A rate as points with its interval, e.g. '61.2 [58.0, 64.1]'."""
+    if not stat or stat.get("value") is None:
+        return "n/a"
+    text = f"{100 * stat['value']:.1f}"
+    ci = stat.get("ci")
+    if ci:
+        text += f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+    return text
+
+
+def _print_binary(block: dict[str, Any], out: TextIO, indent: str = "  ") -> None:
+    print(
+        f"{indent}matched grid: {block['n_items']} items on {block['n_videos']} videos; "
+        f"dropped {block['n_dropped']}"
+        + (
+            " (" + ", ".join(f"{k}: {v}" for k, v in sorted(block["drop_reasons"].items())) + ")"
+            if block["drop_reasons"]
+            else ""
+        ),
+        file=out,
+    )
+    print(f"{indent}accuracy (points, 95% CI):", file=out)
+    width = max((len(label) for label in block["axis"]), default=4)
+    noise = block.get("noise_floor", {})
+    for label in block["axis"]:
+        line = f"{indent}  {label:<{width}}  {pts(block['accuracy'][label])}"
+        noans = block["noanswer_rate"][label]["value"]
+        if noans:
+            line += f"   noanswer {100 * noans:.1f}"
+        if label in noise:
+            line += f"   noise floor {pts(noise[label])}"
+        print(line, file=out)
+    best = block["best_fixed"]
+    print(f"{indent}best fixed:          {best['config']}  {pts(best)}", file=out)
+    print(f"{indent}oracle:              {pts(block['oracle'])}", file=out)
+    print(f"{indent}oracle headroom:     {pts(block['oracle_headroom'])}", file=out)
+    print(f"{indent}harmful rate:        {pts(block['harmful_rate'])}", file=out)
+    print(f"{indent}beneficial rate:     {pts(block['beneficial_rate'])}", file=out)
+    print(f"{indent}terminal regression: {pts(block['terminal_regression_rate'])}", file=out)
+    print(f"{indent}text-answerable:     {pts(block['text_answerable_rate'])}", file=out)
+    print(f"{indent}text overwrite:      {pts(block['text_overwrite_rate'])}", file=out)
+    if "item_rate_harmful_rate" in block:
+        print(
+            f"{indent}repeats: {block['n_repeats']}; item-rate harmful "
+            f"{pts(block['item_rate_harmful_rate'])}; expected harmful "
+            f"{pts(block['expected_harmful_rate'])}",
+            file=out,
+        )
+    if block["adjacent"]:
+        print(f"{indent}adjacent flips (down / up, points; McNemar p):", file=out)
+        for arrow in block["adjacent"]:
+            print(
+                f"{indent}  {arrow}: {pts(block['flip_down'][arrow])} / "
+                f"{pts(block['flip_up'][arrow])}; p={block['mcnemar_p'][arrow]:.3g}",
+                file=out,
+            )
+
+
+def _print_continuous(block: dict[str, Any], out: TextIO, indent: str = "  ") -> None:
+    print(
+        f"{indent}open-ended ({block['metric']}): {block['n_items']} items, "
+        f"dropped {block['n_dropped']}",
+        file=out,
+    )
+    for label in block["axis"]:
+        print(f"{indent}  {label}  {pts(block['mean_score'][label])}", file=out)
+    print(f"{indent}oracle gap:          {pts(block['oracle_gap'])}", file=out)
+    print(f"{indent}harmful (eps={block['eps']}):  {pts(block['harmful_rate_eps'])}", file=out)
+    print(f"{indent}text-only score:     {pts(block['text_mean_score'])}", file=out)
+
+
+def print_series(block: dict[str, Any], out: TextIO, indent: str = "  ") -> None:
+    if block.get("kind") == "binary":
+        _print_binary(block, out, indent)
+    if "continuous" in block:
+        _print_continuous(block["continuous"], out, indent)
+    for attr, breakdown in block.get("by", {}).items():
+        for value, sub in breakdown["groups"].items():
+            print(f"{indent}-- {attr} = {value}", file=out)
+            print_series(sub, out, indent + "   ")
+
+
+def print_summary(result: dict[str, Any], out: TextIO = sys.stdout) -> None:
+    boot = result["bootstrap"]
+    print(
+        f"itemscale analyze: {len(result['models'])} model(s); intervals: {boot['n_boot']} "
+        f"video-bootstrap resamples, seed {boot['seed']}",
+        file=out,
+    )
+    for model, block in result["models"].items():
+        print(f"\n== {model} (series {block.get('series', 'default')})", file=out)
+        print_series(block, out)
+        for series, other in block.get("other_series", {}).items():
+            print(f"\n-- {model}, series {series}", file=out)
+            print_series(other, out)
+        for pair, overlap in block.get("membership", {}).items():
+            h = overlap["harmful"]
+            jac = "n/a" if h["jaccard"] is None else f"{h['jaccard']:.2f}"
+            print(
+                f"  membership {pair}: harmful {h['n_p']} vs {h['n_q']}, both {h['n_both']}, "
+                f"Jaccard {jac}",
+                file=out,
+            )
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..measures import analyze_responses
+    from ..responses import SchemaError, read_run, write_json_atomic
+
+    try:
+        df, _ = read_run(args.run_dir)
+    except (FileNotFoundError, SchemaError) as exc:
+        raise CommandError(str(exc)) from exc
+    if args.bootstrap < 0:
+        raise CommandError("--bootstrap must be >= 0")
+    result = analyze_responses(
+        df,
+        n_boot=args.bootstrap,
+        seed=args.seed,
+        by=args.by or None,
+        metric=args.metric,
+        eps=args.eps,
+    )
+    if not result["models"]:
+        raise CommandError(f"{args.run_dir}: no answered responses to analyse")
+    print_summary(result)
+    if args.json_out:
+        write_json_atomic(args.json_out, result)
+        print(f"\nmeasures written to {args.json_out}")
+    return 0

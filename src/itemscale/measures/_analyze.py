@@ -1,0 +1,156 @@
+"""`analyze`: every measure for every model of a response table, in the documented JSON layout."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._binary import (
+    binary_block,
+    continuous_block,
+    harmful_indicator,
+    terminal_regression_indicator,
+)
+from ._bootstrap import VideoBootstrap
+from ._matrix import ResponseMatrix, build_matrices
+
+ANALYSIS_SCHEMA_VERSION = 1
+DEFAULT_BOOTSTRAP = 1000
+
+
+def _sets_overlap(p: set[str], q: set[str]) -> dict[str, Any]:
+    union = p | q
+    both = p & q
+    return {
+        "n_p": len(p),
+        "n_q": len(q),
+        "n_both": len(both),
+        "jaccard": len(both) / len(union) if union else None,
+        "kept_share": len(both) / len(p) if p else None,
+    }
+
+
+def _flagged(m: ResponseMatrix, y: np.ndarray, common: np.ndarray) -> dict[str, set[str]]:
+    mask = np.isin(m.item_ids, common)
+    return {
+        "harmful": set(m.item_ids[mask & harmful_indicator(y)].tolist()),
+        "terminal_regression": set(m.item_ids[mask & terminal_regression_indicator(y)].tolist()),
+    }
+
+
+def membership(matrices: list[ResponseMatrix]) -> dict[str, Any]:
+    """Overlap of the items flagged harmful (or terminal regression) under two protocols:
+    every pair of series of one model, and every pair of repeats within a series. Only items
+    matched under both protocols are compared."""
+    out: dict[str, Any] = {}
+    binary = [m for m in matrices if m.kind == "binary"]
+    for i, mp in enumerate(binary):
+        for mq in binary[i + 1 :]:
+            common = np.intersect1d(mp.item_ids, mq.item_ids)
+            fp, fq = _flagged(mp, mp.y, common), _flagged(mq, mq.y, common)
+            out[f"series:{mp.series}|{mq.series}"] = {
+                "n_common_items": len(common),
+                **{name: _sets_overlap(fp[name], fq[name]) for name in fp},
+            }
+    for m in binary:
+        for r in range(m.n_repeats):
+            for q in range(r + 1, m.n_repeats):
+                fp = _flagged(m, m.values[:, :, r], m.item_ids)
+                fq = _flagged(m, m.values[:, :, q], m.item_ids)
+                out[f"repeat:{m.series}:{r}|{q}"] = {
+                    "n_common_items": m.n_items,
+                    **{name: _sets_overlap(fp[name], fq[name]) for name in fp},
+                }
+    return out
+
+
+class _BootstrapCache:
+    """One count matrix per set of videos: models evaluated on the same videos share it."""
+
+    def __init__(self, n_boot: int, seed: int) -> None:
+        self.n_boot = n_boot
+        self.seed = seed
+        self._counts: dict[tuple[str, ...], np.ndarray] = {}
+
+    def get(self, video_ids: np.ndarray) -> VideoBootstrap:
+        videos = tuple(sorted(set(video_ids.tolist())))
+        boot = VideoBootstrap(video_ids, self.n_boot, self.seed, counts=self._counts.get(videos))
+        self._counts[videos] = boot.counts
+        return boot
+
+
+def _block(m: ResponseMatrix, boots: _BootstrapCache, eps: float) -> dict[str, Any]:
+    boot = boots.get(m.video_ids) if boots.n_boot > 0 and m.n_items else None
+    block = binary_block(m, boot) if m.kind == "binary" else continuous_block(m, boot, eps)
+    block["series"] = m.series
+    return block
+
+
+def _primary(series_blocks: dict[str, dict[str, Any]]) -> str:
+    if "default" in series_blocks:
+        return "default"
+    return max(sorted(series_blocks), key=lambda s: len(series_blocks[s]["axis"]))
+
+
+def analyze_responses(
+    df: pd.DataFrame,
+    *,
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+    by: list[str] | None = None,
+    metric: str = "score",
+    eps: float = 0.1,
+) -> dict[str, Any]:
+    """All measures for every model, in the `analyze --json` layout.
+
+    `models[MODEL]` holds the measures of the model's primary series (binary keys, and for
+    continuous tasks the continuous keys under `continuous`); other series are under `other_series`,
+    protocol overlaps under `membership`, attribute breakdowns under `by`.
+    """
+    boots = _BootstrapCache(n_boot, seed)
+    matrices = build_matrices(df, metric=metric)
+    grouped: dict[str, list[ResponseMatrix]] = defaultdict(list)
+    for m in matrices:
+        grouped[m.model].append(m)
+    models: dict[str, Any] = {}
+    for model, mats in grouped.items():
+        per_series: dict[str, dict[str, Any]] = {}
+        for m in mats:
+            block = _block(m, boots, eps)
+            entry = per_series.setdefault(m.series, {})
+            if m.kind == "binary":
+                entry.update(block)
+            else:
+                entry["continuous"] = block
+                entry.setdefault("axis", block["axis"])
+            if by:
+                breakdown = (
+                    entry.setdefault("by", {}) if m.kind == "binary" else block.setdefault("by", {})
+                )
+                for attr in by:
+                    values = np.array([a.get(attr) for a in m.attributes], dtype=object)
+                    groups: dict[str, Any] = {}
+                    for value in sorted({v for v in values.tolist() if v is not None}):
+                        sub = m.subset(values == value)
+                        groups[str(value)] = _block(sub, boots, eps)
+                    missing = int(sum(v is None for v in values.tolist()))
+                    breakdown[attr] = {"groups": groups, "n_items_without": missing}
+        primary = _primary(per_series)
+        result = dict(per_series[primary])
+        others = {s: b for s, b in per_series.items() if s != primary}
+        if others:
+            result["other_series"] = others
+        overlap = membership(mats)
+        if overlap:
+            result["membership"] = overlap
+        models[model] = result
+    return {
+        "schema_version": ANALYSIS_SCHEMA_VERSION,
+        "bootstrap": {"n_boot": n_boot, "seed": seed, "unit": "video", "ci_level": 0.95},
+        "binary_repeat": 0,
+        "metric": metric,
+        "models": models,
+    }

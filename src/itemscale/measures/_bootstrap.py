@@ -1,0 +1,133 @@
+"""The paired cluster bootstrap: resample videos, recompute every statistic on the same resample.
+
+Items of one video are not independent (same clip, often the same failure), so the video is the
+resampling unit. All resamples are drawn as one count matrix C [B, V] (how often video v appears
+in resample b); a statistic that is a mean over items then becomes (C @ per-video sums) /
+(C @ per-video item counts): one matrix product for every statistic at once, no loop over items
+or resamples.
+
+Resamples are drawn in fixed chunks of `CHUNK` rows, chunk c from its own child seed
+`SeedSequence(seed, spawn_key=(c,))`. Any split of the chunks across processes therefore gives
+the same counts, bit for bit; and since binary statistics are integer sums, the products are
+exact in float64 whatever the summation order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+CHUNK = 100
+CI_LEVEL = 0.95
+
+
+def resample_counts(
+    n_clusters: int, n_boot: int, seed: int, chunks: range | None = None
+) -> np.ndarray:
+    """Counts [B, V] of each cluster in each resample, for the chunks requested (all by default)."""
+    n_chunks = -(-n_boot // CHUNK)
+    wanted = chunks if chunks is not None else range(n_chunks)
+    blocks = []
+    for c in wanted:
+        rows = min(CHUNK, n_boot - c * CHUNK)
+        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(c,))))
+        draws = rng.integers(0, n_clusters, size=(rows, n_clusters))
+        offsets = (np.arange(rows) * n_clusters)[:, None]
+        counts = np.bincount((draws + offsets).ravel(), minlength=rows * n_clusters)
+        blocks.append(counts.reshape(rows, n_clusters).astype(np.float64))
+    if not blocks:
+        return np.zeros((0, n_clusters))
+    return np.vstack(blocks)
+
+
+class VideoBootstrap:
+    """Resampled means over items, with videos as clusters."""
+
+    def __init__(
+        self,
+        video_ids: np.ndarray,
+        n_boot: int,
+        seed: int,
+        *,
+        counts: np.ndarray | None = None,
+    ) -> None:
+        """`counts` lets callers reuse the count matrix of an identical (sorted) video set."""
+        if n_boot < 0:
+            raise ValueError("n_boot must be >= 0")
+        codes, uniques = pd.factorize(pd.Series(np.asarray(video_ids, dtype=object)), sort=True)
+        self.codes = codes.astype(np.int64)
+        self.n_clusters = len(uniques)
+        self.n_boot = n_boot
+        self.seed = seed
+        if counts is not None and counts.shape != (n_boot, self.n_clusters):
+            raise ValueError("reused bootstrap counts do not match the video set")
+        self.counts = (
+            counts
+            if counts is not None
+            else resample_counts(self.n_clusters, n_boot, seed)
+            if self.n_clusters
+            else np.zeros((n_boot, 0))
+        )
+        self.items_per_cluster = np.bincount(self.codes, minlength=self.n_clusters).astype(float)
+        n_items = len(self.codes)
+        self._membership = sp.csr_matrix(
+            (np.ones(n_items), (self.codes, np.arange(n_items))),
+            shape=(self.n_clusters, n_items),
+        )
+
+    def cluster_sums(self, values: np.ndarray) -> np.ndarray:
+        """Per-video sums of item values [n_items, M] -> [V, M]."""
+        values = np.asarray(values, dtype=float)
+        if values.ndim == 1:
+            values = values[:, None]
+        return np.asarray(self._membership @ values)
+
+    def sums(self, values: np.ndarray) -> np.ndarray:
+        """Resampled sums over items [B, M]."""
+        return np.asarray(self.counts @ self.cluster_sums(values))
+
+    def item_counts(self, mask: np.ndarray | None = None) -> np.ndarray:
+        """Resampled number of items (optionally only those in `mask`) [B]."""
+        if mask is None:
+            return np.asarray(self.counts @ self.items_per_cluster)
+        return self.sums(np.asarray(mask, dtype=float))[:, 0]
+
+    def means(self, values: np.ndarray) -> np.ndarray:
+        """Resampled means over items [B, M]; NaN values must be masked out by the caller."""
+        den = self.item_counts()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            result: np.ndarray = self.sums(values) / den[:, None]
+        return result
+
+    def ratios(self, numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+        """Resampled ratios of sums [B, M] (NaN where a resample has a zero denominator)."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            result: np.ndarray = self.sums(numerator) / self.sums(denominator)
+        return result
+
+
+def percentile_interval(samples: np.ndarray, level: float = CI_LEVEL) -> tuple[float, float] | None:
+    """Percentile interval of bootstrap samples (NaN resamples ignored); None with no samples."""
+    samples = np.asarray(samples, dtype=float)
+    samples = samples[~np.isnan(samples)]
+    if samples.size == 0:
+        return None
+    alpha = (1.0 - level) / 2.0
+    low, high = np.quantile(samples, [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+def percentile_intervals(samples: np.ndarray, level: float = CI_LEVEL) -> np.ndarray:
+    """Column-wise percentile intervals of [B, M] samples -> [M, 2] (NaN where undefined)."""
+    samples = np.asarray(samples, dtype=float)
+    if samples.shape[0] == 0:
+        return np.full((samples.shape[1], 2), np.nan)
+    alpha = (1.0 - level) / 2.0
+    with np.errstate(invalid="ignore"):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            q = np.nanquantile(samples, [alpha, 1.0 - alpha], axis=0)
+    return np.asarray(q.T)
