@@ -1,5 +1,6 @@
 """The response table (schema, Parquet IO, run directories), shared by every stage."""
 
+from ._extract import EXTRACTOR_VERSION, extract_choice
 from ._io import (
     RESPONSES_FILE,
     RUN_FILE,
@@ -23,10 +24,12 @@ from ._schema import (
     Status,
     TaskKind,
 )
+from ._scoring import exact_match, normalize_answer, rouge_l, token_f1
 
 __all__ = [
     "ANSWERED_STATUSES",
     "COLUMNS",
+    "EXTRACTOR_VERSION",
     "NOANSWER",
     "RESPONSES_FILE",
     "RESPONSE_SCHEMA",
@@ -38,9 +41,14 @@ __all__ = [
     "Status",
     "TaskKind",
     "empty_responses",
+    "exact_match",
+    "extract_choice",
     "normalise_responses",
+    "normalize_answer",
     "read_responses",
     "read_run",
+    "rouge_l",
+    "token_f1",
     "write_json_atomic",
     "write_responses",
     "write_run",
