@@ -1,0 +1,375 @@
+"""Frame audit: transitions, pathway rules, annotations round trip, contact sheets."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from itemscale.audit import (
+    PATHWAYS,
+    AuditError,
+    TransitionFacts,
+    audit_transitions,
+    automatic_annotations,
+    classify_pathway,
+    contact_sheet,
+    encode_png,
+    export_annotations_csv,
+    import_annotations_csv,
+    merge_annotations,
+    pathway_counts,
+    read_annotations,
+    read_audit,
+    write_annotations,
+    write_audit,
+)
+from itemscale.items import EvidenceSpan, Item
+from itemscale.responses import normalise_responses
+
+CONFIGS = {"text": (0, 0.0), "f8": (8, 1.0), "f16": (16, 2.0), "f32": (32, 3.0)}
+
+
+def row(
+    item: str,
+    cfg: str,
+    correct: float | None,
+    answer: str | None,
+    frames: list[int] | None = None,
+    *,
+    pixels: int | None = None,
+    model: str = "m",
+    series: str = "default",
+    status: str = "ok",
+) -> dict[str, object]:
+    n, order = CONFIGS[cfg]
+    return {
+        "model": model,
+        "item_id": item,
+        "video_id": f"v_{item}",
+        "task_kind": "mcqa",
+        "series": series,
+        "config_id": f"id_{cfg}",
+        "config_label": "text-only" if cfg == "text" else cfg,
+        "axis_order": order,
+        "frames": n,
+        "pixels": pixels,
+        "repeat": 0,
+        "status": status,
+        "answer": answer,
+        "correct": correct,
+        "frame_indices": frames,
+        # 1 fps video: a frame's timestamp is its index
+        "frame_timestamps": [float(f) for f in frames] if frames is not None else None,
+    }
+
+
+def item(item_id: str, spans: list[tuple[float, float]] = ()) -> Item:  # type: ignore[assignment]
+    return Item(
+        item_id=item_id,
+        video_id=f"v_{item_id}",
+        question="q?",
+        options=("a", "b", "c", "d"),
+        answer="A",
+        evidence=tuple(EvidenceSpan(start=s, end=e) for s, e in spans),
+    )
+
+
+@pytest.fixture
+def table() -> pd.DataFrame:
+    rows = [
+        # evidence at t=2 seen at f8, lost at f16; the wrong answer also equals the text prior,
+        # but evidence_dropped comes first
+        row("drop", "text", 0.0, "B"),
+        row("drop", "f8", 1.0, "A", [0, 2, 4, 6], pixels=1000),
+        row("drop", "f16", 0.0, "B", [1, 3, 5, 7, 9, 11], pixels=1000),
+        # no evidence spans, wrong answer equals the text-only answer
+        row("text", "text", 0.0, "C"),
+        row("text", "f8", 1.0, "A", [0, 4], pixels=1000),
+        row("text", "f16", 0.0, "C", [1, 5], pixels=1000),
+        # evidence [0, 1]: 2 of 4 frames at f8, 2 of 8 at f16
+        row("dilute", "text", 0.0, "A"),
+        row("dilute", "f8", 1.0, "A", [0, 1, 4, 6], pixels=1000),
+        row("dilute", "f16", 0.0, "C", [0, 1, 2, 3, 4, 5, 6, 7], pixels=1000),
+        # evidence [0, 3]: share 2/4 -> 4/8 (not lower), same pixels, 2 non-evidence frames added
+        row("distract", "f8", 1.0, "A", [0, 2, 5, 7], pixels=1000),
+        row("distract", "f16", 0.0, "D", [0, 1, 2, 3, 5, 7, 8, 9], pixels=1000),
+        # evidence [0, 3]: same share, fewer pixels per frame at k
+        row("pixels", "f8", 1.0, "A", [0, 2, 5, 7], pixels=1000),
+        row("pixels", "f16", 0.0, "D", [0, 1, 2, 3, 5, 7, 8, 9], pixels=500),
+        # no evidence, not nested: unexplained
+        row("unexpl", "f8", 1.0, "A", [0, 4], pixels=1000),
+        row("unexpl", "f16", 0.0, "B", [1, 5, 9], pixels=1000),
+        # no evidence, nested: distractor_added
+        row("nested", "f8", 1.0, "A", [0, 8], pixels=1000),
+        row("nested", "f16", 0.0, "B", [0, 4, 8, 12], pixels=1000),
+        # never harmful
+        row("good", "f8", 1.0, "A", [0], pixels=1000),
+        row("good", "f16", 1.0, "A", [0, 1], pixels=1000),
+        row("benef", "f8", 0.0, "B", [0], pixels=1000),
+        row("benef", "f16", 1.0, "A", [0, 1], pixels=1000),
+        # a failed cell is never audited
+        row("failed", "f8", 1.0, "A", [0], pixels=1000),
+        row("failed", "f16", None, None, None, status="timeout"),
+    ]
+    return normalise_responses(pd.DataFrame(rows))
+
+
+@pytest.fixture
+def items() -> list[Item]:
+    return [
+        item("drop", [(2.0, 2.5)]),
+        item("text"),
+        item("dilute", [(0.0, 1.0)]),
+        item("distract", [(0.0, 3.0)]),
+        item("pixels", [(0.0, 3.0)]),
+        item("unexpl"),
+        item("nested"),
+    ]
+
+
+def test_pathways_by_rule(table: pd.DataFrame, items: list[Item]) -> None:
+    audit = audit_transitions(table, items).set_index("item_id")
+    assert sorted(audit.index) == sorted(
+        ["drop", "text", "dilute", "distract", "pixels", "unexpl", "nested"]
+    )
+    expected = {
+        "drop": "evidence_dropped",
+        "text": "text_prior",
+        "dilute": "evidence_diluted",
+        "distract": "distractor_added",
+        "pixels": "evidence_diluted",
+        "unexpl": "unexplained",
+        "nested": "distractor_added",
+    }
+    assert audit["pathway"].to_dict() == expected
+    drop = audit.loc["drop"]
+    assert list(drop["kept"]) == []
+    assert list(drop["dropped"]) == [0, 2, 4, 6]
+    assert list(drop["added"]) == [1, 3, 5, 7, 9, 11]
+    assert (drop["evidence_from"], drop["evidence_to"]) == (1, 0)
+    assert drop["text_answer"] == "B" and drop["to_answer"] == "B"
+    distract = audit.loc["distract"]
+    assert list(distract["kept"]) == [0, 2, 5, 7]
+    assert list(distract["added"]) == [1, 3, 8, 9]
+    assert (distract["evidence_from"], distract["evidence_to"], distract["evidence_added"]) == (
+        2,
+        4,
+        2,
+    )
+    assert audit.loc["pixels", "pixels_to"] == 500
+    assert not bool(audit.loc["text", "evidence_known"])
+    assert audit.loc["text", "from_label"] == "f8" and audit.loc["text", "to_label"] == "f16"
+    counts = pathway_counts(audit.reset_index())
+    assert counts == {
+        "m": {
+            "default": {
+                "evidence_dropped": 1,
+                "text_prior": 1,
+                "evidence_diluted": 2,
+                "distractor_added": 2,
+                "unexplained": 1,
+            }
+        }
+    }
+
+
+def test_adjacent_versus_all_pairs() -> None:
+    rows = [
+        row("late", "f8", 1.0, "A", [0]),
+        row("late", "f16", 1.0, "A", [0, 1]),
+        row("late", "f32", 0.0, "B", [0, 1, 2]),
+        row("early", "f8", 1.0, "A", [0]),
+        row("early", "f16", 0.0, "B", [0, 1]),
+        row("early", "f32", 0.0, "B", [0, 1, 2]),
+    ]
+    df = normalise_responses(pd.DataFrame(rows))
+    adj = audit_transitions(df, pairs="adjacent")
+    assert sorted(zip(adj["item_id"], adj["from_label"], adj["to_label"], strict=True)) == [
+        ("early", "f8", "f16"),
+        ("late", "f16", "f32"),
+    ]
+    assert adj["adjacent"].all()
+    every = audit_transitions(df, pairs="all")
+    assert sorted(zip(every["item_id"], every["from_label"], every["to_label"], strict=True)) == [
+        ("early", "f8", "f16"),
+        ("early", "f8", "f32"),
+        ("late", "f16", "f32"),
+        ("late", "f8", "f32"),
+    ]
+    assert sorted(every["adjacent"].tolist()) == [False, False, True, True]
+    assert every["transition_id"].is_unique
+
+
+def test_mismatched_timestamps_name_the_item(items: list[Item]) -> None:
+    rows = [row("drop", "f8", 1.0, "A", [0, 2]), row("drop", "f16", 0.0, "B", [1, 3])]
+    rows[1]["frame_timestamps"] = [1.0]
+    with pytest.raises(AuditError, match="item 'drop'"):
+        audit_transitions(normalise_responses(pd.DataFrame(rows)), items)
+
+
+def test_no_frame_indices_only_text_prior_or_unexplained() -> None:
+    rows = [
+        row("a", "text", 0.0, "B"),
+        row("a", "f8", 1.0, "A"),
+        row("a", "f16", 0.0, "B"),
+        row("b", "f8", 1.0, "A"),
+        row("b", "f16", 0.0, "C"),
+    ]
+    audit = audit_transitions(normalise_responses(pd.DataFrame(rows))).set_index("item_id")
+    assert audit["pathway"].to_dict() == {"a": "text_prior", "b": "unexplained"}
+    assert audit.loc["b", "n_added"] == 0
+
+
+facts_strategy = st.builds(
+    TransitionFacts,
+    frames_from=st.one_of(st.none(), st.lists(st.integers(0, 20), max_size=8).map(tuple)),
+    frames_to=st.one_of(st.none(), st.lists(st.integers(0, 20), max_size=8).map(tuple)),
+    evidence_from=st.one_of(st.none(), st.integers(0, 4)),
+    evidence_to=st.one_of(st.none(), st.integers(0, 4)),
+    evidence_added=st.one_of(st.none(), st.integers(0, 4)),
+    pixels_from=st.one_of(st.none(), st.integers(1, 10)),
+    pixels_to=st.one_of(st.none(), st.integers(1, 10)),
+    to_answer=st.one_of(st.none(), st.sampled_from(["A", "B", "NOANSWER"])),
+    text_answer=st.one_of(st.none(), st.sampled_from(["A", "B", "NOANSWER"])),
+)
+
+
+@given(facts_strategy)
+@settings(max_examples=300, deadline=None)
+def test_classify_precedence(facts: TransitionFacts) -> None:
+    label, reason = classify_pathway(facts)
+    assert label in PATHWAYS and reason
+    known = facts.evidence_from is not None and facts.evidence_to is not None
+    if known and facts.evidence_from and not facts.evidence_to:
+        assert label == "evidence_dropped"
+    elif facts.to_answer not in (None, "NOANSWER") and facts.to_answer == facts.text_answer:
+        assert label == "text_prior"
+    if label == "text_prior":
+        assert facts.to_answer == facts.text_answer
+    if label in ("evidence_dropped", "evidence_diluted"):
+        assert known and facts.evidence_from
+
+
+@given(
+    st.lists(st.integers(0, 40), min_size=1, max_size=10, unique=True),
+    st.lists(st.integers(0, 40), min_size=1, max_size=10, unique=True),
+)
+@settings(max_examples=60, deadline=None)
+def test_kept_dropped_added_partition(a: list[int], b: list[int]) -> None:
+    df = normalise_responses(
+        pd.DataFrame([row("x", "f8", 1.0, "A", a), row("x", "f16", 0.0, "B", b)])
+    )
+    t = audit_transitions(df).iloc[0]
+    kept, dropped, added = set(t["kept"]), set(t["dropped"]), set(t["added"])
+    assert kept | dropped == set(a) and kept | added == set(b)
+    assert not (kept & dropped) and not (kept & added) and not (dropped & added)
+    assert t["n_kept"] + t["n_dropped"] == len(a)
+
+
+def test_store_and_annotations_round_trip(
+    tmp_path: Path, table: pd.DataFrame, items: list[Item]
+) -> None:
+    audit = audit_transitions(table, items)
+    write_audit(tmp_path, audit, "adjacent")
+    back = read_audit(tmp_path)
+    assert back["transition_id"].tolist() == audit["transition_id"].tolist()
+    assert back["pathway"].tolist() == audit["pathway"].tolist()
+    auto = automatic_annotations(audit, now="2026-01-01T00:00:00+00:00")
+    path = tmp_path / "annotations.parquet"
+    write_annotations(path, auto)
+
+    csv_path = tmp_path / "coders.csv"
+    assert export_annotations_csv(audit, csv_path) == len(audit)
+    with csv_path.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [r["automatic_label"] for r in rows] == audit["pathway"].tolist()
+    assert all(r["human_label"] == "" for r in rows)
+    rows[0]["human_label"] = "unexplained"
+    rows[0]["coder"] = "ana"
+    rows[0]["note"] = 'looks like <b>"motion"</b>, not text'
+    rows[1]["human_label"] = "text_prior"
+    with csv_path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    human = import_annotations_csv(csv_path, audit, coder="bo", now=lambda: "T1")
+    assert human["coder"].tolist() == ["ana", "bo"]
+    assert human["label"].tolist() == ["unexplained", "text_prior"]
+    assert set(human["source"]) == {"human"}
+
+    merged = merge_annotations(read_annotations(path), human)
+    write_annotations(path, merged)
+    stored = read_annotations(path)
+    assert (stored["source"] == "automatic").sum() == len(audit)
+    assert (stored["source"] == "human").sum() == 2
+    note = stored.loc[stored["coder"] == "ana", "note"].item()
+    assert note == 'looks like <b>"motion"</b>, not text'
+    # a re-run of the audit replaces automatic rows and keeps the coders' rows
+    again = merge_annotations(stored, automatic_annotations(audit, now="T2"))
+    assert (again["source"] == "human").sum() == 2
+    assert set(again.loc[again["source"] == "automatic", "annotated_at"]) == {"T2"}
+
+
+def _write_csv(path: Path, header: list[str], rows: list[list[str]]) -> None:
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(header)
+        w.writerows(rows)
+
+
+def test_import_rejects_bad_rows(tmp_path: Path, table: pd.DataFrame, items: list[Item]) -> None:
+    audit = audit_transitions(table, items)
+    tid = audit["transition_id"].iloc[0]
+    model, item_id = audit["model"].iloc[0], audit["item_id"].iloc[0]
+    header = ["transition_id", "model", "item_id", "human_label", "coder", "note"]
+    p = tmp_path / "c.csv"
+    _write_csv(
+        p, header, [[tid, model, item_id, "", "", ""], [tid, model, item_id, "blurry", "a", ""]]
+    )
+    with pytest.raises(AuditError, match=r"c\.csv:3: column 'human_label'"):
+        import_annotations_csv(p, audit)
+    _write_csv(p, header, [["nope", model, item_id, "unexplained", "a", ""]])
+    with pytest.raises(AuditError, match=r"c\.csv:2: column 'transition_id'"):
+        import_annotations_csv(p, audit)
+    _write_csv(p, header, [[tid, model, "other-item", "unexplained", "a", ""]])
+    with pytest.raises(AuditError, match=r"c\.csv:2: column 'item_id'"):
+        import_annotations_csv(p, audit)
+    _write_csv(p, header, [[tid, model, item_id, "unexplained", "", ""]])
+    with pytest.raises(AuditError, match=r"c\.csv:2: column 'coder'"):
+        import_annotations_csv(p, audit)
+    _write_csv(p, ["transition_id", "model"], [[tid, model]])
+    with pytest.raises(AuditError, match=r"c\.csv:1: missing column"):
+        import_annotations_csv(p, audit)
+
+
+def test_contact_sheet_layout() -> None:
+    red = np.zeros((10, 20, 3), dtype=np.uint8)
+    red[..., 0] = 200
+    sheet = contact_sheet(
+        [red, red],
+        [red, red, red],
+        status_from=["kept", "dropped"],
+        status_to=["kept", "added", "added"],
+        evidence_from=[True, False],
+        evidence_to=[True, False, False],
+        tile=20,
+        columns=8,
+    )
+    assert sheet.dtype == np.uint8 and sheet.ndim == 3
+    # tile 20 high -> 40 wide; cell = 40 + 2*3 + 2; left block 2 cells, gap 12, right 3 cells
+    assert sheet.shape[1] == 2 * 48 + 12 + 3 * 48
+    # the dropped frame's border is red, the added frames' borders blue
+    assert tuple(sheet[1, 48 + 1]) == (215, 48, 39)
+    assert tuple(sheet[1, 2 * 48 + 12 + 48 + 1]) == (49, 130, 189)
+    # evidence bar under the first frame
+    assert tuple(sheet[1 + 20 + 6, 1]) == (26, 152, 80)
+    png = encode_png(sheet)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="unknown frame status"):
+        contact_sheet([red], [red], status_from=["gone"], status_to=["kept"])
