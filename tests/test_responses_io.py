@@ -1,0 +1,95 @@
+"""The response table on disk: schema version, migration, validation, atomic writes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from itemscale.responses import (
+    RESPONSE_SCHEMA,
+    SchemaError,
+    read_responses,
+    read_run,
+    write_responses,
+    write_run,
+)
+
+
+def rows(n: int = 2) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "model": ["m"] * n,
+            "item_id": [f"i{i}" for i in range(n)],
+            "video_id": ["v"] * n,
+            "task_kind": ["mcqa"] * n,
+            "series": ["default"] * n,
+            "config_id": ["c8"] * n,
+            "config_label": ["8f"] * n,
+            "axis_order": [0.0] * n,
+            "frames": [8] * n,
+            "repeat": [0] * n,
+            "status": ["ok"] * n,
+            "correct": [1.0, 0.0][:n],
+            "frame_indices": [[0, 5, 9]] * n,
+        }
+    )
+
+
+def test_round_trip_keeps_values_and_version(tmp_path: Path) -> None:
+    path = tmp_path / "r.parquet"
+    write_responses(rows(), path)
+    meta = pq.read_schema(path).metadata
+    assert meta[b"itemscale.schema_version"] == b"1"
+    back = read_responses(path)
+    assert list(back.columns) == RESPONSE_SCHEMA.names
+    assert back["correct"].tolist() == [1.0, 0.0]
+    assert list(back["frame_indices"].iloc[0]) == [0, 5, 9]
+
+
+def test_newer_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "r.parquet"
+    write_responses(rows(), path)
+    table = pq.read_table(path)
+    table = table.replace_schema_metadata({b"itemscale.schema_version": b"99"})
+    pq.write_table(table, path)
+    with pytest.raises(SchemaError, match=r"version 99.*upgrade itemscale"):
+        read_responses(path)
+
+
+def test_version_0_is_migrated(tmp_path: Path) -> None:
+    old = rows().drop(columns=["series"])
+    old["prediction"] = ["A", "B"]
+    table = pa.Table.from_pandas(old, preserve_index=False)
+    table = table.replace_schema_metadata({b"itemscale.schema_version": b"0"})
+    path = tmp_path / "old.parquet"
+    pq.write_table(table, path)
+    back = read_responses(path)
+    assert back["series"].tolist() == ["default", "default"]
+    assert back["raw_text"].tolist() == ["A", "B"]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda d: d.drop(columns=["model"]), "missing required column.*model"),
+        (lambda d: d.assign(status=["ok", "weird"]), "status.*weird"),
+        (lambda d: d.assign(item_id=["i0", "i0"]), "duplicate row key"),
+        (lambda d: d.assign(score=[0.5, None]), "row 0 has both 'correct' and 'score'"),
+        (lambda d: d.assign(bogus=[1, 2]), "unknown column.*bogus"),
+    ],
+)
+def test_bad_tables_are_refused_and_nothing_is_written(
+    tmp_path: Path, mutate: object, message: str
+) -> None:
+    run = tmp_path / "run"
+    write_run(run, rows(), {"source": "first"})
+    before = (run / "responses.parquet").read_bytes()
+    with pytest.raises(SchemaError, match=message):
+        write_run(run, mutate(rows()), {"source": "second"})  # type: ignore[operator]
+    assert (run / "responses.parquet").read_bytes() == before
+    assert read_run(run)[1]["source"] == "first"
+    assert not [p for p in run.iterdir() if p.name.startswith(".")]
