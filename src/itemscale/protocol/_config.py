@@ -1,0 +1,219 @@
+"""Sampling policies and configurations: one budget of the grid as typed, hashable data.
+
+A configuration is data, not a string: every backend translates this one record, and its id is
+a hash of its canonical fields so the same budget gets the same id on every machine and run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Final, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..responses import TEXT_ONLY_LABEL
+
+#: Bumped when the canonical fields (and therefore every config id) change meaning.
+CONFIG_ID_VERSION: Final[int] = 1
+
+PolicyName = Literal["linspace", "interior", "centre", "left", "fps", "nested", "random"]
+POLICY_NAMES: Final[tuple[str, ...]] = (
+    "linspace",
+    "interior",
+    "centre",
+    "left",
+    "fps",
+    "nested",
+    "random",
+)
+#: Policies whose index grid can be shifted by a fraction of one spacing (issue 7's
+#: sampling intervention compares answers across such phase shifts).
+PHASED_POLICIES: Final[frozenset[str]] = frozenset({"linspace", "interior", "centre", "left"})
+#: Qwen utilities' default sampling rate (frames per second).
+DEFAULT_FPS: Final[float] = 2.0
+
+Pipeline = Literal["cached", "raw"]
+
+
+class SamplingPolicy(BaseModel):
+    """Which frame indices a budget of K frames picks; see `itemscale.video.sample_indices`.
+
+    `phase` shifts the grid by a fraction of one spacing (0 <= phase < 1) so two configurations can
+    differ only in phase; `fps` is the rate of the `fps` policy; `seed` seeds `random` (per item and
+    repeat on top of it).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: PolicyName = "linspace"
+    fps: float | None = Field(default=None, gt=0)
+    seed: int | None = None
+    phase: float = Field(default=0.0, ge=0.0, lt=1.0)
+
+    @model_validator(mode="after")
+    def _check_fields(self) -> Self:
+        # One spelling per policy: otherwise two equal policies would get different config ids.
+        if self.name == "fps" and self.fps is None:
+            object.__setattr__(self, "fps", DEFAULT_FPS)
+        if self.name != "fps" and self.fps is not None:
+            raise ValueError(f"fps is only allowed with name='fps' (got name={self.name!r})")
+        if self.name == "random" and self.seed is None:
+            object.__setattr__(self, "seed", 0)
+        if self.name != "random" and self.seed is not None:
+            raise ValueError(f"seed is only allowed with name='random' (got name={self.name!r})")
+        if self.phase != 0.0 and self.name not in PHASED_POLICIES:
+            raise ValueError(
+                f"phase is only allowed with one of {sorted(PHASED_POLICIES)} (got {self.name!r})"
+            )
+        return self
+
+    @property
+    def tag(self) -> str:
+        """Short, unique spelling: `linspace`, `interior+0.25`, `fps2`, `random#3`."""
+        tag: str = self.name
+        if self.name == "fps":
+            tag = f"fps{_num(self.fps)}"
+        elif self.name == "random":
+            tag = f"random#{self.seed}"
+        if self.phase:
+            tag += f"+{_num(self.phase)}"
+        return tag
+
+
+def _num(value: float | None) -> str:
+    """`2.0` -> `2`, `0.25` -> `0.25`: labels without trailing zeros."""
+    assert value is not None
+    return f"{value:g}"
+
+
+class Configuration(BaseModel):
+    """One visual budget: frame count, resolution (or a total token budget), sampling, pipeline.
+
+    `frames == 0` is the text-only baseline; it has no resolution, and its sampling and pipeline
+    are normalised so there is exactly one text-only configuration.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    frames: int = Field(ge=0)
+    max_pixels: int | None = Field(default=None, gt=0)
+    short_side: int | None = Field(default=None, gt=0)
+    token_budget: int | None = Field(default=None, gt=0)
+    sampling: SamplingPolicy = SamplingPolicy()
+    pipeline: Pipeline = "cached"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _normalise_text_only(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("frames") == 0:
+            data = dict(data)
+            data.setdefault("sampling", SamplingPolicy())
+            data["sampling"] = SamplingPolicy()
+            data["pipeline"] = "cached"
+        return data
+
+    @model_validator(mode="after")
+    def _check_resolution(self) -> Self:
+        given = [
+            key
+            for key in ("max_pixels", "short_side", "token_budget")
+            if getattr(self, key) is not None
+        ]
+        if len(given) > 1:
+            raise ValueError(
+                f"at most one of max_pixels, short_side, token_budget may be set (got {given})"
+            )
+        if self.frames == 0 and given:
+            raise ValueError(f"the text-only configuration (frames=0) has no resolution ({given})")
+        return self
+
+    @classmethod
+    def text_only(cls) -> Configuration:
+        return cls(frames=0)
+
+    @property
+    def is_text_only(self) -> bool:
+        return self.frames == 0
+
+    def canonical(self) -> dict[str, Any]:
+        """The fields that define the budget, in a fixed form (what the id hashes)."""
+        return {
+            "v": CONFIG_ID_VERSION,
+            "frames": self.frames,
+            "max_pixels": self.max_pixels,
+            "short_side": self.short_side,
+            "token_budget": self.token_budget,
+            "sampling": {
+                "name": self.sampling.name,
+                "fps": self.sampling.fps,
+                "seed": self.sampling.seed,
+                "phase": self.sampling.phase,
+            },
+            "pipeline": self.pipeline,
+        }
+
+    @property
+    def config_id(self) -> str:
+        """16 hex digits of SHA-256 over the canonical JSON: stable across runs and machines."""
+        text = json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+    @property
+    def resolution_tag(self) -> str:
+        """`@448` (short side), `@px200704` (max pixels), `@tok4096` (token budget), or ``."""
+        if self.short_side is not None:
+            return f"@{self.short_side}"
+        if self.max_pixels is not None:
+            return f"@px{self.max_pixels}"
+        if self.token_budget is not None:
+            return f"@tok{self.token_budget}"
+        return ""
+
+    @property
+    def series(self) -> str:
+        """The axis this configuration lies on: every field except frames and resolution.
+
+        An allocation budget keeps its total token budget in the series, since along that axis
+        frames and pixels per frame move together at a fixed total.
+        """
+        if self.is_text_only:
+            return TEXT_ONLY_LABEL
+        series = f"{self.sampling.tag}/{self.pipeline}"
+        if self.token_budget is not None:
+            series = f"tok{self.token_budget}/{series}"
+        return series
+
+    @property
+    def label(self) -> str:
+        """Short human label, unique within a protocol: `16f`, `16f@448`, `16f/interior/raw`."""
+        if self.is_text_only:
+            return TEXT_ONLY_LABEL
+        label = f"{self.frames}f{self.resolution_tag}"
+        if self.sampling != SamplingPolicy():
+            label += f"/{self.sampling.tag}"
+        if self.pipeline != "cached":
+            label += f"/{self.pipeline}"
+        return label
+
+    @property
+    def pixel_key(self) -> int:
+        """A resolution size for ordering: max pixels, short side squared, or the per-frame share
+        of the token budget; native resolution sorts above every explicit one."""
+        if self.max_pixels is not None:
+            return self.max_pixels
+        if self.short_side is not None:
+            return self.short_side * self.short_side
+        if self.token_budget is not None:
+            return self.token_budget * 28 * 28 // max(self.frames, 1)
+        return _NATIVE_PIXEL_KEY
+
+    @property
+    def axis_order(self) -> float:
+        """Ordering key along the series: frames first, then pixels (as a fraction below 1)."""
+        if self.is_text_only:
+            return 0.0
+        return float(self.frames) + min(self.pixel_key, _NATIVE_PIXEL_KEY) / (_NATIVE_PIXEL_KEY + 1)
+
+
+_NATIVE_PIXEL_KEY: Final[int] = 10**9

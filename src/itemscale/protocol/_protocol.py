@@ -1,0 +1,247 @@
+"""The protocol file (`protocol.toml`): which models, which benchmark, which budget grid.
+
+Validated into frozen records with `extra="forbid"`, so a misspelt key is an error that names its
+key path and the allowed values, never a silently ignored setting.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tomllib
+from pathlib import Path
+from typing import Any, Final, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ._config import Configuration, Pipeline, SamplingPolicy
+
+#: The protocol file format's version (the `version` key; absent means this one).
+PROTOCOL_VERSION: Final[int] = 1
+
+
+class ProtocolError(ValueError):
+    """A protocol file that cannot be used: the message names the file and the key path."""
+
+
+class ModelEntry(BaseModel):
+    """One model to audit. `options` is checked later by the backend's own typed options."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    backend: Literal["hf", "openai", "builtin"]
+    model: str = Field(min_length=1)
+    revision: str | None = None
+    dtype: str | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class BenchmarkEntry(BaseModel):
+    """Where the items come from. Relative paths are resolved against the protocol file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["videomme", "mlvu", "longvideobench", "jsonl", "synthetic"]
+    path: str | None = None
+    videos: str | None = None
+    split: str | None = None
+    limit: int | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _path_needed(self) -> Self:
+        if self.kind != "synthetic" and self.path is None:
+            raise ValueError(f"benchmark kind {self.kind!r} needs a path")
+        return self
+
+
+class GridSpec(BaseModel):
+    """The budget axes. Resolutions (`max_pixels`, `short_side`) cross with frames, sampling and
+    pipelines; each `token_budgets` entry adds an allocation series over the same frame counts.
+    With no resolution and no token budget, frames are served at native resolution."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    frames: tuple[int, ...] = Field(min_length=1)
+    max_pixels: tuple[int, ...] = ()
+    short_side: tuple[int, ...] = ()
+    token_budgets: tuple[int, ...] = ()
+    native: bool | None = None
+    sampling: tuple[SamplingPolicy, ...] = (SamplingPolicy(),)
+    pipeline: tuple[Pipeline, ...] = ("cached",)
+
+    @field_validator("sampling", mode="before")
+    @classmethod
+    def _policy_shorthand(cls, value: Any) -> Any:
+        # `sampling = ["linspace", {name = "fps", fps = 1.0}]`: a bare string is a policy name.
+        if isinstance(value, list | tuple):
+            return [{"name": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    @field_validator("frames", "max_pixels", "short_side", "token_budgets")
+    @classmethod
+    def _positive_unique(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        if any(v <= 0 for v in value):
+            raise ValueError(f"every value must be > 0 (got {list(value)})")
+        if len(set(value)) != len(value):
+            raise ValueError(f"values must be unique (got {list(value)})")
+        return value
+
+    @field_validator("sampling", "pipeline")
+    @classmethod
+    def _unique(cls, value: tuple[Any, ...]) -> tuple[Any, ...]:
+        if len(value) == 0:
+            raise ValueError("at least one value is needed")
+        if len(set(value)) != len(value):
+            raise ValueError("values must be unique")
+        return value
+
+    @property
+    def resolutions(self) -> list[dict[str, int | None]]:
+        """Resolution settings crossed with frames: native (if on), then max pixels, short sides."""
+        native = self.native
+        if native is None:
+            native = not (self.max_pixels or self.short_side or self.token_budgets)
+        out: list[dict[str, int | None]] = [{}] if native else []
+        out += [{"max_pixels": p} for p in self.max_pixels]
+        out += [{"short_side": s} for s in self.short_side]
+        return out
+
+
+class DecodingSettings(BaseModel):
+    """Generation settings; part of every cell's identity."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_new_tokens: int = Field(default=64, gt=0)
+    temperature: float = Field(default=0.0, ge=0.0)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+
+
+class Protocol(BaseModel):
+    """A whole audit: models x benchmark items x configurations x repeats."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: int = PROTOCOL_VERSION
+    models: tuple[ModelEntry, ...] = Field(min_length=1)
+    benchmark: BenchmarkEntry
+    grid: GridSpec
+    repeats: int = Field(default=1, gt=0)
+    seeds: tuple[int, ...] | None = None
+    text_only: bool = True
+    output: str = "runs/itemscale"
+    decoding: DecodingSettings = DecodingSettings()
+
+    @field_validator("version")
+    @classmethod
+    def _known_version(cls, value: int) -> int:
+        if value != PROTOCOL_VERSION:
+            raise ValueError(
+                f"unsupported protocol version {value}; this itemscale reads version "
+                f"{PROTOCOL_VERSION}"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        names = [m.name for m in self.models]
+        if len(set(names)) != len(names):
+            raise ValueError(f"model names must be unique (got {names})")
+        if self.seeds is not None and len(self.seeds) != self.repeats:
+            raise ValueError(
+                f"seeds needs one seed per repeat: {self.repeats} repeats, {len(self.seeds)} seeds"
+            )
+        return self
+
+    @property
+    def repeat_seeds(self) -> tuple[int, ...]:
+        """One seed per repeat: the `seeds` list, or 0..repeats-1."""
+        return self.seeds if self.seeds is not None else tuple(range(self.repeats))
+
+    def configurations(self) -> list[Configuration]:
+        """The whole grid, text-only first when on, in a fixed order (series, then axis order)."""
+        grid = self.grid
+        out: list[Configuration] = [Configuration.text_only()] if self.text_only else []
+        for pipeline, sampling in itertools.product(grid.pipeline, grid.sampling):
+            for resolution in grid.resolutions:
+                for frames in sorted(grid.frames):
+                    out.append(
+                        Configuration(
+                            frames=frames, sampling=sampling, pipeline=pipeline, **resolution
+                        )
+                    )
+            for budget in grid.token_budgets:
+                for frames in sorted(grid.frames):
+                    out.append(
+                        Configuration(
+                            frames=frames, token_budget=budget, sampling=sampling, pipeline=pipeline
+                        )
+                    )
+        labels = [c.label for c in out]
+        if len(set(labels)) != len(labels):  # pragma: no cover - labels encode every field
+            raise ProtocolError(f"duplicate configuration labels in the grid: {labels}")
+        return out
+
+
+def _format_location(loc: tuple[str | int, ...]) -> str:
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    return path or "(top level)"
+
+
+def _describe(errors: list[Any]) -> str:
+    lines = []
+    for err in errors:
+        # Drop pydantic's internal union/function tags from the path, keep the user's keys.
+        loc = tuple(
+            p
+            for p in err["loc"]
+            if not (isinstance(p, str) and (p.startswith("function-") or "[" in p))
+        )
+        if err["type"] == "too_short" and any(
+            e is not err and e["loc"][:1] == err["loc"][:1] for e in errors
+        ):
+            continue  # a consequence of the item errors listed beside it
+        got = err.get("input")
+        shown = "" if isinstance(got, dict | list | tuple) or got is None else f" (got {got!r})"
+        lines.append(f"  {_format_location(loc)}: {err['msg']}{shown}")
+    return "\n".join(lines)
+
+
+def parse_protocol(data: dict[str, Any], *, source: str = "<protocol>") -> Protocol:
+    """Validate an already parsed protocol mapping; errors name `source` and the key path."""
+    try:
+        return Protocol.model_validate(data)
+    except ValidationError as exc:
+        raise ProtocolError(f"{source}: invalid protocol:\n{_describe(exc.errors())}") from None
+
+
+def load_protocol(path: str | Path) -> Protocol:
+    """Read and validate `protocol.toml`. Relative benchmark paths, video folders and the output
+    folder are resolved against the file's folder, so a protocol runs the same from any cwd."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ProtocolError(f"{path}: protocol file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProtocolError(f"{path}: cannot read protocol file: {exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ProtocolError(f"{path}: not valid TOML: {exc}") from None
+    base = path.resolve().parent
+    bench = data.get("benchmark")
+    if isinstance(bench, dict):
+        bench = dict(bench)
+        for key in ("path", "videos"):
+            if isinstance(bench.get(key), str):
+                bench[key] = str(base / Path(bench[key]).expanduser())
+        data["benchmark"] = bench
+    if isinstance(data.get("output"), str):
+        data["output"] = str(base / Path(data["output"]).expanduser())
+    return parse_protocol(data, source=str(path))

@@ -1,0 +1,63 @@
+"""The video pipeline: sampling formulas, one decode per video, resizing, and the frame cache."""
+
+from ._cache import ENTRY_MAGIC, RESIZE_VERSION, CacheStats, FrameCache
+from ._errors import MEDIA_ERROR_REASONS, MediaError, MediaErrorReason
+from ._media import (
+    StreamIndex,
+    VideoInfo,
+    decode_frames,
+    probe_video,
+    stream_index,
+    video_content_hash,
+)
+from ._pipeline import (
+    FramePlan,
+    FrameSet,
+    decode_for_configs,
+    decode_raw,
+    plan_frames,
+    resize_frame,
+)
+from ._resize import (
+    FRAMES_PER_TOKEN,
+    IMAGE_FACTOR,
+    MAX_PIXELS,
+    MIN_PIXELS,
+    PIXELS_PER_TOKEN,
+    allocation_max_pixels,
+    smart_resize,
+    target_size,
+)
+from ._sampling import fps_frame_count, sample_indices
+
+__all__ = [
+    "ENTRY_MAGIC",
+    "FRAMES_PER_TOKEN",
+    "IMAGE_FACTOR",
+    "MAX_PIXELS",
+    "MEDIA_ERROR_REASONS",
+    "MIN_PIXELS",
+    "PIXELS_PER_TOKEN",
+    "RESIZE_VERSION",
+    "CacheStats",
+    "FrameCache",
+    "FramePlan",
+    "FrameSet",
+    "MediaError",
+    "MediaErrorReason",
+    "StreamIndex",
+    "VideoInfo",
+    "allocation_max_pixels",
+    "decode_for_configs",
+    "decode_frames",
+    "decode_raw",
+    "fps_frame_count",
+    "plan_frames",
+    "probe_video",
+    "resize_frame",
+    "sample_indices",
+    "smart_resize",
+    "stream_index",
+    "target_size",
+    "video_content_hash",
+]

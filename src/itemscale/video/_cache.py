@@ -1,0 +1,157 @@
+"""The on-disk frame cache: decoded, resized frames keyed by what they are, not where they came
+from (video content hash + frame index + size), so every model and run reuses them.
+
+Entries are raw RGB bytes behind a small header with a CRC-32: lossless, fast to read, and a
+damaged entry is detected and re-decoded rather than served. Writers write a temp file and
+rename it, so two processes filling the cache at once never expose half a frame.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import struct
+import time
+import uuid
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import numpy as np
+
+#: Magic + format version at the start of every entry; bump the digit to change the format.
+ENTRY_MAGIC: Final[bytes] = b"ISFRAME1"
+_HEADER: Final[struct.Struct] = struct.Struct("<8sIIII")  # magic, height, width, channels, crc32
+#: Part of every key: the resize method (changing it must not serve old pixels).
+RESIZE_VERSION: Final[str] = "bicubic1"
+_SUFFIX: Final[str] = ".frame"
+_STALE_TEMP_S: Final[float] = 3600.0
+
+
+@dataclass
+class CacheStats:
+    hits: int = 0
+    misses: int = 0
+    corrupted: int = 0
+    writes: int = 0
+    evicted: int = 0
+
+
+class FrameCache:
+    """Bounded, content-addressed frame store under `root` (`max_bytes` in total, least recently
+    used entries evicted first). Safe to share between processes and runs."""
+
+    def __init__(self, root: str | os.PathLike[str], max_bytes: int = 8 << 30) -> None:
+        if max_bytes <= 0:
+            raise ValueError(f"max_bytes must be > 0 (got {max_bytes})")
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.max_bytes = int(max_bytes)
+        self.stats = CacheStats()
+        # Bytes on disk as last scanned plus what this process wrote since: a scan (the only
+        # exact figure when several processes share the cache) runs only when this passes the cap.
+        self._estimated_bytes = self.size_bytes()
+
+    def path_for(self, video_hash: str, index: int, height: int, width: int) -> Path:
+        name = f"{int(index):08d}_{int(height)}x{int(width)}_{RESIZE_VERSION}{_SUFFIX}"
+        return self.root / video_hash[:2] / video_hash / name
+
+    def get(self, video_hash: str, index: int, height: int, width: int) -> np.ndarray | None:
+        """The cached frame, or None when absent or damaged (a damaged entry is deleted)."""
+        path = self.path_for(video_hash, index, height, width)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            self.stats.misses += 1
+            return None
+        frame = _parse_entry(data, height, width)
+        if frame is None:
+            self.stats.corrupted += 1
+            self.stats.misses += 1
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(path)  # recency for eviction
+        self.stats.hits += 1
+        return frame
+
+    def put(self, video_hash: str, index: int, frame: np.ndarray) -> None:
+        """Store a frame (uint8 [H, W, 3]) atomically: temp file in the same folder, then rename."""
+        if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[2] != 3:
+            raise ValueError(f"a cached frame is uint8 [H, W, 3] (got {frame.dtype} {frame.shape})")
+        height, width = int(frame.shape[0]), int(frame.shape[1])
+        path = self.path_for(video_hash, index, height, width)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        payload = np.ascontiguousarray(frame).tobytes()
+        header = _HEADER.pack(ENTRY_MAGIC, height, width, 3, zlib.crc32(payload))
+        temp = path.parent / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
+        try:
+            with temp.open("wb") as handle:
+                handle.write(header)
+                handle.write(payload)
+            os.replace(temp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                temp.unlink()
+            raise
+        self.stats.writes += 1
+        self._estimated_bytes += len(header) + len(payload)
+        if self._estimated_bytes > self.max_bytes:
+            self.evict()
+
+    def _entries(self) -> list[tuple[float, int, Path]]:
+        out: list[tuple[float, int, Path]] = []
+        now = time.time()
+        for dirpath, _dirnames, filenames in os.walk(self.root):
+            for name in filenames:
+                path = Path(dirpath) / name
+                try:
+                    stat = path.stat()
+                except FileNotFoundError:
+                    continue
+                if name.endswith(".tmp"):
+                    # A writer that died mid-write leaves its temp file; nobody will rename it.
+                    if now - stat.st_mtime > _STALE_TEMP_S:
+                        with contextlib.suppress(FileNotFoundError):
+                            path.unlink()
+                    continue
+                if name.endswith(_SUFFIX):
+                    out.append((stat.st_mtime, stat.st_size, path))
+        return out
+
+    def size_bytes(self) -> int:
+        return sum(size for _mtime, size, _path in self._entries())
+
+    def evict(self, target_bytes: int | None = None) -> int:
+        """Delete least recently used entries until the cache holds at most `target_bytes`
+        (default: 90% of `max_bytes`, so eviction does not run on every write). Returns the
+        number of bytes freed."""
+        target = int(self.max_bytes * 0.9) if target_bytes is None else int(target_bytes)
+        entries = sorted(self._entries())
+        total = sum(size for _mtime, size, _path in entries)
+        freed = 0
+        for _mtime, size, path in entries:
+            if total - freed <= target:
+                break
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                continue  # another process evicted it first
+            freed += size
+            self.stats.evicted += 1
+        self._estimated_bytes = total - freed
+        return freed
+
+
+def _parse_entry(data: bytes, height: int, width: int) -> np.ndarray | None:
+    if len(data) < _HEADER.size:
+        return None
+    magic, h, w, c, crc = _HEADER.unpack_from(data)
+    payload = memoryview(data)[_HEADER.size :]
+    if magic != ENTRY_MAGIC or (h, w, c) != (height, width, 3) or len(payload) != h * w * c:
+        return None
+    if zlib.crc32(payload) != crc:
+        return None
+    return np.frombuffer(payload, dtype=np.uint8).reshape(h, w, c)

@@ -1,0 +1,288 @@
+"""Probing and decoding with PyAV: the frame index of a video, and frames by index.
+
+A frame's index is its position in presentation order among the stream's frames, taken from the
+packets' timestamps (not from a nominal frame rate), so variable frame rate videos get the right
+count, the right timestamps and the right frames. Decoding seeks to the keyframe before each run
+of wanted frames and converts only the wanted frames to RGB.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from ._errors import MediaError
+
+_SIGNATURES: Final[tuple[tuple[int, bytes], ...]] = (
+    (4, b"ftyp"),  # MP4 / MOV
+    (0, b"\x1a\x45\xdf\xa3"),  # Matroska / WebM (EBML)
+    (0, b"RIFF"),  # AVI
+)
+
+
+@dataclass(frozen=True)
+class VideoInfo:
+    """What the stream says about a video. `n_frames` counts the stream's frames (packets with
+    timestamps), `fps` is n_frames / duration_s, so both stay right for variable frame rates."""
+
+    path: str
+    n_frames: int
+    fps: float
+    duration_s: float
+    width: int
+    height: int
+    codec: str
+    time_base: Fraction
+
+
+@dataclass(frozen=True)
+class StreamIndex:
+    """Presentation timestamps of every frame (sorted: position = frame index) and of keyframes."""
+
+    info: VideoInfo
+    pts: np.ndarray
+    keyframe_pts: np.ndarray
+
+    def timestamps(self, indices: np.ndarray) -> np.ndarray:
+        """Seconds since the first frame, from the stream's timestamps."""
+        tb = self.info.time_base
+        offsets = (self.pts[indices] - self.pts[0]).astype(np.float64)
+        seconds: np.ndarray = offsets * tb.numerator / tb.denominator
+        return seconds
+
+
+def _has_container_signature(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(16)
+    except OSError:
+        return False
+    return any(head[offset : offset + len(sig)] == sig for offset, sig in _SIGNATURES)
+
+
+def _check_file(path: Path) -> None:
+    if not path.exists():
+        raise MediaError("missing_file", str(path), "no such file")
+    if not path.is_file():
+        raise MediaError("missing_file", str(path), "not a regular file")
+    if path.stat().st_size == 0:
+        raise MediaError("empty_file", str(path), "zero bytes")
+
+
+def _open(path: Path) -> Any:
+    """Open with PyAV, turning its exceptions into typed media errors."""
+    import av
+
+    _check_file(path)
+    try:
+        return av.open(str(path), metadata_errors="ignore")
+    except av.error.FFmpegError as exc:
+        # A file that starts like a known container but cannot be opened was cut short (an MP4
+        # whose index was never written); anything else is not a video we can read.
+        if _has_container_signature(path):
+            raise MediaError("truncated", str(path), str(exc)) from None
+        raise MediaError("decode_error", str(path), str(exc)) from None
+    except OSError as exc:
+        raise MediaError("decode_error", str(path), str(exc)) from None
+
+
+def _video_stream(container: Any, path: Path) -> Any:
+    if not container.streams.video:
+        raise MediaError("unsupported_codec", str(path), "no video stream")
+    stream = container.streams.video[0]
+    if stream.codec_context is None:
+        raise MediaError(
+            "unsupported_codec", str(path), "no decoder for this stream's codec"
+        )
+    return stream
+
+
+def _build_index(path: Path) -> StreamIndex:
+    import av
+
+    container = _open(path)
+    try:
+        stream = _video_stream(container, path)
+        pts_list: list[int] = []
+        key_list: list[int] = []
+        durations: dict[int, int] = {}
+        try:
+            for packet in container.demux(stream):
+                if packet.size == 0:
+                    continue  # the demuxer's end-of-stream marker
+                if packet.pts is None:
+                    raise MediaError(
+                        "unseekable", str(path), "the stream carries no timestamps (raw bitstream)"
+                    )
+                pts_list.append(int(packet.pts))
+                durations[int(packet.pts)] = int(packet.duration or 0)
+                if packet.is_keyframe:
+                    key_list.append(int(packet.pts))
+        except av.error.FFmpegError as exc:
+            raise MediaError("truncated", str(path), f"demuxing stopped: {exc}") from None
+        if not pts_list:
+            raise MediaError("decode_error", str(path), "the video stream has no frames")
+        declared = int(stream.frames or 0)
+        if declared and len(pts_list) < declared:
+            raise MediaError(
+                "truncated",
+                str(path),
+                f"the container lists {declared} frames but only {len(pts_list)} are present",
+            )
+        pts = np.unique(np.asarray(pts_list, dtype=np.int64))
+        keyframes = np.unique(np.asarray(key_list, dtype=np.int64))
+        if keyframes.size == 0 or keyframes[0] > pts[0]:
+            keyframes = np.unique(np.concatenate([[pts[0]], keyframes]))
+        time_base = stream.time_base or Fraction(1, 1)
+        last = int(pts[-1])
+        last_duration = durations.get(last, 0)
+        if last_duration <= 0 and pts.size > 1:
+            last_duration = int(np.median(np.diff(pts)))
+        span = (last - int(pts[0]) + last_duration) * time_base
+        duration_s = float(span)
+        if duration_s <= 0:
+            rate = stream.average_rate or stream.guessed_rate or 1
+            duration_s = pts.size / float(rate)
+        codec = stream.codec_context.name
+        info = VideoInfo(
+            path=str(path),
+            n_frames=int(pts.size),
+            fps=pts.size / duration_s,
+            duration_s=duration_s,
+            width=int(stream.codec_context.width),
+            height=int(stream.codec_context.height),
+            codec=str(codec),
+            time_base=Fraction(time_base),
+        )
+        return StreamIndex(info=info, pts=pts, keyframe_pts=keyframes)
+    finally:
+        container.close()
+
+
+_INDEX_MEMO: OrderedDict[tuple[str, int, int, int], StreamIndex] = OrderedDict()
+_INDEX_LOCK = threading.Lock()
+_INDEX_MEMO_SIZE: Final[int] = 256
+
+
+def _file_key(path: Path) -> tuple[str, int, int, int]:
+    stat = path.stat()
+    return (str(path.resolve()), stat.st_size, stat.st_mtime_ns, stat.st_ino)
+
+
+def stream_index(path: str | os.PathLike[str]) -> StreamIndex:
+    """The frame index of a video (memoised per file version within the process)."""
+    path = Path(path)
+    _check_file(path)
+    key = _file_key(path)
+    with _INDEX_LOCK:
+        hit = _INDEX_MEMO.get(key)
+        if hit is not None:
+            _INDEX_MEMO.move_to_end(key)
+            return hit
+    index = _build_index(path)
+    with _INDEX_LOCK:
+        _INDEX_MEMO[key] = index
+        while len(_INDEX_MEMO) > _INDEX_MEMO_SIZE:
+            _INDEX_MEMO.popitem(last=False)
+    return index
+
+
+def probe_video(path: str | os.PathLike[str]) -> VideoInfo:
+    """Frame count, rate, duration, size and codec, read from the stream; raises `MediaError`."""
+    return stream_index(path).info
+
+
+_HASH_MEMO: dict[tuple[str, int, int, int], str] = {}
+
+
+def video_content_hash(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of the file's bytes: the cache key part that survives renames and copies."""
+    path = Path(path)
+    _check_file(path)
+    key = _file_key(path)
+    cached = _HASH_MEMO.get(key)
+    if cached is not None:
+        return cached
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    value = digest.hexdigest()
+    _HASH_MEMO[key] = value
+    return value
+
+
+def _frames_from(container: Any, stream: Any, seek_pts: int | None) -> Iterator[Any]:
+    if seek_pts is not None:
+        container.seek(int(seek_pts), stream=stream, backward=True, any_frame=False)
+    yield from container.decode(stream)
+
+
+def decode_frames(index: StreamIndex, indices: Sequence[int] | np.ndarray) -> dict[int, np.ndarray]:
+    """Decode the given frame indices (RGB uint8 [H, W, 3]) in one forward pass.
+
+    Before each wanted frame whose keyframe lies beyond the frames decoded so far, seek to that
+    keyframe; frames in between are decoded (the codec needs them) but never converted.
+    """
+    import av
+
+    wanted = np.unique(np.asarray(indices, dtype=np.int64))
+    if wanted.size == 0:
+        return {}
+    info = index.info
+    path = Path(info.path)
+    if wanted[0] < 0 or wanted[-1] >= info.n_frames:
+        raise ValueError(f"frame indices must lie in [0, {info.n_frames}) for {path}")
+    target_pts = index.pts[wanted]
+    pts_to_index = {int(p): int(i) for p, i in zip(target_pts, wanted, strict=True)}
+    key_pos = np.searchsorted(index.keyframe_pts, target_pts, side="right") - 1
+    seek_to = index.keyframe_pts[np.maximum(key_pos, 0)]
+    out: dict[int, np.ndarray] = {}
+    container = _open(path)
+    try:
+        stream = _video_stream(container, path)
+        stream.thread_type = "AUTO"
+        frames: Iterator[Any] | None = None
+        position: int | None = None  # pts of the last frame decoded
+        try:
+            for target, keyframe in zip(target_pts.tolist(), seek_to.tolist(), strict=True):
+                if pts_to_index[target] in out:
+                    continue
+                if frames is None or position is None or keyframe > position:
+                    first = frames is None and keyframe == int(index.pts[0])
+                    frames = _frames_from(container, stream, None if first else keyframe)
+                for frame in frames:
+                    if frame.pts is None:
+                        raise MediaError("unseekable", str(path), "decoded frame has no timestamp")
+                    position = int(frame.pts)
+                    hit = pts_to_index.get(position)
+                    if hit is not None and hit not in out:
+                        out[hit] = frame.to_ndarray(format="rgb24")
+                    if position >= target:
+                        break
+                if pts_to_index[target] not in out:
+                    if position is None or position < target:
+                        raise MediaError(
+                            "truncated",
+                            str(path),
+                            f"the stream ended before frame {pts_to_index[target]}",
+                        )
+                    raise MediaError(
+                        "decode_error", str(path), f"frame {pts_to_index[target]} did not decode"
+                    )
+        except av.error.PermissionError as exc:
+            raise MediaError("unseekable", str(path), str(exc)) from None
+        except av.error.FFmpegError as exc:
+            raise MediaError("decode_error", str(path), str(exc)) from None
+    finally:
+        container.close()
+    return out

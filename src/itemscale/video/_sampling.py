@@ -1,0 +1,139 @@
+"""Sampling formulas: a policy, a video length and a budget K give the exact frame indices.
+
+The conventions in use differ only by phase and still change many answers at equal accuracy, so
+each one is reproduced exactly (golden tests pin them) and named in every record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Final
+
+import numpy as np
+
+from ..protocol import SamplingPolicy
+
+# Qwen-VL utilities' frame-count rules (qwen-vl-utils `smart_nframes`).
+FRAME_FACTOR: Final[int] = 2
+FPS_MIN_FRAMES: Final[int] = 4
+FPS_MAX_FRAMES: Final[int] = 768
+
+
+def _floor_by(number: float, factor: int) -> int:
+    return math.floor(number / factor) * factor
+
+
+def _ceil_by(number: float, factor: int) -> int:
+    return math.ceil(number / factor) * factor
+
+
+def fps_frame_count(
+    n_frames: int, k: int, *, video_fps: float, fps: float, duration_s: float | None = None
+) -> int:
+    """How many frames Qwen's utilities take at `fps`, capped at `k`: the rate's count clamped to
+    [4, k] and to the video, floored to an even number. Budgets below 2 frames (which Qwen's code
+    rejects) take min(k, n) frames instead of failing."""
+    duration = duration_s if duration_s is not None else n_frames / video_fps
+    min_frames = _ceil_by(FPS_MIN_FRAMES, FRAME_FACTOR)
+    max_frames = _floor_by(min(FPS_MAX_FRAMES, k, n_frames), FRAME_FACTOR)
+    wanted = duration * fps
+    count = min(max(wanted, min_frames), max_frames, n_frames)
+    nframes = _floor_by(count, FRAME_FACTOR)
+    if nframes < FRAME_FACTOR:
+        return min(k, n_frames)
+    return nframes
+
+
+def _van_der_corput(count: int) -> np.ndarray:
+    """The first `count` points of the base-2 van der Corput sequence: 0, 1/2, 1/4, 3/4, 1/8, ...
+    Every prefix of length 2^m is exactly {i / 2^m}, and a prefix of a prefix is a prefix, which
+    is what makes `nested` budgets contain each other."""
+    out = np.empty(count, dtype=np.float64)
+    for i in range(count):
+        x, denom, j = 0.0, 1.0, i
+        while j:
+            denom *= 2.0
+            x += (j & 1) / denom
+            j >>= 1
+        out[i] = x
+    return out
+
+
+def _nested(n: int, k: int) -> np.ndarray:
+    target = min(k, n)
+    # Take points of the sequence in order until `target` distinct frames are covered; the number
+    # of points grows with k, so a larger budget's set is a superset of a smaller one's.
+    chosen: list[int] = []
+    seen: set[int] = set()
+    m = 0
+    block = max(target, 1)
+    points = _van_der_corput(block)
+    while len(chosen) < target:
+        if m >= len(points):
+            points = _van_der_corput(len(points) * 2)
+        index = math.floor(points[m] * n)
+        m += 1
+        if index not in seen:
+            seen.add(index)
+            chosen.append(index)
+    return np.asarray(chosen, dtype=np.int64)
+
+
+def _item_seed(seed: int, item_key: str, repeat: int) -> np.random.Generator:
+    item_hash = int.from_bytes(hashlib.sha256(item_key.encode("utf-8")).digest()[:8], "big")
+    return np.random.default_rng([seed, item_hash, repeat])
+
+
+def sample_indices(
+    policy: SamplingPolicy,
+    n_frames: int,
+    k: int,
+    *,
+    fps: float,
+    item_key: str = "",
+    repeat: int = 0,
+    duration_s: float | None = None,
+) -> np.ndarray:
+    """Sorted, unique int64 frame indices for a budget of `k` frames.
+
+    At most `k` indices, never repeated: a video shorter than the budget yields fewer (the
+    effective count), and no policy ever decodes the whole video in place of `k` frames. `fps`
+    is the video's frame rate (used by the `fps` policy with `duration_s` when known); `item_key`
+    and `repeat` seed the `random` policy so every item and repeat draws its own frames.
+    """
+    if n_frames <= 0:
+        raise ValueError(f"n_frames must be > 0 (got {n_frames})")
+    if k < 0:
+        raise ValueError(f"k must be >= 0 (got {k})")
+    if k == 0:
+        return np.empty(0, dtype=np.int64)
+    n = n_frames
+    phase = policy.phase
+    name = policy.name
+    if name == "linspace":
+        if k == 1:
+            positions = np.zeros(1)
+        else:
+            step = (n - 1) / (k - 1)
+            positions = np.linspace(0, n - 1, k) + phase * step
+        raw = positions.astype(np.int64) if phase else np.linspace(0, n - 1, k, dtype=int)
+    elif name == "interior":
+        raw = np.array([int((i + phase) * n / (k + 1)) for i in range(1, k + 1)], dtype=np.int64)
+    elif name == "centre":
+        raw = np.array([int((i + 0.5 + phase) * n / k) for i in range(k)], dtype=np.int64)
+    elif name == "left":
+        raw = np.array([int((i + phase) * n / k) for i in range(k)], dtype=np.int64)
+    elif name == "fps":
+        assert policy.fps is not None
+        count = fps_frame_count(n, k, video_fps=fps, fps=policy.fps, duration_s=duration_s)
+        raw = np.round(np.linspace(0, n - 1, count)).astype(np.int64)
+    elif name == "nested":
+        raw = _nested(n, k)
+    elif name == "random":
+        assert policy.seed is not None
+        rng = _item_seed(policy.seed, item_key, repeat)
+        raw = rng.choice(n, size=min(k, n), replace=False)
+    else:  # pragma: no cover - the Literal type rules this out
+        raise ValueError(f"unknown sampling policy {name!r}")
+    return np.unique(np.clip(np.asarray(raw, dtype=np.int64), 0, n - 1))
