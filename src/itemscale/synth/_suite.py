@@ -1,0 +1,305 @@
+"""Writing a suite: H.264 videos, the item file and the manifest.
+
+Every video's content comes from its own child of the suite seed (`SeedSequence(seed).spawn`),
+so video i is the same whatever `n_videos` is, and a test-only subset (`only_split="test"`)
+regenerates exactly the test videos of the full suite without encoding the training videos.
+The split and the answer positions come from a separate child, so they balance over the suite.
+Every file is written to a temporary name and renamed, and `suite.json` (with the hashes of all
+files) is written last: a suite with a manifest is complete.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Final, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from .. import __version__
+from ..items import Item, write_items_jsonl
+from ..responses import write_json_atomic
+from ._questions import N_OPTIONS, QUESTION_KINDS, QuestionKind, build_items
+from ._scene import VideoScene, iter_frames, plan_scene
+
+SUITE_SCHEMA_VERSION: Final[int] = 1
+#: Bump when the same seed would produce different videos or items.
+GENERATOR_VERSION: Final[str] = "itemscale-synth-1"
+
+SUITE_FILE: Final[str] = "suite.json"
+ITEMS_FILE: Final[str] = "items.jsonl"
+VIDEOS_DIR: Final[str] = "videos"
+
+Split = Literal["train", "test"]
+
+_VIDEO_NAME = re.compile(r"^synth-\d+-\d{5}\.mp4$")
+
+
+class SuiteVideo(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    video_id: str
+    index: int
+    split: Split
+    path: str
+    sha256: str
+    n_items: int
+    scene: VideoScene
+
+
+class SuiteManifest(BaseModel):
+    """`suite.json`: what was generated, from what, and the hashes to check it by."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    suite_schema_version: int = SUITE_SCHEMA_VERSION
+    generator_version: str = GENERATOR_VERSION
+    itemscale_version: str = __version__
+    seed: int
+    n_videos: int
+    width: int
+    height: int
+    fps: int
+    duration_s: float
+    test_fraction: float
+    only_split: Split | None = None
+    codec: str
+    crf: int
+    items_file: str = ITEMS_FILE
+    items_sha256: str
+    n_items: int
+    videos: tuple[SuiteVideo, ...]
+    split_sizes: dict[str, int] = Field(default_factory=dict)
+
+
+class SuiteError(ValueError):
+    """A suite cannot be generated or read as asked."""
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def encode_h264(
+    frames: Iterable[np.ndarray], path: Path, *, width: int, height: int, fps: int, crf: int
+) -> None:
+    """Encode RGB frames as an H.264 (yuv420p) MP4, via a temporary file renamed into place.
+
+    Keyframes every two seconds so decoders can seek; x264's default (deterministic) threading.
+    """
+    import av
+
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with av.open(str(tmp), mode="w", format="mp4") as container:
+            stream = container.add_stream("libx264", rate=fps)
+            stream.width = width
+            stream.height = height
+            stream.pix_fmt = "yuv420p"
+            stream.options = {"crf": str(crf), "preset": "medium", "g": str(2 * fps)}
+            for rgb in frames:
+                frame = av.VideoFrame.from_ndarray(rgb, format="rgb24")
+                for packet in stream.encode(frame):
+                    container.mux(packet)
+            for packet in stream.encode(None):
+                container.mux(packet)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def assign_splits(rng: np.random.Generator, n_videos: int, test_fraction: float) -> list[Split]:
+    """Split per video (the video is the bootstrap cluster, so its items never straddle splits).
+
+    With two or more videos each split gets at least one when `test_fraction` is strictly
+    between 0 and 1.
+    """
+    n_test = round(n_videos * test_fraction)
+    if n_videos >= 2 and 0 < test_fraction < 1:
+        n_test = min(max(n_test, 1), n_videos - 1)
+    test = set(int(i) for i in rng.permutation(n_videos)[:n_test])
+    return ["test" if i in test else "train" for i in range(n_videos)]
+
+
+def balanced_positions(rng: np.random.Generator, n: int) -> list[int]:
+    """Correct-option positions for n questions: every letter used equally often (up to one)."""
+    blocks = [rng.permutation(N_OPTIONS) for _ in range(-(-n // N_OPTIONS))]
+    return [int(p) for p in np.concatenate(blocks)[:n]] if blocks else []
+
+
+def _prepare_out_dir(out_dir: Path, overwrite: bool) -> None:
+    videos = out_dir / VIDEOS_DIR
+    existing = [p for p in (out_dir / SUITE_FILE, out_dir / ITEMS_FILE) if p.exists()]
+    if videos.is_dir():
+        existing.extend(videos.iterdir())
+    if existing and not overwrite:
+        raise SuiteError(
+            f"{out_dir} already holds a suite ({existing[0].name}); pass overwrite=True "
+            "(--overwrite) to replace it"
+        )
+    if overwrite:
+        # Remove the manifest first: a half-replaced suite must not look complete.
+        (out_dir / SUITE_FILE).unlink(missing_ok=True)
+        if videos.is_dir():
+            for path in videos.iterdir():
+                if _VIDEO_NAME.match(path.name):
+                    path.unlink()
+    videos.mkdir(parents=True, exist_ok=True)
+
+
+def generate_suite(
+    out_dir: Path,
+    *,
+    n_videos: int,
+    seed: int,
+    width: int = 160,
+    height: int = 120,
+    fps: int = 10,
+    duration_s: float = 12.0,
+    test_fraction: float = 0.2,
+    only_split: Split | None = None,
+    crf: int = 18,
+    overwrite: bool = False,
+) -> SuiteManifest:
+    """Generate the synthetic video suite into `out_dir` and return its manifest.
+
+    Writes `videos/<video_id>.mp4`, `items.jsonl` (generic item format, `video_path` relative to
+    `out_dir`) and `suite.json`. The same arguments give byte-identical `items.jsonl` and the same
+    decoded frames. `only_split` writes only that split's videos and items (the split of each
+    video is the one it has in the full suite).
+    """
+    out_dir = Path(out_dir)
+    if n_videos < 1:
+        raise SuiteError(f"n_videos must be at least 1, got {n_videos}")
+    if seed < 0:
+        raise SuiteError(f"seed must be a non-negative integer, got {seed}")
+    if not 0 <= test_fraction <= 1:
+        raise SuiteError(f"test_fraction must lie in [0, 1], got {test_fraction}")
+    if width % 2 or height % 2:
+        raise SuiteError(f"yuv420p needs an even width and height, got {width}x{height}")
+    if fps < 4:
+        raise SuiteError(f"fps must be at least 4 (brief events last a few frames), got {fps}")
+    _prepare_out_dir(out_dir, overwrite)
+
+    root = np.random.SeedSequence(seed)
+    suite_seq, *video_seqs = root.spawn(n_videos + 1)
+    suite_rng = np.random.default_rng(suite_seq)
+    splits = assign_splits(suite_rng, n_videos, test_fraction)
+    # Positions balanced within each (split, question kind), so each split is balanced alone.
+    positions: dict[tuple[int, QuestionKind], int] = {}
+    for split in ("train", "test"):
+        members = [i for i in range(n_videos) if splits[i] == split]
+        for kind in QUESTION_KINDS:
+            for i, position in zip(
+                members, balanced_positions(suite_rng, len(members)), strict=True
+            ):
+                positions[(i, kind)] = position
+    dialogue_kinds = [QUESTION_KINDS[int(k)] for k in suite_rng.integers(0, 5, size=n_videos)]
+
+    all_items: list[Item] = []
+    videos: list[SuiteVideo] = []
+    for index in range(n_videos):
+        split = splits[index]
+        if only_split is not None and split != only_split:
+            continue
+        rng = np.random.default_rng(video_seqs[index])
+        video_id = f"synth-{seed}-{index:05d}"
+        try:
+            scene = plan_scene(
+                rng, video_id, width=width, height=height, fps=fps, duration_s=duration_s
+            )
+        except ValueError as exc:
+            raise SuiteError(f"video {video_id}: {exc}") from exc
+        rel_path = f"{VIDEOS_DIR}/{video_id}.mp4"
+        encode_h264(
+            iter_frames(scene), out_dir / rel_path, width=width, height=height, fps=fps, crf=crf
+        )
+        items = build_items(
+            rng,
+            scene,
+            video_path=rel_path,
+            split=split,
+            answer_positions={kind: positions[(index, kind)] for kind in QUESTION_KINDS},
+            dialogue_kind=dialogue_kinds[index],
+        )
+        all_items.extend(items)
+        videos.append(
+            SuiteVideo(
+                video_id=video_id,
+                index=index,
+                split=split,
+                path=rel_path,
+                sha256=sha256_file(out_dir / rel_path),
+                n_items=len(items),
+                scene=scene,
+            )
+        )
+
+    write_items_jsonl(out_dir / ITEMS_FILE, all_items)
+    manifest = SuiteManifest(
+        seed=seed,
+        n_videos=n_videos,
+        width=width,
+        height=height,
+        fps=fps,
+        duration_s=duration_s,
+        test_fraction=test_fraction,
+        only_split=only_split,
+        codec="libx264",
+        crf=crf,
+        items_sha256=sha256_file(out_dir / ITEMS_FILE),
+        n_items=len(all_items),
+        videos=tuple(videos),
+        split_sizes={
+            split: sum(1 for v in videos if v.split == split) for split in ("train", "test")
+        },
+    )
+    write_json_atomic(out_dir / SUITE_FILE, manifest.model_dump(mode="json"))
+    return manifest
+
+
+def read_manifest(suite_dir: Path) -> SuiteManifest:
+    """Read `suite.json`, refusing one written by a newer suite schema."""
+    import json
+
+    path = Path(suite_dir) / SUITE_FILE
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise SuiteError(
+            f"{path}: no suite manifest (was the suite generated completely?)"
+        ) from exc
+    except json.JSONDecodeError as exc:
+        raise SuiteError(f"{path}: not valid JSON ({exc.msg})") from exc
+    version = payload.get("suite_schema_version") if isinstance(payload, dict) else None
+    if not isinstance(version, int):
+        raise SuiteError(f"{path}: key 'suite_schema_version' is missing")
+    if version > SUITE_SCHEMA_VERSION:
+        raise SuiteError(
+            f"{path}: suite schema version {version} is newer than this itemscale reads "
+            f"({SUITE_SCHEMA_VERSION})"
+        )
+    return SuiteManifest.model_validate(payload)
+
+
+def verify_suite(suite_dir: Path) -> list[str]:
+    """Files whose hash no longer matches the manifest (empty when the suite is intact)."""
+    suite_dir = Path(suite_dir)
+    manifest = read_manifest(suite_dir)
+    bad: list[str] = []
+    checks = [(manifest.items_file, manifest.items_sha256)]
+    checks += [(v.path, v.sha256) for v in manifest.videos]
+    for rel, expected in checks:
+        path = suite_dir / rel
+        if not path.is_file() or sha256_file(path) != expected:
+            bad.append(rel)
+    return bad
