@@ -1,13 +1,170 @@
-"""transformers backend (work in progress: loading is being written in this module)."""
+"""transformers backend: open Video LLMs through `AutoProcessor` and the model's chat template.
+
+The video goes in as a video (one `{"type": "video"}` part at the start of the first user
+message), not a bag of images, so each family's own video path runs (temporal patches, frame
+timestamps, per-frame pooling). Processors would otherwise resample and resize on their own;
+every call turns frame sampling off (`do_sample_frames=False`) and passes the frames' real
+positions as `video_metadata`, so the frames we chose are the frames the model sees and
+timestamp-aware families (Qwen2.5-VL, Qwen3-VL) get the true times. Our one pixel budget becomes
+the resize bounds of the families that resize by pixel count (the Qwen families); the others
+resize to a fixed size, which the response records as the pixels actually used.
+
+Multiple-choice confidence is read from the first generated position's logits: the
+probability mass of each option letter's tokens (`"A"` and `" A"` are pooled, as tokenizers
+differ) renormalised over the options.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import hashlib
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
-from ._types import BackendError, VideoLM
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..responses import Status, TaskKind
+from ._answers import finish_response_fields
+from ._prompts import build_messages
+from ._types import BackendError, BackendSpec, FramesLike, VideoRequest, VideoResponse
+
+if TYPE_CHECKING:
+    import torch
+
+#: model_type -> family name recorded in the spec.
+FAMILIES: dict[str, str] = {
+    "qwen2_vl": "qwen2-vl",
+    "qwen2_5_vl": "qwen2.5-vl",
+    "qwen3_vl": "qwen3-vl",
+    "llava_onevision": "llava-onevision",
+    "llava_next_video": "llava-next-video",
+    "internvl": "internvl",
+    "smolvlm": "smolvlm2",
+}
+#: Families whose processor resizes to a pixel-count range (our budget sets the range).
+PIXEL_RANGE_FAMILIES = frozenset({"qwen2-vl", "qwen2.5-vl", "qwen3-vl"})
+
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+
+class HFOptions(BaseModel):
+    """Options of an `hf`/`builtin` model entry (the protocol file's `options` table).
+
+    `min_pixels`: lower resize bound for the pixel-range families (frames smaller than it are
+    enlarged by the processor, which the response records).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    min_pixels: int | None = Field(default=None, ge=1)
+    attn_implementation: Literal["eager", "sdpa", "flash_attention_2"] | None = None
+    local_files_only: bool = True
+
+
+def parse_options(options: dict[str, Any], model_name: str) -> HFOptions:
+    try:
+        return HFOptions.model_validate(options)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"]) or "(options)"
+        raise BackendError(f"model {model_name!r}: option '{key}': {err['msg']}") from exc
+
+
+def local_revision(folder: Path) -> str:
+    """A fingerprint of a local checkpoint: config and processor files by content, weights by
+    name and size (hashing gigabytes of weights on every load would cost minutes)."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.iterdir()):
+        if not path.is_file():
+            continue
+        digest.update(path.name.encode())
+        if path.suffix in (".json", ".jinja", ".txt", ".model"):
+            digest.update(path.read_bytes())
+        else:
+            digest.update(str(path.stat().st_size).encode())
+    return "local-" + digest.hexdigest()[:16]
+
+
+def source_fps(frames: FramesLike) -> float:
+    """The video's frame rate implied by the frames' indices and timestamps (needed so a
+    timestamp-aware processor computes each frame's true time from its index)."""
+    indices = np.asarray(frames.indices, dtype=np.float64)
+    times = np.asarray(frames.timestamps, dtype=np.float64)
+    fps = getattr(frames, "fps", None)
+    if isinstance(fps, int | float) and fps > 0:
+        return float(fps)
+    if len(indices) >= 2:
+        di, dt = np.diff(indices), np.diff(times)
+        ok = (di > 0) & (dt > 0)
+        if ok.any():
+            return float(np.median(di[ok] / dt[ok]))
+    if len(indices) >= 1 and times[0] > 0 and indices[0] > 0:
+        return float(indices[0] / times[0])
+    return 1.0
+
+
+def video_metadata(frames: FramesLike) -> dict[str, Any]:
+    fps = source_fps(frames)
+    indices = [int(i) for i in frames.indices]
+    total = getattr(frames, "total_frames", None)
+    if not isinstance(total, int) or total <= max(indices):
+        total = max(indices) + 1
+    height, width = int(frames.frames.shape[1]), int(frames.frames.shape[2])
+    return {
+        "total_num_frames": total,
+        "fps": fps,
+        "width": width,
+        "height": height,
+        "duration": total / fps,
+        "frames_indices": indices,
+    }
+
+
+def letter_token_ids(tokenizer: Any, letters: str) -> dict[str, list[int]]:
+    """Token ids that spell each letter alone, with and without a leading space."""
+    ids: dict[str, list[int]] = {}
+    for letter in letters:
+        found: list[int] = []
+        for spelling in (letter, " " + letter):
+            encoded = tokenizer.encode(spelling, add_special_tokens=False)
+            if len(encoded) == 1 and encoded[0] not in found:
+                found.append(int(encoded[0]))
+        if not found:
+            raise BackendError(f"the tokenizer has no single token for option letter {letter!r}")
+        ids[letter] = found
+    return ids
 
 
 class HFBackend:
+    """A transformers Video LLM held in memory; requests are run in left-padded batches of
+    requests that share frame geometry and decoding settings."""
+
+    def __init__(
+        self,
+        *,
+        spec: BackendSpec,
+        family: str,
+        model: Any,
+        processor: Any,
+        options: HFOptions,
+        device: str,
+        batch_size: int,
+    ) -> None:
+        self._spec = spec
+        self.family = family
+        self._model = model
+        self._processor = processor
+        self._options = options
+        self._device = device
+        self._batch_size = batch_size
+        self._tokenizer = processor.tokenizer
+        self._tokenizer.padding_side = "left"
+        self._visual_ids = self._visual_token_ids()
+        self._letter_ids: dict[str, dict[str, list[int]]] = {}
+
     @classmethod
     def load(
         cls,
@@ -20,5 +177,271 @@ class HFBackend:
         device: str,
         batch_size: int,
         backend: str,
-    ) -> VideoLM:
-        raise BackendError(f"model {name!r}: the hf backend is not implemented yet")
+    ) -> HFBackend:
+        import torch
+        from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
+
+        parsed = parse_options(options, name)
+        if dtype not in DTYPES:
+            raise BackendError(f"model {name!r}: dtype {dtype!r} is not one of {', '.join(DTYPES)}")
+        load_kwargs: dict[str, Any] = {"local_files_only": parsed.local_files_only}
+        if revision is not None and not Path(model).is_dir():
+            load_kwargs["revision"] = revision
+        try:
+            config = AutoConfig.from_pretrained(model, **load_kwargs)
+        except (OSError, ValueError) as exc:
+            raise BackendError(
+                f"model {name!r}: cannot read the config of {model!r}: {exc}"
+            ) from exc
+        family = FAMILIES.get(str(config.model_type))
+        if family is None:
+            raise BackendError(
+                f"model {name!r}: model type {config.model_type!r} is not a supported video "
+                f"family (supported: {', '.join(sorted(FAMILIES))})"
+            )
+        torch_dtype = "auto" if dtype == "auto" else getattr(torch, dtype)
+        model_kwargs = dict(load_kwargs, dtype=torch_dtype)
+        if parsed.attn_implementation is not None:
+            model_kwargs["attn_implementation"] = parsed.attn_implementation
+        try:
+            processor: Any = AutoProcessor.from_pretrained(model, **load_kwargs)  # type: ignore[no-untyped-call]
+            network: Any = AutoModelForImageTextToText.from_pretrained(model, **model_kwargs)
+        except (OSError, ValueError) as exc:
+            raise BackendError(f"model {name!r}: cannot load {model!r}: {exc}") from exc
+        network.to(device).eval()
+        if revision is None:
+            revision = (
+                local_revision(Path(model))
+                if Path(model).is_dir()
+                else getattr(config, "_commit_hash", None)
+            )
+        spec = BackendSpec(
+            backend="builtin" if backend == "builtin" else "hf",
+            name=name,
+            model=model,
+            revision=revision,
+            dtype=str(network.dtype).removeprefix("torch."),
+            processor=processor_settings(family, processor, parsed),
+        )
+        return cls(
+            spec=spec,
+            family=family,
+            model=network,
+            processor=processor,
+            options=parsed,
+            device=device,
+            batch_size=batch_size,
+        )
+
+    @property
+    def spec(self) -> BackendSpec:
+        return self._spec
+
+    def close(self) -> None:
+        self._model = None
+
+    # -- batching -----------------------------------------------------------------------------
+
+    def generate(self, requests: Sequence[VideoRequest]) -> list[VideoResponse]:
+        results: list[VideoResponse | None] = [None] * len(requests)
+        groups: dict[tuple[Any, ...], list[int]] = {}
+        for position, request in enumerate(requests):
+            groups.setdefault(self._batch_key(request), []).append(position)
+        for positions in groups.values():
+            for start in range(0, len(positions), self._batch_size):
+                chunk = positions[start : start + self._batch_size]
+                for position, response in zip(
+                    chunk, self._run_isolating([requests[p] for p in chunk]), strict=True
+                ):
+                    results[position] = response
+        return [r for r in results if r is not None]
+
+    def _batch_key(self, request: VideoRequest) -> tuple[Any, ...]:
+        shape = None if request.frames is None else tuple(request.frames.frames.shape)
+        return (shape, request.max_pixels, request.decoding, request.item.task_kind)
+
+    def _run_isolating(self, batch: list[VideoRequest]) -> list[VideoResponse]:
+        """Run a batch; if it fails, run its requests one by one so only the bad one fails."""
+        try:
+            return self._run_batch(batch)
+        except Exception as exc:
+            if len(batch) == 1:
+                return [VideoResponse.failure(Status.MODEL_ERROR, f"{type(exc).__name__}: {exc}")]
+        return [self._run_isolating([request])[0] for request in batch]
+
+    # -- one batch ----------------------------------------------------------------------------
+
+    def _conversation(self, request: VideoRequest) -> list[dict[str, Any]]:
+        conversation: list[dict[str, Any]] = []
+        for position, message in enumerate(build_messages(request.item)):
+            parts: list[dict[str, Any]] = []
+            if position == 0 and request.frames is not None:
+                parts.append({"type": "video"})
+            parts.append({"type": "text", "text": message["text"]})
+            conversation.append({"role": message["role"], "content": parts})
+        return conversation
+
+    def processor_inputs(self, batch: Sequence[VideoRequest]) -> Any:
+        """The processor's output for a batch (exposed so tests can check what the model sees)."""
+        texts = [
+            self._processor.apply_chat_template(
+                self._conversation(request), add_generation_prompt=True, tokenize=False
+            )
+            for request in batch
+        ]
+        kwargs: dict[str, Any] = {"text": texts, "padding": True, "return_tensors": "pt"}
+        videos = [r.frames for r in batch if r.frames is not None]
+        if videos:
+            kwargs["videos"] = [list(frames.frames) for frames in videos]
+            kwargs["do_sample_frames"] = False
+            kwargs["video_metadata"] = [video_metadata(frames) for frames in videos]
+            kwargs.update(self._resize_kwargs(batch[0]))
+        return self._processor(**kwargs)
+
+    def _resize_kwargs(self, request: VideoRequest) -> dict[str, Any]:
+        if self.family not in PIXEL_RANGE_FAMILIES or request.frames is None:
+            return {}
+        height, width = request.frames.frames.shape[1:3]
+        factor = _qwen_factor(self._processor)
+        # Round up to the patch grid so the processor never shrinks frames already at budget.
+        ceiling = int(-(-height // factor) * factor * -(-width // factor) * factor)
+        max_pixels = ceiling if request.max_pixels is None else min(ceiling, request.max_pixels)
+        min_pixels = self._options.min_pixels or factor * factor
+        max_pixels = max(max_pixels, min_pixels)
+        if self.family == "qwen3-vl":
+            # Qwen3-VL bounds the whole clip (frames rounded to temporal patches x pixels).
+            temporal = int(self._processor.video_processor.temporal_patch_size)
+            frames = max(temporal, round(request.frames.frames.shape[0] / temporal) * temporal)
+            min_pixels, max_pixels = min_pixels * frames, max_pixels * frames
+        return {
+            "size": {"shortest_edge": min_pixels, "longest_edge": max_pixels},
+            "cap_pixels_per_frame": False,
+        }
+
+    def _run_batch(self, batch: list[VideoRequest]) -> list[VideoResponse]:
+        import torch
+
+        start = time.perf_counter()
+        inputs = self.processor_inputs(batch).to(self._device)
+        decoding = batch[0].decoding
+        generate_kwargs: dict[str, Any] = {
+            "max_new_tokens": decoding.max_new_tokens,
+            "return_dict_in_generate": True,
+            "output_logits": True,
+            "pad_token_id": self._tokenizer.pad_token_id,
+        }
+        if decoding.greedy:
+            generate_kwargs["do_sample"] = False
+        else:
+            torch.manual_seed(decoding.seed)
+            generate_kwargs.update(
+                do_sample=True, temperature=decoding.temperature, top_p=decoding.top_p
+            )
+        with torch.inference_mode():
+            output = self._model.generate(**inputs, **generate_kwargs)
+        prompt_length = inputs["input_ids"].shape[1]
+        first_logits = output.logits[0].float()
+        latency = (time.perf_counter() - start) / len(batch)
+        visual = self.visual_token_counts(inputs)
+        pixels = self._pixels(inputs)
+        responses = []
+        for row, request in enumerate(batch):
+            text = self._tokenizer.decode(
+                output.sequences[row, prompt_length:], skip_special_tokens=True
+            ).strip()
+            probs = None
+            if request.item.task_kind == TaskKind.MCQA and decoding.score_options:
+                probs = self._option_probs(first_logits[row], request.item.option_letters)
+            answer, confidence, status = finish_response_fields(request.item, text, probs, decoding)
+            has_video = request.frames is not None
+            responses.append(
+                VideoResponse(
+                    raw_text=text,
+                    answer=answer,
+                    option_probs=probs,
+                    confidence=confidence,
+                    visual_tokens=visual[row],
+                    latency_s=latency,
+                    status=status,
+                    error=None,
+                    pixels=pixels if has_video else None,
+                    frames_used=int(request.frames.frames.shape[0])
+                    if request.frames is not None
+                    else None,
+                )
+            )
+        return responses
+
+    # -- reading what the processor produced --------------------------------------------------
+
+    def _visual_token_ids(self) -> list[int]:
+        ids: list[int] = []
+        for attribute in ("image_token", "video_token"):
+            token = getattr(self._processor, attribute, None)
+            if isinstance(token, str):
+                token_id = self._tokenizer.convert_tokens_to_ids(token)
+                if isinstance(token_id, int) and token_id != self._tokenizer.unk_token_id:
+                    ids.append(token_id)
+        if not ids:
+            raise BackendError(f"{self.family}: the processor names no image or video token")
+        return sorted(set(ids))
+
+    def visual_token_counts(self, inputs: Any) -> list[int]:
+        import torch
+
+        input_ids = inputs["input_ids"]
+        is_visual = torch.isin(input_ids, torch.tensor(self._visual_ids, device=input_ids.device))
+        if "attention_mask" in inputs:
+            is_visual &= inputs["attention_mask"].bool()
+        return [int(n) for n in is_visual.sum(dim=1).tolist()]
+
+    def _pixels(self, inputs: Any) -> int | None:
+        """Pixels per frame after the processor's resizing."""
+        if "video_grid_thw" in inputs:
+            grid = inputs["video_grid_thw"][0]
+            patch = int(self._processor.video_processor.patch_size)
+            return int(grid[1]) * int(grid[2]) * patch * patch
+        for key in ("pixel_values_videos", "pixel_values"):
+            if key in inputs:
+                shape = inputs[key].shape
+                return int(shape[-1]) * int(shape[-2])
+        return None
+
+    def _option_probs(self, logits: torch.Tensor, letters: str) -> dict[str, float]:
+        import torch
+
+        ids = self._letter_ids.get(letters)
+        if ids is None:
+            ids = self._letter_ids[letters] = letter_token_ids(self._tokenizer, letters)
+        probabilities = torch.softmax(logits, dim=-1)
+        mass = {letter: float(probabilities[token_ids].sum()) for letter, token_ids in ids.items()}
+        total = sum(mass.values())
+        if total <= 0.0:
+            return {letter: 1.0 / len(letters) for letter in letters}
+        return {letter: value / total for letter, value in mass.items()}
+
+
+def _qwen_factor(processor: Any) -> int:
+    video = processor.video_processor
+    return int(video.patch_size) * int(video.merge_size)
+
+
+def processor_settings(family: str, processor: Any, options: HFOptions) -> dict[str, Any]:
+    """The processor settings that change what the model sees, for the spec."""
+    settings: dict[str, Any] = {"family": family}
+    video = getattr(processor, "video_processor", None)
+    for attribute in ("patch_size", "merge_size", "temporal_patch_size", "size", "crop_size"):
+        value = getattr(video, attribute, None)
+        if value is None:
+            continue
+        if hasattr(value, "to_dict"):
+            value = value.to_dict()
+        if isinstance(value, dict):
+            value = json.dumps({k: v for k, v in value.items() if v is not None}, sort_keys=True)
+        if isinstance(value, str | int | float | bool):
+            settings[f"video.{attribute}"] = value
+    if options.min_pixels is not None:
+        settings["min_pixels"] = options.min_pixels
+    template = getattr(processor, "chat_template", None) or ""
+    settings["chat_template_sha"] = hashlib.sha256(str(template).encode()).hexdigest()[:16]
+    return settings
