@@ -219,9 +219,14 @@ class RunStore:
 
     def cells_frame(self) -> pd.DataFrame:
         """Every stored cell (all identities), with `spec_id`, `attempts`, `finished_at`."""
-        frame = pd.read_sql_query("SELECT * FROM cells ORDER BY finished_at, rowid", self._db)
-        for name in _JSON_LIST_FIELDS:
-            frame[name] = [None if v is None else json.loads(v) for v in frame[name]]
+        cur = self._db.execute("SELECT * FROM cells ORDER BY finished_at, rowid")
+        names = [d[0] for d in cur.description]
+        records = [dict(zip(names, values, strict=True)) for values in cur.fetchall()]
+        for record in records:
+            for name in _JSON_LIST_FIELDS:
+                value = record[name]
+                record[name] = json.loads(value) if isinstance(value, str) else None
+        frame = pd.DataFrame.from_records(records, columns=names)
         return frame
 
     def responses(self, *, prefer: Collection[str] | None = None) -> pd.DataFrame:

@@ -1,0 +1,163 @@
+"""`itemscale sweep protocol.toml`: run (or resume) a protocol's grid into its run directory."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import CommandError
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "sweep",
+        help="run a protocol's budget grid against its models (resumable)",
+        description=(
+            "Plan the cells (models x items x configurations x repeats, plus the text-only "
+            "baseline), skip the finished ones, decode each video once for all its "
+            "configurations, run the rest in batches and commit each result to RUN_DIR/"
+            "store.sqlite as it arrives; then export RUN_DIR/responses.parquet and run.json. "
+            "Ctrl-C stops after the cells in flight (exit status 130); rerun to resume."
+        ),
+    )
+    parser.add_argument("protocol", type=Path, help="protocol file (TOML)")
+    parser.add_argument(
+        "--dry-run", action="store_true", help="print the plan and its cost; run nothing"
+    )
+    parser.add_argument("--limit", type=int, default=None, help="only the first N items")
+    parser.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="run again the cells stored as media_error, model_error or timeout",
+    )
+    parser.add_argument("--executor", choices=("local", "ray"), default="local")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ... (local models)")
+    parser.add_argument("--batch-size", type=int, default=1, help="requests per model call")
+    parser.add_argument(
+        "--output", type=Path, default=None, help="run directory (default: the protocol's `output`)"
+    )
+    parser.add_argument(
+        "--videos",
+        type=Path,
+        default=None,
+        help="folder of the benchmark's video files (overrides the protocol)",
+    )
+    parser.add_argument(
+        "--frame-cache",
+        type=Path,
+        default=None,
+        help="keep decoded frames in this folder, shared across runs",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="Ray actors per model (default: one per GPU or CPU slot)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the plan (--dry-run) or the summary as one JSON object",
+    )
+    parser.set_defaults(func=run)
+
+
+def _load(args: argparse.Namespace) -> Any:
+    from ..protocol import ProtocolError, load_protocol
+
+    try:
+        protocol = load_protocol(args.protocol)
+    except ProtocolError as exc:
+        raise CommandError(str(exc)) from None
+    if args.videos is not None:
+        bench = protocol.benchmark.model_copy(update={"videos": str(args.videos.resolve())})
+        protocol = protocol.model_copy(update={"benchmark": bench})
+    return protocol
+
+
+def _print_plan(cost: Any, run_dir: Path, as_json: bool) -> None:
+    payload = {"run_dir": str(run_dir), **cost.as_dict()}
+    if as_json:
+        print(json.dumps(payload, sort_keys=True))
+        return
+    print(f"plan for {run_dir}")
+    print(f"{'configuration':<24} {'cells':>8} {'to run':>8} {'frames':>10} {'vis. tokens':>12}")
+    for label, row in cost.by_config.items():
+        print(
+            f"{label:<24} {row['cells']:>8} {row['cells_todo']:>8} {row['frames']:>10} "
+            f"{row['visual_tokens_estimated']:>12}"
+        )
+    print(
+        f"{'total':<24} {cost.cells:>8} {cost.cells_todo:>8} {cost.frames:>10} "
+        f"{cost.visual_tokens:>12}"
+    )
+    print(
+        f"{cost.cells_done} cells already done; visual tokens estimated with Qwen2-VL's "
+        "28x28-pixel, 2-frame patches"
+    )
+    if cost.visual_tokens_unknown_cells:
+        print(f"{cost.visual_tokens_unknown_cells} cells have no readable video: tokens unknown")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..models import BackendError
+    from ..store import StoreError
+    from ..sweep import BenchmarkLoadError, plan_sweep, run_sweep
+
+    if args.limit is not None and args.limit < 1:
+        raise CommandError(f"--limit must be at least 1 (got {args.limit})")
+    if args.batch_size < 1:
+        raise CommandError(f"--batch-size must be at least 1 (got {args.batch_size})")
+    protocol = _load(args)
+    run_dir = args.output if args.output is not None else Path(protocol.output)
+    try:
+        if args.dry_run:
+            cost = plan_sweep(
+                protocol, limit=args.limit, retry_errors=args.retry_errors, run_dir=run_dir
+            )
+            _print_plan(cost, run_dir, args.json)
+            return 0
+        cache = None
+        if args.frame_cache is not None:
+            from ..video import FrameCache
+
+            cache = FrameCache(args.frame_cache)
+        result = run_sweep(
+            protocol,
+            executor=args.executor,
+            limit=args.limit,
+            retry_errors=args.retry_errors,
+            run_dir=run_dir,
+            device=args.device,
+            batch_size=args.batch_size,
+            frame_cache=cache,
+            num_workers=args.workers,
+            progress=not args.no_progress and sys.stderr.isatty(),
+            provenance={"argv": ["itemscale", "sweep", *sys.argv[2:]]},
+        )
+    except (BenchmarkLoadError, StoreError, BackendError, FileNotFoundError) as exc:
+        raise CommandError(str(exc)) from None
+    summary = {
+        "run_dir": str(result.run_dir),
+        "planned": result.planned,
+        "skipped": result.skipped,
+        "ran": result.ran,
+        "by_status": result.by_status,
+        "interrupted": result.interrupted,
+        "rows": len(result.table),
+    }
+    if args.json:
+        print(json.dumps(summary, sort_keys=True))
+    else:
+        status = ", ".join(f"{k} {v}" for k, v in sorted(result.by_status.items())) or "nothing"
+        print(
+            f"{result.planned} cells planned, {result.skipped} already done, {result.ran} run "
+            f"({status}); {len(result.table)} rows in {result.run_dir / 'responses.parquet'}"
+        )
+        if result.interrupted:
+            print("interrupted: rerun the same command to resume", file=sys.stderr)
+    return result.exit_code

@@ -1,0 +1,349 @@
+"""Running cells: decode a video once for all its cells, batch the model calls, build rows.
+
+The same `VideoJobRunner` runs in the local executor and inside each Ray actor, so the two
+executors produce identical rows for identical cells; only who owns the store differs.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..items import Item
+from ..models import DecodingSettings, VideoLM, VideoRequest, VideoResponse
+from ..protocol import Configuration
+from ..responses import (
+    NOANSWER,
+    Status,
+    TaskKind,
+    exact_match,
+    extract_choice,
+    rouge_l,
+    token_f1,
+)
+from ..store import CellRow
+from ._plan import Cell
+
+#: The `source` column of every row a sweep writes.
+SWEEP_SOURCE = "itemscale-sweep"
+
+
+@dataclass(frozen=True)
+class VideoJob:
+    """All pending cells of one model on one video (text-only cells of its items included)."""
+
+    video_id: str
+    video_path: str | None
+    cells: tuple[Cell, ...]
+    hash_video: bool = False
+
+
+@dataclass
+class JobStats:
+    """Where a job's time went: the benchmark splits itemscale's overhead from the model's."""
+
+    decode_s: float = 0.0
+    model_s: float = 0.0
+    model_calls: int = 0
+    video_hash: str | None = None
+
+
+def group_by_video(cells: Sequence[Cell], known_hashes: set[str] | None = None) -> list[VideoJob]:
+    """One job per video, in first-seen order, cells sorted by configuration inside each, so a
+    batch holds requests of one budget (similar visual token counts, little padding)."""
+    groups: dict[str, list[Cell]] = {}
+    paths: dict[str, str | None] = {}
+    for cell in cells:
+        groups.setdefault(cell.item.video_id, []).append(cell)
+        paths.setdefault(cell.item.video_id, cell.item.video_path)
+    known = known_hashes if known_hashes is not None else set()
+    jobs = []
+    for video_id, group in groups.items():
+        group.sort(key=lambda c: (c.config.config_id, c.repeat))
+        jobs.append(
+            VideoJob(
+                video_id=video_id,
+                video_path=paths[video_id],
+                cells=tuple(group),
+                hash_video=video_id not in known and paths[video_id] is not None,
+            )
+        )
+    return jobs
+
+
+def decoding_settings(base: Any, seed: int) -> DecodingSettings:
+    """The backend's decoding settings from the protocol's (one seed per repeat)."""
+    top_p = getattr(base, "top_p", None)
+    return DecodingSettings(
+        max_new_tokens=int(base.max_new_tokens),
+        temperature=float(base.temperature),
+        top_p=1.0 if top_p is None else float(top_p),
+        seed=int(seed),
+    )
+
+
+def _cell_max_pixels(config: Configuration) -> int | None:
+    if config.max_pixels is not None:
+        return config.max_pixels
+    if config.token_budget is not None and config.frames > 0:
+        from ..video import allocation_max_pixels
+
+        return int(allocation_max_pixels(config.token_budget, config.frames))
+    return None
+
+
+def _score_fields(
+    item: Item, status: Status, answer: str | None, raw_text: str | None
+) -> dict[str, Any]:
+    if not status.answered:
+        return {}
+    if item.task_kind == TaskKind.MCQA:
+        if item.answer is None:
+            return {}
+        return {"correct": 1.0 if answer == item.answer else 0.0}
+    if not item.references or raw_text is None:
+        return {}
+    f1 = token_f1(raw_text, item.references)
+    return {
+        "token_f1": f1,
+        "rouge_l": rouge_l(raw_text, item.references),
+        "exact_match": exact_match(raw_text, item.references),
+        "score": f1,
+    }
+
+
+def parsed_answer(item: Item, response: VideoResponse) -> tuple[Status, str | None]:
+    """The status and answer to record, checked here whatever the backend did.
+
+    A multiple-choice answer must be one of the item's option letters; anything else (no answer
+    given, a letter beyond the options) is re-read from the raw text by the shared extractor and
+    becomes NOANSWER when the text names no option: never a guessed letter.
+    """
+    status = Status(response.status)
+    if not status.answered:
+        return status, None
+    if item.task_kind != TaskKind.MCQA:
+        return Status.OK, response.answer
+    answer = response.answer
+    if answer != NOANSWER and (
+        answer is None or len(answer) != 1 or answer not in item.option_letters
+    ):
+        answer = extract_choice(response.raw_text, item.options)
+    if answer == NOANSWER:
+        return Status.NOANSWER, NOANSWER
+    return Status.OK, answer
+
+
+def base_row(cell: Cell) -> dict[str, Any]:
+    config = cell.config
+    item = cell.item
+    return {
+        "cell_id": cell.cell_id,
+        "spec_id": cell.spec_id,
+        "model": cell.model,
+        "item_id": item.item_id,
+        "video_id": item.video_id,
+        "task_kind": item.task_kind.value,
+        "series": cell.planned.series,
+        "config_id": config.config_id,
+        "config_label": config.label,
+        "axis_order": config.axis_order,
+        "frames": config.frames,
+        "repeat": cell.repeat,
+        "sampling": None if config.is_text_only else config.sampling.tag,
+        "pipeline": None if config.is_text_only else config.pipeline,
+        "reference": item.reference_text(),
+        "attributes": json.dumps(item.attributes, sort_keys=True) if item.attributes else None,
+        "source": SWEEP_SOURCE,
+    }
+
+
+def failure_row(cell: Cell, status: Status, error: str, frames: Any = None) -> CellRow:
+    row = base_row(cell)
+    row.update(status=status.value, error=error)
+    if frames is not None:
+        row.update(_frame_fields(frames))
+    return CellRow(**row)
+
+
+def _frame_fields(frames: Any) -> dict[str, Any]:
+    indices = tuple(int(i) for i in frames.indices)
+    return {
+        "frame_indices": indices,
+        "frame_timestamps": tuple(float(t) for t in frames.timestamps),
+        "effective_frames": len(indices),
+        "pixels": int(frames.width) * int(frames.height),
+    }
+
+
+def response_row(cell: Cell, frames: Any, response: VideoResponse) -> CellRow:
+    """The stored row of one answered (or failed) model call."""
+    row = base_row(cell)
+    status, answer = parsed_answer(cell.item, response)
+    if frames is None:
+        row.update(frame_indices=(), frame_timestamps=(), effective_frames=0)
+    else:
+        row.update(_frame_fields(frames))
+        if response.frames_used is not None:
+            row["effective_frames"] = int(response.frames_used)
+        if response.pixels is not None:
+            row["pixels"] = int(response.pixels)
+    probs = response.option_probs
+    confidence = response.confidence
+    if status.answered and cell.item.task_kind == TaskKind.MCQA and probs and answer in probs:
+        confidence = probs[answer] if confidence is None else confidence
+    if not status.answered or answer == NOANSWER:
+        confidence = None
+    row.update(
+        status=status.value,
+        error=response.error,
+        raw_text=response.raw_text,
+        answer=answer,
+        confidence=confidence,
+        option_probs=json.dumps(dict(sorted(probs.items()))) if probs else None,
+        visual_tokens=response.visual_tokens,
+        latency_s=response.latency_s,
+        **_score_fields(cell.item, status, answer, response.raw_text),
+    )
+    return CellRow(**row)
+
+
+@dataclass
+class VideoJobRunner:
+    """Runs jobs on one loaded backend. `cache` is an optional `itemscale.video.FrameCache`."""
+
+    backend: VideoLM
+    batch_size: int = 1
+    cache: Any = None
+    decodings: dict[int, DecodingSettings] = field(default_factory=dict)
+    decoding_base: Any = None
+
+    def _decoding(self, seed: int) -> DecodingSettings:
+        if seed not in self.decodings:
+            self.decodings[seed] = decoding_settings(self.decoding_base, seed)
+        return self.decodings[seed]
+
+    def _decode(
+        self, job: VideoJob, stats: JobStats
+    ) -> tuple[dict[tuple[str, str, int], Any], dict[str, tuple[Status, str]]]:
+        """Frame sets keyed by (config id, item key, repeat), and failures by cell id.
+
+        Deterministic policies do not depend on the item or the repeat, so all of a video's
+        deterministic configurations are decoded in one pass; the seeded `random` policy draws
+        per item and repeat and gets one pass per draw.
+        """
+        frames: dict[tuple[str, str, int], Any] = {}
+        failed: dict[str, tuple[Status, str]] = {}
+        video_cells = [c for c in job.cells if c.needs_video]
+        if not video_cells:
+            return frames, failed
+        from ..video import MediaError, decode_for_configs, video_content_hash
+
+        start = time.perf_counter()
+        if job.video_path is None:
+            for cell in video_cells:
+                failed[cell.cell_id] = (
+                    Status.MEDIA_ERROR,
+                    f"missing_file: no video file for video_id {job.video_id!r}",
+                )
+            return frames, failed
+        passes: dict[tuple[str, int], dict[str, Configuration]] = {}
+        for cell in video_cells:
+            key = (
+                (cell.item.item_id, cell.repeat)
+                if cell.config.sampling.name == "random"
+                else ("", 0)
+            )
+            passes.setdefault(key, {})[cell.config.config_id] = cell.config
+        errors: dict[tuple[str, int], str] = {}
+        for (item_key, repeat), configs in passes.items():
+            try:
+                got = decode_for_configs(
+                    job.video_path,
+                    list(configs.values()),
+                    item_key=item_key,
+                    repeat=repeat,
+                    cache=self.cache,
+                )
+            except MediaError as exc:
+                errors[(item_key, repeat)] = f"{exc.reason}: {exc.detail or exc}"
+                continue
+            except Exception as exc:  # a decoder bug must not stop the sweep either
+                errors[(item_key, repeat)] = f"decode_error: {type(exc).__name__}: {exc}"
+                continue
+            for config_id, frame_set in got.items():
+                frames[(config_id, item_key, repeat)] = frame_set
+        for cell in video_cells:
+            key = (
+                (cell.item.item_id, cell.repeat)
+                if cell.config.sampling.name == "random"
+                else ("", 0)
+            )
+            if key in errors:
+                failed[cell.cell_id] = (Status.MEDIA_ERROR, errors[key])
+            elif (cell.config.config_id, *key) not in frames:
+                failed[cell.cell_id] = (Status.MEDIA_ERROR, "decode_error: no frames returned")
+        if job.hash_video and len(errors) < len(passes):
+            try:
+                stats.video_hash = video_content_hash(job.video_path)
+            except (MediaError, OSError):
+                stats.video_hash = None
+        stats.decode_s += time.perf_counter() - start
+        return frames, failed
+
+    def run(
+        self,
+        job: VideoJob,
+        stats: JobStats | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> Iterator[list[CellRow]]:
+        """Rows per batch, as they are computed. Stops between batches when `should_stop()`."""
+        stats = stats if stats is not None else JobStats()
+        frames, failed = self._decode(job, stats)
+        if failed:
+            yield [failure_row(c, *failed[c.cell_id]) for c in job.cells if c.cell_id in failed]
+        runnable = [c for c in job.cells if c.cell_id not in failed]
+        for start in range(0, len(runnable), self.batch_size):
+            if should_stop is not None and should_stop():
+                return
+            batch = runnable[start : start + self.batch_size]
+            cell_frames = [self._frames_of(c, frames) for c in batch]
+            requests = [
+                VideoRequest(
+                    item=c.item,
+                    frames=f,
+                    decoding=self._decoding(c.seed),
+                    max_pixels=_cell_max_pixels(c.config),
+                )
+                for c, f in zip(batch, cell_frames, strict=True)
+            ]
+            t0 = time.perf_counter()
+            try:
+                responses = self.backend.generate(requests)
+                if len(responses) != len(requests):
+                    raise RuntimeError(
+                        f"backend returned {len(responses)} responses for {len(requests)} requests"
+                    )
+            except Exception as exc:  # a backend must not raise; if it does, record it
+                stats.model_s += time.perf_counter() - t0
+                stats.model_calls += len(requests)
+                yield [
+                    failure_row(c, Status.MODEL_ERROR, f"{type(exc).__name__}: {exc}", f)
+                    for c, f in zip(batch, cell_frames, strict=True)
+                ]
+                continue
+            stats.model_s += time.perf_counter() - t0
+            stats.model_calls += len(requests)
+            yield [
+                response_row(c, f, r) for c, f, r in zip(batch, cell_frames, responses, strict=True)
+            ]
+
+    @staticmethod
+    def _frames_of(cell: Cell, frames: dict[tuple[str, str, int], Any]) -> Any:
+        if not cell.needs_video:
+            return None
+        key = (cell.item.item_id, cell.repeat) if cell.config.sampling.name == "random" else ("", 0)
+        return frames[(cell.config.config_id, *key)]

@@ -1,0 +1,114 @@
+"""Items for a sweep, from whatever benchmark the protocol names, with their video files found.
+
+Every loader returns `Item` records whose `video_path` is an absolute path (or None when the
+file is missing: the sweep then records `media_error: missing_file` for that video's cells
+instead of stopping, so one missing video never costs a whole run).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from ..items import Item, read_items_jsonl
+from ..protocol import BenchmarkEntry
+
+#: Extensions tried, in order, when a video file is named by its video id.
+VIDEO_EXTENSIONS: tuple[str, ...] = (".mp4", ".mkv", ".webm", ".avi", ".mov", ".m4v")
+
+#: Loader function names in `itemscale.items` for the published benchmark question files.
+_BENCHMARK_LOADERS: dict[str, tuple[str, ...]] = {
+    "videomme": ("load_videomme", "read_videomme"),
+    "mlvu": ("load_mlvu", "read_mlvu"),
+    "longvideobench": ("load_longvideobench", "read_longvideobench"),
+}
+
+
+class BenchmarkLoadError(ValueError):
+    """The protocol's benchmark cannot be read (missing file, unknown layout)."""
+
+
+def find_video(videos_dir: Path, video_id: str) -> Path | None:
+    """The file for `video_id` in `videos_dir`: the id itself if it has an extension, else the
+    id plus one of `VIDEO_EXTENSIONS`."""
+    direct = videos_dir / video_id
+    if direct.suffix and direct.is_file():
+        return direct
+    for ext in VIDEO_EXTENSIONS:
+        candidate = videos_dir / f"{video_id}{ext}"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _with_video(item: Item, base: Path, videos_dir: Path | None) -> Item:
+    path: Path | None = None
+    if item.video_path:
+        given = Path(item.video_path).expanduser()
+        path = given if given.is_absolute() else base / given
+    elif videos_dir is not None:
+        path = find_video(videos_dir, item.video_id) or videos_dir / f"{item.video_id}.mp4"
+    return item.model_copy(update={"video_path": str(path.resolve()) if path else None})
+
+
+def _benchmark_loader(kind: str) -> Callable[..., Sequence[Item]]:
+    module = importlib.import_module("itemscale.items")
+    for name in _BENCHMARK_LOADERS[kind]:
+        loader = getattr(module, name, None)
+        if callable(loader):
+            return loader  # type: ignore[no-any-return]
+    raise BenchmarkLoadError(
+        f"benchmark kind {kind!r}: this itemscale has no loader for it "
+        f"(expected itemscale.items.{_BENCHMARK_LOADERS[kind][0]})"
+    )
+
+
+def load_benchmark_items(entry: BenchmarkEntry) -> list[Item]:
+    """The items of `entry`, split- and limit-filtered, with absolute video paths.
+
+    `jsonl`: the generic item format; relative `video_path`s are relative to the file, items
+    without one are looked up in `videos` by video id. `synthetic`: a suite folder written by
+    `itemscale synth` (items.jsonl + videos/). `videomme`/`mlvu`/`longvideobench`: the published
+    question files, with videos named by video id in `videos`.
+    """
+    if entry.path is None:
+        raise BenchmarkLoadError(
+            f"benchmark kind {entry.kind!r} needs a path (for synthetic: a folder written by "
+            "`itemscale synth`)"
+        )
+    path = Path(entry.path).expanduser()
+    videos_dir = Path(entry.videos).expanduser() if entry.videos else None
+    if entry.kind == "synthetic":
+        suite = path
+        items_file = suite / "items.jsonl"
+        if not items_file.is_file():
+            raise BenchmarkLoadError(f"{suite}: not a synthetic suite (no items.jsonl)")
+        items = [
+            _with_video(i, suite, videos_dir or suite / "videos")
+            for i in read_items_jsonl(items_file)
+        ]
+    elif entry.kind == "jsonl":
+        if not path.is_file():
+            raise BenchmarkLoadError(f"{path}: item file not found")
+        items = [_with_video(i, path.parent, videos_dir) for i in read_items_jsonl(path)]
+    else:
+        if not path.is_file():
+            raise BenchmarkLoadError(f"{path}: {entry.kind} question file not found")
+        if videos_dir is None:
+            raise BenchmarkLoadError(
+                f"benchmark kind {entry.kind!r} needs `videos` (the folder of video files)"
+            )
+        loader = _benchmark_loader(entry.kind)
+        loaded = list(loader(path))
+        items = [
+            _with_video(i.model_copy(update={"video_path": None}), path.parent, videos_dir)
+            for i in loaded
+        ]
+    if entry.split is not None:
+        items = [
+            i for i in items if i.split == entry.split or i.attributes.get("split") == entry.split
+        ]
+    if entry.limit is not None:
+        items = items[: entry.limit]
+    return items
