@@ -27,6 +27,7 @@ from ._learned import (
     stopping_targets,
 )
 from ._search import (
+    active_stages,
     fit_threshold_path,
     outcome_at,
     pareto_front,
@@ -48,7 +49,7 @@ POLICY_NAMES: Final[tuple[PolicyName, ...]] = ("confidence", "agreement", "learn
 POLICY_DESCRIPTIONS: Final[dict[str, str]] = {
     "confidence": (
         "confidence cascade (MEASURES.md): stage k answers when its option confidence >= tau_k; "
-        "the last stage always answers"
+        "the last stage always answers; a stage with tau = +inf is never run"
     ),
     "agreement": (
         "stage k answers when it gives the same answer as stage k-1 and its confidence clears a "
@@ -125,12 +126,30 @@ def inputs_from_matrix(matrix: ResponseMatrix) -> CascadeInputs:
     )
 
 
+#: Policies whose gate or features read the previous stage must run every stage; the
+#: confidence cascade may skip a stage that can never answer.
+SKIPS_SILENT_STAGES: Final[dict[str, bool]] = {
+    "confidence": True,
+    "agreement": False,
+    "learned": False,
+}
+
+
 @dataclass(frozen=True)
 class HeldOut:
-    """Where each item stopped under thresholds fitted on the other fold."""
+    """Where each item stopped, and what it paid, under thresholds fitted on the other fold."""
 
     stop: IntArray
+    cost_frames: FloatArray
+    cost_tokens: FloatArray | None
     fold_fits: tuple[dict[str, Any], ...]
+
+    def cost(self, currency: Literal["frames", "tokens"]) -> FloatArray:
+        if currency == "tokens":
+            if self.cost_tokens is None:
+                raise ValueError("token cost requested but visual token counts are missing")
+            return self.cost_tokens
+        return self.cost_frames
 
 
 def _policy_scores(
@@ -164,24 +183,44 @@ def cross_fit(
     policy: PolicyName,
     inputs: CascadeInputs,
     folds: IntArray,
-    cost: FloatArray,
+    currency: Literal["frames", "tokens"],
     target_offsets: tuple[float, ...] = (0.0,),
 ) -> list[HeldOut]:
-    """Held-out stops for each target (terminal fit-fold accuracy + offset), both folds swapped."""
+    """Held-out stops and costs for each target (the terminal budget's accuracy on the fitting
+    fold plus an offset), fitted on each fold and reported on the other."""
     n, k = inputs.correct.shape
-    stops = [np.full(n, k - 1, dtype=np.int64) for _ in target_offsets]
-    fold_reports: list[list[dict[str, Any]]] = [[] for _ in target_offsets]
+    primary = inputs.costs(currency)
+    skip = SKIPS_SILENT_STAGES[policy]
+    m = len(target_offsets)
+    stops = [np.full(n, k - 1, dtype=np.int64) for _ in range(m)]
+    frames = [np.zeros(n) for _ in range(m)]
+    tokens = [np.zeros(n) for _ in range(m)] if inputs.token_costs is not None else None
+    fold_reports: list[list[dict[str, Any]]] = [[] for _ in range(m)]
     for fit_fold in (0, 1):
         fit_items = folds == fit_fold
         held = ~fit_items
         gate, score, extra = _policy_scores(policy, inputs, fit_items)
         terminal_acc = float(inputs.correct[fit_items, -1].mean())
         targets = [terminal_acc + off for off in target_offsets]
+
+        def fold_cost(active: tuple[bool, ...], rows: BoolArray = fit_items) -> FloatArray:
+            return np.asarray(primary.cumulative(active)[rows], dtype=np.float64)
+
         fits = fit_threshold_path(
-            gate[fit_items], score[fit_items], inputs.correct[fit_items], cost[fit_items], targets
+            gate[fit_items],
+            score[fit_items],
+            inputs.correct[fit_items],
+            fold_cost,
+            targets,
+            skip_silent=skip,
         )
         for t, fit in enumerate(fits):
-            stops[t][held] = stopping_stage(gate[held], score[held], fit.thresholds)
+            stop = stopping_stage(gate[held], score[held], fit.thresholds)
+            active = active_stages(fit.thresholds, skip)
+            stops[t][held] = stop
+            frames[t][held] = outcome_at(stop, inputs.frame_costs.cumulative(active)[held])
+            if tokens is not None and inputs.token_costs is not None:
+                tokens[t][held] = outcome_at(stop, inputs.token_costs.cumulative(active)[held])
             fold_reports[t].append(
                 {
                     "fitted_on_fold": fit_fold,
@@ -194,56 +233,66 @@ def cross_fit(
                         inputs.labels[s]: _threshold_json(float(fit.thresholds[s]))
                         for s in range(k - 1)
                     },
+                    "stages_run": [inputs.labels[s] for s in range(k) if active[s]],
                     **extra,
                 }
             )
-    return [HeldOut(stop=s, fold_fits=tuple(r)) for s, r in zip(stops, fold_reports, strict=True)]
+    return [
+        HeldOut(
+            stop=stops[t],
+            cost_frames=frames[t],
+            cost_tokens=tokens[t] if tokens is not None else None,
+            fold_fits=tuple(fold_reports[t]),
+        )
+        for t in range(m)
+    ]
 
 
 def _summarise(
-    stop: IntArray,
+    held: HeldOut,
     inputs: CascadeInputs,
     primary: Literal["frames", "tokens"],
     boot: VideoBootstrap | None,
 ) -> dict[str, Any]:
     """Accuracy, cost and cost reduction (both currencies where available) with intervals."""
-    correct = outcome_at(stop, inputs.correct)
+    correct = outcome_at(held.stop, inputs.correct)
     terminal_correct = inputs.correct[:, -1]
-    currencies: list[tuple[str, StageCosts]] = [("frames", inputs.frame_costs)]
-    if inputs.token_costs is not None:
-        currencies.append(("tokens", inputs.token_costs))
+    currencies: list[tuple[str, FloatArray, FloatArray]] = [
+        ("frames", held.cost_frames, inputs.frame_costs.terminal)
+    ]
+    if inputs.token_costs is not None and held.cost_tokens is not None:
+        currencies.append(("tokens", held.cost_tokens, inputs.token_costs.terminal))
     columns = [correct, terminal_correct]
-    for _, costs in currencies:
-        columns += [outcome_at(stop, costs.cumulative), costs.terminal]
+    for _, paid, terminal_cost in currencies:
+        columns += [paid, terminal_cost]
     values = np.column_stack(columns)
     point = values.mean(axis=0)
     samples = boot.means(values) if boot is not None and boot.n_boot > 0 else None
 
-    def ci(col: FloatArray | None) -> FloatArray | None:
-        if col is None:
-            return None
-        return np.asarray(percentile_intervals(col[:, None])[0], dtype=np.float64)
-
     def derived(fn: Any) -> dict[str, Any]:
-        return stat(fn(point), ci(fn(samples.T).T if samples is not None else None))
+        interval = None
+        if samples is not None:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                column = np.asarray(fn(samples.T), dtype=np.float64)
+            interval = percentile_intervals(column[:, None])[0]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            value = float(fn(point))
+        return stat(value, interval)
 
     out: dict[str, Any] = {
         "accuracy": derived(lambda m: m[0]),
         "terminal_accuracy": derived(lambda m: m[1]),
         "accuracy_change": derived(lambda m: m[0] - m[1]),
     }
-    for c, (name, _) in enumerate(currencies):
+    for c, (name, _, _) in enumerate(currencies):
         p, t = 2 + 2 * c, 3 + 2 * c
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[f"mean_cost_{name}"] = derived(lambda m, p=p: m[p])
-            out[f"terminal_cost_{name}"] = derived(lambda m, t=t: m[t])
-            out[f"cost_reduction_{name}"] = derived(lambda m, p=p, t=t: 1.0 - m[p] / m[t])
-    if primary == "tokens" and inputs.token_costs is None:
-        raise ValueError("token cost requested but not available")
+        out[f"mean_cost_{name}"] = derived(lambda m, p=p: m[p])
+        out[f"terminal_cost_{name}"] = derived(lambda m, t=t: m[t])
+        out[f"cost_reduction_{name}"] = derived(lambda m, p=p, t=t: 1.0 - m[p] / m[t])
     out["mean_cost"] = out[f"mean_cost_{primary}"]
     out["cost_reduction"] = out[f"cost_reduction_{primary}"]
     out["matches_terminal"] = bool(point[0] >= point[1] - 1e-12)
-    counts = np.bincount(stop, minlength=len(inputs.labels)) / max(len(stop), 1)
+    counts = np.bincount(held.stop, minlength=len(inputs.labels)) / max(len(held.stop), 1)
     out["stop_share"] = {label: float(counts[s]) for s, label in enumerate(inputs.labels)}
     return out
 
@@ -252,13 +301,11 @@ def _frontier(
     inputs: CascadeInputs,
     held: list[HeldOut],
     offsets: tuple[float, ...],
-    cost: FloatArray,
+    currency: Literal["frames", "tokens"],
 ) -> list[dict[str, Any]]:
     accs = np.array([outcome_at(h.stop, inputs.correct).mean() for h in held])
-    costs = np.array([outcome_at(h.stop, cost).mean() for h in held])
-    terminal_cost = float(
-        np.mean(outcome_at(np.full(inputs.n_items, len(inputs.labels) - 1), cost))
-    )
+    costs = np.array([h.cost(currency).mean() for h in held])
+    terminal_cost = float(inputs.costs(currency).terminal.mean())
     front = set(pareto_front(costs, accs).tolist())
     return [
         {
@@ -272,15 +319,17 @@ def _frontier(
     ]
 
 
-def _threshold_sweep(inputs: CascadeInputs, cost: FloatArray) -> list[dict[str, Any]]:
+def _threshold_sweep(inputs: CascadeInputs, costs: StageCosts) -> list[dict[str, Any]]:
     """Pareto points of one threshold shared by every stage; nothing is fitted, so every item
     counts."""
     k = inputs.correct.shape[1]
     gate = np.ones((inputs.n_items, k - 1), dtype=bool)
     score = inputs.confidence[:, : k - 1]
     candidates = np.r_[score_quantiles(score, 128), np.inf]
-    acc, mean_cost = shared_threshold_sweep(gate, score, inputs.correct, cost, candidates)
-    terminal_cost = float(cost[:, -1].mean())
+    acc, mean_cost = shared_threshold_sweep(
+        gate, score, inputs.correct, costs.cumulative, candidates
+    )
+    terminal_cost = float(costs.terminal.mean())
     return [
         {
             "threshold": _threshold_json(float(candidates[j])),
@@ -299,7 +348,6 @@ def run_policies(inputs: CascadeInputs, settings: CascadeSettings) -> dict[str, 
         raise ValueError(f"{inputs.model}/{inputs.series}: a cascade needs at least two budgets")
     folds = video_folds(inputs.video_ids, np.random.default_rng(settings.seed))
     primary = inputs.costs(settings.cost)
-    cost = primary.cumulative
     boot = VideoBootstrap(inputs.video_ids, settings.n_boot, settings.seed) if n else None
     has_confidence = bool(np.isfinite(inputs.confidence[:, : k - 1]).any())
 
@@ -314,19 +362,24 @@ def run_policies(inputs: CascadeInputs, settings: CascadeSettings) -> dict[str, 
             }
             continue
         offsets = (0.0, *settings.frontier_offsets) if name == "confidence" else (0.0,)
-        held = cross_fit(name, inputs, folds, cost, offsets)
+        held = cross_fit(name, inputs, folds, settings.cost, offsets)
         block = {
             "available": True,
             "description": POLICY_DESCRIPTIONS[name],
-            **_summarise(held[0].stop, inputs, settings.cost, boot),
+            **_summarise(held[0], inputs, settings.cost, boot),
             "folds": list(held[0].fold_fits),
         }
         policies[name] = block
         if name == "confidence":
-            frontier = _frontier(inputs, held[1:], settings.frontier_offsets, cost)
+            frontier = _frontier(inputs, held[1:], settings.frontier_offsets, settings.cost)
 
-    terminal_stop = np.full(n, k - 1, dtype=np.int64)
-    terminal = _summarise(terminal_stop, inputs, settings.cost, boot)
+    terminal_held = HeldOut(
+        stop=np.full(n, k - 1, dtype=np.int64),
+        cost_frames=inputs.frame_costs.terminal,
+        cost_tokens=inputs.token_costs.terminal if inputs.token_costs else None,
+        fold_fits=(),
+    )
+    terminal = _summarise(terminal_held, inputs, settings.cost, boot)
     fold_sizes = [int((folds == f).sum()) for f in (0, 1)]
     fold_videos = [len(set(inputs.video_ids[folds == f].tolist())) for f in (0, 1)]
     return {
@@ -357,7 +410,7 @@ def run_policies(inputs: CascadeInputs, settings: CascadeSettings) -> dict[str, 
         "cascade": policies["confidence"],
         "policies": policies,
         "frontier": frontier,
-        "threshold_sweep": _threshold_sweep(inputs, cost) if has_confidence else [],
+        "threshold_sweep": _threshold_sweep(inputs, primary) if has_confidence else [],
     }
 
 
