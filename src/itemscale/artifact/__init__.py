@@ -1,0 +1,48 @@
+"""The audit artifact: a checkable folder (responses, trajectories, measures, provenance,
+annotations, report.html, MANIFEST.json) and its verifier."""
+
+from ._build import (
+    ARTIFACT_DIR,
+    ARTIFACT_SCHEMA_VERSION,
+    MEASURES_FILE,
+    OPTIONAL_FILES,
+    PROVENANCE_FILE,
+    REPORT_FILE,
+    TRAJECTORIES_FILE,
+    ArtifactError,
+    build_artifact,
+    find_items_file,
+    git_state,
+)
+from ._html import ReportInputs, item_table_payload, json_for_script, render_report
+from ._manifest import MANIFEST_FILE, check_manifest, sha256_file, write_manifest
+from ._trajectories import PATTERNS, TRAJECTORY_SCHEMA_VERSION, pattern_of, trajectory_table
+from ._verify import VerifyResult, verify_artifact
+
+__all__ = [
+    "ARTIFACT_DIR",
+    "ARTIFACT_SCHEMA_VERSION",
+    "MANIFEST_FILE",
+    "MEASURES_FILE",
+    "OPTIONAL_FILES",
+    "PATTERNS",
+    "PROVENANCE_FILE",
+    "REPORT_FILE",
+    "TRAJECTORIES_FILE",
+    "TRAJECTORY_SCHEMA_VERSION",
+    "ArtifactError",
+    "ReportInputs",
+    "VerifyResult",
+    "build_artifact",
+    "check_manifest",
+    "find_items_file",
+    "git_state",
+    "item_table_payload",
+    "json_for_script",
+    "pattern_of",
+    "render_report",
+    "sha256_file",
+    "trajectory_table",
+    "verify_artifact",
+    "write_manifest",
+]

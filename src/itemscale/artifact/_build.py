@@ -1,0 +1,356 @@
+"""`itemscale report`: the audit artifact, a folder someone else can check without trusting us.
+
+It holds the responses (the one source every number is computed from), the item trajectories,
+the measures with the bootstrap seed and size that produced them, the protocol and provenance
+(tool version and commit, host, times, package and decoder versions, hashes of the benchmark
+file and the videos), the audit and annotations, the cascade and intervention results when they
+were run, a README with the commands that reproduce every number, report.html, and a manifest
+with the sha256 of every file. The folder is built beside the old one and swapped in, so a crash
+never leaves a half-written artifact under the final name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Final
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .. import __version__
+from ..items import Item, read_items_jsonl
+from ..responses import RESPONSES_FILE, RUN_FILE, read_responses, read_run, write_json_atomic
+from ._html import ReportInputs, render_report
+from ._manifest import sha256_file, write_manifest
+from ._trajectories import TRAJECTORY_SCHEMA_VERSION, trajectory_table
+
+ARTIFACT_DIR: Final[str] = "artifact"
+ARTIFACT_SCHEMA_VERSION: Final[int] = 1
+TRAJECTORIES_FILE: Final[str] = "trajectories.parquet"
+MEASURES_FILE: Final[str] = "measures.json"
+PROVENANCE_FILE: Final[str] = "provenance.json"
+REPORT_FILE: Final[str] = "report.html"
+README_FILE: Final[str] = "README.md"
+ITEMS_FILE: Final[str] = "items.jsonl"
+#: Optional run-directory files copied as they are when present.
+OPTIONAL_FILES: Final[tuple[str, ...]] = (
+    "audit.parquet",
+    "audit.json",
+    "annotations.parquet",
+    "cascade.json",
+    "intervention.json",
+)
+SHEETS_DIR: Final[str] = "audit_sheets"
+PACKAGES: Final[tuple[str, ...]] = (
+    "numpy",
+    "pandas",
+    "pyarrow",
+    "scipy",
+    "pydantic",
+    "av",
+    "pillow",
+    "torch",
+    "torchvision",
+    "transformers",
+)
+
+
+class ArtifactError(ValueError):
+    """An artifact that cannot be written or does not verify; names the files at fault."""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def git_state(path: Path) -> tuple[str | None, bool | None]:
+    """(commit, dirty) of the git checkout holding `path`, or (None, None) outside one."""
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(path), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no", "--", "."],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None, None
+    return commit or None, bool(status.strip())
+
+
+def _package_versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def find_items_file(run_dir: Path, run_meta: dict[str, Any], items: str | None) -> Path | None:
+    """The benchmark item file: `items` if given, else RUN_DIR/items.jsonl, else a path that
+    run.json names under `items_path`, `items_file` or `items`."""
+    if items:
+        path = Path(items)
+        if not path.is_file():
+            raise ArtifactError(f"{path}: no such item file")
+        return path
+    if (run_dir / ITEMS_FILE).is_file():
+        return run_dir / ITEMS_FILE
+    for key in ("items_path", "items_file", "items"):
+        value = run_meta.get(key)
+        if isinstance(value, str):
+            for candidate in (Path(value), run_dir / value):
+                if candidate.is_file():
+                    return candidate
+    return None
+
+
+def _video_hashes(items: list[Item], base: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for it in items:
+        if not it.video_path or it.video_id in out:
+            continue
+        path = Path(it.video_path)
+        if not path.is_absolute():
+            path = base / path
+        if path.is_file():
+            out[it.video_id] = {
+                "path": it.video_path,
+                "sha256": sha256_file(path),
+                "bytes": path.stat().st_size,
+            }
+        else:
+            out[it.video_id] = {"path": it.video_path, "sha256": None, "missing": True}
+    return out
+
+
+def write_trajectories(df: pd.DataFrame, path: Path) -> None:
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    meta.pop(b"pandas", None)
+    meta[b"itemscale.schema_version"] = str(TRAJECTORY_SCHEMA_VERSION).encode()
+    meta[b"itemscale.table"] = b"trajectories"
+    pq.write_table(table.replace_schema_metadata(meta), path)
+
+
+def _readme(prov: dict[str, Any], optional: list[str]) -> str:
+    boot = prov["measures"]
+    lines = [
+        "# itemscale audit artifact",
+        "",
+        f"Written {prov['times']['artifact_written']} by itemscale {prov['tool']['version']} "
+        f"(commit {prov['tool']['git_commit'] or 'unknown'}).",
+        "",
+        "## Files",
+        "",
+        "- `responses.parquet`: the response table (one row per model, item, configuration, "
+        "repeat); every number is computed from it alone.",
+        "- `trajectories.parquet`: items x budgets (repeat 0 correctness or score) with each "
+        "item's pattern.",
+        "- `measures.json`: every measure of MEASURES.md (`itemscale analyze --json` layout).",
+        "- `run.json`: the run's own record (protocol, model specs, processor settings) as "
+        "the sweep or importer wrote it.",
+        "- `provenance.json`: tool version and commit, host, times, package and decoder "
+        "versions, hashes of the inputs (responses, benchmark items, videos).",
+        "- `report.html`: the report; opens offline.",
+        "- `MANIFEST.json`: sha256 of every file above.",
+    ]
+    lines += [f"- `{name}`: copied from the run directory." for name in optional]
+    lines += [
+        "",
+        "## Check it",
+        "",
+        "```",
+        "itemscale verify ARTIFACT_DIR",
+        "```",
+        "",
+        "checks every file against MANIFEST.json, then recomputes every measure from "
+        "`responses.parquet` with the recorded bootstrap "
+        f"(B = {boot['n_boot']}, seed = {boot['seed']}) and compares with `measures.json` "
+        "exactly, and the trajectories with `trajectories.parquet`. Any edited file is named.",
+        "",
+        "## Reproduce every number",
+        "",
+        "```",
+        "mkdir -p rerun && cp responses.parquet rerun/ && cp run.json rerun/",
+        f"itemscale analyze rerun --bootstrap {boot['n_boot']} --seed {boot['seed']} "
+        "--json rerun/measures.json   # = measures.json",
+        "itemscale report rerun   # = trajectories.parquet and the report's figures",
+    ]
+    if "audit.parquet" in optional:
+        lines.append(
+            "itemscale audit rerun --items items.jsonl   # = audit.parquet (pathway rules: "
+            "docs/report.md)"
+        )
+    if "cascade.json" in optional:
+        lines.append("itemscale cascade rerun --json rerun/cascade.json   # = cascade.json")
+    lines += [
+        "```",
+        "",
+        "Intervals come from a paired bootstrap that resamples videos; the same seed gives the "
+        "same interval bit for bit.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def build_artifact(
+    run_dir: str | os.PathLike[str],
+    *,
+    out: str | os.PathLike[str] | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    items: str | None = None,
+    title: str | None = None,
+    analyze: Callable[..., dict[str, Any]] | None = None,
+) -> Path:
+    """Write the artifact folder (default RUN_DIR/artifact) and return its path."""
+    started = _now()
+    run_dir = Path(run_dir)
+    df, run_meta = read_run(run_dir)
+    from ..measures import analyze_responses
+
+    compute = analyze if analyze is not None else analyze_responses
+    target = Path(out) if out is not None else run_dir / ARTIFACT_DIR
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        shutil.copyfile(run_dir / RESPONSES_FILE, tmp / RESPONSES_FILE)
+        if (run_dir / RUN_FILE).is_file():
+            shutil.copyfile(run_dir / RUN_FILE, tmp / RUN_FILE)
+        else:
+            write_json_atomic(tmp / RUN_FILE, {"schema_version": 1, "note": "run had no run.json"})
+        traj = trajectory_table(df)
+        write_trajectories(traj, tmp / TRAJECTORIES_FILE)
+        measures = compute(df, n_boot=n_boot, seed=seed)
+        write_json_atomic(tmp / MEASURES_FILE, measures)
+        optional = []
+        for name in OPTIONAL_FILES:
+            if (run_dir / name).is_file():
+                shutil.copyfile(run_dir / name, tmp / name)
+                optional.append(name)
+        sheets: dict[str, bytes] = {}
+        if (run_dir / SHEETS_DIR).is_dir():
+            (tmp / SHEETS_DIR).mkdir()
+            for png in sorted((run_dir / SHEETS_DIR).glob("*.png")):
+                shutil.copyfile(png, tmp / SHEETS_DIR / png.name)
+                sheets[png.stem] = png.read_bytes()
+        items_path = find_items_file(run_dir, run_meta, items)
+        item_list: list[Item] = []
+        if items_path is not None:
+            item_list = read_items_jsonl(items_path)
+            shutil.copyfile(items_path, tmp / ITEMS_FILE)
+            optional.append(ITEMS_FILE)
+        commit, dirty = git_state(Path(__file__).resolve().parent)
+        prov: dict[str, Any] = {
+            "schema_version": ARTIFACT_SCHEMA_VERSION,
+            "tool": {
+                "name": "itemscale",
+                "version": __version__,
+                "git_commit": commit,
+                "git_dirty": dirty,
+            },
+            "command": sys.argv,
+            "host": {
+                "hostname": socket.gethostname(),
+                "platform": platform.platform(),
+                "python": platform.python_version(),
+                "machine": platform.machine(),
+            },
+            "packages": _package_versions(),
+            "decoder": {"name": "pyav", "version": _package_versions().get("av")},
+            "times": {
+                "run_started": run_meta.get("started_at") or run_meta.get("created_at"),
+                "run_finished": run_meta.get("finished_at"),
+                "artifact_started": started,
+                "artifact_written": _now(),
+            },
+            "measures": {
+                "function": "itemscale.measures.analyze_responses",
+                "n_boot": n_boot,
+                "seed": seed,
+            },
+            "inputs": {
+                RESPONSES_FILE: {
+                    "sha256": sha256_file(run_dir / RESPONSES_FILE),
+                    "source": str(run_dir / RESPONSES_FILE),
+                },
+                "items": (
+                    {"path": str(items_path), "sha256": sha256_file(items_path)}
+                    if items_path
+                    else None
+                ),
+                "videos": _video_hashes(item_list, items_path.parent) if items_path else {},
+            },
+            "optional_files": optional,
+        }
+        write_json_atomic(tmp / PROVENANCE_FILE, prov)
+        (tmp / README_FILE).write_text(_readme(prov, optional), encoding="utf-8")
+        inputs = ReportInputs(
+            measures=json.loads((tmp / MEASURES_FILE).read_text(encoding="utf-8")),
+            trajectories=traj,
+            responses=read_responses(tmp / RESPONSES_FILE),
+            provenance=prov,
+            audit=_read_optional_parquet(tmp / "audit.parquet"),
+            annotations=_read_optional_parquet(tmp / "annotations.parquet"),
+            sheets=sheets,
+            cascade=_read_optional_json(tmp / "cascade.json"),
+            intervention=_read_optional_json(tmp / "intervention.json"),
+            title=title or f"itemscale report: {run_dir.resolve().name}",
+        )
+        (tmp / REPORT_FILE).write_text(render_report(inputs), encoding="utf-8")
+        write_manifest(tmp)
+        os.chmod(tmp, 0o755)
+        _swap_in(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return target
+
+
+def _swap_in(tmp: Path, target: Path) -> None:
+    if target.exists():
+        old = target.with_name(f".{target.name}-old-{os.getpid()}")
+        os.replace(target, old)
+        os.replace(tmp, target)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, target)
+
+
+def _read_optional_parquet(path: Path) -> pd.DataFrame | None:
+    if not path.is_file():
+        return None
+    df: pd.DataFrame = pq.read_table(path).to_pandas()
+    return df
+
+
+def _read_optional_json(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ArtifactError(f"{path}: not valid JSON ({exc})") from exc
+    return payload if isinstance(payload, dict) else None

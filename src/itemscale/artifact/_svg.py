@@ -1,0 +1,308 @@
+"""The report's figures as inline SVG strings, drawn in Python so the page needs no plotting
+library and shows its figures even with scripts disabled.
+
+Every piece of text that reaches the SVG (labels, model names, item ids) goes through `esc`:
+model outputs and benchmark names are untrusted.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+GREEN = "#1a9850"
+RED = "#d73027"
+BLUE = "#3182bd"
+GREY = "#cccccc"
+INK = "#222222"
+
+
+def esc(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _num(x: float) -> str:
+    return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+def _stat(block: dict[str, Any], key: str) -> tuple[float | None, tuple[float, float] | None]:
+    raw = block.get(key)
+    if not isinstance(raw, dict):
+        return None, None
+    value = raw.get("value")
+    ci = raw.get("ci")
+    ci_pair = (
+        (float(ci[0]), float(ci[1])) if isinstance(ci, list | tuple) and len(ci) == 2 else None
+    )
+    return (float(value) if value is not None else None), ci_pair
+
+
+def accuracy_curve(
+    labels: Sequence[str],
+    points: Sequence[tuple[float | None, tuple[float, float] | None]],
+    *,
+    title: str,
+    width: int = 380,
+    height: int = 260,
+) -> str:
+    """Accuracy (points) along the axis with its 95% interval as a band."""
+    left, right, top, bottom = 44, 12, 24, 40
+    pw, ph = width - left - right, height - top - bottom
+    k = len(labels)
+
+    def x(i: int) -> float:
+        return left + (pw * (i + 0.5) / k if k else 0)
+
+    def y(v: float) -> float:
+        return top + ph * (1 - v)
+
+    parts = [
+        f'<svg class="figure accuracy-curve" role="img" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">',
+        f"<title>{esc(title)}</title>",
+    ]
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        parts.append(
+            f'<line x1="{left}" x2="{left + pw}" y1="{_num(y(tick))}" y2="{_num(y(tick))}" '
+            f'stroke="#eeeeee"/><text x="{left - 6}" y="{_num(y(tick) + 4)}" '
+            f'text-anchor="end" font-size="10">{int(tick * 100)}</text>'
+        )
+    band_hi = [(x(i), y(ci[1])) for i, (_, ci) in enumerate(points) if ci is not None]
+    band_lo = [(x(i), y(ci[0])) for i, (_, ci) in enumerate(points) if ci is not None]
+    if len(band_hi) >= 2:
+        poly = " ".join(f"{_num(a)},{_num(b)}" for a, b in [*band_hi, *reversed(band_lo)])
+        parts.append(
+            f'<polygon class="ci-band" points="{poly}" fill="{BLUE}" fill-opacity="0.18"/>'
+        )
+    for i, (_, ci) in enumerate(points):
+        if ci is not None:
+            parts.append(
+                f'<line class="ci-bar" x1="{_num(x(i))}" x2="{_num(x(i))}" y1="{_num(y(ci[0]))}" '
+                f'y2="{_num(y(ci[1]))}" stroke="{BLUE}" stroke-opacity="0.6"/>'
+            )
+    line = [(x(i), y(v)) for i, (v, _) in enumerate(points) if v is not None]
+    if len(line) >= 2:
+        pts = " ".join(f"{_num(a)},{_num(b)}" for a, b in line)
+        parts.append(f'<polyline points="{pts}" fill="none" stroke="{BLUE}" stroke-width="2"/>')
+    for i, (v, ci) in enumerate(points):
+        if v is None:
+            continue
+        tip = f"{labels[i]}: {100 * v:.1f}"
+        if ci is not None:
+            tip += f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+        parts.append(
+            f'<circle class="acc-point" cx="{_num(x(i))}" cy="{_num(y(v))}" r="3.5" '
+            f'fill="{BLUE}"><title>{esc(tip)}</title></circle>'
+        )
+    for i, lab in enumerate(labels):
+        parts.append(
+            f'<text x="{_num(x(i))}" y="{height - bottom + 16}" text-anchor="middle" '
+            f'font-size="10">{esc(lab)}</text>'
+        )
+    parts.append(f'<text x="{left}" y="14" font-size="11" fill="{INK}">{esc(title)}</text></svg>')
+    return "".join(parts)
+
+
+def heatmap(
+    labels: Sequence[str],
+    values: np.ndarray,
+    patterns: Sequence[str],
+    pattern_order: Sequence[str],
+    *,
+    binary: bool,
+    width: int = 420,
+    height: int = 300,
+) -> str:
+    """Items x budgets, rows grouped by pattern and sorted by trajectory inside a group.
+
+    Vertical runs of equal cells are drawn as one rectangle, so a table of thousands of items is
+    a few hundred shapes.
+    """
+    n, k = values.shape
+    rank = {p: i for i, p in enumerate(pattern_order)}
+    keys = [tuple(np.nan_to_num(values[i], nan=-1.0).tolist()) for i in range(n)]
+    order = sorted(range(n), key=lambda i: (rank.get(patterns[i], len(rank)), keys[i]))
+    v = values[order] if n else values
+    pats = [patterns[i] for i in order]
+    left, top, bottom = 96, 8, 40
+    pw, ph = width - left - 8, height - top - bottom
+    cw = pw / max(k, 1)
+    rh = ph / max(n, 1)
+    parts = [
+        f'<svg class="figure heatmap" role="img" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" shape-rendering="crispEdges" '
+        f'xmlns="http://www.w3.org/2000/svg"><title>item trajectories: {n} items</title>'
+    ]
+
+    def colour(val: float) -> tuple[str, str]:
+        if np.isnan(val):
+            return GREY, "1"
+        if binary:
+            return (GREEN if val >= 0.5 else RED), "1"
+        return BLUE, _num(0.15 + 0.85 * float(val))
+
+    for c in range(k):
+        col = v[:, c] if n else np.array([])
+        start = 0
+        for r in range(1, n + 1):
+            same = (
+                r < n
+                and ((np.isnan(col[r]) and np.isnan(col[start])) or col[r] == col[start])
+                and pats[r] == pats[start]
+            )
+            if same:
+                continue
+            fill, opacity = colour(float(col[start]))
+            parts.append(
+                f'<rect class="cell" x="{_num(left + c * cw)}" y="{_num(top + start * rh)}" '
+                f'width="{_num(cw - 1)}" height="{_num((r - start) * rh)}" fill="{fill}" '
+                f'fill-opacity="{opacity}"/>'
+            )
+            start = r
+    start = 0
+    for r in range(1, n + 1):
+        if r < n and pats[r] == pats[start]:
+            continue
+        y0, y1 = top + start * rh, top + r * rh
+        parts.append(
+            f'<line x1="2" x2="{left + pw}" y1="{_num(y0)}" y2="{_num(y0)}" stroke="#ffffff" '
+            f'stroke-width="2"/><text class="group-label" x="{left - 6}" '
+            f'y="{_num((y0 + y1) / 2 + 4)}" text-anchor="end" font-size="10">'
+            f"{esc(pats[start].replace('_', ' '))} ({r - start})</text>"
+        )
+        start = r
+    for c, lab in enumerate(labels):
+        parts.append(
+            f'<text x="{_num(left + (c + 0.5) * cw)}" y="{height - bottom + 16}" '
+            f'text-anchor="middle" font-size="10">{esc(lab)}</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def flip_bars(block: dict[str, Any], *, width: int = 420, height: int = 240) -> str:
+    """Flip-down (red) and flip-up (blue) per adjacent pair, with 95% intervals."""
+    pairs = [str(p) for p in block.get("adjacent", [])]
+    downs = [_stat(block.get("flip_down", {}), p) for p in pairs]
+    ups = [_stat(block.get("flip_up", {}), p) for p in pairs]
+    top_value = max(
+        [0.05]
+        + [ci[1] for _, ci in downs + ups if ci is not None]
+        + [v for v, _ in downs + ups if v is not None]
+    )
+    left, top, bottom = 44, 24, 44
+    pw, ph = width - left - 10, height - top - bottom
+    group = pw / max(len(pairs), 1)
+    bar = min(28.0, group / 3)
+
+    def y(v: float) -> float:
+        return top + ph * (1 - v / top_value)
+
+    parts = [
+        f'<svg class="figure flip-bars" role="img" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">'
+        "<title>flip-down and flip-up per adjacent pair</title>",
+        f'<text x="{left}" y="14" font-size="11"><tspan fill="{RED}">flip down</tspan> / '
+        f'<tspan fill="{BLUE}">flip up</tspan> (points)</text>',
+        f'<line x1="{left}" x2="{left + pw}" y1="{_num(y(0))}" y2="{_num(y(0))}" stroke="{INK}"/>',
+    ]
+    for tick in np.linspace(0, top_value, 4):
+        parts.append(
+            f'<text x="{left - 6}" y="{_num(y(float(tick)) + 4)}" text-anchor="end" '
+            f'font-size="10">{100 * tick:.0f}</text>'
+        )
+    for i, pair in enumerate(pairs):
+        cx = left + group * (i + 0.5)
+        for offset, (value, ci), fill, kind in (
+            (-bar, downs[i], RED, "down"),
+            (0.0, ups[i], BLUE, "up"),
+        ):
+            if value is None:
+                continue
+            x0 = cx + offset
+            tip = f"flip {kind} {pair}: {100 * value:.1f}"
+            if ci is not None:
+                tip += f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+            parts.append(
+                f'<rect class="flip-{kind}" x="{_num(x0)}" y="{_num(y(value))}" '
+                f'width="{_num(bar - 2)}" height="{_num(max(y(0) - y(value), 0))}" '
+                f'fill="{fill}"><title>{esc(tip)}</title></rect>'
+            )
+            if ci is not None:
+                xm = x0 + (bar - 2) / 2
+                parts.append(
+                    f'<line x1="{_num(xm)}" x2="{_num(xm)}" y1="{_num(y(ci[0]))}" '
+                    f'y2="{_num(y(ci[1]))}" stroke="{INK}"/>'
+                )
+        parts.append(
+            f'<text x="{_num(cx)}" y="{height - bottom + 16}" text-anchor="middle" '
+            f'font-size="10">{esc(pair)}</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def frontier(
+    series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
+    *,
+    x_label: str,
+    width: int = 420,
+    height: int = 260,
+) -> str:
+    """Cost-accuracy curves: one polyline per named series of (cost, accuracy) points."""
+    colours = [BLUE, RED, GREEN, "#984ea3", "#ff7f00", "#a65628"]
+    all_pts = [p for _, pts in series for p in pts]
+    if not all_pts:
+        return ""
+    xs = [p[0] for p in all_pts]
+    ys = [p[1] for p in all_pts]
+    x0, x1 = min(xs), max(xs)
+    y0, y1 = min(ys), max(ys)
+    x1 = x1 if x1 > x0 else x0 + 1
+    y0, y1 = (y0 - 0.02, y1 + 0.02) if y1 > y0 else (y0 - 0.05, y0 + 0.05)
+    left, top, bottom, right = 44, 24, 40, 110
+    pw, ph = width - left - right, height - top - bottom
+
+    def px(v: float) -> float:
+        return left + pw * (v - x0) / (x1 - x0)
+
+    def py(v: float) -> float:
+        return top + ph * (1 - (v - y0) / (y1 - y0))
+
+    parts = [
+        f'<svg class="figure frontier" role="img" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">'
+        "<title>cost-accuracy frontier</title>",
+        f'<line x1="{left}" x2="{left + pw}" y1="{top + ph}" y2="{top + ph}" stroke="{INK}"/>',
+        f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + ph}" stroke="{INK}"/>',
+        f'<text x="{left + pw / 2:.1f}" y="{height - 8}" text-anchor="middle" '
+        f'font-size="10">{esc(x_label)}</text>',
+        f'<text x="{left - 6}" y="{_num(py(y1) + 4)}" text-anchor="end" font-size="10">'
+        f"{100 * y1:.0f}</text>",
+        f'<text x="{left - 6}" y="{_num(py(y0))}" text-anchor="end" font-size="10">'
+        f"{100 * y0:.0f}</text>",
+        f'<text x="{left}" y="{top + ph + 14}" font-size="10">{x0:.4g}</text>',
+        f'<text x="{left + pw}" y="{top + ph + 14}" text-anchor="end" font-size="10">'
+        f"{x1:.4g}</text>",
+    ]
+    for n, (name, pts) in enumerate(series):
+        colour = colours[n % len(colours)]
+        ordered = sorted(pts)
+        if len(ordered) >= 2:
+            line = " ".join(f"{_num(px(a))},{_num(py(b))}" for a, b in ordered)
+            parts.append(f'<polyline points="{line}" fill="none" stroke="{colour}"/>')
+        for a, b in ordered:
+            parts.append(
+                f'<circle class="frontier-point" cx="{_num(px(a))}" cy="{_num(py(b))}" r="3" '
+                f'fill="{colour}"><title>{esc(f"{name}: cost {a:.4g}, accuracy {100 * b:.1f}")}'
+                "</title></circle>"
+            )
+        parts.append(
+            f'<text x="{left + pw + 8}" y="{top + 12 + 14 * n}" font-size="10" fill="{colour}">'
+            f"{esc(name)}</text>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)

@@ -1,0 +1,120 @@
+"""Item trajectories: the wide table (one row per item and axis, one column per budget).
+
+The long response table is the record; the wide table is what a reader scans to see which items a
+bigger budget hurts. Each row also carries its pattern so the heat map and the item table can group
+items the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+import pandas as pd
+
+from ..responses import ANSWERED_STATUSES
+
+TRAJECTORY_SCHEMA_VERSION: Final[int] = 1
+#: Patterns in the order the report shows them.
+PATTERNS: Final[tuple[str, ...]] = (
+    "harmful",
+    "mixed",
+    "beneficial",
+    "always_wrong",
+    "always_right",
+    "stable",
+    "incomplete",
+)
+KEY_COLUMNS: Final[tuple[str, ...]] = ("model", "series", "item_id", "video_id", "kind", "pattern")
+
+
+def pattern_of(values: np.ndarray, *, binary: bool, eps: float = 0.1) -> np.ndarray:
+    """Pattern per row of an [n, K] matrix (nan = no answered response).
+
+    Binary: `always_right`, `always_wrong`, `harmful` (some right -> wrong step up the axis and no
+    wrong -> right), `beneficial` (the reverse), `mixed` (both). Scores: `stable` when no pair
+    moves by more than `eps`, otherwise harmful/beneficial/mixed the same way. `incomplete` when a
+    budget has no answer.
+    """
+    n, k = values.shape
+    out = np.full(n, "incomplete", dtype=object)
+    complete = ~np.isnan(values).any(axis=1)
+    if k == 0:
+        return out
+    v = np.where(np.isnan(values), 0.0, values)
+    # drop[i] = exists j<k with v_j - v_k > thr  <=>  max over prefix before k exceeds v_k
+    prefix_max = np.maximum.accumulate(v, axis=1)
+    prefix_min = np.minimum.accumulate(v, axis=1)
+    thr = 0.5 if binary else eps
+    if binary:
+        down = (prefix_max[:, :-1] - v[:, 1:] >= thr).any(axis=1) if k > 1 else np.zeros(n, bool)
+        up = (v[:, 1:] - prefix_min[:, :-1] >= thr).any(axis=1) if k > 1 else np.zeros(n, bool)
+    else:
+        down = (prefix_max[:, :-1] - v[:, 1:] > thr).any(axis=1) if k > 1 else np.zeros(n, bool)
+        up = (v[:, 1:] - prefix_min[:, :-1] > thr).any(axis=1) if k > 1 else np.zeros(n, bool)
+    labels = np.where(
+        down & up,
+        "mixed",
+        np.where(down, "harmful", np.where(up, "beneficial", "stable")),
+    ).astype(object)
+    if binary:
+        labels[(labels == "stable") & (v[:, 0] >= 0.5)] = "always_right"
+        labels[labels == "stable"] = "always_wrong"
+    out[complete] = labels[complete]
+    return out
+
+
+def trajectory_table(responses: pd.DataFrame, *, eps: float = 0.1) -> pd.DataFrame:
+    """Wide table: KEY_COLUMNS, `text_only`, then one column per budget label in axis order.
+
+    Values are repeat-0 correctness (binary items) or score (others), as the binary measures
+    use; a budget an axis does not have, or a failed cell, is NaN.
+    """
+    df = responses[responses["repeat"] == 0]
+    value = df["correct"].astype(float).where(df["correct"].notna(), df["score"].astype(float))
+    value = value.where(df["status"].isin(ANSWERED_STATUSES))
+    df = df.assign(_value=value, _kind=np.where(df["task_kind"] == "mcqa", "binary", "continuous"))
+    grid = df[df["frames"] > 0]
+    order = (
+        grid.groupby("config_label", sort=False)
+        .agg(order=("axis_order", "min"), frames=("frames", "min"))
+        .reset_index()
+        .sort_values(["order", "frames", "config_label"], kind="stable")
+    )
+    labels = [str(x) for x in order["config_label"]]
+    text = df[df["frames"] == 0].sort_values(["axis_order", "config_label"], kind="stable")
+    text_value = text.groupby(["model", "item_id"], sort=False)["_value"].first()
+    parts: list[pd.DataFrame] = []
+    for (model, series, kind), rows in grid.groupby(["model", "series", "_kind"], sort=True):
+        wide = rows.pivot_table(
+            index="item_id", columns="config_label", values="_value", aggfunc="first", dropna=False
+        )
+        axis = [lab for lab in labels if lab in set(rows["config_label"])]
+        wide = wide.reindex(columns=axis)
+        vals = wide.to_numpy(dtype=float)
+        part = pd.DataFrame(
+            {
+                "model": str(model),
+                "series": str(series),
+                "item_id": wide.index.astype(str),
+                "video_id": rows.groupby("item_id")["video_id"]
+                .first()
+                .reindex(wide.index)
+                .astype(str)
+                .to_numpy(),
+                "kind": str(kind),
+                "pattern": pattern_of(vals, binary=kind == "binary", eps=eps),
+            }
+        )
+        tv = text_value.reindex(pd.MultiIndex.from_product([[model], wide.index]))
+        part["text_only"] = tv.to_numpy(dtype=float)
+        for n, lab in enumerate(axis):
+            part[lab] = vals[:, n]
+        parts.append(part)
+    columns = [*KEY_COLUMNS, "text_only", *labels]
+    if not parts:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    out = pd.concat(parts, ignore_index=True).reindex(columns=columns)
+    for lab in ("text_only", *labels):
+        out[lab] = out[lab].astype(float)
+    return out.sort_values(["model", "series", "item_id"], kind="stable").reset_index(drop=True)

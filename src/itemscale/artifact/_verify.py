@@ -1,0 +1,193 @@
+"""`itemscale verify`: check an artifact without trusting whoever wrote it.
+
+Two independent checks. The manifest check finds any byte changed, added or removed, and names
+the file. The recomputation check rebuilds every measure from `responses.parquet` with the
+recorded bootstrap size and seed, and the trajectories (and the audit, when present), and compares
+them with the stored files exactly; it catches an artifact whose manifest was regenerated after
+an edit, or one written by a buggy tool.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from ..responses import RESPONSES_FILE, read_responses
+from ._build import ITEMS_FILE, MEASURES_FILE, PROVENANCE_FILE, TRAJECTORIES_FILE
+from ._manifest import check_manifest
+from ._trajectories import trajectory_table
+
+
+@dataclass
+class VerifyResult:
+    artifact: Path
+    problems: list[str] = field(default_factory=list)
+    bad_files: dict[str, str] = field(default_factory=dict)
+    checks: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def flag(self, name: str, message: str) -> None:
+        self.problems.append(f"{name}: {message}")
+        self.bad_files.setdefault(name, message)
+
+
+def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
+    """Where two JSON values differ (NaN equals NaN), or None when equal."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b), key=str):
+            where = f"{path}.{key}" if path else str(key)
+            if key not in a or key not in b:
+                return f"{where} (present in only one)"
+            diff = _first_difference(a[key], b[key], where)
+            if diff:
+                return diff
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{path} (length {len(a)} vs {len(b)})"
+        for n, (x, y) in enumerate(zip(a, b, strict=True)):
+            diff = _first_difference(x, y, f"{path}[{n}]")
+            if diff:
+                return diff
+        return None
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return None
+    if type(a) is not type(b) or a != b:
+        return f"{path} (stored {a!r}, recomputed {b!r})"
+    return None
+
+
+def _frames_equal(stored: pd.DataFrame, fresh: pd.DataFrame) -> str | None:
+    if list(stored.columns) != list(fresh.columns):
+        return f"columns {list(stored.columns)} vs recomputed {list(fresh.columns)}"
+    if len(stored) != len(fresh):
+        return f"{len(stored)} rows vs {len(fresh)} recomputed"
+    for col in stored.columns:
+        a, b = stored[col].to_numpy(dtype=object), fresh[col].to_numpy(dtype=object)
+        for n, (x, y) in enumerate(zip(a, b, strict=True)):
+            both_nan = isinstance(x, float) and isinstance(y, float) and np.isnan(x) and np.isnan(y)
+            if not both_nan and x != y:
+                return f"column {col!r}, row {n}: stored {x!r}, recomputed {y!r}"
+    return None
+
+
+def verify_artifact(
+    artifact: str | os.PathLike[str],
+    *,
+    analyze: Callable[..., dict[str, Any]] | None = None,
+    recompute: bool = True,
+) -> VerifyResult:
+    """Check hashes, then recompute; every problem is collected (not just the first)."""
+    root = Path(artifact)
+    result = VerifyResult(artifact=root)
+    if not root.is_dir():
+        result.flag(str(root), "not a directory")
+        return result
+    problems, by_file = check_manifest(root)
+    for name, message in by_file.items():
+        result.bad_files.setdefault(name, message)
+    result.problems.extend(problems)
+    result.checks.append("manifest")
+    if not recompute:
+        return result
+    try:
+        df = read_responses(root / RESPONSES_FILE)
+    except (OSError, ValueError) as exc:
+        result.flag(RESPONSES_FILE, f"cannot be read ({exc})")
+        return result
+    _check_trajectories(root, df, result)
+    _check_measures(root, df, result, analyze)
+    _check_audit(root, df, result)
+    return result
+
+
+def _check_trajectories(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
+    try:
+        stored = pq.read_table(root / TRAJECTORIES_FILE).to_pandas()
+    except (OSError, ValueError) as exc:
+        result.flag(TRAJECTORIES_FILE, f"cannot be read ({exc})")
+        return
+    diff = _frames_equal(stored, trajectory_table(df))
+    if diff:
+        result.flag(
+            TRAJECTORIES_FILE,
+            f"differs from the trajectories recomputed from {RESPONSES_FILE}: {diff}",
+        )
+    result.checks.append("trajectories")
+
+
+def _check_measures(
+    root: Path,
+    df: pd.DataFrame,
+    result: VerifyResult,
+    analyze: Callable[..., dict[str, Any]] | None,
+) -> None:
+    from ..measures import analyze_responses
+
+    compute = analyze if analyze is not None else analyze_responses
+    try:
+        stored = json.loads((root / MEASURES_FILE).read_text(encoding="utf-8"))
+        boot = stored["bootstrap"]
+        n_boot, seed = int(boot["n_boot"]), int(boot["seed"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        result.flag(MEASURES_FILE, f"cannot be read ({exc})")
+        return
+    try:
+        prov = json.loads((root / PROVENANCE_FILE).read_text(encoding="utf-8"))
+        recorded = prov["measures"]
+        if (int(recorded["n_boot"]), int(recorded["seed"])) != (n_boot, seed):
+            result.flag(
+                PROVENANCE_FILE,
+                f"records B={recorded['n_boot']}, seed={recorded['seed']} but {MEASURES_FILE} "
+                f"was computed with B={n_boot}, seed={seed}",
+            )
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        result.flag(PROVENANCE_FILE, f"cannot be read ({exc})")
+    fresh = json.loads(json.dumps(compute(df, n_boot=n_boot, seed=seed), default=str))
+    diff = _first_difference(stored, fresh)
+    if diff:
+        result.flag(
+            MEASURES_FILE,
+            f"differs from the measures recomputed from {RESPONSES_FILE} (B={n_boot}, seed={seed}) at {diff}",
+        )
+    result.checks.append("measures")
+
+
+def _check_audit(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
+    path = root / "audit.parquet"
+    if not path.is_file():
+        return
+    from ..audit import audit_transitions
+    from ..items import read_items_jsonl
+
+    try:
+        stored = pq.read_table(path).to_pandas()
+        summary = json.loads((root / "audit.json").read_text(encoding="utf-8"))
+        pairs = summary.get("pairs", "adjacent")
+    except (OSError, ValueError) as exc:
+        result.flag("audit.parquet", f"cannot be read with audit.json ({exc})")
+        return
+    items = read_items_jsonl(root / ITEMS_FILE) if (root / ITEMS_FILE).is_file() else []
+    fresh = audit_transitions(df, items, pairs=pairs)
+    a = sorted(zip(stored["transition_id"], stored["pathway"], strict=True))
+    b = sorted(zip(fresh["transition_id"], fresh["pathway"], strict=True))
+    if a != b:
+        only = sorted(set(a) ^ set(b))[:3]
+        result.flag(
+            "audit.parquet",
+            f"transitions or pathways differ from the audit recomputed from {RESPONSES_FILE} "
+            f"(e.g. {only})",
+        )
+    result.checks.append("audit")

@@ -1,0 +1,55 @@
+"""`itemscale report RUN_DIR`: write the audit artifact (RUN_DIR/artifact) and its report.html."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from . import CommandError
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "report",
+        help="write the audit artifact (responses, trajectories, measures, provenance, "
+        "report.html, MANIFEST.json)",
+        description="Write RUN_DIR/artifact: everything needed to check and reproduce the run's "
+        "numbers, with a self-contained report.html. Includes audit.parquet, annotations, "
+        "cascade.json and intervention.json when the run directory has them. Check it later "
+        "with `itemscale verify`.",
+    )
+    p.add_argument("run_dir", help="run directory holding responses.parquet")
+    p.add_argument("--out", default=None, help="artifact folder (default RUN_DIR/artifact)")
+    p.add_argument("--bootstrap", type=int, default=1000, metavar="B", help="resamples (0: none)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument(
+        "--items",
+        default=None,
+        help="benchmark item file (default: RUN_DIR/items.jsonl or the file run.json names)",
+    )
+    p.add_argument("--title", default=None, help="report title")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..artifact import REPORT_FILE, ArtifactError, build_artifact
+    from ..items import ItemFileError
+    from ..responses import SchemaError
+
+    if args.bootstrap < 0:
+        raise CommandError("--bootstrap must be >= 0")
+    try:
+        out = build_artifact(
+            args.run_dir,
+            out=args.out,
+            n_boot=args.bootstrap,
+            seed=args.seed,
+            items=args.items,
+            title=args.title,
+        )
+    except (FileNotFoundError, SchemaError, ArtifactError, ItemFileError) as exc:
+        raise CommandError(str(exc)) from exc
+    print(f"artifact written to {out}")
+    print(f"report: {out / REPORT_FILE}")
+    print(f"check it with: itemscale verify {out}")
+    return 0

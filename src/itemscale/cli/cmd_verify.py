@@ -1,0 +1,38 @@
+"""`itemscale verify ARTIFACT`: check every hash and recompute every measure of an artifact."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "verify",
+        help="check an audit artifact: every file's sha256, and every measure recomputed",
+        description="Check every file of an artifact against MANIFEST.json, then recompute the "
+        "measures (same bootstrap size and seed), the trajectories and the audit from "
+        "responses.parquet and compare them exactly. Exit status 1 names every file that "
+        "was edited, added or removed.",
+    )
+    p.add_argument("artifact", help="artifact folder (e.g. RUN_DIR/artifact)")
+    p.add_argument(
+        "--hashes-only", action="store_true", help="check the manifest only, do not recompute"
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..artifact import verify_artifact
+
+    result = verify_artifact(args.artifact, recompute=not args.hashes_only)
+    if result.ok:
+        print(f"{args.artifact}: OK ({', '.join(result.checks)})")
+        return 0
+    print(f"{args.artifact}: FAILED", file=sys.stderr)
+    for name in sorted(result.bad_files):
+        print(f"  edited or invalid: {name}", file=sys.stderr)
+    for problem in result.problems:
+        print(f"  {problem}", file=sys.stderr)
+    return 1

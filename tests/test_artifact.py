@@ -1,0 +1,310 @@
+"""The audit artifact: trajectories, build, manifest and `itemscale verify`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from itemscale.artifact import (
+    MANIFEST_FILE,
+    build_artifact,
+    json_for_script,
+    pattern_of,
+    trajectory_table,
+    verify_artifact,
+)
+from itemscale.audit import (
+    audit_transitions,
+    automatic_annotations,
+    write_annotations,
+    write_audit,
+)
+from itemscale.cli import main
+from itemscale.items import EvidenceSpan, Item, write_items_jsonl
+from itemscale.responses import normalise_responses, write_run
+
+XSS_TEXT = (
+    'The answer is <script>window.__pwned=1</script> <img src=x onerror="window.__pwned=2"> B'
+)
+LABELS = (("f8", 8, 4000), ("f16", 16, 2000), ("f32", 32, 1000))
+N_SOURCE_FRAMES = 64
+FPS = 8.0
+
+
+def make_run(
+    run_dir: Path,
+    *,
+    seed: int = 0,
+    n_items: int = 24,
+    models: tuple[str, ...] = ("tiny<b>model</b>",),
+    with_audit: bool = True,
+) -> tuple[pd.DataFrame, list[Item]]:
+    """A small run: every model answers every item at 3 budgets plus a text-only baseline."""
+    rng = np.random.default_rng(seed)
+    items: list[Item] = []
+    rows: list[dict[str, object]] = []
+    for n in range(n_items):
+        start = float(rng.integers(0, 7))
+        items.append(
+            Item(
+                item_id=f"item{n:02d}<i>",
+                video_id=f"video{n // 2}",
+                question=f"question {n}?",
+                options=("red", "green", "blue", "grey"),
+                answer="A",
+                evidence=(EvidenceSpan(start=start, end=start + 0.5),),
+            )
+        )
+    for model in models:
+        for it in items:
+            text_answer = str(rng.choice(list("ABCD")))
+            rows.append(_row(model, it, "text-only", 0, 0, None, text_answer, rng))
+            for label, frames, pixels in LABELS:
+                answer = "A" if rng.random() < 0.6 else str(rng.choice(list("BCD")))
+                rows.append(_row(model, it, label, frames, pixels, frames, answer, rng))
+    df = normalise_responses(pd.DataFrame(rows))
+    # one model output that tries to run script, on the largest budget
+    df.loc[(df["config_label"] == "f32") & (df["item_id"] == items[0].item_id), "raw_text"] = (
+        XSS_TEXT
+    )
+    write_run(
+        run_dir, df, {"protocol": {"name": "unit <test>"}, "started_at": "2026-01-01T00:00:00Z"}
+    )
+    write_items_jsonl(run_dir / "items.jsonl", items)
+    if with_audit:
+        audit = audit_transitions(df, items)
+        write_audit(run_dir, audit, "adjacent")
+        write_annotations(run_dir / "annotations.parquet", automatic_annotations(audit))
+    return df, items
+
+
+def _row(
+    model: str,
+    it: Item,
+    label: str,
+    frames: int,
+    pixels: int,
+    k: int | None,
+    answer: str,
+    rng: np.random.Generator,
+) -> dict[str, object]:
+    indices = None
+    if k:
+        indices = np.linspace(0, N_SOURCE_FRAMES - 1, k).round().astype(int).tolist()
+    return {
+        "model": model,
+        "item_id": it.item_id,
+        "video_id": it.video_id,
+        "task_kind": "mcqa",
+        "series": "default",
+        "config_id": f"cfg-{label}",
+        "config_label": label,
+        "axis_order": float(frames),
+        "frames": frames,
+        "pixels": pixels or None,
+        "repeat": 0,
+        "status": "ok",
+        "raw_text": f"Answer: {answer}",
+        "answer": answer,
+        "correct": float(answer == it.answer),
+        "confidence": float(rng.uniform(0.25, 1.0)),
+        "frame_indices": indices,
+        "frame_timestamps": [i / FPS for i in indices] if indices else None,
+    }
+
+
+def test_pattern_of_hand_computed() -> None:
+    nan = np.nan
+    y = np.array(
+        [
+            [1, 1, 1],
+            [0, 0, 0],
+            [1, 0, 0],
+            [0, 1, 1],
+            [1, 0, 1],
+            [0, 1, 0],
+            [1, nan, 1],
+        ]
+    )
+    assert pattern_of(y, binary=True).tolist() == [
+        "always_right",
+        "always_wrong",
+        "harmful",
+        "beneficial",
+        "mixed",
+        "mixed",
+        "incomplete",
+    ]
+    s = np.array([[0.5, 0.45, 0.5], [0.9, 0.5, 0.5], [0.2, 0.5, 0.1]])
+    assert pattern_of(s, binary=False, eps=0.1).tolist() == ["stable", "harmful", "mixed"]
+
+
+def test_trajectory_table_is_wide(tmp_path: Path) -> None:
+    df, items = make_run(tmp_path / "run", with_audit=False)
+    traj = trajectory_table(df)
+    assert list(traj.columns) == [
+        "model",
+        "series",
+        "item_id",
+        "video_id",
+        "kind",
+        "pattern",
+        "text_only",
+        "f8",
+        "f16",
+        "f32",
+    ]
+    assert len(traj) == len(items)
+    first = traj.iloc[0]
+    rows = df[df["item_id"] == first["item_id"]].set_index("config_label")
+    for label in ("f8", "f16", "f32"):
+        assert first[label] == rows.loc[label, "correct"]
+    assert first["text_only"] == rows.loc["text-only", "correct"]
+
+
+def test_json_for_script_escapes_markup() -> None:
+    text = json_for_script({"x": "</script><!-- & \u2028"})
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert json.loads(text) == {"x": "</script><!-- & \u2028"}
+
+
+@pytest.fixture(scope="module")
+def artifact(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run = tmp_path_factory.mktemp("art") / "run"
+    make_run(run)
+    return build_artifact(run, n_boot=50, seed=3)
+
+
+def _copy(artifact: Path, tmp_path: Path) -> Path:
+    dst = tmp_path / "copy"
+    shutil.copytree(artifact, dst)
+    return dst
+
+
+def test_artifact_contents(artifact: Path) -> None:
+    names = {p.relative_to(artifact).as_posix() for p in artifact.rglob("*") if p.is_file()}
+    for required in (
+        "responses.parquet",
+        "trajectories.parquet",
+        "measures.json",
+        "run.json",
+        "provenance.json",
+        "README.md",
+        "report.html",
+        MANIFEST_FILE,
+        "audit.parquet",
+        "audit.json",
+        "annotations.parquet",
+        "items.jsonl",
+    ):
+        assert required in names
+    manifest = json.loads((artifact / MANIFEST_FILE).read_text())
+    assert set(manifest["files"]) == names - {MANIFEST_FILE}
+    measures = json.loads((artifact / "measures.json").read_text())
+    assert measures["bootstrap"]["n_boot"] == 50 and measures["bootstrap"]["seed"] == 3
+    prov = json.loads((artifact / "provenance.json").read_text())
+    assert prov["tool"]["version"]
+    assert prov["measures"] == {
+        "function": "itemscale.measures.analyze_responses",
+        "n_boot": 50,
+        "seed": 3,
+    }
+    assert len(prov["inputs"]["responses.parquet"]["sha256"]) == 64
+    assert prov["inputs"]["items"]["sha256"]
+    assert prov["host"]["hostname"]
+    readme = (artifact / "README.md").read_text()
+    assert "itemscale verify" in readme and "--bootstrap 50 --seed 3" in readme
+    meta = pq.read_schema(artifact / "trajectories.parquet").metadata
+    assert meta[b"itemscale.schema_version"] == b"1"
+
+
+def test_verify_passes_untouched(artifact: Path) -> None:
+    result = verify_artifact(artifact)
+    assert result.ok, result.problems
+    assert result.checks == ["manifest", "trajectories", "measures", "audit"]
+    assert main(["verify", str(artifact)]) == 0
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "responses.parquet",
+        "trajectories.parquet",
+        "measures.json",
+        "run.json",
+        "provenance.json",
+        "README.md",
+        "report.html",
+        "audit.parquet",
+        "annotations.parquet",
+        "items.jsonl",
+    ],
+)
+def test_verify_names_an_edited_file(
+    artifact: Path, tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = _copy(artifact, tmp_path)
+    path = copy / name
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    result = verify_artifact(copy, recompute=False)
+    assert not result.ok
+    assert list(result.bad_files) == [name]
+    assert main(["verify", str(copy), "--hashes-only"]) == 1
+    assert name in capsys.readouterr().err
+
+
+def test_verify_recomputes_after_a_regenerated_manifest(artifact: Path, tmp_path: Path) -> None:
+    """Editing a measure and rewriting the manifest is still caught by recomputation."""
+    from itemscale.artifact import write_manifest
+
+    copy = _copy(artifact, tmp_path)
+    measures = json.loads((copy / "measures.json").read_text())
+    model = next(iter(measures["models"]))
+    measures["models"][model]["harmful_rate"]["value"] += 0.01
+    (copy / "measures.json").write_text(json.dumps(measures))
+    write_manifest(copy)
+    result = verify_artifact(copy)
+    assert list(result.bad_files) == ["measures.json"]
+    assert "harmful_rate" in result.problems[0]
+
+
+def test_verify_added_missing_and_manifest_edits(artifact: Path, tmp_path: Path) -> None:
+    copy = _copy(artifact, tmp_path)
+    (copy / "extra.txt").write_text("hello")
+    (copy / "README.md").unlink()
+    result = verify_artifact(copy, recompute=False)
+    assert set(result.bad_files) == {"extra.txt", "README.md"}
+    assert "added" in result.bad_files["extra.txt"]
+    assert "missing" in result.bad_files["README.md"]
+
+    copy2 = tmp_path / "copy2"
+    shutil.copytree(artifact, copy2)
+    manifest = json.loads((copy2 / MANIFEST_FILE).read_text())
+    manifest["files"]["README.md"]["sha256"] = "0" * 64
+    (copy2 / MANIFEST_FILE).write_text(json.dumps(manifest))
+    result = verify_artifact(copy2, recompute=False)
+    assert MANIFEST_FILE in result.bad_files
+
+
+def test_report_cli_rebuilds_in_place(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    make_run(run, n_items=6, with_audit=False)
+    assert main(["report", str(run), "--bootstrap", "20", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert str(run / "artifact" / "report.html") in out
+    first = json.loads((run / "artifact" / MANIFEST_FILE).read_text())
+    assert main(["report", str(run), "--bootstrap", "20", "--seed", "1"]) == 0
+    assert verify_artifact(run / "artifact").ok
+    second = json.loads((run / "artifact" / MANIFEST_FILE).read_text())
+    for stable in ("responses.parquet", "trajectories.parquet", "measures.json"):
+        assert first["files"][stable] == second["files"][stable]
+    assert not [p for p in run.iterdir() if p.name.startswith(".artifact")]
+    assert main(["report", str(tmp_path / "nowhere")]) == 2
