@@ -1,0 +1,291 @@
+"""The sweep on the local executor: table contents, resumption, typed failures, plan costs.
+
+Videos are real H.264 files made by PyAV; the model is the pixel backend (answers computed
+from the frames' mean pixel value, see test_sweep_helpers), so every expected answer below is
+recomputed independently from the video with PyAV.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import itemscale.video
+from itemscale.cli import main
+from itemscale.protocol import Configuration, ModelEntry, SamplingPolicy, load_protocol
+from itemscale.responses import read_run
+from itemscale.store import open_store
+from itemscale.sweep import ExtraConfig, SweepStop, plan_sweep, run_sweep
+from test_sweep_helpers import (
+    PixelBackend,
+    make_video,
+    pixel_factory,
+    read_log,
+    write_benchmark,
+    write_protocol,
+)
+
+LETTERS = "ABCD"
+
+
+def _decoded_frames(path: Path) -> list[np.ndarray]:
+    import av
+
+    with av.open(str(path)) as container:
+        return [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
+
+
+@pytest.fixture
+def bench(tmp_path: Path) -> dict[str, Any]:
+    suite = write_benchmark(tmp_path / "suite", 2)
+    log = tmp_path / "calls.jsonl"
+    proto = write_protocol(
+        tmp_path / "protocol.toml",
+        suite,
+        models=[{"name": "pixel", "backend": "hf", "model": "x", "options": {"log": str(log)}}],
+    )
+    return {
+        "root": tmp_path,
+        "suite": suite,
+        "log": log,
+        "protocol": load_protocol(proto),
+        "protocol_file": proto,
+    }
+
+
+def _run(bench: dict[str, Any], **kw: Any) -> Any:
+    kw.setdefault("backend_factory", pixel_factory)
+    kw.setdefault("progress", False)
+    return run_sweep(bench["protocol"], **kw)
+
+
+def test_sweep_fills_the_response_table(bench: dict[str, Any]) -> None:
+    result = _run(bench, batch_size=3)
+    df, prov = read_run(bench["root"] / "run")
+    # 2 videos x 2 items x (text-only + 2, 4, 8 frames) x 1 repeat
+    assert result.planned == 16 and result.ran == 16 and result.model_calls == 16
+    assert len(df) == 16 and set(df["status"]) == {"ok"}
+    # linspace = np.linspace(0, n-1, k, dtype=int); video v has n = 30 + 5v frames at 10 fps.
+    expected_indices = {
+        ("v0", 2): [0, 29],
+        ("v0", 4): [0, 9, 19, 29],
+        ("v0", 8): [0, 4, 8, 12, 16, 20, 24, 29],
+        ("v1", 2): [0, 34],
+        ("v1", 4): [0, 11, 22, 34],
+        ("v1", 8): [0, 4, 9, 14, 19, 24, 29, 34],
+    }
+    decoded = {v: _decoded_frames(bench["suite"] / "videos" / f"{v}.mp4") for v in ("v0", "v1")}
+    items = {f"v{v}-q{q}": "ABCD"[(v + q) % 4] for v in range(2) for q in range(2)}
+    for row in df.to_dict("records"):
+        k = row["frames"]
+        assert row["model"] == "pixel" and row["source"] == "itemscale-sweep"
+        assert row["config_id"] == Configuration(frames=k).config_id
+        assert json.loads(row["attributes"]) == {
+            "group": "even" if row["video_id"] == "v0" else "odd"
+        }
+        assert row["reference"] == items[row["item_id"]]
+        if k == 0:
+            assert row["series"] == "text-only" and row["config_label"] == "text-only"
+            assert list(row["frame_indices"]) == [] and row["effective_frames"] == 0
+            question_len = len(
+                f"Which colour is shown in clip {row['video_id'][1]} part {row['item_id'][-1]}?"
+            )
+            assert row["answer"] == LETTERS[question_len % 4]
+            continue
+        idx = expected_indices[(row["video_id"], k)]
+        assert list(row["frame_indices"]) == idx
+        assert list(row["frame_timestamps"]) == pytest.approx([i / 10 for i in idx])
+        assert row["series"] == "linspace/cached" and row["config_label"] == f"{k}f"
+        assert row["axis_order"] == pytest.approx(Configuration(frames=k).axis_order)
+        assert row["effective_frames"] == k and row["pixels"] == 64 * 48
+        assert row["visual_tokens"] == 4 * k
+        mean = int(np.stack([decoded[row["video_id"]][i] for i in idx]).mean())
+        assert row["answer"] == LETTERS[mean % 4], (row["item_id"], k)
+        assert row["confidence"] == pytest.approx(0.7)
+        assert json.loads(row["option_probs"])[row["answer"]] == pytest.approx(0.7)
+        assert row["raw_text"] == f"The answer is {row['answer']}."
+    assert (df["correct"] == (df["answer"] == df["reference"]).astype(float)).all()
+    # Provenance
+    assert prov["protocol"]["grid"]["frames"] == [2, 4, 8]
+    assert prov["decoder"]["name"] == "PyAV" and prov["decoder"]["version"]
+    assert prov["tool"]["name"] == "itemscale"
+    assert set(prov["video_content_hashes"]) == {"v0", "v1"}
+    assert all(len(h) == 64 for h in prov["video_content_hashes"].values())
+    assert [s["outcome"] for s in prov["sessions"]] == ["completed"]
+    assert prov["sweep"]["ran_cells"] == 16 and not prov["sweep"]["interrupted"]
+    spec = next(iter(prov["model_specs"].values()))
+    assert spec["name"] == "pixel" and spec["spec"]["model"] == "pixel-test"
+    # `itemscale analyze` reads it.
+    out = bench["root"] / "measures.json"
+    assert (
+        main(["analyze", str(bench["root"] / "run"), "--bootstrap", "0", "--json", str(out)]) == 0
+    )
+    assert out.exists()
+
+
+def test_rerun_recomputes_nothing_and_batch_size_is_not_identity(bench: dict[str, Any]) -> None:
+    _run(bench, batch_size=1)
+    first, _ = read_run(bench["root"] / "run")
+    calls = len(read_log(bench["log"]))
+    again = _run(bench, batch_size=4)
+    assert again.ran == 0 and again.skipped == 16 and len(read_log(bench["log"])) == calls == 16
+    second, prov = read_run(bench["root"] / "run")
+    assert second.equals(first)
+    assert [s["outcome"] for s in prov["sessions"]] == ["completed", "completed"]
+
+
+def test_each_video_is_decoded_once_for_all_its_configurations(
+    bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = itemscale.video.decode_for_configs
+    calls: list[tuple[str, int, str, int]] = []
+
+    def counting(path: Any, configs: Any, **kw: Any) -> Any:
+        configs = list(configs)
+        calls.append((Path(path).name, len(configs), kw["item_key"], kw["repeat"]))
+        return real(path, configs, **kw)
+
+    monkeypatch.setattr(itemscale.video, "decode_for_configs", counting)
+    _run(bench)
+    assert sorted(calls) == [("v0.mp4", 3, "", 0), ("v1.mp4", 3, "", 0)]
+    # Seeded random sampling draws per item (and repeat): one extra pass per item for it.
+    calls.clear()
+    rand = Configuration(frames=3, sampling=SamplingPolicy(name="random", seed=7))
+    result = _run(bench, extra_configs=[rand])
+    assert result.ran == 4
+    assert sorted(calls) == [
+        ("v0.mp4", 1, "v0-q0", 0),
+        ("v0.mp4", 1, "v0-q1", 0),
+        ("v1.mp4", 1, "v1-q0", 0),
+        ("v1.mp4", 1, "v1-q1", 0),
+    ]
+
+
+def test_corrupt_video_gives_media_error_rows_and_the_sweep_goes_on(tmp_path: Path) -> None:
+    suite = write_benchmark(tmp_path / "suite", 3, corrupt=["v1"])
+    (suite / "videos" / "v2.mp4").unlink()  # and one missing file
+    log = tmp_path / "calls.jsonl"
+    proto = load_protocol(
+        write_protocol(
+            tmp_path / "p.toml",
+            suite,
+            models=[{"name": "pixel", "backend": "hf", "model": "x", "options": {"log": str(log)}}],
+        )
+    )
+    result = run_sweep(proto, backend_factory=pixel_factory, progress=False)
+    df, _ = read_run(tmp_path / "run")
+    assert len(df) == 24
+    bad = df[df["video_id"].isin(["v1", "v2"]) & (df["frames"] > 0)]
+    assert len(bad) == 12 and set(bad["status"]) == {"media_error"}
+    assert bad["answer"].isna().all() and bad["correct"].isna().all()
+    assert set(bad[bad["video_id"] == "v2"]["error"].str.split(":").str[0]) == {"missing_file"}
+    assert bad[bad["video_id"] == "v1"]["error"].str.len().min() > 0
+    good = df.drop(bad.index)
+    assert len(good) == 12 and set(good["status"]) == {"ok"}  # v0 and every text-only cell
+    assert result.model_calls == 12 == len(read_log(log))
+    assert result.by_status == {"ok": 12, "media_error": 12}
+
+    # Errors are not re-run by default...
+    again = run_sweep(proto, backend_factory=pixel_factory, progress=False)
+    assert again.ran == 0 and len(read_log(log)) == 12
+    # ...only with retry_errors, and a repaired video then answers.
+    make_video(suite / "videos" / "v1.mp4", seed=1, n_frames=35)
+    retry = run_sweep(proto, backend_factory=pixel_factory, progress=False, retry_errors=True)
+    assert retry.ran == 12 and retry.by_status == {"ok": 6, "media_error": 6}
+    df2, _ = read_run(tmp_path / "run")
+    assert set(df2[df2["video_id"] == "v1"]["status"]) == {"ok"}
+    with open_store(tmp_path / "run") as store:
+        attempts = store.attempts()
+    retried = df2[(df2["video_id"] != "v0") & (df2["frames"] > 0)]["cell_id"]
+    assert {attempts[c] for c in retried} == {2}
+
+
+def test_unparseable_output_becomes_noanswer(tmp_path: Path) -> None:
+    suite = write_benchmark(tmp_path / "suite", 1, garble=["v0-q1"])
+    proto = load_protocol(write_protocol(tmp_path / "p.toml", suite))
+    run_sweep(proto, backend_factory=pixel_factory, progress=False)
+    df, _ = read_run(tmp_path / "run")
+    garbled = df[df["item_id"] == "v0-q1"]
+    assert set(garbled["status"]) == {"noanswer"} and set(garbled["answer"]) == {"NOANSWER"}
+    assert (garbled["correct"] == 0.0).all() and garbled["confidence"].isna().all()
+    assert set(garbled["raw_text"]) == {"I cannot tell from this."}
+    assert set(df[df["item_id"] == "v0-q0"]["status"]) == {"ok"}
+
+
+def test_limit_item_filter_and_extra_configurations(bench: dict[str, Any]) -> None:
+    first = _run(bench, limit=1)
+    assert first.planned == 4 and set(first.table["item_id"]) == {"v0-q0"}
+    shifted = Configuration(frames=4, sampling=SamplingPolicy(name="linspace", phase=0.5))
+    extra = ExtraConfig(shifted, series="intervention:phase-shift", item_ids=frozenset({"v1-q1"}))
+    result = _run(bench, item_filter={"v0-q0", "v1-q1"}, extra_configs=[extra])
+    # v0-q0's four cells are done; v1-q1 gets the four grid cells plus the extra one.
+    assert result.skipped == 4 and result.ran == 5
+    df, prov = read_run(bench["root"] / "run")
+    extra_rows = df[df["series"] == "intervention:phase-shift"]
+    assert extra_rows["item_id"].tolist() == ["v1-q1"]
+    # linspace over n=35, k=4 shifted by half a spacing: positions 0, 11.33, 22.67, 34 + 5.67
+    assert list(extra_rows.iloc[0]["frame_indices"]) == [5, 17, 28, 34]
+    assert extra_rows.iloc[0]["config_id"] == shifted.config_id
+    assert prov["sweep"]["extra_configs"][0]["series"] == "intervention:phase-shift"
+    assert len(df) == 9
+
+
+def test_stop_request_commits_what_ran_and_resumes(bench: dict[str, Any]) -> None:
+    stop = SweepStop()
+
+    class StoppingBackend(PixelBackend):
+        def generate(self, requests: Any) -> Any:
+            out = super().generate(requests)
+            if len(read_log(bench["log"])) >= 5:
+                stop.set()
+            return out
+
+    def factory(entry: ModelEntry, device: str, batch_size: int) -> PixelBackend:
+        return StoppingBackend(str(bench["log"]))
+
+    result = _run(bench, backend_factory=factory, stop=stop, batch_size=1)
+    assert result.interrupted and result.exit_code == 130
+    assert result.ran == 5 == len(read_log(bench["log"]))
+    df, prov = read_run(bench["root"] / "run")
+    assert len(df) == 5 and prov["sweep"]["interrupted"] is True
+    assert prov["sessions"][-1]["outcome"] == "interrupted"
+    resumed = _run(bench)
+    assert resumed.ran == 11 and resumed.skipped == 5 and len(read_log(bench["log"])) == 16
+
+
+def test_dry_run_prints_plan_and_cost(
+    bench: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["sweep", str(bench["protocol_file"]), "--dry-run", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    # 4 items x (2+4+8) frames; a 64x48 frame is 3x2 tokens of 28 px, 2 frames per token.
+    assert plan["cells"] == 16 and plan["cells_todo"] == 16 and plan["cells_done"] == 0
+    assert plan["frames"] == 4 * 14
+    assert plan["visual_tokens_estimated"] == 4 * 6 * (1 + 2 + 4)
+    assert plan["by_config"]["8f"] == {
+        "cells": 4,
+        "cells_todo": 4,
+        "frames": 32,
+        "visual_tokens_estimated": 96,
+    }
+    assert not (bench["root"] / "run" / "store.sqlite").exists()
+    _run(bench, limit=1)
+    cost = plan_sweep(bench["protocol"])
+    assert (cost.cells_done, cost.cells_todo) == (4, 12)
+    assert main(["sweep", str(bench["protocol_file"]), "--dry-run"]) == 0
+    text = capsys.readouterr().out
+    assert "total" in text and "4 cells already done" in text
+
+
+def test_cli_errors_are_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sweep", str(tmp_path / "nope.toml")]) == 2
+    assert "protocol file not found" in capsys.readouterr().err
+    bad = tmp_path / "p.toml"
+    write_protocol(bad, tmp_path / "no-suite")
+    assert main(["sweep", str(bad), "--dry-run"]) == 2
+    assert "not a synthetic suite" in capsys.readouterr().err
+    assert main(["sweep", str(bad), "--limit", "0"]) == 2
