@@ -1,0 +1,169 @@
+"""`itemscale import {table,lmms-eval,vlmevalkit} PATH... -o RUN_DIR`: other tools' results into a run.
+
+Every import validates all its input before writing, merges into the run directory
+idempotently (a second import of the same file adds nothing; a conflicting answer is an error)
+and prints a summary of what was read, what landed and what was dropped, by reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from . import CommandError
+
+
+def _common_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "-o",
+        "--out",
+        dest="run_dir",
+        required=True,
+        metavar="RUN_DIR",
+        help="run directory to create or add to",
+    )
+    p.add_argument("--summary-json", metavar="FILE", help="also write the summary as JSON")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="parse, validate and summarise without writing the run",
+    )
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "import",
+        help="import results of lmms-eval, VLMEvalKit or any table into a run directory",
+        description="Import per-item results into the response table of a run directory.",
+    )
+    kinds = p.add_subparsers(dest="import_kind", metavar="KIND", required=True)
+
+    t = kinds.add_parser(
+        "table",
+        help="CSV, TSV, JSONL or Parquet with one row per (model, item, config, repeat)",
+        description="Columns: model,item_id,config,frames and correct (0/1) or score ([0,1]); "
+        "optional video_id,order,answer,confidence,repeat,prediction,reference,status,series,"
+        "task_kind,pixels,visual_tokens,latency_s and attr_* item attributes. frames == 0 is "
+        "the text-only baseline. See docs/importers.md.",
+    )
+    t.add_argument("files", nargs="+", metavar="FILE")
+    _common_args(t)
+    t.set_defaults(func=run_table)
+
+    le = kinds.add_parser(
+        "lmms-eval",
+        help="lmms-eval --log_samples JSONL files (with the results.json beside each)",
+        description="Import lmms-eval sample logs. The configuration of each file comes from "
+        "its results.json (config.model_args), unless given with --config LABEL[:FRAMES]=PATH "
+        "(repeatable, in axis order).",
+    )
+    le.add_argument("files", nargs="*", metavar="PATH", help="samples JSONL files or directories")
+    le.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="LABEL[:FRAMES]=PATH",
+        help="label (and frame count) of the configuration PATH was run with",
+    )
+    le.add_argument("--model", help="model name to record (required when files disagree)")
+    le.add_argument(
+        "--benchmark",
+        metavar="FILE",
+        help="benchmark question file (Parquet or items JSONL) for video ids, "
+        "options and categories",
+    )
+    _common_args(le)
+    le.set_defaults(func=run_lmms_eval)
+
+    vk = kinds.add_parser(
+        "vlmevalkit",
+        help="VLMEvalKit prediction files ({model}_{dataset}.xlsx/.tsv/.json)",
+        description="Import VLMEvalKit predictions; the budget is read from the dataset name "
+        "(Video-MME_8frame, MVBench_1fps) unless given with --config LABEL[:FRAMES]=PATH.",
+    )
+    vk.add_argument("files", nargs="*", metavar="PATH")
+    vk.add_argument("--config", action="append", default=[], metavar="LABEL[:FRAMES]=PATH")
+    vk.add_argument("--model", help="model name to record (default: from the file name)")
+    vk.add_argument("--benchmark", metavar="FILE")
+    _common_args(vk)
+    vk.set_defaults(func=run_vlmevalkit)
+
+
+def _emit(summary: Any, args: argparse.Namespace) -> int:
+    print(summary.format(), file=sys.stdout)
+    if args.summary_json:
+        Path(args.summary_json).write_text(
+            json.dumps(summary.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        )
+    return 0
+
+
+def run_table(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from ..importers import ImportInputError, finish_import, import_table
+    from ..importers._common import import_record, source_record
+
+    try:
+        frames: list[pd.DataFrame] = []
+        notes: list[str] = []
+        sources = []
+        for f in args.files:
+            rows, file_notes = import_table(f)
+            frames.append(rows)
+            notes.extend(file_notes)
+            sources.append(source_record(f, rows=len(rows)))
+        rows = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+        summary = finish_import(
+            importer="table",
+            run_dir=args.run_dir,
+            files=[str(f) for f in args.files],
+            rows=rows,
+            record=import_record("table", sources),
+            skipped=Counter(),
+            notes=notes,
+            dry_run=args.dry_run,
+        )
+    except ImportInputError as exc:
+        raise CommandError(str(exc)) from exc
+    return _emit(summary, args)
+
+
+def run_lmms_eval(args: argparse.Namespace) -> int:
+    from ..importers import ImportInputError
+    from ..importers._lmms_eval import run_lmms_eval_import
+
+    try:
+        summary = run_lmms_eval_import(
+            files=args.files,
+            configs=args.config,
+            model=args.model,
+            benchmark=args.benchmark,
+            run_dir=args.run_dir,
+            dry_run=args.dry_run,
+        )
+    except ImportInputError as exc:
+        raise CommandError(str(exc)) from exc
+    return _emit(summary, args)
+
+
+def run_vlmevalkit(args: argparse.Namespace) -> int:
+    from ..importers import ImportInputError
+    from ..importers._vlmevalkit import run_vlmevalkit_import
+
+    try:
+        summary = run_vlmevalkit_import(
+            files=args.files,
+            configs=args.config,
+            model=args.model,
+            benchmark=args.benchmark,
+            run_dir=args.run_dir,
+            dry_run=args.dry_run,
+        )
+    except ImportInputError as exc:
+        raise CommandError(str(exc)) from exc
+    return _emit(summary, args)

@@ -1,0 +1,255 @@
+"""What every importer shares: typed input errors, configuration ids, and the merge into a run.
+
+Importers only ever add rows to a run directory. Re-importing a file is a no-op (same keys,
+same answers); a different answer for a key that is already stored is a conflict the user must
+resolve, never a silent overwrite. Everything is validated before anything is written, and the
+write itself is atomic per file (see `responses.write_run`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+
+from .. import __version__
+from ..responses import (
+    COLUMNS,
+    RESPONSES_FILE,
+    ROW_KEY,
+    SchemaError,
+    normalise_responses,
+    read_run,
+    write_run,
+)
+
+#: Version of the label-based configuration id (`label_config_id`); bump if its inputs change.
+LABEL_CONFIG_ID_VERSION: Final[int] = 1
+
+#: Columns that must agree when a key is imported again; anything else (source, provenance)
+#: may differ between two imports of the same answers.
+COMPARED_COLUMNS: Final[tuple[str, ...]] = (
+    "correct",
+    "score",
+    "status",
+    "answer",
+    "raw_text",
+    "video_id",
+    "task_kind",
+    "config_label",
+    "frames",
+)
+
+
+class ImportInputError(ValueError):
+    """Bad input to an importer, named by file, line and column where they are known."""
+
+
+class ImportConflictError(ImportInputError):
+    """A row key already stored in the run with a different answer."""
+
+
+def where(path: str | os.PathLike[str], line: int | None = None, column: str | None = None) -> str:
+    """`file:line: column 'x'`: the prefix of every importer error."""
+    text = str(path)
+    if line is not None:
+        text += f":{line}"
+    if column is not None:
+        text += f": column '{column}'"
+    return text
+
+
+def label_config_id(label: str, frames: int) -> str:
+    """Id of a configuration known only by its label and frame count (16 hex digits).
+
+    SHA-256 over the canonical JSON `{"frames": F, "label": L, "v": 1}`. Imported runs that differ
+    only in an external frame selector share every budget field, so the user's label is what
+    tells them apart; the frame count keeps a relabelled text-only baseline distinct.
+    """
+    text = json.dumps(
+        {"frames": int(frames), "label": str(label), "v": LABEL_CONFIG_ID_VERSION},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def source_record(path: str | os.PathLike[str], **extra: Any) -> dict[str, Any]:
+    """Provenance of one input file: absolute path, size and SHA-256 (plus importer details)."""
+    p = Path(path)
+    return {"path": str(p.resolve()), "bytes": p.stat().st_size, "sha256": sha256_file(p), **extra}
+
+
+def import_record(importer: str, sources: list[dict[str, Any]], **options: Any) -> dict[str, Any]:
+    return {
+        "importer": importer,
+        "tool": "itemscale",
+        "tool_version": __version__,
+        "time": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "sources": sources,
+        "options": {k: v for k, v in options.items() if v is not None},
+    }
+
+
+def attributes_json(attrs: Mapping[str, Any]) -> str | None:
+    """Item attributes as the response table stores them: a JSON object of plain strings."""
+    clean: dict[str, str] = {}
+    for key, value in attrs.items():
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            continue
+        text = str(value).strip()
+        if text:
+            clean[str(key)] = text
+    return json.dumps(clean, sort_keys=True) if clean else None
+
+
+def rows_frame(rows: Iterable[Mapping[str, Any]], *, where_: str) -> pd.DataFrame:
+    """Build and validate a response table from row dicts (missing columns become null)."""
+    df = pd.DataFrame(list(rows))
+    if df.empty:
+        df = pd.DataFrame(columns=list(COLUMNS))
+    try:
+        return normalise_responses(df, where=where_)
+    except SchemaError as exc:
+        raise ImportInputError(str(exc)) from exc
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _same(a: Any, b: Any) -> bool:
+    a_missing = a is None or (isinstance(a, float) and math.isnan(a))
+    b_missing = b is None or (isinstance(b, float) and math.isnan(b))
+    if a_missing or b_missing:
+        return a_missing and b_missing
+    if isinstance(a, (int, float, np.integer, np.floating)) and isinstance(
+        b, (int, float, np.integer, np.floating)
+    ):
+        return bool(float(a) == float(b))
+    return bool(a == b)
+
+
+def _check_item_videos(df: pd.DataFrame, *, where_: str) -> None:
+    videos = df.groupby(["model", "item_id"], sort=False)["video_id"].nunique()
+    bad = videos[videos > 1]
+    if not bad.empty:
+        model, item = bad.index[0]
+        seen = sorted(df.loc[(df["model"] == model) & (df["item_id"] == item), "video_id"].unique())
+        raise ImportInputError(
+            f"{where_}: item {item!r} of model {model!r} has several video ids {seen}; "
+            "an item belongs to one video (give --benchmark to map ids consistently)"
+        )
+
+
+def _check_configs(df: pd.DataFrame, *, where_: str) -> None:
+    """One config id has one label, one frame count and one axis position per (model, series)."""
+    cols = ["model", "series", "config_id"]
+    for col in ("config_label", "frames", "axis_order"):
+        counts = df.groupby(cols, sort=False)[col].nunique()
+        bad = counts[counts > 1]
+        if not bad.empty:
+            model, series, cid = bad.index[0]
+            vals = sorted(
+                map(str, df.loc[(df["model"] == model) & (df["config_id"] == cid), col].unique())
+            )
+            raise ImportInputError(
+                f"{where_}: configuration {cid} of model {model!r} (series {series!r}) has "
+                f"different '{col}' values {vals}"
+            )
+    labels = df.groupby(["model", "series", "config_label"], sort=False)["config_id"].nunique()
+    bad = labels[labels > 1]
+    if not bad.empty:
+        model, series, label = bad.index[0]
+        raise ImportInputError(
+            f"{where_}: label {label!r} names two different configurations of model {model!r} "
+            f"(series {series!r}); give each configuration its own label"
+        )
+
+
+class MergeResult:
+    """What a merge did: the merged table and how many new rows were added or already there."""
+
+    def __init__(self, table: pd.DataFrame, added: int, unchanged: int, written: bool) -> None:
+        self.table = table
+        self.added = added
+        self.unchanged = unchanged
+        self.written = written
+
+
+def merge_into_run(
+    run_dir: str | os.PathLike[str],
+    new_rows: pd.DataFrame,
+    record: Mapping[str, Any],
+    *,
+    dry_run: bool = False,
+) -> MergeResult:
+    """Add `new_rows` to the run in `run_dir` (created if absent) and record the import.
+
+    Keys already stored with the same answers are skipped (re-import is idempotent: nothing is
+    rewritten when nothing is new); a stored key with a different answer raises
+    `ImportConflictError` and nothing is written.
+    """
+    run_path = Path(run_dir)
+    if run_path.exists() and not run_path.is_dir():
+        raise ImportInputError(f"{run_path}: exists and is not a directory")
+    new = normalise_responses(new_rows, where="imported rows")
+    provenance: dict[str, Any] = {}
+    if (run_path / RESPONSES_FILE).exists():
+        try:
+            existing, provenance = read_run(run_path)
+        except (SchemaError, OSError, ValueError) as exc:
+            raise ImportInputError(f"{run_path}: cannot read the existing run ({exc})") from exc
+    else:
+        existing = normalise_responses(pd.DataFrame(columns=list(COLUMNS)), where=str(run_path))
+
+    key = list(ROW_KEY)
+    joined = new.merge(existing, on=key, how="left", suffixes=("", "__old"), indicator=True)
+    present = (joined["_merge"] == "both").to_numpy()
+    conflicts: list[str] = []
+    for pos in np.flatnonzero(present):
+        row = joined.iloc[int(pos)]
+        for col in COMPARED_COLUMNS:
+            if not _same(row[col], row[f"{col}__old"]):
+                ident = ", ".join(f"{k}={_plain(row[k])!r}" for k in key)
+                conflicts.append(
+                    f"({ident}): '{col}' is {_plain(row[f'{col}__old'])!r} in the run "
+                    f"(from {row['source__old']}) but {_plain(row[col])!r} in {row['source']}"
+                )
+                break
+    if conflicts:
+        more = f" (and {len(conflicts) - 3} more)" if len(conflicts) > 3 else ""
+        raise ImportConflictError(
+            f"{run_path}: {len(conflicts)} row(s) conflict with answers already in the run; "
+            f"nothing was written: " + "; ".join(conflicts[:3]) + more
+        )
+    fresh = new.loc[~present]
+    merged = pd.concat([existing, fresh], ignore_index=True) if len(existing) else fresh.copy()
+    merged = normalise_responses(merged, where=str(run_path / RESPONSES_FILE))
+    _check_item_videos(merged, where_=str(run_path))
+    _check_configs(merged, where_=str(run_path))
+    written = False
+    if len(fresh) and not dry_run:
+        imports = list(provenance.get("imports", []))
+        imports.append(dict(record))
+        provenance = {k: v for k, v in provenance.items() if k != "schema_version"}
+        provenance["imports"] = imports
+        write_run(run_path, merged, provenance)
+        written = True
+    return MergeResult(merged, added=len(fresh), unchanged=int(present.sum()), written=written)

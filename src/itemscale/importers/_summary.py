@@ -1,0 +1,135 @@
+"""The summary printed after every import: what was read, what landed, and what did not.
+
+A researcher comparing budgets must see at once whether the grid is complete: items per
+configuration, how many items the matched grid keeps, and every dropped or unparsed item
+counted by reason, so nothing leaves a denominator silently.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from ..responses import ANSWERED_STATUSES, Status
+
+
+@dataclass
+class ImportSummary:
+    importer: str
+    run_dir: str
+    files: list[str]
+    rows_read: int
+    rows_added: int
+    rows_unchanged: int
+    #: model -> config label -> rows of that configuration in the run (all repeats)
+    items_per_config: dict[str, dict[str, int]]
+    #: model -> items with an answer at every configuration (text-only excluded)
+    matched_items: dict[str, int]
+    #: model -> items left out of the matched grid
+    unmatched_items: dict[str, int]
+    #: reason -> count: lines not imported, failures and unparsed answers among imported rows
+    dropped: dict[str, int]
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "importer": self.importer,
+            "run_dir": self.run_dir,
+            "files": list(self.files),
+            "rows_read": self.rows_read,
+            "rows_added": self.rows_added,
+            "rows_unchanged": self.rows_unchanged,
+            "items_per_config": self.items_per_config,
+            "matched_items": self.matched_items,
+            "unmatched_items": self.unmatched_items,
+            "dropped": self.dropped,
+            "notes": list(self.notes),
+        }
+
+    def format(self) -> str:
+        lines = [f"itemscale import {self.importer} -> {self.run_dir}"]
+        lines.append(f"  files read: {len(self.files)}")
+        lines.extend(f"    {f}" for f in self.files)
+        lines.append(
+            f"  rows: {self.rows_read} read, {self.rows_added} added, "
+            f"{self.rows_unchanged} already in the run"
+        )
+        for model, per_config in self.items_per_config.items():
+            lines.append(f"  model {model}:")
+            for label, n in per_config.items():
+                lines.append(f"    {label:<24} {n:>7} rows")
+            lines.append(
+                f"    matched grid: {self.matched_items.get(model, 0)} items "
+                f"({self.unmatched_items.get(model, 0)} left out)"
+            )
+        if self.dropped:
+            lines.append("  dropped or unparsed, by reason:")
+            for reason, n in sorted(self.dropped.items()):
+                lines.append(f"    {reason:<40} {n:>7}")
+        else:
+            lines.append("  dropped or unparsed: none")
+        lines.extend(f"  note: {note}" for note in self.notes)
+        return "\n".join(lines)
+
+
+def summarise(
+    *,
+    importer: str,
+    run_dir: str,
+    files: list[str],
+    imported: pd.DataFrame,
+    run_table: pd.DataFrame,
+    rows_added: int,
+    rows_unchanged: int,
+    skipped: Counter[str],
+    notes: list[str] | None = None,
+) -> ImportSummary:
+    """Summarise one import: `imported` are this import's rows, `run_table` the merged run."""
+    per_config: dict[str, dict[str, int]] = {}
+    matched: dict[str, int] = {}
+    unmatched: dict[str, int] = {}
+    models = list(dict.fromkeys(imported["model"].tolist()))
+    for model in models:
+        rows = run_table[run_table["model"] == model]
+        order = rows.drop_duplicates("config_id").sort_values(["frames", "axis_order"])
+        counts = rows.groupby("config_id").size()
+        per_config[model] = {
+            str(r.config_label): int(counts[r.config_id]) for r in order.itertuples(index=False)
+        }
+        visual = rows[rows["frames"] > 0]
+        answered = visual[visual["status"].isin(ANSWERED_STATUSES)]
+        grid_cells = visual.groupby(["series"])["config_id"].nunique()
+        n_matched = 0
+        n_items = 0
+        for series, n_configs in grid_cells.items():
+            items = visual.loc[visual["series"] == series, "item_id"].nunique()
+            ok = answered[answered["series"] == series]
+            full = ok.groupby("item_id")["config_id"].nunique()
+            n_matched += int((full == n_configs).sum())
+            n_items += int(items)
+        matched[model] = n_matched
+        unmatched[model] = n_items - n_matched
+    dropped: Counter[str] = Counter(skipped)
+    for status, n in imported["status"].value_counts().items():
+        if status == Status.OK.value:
+            continue
+        reason = (
+            "noanswer (no option recognised)" if status == Status.NOANSWER.value else str(status)
+        )
+        dropped[reason] += int(n)
+    return ImportSummary(
+        importer=importer,
+        run_dir=run_dir,
+        files=files,
+        rows_read=len(imported),
+        rows_added=rows_added,
+        rows_unchanged=rows_unchanged,
+        items_per_config=per_config,
+        matched_items=matched,
+        unmatched_items=unmatched,
+        dropped=dict(dropped),
+        notes=list(notes or []),
+    )

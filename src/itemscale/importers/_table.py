@@ -1,0 +1,421 @@
+"""The generic importer: any CSV, JSONL or Parquet table of per-item results.
+
+Researchers who ran their own harness can export one row per (model, item, configuration,
+repeat) and get the same audit as a native sweep. Every value is checked before anything is
+written, and an error names the file, the line (1-based, the CSV header is line 1; Parquet
+files count rows from 1) and the column, since a table of 100,000 rows is otherwise impossible
+to debug. See docs/importers.md for the column reference.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import pandas as pd
+
+from ..responses import NOANSWER, Status, TaskKind
+from ..responses._scoring import exact_match, rouge_l, token_f1
+from ._common import (
+    ImportInputError,
+    attributes_json,
+    label_config_id,
+    rows_frame,
+)
+
+REQUIRED: Final[tuple[str, ...]] = ("model", "item_id", "config", "frames")
+OPTIONAL: Final[tuple[str, ...]] = (
+    "video_id",
+    "order",
+    "correct",
+    "score",
+    "answer",
+    "confidence",
+    "repeat",
+    "prediction",
+    "reference",
+    "status",
+    "series",
+    "task_kind",
+    "pixels",
+    "visual_tokens",
+    "latency_s",
+)
+ATTRIBUTE_PREFIX: Final[str] = "attr_"
+FORMATS: Final[dict[str, str]] = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+
+
+@dataclass(frozen=True)
+class TableRecords:
+    path: Path
+    fmt: str
+    columns: tuple[str, ...]
+    records: list[tuple[int, dict[str, Any]]]
+
+    def at(self, line: int, column: str | None = None) -> str:
+        unit = "row " if self.fmt == "parquet" else ""
+        text = f"{self.path}:{unit}{line}" if unit == "" else f"{self.path}: {unit}{line}"
+        return text + (f": column '{column}'" if column is not None else "")
+
+
+def table_format(path: Path) -> str:
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise ImportInputError(
+            f"{path}: unknown table format {path.suffix or '(no suffix)'!r}; "
+            f"use one of {', '.join(sorted(FORMATS))}"
+        )
+    return fmt
+
+
+def read_table_records(path: str | os.PathLike[str]) -> TableRecords:
+    """Read a CSV/TSV, JSONL or Parquet file into (line number, raw values) records."""
+    p = Path(path)
+    if not p.is_file():
+        raise ImportInputError(f"{p}: no such file")
+    fmt = table_format(p)
+    records: list[tuple[int, dict[str, Any]]] = []
+    if fmt in ("csv", "tsv"):
+        with p.open(encoding="utf-8-sig", newline="") as fh:
+            reader = csv.reader(fh, delimiter="\t" if fmt == "tsv" else ",")
+            try:
+                header = next(reader)
+            except StopIteration:
+                raise ImportInputError(f"{p}:1: empty file, expected a header line") from None
+            header = [h.strip() for h in header]
+            dup = [h for h, n in Counter(header).items() if n > 1]
+            if dup:
+                raise ImportInputError(f"{p}:1: column '{dup[0]}' appears twice in the header")
+            for values in reader:
+                line = reader.line_num
+                if not values or all(not v.strip() for v in values):
+                    continue
+                if len(values) != len(header):
+                    raise ImportInputError(
+                        f"{p}:{line}: {len(values)} fields, the header has {len(header)}"
+                    )
+                records.append((line, dict(zip(header, values, strict=True))))
+        columns = tuple(header)
+    elif fmt == "jsonl":
+        seen: dict[str, None] = {}
+        with p.open(encoding="utf-8") as fh:
+            for line, text in enumerate(fh, start=1):
+                if not text.strip():
+                    continue
+                try:
+                    obj = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    raise ImportInputError(
+                        f"{p}:{line}: not valid JSON ({exc.msg}); is the line truncated?"
+                    ) from exc
+                if not isinstance(obj, dict):
+                    raise ImportInputError(f"{p}:{line}: expected a JSON object per line")
+                seen.update(dict.fromkeys(obj))
+                records.append((line, obj))
+        columns = tuple(seen)
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table(p)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise ImportInputError(f"{p}: not a readable Parquet file ({exc})") from exc
+        columns = tuple(table.column_names)
+        records = [(i, row) for i, row in enumerate(table.to_pylist(), start=1)]
+    return TableRecords(path=p, fmt=fmt, columns=columns, records=records)
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return isinstance(value, str) and not value.strip()
+
+
+def _number(value: Any, loc: str) -> float:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        out = float(value)
+    else:
+        try:
+            out = float(str(value).strip())
+        except ValueError:
+            raise ImportInputError(f"{loc}: {value!r} is not a number") from None
+    if not math.isfinite(out):
+        raise ImportInputError(f"{loc}: {value!r} is not a finite number")
+    return out
+
+
+def _integer(value: Any, loc: str, *, minimum: int = 0) -> int:
+    out = _number(value, loc)
+    if out != int(out):
+        raise ImportInputError(f"{loc}: {value!r} is not a whole number")
+    if out < minimum:
+        raise ImportInputError(f"{loc}: {value!r} is below {minimum}")
+    return int(out)
+
+
+def _fraction(value: Any, loc: str) -> float:
+    out = _number(value, loc)
+    if not 0.0 <= out <= 1.0:
+        raise ImportInputError(f"{loc}: {value!r} is outside [0, 1]")
+    return out
+
+
+def _correct(value: Any, loc: str) -> float:
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return 1.0 if value.strip().lower() == "true" else 0.0
+    out = _number(value, loc)
+    if out not in (0.0, 1.0):
+        raise ImportInputError(f"{loc}: {value!r} must be 0 or 1")
+    return out
+
+
+def _text(value: Any) -> str:
+    return str(value).strip()
+
+
+def _references(value: Any) -> list[str]:
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    text = str(value)
+    if text.lstrip().startswith("["):
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError:
+            return [text]
+        if isinstance(parsed, list) and parsed and all(isinstance(v, str) for v in parsed):
+            return parsed
+    return [text]
+
+
+@dataclass
+class _Parsed:
+    line: int
+    row: dict[str, Any]
+    explicit_kind: bool
+
+
+def _parse_row(src: TableRecords, line: int, raw: dict[str, Any]) -> _Parsed:
+    def loc(col: str) -> str:
+        return src.at(line, col)
+
+    def get(col: str) -> Any:
+        value = raw.get(col)
+        return None if _missing(value) else value
+
+    for col in REQUIRED:
+        if get(col) is None:
+            raise ImportInputError(f"{loc(col)}: empty value")
+    model, item_id, label = _text(get("model")), _text(get("item_id")), _text(get("config"))
+    frames = _integer(get("frames"), loc("frames"))
+    order = _number(get("order"), loc("order")) if get("order") is not None else float(frames)
+    repeat = _integer(get("repeat"), loc("repeat")) if get("repeat") is not None else 0
+    correct = _correct(get("correct"), loc("correct")) if get("correct") is not None else None
+    score = _fraction(get("score"), loc("score")) if get("score") is not None else None
+    if correct is not None and score is not None:
+        raise ImportInputError(
+            f"{src.at(line)}: both 'correct' and 'score' are given; a row is either "
+            "multiple-choice (correct) or continuous (score)"
+        )
+    answer = _text(get("answer")) if get("answer") is not None else None
+    prediction = str(get("prediction")) if get("prediction") is not None else None
+    reference_raw = get("reference")
+    refs = _references(reference_raw) if reference_raw is not None else None
+
+    explicit_kind = get("task_kind") is not None
+    if explicit_kind:
+        try:
+            kind = TaskKind(_text(get("task_kind")))
+        except ValueError:
+            raise ImportInputError(
+                f"{loc('task_kind')}: {get('task_kind')!r} is not one of "
+                f"{[k.value for k in TaskKind]}"
+            ) from None
+    else:
+        kind = TaskKind.MCQA if correct is not None else TaskKind.OPEN_QA
+
+    if get("status") is not None:
+        try:
+            status = Status(_text(get("status")))
+        except ValueError:
+            raise ImportInputError(
+                f"{loc('status')}: {get('status')!r} is not one of {[s.value for s in Status]}"
+            ) from None
+    else:
+        status = Status.NOANSWER if answer == NOANSWER else Status.OK
+    if answer == NOANSWER and status == Status.OK:
+        status = Status.NOANSWER
+
+    f1 = rl = em = None
+    if prediction is not None and refs is not None and kind != TaskKind.MCQA:
+        f1, rl, em = (
+            token_f1(prediction, refs),
+            rouge_l(prediction, refs),
+            exact_match(prediction, refs),
+        )
+        if score is None and correct is None and status.answered:
+            score = f1
+    if status.answered:
+        if correct is None and score is None:
+            raise ImportInputError(
+                f"{src.at(line)}: needs 'correct' (0/1) or 'score' in [0, 1] "
+                "(or 'prediction' and 'reference' to compute token F1)"
+            )
+        if kind == TaskKind.MCQA and correct is None:
+            raise ImportInputError(f"{loc('correct')}: an mcqa row needs 'correct' (0/1)")
+        if kind != TaskKind.MCQA and correct is not None:
+            raise ImportInputError(
+                f"{loc('correct')}: a {kind.value} row takes 'score', not 'correct'"
+            )
+        if status == Status.NOANSWER and correct == 1.0:
+            raise ImportInputError(f"{loc('correct')}: a NOANSWER row cannot be correct")
+    elif correct is not None or score is not None:
+        raise ImportInputError(
+            f"{loc('status')}: a '{status.value}' row has no answer, so no 'correct'/'score'"
+        )
+
+    attrs = {
+        col[len(ATTRIBUTE_PREFIX) :]: get(col)
+        for col in src.columns
+        if col.startswith(ATTRIBUTE_PREFIX) and len(col) > len(ATTRIBUTE_PREFIX)
+    }
+    row: dict[str, Any] = {
+        "model": model,
+        "item_id": item_id,
+        "video_id": _text(get("video_id")) if get("video_id") is not None else item_id,
+        "task_kind": kind.value,
+        "series": _text(get("series")) if get("series") is not None else "default",
+        "config_id": label_config_id(label, frames),
+        "config_label": label,
+        "axis_order": 0.0 if frames == 0 and get("order") is None else order,
+        "frames": frames,
+        "pixels": _integer(get("pixels"), loc("pixels"), minimum=1)
+        if get("pixels") is not None
+        else None,
+        "repeat": repeat,
+        "status": status.value,
+        "raw_text": prediction,
+        "answer": answer,
+        "correct": correct,
+        "score": score,
+        "token_f1": f1,
+        "rouge_l": rl,
+        "exact_match": em,
+        "confidence": _fraction(get("confidence"), loc("confidence"))
+        if get("confidence") is not None
+        else None,
+        "reference": (refs[0] if len(refs) == 1 else json.dumps(refs)) if refs else None,
+        "visual_tokens": _integer(get("visual_tokens"), loc("visual_tokens"))
+        if get("visual_tokens") is not None
+        else None,
+        "latency_s": _number(get("latency_s"), loc("latency_s"))
+        if get("latency_s") is not None
+        else None,
+        "attributes": attributes_json(attrs),
+        "source": f"table:{src.path.name}:{line}",
+    }
+    return _Parsed(line=line, row=row, explicit_kind=explicit_kind)
+
+
+def _check_consistency(src: TableRecords, parsed: list[_Parsed]) -> None:
+    keys: dict[tuple[str, str, str, int], int] = {}
+    config_seen: dict[tuple[str, str], tuple[int, int, float]] = {}
+    kinds: dict[tuple[str, str], tuple[int, str]] = {}
+    videos: dict[tuple[str, str], tuple[int, str]] = {}
+    for p in parsed:
+        r = p.row
+        key = (r["model"], r["item_id"], r["config_label"], r["repeat"])
+        if key in keys:
+            raise ImportInputError(
+                f"{src.at(p.line)}: duplicate key (model={key[0]!r}, item_id={key[1]!r}, "
+                f"config={key[2]!r}, repeat={key[3]}) first seen on line {keys[key]}"
+            )
+        keys[key] = p.line
+        ckey = (r["series"], r["config_label"])
+        if ckey in config_seen:
+            first_line, frames, order = config_seen[ckey]
+            if frames != r["frames"]:
+                raise ImportInputError(
+                    f"{src.at(p.line, 'frames')}: config {r['config_label']!r} has frames "
+                    f"{r['frames']} here but {frames} on line {first_line}"
+                )
+            if order != r["axis_order"]:
+                raise ImportInputError(
+                    f"{src.at(p.line, 'order')}: config {r['config_label']!r} has order "
+                    f"{r['axis_order']:g} here but {order:g} on line {first_line}"
+                )
+        else:
+            config_seen[ckey] = (p.line, r["frames"], r["axis_order"])
+        ikey = (r["model"], r["item_id"])
+        if ikey in videos and videos[ikey][1] != r["video_id"]:
+            raise ImportInputError(
+                f"{src.at(p.line, 'video_id')}: item {r['item_id']!r} has video "
+                f"{r['video_id']!r} here but {videos[ikey][1]!r} on line {videos[ikey][0]}"
+            )
+        videos.setdefault(ikey, (p.line, r["video_id"]))
+        if Status(r["status"]).answered or p.explicit_kind:
+            if ikey in kinds and kinds[ikey][1] != r["task_kind"]:
+                raise ImportInputError(
+                    f"{src.at(p.line)}: item {r['item_id']!r} is {r['task_kind']} here but "
+                    f"{kinds[ikey][1]} on line {kinds[ikey][0]} (mixing 'correct' and 'score')"
+                )
+            kinds.setdefault(ikey, (p.line, r["task_kind"]))
+    # failures inherit their item's kind so they are counted in the right matrix
+    for p in parsed:
+        r = p.row
+        if not Status(r["status"]).answered and not p.explicit_kind:
+            r["task_kind"] = kinds.get((r["model"], r["item_id"]), (0, TaskKind.MCQA.value))[1]
+
+
+def import_table(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, list[str]]:
+    """Parse a generic results table into response rows (nothing written).
+
+    Returns the rows and notes for the summary (e.g. ignored columns).
+    """
+    src = read_table_records(path)
+    missing = [c for c in REQUIRED if c not in src.columns]
+    if missing:
+        raise ImportInputError(
+            f"{src.path}:1: missing required column(s) {', '.join(repr(m) for m in missing)}; "
+            f"a table needs {', '.join(REQUIRED)} and 'correct' or 'score'"
+        )
+    if not {"correct", "score", "status"} & set(src.columns) and not {
+        "prediction",
+        "reference",
+    } <= set(src.columns):
+        raise ImportInputError(
+            f"{src.path}:1: missing column 'correct' or 'score' (or 'prediction' and 'reference')"
+        )
+    known = set(REQUIRED) | set(OPTIONAL)
+    ignored = [c for c in src.columns if c not in known and not c.startswith(ATTRIBUTE_PREFIX)]
+    if not src.records:
+        raise ImportInputError(f"{src.path}: no data rows")
+    parsed = [_parse_row(src, line, raw) for line, raw in src.records]
+    _check_consistency(src, parsed)
+    notes = []
+    if ignored:
+        notes.append(
+            f"{src.path.name}: ignored column(s) {', '.join(ignored)} "
+            f"(prefix a column with '{ATTRIBUTE_PREFIX}' to keep it as an item attribute)"
+        )
+    if any(p.row["frames"] == 0 for p in parsed):
+        labels = sorted({p.row["config_label"] for p in parsed if p.row["frames"] == 0})
+        notes.append(f"text-only baseline (frames 0): {', '.join(labels)}")
+    return rows_frame((p.row for p in parsed), where_=str(src.path)), notes
