@@ -1,0 +1,136 @@
+"""`itemscale cascade RUN_DIR`: stopping policies on the response matrix, held-out, with intervals.
+
+Answers "how much compute can I save at the terminal budget's accuracy": the confidence cascade of
+MEASURES.md, the agreement and learned stopping policies, and the cost-accuracy frontier, all
+cross-fitted by video so every reported number comes from thresholds that never saw the item.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO
+
+from . import CommandError
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "cascade",
+        help="how much compute a stopping policy saves at the terminal budget's accuracy",
+        description="Fit the confidence cascade (and the agreement and learned stopping "
+        "policies) on one half of the videos, report them on the other half, swap, and report "
+        "accuracy, mean shared cost and cost reduction with 95%% video-bootstrap intervals.",
+    )
+    p.add_argument("run_dir", help="run directory holding responses.parquet")
+    p.add_argument("--json", dest="json_out", metavar="OUT", help="write the report as JSON")
+    p.add_argument("--bootstrap", type=int, default=1000, metavar="B", help="resamples (0: none)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the folds and the bootstrap")
+    p.add_argument(
+        "--cost",
+        choices=["frames", "tokens"],
+        default="frames",
+        help="currency the thresholds minimise: shared frames (default) or visual tokens",
+    )
+    p.add_argument("--model", action="append", default=[], help="only this model (repeatable)")
+    p.set_defaults(func=run)
+
+
+def _pts(stat: dict[str, Any] | None) -> str:
+    if not stat or stat.get("value") is None:
+        return "n/a"
+    text = f"{100 * stat['value']:.1f}"
+    if stat.get("ci"):
+        text += f" [{100 * stat['ci'][0]:.1f}, {100 * stat['ci'][1]:.1f}]"
+    return text
+
+
+def _num(stat: dict[str, Any] | None) -> str:
+    if not stat or stat.get("value") is None:
+        return "n/a"
+    text = f"{stat['value']:.1f}"
+    if stat.get("ci"):
+        text += f" [{stat['ci'][0]:.1f}, {stat['ci'][1]:.1f}]"
+    return text
+
+
+def print_summary(report: dict[str, Any], out: TextIO = sys.stdout) -> None:
+    settings = report["settings"]
+    print(
+        f"itemscale cascade: {len(report['results'])} budget axis(es); cost in "
+        f"{settings['cost']}; held-out folds by video (seed {settings['seed']}); intervals: "
+        f"{settings['n_boot']} video-bootstrap resamples",
+        file=out,
+    )
+    unit = "frames" if settings["cost"] == "frames" else "tokens"
+    for block in report["results"]:
+        terminal = block["terminal"]
+        print(
+            f"\n== {block['model']} (series {block['series']}): {block['n_items']} items, "
+            f"{block['n_videos']} videos; stages {' < '.join(block['labels'])}",
+            file=out,
+        )
+        print(
+            f"  cost: {block['cost'][f'{unit}_note']}",
+            file=out,
+        )
+        print(
+            f"  terminal {terminal['label']}: accuracy {_pts(terminal['accuracy'])}, "
+            f"{_num(terminal['mean_cost'])} {unit} per item",
+            file=out,
+        )
+        for name, policy in block["policies"].items():
+            if not policy.get("available"):
+                print(f"  {name:<10} not available: {policy['reason']}", file=out)
+                continue
+            match = "matches" if policy["matches_terminal"] else "below"
+            print(
+                f"  {name:<10} accuracy {_pts(policy['accuracy'])} ({match} terminal; change "
+                f"{_pts(policy['accuracy_change'])}), {_num(policy['mean_cost'])} {unit}/item, "
+                f"cost reduction {_pts(policy['cost_reduction'])}",
+                file=out,
+            )
+        pareto = [p for p in block["frontier"] if p["pareto"]]
+        if pareto:
+            points = ", ".join(
+                f"{100 * p['accuracy']:.1f}@{100 * (p['cost_reduction'] or 0):.0f}%" for p in pareto
+            )
+            print(f"  frontier (held-out accuracy @ cost reduction): {points}", file=out)
+    for skipped in report["skipped"]:
+        print(
+            f"\n-- skipped {skipped['model']} / {skipped['series']}: {skipped['reason']}", file=out
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..policies import CascadeSettings, cascade_report
+    from ..responses import SchemaError, read_run, write_json_atomic
+
+    if args.bootstrap < 0:
+        raise CommandError("--bootstrap must be >= 0")
+    try:
+        df, _ = read_run(args.run_dir)
+    except (FileNotFoundError, SchemaError) as exc:
+        raise CommandError(str(exc)) from exc
+    if args.model:
+        unknown = sorted(set(args.model) - set(df["model"].unique()))
+        if unknown:
+            raise CommandError(f"{args.run_dir}: no responses for model(s) {', '.join(unknown)}")
+        df = df[df["model"].isin(args.model)]
+    settings = CascadeSettings(n_boot=args.bootstrap, seed=args.seed, cost=args.cost)
+    try:
+        report = cascade_report(df, settings)
+    except ValueError as exc:
+        raise CommandError(f"{args.run_dir}: {exc}") from exc
+    if not report["results"]:
+        reasons = "; ".join(f"{s['model']}/{s['series']}: {s['reason']}" for s in report["skipped"])
+        raise CommandError(
+            f"{args.run_dir}: no budget axis a cascade can run on"
+            + (f" ({reasons})" if reasons else "")
+        )
+    report["run_dir"] = str(args.run_dir)
+    print_summary(report)
+    if args.json_out:
+        write_json_atomic(args.json_out, report)
+        print(f"\ncascade report written to {args.json_out}")
+    return 0
