@@ -174,11 +174,18 @@ def binary_block(m: ResponseMatrix, boot: VideoBootstrap | None) -> dict[str, An
     a_idx = np.array([a for a, _ in pair_list], dtype=int)
     b_idx = np.array([b for _, b in pair_list], dtype=int)
     if pair_list:
-        ya, yb = y[:, a_idx], y[:, b_idx]
-        cols.add("flip_down", ya * (1 - yb))
-        cols.add("flip_up", (1 - ya) * yb)
-        cols.add("pair_max", np.maximum(ya, yb))
+        # Only the joint P(y_a = 1, y_b = 1) is resampled; flips and pair maxima follow from it
+        # and the accuracies: down = acc_a - joint, up = acc_b - joint,
+        # mean(max(y_a, y_b)) = acc_a + acc_b - joint.
+        cols.add("joint", y[:, a_idx] * y[:, b_idx])
     points, samples = cols.resolve()
+    if pair_list:
+        for source in (points, samples):
+            acc = source["accuracy"]
+            joint = source["joint"]
+            source["flip_down"] = acc[..., a_idx] - joint
+            source["flip_up"] = acc[..., b_idx] - joint
+            source["pair_max"] = acc[..., a_idx] + acc[..., b_idx] - joint
 
     acc_p, acc_s = points["accuracy"], samples["accuracy"]
     acc_ci = _interval(acc_s)

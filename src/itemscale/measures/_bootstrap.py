@@ -27,18 +27,18 @@ def resample_counts(
 ) -> np.ndarray:
     """Counts [B, V] of each cluster in each resample, for the chunks requested (all by default)."""
     n_chunks = -(-n_boot // CHUNK)
-    wanted = chunks if chunks is not None else range(n_chunks)
-    blocks = []
-    for c in wanted:
-        rows = min(CHUNK, n_boot - c * CHUNK)
+    wanted = list(chunks if chunks is not None else range(n_chunks))
+    rows_of = [min(CHUNK, n_boot - c * CHUNK) for c in wanted]
+    out = np.empty((sum(rows_of), n_clusters), dtype=np.float64)
+    start = 0
+    for c, rows in zip(wanted, rows_of, strict=True):
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(c,))))
-        draws = rng.integers(0, n_clusters, size=(rows, n_clusters))
-        offsets = (np.arange(rows) * n_clusters)[:, None]
-        counts = np.bincount((draws + offsets).ravel(), minlength=rows * n_clusters)
-        blocks.append(counts.reshape(rows, n_clusters).astype(np.float64))
-    if not blocks:
-        return np.zeros((0, n_clusters))
-    return np.vstack(blocks)
+        draws = rng.integers(0, n_clusters, size=(rows, n_clusters), dtype=np.int64)
+        draws += (np.arange(rows, dtype=np.int64) * n_clusters)[:, None]
+        counts = np.bincount(draws.ravel(), minlength=rows * n_clusters)
+        out[start : start + rows] = counts.reshape(rows, n_clusters)
+        start += rows
+    return out
 
 
 class VideoBootstrap:
@@ -71,6 +71,7 @@ class VideoBootstrap:
         )
         self.items_per_cluster = np.bincount(self.codes, minlength=self.n_clusters).astype(float)
         n_items = len(self.codes)
+        self._counts32: np.ndarray | None = None
         self._membership = sp.csr_matrix(
             (np.ones(n_items), (self.codes, np.arange(n_items))),
             shape=(self.n_clusters, n_items),
@@ -84,8 +85,19 @@ class VideoBootstrap:
         return np.asarray(self._membership @ values)
 
     def sums(self, values: np.ndarray) -> np.ndarray:
-        """Resampled sums over items [B, M]."""
-        return np.asarray(self.counts @ self.cluster_sums(values))
+        """Resampled sums over items [B, M].
+
+        Integer-valued inputs (binary outcomes, counts) are summed in float32, which is exact
+        while every resampled sum stays below 2**24, and twice as fast as float64."""
+        per_cluster = self.cluster_sums(values)
+        integral = bool(np.all(per_cluster == np.round(per_cluster)))
+        bound = float(np.abs(per_cluster).max(initial=0.0)) * self.n_clusters
+        if integral and bound < 2**24:
+            if self._counts32 is None:
+                self._counts32 = self.counts.astype(np.float32)
+            exact = self._counts32 @ per_cluster.astype(np.float32)
+            return np.asarray(exact, dtype=np.float64)
+        return np.asarray(self.counts @ per_cluster)
 
     def item_counts(self, mask: np.ndarray | None = None) -> np.ndarray:
         """Resampled number of items (optionally only those in `mask`) [B]."""

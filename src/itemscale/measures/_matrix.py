@@ -94,6 +94,18 @@ class ResponseMatrix:
         )
 
 
+def _parse_all_attributes(raw: np.ndarray) -> tuple[dict[str, str], ...]:
+    """Parse each distinct attribute JSON once (items usually share few distinct values)."""
+    cache: dict[object, dict[str, str]] = {}
+    out = []
+    for value in raw.tolist():
+        key = value if isinstance(value, str) else None
+        if key not in cache:
+            cache[key] = _parse_attributes(value)
+        out.append(cache[key])
+    return tuple(out)
+
+
 def _parse_attributes(raw: object) -> dict[str, str]:
     if raw is None or (isinstance(raw, float) and np.isnan(raw)):
         return {}
@@ -103,20 +115,50 @@ def _parse_attributes(raw: object) -> dict[str, str]:
     return {str(k): str(v) for k, v in parsed.items()}
 
 
-def _assign_kind(df: pd.DataFrame) -> pd.Series:
-    """Kind per row: mcqa-like rows are binary, the rest continuous (failures inherit the kind of
-    their task so they land in the right matrix's drop counts)."""
-    return pd.Series(
-        np.where(df["task_kind"].to_numpy() == "mcqa", "binary", "continuous"), index=df.index
-    )
+@dataclass(frozen=True)
+class _Coded:
+    """The table's columns as numpy arrays and integer codes, computed once per table."""
 
+    item: np.ndarray
+    item_names: np.ndarray
+    video: np.ndarray
+    video_names: np.ndarray
+    config: np.ndarray
+    config_names: np.ndarray
+    answer: np.ndarray
+    answer_names: np.ndarray
+    repeat: np.ndarray
+    frames: np.ndarray
+    answered: np.ndarray
+    status: np.ndarray
+    status_names: np.ndarray
 
-def _text_only_rows(model_rows: pd.DataFrame) -> pd.DataFrame:
-    text = model_rows[(model_rows["frames"] == 0) & (model_rows["repeat"] == 0)]
-    if text.empty:
-        return text
-    first_config = text.sort_values(["axis_order", "config_label"])["config_id"].iloc[0]
-    return pd.DataFrame(text[text["config_id"] == first_config])
+    @staticmethod
+    def of(df: pd.DataFrame) -> _Coded:
+        def codes(col: str) -> tuple[np.ndarray, np.ndarray]:
+            c, u = pd.factorize(df[col], sort=True, use_na_sentinel=True)
+            return np.asarray(c, dtype=np.int64), np.asarray(u, dtype=object)
+
+        item, item_names = codes("item_id")
+        video, video_names = codes("video_id")
+        config, config_names = codes("config_id")
+        answer, answer_names = codes("answer")
+        status, status_names = codes("status")
+        return _Coded(
+            item=item,
+            item_names=item_names,
+            video=video,
+            video_names=video_names,
+            config=config,
+            config_names=config_names,
+            answer=answer,
+            answer_names=np.array([*answer_names.tolist(), None], dtype=object),  # -1 -> None
+            repeat=df["repeat"].to_numpy(dtype=np.int64),
+            frames=df["frames"].to_numpy(dtype=np.int64),
+            answered=df["status"].isin(ANSWERED_STATUSES).to_numpy(),
+            status=status,
+            status_names=status_names,
+        )
 
 
 def build_matrices(
@@ -126,99 +168,117 @@ def build_matrices(
 
     `metric` picks the continuous value (`score`, `token_f1`, `rouge_l`, `exact_match`).
     Rows with `frames == 0` are the text-only baseline: not on any axis, attached to every
-    matrix of their model.
+    matrix of their model. Multiple-choice rows are binary, every other task kind continuous.
     """
     if metric not in CONTINUOUS_METRICS:
         raise ValueError(f"unknown metric {metric!r}; allowed: {', '.join(CONTINUOUS_METRICS)}")
+    df = df.reset_index(drop=True)
+    coded = _Coded.of(df)
+    binary = (df["task_kind"] == "mcqa").to_numpy()
+    model_codes, model_names = pd.factorize(df["model"], sort=True)
+    series_codes, series_names = pd.factorize(df["series"], sort=True)
     out: list[ResponseMatrix] = []
-    kinds = _assign_kind(df)
-    for model in sorted(df["model"].unique()):
+    for m_code, model in enumerate(model_names):
         if models is not None and model not in models:
             continue
-        model_rows = df[df["model"] == model]
-        text_rows = _text_only_rows(model_rows)
-        grid_rows = model_rows[model_rows["frames"] > 0]
-        for (series, kind), rows in grid_rows.groupby(
-            [grid_rows["series"], kinds.loc[grid_rows.index]], sort=True
-        ):
-            out.append(_build_one(str(model), str(series), kind, metric, rows, text_rows))
+        in_model = np.flatnonzero(model_codes == m_code)
+        text_rows = _text_only_rows(df, coded, in_model)
+        grid_rows = in_model[coded.frames[in_model] > 0]
+        keys = series_codes[grid_rows] * 2 + (~binary[grid_rows]).astype(np.int64)
+        for key in np.unique(keys):
+            rows = grid_rows[keys == key]
+            kind: Kind = "binary" if key % 2 == 0 else "continuous"
+            series = str(series_names[key // 2])
+            out.append(_build_one(df, coded, str(model), series, kind, metric, rows, text_rows))
     return out
 
 
+def _text_only_rows(df: pd.DataFrame, coded: _Coded, in_model: np.ndarray) -> np.ndarray:
+    """Row positions of the model's text-only baseline (its first text-only configuration)."""
+    text = in_model[(coded.frames[in_model] == 0) & (coded.repeat[in_model] == 0)]
+    if text.size == 0:
+        return np.asarray(text)
+    order = df["axis_order"].to_numpy(dtype=float)[text]
+    first = text[np.lexsort((coded.config[text], order))[0]]
+    return np.asarray(text[coded.config[text] == coded.config[first]])
+
+
 def _build_one(
+    df: pd.DataFrame,
+    coded: _Coded,
     model: str,
     series: str,
     kind: Kind,
     metric: str,
-    rows: pd.DataFrame,
-    text_rows: pd.DataFrame,
+    rows: np.ndarray,
+    text_rows: np.ndarray,
 ) -> ResponseMatrix:
-    configs = (
-        rows.groupby("config_id", sort=False)
-        .agg(
-            label=("config_label", "first"),
-            order=("axis_order", "first"),
-            frames=("frames", "first"),
-            pixels=("pixels", "first"),
-        )
-        .reset_index()
-        .sort_values(["order", "frames", "pixels", "label"], kind="stable")
-    )
-    config_ids = tuple(str(c) for c in configs["config_id"])
-    labels = tuple(str(c) for c in configs["label"])
-    repeats = np.sort(rows["repeat"].unique())
-    items = np.sort(rows["item_id"].unique().astype(object))
-    n, k, r = len(items), len(config_ids), len(repeats)
+    config_codes, config_pos = np.unique(coded.config[rows], return_inverse=True)
+    first_row = rows[np.unique(config_pos, return_index=True)[1]]
+    order = df["axis_order"].to_numpy(dtype=float)[first_row]
+    frames = coded.frames[first_row]
+    pixels = df["pixels"].to_numpy(dtype=float, na_value=np.nan)[first_row]
+    labels_raw = df["config_label"].to_numpy(dtype=object)[first_row]
+    axis = np.lexsort((labels_raw.astype(str), np.nan_to_num(pixels, nan=-1.0), frames, order))
+    rank = np.empty_like(axis)
+    rank[axis] = np.arange(len(axis))
+    config_pos = rank[config_pos]
+    config_ids = tuple(str(c) for c in coded.config_names[config_codes[axis]])
+    labels = tuple(str(c) for c in labels_raw[axis])
 
-    item_pos = pd.Index(items).get_indexer(pd.Index(rows["item_id"]))
-    config_pos = pd.Index(config_ids).get_indexer(pd.Index(rows["config_id"]))
-    repeat_pos = pd.Index(repeats).get_indexer(pd.Index(rows["repeat"]))
+    item_codes, item_pos = np.unique(coded.item[rows], return_inverse=True)
+    repeats, repeat_pos = np.unique(coded.repeat[rows], return_inverse=True)
+    n, k, r = len(item_codes), len(config_ids), len(repeats)
+
     value_col = "correct" if kind == "binary" else metric
-    value = rows[value_col].to_numpy(dtype=float, na_value=np.nan)
-    answered = rows["status"].isin(ANSWERED_STATUSES).to_numpy()
-
+    value = df[value_col].to_numpy(dtype=float, na_value=np.nan)[rows]
+    answered = coded.answered[rows]
     values = np.full((n, k, r), np.nan)
     ok = np.zeros((n, k, r), dtype=bool)
-    status = np.full((n, k, r), "missing", dtype=object)
+    reason = np.full((n, k, r), -1, dtype=np.int64)  # -1: missing
     values[item_pos, config_pos, repeat_pos] = value
     ok[item_pos, config_pos, repeat_pos] = answered & ~np.isnan(value)
-    status[item_pos, config_pos, repeat_pos] = np.where(
-        answered & np.isnan(value), f"no_{value_col}", rows["status"].to_numpy(dtype=object)
+    n_status = len(coded.status_names)
+    reason[item_pos, config_pos, repeat_pos] = np.where(
+        answered & np.isnan(value), n_status, coded.status[rows]
     )
+    reason_names = [*coded.status_names.tolist(), f"no_{value_col}"]
 
     matched = ok.all(axis=(1, 2))
     drop_reasons: dict[str, int] = {}
     if not matched.all():
         bad = ~ok[~matched]
-        reasons = status[~matched]
-        for reason in sorted(set(reasons[bad].tolist())):
-            drop_reasons[str(reason)] = int(((reasons == reason) & bad).any(axis=(1, 2)).sum())
+        codes = reason[~matched]
+        for code in np.unique(codes[bad]):
+            name = "missing" if code < 0 else str(reason_names[code])
+            drop_reasons[name] = int(((codes == code) & bad).any(axis=(1, 2)).sum())
 
-    sel = rows["repeat"] == repeats[0]
-    first = rows[sel]
-    fi = item_pos[sel.to_numpy()]
-    fc = config_pos[sel.to_numpy()]
+    first = repeat_pos == 0
+    fi, fc, fr = item_pos[first], config_pos[first], rows[first]
     answers = np.full((n, k), None, dtype=object)
-    answers[fi, fc] = first["answer"].to_numpy(dtype=object)
+    answers[fi, fc] = coded.answer_names[coded.answer[fr]]
     confidence = np.full((n, k), np.nan)
-    confidence[fi, fc] = first["confidence"].to_numpy(dtype=float, na_value=np.nan)
+    confidence[fi, fc] = df["confidence"].to_numpy(dtype=float, na_value=np.nan)[fr]
     tokens = np.full((n, k), np.nan)
-    tokens[fi, fc] = first["visual_tokens"].to_numpy(dtype=float, na_value=np.nan)
+    tokens[fi, fc] = df["visual_tokens"].to_numpy(dtype=float, na_value=np.nan)[fr]
     indices = np.full((n, k), None, dtype=object)
-    indices[fi, fc] = first["frame_indices"].to_numpy(dtype=object)
+    if df["frame_indices"].notna().any():
+        indices[fi, fc] = df["frame_indices"].to_numpy(dtype=object)[fr]
 
-    video_of = rows.groupby("item_id")["video_id"].first()
-    attrs_of = rows.groupby("item_id")["attributes"].first()
+    item_first_row = rows[np.unique(item_pos, return_index=True)[1]]
+    video_ids = coded.video_names[coded.video[item_first_row]]
+    attributes_raw = df["attributes"].to_numpy(dtype=object)[item_first_row[matched]]
+
     text_answer = np.full(n, None, dtype=object)
     text_value = np.full(n, np.nan)
-    if not text_rows.empty:
-        text_ok = text_rows[text_rows["status"].isin(ANSWERED_STATUSES)]
-        tpos = pd.Index(items).get_indexer(text_ok["item_id"])
-        keep = tpos >= 0
-        text_answer[tpos[keep]] = text_ok["answer"].to_numpy(dtype=object)[keep]
-        text_value[tpos[keep]] = text_ok[value_col].to_numpy(dtype=float, na_value=np.nan)[keep]
+    text_ok = text_rows[coded.answered[text_rows]]
+    if text_ok.size:
+        tpos = np.searchsorted(item_codes, coded.item[text_ok])
+        tpos = np.minimum(tpos, n - 1) if n else tpos
+        keep = (item_codes[tpos] == coded.item[text_ok]) if n else np.zeros(0, dtype=bool)
+        text_answer[tpos[keep]] = coded.answer_names[coded.answer[text_ok[keep]]]
+        text_value[tpos[keep]] = df[value_col].to_numpy(dtype=float, na_value=np.nan)[text_ok[keep]]
 
-    pixels = configs["pixels"].to_numpy(dtype=float, na_value=np.nan)
     return ResponseMatrix(
         model=model,
         series=series,
@@ -226,10 +286,10 @@ def _build_one(
         metric="correct" if kind == "binary" else metric,
         labels=labels,
         config_ids=config_ids,
-        frames=configs["frames"].to_numpy(dtype=np.int64),
-        pixels=pixels,
-        item_ids=items[matched],
-        video_ids=video_of.reindex(items).to_numpy(dtype=object)[matched],
+        frames=frames[axis].astype(np.int64),
+        pixels=pixels[axis],
+        item_ids=coded.item_names[item_codes][matched],
+        video_ids=video_ids[matched],
         values=values[matched],
         answers=answers[matched],
         confidence=confidence[matched],
@@ -237,9 +297,7 @@ def _build_one(
         frame_indices=indices[matched],
         text_answer=text_answer[matched],
         text_value=text_value[matched],
-        attributes=tuple(
-            _parse_attributes(a) for a in attrs_of.reindex(items).to_numpy(dtype=object)[matched]
-        ),
+        attributes=_parse_all_attributes(attributes_raw),
         n_dropped=int((~matched).sum()),
         drop_reasons=drop_reasons,
     )
