@@ -1,5 +1,15 @@
 """Item records and the loaders that produce them."""
 
+from ._benchmarks import (
+    BENCHMARK_LOADERS,
+    BenchmarkFileError,
+    detect_benchmark,
+    load_benchmark,
+    load_longvideobench,
+    load_mlvu,
+    load_videomme,
+    strip_option_prefix,
+)
 from ._records import (
     ITEMS_SCHEMA_VERSION,
     OPTION_LETTERS,
@@ -12,12 +22,20 @@ from ._records import (
 )
 
 __all__ = [
+    "BENCHMARK_LOADERS",
     "ITEMS_SCHEMA_VERSION",
     "OPTION_LETTERS",
+    "BenchmarkFileError",
     "DialogueTurn",
     "EvidenceSpan",
     "Item",
     "ItemFileError",
+    "detect_benchmark",
+    "load_benchmark",
+    "load_longvideobench",
+    "load_mlvu",
+    "load_videomme",
     "read_items_jsonl",
+    "strip_option_prefix",
     "write_items_jsonl",
 ]

@@ -1,0 +1,266 @@
+"""Loaders for the published question files of Video-MME, MLVU and LongVideoBench.
+
+Each benchmark spells the same things differently (a letter, a digit, or option text inlined in
+the question; "short/medium/long" or 15/60/600/3600 duration groups). The loaders read the
+Parquet files as published and turn every row into the one `Item` record, so importers can
+attach video ids and categories and the sweep can run the questions. Attribute names are shared
+across benchmarks where they mean the same thing (`duration` is the benchmark's own duration
+group, `task_type` its question type) because `analyze --by duration` should work on any of them.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from pydantic import ValidationError
+
+from ._records import OPTION_LETTERS, Item, read_items_jsonl
+
+
+class BenchmarkFileError(ValueError):
+    """A benchmark file that cannot be read as the benchmark it claims to be."""
+
+
+_LETTER_PREFIX = re.compile(r"^\s*\(?([A-J])[.)]\s*")
+_INLINE_OPTIONS = re.compile(r"\n\s*\(A\)")
+
+
+def _read_parquet_rows(path: Path, required: Sequence[str]) -> list[dict[str, Any]]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise BenchmarkFileError(f"{path}: not a readable Parquet file ({exc})") from exc
+    missing = [c for c in required if c not in table.column_names]
+    if missing:
+        raise BenchmarkFileError(
+            f"{path}: missing column(s) {', '.join(repr(m) for m in missing)} "
+            f"(has {', '.join(table.column_names)})"
+        )
+    rows: list[dict[str, Any]] = table.to_pylist()
+    return rows
+
+
+def _as_list(value: Any, where: str) -> list[str]:
+    if isinstance(value, str):
+        try:
+            parsed = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            raise BenchmarkFileError(f"{where}: options {value[:60]!r} are not a list") from None
+        value = parsed
+    if not isinstance(value, (list, tuple)):
+        raise BenchmarkFileError(f"{where}: options are not a list ({type(value).__name__})")
+    return [str(v) for v in value]
+
+
+def strip_option_prefix(option: str) -> str:
+    """`"A. Apples."` -> `"Apples."`: options are stored without their letters."""
+    return _LETTER_PREFIX.sub("", option, count=1).strip()
+
+
+def _video_path(video_dir: str | os.PathLike[str] | None, name: str) -> str:
+    return str(Path(video_dir) / name) if video_dir is not None else name
+
+
+def _item(where: str, **fields: Any) -> Item:
+    try:
+        return Item(**fields)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "(item)"
+        raise BenchmarkFileError(f"{where}: field '{loc}': {err['msg']}") from exc
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value).strip()
+
+
+def load_videomme(
+    path: str | os.PathLike[str], *, video_dir: str | os.PathLike[str] | None = None
+) -> list[Item]:
+    """Video-MME: item id = `question_id` ("001-1"), video id = the YouTube `videoID` (the file
+    stem of the released videos, and what lmms-eval and VLMEvalKit log)."""
+    p = Path(path)
+    rows = _read_parquet_rows(
+        p, ["video_id", "videoID", "question_id", "duration", "question", "options", "answer"]
+    )
+    items = []
+    for n, row in enumerate(rows, start=1):
+        where = f"{p}: row {n} (question_id {row.get('question_id')!r})"
+        options = [strip_option_prefix(o) for o in _as_list(row["options"], where)]
+        attrs = {
+            "duration": _text(row.get("duration")),
+            "domain": _text(row.get("domain")),
+            "sub_category": _text(row.get("sub_category")),
+            "task_type": _text(row.get("task_type")),
+            "video_number": _text(row.get("video_id")),
+        }
+        video = _text(row["videoID"])
+        items.append(
+            _item(
+                where,
+                item_id=_text(row["question_id"]),
+                video_id=video,
+                question=_text(row["question"]),
+                options=tuple(options),
+                answer=_text(row["answer"]).upper(),
+                video_path=_video_path(video_dir, f"{video}.mp4"),
+                attributes={k: v for k, v in attrs.items() if v},
+                split="test",
+            )
+        )
+    return items
+
+
+def load_mlvu(
+    path: str | os.PathLike[str], *, video_dir: str | os.PathLike[str] | None = None
+) -> list[Item]:
+    """MLVU multiple choice: the question text inlines "(A) ..." lines, which are cut off (the
+    options come from `candidates`); video id = the file name without its extension."""
+    p = Path(path)
+    rows = _read_parquet_rows(
+        p, ["video_name", "question", "candidates", "answer", "task_type", "question_id"]
+    )
+    items = []
+    for n, row in enumerate(rows, start=1):
+        where = f"{p}: row {n} (question_id {row.get('question_id')!r})"
+        question = _text(row["question"])
+        cut = _INLINE_OPTIONS.search(question)
+        if cut:
+            question = question[: cut.start()].strip()
+        name = _text(row["video_name"])
+        duration = row.get("duration")
+        items.append(
+            _item(
+                where,
+                item_id=_text(row["question_id"]),
+                video_id=Path(name).stem,
+                question=question,
+                options=tuple(strip_option_prefix(c) for c in _as_list(row["candidates"], where)),
+                answer=_text(row["answer"]).upper(),
+                video_path=_video_path(video_dir, name),
+                duration_s=float(duration) if duration is not None else None,
+                attributes={"task_type": _text(row["task_type"])},
+                split="test",
+            )
+        )
+    return items
+
+
+def load_longvideobench(
+    path: str | os.PathLike[str], *, video_dir: str | os.PathLike[str] | None = None
+) -> list[Item]:
+    """LongVideoBench: `correct_choice` is an option index; absent options are 'N/A' at the
+    end and are dropped (an 'N/A' before a real option is kept, so letters do not shift)."""
+    p = Path(path)
+    option_cols = [f"option{i}" for i in range(5)]
+    rows = _read_parquet_rows(
+        p, ["video_id", "id", "correct_choice", "question", *option_cols, "duration_group"]
+    )
+    items = []
+    for n, row in enumerate(rows, start=1):
+        where = f"{p}: row {n} (id {row.get('id')!r})"
+        options = [_text(row[c]) for c in option_cols]
+        while options and options[-1] in ("N/A", ""):
+            options.pop()
+        choice = row["correct_choice"]
+        if not isinstance(choice, int) or not 0 <= choice < len(options):
+            raise BenchmarkFileError(
+                f"{where}: column 'correct_choice' {choice!r} is not an index of the "
+                f"{len(options)} options"
+            )
+        group = _text(row.get("duration_group"))
+        attrs = {
+            "duration": group,
+            "question_category": _text(row.get("question_category")),
+            "topic_category": _text(row.get("topic_category")),
+        }
+        duration = row.get("duration")
+        video = _text(row["video_id"])
+        items.append(
+            _item(
+                where,
+                item_id=_text(row["id"]),
+                video_id=video,
+                question=_text(row["question"]),
+                options=tuple(options),
+                answer=OPTION_LETTERS[choice],
+                video_path=_video_path(video_dir, _text(row.get("video_path")) or f"{video}.mp4"),
+                duration_s=float(duration) if duration is not None else None,
+                attributes={k: v for k, v in attrs.items() if v},
+                split="val",
+            )
+        )
+    return items
+
+
+BENCHMARK_LOADERS: Final[dict[str, Callable[..., list[Item]]]] = {
+    "videomme": load_videomme,
+    "mlvu": load_mlvu,
+    "longvideobench": load_longvideobench,
+}
+
+# The columns that tell the three published files apart.
+_SIGNATURES: Final[tuple[tuple[str, frozenset[str]], ...]] = (
+    ("videomme", frozenset({"videoID", "question_id", "options"})),
+    ("longvideobench", frozenset({"correct_choice", "option0", "duration_group"})),
+    ("mlvu", frozenset({"video_name", "candidates", "question_id"})),
+)
+
+
+def detect_benchmark(path: str | os.PathLike[str]) -> str:
+    """Which benchmark a Parquet question file is, from its columns."""
+    import pyarrow.parquet as pq
+
+    p = Path(path)
+    try:
+        names = set(pq.read_schema(p).names)
+    except Exception as exc:
+        raise BenchmarkFileError(f"{p}: not a readable Parquet file ({exc})") from exc
+    for name, cols in _SIGNATURES:
+        if cols <= names:
+            return name
+    raise BenchmarkFileError(
+        f"{p}: not a known benchmark file (Video-MME, MLVU or LongVideoBench columns expected; "
+        f"has {', '.join(sorted(names))})"
+    )
+
+
+def load_benchmark(
+    path: str | os.PathLike[str],
+    *,
+    name: str | None = None,
+    video_dir: str | os.PathLike[str] | None = None,
+) -> list[Item]:
+    """Load a benchmark question file: one of the published Parquet files (detected from its
+    columns unless `name` is given) or the generic items JSONL format."""
+    p = Path(path)
+    if not p.is_file():
+        raise BenchmarkFileError(f"{p}: no such file")
+    if p.suffix.lower() in (".jsonl", ".ndjson"):
+        return read_items_jsonl(p)
+    key = name if name is not None else detect_benchmark(p)
+    if key not in BENCHMARK_LOADERS:
+        raise BenchmarkFileError(
+            f"unknown benchmark {key!r}; known: {', '.join(sorted(BENCHMARK_LOADERS))}"
+        )
+    return BENCHMARK_LOADERS[key](p, video_dir=video_dir)
+
+
+__all__ = [
+    "BENCHMARK_LOADERS",
+    "BenchmarkFileError",
+    "detect_benchmark",
+    "load_benchmark",
+    "load_longvideobench",
+    "load_mlvu",
+    "load_videomme",
+    "strip_option_prefix",
+]
