@@ -203,8 +203,237 @@ def build_qwen3_vl(folder: Path) -> Path:
     return _save(folder, model.eval(), processor)
 
 
+LLAVA_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<image>", "<video>"]
+
+
+def _siglip(image_size: int, patch: int) -> dict[str, Any]:
+    return dict(
+        model_type="siglip_vision_model",
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        image_size=image_size,
+        patch_size=patch,
+    )
+
+
+def build_llava_onevision(folder: Path) -> Path:
+    from transformers import (
+        LlavaOnevisionConfig,
+        LlavaOnevisionForConditionalGeneration,
+        LlavaOnevisionImageProcessor,
+        LlavaOnevisionProcessor,
+        LlavaOnevisionVideoProcessor,
+    )
+
+    tokenizer = train_tokenizer(LLAVA_SPECIALS, pad_token="<|endoftext|>", eos_token="<|im_end|>")
+    ids = _ids(tokenizer, LLAVA_SPECIALS)
+    size = {"height": LLAVA_IMAGE, "width": LLAVA_IMAGE}
+    config = LlavaOnevisionConfig(
+        text_config=dict(model_type="qwen2", **_tiny_text(len(tokenizer), ids)),
+        vision_config=_siglip(LLAVA_IMAGE, LLAVA_PATCH),
+        image_token_index=ids["<image>"],
+        video_token_index=ids["<video>"],
+        vision_feature_layer=-1,
+        vision_feature_select_strategy="full",
+        image_grid_pinpoints=[[LLAVA_IMAGE, LLAVA_IMAGE]],
+    )
+    torch.manual_seed(0)
+    model = LlavaOnevisionForConditionalGeneration(config)
+    processor = LlavaOnevisionProcessor(
+        image_processor=LlavaOnevisionImageProcessor(
+            size=size, image_grid_pinpoints=[[LLAVA_IMAGE, LLAVA_IMAGE]]
+        ),
+        tokenizer=tokenizer,
+        video_processor=LlavaOnevisionVideoProcessor(size=size),
+        num_image_tokens=(LLAVA_IMAGE // LLAVA_PATCH) ** 2,
+        vision_feature_select_strategy="full",
+        chat_template=chat_template("<video>", "<image>"),
+    )
+    return _save(folder, model.eval(), processor)
+
+
+#: LLaVA tiny vision tower: 32x32 input, 8x8 patches -> 4x4 patch grid per frame.
+LLAVA_IMAGE = 32
+LLAVA_PATCH = 8
+
+
+def build_llava_next_video(folder: Path) -> Path:
+    from transformers import (
+        LlavaNextImageProcessor,
+        LlavaNextVideoConfig,
+        LlavaNextVideoForConditionalGeneration,
+        LlavaNextVideoProcessor,
+        LlavaNextVideoVideoProcessor,
+    )
+
+    tokenizer = train_tokenizer(LLAVA_SPECIALS, pad_token="<|endoftext|>", eos_token="<|im_end|>")
+    ids = _ids(tokenizer, LLAVA_SPECIALS)
+    vision = dict(
+        model_type="clip_vision_model",
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        image_size=LLAVA_IMAGE,
+        patch_size=LLAVA_PATCH,
+        projection_dim=32,
+    )
+    config = LlavaNextVideoConfig(
+        text_config=dict(model_type="llama", **_tiny_text(len(tokenizer), ids)),
+        vision_config=vision,
+        image_token_index=ids["<image>"],
+        video_token_index=ids["<video>"],
+        vision_feature_layer=-1,
+        vision_feature_select_strategy="default",
+        image_grid_pinpoints=[[LLAVA_IMAGE, LLAVA_IMAGE]],
+        spatial_pool_stride=2,
+        image_seq_length=(LLAVA_IMAGE // LLAVA_PATCH) ** 2,
+        video_seq_length=(LLAVA_IMAGE // LLAVA_PATCH) ** 2 // 4,
+    )
+    torch.manual_seed(0)
+    model = LlavaNextVideoForConditionalGeneration(config)
+    crop = {"height": LLAVA_IMAGE, "width": LLAVA_IMAGE}
+    processor = LlavaNextVideoProcessor(
+        video_processor=LlavaNextVideoVideoProcessor(
+            size={"shortest_edge": LLAVA_IMAGE}, crop_size=crop
+        ),
+        image_processor=LlavaNextImageProcessor(
+            size={"shortest_edge": LLAVA_IMAGE},
+            crop_size=crop,
+            image_grid_pinpoints=[[LLAVA_IMAGE, LLAVA_IMAGE]],
+        ),
+        tokenizer=tokenizer,
+        patch_size=LLAVA_PATCH,
+        vision_feature_select_strategy="default",
+        chat_template=chat_template("<video>", "<image>"),
+    )
+    return _save(folder, model.eval(), processor)
+
+
+INTERNVL_SPECIALS = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<img>",
+    "</img>",
+    "<IMG_CONTEXT>",
+    "<video>",
+    "<image>",
+]
+
+
+def build_internvl(folder: Path) -> Path:
+    from transformers import (
+        GotOcr2ImageProcessor,
+        InternVLConfig,
+        InternVLForConditionalGeneration,
+        InternVLProcessor,
+        InternVLVideoProcessor,
+    )
+
+    tokenizer = train_tokenizer(
+        INTERNVL_SPECIALS,
+        pad_token="<|endoftext|>",
+        eos_token="<|im_end|>",
+        extra_special_tokens={
+            "start_image_token": "<img>",
+            "end_image_token": "</img>",
+            "context_image_token": "<IMG_CONTEXT>",
+            "video_token": "<video>",
+        },
+    )
+    ids = _ids(tokenizer, INTERNVL_SPECIALS)
+    vision = dict(
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        image_size=[LLAVA_IMAGE, LLAVA_IMAGE],
+        patch_size=[LLAVA_PATCH, LLAVA_PATCH],
+    )
+    per_frame = (LLAVA_IMAGE // LLAVA_PATCH) ** 2 // 4
+    config = InternVLConfig(
+        text_config=dict(model_type="qwen2", **_tiny_text(len(tokenizer), ids)),
+        vision_config=vision,
+        image_token_id=ids["<IMG_CONTEXT>"],
+        image_seq_length=per_frame,
+        downsample_ratio=0.5,
+    )
+    torch.manual_seed(0)
+    model = InternVLForConditionalGeneration(config)
+    size = {"height": LLAVA_IMAGE, "width": LLAVA_IMAGE}
+    processor = InternVLProcessor(
+        image_processor=GotOcr2ImageProcessor(size=size, crop_to_patches=False),
+        tokenizer=tokenizer,
+        video_processor=InternVLVideoProcessor(size=size),
+        image_seq_length=per_frame,
+        chat_template=chat_template("<video>\n", "<image>\n"),
+    )
+    return _save(folder, model.eval(), processor)
+
+
+SMOLVLM_SPECIALS = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<fake_token_around_image>",
+    "<image>",
+    "<global-img>",
+    "<end_of_utterance>",
+    "<video>",
+]
+
+
+def build_smolvlm2(folder: Path) -> Path:
+    from transformers import (
+        SmolVLMConfig,
+        SmolVLMForConditionalGeneration,
+        SmolVLMImageProcessor,
+        SmolVLMProcessor,
+        SmolVLMVideoProcessor,
+    )
+
+    tokenizer = train_tokenizer(SMOLVLM_SPECIALS, pad_token="<|endoftext|>", eos_token="<|im_end|>")
+    ids = _ids(tokenizer, SMOLVLM_SPECIALS)
+    vision = dict(
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        image_size=LLAVA_IMAGE,
+        patch_size=LLAVA_PATCH,
+    )
+    per_frame = (LLAVA_IMAGE // LLAVA_PATCH) ** 2 // 4
+    config = SmolVLMConfig(
+        text_config=dict(model_type="llama", **_tiny_text(len(tokenizer), ids)),
+        vision_config=vision,
+        image_token_id=ids["<image>"],
+        scale_factor=2,
+        pad_token_id=ids["<|endoftext|>"],
+    )
+    torch.manual_seed(0)
+    model = SmolVLMForConditionalGeneration(config)
+    edge = {"longest_edge": LLAVA_IMAGE}
+    processor = SmolVLMProcessor(
+        image_processor=SmolVLMImageProcessor(
+            size=edge, max_image_size=edge, do_image_splitting=False
+        ),
+        tokenizer=tokenizer,
+        video_processor=SmolVLMVideoProcessor(size=edge, max_image_size=edge),
+        image_seq_len=per_frame,
+        chat_template=chat_template("<video>", "<image>"),
+    )
+    return _save(folder, model.eval(), processor)
+
+
 BUILDERS: dict[str, Callable[[Path], Path]] = {
     "qwen2-vl": lambda folder: build_qwen2_vl(folder, version="2"),
     "qwen2.5-vl": lambda folder: build_qwen2_vl(folder, version="2.5"),
     "qwen3-vl": build_qwen3_vl,
+    "llava-onevision": build_llava_onevision,
+    "llava-next-video": build_llava_next_video,
+    "internvl": build_internvl,
+    "smolvlm2": build_smolvlm2,
 }

@@ -16,6 +16,7 @@ differ) renormalised over the options.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import time
@@ -430,11 +431,20 @@ def processor_settings(family: str, processor: Any, options: HFOptions) -> dict[
     """The processor settings that change what the model sees, for the spec."""
     settings: dict[str, Any] = {"family": family}
     video = getattr(processor, "video_processor", None)
-    for attribute in ("patch_size", "merge_size", "temporal_patch_size", "size", "crop_size"):
+    for attribute in (
+        "patch_size",
+        "merge_size",
+        "temporal_patch_size",
+        "size",
+        "crop_size",
+        "max_image_size",
+    ):
         value = getattr(video, attribute, None)
         if value is None:
             continue
-        if hasattr(value, "to_dict"):
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            value = dataclasses.asdict(value)
+        elif hasattr(value, "to_dict"):
             value = value.to_dict()
         if isinstance(value, dict):
             value = json.dumps({k: v for k, v in value.items() if v is not None}, sort_keys=True)
