@@ -1,6 +1,7 @@
 """The video pipeline: sampling formulas, one decode per video, resizing, and the frame cache."""
 
 from ._cache import ENTRY_MAGIC, RESIZE_VERSION, CacheStats, FrameCache
+from ._encode import encode_video
 from ._errors import MEDIA_ERROR_REASONS, MediaError, MediaErrorReason
 from ._media import (
     StreamIndex,
@@ -51,6 +52,7 @@ __all__ = [
     "decode_for_configs",
     "decode_frames",
     "decode_raw",
+    "encode_video",
     "fps_frame_count",
     "plan_frames",
     "probe_video",

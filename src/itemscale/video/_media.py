@@ -32,7 +32,9 @@ _SIGNATURES: Final[tuple[tuple[int, bytes], ...]] = (
 @dataclass(frozen=True)
 class VideoInfo:
     """What the stream says about a video. `n_frames` counts the stream's frames (packets with
-    timestamps), `fps` is n_frames / duration_s, so both stay right for variable frame rates."""
+    timestamps) and `duration_s` spans their timestamps; `fps` is n_frames / duration_s (the
+    container's nominal rate when the two agree within 0.5%), so all three stay right for
+    variable frame rates."""
 
     path: str
     n_frames: int
@@ -100,9 +102,7 @@ def _video_stream(container: Any, path: Path) -> Any:
         raise MediaError("unsupported_codec", str(path), "no video stream")
     stream = container.streams.video[0]
     if stream.codec_context is None:
-        raise MediaError(
-            "unsupported_codec", str(path), "no decoder for this stream's codec"
-        )
+        raise MediaError("unsupported_codec", str(path), "no decoder for this stream's codec")
     return stream
 
 
@@ -144,19 +144,28 @@ def _build_index(path: Path) -> StreamIndex:
             keyframes = np.unique(np.concatenate([[pts[0]], keyframes]))
         time_base = stream.time_base or Fraction(1, 1)
         last = int(pts[-1])
-        last_duration = durations.get(last, 0)
-        if last_duration <= 0 and pts.size > 1:
+        # The last frame lasts the typical frame interval. Packet durations are not used: MP4
+        # assigns them in decode order, which with B-frames says little about the last frame.
+        if pts.size > 1:
             last_duration = int(np.median(np.diff(pts)))
+        else:
+            last_duration = durations.get(last, 0)
         span = (last - int(pts[0]) + last_duration) * time_base
         duration_s = float(span)
         if duration_s <= 0:
             rate = stream.average_rate or stream.guessed_rate or 1
             duration_s = pts.size / float(rate)
         codec = stream.codec_context.name
+        fps = pts.size / duration_s
+        nominal = float(stream.average_rate or 0)
+        if nominal > 0 and abs(nominal - fps) <= 0.005 * fps:
+            # A constant rate stored in a coarse time base (Matroska's milliseconds) measures
+            # as 24.005 fps; the container's rate is the exact one then.
+            fps = nominal
         info = VideoInfo(
             path=str(path),
             n_frames=int(pts.size),
-            fps=pts.size / duration_s,
+            fps=fps,
             duration_s=duration_s,
             width=int(stream.codec_context.width),
             height=int(stream.codec_context.height),

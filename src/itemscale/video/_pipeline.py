@@ -60,7 +60,8 @@ def plan_frames(
     item_key: str = "",
     repeat: int = 0,
 ) -> FramePlan:
-    """Indices and output size for one configuration of one video."""
+    """Indices and output size for one configuration of one video. The `fps` policy counts
+    frames as Qwen's utilities do, n_frames / fps * rate, which is the stream's duration."""
     info = index.info
     if config.is_text_only:
         return FramePlan(config, np.empty(0, dtype=np.int64), 0, 0)
@@ -71,7 +72,6 @@ def plan_frames(
         fps=info.fps,
         item_key=item_key,
         repeat=repeat,
-        duration_s=info.duration_s,
     )
     height, width = target_size(config, info.height, info.width)
     return FramePlan(config, indices, height, width)
