@@ -146,10 +146,8 @@ def _build_index(path: Path) -> StreamIndex:
         last = int(pts[-1])
         # The last frame lasts the typical frame interval. Packet durations are not used: MP4
         # assigns them in decode order, which with B-frames says little about the last frame.
-        if pts.size > 1:
-            last_duration = int(np.median(np.diff(pts)))
-        else:
-            last_duration = durations.get(last, 0)
+        one_frame = durations.get(last, 0)
+        last_duration = int(np.median(np.diff(pts))) if pts.size > 1 else one_frame
         span = (last - int(pts[0]) + last_duration) * time_base
         duration_s = float(span)
         if duration_s <= 0:

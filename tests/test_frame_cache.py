@@ -1,0 +1,203 @@
+"""The frame cache on real files: content addressing, corruption, eviction, and two processes
+filling it at once."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from itemscale.protocol import Configuration, SamplingPolicy
+from itemscale.video import (
+    ENTRY_MAGIC,
+    FrameCache,
+    decode_for_configs,
+    encode_video,
+    video_content_hash,
+)
+from itemscale.video import _pipeline
+
+
+def frames(n: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(3)
+    base = rng.integers(0, 256, (48, 64, 3), dtype=np.uint8)
+    return [np.roll(base, 3 * i, axis=1) for i in range(n)]
+
+
+@pytest.fixture(scope="module")
+def video(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return encode_video(tmp_path_factory.mktemp("cache") / "clip.mp4", frames(60), gop=10)
+
+
+CONFIGS = [
+    Configuration(frames=8),
+    Configuration(frames=8, short_side=56),
+    Configuration(frames=16, sampling=SamplingPolicy(name="interior")),
+]
+
+
+@pytest.fixture
+def decode_calls(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
+    calls: list[list[int]] = []
+    real = _pipeline.decode_frames
+
+    def counting(index, indices):  # type: ignore[no-untyped-def]
+        calls.append([int(i) for i in indices])
+        return real(index, indices)
+
+    monkeypatch.setattr(_pipeline, "decode_frames", counting)
+    return calls
+
+
+def test_roundtrip_and_key(tmp_path: Path) -> None:
+    cache = FrameCache(tmp_path / "c", max_bytes=1 << 20)
+    frame = np.arange(2 * 3 * 3, dtype=np.uint8).reshape(2, 3, 3)
+    assert cache.get("ab" * 32, 5, 2, 3) is None
+    cache.put("ab" * 32, 5, frame)
+    got = cache.get("ab" * 32, 5, 2, 3)
+    assert got is not None and np.array_equal(got, frame)
+    assert cache.get("ab" * 32, 5, 3, 2) is None  # the size is part of the key
+    assert cache.get("ab" * 32, 6, 2, 3) is None
+    path = cache.path_for("ab" * 32, 5, 2, 3)
+    assert path.read_bytes().startswith(ENTRY_MAGIC)
+    assert (cache.stats.hits, cache.stats.misses, cache.stats.writes) == (1, 3, 1)
+    with pytest.raises(ValueError, match="uint8"):
+        cache.put("ab" * 32, 1, frame.astype(np.float32))
+
+
+def test_served_from_cache_across_copies_of_the_video(
+    video: Path, tmp_path: Path, decode_calls: list[list[int]]
+) -> None:
+    cache = FrameCache(tmp_path / "c")
+    uncached = decode_for_configs(video, CONFIGS)
+    first = decode_for_configs(video, CONFIGS, cache=cache)
+    union = decode_calls[1]
+    assert len(union) == len({int(i) for c in CONFIGS for i in uncached[c.config_id].indices})
+    # content-addressed: a copy under another name hits every entry and decodes nothing
+    copy = tmp_path / "renamed.mp4"
+    shutil.copy(video, copy)
+    assert video_content_hash(copy) == video_content_hash(video)
+    second = decode_for_configs(copy, CONFIGS, cache=cache)
+    assert decode_calls[2] == []
+    for config in CONFIGS:
+        for result in (first, second):
+            got = result[config.config_id]
+            assert np.array_equal(got.frames, uncached[config.config_id].frames)
+            assert np.array_equal(got.indices, uncached[config.config_id].indices)
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "magic", "empty"])
+def test_corrupted_entry_is_redecoded_not_served(
+    video: Path, tmp_path: Path, damage: str, decode_calls: list[list[int]]
+) -> None:
+    cache = FrameCache(tmp_path / "c")
+    config = Configuration(frames=4)
+    good = decode_for_configs(video, [config], cache=cache)[config.config_id]
+    victim = int(good.indices[2])
+    entry = cache.path_for(video_content_hash(video), victim, 48, 64)
+    data = bytearray(entry.read_bytes())
+    if damage == "flip":
+        data[len(data) // 2] ^= 0x40
+    elif damage == "truncate":
+        data = data[: len(data) - 100]
+    elif damage == "magic":
+        data[:8] = b"XXXXXXXX"
+    else:
+        data = bytearray()
+    entry.write_bytes(bytes(data))
+    fresh = FrameCache(tmp_path / "c")
+    again = decode_for_configs(video, [config], cache=fresh)[config.config_id]
+    assert fresh.stats.corrupted == 1
+    assert decode_calls[-1] == [victim]  # only the damaged frame is decoded again
+    assert np.array_equal(again.frames, good.frames)
+    # the entry was rewritten whole
+    assert fresh.get(video_content_hash(video), victim, 48, 64) is not None
+
+
+def test_eviction_keeps_recently_used(tmp_path: Path) -> None:
+    frame = np.zeros((10, 10, 3), dtype=np.uint8)
+    entry_bytes = 300 + 24
+    cache = FrameCache(tmp_path / "c", max_bytes=10 * entry_bytes)
+    key = "cd" * 32
+    for i in range(8):
+        cache.put(key, i, frame + i)
+        os.utime(cache.path_for(key, i, 10, 10), (1000 + i, 1000 + i))
+    assert cache.size_bytes() == 8 * entry_bytes
+    assert cache.get(key, 0, 10, 10) is not None  # 0 becomes the most recently used
+    for i in range(8, 12):
+        cache.put(key, i, frame + i)
+    size = cache.size_bytes()
+    assert size <= cache.max_bytes
+    assert cache.stats.evicted >= 2
+    kept = {i for i in range(12) if cache.path_for(key, i, 10, 10).exists()}
+    assert 0 in kept and 11 in kept
+    assert 1 not in kept and 2 not in kept  # the oldest untouched entries went first
+    # a temp file a dead writer left behind long ago is swept; a fresh one is left alone
+    stale = cache.path_for(key, 0, 10, 10).parent / ".x.frame.1.dead.tmp"
+    stale.write_bytes(b"partial")
+    os.utime(stale, (1000, 1000))
+    live = stale.with_name(".y.frame.2.live.tmp")
+    live.write_bytes(b"partial")
+    cache.evict()
+    assert not stale.exists() and live.exists()
+
+
+FILL = textwrap.dedent(
+    """
+    import sys
+    from itemscale.protocol import Configuration, SamplingPolicy
+    from itemscale.video import FrameCache, decode_for_configs
+    configs = [Configuration(frames=k, sampling=SamplingPolicy(name=p), short_side=s)
+               for k in (8, 16, 32) for p in ("linspace", "centre") for s in (None, 56)]
+    cache = FrameCache(sys.argv[2])
+    for _ in range(3):
+        decode_for_configs(sys.argv[1], configs, cache=cache)
+    print(cache.stats.writes, cache.stats.hits, cache.stats.corrupted)
+    """
+)
+
+
+@pytest.mark.slow
+def test_two_processes_fill_at_once(video: Path, tmp_path: Path) -> None:
+    root = tmp_path / "shared-cache"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", FILL, str(video), str(root)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
+    outputs = [p.communicate(timeout=120) for p in procs]
+    for proc, (out, err) in zip(procs, outputs, strict=True):
+        assert proc.returncode == 0, err
+        writes, hits, corrupted = map(int, out.split())
+        assert corrupted == 0 and writes > 0 and hits > 0
+    assert not list(root.rglob("*.tmp"))
+    cache = FrameCache(root)
+    entries = list(root.rglob("*.frame"))
+    configs = [
+        Configuration(frames=k, sampling=SamplingPolicy(name=p), short_side=s)
+        for k in (8, 16, 32)
+        for p in ("linspace", "centre")
+        for s in (None, 56)
+    ]
+    expected = decode_for_configs(video, configs)
+    digest = video_content_hash(video)
+    keys = {(i, fs.height, fs.width) for fs in expected.values() for i in fs.indices.tolist()}
+    assert len(entries) == len(keys)  # one whole entry per (frame, size), none half-written
+    for config in configs:
+        got = expected[config.config_id]
+        for i, frame in zip(got.indices.tolist(), got.frames, strict=True):
+            cached = cache.get(digest, i, got.height, got.width)
+            assert cached is not None and np.array_equal(cached, frame)
+    assert cache.stats.corrupted == 0
