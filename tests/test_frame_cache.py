@@ -17,11 +17,11 @@ from itemscale.protocol import Configuration, SamplingPolicy
 from itemscale.video import (
     ENTRY_MAGIC,
     FrameCache,
+    _pipeline,
     decode_for_configs,
     encode_video,
     video_content_hash,
 )
-from itemscale.video import _pipeline
 
 
 def frames(n: int) -> list[np.ndarray]:
