@@ -1,0 +1,202 @@
+"""`itemscale audit RUN_DIR`: the frame audit of every harmful transition, contact sheets, and
+the human-annotation round trip (export a CSV for coders, import it back)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import CommandError
+
+
+def register(sub: Any) -> None:
+    p: argparse.ArgumentParser = sub.add_parser(
+        "audit",
+        help="frame audit of harmful transitions: frames kept/dropped/added, evidence, pathway",
+        description="For every harmful transition (right at budget j, wrong at a larger budget "
+        "k) compare the frames the model was shown, the pixels per frame and the evidence "
+        "frames, and label the pathway (evidence_dropped, text_prior, evidence_diluted, "
+        "distractor_added, unexplained; rules in docs/report.md). Writes RUN_DIR/audit.parquet, "
+        "RUN_DIR/audit.json and the automatic labels in RUN_DIR/annotations.parquet.",
+    )
+    p.add_argument("run_dir", help="run directory holding responses.parquet")
+    p.add_argument(
+        "--items",
+        default=None,
+        help="item file with evidence spans and video paths (default: RUN_DIR/items.jsonl "
+        "or the file run.json names)",
+    )
+    p.add_argument(
+        "--pairs",
+        choices=("adjacent", "all"),
+        default="adjacent",
+        help="audit adjacent budgets only (default; every harmful item has one) or every j<k",
+    )
+    p.add_argument("--export", metavar="CSV", help="write a CSV for human coders")
+    p.add_argument(
+        "--import",
+        dest="import_csv",
+        metavar="CSV",
+        help="read a coded CSV back into RUN_DIR/annotations.parquet (kept beside the "
+        "automatic labels, with the coder's name and the time)",
+    )
+    p.add_argument("--coder", default=None, help="coder name for rows whose 'coder' is empty")
+    p.add_argument(
+        "--sheets",
+        action="store_true",
+        help="decode the frames and write contact sheets to RUN_DIR/audit_sheets/",
+    )
+    p.add_argument("--max-sheets", type=int, default=60, help="contact sheets at most (default 60)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..artifact import ArtifactError, find_items_file
+    from ..audit import (
+        ANNOTATIONS_FILE,
+        PATHWAYS,
+        AuditError,
+        audit_transitions,
+        automatic_annotations,
+        export_annotations_csv,
+        import_annotations_csv,
+        merge_annotations,
+        pathway_counts,
+        read_annotations,
+        write_annotations,
+        write_audit,
+    )
+    from ..items import ItemFileError, read_items_jsonl
+    from ..responses import SchemaError, read_run
+
+    run_dir = Path(args.run_dir)
+    try:
+        df, meta = read_run(run_dir)
+        items_path = find_items_file(run_dir, meta, args.items)
+        items = read_items_jsonl(items_path) if items_path else []
+        transitions = audit_transitions(df, items, pairs=args.pairs)
+    except (FileNotFoundError, SchemaError, ArtifactError, ItemFileError, AuditError) as exc:
+        raise CommandError(str(exc)) from exc
+    write_audit(run_dir, transitions, args.pairs)
+    ann_path = run_dir / ANNOTATIONS_FILE
+    try:
+        annotations = merge_annotations(
+            read_annotations(ann_path), automatic_annotations(transitions)
+        )
+        if args.import_csv:
+            human = import_annotations_csv(args.import_csv, transitions, coder=args.coder)
+            annotations = merge_annotations(annotations, human)
+            print(f"imported {len(human)} human label(s) from {args.import_csv}")
+    except AuditError as exc:
+        raise CommandError(str(exc)) from exc
+    write_annotations(ann_path, annotations)
+
+    n_items = transitions[["model", "series", "item_id"]].drop_duplicates().shape[0]
+    print(
+        f"audited {len(transitions)} harmful transition(s) ({args.pairs} pairs) on {n_items} "
+        f"item(s); evidence spans from {items_path or 'nowhere (no item file)'}"
+    )
+    for model, per_series in pathway_counts(transitions).items():
+        for series, counts in per_series.items():
+            text = ", ".join(f"{p} {counts[p]}" for p in PATHWAYS)
+            print(f"  {model} / {series}: {text}")
+    if args.export:
+        n = export_annotations_csv(transitions, args.export)
+        print(f"wrote {n} row(s) for coders to {args.export}")
+    if args.sheets:
+        if items_path is None:
+            raise CommandError("--sheets needs an item file with video paths (--items)")
+        written, failures = write_sheets(
+            run_dir,
+            transitions,
+            {it.item_id: it for it in items},
+            items_path.parent,
+            args.max_sheets,
+        )
+        print(f"wrote {written} contact sheet(s) to {run_dir / 'audit_sheets'}")
+        for failure in failures:
+            print(f"  no sheet: {failure}")
+    return 0
+
+
+def _at_pixels(frame: np.ndarray, pixels: object) -> np.ndarray:
+    """The frame at the budget's resolution (nearest neighbour), so blur shows on the sheet."""
+    if pixels is None or (isinstance(pixels, float) and np.isnan(pixels)):
+        return frame
+    h, w = frame.shape[:2]
+    scale = float(np.sqrt(float(pixels) / (h * w))) if h * w else 1.0  # type: ignore[arg-type]
+    if scale >= 1.0:
+        return frame
+    nh, nw = max(1, round(h * scale)), max(1, round(w * scale))
+    rows = np.arange(nh) * h // nh
+    cols = np.arange(nw) * w // nw
+    out: np.ndarray = frame[rows][:, cols]
+    return out
+
+
+def write_sheets(
+    run_dir: Path,
+    transitions: Any,
+    items: dict[str, Any],
+    base: Path,
+    limit: int,
+) -> tuple[int, list[str]]:
+    """Contact sheets for up to `limit` transitions; returns (written, failures)."""
+    from ..audit import SHEETS_DIR, contact_sheet, encode_png, evidence_frames
+    from ..video import MediaError, decode_frames, stream_index
+
+    target = run_dir / SHEETS_DIR
+    tmp = Path(tempfile.mkdtemp(prefix=f".{SHEETS_DIR}-", dir=run_dir))
+    failures: list[str] = []
+    written = 0
+    try:
+        for t in transitions.head(max(limit, 0)).itertuples(index=False):
+            where = f"{t.model} / {t.item_id} ({t.from_label} -> {t.to_label})"
+            item = items.get(t.item_id)
+            if item is None or not item.video_path:
+                failures.append(f"{where}: no video path for the item")
+                continue
+            if t.frames_from is None or t.frames_to is None:
+                failures.append(f"{where}: no frame indices recorded")
+                continue
+            path = Path(item.video_path)
+            path = path if path.is_absolute() else base / path
+            fj = [int(x) for x in t.frames_from]
+            fk = [int(x) for x in t.frames_to]
+            wanted = sorted(set(fj) | set(fk))
+            try:
+                index = stream_index(path)
+                decoded = decode_frames(index, wanted)
+            except (MediaError, ValueError, OSError) as exc:
+                failures.append(f"{where}: {exc}")
+                continue
+            spans = [(s.start, s.end) for s in item.evidence]
+            times = index.timestamps(np.asarray(wanted, dtype=np.int64)).tolist()
+            ev_all = evidence_frames(wanted, times, spans) or set()
+            sheet = contact_sheet(
+                [_at_pixels(decoded[i], t.pixels_from) for i in fj],
+                [_at_pixels(decoded[i], t.pixels_to) for i in fk],
+                status_from=["kept" if i in set(fk) else "dropped" for i in fj],
+                status_to=["kept" if i in set(fj) else "added" for i in fk],
+                evidence_from=[i in ev_all for i in fj],
+                evidence_to=[i in ev_all for i in fk],
+            )
+            (tmp / f"{t.transition_id}.png").write_bytes(encode_png(sheet))
+            written += 1
+        if target.exists():
+            old = run_dir / f".{SHEETS_DIR}-old-{os.getpid()}"
+            os.replace(target, old)
+            os.replace(tmp, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return written, failures
