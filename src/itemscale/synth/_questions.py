@@ -18,7 +18,7 @@ import numpy as np
 from ..items import OPTION_LETTERS, DialogueTurn, EvidenceSpan, Item
 from ..responses import TaskKind
 from ._scene import MAX_COUNT, SceneEvent, VideoScene
-from ._vocab import COLOURS, DIGIT_LOOKALIKES, SHAPES, SIGN_WORDS, count_word, describe
+from ._vocab import COLOURS, SHAPES, count_word, describe
 
 QuestionKind = Literal["brief_event", "small_detail", "counting", "ordering", "distractor"]
 
@@ -71,20 +71,6 @@ def _distinct(values: list[str], exclude: set[str]) -> list[str]:
     return out
 
 
-def _sign_wrong_options(rng: np.random.Generator, text: str) -> list[str]:
-    if text.isdigit():
-        candidates = []
-        for i, digit in enumerate(text):
-            for other in DIGIT_LOOKALIKES[digit]:
-                candidate = text[:i] + other + text[i + 1 :]
-                if candidate[0] != "0":
-                    candidates.append(candidate)
-        while len(set(candidates) - {text}) < N_OPTIONS - 1:
-            candidates.append(str(int(rng.integers(10, 100))))
-        return _distinct(candidates, {text})
-    return _distinct(list(SIGN_WORDS), {text})
-
-
 class _Storylines:
     """The scene's storylines, named the way questions refer to them."""
 
@@ -117,7 +103,7 @@ def _mcqa(
         return BRIEF_QUESTION, options, answer, s.spans([s.brief])
     if kind == "small_detail":
         assert s.sign.text is not None
-        wrong = _sign_wrong_options(rng, s.sign.text)
+        wrong = list(s.sign.alternatives)
         options, answer = _arrange(rng, s.sign.text, wrong, position)
         return "What does the sign say?", options, answer, s.spans([s.sign])
     if kind == "counting":

@@ -25,6 +25,7 @@ from ..items import EvidenceSpan
 from ._vocab import (
     BACKGROUNDS,
     COLOURS,
+    DIGIT_CONFUSIONS,
     GLYPH_HEIGHT,
     GLYPH_WIDTH,
     GLYPHS,
@@ -62,6 +63,8 @@ class SceneEvent(BaseModel):
     colour: str | None = None
     shape: str | None = None
     text: str | None = None
+    #: For a sign: texts a low-resolution view confuses with `text` (the wrong options).
+    alternatives: tuple[str, ...] = ()
     bbox: tuple[int, int, int, int]
     start_frame: int = Field(ge=0)
     end_frame: int = Field(ge=1)
@@ -183,6 +186,22 @@ def sign_box_size(text: str, height: int) -> tuple[int, int]:
     return (n * GLYPH_WIDTH * g + (n - 1) * g + 2 * g, GLYPH_HEIGHT * g + 2 * g)
 
 
+def _plan_sign_text(rng: np.random.Generator) -> tuple[str, tuple[str, ...]]:
+    """The sign's text and three confusable alternatives, drawn so that the text is uniform
+    within its set of four: the set itself says nothing about which one is shown."""
+    if rng.random() < 0.5:
+        candidates = list(SIGN_WORDS)
+        chosen = [candidates[int(i)] for i in rng.choice(len(candidates), 4, replace=False)]
+        return chosen[0], tuple(chosen[1:])
+    varying = int(rng.integers(2))
+    groups = [g for g in DIGIT_CONFUSIONS if varying == 1 or "0" not in g]
+    group = groups[int(rng.integers(len(groups)))]
+    fixed = str(int(rng.integers(1 if varying == 1 else 0, 10)))
+    digits = [group[int(i)] for i in rng.permutation(len(group))]
+    numbers = [d + fixed if varying == 0 else fixed + d for d in digits]
+    return numbers[0], tuple(numbers[1:])
+
+
 def plan_scene(
     rng: np.random.Generator, video_id: str, *, width: int, height: int, fps: int, duration_s: float
 ) -> VideoScene:
@@ -219,16 +238,20 @@ def plan_scene(
     ((start, end),) = place_intervals(rng, n_frames, [brief_len], 0, margin)
     events.append(shape_event("brief", brief_combo, start, end))
 
-    if rng.random() < 0.5:
-        sign_text = str(int(rng.integers(10, 100)))
-    else:
-        sign_text = SIGN_WORDS[int(rng.integers(len(SIGN_WORDS)))]
+    sign_text, alternatives = _plan_sign_text(rng)
     sign_len = frames_for(float(rng.uniform(0.3, 0.45)) * duration_s, fps)
     ((start, end),) = place_intervals(rng, n_frames, [sign_len], 0, margin)
     w, h = sign_box_size(sign_text, height)
     box = _jittered_box(rng, _cell_box("sign", width, height), w, h)
     events.append(
-        SceneEvent(role="sign", text=sign_text, bbox=box, start_frame=start, end_frame=end)
+        SceneEvent(
+            role="sign",
+            text=sign_text,
+            alternatives=alternatives,
+            bbox=box,
+            start_frame=start,
+            end_frame=end,
+        )
     )
 
     count = int(rng.integers(1, MAX_COUNT + 1))

@@ -88,12 +88,35 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def rgb_to_yuv420p(rgb: np.ndarray) -> np.ndarray:
+    """BT.601 limited-range YUV 4:2:0, planar, as PyAV's `yuv420p` ndarray (height * 3/2 rows).
+
+    Done in numpy rather than by swscale: swscale's SIMD paths round differently on different
+    CPUs, and frames it reformats inside `encode` made x264's output vary between runs here.
+    """
+    h, w, _ = rgb.shape
+    r, g, b = (rgb[..., i].astype(np.float64) for i in range(3))
+    y = 16.0 + (65.481 * r + 128.553 * g + 24.966 * b) / 255.0
+    cb = 128.0 + (-37.797 * r - 74.203 * g + 112.0 * b) / 255.0
+    cr = 128.0 + (112.0 * r - 93.786 * g - 18.214 * b) / 255.0
+
+    def subsample(plane: np.ndarray) -> np.ndarray:
+        return plane.reshape(h // 2, 2, w // 2, 2).mean(axis=(1, 3))
+
+    planes = [np.rint(y), np.rint(subsample(cb)), np.rint(subsample(cr))]
+    out = np.concatenate([planes[0].ravel(), planes[1].ravel(), planes[2].ravel()])
+    return np.clip(out, 0, 255).astype(np.uint8).reshape(h * 3 // 2, w)
+
+
 def encode_h264(
     frames: Iterable[np.ndarray], path: Path, *, width: int, height: int, fps: int, crf: int
 ) -> None:
-    """Encode RGB frames as an H.264 (yuv420p) MP4, via a temporary file renamed into place.
+    """Encode RGB frames as an H.264 (yuv420p, BT.601) MP4, via a temporary file renamed into
+    place.
 
-    Keyframes every two seconds so decoders can seek; x264's default (deterministic) threading.
+    Keyframes every two seconds so decoders can seek. One encoder thread: x264's output depends
+    on its thread count, so threads=auto would make the bytes, and even the decoded pixels,
+    differ between machines.
     """
     import av
 
@@ -104,9 +127,17 @@ def encode_h264(
             stream.width = width
             stream.height = height
             stream.pix_fmt = "yuv420p"
-            stream.options = {"crf": str(crf), "preset": "medium", "g": str(2 * fps)}
-            for rgb in frames:
-                frame = av.VideoFrame.from_ndarray(rgb, format="rgb24")
+            stream.codec_context.thread_count = 1
+            stream.options = {
+                "crf": str(crf),
+                "preset": "medium",
+                "g": str(2 * fps),
+                "threads": "1",
+                "x264-params": "colorprim=smpte170m:transfer=smpte170m:colormatrix=smpte170m",
+            }
+            for index, rgb in enumerate(frames):
+                frame = av.VideoFrame.from_ndarray(rgb_to_yuv420p(rgb), format="yuv420p")
+                frame.pts = index
                 for packet in stream.encode(frame):
                     container.mux(packet)
             for packet in stream.encode(None):

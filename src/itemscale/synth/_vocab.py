@@ -37,20 +37,10 @@ SIGN_WORDS: Final[tuple[str, ...]] = ("cat", "dog", "sun", "box", "car", "hat", 
 #: do not share tokens.
 COUNT_WORDS: Final[tuple[str, ...]] = ("zero", "one", "two", "three", "four", "five", "six")
 
-#: Digits that a low-resolution view easily confuses with each other: the plausible wrong
-#: options of a sign-number question.
-DIGIT_LOOKALIKES: Final[dict[str, str]] = {
-    "0": "869",
-    "1": "74",
-    "2": "73",
-    "3": "825",
-    "4": "91",
-    "5": "63",
-    "6": "580",
-    "7": "12",
-    "8": "0369",
-    "9": "480",
-}
+#: Groups of four digits that a low-resolution view confuses with each other. A sign-number
+#: question's options differ only in one digit position, all four from one group, so no option
+#: is the "centre" of the others and text alone cannot single out the answer.
+DIGIT_CONFUSIONS: Final[tuple[str, ...]] = ("0689", "1479", "2357", "3568")
 
 #: 5x7 bitmap glyphs ('#' = ink), one string of 7 rows of 5 columns each.
 GLYPHS: Final[dict[str, tuple[str, ...]]] = {
