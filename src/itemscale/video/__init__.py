@@ -30,6 +30,7 @@ from ._resize import (
     target_size,
 )
 from ._sampling import fps_frame_count, sample_indices
+from ._sheet import render_contact_sheet, write_contact_sheet
 
 __all__ = [
     "ENTRY_MAGIC",
@@ -56,10 +57,12 @@ __all__ = [
     "fps_frame_count",
     "plan_frames",
     "probe_video",
+    "render_contact_sheet",
     "resize_frame",
     "sample_indices",
     "smart_resize",
     "stream_index",
     "target_size",
     "video_content_hash",
+    "write_contact_sheet",
 ]
