@@ -1,0 +1,83 @@
+"""`itemscale cascade` end to end on a real run directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from itemscale.cli import main
+from itemscale.responses import write_run
+
+
+def _write_run(run_dir: Path, n_items: int = 40) -> None:
+    rng = np.random.default_rng(5)
+    rows = []
+    for i in range(n_items):
+        for f in (8, 16, 32):
+            right = float(rng.random() < 0.6)
+            rows.append(
+                {
+                    "model": "tiny",
+                    "item_id": f"q{i}",
+                    "video_id": f"vid{i // 2}",
+                    "task_kind": "mcqa",
+                    "series": "default",
+                    "config_id": f"f{f}",
+                    "config_label": f"{f}f",
+                    "axis_order": float(f),
+                    "frames": f,
+                    "repeat": 0,
+                    "status": "ok",
+                    "answer": "A" if right else "C",
+                    "correct": right,
+                    "confidence": float(0.4 + 0.5 * right * rng.random()),
+                    "visual_tokens": 32 * f,
+                    # phase-shifted budgets: almost nothing is shared
+                    "frame_indices": np.arange(f) * (96 // f) + f % 3,
+                }
+            )
+    write_run(run_dir, pd.DataFrame(rows), {"tool": "test"})
+
+
+def test_cascade_command_writes_json_and_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = tmp_path / "run"
+    _write_run(run_dir)
+    out = tmp_path / "cascade.json"
+    code = main(["cascade", str(run_dir), "--json", str(out), "--bootstrap", "50", "--seed", "2"])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "confidence" in text and "agreement" in text and "learned" in text
+    assert "terminal 32f" in text
+    report = json.loads(out.read_text())
+    assert report["schema_version"] == 1
+    assert report["settings"]["seed"] == 2 and report["settings"]["n_boot"] == 50
+    (block,) = report["results"]
+    assert block["terminal"]["mean_cost_frames"]["value"] == 32
+    assert block["cascade"]["cost_reduction"]["ci"] is not None
+    # same seed, same file
+    again = tmp_path / "again.json"
+    assert (
+        main(["cascade", str(run_dir), "--json", str(again), "--bootstrap", "50", "--seed", "2"])
+        == 0
+    )
+    first, second = json.loads(out.read_text()), json.loads(again.read_text())
+    first.pop("run_dir"), second.pop("run_dir")
+    assert first == second
+
+
+def test_cascade_command_errors_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["cascade", str(tmp_path / "missing")]) == 2
+    assert "missing" in capsys.readouterr().err
+    run_dir = tmp_path / "run"
+    _write_run(run_dir, n_items=6)
+    assert main(["cascade", str(run_dir), "--model", "other"]) == 2
+    assert "no responses for model(s) other" in capsys.readouterr().err
+    assert main(["cascade", str(run_dir), "--bootstrap", "-1"]) == 2

@@ -1,0 +1,121 @@
+"""Shared frame cost and token cost, hand-computed on overlapping, nested and duplicated index
+sets, for every set of stages that run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from itemscale.policies import (
+    shared_frame_costs,
+    shared_frame_costs_from_counts,
+    shared_frame_costs_from_indices,
+    visual_token_costs,
+)
+
+
+def _cells(rows: list[list[list[int]]]) -> np.ndarray:
+    out = np.empty((len(rows), len(rows[0])), dtype=object)
+    for i, row in enumerate(rows):
+        for k, cell in enumerate(row):
+            out[i, k] = np.asarray(cell, dtype=np.int64)
+    return out
+
+
+OVERLAP = _cells(
+    [
+        # linspace-like budgets that share only some frames
+        [[0, 50], [0, 25, 50, 75], [10, 30, 50, 70]],
+        # nested: each budget contains the previous one
+        [[0], [0, 50], [0, 25, 50, 75]],
+        # duplicated indices inside a cell count once
+        [[3, 3], [3, 4], [4, 4, 5]],
+    ]
+)
+
+
+def test_union_cost_all_stages_hand_computed() -> None:
+    costs = shared_frame_costs_from_indices(OVERLAP)
+    np.testing.assert_array_equal(costs.cumulative(), [[2, 4, 7], [1, 2, 4], [1, 2, 3]])
+    np.testing.assert_array_equal(costs.terminal, [4, 4, 2])
+    assert costs.basis == "frame_indices_union"
+
+
+@pytest.mark.parametrize(
+    ("active", "expected"),
+    [
+        # stage 0 skipped: stage 1 pays its 4 frames, stage 2 adds 10, 30, 70
+        ((False, True, True), [[0, 4, 7], [0, 2, 4], [0, 2, 3]]),
+        # stage 1 skipped: stage 2 adds 10, 30, 70 to {0, 50}
+        ((True, False, True), [[2, 2, 5], [1, 1, 4], [1, 1, 3]]),
+        # terminal alone costs exactly the terminal budget
+        ((False, False, True), [[0, 0, 4], [0, 0, 4], [0, 0, 2]]),
+    ],
+)
+def test_union_cost_with_skipped_stages(
+    active: tuple[bool, ...], expected: list[list[int]]
+) -> None:
+    costs = shared_frame_costs_from_indices(OVERLAP)
+    np.testing.assert_array_equal(costs.cumulative(active), expected)
+
+
+def test_counts_fallback_pays_every_running_stage_in_full() -> None:
+    costs = shared_frame_costs_from_counts([2, 4, 8], n_items=2)
+    np.testing.assert_array_equal(costs.cumulative(), [[2, 6, 14], [2, 6, 14]])
+    np.testing.assert_array_equal(costs.cumulative((False, True, True)), [[0, 4, 12]] * 2)
+    np.testing.assert_array_equal(costs.terminal, [8, 8])
+    assert costs.basis == "sum_of_frame_counts"
+    assert "upper bound" in costs.note
+
+
+def test_missing_indices_fall_back_to_counts_and_say_so() -> None:
+    cells = OVERLAP.copy()
+    cells[1, 2] = None
+    costs = shared_frame_costs(cells, [2, 4, 4], n_items=3)
+    assert costs.basis == "sum_of_frame_counts"
+    complete = shared_frame_costs(OVERLAP, [2, 4, 4], n_items=3)
+    assert complete.basis == "frame_indices_union"
+    assert shared_frame_costs(None, [2, 4, 4], n_items=3).basis == "sum_of_frame_counts"
+
+
+def test_negative_index_is_named() -> None:
+    cells = _cells([[[0, 1], [-1, 2]]])
+    with pytest.raises(ValueError, match=r"frame_indices\[0, 1\]: negative frame index -1"):
+        shared_frame_costs_from_indices(cells)
+
+
+def test_token_cost_is_a_running_sum_of_stages_that_ran() -> None:
+    costs = visual_token_costs(np.array([[10.0, 20.0, 40.0], [5.0, 5.0, 5.0]]))
+    assert costs is not None
+    np.testing.assert_array_equal(costs.cumulative(), [[10, 30, 70], [5, 10, 15]])
+    np.testing.assert_array_equal(costs.cumulative((True, False, True)), [[10, 10, 50], [5, 5, 10]])
+    np.testing.assert_array_equal(costs.terminal, [40, 5])
+    assert visual_token_costs(np.array([[10.0, np.nan]])) is None
+
+
+def test_cost_rejects_a_wrong_number_of_flags() -> None:
+    with pytest.raises(ValueError, match="2 flags for 3 stages"):
+        shared_frame_costs_from_counts([1, 2, 3], 1).cumulative((True, True))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.lists(st.integers(0, 30), min_size=1, max_size=8), min_size=3, max_size=3),
+        min_size=1,
+        max_size=6,
+    ),
+    st.lists(st.booleans(), min_size=2, max_size=2),
+)
+def test_union_cost_equals_python_sets(rows: list[list[list[int]]], flags: list[bool]) -> None:
+    """The vectorised attribution agrees with plain set unions for any running set."""
+    active = (*flags, True)
+    got = shared_frame_costs_from_indices(_cells(rows)).cumulative(active)
+    for i, row in enumerate(rows):
+        seen: set[int] = set()
+        for k, cell in enumerate(row):
+            if active[k]:
+                seen |= set(cell)
+            assert got[i, k] == len(seen)
