@@ -108,18 +108,26 @@ def source_fps(frames: FramesLike) -> float:
 
 
 def video_metadata(frames: FramesLike) -> dict[str, Any]:
+    """transformers' video metadata for frames we already chose.
+
+    `frames_indices` with the source `fps` give each frame's true time (Qwen3-VL, SmolVLM2 print
+    it into the prompt). `total_num_frames` is set so that the processor's "sampled fps"
+    (frames / total * fps) equals the rate the frames were actually taken at, which is what
+    Qwen2.5-VL turns into the temporal position step.
+    """
     fps = source_fps(frames)
     indices = [int(i) for i in frames.indices]
-    total = getattr(frames, "total_frames", None)
-    if not isinstance(total, int) or total <= max(indices):
-        total = max(indices) + 1
+    count = len(indices)
+    span = indices[-1] - indices[0]
+    step = span / (count - 1) if count >= 2 and span > 0 else 1.0
+    total = max(count, round(count * step))
     height, width = int(frames.frames.shape[1]), int(frames.frames.shape[2])
     return {
         "total_num_frames": total,
         "fps": fps,
         "width": width,
         "height": height,
-        "duration": total / fps,
+        "duration": (indices[-1] + 1) / fps,
         "frames_indices": indices,
     }
 
@@ -173,7 +181,7 @@ class HFBackend:
         name: str,
         model: str,
         revision: str | None,
-        dtype: str,
+        dtype: str | None,
         options: dict[str, Any],
         device: str,
         batch_size: int,
@@ -183,6 +191,7 @@ class HFBackend:
         from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
 
         parsed = parse_options(options, name)
+        dtype = dtype or "auto"
         if dtype not in DTYPES:
             raise BackendError(f"model {name!r}: dtype {dtype!r} is not one of {', '.join(DTYPES)}")
         load_kwargs: dict[str, Any] = {"local_files_only": parsed.local_files_only}

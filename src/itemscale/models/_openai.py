@@ -167,7 +167,7 @@ class OpenAIBackend:
         name: str,
         model: str,
         revision: str | None,
-        dtype: str,
+        dtype: str | None,
         options: dict[str, Any],
         concurrency: int,
         timeout_s: float,

@@ -181,7 +181,7 @@ class BackendSpec(BaseModel):
     name: str = Field(min_length=1)
     model: str = Field(min_length=1)
     revision: str | None = None
-    dtype: str
+    dtype: str | None = None
     processor: dict[str, SettingValue] = Field(default_factory=dict)
 
     @field_validator("processor")

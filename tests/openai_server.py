@@ -1,0 +1,143 @@
+"""A real OpenAI-compatible chat-completions server on 127.0.0.1 for the backend tests.
+
+It answers with a scripted sequence of behaviours (an HTTP error code, a slow reply, a reply
+with chosen text and top log-probabilities, a malformed body) and records every request it
+received (path, headers, JSON body), so the tests can check both what the backend sent and how it
+handled each failure.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One scripted behaviour. `status` other than 200 sends `body` as an error."""
+
+    status: int = 200
+    text: str = "B"
+    top_logprobs: list[tuple[str, float]] | None = None
+    delay_s: float = 0.0
+    raw_body: bytes | None = None
+    #: Answer with the first line of the request's last text part (to check ordering).
+    echo: bool = False
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+@dataclass
+class ChatServer:
+    """Start with `with ChatServer() as server:`; `server.base_url` ends with `/v1`."""
+
+    default: Reply = field(default_factory=Reply)
+    script: deque[Reply] = field(default_factory=deque)
+    received: list[Recorded] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    in_flight: int = 0
+    max_in_flight: int = 0
+
+    def __enter__(self) -> ChatServer:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with server.lock:
+                    server.received.append(Recorded(self.path, dict(self.headers), body))
+                    reply = server.script.popleft() if server.script else server.default
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    if reply.delay_s:
+                        time.sleep(reply.delay_s)
+                    self._answer(reply, body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                finally:
+                    with server.lock:
+                        server.in_flight -= 1
+
+            def _answer(self, reply: Reply, body: dict[str, Any]) -> None:
+                if reply.raw_body is not None:
+                    payload = reply.raw_body
+                elif reply.status != 200:
+                    payload = json.dumps(
+                        {"error": {"message": f"scripted {reply.status}"}}
+                    ).encode()
+                else:
+                    payload = json.dumps(completion(reply, body)).encode()
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def push(self, *replies: Reply) -> None:
+        with self.lock:
+            self.script.extend(replies)
+
+
+def last_text(body: dict[str, Any]) -> str:
+    content = body["messages"][-1]["content"]
+    if isinstance(content, str):
+        return content
+    return str([p for p in content if p["type"] == "text"][-1]["text"])
+
+
+def completion(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
+    text = last_text(body).splitlines()[0] if reply.echo else reply.text
+    choice: dict[str, Any] = {
+        "index": 0,
+        "message": {"role": "assistant", "content": text},
+        "finish_reason": "stop",
+    }
+    if body.get("logprobs") and reply.top_logprobs is not None:
+        first = reply.top_logprobs[0]
+        choice["logprobs"] = {
+            "content": [
+                {
+                    "token": first[0],
+                    "logprob": first[1],
+                    "top_logprobs": [{"token": t, "logprob": lp} for t, lp in reply.top_logprobs],
+                }
+            ]
+        }
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "model": body.get("model"),
+        "choices": [choice],
+    }
