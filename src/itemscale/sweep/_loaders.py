@@ -11,17 +11,17 @@ import importlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..items import Item, read_items_jsonl
+from ..items import Item, ItemFileError, read_items_jsonl
 from ..protocol import BenchmarkEntry
 
 #: Extensions tried, in order, when a video file is named by its video id.
 VIDEO_EXTENSIONS: tuple[str, ...] = (".mp4", ".mkv", ".webm", ".avi", ".mov", ".m4v")
 
 #: Loader function names in `itemscale.items` for the published benchmark question files.
-_BENCHMARK_LOADERS: dict[str, tuple[str, ...]] = {
-    "videomme": ("load_videomme", "read_videomme"),
-    "mlvu": ("load_mlvu", "read_mlvu"),
-    "longvideobench": ("load_longvideobench", "read_longvideobench"),
+_BENCHMARK_LOADERS: dict[str, str] = {
+    "videomme": "load_videomme",
+    "mlvu": "load_mlvu",
+    "longvideobench": "load_longvideobench",
 }
 
 
@@ -54,14 +54,31 @@ def _with_video(item: Item, base: Path, videos_dir: Path | None) -> Item:
 
 def _benchmark_loader(kind: str) -> Callable[..., Sequence[Item]]:
     module = importlib.import_module("itemscale.items")
-    for name in _BENCHMARK_LOADERS[kind]:
-        loader = getattr(module, name, None)
-        if callable(loader):
-            return loader  # type: ignore[no-any-return]
-    raise BenchmarkLoadError(
-        f"benchmark kind {kind!r}: this itemscale has no loader for it "
-        f"(expected itemscale.items.{_BENCHMARK_LOADERS[kind][0]})"
-    )
+    loader = getattr(module, _BENCHMARK_LOADERS[kind], None)
+    if not callable(loader):
+        raise BenchmarkLoadError(
+            f"benchmark kind {kind!r}: this itemscale has no loader for it "
+            f"(expected itemscale.items.{_BENCHMARK_LOADERS[kind]})"
+        )
+    return loader  # type: ignore[no-any-return]
+
+
+def _published_video(item: Item, videos_dir: Path) -> Item:
+    """The loader's own file name when it exists (MLVU names files, LongVideoBench has a
+    `video_path` column), else the video id with any known extension."""
+    given = Path(item.video_path) if item.video_path else None
+    if given is not None and given.is_file():
+        path = given
+    else:
+        path = find_video(videos_dir, item.video_id) or given or videos_dir / item.video_id
+    return item.model_copy(update={"video_path": str(path.resolve())})
+
+
+def _read_jsonl(path: Path) -> list[Item]:
+    try:
+        return read_items_jsonl(path)
+    except ItemFileError as exc:
+        raise BenchmarkLoadError(str(exc)) from exc
 
 
 def load_benchmark_items(entry: BenchmarkEntry) -> list[Item]:
@@ -85,13 +102,12 @@ def load_benchmark_items(entry: BenchmarkEntry) -> list[Item]:
         if not items_file.is_file():
             raise BenchmarkLoadError(f"{suite}: not a synthetic suite (no items.jsonl)")
         items = [
-            _with_video(i, suite, videos_dir or suite / "videos")
-            for i in read_items_jsonl(items_file)
+            _with_video(i, suite, videos_dir or suite / "videos") for i in _read_jsonl(items_file)
         ]
     elif entry.kind == "jsonl":
         if not path.is_file():
             raise BenchmarkLoadError(f"{path}: item file not found")
-        items = [_with_video(i, path.parent, videos_dir) for i in read_items_jsonl(path)]
+        items = [_with_video(i, path.parent, videos_dir) for i in _read_jsonl(path)]
     else:
         if not path.is_file():
             raise BenchmarkLoadError(f"{path}: {entry.kind} question file not found")
@@ -100,11 +116,11 @@ def load_benchmark_items(entry: BenchmarkEntry) -> list[Item]:
                 f"benchmark kind {entry.kind!r} needs `videos` (the folder of video files)"
             )
         loader = _benchmark_loader(entry.kind)
-        loaded = list(loader(path))
-        items = [
-            _with_video(i.model_copy(update={"video_path": None}), path.parent, videos_dir)
-            for i in loaded
-        ]
+        try:
+            loaded = list(loader(path, video_dir=videos_dir))
+        except ValueError as exc:  # the loaders' BenchmarkFileError names file, row, column
+            raise BenchmarkLoadError(str(exc)) from exc
+        items = [_published_video(i, videos_dir) for i in loaded]
     if entry.split is not None:
         items = [
             i for i in items if i.split == entry.split or i.attributes.get("split") == entry.split

@@ -51,7 +51,7 @@ INTERRUPTED_EXIT = 130
 def default_backend_factory(entry: ModelEntry, device: str, batch_size: int) -> VideoLM:
     from ..models import load_backend
 
-    return load_backend(entry, device=device, batch_size=batch_size)  # type: ignore[arg-type]
+    return load_backend(entry, device=device, batch_size=batch_size)
 
 
 @dataclass
