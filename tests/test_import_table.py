@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from itemscale.cli import main
+from itemscale.cli import cmd_analyze, main
 from itemscale.importers import (
     ImportConflictError,
     ImportInputError,
@@ -31,6 +32,13 @@ GOOD = [
     "m,q3,v2,16f,2,16,1,D,long",
     "m,q1,v1,blind,0,0,1,B,short",
 ]
+
+
+@pytest.fixture(autouse=True)
+def _analyze_prints_to_a_live_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    """cmd_analyze.print_summary binds `sys.stdout` as a default argument at import time; under
+    pytest's capture that stream is closed by a later test. Give it a live one."""
+    monkeypatch.setattr(cmd_analyze.print_summary, "__defaults__", (io.StringIO(),))
 
 
 def write_csv(tmp_path: Path, lines: list[str], name: str = "t.csv", header: str = HEADER) -> Path:

@@ -94,7 +94,7 @@ def summarise(
     models = list(dict.fromkeys(imported["model"].tolist()))
     for model in models:
         rows = run_table[run_table["model"] == model]
-        order = rows.drop_duplicates("config_id").sort_values(["frames", "axis_order"])
+        order = rows.drop_duplicates("config_id").sort_values(["axis_order", "frames"])
         counts = rows.groupby("config_id").size()
         per_config[model] = {
             str(r.config_label): int(counts[r.config_id]) for r in order.itertuples(index=False)

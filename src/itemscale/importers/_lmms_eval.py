@@ -1,0 +1,621 @@
+"""lmms-eval `--log_samples` files into the response table.
+
+lmms-eval writes one `{date}_samples_{task}.jsonl` per task with a `{date}_results.json` beside
+it. Two layouts exist: the older one logs `filtered_resps` as a list, the current one as a bare
+string (with `resps`, `token_counts`, `doc_hash`). Each task adds its own payload (Video-MME's
+`videomme_perception_score`, LongVideoBench's `lvb_acc`, MLVU's `mlvu_perception_score`, ...)
+that carries the ids, the categories and the gold answer.
+
+Answers are re-extracted from the raw response with itemscale's extractor, not taken from the
+payload's `pred_answer`: lmms-eval's task-specific parsers guess (an unparsed answer becomes a
+letter), and the audit must not depend on which parser a task happened to use. How often the two
+disagree is reported in the summary.
+
+The budget comes from `results.json` `config.model_args`. Runs that differ only in an external
+frame selector log identical `model_args`, so `--config LABEL[:FRAMES]=PATH` names each file's
+configuration, in axis order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import pandas as pd
+
+from ..items import Item
+from ..responses import NOANSWER, Status, TaskKind
+from ..responses._extract import EXTRACTOR_VERSION, extract_choice
+from ..responses._scoring import exact_match, rouge_l, token_f1
+from ._common import (
+    ImportInputError,
+    attributes_json,
+    import_record,
+    label_config_id,
+    rows_frame,
+    source_record,
+)
+from ._finish import finish_import
+from ._summary import ImportSummary
+
+FRAME_KEYS: Final[tuple[str, ...]] = (
+    "max_frames_num",
+    "max_num_frames",
+    "num_frames",
+    "nframes",
+    "nframe",
+    "num_frame",
+    "frame_num",
+    "max_frames",
+    "frames",
+)
+PIXEL_KEYS: Final[tuple[str, ...]] = ("max_pixels",)
+FPS_KEYS: Final[tuple[str, ...]] = ("fps", "video_fps")
+
+# Payload keys that carry per-item metadata, mapped to the shared attribute names.
+ATTRIBUTE_KEYS: Final[dict[str, str]] = {
+    "duration": "duration",
+    "duration_group": "duration",
+    "category": "domain",
+    "domain": "domain",
+    "sub_category": "sub_category",
+    "task_category": "task_type",
+    "task_type": "task_type",
+    "question_category": "question_category",
+    "topic_category": "topic_category",
+}
+ID_KEYS: Final[tuple[str, ...]] = ("question_id", "id", "q_uid", "qid", "index")
+VIDEO_KEYS: Final[tuple[str, ...]] = ("videoID", "video_id", "video_name", "video", "video_path")
+GOLD_KEYS: Final[tuple[str, ...]] = ("answer", "gt_answer", "gt", "ground_truth")
+PRED_KEYS: Final[tuple[str, ...]] = ("pred_answer", "parsed_pred", "pred")
+NOT_PAYLOAD: Final[frozenset[str]] = frozenset(
+    {
+        "doc_id",
+        "doc",
+        "target",
+        "arguments",
+        "resps",
+        "filtered_resps",
+        "doc_hash",
+        "prompt_hash",
+        "target_hash",
+        "input",
+        "token_counts",
+        "submission",
+    }
+)
+_OPTION_LINE = re.compile(r"^\s*\(?([A-J])[.)]\s*(.+?)\s*$")
+_SAMPLES_NAME = re.compile(r"^(?P<stamp>.*?)_?samples_(?P<task>.+)\.jsonl$")
+_CONFIG_ARG = re.compile(r"^(?P<label>[^=:]+?)(?::(?P<frames>\d+))?=(?P<path>.+)$")
+_MAX_ID_CHARS: Final[int] = 64
+
+
+@dataclass(frozen=True)
+class ConfigSpec:
+    """One `--config LABEL[:FRAMES]=PATH` argument."""
+
+    label: str
+    frames: int | None
+    path: Path
+
+
+def parse_config_arg(text: str) -> ConfigSpec:
+    m = _CONFIG_ARG.match(text.strip())
+    if not m:
+        raise ImportInputError(
+            f"--config {text!r}: expected LABEL=PATH or LABEL:FRAMES=PATH (e.g. 16f:16=run.jsonl)"
+        )
+    frames = int(m["frames"]) if m["frames"] is not None else None
+    return ConfigSpec(label=m["label"].strip(), frames=frames, path=Path(m["path"].strip()))
+
+
+def parse_model_args(text: str) -> dict[str, str]:
+    """`pretrained=x,max_frames_num=16` -> {"pretrained": "x", "max_frames_num": "16"}."""
+    out: dict[str, str] = {}
+    for part in str(text or "").split(","):
+        if "=" in part:
+            key, value = part.split("=", 1)
+            out[key.strip()] = value.strip().strip("\"'")
+    return out
+
+
+@dataclass(frozen=True)
+class Budget:
+    config_id: str
+    label: str
+    frames: int
+    axis_order: float
+    pixels: int | None = None
+    sampling: str | None = None
+
+
+def budget_from_model_args(args: Mapping[str, str], where: str) -> Budget:
+    """The one budget type (`protocol.Configuration`) from lmms-eval's many spellings."""
+    from ..protocol import Configuration, SamplingPolicy
+
+    def number(keys: Sequence[str]) -> float | None:
+        for key in keys:
+            if key in args and args[key] not in ("", "None", "none"):
+                try:
+                    return float(args[key])
+                except ValueError:
+                    raise ImportInputError(
+                        f"{where}: model_args {key}={args[key]!r} is not a number"
+                    ) from None
+        return None
+
+    frames = number(FRAME_KEYS)
+    if frames is None:
+        raise ImportInputError(
+            f"{where}: config.model_args has no frame count ({', '.join(FRAME_KEYS)}); "
+            "give --config LABEL:FRAMES=PATH"
+        )
+    pixels = number(PIXEL_KEYS)
+    fps = number(FPS_KEYS)
+    sampling = SamplingPolicy(name="fps", fps=fps) if fps and fps > 0 else SamplingPolicy()
+    cfg = Configuration(
+        frames=int(frames),
+        max_pixels=int(pixels) if pixels else None,
+        sampling=sampling if frames > 0 else SamplingPolicy(),
+    )
+    return Budget(
+        config_id=cfg.config_id,
+        label=cfg.label,
+        frames=cfg.frames,
+        axis_order=cfg.axis_order,
+        pixels=cfg.max_pixels,
+        sampling=cfg.sampling.tag,
+    )
+
+
+def find_results_json(samples: Path) -> Path | None:
+    """`{stamp}_results.json` beside `{stamp}_samples_{task}.jsonl`; else the only results file."""
+    m = _SAMPLES_NAME.match(samples.name)
+    if m and m["stamp"]:
+        candidate = samples.with_name(f"{m['stamp']}_results.json")
+        if candidate.is_file():
+            return candidate
+    others = sorted(samples.parent.glob("*results*.json"))
+    return others[0] if len(others) == 1 else None
+
+
+def task_name(samples: Path, results: Mapping[str, Any] | None) -> str:
+    m = _SAMPLES_NAME.match(samples.name)
+    if m:
+        return m["task"]
+    if results and isinstance(results.get("results"), dict) and len(results["results"]) == 1:
+        return str(next(iter(results["results"])))
+    return samples.stem
+
+
+def model_name(results: Mapping[str, Any]) -> str | None:
+    cfg = results.get("config") or {}
+    raw = results.get("model_name") or parse_model_args(cfg.get("model_args", "")).get("pretrained")
+    if raw:
+        return Path(str(raw).rstrip("/")).name or str(raw)
+    model = cfg.get("model")
+    return str(model) if model else None
+
+
+def read_samples(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    if not path.is_file():
+        raise ImportInputError(f"{path}: no such file")
+    out: list[tuple[int, dict[str, Any]]] = []
+    with path.open(encoding="utf-8") as fh:
+        for line, text in enumerate(fh, start=1):
+            if not text.strip():
+                continue
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ImportInputError(
+                    f"{path}:{line}: not valid JSON ({exc.msg}); is the line truncated?"
+                ) from exc
+            if not isinstance(obj, dict) or "doc_id" not in obj:
+                raise ImportInputError(
+                    f"{path}:{line}: not an lmms-eval sample (no 'doc_id'); is this a "
+                    "--log_samples file?"
+                )
+            out.append((line, obj))
+    if not out:
+        raise ImportInputError(f"{path}: no samples")
+    return out
+
+
+def response_text(sample: Mapping[str, Any]) -> str | None:
+    """The filtered response: a string (current format) or the first of a list (older)."""
+    for key in ("filtered_resps", "resps"):
+        value = sample.get(key)
+        while isinstance(value, list):
+            value = value[0] if value else None
+        if value is not None:
+            return str(value)
+    return None
+
+
+def payload_of(sample: Mapping[str, Any]) -> dict[str, Any]:
+    for key, value in sample.items():
+        if key in NOT_PAYLOAD or not isinstance(value, dict):
+            continue
+        if any(k in value for k in (*GOLD_KEYS, *PRED_KEYS, *ID_KEYS)):
+            return value
+    return {}
+
+
+def options_from_prompt(prompt: str | None) -> tuple[str, ...]:
+    """Options as listed in the prompt ("A. Apples." lines); () when they are not A, B, C..."""
+    if not prompt:
+        return ()
+    found: dict[str, str] = {}
+    for line in str(prompt).splitlines():
+        m = _OPTION_LINE.match(line)
+        if m and m[1] not in found:
+            found[m[1]] = m[2]
+    letters = "".join(found)
+    if len(letters) < 2 or "ABCDEFGHIJ"[: len(letters)] != letters:
+        return ()
+    return tuple(found.values())
+
+
+def _first(mapping: Mapping[str, Any], keys: Sequence[str]) -> Any:
+    for key in keys:
+        value = mapping.get(key)
+        if value is not None and str(value).strip() != "":
+            return value
+    return None
+
+
+def gold_letter(gold: Any, options: Sequence[str]) -> str | None:
+    """A gold answer as an option letter: a letter, an index digit, or the option text."""
+    if gold is None:
+        return None
+    text = str(gold).strip()
+    limit = len(options) if options else 10
+    if len(text) == 1 and text.upper() in "ABCDEFGHIJ"[:limit]:
+        return text.upper()
+    if text.isdigit() and int(text) < limit and (options or len(text) == 1):
+        return "ABCDEFGHIJ"[int(text)]
+    m = _OPTION_LINE.match(text)
+    if m and m[1] in "ABCDEFGHIJ"[:limit]:
+        return m[1]
+    norm = text.lower().rstrip(".")
+    hits = [i for i, o in enumerate(options) if o.strip().lower().rstrip(".") == norm]
+    return "ABCDEFGHIJ"[hits[0]] if len(hits) == 1 else None
+
+
+@dataclass
+class BenchmarkIndex:
+    by_id: dict[str, Item]
+    by_question: dict[str, Item]
+
+    @classmethod
+    def build(cls, items: Sequence[Item]) -> BenchmarkIndex:
+        by_question: dict[str, Item] = {}
+        seen: Counter[str] = Counter(_norm_q(i.question) for i in items)
+        for item in items:
+            q = _norm_q(item.question)
+            if seen[q] == 1:
+                by_question[q] = item
+        return cls(by_id={i.item_id: i for i in items}, by_question=by_question)
+
+    def find(self, item_id: str, question: str | None) -> Item | None:
+        if item_id in self.by_id:
+            return self.by_id[item_id]
+        if question:
+            return self.by_question.get(_norm_q(question))
+        return None
+
+
+def _norm_q(text: str) -> str:
+    text = re.split(r"\n\s*\(?A[.)]", str(text), maxsplit=1)[0]
+    return " ".join(text.lower().split())
+
+
+@dataclass
+class FileResult:
+    rows: list[dict[str, Any]]
+    skipped: Counter[str] = field(default_factory=Counter)
+    disagreements: int = 0
+    compared: int = 0
+
+
+def _video_from_id(task: str, item_id: str, payload_id_key: str | None) -> str | None:
+    if task.startswith("videomme") and re.fullmatch(r"\d{3}-\d+", item_id):
+        return item_id.split("-")[0]  # Video-MME's own video number ("001")
+    if task.startswith("longvideobench") and payload_id_key == "id" and "_" in item_id:
+        return item_id.rsplit("_", 1)[0]
+    return None
+
+
+def sample_rows(
+    path: Path,
+    samples: list[tuple[int, dict[str, Any]]],
+    *,
+    task: str,
+    model: str,
+    budget: Budget,
+    benchmark: BenchmarkIndex | None,
+) -> FileResult:
+    result = FileResult(rows=[])
+    payloads = [payload_of(s) for _, s in samples]
+    id_key = None
+    for key in ID_KEYS:
+        ids = [p.get(key) for p in payloads]
+        if all(v is not None and str(v).strip() for v in ids):
+            texts = [str(v) for v in ids]
+            if len(set(texts)) == len(texts) and all(
+                len(t) <= _MAX_ID_CHARS and "\n" not in t for t in texts
+            ):
+                id_key = key
+                break
+    doc_lines: dict[Any, int] = {}
+    for (line, sample), payload in zip(samples, payloads, strict=True):
+        doc_id = sample["doc_id"]
+        if doc_id in doc_lines:
+            raise ImportInputError(
+                f"{path}:{line}: doc_id {doc_id!r} appears twice (first on line "
+                f"{doc_lines[doc_id]})"
+            )
+        doc_lines[doc_id] = line
+        item_id = str(payload[id_key]) if id_key else f"{task}:{doc_id}"
+        question = payload.get("question_id") if id_key != "question_id" else None
+        item = benchmark.find(item_id, question or sample.get("input")) if benchmark else None
+        if item is not None:
+            item_id = item.item_id
+        options: tuple[str, ...] = item.options if item is not None else ()
+        if not options:
+            options = options_from_prompt(sample.get("input"))
+        text = response_text(sample)
+        if text is None:
+            result.skipped["no response in the log line"] += 1
+            continue
+        gold_raw = _first(payload, GOLD_KEYS)
+        if gold_raw is None:
+            gold_raw = sample.get("target")
+        gold = item.answer if item is not None and item.answer else gold_letter(gold_raw, options)
+        attrs: dict[str, Any] = {"task": task}
+        for key, name in ATTRIBUTE_KEYS.items():
+            if key in payload and payload[key] is not None:
+                attrs.setdefault(name, payload[key])
+        video = None
+        if item is not None:
+            video = item.video_id
+            attrs.update(item.attributes)
+        if video is None:
+            raw_video = _first(payload, VIDEO_KEYS)
+            video = Path(str(raw_video)).stem if raw_video is not None else None
+        if video is None:
+            video = _video_from_id(task, item_id, id_key) or item_id
+        row: dict[str, Any] = {
+            "model": model,
+            "item_id": item_id,
+            "video_id": video,
+            "series": "default",
+            "config_id": budget.config_id,
+            "config_label": budget.label,
+            "axis_order": budget.axis_order,
+            "frames": budget.frames,
+            "pixels": budget.pixels,
+            "sampling": budget.sampling,
+            "repeat": 0,
+            "raw_text": text,
+            "attributes": attributes_json(attrs),
+            "source": f"lmms-eval:{path.name}:{line}",
+        }
+        if gold is not None:
+            answer = extract_choice(text, options)
+            lmms_pred = _first(payload, PRED_KEYS)
+            if lmms_pred is not None:
+                result.compared += 1
+                ours = None if answer == NOANSWER else answer
+                if str(lmms_pred).strip().upper() != (ours or ""):
+                    result.disagreements += 1
+            row.update(
+                task_kind=TaskKind.MCQA.value,
+                status=Status.NOANSWER.value if answer == NOANSWER else Status.OK.value,
+                answer=answer,
+                correct=float(answer == gold),
+                reference=gold,
+            )
+        elif gold_raw is not None and str(gold_raw).strip():
+            refs = [str(gold_raw)]
+            f1 = token_f1(text, refs)
+            row.update(
+                task_kind=TaskKind.OPEN_QA.value,
+                status=Status.OK.value,
+                score=f1,
+                token_f1=f1,
+                rouge_l=rouge_l(text, refs),
+                exact_match=exact_match(text, refs),
+                reference=refs[0],
+            )
+        else:
+            result.skipped["no gold answer in the log line"] += 1
+            continue
+        result.rows.append(row)
+    return result
+
+
+def _expand(paths: Sequence[str]) -> list[Path]:
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(p.rglob("*samples_*.jsonl"))
+            if not found:
+                raise ImportInputError(f"{p}: no lmms-eval samples files (*samples_*.jsonl) here")
+            out.extend(found)
+        else:
+            out.append(p)
+    return out
+
+
+def run_lmms_eval_import(
+    *,
+    files: Sequence[str],
+    configs: Sequence[str],
+    model: str | None,
+    benchmark: str | os.PathLike[str] | None,
+    run_dir: str | os.PathLike[str],
+    dry_run: bool = False,
+) -> ImportSummary:
+    """Parse every file, check them against each other, then merge into the run."""
+    specs = [parse_config_arg(c) for c in configs]
+    plain = _expand(files)
+    if specs and plain:
+        spec_paths = {s.path.resolve() for s in specs}
+        extra = [p for p in plain if p.resolve() not in spec_paths]
+        if extra:
+            raise ImportInputError(
+                f"{extra[0]}: with --config, give every file as --config LABEL=PATH so the axis "
+                "order is explicit"
+            )
+    jobs: list[tuple[Path, ConfigSpec | None]] = (
+        [(s.path, s) for s in specs] if specs else [(p, None) for p in plain]
+    )
+    if not jobs:
+        raise ImportInputError("no input files (give samples JSONL files or --config LABEL=PATH)")
+    labels = Counter(s.label for s in specs)
+    dup = [label for label, n in labels.items() if n > 1]
+    if dup:
+        raise ImportInputError(f"--config label {dup[0]!r} is given twice")
+
+    index = None
+    if benchmark is not None:
+        from ..items import BenchmarkFileError, ItemFileError, load_benchmark
+
+        try:
+            index = BenchmarkIndex.build(load_benchmark(benchmark))
+        except (BenchmarkFileError, ItemFileError) as exc:
+            raise ImportInputError(str(exc)) from exc
+
+    parsed: list[tuple[Path, dict[str, Any] | None, Path | None, list[tuple[int, dict[str, Any]]]]]
+    parsed = []
+    for path, spec in jobs:
+        samples = read_samples(path)
+        results_path = find_results_json(path)
+        results = None
+        if results_path is not None:
+            try:
+                results = json.loads(results_path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise ImportInputError(
+                    f"{results_path}:{exc.lineno}: not valid JSON ({exc.msg})"
+                ) from exc
+        elif not (spec is not None and spec.frames is not None and model):
+            raise ImportInputError(
+                f"{path}: no results.json beside it (looked for the {path.parent}/*_results.json "
+                "that lmms-eval writes with the samples); without it give --model and "
+                f"--config LABEL:FRAMES={path}"
+            )
+        parsed.append((path, results, results_path, samples))
+
+    names = {path: (model or (model_name(r) if r else None)) for path, r, _, _ in parsed}
+    distinct = sorted({n for n in names.values() if n})
+    if not model and len(distinct) > 1:
+        listing = "; ".join(f"{p.name}: {n}" for p, n in names.items())
+        raise ImportInputError(
+            f"files of different models ({listing}); import them separately or give --model"
+        )
+    if any(n is None for n in names.values()):
+        missing = next(p for p, n in names.items() if n is None)
+        raise ImportInputError(f"{missing}: cannot tell the model from results.json; give --model")
+
+    rows: list[dict[str, Any]] = []
+    skipped: Counter[str] = Counter()
+    sources = []
+    notes: list[str] = []
+    seen_configs: dict[tuple[str, str], Path] = {}
+    disagreements = compared = 0
+    position = 0
+    for (path, results, results_path, samples), (_, spec) in zip(parsed, jobs, strict=True):
+        cfg_block = (results or {}).get("config") or {}
+        margs = parse_model_args(cfg_block.get("model_args", ""))
+        where = str(results_path or path)
+        if spec is None:
+            budget = budget_from_model_args(margs, f"{where}: config.model_args")
+        else:
+            frames = spec.frames
+            if frames is None:
+                frames = budget_from_model_args(margs, f"{where}: config.model_args").frames
+            if frames > 0:
+                position += 1
+            budget = Budget(
+                config_id=label_config_id(spec.label, frames),
+                label=spec.label,
+                frames=frames,
+                axis_order=float(position) if frames > 0 else 0.0,
+            )
+        mname = str(names[path])
+        key = (mname, budget.config_id)
+        if key in seen_configs:
+            raise ImportInputError(
+                f"{path}: same configuration ({budget.label}) as {seen_configs[key]} by their "
+                "results.json; runs that differ only in frame selection log the same model_args, "
+                "so name each one with --config LABEL=PATH"
+            )
+        seen_configs[key] = path
+        task = task_name(path, results)
+        fr = sample_rows(path, samples, task=task, model=mname, budget=budget, benchmark=index)
+        rows.extend(fr.rows)
+        skipped.update(fr.skipped)
+        disagreements += fr.disagreements
+        compared += fr.compared
+        task_cfg = ((results or {}).get("configs") or {}).get(task, {})
+        sources.append(
+            source_record(
+                path,
+                rows=len(fr.rows),
+                task=task,
+                config_label=budget.label,
+                config_id=budget.config_id,
+                results_json=source_record(results_path) if results_path else None,
+                model_args=cfg_block.get("model_args"),
+                generation_kwargs=task_cfg.get("generation_kwargs"),
+                gen_kwargs=cfg_block.get("gen_kwargs"),
+                seeds={
+                    k: cfg_block[k]
+                    for k in ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed")
+                    if k in cfg_block
+                },
+                lmms_eval_git_hash=(results or {}).get("git_hash"),
+                reported=((results or {}).get("results") or {}).get(task),
+            )
+        )
+    if compared:
+        notes.append(
+            f"itemscale's extractor (v{EXTRACTOR_VERSION}) and lmms-eval's parsed answer "
+            f"disagree on {disagreements} of {compared} responses"
+        )
+    if index is not None:
+        matched = sum(1 for r in rows if r["item_id"] in index.by_id)
+        notes.append(f"benchmark: {matched} of {len(rows)} rows matched a benchmark item")
+    table = rows_frame(rows, where_="lmms-eval import") if rows else pd.DataFrame()
+    if table.empty:
+        raise ImportInputError(
+            "no rows to import: " + ", ".join(f"{k}: {v}" for k, v in skipped.items())
+        )
+    record = import_record(
+        "lmms-eval",
+        sources,
+        model=model,
+        benchmark=str(Path(benchmark).resolve()) if benchmark else None,
+        extractor_version=EXTRACTOR_VERSION,
+        configs=list(configs) or None,
+    )
+    return finish_import(
+        importer="lmms-eval",
+        run_dir=run_dir,
+        files=[str(p) for p, _ in jobs],
+        rows=table,
+        record=record,
+        skipped=skipped,
+        notes=notes,
+        dry_run=dry_run,
+    )
