@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 import pandas as pd
@@ -280,14 +280,28 @@ def _audit_axis(
         if pairs == "adjacent"
         else [(j, b) for j in range(k) for b in range(j + 1, k)]
     )
+    columns = {
+        c: rows[c].to_numpy(dtype=object)
+        for c in (
+            "config_id",
+            "config_label",
+            "frames",
+            "video_id",
+            "answer",
+            "pixels",
+            "frame_indices",
+            "frame_timestamps",
+            "_value",
+        )
+    }
     out: list[dict[str, object]] = []
     for j, b in pair_list:
         vj, vk = values[:, j], values[:, b]
         both = ~np.isnan(vj) & ~np.isnan(vk)
         harmful = both & (vj >= 0.5) & (vk < 0.5) if binary else both & (vj - vk > eps)
         for i in np.flatnonzero(harmful):
-            rj = rows.iloc[int(row_at[i, j])]
-            rk = rows.iloc[int(row_at[i, b])]
+            rj = {c: arr[int(row_at[i, j])] for c, arr in columns.items()}
+            rk = {c: arr[int(row_at[i, b])] for c, arr in columns.items()}
             item_id = str(item_ids[i])
             out.append(
                 _one_transition(
@@ -310,8 +324,8 @@ def _one_transition(
     series: str,
     item_id: str,
     repeat: int,
-    rj: pd.Series,
-    rk: pd.Series,
+    rj: Mapping[str, Any],
+    rk: Mapping[str, Any],
     adjacent: bool,
     item: Item | None,
     text: str | None,
