@@ -1,0 +1,345 @@
+"""The controlled sampling intervention (MEASURES.md): which items to re-run, with which change
+of sampling, and what the re-run shows.
+
+A terminal regression (wrong at the largest budget, right at a smaller one) may be a sampling
+accident: the larger grid happened to miss the frame that mattered. Re-running the terminal budget
+with a controlled change of sampling tests that. The same change is applied to a seeded control
+sample of items the terminal budget got right, because a change that "recovers" regressions by
+shuffling answers also breaks correct ones: `recovered_rate` alone would be a coin flip dressed
+as a fix, so both rates are always reported together.
+
+This module is analysis only: it chooses items, builds the changed configuration as data, and
+computes the rates from the response table; `itemscale intervene` runs the sweep.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..measures import ResponseMatrix, VideoBootstrap, percentile_intervals, stat
+from ..protocol import PHASED_POLICIES, Configuration, SamplingPolicy
+from ..responses import ANSWERED_STATUSES
+
+FloatArray = npt.NDArray[np.float64]
+
+INTERVENTION_SCHEMA_VERSION: Final[int] = 1
+InterventionName = Literal["nested", "phase-shift"]
+INTERVENTION_NAMES: Final[tuple[str, ...]] = ("nested", "phase-shift")
+INTERVENTION_DESCRIPTIONS: Final[dict[str, str]] = {
+    "nested": (
+        "the terminal frame count with nested (dyadic van der Corput) sampling, whose grid "
+        "contains every smaller nested grid; how many frames of the lower budget that was right "
+        "the new grid actually keeps is measured from the recorded indices"
+    ),
+    "phase-shift": (
+        "the terminal frame count and formula, shifted by half a sampling interval "
+        "(phase + 0.5 mod 1)"
+    ),
+}
+
+
+class InterventionError(ValueError):
+    """An intervention that cannot be built for this run (named with the reason)."""
+
+
+def intervention_series(policy: str) -> str:
+    return f"intervention:{policy}"
+
+
+def intervention_configuration(terminal: Configuration, policy: str) -> Configuration:
+    """The terminal configuration with only its sampling changed.
+
+    Frame count, resolution, token budget and pipeline stay as they were, so the re-run differs
+    from the terminal budget in exactly one controlled way.
+    """
+    if terminal.is_text_only:
+        raise InterventionError("the terminal budget is the text-only baseline")
+    sampling = terminal.sampling
+    if policy == "nested":
+        if sampling.name == "nested":
+            raise InterventionError(
+                "the terminal budget already samples nested frames: the nested change is no change"
+            )
+        changed = SamplingPolicy(name="nested")
+    elif policy == "phase-shift":
+        if sampling.name not in PHASED_POLICIES:
+            raise InterventionError(
+                f"sampling {sampling.tag!r} has no phase to shift; phase-shift works with "
+                f"{', '.join(sorted(PHASED_POLICIES))}"
+            )
+        changed = sampling.model_copy(update={"phase": (sampling.phase + 0.5) % 1.0})
+        changed = SamplingPolicy.model_validate(changed.model_dump())
+    else:
+        raise InterventionError(
+            f"unknown intervention {policy!r}; choose one of {', '.join(INTERVENTION_NAMES)}"
+        )
+    return terminal.model_copy(update={"sampling": changed})
+
+
+class InterventionItem(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    item_id: str
+    video_id: str
+    group: Literal["regression", "control"]
+    #: The lower budget the item was right at (the largest one); for a control item without
+    #: one, the budget just below the terminal.
+    reference_label: str
+
+
+class InterventionPlan(BaseModel):
+    """What `itemscale intervene` re-runs, stored beside the results so a rerun resumes the same
+    plan and a reader can see how the control sample was drawn."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: int = INTERVENTION_SCHEMA_VERSION
+    model: str
+    source_series: str
+    policy: InterventionName
+    series: str
+    seed: int
+    n_control_requested: int = Field(ge=0)
+    terminal_label: str
+    terminal_config_id: str
+    config_id: str
+    config: dict[str, Any]
+    n_items: int
+    n_terminal_right: int
+    n_regressions: int
+    items: tuple[InterventionItem, ...]
+
+    @property
+    def item_ids(self) -> frozenset[str]:
+        return frozenset(i.item_id for i in self.items)
+
+
+def plan_intervention(
+    matrix: ResponseMatrix,
+    *,
+    policy: InterventionName,
+    config: Configuration,
+    rng: np.random.Generator,
+    seed: int,
+    n_control: int | None = None,
+) -> InterventionPlan:
+    """Every terminal regression of the matrix plus a seeded control sample of items right at the
+    terminal budget (default size: as many as there are regressions)."""
+    y = np.asarray(matrix.y, dtype=np.float64)
+    n, k = y.shape
+    if k < 2:
+        raise InterventionError(f"{matrix.model}/{matrix.series}: needs at least two budgets")
+    right_below = y[:, :-1] >= 1
+    regression = (y[:, -1] < 1) & right_below.any(axis=1)
+    right_terminal = y[:, -1] >= 1
+    # The largest lower budget that was right (its frames are the ones the terminal lost).
+    last_right = (k - 2) - np.argmax(right_below[:, ::-1], axis=1)
+    reference = np.where(right_below.any(axis=1), last_right, k - 2)
+
+    candidates = np.flatnonzero(right_terminal)
+    wanted = int(regression.sum()) if n_control is None else int(n_control)
+    if wanted < 0:
+        raise InterventionError(f"--control must be >= 0 (got {wanted})")
+    size = min(wanted, candidates.size)
+    chosen = np.sort(rng.choice(candidates, size=size, replace=False)) if size else candidates[:0]
+
+    items = [
+        InterventionItem(
+            item_id=str(matrix.item_ids[i]),
+            video_id=str(matrix.video_ids[i]),
+            group="regression",
+            reference_label=matrix.labels[int(reference[i])],
+        )
+        for i in np.flatnonzero(regression)
+    ] + [
+        InterventionItem(
+            item_id=str(matrix.item_ids[i]),
+            video_id=str(matrix.video_ids[i]),
+            group="control",
+            reference_label=matrix.labels[int(reference[i])],
+        )
+        for i in chosen
+    ]
+    return InterventionPlan(
+        model=matrix.model,
+        source_series=matrix.series,
+        policy=policy,
+        series=intervention_series(policy),
+        seed=seed,
+        n_control_requested=wanted,
+        terminal_label=matrix.labels[-1],
+        terminal_config_id=matrix.config_ids[-1],
+        config_id=config.config_id,
+        config=config.model_dump(mode="json"),
+        n_items=n,
+        n_terminal_right=int(right_terminal.sum()),
+        n_regressions=int(regression.sum()),
+        items=tuple(items),
+    )
+
+
+def _index_set(cell: object) -> set[int] | None:
+    if cell is None or (isinstance(cell, float) and np.isnan(cell)):
+        return None
+    return {int(x) for x in np.asarray(cell).ravel()}
+
+
+def _share(part: set[int] | None, whole: set[int] | None) -> float:
+    if part is None or whole is None or not whole:
+        return float("nan")
+    return len(part & whole) / len(whole)
+
+
+def intervention_outcomes(
+    df: pd.DataFrame, plan: InterventionPlan, *, n_boot: int = 1000, seed: int = 0
+) -> dict[str, Any]:
+    """`recovered_rate` and `broken_rate` with video-bootstrap intervals, from the table.
+
+    Items whose re-run failed (or has not run yet) are counted by reason and left out of the
+    denominators, never silently: the report carries `n_failed` and `n_missing` per group.
+    """
+    rows = df[(df["model"] == plan.model) & (df["repeat"] == 0)]
+    after_rows = rows[rows["config_id"] == plan.config_id].set_index("item_id")
+    source = rows[rows["series"] == plan.source_series]
+    by_label = {label: part.set_index("item_id") for label, part in source.groupby("config_label")}
+    terminal_rows = by_label.get(plan.terminal_label)
+
+    records: list[dict[str, Any]] = []
+    failed: dict[str, dict[str, int]] = {"regression": {}, "control": {}}
+    missing = {"regression": 0, "control": 0}
+    for item in plan.items:
+        before_row = (
+            terminal_rows.loc[item.item_id]
+            if terminal_rows is not None and item.item_id in terminal_rows.index
+            else None
+        )
+        record: dict[str, Any] = {
+            "item_id": item.item_id,
+            "video_id": item.video_id,
+            "group": item.group,
+            "reference_label": item.reference_label,
+            "before": 0.0 if item.group == "regression" else 1.0,
+            "answer_before": None if before_row is None else before_row["answer"],
+            "status": "missing",
+            "after": None,
+            "answer_after": None,
+            "reference_frames_kept": float("nan"),
+            "reference_frames_kept_before": float("nan"),
+            "terminal_frames_changed": float("nan"),
+        }
+        if item.item_id not in after_rows.index:
+            missing[item.group] += 1
+            records.append(record)
+            continue
+        row = after_rows.loc[item.item_id]
+        status = str(row["status"])
+        record["status"] = status
+        correct = row["correct"]
+        if status not in ANSWERED_STATUSES or correct is None or pd.isna(correct):
+            reason = status if status not in ANSWERED_STATUSES else "no_correct"
+            failed[item.group][reason] = failed[item.group].get(reason, 0) + 1
+            records.append(record)
+            continue
+        record["after"] = float(correct)
+        record["answer_after"] = row["answer"]
+        new = _index_set(row["frame_indices"])
+        ref_rows = by_label.get(item.reference_label)
+        ref = (
+            _index_set(ref_rows.loc[item.item_id]["frame_indices"])
+            if ref_rows is not None and item.item_id in ref_rows.index
+            else None
+        )
+        old = None if before_row is None else _index_set(before_row["frame_indices"])
+        record["reference_frames_kept"] = _share(new, ref)
+        record["reference_frames_kept_before"] = _share(old, ref)
+        record["terminal_frames_changed"] = (
+            1.0 - _share(old, new) if new is not None and old is not None and new else float("nan")
+        )
+        records.append(record)
+
+    answered = [r for r in records if r["after"] is not None]
+    is_reg = np.array([r["group"] == "regression" for r in answered], dtype=np.float64)
+    is_ctrl = 1.0 - is_reg
+    after = np.array([r["after"] for r in answered], dtype=np.float64)
+    numerator = np.column_stack([is_reg * after, is_ctrl * (1.0 - after)])
+    denominator = np.column_stack([is_reg, is_ctrl])
+    sums_num = numerator.sum(axis=0) if answered else np.zeros(2)
+    sums_den = denominator.sum(axis=0) if answered else np.zeros(2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        point = sums_num / sums_den
+    ci: Any = [None, None]
+    samples = None
+    if answered and n_boot > 0:
+        boot = VideoBootstrap(
+            np.array([r["video_id"] for r in answered], dtype=object), n_boot, seed
+        )
+        samples = boot.ratios(numerator, denominator)
+        ci = percentile_intervals(samples)
+    regression_share = plan.n_regressions / plan.n_items if plan.n_items else float("nan")
+    right_share = plan.n_terminal_right / plan.n_items if plan.n_items else float("nan")
+    net_point = point[0] * regression_share - point[1] * right_share
+    net_ci = None
+    if samples is not None:
+        with np.errstate(invalid="ignore"):
+            net_samples = samples[:, 0] * regression_share - samples[:, 1] * right_share
+        net_ci = percentile_intervals(net_samples[:, None])[0]
+
+    def mean_of(group: str, key: str) -> float | None:
+        values = np.array(
+            [r[key] for r in answered if r["group"] == group and np.isfinite(r[key])], dtype=float
+        )
+        return float(values.mean()) if values.size else None
+
+    def counts(group: str) -> dict[str, Any]:
+        planned = sum(1 for i in plan.items if i.group == group)
+        return {
+            "n_planned": planned,
+            "n_answered": int(sum(1 for r in answered if r["group"] == group)),
+            "n_failed": int(sum(failed[group].values())),
+            "failed_by_status": dict(sorted(failed[group].items())),
+            "n_missing": missing[group],
+            "reference_frames_kept": mean_of(group, "reference_frames_kept"),
+            "reference_frames_kept_before": mean_of(group, "reference_frames_kept_before"),
+            "terminal_frames_changed": mean_of(group, "terminal_frames_changed"),
+        }
+
+    for r in records:
+        for key in (
+            "reference_frames_kept",
+            "reference_frames_kept_before",
+            "terminal_frames_changed",
+        ):
+            if not np.isfinite(r[key]):
+                r[key] = None
+    return {
+        "schema_version": INTERVENTION_SCHEMA_VERSION,
+        "model": plan.model,
+        "source_series": plan.source_series,
+        "policy": plan.policy,
+        "description": INTERVENTION_DESCRIPTIONS[plan.policy],
+        "series": plan.series,
+        "config_id": plan.config_id,
+        "config": plan.config,
+        "terminal_label": plan.terminal_label,
+        "seed": plan.seed,
+        "n_items": plan.n_items,
+        "n_regressions": plan.n_regressions,
+        "n_terminal_right": plan.n_terminal_right,
+        "recovered_rate": stat(float(point[0]), None if ci[0] is None else ci[0]),
+        "broken_rate": stat(float(point[1]), None if ci[1] is None else ci[1]),
+        "net_accuracy_change_estimate": stat(float(net_point), net_ci),
+        "net_accuracy_change_note": (
+            "recovered_rate x share of terminal regressions - broken_rate x share right at the "
+            "terminal budget: the accuracy change if the changed sampling replaced the terminal "
+            "budget for every item and the rates held (items wrong at every budget not counted)"
+        ),
+        "regressions": counts("regression"),
+        "controls": counts("control"),
+        "bootstrap": {"n_boot": n_boot, "seed": seed},
+        "items": records,
+    }
