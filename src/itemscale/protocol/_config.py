@@ -41,7 +41,9 @@ class SamplingPolicy(BaseModel):
 
     `phase` shifts the grid by a fraction of one spacing (0 <= phase < 1) so two configurations can
     differ only in phase; `fps` is the rate of the `fps` policy; `seed` seeds `random` (per item and
-    repeat on top of it).
+    repeat on top of it). `keep_frames` makes a budget keep every frame the same formula picks at
+    that smaller budget (the sampling intervention's nested change); the id of a policy without it
+    is unchanged.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -50,6 +52,7 @@ class SamplingPolicy(BaseModel):
     fps: float | None = Field(default=None, gt=0)
     seed: int | None = None
     phase: float = Field(default=0.0, ge=0.0, lt=1.0)
+    keep_frames: int | None = Field(default=None, gt=0)
 
     @model_validator(mode="after")
     def _check_fields(self) -> Self:
@@ -78,6 +81,8 @@ class SamplingPolicy(BaseModel):
             tag = f"random#{self.seed}"
         if self.phase:
             tag += f"+{_num(self.phase)}"
+        if self.keep_frames is not None:
+            tag += f"+keep{self.keep_frames}"
         return tag
 
 
@@ -138,18 +143,21 @@ class Configuration(BaseModel):
 
     def canonical(self) -> dict[str, Any]:
         """The fields that define the budget, in a fixed form (what the id hashes)."""
+        sampling: dict[str, Any] = {
+            "name": self.sampling.name,
+            "fps": self.sampling.fps,
+            "seed": self.sampling.seed,
+            "phase": self.sampling.phase,
+        }
+        if self.sampling.keep_frames is not None:  # only when set: existing ids stay the same
+            sampling["keep_frames"] = self.sampling.keep_frames
         return {
             "v": CONFIG_ID_VERSION,
             "frames": self.frames,
             "max_pixels": self.max_pixels,
             "short_side": self.short_side,
             "token_budget": self.token_budget,
-            "sampling": {
-                "name": self.sampling.name,
-                "fps": self.sampling.fps,
-                "seed": self.sampling.seed,
-                "phase": self.sampling.phase,
-            },
+            "sampling": sampling,
             "pipeline": self.pipeline,
         }
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 
@@ -85,6 +85,37 @@ def _item_seed(seed: int, item_key: str, repeat: int) -> np.random.Generator:
     return np.random.default_rng([seed, item_hash, repeat])
 
 
+def _keeping(
+    policy: SamplingPolicy,
+    n_frames: int,
+    k: int,
+    fps: float,
+    item_key: str,
+    repeat: int,
+    duration_s: float | None,
+) -> np.ndarray:
+    """Every frame the formula picks at `keep_frames`, topped up to the formula's own count at
+    `k` with frames spread evenly over the rest of its k-frame grid (the sampling intervention's
+    nested change: the larger budget provably contains the smaller one)."""
+    assert policy.keep_frames is not None
+    base = policy.model_copy(update={"keep_frames": None})
+    args: dict[str, Any] = {
+        "fps": fps,
+        "item_key": item_key,
+        "repeat": repeat,
+        "duration_s": duration_s,
+    }
+    kept = sample_indices(base, n_frames, min(policy.keep_frames, k), **args)
+    full = sample_indices(base, n_frames, k, **args)
+    need = full.size - kept.size
+    rest = np.setdiff1d(full, kept)
+    if need <= 0 or rest.size == 0:
+        return kept
+    # floor(x + 0.5) of points at least 1 apart never collide (np.round's half-to-even can).
+    picks = np.floor(np.linspace(0, rest.size - 1, need) + 0.5).astype(np.int64)
+    return np.unique(np.concatenate([kept, rest[picks]]))
+
+
 def sample_indices(
     policy: SamplingPolicy,
     n_frames: int,
@@ -108,6 +139,8 @@ def sample_indices(
         raise ValueError(f"k must be >= 0 (got {k})")
     if k == 0:
         return np.empty(0, dtype=np.int64)
+    if policy.keep_frames is not None:
+        return _keeping(policy, n_frames, k, fps, item_key, repeat, duration_s)
     n = n_frames
     phase = policy.phase
     name = policy.name
