@@ -373,3 +373,22 @@ def test_contact_sheet_layout() -> None:
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(ValueError, match="unknown frame status"):
         contact_sheet([red], [red], status_from=["gone"], status_to=["kept"])
+
+
+def test_scored_items_use_eps_in_a_mixed_series() -> None:
+    def scored(item: str, cfg: str, score: float) -> dict[str, object]:
+        r = row(item, cfg, None, None, [0])
+        r.update(task_kind="open_qa", score=score, correct=None)
+        return r
+
+    rows = [
+        scored("small_drop", "f8", 0.9),
+        scored("small_drop", "f16", 0.85),
+        scored("big_drop", "f8", 0.9),
+        scored("big_drop", "f16", 0.5),
+        row("mc", "f8", 1.0, "A", [0]),
+        row("mc", "f16", 0.0, "B", [0, 1]),
+    ]
+    audit = audit_transitions(normalise_responses(pd.DataFrame(rows)), eps=0.1)
+    assert sorted(audit["item_id"]) == ["big_drop", "mc"]
+    assert audit.set_index("item_id").loc["big_drop", "to_value"] == 0.5

@@ -104,11 +104,11 @@ JS: Final[str] = """
     return String(a).localeCompare(String(b), undefined, { numeric: true });
   }
 
-  function cellText(col, value) {
+  function cellText(col, value, binary) {
     if (value === null || value === undefined) { return ''; }
     if (col.kind === 'outcome') {
       if (typeof value !== 'number') { return String(value); }
-      if (col.binary) { return value >= 0.5 ? '\\u2713' : '\\u2717'; }
+      if (binary) { return value >= 0.5 ? '\\u2713' : '\\u2717'; }
       return value.toFixed(2);
     }
     return String(value);
@@ -136,12 +136,13 @@ JS: Final[str] = """
     var body = document.createElement('tbody');
     shown.forEach(function (r) {
       var tr = document.createElement('tr');
+      var binary = r[data.kind_col] === 'binary';
       columns.forEach(function (col, j) {
         var td = document.createElement('td');
         var value = r[j];
-        td.textContent = cellText(col, value);
+        td.textContent = cellText(col, value, binary);
         if (col.kind === 'outcome' && typeof value === 'number') {
-          td.className = col.binary ? (value >= 0.5 ? 'y1' : 'y0') : 'num';
+          td.className = binary ? (value >= 0.5 ? 'y1' : 'y0') : 'num';
         }
         tr.appendChild(td);
       });

@@ -117,12 +117,18 @@ def find_items_file(run_dir: Path, run_meta: dict[str, Any], items: str | None) 
         return path
     if (run_dir / ITEMS_FILE).is_file():
         return run_dir / ITEMS_FILE
-    for key in ("items_path", "items_file", "items"):
-        value = run_meta.get(key)
-        if isinstance(value, str):
-            for candidate in (Path(value), run_dir / value):
-                if candidate.is_file():
-                    return candidate
+    candidates: list[object] = [run_meta.get(k) for k in ("items_path", "items_file", "items")]
+    protocol = run_meta.get("protocol")
+    if isinstance(protocol, dict) and isinstance(protocol.get("benchmark"), dict):
+        candidates.append(protocol["benchmark"].get("path"))
+    for value in candidates:
+        if not isinstance(value, str):
+            continue
+        for candidate in (Path(value), run_dir / value):
+            if candidate.is_file():
+                return candidate
+            if candidate.is_dir() and (candidate / ITEMS_FILE).is_file():
+                return candidate / ITEMS_FILE
     return None
 
 
@@ -281,8 +287,8 @@ def build_artifact(
             "packages": _package_versions(),
             "decoder": {"name": "pyav", "version": _package_versions().get("av")},
             "times": {
-                "run_started": run_meta.get("started_at") or run_meta.get("created_at"),
-                "run_finished": run_meta.get("finished_at"),
+                "run_started": _run_time(run_meta, "started"),
+                "run_finished": _run_time(run_meta, "finished"),
                 "artifact_started": started,
                 "artifact_written": _now(),
             },
@@ -317,6 +323,7 @@ def build_artifact(
             sheets=sheets,
             cascade=_read_optional_json(tmp / "cascade.json"),
             intervention=_read_optional_json(tmp / "intervention.json"),
+            run=run_meta,
             title=title or f"itemscale report: {run_dir.resolve().name}",
         )
         (tmp / REPORT_FILE).write_text(render_report(inputs), encoding="utf-8")
@@ -327,6 +334,13 @@ def build_artifact(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return target
+
+
+def _run_time(run_meta: dict[str, Any], which: str) -> Any:
+    times = run_meta.get("times")
+    if isinstance(times, dict) and times.get(which):
+        return times[which]
+    return run_meta.get(f"{which}_at")
 
 
 def _swap_in(tmp: Path, target: Path) -> None:

@@ -40,6 +40,7 @@ class ReportInputs:
     sheets: Mapping[str, bytes] = field(default_factory=dict)
     cascade: dict[str, Any] | None = None
     intervention: dict[str, Any] | None = None
+    run: dict[str, Any] = field(default_factory=dict)
     title: str = "itemscale report"
 
 
@@ -144,22 +145,42 @@ def _text_overwrite(block: dict[str, Any]) -> str:
     )
 
 
-def _series_section(model: str, series: str, block: dict[str, Any], traj: pd.DataFrame) -> str:
+def _continuous_table(block: dict[str, Any]) -> str:
+    best = block.get("best_fixed", {})
+    rows = [
+        ("items on the matched grid", str(block.get("n_items", "n/a"))),
+        ("items dropped", str(block.get("n_dropped", 0))),
+        ("score", str(block.get("metric", "score"))),
+        ("best fixed budget", f"{best.get('config', 'n/a')}: {_pts(best)}"),
+        ("oracle score", _pts(block.get("oracle_score"))),
+        ("oracle gap", _pts(block.get("oracle_gap"))),
+        (f"harmful rate (drop > {block.get('eps', 0.1)})", _pts(block.get("harmful_rate_eps"))),
+        ("beneficial rate", _pts(block.get("beneficial_rate_eps"))),
+        ("text-only mean score", _pts(block.get("text_mean_score"))),
+    ]
+    body = "".join(f"<tr><th>{esc(k)}</th><td class='num'>{esc(v)}</td></tr>" for k, v in rows)
+    return f"<table class='headline'><tbody>{body}</tbody></table><p class='muted'>points, 95% interval</p>"
+
+
+def _part(
+    model: str,
+    series: str,
+    block: dict[str, Any],
+    traj: pd.DataFrame,
+    kind: str,
+) -> str:
+    """Curve, heat map and headline numbers of one kind (binary or continuous) of one axis."""
     labels = [str(x) for x in block.get("axis", [])]
-    kind = block.get("kind", "binary")
     key = "accuracy" if kind == "binary" else "mean_score"
-    stats = block.get(key) or block.get("continuous", {}).get("mean_score", {})
+    stats = block.get(key) or {}
     points = [_stat_pair(stats.get(lab)) for lab in labels]
-    curve = accuracy_curve(labels, points, title=f"{key.replace('_', ' ')} (points, 95% CI)")
-    rows = traj[(traj["model"] == model) & (traj["series"] == series)]
+    what = "accuracy" if kind == "binary" else f"mean {block.get('metric', 'score')}"
+    curve = accuracy_curve(labels, points, title=f"{what} (points, 95% CI)")
+    rows = traj[(traj["model"] == model) & (traj["series"] == series) & (traj["kind"] == kind)]
     cols = [lab for lab in labels if lab in rows.columns]
     values = rows[cols].to_numpy(dtype=float) if len(rows) else np.zeros((0, len(cols)))
     heat = heatmap(
-        cols,
-        values,
-        rows["pattern"].astype(str).tolist(),
-        PATTERNS,
-        binary=kind == "binary",
+        cols, values, rows["pattern"].astype(str).tolist(), PATTERNS, binary=kind == "binary"
     )
     counts = rows["pattern"].value_counts()
     legend = " ".join(
@@ -167,18 +188,32 @@ def _series_section(model: str, series: str, block: dict[str, Any], traj: pd.Dat
         for p in PATTERNS
         if counts.get(p, 0)
     )
-    parts = [
-        f"<h3>{esc(model)} <span class='muted'>series {esc(series)}</span></h3>",
-        "<div class='row'>",
-        f"<div>{curve}</div><div>{heat}<div class='legend muted'>"
+    key_html = (
         "<span style='background:#1a9850'>right</span><span style='background:#d73027'>wrong"
-        "</span><span style='background:#ccc;color:#222'>no answer</span></div></div>",
-        f"<div>{_headline_table(block)}</div>",
-        "</div>",
-        f"<p>Items by pattern: {legend}</p>",
-    ]
-    if kind == "binary":
+        "</span><span style='background:#ccc;color:#222'>no answer</span>"
+        if kind == "binary"
+        else "<span style='background:#3182bd'>darker = higher score</span>"
+        "<span style='background:#ccc;color:#222'>no answer</span>"
+    )
+    table = _headline_table(block) if kind == "binary" else _continuous_table(block)
+    title = "multiple choice" if kind == "binary" else "open-ended"
+    return "".join(
+        [
+            f"<h3>{esc(model)} <span class='muted'>series {esc(series)}, {title}</span></h3>",
+            "<div class='row'>",
+            f"<div>{curve}</div><div>{heat}<div class='legend muted'>{key_html}</div></div>",
+            f"<div>{table}</div>",
+            "</div>",
+            f"<p>Items by pattern: {legend}</p>",
+        ]
+    )
+
+
+def _series_section(model: str, series: str, block: dict[str, Any], traj: pd.DataFrame) -> str:
+    parts = []
+    if block.get("kind") == "binary":
         parts += [
+            _part(model, series, block, traj, "binary"),
             "<div class='row'><div><h3>Flips per adjacent pair</h3>",
             flip_bars(block),
             "</div><div><h3>Complementarity</h3>",
@@ -186,6 +221,10 @@ def _series_section(model: str, series: str, block: dict[str, Any], traj: pd.Dat
             "</div></div><h3>Text overwrite</h3>",
             _text_overwrite(block),
         ]
+    if isinstance(block.get("continuous"), dict):
+        parts.append(_part(model, series, block["continuous"], traj, "continuous"))
+    elif block.get("kind") == "continuous":
+        parts.append(_part(model, series, block, traj, "continuous"))
     return "".join(parts)
 
 
@@ -394,21 +433,23 @@ def item_table_payload(traj: pd.DataFrame, responses: pd.DataFrame) -> dict[str,
             strict=True,
         )
     }
-    binary = bool((traj["kind"] == "binary").all()) if len(traj) else True
     columns: list[dict[str, Any]] = [
         {"label": "model", "kind": "text"},
         {"label": "series", "kind": "text"},
         {"label": "item", "kind": "text"},
         {"label": "video", "kind": "text"},
         {"label": "pattern", "kind": "text"},
-        {"label": "text-only", "kind": "outcome", "binary": binary},
+        {"label": "task", "kind": "text"},
+        {"label": "text-only", "kind": "outcome"},
     ]
-    columns += [{"label": lab, "kind": "outcome", "binary": binary} for lab in labels]
+    columns += [{"label": lab, "kind": "outcome"} for lab in labels]
     columns += [{"label": f"answer @ {lab}", "kind": "text"} for lab in labels]
     columns.append({"label": "output @ largest budget", "kind": "text"})
     grid = base[base["frames"] > 0].sort_values("axis_order", kind="stable")
     last_text = grid.groupby(["model", "series", "item_id"])["raw_text"].last()
-    keys = traj[["model", "series", "item_id", "video_id", "pattern"]].to_numpy(dtype=object)
+    keys = traj[["model", "series", "item_id", "video_id", "pattern", "kind"]].to_numpy(
+        dtype=object
+    )
     text_only = traj["text_only"].to_numpy(dtype=float)
     outcomes = traj[labels].to_numpy(dtype=float)
     rows = []
@@ -427,12 +468,13 @@ def item_table_payload(traj: pd.DataFrame, responses: pd.DataFrame) -> dict[str,
         "patterns": [p for p in PATTERNS if p in set(traj["pattern"])],
         "models": sorted({str(m) for m in traj["model"]}),
         "pattern_col": 4,
+        "kind_col": 5,
         "model_col": 0,
         "row_limit": ROW_LIMIT,
     }
 
 
-def _provenance_section(prov: dict[str, Any], measures: dict[str, Any]) -> str:
+def _provenance_section(prov: dict[str, Any], measures: dict[str, Any], run: dict[str, Any]) -> str:
     tool = prov.get("tool", {})
     boot = measures.get("bootstrap", {})
     rows = [
@@ -448,6 +490,21 @@ def _provenance_section(prov: dict[str, Any], measures: dict[str, Any]) -> str:
             str(prov.get("inputs", {}).get("responses.parquet", {}).get("sha256", "?")),
         ),
     ]
+    specs = run.get("model_specs")
+    if isinstance(specs, dict):
+        for entry in specs.values():
+            if isinstance(entry, dict):
+                rows.append(
+                    (
+                        f"model {entry.get('name', '?')}",
+                        json.dumps(entry.get("spec"), sort_keys=True),
+                    )
+                )
+    if run.get("decoder"):
+        rows.append(("decoder (run)", json.dumps(run["decoder"], sort_keys=True)))
+    protocol = run.get("protocol")
+    if isinstance(protocol, dict) and isinstance(protocol.get("benchmark"), dict):
+        rows.append(("benchmark", json.dumps(protocol["benchmark"], sort_keys=True)))
     body = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows)
     return (
         f"<table><tbody>{body}</tbody></table><p>Every number here is recomputed from "
@@ -490,7 +547,7 @@ def render_report(inputs: ReportInputs) -> str:
 <div class="table-wrap"><table id="item-table"></table></div>
 <noscript><p>The item table needs JavaScript; the same data is in trajectories.parquet.</p></noscript>
 </section>
-<section id="provenance"><h2>Provenance</h2>{_provenance_section(inputs.provenance, inputs.measures)}</section>
+<section id="provenance"><h2>Provenance</h2>{_provenance_section(inputs.provenance, inputs.measures, inputs.run)}</section>
 </main>
 <script type="application/json" id="itemscale-data">{json_for_script(payload)}</script>
 <script>{JS}</script>

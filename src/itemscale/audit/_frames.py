@@ -231,7 +231,10 @@ def audit_transitions(
         text_answer.setdefault((str(m), str(i)), _optional_str(a))
     grid = answered[answered["frames"] > 0]
     records: list[dict[str, object]] = []
-    for (model, series), rows in grid.groupby(["model", "series"], sort=True):
+    # binary (correctness) and scored items of one axis are audited apart: each has its own
+    # notion of "harmful"
+    grid = grid.assign(_binary=grid["correct"].notna())
+    for (model, series, _), rows in grid.groupby(["model", "series", "_binary"], sort=True):
         records.extend(
             _audit_axis(str(model), str(series), rows, item_map, text_answer, pairs, eps, repeat)
         )
