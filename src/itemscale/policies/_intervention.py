@@ -32,9 +32,8 @@ InterventionName = Literal["nested", "phase-shift"]
 INTERVENTION_NAMES: Final[tuple[str, ...]] = ("nested", "phase-shift")
 INTERVENTION_DESCRIPTIONS: Final[dict[str, str]] = {
     "nested": (
-        "the terminal frame count with nested (dyadic van der Corput) sampling, whose grid "
-        "contains every smaller nested grid; how many frames of the lower budget that was right "
-        "the new grid actually keeps is measured from the recorded indices"
+        "the terminal frame count and formula, keeping every frame of the lower budget that was "
+        "right (the rest spread evenly over the terminal grid)"
     ),
     "phase-shift": (
         "the terminal frame count and formula, shifted by half a sampling interval "
@@ -51,11 +50,14 @@ def intervention_series(policy: str) -> str:
     return f"intervention:{policy}"
 
 
-def intervention_configuration(terminal: Configuration, policy: str) -> Configuration:
+def intervention_configuration(
+    terminal: Configuration, policy: str, *, keep_frames: int | None = None
+) -> Configuration:
     """The terminal configuration with only its sampling changed.
 
-    Frame count, resolution, token budget and pipeline stay as they were, so the re-run differs
-    from the terminal budget in exactly one controlled way.
+    Frame count, resolution, token budget, pipeline and formula stay as they were, so the re-run
+    differs from the terminal budget in exactly one controlled way. `nested` needs `keep_frames`,
+    the frame count of the lower budget whose frames the re-run must keep.
     """
     if terminal.is_text_only:
         raise InterventionError("the terminal budget is the text-only baseline")
@@ -63,17 +65,26 @@ def intervention_configuration(terminal: Configuration, policy: str) -> Configur
     if policy == "nested":
         if sampling.name == "nested":
             raise InterventionError(
-                "the terminal budget already samples nested frames: the nested change is no change"
+                "the terminal budget already samples nested frames (every smaller budget's "
+                "frames are in it): the nested change is no change"
             )
-        changed = SamplingPolicy(name="nested")
+        if keep_frames is None or not 0 < keep_frames < terminal.frames:
+            raise InterventionError(
+                f"nested needs a lower frame count to keep, below {terminal.frames} "
+                f"(got {keep_frames})"
+            )
+        changed = SamplingPolicy.model_validate(
+            {**sampling.model_dump(), "keep_frames": keep_frames}
+        )
     elif policy == "phase-shift":
         if sampling.name not in PHASED_POLICIES:
             raise InterventionError(
                 f"sampling {sampling.tag!r} has no phase to shift; phase-shift works with "
                 f"{', '.join(sorted(PHASED_POLICIES))}"
             )
-        changed = sampling.model_copy(update={"phase": (sampling.phase + 0.5) % 1.0})
-        changed = SamplingPolicy.model_validate(changed.model_dump())
+        changed = SamplingPolicy.model_validate(
+            {**sampling.model_dump(), "phase": (sampling.phase + 0.5) % 1.0}
+        )
     else:
         raise InterventionError(
             f"unknown intervention {policy!r}; choose one of {', '.join(INTERVENTION_NAMES)}"
@@ -90,6 +101,8 @@ class InterventionItem(BaseModel):
     #: The lower budget the item was right at (the largest one); for a control item without
     #: one, the budget just below the terminal.
     reference_label: str
+    #: The changed configuration this item is re-run with.
+    config_id: str
 
 
 class InterventionPlan(BaseModel):
@@ -107,8 +120,8 @@ class InterventionPlan(BaseModel):
     n_control_requested: int = Field(ge=0)
     terminal_label: str
     terminal_config_id: str
-    config_id: str
-    config: dict[str, Any]
+    #: config id -> the changed configuration (one per kept lower budget for `nested`).
+    configs: dict[str, dict[str, Any]]
     n_items: int
     n_terminal_right: int
     n_regressions: int
@@ -118,12 +131,15 @@ class InterventionPlan(BaseModel):
     def item_ids(self) -> frozenset[str]:
         return frozenset(i.item_id for i in self.items)
 
+    def items_for(self, config_id: str) -> frozenset[str]:
+        return frozenset(i.item_id for i in self.items if i.config_id == config_id)
+
 
 def plan_intervention(
     matrix: ResponseMatrix,
     *,
     policy: InterventionName,
-    config: Configuration,
+    terminal: Configuration,
     rng: np.random.Generator,
     seed: int,
     n_control: int | None = None,
@@ -148,22 +164,31 @@ def plan_intervention(
     size = min(wanted, candidates.size)
     chosen = np.sort(rng.choice(candidates, size=size, replace=False)) if size else candidates[:0]
 
+    configs: dict[str, dict[str, Any]] = {}
+    config_of_stage: dict[int, str] = {}
+
+    def config_for(stage: int) -> str:
+        if stage not in config_of_stage:
+            keep = int(matrix.frames[stage]) if policy == "nested" else None
+            config = intervention_configuration(terminal, policy, keep_frames=keep)
+            configs[config.config_id] = config.model_dump(mode="json")
+            config_of_stage[stage] = config.config_id
+        return config_of_stage[stage]
+
+    groups: list[tuple[Literal["regression", "control"], npt.NDArray[np.int64]]] = [
+        ("regression", np.flatnonzero(regression)),
+        ("control", chosen),
+    ]
     items = [
         InterventionItem(
             item_id=str(matrix.item_ids[i]),
             video_id=str(matrix.video_ids[i]),
-            group="regression",
+            group=group,
             reference_label=matrix.labels[int(reference[i])],
+            config_id=config_for(int(reference[i])),
         )
-        for i in np.flatnonzero(regression)
-    ] + [
-        InterventionItem(
-            item_id=str(matrix.item_ids[i]),
-            video_id=str(matrix.video_ids[i]),
-            group="control",
-            reference_label=matrix.labels[int(reference[i])],
-        )
-        for i in chosen
+        for group, rows in groups
+        for i in rows
     ]
     return InterventionPlan(
         model=matrix.model,
@@ -174,8 +199,7 @@ def plan_intervention(
         n_control_requested=wanted,
         terminal_label=matrix.labels[-1],
         terminal_config_id=matrix.config_ids[-1],
-        config_id=config.config_id,
-        config=config.model_dump(mode="json"),
+        configs=configs,
         n_items=n,
         n_terminal_right=int(right_terminal.sum()),
         n_regressions=int(regression.sum()),
@@ -204,25 +228,29 @@ def intervention_outcomes(
     denominators, never silently: the report carries `n_failed` and `n_missing` per group.
     """
     rows = df[(df["model"] == plan.model) & (df["repeat"] == 0)]
-    after_rows = rows[rows["config_id"] == plan.config_id].set_index("item_id")
-    source = rows[rows["series"] == plan.source_series]
-    by_label = {label: part.set_index("item_id") for label, part in source.groupby("config_label")}
-    terminal_rows = by_label.get(plan.terminal_label)
+    columns = ["item_id", "config_id", "config_label", "status", "correct", "answer"]
+    after_rows: dict[tuple[str, str], dict[Any, Any]] = {
+        (str(r["item_id"]), str(r["config_id"])): r
+        for r in rows.loc[
+            rows["config_id"].isin(list(plan.configs)), [*columns, "frame_indices"]
+        ].to_dict("records")
+    }
+    source = rows.loc[rows["series"] == plan.source_series, [*columns, "frame_indices"]]
+    by_label: dict[tuple[str, str], dict[Any, Any]] = {
+        (str(r["config_label"]), str(r["item_id"])): r for r in source.to_dict("records")
+    }
 
     records: list[dict[str, Any]] = []
     failed: dict[str, dict[str, int]] = {"regression": {}, "control": {}}
     missing = {"regression": 0, "control": 0}
     for item in plan.items:
-        before_row = (
-            terminal_rows.loc[item.item_id]
-            if terminal_rows is not None and item.item_id in terminal_rows.index
-            else None
-        )
+        before_row = by_label.get((plan.terminal_label, item.item_id))
         record: dict[str, Any] = {
             "item_id": item.item_id,
             "video_id": item.video_id,
             "group": item.group,
             "reference_label": item.reference_label,
+            "config_id": item.config_id,
             "before": 0.0 if item.group == "regression" else 1.0,
             "answer_before": None if before_row is None else before_row["answer"],
             "status": "missing",
@@ -232,11 +260,11 @@ def intervention_outcomes(
             "reference_frames_kept_before": float("nan"),
             "terminal_frames_changed": float("nan"),
         }
-        if item.item_id not in after_rows.index:
+        row = after_rows.get((item.item_id, item.config_id))
+        if row is None:
             missing[item.group] += 1
             records.append(record)
             continue
-        row = after_rows.loc[item.item_id]
         status = str(row["status"])
         record["status"] = status
         correct = row["correct"]
@@ -248,12 +276,8 @@ def intervention_outcomes(
         record["after"] = float(correct)
         record["answer_after"] = row["answer"]
         new = _index_set(row["frame_indices"])
-        ref_rows = by_label.get(item.reference_label)
-        ref = (
-            _index_set(ref_rows.loc[item.item_id]["frame_indices"])
-            if ref_rows is not None and item.item_id in ref_rows.index
-            else None
-        )
+        ref_row = by_label.get((item.reference_label, item.item_id))
+        ref = None if ref_row is None else _index_set(ref_row["frame_indices"])
         old = None if before_row is None else _index_set(before_row["frame_indices"])
         record["reference_frames_kept"] = _share(new, ref)
         record["reference_frames_kept_before"] = _share(old, ref)
@@ -309,13 +333,13 @@ def intervention_outcomes(
         }
 
     for r in records:
-        for key in (
+        for name in (
             "reference_frames_kept",
             "reference_frames_kept_before",
             "terminal_frames_changed",
         ):
-            if not np.isfinite(r[key]):
-                r[key] = None
+            if not np.isfinite(r[name]):
+                r[name] = None
     return {
         "schema_version": INTERVENTION_SCHEMA_VERSION,
         "model": plan.model,
@@ -323,8 +347,7 @@ def intervention_outcomes(
         "policy": plan.policy,
         "description": INTERVENTION_DESCRIPTIONS[plan.policy],
         "series": plan.series,
-        "config_id": plan.config_id,
-        "config": plan.config,
+        "configs": plan.configs,
         "terminal_label": plan.terminal_label,
         "seed": plan.seed,
         "n_items": plan.n_items,
