@@ -333,3 +333,107 @@ def test_helpers() -> None:
     assert gold_letter("a bird", ("a dog", "a cat")) is None
     spec = parse_config_arg("picks:8=/x/y.jsonl")
     assert (spec.label, spec.frames, str(spec.path)) == ("picks", 8, "/x/y.jsonl")
+
+
+def write_samples(folder: Path, task: str, samples: list[dict[str, Any]]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"20260101_000000_samples_{task}.jsonl"
+    path.write_text("".join(json.dumps(s) + "\n" for s in samples), encoding="utf-8")
+    return path
+
+
+def test_mlvu_payload_maps_to_benchmark_by_question_text(
+    fixtures_dir: Path, tmp_path: Path
+) -> None:
+    import pandas as pd
+
+    bench = pd.read_parquet(fixtures_dir / "benchmarks" / "mlvu-test.parquet").head(3)
+    samples = [
+        {
+            "doc_id": i,
+            "target": row.answer,
+            "filtered_resps": [resp],
+            # lmms-eval's MLVU payload: question_id is the question text, options inlined
+            "mlvu_percetion_score": {
+                "question_id": row.question,
+                "task_type": row.task_type,
+                "pred_answer": resp[:1],
+                "answer": row.answer,
+            },
+        }
+        for i, (row, resp) in enumerate(zip(bench.itertuples(), ["A", "B", "(C)"], strict=True))
+    ]
+    path = write_samples(tmp_path / "mlvu", "mlvu_test", samples)
+    run = tmp_path / "run"
+    run_lmms_eval_import(
+        files=[],
+        configs=[f"16f:16={path}"],
+        model="m",
+        benchmark=fixtures_dir / "benchmarks" / "mlvu-test.parquet",
+        run_dir=run,
+    )
+    df, _ = read_run(run)
+    assert sorted(df["item_id"]) == sorted(bench["question_id"])
+    first = df.set_index("item_id").loc[bench["question_id"].iloc[0]]
+    assert first["video_id"] == Path(bench["video_name"].iloc[0]).stem
+    assert first["answer"] == "A"
+    assert first["correct"] == float(bench["answer"].iloc[0] == "A")
+    assert json.loads(first["attributes"])["task_type"] == bench["task_type"].iloc[0]
+
+
+def test_unknown_task_falls_back_to_target_and_response(tmp_path: Path) -> None:
+    mc = [
+        {
+            "doc_id": 0,
+            "target": "B",
+            "filtered_resps": "The answer is B.",
+            "input": "Q\nA. x\nB. y",
+        },
+        {
+            "doc_id": 1,
+            "target": "A",
+            "filtered_resps": ["None of these."],
+            "input": "Q\nA. x\nB. y",
+        },
+    ]
+    mc_path = write_samples(tmp_path / "mc", "newbench", mc)
+    oq = [
+        {"doc_id": 0, "target": "a red ball", "filtered_resps": "red ball"},
+        {"doc_id": 1, "target": "two dogs", "filtered_resps": "three cats"},
+    ]
+    oq_path = write_samples(tmp_path / "oq", "openbench", oq)
+    run = tmp_path / "run"
+    summary = run_lmms_eval_import(
+        files=[],
+        configs=[f"8f:8={mc_path}"],
+        model="m",
+        benchmark=None,
+        run_dir=run,
+    )
+    assert summary.dropped == {"noanswer (no option recognised)": 1}
+    run_lmms_eval_import(
+        files=[], configs=[f"8f:8={oq_path}"], model="m", benchmark=None, run_dir=tmp_path / "r2"
+    )
+    mcq, _ = read_run(run)
+    r = mcq.set_index("item_id")
+    assert r.loc["newbench:0", "correct"] == 1.0 and r.loc["newbench:1", "answer"] == NOANSWER
+    open_qa, _ = read_run(tmp_path / "r2")
+    o = open_qa.set_index("item_id")
+    assert set(open_qa["task_kind"]) == {"open_qa"}
+    assert o.loc["openbench:0", "token_f1"] == pytest.approx(1.0)  # "a" is an article
+    assert o.loc["openbench:0", "exact_match"] == 1.0
+    assert o.loc["openbench:1", "score"] == 0.0
+
+
+def test_dry_run_writes_nothing(tmp_path: Path) -> None:
+    a, _ = build_current_format(tmp_path)
+    summary = run_lmms_eval_import(
+        files=[str(a)],
+        configs=[],
+        model=None,
+        benchmark=None,
+        run_dir=tmp_path / "run",
+        dry_run=True,
+    )
+    assert summary.rows_added == 4
+    assert not (tmp_path / "run").exists()

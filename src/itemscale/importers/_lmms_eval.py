@@ -291,8 +291,13 @@ def gold_letter(gold: Any, options: Sequence[str]) -> str | None:
 
 @dataclass
 class BenchmarkIndex:
+    """Finds the benchmark item of a logged sample: by id, by its question text when that is
+    unique, or by position (lmms-eval's doc_id is the row number of the task's dataset) when the
+    item at that position asks the same question."""
+
     by_id: dict[str, Item]
     by_question: dict[str, Item]
+    ordered: tuple[Item, ...] = ()
 
     @classmethod
     def build(cls, items: Sequence[Item]) -> BenchmarkIndex:
@@ -302,13 +307,22 @@ class BenchmarkIndex:
             q = _norm_q(item.question)
             if seen[q] == 1:
                 by_question[q] = item
-        return cls(by_id={i.item_id: i for i in items}, by_question=by_question)
+        return cls(
+            by_id={i.item_id: i for i in items}, by_question=by_question, ordered=tuple(items)
+        )
 
-    def find(self, item_id: str, question: str | None) -> Item | None:
+    def find(self, item_id: str, question: str | None, position: int | None = None) -> Item | None:
         if item_id in self.by_id:
             return self.by_id[item_id]
-        if question:
-            return self.by_question.get(_norm_q(question))
+        if not question:
+            return None
+        q = _norm_q(question)
+        if q in self.by_question:
+            return self.by_question[q]
+        if position is not None and 0 <= position < len(self.ordered):
+            candidate = self.ordered[position]
+            if _norm_q(candidate.question) == q:
+                return candidate
         return None
 
 
@@ -365,7 +379,12 @@ def sample_rows(
         doc_lines[doc_id] = line
         item_id = str(payload[id_key]) if id_key else f"{task}:{doc_id}"
         question = payload.get("question_id") if id_key != "question_id" else None
-        item = benchmark.find(item_id, question or sample.get("input")) if benchmark else None
+        position = doc_id if isinstance(doc_id, int) else None
+        item = (
+            benchmark.find(item_id, question or sample.get("input"), position)
+            if benchmark
+            else None
+        )
         if item is not None:
             item_id = item.item_id
         options: tuple[str, ...] = item.options if item is not None else ()
