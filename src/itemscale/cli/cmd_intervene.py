@@ -182,6 +182,7 @@ def run_intervention(
             "source_series": plan.source_series,
             "series": plan.series,
             "configs": plan.configs,
+            "config_series": plan.config_series,
             "terminal_config_id": plan.terminal_config_id,
             "seed": seed,
             "n_regressions": plan.n_regressions,
@@ -193,7 +194,7 @@ def run_intervention(
                 extra_configs=[
                     ExtraConfig(
                         Configuration.model_validate(config),
-                        series=plan.series,
+                        series=plan.config_series[config_id],
                         item_ids=plan.items_for(config_id),
                     )
                     for config_id, config in plan.configs.items()

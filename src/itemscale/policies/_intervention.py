@@ -122,6 +122,9 @@ class InterventionPlan(BaseModel):
     terminal_config_id: str
     #: config id -> the changed configuration (one per kept lower budget for `nested`).
     configs: dict[str, dict[str, Any]]
+    #: config id -> the series its re-runs are stored under (`intervention:nested:keep4`, ...):
+    #: one configuration per series, so `analyze` reads each as its own single-budget axis.
+    config_series: dict[str, str]
     n_items: int
     n_terminal_right: int
     n_regressions: int
@@ -165,6 +168,7 @@ def plan_intervention(
     chosen = np.sort(rng.choice(candidates, size=size, replace=False)) if size else candidates[:0]
 
     configs: dict[str, dict[str, Any]] = {}
+    config_series: dict[str, str] = {}
     config_of_stage: dict[int, str] = {}
 
     def config_for(stage: int) -> str:
@@ -172,6 +176,8 @@ def plan_intervention(
             keep = int(matrix.frames[stage]) if policy == "nested" else None
             config = intervention_configuration(terminal, policy, keep_frames=keep)
             configs[config.config_id] = config.model_dump(mode="json")
+            suffix = f":keep{keep}" if keep is not None else ""
+            config_series[config.config_id] = intervention_series(policy) + suffix
             config_of_stage[stage] = config.config_id
         return config_of_stage[stage]
 
@@ -200,6 +206,7 @@ def plan_intervention(
         terminal_label=matrix.labels[-1],
         terminal_config_id=matrix.config_ids[-1],
         configs=configs,
+        config_series=config_series,
         n_items=n,
         n_terminal_right=int(right_terminal.sum()),
         n_regressions=int(regression.sum()),
@@ -348,6 +355,7 @@ def intervention_outcomes(
         "description": INTERVENTION_DESCRIPTIONS[plan.policy],
         "series": plan.series,
         "configs": plan.configs,
+        "config_series": plan.config_series,
         "terminal_label": plan.terminal_label,
         "seed": plan.seed,
         "n_items": plan.n_items,
