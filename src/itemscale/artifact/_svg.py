@@ -28,6 +28,26 @@ def _num(x: float) -> str:
     return f"{x:.2f}".rstrip("0").rstrip(".")
 
 
+def _tick_label(x: float, y: float, text: str, crowded: bool) -> str:
+    """An axis label under x; turned 40 degrees when the labels would collide."""
+    if crowded:
+        return (
+            f'<text class="tick" x="{_num(x)}" y="{_num(y - 6)}" text-anchor="end" font-size="10" '
+            f'transform="rotate(-40 {_num(x)} {_num(y - 6)})">{esc(text)}</text>'
+        )
+    return (
+        f'<text class="tick" x="{_num(x)}" y="{_num(y)}" text-anchor="middle" '
+        f'font-size="10">{esc(text)}</text>'
+    )
+
+
+def _crowded(labels: Sequence[str], room: float) -> bool:
+    """True when the labels' estimated widths (6 px a character) exceed their share of room."""
+    if not labels:
+        return False
+    return max(len(x) for x in labels) * 6.0 > room / len(labels)
+
+
 def _stat(block: dict[str, Any], key: str) -> tuple[float | None, tuple[float, float] | None]:
     raw = block.get(key)
     if not isinstance(raw, dict):
@@ -49,7 +69,13 @@ def accuracy_curve(
     height: int = 260,
 ) -> str:
     """Accuracy (points) along the axis with its 95% interval as a band."""
-    left, right, top, bottom = 44, 12, 24, 40
+    width = max(width, 40 * len(labels) + 56)
+    crowded = _crowded(labels, width - 56)
+    bottom = 40 + (6 * max((len(x) for x in labels), default=0) if crowded else 0)
+    height += bottom - 40
+    extra = int(4.7 * max((len(x) for x in labels), default=0)) // 2 if crowded else 0
+    left, right, top = 44 + extra, 12, 24
+    width += extra
     pw, ph = width - left - right, height - top - bottom
     k = len(labels)
 
@@ -98,10 +124,7 @@ def accuracy_curve(
             f'fill="{BLUE}"><title>{esc(tip)}</title></circle>'
         )
     for i, lab in enumerate(labels):
-        parts.append(
-            f'<text x="{_num(x(i))}" y="{height - bottom + 16}" text-anchor="middle" '
-            f'font-size="10">{esc(lab)}</text>'
-        )
+        parts.append(_tick_label(x(i), height - bottom + 16, lab, crowded))
     parts.append(f'<text x="{left}" y="14" font-size="11" fill="{INK}">{esc(title)}</text></svg>')
     return "".join(parts)
 
@@ -127,7 +150,10 @@ def heatmap(
     order = sorted(range(n), key=lambda i: (rank.get(patterns[i], len(rank)), keys[i]))
     v = values[order] if n else values
     pats = [patterns[i] for i in order]
-    left, top, bottom = 96, 8, 40
+    crowded = _crowded(labels, width - 104)
+    bottom = 40 + (6 * max((len(x) for x in labels), default=0) if crowded else 0)
+    height += bottom - 40
+    left, top = 96, 8
     pw, ph = width - left - 8, height - top - bottom
     cw = pw / max(k, 1)
     rh = ph / max(n, 1)
@@ -175,10 +201,7 @@ def heatmap(
         )
         start = r
     for c, lab in enumerate(labels):
-        parts.append(
-            f'<text x="{_num(left + (c + 0.5) * cw)}" y="{height - bottom + 16}" '
-            f'text-anchor="middle" font-size="10">{esc(lab)}</text>'
-        )
+        parts.append(_tick_label(left + (c + 0.5) * cw, height - bottom + 16, lab, crowded))
     parts.append("</svg>")
     return "".join(parts)
 
@@ -193,7 +216,13 @@ def flip_bars(block: dict[str, Any], *, width: int = 420, height: int = 240) -> 
         + [ci[1] for _, ci in downs + ups if ci is not None]
         + [v for v, _ in downs + ups if v is not None]
     )
-    left, top, bottom = 44, 24, 44
+    width = max(width, 70 * len(pairs) + 54)
+    crowded = _crowded(pairs, width - 54)
+    bottom = 44 + (6 * max((len(x) for x in pairs), default=0) if crowded else 0)
+    height += bottom - 44
+    extra = int(4.7 * max((len(x) for x in pairs), default=0)) if crowded else 0
+    left, top = 44 + extra, 24
+    width += extra
     pw, ph = width - left - 10, height - top - bottom
     group = pw / max(len(pairs), 1)
     bar = min(28.0, group / 3)
@@ -237,10 +266,7 @@ def flip_bars(block: dict[str, Any], *, width: int = 420, height: int = 240) -> 
                     f'<line x1="{_num(xm)}" x2="{_num(xm)}" y1="{_num(y(ci[0]))}" '
                     f'y2="{_num(y(ci[1]))}" stroke="{INK}"/>'
                 )
-        parts.append(
-            f'<text x="{_num(cx)}" y="{height - bottom + 16}" text-anchor="middle" '
-            f'font-size="10">{esc(pair)}</text>'
-        )
+        parts.append(_tick_label(cx, height - bottom + 16, pair, crowded))
     parts.append("</svg>")
     return "".join(parts)
 
