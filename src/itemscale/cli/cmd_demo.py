@@ -1,0 +1,131 @@
+"""`itemscale demo`: the whole audit offline, on the synthetic suite and the built-in model.
+
+It runs exactly the commands a user would (synth, sweep, analyze, cascade, audit, report) through
+the same code paths, and writes the protocol it used into the run directory so the run can be
+repeated or extended with `itemscale sweep RUN_DIR/protocol.toml`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from . import CommandError
+
+DEMO_FRAMES = (2, 4, 8, 16, 32)
+DEMO_SHORT_SIDES = (56, 112)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "demo",
+        help="run the whole audit offline on the synthetic suite with the built-in model",
+        description="Generate the synthetic test suite, sweep the built-in tiny Video LLM over "
+        "5 frame counts x 2 resolutions plus the text-only baseline, analyse it, fit the "
+        "cascade, audit the harmful transitions and write the report.",
+    )
+    p.add_argument("--out", type=Path, default=Path("runs/demo"), help="run directory")
+    p.add_argument("--videos", type=int, default=24, help="synthetic test videos")
+    p.add_argument("--seed", type=int, default=7, help="suite seed (the model's test split)")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples")
+    p.add_argument("--no-report", action="store_true", help="stop after analyze and cascade")
+    p.set_defaults(func=run)
+
+
+def demo_protocol(out: Path, suite: Path) -> str:
+    frames = ", ".join(str(f) for f in DEMO_FRAMES)
+    sides = ", ".join(str(s) for s in DEMO_SHORT_SIDES)
+    return f"""# The protocol `itemscale demo` ran; rerun with `itemscale sweep {out}/protocol.toml`.
+version = 1
+output = "{out.resolve()}"
+text_only = true
+
+[[models]]
+name = "builtin"
+backend = "builtin"
+model = "builtin"
+
+[benchmark]
+kind = "synthetic"
+path = "{suite.resolve()}"
+split = "test"
+
+[grid]
+frames = [{frames}]
+short_side = [{sides}]
+sampling = ["linspace"]
+
+[decoding]
+max_new_tokens = 24
+"""
+
+
+def _step(name: str) -> float:
+    print(f"\n### {name}", flush=True)
+    return time.perf_counter()
+
+
+def run(args: argparse.Namespace) -> int:
+    import torch
+
+    from ..measures import analyze_responses
+    from ..protocol import load_protocol
+    from ..responses import read_run, write_json_atomic
+    from ..sweep import run_sweep
+    from ..synth import generate_suite, verify_suite
+    from .cmd_analyze import print_summary
+
+    torch.set_num_threads(2)
+    started = time.perf_counter()
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    suite = out / "suite"
+
+    t = _step(f"synthetic suite: {args.videos} videos, seed {args.seed} -> {suite}")
+    try:
+        verify_suite(suite)
+        print("suite already present and verified; reusing it")
+    except Exception:
+        generate_suite(suite, n_videos=args.videos, seed=args.seed)
+    print(f"({time.perf_counter() - t:.1f} s)")
+
+    protocol_file = out / "protocol.toml"
+    protocol_file.write_text(demo_protocol(out, suite), encoding="utf-8")
+    protocol = load_protocol(protocol_file)
+
+    t = _step("sweep: built-in model over 5 frame counts x 2 resolutions + text-only")
+    result = run_sweep(protocol, run_dir=out, progress=True)
+    if result.interrupted:
+        raise CommandError("sweep interrupted; rerun `make demo` to resume")
+    print(f"({time.perf_counter() - t:.1f} s)")
+
+    t = _step("analyze")
+    df, _ = read_run(out)
+    measures = analyze_responses(df, n_boot=args.bootstrap, seed=0)
+    write_json_atomic(out / "measures.json", measures)
+    print_summary(measures)
+    print(f"({time.perf_counter() - t:.1f} s)")
+
+    summary: dict[str, Any] = {"run_dir": str(out), "measures": str(out / "measures.json")}
+    if not args.no_report:
+        from ..cli import main as cli_main
+
+        for name, argv in (
+            ("cascade", ["cascade", str(out), "--json", str(out / "cascade.json")]),
+            ("audit", ["audit", str(out)]),
+            ("report", ["report", str(out)]),
+        ):
+            t = _step(name)
+            status = cli_main(argv)
+            if status != 0:
+                raise CommandError(f"`itemscale {' '.join(argv)}` failed with status {status}")
+            print(f"({time.perf_counter() - t:.1f} s)")
+        summary["report"] = str(out / "artifact" / "report.html")
+    elapsed = time.perf_counter() - started
+    summary["seconds"] = round(elapsed, 1)
+    print(f"\ndemo finished in {elapsed:.0f} s")
+    print(json.dumps(summary))
+    return 0
