@@ -312,19 +312,41 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "skipped": [],
     }
     (run / "cascade.json").write_text(json.dumps(cascade))
-    (run / "intervention.json").write_text(
+    # the layout `itemscale intervene` writes to RUN_DIR/intervention/<policy>.json
+    (run / "intervention").mkdir()
+    (run / "intervention" / "nested.json").write_text(
         json.dumps(
             {
+                "model": "tiny<b>model</b>",
+                "policy": "nested",
+                "description": "keep every frame of the lower budget that was right",
+                "terminal_label": "f32",
                 "recovered_rate": {"value": 0.3, "ci": [0.2, 0.4]},
                 "broken_rate": {"value": 0.05, "ci": [0.0, 0.1]},
+                "net_accuracy_change_estimate": {"value": 0.02, "ci": [-0.01, 0.05]},
+                "regressions": {"n_planned": 10, "n_answered": 10, "n_failed": 0},
+                "controls": {"n_planned": 20, "n_answered": 19, "n_failed": 1},
+                "items": [
+                    {
+                        "item_id": "item00<i>",
+                        "group": "regression",
+                        "answer_before": "B",
+                        "answer_after": XSS_TEXT,
+                        "after": 0.0,
+                        "status": "ok",
+                    }
+                ],
             }
         )
     )
+    (run / "intervention" / "nested.plan.json").write_text(json.dumps({"policy": "nested"}))
     artifact = build_artifact(run, n_boot=30, seed=0)
     return artifact / "report.html"
 
 
 def test_report_loads_clean_and_shows_figures(browser: DevTools, report: Path) -> None:
+    assert (report.parent / "intervention" / "nested.json").is_file()
+    assert (report.parent / "intervention" / "nested.plan.json").is_file()
     page = Page(browser, report.as_uri())
     assert page.eval("document.body.dataset.ready") == "1", page.errors()
     assert page.errors() == []
@@ -350,7 +372,7 @@ def test_report_loads_clean_and_shows_figures(browser: DevTools, report: Path) -
     assert got["comp"] == 2
     assert got["frontier"] == 3 + 1 + 1  # frontier, the policy, the fixed terminal budget
     assert got["sheets"] == 3
-    assert got["intervention"] == 3  # header + two rates
+    assert got["intervention"] == 4  # header + recovered, broken, net change
     assert got["rows"] == 48  # 24 items x 2 models
     shot = page.screenshot(SCREENSHOT_DIR / "itemscale_report.png")
     assert shot[:8] == b"\x89PNG\r\n\x1a\n" and len(shot) > 20_000

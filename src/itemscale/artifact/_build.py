@@ -53,6 +53,8 @@ OPTIONAL_FILES: Final[tuple[str, ...]] = (
     "intervention.json",
 )
 SHEETS_DIR: Final[str] = "audit_sheets"
+#: Where `itemscale intervene` writes `<policy>.json` and `<policy>.plan.json`.
+INTERVENTION_DIR: Final[str] = "intervention"
 PACKAGES: Final[tuple[str, ...]] = (
     "numpy",
     "pandas",
@@ -256,6 +258,19 @@ def build_artifact(
             if (run_dir / name).is_file():
                 shutil.copyfile(run_dir / name, tmp / name)
                 optional.append(name)
+        interventions: dict[str, dict[str, Any]] = {}
+        legacy = _read_optional_json(run_dir / "intervention.json")
+        if legacy is not None:
+            interventions["intervention"] = legacy
+        if (run_dir / INTERVENTION_DIR).is_dir():
+            (tmp / INTERVENTION_DIR).mkdir()
+            for path in sorted((run_dir / INTERVENTION_DIR).glob("*.json")):
+                shutil.copyfile(path, tmp / INTERVENTION_DIR / path.name)
+                if not path.name.endswith(".plan.json"):
+                    payload = _read_optional_json(path)
+                    if payload is not None:
+                        interventions[path.stem] = payload
+            optional.append(f"{INTERVENTION_DIR}/")
         sheets: dict[str, bytes] = {}
         if (run_dir / SHEETS_DIR).is_dir():
             (tmp / SHEETS_DIR).mkdir()
@@ -322,7 +337,7 @@ def build_artifact(
             annotations=_read_optional_parquet(tmp / "annotations.parquet"),
             sheets=sheets,
             cascade=_read_optional_json(tmp / "cascade.json"),
-            intervention=_read_optional_json(tmp / "intervention.json"),
+            intervention=interventions or None,
             run=run_meta,
             title=title or f"itemscale report: {run_dir.resolve().name}",
         )

@@ -39,7 +39,7 @@ class ReportInputs:
     annotations: pd.DataFrame | None = None
     sheets: Mapping[str, bytes] = field(default_factory=dict)
     cascade: dict[str, Any] | None = None
-    intervention: dict[str, Any] | None = None
+    intervention: Mapping[str, dict[str, Any]] | None = None
     run: dict[str, Any] = field(default_factory=dict)
     title: str = "itemscale report"
 
@@ -330,22 +330,62 @@ def _find_stats(obj: Any, path: str, out: list[tuple[str, Any]]) -> None:
             _find_stats(v, f"{path}[{n}]", out)
 
 
-def _intervention_section(intervention: dict[str, Any] | None) -> str:
-    if not intervention:
-        return "<p class='muted'>not run (no intervention.json in the run directory)</p>"
-    found: list[tuple[str, Any]] = []
-    _find_stats(intervention, "", found)
-    if not found:
-        return (
-            "<pre class='output'>"
-            + esc(json.dumps(intervention, indent=1, default=str)[:4000])
-            + "</pre>"
+def _one_intervention(name: str, result: dict[str, Any]) -> str:
+    if "recovered_rate" not in result:
+        found: list[tuple[str, Any]] = []
+        _find_stats(result, "", found)
+        found_rows = "".join(
+            f"<tr><td>{esc(path)}</td><td class='num'>{esc(_pts(stat))}</td></tr>"
+            for path, stat in found
         )
-    rows = "".join(
-        f"<tr><td>{esc(path)}</td><td class='num'>{esc(_pts(stat))}</td></tr>"
-        for path, stat in found
+        return (
+            f"<h3>{esc(name)}</h3><table class='intervention'><thead><tr><th>measure</th>"
+            f"<th>points, 95% CI</th></tr></thead><tbody>{found_rows}</tbody></table>"
+        )
+    reg = result.get("regressions") or {}
+    ctl = result.get("controls") or {}
+    rows = [
+        ("recovered rate (terminal regressions now right)", _pts(result.get("recovered_rate"))),
+        ("broken rate (control items now wrong)", _pts(result.get("broken_rate"))),
+        ("net accuracy change (estimate)", _pts(result.get("net_accuracy_change_estimate"))),
+    ]
+    body = "".join(f"<tr><td>{esc(k)}</td><td class='num'>{esc(v)}</td></tr>" for k, v in rows)
+    counts = (
+        f"terminal regressions: {reg.get('n_answered', '?')} answered of "
+        f"{reg.get('n_planned', '?')} planned ({reg.get('n_failed', 0)} failed); controls: "
+        f"{ctl.get('n_answered', '?')} answered of {ctl.get('n_planned', '?')} planned "
+        f"({ctl.get('n_failed', 0)} failed)"
     )
-    return f"<table class='intervention'><thead><tr><th>measure</th><th>points, 95% CI</th></tr></thead><tbody>{rows}</tbody></table>"
+    items = [r for r in result.get("items", []) if isinstance(r, dict)][:GALLERY_LIMIT]
+    item_rows = "".join(
+        f"<tr><td>{esc(r.get('item_id'))}</td><td>{esc(r.get('group'))}</td>"
+        f"<td>{esc(r.get('answer_before'))}</td><td>{esc(r.get('answer_after'))}</td>"
+        f"<td class='num'>{esc(r.get('after'))}</td><td>{esc(r.get('status'))}</td></tr>"
+        for r in items
+    )
+    return (
+        f"<h3>{esc(name)} <span class='muted'>{esc(result.get('model', ''))}, terminal budget "
+        f"{esc(result.get('terminal_label', '?'))}</span></h3>"
+        f"<p>{esc(result.get('description', ''))}</p>"
+        f"<table class='intervention'><thead><tr><th>measure</th><th>points, 95% CI</th></tr>"
+        f"</thead><tbody>{body}</tbody></table><p class='muted'>{esc(counts)}</p>"
+        + (
+            "<details><summary>items</summary><table><thead><tr><th>item</th><th>group</th>"
+            "<th>answer before</th><th>answer after</th><th>correct after</th><th>status</th>"
+            f"</tr></thead><tbody>{item_rows}</tbody></table></details>"
+            if item_rows
+            else ""
+        )
+    )
+
+
+def _intervention_section(intervention: Mapping[str, dict[str, Any]] | None) -> str:
+    if not intervention:
+        return (
+            "<p class='muted'>not run (no RUN_DIR/intervention/&lt;policy&gt;.json; run "
+            "<code>itemscale intervene RUN_DIR --policy nested</code>)</p>"
+        )
+    return "".join(_one_intervention(name, result) for name, result in sorted(intervention.items()))
 
 
 def _audit_section(inputs: ReportInputs) -> str:
