@@ -211,6 +211,15 @@ def response_row(cell: Cell, frames: Any, response: VideoResponse) -> CellRow:
     return CellRow(**row)
 
 
+@dataclass(frozen=True)
+class PreparedJob:
+    """A job's decoded frames, keyed by (config id, item key, repeat), and its media failures."""
+
+    frames: dict[tuple[str, str, int], Any]
+    failed: dict[str, tuple[Status, str]]
+    stats: JobStats
+
+
 @dataclass
 class VideoJobRunner:
     """Runs jobs on one loaded backend. `cache` is an optional `itemscale.video.FrameCache`."""
@@ -294,15 +303,26 @@ class VideoJobRunner:
         stats.decode_s += time.perf_counter() - start
         return frames, failed
 
+    def prepare(self, job: VideoJob) -> PreparedJob:
+        """Decode a job's frames (thread-safe: the local executor decodes the next video in a
+        background thread while the model runs on this one)."""
+        stats = JobStats()
+        frames, failed = self._decode(job, stats)
+        return PreparedJob(frames, failed, stats)
+
     def run(
         self,
         job: VideoJob,
         stats: JobStats | None = None,
         should_stop: Callable[[], bool] | None = None,
+        prepared: PreparedJob | None = None,
     ) -> Iterator[list[CellRow]]:
         """Rows per batch, as they are computed. Stops between batches when `should_stop()`."""
         stats = stats if stats is not None else JobStats()
-        frames, failed = self._decode(job, stats)
+        prepared = prepared if prepared is not None else self.prepare(job)
+        frames, failed = prepared.frames, prepared.failed
+        stats.decode_s += prepared.stats.decode_s
+        stats.video_hash = prepared.stats.video_hash
         if failed:
             yield [failure_row(c, *failed[c.cell_id]) for c in job.cells if c.cell_id in failed]
         runnable = [c for c in job.cells if c.cell_id not in failed]

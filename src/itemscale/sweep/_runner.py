@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,14 @@ from ..models import PROMPT_TEMPLATE_VERSION, VideoLM
 from ..protocol import Configuration, ModelEntry, Protocol
 from ..responses import EXTRACTOR_VERSION, Status
 from ..store import CellRow, RunStore, open_store, utc_now
-from ._execute import JobStats, VideoJob, VideoJobRunner, decoding_settings, group_by_video
+from ._execute import (
+    JobStats,
+    PreparedJob,
+    VideoJob,
+    VideoJobRunner,
+    decoding_settings,
+    group_by_video,
+)
 from ._loaders import load_benchmark_items
 from ._plan import (
     Cell,
@@ -194,15 +202,30 @@ def _run_local(session: _Session) -> None:
                 cache=session.frame_cache,
                 decoding_base=session.protocol.decoding,
             )
-            for job in jobs:
-                if session.stop.is_set():
-                    return
-                stats = JobStats()
-                for rows in runner.run(job, stats, session.stop.is_set):
-                    session.record(rows)
-                session.record_stats(job, stats)
+            _run_jobs(session, runner, jobs)
         finally:
             backend.close()
+
+
+def _run_jobs(session: _Session, runner: VideoJobRunner, jobs: Sequence[VideoJob]) -> None:
+    """Run jobs in order, decoding the next video in a background thread while the model
+    works on the current one, so decoding costs no wall time when the model is the slower."""
+    if not jobs:
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="itemscale-decode") as pool:
+        ahead: Future[PreparedJob] | None = pool.submit(runner.prepare, jobs[0])
+        for position, job in enumerate(jobs):
+            if session.stop.is_set() or ahead is None:
+                break
+            prepared = ahead.result()
+            following = position + 1
+            ahead = pool.submit(runner.prepare, jobs[following]) if following < len(jobs) else None
+            stats = JobStats()
+            for rows in runner.run(job, stats, session.stop.is_set, prepared=prepared):
+                session.record(rows)
+            session.record_stats(job, stats)
+        if ahead is not None:
+            ahead.cancel()
 
 
 def load_sweep_items(
