@@ -54,7 +54,8 @@ def _num(stat: dict[str, Any] | None) -> str:
     return text
 
 
-def print_summary(report: dict[str, Any], out: TextIO = sys.stdout) -> None:
+def print_summary(report: dict[str, Any], out: TextIO | None = None) -> None:
+    out = out if out is not None else sys.stdout
     settings = report["settings"]
     print(
         f"itemscale cascade: {len(report['results'])} budget axis(es); cost in "

@@ -232,7 +232,8 @@ def _pts(s: dict[str, Any]) -> str:
     return text
 
 
-def print_summary(result: dict[str, Any], out: TextIO = sys.stdout) -> None:
+def print_summary(result: dict[str, Any], out: TextIO | None = None) -> None:
+    out = out if out is not None else sys.stdout
     reg, ctrl = result["regressions"], result["controls"]
     print(
         f"itemscale intervene: {result['model']} / {result['source_series']}, policy "
