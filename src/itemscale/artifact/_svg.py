@@ -153,7 +153,10 @@ def heatmap(
     crowded = _crowded(labels, width - 104)
     bottom = 40 + (6 * max((len(x) for x in labels), default=0) if crowded else 0)
     height += bottom - 40
-    left, top = 96, 8
+    # room for the longest group label, e.g. "always wrong (1234)"
+    longest = max((len(p) + len(str(n)) + 3 for p in set(pats)), default=10)
+    left, top = max(96, 12 + 6 * longest), 8
+    width += left - 96
     pw, ph = width - left - 8, height - top - bottom
     cw = pw / max(k, 1)
     rh = ph / max(n, 1)
