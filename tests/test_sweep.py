@@ -13,13 +13,24 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import itemscale.video
 from itemscale.cli import main
+from itemscale.items import Item
 from itemscale.protocol import Configuration, ModelEntry, SamplingPolicy, load_protocol
 from itemscale.responses import read_run
 from itemscale.store import open_store
-from itemscale.sweep import ExtraConfig, SweepStop, plan_sweep, run_sweep
+from itemscale.sweep import (
+    ExtraConfig,
+    ModelPlanInfo,
+    SweepStop,
+    plan_cells,
+    plan_sweep,
+    planned_configs,
+    run_sweep,
+)
 from test_sweep_helpers import (
     PixelBackend,
     make_video,
@@ -289,3 +300,44 @@ def test_cli_errors_are_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["sweep", str(bad), "--dry-run"]) == 2
     assert "not a synthetic suite" in capsys.readouterr().err
     assert main(["sweep", str(bad), "--limit", "0"]) == 2
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    n_items=st.integers(1, 6),
+    videos=st.integers(1, 3),
+    frames=st.lists(st.integers(1, 64), min_size=1, max_size=4, unique=True),
+    text_only=st.booleans(),
+    repeats=st.integers(1, 3),
+)
+def test_plan_is_the_full_cross_product_with_unique_ids(
+    n_items: int, videos: int, frames: list[int], text_only: bool, repeats: int
+) -> None:
+    items = [
+        Item(item_id=f"i{i}", video_id=f"v{i % videos}", question="Q?", options=("a", "b"))
+        for i in range(n_items)
+    ]
+    grid = ([Configuration(frames=0)] if text_only else []) + [
+        Configuration(frames=f) for f in frames
+    ]
+    configs = planned_configs(grid, [Configuration(frames=frames[0])])  # a duplicate extra
+    cells = plan_cells(
+        ModelPlanInfo("m", "spec"),
+        items,
+        configs,
+        repeat_seeds=list(range(repeats)),
+        prompt_template_version="p",
+        decoding_for_seed=lambda s: {"seed": s},
+        extractor_version="e",
+    )
+    assert len(cells) == n_items * len(grid) * repeats
+    assert len({c.cell_id for c in cells}) == len(cells)
+    assert len({(c.item.item_id, c.config.config_id, c.repeat) for c in cells}) == len(cells)
+    # A video's cells are contiguous, so its frames are decoded once and then released.
+    order = [c.item.video_id for c in cells]
+    assert order == sorted(order, key=lambda v: order.index(v))
+    seen: list[str] = []
+    for video in order:
+        if not seen or seen[-1] != video:
+            assert video not in seen
+            seen.append(video)

@@ -201,3 +201,24 @@ def test_openai_served_model_sweep_against_a_local_server(
     assert server.received[0].headers.get("Authorization") == f"Bearer {secret}"
     for path in (tmp_path / "run").iterdir():
         assert secret.encode() not in path.read_bytes(), path
+
+
+def test_cli_sweep_shows_progress_and_prints_a_summary(
+    tmp_path: Path, tiny_qwen: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = write_benchmark(tmp_path / "suite", 1)
+    proto = write_protocol(
+        tmp_path / "p.toml",
+        suite,
+        frames=(2, 4),
+        models=[{"name": "tiny", "backend": "hf", "model": str(tiny_qwen)}],
+    )
+    assert main(["sweep", str(proto), "--json", "--batch-size", "2"]) == 0
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert summary["planned"] == 6 and summary["ran"] == 6 and summary["rows"] == 6
+    assert summary["interrupted"] is False
+    # tqdm on stderr: count, rate in cells per second, elapsed<remaining (the ETA).
+    assert "6/6" in captured.err and "cell/s" in captured.err and "<00:00" in captured.err
+    assert main(["sweep", str(proto)]) == 0
+    assert "6 cells planned, 6 already done, 0 run" in capsys.readouterr().out

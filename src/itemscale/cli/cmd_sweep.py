@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
             batch_size=args.batch_size,
             frame_cache=cache,
             num_workers=args.workers,
-            progress=not args.no_progress and sys.stderr.isatty(),
+            progress=not args.no_progress,
             provenance={"argv": ["itemscale", "sweep", *sys.argv[2:]]},
         )
     except (BenchmarkLoadError, StoreError, BackendError, FileNotFoundError) as exc:

@@ -6,6 +6,7 @@ from ._loaders import VIDEO_EXTENSIONS, BenchmarkLoadError, find_video, load_ben
 from ._plan import (
     Cell,
     ExtraConfig,
+    ModelPlanInfo,
     PlanCost,
     PlannedConfig,
     estimate_visual_tokens,
@@ -32,6 +33,7 @@ __all__ = [
     "Cell",
     "ExtraConfig",
     "JobStats",
+    "ModelPlanInfo",
     "PlanCost",
     "PlannedConfig",
     "SweepResult",
