@@ -159,7 +159,7 @@ def test_loads_the_family_through_auto_classes(family: str, backends: TinyModels
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-@pytest.mark.parametrize("count", [2, 4])
+@pytest.mark.parametrize("count", [1, 2, 3, 4])
 def test_visual_tokens_and_pixels_are_what_the_processor_produced(
     family: str, count: int, backends: TinyModels
 ) -> None:

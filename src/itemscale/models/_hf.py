@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..responses import Status, TaskKind
 from ._answers import finish_response_fields
 from ._prompts import build_messages
-from ._types import BackendError, BackendSpec, FramesLike, VideoRequest, VideoResponse
+from ._types import BackendError, BackendSpec, Frames, FramesLike, VideoRequest, VideoResponse
 
 if TYPE_CHECKING:
     import torch
@@ -300,13 +300,31 @@ class HFBackend:
             for request in batch
         ]
         kwargs: dict[str, Any] = {"text": texts, "padding": True, "return_tensors": "pt"}
-        videos = [r.frames for r in batch if r.frames is not None]
+        videos = [self._fill_temporal_patch(r.frames) for r in batch if r.frames is not None]
         if videos:
             kwargs["videos"] = [list(frames.frames) for frames in videos]
             kwargs["do_sample_frames"] = False
             kwargs["video_metadata"] = [video_metadata(frames) for frames in videos]
             kwargs.update(self._resize_kwargs(batch[0]))
         return self._processor(**kwargs)
+
+    def _fill_temporal_patch(self, frames: FramesLike) -> FramesLike:
+        """Repeat the last frame up to one temporal patch for Qwen3-VL, whose processor refuses
+        fewer frames; Qwen2/2.5-VL's processors do the same repetition themselves, so a
+        one-frame budget means the same thing in all three."""
+        if self.family != "qwen3-vl":
+            return frames
+        temporal = int(self._processor.video_processor.temporal_patch_size)
+        missing = temporal - int(frames.frames.shape[0])
+        if missing <= 0:
+            return frames
+        indices = [int(i) for i in frames.indices]
+        times = [float(t) for t in frames.timestamps]
+        return Frames(
+            np.concatenate([frames.frames, np.repeat(frames.frames[-1:], missing, axis=0)]),
+            tuple(indices + [indices[-1]] * missing),
+            tuple(times + [times[-1]] * missing),
+        )
 
     def _resize_kwargs(self, request: VideoRequest) -> dict[str, Any]:
         if self.family not in PIXEL_RANGE_FAMILIES or request.frames is None:

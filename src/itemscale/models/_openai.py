@@ -28,9 +28,9 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..items import Item
-from ..models._prompts import build_messages
 from ..responses import Status, TaskKind
 from ._answers import finish_response_fields, letter_probs_from_logprobs
+from ._prompts import build_messages
 from ._types import (
     BackendError,
     BackendSpec,
