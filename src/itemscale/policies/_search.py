@@ -350,10 +350,15 @@ def fit_threshold_path(
     if n == 0:
         raise ValueError("cannot fit thresholds on zero items")
 
-    common = [np.full(k - 1, np.inf)]
-    scale = max(float(problem.cost_matrix(common[0])[:, -1].mean()), _TOL)
+    terminal_alone = np.full(k - 1, np.inf)
+    scale = max(float(problem.cost_matrix(terminal_alone)[:, -1].mean()), _TOL)
+    ladder: list[tuple[float, float, FloatArray]] = []  # (correct sum, cost sum, thresholds)
+    seen_ladder: set[bytes] = set()
     for price in scale * _PRICE_LADDER:
-        common.append(_penalised_search(problem, float(price)))
+        found = _penalised_search(problem, float(price))
+        if found.tobytes() not in seen_ladder:
+            seen_ladder.add(found.tobytes())
+            ladder.append((*problem.evaluate(found), found))
     candidates = score_quantiles(problem.score)
     shared_acc, shared_cost = shared_threshold_sweep(
         problem.gate, problem.score, problem.correct, cost, candidates, skip_silent=skip_silent
@@ -363,7 +368,16 @@ def fit_threshold_path(
     for target in target_accuracies:
         # Accuracy is a multiple of 1/n: aim at the smallest reachable value >= target.
         target_sum = float(np.ceil(float(target) * n - _TOL))
-        starts = list(common)
+        # Starts: the terminal alone, the cheapest ladder point that reaches the target and the
+        # most accurate one that misses it (the target lies between them), the best shared
+        # threshold. Searching from every ladder point finds the same optima far more slowly.
+        starts = [terminal_alone]
+        reaching = [p for p in ladder if p[0] >= target_sum - _TOL]
+        missing = [p for p in ladder if p[0] < target_sum - _TOL]
+        if reaching:
+            starts.append(min(reaching, key=lambda p: (p[1], -p[0]))[2])
+        if missing:
+            starts.append(max(missing, key=lambda p: (p[0], -p[1]))[2])
         feasible = shared_acc * n >= target_sum - _TOL
         if feasible.any():
             pos = np.flatnonzero(feasible)
