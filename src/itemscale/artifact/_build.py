@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..items import Item, read_items_jsonl
-from ..responses import RESPONSES_FILE, RUN_FILE, read_responses, read_run, write_json_atomic
+from ..responses import RESPONSES_FILE, RUN_FILE, read_run, write_json_atomic
 from ._html import ReportInputs, render_report
 from ._manifest import sha256_file, write_manifest
 from ._trajectories import TRAJECTORY_SCHEMA_VERSION, trajectory_table
@@ -331,7 +331,7 @@ def build_artifact(
         inputs = ReportInputs(
             measures=json.loads((tmp / MEASURES_FILE).read_text(encoding="utf-8")),
             trajectories=traj,
-            responses=read_responses(tmp / RESPONSES_FILE),
+            responses=df,  # the same bytes as tmp/responses.parquet
             provenance=prov,
             audit=_read_optional_parquet(tmp / "audit.parquet"),
             annotations=_read_optional_parquet(tmp / "annotations.parquet"),

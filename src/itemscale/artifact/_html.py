@@ -462,17 +462,24 @@ def item_table_payload(traj: pd.DataFrame, responses: pd.DataFrame) -> dict[str,
     """Columns and rows of the sortable item table: outcomes, answers and the last output."""
     labels = [c for c in traj.columns if c not in (*KEY_COLUMNS, "text_only")]
     base = responses[responses["repeat"] == 0]
-    answer_of = {
-        (m, sr, i, lab): a
-        for m, sr, i, lab, a in zip(
-            base["model"],
-            base["series"],
-            base["item_id"],
-            base["config_label"],
-            base["answer"],
+    # plain object arrays: iterating Arrow-backed pandas columns element by element is slow
+    col = {
+        c: base[c].to_numpy(dtype=object)
+        for c in ("model", "series", "item_id", "config_label", "answer", "raw_text")
+    }
+    answer_of = dict(
+        zip(
+            zip(col["model"], col["series"], col["item_id"], col["config_label"], strict=True),
+            col["answer"],
             strict=True,
         )
-    }
+    )
+    # the output at the largest budget: walk the rows in axis order, the last one wins
+    order = np.argsort(base["axis_order"].to_numpy(dtype=float), kind="stable")
+    on_grid = base["frames"].to_numpy() > 0
+    last_text: dict[tuple[Any, Any, Any], Any] = {}
+    for r in order[on_grid[order]].tolist():
+        last_text[(col["model"][r], col["series"][r], col["item_id"][r])] = col["raw_text"][r]
     columns: list[dict[str, Any]] = [
         {"label": "model", "kind": "text"},
         {"label": "series", "kind": "text"},
@@ -485,19 +492,18 @@ def item_table_payload(traj: pd.DataFrame, responses: pd.DataFrame) -> dict[str,
     columns += [{"label": lab, "kind": "outcome"} for lab in labels]
     columns += [{"label": f"answer @ {lab}", "kind": "text"} for lab in labels]
     columns.append({"label": "output @ largest budget", "kind": "text"})
-    grid = base[base["frames"] > 0].sort_values("axis_order", kind="stable")
-    last_text = grid.groupby(["model", "series", "item_id"])["raw_text"].last()
     keys = traj[["model", "series", "item_id", "video_id", "pattern", "kind"]].to_numpy(
         dtype=object
     )
-    text_only = traj["text_only"].to_numpy(dtype=float)
-    outcomes = traj[labels].to_numpy(dtype=float)
+    numbers = traj[["text_only", *labels]].to_numpy(dtype=float)
+    as_objects = numbers.astype(object)
+    as_objects[np.isnan(numbers)] = None
+    numbers_json = as_objects.tolist()
     rows = []
-    for n in range(len(traj)):
-        key = (keys[n, 0], keys[n, 1], keys[n, 2])
-        row = [_clean(v) for v in keys[n]]
-        row.append(_clean(text_only[n]))
-        row += [_clean(v) for v in outcomes[n]]
+    for n, key_row in enumerate(keys.tolist()):
+        key = (key_row[0], key_row[1], key_row[2])
+        row = [_clean(v) for v in key_row]
+        row += numbers_json[n]
         row += [_clean(answer_of.get((*key, lab))) for lab in labels]
         out = last_text.get(key)
         row.append(None if out is None or pd.isna(out) else str(out)[:OUTPUT_CHARS])

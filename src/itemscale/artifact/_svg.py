@@ -146,7 +146,7 @@ def heatmap(
     """
     n, k = values.shape
     rank = {p: i for i, p in enumerate(pattern_order)}
-    keys = [tuple(np.nan_to_num(values[i], nan=-1.0).tolist()) for i in range(n)]
+    keys = [tuple(r) for r in np.nan_to_num(values, nan=-1.0).tolist()]
     order = sorted(range(n), key=lambda i: (rank.get(patterns[i], len(rank)), keys[i]))
     v = values[order] if n else values
     pats = [patterns[i] for i in order]

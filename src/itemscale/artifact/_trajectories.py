@@ -89,7 +89,8 @@ def trajectory_table(responses: pd.DataFrame, *, eps: float = 0.1) -> pd.DataFra
         wide = rows.pivot_table(
             index="item_id", columns="config_label", values="_value", aggfunc="first", dropna=False
         )
-        axis = [lab for lab in labels if lab in set(rows["config_label"])]
+        present = set(rows["config_label"].unique().tolist())
+        axis = [lab for lab in labels if lab in present]
         wide = wide.reindex(columns=axis)
         vals = wide.to_numpy(dtype=float)
         part = pd.DataFrame(
