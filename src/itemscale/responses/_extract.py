@@ -11,12 +11,14 @@ means bumping it.
 The rules, in order:
 
 1. Empty, or an error/failure message at the start -> NOANSWER.
-2. `<think>...</think>` is dropped; an `<answer>...</answer>` tag, when present, is all we read.
+2. `<think>...</think>` is dropped; an `<answer>...</answer>` tag (else a `\\boxed{...}`), when
+   present, is all we read (the last one).
 3. Markdown emphasis (`**B**`, `` `B` ``) is removed.
-4. Strong letter evidence: the whole output is a letter (`B`, `b`, `B.`, `(B)`, `[B]`); a leading
-   letter with an option marker (`B. Candles`, `B) Candles`, `(B) Candles`, `B: Candles`); an
-   answer phrase (`The answer is B`, `Answer: b`, `Option C`, `correct choice is (D)`); a
-   parenthesised capital anywhere (`... so (C).`). One distinct letter -> it; two -> NOANSWER.
+4. Strong letter evidence: the whole output is a letter (`B`, `b`, `B.`, `(B)`, `[B]`); else a
+   conclusion (`The answer is B`, `Answer: b`, `The correct choice is (D)`), which outranks
+   options mentioned on the way; else a leading letter with an option marker (`B. Candles`,
+   `B) Candles`, `(B) Candles`, `B: Candles`), an option mention (`Option C`) and parenthesised
+   capitals anywhere (`... so (C).`). One distinct letter -> it; two -> NOANSWER.
 5. The whole output equals one option's text (so "None of the above" is an answer when it is an
    option).
 6. A refusal ("I don't know", "cannot determine", "none of the above", ...) -> NOANSWER.
@@ -37,7 +39,7 @@ from typing import Final
 
 from ._schema import NOANSWER
 
-EXTRACTOR_VERSION: Final[str] = "1"
+EXTRACTOR_VERSION: Final[str] = "2"
 
 _ALL_LETTERS: Final[str] = "ABCDEFGHIJ"
 
@@ -62,11 +64,18 @@ _CAP = r"([A-J])(?![\w'’])"
 _LOW = r"([a-j])(?=\s*(?:[.,;:)\]!]|$))"
 _WHOLE = re.compile(r"^\s*[(\[]?\s*([A-Ja-j])\s*[)\]]?\s*[.:,;!]?\s*$")
 _LEADING = re.compile(r"^\s*(?:\(\s*([A-Ja-j])\s*\)|\[\s*([A-Ja-j])\s*\]|([A-J])\s*[.:)\]])")
-_PHRASE = re.compile(
-    r"\b(?i:answer|option|choice)(?i:\s+(?:is|would\s+be|should\s+be|will\s+be|must\s+be))?"
+_PHRASE_TAIL = (
+    r"(?i:\s+(?:is|would\s+be|should\s+be|will\s+be|must\s+be))?"
     r"\s*(?:[:=\-]\s*)?(?i:(?:is|would\s+be|should\s+be)\s+)?(?i:option\s+|choice\s+)?"
     rf"[(\[]?\s*(?:{_CAP}|{_LOW})"
 )
+# A conclusion ("The answer is C", "Final answer: c", "The correct option is D") outranks
+# options merely mentioned on the way ("Option A shows apples, option C berries").
+_CONCLUSION = re.compile(
+    r"\b(?i:answer|(?:correct|best|right|final)\s+(?:option|choice))" + _PHRASE_TAIL
+)
+_MENTION = re.compile(r"\b(?i:option|choice)" + _PHRASE_TAIL)
+_BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
 _PAREN = re.compile(r"\(\s*([A-J])\s*\)")
 _STANDALONE = re.compile(rf"(?<![\w'’\-/]){_CAP}")
 # "A" before a lower-case word is the article ("A man is ..."), "I" the pronoun ("I think"),
@@ -86,9 +95,9 @@ def _pronoun_or_article(letter: str, text: str, end: int) -> bool:
     return _ARTICLE_FOLLOWS.match(text, end) is not None
 
 
-def _phrase_letters(text: str) -> list[str]:
+def _phrase_letters(pattern: re.Pattern[str], text: str) -> list[str]:
     letters: list[str] = []
-    for m in _PHRASE.finditer(text):
+    for m in pattern.finditer(text):
         cap, low = m.group(1), m.group(2)
         if cap is not None:
             # "The answer is A man ..." reads the article, not an option.
@@ -104,11 +113,14 @@ def _strong_letters(text: str) -> set[str]:
     whole = _WHOLE.match(text)
     if whole:
         return {whole.group(1).upper()}
+    concluded = set(_phrase_letters(_CONCLUSION, text))
+    if concluded:
+        return concluded
     found: set[str] = set()
     lead = _LEADING.match(text)
     if lead:
         found.add(next(g for g in lead.groups() if g is not None).upper())
-    found.update(_phrase_letters(text))
+    found.update(_phrase_letters(_MENTION, text))
     found.update(m.group(1) for m in _PAREN.finditer(text))
     return found
 
@@ -166,7 +178,7 @@ def extract_choice(text: str | None, options: Sequence[str]) -> str:
     if text is None:
         return NOANSWER
     body = _THINK.sub(" ", str(text))
-    tags = _ANSWER_TAG.findall(body)
+    tags = _ANSWER_TAG.findall(body) or _BOXED.findall(body)
     if tags:
         body = tags[-1]
     body = _EMPHASIS.sub("", body).strip()
