@@ -308,3 +308,20 @@ def test_report_cli_rebuilds_in_place(tmp_path: Path, capsys: pytest.CaptureFixt
         assert first["files"][stable] == second["files"][stable]
     assert not [p for p in run.iterdir() if p.name.startswith(".artifact")]
     assert main(["report", str(tmp_path / "nowhere")]) == 2
+
+
+def test_report_carries_the_item_file_the_audit_used(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    make_run(run, n_items=8, with_audit=False)
+    elsewhere = tmp_path / "bench" / "items.jsonl"
+    elsewhere.parent.mkdir()
+    (run / "items.jsonl").rename(elsewhere)
+    assert main(["audit", str(run), "--items", str(elsewhere)]) == 0
+    summary = json.loads((run / "audit.json").read_text())
+    assert summary["items"]["path"] == str(elsewhere.resolve())
+    assert main(["report", str(run), "--bootstrap", "10"]) == 0
+    artifact = run / "artifact"
+    assert (artifact / "items.jsonl").read_bytes() == elsewhere.read_bytes()
+    result = verify_artifact(artifact)
+    assert result.ok, result.problems
+    assert "audit" in result.checks

@@ -120,6 +120,10 @@ def find_items_file(run_dir: Path, run_meta: dict[str, Any], items: str | None) 
     if (run_dir / ITEMS_FILE).is_file():
         return run_dir / ITEMS_FILE
     candidates: list[object] = [run_meta.get(k) for k in ("items_path", "items_file", "items")]
+    # the item file the audit used (its evidence spans decided the pathways)
+    audit_summary = _read_optional_json(run_dir / "audit.json")
+    if audit_summary and isinstance(audit_summary.get("items"), dict):
+        candidates.insert(0, audit_summary["items"].get("path"))
     protocol = run_meta.get("protocol")
     if isinstance(protocol, dict) and isinstance(protocol.get("benchmark"), dict):
         candidates.append(protocol["benchmark"].get("path"))

@@ -9,6 +9,7 @@ rows, so a coder's work is never lost to a re-run. Every file carries a schema v
 from __future__ import annotations
 
 import csv
+import hashlib
 import os
 import tempfile
 from collections.abc import Callable
@@ -101,9 +102,23 @@ def _read_table(path: Path, kind: str, version: int) -> pd.DataFrame:
     return df
 
 
-def write_audit(run_dir: str | os.PathLike[str], transitions: pd.DataFrame, pairs: str) -> None:
-    """audit.parquet (every transition) and audit.json (counts per pathway)."""
+def write_audit(
+    run_dir: str | os.PathLike[str],
+    transitions: pd.DataFrame,
+    pairs: str,
+    *,
+    items_path: str | os.PathLike[str] | None = None,
+) -> None:
+    """audit.parquet (every transition) and audit.json (counts per pathway, and the item file
+    whose evidence spans the labels used, so the artifact can carry the same file)."""
     run_dir = Path(run_dir)
+    items_record: dict[str, str] | None = None
+    if items_path is not None:
+        path = Path(items_path).resolve()
+        items_record = {
+            "path": str(path),
+            "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        }
     _write_table(
         transitions[list(TRANSITION_COLUMNS)], run_dir / AUDIT_FILE, "audit", AUDIT_SCHEMA_VERSION
     )
@@ -115,6 +130,7 @@ def write_audit(run_dir: str | os.PathLike[str], transitions: pd.DataFrame, pair
         "n_transitions": len(transitions),
         "n_items": int(transitions[["model", "series", "item_id"]].drop_duplicates().shape[0]),
         "counts": pathway_counts(transitions),
+        "items": items_record,
         "created_at": _now(),
     }
     write_json_atomic(run_dir / AUDIT_SUMMARY_FILE, summary)

@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         transitions = audit_transitions(df, items, pairs=args.pairs)
     except (FileNotFoundError, SchemaError, ArtifactError, ItemFileError, AuditError) as exc:
         raise CommandError(str(exc)) from exc
-    write_audit(run_dir, transitions, args.pairs)
+    write_audit(run_dir, transitions, args.pairs, items_path=items_path)
     ann_path = run_dir / ANNOTATIONS_FILE
     try:
         annotations = merge_annotations(
