@@ -325,3 +325,38 @@ def test_report_carries_the_item_file_the_audit_used(tmp_path: Path) -> None:
     result = verify_artifact(artifact)
     assert result.ok, result.problems
     assert "audit" in result.checks
+
+
+def make_mixed_run(run: Path) -> list[Item]:
+    """A run with a timeout, a NOANSWER and two open-ended (scored) items."""
+    df, items = make_run(run, n_items=8, with_audit=False)
+    df = df.copy()
+    fail = (df["item_id"] == items[1].item_id) & (df["config_label"] == "f16")
+    df.loc[fail, ["status", "answer", "correct", "raw_text"]] = ["timeout", None, None, None]
+    noans = (df["item_id"] == items[2].item_id) & (df["config_label"] == "f8")
+    df.loc[noans, ["status", "answer", "correct"]] = ["noanswer", "NOANSWER", 0.0]
+    scored = df["item_id"].isin([items[3].item_id, items[4].item_id])
+    df.loc[scored, "task_kind"] = "open_qa"
+    df.loc[scored, "score"] = np.where(df.loc[scored, "config_label"] == "f32", 0.2, 0.9)
+    df.loc[scored, "correct"] = np.nan
+    write_run(run, normalise_responses(df), {"protocol": "mixed"})
+    return items
+
+
+def test_artifact_with_failures_and_open_ended_items(tmp_path: Path) -> None:
+    """Failed cells, NOANSWER and scored items travel through report and verify."""
+    run = tmp_path / "run"
+    items = make_mixed_run(run)
+    assert main(["audit", str(run)]) == 0
+    audit = pd.read_parquet(run / "audit.parquet")
+    # both scored items drop by 0.7 from f16 to f32: harmful at eps 0.1
+    scored_rows = audit[audit["item_id"].isin([items[3].item_id, items[4].item_id])]
+    assert sorted(scored_rows["to_label"]) == ["f32", "f32"]
+    assert main(["report", str(run), "--bootstrap", "10"]) == 0
+    traj = pq.read_table(run / "artifact" / "trajectories.parquet").to_pandas()
+    row = traj.set_index("item_id").loc[items[1].item_id]
+    assert np.isnan(row["f16"]) and row["pattern"] == "incomplete"
+    assert set(traj.loc[traj["item_id"] == items[3].item_id, "kind"]) == {"continuous"}
+    html = (run / "artifact" / "report.html").read_text()
+    assert "open-ended" in html and "multiple choice" in html
+    assert verify_artifact(run / "artifact").ok

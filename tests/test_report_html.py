@@ -28,7 +28,7 @@ import pytest
 
 from itemscale.artifact import build_artifact
 from itemscale.audit import contact_sheet, encode_png
-from test_artifact import XSS_TEXT, make_run
+from test_artifact import XSS_TEXT, make_mixed_run, make_run
 
 pytestmark = [pytest.mark.chromium, pytest.mark.slow]
 
@@ -427,3 +427,19 @@ def test_table_filters_and_sorts(browser: DevTools, report: Path) -> None:
     assert first == "item23<i>"
     assert page.eval("document.querySelectorAll('#item-table th')[2].dataset.sorted") == "desc"
     assert page.errors() == []
+
+
+def test_mixed_run_report_loads_clean(
+    browser: DevTools, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Failures, NOANSWER, open-ended items and no cascade/intervention/audit: still clean."""
+    run = tmp_path_factory.mktemp("mixed") / "run"
+    make_mixed_run(run)
+    report = build_artifact(run, n_boot=10, seed=0) / "report.html"
+    page = Page(browser, report.as_uri())
+    assert page.eval("document.body.dataset.ready") == "1"
+    assert page.errors() == []
+    assert page.eval("document.querySelectorAll('svg.heatmap').length") == 2  # mcqa + open-ended
+    assert page.eval("document.querySelectorAll('#item-table tbody tr').length") == 8
+    assert page.eval("document.getElementById('audit').textContent.indexOf('not run') >= 0")
+    assert page.eval("document.getElementById('cascade').textContent.indexOf('not run') >= 0")
