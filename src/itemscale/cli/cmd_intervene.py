@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
 
 from . import CommandError
 
@@ -54,6 +54,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--bootstrap", type=int, default=1000, metavar="B", help="resamples (0: none)")
     p.add_argument("--model", default=None, help="model to intervene on (needed if several)")
     p.add_argument("--series", default=None, help="budget axis (needed if several)")
+    p.add_argument("--executor", choices=("local", "ray"), default="local")
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ... (local models)")
     p.add_argument("--batch-size", type=int, default=1, help="requests per model call")
     p.add_argument(
@@ -104,6 +105,7 @@ def run_intervention(
     model: str | None = None,
     series: str | None = None,
     execute: bool = True,
+    executor: Literal["local", "ray"] = "local",
     device: str = "cpu",
     batch_size: int = 1,
     backend_factory: BackendFactory | None = None,
@@ -201,6 +203,7 @@ def run_intervention(
                 ],
                 item_filter=plan.item_ids,
                 run_dir=run_dir,
+                executor=executor,
                 device=device,
                 batch_size=batch_size,
                 backend_factory=backend_factory,
@@ -284,6 +287,7 @@ def run(args: argparse.Namespace) -> int:
         model=args.model,
         series=args.series,
         execute=not args.no_run,
+        executor=args.executor,
         device=args.device,
         batch_size=args.batch_size,
         progress=not args.no_progress,
