@@ -12,6 +12,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -28,6 +29,8 @@ class Reply:
     raw_body: bytes | None = None
     #: Answer with the first line of the request's last text part (to check ordering).
     echo: bool = False
+    #: Compute (text, top log-probabilities) from the request body, like a real model server.
+    respond: Callable[[dict[str, Any]], tuple[str, list[tuple[str, float]] | None]] | None = None
 
 
 @dataclass
@@ -119,6 +122,9 @@ def last_text(body: dict[str, Any]) -> str:
 
 def completion(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
     text = last_text(body).splitlines()[0] if reply.echo else reply.text
+    if reply.respond is not None:
+        text, tops = reply.respond(body)
+        reply = Reply(text=text, top_logprobs=tops)
     choice: dict[str, Any] = {
         "index": 0,
         "message": {"role": "assistant", "content": text},

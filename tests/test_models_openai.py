@@ -7,6 +7,8 @@ import io
 import math
 import socket
 import time
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -333,3 +335,52 @@ def test_backoff_is_exponential_with_seeded_bounded_jitter() -> None:
     for attempt, delay in enumerate(first):
         low = min(0.5 * 2**attempt, 3.0)
         assert low <= delay <= min(2 * 0.5 * 2**attempt, 3.0)
+
+
+@pytest.mark.slow
+def test_a_served_tiny_transformers_model_answers_like_the_same_model_run_locally(
+    tmp_path: Path,
+) -> None:
+    """The server runs a tiny Qwen2-VL on the frames it received (PNG, lossless) and returns its
+    full next-token log-probabilities as `top_logprobs`, as vLLM does: the served backend must
+    reach the local backend's text, answer and option probabilities."""
+    import torch
+
+    from itemscale.models._hf import HFBackend
+    from models_tiny import build_qwen2_vl
+
+    folder = build_qwen2_vl(tmp_path / "tiny", version="2")
+    local = load_backend(ModelEntry(name="t", backend="hf", model=str(folder), dtype="float32"))
+    assert isinstance(local, HFBackend)
+    given = frames(2, seed=3)
+    decoding = DecodingSettings(max_new_tokens=3)
+
+    def respond(body: dict[str, Any]) -> tuple[str, list[tuple[str, float]]]:
+        parts = body["messages"][0]["content"]
+        images = [
+            decode_data_url(p["image_url"]["url"], "image/png")
+            for p in parts
+            if p["type"] == "image_url"
+        ]
+        # Qwen2-VL has no absolute time, so the frames alone determine the answer.
+        received = Frames(np.stack(images), given.indices, given.timestamps)
+        request = VideoRequest(MCQA, received, decoding)
+        inputs = local.processor_inputs([request])
+        with torch.inference_mode():
+            logits = local._model(**inputs).logits[0, -1].float()
+        logprobs = torch.log_softmax(logits, dim=-1)
+        tokenizer = local._tokenizer
+        tops = [(tokenizer.decode([i]), float(logprobs[i])) for i in range(logprobs.shape[0])]
+        text = local.generate([request])[0].raw_text
+        return str(text), tops
+
+    with ChatServer(default=Reply(respond=respond)) as server:
+        served = load_backend(entry(server, image_format="png"))
+        [remote] = served.generate([VideoRequest(MCQA, given, decoding)])
+        served.close()
+    [here] = local.generate([VideoRequest(MCQA, given, decoding)])
+    assert remote.status == here.status and remote.raw_text == here.raw_text
+    assert remote.answer == here.answer
+    assert remote.option_probs is not None and here.option_probs is not None
+    for letter, p in here.option_probs.items():
+        assert remote.option_probs[letter] == pytest.approx(p, abs=1e-5)

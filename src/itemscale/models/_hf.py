@@ -351,6 +351,11 @@ class HFBackend:
 
         start = time.perf_counter()
         inputs = self.processor_inputs(batch).to(self._device)
+        for key in [k for k in inputs if k.startswith("pixel_values")]:
+            # Pixels in the model's dtype (a half-precision vision tower on GPU would refuse
+            # float32); timing tensors such as `second_per_grid_ts` keep full precision.
+            if inputs[key].is_floating_point():
+                inputs[key] = inputs[key].to(self._model.dtype)
         decoding = batch[0].decoding
         generate_kwargs: dict[str, Any] = {
             "max_new_tokens": decoding.max_new_tokens,
