@@ -36,6 +36,8 @@ VIDEOS_DIR: Final[str] = "videos"
 
 Split = Literal["train", "test"]
 
+X264_PARAMS: Final[str] = "mbtree=0:colorprim=smpte170m:transfer=smpte170m:colormatrix=smpte170m"
+
 _VIDEO_NAME = re.compile(r"^synth-\d+-\d{5}\.mp4$")
 
 
@@ -101,11 +103,13 @@ def rgb_to_yuv420p(rgb: np.ndarray) -> np.ndarray:
     cr = 128.0 + (112.0 * r - 93.786 * g - 18.214 * b) / 255.0
 
     def subsample(plane: np.ndarray) -> np.ndarray:
-        return plane.reshape(h // 2, 2, w // 2, 2).mean(axis=(1, 3))
+        blocks: np.ndarray = plane.reshape(h // 2, 2, w // 2, 2).mean(axis=(1, 3))
+        return blocks
 
     planes = [np.rint(y), np.rint(subsample(cb)), np.rint(subsample(cr))]
     out = np.concatenate([planes[0].ravel(), planes[1].ravel(), planes[2].ravel()])
-    return np.clip(out, 0, 255).astype(np.uint8).reshape(h * 3 // 2, w)
+    yuv: np.ndarray = np.clip(out, 0, 255).astype(np.uint8).reshape(h * 3 // 2, w)
+    return yuv
 
 
 def encode_h264(
@@ -114,9 +118,11 @@ def encode_h264(
     """Encode RGB frames as an H.264 (yuv420p, BT.601) MP4, via a temporary file renamed into
     place.
 
-    Keyframes every two seconds so decoders can seek. One encoder thread: x264's output depends
-    on its thread count, so threads=auto would make the bytes, and even the decoded pixels,
-    differ between machines.
+    Keyframes every two seconds so decoders can seek; B-frames kept, as in real videos.
+    Reproducible bytes and pixels need two settings: one encoder thread (x264's output depends on
+    its thread count, so threads=auto differs between machines), and no macroblock tree: with
+    mbtree on, this x264 build read uninitialised memory and the same frames encoded differently
+    from run to run (found with MALLOC_PERTURB_; x264 core 165).
     """
     import av
 
@@ -133,7 +139,7 @@ def encode_h264(
                 "preset": "medium",
                 "g": str(2 * fps),
                 "threads": "1",
-                "x264-params": "colorprim=smpte170m:transfer=smpte170m:colormatrix=smpte170m",
+                "x264-params": X264_PARAMS,
             }
             for index, rgb in enumerate(frames):
                 frame = av.VideoFrame.from_ndarray(rgb_to_yuv420p(rgb), format="yuv420p")
@@ -295,6 +301,7 @@ def generate_suite(
         },
     )
     write_json_atomic(out_dir / SUITE_FILE, manifest.model_dump(mode="json"))
+    (out_dir / SUITE_FILE).chmod(0o644)  # the temporary file it was renamed from was private
     return manifest
 
 
