@@ -1,0 +1,81 @@
+"""`itemscale train-builtin`: train the built-in tiny Video LLM on a synthetic suite.
+
+The package ships the result (src/itemscale/data/builtin); this command is how it was made and
+how anyone can remake it (same seed, same steps, same thread count: same weights).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import CommandError
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "train-builtin",
+        help="train the built-in tiny Video LLM on a synthetic suite's training split",
+        description=(
+            "Train the built-in tiny Qwen2.5-VL-class model on the training split of a suite "
+            "written by `itemscale synth`, across a mix of frame counts and resolutions, and "
+            "save it (weights, tokenizer, processor) to --out. Deterministic for a given seed, "
+            "step count and thread count."
+        ),
+    )
+    parser.add_argument("--suite", required=True, type=Path, help="suite folder (items.jsonl)")
+    parser.add_argument("--out", required=True, type=Path, help="folder to save the model in")
+    parser.add_argument("--seed", type=int, default=0, help="training seed (default 0)")
+    parser.add_argument(
+        "--steps", type=int, default=None, help="training steps (default: the shipped recipe's)"
+    )
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        default=30.0,
+        help="stop (and save) after this many minutes even if steps remain (default 30)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=2,
+        help="torch threads for training (default 2; use 1 on a busy shared machine)",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from ..items import ItemFileError
+    from ..models._builtin_config import TrainSettings
+    from ..models._builtin_data import VideoDecodeError
+    from ..models._builtin_train import SuiteError, train_builtin
+
+    if not args.suite.is_dir():
+        raise CommandError(f"--suite {args.suite}: not a folder")
+    overrides: dict[str, object] = {
+        "seed": args.seed,
+        "minutes": args.minutes,
+        "threads": args.threads,
+    }
+    if args.steps is not None:
+        overrides["steps"] = args.steps
+    try:
+        settings = TrainSettings.model_validate(overrides)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise CommandError(f"--{err['loc'][0]}: {err['msg']}") from exc
+    try:
+        result = train_builtin(
+            args.suite,
+            args.out,
+            settings,
+            progress=lambda msg: print(msg, file=sys.stderr, flush=True),
+        )
+    except (SuiteError, ItemFileError, VideoDecodeError) as exc:
+        raise CommandError(str(exc)) from exc
+    note = " (stopped by --minutes)" if result.stopped_by_time else ""
+    print(f"trained {result.steps_done} steps in {result.seconds:.0f}s{note}; saved {args.out}")
+    return 0

@@ -1,0 +1,131 @@
+"""Settings of the built-in tiny Video LLM: its architecture and how `train-builtin` trains it.
+
+The architecture is a real `Qwen2_5_VLForConditionalGeneration`, only small, so the shipped model
+exercises the same processor, chat template, 3D rotary positions and loading path as a user's
+Qwen2.5-VL checkpoint; the `hf` backend cannot tell it apart from one.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+#: Version of the shipped folder's layout (weights, processor, `builtin_meta.json`).
+BUILTIN_FORMAT_VERSION = 1
+
+#: The special tokens the Qwen2.5-VL processor and chat template look up by name.
+SPECIAL_TOKENS: tuple[str, ...] = (
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|object_ref_start|>",
+    "<|object_ref_end|>",
+    "<|box_start|>",
+    "<|box_end|>",
+    "<|quad_start|>",
+    "<|quad_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|vision_pad|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+)
+
+#: Qwen2-VL's chat template (system prompt added when absent; `add_vision_id` supported).
+CHAT_TEMPLATE = (
+    "{% set image_count = namespace(value=0) %}{% set video_count = namespace(value=0) %}"
+    "{% for message in messages %}"
+    "{% if loop.first and message['role'] != 'system' %}"
+    "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n{% endif %}"
+    "<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}<|im_end|>\n"
+    "{% else %}{% for content in message['content'] %}"
+    "{% if content['type'] == 'image' or 'image' in content or 'image_url' in content %}"
+    "{% set image_count.value = image_count.value + 1 %}"
+    "{% if add_vision_id %}Picture {{ image_count.value }}: {% endif %}"
+    "<|vision_start|><|image_pad|><|vision_end|>"
+    "{% elif content['type'] == 'video' or 'video' in content %}"
+    "{% set video_count.value = video_count.value + 1 %}"
+    "{% if add_vision_id %}Video {{ video_count.value }}: {% endif %}"
+    "<|vision_start|><|video_pad|><|vision_end|>"
+    "{% elif 'text' in content %}{{ content['text'] }}{% endif %}{% endfor %}<|im_end|>\n"
+    "{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+class BuiltinArchitecture(BaseModel):
+    """Sizes of the tiny model. Defaults keep the fp32 weights well under the 20 MB the package
+    may ship, and one training step on 2 CPU cores well under a second."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    vocab_size: int = Field(default=1024, ge=300)
+    text_hidden: int = Field(default=192, ge=32)
+    text_layers: int = Field(default=4, ge=1)
+    text_heads: int = Field(default=6, ge=1)
+    text_kv_heads: int = Field(default=2, ge=1)
+    text_intermediate: int = Field(default=576, ge=32)
+    vision_hidden: int = Field(default=128, ge=32)
+    vision_depth: int = Field(default=4, ge=1)
+    vision_heads: int = Field(default=4, ge=1)
+    vision_intermediate: int = Field(default=320, ge=32)
+    #: Frames per second of video time that one temporal rotary step stands for.
+    tokens_per_second: int = Field(default=2, ge=1)
+
+    @model_validator(mode="after")
+    def _heads_divide(self) -> BuiltinArchitecture:
+        if self.text_hidden % self.text_heads or self.text_heads % self.text_kv_heads:
+            raise ValueError("text_hidden must divide into text_heads, and those into kv heads")
+        if (self.text_hidden // self.text_heads) % 8:
+            raise ValueError("the text head size must be a multiple of 8 (3D rotary sections)")
+        if self.vision_hidden % self.vision_heads:
+            raise ValueError("vision_hidden must divide into vision_heads")
+        return self
+
+    @property
+    def mrope_section(self) -> list[int]:
+        """Rotary frequencies split over (time, height, width), in Qwen2.5-VL's 1:1.5:1.5 ratio."""
+        half = self.text_hidden // self.text_heads // 2
+        time = half // 4
+        height = (half - time) // 2
+        return [time, height, half - time - height]
+
+
+class TrainSettings(BaseModel):
+    """How `train-builtin` trains. Steps, not wall time, define the run, so a run is
+    reproducible; `minutes` is only a safety cap (a run stopped by it says so)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    seed: int = 0
+    steps: int = Field(default=1400, ge=1)
+    minutes: float = Field(default=30.0, gt=0)
+    learning_rate: float = Field(default=1.5e-3, gt=0)
+    vision_learning_rate: float = Field(default=1.5e-3, gt=0)
+    weight_decay: float = Field(default=0.01, ge=0)
+    warmup_steps: int = Field(default=60, ge=0)
+    #: Frame counts drawn per step (even: the vision tower groups frames in pairs).
+    frame_counts: tuple[int, ...] = (2, 4, 8, 12, 16, 24, 32, 48, 64)
+    #: Short sides (pixels) drawn per step; the long side follows the video's aspect ratio
+    #: (the suite is 160x120, so 120 is its native size, served as 112x168).
+    short_sides: tuple[int, ...] = (56, 84, 112, 120)
+    #: Largest frames x pixels a step may use: 64 frames only at the smaller sizes.
+    max_step_pixels: int = Field(default=32 * 112 * 168, gt=0)
+    #: Fraction of steps trained without the video (the text-only prior every Video LLM has).
+    text_only_fraction: float = Field(default=0.08, ge=0, lt=1)
+    #: Items of one video trained together on one vision pass (more are split over steps).
+    items_per_step: int = Field(default=12, ge=1)
+    #: Torch threads for training only. 2 on a quiet 2-core machine; on a shared, busy one a
+    #: single thread is several times faster (threads spin waiting for each other).
+    threads: int = Field(default=2, ge=1)
+    log_every: int = Field(default=10, ge=1)
+    #: Save the model every this many steps (0: only at the end), so a stopped run keeps one.
+    checkpoint_every: int = Field(default=200, ge=0)
+
+    @model_validator(mode="after")
+    def _even_frames(self) -> TrainSettings:
+        if not self.frame_counts or any(k < 2 or k % 2 for k in self.frame_counts):
+            raise ValueError(f"frame_counts must be even and at least 2, got {self.frame_counts}")
+        if not self.short_sides or any(s < 28 for s in self.short_sides):
+            raise ValueError(f"short_sides must be at least 28 pixels, got {self.short_sides}")
+        return self

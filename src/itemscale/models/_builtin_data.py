@@ -1,0 +1,371 @@
+"""Turning suite items and their videos into the tiny model's inputs, for training and scoring.
+
+The prompt is exactly what the `hf` backend renders: `build_messages(item)` through the
+processor's chat template, the video part at the start of the first user message, generation
+prompt appended. The answer target is the option letter for multiple choice (so the next-token
+distribution over letters is the model's option distribution) and the first reference otherwise.
+Nothing about the budget (frame count, resolution) enters the text.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..items import Item
+from ..responses import TaskKind
+from ._prompts import build_messages
+
+#: Spatial granularity of the vision tower (patch 14 x merge 2): frame sides are multiples of it.
+PIXEL_FACTOR = 28
+
+
+class VideoDecodeError(RuntimeError):
+    """A suite video could not be decoded; names the file."""
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedVideo:
+    """All frames of one video, decoded once and kept for every budget drawn from it."""
+
+    frames: npt.NDArray[np.uint8]  # [N, H, W, 3] RGB
+    fps: float
+
+    @property
+    def num_frames(self) -> int:
+        return int(self.frames.shape[0])
+
+
+def decode_video(path: str | Path, short_side: int | None = None) -> DecodedVideo:
+    """Decode every frame with PyAV, optionally downscaled so the short side is `short_side`
+    (training keeps a reduced copy in memory; frames are resized again per budget)."""
+    import av
+
+    frames: list[npt.NDArray[np.uint8]] = []
+    try:
+        with av.open(str(path)) as container:
+            stream = container.streams.video[0]
+            rate = stream.average_rate or stream.guessed_rate
+            fps = float(rate) if rate else 0.0
+            for frame in container.decode(stream):
+                if short_side is not None:
+                    height, width = frame.height, frame.width
+                    scale = short_side / min(height, width)
+                    if scale < 1:
+                        frame = frame.reformat(
+                            width=max(1, round(width * scale)),
+                            height=max(1, round(height * scale)),
+                        )
+                frames.append(np.asarray(frame.to_ndarray(format="rgb24"), dtype=np.uint8))
+    except (OSError, av.error.FFmpegError) as exc:
+        raise VideoDecodeError(f"{path}: cannot decode video ({exc})") from exc
+    if not frames:
+        raise VideoDecodeError(f"{path}: the video has no frames")
+    return DecodedVideo(frames=np.stack(frames), fps=fps if fps > 0 else 24.0)
+
+
+def segment_indices(
+    num_frames: int, count: int, rng: np.random.Generator | None = None
+) -> npt.NDArray[np.int64]:
+    """`count` frame indices, one per equal segment: its centre, or (given `rng`) a uniformly
+    drawn frame of it, which teaches the model not to depend on one sampling phase."""
+    edges = np.arange(count + 1, dtype=np.float64) * num_frames / count
+    if rng is None:
+        positions = (edges[:-1] + edges[1:]) / 2
+    else:
+        positions = edges[:-1] + rng.random(count) * (edges[1:] - edges[:-1])
+    return np.clip(positions.astype(np.int64), 0, num_frames - 1)
+
+
+def frame_size(height: int, width: int, short_side: int) -> tuple[int, int]:
+    """(height, width) with the short side near `short_side`, both multiples of 28."""
+    scale = short_side / min(height, width)
+
+    def snap(x: float) -> int:
+        return max(PIXEL_FACTOR, round(x / PIXEL_FACTOR) * PIXEL_FACTOR)
+
+    return snap(height * scale), snap(width * scale)
+
+
+def resize_frames(frames: npt.NDArray[np.uint8], size: tuple[int, int]) -> npt.NDArray[np.uint8]:
+    """Area-averaged (antialiased) resize of a frame stack to (height, width)."""
+    import torch
+    import torch.nn.functional as F
+
+    if frames.shape[1:3] == size:
+        return frames
+    tensor = torch.from_numpy(frames).permute(0, 3, 1, 2).float()
+    out = F.interpolate(tensor, size=size, mode="bilinear", antialias=True, align_corners=False)
+    result: npt.NDArray[np.uint8] = (
+        out.round().clamp(0, 255).to(torch.uint8).permute(0, 2, 3, 1).contiguous().numpy()
+    )
+    return result
+
+
+def chat_messages(item: Item, *, with_video: bool) -> list[dict[str, Any]]:
+    """`build_messages(item)` in the processor's format, the video first in the first message."""
+    messages: list[dict[str, Any]] = []
+    for index, message in enumerate(build_messages(item)):
+        content: list[dict[str, Any]] = [{"type": "text", "text": message["text"]}]
+        if index == 0 and with_video:
+            content.insert(0, {"type": "video"})
+        messages.append({"role": message["role"], "content": content})
+    return messages
+
+
+def render_prompt(processor: Any, item: Item, *, with_video: bool) -> str:
+    text: str = processor.apply_chat_template(
+        chat_messages(item, with_video=with_video), add_generation_prompt=True, tokenize=False
+    )
+    return text
+
+
+def answer_target(item: Item) -> str:
+    """What the model learns to say: the option letter, or the first reference answer."""
+    if item.task_kind == TaskKind.MCQA:
+        if item.answer is None:
+            raise ValueError(f"item {item.item_id}: a training mcqa item needs its answer")
+        return item.answer
+    if not item.references:
+        raise ValueError(f"item {item.item_id}: a training item needs a reference answer")
+    return item.references[0]
+
+
+@dataclass(frozen=True, slots=True)
+class VideoInputs:
+    """One processed frame set, shared by every item of the video in a batch."""
+
+    pixel_values: Any  # torch.Tensor [patches, C*T*P*P]
+    grid_thw: Any  # torch.LongTensor [1, 3]
+    second_per_grid: float
+    num_tokens: int
+
+
+def process_video(
+    processor: Any,
+    frames: npt.NDArray[np.uint8],
+    *,
+    fps: float,
+    indices: npt.NDArray[np.int64],
+) -> VideoInputs:
+    """Run the real video processor once, with the frames' metadata so the 3D rotary positions
+    follow their real timestamps. The total frame count is taken as the last index + 1, as the
+    `hf` backend does for frame sets that do not carry it, so training sees its positions."""
+    from transformers.video_utils import VideoMetadata
+
+    video_processor = processor.video_processor
+    kwargs: dict[str, Any] = {"return_tensors": "pt", "do_sample_frames": False}
+    metadata = VideoMetadata(
+        total_num_frames=int(indices.max()) + 1,
+        fps=fps,
+        frames_indices=[int(i) for i in indices],
+    )
+    kwargs["video_metadata"] = [metadata]
+    sampled_fps = metadata.sampled_fps
+    out = video_processor(videos=[frames], **kwargs)
+    grid = out["video_grid_thw"]
+    merge = int(video_processor.merge_size)
+    return VideoInputs(
+        pixel_values=out["pixel_values_videos"],
+        grid_thw=grid,
+        second_per_grid=float(video_processor.temporal_patch_size) / sampled_fps,
+        num_tokens=int(grid.prod().item()) // (merge * merge),
+    )
+
+
+def expand_video_tokens(prompt: str, num_tokens: int) -> str:
+    """Replace the single video placeholder with one token per merged visual patch."""
+    if prompt.count("<|video_pad|>") != 1:
+        raise ValueError("expected exactly one video placeholder in the prompt")
+    return prompt.replace("<|video_pad|>", "<|video_pad|>" * num_tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class TextBatch:
+    input_ids: Any
+    attention_mask: Any
+    mm_token_type_ids: Any
+    labels: Any | None
+
+
+def encode_batch(
+    processor: Any, prompts: list[str], targets: list[str] | None, im_end: str = "<|im_end|>"
+) -> TextBatch:
+    """Tokenise prompt (+ target + end-of-turn) per row, left-padded; labels cover only the
+    target and its end-of-turn token."""
+    import torch
+
+    tokenizer = processor.tokenizer
+    rows: list[list[int]] = []
+    label_rows: list[list[int]] = []
+    for index, prompt in enumerate(prompts):
+        prompt_ids: list[int] = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        if targets is None:
+            rows.append(prompt_ids)
+            continue
+        target_ids: list[int] = tokenizer(targets[index] + im_end, add_special_tokens=False)[
+            "input_ids"
+        ]
+        rows.append(prompt_ids + target_ids)
+        label_rows.append([-100] * len(prompt_ids) + target_ids)
+    width = max(len(r) for r in rows)
+    pad = int(tokenizer.pad_token_id)
+    ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    labels = torch.full((len(rows), width), -100, dtype=torch.long) if targets else None
+    for r, row in enumerate(rows):
+        ids[r, width - len(row) :] = torch.tensor(row, dtype=torch.long)
+        mask[r, width - len(row) :] = 1
+        if labels is not None:
+            labels[r, width - len(row) :] = torch.tensor(label_rows[r], dtype=torch.long)
+    video_id = int(tokenizer.convert_tokens_to_ids("<|video_pad|>"))
+    image_id = int(tokenizer.convert_tokens_to_ids("<|image_pad|>"))
+    types = torch.zeros_like(ids, dtype=torch.int32)
+    types[ids == image_id] = 1
+    types[ids == video_id] = 2
+    return TextBatch(input_ids=ids, attention_mask=mask, mm_token_type_ids=types, labels=labels)
+
+
+def video_model_kwargs(model: Any, video: VideoInputs, rows: int) -> dict[str, Any]:
+    """Forward kwargs that run the vision tower once and share its output over `rows` prompts."""
+    import torch
+
+    features = model.model.get_video_features(video.pixel_values, video.grid_thw, return_dict=True)
+    (embeds,) = features.pooler_output
+    features.pooler_output = tuple(embeds for _ in range(rows))
+    return {
+        "mm_encoder_outputs": {"video": features},
+        "video_grid_thw": video.grid_thw.repeat(rows, 1),
+        "second_per_grid_ts": torch.full((rows,), video.second_per_grid),
+    }
+
+
+def per_example_loss(logits: Any, labels: Any) -> Any:
+    """Mean next-token cross-entropy over each row's target tokens: one number per example, so
+    a long summary does not outweigh a one-letter answer."""
+    import torch.nn.functional as F
+
+    shift_logits = logits[:, :-1, :].float()
+    shift_labels = labels[:, 1:]
+    token_loss = F.cross_entropy(
+        shift_logits.reshape(-1, shift_logits.shape[-1]),
+        shift_labels.reshape(-1),
+        ignore_index=-100,
+        reduction="none",
+    ).view(shift_labels.shape)
+    counts = (shift_labels != -100).sum(dim=1).clamp(min=1)
+    return token_loss.sum(dim=1) / counts
+
+
+def budget_pixels(height: int, width: int) -> int:
+    return int(height) * int(width)
+
+
+def short_side_for_pixels(pixels: int, aspect: float) -> int:
+    """The short side a frame of `aspect` (long / short) has at `pixels` pixels."""
+    return int(math.sqrt(pixels / aspect))
+
+
+VISION_END = "<|vision_end|>"
+
+
+def split_shared_prefix(prompt: str) -> tuple[str, str]:
+    """(system + first user header + video, the rest). Every item of a video shares the first
+    part, because the video opens the first user message; a special token ends it, so tokenising
+    the two parts apart gives the same tokens as tokenising the whole."""
+    cut = prompt.index(VISION_END) + len(VISION_END)
+    return prompt[:cut], prompt[cut:]
+
+
+def shared_prefix_logits(
+    model: Any,
+    processor: Any,
+    video: VideoInputs,
+    prompts: list[str],
+    targets: list[str],
+    im_end: str = "<|im_end|>",
+) -> tuple[Any, Any]:
+    """Logits and labels for `prompts` (+ targets) that all open with the same video prefix.
+
+    The prefix (system prompt, user header, visual tokens) runs once; its key/value cache is
+    shared by every row, so a step over 12 questions about one video costs one pass over the
+    visual tokens instead of twelve. Gradients flow through the shared cache into the vision
+    tower. Rows are right-padded after the prefix; causal attention keeps padding invisible to
+    the real tokens. Same numbers as the standard left-padded forward (a test checks it).
+    """
+    import torch
+
+    tokenizer = processor.tokenizer
+    prefixes = {split_shared_prefix(p)[0] for p in prompts}
+    if len(prefixes) != 1:
+        raise ValueError("shared_prefix_logits needs prompts that share one video prefix")
+    prefix_text = prefixes.pop()
+    prefix_ids = torch.tensor(
+        [tokenizer(prefix_text, add_special_tokens=False)["input_ids"]], dtype=torch.long
+    )
+    video_id = int(tokenizer.convert_tokens_to_ids("<|video_pad|>"))
+    types = (prefix_ids == video_id).to(torch.int32) * 2
+    prefix_out = model.model(
+        input_ids=prefix_ids,
+        attention_mask=torch.ones_like(prefix_ids),
+        mm_token_type_ids=types,
+        pixel_values_videos=video.pixel_values,
+        video_grid_thw=video.grid_thw,
+        second_per_grid_ts=torch.tensor([video.second_per_grid]),
+        use_cache=True,
+    )
+    rows: list[list[int]] = []
+    label_rows: list[list[int]] = []
+    for prompt, target in zip(prompts, targets, strict=True):
+        rest = split_shared_prefix(prompt)[1]
+        rest_ids: list[int] = tokenizer(rest, add_special_tokens=False)["input_ids"]
+        target_ids: list[int] = tokenizer(target + im_end, add_special_tokens=False)["input_ids"]
+        rows.append(rest_ids + target_ids)
+        label_rows.append([-100] * len(rest_ids) + target_ids)
+    batch, width = len(rows), max(len(r) for r in rows)
+    ids = torch.full((batch, width), int(tokenizer.pad_token_id), dtype=torch.long)
+    labels = torch.full((batch, width), -100, dtype=torch.long)
+    mask = torch.zeros((batch, prefix_ids.shape[1] + width), dtype=torch.long)
+    mask[:, : prefix_ids.shape[1]] = 1
+    for r, row in enumerate(rows):
+        ids[r, : len(row)] = torch.tensor(row, dtype=torch.long)
+        labels[r, : len(row)] = torch.tensor(label_rows[r], dtype=torch.long)
+        mask[r, prefix_ids.shape[1] : prefix_ids.shape[1] + len(row)] = 1
+    # Positions of each row's text exactly as the model's own rope index numbers the whole
+    # sequence (text after a video does not simply continue from the largest video position).
+    prefix_len = prefix_ids.shape[1]
+    text_positions = torch.zeros((3, batch, width), dtype=torch.long)
+    for r, row in enumerate(rows):
+        whole = torch.cat([prefix_ids, torch.tensor([row], dtype=torch.long)], dim=1)
+        whole_types = torch.cat([types, torch.zeros((1, len(row)), dtype=torch.int32)], dim=1)
+        positions, _ = model.model.get_rope_index(
+            whole,
+            mm_token_type_ids=whole_types,
+            video_grid_thw=video.grid_thw,
+            second_per_grid_ts=torch.tensor([video.second_per_grid]),
+            attention_mask=torch.ones_like(whole),
+        )
+        text_positions[:, r, : len(row)] = positions[:, 0, prefix_len:]
+        if len(row) < width:  # padding continues the count; it is masked out anyway
+            last = int(positions[0, 0, -1])
+            text_positions[:, r, len(row) :] = torch.arange(1, width - len(row) + 1) + last
+    cache = prefix_out.cache
+    cache.batch_repeat_interleave(batch)
+    out = model.model.language_model(
+        input_ids=ids,
+        attention_mask=mask,
+        position_ids=text_positions,
+        cache=cache,
+        use_cache=True,
+    )
+    logits = model.lm_head(out.last_hidden_state)
+    # The first suffix token is predicted from the prefix's last position.
+    first = model.lm_head(prefix_out.last_hidden_state[:, -1:, :]).expand(batch, -1, -1)
+    full_logits = torch.cat([first, logits], dim=1)
+    full_labels = torch.cat([torch.full((batch, 1), -100, dtype=torch.long), labels], dim=1)
+    return full_logits, full_labels

@@ -1,0 +1,265 @@
+"""Scoring the built-in model on the suite's test split at fixed budgets.
+
+This is the model's own report card (training curve and test scores in docs/builtin-model.md,
+and the reference slice the tests replay), not the audit: sweeps go through the `hf` backend.
+It uses the same prompt, processor and answer rules the backend uses: a multiple-choice answer
+is the option letter with the highest next-token probability, other answers are greedy text
+scored by token F1 against the references.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..items import Item
+from ..responses import TaskKind, token_f1
+from ._builtin_data import (
+    DecodedVideo,
+    decode_video,
+    encode_batch,
+    expand_video_tokens,
+    frame_size,
+    process_video,
+    render_prompt,
+    resize_frames,
+    segment_indices,
+)
+
+SLICE_NAME = "reference_slice.json"
+SLICE_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class EvalBudget:
+    """A frame count and short side; frames == 0 is the text-only baseline."""
+
+    frames: int
+    short_side: int = 0
+
+    @property
+    def label(self) -> str:
+        return "text-only" if self.frames == 0 else f"{self.frames}f@{self.short_side}"
+
+
+@dataclass(frozen=True, slots=True)
+class EvalRecord:
+    item_id: str
+    video_id: str
+    task_kind: str
+    question_kind: str
+    budget: str
+    prediction: str
+    correct: float | None  # multiple choice only
+    token_f1: float | None  # open answers only
+    option_probs: dict[str, float] | None
+
+
+def load_builtin(model_dir: str | Path) -> tuple[Any, Any]:
+    """The shipped (or freshly trained) model and processor, loaded the way any user's
+    checkpoint loads: `from_pretrained` on a local folder, nothing from a hub."""
+    from transformers import AutoProcessor, Qwen2_5_VLForConditionalGeneration
+
+    auto_processor: Any = AutoProcessor
+    model_cls: Any = Qwen2_5_VLForConditionalGeneration
+    processor = auto_processor.from_pretrained(str(model_dir), local_files_only=True)
+    model = model_cls.from_pretrained(str(model_dir), local_files_only=True, dtype="float32")
+    model.eval()
+    return model, processor
+
+
+def question_kind(item: Item) -> str:
+    """The suite's question kind (what the item stresses), else its task kind."""
+    for key in ("question_kind", "kind", "stress", "category"):
+        if key in item.attributes:
+            return item.attributes[key]
+    return str(item.task_kind)
+
+
+def _video_inputs(
+    processor: Any, video: DecodedVideo, budget: EvalBudget
+) -> tuple[Any, np.ndarray[Any, Any]]:
+    indices = segment_indices(video.num_frames, budget.frames)
+    size = frame_size(int(video.frames.shape[1]), int(video.frames.shape[2]), budget.short_side)
+    frames = resize_frames(video.frames[indices], size)
+    inputs = process_video(processor, frames, fps=video.fps, indices=indices)
+    return inputs, indices
+
+
+def evaluate_video(
+    model: Any,
+    processor: Any,
+    items: list[Item],
+    video: DecodedVideo | None,
+    budget: EvalBudget,
+    *,
+    max_new_tokens: int = 32,
+) -> list[EvalRecord]:
+    """All `items` of one video at one budget (video None or frames 0: text-only)."""
+    import torch
+
+    text_only = budget.frames == 0 or video is None
+    inputs = None if text_only or video is None else _video_inputs(processor, video, budget)[0]
+    prompts = []
+    for item in items:
+        prompt = render_prompt(processor, item, with_video=not text_only)
+        if inputs is not None:
+            prompt = expand_video_tokens(prompt, inputs.num_tokens)
+        prompts.append(prompt)
+    batch = encode_batch(processor, prompts, None)
+    rows = len(items)
+    kwargs: dict[str, Any] = {
+        "input_ids": batch.input_ids,
+        "attention_mask": batch.attention_mask,
+    }
+    if inputs is not None:
+        kwargs.update(
+            mm_token_type_ids=batch.mm_token_type_ids,
+            pixel_values_videos=torch.cat([inputs.pixel_values] * rows),
+            video_grid_thw=inputs.grid_thw.repeat(rows, 1),
+            second_per_grid_ts=torch.full((rows,), inputs.second_per_grid),
+        )
+    tokenizer = processor.tokenizer
+    records: list[EvalRecord] = []
+    with torch.inference_mode():
+        mcqa = [i for i, item in enumerate(items) if item.task_kind == TaskKind.MCQA]
+        open_rows = [i for i, item in enumerate(items) if item.task_kind != TaskKind.MCQA]
+        probs_by_row: dict[int, dict[str, float]] = {}
+        if mcqa:
+            logits = model(**kwargs, logits_to_keep=1).logits[:, -1, :].float()
+            for row in mcqa:
+                letters = items[row].option_letters
+                ids = [tokenizer.convert_tokens_to_ids(letter) for letter in letters]
+                p = torch.softmax(logits[row, ids], dim=-1).tolist()
+                probs_by_row[row] = {letter: float(v) for letter, v in zip(letters, p, strict=True)}
+        texts: dict[int, str] = {}
+        if open_rows:
+            generated = model.generate(
+                **kwargs,
+                max_new_tokens=max_new_tokens,
+                do_sample=False,
+                eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
+                pad_token_id=tokenizer.pad_token_id,
+            )
+            new = generated[:, batch.input_ids.shape[1] :]
+            for row in open_rows:
+                texts[row] = tokenizer.decode(new[row], skip_special_tokens=True).strip()
+    for row, item in enumerate(items):
+        if row in probs_by_row:
+            probs = probs_by_row[row]
+            letter = max(probs, key=lambda k: probs[k])
+            records.append(
+                EvalRecord(
+                    item_id=item.item_id,
+                    video_id=item.video_id,
+                    task_kind=str(item.task_kind),
+                    question_kind=question_kind(item),
+                    budget=budget.label,
+                    prediction=letter,
+                    correct=float(letter == item.answer),
+                    token_f1=None,
+                    option_probs={k: round(v, 6) for k, v in probs.items()},
+                )
+            )
+        else:
+            text = texts[row]
+            records.append(
+                EvalRecord(
+                    item_id=item.item_id,
+                    video_id=item.video_id,
+                    task_kind=str(item.task_kind),
+                    question_kind=question_kind(item),
+                    budget=budget.label,
+                    prediction=text,
+                    correct=None,
+                    token_f1=token_f1(text, item.references) if item.references else None,
+                    option_probs=None,
+                )
+            )
+    return records
+
+
+def evaluate(
+    model: Any,
+    processor: Any,
+    items: list[Item],
+    videos: dict[str, Path],
+    budgets: list[EvalBudget],
+    *,
+    max_new_tokens: int = 32,
+    batch_rows: int = 16,
+) -> list[EvalRecord]:
+    """Every item at every budget; each video decoded once."""
+    groups: dict[str, list[Item]] = {}
+    for item in items:
+        groups.setdefault(item.video_id, []).append(item)
+    records: list[EvalRecord] = []
+    for video_id in sorted(groups):
+        needs_video = any(b.frames > 0 for b in budgets)
+        video = decode_video(videos[video_id]) if needs_video else None
+        group = groups[video_id]
+        for budget in budgets:
+            for start in range(0, len(group), batch_rows):
+                records.extend(
+                    evaluate_video(
+                        model,
+                        processor,
+                        group[start : start + batch_rows],
+                        video,
+                        budget,
+                        max_new_tokens=max_new_tokens,
+                    )
+                )
+    return records
+
+
+def summarise(records: list[EvalRecord]) -> dict[str, dict[str, Any]]:
+    """Per budget: MCQA accuracy, mean token F1 of open answers, and per question kind."""
+    table: dict[str, dict[str, Any]] = {}
+    for budget in dict.fromkeys(r.budget for r in records):
+        rows = [r for r in records if r.budget == budget]
+        mc = [r.correct for r in rows if r.correct is not None]
+        f1 = [r.token_f1 for r in rows if r.token_f1 is not None]
+        kinds: dict[str, dict[str, float]] = {}
+        for kind in sorted({r.question_kind for r in rows}):
+            k_mc = [r.correct for r in rows if r.question_kind == kind and r.correct is not None]
+            k_f1 = [r.token_f1 for r in rows if r.question_kind == kind and r.token_f1 is not None]
+            entry: dict[str, float] = {}
+            if k_mc:
+                entry["mcqa_accuracy"] = round(float(np.mean(k_mc)), 4)
+                entry["mcqa_n"] = len(k_mc)
+            if k_f1:
+                entry["token_f1"] = round(float(np.mean(k_f1)), 4)
+                entry["open_n"] = len(k_f1)
+            kinds[kind] = entry
+        table[budget] = {
+            "mcqa_accuracy": round(float(np.mean(mc)), 4) if mc else None,
+            "mcqa_n": len(mc),
+            "token_f1": round(float(np.mean(f1)), 4) if f1 else None,
+            "open_n": len(f1),
+            "by_kind": kinds,
+        }
+    return table
+
+
+def write_slice(
+    path: Path, records: list[EvalRecord], budget: EvalBudget, suite: dict[str, Any]
+) -> None:
+    """The reference slice: exact predictions a later load must reproduce."""
+    payload = {
+        "reference_slice_version": SLICE_VERSION,
+        "suite": suite,
+        "budget": asdict(budget),
+        "records": [asdict(r) for r in records],
+        "mcqa_accuracy": float(np.mean([r.correct for r in records if r.correct is not None]))
+        if any(r.correct is not None for r in records)
+        else None,
+    }
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)

@@ -1,0 +1,365 @@
+"""Training the built-in tiny Video LLM on the synthetic suite's training split.
+
+Why it is built this way:
+- Deterministic: weights from `torch.manual_seed`, data order, budgets and frame phases from one
+  `numpy.random.Generator`, a fixed number of steps (wall time only caps a run, and a capped run
+  says so in its metadata).
+- Cheap enough for 2 CPU cores: each video is decoded once and kept (downscaled) in memory, and
+  all questions about one video in a step share a single vision-tower pass.
+- Budget-robust: each step draws a frame count, a frame size and a sampling phase, so the model
+  sees every budget it will be audited at, and sometimes no video at all (a text-only prior).
+  The budget is never written into the text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..items import Item, read_items_jsonl
+from ._builtin_build import build_model, build_processor, item_texts, train_tokenizer
+from ._builtin_config import BUILTIN_FORMAT_VERSION, BuiltinArchitecture, TrainSettings
+from ._builtin_data import (
+    DecodedVideo,
+    answer_target,
+    decode_video,
+    encode_batch,
+    expand_video_tokens,
+    frame_size,
+    per_example_loss,
+    process_video,
+    render_prompt,
+    resize_frames,
+    segment_indices,
+    shared_prefix_logits,
+)
+
+TRAIN_LOG_NAME = "train_log.json"
+META_NAME = "builtin_meta.json"
+
+
+class SuiteError(ValueError):
+    """The suite folder is missing something training needs; names the file and item."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepRecord:
+    step: int
+    loss: float
+    seconds: float
+    items: int
+    frames: int
+    height: int
+    width: int
+    text_only: bool
+
+
+@dataclass(slots=True)
+class TrainResult:
+    out_dir: Path
+    steps_done: int
+    stopped_by_time: bool
+    seconds: float
+    log: list[StepRecord] = field(default_factory=list)
+
+
+def suite_items(suite_dir: Path) -> list[Item]:
+    path = suite_dir / "items.jsonl"
+    if not path.is_file():
+        raise SuiteError(f"{path}: no items file (is {suite_dir} a suite folder?)")
+    return read_items_jsonl(path)
+
+
+def video_path(suite_dir: Path, item: Item) -> Path:
+    if item.video_path is None:
+        raise SuiteError(f"{suite_dir / 'items.jsonl'}: item {item.item_id} has no video_path")
+    path = Path(item.video_path)
+    return path if path.is_absolute() else suite_dir / path
+
+
+def group_by_video(items: list[Item]) -> dict[str, list[Item]]:
+    groups: dict[str, list[Item]] = {}
+    for item in items:
+        groups.setdefault(item.video_id, []).append(item)
+    return groups
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedStep:
+    """One step's data, fixed in advance from the seed: which items, which budget, which phase."""
+
+    video_id: str
+    item_ids: tuple[str, ...]
+    frames: int
+    short_side: int
+    text_only: bool
+    phase_seed: int
+
+
+def plan_steps(
+    groups: dict[str, list[Item]], settings: TrainSettings, rng: np.random.Generator
+) -> list[PlannedStep]:
+    """The whole run's data order: epochs over videos in a shuffled order, each video's items in
+    chunks, each chunk with its own budget. Cheap budgets are drawn more often than
+    32 frames at the largest size, which `max_step_pixels` rules out."""
+    video_ids = sorted(groups)
+    budgets = [
+        (frames, side)
+        for frames in settings.frame_counts
+        for side in settings.short_sides
+        if frames * side * side <= settings.max_step_pixels
+    ]
+    if not budgets:
+        raise ValueError("no (frames, short side) pair fits max_step_pixels")
+    plan: list[PlannedStep] = []
+    while len(plan) < settings.steps:
+        for vid in rng.permutation(len(video_ids)):
+            video_id = video_ids[int(vid)]
+            items = groups[video_id]
+            order = rng.permutation(len(items))
+            for start in range(0, len(items), settings.items_per_step):
+                chunk = tuple(
+                    items[int(i)].item_id for i in order[start : start + settings.items_per_step]
+                )
+                frames, side = budgets[int(rng.integers(len(budgets)))]
+                plan.append(
+                    PlannedStep(
+                        video_id=video_id,
+                        item_ids=chunk,
+                        frames=frames,
+                        short_side=side,
+                        text_only=bool(rng.random() < settings.text_only_fraction),
+                        phase_seed=int(rng.integers(2**31)),
+                    )
+                )
+                if len(plan) == settings.steps:
+                    return plan
+    return plan
+
+
+def learning_rate_factor(step: int, settings: TrainSettings) -> float:
+    """Linear warm-up, then cosine decay to 5% over the planned steps."""
+    if step < settings.warmup_steps:
+        return (step + 1) / settings.warmup_steps
+    progress = (step - settings.warmup_steps) / max(1, settings.steps - settings.warmup_steps)
+    return 0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
+
+
+def step_loss(
+    model: Any,
+    processor: Any,
+    items: list[Item],
+    video: DecodedVideo | None,
+    planned: PlannedStep,
+) -> tuple[Any, int, int, int]:
+    """Mean per-example loss of one step, and the frame count and size it used."""
+    targets = [answer_target(item) for item in items]
+    if video is None or planned.text_only:
+        prompts = [render_prompt(processor, item, with_video=False) for item in items]
+        batch = encode_batch(processor, prompts, targets)
+        out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask)
+        return per_example_loss(out.logits, batch.labels).mean(), 0, 0, 0
+    phase_rng = np.random.default_rng(planned.phase_seed)
+    jitter = phase_rng if phase_rng.random() < 0.5 else None
+    indices = segment_indices(video.num_frames, planned.frames, jitter)
+    height, width = frame_size(
+        int(video.frames.shape[1]), int(video.frames.shape[2]), planned.short_side
+    )
+    frames = resize_frames(video.frames[indices], (height, width))
+    inputs = process_video(processor, frames, fps=video.fps, indices=indices)
+    prompts = [
+        expand_video_tokens(render_prompt(processor, item, with_video=True), inputs.num_tokens)
+        for item in items
+    ]
+    logits, labels = shared_prefix_logits(model, processor, inputs, prompts, targets)
+    return per_example_loss(logits, labels).mean(), planned.frames, height, width
+
+
+def save_folder(out_dir: Path, model: Any, processor: Any, meta: dict[str, Any]) -> None:
+    """Write weights, processor and metadata to a sibling temp folder, then swap it in, so an
+    interrupted save never leaves a half-written model where a loader would find it."""
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir.with_name(out_dir.name + ".tmp-save")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    model.save_pretrained(tmp, safe_serialization=True)
+    processor.save_pretrained(tmp)
+    (tmp / META_NAME).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    keep = [p for p in out_dir.iterdir() if p.name not in _MODEL_FILES] if out_dir.is_dir() else []
+    for extra in keep:  # files beside the model (e.g. the reference slice) survive a re-save
+        target = tmp / extra.name
+        if not target.exists() and extra.is_file():
+            shutil.copy2(extra, target)
+    old = out_dir.with_name(out_dir.name + ".old-save")
+    if out_dir.exists():
+        if old.exists():
+            shutil.rmtree(old)
+        os.replace(out_dir, old)
+    os.replace(tmp, out_dir)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+_MODEL_FILES = frozenset(
+    {
+        "config.json",
+        "generation_config.json",
+        "model.safetensors",
+        "processor_config.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "chat_template.jinja",
+        "special_tokens_map.json",
+        "preprocessor_config.json",
+        "video_preprocessor_config.json",
+        META_NAME,
+    }
+)
+
+
+def train_builtin(
+    suite_dir: str | Path,
+    out_dir: str | Path,
+    settings: TrainSettings | None = None,
+    arch: BuiltinArchitecture | None = None,
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> TrainResult:
+    """Train the tiny model on `suite_dir`'s training split and save it to `out_dir`."""
+    import torch
+
+    settings = settings or TrainSettings()
+    arch = arch or BuiltinArchitecture()
+    suite_dir = Path(suite_dir)
+    out_dir = Path(out_dir)
+    say = progress or (lambda _msg: None)
+
+    train_items = [i for i in suite_items(suite_dir) if i.split == "train"]
+    if not train_items:
+        raise SuiteError(f"{suite_dir / 'items.jsonl'}: no items with split 'train'")
+    for item in train_items:
+        answer_target(item)  # refuse unlabelled items before spending any time
+    groups = group_by_video(train_items)
+    by_id = {item.item_id: item for item in train_items}
+
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(settings.threads)
+    try:
+        torch.manual_seed(settings.seed)
+        rng = np.random.default_rng(settings.seed)
+        tokenizer = train_tokenizer(item_texts(train_items), arch.vocab_size)
+        processor = build_processor(tokenizer)
+        model = build_model(arch, tokenizer)
+        model.train()
+
+        plan = plan_steps(groups, settings, rng)
+
+        vision = [p for n, p in model.named_parameters() if n.startswith("model.visual.")]
+        other = [p for n, p in model.named_parameters() if not n.startswith("model.visual.")]
+        optimizer = torch.optim.AdamW(
+            [
+                {"params": vision, "lr": settings.vision_learning_rate},
+                {"params": other, "lr": settings.learning_rate},
+            ],
+            weight_decay=settings.weight_decay,
+            betas=(0.9, 0.98),
+        )
+        base_lrs = [settings.vision_learning_rate, settings.learning_rate]
+        params = [p for p in model.parameters() if p.requires_grad]
+        say(
+            f"training {sum(p.numel() for p in params) / 1e6:.2f}M parameters for "
+            f"{settings.steps} steps on {len(train_items)} items"
+        )
+
+        start = time.monotonic()
+        result = TrainResult(out_dir=out_dir, steps_done=0, stopped_by_time=False, seconds=0.0)
+        window: list[float] = []
+        for step, planned in enumerate(plan):
+            if time.monotonic() - start > settings.minutes * 60:
+                result.stopped_by_time = True
+                say(f"stopping at step {step}: the {settings.minutes} minute cap was reached")
+                break
+            factor = learning_rate_factor(step, settings)
+            for group, base in zip(optimizer.param_groups, base_lrs, strict=True):
+                group["lr"] = base * factor
+            items = [by_id[i] for i in planned.item_ids]
+            # Decoding per step (a 12 s clip at 160x120 takes milliseconds) keeps memory flat
+            # whatever the suite's size.
+            video = None if planned.text_only else decode_video(video_path(suite_dir, items[0]))
+            loss, frames, height, width = step_loss(model, processor, items, video, planned)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            optimizer.step()
+            value = float(loss.detach())
+            result.log.append(
+                StepRecord(
+                    step=step,
+                    loss=value,
+                    seconds=round(time.monotonic() - start, 3),
+                    items=len(items),
+                    frames=frames,
+                    height=height,
+                    width=width,
+                    text_only=frames == 0,
+                )
+            )
+            result.steps_done = step + 1
+            window.append(value)
+            if settings.checkpoint_every and (step + 1) % settings.checkpoint_every == 0:
+                save_folder(out_dir, model, processor, _meta(settings, arch, result, groups, model))
+                write_train_log(out_dir / TRAIN_LOG_NAME, result.log)
+            if (step + 1) % settings.log_every == 0:
+                say(
+                    f"step {step + 1}/{settings.steps} loss {sum(window) / len(window):.4f} "
+                    f"({time.monotonic() - start:.0f}s)"
+                )
+                window = []
+        result.seconds = time.monotonic() - start
+        model.eval()
+        save_folder(out_dir, model, processor, _meta(settings, arch, result, groups, model))
+        write_train_log(out_dir / TRAIN_LOG_NAME, result.log)
+        say(f"saved to {out_dir} after {result.steps_done} steps ({result.seconds:.0f}s)")
+        return result
+    finally:
+        torch.set_num_threads(previous_threads)
+
+
+TRAIN_LOG_VERSION = 1
+
+
+def _meta(
+    settings: TrainSettings,
+    arch: BuiltinArchitecture,
+    result: TrainResult,
+    groups: dict[str, list[Item]],
+    model: Any,
+) -> dict[str, Any]:
+    return {
+        "builtin_format_version": BUILTIN_FORMAT_VERSION,
+        "architecture": arch.model_dump(mode="json"),
+        "train_settings": settings.model_dump(mode="json"),
+        "steps_done": result.steps_done,
+        "stopped_by_time": result.stopped_by_time,
+        "train_seconds": round(result.log[-1].seconds if result.log else 0.0, 1),
+        "train_items": sum(len(v) for v in groups.values()),
+        "train_videos": len(groups),
+        "parameters": sum(p.numel() for p in model.parameters()),
+    }
+
+
+def write_train_log(path: Path, log: list[StepRecord]) -> None:
+    tmp = path.with_suffix(".tmp")
+    payload = {"train_log_version": TRAIN_LOG_VERSION, "steps": [asdict(r) for r in log]}
+    tmp.write_text(json.dumps(payload) + "\n")
+    os.replace(tmp, path)
