@@ -392,3 +392,28 @@ def test_scored_items_use_eps_in_a_mixed_series() -> None:
     audit = audit_transitions(normalise_responses(pd.DataFrame(rows)), eps=0.1)
     assert sorted(audit["item_id"]) == ["big_drop", "mc"]
     assert audit.set_index("item_id").loc["big_drop", "to_value"] == 0.5
+
+
+def test_coders_csv_defuses_spreadsheet_formulas(tmp_path: Path) -> None:
+    model = '=HYPERLINK("http://x","click")'
+    rows = [
+        row("-1+1", "f8", 1.0, "A", [0], model=model),
+        row("-1+1", "f16", 0.0, "@SUM(A1)", [0, 1], model=model),
+    ]
+    audit = audit_transitions(normalise_responses(pd.DataFrame(rows)))
+    path = tmp_path / "c.csv"
+    export_annotations_csv(audit, path)
+    with path.open(newline="") as fh:
+        rec = next(csv.DictReader(fh))
+    assert rec["model"] == "'" + model
+    assert rec["item_id"] == "'-1+1"
+    assert rec["answer_to"] == "'@SUM(A1)"
+    rec["human_label"] = "unexplained"
+    rec["coder"] = "ana"
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rec))
+        writer.writeheader()
+        writer.writerow(rec)
+    human = import_annotations_csv(path, audit)
+    assert human["model"].tolist() == [model]
+    assert human["item_id"].tolist() == ["-1+1"]

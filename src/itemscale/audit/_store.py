@@ -57,6 +57,16 @@ CSV_COLUMNS: Final[tuple[str, ...]] = (
     "to_label",
     "automatic_label",
     "automatic_reason",
+    "frames_kept",
+    "frames_dropped",
+    "frames_added",
+    "pixels_from",
+    "pixels_to",
+    "evidence_frames_from",
+    "evidence_frames_to",
+    "answer_from",
+    "answer_to",
+    "text_only_answer",
     "human_label",
     "coder",
     "note",
@@ -203,6 +213,24 @@ def merge_annotations(existing: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame
     )
 
 
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: object) -> object:
+    """A CSV cell for a spreadsheet: '' for a missing value (not 'nan'), and text that a
+    spreadsheet would run as a formula (`=`, `+`, `-`, `@`) gets a leading apostrophe; model
+    names, item ids and answers are untrusted."""
+    if value is None or value is pd.NA or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def _uncell(text: str) -> str:
+    return text[1:] if text.startswith("'") and text[1:].startswith(_FORMULA_STARTS) else text
+
+
 def export_annotations_csv(transitions: pd.DataFrame, path: str | os.PathLike[str]) -> int:
     """Write the coders' CSV (one row per transition, human columns empty); returns rows."""
     path = Path(path)
@@ -216,13 +244,23 @@ def export_annotations_csv(transitions: pd.DataFrame, path: str | os.PathLike[st
                 writer.writerow(
                     [
                         row.transition_id,
-                        row.model,
-                        row.series,
-                        row.item_id,
-                        row.from_label,
-                        row.to_label,
+                        _cell(row.model),
+                        _cell(row.series),
+                        _cell(row.item_id),
+                        _cell(row.from_label),
+                        _cell(row.to_label),
                         row.pathway,
-                        row.reason,
+                        _cell(row.reason),
+                        row.n_kept,
+                        row.n_dropped,
+                        row.n_added,
+                        _cell(row.pixels_from),
+                        _cell(row.pixels_to),
+                        _cell(row.evidence_from),
+                        _cell(row.evidence_to),
+                        _cell(row.from_answer),
+                        _cell(row.to_answer),
+                        _cell(row.text_answer),
                         "",
                         "",
                         "",
@@ -275,7 +313,7 @@ def import_annotations_csv(
                 )
             ref = known.loc[tid]
             for col in ("model", "item_id"):
-                if (rec.get(col) or "").strip() != str(ref[col]):
+                if _uncell((rec.get(col) or "").strip()) != str(ref[col]):
                     raise AuditError(
                         f"{path}:{line}: column '{col}': {rec.get(col)!r} does not match transition "
                         f"{tid} ({ref[col]!r}); was the row edited or moved?"
@@ -285,7 +323,7 @@ def import_annotations_csv(
                     f"{path}:{line}: column 'human_label': {label!r} is not a pathway; "
                     f"allowed: {', '.join(PATHWAYS)}"
                 )
-            who = (rec.get("coder") or "").strip() or (coder or "").strip()
+            who = _uncell((rec.get("coder") or "").strip()) or (coder or "").strip()
             if not who:
                 raise AuditError(
                     f"{path}:{line}: column 'coder': empty (fill it in or pass --coder NAME)"
@@ -299,7 +337,7 @@ def import_annotations_csv(
                     "from_label": str(ref["from_label"]),
                     "to_label": str(ref["to_label"]),
                     "label": label,
-                    "note": (rec.get("note") or "").strip(),
+                    "note": _uncell((rec.get("note") or "").strip()),
                     "source": "human",
                     "coder": who,
                     "annotated_at": stamp,
