@@ -309,6 +309,17 @@ def test_seeded_sampling_is_reproducible(backends: TinyModels) -> None:
     assert first == again
 
 
+def test_sampled_results_do_not_depend_on_batch_company(backends: TinyModels) -> None:
+    def sampled(seed: int) -> VideoRequest:
+        return VideoRequest(
+            OPEN, frames(2), DecodingSettings(max_new_tokens=6, temperature=1.0, seed=seed)
+        )
+
+    mixed = backends["qwen2-vl"].generate([sampled(1), sampled(2), sampled(1)])
+    alone = backends["qwen2-vl"].generate([sampled(1)])
+    assert mixed[0].raw_text == mixed[2].raw_text == alone[0].raw_text
+
+
 def test_a_failing_request_fails_alone(backends: TinyModels) -> None:
     # An aspect ratio over 200 is refused by the Qwen processor.
     bad = Frames(np.zeros((2, 28, 28 * 210, 3), dtype=np.uint8), (0, 1), (0.0, 0.1))

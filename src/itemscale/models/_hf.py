@@ -171,6 +171,8 @@ class HFBackend:
         self._batch_size = batch_size
         self._tokenizer = processor.tokenizer
         self._tokenizer.padding_side = "left"
+        if self._tokenizer.pad_token is None:  # batches need one; it is masked out anyway
+            self._tokenizer.pad_token = self._tokenizer.eos_token
         self._visual_ids = self._visual_token_ids()
         self._letter_ids: dict[str, dict[str, list[int]]] = {}
 
@@ -258,8 +260,11 @@ class HFBackend:
         for position, request in enumerate(requests):
             groups.setdefault(self._batch_key(request), []).append(position)
         for positions in groups.values():
-            for start in range(0, len(positions), self._batch_size):
-                chunk = positions[start : start + self._batch_size]
+            # Sampled decoding runs one request at a time, seeded, so its result does not depend
+            # on which other requests shared its batch (a resumed sweep batches differently).
+            size = self._batch_size if requests[positions[0]].decoding.greedy else 1
+            for start in range(0, len(positions), size):
+                chunk = positions[start : start + size]
                 for position, response in zip(
                     chunk, self._run_isolating([requests[p] for p in chunk]), strict=True
                 ):
@@ -268,7 +273,10 @@ class HFBackend:
 
     def _batch_key(self, request: VideoRequest) -> tuple[Any, ...]:
         shape = None if request.frames is None else tuple(request.frames.frames.shape)
-        return (shape, request.max_pixels, request.decoding, request.item.task_kind)
+        decoding = request.decoding
+        if decoding.greedy:  # the seed cannot change a greedy result: batch across seeds
+            decoding = decoding.model_copy(update={"seed": 0})
+        return (shape, request.max_pixels, decoding, request.item.task_kind)
 
     def _run_isolating(self, batch: list[VideoRequest]) -> list[VideoResponse]:
         """Run a batch; if it fails, run its requests one by one so only the bad one fails."""
