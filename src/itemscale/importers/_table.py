@@ -216,9 +216,8 @@ def _parse_row(src: TableRecords, line: int, raw: dict[str, Any]) -> _Parsed:
     def loc(col: str) -> str:
         return src.at(line, col)
 
-    def get(col: str) -> Any:
-        value = raw.get(col)
-        return None if _missing(value) else value
+    present = {k: v for k, v in raw.items() if not _missing(v)}
+    get = present.get
 
     for col in REQUIRED:
         if get(col) is None:
