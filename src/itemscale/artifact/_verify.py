@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
+from .. import __version__
 from ..responses import RESPONSES_FILE, read_responses
 from ._build import ITEMS_FILE, MEASURES_FILE, PROVENANCE_FILE, TRAJECTORIES_FILE
 from ._manifest import check_manifest
@@ -158,11 +159,27 @@ def _check_measures(
     fresh = json.loads(json.dumps(compute(df, n_boot=n_boot, seed=seed), default=str))
     diff = _first_difference(stored, fresh)
     if diff:
+        hint = ""
+        written_by = _tool_version(root)
+        if written_by is not None and written_by != __version__:
+            hint = (
+                f"; note: written by itemscale {written_by}, checked with {__version__} "
+                "(verify with the version that wrote it)"
+            )
         result.flag(
             MEASURES_FILE,
-            f"differs from the measures recomputed from {RESPONSES_FILE} (B={n_boot}, seed={seed}) at {diff}",
+            f"differs from the measures recomputed from {RESPONSES_FILE} (B={n_boot}, "
+            f"seed={seed}) at {diff}{hint}",
         )
     result.checks.append("measures")
+
+
+def _tool_version(root: Path) -> str | None:
+    try:
+        prov = json.loads((root / PROVENANCE_FILE).read_text(encoding="utf-8"))
+        return str(prov["tool"]["version"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _check_audit(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
