@@ -10,6 +10,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from itemscale.cli import cmd_analyze, main
 from itemscale.importers import (
@@ -329,3 +331,33 @@ def test_ignored_columns_are_reported(tmp_path: Path) -> None:
     assert rows["answer"].isna().all()
     assert NOANSWER not in set(rows["status"])
     assert isinstance(rows, pd.DataFrame)
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    grid=st.lists(st.lists(st.integers(0, 1), min_size=3, max_size=3), min_size=1, max_size=8),
+    seed=st.integers(0, 2**16),
+)
+def test_any_valid_grid_round_trips_in_any_row_order(
+    tmp_path: Path, grid: list[list[int]], seed: int
+) -> None:
+    """Whatever the values and the row order, the table holds exactly the input cells."""
+    import random
+
+    lines = [
+        f"m,q{i},v{i // 2},{8 * 2**k}f,{k},{8 * 2**k},{c}"
+        for i, row in enumerate(grid)
+        for k, c in enumerate(row)
+    ]
+    random.Random(seed).shuffle(lines)
+    path = write_csv(
+        tmp_path, lines, f"g{seed}.csv", header="model,item_id,video_id,config,order,frames,correct"
+    )
+    rows, _ = import_table(path)
+    got = {(r.item_id, int(r.frames)): r.correct for r in rows.itertuples()}
+    want = {(f"q{i}", 8 * 2**k): float(c) for i, row in enumerate(grid) for k, c in enumerate(row)}
+    assert got == want
+    assert rows.groupby("config_label")["config_id"].nunique().eq(1).all()
+    assert len(set(rows["config_id"])) == 3
