@@ -202,8 +202,13 @@ class HFBackend:
         try:
             config = AutoConfig.from_pretrained(model, **load_kwargs)
         except (OSError, ValueError) as exc:
+            hint = (
+                " (local_files_only: only the local cache is read)"
+                if parsed.local_files_only
+                else ""
+            )
             raise BackendError(
-                f"model {name!r}: cannot read the config of {model!r}: {exc}"
+                f"model {name!r}: cannot read the config of {model!r}{hint}: {exc}"
             ) from exc
         family = FAMILIES.get(str(config.model_type))
         if family is None:
