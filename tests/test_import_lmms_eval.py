@@ -437,3 +437,35 @@ def test_dry_run_writes_nothing(tmp_path: Path) -> None:
     )
     assert summary.rows_added == 4
     assert not (tmp_path / "run").exists()
+
+
+def test_egoschema_loglikelihood_choices_use_the_scored_option(tmp_path: Path) -> None:
+    """mc_ppl tasks log (loglik, greedy) pairs per option, not text; the payload's `pred` is the
+    option index the harness chose, and `submission`'s key is the question uid."""
+    prompt = "Q?\nA. a\nB. b\nC. c\nD. d\nE. e"
+    samples = [
+        {
+            "doc_id": i,
+            "target": str(gt),
+            "filtered_resps": [
+                [-2.0, False],
+                [-1.0, False],
+                [-3.0, False],
+                [-4.0, False],
+                [-5.0, False],
+            ],
+            "submission": {f"uid-{i}": pred},
+            "score": {"pred": pred, "ground_truth": gt},
+            "input": prompt,
+        }
+        for i, (pred, gt) in enumerate([(1, 1), (1, 3)])
+    ]
+    path = write_samples(tmp_path / "ego", "egoschema_subset", samples)
+    run = tmp_path / "run"
+    run_lmms_eval_import(files=[], configs=[f"8f:8={path}"], model="m", benchmark=None, run_dir=run)
+    df, _ = read_run(run)
+    r = df.set_index("item_id")
+    assert list(r.index) == ["uid-0", "uid-1"]
+    assert r.loc["uid-0", "answer"] == "B" and r.loc["uid-0", "correct"] == 1.0
+    assert r.loc["uid-1", "reference"] == "D" and r.loc["uid-1", "correct"] == 0.0
+    assert r["raw_text"].isna().all()

@@ -229,14 +229,27 @@ def read_samples(path: Path) -> list[tuple[int, dict[str, Any]]]:
 
 
 def response_text(sample: Mapping[str, Any]) -> str | None:
-    """The filtered response: a string (current format) or the first of a list (older)."""
+    """The filtered response: a string (current format) or the first of a list (older).
+
+    None for multiple-choice log-likelihood tasks, whose responses are (loglik, greedy) pairs
+    per option rather than text: their answer is the payload's chosen option.
+    """
     for key in ("filtered_resps", "resps"):
         value = sample.get(key)
-        while isinstance(value, list):
+        while isinstance(value, list) and not is_loglikelihood(value):
             value = value[0] if value else None
+        if is_loglikelihood(value):
+            return None
         if value is not None:
             return str(value)
     return None
+
+
+def is_loglikelihood(value: Any) -> bool:
+    """`[-1.2, False]` or `[[-1.2, False], ...]`: a scored option, not generated text."""
+    if isinstance(value, list) and len(value) == 2 and isinstance(value[1], bool):
+        return isinstance(value[0], (int, float)) and not isinstance(value[0], bool)
+    return isinstance(value, list) and bool(value) and all(is_loglikelihood(v) for v in value)
 
 
 def payload_of(sample: Mapping[str, Any]) -> dict[str, Any]:
@@ -339,6 +352,16 @@ class FileResult:
     compared: int = 0
 
 
+def _usable_ids(ids: Sequence[Any]) -> bool:
+    """Present on every sample, unique, and short enough to be an id rather than a question."""
+    if not ids or not all(v is not None and str(v).strip() for v in ids):
+        return False
+    texts = [str(v) for v in ids]
+    return len(set(texts)) == len(texts) and all(
+        len(t) <= _MAX_ID_CHARS and "\n" not in t for t in texts
+    )
+
+
 def _video_from_id(task: str, item_id: str, payload_id_key: str | None) -> str | None:
     if task.startswith("videomme") and re.fullmatch(r"\d{3}-\d+", item_id):
         return item_id.split("-")[0]  # Video-MME's own video number ("001")
@@ -361,15 +384,17 @@ def sample_rows(
     id_key = None
     for key in ID_KEYS:
         ids = [p.get(key) for p in payloads]
-        if all(v is not None and str(v).strip() for v in ids):
-            texts = [str(v) for v in ids]
-            if len(set(texts)) == len(texts) and all(
-                len(t) <= _MAX_ID_CHARS and "\n" not in t for t in texts
-            ):
-                id_key = key
-                break
+        if _usable_ids(ids):
+            id_key = key
+            break
+    # EgoSchema-style logs carry the question uid only as the key of `submission`.
+    submission_ids: list[Any] = [
+        next(iter(sub)) if isinstance(sub, dict) and len(sub) == 1 else None
+        for sub in (s.get("submission") for _, s in samples)
+    ]
+    use_submission = id_key is None and _usable_ids(submission_ids)
     doc_lines: dict[Any, int] = {}
-    for (line, sample), payload in zip(samples, payloads, strict=True):
+    for pos, ((line, sample), payload) in enumerate(zip(samples, payloads, strict=True)):
         doc_id = sample["doc_id"]
         if doc_id in doc_lines:
             raise ImportInputError(
@@ -377,7 +402,12 @@ def sample_rows(
                 f"{doc_lines[doc_id]})"
             )
         doc_lines[doc_id] = line
-        item_id = str(payload[id_key]) if id_key else f"{task}:{doc_id}"
+        if id_key:
+            item_id = str(payload[id_key])
+        elif use_submission:
+            item_id = str(submission_ids[pos])
+        else:
+            item_id = f"{task}:{doc_id}"
         question = payload.get("question_id") if id_key != "question_id" else None
         position = doc_id if isinstance(doc_id, int) else None
         item = (
@@ -391,7 +421,9 @@ def sample_rows(
         if not options:
             options = options_from_prompt(sample.get("input"))
         text = response_text(sample)
-        if text is None:
+        lmms_pred = _first(payload, PRED_KEYS)
+        scored_choice = text is None and is_loglikelihood(sample.get("filtered_resps"))
+        if text is None and not (scored_choice and lmms_pred is not None):
             result.skipped["no response in the log line"] += 1
             continue
         gold_raw = _first(payload, GOLD_KEYS)
@@ -428,9 +460,13 @@ def sample_rows(
             "source": f"lmms-eval:{path.name}:{line}",
         }
         if gold is not None:
-            answer = extract_choice(text, options)
-            lmms_pred = _first(payload, PRED_KEYS)
-            if lmms_pred is not None:
+            if text is None:
+                # a log-likelihood choice: the option the harness scored best, no text to parse
+                answer = gold_letter(lmms_pred, options) or NOANSWER
+                row["raw_text"] = None
+            else:
+                answer = extract_choice(text, options)
+            if lmms_pred is not None and text is not None:
                 result.compared += 1
                 ours = None if answer == NOANSWER else answer
                 if str(lmms_pred).strip().upper() != (ours or ""):
@@ -442,7 +478,7 @@ def sample_rows(
                 correct=float(answer == gold),
                 reference=gold,
             )
-        elif gold_raw is not None and str(gold_raw).strip():
+        elif text is not None and gold_raw is not None and str(gold_raw).strip():
             refs = [str(gold_raw)]
             f1 = token_f1(text, refs)
             row.update(
