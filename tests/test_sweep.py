@@ -341,3 +341,15 @@ def test_plan_is_the_full_cross_product_with_unique_ids(
         if not seen or seen[-1] != video:
             assert video not in seen
             seen.append(video)
+
+
+def test_every_cli_option_is_documented() -> None:
+    from itemscale.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    sweep = sub.choices["sweep"]  # type: ignore[index]
+    options = {s for a in sweep._actions for s in a.option_strings if s.startswith("--")}
+    options.discard("--help")
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "sweep.md").read_text()
+    assert options and {o for o in options if f"`{o}" not in docs} == set()
