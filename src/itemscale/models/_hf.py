@@ -256,6 +256,10 @@ class HFBackend:
 
     def close(self) -> None:
         self._model = None
+        if self._device.startswith("cuda"):
+            import torch
+
+            torch.cuda.empty_cache()
 
     # -- batching -----------------------------------------------------------------------------
 
