@@ -260,7 +260,7 @@ def test_classify_precedence(facts: TransitionFacts) -> None:
     st.lists(st.integers(0, 40), min_size=1, max_size=10, unique=True),
     st.lists(st.integers(0, 40), min_size=1, max_size=10, unique=True),
 )
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=25, deadline=None)
 def test_kept_dropped_added_partition(a: list[int], b: list[int]) -> None:
     df = normalise_responses(
         pd.DataFrame([row("x", "f8", 1.0, "A", a), row("x", "f16", 0.0, "B", b)])
