@@ -1,8 +1,8 @@
 """The multiple-choice extractor against outputs models really write.
 
 The rows marked `lmms` are outputs that lmms-eval's `extract_mcq_answer` (first-letter fallback,
-"prediction in choice" substring test, leading-article match) reads as a letter; here they must
-give NOANSWER or the letter actually named.
+"prediction in choice" substring test, leading-article match) or its Video-MME parser (first
+capital A-D anywhere) reads as a wrong letter; here they give NOANSWER or the option named.
 """
 
 from __future__ import annotations
@@ -97,6 +97,10 @@ CASES: list[tuple[str | None, tuple[str, ...], str]] = [
     ("I", XMAS, NOANSWER),
     ("The video shows candles and berries on the tree.", XMAS, NOANSWER),  # two option texts
     ("Apples", FRUIT, "A"),
+    # lmms-eval's Video-MME parser takes the first capital A-D anywhere: "C" of "Christmas",
+    # "D" of "Doing"
+    ("Christmas trees here carry mostly candles.", XMAS, "B"),
+    ("Doing the count, apples.", XMAS, "A"),
     ("The tree is green.", XMAS, NOANSWER),
     ("Hmm", XMAS, NOANSWER),
 ]
