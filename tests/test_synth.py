@@ -245,8 +245,9 @@ def test_answer_letters_balanced_within_split_and_kind(suite: tuple[Path, SuiteM
 
 
 def test_same_seed_same_suite(tmp_path: Path) -> None:
+    """Same seed, same bytes and pixels, whether videos are made in one process or two."""
     a = generate_suite(tmp_path / "a", n_videos=2, seed=5, **SMALL)
-    b = generate_suite(tmp_path / "b", n_videos=2, seed=5, **SMALL)
+    b = generate_suite(tmp_path / "b", n_videos=2, seed=5, workers=2, **SMALL)
     c = generate_suite(tmp_path / "c", n_videos=2, seed=6, **SMALL)
     assert (tmp_path / "a/items.jsonl").read_bytes() == (tmp_path / "b/items.jsonl").read_bytes()
     assert (tmp_path / "a/suite.json").read_bytes() == (tmp_path / "b/suite.json").read_bytes()

@@ -25,7 +25,14 @@ from itemscale.synth import (
     plan_scene,
     render_frame,
 )
-from itemscale.synth._scene import CELLS, GRID_COLUMNS, GRID_ROWS, place_intervals
+from itemscale.synth._scene import (
+    CELLS,
+    GRID_COLUMNS,
+    GRID_ROWS,
+    check_scene_parameters,
+    frames_needed,
+    place_intervals,
+)
 from itemscale.synth._suite import assign_splits, balanced_positions, rgb_to_yuv420p
 
 SIZES = [(160, 120), (224, 160), (128, 96)]
@@ -78,7 +85,7 @@ def test_place_intervals_keeps_order_gaps_and_margins(
 @settings(max_examples=60, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
-    fps=st.integers(4, 15),
+    fps=st.integers(5, 30),
     duration=st.floats(8.0, 20.0),
     size=st.sampled_from(SIZES),
 )
@@ -181,6 +188,22 @@ def test_text_alone_does_not_find_the_answer() -> None:
     assert max(rates.values()) < 0.35, sorted(rates.items(), key=lambda kv: -kv[1])[:3]
 
 
+@pytest.mark.parametrize("fps", range(5, 31))
+def test_every_allowed_timeline_fits_the_longest_storylines(fps: int) -> None:
+    for duration in (8.0, 8.5, 9.9, 12.0, 20.0, 60.0):
+        check_scene_parameters(width=160, height=120, fps=fps, duration_s=duration)
+        assert frames_needed(fps, duration) <= round(duration * fps)
+
+
+def test_too_small_frames_and_timelines_are_refused_up_front() -> None:
+    with pytest.raises(ValueError, match="too narrow for the sign"):
+        check_scene_parameters(width=96, height=120, fps=10, duration_s=12.0)
+    with pytest.raises(ValueError, match="fps must be at least 5"):
+        check_scene_parameters(width=160, height=120, fps=4, duration_s=12.0)
+    with pytest.raises(ValueError, match="too small for the suite's shapes"):
+        check_scene_parameters(width=24, height=16, fps=10, duration_s=12.0)
+
+
 @given(n=st.integers(0, 200), seed=st.integers(0, 2**32 - 1))
 def test_balanced_positions(n: int, seed: int) -> None:
     positions = balanced_positions(np.random.default_rng(seed), n)
@@ -211,7 +234,7 @@ def test_bt601_conversion_by_hand() -> None:
     yuv = rgb_to_yuv420p(rgb)
     assert yuv.shape == (3, 4)
     # Y plane (2x4), then U (1x2) and V (1x2) packed into the last row.
-    assert yuv[:2].tolist() == [[81, 81, 235, 235], [81, 81, 235, 235]]
+    assert yuv[:2].tolist() == [[82, 82, 235, 235], [82, 82, 235, 235]]
     assert yuv[2].tolist() == [90, 128, 240, 128]
 
 
@@ -235,6 +258,6 @@ def test_generator_output_is_pinned(tmp_path: Path) -> None:
     scene_digest = hashlib.sha256(scenes.encode()).hexdigest()
     assert (GENERATOR_VERSION, digest[:16], scene_digest[:16]) == (
         "itemscale-synth-1",
-        "c278c25a64b68578",
-        "69e8692c809c74a2",
+        "5939458a3e0a1e97",
+        "9874a8b07fb71106",
     )

@@ -37,6 +37,12 @@ def register(subparsers: Any) -> None:
         help="write only this split's videos and items (same videos as in the full suite)",
     )
     parser.add_argument("--crf", type=int, default=18, help="x264 constant rate factor (18)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="encode videos in this many processes (output does not depend on it; 1)",
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace a suite already in --out")
     parser.set_defaults(func=run_synth)
 
@@ -57,6 +63,7 @@ def run_synth(args: argparse.Namespace) -> int:
             only_split=args.only_split,
             crf=args.crf,
             overwrite=args.overwrite,
+            workers=args.workers,
         )
     except SuiteError as exc:
         raise CommandError(str(exc)) from exc

@@ -50,7 +50,20 @@ GRID_COLUMNS: Final[int] = 3
 GRID_ROWS: Final[int] = 2
 
 MIN_DURATION_S: Final[float] = 8.0
+MIN_FPS: Final[int] = 5
 MAX_COUNT: Final[int] = 6
+MAX_LOOKALIKES: Final[int] = 4
+
+# Storyline timing, in seconds (ranges are drawn uniformly) or as a fraction of the video.
+MARGIN_S: Final[float] = 0.5
+BRIEF_S: Final[float] = 0.2
+SIGN_FRACTION: Final[tuple[float, float]] = (0.3, 0.45)
+COUNT_S: Final[tuple[float, float]] = (0.4, 0.7)
+COUNT_GAP_S: Final[float] = 0.4
+TURN_S: Final[tuple[float, float]] = (0.8, 1.3)
+TURN_GAP_S: Final[float] = 0.6
+STAY_FRACTION: Final[tuple[float, float]] = (0.3, 0.4)
+LOOKALIKE_GAP_S: Final[float] = 0.5
 
 
 class SceneEvent(BaseModel):
@@ -186,6 +199,48 @@ def sign_box_size(text: str, height: int) -> tuple[int, int]:
     return (n * GLYPH_WIDTH * g + (n - 1) * g + 2 * g, GLYPH_HEIGHT * g + 2 * g)
 
 
+def brief_frames(fps: int) -> int:
+    """A brief flash: about 0.2 s, and never a single frame, so it is an event, not a glitch."""
+    return max(2, round(BRIEF_S * fps))
+
+
+def frames_needed(fps: int, duration_s: float) -> int:
+    """The most frames any storyline can need (its longest draws, tightest packing), so a
+    video that is long enough for this never fails to place its events."""
+    margins = 2 * frames_for(MARGIN_S, fps)
+    count = MAX_COUNT * frames_for(COUNT_S[1], fps) + (MAX_COUNT - 1) * frames_for(COUNT_GAP_S, fps)
+    turns = 3 * frames_for(TURN_S[1], fps) + 2 * frames_for(TURN_GAP_S, fps)
+    stay = frames_for(STAY_FRACTION[1] * duration_s, fps) + MAX_LOOKALIKES * (
+        brief_frames(fps) + frames_for(LOOKALIKE_GAP_S, fps)
+    )
+    sign = frames_for(SIGN_FRACTION[1] * duration_s, fps)
+    return margins + max(count, turns, stay, sign)
+
+
+def check_scene_parameters(*, width: int, height: int, fps: int, duration_s: float) -> None:
+    """Refuse, before any video is made, a frame or timeline too small for the storylines."""
+    if fps < MIN_FPS:
+        raise ValueError(f"fps must be at least {MIN_FPS} (brief events last a few frames)")
+    if duration_s < MIN_DURATION_S:
+        raise ValueError(f"duration_s must be at least {MIN_DURATION_S} s, got {duration_s}")
+    needed = frames_needed(fps, duration_s)
+    if needed > round(duration_s * fps):
+        raise ValueError(
+            f"{duration_s} s at {fps} fps is {round(duration_s * fps)} frames; the storylines "
+            f"may need {needed}: use a longer video"
+        )
+    size = shape_size(width, height)
+    if size < 6:
+        raise ValueError(f"a {width}x{height} frame is too small for the suite's shapes")
+    cell_w, cell_h = width // GRID_COLUMNS, height // GRID_ROWS
+    sign_w, sign_h = sign_box_size("x" * max(len(w) for w in SIGN_WORDS), height)
+    if sign_w > cell_w or sign_h > cell_h:
+        raise ValueError(
+            f"a {width}x{height} frame is too narrow for the sign ({sign_w}x{sign_h} pixels in a "
+            f"{cell_w}x{cell_h} cell); use a wider frame"
+        )
+
+
 def _plan_sign_text(rng: np.random.Generator) -> tuple[str, tuple[str, ...]]:
     """The sign's text and three confusable alternatives, drawn so that the text is uniform
     within its set of four: the set itself says nothing about which one is shown."""
@@ -208,14 +263,11 @@ def plan_scene(
     """Draw one video's storylines from `rng`: a brief flash, a sign, a shape that comes back a
     few times, three shapes that take turns, and a shape that stays while look-alikes of another
     colour flash in its place; two shapes drift over everything."""
-    if duration_s < MIN_DURATION_S:
-        raise ValueError(f"duration_s must be at least {MIN_DURATION_S} s, got {duration_s}")
     n_frames = round(duration_s * fps)
     size = shape_size(width, height)
-    if size < 6:
-        raise ValueError(f"a {width}x{height} frame is too small for the suite's shapes")
-    margin = frames_for(0.5, fps)
-    brief_len = max(2, round(0.2 * fps))
+    check_scene_parameters(width=width, height=height, fps=fps, duration_s=duration_s)
+    margin = frames_for(MARGIN_S, fps)
+    brief_len = brief_frames(fps)
 
     colours = list(COLOURS)
     # The stayer and its look-alikes share a shape and differ in colour.
@@ -239,7 +291,7 @@ def plan_scene(
     events.append(shape_event("brief", brief_combo, start, end))
 
     sign_text, alternatives = _plan_sign_text(rng)
-    sign_len = frames_for(float(rng.uniform(0.3, 0.45)) * duration_s, fps)
+    sign_len = frames_for(float(rng.uniform(*SIGN_FRACTION)) * duration_s, fps)
     ((start, end),) = place_intervals(rng, n_frames, [sign_len], 0, margin)
     w, h = sign_box_size(sign_text, height)
     box = _jittered_box(rng, _cell_box("sign", width, height), w, h)
@@ -255,24 +307,25 @@ def plan_scene(
     )
 
     count = int(rng.integers(1, MAX_COUNT + 1))
-    lengths = [frames_for(float(rng.uniform(0.5, 0.8)), fps) for _ in range(count)]
-    for start, end in place_intervals(rng, n_frames, lengths, frames_for(0.5, fps), margin):
+    lengths = [frames_for(float(rng.uniform(*COUNT_S)), fps) for _ in range(count)]
+    gap = frames_for(COUNT_GAP_S, fps)
+    for start, end in place_intervals(rng, n_frames, lengths, gap, margin):
         events.append(shape_event("count", count_combo, start, end))
 
-    lengths = [frames_for(float(rng.uniform(0.8, 1.3)), fps) for _ in range(3)]
+    lengths = [frames_for(float(rng.uniform(*TURN_S)), fps) for _ in range(3)]
     for combo, (start, end) in zip(
         turn_combos,
-        place_intervals(rng, n_frames, lengths, frames_for(0.6, fps), margin),
+        place_intervals(rng, n_frames, lengths, frames_for(TURN_GAP_S, fps), margin),
         strict=True,
     ):
         events.append(shape_event("turn", combo, start, end))
 
-    n_lookalikes = int(rng.integers(3, 5))
+    n_lookalikes = int(rng.integers(3, MAX_LOOKALIKES + 1))
     stay_at = int(rng.integers(0, n_lookalikes + 1))
-    stay_len = frames_for(float(rng.uniform(0.3, 0.4)) * duration_s, fps)
+    stay_len = frames_for(float(rng.uniform(*STAY_FRACTION)) * duration_s, fps)
     lengths = [brief_len] * n_lookalikes
     lengths.insert(stay_at, stay_len)
-    intervals = place_intervals(rng, n_frames, lengths, frames_for(0.5, fps), margin)
+    intervals = place_intervals(rng, n_frames, lengths, frames_for(LOOKALIKE_GAP_S, fps), margin)
     for i, (start, end) in enumerate(intervals):
         if i == stay_at:
             events.append(shape_event("stay", (stay_colour, stay_shape), start, end))

@@ -14,6 +14,7 @@ import hashlib
 import os
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
 
@@ -24,7 +25,7 @@ from .. import __version__
 from ..items import Item, write_items_jsonl
 from ..responses import write_json_atomic
 from ._questions import N_OPTIONS, QUESTION_KINDS, QuestionKind, build_items
-from ._scene import VideoScene, iter_frames, plan_scene
+from ._scene import VideoScene, check_scene_parameters, iter_frames, plan_scene
 
 SUITE_SCHEMA_VERSION: Final[int] = 1
 #: Bump when the same seed would produce different videos or items.
@@ -93,21 +94,22 @@ def sha256_file(path: Path) -> str:
 def rgb_to_yuv420p(rgb: np.ndarray) -> np.ndarray:
     """BT.601 limited-range YUV 4:2:0, planar, as PyAV's `yuv420p` ndarray (height * 3/2 rows).
 
-    Done in numpy rather than by swscale: swscale's SIMD paths round differently on different
-    CPUs, and frames it reformats inside `encode` made x264's output vary between runs here.
+    Integer arithmetic in numpy (the usual 8-bit BT.601 coefficients) rather than swscale,
+    whose SIMD paths may round differently on another CPU: the encoder's input, and so the
+    video, is then the same everywhere. Chroma is the rounded mean of each 2x2 block.
     """
     h, w, _ = rgb.shape
-    r, g, b = (rgb[..., i].astype(np.float64) for i in range(3))
-    y = 16.0 + (65.481 * r + 128.553 * g + 24.966 * b) / 255.0
-    cb = 128.0 + (-37.797 * r - 74.203 * g + 112.0 * b) / 255.0
-    cr = 128.0 + (112.0 * r - 93.786 * g - 18.214 * b) / 255.0
+    r, g, b = (rgb[..., i].astype(np.int32) for i in range(3))
+    y = ((66 * r + 129 * g + 25 * b + 128) >> 8) + 16
 
-    def subsample(plane: np.ndarray) -> np.ndarray:
-        blocks: np.ndarray = plane.reshape(h // 2, 2, w // 2, 2).mean(axis=(1, 3))
-        return blocks
+    def chroma(cr: int, cg: int, cb: int) -> np.ndarray:
+        full = cr * r + cg * g + cb * b
+        block_sum = full.reshape(h // 2, 2, w // 2, 2).sum(axis=(1, 3))
+        plane: np.ndarray = ((block_sum + 512) >> 10) + 128
+        return plane
 
-    planes = [np.rint(y), np.rint(subsample(cb)), np.rint(subsample(cr))]
-    out = np.concatenate([planes[0].ravel(), planes[1].ravel(), planes[2].ravel()])
+    u, v = chroma(-38, -74, 112), chroma(112, -94, -18)
+    out = np.concatenate([y.ravel(), u.ravel(), v.ravel()])
     yuv: np.ndarray = np.clip(out, 0, 255).astype(np.uint8).reshape(h * 3 // 2, w)
     return yuv
 
@@ -173,6 +175,62 @@ def balanced_positions(rng: np.random.Generator, n: int) -> list[int]:
     return [int(p) for p in np.concatenate(blocks)[:n]] if blocks else []
 
 
+@dataclass(frozen=True)
+class _VideoJob:
+    """Everything one video needs, so videos can be made in worker processes in any order."""
+
+    out_dir: Path
+    seed_seq: np.random.SeedSequence
+    video_id: str
+    index: int
+    split: Split
+    width: int
+    height: int
+    fps: int
+    duration_s: float
+    crf: int
+    answer_positions: dict[QuestionKind, int]
+    dialogue_kind: QuestionKind
+
+
+def _make_video(job: _VideoJob) -> tuple[list[Item], SuiteVideo]:
+    rng = np.random.default_rng(job.seed_seq)
+    try:
+        scene = plan_scene(
+            rng,
+            job.video_id,
+            width=job.width,
+            height=job.height,
+            fps=job.fps,
+            duration_s=job.duration_s,
+        )
+    except ValueError as exc:
+        raise SuiteError(f"video {job.video_id}: {exc}") from exc
+    rel_path = f"{VIDEOS_DIR}/{job.video_id}.mp4"
+    path = job.out_dir / rel_path
+    encode_h264(
+        iter_frames(scene), path, width=job.width, height=job.height, fps=job.fps, crf=job.crf
+    )
+    items = build_items(
+        rng,
+        scene,
+        video_path=rel_path,
+        split=job.split,
+        answer_positions=job.answer_positions,
+        dialogue_kind=job.dialogue_kind,
+    )
+    video = SuiteVideo(
+        video_id=job.video_id,
+        index=job.index,
+        split=job.split,
+        path=rel_path,
+        sha256=sha256_file(path),
+        n_items=len(items),
+        scene=scene,
+    )
+    return items, video
+
+
 def _prepare_out_dir(out_dir: Path, overwrite: bool) -> None:
     videos = out_dir / VIDEOS_DIR
     existing = [p for p in (out_dir / SUITE_FILE, out_dir / ITEMS_FILE) if p.exists()]
@@ -206,13 +264,15 @@ def generate_suite(
     only_split: Split | None = None,
     crf: int = 18,
     overwrite: bool = False,
+    workers: int = 1,
 ) -> SuiteManifest:
     """Generate the synthetic video suite into `out_dir` and return its manifest.
 
     Writes `videos/<video_id>.mp4`, `items.jsonl` (generic item format, `video_path` relative to
     `out_dir`) and `suite.json`. The same arguments give byte-identical `items.jsonl` and the same
     decoded frames. `only_split` writes only that split's videos and items (the split of each
-    video is the one it has in the full suite).
+    video is the one it has in the full suite). `workers` > 1 encodes videos in that many
+    processes; the output does not depend on it.
     """
     out_dir = Path(out_dir)
     if n_videos < 1:
@@ -223,8 +283,10 @@ def generate_suite(
         raise SuiteError(f"test_fraction must lie in [0, 1], got {test_fraction}")
     if width % 2 or height % 2:
         raise SuiteError(f"yuv420p needs an even width and height, got {width}x{height}")
-    if fps < 4:
-        raise SuiteError(f"fps must be at least 4 (brief events last a few frames), got {fps}")
+    try:
+        check_scene_parameters(width=width, height=height, fps=fps, duration_s=duration_s)
+    except ValueError as exc:
+        raise SuiteError(str(exc)) from exc
     _prepare_out_dir(out_dir, overwrite)
 
     root = np.random.SeedSequence(seed)
@@ -242,44 +304,33 @@ def generate_suite(
                 positions[(i, kind)] = position
     dialogue_kinds = [QUESTION_KINDS[int(k)] for k in suite_rng.integers(0, 5, size=n_videos)]
 
-    all_items: list[Item] = []
-    videos: list[SuiteVideo] = []
-    for index in range(n_videos):
-        split = splits[index]
-        if only_split is not None and split != only_split:
-            continue
-        rng = np.random.default_rng(video_seqs[index])
-        video_id = f"synth-{seed}-{index:05d}"
-        try:
-            scene = plan_scene(
-                rng, video_id, width=width, height=height, fps=fps, duration_s=duration_s
-            )
-        except ValueError as exc:
-            raise SuiteError(f"video {video_id}: {exc}") from exc
-        rel_path = f"{VIDEOS_DIR}/{video_id}.mp4"
-        encode_h264(
-            iter_frames(scene), out_dir / rel_path, width=width, height=height, fps=fps, crf=crf
-        )
-        items = build_items(
-            rng,
-            scene,
-            video_path=rel_path,
-            split=split,
+    jobs = [
+        _VideoJob(
+            out_dir=out_dir,
+            seed_seq=video_seqs[index],
+            video_id=f"synth-{seed}-{index:05d}",
+            index=index,
+            split=splits[index],
+            width=width,
+            height=height,
+            fps=fps,
+            duration_s=duration_s,
+            crf=crf,
             answer_positions={kind: positions[(index, kind)] for kind in QUESTION_KINDS},
             dialogue_kind=dialogue_kinds[index],
         )
-        all_items.extend(items)
-        videos.append(
-            SuiteVideo(
-                video_id=video_id,
-                index=index,
-                split=split,
-                path=rel_path,
-                sha256=sha256_file(out_dir / rel_path),
-                n_items=len(items),
-                scene=scene,
-            )
-        )
+        for index in range(n_videos)
+        if only_split is None or splits[index] == only_split
+    ]
+    if workers > 1 and len(jobs) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+            results = list(pool.map(_make_video, jobs))
+    else:
+        results = [_make_video(job) for job in jobs]
+    all_items = [item for items, _ in results for item in items]
+    videos = [video for _, video in results]
 
     write_items_jsonl(out_dir / ITEMS_FILE, all_items)
     manifest = SuiteManifest(
