@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
 
         for name, argv in (
             ("cascade", ["cascade", str(out), "--json", str(out / "cascade.json")]),
-            ("audit", ["audit", str(out)]),
+            ("audit", ["audit", str(out), "--sheets"]),
             ("report", ["report", str(out)]),
         ):
             t = _step(name)
