@@ -353,3 +353,16 @@ def test_every_cli_option_is_documented() -> None:
     options.discard("--help")
     docs = (Path(__file__).resolve().parent.parent / "docs" / "sweep.md").read_text()
     assert options and {o for o in options if f"`{o}" not in docs} == set()
+
+
+def test_rerun_keeps_provenance_other_commands_added(bench: dict[str, Any]) -> None:
+    _run(bench, limit=1)
+    run_json = bench["root"] / "run" / "run.json"
+    written = json.loads(run_json.read_text())
+    written["interventions"] = {"nested": {"n_regressions": 3}}
+    run_json.write_text(json.dumps(written))
+    _run(bench)
+    _, prov = read_run(bench["root"] / "run")
+    assert prov["interventions"] == {"nested": {"n_regressions": 3}}
+    assert prov["sweep"]["ran_cells"] == 12 and prov["store"]["cells"] == 16
+    assert len(prov["sessions"]) == 2

@@ -6,6 +6,7 @@ model: a crash loses at most the cells in flight, and every rerun recomputes not
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 import threading
@@ -23,7 +24,7 @@ import pandas as pd
 from ..items import Item
 from ..models import PROMPT_TEMPLATE_VERSION, VideoLM
 from ..protocol import Configuration, ModelEntry, Protocol
-from ..responses import EXTRACTOR_VERSION, Status
+from ..responses import EXTRACTOR_VERSION, RUN_FILE, Status
 from ..store import CellRow, RunStore, open_store, utc_now
 from ._execute import (
     JobStats,
@@ -352,8 +353,32 @@ def run_sweep(
             },
             **dict(provenance or {}),
         }
+        payload = _carry_over(out_dir, payload)
         result.table = store.export(out_dir, payload, prefer=session.planned_ids)
     return result
+
+
+#: run.json keys every export recomputes (from this sweep or from the store).
+_RECOMPUTED_KEYS = frozenset(
+    {"schema_version", "model_specs", "video_content_hashes", "sessions", "store"}
+)
+
+
+def _carry_over(run_dir: Path, payload: dict[str, Any]) -> dict[str, Any]:
+    """Keep what earlier writers put in run.json (e.g. `interventions` by `itemscale intervene`)
+    and this sweep does not set, so a later sweep does not erase another command's provenance.
+    The previous run's own `times`/`sweep` are replaced by this one's (sessions keep them all)."""
+    previous_file = run_dir / RUN_FILE
+    if not previous_file.is_file():
+        return payload
+    try:
+        previous = json.loads(previous_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return payload  # an unreadable run.json is rewritten from the store
+    if not isinstance(previous, dict):
+        return payload
+    kept = {k: v for k, v in previous.items() if k not in payload and k not in _RECOMPUTED_KEYS}
+    return {**kept, **payload}
 
 
 def plan_sweep(
