@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="how much compute a stopping policy saves at the terminal budget's accuracy",
         description="Fit the confidence cascade (and the agreement and learned stopping "
         "policies) on one half of the videos, report them on the other half, swap, and report "
-        "accuracy, mean shared cost and cost reduction with 95%% video-bootstrap intervals.",
+        "accuracy, mean shared cost and cost reduction with 95% video-bootstrap intervals.",
     )
     p.add_argument("run_dir", help="run directory holding responses.parquet")
     p.add_argument("--json", dest="json_out", metavar="OUT", help="write the report as JSON")

@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Re-run the terminal budget of every terminal regression, and of a seeded "
         "control sample of items right at the terminal budget, with one controlled change of "
         "sampling; report the share of regressions recovered and the share of controls broken, "
-        "with 95%% video-bootstrap intervals.",
+        "with 95% video-bootstrap intervals.",
     )
     p.add_argument("run_dir", help="run directory written by `itemscale sweep`")
     p.add_argument(
