@@ -361,3 +361,14 @@ def test_any_valid_grid_round_trips_in_any_row_order(
     assert got == want
     assert rows.groupby("config_label")["config_id"].nunique().eq(1).all()
     assert len(set(rows["config_id"])) == 3
+
+
+def test_the_same_key_in_two_files_of_one_import_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = write_csv(tmp_path, GOOD[:2], "a.csv")
+    b = write_csv(tmp_path, [GOOD[0].replace(",1,B,", ",0,C,")], "b.csv")
+    assert main(["import", "table", str(a), str(b), "-o", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert "item_id='q1'" in err and "table:a.csv:2" in err and "table:b.csv:2" in err
+    assert not (tmp_path / "run").exists()

@@ -223,7 +223,19 @@ def merge_into_run(
     run_path = Path(run_dir)
     if run_path.exists() and not run_path.is_dir():
         raise ImportInputError(f"{run_path}: exists and is not a directory")
-    new = normalise_responses(new_rows, where="imported rows")
+    key = list(ROW_KEY)
+    dup = new_rows.duplicated(key, keep=False)
+    if dup.any():
+        clash = new_rows.loc[dup].sort_values(key).head(2)
+        ident = ", ".join(f"{k}={_plain(clash.iloc[0][k])!r}" for k in key)
+        raise ImportInputError(
+            f"({ident}) is imported twice: from {clash.iloc[0]['source']} and "
+            f"{clash.iloc[1]['source']}"
+        )
+    try:
+        new = normalise_responses(new_rows, where="imported rows")
+    except SchemaError as exc:
+        raise ImportInputError(str(exc)) from exc
     provenance: dict[str, Any] = {}
     if (run_path / RESPONSES_FILE).exists():
         try:
@@ -233,7 +245,6 @@ def merge_into_run(
     else:
         existing = normalise_responses(pd.DataFrame(columns=list(COLUMNS)), where=str(run_path))
 
-    key = list(ROW_KEY)
     joined = new.merge(existing, on=key, how="left", suffixes=("", "__old"), indicator=True)
     present = (joined["_merge"] == "both").to_numpy()
     differs = np.zeros(len(joined), dtype=bool)
@@ -260,7 +271,10 @@ def merge_into_run(
         )
     fresh = new.loc[~present]
     merged = pd.concat([existing, fresh], ignore_index=True) if len(existing) else fresh.copy()
-    merged = normalise_responses(merged, where=str(run_path / RESPONSES_FILE))
+    try:
+        merged = normalise_responses(merged, where=str(run_path / RESPONSES_FILE))
+    except SchemaError as exc:
+        raise ImportInputError(str(exc)) from exc
     _check_item_videos(merged, where_=str(run_path))
     _check_configs(merged, where_=str(run_path))
     written = False
