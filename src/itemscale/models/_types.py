@@ -137,6 +137,8 @@ class VideoResponse:
     `visual_tokens` and `pixels` (per frame, after the processor's resizing) are what the model
     was given, as the processor produced them; None when unknown (a served model).
     Only `ok`/`noanswer` responses carry an answer; failures carry `error` and no answer.
+    `latency_s` is the request's share of its batch's wall time (local models) or its own
+    round trip including retries (served models).
     """
 
     raw_text: str | None
@@ -222,9 +224,3 @@ class VideoLM(Protocol):
 
 class BackendError(RuntimeError):
     """A backend cannot be loaded (bad options, missing weights, unsupported family)."""
-
-
-def option_letters_or_none(item: Item) -> str | None:
-    from ..responses import TaskKind
-
-    return item.option_letters if item.task_kind == TaskKind.MCQA else None
