@@ -372,3 +372,16 @@ def test_the_same_key_in_two_files_of_one_import_is_named(
     err = capsys.readouterr().err
     assert "item_id='q1'" in err and "table:a.csv:2" in err and "table:b.csv:2" in err
     assert not (tmp_path / "run").exists()
+
+
+def test_attributes_drive_analyze_by(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    assert main(["import", "table", str(write_csv(tmp_path, GOOD)), "-o", str(run)]) == 0
+    out = tmp_path / "m.json"
+    argv = ["analyze", str(run), "--bootstrap", "0", "--by", "duration", "--json", str(out)]
+    assert main(argv) == 0
+    groups = json.loads(out.read_text())["models"]["m"]["by"]["duration"]["groups"]
+    # long: q3 right at both; short: q1 (1, 0) and q2 (0, 1) -> 1/2 at each budget
+    assert groups["long"]["accuracy"]["8f"]["value"] == 1.0
+    assert groups["short"]["accuracy"]["8f"]["value"] == pytest.approx(0.5)
+    assert groups["short"]["accuracy"]["16f"]["value"] == pytest.approx(0.5)
