@@ -366,3 +366,15 @@ def test_rerun_keeps_provenance_other_commands_added(bench: dict[str, Any]) -> N
     assert prov["interventions"] == {"nested": {"n_regressions": 3}}
     assert prov["sweep"]["ran_cells"] == 12 and prov["store"]["cells"] == 16
     assert len(prov["sessions"]) == 2
+
+
+def test_a_second_sweep_on_the_same_run_directory_is_refused(bench: dict[str, Any]) -> None:
+    import os
+
+    from itemscale.store import StoreError, run_dir_lock
+
+    with run_dir_lock(bench["root"] / "run"):
+        with pytest.raises(StoreError, match=rf"another sweep is running .*pid {os.getpid()}"):
+            _run(bench)
+        assert read_log(bench["log"]) == []
+    assert _run(bench).ran == 16  # released on exit

@@ -1,11 +1,13 @@
 """The resumable run store (SQLite) behind a sweep, and its export to the response table."""
 
 from ._identity import IDENTITY_VERSION, cell_identity, item_fingerprint
+from ._lock import LOCK_FILE, run_dir_lock
 from ._migrations import MIGRATIONS, SCHEMA_VERSION
 from ._store import STORE_FILE, CellRow, RunStore, StoreError, open_store, utc_now
 
 __all__ = [
     "IDENTITY_VERSION",
+    "LOCK_FILE",
     "MIGRATIONS",
     "SCHEMA_VERSION",
     "STORE_FILE",
@@ -15,5 +17,6 @@ __all__ = [
     "cell_identity",
     "item_fingerprint",
     "open_store",
+    "run_dir_lock",
     "utc_now",
 ]

@@ -25,7 +25,7 @@ from ..items import Item
 from ..models import PROMPT_TEMPLATE_VERSION, VideoLM
 from ..protocol import Configuration, ModelEntry, Protocol
 from ..responses import EXTRACTOR_VERSION, RUN_FILE, Status
-from ..store import CellRow, RunStore, open_store, utc_now
+from ..store import CellRow, RunStore, open_store, run_dir_lock, utc_now
 from ._execute import (
     JobStats,
     PreparedJob,
@@ -278,7 +278,7 @@ def run_sweep(
     configs = planned_configs(protocol.configurations(), list(extra_configs or ()))
     stop = stop if stop is not None else SweepStop()
     result = SweepResult(run_dir=out_dir)
-    with open_store(out_dir) as store, stop_on_sigint(stop):
+    with run_dir_lock(out_dir), open_store(out_dir) as store, stop_on_sigint(stop):
         session_id = store.start_session(
             {
                 "executor": executor,
