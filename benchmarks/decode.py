@@ -34,30 +34,31 @@ import numpy as np
 from itemscale.protocol import Configuration, SamplingPolicy
 from itemscale.video import (
     FrameCache,
+    _media,
+    convert_frame,
     decode_for_configs,
     decode_frames,
     decode_raw,
     encode_video,
     plan_frames,
-    resize_frame,
     stream_index,
 )
-from itemscale.video import _media
 
 WIDTH, HEIGHT, FPS, SECONDS, GOP = 640, 360, 30, 180, 250
 
 
 def make_video(path: Path) -> Path:
-    """A moving scene (gradient, a sliding bar, a little noise) that H.264 codes like real video
-    rather than like a still image."""
+    """A moving scene (a drifting gradient, a sliding bar, blocky texture) that H.264 codes
+    about as densely as ordinary 360p video (~1-2 Mbit/s), not like a still or like noise."""
     rng = np.random.default_rng(0)
     y, x = np.mgrid[0:HEIGHT, 0:WIDTH]
     base = np.stack([(x * 255 // WIDTH), (y * 255 // HEIGHT), ((x + y) % 256)], axis=-1)
-    noise = rng.integers(0, 24, (8, HEIGHT, WIDTH, 3))
+    texture = np.kron(rng.integers(0, 48, (HEIGHT // 20, WIDTH // 20, 3)), np.ones((20, 20, 1)))
+    base = (base + texture).astype(np.int64)
 
     def frames():  # type: ignore[no-untyped-def]
         for i in range(FPS * SECONDS):
-            frame = (base + 3 * i + noise[i % 8]) % 256
+            frame = np.roll(base, 2 * i, axis=1) % 256
             bar = (i * 4) % WIDTH
             frame[:, bar : bar + 40] = 255 - frame[:, bar : bar + 40]
             yield frame.astype(np.uint8)
@@ -76,7 +77,8 @@ def grid() -> list[Configuration]:
 
 def lmms_eval_style(path: Path, config: Configuration) -> np.ndarray:
     """Decode from the first frame, keep the sampled ones, stop after the last (lmms-eval's
-    PyAV reader), then resize as the shared pipeline does."""
+    PyAV reader), converting each kept frame to the configuration's size as the shared pass
+    does."""
     import av
 
     index = stream_index(path)
@@ -91,7 +93,7 @@ def lmms_eval_style(path: Path, config: Configuration) -> np.ndarray:
             if i > last:
                 break
             if i in wanted:
-                frames.append(resize_frame(frame.to_ndarray(format="rgb24"), plan.height, plan.width))
+                frames.append(convert_frame(frame, plan.height, plan.width))
     return np.stack(frames)
 
 

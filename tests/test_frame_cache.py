@@ -45,13 +45,13 @@ CONFIGS = [
 @pytest.fixture
 def decode_calls(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
     calls: list[list[int]] = []
-    real = _pipeline.decode_frames
+    real = _pipeline.decode_resized
 
-    def counting(index, indices):  # type: ignore[no-untyped-def]
-        calls.append([int(i) for i in indices])
-        return real(index, indices)
+    def counting(index, requests):  # type: ignore[no-untyped-def]
+        calls.append(sorted(int(i) for i in requests))
+        return real(index, requests)
 
-    monkeypatch.setattr(_pipeline, "decode_frames", counting)
+    monkeypatch.setattr(_pipeline, "decode_resized", counting)
     return calls
 
 
@@ -78,7 +78,7 @@ def test_served_from_cache_across_copies_of_the_video(
     uncached = decode_for_configs(video, CONFIGS)
     first = decode_for_configs(video, CONFIGS, cache=cache)
     union = decode_calls[1]
-    assert len(union) == len({int(i) for c in CONFIGS for i in uncached[c.config_id].indices})
+    assert union == sorted({int(i) for c in CONFIGS for i in uncached[c.config_id].indices})
     # content-addressed: a copy under another name hits every entry and decodes nothing
     copy = tmp_path / "renamed.mp4"
     shutil.copy(video, copy)

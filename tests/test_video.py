@@ -108,13 +108,13 @@ def test_shared_pass_equals_raw_pipeline_bit_for_bit(
     path = videos[suffix]
     configs = grid()
     calls: list[list[int]] = []
-    real = _pipeline.decode_frames
+    real = _pipeline.decode_resized
 
-    def counting(index, indices):  # type: ignore[no-untyped-def]
-        calls.append(list(indices))
-        return real(index, indices)
+    def counting(index, requests):  # type: ignore[no-untyped-def]
+        calls.append(sorted(requests))
+        return real(index, requests)
 
-    monkeypatch.setattr(_pipeline, "decode_frames", counting)
+    monkeypatch.setattr(_pipeline, "decode_resized", counting)
     shared = decode_for_configs(path, configs, item_key="q7", repeat=1)
     # one decode of the union for every cached configuration, plus one for the raw one
     assert len(calls) == 2
@@ -127,7 +127,7 @@ def test_shared_pass_equals_raw_pipeline_bit_for_bit(
         }
     )
     assert calls[0] == union
-    monkeypatch.setattr(_pipeline, "decode_frames", real)
+    monkeypatch.setattr(_pipeline, "decode_resized", real)
 
     assert set(shared) == {c.config_id for c in configs}
     for config in configs:

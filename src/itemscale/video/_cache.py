@@ -24,7 +24,7 @@ import numpy as np
 ENTRY_MAGIC: Final[bytes] = b"ISFRAME1"
 _HEADER: Final[struct.Struct] = struct.Struct("<8sIIII")  # magic, height, width, channels, crc32
 #: Part of every key: the resize method (changing it must not serve old pixels).
-RESIZE_VERSION: Final[str] = "bicubic1"
+RESIZE_VERSION: Final[str] = "swsbicubic1"
 _SUFFIX: Final[str] = ".frame"
 _STALE_TEMP_S: Final[float] = 3600.0
 
@@ -59,23 +59,38 @@ class FrameCache:
 
     def get(self, video_hash: str, index: int, height: int, width: int) -> np.ndarray | None:
         """The cached frame, or None when absent or damaged (a damaged entry is deleted)."""
+        frame = np.empty((height, width, 3), dtype=np.uint8)
+        return frame if self.read_into(video_hash, index, frame) else None
+
+    def read_into(self, video_hash: str, index: int, out: np.ndarray) -> bool:
+        """Read a cached frame straight into `out` (a C-contiguous uint8 [H, W, 3] array, e.g.
+        one slot of a frame stack, which saves a copy per frame). False when absent or damaged;
+        `out` then holds garbage and a damaged entry is deleted."""
+        if out.dtype != np.uint8 or out.ndim != 3 or out.shape[2] != 3:
+            raise ValueError(f"a cached frame is uint8 [H, W, 3] (got {out.dtype} {out.shape})")
+        if not out.flags.c_contiguous:
+            raise ValueError("read_into needs a C-contiguous destination")
+        height, width = int(out.shape[0]), int(out.shape[1])
         path = self.path_for(video_hash, index, height, width)
+        target = out.data.cast("B")
         try:
-            data = path.read_bytes()
+            with path.open("rb", buffering=0) as handle:
+                header = handle.read(_HEADER.size)
+                got = handle.readinto(target)
+                trailing = handle.read(1)
         except FileNotFoundError:
             self.stats.misses += 1
-            return None
-        frame = _parse_entry(data, height, width)
-        if frame is None:
+            return False
+        if not _valid(header, got, trailing, target, height, width):
             self.stats.corrupted += 1
             self.stats.misses += 1
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
-            return None
+            return False
         with contextlib.suppress(OSError):
             os.utime(path)  # recency for eviction
         self.stats.hits += 1
-        return frame
+        return True
 
     def put(self, video_hash: str, index: int, frame: np.ndarray) -> None:
         """Store a frame (uint8 [H, W, 3]) atomically: temp file in the same folder, then rename."""
@@ -145,13 +160,12 @@ class FrameCache:
         return freed
 
 
-def _parse_entry(data: bytes, height: int, width: int) -> np.ndarray | None:
-    if len(data) < _HEADER.size:
-        return None
-    magic, h, w, c, crc = _HEADER.unpack_from(data)
-    payload = memoryview(data)[_HEADER.size :]
-    if magic != ENTRY_MAGIC or (h, w, c) != (height, width, 3) or len(payload) != h * w * c:
-        return None
-    if zlib.crc32(payload) != crc:
-        return None
-    return np.frombuffer(payload, dtype=np.uint8).reshape(h, w, c)
+def _valid(
+    header: bytes, got: int | None, trailing: bytes, payload: memoryview, height: int, width: int
+) -> bool:
+    if len(header) < _HEADER.size or trailing or got != len(payload):
+        return False
+    magic, h, w, c, crc = _HEADER.unpack(header)
+    if magic != ENTRY_MAGIC or (h, w, c) != (height, width, 3):
+        return False
+    return bool(zlib.crc32(payload) == crc)

@@ -12,7 +12,7 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -234,15 +234,32 @@ def _frames_from(container: Any, stream: Any, seek_pts: int | None) -> Iterator[
     yield from container.decode(stream)
 
 
+def convert_frame(frame: Any, height: int, width: int) -> np.ndarray:
+    """A decoded frame as RGB uint8 [height, width, 3]: colour conversion and bicubic scaling in
+    one swscale pass from the decoder's own pixels (cheaper than converting at full size and
+    resizing after). Both pipelines call exactly this, so they agree bit for bit."""
+    rgb = frame.reformat(width=width, height=height, format="rgb24", interpolation="BICUBIC")
+    return np.ascontiguousarray(rgb.to_ndarray())
+
+
 def decode_frames(index: StreamIndex, indices: Sequence[int] | np.ndarray) -> dict[int, np.ndarray]:
-    """Decode the given frame indices (RGB uint8 [H, W, 3]) in one forward pass.
+    """The given frames at native size (RGB uint8 [H, W, 3]), from one forward pass."""
+    size = (index.info.height, index.info.width)
+    got = decode_resized(index, {int(i): [size] for i in np.asarray(indices).tolist()})
+    return {i: frame for (i, _h, _w), frame in got.items()}
+
+
+def decode_resized(
+    index: StreamIndex, requests: Mapping[int, Collection[tuple[int, int]]]
+) -> dict[tuple[int, int, int], np.ndarray]:
+    """Frames by index, each at every (height, width) asked for it, from one forward pass.
 
     Before each wanted frame whose keyframe lies beyond the frames decoded so far, seek to that
     keyframe; frames in between are decoded (the codec needs them) but never converted.
     """
     import av
 
-    wanted = np.unique(np.asarray(indices, dtype=np.int64))
+    wanted = np.unique(np.asarray(list(requests), dtype=np.int64))
     if wanted.size == 0:
         return {}
     info = index.info
@@ -253,7 +270,8 @@ def decode_frames(index: StreamIndex, indices: Sequence[int] | np.ndarray) -> di
     pts_to_index = {int(p): int(i) for p, i in zip(target_pts, wanted, strict=True)}
     key_pos = np.searchsorted(index.keyframe_pts, target_pts, side="right") - 1
     seek_to = index.keyframe_pts[np.maximum(key_pos, 0)]
-    out: dict[int, np.ndarray] = {}
+    out: dict[tuple[int, int, int], np.ndarray] = {}
+    done: set[int] = set()
     container = _open(path)
     try:
         stream = _video_stream(container, path)
@@ -262,7 +280,7 @@ def decode_frames(index: StreamIndex, indices: Sequence[int] | np.ndarray) -> di
         position: int | None = None  # pts of the last frame decoded
         try:
             for target, keyframe in zip(target_pts.tolist(), seek_to.tolist(), strict=True):
-                if pts_to_index[target] in out:
+                if pts_to_index[target] in done:
                     continue
                 if frames is None or position is None or keyframe > position:
                     first = frames is None and keyframe == int(index.pts[0])
@@ -272,11 +290,13 @@ def decode_frames(index: StreamIndex, indices: Sequence[int] | np.ndarray) -> di
                         raise MediaError("unseekable", str(path), "decoded frame has no timestamp")
                     position = int(frame.pts)
                     hit = pts_to_index.get(position)
-                    if hit is not None and hit not in out:
-                        out[hit] = frame.to_ndarray(format="rgb24")
+                    if hit is not None and hit not in done:
+                        for height, width in set(requests[hit]):
+                            out[(hit, height, width)] = convert_frame(frame, height, width)
+                        done.add(hit)
                     if position >= target:
                         break
-                if pts_to_index[target] not in out:
+                if pts_to_index[target] not in done:
                     if position is None or position < target:
                         raise MediaError(
                             "truncated",

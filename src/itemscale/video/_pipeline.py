@@ -9,14 +9,14 @@ two give the same pixels.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..protocol import Configuration
 from ._cache import FrameCache
-from ._media import StreamIndex, decode_frames, stream_index, video_content_hash
+from ._media import StreamIndex, decode_resized, stream_index, video_content_hash
 from ._resize import target_size
 from ._sampling import sample_indices
 
@@ -26,7 +26,7 @@ class FrameSet:
     """The frames one configuration saw, with what was actually used: indices, stream
     timestamps (seconds since the first frame), and the size every frame was served at."""
 
-    frames: np.ndarray  # uint8 [F, H, W, 3]
+    frames: np.ndarray  # uint8 [F, H, W, 3], read-only
     indices: np.ndarray  # int64 [F]
     timestamps: np.ndarray  # float64 [F]
     width: int
@@ -35,7 +35,6 @@ class FrameSet:
     requested_frames: int = 0
     config_id: str = ""
     label: str = ""
-    extra: Mapping[str, object] = field(default_factory=dict)
 
     @property
     def pixels(self) -> int:
@@ -77,38 +76,27 @@ def plan_frames(
     return FramePlan(config, indices, height, width)
 
 
-def resize_frame(frame: np.ndarray, height: int, width: int) -> np.ndarray:
-    """Bicubic resize (Pillow), the one resize both pipelines use; native size is returned as is."""
-    if frame.shape[0] == height and frame.shape[1] == width:
-        return frame
-    from PIL import Image
-
-    image = Image.fromarray(frame).resize((width, height), Image.Resampling.BICUBIC)
-    return np.asarray(image, dtype=np.uint8)
-
-
-def _frameset(index: StreamIndex, plan: FramePlan, frames: list[np.ndarray]) -> FrameSet:
-    config = plan.config
-    if frames:
-        stacked = np.stack(frames)
-    else:
-        stacked = np.empty((0, plan.height, plan.width, 3), dtype=np.uint8)
-    stacked.setflags(write=False)
+def _frameset(index: StreamIndex, plan: FramePlan, stack: np.ndarray) -> FrameSet:
+    stack.setflags(write=False)
     indices = plan.indices.copy()
     indices.setflags(write=False)
     timestamps = index.timestamps(plan.indices)
     timestamps.setflags(write=False)
     return FrameSet(
-        frames=stacked,
+        frames=stack,
         indices=indices,
         timestamps=timestamps,
         width=plan.width,
         height=plan.height,
         effective_frames=int(plan.indices.size),
-        requested_frames=config.frames,
-        config_id=config.config_id,
-        label=config.label,
+        requested_frames=plan.config.frames,
+        config_id=plan.config.config_id,
+        label=plan.config.label,
     )
+
+
+def _empty_stack(plan: FramePlan) -> np.ndarray:
+    return np.empty((plan.indices.size, plan.height, plan.width, 3), dtype=np.uint8)
 
 
 def decode_raw(
@@ -121,9 +109,12 @@ def decode_raw(
     """The per-configuration pipeline: decode exactly this configuration's frames, no cache."""
     index = stream_index(path)
     plan = plan_frames(index, config, item_key=item_key, repeat=repeat)
-    decoded = decode_frames(index, plan.indices)
-    frames = [resize_frame(decoded[int(i)], plan.height, plan.width) for i in plan.indices]
-    return _frameset(index, plan, frames)
+    size = (plan.height, plan.width)
+    decoded = decode_resized(index, {int(i): [size] for i in plan.indices.tolist()})
+    stack = _empty_stack(plan)
+    for slot, i in enumerate(plan.indices.tolist()):
+        stack[slot] = decoded[(i, plan.height, plan.width)]
+    return _frameset(index, plan, stack)
 
 
 def decode_for_configs(
@@ -143,35 +134,32 @@ def decode_for_configs(
     configs = list(configs)
     index = stream_index(path)
     plans = [plan_frames(index, c, item_key=item_key, repeat=repeat) for c in configs]
-    video_hash = video_content_hash(path) if cache is not None else ""
-
-    served: dict[tuple[int, int, int], np.ndarray] = {}
     shared = [p for p in plans if p.config.pipeline == "cached"]
-    if cache is not None:
-        for plan in shared:
-            for i in plan.indices.tolist():
-                key = (i, plan.height, plan.width)
-                if key not in served:
-                    hit = cache.get(video_hash, i, plan.height, plan.width)
-                    if hit is not None:
-                        served[key] = hit
-    missing = sorted(
-        {
-            i
-            for plan in shared
-            for i in plan.indices.tolist()
-            if (i, plan.height, plan.width) not in served
-        }
-    )
-    decoded = decode_frames(index, missing)
+    stacks = {id(p): _empty_stack(p) for p in shared}
+
+    # Every (frame, size) the shared configurations need, and the stack slots it fills.
+    slots: dict[tuple[int, int, int], list[np.ndarray]] = {}
     for plan in shared:
-        for i in plan.indices.tolist():
-            key = (i, plan.height, plan.width)
-            if key not in served:
-                frame = resize_frame(decoded[i], plan.height, plan.width)
-                served[key] = frame
-                if cache is not None:
-                    cache.put(video_hash, i, frame)
+        stack = stacks[id(plan)]
+        for slot, i in enumerate(plan.indices.tolist()):
+            slots.setdefault((i, plan.height, plan.width), []).append(stack[slot])
+
+    video_hash = video_content_hash(path) if cache is not None else ""
+    missing: dict[int, list[tuple[int, int]]] = {}
+    for key, targets in slots.items():
+        i, height, width = key
+        if cache is not None and cache.read_into(video_hash, i, targets[0]):
+            for other in targets[1:]:
+                other[...] = targets[0]
+        else:
+            missing.setdefault(i, []).append((height, width))
+
+    decoded = decode_resized(index, missing)
+    for key, frame in decoded.items():
+        for target in slots[key]:
+            target[...] = frame
+        if cache is not None:
+            cache.put(video_hash, key[0], frame)
 
     out: dict[str, FrameSet] = {}
     for plan in plans:
@@ -180,6 +168,5 @@ def decode_for_configs(
                 path, plan.config, item_key=item_key, repeat=repeat
             )
         else:
-            frames = [served[(i, plan.height, plan.width)] for i in plan.indices.tolist()]
-            out[plan.config.config_id] = _frameset(index, plan, frames)
+            out[plan.config.config_id] = _frameset(index, plan, stacks[id(plan)])
     return out
