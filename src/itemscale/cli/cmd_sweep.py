@@ -27,34 +27,50 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--dry-run", action="store_true", help="print the plan and its cost; run nothing"
     )
-    parser.add_argument("--limit", type=int, default=None, help="only the first N items")
+    parser.add_argument(
+        "--limit", type=int, default=None, metavar="N", help="only the first N items"
+    )
     parser.add_argument(
         "--retry-errors",
         action="store_true",
         help="run again the cells stored as media_error, model_error or timeout",
     )
-    parser.add_argument("--executor", choices=("local", "ray"), default="local")
-    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ... (local models)")
-    parser.add_argument("--batch-size", type=int, default=1, help="requests per model call")
     parser.add_argument(
-        "--output", type=Path, default=None, help="run directory (default: the protocol's `output`)"
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="local: this process; ray: one actor per GPU or CPU slot (driver owns the store)",
+    )
+    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ... (local models)")
+    parser.add_argument(
+        "--batch-size", type=int, default=1, metavar="N", help="requests per model call"
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="run directory (default: the protocol's `output`)",
     )
     parser.add_argument(
         "--videos",
         type=Path,
         default=None,
+        metavar="DIR",
         help="folder of the benchmark's video files (overrides the protocol)",
     )
     parser.add_argument(
         "--frame-cache",
         type=Path,
         default=None,
+        metavar="DIR",
         help="keep decoded frames in this folder, shared across runs",
     )
     parser.add_argument(
         "--workers",
         type=int,
         default=None,
+        metavar="N",
         help="Ray actors per model (default: one per GPU or CPU slot)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
