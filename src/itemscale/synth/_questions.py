@@ -186,7 +186,8 @@ def _summary(s: _Storylines) -> tuple[str, tuple[EvidenceSpan, ...]]:
         (s.sign.start_frame, f"sign says {s.sign.text}"),
         (
             s.counts[0].start_frame,
-            f"{_combo(s.counts[0])} appears {count_word(len(s.counts))} times",
+            f"{_combo(s.counts[0])} appears {count_word(len(s.counts))} "
+            + ("time" if len(s.counts) == 1 else "times"),
         ),
         *((e.start_frame, f"{_combo(e)} takes a turn") for e in s.turns),
         (s.stay.start_frame, f"{_combo(s.stay)} stays"),
