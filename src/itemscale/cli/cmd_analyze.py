@@ -120,7 +120,8 @@ def print_series(block: dict[str, Any], out: TextIO, indent: str = "  ") -> None
             print_series(sub, out, indent + "   ")
 
 
-def print_summary(result: dict[str, Any], out: TextIO = sys.stdout) -> None:
+def print_summary(result: dict[str, Any], out: TextIO | None = None) -> None:
+    out = out if out is not None else sys.stdout
     boot = result["bootstrap"]
     print(
         f"itemscale analyze: {len(result['models'])} model(s); intervals: {boot['n_boot']} "
