@@ -378,3 +378,43 @@ def test_a_second_sweep_on_the_same_run_directory_is_refused(bench: dict[str, An
             _run(bench)
         assert read_log(bench["log"]) == []
     assert _run(bench).ran == 16  # released on exit
+
+
+def test_two_models_share_decoded_frames_through_the_frame_cache(tmp_path: Path) -> None:
+    from itemscale.video import FrameCache
+
+    suite = write_benchmark(tmp_path / "suite", 2)
+    logs = {name: tmp_path / f"{name}.jsonl" for name in ("a", "b")}
+    proto = load_protocol(
+        write_protocol(
+            tmp_path / "p.toml",
+            suite,
+            models=[
+                {"name": n, "backend": "hf", "model": "x", "options": {"log": str(p)}}
+                for n, p in logs.items()
+            ],
+        )
+    )
+    cache = FrameCache(tmp_path / "cache")
+    result = run_sweep(proto, backend_factory=pixel_factory, progress=False, frame_cache=cache)
+    assert result.planned == 32 and result.ran == 32
+    assert len(read_log(logs["a"])) == len(read_log(logs["b"])) == 16
+    # Model a decoded the union of each video's indices (linspace 2, 4, 8 share frames); model b
+    # was served every frame from the cache.
+    distinct = len({0, 29, 9, 19, 4, 8, 12, 16, 20, 24}) + len(
+        {0, 34, 11, 22, 4, 9, 14, 19, 24, 29}
+    )
+    assert cache.stats.writes == distinct and cache.stats.hits >= distinct
+    df = result.table
+    a = (
+        df[df["model"] == "a"]
+        .drop(columns=["model", "cell_id", "latency_s"])
+        .reset_index(drop=True)
+    )
+    b = (
+        df[df["model"] == "b"]
+        .drop(columns=["model", "cell_id", "latency_s"])
+        .reset_index(drop=True)
+    )
+    assert a.equals(b)  # same frames, same deterministic backend: same answers
+    assert df.groupby("model")["cell_id"].nunique().to_dict() == {"a": 16, "b": 16}
