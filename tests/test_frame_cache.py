@@ -47,9 +47,9 @@ def decode_calls(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
     calls: list[list[int]] = []
     real = _pipeline.decode_resized
 
-    def counting(index, requests):  # type: ignore[no-untyped-def]
+    def counting(index, requests, **kwargs):  # type: ignore[no-untyped-def]
         calls.append(sorted(int(i) for i in requests))
-        return real(index, requests)
+        return real(index, requests, **kwargs)
 
     monkeypatch.setattr(_pipeline, "decode_resized", counting)
     return calls

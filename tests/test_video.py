@@ -110,9 +110,9 @@ def test_shared_pass_equals_raw_pipeline_bit_for_bit(
     calls: list[list[int]] = []
     real = _pipeline.decode_resized
 
-    def counting(index, requests):  # type: ignore[no-untyped-def]
+    def counting(index, requests, **kwargs):  # type: ignore[no-untyped-def]
         calls.append(sorted(requests))
-        return real(index, requests)
+        return real(index, requests, **kwargs)
 
     monkeypatch.setattr(_pipeline, "decode_resized", counting)
     shared = decode_for_configs(path, configs, item_key="q7", repeat=1)

@@ -12,7 +12,7 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -250,12 +250,17 @@ def decode_frames(index: StreamIndex, indices: Sequence[int] | np.ndarray) -> di
 
 
 def decode_resized(
-    index: StreamIndex, requests: Mapping[int, Collection[tuple[int, int]]]
+    index: StreamIndex,
+    requests: Mapping[int, Collection[tuple[int, int]]],
+    *,
+    sink: Callable[[int, int, int, np.ndarray], None] | None = None,
 ) -> dict[tuple[int, int, int], np.ndarray]:
     """Frames by index, each at every (height, width) asked for it, from one forward pass.
 
     Before each wanted frame whose keyframe lies beyond the frames decoded so far, seek to that
-    keyframe; frames in between are decoded (the codec needs them) but never converted.
+    keyframe; frames in between are decoded (the codec needs them) but never converted. With a
+    `sink`, each converted frame goes to `sink(index, height, width, frame)` as soon as it is
+    decoded instead of into the returned (then empty) dict, so a long grid is never held twice.
     """
     import av
 
@@ -292,7 +297,11 @@ def decode_resized(
                     hit = pts_to_index.get(position)
                     if hit is not None and hit not in done:
                         for height, width in set(requests[hit]):
-                            out[(hit, height, width)] = convert_frame(frame, height, width)
+                            converted = convert_frame(frame, height, width)
+                            if sink is None:
+                                out[(hit, height, width)] = converted
+                            else:
+                                sink(hit, height, width, converted)
                         done.add(hit)
                     if position >= target:
                         break

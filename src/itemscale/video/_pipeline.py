@@ -154,12 +154,13 @@ def decode_for_configs(
         else:
             missing.setdefault(i, []).append((height, width))
 
-    decoded = decode_resized(index, missing)
-    for key, frame in decoded.items():
-        for target in slots[key]:
+    def fill(i: int, height: int, width: int, frame: np.ndarray) -> None:
+        for target in slots[(i, height, width)]:
             target[...] = frame
         if cache is not None:
-            cache.put(video_hash, key[0], frame)
+            cache.put(video_hash, i, frame)
+
+    decode_resized(index, missing, sink=fill)
 
     out: dict[str, FrameSet] = {}
     for plan in plans:
