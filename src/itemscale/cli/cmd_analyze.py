@@ -14,7 +14,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "analyze",
         help="measure what the accuracy curve hides (item-level flips, oracle, text overwrite)",
         description="Compute every measure of MEASURES.md on a run directory's response table, "
-        "with 95%% intervals from a paired bootstrap that resamples videos.",
+        "with 95% intervals from a paired bootstrap that resamples videos.",
     )
     p.add_argument("run_dir", help="run directory holding responses.parquet")
     p.add_argument("--json", dest="json_out", metavar="OUT", help="write the measures as JSON")
