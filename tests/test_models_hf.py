@@ -396,3 +396,27 @@ def test_builtin_loads_the_packaged_folder_or_says_it_is_missing(
         [VideoRequest(ITEMS[0], frames(2), DecodingSettings(max_new_tokens=1))]
     )
     assert response.status == Status.OK
+
+
+def test_option_probabilities_pool_both_letter_spellings_from_the_logits(
+    backends: TinyModels,
+) -> None:
+    backend = backends["qwen2-vl"]
+    assert isinstance(backend, HFBackend)
+    tokenizer = backend._tokenizer
+    # The tiny byte-level BPE has both "A" and " A" (ĠA) as single tokens: two spellings.
+    spellings = {
+        letter: [tokenizer.convert_tokens_to_ids(t) for t in (letter, "Ġ" + letter)]
+        for letter in "ABCD"
+    }
+    assert all(tokenizer.unk_token_id not in ids for ids in spellings.values())
+    request = VideoRequest(ITEMS[0], frames(2), DecodingSettings(max_new_tokens=1))
+    with torch.inference_mode():
+        logits = backend._model(**backend.processor_inputs([request])).logits[0, -1]
+    probs = torch.softmax(logits.double(), dim=-1)
+    mass = {letter: float(probs[ids].sum()) for letter, ids in spellings.items()}
+    total = sum(mass.values())
+    [response] = backend.generate([request])
+    assert response.option_probs is not None
+    for letter in "ABCD":
+        assert response.option_probs[letter] == pytest.approx(mass[letter] / total, abs=1e-6)
