@@ -295,6 +295,9 @@ def test_refuses_to_overwrite_and_rejects_bad_arguments(tmp_path: Path) -> None:
     generate_suite(tmp_path, n_videos=1, seed=0, **SMALL)
     with pytest.raises(SuiteError, match="already holds a suite"):
         generate_suite(tmp_path, n_videos=1, seed=1, **SMALL)
+    (tmp_path / "suite.json").unlink()  # as if interrupted before the manifest
+    with pytest.raises(SuiteError, match="already holds an incomplete suite"):
+        generate_suite(tmp_path, n_videos=1, seed=1, **SMALL)
     replaced = generate_suite(tmp_path, n_videos=1, seed=1, overwrite=True, **SMALL)
     assert [p.name for p in (tmp_path / "videos").iterdir()] == ["synth-1-00000.mp4"]
     assert read_manifest(tmp_path) == replaced
@@ -337,3 +340,18 @@ def test_cli_writes_what_it_says(tmp_path: Path, capsys: pytest.CaptureFixture[s
     # A second run into the same folder is a user error, not a traceback.
     assert main(argv) == 2
     assert "already holds a suite" in capsys.readouterr().err
+
+
+def test_the_sweep_loader_reads_the_suite(suite: tuple[Path, SuiteManifest]) -> None:
+    """The contract with the sweep: a suite folder is a `synthetic` benchmark, paths resolve."""
+    from itemscale.protocol import BenchmarkEntry
+    from itemscale.sweep import load_benchmark_items
+
+    out, manifest = suite
+    entry = BenchmarkEntry(kind="synthetic", path=str(out), split="test")
+    items = load_benchmark_items(entry)
+    test_videos = {v.video_id for v in manifest.videos if v.split == "test"}
+    assert {i.video_id for i in items} == test_videos and len(items) == 12 * len(test_videos)
+    for item in items:
+        assert item.video_path is not None and Path(item.video_path).is_absolute()
+        assert Path(item.video_path) == (out / "videos" / f"{item.video_id}.mp4").resolve()

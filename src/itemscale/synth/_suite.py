@@ -237,8 +237,9 @@ def _prepare_out_dir(out_dir: Path, overwrite: bool) -> None:
     if videos.is_dir():
         existing.extend(videos.iterdir())
     if existing and not overwrite:
+        what = "a suite" if (out_dir / SUITE_FILE).exists() else "an incomplete suite"
         raise SuiteError(
-            f"{out_dir} already holds a suite ({existing[0].name}); pass overwrite=True "
+            f"{out_dir} already holds {what} ({existing[0].name}); pass overwrite=True "
             "(--overwrite) to replace it"
         )
     if overwrite:
