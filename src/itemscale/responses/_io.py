@@ -54,7 +54,8 @@ MIGRATIONS: dict[int, Callable[[pd.DataFrame], pd.DataFrame]] = {0: _migrate_0_t
 
 
 def empty_responses() -> pd.DataFrame:
-    return RESPONSE_SCHEMA.empty_table().to_pandas()
+    frame: pd.DataFrame = RESPONSE_SCHEMA.empty_table().to_pandas()
+    return frame
 
 
 def normalise_responses(df: pd.DataFrame, *, where: str = "table") -> pd.DataFrame:
@@ -88,7 +89,7 @@ def normalise_responses(df: pd.DataFrame, *, where: str = "table") -> pd.DataFra
         table = pa.Table.from_pandas(out, schema=RESPONSE_SCHEMA, preserve_index=False)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise SchemaError(f"{where}: {exc}") from exc
-    result = table.to_pandas()
+    result: pd.DataFrame = table.to_pandas()
     dup = result.duplicated(list(ROW_KEY), keep=False)
     if dup.any():
         first = result.loc[dup, list(ROW_KEY)].iloc[0].to_dict()
