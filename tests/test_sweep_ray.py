@@ -4,14 +4,34 @@ the driver owns the store; the table equals the local executor's."""
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from itemscale.protocol import load_protocol
 from itemscale.responses import read_run
-from itemscale.sweep import run_sweep
+from itemscale.sweep import SweepStop, run_sweep
 from test_sweep_helpers import TESTS_DIR, pixel_factory, read_log, write_benchmark, write_protocol
+
+
+class StopOnceStored(SweepStop):
+    """Asks the sweep to stop as soon as its store holds `rows` cells (as Ctrl-C would)."""
+
+    def __init__(self, run_dir: Path, rows: int) -> None:
+        super().__init__()
+        self._store = run_dir / "store.sqlite"
+        self._rows = rows
+
+    def is_set(self) -> bool:
+        if not super().is_set() and self._store.exists():
+            db = sqlite3.connect(self._store, timeout=5)
+            try:
+                if db.execute("SELECT COUNT(*) FROM cells").fetchone()[0] >= self._rows:
+                    self.set()
+            finally:
+                db.close()
+        return super().is_set()
 
 
 @pytest.mark.slow
@@ -22,14 +42,19 @@ def test_ray_executor_matches_local_and_resumes(tmp_path: Path) -> None:
     ray_log = tmp_path / "ray.jsonl"
     local_log = tmp_path / "local.jsonl"
 
-    def protocol(name: str, log: Path) -> object:
+    def protocol(name: str, log: Path, delay_s: float = 0.0) -> object:
         return load_protocol(
             write_protocol(
                 tmp_path / f"{name}.toml",
                 suite,
                 output=tmp_path / name,
                 models=[
-                    {"name": "pixel", "backend": "hf", "model": "x", "options": {"log": str(log)}}
+                    {
+                        "name": "pixel",
+                        "backend": "hf",
+                        "model": "x",
+                        "options": {"log": str(log), "delay_s": delay_s},
+                    }
                 ],
             )
         )
@@ -58,8 +83,25 @@ def test_ray_executor_matches_local_and_resumes(tmp_path: Path) -> None:
             progress=False,
             batch_size=2,
         )
+        # Ctrl-C under Ray: jobs already returned are recorded, the others are abandoned.
+        # One actor, 0.1 s per cell: the first video's job (8 cells) is recorded, the second
+        # is still running 0.5 s later and is abandoned, the third was never sent.
+        stop = StopOnceStored(tmp_path / "ray-stop", rows=1)
+        stopped = run_sweep(
+            protocol("ray-stop", tmp_path / "stop.jsonl", delay_s=0.1),
+            executor="ray",
+            backend_factory=pixel_factory,  # type: ignore[arg-type]
+            progress=False,
+            stop=stop,
+            num_workers=1,
+        )
     finally:
         ray.shutdown()
+    assert stopped.interrupted and stopped.exit_code == 130
+    stop_df, stop_prov = read_run(tmp_path / "ray-stop")
+    assert len(stop_df) == stopped.ran == 8
+    assert set(stop_df["video_id"]) == {"v0"}
+    assert stop_prov["sessions"][-1]["outcome"] == "interrupted"
     # 6 items x 4 configurations; the first 2 items (video v0) were done by the first call.
     assert result.planned == 24 and result.skipped == 8 and result.ran == 16
     calls = read_log(ray_log)
