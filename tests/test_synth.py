@@ -109,6 +109,8 @@ def test_files_and_manifest(suite: tuple[Path, SuiteManifest]) -> None:
     assert read_manifest(out) == manifest
     assert verify_suite(out) == []
     assert manifest.split_sizes == {"train": 3, "test": 3}
+    assert manifest.encoder["x264_params"].startswith("mbtree=0")
+    assert manifest.encoder["pyav"] == av.__version__
     assert sorted(p.name for p in (out / "videos").iterdir()) == sorted(
         f"{v.video_id}.mp4" for v in manifest.videos
     )
@@ -355,3 +357,17 @@ def test_the_sweep_loader_reads_the_suite(suite: tuple[Path, SuiteManifest]) -> 
     for item in items:
         assert item.video_path is not None and Path(item.video_path).is_absolute()
         assert Path(item.video_path) == (out / "videos" / f"{item.video_id}.mp4").resolve()
+
+
+def test_every_cli_option_is_documented() -> None:
+    """docs/synthetic-suite.md names every flag `itemscale synth --help` lists."""
+    from itemscale.cli import build_parser
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "synthetic-suite.md").read_text()
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    synth = sub.choices["synth"]  # type: ignore[index]
+    flags = [f for a in synth._actions for f in a.option_strings if f.startswith("--")]
+    assert "--seed" in flags and "--workers" in flags
+    missing = [f for f in flags if f != "--help" and f"`{f}" not in docs]
+    assert missing == []

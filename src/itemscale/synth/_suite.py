@@ -72,6 +72,9 @@ class SuiteManifest(BaseModel):
     only_split: Split | None = None
     codec: str
     crf: int
+    #: Everything else the encoder was given, and the library versions: MP4 hashes are only
+    #: comparable between machines with the same x264/libavcodec build.
+    encoder: dict[str, str] = Field(default_factory=dict)
     items_file: str = ITEMS_FILE
     items_sha256: str
     n_items: int
@@ -89,6 +92,24 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+X264_PRESET: Final[str] = "medium"
+
+
+def encoder_provenance() -> dict[str, str]:
+    import av
+
+    versions = av.library_versions
+    return {
+        "preset": X264_PRESET,
+        "x264_params": X264_PARAMS,
+        "threads": "1",
+        "pix_fmt": "yuv420p",
+        "pyav": str(av.__version__),
+        "libavcodec": ".".join(str(v) for v in versions.get("libavcodec", ())),
+        "libavformat": ".".join(str(v) for v in versions.get("libavformat", ())),
+    }
 
 
 def rgb_to_yuv420p(rgb: np.ndarray) -> np.ndarray:
@@ -138,7 +159,7 @@ def encode_h264(
             stream.codec_context.thread_count = 1
             stream.options = {
                 "crf": str(crf),
-                "preset": "medium",
+                "preset": X264_PRESET,
                 "g": str(2 * fps),
                 "threads": "1",
                 "x264-params": X264_PARAMS,
@@ -345,6 +366,7 @@ def generate_suite(
         only_split=only_split,
         codec="libx264",
         crf=crf,
+        encoder=encoder_provenance(),
         items_sha256=sha256_file(out_dir / ITEMS_FILE),
         n_items=len(all_items),
         videos=tuple(videos),
