@@ -23,6 +23,7 @@ from itemscale.synth import (
     SceneEvent,
     SuiteError,
     SuiteManifest,
+    ensure_suite,
     generate_suite,
     read_manifest,
     verify_suite,
@@ -339,9 +340,15 @@ def test_cli_writes_what_it_says(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert len(read_items_jsonl(out / "items.jsonl")) == 36
     assert len(list((out / "videos").glob("*.mp4"))) == 3
     assert decode_all(out / manifest.videos[0].path).shape == (64, 120, 160, 3)
-    # A second run into the same folder is a user error, not a traceback.
+    # A second run into the same folder is a user error, not a traceback...
     assert main(argv) == 2
     assert "already holds a suite" in capsys.readouterr().err
+    # ...unless asked to reuse an identical suite (a different one is then replaced).
+    assert main([*argv, "--test-fraction", "0.34", "--reuse"]) == 0
+    assert "reused the intact suite" in capsys.readouterr().out
+    assert main([*argv, "--reuse"]) == 0
+    assert "wrote 3 videos (train 2, test 1)" in capsys.readouterr().out
+    assert read_manifest(out).test_fraction == 0.2
 
 
 def test_the_sweep_loader_reads_the_suite(suite: tuple[Path, SuiteManifest]) -> None:
@@ -371,3 +378,22 @@ def test_every_cli_option_is_documented() -> None:
     assert "--seed" in flags and "--workers" in flags
     missing = [f for f in flags if f != "--help" and f"`{f}" not in docs]
     assert missing == []
+
+
+def test_ensure_suite_reuses_only_an_intact_identical_suite(tmp_path: Path) -> None:
+    first = ensure_suite(tmp_path, n_videos=1, seed=3, **SMALL)
+    video = tmp_path / first.videos[0].path
+    stamp = video.stat().st_mtime_ns
+    assert ensure_suite(tmp_path, n_videos=1, seed=3, **SMALL) == first
+    assert video.stat().st_mtime_ns == stamp  # reused, not re-encoded
+    # A changed file is regenerated, and comes back identical.
+    video.write_bytes(b"not a video")
+    again = ensure_suite(tmp_path, n_videos=1, seed=3, **SMALL)
+    assert again == first and verify_suite(tmp_path) == []
+    # Other arguments: a different suite replaces it.
+    other = ensure_suite(tmp_path, n_videos=2, seed=4, **SMALL)
+    assert [v.video_id for v in other.videos] == ["synth-4-00000", "synth-4-00001"]
+    assert sorted(p.name for p in (tmp_path / "videos").iterdir()) == [
+        "synth-4-00000.mp4",
+        "synth-4-00001.mp4",
+    ]

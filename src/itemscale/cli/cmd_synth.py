@@ -43,27 +43,41 @@ def register(subparsers: Any) -> None:
         default=1,
         help="encode videos in this many processes (output does not depend on it; 1)",
     )
-    parser.add_argument("--overwrite", action="store_true", help="replace a suite already in --out")
+    existing = parser.add_mutually_exclusive_group()
+    existing.add_argument(
+        "--overwrite", action="store_true", help="replace a suite already in --out"
+    )
+    existing.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep the suite in --out if it is intact and made from these same arguments, "
+        "else replace it",
+    )
     parser.set_defaults(func=run_synth)
 
 
 def run_synth(args: argparse.Namespace) -> int:
-    from ..synth import SuiteError, generate_suite
+    from ..synth import SuiteError, generate_suite, reusable_suite
 
+    params = {
+        "n_videos": args.n,
+        "seed": args.seed,
+        "width": args.width,
+        "height": args.height,
+        "fps": args.fps,
+        "duration_s": args.duration,
+        "test_fraction": args.test_fraction,
+        "only_split": args.only_split,
+        "crf": args.crf,
+    }
+    if args.reuse:
+        existing = reusable_suite(args.out, **params)
+        if existing is not None:
+            print(f"reused the intact suite in {args.out} ({existing.n_items} items)")
+            return 0
     try:
         manifest = generate_suite(
-            args.out,
-            n_videos=args.n,
-            seed=args.seed,
-            width=args.width,
-            height=args.height,
-            fps=args.fps,
-            duration_s=args.duration,
-            test_fraction=args.test_fraction,
-            only_split=args.only_split,
-            crf=args.crf,
-            overwrite=args.overwrite,
-            workers=args.workers,
+            args.out, overwrite=args.overwrite or args.reuse, workers=args.workers, **params
         )
     except SuiteError as exc:
         raise CommandError(str(exc)) from exc

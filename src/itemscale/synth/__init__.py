@@ -17,8 +17,10 @@ from ._suite import (
     SuiteError,
     SuiteManifest,
     SuiteVideo,
+    ensure_suite,
     generate_suite,
     read_manifest,
+    reusable_suite,
     verify_suite,
 )
 from ._vocab import COLOURS, COUNT_WORDS, SHAPES, SIGN_WORDS
@@ -43,10 +45,12 @@ __all__ = [
     "SuiteVideo",
     "VideoScene",
     "build_items",
+    "ensure_suite",
     "generate_suite",
     "iter_frames",
     "plan_scene",
     "read_manifest",
     "render_frame",
+    "reusable_suite",
     "verify_suite",
 ]

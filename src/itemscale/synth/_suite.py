@@ -415,3 +415,77 @@ def verify_suite(suite_dir: Path) -> list[str]:
         if not path.is_file() or sha256_file(path) != expected:
             bad.append(rel)
     return bad
+
+
+def reusable_suite(
+    out_dir: Path,
+    *,
+    n_videos: int,
+    seed: int,
+    width: int = 160,
+    height: int = 120,
+    fps: int = 10,
+    duration_s: float = 12.0,
+    test_fraction: float = 0.2,
+    only_split: Split | None = None,
+    crf: int = 18,
+) -> SuiteManifest | None:
+    """The manifest of the suite in `out_dir` if it is intact, made by this generator version
+    from exactly these arguments; else None."""
+    wanted = {
+        "n_videos": n_videos,
+        "seed": seed,
+        "width": width,
+        "height": height,
+        "fps": fps,
+        "duration_s": duration_s,
+        "test_fraction": test_fraction,
+        "only_split": only_split,
+        "crf": crf,
+        "generator_version": GENERATOR_VERSION,
+        "suite_schema_version": SUITE_SCHEMA_VERSION,
+    }
+    try:
+        existing = read_manifest(out_dir)
+    except (SuiteError, ValueError):
+        return None
+    if existing.model_dump(include=set(wanted)) != wanted or verify_suite(out_dir):
+        return None
+    return existing
+
+
+def ensure_suite(
+    out_dir: Path,
+    *,
+    n_videos: int,
+    seed: int,
+    width: int = 160,
+    height: int = 120,
+    fps: int = 10,
+    duration_s: float = 12.0,
+    test_fraction: float = 0.2,
+    only_split: Split | None = None,
+    crf: int = 18,
+    workers: int = 1,
+) -> SuiteManifest:
+    """The suite these arguments describe: reused when `out_dir` already holds it (see
+    `reusable_suite`), otherwise (re)generated in place, replacing what is there.
+
+    What `make demo` and repeated training runs want: a second run costs a hash check, and a
+    suite from other arguments, an older generator or with a changed file is never reused.
+    """
+    params = {
+        "n_videos": n_videos,
+        "seed": seed,
+        "width": width,
+        "height": height,
+        "fps": fps,
+        "duration_s": duration_s,
+        "test_fraction": test_fraction,
+        "only_split": only_split,
+        "crf": crf,
+    }
+    existing = reusable_suite(out_dir, **params)  # type: ignore[arg-type]
+    if existing is not None:
+        return existing
+    return generate_suite(out_dir, overwrite=True, workers=workers, **params)  # type: ignore[arg-type]
