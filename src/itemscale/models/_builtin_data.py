@@ -153,19 +153,28 @@ def process_video(
     fps: float,
     indices: npt.NDArray[np.int64],
 ) -> VideoInputs:
-    """Run the real video processor once, with the frames' metadata so the 3D rotary positions
-    follow their real timestamps. The total frame count is taken as the last index + 1, as the
-    `hf` backend does for frame sets that do not carry it, so training sees its positions."""
+    """Run the real video processor once, with the metadata the `hf` backend passes for the
+    same frames (its own `video_metadata`), so the 3D rotary positions during training are the
+    ones the backend produces at audit time."""
     from transformers.video_utils import VideoMetadata
 
+    from ._hf import video_metadata
+    from ._types import Frames
+
     video_processor = processor.video_processor
-    kwargs: dict[str, Any] = {"return_tensors": "pt", "do_sample_frames": False}
-    metadata = VideoMetadata(
-        total_num_frames=int(indices.max()) + 1,
-        fps=fps,
-        frames_indices=[int(i) for i in indices],
+    described = video_metadata(
+        Frames(
+            frames=frames,
+            indices=tuple(int(i) for i in indices),
+            timestamps=tuple(float(i) / fps for i in indices),
+        )
     )
-    kwargs["video_metadata"] = [metadata]
+    metadata = VideoMetadata(**described)
+    kwargs: dict[str, Any] = {
+        "return_tensors": "pt",
+        "do_sample_frames": False,
+        "video_metadata": [metadata],
+    }
     sampled_fps = metadata.sampled_fps
     out = video_processor(videos=[frames], **kwargs)
     grid = out["video_grid_thw"]

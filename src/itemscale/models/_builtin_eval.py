@@ -9,9 +9,7 @@ scored by token F1 against the references.
 
 from __future__ import annotations
 
-import json
-import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,20 +17,7 @@ import numpy as np
 
 from ..items import Item
 from ..responses import TaskKind, token_f1
-from ._builtin_data import (
-    DecodedVideo,
-    decode_video,
-    encode_batch,
-    expand_video_tokens,
-    frame_size,
-    process_video,
-    render_prompt,
-    resize_frames,
-    segment_indices,
-)
-
-SLICE_NAME = "reference_slice.json"
-SLICE_VERSION = 1
+from ._builtin_data import encode_batch, expand_video_tokens, process_video, render_prompt
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,30 +66,41 @@ def question_kind(item: Item) -> str:
     return str(item.task_kind)
 
 
-def _video_inputs(
-    processor: Any, video: DecodedVideo, budget: EvalBudget
-) -> tuple[Any, np.ndarray[Any, Any]]:
-    indices = segment_indices(video.num_frames, budget.frames)
-    size = frame_size(int(video.frames.shape[1]), int(video.frames.shape[2]), budget.short_side)
-    frames = resize_frames(video.frames[indices], size)
-    inputs = process_video(processor, frames, fps=video.fps, indices=indices)
-    return inputs, indices
+def budget_configuration(budget: EvalBudget) -> Any:
+    """The sweep's own configuration for a budget (default sampling: endpoint-inclusive linspace),
+    so the scores here are what a sweep of the same budgets would record."""
+    from ..protocol import Configuration
+
+    if budget.frames == 0:
+        return Configuration.text_only()
+    return Configuration(frames=budget.frames, short_side=budget.short_side)
 
 
 def evaluate_video(
     model: Any,
     processor: Any,
     items: list[Item],
-    video: DecodedVideo | None,
+    frames: Any,
     budget: EvalBudget,
     *,
     max_new_tokens: int = 32,
 ) -> list[EvalRecord]:
-    """All `items` of one video at one budget (video None or frames 0: text-only)."""
+    """All `items` of one video at one budget; `frames` is a `FrameSet` (None: text-only)."""
     import torch
 
-    text_only = budget.frames == 0 or video is None
-    inputs = None if text_only or video is None else _video_inputs(processor, video, budget)[0]
+    from ._hf import source_fps
+
+    text_only = frames is None
+    inputs = (
+        None
+        if frames is None
+        else process_video(
+            processor,
+            np.asarray(frames.frames),
+            fps=source_fps(frames),
+            indices=np.asarray(frames.indices, dtype=np.int64),
+        )
+    )
     prompts = []
     for item in items:
         prompt = render_prompt(processor, item, with_video=not text_only)
@@ -194,23 +190,27 @@ def evaluate(
     max_new_tokens: int = 32,
     batch_rows: int = 16,
 ) -> list[EvalRecord]:
-    """Every item at every budget; each video decoded once."""
+    """Every item at every budget; each video decoded once for all budgets, as a sweep does."""
+    from ..video import decode_for_configs
+
     groups: dict[str, list[Item]] = {}
     for item in items:
         groups.setdefault(item.video_id, []).append(item)
+    configs = {b: budget_configuration(b) for b in budgets}
     records: list[EvalRecord] = []
     for video_id in sorted(groups):
-        needs_video = any(b.frames > 0 for b in budgets)
-        video = decode_video(videos[video_id]) if needs_video else None
+        visual = [c for b, c in configs.items() if b.frames > 0]
+        framesets = decode_for_configs(videos[video_id], visual) if visual else {}
         group = groups[video_id]
         for budget in budgets:
+            frames = framesets[configs[budget].config_id] if budget.frames > 0 else None
             for start in range(0, len(group), batch_rows):
                 records.extend(
                     evaluate_video(
                         model,
                         processor,
                         group[start : start + batch_rows],
-                        video,
+                        frames,
                         budget,
                         max_new_tokens=max_new_tokens,
                     )
@@ -245,21 +245,3 @@ def summarise(records: list[EvalRecord]) -> dict[str, dict[str, Any]]:
             "by_kind": kinds,
         }
     return table
-
-
-def write_slice(
-    path: Path, records: list[EvalRecord], budget: EvalBudget, suite: dict[str, Any]
-) -> None:
-    """The reference slice: exact predictions a later load must reproduce."""
-    payload = {
-        "reference_slice_version": SLICE_VERSION,
-        "suite": suite,
-        "budget": asdict(budget),
-        "records": [asdict(r) for r in records],
-        "mcqa_accuracy": float(np.mean([r.correct for r in records if r.correct is not None]))
-        if any(r.correct is not None for r in records)
-        else None,
-    }
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
-    os.replace(tmp, path)

@@ -1,0 +1,133 @@
+"""The reference slice: a few test items whose exact answers ship beside the weights.
+
+CI does not retrain, so this is how a test knows the shipped weights are the ones that were
+scored: it regenerates the slice's videos (a small suite from a seed the model never trained
+on, test split only), runs them through the same `hf` backend any user model goes through, and
+compares answers, option probabilities and accuracy with `reference_slice.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+SLICE_FILE = "reference_slice.json"
+SLICE_VERSION = 1
+#: A seed the shipped model was not trained on (it trained on the seed-0 suite).
+SLICE_SEED = 7
+SLICE_SUITE_VIDEOS = 20
+#: (frames, short side) budgets of the slice; 0 frames is the text-only baseline.
+SLICE_BUDGETS: tuple[tuple[int, int], ...] = ((16, 112), (0, 0))
+SLICE_MAX_NEW_TOKENS = 24
+
+
+@dataclass(frozen=True, slots=True)
+class SliceAnswer:
+    item_id: str
+    task_kind: str
+    budget: str
+    answer: str | None
+    raw_text: str | None
+    option_probs: dict[str, float] | None
+    correct: float | None
+    token_f1: float | None
+
+
+def slice_suite(work_dir: Path) -> Path:
+    """Generate the slice's videos and items (test split only) into `work_dir`."""
+    from ..synth import generate_suite
+
+    generate_suite(work_dir, n_videos=SLICE_SUITE_VIDEOS, seed=SLICE_SEED, only_split="test")
+    return work_dir
+
+
+def run_slice(backend: Any, suite_dir: Path) -> list[SliceAnswer]:
+    """Every slice item at every slice budget, through `backend` (a loaded `VideoLM`)."""
+    from ..items import read_items_jsonl
+    from ..protocol import Configuration
+    from ..responses import TaskKind, token_f1
+    from ..video import decode_for_configs
+    from ._types import DecodingSettings, VideoRequest
+
+    items = read_items_jsonl(suite_dir / "items.jsonl")
+    configs = {
+        (frames, side): Configuration.text_only()
+        if frames == 0
+        else Configuration(frames=frames, short_side=side)
+        for frames, side in SLICE_BUDGETS
+    }
+    answers: list[SliceAnswer] = []
+    for video_id in sorted({item.video_id for item in items}):
+        group = [item for item in items if item.video_id == video_id]
+        path = suite_dir / str(group[0].video_path)
+        visual = [c for c in configs.values() if not c.is_text_only]
+        framesets = decode_for_configs(path, visual)
+        for (frames, side), config in configs.items():
+            frame_set = None if frames == 0 else framesets[config.config_id]
+            label = "text-only" if frames == 0 else f"{frames}f@{side}"
+            requests = [
+                VideoRequest(
+                    item=item,
+                    frames=frame_set,
+                    decoding=DecodingSettings(
+                        max_new_tokens=1
+                        if item.task_kind == TaskKind.MCQA
+                        else SLICE_MAX_NEW_TOKENS
+                    ),
+                )
+                for item in group
+            ]
+            for item, response in zip(group, backend.generate(requests), strict=True):
+                mcqa = item.task_kind == TaskKind.MCQA
+                text = response.raw_text or ""
+                answers.append(
+                    SliceAnswer(
+                        item_id=item.item_id,
+                        task_kind=str(item.task_kind),
+                        budget=label,
+                        answer=response.answer,
+                        raw_text=response.raw_text,
+                        option_probs=response.option_probs,
+                        correct=float(response.answer == item.answer) if mcqa else None,
+                        token_f1=None
+                        if mcqa or not item.references
+                        else token_f1(text, item.references),
+                    )
+                )
+    return answers
+
+
+def slice_accuracy(answers: list[SliceAnswer], budget: str) -> float:
+    scores = [a.correct for a in answers if a.budget == budget and a.correct is not None]
+    return float(np.mean(scores)) if scores else float("nan")
+
+
+def write_slice(path: Path, answers: list[SliceAnswer]) -> None:
+    payload = {
+        "reference_slice_version": SLICE_VERSION,
+        "seed": SLICE_SEED,
+        "suite_videos": SLICE_SUITE_VIDEOS,
+        "budgets": [list(b) for b in SLICE_BUDGETS],
+        "max_new_tokens": SLICE_MAX_NEW_TOKENS,
+        "mcqa_accuracy": {
+            label: slice_accuracy(answers, label)
+            for label in dict.fromkeys(a.budget for a in answers)
+        },
+        "answers": [asdict(a) for a in answers],
+    }
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def read_slice(path: Path) -> dict[str, Any]:
+    payload: dict[str, Any] = json.loads(path.read_text())
+    version = payload.get("reference_slice_version")
+    if version != SLICE_VERSION:
+        raise ValueError(f"{path}: reference slice version {version!r}, expected {SLICE_VERSION}")
+    return payload
