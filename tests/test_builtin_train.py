@@ -6,6 +6,7 @@ suite; the shipped weights are checked in test_builtin_shipped.py.
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -236,7 +237,7 @@ def test_a_few_steps_lower_the_loss(items: list[Item], suite: Path) -> None:
         losses.append(float(loss))
     assert (frames, height, width) == (4, 56, 84)
     assert losses[-1] < 0.75 * losses[0], losses
-    assert all(b < a for a, b in zip(losses, losses[1:], strict=False)), losses
+    assert all(b < a for a, b in itertools.pairwise(losses)), losses
 
 
 def test_plan_is_seeded_and_stays_in_budget(items: list[Item]) -> None:
