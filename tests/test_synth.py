@@ -397,3 +397,12 @@ def test_ensure_suite_reuses_only_an_intact_identical_suite(tmp_path: Path) -> N
         "synth-4-00000.mp4",
         "synth-4-00001.mp4",
     ]
+
+
+def test_a_video_depends_only_on_seed_and_index(
+    tmp_path: Path, suite: tuple[Path, SuiteManifest]
+) -> None:
+    _, six = suite
+    one = generate_suite(tmp_path, n_videos=1, seed=11, **SMALL)
+    assert one.videos[0].scene == six.videos[0].scene
+    assert one.videos[0].sha256 == six.videos[0].sha256
