@@ -84,11 +84,12 @@ def test_ray_executor_matches_local_and_resumes(tmp_path: Path) -> None:
             batch_size=2,
         )
         # Ctrl-C under Ray: jobs already returned are recorded, the others are abandoned.
-        # One actor, 0.1 s per cell: the first video's job (8 cells) is recorded, the second
-        # is still running 0.5 s later and is abandoned, the third was never sent.
+        # One actor, 0.3 s per cell: the first video's job (8 cells) is recorded, the second
+        # is still running 0.5 s later (it needs 2.4 s: a wide margin on a loaded machine)
+        # and is abandoned, the third was never sent.
         stop = StopOnceStored(tmp_path / "ray-stop", rows=1)
         stopped = run_sweep(
-            protocol("ray-stop", tmp_path / "stop.jsonl", delay_s=0.1),
+            protocol("ray-stop", tmp_path / "stop.jsonl", delay_s=0.3),
             executor="ray",
             backend_factory=pixel_factory,  # type: ignore[arg-type]
             progress=False,
