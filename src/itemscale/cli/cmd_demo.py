@@ -28,8 +28,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "cascade, audit the harmful transitions and write the report.",
     )
     p.add_argument("--out", type=Path, default=Path("runs/demo"), help="run directory")
-    p.add_argument("--videos", type=int, default=24, help="synthetic test videos")
-    p.add_argument("--seed", type=int, default=7, help="suite seed (the model's test split)")
+    p.add_argument("--videos", type=int, default=16, help="synthetic test videos")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=2026,
+        help="suite seed; the built-in model was trained on seed 0, so any other seed gives "
+        "videos it has never seen",
+    )
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples")
     p.add_argument("--no-report", action="store_true", help="stop after analyze and cascade")
     p.set_defaults(func=run)
@@ -75,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     from ..protocol import load_protocol
     from ..responses import read_run, write_json_atomic
     from ..sweep import run_sweep
-    from ..synth import generate_suite, verify_suite
+    from ..synth import ensure_suite
     from .cmd_analyze import print_summary
 
     torch.set_num_threads(2)
@@ -85,11 +91,10 @@ def run(args: argparse.Namespace) -> int:
     suite = out / "suite"
 
     t = _step(f"synthetic suite: {args.videos} videos, seed {args.seed} -> {suite}")
-    try:
-        verify_suite(suite)
-        print("suite already present and verified; reusing it")
-    except Exception:
-        generate_suite(suite, n_videos=args.videos, seed=args.seed)
+    # Every video of this suite is a test video (test_fraction=1); an intact suite made from the
+    # same arguments is reused after a hash check.
+    manifest = ensure_suite(suite, n_videos=args.videos, seed=args.seed, test_fraction=1.0)
+    print(f"{manifest.n_videos} videos, {manifest.n_items} items")
     print(f"({time.perf_counter() - t:.1f} s)")
 
     protocol_file = out / "protocol.toml"
