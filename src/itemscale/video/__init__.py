@@ -4,6 +4,7 @@ from ._cache import ENTRY_MAGIC, RESIZE_VERSION, CacheStats, FrameCache
 from ._encode import encode_video
 from ._errors import MEDIA_ERROR_REASONS, MediaError, MediaErrorReason
 from ._media import (
+    FrameConverter,
     StreamIndex,
     VideoInfo,
     convert_frame,
@@ -44,6 +45,7 @@ __all__ = [
     "RESIZE_VERSION",
     "CacheStats",
     "FrameCache",
+    "FrameConverter",
     "FramePlan",
     "FrameSet",
     "MediaError",

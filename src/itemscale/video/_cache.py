@@ -24,7 +24,7 @@ import numpy as np
 ENTRY_MAGIC: Final[bytes] = b"ISFRAME1"
 _HEADER: Final[struct.Struct] = struct.Struct("<8sIIII")  # magic, height, width, channels, crc32
 #: Part of every key: the resize method (changing it must not serve old pixels).
-RESIZE_VERSION: Final[str] = "swsbicubic1"
+RESIZE_VERSION: Final[str] = "yuvbicubic1"
 _SUFFIX: Final[str] = ".frame"
 _STALE_TEMP_S: Final[float] = 3600.0
 
@@ -99,7 +99,7 @@ class FrameCache:
         height, width = int(frame.shape[0]), int(frame.shape[1])
         path = self.path_for(video_hash, index, height, width)
         path.parent.mkdir(parents=True, exist_ok=True)
-        payload = np.ascontiguousarray(frame).tobytes()
+        payload = np.ascontiguousarray(frame).data.cast("B")
         header = _HEADER.pack(ENTRY_MAGIC, height, width, 3, zlib.crc32(payload))
         temp = path.parent / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
         try:

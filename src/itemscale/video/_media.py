@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 
@@ -234,12 +234,38 @@ def _frames_from(container: Any, stream: Any, seek_pts: int | None) -> Iterator[
     yield from container.decode(stream)
 
 
+class FrameConverter:
+    """Decoded frames to RGB at a given size: scaled (bicubic, swscale) in the decoder's own
+    pixel format, where chroma is a quarter of the pixels, then converted by swscale's fast
+    unscaled path. One scaler is kept per output size: building a bicubic scaler costs more
+    than using it, and a new frame would otherwise build a new one every time. Both pipelines
+    convert through this, so they agree bit for bit."""
+
+    def __init__(self) -> None:
+        # keyed by output size: a scaler and an RGB converter whose input size never changes
+        self._scalers: dict[tuple[int, int], tuple[Any, Any]] = {}
+
+    def __call__(self, frame: Any, height: int, width: int) -> np.ndarray:
+        from av.video.reformatter import VideoReformatter
+
+        pair = self._scalers.get((height, width))
+        if pair is None:
+            pair = self._scalers[(height, width)] = (VideoReformatter(), VideoReformatter())
+        scaler, to_rgb = pair
+        if (frame.height, frame.width) != (height, width):
+            frame = scaler.reformat(frame, width=width, height=height, interpolation="BICUBIC")
+        rgb = to_rgb.reformat(frame, format="rgb24")
+        # A view of the converted frame's own buffer (rows may be padded): the caller copies it
+        # once, to where it is needed, instead of through two intermediate arrays.
+        plane = rgb.planes[0]
+        rows = np.frombuffer(cast(Any, plane), dtype=np.uint8)[: plane.line_size * height]
+        return rows.reshape(height, plane.line_size)[:, : width * 3].reshape(height, width, 3)
+
+
 def convert_frame(frame: Any, height: int, width: int) -> np.ndarray:
-    """A decoded frame as RGB uint8 [height, width, 3]: colour conversion and bicubic scaling in
-    one swscale pass from the decoder's own pixels (cheaper than converting at full size and
-    resizing after). Both pipelines call exactly this, so they agree bit for bit."""
-    rgb = frame.reformat(width=width, height=height, format="rgb24", interpolation="BICUBIC")
-    return np.ascontiguousarray(rgb.to_ndarray())
+    """One decoded frame as a C-contiguous RGB uint8 [height, width, 3] array (see
+    `FrameConverter`)."""
+    return np.ascontiguousarray(FrameConverter()(frame, height, width))
 
 
 def decode_frames(index: StreamIndex, indices: Sequence[int] | np.ndarray) -> dict[int, np.ndarray]:
@@ -260,7 +286,8 @@ def decode_resized(
     Before each wanted frame whose keyframe lies beyond the frames decoded so far, seek to that
     keyframe; frames in between are decoded (the codec needs them) but never converted. With a
     `sink`, each converted frame goes to `sink(index, height, width, frame)` as soon as it is
-    decoded instead of into the returned (then empty) dict, so a long grid is never held twice.
+    decoded instead of into the returned (then empty) dict, so a long grid is never held twice;
+    that frame is a view of the decoder's buffer (rows may be padded), to be copied by the sink.
     """
     import av
 
@@ -277,6 +304,7 @@ def decode_resized(
     seek_to = index.keyframe_pts[np.maximum(key_pos, 0)]
     out: dict[tuple[int, int, int], np.ndarray] = {}
     done: set[int] = set()
+    convert = FrameConverter()
     container = _open(path)
     try:
         stream = _video_stream(container, path)
@@ -297,9 +325,9 @@ def decode_resized(
                     hit = pts_to_index.get(position)
                     if hit is not None and hit not in done:
                         for height, width in set(requests[hit]):
-                            converted = convert_frame(frame, height, width)
+                            converted = convert(frame, height, width)
                             if sink is None:
-                                out[(hit, height, width)] = converted
+                                out[(hit, height, width)] = np.ascontiguousarray(converted)
                             else:
                                 sink(hit, height, width, converted)
                         done.add(hit)

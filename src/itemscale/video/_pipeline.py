@@ -155,10 +155,12 @@ def decode_for_configs(
             missing.setdefault(i, []).append((height, width))
 
     def fill(i: int, height: int, width: int, frame: np.ndarray) -> None:
-        for target in slots[(i, height, width)]:
-            target[...] = frame
+        first, *others = slots[(i, height, width)]
+        first[...] = frame
+        for target in others:
+            target[...] = first
         if cache is not None:
-            cache.put(video_hash, i, frame)
+            cache.put(video_hash, i, first)
 
     decode_resized(index, missing, sink=fill)
 
