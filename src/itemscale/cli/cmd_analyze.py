@@ -102,8 +102,9 @@ def _print_continuous(block: dict[str, Any], out: TextIO, indent: str = "  ") ->
         f"dropped {block['n_dropped']}",
         file=out,
     )
+    width = max((len(label) for label in block["axis"]), default=4)
     for label in block["axis"]:
-        print(f"{indent}  {label}  {pts(block['mean_score'][label])}", file=out)
+        print(f"{indent}  {label:<{width}}  {pts(block['mean_score'][label])}", file=out)
     print(f"{indent}oracle gap:          {pts(block['oracle_gap'])}", file=out)
     print(f"{indent}harmful (eps={block['eps']}):  {pts(block['harmful_rate_eps'])}", file=out)
     print(f"{indent}text-only score:     {pts(block['text_mean_score'])}", file=out)
