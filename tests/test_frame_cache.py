@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from itemscale.protocol import Configuration, SamplingPolicy
 from itemscale.video import (
@@ -21,6 +23,7 @@ from itemscale.video import (
     _pipeline,
     decode_for_configs,
     encode_video,
+    frame_checksum,
     video_content_hash,
 )
 
@@ -123,7 +126,7 @@ def test_corrupted_entry_is_redecoded_not_served(
 
 def test_eviction_keeps_recently_used(tmp_path: Path) -> None:
     frame = np.zeros((10, 10, 3), dtype=np.uint8)
-    entry_bytes = 300 + 24
+    entry_bytes = 300 + 28  # pixels + header (magic, shape, checksum)
     cache = FrameCache(tmp_path / "c", max_bytes=10 * entry_bytes)
     key = "cd" * 32
     for i in range(8):
@@ -210,3 +213,44 @@ def test_two_processes_fill_at_once(video: Path, tmp_path: Path) -> None:
             cached = cache.get(digest, i, got.height, got.width)
             assert cached is not None and np.array_equal(cached, frame)
     assert cache.stats.corrupted == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    size=st.integers(1, 40_000),
+    position=st.integers(0, 10**9),
+    bit=st.integers(0, 7),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_checksum_sees_every_single_bit_flip(size: int, position: int, bit: int, seed: int) -> None:
+    data = bytearray(np.random.default_rng(seed).integers(0, 256, size, dtype=np.uint8).tobytes())
+    before = frame_checksum(bytes(data))
+    data[position % size] ^= 1 << bit
+    assert frame_checksum(bytes(data)) != before
+
+
+def test_checksum_sees_moved_zeroed_and_shortened_blocks() -> None:
+    rng = np.random.default_rng(5)
+    data = rng.integers(0, 256, 64 * 4096 + 13, dtype=np.uint8).tobytes()
+    reference = frame_checksum(data)
+    block = 4096
+    swapped = data[block : 2 * block] + data[:block] + data[2 * block :]
+    zeroed = data[: 5 * block] + bytes(block) + data[6 * block :]
+    assert len({reference, frame_checksum(swapped), frame_checksum(zeroed)}) == 3
+    assert frame_checksum(data[:-1]) != reference
+    assert frame_checksum(b"") == 0
+
+
+def test_read_many_threads_agree(video: Path, tmp_path: Path) -> None:
+    cache = FrameCache(tmp_path / "c")
+    config = Configuration(frames=40, short_side=56)
+    good = decode_for_configs(video, [config], cache=cache)[config.config_id]
+    digest = video_content_hash(video)
+    wanted = [*good.indices.tolist(), 999]  # the last one is not cached
+    for threads in (1, 3):
+        outs = [np.empty((good.height, good.width, 3), dtype=np.uint8) for _ in wanted]
+        hits = cache.read_many(digest, list(zip(wanted, outs, strict=True)), threads=threads)
+        assert hits == [True] * len(good.indices) + [False]
+        assert np.array_equal(np.stack(outs[:-1]), good.frames)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        cache.read_many(digest, [(0, np.empty((84, 56, 3), dtype=np.uint8)[:, ::2])])

@@ -113,7 +113,6 @@ class Configuration(BaseModel):
     def _normalise_text_only(cls, data: Any) -> Any:
         if isinstance(data, dict) and data.get("frames") == 0:
             data = dict(data)
-            data.setdefault("sampling", SamplingPolicy())
             data["sampling"] = SamplingPolicy()
             data["pipeline"] = "cached"
         return data

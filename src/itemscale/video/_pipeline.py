@@ -145,12 +145,18 @@ def decode_for_configs(
             slots.setdefault((i, plan.height, plan.width), []).append(stack[slot])
 
     video_hash = video_content_hash(path) if cache is not None else ""
+    keys = list(slots)
+    if cache is not None:
+        hits = cache.read_many(video_hash, [(i, slots[(i, h, w)][0]) for i, h, w in keys])
+    else:
+        hits = [False] * len(keys)
     missing: dict[int, list[tuple[int, int]]] = {}
-    for key, targets in slots.items():
+    for key, hit in zip(keys, hits, strict=True):
         i, height, width = key
-        if cache is not None and cache.read_into(video_hash, i, targets[0]):
-            for other in targets[1:]:
-                other[...] = targets[0]
+        if hit:
+            first, *others = slots[key]
+            for other in others:
+                other[...] = first
         else:
             missing.setdefault(i, []).append((height, width))
 
