@@ -272,3 +272,29 @@ def test_unseekable_raw_bitstream(tmp_path: Path) -> None:
 def test_media_error_reason_is_checked() -> None:
     with pytest.raises(ValueError, match="unknown media error reason"):
         MediaError("bad_reason", "x.mp4")  # type: ignore[arg-type]
+
+
+def test_imprecise_seek_falls_back_to_decoding_through(
+    videos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A container whose seeks land one keyframe late: the frames must still be the right ones."""
+    from itemscale.video import _media
+
+    path = videos[".mp4"]
+    index = stream_index(path)
+    real = _media._frames_from
+    keyframes = index.keyframe_pts.tolist()
+    seeks: list[int | None] = []
+
+    def late(container, stream, seek_pts):  # type: ignore[no-untyped-def]
+        seeks.append(seek_pts)
+        if seek_pts is not None and seek_pts != keyframes[0]:
+            later = [k for k in keyframes if k > seek_pts]
+            seek_pts = later[0] if later else seek_pts
+        return real(container, stream, seek_pts)
+
+    monkeypatch.setattr(_media, "_frames_from", late)
+    wanted = [5, 40, 41, 100]
+    got = decode_frames(index, wanted)
+    assert [read_pattern(got[i]) for i in wanted] == wanted
+    assert seeks[-1] == keyframes[0]  # it went back to the start once and decoded forward

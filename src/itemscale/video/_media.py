@@ -311,28 +311,48 @@ def decode_resized(
         stream.thread_type = "AUTO"
         frames: Iterator[Any] | None = None
         position: int | None = None  # pts of the last frame decoded
+        fresh = False  # the next frame is the first after a seek
+        linear = False  # a seek landed past its frame: decode forward from the start instead
+        first_pts = int(index.pts[0])
         try:
             for target, keyframe in zip(target_pts.tolist(), seek_to.tolist(), strict=True):
                 if pts_to_index[target] in done:
                     continue
-                if frames is None or position is None or keyframe > position:
-                    first = frames is None and keyframe == int(index.pts[0])
-                    frames = _frames_from(container, stream, None if first else keyframe)
-                for frame in frames:
-                    if frame.pts is None:
-                        raise MediaError("unseekable", str(path), "decoded frame has no timestamp")
-                    position = int(frame.pts)
-                    hit = pts_to_index.get(position)
-                    if hit is not None and hit not in done:
-                        for height, width in set(requests[hit]):
-                            converted = convert(frame, height, width)
-                            if sink is None:
-                                out[(hit, height, width)] = np.ascontiguousarray(converted)
-                            else:
-                                sink(hit, height, width, converted)
-                        done.add(hit)
-                    if position >= target:
-                        break
+                if frames is None or position is None or (not linear and keyframe > position):
+                    seek = None if frames is None and keyframe == first_pts else keyframe
+                    frames = _frames_from(container, stream, seek)
+                    fresh = seek is not None
+                while True:
+                    overshot = False
+                    for frame in frames:
+                        if frame.pts is None:
+                            raise MediaError(
+                                "unseekable", str(path), "decoded frame has no timestamp"
+                            )
+                        position = int(frame.pts)
+                        if fresh:
+                            fresh = False
+                            if position > target:
+                                overshot = True
+                                break
+                        hit = pts_to_index.get(position)
+                        if hit is not None and hit not in done:
+                            for height, width in set(requests[hit]):
+                                converted = convert(frame, height, width)
+                                if sink is None:
+                                    out[(hit, height, width)] = np.ascontiguousarray(converted)
+                                else:
+                                    sink(hit, height, width, converted)
+                            done.add(hit)
+                        if position >= target:
+                            break
+                    if overshot and not linear:
+                        # Some containers seek imprecisely; never guess a frame, decode through.
+                        linear = True
+                        frames = _frames_from(container, stream, first_pts)
+                        position = None
+                        continue
+                    break
                 if pts_to_index[target] not in done:
                     if position is None or position < target:
                         raise MediaError(
