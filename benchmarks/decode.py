@@ -49,17 +49,24 @@ WIDTH, HEIGHT, FPS, SECONDS, GOP = 640, 360, 30, 180, 250
 
 
 def make_video(path: Path) -> Path:
-    """A moving scene (a drifting gradient, a sliding bar, blocky texture) that H.264 codes
-    about as densely as ordinary 360p video (~1-2 Mbit/s), not like a still or like noise."""
+    """A moving scene (a drifting textured gradient, a sliding bar, fine grain that changes
+    every frame) that H.264 codes at about 1 Mbit/s, like ordinary 360p web video: neither a
+    near-still (~0.2 Mbit/s, too cheap to decode) nor pure noise (~5 Mbit/s)."""
     rng = np.random.default_rng(0)
     y, x = np.mgrid[0:HEIGHT, 0:WIDTH]
     base = np.stack([(x * 255 // WIDTH), (y * 255 // HEIGHT), ((x + y) % 256)], axis=-1)
     texture = np.kron(rng.integers(0, 48, (HEIGHT // 20, WIDTH // 20, 3)), np.ones((20, 20, 1)))
     base = (base + texture).astype(np.int64)
+    grain = [
+        np.kron(rng.integers(0, 5, (HEIGHT // 4, WIDTH // 4, 1)), np.ones((4, 4, 3))).astype(
+            np.int64
+        )
+        for _ in range(16)
+    ]
 
     def frames():  # type: ignore[no-untyped-def]
         for i in range(FPS * SECONDS):
-            frame = np.roll(base, 2 * i, axis=1) % 256
+            frame = (np.roll(base, 2 * i, axis=1) + grain[i % 16]) % 256
             bar = (i * 4) % WIDTH
             frame[:, bar : bar + 40] = 255 - frame[:, bar : bar + 40]
             yield frame.astype(np.uint8)
@@ -122,10 +129,11 @@ def main() -> None:
             print(f"generated {path} in {time.perf_counter() - start:.1f}s")
         configs = grid()
         index = stream_index(path)
+        mbps = path.stat().st_size * 8 / index.info.duration_s / 1e6
         print(
             f"video: {index.info.n_frames} frames, {index.info.width}x{index.info.height}, "
-            f"{index.info.duration_s:.0f}s, {len(index.keyframe_pts)} keyframes; "
-            f"{len(configs)} configurations"
+            f"{index.info.duration_s:.0f}s, {mbps:.2f} Mbit/s, {len(index.keyframe_pts)} "
+            f"keyframes; {len(configs)} configurations"
         )
         union = sorted({i for c in configs for i in plan_frames(index, c).indices.tolist()})
         print(f"union of indices: {len(union)} frames")
@@ -163,6 +171,7 @@ def main() -> None:
                     "raw_s": round(raw_s, 3),
                     "configurations": len(configs),
                     "union_frames": len(union),
+                    "video_mbps": round(mbps, 2),
                 }
             )
         )
