@@ -1,3 +1,81 @@
-"""itemscale: item-level audits of how Video LLMs behave as their visual budget changes."""
+"""itemscale: item-level audits of how Video LLMs behave as their visual budget changes.
+
+The names below are the curated public API. Analysis names (the response table, measures,
+policies, importers) import eagerly and need neither torch nor a video decoder; names from the
+stages that do (video decoding, model backends, the sweep, the synthetic suite) load on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
 
 __version__ = "0.1.0"
+
+# name -> submodule that defines it; resolved lazily by __getattr__.
+_LAZY: dict[str, str] = {
+    # responses: the one table every stage shares
+    "NOANSWER": "responses",
+    "EXTRACTOR_VERSION": "responses",
+    "Status": "responses",
+    "TaskKind": "responses",
+    "SchemaError": "responses",
+    "extract_choice": "responses",
+    "read_responses": "responses",
+    "write_responses": "responses",
+    "read_run": "responses",
+    "write_run": "responses",
+    "token_f1": "responses",
+    "rouge_l": "responses",
+    "exact_match": "responses",
+    # items and benchmark question files
+    "Item": "items",
+    "read_items_jsonl": "items",
+    "write_items_jsonl": "items",
+    "load_benchmark": "items",
+    # measures
+    "analyze_responses": "measures",
+    "build_matrices": "measures",
+    "ResponseMatrix": "measures",
+    "VideoBootstrap": "measures",
+    # policies
+    "cascade_report": "policies",
+    "intervention_outcomes": "policies",
+    # audit and artifact
+    "audit_transitions": "audit",
+    "build_artifact": "artifact",
+    "verify_artifact": "artifact",
+    # importers
+    "import_table": "importers",
+    # protocol and video
+    "Configuration": "protocol",
+    "SamplingPolicy": "protocol",
+    "Protocol": "protocol",
+    "load_protocol": "protocol",
+    "sample_indices": "video",
+    "decode_for_configs": "video",
+    "FrameCache": "video",
+    "MediaError": "video",
+    # models, sweep, synthetic suite
+    "load_backend": "models",
+    "VideoRequest": "models",
+    "VideoResponse": "models",
+    "run_sweep": "sweep",
+    "plan_sweep": "sweep",
+    "generate_suite": "synth",
+}
+
+__all__ = ["__version__", *sorted(_LAZY)]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'itemscale' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
