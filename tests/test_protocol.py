@@ -241,3 +241,36 @@ def test_minimal_synthetic_protocol_defaults_to_native_resolution() -> None:
                 "grid": {"frames": [4]},
             }
         )
+
+
+def test_native_alongside_resolutions_and_policy_shorthand() -> None:
+    protocol = parse_protocol(
+        {
+            "models": [{"name": "tiny", "backend": "builtin", "model": "tiny"}],
+            "benchmark": {"kind": "synthetic"},
+            "grid": {
+                "frames": [8],
+                "short_side": [224],
+                "max_pixels": [50176],
+                "native": True,
+                "sampling": ["nested", {"name": "random", "seed": 2}],
+            },
+        }
+    )
+    assert [c.label for c in protocol.configurations()] == [
+        "text-only",
+        "8f/nested",
+        "8f@px50176/nested",
+        "8f@224/nested",
+        "8f/random#2",
+        "8f@px50176/random#2",
+        "8f@224/random#2",
+    ]
+    with pytest.raises(ProtocolError, match=r"grid.frames: Value error, values must be unique"):
+        parse_protocol(
+            {
+                "models": [{"name": "tiny", "backend": "builtin", "model": "tiny"}],
+                "benchmark": {"kind": "synthetic"},
+                "grid": {"frames": [8, 8]},
+            }
+        )

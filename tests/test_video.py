@@ -298,3 +298,25 @@ def test_imprecise_seek_falls_back_to_decoding_through(
     got = decode_frames(index, wanted)
     assert [read_pattern(got[i]) for i in wanted] == wanted
     assert seeks[-1] == keyframes[0]  # it went back to the start once and decoded forward
+
+
+def test_converted_frames_match_pyav_reference(videos: dict[str, Path]) -> None:
+    """The converter hands out views of padded row buffers; check them against PyAV's own
+    conversion of the same scaled frame, at widths whose RGB rows need padding."""
+    import av
+
+    from itemscale.video import FrameConverter
+
+    convert = FrameConverter()
+    with av.open(str(videos[".mp4"])) as container:
+        for n, frame in enumerate(container.decode(video=0)):
+            for height, width in ((56, 84), (28, 28), (90, 122), (H, W)):
+                got = convert(frame, height, width)
+                scaled = frame
+                if (height, width) != (H, W):
+                    scaled = frame.reformat(width=width, height=height, interpolation="BICUBIC")
+                reference = scaled.to_ndarray(format="rgb24")
+                assert got.shape == (height, width, 3)
+                assert np.array_equal(got, reference), (n, height, width)
+            if n == 3:
+                break
