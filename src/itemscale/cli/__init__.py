@@ -27,9 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"itemscale {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    names = sorted(
-        m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("cmd_")
-    )
+    names = sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("cmd_"))
     for name in names:
         module = importlib.import_module(f"{__name__}.{name}")
         module.register(sub)

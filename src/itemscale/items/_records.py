@@ -72,7 +72,9 @@ class Item(BaseModel):
                 raise ValueError(f"at most {len(OPTION_LETTERS)} options are supported")
             letters = OPTION_LETTERS[: len(self.options)]
             if self.answer is not None and self.answer not in letters:
-                raise ValueError(f"answer {self.answer!r} is not one of the option letters {letters}")
+                raise ValueError(
+                    f"answer {self.answer!r} is not one of the option letters {letters}"
+                )
         return self
 
     @property
@@ -136,5 +138,3 @@ def write_items_jsonl(path: str | os.PathLike[str], items: Iterable[Item]) -> No
         for item in items:
             fh.write(item.model_dump_json(exclude_defaults=True) + "\n")
     os.replace(tmp, path)
-
-
