@@ -223,3 +223,52 @@ def test_cli_sweep_shows_progress_and_prints_a_summary(
     assert "6/6" in captured.err and "cell/s" in captured.err and "<00:00" in captured.err
     assert main(["sweep", str(proto)]) == 0
     assert "6 cells planned, 6 already done, 0 run" in capsys.readouterr().out
+
+
+def test_cli_runtime_options_reach_the_served_backend(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--timeout, --max-retries and --concurrency from the command line bound the served model:
+    a reply slower than --timeout becomes a `timeout` row (not retried), a 500 with
+    --max-retries 0 becomes `model_error` at once, and no more than --concurrency requests are
+    in flight. None of them changes a cell's identity."""
+    from openai_server import ChatServer, Reply
+
+    suite = write_benchmark(tmp_path / "suite", 2)
+
+    def protocol(server: ChatServer) -> Path:
+        options = {"base_url": server.base_url, "backoff_base_s": 0.01, "backoff_max_s": 0.02}
+        return write_protocol(
+            tmp_path / "p.toml",
+            suite,
+            frames=(2, 4),
+            models=[{"name": "served", "backend": "openai", "model": "m", "options": options}],
+        )
+
+    with ChatServer(default=Reply(text="A")) as server:
+        proto = protocol(server)
+        server.push(Reply(text="A", delay_s=2.0), Reply(status=500))
+        argv = ["sweep", str(proto), "--no-progress", "--json", "--timeout", "0.5"]
+        assert main([*argv, "--max-retries", "0"]) == 0
+        summary = json.loads(capsys.readouterr().out)
+        assert summary["by_status"] == {"ok": 10, "timeout": 1, "model_error": 1}
+        sent = len(server.received)
+        assert sent == 12  # nothing retried
+        # Other runtime settings, same cells: nothing runs again.
+        assert main([*argv, "--concurrency", "4", "--max-retries", "3"]) == 0
+        assert json.loads(capsys.readouterr().out)["ran"] == 0
+        assert len(server.received) == sent
+
+    for concurrency, most in ((1, 1), (4, 4)):
+        with ChatServer(default=Reply(text="A", delay_s=0.1)) as server:
+            proto = protocol(server)
+            out = tmp_path / f"c{concurrency}"
+            argv = ["sweep", str(proto), "--no-progress", "--json", "--output", str(out)]
+            assert main([*argv, "--batch-size", "6", "--concurrency", str(concurrency)]) == 0
+            capsys.readouterr()
+            assert len(server.received) == 12
+            assert server.max_in_flight <= most
+            if concurrency > 1:
+                assert server.max_in_flight > 1  # the batch really went out in parallel
+    for bad in (["--concurrency", "0"], ["--timeout", "0"], ["--max-retries", "-1"]):
+        assert main(["sweep", str(proto), *bad]) == 2

@@ -46,6 +46,27 @@ def register(subparsers: Any) -> None:
         "--batch-size", type=int, default=1, metavar="N", help="requests per model call"
     )
     parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=8,
+        metavar="N",
+        help="requests in flight to a served model (openai backend)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="seconds per served-model request; a slower reply is a `timeout` row",
+    )
+    parser.add_argument(
+        "--max-retries",
+        type=int,
+        default=4,
+        metavar="N",
+        help="retries of a served-model request on 429/5xx and connection errors",
+    )
+    parser.add_argument(
         "--output",
         type=Path,
         default=None,
@@ -122,12 +143,14 @@ def _print_plan(cost: Any, run_dir: Path, as_json: bool) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..models import BackendError
     from ..store import StoreError
-    from ..sweep import BenchmarkLoadError, plan_sweep, run_sweep
+    from ..sweep import BenchmarkLoadError, RuntimeBackendFactory, plan_sweep, run_sweep
 
     if args.limit is not None and args.limit < 1:
         raise CommandError(f"--limit must be at least 1 (got {args.limit})")
     if args.batch_size < 1:
         raise CommandError(f"--batch-size must be at least 1 (got {args.batch_size})")
+    if args.concurrency < 1 or args.timeout <= 0 or args.max_retries < 0:
+        raise CommandError("--concurrency must be >= 1, --timeout > 0, --max-retries >= 0")
     protocol = _load(args)
     run_dir = args.output if args.output is not None else Path(protocol.output)
     try:
@@ -150,6 +173,11 @@ def run(args: argparse.Namespace) -> int:
             run_dir=run_dir,
             device=args.device,
             batch_size=args.batch_size,
+            backend_factory=RuntimeBackendFactory(
+                concurrency=args.concurrency,
+                timeout_s=args.timeout,
+                max_retries=args.max_retries,
+            ),
             frame_cache=cache,
             num_workers=args.workers,
             progress=not args.no_progress,

@@ -17,6 +17,7 @@ from ._plan import (
 from ._runner import (
     INTERRUPTED_EXIT,
     BackendFactory,
+    RuntimeBackendFactory,
     SweepResult,
     SweepStop,
     default_backend_factory,
@@ -36,6 +37,7 @@ __all__ = [
     "ModelPlanInfo",
     "PlanCost",
     "PlannedConfig",
+    "RuntimeBackendFactory",
     "SweepResult",
     "SweepStop",
     "VideoJob",

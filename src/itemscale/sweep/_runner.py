@@ -63,6 +63,29 @@ def default_backend_factory(entry: ModelEntry, device: str, batch_size: int) -> 
     return load_backend(entry, device=device, batch_size=batch_size)
 
 
+@dataclass(frozen=True)
+class RuntimeBackendFactory:
+    """Loads backends with the served-model runtime settings a user chose on the command line
+    (requests in flight, timeout, retries). Like batch size, none of them is part of a cell's
+    identity. A frozen dataclass, so Ray can ship it to its actors."""
+
+    concurrency: int = 8
+    timeout_s: float = 120.0
+    max_retries: int = 4
+
+    def __call__(self, entry: ModelEntry, device: str, batch_size: int) -> VideoLM:
+        from ..models import load_backend
+
+        return load_backend(
+            entry,
+            device=device,
+            batch_size=batch_size,
+            concurrency=self.concurrency,
+            timeout_s=self.timeout_s,
+            max_retries=self.max_retries,
+        )
+
+
 @dataclass
 class SweepResult:
     """What a sweep did. `table` is the exported response table (all cells in the store)."""
