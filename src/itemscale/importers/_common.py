@@ -13,7 +13,7 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
@@ -66,6 +66,24 @@ def where(path: str | os.PathLike[str], line: int | None = None, column: str | N
     if column is not None:
         text += f": column '{column}'"
     return text
+
+
+def jsonl_values(path: Path) -> Iterator[tuple[int, Any]]:
+    """(1-based line, decoded value) for each non-blank line; a bad line names file and line.
+
+    The usual bad line is the last one of a log cut off mid-write, hence the hint.
+    """
+    with path.open(encoding="utf-8") as fh:
+        for line, text in enumerate(fh, start=1):
+            if not text.strip():
+                continue
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ImportInputError(
+                    f"{path}:{line}: not valid JSON ({exc.msg}); is the line truncated?"
+                ) from exc
+            yield line, value
 
 
 @lru_cache(maxsize=4096)

@@ -27,8 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-import pandas as pd
-
 from ..items import Item
 from ..responses import NOANSWER, Status, TaskKind
 from ..responses._extract import EXTRACTOR_VERSION, extract_choice
@@ -36,12 +34,11 @@ from ..responses._scoring import exact_match, rouge_l, token_f1
 from ._common import (
     ImportInputError,
     attributes_json,
-    import_record,
+    jsonl_values,
     label_config_id,
-    rows_frame,
     source_record,
 )
-from ._finish import finish_import
+from ._finish import finish_parsed_import
 from ._summary import ImportSummary
 
 FRAME_KEYS: Final[tuple[str, ...]] = (
@@ -207,22 +204,13 @@ def read_samples(path: Path) -> list[tuple[int, dict[str, Any]]]:
     if not path.is_file():
         raise ImportInputError(f"{path}: no such file")
     out: list[tuple[int, dict[str, Any]]] = []
-    with path.open(encoding="utf-8") as fh:
-        for line, text in enumerate(fh, start=1):
-            if not text.strip():
-                continue
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ImportInputError(
-                    f"{path}:{line}: not valid JSON ({exc.msg}); is the line truncated?"
-                ) from exc
-            if not isinstance(obj, dict) or "doc_id" not in obj:
-                raise ImportInputError(
-                    f"{path}:{line}: not an lmms-eval sample (no 'doc_id'); is this a "
-                    "--log_samples file?"
-                )
-            out.append((line, obj))
+    for line, obj in jsonl_values(path):
+        if not isinstance(obj, dict) or "doc_id" not in obj:
+            raise ImportInputError(
+                f"{path}:{line}: not an lmms-eval sample (no 'doc_id'); is this a "
+                "--log_samples file?"
+            )
+        out.append((line, obj))
     if not out:
         raise ImportInputError(f"{path}: no samples")
     return out
@@ -511,6 +499,41 @@ def _expand(paths: Sequence[str]) -> list[Path]:
     return out
 
 
+def config_jobs(
+    specs: Sequence[ConfigSpec], paths: Sequence[str | Path], *, inputs: str
+) -> list[tuple[Path, ConfigSpec | None]]:
+    """The files to import, each with its `--config` (None when files are given plainly).
+
+    With any `--config`, every file must be one, so that the axis order is the order given.
+    """
+    if specs and paths:
+        spec_paths = {s.path.resolve() for s in specs}
+        extra = [p for p in paths if Path(p).resolve() not in spec_paths]
+        if extra:
+            raise ImportInputError(
+                f"{extra[0]}: with --config, give every file as --config LABEL=PATH so the axis "
+                "order is explicit"
+            )
+    jobs: list[tuple[Path, ConfigSpec | None]] = (
+        [(s.path, s) for s in specs] if specs else [(Path(p), None) for p in paths]
+    )
+    if not jobs:
+        raise ImportInputError(f"no input files (give {inputs} or --config LABEL=PATH)")
+    return jobs
+
+
+def load_benchmark_index(benchmark: str | os.PathLike[str] | None) -> BenchmarkIndex | None:
+    """The `--benchmark` file's items, indexed; its errors become import input errors."""
+    if benchmark is None:
+        return None
+    from ..items import BenchmarkFileError, ItemFileError, load_benchmark
+
+    try:
+        return BenchmarkIndex.build(load_benchmark(benchmark))
+    except (BenchmarkFileError, ItemFileError) as exc:
+        raise ImportInputError(str(exc)) from exc
+
+
 def run_lmms_eval_import(
     *,
     files: Sequence[str],
@@ -522,33 +545,13 @@ def run_lmms_eval_import(
 ) -> ImportSummary:
     """Parse every file, check them against each other, then merge into the run."""
     specs = [parse_config_arg(c) for c in configs]
-    plain = _expand(files)
-    if specs and plain:
-        spec_paths = {s.path.resolve() for s in specs}
-        extra = [p for p in plain if p.resolve() not in spec_paths]
-        if extra:
-            raise ImportInputError(
-                f"{extra[0]}: with --config, give every file as --config LABEL=PATH so the axis "
-                "order is explicit"
-            )
-    jobs: list[tuple[Path, ConfigSpec | None]] = (
-        [(s.path, s) for s in specs] if specs else [(p, None) for p in plain]
-    )
-    if not jobs:
-        raise ImportInputError("no input files (give samples JSONL files or --config LABEL=PATH)")
+    jobs = config_jobs(specs, _expand(files), inputs="samples JSONL files")
     labels = Counter(s.label for s in specs)
     dup = [label for label, n in labels.items() if n > 1]
     if dup:
         raise ImportInputError(f"--config label {dup[0]!r} is given twice")
 
-    index = None
-    if benchmark is not None:
-        from ..items import BenchmarkFileError, ItemFileError, load_benchmark
-
-        try:
-            index = BenchmarkIndex.build(load_benchmark(benchmark))
-        except (BenchmarkFileError, ItemFileError) as exc:
-            raise ImportInputError(str(exc)) from exc
+    index = load_benchmark_index(benchmark)
 
     parsed: list[tuple[Path, dict[str, Any] | None, Path | None, list[tuple[int, dict[str, Any]]]]]
     parsed = []
@@ -651,26 +654,18 @@ def run_lmms_eval_import(
     if index is not None:
         matched = sum(1 for r in rows if r["item_id"] in index.by_id)
         notes.append(f"benchmark: {matched} of {len(rows)} rows matched a benchmark item")
-    table = rows_frame(rows, where_="lmms-eval import") if rows else pd.DataFrame()
-    if table.empty:
-        raise ImportInputError(
-            "no rows to import: " + ", ".join(f"{k}: {v}" for k, v in skipped.items())
-        )
-    record = import_record(
-        "lmms-eval",
-        sources,
-        model=model,
-        benchmark=str(Path(benchmark).resolve()) if benchmark else None,
-        extractor_version=EXTRACTOR_VERSION,
-        configs=list(configs) or None,
-    )
-    return finish_import(
+    return finish_parsed_import(
         importer="lmms-eval",
-        run_dir=run_dir,
-        files=[str(p) for p, _ in jobs],
-        rows=table,
-        record=record,
+        tool="lmms-eval",
+        rows=rows,
+        extractor_version=EXTRACTOR_VERSION,
+        sources=sources,
+        jobs=jobs,
+        model=model,
+        benchmark=benchmark,
+        configs=configs,
         skipped=skipped,
         notes=notes,
+        run_dir=run_dir,
         dry_run=dry_run,
     )

@@ -25,6 +25,7 @@ from ..responses._scoring import exact_match, rouge_l, token_f1
 from ._common import (
     ImportInputError,
     attributes_json,
+    jsonl_values,
     label_config_id,
     rows_frame,
 )
@@ -111,20 +112,11 @@ def read_table_records(path: str | os.PathLike[str]) -> TableRecords:
         columns = tuple(header)
     elif fmt == "jsonl":
         seen: dict[str, None] = {}
-        with p.open(encoding="utf-8") as fh:
-            for line, text in enumerate(fh, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    obj = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    raise ImportInputError(
-                        f"{p}:{line}: not valid JSON ({exc.msg}); is the line truncated?"
-                    ) from exc
-                if not isinstance(obj, dict):
-                    raise ImportInputError(f"{p}:{line}: expected a JSON object per line")
-                seen.update(dict.fromkeys(obj))
-                records.append((line, obj))
+        for line, obj in jsonl_values(p):
+            if not isinstance(obj, dict):
+                raise ImportInputError(f"{p}:{line}: expected a JSON object per line")
+            seen.update(dict.fromkeys(obj))
+            records.append((line, obj))
         columns = tuple(seen)
     else:
         import pyarrow as pa

@@ -30,13 +30,18 @@ from ..responses._extract import EXTRACTOR_VERSION, extract_choice
 from ._common import (
     ImportInputError,
     attributes_json,
-    import_record,
     label_config_id,
-    rows_frame,
     source_record,
 )
-from ._finish import finish_import
-from ._lmms_eval import BenchmarkIndex, ConfigSpec, gold_letter, parse_config_arg
+from ._finish import finish_parsed_import
+from ._lmms_eval import (
+    BenchmarkIndex,
+    ConfigSpec,
+    config_jobs,
+    gold_letter,
+    load_benchmark_index,
+    parse_config_arg,
+)
 from ._summary import ImportSummary
 
 #: Dataset names VLMEvalKit uses for video benchmarks (the prefix of the dataset part of a
@@ -329,30 +334,11 @@ def run_vlmevalkit_import(
     dry_run: bool = False,
 ) -> ImportSummary:
     specs = [parse_config_arg(c) for c in configs]
-    if specs and files:
-        spec_paths = {s.path.resolve() for s in specs}
-        extra = [f for f in files if Path(f).resolve() not in spec_paths]
-        if extra:
-            raise ImportInputError(
-                f"{extra[0]}: with --config, give every file as --config LABEL=PATH so the axis "
-                "order is explicit"
-            )
-    jobs: list[tuple[Path, ConfigSpec | None]] = (
-        [(s.path, s) for s in specs] if specs else [(Path(f), None) for f in files]
-    )
-    if not jobs:
-        raise ImportInputError("no input files (give prediction files or --config LABEL=PATH)")
+    jobs = config_jobs(specs, files, inputs="prediction files")
     for path, _ in jobs:
         if not path.is_file():
             raise ImportInputError(f"{path}: no such file")
-    index = None
-    if benchmark is not None:
-        from ..items import BenchmarkFileError, ItemFileError, load_benchmark
-
-        try:
-            index = BenchmarkIndex.build(load_benchmark(benchmark))
-        except (BenchmarkFileError, ItemFileError) as exc:
-            raise ImportInputError(str(exc)) from exc
+    index = load_benchmark_index(benchmark)
     names = {path: split_file_name(path) for path, _ in jobs}
     found = sorted({n.model for n in names.values() if n.model})
     if not model:
@@ -414,26 +400,18 @@ def run_vlmevalkit_import(
             f"itemscale's extractor (v{EXTRACTOR_VERSION}) and VLMEvalKit's score disagree on "
             f"{disagreements} of {compared} rows"
         )
-    if not rows:
-        raise ImportInputError(
-            "no rows to import: " + ", ".join(f"{k}: {v}" for k, v in skipped.items())
-        )
-    table = rows_frame(rows, where_="VLMEvalKit import")
-    record = import_record(
-        "vlmevalkit",
-        sources,
-        model=model,
-        benchmark=str(Path(benchmark).resolve()) if benchmark else None,
-        extractor_version=EXTRACTOR_VERSION,
-        configs=list(configs) or None,
-    )
-    return finish_import(
+    return finish_parsed_import(
         importer="vlmevalkit",
-        run_dir=run_dir,
-        files=[str(p) for p, _ in jobs],
-        rows=table,
-        record=record,
+        tool="VLMEvalKit",
+        rows=rows,
+        extractor_version=EXTRACTOR_VERSION,
+        sources=sources,
+        jobs=jobs,
+        model=model,
+        benchmark=benchmark,
+        configs=configs,
         skipped=skipped,
         notes=notes,
+        run_dir=run_dir,
         dry_run=dry_run,
     )
