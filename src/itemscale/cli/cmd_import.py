@@ -11,10 +11,14 @@ import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import CommandError
+
+if TYPE_CHECKING:
+    from ..importers import ImportSummary
 
 
 def _common_args(p: argparse.ArgumentParser) -> None:
@@ -32,6 +36,29 @@ def _common_args(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="parse, validate and summarise without writing the run",
     )
+
+
+def _file_import_args(
+    p: argparse.ArgumentParser,
+    *,
+    model_help: str,
+    files_help: str | None = None,
+    config_help: str | None = None,
+    benchmark_help: str | None = None,
+) -> None:
+    """The arguments of the per-file importers (lmms-eval, VLMEvalKit), which take the same
+    inputs; only their help differs."""
+    p.add_argument("files", nargs="*", metavar="PATH", help=files_help)
+    p.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="LABEL[:FRAMES]=PATH",
+        help=config_help,
+    )
+    p.add_argument("--model", help=model_help)
+    p.add_argument("--benchmark", metavar="FILE", help=benchmark_help)
+    _common_args(p)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -61,22 +88,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "its results.json (config.model_args), unless given with --config LABEL[:FRAMES]=PATH "
         "(repeatable, in axis order).",
     )
-    le.add_argument("files", nargs="*", metavar="PATH", help="samples JSONL files or directories")
-    le.add_argument(
-        "--config",
-        action="append",
-        default=[],
-        metavar="LABEL[:FRAMES]=PATH",
-        help="label (and frame count) of the configuration PATH was run with",
-    )
-    le.add_argument("--model", help="model name to record (required when files disagree)")
-    le.add_argument(
-        "--benchmark",
-        metavar="FILE",
-        help="benchmark question file (Parquet or items JSONL) for video ids, "
+    _file_import_args(
+        le,
+        files_help="samples JSONL files or directories",
+        config_help="label (and frame count) of the configuration PATH was run with",
+        model_help="model name to record (required when files disagree)",
+        benchmark_help="benchmark question file (Parquet or items JSONL) for video ids, "
         "options and categories",
     )
-    _common_args(le)
     le.set_defaults(func=run_lmms_eval)
 
     vk = kinds.add_parser(
@@ -85,11 +104,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Import VLMEvalKit predictions; the budget is read from the dataset name "
         "(Video-MME_8frame, MVBench_1fps) unless given with --config LABEL[:FRAMES]=PATH.",
     )
-    vk.add_argument("files", nargs="*", metavar="PATH")
-    vk.add_argument("--config", action="append", default=[], metavar="LABEL[:FRAMES]=PATH")
-    vk.add_argument("--model", help="model name to record (default: from the file name)")
-    vk.add_argument("--benchmark", metavar="FILE")
-    _common_args(vk)
+    _file_import_args(vk, model_help="model name to record (default: from the file name)")
     vk.set_defaults(func=run_vlmevalkit)
 
 
@@ -133,12 +148,11 @@ def run_table(args: argparse.Namespace) -> int:
     return _emit(summary, args)
 
 
-def run_lmms_eval(args: argparse.Namespace) -> int:
+def _run_file_import(args: argparse.Namespace, run_import: Callable[..., ImportSummary]) -> int:
     from ..importers import ImportInputError
-    from ..importers._lmms_eval import run_lmms_eval_import
 
     try:
-        summary = run_lmms_eval_import(
+        summary = run_import(
             files=args.files,
             configs=args.config,
             model=args.model,
@@ -149,21 +163,15 @@ def run_lmms_eval(args: argparse.Namespace) -> int:
     except ImportInputError as exc:
         raise CommandError(str(exc)) from exc
     return _emit(summary, args)
+
+
+def run_lmms_eval(args: argparse.Namespace) -> int:
+    from ..importers._lmms_eval import run_lmms_eval_import
+
+    return _run_file_import(args, run_lmms_eval_import)
 
 
 def run_vlmevalkit(args: argparse.Namespace) -> int:
-    from ..importers import ImportInputError
     from ..importers._vlmevalkit import run_vlmevalkit_import
 
-    try:
-        summary = run_vlmevalkit_import(
-            files=args.files,
-            configs=args.config,
-            model=args.model,
-            benchmark=args.benchmark,
-            run_dir=args.run_dir,
-            dry_run=args.dry_run,
-        )
-    except ImportInputError as exc:
-        raise CommandError(str(exc)) from exc
-    return _emit(summary, args)
+    return _run_file_import(args, run_vlmevalkit_import)
