@@ -152,7 +152,10 @@ def sample_indices(
             positions = np.linspace(0, n - 1, k) + phase * step
         raw = positions.astype(np.int64) if phase else np.linspace(0, n - 1, k, dtype=int)
     elif name == "interior":
-        raw = np.array([int((i + phase) * n / (k + 1)) for i in range(1, k + 1)], dtype=np.int64)
+        # VLMEvalKit multiplies by the already-rounded step, int(i * (n / (K + 1))); at exact
+        # multiples (n=45, K=32, i=11) that truncates 14.999... to 14, unlike int(i * n / (K + 1)).
+        step = n / (k + 1)
+        raw = np.array([int((i + phase) * step) for i in range(1, k + 1)], dtype=np.int64)
     elif name == "centre":
         raw = np.array([int((i + 0.5 + phase) * n / k) for i in range(k)], dtype=np.int64)
     elif name == "left":
