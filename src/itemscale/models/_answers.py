@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from ..items import Item
 from ..responses import NOANSWER, Status, TaskKind
 from ..responses._extract import extract_choice
-from ._types import SCORE_ONLY_MAX_NEW_TOKENS, DecodingSettings
+from ._types import SCORE_ONLY_MAX_NEW_TOKENS, DecodingSettings, VideoRequest, VideoResponse
 
 
 def letter_probs_from_logprobs(
@@ -59,3 +59,32 @@ def finish_response_fields(
         return NOANSWER, None, Status.NOANSWER
     confidence = option_probs.get(answer) if option_probs is not None else None
     return answer, confidence, Status.OK
+
+
+def completed_response(
+    request: VideoRequest,
+    raw_text: str,
+    option_probs: dict[str, float] | None,
+    *,
+    latency_s: float,
+    visual_tokens: int | None,
+    pixels: int | None,
+) -> VideoResponse:
+    """The response to a request whose generation completed, built the same way by every
+    backend: answer, confidence and status from `finish_response_fields`, and as frames used
+    the number of frames the request carried (None for text-only)."""
+    answer, confidence, status = finish_response_fields(
+        request.item, raw_text, option_probs, request.decoding
+    )
+    return VideoResponse(
+        raw_text=raw_text,
+        answer=answer,
+        option_probs=option_probs,
+        confidence=confidence,
+        visual_tokens=visual_tokens,
+        latency_s=latency_s,
+        status=status,
+        error=None,
+        pixels=pixels,
+        frames_used=None if request.frames is None else int(request.frames.frames.shape[0]),
+    )

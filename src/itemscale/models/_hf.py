@@ -28,7 +28,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..responses import Status, TaskKind
-from ._answers import finish_response_fields
+from ._answers import completed_response
 from ._prompts import build_messages
 from ._types import BackendError, BackendSpec, Frames, FramesLike, VideoRequest, VideoResponse
 
@@ -402,22 +402,16 @@ class HFBackend:
             probs = None
             if request.item.task_kind == TaskKind.MCQA and decoding.score_options:
                 probs = self._option_probs(first_logits[row], request.item.option_letters)
-            answer, confidence, status = finish_response_fields(request.item, text, probs, decoding)
-            has_video = request.frames is not None
+            # one batch shares its decoding settings (see `_batch_key`), so `request.decoding`
+            # is `decoding` as far as the answer is concerned
             responses.append(
-                VideoResponse(
-                    raw_text=text,
-                    answer=answer,
-                    option_probs=probs,
-                    confidence=confidence,
-                    visual_tokens=visual[row],
+                completed_response(
+                    request,
+                    text,
+                    probs,
                     latency_s=latency,
-                    status=status,
-                    error=None,
-                    pixels=pixels if has_video else None,
-                    frames_used=int(request.frames.frames.shape[0])
-                    if request.frames is not None
-                    else None,
+                    visual_tokens=visual[row],
+                    pixels=pixels if request.frames is not None else None,
                 )
             )
         return responses

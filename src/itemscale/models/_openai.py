@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..items import Item
 from ..responses import Status, TaskKind
-from ._answers import finish_response_fields, letter_probs_from_logprobs
+from ._answers import completed_response, letter_probs_from_logprobs
 from ._prompts import build_messages
 from ._types import (
     BackendError,
@@ -292,20 +292,13 @@ class OpenAIBackend:
                 pairs = first_answer_position(content)
                 if pairs:
                     option_probs = letter_probs_from_logprobs(pairs, item.option_letters)
-        answer, confidence, status = finish_response_fields(
-            item, text, option_probs, request.decoding
-        )
-        # The server's processor may resize or merge frames: what it used is unknown here.
-        frames_used = None if request.frames is None else int(request.frames.frames.shape[0])
-        return VideoResponse(
-            raw_text=text,
-            answer=answer,
-            option_probs=option_probs,
-            confidence=confidence,
-            visual_tokens=None,
+        # The server's processor may resize or merge frames: its visual tokens and pixels are
+        # unknown here.
+        return completed_response(
+            request,
+            text,
+            option_probs,
             latency_s=time.perf_counter() - start,
-            status=status,
-            error=None,
+            visual_tokens=None,
             pixels=None,
-            frames_used=frames_used,
         )
