@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import Final, Literal, Required, TypedDict, Unpack
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -454,38 +454,29 @@ def reusable_suite(
     return existing
 
 
-def ensure_suite(
-    out_dir: Path,
-    *,
-    n_videos: int,
-    seed: int,
-    width: int = 160,
-    height: int = 120,
-    fps: int = 10,
-    duration_s: float = 12.0,
-    test_fraction: float = 0.2,
-    only_split: Split | None = None,
-    crf: int = 18,
-    workers: int = 1,
-) -> SuiteManifest:
+class SuiteArgs(TypedDict, total=False):
+    """The arguments of `reusable_suite` (and `generate_suite`'s, less `overwrite`/`workers`):
+    those that decide a suite's content. Absent ones take those functions' defaults."""
+
+    n_videos: Required[int]
+    seed: Required[int]
+    width: int
+    height: int
+    fps: int
+    duration_s: float
+    test_fraction: float
+    only_split: Split | None
+    crf: int
+
+
+def ensure_suite(out_dir: Path, *, workers: int = 1, **params: Unpack[SuiteArgs]) -> SuiteManifest:
     """The suite these arguments describe: reused when `out_dir` already holds it (see
     `reusable_suite`), otherwise (re)generated in place, replacing what is there.
 
     What `make demo` and repeated training runs want: a second run costs a hash check, and a
     suite from other arguments, an older generator or with a changed file is never reused.
     """
-    params = {
-        "n_videos": n_videos,
-        "seed": seed,
-        "width": width,
-        "height": height,
-        "fps": fps,
-        "duration_s": duration_s,
-        "test_fraction": test_fraction,
-        "only_split": only_split,
-        "crf": crf,
-    }
-    existing = reusable_suite(out_dir, **params)  # type: ignore[arg-type]
+    existing = reusable_suite(out_dir, **params)
     if existing is not None:
         return existing
-    return generate_suite(out_dir, overwrite=True, workers=workers, **params)  # type: ignore[arg-type]
+    return generate_suite(out_dir, overwrite=True, workers=workers, **params)
