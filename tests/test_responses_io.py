@@ -93,3 +93,32 @@ def test_bad_tables_are_refused_and_nothing_is_written(
     assert (run / "responses.parquet").read_bytes() == before
     assert read_run(run)[1]["source"] == "first"
     assert not [p for p in run.iterdir() if p.name.startswith(".")]
+
+
+def test_atomic_text_file_keeps_the_old_file_when_the_writer_fails(tmp_path: Path) -> None:
+    from itemscale.responses._io import atomic_text_file
+
+    target = tmp_path / "sub" / "notes.csv"
+    with atomic_text_file(target, newline="") as fh:
+        fh.write("a,b\r\n")
+    assert target.read_bytes() == b"a,b\r\n"  # newline="" writes line ends as given
+    with pytest.raises(RuntimeError, match="half way"), atomic_text_file(target) as fh:
+        fh.write("partial")
+        raise RuntimeError("half way")
+    assert target.read_bytes() == b"a,b\r\n"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["notes.csv"]
+
+
+def test_write_parquet_atomic_replaces_pandas_metadata_and_leaves_no_temp(
+    tmp_path: Path,
+) -> None:
+    from itemscale.responses._io import write_parquet_atomic
+
+    table = pa.Table.from_pandas(pd.DataFrame({"x": [1, 2]}), preserve_index=False)
+    assert b"pandas" in (table.schema.metadata or {})
+    target = tmp_path / "t.parquet"
+    write_parquet_atomic(table, target, {b"itemscale.schema_version": b"3", b"k": b"v"})
+    meta = pq.read_schema(target).metadata
+    assert meta == {b"itemscale.schema_version": b"3", b"k": b"v"}
+    assert pq.read_table(target).column("x").to_pylist() == [1, 2]
+    assert [p.name for p in tmp_path.iterdir()] == ["t.parquet"]

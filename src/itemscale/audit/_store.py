@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import os
-import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..responses import write_json_atomic
+from ..responses._io import atomic_text_file, write_parquet_atomic
 from ._frames import PATHWAYS, RULES_VERSION, TRANSITION_COLUMNS, AuditError, pathway_counts
 
 AUDIT_SCHEMA_VERSION: Final[int] = 1
@@ -79,20 +79,9 @@ def _now() -> str:
 
 def _write_table(df: pd.DataFrame, path: Path, kind: str, version: int) -> None:
     table = pa.Table.from_pandas(df, preserve_index=False)
-    meta = dict(table.schema.metadata or {})
-    meta.pop(b"pandas", None)
-    meta[_VERSION_KEY] = str(version).encode()
-    meta[_KIND_KEY] = kind.encode()
-    table = table.replace_schema_metadata(meta)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}-", suffix=".parquet", dir=path.parent)
-    os.close(fd)
-    try:
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_parquet_atomic(
+        table, path, {_VERSION_KEY: str(version).encode(), _KIND_KEY: kind.encode()}
+    )
 
 
 def _read_table(path: Path, kind: str, version: int) -> pd.DataFrame:
@@ -233,43 +222,35 @@ def _uncell(text: str) -> str:
 
 def export_annotations_csv(transitions: pd.DataFrame, path: str | os.PathLike[str]) -> int:
     """Write the coders' CSV (one row per transition, human columns empty); returns rows."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            writer = csv.writer(fh)
-            writer.writerow(CSV_COLUMNS)
-            for row in transitions.itertuples(index=False):
-                writer.writerow(
-                    [
-                        row.transition_id,
-                        _cell(row.model),
-                        _cell(row.series),
-                        _cell(row.item_id),
-                        _cell(row.from_label),
-                        _cell(row.to_label),
-                        row.pathway,
-                        _cell(row.reason),
-                        row.n_kept,
-                        row.n_dropped,
-                        row.n_added,
-                        _cell(row.pixels_from),
-                        _cell(row.pixels_to),
-                        _cell(row.evidence_from),
-                        _cell(row.evidence_to),
-                        _cell(row.from_answer),
-                        _cell(row.to_answer),
-                        _cell(row.text_answer),
-                        "",
-                        "",
-                        "",
-                    ]
-                )
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_text_file(path, newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(CSV_COLUMNS)
+        for row in transitions.itertuples(index=False):
+            writer.writerow(
+                [
+                    row.transition_id,
+                    _cell(row.model),
+                    _cell(row.series),
+                    _cell(row.item_id),
+                    _cell(row.from_label),
+                    _cell(row.to_label),
+                    row.pathway,
+                    _cell(row.reason),
+                    row.n_kept,
+                    row.n_dropped,
+                    row.n_added,
+                    _cell(row.pixels_from),
+                    _cell(row.pixels_to),
+                    _cell(row.evidence_from),
+                    _cell(row.evidence_to),
+                    _cell(row.from_answer),
+                    _cell(row.to_answer),
+                    _cell(row.text_answer),
+                    "",
+                    "",
+                    "",
+                ]
+            )
     return len(transitions)
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 import pandas as pd
@@ -107,12 +108,35 @@ def write_responses(df: pd.DataFrame, path: str | os.PathLike[str]) -> None:
     path = Path(path)
     frame = normalise_responses(df, where=str(path))
     table = pa.Table.from_pandas(frame, schema=RESPONSE_SCHEMA, preserve_index=False)
+    write_parquet_atomic(
+        table,
+        path,
+        {SCHEMA_VERSION_KEY: str(SCHEMA_VERSION).encode()},
+        temp_prefix=".responses-",
+    )
+
+
+def write_parquet_atomic(
+    table: pa.Table,
+    path: str | os.PathLike[str],
+    metadata: Mapping[bytes, bytes],
+    *,
+    temp_prefix: str | None = None,
+) -> None:
+    """Write a Parquet file whole or not at all (a temporary file beside it, then a rename).
+
+    pandas' own schema metadata is dropped and `metadata` (the schema version and the like) is
+    set in its place. The temporary file is named `temp_prefix` (default `.{stem}-`) plus a
+    random part and `.parquet`.
+    """
+    path = Path(path)
     meta = dict(table.schema.metadata or {})
     meta.pop(b"pandas", None)
-    meta[SCHEMA_VERSION_KEY] = str(SCHEMA_VERSION).encode()
+    meta.update(metadata)
     table = table.replace_schema_metadata(meta)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".responses-", suffix=".parquet", dir=path.parent)
+    prefix = temp_prefix if temp_prefix is not None else f".{path.stem}-"
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".parquet", dir=path.parent)
     os.close(fd)
     try:
         pq.write_table(table, tmp)
@@ -148,18 +172,31 @@ def read_responses(path: str | os.PathLike[str]) -> pd.DataFrame:
     return normalise_responses(df, where=str(path))
 
 
-def write_json_atomic(path: str | os.PathLike[str], payload: Any) -> None:
+@contextmanager
+def atomic_text_file(
+    path: str | os.PathLike[str], *, newline: str | None = None
+) -> Iterator[TextIO]:
+    """A UTF-8 text file that appears at `path` only once the block completes.
+
+    It is written as `.{name}-<random>` beside `path` and renamed over it at the end; if the
+    block raises, the temporary file is removed and `path` is left as it was.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, indent=2, sort_keys=True, default=str)
-            fh.write("\n")
+        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as fh:
+            yield fh
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_json_atomic(path: str | os.PathLike[str], payload: Any) -> None:
+    with atomic_text_file(path) as fh:
+        json.dump(payload, fh, indent=2, sort_keys=True, default=str)
+        fh.write("\n")
 
 
 def read_run(run_dir: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
