@@ -333,3 +333,20 @@ def test_cli_rejects_bad_settings(tmp_path: Path, capsys: pytest.CaptureFixture[
     )
     assert code == 2
     assert "--steps" in capsys.readouterr().err
+
+
+def test_region_colour_targets_follow_the_merged_token_order() -> None:
+    from itemscale.models._builtin_aux import AUX_CLASSES, HUE_BINS, region_colour_targets
+
+    frames = np.zeros((4, 56, 84, 3), dtype=np.uint8)
+    frames[:, 0:20, 28:50] = (225, 30, 30)  # red, top-middle region, every frame
+    frames[2:, 30:50, 60:80] = (245, 245, 245)  # paper, bottom-right region, second pair only
+    frames[0, 40:43, 0:2] = (40, 80, 235)  # 6 blue pixels in one frame: just present
+    frames[1, 40:42, 0:2] = (40, 80, 235)  # + 4 more in the pair's other frame
+    targets = region_colour_targets(frames)
+    assert tuple(targets.shape) == (2 * 2 * 3, AUX_CLASSES)
+    blue_bin = int((225 / 360) * HUE_BINS)  # hue of (40, 80, 235) is about 228 degrees
+    expected = {(1, 0), (7, 0), (11, HUE_BINS), (3, blue_bin)}
+    assert {tuple(x) for x in targets.nonzero().tolist()} == expected
+    # odd frame counts repeat the last frame, as the processor does
+    assert tuple(region_colour_targets(frames[:3]).shape) == (12, AUX_CLASSES)

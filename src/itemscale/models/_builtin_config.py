@@ -103,6 +103,13 @@ class TrainSettings(BaseModel):
     learning_rate: float = Field(default=1.5e-3, gt=0)
     vision_learning_rate: float = Field(default=1.5e-3, gt=0)
     weight_decay: float = Field(default=0.01, ge=0)
+    adam_eps: float = Field(default=1e-8, gt=0)
+    #: Weight of the auxiliary per-region colour loss on the vision tower (0: off); see
+    #: `_builtin_aux` for why the tiny model needs it.
+    aux_weight: float = Field(default=1.0, ge=0)
+    #: Weight of the auxiliary caption row ("which colours appear?", answered from the pixels)
+    #: added to every video step (0: off); see `_builtin_aux.colours_present`.
+    caption_weight: float = Field(default=1.0, ge=0)
     warmup_steps: int = Field(default=60, ge=0)
     #: Frame counts drawn per step (even: the vision tower groups frames in pairs).
     frame_counts: tuple[int, ...] = (2, 4, 8, 12, 16, 24, 32, 48, 64)

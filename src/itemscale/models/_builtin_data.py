@@ -298,8 +298,11 @@ def shared_prefix_logits(
     prompts: list[str],
     targets: list[str],
     im_end: str = "<|im_end|>",
+    video_features: Any | None = None,
 ) -> tuple[Any, Any]:
     """Logits and labels for `prompts` (+ targets) that all open with the same video prefix.
+
+    `video_features`: the vision tower's output for `video`, when the caller already ran it.
 
     The prefix (system prompt, user header, visual tokens) runs once; its key/value cache is
     shared by every row, so a step over 12 questions about one video costs one pass over the
@@ -319,11 +322,16 @@ def shared_prefix_logits(
     )
     video_id = int(tokenizer.convert_tokens_to_ids("<|video_pad|>"))
     types = (prefix_ids == video_id).to(torch.int32) * 2
+    visual: dict[str, Any] = (
+        {"pixel_values_videos": video.pixel_values}
+        if video_features is None
+        else {"mm_encoder_outputs": {"video": video_features}}
+    )
     prefix_out = model.model(
         input_ids=prefix_ids,
         attention_mask=torch.ones_like(prefix_ids),
         mm_token_type_ids=types,
-        pixel_values_videos=video.pixel_values,
+        **visual,
         video_grid_thw=video.grid_thw,
         second_per_grid_ts=torch.tensor([video.second_per_grid]),
         use_cache=True,

@@ -245,3 +245,85 @@ def summarise(records: list[EvalRecord]) -> dict[str, dict[str, Any]]:
             "by_kind": kinds,
         }
     return table
+
+
+EVAL_VERSION = 1
+#: The budgets docs/builtin-model.md reports: frame counts at the suite's three sizes, and none.
+REPORT_BUDGETS: tuple[EvalBudget, ...] = (
+    EvalBudget(0),
+    *(EvalBudget(frames, 112) for frames in (2, 4, 8, 16, 32, 64)),
+    *(EvalBudget(frames, 56) for frames in (8, 32)),
+    *(EvalBudget(frames, 84) for frames in (8, 32)),
+)
+
+
+def evaluate_suite(
+    model_dir: Path,
+    suite_dir: Path,
+    out_path: Path,
+    *,
+    budgets: tuple[EvalBudget, ...] = REPORT_BUDGETS,
+    max_videos: int | None = None,
+    max_new_tokens: int = 32,
+) -> dict[str, Any]:
+    """Score the test split (its first `max_videos` videos) and write records + summary JSON."""
+    import json
+    import os
+    from dataclasses import asdict
+
+    from ..items import read_items_jsonl
+
+    items = [i for i in read_items_jsonl(suite_dir / "items.jsonl") if i.split == "test"]
+    video_ids = sorted({i.video_id for i in items})[:max_videos]
+    keep = set(video_ids)
+    items = [i for i in items if i.video_id in keep]
+    videos = {i.video_id: suite_dir / str(i.video_path) for i in items}
+    model, processor = load_builtin(model_dir)
+    records = evaluate(
+        model, processor, items, videos, list(budgets), max_new_tokens=max_new_tokens
+    )
+    payload = {
+        "builtin_eval_version": EVAL_VERSION,
+        "model_dir": str(model_dir),
+        "suite_dir": str(suite_dir),
+        "test_videos": len(video_ids),
+        "test_items": len(items),
+        "summary": summarise(records),
+        "records": [asdict(r) for r in records],
+    }
+    tmp = out_path.with_name(out_path.name + ".tmp")
+    tmp.write_text(json.dumps(payload, indent=1) + "\n")
+    os.replace(tmp, out_path)
+    return payload
+
+
+def _main() -> None:
+    import argparse
+
+    import torch
+
+    parser = argparse.ArgumentParser(description="score the built-in model on a suite's test split")
+    parser.add_argument("--model", type=Path, required=True)
+    parser.add_argument("--suite", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--max-videos", type=int, default=None)
+    parser.add_argument("--budgets", default=None, help="e.g. 0,8@112,32@112 (default: report)")
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    budgets = REPORT_BUDGETS
+    if args.budgets:
+        parsed = []
+        for part in args.budgets.split(","):
+            frames, _, side = part.partition("@")
+            parsed.append(EvalBudget(int(frames), int(side or 0)))
+        budgets = tuple(parsed)
+    payload = evaluate_suite(
+        args.model, args.suite, args.out, budgets=budgets, max_videos=args.max_videos
+    )
+    for label, row in payload["summary"].items():
+        print(f"{label:>10}  mcqa {row['mcqa_accuracy']}  f1 {row['token_f1']}")
+
+
+if __name__ == "__main__":
+    _main()

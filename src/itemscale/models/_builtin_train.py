@@ -26,6 +26,14 @@ from typing import Any
 import numpy as np
 
 from ..items import Item, read_items_jsonl
+from ..responses import TaskKind
+from ..synth import COLOURS
+from ._builtin_aux import (
+    aux_loss,
+    caption_rows,
+    make_aux_head,
+    region_colour_targets,
+)
 from ._builtin_build import build_model, build_processor, item_texts, train_tokenizer
 from ._builtin_config import BUILTIN_FORMAT_VERSION, BuiltinArchitecture, TrainSettings
 from ._builtin_data import (
@@ -160,8 +168,12 @@ def step_loss(
     items: list[Item],
     video: DecodedVideo | None,
     planned: PlannedStep,
+    aux_head: Any | None = None,
+    aux_weight: float = 0.0,
+    caption_weight: float = 0.0,
 ) -> tuple[Any, int, int, int]:
-    """Mean per-example loss of one step, and the frame count and size it used."""
+    """Mean per-example loss of one step (plus the weighted auxiliary colour loss when a head
+    is given), and the frame count and size it used."""
     targets = [answer_target(item) for item in items]
     if video is None or planned.text_only:
         prompts = [render_prompt(processor, item, with_video=False) for item in items]
@@ -176,12 +188,38 @@ def step_loss(
     )
     frames = resize_frames(video.frames[indices], (height, width))
     inputs = process_video(processor, frames, fps=video.fps, indices=indices)
+    real_rows = len(items)
+    if caption_weight > 0:
+        captions = [
+            Item(
+                item_id=f"{items[0].video_id}-caption-{n}",
+                video_id=items[0].video_id,
+                task_kind=TaskKind.OPEN_QA,
+                question=question,
+                references=(answer,),
+            )
+            for n, (question, answer) in enumerate(caption_rows(frames, COLOURS))
+        ]
+        items = [*items, *captions]
+        targets = [*targets, *(answer_target(c) for c in captions)]
     prompts = [
         expand_video_tokens(render_prompt(processor, item, with_video=True), inputs.num_tokens)
         for item in items
     ]
-    logits, labels = shared_prefix_logits(model, processor, inputs, prompts, targets)
-    return per_example_loss(logits, labels).mean(), planned.frames, height, width
+    features = model.model.get_video_features(
+        inputs.pixel_values, inputs.grid_thw, return_dict=True
+    )
+    logits, labels = shared_prefix_logits(
+        model, processor, inputs, prompts, targets, video_features=features
+    )
+    per_example = per_example_loss(logits, labels)
+    loss = per_example[:real_rows].mean()
+    if caption_weight > 0:
+        loss = loss + caption_weight * per_example[real_rows:].mean()
+    if aux_head is not None and aux_weight > 0:
+        (tokens,) = features.pooler_output
+        loss = loss + aux_weight * aux_loss(aux_head, tokens, region_colour_targets(frames))
+    return loss, planned.frames, height, width
 
 
 def save_folder(out_dir: Path, model: Any, processor: Any, meta: dict[str, Any]) -> None:
@@ -264,7 +302,12 @@ def train_builtin(
 
         plan = plan_steps(groups, settings, rng)
 
+        aux_head = (
+            make_aux_head(arch.text_hidden, settings.seed + 1) if settings.aux_weight else None
+        )
         vision = [p for n, p in model.named_parameters() if n.startswith("model.visual.")]
+        if aux_head is not None:
+            vision += list(aux_head.parameters())
         other = [p for n, p in model.named_parameters() if not n.startswith("model.visual.")]
         optimizer = torch.optim.AdamW(
             [
@@ -273,11 +316,12 @@ def train_builtin(
             ],
             weight_decay=settings.weight_decay,
             betas=(0.9, 0.98),
+            eps=settings.adam_eps,
         )
         base_lrs = [settings.vision_learning_rate, settings.learning_rate]
-        params = [p for p in model.parameters() if p.requires_grad]
+        params = [p for group in optimizer.param_groups for p in group["params"]]
         say(
-            f"training {sum(p.numel() for p in params) / 1e6:.2f}M parameters for "
+            f"training {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters for "
             f"{settings.steps} steps on {len(train_items)} items"
         )
 
@@ -296,7 +340,16 @@ def train_builtin(
             # Decoding per step (a 12 s clip at 160x120 takes milliseconds) keeps memory flat
             # whatever the suite's size.
             video = None if planned.text_only else decode_video(video_path(suite_dir, items[0]))
-            loss, frames, height, width = step_loss(model, processor, items, video, planned)
+            loss, frames, height, width = step_loss(
+                model,
+                processor,
+                items,
+                video,
+                planned,
+                aux_head,
+                settings.aux_weight,
+                settings.caption_weight,
+            )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
