@@ -322,7 +322,12 @@ def intervention_outcomes(
 
     def mean_of(group: str, key: str) -> float | None:
         values = np.array(
-            [r[key] for r in answered if r["group"] == group and np.isfinite(r[key])], dtype=float
+            [
+                r[key]
+                for r in answered
+                if r["group"] == group and r[key] is not None and np.isfinite(r[key])
+            ],
+            dtype=float,
         )
         return float(values.mean()) if values.size else None
 
