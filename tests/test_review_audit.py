@@ -135,7 +135,7 @@ def test_evidence_counts_from_timestamps(audit: pd.DataFrame) -> None:
     for item_id, (ev_j, ev_k, ev_add) in expect.items():
         r = audit.loc[item_id]
         assert bool(r["evidence_known"]), item_id
-        got = (int(r["evidence_from"]), int(r["evidence_to"]), int(r["evidence_added"]))
+        got = tuple(int(str(r[c])) for c in ("evidence_from", "evidence_to", "evidence_added"))
         assert got == (ev_j, ev_k, ev_add), item_id
     for item_id in ("noans", "nots"):
         r = audit.loc[item_id]

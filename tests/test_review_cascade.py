@@ -122,3 +122,37 @@ def test_cross_fitted_run_by_hand() -> None:
         assert cascade["stop_share"] == {"2f": 0.5, "4f": 0.0, "8f": 0.5}
         assert cascade["matches_terminal"] is True
         assert report["terminal"]["mean_cost"]["value"] == pytest.approx(8.0)
+
+
+def test_thresholds_are_applied_to_the_other_fold() -> None:
+    """Fold 0's items are right and confident (0.7) at stage 0; fold 1's are equally confident
+    but wrong there. Fitted on fold 0, tau_0 <= 0.7 sends fold 1 home wrong at stage 0 (2
+    frames); fitted on fold 1, stage 0 never answers and fold 0 stops at stage 1 (4 frames).
+    Held out: accuracy 1/2, mean cost 3. Fitting and reporting on the same fold would give 1."""
+    from itemscale.policies import video_folds
+
+    n = 4
+    video_ids = np.array([f"v{i}" for i in range(n)], dtype=object)
+    folds = video_folds(video_ids, np.random.default_rng(0))
+    assert sorted(folds.tolist()) == [0, 0, 1, 1]
+    fold0 = folds == 0
+    correct = np.where(fold0[:, None], 1.0, np.array([0.0, 1.0, 1.0])[None, :])
+    confidence = np.tile(np.array([0.7, 0.0, np.nan]), (n, 1))
+    inputs = CascadeInputs(
+        model="m",
+        series="s",
+        labels=("2f", "4f", "8f"),
+        item_ids=np.array([f"i{i}" for i in range(n)], dtype=object),
+        video_ids=video_ids,
+        correct=correct,
+        confidence=confidence,
+        answers=np.where(correct > 0, "A", "B").astype(object),
+        frame_costs=shared_frame_costs_from_indices(_indices([NESTED] * n)),
+        token_costs=None,
+    )
+    cascade = run_policies(inputs, CascadeSettings(n_boot=0, seed=0))["cascade"]
+    assert cascade["accuracy"]["value"] == pytest.approx(0.5)
+    assert cascade["mean_cost"]["value"] == pytest.approx(3.0)
+    assert cascade["cost_reduction"]["value"] == pytest.approx(1 - 3 / 8)
+    assert cascade["matches_terminal"] is False
+    assert cascade["stop_share"] == {"2f": 0.5, "4f": 0.5, "8f": 0.0}
