@@ -62,6 +62,17 @@ def _ids(tokenizer: PreTrainedTokenizerFast, tokens: list[str]) -> dict[str, int
     return {t: int(tokenizer.convert_tokens_to_ids(t)) for t in tokens}
 
 
+def _chat_tokenizer(
+    specials: list[str], **special_attrs: Any
+) -> tuple[PreTrainedTokenizerFast, dict[str, int]]:
+    """A tokenizer padding with `<|endoftext|>` and ending turns with `<|im_end|>`, as every
+    family here does, and the ids of its special tokens."""
+    tokenizer = train_tokenizer(
+        specials, pad_token="<|endoftext|>", eos_token="<|im_end|>", **special_attrs
+    )
+    return tokenizer, _ids(tokenizer, specials)
+
+
 QWEN_SPECIALS = [
     "<|endoftext|>",
     "<|im_start|>",
@@ -71,6 +82,18 @@ QWEN_SPECIALS = [
     "<|image_pad|>",
     "<|video_pad|>",
 ]
+QWEN_TEMPLATE = chat_template(
+    "<|vision_start|><|video_pad|><|vision_end|>", "<|vision_start|><|image_pad|><|vision_end|>"
+)
+
+
+def _qwen_vision_tokens(ids: dict[str, int]) -> dict[str, Any]:
+    return dict(
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+    )
 
 
 def _save(folder: Path, model: Any, processor: Any) -> Path:
@@ -108,20 +131,11 @@ def build_qwen2_vl(folder: Path, *, version: str = "2") -> Path:
         Qwen2VLVideoProcessor,
     )
 
-    tokenizer = train_tokenizer(QWEN_SPECIALS, pad_token="<|endoftext|>", eos_token="<|im_end|>")
-    ids = _ids(tokenizer, QWEN_SPECIALS)
+    tokenizer, ids = _chat_tokenizer(QWEN_SPECIALS)
     text = _tiny_text(
         len(tokenizer), ids, rope_scaling={"type": "mrope", "mrope_section": [1, 1, 2]}
     )
-    tokens = dict(
-        image_token_id=ids["<|image_pad|>"],
-        video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"],
-        vision_end_token_id=ids["<|vision_end|>"],
-    )
-    template = chat_template(
-        "<|vision_start|><|video_pad|><|vision_end|>", "<|vision_start|><|image_pad|><|vision_end|>"
-    )
+    tokens = _qwen_vision_tokens(ids)
     torch.manual_seed(0)
     if version == "2":
         vision = dict(depth=1, embed_dim=32, hidden_size=32, num_heads=2, mlp_ratio=2)
@@ -145,7 +159,7 @@ def build_qwen2_vl(folder: Path, *, version: str = "2") -> Path:
         image_processor=Qwen2VLImageProcessor(),
         tokenizer=tokenizer,
         video_processor=Qwen2VLVideoProcessor(),
-        chat_template=template,
+        chat_template=QWEN_TEMPLATE,
     )
     return _save(folder, model.eval(), processor)
 
@@ -159,8 +173,7 @@ def build_qwen3_vl(folder: Path) -> Path:
         Qwen3VLVideoProcessor,
     )
 
-    tokenizer = train_tokenizer(QWEN_SPECIALS, pad_token="<|endoftext|>", eos_token="<|im_end|>")
-    ids = _ids(tokenizer, QWEN_SPECIALS)
+    tokenizer, ids = _chat_tokenizer(QWEN_SPECIALS)
     text = _tiny_text(
         len(tokenizer),
         ids,
@@ -181,24 +194,14 @@ def build_qwen3_vl(folder: Path) -> Path:
         num_position_embeddings=64,
         deepstack_visual_indexes=[1],
     )
-    config = Qwen3VLConfig(
-        text_config=text,
-        vision_config=vision,
-        image_token_id=ids["<|image_pad|>"],
-        video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"],
-        vision_end_token_id=ids["<|vision_end|>"],
-    )
+    config = Qwen3VLConfig(text_config=text, vision_config=vision, **_qwen_vision_tokens(ids))
     torch.manual_seed(0)
     model = Qwen3VLForConditionalGeneration(config)
     processor = Qwen3VLProcessor(
         image_processor=Qwen2VLImageProcessor(patch_size=16),
         tokenizer=tokenizer,
         video_processor=Qwen3VLVideoProcessor(),
-        chat_template=chat_template(
-            "<|vision_start|><|video_pad|><|vision_end|>",
-            "<|vision_start|><|image_pad|><|vision_end|>",
-        ),
+        chat_template=QWEN_TEMPLATE,
     )
     return _save(folder, model.eval(), processor)
 
@@ -206,16 +209,24 @@ def build_qwen3_vl(folder: Path) -> Path:
 LLAVA_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<image>", "<video>"]
 
 
-def _siglip(image_size: int, patch: int) -> dict[str, Any]:
+def _tiny_vision(image_size: Any, patch_size: Any, **extra: Any) -> dict[str, Any]:
+    """A two-layer vision tower config (the LLaVA, InternVL and SmolVLM families)."""
     return dict(
-        model_type="siglip_vision_model",
         hidden_size=32,
         intermediate_size=64,
         num_hidden_layers=2,
         num_attention_heads=2,
         image_size=image_size,
-        patch_size=patch,
+        patch_size=patch_size,
+        **extra,
     )
+
+
+#: LLaVA tiny vision tower: 32x32 input, 8x8 patches -> 4x4 patch grid per frame.
+LLAVA_IMAGE = 32
+LLAVA_PATCH = 8
+#: Tokens per frame after 2x2 pooling of that grid (LLaVA-NeXT-Video, InternVL, SmolVLM).
+POOLED_TOKENS = (LLAVA_IMAGE // LLAVA_PATCH) ** 2 // 4
 
 
 def build_llava_onevision(folder: Path) -> Path:
@@ -227,12 +238,11 @@ def build_llava_onevision(folder: Path) -> Path:
         LlavaOnevisionVideoProcessor,
     )
 
-    tokenizer = train_tokenizer(LLAVA_SPECIALS, pad_token="<|endoftext|>", eos_token="<|im_end|>")
-    ids = _ids(tokenizer, LLAVA_SPECIALS)
+    tokenizer, ids = _chat_tokenizer(LLAVA_SPECIALS)
     size = {"height": LLAVA_IMAGE, "width": LLAVA_IMAGE}
     config = LlavaOnevisionConfig(
         text_config=dict(model_type="qwen2", **_tiny_text(len(tokenizer), ids)),
-        vision_config=_siglip(LLAVA_IMAGE, LLAVA_PATCH),
+        vision_config=_tiny_vision(LLAVA_IMAGE, LLAVA_PATCH, model_type="siglip_vision_model"),
         image_token_index=ids["<image>"],
         video_token_index=ids["<video>"],
         vision_feature_layer=-1,
@@ -254,11 +264,6 @@ def build_llava_onevision(folder: Path) -> Path:
     return _save(folder, model.eval(), processor)
 
 
-#: LLaVA tiny vision tower: 32x32 input, 8x8 patches -> 4x4 patch grid per frame.
-LLAVA_IMAGE = 32
-LLAVA_PATCH = 8
-
-
 def build_llava_next_video(folder: Path) -> Path:
     from transformers import (
         LlavaNextImageProcessor,
@@ -268,17 +273,9 @@ def build_llava_next_video(folder: Path) -> Path:
         LlavaNextVideoVideoProcessor,
     )
 
-    tokenizer = train_tokenizer(LLAVA_SPECIALS, pad_token="<|endoftext|>", eos_token="<|im_end|>")
-    ids = _ids(tokenizer, LLAVA_SPECIALS)
-    vision = dict(
-        model_type="clip_vision_model",
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        image_size=LLAVA_IMAGE,
-        patch_size=LLAVA_PATCH,
-        projection_dim=32,
+    tokenizer, ids = _chat_tokenizer(LLAVA_SPECIALS)
+    vision = _tiny_vision(
+        LLAVA_IMAGE, LLAVA_PATCH, model_type="clip_vision_model", projection_dim=32
     )
     config = LlavaNextVideoConfig(
         text_config=dict(model_type="llama", **_tiny_text(len(tokenizer), ids)),
@@ -290,7 +287,7 @@ def build_llava_next_video(folder: Path) -> Path:
         image_grid_pinpoints=[[LLAVA_IMAGE, LLAVA_IMAGE]],
         spatial_pool_stride=2,
         image_seq_length=(LLAVA_IMAGE // LLAVA_PATCH) ** 2,
-        video_seq_length=(LLAVA_IMAGE // LLAVA_PATCH) ** 2 // 4,
+        video_seq_length=POOLED_TOKENS,
     )
     torch.manual_seed(0)
     model = LlavaNextVideoForConditionalGeneration(config)
@@ -333,10 +330,8 @@ def build_internvl(folder: Path) -> Path:
         InternVLVideoProcessor,
     )
 
-    tokenizer = train_tokenizer(
+    tokenizer, ids = _chat_tokenizer(
         INTERNVL_SPECIALS,
-        pad_token="<|endoftext|>",
-        eos_token="<|im_end|>",
         extra_special_tokens={
             "start_image_token": "<img>",
             "end_image_token": "</img>",
@@ -344,16 +339,8 @@ def build_internvl(folder: Path) -> Path:
             "video_token": "<video>",
         },
     )
-    ids = _ids(tokenizer, INTERNVL_SPECIALS)
-    vision = dict(
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        image_size=[LLAVA_IMAGE, LLAVA_IMAGE],
-        patch_size=[LLAVA_PATCH, LLAVA_PATCH],
-    )
-    per_frame = (LLAVA_IMAGE // LLAVA_PATCH) ** 2 // 4
+    vision = _tiny_vision([LLAVA_IMAGE, LLAVA_IMAGE], [LLAVA_PATCH, LLAVA_PATCH])
+    per_frame = POOLED_TOKENS
     config = InternVLConfig(
         text_config=dict(model_type="qwen2", **_tiny_text(len(tokenizer), ids)),
         vision_config=vision,
@@ -395,17 +382,9 @@ def build_smolvlm2(folder: Path) -> Path:
         SmolVLMVideoProcessor,
     )
 
-    tokenizer = train_tokenizer(SMOLVLM_SPECIALS, pad_token="<|endoftext|>", eos_token="<|im_end|>")
-    ids = _ids(tokenizer, SMOLVLM_SPECIALS)
-    vision = dict(
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        image_size=LLAVA_IMAGE,
-        patch_size=LLAVA_PATCH,
-    )
-    per_frame = (LLAVA_IMAGE // LLAVA_PATCH) ** 2 // 4
+    tokenizer, ids = _chat_tokenizer(SMOLVLM_SPECIALS)
+    vision = _tiny_vision(LLAVA_IMAGE, LLAVA_PATCH)
+    per_frame = POOLED_TOKENS
     config = SmolVLMConfig(
         text_config=dict(model_type="llama", **_tiny_text(len(tokenizer), ids)),
         vision_config=vision,
