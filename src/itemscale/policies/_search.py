@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -41,6 +42,8 @@ _TOL = 1e-9
 _SHARED_CANDIDATES = 256
 _MAX_PASSES = 25
 _PRICE_LADDER = np.geomspace(0.01, 100.0, 17)
+#: What a coordinate search compares moves by: (correct sum, cost sum), or a priced objective.
+_Score = TypeVar("_Score", tuple[float, float], float)
 
 
 @dataclass(frozen=True)
@@ -203,26 +206,45 @@ def _better(candidate: tuple[float, float], current: tuple[float, float]) -> boo
     return cheaper or (as_cheap and candidate[0] > current[0] + _TOL)
 
 
-def _coordinate_search(problem: _Problem, target_sum: float, start: FloatArray) -> FloatArray:
-    """Minimise cost subject to the target, from a feasible start; every accepted move keeps
-    feasibility and strictly improves (cost, then accuracy), so the search terminates."""
-    thresholds = start.astype(np.float64).copy()
-    current = problem.evaluate(thresholds)
+def _descend(
+    problem: _Problem,
+    thresholds: FloatArray,
+    current: _Score,
+    move: Callable[[FloatArray, FloatArray, _Score], tuple[int, _Score] | None],
+) -> FloatArray:
+    """Coordinate descent over the stage thresholds, shared by the searches below: each stage in
+    turn is swept and `move` picks the candidate to take (with its new score) or None to keep
+    the stage as it is; stops after a pass without a move (or `_MAX_PASSES` passes). `move`
+    accepts only strict improvements, so the search terminates."""
     for _ in range(_MAX_PASSES):
         changed = False
         for stage in range(problem.k - 1):
             candidates, correct_sums, cost_sums = problem.stage_sweep(thresholds, stage)
-            best = _pick(correct_sums, cost_sums, target_sum)
-            if best is None:
-                continue
-            proposal = (float(correct_sums[best]), float(cost_sums[best]))
-            if _better(proposal, current):
+            taken = move(correct_sums, cost_sums, current)
+            if taken is not None:
+                best, current = taken
                 thresholds[stage] = candidates[best]
-                current = proposal
                 changed = True
         if not changed:
             break
     return thresholds
+
+
+def _coordinate_search(problem: _Problem, target_sum: float, start: FloatArray) -> FloatArray:
+    """Minimise cost subject to the target, from a feasible start; every accepted move keeps
+    feasibility and strictly improves (cost, then accuracy), so the search terminates."""
+
+    def move(
+        correct_sums: FloatArray, cost_sums: FloatArray, current: tuple[float, float]
+    ) -> tuple[int, tuple[float, float]] | None:
+        best = _pick(correct_sums, cost_sums, target_sum)
+        if best is None:
+            return None
+        proposal = (float(correct_sums[best]), float(cost_sums[best]))
+        return (best, proposal) if _better(proposal, current) else None
+
+    thresholds = start.astype(np.float64).copy()
+    return _descend(problem, thresholds, problem.evaluate(thresholds), move)
 
 
 def _penalised_search(problem: _Problem, price: float) -> FloatArray:
@@ -232,45 +254,35 @@ def _penalised_search(problem: _Problem, price: float) -> FloatArray:
     threshold may cost accuracy that only a later threshold can win back. Pricing accuracy
     instead lets both move; the results along a ladder of prices seed the constrained search.
     """
+
+    def move(
+        correct_sums: FloatArray, cost_sums: FloatArray, current: float
+    ) -> tuple[int, float] | None:
+        objective = cost_sums - price * correct_sums
+        best = int(np.argmin(objective))
+        return (best, float(objective[best])) if objective[best] < current - _TOL else None
+
     thresholds = np.full(problem.k - 1, np.inf)
     correct_sum, cost_sum = problem.evaluate(thresholds)
-    current = cost_sum - price * correct_sum
-    for _ in range(_MAX_PASSES):
-        changed = False
-        for stage in range(problem.k - 1):
-            candidates, correct_sums, cost_sums = problem.stage_sweep(thresholds, stage)
-            objective = cost_sums - price * correct_sums
-            best = int(np.argmin(objective))
-            if objective[best] < current - _TOL:
-                thresholds[stage] = candidates[best]
-                current = float(objective[best])
-                changed = True
-        if not changed:
-            break
-    return thresholds
+    return _descend(problem, thresholds, cost_sum - price * correct_sum, move)
 
 
 def _most_accurate(problem: _Problem, start: FloatArray) -> FloatArray:
     """Coordinate ascent on accuracy (lower cost breaks ties), for a start that misses the
     target: it either reaches the target (cost is minimised from there) or shows the best the
     family can do."""
+
+    def move(
+        correct_sums: FloatArray, cost_sums: FloatArray, current: tuple[float, float]
+    ) -> tuple[int, tuple[float, float]] | None:
+        best = int(np.lexsort((cost_sums, -correct_sums))[0])
+        proposal = (float(correct_sums[best]), float(cost_sums[best]))
+        more = proposal[0] > current[0] + _TOL
+        same_cheaper = abs(proposal[0] - current[0]) <= _TOL and proposal[1] < current[1] - _TOL
+        return (best, proposal) if more or same_cheaper else None
+
     thresholds = start.astype(np.float64).copy()
-    current = problem.evaluate(thresholds)
-    for _ in range(_MAX_PASSES):
-        changed = False
-        for stage in range(problem.k - 1):
-            candidates, correct_sums, cost_sums = problem.stage_sweep(thresholds, stage)
-            best = int(np.lexsort((cost_sums, -correct_sums))[0])
-            proposal = (float(correct_sums[best]), float(cost_sums[best]))
-            more = proposal[0] > current[0] + _TOL
-            same_cheaper = abs(proposal[0] - current[0]) <= _TOL and proposal[1] < current[1] - _TOL
-            if more or same_cheaper:
-                thresholds[stage] = candidates[best]
-                current = proposal
-                changed = True
-        if not changed:
-            break
-    return thresholds
+    return _descend(problem, thresholds, problem.evaluate(thresholds), move)
 
 
 def shared_threshold_sweep(
