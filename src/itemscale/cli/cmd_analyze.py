@@ -7,6 +7,7 @@ import sys
 from typing import Any, TextIO
 
 from . import CommandError
+from ._format import points_text
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -37,17 +38,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
-def pts(stat: dict[str, Any] | None) -> str:
-    """A rate as points with its interval, e.g. '61.2 [58.0, 64.1]'."""
-    if not stat or stat.get("value") is None:
-        return "n/a"
-    text = f"{100 * stat['value']:.1f}"
-    ci = stat.get("ci")
-    if ci:
-        text += f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
-    return text
-
-
 def _print_binary(block: dict[str, Any], out: TextIO, indent: str = "  ") -> None:
     print(
         f"{indent}matched grid: {block['n_items']} items on {block['n_videos']} videos; "
@@ -63,35 +53,37 @@ def _print_binary(block: dict[str, Any], out: TextIO, indent: str = "  ") -> Non
     width = max((len(label) for label in block["axis"]), default=4)
     noise = block.get("noise_floor", {})
     for label in block["axis"]:
-        line = f"{indent}  {label:<{width}}  {pts(block['accuracy'][label])}"
+        line = f"{indent}  {label:<{width}}  {points_text(block['accuracy'][label])}"
         noans = block["noanswer_rate"][label]["value"]
         if noans:
             line += f"   noanswer {100 * noans:.1f}"
         if label in noise:
-            line += f"   noise floor {pts(noise[label])}"
+            line += f"   noise floor {points_text(noise[label])}"
         print(line, file=out)
     best = block["best_fixed"]
-    print(f"{indent}best fixed:          {best['config']}  {pts(best)}", file=out)
-    print(f"{indent}oracle:              {pts(block['oracle'])}", file=out)
-    print(f"{indent}oracle headroom:     {pts(block['oracle_headroom'])}", file=out)
-    print(f"{indent}harmful rate:        {pts(block['harmful_rate'])}", file=out)
-    print(f"{indent}beneficial rate:     {pts(block['beneficial_rate'])}", file=out)
-    print(f"{indent}terminal regression: {pts(block['terminal_regression_rate'])}", file=out)
-    print(f"{indent}text-answerable:     {pts(block['text_answerable_rate'])}", file=out)
-    print(f"{indent}text overwrite:      {pts(block['text_overwrite_rate'])}", file=out)
+    print(f"{indent}best fixed:          {best['config']}  {points_text(best)}", file=out)
+    print(f"{indent}oracle:              {points_text(block['oracle'])}", file=out)
+    print(f"{indent}oracle headroom:     {points_text(block['oracle_headroom'])}", file=out)
+    print(f"{indent}harmful rate:        {points_text(block['harmful_rate'])}", file=out)
+    print(f"{indent}beneficial rate:     {points_text(block['beneficial_rate'])}", file=out)
+    print(
+        f"{indent}terminal regression: {points_text(block['terminal_regression_rate'])}", file=out
+    )
+    print(f"{indent}text-answerable:     {points_text(block['text_answerable_rate'])}", file=out)
+    print(f"{indent}text overwrite:      {points_text(block['text_overwrite_rate'])}", file=out)
     if "item_rate_harmful_rate" in block:
         print(
             f"{indent}repeats: {block['n_repeats']}; item-rate harmful "
-            f"{pts(block['item_rate_harmful_rate'])}; expected harmful "
-            f"{pts(block['expected_harmful_rate'])}",
+            f"{points_text(block['item_rate_harmful_rate'])}; expected harmful "
+            f"{points_text(block['expected_harmful_rate'])}",
             file=out,
         )
     if block["adjacent"]:
         print(f"{indent}adjacent flips (down / up, points; McNemar p):", file=out)
         for arrow in block["adjacent"]:
             print(
-                f"{indent}  {arrow}: {pts(block['flip_down'][arrow])} / "
-                f"{pts(block['flip_up'][arrow])}; p={block['mcnemar_p'][arrow]:.3g}",
+                f"{indent}  {arrow}: {points_text(block['flip_down'][arrow])} / "
+                f"{points_text(block['flip_up'][arrow])}; p={block['mcnemar_p'][arrow]:.3g}",
                 file=out,
             )
 
@@ -104,10 +96,12 @@ def _print_continuous(block: dict[str, Any], out: TextIO, indent: str = "  ") ->
     )
     width = max((len(label) for label in block["axis"]), default=4)
     for label in block["axis"]:
-        print(f"{indent}  {label:<{width}}  {pts(block['mean_score'][label])}", file=out)
-    print(f"{indent}oracle gap:          {pts(block['oracle_gap'])}", file=out)
-    print(f"{indent}harmful (eps={block['eps']}):  {pts(block['harmful_rate_eps'])}", file=out)
-    print(f"{indent}text-only score:     {pts(block['text_mean_score'])}", file=out)
+        print(f"{indent}  {label:<{width}}  {points_text(block['mean_score'][label])}", file=out)
+    print(f"{indent}oracle gap:          {points_text(block['oracle_gap'])}", file=out)
+    print(
+        f"{indent}harmful (eps={block['eps']}):  {points_text(block['harmful_rate_eps'])}", file=out
+    )
+    print(f"{indent}text-only score:     {points_text(block['text_mean_score'])}", file=out)
 
 
 def print_series(block: dict[str, Any], out: TextIO, indent: str = "  ") -> None:

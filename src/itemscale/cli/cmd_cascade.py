@@ -12,6 +12,7 @@ import sys
 from typing import Any, TextIO
 
 from . import CommandError
+from ._format import number_text, points_text
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -36,24 +37,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
-def _pts(stat: dict[str, Any] | None) -> str:
-    if not stat or stat.get("value") is None:
-        return "n/a"
-    text = f"{100 * stat['value']:.1f}"
-    if stat.get("ci"):
-        text += f" [{100 * stat['ci'][0]:.1f}, {100 * stat['ci'][1]:.1f}]"
-    return text
-
-
-def _num(stat: dict[str, Any] | None) -> str:
-    if not stat or stat.get("value") is None:
-        return "n/a"
-    text = f"{stat['value']:.1f}"
-    if stat.get("ci"):
-        text += f" [{stat['ci'][0]:.1f}, {stat['ci'][1]:.1f}]"
-    return text
-
-
 def print_summary(report: dict[str, Any], out: TextIO | None = None) -> None:
     out = out if out is not None else sys.stdout
     settings = report["settings"]
@@ -76,8 +59,8 @@ def print_summary(report: dict[str, Any], out: TextIO | None = None) -> None:
             file=out,
         )
         print(
-            f"  terminal {terminal['label']}: accuracy {_pts(terminal['accuracy'])}, "
-            f"{_num(terminal['mean_cost'])} {unit} per item",
+            f"  terminal {terminal['label']}: accuracy {points_text(terminal['accuracy'])}, "
+            f"{number_text(terminal['mean_cost'])} {unit} per item",
             file=out,
         )
         for name, policy in block["policies"].items():
@@ -86,9 +69,9 @@ def print_summary(report: dict[str, Any], out: TextIO | None = None) -> None:
                 continue
             match = "matches" if policy["matches_terminal"] else "below"
             print(
-                f"  {name:<10} accuracy {_pts(policy['accuracy'])} ({match} terminal; change "
-                f"{_pts(policy['accuracy_change'])}), {_num(policy['mean_cost'])} {unit}/item, "
-                f"cost reduction {_pts(policy['cost_reduction'])}",
+                f"  {name:<10} accuracy {points_text(policy['accuracy'])} ({match} terminal; change "
+                f"{points_text(policy['accuracy_change'])}), {number_text(policy['mean_cost'])} {unit}/item, "
+                f"cost reduction {points_text(policy['cost_reduction'])}",
                 file=out,
             )
         pareto = [p for p in block["frontier"] if p["pareto"]]

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
 
 from . import CommandError
+from ._format import points_text
 
 if TYPE_CHECKING:
     from ..measures import ResponseMatrix
@@ -226,15 +227,6 @@ def run_intervention(
     return outcome
 
 
-def _pts(s: dict[str, Any]) -> str:
-    if s.get("value") is None:
-        return "n/a"
-    text = f"{100 * s['value']:.1f}"
-    if s.get("ci"):
-        text += f" [{100 * s['ci'][0]:.1f}, {100 * s['ci'][1]:.1f}]"
-    return text
-
-
 def print_summary(result: dict[str, Any], out: TextIO | None = None) -> None:
     out = out if out is not None else sys.stdout
     reg, ctrl = result["regressions"], result["controls"]
@@ -255,11 +247,11 @@ def print_summary(result: dict[str, Any], out: TextIO | None = None) -> None:
         f"{ctrl['n_missing']})",
         file=out,
     )
-    print(f"  recovered_rate: {_pts(result['recovered_rate'])}", file=out)
-    print(f"  broken_rate:    {_pts(result['broken_rate'])}", file=out)
+    print(f"  recovered_rate: {points_text(result['recovered_rate'])}", file=out)
+    print(f"  broken_rate:    {points_text(result['broken_rate'])}", file=out)
     print(
         f"  net accuracy change if applied to every item: "
-        f"{_pts(result['net_accuracy_change_estimate'])} points",
+        f"{points_text(result['net_accuracy_change_estimate'])} points",
         file=out,
     )
     kept, before = reg["reference_frames_kept"], reg["reference_frames_kept_before"]

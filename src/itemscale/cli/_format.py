@@ -1,0 +1,25 @@
+"""How the commands print a measure with its interval, so every summary reads the same."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _with_interval(stat: dict[str, Any] | None, scale: int) -> str:
+    if not stat or stat.get("value") is None:
+        return "n/a"
+    text = f"{scale * stat['value']:.1f}"
+    ci = stat.get("ci")
+    if ci:
+        text += f" [{scale * ci[0]:.1f}, {scale * ci[1]:.1f}]"
+    return text
+
+
+def points_text(stat: dict[str, Any] | None) -> str:
+    """A rate as points with its interval, e.g. '61.2 [58.0, 64.1]'; 'n/a' without a value."""
+    return _with_interval(stat, 100)
+
+
+def number_text(stat: dict[str, Any] | None) -> str:
+    """A plain value with its interval, e.g. '3.5 [3.1, 3.9]'; 'n/a' without a value."""
+    return _with_interval(stat, 1)
