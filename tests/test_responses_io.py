@@ -122,3 +122,20 @@ def test_write_parquet_atomic_replaces_pandas_metadata_and_leaves_no_temp(
     assert meta == {b"itemscale.schema_version": b"3", b"k": b"v"}
     assert pq.read_table(target).column("x").to_pylist() == [1, 2]
     assert [p.name for p in tmp_path.iterdir()] == ["t.parquet"]
+
+
+def test_replace_dir_swaps_a_whole_directory_in_and_leaves_nothing_aside(tmp_path: Path) -> None:
+    from itemscale.responses._io import replace_dir
+
+    target = tmp_path / "sheets"
+    first = tmp_path / ".new-1"
+    first.mkdir()
+    (first / "a.png").write_bytes(b"1")
+    replace_dir(first, target)
+    assert sorted(p.name for p in target.iterdir()) == ["a.png"]
+    second = tmp_path / ".new-2"
+    second.mkdir()
+    (second / "b.png").write_bytes(b"2")
+    replace_dir(second, target)
+    assert sorted(p.name for p in target.iterdir()) == ["b.png"]  # old content gone, not merged
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sheets"]

@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 from .. import __version__
 from ..items import Item, read_items_jsonl
 from ..responses import RESPONSES_FILE, RUN_FILE, read_run, write_json_atomic
+from ..responses._io import replace_dir
 from ._html import ReportInputs, render_report
 from ._manifest import sha256_file, write_manifest
 from ._trajectories import TRAJECTORY_SCHEMA_VERSION, trajectory_table
@@ -348,7 +349,7 @@ def build_artifact(
         (tmp / REPORT_FILE).write_text(render_report(inputs), encoding="utf-8")
         write_manifest(tmp)
         os.chmod(tmp, 0o755)
-        _swap_in(tmp, target)
+        replace_dir(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -360,16 +361,6 @@ def _run_time(run_meta: dict[str, Any], which: str) -> Any:
     if isinstance(times, dict) and times.get(which):
         return times[which]
     return run_meta.get(f"{which}_at")
-
-
-def _swap_in(tmp: Path, target: Path) -> None:
-    if target.exists():
-        old = target.with_name(f".{target.name}-old-{os.getpid()}")
-        os.replace(target, old)
-        os.replace(tmp, target)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(tmp, target)
 
 
 def _read_optional_parquet(path: Path) -> pd.DataFrame | None:

@@ -4,7 +4,6 @@ the human-annotation round trip (export a CSV for coders, import it back)."""
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -149,6 +148,7 @@ def write_sheets(
 ) -> tuple[int, list[str]]:
     """Contact sheets for up to `limit` transitions; returns (written, failures)."""
     from ..audit import SHEETS_DIR, contact_sheet, encode_png, evidence_frames
+    from ..responses._io import replace_dir
     from ..video import MediaError, decode_frames, stream_index
 
     target = run_dir / SHEETS_DIR
@@ -189,13 +189,7 @@ def write_sheets(
             )
             (tmp / f"{t.transition_id}.png").write_bytes(encode_png(sheet))
             written += 1
-        if target.exists():
-            old = run_dir / f".{SHEETS_DIR}-old-{os.getpid()}"
-            os.replace(target, old)
-            os.replace(tmp, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
+        replace_dir(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -191,6 +192,23 @@ def atomic_text_file(
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def replace_dir(tmp: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """Put the fully written directory `tmp` in the place of `target`.
+
+    Directories cannot be renamed over one another, so an existing `target` is first renamed
+    aside (`.{name}-old-{pid}`) and removed once the new one is in place: a reader sees the old
+    directory or the new one, never a half-written one.
+    """
+    tmp, target = Path(tmp), Path(target)
+    if target.exists():
+        old = target.with_name(f".{target.name}-old-{os.getpid()}")
+        os.replace(target, old)
+        os.replace(tmp, target)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, target)
 
 
 def write_json_atomic(path: str | os.PathLike[str], payload: Any) -> None:
