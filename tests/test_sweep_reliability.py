@@ -83,7 +83,8 @@ def test_kill_9_mid_sweep_then_resume_is_exact(tmp_path: Path) -> None:
 
     with open_store(tmp_path / "run") as store:
         stored = store.cells_frame()
-    assert 10 <= len(stored) < 32
+    # 10 calls seen; the 10th may still be in flight when the kill lands.
+    assert 9 <= len(stored) < 32
     called_before = read_log(killed_log)
     # A crash loses at most the cell in flight (batch size 1).
     assert len(called_before) - len(stored) in (0, 1)
