@@ -98,7 +98,7 @@ class TrainSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     seed: int = 0
-    steps: int = Field(default=1400, ge=1)
+    steps: int = Field(default=1600, ge=1)
     minutes: float = Field(default=30.0, gt=0)
     learning_rate: float = Field(default=1.5e-3, gt=0)
     vision_learning_rate: float = Field(default=1.5e-3, gt=0)
