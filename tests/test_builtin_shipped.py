@@ -13,16 +13,16 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from itemscale.models import builtin_model_dir, load_backend  # noqa: E402
-from itemscale.models._builtin_config import BUILTIN_FORMAT_VERSION  # noqa: E402
-from itemscale.models._builtin_slice import (  # noqa: E402
+from itemscale.models import builtin_model_dir, load_backend
+from itemscale.models._builtin_config import BUILTIN_FORMAT_VERSION
+from itemscale.models._builtin_slice import (
     SLICE_FILE,
     read_slice,
     run_slice,
     slice_accuracy,
     slice_suite,
 )
-from itemscale.protocol import ModelEntry  # noqa: E402
+from itemscale.protocol import ModelEntry
 
 SHIPPED = builtin_model_dir()
 MAX_BYTES = 20 * 1024 * 1024
