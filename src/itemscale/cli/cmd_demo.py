@@ -37,6 +37,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "videos it has never seen",
     )
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples")
+    p.add_argument("--batch-size", type=int, default=16, help="requests per model call")
     p.add_argument("--no-report", action="store_true", help="stop after analyze and cascade")
     p.set_defaults(func=run)
 
@@ -102,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     protocol = load_protocol(protocol_file)
 
     t = _step("sweep: built-in model over 5 frame counts x 2 resolutions + text-only")
-    result = run_sweep(protocol, run_dir=out, progress=True)
+    result = run_sweep(protocol, run_dir=out, progress=True, batch_size=args.batch_size)
     if result.interrupted:
         raise CommandError("sweep interrupted; rerun `make demo` to resume")
     print(f"({time.perf_counter() - t:.1f} s)")
