@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "cascade, audit the harmful transitions and write the report.",
     )
     p.add_argument("--out", type=Path, default=Path("runs/demo"), help="run directory")
-    p.add_argument("--videos", type=int, default=16, help="synthetic test videos")
+    p.add_argument("--videos", type=int, default=12, help="synthetic test videos")
     p.add_argument(
         "--seed",
         type=int,
