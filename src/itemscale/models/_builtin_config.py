@@ -128,6 +128,17 @@ class TrainSettings(BaseModel):
     log_every: int = Field(default=10, ge=1)
     #: Save the model every this many steps (0: only at the end), so a stopped run keeps one.
     checkpoint_every: int = Field(default=200, ge=0)
+    #: Steps of the alignment stage run before the suite (0: none). Each step shows
+    #: `stage1_videos_per_step` generated videos of one large shape (`_builtin_stage1`), asked
+    #: about its colour and shape in the suite's wording; the shape's share of the frame's short
+    #: side shrinks linearly from `stage1_fill[0]` to `stage1_fill[1]` over the stage.
+    stage1_steps: int = Field(default=0, ge=0)
+    stage1_videos_per_step: int = Field(default=4, ge=1)
+    stage1_frames: int = Field(default=2, ge=2)
+    stage1_short_side: int = Field(default=56, ge=28)
+    stage1_fill: tuple[float, float] = (0.9, 0.4)
+    #: Weight of a multiple-choice row relative to an open row in a suite step's answer loss.
+    mcqa_weight: float = Field(default=1.0, gt=0)
 
     @model_validator(mode="after")
     def _even_frames(self) -> TrainSettings:

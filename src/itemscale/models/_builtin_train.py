@@ -155,10 +155,12 @@ def plan_steps(
 
 
 def learning_rate_factor(step: int, settings: TrainSettings) -> float:
-    """Linear warm-up, then cosine decay to 5% over the planned steps."""
+    """Linear warm-up, then cosine decay to 5% over the planned steps (the alignment stage's,
+    if any, then the suite's)."""
+    total = settings.steps + settings.stage1_steps
     if step < settings.warmup_steps:
         return (step + 1) / settings.warmup_steps
-    progress = (step - settings.warmup_steps) / max(1, settings.steps - settings.warmup_steps)
+    progress = (step - settings.warmup_steps) / max(1, total - settings.warmup_steps)
     return 0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress)))
 
 
@@ -171,9 +173,12 @@ def step_loss(
     aux_head: Any | None = None,
     aux_weight: float = 0.0,
     caption_weight: float = 0.0,
+    mcqa_weight: float = 1.0,
 ) -> tuple[Any, int, int, int]:
     """Mean per-example loss of one step (plus the weighted auxiliary colour loss when a head
     is given), and the frame count and size it used."""
+    import torch
+
     targets = [answer_target(item) for item in items]
     if video is None or planned.text_only:
         prompts = [render_prompt(processor, item, with_video=False) for item in items]
@@ -213,13 +218,54 @@ def step_loss(
         model, processor, inputs, prompts, targets, video_features=features
     )
     per_example = per_example_loss(logits, labels)
-    loss = per_example[:real_rows].mean()
+    if mcqa_weight == 1.0:
+        loss = per_example[:real_rows].mean()
+    else:
+        weights = torch.tensor(
+            [mcqa_weight if i.task_kind == TaskKind.MCQA else 1.0 for i in items[:real_rows]]
+        )
+        loss = (per_example[:real_rows] * weights).sum() / weights.sum()
     if caption_weight > 0:
         loss = loss + caption_weight * per_example[real_rows:].mean()
     if aux_head is not None and aux_weight > 0:
         (tokens,) = features.pooler_output
         loss = loss + aux_weight * aux_loss(aux_head, tokens, region_colour_targets(frames))
     return loss, planned.frames, height, width
+
+
+def stage1_loss(
+    model: Any, processor: Any, settings: TrainSettings, step: int, rng: np.random.Generator
+) -> tuple[Any, int, int]:
+    """Mean answer loss over one alignment step's generated videos (`_builtin_stage1`)."""
+    import torch
+
+    from ._builtin_stage1 import alignment_video
+
+    start_fill, end_fill = settings.stage1_fill
+    progress = step / max(1, settings.stage1_steps - 1)
+    fill = start_fill + (end_fill - start_fill) * progress
+    height, width = frame_size(120, 160, settings.stage1_short_side)
+    indices = np.linspace(0, 119, settings.stage1_frames).round().astype(np.int64)
+    losses = []
+    for _ in range(settings.stage1_videos_per_step):
+        video = alignment_video(
+            rng, frames=settings.stage1_frames, height=height, width=width, fill=fill
+        )
+        inputs = process_video(processor, video.frames, fps=10.0, indices=indices)
+        items = list(video.items)
+        prompts = [
+            expand_video_tokens(render_prompt(processor, item, with_video=True), inputs.num_tokens)
+            for item in items
+        ]
+        targets = [answer_target(item) for item in items]
+        features = model.model.get_video_features(
+            inputs.pixel_values, inputs.grid_thw, return_dict=True
+        )
+        logits, labels = shared_prefix_logits(
+            model, processor, inputs, prompts, targets, video_features=features
+        )
+        losses.append(per_example_loss(logits, labels).mean())
+    return torch.stack(losses).mean(), height, width
 
 
 def save_folder(out_dir: Path, model: Any, processor: Any, meta: dict[str, Any]) -> None:
@@ -328,7 +374,40 @@ def train_builtin(
         start = time.monotonic()
         result = TrainResult(out_dir=out_dir, steps_done=0, stopped_by_time=False, seconds=0.0)
         window: list[float] = []
-        for step, planned in enumerate(plan):
+        stage1_rng = np.random.default_rng([settings.seed, 1])
+        for step in range(settings.stage1_steps):
+            factor = learning_rate_factor(step, settings)
+            for group, base in zip(optimizer.param_groups, base_lrs, strict=True):
+                group["lr"] = base * factor
+            loss, height, width = stage1_loss(model, processor, settings, step, stage1_rng)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            optimizer.step()
+            value = float(loss.detach())
+            result.log.append(
+                StepRecord(
+                    step=step,
+                    loss=value,
+                    seconds=round(time.monotonic() - start, 3),
+                    items=6 * settings.stage1_videos_per_step,
+                    frames=settings.stage1_frames,
+                    height=height,
+                    width=width,
+                    text_only=False,
+                )
+            )
+            window.append(value)
+            if (step + 1) % settings.log_every == 0:
+                say(
+                    f"stage 1 step {step + 1}/{settings.stage1_steps} loss "
+                    f"{sum(window) / len(window):.4f} ({time.monotonic() - start:.0f}s)"
+                )
+                window = []
+        window = []
+        offset = settings.stage1_steps
+        for suite_step, planned in enumerate(plan):
+            step = suite_step + offset
             if time.monotonic() - start > settings.minutes * 60:
                 result.stopped_by_time = True
                 say(f"stopping at step {step}: the {settings.minutes} minute cap was reached")
@@ -349,6 +428,7 @@ def train_builtin(
                 aux_head,
                 settings.aux_weight,
                 settings.caption_weight,
+                settings.mcqa_weight,
             )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -374,7 +454,7 @@ def train_builtin(
                 write_train_log(out_dir / TRAIN_LOG_NAME, result.log)
             if (step + 1) % settings.log_every == 0:
                 say(
-                    f"step {step + 1}/{settings.steps} loss {sum(window) / len(window):.4f} "
+                    f"step {step + 1}/{settings.steps + offset} loss {sum(window) / len(window):.4f} "
                     f"({time.monotonic() - start:.0f}s)"
                 )
                 window = []
