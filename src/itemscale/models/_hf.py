@@ -25,12 +25,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..responses import Status, TaskKind
 from ._answers import completed_response
 from ._prompts import build_messages
-from ._types import BackendError, BackendSpec, Frames, FramesLike, VideoRequest, VideoResponse
+from ._types import (
+    BackendError,
+    BackendSpec,
+    Frames,
+    FramesLike,
+    VideoRequest,
+    VideoResponse,
+    parse_backend_options,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -66,12 +74,7 @@ class HFOptions(BaseModel):
 
 
 def parse_options(options: dict[str, Any], model_name: str) -> HFOptions:
-    try:
-        return HFOptions.model_validate(options)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(p) for p in err["loc"]) or "(options)"
-        raise BackendError(f"model {model_name!r}: option '{key}': {err['msg']}") from exc
+    return parse_backend_options(HFOptions, options, model_name)
 
 
 def local_revision(folder: Path) -> str:

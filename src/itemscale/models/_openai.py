@@ -25,7 +25,7 @@ from typing import Any, Literal
 import httpx
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..items import Item
 from ..responses import Status, TaskKind
@@ -37,6 +37,7 @@ from ._types import (
     FramesLike,
     VideoRequest,
     VideoResponse,
+    parse_backend_options,
 )
 
 RETRY_STATUS_CODES = frozenset({408, 429, 500, 502, 503, 504})
@@ -58,12 +59,7 @@ class OpenAIOptions(BaseModel):
 
 
 def parse_options(options: dict[str, Any], model_name: str) -> OpenAIOptions:
-    try:
-        return OpenAIOptions.model_validate(options)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(p) for p in err["loc"]) or "(options)"
-        raise BackendError(f"model {model_name!r}: option '{key}': {err['msg']}") from exc
+    return parse_backend_options(OpenAIOptions, options, model_name)
 
 
 def encode_frame(frame: npt.NDArray[np.uint8], image_format: str, quality: int) -> str:

@@ -17,11 +17,11 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..items import Item
 from ..responses import Status
@@ -224,3 +224,19 @@ class VideoLM(Protocol):
 
 class BackendError(RuntimeError):
     """A backend cannot be loaded (bad options, missing weights, unsupported family)."""
+
+
+OptionsT = TypeVar("OptionsT", bound=BaseModel)
+
+
+def parse_backend_options(
+    options_type: type[OptionsT], options: dict[str, Any], model_name: str
+) -> OptionsT:
+    """Validate a model entry's `options` table with its backend's typed options; the error
+    names the model and the offending key."""
+    try:
+        return options_type.model_validate(options)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(p) for p in err["loc"]) or "(options)"
+        raise BackendError(f"model {model_name!r}: option '{key}': {err['msg']}") from exc
