@@ -14,6 +14,8 @@ exact in float64 whatever the summation order.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -136,10 +138,7 @@ def percentile_intervals(samples: np.ndarray, level: float = CI_LEVEL) -> np.nda
     if samples.shape[0] == 0:
         return np.full((samples.shape[1], 2), np.nan)
     alpha = (1.0 - level) / 2.0
-    with np.errstate(invalid="ignore"):
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            q = np.nanquantile(samples, [alpha, 1.0 - alpha], axis=0)
+    with warnings.catch_warnings():  # all-NaN columns (undefined statistics) give NaN
+        warnings.simplefilter("ignore", RuntimeWarning)
+        q = np.nanquantile(samples, [alpha, 1.0 - alpha], axis=0)
     return np.asarray(q.T)
