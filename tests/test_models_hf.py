@@ -420,3 +420,102 @@ def test_option_probabilities_pool_both_letter_spellings_from_the_logits(
     assert response.option_probs is not None
     for letter in "ABCD":
         assert response.option_probs[letter] == pytest.approx(mass[letter] / total, abs=1e-6)
+
+
+def _reply_log_likelihood(backend: HFBackend, request: VideoRequest, option: str) -> float:
+    """Independent check of option-likelihood scoring: one unpadded row, full logits, the
+    reply's tokens located by the prompt's own processed length."""
+    conversation = backend._conversation(request, cloze=True)
+    processor = backend._processor
+    prompt = processor.apply_chat_template(conversation, add_generation_prompt=True, tokenize=False)
+    reply = {"role": "assistant", "content": [{"type": "text", "text": option}]}
+    full = processor.apply_chat_template(
+        [*conversation, reply], add_generation_prompt=False, tokenize=False
+    ).rstrip()
+    prompt_ids = backend.processor_inputs([request], [prompt])["input_ids"][0]
+    inputs = backend.processor_inputs([request], [full])
+    with torch.inference_mode():
+        logits = backend._model(**inputs).logits[0].double()
+    ids = inputs["input_ids"][0]
+    start = len(prompt_ids)
+    assert torch.equal(ids[:start], prompt_ids)  # the reply only appends tokens
+    log_probs = torch.log_softmax(logits[start - 1 : -1], dim=-1)
+    return float(log_probs.gather(-1, ids[start:].unsqueeze(-1)).sum())
+
+
+@pytest.mark.parametrize("family", ["qwen2.5-vl", "llava-onevision", "internvl"])
+def test_likelihood_scoring_is_the_softmax_of_each_options_reply_log_likelihood(
+    family: str, model_dirs: Any
+) -> None:
+    backend = load_backend(
+        hf_entry(model_dirs[family], name=family, options={"mcqa_scoring": "likelihood"}),
+        batch_size=4,
+    )
+    assert isinstance(backend, HFBackend)
+    assert backend.spec.processor["mcqa_scoring"] == "likelihood"
+    requests = [
+        VideoRequest(item, frames(2, seed=i) if i != 1 else None, DecodingSettings())
+        for i, item in enumerate(ITEMS)
+    ]
+    responses = backend.generate(requests)
+    for request, response in zip(requests, responses, strict=True):
+        item = request.item
+        assert response.status == Status.OK, response.error
+        scores = [_reply_log_likelihood(backend, request, option) for option in item.options]
+        top = max(scores)
+        expected = [math.exp(s - top) for s in scores]
+        expected = [e / sum(expected) for e in expected]
+        probs = response.option_probs
+        assert probs is not None and list(probs) == list(item.option_letters)
+        assert list(probs.values()) == pytest.approx(expected, abs=1e-4)
+        best = int(np.argmax(scores))
+        assert response.answer == item.option_letters[best]
+        assert response.raw_text == item.options[best]
+        assert response.confidence == pytest.approx(expected[best], abs=1e-4)
+    assert responses[1].visual_tokens == 0 and responses[0].visual_tokens
+
+
+def test_likelihood_scoring_batches_like_single_requests_and_keys_the_spec(
+    model_dirs: Any,
+) -> None:
+    folder = model_dirs["qwen2-vl"]
+    letter = load_backend(hf_entry(folder), batch_size=1)
+    single = load_backend(hf_entry(folder, options={"mcqa_scoring": "likelihood"}), batch_size=1)
+    batched = load_backend(hf_entry(folder, options={"mcqa_scoring": "likelihood"}), batch_size=3)
+    assert "mcqa_scoring" not in letter.spec.processor  # default: existing cells keep their ids
+    assert single.spec.spec_id == batched.spec.spec_id != letter.spec.spec_id
+    requests = [VideoRequest(item, frames(4, seed=3), DecodingSettings()) for item in ITEMS]
+    alone = [single.generate([r])[0] for r in requests]
+    together = batched.generate(requests)
+    for a, b in zip(alone, together, strict=True):
+        assert a.answer == b.answer and a.raw_text == b.raw_text
+        assert a.option_probs is not None and b.option_probs is not None
+        assert list(a.option_probs.values()) == pytest.approx(
+            list(b.option_probs.values()), abs=1e-5
+        )
+    # Open items still generate text.
+    [open_response] = batched.generate([VideoRequest(OPEN, frames(2), DecodingSettings())])
+    assert open_response.status == Status.OK and open_response.option_probs is None
+
+
+def test_likelihood_scoring_samples_reproducibly_per_item_and_seed(model_dirs: Any) -> None:
+    backend = load_backend(
+        hf_entry(model_dirs["qwen2-vl"], options={"mcqa_scoring": "likelihood"}), batch_size=2
+    )
+    items = [
+        Item(item_id=f"s{n}", video_id="v", question="Which?", options=("red", "blue"))
+        for n in range(40)
+    ]
+
+    def answers(seed: int, temperature: float) -> list[str | None]:
+        decoding = DecodingSettings(temperature=temperature, seed=seed)
+        return [
+            r.answer for r in backend.generate([VideoRequest(i, None, decoding) for i in items])
+        ]
+
+    assert answers(1, 5.0) == answers(1, 5.0)
+    assert answers(1, 5.0) != answers(2, 5.0)  # 40 near-even draws: a tie is ~1e-12
+    greedy = answers(0, 0.0)
+    assert len(set(greedy)) == 1  # the same question text: the same most likely option
+    with pytest.raises(BackendError, match="'mcqa_scoring'"):
+        load_backend(hf_entry(model_dirs["qwen2-vl"], options={"mcqa_scoring": "cloze"}))

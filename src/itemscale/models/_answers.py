@@ -69,13 +69,25 @@ def completed_response(
     latency_s: float,
     visual_tokens: int | None,
     pixels: int | None,
+    chosen: str | None = None,
 ) -> VideoResponse:
     """The response to a request whose generation completed, built the same way by every
     backend: answer, confidence and status from `finish_response_fields`, and as frames used
-    the number of frames the request carried (None for text-only)."""
-    answer, confidence, status = finish_response_fields(
-        request.item, raw_text, option_probs, request.decoding
-    )
+    the number of frames the request carried (None for text-only).
+
+    `chosen`: the option letter a scoring backend picked without generating (option-likelihood
+    scoring); it is the answer, and its probability the confidence.
+    """
+    answer: str | None
+    confidence: float | None
+    if chosen is not None:
+        if option_probs is None or chosen not in option_probs:
+            raise ValueError(f"chosen option {chosen!r} has no probability")
+        answer, confidence, status = chosen, option_probs[chosen], Status.OK
+    else:
+        answer, confidence, status = finish_response_fields(
+            request.item, raw_text, option_probs, request.decoding
+        )
     return VideoResponse(
         raw_text=raw_text,
         answer=answer,

@@ -64,11 +64,19 @@ class HFOptions(BaseModel):
 
     `min_pixels`: lower resize bound for the pixel-range families (frames smaller than it are
     enlarged by the processor, which the response records).
+    `mcqa_scoring`: how a multiple-choice item is answered. `letter` (the default, what
+    lmms-eval and VLMEvalKit do) asks with the options listed and reads the option letters'
+    next-token probabilities or the generated text. `likelihood` asks the question open-ended
+    and scores each option's text as the reply (the sum of its tokens' log-probabilities, end of
+    turn included), as lm-evaluation-harness scores multiple choice; the answer is the most
+    likely option and the option probabilities are the softmax of those sums. It suits small
+    models that know the answer but cannot yet bind it to a letter.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     min_pixels: int | None = Field(default=None, ge=1)
+    mcqa_scoring: Literal["letter", "likelihood"] = "letter"
     attn_implementation: Literal["eager", "sdpa", "flash_attention_2"] | None = None
     local_files_only: bool = True
 
@@ -301,9 +309,9 @@ class HFBackend:
 
     # -- one batch ----------------------------------------------------------------------------
 
-    def _conversation(self, request: VideoRequest) -> list[dict[str, Any]]:
+    def _conversation(self, request: VideoRequest, *, cloze: bool = False) -> list[dict[str, Any]]:
         conversation: list[dict[str, Any]] = []
-        for position, message in enumerate(build_messages(request.item)):
+        for position, message in enumerate(build_messages(request.item, cloze=cloze)):
             parts: list[dict[str, Any]] = []
             if position == 0 and request.frames is not None:
                 parts.append({"type": "video"})
@@ -311,15 +319,20 @@ class HFBackend:
             conversation.append({"role": message["role"], "content": parts})
         return conversation
 
-    def processor_inputs(self, batch: Sequence[VideoRequest]) -> Any:
-        """The processor's output for a batch (exposed so tests can check what the model sees)."""
-        texts = [
-            self._processor.apply_chat_template(
-                self._conversation(request), add_generation_prompt=True, tokenize=False
-            )
-            for request in batch
-        ]
-        kwargs: dict[str, Any] = {"text": texts, "padding": True, "return_tensors": "pt"}
+    def processor_inputs(
+        self, batch: Sequence[VideoRequest], texts: Sequence[str] | None = None
+    ) -> Any:
+        """The processor's output for a batch (exposed so tests can check what the model sees).
+
+        `texts`: one rendered text per request instead of the generation prompts."""
+        if texts is None:
+            texts = [
+                self._processor.apply_chat_template(
+                    self._conversation(request), add_generation_prompt=True, tokenize=False
+                )
+                for request in batch
+            ]
+        kwargs: dict[str, Any] = {"text": list(texts), "padding": True, "return_tensors": "pt"}
         videos = [self._fill_temporal_patch(r.frames) for r in batch if r.frames is not None]
         if videos:
             kwargs["videos"] = [list(frames.frames) for frames in videos]
@@ -366,16 +379,22 @@ class HFBackend:
             "cap_pixels_per_frame": False,
         }
 
-    def _run_batch(self, batch: list[VideoRequest]) -> list[VideoResponse]:
-        import torch
-
-        start = time.perf_counter()
-        inputs = self.processor_inputs(batch).to(self._device)
+    def _to_device(self, inputs: Any) -> Any:
+        inputs = inputs.to(self._device)
         for key in [k for k in inputs if k.startswith("pixel_values")]:
             # Pixels in the model's dtype (a half-precision vision tower on GPU would refuse
             # float32); timing tensors such as `second_per_grid_ts` keep full precision.
             if inputs[key].is_floating_point():
                 inputs[key] = inputs[key].to(self._model.dtype)
+        return inputs
+
+    def _run_batch(self, batch: list[VideoRequest]) -> list[VideoResponse]:
+        import torch
+
+        if self._options.mcqa_scoring == "likelihood" and batch[0].item.task_kind == TaskKind.MCQA:
+            return self._run_likelihood_batch(batch)
+        start = time.perf_counter()
+        inputs = self._to_device(self.processor_inputs(batch))
         decoding = batch[0].decoding
         generate_kwargs: dict[str, Any] = {
             "max_new_tokens": decoding.max_new_tokens,
@@ -417,6 +436,74 @@ class HFBackend:
                     pixels=pixels if request.frames is not None else None,
                 )
             )
+        return responses
+
+    def _run_likelihood_batch(self, batch: list[VideoRequest]) -> list[VideoResponse]:
+        """Option-likelihood scoring (`mcqa_scoring = "likelihood"`): one forward pass over
+        every (request, option) row, no generation. Each row is the chat template rendered with
+        the option as the assistant's reply; the reply's tokens are the last ones of the
+        left-padded row, so their log-probabilities are read from the end."""
+        import torch
+
+        start = time.perf_counter()
+        rows: list[VideoRequest] = []
+        texts: list[str] = []
+        reply_lengths: list[int] = []
+        for request in batch:
+            conversation = self._conversation(request, cloze=True)
+            prompt = self._processor.apply_chat_template(
+                conversation, add_generation_prompt=True, tokenize=False
+            )
+            prompt_tokens = len(self._tokenizer(prompt, add_special_tokens=False)["input_ids"])
+            for option in request.item.options:
+                reply = {"role": "assistant", "content": [{"type": "text", "text": option}]}
+                text = self._processor.apply_chat_template(
+                    [*conversation, reply], add_generation_prompt=False, tokenize=False
+                ).rstrip()
+                if not text.startswith(prompt):
+                    raise BackendError(
+                        f"{self.family}: the chat template does not render a reply after the "
+                        "generation prompt, so options cannot be scored by likelihood"
+                    )
+                length = len(self._tokenizer(text, add_special_tokens=False)["input_ids"])
+                rows.append(request)
+                texts.append(text)
+                reply_lengths.append(length - prompt_tokens)
+        if min(reply_lengths) < 1:
+            raise BackendError(f"{self.family}: an option's reply encodes to no tokens")
+        inputs = self._to_device(self.processor_inputs(rows, texts))
+        keep = max(reply_lengths) + 1
+        with torch.inference_mode():
+            logits = self._model(**inputs, logits_to_keep=keep).logits[:, -keep:].float()
+        log_probs = torch.log_softmax(logits[:, :-1], dim=-1)
+        targets = inputs["input_ids"][:, -(keep - 1) :]
+        token_scores = log_probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+        latency = (time.perf_counter() - start) / len(batch)
+        visual = self.visual_token_counts(inputs)
+        pixels = self._pixels(inputs)
+        responses = []
+        row = 0
+        for request in batch:
+            item = request.item
+            scores = []
+            for offset in range(len(item.options)):
+                length = reply_lengths[row + offset]
+                scores.append(float(token_scores[row + offset, -length:].sum()))
+            probs = _softmax(scores)
+            choice = _choose(probs, request)
+            letters = item.option_letters
+            responses.append(
+                completed_response(
+                    request,
+                    item.options[choice],
+                    dict(zip(letters, probs, strict=True)),
+                    latency_s=latency,
+                    visual_tokens=visual[row],
+                    pixels=pixels if request.frames is not None else None,
+                    chosen=letters[choice],
+                )
+            )
+            row += len(item.options)
         return responses
 
     # -- reading what the processor produced --------------------------------------------------
@@ -468,6 +555,27 @@ class HFBackend:
         return {letter: value / total for letter, value in mass.items()}
 
 
+def _softmax(scores: list[float]) -> list[float]:
+    top = max(scores)
+    weights = [float(np.exp(score - top)) for score in scores]
+    total = sum(weights)
+    return [weight / total for weight in weights]
+
+
+def _choose(probs: list[float], request: VideoRequest) -> int:
+    """The most likely option, or under sampled decoding a draw from the option probabilities
+    tempered by the temperature, seeded by the request's seed and item (so a repeat is
+    reproducible and items do not share one draw)."""
+    decoding = request.decoding
+    if decoding.greedy:
+        return int(np.argmax(probs))
+    tempered = np.exp(np.log(np.maximum(probs, 1e-300)) / decoding.temperature)
+    tempered /= tempered.sum()
+    key = int.from_bytes(hashlib.sha256(request.item.item_id.encode()).digest()[:8], "big")
+    rng = np.random.default_rng([decoding.seed, key])
+    return int(rng.choice(len(probs), p=tempered))
+
+
 def _qwen_factor(processor: Any) -> int:
     video = processor.video_processor
     return int(video.patch_size) * int(video.merge_size)
@@ -498,6 +606,8 @@ def processor_settings(family: str, processor: Any, options: HFOptions) -> dict[
             settings[f"video.{attribute}"] = value
     if options.min_pixels is not None:
         settings["min_pixels"] = options.min_pixels
+    if options.mcqa_scoring != "letter":  # absent at the default, so existing cells keep their ids
+        settings["mcqa_scoring"] = options.mcqa_scoring
     template = getattr(processor, "chat_template", None) or ""
     settings["chat_template_sha"] = hashlib.sha256(str(template).encode()).hexdigest()[:16]
     return settings

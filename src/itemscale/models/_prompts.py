@@ -42,15 +42,25 @@ def current_turn_text(item: Item) -> str:
     return item.question  # dialogue: the current user turn, history given before it
 
 
-def build_messages(item: Item) -> list[ChatMessage]:
+def cloze_turn_text(item: Item) -> str:
+    """The current turn of a multiple-choice item asked as an open question, for scoring each
+    option's text as the answer (option-likelihood scoring): the options are not listed, as in
+    lm-evaluation-harness's multiple-choice tasks, so the score is the model's belief in each
+    answer, not its ability to map an answer to a letter."""
+    return f"{item.question}\n{OPEN_QA_INSTRUCTION}"
+
+
+def build_messages(item: Item, *, cloze: bool = False) -> list[ChatMessage]:
     """Chat messages for `item`: the fixed dialogue history (if any), then the current turn.
 
     The first message is always a user message, so backends can attach the video to it.
+    `cloze`: ask a multiple-choice item without its options (see `cloze_turn_text`).
     """
     messages: list[ChatMessage] = [
         ChatMessage(role=turn.role, text=turn.text) for turn in item.history
     ]
     if messages and messages[0]["role"] != "user":
         raise ValueError(f"item {item.item_id}: dialogue history must start with a user turn")
-    messages.append(ChatMessage(role="user", text=current_turn_text(item)))
+    text = cloze_turn_text(item) if cloze else current_turn_text(item)
+    messages.append(ChatMessage(role="user", text=text))
     return messages
