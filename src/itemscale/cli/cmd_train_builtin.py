@@ -7,8 +7,10 @@ how anyone can remake it (same seed, same steps, same thread count: same weights
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from . import CommandError
 
@@ -42,20 +44,46 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=2,
         help="torch threads for training (default 2; use 1 on a busy shared machine)",
     )
+    parser.add_argument(
+        "--recipe",
+        type=Path,
+        default=None,
+        help=(
+            'JSON file {"train": {...}, "architecture": {...}} of TrainSettings and '
+            "BuiltinArchitecture fields that differ from the shipped recipe (the flags above "
+            "still apply on top)"
+        ),
+    )
     parser.set_defaults(func=run)
+
+
+def read_recipe(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(train settings, architecture) overrides from a recipe file; errors name the file."""
+    try:
+        payload = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise CommandError(f"--recipe {path}: cannot read it as JSON: {exc}") from exc
+    if not isinstance(payload, dict) or set(payload) - {"train", "architecture"}:
+        raise CommandError(f'--recipe {path}: expected an object with "train" and "architecture"')
+    train, architecture = payload.get("train", {}), payload.get("architecture", {})
+    if not isinstance(train, dict) or not isinstance(architecture, dict):
+        raise CommandError(f'--recipe {path}: "train" and "architecture" must be objects')
+    return train, architecture
 
 
 def run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from ..items import ItemFileError
-    from ..models._builtin_config import TrainSettings
+    from ..models._builtin_config import BuiltinArchitecture, TrainSettings
     from ..models._builtin_data import VideoDecodeError
     from ..models._builtin_train import SuiteError, train_builtin
 
     if not args.suite.is_dir():
         raise CommandError(f"--suite {args.suite}: not a folder")
+    recipe, architecture = read_recipe(args.recipe) if args.recipe else ({}, {})
     overrides: dict[str, object] = {
+        **recipe,
         "seed": args.seed,
         "minutes": args.minutes,
         "threads": args.threads,
@@ -66,12 +94,24 @@ def run(args: argparse.Namespace) -> int:
         settings = TrainSettings.model_validate(overrides)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise CommandError(f"--{err['loc'][0]}: {err['msg']}") from exc
+        key = ".".join(str(part) for part in err["loc"])
+        if key in recipe or (not key and args.recipe):
+            where = f"--recipe {args.recipe}: train" + (f".{key}" if key else "")
+        else:
+            where = f"--{key}"
+        raise CommandError(f"{where}: {err['msg']}") from exc
+    try:
+        arch = BuiltinArchitecture.model_validate(architecture)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        key = ".".join(str(part) for part in err["loc"])
+        raise CommandError(f"--recipe {args.recipe}: architecture.{key}: {err['msg']}") from exc
     try:
         result = train_builtin(
             args.suite,
             args.out,
             settings,
+            arch,
             progress=lambda msg: print(msg, file=sys.stderr, flush=True),
         )
     except (SuiteError, ItemFileError, VideoDecodeError) as exc:

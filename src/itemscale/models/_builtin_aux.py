@@ -151,3 +151,66 @@ def caption_rows(
                 )
             )
     return rows
+
+
+#: The word a visual token with no palette colour is aligned to.
+NO_COLOUR_WORD = "none"
+
+
+def palette_token_targets(
+    frames: npt.NDArray[np.uint8],
+    palette: dict[str, tuple[int, int, int]],
+    *,
+    region: int = 28,
+    temporal: int = 2,
+    min_pixels: int = MIN_PIXELS_PRESENT,
+) -> Any:
+    """Multi-hot [tokens, colours] presence of each palette colour in each merged visual token's
+    region (two frames x 28 x 28 pixels), in the tower's token order, from the pixels alone."""
+    import torch
+
+    x = np.asarray(frames, dtype=np.float32)
+    if x.shape[0] % temporal:  # the processor repeats the last frame to fill a temporal patch
+        x = np.concatenate([x, np.repeat(x[-1:], temporal - x.shape[0] % temporal, axis=0)])
+    count, height, width, _ = x.shape
+    if height % region or width % region:
+        raise ValueError(f"frame size {height}x{width} is not a multiple of {region}")
+    colours = np.array([palette[name] for name in palette], dtype=np.float32)
+    distance = np.linalg.norm(x[..., None, :] - colours, axis=-1)  # T, H, W, colours
+    nearest = distance.argmin(axis=-1)
+    close = distance.min(axis=-1) < PALETTE_DISTANCE
+    onehot = np.zeros((*nearest.shape, len(colours)), dtype=np.float32)
+    t, h, w = np.nonzero(close)
+    onehot[t, h, w, nearest[close]] = 1.0
+    grouped = onehot.reshape(
+        count // temporal, temporal, height // region, region, width // region, region, -1
+    ).sum(axis=(1, 3, 5))
+    return torch.from_numpy((grouped >= min_pixels).reshape(-1, len(colours)).astype(np.float32))
+
+
+def word_targets(presence: Any, colour_words: Any, none_word: Any) -> Any:
+    """Per token: the mean embedding of the colour words present, or the "none" embedding."""
+    counts = presence.sum(dim=1, keepdim=True)
+    empty = (counts == 0).float()
+    return (presence @ colour_words + empty * none_word) / counts.clamp(min=1)
+
+
+def word_alignment_loss(
+    tokens: Any, presence: Any, colour_words: Any, none_word: Any, scale: Any
+) -> Any:
+    """Pull each visual token towards `word_targets` (squared distance, averaged separately
+    over coloured and empty tokens so the rare coloured ones count), plus a softmax over the
+    distances to the candidate words (colours, then "none") so that the nearest word is the
+    right one, not merely a nearby average. `scale`: squared typical embedding norm."""
+    import torch
+
+    targets = word_targets(presence, colour_words.detach(), none_word.detach())
+    coloured = presence.sum(dim=1) > 0
+    candidates = torch.cat([colour_words, none_word[None, :]])
+    wanted = torch.cat([presence, (~coloured).float()[:, None]], dim=1)
+    wanted = wanted / wanted.sum(dim=1, keepdim=True)
+    log_p = torch.log_softmax(-(torch.cdist(tokens, candidates) ** 2) / scale, dim=1)
+    per_token = ((tokens - targets) ** 2).sum(dim=-1) / scale - (wanted * log_p).sum(dim=1)
+    if bool(coloured.any()) and bool((~coloured).any()):
+        return per_token[coloured].mean() + per_token[~coloured].mean()
+    return per_token.mean()

@@ -117,7 +117,7 @@ def build_model(arch: BuiltinArchitecture, tokenizer: PreTrainedTokenizerBase) -
             "max_position_embeddings": 8192,
             "rope_parameters": {
                 "rope_type": "default",
-                "rope_theta": 10000.0,
+                "rope_theta": arch.rope_theta,
                 "mrope_section": arch.mrope_section,
             },
             "bos_token_id": None,

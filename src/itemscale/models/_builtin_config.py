@@ -7,6 +7,8 @@ Qwen2.5-VL checkpoint; the `hf` backend cannot tell it apart from one.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 #: Version of the shipped folder's layout (weights, processor, `builtin_meta.json`).
@@ -71,6 +73,11 @@ class BuiltinArchitecture(BaseModel):
     vision_intermediate: int = Field(default=320, ge=32)
     #: Frames per second of video time that one temporal rotary step stands for.
     tokens_per_second: int = Field(default=2, ge=1)
+    #: Rotary base of the language model. With 32-dimensional heads the 3D sections give the
+    #: frame's width only the slowest frequencies (at 10,000: 0.003 to 0.0002 rad per token
+    #: step), so the model cannot tell columns apart by position; a small base (e.g. 4) spreads
+    #: every section over 1 to 0.27 rad per step (docs/builtin-model.md).
+    rope_theta: float = Field(default=10000.0, gt=1.0)
 
     @model_validator(mode="after")
     def _heads_divide(self) -> BuiltinArchitecture:
@@ -139,9 +146,28 @@ class TrainSettings(BaseModel):
     stage1_fill: tuple[float, float] = (0.9, 0.4)
     #: Weight of a multiple-choice row relative to an open row in a suite step's answer loss.
     mcqa_weight: float = Field(default=1.0, gt=0)
+    #: What a multiple-choice training item teaches: `letter` (the option letter, for the `hf`
+    #: backend's default letter scoring) or `option_text` (the item asked open-ended and
+    #: answered with the correct option's text, for `mcqa_scoring = "likelihood"`, which the
+    #: saved model then asks for in `builtin_meta.json`).
+    mcqa_target: Literal["letter", "option_text"] = "letter"
+    #: Weight of the word-alignment loss (0: off; `_builtin_aux.word_alignment_loss`): each
+    #: visual token is pulled towards the language model's embedding of the palette colour
+    #: words present in its region (or of "none"), read off the pixels.
+    word_align_weight: float = Field(default=0.0, ge=0)
+    #: Teacher visual tokens: until this fraction of the suite steps, the language model is
+    #: shown the word-alignment targets in place of the tower's tokens (gradients still reach
+    #: the tower straight through); from then to `teacher_anneal_until` the mix moves linearly
+    #: to the tower's own tokens, which alone are used after it and at inference. 0: off.
+    teacher_until: float = Field(default=0.0, ge=0, le=1)
+    teacher_anneal_until: float = Field(default=0.0, ge=0, le=1)
 
     @model_validator(mode="after")
     def _even_frames(self) -> TrainSettings:
+        if self.teacher_anneal_until < self.teacher_until:
+            raise ValueError("teacher_anneal_until must not come before teacher_until")
+        if self.teacher_until > 0 and self.word_align_weight == 0:
+            raise ValueError("teacher tokens are the word-alignment targets: set word_align_weight")
         if not self.frame_counts or any(k < 2 or k % 2 for k in self.frame_counts):
             raise ValueError(f"frame_counts must be even and at least 2, got {self.frame_counts}")
         if not self.short_sides or any(s < 28 for s in self.short_sides):

@@ -29,10 +29,14 @@ from ..items import Item, read_items_jsonl
 from ..responses import TaskKind
 from ..synth import COLOURS
 from ._builtin_aux import (
+    NO_COLOUR_WORD,
     aux_loss,
     caption_rows,
     make_aux_head,
+    palette_token_targets,
     region_colour_targets,
+    word_alignment_loss,
+    word_targets,
 )
 from ._builtin_build import build_model, build_processor, item_texts, train_tokenizer
 from ._builtin_config import BUILTIN_FORMAT_VERSION, BuiltinArchitecture, TrainSettings
@@ -174,9 +178,14 @@ def step_loss(
     aux_weight: float = 0.0,
     caption_weight: float = 0.0,
     mcqa_weight: float = 1.0,
+    word_align_weight: float = 0.0,
+    teacher_mix: float = 0.0,
 ) -> tuple[Any, int, int, int]:
     """Mean per-example loss of one step (plus the weighted auxiliary colour loss when a head
-    is given), and the frame count and size it used."""
+    is given, and the word-alignment loss when weighted), and the frame count and size it used.
+
+    `teacher_mix` in [0, 1]: how much of what the language model sees in place of each visual
+    token is its word-alignment target rather than the tower's output (see `TrainSettings`)."""
     import torch
 
     targets = [answer_target(item) for item in items]
@@ -214,6 +223,18 @@ def step_loss(
     features = model.model.get_video_features(
         inputs.pixel_values, inputs.grid_thw, return_dict=True
     )
+    (tokens,) = features.pooler_output
+    alignment = None
+    if word_align_weight > 0:
+        presence = palette_token_targets(frames, COLOURS)
+        colour_words, none_word, scale = colour_word_embeddings(model, processor)
+        alignment = word_alignment_loss(tokens, presence, colour_words, none_word, scale)
+        if teacher_mix > 0:
+            teacher = word_targets(presence, colour_words.detach(), none_word.detach())
+            # Straight through: the language model sees the mix, the tower gets its gradient.
+            shown = teacher_mix * teacher + (1 - teacher_mix) * tokens
+            shown = shown + teacher_mix * (tokens - tokens.detach())
+            features.pooler_output = (shown,)
     logits, labels = shared_prefix_logits(
         model, processor, inputs, prompts, targets, video_features=features
     )
@@ -228,9 +249,55 @@ def step_loss(
     if caption_weight > 0:
         loss = loss + caption_weight * per_example[real_rows:].mean()
     if aux_head is not None and aux_weight > 0:
-        (tokens,) = features.pooler_output
         loss = loss + aux_weight * aux_loss(aux_head, tokens, region_colour_targets(frames))
+    if alignment is not None:
+        loss = loss + word_align_weight * alignment
     return loss, planned.frames, height, width
+
+
+def colour_word_embeddings(model: Any, processor: Any) -> tuple[Any, Any, Any]:
+    """The language model's input embeddings of the palette's colour words and of "none" (the
+    first token of each, as an answer spells it), and the squared mean embedding norm that
+    scales distances to them."""
+    tokenizer = processor.tokenizer
+    table = model.model.language_model.embed_tokens.weight
+
+    def first_token(word: str) -> int:
+        return int(tokenizer(word, add_special_tokens=False)["input_ids"][0])
+
+    colour_ids = [first_token(name) for name in COLOURS]
+    scale = table.detach().norm(dim=-1).mean() ** 2
+    return table[colour_ids], table[first_token(NO_COLOUR_WORD)], scale
+
+
+def teacher_mix(step: int, total: int, settings: TrainSettings) -> float:
+    """The teacher-token share at suite step `step` of `total` (see `TrainSettings`)."""
+    if settings.teacher_until <= 0:
+        return 0.0
+    start, end = settings.teacher_until * total, settings.teacher_anneal_until * total
+    if step < start:
+        return 1.0
+    if step >= end:
+        return 0.0
+    return 1.0 - (step - start) / (end - start)
+
+
+def as_open_item(item: Item) -> Item:
+    """A multiple-choice training item asked open-ended and answered with the correct option's
+    text (the `option_text` target, for option-likelihood scoring)."""
+    if item.task_kind != TaskKind.MCQA:
+        return item
+    if item.answer is None:
+        raise ValueError(f"item {item.item_id}: a training mcqa item needs its answer")
+    correct = item.options[item.option_letters.index(item.answer)]
+    return item.model_copy(
+        update={
+            "task_kind": TaskKind.OPEN_QA,
+            "options": (),
+            "answer": None,
+            "references": (correct,),
+        }
+    )
 
 
 def stage1_loss(
@@ -333,6 +400,8 @@ def train_builtin(
         raise SuiteError(f"{suite_dir / 'items.jsonl'}: no items with split 'train'")
     for item in train_items:
         answer_target(item)  # refuse unlabelled items before spending any time
+    if settings.mcqa_target == "option_text":
+        train_items = [as_open_item(item) for item in train_items]
     groups = group_by_video(train_items)
     by_id = {item.item_id: item for item in train_items}
 
@@ -429,6 +498,8 @@ def train_builtin(
                 settings.aux_weight,
                 settings.caption_weight,
                 settings.mcqa_weight,
+                settings.word_align_weight,
+                teacher_mix(suite_step, settings.steps, settings),
             )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -488,6 +559,11 @@ def _meta(
         "train_items": sum(len(v) for v in groups.values()),
         "train_videos": len(groups),
         "parameters": sum(p.numel() for p in model.parameters()),
+        # How the `builtin` shortcut asks this model: trained on option texts, it is scored by
+        # option likelihood.
+        "backend_options": (
+            {"mcqa_scoring": "likelihood"} if settings.mcqa_target == "option_text" else {}
+        ),
     }
 
 

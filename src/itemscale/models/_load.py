@@ -6,6 +6,7 @@ the entry's options, because they must not change a cell's identity.
 
 from __future__ import annotations
 
+import json
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
@@ -42,6 +43,25 @@ def builtin_model_dir() -> Path:
     return Path(str(resources.files("itemscale") / "data" / "builtin"))
 
 
+def builtin_backend_options(folder: Path) -> dict[str, Any]:
+    """The backend options the built-in model was trained to be asked with (its
+    `builtin_meta.json`'s `backend_options`, e.g. option-likelihood MCQA scoring); a protocol's
+    own options override them."""
+    meta_path = folder / "builtin_meta.json"
+    if not meta_path.is_file():
+        return {}
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise BackendError(
+            f"{meta_path}: cannot read the built-in model's metadata: {exc}"
+        ) from exc
+    options = meta.get("backend_options", {})
+    if not isinstance(options, dict):
+        raise BackendError(f"{meta_path}: backend_options must be a table, got {options!r}")
+    return dict(options)
+
+
 def load_backend(
     entry: ModelEntryLike,
     *,
@@ -73,6 +93,7 @@ def load_backend(
                     f"in {folder}); build it first, or use backend 'hf' with a model path"
                 )
             model = str(folder)
+            options = {**builtin_backend_options(folder), **options}
         return HFBackend.load(
             name=entry.name,
             model=model,
