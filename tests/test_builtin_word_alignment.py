@@ -203,6 +203,18 @@ def test_a_model_trained_on_option_texts_is_asked_by_option_likelihood(
     item = next(i for i in read_items_jsonl(suite / "items.jsonl") if i.task_kind == TaskKind.MCQA)
     [response] = backend.generate([VideoRequest(item, None, DecodingSettings())])
     assert response.status == Status.OK and response.raw_text in item.options
+    from itemscale.models._builtin_eval import EvalBudget, evaluate_suite
+
+    payload = evaluate_suite(
+        tmp_path / "m", suite, tmp_path / "eval.json", budgets=(EvalBudget(0), EvalBudget(4, 56))
+    )
+    assert payload["mcqa_scoring"] == "likelihood"
+    by_id = {i.item_id: i for i in read_items_jsonl(suite / "items.jsonl")}
+    choices = [r for r in payload["records"] if r["task_kind"] == "mcqa"]
+    assert len(choices) == 2 * 5  # one test video, five MCQA items, two budgets
+    for record in choices:
+        assert record["prediction"] in by_id[record["item_id"]].options
+        assert sum(record["option_probs"].values()) == pytest.approx(1.0)
     # A protocol's own options win over the model's.
     letter = load_backend(entry.model_copy(update={"options": {"mcqa_scoring": "letter"}}))
     assert "mcqa_scoring" not in letter.spec.processor

@@ -3,8 +3,9 @@
 This is the model's own report card (training curve and test scores in docs/builtin-model.md,
 and the reference slice the tests replay), not the audit: sweeps go through the `hf` backend.
 It uses the same prompt, processor and answer rules the backend uses: a multiple-choice answer
-is the option letter with the highest next-token probability, other answers are greedy text
-scored by token F1 against the references.
+is the option letter with the highest next-token probability (or, for a model whose
+`builtin_meta.json` asks for option-likelihood scoring, the `hf` backend's own answer), other
+answers are greedy text scored by token F1 against the references.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 from ..items import Item
 from ..responses import TaskKind, token_f1
 from ._builtin_data import encode_batch, expand_video_tokens, process_video, render_prompt
+from ._load import builtin_backend_options
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +182,32 @@ def evaluate_video(
     return records
 
 
+def evaluate_through_backend(
+    backend: Any, items: list[Item], frames: Any, budget: EvalBudget
+) -> list[EvalRecord]:
+    """Multiple-choice items scored by the `hf` backend itself (used for option-likelihood
+    scoring, which this module does not reimplement)."""
+    from ._types import DecodingSettings, VideoRequest
+
+    requests = [VideoRequest(item, frames, DecodingSettings(max_new_tokens=1)) for item in items]
+    records = []
+    for item, response in zip(items, backend.generate(requests), strict=True):
+        records.append(
+            EvalRecord(
+                item_id=item.item_id,
+                video_id=item.video_id,
+                task_kind=str(item.task_kind),
+                question_kind=question_kind(item),
+                budget=budget.label,
+                prediction=response.raw_text or "",
+                correct=float(response.answer == item.answer),
+                token_f1=None,
+                option_probs=response.option_probs,
+            )
+        )
+    return records
+
+
 def evaluate(
     model: Any,
     processor: Any,
@@ -189,8 +217,12 @@ def evaluate(
     *,
     max_new_tokens: int = 32,
     batch_rows: int = 16,
+    mcqa_backend: Any | None = None,
 ) -> list[EvalRecord]:
-    """Every item at every budget; each video decoded once for all budgets, as a sweep does."""
+    """Every item at every budget; each video decoded once for all budgets, as a sweep does.
+
+    `mcqa_backend`: a loaded backend that answers the multiple-choice items instead (the
+    model's own `hf` backend with option-likelihood scoring)."""
     from ..video import decode_for_configs
 
     groups: dict[str, list[Item]] = {}
@@ -202,8 +234,13 @@ def evaluate(
         visual = [c for b, c in configs.items() if b.frames > 0]
         framesets = decode_for_configs(videos[video_id], visual) if visual else {}
         group = groups[video_id]
+        if mcqa_backend is not None:
+            choice = [i for i in group if i.task_kind == TaskKind.MCQA]
+            group = [i for i in group if i.task_kind != TaskKind.MCQA]
         for budget in budgets:
             frames = framesets[configs[budget].config_id] if budget.frames > 0 else None
+            if mcqa_backend is not None and choice:
+                records.extend(evaluate_through_backend(mcqa_backend, choice, frames, budget))
             for start in range(0, len(group), batch_rows):
                 records.extend(
                     evaluate_video(
@@ -279,8 +316,24 @@ def evaluate_suite(
     items = [i for i in items if i.video_id in keep]
     videos = {i.video_id: suite_dir / str(i.video_path) for i in items}
     model, processor = load_builtin(model_dir)
+    mcqa_backend = None
+    options = builtin_backend_options(model_dir)
+    if options.get("mcqa_scoring", "letter") != "letter":
+        from ..protocol import ModelEntry
+        from ._load import load_backend
+
+        entry = ModelEntry(
+            name="builtin", backend="hf", model=str(model_dir), dtype="float32", options=options
+        )
+        mcqa_backend = load_backend(entry, batch_size=8)
     records = evaluate(
-        model, processor, items, videos, list(budgets), max_new_tokens=max_new_tokens
+        model,
+        processor,
+        items,
+        videos,
+        list(budgets),
+        max_new_tokens=max_new_tokens,
+        mcqa_backend=mcqa_backend,
     )
     payload = {
         "builtin_eval_version": EVAL_VERSION,
@@ -288,6 +341,7 @@ def evaluate_suite(
         "suite_dir": str(suite_dir),
         "test_videos": len(video_ids),
         "test_items": len(items),
+        "mcqa_scoring": options.get("mcqa_scoring", "letter"),
         "summary": summarise(records),
         "records": [asdict(r) for r in records],
     }
