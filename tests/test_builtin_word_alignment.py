@@ -250,3 +250,13 @@ def test_cli_recipe_file_trains_the_opt_in_recipe_and_names_bad_keys(
     assert main([*args, "--out", str(tmp_path / "n")]) == 2
     assert "cannot read it as JSON" in capsys.readouterr().err
     assert not (tmp_path / "n").exists()
+
+
+def test_the_documented_recipe_file_is_a_valid_recipe() -> None:
+    path = Path(__file__).resolve().parent.parent / "docs/builtin-recipes/word-alignment-v1.json"
+    payload = json.loads(path.read_text())
+    train = TrainSettings.model_validate(payload["train"])
+    arch = BuiltinArchitecture.model_validate(payload["architecture"])
+    assert train.mcqa_target == "option_text" and train.word_align_weight > 0
+    assert 0 < train.teacher_until < train.teacher_anneal_until <= 1
+    assert arch.rope_theta == 4.0
