@@ -260,3 +260,34 @@ def test_the_documented_recipe_file_is_a_valid_recipe() -> None:
     assert train.mcqa_target == "option_text" and train.word_align_weight > 0
     assert 0 < train.teacher_until < train.teacher_anneal_until <= 1
     assert arch.rope_theta == 4.0
+
+
+def test_captions_only_steps_train_the_caption_rows_alone(suite: Path) -> None:
+    torch.manual_seed(0)
+    items = read_items_jsonl(suite / "items.jsonl")
+    tokenizer = train_tokenizer(item_texts(items), TINY.vocab_size)
+    model = build_model(TINY, tokenizer)
+    processor = build_processor(tokenizer)
+    group = [i for i in items if i.video_id == items[0].video_id]
+    video = decode_video(suite / str(group[0].video_path))
+    planned = PlannedStep(
+        video_id=group[0].video_id,
+        item_ids=tuple(i.item_id for i in group),
+        frames=4,
+        short_side=56,
+        text_only=False,
+        phase_seed=3,
+    )
+    relabelled = [i.model_copy(update={"references": ("zzz",)}) for i in group]
+    with torch.no_grad():
+        first = step_loss(
+            model, processor, group, video, planned, caption_weight=1.0, captions_only=True
+        )
+        second = step_loss(
+            model, processor, relabelled, video, planned, caption_weight=1.0, captions_only=True
+        )
+        with_suite = step_loss(model, processor, group, video, planned, caption_weight=1.0)
+    assert float(first[0]) == pytest.approx(float(second[0]))  # the suite's answers play no part
+    assert float(first[0]) != pytest.approx(float(with_suite[0]))
+    with pytest.raises(ValueError, match="caption_weight"):
+        TrainSettings(caption_weight=0.0, captions_only_until=0.3)

@@ -161,6 +161,10 @@ class TrainSettings(BaseModel):
     #: to the tower's own tokens, which alone are used after it and at inference. 0: off.
     teacher_until: float = Field(default=0.0, ge=0, le=1)
     teacher_anneal_until: float = Field(default=0.0, ge=0, le=1)
+    #: Until this fraction of the suite steps, a video step trains only its caption rows (the
+    #: colours in the whole video and in each region, read off the pixels), not the suite's
+    #: questions: reading places in the frame first. 0: off.
+    captions_only_until: float = Field(default=0.0, ge=0, le=1)
 
     @model_validator(mode="after")
     def _even_frames(self) -> TrainSettings:
@@ -168,6 +172,8 @@ class TrainSettings(BaseModel):
             raise ValueError("teacher_anneal_until must not come before teacher_until")
         if self.teacher_until > 0 and self.word_align_weight == 0:
             raise ValueError("teacher tokens are the word-alignment targets: set word_align_weight")
+        if self.captions_only_until > 0 and self.caption_weight == 0:
+            raise ValueError("captions_only_until trains the caption rows: set caption_weight")
         if not self.frame_counts or any(k < 2 or k % 2 for k in self.frame_counts):
             raise ValueError(f"frame_counts must be even and at least 2, got {self.frame_counts}")
         if not self.short_sides or any(s < 28 for s in self.short_sides):

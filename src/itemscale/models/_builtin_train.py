@@ -180,6 +180,7 @@ def step_loss(
     mcqa_weight: float = 1.0,
     word_align_weight: float = 0.0,
     teacher_mix: float = 0.0,
+    captions_only: bool = False,
 ) -> tuple[Any, int, int, int]:
     """Mean per-example loss of one step (plus the weighted auxiliary colour loss when a head
     is given, and the word-alignment loss when weighted), and the frame count and size it used.
@@ -202,12 +203,15 @@ def step_loss(
     )
     frames = resize_frames(video.frames[indices], (height, width))
     inputs = process_video(processor, frames, fps=video.fps, indices=indices)
+    video_id = items[0].video_id
+    if captions_only and caption_weight > 0:
+        items, targets = [], []
     real_rows = len(items)
     if caption_weight > 0:
         captions = [
             Item(
-                item_id=f"{items[0].video_id}-caption-{n}",
-                video_id=items[0].video_id,
+                item_id=f"{video_id}-caption-{n}",
+                video_id=video_id,
                 task_kind=TaskKind.OPEN_QA,
                 question=question,
                 references=(answer,),
@@ -239,6 +243,11 @@ def step_loss(
         model, processor, inputs, prompts, targets, video_features=features
     )
     per_example = per_example_loss(logits, labels)
+    if real_rows == 0:  # a captions-only step
+        loss = caption_weight * per_example.mean()
+        if alignment is not None:
+            loss = loss + word_align_weight * alignment
+        return loss, planned.frames, height, width
     if mcqa_weight == 1.0:
         loss = per_example[:real_rows].mean()
     else:
@@ -500,6 +509,7 @@ def train_builtin(
                 settings.mcqa_weight,
                 settings.word_align_weight,
                 teacher_mix(suite_step, settings.steps, settings),
+                suite_step < settings.captions_only_until * settings.steps,
             )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
