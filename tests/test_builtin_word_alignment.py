@@ -252,8 +252,9 @@ def test_cli_recipe_file_trains_the_opt_in_recipe_and_names_bad_keys(
     assert not (tmp_path / "n").exists()
 
 
-def test_the_documented_recipe_file_is_a_valid_recipe() -> None:
-    path = Path(__file__).resolve().parent.parent / "docs/builtin-recipes/word-alignment-v1.json"
+@pytest.mark.parametrize("name", ["word-alignment-v1.json", "word-alignment-v2-captions3x.json"])
+def test_the_documented_recipe_files_are_valid_recipes(name: str) -> None:
+    path = Path(__file__).resolve().parent.parent / "docs/builtin-recipes" / name
     payload = json.loads(path.read_text())
     train = TrainSettings.model_validate(payload["train"])
     arch = BuiltinArchitecture.model_validate(payload["architecture"])
