@@ -152,34 +152,41 @@ def evaluate_video(
             probs = probs_by_row[row]
             letter = max(probs, key=lambda k: probs[k])
             records.append(
-                EvalRecord(
-                    item_id=item.item_id,
-                    video_id=item.video_id,
-                    task_kind=str(item.task_kind),
-                    question_kind=question_kind(item),
-                    budget=budget.label,
-                    prediction=letter,
+                _record(
+                    item,
+                    budget,
+                    letter,
                     correct=float(letter == item.answer),
-                    token_f1=None,
                     option_probs={k: round(v, 6) for k, v in probs.items()},
                 )
             )
         else:
             text = texts[row]
-            records.append(
-                EvalRecord(
-                    item_id=item.item_id,
-                    video_id=item.video_id,
-                    task_kind=str(item.task_kind),
-                    question_kind=question_kind(item),
-                    budget=budget.label,
-                    prediction=text,
-                    correct=None,
-                    token_f1=token_f1(text, item.references) if item.references else None,
-                    option_probs=None,
-                )
-            )
+            score = token_f1(text, item.references) if item.references else None
+            records.append(_record(item, budget, text, token_f1=score))
     return records
+
+
+def _record(
+    item: Item,
+    budget: EvalBudget,
+    prediction: str,
+    *,
+    correct: float | None = None,
+    token_f1: float | None = None,
+    option_probs: dict[str, float] | None = None,
+) -> EvalRecord:
+    return EvalRecord(
+        item_id=item.item_id,
+        video_id=item.video_id,
+        task_kind=str(item.task_kind),
+        question_kind=question_kind(item),
+        budget=budget.label,
+        prediction=prediction,
+        correct=correct,
+        token_f1=token_f1,
+        option_probs=option_probs,
+    )
 
 
 def evaluate_through_backend(
@@ -190,22 +197,16 @@ def evaluate_through_backend(
     from ._types import DecodingSettings, VideoRequest
 
     requests = [VideoRequest(item, frames, DecodingSettings(max_new_tokens=1)) for item in items]
-    records = []
-    for item, response in zip(items, backend.generate(requests), strict=True):
-        records.append(
-            EvalRecord(
-                item_id=item.item_id,
-                video_id=item.video_id,
-                task_kind=str(item.task_kind),
-                question_kind=question_kind(item),
-                budget=budget.label,
-                prediction=response.raw_text or "",
-                correct=float(response.answer == item.answer),
-                token_f1=None,
-                option_probs=response.option_probs,
-            )
+    return [
+        _record(
+            item,
+            budget,
+            response.raw_text or "",
+            correct=float(response.answer == item.answer),
+            option_probs=response.option_probs,
         )
-    return records
+        for item, response in zip(items, backend.generate(requests), strict=True)
+    ]
 
 
 def evaluate(

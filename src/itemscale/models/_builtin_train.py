@@ -444,6 +444,18 @@ def train_builtin(
         )
         base_lrs = [settings.vision_learning_rate, settings.learning_rate]
         params = [p for group in optimizer.param_groups for p in group["params"]]
+
+        def optimise(step: int, loss: Any) -> float:
+            """One optimiser step on `loss` at the learning rate of global step `step`."""
+            factor = learning_rate_factor(step, settings)
+            for group, base in zip(optimizer.param_groups, base_lrs, strict=True):
+                group["lr"] = base * factor
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            optimizer.step()
+            return float(loss.detach())
+
         say(
             f"training {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters for "
             f"{settings.steps} steps on {len(train_items)} items"
@@ -454,15 +466,8 @@ def train_builtin(
         window: list[float] = []
         stage1_rng = np.random.default_rng([settings.seed, 1])
         for step in range(settings.stage1_steps):
-            factor = learning_rate_factor(step, settings)
-            for group, base in zip(optimizer.param_groups, base_lrs, strict=True):
-                group["lr"] = base * factor
             loss, height, width = stage1_loss(model, processor, settings, step, stage1_rng)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            optimizer.step()
-            value = float(loss.detach())
+            value = optimise(step, loss)
             result.log.append(
                 StepRecord(
                     step=step,
@@ -490,9 +495,6 @@ def train_builtin(
                 result.stopped_by_time = True
                 say(f"stopping at step {step}: the {settings.minutes} minute cap was reached")
                 break
-            factor = learning_rate_factor(step, settings)
-            for group, base in zip(optimizer.param_groups, base_lrs, strict=True):
-                group["lr"] = base * factor
             items = [by_id[i] for i in planned.item_ids]
             # Decoding per step (a 12 s clip at 160x120 takes milliseconds) keeps memory flat
             # whatever the suite's size.
@@ -511,11 +513,7 @@ def train_builtin(
                 teacher_mix(suite_step, settings.steps, settings),
                 suite_step < settings.captions_only_until * settings.steps,
             )
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            optimizer.step()
-            value = float(loss.detach())
+            value = optimise(step, loss)
             result.log.append(
                 StepRecord(
                     step=step,
