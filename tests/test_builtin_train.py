@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from builtin_tiny import TINY, first_video_step  # noqa: E402
 from itemscale.cli import main  # noqa: E402
 from itemscale.items import Item, read_items_jsonl  # noqa: E402
 from itemscale.models import DecodingSettings, Frames, VideoRequest, load_backend  # noqa: E402
@@ -30,7 +31,6 @@ from itemscale.models._builtin_build import (  # noqa: E402
 )
 from itemscale.models._builtin_config import (  # noqa: E402
     SPECIAL_TOKENS,
-    BuiltinArchitecture,
     TrainSettings,
 )
 from itemscale.models._builtin_data import (  # noqa: E402
@@ -47,7 +47,6 @@ from itemscale.models._builtin_data import (  # noqa: E402
     shared_prefix_logits,
 )
 from itemscale.models._builtin_train import (  # noqa: E402
-    PlannedStep,
     group_by_video,
     learning_rate_factor,
     plan_steps,
@@ -56,19 +55,6 @@ from itemscale.models._builtin_train import (  # noqa: E402
 )
 from itemscale.protocol import ModelEntry  # noqa: E402
 from itemscale.synth import generate_suite  # noqa: E402
-
-TINY = BuiltinArchitecture(
-    vocab_size=400,
-    text_hidden=64,
-    text_layers=2,
-    text_heads=2,
-    text_kv_heads=1,
-    text_intermediate=128,
-    vision_hidden=32,
-    vision_depth=2,
-    vision_heads=2,
-    vision_intermediate=64,
-)
 
 
 @pytest.fixture(scope="module")
@@ -213,20 +199,7 @@ def test_shared_prefix_forward_equals_the_standard_forward(
 
 
 def test_a_few_steps_lower_the_loss(items: list[Item], suite: Path) -> None:
-    torch.manual_seed(0)
-    tokenizer = train_tokenizer(item_texts(items), TINY.vocab_size)
-    processor = build_processor(tokenizer)
-    model = build_model(TINY, tokenizer)
-    group = [i for i in items if i.video_id == items[0].video_id]
-    video = decode_video(suite / str(group[0].video_path))
-    planned = PlannedStep(
-        video_id=group[0].video_id,
-        item_ids=tuple(i.item_id for i in group),
-        frames=4,
-        short_side=56,
-        text_only=False,
-        phase_seed=3,
-    )
+    model, processor, group, video, planned = first_video_step(items, suite)
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     losses = []
     for _ in range(8):

@@ -16,6 +16,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from builtin_tiny import TINY as BASE_TINY  # noqa: E402
+from builtin_tiny import first_video_step  # noqa: E402
 from itemscale.items import Item, read_items_jsonl  # noqa: E402
 from itemscale.models import DecodingSettings, VideoRequest, load_backend  # noqa: E402
 from itemscale.models._builtin_aux import (  # noqa: E402
@@ -23,16 +25,8 @@ from itemscale.models._builtin_aux import (  # noqa: E402
     word_alignment_loss,
     word_targets,
 )
-from itemscale.models._builtin_build import (  # noqa: E402
-    build_model,
-    build_processor,
-    item_texts,
-    train_tokenizer,
-)
 from itemscale.models._builtin_config import BuiltinArchitecture, TrainSettings  # noqa: E402
-from itemscale.models._builtin_data import decode_video  # noqa: E402
 from itemscale.models._builtin_train import (  # noqa: E402
-    PlannedStep,
     as_open_item,
     step_loss,
     teacher_mix,
@@ -42,19 +36,7 @@ from itemscale.protocol import ModelEntry  # noqa: E402
 from itemscale.responses import Status, TaskKind  # noqa: E402
 from itemscale.synth import COLOURS, generate_suite  # noqa: E402
 
-TINY = BuiltinArchitecture(
-    vocab_size=400,
-    text_hidden=64,
-    text_layers=2,
-    text_heads=2,
-    text_kv_heads=1,
-    text_intermediate=128,
-    vision_hidden=32,
-    vision_depth=2,
-    vision_heads=2,
-    vision_intermediate=64,
-    rope_theta=4.0,
-)
+TINY = BASE_TINY.model_copy(update={"rope_theta": 4.0})
 RECIPE = {
     "mcqa_target": "option_text",
     "word_align_weight": 3.0,
@@ -149,21 +131,8 @@ def test_option_text_target_asks_the_question_open_ended(suite: Path) -> None:
 
 
 def test_teacher_steps_lower_the_loss_and_train_the_tower(suite: Path) -> None:
-    torch.manual_seed(0)
     items = [as_open_item(i) for i in read_items_jsonl(suite / "items.jsonl")]
-    tokenizer = train_tokenizer(item_texts(items), TINY.vocab_size)
-    processor = build_processor(tokenizer)
-    model = build_model(TINY, tokenizer)
-    group = [i for i in items if i.video_id == items[0].video_id]
-    video = decode_video(suite / str(group[0].video_path))
-    planned = PlannedStep(
-        video_id=group[0].video_id,
-        item_ids=tuple(i.item_id for i in group),
-        frames=4,
-        short_side=56,
-        text_only=False,
-        phase_seed=3,
-    )
+    model, processor, group, video, planned = first_video_step(items, suite, TINY)
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     patch = model.model.visual.patch_embed.proj.weight
     before = patch.detach().clone()
@@ -264,21 +233,8 @@ def test_the_documented_recipe_files_are_valid_recipes(name: str) -> None:
 
 
 def test_captions_only_steps_train_the_caption_rows_alone(suite: Path) -> None:
-    torch.manual_seed(0)
     items = read_items_jsonl(suite / "items.jsonl")
-    tokenizer = train_tokenizer(item_texts(items), TINY.vocab_size)
-    model = build_model(TINY, tokenizer)
-    processor = build_processor(tokenizer)
-    group = [i for i in items if i.video_id == items[0].video_id]
-    video = decode_video(suite / str(group[0].video_path))
-    planned = PlannedStep(
-        video_id=group[0].video_id,
-        item_ids=tuple(i.item_id for i in group),
-        frames=4,
-        short_side=56,
-        text_only=False,
-        phase_seed=3,
-    )
+    model, processor, group, video, planned = first_video_step(items, suite, TINY)
     relabelled = [i.model_copy(update={"references": ("zzz",)}) for i in group]
     with torch.no_grad():
         first = step_loss(
