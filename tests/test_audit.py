@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from audit_items import item
 from itemscale.audit import (
     PATHWAYS,
     AuditError,
@@ -29,7 +30,7 @@ from itemscale.audit import (
     write_annotations,
     write_audit,
 )
-from itemscale.items import EvidenceSpan, Item
+from itemscale.items import Item
 from itemscale.responses import normalise_responses
 
 CONFIGS = {"text": (0, 0.0), "f8": (8, 1.0), "f16": (16, 2.0), "f32": (32, 3.0)}
@@ -67,17 +68,6 @@ def row(
         # 1 fps video: a frame's timestamp is its index
         "frame_timestamps": [float(f) for f in frames] if frames is not None else None,
     }
-
-
-def item(item_id: str, spans: list[tuple[float, float]] = ()) -> Item:  # type: ignore[assignment]
-    return Item(
-        item_id=item_id,
-        video_id=f"v_{item_id}",
-        question="q?",
-        options=("a", "b", "c", "d"),
-        answer="A",
-        evidence=tuple(EvidenceSpan(start=s, end=e) for s, e in spans),
-    )
 
 
 @pytest.fixture

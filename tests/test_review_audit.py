@@ -7,8 +7,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from audit_items import item
 from itemscale.audit import audit_transitions, pathway_counts
-from itemscale.items import EvidenceSpan, Item
 from itemscale.responses import NOANSWER, normalise_responses
 
 CONFIGS = {"text": (0, 0.0), "lo": (4, 1.0), "hi": (8, 2.0)}
@@ -43,17 +43,6 @@ def row(
         "frame_indices": frames,
         "frame_timestamps": [f / 2 for f in frames] if frames is not None and timestamps else None,
     }
-
-
-def item(item_id: str, spans: tuple[tuple[float, float], ...] = ()) -> Item:
-    return Item(
-        item_id=item_id,
-        video_id=f"v_{item_id}",
-        question="q?",
-        options=("a", "b", "c", "d"),
-        answer="A",
-        evidence=tuple(EvidenceSpan(start=s, end=e) for s, e in spans),
-    )
 
 
 ROWS = [
