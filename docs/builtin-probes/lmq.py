@@ -14,8 +14,9 @@ from itemscale.models._builtin_data import (decode_video, segment_indices, frame
     render_prompt, expand_video_tokens, shared_prefix_logits, per_example_loss, answer_target, encode_batch)
 ap=argparse.ArgumentParser(); ap.add_argument("--steps",type=int,default=1000); ap.add_argument("--lr",type=float,default=2e-3)
 ap.add_argument("--hold",type=int,default=150); ap.add_argument("--ramp",type=int,default=500); ap.add_argument("--eval_every",type=int,default=250)
-ap.add_argument("--frames",default="8,16,32"); ap.add_argument("--sides",default="56"); ap.add_argument("--theta",type=float,default=10000)
+ap.add_argument("--sequential",type=int,default=0); ap.add_argument("--three",type=int,default=0); ap.add_argument("--frames",default="8,16,32"); ap.add_argument("--sides",default="56"); ap.add_argument("--theta",type=float,default=10000)
 A=ap.parse_args()
+import plan; plan.THREE[0]=A.three
 items=read_items_jsonl(SUITE/"items.jsonl")
 train=[as_open_item(i) for i in items if i.split=="train"]; test=[i for i in items if i.split=="test"]
 torch.manual_seed(0); rng=np.random.default_rng(0)
@@ -66,13 +67,19 @@ t0=time.time(); win=[]; kwin=collections.defaultdict(list)
 for step in range(A.steps):
     fac=min(1,(step+1)/60)*(0.05+0.95*0.5*(1+math.cos(math.pi*step/A.steps)))
     for g in opt.param_groups: g["lr"]=A.lr*fac
-    q=min(1.0,max(0.0,(step-A.hold)/A.ramp))
+    q=min(1.0,max(0.0,(step-A.hold)/A.ramp)) if not A.sequential else min(1.0,max(0.0,((step%A.sequential)-A.hold)/A.ramp)) if step<5*A.sequential else 1.0
     v=vids[int(rng.integers(len(vids)))]; its=groups[v]
     f=FR[int(rng.integers(len(FR)))]; s=SD[int(rng.integers(len(SD)))]
     jr=np.random.default_rng(int(rng.integers(2**31)))
     inp,idx,h,w=video_inputs(its[0].video_path,f,s,jr if jr.random()<0.5 else None)
     losses=[]
-    for it in its:
+    ORDER=["distractor","brief_event","small_detail","ordering","counting","summary"]
+    if A.sequential:
+        n_in=1+step//A.sequential
+        its_step=[i for i in its if i.attributes["question_kind"] in ORDER[:n_in]]
+    else:
+        its_step=its
+    for it in its_step:
         roles=KIND_ROLES[it.attributes["question_kind"]]
         drop=rng.random(64)
         keep=lambda role,k,roles=roles,drop=drop: (role in roles) or drop[k if role is None else 8+k]<q

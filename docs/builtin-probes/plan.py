@@ -1,9 +1,10 @@
 import numpy as np, torch
 ROLE_WORD={"stay":" stays","lookalike":" stays","brief":" flashes","turn":" turn","count":" appear","sign":" sign"}
 KIND_ROLES={"distractor":{"stay","lookalike"},"brief_event":{"brief"},"ordering":{"turn"},"counting":{"count"},"small_detail":{"sign"},"summary":{"stay","lookalike","brief","turn","count","sign"}}
+THREE=[0]
 def object_words(obj_kind, colour, shape, text, role):
     if role=="sign": return [" sign", text]
-    ws=[colour, " "+colour, " "+shape]
+    ws=[colour, " "+colour, " "+shape] if not THREE[0] else [colour, " "+shape]
     if role: ws.append(ROLE_WORD[role])
     return ws
 def frame_objects(scene, frame, keep):
