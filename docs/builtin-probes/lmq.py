@@ -14,7 +14,7 @@ from itemscale.models._builtin_data import (decode_video, segment_indices, frame
     render_prompt, expand_video_tokens, shared_prefix_logits, per_example_loss, answer_target, encode_batch)
 ap=argparse.ArgumentParser(); ap.add_argument("--steps",type=int,default=1000); ap.add_argument("--lr",type=float,default=2e-3)
 ap.add_argument("--hold",type=int,default=150); ap.add_argument("--ramp",type=int,default=500); ap.add_argument("--eval_every",type=int,default=250)
-ap.add_argument("--sequential",type=int,default=0); ap.add_argument("--three",type=int,default=0); ap.add_argument("--frames",default="8,16,32"); ap.add_argument("--sides",default="56"); ap.add_argument("--theta",type=float,default=10000)
+ap.add_argument("--sequential",type=int,default=0); ap.add_argument("--three",type=int,default=0); ap.add_argument("--perkind",type=int,default=0); ap.add_argument("--frames",default="8,16,32"); ap.add_argument("--sides",default="56"); ap.add_argument("--theta",type=float,default=10000)
 A=ap.parse_args()
 import plan; plan.THREE[0]=A.three
 items=read_items_jsonl(SUITE/"items.jsonl")
@@ -68,13 +68,29 @@ for step in range(A.steps):
     fac=min(1,(step+1)/60)*(0.05+0.95*0.5*(1+math.cos(math.pi*step/A.steps)))
     for g in opt.param_groups: g["lr"]=A.lr*fac
     q=min(1.0,max(0.0,(step-A.hold)/A.ramp)) if not A.sequential else min(1.0,max(0.0,((step%A.sequential)-A.hold)/A.ramp)) if step<5*A.sequential else 1.0
-    v=vids[int(rng.integers(len(vids)))]; its=groups[v]
     f=FR[int(rng.integers(len(FR)))]; s=SD[int(rng.integers(len(SD)))]
-    jr=np.random.default_rng(int(rng.integers(2**31)))
-    inp,idx,h,w=video_inputs(its[0].video_path,f,s,jr if jr.random()<0.5 else None)
     losses=[]
+    if A.perkind:
+        kind=["distractor","brief_event","small_detail","ordering","counting"][step%5]
+        for _ in range(A.perkind):
+            v=vids[int(rng.integers(len(vids)))]
+            rows=[i for i in groups[v] if i.attributes["question_kind"]==kind]
+            it=rows[int(rng.integers(len(rows)))]
+            inp,idx,h,w=video_inputs(it.video_path,f,s,None)
+            roles=KIND_ROLES[kind]; drop=rng.random(64)
+            keep=lambda role,k,roles=roles,drop=drop: (role in roles) or drop[k if role is None else 8+k]<q
+            pr=[expand_video_tokens(render_prompt(p,it,with_video=True),inp.num_tokens)]
+            lo,lab=shared_prefix_logits(m,p,inp,pr,[answer_target(it)],video_features=feats(v,idx,h,w,keep))
+            losses.append(per_example_loss(lo,lab)[0]); kwin[kind].append(float(losses[-1].detach()))
+        its=[]
+    else:
+        v=vids[int(rng.integers(len(vids)))]; its=groups[v]
+        jr=np.random.default_rng(int(rng.integers(2**31)))
+        inp,idx,h,w=video_inputs(its[0].video_path,f,s,jr if jr.random()<0.5 else None)
     ORDER=["distractor","brief_event","small_detail","ordering","counting","summary"]
-    if A.sequential:
+    if A.perkind:
+        its_step=[]
+    elif A.sequential:
         n_in=1+step//A.sequential
         its_step=[i for i in its if i.attributes["question_kind"] in ORDER[:n_in]]
     else:
