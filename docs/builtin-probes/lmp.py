@@ -41,32 +41,9 @@ def prep(vid, path, f, s, jitter=None):
     t=teacher_from_words(plan_token_words(SCENES[vid],idx,h,w,pos=A.pos), table.detach(), ids, ids["none"])
     assert t.shape[0]==inp.num_tokens,(t.shape,inp.num_tokens)
     return inp, BaseModelOutputWithPooling(pooler_output=(t,))
-kinds=["brief_event","small_detail","counting","ordering","distractor"]
 tv=sorted({i.video_id for i in test})[:30]
 def evaluate(budgets):
-    m.eval(); out={}
-    for (f,s) in budgets:
-        res=collections.defaultdict(list)
-        for v in tv:
-            its=[i for i in test if i.video_id==v and i.task_kind==TaskKind.MCQA]
-            rows=[];tg=[]
-            for i in its:
-                oq=Item(item_id=i.item_id,video_id=v,task_kind=TaskKind.OPEN_QA,question=i.question,references=("x",))
-                for o in i.options: rows.append(oq); tg.append(o)
-            with torch.no_grad():
-                if f==0:
-                    b=encode_batch(p,[render_prompt(p,r,with_video=False) for r in rows],tg)
-                    lo=m(input_ids=b.input_ids,attention_mask=b.attention_mask).logits; lab=b.labels
-                else:
-                    inp,feat=prep(v,its[0].video_path,f,s)
-                    pr=[expand_video_tokens(render_prompt(p,r,with_video=True),inp.num_tokens) for r in rows]
-                    lo,lab=shared_prefix_logits(m,p,inp,pr,tg,video_features=feat)
-                sh=lo[:,:-1].float().log_softmax(-1); l=lab[:,1:]
-                tk=torch.where(l==-100,0,l); lp=(sh.gather(-1,tk[...,None])[...,0]*(l!=-100)).sum(1)
-            for j,i in enumerate(its):
-                res[i.attributes["question_kind"]].append(int(lp[4*j:4*j+4].argmax())=="ABCD".index(i.answer))
-        out[(f,s)]=(round(float(np.mean([x for k in kinds for x in res[k]])),3), [round(float(np.mean(res[k])),2) for k in kinds])
-    m.train(); return out
+    return mcqa_accuracy(m, p, test, tv, budgets, prep)
 t0=time.time(); win=[]
 for step in range(A.steps):
     fac=(step+1)/60 if step<60 else 0.05+0.95*0.5*(1+math.cos(math.pi*(step-60)/(A.steps-60)))

@@ -1,4 +1,5 @@
 import numpy as np, torch
+from common import token_words
 ROLE_WORD={"stay":" stays","lookalike":" stays","brief":" flashes","turn":" turn","count":" appear","sign":" sign"}
 KIND_ROLES={"distractor":{"stay","lookalike"},"brief_event":{"brief"},"ordering":{"turn"},"counting":{"count"},"small_detail":{"sign"},"summary":{"stay","lookalike","brief","turn","count","sign"}}
 THREE=[0]
@@ -16,22 +17,7 @@ def frame_objects(scene, frame, keep):
             out.append((object_words("event",e.colour,e.shape,e.text,e.role), e.bbox))
     return out
 def plan_words(scene, indices, h, w, keep=lambda role,k: True, region=28, min_frac=0.15):
-    idx=[int(i) for i in indices]
-    if len(idx)%2: idx.append(idx[-1])
-    sx=w/scene.width; sy=h/scene.height; rows,cols=h//region,w//region; out=[]
-    for g in range(len(idx)//2):
-        objs=frame_objects(scene, idx[2*g], keep)+frame_objects(scene, idx[2*g+1], keep)
-        for r in range(rows):
-            for c in range(cols):
-                rx0,ry0=c*region,r*region; ws=[]
-                for names,(x0,y0,x1,y1) in objs:
-                    X0,Y0,X1,Y1=x0*sx,y0*sy,x1*sx,y1*sy
-                    ov=max(0,min(X1,rx0+region)-max(X0,rx0))*max(0,min(Y1,ry0+region)-max(Y0,ry0))
-                    if ov>=min_frac*(X1-X0)*(Y1-Y0) and ov>=4:
-                        for n in names:
-                            if n not in ws: ws.append(n)
-                out.append(ws)
-    return out
+    return token_words(scene, indices, h, w, lambda f: frame_objects(scene, f, keep), region, min_frac)
 class WordTable:
     def __init__(self, tokenizer):
         self.tok=tokenizer; self.cache={}
