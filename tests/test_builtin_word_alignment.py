@@ -212,6 +212,9 @@ def test_cli_recipe_file_trains_the_opt_in_recipe_and_names_bad_keys(
     recipe.write_text(json.dumps({"architecture": {"text_layers": 0}}))
     assert main([*args, "--out", str(tmp_path / "n")]) == 2
     assert "architecture.text_layers" in capsys.readouterr().err
+    recipe.write_text(json.dumps({"architecture": {"text_heads": 5}}))  # a whole-model check
+    assert main([*args, "--out", str(tmp_path / "n")]) == 2
+    assert f"--recipe {recipe}: architecture: " in capsys.readouterr().err
     recipe.write_text(json.dumps({"train": {"teacher_until": 0.5, "teacher_anneal_until": 0.6}}))
     assert main([*args, "--out", str(tmp_path / "n")]) == 2
     assert "word_align_weight" in capsys.readouterr().err

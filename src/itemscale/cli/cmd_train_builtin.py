@@ -10,9 +10,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import CommandError
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -71,6 +74,12 @@ def read_recipe(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return train, architecture
 
 
+def first_error(exc: ValidationError) -> tuple[str, str]:
+    """(dotted key of the first error, "" for a whole-model check; its message)."""
+    err = exc.errors()[0]
+    return ".".join(str(part) for part in err["loc"]), err["msg"]
+
+
 def run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
@@ -93,19 +102,18 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = TrainSettings.model_validate(overrides)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(part) for part in err["loc"])
+        key, message = first_error(exc)
         if key in recipe or (not key and args.recipe):
             where = f"--recipe {args.recipe}: train" + (f".{key}" if key else "")
         else:
             where = f"--{key}"
-        raise CommandError(f"{where}: {err['msg']}") from exc
+        raise CommandError(f"{where}: {message}") from exc
     try:
         arch = BuiltinArchitecture.model_validate(architecture)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(part) for part in err["loc"])
-        raise CommandError(f"--recipe {args.recipe}: architecture.{key}: {err['msg']}") from exc
+        key, message = first_error(exc)
+        where = f"--recipe {args.recipe}: architecture" + (f".{key}" if key else "")
+        raise CommandError(f"{where}: {message}") from exc
     try:
         result = train_builtin(
             args.suite,
