@@ -19,7 +19,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -169,6 +169,7 @@ def write_trajectories(df: pd.DataFrame, path: Path) -> None:
 
 def _readme(prov: dict[str, Any], optional: list[str]) -> str:
     boot = prov["measures"]
+    grid = f" --configs {','.join(boot['configs'])}" if boot.get("configs") else ""
     lines = [
         "# itemscale audit artifact",
         "",
@@ -181,7 +182,7 @@ def _readme(prov: dict[str, Any], optional: list[str]) -> str:
         "repeat); every number is computed from it alone.",
         "- `trajectories.parquet`: items x budgets (repeat 0 correctness or score) with each "
         "item's pattern.",
-        "- `measures.json`: every measure of MEASURES.md (`itemscale analyze --json` layout).",
+        "- `measures.json`: every measure of docs/measures.md (`itemscale analyze --json` layout).",
         "- `run.json`: the run's own record (protocol, model specs, processor settings) as "
         "the sweep or importer wrote it.",
         "- `provenance.json`: tool version and commit, host, times, package and decoder "
@@ -207,9 +208,9 @@ def _readme(prov: dict[str, Any], optional: list[str]) -> str:
         "",
         "```",
         "mkdir -p rerun && cp responses.parquet rerun/ && cp run.json rerun/",
-        f"itemscale analyze rerun --bootstrap {boot['n_boot']} --seed {boot['seed']} "
+        f"itemscale analyze rerun --bootstrap {boot['n_boot']} --seed {boot['seed']}{grid} "
         "--json rerun/measures.json   # = measures.json",
-        "itemscale report rerun   # = trajectories.parquet and the report's figures",
+        f"itemscale report rerun{grid}   # = trajectories.parquet and the report's figures",
     ]
     if "audit.parquet" in optional:
         lines.append(
@@ -237,12 +238,22 @@ def build_artifact(
     items: str | None = None,
     title: str | None = None,
     analyze: Callable[..., dict[str, Any]] | None = None,
+    configs: Sequence[str] | None = None,
 ) -> Path:
-    """Write the artifact folder (default RUN_DIR/artifact) and return its path."""
+    """Write the artifact folder (default RUN_DIR/artifact) and return its path.
+
+    `configs` restricts the measures and trajectories to those configuration labels (as
+    `analyze --configs`); responses.parquet stays whole, and the selection is recorded in
+    provenance.json so `verify` recomputes the same thing.
+    """
     started = _now()
     run_dir = Path(run_dir)
     df, run_meta = read_run(run_dir)
-    from ..measures import analyze_responses
+    from ..measures import analyze_responses, select_configs
+
+    full = df
+    if configs is not None:
+        df, _ = select_configs(df, configs)
 
     compute = analyze if analyze is not None else analyze_responses
     target = Path(out) if out is not None else run_dir / ARTIFACT_DIR
@@ -256,7 +267,11 @@ def build_artifact(
             write_json_atomic(tmp / RUN_FILE, {"schema_version": 1, "note": "run had no run.json"})
         traj = trajectory_table(df)
         write_trajectories(traj, tmp / TRAJECTORIES_FILE)
-        measures = compute(df, n_boot=n_boot, seed=seed)
+        measures = (
+            compute(full, n_boot=n_boot, seed=seed, configs=list(configs))
+            if configs is not None
+            else compute(df, n_boot=n_boot, seed=seed)
+        )
         write_json_atomic(tmp / MEASURES_FILE, measures)
         optional = []
         for name in OPTIONAL_FILES:
@@ -316,6 +331,7 @@ def build_artifact(
                 "function": "itemscale.measures.analyze_responses",
                 "n_boot": n_boot,
                 "seed": seed,
+                **({"configs": list(configs)} if configs is not None else {}),
             },
             "inputs": {
                 RESPONSES_FILE: {
@@ -336,7 +352,7 @@ def build_artifact(
         inputs = ReportInputs(
             measures=json.loads((tmp / MEASURES_FILE).read_text(encoding="utf-8")),
             trajectories=traj,
-            responses=df,  # the same bytes as tmp/responses.parquet
+            responses=full,  # the same bytes as tmp/responses.parquet
             provenance=prov,
             audit=_read_optional_parquet(tmp / "audit.parquet"),
             annotations=_read_optional_parquet(tmp / "annotations.parquet"),

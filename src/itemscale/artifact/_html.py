@@ -20,6 +20,7 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
+from ..measures import GRID_WITH_TEXT_TITLE
 from ._assets import CSS, JS, script_hash
 from ._svg import accuracy_curve, esc, flip_bars, frontier, heatmap
 from ._trajectories import KEY_COLUMNS, PATTERNS
@@ -95,7 +96,12 @@ def _headline_table(block: dict[str, Any]) -> str:
         ("text overwrite rate (harmful transitions)", _pts(block.get("text_overwrite_rate"))),
     ]
     body = "".join(f"<tr><th>{esc(k)}</th><td class='num'>{esc(v)}</td></tr>" for k, v in rows)
-    return f"<table class='headline'><tbody>{body}</tbody></table><p class='muted'>points, 95% interval</p>"
+    return (
+        "<h4>Visual budgets only</h4><p class='muted'>the text-only answer is a baseline beside "
+        "the axis, not a budget</p>"
+        f"<table class='headline'><tbody>{body}</tbody></table>"
+        "<p class='muted'>points, 95% interval</p>"
+    )
 
 
 def _complementarity(block: dict[str, Any]) -> str:
@@ -142,6 +148,47 @@ def _text_overwrite(block: dict[str, Any]) -> str:
     return (
         f"<p>Text overwrite rate: <b>{esc(_pts(block.get('text_overwrite_rate')))}</b>; item rate "
         f"{esc(_pts(block.get('text_overwrite_item_rate')))}.{esc(detail)}</p>"
+    )
+
+
+def _with_text_table(g: dict[str, Any] | None, kind: str) -> str:
+    """The `grid_with_text` block: the text-only answer on the axis as budget 0."""
+    if not isinstance(g, dict):
+        return ""
+    best = g.get("best_fixed", {})
+    reasons = g.get("drop_reasons") or {}
+    dropped = str(g.get("n_dropped", 0)) + (
+        " (" + ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) + ")" if reasons else ""
+    )
+    rows = [
+        ("grid", " < ".join(str(c) for c in g.get("configs", []))),
+        ("items on this grid", str(g.get("n_items", "n/a"))),
+        ("items dropped", dropped),
+        ("best fixed", f"{best.get('config', 'n/a')}: {_pts(best)}"),
+    ]
+    if kind == "binary":
+        rows += [
+            ("oracle", _pts(g.get("oracle"))),
+            ("oracle headroom", _pts(g.get("oracle_headroom"))),
+            ("harmful rate (the paper's visual confusion)", _pts(g.get("harmful_rate"))),
+            ("overwrite rate", _pts(g.get("overwrite_rate"))),
+        ]
+    else:
+        rows += [
+            ("oracle score", _pts(g.get("oracle_score"))),
+            ("oracle gap", _pts(g.get("oracle_gap"))),
+            (f"harmful rate (drop > {g.get('eps', 0.1)})", _pts(g.get("harmful_rate_eps"))),
+            (f"overwrite rate (drop > {g.get('eps', 0.1)})", _pts(g.get("overwrite_rate_eps"))),
+        ]
+    body = "".join(f"<tr><th>{esc(k)}</th><td class='num'>{esc(v)}</td></tr>" for k, v in rows)
+    return (
+        f"<h4>{esc(GRID_WITH_TEXT_TITLE[0].upper() + GRID_WITH_TEXT_TITLE[1:])}</h4>"
+        "<p class='muted'>The table above keeps the text-only answer off the budget axis (which "
+        "frame budget should I run?). Here it is budget 0, first on the axis (does any budget, "
+        "including none, get the item right?): an item right blind and wrong with frames counts "
+        "as harmed, and an item only the blind answer gets right counts towards the oracle.</p>"
+        f"<table class='headline'><tbody>{body}</tbody></table>"
+        "<p class='muted'>points, 95% interval</p>"
     )
 
 
@@ -196,6 +243,7 @@ def _part(
         "<span style='background:#ccc;color:#222'>no answer</span>"
     )
     table = _headline_table(block) if kind == "binary" else _continuous_table(block)
+    table += _with_text_table(block.get("grid_with_text"), kind)
     title = "multiple choice" if kind == "binary" else "open-ended"
     return "".join(
         [

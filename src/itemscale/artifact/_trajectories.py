@@ -77,9 +77,10 @@ def trajectory_table(responses: pd.DataFrame, *, eps: float = 0.1) -> pd.DataFra
     grid = df[df["frames"] > 0]
     order = (
         grid.groupby("config_label", sort=False)
-        .agg(order=("axis_order", "min"), frames=("frames", "min"))
+        .agg(order=("axis_order", "min"), frames=("frames", "min"), pixels=("pixels", "min"))
         .reset_index()
-        .sort_values(["order", "frames", "config_label"], kind="stable")
+        .assign(pixels=lambda t: t["pixels"].astype(float).fillna(-1.0))
+        .sort_values(["order", "frames", "pixels", "config_label"], kind="stable")
     )
     labels = [str(x) for x in order["config_label"]]
     text = df[df["frames"] == 0].sort_values(["axis_order", "config_label"], kind="stable")

@@ -108,10 +108,32 @@ def verify_artifact(
     except (OSError, ValueError) as exc:
         result.flag(RESPONSES_FILE, f"cannot be read ({exc})")
         return result
-    _check_trajectories(root, df, result)
-    _check_measures(root, df, result, analyze)
+    configs = _recorded_configs(root)
+    grid_df = df
+    if configs is not None:
+        from ..measures import UnknownConfigError, select_configs
+
+        try:
+            grid_df, _ = select_configs(df, configs)
+        except UnknownConfigError as exc:
+            result.flag(PROVENANCE_FILE, f"its configuration selection does not fit ({exc})")
+            return result
+    _check_trajectories(root, grid_df, result)
+    _check_measures(root, df, result, analyze, configs)
     _check_audit(root, df, result)
     return result
+
+
+def _recorded_configs(root: Path) -> list[str] | None:
+    """The `--configs` selection the artifact was written with (provenance.json), if any."""
+    try:
+        prov = json.loads((root / PROVENANCE_FILE).read_text(encoding="utf-8"))
+        configs = prov["measures"].get("configs")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if isinstance(configs, list) and all(isinstance(c, str) for c in configs):
+        return configs
+    return None
 
 
 def _check_trajectories(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
@@ -134,6 +156,7 @@ def _check_measures(
     df: pd.DataFrame,
     result: VerifyResult,
     analyze: Callable[..., dict[str, Any]] | None,
+    configs: list[str] | None = None,
 ) -> None:
     from ..measures import analyze_responses
 
@@ -156,7 +179,12 @@ def _check_measures(
             )
     except (OSError, ValueError, KeyError, TypeError) as exc:
         result.flag(PROVENANCE_FILE, f"cannot be read ({exc})")
-    fresh = json.loads(json.dumps(compute(df, n_boot=n_boot, seed=seed), default=str))
+    recomputed = (
+        compute(df, n_boot=n_boot, seed=seed, configs=configs)
+        if configs is not None
+        else compute(df, n_boot=n_boot, seed=seed)
+    )
+    fresh = json.loads(json.dumps(recomputed, default=str))
     diff = _first_difference(stored, fresh)
     if diff:
         hint = ""

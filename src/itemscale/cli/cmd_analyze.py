@@ -1,4 +1,4 @@
-"""`itemscale analyze RUN_DIR`: every measure of MEASURES.md, printed and optionally as JSON."""
+"""`itemscale analyze RUN_DIR`: every measure of docs/measures.md, printed and optionally as JSON."""
 
 from __future__ import annotations
 
@@ -14,13 +14,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "analyze",
         help="measure what the accuracy curve hides (item-level flips, oracle, text overwrite)",
-        description="Compute every measure of MEASURES.md on a run directory's response table, "
+        description="Compute every measure of docs/measures.md on a run directory's response table, "
         "with 95% intervals from a paired bootstrap that resamples videos.",
     )
     p.add_argument("run_dir", help="run directory holding responses.parquet")
     p.add_argument("--json", dest="json_out", metavar="OUT", help="write the measures as JSON")
-    p.add_argument("--bootstrap", type=int, default=1000, metavar="B", help="resamples (0: none)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (same seed, same interval)")
+    p.add_argument(
+        "--bootstrap", type=int, default=1000, metavar="B", help="resamples (0: none; default 1000)"
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="bootstrap seed (same seed, same interval; default 0)"
+    )
     p.add_argument(
         "--by",
         action="append",
@@ -34,8 +38,26 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         choices=["score", "token_f1", "rouge_l", "exact_match"],
         help="score used for open-ended tasks",
     )
-    p.add_argument("--eps", type=float, default=0.1, help="score drop that counts as harmful")
+    p.add_argument(
+        "--eps", type=float, default=0.1, help="score drop that counts as harmful (default: 0.1)"
+    )
+    p.add_argument(
+        "--configs",
+        type=parse_config_list,
+        metavar="LABEL,LABEL,...",
+        help="restrict every measure to these configurations (the matched grid is recomputed "
+        "on them; include the text-only label to keep the text-only measures), e.g. "
+        "textonly,16f_151k,32f_151k,64f_151k for the seed paper's Table 2",
+    )
     p.set_defaults(func=run)
+
+
+def parse_config_list(text: str) -> list[str]:
+    """`--configs a,b,c` -> ['a', 'b', 'c'] (spaces around labels ignored)."""
+    labels = [part.strip() for part in text.split(",")]
+    if not any(labels) or not all(labels):
+        raise argparse.ArgumentTypeError(f"expected LABEL,LABEL,... (got {text!r})")
+    return labels
 
 
 def _print_binary(block: dict[str, Any], out: TextIO, indent: str = "  ") -> None:
@@ -61,6 +83,9 @@ def _print_binary(block: dict[str, Any], out: TextIO, indent: str = "  ") -> Non
             line += f"   noise floor {points_text(noise[label])}"
         print(line, file=out)
     best = block["best_fixed"]
+    print(
+        f"{indent}visual budgets only (the text-only answer is a baseline, not a budget):", file=out
+    )
     print(f"{indent}best fixed:          {best['config']}  {points_text(best)}", file=out)
     print(f"{indent}oracle:              {points_text(block['oracle'])}", file=out)
     print(f"{indent}oracle headroom:     {points_text(block['oracle_headroom'])}", file=out)
@@ -86,6 +111,33 @@ def _print_binary(block: dict[str, Any], out: TextIO, indent: str = "  ") -> Non
                 f"{points_text(block['flip_up'][arrow])}; p={block['mcnemar_p'][arrow]:.3g}",
                 file=out,
             )
+    if "grid_with_text" in block:
+        _print_with_text(block["grid_with_text"], out, indent)
+
+
+def _grid_line(g: dict[str, Any]) -> str:
+    dropped = f"; dropped {g['n_dropped']}" if g["n_dropped"] else ""
+    reasons = g.get("drop_reasons") or {}
+    if reasons:
+        dropped += " (" + ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) + ")"
+    return f"{' < '.join(g['configs'])}: {g['n_items']} items{dropped}"
+
+
+def _print_with_text(g: dict[str, Any], out: TextIO, indent: str) -> None:
+    from ..measures import GRID_WITH_TEXT_TITLE
+
+    print(f"{indent}{GRID_WITH_TEXT_TITLE}:", file=out)
+    print(f"{indent}  grid {_grid_line(g)}", file=out)
+    best = g["best_fixed"]
+    print(f"{indent}  best fixed:        {best['config']}  {points_text(best)}", file=out)
+    print(f"{indent}  oracle:            {points_text(g['oracle'])}", file=out)
+    print(f"{indent}  oracle headroom:   {points_text(g['oracle_headroom'])}", file=out)
+    print(
+        f"{indent}  harmful rate:      {points_text(g['harmful_rate'])}   (the paper's visual "
+        "confusion)",
+        file=out,
+    )
+    print(f"{indent}  overwrite rate:    {points_text(g['overwrite_rate'])}", file=out)
 
 
 def _print_continuous(block: dict[str, Any], out: TextIO, indent: str = "  ") -> None:
@@ -102,6 +154,22 @@ def _print_continuous(block: dict[str, Any], out: TextIO, indent: str = "  ") ->
         f"{indent}harmful (eps={block['eps']}):  {points_text(block['harmful_rate_eps'])}", file=out
     )
     print(f"{indent}text-only score:     {points_text(block['text_mean_score'])}", file=out)
+    g = block.get("grid_with_text")
+    if g:
+        from ..measures import GRID_WITH_TEXT_TITLE
+
+        print(f"{indent}{GRID_WITH_TEXT_TITLE}:", file=out)
+        print(f"{indent}  grid {_grid_line(g)}", file=out)
+        best = g["best_fixed"]
+        print(f"{indent}  best fixed:        {best['config']}  {points_text(best)}", file=out)
+        print(f"{indent}  oracle gap:        {points_text(g['oracle_gap'])}", file=out)
+        print(
+            f"{indent}  harmful (eps={g['eps']}):  {points_text(g['harmful_rate_eps'])}", file=out
+        )
+        print(
+            f"{indent}  overwrite (eps={g['eps']}): {points_text(g['overwrite_rate_eps'])}",
+            file=out,
+        )
 
 
 def print_series(block: dict[str, Any], out: TextIO, indent: str = "  ") -> None:
@@ -123,6 +191,11 @@ def print_summary(result: dict[str, Any], out: TextIO | None = None) -> None:
         f"video-bootstrap resamples, seed {boot['seed']}",
         file=out,
     )
+    grid = result.get("grid")
+    if grid:
+        print(f"grid restricted to: {', '.join(grid['configs'])}", file=out)
+        for model, lacks in grid.get("excluded_models", {}).items():
+            print(f"  left out {model}: it lacks {', '.join(lacks)}", file=out)
     for model, block in result["models"].items():
         print(f"\n== {model} (series {block.get('series', 'default')})", file=out)
         print_series(block, out)
@@ -140,7 +213,7 @@ def print_summary(result: dict[str, Any], out: TextIO | None = None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..measures import analyze_responses
+    from ..measures import UnknownConfigError, analyze_responses
     from ..responses import SchemaError, read_run, write_json_atomic
 
     try:
@@ -149,14 +222,18 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from exc
     if args.bootstrap < 0:
         raise CommandError("--bootstrap must be >= 0")
-    result = analyze_responses(
-        df,
-        n_boot=args.bootstrap,
-        seed=args.seed,
-        by=args.by or None,
-        metric=args.metric,
-        eps=args.eps,
-    )
+    try:
+        result = analyze_responses(
+            df,
+            n_boot=args.bootstrap,
+            seed=args.seed,
+            by=args.by or None,
+            metric=args.metric,
+            eps=args.eps,
+            configs=args.configs,
+        )
+    except UnknownConfigError as exc:
+        raise CommandError(f"{args.run_dir}: {exc}") from exc
     if not result["models"]:
         raise CommandError(f"{args.run_dir}: no answered responses to analyse")
     print_summary(result)

@@ -78,6 +78,57 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "the text-only baseline. See docs/importers.md.",
     )
     t.add_argument("files", nargs="+", metavar="FILE")
+    t.add_argument(
+        "--wide",
+        action="store_true",
+        help="one row per item and one column per configuration, each cell the predicted "
+        "answer (as papers release them); frames from each label's leading '<N>f', "
+        "textonly/text/blind = 0",
+    )
+    t.add_argument(
+        "--id-column",
+        metavar="NAME",
+        help="column holding the item id (default: item_id), e.g. sample_id",
+    )
+    t.add_argument("--model", metavar="NAME", help="model name, for tables without a model column")
+    t.add_argument(
+        "--frames",
+        action="append",
+        default=[],
+        metavar="LABEL=N",
+        help="frame count of a configuration whose label does not state it (repeatable)",
+    )
+    t.add_argument(
+        "--rename",
+        action="append",
+        default=[],
+        metavar="SRC=DST",
+        help="read column SRC as DST (repeatable), e.g. predicted_option=answer",
+    )
+    t.add_argument(
+        "--wide-values",
+        choices=["answer", "correct", "score"],
+        default="answer",
+        help="what a wide table's cells hold (default: answer)",
+    )
+    t.add_argument(
+        "--empty",
+        choices=["noanswer", "missing"],
+        default="noanswer",
+        help="an empty answer cell of a wide table: an answer naming no option, counted wrong "
+        "(noanswer, the default, as the seed paper counts it) or a cell never run (missing)",
+    )
+    t.add_argument(
+        "--benchmark",
+        metavar="FILE",
+        help="benchmark question file (Video-MME, MLVU, LongVideoBench Parquet or items "
+        "JSONL): gold answers, video ids and attributes by item id",
+    )
+    t.add_argument(
+        "--answer-key",
+        metavar="FILE",
+        help="answer key table with columns item_id, gold [, video_id, attr_*]",
+    )
     _common_args(t)
     t.set_defaults(func=run_table)
 
@@ -117,6 +168,47 @@ def _emit(summary: Any, args: argparse.Namespace) -> int:
     return 0
 
 
+def table_options(args: argparse.Namespace) -> tuple[Any, Any, dict[str, Any]]:
+    """The table options, the answer key and what to record of them in run.json."""
+    from ..importers import (
+        ImportInputError,
+        TableOptions,
+        key_from_benchmark,
+        load_answer_key,
+        parse_assignments,
+    )
+    from ..importers._common import source_record
+
+    if args.benchmark and args.answer_key:
+        raise ImportInputError("give --benchmark or --answer-key, not both")
+    rename = parse_assignments(args.rename, "--rename", integer=False)
+    options = TableOptions(
+        wide=args.wide,
+        id_column=args.id_column,
+        model=args.model,
+        frames=parse_assignments(args.frames, "--frames", integer=True),
+        rename=rename,
+        wide_values=args.wide_values,
+        empty=args.empty,
+    )
+    key_file = args.benchmark or args.answer_key
+    key = None
+    if key_file:
+        key = key_from_benchmark(key_file) if args.benchmark else load_answer_key(key_file)
+    record = {
+        "wide": args.wide or None,
+        "id_column": args.id_column,
+        "model": args.model,
+        "frames": options.frames or None,
+        "rename": rename or None,
+        "wide_values": args.wide_values if args.wide else None,
+        "empty": args.empty if args.wide else None,
+        "benchmark": source_record(args.benchmark) if args.benchmark else None,
+        "answer_key": source_record(args.answer_key) if args.answer_key else None,
+    }
+    return options, key, record
+
+
 def run_table(args: argparse.Namespace) -> int:
     import pandas as pd
 
@@ -124,11 +216,12 @@ def run_table(args: argparse.Namespace) -> int:
     from ..importers._common import import_record, source_record
 
     try:
+        options, key, recorded = table_options(args)
         frames: list[pd.DataFrame] = []
         notes: list[str] = []
         sources = []
         for f in args.files:
-            rows, file_notes = import_table(f)
+            rows, file_notes = import_table(f, options, key=key)
             frames.append(rows)
             notes.extend(file_notes)
             sources.append(source_record(f, rows=len(rows)))
@@ -138,7 +231,7 @@ def run_table(args: argparse.Namespace) -> int:
             run_dir=args.run_dir,
             files=[str(f) for f in args.files],
             rows=rows,
-            record=import_record("table", sources),
+            record=import_record("table", sources, **recorded),
             skipped=Counter(),
             notes=notes,
             dry_run=args.dry_run,

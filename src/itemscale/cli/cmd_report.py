@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from . import CommandError
+from .cmd_analyze import parse_config_list
 
 
 def register(sub: Any) -> None:
@@ -28,12 +29,20 @@ def register(sub: Any) -> None:
         help="benchmark item file (default: RUN_DIR/items.jsonl or the file run.json names)",
     )
     p.add_argument("--title", default=None, help="report title")
+    p.add_argument(
+        "--configs",
+        type=parse_config_list,
+        metavar="LABEL,LABEL,...",
+        help="restrict the measures and trajectories to these configurations (as analyze "
+        "--configs); responses.parquet stays whole",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..artifact import REPORT_FILE, ArtifactError, build_artifact
     from ..items import ItemFileError
+    from ..measures import UnknownConfigError
     from ..responses import SchemaError
 
     if args.bootstrap < 0:
@@ -46,7 +55,10 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             items=args.items,
             title=args.title,
+            configs=args.configs,
         )
+    except UnknownConfigError as exc:
+        raise CommandError(f"{args.run_dir}: {exc}") from exc
     except (FileNotFoundError, SchemaError, ArtifactError, ItemFileError) as exc:
         raise CommandError(str(exc)) from exc
     print(f"artifact written to {out}")

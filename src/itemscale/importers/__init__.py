@@ -14,18 +14,35 @@ from ._common import (
 )
 from ._finish import finish_import
 from ._summary import ImportSummary, summarise
-from ._table import import_table, read_table_records
+from ._table import import_table
+from ._table_records import read_table_records
+from ._table_shape import (
+    AnswerKey,
+    TableOptions,
+    frames_from_label,
+    key_from_benchmark,
+    load_answer_key,
+    parse_assignments,
+    pixels_from_label,
+)
 
 __all__ = [
     "LABEL_CONFIG_ID_VERSION",
+    "AnswerKey",
     "ImportConflictError",
     "ImportInputError",
     "ImportSummary",
     "MergeResult",
+    "TableOptions",
     "finish_import",
+    "frames_from_label",
     "import_table",
+    "key_from_benchmark",
     "label_config_id",
+    "load_answer_key",
     "merge_into_run",
+    "parse_assignments",
+    "pixels_from_label",
     "read_table_records",
     "summarise",
 ]

@@ -9,26 +9,26 @@ to debug. See docs/importers.md for the column reference.
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
-from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 
 import pandas as pd
 
 from ..responses import NOANSWER, Status, TaskKind
+from ..responses._extract import extract_choice
 from ..responses._scoring import exact_match, rouge_l, token_f1
 from ._common import (
     ImportInputError,
     attributes_json,
-    jsonl_values,
     label_config_id,
     rows_frame,
 )
+from ._table_records import TableRecords, read_table_records
+from ._table_shape import AnswerKey, KeyEntry, TableOptions, shaped_records
 
 REQUIRED: Final[tuple[str, ...]] = ("model", "item_id", "config", "frames")
 OPTIONAL: Final[tuple[str, ...]] = (
@@ -47,88 +47,9 @@ OPTIONAL: Final[tuple[str, ...]] = (
     "pixels",
     "visual_tokens",
     "latency_s",
+    "gold",
 )
 ATTRIBUTE_PREFIX: Final[str] = "attr_"
-FORMATS: Final[dict[str, str]] = {
-    ".csv": "csv",
-    ".tsv": "tsv",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-}
-
-
-@dataclass(frozen=True)
-class TableRecords:
-    path: Path
-    fmt: str
-    columns: tuple[str, ...]
-    records: list[tuple[int, dict[str, Any]]]
-
-    def at(self, line: int, column: str | None = None) -> str:
-        unit = "row " if self.fmt == "parquet" else ""
-        text = f"{self.path}:{unit}{line}" if unit == "" else f"{self.path}: {unit}{line}"
-        return text + (f": column '{column}'" if column is not None else "")
-
-
-def table_format(path: Path) -> str:
-    fmt = FORMATS.get(path.suffix.lower())
-    if fmt is None:
-        raise ImportInputError(
-            f"{path}: unknown table format {path.suffix or '(no suffix)'!r}; "
-            f"use one of {', '.join(sorted(FORMATS))}"
-        )
-    return fmt
-
-
-def read_table_records(path: str | os.PathLike[str]) -> TableRecords:
-    """Read a CSV/TSV, JSONL or Parquet file into (line number, raw values) records."""
-    p = Path(path)
-    if not p.is_file():
-        raise ImportInputError(f"{p}: no such file")
-    fmt = table_format(p)
-    records: list[tuple[int, dict[str, Any]]] = []
-    if fmt in ("csv", "tsv"):
-        with p.open(encoding="utf-8-sig", newline="") as fh:
-            reader = csv.reader(fh, delimiter="\t" if fmt == "tsv" else ",")
-            try:
-                header = next(reader)
-            except StopIteration:
-                raise ImportInputError(f"{p}:1: empty file, expected a header line") from None
-            header = [h.strip() for h in header]
-            dup = [h for h, n in Counter(header).items() if n > 1]
-            if dup:
-                raise ImportInputError(f"{p}:1: column '{dup[0]}' appears twice in the header")
-            for values in reader:
-                line = reader.line_num
-                if not values or all(not v.strip() for v in values):
-                    continue
-                if len(values) != len(header):
-                    raise ImportInputError(
-                        f"{p}:{line}: {len(values)} fields, the header has {len(header)}"
-                    )
-                records.append((line, dict(zip(header, values, strict=True))))
-        columns = tuple(header)
-    elif fmt == "jsonl":
-        seen: dict[str, None] = {}
-        for line, obj in jsonl_values(p):
-            if not isinstance(obj, dict):
-                raise ImportInputError(f"{p}:{line}: expected a JSON object per line")
-            seen.update(dict.fromkeys(obj))
-            records.append((line, obj))
-        columns = tuple(seen)
-    else:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        try:
-            table = pq.read_table(p)
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise ImportInputError(f"{p}: not a readable Parquet file ({exc})") from exc
-        columns = tuple(table.column_names)
-        records = [(i, row) for i, row in enumerate(table.to_pylist(), start=1)]
-    return TableRecords(path=p, fmt=fmt, columns=columns, records=records)
 
 
 def _missing(value: Any) -> bool:
@@ -204,9 +125,59 @@ class _Parsed:
     explicit_kind: bool
 
 
-def _parse_row(src: TableRecords, line: int, raw: dict[str, Any]) -> _Parsed:
+def _gold_letter(value: Any, options: tuple[str, ...], loc: str) -> str:
+    from ._lmms_eval import gold_letter
+
+    letter = gold_letter(_text(value), options)
+    if letter is None:
+        raise ImportInputError(
+            f"{loc}: gold answer {value!r} is not an option letter"
+            + (" or option text" if options else " (A-J)")
+        )
+    return letter
+
+
+def _scored_answer(
+    loc: Any,
+    line_loc: str,
+    *,
+    answer: str | None,
+    prediction: str | None,
+    correct: float | None,
+    gold: str,
+    entry: KeyEntry | None,
+) -> tuple[str | None, str | None, float | None]:
+    """(answer letter, raw text, correct) of a multiple-choice row with a gold answer: the
+    answer (or the raw prediction) goes through the one extractor and is compared with gold."""
+    options = entry.options if entry is not None else ()
+    text = answer if answer is not None else prediction
+    if text is None:
+        if correct is None:
+            raise ImportInputError(
+                f"{line_loc}: needs 'correct', or an 'answer' or 'prediction' to compare with "
+                f"the gold answer {gold!r}"
+            )
+        return None, prediction, correct
+    letter = NOANSWER if text == NOANSWER else extract_choice(text, options)
+    scored = float(letter == gold)
+    if correct is not None and correct != scored:
+        raise ImportInputError(
+            f"{loc('correct')}: {int(correct)} disagrees with the answer: {text!r} reads as "
+            f"{letter} and the gold answer is {gold}"
+        )
+    raw_text = prediction if prediction is not None else (text if text != letter else None)
+    return letter, raw_text, scored
+
+
+def _parse_row(
+    src: TableRecords,
+    line: int,
+    raw: dict[str, Any],
+    aliases: Mapping[str, str] | None = None,
+    key: AnswerKey | None = None,
+) -> _Parsed:
     def loc(col: str) -> str:
-        return src.at(line, col)
+        return src.at(line, col, aliases)
 
     present = {k: v for k, v in raw.items() if not _missing(v)}
     get = present.get
@@ -229,6 +200,41 @@ def _parse_row(src: TableRecords, line: int, raw: dict[str, Any]) -> _Parsed:
     prediction = str(get("prediction")) if get("prediction") is not None else None
     reference_raw = get("reference")
     refs = _references(reference_raw) if reference_raw is not None else None
+    entry = key.get(item_id) if key is not None else None
+    gold: str | None = None
+    if get("gold") is not None:
+        gold = _gold_letter(get("gold"), entry.options if entry else (), loc("gold"))
+        if entry is not None and entry.gold is not None and entry.gold != gold:
+            raise ImportInputError(
+                f"{loc('gold')}: gold answer {gold} for item {item_id!r}, but {entry.gold} in "
+                f"{key.path if key else ''}"
+            )
+    elif entry is not None:
+        gold = entry.gold
+    scoring_status = _text(get("status")) if get("status") is not None else Status.OK.value
+    if gold is not None and score is None and scoring_status in ("ok", "noanswer"):
+        answer, prediction, correct = _scored_answer(
+            loc,
+            src.at(line),
+            answer=answer,
+            prediction=prediction,
+            correct=correct,
+            gold=gold,
+            entry=entry,
+        )
+        if refs is None:
+            refs = [gold]
+    elif (
+        gold is None
+        and key is not None
+        and correct is None
+        and score is None
+        and (answer is not None or prediction is not None)
+    ):
+        raise ImportInputError(
+            f"{loc('item_id')}: item {item_id!r} is not in {key.path}, so its answer "
+            "cannot be scored"
+        )
 
     explicit_kind = get("task_kind") is not None
     if explicit_kind:
@@ -282,15 +288,23 @@ def _parse_row(src: TableRecords, line: int, raw: dict[str, Any]) -> _Parsed:
             f"{loc('status')}: a '{status.value}' row has no answer, so no 'correct'/'score'"
         )
 
-    attrs = {
-        col[len(ATTRIBUTE_PREFIX) :]: get(col)
+    attrs: dict[str, Any] = dict(entry.attributes) if entry is not None else {}
+    attrs.update(
+        (col[len(ATTRIBUTE_PREFIX) :], get(col))
         for col in src.columns
-        if col.startswith(ATTRIBUTE_PREFIX) and len(col) > len(ATTRIBUTE_PREFIX)
-    }
+        if col.startswith(ATTRIBUTE_PREFIX)
+        and len(col) > len(ATTRIBUTE_PREFIX)
+        and get(col) is not None
+    )
+    video_id = (
+        _text(get("video_id"))
+        if get("video_id") is not None
+        else (entry.video_id if entry is not None and entry.video_id else item_id)
+    )
     row: dict[str, Any] = {
         "model": model,
         "item_id": item_id,
-        "video_id": _text(get("video_id")) if get("video_id") is not None else item_id,
+        "video_id": video_id,
         "task_kind": kind.value,
         "series": _text(get("series")) if get("series") is not None else "default",
         "config_id": label_config_id(label, frames),
@@ -375,38 +389,68 @@ def _check_consistency(src: TableRecords, parsed: list[_Parsed]) -> None:
             r["task_kind"] = kinds.get((r["model"], r["item_id"]), (0, TaskKind.MCQA.value))[1]
 
 
-def import_table(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, list[str]]:
-    """Parse a generic results table into response rows (nothing written).
+def import_table(
+    path: str | os.PathLike[str],
+    options: TableOptions | None = None,
+    *,
+    key: AnswerKey | None = None,
+) -> tuple[pd.DataFrame, list[str]]:
+    """Parse a results table into response rows (nothing written).
 
+    `options` reads wide tables, renamed columns and label-derived frame counts; `key` (an
+    answer key or a benchmark file) supplies gold answers, video ids and attributes by item id.
     Returns the rows and notes for the summary (e.g. ignored columns).
     """
-    src = read_table_records(path)
+    opts = options if options is not None else TableOptions()
+    src = shaped_records(path, opts) if options is not None else read_table_records(path)
     missing = [c for c in REQUIRED if c not in src.columns]
     if missing:
         raise ImportInputError(
             f"{src.path}:1: missing required column(s) {', '.join(repr(m) for m in missing)}; "
             f"a table needs {', '.join(REQUIRED)} and 'correct' or 'score'"
+            + ("" if opts.wide else " (one row per item and configuration? see --wide)")
         )
-    if not {"correct", "score", "status"} & set(src.columns) and not {
-        "prediction",
-        "reference",
-    } <= set(src.columns):
+    cols = set(src.columns)
+    scorable = bool({"correct", "score", "status"} & cols) or {"prediction", "reference"} <= cols
+    gradable = ("gold" in cols or key is not None) and bool({"answer", "prediction"} & cols)
+    if not (scorable or gradable):
         raise ImportInputError(
-            f"{src.path}:1: missing column 'correct' or 'score' (or 'prediction' and 'reference')"
+            f"{src.path}:1: missing column 'correct' or 'score' (or 'prediction' and "
+            "'reference', or an 'answer' with a 'gold' column, --answer-key or --benchmark)"
         )
     known = set(REQUIRED) | set(OPTIONAL)
     ignored = [c for c in src.columns if c not in known and not c.startswith(ATTRIBUTE_PREFIX)]
     if not src.records:
         raise ImportInputError(f"{src.path}: no data rows")
-    parsed = [_parse_row(src, line, raw) for line, raw in src.records]
+    parsed = [
+        _parse_row(src, line, raw, src.aliases_of(pos), key)
+        for pos, (line, raw) in enumerate(src.records)
+    ]
     _check_consistency(src, parsed)
     notes = []
     if ignored:
         notes.append(
             f"{src.path.name}: ignored column(s) {', '.join(ignored)} "
-            f"(prefix a column with '{ATTRIBUTE_PREFIX}' to keep it as an item attribute)"
+            f"(prefix a column with '{ATTRIBUTE_PREFIX}' to keep it as an item attribute, or "
+            "--rename it)"
         )
     if any(p.row["frames"] == 0 for p in parsed):
         labels = sorted({p.row["config_label"] for p in parsed if p.row["frames"] == 0})
         notes.append(f"text-only baseline (frames 0): {', '.join(labels)}")
+    if opts.wide and opts.wide_values == "answer":
+        empty = sum(1 for _, raw in src.records if raw.get("answer") == NOANSWER)
+        if empty:
+            notes.append(
+                f"{src.path.name}: {empty} empty answer cell(s) read as NOANSWER (answered, "
+                "wrong); --empty missing treats them as not run"
+            )
+    if key is not None:
+        ids = {p.row["item_id"] for p in parsed}
+        found = sum(1 for i in ids if key.get(i) is not None)
+        notes.append(f"{key.path.name}: {found} of {len(ids)} items found")
+    if "video_id" not in cols and all(p.row["video_id"] == p.row["item_id"] for p in parsed):
+        notes.append(
+            f"{src.path.name}: no video ids (each item is its own bootstrap cluster); give a "
+            "'video_id' column, --answer-key or --benchmark"
+        )
     return rows_frame((p.row for p in parsed), where_=str(src.path)), notes

@@ -1,4 +1,4 @@
-"""Measures on the response table (MEASURES.md): matched grid, binary, repeated and continuous
+"""Measures on the response table (docs/measures.md): matched grid, binary, repeated and continuous
 measures, membership across protocols, and the paired video bootstrap.
 
 Analysis works on the table alone: nothing here imports models, decoders or the sweep.
@@ -28,20 +28,26 @@ from ._bootstrap import (
     resample_counts,
 )
 from ._matrix import CONTINUOUS_METRICS, ResponseMatrix, build_matrices
+from ._select import UnknownConfigError, select_configs
+from ._with_text import GRID_WITH_TEXT_TITLE, binary_grid_with_text, continuous_grid_with_text
 
 __all__ = [
     "ANALYSIS_SCHEMA_VERSION",
     "CHUNK",
     "CONTINUOUS_METRICS",
     "DEFAULT_BOOTSTRAP",
+    "GRID_WITH_TEXT_TITLE",
     "ResponseMatrix",
     "Stat",
+    "UnknownConfigError",
     "VideoBootstrap",
     "analyze_responses",
     "beneficial_indicator",
     "binary_block",
+    "binary_grid_with_text",
     "build_matrices",
     "continuous_block",
+    "continuous_grid_with_text",
     "disagreement",
     "expected_harmful",
     "greedy_cover",
@@ -52,6 +58,7 @@ __all__ = [
     "percentile_interval",
     "percentile_intervals",
     "resample_counts",
+    "select_configs",
     "stat",
     "terminal_regression_indicator",
     "text_overwrite_counts",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,8 @@ from ._binary import (
 )
 from ._bootstrap import VideoBootstrap
 from ._matrix import ResponseMatrix, build_matrices
+from ._select import select_configs
+from ._with_text import binary_grid_with_text, continuous_grid_with_text
 
 ANALYSIS_SCHEMA_VERSION = 1
 DEFAULT_BOOTSTRAP = 1000
@@ -81,10 +84,20 @@ class _BootstrapCache:
         self._counts[videos] = boot.counts
         return boot
 
+    def boot_for(self, video_ids: np.ndarray) -> VideoBootstrap | None:
+        return self.get(video_ids) if self.n_boot > 0 and len(video_ids) else None
+
 
 def _block(m: ResponseMatrix, boots: _BootstrapCache, eps: float) -> dict[str, Any]:
-    boot = boots.get(m.video_ids) if boots.n_boot > 0 and m.n_items else None
-    block = binary_block(m, boot) if m.kind == "binary" else continuous_block(m, boot, eps)
+    boot = boots.boot_for(m.video_ids)
+    if m.kind == "binary":
+        block = binary_block(m, boot)
+        with_text = binary_grid_with_text(m, boots.boot_for)
+    else:
+        block = continuous_block(m, boot, eps)
+        with_text = continuous_grid_with_text(m, boots.boot_for, eps)
+    if with_text is not None:
+        block["grid_with_text"] = with_text
     block["series"] = m.series
     return block
 
@@ -103,14 +116,23 @@ def analyze_responses(
     by: list[str] | None = None,
     metric: str = "score",
     eps: float = 0.1,
+    configs: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """All measures for every model, in the `analyze --json` layout.
 
     `models[MODEL]` holds the measures of the model's primary series (binary keys, and for
     continuous tasks the continuous keys under `continuous`); other series are under `other_series`,
-    protocol overlaps under `membership`, attribute breakdowns under `by`.
+    protocol overlaps under `membership`, attribute breakdowns under `by`. Where the model has
+    a text-only answer, each block also holds `grid_with_text` (the text-only answer as budget 0).
+
+    `configs` restricts every measure to those configuration labels (the matched grid is
+    recomputed on them); a model that lacks one of them is left out and listed under
+    `grid.excluded_models`. An unknown label raises `UnknownConfigError`.
     """
     boots = _BootstrapCache(n_boot, seed)
+    grid: dict[str, Any] | None = None
+    if configs is not None:
+        df, grid = select_configs(df, configs)
     matrices = build_matrices(df, metric=metric)
     grouped: dict[str, list[ResponseMatrix]] = defaultdict(list)
     for m in matrices:
@@ -147,10 +169,13 @@ def analyze_responses(
         if overlap:
             result["membership"] = overlap
         models[model] = result
-    return {
+    out: dict[str, Any] = {
         "schema_version": ANALYSIS_SCHEMA_VERSION,
         "bootstrap": {"n_boot": n_boot, "seed": seed, "unit": "video", "ci_level": 0.95},
         "binary_repeat": 0,
         "metric": metric,
-        "models": models,
     }
+    if grid is not None:
+        out["grid"] = grid
+    out["models"] = models
+    return out

@@ -49,6 +49,8 @@ class ResponseMatrix:
     attributes: tuple[dict[str, str], ...]
     n_dropped: int
     drop_reasons: dict[str, int] = field(default_factory=dict)
+    #: Label of the text-only configuration whose answers fill `text_answer` / `text_value`.
+    text_label: str | None = None
 
     @property
     def n_items(self) -> int:
@@ -91,6 +93,7 @@ class ResponseMatrix:
             attributes=tuple(a for a, m in zip(self.attributes, mask, strict=True) if m),
             n_dropped=self.n_dropped,
             drop_reasons=dict(self.drop_reasons),
+            text_label=self.text_label,
         )
 
 
@@ -300,4 +303,7 @@ def _build_one(
         attributes=_parse_all_attributes(attributes_raw),
         n_dropped=int((~matched).sum()),
         drop_reasons=drop_reasons,
+        text_label=(
+            str(df["config_label"].to_numpy(dtype=object)[text_rows[0]]) if text_rows.size else None
+        ),
     )

@@ -1,0 +1,329 @@
+"""Result tables as papers release them: renamed columns, wide tables, separate answer keys.
+
+A paper's per-item release is rarely in `import table`'s long layout: the seed paper ships one
+row per item with one column per configuration holding the predicted letter
+(`sample_id,16f_151k,32f_151k,...,textonly`), and a long `per_item.csv` whose columns are called
+`sample_id`, `frame_count`, `predicted_option`, `ground_truth_option`. This module turns both
+into the long records `_table` parses, keeping for every value the column it came from, so an
+error still names the file, the line and the column the user can see in the file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from ..responses import NOANSWER
+from ._common import ImportInputError
+from ._table_records import TableRecords, read_table_records
+
+WideValues = Literal["answer", "correct", "score"]
+EmptyCells = Literal["noanswer", "missing"]
+
+#: Labels that mean the zero-frame, text-only baseline.
+TEXT_ONLY_LABELS: Final[frozenset[str]] = frozenset(
+    {"textonly", "text-only", "text_only", "text", "blind", "noframes", "no-frames", "0f"}
+)
+_FRAMES_LABEL = re.compile(r"^(?P<frames>\d+)\s*f(?:rames?)?(?=$|[^a-z])", re.IGNORECASE)
+_PIXELS_LABEL = re.compile(r"[_@-](?P<kpx>\d+(?:\.\d+)?)k(?:px)?$", re.IGNORECASE)
+
+#: Columns of a wide table that describe the item rather than name a configuration.
+WIDE_ITEM_COLUMNS: Final[frozenset[str]] = frozenset(
+    {"model", "video_id", "gold", "series", "task_kind", "repeat"}
+)
+
+
+@dataclass(frozen=True)
+class TableOptions:
+    """How to read one results table (`import table` options)."""
+
+    wide: bool = False
+    id_column: str | None = None
+    model: str | None = None
+    frames: Mapping[str, int] = field(default_factory=dict)
+    rename: Mapping[str, str] = field(default_factory=dict)
+    wide_values: WideValues = "answer"
+    empty: EmptyCells = "noanswer"
+
+
+def parse_assignments(values: Sequence[str], option: str, *, integer: bool) -> dict[str, Any]:
+    """`['A=B', ...]` -> {'A': 'B'} (or int values); a malformed one names the option."""
+    out: dict[str, Any] = {}
+    for text in values:
+        key, sep, value = str(text).partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not value:
+            raise ImportInputError(f"{option} {text!r}: expected NAME=VALUE")
+        if key in out:
+            raise ImportInputError(f"{option} {key!r} is given twice")
+        if integer:
+            if not value.isdigit():
+                raise ImportInputError(f"{option} {text!r}: {value!r} is not a whole number >= 0")
+            out[key] = int(value)
+        else:
+            out[key] = value
+    return out
+
+
+def frames_from_label(label: str) -> int | None:
+    """Frame count a label states: `16f_151k` -> 16, `textonly`/`blind` -> 0; None otherwise."""
+    text = label.strip()
+    if text.lower() in TEXT_ONLY_LABELS:
+        return 0
+    m = _FRAMES_LABEL.match(text)
+    return int(m["frames"]) if m else None
+
+
+def pixels_from_label(label: str) -> int | None:
+    """Pixels per frame a label states to the thousand: `64f_235k` -> 235000; None otherwise.
+
+    The seed paper's labels round the processor's max_pixels (151k for 150,528 = 192 x 28 x 28);
+    the rounded figure still orders the resolutions correctly, which is what it is used for.
+    """
+    if frames_from_label(label) in (None, 0):
+        return None
+    m = _PIXELS_LABEL.search(label.strip())
+    return round(float(m["kpx"]) * 1000) if m else None
+
+
+def label_frames(label: str, options: TableOptions, loc: str) -> int:
+    if label in options.frames:
+        return int(options.frames[label])
+    frames = frames_from_label(label)
+    if frames is None:
+        raise ImportInputError(
+            f"{loc}: cannot tell the frame count of configuration {label!r} from its label "
+            f"(expected a leading '<N>f' or one of {', '.join(sorted(TEXT_ONLY_LABELS))}); "
+            f"give --frames {label}=N"
+        )
+    return frames
+
+
+def renamed(src: TableRecords, rename: Mapping[str, str]) -> TableRecords:
+    """The table with columns renamed (`--rename SRC=DST`); `aliases` remembers the originals."""
+    if not rename:
+        return src
+    missing = [s for s in rename if s not in src.columns]
+    if missing:
+        raise ImportInputError(
+            f"{src.path}:1: --rename {missing[0]}={rename[missing[0]]}: no column "
+            f"{missing[0]!r} (the header has {', '.join(src.columns)})"
+        )
+    columns = tuple(rename.get(c, c) for c in src.columns)
+    clash = [c for c in columns if columns.count(c) > 1]
+    if clash:
+        raise ImportInputError(
+            f"{src.path}:1: after --rename, column {clash[0]!r} appears twice "
+            f"(from {', '.join(repr(c) for c in src.columns if rename.get(c, c) == clash[0])})"
+        )
+    records = [(line, {rename.get(k, k): v for k, v in raw.items()}) for line, raw in src.records]
+    aliases = {dst: s for s, dst in rename.items()}
+    return TableRecords(
+        path=src.path, fmt=src.fmt, columns=columns, records=records, aliases=(aliases,)
+    )
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and value != value) or not str(value).strip()
+
+
+def widened(src: TableRecords, options: TableOptions) -> TableRecords:
+    """One long record per (item row, configuration column) of a wide table."""
+    id_column = options.id_column or "item_id"
+    if id_column not in src.columns:
+        raise ImportInputError(
+            f"{src.path}:1: no id column {id_column!r} (the header has "
+            f"{', '.join(src.columns)}); name it with --id-column"
+        )
+    has_model = "model" in src.columns
+    if not has_model and not options.model:
+        raise ImportInputError(
+            f"{src.path}: a wide table has one row per item; give the model with --model NAME "
+            "(or a 'model' column)"
+        )
+    item_cols = [
+        c for c in src.columns if c == id_column or c in WIDE_ITEM_COLUMNS or c.startswith("attr_")
+    ]
+    config_cols = [c for c in src.columns if c not in item_cols]
+    if not config_cols:
+        raise ImportInputError(f"{src.path}:1: no configuration columns besides {id_column!r}")
+    unknown = [label for label in options.frames if label not in config_cols]
+    if unknown:
+        raise ImportInputError(
+            f"--frames {unknown[0]}=...: no configuration column {unknown[0]!r} in {src.path} "
+            f"(it has {', '.join(config_cols)})"
+        )
+    frames = {c: label_frames(c, options, f"{src.path}:1: column '{c}'") for c in config_cols}
+    records: list[tuple[int, dict[str, Any]]] = []
+    aliases: list[dict[str, str]] = []
+    base_alias = dict(src.aliases[0]) if src.aliases else {}
+    value_col = options.wide_values
+    for line, raw in src.records:
+        item = {c: raw.get(c) for c in item_cols}
+        item["item_id"] = item.pop(id_column) if id_column != "item_id" else item["item_id"]
+        if not has_model:
+            item["model"] = options.model
+        for col in config_cols:
+            value = raw.get(col)
+            if _is_empty(value):
+                if options.empty == "missing" or value_col != "answer":
+                    continue
+                value = NOANSWER
+            row = {**item, "config": col, "frames": frames[col], value_col: value}
+            pixels = pixels_from_label(col)
+            if pixels is not None:
+                row["pixels"] = pixels
+            records.append((line, row))
+            aliases.append(
+                {
+                    **base_alias,
+                    "item_id": base_alias.get(id_column, id_column),
+                    value_col: col,
+                    "config": col,
+                    "frames": col,
+                }
+            )
+    return TableRecords(
+        path=src.path,
+        fmt=src.fmt,
+        columns=(*dict.fromkeys([*item, "config", "frames", value_col, "pixels"]),),
+        records=records,
+        aliases=tuple(aliases),
+    )
+
+
+def long_defaults(src: TableRecords, options: TableOptions) -> TableRecords:
+    """A long table with `--model`, `--id-column` and label-derived frames filled in."""
+    columns = list(src.columns)
+    records = src.records
+    aliases = list(src.aliases)
+    id_column = options.id_column
+    if id_column and id_column != "item_id":
+        if id_column not in columns:
+            raise ImportInputError(
+                f"{src.path}:1: no id column {id_column!r} (the header has {', '.join(columns)})"
+            )
+        if "item_id" in columns:
+            raise ImportInputError(
+                f"{src.path}:1: --id-column {id_column}: the table also has an 'item_id' column"
+            )
+        columns = ["item_id" if c == id_column else c for c in columns]
+        records = [
+            (line, {("item_id" if k == id_column else k): v for k, v in raw.items()})
+            for line, raw in records
+        ]
+        alias = dict(aliases[0]) if aliases else {}
+        alias["item_id"] = alias.get(id_column, id_column)
+        aliases = [alias]
+    if options.model:
+        if "model" in columns:
+            raise ImportInputError(
+                f"{src.path}:1: the table has a 'model' column; --model is for tables without one"
+            )
+        columns.append("model")
+        records = [(line, {**raw, "model": options.model}) for line, raw in records]
+    if "frames" not in columns and "config" in columns:
+        columns.append("frames")
+        filled = []
+        for line, raw in records:
+            label = "" if _is_empty(raw.get("config")) else str(raw["config"]).strip()
+            loc = f"{src.path}:{line}: column '{(aliases[0] if aliases else {}).get('config', 'config')}'"
+            frames = label_frames(label, options, loc) if label else None
+            filled.append((line, {**raw, "frames": frames}))
+        records = filled
+    return TableRecords(
+        path=src.path, fmt=src.fmt, columns=tuple(columns), records=records, aliases=tuple(aliases)
+    )
+
+
+def shaped_records(path: str | os.PathLike[str], options: TableOptions) -> TableRecords:
+    """Read a results table and bring it into the long layout."""
+    src = renamed(read_table_records(path), options.rename)
+    if options.wide:
+        return widened(src, options)
+    return long_defaults(src, options)
+
+
+@dataclass(frozen=True)
+class KeyEntry:
+    """What an answer key or a benchmark file knows of one item."""
+
+    gold: str | None
+    video_id: str | None = None
+    options: tuple[str, ...] = ()
+    attributes: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AnswerKey:
+    """Gold answers, videos and attributes by item id, from `--answer-key` or `--benchmark`."""
+
+    path: Path
+    entries: Mapping[str, KeyEntry]
+
+    def get(self, item_id: str) -> KeyEntry | None:
+        return self.entries.get(item_id)
+
+
+def load_answer_key(path: str | os.PathLike[str]) -> AnswerKey:
+    """An answer-key table: `item_id` and `gold` (an option letter), optionally `video_id` and
+    `attr_<name>` columns. Any format `import table` reads."""
+    src = read_table_records(path)
+    for col in ("item_id", "gold"):
+        if col not in src.columns:
+            raise ImportInputError(
+                f"{src.path}:1: an answer key needs columns 'item_id' and 'gold' "
+                f"(the header has {', '.join(src.columns)})"
+            )
+    entries: dict[str, KeyEntry] = {}
+    lines: dict[str, int] = {}
+    for line, raw in src.records:
+        if _is_empty(raw.get("item_id")):
+            raise ImportInputError(f"{src.at(line, 'item_id')}: empty value")
+        item_id = str(raw["item_id"]).strip()
+        if item_id in entries:
+            raise ImportInputError(
+                f"{src.at(line, 'item_id')}: item {item_id!r} appears twice (first on line "
+                f"{lines[item_id]})"
+            )
+        gold = raw.get("gold")
+        if _is_empty(gold) or not re.fullmatch(r"[A-Ja-j]", str(gold).strip()):
+            raise ImportInputError(f"{src.at(line, 'gold')}: {gold!r} is not an option letter A-J")
+        video = raw.get("video_id")
+        attrs = {
+            k[len("attr_") :]: str(v).strip()
+            for k, v in raw.items()
+            if k.startswith("attr_") and len(k) > len("attr_") and not _is_empty(v)
+        }
+        entries[item_id] = KeyEntry(
+            gold=str(gold).strip().upper(),
+            video_id=None if _is_empty(video) else str(video).strip(),
+            attributes=attrs,
+        )
+        lines[item_id] = line
+    if not entries:
+        raise ImportInputError(f"{src.path}: no rows in the answer key")
+    return AnswerKey(path=src.path, entries=entries)
+
+
+def key_from_benchmark(path: str | os.PathLike[str]) -> AnswerKey:
+    """A benchmark question file (Video-MME, MLVU, LongVideoBench Parquet or items JSONL) as an
+    answer key; items are matched by id (Video-MME's `question_id`)."""
+    from ._lmms_eval import load_benchmark_index
+
+    index = load_benchmark_index(path)
+    assert index is not None
+    entries = {
+        item_id: KeyEntry(
+            gold=item.answer,
+            video_id=item.video_id,
+            options=tuple(item.options),
+            attributes=dict(item.attributes),
+        )
+        for item_id, item in index.by_id.items()
+    }
+    return AnswerKey(path=Path(path), entries=entries)
