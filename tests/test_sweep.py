@@ -374,7 +374,7 @@ def test_a_second_sweep_on_the_same_run_directory_is_refused(bench: dict[str, An
     from itemscale.store import StoreError, run_dir_lock
 
     with run_dir_lock(bench["root"] / "run"):
-        with pytest.raises(StoreError, match=rf"another sweep is running .*pid {os.getpid()}"):
+        with pytest.raises(StoreError, match=rf"another itemscale command is running .*pid {os.getpid()}: sweep"):
             _run(bench)
         assert read_log(bench["log"]) == []
     assert _run(bench).ran == 16  # released on exit

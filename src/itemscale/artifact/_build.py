@@ -17,7 +17,6 @@ import platform
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -31,7 +30,15 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..items import Item, read_items_jsonl
-from ..responses import RESPONSES_FILE, RUN_FILE, read_run, write_json_atomic
+from ..responses import (
+    RESPONSES_FILE,
+    RUN_FILE,
+    check_replaceable,
+    command_line,
+    read_run,
+    run_lock,
+    write_json_atomic,
+)
 from ..responses._io import replace_dir
 from ._html import ReportInputs, render_report
 from ._manifest import sha256_file, write_manifest
@@ -239,15 +246,36 @@ def build_artifact(
     title: str | None = None,
     analyze: Callable[..., dict[str, Any]] | None = None,
     configs: Sequence[str] | None = None,
+    force: bool = False,
 ) -> Path:
     """Write the artifact folder (default RUN_DIR/artifact) and return its path.
 
     `configs` restricts the measures and trajectories to those configuration labels (as
     `analyze --configs`); responses.parquet stays whole, and the selection is recorded in
     provenance.json so `verify` recomputes the same thing.
+
+    The artifact folder is replaced only when it is absent, empty or an earlier artifact
+    (`force` replaces any other folder); never the run folder or one that holds it. The whole
+    build holds the run folder's lock.
     """
-    started = _now()
     run_dir = Path(run_dir)
+    target = Path(out) if out is not None else run_dir / ARTIFACT_DIR
+    check_replaceable(target, force=force, protect=[run_dir])
+    with run_lock(run_dir, what="report"):
+        return _build(run_dir, target, n_boot, seed, items, title, analyze, configs)
+
+
+def _build(
+    run_dir: Path,
+    target: Path,
+    n_boot: int,
+    seed: int,
+    items: str | None,
+    title: str | None,
+    analyze: Callable[..., dict[str, Any]] | None,
+    configs: Sequence[str] | None,
+) -> Path:
+    started = _now()
     df, run_meta = read_run(run_dir)
     from ..measures import analyze_responses, select_configs
 
@@ -256,7 +284,6 @@ def build_artifact(
         df, _ = select_configs(df, configs)
 
     compute = analyze if analyze is not None else analyze_responses
-    target = Path(out) if out is not None else run_dir / ARTIFACT_DIR
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     try:
@@ -312,7 +339,7 @@ def build_artifact(
                 "git_commit": commit,
                 "git_dirty": dirty,
             },
-            "command": sys.argv,
+            "command": command_line(),
             "host": {
                 "hostname": socket.gethostname(),
                 "platform": platform.platform(),

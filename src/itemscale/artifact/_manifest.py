@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..responses import write_json_atomic
+from ..responses._safety import ARTIFACT_MARKER
 
 MANIFEST_FILE: Final[str] = "MANIFEST.json"
 MANIFEST_SCHEMA_VERSION: Final[int] = 1
@@ -44,6 +45,11 @@ def list_files(root: Path) -> list[str]:
     return out
 
 
+def list_dirs(root: Path) -> list[str]:
+    """Every folder under `root` (posix relative paths): an added empty folder is found too."""
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_dir())
+
+
 def write_manifest(root: str | os.PathLike[str]) -> dict[str, Any]:
     root = Path(root)
     files = {
@@ -52,8 +58,10 @@ def write_manifest(root: str | os.PathLike[str]) -> dict[str, Any]:
     }
     manifest = {
         "schema_version": MANIFEST_SCHEMA_VERSION,
+        "written_by": ARTIFACT_MARKER,
         "algorithm": "sha256",
         "files": files,
+        "directories": list_dirs(root),
         "entries_sha256": _entries_digest(files),
     }
     write_json_atomic(root / MANIFEST_FILE, manifest)
@@ -108,4 +116,12 @@ def check_manifest(root: str | os.PathLike[str]) -> tuple[list[str], dict[str, s
     for rel in list_files(root):
         if rel not in files:
             flag(rel, "added: not listed in MANIFEST.json")
+    listed_dirs = manifest.get("directories")
+    if isinstance(listed_dirs, list):
+        for rel in list_dirs(root):
+            if rel not in listed_dirs:
+                flag(rel + "/", "added folder: not listed in MANIFEST.json")
+        for rel in listed_dirs:
+            if not (root / str(rel)).is_dir():
+                flag(str(rel) + "/", "missing folder (listed in MANIFEST.json)")
     return problems, by_file

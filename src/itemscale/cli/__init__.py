@@ -37,9 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    from ..responses import OutputFolderError, RunLockedError
+
     try:
         result = args.func(args)
-    except CommandError as exc:
+    except (CommandError, OutputFolderError, RunLockedError) as exc:
         print(f"itemscale {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -30,6 +30,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--title", default=None, help="report title")
     p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace --out even if it is a folder itemscale did not write (never the run "
+        "folder or a folder that holds it)",
+    )
+    p.add_argument(
         "--configs",
         type=parse_config_list,
         metavar="LABEL,LABEL,...",
@@ -56,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
             items=args.items,
             title=args.title,
             configs=args.configs,
+            force=args.force,
         )
     except UnknownConfigError as exc:
         raise CommandError(f"{args.run_dir}: {exc}") from exc

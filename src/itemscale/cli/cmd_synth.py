@@ -38,6 +38,13 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--crf", type=int, default=18, help="x264 constant rate factor (18)")
     parser.add_argument(
+        "--layout",
+        choices=("grid", "focus"),
+        default="grid",
+        help="grid: five small storylines per video (default); focus: one large storyline per "
+        "video, the built-in model's suite",
+    )
+    parser.add_argument(
         "--workers",
         type=int,
         default=1,
@@ -69,6 +76,7 @@ def run_synth(args: argparse.Namespace) -> int:
         "test_fraction": args.test_fraction,
         "only_split": args.only_split,
         "crf": args.crf,
+        "layout": args.layout,
     }
     if args.reuse:
         existing = reusable_suite(args.out, **params)

@@ -8,6 +8,7 @@ write itself is atomic per file (see `responses.write_run`).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import json
@@ -29,6 +30,7 @@ from ..responses import (
     SchemaError,
     normalise_responses,
     read_run,
+    run_lock,
     write_run,
 )
 
@@ -241,6 +243,30 @@ def merge_into_run(
     run_path = Path(run_dir)
     if run_path.exists() and not run_path.is_dir():
         raise ImportInputError(f"{run_path}: exists and is not a directory")
+    if dry_run:
+        return _merge(run_path, new_rows, record, dry_run=True)
+    # read-merge-write under the run's lock: a concurrent import waits instead of being lost
+    created = not run_path.exists()
+    try:
+        with run_lock(run_path, what="import"):
+            return _merge(run_path, new_rows, record, dry_run=False)
+    except BaseException:
+        if created and not (run_path / RESPONSES_FILE).exists():
+            _remove_empty_run(run_path)  # a refused first import leaves no folder behind
+        raise
+
+
+def _remove_empty_run(run_path: Path) -> None:
+    from ..responses import LOCK_FILE
+
+    (run_path / LOCK_FILE).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):  # something else is in it now: leave it
+        run_path.rmdir()
+
+
+def _merge(
+    run_path: Path, new_rows: pd.DataFrame, record: Mapping[str, Any], *, dry_run: bool
+) -> MergeResult:
     key = list(ROW_KEY)
     dup = new_rows.duplicated(key, keep=False)
     if dup.any():

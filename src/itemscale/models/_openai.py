@@ -28,7 +28,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..items import Item
-from ..responses import Status, TaskKind
+from ..responses import Status, TaskKind, register_secret
 from ._answers import completed_response, letter_probs_from_logprobs
 from ._prompts import build_messages
 from ._types import (
@@ -183,10 +183,12 @@ class OpenAIBackend:
                 "jpeg_quality": parsed.jpeg_quality,
             },
         )
+        api_key = os.environ.get(parsed.api_key_env) or None
+        register_secret(api_key)  # never stored: redacted from error bodies and provenance
         return cls(
             spec,
             parsed,
-            api_key=os.environ.get(parsed.api_key_env) or None,
+            api_key=api_key,
             concurrency=concurrency,
             timeout_s=timeout_s,
             max_retries=max_retries,

@@ -21,6 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ._safety import redact, redact_value
 from ._schema import (
     ANSWERED_STATUSES,
     COLUMNS,
@@ -108,6 +109,9 @@ def write_responses(df: pd.DataFrame, path: str | os.PathLike[str]) -> None:
     """Validate and atomically write the table with its schema version in the metadata."""
     path = Path(path)
     frame = normalise_responses(df, where=str(path))
+    errors = frame["error"]
+    if errors.notna().any():  # a server may echo a key in its error body: never store it
+        frame = frame.assign(error=errors.map(lambda e: redact(e) if isinstance(e, str) else e))
     table = pa.Table.from_pandas(frame, schema=RESPONSE_SCHEMA, preserve_index=False)
     write_parquet_atomic(
         table,
@@ -212,8 +216,9 @@ def replace_dir(tmp: str | os.PathLike[str], target: str | os.PathLike[str]) -> 
 
 
 def write_json_atomic(path: str | os.PathLike[str], payload: Any) -> None:
+    """Write JSON atomically; every string goes through `redact` first (no secret is stored)."""
     with atomic_text_file(path) as fh:
-        json.dump(payload, fh, indent=2, sort_keys=True, default=str)
+        json.dump(redact_value(payload), fh, indent=2, sort_keys=True, default=str)
         fh.write("\n")
 
 

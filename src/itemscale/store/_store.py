@@ -30,6 +30,8 @@ from ..responses import (
     Status,
     empty_responses,
     normalise_responses,
+    redact,
+    redact_value,
     write_run,
 )
 from ._migrations import MIGRATIONS, SCHEMA_VERSION
@@ -172,7 +174,9 @@ class RunStore:
         A cell already stored is overwritten (a retried error) and its attempt count grows.
         """
         now = utc_now()
-        batch = [(*(_to_sql(n, getattr(r, n)) for n in _ROW_FIELDS), now) for r in rows]
+        batch = [
+            (*(_to_sql(n, _clean(n, getattr(r, n))) for n in _ROW_FIELDS), now) for r in rows
+        ]
         if not batch:
             return 0
         columns = ", ".join((*_ROW_FIELDS, "finished_at"))
@@ -254,7 +258,7 @@ class RunStore:
         self._db.execute(
             "INSERT INTO models (spec_id, name, spec_json) VALUES (?, ?, ?) "
             "ON CONFLICT(spec_id) DO UPDATE SET name = excluded.name, spec_json = excluded.spec_json",
-            (spec_id, name, json.dumps(dict(spec), sort_keys=True, default=str)),
+            (spec_id, name, json.dumps(redact_value(dict(spec)), sort_keys=True, default=str)),
         )
 
     def models(self) -> dict[str, dict[str, Any]]:
@@ -280,7 +284,11 @@ class RunStore:
     def start_session(self, info: Mapping[str, Any]) -> int:
         cur = self._db.execute(
             "INSERT INTO sessions (started_at, host, info_json) VALUES (?, ?, ?)",
-            (utc_now(), socket.gethostname(), json.dumps(dict(info), sort_keys=True, default=str)),
+            (
+                utc_now(),
+                socket.gethostname(),
+                json.dumps(redact_value(dict(info)), sort_keys=True, default=str),
+            ),
         )
         return int(cur.lastrowid or 0)
 
@@ -314,13 +322,31 @@ class RunStore:
         provenance: Mapping[str, Any],
         *,
         prefer: Collection[str] | None = None,
+        imported: pd.DataFrame | None = None,
     ) -> pd.DataFrame:
         """Write `RUN_DIR/responses.parquet` + `run.json` from the store; returns the table.
 
         The store's own provenance (backend specs, video hashes, sessions) is added to the
         caller's, so an export on another machine still says how each cell was produced.
+        `imported`: rows that came into the run by `itemscale import` (no store cell), kept
+        beside the store's: a sweep over a run with imported rows never drops them. A row key
+        held by both is refused, since one of the two answers would be lost.
         """
         table = self.responses(prefer=prefer)
+        if imported is not None and len(imported):
+            key = list(ROW_KEY)
+            clash = imported.merge(table[key], on=key, how="inner")
+            if len(clash):
+                first = clash.iloc[0]
+                raise StoreError(
+                    f"{run_dir}: {len(clash)} imported row(s) have the same key as a swept cell "
+                    f"(model={first['model']!r}, item_id={first['item_id']!r}, "
+                    f"config_id={first['config_id']!r}, repeat={first['repeat']}); nothing was "
+                    "exported (the store keeps every cell); import them into another run"
+                )
+            table = normalise_responses(
+                pd.concat([table, imported], ignore_index=True), where=str(run_dir)
+            )
         payload = dict(provenance)
         payload.setdefault("model_specs", self.models())
         payload.setdefault("video_content_hashes", self.video_hashes())
@@ -333,6 +359,13 @@ class RunStore:
         }
         write_run(run_dir, table, payload)
         return table
+
+
+def _clean(name: str, value: Any) -> Any:
+    """Free text a server sent back (error bodies, replies) without any known secret."""
+    if name in ("error", "raw_text") and isinstance(value, str):
+        return redact(value)
+    return value
 
 
 def open_store(run_dir: str | os.PathLike[str]) -> RunStore:

@@ -24,8 +24,8 @@ import pandas as pd
 from ..items import Item
 from ..models import PROMPT_TEMPLATE_VERSION, VideoLM
 from ..protocol import Configuration, ModelEntry, Protocol
-from ..responses import EXTRACTOR_VERSION, RUN_FILE, Status
-from ..store import CellRow, RunStore, open_store, run_dir_lock, utc_now
+from ..responses import EXTRACTOR_VERSION, RESPONSES_FILE, RUN_FILE, Status, read_responses
+from ..store import CellRow, RunStore, StoreError, open_store, run_dir_lock, utc_now
 from ._execute import (
     JobStats,
     PreparedJob,
@@ -377,8 +377,27 @@ def run_sweep(
             **dict(provenance or {}),
         }
         payload = _carry_over(out_dir, payload)
-        result.table = store.export(out_dir, payload, prefer=session.planned_ids)
+        result.table = store.export(
+            out_dir, payload, prefer=session.planned_ids, imported=imported_rows(out_dir)
+        )
     return result
+
+
+def imported_rows(run_dir: Path) -> pd.DataFrame | None:
+    """The rows of the run's response table that no sweep wrote (they came by `import`: no
+    cell id), which every export keeps."""
+    path = run_dir / RESPONSES_FILE
+    if not path.is_file():
+        return None
+    try:
+        table = read_responses(path)
+    except (OSError, ValueError) as exc:
+        raise StoreError(
+            f"{path}: cannot read the run's response table to keep its imported rows ({exc}); "
+            "nothing was exported (the store keeps every cell)"
+        ) from exc
+    rows = table[table["cell_id"].isna()]
+    return rows.reset_index(drop=True) if len(rows) else None
 
 
 #: run.json keys every export recomputes (from this sweep or from the store).

@@ -6,9 +6,11 @@ and turn order need coverage, a stayer with look-alikes punishes dense sampling)
 question carries the time spans that hold its evidence. `docs/synthetic-suite.md` describes it.
 """
 
+from ._focus import FOCUS_KINDS, FOCUS_QUESTIONS, build_focus_items, plan_focus_scene
 from ._questions import BUDGET_AXIS, QUESTION_KINDS, QuestionKind, build_items
 from ._scene import MovingActor, SceneEvent, VideoScene, iter_frames, plan_scene, render_frame
 from ._suite import (
+    FOCUS_GENERATOR_VERSION,
     GENERATOR_VERSION,
     ITEMS_FILE,
     SUITE_FILE,
@@ -29,6 +31,9 @@ __all__ = [
     "BUDGET_AXIS",
     "COLOURS",
     "COUNT_WORDS",
+    "FOCUS_GENERATOR_VERSION",
+    "FOCUS_KINDS",
+    "FOCUS_QUESTIONS",
     "GENERATOR_VERSION",
     "ITEMS_FILE",
     "QUESTION_KINDS",
@@ -44,10 +49,12 @@ __all__ = [
     "SuiteManifest",
     "SuiteVideo",
     "VideoScene",
+    "build_focus_items",
     "build_items",
     "ensure_suite",
     "generate_suite",
     "iter_frames",
+    "plan_focus_scene",
     "plan_scene",
     "read_manifest",
     "render_frame",

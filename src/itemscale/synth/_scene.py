@@ -35,7 +35,7 @@ from ._vocab import (
     SIGN_WORDS,
 )
 
-EventRole = Literal["brief", "sign", "count", "turn", "stay", "lookalike"]
+EventRole = Literal["brief", "sign", "count", "turn", "stay", "lookalike", "flash", "block"]
 
 #: Which grid cell (column, row) each storyline occupies; look-alikes share the stayer's cell.
 CELLS: Final[dict[str, tuple[int, int]]] = {

@@ -24,12 +24,38 @@ from pydantic import BaseModel, ConfigDict, Field
 from .. import __version__
 from ..items import Item, write_items_jsonl
 from ..responses import write_json_atomic
+from ._focus import (
+    FOCUS_KINDS,
+    FocusKind,
+    build_focus_items,
+    check_focus_parameters,
+    plan_focus_scene,
+)
 from ._questions import N_OPTIONS, QUESTION_KINDS, QuestionKind, build_items
 from ._scene import VideoScene, check_scene_parameters, iter_frames, plan_scene
 
 SUITE_SCHEMA_VERSION: Final[int] = 1
 #: Bump when the same seed would produce different videos or items.
 GENERATOR_VERSION: Final[str] = "itemscale-synth-1"
+#: The same for the `focus` layout (one large storyline per video, `_focus`).
+FOCUS_GENERATOR_VERSION: Final[str] = "itemscale-synth-focus-1"
+
+Layout = Literal["grid", "focus"]
+LAYOUTS: Final[tuple[str, ...]] = ("grid", "focus")
+
+
+def generator_version(layout: Layout) -> str:
+    return FOCUS_GENERATOR_VERSION if layout == "focus" else GENERATOR_VERSION
+
+
+def check_layout_parameters(
+    layout: Layout, *, width: int, height: int, fps: int, duration_s: float
+) -> None:
+    if layout == "focus":
+        check_focus_parameters(width=width, height=height, fps=fps, duration_s=duration_s)
+    else:
+        check_scene_parameters(width=width, height=height, fps=fps, duration_s=duration_s)
+
 
 SUITE_FILE: Final[str] = "suite.json"
 ITEMS_FILE: Final[str] = "items.jsonl"
@@ -63,6 +89,8 @@ class SuiteManifest(BaseModel):
     generator_version: str = GENERATOR_VERSION
     itemscale_version: str = __version__
     seed: int
+    #: `grid` (five storylines per video) or `focus` (one large storyline per video).
+    layout: Layout = "grid"
     n_videos: int
     width: int
     height: int
@@ -212,19 +240,19 @@ class _VideoJob:
     crf: int
     answer_positions: dict[QuestionKind, int]
     dialogue_kind: QuestionKind
+    layout: Layout = "grid"
+    focus_kind: FocusKind = "flash"
+    focus_position: int = 0
 
 
 def _make_video(job: _VideoJob) -> tuple[list[Item], SuiteVideo]:
     rng = np.random.default_rng(job.seed_seq)
+    size = {"width": job.width, "height": job.height, "fps": job.fps, "duration_s": job.duration_s}
     try:
-        scene = plan_scene(
-            rng,
-            job.video_id,
-            width=job.width,
-            height=job.height,
-            fps=job.fps,
-            duration_s=job.duration_s,
-        )
+        if job.layout == "focus":
+            scene = plan_focus_scene(rng, job.video_id, job.focus_kind, **size)  # type: ignore[arg-type]
+        else:
+            scene = plan_scene(rng, job.video_id, **size)  # type: ignore[arg-type]
     except ValueError as exc:
         raise SuiteError(f"video {job.video_id}: {exc}") from exc
     rel_path = f"{VIDEOS_DIR}/{job.video_id}.mp4"
@@ -232,14 +260,19 @@ def _make_video(job: _VideoJob) -> tuple[list[Item], SuiteVideo]:
     encode_h264(
         iter_frames(scene), path, width=job.width, height=job.height, fps=job.fps, crf=job.crf
     )
-    items = build_items(
-        rng,
-        scene,
-        video_path=rel_path,
-        split=job.split,
-        answer_positions=job.answer_positions,
-        dialogue_kind=job.dialogue_kind,
-    )
+    if job.layout == "focus":
+        items = build_focus_items(
+            rng, scene, video_path=rel_path, split=job.split, position=job.focus_position
+        )
+    else:
+        items = build_items(
+            rng,
+            scene,
+            video_path=rel_path,
+            split=job.split,
+            answer_positions=job.answer_positions,
+            dialogue_kind=job.dialogue_kind,
+        )
     video = SuiteVideo(
         video_id=job.video_id,
         index=job.index,
@@ -287,6 +320,7 @@ def generate_suite(
     crf: int = 18,
     overwrite: bool = False,
     workers: int = 1,
+    layout: Layout = "grid",
 ) -> SuiteManifest:
     """Generate the synthetic video suite into `out_dir` and return its manifest.
 
@@ -305,8 +339,10 @@ def generate_suite(
         raise SuiteError(f"test_fraction must lie in [0, 1], got {test_fraction}")
     if width % 2 or height % 2:
         raise SuiteError(f"yuv420p needs an even width and height, got {width}x{height}")
+    if layout not in LAYOUTS:
+        raise SuiteError(f"unknown layout {layout!r}; use one of {', '.join(LAYOUTS)}")
     try:
-        check_scene_parameters(width=width, height=height, fps=fps, duration_s=duration_s)
+        check_layout_parameters(layout, width=width, height=height, fps=fps, duration_s=duration_s)
     except ValueError as exc:
         raise SuiteError(str(exc)) from exc
     _prepare_out_dir(out_dir, overwrite)
@@ -325,6 +361,21 @@ def generate_suite(
             ):
                 positions[(i, kind)] = position
     dialogue_kinds = [QUESTION_KINDS[int(k)] for k in suite_rng.integers(0, 5, size=n_videos)]
+    # focus layout: kinds alternate within each split, answer positions balanced per kind
+    focus_kinds: dict[int, FocusKind] = {}
+    focus_positions: dict[int, int] = {}
+    if layout == "focus":
+        for split in ("train", "test"):
+            members = [i for i in range(n_videos) if splits[i] == split]
+            order = suite_rng.permutation(len(members))
+            for rank, pos in enumerate(order):
+                focus_kinds[members[int(pos)]] = FOCUS_KINDS[rank % len(FOCUS_KINDS)]
+            for fkind in FOCUS_KINDS:
+                of_kind = [i for i in members if focus_kinds[i] == fkind]
+                for i, position in zip(
+                    of_kind, balanced_positions(suite_rng, len(of_kind)), strict=True
+                ):
+                    focus_positions[i] = position
 
     jobs = [
         _VideoJob(
@@ -340,6 +391,9 @@ def generate_suite(
             crf=crf,
             answer_positions={kind: positions[(index, kind)] for kind in QUESTION_KINDS},
             dialogue_kind=dialogue_kinds[index],
+            layout=layout,
+            focus_kind=focus_kinds.get(index, "flash"),
+            focus_position=focus_positions.get(index, 0),
         )
         for index in range(n_videos)
         if only_split is None or splits[index] == only_split
@@ -357,6 +411,8 @@ def generate_suite(
     write_items_jsonl(out_dir / ITEMS_FILE, all_items)
     manifest = SuiteManifest(
         seed=seed,
+        layout=layout,
+        generator_version=generator_version(layout),
         n_videos=n_videos,
         width=width,
         height=height,
@@ -429,10 +485,12 @@ def reusable_suite(
     test_fraction: float = 0.2,
     only_split: Split | None = None,
     crf: int = 18,
+    layout: Layout = "grid",
 ) -> SuiteManifest | None:
     """The manifest of the suite in `out_dir` if it is intact, made by this generator version
     from exactly these arguments; else None."""
     wanted = {
+        "layout": layout,
         "n_videos": n_videos,
         "seed": seed,
         "width": width,
@@ -442,7 +500,7 @@ def reusable_suite(
         "test_fraction": test_fraction,
         "only_split": only_split,
         "crf": crf,
-        "generator_version": GENERATOR_VERSION,
+        "generator_version": generator_version(layout),
         "suite_schema_version": SUITE_SCHEMA_VERSION,
     }
     try:
@@ -467,6 +525,7 @@ class SuiteArgs(TypedDict, total=False):
     test_fraction: float
     only_split: Split | None
     crf: int
+    layout: Layout
 
 
 def ensure_suite(out_dir: Path, *, workers: int = 1, **params: Unpack[SuiteArgs]) -> SuiteManifest:

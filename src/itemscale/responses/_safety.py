@@ -1,0 +1,205 @@
+"""Nothing lost, ever: the run folder's lock, output folders, and secrets.
+
+Three rules every command keeps (docs/run-folders.md):
+
+1. **Every writer of a run folder holds its lock.** Two imports at once, an import during a
+   report, a cascade written while a sweep exports: each takes `run_lock(run_dir)` for its
+   read-modify-write, so one waits for the other instead of both reading the old table and the
+   later write silently dropping the earlier one's rows. A sweep holds it for its whole run
+   and does not wait (a second sweep on one store would pay for every cell twice).
+2. **A command writes only inside its own output folder, and never replaces a folder it did
+   not create** unless told to (`--force`); it never replaces the run folder itself or a
+   folder that holds it. An itemscale artifact says so in its `MANIFEST.json`.
+3. **Secrets are never stored.** Every string that reaches a file (error bodies, run.json,
+   provenance) goes through `redact`, which removes the API keys the process knows (from the
+   environment and from the backends' options) and credentials written into URLs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Final
+
+LOCK_FILE: Final[str] = "run.lock"
+#: How long a short writer (import, cascade, audit, report) waits for the lock by default.
+DEFAULT_WAIT_S: Final[float] = 120.0
+
+
+class RunLockedError(RuntimeError):
+    """The run folder's lock is held by another process (named with its pid and command)."""
+
+    def __init__(self, message: str, holder: str = "unknown") -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
+class OutputFolderError(ValueError):
+    """An output folder the command may not write or replace (names the folder and why)."""
+
+
+def _ensure_dir(path: Path) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as exc:
+        raise OutputFolderError(
+            f"{path}: cannot create the folder (a file is in the way: {exc.filename})"
+        ) from exc
+    except PermissionError as exc:
+        raise OutputFolderError(f"{path}: cannot create the folder (permission denied)") from exc
+    if not path.is_dir():
+        raise OutputFolderError(f"{path}: exists and is not a folder")
+
+
+@contextmanager
+def run_lock(
+    run_dir: str | os.PathLike[str], *, wait_s: float = DEFAULT_WAIT_S, what: str = "write"
+) -> Iterator[None]:
+    """Hold `RUN_DIR/run.lock` (an advisory `flock`, dropped by the kernel if the process dies,
+    so a killed command never leaves a stale lock). Waits up to `wait_s` seconds, then raises
+    `RunLockedError` naming the holder. Creates the run folder if needed."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no lock (documented)
+        yield
+        return
+    folder = Path(run_dir)
+    _ensure_dir(folder)
+    fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + max(0.0, wait_s)
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown"
+                    raise RunLockedError(
+                        f"{folder}: the run folder is locked by another itemscale command "
+                        f"({holder}); wait for it to finish or stop it first",
+                        holder,
+                    ) from None
+                time.sleep(0.05)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}: {what}".encode(), 0)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+ARTIFACT_MARKER: Final[str] = "itemscale-artifact"
+
+
+def is_itemscale_output(folder: Path) -> bool:
+    """A folder itemscale wrote as a whole (an artifact: `MANIFEST.json` says so)."""
+    manifest = folder / "MANIFEST.json"
+    try:
+        payload = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(payload, dict) and (
+        payload.get("written_by") == ARTIFACT_MARKER
+        # artifacts written before the marker existed: the manifest's own layout
+        or {"schema_version", "algorithm", "files", "entries_sha256"} <= set(payload)
+    )
+
+
+def check_replaceable(
+    target: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    protect: Iterable[str | os.PathLike[str]] = (),
+) -> None:
+    """Refuse to replace `target` unless it is absent, empty, an itemscale output, or `force`.
+
+    Never replaced, even with `force`: a folder in `protect` (the run folder) or one that
+    contains one (its parent, the home folder, ...).
+    """
+    path = Path(target)
+    resolved = path.resolve()
+    for kept in protect:
+        kept_path = Path(kept).resolve()
+        if resolved == kept_path or resolved in kept_path.parents:
+            raise OutputFolderError(
+                f"{path}: refusing to write an artifact over {kept} (it holds the run itself); "
+                "give a folder of its own, e.g. the default RUN_DIR/artifact"
+            )
+    if not path.exists():
+        return
+    if not path.is_dir():
+        raise OutputFolderError(f"{path}: exists and is not a folder")
+    if force or is_itemscale_output(path) or not any(path.iterdir()):
+        return
+    raise OutputFolderError(
+        f"{path}: the folder exists and was not written by itemscale; refusing to replace it "
+        "(pass --force to replace it anyway, or choose another folder)"
+    )
+
+
+_SECRET_ENV: Final[tuple[str, ...]] = (
+    "OPENAI_API_KEY",
+    "ITEMSCALE_API_KEY",
+    "HF_TOKEN",
+    "HUGGING_FACE_HUB_TOKEN",
+    "ANTHROPIC_API_KEY",
+)
+_registered: set[str] = set()
+_URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<cred>[^/@\s:]+(?::[^/@\s]*)?)@", re.I)
+_BEARER = re.compile(r"(?P<head>\bBearer\s+)(?P<token>[A-Za-z0-9._~+/=-]{8,})", re.I)
+_KEY_PARAM = re.compile(
+    r"(?P<head>[?&](?:api[_-]?key|key|token|access_token)=)(?P<token>[^&\s\"']+)", re.I
+)
+REDACTED: Final[str] = "[REDACTED]"
+
+
+def register_secret(value: str | None) -> None:
+    """Remember a secret (an API key given in a backend's options) so `redact` removes it."""
+    if value and len(value) >= 6:
+        _registered.add(value)
+
+
+def known_secrets() -> list[str]:
+    found = set(_registered)
+    for name in _SECRET_ENV:
+        value = os.environ.get(name)
+        if value and len(value) >= 6:
+            found.add(value)
+    return sorted(found, key=len, reverse=True)
+
+
+def redact(text: str) -> str:
+    """`text` without known secrets, URL credentials, bearer tokens and key query parameters."""
+    if not text:
+        return text
+    for secret in known_secrets():
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    text = _URL_CREDENTIALS.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
+    text = _BEARER.sub(lambda m: f"{m['head']}{REDACTED}", text)
+    return _KEY_PARAM.sub(lambda m: f"{m['head']}{REDACTED}", text)
+
+
+def redact_value(value: Any) -> Any:
+    """`redact` applied to every string of a JSON-like value (dict keys kept)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        return {k: redact_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_value(v) for v in value]
+    return value
+
+
+def command_line() -> list[str]:
+    """`sys.argv` as provenance records it: redacted."""
+    return [redact(a) for a in sys.argv]
