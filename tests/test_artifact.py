@@ -227,7 +227,14 @@ def test_artifact_contents(artifact: Path) -> None:
 def test_verify_passes_untouched(artifact: Path) -> None:
     result = verify_artifact(artifact)
     assert result.ok, result.problems
-    assert result.checks == ["manifest", "trajectories", "measures", "audit"]
+    assert result.checks == [
+        "manifest",
+        "trajectories",
+        "measures",
+        "audit",
+        "provenance",
+        "report",
+    ]
     assert main(["verify", str(artifact)]) == 0
 
 

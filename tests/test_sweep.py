@@ -269,8 +269,10 @@ def test_stop_request_commits_what_ran_and_resumes(bench: dict[str, Any]) -> Non
 
 
 def test_dry_run_prints_plan_and_cost(
-    bench: dict[str, Any], capsys: pytest.CaptureFixture[str]
+    bench: dict[str, Any], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # the test backend's options (`log`) are not the real hf backend's, which --dry-run checks
+    monkeypatch.setattr("itemscale.sweep._runner.check_models", lambda protocol: None)
     assert main(["sweep", str(bench["protocol_file"]), "--dry-run", "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)
     # 4 items x (2+4+8) frames; a 64x48 frame is 3x2 tokens of 28 px, 2 frames per token.
@@ -374,7 +376,9 @@ def test_a_second_sweep_on_the_same_run_directory_is_refused(bench: dict[str, An
     from itemscale.store import StoreError, run_dir_lock
 
     with run_dir_lock(bench["root"] / "run"):
-        with pytest.raises(StoreError, match=rf"another itemscale command is running .*pid {os.getpid()}: sweep"):
+        with pytest.raises(
+            StoreError, match=rf"another itemscale command is running .*pid {os.getpid()}: sweep"
+        ):
             _run(bench)
         assert read_log(bench["log"]) == []
     assert _run(bench).ran == 16  # released on exit

@@ -35,6 +35,7 @@ from ..responses import (
     RUN_FILE,
     check_replaceable,
     command_line,
+    read_responses,
     read_run,
     run_lock,
     write_json_atomic,
@@ -373,23 +374,12 @@ def _build(
                 "videos": _video_hashes(item_list, items_path.parent) if items_path else {},
             },
             "optional_files": optional,
+            "report": {"title": title or f"itemscale report: {run_dir.resolve().name}"},
         }
         write_json_atomic(tmp / PROVENANCE_FILE, prov)
         (tmp / README_FILE).write_text(_readme(prov, optional), encoding="utf-8")
-        inputs = ReportInputs(
-            measures=json.loads((tmp / MEASURES_FILE).read_text(encoding="utf-8")),
-            trajectories=traj,
-            responses=full,  # the same bytes as tmp/responses.parquet
-            provenance=prov,
-            audit=_read_optional_parquet(tmp / "audit.parquet"),
-            annotations=_read_optional_parquet(tmp / "annotations.parquet"),
-            sheets=sheets,
-            cascade=_read_optional_json(tmp / "cascade.json"),
-            intervention=interventions or None,
-            run=run_meta,
-            title=title or f"itemscale report: {run_dir.resolve().name}",
-        )
-        (tmp / REPORT_FILE).write_text(render_report(inputs), encoding="utf-8")
+        # rendered from the artifact's own files, so `verify` can render it again and compare
+        (tmp / REPORT_FILE).write_text(render_report(load_report_inputs(tmp)), encoding="utf-8")
         write_manifest(tmp)
         os.chmod(tmp, 0o755)
         replace_dir(tmp, target)
@@ -397,6 +387,36 @@ def _build(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return target
+
+
+def load_report_inputs(root: Path) -> ReportInputs:
+    """What report.html is rendered from, read from the artifact folder alone."""
+    prov = json.loads((root / PROVENANCE_FILE).read_text(encoding="utf-8"))
+    run_meta = json.loads((root / RUN_FILE).read_text(encoding="utf-8"))
+    interventions: dict[str, dict[str, Any]] = {}
+    legacy = _read_optional_json(root / "intervention.json")
+    if legacy is not None:
+        interventions["intervention"] = legacy
+    for path in sorted((root / INTERVENTION_DIR).glob("*.json")):
+        if not path.name.endswith(".plan.json"):
+            payload = _read_optional_json(path)
+            if payload is not None:
+                interventions[path.stem] = payload
+    sheets = {png.stem: png.read_bytes() for png in sorted((root / SHEETS_DIR).glob("*.png"))}
+    title = (prov.get("report") or {}).get("title") if isinstance(prov, dict) else None
+    return ReportInputs(
+        measures=json.loads((root / MEASURES_FILE).read_text(encoding="utf-8")),
+        trajectories=pq.read_table(root / TRAJECTORIES_FILE).to_pandas(),
+        responses=read_responses(root / RESPONSES_FILE),
+        provenance=prov,
+        audit=_read_optional_parquet(root / "audit.parquet"),
+        annotations=_read_optional_parquet(root / "annotations.parquet"),
+        sheets=sheets,
+        cascade=_read_optional_json(root / "cascade.json"),
+        intervention=interventions or None,
+        run=run_meta if isinstance(run_meta, dict) else {},
+        title=str(title) if title else "itemscale report",
+    )
 
 
 def _run_time(run_meta: dict[str, Any], which: str) -> Any:

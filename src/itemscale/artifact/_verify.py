@@ -9,9 +9,12 @@ an edit, or one written by a buggy tool.
 
 from __future__ import annotations
 
+import dataclasses
+import html
 import json
 import math
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +25,14 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from .. import __version__
-from ..responses import RESPONSES_FILE, read_responses
-from ._build import ITEMS_FILE, MEASURES_FILE, PROVENANCE_FILE, TRAJECTORIES_FILE
+from ..responses import RESPONSES_FILE, RUN_FILE, read_responses
+from ._build import (
+    ITEMS_FILE,
+    MEASURES_FILE,
+    PROVENANCE_FILE,
+    REPORT_FILE,
+    TRAJECTORIES_FILE,
+)
 from ._manifest import check_manifest
 from ._trajectories import trajectory_table
 
@@ -34,6 +43,8 @@ class VerifyResult:
     problems: list[str] = field(default_factory=list)
     bad_files: dict[str, str] = field(default_factory=dict)
     checks: list[str] = field(default_factory=list)
+    #: what the checks recomputed (measures, trajectories, cascade), for the report check
+    recomputed: dict[str, Any] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -118,10 +129,118 @@ def verify_artifact(
         except UnknownConfigError as exc:
             result.flag(PROVENANCE_FILE, f"its configuration selection does not fit ({exc})")
             return result
-    _check_trajectories(root, grid_df, result)
-    _check_measures(root, df, result, analyze, configs)
-    _check_audit(root, df, result)
+    checks: list[tuple[str, Callable[[], None]]] = [
+        (TRAJECTORIES_FILE, lambda: _check_trajectories(root, grid_df, result)),
+        (MEASURES_FILE, lambda: _check_measures(root, df, result, analyze, configs)),
+        ("audit.parquet", lambda: _check_audit(root, df, result)),
+        ("cascade.json", lambda: _check_cascade(root, df, result)),
+        (PROVENANCE_FILE, lambda: _check_provenance(root, result)),
+        (REPORT_FILE, lambda: _check_report(root, result)),
+    ]
+    for name, check in checks:
+        try:
+            check()
+        except Exception as exc:  # a damaged file is a finding, never a traceback
+            result.flag(name, f"could not be checked ({type(exc).__name__}: {exc})")
     return result
+
+
+def _check_cascade(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
+    """cascade.json recomputed from the responses with its recorded settings."""
+    path = root / "cascade.json"
+    if not path.is_file():
+        return
+    from ..policies import CascadeSettings, cascade_report
+
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    settings = CascadeSettings.model_validate(stored["settings"])
+    models = stored.get("models")
+    frame = df[df["model"].isin(models)] if models else df
+    fresh = cascade_report(frame, settings)
+    for key in ("run_dir", "models"):
+        if key in stored:
+            fresh[key] = stored[key]
+    fresh = json.loads(json.dumps(fresh, default=str))
+    result.recomputed["cascade"] = fresh
+    diff = _first_difference(stored, fresh)
+    if diff:
+        result.flag(
+            "cascade.json",
+            f"differs from the cascade recomputed from {RESPONSES_FILE} with its own settings "
+            f"at {diff}",
+        )
+    result.checks.append("cascade")
+
+
+def _check_provenance(root: Path, result: VerifyResult) -> None:
+    """provenance.json against the files it describes: the responses it names and run.json."""
+    from ._manifest import sha256_file
+
+    prov = json.loads((root / PROVENANCE_FILE).read_text(encoding="utf-8"))
+    run_meta = json.loads((root / RUN_FILE).read_text(encoding="utf-8"))
+    recorded = prov["inputs"][RESPONSES_FILE]["sha256"]
+    actual = sha256_file(root / RESPONSES_FILE)
+    if recorded != actual:
+        result.flag(
+            PROVENANCE_FILE,
+            f"names responses with sha256 {str(recorded)[:12]}... but the artifact's "
+            f"{RESPONSES_FILE} is {actual[:12]}...",
+        )
+    times = run_meta.get("times") if isinstance(run_meta, dict) else None
+    for which in ("started", "finished"):
+        expected = (
+            times.get(which)
+            if isinstance(times, dict) and times.get(which)
+            else (run_meta.get(f"{which}_at") if isinstance(run_meta, dict) else None)
+        )
+        if prov["times"].get(f"run_{which}") != expected:
+            result.flag(
+                PROVENANCE_FILE,
+                f"times.run_{which} is {prov['times'].get(f'run_{which}')!r} but {RUN_FILE} "
+                f"says {expected!r}",
+            )
+    result.checks.append("provenance")
+
+
+_TITLE = re.compile(r"<title>(.*?)</title>", re.S)
+
+
+def _check_report(root: Path, result: VerifyResult) -> None:
+    """report.html rendered again from the artifact's files and compared byte for byte."""
+    from ._build import load_report_inputs
+    from ._html import render_report
+
+    stored = (root / REPORT_FILE).read_text(encoding="utf-8")
+    inputs = load_report_inputs(root)
+    # rendered from what was recomputed, so an edited measures.json is blamed on itself only
+    again = result.recomputed
+
+    def as_stored(value: Any) -> Any:  # the files hold JSON with sorted keys
+        return json.loads(json.dumps(value, sort_keys=True, default=str))
+
+    inputs = dataclasses.replace(
+        inputs,
+        measures=as_stored(again["measures"]) if "measures" in again else inputs.measures,
+        trajectories=again.get("trajectories", inputs.trajectories),
+        cascade=as_stored(again["cascade"]) if "cascade" in again else inputs.cascade,
+    )
+    prov = inputs.provenance
+    if not (isinstance(prov.get("report"), dict) and prov["report"].get("title")):
+        found = _TITLE.search(stored)  # written before the title was recorded
+        if found:
+            inputs = dataclasses.replace(inputs, title=html.unescape(found.group(1)))
+    fresh = render_report(inputs)
+    if fresh != stored:
+        at = next(
+            (i for i, (a, b) in enumerate(zip(stored, fresh, strict=False)) if a != b),
+            min(len(stored), len(fresh)),
+        )
+        result.flag(
+            REPORT_FILE,
+            f"differs from the report rendered again from the artifact's files (first at "
+            f"character {at}: {stored[max(0, at - 30) : at + 30]!r})",
+        )
+    result.checks.append("report")
 
 
 def _recorded_configs(root: Path) -> list[str] | None:
@@ -142,7 +261,9 @@ def _check_trajectories(root: Path, df: pd.DataFrame, result: VerifyResult) -> N
     except (OSError, ValueError) as exc:
         result.flag(TRAJECTORIES_FILE, f"cannot be read ({exc})")
         return
-    diff = _frames_equal(stored, trajectory_table(df))
+    fresh = trajectory_table(df)
+    result.recomputed["trajectories"] = fresh
+    diff = _frames_equal(stored, fresh)
     if diff:
         result.flag(
             TRAJECTORIES_FILE,
@@ -185,6 +306,7 @@ def _check_measures(
         else compute(df, n_boot=n_boot, seed=seed)
     )
     fresh = json.loads(json.dumps(recomputed, default=str))
+    result.recomputed["measures"] = fresh
     diff = _first_difference(stored, fresh)
     if diff:
         hint = ""
@@ -224,7 +346,13 @@ def _check_audit(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
     except (OSError, ValueError) as exc:
         result.flag("audit.parquet", f"cannot be read with audit.json ({exc})")
         return
-    items = read_items_jsonl(root / ITEMS_FILE) if (root / ITEMS_FILE).is_file() else []
+    from ..items import ItemFileError
+
+    try:
+        items = read_items_jsonl(root / ITEMS_FILE) if (root / ITEMS_FILE).is_file() else []
+    except (ItemFileError, OSError, ValueError) as exc:
+        result.flag(ITEMS_FILE, f"cannot be read ({exc})")
+        return
     fresh = audit_transitions(df, items, pairs=pairs)
     a = sorted(zip(stored["transition_id"], stored["pathway"], strict=True))
     b = sorted(zip(fresh["transition_id"], fresh["pathway"], strict=True))

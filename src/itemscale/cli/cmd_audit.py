@@ -58,21 +58,11 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..artifact import ArtifactError, find_items_file
     from ..audit import (
-        ANNOTATIONS_FILE,
-        PATHWAYS,
         AuditError,
         audit_transitions,
-        automatic_annotations,
-        export_annotations_csv,
-        import_annotations_csv,
-        merge_annotations,
-        pathway_counts,
-        read_annotations,
-        write_annotations,
-        write_audit,
     )
     from ..items import ItemFileError, read_items_jsonl
-    from ..responses import SchemaError, read_run
+    from ..responses import SchemaError, read_run, run_lock
 
     run_dir = Path(args.run_dir)
     try:
@@ -82,6 +72,28 @@ def run(args: argparse.Namespace) -> int:
         transitions = audit_transitions(df, items, pairs=args.pairs)
     except (FileNotFoundError, SchemaError, ArtifactError, ItemFileError, AuditError) as exc:
         raise CommandError(str(exc)) from exc
+    with run_lock(run_dir, what="audit"):
+        return _write_audit_files(args, run_dir, transitions, items, items_path)
+
+
+def _write_audit_files(
+    args: argparse.Namespace, run_dir: Path, transitions: Any, items: Any, items_path: Any
+) -> int:
+    """Everything `audit` writes into the run folder, under its lock."""
+    from ..audit import (
+        ANNOTATIONS_FILE,
+        PATHWAYS,
+        AuditError,
+        automatic_annotations,
+        export_annotations_csv,
+        import_annotations_csv,
+        merge_annotations,
+        pathway_counts,
+        read_annotations,
+        write_annotations,
+        write_audit,
+    )
+
     write_audit(run_dir, transitions, args.pairs, items_path=items_path)
     ann_path = run_dir / ANNOTATIONS_FILE
     try:

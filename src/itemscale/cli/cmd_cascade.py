@@ -8,7 +8,9 @@ cross-fitted by video so every reported number comes from thresholds that never 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
 from . import CommandError
@@ -88,7 +90,7 @@ def print_summary(report: dict[str, Any], out: TextIO | None = None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..policies import CascadeSettings, cascade_report
-    from ..responses import SchemaError, read_run, write_json_atomic
+    from ..responses import SchemaError, read_run, run_lock, write_json_atomic
 
     if args.bootstrap < 0:
         raise CommandError("--bootstrap must be >= 0")
@@ -113,8 +115,13 @@ def run(args: argparse.Namespace) -> int:
             + (f" ({reasons})" if reasons else "")
         )
     report["run_dir"] = str(args.run_dir)
+    if args.model:
+        report["models"] = sorted(args.model)
     print_summary(report)
     if args.json_out:
-        write_json_atomic(args.json_out, report)
+        out = Path(args.json_out)
+        inside = Path(args.run_dir).resolve() in out.resolve().parents
+        with run_lock(args.run_dir, what="cascade") if inside else contextlib.nullcontext():
+            write_json_atomic(out, report)
         print(f"\ncascade report written to {args.json_out}")
     return 0

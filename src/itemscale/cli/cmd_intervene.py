@@ -125,7 +125,7 @@ def run_intervention(
         plan_intervention,
     )
     from ..protocol import Protocol
-    from ..responses import SchemaError, read_run, write_json_atomic
+    from ..responses import SchemaError, read_run, run_lock, write_json_atomic
 
     if policy not in INTERVENTION_NAMES:
         raise CommandError(
@@ -166,7 +166,8 @@ def run_intervention(
     except InterventionError as exc:
         raise CommandError(f"{run_dir}: {exc}") from exc
     out_dir = run_dir / INTERVENTION_DIR
-    write_json_atomic(out_dir / f"{policy}.plan.json", plan.model_dump(mode="json"))
+    with run_lock(run_dir, what="intervene"):
+        write_json_atomic(out_dir / f"{policy}.plan.json", plan.model_dump(mode="json"))
 
     if execute and plan.items:
         from ..models import BackendError
@@ -223,7 +224,8 @@ def run_intervention(
 
     outcome = intervention_outcomes(df, plan, n_boot=n_boot, seed=seed)
     outcome["run_dir"] = str(run_dir)
-    write_json_atomic(out_dir / f"{policy}.json", outcome)
+    with run_lock(run_dir, what="intervene"):  # the re-run's sweep held it while it ran
+        write_json_atomic(out_dir / f"{policy}.json", outcome)
     return outcome
 
 

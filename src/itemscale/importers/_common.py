@@ -28,6 +28,7 @@ from ..responses import (
     RESPONSES_FILE,
     ROW_KEY,
     SchemaError,
+    duplicated_keys,
     normalise_responses,
     read_run,
     run_lock,
@@ -75,8 +76,12 @@ def jsonl_values(path: Path) -> Iterator[tuple[int, Any]]:
 
     The usual bad line is the last one of a log cut off mid-write, hence the hint.
     """
-    with path.open(encoding="utf-8") as fh:
-        for line, text in enumerate(fh, start=1):
+    with path.open("rb") as fh:
+        for line, raw in enumerate(fh, start=1):
+            try:
+                text = raw.decode("utf-8-sig" if line == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise ImportInputError(f"{path}:{line}: {not_utf8_message(exc)}") from None
             if not text.strip():
                 continue
             try:
@@ -86,6 +91,19 @@ def jsonl_values(path: Path) -> Iterator[tuple[int, Any]]:
                     f"{path}:{line}: not valid JSON ({exc.msg}); is the line truncated?"
                 ) from exc
             yield line, value
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    """1-based line of a byte offset."""
+    return data.count(b"\n", 0, offset) + 1
+
+
+def not_utf8_message(exc: UnicodeDecodeError) -> str:
+    bad = exc.object[exc.start : exc.start + 4]
+    return (
+        f"not UTF-8 text (byte {bad!r} at offset {exc.start}); save the file as UTF-8 "
+        "(e.g. `iconv -f latin1 -t utf-8`)"
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -147,6 +165,14 @@ def _attributes_text(pairs: tuple[tuple[str, str], ...]) -> str:
     return json.dumps(dict(pairs), sort_keys=True)
 
 
+def rows_frame_from(df: pd.DataFrame, *, where_: str, check_keys: bool = True) -> pd.DataFrame:
+    """Validate a frame of parsed rows as a response table (missing columns become null)."""
+    try:
+        return normalise_responses(df, where=where_, check_keys=check_keys)
+    except SchemaError as exc:
+        raise ImportInputError(str(exc)) from exc
+
+
 def rows_frame(rows: Iterable[Mapping[str, Any]], *, where_: str) -> pd.DataFrame:
     """Build and validate a response table from row dicts (missing columns become null)."""
     df = pd.DataFrame(list(rows))
@@ -192,6 +218,22 @@ def _check_item_videos(df: pd.DataFrame, *, where_: str) -> None:
         )
 
 
+def _check_item_kinds(df: pd.DataFrame, *, where_: str) -> None:
+    """One item is multiple choice (`correct`) or continuous (`score`), across every import."""
+    answered = df[df["status"].isin(["ok", "noanswer"])]
+    kinds = answered.groupby(["model", "item_id"], sort=False)["task_kind"].nunique()
+    bad = kinds[kinds > 1]
+    if not bad.empty:
+        model, item = bad.index[0]
+        rows = answered[(answered["model"] == model) & (answered["item_id"] == item)]
+        seen = {str(k): str(s) for k, s in zip(rows["task_kind"], rows["source"], strict=True)}
+        raise ImportInputError(
+            f"{where_}: item {item!r} of model {model!r} would be both "
+            + " and ".join(f"{k} (from {s})" for k, s in sorted(seen.items()))
+            + "; an item is multiple choice ('correct') or continuous ('score'), not both"
+        )
+
+
 def _check_configs(df: pd.DataFrame, *, where_: str) -> None:
     """One config id has one label, one frame count and one axis position per (model, series)."""
     cols = ["model", "series", "config_id"]
@@ -215,6 +257,15 @@ def _check_configs(df: pd.DataFrame, *, where_: str) -> None:
             f"{where_}: label {label!r} names two different configurations of model {model!r} "
             f"(series {series!r}); give each configuration its own label"
         )
+
+
+def _with_import(provenance: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:
+    """run.json's provenance with this import's record appended to `imports`."""
+    imports = list(provenance.get("imports", []))
+    imports.append(dict(record))
+    out = {k: v for k, v in provenance.items() if k != "schema_version"}
+    out["imports"] = imports
+    return out
 
 
 class MergeResult:
@@ -259,8 +310,8 @@ def merge_into_run(
 def _remove_empty_run(run_path: Path) -> None:
     from ..responses import LOCK_FILE
 
-    (run_path / LOCK_FILE).unlink(missing_ok=True)
     with contextlib.suppress(OSError):  # something else is in it now: leave it
+        (run_path / LOCK_FILE).unlink(missing_ok=True)
         run_path.rmdir()
 
 
@@ -268,7 +319,7 @@ def _merge(
     run_path: Path, new_rows: pd.DataFrame, record: Mapping[str, Any], *, dry_run: bool
 ) -> MergeResult:
     key = list(ROW_KEY)
-    dup = new_rows.duplicated(key, keep=False)
+    dup = duplicated_keys(new_rows, key, keep=False)
     if dup.any():
         clash = new_rows.loc[dup].sort_values(key).head(2)
         ident = ", ".join(f"{k}={_plain(clash.iloc[0][k])!r}" for k in key)
@@ -289,6 +340,13 @@ def _merge(
     else:
         existing = normalise_responses(pd.DataFrame(columns=list(COLUMNS)), where=str(run_path))
 
+    if existing.empty:  # a first import: nothing to compare with, no copy of the table
+        _check_item_videos(new, where_=str(run_path))
+        _check_item_kinds(new, where_=str(run_path))
+        _check_configs(new, where_=str(run_path))
+        if len(new) and not dry_run:
+            write_run(run_path, new, _with_import(provenance, record))
+        return MergeResult(new, added=len(new), unchanged=0, written=len(new) > 0 and not dry_run)
     joined = new.merge(existing, on=key, how="left", suffixes=("", "__old"), indicator=True)
     present = (joined["_merge"] == "both").to_numpy()
     differs = np.zeros(len(joined), dtype=bool)
@@ -320,13 +378,10 @@ def _merge(
     except SchemaError as exc:
         raise ImportInputError(str(exc)) from exc
     _check_item_videos(merged, where_=str(run_path))
+    _check_item_kinds(merged, where_=str(run_path))
     _check_configs(merged, where_=str(run_path))
     written = False
     if len(fresh) and not dry_run:
-        imports = list(provenance.get("imports", []))
-        imports.append(dict(record))
-        provenance = {k: v for k, v in provenance.items() if k != "schema_version"}
-        provenance["imports"] = imports
-        write_run(run_path, merged, provenance)
+        write_run(run_path, merged, _with_import(provenance, record))
         written = True
     return MergeResult(merged, added=len(fresh), unchanged=int(present.sum()), written=written)

@@ -36,6 +36,7 @@ from ._common import (
     attributes_json,
     jsonl_values,
     label_config_id,
+    not_utf8_message,
     source_record,
 )
 from ._finish import finish_parsed_import
@@ -340,11 +341,16 @@ class FileResult:
     compared: int = 0
 
 
+def _present(value: Any) -> bool:
+    return value is not None and not isinstance(value, dict | list) and bool(str(value).strip())
+
+
 def _usable_ids(ids: Sequence[Any]) -> bool:
-    """Present on every sample, unique, and short enough to be an id rather than a question."""
-    if not ids or not all(v is not None and str(v).strip() for v in ids):
+    """Present on most samples (a log with a few damaged lines keeps its ids), unique where
+    present, and short enough to be an id rather than a question."""
+    texts = [str(v).strip() for v in ids if _present(v)]
+    if not texts or 2 * len(texts) < len(ids):
         return False
-    texts = [str(v) for v in ids]
     return len(set(texts)) == len(texts) and all(
         len(t) <= _MAX_ID_CHARS and "\n" not in t for t in texts
     )
@@ -390,14 +396,17 @@ def sample_rows(
                 f"{doc_lines[doc_id]})"
             )
         doc_lines[doc_id] = line
+        position = doc_id if isinstance(doc_id, int) else None
+        missing_id = False
         if id_key:
-            item_id = str(payload[id_key])
+            missing_id = not _present(payload.get(id_key))
+            item_id = str(payload[id_key]).strip() if not missing_id else f"{task}:{doc_id}"
         elif use_submission:
-            item_id = str(submission_ids[pos])
+            missing_id = not _present(submission_ids[pos])
+            item_id = str(submission_ids[pos]) if not missing_id else f"{task}:{doc_id}"
         else:
             item_id = f"{task}:{doc_id}"
         question = payload.get("question_id") if id_key != "question_id" else None
-        position = doc_id if isinstance(doc_id, int) else None
         item = (
             benchmark.find(item_id, question or sample.get("input"), position)
             if benchmark
@@ -405,6 +414,11 @@ def sample_rows(
         )
         if item is not None:
             item_id = item.item_id
+        elif missing_id:
+            # The other samples are named by their ids; a doc_id name would match nothing
+            # in other runs, so the sample is left out and counted, not renamed.
+            result.skipped[f"no item id (empty '{id_key or 'submission'}')"] += 1
+            continue
         options: tuple[str, ...] = item.options if item is not None else ()
         if not options:
             options = options_from_prompt(sample.get("input"))
@@ -566,6 +580,19 @@ def run_lmms_eval_import(
                 raise ImportInputError(
                     f"{results_path}:{exc.lineno}: not valid JSON ({exc.msg})"
                 ) from exc
+            except UnicodeDecodeError as exc:
+                raise ImportInputError(f"{results_path}: {not_utf8_message(exc)}") from None
+            if not isinstance(results, dict):
+                raise ImportInputError(
+                    f"{results_path}: expected lmms-eval's results object, got a JSON "
+                    f"{type(results).__name__}"
+                )
+            for section in ("config", "configs", "results"):
+                if section in results and not isinstance(results[section], dict):
+                    raise ImportInputError(
+                        f"{results_path}: key '{section}' is a "
+                        f"{type(results[section]).__name__}, expected an object"
+                    )
         elif not (spec is not None and spec.frames is not None and model):
             raise ImportInputError(
                 f"{path}: no results.json beside it (looked for the {path.parent}/*_results.json "

@@ -16,18 +16,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+import numpy as np
 import pandas as pd
 
-from ..responses import NOANSWER, Status, TaskKind
+from ..responses import ANSWERED_STATUSES, NOANSWER, Status, TaskKind, duplicated_keys
 from ..responses._extract import extract_choice
 from ..responses._scoring import exact_match, rouge_l, token_f1
 from ._common import (
     ImportInputError,
     attributes_json,
     label_config_id,
-    rows_frame,
+    rows_frame_from,
 )
-from ._table_records import TableRecords, read_table_records
+from ._table_records import TableRecords
 from ._table_shape import AnswerKey, KeyEntry, TableOptions, shaped_records
 
 REQUIRED: Final[tuple[str, ...]] = ("model", "item_id", "config", "frames")
@@ -75,13 +76,38 @@ def _number(value: Any, loc: str) -> float:
     return out
 
 
+#: Largest whole number a column takes (the response table stores int64; no budget is near it).
+MAX_INTEGER: Final[int] = 2**53
+
+
 def _integer(value: Any, loc: str, *, minimum: int = 0) -> int:
+    if isinstance(value, bool):  # JSON true/false is not a count
+        raise ImportInputError(f"{loc}: {value!r} is not a whole number")
     out = _number(value, loc)
     if out != int(out):
         raise ImportInputError(f"{loc}: {value!r} is not a whole number")
     if out < minimum:
         raise ImportInputError(f"{loc}: {value!r} is below {minimum}")
+    if out > MAX_INTEGER:
+        raise ImportInputError(f"{loc}: {value!r} is too large (at most {MAX_INTEGER})")
     return int(out)
+
+
+def _identifier(value: Any, loc: str) -> str:
+    """An id or label as text: a string, or a whole number written as one; never the Python
+    repr of an object, bytes or a list."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ImportInputError(
+            f"{loc}: {type(value).__name__} value {str(value)[:40]!r} is not a text id"
+        )
+    if isinstance(value, float):
+        if value != int(value):
+            raise ImportInputError(f"{loc}: {value!r} is not a text id (a fraction)")
+        value = int(value)
+    text = str(value).strip()
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise ImportInputError(f"{loc}: {text[:40]!r} contains a control character")
+    return text
 
 
 def _fraction(value: Any, loc: str) -> float:
@@ -185,7 +211,9 @@ def _parse_row(
     for col in REQUIRED:
         if get(col) is None:
             raise ImportInputError(f"{loc(col)}: empty value")
-    model, item_id, label = _text(get("model")), _text(get("item_id")), _text(get("config"))
+    model = _identifier(get("model"), loc("model"))
+    item_id = _identifier(get("item_id"), loc("item_id"))
+    label = _identifier(get("config"), loc("config"))
     frames = _integer(get("frames"), loc("frames"))
     order = _number(get("order"), loc("order")) if get("order") is not None else float(frames)
     repeat = _integer(get("repeat"), loc("repeat")) if get("repeat") is not None else 0
@@ -297,7 +325,7 @@ def _parse_row(
         and get(col) is not None
     )
     video_id = (
-        _text(get("video_id"))
+        _identifier(get("video_id"), loc("video_id"))
         if get("video_id") is not None
         else (entry.video_id if entry is not None and entry.video_id else item_id)
     )
@@ -339,54 +367,111 @@ def _parse_row(
     return _Parsed(line=line, row=row, explicit_kind=explicit_kind)
 
 
-def _check_consistency(src: TableRecords, parsed: list[_Parsed]) -> None:
-    keys: dict[tuple[str, str, str, int], int] = {}
-    config_seen: dict[tuple[str, str], tuple[int, int, float]] = {}
-    kinds: dict[tuple[str, str], tuple[int, str]] = {}
-    videos: dict[tuple[str, str], tuple[int, str]] = {}
-    for p in parsed:
-        r = p.row
-        key = (r["model"], r["item_id"], r["config_label"], r["repeat"])
-        if key in keys:
-            raise ImportInputError(
-                f"{src.at(p.line)}: duplicate key (model={key[0]!r}, item_id={key[1]!r}, "
-                f"config={key[2]!r}, repeat={key[3]}) first seen on line {keys[key]}"
+def _first_conflict(
+    frame: pd.DataFrame, group: list[str], column: str
+) -> tuple[int, int, Any, Any] | None:
+    """The first row (in file order) whose `column` differs from its group's first row:
+    (its position, the first row's position, its value, the first row's value)."""
+    if frame.empty:
+        return None
+    first = frame.groupby(group, sort=False)[column].transform("first")
+    bad = np.flatnonzero(frame[column].to_numpy(dtype=object) != first.to_numpy(dtype=object))
+    if bad.size == 0:
+        return None
+    pos = int(bad[0])
+    keys = frame.iloc[pos][group]
+    same = np.flatnonzero((frame[group] == keys.to_numpy()).all(axis=1).to_numpy())
+    origin = int(same[0])
+    return pos, origin, frame.iloc[pos][column], frame.iloc[origin][column]
+
+
+def _check_consistency(src: TableRecords, rows: pd.DataFrame) -> pd.DataFrame:
+    """Across rows: no duplicate key, one frame count and axis position per configuration,
+    one video and one task kind per item; the first offending row (in file order) is named.
+    Failure rows then inherit their item's kind, so they are counted in the right matrix."""
+    lines = rows["_line"].to_numpy()
+    found: list[tuple[int, int, str]] = []  # (row position, check order, message)
+    key = ["model", "item_id", "config_label", "repeat"]
+    dup = np.flatnonzero(duplicated_keys(rows, key).to_numpy())
+    if dup.size:
+        pos = int(dup[0])
+        r = rows.iloc[pos]
+        same = np.flatnonzero((rows[key] == r[key].to_numpy()).all(axis=1).to_numpy())
+        found.append(
+            (
+                pos,
+                0,
+                f"{src.at(int(lines[pos]))}: duplicate key (model={r['model']!r}, "
+                f"item_id={r['item_id']!r}, config={r['config_label']!r}, "
+                f"repeat={r['repeat']}) first seen on line {int(lines[same[0]])}",
             )
-        keys[key] = p.line
-        ckey = (r["series"], r["config_label"])
-        if ckey in config_seen:
-            first_line, frames, order = config_seen[ckey]
-            if frames != r["frames"]:
-                raise ImportInputError(
-                    f"{src.at(p.line, 'frames')}: config {r['config_label']!r} has frames "
-                    f"{r['frames']} here but {frames} on line {first_line}"
+        )
+    for order, (column, shown, fmt) in enumerate(
+        (("frames", "frames", "{}"), ("axis_order", "order", "{:g}")), start=1
+    ):
+        hit = _first_conflict(rows, ["series", "config_label"], column)
+        if hit:
+            pos, origin, value, first = hit
+            found.append(
+                (
+                    pos,
+                    order,
+                    f"{src.at(int(lines[pos]), shown)}: config "
+                    f"{rows.iloc[pos]['config_label']!r} has {shown} {fmt.format(value)} here "
+                    f"but {fmt.format(first)} on line {int(lines[origin])}",
                 )
-            if order != r["axis_order"]:
-                raise ImportInputError(
-                    f"{src.at(p.line, 'order')}: config {r['config_label']!r} has order "
-                    f"{r['axis_order']:g} here but {order:g} on line {first_line}"
-                )
-        else:
-            config_seen[ckey] = (p.line, r["frames"], r["axis_order"])
-        ikey = (r["model"], r["item_id"])
-        if ikey in videos and videos[ikey][1] != r["video_id"]:
-            raise ImportInputError(
-                f"{src.at(p.line, 'video_id')}: item {r['item_id']!r} has video "
-                f"{r['video_id']!r} here but {videos[ikey][1]!r} on line {videos[ikey][0]}"
             )
-        videos.setdefault(ikey, (p.line, r["video_id"]))
-        if Status(r["status"]).answered or p.explicit_kind:
-            if ikey in kinds and kinds[ikey][1] != r["task_kind"]:
-                raise ImportInputError(
-                    f"{src.at(p.line)}: item {r['item_id']!r} is {r['task_kind']} here but "
-                    f"{kinds[ikey][1]} on line {kinds[ikey][0]} (mixing 'correct' and 'score')"
-                )
-            kinds.setdefault(ikey, (p.line, r["task_kind"]))
-    # failures inherit their item's kind so they are counted in the right matrix
-    for p in parsed:
-        r = p.row
-        if not Status(r["status"]).answered and not p.explicit_kind:
-            r["task_kind"] = kinds.get((r["model"], r["item_id"]), (0, TaskKind.MCQA.value))[1]
+    hit = _first_conflict(rows, ["model", "item_id"], "video_id")
+    if hit:
+        pos, origin, value, first = hit
+        found.append(
+            (
+                pos,
+                3,
+                f"{src.at(int(lines[pos]), 'video_id')}: item {rows.iloc[pos]['item_id']!r} has "
+                f"video {value!r} here but {first!r} on line {int(lines[origin])}",
+            )
+        )
+    answered = rows["status"].isin(list(ANSWERED_STATUSES)).to_numpy()
+    decides = answered | rows["_explicit"].to_numpy(dtype=bool)
+    deciding = rows.loc[decides]
+    hit = _first_conflict(deciding, ["model", "item_id"], "task_kind")
+    if hit:
+        pos, origin, value, first = hit
+        at = np.flatnonzero(decides)
+        found.append(
+            (
+                int(at[pos]),
+                4,
+                f"{src.at(int(lines[at[pos]]))}: item {deciding.iloc[pos]['item_id']!r} is "
+                f"{value} here but {first} on line {int(lines[at[origin]])} (mixing 'correct' "
+                "and 'score')",
+            )
+        )
+    if found:
+        raise ImportInputError(min(found)[2])
+    inherit = ~decides
+    if inherit.any():
+        kinds = deciding.groupby(["model", "item_id"], sort=False)["task_kind"].first()
+        lookup = pd.MultiIndex.from_frame(rows.loc[inherit, ["model", "item_id"]])
+        inherited = kinds.reindex(lookup).fillna(TaskKind.MCQA.value).to_numpy()
+        rows.loc[inherit, "task_kind"] = inherited
+    return rows
+
+
+#: Rows parsed into one block of columns at a time: memory follows the table, not the lines.
+_CHUNK_ROWS: Final[int] = 50_000
+
+
+def _typed_block(chunk: list[dict[str, Any]], src: TableRecords) -> pd.DataFrame:
+    """Parsed rows as a block in the response table's types (plus the line and kind flags)."""
+    frame = pd.DataFrame(chunk)
+    extra = frame[["_line", "_explicit"]]
+    # keys are checked across all blocks later, with the lines that name the duplicate
+    typed = rows_frame_from(
+        frame.drop(columns=["_line", "_explicit"]), where_=str(src.path), check_keys=False
+    )
+    return typed.assign(_line=extra["_line"].to_numpy(), _explicit=extra["_explicit"].to_numpy())
 
 
 def import_table(
@@ -402,7 +487,7 @@ def import_table(
     Returns the rows and notes for the summary (e.g. ignored columns).
     """
     opts = options if options is not None else TableOptions()
-    src = shaped_records(path, opts) if options is not None else read_table_records(path)
+    src = shaped_records(path, opts)
     missing = [c for c in REQUIRED if c not in src.columns]
     if missing:
         raise ImportInputError(
@@ -420,13 +505,30 @@ def import_table(
         )
     known = set(REQUIRED) | set(OPTIONAL)
     ignored = [c for c in src.columns if c not in known and not c.startswith(ATTRIBUTE_PREFIX)]
-    if not src.records:
+    blocks: list[pd.DataFrame] = []
+    chunk: list[dict[str, Any]] = []
+    padded = empty = 0
+    for line, raw, aliases in src:
+        for col in ("model", "item_id", "config", "video_id"):
+            value = raw.get(col)
+            if isinstance(value, str) and value != value.strip() and value.strip():
+                padded += 1
+        if raw.get("answer") == NOANSWER and opts.wide:
+            empty += 1
+        parsed = _parse_row(src, line, raw, aliases, key)
+        parsed.row["_line"] = line
+        parsed.row["_explicit"] = parsed.explicit_kind
+        chunk.append(parsed.row)
+        if len(chunk) >= _CHUNK_ROWS:
+            blocks.append(_typed_block(chunk, src))
+            chunk = []
+    if chunk:
+        blocks.append(_typed_block(chunk, src))
+    if not blocks:
         raise ImportInputError(f"{src.path}: no data rows")
-    parsed = [
-        _parse_row(src, line, raw, src.aliases_of(pos), key)
-        for pos, (line, raw) in enumerate(src.records)
-    ]
-    _check_consistency(src, parsed)
+    rows = pd.concat(blocks, ignore_index=True) if len(blocks) > 1 else blocks[0]
+    del blocks, chunk
+    rows = _check_consistency(src, rows)
     notes = []
     if ignored:
         notes.append(
@@ -434,23 +536,28 @@ def import_table(
             f"(prefix a column with '{ATTRIBUTE_PREFIX}' to keep it as an item attribute, or "
             "--rename it)"
         )
-    if any(p.row["frames"] == 0 for p in parsed):
-        labels = sorted({p.row["config_label"] for p in parsed if p.row["frames"] == 0})
+    text_only = rows["frames"].to_numpy() == 0
+    if text_only.any():
+        labels = sorted(set(rows.loc[text_only, "config_label"]))
         notes.append(f"text-only baseline (frames 0): {', '.join(labels)}")
-    if opts.wide and opts.wide_values == "answer":
-        empty = sum(1 for _, raw in src.records if raw.get("answer") == NOANSWER)
-        if empty:
-            notes.append(
-                f"{src.path.name}: {empty} empty answer cell(s) read as NOANSWER (answered, "
-                "wrong); --empty missing treats them as not run"
-            )
+    if padded:
+        notes.append(
+            f"{src.path.name}: {padded} id or label value(s) had spaces around them, removed "
+            "(' q1' and 'q1' are one item)"
+        )
+    if empty and opts.wide_values == "answer":
+        notes.append(
+            f"{src.path.name}: {empty} empty answer cell(s) read as NOANSWER (answered, "
+            "wrong); --empty missing treats them as not run"
+        )
     if key is not None:
-        ids = {p.row["item_id"] for p in parsed}
+        ids = set(rows["item_id"])
         found = sum(1 for i in ids if key.get(i) is not None)
         notes.append(f"{key.path.name}: {found} of {len(ids)} items found")
-    if "video_id" not in cols and all(p.row["video_id"] == p.row["item_id"] for p in parsed):
+    if "video_id" not in cols and (rows["video_id"] == rows["item_id"]).all():
         notes.append(
             f"{src.path.name}: no video ids (each item is its own bootstrap cluster); give a "
             "'video_id' column, --answer-key or --benchmark"
         )
-    return rows_frame((p.row for p in parsed), where_=str(src.path)), notes
+    rows = rows.drop(columns=["_line", "_explicit"])
+    return rows_frame_from(rows, where_=str(src.path)), notes

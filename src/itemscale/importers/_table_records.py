@@ -1,8 +1,12 @@
-"""Reading a results table (CSV, TSV, JSONL, Parquet) into located records.
+"""Reading a results table (CSV, TSV, JSONL, Parquet) into located records, streamed.
 
 Every record keeps its 1-based line (the CSV header is line 1; Parquet rows count from 1) and,
 once renamed or widened (`_table_shape`), the column each value came from, so that an error about
 `answer` in a wide table names the column the user sees in the file (`32f_151k`).
+
+Records are streamed, never held all at once: a table of 10^6 rows is parsed in chunks into
+columns (`_table.import_table`), so memory follows the parsed table, not the Python objects of
+every raw line (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -10,12 +14,12 @@ from __future__ import annotations
 import csv
 import os
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ._common import ImportInputError, jsonl_values
+from ._common import ImportInputError, jsonl_values, not_utf8_message
 
 FORMATS: Final[dict[str, str]] = {
     ".csv": "csv",
@@ -26,22 +30,31 @@ FORMATS: Final[dict[str, str]] = {
     ".pq": "parquet",
 }
 
+#: One record: its line, its values by column, and where its columns came from in the file.
+Record = tuple[int, dict[str, Any], Mapping[str, str]]
+_NO_ALIASES: Final[Mapping[str, str]] = {}
+
 
 @dataclass(frozen=True)
 class TableRecords:
-    """A table's records. `aliases` maps a record's column names back to the file's: one
-    mapping for every record, or one per record (a wide table's cells)."""
+    """A table's columns and a way to stream its records (each iteration reads them again).
+
+    `aliases` maps the records' column names back to the file's for the whole table (after a
+    rename); a widened table's records carry their own (a cell's column)."""
 
     path: Path
     fmt: str
     columns: tuple[str, ...]
-    records: list[tuple[int, dict[str, Any]]]
-    aliases: tuple[Mapping[str, str], ...] = ()
+    stream: Callable[[], Iterator[Record]]
+    aliases: Mapping[str, str] = field(default_factory=dict)
 
-    def aliases_of(self, position: int) -> Mapping[str, str]:
-        if not self.aliases:
-            return {}
-        return self.aliases[position] if len(self.aliases) > 1 else self.aliases[0]
+    def __iter__(self) -> Iterator[Record]:
+        return self.stream()
+
+    @property
+    def records(self) -> list[tuple[int, dict[str, Any]]]:
+        """All (line, values) pairs at once; for small tables (answer keys, tests)."""
+        return [(line, values) for line, values, _ in self.stream()]
 
     def at(
         self, line: int, column: str | None = None, aliases: Mapping[str, str] | None = None
@@ -50,7 +63,7 @@ class TableRecords:
         text = f"{self.path}:{unit}{line}" if unit == "" else f"{self.path}: {unit}{line}"
         if column is None:
             return text
-        shown = (aliases or {}).get(column, column)
+        shown = (aliases or self.aliases).get(column, column)
         return text + f": column '{shown}'"
 
 
@@ -65,49 +78,92 @@ def table_format(path: Path) -> str:
 
 
 def read_table_records(path: str | os.PathLike[str]) -> TableRecords:
-    """Read a CSV/TSV, JSONL or Parquet file into (line number, raw values) records."""
+    """The columns of a CSV/TSV, JSONL or Parquet file and a stream of its records."""
     p = Path(path)
     if not p.is_file():
         raise ImportInputError(f"{p}: no such file")
     fmt = table_format(p)
-    records: list[tuple[int, dict[str, Any]]] = []
     if fmt in ("csv", "tsv"):
-        with p.open(encoding="utf-8-sig", newline="") as fh:
-            reader = csv.reader(fh, delimiter="\t" if fmt == "tsv" else ",")
-            try:
-                header = next(reader)
-            except StopIteration:
-                raise ImportInputError(f"{p}:1: empty file, expected a header line") from None
-            header = [h.strip() for h in header]
-            dup = [h for h, n in Counter(header).items() if n > 1]
-            if dup:
-                raise ImportInputError(f"{p}:1: column '{dup[0]}' appears twice in the header")
-            for values in reader:
-                line = reader.line_num
-                if not values or all(not v.strip() for v in values):
-                    continue
-                if len(values) != len(header):
-                    raise ImportInputError(
-                        f"{p}:{line}: {len(values)} fields, the header has {len(header)}"
-                    )
-                records.append((line, dict(zip(header, values, strict=True))))
-        columns = tuple(header)
-    elif fmt == "jsonl":
+        header = _csv_header(p, fmt)
+        return TableRecords(p, fmt, header, lambda: _csv_records(p, fmt, header))
+    if fmt == "jsonl":
         seen: dict[str, None] = {}
-        for line, obj in jsonl_values(p):
+        for line, obj in jsonl_values(p):  # a first pass for the columns (and bad lines)
             if not isinstance(obj, dict):
                 raise ImportInputError(f"{p}:{line}: expected a JSON object per line")
             seen.update(dict.fromkeys(obj))
-            records.append((line, obj))
-        columns = tuple(seen)
-    else:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        return TableRecords(p, fmt, tuple(seen), lambda: _jsonl_records(p))
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
-        try:
-            table = pq.read_table(p)
-        except (pa.ArrowInvalid, OSError) as exc:
-            raise ImportInputError(f"{p}: not a readable Parquet file ({exc})") from exc
-        columns = tuple(table.column_names)
-        records = [(i, row) for i, row in enumerate(table.to_pylist(), start=1)]
-    return TableRecords(path=p, fmt=fmt, columns=columns, records=records)
+    try:
+        parquet = pq.ParquetFile(p)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise ImportInputError(f"{p}: not a readable Parquet file ({exc})") from exc
+    columns = tuple(parquet.schema_arrow.names)
+    return TableRecords(p, fmt, columns, lambda: _parquet_records(p))
+
+
+def _decoded_lines(p: Path) -> Iterator[str]:
+    """The file's lines as text (a UTF-8 BOM dropped); bytes that are not UTF-8 name their
+    line."""
+    with p.open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            try:
+                yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise ImportInputError(f"{p}:{number}: {not_utf8_message(exc)}") from None
+
+
+def _csv_header(p: Path, fmt: str) -> tuple[str, ...]:
+    reader = csv.reader(_decoded_lines(p), delimiter="\t" if fmt == "tsv" else ",")
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise ImportInputError(f"{p}:1: empty file, expected a header line") from None
+    except csv.Error as exc:
+        raise ImportInputError(f"{p}:1: not a readable {fmt.upper()} header ({exc})") from None
+    header = [h.strip() for h in header]
+    dup = [h for h, n in Counter(header).items() if n > 1]
+    if dup:
+        raise ImportInputError(f"{p}:1: column '{dup[0]}' appears twice in the header")
+    return tuple(header)
+
+
+def _csv_records(p: Path, fmt: str, header: tuple[str, ...]) -> Iterator[Record]:
+    """CSV/TSV records; undecodable bytes and unreadable lines name their line."""
+    reader = csv.reader(_decoded_lines(p), delimiter="\t" if fmt == "tsv" else ",")
+    try:
+        next(reader, None)
+        for values in reader:
+            line = reader.line_num
+            if not values or all(not v.strip() for v in values):
+                continue
+            if len(values) != len(header):
+                raise ImportInputError(
+                    f"{p}:{line}: {len(values)} fields, the header has {len(header)}"
+                )
+            yield line, dict(zip(header, values, strict=True)), _NO_ALIASES
+    except csv.Error as exc:
+        raise ImportInputError(
+            f"{p}:{reader.line_num}: not a readable {fmt.upper()} line ({exc})"
+        ) from None
+
+
+def _jsonl_records(p: Path) -> Iterator[Record]:
+    for line, obj in jsonl_values(p):
+        yield line, obj, _NO_ALIASES
+
+
+def _parquet_records(p: Path) -> Iterator[Record]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    row = 0
+    try:
+        for batch in pq.ParquetFile(p).iter_batches(batch_size=65536):
+            for values in batch.to_pylist():
+                row += 1
+                yield row, values, _NO_ALIASES
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise ImportInputError(f"{p}: row {row + 1}: not a readable Parquet file ({exc})") from exc

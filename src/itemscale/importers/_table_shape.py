@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
 from ..responses import NOANSWER
 from ._common import ImportInputError
-from ._table_records import TableRecords, read_table_records
+from ._table_records import Record, TableRecords, read_table_records
 
 WideValues = Literal["answer", "correct", "score"]
 EmptyCells = Literal["noanswer", "missing"]
@@ -120,11 +120,13 @@ def renamed(src: TableRecords, rename: Mapping[str, str]) -> TableRecords:
             f"{src.path}:1: after --rename, column {clash[0]!r} appears twice "
             f"(from {', '.join(repr(c) for c in src.columns if rename.get(c, c) == clash[0])})"
         )
-    records = [(line, {rename.get(k, k): v for k, v in raw.items()}) for line, raw in src.records]
+
+    def stream() -> Iterator[Record]:
+        for line, raw, aliases in src:
+            yield line, {rename.get(k, k): v for k, v in raw.items()}, aliases
+
     aliases = {dst: s for s, dst in rename.items()}
-    return TableRecords(
-        path=src.path, fmt=src.fmt, columns=columns, records=records, aliases=(aliases,)
-    )
+    return TableRecords(src.path, src.fmt, columns, stream, aliases)
 
 
 def _is_empty(value: Any) -> bool:
@@ -158,51 +160,51 @@ def widened(src: TableRecords, options: TableOptions) -> TableRecords:
             f"(it has {', '.join(config_cols)})"
         )
     frames = {c: label_frames(c, options, f"{src.path}:1: column '{c}'") for c in config_cols}
-    records: list[tuple[int, dict[str, Any]]] = []
-    aliases: list[dict[str, str]] = []
-    base_alias = dict(src.aliases[0]) if src.aliases else {}
+    pixels = {c: pixels_from_label(c) for c in config_cols}
     value_col = options.wide_values
-    for line, raw in src.records:
-        item = {c: raw.get(c) for c in item_cols}
-        item["item_id"] = item.pop(id_column) if id_column != "item_id" else item["item_id"]
-        if not has_model:
-            item["model"] = options.model
-        for col in config_cols:
-            value = raw.get(col)
-            if _is_empty(value):
-                if options.empty == "missing" or value_col != "answer":
-                    continue
-                value = NOANSWER
-            row = {**item, "config": col, "frames": frames[col], value_col: value}
-            pixels = pixels_from_label(col)
-            if pixels is not None:
-                row["pixels"] = pixels
-            records.append((line, row))
-            aliases.append(
-                {
-                    **base_alias,
-                    "item_id": base_alias.get(id_column, id_column),
-                    value_col: col,
-                    "config": col,
-                    "frames": col,
-                }
-            )
-    return TableRecords(
-        path=src.path,
-        fmt=src.fmt,
-        columns=(*dict.fromkeys([*item, "config", "frames", value_col, "pixels"]),),
-        records=records,
-        aliases=tuple(aliases),
-    )
+    base_alias = dict(src.aliases)
+    cell_aliases = {
+        col: {
+            **base_alias,
+            "item_id": base_alias.get(id_column, id_column),
+            value_col: col,
+            "config": col,
+            "frames": col,
+        }
+        for col in config_cols
+    }
+
+    def stream() -> Iterator[Record]:
+        for line, raw, _ in src:
+            item = {c: raw.get(c) for c in item_cols}
+            if id_column != "item_id":
+                item["item_id"] = item.pop(id_column)
+            if not has_model:
+                item["model"] = options.model
+            for col in config_cols:
+                value = raw.get(col)
+                if _is_empty(value):
+                    if options.empty == "missing" or value_col != "answer":
+                        continue
+                    value = NOANSWER
+                row = {**item, "config": col, "frames": frames[col], value_col: value}
+                if pixels[col] is not None:
+                    row["pixels"] = pixels[col]
+                yield line, row, cell_aliases[col]
+
+    item_names = ["item_id" if c == id_column else c for c in item_cols]
+    if not has_model:
+        item_names.append("model")
+    columns = (*dict.fromkeys([*item_names, "config", "frames", value_col, "pixels"]),)
+    return TableRecords(src.path, src.fmt, columns, stream, base_alias)
 
 
 def long_defaults(src: TableRecords, options: TableOptions) -> TableRecords:
     """A long table with `--model`, `--id-column` and label-derived frames filled in."""
     columns = list(src.columns)
-    records = src.records
-    aliases = list(src.aliases)
-    id_column = options.id_column
-    if id_column and id_column != "item_id":
+    aliases = dict(src.aliases)
+    id_column = options.id_column if options.id_column not in (None, "item_id") else None
+    if id_column is not None:
         if id_column not in columns:
             raise ImportInputError(
                 f"{src.path}:1: no id column {id_column!r} (the header has {', '.join(columns)})"
@@ -212,32 +214,38 @@ def long_defaults(src: TableRecords, options: TableOptions) -> TableRecords:
                 f"{src.path}:1: --id-column {id_column}: the table also has an 'item_id' column"
             )
         columns = ["item_id" if c == id_column else c for c in columns]
-        records = [
-            (line, {("item_id" if k == id_column else k): v for k, v in raw.items()})
-            for line, raw in records
-        ]
-        alias = dict(aliases[0]) if aliases else {}
-        alias["item_id"] = alias.get(id_column, id_column)
-        aliases = [alias]
+        aliases["item_id"] = aliases.get(id_column, id_column)
     if options.model:
         if "model" in columns:
             raise ImportInputError(
                 f"{src.path}:1: the table has a 'model' column; --model is for tables without one"
             )
         columns.append("model")
-        records = [(line, {**raw, "model": options.model}) for line, raw in records]
-    if "frames" not in columns and "config" in columns:
+    fill_frames = "frames" not in columns and "config" in columns
+    if fill_frames:
         columns.append("frames")
-        filled = []
-        for line, raw in records:
-            label = "" if _is_empty(raw.get("config")) else str(raw["config"]).strip()
-            loc = f"{src.path}:{line}: column '{(aliases[0] if aliases else {}).get('config', 'config')}'"
-            frames = label_frames(label, options, loc) if label else None
-            filled.append((line, {**raw, "frames": frames}))
-        records = filled
-    return TableRecords(
-        path=src.path, fmt=src.fmt, columns=tuple(columns), records=records, aliases=tuple(aliases)
-    )
+    if id_column is None and not options.model and not fill_frames:
+        return TableRecords(src.path, src.fmt, tuple(columns), src.stream, aliases)
+    config_col = aliases.get("config", "config")
+    known_frames: dict[str, int] = {}
+
+    def stream() -> Iterator[Record]:
+        for line, raw, record_aliases in src:
+            row = raw
+            if id_column is not None:
+                row = {("item_id" if k == id_column else k): v for k, v in row.items()}
+            if options.model:
+                row = {**row, "model": options.model}
+            if fill_frames:
+                label = "" if _is_empty(row.get("config")) else str(row["config"]).strip()
+                if label and label not in known_frames:
+                    known_frames[label] = label_frames(
+                        label, options, f"{src.path}:{line}: column '{config_col}'"
+                    )
+                row = {**row, "frames": known_frames.get(label) if label else None}
+            yield line, row, record_aliases
+
+    return TableRecords(src.path, src.fmt, tuple(columns), stream, aliases)
 
 
 def shaped_records(path: str | os.PathLike[str], options: TableOptions) -> TableRecords:
@@ -281,7 +289,7 @@ def load_answer_key(path: str | os.PathLike[str]) -> AnswerKey:
             )
     entries: dict[str, KeyEntry] = {}
     lines: dict[str, int] = {}
-    for line, raw in src.records:
+    for line, raw, _ in src:
         if _is_empty(raw.get("item_id")):
             raise ImportInputError(f"{src.at(line, 'item_id')}: empty value")
         item_id = str(raw["item_id"]).strip()

@@ -4,7 +4,7 @@
 Heavy dependencies (torch, transformers, httpx) are imported only when a backend is loaded.
 """
 
-from ._load import ModelEntryLike, builtin_model_dir, load_backend
+from ._load import ModelEntryLike, builtin_model_dir, check_backend_options, load_backend
 from ._prompts import PROMPT_TEMPLATE_VERSION, build_messages
 from ._types import (
     SCORE_ONLY_MAX_NEW_TOKENS,
@@ -34,5 +34,6 @@ __all__ = [
     "VideoResponse",
     "build_messages",
     "builtin_model_dir",
+    "check_backend_options",
     "load_backend",
 ]

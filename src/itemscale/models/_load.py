@@ -62,6 +62,23 @@ def builtin_backend_options(folder: Path) -> dict[str, Any]:
     return dict(options)
 
 
+def check_backend_options(entry: ModelEntryLike) -> None:
+    """Validate a model entry's options against its backend's typed options, without loading
+    anything: a sweep (and its `--dry-run`) refuses a bad option before it creates a store."""
+    options = dict(entry.options or {})
+    if entry.backend in ("hf", "builtin"):
+        from ._hf import parse_options as parse_hf
+
+        if entry.backend == "builtin":
+            folder = builtin_model_dir()
+            options = {**builtin_backend_options(folder), **options}
+        parse_hf(options, entry.name)
+    elif entry.backend == "openai":
+        from ._openai import parse_options as parse_openai
+
+        parse_openai(options, entry.name)
+
+
 def load_backend(
     entry: ModelEntryLike,
     *,

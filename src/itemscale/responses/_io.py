@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 import numpy as np
 import pandas as pd
@@ -61,7 +61,62 @@ def empty_responses() -> pd.DataFrame:
     return frame
 
 
-def normalise_responses(df: pd.DataFrame, *, where: str = "table") -> pd.DataFrame:
+def duplicated_keys(
+    df: pd.DataFrame, columns: list[str], *, keep: Literal["first", False] = "first"
+) -> pd.Series:
+    """`df.duplicated(columns, keep=keep)`, found through one 64-bit hash per row: on a
+    10^6-row table that is 8 MB instead of a tuple per row; rows whose hash repeats are then
+    compared exactly."""
+    if df.empty:
+        return pd.Series(np.zeros(0, dtype=bool), index=df.index)
+    hashed = pd.util.hash_pandas_object(df[columns], index=False)
+    candidates = hashed.duplicated(keep=False).to_numpy()
+    out = np.zeros(len(df), dtype=bool)
+    if candidates.any():
+        sub = df.loc[candidates, columns]
+        out[np.flatnonzero(candidates)] = sub.duplicated(keep=keep).to_numpy()
+    return pd.Series(out, index=df.index)
+
+
+def _in_schema_types(df: pd.DataFrame) -> bool:
+    """The frame has exactly the schema's columns, in order, each in the dtype Arrow's
+    conversion gives it (strings as pandas strings, integers as int64, or float64 with nulls)."""
+    if list(df.columns) != list(COLUMNS) or not isinstance(df.index, pd.RangeIndex):
+        return False
+    for field in RESPONSE_SCHEMA:
+        dtype = df[field.name].dtype
+        if pa.types.is_string(field.type):
+            ok = pd.api.types.is_string_dtype(dtype) and dtype != np.dtype(object)
+        elif pa.types.is_integer(field.type):
+            ok = dtype in (np.dtype("int64"), np.dtype("float64"))
+        elif pa.types.is_floating(field.type):
+            ok = dtype == np.dtype("float64")
+        else:  # a list column: None or a numpy array per cell, as Arrow gives them
+            column = df[field.name]
+            ok = dtype == np.dtype(object) and all(
+                isinstance(v, np.ndarray) for v in column[column.notna()]
+            )
+        if not ok:
+            return False
+    return True
+
+
+def _to_schema_types(df: pd.DataFrame, where: str) -> pd.DataFrame:
+    columns: dict[str, Any] = {}
+    n = len(df)
+    for field in RESPONSE_SCHEMA:
+        source = df[field.name] if field.name in df.columns else pd.Series([None] * n, dtype=object)
+        try:
+            array = pa.array(source, type=field.type, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
+            raise SchemaError(f"{where}: column '{field.name}': {exc}") from exc
+        columns[field.name] = array.to_pandas()
+    return pd.DataFrame(columns)
+
+
+def normalise_responses(
+    df: pd.DataFrame, *, where: str = "table", check_keys: bool = True
+) -> pd.DataFrame:
     """Return `df` with every schema column present, in order, with the schema's types.
 
     Missing nullable columns are filled with nulls; a missing required column, an unknown
@@ -70,30 +125,27 @@ def normalise_responses(df: pd.DataFrame, *, where: str = "table") -> pd.DataFra
     missing = sorted(REQUIRED_COLUMNS - set(df.columns))
     if missing:
         raise SchemaError(f"{where}: missing required column(s) {', '.join(missing)}")
-    out = df.copy()
-    for name in COLUMNS:
-        if name not in out.columns:
-            out[name] = None
-    extra = [c for c in out.columns if c not in COLUMNS]
-    out = out[list(COLUMNS)]
+    extra = [c for c in df.columns if c not in COLUMNS]
     if extra:
         raise SchemaError(f"{where}: unknown column(s) {', '.join(sorted(extra))}")
-    bad_status = set(out["status"].dropna().unique()) - {s.value for s in Status}
+    bad_status = set(df["status"].dropna().unique()) - {s.value for s in Status}
     if bad_status:
         raise SchemaError(
             f"{where}: column 'status' has unknown value(s) {sorted(bad_status)}; "
             f"allowed: {[s.value for s in Status]}"
         )
     for name in REQUIRED_COLUMNS:
-        if out[name].isna().any():
-            row = int(np.flatnonzero(out[name].isna().to_numpy())[0])
+        if df[name].isna().any():
+            row = int(np.flatnonzero(df[name].isna().to_numpy())[0])
             raise SchemaError(f"{where}: column '{name}' is empty in row {row}")
-    try:
-        table = pa.Table.from_pandas(out, schema=RESPONSE_SCHEMA, preserve_index=False)
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        raise SchemaError(f"{where}: {exc}") from exc
-    result: pd.DataFrame = table.to_pandas()
-    dup = result.duplicated(list(ROW_KEY), keep=False)
+    # Already in the schema's types (the usual case between stages): no copy. Otherwise one
+    # column at a time through Arrow, so a 10^6-row table is never held three times over.
+    result = df.copy(deep=False) if _in_schema_types(df) else _to_schema_types(df, where)
+    dup = (
+        duplicated_keys(result, list(ROW_KEY), keep=False)
+        if check_keys
+        else pd.Series(False, index=result.index)
+    )
     if dup.any():
         first = result.loc[dup, list(ROW_KEY)].iloc[0].to_dict()
         raise SchemaError(f"{where}: duplicate row key {first} ({int(dup.sum())} rows)")
@@ -231,8 +283,21 @@ def read_run(run_dir: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, A
     provenance: dict[str, Any] = {}
     run_file = run_dir / RUN_FILE
     if run_file.exists():
-        provenance = json.loads(run_file.read_text(encoding="utf-8"))
-        version = int(provenance.get("schema_version", RUN_SCHEMA_VERSION))
+        try:
+            provenance = json.loads(run_file.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise SchemaError(
+                f"{run_file}: not valid JSON ({exc}); the run's provenance is damaged "
+                "(responses.parquet is intact: restore run.json from a copy or an artifact)"
+            ) from exc
+        if not isinstance(provenance, dict):
+            raise SchemaError(
+                f"{run_file}: expected a JSON object, got {type(provenance).__name__}"
+            )
+        try:
+            version = int(provenance.get("schema_version", RUN_SCHEMA_VERSION))
+        except (TypeError, ValueError):
+            raise SchemaError(f"{run_file}: key 'schema_version' is not a number") from None
         if version > RUN_SCHEMA_VERSION:
             raise SchemaError(
                 f"{run_file}: run.json schema version {version} is newer than this itemscale "

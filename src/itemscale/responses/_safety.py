@@ -57,13 +57,23 @@ def _ensure_dir(path: Path) -> None:
         raise OutputFolderError(f"{path}: exists and is not a folder")
 
 
+def _default_wait() -> float:
+    try:
+        return float(os.environ.get("ITEMSCALE_LOCK_WAIT_S", DEFAULT_WAIT_S))
+    except ValueError:
+        return DEFAULT_WAIT_S
+
+
 @contextmanager
 def run_lock(
-    run_dir: str | os.PathLike[str], *, wait_s: float = DEFAULT_WAIT_S, what: str = "write"
+    run_dir: str | os.PathLike[str], *, wait_s: float | None = None, what: str = "write"
 ) -> Iterator[None]:
     """Hold `RUN_DIR/run.lock` (an advisory `flock`, dropped by the kernel if the process dies,
-    so a killed command never leaves a stale lock). Waits up to `wait_s` seconds, then raises
-    `RunLockedError` naming the holder. Creates the run folder if needed."""
+    so a killed command never leaves a stale lock). Waits up to `wait_s` seconds (default
+    `$ITEMSCALE_LOCK_WAIT_S`, else 120), then raises `RunLockedError` naming the holder.
+    Creates the run folder if needed."""
+    if wait_s is None:
+        wait_s = _default_wait()
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX: no lock (documented)
@@ -154,7 +164,9 @@ _SECRET_ENV: Final[tuple[str, ...]] = (
     "ANTHROPIC_API_KEY",
 )
 _registered: set[str] = set()
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<cred>[^/@\s:]+(?::[^/@\s]*)?)@", re.I)
+_URL_CREDENTIALS = re.compile(
+    r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<cred>[^/@\s:]+(?::[^/@\s]*)?)@", re.I
+)
 _BEARER = re.compile(r"(?P<head>\bBearer\s+)(?P<token>[A-Za-z0-9._~+/=-]{8,})", re.I)
 _KEY_PARAM = re.compile(
     r"(?P<head>[?&](?:api[_-]?key|key|token|access_token)=)(?P<token>[^&\s\"']+)", re.I

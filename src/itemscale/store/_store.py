@@ -124,7 +124,16 @@ class RunStore:
             raise StoreError(f"{self.path}: not a readable run store ({exc})") from exc
         if str(mode).lower() != "wal":
             raise StoreError(f"{self.path}: the file system refused WAL mode (got {mode!r})")
-        self._migrate()
+        try:
+            self._migrate()
+            self._db.execute("SELECT count(*) FROM cells").fetchone()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise StoreError(
+                f"{self.path}: the run store is damaged ({exc}); nothing was changed. "
+                "Keep a copy, then try `sqlite3 store.sqlite .recover` or sweep into a new "
+                "run folder"
+            ) from exc
 
     # -- lifecycle -------------------------------------------------------------------------
     def close(self) -> None:
@@ -174,9 +183,7 @@ class RunStore:
         A cell already stored is overwritten (a retried error) and its attempt count grows.
         """
         now = utc_now()
-        batch = [
-            (*(_to_sql(n, _clean(n, getattr(r, n))) for n in _ROW_FIELDS), now) for r in rows
-        ]
+        batch = [(*(_to_sql(n, _clean(n, getattr(r, n))) for n in _ROW_FIELDS), now) for r in rows]
         if not batch:
             return 0
         columns = ", ".join((*_ROW_FIELDS, "finished_at"))

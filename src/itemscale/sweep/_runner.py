@@ -57,6 +57,28 @@ Executor = Literal["local", "ray"]
 INTERRUPTED_EXIT = 130
 
 
+@contextmanager
+def _damage_is_typed(run_dir: Path) -> Iterator[None]:
+    """A store page that turns out damaged mid-sweep is a `StoreError`, not a traceback."""
+    import sqlite3
+
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(
+            f"{run_dir / 'store.sqlite'}: the run store is damaged ({exc}); the cells committed "
+            "before the damage are kept"
+        ) from exc
+
+
+def check_models(protocol: Protocol) -> None:
+    """Every model entry's backend options, validated without loading a model."""
+    from ..models import check_backend_options
+
+    for entry in protocol.models:
+        check_backend_options(entry)
+
+
 def default_backend_factory(entry: ModelEntry, device: str, batch_size: int) -> VideoLM:
     from ..models import load_backend
 
@@ -297,11 +319,18 @@ def run_sweep(
     t0 = time.perf_counter()
     started = utc_now()
     out_dir = Path(run_dir if run_dir is not None else protocol.output)
+    if backend_factory is None or isinstance(backend_factory, RuntimeBackendFactory):
+        check_models(protocol)  # a bad option stops here, before a store or session exists
     chosen = load_sweep_items(protocol, items=items, item_filter=item_filter, limit=limit)
     configs = planned_configs(protocol.configurations(), list(extra_configs or ()))
     stop = stop if stop is not None else SweepStop()
     result = SweepResult(run_dir=out_dir)
-    with run_dir_lock(out_dir), open_store(out_dir) as store, stop_on_sigint(stop):
+    with (
+        run_dir_lock(out_dir),
+        _damage_is_typed(out_dir),
+        open_store(out_dir) as store,
+        stop_on_sigint(stop),
+    ):
         session_id = store.start_session(
             {
                 "executor": executor,
@@ -439,6 +468,7 @@ def plan_sweep(
     store holds a result for its row (model, item, configuration, repeat); the real run decides
     by full cell identity. Visual tokens are estimated from each video's probed size.
     """
+    check_models(protocol)
     chosen = load_sweep_items(protocol, items=items, item_filter=item_filter, limit=limit)
     configs = planned_configs(protocol.configurations(), list(extra_configs or ()))
     out_dir = Path(run_dir if run_dir is not None else protocol.output)
