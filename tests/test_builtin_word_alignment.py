@@ -2,7 +2,7 @@
 visual token, the alignment loss, teacher tokens and their schedule, option-text targets, and
 the `backend_options` a model trained for option-likelihood scoring asks the loader for.
 
-Why the recipe exists is in docs/builtin-model.md ("Third attempt").
+Why the recipe exists is in docs/research/builtin-model-notebook.md ("Third attempt").
 """
 
 from __future__ import annotations

@@ -30,7 +30,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "cascade, audit the harmful transitions and write the report.",
     )
     p.add_argument("--out", type=Path, default=Path("runs/demo"), help="run directory")
-    p.add_argument("--videos", type=int, default=12, help="synthetic test videos")
+    p.add_argument(
+        "--videos", type=int, default=80, help="synthetic test videos (focus layout; default 80)"
+    )
     p.add_argument(
         "--seed",
         type=int,
@@ -150,7 +152,9 @@ def run(args: argparse.Namespace) -> int:
     t = _step(f"synthetic suite: {args.videos} videos, seed {args.seed} -> {suite}")
     # Every video of this suite is a test video (test_fraction=1); an intact suite made from the
     # same arguments is reused after a hash check.
-    manifest = ensure_suite(suite, n_videos=args.videos, seed=args.seed, test_fraction=1.0)
+    manifest = ensure_suite(
+        suite, n_videos=args.videos, seed=args.seed, test_fraction=1.0, layout="focus"
+    )
     print(f"{manifest.n_videos} videos, {manifest.n_items} items")
     print(f"({time.perf_counter() - t:.1f} s)")
 

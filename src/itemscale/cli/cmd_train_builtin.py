@@ -38,14 +38,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--minutes",
         type=float,
-        default=30.0,
-        help="stop (and save) after this many minutes even if steps remain (default 30)",
+        default=None,
+        help="stop (with a checkpoint) after this many minutes even if steps remain (default: "
+        "the recipe's, else 30)",
     )
     parser.add_argument(
         "--threads",
         type=int,
-        default=2,
-        help="torch threads for training (default 2; use 1 on a busy shared machine)",
+        default=None,
+        help="torch threads for training (default: the recipe's, else 2; use 1 on a busy "
+        "shared machine; the same recipe on another thread count gives other weights)",
     )
     parser.add_argument(
         "--recipe",
@@ -56,6 +58,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "BuiltinArchitecture fields that differ from the shipped recipe (the flags above "
             "still apply on top)"
         ),
+    )
+    parser.add_argument(
+        "--resume",
+        type=Path,
+        default=None,
+        metavar="CHECKPOINT",
+        help="continue a run from its checkpoint folder (OUT/checkpoint), bit for bit, with the "
+        "same recipe and thread count",
+    )
+    parser.add_argument(
+        "--stop-at",
+        type=int,
+        default=None,
+        metavar="STEP",
+        help="stop after this step with a checkpoint (split a long recipe into sessions)",
     )
     parser.set_defaults(func=run)
 
@@ -91,12 +108,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.suite.is_dir():
         raise CommandError(f"--suite {args.suite}: not a folder")
     recipe, architecture = read_recipe(args.recipe) if args.recipe else ({}, {})
-    overrides: dict[str, object] = {
-        **recipe,
-        "seed": args.seed,
-        "minutes": args.minutes,
-        "threads": args.threads,
-    }
+    overrides: dict[str, object] = {**recipe, "seed": args.seed}
+    if args.minutes is not None:
+        overrides["minutes"] = args.minutes
+    if args.threads is not None:
+        overrides["threads"] = args.threads
     if args.steps is not None:
         overrides["steps"] = args.steps
     try:
@@ -121,6 +137,8 @@ def run(args: argparse.Namespace) -> int:
             settings,
             arch,
             progress=lambda msg: print(msg, file=sys.stderr, flush=True),
+            resume=args.resume,
+            stop_at=args.stop_at,
         )
     except (SuiteError, ItemFileError, VideoDecodeError) as exc:
         raise CommandError(str(exc)) from exc

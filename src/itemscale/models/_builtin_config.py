@@ -76,7 +76,7 @@ class BuiltinArchitecture(BaseModel):
     #: Rotary base of the language model. With 32-dimensional heads the 3D sections give the
     #: frame's width only the slowest frequencies (at 10,000: 0.003 to 0.0002 rad per token
     #: step), so the model cannot tell columns apart by position; a small base (e.g. 4) spreads
-    #: every section over 1 to 0.27 rad per step (docs/builtin-model.md).
+    #: every section over 1 to 0.27 rad per step (docs/research/builtin-model-notebook.md).
     rope_theta: float = Field(default=10000.0, gt=1.0)
 
     @model_validator(mode="after")

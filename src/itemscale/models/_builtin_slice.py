@@ -17,12 +17,15 @@ from typing import Any
 import numpy as np
 
 SLICE_FILE = "reference_slice.json"
-SLICE_VERSION = 1
+SLICE_VERSION = 2
 #: A seed the shipped model was not trained on (it trained on the seed-0 suite).
 SLICE_SEED = 7
-SLICE_SUITE_VIDEOS = 20
+#: The suite layout the shipped model was trained on (docs/synthetic-suite.md).
+SLICE_LAYOUT = "focus"
+#: 40 videos give 8 test videos (16 items: 8 multiple choice, 8 open).
+SLICE_SUITE_VIDEOS = 40
 #: (frames, short side) budgets of the slice; 0 frames is the text-only baseline.
-SLICE_BUDGETS: tuple[tuple[int, int], ...] = ((16, 112), (0, 0))
+SLICE_BUDGETS: tuple[tuple[int, int], ...] = ((32, 112), (8, 56), (0, 0))
 SLICE_MAX_NEW_TOKENS = 24
 
 
@@ -42,7 +45,13 @@ def slice_suite(work_dir: Path) -> Path:
     """Generate the slice's videos and items (test split only) into `work_dir`."""
     from ..synth import generate_suite
 
-    generate_suite(work_dir, n_videos=SLICE_SUITE_VIDEOS, seed=SLICE_SEED, only_split="test")
+    generate_suite(
+        work_dir,
+        n_videos=SLICE_SUITE_VIDEOS,
+        seed=SLICE_SEED,
+        only_split="test",
+        layout=SLICE_LAYOUT,
+    )
     return work_dir
 
 
@@ -111,6 +120,7 @@ def write_slice(path: Path, answers: list[SliceAnswer]) -> None:
     payload = {
         "reference_slice_version": SLICE_VERSION,
         "seed": SLICE_SEED,
+        "layout": SLICE_LAYOUT,
         "suite_videos": SLICE_SUITE_VIDEOS,
         "budgets": [list(b) for b in SLICE_BUDGETS],
         "max_new_tokens": SLICE_MAX_NEW_TOKENS,
@@ -131,3 +141,37 @@ def read_slice(path: Path) -> dict[str, Any]:
     if version != SLICE_VERSION:
         raise ValueError(f"{path}: reference slice version {version!r}, expected {SLICE_VERSION}")
     return payload
+
+
+def _main() -> None:
+    """`python -m itemscale.models._builtin_slice --model DIR`: record the slice of the model
+    in DIR into DIR/reference_slice.json (after training, before shipping)."""
+    import argparse
+    import tempfile
+
+    import torch
+
+    from ..protocol import ModelEntry
+    from ._load import builtin_backend_options, load_backend
+
+    parser = argparse.ArgumentParser(description=_main.__doc__)
+    parser.add_argument("--model", type=Path, required=True)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    entry = ModelEntry(
+        name="builtin",
+        backend="hf",
+        model=str(args.model),
+        dtype="float32",
+        options=builtin_backend_options(args.model),
+    )
+    backend = load_backend(entry, batch_size=12)
+    with tempfile.TemporaryDirectory() as tmp:
+        answers = run_slice(backend, slice_suite(Path(tmp) / "slice"))
+    write_slice(args.model / SLICE_FILE, answers)
+    for label in dict.fromkeys(a.budget for a in answers):
+        print(f"{label}: mcqa {slice_accuracy(answers, label):.3f}")
+
+
+if __name__ == "__main__":
+    _main()

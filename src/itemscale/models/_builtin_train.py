@@ -358,8 +358,12 @@ def save_folder(out_dir: Path, model: Any, processor: Any, meta: dict[str, Any])
     keep = [p for p in out_dir.iterdir() if p.name not in _MODEL_FILES] if out_dir.is_dir() else []
     for extra in keep:  # files beside the model (e.g. the reference slice) survive a re-save
         target = tmp / extra.name
-        if not target.exists() and extra.is_file():
+        if target.exists() or extra.name.endswith((".tmp-save", ".old-save")):
+            continue
+        if extra.is_file():
             shutil.copy2(extra, target)
+        elif extra.is_dir():
+            shutil.copytree(extra, target)
     old = out_dir.with_name(out_dir.name + ".old-save")
     if out_dir.exists():
         if old.exists():
@@ -387,6 +391,72 @@ _MODEL_FILES = frozenset(
 )
 
 
+CHECKPOINT_DIR = "checkpoint"
+TRAINER_STATE = "trainer_state.pt"
+TRAINER_STATE_VERSION = 1
+
+
+def _save_checkpoint(
+    out_dir: Path,
+    *,
+    step: int,
+    model: Any,
+    processor: Any,
+    optimizer: Any,
+    aux_head: Any | None,
+    stage1_rng: np.random.Generator,
+    result: TrainResult,
+    meta: dict[str, Any],
+) -> None:
+    """OUT/checkpoint: the model folder plus everything the loop needs to continue bit for bit
+    (weights, optimiser moments, RNG states, the step and the log so far)."""
+    import torch
+
+    folder = out_dir / CHECKPOINT_DIR
+    save_folder(folder, model, processor, meta)
+    state = {
+        "trainer_state_version": TRAINER_STATE_VERSION,
+        "step": step,
+        "train_settings": meta["train_settings"],
+        "architecture": meta["architecture"],
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "aux_head": aux_head.state_dict() if aux_head is not None else None,
+        "torch_rng": torch.get_rng_state(),
+        "stage1_rng": stage1_rng.bit_generator.state,
+        "log": [asdict(r) for r in result.log],
+    }
+    tmp = folder / (TRAINER_STATE + ".tmp")
+    torch.save(state, tmp)
+    os.replace(tmp, folder / TRAINER_STATE)
+
+
+def _load_checkpoint(
+    folder: Path, settings: TrainSettings, arch: BuiltinArchitecture
+) -> dict[str, Any]:
+    import torch
+
+    path = folder / TRAINER_STATE
+    if not path.is_file():
+        raise SuiteError(f"--resume {folder}: no {TRAINER_STATE} (not a training checkpoint)")
+    state: dict[str, Any] = torch.load(path, weights_only=False)
+    if state.get("trainer_state_version") != TRAINER_STATE_VERSION:
+        raise SuiteError(f"{path}: trainer state version {state.get('trainer_state_version')!r}")
+    ours = settings.model_dump(mode="json")
+    theirs = dict(state["train_settings"])
+    # runtime-only settings may differ between the sessions of one run
+    for key in ("minutes", "threads", "log_every", "checkpoint_every"):
+        ours.pop(key, None)
+        theirs.pop(key, None)
+    if ours != theirs or arch.model_dump(mode="json") != state["architecture"]:
+        changed = sorted(k for k in set(ours) | set(theirs) if ours.get(k) != theirs.get(k))
+        raise SuiteError(
+            f"--resume {folder}: the checkpoint was made with another recipe "
+            f"(differs in {', '.join(changed) or 'architecture'}); resume with the same one"
+        )
+    return state
+
+
 def train_builtin(
     suite_dir: str | Path,
     out_dir: str | Path,
@@ -394,12 +464,22 @@ def train_builtin(
     arch: BuiltinArchitecture | None = None,
     *,
     progress: Callable[[str], None] | None = None,
+    resume: str | Path | None = None,
+    stop_at: int | None = None,
 ) -> TrainResult:
-    """Train the tiny model on `suite_dir`'s training split and save it to `out_dir`."""
+    """Train the tiny model on `suite_dir`'s training split and save it to `out_dir`.
+
+    `resume`: a checkpoint folder (`OUT/checkpoint`, written every `checkpoint_every` steps
+    and when `stop_at` is reached) to continue from; the run continues bit for bit as if it had
+    never stopped (same recipe, same thread count). `stop_at`: stop after this global step
+    with a checkpoint, so a long recipe can run as several sessions.
+    """
     import torch
 
     settings = settings or TrainSettings()
     arch = arch or BuiltinArchitecture()
+    if stop_at is not None and stop_at <= settings.stage1_steps:
+        raise SuiteError(f"stop_at {stop_at}: a run can stop only after its alignment stage")
     suite_dir = Path(suite_dir)
     out_dir = Path(out_dir)
     say = progress or (lambda _msg: None)
@@ -429,6 +509,11 @@ def train_builtin(
         aux_head = (
             make_aux_head(arch.text_hidden, settings.seed + 1) if settings.aux_weight else None
         )
+        state = _load_checkpoint(Path(resume), settings, arch) if resume is not None else None
+        if state is not None:
+            model.load_state_dict(state["model"])
+            if aux_head is not None and state["aux_head"] is not None:
+                aux_head.load_state_dict(state["aux_head"])
         vision = [p for n, p in model.named_parameters() if n.startswith("model.visual.")]
         if aux_head is not None:
             vision += list(aux_head.parameters())
@@ -465,7 +550,30 @@ def train_builtin(
         result = TrainResult(out_dir=out_dir, steps_done=0, stopped_by_time=False, seconds=0.0)
         window: list[float] = []
         stage1_rng = np.random.default_rng([settings.seed, 1])
-        for step in range(settings.stage1_steps):
+        first_step = 0
+        if state is not None:
+            optimizer.load_state_dict(state["optimizer"])
+            torch.set_rng_state(state["torch_rng"])
+            stage1_rng.bit_generator.state = state["stage1_rng"]
+            result.log = [StepRecord(**r) for r in state["log"]]
+            first_step = result.steps_done = int(state["step"])
+            start -= result.log[-1].seconds if result.log else 0.0
+            say(f"resumed from {resume} at step {first_step}")
+
+        def checkpoint(step: int) -> None:
+            _save_checkpoint(
+                out_dir,
+                step=step,
+                model=model,
+                processor=processor,
+                optimizer=optimizer,
+                aux_head=aux_head,
+                stage1_rng=stage1_rng,
+                result=result,
+                meta=_meta(settings, arch, result, groups, model),
+            )
+
+        for step in range(first_step, settings.stage1_steps):
             loss, height, width = stage1_loss(model, processor, settings, step, stage1_rng)
             value = optimise(step, loss)
             result.log.append(
@@ -491,9 +599,19 @@ def train_builtin(
         offset = settings.stage1_steps
         for suite_step, planned in enumerate(plan):
             step = suite_step + offset
+            if step < first_step:
+                continue
+            if stop_at is not None and step >= stop_at:
+                checkpoint(step)
+                say(f"stopped at step {step}; resume with --resume {out_dir / CHECKPOINT_DIR}")
+                break
             if time.monotonic() - start > settings.minutes * 60:
                 result.stopped_by_time = True
-                say(f"stopping at step {step}: the {settings.minutes} minute cap was reached")
+                checkpoint(step)
+                say(
+                    f"stopping at step {step}: the {settings.minutes} minute cap was reached; "
+                    f"resume with --resume {out_dir / CHECKPOINT_DIR}"
+                )
                 break
             items = [by_id[i] for i in planned.item_ids]
             # Decoding per step (a 12 s clip at 160x120 takes milliseconds) keeps memory flat
@@ -531,6 +649,7 @@ def train_builtin(
             if settings.checkpoint_every and (step + 1) % settings.checkpoint_every == 0:
                 save_folder(out_dir, model, processor, _meta(settings, arch, result, groups, model))
                 write_train_log(out_dir / TRAIN_LOG_NAME, result.log)
+                checkpoint(step + 1)
             if (step + 1) % settings.log_every == 0:
                 say(
                     f"step {step + 1}/{settings.steps + offset} loss {sum(window) / len(window):.4f} "
