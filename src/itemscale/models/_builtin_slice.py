@@ -12,7 +12,7 @@ import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -21,7 +21,7 @@ SLICE_VERSION = 2
 #: A seed the shipped model was not trained on (it trained on the seed-0 suite).
 SLICE_SEED = 7
 #: The suite layout the shipped model was trained on (docs/synthetic-suite.md).
-SLICE_LAYOUT = "focus"
+SLICE_LAYOUT: Final = "focus"
 #: 40 videos give 8 test videos (16 items: 8 multiple choice, 8 open).
 SLICE_SUITE_VIDEOS = 40
 #: (frames, short side) budgets of the slice; 0 frames is the text-only baseline.
