@@ -201,9 +201,15 @@ def _text_only_rows(df: pd.DataFrame, coded: _Coded, in_model: np.ndarray) -> np
     text = in_model[(coded.frames[in_model] == 0) & (coded.repeat[in_model] == 0)]
     if text.size == 0:
         return np.asarray(text)
-    order = df["axis_order"].to_numpy(dtype=float)[text]
+    order = _take(df, "axis_order", text, dtype=float)
     first = text[np.lexsort((coded.config[text], order))[0]]
     return np.asarray(text[coded.config[text] == coded.config[first]])
+
+
+def _take(df: pd.DataFrame, column: str, rows: np.ndarray, **kwargs: object) -> np.ndarray:
+    """`df[column]` at row positions `rows` as numpy: the rows are taken first, so a 10^6-row
+    string column is never converted whole (once per model)."""
+    return np.asarray(df[column].take(rows).to_numpy(**kwargs))  # type: ignore[call-overload]
 
 
 def _build_one(
@@ -218,10 +224,10 @@ def _build_one(
 ) -> ResponseMatrix:
     config_codes, config_pos = np.unique(coded.config[rows], return_inverse=True)
     first_row = rows[np.unique(config_pos, return_index=True)[1]]
-    order = df["axis_order"].to_numpy(dtype=float)[first_row]
+    order = _take(df, "axis_order", first_row, dtype=float)
     frames = coded.frames[first_row]
-    pixels = df["pixels"].to_numpy(dtype=float, na_value=np.nan)[first_row]
-    labels_raw = df["config_label"].to_numpy(dtype=object)[first_row]
+    pixels = _take(df, "pixels", first_row, dtype=float, na_value=np.nan)
+    labels_raw = _take(df, "config_label", first_row, dtype=object)
     axis = np.lexsort((labels_raw.astype(str), np.nan_to_num(pixels, nan=-1.0), frames, order))
     rank = np.empty_like(axis)
     rank[axis] = np.arange(len(axis))
@@ -234,7 +240,7 @@ def _build_one(
     n, k, r = len(item_codes), len(config_ids), len(repeats)
 
     value_col = "correct" if kind == "binary" else metric
-    value = df[value_col].to_numpy(dtype=float, na_value=np.nan)[rows]
+    value = _take(df, value_col, rows, dtype=float, na_value=np.nan)
     answered = coded.answered[rows]
     values = np.full((n, k, r), np.nan)
     ok = np.zeros((n, k, r), dtype=bool)
@@ -261,16 +267,16 @@ def _build_one(
     answers = np.full((n, k), None, dtype=object)
     answers[fi, fc] = coded.answer_names[coded.answer[fr]]
     confidence = np.full((n, k), np.nan)
-    confidence[fi, fc] = df["confidence"].to_numpy(dtype=float, na_value=np.nan)[fr]
+    confidence[fi, fc] = _take(df, "confidence", fr, dtype=float, na_value=np.nan)
     tokens = np.full((n, k), np.nan)
-    tokens[fi, fc] = df["visual_tokens"].to_numpy(dtype=float, na_value=np.nan)[fr]
+    tokens[fi, fc] = _take(df, "visual_tokens", fr, dtype=float, na_value=np.nan)
     indices = np.full((n, k), None, dtype=object)
     if df["frame_indices"].notna().any():
-        indices[fi, fc] = df["frame_indices"].to_numpy(dtype=object)[fr]
+        indices[fi, fc] = _take(df, "frame_indices", fr, dtype=object)
 
     item_first_row = rows[np.unique(item_pos, return_index=True)[1]]
     video_ids = coded.video_names[coded.video[item_first_row]]
-    attributes_raw = df["attributes"].to_numpy(dtype=object)[item_first_row[matched]]
+    attributes_raw = _take(df, "attributes", item_first_row[matched], dtype=object)
 
     text_answer = np.full(n, None, dtype=object)
     text_value = np.full(n, np.nan)
@@ -280,7 +286,7 @@ def _build_one(
         tpos = np.minimum(tpos, n - 1) if n else tpos
         keep = (item_codes[tpos] == coded.item[text_ok]) if n else np.zeros(0, dtype=bool)
         text_answer[tpos[keep]] = coded.answer_names[coded.answer[text_ok[keep]]]
-        text_value[tpos[keep]] = df[value_col].to_numpy(dtype=float, na_value=np.nan)[text_ok[keep]]
+        text_value[tpos[keep]] = _take(df, value_col, text_ok[keep], dtype=float, na_value=np.nan)
 
     return ResponseMatrix(
         model=model,
@@ -304,6 +310,8 @@ def _build_one(
         n_dropped=int((~matched).sum()),
         drop_reasons=drop_reasons,
         text_label=(
-            str(df["config_label"].to_numpy(dtype=object)[text_rows[0]]) if text_rows.size else None
+            str(_take(df, "config_label", text_rows[:1], dtype=object)[0])
+            if text_rows.size
+            else None
         ),
     )
