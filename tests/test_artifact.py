@@ -214,6 +214,7 @@ def test_artifact_contents(artifact: Path) -> None:
         "function": "itemscale.measures.analyze_responses",
         "n_boot": 50,
         "seed": 3,
+        "interval": "bca",
     }
     assert len(prov["inputs"]["responses.parquet"]["sha256"]) == 64
     assert prov["inputs"]["items"]["sha256"]

@@ -178,6 +178,8 @@ def write_trajectories(df: pd.DataFrame, path: Path) -> None:
 def _readme(prov: dict[str, Any], optional: list[str]) -> str:
     boot = prov["measures"]
     grid = f" --configs {','.join(boot['configs'])}" if boot.get("configs") else ""
+    if boot.get("interval", "bca") != "bca":
+        grid += f" --ci {boot['interval']}"
     lines = [
         "# itemscale audit artifact",
         "",
@@ -248,6 +250,7 @@ def build_artifact(
     analyze: Callable[..., dict[str, Any]] | None = None,
     configs: Sequence[str] | None = None,
     force: bool = False,
+    ci: str = "bca",
 ) -> Path:
     """Write the artifact folder (default RUN_DIR/artifact) and return its path.
 
@@ -263,7 +266,7 @@ def build_artifact(
     target = Path(out) if out is not None else run_dir / ARTIFACT_DIR
     check_replaceable(target, force=force, protect=[run_dir])
     with run_lock(run_dir, what="report"):
-        return _build(run_dir, target, n_boot, seed, items, title, analyze, configs)
+        return _build(run_dir, target, n_boot, seed, items, title, analyze, configs, ci)
 
 
 def _build(
@@ -275,6 +278,7 @@ def _build(
     title: str | None,
     analyze: Callable[..., dict[str, Any]] | None,
     configs: Sequence[str] | None,
+    ci: str,
 ) -> Path:
     started = _now()
     df, run_meta = read_run(run_dir)
@@ -295,10 +299,13 @@ def _build(
             write_json_atomic(tmp / RUN_FILE, {"schema_version": 1, "note": "run had no run.json"})
         traj = trajectory_table(df)
         write_trajectories(traj, tmp / TRAJECTORIES_FILE)
+        options: dict[str, Any] = {"n_boot": n_boot, "seed": seed}
+        if ci != "bca":
+            options["ci"] = ci
         measures = (
-            compute(full, n_boot=n_boot, seed=seed, configs=list(configs))
+            compute(full, configs=list(configs), **options)
             if configs is not None
-            else compute(df, n_boot=n_boot, seed=seed)
+            else compute(df, **options)
         )
         write_json_atomic(tmp / MEASURES_FILE, measures)
         optional = []
@@ -359,6 +366,7 @@ def _build(
                 "function": "itemscale.measures.analyze_responses",
                 "n_boot": n_boot,
                 "seed": seed,
+                "interval": ci,
                 **({"configs": list(configs)} if configs is not None else {}),
             },
             "inputs": {

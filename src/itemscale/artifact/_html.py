@@ -276,11 +276,26 @@ def _series_section(model: str, series: str, block: dict[str, Any], traj: pd.Dat
     return "".join(parts)
 
 
+def interval_method_text(boot: Mapping[str, Any]) -> str:
+    """How the report's intervals were made, in words (docs/measures.md, "Uncertainty")."""
+    if boot.get("interval", "percentile") == "bca":
+        return (
+            "95% intervals: BCa (bias-corrected and accelerated) for rates and accuracies; for "
+            "best fixed, oracle headroom, oracle gap and complementarity a percentile interval "
+            "widened on the side the choice of the best budget biases (winner's curse)"
+        )
+    return "95% intervals: percentile"
+
+
 def _measures_section(inputs: ReportInputs) -> str:
     models = inputs.measures.get("models", {})
     if not models:
         return "<p class='muted'>no answered responses</p>"
-    parts = []
+    parts = [
+        f"<p class='muted'>{esc(interval_method_text(inputs.measures.get('bootstrap', {})))}"
+        f"; {esc(str(inputs.measures.get('bootstrap', {}).get('n_boot', '?')))} resamples of "
+        "whole videos.</p>"
+    ]
     for model, block in models.items():
         parts.append(
             _series_section(model, str(block.get("series", "default")), block, inputs.trajectories)
@@ -578,7 +593,11 @@ def _provenance_section(prov: dict[str, Any], measures: dict[str, Any], run: dic
         ),
         ("host", str(prov.get("host", {}).get("hostname", "?"))),
         ("artifact written", str(prov.get("times", {}).get("artifact_written", "?"))),
-        ("bootstrap", f"{boot.get('n_boot', '?')} video resamples, seed {boot.get('seed', '?')}"),
+        (
+            "bootstrap",
+            f"{boot.get('n_boot', '?')} video resamples, seed {boot.get('seed', '?')}; "
+            f"{interval_method_text(boot)}",
+        ),
         (
             "responses sha256",
             str(prov.get("inputs", {}).get("responses.parquet", {}).get("sha256", "?")),

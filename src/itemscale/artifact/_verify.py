@@ -286,6 +286,7 @@ def _check_measures(
         stored = json.loads((root / MEASURES_FILE).read_text(encoding="utf-8"))
         boot = stored["bootstrap"]
         n_boot, seed = int(boot["n_boot"]), int(boot["seed"])
+        ci = str(boot.get("interval", "percentile"))  # written before --ci: percentile
     except (OSError, ValueError, KeyError, TypeError) as exc:
         result.flag(MEASURES_FILE, f"cannot be read ({exc})")
         return
@@ -300,11 +301,12 @@ def _check_measures(
             )
     except (OSError, ValueError, KeyError, TypeError) as exc:
         result.flag(PROVENANCE_FILE, f"cannot be read ({exc})")
-    recomputed = (
-        compute(df, n_boot=n_boot, seed=seed, configs=configs)
-        if configs is not None
-        else compute(df, n_boot=n_boot, seed=seed)
-    )
+    options: dict[str, Any] = {"n_boot": n_boot, "seed": seed}
+    if configs is not None:
+        options["configs"] = configs
+    if "interval" in boot:
+        options["ci"] = ci
+    recomputed = compute(df, **options)
     fresh = json.loads(json.dumps(recomputed, default=str))
     result.recomputed["measures"] = fresh
     diff = _first_difference(stored, fresh)

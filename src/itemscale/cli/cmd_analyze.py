@@ -42,6 +42,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--eps", type=float, default=0.1, help="score drop that counts as harmful (default: 0.1)"
     )
     p.add_argument(
+        "--ci",
+        choices=["bca", "percentile"],
+        default="bca",
+        help="interval method (default bca: BCa for rates and accuracies, and for best fixed, "
+        "oracle headroom and gaps a percentile interval widened against the winner's curse; "
+        "percentile: plain percentile intervals; docs/measures.md)",
+    )
+    p.add_argument(
         "--configs",
         type=parse_config_list,
         metavar="LABEL,LABEL,...",
@@ -186,9 +194,13 @@ def print_series(block: dict[str, Any], out: TextIO, indent: str = "  ") -> None
 def print_summary(result: dict[str, Any], out: TextIO | None = None) -> None:
     out = out if out is not None else sys.stdout
     boot = result["bootstrap"]
+    method = {
+        "bca": "BCa; best fixed, headroom and gaps widened against the winner's curse",
+        "percentile": "percentile",
+    }.get(str(boot.get("interval", "percentile")), str(boot.get("interval")))
     print(
-        f"itemscale analyze: {len(result['models'])} model(s); intervals: {boot['n_boot']} "
-        f"video-bootstrap resamples, seed {boot['seed']}",
+        f"itemscale analyze: {len(result['models'])} model(s); 95% intervals: {boot['n_boot']} "
+        f"video-bootstrap resamples, seed {boot['seed']}, {method}",
         file=out,
     )
     grid = result.get("grid")
@@ -231,6 +243,7 @@ def run(args: argparse.Namespace) -> int:
             metric=args.metric,
             eps=args.eps,
             configs=args.configs,
+            ci=args.ci,
         )
     except UnknownConfigError as exc:
         raise CommandError(f"{args.run_dir}: {exc}") from exc

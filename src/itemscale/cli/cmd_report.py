@@ -36,6 +36,14 @@ def register(sub: Any) -> None:
         "folder or a folder that holds it)",
     )
     p.add_argument(
+        "--ci",
+        choices=["bca", "percentile"],
+        default="bca",
+        help="interval method (default bca: BCa for rates and accuracies, and for best fixed, "
+        "oracle headroom and gaps a percentile interval widened against the winner's curse; "
+        "percentile: plain percentile intervals; docs/measures.md)",
+    )
+    p.add_argument(
         "--configs",
         type=parse_config_list,
         metavar="LABEL,LABEL,...",
@@ -63,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
             title=args.title,
             configs=args.configs,
             force=args.force,
+            ci=args.ci,
         )
     except UnknownConfigError as exc:
         raise CommandError(f"{args.run_dir}: {exc}") from exc

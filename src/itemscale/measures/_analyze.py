@@ -15,7 +15,7 @@ from ._binary import (
     harmful_indicator,
     terminal_regression_indicator,
 )
-from ._bootstrap import VideoBootstrap
+from ._bootstrap import CI_METHODS, DEFAULT_CI, VideoBootstrap
 from ._matrix import ResponseMatrix, build_matrices
 from ._select import select_configs
 from ._with_text import binary_grid_with_text, continuous_grid_with_text
@@ -73,14 +73,21 @@ def membership(matrices: list[ResponseMatrix]) -> dict[str, Any]:
 class _BootstrapCache:
     """One count matrix per set of videos: models evaluated on the same videos share it."""
 
-    def __init__(self, n_boot: int, seed: int) -> None:
+    def __init__(self, n_boot: int, seed: int, method: str = DEFAULT_CI) -> None:
         self.n_boot = n_boot
         self.seed = seed
+        self.method = method
         self._counts: dict[tuple[str, ...], np.ndarray] = {}
 
     def get(self, video_ids: np.ndarray) -> VideoBootstrap:
         videos = tuple(sorted(set(video_ids.tolist())))
-        boot = VideoBootstrap(video_ids, self.n_boot, self.seed, counts=self._counts.get(videos))
+        boot = VideoBootstrap(
+            video_ids,
+            self.n_boot,
+            self.seed,
+            counts=self._counts.get(videos),
+            method=self.method,
+        )
         self._counts[videos] = boot.counts
         return boot
 
@@ -117,6 +124,7 @@ def analyze_responses(
     metric: str = "score",
     eps: float = 0.1,
     configs: Sequence[str] | None = None,
+    ci: str = DEFAULT_CI,
 ) -> dict[str, Any]:
     """All measures for every model, in the `analyze --json` layout.
 
@@ -129,7 +137,9 @@ def analyze_responses(
     recomputed on them); a model that lacks one of them is left out and listed under
     `grid.excluded_models`. An unknown label raises `UnknownConfigError`.
     """
-    boots = _BootstrapCache(n_boot, seed)
+    if ci not in CI_METHODS:
+        raise ValueError(f"unknown interval method {ci!r}; use one of {', '.join(CI_METHODS)}")
+    boots = _BootstrapCache(n_boot, seed, ci)
     grid: dict[str, Any] | None = None
     if configs is not None:
         df, grid = select_configs(df, configs)
@@ -171,7 +181,13 @@ def analyze_responses(
         models[model] = result
     out: dict[str, Any] = {
         "schema_version": ANALYSIS_SCHEMA_VERSION,
-        "bootstrap": {"n_boot": n_boot, "seed": seed, "unit": "video", "ci_level": 0.95},
+        "bootstrap": {
+            "n_boot": n_boot,
+            "seed": seed,
+            "unit": "video",
+            "ci_level": 0.95,
+            "interval": ci,
+        },
         "binary_repeat": 0,
         "metric": metric,
     }

@@ -14,7 +14,13 @@ import numpy as np
 from scipy.stats import binomtest
 
 from ..responses import NOANSWER
-from ._bootstrap import VideoBootstrap, percentile_intervals
+from ._bootstrap import (
+    Shape,
+    VideoBootstrap,
+    intervals,
+    jackknife_means,
+    jackknife_ratios,
+)
 from ._matrix import ResponseMatrix
 
 Stat = dict[str, Any]
@@ -48,38 +54,74 @@ class _Columns:
         self.names.append(name)
         self.blocks.append(column if column.ndim == 2 else column[:, None])
 
-    def resolve(self) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-        """Point means and resampled means [B, m] for every column."""
+    def resolve(
+        self,
+    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """Point means, resampled means [B, m] and (for BCa) leave-one-video-out means [V, m]
+        for every column."""
         points: dict[str, np.ndarray] = {}
         samples: dict[str, np.ndarray] = {}
+        jack: dict[str, np.ndarray] = {}
         if not self.blocks:
-            return points, samples
+            return points, samples, jack
         matrix = np.hstack(self.blocks)
         n = matrix.shape[0]
         point = matrix.mean(axis=0) if n else np.full(matrix.shape[1], np.nan)
-        if self.boot is not None and self.boot.n_boot > 0 and n:
-            resampled = self.boot.means(matrix)
+        boot = self.boot
+        if boot is not None and boot.n_boot > 0 and n:
+            resampled = boot.means(matrix)
         else:
             resampled = np.zeros((0, matrix.shape[1]))
+        if boot is not None and boot.n_boot > 0 and boot.method == "bca" and boot.n_clusters >= 3:
+            left_out = jackknife_means(boot, matrix)
+        else:
+            left_out = np.zeros((0, matrix.shape[1]))
         start = 0
         for name, block in zip(self.names, self.blocks, strict=True):
             width = block.shape[1]
             points[name] = point[start : start + width]
             samples[name] = resampled[:, start : start + width]
+            jack[name] = left_out[:, start : start + width]
             start += width
-        return points, samples
+        return points, samples, jack
 
 
-def _interval(samples: np.ndarray) -> np.ndarray:
-    return percentile_intervals(samples if samples.ndim == 2 else samples[:, None])
+def _ci(
+    boot: VideoBootstrap | None,
+    point: np.ndarray | float,
+    samples: np.ndarray,
+    jack: np.ndarray | None,
+    shape: Shape = "smooth",
+) -> np.ndarray:
+    """[M, 2] intervals of statistics with the bootstrap's interval method (NaN without
+    resamples)."""
+    method = boot.method if boot is not None else "percentile"
+    return intervals(np.atleast_1d(np.asarray(point, dtype=float)), samples, jack, method, shape)
+
+
+def _scalar_stat(
+    boot: VideoBootstrap | None,
+    point: float | None,
+    samples: np.ndarray,
+    jack: np.ndarray | None,
+    shape: Shape = "smooth",
+) -> Stat:
+    if point is None or samples.size == 0:
+        return stat(point, None)
+    return stat(point, _ci(boot, point, samples, jack, shape)[0])
 
 
 def _ratio(boot: VideoBootstrap | None, numerator: np.ndarray, denominator: np.ndarray) -> Stat:
     den = float(denominator.sum())
     value = float(numerator.sum()) / den if den > 0 else None
     ci = None
-    if boot is not None and boot.n_boot > 0 and len(numerator):
-        ci = percentile_intervals(boot.ratios(numerator, denominator))[0]
+    if boot is not None and boot.n_boot > 0 and len(numerator) and value is not None:
+        jack = (
+            jackknife_ratios(boot, numerator, denominator)
+            if boot.method == "bca" and boot.n_clusters >= 3
+            else None
+        )
+        ci = _ci(boot, value, boot.ratios(numerator, denominator), jack)[0]
     return stat(value, ci)
 
 
@@ -178,17 +220,17 @@ def binary_block(m: ResponseMatrix, boot: VideoBootstrap | None) -> dict[str, An
         # and the accuracies: down = acc_a - joint, up = acc_b - joint,
         # mean(max(y_a, y_b)) = acc_a + acc_b - joint.
         cols.add("joint", y[:, a_idx] * y[:, b_idx])
-    points, samples = cols.resolve()
+    points, samples, jack = cols.resolve()
     if pair_list:
-        for source in (points, samples):
+        for source in (points, samples, jack):
             acc = source["accuracy"]
             joint = source["joint"]
             source["flip_down"] = acc[..., a_idx] - joint
             source["flip_up"] = acc[..., b_idx] - joint
             source["pair_max"] = acc[..., a_idx] + acc[..., b_idx] - joint
 
-    acc_p, acc_s = points["accuracy"], samples["accuracy"]
-    acc_ci = _interval(acc_s)
+    acc_p, acc_s, acc_j = points["accuracy"], samples["accuracy"], jack["accuracy"]
+    acc_ci = _ci(boot, acc_p, acc_s, acc_j)
     block: dict[str, Any] = {
         "kind": "binary",
         "axis": labels,
@@ -205,34 +247,41 @@ def binary_block(m: ResponseMatrix, boot: VideoBootstrap | None) -> dict[str, An
     }
     best = int(np.argmax(acc_p)) if k and n else 0
     best_s = acc_s.max(axis=1) if acc_s.shape[0] else np.zeros(0)
+    best_j = acc_j.max(axis=1) if acc_j.shape[0] else np.zeros(0)
+    best_p = float(acc_p[best]) if k and n else None
     block["best_fixed"] = {
         "config": labels[best] if k else None,
-        **stat(acc_p[best] if k and n else None, _interval(best_s)[0] if best_s.size else None),
+        **_scalar_stat(boot, best_p, best_s, best_j, "max"),
     }
-    oracle_p, oracle_s = points["oracle"][0], samples["oracle"][:, 0]
-    block["oracle"] = stat(oracle_p, _interval(oracle_s)[0] if oracle_s.size else None)
-    headroom_s = oracle_s - best_s
-    block["oracle_headroom"] = stat(
-        oracle_p - acc_p[best] if k and n else None,
-        _interval(headroom_s)[0] if headroom_s.size else None,
+    oracle_p = float(points["oracle"][0]) if n else None
+    block["oracle"] = _scalar_stat(boot, oracle_p, samples["oracle"][:, 0], jack["oracle"][:, 0])
+    block["oracle_headroom"] = _scalar_stat(
+        boot,
+        oracle_p - best_p if oracle_p is not None and best_p is not None else None,
+        samples["oracle"][:, 0] - best_s,
+        jack["oracle"][:, 0] - best_j if best_j.size else None,
+        "gap",
     )
     for key, name in (
         ("harmful_rate", "harmful"),
         ("beneficial_rate", "beneficial"),
         ("terminal_regression_rate", "terminal"),
     ):
-        s = samples[name][:, 0]
-        block[key] = stat(points[name][0], _interval(s)[0] if s.size else None)
+        block[key] = _scalar_stat(
+            boot, float(points[name][0]) if n else None, samples[name][:, 0], jack[name][:, 0]
+        )
 
     flip_down: dict[str, Stat] = {}
     flip_up: dict[str, Stat] = {}
     mcnemar: dict[str, float] = {}
     complementarity: dict[str, Stat] = {}
     if pair_list:
-        fd_ci = _interval(samples["flip_down"])
-        fu_ci = _interval(samples["flip_up"])
+        fd_ci = _ci(boot, points["flip_down"], samples["flip_down"], jack["flip_down"])
+        fu_ci = _ci(boot, points["flip_up"], samples["flip_up"], jack["flip_up"])
+        comp_p = points["pair_max"] - np.maximum(acc_p[a_idx], acc_p[b_idx])
         comp_s = samples["pair_max"] - np.maximum(acc_s[:, a_idx], acc_s[:, b_idx])
-        comp_ci = _interval(comp_s)
+        comp_j = jack["pair_max"] - np.maximum(acc_j[:, a_idx], acc_j[:, b_idx])
+        comp_ci = _ci(boot, comp_p, comp_s, comp_j, "gap")
         down_counts = (y[:, a_idx] * (1 - y[:, b_idx])).sum(axis=0)
         up_counts = ((1 - y[:, a_idx]) * y[:, b_idx]).sum(axis=0)
         for p, (a, b) in enumerate(pair_list):
@@ -240,8 +289,7 @@ def binary_block(m: ResponseMatrix, boot: VideoBootstrap | None) -> dict[str, An
             flip_down[arrow] = stat(points["flip_down"][p], fd_ci[p])
             flip_up[arrow] = stat(points["flip_up"][p], fu_ci[p])
             mcnemar[arrow] = mcnemar_exact_p(int(down_counts[p]), int(up_counts[p]))
-            comp = points["pair_max"][p] - max(acc_p[a], acc_p[b])
-            complementarity[f"{labels[a]}|{labels[b]}"] = stat(comp, comp_ci[p])
+            complementarity[f"{labels[a]}|{labels[b]}"] = stat(comp_p[p], comp_ci[p])
     block["flip_down"] = flip_down
     block["flip_up"] = flip_up
     block["adjacent"] = [f"{labels[j]}->{labels[j + 1]}" for j in range(k - 1)]
@@ -316,24 +364,59 @@ def repeat_block(
     cols.add("expected_harmful", expected_harmful(p))
     cols.add("noise", disagreement(m.values))
     cols.add("mean_accuracy", p)
-    points, samples = cols.resolve()
+    points, samples, jack = cols.resolve()
     labels = list(m.labels)
-    noise_ci = _interval(samples["noise"])
-    acc_ci = _interval(samples["mean_accuracy"])
+    noise_ci = _ci(boot, points["noise"], samples["noise"], jack["noise"])
+    acc_ci = _ci(boot, points["mean_accuracy"], samples["mean_accuracy"], jack["mean_accuracy"])
+
+    def one(name: str) -> Stat:
+        return _scalar_stat(boot, float(points[name][0]), samples[name][:, 0], jack[name][:, 0])
+
     return {
         "n_repeats": m.n_repeats,
         "delta": delta,
-        "item_rate_harmful_rate": stat(
-            points["rate_harmful"][0], _interval(samples["rate_harmful"])[0]
-        ),
-        "expected_harmful_rate": stat(
-            points["expected_harmful"][0], _interval(samples["expected_harmful"])[0]
-        ),
+        "item_rate_harmful_rate": one("rate_harmful"),
+        "expected_harmful_rate": one("expected_harmful"),
         "noise_floor": {lab: stat(points["noise"][j], noise_ci[j]) for j, lab in enumerate(labels)},
         "repeat_mean_accuracy": {
             lab: stat(points["mean_accuracy"][j], acc_ci[j]) for j, lab in enumerate(labels)
         },
     }
+
+
+def curve_best_gap(
+    boot: VideoBootstrap | None,
+    labels: list[str],
+    points: dict[str, np.ndarray],
+    samples: dict[str, np.ndarray],
+    jack: dict[str, np.ndarray],
+    per_config: str,
+    item_max: str,
+    n: int,
+) -> tuple[dict[str, Stat], dict[str, Any], Stat]:
+    """Per-configuration stats, the best fixed configuration (ties to the lower budget) and the
+    gap between the item-level oracle and it. The best's interval re-selects the best
+    configuration in every resample, and both are max-type (`intervals`)."""
+    values, resampled, left_out = points[per_config], samples[per_config], jack[per_config]
+    ci = _ci(boot, values, resampled, left_out)
+    curve = {lab: stat(values[j], ci[j]) for j, lab in enumerate(labels)}
+    best = int(np.argmax(values)) if n and len(labels) else 0
+    best_p = float(values[best]) if n and len(labels) else None
+    best_s = resampled.max(axis=1) if resampled.shape[0] else np.zeros(0)
+    best_j = left_out.max(axis=1) if left_out.shape[0] else np.zeros(0)
+    best_entry = {
+        "config": labels[best] if n and len(labels) else None,
+        **_scalar_stat(boot, best_p, best_s, best_j, "max"),
+    }
+    top = float(points[item_max][0]) if n else None
+    gap = _scalar_stat(
+        boot,
+        top - best_p if top is not None and best_p is not None else None,
+        samples[item_max][:, 0] - best_s if best_s.size else np.zeros(0),
+        jack[item_max][:, 0] - best_j if best_j.size else None,
+        "gap",
+    )
+    return curve, best_entry, gap
 
 
 def continuous_block(
@@ -354,11 +437,16 @@ def continuous_block(
     else:
         cols.add("harmful", np.zeros(n))
         cols.add("beneficial", np.zeros(n))
-    points, samples = cols.resolve()
-    mean_ci = _interval(samples["mean_score"])
-    best = int(np.argmax(points["mean_score"])) if k and n else 0
-    best_s = samples["mean_score"].max(axis=1) if samples["mean_score"].shape[0] else np.zeros(0)
-    gap_s = samples["item_max"][:, 0] - best_s
+    points, samples, jack = cols.resolve()
+    curve, best_entry, gap = curve_best_gap(
+        boot, labels, points, samples, jack, "mean_score", "item_max", n
+    )
+
+    def one(name: str) -> Stat:
+        return _scalar_stat(
+            boot, float(points[name][0]) if n else None, samples[name][:, 0], jack[name][:, 0]
+        )
+
     block: dict[str, Any] = {
         "kind": "continuous",
         "metric": m.metric,
@@ -369,25 +457,12 @@ def continuous_block(
         "n_dropped": m.n_dropped,
         "drop_reasons": dict(m.drop_reasons),
         "eps": eps,
-        "mean_score": {
-            lab: stat(points["mean_score"][j], mean_ci[j]) for j, lab in enumerate(labels)
-        },
-        "best_fixed": {
-            "config": labels[best] if k else None,
-            **stat(
-                points["mean_score"][best] if k and n else None,
-                _interval(best_s)[0] if best_s.size else None,
-            ),
-        },
-        "oracle_score": stat(
-            points["item_max"][0], _interval(samples["item_max"])[0] if n else None
-        ),
-        "oracle_gap": stat(
-            points["item_max"][0] - points["mean_score"][best] if k and n else None,
-            _interval(gap_s)[0] if gap_s.size else None,
-        ),
-        "harmful_rate_eps": stat(points["harmful"][0], _interval(samples["harmful"])[0]),
-        "beneficial_rate_eps": stat(points["beneficial"][0], _interval(samples["beneficial"])[0]),
+        "mean_score": curve,
+        "best_fixed": best_entry,
+        "oracle_score": one("item_max"),
+        "oracle_gap": gap,
+        "harmful_rate_eps": one("harmful"),
+        "beneficial_rate_eps": one("beneficial"),
     }
     has_text = ~np.isnan(m.text_value)
     block["n_text_only"] = int(has_text.sum())

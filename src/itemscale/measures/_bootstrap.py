@@ -15,6 +15,7 @@ exact in float64 whatever the summation order.
 from __future__ import annotations
 
 import warnings
+from typing import Final, Literal
 
 import numpy as np
 import pandas as pd
@@ -53,10 +54,15 @@ class VideoBootstrap:
         seed: int,
         *,
         counts: np.ndarray | None = None,
+        method: str = "bca",
     ) -> None:
-        """`counts` lets callers reuse the count matrix of an identical (sorted) video set."""
+        """`counts` lets callers reuse the count matrix of an identical (sorted) video set;
+        `method` is the interval method of every statistic computed on it (`intervals`)."""
         if n_boot < 0:
             raise ValueError("n_boot must be >= 0")
+        if method not in ("bca", "percentile"):
+            raise ValueError(f"unknown interval method {method!r}; use bca or percentile")
+        self.method = method
         codes, uniques = pd.factorize(pd.Series(np.asarray(video_ids, dtype=object)), sort=True)
         self.codes = codes.astype(np.int64)
         self.n_clusters = len(uniques)
@@ -142,3 +148,124 @@ def percentile_intervals(samples: np.ndarray, level: float = CI_LEVEL) -> np.nda
         warnings.simplefilter("ignore", RuntimeWarning)
         q = np.nanquantile(samples, [alpha, 1.0 - alpha], axis=0)
     return np.asarray(q.T)
+
+
+# -- intervals -----------------------------------------------------------------------------
+
+#: Interval methods `analyze --ci` offers; `bca` is the default (docs/measures.md).
+CI_METHODS: Final[tuple[str, ...]] = ("bca", "percentile")
+DEFAULT_CI: Final[str] = "bca"
+#: How many bootstrap bias estimates a selected-maximum interval is widened by, on the side
+#: the selection biases (calibrated on benchmarks/coverage.py; docs/measures.md).
+BIAS_EXTENSION: Final[float] = 3.0
+
+#: `smooth`: a mean or ratio; `max`: a maximum over configurations (best fixed); `gap`: an
+#: oracle minus such a maximum (oracle headroom, oracle gap, complementarity).
+Shape = Literal["smooth", "max", "gap"]
+
+
+def jackknife_means(boot: VideoBootstrap, values: np.ndarray) -> np.ndarray:
+    """Leave-one-video-out means of item values [n_items, M] -> [V, M] (no resampling: the
+    per-video sums are subtracted from the total)."""
+    per_cluster = boot.cluster_sums(values)
+    total = per_cluster.sum(axis=0)
+    counts = boot.items_per_cluster
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result: np.ndarray = (total[None, :] - per_cluster) / (counts.sum() - counts)[:, None]
+    return result
+
+
+def jackknife_ratios(
+    boot: VideoBootstrap, numerator: np.ndarray, denominator: np.ndarray
+) -> np.ndarray:
+    num = boot.cluster_sums(numerator)
+    den = boot.cluster_sums(denominator)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        result: np.ndarray = (num.sum(axis=0) - num) / (den.sum(axis=0) - den)
+    return result
+
+
+def _column_quantiles(samples: np.ndarray, levels: np.ndarray) -> np.ndarray:
+    """Per column j, the `levels[..., j]` quantiles of `samples[:, j]` (NaN ignored; linear
+    interpolation, as `np.quantile`): [L, M]."""
+    ordered = np.sort(samples, axis=0)  # NaN sort last
+    valid = (~np.isnan(samples)).sum(axis=0)
+    pos = levels * np.maximum(valid - 1, 0)
+    low = np.floor(pos).astype(np.int64)
+    high = np.minimum(low + 1, np.maximum(valid - 1, 0))
+    frac = pos - low
+    cols = np.arange(samples.shape[1])
+    lo_v = ordered[low, cols]
+    hi_v = ordered[high, cols]
+    out: np.ndarray = np.where(valid > 0, lo_v + frac * (hi_v - lo_v), np.nan)
+    return out
+
+
+def bca_intervals(
+    point: np.ndarray, samples: np.ndarray, jack: np.ndarray, level: float = CI_LEVEL
+) -> np.ndarray:
+    """Bias-corrected and accelerated intervals (Efron 1987), column-wise -> [M, 2].
+
+    z0 from the share of resamples below the estimate (ties count half, which matters for the
+    discrete statistics of small samples); the acceleration from the leave-one-video-out
+    jackknife. A column without spread gives the point itself."""
+    from scipy.stats import norm
+
+    point = np.asarray(point, dtype=float)
+    b = np.sum(~np.isnan(samples), axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        below = (np.nansum(samples < point, axis=0) + 0.5 * np.nansum(samples == point, axis=0)) / b
+    below = np.clip(below, 0.5 / np.maximum(b, 1), 1 - 0.5 / np.maximum(b, 1))
+    z0 = norm.ppf(below)
+    centred = np.nanmean(jack, axis=0) - jack if jack.shape[0] else np.zeros((0, point.size))
+    num = np.nansum(centred**3, axis=0)
+    den = 6.0 * np.nansum(centred**2, axis=0) ** 1.5
+    accel = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+    alpha = (1.0 - level) / 2.0
+    levels = []
+    for z in (norm.ppf(alpha), norm.ppf(1.0 - alpha)):
+        shifted = z0 + (z0 + z) / (1.0 - accel * (z0 + z))
+        levels.append(norm.cdf(shifted))
+    out = _column_quantiles(samples, np.stack(levels))
+    return np.asarray(out.T)
+
+
+def intervals(
+    point: np.ndarray,
+    samples: np.ndarray,
+    jack: np.ndarray | None,
+    method: str,
+    shape: Shape = "smooth",
+    level: float = CI_LEVEL,
+) -> np.ndarray:
+    """The 95% intervals of a block of statistics [M] from their resamples [B, M] -> [M, 2].
+
+    `percentile`: plain percentile intervals. `bca`: BCa for smooth statistics; for a maximum
+    over configurations (and an oracle minus one) the percentile interval widened on the side
+    the selection biases by `BIAS_EXTENSION` times the bootstrap's own bias estimate, since the
+    best of several noisy budgets is optimistic and a percentile or BCa interval inherits it
+    (the winner's curse; docs/measures.md)."""
+    samples = np.asarray(samples, dtype=float)
+    if samples.ndim == 1:
+        samples = samples[:, None]
+    point = np.atleast_1d(np.asarray(point, dtype=float))
+    if samples.shape[0] == 0:
+        return np.full((samples.shape[1], 2), np.nan)
+    if method == "percentile":
+        return percentile_intervals(samples, level)
+    if method != "bca":
+        raise ValueError(f"unknown interval method {method!r}; use one of {', '.join(CI_METHODS)}")
+    if shape == "smooth":
+        if jack is None or jack.shape[0] < 3:
+            return percentile_intervals(samples, level)
+        jk = np.asarray(jack, dtype=float)
+        return bca_intervals(point, samples, jk if jk.ndim == 2 else jk[:, None], level)
+    base = percentile_intervals(samples, level)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        bias = np.nanmean(samples, axis=0) - point
+    if shape == "max":  # optimistic: the truth may lie below
+        base[:, 0] -= BIAS_EXTENSION * np.maximum(np.nan_to_num(bias), 0.0)
+    else:  # an oracle minus an optimistic maximum is pessimistic: the truth may lie above
+        base[:, 1] += BIAS_EXTENSION * np.maximum(-np.nan_to_num(bias), 0.0)
+    return base

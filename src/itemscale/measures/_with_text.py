@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ._binary import Stat, _Columns, _interval, harmful_indicator, stat
+from ._binary import Stat, _Columns, _scalar_stat, curve_best_gap, harmful_indicator
 from ._bootstrap import VideoBootstrap
 from ._matrix import ResponseMatrix
 
@@ -55,37 +55,15 @@ def _header(
     }
 
 
-def _curve_and_best(
-    labels: list[str],
+def _scalar(
+    boot: VideoBootstrap | None,
     points: dict[str, np.ndarray],
     samples: dict[str, np.ndarray],
-    per_config: str,
-    item_max: str,
-    n: int,
-) -> tuple[dict[str, Stat], dict[str, Any], Stat]:
-    """Per-configuration stats, the best fixed configuration (ties to the lower budget), and
-    the gap between the item-level oracle and it, whose interval re-selects the best
-    configuration in every resample."""
-    values, resampled = points[per_config], samples[per_config]
-    ci = _interval(resampled)
-    curve = {lab: stat(values[j], ci[j]) for j, lab in enumerate(labels)}
-    best = int(np.argmax(values)) if n else 0
-    best_s = resampled.max(axis=1) if resampled.shape[0] else np.zeros(0)
-    best_entry = {
-        "config": labels[best] if n else None,
-        **stat(values[best] if n else None, _interval(best_s)[0] if best_s.size else None),
-    }
-    gap_s = samples[item_max][:, 0] - best_s
-    gap = stat(
-        points[item_max][0] - values[best] if n else None,
-        _interval(gap_s)[0] if gap_s.size else None,
-    )
-    return curve, best_entry, gap
-
-
-def _scalar(points: dict[str, np.ndarray], samples: dict[str, np.ndarray], name: str) -> Stat:
-    s = samples[name][:, 0]
-    return stat(points[name][0], _interval(s)[0] if s.size else None)
+    jack: dict[str, np.ndarray],
+    name: str,
+) -> Stat:
+    value = float(points[name][0]) if points[name].size else None
+    return _scalar_stat(boot, value, samples[name][:, 0], jack[name][:, 0])
 
 
 def binary_grid_with_text(m: ResponseMatrix, boot_for: BootFor) -> dict[str, Any] | None:
@@ -96,21 +74,24 @@ def binary_grid_with_text(m: ResponseMatrix, boot_for: BootFor) -> dict[str, Any
         return None
     sub, y, labels, without_text = _with_text(m)
     n = sub.n_items
-    cols = _Columns(boot_for(sub.video_ids) if n else None)
+    boot = boot_for(sub.video_ids) if n else None
+    cols = _Columns(boot)
     cols.add("accuracy", y)
     cols.add("oracle", y.max(axis=1))
     cols.add("harmful", harmful_indicator(y))
     cols.add("overwrite", (y[:, 0] >= 1) & (y[:, 1:] < 1).any(axis=1))
-    points, samples = cols.resolve()
-    curve, best_entry, headroom = _curve_and_best(labels, points, samples, "accuracy", "oracle", n)
+    points, samples, jack = cols.resolve()
+    curve, best_entry, headroom = curve_best_gap(
+        boot, labels, points, samples, jack, "accuracy", "oracle", n
+    )
     return {
         **_header(sub, m, labels, without_text),
         "accuracy": curve,
         "best_fixed": best_entry,
-        "oracle": _scalar(points, samples, "oracle"),
+        "oracle": _scalar(boot, points, samples, jack, "oracle"),
         "oracle_headroom": headroom,
-        "harmful_rate": _scalar(points, samples, "harmful"),
-        "overwrite_rate": _scalar(points, samples, "overwrite"),
+        "harmful_rate": _scalar(boot, points, samples, jack, "harmful"),
+        "overwrite_rate": _scalar(boot, points, samples, jack, "overwrite"),
     }
 
 
@@ -124,22 +105,25 @@ def continuous_grid_with_text(
         return None
     sub, s, labels, without_text = _with_text(m)
     n = sub.n_items
-    cols = _Columns(boot_for(sub.video_ids) if n else None)
+    boot = boot_for(sub.video_ids) if n else None
+    cols = _Columns(boot)
     cols.add("mean_score", s)
     cols.add("item_max", s.max(axis=1))
     best_before = np.maximum.accumulate(s, axis=1)[:, :-1]
     cols.add("harmful", (best_before - s[:, 1:] > eps).any(axis=1))
     cols.add("overwrite", (s[:, :1] - s[:, 1:] > eps).any(axis=1))
-    points, samples = cols.resolve()
-    curve, best_entry, gap = _curve_and_best(labels, points, samples, "mean_score", "item_max", n)
+    points, samples, jack = cols.resolve()
+    curve, best_entry, gap = curve_best_gap(
+        boot, labels, points, samples, jack, "mean_score", "item_max", n
+    )
     return {
         **_header(sub, m, labels, without_text),
         "metric": m.metric,
         "eps": eps,
         "mean_score": curve,
         "best_fixed": best_entry,
-        "oracle_score": _scalar(points, samples, "item_max"),
+        "oracle_score": _scalar(boot, points, samples, jack, "item_max"),
         "oracle_gap": gap,
-        "harmful_rate_eps": _scalar(points, samples, "harmful"),
-        "overwrite_rate_eps": _scalar(points, samples, "overwrite"),
+        "harmful_rate_eps": _scalar(boot, points, samples, jack, "harmful"),
+        "overwrite_rate_eps": _scalar(boot, points, samples, jack, "overwrite"),
     }
