@@ -49,9 +49,16 @@ def population(n_videos: int = 40_000, seed: int = 0) -> pd.DataFrame:
     text_latent = 0.6 * base + rng.normal(0.0, 1.0, base.size) - 0.7
     configs = [("text-only", 0, -1.0, text_latent)]
     for k, (frames, shift) in enumerate(zip(BUDGETS, SHIFTS, strict=True)):
-        configs.append((f"{frames}f", frames, float(k), base + shift + rng.normal(0, 1.2, base.size)))
+        configs.append(
+            (f"{frames}f", frames, float(k), base + shift + rng.normal(0, 1.2, base.size))
+        )
     for label, frames, order, latent in configs:
-        score = np.round(np.clip(1 / (1 + np.exp(-latent)) + rng.normal(0, 0.15, latent.size), 0, 1) * 4) / 4
+        score = (
+            np.round(
+                np.clip(1 / (1 + np.exp(-latent)) + rng.normal(0, 0.15, latent.size), 0, 1) * 4
+            )
+            / 4
+        )
         rows.append(
             pd.DataFrame(
                 {
