@@ -40,7 +40,7 @@ from ..responses import (
     run_lock,
     write_json_atomic,
 )
-from ..responses._io import replace_dir
+from ..responses._io import replace_dir, shared_mode
 from ._html import ReportInputs, render_report
 from ._manifest import sha256_file, write_manifest
 from ._trajectories import TRAJECTORY_SCHEMA_VERSION, trajectory_table
@@ -389,7 +389,7 @@ def _build(
         # rendered from the artifact's own files, so `verify` can render it again and compare
         (tmp / REPORT_FILE).write_text(render_report(load_report_inputs(tmp)), encoding="utf-8")
         write_manifest(tmp)
-        os.chmod(tmp, 0o755)
+        shared_mode(tmp, folder=True)
         replace_dir(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -4,7 +4,7 @@ answer may have changed with it.
 A harmful transition is a pair of budgets j < k on one (model, series) axis where an item is
 right at j and wrong at k. The audit compares what the model was actually shown at the two
 budgets (the `frame_indices`, `frame_timestamps` and `pixels` recorded in the response table,
-never what the protocol asked for) and labels each transition with one pathway of MEASURES.md
+never what the protocol asked for) and labels each transition with one pathway of docs/report.md
 by a fixed rule order, so two people auditing the same run get the same labels. The rules are
 written out in docs/report.md; `RULES_VERSION` changes whenever they do.
 

@@ -160,7 +160,7 @@ def write_sheets(
 ) -> tuple[int, list[str]]:
     """Contact sheets for up to `limit` transitions; returns (written, failures)."""
     from ..audit import SHEETS_DIR, contact_sheet, encode_png, evidence_frames
-    from ..responses._io import replace_dir
+    from ..responses._io import replace_dir, shared_mode
     from ..video import MediaError, decode_frames, stream_index
 
     target = run_dir / SHEETS_DIR
@@ -201,6 +201,7 @@ def write_sheets(
             )
             (tmp / f"{t.transition_id}.png").write_bytes(encode_png(sheet))
             written += 1
+        shared_mode(tmp, folder=True)
         replace_dir(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1,7 +1,7 @@
 """`itemscale cascade RUN_DIR`: stopping policies on the response matrix, held-out, with intervals.
 
 Answers "how much compute can I save at the terminal budget's accuracy": the confidence cascade of
-MEASURES.md, the agreement and learned stopping policies, and the cost-accuracy frontier, all
+docs/policies.md, the agreement and learned stopping policies, and the cost-accuracy frontier, all
 cross-fitted by video so every reported number comes from thresholds that never saw the item.
 """
 
@@ -26,9 +26,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "accuracy, mean shared cost and cost reduction with 95% video-bootstrap intervals.",
     )
     p.add_argument("run_dir", help="run directory holding responses.parquet")
-    p.add_argument("--json", dest="json_out", metavar="OUT", help="write the report as JSON")
-    p.add_argument("--bootstrap", type=int, default=1000, metavar="B", help="resamples (0: none)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the folds and the bootstrap")
+    p.add_argument(
+        "--json",
+        dest="json_out",
+        metavar="OUT",
+        default=None,
+        help="where to write the report as JSON (default: RUN_DIR/cascade.json, which the "
+        "report picks up)",
+    )
+    p.add_argument(
+        "--bootstrap", type=int, default=1000, metavar="B", help="resamples (0: none; default 1000)"
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the folds and the bootstrap (default 0)"
+    )
     p.add_argument(
         "--cost",
         choices=["frames", "tokens"],
@@ -118,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
     if args.model:
         report["models"] = sorted(args.model)
     print_summary(report)
+    if args.json_out is None:
+        args.json_out = str(Path(args.run_dir) / "cascade.json")
     if args.json_out:
         out = Path(args.json_out)
         inside = Path(args.run_dir).resolve() in out.resolve().parents

@@ -499,6 +499,42 @@ def sample_rows(
     return result
 
 
+def _spec_file(spec: ConfigSpec) -> ConfigSpec:
+    """`--config LABEL=DIR`: the one samples file in DIR (as a plain directory argument is)."""
+    if not spec.path.is_dir():
+        return spec
+    found = sorted(spec.path.rglob("*samples_*.jsonl"))
+    if len(found) != 1:
+        what = "no" if not found else f"{len(found)}"
+        raise ImportInputError(
+            f"--config {spec.label}={spec.path}: {what} lmms-eval samples files "
+            "(*samples_*.jsonl) in this folder; name the file itself"
+        )
+    return ConfigSpec(label=spec.label, frames=spec.frames, path=found[0])
+
+
+def _score_note(
+    path: Path, task: str, reported: Any, rows: list[dict[str, Any]]
+) -> str | None:
+    """lmms-eval's own score for the file beside itemscale's re-extracted accuracy."""
+    if not isinstance(reported, dict):
+        return None
+    scores = {
+        k.split(",")[0]: v
+        for k, v in reported.items()
+        if isinstance(v, int | float) and not isinstance(v, bool) and "stderr" not in k
+    }
+    correct = [r["correct"] for r in rows if r.get("correct") is not None]
+    if not scores or not correct:
+        return None
+    ours = 100.0 * sum(correct) / len(correct)
+    theirs = ", ".join(f"{name} {value:.2f}" for name, value in scores.items())
+    return (
+        f"{path.name} ({task}): lmms-eval reported {theirs}; itemscale's re-extracted accuracy "
+        f"{ours:.2f} on {len(correct)} answered items"
+    )
+
+
 def _expand(paths: Sequence[str]) -> list[Path]:
     out: list[Path] = []
     for raw in paths:
@@ -514,23 +550,27 @@ def _expand(paths: Sequence[str]) -> list[Path]:
 
 
 def config_jobs(
-    specs: Sequence[ConfigSpec], paths: Sequence[str | Path], *, inputs: str
+    specs: Sequence[ConfigSpec],
+    paths: Sequence[str | Path],
+    *,
+    inputs: str,
+    allow_mixed: bool = False,
 ) -> list[tuple[Path, ConfigSpec | None]]:
     """The files to import, each with its `--config` (None when files are given plainly).
 
-    With any `--config`, every file must be one, so that the axis order is the order given.
+    With `allow_mixed` (lmms-eval, whose files say their budget in results.json), plain files
+    and `--config` files may be combined; otherwise, with any `--config`, every file must be
+    one, so that the axis order is the order given.
     """
-    if specs and paths:
-        spec_paths = {s.path.resolve() for s in specs}
-        extra = [p for p in paths if Path(p).resolve() not in spec_paths]
-        if extra:
-            raise ImportInputError(
-                f"{extra[0]}: with --config, give every file as --config LABEL=PATH so the axis "
-                "order is explicit"
-            )
-    jobs: list[tuple[Path, ConfigSpec | None]] = (
-        [(s.path, s) for s in specs] if specs else [(Path(p), None) for p in paths]
-    )
+    spec_paths = {s.path.resolve() for s in specs}
+    extra = [p for p in paths if Path(p).resolve() not in spec_paths]
+    if specs and extra and not allow_mixed:
+        raise ImportInputError(
+            f"{extra[0]}: with --config, give every file as --config LABEL=PATH so the axis "
+            "order is explicit"
+        )
+    jobs: list[tuple[Path, ConfigSpec | None]] = [(Path(p), None) for p in extra]
+    jobs += [(s.path, s) for s in specs]
     if not jobs:
         raise ImportInputError(f"no input files (give {inputs} or --config LABEL=PATH)")
     return jobs
@@ -558,8 +598,9 @@ def run_lmms_eval_import(
     dry_run: bool = False,
 ) -> ImportSummary:
     """Parse every file, check them against each other, then merge into the run."""
-    specs = [parse_config_arg(c) for c in configs]
-    jobs = config_jobs(specs, _expand(files), inputs="samples JSONL files")
+    specs = [_spec_file(parse_config_arg(c)) for c in configs]
+    jobs = config_jobs(specs, _expand(files), inputs="samples JSONL files", allow_mixed=True)
+    mixed = bool(specs) and any(spec is None for _, spec in jobs)
     labels = Counter(s.label for s in specs)
     dup = [label for label, n in labels.items() if n > 1]
     if dup:
@@ -631,11 +672,14 @@ def run_lmms_eval_import(
                 frames = budget_from_model_args(margs, f"{where}: config.model_args").frames
             if frames > 0:
                 position += 1
+            # Beside files placed by their own budgets, a named run sits at its frame count;
+            # alone, the named runs keep the order they were given in.
+            order = float(frames) if mixed else float(position)
             budget = Budget(
                 config_id=label_config_id(spec.label, frames),
                 label=spec.label,
                 frames=frames,
-                axis_order=float(position) if frames > 0 else 0.0,
+                axis_order=order if frames > 0 else 0.0,
             )
         mname = str(names[path])
         key = (mname, budget.config_id)
@@ -652,6 +696,10 @@ def run_lmms_eval_import(
         skipped.update(fr.skipped)
         disagreements += fr.disagreements
         compared += fr.compared
+        reported = ((results or {}).get("results") or {}).get(task)
+        score_note = _score_note(path, task, reported, fr.rows)
+        if score_note:
+            notes.append(score_note)
         task_cfg = ((results or {}).get("configs") or {}).get(task, {})
         sources.append(
             source_record(
@@ -673,6 +721,18 @@ def run_lmms_eval_import(
                 reported=((results or {}).get("results") or {}).get(task),
             )
         )
+    by_hash: dict[str, list[str]] = {}
+    for source in sources:
+        by_hash.setdefault(str(source["sha256"]), []).append(
+            f"{Path(str(source['path'])).name} ({source['config_label']})"
+        )
+    for same in by_hash.values():
+        if len(same) > 1:
+            notes.append(
+                "warning: byte-identical sample files under different configurations: "
+                + ", ".join(same)
+                + " (the same run imported twice?)"
+            )
     if compared:
         notes.append(
             f"itemscale's extractor (v{EXTRACTOR_VERSION}) and lmms-eval's parsed answer "

@@ -17,7 +17,7 @@ from ._binary import (
 )
 from ._bootstrap import CI_METHODS, DEFAULT_CI, VideoBootstrap
 from ._matrix import ResponseMatrix, build_matrices
-from ._select import select_configs
+from ._select import UnknownConfigError, select_configs
 from ._with_text import binary_grid_with_text, continuous_grid_with_text
 
 ANALYSIS_SCHEMA_VERSION = 1
@@ -144,6 +144,14 @@ def analyze_responses(
     if configs is not None:
         df, grid = select_configs(df, configs)
     matrices = build_matrices(df, metric=metric)
+    if by:
+        known = sorted({key for m in matrices for a in m.attributes for key in a})
+        unknown = [attr for attr in by if attr not in known]
+        if unknown:
+            raise UnknownConfigError(
+                f"no item has attribute(s) {', '.join(repr(u) for u in unknown)} for --by; "
+                f"the items' attributes: {', '.join(known) or '(none)'}"
+            )
     grouped: dict[str, list[ResponseMatrix]] = defaultdict(list)
     for m in matrices:
         grouped[m.model].append(m)

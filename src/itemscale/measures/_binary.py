@@ -1,4 +1,4 @@
-"""Binary, repeated and continuous measures of MEASURES.md on one response matrix.
+"""Binary, repeated and continuous measures of docs/measures.md on one response matrix.
 
 Each measure is written as per-item columns whose means (or ratios of sums) are the statistic;
 the point value is computed on all items and the interval from the same columns under the video
@@ -202,7 +202,7 @@ def text_overwrite_counts(
 
 
 def binary_block(m: ResponseMatrix, boot: VideoBootstrap | None) -> dict[str, Any]:
-    """Every binary measure of MEASURES.md for one matrix (repeat 0), with intervals."""
+    """Every binary measure of docs/measures.md for one matrix (repeat 0), with intervals."""
     y = m.y
     n, k = y.shape
     labels = list(m.labels)

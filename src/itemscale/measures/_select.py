@@ -15,8 +15,8 @@ import pandas as pd
 
 
 class UnknownConfigError(ValueError):
-    """A `--configs` label that names no configuration of the run (the message lists those
-    that exist)."""
+    """A `--configs` label (or `--by` attribute) that names nothing in the run; the message
+    lists what exists."""
 
 
 def select_configs(df: pd.DataFrame, configs: Sequence[str]) -> tuple[pd.DataFrame, dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Policies on the response matrix (MEASURES.md): stopping cascades and the controlled sampling
+"""Policies on the response matrix (docs/policies.md): stopping cascades and the controlled sampling
 intervention.
 
 Analysis only: this package reads the response table and never imports models, decoders or the

@@ -48,7 +48,7 @@ PolicyName = Literal["confidence", "agreement", "learned"]
 POLICY_NAMES: Final[tuple[PolicyName, ...]] = ("confidence", "agreement", "learned")
 POLICY_DESCRIPTIONS: Final[dict[str, str]] = {
     "confidence": (
-        "confidence cascade (MEASURES.md): stage k answers when its option confidence >= tau_k; "
+        "confidence cascade (docs/policies.md): stage k answers when its option confidence >= tau_k; "
         "the last stage always answers; a stage with tau = +inf is never run"
     ),
     "agreement": (

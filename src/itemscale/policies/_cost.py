@@ -1,6 +1,6 @@
 """What running a cascade's stages costs, per item.
 
-The contract (MEASURES.md) counts the *shared frame cost*: a cascade that runs budgets c_1..c_k
+The definition (docs/policies.md) counts the *shared frame cost*: a cascade that runs budgets c_1..c_k
 decodes and encodes the union of their frames, so a frame an earlier stage already used is not
 paid again. With nested sampling a stage then pays only its new frames; with phase-shifted
 formulas it pays almost every frame again, which is exactly the difference a policy has to see.

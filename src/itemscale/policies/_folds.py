@@ -2,7 +2,7 @@
 
 Items of one video share its content, so a threshold fitted on one question of a video and
 reported on another of the same video would leak. Folds therefore split *videos*, and intervals
-resample videos, matching the paired cluster bootstrap of MEASURES.md.
+resample videos, matching the paired cluster bootstrap of docs/measures.md.
 """
 
 from __future__ import annotations

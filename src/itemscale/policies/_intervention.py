@@ -1,4 +1,4 @@
-"""The controlled sampling intervention (MEASURES.md): which items to re-run, with which change
+"""The controlled sampling intervention (docs/policies.md): which items to re-run, with which change
 of sampling, and what the re-run shows.
 
 A terminal regression (wrong at the largest budget, right at a smaller one) may be a sampling

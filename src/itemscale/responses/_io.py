@@ -197,6 +197,7 @@ def write_parquet_atomic(
     os.close(fd)
     try:
         pq.write_table(table, tmp)
+        shared_mode(tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -229,6 +230,19 @@ def read_responses(path: str | os.PathLike[str]) -> pd.DataFrame:
     return normalise_responses(df, where=str(path))
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def shared_mode(path: str | os.PathLike[str], *, folder: bool = False) -> None:
+    """Give a file (or folder) written through a private temporary name the permissions a
+    plain `open` would have given it under the user's umask (0644 / 0755 under umask 022), so
+    teammates can read a run; `mkstemp`/`mkdtemp` create them 0600 / 0700."""
+    os.chmod(path, (0o777 if folder else 0o666) & ~_current_umask())
+
+
 @contextmanager
 def atomic_text_file(
     path: str | os.PathLike[str], *, newline: str | None = None
@@ -244,6 +258,7 @@ def atomic_text_file(
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as fh:
             yield fh
+        shared_mode(tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
