@@ -513,9 +513,7 @@ def _spec_file(spec: ConfigSpec) -> ConfigSpec:
     return ConfigSpec(label=spec.label, frames=spec.frames, path=found[0])
 
 
-def _score_note(
-    path: Path, task: str, reported: Any, rows: list[dict[str, Any]]
-) -> str | None:
+def _score_note(path: Path, task: str, reported: Any, rows: list[dict[str, Any]]) -> str | None:
     """lmms-eval's own score for the file beside itemscale's re-extracted accuracy."""
     if not isinstance(reported, dict):
         return None
