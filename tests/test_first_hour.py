@@ -96,3 +96,82 @@ def test_lmms_eval_folders_in_config_mixing_and_the_reported_score(
     empty.mkdir()
     assert main(["import", "lmms-eval", "--config", f"x:8={empty}", "-o", str(tmp_path / "r")]) == 2
     assert "no lmms-eval samples files" in capsys.readouterr().err
+
+
+def _two_axis_table() -> object:
+    import pandas as pd
+
+    from itemscale.responses import normalise_responses
+
+    grid = [
+        ("2f@56", 2, 56 * 84),
+        ("2f@112", 2, 112 * 168),
+        ("4f@56", 4, 56 * 84),
+        ("4f@112", 4, 112 * 168),
+    ]
+    #          2f@56 2f@112 4f@56 4f@112
+    ys = {
+        "a": (1, 0, 0, 0),  # harmful on both axes; a terminal regression
+        "b": (0, 1, 0, 1),  # harmful only if 2f@112 -> 4f@56 were "more budget": it is not
+        "c": (0, 0, 1, 1),  # beneficial along frames
+        "d": (1, 1, 1, 1),
+    }
+    rows = []
+    for item, y in ys.items():
+        for k, (label, frames, pixels) in enumerate(grid):
+            rows.append(
+                {
+                    "model": "m",
+                    "item_id": item,
+                    "video_id": f"v{item}",
+                    "task_kind": "mcqa",
+                    "series": "default",
+                    "config_id": label,
+                    "config_label": label,
+                    "axis_order": float(k),
+                    "frames": frames,
+                    "pixels": pixels,
+                    "repeat": 0,
+                    "status": "ok",
+                    "correct": float(y[k]),
+                }
+            )
+    return normalise_responses(pd.DataFrame(rows))
+
+
+def test_a_two_axis_grid_uses_the_partial_order_and_reports_each_chain() -> None:
+    from itemscale.measures import analyze_responses
+
+    block = analyze_responses(_two_axis_table(), n_boot=0)["models"]["m"]  # type: ignore[arg-type]
+    assert block["order"]["multi_axis"] and block["order"]["axes"] == ["frames", "pixels"]
+    assert block["harmful_rate"]["value"] == pytest.approx(1 / 4)  # a only, not b
+    assert block["beneficial_rate"]["value"] == pytest.approx(2 / 4)  # b (2f: 56 -> 112), c
+    assert block["terminal_regression_rate"]["value"] == pytest.approx(1 / 4)
+    assert block["adjacent"] == [
+        "2f@56->2f@112",
+        "2f@56->4f@56",
+        "2f@112->4f@112",
+        "4f@56->4f@112",
+    ]
+    assert "2f@112->4f@56" not in block["flip_down"]  # not comparable: no flip counted
+    assert set(block["chains"]) == {"frames@56", "frames@112", "resolution@2f", "resolution@4f"}
+    fr112 = block["chains"]["frames@112"]
+    assert fr112["axis"] == ["2f@112", "4f@112"]
+    assert fr112["harmful_rate"]["value"] == 0.0 and fr112["accuracy"]["4f@112"]["value"] == 0.75
+    one = analyze_responses(_two_axis_table(), n_boot=0, axis="frames@56")["models"]["m"]  # type: ignore[arg-type]
+    assert one["axis"] == ["2f@56", "4f@56"] and not one["order"]["multi_axis"]
+    with pytest.raises(ValueError, match="no budget chain 'frames@999'.*frames@112"):
+        analyze_responses(_two_axis_table(), n_boot=0, axis="frames@999")  # type: ignore[arg-type]
+
+
+def test_budget_order_keeps_one_axis_and_allocation_axes_as_they_were() -> None:
+    import numpy as np
+
+    from itemscale.measures import budget_order
+
+    one = budget_order(np.array([8, 16, 32]), np.array([np.nan] * 3), ["8f", "16f", "32f"])
+    assert not one.multi_axis and one.adjacent == ((0, 1), (1, 2))
+    allocation = budget_order(np.array([8, 16, 32]), np.array([4000, 2000, 1000]), ["a", "b", "c"])
+    assert not allocation.multi_axis and allocation.less[0, 2]
+    rising = budget_order(np.array([8, 16]), np.array([1000, 2000]), ["a", "b"])
+    assert not rising.multi_axis

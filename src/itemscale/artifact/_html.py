@@ -257,6 +257,31 @@ def _part(
     )
 
 
+def _chains_table(block: dict[str, Any], key: str) -> str:
+    """A multi-axis grid: each chain's curve (each axis at each level of the others)."""
+    order = block.get("order") or {}
+    chains = block.get("chains") or {}
+    if not order.get("multi_axis") or not chains:
+        return ""
+    rows = []
+    for name, sub in chains.items():
+        curve = ", ".join(f"{esc(str(lab))} {esc(_pts(sub[key][lab]))}" for lab in sub["axis"])
+        rate = sub.get("harmful_rate") or sub.get("harmful_rate_eps")
+        rows.append(
+            f"<tr><th>{esc(name)}</th><td>{curve}</td><td class='num'>{esc(_pts(rate))}</td></tr>"
+        )
+    return (
+        "<h4>Each axis at each level of the others</h4><p class='muted'>A grid of frame counts "
+        "and resolutions is not one axis: a budget is larger than another when it has at least "
+        "as many frames and pixels per frame, and more of one (a partial order). Harmful rates, "
+        "flips and terminal regressions above use that order; each chain below is one axis with "
+        "the other fixed.</p><table class='headline'><thead><tr><th>chain</th><th>curve "
+        "(points, 95% interval)</th><th>harmful rate</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
+
+
 def _series_section(model: str, series: str, block: dict[str, Any], traj: pd.DataFrame) -> str:
     parts = []
     if block.get("kind") == "binary":
@@ -268,6 +293,7 @@ def _series_section(model: str, series: str, block: dict[str, Any], traj: pd.Dat
             _complementarity(block),
             "</div></div><h3>Text overwrite</h3>",
             _text_overwrite(block),
+            _chains_table(block, "accuracy"),
         ]
     if isinstance(block.get("continuous"), dict):
         parts.append(_part(model, series, block["continuous"], traj, "continuous"))

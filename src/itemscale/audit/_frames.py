@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..items import Item
+from ..measures import budget_order
 from ..responses import ANSWERED_STATUSES, NOANSWER
 
 #: Pathway labels in order of precedence: the first rule that holds names the transition.
@@ -264,9 +265,11 @@ def _audit_axis(
             label=("config_label", "first"),
             order=("axis_order", "first"),
             frames=("frames", "first"),
+            pixels=("pixels", "first"),
         )
         .reset_index()
-        .sort_values(["order", "frames", "label"], kind="stable")
+        .assign(_px=lambda t: t["pixels"].astype(float).fillna(-1.0))
+        .sort_values(["order", "frames", "_px", "label"], kind="stable")
     )
     config_ids = configs["config_id"].astype(str).tolist()
     item_ids = np.sort(rows["item_id"].unique().astype(str))
@@ -278,11 +281,14 @@ def _audit_axis(
     binary = rows["correct"].notna().any()
     row_at = np.full((n, k), -1, dtype=np.int64)
     row_at[ipos, cpos] = np.arange(len(rows))
-    pair_list = (
-        [(j, j + 1) for j in range(k - 1)]
-        if pairs == "adjacent"
-        else [(j, b) for j in range(k) for b in range(j + 1, k)]
+    # the budget order analyze uses: adjacent = one step along one axis, others fixed
+    order = budget_order(
+        configs["frames"].to_numpy(dtype=float),
+        configs["pixels"].to_numpy(dtype=float, na_value=np.nan),
+        tuple(str(x) for x in configs["label"]),
     )
+    adjacent = set(order.adjacent)
+    pair_list = list(order.adjacent) if pairs == "adjacent" else order.comparable_pairs
     columns = {
         c: rows[c].to_numpy(dtype=object)
         for c in (
@@ -314,7 +320,7 @@ def _audit_axis(
                     repeat,
                     rj,
                     rk,
-                    b == j + 1,
+                    (j, b) in adjacent,
                     item_map.get(item_id),
                     text_answer.get((model, item_id)),
                 )

@@ -42,6 +42,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--eps", type=float, default=0.1, help="score drop that counts as harmful (default: 0.1)"
     )
     p.add_argument(
+        "--axis",
+        metavar="CHAIN",
+        help="on a grid of frame counts x resolutions, measure one chain of it as the axis: "
+        "frames@RES (the frame counts at one resolution, e.g. frames@112) or resolution@Nf",
+    )
+    p.add_argument(
         "--ci",
         choices=["bca", "percentile"],
         default="bca",
@@ -121,6 +127,28 @@ def _print_binary(block: dict[str, Any], out: TextIO, indent: str = "  ") -> Non
             )
     if "grid_with_text" in block:
         _print_with_text(block["grid_with_text"], out, indent)
+    _print_chains(block, out, indent, "accuracy")
+
+
+def _print_chains(block: dict[str, Any], out: TextIO, indent: str, key: str) -> None:
+    """On a multi-axis grid: the order used, and each chain's curve and flips in one line."""
+    order = block.get("order") or {}
+    if not order.get("multi_axis"):
+        return
+    print(
+        f"{indent}budget order: frames x pixels, a partial order (c < c' when c' has at least "
+        "as many frames and pixels, and more of one); per chain:",
+        file=out,
+    )
+    for name, sub in block.get("chains", {}).items():
+        curve = ", ".join(
+            f"{label} {100 * sub[key][label]['value']:.1f}"
+            for label in sub["axis"]
+            if sub[key][label]["value"] is not None
+        )
+        rate = sub.get("harmful_rate") or sub.get("harmful_rate_eps") or {}
+        harmful = f"{100 * rate['value']:.1f}" if rate.get("value") is not None else "n/a"
+        print(f"{indent}  {name}: {curve}; harmful {harmful}", file=out)
 
 
 def _grid_line(g: dict[str, Any]) -> str:
@@ -128,7 +156,13 @@ def _grid_line(g: dict[str, Any]) -> str:
     reasons = g.get("drop_reasons") or {}
     if reasons:
         dropped += " (" + ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) + ")"
-    return f"{' < '.join(g['configs'])}: {g['n_items']} items{dropped}"
+    joined = (", " if g.get("multi_axis") else " < ").join(g["configs"])
+    first = (
+        " (text-only below every budget; the rest by the budget order)"
+        if g.get("multi_axis")
+        else ""
+    )
+    return f"{joined}{first}: {g['n_items']} items{dropped}"
 
 
 def _print_with_text(g: dict[str, Any], out: TextIO, indent: str) -> None:
@@ -162,6 +196,7 @@ def _print_continuous(block: dict[str, Any], out: TextIO, indent: str = "  ") ->
         f"{indent}harmful (eps={block['eps']}):  {points_text(block['harmful_rate_eps'])}", file=out
     )
     print(f"{indent}text-only score:     {points_text(block['text_mean_score'])}", file=out)
+    _print_chains(block, out, indent, "mean_score")
     g = block.get("grid_with_text")
     if g:
         from ..measures import GRID_WITH_TEXT_TITLE
@@ -244,6 +279,7 @@ def run(args: argparse.Namespace) -> int:
             eps=args.eps,
             configs=args.configs,
             ci=args.ci,
+            axis=args.axis,
         )
     except UnknownConfigError as exc:
         raise CommandError(f"{args.run_dir}: {exc}") from exc

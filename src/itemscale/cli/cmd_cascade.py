@@ -67,6 +67,12 @@ def print_summary(report: dict[str, Any], out: TextIO | None = None) -> None:
             f"{block['n_videos']} videos; stages {' < '.join(block['labels'])}",
             file=out,
         )
+        if block.get("chain"):
+            print(
+                f"  a grid of frames x resolutions: the stages climb its {block['chain']} chain "
+                "(the frame counts at the largest budget's resolution)",
+                file=out,
+            )
         print(
             f"  cost: {block['cost'][f'{unit}_note']}",
             file=out,

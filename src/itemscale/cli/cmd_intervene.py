@@ -117,7 +117,7 @@ def run_intervention(
     import numpy as np
     from pydantic import ValidationError
 
-    from ..measures import build_matrices
+    from ..measures import build_matrices, main_chain
     from ..policies import (
         INTERVENTION_NAMES,
         InterventionError,
@@ -147,6 +147,9 @@ def run_intervention(
         raise CommandError(f"{run_dir / 'run.json'}: recorded protocol is invalid: {exc}") from exc
 
     matrix = _pick_matrix(build_matrices(df), model, series, str(run_dir))
+    chain = main_chain(matrix.budget_order, matrix.frames)
+    if chain is not None:  # frames x resolutions: the lower budgets along the frame axis only
+        matrix = matrix.chain(chain[1])
     terminal_id = matrix.config_ids[-1]
     terminal = next((c for c in protocol.configurations() if c.config_id == terminal_id), None)
     if terminal is None:

@@ -33,6 +33,7 @@ from ._bootstrap import (
     resample_counts,
 )
 from ._matrix import CONTINUOUS_METRICS, ResponseMatrix, build_matrices
+from ._order import BudgetOrder, budget_order, main_chain, with_text_first
 from ._select import UnknownConfigError, select_configs
 from ._with_text import GRID_WITH_TEXT_TITLE, binary_grid_with_text, continuous_grid_with_text
 
@@ -45,6 +46,7 @@ __all__ = [
     "DEFAULT_BOOTSTRAP",
     "DEFAULT_CI",
     "GRID_WITH_TEXT_TITLE",
+    "BudgetOrder",
     "ResponseMatrix",
     "Stat",
     "UnknownConfigError",
@@ -54,6 +56,7 @@ __all__ = [
     "beneficial_indicator",
     "binary_block",
     "binary_grid_with_text",
+    "budget_order",
     "build_matrices",
     "continuous_block",
     "continuous_grid_with_text",
@@ -63,6 +66,7 @@ __all__ = [
     "harmful_indicator",
     "intervals",
     "item_rate_harmful",
+    "main_chain",
     "mcnemar_exact_p",
     "membership",
     "percentile_interval",
@@ -72,4 +76,5 @@ __all__ = [
     "stat",
     "terminal_regression_indicator",
     "text_overwrite_counts",
+    "with_text_first",
 ]

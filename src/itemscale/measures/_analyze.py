@@ -38,9 +38,13 @@ def _sets_overlap(p: set[str], q: set[str]) -> dict[str, Any]:
 
 def _flagged(m: ResponseMatrix, y: np.ndarray, common: np.ndarray) -> dict[str, set[str]]:
     mask = np.isin(m.item_ids, common)
+    order = m.budget_order
+    less = order.less if order.multi_axis else None
     return {
-        "harmful": set(m.item_ids[mask & harmful_indicator(y)].tolist()),
-        "terminal_regression": set(m.item_ids[mask & terminal_regression_indicator(y)].tolist()),
+        "harmful": set(m.item_ids[mask & harmful_indicator(y, less)].tolist()),
+        "terminal_regression": set(
+            m.item_ids[mask & terminal_regression_indicator(y, order)].tolist()
+        ),
     }
 
 
@@ -67,6 +71,23 @@ def membership(matrices: list[ResponseMatrix]) -> dict[str, Any]:
                     "n_common_items": m.n_items,
                     **{name: _sets_overlap(fp[name], fq[name]) for name in fp},
                 }
+    return out
+
+
+def _on_chain(matrices: list[ResponseMatrix], axis: str) -> list[ResponseMatrix]:
+    """Each multi-axis matrix restricted to the chain `axis` (`frames@112`, `resolution@8f`);
+    one-axis matrices are kept as they are. A name no matrix has is an error listing those
+    that exist."""
+    known = sorted({name for m in matrices for name in m.budget_order.chains})
+    if axis not in known:
+        raise UnknownConfigError(
+            f"no budget chain {axis!r}; "
+            + (f"the run's chains: {', '.join(known)}" if known else "the run has one axis only")
+        )
+    out = []
+    for m in matrices:
+        line = m.budget_order.chains.get(axis)
+        out.append(m.chain(line) if line is not None else m)
     return out
 
 
@@ -125,6 +146,7 @@ def analyze_responses(
     eps: float = 0.1,
     configs: Sequence[str] | None = None,
     ci: str = DEFAULT_CI,
+    axis: str | None = None,
 ) -> dict[str, Any]:
     """All measures for every model, in the `analyze --json` layout.
 
@@ -144,6 +166,8 @@ def analyze_responses(
     if configs is not None:
         df, grid = select_configs(df, configs)
     matrices = build_matrices(df, metric=metric)
+    if axis is not None:
+        matrices = _on_chain(matrices, axis)
     if by:
         known = sorted({key for m in matrices for a in m.attributes for key in a})
         unknown = [attr for attr in by if attr not in known]

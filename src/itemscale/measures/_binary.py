@@ -22,6 +22,7 @@ from ._bootstrap import (
     jackknife_ratios,
 )
 from ._matrix import ResponseMatrix
+from ._order import BudgetOrder
 
 Stat = dict[str, Any]
 
@@ -129,25 +130,54 @@ def pairs(k: int) -> list[tuple[int, int]]:
     return [(a, b) for a in range(k) for b in range(a + 1, k)]
 
 
-def harmful_indicator(y: np.ndarray) -> np.ndarray:
-    """Items right at some lower budget and wrong at a higher one."""
+def _reach(mask: np.ndarray, less: np.ndarray) -> np.ndarray:
+    """[n, K]: for each item and configuration k, whether `mask` holds at some j < k."""
+    return np.asarray((mask.astype(np.float32) @ less.astype(np.float32)) > 0)
+
+
+def harmful_indicator(y: np.ndarray, less: np.ndarray | None = None) -> np.ndarray:
+    """Items right at some smaller budget and wrong at a larger one (`less`: the budget order,
+    default the axis order)."""
     if y.shape[1] < 2:
         return np.zeros(y.shape[0], dtype=bool)
-    seen_right = np.maximum.accumulate(y, axis=1)[:, :-1] >= 1
-    return np.asarray((seen_right & (y[:, 1:] < 1)).any(axis=1))
+    if less is None:
+        seen_right = np.maximum.accumulate(y, axis=1)[:, :-1] >= 1
+        return np.asarray((seen_right & (y[:, 1:] < 1)).any(axis=1))
+    return np.asarray((_reach(y >= 1, less) & (y < 1)).any(axis=1))
 
 
-def beneficial_indicator(y: np.ndarray) -> np.ndarray:
+def beneficial_indicator(y: np.ndarray, less: np.ndarray | None = None) -> np.ndarray:
     if y.shape[1] < 2:
         return np.zeros(y.shape[0], dtype=bool)
-    seen_wrong = np.minimum.accumulate(y, axis=1)[:, :-1] < 1
-    return np.asarray((seen_wrong & (y[:, 1:] >= 1)).any(axis=1))
+    if less is None:
+        seen_wrong = np.minimum.accumulate(y, axis=1)[:, :-1] < 1
+        return np.asarray((seen_wrong & (y[:, 1:] >= 1)).any(axis=1))
+    return np.asarray((_reach(y < 1, less) & (y >= 1)).any(axis=1))
 
 
-def terminal_regression_indicator(y: np.ndarray) -> np.ndarray:
+def terminal_regression_indicator(y: np.ndarray, order: BudgetOrder | None = None) -> np.ndarray:
+    """Wrong at the largest budget (on a multi-axis grid: at a maximal one) and right at a
+    smaller one."""
     if y.shape[1] < 2:
         return np.zeros(y.shape[0], dtype=bool)
-    return np.asarray((y[:, -1] < 1) & (y[:, :-1] >= 1).any(axis=1))
+    if order is None or not order.multi_axis:
+        return np.asarray((y[:, -1] < 1) & (y[:, :-1] >= 1).any(axis=1))
+    reach = _reach(y >= 1, order.less)
+    top = list(order.maximal)
+    return np.asarray(((y[:, top] < 1) & reach[:, top]).any(axis=1))
+
+
+def best_before(s: np.ndarray, less: np.ndarray, *, worst: bool = False) -> np.ndarray:
+    """[n, K]: per item, the highest (or lowest) value at a smaller budget than k (NaN where
+    none is smaller)."""
+    n, k = s.shape
+    out = np.full((n, k), np.nan)
+    for col in range(k):
+        below = less[:, col]
+        if below.any():
+            part = s[:, below]
+            out[:, col] = part.min(axis=1) if worst else part.max(axis=1)
+    return out
 
 
 def mcnemar_exact_p(discordant_down: int, discordant_up: int) -> float:
@@ -187,12 +217,18 @@ def _valid_answer(a: object) -> bool:
 
 
 def text_overwrite_counts(
-    y: np.ndarray, answers: np.ndarray, text_answer: np.ndarray
+    y: np.ndarray,
+    answers: np.ndarray,
+    text_answer: np.ndarray,
+    less: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per item: number of harmful transitions (j<k, y_j=1, y_k=0), and how many of them have
     the wrong answer at k equal to the text-only answer."""
     right = (y >= 1).astype(np.int64)
-    right_before: np.ndarray = np.cumsum(right, axis=1) - right  # right answers strictly before k
+    if less is None:
+        right_before: np.ndarray = np.cumsum(right, axis=1) - right  # right strictly before k
+    else:
+        right_before = right @ less.astype(np.int64)
     wrong = y < 1
     harmful = np.where(wrong, right_before, 0)
     valid_text = np.array([_valid_answer(a) for a in text_answer], dtype=bool)
@@ -201,18 +237,34 @@ def text_overwrite_counts(
     return harmful.sum(axis=1).astype(float), overwrite.sum(axis=1).astype(float)
 
 
-def binary_block(m: ResponseMatrix, boot: VideoBootstrap | None) -> dict[str, Any]:
-    """Every binary measure of docs/measures.md for one matrix (repeat 0), with intervals."""
+def order_json(m: ResponseMatrix) -> dict[str, Any]:
+    """The budget order a block used: its axes and, on a multi-axis grid, its chains."""
+    order = m.budget_order
+    return {
+        "axes": list(order.axes),
+        "multi_axis": order.multi_axis,
+        "chains": {name: [m.labels[i] for i in line] for name, line in order.chains.items()},
+    }
+
+
+def binary_block(
+    m: ResponseMatrix, boot: VideoBootstrap | None, *, chains: bool = True
+) -> dict[str, Any]:
+    """Every binary measure of docs/measures.md for one matrix (repeat 0), with intervals. On a
+    multi-axis grid, `chains` adds the block of each chain (each axis at each level of the
+    others) under `chains`."""
     y = m.y
     n, k = y.shape
     labels = list(m.labels)
+    order = m.budget_order
+    less = order.less if order.multi_axis else None
     cols = _Columns(boot)
     cols.add("accuracy", y)
     cols.add("oracle", y.max(axis=1) if k else np.zeros(n))
-    cols.add("harmful", harmful_indicator(y))
-    cols.add("beneficial", beneficial_indicator(y))
-    cols.add("terminal", terminal_regression_indicator(y))
-    pair_list = pairs(k)
+    cols.add("harmful", harmful_indicator(y, less))
+    cols.add("beneficial", beneficial_indicator(y, less))
+    cols.add("terminal", terminal_regression_indicator(y, order))
+    pair_list = order.comparable_pairs if order.multi_axis else pairs(k)
     a_idx = np.array([a for a, _ in pair_list], dtype=int)
     b_idx = np.array([b for _, b in pair_list], dtype=int)
     if pair_list:
@@ -292,7 +344,8 @@ def binary_block(m: ResponseMatrix, boot: VideoBootstrap | None) -> dict[str, An
             complementarity[f"{labels[a]}|{labels[b]}"] = stat(comp_p[p], comp_ci[p])
     block["flip_down"] = flip_down
     block["flip_up"] = flip_up
-    block["adjacent"] = [f"{labels[j]}->{labels[j + 1]}" for j in range(k - 1)]
+    block["adjacent"] = [f"{labels[a]}->{labels[b]}" for a, b in order.adjacent]
+    block["order"] = order_json(m)
     block["mcnemar_p"] = mcnemar
     block["complementarity"] = complementarity
     block["greedy_cover"] = greedy_cover(y, labels)
@@ -303,7 +356,7 @@ def binary_block(m: ResponseMatrix, boot: VideoBootstrap | None) -> dict[str, An
         block["text_answerable_rate"] = _ratio(
             boot, np.where(has_text, np.nan_to_num(m.text_value), 0.0), has_text.astype(float)
         )
-        harmful_n, overwrite_n = text_overwrite_counts(y, m.answers, m.text_answer)
+        harmful_n, overwrite_n = text_overwrite_counts(y, m.answers, m.text_answer, less)
         harmful_n = np.where(has_text, harmful_n, 0.0)
         overwrite_n = np.where(has_text, overwrite_n, 0.0)
         block["text_overwrite_rate"] = _ratio(boot, overwrite_n, harmful_n)
@@ -322,6 +375,11 @@ def binary_block(m: ResponseMatrix, boot: VideoBootstrap | None) -> dict[str, An
         block["text_overwrite_item_rate"] = stat(None, None)
     if m.n_repeats > 1:
         block.update(repeat_block(m, boot))
+    if chains and order.multi_axis:
+        block["chains"] = {
+            name: binary_block(m.chain(line), boot, chains=False)
+            for name, line in order.chains.items()
+        }
     return block
 
 
@@ -340,11 +398,14 @@ def expected_harmful(p: np.ndarray) -> np.ndarray:
     return np.asarray(np.clip(1.0 - monotone, 0.0, 1.0))
 
 
-def item_rate_harmful(p: np.ndarray, delta: float) -> np.ndarray:
+def item_rate_harmful(p: np.ndarray, delta: float, less: np.ndarray | None = None) -> np.ndarray:
     if p.shape[1] < 2:
         return np.zeros(p.shape[0], dtype=bool)
-    best_before = np.maximum.accumulate(p, axis=1)[:, :-1]
-    return np.asarray((best_before - p[:, 1:] >= delta - 1e-12).any(axis=1))
+    if less is None:
+        before = np.maximum.accumulate(p, axis=1)[:, :-1]
+        return np.asarray((before - p[:, 1:] >= delta - 1e-12).any(axis=1))
+    gap = best_before(p, less) - p
+    return np.asarray((np.nan_to_num(gap, nan=-1.0) >= delta - 1e-12).any(axis=1))
 
 
 def disagreement(values: np.ndarray) -> np.ndarray:
@@ -359,9 +420,13 @@ def repeat_block(
     m: ResponseMatrix, boot: VideoBootstrap | None, delta: float = 0.5
 ) -> dict[str, Any]:
     p = m.values.mean(axis=2)
+    order = m.budget_order
     cols = _Columns(boot)
-    cols.add("rate_harmful", item_rate_harmful(p, delta))
-    cols.add("expected_harmful", expected_harmful(p))
+    cols.add("rate_harmful", item_rate_harmful(p, delta, order.less if order.multi_axis else None))
+    # exact along one axis (a chain); on a multi-axis grid read it per chain
+    cols.add(
+        "expected_harmful", expected_harmful(p) if not order.multi_axis else np.full(len(p), np.nan)
+    )
     cols.add("noise", disagreement(m.values))
     cols.add("mean_accuracy", p)
     points, samples, jack = cols.resolve()
@@ -420,7 +485,7 @@ def curve_best_gap(
 
 
 def continuous_block(
-    m: ResponseMatrix, boot: VideoBootstrap | None, eps: float = 0.1
+    m: ResponseMatrix, boot: VideoBootstrap | None, eps: float = 0.1, *, chains: bool = True
 ) -> dict[str, Any]:
     """Continuous measures (open QA, summary, dialogue) on scores in [0, 1]."""
     s = m.y
@@ -429,11 +494,17 @@ def continuous_block(
     cols = _Columns(boot)
     cols.add("mean_score", s)
     cols.add("item_max", s.max(axis=1) if k else np.zeros(n))
-    if k >= 2:
-        best_before = np.maximum.accumulate(s, axis=1)[:, :-1]
-        worst_before = np.minimum.accumulate(s, axis=1)[:, :-1]
-        cols.add("harmful", np.asarray((best_before - s[:, 1:] > eps).any(axis=1)))
-        cols.add("beneficial", np.asarray((s[:, 1:] - worst_before > eps).any(axis=1)))
+    order = m.budget_order
+    if k >= 2 and order.multi_axis:
+        high = best_before(s, order.less)
+        low = best_before(s, order.less, worst=True)
+        cols.add("harmful", (np.nan_to_num(high - s, nan=-1.0) > eps).any(axis=1))
+        cols.add("beneficial", (np.nan_to_num(s - low, nan=-1.0) > eps).any(axis=1))
+    elif k >= 2:
+        high_run = np.maximum.accumulate(s, axis=1)[:, :-1]
+        low_run = np.minimum.accumulate(s, axis=1)[:, :-1]
+        cols.add("harmful", np.asarray((high_run - s[:, 1:] > eps).any(axis=1)))
+        cols.add("beneficial", np.asarray((s[:, 1:] - low_run > eps).any(axis=1)))
     else:
         cols.add("harmful", np.zeros(n))
         cols.add("beneficial", np.zeros(n))
@@ -463,7 +534,13 @@ def continuous_block(
         "oracle_gap": gap,
         "harmful_rate_eps": one("harmful"),
         "beneficial_rate_eps": one("beneficial"),
+        "order": order_json(m),
     }
+    if chains and order.multi_axis:
+        block["chains"] = {
+            name: continuous_block(m.chain(line), boot, eps, chains=False)
+            for name, line in order.chains.items()
+        }
     has_text = ~np.isnan(m.text_value)
     block["n_text_only"] = int(has_text.sum())
     block["text_mean_score"] = (

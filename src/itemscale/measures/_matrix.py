@@ -7,6 +7,8 @@ counted by reason, never silently dropped.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import Literal
@@ -15,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..responses import ANSWERED_STATUSES
+from ._order import BudgetOrder, budget_order
 
 Kind = Literal["binary", "continuous"]
 CONTINUOUS_METRICS = ("score", "token_f1", "rouge_l", "exact_match")
@@ -68,6 +71,28 @@ class ResponseMatrix:
     def y(self) -> np.ndarray:
         """Repeat-0 matrix [n, K]."""
         return self.values[:, :, 0]
+
+    @functools.cached_property
+    def budget_order(self) -> BudgetOrder:
+        """Which configuration is the larger budget (a total order on one axis; the partial
+        order over frames and pixels on a grid of both)."""
+        return budget_order(self.frames, self.pixels, self.labels)
+
+    def chain(self, positions: tuple[int, ...]) -> ResponseMatrix:
+        """The same matrix on some of its configurations (a chain of a multi-axis grid)."""
+        cols = np.asarray(positions, dtype=np.int64)
+        return dataclasses.replace(
+            self,
+            labels=tuple(self.labels[i] for i in cols),
+            config_ids=tuple(self.config_ids[i] for i in cols),
+            frames=self.frames[cols],
+            pixels=self.pixels[cols],
+            values=self.values[:, cols],
+            answers=self.answers[:, cols],
+            confidence=self.confidence[:, cols],
+            visual_tokens=self.visual_tokens[:, cols],
+            frame_indices=self.frame_indices[:, cols],
+        )
 
     def subset(self, mask: np.ndarray) -> ResponseMatrix:
         """The same matrix restricted to the items where `mask` is true."""

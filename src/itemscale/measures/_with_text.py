@@ -18,9 +18,17 @@ from typing import Any
 
 import numpy as np
 
-from ._binary import Stat, _Columns, _scalar_stat, curve_best_gap, harmful_indicator
+from ._binary import (
+    Stat,
+    _Columns,
+    _scalar_stat,
+    best_before,
+    curve_best_gap,
+    harmful_indicator,
+)
 from ._bootstrap import VideoBootstrap
 from ._matrix import ResponseMatrix
+from ._order import with_text_first
 
 BootFor = Callable[[np.ndarray], VideoBootstrap | None]
 
@@ -48,6 +56,7 @@ def _header(
         reasons["no_text_only"] = without_text
     return {
         "configs": labels,
+        "multi_axis": m.budget_order.multi_axis,
         "n_items": sub.n_items,
         "n_videos": len(set(sub.video_ids.tolist())),
         "n_dropped": m.n_dropped + without_text,
@@ -78,7 +87,9 @@ def binary_grid_with_text(m: ResponseMatrix, boot_for: BootFor) -> dict[str, Any
     cols = _Columns(boot)
     cols.add("accuracy", y)
     cols.add("oracle", y.max(axis=1))
-    cols.add("harmful", harmful_indicator(y))
+    order = m.budget_order
+    less = with_text_first(order).less if order.multi_axis else None
+    cols.add("harmful", harmful_indicator(y, less))
     cols.add("overwrite", (y[:, 0] >= 1) & (y[:, 1:] < 1).any(axis=1))
     points, samples, jack = cols.resolve()
     curve, best_entry, headroom = curve_best_gap(
@@ -109,8 +120,13 @@ def continuous_grid_with_text(
     cols = _Columns(boot)
     cols.add("mean_score", s)
     cols.add("item_max", s.max(axis=1))
-    best_before = np.maximum.accumulate(s, axis=1)[:, :-1]
-    cols.add("harmful", (best_before - s[:, 1:] > eps).any(axis=1))
+    order = m.budget_order
+    if order.multi_axis:
+        high = best_before(s, with_text_first(order).less)
+        cols.add("harmful", (np.nan_to_num(high - s, nan=-1.0) > eps).any(axis=1))
+    else:
+        high_run = np.maximum.accumulate(s, axis=1)[:, :-1]
+        cols.add("harmful", (high_run - s[:, 1:] > eps).any(axis=1))
     cols.add("overwrite", (s[:, :1] - s[:, 1:] > eps).any(axis=1))
     points, samples, jack = cols.resolve()
     curve, best_entry, gap = curve_best_gap(

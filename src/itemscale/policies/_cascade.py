@@ -17,7 +17,14 @@ import numpy.typing as npt
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..measures import ResponseMatrix, VideoBootstrap, build_matrices, percentile_intervals, stat
+from ..measures import (
+    ResponseMatrix,
+    VideoBootstrap,
+    build_matrices,
+    main_chain,
+    percentile_intervals,
+    stat,
+)
 from ._cost import StageCosts, shared_frame_costs, visual_token_costs
 from ._folds import video_folds
 from ._learned import (
@@ -434,7 +441,12 @@ def cascade_report(df: pd.DataFrame, settings: CascadeSettings) -> dict[str, Any
         if n_videos < 2:
             skipped.append({**where, "reason": f"{n_videos} video(s): cannot cross-fit"})
             continue
+        chain = main_chain(matrix.budget_order, matrix.frames)
+        if chain is not None:  # a grid of frames x resolutions: stages climb one chain of it
+            matrix = matrix.chain(chain[1])
         block = run_policies(inputs_from_matrix(matrix), settings)
+        if chain is not None:
+            block["chain"] = chain[0]
         block["n_dropped"] = matrix.n_dropped
         block["drop_reasons"] = dict(matrix.drop_reasons)
         results.append(block)
