@@ -160,7 +160,7 @@ def test_a_two_axis_grid_uses_the_partial_order_and_reports_each_chain() -> None
     assert fr112["harmful_rate"]["value"] == 0.0 and fr112["accuracy"]["4f@112"]["value"] == 0.75
     one = analyze_responses(_two_axis_table(), n_boot=0, axis="frames@56")["models"]["m"]  # type: ignore[arg-type]
     assert one["axis"] == ["2f@56", "4f@56"] and not one["order"]["multi_axis"]
-    with pytest.raises(ValueError, match="no budget chain 'frames@999'.*frames@112"):
+    with pytest.raises(ValueError, match=r"no budget chain 'frames@999'.*frames@112"):
         analyze_responses(_two_axis_table(), n_boot=0, axis="frames@999")  # type: ignore[arg-type]
 
 
