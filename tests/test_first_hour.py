@@ -175,3 +175,31 @@ def test_budget_order_keeps_one_axis_and_allocation_axes_as_they_were() -> None:
     assert not allocation.multi_axis and allocation.less[0, 2]
     rising = budget_order(np.array([8, 16]), np.array([1000, 2000]), ["a", "b"])
     assert not rising.multi_axis
+
+
+def test_model_locations_are_explained_before_transformers_speaks(tmp_path: Path) -> None:
+    from itemscale.models import BackendError, load_backend
+    from itemscale.protocol import ModelEntry
+
+    with pytest.raises(BackendError, match=r"the model folder .*nope does not exist"):
+        load_backend(ModelEntry(name="m", backend="hf", model=str(tmp_path / "nope")))
+    with pytest.raises(
+        BackendError, match="not in the local Hugging Face cache; nothing was downloaded"
+    ):
+        load_backend(ModelEntry(name="m", backend="hf", model="some-org/some-video-llm"))
+
+
+def test_dry_run_names_the_missing_video_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    from test_sweep_helpers import write_benchmark, write_protocol
+
+    suite = write_benchmark(tmp_path / "suite", 2)
+    protocol = write_protocol(tmp_path / "p.toml", suite)
+    shutil.rmtree(suite / "videos")
+    assert main(["sweep", str(protocol), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "cells have no readable video" in out
+    assert f"unreadable in {suite / 'videos'} (the folder does not exist)" in out

@@ -111,6 +111,15 @@ def test_nested_intervention_end_to_end(swept: dict[str, Any]) -> None:
     assert again["recovered_rate"] == result["recovered_rate"]
     assert again["broken_rate"] == result["broken_rate"]
 
+    # analyze keeps the re-runs apart from the budget axes
+    from itemscale.measures import analyze_responses
+
+    block = analyze_responses(df, n_boot=0)["models"]["pixel"]
+    assert not block["series"].startswith("intervention:")
+    assert "intervention:nested" in block["interventions"]
+    assert not any(s.startswith("intervention:") for s in block.get("other_series", {}))
+    assert not any("intervention:" in k for k in block.get("membership", {}))
+
 
 @pytest.mark.slow
 def test_phase_shift_and_the_command_line(

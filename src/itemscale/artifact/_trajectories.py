@@ -12,6 +12,7 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
+from ..measures import INTERVENTION_SERIES_PREFIX
 from ..responses import ANSWERED_STATUSES
 
 TRAJECTORY_SCHEMA_VERSION: Final[int] = 1
@@ -119,4 +120,8 @@ def trajectory_table(responses: pd.DataFrame, *, eps: float = 0.1) -> pd.DataFra
     out = pd.concat(parts, ignore_index=True).reindex(columns=columns)
     for lab in ("text_only", *labels):
         out[lab] = out[lab].astype(float)
-    return out.sort_values(["model", "series", "item_id"], kind="stable").reset_index(drop=True)
+    # intervention re-runs (a few chosen items) after the budget axes, never first
+    rerun = out["series"].astype(str).str.startswith(INTERVENTION_SERIES_PREFIX)
+    out = out.assign(_rerun=rerun.to_numpy())
+    out = out.sort_values(["model", "_rerun", "series", "item_id"], kind="stable")
+    return out.drop(columns="_rerun").reset_index(drop=True)

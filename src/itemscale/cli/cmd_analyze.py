@@ -246,6 +246,18 @@ def print_summary(result: dict[str, Any], out: TextIO | None = None) -> None:
     for model, block in result["models"].items():
         print(f"\n== {model} (series {block.get('series', 'default')})", file=out)
         print_series(block, out)
+        for series, rerun in block.get("interventions", {}).items():
+            acc = rerun.get("accuracy") or {}
+            curve = ", ".join(
+                f"{label} {100 * v['value']:.1f}"
+                for label, v in acc.items()
+                if v["value"] is not None
+            )
+            print(
+                f"  {series}: re-runs of {rerun['n_items']} chosen items (not a budget axis; "
+                f"`itemscale intervene` reports recovered and broken rates): {curve}",
+                file=out,
+            )
         for series, other in block.get("other_series", {}).items():
             print(f"\n-- {model}, series {series}", file=out)
             print_series(other, out)

@@ -41,9 +41,13 @@ def register(subparsers: Any) -> None:
         default="local",
         help="local: this process; ray: one actor per GPU or CPU slot (driver owns the store)",
     )
-    parser.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ... (local models)")
     parser.add_argument(
-        "--batch-size", type=int, default=1, metavar="N", help="requests per model call"
+        "--device",
+        default="cpu",
+        help="cpu, cuda, cuda:1, ... for local models (default: cpu, even when a GPU is present)",
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=1, metavar="N", help="requests per model call (default 1)"
     )
     parser.add_argument(
         "--concurrency",
@@ -138,6 +142,16 @@ def _print_plan(cost: Any, run_dir: Path, as_json: bool) -> None:
     )
     if cost.visual_tokens_unknown_cells:
         print(f"{cost.visual_tokens_unknown_cells} cells have no readable video: tokens unknown")
+        missing = sorted(cost.unreadable_videos)
+        folders = sorted({str(Path(p).parent) for p in missing})
+        for folder in folders[:3]:
+            state = "exists" if Path(folder).is_dir() else "does not exist"
+            n = sum(1 for p in missing if str(Path(p).parent) == folder)
+            print(
+                f"  {n} video(s) unreadable in {folder} (the folder {state}), e.g. {Path(next(p for p in missing if str(Path(p).parent) == folder)).name}"
+            )
+        if folders and not Path(folders[0]).is_dir():
+            print("  check the protocol's [benchmark] videos folder")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -160,6 +174,14 @@ def run(args: argparse.Namespace) -> int:
             )
             _print_plan(cost, run_dir, args.json)
             return 0
+        local = [m.name for m in protocol.models if m.backend in ("hf", "builtin")]
+        if local:
+            hint = " (pass --device cuda to use a GPU)" if args.device == "cpu" else ""
+            print(
+                f"itemscale sweep -> {run_dir}: local model(s) {', '.join(local)} on "
+                f"{args.device}{hint}",
+                file=sys.stderr,
+            )
         cache = None
         if args.frame_cache is not None:
             from ..video import FrameCache

@@ -32,7 +32,12 @@ from ._bootstrap import (
     percentile_intervals,
     resample_counts,
 )
-from ._matrix import CONTINUOUS_METRICS, ResponseMatrix, build_matrices
+from ._matrix import (
+    CONTINUOUS_METRICS,
+    INTERVENTION_SERIES_PREFIX,
+    ResponseMatrix,
+    build_matrices,
+)
 from ._order import BudgetOrder, budget_order, main_chain, with_text_first
 from ._select import UnknownConfigError, select_configs
 from ._with_text import GRID_WITH_TEXT_TITLE, binary_grid_with_text, continuous_grid_with_text
@@ -46,6 +51,7 @@ __all__ = [
     "DEFAULT_BOOTSTRAP",
     "DEFAULT_CI",
     "GRID_WITH_TEXT_TITLE",
+    "INTERVENTION_SERIES_PREFIX",
     "BudgetOrder",
     "ResponseMatrix",
     "Stat",

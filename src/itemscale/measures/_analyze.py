@@ -16,7 +16,7 @@ from ._binary import (
     terminal_regression_indicator,
 )
 from ._bootstrap import CI_METHODS, DEFAULT_CI, VideoBootstrap
-from ._matrix import ResponseMatrix, build_matrices
+from ._matrix import INTERVENTION_SERIES_PREFIX, ResponseMatrix, build_matrices
 from ._select import UnknownConfigError, select_configs
 from ._with_text import binary_grid_with_text, continuous_grid_with_text
 
@@ -53,7 +53,11 @@ def membership(matrices: list[ResponseMatrix]) -> dict[str, Any]:
     every pair of series of one model, and every pair of repeats within a series. Only items
     matched under both protocols are compared."""
     out: dict[str, Any] = {}
-    binary = [m for m in matrices if m.kind == "binary"]
+    binary = [
+        m
+        for m in matrices
+        if m.kind == "binary" and not m.series.startswith(INTERVENTION_SERIES_PREFIX)
+    ]
     for i, mp in enumerate(binary):
         for mq in binary[i + 1 :]:
             common = np.intersect1d(mp.item_ids, mq.item_ids)
@@ -131,9 +135,11 @@ def _block(m: ResponseMatrix, boots: _BootstrapCache, eps: float) -> dict[str, A
 
 
 def _primary(series_blocks: dict[str, dict[str, Any]]) -> str:
-    if "default" in series_blocks:
+    axes = {s: b for s, b in series_blocks.items() if not s.startswith(INTERVENTION_SERIES_PREFIX)}
+    if "default" in axes:
         return "default"
-    return max(sorted(series_blocks), key=lambda s: len(series_blocks[s]["axis"]))
+    pool = axes or series_blocks
+    return max(sorted(pool), key=lambda s: len(pool[s]["axis"]))
 
 
 def analyze_responses(
@@ -204,9 +210,20 @@ def analyze_responses(
                     breakdown[attr] = {"groups": groups, "n_items_without": missing}
         primary = _primary(per_series)
         result = dict(per_series[primary])
-        others = {s: b for s, b in per_series.items() if s != primary}
+        others = {
+            s: b
+            for s, b in per_series.items()
+            if s != primary and not s.startswith(INTERVENTION_SERIES_PREFIX)
+        }
         if others:
             result["other_series"] = others
+        reruns = {
+            s: b
+            for s, b in per_series.items()
+            if s != primary and s.startswith(INTERVENTION_SERIES_PREFIX)
+        }
+        if reruns:  # controlled re-runs of chosen items: measured, but not as a budget axis
+            result["interventions"] = reruns
         overlap = membership(mats)
         if overlap:
             result["membership"] = overlap

@@ -20,6 +20,9 @@ from ..responses import ANSWERED_STATUSES
 from ._order import BudgetOrder, budget_order
 
 Kind = Literal["binary", "continuous"]
+#: Series of `itemscale intervene` re-runs: controlled changes of sampling on chosen items, not
+#: a budget axis (measured apart, under `interventions`).
+INTERVENTION_SERIES_PREFIX = "intervention:"
 CONTINUOUS_METRICS = ("score", "token_f1", "rouge_l", "exact_match")
 
 

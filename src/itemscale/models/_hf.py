@@ -81,6 +81,31 @@ class HFOptions(BaseModel):
     local_files_only: bool = True
 
 
+def _check_model_location(name: str, model: str, local_files_only: bool) -> None:
+    """Say plainly what is wrong with a model path before transformers says it obscurely: a
+    folder that does not exist, or a hub id that is not in the local cache."""
+    path = Path(model).expanduser()
+    looks_like_path = model.startswith(("/", "./", "../", "~")) or model.count("/") > 1
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise BackendError(f"model {name!r}: {path} is a folder without a config.json")
+        return
+    if looks_like_path or path.exists():
+        raise BackendError(f"model {name!r}: the model folder {path} does not exist")
+    if local_files_only:
+        from transformers.utils.hub import cached_file
+
+        try:
+            cached_file(model, "config.json", local_files_only=True)
+        except (OSError, ValueError):
+            raise BackendError(
+                f"model {name!r}: {model!r} is not a local folder and not in the local Hugging "
+                "Face cache; nothing was downloaded (options.local_files_only = true, the "
+                f"default). Download it first (`huggingface-cli download {model}`), give its "
+                "folder, or set local_files_only = false"
+            ) from None
+
+
 def parse_options(options: dict[str, Any], model_name: str) -> HFOptions:
     return parse_backend_options(HFOptions, options, model_name)
 
@@ -210,6 +235,7 @@ class HFBackend:
         load_kwargs: dict[str, Any] = {"local_files_only": parsed.local_files_only}
         if revision is not None and not Path(model).is_dir():
             load_kwargs["revision"] = revision
+        _check_model_location(name, model, parsed.local_files_only)
         try:
             config = AutoConfig.from_pretrained(model, **load_kwargs)
         except (OSError, ValueError) as exc:

@@ -17,6 +17,7 @@ import numpy.typing as npt
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..measures import INTERVENTION_SERIES_PREFIX as MEASURED_APART
 from ..measures import (
     ResponseMatrix,
     VideoBootstrap,
@@ -49,7 +50,7 @@ IntArray = npt.NDArray[np.int64]
 
 CASCADE_SCHEMA_VERSION: Final[int] = 1
 #: Series written by `itemscale intervene`; they are single re-runs, not budget axes.
-INTERVENTION_SERIES_PREFIX: Final[str] = "intervention:"
+INTERVENTION_SERIES_PREFIX: Final[str] = MEASURED_APART
 
 PolicyName = Literal["confidence", "agreement", "learned"]
 POLICY_NAMES: Final[tuple[PolicyName, ...]] = ("confidence", "agreement", "learned")

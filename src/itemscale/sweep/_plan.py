@@ -167,6 +167,8 @@ class PlanCost:
     visual_tokens: int = 0
     visual_tokens_unknown_cells: int = 0
     by_config: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: The videos those cells could not read (what a user must fix: a wrong `videos` folder).
+    unreadable_videos: set[str] = field(default_factory=set)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -176,6 +178,7 @@ class PlanCost:
             "frames": self.frames,
             "visual_tokens_estimated": self.visual_tokens,
             "visual_tokens_unknown_cells": self.visual_tokens_unknown_cells,
+            "unreadable_videos": sorted(self.unreadable_videos),
             "by_config": self.by_config,
         }
 
@@ -234,6 +237,8 @@ def estimate_cost(
         size = frame_size(cell)
         if size is None:
             cost.visual_tokens_unknown_cells += 1
+            if cell.item.video_path:
+                cost.unreadable_videos.add(str(cell.item.video_path))
             continue
         tokens = estimate_visual_tokens(count, *size)
         cost.visual_tokens += tokens
