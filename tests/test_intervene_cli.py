@@ -116,7 +116,9 @@ def test_nested_intervention_end_to_end(swept: dict[str, Any]) -> None:
 
     block = analyze_responses(df, n_boot=0)["models"]["pixel"]
     assert not block["series"].startswith("intervention:")
-    assert "intervention:nested" in block["interventions"]
+    assert block["interventions"] and all(
+        s.startswith("intervention:nested") for s in block["interventions"]
+    )
     assert not any(s.startswith("intervention:") for s in block.get("other_series", {}))
     assert not any("intervention:" in k for k in block.get("membership", {}))
 

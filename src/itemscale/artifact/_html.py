@@ -308,7 +308,7 @@ def interval_method_text(boot: Mapping[str, Any]) -> str:
         return (
             "95% intervals: BCa (bias-corrected and accelerated) for rates and accuracies; for "
             "best fixed, oracle headroom, oracle gap and complementarity a percentile interval "
-            "widened on the side the choice of the best budget biases (winner's curse)"
+            "corrected for the optimism of choosing the best budget (winner's curse)"
         )
     return "95% intervals: percentile"
 

@@ -40,7 +40,7 @@ def register(sub: Any) -> None:
         choices=["bca", "percentile"],
         default="bca",
         help="interval method (default bca: BCa for rates and accuracies, and for best fixed, "
-        "oracle headroom and gaps a percentile interval widened against the winner's curse; "
+        "oracle headroom and gaps a percentile interval corrected for the winner's curse; "
         "percentile: plain percentile intervals; docs/measures.md)",
     )
     p.add_argument(
