@@ -518,8 +518,9 @@ def _audit_section(inputs: ReportInputs) -> str:
             f"<div><span class='tag'>{esc(t.pathway)}</span><b>{esc(t.item_id)}</b> "
             f"<span class='muted'>{esc(t.model)} / {esc(t.series)}: {esc(t.from_label)} -> {esc(t.to_label)}</span></div>"
             f"<div>frames kept {t.n_kept}, dropped {t.n_dropped}, added {t.n_added}; pixels/frame "
-            f"{esc(t.pixels_from)} -> {esc(t.pixels_to)}; {esc(ev)}; answer {esc(t.from_answer)} -> "
-            f"{esc(t.to_answer)} (text-only {esc(t.text_answer)})</div>"
+            f"{esc(_shown(t.pixels_from))} -> {esc(_shown(t.pixels_to))}; {esc(ev)}; answer "
+            f"{esc(_shown(t.from_answer))} -> {esc(_shown(t.to_answer))} "
+            f"(text-only {esc(_shown(t.text_answer, 'not run'))})</div>"
             f"<div class='muted'>rule: {esc(t.reason)}</div>"
             + (f"<div>human labels:<ul>{labels}</ul></div>" if labels else "")
             + img
@@ -535,6 +536,15 @@ def _audit_section(inputs: ReportInputs) -> str:
         f"<div class='gallery'>{''.join(cards)}</div>"
         + (f"<p class='muted'>{more} more transitions in audit.parquet</p>" if more > 0 else "")
     )
+
+
+def _shown(value: Any, missing: str = "not recorded") -> str:
+    """A value for a reader: `None`/NaN say what they mean instead of printing "None"."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return missing
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _clean(value: Any) -> Any:

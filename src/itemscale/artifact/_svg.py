@@ -209,6 +209,17 @@ def heatmap(
     return "".join(parts)
 
 
+def nice_ticks(top: float, most: int = 5) -> list[float]:
+    """Ticks from 0 at a round step in points (1, 2, 2.5, 5 x 10^k) that stay within `top`
+    (a fraction), so an axis reads 0, 2, 4, 6 rather than 0, 2.3, 4.7, 7."""
+    span = 100.0 * max(top, 1e-9)
+    raw = span / max(most - 1, 1)
+    magnitude = 10 ** np.floor(np.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    count = int(np.floor(span / step + 1e-9))
+    return [float(i * step / 100.0) for i in range(count + 1)]
+
+
 def flip_bars(block: dict[str, Any], *, width: int = 420, height: int = 240) -> str:
     """Flip-down (red) and flip-up (blue) per adjacent pair, with 95% intervals."""
     pairs = [str(p) for p in block.get("adjacent", [])]
@@ -241,10 +252,10 @@ def flip_bars(block: dict[str, Any], *, width: int = 420, height: int = 240) -> 
         f'<tspan fill="{BLUE}">flip up</tspan> (points)</text>',
         f'<line x1="{left}" x2="{left + pw}" y1="{_num(y(0))}" y2="{_num(y(0))}" stroke="{INK}"/>',
     ]
-    for tick in np.linspace(0, top_value, 4):
+    for tick in nice_ticks(top_value):
         parts.append(
             f'<text x="{left - 6}" y="{_num(y(float(tick)) + 4)}" text-anchor="end" '
-            f'font-size="10">{100 * tick:.0f}</text>'
+            f'font-size="10">{100 * tick:g}</text>'
         )
     for i, pair in enumerate(pairs):
         cx = left + group * (i + 0.5)

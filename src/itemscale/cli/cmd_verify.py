@@ -30,9 +30,16 @@ def run(args: argparse.Namespace) -> int:
     if result.ok:
         print(f"{args.artifact}: OK ({', '.join(result.checks)})")
         return 0
-    print(f"{args.artifact}: FAILED", file=sys.stderr)
-    for name in sorted(result.bad_files):
-        print(f"  edited or invalid: {name}", file=sys.stderr)
-    for problem in result.problems:
+    print(
+        f"{args.artifact}: FAILED ({len(result.bad_files)} file(s); checked: "
+        f"{', '.join(result.checks) or 'nothing past the manifest'})",
+        file=sys.stderr,
+    )
+    for name, reason in sorted(result.bad_files.items()):
+        print(f"  {name}: {reason}", file=sys.stderr)
+    extra = [
+        p for p in result.problems if not any(p == f"{n}: {r}" for n, r in result.bad_files.items())
+    ]
+    for problem in extra:
         print(f"  {problem}", file=sys.stderr)
     return 1
