@@ -213,3 +213,18 @@ def test_report_axes_and_audit_cards_read_plainly() -> None:
     assert [round(100 * t, 6) for t in nice_ticks(0.33)] == [0, 10, 20, 30]
     assert _shown(None) == "not recorded" and _shown(float("nan"), "not run") == "not run"
     assert _shown(4704.0) == "4704" and _shown("B") == "B"
+
+
+def test_the_item_table_shows_question_gold_and_text_only_answer(run: Path) -> None:
+    from itemscale.artifact._html import item_table_payload
+    from itemscale.artifact._trajectories import trajectory_table
+    from itemscale.responses import read_run
+
+    df, _ = read_run(run)
+    df = df.assign(reference="A")
+    payload = item_table_payload(trajectory_table(df), df, {"q0": "Which colour flashes?"})
+    labels = [c["label"] for c in payload["columns"]]
+    assert labels[6:10] == ["text-only", "question", "gold", "text-only answer"]
+    first = next(r for r in payload["rows"] if r[2] == "q0")
+    assert first[7] == "Which colour flashes?" and first[8] == "A"
+    assert len(first) == len(labels)

@@ -412,6 +412,9 @@ def load_report_inputs(root: Path) -> ReportInputs:
                 interventions[path.stem] = payload
     sheets = {png.stem: png.read_bytes() for png in sorted((root / SHEETS_DIR).glob("*.png"))}
     title = (prov.get("report") or {}).get("title") if isinstance(prov, dict) else None
+    questions: dict[str, str] = {}
+    if (root / ITEMS_FILE).is_file():
+        questions = {i.item_id: i.question for i in read_items_jsonl(root / ITEMS_FILE)}
     return ReportInputs(
         measures=json.loads((root / MEASURES_FILE).read_text(encoding="utf-8")),
         trajectories=pq.read_table(root / TRAJECTORIES_FILE).to_pandas(),
@@ -424,6 +427,7 @@ def load_report_inputs(root: Path) -> ReportInputs:
         intervention=interventions or None,
         run=run_meta if isinstance(run_meta, dict) else {},
         title=str(title) if title else "itemscale report",
+        questions=questions,
     )
 
 

@@ -43,6 +43,8 @@ class ReportInputs:
     intervention: Mapping[str, dict[str, Any]] | None = None
     run: dict[str, Any] = field(default_factory=dict)
     title: str = "itemscale report"
+    #: item id -> question text (from the artifact's items.jsonl, when it has one)
+    questions: Mapping[str, str] = field(default_factory=dict)
 
 
 def json_for_script(payload: Any) -> str:
@@ -538,6 +540,9 @@ def _audit_section(inputs: ReportInputs) -> str:
     )
 
 
+QUESTION_CHARS = 160
+
+
 def _shown(value: Any, missing: str = "not recorded") -> str:
     """A value for a reader: `None`/NaN say what they mean instead of printing "None"."""
     if value is None or (isinstance(value, float) and np.isnan(value)):
@@ -557,15 +562,27 @@ def _clean(value: Any) -> Any:
     return str(value)
 
 
-def item_table_payload(traj: pd.DataFrame, responses: pd.DataFrame) -> dict[str, Any]:
-    """Columns and rows of the sortable item table: outcomes, answers and the last output."""
+def item_table_payload(
+    traj: pd.DataFrame, responses: pd.DataFrame, questions: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Columns and rows of the sortable item table: the question, the gold answer, the
+    text-only answer, outcomes, answers and the last output."""
     labels = [c for c in traj.columns if c not in (*KEY_COLUMNS, "text_only")]
     base = responses[responses["repeat"] == 0]
     # plain object arrays: iterating Arrow-backed pandas columns element by element is slow
     col = {
         c: base[c].to_numpy(dtype=object)
-        for c in ("model", "series", "item_id", "config_label", "answer", "raw_text")
+        for c in ("model", "series", "item_id", "config_label", "answer", "raw_text", "reference")
     }
+    gold_of: dict[tuple[Any, Any], Any] = {}
+    text_answer_of: dict[tuple[Any, Any], Any] = {}
+    frames_all = base["frames"].to_numpy()
+    for r in range(len(base)):
+        key2 = (col["model"][r], col["item_id"][r])
+        if col["reference"][r] is not None and not pd.isna(col["reference"][r]):
+            gold_of.setdefault(key2, col["reference"][r])
+        if frames_all[r] == 0:
+            text_answer_of.setdefault(key2, col["answer"][r])
     answer_of = dict(
         zip(
             zip(col["model"], col["series"], col["item_id"], col["config_label"], strict=True),
@@ -587,6 +604,9 @@ def item_table_payload(traj: pd.DataFrame, responses: pd.DataFrame) -> dict[str,
         {"label": "pattern", "kind": "text"},
         {"label": "task", "kind": "text"},
         {"label": "text-only", "kind": "outcome"},
+        {"label": "question", "kind": "text"},
+        {"label": "gold", "kind": "text"},
+        {"label": "text-only answer", "kind": "text"},
     ]
     columns += [{"label": lab, "kind": "outcome"} for lab in labels]
     columns += [{"label": f"answer @ {lab}", "kind": "text"} for lab in labels]
@@ -602,7 +622,15 @@ def item_table_payload(traj: pd.DataFrame, responses: pd.DataFrame) -> dict[str,
     for n, key_row in enumerate(keys.tolist()):
         key = (key_row[0], key_row[1], key_row[2])
         row = [_clean(v) for v in key_row]
-        row += numbers_json[n]
+        item_key = (key_row[0], key_row[2])
+        row += numbers_json[n][:1]
+        question = (questions or {}).get(str(key_row[2]))
+        row += [
+            None if question is None else question[:QUESTION_CHARS],
+            _clean(gold_of.get(item_key)),
+            _clean(text_answer_of.get(item_key)),
+        ]
+        row += numbers_json[n][1:]
         row += [_clean(answer_of.get((*key, lab))) for lab in labels]
         out = last_text.get(key)
         row.append(None if out is None or pd.isna(out) else str(out)[:OUTPUT_CHARS])
@@ -617,6 +645,23 @@ def item_table_payload(traj: pd.DataFrame, responses: pd.DataFrame) -> dict[str,
         "model_col": 0,
         "row_limit": ROW_LIMIT,
     }
+
+
+def _key_values(value: Any, depth: int = 0) -> str:
+    """A JSON value as nested key: value lines, readable rather than an escaped JSON string."""
+    if isinstance(value, dict):
+        if not value:
+            return "<span class='muted'>(none)</span>"
+        items = "".join(
+            f"<li><b>{esc(str(k))}</b>: {_key_values(v, depth + 1)}</li>"
+            for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))
+        )
+        return f"<ul class='kv'>{items}</ul>"
+    if isinstance(value, list):
+        return esc(
+            ", ".join(json.dumps(v) if isinstance(v, dict | list) else str(v) for v in value)
+        )
+    return esc("null" if value is None else str(value))
 
 
 def _provenance_section(prov: dict[str, Any], measures: dict[str, Any], run: dict[str, Any]) -> str:
@@ -639,22 +684,19 @@ def _provenance_section(prov: dict[str, Any], measures: dict[str, Any], run: dic
             str(prov.get("inputs", {}).get("responses.parquet", {}).get("sha256", "?")),
         ),
     ]
+    nested: list[tuple[str, Any]] = []
     specs = run.get("model_specs")
     if isinstance(specs, dict):
         for entry in specs.values():
             if isinstance(entry, dict):
-                rows.append(
-                    (
-                        f"model {entry.get('name', '?')}",
-                        json.dumps(entry.get("spec"), sort_keys=True),
-                    )
-                )
+                nested.append((f"model {entry.get('name', '?')}", entry.get("spec")))
     if run.get("decoder"):
-        rows.append(("decoder (run)", json.dumps(run["decoder"], sort_keys=True)))
+        nested.append(("decoder (run)", run["decoder"]))
     protocol = run.get("protocol")
     if isinstance(protocol, dict) and isinstance(protocol.get("benchmark"), dict):
-        rows.append(("benchmark", json.dumps(protocol["benchmark"], sort_keys=True)))
+        nested.append(("benchmark", protocol["benchmark"]))
     body = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows)
+    body += "".join(f"<tr><th>{esc(k)}</th><td>{_key_values(v)}</td></tr>" for k, v in nested)
     return (
         f"<table><tbody>{body}</tbody></table><p>Every number here is recomputed from "
         "<code>responses.parquet</code> by <code>itemscale verify ARTIFACT</code>; README.md lists "
@@ -663,7 +705,7 @@ def _provenance_section(prov: dict[str, Any], measures: dict[str, Any], run: dic
 
 
 def render_report(inputs: ReportInputs) -> str:
-    payload = item_table_payload(inputs.trajectories, inputs.responses)
+    payload = item_table_payload(inputs.trajectories, inputs.responses, inputs.questions)
     csp = (
         "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
         f"script-src {script_hash(JS)}; base-uri 'none'; form-action 'none'"
