@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -98,7 +99,11 @@ def register(subparsers: Any) -> None:
         metavar="N",
         help="Ray actors per model (default: one per GPU or CPU slot)",
     )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bars (neither itemscale's nor transformers' model loading bar)",
+    )
     parser.add_argument(
         "--json",
         action="store_true",
@@ -174,6 +179,14 @@ def run(args: argparse.Namespace) -> int:
             )
             _print_plan(cost, run_dir, args.json)
             return 0
+        if args.no_progress:  # nor the "Loading weights" bars of transformers and the hub
+            os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+            try:
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+            except ImportError:  # analysis-only install: no local models
+                pass
         local = [m.name for m in protocol.models if m.backend in ("hf", "builtin")]
         if local:
             hint = " (pass --device cuda to use a GPU)" if args.device == "cpu" else ""
