@@ -52,7 +52,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "there are terminal regressions",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the control sample and bootstrap")
-    p.add_argument("--bootstrap", type=int, default=1000, metavar="B", help="resamples (0: none)")
+    p.add_argument(
+        "--bootstrap", type=int, default=1000, metavar="B", help="resamples (0: none; default 1000)"
+    )
     p.add_argument("--model", default=None, help="model to intervene on (needed if several)")
     p.add_argument("--series", default=None, help="budget axis (needed if several)")
     p.add_argument("--executor", choices=("local", "ray"), default="local")

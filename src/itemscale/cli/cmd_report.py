@@ -21,8 +21,10 @@ def register(sub: Any) -> None:
     )
     p.add_argument("run_dir", help="run directory holding responses.parquet")
     p.add_argument("--out", default=None, help="artifact folder (default RUN_DIR/artifact)")
-    p.add_argument("--bootstrap", type=int, default=1000, metavar="B", help="resamples (0: none)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument(
+        "--bootstrap", type=int, default=1000, metavar="B", help="resamples (0: none; default 1000)"
+    )
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument(
         "--items",
         default=None,
