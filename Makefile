@@ -4,6 +4,7 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.itemscale-installed
+DEMO_OUT ?= runs/demo
 
 .PHONY: demo test lint typecheck pytest clean-demo bench
 
@@ -17,7 +18,7 @@ $(STAMP): pyproject.toml requirements.lock
 	touch $(STAMP)
 
 demo: $(STAMP)
-	OMP_NUM_THREADS=2 $(BIN)/python -m itemscale demo --out runs/demo
+	OMP_NUM_THREADS=2 $(BIN)/python -m itemscale demo --out $(DEMO_OUT)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

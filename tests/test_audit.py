@@ -365,6 +365,42 @@ def test_contact_sheet_layout() -> None:
         contact_sheet([red], [red], status_from=["gone"], status_to=["kept"])
 
 
+def test_contact_sheet_names_its_budgets_and_moments() -> None:
+    grey = np.full((10, 20, 3), 128, dtype=np.uint8)
+    bare = contact_sheet([grey], [grey, grey], status_from=["kept"], status_to=["kept", "added"])
+    named = contact_sheet(
+        [grey],
+        [grey, grey],
+        status_from=["kept"],
+        status_to=["kept", "added"],
+        label_from="8f@112",
+        label_to="16f@112",
+        times_from=[1.5],
+        times_to=[1.5, 63.25],
+    )
+    # a header of two text lines above the tiles and a caption line under each
+    assert named.shape[0] == bare.shape[0] + 2 * 12 + 6 + 12 + 2
+    assert named.shape[1] == bare.shape[1]
+    header = named[: 2 * 12 + 6]
+    assert (header.max(axis=2) < 60).any(), "no label drawn in the header"
+    relabelled = contact_sheet(
+        [grey],
+        [grey, grey],
+        status_from=["kept"],
+        status_to=["kept", "added"],
+        label_from="8f@56",
+        label_to="16f@112",
+        times_from=[1.5],
+        times_to=[1.5, 63.25],
+    )
+    assert not np.array_equal(named[:12], relabelled[:12])
+    # the caption strip under the first tile carries ink (its timestamp)
+    caption = named[2 * 12 + 6 + 10 + 6 + 4 + 2 :, :40]
+    assert (caption.max(axis=2) < 60).any()
+    with pytest.raises(ValueError, match="times_to"):
+        contact_sheet([grey], [grey], status_from=["kept"], status_to=["kept"], times_to=[])
+
+
 def test_scored_items_use_eps_in_a_mixed_series() -> None:
     def scored(item: str, cfg: str, score: float) -> dict[str, object]:
         r = row(item, cfg, None, None, [0])

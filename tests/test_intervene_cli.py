@@ -180,3 +180,27 @@ def test_intervene_errors_are_named(tmp_path: Path, capsys: pytest.CaptureFixtur
         main(["intervene", str(tmp_path / "imported"), "--policy", "nested", "--control", "-1"])
         == 2
     )
+
+
+def test_intervention_sets_aside_the_series_that_already_uses_its_policy(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from types import SimpleNamespace
+
+    from itemscale.cli import CommandError
+    from itemscale.cli.cmd_intervene import _pick_matrix
+
+    def axis(model: str, series: str) -> Any:
+        return SimpleNamespace(model=model, series=series, kind="binary", n_configs=3)
+
+    axes = [axis("m", "linspace/cached"), axis("m", "nested/cached")]
+    picked = _pick_matrix(axes, None, None, "runs/x", "nested")
+    assert picked.series == "linspace/cached"
+    assert "nested/cached already samples with nested" in capsys.readouterr().out
+    # the policy decides nothing when both series differ from it, or when --series is given
+    with pytest.raises(CommandError, match="several budget axes"):
+        _pick_matrix(axes, None, None, "runs/x", "phase-shift")
+    assert _pick_matrix(axes, None, "nested/cached", "runs/x", "nested").series == "nested/cached"
+    two_models = [*axes, axis("n", "linspace/cached")]
+    with pytest.raises(CommandError, match="--model n --series linspace/cached"):
+        _pick_matrix(two_models, None, None, "runs/x", "nested")

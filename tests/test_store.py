@@ -72,6 +72,12 @@ EXPECTED_SCHEMA = {
         ("host", "TEXT", 1, 0),
         ("info_json", "TEXT", 1, 0),
     ],
+    "model_loads": [
+        ("fingerprint", "TEXT", 0, 1),
+        ("spec_id", "TEXT", 1, 0),
+        ("name", "TEXT", 1, 0),
+        ("recorded_at", "TEXT", 1, 0),
+    ],
 }
 
 
@@ -119,7 +125,7 @@ def _row(cell_id: str = "c1", **overrides: object) -> CellRow:
 
 def test_final_schema_and_version(tmp_path: Path) -> None:
     with open_store(tmp_path) as store:
-        assert store.schema_version == SCHEMA_VERSION == len(MIGRATIONS) == 2
+        assert store.schema_version == SCHEMA_VERSION == len(MIGRATIONS) == 3
     assert _schema(tmp_path / "store.sqlite") == EXPECTED_SCHEMA
     db = sqlite3.connect(tmp_path / "store.sqlite")
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -139,8 +145,11 @@ def test_migrates_an_old_store_keeping_its_cells(tmp_path: Path) -> None:
     db.commit()
     db.close()
     with RunStore(path) as store:
-        assert store.schema_version == 2
+        assert store.schema_version == 3
         assert store.done_cell_ids() == {"old"}
+        assert store.loaded_spec("fp") is None
+        store.record_load("fp", "s", "m")
+        assert store.loaded_spec("fp") == "s"
         store.record_video("v", "/x.mp4", "abc")
         assert store.video_hashes() == {"v": "abc"}
     assert _schema(path) == EXPECTED_SCHEMA

@@ -422,3 +422,86 @@ def test_two_models_share_decoded_frames_through_the_frame_cache(tmp_path: Path)
     )
     assert a.equals(b)  # same frames, same deterministic backend: same answers
     assert df.groupby("model")["cell_id"].nunique().to_dict() == {"a": 16, "b": 16}
+
+
+def test_a_no_op_resume_does_not_load_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The shipped model through the real loader: a resume whose cells are all done under the
+    spec an identical load produced skips loading; a changed entry or device loads again."""
+    import itemscale.models
+
+    loads: list[str] = []
+    real_load = itemscale.models.load_backend
+
+    def counting_load(entry: Any, **kw: Any) -> Any:
+        loads.append(entry.name)
+        return real_load(entry, **kw)
+
+    monkeypatch.setattr(itemscale.models, "load_backend", counting_load)
+    suite = write_benchmark(tmp_path / "suite", 2, per_video=1)
+    entry = {"name": "tiny", "backend": "builtin", "model": "builtin", "dtype": "float32"}
+    proto = write_protocol(tmp_path / "p.toml", suite, frames=(2,), models=[entry])
+    first = run_sweep(load_protocol(proto), progress=False)
+    assert loads == ["tiny"] and first.ran == 4 and first.not_loaded == []
+    again = run_sweep(load_protocol(proto), progress=False)
+    assert loads == ["tiny"] and again.ran == 0 and again.skipped == 4
+    assert again.not_loaded == ["tiny"]
+    assert read_run(tmp_path / "run")[0].equals(first.table)
+    # the CLI says why nothing was loaded
+    assert main(["sweep", str(proto), "--no-progress"]) == 0
+    assert "not loaded (every cell already done" in capsys.readouterr().out
+    assert loads == ["tiny"]
+    # another device is another load (dtype `auto` may differ), even with every cell done
+    run_sweep(load_protocol(proto), progress=False, device="cpu:0")
+    assert loads == ["tiny", "tiny"]
+    # a failed cell to retry needs the model
+    with open_store(tmp_path / "run") as store:
+        store._db.execute("UPDATE cells SET status = 'model_error' WHERE rowid = 1")
+    retried = run_sweep(load_protocol(proto), progress=False, retry_errors=True)
+    assert loads == ["tiny", "tiny", "tiny"] and retried.ran == 1
+
+
+def test_the_load_fingerprint_follows_the_entry_device_and_folder(tmp_path: Path) -> None:
+    from itemscale.models import load_fingerprint
+
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"a": 1}')
+    (folder / "model.safetensors").write_bytes(b"0" * 10)
+    entry = ModelEntry(name="m", backend="hf", model=str(folder))
+    base = load_fingerprint(entry, device="cpu")
+    assert base is not None and base == load_fingerprint(entry, device="cpu")
+    assert load_fingerprint(entry, device="cuda") != base
+    assert load_fingerprint(entry.model_copy(update={"dtype": "bfloat16"}), device="cpu") != base
+    with_option = ModelEntry(name="m", backend="hf", model=str(folder), options={"fps": 2.0})
+    assert load_fingerprint(with_option, device="cpu") != base
+    (folder / "config.json").write_text('{"a": 2}')
+    changed_config = load_fingerprint(entry, device="cpu")
+    assert changed_config != base
+    (folder / "model.safetensors").write_bytes(b"0" * 11)
+    assert load_fingerprint(entry, device="cpu") not in (base, changed_config)
+    # a hub id resolves to whatever the hub's head is, unless its revision is pinned
+    hub = ModelEntry(name="m", backend="hf", model="org/model")
+    assert load_fingerprint(hub, device="cpu") is None
+    assert load_fingerprint(hub.model_copy(update={"revision": "abc"}), device="cpu") is not None
+    served = ModelEntry(name="m", backend="openai", model="gpt", options={"base_url": "http://x"})
+    assert load_fingerprint(served, device="cpu") is None
+
+
+def test_the_progress_bar_has_its_total_while_the_model_loads(
+    bench: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    def loading_factory(entry: ModelEntry, device: str, batch_size: int) -> PixelBackend:
+        print("<<loading>>", file=sys.stderr, flush=True)
+        return pixel_factory(entry, device, batch_size)
+
+    _run(bench, backend_factory=loading_factory, progress=True, limit=1)
+    before_load = capsys.readouterr().err.split("<<loading>>")[0]
+    # 1 item x (text-only + 3 frame budgets), nothing stored yet: 4 cells expected
+    assert "loading pixel" in before_load and "0/4" in before_load
+    _run(bench, backend_factory=loading_factory, progress=True)
+    before_load = capsys.readouterr().err.split("<<loading>>")[0]
+    assert "0/12" in before_load  # 16 planned, the 4 finished above not counted

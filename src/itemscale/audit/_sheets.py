@@ -2,9 +2,11 @@
 
 A coder judging a pathway needs to see which frames the model lost and gained, so each tile
 has a coloured frame: grey kept (in both budgets), red dropped (only at j), blue added (only
-at k), and a green bar under evidence frames. The composition is plain numpy on frames the
-caller decoded (the audit never imports the decoder); PNG encoding uses Pillow, imported on
-use because it belongs to the `video` extra.
+at k), and a green bar under evidence frames. Each side is headed by its budget's label and
+frame count, and each tile captioned with its timestamp, so a sheet read on its own (in a
+gallery, in a coder's CSV) still says which budget and which moment of the video it shows. The
+composition is plain numpy on frames the caller decoded (the audit never imports the decoder);
+the text and PNG encoding use Pillow, imported on use because it belongs to the `video` extra.
 """
 
 from __future__ import annotations
@@ -21,7 +23,11 @@ COLOURS: Final[dict[str, tuple[int, int, int]]] = {
     "added": (49, 130, 189),
     "evidence": (26, 152, 80),
     "background": (255, 255, 255),
+    "ink": (20, 20, 20),
 }
+_LINE: Final[int] = 12  # line height of Pillow's default bitmap font
+_HEADER: Final[int] = 2 * _LINE + 6
+_CAPTION: Final[int] = _LINE + 2
 
 
 def _resize_nearest(frame: np.ndarray, height: int) -> np.ndarray:
@@ -50,24 +56,46 @@ def _block(
     evidence: Sequence[bool],
     tile: int,
     columns: int,
-) -> np.ndarray:
+    *,
+    header: int = 0,
+    caption: int = 0,
+) -> tuple[np.ndarray, list[tuple[int, int]]]:
+    """The block's image and where each tile's caption goes (x, y)."""
     border, bar = 3, 4
     tiles = [_resize_nearest(_as_rgb(f), tile) for f in frames]
     width = max((t.shape[1] for t in tiles), default=tile)
-    cell_w, cell_h = width + 2 * border + 2, tile + 2 * border + bar + 2
+    cell_w, cell_h = width + 2 * border + 2, tile + 2 * border + bar + 2 + caption
     cols = max(1, min(columns, len(tiles)))
     rows = max(1, -(-len(tiles) // cols))
-    out = np.full((rows * cell_h, cols * cell_w, 3), COLOURS["background"], dtype=np.uint8)
+    shape = (header + rows * cell_h, cols * cell_w, 3)
+    out = np.full(shape, COLOURS["background"], dtype=np.uint8)
+    captions = []
     for n, (t, st, ev) in enumerate(zip(tiles, status, evidence, strict=True)):
         r, c = divmod(n, cols)
-        y, x = r * cell_h + 1, c * cell_w + 1
+        y, x = header + r * cell_h + 1, c * cell_w + 1
         h, w = t.shape[:2]
         out[y : y + h + 2 * border, x : x + w + 2 * border] = COLOURS[st]
         out[y + border : y + border + h, x + border : x + border + w] = t
         if ev:
             yb = y + h + 2 * border
             out[yb : yb + bar, x : x + w + 2 * border] = COLOURS["evidence"]
-    return out
+        captions.append((x, y + h + 2 * border + bar))
+    return out, captions
+
+
+def _seconds(t: float) -> str:
+    minutes, seconds = divmod(float(t), 60.0)
+    return f"{int(minutes)}:{seconds:05.2f}" if minutes else f"{seconds:.2f}s"
+
+
+def _draw_text(image: np.ndarray, lines: Sequence[tuple[tuple[int, int], str]]) -> np.ndarray:
+    from PIL import Image, ImageDraw
+
+    canvas = Image.fromarray(np.ascontiguousarray(image), mode="RGB")
+    draw = ImageDraw.Draw(canvas)
+    for (x, y), text in lines:
+        draw.text((x, y), text, fill=COLOURS["ink"])
+    return np.asarray(canvas, dtype=np.uint8)
 
 
 def contact_sheet(
@@ -78,12 +106,18 @@ def contact_sheet(
     status_to: Sequence[str],
     evidence_from: Sequence[bool] | None = None,
     evidence_to: Sequence[bool] | None = None,
+    label_from: str | None = None,
+    label_to: str | None = None,
+    times_from: Sequence[float] | None = None,
+    times_to: Sequence[float] | None = None,
     tile: int = 72,
     columns: int = 8,
 ) -> np.ndarray:
     """One HxWx3 uint8 image: budget j's frames on the left, budget k's on the right.
 
     `status_*` says per frame `kept`, `dropped` or `added`; `evidence_*` marks evidence frames.
+    `label_*` heads each side (its budget, e.g. `8f@112`) and `times_*` (seconds into the video)
+    caption each tile; without them the sheet is the bare tiles.
     """
     if len(frames_from) != len(status_from) or len(frames_to) != len(status_to):
         raise ValueError("one status per frame is needed")
@@ -92,15 +126,38 @@ def contact_sheet(
             raise ValueError(f"unknown frame status {st!r}")
     ev_from = list(evidence_from) if evidence_from is not None else [False] * len(frames_from)
     ev_to = list(evidence_to) if evidence_to is not None else [False] * len(frames_to)
-    left = _block(frames_from, status_from, ev_from, tile, columns)
-    right = _block(frames_to, status_to, ev_to, tile, columns)
+    for name, times, frames in (("from", times_from, frames_from), ("to", times_to, frames_to)):
+        if times is not None and len(times) != len(frames):
+            raise ValueError(f"one timestamp per frame is needed (times_{name})")
+    header = _HEADER if label_from is not None or label_to is not None else 0
+    caption = _CAPTION if times_from is not None or times_to is not None else 0
+    left, left_at = _block(
+        frames_from, status_from, ev_from, tile, columns, header=header, caption=caption
+    )
+    right, right_at = _block(
+        frames_to, status_to, ev_to, tile, columns, header=header, caption=caption
+    )
     gap = 12
     height = max(left.shape[0], right.shape[0])
     out = np.full((height, left.shape[1] + gap + right.shape[1], 3), 255, dtype=np.uint8)
     out[: left.shape[0], : left.shape[1]] = left
-    out[: right.shape[0], left.shape[1] + gap :] = right
+    offset = left.shape[1] + gap
+    out[: right.shape[0], offset:] = right
     out[:, left.shape[1] + gap // 2 - 1 : left.shape[1] + gap // 2 + 1] = 0
-    return out
+    text: list[tuple[tuple[int, int], str]] = []
+    for x0, label, frames, status in (
+        (0, label_from, frames_from, status_from),
+        (offset, label_to, frames_to, status_to),
+    ):
+        if header and label is not None:
+            changed = sum(st != "kept" for st in status)
+            verb = "dropped" if x0 == 0 else "added"
+            text.append(((x0 + 4, 2), label))
+            text.append(((x0 + 4, 2 + _LINE + 2), f"{len(frames)} frames, {changed} {verb}"))
+    for x0, times, at in ((0, times_from, left_at), (offset, times_to, right_at)):
+        for (x, y), t in zip(at, times or (), strict=False):
+            text.append(((x0 + x, y), _seconds(t)))
+    return _draw_text(out, text) if text else out
 
 
 def encode_png(image: np.ndarray) -> bytes:

@@ -190,6 +190,7 @@ def write_sheets(
                 continue
             spans = [(s.start, s.end) for s in item.evidence]
             times = index.timestamps(np.asarray(wanted, dtype=np.int64)).tolist()
+            time_of = dict(zip(wanted, times, strict=True))
             ev_all = evidence_frames(wanted, times, spans) or set()
             sheet = contact_sheet(
                 [_at_pixels(decoded[i], t.pixels_from) for i in fj],
@@ -198,6 +199,10 @@ def write_sheets(
                 status_to=["kept" if i in set(fj) else "added" for i in fk],
                 evidence_from=[i in ev_all for i in fj],
                 evidence_to=[i in ev_all for i in fk],
+                label_from=str(t.from_label),
+                label_to=str(t.to_label),
+                times_from=[time_of[i] for i in fj],
+                times_to=[time_of[i] for i in fk],
             )
             (tmp / f"{t.transition_id}.png").write_bytes(encode_png(sheet))
             written += 1

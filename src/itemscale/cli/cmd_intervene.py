@@ -71,8 +71,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _pick_matrix(
-    matrices: list[ResponseMatrix], model: str | None, series: str | None, where: str
+    matrices: list[ResponseMatrix],
+    model: str | None,
+    series: str | None,
+    where: str,
+    policy: str | None = None,
 ) -> ResponseMatrix:
+    """The one budget axis to intervene on. Among several, a series that already samples with
+    the intervention's policy (`nested/cached` for `--policy nested`) is set aside, since
+    re-running it with the same sampling would compare the policy with itself."""
     from ..policies import INTERVENTION_SERIES_PREFIX
 
     axes = [
@@ -92,6 +99,15 @@ def _pick_matrix(
             + (f" for model {model!r}" if model else "")
             + (f" in series {series!r}" if series else "")
         )
+    if len(axes) > 1 and policy is not None and series is None:
+        others = [m for m in axes if policy not in m.series.split("/")]
+        if len(others) == 1:
+            print(
+                f"intervening on series {others[0].series} (series "
+                + ", ".join(m.series for m in axes if m not in others)
+                + f" already samples with {policy}; --series picks another)"
+            )
+            return others[0]
     if len(axes) > 1:
         options = ", ".join(f"--model {m.model} --series {m.series}" for m in axes)
         raise CommandError(f"{where}: several budget axes; pick one of: {options}")
@@ -148,7 +164,7 @@ def run_intervention(
     except ValidationError as exc:
         raise CommandError(f"{run_dir / 'run.json'}: recorded protocol is invalid: {exc}") from exc
 
-    matrix = _pick_matrix(build_matrices(df), model, series, str(run_dir))
+    matrix = _pick_matrix(build_matrices(df), model, series, str(run_dir), policy)
     chain = main_chain(matrix.budget_order, matrix.frames)
     if chain is not None:  # frames x resolutions: the lower budgets along the frame axis only
         matrix = matrix.chain(chain[1])

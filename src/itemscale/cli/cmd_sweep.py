@@ -228,6 +228,7 @@ def run(args: argparse.Namespace) -> int:
         "by_status": result.by_status,
         "interrupted": result.interrupted,
         "rows": len(result.table),
+        "not_loaded": result.not_loaded,
     }
     if args.json:
         print(json.dumps(summary, sort_keys=True))
@@ -237,6 +238,11 @@ def run(args: argparse.Namespace) -> int:
             f"{result.planned} cells planned, {result.skipped} already done, {result.ran} run "
             f"({status}); {len(result.table)} rows in {result.run_dir / 'responses.parquet'}"
         )
+        if result.not_loaded:
+            print(
+                "not loaded (every cell already done with the same model, options, device and "
+                f"checkpoint folder): {', '.join(result.not_loaded)}"
+            )
         if result.interrupted:
             print("interrupted: rerun the same command to resume", file=sys.stderr)
     return result.exit_code

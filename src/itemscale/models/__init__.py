@@ -4,7 +4,13 @@
 Heavy dependencies (torch, transformers, httpx) are imported only when a backend is loaded.
 """
 
-from ._load import ModelEntryLike, builtin_model_dir, check_backend_options, load_backend
+from ._load import (
+    ModelEntryLike,
+    builtin_model_dir,
+    check_backend_options,
+    load_backend,
+    load_fingerprint,
+)
 from ._prompts import PROMPT_TEMPLATE_VERSION, build_messages
 from ._types import (
     SCORE_ONLY_MAX_NEW_TOKENS,
@@ -36,4 +42,5 @@ __all__ = [
     "builtin_model_dir",
     "check_backend_options",
     "load_backend",
+    "load_fingerprint",
 ]

@@ -6,6 +6,7 @@ the entry's options, because they must not change a cell's identity.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from importlib import resources
 from pathlib import Path
@@ -77,6 +78,41 @@ def check_backend_options(entry: ModelEntryLike) -> None:
         from ._openai import parse_options as parse_openai
 
         parse_openai(options, entry.name)
+
+
+def load_fingerprint(entry: ModelEntryLike, *, device: str) -> str | None:
+    """What decides a local model's loaded spec, read without loading it: the entry (backend,
+    model, revision, dtype, options), the device (dtype `auto` resolves per device) and the
+    checkpoint folder's fingerprint (`local_revision`: its config files by content, weights by
+    size). A sweep that finds every cell done under the spec this fingerprint loaded before
+    need not load the model again. None when the spec cannot be known in advance: a served
+    model (its server may change), or a hub id without a pinned revision (it resolves to
+    whatever the hub's head is)."""
+    if entry.backend not in ("hf", "builtin"):
+        return None
+    model = entry.model
+    if entry.backend == "builtin":
+        model = str(builtin_model_dir())
+    folder = Path(model) if model else None
+    if folder is not None and folder.is_dir():
+        from ._hf import local_revision
+
+        weights: str | None = local_revision(folder)
+    elif entry.revision is not None:
+        weights = None
+    else:
+        return None
+    identity = {
+        "backend": entry.backend,
+        "model": str(model),
+        "revision": entry.revision,
+        "dtype": entry.dtype,
+        "options": dict(entry.options or {}),
+        "device": device,
+        "weights": weights,
+    }
+    canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def load_backend(

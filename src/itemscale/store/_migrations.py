@@ -78,6 +78,17 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         info_json TEXT NOT NULL
     );
     """,
+    # 3: which spec each local model load produced, keyed by what decided it (the entry, the
+    # device, the checkpoint folder's fingerprint), so a resumed sweep whose cells are all done
+    # can skip loading the model.
+    """
+    CREATE TABLE model_loads (
+        fingerprint TEXT PRIMARY KEY,
+        spec_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        recorded_at TEXT NOT NULL
+    );
+    """,
 )
 
 SCHEMA_VERSION: Final[int] = len(MIGRATIONS)

@@ -202,6 +202,16 @@ class RunStore:
             raise
         return len(batch)
 
+    def done_row_keys(self, model: str, *, retry_errors: bool = False) -> set[tuple[str, str, int]]:
+        """(item, configuration, repeat) of the model's finished cells under any spec: what a
+        progress bar can count before the model is loaded and its spec known."""
+        query = "SELECT item_id, config_id, repeat FROM cells WHERE model = ?"
+        params: list[Any] = [model]
+        if retry_errors:
+            query += f" AND status IN ({', '.join('?' for _ in ANSWERED_STATUSES)})"
+            params += sorted(ANSWERED_STATUSES)
+        return {(str(i), str(c), int(r)) for i, c, r in self._db.execute(query, params)}
+
     def done_cell_ids(self, *, retry_errors: bool = False) -> set[str]:
         """Cells a sweep must not run again.
 
@@ -267,6 +277,21 @@ class RunStore:
             "ON CONFLICT(spec_id) DO UPDATE SET name = excluded.name, spec_json = excluded.spec_json",
             (spec_id, name, json.dumps(redact_value(dict(spec)), sort_keys=True, default=str)),
         )
+
+    def record_load(self, fingerprint: str, spec_id: str, name: str) -> None:
+        self._db.execute(
+            "INSERT INTO model_loads (fingerprint, spec_id, name, recorded_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(fingerprint) DO UPDATE SET spec_id = excluded.spec_id, "
+            "name = excluded.name, recorded_at = excluded.recorded_at",
+            (fingerprint, spec_id, name, utc_now()),
+        )
+
+    def loaded_spec(self, fingerprint: str) -> str | None:
+        """The spec an earlier load with this fingerprint produced (None: never loaded)."""
+        row = self._db.execute(
+            "SELECT spec_id FROM model_loads WHERE fingerprint = ?", (fingerprint,)
+        ).fetchone()
+        return None if row is None else str(row[0])
 
     def models(self) -> dict[str, dict[str, Any]]:
         return {

@@ -11,6 +11,7 @@ import importlib
 import os
 from typing import TYPE_CHECKING, Any
 
+from ..models import BackendSpec
 from ..protocol import ModelEntry
 from ..store import CellRow
 from ._execute import JobStats, VideoJob, VideoJobRunner
@@ -87,13 +88,16 @@ def run_ray(session: _Session) -> None:
     """Run every model of the session on actors of the Ray cluster (started locally if none)."""
     ray = _ray()
 
+    entries = [e for e in session.protocol.models if not session.finished_without_loading(e)]
+    if not entries:
+        return  # a no-op resume: no cluster, no model
     started_here = False
     if not ray.is_initialized():
         address = os.environ.get("RAY_ADDRESS")
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
         started_here = True
     try:
-        for entry in session.protocol.models:
+        for entry in entries:
             if session.stop.is_set():
                 return
             _run_model(session, entry)
@@ -105,6 +109,7 @@ def run_ray(session: _Session) -> None:
 def _run_model(session: _Session, entry: ModelEntry) -> None:
     ray = _ray()
 
+    session.expect(entry)
     count, options = _slots(session.device, session.num_workers)
     actor_class = ray.remote(**options)(SweepActor)
     actors = [
@@ -124,7 +129,9 @@ def _run_model(session: _Session, entry: ModelEntry) -> None:
         if len(spec_ids) != 1:
             raise RuntimeError(f"model {entry.name!r}: actors loaded different specs {spec_ids}")
         spec = specs[0]
-        session.store.record_model(spec["spec_id"], entry.name, spec["spec"])
+        session.loaded(entry, BackendSpec.model_validate(spec["spec"]))
+        session.bar.set_description_str(entry.name)
+        session.bar.unpause()  # the loading time is no cell's: keep it out of the rate and ETA
         _, jobs = session.plan(entry, spec["spec_id"])
         queue = list(reversed(jobs))
         in_flight: dict[Any, tuple[int, VideoJob]] = {}

@@ -22,7 +22,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from ..items import Item
-from ..models import PROMPT_TEMPLATE_VERSION, VideoLM
+from ..models import PROMPT_TEMPLATE_VERSION, BackendSpec, VideoLM
 from ..protocol import Configuration, ModelEntry, Protocol
 from ..responses import EXTRACTOR_VERSION, RESPONSES_FILE, RUN_FILE, Status, read_responses
 from ..store import CellRow, RunStore, StoreError, open_store, run_dir_lock, utc_now
@@ -118,6 +118,8 @@ class SweepResult:
     ran: int = 0
     model_calls: int = 0
     by_status: dict[str, int] = field(default_factory=dict)
+    #: models whose cells were all done under the spec they loaded with before: not loaded
+    not_loaded: list[str] = field(default_factory=list)
     interrupted: bool = False
     decode_s: float = 0.0
     model_s: float = 0.0
@@ -197,9 +199,11 @@ class _Session:
     frame_cache: Any = None
     num_workers: int | None = None
     planned_ids: set[str] = field(default_factory=set)
+    retry_errors: bool = False
+    _expected: int = 0
 
-    def plan(self, entry: ModelEntry, spec_id: str) -> tuple[list[Cell], list[VideoJob]]:
-        cells = plan_cells(
+    def _cells(self, entry: ModelEntry, spec_id: str) -> list[Cell]:
+        return plan_cells(
             ModelPlanInfo(entry.name, spec_id),
             self.items,
             self.configs,
@@ -208,11 +212,59 @@ class _Session:
             decoding_for_seed=lambda s: decoding_settings(self.protocol.decoding, s).canonical(),
             extractor_version=EXTRACTOR_VERSION,
         )
+
+    def _fingerprint(self, entry: ModelEntry) -> str | None:
+        # a caller's own factory may build anything from an entry: only the loaders whose spec
+        # follows from the entry, the device and the folder are trusted with a fingerprint
+        if self.factory is not default_backend_factory and not isinstance(
+            self.factory, RuntimeBackendFactory
+        ):
+            return None
+        from ..models import load_fingerprint
+
+        return load_fingerprint(entry, device=self.device)
+
+    def finished_without_loading(self, entry: ModelEntry) -> bool:
+        """True, and the entry's cells counted as done, when an earlier load of this very
+        model (same entry, device and checkpoint folder) produced a spec whose every planned
+        cell is finished: a no-op resume then costs no model load."""
+        fingerprint = self._fingerprint(entry)
+        spec_id = None if fingerprint is None else self.store.loaded_spec(fingerprint)
+        if spec_id is None:
+            return False
+        if any(c.cell_id not in self.done for c in self._cells(entry, spec_id)):
+            return False
+        self.plan(entry, spec_id)
+        self.result.not_loaded.append(entry.name)
+        return True
+
+    def expect(self, entry: ModelEntry) -> None:
+        """Before a model loads: grow the bar's total by the cells it will likely run (those
+        whose item, configuration and repeat no earlier spec finished), so the bar has a
+        total while the weights load; `plan` then puts the exact count in its place."""
+        done = self.store.done_row_keys(entry.name, retry_errors=self.retry_errors)
+        cells = self._cells(entry, "not-loaded-yet")
+        self._expected = sum(
+            (c.item.item_id, c.config.config_id, c.repeat) not in done for c in cells
+        )
+        self.bar.total = (self.bar.total or 0) + self._expected
+        self.bar.set_description_str(f"loading {entry.name}")
+
+    def loaded(self, entry: ModelEntry, spec: BackendSpec) -> None:
+        """Record a freshly loaded backend's spec (and what it was loaded from)."""
+        self.store.record_model(spec.spec_id, entry.name, spec.model_dump(mode="json"))
+        fingerprint = self._fingerprint(entry)
+        if fingerprint is not None:
+            self.store.record_load(fingerprint, spec.spec_id, entry.name)
+
+    def plan(self, entry: ModelEntry, spec_id: str) -> tuple[list[Cell], list[VideoJob]]:
+        cells = self._cells(entry, spec_id)
         self.planned_ids.update(c.cell_id for c in cells)
         pending = [c for c in cells if c.cell_id not in self.done]
         self.result.planned += len(cells)
         self.result.skipped += len(cells) - len(pending)
-        self.bar.total = (self.bar.total or 0) + len(pending)
+        self.bar.total = (self.bar.total or 0) - self._expected + len(pending)
+        self._expected = 0
         self.bar.refresh()
         return cells, group_by_video(pending, self.known_hashes)
 
@@ -237,10 +289,15 @@ def _run_local(session: _Session) -> None:
     for entry in session.protocol.models:
         if session.stop.is_set():
             return
+        if session.finished_without_loading(entry):
+            continue
+        session.expect(entry)
         backend = session.factory(entry, session.device, session.batch_size)
+        session.bar.set_description_str(entry.name)
+        session.bar.unpause()  # the loading time is no cell's: keep it out of the rate and ETA
         try:
             spec = backend.spec
-            session.store.record_model(spec.spec_id, entry.name, spec.model_dump(mode="json"))
+            session.loaded(entry, spec)
             _, jobs = session.plan(entry, spec.spec_id)
             runner = VideoJobRunner(
                 backend,
@@ -349,6 +406,7 @@ def run_sweep(
             items=chosen,
             configs=configs,
             done=store.done_cell_ids(retry_errors=retry_errors),
+            retry_errors=retry_errors,
             known_hashes={v for v, h in store.video_hashes().items() if h},
             batch_size=batch_size,
             device=device,
