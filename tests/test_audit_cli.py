@@ -136,12 +136,18 @@ def test_audit_sheets_csv_round_trip_and_artifact(
     )
     # 72-px tiles of 32x24 frames are 96 wide; cell = 96 + 2*3 + 2; 4 frames left, 8 right (8 per row)
     assert sheet.shape[1] == 4 * 104 + 12 + 8 * 104
+    # a header of two text lines (the budget, its frame count) sits above the tiles
+    top = 2 * 12 + 6
+    assert (sheet[:top, :200].max(axis=2) < 60).any()
     # item a: every f4 frame was dropped (red borders); frame 8 is evidence (green bar)
-    assert tuple(sheet[1, 1]) == (215, 48, 39)
-    assert tuple(sheet[1 + 72 + 6, 104 + 1]) == (26, 152, 80)
+    assert tuple(sheet[top + 1, 1]) == (215, 48, 39)
+    assert tuple(sheet[top + 1 + 72 + 6, 104 + 1]) == (26, 152, 80)
     # the frame content is the decoded video's colour for frame 0
     expected = np.random.default_rng(0).integers(0, 255, (N_FRAMES, 3))[0]
-    assert np.abs(sheet[30, 30].astype(int) - expected).max() <= 12
+    assert np.abs(sheet[top + 30, 30].astype(int) - expected).max() <= 12
+    # each tile is captioned with its timestamp, below its evidence bar
+    caption = sheet[top + 1 + 72 + 6 + 4 : top + 1 + 72 + 6 + 4 + 12, :100]
+    assert (caption.max(axis=2) < 60).any()
 
     rows = list(csv.DictReader(io.StringIO(coders.read_text())))
     assert [r["automatic_label"] for r in rows] == [

@@ -20,7 +20,7 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from ..measures import GRID_WITH_TEXT_TITLE
+from ..measures import GLOSSARY, GRID_WITH_TEXT_TITLE
 from ._assets import CSS, JS, script_hash
 from ._svg import accuracy_curve, esc, flip_bars, frontier, heatmap
 from ._trajectories import KEY_COLUMNS, PATTERNS
@@ -80,24 +80,38 @@ def _stat_pair(stat: Any) -> tuple[float | None, tuple[float, float] | None]:
 
 def _headline_table(block: dict[str, Any]) -> str:
     rows = [
-        ("items on the matched grid", str(block.get("n_items", "n/a"))),
+        ("items on the matched grid", str(block.get("n_items", "n/a")), "matched grid"),
         (
             "items dropped (reasons)",
             f"{block.get('n_dropped', 0)} {block.get('drop_reasons') or ''}",
+            None,
         ),
         (
             "best fixed budget",
             f"{block.get('best_fixed', {}).get('config', 'n/a')}: {_pts(block.get('best_fixed'))}",
+            "best fixed",
         ),
-        ("oracle (any budget right)", _pts(block.get("oracle"))),
-        ("oracle headroom", _pts(block.get("oracle_headroom"))),
-        ("harmful rate", _pts(block.get("harmful_rate"))),
-        ("beneficial rate", _pts(block.get("beneficial_rate"))),
-        ("terminal regression rate", _pts(block.get("terminal_regression_rate"))),
-        ("text-answerable rate", _pts(block.get("text_answerable_rate"))),
-        ("text overwrite rate (harmful transitions)", _pts(block.get("text_overwrite_rate"))),
+        ("oracle (any budget right)", _pts(block.get("oracle")), "oracle"),
+        ("oracle headroom", _pts(block.get("oracle_headroom")), "oracle headroom"),
+        ("harmful rate", _pts(block.get("harmful_rate")), "harmful rate"),
+        ("beneficial rate", _pts(block.get("beneficial_rate")), "beneficial rate"),
+        (
+            "terminal regression rate",
+            _pts(block.get("terminal_regression_rate")),
+            "terminal regression",
+        ),
+        ("text-answerable rate", _pts(block.get("text_answerable_rate")), "text-answerable"),
+        (
+            "text overwrite rate (harmful transitions)",
+            _pts(block.get("text_overwrite_rate")),
+            "text overwrite",
+        ),
     ]
-    body = "".join(f"<tr><th>{esc(k)}</th><td class='num'>{esc(v)}</td></tr>" for k, v in rows)
+    body = "".join(
+        f"<tr><th>{esc(k)}</th><td class='num'>{esc(v)}</td>"
+        f"<td class='muted'>{esc(GLOSSARY[term]) if term else ''}</td></tr>"
+        for k, v, term in rows
+    )
     return (
         "<h4>Visual budgets only</h4><p class='muted'>the text-only answer is a baseline beside "
         "the axis, not a budget</p>"
@@ -322,7 +336,7 @@ def _measures_section(inputs: ReportInputs) -> str:
     parts = [
         f"<p class='muted'>{esc(interval_method_text(inputs.measures.get('bootstrap', {})))}"
         f"; {esc(str(inputs.measures.get('bootstrap', {}).get('n_boot', '?')))} resamples of "
-        "whole videos.</p>"
+        f"whole videos. Series: {esc(GLOSSARY['series'])}.</p>"
     ]
     for model, block in models.items():
         parts.append(
@@ -335,8 +349,11 @@ def _measures_section(inputs: ReportInputs) -> str:
 
 def _cascade_section(cascade: dict[str, Any] | None) -> str:
     if not cascade:
-        return "<p class='muted'>not run (no cascade.json in the run directory; run <code>itemscale cascade RUN_DIR --json RUN_DIR/cascade.json</code>)</p>"
-    parts = []
+        return "<p class='muted'>not run (no cascade.json in the run directory; run <code>itemscale cascade RUN_DIR</code>)</p>"
+    parts = [
+        f"<p class='muted'>Mean shared cost: {esc(GLOSSARY['shared frame cost'])}. Frontier: "
+        f"{esc(GLOSSARY['frontier'])}.</p>"
+    ]
     for result in cascade.get("results", []):
         name = f"{result.get('model', '?')} / {result.get('series', '?')}"
         series: list[tuple[str, list[tuple[float, float]]]] = []

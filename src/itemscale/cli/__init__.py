@@ -47,4 +47,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"itemscale {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (`itemscale analyze RUN | head`): what was written is the
+        # output asked for, so no traceback; stdout is pointed at devnull so the interpreter's
+        # final flush does not raise again
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     return int(result or 0)

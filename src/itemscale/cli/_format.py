@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..measures import GLOSSARY
+
 
 def _with_interval(stat: dict[str, Any] | None, scale: int) -> str:
     if not stat or stat.get("value") is None:
@@ -23,3 +25,18 @@ def points_text(stat: dict[str, Any] | None) -> str:
 def number_text(stat: dict[str, Any] | None) -> str:
     """A plain value with its interval, e.g. '3.5 [3.1, 3.9]'; 'n/a' without a value."""
     return _with_interval(stat, 1)
+
+
+class Glosses:
+    """Hands out each term's one-line explanation once per command output, so the first
+    appearance explains and the rest stay short."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self._shown: set[str] = set()
+
+    def __call__(self, term: str) -> str:
+        if not self.enabled or term in self._shown:
+            return ""
+        self._shown.add(term)
+        return f"   ({GLOSSARY[term]})"

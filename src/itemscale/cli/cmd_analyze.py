@@ -7,7 +7,7 @@ import sys
 from typing import Any, TextIO
 
 from . import CommandError
-from ._format import points_text
+from ._format import Glosses, points_text
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -82,7 +82,8 @@ def _print_binary(block: dict[str, Any], out: TextIO, indent: str = "  ") -> Non
             " (" + ", ".join(f"{k}: {v}" for k, v in sorted(block["drop_reasons"].items())) + ")"
             if block["drop_reasons"]
             else ""
-        ),
+        )
+        + _GLOSS("matched grid"),
         file=out,
     )
     print(f"{indent}accuracy (points, 95% CI):", file=out)
@@ -100,16 +101,17 @@ def _print_binary(block: dict[str, Any], out: TextIO, indent: str = "  ") -> Non
     print(
         f"{indent}visual budgets only (the text-only answer is a baseline, not a budget):", file=out
     )
-    print(f"{indent}best fixed:          {best['config']}  {points_text(best)}", file=out)
-    print(f"{indent}oracle:              {points_text(block['oracle'])}", file=out)
-    print(f"{indent}oracle headroom:     {points_text(block['oracle_headroom'])}", file=out)
-    print(f"{indent}harmful rate:        {points_text(block['harmful_rate'])}", file=out)
-    print(f"{indent}beneficial rate:     {points_text(block['beneficial_rate'])}", file=out)
-    print(
-        f"{indent}terminal regression: {points_text(block['terminal_regression_rate'])}", file=out
-    )
-    print(f"{indent}text-answerable:     {points_text(block['text_answerable_rate'])}", file=out)
-    print(f"{indent}text overwrite:      {points_text(block['text_overwrite_rate'])}", file=out)
+    for name, text in (
+        ("best fixed", f"{best['config']}  {points_text(best)}"),
+        ("oracle", points_text(block["oracle"])),
+        ("oracle headroom", points_text(block["oracle_headroom"])),
+        ("harmful rate", points_text(block["harmful_rate"])),
+        ("beneficial rate", points_text(block["beneficial_rate"])),
+        ("terminal regression", points_text(block["terminal_regression_rate"])),
+        ("text-answerable", points_text(block["text_answerable_rate"])),
+        ("text overwrite", points_text(block["text_overwrite_rate"])),
+    ):
+        print(f"{indent}{name + ':':<21}{text}{_GLOSS(name)}", file=out)
     if "item_rate_harmful_rate" in block:
         print(
             f"{indent}repeats: {block['n_repeats']}; item-rate harmful "
@@ -118,7 +120,10 @@ def _print_binary(block: dict[str, Any], out: TextIO, indent: str = "  ") -> Non
             file=out,
         )
     if block["adjacent"]:
-        print(f"{indent}adjacent flips (down / up, points; McNemar p):", file=out)
+        print(
+            f"{indent}adjacent flips (down / up, points; McNemar p):{_GLOSS('adjacent flips')}",
+            file=out,
+        )
         for arrow in block["adjacent"]:
             print(
                 f"{indent}  {arrow}: {points_text(block['flip_down'][arrow])} / "
@@ -137,7 +142,7 @@ def _print_chains(block: dict[str, Any], out: TextIO, indent: str, key: str) -> 
         return
     print(
         f"{indent}budget order: frames x pixels, a partial order (c < c' when c' has at least "
-        "as many frames and pixels, and more of one); per chain:",
+        f"as many frames and pixels, and more of one); per chain:{_GLOSS('chain')}",
         file=out,
     )
     for name, sub in block.get("chains", {}).items():
@@ -191,7 +196,10 @@ def _print_continuous(block: dict[str, Any], out: TextIO, indent: str = "  ") ->
     width = max((len(label) for label in block["axis"]), default=4)
     for label in block["axis"]:
         print(f"{indent}  {label:<{width}}  {points_text(block['mean_score'][label])}", file=out)
-    print(f"{indent}oracle gap:          {points_text(block['oracle_gap'])}", file=out)
+    print(
+        f"{indent}oracle gap:          {points_text(block['oracle_gap'])}{_GLOSS('oracle gap')}",
+        file=out,
+    )
     print(
         f"{indent}harmful (eps={block['eps']}):  {points_text(block['harmful_rate_eps'])}", file=out
     )
@@ -226,7 +234,13 @@ def print_series(block: dict[str, Any], out: TextIO, indent: str = "  ") -> None
             print_series(sub, out, indent + "   ")
 
 
+#: the explanations handed out in the current summary (reset by each `print_summary`)
+_GLOSS = Glosses()
+
+
 def print_summary(result: dict[str, Any], out: TextIO | None = None) -> None:
+    global _GLOSS
+    _GLOSS = Glosses()
     out = out if out is not None else sys.stdout
     boot = result["bootstrap"]
     method = {
@@ -244,7 +258,8 @@ def print_summary(result: dict[str, Any], out: TextIO | None = None) -> None:
         for model, lacks in grid.get("excluded_models", {}).items():
             print(f"  left out {model}: it lacks {', '.join(lacks)}", file=out)
     for model, block in result["models"].items():
-        print(f"\n== {model} (series {block.get('series', 'default')})", file=out)
+        series_name = block.get("series", "default")
+        print(f"\n== {model} (series {series_name}){_GLOSS('series')}", file=out)
         print_series(block, out)
         for series, rerun in block.get("interventions", {}).items():
             acc = rerun.get("accuracy") or {}
@@ -297,8 +312,9 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"{args.run_dir}: {exc}") from exc
     if not result["models"]:
         raise CommandError(f"{args.run_dir}: no answered responses to analyse")
+    if args.json_out:  # written before printing, so a closed pipe (`| head`) cannot lose it
+        write_json_atomic(args.json_out, result)
     print_summary(result)
     if args.json_out:
-        write_json_atomic(args.json_out, result)
         print(f"\nmeasures written to {args.json_out}")
     return 0

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from . import CommandError
-from ._format import number_text, points_text
+from ._format import Glosses, number_text, points_text
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -52,6 +52,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def print_summary(report: dict[str, Any], out: TextIO | None = None) -> None:
     out = out if out is not None else sys.stdout
+    gloss = Glosses()
     settings = report["settings"]
     print(
         f"itemscale cascade: {len(report['results'])} budget axis(es); cost in "
@@ -64,7 +65,7 @@ def print_summary(report: dict[str, Any], out: TextIO | None = None) -> None:
         terminal = block["terminal"]
         print(
             f"\n== {block['model']} (series {block['series']}): {block['n_items']} items, "
-            f"{block['n_videos']} videos; stages {' < '.join(block['labels'])}",
+            f"{block['n_videos']} videos; stages {' < '.join(block['labels'])}" + gloss("series"),
             file=out,
         )
         if block.get("chain"):
@@ -74,7 +75,8 @@ def print_summary(report: dict[str, Any], out: TextIO | None = None) -> None:
                 file=out,
             )
         print(
-            f"  cost: {block['cost'][f'{unit}_note']}",
+            f"  cost: {block['cost'][f'{unit}_note']}"
+            + (gloss("shared frame cost") if unit == "frames" else ""),
             file=out,
         )
         print(
@@ -98,7 +100,10 @@ def print_summary(report: dict[str, Any], out: TextIO | None = None) -> None:
             points = ", ".join(
                 f"{100 * p['accuracy']:.1f}@{100 * (p['cost_reduction'] or 0):.0f}%" for p in pareto
             )
-            print(f"  frontier (held-out accuracy @ cost reduction): {points}", file=out)
+            print(
+                f"  frontier (held-out accuracy @ cost reduction): {points}{gloss('frontier')}",
+                file=out,
+            )
     for skipped in report["skipped"]:
         print(
             f"\n-- skipped {skipped['model']} / {skipped['series']}: {skipped['reason']}", file=out
@@ -134,13 +139,14 @@ def run(args: argparse.Namespace) -> int:
     report["run_dir"] = str(args.run_dir)
     if args.model:
         report["models"] = sorted(args.model)
-    print_summary(report)
     if args.json_out is None:
         args.json_out = str(Path(args.run_dir) / "cascade.json")
-    if args.json_out:
+    if args.json_out:  # written before printing, so a closed pipe (`| head`) cannot lose it
         out = Path(args.json_out)
         inside = Path(args.run_dir).resolve() in out.resolve().parents
         with run_lock(args.run_dir, what="cascade") if inside else contextlib.nullcontext():
             write_json_atomic(out, report)
+    print_summary(report)
+    if args.json_out:
         print(f"\ncascade report written to {args.json_out}")
     return 0

@@ -33,6 +33,7 @@ from ._bootstrap import (
     percentile_intervals,
     resample_counts,
 )
+from ._glossary import GLOSSARY
 from ._matrix import (
     CONTINUOUS_METRICS,
     INTERVENTION_SERIES_PREFIX,
@@ -52,6 +53,7 @@ __all__ = [
     "DEFAULT_BOOTSTRAP",
     "DEFAULT_CI",
     "GAP_SHIFT",
+    "GLOSSARY",
     "GRID_WITH_TEXT_TITLE",
     "INTERVENTION_SERIES_PREFIX",
     "BudgetOrder",
