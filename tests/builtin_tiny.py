@@ -8,16 +8,16 @@ from typing import Any
 
 import torch
 
-from itemscale.items import Item
-from itemscale.models._builtin_build import (
+from itemscale.builtin import BuiltinArchitecture
+from itemscale.builtin._build import (
     build_model,
     build_processor,
     item_texts,
     train_tokenizer,
 )
-from itemscale.models._builtin_config import BuiltinArchitecture
-from itemscale.models._builtin_data import DecodedVideo, decode_video
-from itemscale.models._builtin_train import PlannedStep
+from itemscale.builtin._data import DecodedVideo, decode_video
+from itemscale.builtin._plan import PlannedStep
+from itemscale.items import Item
 
 TINY = BuiltinArchitecture(
     vocab_size=400,

@@ -184,3 +184,23 @@ def test_audit_sheets_csv_round_trip_and_artifact(
     assert "&lt;script&gt;alert(1)&lt;/script&gt; flicker" in html
     assert "<script>alert(1)" not in html
     assert verify_artifact(artifact).ok
+
+
+def test_audit_sheets_are_a_library_call(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from itemscale.audit import audit_transitions
+    from itemscale.items import read_items_jsonl
+    from itemscale.responses import read_run
+    from itemscale.workflows import write_audit_sheets
+
+    df, _ = read_run(run_dir)
+    items = read_items_jsonl(run_dir / "items.jsonl")
+    transitions = audit_transitions(df, items)
+    by_id = {it.item_id: it for it in items}
+    written, failures = write_audit_sheets(run_dir, transitions, by_id, run_dir, limit=1)
+    assert written == 1 and failures == []
+    assert len(list((run_dir / "audit_sheets").glob("*.png"))) == 1
+    # a second call replaces the folder whole: no sheet of the earlier call lingers
+    written, failures = write_audit_sheets(run_dir, transitions, by_id, run_dir, limit=3)
+    assert written == 2 and [f.split(":")[0] for f in failures] == ["m / c (f4 -> f8)"]
+    assert len(list((run_dir / "audit_sheets").glob("*.png"))) == 2
+    assert capsys.readouterr() == ("", "")

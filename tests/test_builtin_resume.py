@@ -13,9 +13,8 @@ import torch
 from safetensors.torch import load_file
 
 from builtin_tiny import TINY
+from itemscale.builtin import CHECKPOINT_DIR, SuiteError, TrainSettings, train_builtin
 from itemscale.cli import main
-from itemscale.models._builtin_config import TrainSettings
-from itemscale.models._builtin_train import CHECKPOINT_DIR, SuiteError, train_builtin
 from itemscale.synth import generate_suite
 
 RECIPE = {

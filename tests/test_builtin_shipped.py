@@ -13,18 +13,19 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from itemscale.models import builtin_model_dir, load_backend
-from itemscale.models._builtin_config import BUILTIN_FORMAT_VERSION
-from itemscale.models._builtin_slice import (
+from itemscale.builtin import (
+    BUILTIN_FORMAT_VERSION,
     SLICE_FILE,
+    model_dir,
     read_slice,
     run_slice,
     slice_accuracy,
     slice_suite,
 )
+from itemscale.models import load_backend
 from itemscale.protocol import ModelEntry
 
-SHIPPED = builtin_model_dir()
+SHIPPED = model_dir()
 MAX_BYTES = 20 * 1024 * 1024
 
 

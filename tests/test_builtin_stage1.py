@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from itemscale.models._builtin_stage1 import alignment_video
+from itemscale.builtin._stage1 import alignment_video
 from itemscale.synth import COLOURS, SHAPES
 
 

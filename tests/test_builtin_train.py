@@ -20,20 +20,15 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from builtin_tiny import TINY, first_video_step  # noqa: E402
-from itemscale.cli import main  # noqa: E402
-from itemscale.items import Item, read_items_jsonl  # noqa: E402
-from itemscale.models import DecodingSettings, Frames, VideoRequest, load_backend  # noqa: E402
-from itemscale.models._builtin_build import (  # noqa: E402
+from itemscale.builtin import TrainSettings, train_builtin  # noqa: E402
+from itemscale.builtin._build import (  # noqa: E402
     build_model,
     build_processor,
     item_texts,
     train_tokenizer,
 )
-from itemscale.models._builtin_config import (  # noqa: E402
-    SPECIAL_TOKENS,
-    TrainSettings,
-)
-from itemscale.models._builtin_data import (  # noqa: E402
+from itemscale.builtin._config import SPECIAL_TOKENS  # noqa: E402
+from itemscale.builtin._data import (  # noqa: E402
     answer_target,
     decode_video,
     encode_batch,
@@ -46,13 +41,15 @@ from itemscale.models._builtin_data import (  # noqa: E402
     segment_indices,
     shared_prefix_logits,
 )
-from itemscale.models._builtin_train import (  # noqa: E402
+from itemscale.builtin._loss import step_loss  # noqa: E402
+from itemscale.builtin._plan import (  # noqa: E402
     group_by_video,
     learning_rate_factor,
     plan_steps,
-    step_loss,
-    train_builtin,
 )
+from itemscale.cli import main  # noqa: E402
+from itemscale.items import Item, read_items_jsonl  # noqa: E402
+from itemscale.models import DecodingSettings, Frames, VideoRequest, load_backend  # noqa: E402
 from itemscale.protocol import ModelEntry  # noqa: E402
 from itemscale.synth import generate_suite  # noqa: E402
 
@@ -309,7 +306,7 @@ def test_cli_rejects_bad_settings(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 
 def test_region_colour_targets_follow_the_merged_token_order() -> None:
-    from itemscale.models._builtin_aux import AUX_CLASSES, HUE_BINS, region_colour_targets
+    from itemscale.builtin._aux import AUX_CLASSES, HUE_BINS, region_colour_targets
 
     frames = np.zeros((4, 56, 84, 3), dtype=np.uint8)
     frames[:, 0:20, 28:50] = (225, 30, 30)  # red, top-middle region, every frame

@@ -18,20 +18,16 @@ pytest.importorskip("transformers")
 
 from builtin_tiny import TINY as BASE_TINY  # noqa: E402
 from builtin_tiny import first_video_step  # noqa: E402
-from itemscale.items import Item, read_items_jsonl  # noqa: E402
-from itemscale.models import DecodingSettings, VideoRequest, load_backend  # noqa: E402
-from itemscale.models._builtin_aux import (  # noqa: E402
+from itemscale.builtin import BuiltinArchitecture, TrainSettings, train_builtin  # noqa: E402
+from itemscale.builtin._aux import (  # noqa: E402
     palette_token_targets,
     word_alignment_loss,
     word_targets,
 )
-from itemscale.models._builtin_config import BuiltinArchitecture, TrainSettings  # noqa: E402
-from itemscale.models._builtin_train import (  # noqa: E402
-    as_open_item,
-    step_loss,
-    teacher_mix,
-    train_builtin,
-)
+from itemscale.builtin._loss import step_loss  # noqa: E402
+from itemscale.builtin._plan import as_open_item, teacher_mix  # noqa: E402
+from itemscale.items import Item, read_items_jsonl  # noqa: E402
+from itemscale.models import DecodingSettings, VideoRequest, load_backend  # noqa: E402
 from itemscale.protocol import ModelEntry  # noqa: E402
 from itemscale.responses import Status, TaskKind  # noqa: E402
 from itemscale.synth import COLOURS, generate_suite  # noqa: E402
@@ -172,7 +168,7 @@ def test_a_model_trained_on_option_texts_is_asked_by_option_likelihood(
     item = next(i for i in read_items_jsonl(suite / "items.jsonl") if i.task_kind == TaskKind.MCQA)
     [response] = backend.generate([VideoRequest(item, None, DecodingSettings())])
     assert response.status == Status.OK and response.raw_text in item.options
-    from itemscale.models._builtin_eval import EvalBudget, evaluate_suite
+    from itemscale.builtin import EvalBudget, evaluate_suite
 
     payload = evaluate_suite(
         tmp_path / "m", suite, tmp_path / "eval.json", budgets=(EvalBudget(0), EvalBudget(4, 56))

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from itemscale import intervene
 from itemscale.cli import main
-from itemscale.cli.cmd_intervene import run_intervention
 from itemscale.protocol import Configuration, load_protocol
 from itemscale.responses import read_run, write_run
 from itemscale.sweep import run_sweep
@@ -53,7 +53,7 @@ def _expected_correct(suite: Path, video_id: str, indices: np.ndarray, answer: s
 def test_nested_intervention_end_to_end(swept: dict[str, Any]) -> None:
     run_dir, suite = swept["run"], swept["suite"]
     before_calls = len(read_log(swept["log"]))
-    result = run_intervention(
+    result = intervene(
         run_dir, policy="nested", n_control=3, n_boot=200, seed=1,
         backend_factory=pixel_factory, progress=False,
     )  # fmt: skip
@@ -103,7 +103,7 @@ def test_nested_intervention_end_to_end(swept: dict[str, Any]) -> None:
 
     # a second run resumes: nothing is run again, the numbers are the same
     calls = len(read_log(swept["log"]))
-    again = run_intervention(
+    again = intervene(
         run_dir, policy="nested", n_control=3, n_boot=200, seed=1,
         backend_factory=pixel_factory, progress=False,
     )  # fmt: skip
@@ -128,7 +128,7 @@ def test_phase_shift_and_the_command_line(
     swept: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     run_dir, suite = swept["run"], swept["suite"]
-    result = run_intervention(
+    result = intervene(
         run_dir, policy="phase-shift", n_boot=100, backend_factory=pixel_factory, progress=False
     )
     df, _ = read_run(run_dir)
@@ -182,25 +182,38 @@ def test_intervene_errors_are_named(tmp_path: Path, capsys: pytest.CaptureFixtur
     )
 
 
-def test_intervention_sets_aside_the_series_that_already_uses_its_policy(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
+def test_intervention_sets_aside_the_series_that_already_uses_its_policy() -> None:
     from types import SimpleNamespace
 
-    from itemscale.cli import CommandError
-    from itemscale.cli.cmd_intervene import _pick_matrix
+    from itemscale.workflows import WorkflowError, pick_axis
 
     def axis(model: str, series: str) -> Any:
         return SimpleNamespace(model=model, series=series, kind="binary", n_configs=3)
 
     axes = [axis("m", "linspace/cached"), axis("m", "nested/cached")]
-    picked = _pick_matrix(axes, None, None, "runs/x", "nested")
+    picked, note = pick_axis(axes, None, None, "runs/x", "nested")
     assert picked.series == "linspace/cached"
-    assert "nested/cached already samples with nested" in capsys.readouterr().out
+    assert note == (
+        "intervening on series linspace/cached (series nested/cached already samples with "
+        "nested; --series picks another)"
+    )
     # the policy decides nothing when both series differ from it, or when --series is given
-    with pytest.raises(CommandError, match="several budget axes"):
-        _pick_matrix(axes, None, None, "runs/x", "phase-shift")
-    assert _pick_matrix(axes, None, "nested/cached", "runs/x", "nested").series == "nested/cached"
+    with pytest.raises(WorkflowError, match="several budget axes"):
+        pick_axis(axes, None, None, "runs/x", "phase-shift")
+    picked, note = pick_axis(axes, None, "nested/cached", "runs/x", "nested")
+    assert picked.series == "nested/cached" and note is None
     two_models = [*axes, axis("n", "linspace/cached")]
-    with pytest.raises(CommandError, match="--model n --series linspace/cached"):
-        _pick_matrix(two_models, None, None, "runs/x", "nested")
+    with pytest.raises(WorkflowError, match="--model n --series linspace/cached"):
+        pick_axis(two_models, None, None, "runs/x", "nested")
+
+
+def test_intervene_is_a_library_call_that_prints_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from itemscale.workflows import WorkflowError
+
+    with pytest.raises(WorkflowError, match="nope"):
+        intervene(tmp_path / "nope", policy="nested")
+    with pytest.raises(WorkflowError, match="unknown intervention"):
+        intervene(tmp_path, policy="sideways")
+    assert capsys.readouterr() == ("", "")

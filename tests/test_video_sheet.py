@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -54,3 +55,25 @@ def test_empty_frameset_renders_title_only() -> None:
     )
     sheet = render_contact_sheet(empty, title="text-only")
     assert sheet.dtype == np.uint8 and sheet.shape[0] > 0
+
+
+def test_both_kinds_of_sheet_draw_with_the_same_primitives(tmp_path: Path) -> None:
+    """The frames sheet and the audit's transition sheet share one resize, caption and PNG
+    encoder (`itemscale.sheets`): a caption is the same ink either way, and a written sheet is
+    exactly the shared encoder's bytes of the rendered one."""
+    from itemscale.audit import contact_sheet
+    from itemscale.sheets import INK, draw_text, encode_png
+
+    frames = frameset([(255, 0, 0), (0, 255, 0)])
+    path = write_contact_sheet(tmp_path / "sheet.png", frames, title="demo")
+    rendered = render_contact_sheet(frames, title="demo")
+    assert path.read_bytes() == encode_png(rendered, optimize=False)
+    with Image.open(path) as image:
+        assert np.array_equal(np.asarray(image), rendered)
+    blank = np.full((20, 60, 3), 255, dtype=np.uint8)
+    written = draw_text(blank, [((2, 2), "1.25s")])
+    assert min(INK) <= written.min() < 100  # ink, never darker than the ink colour
+    grey = np.full((8, 8, 3), 128, dtype=np.uint8)
+    audit = contact_sheet([grey], [grey], status_from=["kept"], status_to=["kept"])
+    with Image.open(io.BytesIO(encode_png(audit))) as image:
+        assert np.array_equal(np.asarray(image), audit)

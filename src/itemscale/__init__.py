@@ -63,6 +63,8 @@ _LAZY: dict[str, str] = {
     "run_sweep": "sweep",
     "plan_sweep": "sweep",
     "generate_suite": "synth",
+    # workflows: several stages on a run folder as one call
+    "intervene": "workflows",
 }
 
 __all__ = ["__version__", *sorted(_LAZY)]

@@ -1,6 +1,7 @@
 """The audit artifact: a checkable folder (responses, trajectories, measures, provenance,
 annotations, report.html, MANIFEST.json) and its verifier."""
 
+from ..files import sha256_file
 from ._build import (
     ARTIFACT_DIR,
     ARTIFACT_SCHEMA_VERSION,
@@ -15,7 +16,7 @@ from ._build import (
     git_state,
 )
 from ._html import ReportInputs, item_table_payload, json_for_script, render_report
-from ._manifest import MANIFEST_FILE, check_manifest, sha256_file, write_manifest
+from ._manifest import MANIFEST_FILE, check_manifest, write_manifest
 from ._trajectories import PATTERNS, TRAJECTORY_SCHEMA_VERSION, pattern_of, trajectory_table
 from ._verify import VerifyResult, verify_artifact
 

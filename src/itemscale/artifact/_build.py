@@ -29,6 +29,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .. import __version__
+from ..errors import ItemscaleError
+from ..files import replace_dir, sha256_file, shared_mode
 from ..items import Item, read_items_jsonl
 from ..responses import (
     RESPONSES_FILE,
@@ -40,9 +42,8 @@ from ..responses import (
     run_lock,
     write_json_atomic,
 )
-from ..responses._io import replace_dir, shared_mode
 from ._html import ReportInputs, render_report
-from ._manifest import sha256_file, write_manifest
+from ._manifest import write_manifest
 from ._trajectories import TRAJECTORY_SCHEMA_VERSION, trajectory_table
 
 ARTIFACT_DIR: Final[str] = "artifact"
@@ -78,7 +79,7 @@ PACKAGES: Final[tuple[str, ...]] = (
 )
 
 
-class ArtifactError(ValueError):
+class ArtifactError(ItemscaleError, ValueError):
     """An artifact that cannot be written or does not verify; names the files at fault."""
 
 

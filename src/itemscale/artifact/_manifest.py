@@ -13,20 +13,12 @@ import os
 from pathlib import Path
 from typing import Any, Final
 
+from ..files import sha256_file
 from ..responses import write_json_atomic
 from ..responses._safety import ARTIFACT_MARKER
 
 MANIFEST_FILE: Final[str] = "MANIFEST.json"
 MANIFEST_SCHEMA_VERSION: Final[int] = 1
-_CHUNK = 1 << 20
-
-
-def sha256_file(path: str | os.PathLike[str]) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _entries_digest(files: dict[str, Any]) -> str:

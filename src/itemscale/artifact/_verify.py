@@ -174,7 +174,7 @@ def _check_cascade(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
 
 def _check_provenance(root: Path, result: VerifyResult) -> None:
     """provenance.json against the files it describes: the responses it names and run.json."""
-    from ._manifest import sha256_file
+    from ..files import sha256_file
 
     prov = json.loads((root / PROVENANCE_FILE).read_text(encoding="utf-8"))
     run_meta = json.loads((root / RUN_FILE).read_text(encoding="utf-8"))

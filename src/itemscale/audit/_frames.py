@@ -22,6 +22,7 @@ from typing import Any, Final, Literal
 import numpy as np
 import pandas as pd
 
+from ..errors import ItemscaleError
 from ..items import Item
 from ..measures import budget_order
 from ..responses import ANSWERED_STATUSES, NOANSWER
@@ -78,7 +79,7 @@ TRANSITION_COLUMNS: Final[tuple[str, ...]] = (
 )
 
 
-class AuditError(ValueError):
+class AuditError(ItemscaleError, ValueError):
     """Input the audit cannot use, named by its column or item."""
 
 

@@ -6,37 +6,31 @@ at k), and a green bar under evidence frames. Each side is headed by its budget'
 frame count, and each tile captioned with its timestamp, so a sheet read on its own (in a
 gallery, in a coder's CSV) still says which budget and which moment of the video it shows. The
 composition is plain numpy on frames the caller decoded (the audit never imports the decoder);
-the text and PNG encoding use Pillow, imported on use because it belongs to the `video` extra.
+tiles, captions and PNG bytes are drawn by `itemscale.sheets`, as `itemscale frames`' sheets
+are, so the two kinds of sheet cannot drift apart.
 """
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 from typing import Final
 
 import numpy as np
+
+from ..sheets import BACKGROUND, INK, LINE, draw_text, encode_png, resize_nearest
 
 COLOURS: Final[dict[str, tuple[int, int, int]]] = {
     "kept": (150, 150, 150),
     "dropped": (215, 48, 39),
     "added": (49, 130, 189),
     "evidence": (26, 152, 80),
-    "background": (255, 255, 255),
-    "ink": (20, 20, 20),
+    "background": BACKGROUND,
+    "ink": INK,
 }
-_LINE: Final[int] = 12  # line height of Pillow's default bitmap font
-_HEADER: Final[int] = 2 * _LINE + 6
-_CAPTION: Final[int] = _LINE + 2
+_HEADER: Final[int] = 2 * LINE + 6
+_CAPTION: Final[int] = LINE + 2
 
-
-def _resize_nearest(frame: np.ndarray, height: int) -> np.ndarray:
-    h, w = frame.shape[:2]
-    width = max(1, round(w * height / h))
-    rows = (np.arange(height) * h // height).clip(0, h - 1)
-    cols = (np.arange(width) * w // width).clip(0, w - 1)
-    out: np.ndarray = frame[rows][:, cols]
-    return out
+__all__ = ["COLOURS", "contact_sheet", "encode_png"]
 
 
 def _as_rgb(frame: np.ndarray) -> np.ndarray:
@@ -62,7 +56,7 @@ def _block(
 ) -> tuple[np.ndarray, list[tuple[int, int]]]:
     """The block's image and where each tile's caption goes (x, y)."""
     border, bar = 3, 4
-    tiles = [_resize_nearest(_as_rgb(f), tile) for f in frames]
+    tiles = [resize_nearest(_as_rgb(f), tile) for f in frames]
     width = max((t.shape[1] for t in tiles), default=tile)
     cell_w, cell_h = width + 2 * border + 2, tile + 2 * border + bar + 2 + caption
     cols = max(1, min(columns, len(tiles)))
@@ -86,16 +80,6 @@ def _block(
 def _seconds(t: float) -> str:
     minutes, seconds = divmod(float(t), 60.0)
     return f"{int(minutes)}:{seconds:05.2f}" if minutes else f"{seconds:.2f}s"
-
-
-def _draw_text(image: np.ndarray, lines: Sequence[tuple[tuple[int, int], str]]) -> np.ndarray:
-    from PIL import Image, ImageDraw
-
-    canvas = Image.fromarray(np.ascontiguousarray(image), mode="RGB")
-    draw = ImageDraw.Draw(canvas)
-    for (x, y), text in lines:
-        draw.text((x, y), text, fill=COLOURS["ink"])
-    return np.asarray(canvas, dtype=np.uint8)
 
 
 def contact_sheet(
@@ -153,17 +137,8 @@ def contact_sheet(
             changed = sum(st != "kept" for st in status)
             verb = "dropped" if x0 == 0 else "added"
             text.append(((x0 + 4, 2), label))
-            text.append(((x0 + 4, 2 + _LINE + 2), f"{len(frames)} frames, {changed} {verb}"))
+            text.append(((x0 + 4, 2 + LINE + 2), f"{len(frames)} frames, {changed} {verb}"))
     for x0, times, at in ((0, times_from, left_at), (offset, times_to, right_at)):
         for (x, y), t in zip(at, times or (), strict=False):
             text.append(((x0 + x, y), _seconds(t)))
-    return _draw_text(out, text) if text else out
-
-
-def encode_png(image: np.ndarray) -> bytes:
-    """PNG bytes of an HxWx3 uint8 image."""
-    from PIL import Image
-
-    buf = io.BytesIO()
-    Image.fromarray(np.ascontiguousarray(image), mode="RGB").save(buf, format="PNG", optimize=True)
-    return buf.getvalue()
+    return draw_text(out, text, fill=COLOURS["ink"]) if text else out

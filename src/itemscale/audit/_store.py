@@ -9,7 +9,6 @@ rows, so a coder's work is never lost to a re-run. Every file carries a schema v
 from __future__ import annotations
 
 import csv
-import hashlib
 import os
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -20,8 +19,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..responses import write_json_atomic
-from ..responses._io import atomic_text_file, write_parquet_atomic
+from ..files import atomic_text_file, sha256_file
+from ..responses import write_json_atomic, write_parquet_atomic
 from ._frames import PATHWAYS, RULES_VERSION, TRANSITION_COLUMNS, AuditError, pathway_counts
 
 AUDIT_SCHEMA_VERSION: Final[int] = 1
@@ -116,7 +115,7 @@ def write_audit(
         path = Path(items_path).resolve()
         items_record = {
             "path": str(path),
-            "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "sha256": sha256_file(path),
         }
     _write_table(
         transitions[list(TRANSITION_COLUMNS)], run_dir / AUDIT_FILE, "audit", AUDIT_SCHEMA_VERSION

@@ -3,6 +3,11 @@
 Each subcommand lives in its own module `cmd_<name>.py` exposing `register(subparsers)`; the
 module imports its heavy dependencies (torch, PyAV, Ray) inside the command function, so
 `itemscale analyze` starts without them.
+
+Exit status: 0 done; 2 for input the user can fix (every `itemscale.errors.ItemscaleError`,
+printed as one `itemscale COMMAND: error: ...` line; argparse's usage errors too); 1 for a failure
+of the run itself (`verify` found a problem; an unexpected error, with its traceback); 130
+interrupted (Ctrl-C); 141 when the reader of stdout went away.
 """
 
 from __future__ import annotations
@@ -14,10 +19,12 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
+from ..errors import ItemscaleError
 
 
-class CommandError(Exception):
-    """A user-facing error: printed without a traceback, exit status 2."""
+class CommandError(ItemscaleError):
+    """What a command itself finds wrong with its arguments (a bad flag value, a run without
+    the data the command needs); the library's own errors reach `main` as they are."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,13 +44,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    from ..responses import OutputFolderError, RunLockedError
-
     try:
         result = args.func(args)
-    except (CommandError, OutputFolderError, RunLockedError) as exc:
+    except ItemscaleError as exc:
+        # every typed error names its file, key or flag: one line, no traceback
         print(f"itemscale {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return exc.exit_code
     except KeyboardInterrupt:
         print(f"itemscale {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -288,11 +288,11 @@ def print_summary(result: dict[str, Any], out: TextIO | None = None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..measures import UnknownConfigError, analyze_responses
-    from ..responses import SchemaError, read_run, write_json_atomic
+    from ..responses import read_run, write_json_atomic
 
     try:
         df, _ = read_run(args.run_dir)
-    except (FileNotFoundError, SchemaError) as exc:
+    except FileNotFoundError as exc:
         raise CommandError(str(exc)) from exc
     if args.bootstrap < 0:
         raise CommandError("--bootstrap must be >= 0")

@@ -4,12 +4,8 @@ the human-annotation round trip (export a CSV for coders, import it back)."""
 from __future__ import annotations
 
 import argparse
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from . import CommandError
 
@@ -56,13 +52,12 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..artifact import ArtifactError, find_items_file
+    from ..artifact import find_items_file
     from ..audit import (
-        AuditError,
         audit_transitions,
     )
-    from ..items import ItemFileError, read_items_jsonl
-    from ..responses import SchemaError, read_run, run_lock
+    from ..items import read_items_jsonl
+    from ..responses import read_run, run_lock
 
     run_dir = Path(args.run_dir)
     try:
@@ -70,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         items_path = find_items_file(run_dir, meta, args.items)
         items = read_items_jsonl(items_path) if items_path else []
         transitions = audit_transitions(df, items, pairs=args.pairs)
-    except (FileNotFoundError, SchemaError, ArtifactError, ItemFileError, AuditError) as exc:
+    except FileNotFoundError as exc:
         raise CommandError(str(exc)) from exc
     with run_lock(run_dir, what="audit"):
         return _write_audit_files(args, run_dir, transitions, items, items_path)
@@ -83,7 +78,6 @@ def _write_audit_files(
     from ..audit import (
         ANNOTATIONS_FILE,
         PATHWAYS,
-        AuditError,
         automatic_annotations,
         export_annotations_csv,
         import_annotations_csv,
@@ -96,16 +90,11 @@ def _write_audit_files(
 
     write_audit(run_dir, transitions, args.pairs, items_path=items_path)
     ann_path = run_dir / ANNOTATIONS_FILE
-    try:
-        annotations = merge_annotations(
-            read_annotations(ann_path), automatic_annotations(transitions)
-        )
-        if args.import_csv:
-            human = import_annotations_csv(args.import_csv, transitions, coder=args.coder)
-            annotations = merge_annotations(annotations, human)
-            print(f"imported {len(human)} human label(s) from {args.import_csv}")
-    except AuditError as exc:
-        raise CommandError(str(exc)) from exc
+    annotations = merge_annotations(read_annotations(ann_path), automatic_annotations(transitions))
+    if args.import_csv:
+        human = import_annotations_csv(args.import_csv, transitions, coder=args.coder)
+        annotations = merge_annotations(annotations, human)
+        print(f"imported {len(human)} human label(s) from {args.import_csv}")
     write_annotations(ann_path, annotations)
 
     n_items = transitions[["model", "series", "item_id"]].drop_duplicates().shape[0]
@@ -123,7 +112,9 @@ def _write_audit_files(
     if args.sheets:
         if items_path is None:
             raise CommandError("--sheets needs an item file with video paths (--items)")
-        written, failures = write_sheets(
+        from ..workflows import write_audit_sheets
+
+        written, failures = write_audit_sheets(
             run_dir,
             transitions,
             {it.item_id: it for it in items},
@@ -134,81 +125,3 @@ def _write_audit_files(
         for failure in failures:
             print(f"  no sheet: {failure}")
     return 0
-
-
-def _at_pixels(frame: np.ndarray, pixels: object) -> np.ndarray:
-    """The frame at the budget's resolution (nearest neighbour), so blur shows on the sheet."""
-    if pixels is None or (isinstance(pixels, float) and np.isnan(pixels)):
-        return frame
-    h, w = frame.shape[:2]
-    scale = float(np.sqrt(float(pixels) / (h * w))) if h * w else 1.0  # type: ignore[arg-type]
-    if scale >= 1.0:
-        return frame
-    nh, nw = max(1, round(h * scale)), max(1, round(w * scale))
-    rows = np.arange(nh) * h // nh
-    cols = np.arange(nw) * w // nw
-    out: np.ndarray = frame[rows][:, cols]
-    return out
-
-
-def write_sheets(
-    run_dir: Path,
-    transitions: Any,
-    items: dict[str, Any],
-    base: Path,
-    limit: int,
-) -> tuple[int, list[str]]:
-    """Contact sheets for up to `limit` transitions; returns (written, failures)."""
-    from ..audit import SHEETS_DIR, contact_sheet, encode_png, evidence_frames
-    from ..responses._io import replace_dir, shared_mode
-    from ..video import MediaError, decode_frames, stream_index
-
-    target = run_dir / SHEETS_DIR
-    tmp = Path(tempfile.mkdtemp(prefix=f".{SHEETS_DIR}-", dir=run_dir))
-    failures: list[str] = []
-    written = 0
-    try:
-        for t in transitions.head(max(limit, 0)).itertuples(index=False):
-            where = f"{t.model} / {t.item_id} ({t.from_label} -> {t.to_label})"
-            item = items.get(t.item_id)
-            if item is None or not item.video_path:
-                failures.append(f"{where}: no video path for the item")
-                continue
-            if t.frames_from is None or t.frames_to is None:
-                failures.append(f"{where}: no frame indices recorded")
-                continue
-            path = Path(item.video_path)
-            path = path if path.is_absolute() else base / path
-            fj = [int(x) for x in t.frames_from]
-            fk = [int(x) for x in t.frames_to]
-            wanted = sorted(set(fj) | set(fk))
-            try:
-                index = stream_index(path)
-                decoded = decode_frames(index, wanted)
-            except (MediaError, ValueError, OSError) as exc:
-                failures.append(f"{where}: {exc}")
-                continue
-            spans = [(s.start, s.end) for s in item.evidence]
-            times = index.timestamps(np.asarray(wanted, dtype=np.int64)).tolist()
-            time_of = dict(zip(wanted, times, strict=True))
-            ev_all = evidence_frames(wanted, times, spans) or set()
-            sheet = contact_sheet(
-                [_at_pixels(decoded[i], t.pixels_from) for i in fj],
-                [_at_pixels(decoded[i], t.pixels_to) for i in fk],
-                status_from=["kept" if i in set(fk) else "dropped" for i in fj],
-                status_to=["kept" if i in set(fj) else "added" for i in fk],
-                evidence_from=[i in ev_all for i in fj],
-                evidence_to=[i in ev_all for i in fk],
-                label_from=str(t.from_label),
-                label_to=str(t.to_label),
-                times_from=[time_of[i] for i in fj],
-                times_to=[time_of[i] for i in fk],
-            )
-            (tmp / f"{t.transition_id}.png").write_bytes(encode_png(sheet))
-            written += 1
-        shared_mode(tmp, folder=True)
-        replace_dir(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return written, failures

@@ -112,13 +112,13 @@ def print_summary(report: dict[str, Any], out: TextIO | None = None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..policies import CascadeSettings, cascade_report
-    from ..responses import SchemaError, read_run, run_lock, write_json_atomic
+    from ..responses import read_run, run_lock, write_json_atomic
 
     if args.bootstrap < 0:
         raise CommandError("--bootstrap must be >= 0")
     try:
         df, _ = read_run(args.run_dir)
-    except (FileNotFoundError, SchemaError) as exc:
+    except FileNotFoundError as exc:
         raise CommandError(str(exc)) from exc
     if args.model:
         unknown = sorted(set(args.model) - set(df["model"].unique()))

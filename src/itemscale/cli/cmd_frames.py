@@ -46,16 +46,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _grid(args: argparse.Namespace) -> list[Any]:
     from pydantic import ValidationError
 
-    from ..protocol import Configuration, ProtocolError, SamplingPolicy, load_protocol
+    from ..errors import validation_message
+    from ..protocol import Configuration, SamplingPolicy, load_protocol
 
     if args.protocol:
         for flag in ("policy", "fps", "seed", "pixels"):
             if getattr(args, flag) is not None:
                 raise CommandError(f"--{flag} is only used with --frames, not with --protocol")
-        try:
-            protocol = load_protocol(args.protocol)
-        except ProtocolError as exc:
-            raise CommandError(str(exc)) from None
+        protocol = load_protocol(args.protocol)
         return [c for c in protocol.configurations() if not c.is_text_only]
     try:
         budgets = [int(part) for part in args.frames.split(",") if part.strip()]
@@ -76,9 +74,7 @@ def _grid(args: argparse.Namespace) -> list[Any]:
             for k in dict.fromkeys(budgets)
         ]
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'policy'}: {e['msg']}" for e in exc.errors()
-        )
+        problems = validation_message(exc.errors(), empty="policy")
         raise CommandError(f"invalid --policy/--fps/--seed/--pixels: {problems}") from None
 
 

@@ -10,12 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from . import CommandError
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..importers import ImportSummary
@@ -159,7 +155,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     vk.set_defaults(func=run_vlmevalkit)
 
 
-def _emit(summary: Any, args: argparse.Namespace) -> int:
+def _emit(summary: ImportSummary, args: argparse.Namespace) -> int:
     print(summary.format(), file=sys.stdout)
     if args.summary_json:
         Path(args.summary_json).write_text(
@@ -168,103 +164,45 @@ def _emit(summary: Any, args: argparse.Namespace) -> int:
     return 0
 
 
-def table_options(args: argparse.Namespace) -> tuple[Any, Any, dict[str, Any]]:
-    """The table options, the answer key and what to record of them in run.json."""
-    from ..importers import (
-        ImportInputError,
-        TableOptions,
-        key_from_benchmark,
-        load_answer_key,
-        parse_assignments,
-    )
-    from ..importers._common import source_record
+def run_table(args: argparse.Namespace) -> int:
+    from ..importers import run_import
 
-    if args.benchmark and args.answer_key:
-        raise ImportInputError("give --benchmark or --answer-key, not both")
-    rename = parse_assignments(args.rename, "--rename", integer=False)
-    options = TableOptions(
+    summary = run_import(
+        "table",
+        args.files,
+        run_dir=args.run_dir,
+        dry_run=args.dry_run,
         wide=args.wide,
         id_column=args.id_column,
         model=args.model,
-        frames=parse_assignments(args.frames, "--frames", integer=True),
-        rename=rename,
+        frames=args.frames,
+        rename=args.rename,
         wide_values=args.wide_values,
         empty=args.empty,
+        benchmark=args.benchmark,
+        answer_key=args.answer_key,
     )
-    key_file = args.benchmark or args.answer_key
-    key = None
-    if key_file:
-        key = key_from_benchmark(key_file) if args.benchmark else load_answer_key(key_file)
-    record = {
-        "wide": args.wide or None,
-        "id_column": args.id_column,
-        "model": args.model,
-        "frames": options.frames or None,
-        "rename": rename or None,
-        "wide_values": args.wide_values if args.wide else None,
-        "empty": args.empty if args.wide else None,
-        "benchmark": source_record(args.benchmark) if args.benchmark else None,
-        "answer_key": source_record(args.answer_key) if args.answer_key else None,
-    }
-    return options, key, record
-
-
-def run_table(args: argparse.Namespace) -> int:
-    import pandas as pd
-
-    from ..importers import ImportInputError, finish_import, import_table
-    from ..importers._common import import_record, source_record
-
-    try:
-        options, key, recorded = table_options(args)
-        frames: list[pd.DataFrame] = []
-        notes: list[str] = []
-        sources = []
-        for f in args.files:
-            rows, file_notes = import_table(f, options, key=key)
-            frames.append(rows)
-            notes.extend(file_notes)
-            sources.append(source_record(f, rows=len(rows)))
-        rows = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-        summary = finish_import(
-            importer="table",
-            run_dir=args.run_dir,
-            files=[str(f) for f in args.files],
-            rows=rows,
-            record=import_record("table", sources, **recorded),
-            skipped=Counter(),
-            notes=notes,
-            dry_run=args.dry_run,
-        )
-    except ImportInputError as exc:
-        raise CommandError(str(exc)) from exc
     return _emit(summary, args)
 
 
-def _run_file_import(args: argparse.Namespace, run_import: Callable[..., ImportSummary]) -> int:
-    from ..importers import ImportInputError
+def _run_file_import(args: argparse.Namespace, kind: str) -> int:
+    from ..importers import run_import
 
-    try:
-        summary = run_import(
-            files=args.files,
-            configs=args.config,
-            model=args.model,
-            benchmark=args.benchmark,
-            run_dir=args.run_dir,
-            dry_run=args.dry_run,
-        )
-    except ImportInputError as exc:
-        raise CommandError(str(exc)) from exc
+    summary = run_import(
+        kind,
+        args.files,
+        run_dir=args.run_dir,
+        dry_run=args.dry_run,
+        configs=args.config,
+        model=args.model,
+        benchmark=args.benchmark,
+    )
     return _emit(summary, args)
 
 
 def run_lmms_eval(args: argparse.Namespace) -> int:
-    from ..importers._lmms_eval import run_lmms_eval_import
-
-    return _run_file_import(args, run_lmms_eval_import)
+    return _run_file_import(args, "lmms-eval")
 
 
 def run_vlmevalkit(args: argparse.Namespace) -> int:
-    from ..importers._vlmevalkit import run_vlmevalkit_import
-
-    return _run_file_import(args, run_vlmevalkit_import)
+    return _run_file_import(args, "vlmevalkit")

@@ -56,10 +56,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..artifact import REPORT_FILE, ArtifactError, build_artifact
-    from ..items import ItemFileError
+    from ..artifact import REPORT_FILE, build_artifact
     from ..measures import UnknownConfigError
-    from ..responses import SchemaError
 
     if args.bootstrap < 0:
         raise CommandError("--bootstrap must be >= 0")
@@ -77,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         )
     except UnknownConfigError as exc:
         raise CommandError(f"{args.run_dir}: {exc}") from exc
-    except (FileNotFoundError, SchemaError, ArtifactError, ItemFileError) as exc:
+    except FileNotFoundError as exc:
         raise CommandError(str(exc)) from exc
     print(f"artifact written to {out}")
     print(f"report: {out / REPORT_FILE}")

@@ -113,12 +113,9 @@ def register(subparsers: Any) -> None:
 
 
 def _load(args: argparse.Namespace) -> Any:
-    from ..protocol import ProtocolError, load_protocol
+    from ..protocol import load_protocol
 
-    try:
-        protocol = load_protocol(args.protocol)
-    except ProtocolError as exc:
-        raise CommandError(str(exc)) from None
+    protocol = load_protocol(args.protocol)
     if args.videos is not None:
         bench = protocol.benchmark.model_copy(update={"videos": str(args.videos.resolve())})
         protocol = protocol.model_copy(update={"benchmark": bench})
@@ -160,9 +157,7 @@ def _print_plan(cost: Any, run_dir: Path, as_json: bool) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..models import BackendError
-    from ..store import StoreError
-    from ..sweep import BenchmarkLoadError, RuntimeBackendFactory, plan_sweep, run_sweep
+    from ..sweep import RuntimeBackendFactory, plan_sweep, run_sweep
 
     if args.limit is not None and args.limit < 1:
         raise CommandError(f"--limit must be at least 1 (got {args.limit})")
@@ -218,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             provenance={"argv": ["itemscale", "sweep", *sys.argv[2:]]},
         )
-    except (BenchmarkLoadError, StoreError, BackendError, FileNotFoundError) as exc:
+    except FileNotFoundError as exc:
         raise CommandError(str(exc)) from None
     summary = {
         "run_dir": str(result.run_dir),

@@ -6,8 +6,6 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from . import CommandError
-
 
 def register(subparsers: Any) -> None:
     parser: argparse.ArgumentParser = subparsers.add_parser(
@@ -64,7 +62,7 @@ def register(subparsers: Any) -> None:
 
 
 def run_synth(args: argparse.Namespace) -> int:
-    from ..synth import SuiteError, generate_suite, reusable_suite
+    from ..synth import generate_suite, reusable_suite
 
     params = {
         "n_videos": args.n,
@@ -83,12 +81,9 @@ def run_synth(args: argparse.Namespace) -> int:
         if existing is not None:
             print(f"reused the intact suite in {args.out} ({existing.n_items} items)")
             return 0
-    try:
-        manifest = generate_suite(
-            args.out, overwrite=args.overwrite or args.reuse, workers=args.workers, **params
-        )
-    except SuiteError as exc:
-        raise CommandError(str(exc)) from exc
+    manifest = generate_suite(
+        args.out, overwrite=args.overwrite or args.reuse, workers=args.workers, **params
+    )
     sizes = ", ".join(f"{split} {n}" for split, n in manifest.split_sizes.items())
     print(
         f"wrote {len(manifest.videos)} videos ({sizes}) and {manifest.n_items} items to "

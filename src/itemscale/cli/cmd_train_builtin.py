@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import location_text
 from . import CommandError
 
 if TYPE_CHECKING:
@@ -92,18 +93,16 @@ def read_recipe(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def first_error(exc: ValidationError) -> tuple[str, str]:
-    """(dotted key of the first error, "" for a whole-model check; its message)."""
+    """(key of the first error, "" for a whole-model check; its message)."""
     err = exc.errors()[0]
-    return ".".join(str(part) for part in err["loc"]), err["msg"]
+    return location_text(err["loc"], empty=""), err["msg"]
 
 
 def run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
-    from ..items import ItemFileError
-    from ..models._builtin_config import BuiltinArchitecture, TrainSettings
-    from ..models._builtin_data import VideoDecodeError
-    from ..models._builtin_train import SuiteError, train_builtin
+    from ..builtin import BuiltinArchitecture, TrainSettings, train_builtin
+    from ..video import MediaError
 
     if not args.suite.is_dir():
         raise CommandError(f"--suite {args.suite}: not a folder")
@@ -140,8 +139,8 @@ def run(args: argparse.Namespace) -> int:
             resume=args.resume,
             stop_at=args.stop_at,
         )
-    except (SuiteError, ItemFileError, VideoDecodeError) as exc:
-        raise CommandError(str(exc)) from exc
+    except MediaError as exc:  # its own str() adds the reason; training never printed one
+        raise CommandError(f"{exc.path}: {exc.detail}") from exc
     note = " (stopped by --minutes)" if result.stopped_by_time else ""
     print(f"trained {result.steps_done} steps in {result.seconds:.0f}s{note}; saved {args.out}")
     return 0

@@ -1,7 +1,8 @@
 """Importers: results of other tools (lmms-eval, VLMEvalKit, any table) into the response table.
 
 Each importer only parses; `finish_import` merges the rows into a run directory (idempotently,
-refusing conflicting answers) and returns the summary the CLI prints.
+refusing conflicting answers) and returns the summary the CLI prints. `run_import(kind, ...)` is
+the whole import the CLI runs, by kind (`IMPORTERS`).
 """
 
 from ._common import (
@@ -13,6 +14,7 @@ from ._common import (
     merge_into_run,
 )
 from ._finish import finish_import
+from ._run import IMPORTERS, run_import
 from ._summary import ImportSummary, summarise
 from ._table import import_table
 from ._table_records import read_table_records
@@ -27,6 +29,7 @@ from ._table_shape import (
 )
 
 __all__ = [
+    "IMPORTERS",
     "LABEL_CONFIG_ID_VERSION",
     "AnswerKey",
     "ImportConflictError",
@@ -44,5 +47,6 @@ __all__ = [
     "parse_assignments",
     "pixels_from_label",
     "read_table_records",
+    "run_import",
     "summarise",
 ]

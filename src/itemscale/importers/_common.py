@@ -23,6 +23,8 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
+from ..errors import ItemscaleError
+from ..files import sha256_file
 from ..responses import (
     COLUMNS,
     RESPONSES_FILE,
@@ -53,7 +55,7 @@ COMPARED_COLUMNS: Final[tuple[str, ...]] = (
 )
 
 
-class ImportInputError(ValueError):
+class ImportInputError(ItemscaleError, ValueError):
     """Bad input to an importer, named by file, line and column where they are known."""
 
 
@@ -120,14 +122,6 @@ def label_config_id(label: str, frames: int) -> str:
         separators=(",", ":"),
     )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-def sha256_file(path: str | os.PathLike[str]) -> str:
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def source_record(path: str | os.PathLike[str], **extra: Any) -> dict[str, Any]:

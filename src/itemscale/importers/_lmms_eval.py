@@ -18,7 +18,6 @@ configuration, in axis order.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import Counter
@@ -27,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ..items import Item
 from ..responses import NOANSWER, Status, TaskKind
 from ..responses._extract import EXTRACTOR_VERSION, extract_choice
 from ..responses._scoring import exact_match, rouge_l, token_f1
@@ -36,25 +34,29 @@ from ._common import (
     attributes_json,
     jsonl_values,
     label_config_id,
-    not_utf8_message,
     source_record,
 )
 from ._finish import finish_parsed_import
-from ._summary import ImportSummary
-
-FRAME_KEYS: Final[tuple[str, ...]] = (
-    "max_frames_num",
-    "max_num_frames",
-    "num_frames",
-    "nframes",
-    "nframe",
-    "num_frame",
-    "frame_num",
-    "max_frames",
-    "frames",
+from ._jobs import (
+    OPTION_LINE,
+    BenchmarkIndex,
+    ConfigSpec,
+    config_jobs,
+    gold_letter,
+    load_benchmark_index,
+    parse_config_arg,
 )
-PIXEL_KEYS: Final[tuple[str, ...]] = ("max_pixels",)
-FPS_KEYS: Final[tuple[str, ...]] = ("fps", "video_fps")
+from ._lmms_eval_results import (
+    Budget,
+    budget_from_model_args,
+    find_results_json,
+    model_name,
+    parse_model_args,
+    read_results_json,
+    score_note,
+    task_name,
+)
+from ._summary import ImportSummary
 
 # Payload keys that carry per-item metadata, mapped to the shared attribute names.
 ATTRIBUTE_KEYS: Final[dict[str, str]] = {
@@ -88,117 +90,7 @@ NOT_PAYLOAD: Final[frozenset[str]] = frozenset(
         "submission",
     }
 )
-_OPTION_LINE = re.compile(r"^\s*\(?([A-J])[.)]\s*(.+?)\s*$")
-_SAMPLES_NAME = re.compile(r"^(?P<stamp>.*?)_?samples_(?P<task>.+)\.jsonl$")
-_CONFIG_ARG = re.compile(r"^(?P<label>[^=:]+?)(?::(?P<frames>\d+))?=(?P<path>.+)$")
 _MAX_ID_CHARS: Final[int] = 64
-
-
-@dataclass(frozen=True)
-class ConfigSpec:
-    """One `--config LABEL[:FRAMES]=PATH` argument."""
-
-    label: str
-    frames: int | None
-    path: Path
-
-
-def parse_config_arg(text: str) -> ConfigSpec:
-    m = _CONFIG_ARG.match(text.strip())
-    if not m:
-        raise ImportInputError(
-            f"--config {text!r}: expected LABEL=PATH or LABEL:FRAMES=PATH (e.g. 16f:16=run.jsonl)"
-        )
-    frames = int(m["frames"]) if m["frames"] is not None else None
-    return ConfigSpec(label=m["label"].strip(), frames=frames, path=Path(m["path"].strip()))
-
-
-def parse_model_args(text: str) -> dict[str, str]:
-    """`pretrained=x,max_frames_num=16` -> {"pretrained": "x", "max_frames_num": "16"}."""
-    out: dict[str, str] = {}
-    for part in str(text or "").split(","):
-        if "=" in part:
-            key, value = part.split("=", 1)
-            out[key.strip()] = value.strip().strip("\"'")
-    return out
-
-
-@dataclass(frozen=True)
-class Budget:
-    config_id: str
-    label: str
-    frames: int
-    axis_order: float
-    pixels: int | None = None
-    sampling: str | None = None
-
-
-def budget_from_model_args(args: Mapping[str, str], where: str) -> Budget:
-    """The one budget type (`protocol.Configuration`) from lmms-eval's many spellings."""
-    from ..protocol import Configuration, SamplingPolicy
-
-    def number(keys: Sequence[str]) -> float | None:
-        for key in keys:
-            if key in args and args[key] not in ("", "None", "none"):
-                try:
-                    return float(args[key])
-                except ValueError:
-                    raise ImportInputError(
-                        f"{where}: model_args {key}={args[key]!r} is not a number"
-                    ) from None
-        return None
-
-    frames = number(FRAME_KEYS)
-    if frames is None:
-        raise ImportInputError(
-            f"{where}: config.model_args has no frame count ({', '.join(FRAME_KEYS)}); "
-            "give --config LABEL:FRAMES=PATH"
-        )
-    pixels = number(PIXEL_KEYS)
-    fps = number(FPS_KEYS)
-    sampling = SamplingPolicy(name="fps", fps=fps) if fps and fps > 0 else SamplingPolicy()
-    cfg = Configuration(
-        frames=int(frames),
-        max_pixels=int(pixels) if pixels else None,
-        sampling=sampling if frames > 0 else SamplingPolicy(),
-    )
-    return Budget(
-        config_id=cfg.config_id,
-        label=cfg.label,
-        frames=cfg.frames,
-        axis_order=cfg.axis_order,
-        pixels=cfg.max_pixels,
-        sampling=cfg.sampling.tag,
-    )
-
-
-def find_results_json(samples: Path) -> Path | None:
-    """`{stamp}_results.json` beside `{stamp}_samples_{task}.jsonl`; else the only results file."""
-    m = _SAMPLES_NAME.match(samples.name)
-    if m and m["stamp"]:
-        candidate = samples.with_name(f"{m['stamp']}_results.json")
-        if candidate.is_file():
-            return candidate
-    others = sorted(samples.parent.glob("*results*.json"))
-    return others[0] if len(others) == 1 else None
-
-
-def task_name(samples: Path, results: Mapping[str, Any] | None) -> str:
-    m = _SAMPLES_NAME.match(samples.name)
-    if m:
-        return m["task"]
-    if results and isinstance(results.get("results"), dict) and len(results["results"]) == 1:
-        return str(next(iter(results["results"])))
-    return samples.stem
-
-
-def model_name(results: Mapping[str, Any]) -> str | None:
-    cfg = results.get("config") or {}
-    raw = results.get("model_name") or parse_model_args(cfg.get("model_args", "")).get("pretrained")
-    if raw:
-        return Path(str(raw).rstrip("/")).name or str(raw)
-    model = cfg.get("model")
-    return str(model) if model else None
 
 
 def read_samples(path: Path) -> list[tuple[int, dict[str, Any]]]:
@@ -256,7 +148,7 @@ def options_from_prompt(prompt: str | None) -> tuple[str, ...]:
         return ()
     found: dict[str, str] = {}
     for line in str(prompt).splitlines():
-        m = _OPTION_LINE.match(line)
+        m = OPTION_LINE.match(line)
         if m and m[1] not in found:
             found[m[1]] = m[2]
     letters = "".join(found)
@@ -271,66 +163,6 @@ def _first(mapping: Mapping[str, Any], keys: Sequence[str]) -> Any:
         if value is not None and str(value).strip() != "":
             return value
     return None
-
-
-def gold_letter(gold: Any, options: Sequence[str]) -> str | None:
-    """A gold answer as an option letter: a letter, an index digit, or the option text."""
-    if gold is None:
-        return None
-    text = str(gold).strip()
-    limit = len(options) if options else 10
-    if len(text) == 1 and text.upper() in "ABCDEFGHIJ"[:limit]:
-        return text.upper()
-    if text.isdigit() and int(text) < limit and (options or len(text) == 1):
-        return "ABCDEFGHIJ"[int(text)]
-    m = _OPTION_LINE.match(text)
-    if m and m[1] in "ABCDEFGHIJ"[:limit]:
-        return m[1]
-    norm = text.lower().rstrip(".")
-    hits = [i for i, o in enumerate(options) if o.strip().lower().rstrip(".") == norm]
-    return "ABCDEFGHIJ"[hits[0]] if len(hits) == 1 else None
-
-
-@dataclass
-class BenchmarkIndex:
-    """Finds the benchmark item of a logged sample: by id, by its question text when that is
-    unique, or by position (lmms-eval's doc_id is the row number of the task's dataset) when the
-    item at that position asks the same question."""
-
-    by_id: dict[str, Item]
-    by_question: dict[str, Item]
-    ordered: tuple[Item, ...] = ()
-
-    @classmethod
-    def build(cls, items: Sequence[Item]) -> BenchmarkIndex:
-        by_question: dict[str, Item] = {}
-        seen: Counter[str] = Counter(_norm_q(i.question) for i in items)
-        for item in items:
-            q = _norm_q(item.question)
-            if seen[q] == 1:
-                by_question[q] = item
-        return cls(
-            by_id={i.item_id: i for i in items}, by_question=by_question, ordered=tuple(items)
-        )
-
-    def find(self, item_id: str, question: str | None, position: int | None = None) -> Item | None:
-        if item_id in self.by_id:
-            return self.by_id[item_id]
-        if not question:
-            return None
-        q = _norm_q(question)
-        if q in self.by_question:
-            return self.by_question[q]
-        if position is not None and 0 <= position < len(self.ordered):
-            candidate = self.ordered[position]
-            if _norm_q(candidate.question) == q:
-                return candidate
-        return None
-
-
-def _norm_q(text: str) -> str:
-    text = re.split(r"\n\s*\(?A[.)]", str(text), maxsplit=1)[0]
-    return " ".join(text.lower().split())
 
 
 @dataclass
@@ -513,26 +345,6 @@ def _spec_file(spec: ConfigSpec) -> ConfigSpec:
     return ConfigSpec(label=spec.label, frames=spec.frames, path=found[0])
 
 
-def _score_note(path: Path, task: str, reported: Any, rows: list[dict[str, Any]]) -> str | None:
-    """lmms-eval's own score for the file beside itemscale's re-extracted accuracy."""
-    if not isinstance(reported, dict):
-        return None
-    scores = {
-        k.split(",")[0]: v
-        for k, v in reported.items()
-        if isinstance(v, int | float) and not isinstance(v, bool) and "stderr" not in k
-    }
-    correct = [r["correct"] for r in rows if r.get("correct") is not None]
-    if not scores or not correct:
-        return None
-    ours = 100.0 * sum(correct) / len(correct)
-    theirs = ", ".join(f"{name} {value:.2f}" for name, value in scores.items())
-    return (
-        f"{path.name} ({task}): lmms-eval reported {theirs}; itemscale's re-extracted accuracy "
-        f"{ours:.2f} on {len(correct)} answered items"
-    )
-
-
 def _expand(paths: Sequence[str]) -> list[Path]:
     out: list[Path] = []
     for raw in paths:
@@ -547,51 +359,12 @@ def _expand(paths: Sequence[str]) -> list[Path]:
     return out
 
 
-def config_jobs(
-    specs: Sequence[ConfigSpec],
-    paths: Sequence[str | Path],
-    *,
-    inputs: str,
-    allow_mixed: bool = False,
-) -> list[tuple[Path, ConfigSpec | None]]:
-    """The files to import, each with its `--config` (None when files are given plainly).
-
-    With `allow_mixed` (lmms-eval, whose files say their budget in results.json), plain files
-    and `--config` files may be combined; otherwise, with any `--config`, every file must be
-    one, so that the axis order is the order given.
-    """
-    spec_paths = {s.path.resolve() for s in specs}
-    extra = [p for p in paths if Path(p).resolve() not in spec_paths]
-    if specs and extra and not allow_mixed:
-        raise ImportInputError(
-            f"{extra[0]}: with --config, give every file as --config LABEL=PATH so the axis "
-            "order is explicit"
-        )
-    jobs: list[tuple[Path, ConfigSpec | None]] = [(Path(p), None) for p in extra]
-    jobs += [(s.path, s) for s in specs]
-    if not jobs:
-        raise ImportInputError(f"no input files (give {inputs} or --config LABEL=PATH)")
-    return jobs
-
-
-def load_benchmark_index(benchmark: str | os.PathLike[str] | None) -> BenchmarkIndex | None:
-    """The `--benchmark` file's items, indexed; its errors become import input errors."""
-    if benchmark is None:
-        return None
-    from ..items import BenchmarkFileError, ItemFileError, load_benchmark
-
-    try:
-        return BenchmarkIndex.build(load_benchmark(benchmark))
-    except (BenchmarkFileError, ItemFileError) as exc:
-        raise ImportInputError(str(exc)) from exc
-
-
 def run_lmms_eval_import(
     *,
     files: Sequence[str],
-    configs: Sequence[str],
-    model: str | None,
-    benchmark: str | os.PathLike[str] | None,
+    configs: Sequence[str] = (),
+    model: str | None = None,
+    benchmark: str | os.PathLike[str] | None = None,
     run_dir: str | os.PathLike[str],
     dry_run: bool = False,
 ) -> ImportSummary:
@@ -613,25 +386,7 @@ def run_lmms_eval_import(
         results_path = find_results_json(path)
         results = None
         if results_path is not None:
-            try:
-                results = json.loads(results_path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                raise ImportInputError(
-                    f"{results_path}:{exc.lineno}: not valid JSON ({exc.msg})"
-                ) from exc
-            except UnicodeDecodeError as exc:
-                raise ImportInputError(f"{results_path}: {not_utf8_message(exc)}") from None
-            if not isinstance(results, dict):
-                raise ImportInputError(
-                    f"{results_path}: expected lmms-eval's results object, got a JSON "
-                    f"{type(results).__name__}"
-                )
-            for section in ("config", "configs", "results"):
-                if section in results and not isinstance(results[section], dict):
-                    raise ImportInputError(
-                        f"{results_path}: key '{section}' is a "
-                        f"{type(results[section]).__name__}, expected an object"
-                    )
+            results = read_results_json(results_path)
         elif not (spec is not None and spec.frames is not None and model):
             raise ImportInputError(
                 f"{path}: no results.json beside it (looked for the {path.parent}/*_results.json "
@@ -695,9 +450,9 @@ def run_lmms_eval_import(
         disagreements += fr.disagreements
         compared += fr.compared
         reported = ((results or {}).get("results") or {}).get(task)
-        score_note = _score_note(path, task, reported, fr.rows)
-        if score_note:
-            notes.append(score_note)
+        note = score_note(path, task, reported, fr.rows)
+        if note:
+            notes.append(note)
         task_cfg = ((results or {}).get("configs") or {}).get(task, {})
         sources.append(
             source_record(

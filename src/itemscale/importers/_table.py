@@ -28,6 +28,7 @@ from ._common import (
     label_config_id,
     rows_frame_from,
 )
+from ._jobs import gold_letter
 from ._table_records import TableRecords
 from ._table_shape import AnswerKey, KeyEntry, TableOptions, shaped_records
 
@@ -152,8 +153,6 @@ class _Parsed:
 
 
 def _gold_letter(value: Any, options: tuple[str, ...], loc: str) -> str:
-    from ._lmms_eval import gold_letter
-
     letter = gold_letter(_text(value), options)
     if letter is None:
         raise ImportInputError(

@@ -19,6 +19,7 @@ from typing import Any, Final, Literal
 
 from ..responses import NOANSWER
 from ._common import ImportInputError
+from ._jobs import load_benchmark_index
 from ._table_records import Record, TableRecords, read_table_records
 
 WideValues = Literal["answer", "correct", "score"]
@@ -321,8 +322,6 @@ def load_answer_key(path: str | os.PathLike[str]) -> AnswerKey:
 def key_from_benchmark(path: str | os.PathLike[str]) -> AnswerKey:
     """A benchmark question file (Video-MME, MLVU, LongVideoBench Parquet or items JSONL) as an
     answer key; items are matched by id (Video-MME's `question_id`)."""
-    from ._lmms_eval import load_benchmark_index
-
     index = load_benchmark_index(path)
     assert index is not None
     entries = {

@@ -34,7 +34,7 @@ from ._common import (
     source_record,
 )
 from ._finish import finish_parsed_import
-from ._lmms_eval import (
+from ._jobs import (
     BenchmarkIndex,
     ConfigSpec,
     config_jobs,
@@ -327,9 +327,9 @@ def file_rows(
 def run_vlmevalkit_import(
     *,
     files: Sequence[str],
-    configs: Sequence[str],
-    model: str | None,
-    benchmark: str | os.PathLike[str] | None,
+    configs: Sequence[str] = (),
+    model: str | None = None,
+    benchmark: str | os.PathLike[str] | None = None,
     run_dir: str | os.PathLike[str],
     dry_run: bool = False,
 ) -> ImportSummary:

@@ -3,6 +3,7 @@
 from ._benchmarks import (
     BENCHMARK_LOADERS,
     BenchmarkFileError,
+    BenchmarkLoader,
     detect_benchmark,
     load_benchmark,
     load_longvideobench,
@@ -26,6 +27,7 @@ __all__ = [
     "ITEMS_SCHEMA_VERSION",
     "OPTION_LETTERS",
     "BenchmarkFileError",
+    "BenchmarkLoader",
     "DialogueTurn",
     "EvidenceSpan",
     "Item",

@@ -14,15 +14,17 @@ import ast
 import os
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from pydantic import ValidationError
 
+from ..errors import ItemscaleError, location_text
 from ._records import OPTION_LETTERS, Item, read_items_jsonl
 
 
-class BenchmarkFileError(ValueError):
+class BenchmarkFileError(ItemscaleError, ValueError):
     """A benchmark file that cannot be read as the benchmark it claims to be."""
 
 
@@ -74,7 +76,7 @@ def _item(where: str, **fields: Any) -> Item:
         return Item(**fields)
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "(item)"
+        loc = location_text(err["loc"], empty="(item)")
         raise BenchmarkFileError(f"{where}: field '{loc}': {err['msg']}") from exc
 
 
@@ -201,18 +203,47 @@ def load_longvideobench(
     return items
 
 
-BENCHMARK_LOADERS: Final[dict[str, Callable[..., list[Item]]]] = {
-    "videomme": load_videomme,
-    "mlvu": load_mlvu,
-    "longvideobench": load_longvideobench,
+@dataclass(frozen=True, slots=True)
+class BenchmarkLoader:
+    """One benchmark question file format: how to read it, its name in messages, and the
+    columns that tell its file apart from the others', so that `load_benchmark` (and every
+    importer's `--benchmark FILE`) recognises it without being told. Called like the loader."""
+
+    load: Callable[..., list[Item]]
+    title: str
+    columns: frozenset[str]
+
+    def __call__(
+        self, path: str | os.PathLike[str], *, video_dir: str | os.PathLike[str] | None = None
+    ) -> list[Item]:
+        return self.load(path, video_dir=video_dir)
+
+
+#: Every benchmark question file format, by the name a protocol's `benchmark.kind` writes. A
+#: new format is one loader (`path, *, video_dir -> list[Item]`) plus one line here; see
+#: docs/extending.md.
+BENCHMARK_LOADERS: Final[dict[str, BenchmarkLoader]] = {
+    "videomme": BenchmarkLoader(
+        load=load_videomme,
+        title="Video-MME",
+        columns=frozenset({"videoID", "question_id", "options"}),
+    ),
+    "mlvu": BenchmarkLoader(
+        load=load_mlvu,
+        title="MLVU",
+        columns=frozenset({"video_name", "candidates", "question_id"}),
+    ),
+    "longvideobench": BenchmarkLoader(
+        load=load_longvideobench,
+        title="LongVideoBench",
+        columns=frozenset({"correct_choice", "option0", "duration_group"}),
+    ),
 }
 
-# The columns that tell the three published files apart.
-_SIGNATURES: Final[tuple[tuple[str, frozenset[str]], ...]] = (
-    ("videomme", frozenset({"videoID", "question_id", "options"})),
-    ("longvideobench", frozenset({"correct_choice", "option0", "duration_group"})),
-    ("mlvu", frozenset({"video_name", "candidates", "question_id"})),
-)
+
+def _titles() -> str:
+    titles = [f.title for f in BENCHMARK_LOADERS.values()]
+    return ", ".join(titles[:-1]) + " or " + titles[-1] if len(titles) > 1 else "".join(titles)
 
 
 def detect_benchmark(path: str | os.PathLike[str]) -> str:
@@ -224,11 +255,11 @@ def detect_benchmark(path: str | os.PathLike[str]) -> str:
         names = set(pq.read_schema(p).names)
     except Exception as exc:
         raise BenchmarkFileError(f"{p}: not a readable Parquet file ({exc})") from exc
-    for name, cols in _SIGNATURES:
-        if cols <= names:
+    for name, loader in BENCHMARK_LOADERS.items():
+        if loader.columns <= names:
             return name
     raise BenchmarkFileError(
-        f"{p}: not a known benchmark file (Video-MME, MLVU or LongVideoBench columns expected; "
+        f"{p}: not a known benchmark file ({_titles()} columns expected; "
         f"has {', '.join(sorted(names))})"
     )
 
@@ -257,6 +288,7 @@ def load_benchmark(
 __all__ = [
     "BENCHMARK_LOADERS",
     "BenchmarkFileError",
+    "BenchmarkLoader",
     "detect_benchmark",
     "load_benchmark",
     "load_longvideobench",

@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ..errors import ItemscaleError, location_text
 from ..responses import TaskKind
 
 ITEMS_SCHEMA_VERSION = 1
@@ -88,7 +89,7 @@ class Item(BaseModel):
         return self.references[0] if self.references else None
 
 
-class ItemFileError(ValueError):
+class ItemFileError(ItemscaleError, ValueError):
     """A bad line in an item file, named by file and line."""
 
 
@@ -120,7 +121,7 @@ def read_items_jsonl(path: str | os.PathLike[str]) -> list[Item]:
                 item = Item.model_validate(obj)
             except ValidationError as exc:
                 err = exc.errors()[0]
-                loc = ".".join(str(p) for p in err["loc"]) or "(item)"
+                loc = location_text(err["loc"], empty="(item)")
                 raise ItemFileError(f"{path}:{lineno}: key '{loc}': {err['msg']}") from exc
             if item.item_id in seen:
                 raise ItemFileError(f"{path}:{lineno}: duplicate item_id {item.item_id!r}")

@@ -13,8 +13,10 @@ from typing import Any
 
 import pandas as pd
 
+from ..errors import ItemscaleError
 
-class UnknownConfigError(ValueError):
+
+class UnknownConfigError(ItemscaleError, ValueError):
     """A `--configs` label (or `--by` attribute) that names nothing in the run; the message
     lists what exists."""
 

@@ -29,12 +29,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..responses import Status, TaskKind
 from ._answers import completed_response
+from ._hf_families import (
+    FAMILIES,
+    PIXEL_RANGE_FAMILIES,
+    fill_temporal_patch,
+    resize_kwargs,
+    source_fps,
+    video_metadata,
+)
 from ._prompts import build_messages
 from ._types import (
     BackendError,
     BackendSpec,
-    Frames,
-    FramesLike,
     VideoRequest,
     VideoResponse,
     parse_backend_options,
@@ -43,20 +49,23 @@ from ._types import (
 if TYPE_CHECKING:
     import torch
 
-#: model_type -> family name recorded in the spec.
-FAMILIES: dict[str, str] = {
-    "qwen2_vl": "qwen2-vl",
-    "qwen2_5_vl": "qwen2.5-vl",
-    "qwen3_vl": "qwen3-vl",
-    "llava_onevision": "llava-onevision",
-    "llava_next_video": "llava-next-video",
-    "internvl": "internvl",
-    "smolvlm": "smolvlm2",
-}
-#: Families whose processor resizes to a pixel-count range (our budget sets the range).
-PIXEL_RANGE_FAMILIES = frozenset({"qwen2-vl", "qwen2.5-vl", "qwen3-vl"})
-
 DTYPES = ("auto", "float32", "bfloat16", "float16")
+
+# the family table and the frames' metadata are defined in `_hf_families`; callers of the
+# backend (the loader, the built-in model's training) read them here, beside the backend
+__all__ = [
+    "DTYPES",
+    "FAMILIES",
+    "PIXEL_RANGE_FAMILIES",
+    "HFBackend",
+    "HFOptions",
+    "letter_token_ids",
+    "local_revision",
+    "parse_options",
+    "processor_settings",
+    "source_fps",
+    "video_metadata",
+]
 
 
 class HFOptions(BaseModel):
@@ -123,49 +132,6 @@ def local_revision(folder: Path) -> str:
         else:
             digest.update(str(path.stat().st_size).encode())
     return "local-" + digest.hexdigest()[:16]
-
-
-def source_fps(frames: FramesLike) -> float:
-    """The video's frame rate implied by the frames' indices and timestamps (needed so a
-    timestamp-aware processor computes each frame's true time from its index)."""
-    indices = np.asarray(frames.indices, dtype=np.float64)
-    times = np.asarray(frames.timestamps, dtype=np.float64)
-    fps = getattr(frames, "fps", None)
-    if isinstance(fps, int | float) and fps > 0:
-        return float(fps)
-    if len(indices) >= 2:
-        di, dt = np.diff(indices), np.diff(times)
-        ok = (di > 0) & (dt > 0)
-        if ok.any():
-            return float(np.median(di[ok] / dt[ok]))
-    if len(indices) >= 1 and times[0] > 0 and indices[0] > 0:
-        return float(indices[0] / times[0])
-    return 1.0
-
-
-def video_metadata(frames: FramesLike) -> dict[str, Any]:
-    """transformers' video metadata for frames we already chose.
-
-    `frames_indices` with the source `fps` give each frame's true time (Qwen3-VL, SmolVLM2 print
-    it into the prompt). `total_num_frames` is set so that the processor's "sampled fps"
-    (frames / total * fps) equals the rate the frames were actually taken at, which is what
-    Qwen2.5-VL turns into the temporal position step.
-    """
-    fps = source_fps(frames)
-    indices = [int(i) for i in frames.indices]
-    count = len(indices)
-    span = indices[-1] - indices[0]
-    step = span / (count - 1) if count >= 2 and span > 0 else 1.0
-    total = max(count, round(count * step))
-    height, width = int(frames.frames.shape[1]), int(frames.frames.shape[2])
-    return {
-        "total_num_frames": total,
-        "fps": fps,
-        "width": width,
-        "height": height,
-        "duration": (indices[-1] + 1) / fps,
-        "frames_indices": indices,
-    }
 
 
 def letter_token_ids(tokenizer: Any, letters: str) -> dict[str, list[int]]:
@@ -359,51 +325,19 @@ class HFBackend:
                 for request in batch
             ]
         kwargs: dict[str, Any] = {"text": list(texts), "padding": True, "return_tensors": "pt"}
-        videos = [self._fill_temporal_patch(r.frames) for r in batch if r.frames is not None]
+        videos = [
+            fill_temporal_patch(self.family, self._processor, r.frames)
+            for r in batch
+            if r.frames is not None
+        ]
         if videos:
             kwargs["videos"] = [list(frames.frames) for frames in videos]
             kwargs["do_sample_frames"] = False
             kwargs["video_metadata"] = [video_metadata(frames) for frames in videos]
-            kwargs.update(self._resize_kwargs(batch[0]))
+            kwargs.update(
+                resize_kwargs(self.family, self._processor, batch[0], self._options.min_pixels)
+            )
         return self._processor(**kwargs)
-
-    def _fill_temporal_patch(self, frames: FramesLike) -> FramesLike:
-        """Repeat the last frame up to one temporal patch for Qwen3-VL, whose processor refuses
-        fewer frames; Qwen2/2.5-VL's processors do the same repetition themselves, so a
-        one-frame budget means the same thing in all three."""
-        if self.family != "qwen3-vl":
-            return frames
-        temporal = int(self._processor.video_processor.temporal_patch_size)
-        missing = temporal - int(frames.frames.shape[0])
-        if missing <= 0:
-            return frames
-        indices = [int(i) for i in frames.indices]
-        times = [float(t) for t in frames.timestamps]
-        return Frames(
-            np.concatenate([frames.frames, np.repeat(frames.frames[-1:], missing, axis=0)]),
-            tuple(indices + [indices[-1]] * missing),
-            tuple(times + [times[-1]] * missing),
-        )
-
-    def _resize_kwargs(self, request: VideoRequest) -> dict[str, Any]:
-        if self.family not in PIXEL_RANGE_FAMILIES or request.frames is None:
-            return {}
-        height, width = request.frames.frames.shape[1:3]
-        factor = _qwen_factor(self._processor)
-        # Round up to the patch grid so the processor never shrinks frames already at budget.
-        ceiling = int(-(-height // factor) * factor * -(-width // factor) * factor)
-        max_pixels = ceiling if request.max_pixels is None else min(ceiling, request.max_pixels)
-        min_pixels = self._options.min_pixels or factor * factor
-        max_pixels = max(max_pixels, min_pixels)
-        if self.family == "qwen3-vl":
-            # Qwen3-VL bounds the whole clip (frames rounded to temporal patches x pixels).
-            temporal = int(self._processor.video_processor.temporal_patch_size)
-            frames = max(temporal, round(request.frames.frames.shape[0] / temporal) * temporal)
-            min_pixels, max_pixels = min_pixels * frames, max_pixels * frames
-        return {
-            "size": {"shortest_edge": min_pixels, "longest_edge": max_pixels},
-            "cap_pixels_per_frame": False,
-        }
 
     def _to_device(self, inputs: Any) -> Any:
         inputs = inputs.to(self._device)
@@ -600,11 +534,6 @@ def _choose(probs: list[float], request: VideoRequest) -> int:
     key = int.from_bytes(hashlib.sha256(request.item.item_id.encode()).digest()[:8], "big")
     rng = np.random.default_rng([decoding.seed, key])
     return int(rng.choice(len(probs), p=tempered))
-
-
-def _qwen_factor(processor: Any) -> int:
-    video = processor.video_processor
-    return int(video.patch_size) * int(video.merge_size)
 
 
 def processor_settings(family: str, processor: Any, options: HFOptions) -> dict[str, Any]:

@@ -1,7 +1,9 @@
-"""Choosing and loading a backend from a protocol's model entry.
+"""Choosing and loading a backend from a protocol's model entry, through `BACKENDS`.
 
 Runtime settings (device, batch size, concurrency, timeouts) are arguments here, not fields of
-the entry's options, because they must not change a cell's identity.
+the entry's options, because they must not change a cell's identity. The loaders of the three
+shipped backends live here rather than in their modules so that those modules (torch,
+transformers, httpx) are imported only when an entry of theirs is loaded.
 """
 
 from __future__ import annotations
@@ -10,33 +12,13 @@ import hashlib
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
+from pydantic import BaseModel
 
-from ._types import BackendError, VideoLM
-
-
-class ModelEntryLike(Protocol):
-    """What `load_backend` reads from a model entry (`itemscale.protocol.ModelEntry` fits)."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def backend(self) -> str: ...
-
-    @property
-    def model(self) -> str: ...
-
-    @property
-    def revision(self) -> str | None: ...
-
-    @property
-    def dtype(self) -> str | None: ...
-
-    @property
-    def options(self) -> Any: ...
+from ._types import BACKENDS, Backend, BackendError, VideoLM, one_of
+from ._types import ModelEntryLike as ModelEntryLike  # defined here before the registry
 
 
 def builtin_model_dir() -> Path:
@@ -63,36 +45,70 @@ def builtin_backend_options(folder: Path) -> dict[str, Any]:
     return dict(options)
 
 
+def backend_of(entry: ModelEntryLike) -> Backend:
+    """The registered backend an entry names; an entry not built by the protocol (which
+    refuses an unknown name itself) gets the same list of known names."""
+    backend = BACKENDS.get(entry.backend)
+    if backend is None:
+        raise BackendError(
+            f"model {entry.name!r}: unknown backend {entry.backend!r} "
+            f"(expected {one_of(BACKENDS, quote=False)})"
+        )
+    return backend
+
+
 def check_backend_options(entry: ModelEntryLike) -> None:
     """Validate a model entry's options against its backend's typed options, without loading
     anything: a sweep (and its `--dry-run`) refuses a bad option before it creates a store."""
-    options = dict(entry.options or {})
-    if entry.backend in ("hf", "builtin"):
-        from ._hf import parse_options as parse_hf
-
-        if entry.backend == "builtin":
-            folder = builtin_model_dir()
-            options = {**builtin_backend_options(folder), **options}
-        parse_hf(options, entry.name)
-    elif entry.backend == "openai":
-        from ._openai import parse_options as parse_openai
-
-        parse_openai(options, entry.name)
+    backend_of(entry).parse_options(dict(entry.options or {}), entry.name)
 
 
 def load_fingerprint(entry: ModelEntryLike, *, device: str) -> str | None:
-    """What decides a local model's loaded spec, read without loading it: the entry (backend,
-    model, revision, dtype, options), the device (dtype `auto` resolves per device) and the
-    checkpoint folder's fingerprint (`local_revision`: its config files by content, weights by
-    size). A sweep that finds every cell done under the spec this fingerprint loaded before
-    need not load the model again. None when the spec cannot be known in advance: a served
-    model (its server may change), or a hub id without a pinned revision (it resolves to
-    whatever the hub's head is)."""
-    if entry.backend not in ("hf", "builtin"):
+    """What decides a local model's loaded spec, read without loading it. A sweep that finds
+    every cell done under the spec this fingerprint loaded before need not load the model
+    again. None when the spec cannot be known in advance (see `Backend.fingerprint`)."""
+    backend = BACKENDS.get(entry.backend)
+    if backend is None or backend.fingerprint is None:
         return None
-    model = entry.model
-    if entry.backend == "builtin":
-        model = str(builtin_model_dir())
+    return backend.fingerprint(entry, device=device)
+
+
+def load_backend(
+    entry: ModelEntryLike,
+    *,
+    device: str = "cpu",
+    batch_size: int = 1,
+    concurrency: int = 8,
+    timeout_s: float = 120.0,
+    max_retries: int = 4,
+    rng: np.random.Generator | None = None,
+) -> VideoLM:
+    """Load the backend a model entry names.
+
+    `batch_size` and `device` apply to local models (`hf`, `builtin`); `concurrency`,
+    `timeout_s`, `max_retries` and `rng` (backoff jitter) to served models (`openai`).
+    """
+    if batch_size < 1:
+        raise BackendError(f"batch_size must be at least 1, got {batch_size}")
+    return backend_of(entry).load(
+        entry,
+        device=device,
+        batch_size=batch_size,
+        concurrency=concurrency,
+        timeout_s=timeout_s,
+        max_retries=max_retries,
+        rng=rng if rng is not None else np.random.default_rng(0),
+    )
+
+
+# -- the shipped backends (registered in `_types.BACKENDS`) ---------------------------------
+
+
+def _checkpoint_fingerprint(entry: ModelEntryLike, model: str, device: str) -> str | None:
+    """The entry (backend, model, revision, dtype, options), the device (dtype `auto` resolves
+    per device) and the checkpoint folder's fingerprint (`local_revision`: its config files by
+    content, weights by size). None for a hub id without a pinned revision: it resolves to
+    whatever the hub's head is."""
     folder = Path(model) if model else None
     if folder is not None and folder.is_dir():
         from ._hf import local_revision
@@ -115,62 +131,91 @@ def load_fingerprint(entry: ModelEntryLike, *, device: str) -> str | None:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def load_backend(
+def hf_fingerprint(entry: ModelEntryLike, *, device: str) -> str | None:
+    return _checkpoint_fingerprint(entry, entry.model, device)
+
+
+def builtin_fingerprint(entry: ModelEntryLike, *, device: str) -> str | None:
+    return _checkpoint_fingerprint(entry, str(builtin_model_dir()), device)
+
+
+def parse_builtin_options(options: dict[str, Any], model_name: str) -> BaseModel:
+    """The `hf` options, over the ones the built-in model was trained to be asked with."""
+    from ._hf import parse_options
+
+    return parse_options({**builtin_backend_options(builtin_model_dir()), **options}, model_name)
+
+
+def _load_local(
+    entry: ModelEntryLike, model: str, options: dict[str, Any], device: str, batch_size: int
+) -> VideoLM:
+    from ._hf import HFBackend
+
+    return HFBackend.load(
+        name=entry.name,
+        model=model,
+        revision=entry.revision,
+        dtype=entry.dtype,
+        options=options,
+        device=device,
+        batch_size=batch_size,
+        backend=entry.backend,
+    )
+
+
+def load_hf(
     entry: ModelEntryLike,
     *,
-    device: str = "cpu",
-    batch_size: int = 1,
-    concurrency: int = 8,
-    timeout_s: float = 120.0,
-    max_retries: int = 4,
-    rng: np.random.Generator | None = None,
+    device: str,
+    batch_size: int,
+    concurrency: int,
+    timeout_s: float,
+    max_retries: int,
+    rng: np.random.Generator,
 ) -> VideoLM:
-    """Load the backend a model entry names.
+    return _load_local(entry, entry.model, dict(entry.options or {}), device, batch_size)
 
-    `batch_size` and `device` apply to local models (`hf`, `builtin`); `concurrency`,
-    `timeout_s`, `max_retries` and `rng` (backoff jitter) to served models (`openai`).
-    """
-    if batch_size < 1:
-        raise BackendError(f"batch_size must be at least 1, got {batch_size}")
-    options = dict(entry.options or {})
-    if entry.backend in ("hf", "builtin"):
-        from ._hf import HFBackend
 
-        model = entry.model
-        backend_name: str = entry.backend
-        if entry.backend == "builtin":
-            folder = builtin_model_dir()
-            if not (folder / "config.json").is_file():
-                raise BackendError(
-                    f"model {entry.name!r}: the built-in model is not installed (no weights "
-                    f"in {folder}); build it first, or use backend 'hf' with a model path"
-                )
-            model = str(folder)
-            options = {**builtin_backend_options(folder), **options}
-        return HFBackend.load(
-            name=entry.name,
-            model=model,
-            revision=entry.revision,
-            dtype=entry.dtype,
-            options=options,
-            device=device,
-            batch_size=batch_size,
-            backend=backend_name,
+def load_builtin(
+    entry: ModelEntryLike,
+    *,
+    device: str,
+    batch_size: int,
+    concurrency: int,
+    timeout_s: float,
+    max_retries: int,
+    rng: np.random.Generator,
+) -> VideoLM:
+    folder = builtin_model_dir()
+    if not (folder / "config.json").is_file():
+        raise BackendError(
+            f"model {entry.name!r}: the built-in model is not installed (no weights "
+            f"in {folder}); build it first, or use backend 'hf' with a model path"
         )
-    if entry.backend == "openai":
-        from ._openai import OpenAIBackend
+    options = {**builtin_backend_options(folder), **dict(entry.options or {})}
+    return _load_local(entry, str(folder), options, device, batch_size)
 
-        return OpenAIBackend.create(
-            name=entry.name,
-            model=entry.model,
-            revision=entry.revision,
-            dtype=entry.dtype,
-            options=options,
-            concurrency=concurrency,
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-            rng=rng if rng is not None else np.random.default_rng(0),
-        )
-    raise BackendError(
-        f"model {entry.name!r}: unknown backend {entry.backend!r} (expected hf, openai or builtin)"
+
+def load_openai(
+    entry: ModelEntryLike,
+    *,
+    device: str,
+    batch_size: int,
+    concurrency: int,
+    timeout_s: float,
+    max_retries: int,
+    rng: np.random.Generator,
+) -> VideoLM:
+    from ._openai import OpenAIBackend
+
+    return OpenAIBackend.create(
+        name=entry.name,
+        model=entry.model,
+        revision=entry.revision,
+        dtype=entry.dtype,
+        options=dict(entry.options or {}),
+        concurrency=concurrency,
+        timeout_s=timeout_s,
+        max_retries=max_retries,
+        rng=rng,
     )

@@ -14,19 +14,23 @@ timeouts, device) do not change answers and are deliberately left out of it.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
+from ..errors import ItemscaleError, location_text
 from ..items import Item
 from ..responses import Status
 
-BackendName = Literal["hf", "openai", "builtin"]
+#: A backend's name: a key of `BACKENDS` (checked where an entry or a spec is read).
+BackendName = str
 
 #: Values a processor setting may take: JSON scalars only, so the spec hashes canonically.
 SettingValue = str | int | float | bool | None
@@ -194,6 +198,13 @@ class BackendSpec(BaseModel):
                 raise ValueError(f"processor setting {key!r} is not finite")
         return value
 
+    @field_validator("backend")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        if value not in BACKENDS:
+            raise not_one_of(BACKENDS)
+        return value
+
     def identity(self) -> dict[str, Any]:
         return {
             "backend": self.backend,
@@ -222,7 +233,7 @@ class VideoLM(Protocol):
     def close(self) -> None: ...
 
 
-class BackendError(RuntimeError):
+class BackendError(ItemscaleError, RuntimeError):
     """A backend cannot be loaded (bad options, missing weights, unsupported family)."""
 
 
@@ -238,5 +249,129 @@ def parse_backend_options(
         return options_type.model_validate(options)
     except ValidationError as exc:
         err = exc.errors()[0]
-        key = ".".join(str(p) for p in err["loc"]) or "(options)"
+        key = location_text(err["loc"], empty="(options)")
         raise BackendError(f"model {model_name!r}: option '{key}': {err['msg']}") from exc
+
+
+# -- the backend registry ------------------------------------------------------------------
+
+
+class ModelEntryLike(Protocol):
+    """What a backend reads from a model entry (`itemscale.protocol.ModelEntry` fits); a
+    protocol so this layer need not import the protocol, which sits above it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def backend(self) -> str: ...
+
+    @property
+    def model(self) -> str: ...
+
+    @property
+    def revision(self) -> str | None: ...
+
+    @property
+    def dtype(self) -> str | None: ...
+
+    @property
+    def options(self) -> Any: ...
+
+
+class OptionsParser(Protocol):
+    """A backend's typed options (a pydantic model with `extra="forbid"`) from a protocol's
+    `options` table; raises `BackendError` naming the model and the key."""
+
+    def __call__(self, options: dict[str, Any], model_name: str, /) -> BaseModel: ...
+
+
+class BackendLoader(Protocol):
+    """Loads an entry. Every runtime setting is passed, and each backend uses the ones that
+    apply to it (local models: device, batch size; served ones: concurrency, timeouts,
+    retries, the backoff jitter's generator), so `load_backend` needs no per-backend branch."""
+
+    def __call__(
+        self,
+        entry: ModelEntryLike,
+        *,
+        device: str,
+        batch_size: int,
+        concurrency: int,
+        timeout_s: float,
+        max_retries: int,
+        rng: np.random.Generator,
+    ) -> VideoLM: ...
+
+
+class Fingerprinter(Protocol):
+    """What the entry would load, known without loading it (see `load_fingerprint`)."""
+
+    def __call__(self, entry: ModelEntryLike, *, device: str) -> str | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Backend:
+    """One entry of `BACKENDS`: everything the protocol, the sweep and the loader need to know
+    about a backend, under the one name a protocol file writes.
+
+    `fingerprint` is None for backends whose loaded spec cannot be known in advance (a served
+    model: its server may change), so a resumed sweep always loads them.
+    """
+
+    parse_options: OptionsParser
+    load: BackendLoader
+    fingerprint: Fingerprinter | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Lazy:
+    target: str
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        module, _, name = self.target.partition(":")
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+
+def lazy(target: str) -> Callable[..., Any]:
+    """`"package.module:function"`, imported on its first call: a registry entry must not
+    import torch or httpx just because `itemscale.models` was imported."""
+    if target.count(":") != 1 or not all(target.split(":")):
+        raise ValueError(f"lazy target {target!r}: expected 'package.module:function'")
+    return _Lazy(target)
+
+
+#: Every backend a protocol's `models[].backend` may name. A new backend is one module
+#: (typed options, `parse_options`, a `BackendLoader`) plus one line here; docs/extending.md.
+BACKENDS: dict[str, Backend] = {
+    "hf": Backend(
+        parse_options=lazy("itemscale.models._hf:parse_options"),
+        load=lazy("itemscale.models._load:load_hf"),
+        fingerprint=lazy("itemscale.models._load:hf_fingerprint"),
+    ),
+    "openai": Backend(
+        parse_options=lazy("itemscale.models._openai:parse_options"),
+        load=lazy("itemscale.models._load:load_openai"),
+    ),
+    "builtin": Backend(
+        parse_options=lazy("itemscale.models._load:parse_builtin_options"),
+        load=lazy("itemscale.models._load:load_builtin"),
+        fingerprint=lazy("itemscale.models._load:builtin_fingerprint"),
+    ),
+}
+
+
+def one_of(names: Iterable[str], *, quote: bool = True) -> str:
+    """`'hf', 'openai' or 'builtin'`: a registry's names as pydantic lists a Literal's."""
+    shown = [repr(n) if quote else str(n) for n in names]
+    if len(shown) < 2:
+        return "".join(shown)
+    return ", ".join(shown[:-1]) + " or " + shown[-1]
+
+
+def not_one_of(names: Iterable[str]) -> PydanticCustomError:
+    """The error pydantic gives a value outside a Literal, for a choice read from a registry:
+    registering a name changes the list, never the message's wording."""
+    return PydanticCustomError(
+        "literal_error", "Input should be {expected}", {"expected": one_of(names)}
+    )

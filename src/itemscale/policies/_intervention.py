@@ -21,6 +21,7 @@ import numpy.typing as npt
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import ItemscaleError
 from ..measures import ResponseMatrix, VideoBootstrap, percentile_intervals, stat
 from ..protocol import PHASED_POLICIES, Configuration, SamplingPolicy
 from ..responses import ANSWERED_STATUSES
@@ -42,7 +43,7 @@ INTERVENTION_DESCRIPTIONS: Final[dict[str, str]] = {
 }
 
 
-class InterventionError(ValueError):
+class InterventionError(ItemscaleError, ValueError):
     """An intervention that cannot be built for this run (named with the reason)."""
 
 

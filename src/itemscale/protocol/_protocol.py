@@ -8,18 +8,36 @@ from __future__ import annotations
 
 import itertools
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Final, Literal, Self
+from typing import Any, Final, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
+from ..errors import ItemscaleError, validation_message
 from ._config import Configuration, Pipeline, SamplingPolicy
 
 #: The protocol file format's version (the `version` key; absent means this one).
 PROTOCOL_VERSION: Final[int] = 1
 
+#: Benchmark kinds the sweep reads as item files itself; every other kind is a benchmark
+#: question file, read by its loader in `itemscale.items.BENCHMARK_LOADERS`.
+ITEM_FILE_KINDS: Final[tuple[str, ...]] = ("jsonl", "synthetic")
 
-class ProtocolError(ValueError):
+
+def _not_one_of(names: Iterable[str]) -> PydanticCustomError:
+    """The error pydantic gives a value outside a Literal (`Input should be 'a', 'b' or 'c'`),
+    for a choice read from a registry: registering a name adds it to the list, and the
+    message a user sees keeps its wording."""
+    shown = [repr(n) for n in names]
+    expected = ", ".join(shown[:-1]) + " or " + shown[-1] if len(shown) > 1 else "".join(shown)
+    return PydanticCustomError(
+        "literal_error", "Input should be {expected}", {"expected": expected}
+    )
+
+
+class ProtocolError(ItemscaleError, ValueError):
     """A protocol file that cannot be used: the message names the file and the key path."""
 
 
@@ -29,11 +47,22 @@ class ModelEntry(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(min_length=1)
-    backend: Literal["hf", "openai", "builtin"]
+    backend: str
     model: str = Field(min_length=1)
     revision: str | None = None
     dtype: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("backend", mode="before")
+    @classmethod
+    def _registered_backend(cls, value: Any) -> Any:
+        # Checked against the registry, not a Literal, so a backend added to
+        # `itemscale.models.BACKENDS` needs no edit here; the message is the Literal's.
+        from ..models import BACKENDS
+
+        if not isinstance(value, str) or value not in BACKENDS:
+            raise _not_one_of(BACKENDS)
+        return value
 
 
 class BenchmarkEntry(BaseModel):
@@ -41,11 +70,21 @@ class BenchmarkEntry(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["videomme", "mlvu", "longvideobench", "jsonl", "synthetic"]
+    kind: str
     path: str | None = None
     videos: str | None = None
     split: str | None = None
     limit: int | None = Field(default=None, gt=0)
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _known_kind(cls, value: Any) -> Any:
+        from ..items import BENCHMARK_LOADERS
+
+        kinds = (*BENCHMARK_LOADERS, *ITEM_FILE_KINDS)
+        if not isinstance(value, str) or value not in kinds:
+            raise _not_one_of(kinds)
+        return value
 
     @model_validator(mode="after")
     def _path_needed(self) -> Self:
@@ -183,41 +222,13 @@ class Protocol(BaseModel):
         return out
 
 
-def _format_location(loc: tuple[str | int, ...]) -> str:
-    path = ""
-    for part in loc:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        else:
-            path += f".{part}" if path else str(part)
-    return path or "(top level)"
-
-
-def _describe(errors: list[Any]) -> str:
-    lines = []
-    for err in errors:
-        # Drop pydantic's internal union/function tags from the path, keep the user's keys.
-        loc = tuple(
-            p
-            for p in err["loc"]
-            if not (isinstance(p, str) and (p.startswith("function-") or "[" in p))
-        )
-        if err["type"] == "too_short" and any(
-            e is not err and e["loc"][:1] == err["loc"][:1] for e in errors
-        ):
-            continue  # a consequence of the item errors listed beside it
-        got = err.get("input")
-        shown = "" if isinstance(got, dict | list | tuple) or got is None else f" (got {got!r})"
-        lines.append(f"  {_format_location(loc)}: {err['msg']}{shown}")
-    return "\n".join(lines)
-
-
 def parse_protocol(data: dict[str, Any], *, source: str = "<protocol>") -> Protocol:
     """Validate an already parsed protocol mapping; errors name `source` and the key path."""
     try:
         return Protocol.model_validate(data)
     except ValidationError as exc:
-        raise ProtocolError(f"{source}: invalid protocol:\n{_describe(exc.errors())}") from None
+        problems = validation_message(exc.errors(), separator="\n", indent="  ", show_input=True)
+        raise ProtocolError(f"{source}: invalid protocol:\n{problems}") from None
 
 
 def load_protocol(path: str | Path) -> Protocol:

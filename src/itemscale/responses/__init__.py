@@ -11,6 +11,7 @@ from ._io import (
     read_responses,
     read_run,
     write_json_atomic,
+    write_parquet_atomic,
     write_responses,
     write_run,
 )
@@ -76,6 +77,7 @@ __all__ = [
     "run_lock",
     "token_f1",
     "write_json_atomic",
+    "write_parquet_atomic",
     "write_responses",
     "write_run",
 ]

@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ..errors import ItemscaleError
+from ..files import atomic_text_file, shared_mode
+from ..files import replace_dir as replace_dir  # its old private path keeps importing
 from ._safety import redact, redact_value
 from ._schema import (
     ANSWERED_STATUSES,
@@ -38,7 +39,7 @@ RUN_FILE = "run.json"
 RUN_SCHEMA_VERSION = 1
 
 
-class SchemaError(ValueError):
+class SchemaError(ItemscaleError, ValueError):
     """A response table that does not follow the schema, named with its file and column."""
 
 
@@ -228,58 +229,6 @@ def read_responses(path: str | os.PathLike[str]) -> pd.DataFrame:
         df = MIGRATIONS[version](df)
         version += 1
     return normalise_responses(df, where=str(path))
-
-
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def shared_mode(path: str | os.PathLike[str], *, folder: bool = False) -> None:
-    """Give a file (or folder) written through a private temporary name the permissions a
-    plain `open` would have given it under the user's umask (0644 / 0755 under umask 022), so
-    teammates can read a run; `mkstemp`/`mkdtemp` create them 0600 / 0700."""
-    os.chmod(path, (0o777 if folder else 0o666) & ~_current_umask())
-
-
-@contextmanager
-def atomic_text_file(
-    path: str | os.PathLike[str], *, newline: str | None = None
-) -> Iterator[TextIO]:
-    """A UTF-8 text file that appears at `path` only once the block completes.
-
-    It is written as `.{name}-<random>` beside `path` and renamed over it at the end; if the
-    block raises, the temporary file is removed and `path` is left as it was.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as fh:
-            yield fh
-        shared_mode(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def replace_dir(tmp: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
-    """Put the fully written directory `tmp` in the place of `target`.
-
-    Directories cannot be renamed over one another, so an existing `target` is first renamed
-    aside (`.{name}-old-{pid}`) and removed once the new one is in place: a reader sees the old
-    directory or the new one, never a half-written one.
-    """
-    tmp, target = Path(tmp), Path(target)
-    if target.exists():
-        old = target.with_name(f".{target.name}-old-{os.getpid()}")
-        os.replace(target, old)
-        os.replace(tmp, target)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(tmp, target)
 
 
 def write_json_atomic(path: str | os.PathLike[str], payload: Any) -> None:

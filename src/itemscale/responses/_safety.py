@@ -27,12 +27,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
+from ..errors import ItemscaleError
+
 LOCK_FILE: Final[str] = "run.lock"
 #: How long a short writer (import, cascade, audit, report) waits for the lock by default.
 DEFAULT_WAIT_S: Final[float] = 120.0
 
 
-class RunLockedError(RuntimeError):
+class RunLockedError(ItemscaleError, RuntimeError):
     """The run folder's lock is held by another process (named with its pid and command)."""
 
     def __init__(self, message: str, holder: str = "unknown") -> None:
@@ -40,7 +42,7 @@ class RunLockedError(RuntimeError):
         self.holder = holder
 
 
-class OutputFolderError(ValueError):
+class OutputFolderError(ItemscaleError, ValueError):
     """An output folder the command may not write or replace (names the folder and why)."""
 
 

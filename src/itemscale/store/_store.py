@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..errors import ItemscaleError
 from ..responses import (
     ANSWERED_STATUSES,
     COLUMNS,
@@ -40,7 +41,7 @@ from ._migrations import MIGRATIONS, SCHEMA_VERSION
 STORE_FILE = "store.sqlite"
 
 
-class StoreError(RuntimeError):
+class StoreError(ItemscaleError, RuntimeError):
     """A store that cannot be opened or written (newer schema, not a store, corrupt)."""
 
 

@@ -14,15 +14,14 @@ from ._plan import (
     planned_configs,
     select_items,
 )
-from ._runner import (
+from ._runner import plan_sweep, run_sweep
+from ._session import (
     INTERRUPTED_EXIT,
     BackendFactory,
     RuntimeBackendFactory,
     SweepResult,
     SweepStop,
     default_backend_factory,
-    plan_sweep,
-    run_sweep,
 )
 
 __all__ = [

@@ -7,26 +7,17 @@ instead of stopping, so one missing video never costs a whole run).
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..items import Item, ItemFileError, read_items_jsonl
+from ..items import BENCHMARK_LOADERS, BenchmarkFileError, Item, ItemFileError, read_items_jsonl
 from ..protocol import BenchmarkEntry
 
 #: Extensions tried, in order, when a video file is named by its video id.
 VIDEO_EXTENSIONS: tuple[str, ...] = (".mp4", ".mkv", ".webm", ".avi", ".mov", ".m4v")
 
-#: Loader function names in `itemscale.items` for the published benchmark question files.
-_BENCHMARK_LOADERS: dict[str, str] = {
-    "videomme": "load_videomme",
-    "mlvu": "load_mlvu",
-    "longvideobench": "load_longvideobench",
-}
-
-
-class BenchmarkLoadError(ValueError):
-    """The protocol's benchmark cannot be read (missing file, unknown layout)."""
+#: The name the sweep's callers catch: one error class for a benchmark that cannot be read,
+#: whether the sweep or a loader in `itemscale.items` found the fault.
+BenchmarkLoadError = BenchmarkFileError
 
 
 def find_video(videos_dir: Path, video_id: str) -> Path | None:
@@ -52,17 +43,6 @@ def _with_video(item: Item, base: Path, videos_dir: Path | None) -> Item:
     return item.model_copy(update={"video_path": str(path.resolve()) if path else None})
 
 
-def _benchmark_loader(kind: str) -> Callable[..., Sequence[Item]]:
-    module = importlib.import_module("itemscale.items")
-    loader = getattr(module, _BENCHMARK_LOADERS[kind], None)
-    if not callable(loader):
-        raise BenchmarkLoadError(
-            f"benchmark kind {kind!r}: this itemscale has no loader for it "
-            f"(expected itemscale.items.{_BENCHMARK_LOADERS[kind]})"
-        )
-    return loader  # type: ignore[no-any-return]
-
-
 def _published_video(item: Item, videos_dir: Path) -> Item:
     """The loader's own file name when it exists (MLVU names files, LongVideoBench has a
     `video_path` column), else the video id with any known extension."""
@@ -78,7 +58,7 @@ def _read_jsonl(path: Path) -> list[Item]:
     try:
         return read_items_jsonl(path)
     except ItemFileError as exc:
-        raise BenchmarkLoadError(str(exc)) from exc
+        raise BenchmarkFileError(str(exc)) from exc
 
 
 def load_benchmark_items(entry: BenchmarkEntry) -> list[Item]:
@@ -86,11 +66,12 @@ def load_benchmark_items(entry: BenchmarkEntry) -> list[Item]:
 
     `jsonl`: the generic item format; relative `video_path`s are relative to the file, items
     without one are looked up in `videos` by video id. `synthetic`: a suite folder written by
-    `itemscale synth` (items.jsonl + videos/). `videomme`/`mlvu`/`longvideobench`: the published
-    question files, with videos named by video id in `videos`.
+    `itemscale synth` (items.jsonl + videos/). Any other kind: a benchmark question file, read
+    by its loader in `itemscale.items.BENCHMARK_LOADERS`, with videos named by video id in
+    `videos`.
     """
     if entry.path is None:
-        raise BenchmarkLoadError(
+        raise BenchmarkFileError(
             f"benchmark kind {entry.kind!r} needs a path (for synthetic: a folder written by "
             "`itemscale synth`)"
         )
@@ -100,26 +81,33 @@ def load_benchmark_items(entry: BenchmarkEntry) -> list[Item]:
         suite = path
         items_file = suite / "items.jsonl"
         if not items_file.is_file():
-            raise BenchmarkLoadError(f"{suite}: not a synthetic suite (no items.jsonl)")
+            raise BenchmarkFileError(f"{suite}: not a synthetic suite (no items.jsonl)")
         items = [
             _with_video(i, suite, videos_dir or suite / "videos") for i in _read_jsonl(items_file)
         ]
     elif entry.kind == "jsonl":
         if not path.is_file():
-            raise BenchmarkLoadError(f"{path}: item file not found")
+            raise BenchmarkFileError(f"{path}: item file not found")
         items = [_with_video(i, path.parent, videos_dir) for i in _read_jsonl(path)]
     else:
         if not path.is_file():
-            raise BenchmarkLoadError(f"{path}: {entry.kind} question file not found")
+            raise BenchmarkFileError(f"{path}: {entry.kind} question file not found")
         if videos_dir is None:
-            raise BenchmarkLoadError(
+            raise BenchmarkFileError(
                 f"benchmark kind {entry.kind!r} needs `videos` (the folder of video files)"
             )
-        loader = _benchmark_loader(entry.kind)
+        loader = BENCHMARK_LOADERS.get(entry.kind)
+        if loader is None:
+            raise BenchmarkFileError(
+                f"benchmark kind {entry.kind!r}: this itemscale has no loader for it "
+                "(expected an entry in itemscale.items.BENCHMARK_LOADERS)"
+            )
         try:
             loaded = list(loader(path, video_dir=videos_dir))
-        except ValueError as exc:  # the loaders' BenchmarkFileError names file, row, column
-            raise BenchmarkLoadError(str(exc)) from exc
+        except BenchmarkFileError:
+            raise  # names file, row and column already
+        except ValueError as exc:
+            raise BenchmarkFileError(str(exc)) from exc
         items = [_published_video(i, videos_dir) for i in loaded]
     if entry.split is not None:
         items = [

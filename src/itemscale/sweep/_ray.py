@@ -23,7 +23,7 @@ def _ray() -> Any:
 
 
 if TYPE_CHECKING:
-    from ._runner import BackendFactory, _Session
+    from ._session import BackendFactory, Session
 
 #: Jobs queued per actor beyond the one running, so an actor never waits on the driver.
 JOBS_AHEAD_PER_ACTOR = 1
@@ -84,7 +84,7 @@ def _slots(device: str, num_workers: int | None) -> tuple[int, dict[str, float]]
     return (min(cpus, num_workers) if num_workers else cpus), {"num_cpus": 1}
 
 
-def run_ray(session: _Session) -> None:
+def run_ray(session: Session) -> None:
     """Run every model of the session on actors of the Ray cluster (started locally if none)."""
     ray = _ray()
 
@@ -106,7 +106,7 @@ def run_ray(session: _Session) -> None:
             ray.shutdown()
 
 
-def _run_model(session: _Session, entry: ModelEntry) -> None:
+def _run_model(session: Session, entry: ModelEntry) -> None:
     ray = _ray()
 
     session.expect(entry)

@@ -10,7 +10,6 @@ files) is written last: a suite with a manifest is complete.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Iterable
@@ -22,6 +21,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
+from ..errors import ItemscaleError
+from ..files import sha256_file
 from ..items import Item, write_items_jsonl
 from ..responses import write_json_atomic
 from ._focus import (
@@ -110,16 +111,8 @@ class SuiteManifest(BaseModel):
     split_sizes: dict[str, int] = Field(default_factory=dict)
 
 
-class SuiteError(ValueError):
+class SuiteError(ItemscaleError, ValueError):
     """A suite cannot be generated or read as asked."""
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 X264_PRESET: Final[str] = "medium"

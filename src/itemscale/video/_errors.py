@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Final, Literal, get_args
 
+from ..errors import ItemscaleError
+
 MediaErrorReason = Literal[
     "missing_file", "empty_file", "truncated", "unsupported_codec", "unseekable", "decode_error"
 ]
 MEDIA_ERROR_REASONS: Final[tuple[str, ...]] = get_args(MediaErrorReason)
 
 
-class MediaError(Exception):
+class MediaError(ItemscaleError):
     """A video that cannot give the frames asked for. `reason` is one of `MEDIA_ERROR_REASONS`."""
 
     def __init__(self, reason: MediaErrorReason, path: str, detail: str = "") -> None:

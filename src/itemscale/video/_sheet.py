@@ -1,27 +1,16 @@
 """Contact sheets: every frame a configuration saw, in order, with its index and timestamp, so a
-person can check what a budget actually showed the model."""
+person can check what a budget actually showed the model. The tiles, captions and PNG bytes are
+drawn by `itemscale.sheets`, as the audit's transition sheets are."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Final
 
 import numpy as np
 
+from ..sheets import BACKGROUND, LINE, draw_text, encode_png, resize_bilinear
 from ._pipeline import FrameSet
-
-_BACKGROUND: Final[tuple[int, int, int]] = (255, 255, 255)
-_INK: Final[tuple[int, int, int]] = (20, 20, 20)
-_LINE: Final[int] = 12  # text line height of Pillow's default bitmap font
-
-
-def _tile(frame: np.ndarray, tile_height: int) -> Any:
-    from PIL import Image
-
-    image = Image.fromarray(np.ascontiguousarray(frame), mode="RGB")
-    width = max(1, round(frame.shape[1] * tile_height / frame.shape[0]))
-    return image.resize((width, tile_height), Image.Resampling.BILINEAR)
 
 
 def render_contact_sheet(
@@ -29,33 +18,29 @@ def render_contact_sheet(
 ) -> np.ndarray:
     """An RGB uint8 image: a title line, then the frames in rows of `columns`, each captioned
     `#index  t.ttts`."""
-    from PIL import Image, ImageDraw
-
     count = frames.effective_frames
-    tiles = [_tile(f, tile_height) for f in frames.frames]
-    tile_width = max((t.width for t in tiles), default=tile_height)
-    pad, caption = 4, _LINE + 4
+    tiles = [resize_bilinear(f, tile_height) for f in frames.frames]
+    tile_width = max((t.shape[1] for t in tiles), default=tile_height)
+    pad, caption = 4, LINE + 4
     cols = max(1, min(columns, count))
     rows = max(1, -(-count // cols))
     cell_w, cell_h = tile_width + 2 * pad, tile_height + caption + 2 * pad
-    header = 2 * _LINE + 8
+    header = 2 * LINE + 8
     width = max(cols * cell_w, 6 * len(title) + 2 * pad, 320)
-    sheet = Image.new("RGB", (width, header + rows * cell_h), _BACKGROUND)
-    draw = ImageDraw.Draw(sheet)
-    draw.text((pad, 2), title, fill=_INK)
-    draw.text(
-        (pad, 2 + _LINE + 2),
-        f"{count} frames at {frames.width}x{frames.height}",
-        fill=_INK,
-    )
+    sheet = np.full((header + rows * cell_h, width, 3), BACKGROUND, dtype=np.uint8)
+    text = [
+        ((pad, 2), title),
+        ((pad, 2 + LINE + 2), f"{count} frames at {frames.width}x{frames.height}"),
+    ]
     for n, (tile, index, stamp) in enumerate(
         zip(tiles, frames.indices.tolist(), frames.timestamps.tolist(), strict=True)
     ):
         r, c = divmod(n, cols)
         x, y = c * cell_w + pad, header + r * cell_h + pad
-        sheet.paste(tile, (x, y))
-        draw.text((x, y + tile_height + 2), f"#{index}  {stamp:.3f}s", fill=_INK)
-    return np.asarray(sheet, dtype=np.uint8)
+        sheet[y : y + tile.shape[0], x : x + tile.shape[1]] = tile
+        text.append(((x, y + tile_height + 2), f"#{index}  {stamp:.3f}s"))
+    # tiles and text never overlap, so writing the text last draws what drawing in turn did
+    return draw_text(sheet, text)
 
 
 def write_contact_sheet(
@@ -67,14 +52,12 @@ def write_contact_sheet(
     columns: int = 8,
 ) -> Path:
     """Render and save as PNG (temp file, then rename)."""
-    from PIL import Image
-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     image = render_contact_sheet(frames, title=title, tile_height=tile_height, columns=columns)
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        Image.fromarray(image, mode="RGB").save(temp, format="PNG")
+        temp.write_bytes(encode_png(image, optimize=False))
         os.replace(temp, path)
     finally:
         temp.unlink(missing_ok=True)

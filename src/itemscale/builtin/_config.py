@@ -112,10 +112,10 @@ class TrainSettings(BaseModel):
     weight_decay: float = Field(default=0.01, ge=0)
     adam_eps: float = Field(default=1e-8, gt=0)
     #: Weight of the auxiliary per-region colour loss on the vision tower (0: off); see
-    #: `_builtin_aux` for why the tiny model needs it.
+    #: `_aux` for why the tiny model needs it.
     aux_weight: float = Field(default=1.0, ge=0)
     #: Weight of the auxiliary caption row ("which colours appear?", answered from the pixels)
-    #: added to every video step (0: off); see `_builtin_aux.colours_present`.
+    #: added to every video step (0: off); see `_aux.colours_present`.
     caption_weight: float = Field(default=1.0, ge=0)
     warmup_steps: int = Field(default=60, ge=0)
     #: Frame counts drawn per step (even: the vision tower groups frames in pairs).
@@ -136,7 +136,7 @@ class TrainSettings(BaseModel):
     #: Save the model every this many steps (0: only at the end), so a stopped run keeps one.
     checkpoint_every: int = Field(default=200, ge=0)
     #: Steps of the alignment stage run before the suite (0: none). Each step shows
-    #: `stage1_videos_per_step` generated videos of one large shape (`_builtin_stage1`), asked
+    #: `stage1_videos_per_step` generated videos of one large shape (`_stage1`), asked
     #: about its colour and shape in the suite's wording; the shape's share of the frame's short
     #: side shrinks linearly from `stage1_fill[0]` to `stage1_fill[1]` over the stage.
     stage1_steps: int = Field(default=0, ge=0)
@@ -151,7 +151,7 @@ class TrainSettings(BaseModel):
     #: answered with the correct option's text, for `mcqa_scoring = "likelihood"`, which the
     #: saved model then asks for in `builtin_meta.json`).
     mcqa_target: Literal["letter", "option_text"] = "letter"
-    #: Weight of the word-alignment loss (0: off; `_builtin_aux.word_alignment_loss`): each
+    #: Weight of the word-alignment loss (0: off; `_aux.word_alignment_loss`): each
     #: visual token is pulled towards the language model's embedding of the palette colour
     #: words present in its region (or of "none"), read off the pixels.
     word_align_weight: float = Field(default=0.0, ge=0)

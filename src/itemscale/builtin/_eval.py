@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from ..items import Item
+from ..models import builtin_backend_options
 from ..responses import TaskKind, token_f1
-from ._builtin_data import encode_batch, expand_video_tokens, process_video, render_prompt
-from ._load import builtin_backend_options
+from ._data import encode_batch, expand_video_tokens, process_video, render_prompt
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +90,7 @@ def evaluate_video(
     """All `items` of one video at one budget; `frames` is a `FrameSet` (None: text-only)."""
     import torch
 
-    from ._hf import source_fps
+    from ..models._hf import source_fps
 
     text_only = frames is None
     inputs = (
@@ -194,7 +194,7 @@ def evaluate_through_backend(
 ) -> list[EvalRecord]:
     """Multiple-choice items scored by the `hf` backend itself (used for option-likelihood
     scoring, which this module does not reimplement)."""
-    from ._types import DecodingSettings, VideoRequest
+    from ..models import DecodingSettings, VideoRequest
 
     requests = [VideoRequest(item, frames, DecodingSettings(max_new_tokens=1)) for item in items]
     return [
@@ -320,8 +320,8 @@ def evaluate_suite(
     mcqa_backend = None
     options = builtin_backend_options(model_dir)
     if options.get("mcqa_scoring", "letter") != "letter":
+        from ..models import load_backend
         from ..protocol import ModelEntry
-        from ._load import load_backend
 
         entry = ModelEntry(
             name="builtin", backend="hf", model=str(model_dir), dtype="float32", options=options

@@ -58,10 +58,10 @@ def slice_suite(work_dir: Path) -> Path:
 def run_slice(backend: Any, suite_dir: Path) -> list[SliceAnswer]:
     """Every slice item at every slice budget, through `backend` (a loaded `VideoLM`)."""
     from ..items import read_items_jsonl
+    from ..models import DecodingSettings, VideoRequest
     from ..protocol import Configuration
     from ..responses import TaskKind, token_f1
     from ..video import decode_for_configs
-    from ._types import DecodingSettings, VideoRequest
 
     items = read_items_jsonl(suite_dir / "items.jsonl")
     configs = {
@@ -144,15 +144,15 @@ def read_slice(path: Path) -> dict[str, Any]:
 
 
 def _main() -> None:
-    """`python -m itemscale.models._builtin_slice --model DIR`: record the slice of the model
+    """`python -m itemscale.builtin._slice --model DIR`: record the slice of the model
     in DIR into DIR/reference_slice.json (after training, before shipping)."""
     import argparse
     import tempfile
 
     import torch
 
+    from ..models import builtin_backend_options, load_backend
     from ..protocol import ModelEntry
-    from ._load import builtin_backend_options, load_backend
 
     parser = argparse.ArgumentParser(description=_main.__doc__)
     parser.add_argument("--model", type=Path, required=True)

@@ -18,15 +18,12 @@ import numpy as np
 import numpy.typing as npt
 
 from ..items import Item
+from ..models import build_messages
 from ..responses import TaskKind
-from ._prompts import build_messages
+from ..video import MediaError
 
 #: Spatial granularity of the vision tower (patch 14 x merge 2): frame sides are multiples of it.
 PIXEL_FACTOR = 28
-
-
-class VideoDecodeError(RuntimeError):
-    """A suite video could not be decoded; names the file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +60,9 @@ def decode_video(path: str | Path, short_side: int | None = None) -> DecodedVide
                         )
                 frames.append(np.asarray(frame.to_ndarray(format="rgb24"), dtype=np.uint8))
     except (OSError, av.error.FFmpegError) as exc:
-        raise VideoDecodeError(f"{path}: cannot decode video ({exc})") from exc
+        raise MediaError("decode_error", str(path), f"cannot decode video ({exc})") from exc
     if not frames:
-        raise VideoDecodeError(f"{path}: the video has no frames")
+        raise MediaError("decode_error", str(path), "the video has no frames")
     return DecodedVideo(frames=np.stack(frames), fps=fps if fps > 0 else 24.0)
 
 
@@ -158,8 +155,8 @@ def process_video(
     ones the backend produces at audit time."""
     from transformers.video_utils import VideoMetadata
 
-    from ._hf import video_metadata
-    from ._types import Frames
+    from ..models import Frames
+    from ..models._hf import video_metadata
 
     video_processor = processor.video_processor
     described = video_metadata(

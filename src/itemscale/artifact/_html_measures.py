@@ -1,0 +1,306 @@
+"""The report's measures section: per model and series, the accuracy curve, the trajectory heat
+map, the headline numbers in both readings of the grid (visual budgets only; the text-only
+answer as budget 0), flips, complementarity, text overwrite and the chains of a multi-axis grid.
+
+Kept apart from the page (`_html`) because it is most of the page's text; `pts` and `stat_pair`
+are the one way the report writes a statistic with its interval, so the other sections use them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..measures import GLOSSARY, GRID_WITH_TEXT_TITLE
+from ._svg import accuracy_curve, esc, flip_bars, heatmap
+from ._trajectories import PATTERNS
+
+
+def pts(stat: Any) -> str:
+    if not isinstance(stat, dict) or stat.get("value") is None:
+        return "n/a"
+    text = f"{100 * float(stat['value']):.1f}"
+    ci = stat.get("ci")
+    if isinstance(ci, list | tuple) and len(ci) == 2 and ci[0] is not None:
+        text += f" [{100 * float(ci[0]):.1f}, {100 * float(ci[1]):.1f}]"
+    return text
+
+
+def stat_pair(stat: Any) -> tuple[float | None, tuple[float, float] | None]:
+    if not isinstance(stat, dict) or stat.get("value") is None:
+        return None, None
+    ci = stat.get("ci")
+    pair = (float(ci[0]), float(ci[1])) if isinstance(ci, list | tuple) and len(ci) == 2 else None
+    return float(stat["value"]), pair
+
+
+def _headline_table(block: dict[str, Any]) -> str:
+    rows = [
+        ("items on the matched grid", str(block.get("n_items", "n/a")), "matched grid"),
+        (
+            "items dropped (reasons)",
+            f"{block.get('n_dropped', 0)} {block.get('drop_reasons') or ''}",
+            None,
+        ),
+        (
+            "best fixed budget",
+            f"{block.get('best_fixed', {}).get('config', 'n/a')}: {pts(block.get('best_fixed'))}",
+            "best fixed",
+        ),
+        ("oracle (any budget right)", pts(block.get("oracle")), "oracle"),
+        ("oracle headroom", pts(block.get("oracle_headroom")), "oracle headroom"),
+        ("harmful rate", pts(block.get("harmful_rate")), "harmful rate"),
+        ("beneficial rate", pts(block.get("beneficial_rate")), "beneficial rate"),
+        (
+            "terminal regression rate",
+            pts(block.get("terminal_regression_rate")),
+            "terminal regression",
+        ),
+        ("text-answerable rate", pts(block.get("text_answerable_rate")), "text-answerable"),
+        (
+            "text overwrite rate (harmful transitions)",
+            pts(block.get("text_overwrite_rate")),
+            "text overwrite",
+        ),
+    ]
+    body = "".join(
+        f"<tr><th>{esc(k)}</th><td class='num'>{esc(v)}</td>"
+        f"<td class='muted'>{esc(GLOSSARY[term]) if term else ''}</td></tr>"
+        for k, v, term in rows
+    )
+    return (
+        "<h4>Visual budgets only</h4><p class='muted'>the text-only answer is a baseline beside "
+        "the axis, not a budget</p>"
+        f"<table class='headline'><tbody>{body}</tbody></table>"
+        "<p class='muted'>points, 95% interval</p>"
+    )
+
+
+def _complementarity(block: dict[str, Any]) -> str:
+    labels = [str(x) for x in block.get("axis", [])]
+    comp = block.get("complementarity", {})
+    if not comp or len(labels) < 2:
+        return "<p class='muted'>not available (fewer than two budgets)</p>"
+    head = "".join(f"<th>{esc(lab)}</th>" for lab in labels)
+    body = []
+    for a in labels:
+        cells = []
+        for b in labels:
+            stat = comp.get(f"{a}|{b}") or comp.get(f"{b}|{a}")
+            if a == b or stat is None:
+                cells.append("<td class='num muted'>-</td>")
+                continue
+            value = float(stat.get("value") or 0.0)
+            shade = max(0.0, min(1.0, value / 0.2))
+            cells.append(
+                f"<td class='num' style='background: rgba(49,130,189,{shade:.2f})' "
+                f"title='{esc(pts(stat))}'>{100 * value:.1f}</td>"
+            )
+        body.append(f"<tr><th>{esc(a)}</th>{''.join(cells)}</tr>")
+    return (
+        "<table class='comp'><thead><tr><th></th>"
+        + head
+        + "</tr></thead><tbody>"
+        + "".join(body)
+        + "</tbody></table><p class='muted'>pair oracle minus the better member, points</p>"
+    )
+
+
+def _text_overwrite(block: dict[str, Any]) -> str:
+    counts = block.get("text_overwrite_counts")
+    if not block.get("n_text_only") and not counts:
+        return "<p class='muted'>not available: the run has no text-only (0-frame) responses</p>"
+    detail = ""
+    if isinstance(counts, dict):
+        detail = (
+            f" {counts.get('overwrite_transitions', 0)} of {counts.get('harmful_transitions', 0)} "
+            f"harmful transitions ({counts.get('overwrite_items', 0)} of "
+            f"{counts.get('harmful_items', 0)} harmful items) end on the text-only answer."
+        )
+    return (
+        f"<p>Text overwrite rate: <b>{esc(pts(block.get('text_overwrite_rate')))}</b>; item rate "
+        f"{esc(pts(block.get('text_overwrite_item_rate')))}.{esc(detail)}</p>"
+    )
+
+
+def _with_text_table(g: dict[str, Any] | None, kind: str) -> str:
+    """The `grid_with_text` block: the text-only answer on the axis as budget 0."""
+    if not isinstance(g, dict):
+        return ""
+    best = g.get("best_fixed", {})
+    reasons = g.get("drop_reasons") or {}
+    dropped = str(g.get("n_dropped", 0)) + (
+        " (" + ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) + ")" if reasons else ""
+    )
+    rows = [
+        ("grid", " < ".join(str(c) for c in g.get("configs", []))),
+        ("items on this grid", str(g.get("n_items", "n/a"))),
+        ("items dropped", dropped),
+        ("best fixed", f"{best.get('config', 'n/a')}: {pts(best)}"),
+    ]
+    if kind == "binary":
+        rows += [
+            ("oracle", pts(g.get("oracle"))),
+            ("oracle headroom", pts(g.get("oracle_headroom"))),
+            ("harmful rate (the paper's visual confusion)", pts(g.get("harmful_rate"))),
+            ("overwrite rate", pts(g.get("overwrite_rate"))),
+        ]
+    else:
+        rows += [
+            ("oracle score", pts(g.get("oracle_score"))),
+            ("oracle gap", pts(g.get("oracle_gap"))),
+            (f"harmful rate (drop > {g.get('eps', 0.1)})", pts(g.get("harmful_rate_eps"))),
+            (f"overwrite rate (drop > {g.get('eps', 0.1)})", pts(g.get("overwrite_rate_eps"))),
+        ]
+    body = "".join(f"<tr><th>{esc(k)}</th><td class='num'>{esc(v)}</td></tr>" for k, v in rows)
+    return (
+        f"<h4>{esc(GRID_WITH_TEXT_TITLE[0].upper() + GRID_WITH_TEXT_TITLE[1:])}</h4>"
+        "<p class='muted'>The table above keeps the text-only answer off the budget axis (which "
+        "frame budget should I run?). Here it is budget 0, first on the axis (does any budget, "
+        "including none, get the item right?): an item right blind and wrong with frames counts "
+        "as harmed, and an item only the blind answer gets right counts towards the oracle.</p>"
+        f"<table class='headline'><tbody>{body}</tbody></table>"
+        "<p class='muted'>points, 95% interval</p>"
+    )
+
+
+def _continuous_table(block: dict[str, Any]) -> str:
+    best = block.get("best_fixed", {})
+    rows = [
+        ("items on the matched grid", str(block.get("n_items", "n/a"))),
+        ("items dropped", str(block.get("n_dropped", 0))),
+        ("score", str(block.get("metric", "score"))),
+        ("best fixed budget", f"{best.get('config', 'n/a')}: {pts(best)}"),
+        ("oracle score", pts(block.get("oracle_score"))),
+        ("oracle gap", pts(block.get("oracle_gap"))),
+        (f"harmful rate (drop > {block.get('eps', 0.1)})", pts(block.get("harmful_rate_eps"))),
+        ("beneficial rate", pts(block.get("beneficial_rate_eps"))),
+        ("text-only mean score", pts(block.get("text_mean_score"))),
+    ]
+    body = "".join(f"<tr><th>{esc(k)}</th><td class='num'>{esc(v)}</td></tr>" for k, v in rows)
+    return f"<table class='headline'><tbody>{body}</tbody></table><p class='muted'>points, 95% interval</p>"
+
+
+def _part(
+    model: str,
+    series: str,
+    block: dict[str, Any],
+    traj: pd.DataFrame,
+    kind: str,
+) -> str:
+    """Curve, heat map and headline numbers of one kind (binary or continuous) of one axis."""
+    labels = [str(x) for x in block.get("axis", [])]
+    key = "accuracy" if kind == "binary" else "mean_score"
+    stats = block.get(key) or {}
+    points = [stat_pair(stats.get(lab)) for lab in labels]
+    what = "accuracy" if kind == "binary" else f"mean {block.get('metric', 'score')}"
+    curve = accuracy_curve(labels, points, title=f"{what} (points, 95% CI)")
+    rows = traj[(traj["model"] == model) & (traj["series"] == series) & (traj["kind"] == kind)]
+    cols = [lab for lab in labels if lab in rows.columns]
+    values = rows[cols].to_numpy(dtype=float) if len(rows) else np.zeros((0, len(cols)))
+    heat = heatmap(
+        cols, values, rows["pattern"].astype(str).tolist(), PATTERNS, binary=kind == "binary"
+    )
+    counts = rows["pattern"].value_counts()
+    legend = " ".join(
+        f"<span class='tag'>{esc(p.replace('_', ' '))}: {int(counts.get(p, 0))}</span>"
+        for p in PATTERNS
+        if counts.get(p, 0)
+    )
+    key_html = (
+        "<span style='background:#1a9850'>right</span><span style='background:#d73027'>wrong"
+        "</span><span style='background:#ccc;color:#222'>no answer</span>"
+        if kind == "binary"
+        else "<span style='background:#3182bd'>darker = higher score</span>"
+        "<span style='background:#ccc;color:#222'>no answer</span>"
+    )
+    table = _headline_table(block) if kind == "binary" else _continuous_table(block)
+    table += _with_text_table(block.get("grid_with_text"), kind)
+    title = "multiple choice" if kind == "binary" else "open-ended"
+    return "".join(
+        [
+            f"<h3>{esc(model)} <span class='muted'>series {esc(series)}, {title}</span></h3>",
+            "<div class='row'>",
+            f"<div>{curve}</div><div>{heat}<div class='legend muted'>{key_html}</div></div>",
+            f"<div>{table}</div>",
+            "</div>",
+            f"<p>Items by pattern: {legend}</p>",
+        ]
+    )
+
+
+def _chains_table(block: dict[str, Any], key: str) -> str:
+    """A multi-axis grid: each chain's curve (each axis at each level of the others)."""
+    order = block.get("order") or {}
+    chains = block.get("chains") or {}
+    if not order.get("multi_axis") or not chains:
+        return ""
+    rows = []
+    for name, sub in chains.items():
+        curve = ", ".join(f"{esc(str(lab))} {esc(pts(sub[key][lab]))}" for lab in sub["axis"])
+        rate = sub.get("harmful_rate") or sub.get("harmful_rate_eps")
+        rows.append(
+            f"<tr><th>{esc(name)}</th><td>{curve}</td><td class='num'>{esc(pts(rate))}</td></tr>"
+        )
+    return (
+        "<h4>Each axis at each level of the others</h4><p class='muted'>A grid of frame counts "
+        "and resolutions is not one axis: a budget is larger than another when it has at least "
+        "as many frames and pixels per frame, and more of one (a partial order). Harmful rates, "
+        "flips and terminal regressions above use that order; each chain below is one axis with "
+        "the other fixed.</p><table class='headline'><thead><tr><th>chain</th><th>curve "
+        "(points, 95% interval)</th><th>harmful rate</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
+
+
+def _series_section(model: str, series: str, block: dict[str, Any], traj: pd.DataFrame) -> str:
+    parts = []
+    if block.get("kind") == "binary":
+        parts += [
+            _part(model, series, block, traj, "binary"),
+            "<div class='row'><div><h3>Flips per adjacent pair</h3>",
+            flip_bars(block),
+            "</div><div><h3>Complementarity</h3>",
+            _complementarity(block),
+            "</div></div><h3>Text overwrite</h3>",
+            _text_overwrite(block),
+            _chains_table(block, "accuracy"),
+        ]
+    if isinstance(block.get("continuous"), dict):
+        parts.append(_part(model, series, block["continuous"], traj, "continuous"))
+    elif block.get("kind") == "continuous":
+        parts.append(_part(model, series, block, traj, "continuous"))
+    return "".join(parts)
+
+
+def interval_method_text(boot: Mapping[str, Any]) -> str:
+    """How the report's intervals were made, in words (docs/measures.md, "Uncertainty")."""
+    if boot.get("interval", "percentile") == "bca":
+        return (
+            "95% intervals: BCa (bias-corrected and accelerated) for rates and accuracies; for "
+            "best fixed, oracle headroom, oracle gap and complementarity a percentile interval "
+            "corrected for the optimism of choosing the best budget (winner's curse)"
+        )
+    return "95% intervals: percentile"
+
+
+def measures_section(measures: dict[str, Any], trajectories: pd.DataFrame) -> str:
+    models = measures.get("models", {})
+    if not models:
+        return "<p class='muted'>no answered responses</p>"
+    parts = [
+        f"<p class='muted'>{esc(interval_method_text(measures.get('bootstrap', {})))}"
+        f"; {esc(str(measures.get('bootstrap', {}).get('n_boot', '?')))} resamples of "
+        f"whole videos. Series: {esc(GLOSSARY['series'])}.</p>"
+    ]
+    for model, block in models.items():
+        parts.append(
+            _series_section(model, str(block.get("series", "default")), block, trajectories)
+        )
+        for series, other in block.get("other_series", {}).items():
+            parts.append(_series_section(model, str(series), other, trajectories))
+    return "".join(parts)

@@ -1,0 +1,168 @@
+"""The report's sections on what to do about the budget: compute savings (the cascade and
+stopping policies, `cascade.json`) and the sampling intervention (`intervention/<policy>.json`).
+
+Both read a result file another command wrote, which may be missing or from an older version:
+every key is read with a default, and an intervention without the expected keys is shown as
+the statistics it holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..measures import GLOSSARY
+from ._html_measures import pts, stat_pair
+from ._svg import esc, frontier
+
+
+def cascade_section(cascade: dict[str, Any] | None) -> str:
+    if not cascade:
+        return "<p class='muted'>not run (no cascade.json in the run directory; run <code>itemscale cascade RUN_DIR</code>)</p>"
+    parts = [
+        f"<p class='muted'>Mean shared cost: {esc(GLOSSARY['shared frame cost'])}. Frontier: "
+        f"{esc(GLOSSARY['frontier'])}.</p>"
+    ]
+    for result in cascade.get("results", []):
+        name = f"{result.get('model', '?')} / {result.get('series', '?')}"
+        series: list[tuple[str, list[tuple[float, float]]]] = []
+        front = [
+            (float(p["mean_cost"]), float(p["accuracy"]))
+            for p in result.get("frontier", [])
+            if p.get("mean_cost") is not None and p.get("accuracy") is not None
+        ]
+        if front:
+            series.append(("confidence frontier", front))
+        sweep = [
+            (float(p["mean_cost"]), float(p["accuracy"]))
+            for p in result.get("threshold_sweep", [])
+            if p.get("mean_cost") is not None and p.get("accuracy") is not None
+        ]
+        if sweep:
+            series.append(("threshold sweep", sweep))
+        rows = []
+        for pname, pol in result.get("policies", {}).items():
+            if not isinstance(pol, dict):
+                continue
+            if not pol.get("available", True):
+                rows.append(
+                    f"<tr><td>{esc(pname)}</td><td colspan='4' class='muted'>{esc(pol.get('reason', 'not available'))}</td></tr>"
+                )
+                continue
+            acc, cost = stat_pair(pol.get("accuracy")), stat_pair(pol.get("mean_cost"))
+            if acc[0] is not None and cost[0] is not None:
+                series.append((pname, [(cost[0], acc[0])]))
+            mc = pol.get("mean_cost") or {}
+            rows.append(
+                f"<tr><td>{esc(pname)}</td><td class='num'>{esc(pts(pol.get('accuracy')))}</td>"
+                f"<td class='num'>{esc(mc.get('value') if isinstance(mc, dict) else 'n/a')}</td>"
+                f"<td class='num'>{esc(pts(pol.get('cost_reduction')))}</td>"
+                f"<td>{esc(pol.get('description', ''))}</td></tr>"
+            )
+        terminal = result.get("terminal", {})
+        if terminal.get("mean_cost") is not None and terminal.get("accuracy") is not None:
+            t_acc = terminal["accuracy"]
+            t_val = t_acc.get("value") if isinstance(t_acc, dict) else t_acc
+            if t_val is not None:
+                series.append(
+                    (
+                        f"fixed {terminal.get('label', 'terminal')}",
+                        [(float(_scalar(terminal["mean_cost"])), float(t_val))],
+                    )
+                )
+        cost_basis = result.get("cost", {}).get("primary", "frames")
+        parts.append(f"<h3>{esc(name)}</h3><div class='row'><div>")
+        parts.append(
+            frontier(series, x_label=f"mean shared cost ({cost_basis})")
+            or "<p class='muted'>no frontier points</p>"
+        )
+        parts.append(
+            "</div><div><table><thead><tr><th>policy</th><th>accuracy (held out)</th><th>mean cost</th>"
+            "<th>cost reduction</th><th>what it does</th></tr></thead><tbody>"
+            + "".join(rows)
+            + "</tbody></table></div></div>"
+        )
+    for skip in cascade.get("skipped", []):
+        parts.append(
+            f"<p class='muted'>skipped {esc(skip.get('model'))} / {esc(skip.get('series'))}: {esc(skip.get('reason'))}</p>"
+        )
+    return "".join(parts) or "<p class='muted'>cascade.json has no results</p>"
+
+
+def _scalar(value: Any) -> float:
+    if isinstance(value, dict):
+        return float(value.get("value") or 0.0)
+    return float(value)
+
+
+def _find_stats(obj: Any, path: str, out: list[tuple[str, Any]]) -> None:
+    if isinstance(obj, dict):
+        if "value" in obj and set(obj) <= {"value", "ci", "n", "count", "numerator", "denominator"}:
+            out.append((path, obj))
+            return
+        for k, v in obj.items():
+            _find_stats(v, f"{path}.{k}" if path else str(k), out)
+    elif isinstance(obj, list):
+        for n, v in enumerate(obj):
+            _find_stats(v, f"{path}[{n}]", out)
+
+
+def _one_intervention(name: str, result: dict[str, Any], limit: int) -> str:
+    if "recovered_rate" not in result:
+        found: list[tuple[str, Any]] = []
+        _find_stats(result, "", found)
+        found_rows = "".join(
+            f"<tr><td>{esc(path)}</td><td class='num'>{esc(pts(stat))}</td></tr>"
+            for path, stat in found
+        )
+        return (
+            f"<h3>{esc(name)}</h3><table class='intervention'><thead><tr><th>measure</th>"
+            f"<th>points, 95% CI</th></tr></thead><tbody>{found_rows}</tbody></table>"
+        )
+    reg = result.get("regressions") or {}
+    ctl = result.get("controls") or {}
+    rows = [
+        ("recovered rate (terminal regressions now right)", pts(result.get("recovered_rate"))),
+        ("broken rate (control items now wrong)", pts(result.get("broken_rate"))),
+        ("net accuracy change (estimate)", pts(result.get("net_accuracy_change_estimate"))),
+    ]
+    body = "".join(f"<tr><td>{esc(k)}</td><td class='num'>{esc(v)}</td></tr>" for k, v in rows)
+    counts = (
+        f"terminal regressions: {reg.get('n_answered', '?')} answered of "
+        f"{reg.get('n_planned', '?')} planned ({reg.get('n_failed', 0)} failed); controls: "
+        f"{ctl.get('n_answered', '?')} answered of {ctl.get('n_planned', '?')} planned "
+        f"({ctl.get('n_failed', 0)} failed)"
+    )
+    items = [r for r in result.get("items", []) if isinstance(r, dict)][:limit]
+    item_rows = "".join(
+        f"<tr><td>{esc(r.get('item_id'))}</td><td>{esc(r.get('group'))}</td>"
+        f"<td>{esc(r.get('answer_before'))}</td><td>{esc(r.get('answer_after'))}</td>"
+        f"<td class='num'>{esc(r.get('after'))}</td><td>{esc(r.get('status'))}</td></tr>"
+        for r in items
+    )
+    return (
+        f"<h3>{esc(name)} <span class='muted'>{esc(result.get('model', ''))}, terminal budget "
+        f"{esc(result.get('terminal_label', '?'))}</span></h3>"
+        f"<p>{esc(result.get('description', ''))}</p>"
+        f"<table class='intervention'><thead><tr><th>measure</th><th>points, 95% CI</th></tr>"
+        f"</thead><tbody>{body}</tbody></table><p class='muted'>{esc(counts)}</p>"
+        + (
+            "<details><summary>items</summary><table><thead><tr><th>item</th><th>group</th>"
+            "<th>answer before</th><th>answer after</th><th>correct after</th><th>status</th>"
+            f"</tr></thead><tbody>{item_rows}</tbody></table></details>"
+            if item_rows
+            else ""
+        )
+    )
+
+
+def intervention_section(intervention: Mapping[str, dict[str, Any]] | None, limit: int) -> str:
+    """The intervention results; each lists at most `limit` of its re-run items."""
+    if not intervention:
+        return (
+            "<p class='muted'>not run (no RUN_DIR/intervention/&lt;policy&gt;.json; run "
+            "<code>itemscale intervene RUN_DIR --policy nested</code>)</p>"
+        )
+    return "".join(
+        _one_intervention(name, result, limit) for name, result in sorted(intervention.items())
+    )

@@ -1,0 +1,291 @@
+"""Training the built-in tiny Video LLM on the synthetic suite's training split.
+
+Why it is built this way:
+- Deterministic: weights from `torch.manual_seed`, data order, budgets and frame phases from one
+  `numpy.random.Generator`, a fixed number of steps (wall time only caps a run, and a capped run
+  says so in its metadata).
+- Cheap enough for 2 CPU cores: a step decodes only its own small video (milliseconds), and
+  all questions about one video in a step share a single vision-tower pass.
+- Budget-robust: each step draws a frame count, a frame size and a sampling phase, so the model
+  sees every budget it will be audited at, and sometimes no video at all (a text-only prior).
+  The budget is never written into the text.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..items import Item
+from ..synth import SuiteError
+from ._aux import make_aux_head
+from ._build import build_model, build_processor, item_texts, train_tokenizer
+from ._checkpoint import (
+    CHECKPOINT_DIR,
+    TRAIN_LOG_NAME,
+    StepRecord,
+    load_checkpoint,
+    save_checkpoint,
+    save_folder,
+    write_train_log,
+)
+from ._config import BUILTIN_FORMAT_VERSION, BuiltinArchitecture, TrainSettings
+from ._data import answer_target, decode_video
+from ._loss import stage1_loss, step_loss
+from ._plan import (
+    as_open_item,
+    group_by_video,
+    learning_rate_factor,
+    plan_steps,
+    suite_items,
+    teacher_mix,
+    video_path,
+)
+
+
+@dataclass(slots=True)
+class TrainResult:
+    out_dir: Path
+    steps_done: int
+    stopped_by_time: bool
+    seconds: float
+    log: list[StepRecord] = field(default_factory=list)
+
+
+def train_builtin(
+    suite_dir: str | Path,
+    out_dir: str | Path,
+    settings: TrainSettings | None = None,
+    arch: BuiltinArchitecture | None = None,
+    *,
+    progress: Callable[[str], None] | None = None,
+    resume: str | Path | None = None,
+    stop_at: int | None = None,
+) -> TrainResult:
+    """Train the tiny model on `suite_dir`'s training split and save it to `out_dir`.
+
+    `resume`: a checkpoint folder (`OUT/checkpoint`, written every `checkpoint_every` steps
+    and when `stop_at` is reached) to continue from; the run continues bit for bit as if it had
+    never stopped (same recipe, same thread count). `stop_at`: stop after this global step
+    with a checkpoint, so a long recipe can run as several sessions.
+    """
+    import torch
+
+    settings = settings or TrainSettings()
+    arch = arch or BuiltinArchitecture()
+    if stop_at is not None and stop_at <= settings.stage1_steps:
+        raise SuiteError(f"stop_at {stop_at}: a run can stop only after its alignment stage")
+    suite_dir = Path(suite_dir)
+    out_dir = Path(out_dir)
+    say = progress or (lambda _msg: None)
+
+    train_items = [i for i in suite_items(suite_dir) if i.split == "train"]
+    if not train_items:
+        raise SuiteError(f"{suite_dir / 'items.jsonl'}: no items with split 'train'")
+    for item in train_items:
+        answer_target(item)  # refuse unlabelled items before spending any time
+    if settings.mcqa_target == "option_text":
+        train_items = [as_open_item(item) for item in train_items]
+    groups = group_by_video(train_items)
+    by_id = {item.item_id: item for item in train_items}
+
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(settings.threads)
+    try:
+        torch.manual_seed(settings.seed)
+        rng = np.random.default_rng(settings.seed)
+        tokenizer = train_tokenizer(item_texts(train_items), arch.vocab_size)
+        processor = build_processor(tokenizer)
+        model = build_model(arch, tokenizer)
+        model.train()
+
+        plan = plan_steps(groups, settings, rng)
+
+        aux_head = (
+            make_aux_head(arch.text_hidden, settings.seed + 1) if settings.aux_weight else None
+        )
+        state = load_checkpoint(Path(resume), settings, arch) if resume is not None else None
+        if state is not None:
+            model.load_state_dict(state["model"])
+            if aux_head is not None and state["aux_head"] is not None:
+                aux_head.load_state_dict(state["aux_head"])
+        vision = [p for n, p in model.named_parameters() if n.startswith("model.visual.")]
+        if aux_head is not None:
+            vision += list(aux_head.parameters())
+        other = [p for n, p in model.named_parameters() if not n.startswith("model.visual.")]
+        optimizer = torch.optim.AdamW(
+            [
+                {"params": vision, "lr": settings.vision_learning_rate},
+                {"params": other, "lr": settings.learning_rate},
+            ],
+            weight_decay=settings.weight_decay,
+            betas=(0.9, 0.98),
+            eps=settings.adam_eps,
+        )
+        base_lrs = [settings.vision_learning_rate, settings.learning_rate]
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+
+        def optimise(step: int, loss: Any) -> float:
+            """One optimiser step on `loss` at the learning rate of global step `step`."""
+            factor = learning_rate_factor(step, settings)
+            for group, base in zip(optimizer.param_groups, base_lrs, strict=True):
+                group["lr"] = base * factor
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            optimizer.step()
+            return float(loss.detach())
+
+        say(
+            f"training {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters for "
+            f"{settings.steps} steps on {len(train_items)} items"
+        )
+
+        start = time.monotonic()
+        result = TrainResult(out_dir=out_dir, steps_done=0, stopped_by_time=False, seconds=0.0)
+        window: list[float] = []
+        stage1_rng = np.random.default_rng([settings.seed, 1])
+        first_step = 0
+        if state is not None:
+            optimizer.load_state_dict(state["optimizer"])
+            torch.set_rng_state(state["torch_rng"])
+            stage1_rng.bit_generator.state = state["stage1_rng"]
+            result.log = [StepRecord(**r) for r in state["log"]]
+            first_step = result.steps_done = int(state["step"])
+            start -= result.log[-1].seconds if result.log else 0.0
+            say(f"resumed from {resume} at step {first_step}")
+
+        def checkpoint(step: int) -> None:
+            save_checkpoint(
+                out_dir,
+                step=step,
+                model=model,
+                processor=processor,
+                optimizer=optimizer,
+                aux_head=aux_head,
+                stage1_rng=stage1_rng,
+                log=result.log,
+                meta=_meta(settings, arch, result, groups, model),
+            )
+
+        for step in range(first_step, settings.stage1_steps):
+            loss, height, width = stage1_loss(model, processor, settings, step, stage1_rng)
+            value = optimise(step, loss)
+            result.log.append(
+                StepRecord(
+                    step=step,
+                    loss=value,
+                    seconds=round(time.monotonic() - start, 3),
+                    items=6 * settings.stage1_videos_per_step,
+                    frames=settings.stage1_frames,
+                    height=height,
+                    width=width,
+                    text_only=False,
+                )
+            )
+            window.append(value)
+            if (step + 1) % settings.log_every == 0:
+                say(
+                    f"stage 1 step {step + 1}/{settings.stage1_steps} loss "
+                    f"{sum(window) / len(window):.4f} ({time.monotonic() - start:.0f}s)"
+                )
+                window = []
+        window = []
+        offset = settings.stage1_steps
+        for suite_step, planned in enumerate(plan):
+            step = suite_step + offset
+            if step < first_step:
+                continue
+            if stop_at is not None and step >= stop_at:
+                checkpoint(step)
+                say(f"stopped at step {step}; resume with --resume {out_dir / CHECKPOINT_DIR}")
+                break
+            if time.monotonic() - start > settings.minutes * 60:
+                result.stopped_by_time = True
+                checkpoint(step)
+                say(
+                    f"stopping at step {step}: the {settings.minutes} minute cap was reached; "
+                    f"resume with --resume {out_dir / CHECKPOINT_DIR}"
+                )
+                break
+            items = [by_id[i] for i in planned.item_ids]
+            # Decoding per step (a 12 s clip at 160x120 takes milliseconds) keeps memory flat
+            # whatever the suite's size.
+            video = None if planned.text_only else decode_video(video_path(suite_dir, items[0]))
+            loss, frames, height, width = step_loss(
+                model,
+                processor,
+                items,
+                video,
+                planned,
+                aux_head,
+                settings.aux_weight,
+                settings.caption_weight,
+                settings.mcqa_weight,
+                settings.word_align_weight,
+                teacher_mix(suite_step, settings.steps, settings),
+                suite_step < settings.captions_only_until * settings.steps,
+            )
+            value = optimise(step, loss)
+            result.log.append(
+                StepRecord(
+                    step=step,
+                    loss=value,
+                    seconds=round(time.monotonic() - start, 3),
+                    items=len(items),
+                    frames=frames,
+                    height=height,
+                    width=width,
+                    text_only=frames == 0,
+                )
+            )
+            result.steps_done = step + 1
+            window.append(value)
+            if settings.checkpoint_every and (step + 1) % settings.checkpoint_every == 0:
+                save_folder(out_dir, model, processor, _meta(settings, arch, result, groups, model))
+                write_train_log(out_dir / TRAIN_LOG_NAME, result.log)
+                checkpoint(step + 1)
+            if (step + 1) % settings.log_every == 0:
+                say(
+                    f"step {step + 1}/{settings.steps + offset} loss {sum(window) / len(window):.4f} "
+                    f"({time.monotonic() - start:.0f}s)"
+                )
+                window = []
+        result.seconds = time.monotonic() - start
+        model.eval()
+        save_folder(out_dir, model, processor, _meta(settings, arch, result, groups, model))
+        write_train_log(out_dir / TRAIN_LOG_NAME, result.log)
+        say(f"saved to {out_dir} after {result.steps_done} steps ({result.seconds:.0f}s)")
+        return result
+    finally:
+        torch.set_num_threads(previous_threads)
+
+
+def _meta(
+    settings: TrainSettings,
+    arch: BuiltinArchitecture,
+    result: TrainResult,
+    groups: dict[str, list[Item]],
+    model: Any,
+) -> dict[str, Any]:
+    return {
+        "builtin_format_version": BUILTIN_FORMAT_VERSION,
+        "architecture": arch.model_dump(mode="json"),
+        "train_settings": settings.model_dump(mode="json"),
+        "steps_done": result.steps_done,
+        "stopped_by_time": result.stopped_by_time,
+        "train_seconds": round(result.log[-1].seconds if result.log else 0.0, 1),
+        "train_items": sum(len(v) for v in groups.values()),
+        "train_videos": len(groups),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        # How the `builtin` shortcut asks this model: trained on option texts, it is scored by
+        # option likelihood.
+        "backend_options": (
+            {"mcqa_scoring": "likelihood"} if settings.mcqa_target == "option_text" else {}
+        ),
+    }

@@ -1,0 +1,68 @@
+"""One family for every error itemscale raises on purpose.
+
+Each typed error (a bad protocol, a damaged store, a video that will not decode, ...) derives
+from `ItemscaleError` as well as from the built-in class it always had (`ValueError`,
+`RuntimeError`), so `except ValueError` in a user's code keeps working and the CLI catches the
+family once. `exit_code` is what the CLI exits with: 2 for input the user can fix (the
+default), 1 for a failure of the run itself. This module imports nothing from itemscale, so
+every layer can use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
+
+
+class ItemscaleError(Exception):
+    """Base of every typed itemscale error; its message names the file, line or key."""
+
+    exit_code: ClassVar[int] = 2
+
+
+def location_text(loc: Iterable[str | int], *, empty: str = "(top level)") -> str:
+    """A pydantic error location as a user writes the key: `models[0].options.fps`."""
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    return path or empty
+
+
+def validation_message(
+    errors: Iterable[Mapping[str, Any]],
+    *,
+    empty: str = "(top level)",
+    separator: str = "; ",
+    indent: str = "",
+    show_input: bool = False,
+) -> str:
+    """Every error of a pydantic `ValidationError.errors()` as `key: message`, joined.
+
+    Pydantic's internal tags in a location (`function-after[...]`, union member names in
+    brackets) are dropped: they name no key of the user's file. A `too_short` error on a list
+    whose items have their own errors is left out, as their consequence. `show_input` adds the
+    offending scalar (`(got 'x')`).
+    """
+    errors = list(errors)
+    lines = []
+    for err in errors:
+        loc = [
+            p
+            for p in err.get("loc", ())
+            if not (isinstance(p, str) and (p.startswith("function-") or "[" in p))
+        ]
+        if err.get("type") == "too_short" and any(
+            e is not err and tuple(e.get("loc", ()))[:1] == tuple(err.get("loc", ()))[:1]
+            for e in errors
+        ):
+            continue
+        shown = ""
+        if show_input:
+            got = err.get("input")
+            if not (isinstance(got, dict | list | tuple) or got is None):
+                shown = f" (got {got!r})"
+        lines.append(f"{indent}{location_text(loc, empty=empty)}: {err.get('msg', '')}{shown}")
+    return separator.join(lines)

@@ -1,0 +1,163 @@
+"""lmms-eval's `{stamp}_results.json`, found beside each samples file, and what it says: the
+model (`model_name` or `config.model_args`' `pretrained`), the task, the budget spelt in
+`config.model_args` (one of many frame-count keys) and the score lmms-eval itself reported.
+
+A module of its own because it reads another file, damaged in its own ways; the samples
+parser (`_lmms_eval`) only asks it for a budget, a model name, a task and a reported score.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from ._common import ImportInputError, not_utf8_message
+
+FRAME_KEYS: Final[tuple[str, ...]] = (
+    "max_frames_num",
+    "max_num_frames",
+    "num_frames",
+    "nframes",
+    "nframe",
+    "num_frame",
+    "frame_num",
+    "max_frames",
+    "frames",
+)
+PIXEL_KEYS: Final[tuple[str, ...]] = ("max_pixels",)
+FPS_KEYS: Final[tuple[str, ...]] = ("fps", "video_fps")
+_SAMPLES_NAME = re.compile(r"^(?P<stamp>.*?)_?samples_(?P<task>.+)\.jsonl$")
+
+
+def parse_model_args(text: str) -> dict[str, str]:
+    """`pretrained=x,max_frames_num=16` -> {"pretrained": "x", "max_frames_num": "16"}."""
+    out: dict[str, str] = {}
+    for part in str(text or "").split(","):
+        if "=" in part:
+            key, value = part.split("=", 1)
+            out[key.strip()] = value.strip().strip("\"'")
+    return out
+
+
+@dataclass(frozen=True)
+class Budget:
+    config_id: str
+    label: str
+    frames: int
+    axis_order: float
+    pixels: int | None = None
+    sampling: str | None = None
+
+
+def budget_from_model_args(args: Mapping[str, str], where: str) -> Budget:
+    """The one budget type (`protocol.Configuration`) from lmms-eval's many spellings."""
+    from ..protocol import Configuration, SamplingPolicy
+
+    def number(keys: Sequence[str]) -> float | None:
+        for key in keys:
+            if key in args and args[key] not in ("", "None", "none"):
+                try:
+                    return float(args[key])
+                except ValueError:
+                    raise ImportInputError(
+                        f"{where}: model_args {key}={args[key]!r} is not a number"
+                    ) from None
+        return None
+
+    frames = number(FRAME_KEYS)
+    if frames is None:
+        raise ImportInputError(
+            f"{where}: config.model_args has no frame count ({', '.join(FRAME_KEYS)}); "
+            "give --config LABEL:FRAMES=PATH"
+        )
+    pixels = number(PIXEL_KEYS)
+    fps = number(FPS_KEYS)
+    sampling = SamplingPolicy(name="fps", fps=fps) if fps and fps > 0 else SamplingPolicy()
+    cfg = Configuration(
+        frames=int(frames),
+        max_pixels=int(pixels) if pixels else None,
+        sampling=sampling if frames > 0 else SamplingPolicy(),
+    )
+    return Budget(
+        config_id=cfg.config_id,
+        label=cfg.label,
+        frames=cfg.frames,
+        axis_order=cfg.axis_order,
+        pixels=cfg.max_pixels,
+        sampling=cfg.sampling.tag,
+    )
+
+
+def find_results_json(samples: Path) -> Path | None:
+    """`{stamp}_results.json` beside `{stamp}_samples_{task}.jsonl`; else the only results file."""
+    m = _SAMPLES_NAME.match(samples.name)
+    if m and m["stamp"]:
+        candidate = samples.with_name(f"{m['stamp']}_results.json")
+        if candidate.is_file():
+            return candidate
+    others = sorted(samples.parent.glob("*results*.json"))
+    return others[0] if len(others) == 1 else None
+
+
+def task_name(samples: Path, results: Mapping[str, Any] | None) -> str:
+    m = _SAMPLES_NAME.match(samples.name)
+    if m:
+        return m["task"]
+    if results and isinstance(results.get("results"), dict) and len(results["results"]) == 1:
+        return str(next(iter(results["results"])))
+    return samples.stem
+
+
+def model_name(results: Mapping[str, Any]) -> str | None:
+    cfg = results.get("config") or {}
+    raw = results.get("model_name") or parse_model_args(cfg.get("model_args", "")).get("pretrained")
+    if raw:
+        return Path(str(raw).rstrip("/")).name or str(raw)
+    model = cfg.get("model")
+    return str(model) if model else None
+
+
+def read_results_json(path: Path) -> dict[str, Any]:
+    """The results object, its sections checked to be objects, so that reading them later
+    cannot fail on a file damaged by hand."""
+    try:
+        results = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ImportInputError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
+    except UnicodeDecodeError as exc:
+        raise ImportInputError(f"{path}: {not_utf8_message(exc)}") from None
+    if not isinstance(results, dict):
+        raise ImportInputError(
+            f"{path}: expected lmms-eval's results object, got a JSON {type(results).__name__}"
+        )
+    for section in ("config", "configs", "results"):
+        if section in results and not isinstance(results[section], dict):
+            raise ImportInputError(
+                f"{path}: key '{section}' is a {type(results[section]).__name__}, expected an "
+                "object"
+            )
+    return results
+
+
+def score_note(path: Path, task: str, reported: Any, rows: list[dict[str, Any]]) -> str | None:
+    """lmms-eval's own score for the file beside itemscale's re-extracted accuracy."""
+    if not isinstance(reported, dict):
+        return None
+    scores = {
+        k.split(",")[0]: v
+        for k, v in reported.items()
+        if isinstance(v, int | float) and not isinstance(v, bool) and "stderr" not in k
+    }
+    correct = [r["correct"] for r in rows if r.get("correct") is not None]
+    if not scores or not correct:
+        return None
+    ours = 100.0 * sum(correct) / len(correct)
+    theirs = ", ".join(f"{name} {value:.2f}" for name, value in scores.items())
+    return (
+        f"{path.name} ({task}): lmms-eval reported {theirs}; itemscale's re-extracted accuracy "
+        f"{ours:.2f} on {len(correct)} answered items"
+    )

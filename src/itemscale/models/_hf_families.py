@@ -1,0 +1,121 @@
+"""What differs between the video families the transformers backend runs: which model types are
+families, how each is told the frames' true positions, and how our pixel budget becomes its
+processor's resize bounds.
+
+The backend (`_hf`) is the same for every family; what a family's processor needs around the
+frames we chose is kept here, so adding a family changes this module and the backend not at all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._types import Frames, FramesLike, VideoRequest
+
+#: model_type -> family name recorded in the spec.
+FAMILIES: dict[str, str] = {
+    "qwen2_vl": "qwen2-vl",
+    "qwen2_5_vl": "qwen2.5-vl",
+    "qwen3_vl": "qwen3-vl",
+    "llava_onevision": "llava-onevision",
+    "llava_next_video": "llava-next-video",
+    "internvl": "internvl",
+    "smolvlm": "smolvlm2",
+}
+#: Families whose processor resizes to a pixel-count range (our budget sets the range).
+PIXEL_RANGE_FAMILIES = frozenset({"qwen2-vl", "qwen2.5-vl", "qwen3-vl"})
+
+
+def source_fps(frames: FramesLike) -> float:
+    """The video's frame rate implied by the frames' indices and timestamps (needed so a
+    timestamp-aware processor computes each frame's true time from its index)."""
+    indices = np.asarray(frames.indices, dtype=np.float64)
+    times = np.asarray(frames.timestamps, dtype=np.float64)
+    fps = getattr(frames, "fps", None)
+    if isinstance(fps, int | float) and fps > 0:
+        return float(fps)
+    if len(indices) >= 2:
+        di, dt = np.diff(indices), np.diff(times)
+        ok = (di > 0) & (dt > 0)
+        if ok.any():
+            return float(np.median(di[ok] / dt[ok]))
+    if len(indices) >= 1 and times[0] > 0 and indices[0] > 0:
+        return float(indices[0] / times[0])
+    return 1.0
+
+
+def video_metadata(frames: FramesLike) -> dict[str, Any]:
+    """transformers' video metadata for frames we already chose.
+
+    `frames_indices` with the source `fps` give each frame's true time (Qwen3-VL, SmolVLM2 print
+    it into the prompt). `total_num_frames` is set so that the processor's "sampled fps"
+    (frames / total * fps) equals the rate the frames were actually taken at, which is what
+    Qwen2.5-VL turns into the temporal position step.
+    """
+    fps = source_fps(frames)
+    indices = [int(i) for i in frames.indices]
+    count = len(indices)
+    span = indices[-1] - indices[0]
+    step = span / (count - 1) if count >= 2 and span > 0 else 1.0
+    total = max(count, round(count * step))
+    height, width = int(frames.frames.shape[1]), int(frames.frames.shape[2])
+    return {
+        "total_num_frames": total,
+        "fps": fps,
+        "width": width,
+        "height": height,
+        "duration": (indices[-1] + 1) / fps,
+        "frames_indices": indices,
+    }
+
+
+def qwen_factor(processor: Any) -> int:
+    video = processor.video_processor
+    return int(video.patch_size) * int(video.merge_size)
+
+
+def fill_temporal_patch(family: str, processor: Any, frames: FramesLike) -> FramesLike:
+    """Repeat the last frame up to one temporal patch for Qwen3-VL, whose processor refuses
+    fewer frames; Qwen2/2.5-VL's processors do the same repetition themselves, so a
+    one-frame budget means the same thing in all three."""
+    if family != "qwen3-vl":
+        return frames
+    temporal = int(processor.video_processor.temporal_patch_size)
+    missing = temporal - int(frames.frames.shape[0])
+    if missing <= 0:
+        return frames
+    indices = [int(i) for i in frames.indices]
+    times = [float(t) for t in frames.timestamps]
+    return Frames(
+        np.concatenate([frames.frames, np.repeat(frames.frames[-1:], missing, axis=0)]),
+        tuple(indices + [indices[-1]] * missing),
+        tuple(times + [times[-1]] * missing),
+    )
+
+
+def resize_kwargs(
+    family: str, processor: Any, request: VideoRequest, min_pixels_option: int | None
+) -> dict[str, Any]:
+    """The processor's resize bounds for a pixel-range family: our budget as the upper bound,
+    `min_pixels` (or one patch) as the lower; nothing for the families that resize to a fixed
+    size."""
+    if family not in PIXEL_RANGE_FAMILIES or request.frames is None:
+        return {}
+    height, width = request.frames.frames.shape[1:3]
+    factor = qwen_factor(processor)
+    # Round up to the patch grid so the processor never shrinks frames already at budget.
+    ceiling = int(-(-height // factor) * factor * -(-width // factor) * factor)
+    max_pixels = ceiling if request.max_pixels is None else min(ceiling, request.max_pixels)
+    min_pixels = min_pixels_option or factor * factor
+    max_pixels = max(max_pixels, min_pixels)
+    if family == "qwen3-vl":
+        # Qwen3-VL bounds the whole clip (frames rounded to temporal patches x pixels).
+        temporal = int(processor.video_processor.temporal_patch_size)
+        frames = max(temporal, round(request.frames.frames.shape[0] / temporal) * temporal)
+        min_pixels, max_pixels = min_pixels * frames, max_pixels * frames
+    return {
+        "size": {"shortest_edge": min_pixels, "longest_edge": max_pixels},
+        "cap_pixels_per_frame": False,
+    }

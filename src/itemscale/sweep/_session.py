@@ -1,0 +1,202 @@
+"""What both executors share while a sweep runs: the session (the store, the plan, the progress
+bar, the stop request), the sweep's result, and the factories that load a backend.
+
+The local executor and the orchestration (`_runner`) and the Ray executor (`_ray`) each drive
+a session. Kept apart from both, it lets the Ray executor know the session without knowing the
+orchestration, which loads the Ray executor only when asked: one direction, no circle.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..items import Item
+from ..models import PROMPT_TEMPLATE_VERSION, BackendSpec, VideoLM
+from ..protocol import ModelEntry, Protocol
+from ..responses import EXTRACTOR_VERSION
+from ..store import CellRow, RunStore
+from ._execute import JobStats, VideoJob, decoding_settings, group_by_video
+from ._plan import Cell, ModelPlanInfo, PlannedConfig, plan_cells
+
+#: Builds a loaded backend from a model entry, a device and a batch size. Must be picklable for
+#: the Ray executor (a module-level function).
+BackendFactory = Callable[[ModelEntry, str, int], VideoLM]
+
+#: Exit status of an interrupted sweep (128 + SIGINT), as shells report it.
+INTERRUPTED_EXIT = 130
+
+
+def default_backend_factory(entry: ModelEntry, device: str, batch_size: int) -> VideoLM:
+    from ..models import load_backend
+
+    return load_backend(entry, device=device, batch_size=batch_size)
+
+
+@dataclass(frozen=True)
+class RuntimeBackendFactory:
+    """Loads backends with the served-model runtime settings a user chose on the command line
+    (requests in flight, timeout, retries). Like batch size, none of them is part of a cell's
+    identity. A frozen dataclass, so Ray can ship it to its actors."""
+
+    concurrency: int = 8
+    timeout_s: float = 120.0
+    max_retries: int = 4
+
+    def __call__(self, entry: ModelEntry, device: str, batch_size: int) -> VideoLM:
+        from ..models import load_backend
+
+        return load_backend(
+            entry,
+            device=device,
+            batch_size=batch_size,
+            concurrency=self.concurrency,
+            timeout_s=self.timeout_s,
+            max_retries=self.max_retries,
+        )
+
+
+@dataclass
+class SweepResult:
+    """What a sweep did. `table` is the exported response table (all cells in the store)."""
+
+    run_dir: Path
+    planned: int = 0
+    skipped: int = 0
+    ran: int = 0
+    model_calls: int = 0
+    by_status: dict[str, int] = field(default_factory=dict)
+    #: models whose cells were all done under the spec they loaded with before: not loaded
+    not_loaded: list[str] = field(default_factory=list)
+    interrupted: bool = False
+    decode_s: float = 0.0
+    model_s: float = 0.0
+    wall_s: float = 0.0
+    table: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    @property
+    def exit_code(self) -> int:
+        return INTERRUPTED_EXIT if self.interrupted else 0
+
+
+class SweepStop:
+    """A stop request shared by the driver loop and the SIGINT handler."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def set(self) -> None:
+        self._event.set()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+
+@dataclass
+class Session:
+    """Everything the executors share while a sweep runs."""
+
+    protocol: Protocol
+    store: RunStore
+    items: list[Item]
+    configs: list[PlannedConfig]
+    done: set[str]
+    known_hashes: set[str]
+    batch_size: int
+    device: str
+    factory: BackendFactory
+    stop: SweepStop
+    result: SweepResult
+    bar: Any
+    frame_cache: Any = None
+    num_workers: int | None = None
+    planned_ids: set[str] = field(default_factory=set)
+    retry_errors: bool = False
+    _expected: int = 0
+
+    def _cells(self, entry: ModelEntry, spec_id: str) -> list[Cell]:
+        return plan_cells(
+            ModelPlanInfo(entry.name, spec_id),
+            self.items,
+            self.configs,
+            repeat_seeds=self.protocol.repeat_seeds,
+            prompt_template_version=PROMPT_TEMPLATE_VERSION,
+            decoding_for_seed=lambda s: decoding_settings(self.protocol.decoding, s).canonical(),
+            extractor_version=EXTRACTOR_VERSION,
+        )
+
+    def _fingerprint(self, entry: ModelEntry) -> str | None:
+        # a caller's own factory may build anything from an entry: only the loaders whose spec
+        # follows from the entry, the device and the folder are trusted with a fingerprint
+        if self.factory is not default_backend_factory and not isinstance(
+            self.factory, RuntimeBackendFactory
+        ):
+            return None
+        from ..models import load_fingerprint
+
+        return load_fingerprint(entry, device=self.device)
+
+    def finished_without_loading(self, entry: ModelEntry) -> bool:
+        """True, and the entry's cells counted as done, when an earlier load of this very
+        model (same entry, device and checkpoint folder) produced a spec whose every planned
+        cell is finished: a no-op resume then costs no model load."""
+        fingerprint = self._fingerprint(entry)
+        spec_id = None if fingerprint is None else self.store.loaded_spec(fingerprint)
+        if spec_id is None:
+            return False
+        if any(c.cell_id not in self.done for c in self._cells(entry, spec_id)):
+            return False
+        self.plan(entry, spec_id)
+        self.result.not_loaded.append(entry.name)
+        return True
+
+    def expect(self, entry: ModelEntry) -> None:
+        """Before a model loads: grow the bar's total by the cells it will likely run (those
+        whose item, configuration and repeat no earlier spec finished), so the bar has a
+        total while the weights load; `plan` then puts the exact count in its place."""
+        done = self.store.done_row_keys(entry.name, retry_errors=self.retry_errors)
+        cells = self._cells(entry, "not-loaded-yet")
+        self._expected = sum(
+            (c.item.item_id, c.config.config_id, c.repeat) not in done for c in cells
+        )
+        self.bar.total = (self.bar.total or 0) + self._expected
+        self.bar.set_description_str(f"loading {entry.name}")
+
+    def loaded(self, entry: ModelEntry, spec: BackendSpec) -> None:
+        """Record a freshly loaded backend's spec (and what it was loaded from)."""
+        self.store.record_model(spec.spec_id, entry.name, spec.model_dump(mode="json"))
+        fingerprint = self._fingerprint(entry)
+        if fingerprint is not None:
+            self.store.record_load(fingerprint, spec.spec_id, entry.name)
+
+    def plan(self, entry: ModelEntry, spec_id: str) -> tuple[list[Cell], list[VideoJob]]:
+        cells = self._cells(entry, spec_id)
+        self.planned_ids.update(c.cell_id for c in cells)
+        pending = [c for c in cells if c.cell_id not in self.done]
+        self.result.planned += len(cells)
+        self.result.skipped += len(cells) - len(pending)
+        self.bar.total = (self.bar.total or 0) - self._expected + len(pending)
+        self._expected = 0
+        self.bar.refresh()
+        return cells, group_by_video(pending, self.known_hashes)
+
+    def record(self, rows: Sequence[CellRow]) -> None:
+        self.store.record(rows)
+        self.result.ran += len(rows)
+        for row in rows:
+            self.result.by_status[row.status] = self.result.by_status.get(row.status, 0) + 1
+        self.bar.update(len(rows))
+
+    def record_stats(self, job: VideoJob, stats: JobStats) -> None:
+        self.result.decode_s += stats.decode_s
+        self.result.model_s += stats.model_s
+        self.result.model_calls += stats.model_calls
+        if job.hash_video:
+            self.store.record_video(job.video_id, job.video_path, stats.video_hash)
+            if stats.video_hash:
+                self.known_hashes.add(job.video_id)
