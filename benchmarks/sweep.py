@@ -3,7 +3,7 @@ against the model's time, with a tiny transformers Video LLM at 32 frames.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/sweep.py [--videos 8] [--frames 32]
 
-Builds a tiny random-weight Qwen2.5-VL from config (tests/models_tiny.py) and a suite of real
+Builds a tiny random-weight Qwen2.5-VL from config (tests/_support/models_tiny.py) and a suite of real
 H.264 videos, runs `run_sweep` on the local executor, and splits the wall time into model load
 (excluded: paid once per run), the model's own time (inside `generate`), and everything else
 (itemscale's overhead). Target: overhead < 5% of model time at 32 frames. The last line is one
@@ -38,12 +38,12 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
+    from _support.models_tiny import build_qwen2_vl
+    from _support.sweep import make_video, write_protocol
     from itemscale.items import Item, write_items_jsonl
     from itemscale.models import VideoLM
     from itemscale.protocol import ModelEntry, load_protocol
     from itemscale.sweep import default_backend_factory, run_sweep
-    from models_tiny import build_qwen2_vl
-    from test_sweep_helpers import make_video, write_protocol
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from _support.paths import FIXTURES
+
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -19,10 +21,6 @@ try:  # torch is optional for the analysis tests
     torch.set_num_threads(1)
 except ImportError:  # pragma: no cover
     pass
-
-REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
-FIXTURES = SHARED / "fixtures"
 
 
 @pytest.fixture

@@ -264,6 +264,8 @@ def build_artifact(
     build holds the run folder's lock.
     """
     run_dir = Path(run_dir)
+    if not run_dir.is_dir():  # before the lock, which would create the folder
+        raise FileNotFoundError(f"{run_dir}: not a run directory")
     target = Path(out) if out is not None else run_dir / ARTIFACT_DIR
     check_replaceable(target, force=force, protect=[run_dir])
     with run_lock(run_dir, what="report"):

@@ -1,0 +1,124 @@
+"""Hand-made runs for the artifact and report tests: every model answers every item at three
+budgets plus a text-only baseline, one model output tries to run script (`XSS_TEXT`), and a
+mixed run adds a timeout, a NOANSWER and open-ended (scored) items."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from itemscale.audit import (
+    audit_transitions,
+    automatic_annotations,
+    write_annotations,
+    write_audit,
+)
+from itemscale.items import EvidenceSpan, Item, write_items_jsonl
+from itemscale.responses import normalise_responses, write_run
+
+XSS_TEXT = (
+    'The answer is <script>window.__pwned=1</script> <img src=x onerror="window.__pwned=2"> B'
+)
+LABELS = (("f8", 8, 4000), ("f16", 16, 2000), ("f32", 32, 1000))
+N_SOURCE_FRAMES = 64
+FPS = 8.0
+
+
+def make_run(
+    run_dir: Path,
+    *,
+    seed: int = 0,
+    n_items: int = 24,
+    models: tuple[str, ...] = ("tiny<b>model</b>",),
+    with_audit: bool = True,
+) -> tuple[pd.DataFrame, list[Item]]:
+    """A small run: every model answers every item at 3 budgets plus a text-only baseline."""
+    rng = np.random.default_rng(seed)
+    items: list[Item] = []
+    rows: list[dict[str, object]] = []
+    for n in range(n_items):
+        start = float(rng.integers(0, 7))
+        items.append(
+            Item(
+                item_id=f"item{n:02d}<i>",
+                video_id=f"video{n // 2}",
+                question=f"question {n}?",
+                options=("red", "green", "blue", "grey"),
+                answer="A",
+                evidence=(EvidenceSpan(start=start, end=start + 0.5),),
+            )
+        )
+    for model in models:
+        for it in items:
+            text_answer = str(rng.choice(list("ABCD")))
+            rows.append(_row(model, it, "text-only", 0, 0, None, text_answer, rng))
+            for label, frames, pixels in LABELS:
+                answer = "A" if rng.random() < 0.6 else str(rng.choice(list("BCD")))
+                rows.append(_row(model, it, label, frames, pixels, frames, answer, rng))
+    df = normalise_responses(pd.DataFrame(rows))
+    # one model output that tries to run script, on the largest budget
+    df.loc[(df["config_label"] == "f32") & (df["item_id"] == items[0].item_id), "raw_text"] = (
+        XSS_TEXT
+    )
+    write_run(
+        run_dir, df, {"protocol": {"name": "unit <test>"}, "started_at": "2026-01-01T00:00:00Z"}
+    )
+    write_items_jsonl(run_dir / "items.jsonl", items)
+    if with_audit:
+        audit = audit_transitions(df, items)
+        write_audit(run_dir, audit, "adjacent")
+        write_annotations(run_dir / "annotations.parquet", automatic_annotations(audit))
+    return df, items
+
+
+def _row(
+    model: str,
+    it: Item,
+    label: str,
+    frames: int,
+    pixels: int,
+    k: int | None,
+    answer: str,
+    rng: np.random.Generator,
+) -> dict[str, object]:
+    indices = None
+    if k:
+        indices = np.linspace(0, N_SOURCE_FRAMES - 1, k).round().astype(int).tolist()
+    return {
+        "model": model,
+        "item_id": it.item_id,
+        "video_id": it.video_id,
+        "task_kind": "mcqa",
+        "series": "default",
+        "config_id": f"cfg-{label}",
+        "config_label": label,
+        "axis_order": float(frames),
+        "frames": frames,
+        "pixels": pixels or None,
+        "repeat": 0,
+        "status": "ok",
+        "raw_text": f"Answer: {answer}",
+        "answer": answer,
+        "correct": float(answer == it.answer),
+        "confidence": float(rng.uniform(0.25, 1.0)),
+        "frame_indices": indices,
+        "frame_timestamps": [i / FPS for i in indices] if indices else None,
+    }
+
+
+def make_mixed_run(run: Path) -> list[Item]:
+    """A run with a timeout, a NOANSWER and two open-ended (scored) items."""
+    df, items = make_run(run, n_items=8, with_audit=False)
+    df = df.copy()
+    fail = (df["item_id"] == items[1].item_id) & (df["config_label"] == "f16")
+    df.loc[fail, ["status", "answer", "correct", "raw_text"]] = ["timeout", None, None, None]
+    noans = (df["item_id"] == items[2].item_id) & (df["config_label"] == "f8")
+    df.loc[noans, ["status", "answer", "correct"]] = ["noanswer", "NOANSWER", 0.0]
+    scored = df["item_id"].isin([items[3].item_id, items[4].item_id])
+    df.loc[scored, "task_kind"] = "open_qa"
+    df.loc[scored, "score"] = np.where(df.loc[scored, "config_label"] == "f32", 0.2, 0.9)
+    df.loc[scored, "correct"] = np.nan
+    write_run(run, normalise_responses(df), {"protocol": "mixed"})
+    return items

@@ -1,0 +1,445 @@
+"""report.html in real headless Chromium, driven over the DevTools protocol.
+
+The browser talks DevTools over a pipe (`--remote-debugging-pipe`: fd 3 in, fd 4 out, messages
+separated by NUL), so no websocket client or open port is needed. The page must load with no
+console error, exception or CSP report, make no request outside file:/data:, show its figures,
+and an untrusted model output holding `<script>` and `<img onerror>` must stay text.
+
+Without Chromium the tests skip, unless ITEMSCALE_REQUIRE_CHROMIUM=1 (CI), where they fail.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import queue
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from _support.runs import XSS_TEXT, make_mixed_run, make_run
+from itemscale.artifact import build_artifact
+from itemscale.audit import contact_sheet, encode_png
+
+pytestmark = [pytest.mark.chromium, pytest.mark.slow]
+
+SCREENSHOT_DIR = Path(os.environ.get("ITEMSCALE_SCREENSHOT_DIR", "/tmp"))
+
+
+def chromium_binary() -> str:
+    for name in (os.environ.get("ITEMSCALE_CHROMIUM"), "chromium", "chromium-browser"):
+        if name and shutil.which(name):
+            return str(shutil.which(name))
+    message = "headless Chromium not found (apt-get install chromium)"
+    if os.environ.get("ITEMSCALE_REQUIRE_CHROMIUM") == "1":
+        pytest.fail(message + "; ITEMSCALE_REQUIRE_CHROMIUM=1 requires it")
+    pytest.skip(message)
+
+
+class DevTools:
+    """A minimal DevTools-protocol client over Chromium's debugging pipe."""
+
+    def __init__(self, binary: str, profile: Path) -> None:
+        to_chrome_r, self._to_chrome_w = os.pipe()
+        self._from_chrome_r, from_chrome_w = os.pipe()
+        args = [
+            binary,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            f"--user-data-dir={profile}",
+            "--remote-debugging-pipe",
+            "about:blank",
+        ]
+        self.proc = subprocess.Popen(
+            ["bash", "-c", f'exec "$@" 3<&{to_chrome_r} 4>&{from_chrome_w}', "bash", *args],
+            pass_fds=(to_chrome_r, from_chrome_w),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(to_chrome_r)
+        os.close(from_chrome_w)
+        self._next_id = 0
+        self._replies: dict[int, dict[str, Any]] = {}
+        self._cond = threading.Condition()
+        self.events: queue.Queue[dict[str, Any]] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        buf = b""
+        with os.fdopen(self._from_chrome_r, "rb", buffering=0) as fh:
+            while chunk := fh.read(65536):
+                buf += chunk
+                while b"\0" in buf:
+                    raw, buf = buf.split(b"\0", 1)
+                    msg = json.loads(raw)
+                    if "id" in msg:
+                        with self._cond:
+                            self._replies[msg["id"]] = msg
+                            self._cond.notify_all()
+                    else:
+                        self.events.put(msg)
+
+    def send(
+        self, method: str, params: dict[str, Any] | None = None, session: str | None = None
+    ) -> dict[str, Any]:
+        self._next_id += 1
+        msg: dict[str, Any] = {"id": self._next_id, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        os.write(self._to_chrome_w, json.dumps(msg).encode() + b"\0")
+        deadline = time.monotonic() + 30
+        with self._cond:
+            while self._next_id not in self._replies:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"no DevTools reply to {method}")
+                self._cond.wait(left)
+            reply = self._replies.pop(self._next_id)
+        if "error" in reply:
+            raise RuntimeError(f"{method}: {reply['error']}")
+        result: dict[str, Any] = reply.get("result", {})
+        return result
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError, RuntimeError, TimeoutError):
+            self.send("Browser.close")
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self._to_chrome_w)
+
+
+class Page:
+    """One loaded page: its DevTools session and every event it produced."""
+
+    def __init__(self, tools: DevTools, url: str) -> None:
+        self.tools = tools
+        target = tools.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.session = tools.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
+            "sessionId"
+        ]
+        for domain in ("Runtime", "Log", "Page", "Network"):
+            tools.send(f"{domain}.enable", session=self.session)
+        tools.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": 1300, "height": 1000, "deviceScaleFactor": 1, "mobile": False},
+            session=self.session,
+        )
+        self.events: list[dict[str, Any]] = []
+        tools.send("Page.navigate", {"url": url}, session=self.session)
+        self._wait_for("Page.loadEventFired")
+        deadline = time.monotonic() + 20
+        while self.eval("document.body && document.body.dataset.ready") != "1":
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        time.sleep(0.2)
+        self._drain()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                self.events.append(self.tools.events.get_nowait())
+            except queue.Empty:
+                return
+
+    def _wait_for(self, method: str) -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                event = self.tools.events.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            self.events.append(event)
+            if event.get("method") == method and event.get("sessionId") == self.session:
+                return
+        raise TimeoutError(f"no {method}")
+
+    def eval(self, expression: str) -> Any:
+        reply = self.tools.send(
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True},
+            session=self.session,
+        )
+        if "exceptionDetails" in reply:
+            raise RuntimeError(f"{expression}: {reply['exceptionDetails']}")
+        return reply["result"].get("value")
+
+    def errors(self) -> list[str]:
+        self._drain()
+        out = []
+        for e in self.events:
+            method, params = e.get("method"), e.get("params", {})
+            if method == "Runtime.exceptionThrown":
+                out.append(f"exception: {params['exceptionDetails']}")
+            elif method == "Runtime.consoleAPICalled" and params.get("type") in (
+                "error",
+                "assert",
+                "warning",
+            ):
+                out.append(f"console.{params['type']}: {params.get('args')}")
+            elif method == "Log.entryAdded" and params["entry"]["level"] in ("error", "warning"):
+                out.append(f"log {params['entry']['source']}: {params['entry']['text']}")
+        return out
+
+    def requests(self) -> list[str]:
+        self._drain()
+        return [
+            e["params"]["request"]["url"]
+            for e in self.events
+            if e.get("method") == "Network.requestWillBeSent"
+        ]
+
+    def screenshot_of(self, selector: str, path: Path) -> bytes:
+        rect = json.loads(
+            self.eval(
+                f"JSON.stringify(document.querySelector({json.dumps(selector)})"
+                ".getBoundingClientRect().toJSON())"
+            )
+        )
+        clip = {
+            "x": rect["x"] + float(self.eval("window.scrollX")),
+            "y": rect["y"] + float(self.eval("window.scrollY")),
+            "width": rect["width"],
+            "height": min(rect["height"], 2000),
+            "scale": 1,
+        }
+        data = base64.b64decode(
+            self.tools.send(
+                "Page.captureScreenshot",
+                {"format": "png", "clip": clip, "captureBeyondViewport": True},
+                session=self.session,
+            )["data"]
+        )
+        path.write_bytes(data)
+        return data
+
+    def screenshot(self, path: Path) -> bytes:
+        height = int(self.eval("document.documentElement.scrollHeight"))
+        self.tools.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": 1300, "height": min(height, 6000), "deviceScaleFactor": 1, "mobile": False},
+            session=self.session,
+        )
+        data = base64.b64decode(
+            self.tools.send("Page.captureScreenshot", {"format": "png"}, session=self.session)[
+                "data"
+            ]
+        )
+        path.write_bytes(data)
+        return data
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevTools]:
+    binary = chromium_binary()
+    tools = DevTools(binary, tmp_path_factory.mktemp("chromium-profile"))
+    try:
+        yield tools
+    finally:
+        tools.close()
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import numpy as np
+
+    run = tmp_path_factory.mktemp("html") / "run"
+    make_run(run, models=("tiny<b>model</b>", "other model"))
+    audit = pd.read_parquet(run / "audit.parquet")
+    sheets = run / "audit_sheets"
+    sheets.mkdir()
+    rng = np.random.default_rng(0)
+    for tid in audit["transition_id"].head(3):
+        frames = [rng.integers(0, 255, (24, 32, 3), dtype=np.uint8) for _ in range(4)]
+        sheet = contact_sheet(
+            frames[:2],
+            frames,
+            status_from=["kept", "dropped"],
+            status_to=["kept", "added", "added", "added"],
+            evidence_from=[True, False],
+            evidence_to=[True, False, False, False],
+        )
+        (sheets / f"{tid}.png").write_bytes(encode_png(sheet))
+    cascade = {
+        "schema_version": 1,
+        "results": [
+            {
+                "model": "tiny<b>model</b>",
+                "series": "default",
+                "cost": {"primary": "frames"},
+                "terminal": {
+                    "label": "f32",
+                    "accuracy": {"value": 0.6, "ci": [0.5, 0.7]},
+                    "mean_cost": {"value": 32.0, "ci": None},
+                },
+                "policies": {
+                    "confidence": {
+                        "available": True,
+                        "description": "stop when confident <img src=x onerror=alert(1)>",
+                        "accuracy": {"value": 0.62, "ci": [0.52, 0.72]},
+                        "mean_cost": {"value": 20.0, "ci": [18.0, 22.0]},
+                        "cost_reduction": {"value": 0.375, "ci": [0.3, 0.45]},
+                    }
+                },
+                "frontier": [
+                    {"accuracy": 0.55, "mean_cost": 12.0},
+                    {"accuracy": 0.6, "mean_cost": 18.0},
+                    {"accuracy": 0.62, "mean_cost": 24.0},
+                ],
+            }
+        ],
+        "skipped": [],
+    }
+    (run / "cascade.json").write_text(json.dumps(cascade))
+    # the layout `itemscale intervene` writes to RUN_DIR/intervention/<policy>.json
+    (run / "intervention").mkdir()
+    (run / "intervention" / "nested.json").write_text(
+        json.dumps(
+            {
+                "model": "tiny<b>model</b>",
+                "policy": "nested",
+                "description": "keep every frame of the lower budget that was right",
+                "terminal_label": "f32",
+                "recovered_rate": {"value": 0.3, "ci": [0.2, 0.4]},
+                "broken_rate": {"value": 0.05, "ci": [0.0, 0.1]},
+                "net_accuracy_change_estimate": {"value": 0.02, "ci": [-0.01, 0.05]},
+                "regressions": {"n_planned": 10, "n_answered": 10, "n_failed": 0},
+                "controls": {"n_planned": 20, "n_answered": 19, "n_failed": 1},
+                "items": [
+                    {
+                        "item_id": "item00<i>",
+                        "group": "regression",
+                        "answer_before": "B",
+                        "answer_after": XSS_TEXT,
+                        "after": 0.0,
+                        "status": "ok",
+                    }
+                ],
+            }
+        )
+    )
+    (run / "intervention" / "nested.plan.json").write_text(json.dumps({"policy": "nested"}))
+    artifact = build_artifact(run, n_boot=30, seed=0)
+    return artifact / "report.html"
+
+
+def test_report_loads_clean_and_shows_figures(browser: DevTools, report: Path) -> None:
+    assert (report.parent / "intervention" / "nested.json").is_file()
+    assert (report.parent / "intervention" / "nested.plan.json").is_file()
+    page = Page(browser, report.as_uri())
+    assert page.eval("document.body.dataset.ready") == "1", page.errors()
+    assert page.errors() == []
+    assert all(u.startswith(("file:", "data:")) for u in page.requests()), page.requests()
+    counts = page.eval(
+        "JSON.stringify({curve: document.querySelectorAll('svg.accuracy-curve').length,"
+        " band: document.querySelectorAll('svg.accuracy-curve polygon.ci-band').length,"
+        " points: document.querySelectorAll('svg.accuracy-curve circle.acc-point').length,"
+        " heat: document.querySelectorAll('svg.heatmap').length,"
+        " cells: document.querySelectorAll('svg.heatmap rect.cell').length,"
+        " flips: document.querySelectorAll('svg.flip-bars rect.flip-down').length,"
+        " comp: document.querySelectorAll('table.comp').length,"
+        " frontier: document.querySelectorAll('svg.frontier circle.frontier-point').length,"
+        " sheets: document.querySelectorAll('#audit img.sheet').length,"
+        " intervention: document.querySelectorAll('table.intervention tr').length,"
+        " rows: document.querySelectorAll('#item-table tbody tr').length})"
+    )
+    got = json.loads(counts)
+    # two models, one series each: a curve (3 points + band) and a heat map per model
+    assert got["curve"] == 2 and got["band"] == 2 and got["points"] == 6
+    assert got["heat"] == 2 and got["cells"] >= 6
+    assert got["flips"] == 4  # two adjacent pairs per model
+    assert got["comp"] == 2
+    assert got["frontier"] == 3 + 1 + 1  # frontier, the policy, the fixed terminal budget
+    assert got["sheets"] == 3
+    assert got["intervention"] == 4  # header + recovered, broken, net change
+    assert got["rows"] == 48  # 24 items x 2 models
+    shot = page.screenshot(SCREENSHOT_DIR / "itemscale_report.png")
+    assert shot[:8] == b"\x89PNG\r\n\x1a\n" and len(shot) > 20_000
+    table_shot = page.screenshot_of("#items", SCREENSHOT_DIR / "itemscale_report_items.png")
+    assert table_shot[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_untrusted_output_stays_text(browser: DevTools, report: Path) -> None:
+    page = Page(browser, report.as_uri())
+    assert page.eval("typeof window.__pwned") == "undefined"
+    assert page.eval("document.scripts.length") == 2
+    assert page.eval("document.querySelectorAll('img[src=\"x\"]').length") == 0
+    # the page itself never uses <i>; a `<b>model</b>` in a model name must not become bold
+    assert page.eval("document.querySelectorAll('i').length") == 0
+    assert (
+        page.eval(
+            "Array.prototype.filter.call(document.querySelectorAll('b'),"
+            " function (b) { return b.textContent === 'model'; }).length"
+        )
+        == 0
+    )
+    found = page.eval(
+        "Array.prototype.some.call(document.querySelectorAll('#item-table td'),"
+        f" function (td) {{ return td.textContent === {json.dumps(XSS_TEXT)}; }})"
+    )
+    assert found is True
+    # model and item names with markup are shown as text in the figures and the table
+    assert page.eval("document.body.textContent.indexOf('tiny<b>model</b>') >= 0") is True
+    assert page.eval("document.body.textContent.indexOf('item00<i>') >= 0") is True
+    assert page.errors() == []
+
+
+def test_table_filters_and_sorts(browser: DevTools, report: Path) -> None:
+    page = Page(browser, report.as_uri())
+    page.eval(
+        "var f = document.getElementById('model-filter'); f.value = 'other model';"
+        " f.dispatchEvent(new Event('change'));"
+    )
+    assert page.eval("document.querySelectorAll('#item-table tbody tr').length") == 24
+    page.eval(
+        "var b = document.getElementById('item-filter'); b.value = 'item03';"
+        " b.dispatchEvent(new Event('input'));"
+    )
+    assert page.eval("document.querySelectorAll('#item-table tbody tr').length") == 1
+    page.eval(
+        "var b = document.getElementById('item-filter'); b.value = '';"
+        " b.dispatchEvent(new Event('input'));"
+        " document.querySelectorAll('#item-table th')[2].click();"
+        " document.querySelectorAll('#item-table th')[2].click();"
+    )
+    first = page.eval("document.querySelector('#item-table tbody tr td:nth-child(3)').textContent")
+    assert first == "item23<i>"
+    assert page.eval("document.querySelectorAll('#item-table th')[2].dataset.sorted") == "desc"
+    assert page.errors() == []
+
+
+def test_mixed_run_report_loads_clean(
+    browser: DevTools, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Failures, NOANSWER, open-ended items and no cascade/intervention/audit: still clean."""
+    run = tmp_path_factory.mktemp("mixed") / "run"
+    make_mixed_run(run)
+    report = build_artifact(run, n_boot=10, seed=0) / "report.html"
+    page = Page(browser, report.as_uri())
+    assert page.eval("document.body.dataset.ready") == "1"
+    assert page.errors() == []
+    assert page.eval("document.querySelectorAll('svg.heatmap').length") == 2  # mcqa + open-ended
+    assert page.eval("document.querySelectorAll('#item-table tbody tr').length") == 8
+    assert page.eval("document.getElementById('audit').textContent.indexOf('not run') >= 0")
+    assert page.eval("document.getElementById('cascade').textContent.indexOf('not run') >= 0")
