@@ -21,8 +21,8 @@ demo: $(STAMP)
 	OMP_NUM_THREADS=2 $(BIN)/python -m itemscale demo --out $(DEMO_OUT)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check --no-cache src tests benchmarks
+	$(BIN)/ruff format --no-cache --check src tests benchmarks
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

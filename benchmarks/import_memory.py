@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+
 from importers import write_table
 
 
