@@ -280,6 +280,15 @@ def test_every_fence_says_what_it_holds() -> None:
     file format they show), so no command block escapes this test by being untagged."""
     untagged = [f"{b.document}:{b.line}" for d in DOCUMENTS for b in blocks(d) if not b.lang]
     assert not untagged, f"fences without a language: {untagged}"
+    # an indented (unfenced) code block would escape the test the same way
+    command = re.compile(r"^(?:    |\t)(?:\$ )?(?:itemscale|\.venv/bin/\S+|python\S*|make) ")
+    indented = []
+    for document in DOCUMENTS:
+        text = FENCE.sub("", (REPO / document).read_text(encoding="utf-8"))
+        indented += [
+            f"{document}: {line.strip()}" for line in text.splitlines() if command.match(line)
+        ]
+    assert not indented, "commands in indented blocks (fence them):\n" + "\n".join(indented)
 
 
 @pytest.mark.parametrize(
