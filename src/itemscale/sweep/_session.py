@@ -118,9 +118,14 @@ class Session:
     planned_ids: set[str] = field(default_factory=set)
     retry_errors: bool = False
     _expected: int = 0
+    #: the last entry's planned cells, (name, spec_id, cells): the checks before a load and the
+    #: plan after it share one cross product instead of hashing every cell id again
+    _last_plan: tuple[str, str, list[Cell]] | None = None
 
     def _cells(self, entry: ModelEntry, spec_id: str) -> list[Cell]:
-        return plan_cells(
+        if self._last_plan is not None and self._last_plan[:2] == (entry.name, spec_id):
+            return self._last_plan[2]
+        cells = plan_cells(
             ModelPlanInfo(entry.name, spec_id),
             self.items,
             self.configs,
@@ -129,6 +134,8 @@ class Session:
             decoding_for_seed=lambda s: decoding_settings(self.protocol.decoding, s).canonical(),
             extractor_version=EXTRACTOR_VERSION,
         )
+        self._last_plan = (entry.name, spec_id, cells)
+        return cells
 
     def _fingerprint(self, entry: ModelEntry) -> str | None:
         # a caller's own factory may build anything from an entry: only the loaders whose spec
@@ -160,7 +167,13 @@ class Session:
         whose item, configuration and repeat no earlier spec finished), so the bar has a
         total while the weights load; `plan` then puts the exact count in its place."""
         done = self.store.done_row_keys(entry.name, retry_errors=self.retry_errors)
-        cells = self._cells(entry, "not-loaded-yet")
+        # the row keys do not depend on the spec: cells planned under a recorded one will do
+        last = self._last_plan
+        cells = (
+            last[2]
+            if last is not None and last[0] == entry.name
+            else self._cells(entry, "not-loaded-yet")
+        )
         self._expected = sum(
             (c.item.item_id, c.config.config_id, c.repeat) not in done for c in cells
         )
@@ -176,6 +189,7 @@ class Session:
 
     def plan(self, entry: ModelEntry, spec_id: str) -> tuple[list[Cell], list[VideoJob]]:
         cells = self._cells(entry, spec_id)
+        self._last_plan = None  # planned once; the caller holds the cells from here
         self.planned_ids.update(c.cell_id for c in cells)
         pending = [c for c in cells if c.cell_id not in self.done]
         self.result.planned += len(cells)
