@@ -11,6 +11,7 @@ contains the truth is the coverage, reported with its binomial standard error.
 
     .venv/bin/python benchmarks/coverage.py --samples 500 --videos 80 250 --bootstrap 1000
     .venv/bin/python benchmarks/coverage.py --ci percentile      # the plain percentile intervals
+    .venv/bin/python benchmarks/coverage.py --shifts -0.5 0.2 0.4 0.4   # another curve: a tie
 
 Prints a Markdown table per sample size and ends with one JSON line.
 """
@@ -35,8 +36,11 @@ SHIFTS = (-0.5, 0.2, 0.4, 0.42)
 MCQA_ITEMS, OPEN_ITEMS = 3, 2
 
 
-def population(n_videos: int = 40_000, seed: int = 0) -> pd.DataFrame:
-    """The population's response table (text-only at 0 frames, then the 4 budgets)."""
+def population(
+    n_videos: int = 40_000, seed: int = 0, shifts: tuple[float, ...] = SHIFTS
+) -> pd.DataFrame:
+    """The population's response table (text-only at 0 frames, then the 4 budgets, whose
+    latent abilities are shifted by `shifts`)."""
     rng = np.random.default_rng(seed)
     video = rng.normal(0.0, 1.0, n_videos)
     rows: list[pd.DataFrame] = []
@@ -48,7 +52,7 @@ def population(n_videos: int = 40_000, seed: int = 0) -> pd.DataFrame:
     base = (video[:, None] + item).ravel()
     text_latent = 0.6 * base + rng.normal(0.0, 1.0, base.size) - 0.7
     configs = [("text-only", 0, -1.0, text_latent)]
-    for k, (frames, shift) in enumerate(zip(BUDGETS, SHIFTS, strict=True)):
+    for k, (frames, shift) in enumerate(zip(BUDGETS, shifts, strict=True)):
         configs.append(
             (f"{frames}f", frames, float(k), base + shift + rng.normal(0, 1.2, base.size))
         )
@@ -146,10 +150,23 @@ def main() -> None:
     parser.add_argument("--population", type=int, default=40_000)
     parser.add_argument("--ci", choices=["bca", "percentile"], default="bca")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--shifts",
+        type=float,
+        nargs=len(BUDGETS),
+        default=list(SHIFTS),
+        metavar="SHIFT",
+        help=f"latent ability shift per budget {BUDGETS} (default {' '.join(map(str, SHIFTS))})",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
-    table = normalise_responses(population(args.population, args.seed))
-    figures: dict[str, Any] = {"ci": args.ci, "samples": args.samples, "bootstrap": args.bootstrap}
+    table = normalise_responses(population(args.population, args.seed, tuple(args.shifts)))
+    figures: dict[str, Any] = {
+        "ci": args.ci,
+        "samples": args.samples,
+        "bootstrap": args.bootstrap,
+        "shifts": args.shifts,
+    }
     for n in args.videos:
         result = coverage(
             table,
@@ -159,7 +176,10 @@ def main() -> None:
             seed=args.seed + n,
             ci=args.ci,
         )
-        print(f"\n{n} videos, {args.samples} samples, B = {args.bootstrap}, --ci {args.ci}\n")
+        print(
+            f"\n{n} videos, {args.samples} samples, B = {args.bootstrap}, --ci {args.ci}, "
+            f"shifts {' '.join(map(str, args.shifts))}\n"
+        )
         print("| measure | population | coverage | binomial SE |")
         print("| --- | --- | --- | --- |")
         for name, row in result.items():

@@ -282,8 +282,9 @@ def interval_method_text(boot: Mapping[str, Any]) -> str:
     if boot.get("interval", "percentile") == "bca":
         return (
             "95% intervals: BCa (bias-corrected and accelerated) for rates and accuracies; for "
-            "best fixed, oracle headroom, oracle gap and complementarity a percentile interval "
-            "corrected for the optimism of choosing the best budget (winner's curse)"
+            "best fixed, oracle headroom, oracle gap and complementarity a selection-aware "
+            "interval that counts every budget near-tied with the best against the optimism of "
+            "choosing the best budget (winner's curse)"
         )
     return "95% intervals: percentile"
 

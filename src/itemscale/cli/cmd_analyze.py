@@ -52,8 +52,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         choices=["bca", "percentile"],
         default="bca",
         help="interval method (default bca: BCa for rates and accuracies, and for best fixed, "
-        "oracle headroom and gaps a percentile interval corrected for the winner's curse; "
-        "percentile: plain percentile intervals; docs/measures.md)",
+        "oracle headroom and gaps a selection-aware interval that counts near-tied budgets "
+        "against the winner's curse; percentile: plain percentile intervals; docs/measures.md)",
     )
     p.add_argument(
         "--configs",
@@ -244,7 +244,7 @@ def print_summary(result: dict[str, Any], out: TextIO | None = None) -> None:
     out = out if out is not None else sys.stdout
     boot = result["bootstrap"]
     method = {
-        "bca": "BCa; best fixed, headroom and gaps corrected for the winner's curse",
+        "bca": "BCa; best fixed, headroom and gaps selection-aware (winner's curse)",
         "percentile": "percentile",
     }.get(str(boot.get("interval", "percentile")), str(boot.get("interval")))
     print(

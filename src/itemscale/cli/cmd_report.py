@@ -42,8 +42,8 @@ def register(sub: Any) -> None:
         choices=["bca", "percentile"],
         default="bca",
         help="interval method (default bca: BCa for rates and accuracies, and for best fixed, "
-        "oracle headroom and gaps a percentile interval corrected for the winner's curse; "
-        "percentile: plain percentile intervals; docs/measures.md)",
+        "oracle headroom and gaps a selection-aware interval that counts near-tied budgets "
+        "against the winner's curse; percentile: plain percentile intervals; docs/measures.md)",
     )
     p.add_argument(
         "--configs",

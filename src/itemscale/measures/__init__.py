@@ -21,11 +21,9 @@ from ._binary import (
     text_overwrite_counts,
 )
 from ._bootstrap import (
-    BIAS_EXTENSION,
     CHUNK,
     CI_METHODS,
     DEFAULT_CI,
-    GAP_SHIFT,
     VideoBootstrap,
     bca_intervals,
     intervals,
@@ -42,20 +40,20 @@ from ._matrix import (
 )
 from ._order import BudgetOrder, budget_order, main_chain, with_text_first
 from ._select import UnknownConfigError, select_configs
+from ._selected import PRACTICAL_TIE, contender_kappa, selected_intervals, selected_max_intervals
 from ._with_text import GRID_WITH_TEXT_TITLE, binary_grid_with_text, continuous_grid_with_text
 
 __all__ = [
     "ANALYSIS_SCHEMA_VERSION",
-    "BIAS_EXTENSION",
     "CHUNK",
     "CI_METHODS",
     "CONTINUOUS_METRICS",
     "DEFAULT_BOOTSTRAP",
     "DEFAULT_CI",
-    "GAP_SHIFT",
     "GLOSSARY",
     "GRID_WITH_TEXT_TITLE",
     "INTERVENTION_SERIES_PREFIX",
+    "PRACTICAL_TIE",
     "BudgetOrder",
     "ResponseMatrix",
     "Stat",
@@ -68,6 +66,7 @@ __all__ = [
     "binary_grid_with_text",
     "budget_order",
     "build_matrices",
+    "contender_kappa",
     "continuous_block",
     "continuous_grid_with_text",
     "disagreement",
@@ -83,6 +82,8 @@ __all__ = [
     "percentile_intervals",
     "resample_counts",
     "select_configs",
+    "selected_intervals",
+    "selected_max_intervals",
     "stat",
     "terminal_regression_indicator",
     "text_overwrite_counts",

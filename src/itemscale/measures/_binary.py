@@ -15,7 +15,6 @@ from scipy.stats import binomtest
 
 from ..responses import NOANSWER
 from ._bootstrap import (
-    Shape,
     VideoBootstrap,
     intervals,
     jackknife_means,
@@ -23,6 +22,7 @@ from ._bootstrap import (
 )
 from ._matrix import ResponseMatrix
 from ._order import BudgetOrder
+from ._selected import selected_intervals
 
 Stat = dict[str, Any]
 
@@ -92,12 +92,11 @@ def _ci(
     point: np.ndarray | float,
     samples: np.ndarray,
     jack: np.ndarray | None,
-    shape: Shape = "smooth",
 ) -> np.ndarray:
-    """[M, 2] intervals of statistics with the bootstrap's interval method (NaN without
+    """[M, 2] intervals of smooth statistics with the bootstrap's interval method (NaN without
     resamples)."""
     method = boot.method if boot is not None else "percentile"
-    return intervals(np.atleast_1d(np.asarray(point, dtype=float)), samples, jack, method, shape)
+    return intervals(np.atleast_1d(np.asarray(point, dtype=float)), samples, jack, method)
 
 
 def _scalar_stat(
@@ -105,11 +104,49 @@ def _scalar_stat(
     point: float | None,
     samples: np.ndarray,
     jack: np.ndarray | None,
-    shape: Shape = "smooth",
 ) -> Stat:
     if point is None or samples.size == 0:
         return stat(point, None)
-    return stat(point, _ci(boot, point, samples, jack, shape)[0])
+    return stat(point, _ci(boot, point, samples, jack)[0])
+
+
+def _selected_ci(
+    boot: VideoBootstrap | None,
+    values: np.ndarray,
+    resampled: np.ndarray,
+    oracle: np.ndarray | None = None,
+    oracle_resampled: np.ndarray | None = None,
+) -> np.ndarray:
+    """[M, 2] intervals of maxima over configurations (`values` [M, K], resamples [B, M, K]),
+    or of an oracle minus one (docs/measures.md, "Interval method")."""
+    if boot is None or resampled.shape[0] == 0:
+        return np.full((values.shape[0], 2), np.nan)
+    return selected_intervals(
+        boot.method,
+        values,
+        resampled,
+        boot.n_clusters,
+        oracle=oracle,
+        oracle_resampled=oracle_resampled,
+    )
+
+
+def _best_and_gap(
+    boot: VideoBootstrap | None,
+    values: np.ndarray,
+    resampled: np.ndarray,
+    oracle: float | None,
+    oracle_resampled: np.ndarray,
+) -> tuple[Stat, Stat]:
+    """Best fixed (the largest of `values` [K]) and the oracle minus it, each with the interval
+    of a selected maximum."""
+    if not values.size or oracle is None:
+        return stat(None, None), stat(None, None)
+    best = float(values.max())
+    row, rows = values[None, :], resampled[:, None, :]
+    best_ci = _selected_ci(boot, row, rows)[0]
+    gap_ci = _selected_ci(boot, row, rows, np.array([oracle]), oracle_resampled[:, None])[0]
+    return stat(best, best_ci), stat(oracle - best, gap_ci)
 
 
 def _ratio(boot: VideoBootstrap | None, numerator: np.ndarray, denominator: np.ndarray) -> Stat:
@@ -298,22 +335,13 @@ def binary_block(
         "accuracy": {label: stat(acc_p[j], acc_ci[j]) for j, label in enumerate(labels)},
     }
     best = int(np.argmax(acc_p)) if k and n else 0
-    best_s = acc_s.max(axis=1) if acc_s.shape[0] else np.zeros(0)
-    best_j = acc_j.max(axis=1) if acc_j.shape[0] else np.zeros(0)
-    best_p = float(acc_p[best]) if k and n else None
-    block["best_fixed"] = {
-        "config": labels[best] if k else None,
-        **_scalar_stat(boot, best_p, best_s, best_j, "max"),
-    }
     oracle_p = float(points["oracle"][0]) if n else None
-    block["oracle"] = _scalar_stat(boot, oracle_p, samples["oracle"][:, 0], jack["oracle"][:, 0])
-    block["oracle_headroom"] = _scalar_stat(
-        boot,
-        oracle_p - best_p if oracle_p is not None and best_p is not None else None,
-        samples["oracle"][:, 0] - best_s,
-        jack["oracle"][:, 0] - best_j if best_j.size else None,
-        "gap",
+    best_stat, headroom = _best_and_gap(
+        boot, acc_p if k and n else np.zeros(0), acc_s, oracle_p, samples["oracle"][:, 0]
     )
+    block["best_fixed"] = {"config": labels[best] if k else None, **best_stat}
+    block["oracle"] = _scalar_stat(boot, oracle_p, samples["oracle"][:, 0], jack["oracle"][:, 0])
+    block["oracle_headroom"] = headroom
     for key, name in (
         ("harmful_rate", "harmful"),
         ("beneficial_rate", "beneficial"),
@@ -331,9 +359,13 @@ def binary_block(
         fd_ci = _ci(boot, points["flip_down"], samples["flip_down"], jack["flip_down"])
         fu_ci = _ci(boot, points["flip_up"], samples["flip_up"], jack["flip_up"])
         comp_p = points["pair_max"] - np.maximum(acc_p[a_idx], acc_p[b_idx])
-        comp_s = samples["pair_max"] - np.maximum(acc_s[:, a_idx], acc_s[:, b_idx])
-        comp_j = jack["pair_max"] - np.maximum(acc_j[:, a_idx], acc_j[:, b_idx])
-        comp_ci = _ci(boot, comp_p, comp_s, comp_j, "gap")
+        comp_ci = _selected_ci(
+            boot,
+            np.stack([acc_p[a_idx], acc_p[b_idx]], axis=1),
+            np.stack([acc_s[:, a_idx], acc_s[:, b_idx]], axis=2),
+            points["pair_max"],
+            samples["pair_max"],
+        )
         down_counts = (y[:, a_idx] * (1 - y[:, b_idx])).sum(axis=0)
         up_counts = ((1 - y[:, a_idx]) * y[:, b_idx]).sum(axis=0)
         for p, (a, b) in enumerate(pair_list):
@@ -465,22 +497,13 @@ def curve_best_gap(
     values, resampled, left_out = points[per_config], samples[per_config], jack[per_config]
     ci = _ci(boot, values, resampled, left_out)
     curve = {lab: stat(values[j], ci[j]) for j, lab in enumerate(labels)}
-    best = int(np.argmax(values)) if n and len(labels) else 0
-    best_p = float(values[best]) if n and len(labels) else None
-    best_s = resampled.max(axis=1) if resampled.shape[0] else np.zeros(0)
-    best_j = left_out.max(axis=1) if left_out.shape[0] else np.zeros(0)
-    best_entry = {
-        "config": labels[best] if n and len(labels) else None,
-        **_scalar_stat(boot, best_p, best_s, best_j, "max"),
-    }
+    defined = bool(n and len(labels))
+    best = int(np.argmax(values)) if defined else 0
     top = float(points[item_max][0]) if n else None
-    gap = _scalar_stat(
-        boot,
-        top - best_p if top is not None and best_p is not None else None,
-        samples[item_max][:, 0] - best_s if best_s.size else np.zeros(0),
-        jack[item_max][:, 0] - best_j if best_j.size else None,
-        "gap",
+    best_stat, gap = _best_and_gap(
+        boot, values if defined else np.zeros(0), resampled, top, samples[item_max][:, 0]
     )
+    best_entry = {"config": labels[best] if defined else None, **best_stat}
     return curve, best_entry, gap
 
 

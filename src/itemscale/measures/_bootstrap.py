@@ -15,7 +15,7 @@ exact in float64 whatever the summation order.
 from __future__ import annotations
 
 import warnings
-from typing import Final, Literal
+from typing import Final
 
 import numpy as np
 import pandas as pd
@@ -144,6 +144,8 @@ def percentile_intervals(samples: np.ndarray, level: float = CI_LEVEL) -> np.nda
     if samples.shape[0] == 0:
         return np.full((samples.shape[1], 2), np.nan)
     alpha = (1.0 - level) / 2.0
+    if not np.isnan(samples).any():  # the common case; nanquantile is several times slower
+        return np.asarray(np.quantile(samples, [alpha, 1.0 - alpha], axis=0).T)
     with warnings.catch_warnings():  # all-NaN columns (undefined statistics) give NaN
         warnings.simplefilter("ignore", RuntimeWarning)
         q = np.nanquantile(samples, [alpha, 1.0 - alpha], axis=0)
@@ -155,16 +157,6 @@ def percentile_intervals(samples: np.ndarray, level: float = CI_LEVEL) -> np.nda
 #: Interval methods `analyze --ci` offers; `bca` is the default (docs/measures.md).
 CI_METHODS: Final[tuple[str, ...]] = ("bca", "percentile")
 DEFAULT_CI: Final[str] = "bca"
-#: How many bootstrap bias estimates a selected-maximum interval is widened by, on the side
-#: the selection biases (calibrated on benchmarks/coverage.py; docs/measures.md).
-BIAS_EXTENSION: Final[float] = 3.0
-#: An oracle-minus-maximum interval is also moved up by this many bias estimates: its misses are
-#: all on the upper side (benchmarks/coverage.py), so the whole interval sits too low.
-GAP_SHIFT: Final[float] = 1.0
-
-#: `smooth`: a mean or ratio; `max`: a maximum over configurations (best fixed); `gap`: an
-#: oracle minus such a maximum (oracle headroom, oracle gap, complementarity).
-Shape = Literal["smooth", "max", "gap"]
 
 
 def jackknife_means(boot: VideoBootstrap, values: np.ndarray) -> np.ndarray:
@@ -188,7 +180,7 @@ def jackknife_ratios(
     return result
 
 
-def _column_quantiles(samples: np.ndarray, levels: np.ndarray) -> np.ndarray:
+def column_quantiles(samples: np.ndarray, levels: np.ndarray) -> np.ndarray:
     """Per column j, the `levels[..., j]` quantiles of `samples[:, j]` (NaN ignored; linear
     interpolation, as `np.quantile`): [L, M]."""
     ordered = np.sort(samples, axis=0)  # NaN sort last
@@ -229,7 +221,7 @@ def bca_intervals(
     for z in (norm.ppf(alpha), norm.ppf(1.0 - alpha)):
         shifted = z0 + (z0 + z) / (1.0 - accel * (z0 + z))
         levels.append(norm.cdf(shifted))
-    out = _column_quantiles(samples, np.stack(levels))
+    out = column_quantiles(samples, np.stack(levels))
     return np.asarray(out.T)
 
 
@@ -238,17 +230,11 @@ def intervals(
     samples: np.ndarray,
     jack: np.ndarray | None,
     method: str,
-    shape: Shape = "smooth",
     level: float = CI_LEVEL,
 ) -> np.ndarray:
-    """The 95% intervals of a block of statistics [M] from their resamples [B, M] -> [M, 2].
-
-    `percentile`: plain percentile intervals. `bca`: BCa for smooth statistics; for a maximum
-    over configurations the percentile interval's lower end moved down by `BIAS_EXTENSION`
-    times the bootstrap's own bias estimate, and for an oracle minus one the interval moved up
-    by `GAP_SHIFT` and its upper end by `GAP_SHIFT + BIAS_EXTENSION` times it, since the best
-    of several noisy budgets is optimistic and a percentile or BCa interval inherits it (the
-    winner's curse; docs/measures.md)."""
+    """The 95% intervals of a block of smooth statistics (means, ratios) [M] from their
+    resamples [B, M] -> [M, 2]: BCa, or plain percentile intervals. Statistics that select a
+    configuration (best fixed, gaps) have their own construction (`_selected`)."""
     samples = np.asarray(samples, dtype=float)
     if samples.ndim == 1:
         samples = samples[:, None]
@@ -259,19 +245,7 @@ def intervals(
         return percentile_intervals(samples, level)
     if method != "bca":
         raise ValueError(f"unknown interval method {method!r}; use one of {', '.join(CI_METHODS)}")
-    if shape == "smooth":
-        if jack is None or jack.shape[0] < 3:
-            return percentile_intervals(samples, level)
-        jk = np.asarray(jack, dtype=float)
-        return bca_intervals(point, samples, jk if jk.ndim == 2 else jk[:, None], level)
-    base = percentile_intervals(samples, level)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        bias = np.nanmean(samples, axis=0) - point
-    if shape == "max":  # optimistic: the truth may lie below
-        base[:, 0] -= BIAS_EXTENSION * np.maximum(np.nan_to_num(bias), 0.0)
-    else:  # an oracle minus an optimistic maximum is pessimistic: the truth lies above
-        shortfall = np.maximum(-np.nan_to_num(bias), 0.0)
-        base[:, 0] += GAP_SHIFT * shortfall
-        base[:, 1] += (GAP_SHIFT + BIAS_EXTENSION) * shortfall
-    return base
+    if jack is None or jack.shape[0] < 3:
+        return percentile_intervals(samples, level)
+    jk = np.asarray(jack, dtype=float)
+    return bca_intervals(point, samples, jk if jk.ndim == 2 else jk[:, None], level)
