@@ -204,7 +204,7 @@ def test_a_few_steps_lower_the_loss(items: list[Item], suite: Path) -> None:
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     assert (frames, height, width) == (4, 56, 84)
     assert losses[-1] < 0.75 * losses[0], losses
     assert all(b < a for a, b in itertools.pairwise(losses)), losses
