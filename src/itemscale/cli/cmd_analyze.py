@@ -6,8 +6,21 @@ import argparse
 import sys
 from typing import Any, TextIO
 
+from ..measures import CI_METHODS, DEFAULT_CI
 from . import CommandError
 from ._format import Glosses, points_text
+
+
+def add_ci_argument(p: argparse.ArgumentParser) -> None:
+    """`--ci`, as `analyze` and `report` both take it."""
+    p.add_argument(
+        "--ci",
+        choices=list(CI_METHODS),
+        default=DEFAULT_CI,
+        help="interval method (default bca: BCa for rates and accuracies, and for best fixed, "
+        "oracle headroom and gaps a selection-aware interval that counts near-tied budgets "
+        "against the winner's curse; percentile: plain percentile intervals; docs/measures.md)",
+    )
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,14 +60,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="on a grid of frame counts x resolutions, measure one chain of it as the axis: "
         "frames@RES (the frame counts at one resolution, e.g. frames@112) or resolution@Nf",
     )
-    p.add_argument(
-        "--ci",
-        choices=["bca", "percentile"],
-        default="bca",
-        help="interval method (default bca: BCa for rates and accuracies, and for best fixed, "
-        "oracle headroom and gaps a selection-aware interval that counts near-tied budgets "
-        "against the winner's curse; percentile: plain percentile intervals; docs/measures.md)",
-    )
+    add_ci_argument(p)
     p.add_argument(
         "--configs",
         type=parse_config_list,

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from . import CommandError
-from .cmd_analyze import parse_config_list
+from .cmd_analyze import add_ci_argument, parse_config_list
 
 
 def register(sub: Any) -> None:
@@ -37,14 +37,7 @@ def register(sub: Any) -> None:
         help="replace --out even if it is a folder itemscale did not write (never the run "
         "folder or a folder that holds it)",
     )
-    p.add_argument(
-        "--ci",
-        choices=["bca", "percentile"],
-        default="bca",
-        help="interval method (default bca: BCa for rates and accuracies, and for best fixed, "
-        "oracle headroom and gaps a selection-aware interval that counts near-tied budgets "
-        "against the winner's curse; percentile: plain percentile intervals; docs/measures.md)",
-    )
+    add_ci_argument(p)
     p.add_argument(
         "--configs",
         type=parse_config_list,
