@@ -34,6 +34,7 @@ from itemscale.models import (
     Backend,
     BackendError,
     BackendSpec,
+    LoadSettings,
     VideoLM,
     check_backend_options,
     lazy,
@@ -80,9 +81,9 @@ class FakeLoader:
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
 
-    def __call__(self, entry: Any, **runtime: Any) -> VideoLM:
+    def __call__(self, entry: Any, settings: LoadSettings, /) -> VideoLM:
         options = parse_fake(dict(entry.options), entry.name)
-        self.calls.append({"name": entry.name, "answer": options.answer, **runtime})
+        self.calls.append({"name": entry.name, "answer": options.answer, **vars(settings)})
         backend = PixelBackend(name=entry.name)
         backend._spec = BackendSpec(backend="fake", name=entry.name, model=entry.model)
         return backend

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from ._types import BACKENDS, Backend, BackendError, VideoLM, one_of
+from ._types import BACKENDS, Backend, BackendError, LoadSettings, VideoLM, one_of
 from ._types import ModelEntryLike as ModelEntryLike  # defined here before the registry
 
 
@@ -90,8 +90,7 @@ def load_backend(
     """
     if batch_size < 1:
         raise BackendError(f"batch_size must be at least 1, got {batch_size}")
-    return backend_of(entry).load(
-        entry,
+    settings = LoadSettings(
         device=device,
         batch_size=batch_size,
         concurrency=concurrency,
@@ -99,6 +98,7 @@ def load_backend(
         max_retries=max_retries,
         rng=rng if rng is not None else np.random.default_rng(0),
     )
+    return backend_of(entry).load(entry, settings)
 
 
 # -- the shipped backends (registered in `_types.BACKENDS`) ---------------------------------
@@ -147,7 +147,7 @@ def parse_builtin_options(options: dict[str, Any], model_name: str) -> BaseModel
 
 
 def _load_local(
-    entry: ModelEntryLike, model: str, options: dict[str, Any], device: str, batch_size: int
+    entry: ModelEntryLike, model: str, options: dict[str, Any], settings: LoadSettings
 ) -> VideoLM:
     from ._hf import HFBackend
 
@@ -157,35 +157,17 @@ def _load_local(
         revision=entry.revision,
         dtype=entry.dtype,
         options=options,
-        device=device,
-        batch_size=batch_size,
+        device=settings.device,
+        batch_size=settings.batch_size,
         backend=entry.backend,
     )
 
 
-def load_hf(
-    entry: ModelEntryLike,
-    *,
-    device: str,
-    batch_size: int,
-    concurrency: int,
-    timeout_s: float,
-    max_retries: int,
-    rng: np.random.Generator,
-) -> VideoLM:
-    return _load_local(entry, entry.model, dict(entry.options or {}), device, batch_size)
+def load_hf(entry: ModelEntryLike, settings: LoadSettings) -> VideoLM:
+    return _load_local(entry, entry.model, dict(entry.options or {}), settings)
 
 
-def load_builtin(
-    entry: ModelEntryLike,
-    *,
-    device: str,
-    batch_size: int,
-    concurrency: int,
-    timeout_s: float,
-    max_retries: int,
-    rng: np.random.Generator,
-) -> VideoLM:
+def load_builtin(entry: ModelEntryLike, settings: LoadSettings) -> VideoLM:
     folder = builtin_model_dir()
     if not (folder / "config.json").is_file():
         raise BackendError(
@@ -193,19 +175,10 @@ def load_builtin(
             f"in {folder}); build it first, or use backend 'hf' with a model path"
         )
     options = {**builtin_backend_options(folder), **dict(entry.options or {})}
-    return _load_local(entry, str(folder), options, device, batch_size)
+    return _load_local(entry, str(folder), options, settings)
 
 
-def load_openai(
-    entry: ModelEntryLike,
-    *,
-    device: str,
-    batch_size: int,
-    concurrency: int,
-    timeout_s: float,
-    max_retries: int,
-    rng: np.random.Generator,
-) -> VideoLM:
+def load_openai(entry: ModelEntryLike, settings: LoadSettings) -> VideoLM:
     from ._openai import OpenAIBackend
 
     return OpenAIBackend.create(
@@ -214,8 +187,8 @@ def load_openai(
         revision=entry.revision,
         dtype=entry.dtype,
         options=dict(entry.options or {}),
-        concurrency=concurrency,
-        timeout_s=timeout_s,
-        max_retries=max_retries,
-        rng=rng,
+        concurrency=settings.concurrency,
+        timeout_s=settings.timeout_s,
+        max_retries=settings.max_retries,
+        rng=settings.rng,
     )

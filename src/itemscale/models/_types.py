@@ -286,22 +286,25 @@ class OptionsParser(Protocol):
     def __call__(self, options: dict[str, Any], model_name: str, /) -> BaseModel: ...
 
 
-class BackendLoader(Protocol):
-    """Loads an entry. Every runtime setting is passed, and each backend uses the ones that
-    apply to it (local models: device, batch size; served ones: concurrency, timeouts,
-    retries, the backoff jitter's generator), so `load_backend` needs no per-backend branch."""
+@dataclass(frozen=True)
+class LoadSettings:
+    """The runtime settings a loader may use: local models take the device and batch size,
+    served ones the requests in flight, timeout, retries and the backoff jitter's generator.
+    None of them is part of a cell's identity, so they are never backend options."""
 
-    def __call__(
-        self,
-        entry: ModelEntryLike,
-        *,
-        device: str,
-        batch_size: int,
-        concurrency: int,
-        timeout_s: float,
-        max_retries: int,
-        rng: np.random.Generator,
-    ) -> VideoLM: ...
+    device: str = "cpu"
+    batch_size: int = 1
+    concurrency: int = 8
+    timeout_s: float = 120.0
+    max_retries: int = 4
+    rng: np.random.Generator = field(default_factory=lambda: np.random.default_rng(0))
+
+
+class BackendLoader(Protocol):
+    """Loads an entry. Every loader gets the same `LoadSettings` and uses the ones that apply
+    to it, so `load_backend` needs no per-backend branch."""
+
+    def __call__(self, entry: ModelEntryLike, settings: LoadSettings, /) -> VideoLM: ...
 
 
 class Fingerprinter(Protocol):
