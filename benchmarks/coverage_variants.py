@@ -97,6 +97,11 @@ def run(args: argparse.Namespace) -> dict:
         "token_f1": table["score"].to_numpy().reshape(shape)[:, :, MCQA_ITEMS:],
     }
     sums = {kind: per_video_columns(v) for kind, v in kinds.items()}
+    #: the population's own means of every column: the truth each interval is checked against
+    truths = {
+        kind: per_video.sum(axis=0) / (args.population * kinds[kind].shape[2])
+        for kind, per_video in sums.items()
+    }
     budgets = len(BUDGETS)
     rng = np.random.default_rng(args.seed + args.videos)
     tally: dict[str, list[int]] = {}
@@ -106,7 +111,7 @@ def run(args: argparse.Namespace) -> dict:
         counts = resample_counts(args.videos, args.bootstrap, s)
         for kind, per_video in sums.items():
             per_item = kinds[kind].shape[2]
-            truth_all = per_video.sum(axis=0) / (args.population * per_item)
+            truth_all = truths[kind]
             sample = per_video[chosen]
             point = sample.sum(axis=0) / (args.videos * per_item)
             resampled = (counts @ sample) / (counts.sum(axis=1) * per_item)[:, None]
