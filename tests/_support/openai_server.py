@@ -69,12 +69,16 @@ class ChatServer:
                 try:
                     if reply.delay_s:
                         time.sleep(reply.delay_s)
+                finally:
+                    # Counted out before the reply is written: once the client has the reply it
+                    # may send its next request before this thread would run a `finally` after
+                    # the write, which read as two requests in flight at concurrency 1.
+                    with server.lock:
+                        server.in_flight -= 1
+                try:
                     self._answer(reply, body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
-                finally:
-                    with server.lock:
-                        server.in_flight -= 1
 
             def _answer(self, reply: Reply, body: dict[str, Any]) -> None:
                 if reply.raw_body is not None:
