@@ -18,7 +18,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from itemscale.policies import CascadeSettings, cascade_report, shared_frame_costs_from_indices
+from itemscale.policies import CascadeSettings, cascade_report, frame_union_costs
 from itemscale.policies._search import _Problem, outcome_at, stopping_stage
 from itemscale.responses import normalise_responses
 
@@ -82,7 +82,7 @@ def main() -> None:
     cells = np.empty(correct.shape, dtype=object)
     for k, lab in enumerate(block["labels"]):
         cells[:, k] = list(df[df["config_label"] == lab]["frame_indices"])
-    costs = shared_frame_costs_from_indices(cells)
+    costs = frame_union_costs(cells)
     problem = _Problem(np.ones((len(correct), correct.shape[1] - 1), bool), conf[:, :-1], correct,
                        costs.cumulative, True)  # fmt: skip
     thresholds = np.full(correct.shape[1] - 1, np.inf)

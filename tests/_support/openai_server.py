@@ -8,6 +8,7 @@ handled each failure.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -75,10 +76,8 @@ class ChatServer:
                     # the write, which read as two requests in flight at concurrency 1.
                     with server.lock:
                         server.in_flight -= 1
-                try:
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     self._answer(reply, body)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
 
             def _answer(self, reply: Reply, body: dict[str, Any]) -> None:
                 if reply.raw_body is not None:

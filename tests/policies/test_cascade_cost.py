@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from itemscale.policies import (
-    shared_frame_costs,
-    shared_frame_costs_from_counts,
-    shared_frame_costs_from_indices,
-    visual_token_costs,
+    frame_counts_matrix,
+    frame_union_costs,
+    resolve_sharing,
+    stage_value_costs,
 )
 
 
@@ -37,10 +37,10 @@ OVERLAP = _cells(
 
 
 def test_union_cost_all_stages_hand_computed() -> None:
-    costs = shared_frame_costs_from_indices(OVERLAP)
+    costs = frame_union_costs(OVERLAP)
     np.testing.assert_array_equal(costs.cumulative(), [[2, 4, 7], [1, 2, 4], [1, 2, 3]])
     np.testing.assert_array_equal(costs.terminal, [4, 4, 2])
-    assert costs.basis == "frame_indices_union"
+    assert costs.basis == "union"
 
 
 @pytest.mark.parametrize(
@@ -57,47 +57,58 @@ def test_union_cost_all_stages_hand_computed() -> None:
 def test_union_cost_with_skipped_stages(
     active: tuple[bool, ...], expected: list[list[int]]
 ) -> None:
-    costs = shared_frame_costs_from_indices(OVERLAP)
+    costs = frame_union_costs(OVERLAP)
     np.testing.assert_array_equal(costs.cumulative(active), expected)
 
 
-def test_counts_fallback_pays_every_running_stage_in_full() -> None:
-    costs = shared_frame_costs_from_counts([2, 4, 8], n_items=2)
+def test_none_pays_every_running_stage_in_full() -> None:
+    costs = stage_value_costs(frame_counts_matrix([2, 4, 8], n_items=2), "none")
     np.testing.assert_array_equal(costs.cumulative(), [[2, 6, 14], [2, 6, 14]])
     np.testing.assert_array_equal(costs.cumulative((False, True, True)), [[0, 4, 12]] * 2)
     np.testing.assert_array_equal(costs.terminal, [8, 8])
-    assert costs.basis == "sum_of_frame_counts"
-    assert "upper bound" in costs.note
+    assert costs.basis == "none"
+    assert "pays in full" in costs.note
 
 
-def test_missing_indices_fall_back_to_counts_and_say_so() -> None:
-    cells = OVERLAP.copy()
-    cells[1, 2] = None
-    costs = shared_frame_costs(cells, [2, 4, 4], n_items=3)
-    assert costs.basis == "sum_of_frame_counts"
-    complete = shared_frame_costs(OVERLAP, [2, 4, 4], n_items=3)
-    assert complete.basis == "frame_indices_union"
-    assert shared_frame_costs(None, [2, 4, 4], n_items=3).basis == "sum_of_frame_counts"
+def test_prefix_pays_what_each_stage_adds_beyond_the_previous_one_that_ran() -> None:
+    """The seed paper's shared cost: sum over the stages visited of max(0, c_k - c_prev)."""
+    costs = stage_value_costs(frame_counts_matrix([0, 2, 4, 8], n_items=1), "prefix")
+    np.testing.assert_array_equal(costs.cumulative(), [[0, 2, 4, 8]])
+    # stage 1 skipped: stage 2 pays 4 - 0, the previous stage that ran being the text-only one
+    np.testing.assert_array_equal(costs.cumulative((True, False, True, True)), [[0, 0, 4, 8]])
+    np.testing.assert_array_equal(costs.cumulative((False, False, False, True)), [[0, 0, 0, 8]])
+    # per-item costs that fall (latency, say) add nothing: max(0, .) per step
+    latency = stage_value_costs(np.array([[1.0, 3.0, 2.5, 4.0]]), "prefix")
+    np.testing.assert_array_equal(latency.cumulative(), [[1.0, 3.0, 3.0, 4.5]])
+    assert costs.basis == "prefix" and "previous stage" in costs.note
+
+
+def test_auto_sharing_is_union_with_indices_and_prefix_without() -> None:
+    assert resolve_sharing("auto", True) == "union"
+    assert resolve_sharing("auto", False) == "prefix"
+    assert resolve_sharing("none", False) == "none"
+    with pytest.raises(ValueError, match="no recorded indices"):
+        resolve_sharing("union", False)
 
 
 def test_negative_index_is_named() -> None:
     cells = _cells([[[0, 1], [-1, 2]]])
     with pytest.raises(ValueError, match=r"frame_indices\[0, 1\]: negative frame index -1"):
-        shared_frame_costs_from_indices(cells)
+        frame_union_costs(cells)
 
 
 def test_token_cost_is_a_running_sum_of_stages_that_ran() -> None:
-    costs = visual_token_costs(np.array([[10.0, 20.0, 40.0], [5.0, 5.0, 5.0]]))
-    assert costs is not None
+    costs = stage_value_costs(np.array([[10.0, 20.0, 40.0], [5.0, 5.0, 5.0]]), "none")
     np.testing.assert_array_equal(costs.cumulative(), [[10, 30, 70], [5, 10, 15]])
     np.testing.assert_array_equal(costs.cumulative((True, False, True)), [[10, 10, 50], [5, 5, 10]])
     np.testing.assert_array_equal(costs.terminal, [40, 5])
-    assert visual_token_costs(np.array([[10.0, np.nan]])) is None
+    with pytest.raises(ValueError, match="finite for every cell"):
+        stage_value_costs(np.array([[10.0, np.nan]]), "none")
 
 
 def test_cost_rejects_a_wrong_number_of_flags() -> None:
     with pytest.raises(ValueError, match="2 flags for 3 stages"):
-        shared_frame_costs_from_counts([1, 2, 3], 1).cumulative((True, True))
+        stage_value_costs(frame_counts_matrix([1, 2, 3], 1), "none").cumulative((True, True))
 
 
 @settings(max_examples=60, deadline=None)
@@ -112,7 +123,7 @@ def test_cost_rejects_a_wrong_number_of_flags() -> None:
 def test_union_cost_equals_python_sets(rows: list[list[list[int]]], flags: list[bool]) -> None:
     """The vectorised attribution agrees with plain set unions for any running set."""
     active = (*flags, True)
-    got = shared_frame_costs_from_indices(_cells(rows)).cumulative(active)
+    got = frame_union_costs(_cells(rows)).cumulative(active)
     for i, row in enumerate(rows):
         seen: set[int] = set()
         for k, cell in enumerate(row):

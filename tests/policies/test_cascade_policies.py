@@ -17,15 +17,15 @@ from itemscale.policies import (
     cascade_report,
     cross_fit,
     fit_stopping_model,
+    frame_counts_matrix,
+    frame_union_costs,
     outcome_at,
     run_policies,
-    shared_frame_costs_from_counts,
-    shared_frame_costs_from_indices,
+    stage_value_costs,
     stopping_features,
     stopping_stage,
     stopping_targets,
     video_folds,
-    visual_token_costs,
 )
 from itemscale.responses import NOANSWER, normalise_responses
 
@@ -73,8 +73,10 @@ def _two_fold_inputs() -> tuple[CascadeInputs, np.ndarray]:
         correct=correct,
         confidence=conf,
         answers=np.full((8, 2), "A", dtype=object),
-        frame_costs=shared_frame_costs_from_counts([2, 4], n_items=8),
-        token_costs=visual_token_costs(np.tile([100.0, 300.0], (8, 1))),
+        costs={
+            "frames": stage_value_costs(frame_counts_matrix([2, 4], n_items=8), "none"),
+            "tokens": stage_value_costs(np.tile([100.0, 300.0], (8, 1)), "none"),
+        },
     )
     folds = np.array([0, 0, 0, 0, 1, 1, 1, 1])
     return inputs, folds
@@ -89,9 +91,9 @@ def test_cross_fit_reports_each_fold_with_the_other_folds_thresholds() -> None:
     assert fit0["stages_run"] == ["2f", "4f"]
     # fold 0 items under tau 0.45: all stop at 2f; fold 1 items under 0.7: only e stops
     np.testing.assert_array_equal(held.stop, [0, 0, 0, 0, 0, 1, 1, 1])
-    np.testing.assert_array_equal(held.cost_frames, [2, 2, 2, 2, 2, 6, 6, 6])
-    assert held.cost_tokens is not None
-    np.testing.assert_array_equal(held.cost_tokens, [100] * 5 + [400] * 3)
+    np.testing.assert_array_equal(held.cost("frames"), [2, 2, 2, 2, 2, 6, 6, 6])
+    assert "tokens" in held.paid
+    np.testing.assert_array_equal(held.cost("tokens"), [100] * 5 + [400] * 3)
 
 
 def test_held_out_summary_matches_cross_fit() -> None:
@@ -103,8 +105,8 @@ def test_held_out_summary_matches_cross_fit() -> None:
     (held,) = cross_fit("confidence", inputs, folds, "frames")
     right = inputs.correct[np.arange(8), held.stop]
     assert cascade["accuracy"]["value"] == pytest.approx(right.mean())
-    assert cascade["mean_cost"]["value"] == pytest.approx(held.cost_frames.mean())
-    assert cascade["cost_reduction"]["value"] == pytest.approx(1 - held.cost_frames.mean() / 4)
+    assert cascade["mean_cost"]["value"] == pytest.approx(held.cost("frames").mean())
+    assert cascade["cost_reduction"]["value"] == pytest.approx(1 - held.cost("frames").mean() / 4)
     assert cascade["terminal_accuracy"]["value"] == 7 / 8
     assert cascade["accuracy"]["ci"] is None  # n_boot = 0
 
@@ -116,8 +118,8 @@ def test_held_out_numbers_for_the_hand_folds() -> None:
     (held,) = cross_fit("confidence", inputs, folds, "frames")
     right = inputs.correct[np.arange(8), held.stop]
     assert right.mean() == 6 / 8
-    assert held.cost_frames.mean() == 3.5
-    assert 1 - held.cost_frames.mean() / inputs.frame_costs.terminal.mean() == 0.125
+    assert held.cost("frames").mean() == 3.5
+    assert 1 - held.cost("frames").mean() / inputs.cost("frames").terminal.mean() == 0.125
 
 
 def test_agreement_gate() -> None:
@@ -188,7 +190,7 @@ def test_report_is_deterministic_and_json_ready() -> None:
     b = cascade_report(df, CascadeSettings(n_boot=200, seed=3))
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
     (block,) = a["results"]
-    assert block["cost"]["frames_basis"] == "frame_indices_union"
+    assert block["cost"]["frames_basis"] == "union"
     for name in ("confidence", "agreement", "learned"):
         policy = block["policies"][name]
         assert policy["available"]
@@ -214,11 +216,25 @@ def test_nested_budgets_share_frames() -> None:
         assert policy["mean_cost_frames"]["value"] == pytest.approx(expected)
     assert block["terminal"]["mean_cost_frames"]["value"] == 16.0
     (fallback,) = cascade_report(_table(with_indices=False), CascadeSettings(n_boot=0))["results"]
-    assert fallback["cost"]["frames_basis"] == "sum_of_frame_counts"
-    agreement = fallback["policies"]["agreement"]  # runs every stage: pays 4 + 8 (+ 16)
-    paid = {"4f": 4, "8f": 12, "16f": 28}
-    expected = sum(share * paid[label] for label, share in agreement["stop_share"].items())
-    assert agreement["mean_cost_frames"]["value"] == pytest.approx(expected)
+    # without indices, auto is prefix (each stage pays what it adds: the stop stage's frames)
+    # with nothing shared (every stage that ran paid in full) beside it
+    assert fallback["cost"]["frames_basis"] == "prefix"
+    assert fallback["cost"]["unshared_bound"] == "none"
+    agreement = fallback["policies"]["agreement"]  # runs every stage
+    shares = agreement["stop_share"].items()
+    assert agreement["mean_cost_frames"]["value"] == pytest.approx(
+        sum(share * frames[label] for label, share in shares)
+    )
+    paid = {"4f": 4, "8f": 12, "16f": 28}  # 4 + 8 (+ 16)
+    assert agreement["unshared"]["mean_cost_frames"]["value"] == pytest.approx(
+        sum(share * paid[label] for label, share in shares)
+    )
+    (none,) = cascade_report(_table(with_indices=False), CascadeSettings(n_boot=0, sharing="none"))[
+        "results"
+    ]
+    assert none["cost"]["frames_basis"] == "none" and none["cost"]["unshared_bound"] is None
+    with pytest.raises(ValueError, match="no recorded indices"):
+        cascade_report(_table(with_indices=False), CascadeSettings(n_boot=0, sharing="union"))
 
 
 def test_tokens_as_the_fitted_currency() -> None:
@@ -232,7 +248,9 @@ def test_tokens_missing_is_a_clear_error() -> None:
     df = _table()
     df["visual_tokens"] = None
     df = normalise_responses(df)
-    with pytest.raises(ValueError, match="visual token counts are missing"):
+    with pytest.raises(
+        ValueError, match=r"cannot be counted in tokens \(180 cell\(s\) lack a count"
+    ):
         cascade_report(df, CascadeSettings(n_boot=0, cost="tokens"))
 
 
@@ -259,7 +277,7 @@ def test_no_confidence_leaves_the_other_policies() -> None:
     df["confidence"] = None
     (block,) = cascade_report(normalise_responses(df), CascadeSettings(n_boot=0))["results"]
     assert block["cascade"]["available"] is False
-    assert "confidence" in block["cascade"]["reason"]
+    assert "no prob score recorded" in block["cascade"]["reason"]
     assert block["policies"]["agreement"]["available"]
     assert block["policies"]["learned"]["available"]
     assert block["threshold_sweep"] == []
@@ -301,7 +319,7 @@ CONFIDENCE = np.array(
 
 
 def test_hand_cascade_all_stages_run() -> None:
-    costs = shared_frame_costs_from_indices(_indices([NESTED, NESTED, NESTED, SHIFTED]))
+    costs = frame_union_costs(_indices([NESTED, NESTED, NESTED, SHIFTED]))
     gate = np.ones((4, 2), dtype=bool)
     thresholds = np.array([0.8, 0.9])
     stop = stopping_stage(gate, CONFIDENCE[:, :2], thresholds)
@@ -319,7 +337,7 @@ def test_hand_cascade_all_stages_run() -> None:
 
 
 def test_hand_cascade_skipped_stage_is_not_paid() -> None:
-    costs = shared_frame_costs_from_indices(_indices([NESTED, NESTED, NESTED, SHIFTED]))
+    costs = frame_union_costs(_indices([NESTED, NESTED, NESTED, SHIFTED]))
     gate = np.ones((4, 2), dtype=bool)
     thresholds = np.array([np.inf, 0.45])  # stage 0 can never answer, so it never runs
     stop = stopping_stage(gate, CONFIDENCE[:, :2], thresholds)
@@ -359,8 +377,7 @@ def test_cross_fitted_run_by_hand() -> None:
         correct=correct,
         confidence=confidence,
         answers=np.where(correct > 0, "A", "B").astype(object),
-        frame_costs=shared_frame_costs_from_indices(_indices([NESTED] * n)),
-        token_costs=None,
+        costs={"frames": frame_union_costs(_indices([NESTED] * n))},
     )
     for seed in (0, 1, 2):
         report = run_policies(inputs, CascadeSettings(n_boot=0, seed=seed))
@@ -399,8 +416,7 @@ def test_thresholds_are_applied_to_the_other_fold() -> None:
         correct=correct,
         confidence=confidence,
         answers=np.where(correct > 0, "A", "B").astype(object),
-        frame_costs=shared_frame_costs_from_indices(_indices([NESTED] * n)),
-        token_costs=None,
+        costs={"frames": frame_union_costs(_indices([NESTED] * n))},
     )
     cascade = run_policies(inputs, CascadeSettings(n_boot=0, seed=0))["cascade"]
     assert cascade["accuracy"]["value"] == pytest.approx(0.5)

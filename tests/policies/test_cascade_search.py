@@ -12,11 +12,12 @@ from hypothesis.extra.numpy import arrays
 
 from itemscale.policies import (
     fit_thresholds,
+    frame_counts_matrix,
+    frame_union_costs,
     outcome_at,
     pareto_front,
-    shared_frame_costs_from_counts,
-    shared_frame_costs_from_indices,
     shared_threshold_sweep,
+    stage_value_costs,
     stopping_stage,
 )
 from itemscale.policies._search import active_stages, fixed_cost
@@ -32,7 +33,7 @@ GATE = np.ones((4, 1), dtype=bool)
 
 
 def test_two_stage_fit_hand_computed() -> None:
-    costs = shared_frame_costs_from_counts([2, 4], n_items=4)
+    costs = stage_value_costs(frame_counts_matrix([2, 4], n_items=4), "none")
     fit = fit_thresholds(GATE, CONF, CORRECT, costs.cumulative)
     assert fit.feasible
     np.testing.assert_array_equal(fit.thresholds, [0.7])
@@ -41,14 +42,14 @@ def test_two_stage_fit_hand_computed() -> None:
 
 
 def test_lower_target_buys_a_cheaper_threshold() -> None:
-    costs = shared_frame_costs_from_counts([2, 4], n_items=4)
+    costs = stage_value_costs(frame_counts_matrix([2, 4], n_items=4), "none")
     fit = fit_thresholds(GATE, CONF, CORRECT, costs.cumulative, target_accuracy=0.5)
     np.testing.assert_array_equal(fit.thresholds, [0.6])
     assert (fit.accuracy, fit.mean_cost) == (0.5, 2.0)
 
 
 def test_unreachable_target_is_reported_not_faked() -> None:
-    costs = shared_frame_costs_from_counts([2, 4], n_items=4)
+    costs = stage_value_costs(frame_counts_matrix([2, 4], n_items=4), "none")
     fit = fit_thresholds(GATE, CONF, CORRECT, costs.cumulative, target_accuracy=1.0)
     assert not fit.feasible
     # the best the family reaches is 3/4 (c's stage-0 answer and d's stage-1 answer cannot
@@ -62,7 +63,7 @@ def test_a_useless_middle_stage_is_skipped() -> None:
     correct = np.array([[1, 0, 1], [0, 0, 1], [0, 0, 1], [1, 0, 1]], dtype=float)
     conf = np.array([[0.9, 0.5], [0.2, 0.5], [0.2, 0.5], [0.9, 0.5]])
     gate = np.ones((4, 2), dtype=bool)
-    costs = shared_frame_costs_from_counts([4, 8, 16], n_items=4)
+    costs = stage_value_costs(frame_counts_matrix([4, 8, 16], n_items=4), "none")
     fit = fit_thresholds(gate, conf, correct, costs.cumulative)
     np.testing.assert_array_equal(fit.thresholds, [0.9, np.inf])
     assert fit.accuracy == 1.0
@@ -87,7 +88,7 @@ def test_stopping_rules() -> None:
 
 
 def test_shared_threshold_sweep_hand_computed() -> None:
-    costs = shared_frame_costs_from_counts([2, 4], n_items=4)
+    costs = stage_value_costs(frame_counts_matrix([2, 4], n_items=4), "none")
     acc, mean_cost = shared_threshold_sweep(
         GATE, CONF, CORRECT, costs.cumulative, np.array([np.inf, 0.8, 0.6])
     )
@@ -127,7 +128,7 @@ def test_silent_cascade_is_the_terminal_budget(
         for j, cell in enumerate(row):
             cells[i, j] = np.asarray(cell)
     correct = np.asarray(right[:n], dtype=float)
-    costs = shared_frame_costs_from_indices(cells)
+    costs = frame_union_costs(cells)
     thresholds = np.full(k - 1, np.inf)
     stop = stopping_stage(np.ones((n, k - 1), bool), conf[:n], thresholds)
     cost = outcome_at(stop, costs.cumulative(active_stages(thresholds, True)))
@@ -146,7 +147,7 @@ def test_two_stage_fit_is_exhaustive(
     correct: np.ndarray, conf: np.ndarray, frames: tuple[int, int]
 ) -> None:
     """With two stages one sweep is exhaustive: the fit is the cheapest feasible threshold."""
-    costs = shared_frame_costs_from_counts(list(frames), n_items=7)
+    costs = stage_value_costs(frame_counts_matrix(list(frames), n_items=7), "none")
     gate = np.ones((7, 1), dtype=bool)
     fit = fit_thresholds(gate, conf, correct, costs.cumulative)
     target = correct[:, -1].sum()
@@ -175,7 +176,7 @@ def test_fit_never_loses_to_the_terminal_or_a_shared_threshold(
 ) -> None:
     correct, conf = case
     n, k = correct.shape
-    costs = shared_frame_costs_from_counts([2**j for j in range(k)], n_items=n)
+    costs = stage_value_costs(frame_counts_matrix([2**j for j in range(k)], n_items=n), "none")
     gate = np.ones((n, k - 1), dtype=bool)
     fit = fit_thresholds(gate, conf, correct, costs.cumulative)
     assert fit.feasible and fit.accuracy >= correct[:, -1].mean()
@@ -199,7 +200,7 @@ def test_small_exhaustive_three_stage_case() -> None:
     correct = np.array([[0, 1, 1], [1, 1, 1], [0, 0, 1], [1, 0, 0], [0, 1, 0]], dtype=float)
     conf = np.array([[0.3, 0.8], [0.9, 0.2], [0.4, 0.4], [0.8, 0.9], [0.1, 0.7]])
     gate = np.ones((5, 2), dtype=bool)
-    costs = shared_frame_costs_from_counts([1, 2, 4], n_items=5)
+    costs = stage_value_costs(frame_counts_matrix([1, 2, 4], n_items=5), "none")
     fit = fit_thresholds(gate, conf, correct, costs.cumulative)
     best = np.inf
     for combo in itertools.product(*[[np.inf, *np.unique(conf[:, j])] for j in range(2)]):

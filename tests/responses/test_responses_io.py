@@ -43,7 +43,7 @@ def test_round_trip_keeps_values_and_version(tmp_path: Path) -> None:
     path = tmp_path / "r.parquet"
     write_responses(rows(), path)
     meta = pq.read_schema(path).metadata
-    assert meta[b"itemscale.schema_version"] == b"1"
+    assert meta[b"itemscale.schema_version"] == b"2"
     back = read_responses(path)
     assert list(back.columns) == RESPONSE_SCHEMA.names
     assert back["correct"].tolist() == [1.0, 0.0]
@@ -70,6 +70,18 @@ def test_version_0_is_migrated(tmp_path: Path) -> None:
     back = read_responses(path)
     assert back["series"].tolist() == ["default", "default"]
     assert back["raw_text"].tolist() == ["A", "B"]
+
+
+def test_version_1_gains_the_margin_of_its_option_probabilities(tmp_path: Path) -> None:
+    old = rows().drop(columns=["margin"], errors="ignore")
+    old["option_probs"] = ['{"A": 0.5, "B": 0.375, "C": 0.125}', None]
+    table = pa.Table.from_pandas(old, preserve_index=False)
+    table = table.replace_schema_metadata({b"itemscale.schema_version": b"1"})
+    path = tmp_path / "v1.parquet"
+    pq.write_table(table, path)
+    back = read_responses(path)
+    assert back["margin"].iloc[0] == 0.125
+    assert pd.isna(back["margin"].iloc[1])
 
 
 @pytest.mark.parametrize(

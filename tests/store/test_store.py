@@ -61,6 +61,7 @@ EXPECTED_SCHEMA = {
         ("source", "TEXT", 0, 0),
         ("attempts", "INTEGER", 1, 0),
         ("finished_at", "TEXT", 1, 0),
+        ("margin", "REAL", 0, 0),
     ],
     "models": [("spec_id", "TEXT", 0, 1), ("name", "TEXT", 1, 0), ("spec_json", "TEXT", 1, 0)],
     "videos": [("video_id", "TEXT", 0, 1), ("path", "TEXT", 0, 0), ("content_hash", "TEXT", 0, 0)],
@@ -125,7 +126,7 @@ def _row(cell_id: str = "c1", **overrides: object) -> CellRow:
 
 def test_final_schema_and_version(tmp_path: Path) -> None:
     with open_store(tmp_path) as store:
-        assert store.schema_version == SCHEMA_VERSION == len(MIGRATIONS) == 3
+        assert store.schema_version == SCHEMA_VERSION == len(MIGRATIONS) == 4
     assert _schema(tmp_path / "store.sqlite") == EXPECTED_SCHEMA
     db = sqlite3.connect(tmp_path / "store.sqlite")
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -139,14 +140,23 @@ def test_migrates_an_old_store_keeping_its_cells(tmp_path: Path) -> None:
     db.execute("PRAGMA user_version = 1")
     db.execute(
         "INSERT INTO cells (cell_id, spec_id, model, item_id, video_id, task_kind, series, "
-        "config_id, config_label, axis_order, frames, repeat, status, finished_at) VALUES "
-        "('old', 's', 'm', 'i', 'v', 'mcqa', 'default', 'c', '8f', 8, 8, 0, 'ok', 't')"
+        "config_id, config_label, axis_order, frames, repeat, status, finished_at, "
+        "option_probs) VALUES "
+        "('old', 's', 'm', 'i', 'v', 'mcqa', 'default', 'c', '8f', 8, 8, 0, 'ok', 't', "
+        '\'{"A": 0.625, "B": 0.25, "C": 0.125}\'), '
+        "('one', 's', 'm', 'j', 'v', 'mcqa', 'default', 'c', '8f', 8, 8, 0, 'ok', 't', "
+        "'{\"A\": 0.75}'), "
+        "('none', 's', 'm', 'k', 'v', 'mcqa', 'default', 'c', '8f', 8, 8, 0, 'ok', 't', NULL)"
     )
     db.commit()
     db.close()
     with RunStore(path) as store:
-        assert store.schema_version == 3
-        assert store.done_cell_ids() == {"old"}
+        assert store.schema_version == 4
+        # migration 4 derives the top-two margin from the probabilities already stored
+        margins = store.cells_frame().set_index("cell_id")["margin"]
+        assert margins["old"] == 0.375 and margins["one"] == 0.75
+        assert margins.isna()["none"]
+        assert store.done_cell_ids() == {"old", "one", "none"}
         assert store.loaded_spec("fp") is None
         store.record_load("fp", "s", "m")
         assert store.loaded_spec("fp") == "s"

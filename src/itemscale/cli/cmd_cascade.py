@@ -42,12 +42,135 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--cost",
-        choices=["frames", "tokens"],
+        choices=["frames", "tokens", "latency"],
         default="frames",
-        help="currency the thresholds minimise: shared frames (default) or visual tokens",
+        help="currency the thresholds minimise: frames (default), visual tokens, or seconds "
+        "(latency_s; every cell must have one)",
+    )
+    p.add_argument(
+        "--sharing",
+        choices=["auto", "union", "prefix", "none"],
+        default="auto",
+        help="cost model, what stages share: union = distinct recorded frame indices of the "
+        "stages that ran; prefix = a stage pays only what it adds beyond the previous stage "
+        "(the seed paper's shared cost; exact for nested frames); none = every stage pays in "
+        "full. auto (default): union where every cell recorded its frame indices, else prefix "
+        "with none shown beside it as the upper bound",
+    )
+    p.add_argument(
+        "--stages",
+        metavar="LABEL,...",
+        default=None,
+        help="cascade stages in order: configuration labels, frame counts that name one "
+        "configuration, and 0 (or textonly) for the text-only answer, e.g. 0,16f_151k,64f_151k "
+        "(default: the budget axis, or its frame chain at the largest resolution)",
+    )
+    p.add_argument(
+        "--score",
+        choices=["prob", "margin"],
+        default="prob",
+        help="stopping score: prob = probability of the chosen option (default); margin = top "
+        "option probability minus the runner-up's (the seed paper's base_margin)",
+    )
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        metavar="T",
+        help="also report the fixed rule: stop at the first stage (before the last) whose score "
+        "is >= T, no fitting, every item (the seed paper's code/cascade.py --theta)",
     )
     p.add_argument("--model", action="append", default=[], help="only this model (repeatable)")
     p.set_defaults(func=run)
+
+
+_UNITS = {"frames": "frames", "tokens": "tokens", "latency": "s"}
+
+
+def _policy_line(name: str, policy: dict[str, Any], unit: str, gloss: Glosses) -> str:
+    if not policy.get("available"):
+        return f"  {name:<11} not available: {policy['reason']}"
+    match = "matches terminal" if policy["matches_terminal"] else "below terminal"
+    line = (
+        f"  {name:<11} accuracy {points_text(policy['accuracy'])} ({match}: change "
+        f"{points_text(policy['accuracy_change'])} points), {number_text(policy['mean_cost'])} "
+        f"{unit}/item, saves {points_text(policy['cost_reduction'])}%"
+    )
+    unshared = policy.get("unshared")
+    if unshared:
+        primary = next(k for k in unshared if k.startswith("cost_reduction_"))
+        line += f" (nothing shared: {points_text(unshared[primary])}%)"
+    return line + (gloss("matches terminal") if policy["matches_terminal"] else "")
+
+
+def print_block(block: dict[str, Any], primary: str, gloss: Glosses, out: TextIO) -> None:
+    """One budget axis: cost model, terminal, every policy, best match, frontier, fixed rule."""
+    unit = _UNITS[primary]
+    terminal = block["terminal"]
+    print(
+        f"\n== {block['model']} (series {block['series']}): {block['n_items']} items, "
+        f"{block['n_videos']} videos; stages {' < '.join(block['labels'])}" + gloss("series"),
+        file=out,
+    )
+    if block.get("chain"):
+        print(
+            f"  a grid of frames x resolutions: the stages climb its {block['chain']} chain "
+            "(the frame counts at the largest budget's resolution)",
+            file=out,
+        )
+    cost = block["cost"]
+    print(
+        f"  cost model: {cost.get(f'{primary}_basis')}"
+        + (
+            "; beside it none (nothing shared), the upper bound"
+            if cost.get("unshared_bound")
+            else ""
+        )
+        + gloss("cost model"),
+        file=out,
+    )
+    score = block.get("score") or {}
+    if score:
+        print(f"  stopping score: {score['name']} ({score['description']})", file=out)
+    print(
+        f"  terminal {terminal['label']}: accuracy {points_text(terminal['accuracy'])}, "
+        f"{number_text(terminal['mean_cost'])} {unit} per item",
+        file=out,
+    )
+    for name, policy in block["policies"].items():
+        print(_policy_line(name, policy, unit, gloss), file=out)
+    best = block.get("best_match")
+    if best:
+        print(
+            f"  best match: {best['policy']} saves {points_text(best['cost_reduction'])}% of "
+            f"the terminal's {unit} at an accuracy change of "
+            f"{points_text(best['accuracy_change'])} points",
+            file=out,
+        )
+    else:
+        print(
+            "  best match: none (no policy both saves and has a change interval reaching 0)",
+            file=out,
+        )
+    pareto = [p for p in block["frontier"] if p["pareto"]]
+    if pareto:
+        points = ", ".join(
+            f"{100 * p['accuracy']:.1f}@{100 * (p['cost_reduction'] or 0):.0f}%" for p in pareto
+        )
+        print(
+            f"  frontier (held-out accuracy @ cost reduction): {points}{gloss('frontier')}",
+            file=out,
+        )
+    fixed = block.get("fixed_rule")
+    if fixed:
+        stops = ", ".join(f"{label} {count}" for label, count in fixed["stop_counts"].items())
+        print(
+            f"  fixed rule ({fixed['score']} >= {fixed['threshold']:g}, every item, nothing "
+            f"fitted): accuracy {points_text(fixed['accuracy'])} (change "
+            f"{points_text(fixed['accuracy_change'])}), {number_text(fixed['mean_cost'])} "
+            f"{unit}/item, saves {points_text(fixed['cost_reduction'])}%; stops: {stops}",
+            file=out,
+        )
 
 
 def print_summary(report: dict[str, Any], out: TextIO | None = None) -> None:
@@ -60,53 +183,12 @@ def print_summary(report: dict[str, Any], out: TextIO | None = None) -> None:
         f"{settings['n_boot']} video-bootstrap resamples",
         file=out,
     )
-    unit = "frames" if settings["cost"] == "frames" else "tokens"
     for block in report["results"]:
-        terminal = block["terminal"]
-        print(
-            f"\n== {block['model']} (series {block['series']}): {block['n_items']} items, "
-            f"{block['n_videos']} videos; stages {' < '.join(block['labels'])}" + gloss("series"),
-            file=out,
-        )
-        if block.get("chain"):
-            print(
-                f"  a grid of frames x resolutions: the stages climb its {block['chain']} chain "
-                "(the frame counts at the largest budget's resolution)",
-                file=out,
-            )
-        print(
-            f"  cost: {block['cost'][f'{unit}_note']}"
-            + (gloss("shared frame cost") if unit == "frames" else ""),
-            file=out,
-        )
-        print(
-            f"  terminal {terminal['label']}: accuracy {points_text(terminal['accuracy'])}, "
-            f"{number_text(terminal['mean_cost'])} {unit} per item",
-            file=out,
-        )
-        for name, policy in block["policies"].items():
-            if not policy.get("available"):
-                print(f"  {name:<10} not available: {policy['reason']}", file=out)
-                continue
-            match = "matches" if policy["matches_terminal"] else "below"
-            print(
-                f"  {name:<10} accuracy {points_text(policy['accuracy'])} ({match} terminal; change "
-                f"{points_text(policy['accuracy_change'])}), {number_text(policy['mean_cost'])} {unit}/item, "
-                f"cost reduction {points_text(policy['cost_reduction'])}",
-                file=out,
-            )
-        pareto = [p for p in block["frontier"] if p["pareto"]]
-        if pareto:
-            points = ", ".join(
-                f"{100 * p['accuracy']:.1f}@{100 * (p['cost_reduction'] or 0):.0f}%" for p in pareto
-            )
-            print(
-                f"  frontier (held-out accuracy @ cost reduction): {points}{gloss('frontier')}",
-                file=out,
-            )
+        print_block(block, settings["cost"], gloss, out)
     for skipped in report["skipped"]:
         print(
-            f"\n-- skipped {skipped['model']} / {skipped['series']}: {skipped['reason']}", file=out
+            f"\n-- not run on {skipped['model']} / {skipped['series']}: {skipped['reason']}",
+            file=out,
         )
 
 
@@ -125,7 +207,25 @@ def run(args: argparse.Namespace) -> int:
         if unknown:
             raise CommandError(f"{args.run_dir}: no responses for model(s) {', '.join(unknown)}")
         df = df[df["model"].isin(args.model)]
-    settings = CascadeSettings(n_boot=args.bootstrap, seed=args.seed, cost=args.cost)
+    stages = None
+    if args.stages is not None:
+        stages = tuple(part.strip() for part in args.stages.split(",") if part.strip())
+        if len(stages) < 2:
+            raise CommandError(f"--stages {args.stages!r}: a cascade needs at least two stages")
+    if args.cost != "frames" and args.sharing == "union":
+        raise CommandError(
+            f"--sharing union counts distinct frame indices; with --cost {args.cost} choose "
+            "prefix or none"
+        )
+    settings = CascadeSettings(
+        n_boot=args.bootstrap,
+        seed=args.seed,
+        cost=args.cost,
+        sharing=args.sharing,
+        score=args.score,
+        stages=stages,
+        threshold=args.threshold,
+    )
     try:
         report = cascade_report(df, settings)
     except ValueError as exc:

@@ -40,6 +40,7 @@ OPTIONAL: Final[tuple[str, ...]] = (
     "score",
     "answer",
     "confidence",
+    "margin",
     "repeat",
     "prediction",
     "reference",
@@ -353,6 +354,7 @@ def _parse_row(
         "confidence": _fraction(get("confidence"), loc("confidence"))
         if get("confidence") is not None
         else None,
+        "margin": _fraction(get("margin"), loc("margin")) if get("margin") is not None else None,
         "reference": (refs[0] if len(refs) == 1 else json.dumps(refs)) if refs else None,
         "visual_tokens": _integer(get("visual_tokens"), loc("visual_tokens"))
         if get("visual_tokens") is not None

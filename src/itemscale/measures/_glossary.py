@@ -25,6 +25,11 @@ GLOSSARY: Final[dict[str, str]] = {
     "at short side 112",
     "oracle gap": "the continuous oracle headroom: mean best score per item minus best fixed",
     "shared frame cost": "frames a cheaper stage already decoded are not paid again",
+    "cost model": "what a cascade's stages share: union = distinct recorded frames of the "
+    "stages that ran, prefix = a stage pays only what it adds beyond the previous one, none = "
+    "every stage pays in full",
+    "matches terminal": "the 95% interval of the held-out accuracy change reaches 0: the data "
+    "cannot tell the policy's accuracy from the terminal budget's",
     "frontier": "held-out accuracy against cost over every confidence threshold; the "
     "points no other beats on both",
 }

@@ -48,6 +48,8 @@ class ResponseMatrix:
     values: np.ndarray  # [n, K, R] float
     answers: np.ndarray  # [n, K] object (repeat 0), None when absent
     confidence: np.ndarray  # [n, K] float, nan when absent
+    margin: np.ndarray  # [n, K] float: top-two option probability margin, nan when absent
+    latency: np.ndarray  # [n, K] float: seconds the cell took, nan when absent
     visual_tokens: np.ndarray  # [n, K] float, nan when absent
     frame_indices: np.ndarray  # [n, K] object: int arrays or None
     text_answer: np.ndarray  # [n] object: the text-only answer, None when absent
@@ -93,6 +95,8 @@ class ResponseMatrix:
             values=self.values[:, cols],
             answers=self.answers[:, cols],
             confidence=self.confidence[:, cols],
+            margin=self.margin[:, cols],
+            latency=self.latency[:, cols],
             visual_tokens=self.visual_tokens[:, cols],
             frame_indices=self.frame_indices[:, cols],
         )
@@ -114,6 +118,8 @@ class ResponseMatrix:
             values=self.values[mask],
             answers=self.answers[mask],
             confidence=self.confidence[mask],
+            margin=self.margin[mask],
+            latency=self.latency[mask],
             visual_tokens=self.visual_tokens[mask],
             frame_indices=self.frame_indices[mask],
             text_answer=self.text_answer[mask],
@@ -193,13 +199,20 @@ class _Coded:
 
 
 def build_matrices(
-    df: pd.DataFrame, *, metric: str = "score", models: list[str] | None = None
+    df: pd.DataFrame,
+    *,
+    metric: str = "score",
+    models: list[str] | None = None,
+    text_on_axis: bool = False,
 ) -> list[ResponseMatrix]:
     """One matrix per (model, series, kind) on its matched grid.
 
     `metric` picks the continuous value (`score`, `token_f1`, `rouge_l`, `exact_match`).
     Rows with `frames == 0` are the text-only baseline: not on any axis, attached to every
-    matrix of their model. Multiple-choice rows are binary, every other task kind continuous.
+    matrix of their model; with `text_on_axis` they are also its first column (a zero-frame
+    budget, as a cascade that may stop on the blind answer needs), so the matched grid then
+    requires a text-only answer. Multiple-choice rows are binary, every other task kind
+    continuous.
     """
     if metric not in CONTINUOUS_METRICS:
         raise ValueError(f"unknown metric {metric!r}; allowed: {', '.join(CONTINUOUS_METRICS)}")
@@ -214,24 +227,33 @@ def build_matrices(
             continue
         in_model = np.flatnonzero(model_codes == m_code)
         text_rows = _text_only_rows(df, coded, in_model)
+        text_column = _text_only_rows(df, coded, in_model, all_repeats=True)
         grid_rows = in_model[coded.frames[in_model] > 0]
         keys = series_codes[grid_rows] * 2 + (~binary[grid_rows]).astype(np.int64)
         for key in np.unique(keys):
             rows = grid_rows[keys == key]
             kind: Kind = "binary" if key % 2 == 0 else "continuous"
             series = str(series_names[key // 2])
+            if text_on_axis:
+                same_kind = binary[text_column] == (kind == "binary")
+                rows = np.concatenate([text_column[same_kind], rows])
             out.append(_build_one(df, coded, str(model), series, kind, metric, rows, text_rows))
     return out
 
 
-def _text_only_rows(df: pd.DataFrame, coded: _Coded, in_model: np.ndarray) -> np.ndarray:
-    """Row positions of the model's text-only baseline (its first text-only configuration)."""
-    text = in_model[(coded.frames[in_model] == 0) & (coded.repeat[in_model] == 0)]
+def _text_only_rows(
+    df: pd.DataFrame, coded: _Coded, in_model: np.ndarray, *, all_repeats: bool = False
+) -> np.ndarray:
+    """Row positions of the model's text-only baseline (its first text-only configuration),
+    repeat 0 unless `all_repeats`."""
+    blind = in_model[coded.frames[in_model] == 0]
+    text = blind[coded.repeat[blind] == 0]
     if text.size == 0:
         return np.asarray(text)
     order = _take(df, "axis_order", text, dtype=float)
     first = text[np.lexsort((coded.config[text], order))[0]]
-    return np.asarray(text[coded.config[text] == coded.config[first]])
+    pool = blind if all_repeats else text
+    return np.asarray(pool[coded.config[pool] == coded.config[first]])
 
 
 def _take(df: pd.DataFrame, column: str, rows: np.ndarray, **kwargs: object) -> np.ndarray:
@@ -254,6 +276,7 @@ def _build_one(
     first_row = rows[np.unique(config_pos, return_index=True)[1]]
     order = _take(df, "axis_order", first_row, dtype=float)
     frames = coded.frames[first_row]
+    order = np.where(frames == 0, -np.inf, order)  # a text-only column on the axis comes first
     pixels = _take(df, "pixels", first_row, dtype=float, na_value=np.nan)
     labels_raw = _take(df, "config_label", first_row, dtype=object)
     axis = np.lexsort((labels_raw.astype(str), np.nan_to_num(pixels, nan=-1.0), frames, order))
@@ -296,6 +319,10 @@ def _build_one(
     answers[fi, fc] = coded.answer_names[coded.answer[fr]]
     confidence = np.full((n, k), np.nan)
     confidence[fi, fc] = _take(df, "confidence", fr, dtype=float, na_value=np.nan)
+    margin = np.full((n, k), np.nan)
+    margin[fi, fc] = _take(df, "margin", fr, dtype=float, na_value=np.nan)
+    latency = np.full((n, k), np.nan)
+    latency[fi, fc] = _take(df, "latency_s", fr, dtype=float, na_value=np.nan)
     tokens = np.full((n, k), np.nan)
     tokens[fi, fc] = _take(df, "visual_tokens", fr, dtype=float, na_value=np.nan)
     indices = np.full((n, k), None, dtype=object)
@@ -330,6 +357,8 @@ def _build_one(
         values=values[matched],
         answers=answers[matched],
         confidence=confidence[matched],
+        margin=margin[matched],
+        latency=latency[matched],
         visual_tokens=tokens[matched],
         frame_indices=indices[matched],
         text_answer=text_answer[matched],

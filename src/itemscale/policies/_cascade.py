@@ -5,6 +5,10 @@ then the halves swap, so each item's reported outcome comes from thresholds that
 Intervals resample videos of those held-out outcomes (thresholds are not refitted per resample:
 the interval is the sampling uncertainty of the held-out evaluation). All policies share the
 folds and the resamples, so their differences are paired.
+
+A policy *matches* the terminal budget when the 95% interval of its held-out accuracy change
+reaches 0 (the data cannot tell it apart from the terminal); the best match is the matching
+policy that saves the most. `--threshold T` adds the seed paper's fixed rule (`_fixed.py`).
 """
 
 from __future__ import annotations
@@ -23,11 +27,19 @@ from ..measures import (
     VideoBootstrap,
     build_matrices,
     main_chain,
-    percentile_intervals,
-    stat,
 )
-from ._cost import StageCosts, shared_frame_costs, visual_token_costs
+from ._cost import StageCosts
+from ._fixed import fixed_rule
 from ._folds import video_folds
+from ._inputs import (
+    SCORE_DESCRIPTIONS,
+    CascadeInputs,
+    ScoreName,
+    SharingChoice,
+    StageError,
+    inputs_from_matrix,
+    resolve_stages,
+)
 from ._learned import (
     agreement_matrix,
     fit_stopping_model,
@@ -43,25 +55,31 @@ from ._search import (
     shared_threshold_sweep,
     stopping_stage,
 )
+from ._summary import summarise_stops
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
 
-CASCADE_SCHEMA_VERSION: Final[int] = 1
+#: 2: cost models (`sharing`), latency, `--stages`, `--score`, `--threshold`, agreement over
+#: three stages, `matches_terminal` by the interval of the change, `best_match`.
+CASCADE_SCHEMA_VERSION: Final[int] = 2
 #: Series written by `itemscale intervene`; they are single re-runs, not budget axes.
 INTERVENTION_SERIES_PREFIX: Final[str] = MEASURED_APART
 
 PolicyName = Literal["confidence", "agreement", "learned"]
 POLICY_NAMES: Final[tuple[PolicyName, ...]] = ("confidence", "agreement", "learned")
+#: Below 1, so a score's confidence part never reaches the next whole run length.
+_FLOOR_SCALE: Final[float] = 0.999
 POLICY_DESCRIPTIONS: Final[dict[str, str]] = {
     "confidence": (
         "confidence cascade (docs/policies.md): stage k answers when its option confidence >= tau_k; "
         "the last stage always answers; a stage with tau = +inf is never run"
     ),
     "agreement": (
-        "stage k answers when it gives the same answer as stage k-1 and its confidence clears a "
-        "fitted floor (no floor where confidence is absent)"
+        "stage k answers when its answer has held for the last r stages (r = 2, 3, ... fitted "
+        "per stage) and its score clears a fitted floor (answers alone where no score is "
+        "recorded)"
     ),
     "learned": (
         "stage k answers when a logistic stopping model on confidence and agreement features, "
@@ -78,59 +96,20 @@ class CascadeSettings(BaseModel):
 
     n_boot: int = Field(default=1000, ge=0)
     seed: int = 0
-    cost: Literal["frames", "tokens"] = "frames"
+    #: The currency the thresholds minimise.
+    cost: Literal["frames", "tokens", "latency"] = "frames"
+    #: What stages share (docs/policies.md, "Cost models"); `auto`: the recorded frame union
+    #: where every cell has its indices, else `prefix` with `none` beside it.
+    sharing: SharingChoice = "auto"
+    #: The stopping score: the chosen option's probability or the top-two margin.
+    score: ScoreName = "prob"
+    #: Stage labels in order (None: the budget axis, or its main chain on a grid of two axes).
+    stages: tuple[str, ...] | None = None
+    #: A fixed threshold on the score (no fitting, every item): the seed paper's rule.
+    threshold: float | None = None
     #: Frontier targets: held-out accuracy offsets from the terminal budget's fit-fold accuracy.
     frontier_offsets: tuple[float, ...] = tuple(
         float(x) for x in np.round(np.linspace(-0.15, 0.05, 21), 4)
-    )
-
-
-@dataclass(frozen=True)
-class CascadeInputs:
-    """The arrays a policy needs, stripped of everything else in a response matrix."""
-
-    model: str
-    series: str
-    labels: tuple[str, ...]
-    item_ids: npt.NDArray[np.object_]
-    video_ids: npt.NDArray[np.object_]
-    correct: FloatArray
-    confidence: FloatArray
-    answers: npt.NDArray[np.object_]
-    frame_costs: StageCosts
-    token_costs: StageCosts | None
-
-    @property
-    def n_items(self) -> int:
-        return int(self.correct.shape[0])
-
-    def costs(self, currency: Literal["frames", "tokens"]) -> StageCosts:
-        if currency == "frames":
-            return self.frame_costs
-        if self.token_costs is None:
-            raise ValueError(
-                f"model {self.model!r}, series {self.series!r}: visual token counts are missing "
-                "for some cells, so cost cannot be counted in tokens (use --cost frames)"
-            )
-        return self.token_costs
-
-
-def inputs_from_matrix(matrix: ResponseMatrix) -> CascadeInputs:
-    """Policy inputs of one binary response matrix (repeat 0, matched grid)."""
-    if matrix.kind != "binary":
-        raise ValueError(f"{matrix.model}/{matrix.series}: policies need binary correctness")
-    n = matrix.n_items
-    return CascadeInputs(
-        model=matrix.model,
-        series=matrix.series,
-        labels=tuple(matrix.labels),
-        item_ids=np.asarray(matrix.item_ids, dtype=object),
-        video_ids=np.asarray(matrix.video_ids, dtype=object),
-        correct=np.asarray(matrix.y, dtype=np.float64),
-        confidence=np.asarray(matrix.confidence, dtype=np.float64),
-        answers=np.asarray(matrix.answers, dtype=object),
-        frame_costs=shared_frame_costs(matrix.frame_indices, matrix.frames, n),
-        token_costs=visual_token_costs(np.asarray(matrix.visual_tokens, dtype=np.float64)),
     )
 
 
@@ -145,19 +124,25 @@ SKIPS_SILENT_STAGES: Final[dict[str, bool]] = {
 
 @dataclass(frozen=True)
 class HeldOut:
-    """Where each item stopped, and what it paid, under thresholds fitted on the other fold."""
+    """Where each item stopped, and what it paid in every currency (and, beside a `prefix`
+    cost, with nothing shared), under thresholds fitted on the other fold."""
 
     stop: IntArray
-    cost_frames: FloatArray
-    cost_tokens: FloatArray | None
+    paid: dict[str, FloatArray]
+    paid_unshared: dict[str, FloatArray]
     fold_fits: tuple[dict[str, Any], ...]
 
-    def cost(self, currency: Literal["frames", "tokens"]) -> FloatArray:
-        if currency == "tokens":
-            if self.cost_tokens is None:
-                raise ValueError("token cost requested but visual token counts are missing")
-            return self.cost_tokens
-        return self.cost_frames
+    def cost(self, currency: str) -> FloatArray:
+        return self.paid[currency]
+
+
+def agreeing_run(answers: npt.NDArray[np.object_]) -> FloatArray:
+    """run[i, k]: how many stages before k in a row gave stage k's (real) answer."""
+    agree = agreement_matrix(answers)
+    run = np.zeros(agree.shape)
+    for k in range(1, agree.shape[1]):
+        run[:, k] = np.where(agree[:, k], run[:, k - 1] + 1.0, 0.0)
+    return run
 
 
 def _policy_scores(
@@ -170,8 +155,11 @@ def _policy_scores(
     if policy == "confidence":
         return np.ones((n, k - 1), dtype=bool), conf.copy(), {}
     if policy == "agreement":
-        gate = agreement_matrix(inputs.answers)[:, : k - 1]
-        return gate, np.where(np.isnan(conf), -np.inf, conf), {}
+        # One score orders both choices the fit makes per stage: the whole part is how many
+        # stages must agree (a threshold of 2.4 asks for three), the fraction the score floor.
+        run = agreeing_run(inputs.answers)[:, : k - 1]
+        floor = _FLOOR_SCALE * np.where(np.isnan(conf), 0.0, conf)
+        return run >= 1, run + floor, {}
     features = stopping_features(inputs.confidence, inputs.answers)
     targets = stopping_targets(inputs.correct)
     model = fit_stopping_model(features[fit_items], targets[fit_items])
@@ -191,18 +179,18 @@ def cross_fit(
     policy: PolicyName,
     inputs: CascadeInputs,
     folds: IntArray,
-    currency: Literal["frames", "tokens"],
+    currency: str,
     target_offsets: tuple[float, ...] = (0.0,),
 ) -> list[HeldOut]:
     """Held-out stops and costs for each target (the terminal budget's accuracy on the fitting
     fold plus an offset), fitted on each fold and reported on the other."""
     n, k = inputs.correct.shape
-    primary = inputs.costs(currency)
+    primary = inputs.cost(currency)
     skip = SKIPS_SILENT_STAGES[policy]
     m = len(target_offsets)
     stops = [np.full(n, k - 1, dtype=np.int64) for _ in range(m)]
-    frames = [np.zeros(n) for _ in range(m)]
-    tokens = [np.zeros(n) for _ in range(m)] if inputs.token_costs is not None else None
+    paid = [{c: np.zeros(n) for c in inputs.costs} for _ in range(m)]
+    unshared = [{c: np.zeros(n) for c in inputs.bounds} for _ in range(m)]
     fold_reports: list[list[dict[str, Any]]] = [[] for _ in range(m)]
     for fit_fold in (0, 1):
         fit_items = folds == fit_fold
@@ -226,9 +214,9 @@ def cross_fit(
             stop = stopping_stage(gate[held], score[held], fit.thresholds)
             active = active_stages(fit.thresholds, skip)
             stops[t][held] = stop
-            frames[t][held] = outcome_at(stop, inputs.frame_costs.cumulative(active)[held])
-            if tokens is not None and inputs.token_costs is not None:
-                tokens[t][held] = outcome_at(stop, inputs.token_costs.cumulative(active)[held])
+            for out, costs in ((paid[t], inputs.costs), (unshared[t], inputs.bounds)):
+                for c, stage_costs in costs.items():
+                    out[c][held] = outcome_at(stop, stage_costs.cumulative(active)[held])
             fold_reports[t].append(
                 {
                     "fitted_on_fold": fit_fold,
@@ -248,8 +236,8 @@ def cross_fit(
     return [
         HeldOut(
             stop=stops[t],
-            cost_frames=frames[t],
-            cost_tokens=tokens[t] if tokens is not None else None,
+            paid=paid[t],
+            paid_unshared=unshared[t],
             fold_fits=tuple(fold_reports[t]),
         )
         for t in range(m)
@@ -257,63 +245,20 @@ def cross_fit(
 
 
 def _summarise(
-    held: HeldOut,
-    inputs: CascadeInputs,
-    primary: Literal["frames", "tokens"],
-    boot: VideoBootstrap | None,
+    held: HeldOut, inputs: CascadeInputs, primary: str, boot: VideoBootstrap | None
 ) -> dict[str, Any]:
-    """Accuracy, cost and cost reduction (both currencies where available) with intervals."""
-    correct = outcome_at(held.stop, inputs.correct)
-    terminal_correct = inputs.correct[:, -1]
-    currencies: list[tuple[str, FloatArray, FloatArray]] = [
-        ("frames", held.cost_frames, inputs.frame_costs.terminal)
-    ]
-    if inputs.token_costs is not None and held.cost_tokens is not None:
-        currencies.append(("tokens", held.cost_tokens, inputs.token_costs.terminal))
-    columns = [correct, terminal_correct]
-    for _, paid, terminal_cost in currencies:
-        columns += [paid, terminal_cost]
-    values = np.column_stack(columns)
-    point = values.mean(axis=0)
-    samples = boot.means(values) if boot is not None and boot.n_boot > 0 else None
-
-    def derived(fn: Any) -> dict[str, Any]:
-        interval = None
-        if samples is not None:
-            with np.errstate(invalid="ignore", divide="ignore"):
-                column = np.asarray(fn(samples.T), dtype=np.float64)
-            interval = percentile_intervals(column[:, None])[0]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            value = float(fn(point))
-        return stat(value, interval)
-
-    out: dict[str, Any] = {
-        "accuracy": derived(lambda m: m[0]),
-        "terminal_accuracy": derived(lambda m: m[1]),
-        "accuracy_change": derived(lambda m: m[0] - m[1]),
-    }
-    for c, (name, _, _) in enumerate(currencies):
-        p, t = 2 + 2 * c, 3 + 2 * c
-        out[f"mean_cost_{name}"] = derived(lambda m, p=p: m[p])
-        out[f"terminal_cost_{name}"] = derived(lambda m, t=t: m[t])
-        out[f"cost_reduction_{name}"] = derived(lambda m, p=p, t=t: 1.0 - m[p] / m[t])
-    out["mean_cost"] = out[f"mean_cost_{primary}"]
-    out["cost_reduction"] = out[f"cost_reduction_{primary}"]
-    out["matches_terminal"] = bool(point[0] >= point[1] - 1e-12)
-    counts = np.bincount(held.stop, minlength=len(inputs.labels)) / max(len(held.stop), 1)
-    out["stop_share"] = {label: float(counts[s]) for s, label in enumerate(inputs.labels)}
-    return out
+    return summarise_stops(held.stop, held.paid, held.paid_unshared, inputs, primary, boot)
 
 
 def _frontier(
     inputs: CascadeInputs,
     held: list[HeldOut],
     offsets: tuple[float, ...],
-    currency: Literal["frames", "tokens"],
+    currency: str,
 ) -> list[dict[str, Any]]:
     accs = np.array([outcome_at(h.stop, inputs.correct).mean() for h in held])
     costs = np.array([h.cost(currency).mean() for h in held])
-    terminal_cost = float(inputs.costs(currency).terminal.mean())
+    terminal_cost = float(inputs.cost(currency).terminal.mean())
     front = set(pareto_front(costs, accs).tolist())
     return [
         {
@@ -349,77 +294,140 @@ def _threshold_sweep(inputs: CascadeInputs, costs: StageCosts) -> list[dict[str,
     ]
 
 
+def _unavailable(name: str, inputs: CascadeInputs, has_score: bool) -> str | None:
+    """Why a policy cannot run on these inputs (None when it can)."""
+    if name == "confidence" and not has_score:
+        return f"no {inputs.score_name} score recorded below the terminal budget"
+    return None
+
+
+def best_match(policies: dict[str, Any]) -> dict[str, Any] | None:
+    """The matching policy (interval of the change reaching 0) that saves the most."""
+    matching = [
+        (name, p)
+        for name, p in policies.items()
+        if p.get("available")
+        and p.get("matches_terminal")
+        and (p["cost_reduction"]["value"] or 0.0) > 1e-12
+    ]
+    if not matching:
+        return None
+    name, block = max(matching, key=lambda np_: np_[1]["cost_reduction"]["value"])
+    return {
+        "policy": name,
+        "accuracy": block["accuracy"],
+        "accuracy_change": block["accuracy_change"],
+        "cost_reduction": block["cost_reduction"],
+        "mean_cost": block["mean_cost"],
+    }
+
+
+def _cost_record(inputs: CascadeInputs, settings: CascadeSettings) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "primary": settings.cost,
+        "sharing": inputs.sharing,
+        "sharing_requested": settings.sharing,
+        "unshared_bound": "none" if inputs.bounds else None,
+    }
+    for c in ("frames", "tokens", "latency"):
+        costs = inputs.costs.get(c)
+        record[f"{c}_basis"] = costs.basis if costs is not None else None
+        record[f"{c}_note"] = costs.note if costs is not None else inputs.missing.get(c)
+    return record
+
+
 def run_policies(inputs: CascadeInputs, settings: CascadeSettings) -> dict[str, Any]:
     """Every policy on one matrix: held-out accuracy, cost, cost reduction, frontier."""
     n, k = inputs.correct.shape
     if k < 2:
         raise ValueError(f"{inputs.model}/{inputs.series}: a cascade needs at least two budgets")
     folds = video_folds(inputs.video_ids, np.random.default_rng(settings.seed))
-    primary = inputs.costs(settings.cost)
+    primary = inputs.cost(settings.cost)
     boot = VideoBootstrap(inputs.video_ids, settings.n_boot, settings.seed) if n else None
-    has_confidence = bool(np.isfinite(inputs.confidence[:, : k - 1]).any())
+    has_score = bool(np.isfinite(inputs.confidence[:, : k - 1]).any())
 
     policies: dict[str, Any] = {}
     frontier: list[dict[str, Any]] = []
     for name in POLICY_NAMES:
-        if name == "confidence" and not has_confidence:
+        reason = _unavailable(name, inputs, has_score)
+        if reason is not None:
             policies[name] = {
                 "available": False,
-                "reason": "no option confidence recorded below the terminal budget",
+                "reason": reason,
                 "description": POLICY_DESCRIPTIONS[name],
             }
             continue
         offsets = (0.0, *settings.frontier_offsets) if name == "confidence" else (0.0,)
         held = cross_fit(name, inputs, folds, settings.cost, offsets)
-        block = {
+        policies[name] = {
             "available": True,
             "description": POLICY_DESCRIPTIONS[name],
             **_summarise(held[0], inputs, settings.cost, boot),
             "folds": list(held[0].fold_fits),
         }
-        policies[name] = block
         if name == "confidence":
             frontier = _frontier(inputs, held[1:], settings.frontier_offsets, settings.cost)
 
-    terminal_held = HeldOut(
-        stop=np.full(n, k - 1, dtype=np.int64),
-        cost_frames=inputs.frame_costs.terminal,
-        cost_tokens=inputs.token_costs.terminal if inputs.token_costs else None,
-        fold_fits=(),
+    terminal_stop = np.full(n, k - 1, dtype=np.int64)
+    terminal = summarise_stops(
+        terminal_stop,
+        {c: inputs.cost(c).terminal for c in inputs.costs},
+        {},
+        inputs,
+        settings.cost,
+        boot,
     )
-    terminal = _summarise(terminal_held, inputs, settings.cost, boot)
     fold_sizes = [int((folds == f).sum()) for f in (0, 1)]
     fold_videos = [len(set(inputs.video_ids[folds == f].tolist())) for f in (0, 1)]
-    return {
+    block: dict[str, Any] = {
         "model": inputs.model,
         "series": inputs.series,
         "labels": list(inputs.labels),
         "n_items": n,
         "n_videos": len(set(inputs.video_ids.tolist())),
-        "cost": {
-            "primary": settings.cost,
-            "frames_basis": inputs.frame_costs.basis,
-            "frames_note": inputs.frame_costs.note,
-            "tokens_basis": inputs.token_costs.basis if inputs.token_costs else None,
-            "tokens_note": (
-                inputs.token_costs.note
-                if inputs.token_costs
-                else "visual token counts missing for some cells"
-            ),
-        },
+        "score": {"name": inputs.score_name, "description": SCORE_DESCRIPTIONS[inputs.score_name]},
+        "cost": _cost_record(inputs, settings),
         "folds": {"seed": settings.seed, "n_items": fold_sizes, "n_videos": fold_videos},
         "terminal": {
             "label": inputs.labels[-1],
             "accuracy": terminal["accuracy"],
             "mean_cost": terminal["mean_cost"],
-            "mean_cost_frames": terminal["mean_cost_frames"],
-            "mean_cost_tokens": terminal.get("mean_cost_tokens"),
+            **{f"mean_cost_{c}": terminal[f"mean_cost_{c}"] for c in inputs.costs},
         },
         "cascade": policies["confidence"],
         "policies": policies,
+        "best_match": best_match(policies),
         "frontier": frontier,
-        "threshold_sweep": _threshold_sweep(inputs, primary) if has_confidence else [],
+        "threshold_sweep": _threshold_sweep(inputs, primary) if has_score else [],
     }
+    if settings.threshold is not None:
+        block["fixed_rule"] = fixed_rule(inputs, settings.threshold, settings.cost, boot)
+    return block
+
+
+def _axis_matrix(
+    df: pd.DataFrame, matrix: ResponseMatrix, stages: tuple[str, ...]
+) -> tuple[ResponseMatrix, tuple[int, ...]]:
+    """The matrix of the requested stages, on the matched grid of those stages alone (the
+    text-only answer on the axis when it is one of them), and their positions in it."""
+    rows = df[
+        (df["model"] == matrix.model) & ((df["series"] == matrix.series) | (df["frames"] == 0))
+    ]
+    text_label = matrix.text_label
+    labels = tuple(matrix.labels) + ((text_label,) if text_label is not None else ())
+    frames = np.r_[matrix.frames, [0] if text_label is not None else []].astype(np.int64)
+    wanted = [labels[p] for p in resolve_stages(stages, labels, frames)]
+    text_wanted = text_label is not None and text_label in wanted
+    sub = rows[rows["config_label"].isin(wanted) & ((rows["frames"] > 0) | text_wanted)]
+    built = [
+        m
+        for m in build_matrices(sub, models=[matrix.model], text_on_axis=text_wanted)
+        if m.series == matrix.series and m.kind == "binary"
+    ]
+    if not built:
+        raise StageError(f"no answered item has every stage {', '.join(wanted)}")
+    axis = built[0]
+    return axis, tuple(axis.labels.index(label) for label in wanted)
 
 
 def cascade_report(df: pd.DataFrame, settings: CascadeSettings) -> dict[str, Any]:
@@ -433,8 +441,22 @@ def cascade_report(df: pd.DataFrame, settings: CascadeSettings) -> dict[str, Any
             skipped.append({**where, "reason": "intervention re-runs are not a budget axis"})
             continue
         if matrix.kind != "binary":
-            skipped.append({**where, "reason": "policies need 0/1 correctness (mcqa items)"})
+            skipped.append(
+                {**where, "reason": "open-ended items: policies need 0/1 correctness (mcqa)"}
+            )
             continue
+        chain = None
+        if settings.stages is not None:
+            try:
+                matrix, positions = _axis_matrix(df, matrix, settings.stages)
+            except StageError as exc:
+                skipped.append({**where, "reason": str(exc)})
+                continue
+            matrix = matrix.chain(positions)
+        elif matrix.n_configs >= 2:
+            chain = main_chain(matrix.budget_order, matrix.frames)
+            if chain is not None:  # a grid of frames x resolutions: stages climb one chain
+                matrix = matrix.chain(chain[1])
         if matrix.n_configs < 2:
             skipped.append({**where, "reason": "fewer than two budgets"})
             continue
@@ -442,10 +464,8 @@ def cascade_report(df: pd.DataFrame, settings: CascadeSettings) -> dict[str, Any
         if n_videos < 2:
             skipped.append({**where, "reason": f"{n_videos} video(s): cannot cross-fit"})
             continue
-        chain = main_chain(matrix.budget_order, matrix.frames)
-        if chain is not None:  # a grid of frames x resolutions: stages climb one chain of it
-            matrix = matrix.chain(chain[1])
-        block = run_policies(inputs_from_matrix(matrix), settings)
+        inputs = inputs_from_matrix(matrix, sharing=settings.sharing, score=settings.score)
+        block = run_policies(inputs, settings)
         if chain is not None:
             block["chain"] = chain[0]
         block["n_dropped"] = matrix.n_dropped

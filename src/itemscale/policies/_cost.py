@@ -1,21 +1,28 @@
-"""What running a cascade's stages costs, per item.
+"""What running a cascade's stages costs, per item, under a stated cost model.
 
-The definition (docs/policies.md) counts the *shared frame cost*: a cascade that runs budgets c_1..c_k
-decodes and encodes the union of their frames, so a frame an earlier stage already used is not
-paid again. With nested sampling a stage then pays only its new frames; with phase-shifted
-formulas it pays almost every frame again, which is exactly the difference a policy has to see.
+A cascade that runs budgets c_1..c_k before it stops has paid for some frames, visual tokens or
+seconds; how much depends on what the stages share, and that changes every saving a policy
+claims (docs/policies.md, "Cost models"):
+
+- `union`: the distinct frame indices of the stages that ran, as recorded by the sweep. A frame
+  an earlier stage already decoded and encoded is not paid again. Exact for the run at hand; it
+  needs every cell's indices, so it applies to frames only.
+- `prefix`: a stage pays only what it adds beyond the previous stage that ran,
+  `max(0, c_k - c_prev)`, so a stopped item pays (about) its stop stage's cost. Exact for nested
+  sampling, where each budget's frames contain the smaller budget's; it is the seed paper's
+  shared cost (its `code/cascade.py --mode shared` sums these increments over the stages
+  visited). For runs without frame indices it is the optimistic end.
+- `none`: every stage that runs pays in full (the pessimistic end: nothing is reused).
 
 A stage whose threshold is +inf can never answer, so a confidence cascade does not run it at all:
 costs are therefore defined for any *set of stages that run* (`active`), not only for the full
-prefix. Visual tokens are a second currency: the language model prefills every stage's visual
-tokens anew (its input changes from stage to stage), so token cost is a plain sum over the stages
-that ran.
+prefix.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -24,7 +31,16 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
-CostBasis = Literal["frame_indices_union", "sum_of_frame_counts", "visual_tokens_sum"]
+Sharing = Literal["union", "prefix", "none"]
+SHARINGS: Final[tuple[Sharing, ...]] = ("union", "prefix", "none")
+SHARING_NOTES: Final[dict[str, str]] = {
+    "union": "distinct frame indices of the stages that ran (union of the recorded index sets)",
+    "prefix": (
+        "each stage pays only what it adds beyond the previous stage that ran, so an item pays "
+        "its stop stage's cost (exact for nested sampling; the seed paper's shared cost)"
+    ),
+    "none": "every stage that runs pays in full (nothing is shared)",
+}
 
 
 class StageCosts:
@@ -41,7 +57,7 @@ class StageCosts:
         *,
         n_items: int,
         n_stages: int,
-        basis: CostBasis,
+        basis: Sharing,
         note: str,
         terminal: FloatArray,
         per_stage: FloatArray | None = None,
@@ -49,9 +65,11 @@ class StageCosts:
     ) -> None:
         if (per_stage is None) == (union_rows is None):
             raise ValueError("give exactly one of per_stage costs or union rows")
+        if (union_rows is not None) != (basis == "union"):
+            raise ValueError("union rows go with the union basis, per-stage costs with the others")
         self.n_items = n_items
         self.n_stages = n_stages
-        self.basis: CostBasis = basis
+        self.basis: Sharing = basis
         self.note = note
         self.terminal = np.asarray(terminal, dtype=np.float64)
         self._per_stage = per_stage
@@ -71,7 +89,7 @@ class StageCosts:
             return cached
         mask = np.asarray(key, dtype=bool)
         if self._per_stage is not None:
-            result = np.cumsum(self._per_stage * mask[None, :], axis=1)
+            result = np.cumsum(self._increments(self._per_stage, mask), axis=1)
         else:
             assert self._union_rows is not None
             items, stages, indices = self._union_rows
@@ -90,6 +108,20 @@ class StageCosts:
         self._cache[key] = result
         return result
 
+    def _increments(self, per_stage: FloatArray, mask: BoolArray) -> FloatArray:
+        """What each running stage adds: its own cost (`none`) or its excess over the previous
+        running stage (`prefix`; the first running stage pays in full). A loop over the few
+        stages, never over items."""
+        paid = per_stage * mask[None, :]
+        if self.basis == "none":
+            return paid
+        previous = np.zeros(per_stage.shape[0])
+        increments = np.zeros_like(per_stage)
+        for stage in np.flatnonzero(mask):
+            increments[:, stage] = np.maximum(0.0, per_stage[:, stage] - previous)
+            previous = per_stage[:, stage]
+        return increments
+
 
 def _as_index_array(cell: object, where: str) -> IntArray:
     arr = np.asarray(cell, dtype=np.int64).ravel()
@@ -98,8 +130,8 @@ def _as_index_array(cell: object, where: str) -> IntArray:
     return arr
 
 
-def shared_frame_costs_from_indices(frame_indices: npt.NDArray[np.object_]) -> StageCosts:
-    """Shared frame cost from the frame indices each cell actually used.
+def frame_union_costs(frame_indices: npt.NDArray[np.object_]) -> StageCosts:
+    """`union` frame cost from the frame indices each cell actually used.
 
     Vectorised: the (item, stage, frame) rows of every cell are sorted once; any set of running
     stages then costs one filter, one first-use flag and one accumulation, with no loop over
@@ -127,56 +159,43 @@ def shared_frame_costs_from_indices(frame_indices: npt.NDArray[np.object_]) -> S
     return StageCosts(
         n_items=n_items,
         n_stages=n_stages,
-        basis="frame_indices_union",
-        note="distinct frame indices used by the stages that ran (union of recorded index sets)",
+        basis="union",
+        note=SHARING_NOTES["union"],
         terminal=terminal,
         union_rows=(items[order], stages[order], indices[order]),
     )
 
 
-def shared_frame_costs_from_counts(frames: Sequence[int] | FloatArray, n_items: int) -> StageCosts:
-    """Fallback when frame indices were not recorded: every stage that runs pays its full
-    frame count. This over-counts whenever budgets share frames (a pessimistic cost for the
-    cascade), and the report says that it was used."""
-    counts = np.asarray(frames, dtype=np.float64).ravel()
-    if counts.size == 0:
-        raise ValueError("frames: no stages")
+def stage_value_costs(values: FloatArray, sharing: Literal["prefix", "none"]) -> StageCosts:
+    """`prefix` or `none` cost from each cell's own cost (frames, visual tokens or seconds)."""
+    per_stage = np.asarray(values, dtype=np.float64)
+    if per_stage.ndim != 2 or per_stage.shape[1] == 0:
+        raise ValueError(f"stage costs must be [items, stages>=1], got shape {per_stage.shape}")
+    if not np.all(np.isfinite(per_stage)):
+        raise ValueError("stage costs must be finite for every cell")
     return StageCosts(
-        n_items=n_items,
-        n_stages=int(counts.size),
-        basis="sum_of_frame_counts",
-        note=(
-            "frame indices were not recorded for every cell, so each stage that runs pays its "
-            "full frame count (an upper bound on the shared cost)"
-        ),
-        terminal=np.full(n_items, counts[-1], dtype=np.float64),
-        per_stage=np.broadcast_to(counts, (n_items, counts.size)).copy(),
+        n_items=int(per_stage.shape[0]),
+        n_stages=int(per_stage.shape[1]),
+        basis=sharing,
+        note=SHARING_NOTES[sharing],
+        terminal=per_stage[:, -1].copy(),
+        per_stage=per_stage.copy(),
     )
 
 
-def shared_frame_costs(
-    frame_indices: npt.NDArray[np.object_] | None,
-    frames: Sequence[int] | FloatArray,
-    n_items: int,
-) -> StageCosts:
-    """Union of recorded indices when every cell has them, else the sum-of-counts fallback."""
-    if frame_indices is not None and frame_indices.ndim == 2 and frame_indices.shape[0] == n_items:
-        complete = all(cell is not None for cell in frame_indices.ravel())
-        if complete:
-            return shared_frame_costs_from_indices(frame_indices)
-    return shared_frame_costs_from_counts(frames, n_items)
+def frame_counts_matrix(frames: Sequence[int] | FloatArray, n_items: int) -> FloatArray:
+    """Every item's frame count per stage: the configuration's count, the same for every item."""
+    counts = np.asarray(frames, dtype=np.float64).ravel()
+    if counts.size == 0:
+        raise ValueError("frames: no stages")
+    return np.broadcast_to(counts, (n_items, counts.size)).copy()
 
 
-def visual_token_costs(visual_tokens: FloatArray) -> StageCosts | None:
-    """Sum of visual tokens over the stages that ran; None when any cell lacks a count."""
-    tokens = np.asarray(visual_tokens, dtype=np.float64)
-    if tokens.ndim != 2 or tokens.size == 0 or not np.all(np.isfinite(tokens)):
-        return None
-    return StageCosts(
-        n_items=int(tokens.shape[0]),
-        n_stages=int(tokens.shape[1]),
-        basis="visual_tokens_sum",
-        note="visual tokens prefilled at every stage that ran, up to the stopping stage (not shared)",
-        terminal=tokens[:, -1].copy(),
-        per_stage=tokens.copy(),
+def has_all_indices(frame_indices: npt.NDArray[np.object_] | None, n_items: int) -> bool:
+    """Every cell recorded its frame indices (a text-only stage records an empty set)."""
+    return (
+        frame_indices is not None
+        and frame_indices.ndim == 2
+        and frame_indices.shape[0] == n_items
+        and all(cell is not None for cell in frame_indices.ravel())
     )

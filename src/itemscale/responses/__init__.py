@@ -38,6 +38,7 @@ from ._schema import (
     TEXT_ONLY_LABEL,
     Status,
     TaskKind,
+    option_margin,
 )
 from ._scoring import exact_match, normalize_answer, rouge_l, token_f1
 
@@ -68,6 +69,7 @@ __all__ = [
     "is_itemscale_output",
     "normalise_responses",
     "normalize_answer",
+    "option_margin",
     "read_responses",
     "read_run",
     "redact",

@@ -32,6 +32,7 @@ from ._schema import (
     SCHEMA_VERSION,
     SCHEMA_VERSION_KEY,
     Status,
+    option_margin,
 )
 
 RESPONSES_FILE = "responses.parquet"
@@ -54,7 +55,21 @@ def _migrate_0_to_1(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-MIGRATIONS: dict[int, Callable[[pd.DataFrame], pd.DataFrame]] = {0: _migrate_0_to_1}
+def _migrate_1_to_2(df: pd.DataFrame) -> pd.DataFrame:
+    """Version 2 added `margin`; a version-1 table that kept option probabilities has it."""
+    df = df.copy()
+    if "margin" not in df.columns:
+        probs = df["option_probs"] if "option_probs" in df.columns else pd.Series([None] * len(df))
+        df["margin"] = [
+            option_margin(json.loads(p)) if isinstance(p, str) and p else None for p in probs
+        ]
+    return df
+
+
+MIGRATIONS: dict[int, Callable[[pd.DataFrame], pd.DataFrame]] = {
+    0: _migrate_0_to_1,
+    1: _migrate_1_to_2,
+}
 
 
 def empty_responses() -> pd.DataFrame:

@@ -8,12 +8,14 @@ reader can refuse a file written by a newer itemscale and migrate an older one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Final
 
 import pyarrow as pa
 
-SCHEMA_VERSION: Final[int] = 1
+#: 2 added `margin` (top-two option probability margin).
+SCHEMA_VERSION: Final[int] = 2
 
 #: Metadata key (in the Parquet schema metadata) that carries the schema version.
 SCHEMA_VERSION_KEY: Final[bytes] = b"itemscale.schema_version"
@@ -82,6 +84,10 @@ RESPONSE_SCHEMA: Final[pa.Schema] = pa.schema(
         # JSON object {option letter: probability}; JSON keeps Parquet readers of every
         # language able to read it without map-type support.
         pa.field("option_probs", pa.string()),
+        # Probability of the most likely option minus that of the runner-up (the seed paper's
+        # `base_margin`): a stopping score that, unlike `confidence`, also says how close the
+        # second choice was.
+        pa.field("margin", pa.float64()),
         pa.field("reference", pa.string()),
         pa.field("visual_tokens", pa.int64()),
         pa.field("frame_indices", pa.list_(pa.int64())),
@@ -101,3 +107,12 @@ REQUIRED_COLUMNS: Final[frozenset[str]] = frozenset(
 )
 #: Identity of a row: no two rows may share it.
 ROW_KEY: Final[tuple[str, ...]] = ("model", "item_id", "config_id", "repeat")
+
+
+def option_margin(option_probs: Mapping[str, float] | None) -> float | None:
+    """Top option probability minus the runner-up's (the top one alone with a single option);
+    None without probabilities."""
+    if not option_probs:
+        return None
+    top = sorted((float(p) for p in option_probs.values()), reverse=True)
+    return top[0] - (top[1] if len(top) > 1 else 0.0)

@@ -89,6 +89,17 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         recorded_at TEXT NOT NULL
     );
     """,
+    # 4: the top-two option probability margin (response table schema 2), kept beside the
+    # probabilities so an exported table needs no JSON parsing to stop a cascade on it.
+    """
+    ALTER TABLE cells ADD COLUMN margin REAL;
+    UPDATE cells SET margin = (
+        SELECT MAX(value) - COALESCE(
+            (SELECT value FROM json_each(cells.option_probs) ORDER BY value DESC LIMIT 1 OFFSET 1),
+            0.0)
+        FROM json_each(cells.option_probs)
+    ) WHERE option_probs IS NOT NULL AND json_valid(option_probs);
+    """,
 )
 
 SCHEMA_VERSION: Final[int] = len(MIGRATIONS)

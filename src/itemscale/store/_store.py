@@ -80,6 +80,7 @@ class CellRow:
     exact_match: float | None = None
     confidence: float | None = None
     option_probs: str | None = None
+    margin: float | None = None
     reference: str | None = None
     visual_tokens: int | None = None
     frame_indices: tuple[int, ...] | None = None

@@ -21,6 +21,7 @@ from ..responses import (
     TaskKind,
     exact_match,
     extract_choice,
+    option_margin,
     rouge_l,
     token_f1,
 )
@@ -204,6 +205,7 @@ def response_row(cell: Cell, frames: Any, response: VideoResponse) -> CellRow:
         answer=answer,
         confidence=confidence,
         option_probs=json.dumps(dict(sorted(probs.items()))) if probs else None,
+        margin=option_margin(probs) if confidence is not None else None,
         visual_tokens=response.visual_tokens,
         latency_s=response.latency_s,
         **_score_fields(cell.item, status, answer, response.raw_text),

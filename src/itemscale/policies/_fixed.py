@@ -1,0 +1,60 @@
+"""The seed paper's fixed rule: one threshold on the stopping score, nothing fitted, every item.
+
+Its released `code/cascade.py` visits the stages in order and stops an item at the first stage
+(before the last) whose `base_margin` is at least `--theta`; the last stage always answers.
+Under `--mode shared` an item pays the first stage visited in full and each later one only its
+increase over the previous stage (`prefix` here); under `no_share` every visited stage in full
+(`none`). This module computes the same stops and costs on the response matrix, so a published
+threshold can be checked against itemscale's own accounting, and reports accuracy beside them
+(the script reports cost only).
+
+One difference, deliberate: a cell without a score never stops the cascade here, where the
+script reads a missing `base_margin` as 0.0 (which stops the item when theta <= 0).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..measures import VideoBootstrap
+from ._inputs import CascadeInputs
+from ._search import outcome_at, stopping_stage
+from ._summary import summarise_stops
+
+
+def fixed_rule(
+    inputs: CascadeInputs, threshold: float, primary: str, boot: VideoBootstrap | None
+) -> dict[str, Any]:
+    """Stops, costs (every currency, and unshared beside a `prefix` cost), accuracy with
+    intervals, stop counts and each item's stop stage, for one threshold on every stage."""
+    n, k = inputs.correct.shape
+    gate = np.ones((n, k - 1), dtype=bool)
+    thresholds = np.full(k - 1, float(threshold))
+    stop = stopping_stage(gate, inputs.confidence[:, : k - 1], thresholds)
+    every_stage = (True,) * k
+    paid = {c: outcome_at(stop, s.cumulative(every_stage)) for c, s in inputs.costs.items()}
+    unshared = {c: outcome_at(stop, s.cumulative(every_stage)) for c, s in inputs.bounds.items()}
+    summary = summarise_stops(stop, paid, unshared, inputs, primary, boot)
+    counts = np.bincount(stop, minlength=k)
+    per_item = [
+        {
+            "item_id": str(inputs.item_ids[i]),
+            "stop_stage": inputs.labels[int(stop[i])],
+            "correct": float(outcome_at(stop, inputs.correct)[i]),
+            **{f"cost_{c}": float(paid[c][i]) for c in paid},
+        }
+        for i in range(n)
+    ]
+    return {
+        "threshold": float(threshold),
+        "score": inputs.score_name,
+        "rule": (
+            f"stop at the first stage before the last whose {inputs.score_name} is >= "
+            f"{threshold:g}; the last stage always answers; no fitting, every item"
+        ),
+        **summary,
+        "stop_counts": {label: int(counts[s]) for s, label in enumerate(inputs.labels)},
+        "per_item": per_item,
+    }
