@@ -11,12 +11,18 @@ import argparse
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import CommandError
 
+if TYPE_CHECKING:
+    from ..synth import FocusKind
+
 DEMO_FRAMES = (2, 4, 8, 16, 32)
 DEMO_SHORT_SIDES = (56, 112)
+#: flash and longest are what the built-in model trained on; blink (a flash shorter than the
+#: sampling gap at 32 frames) gives the demo regressions a sampling change can act on.
+DEMO_FOCUS_KINDS: tuple[FocusKind, ...] = ("flash", "longest", "blink")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -85,11 +91,13 @@ def run_paper_step(paper_dir: Path, *, n_boot: int, report: bool) -> dict[str, A
 
     from ..artifact import build_artifact
     from ..measures import analyze_responses
+    from ..policies import CascadeSettings, cascade_report
     from ..responses import read_run, write_json_atomic
     from ._paper import (
         TABLE2_CONFIGS,
         compare_with_paper,
         import_release,
+        print_cascade_table,
         print_comparison,
         print_table2,
         release_dir,
@@ -110,10 +118,17 @@ def run_paper_step(paper_dir: Path, *, n_boot: int, report: bool) -> dict[str, A
     table2 = analyze_responses(df, n_boot=n_boot, seed=0, configs=list(TABLE2_CONFIGS))
     write_json_atomic(paper_dir / "table2.json", table2)
     print_table2(table2, sys.stdout)
+    # The same labels turned into a prescription; written where the report picks it up, with
+    # the settings `itemscale cascade RUN --sharing prefix` records, so verify recomputes it.
+    cascade = cascade_report(df, CascadeSettings(n_boot=n_boot, seed=0, sharing="prefix"))
+    cascade["run_dir"] = str(paper_dir)
+    write_json_atomic(paper_dir / "cascade.json", cascade)
+    print_cascade_table(cascade, sys.stdout)
     out: dict[str, Any] = {
         "run_dir": str(paper_dir),
         "measures": str(paper_dir / "measures.json"),
         "table2": str(paper_dir / "table2.json"),
+        "cascade": str(paper_dir / "cascade.json"),
         "reproduced": sum(r["same"] for r in rows),
         "published": len(rows),
     }
@@ -129,6 +144,56 @@ def run_paper_step(paper_dir: Path, *, n_boot: int, report: bool) -> dict[str, A
     )
     print(f"({time.perf_counter() - t:.1f} s)")
     return out
+
+
+def print_regression_pathways(intervention: dict[str, Any], run_dir: Path) -> None:
+    """Every terminal regression: its kind, the budget it was right at, the audit's pathway for
+    that transition and what the nested re-run did, so a reader sees which regressions a
+    sampling change can fix (evidence dropped by the larger grid) and which it cannot (the
+    evidence was there, and diluted)."""
+    from collections import Counter
+
+    from ..audit import read_audit
+    from ..items import read_items_jsonl
+
+    try:
+        audit = read_audit(run_dir)
+    except (FileNotFoundError, ValueError):
+        return
+    kinds = {
+        item.item_id: item.attributes.get("question_kind", "?")
+        for item in read_items_jsonl(run_dir / "suite" / "items.jsonl")
+    }
+    terminal = intervention["terminal_label"]
+    rows = [r for r in intervention["items"] if r["group"] == "regression"]
+    print(
+        f"\n### terminal regressions at {terminal}: the audit's pathway and the nested re-run",
+        flush=True,
+    )
+    print(f"  {'item':<30} {'kind':<8} {'right at':<9} {'pathway':<17} after the re-run")
+    tally: Counter[tuple[str, str]] = Counter()
+    for r in rows:
+        pair = audit[
+            (audit["item_id"] == r["item_id"])
+            & (audit["from_label"] == r["reference_label"])
+            & (audit["to_label"] == terminal)
+            & (audit["repeat"] == 0)
+        ]
+        pathway = str(pair["pathway"].iloc[0]) if len(pair) else "not audited"
+        outcome = {1.0: "recovered", 0.0: "still wrong"}.get(r["after"], r["status"])
+        tally[(pathway, outcome)] += 1
+        print(
+            f"  {r['item_id']:<30} {kinds.get(r['item_id'], '?'):<8} "
+            f"{r['reference_label']:<9} {pathway:<17} {outcome}"
+        )
+    by_pathway: dict[str, Counter[str]] = {}
+    for (pathway, outcome), count in tally.items():
+        by_pathway.setdefault(pathway, Counter())[outcome] += count
+    summary = "; ".join(
+        f"{pathway}: {c['recovered']} of {sum(c.values())} recovered"
+        for pathway, c in sorted(by_pathway.items())
+    )
+    print(f"  by pathway: {summary}" if summary else "  no terminal regressions")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -153,7 +218,12 @@ def run(args: argparse.Namespace) -> int:
     # Every video of this suite is a test video (test_fraction=1); an intact suite made from the
     # same arguments is reused after a hash check.
     manifest = ensure_suite(
-        suite, n_videos=args.videos, seed=args.seed, test_fraction=1.0, layout="focus"
+        suite,
+        n_videos=args.videos,
+        seed=args.seed,
+        test_fraction=1.0,
+        layout="focus",
+        focus_kinds=DEMO_FOCUS_KINDS,
     )
     print(f"{manifest.n_videos} videos, {manifest.n_items} items")
     print(f"({time.perf_counter() - t:.1f} s)")
@@ -166,6 +236,26 @@ def run(args: argparse.Namespace) -> int:
     result = run_sweep(protocol, run_dir=out, progress=True, batch_size=args.batch_size)
     if result.interrupted:
         raise CommandError("sweep interrupted; rerun `make demo` to resume")
+    print(f"({time.perf_counter() - t:.1f} s)")
+
+    # Before analyze and cascade, so the files they write already see the re-runs.
+    t = _step(
+        "intervene: re-run each terminal regression with nested frames (and as many controls)"
+    )
+    from ..workflows import intervene
+
+    intervention = intervene(
+        out,
+        policy="nested",
+        seed=0,
+        n_boot=args.bootstrap,
+        batch_size=args.batch_size,
+        progress=False,
+        on_note=print,
+    )
+    from .cmd_intervene import print_summary as print_intervention
+
+    print_intervention(intervention)
     print(f"({time.perf_counter() - t:.1f} s)")
 
     t = _step("analyze")
@@ -188,6 +278,8 @@ def run(args: argparse.Namespace) -> int:
             ("audit", ["audit", str(out), "--sheets"]),
             ("report", ["report", str(out)]),
         ):
+            if name == "report":
+                print_regression_pathways(intervention, out)
             t = _step(name)
             status = cli_main(argv)
             if status != 0:

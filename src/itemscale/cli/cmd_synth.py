@@ -43,6 +43,13 @@ def register(subparsers: Any) -> None:
         "video, the built-in model's suite",
     )
     parser.add_argument(
+        "--focus-kinds",
+        default="flash,longest",
+        metavar="KIND,...",
+        help="storylines of a focus suite, dealt to its videos in turn: flash, longest, blink "
+        "(a flash shorter than the sampling gap of large budgets; default flash,longest)",
+    )
+    parser.add_argument(
         "--workers",
         type=int,
         default=1,
@@ -75,6 +82,7 @@ def run_synth(args: argparse.Namespace) -> int:
         "only_split": args.only_split,
         "crf": args.crf,
         "layout": args.layout,
+        "focus_kinds": tuple(k.strip() for k in args.focus_kinds.split(",") if k.strip()),
     }
     if args.reuse:
         existing = reusable_suite(args.out, **params)

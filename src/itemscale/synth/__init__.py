@@ -6,7 +6,14 @@ and turn order need coverage, a stayer with look-alikes punishes dense sampling)
 question carries the time spans that hold its evidence. `docs/synthetic-suite.md` describes it.
 """
 
-from ._focus import FOCUS_KINDS, FOCUS_QUESTIONS, build_focus_items, plan_focus_scene
+from ._focus import (
+    ALL_FOCUS_KINDS,
+    FOCUS_KINDS,
+    FOCUS_QUESTIONS,
+    FocusKind,
+    build_focus_items,
+    plan_focus_scene,
+)
 from ._questions import BUDGET_AXIS, QUESTION_KINDS, QuestionKind, build_items
 from ._scene import MovingActor, SceneEvent, VideoScene, iter_frames, plan_scene, render_frame
 from ._suite import (
@@ -28,6 +35,7 @@ from ._suite import (
 from ._vocab import COLOURS, COUNT_WORDS, SHAPES, SIGN_WORDS
 
 __all__ = [
+    "ALL_FOCUS_KINDS",
     "BUDGET_AXIS",
     "COLOURS",
     "COUNT_WORDS",
@@ -42,6 +50,7 @@ __all__ = [
     "SUITE_FILE",
     "SUITE_SCHEMA_VERSION",
     "VIDEOS_DIR",
+    "FocusKind",
     "MovingActor",
     "QuestionKind",
     "SceneEvent",

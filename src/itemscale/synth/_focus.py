@@ -10,6 +10,12 @@ and each question is about that storyline alone. What the budget decides is unch
   0.4-0.6 s. "Which colour flashes?" A small frame budget usually misses the flash entirely; a
   large one catches it, but then the flash is a small share of the frames seen, which a small
   model's attention dilutes.
+- `blink` (budget axis `sampling_phase`; opt-in, `focus_kinds`): the same flash, but for 0.15-0.3 s
+  (2-3 frames at 10 fps), shorter than the gap between sampled frames at the largest budgets (3.8
+  frames at 32 of 120). Whether a budget sees it depends on where its samples fall, not only on
+  how many there are (temporal aliasing): a smaller budget may catch it and a larger one miss
+  it, which a nested grid (every smaller budget's frames kept) repairs and more frames of the
+  same formula do not.
 - `longest` (budget axis `coverage`): the square is always there and changes colour twice,
   showing three colours in three contiguous blocks of close lengths. "Which colour is shown the
   longest?" Endpoint-only or sparse sampling can miss or over-count a block, so the answer
@@ -31,17 +37,27 @@ from ..responses import TaskKind
 from ._scene import SceneEvent, VideoScene, frames_for
 from ._vocab import BACKGROUNDS, COLOURS
 
-FocusKind = Literal["flash", "longest"]
+FocusKind = Literal["flash", "longest", "blink"]
+#: The kinds a focus suite holds unless asked otherwise (the built-in model's training suite).
 FOCUS_KINDS: Final[tuple[FocusKind, ...]] = ("flash", "longest")
-FOCUS_BUDGET_AXIS: Final[dict[str, str]] = {"flash": "frame_rate", "longest": "coverage"}
+ALL_FOCUS_KINDS: Final[tuple[FocusKind, ...]] = ("flash", "longest", "blink")
+FOCUS_BUDGET_AXIS: Final[dict[str, str]] = {
+    "flash": "frame_rate",
+    "longest": "coverage",
+    "blink": "sampling_phase",
+}
 FOCUS_QUESTIONS: Final[dict[str, str]] = {
     "flash": "Which colour flashes?",
     "longest": "Which colour is shown the longest?",
+    # the same question as a flash: the model is asked about the event, not told how long it is
+    "blink": "Which colour flashes?",
 }
 
 #: Share of the frame's short side the square covers (centred).
 SQUARE_FILL: Final[float] = 0.7
 FLASH_S: Final[tuple[float, float]] = (0.4, 0.6)
+#: A blink: shorter than the sampling gap of the largest budgets (see the module docstring).
+BLINK_S: Final[tuple[float, float]] = (0.15, 0.3)
 FLASH_MARGIN_S: Final[float] = 0.5
 #: Shares of the video of the longest block, and how much shorter the runner-up is.
 LONGEST_SHARE: Final[tuple[float, float]] = (0.38, 0.46)
@@ -81,14 +97,14 @@ def plan_focus_scene(
     box = square_box(width, height)
     colours = [str(c) for c in COLOURS]
     events: list[SceneEvent] = []
-    if kind == "flash":
+    if kind in ("flash", "blink"):
         colour = colours[int(rng.integers(len(colours)))]
-        length = frames_for(float(rng.uniform(*FLASH_S)), fps)
+        length = frames_for(float(rng.uniform(*(FLASH_S if kind == "flash" else BLINK_S))), fps)
         margin = frames_for(FLASH_MARGIN_S, fps)
         start = int(rng.integers(margin, n_frames - margin - length + 1))
         events.append(
             SceneEvent(
-                role="flash",
+                role=kind,
                 colour=colour,
                 shape="square",
                 bbox=box,
@@ -131,12 +147,13 @@ def plan_focus_scene(
 
 
 def focus_kind_of(scene: VideoScene) -> FocusKind:
-    return "flash" if any(e.role == "flash" for e in scene.events) else "longest"
+    roles = {e.role for e in scene.events}
+    return "blink" if "blink" in roles else "flash" if "flash" in roles else "longest"
 
 
 def _answer_event(scene: VideoScene) -> SceneEvent:
     """The event whose colour is the answer: the flash, or the longest block."""
-    events = [e for e in scene.events if e.role in ("flash", "block")]
+    events = [e for e in scene.events if e.role in ("flash", "blink", "block")]
     return max(events, key=lambda e: (e.end_frame - e.start_frame) if e.role == "block" else 1)
 
 

@@ -35,7 +35,9 @@ from ._vocab import (
     SIGN_WORDS,
 )
 
-EventRole = Literal["brief", "sign", "count", "turn", "stay", "lookalike", "flash", "block"]
+EventRole = Literal[
+    "brief", "sign", "count", "turn", "stay", "lookalike", "flash", "blink", "block"
+]
 
 #: Which grid cell (column, row) each storyline occupies; look-alikes share the stayer's cell.
 CELLS: Final[dict[str, tuple[int, int]]] = {

@@ -26,6 +26,7 @@ from ..files import sha256_file
 from ..items import Item, write_items_jsonl
 from ..responses import write_json_atomic
 from ._focus import (
+    ALL_FOCUS_KINDS,
     FOCUS_KINDS,
     FocusKind,
     build_focus_items,
@@ -92,6 +93,8 @@ class SuiteManifest(BaseModel):
     seed: int
     #: `grid` (five storylines per video) or `focus` (one large storyline per video).
     layout: Layout = "grid"
+    #: The storyline kinds of a focus suite, dealt to its videos in turn.
+    focus_kinds: tuple[FocusKind, ...] = FOCUS_KINDS
     n_videos: int
     width: int
     height: int
@@ -314,6 +317,7 @@ def generate_suite(
     overwrite: bool = False,
     workers: int = 1,
     layout: Layout = "grid",
+    focus_kinds: tuple[FocusKind, ...] = FOCUS_KINDS,
 ) -> SuiteManifest:
     """Generate the synthetic video suite into `out_dir` and return its manifest.
 
@@ -334,6 +338,13 @@ def generate_suite(
         raise SuiteError(f"yuv420p needs an even width and height, got {width}x{height}")
     if layout not in LAYOUTS:
         raise SuiteError(f"unknown layout {layout!r}; use one of {', '.join(LAYOUTS)}")
+    focus_kinds = tuple(focus_kinds)
+    unknown = [k for k in focus_kinds if k not in ALL_FOCUS_KINDS]
+    if unknown or not focus_kinds or len(set(focus_kinds)) != len(focus_kinds):
+        raise SuiteError(
+            f"focus_kinds {list(focus_kinds)}: name each of {', '.join(ALL_FOCUS_KINDS)} at most "
+            "once, and at least one"
+        )
     try:
         check_layout_parameters(layout, width=width, height=height, fps=fps, duration_s=duration_s)
     except ValueError as exc:
@@ -355,16 +366,16 @@ def generate_suite(
                 positions[(i, kind)] = position
     dialogue_kinds = [QUESTION_KINDS[int(k)] for k in suite_rng.integers(0, 5, size=n_videos)]
     # focus layout: kinds alternate within each split, answer positions balanced per kind
-    focus_kinds: dict[int, FocusKind] = {}
+    kind_of: dict[int, FocusKind] = {}
     focus_positions: dict[int, int] = {}
     if layout == "focus":
         for split in ("train", "test"):
             members = [i for i in range(n_videos) if splits[i] == split]
             order = suite_rng.permutation(len(members))
             for rank, pos in enumerate(order):
-                focus_kinds[members[int(pos)]] = FOCUS_KINDS[rank % len(FOCUS_KINDS)]
-            for fkind in FOCUS_KINDS:
-                of_kind = [i for i in members if focus_kinds[i] == fkind]
+                kind_of[members[int(pos)]] = focus_kinds[rank % len(focus_kinds)]
+            for fkind in focus_kinds:
+                of_kind = [i for i in members if kind_of[i] == fkind]
                 for i, position in zip(
                     of_kind, balanced_positions(suite_rng, len(of_kind)), strict=True
                 ):
@@ -385,7 +396,7 @@ def generate_suite(
             answer_positions={kind: positions[(index, kind)] for kind in QUESTION_KINDS},
             dialogue_kind=dialogue_kinds[index],
             layout=layout,
-            focus_kind=focus_kinds.get(index, "flash"),
+            focus_kind=kind_of.get(index, "flash"),
             focus_position=focus_positions.get(index, 0),
         )
         for index in range(n_videos)
@@ -405,6 +416,7 @@ def generate_suite(
     manifest = SuiteManifest(
         seed=seed,
         layout=layout,
+        focus_kinds=focus_kinds,
         generator_version=generator_version(layout),
         n_videos=n_videos,
         width=width,
@@ -479,11 +491,13 @@ def reusable_suite(
     only_split: Split | None = None,
     crf: int = 18,
     layout: Layout = "grid",
+    focus_kinds: tuple[FocusKind, ...] = FOCUS_KINDS,
 ) -> SuiteManifest | None:
     """The manifest of the suite in `out_dir` if it is intact, made by this generator version
     from exactly these arguments; else None."""
     wanted = {
         "layout": layout,
+        "focus_kinds": tuple(focus_kinds),
         "n_videos": n_videos,
         "seed": seed,
         "width": width,
@@ -519,6 +533,7 @@ class SuiteArgs(TypedDict, total=False):
     only_split: Split | None
     crf: int
     layout: Layout
+    focus_kinds: tuple[FocusKind, ...]
 
 
 def ensure_suite(out_dir: Path, *, workers: int = 1, **params: Unpack[SuiteArgs]) -> SuiteManifest:
