@@ -188,6 +188,12 @@ def test_demo_comparison_reports_each_published_number(tmp_path: Path) -> None:
         "Qwen2.5-VL-7B",
         "Qwen3-VL-8B",
     }
+    cascade = json.loads((tmp_path / "paper" / "cascade.json").read_text(encoding="utf-8"))
+    assert cascade["settings"]["sharing"] == "prefix"
+    assert {b["model"] for b in cascade["results"]} == {m for m, _ in differs} | set(
+        table2["models"]
+    ) | {"LLaVA-NeXT-Video-7B"}
+    assert all(b["cost"]["frames_basis"] == "prefix" for b in cascade["results"])
     # a second run imports nothing new and gives the same table
     again = run_paper_step(tmp_path / "paper", n_boot=20, report=False)
     assert again["reproduced"] == 53

@@ -73,3 +73,61 @@ def test_focus_suite_balances_kinds_and_positions(tmp_path: Path) -> None:
     assert read_manifest(tmp_path).layout == "focus"
     assert reusable_suite(tmp_path, n_videos=16, seed=5, layout="focus", duration_s=6.0)
     assert reusable_suite(tmp_path, n_videos=16, seed=5, duration_s=6.0) is None  # grid asked
+
+
+def _seen(indices: np.ndarray, start: int, end: int) -> bool:
+    return bool(((indices >= start) & (indices < end)).any())
+
+
+def test_blink_is_shorter_than_the_sampling_gap_so_phase_decides_what_a_budget_sees() -> None:
+    """A blink lasts 2-3 frames, fewer than the 3.8-frame gap of 32 linspace frames over 120:
+    some blinks are seen by a smaller budget and missed at 32 (temporal aliasing; about 10% of
+    blinks, from the scene plans), and a nested 32-frame grid that keeps the 16 frames never
+    misses what 16 saw."""
+    from itemscale.protocol import SamplingPolicy
+    from itemscale.video import sample_indices
+
+    linspace = SamplingPolicy(name="linspace")
+    nested = SamplingPolicy(name="linspace", keep_frames=16)
+    aliased = 0
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        scene = plan_focus_scene(rng, "v", "blink", **SIZE)
+        (blink,) = scene.events
+        assert blink.role == "blink" and 2 <= blink.end_frame - blink.start_frame <= 3
+        at = {k: sample_indices(linspace, scene.n_frames, k, fps=10) for k in (4, 8, 16, 32)}
+        seen = {k: _seen(at[k], blink.start_frame, blink.end_frame) for k in at}
+        seen16 = seen[16]
+        aliased += not seen[32] and any(seen[k] for k in (4, 8, 16))
+        kept = sample_indices(nested, scene.n_frames, 32, fps=10)
+        assert not seen16 or _seen(kept, blink.start_frame, blink.end_frame)
+        mcqa, _ = build_focus_items(rng, scene, video_path="v.mp4", split="test", position=1)
+        assert mcqa.question == FOCUS_QUESTIONS["flash"]  # asked like any flash
+        assert mcqa.attributes == {
+            "question_kind": "blink",
+            "budget_axis": "sampling_phase",
+            "split": "test",
+        }
+        assert mcqa.options[1] == blink.colour
+    assert aliased >= 3
+
+
+def test_focus_kinds_are_dealt_in_turn_and_recorded(tmp_path: Path) -> None:
+    kinds = ("flash", "longest", "blink")
+    manifest = generate_suite(
+        tmp_path,
+        n_videos=9,
+        seed=3,
+        layout="focus",
+        duration_s=6.0,
+        test_fraction=1.0,
+        focus_kinds=kinds,
+    )
+    assert manifest.focus_kinds == kinds
+    mcqa = [i for i in read_items_jsonl(tmp_path / "items.jsonl") if i.task_kind.value == "mcqa"]
+    assert Counter(i.attributes["question_kind"] for i in mcqa) == {k: 3 for k in kinds}
+    params = {"n_videos": 9, "seed": 3, "layout": "focus", "duration_s": 6.0, "test_fraction": 1.0}
+    assert reusable_suite(tmp_path, **params, focus_kinds=kinds)  # type: ignore[arg-type]
+    assert reusable_suite(tmp_path, **params) is None  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="name each of flash, longest, blink at most once"):
+        generate_suite(tmp_path / "x", n_videos=2, seed=0, layout="focus", focus_kinds=("wink",))  # type: ignore[arg-type]

@@ -148,7 +148,12 @@ def test_phase_shift_and_the_command_line(
     )  # fmt: skip
     assert code == 0
     text = capsys.readouterr().out
-    assert "recovered_rate" in text and "broken_rate" in text
+    regressions = [r for r in result["items"] if r["group"] == "regression"]
+    controls = [r for r in result["items"] if r["group"] == "control"]
+    recovered = sum(r["after"] == 1.0 for r in regressions)
+    broken = sum(r["after"] == 0.0 for r in controls)
+    assert f"recovered: {recovered} of {len(regressions)} regressions" in text
+    assert f"broken:    {broken} of {len(controls)} controls" in text
     cli = json.loads(out.read_text())
     assert cli["recovered_rate"] == result["recovered_rate"]
     assert cli["broken_rate"] == result["broken_rate"]

@@ -20,11 +20,12 @@ def cascade_section(cascade: dict[str, Any] | None) -> str:
     if not cascade:
         return "<p class='muted'>not run (no cascade.json in the run directory; run <code>itemscale cascade RUN_DIR</code>)</p>"
     parts = [
-        f"<p class='muted'>Mean shared cost: {esc(GLOSSARY['shared frame cost'])}. Frontier: "
-        f"{esc(GLOSSARY['frontier'])}.</p>"
+        f"<p class='muted'>Cost model: {esc(GLOSSARY['cost model'])}. Matches terminal: "
+        f"{esc(GLOSSARY['matches terminal'])}. Frontier: {esc(GLOSSARY['frontier'])}.</p>"
     ]
     for result in cascade.get("results", []):
         name = f"{result.get('model', '?')} / {result.get('series', '?')}"
+        primary = result.get("cost", {}).get("primary", "frames")
         series: list[tuple[str, list[tuple[float, float]]]] = []
         front = [
             (float(p["mean_cost"]), float(p["accuracy"]))
@@ -53,11 +54,21 @@ def cascade_section(cascade: dict[str, Any] | None) -> str:
             if acc[0] is not None and cost[0] is not None:
                 series.append((pname, [(cost[0], acc[0])]))
             mc = pol.get("mean_cost") or {}
+            mean = mc.get("value") if isinstance(mc, dict) else None
+            unshared = pol.get("unshared") or {}
+            bound = next((v for k, v in unshared.items() if k == f"cost_reduction_{primary}"), None)
+            match = "matches" if pol.get("matches_terminal") else "below"
             rows.append(
                 f"<tr><td>{esc(pname)}</td><td class='num'>{esc(pts(pol.get('accuracy')))}</td>"
-                f"<td class='num'>{esc(mc.get('value') if isinstance(mc, dict) else 'n/a')}</td>"
-                f"<td class='num'>{esc(pts(pol.get('cost_reduction')))}</td>"
-                f"<td>{esc(pol.get('description', ''))}</td></tr>"
+                f"<td class='num'>{esc(pts(pol.get('accuracy_change')))} ({match})</td>"
+                f"<td class='num'>{esc('n/a' if mean is None else f'{mean:.1f}')}</td>"
+                f"<td class='num'>{esc(pts(pol.get('cost_reduction')))}"
+                + (
+                    f"<br><span class='muted'>nothing shared: {esc(pts(bound))}</span>"
+                    if bound
+                    else ""
+                )
+                + f"</td><td>{esc(pol.get('description', ''))}</td></tr>"
             )
         terminal = result.get("terminal", {})
         if terminal.get("mean_cost") is not None and terminal.get("accuracy") is not None:
@@ -70,15 +81,18 @@ def cascade_section(cascade: dict[str, Any] | None) -> str:
                         [(float(_scalar(terminal["mean_cost"])), float(t_val))],
                     )
                 )
-        cost_basis = result.get("cost", {}).get("primary", "frames")
-        parts.append(f"<h3>{esc(name)}</h3><div class='row'><div>")
+        cost_basis = primary
+        parts.append(f"<h3>{esc(name)}</h3>")
+        parts.append(f"<p>{esc(_cost_sentence(result))} {esc(_best_sentence(result))}</p>")
+        parts.append("<div class='row'><div>")
         parts.append(
             frontier(series, x_label=f"mean shared cost ({cost_basis})")
             or "<p class='muted'>no frontier points</p>"
         )
         parts.append(
-            "</div><div><table><thead><tr><th>policy</th><th>accuracy (held out)</th><th>mean cost</th>"
-            "<th>cost reduction</th><th>what it does</th></tr></thead><tbody>"
+            "</div><div><table><thead><tr><th>policy</th><th>accuracy (held out)</th>"
+            "<th>change vs terminal</th><th>mean cost</th><th>cost reduction</th>"
+            "<th>what it does</th></tr></thead><tbody>"
             + "".join(rows)
             + "</tbody></table></div></div>"
         )
@@ -87,6 +101,28 @@ def cascade_section(cascade: dict[str, Any] | None) -> str:
             f"<p class='muted'>skipped {esc(skip.get('model'))} / {esc(skip.get('series'))}: {esc(skip.get('reason'))}</p>"
         )
     return "".join(parts) or "<p class='muted'>cascade.json has no results</p>"
+
+
+def _cost_sentence(result: dict[str, Any]) -> str:
+    cost = result.get("cost", {})
+    primary = cost.get("primary", "frames")
+    basis = cost.get(f"{primary}_basis") or cost.get("frames_basis") or "?"
+    note = cost.get(f"{primary}_note") or ""
+    text = f"Cost in {primary}, cost model {basis}" + (f" ({note})" if note else "") + "."
+    if cost.get("unshared_bound"):
+        text += " Beside it, the same stops with nothing shared (the upper bound)."
+    return text
+
+
+def _best_sentence(result: dict[str, Any]) -> str:
+    best = result.get("best_match")
+    terminal = result.get("terminal", {}).get("label", "the terminal budget")
+    if not best:
+        return f"No policy saves anything with a change interval reaching 0 against {terminal}."
+    return (
+        f"Best match: {best.get('policy')} saves {pts(best.get('cost_reduction'))}% of "
+        f"{terminal}'s cost at an accuracy change of {pts(best.get('accuracy_change'))} points."
+    )
 
 
 def _scalar(value: Any) -> float:

@@ -153,47 +153,60 @@ def print_regression_pathways(intervention: dict[str, Any], run_dir: Path) -> No
     evidence was there, and diluted)."""
     from collections import Counter
 
-    from ..audit import read_audit
+    from ..audit import audit_transitions
     from ..items import read_items_jsonl
+    from ..responses import read_run
 
-    try:
-        audit = read_audit(run_dir)
-    except (FileNotFoundError, ValueError):
-        return
-    kinds = {
-        item.item_id: item.attributes.get("question_kind", "?")
-        for item in read_items_jsonl(run_dir / "suite" / "items.jsonl")
-    }
+    items = {item.item_id: item for item in read_items_jsonl(run_dir / "suite" / "items.jsonl")}
     terminal = intervention["terminal_label"]
     rows = [r for r in intervention["items"] if r["group"] == "regression"]
+    df, _ = read_run(run_dir)
+    regressed = {r["item_id"] for r in rows}
+    chosen = df[
+        (df["series"] == intervention["source_series"]) & df["item_id"].isin(regressed)
+        | (df["frames"] == 0) & df["item_id"].isin(regressed)
+    ]
+    # every comparable pair, not only adjacent ones: the pair here is (right at, terminal)
+    audit = audit_transitions(chosen, items, pairs="all")
     print(
         f"\n### terminal regressions at {terminal}: the audit's pathway and the nested re-run",
         flush=True,
     )
-    print(f"  {'item':<30} {'kind':<8} {'right at':<9} {'pathway':<17} after the re-run")
-    tally: Counter[tuple[str, str]] = Counter()
+    print(
+        f"  {'item':<30} {'kind':<8} {'right at':<9} {'evidence frames':<16} {'pathway':<17} "
+        "after the re-run"
+    )
+    tally: dict[str, Counter[str]] = {}
     for r in rows:
         pair = audit[
             (audit["item_id"] == r["item_id"])
             & (audit["from_label"] == r["reference_label"])
             & (audit["to_label"] == terminal)
-            & (audit["repeat"] == 0)
         ]
         pathway = str(pair["pathway"].iloc[0]) if len(pair) else "not audited"
+        seen = "?"
+        group = "evidence not known"
+        if len(pair) and bool(pair["evidence_known"].iloc[0]):
+            before, after = int(pair["evidence_from"].iloc[0]), int(pair["evidence_to"].iloc[0])
+            seen = f"{before} -> {after}"
+            if before == 0:
+                group = "right without seeing the evidence (a guess or the prior)"
+            elif after == 0:
+                group = "evidence seen below, missed by the terminal grid (a sampling accident)"
+            else:
+                group = "evidence seen at the terminal too (diluted, distracted or the prior)"
         outcome = {1.0: "recovered", 0.0: "still wrong"}.get(r["after"], r["status"])
-        tally[(pathway, outcome)] += 1
+        tally.setdefault(group, Counter())[outcome] += 1
+        item = items.get(r["item_id"])
+        kind = item.attributes.get("question_kind", "?") if item is not None else "?"
         print(
-            f"  {r['item_id']:<30} {kinds.get(r['item_id'], '?'):<8} "
-            f"{r['reference_label']:<9} {pathway:<17} {outcome}"
+            f"  {r['item_id']:<30} {kind:<8} {r['reference_label']:<9} {seen:<16} "
+            f"{pathway:<17} {outcome}"
         )
-    by_pathway: dict[str, Counter[str]] = {}
-    for (pathway, outcome), count in tally.items():
-        by_pathway.setdefault(pathway, Counter())[outcome] += count
-    summary = "; ".join(
-        f"{pathway}: {c['recovered']} of {sum(c.values())} recovered"
-        for pathway, c in sorted(by_pathway.items())
-    )
-    print(f"  by pathway: {summary}" if summary else "  no terminal regressions")
+    if not rows:
+        print("  no terminal regressions")
+    for group, counts in sorted(tally.items()):
+        print(f"  {group}: {counts['recovered']} of {sum(counts.values())} recovered")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -82,8 +82,19 @@ def print_summary(result: dict[str, Any], out: TextIO | None = None) -> None:
         f"{ctrl['n_missing']})",
         file=out,
     )
-    print(f"  recovered_rate: {points_text(result['recovered_rate'])}", file=out)
-    print(f"  broken_rate:    {points_text(result['broken_rate'])}", file=out)
+    items = result.get("items", [])
+    recovered = sum(1 for r in items if r["group"] == "regression" and r["after"] == 1.0)
+    broken = sum(1 for r in items if r["group"] == "control" and r["after"] == 0.0)
+    print(
+        f"  recovered: {recovered} of {reg['n_answered']} regressions, "
+        f"{points_text(result['recovered_rate'])}% (95% CI)",
+        file=out,
+    )
+    print(
+        f"  broken:    {broken} of {ctrl['n_answered']} controls, "
+        f"{points_text(result['broken_rate'])}% (95% CI)",
+        file=out,
+    )
     print(
         f"  net accuracy change if applied to every item: "
         f"{points_text(result['net_accuracy_change_estimate'])} points",
