@@ -61,8 +61,9 @@ FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
 
-#: 2: cost models (`sharing`), latency, `--stages`, `--score`, `--threshold`, agreement over
-#: three stages, `matches_terminal` by the interval of the change, `best_match`.
+#: 2: cost models (`sharing`), latency, `--stages`, `--score`, `--threshold`, agreement that
+#: fits how many stages must agree, `matches_terminal` by the interval of the change,
+#: `best_match`.
 CASCADE_SCHEMA_VERSION: Final[int] = 2
 #: Series written by `itemscale intervene`; they are single re-runs, not budget axes.
 INTERVENTION_SERIES_PREFIX: Final[str] = MEASURED_APART
@@ -73,7 +74,8 @@ POLICY_NAMES: Final[tuple[PolicyName, ...]] = ("confidence", "agreement", "learn
 _FLOOR_SCALE: Final[float] = 0.999
 POLICY_DESCRIPTIONS: Final[dict[str, str]] = {
     "confidence": (
-        "confidence cascade (docs/policies.md): stage k answers when its option confidence >= tau_k; "
+        "confidence cascade (docs/policies.md): stage k answers when its score (option "
+        "confidence or margin) >= tau_k; "
         "the last stage always answers; a stage with tau = +inf is never run"
     ),
     "agreement": (
