@@ -235,8 +235,8 @@ BENCHMARK_LOADERS: Final[dict[str, BenchmarkLoader]] = {
 }
 
 
-def _titles() -> str:
-    titles = [f.title for f in BENCHMARK_LOADERS.values()]
+def _titles(suffix: str) -> str:
+    titles = [f.title for f in BENCHMARK_LOADERS.values() if suffix in f.suffixes]
     return ", ".join(titles[:-1]) + " or " + titles[-1] if len(titles) > 1 else "".join(titles)
 
 
@@ -260,7 +260,7 @@ def detect_benchmark(path: str | os.PathLike[str]) -> str:
         if suffix in loader.suffixes and loader.columns <= names:
             return name
     raise BenchmarkFileError(
-        f"{p}: not a known benchmark file ({_titles()} {what} expected; "
+        f"{p}: not a known benchmark file ({_titles(suffix)} {what} expected; "
         f"has {', '.join(sorted(names)) or 'none'})"
     )
 
