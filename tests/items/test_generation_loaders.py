@@ -108,7 +108,10 @@ def test_an_unknown_json_file_names_its_keys(tmp_path: Path) -> None:
     [
         ({"not": "a list"}, r"a JSON list of questions, not a dict"),
         ([], r"no questions"),
-        ([{"video": "v.mp4", "question": "q", "question_type": "summary"}], r"question 1: .*'answer'"),
+        (
+            [{"video": "v.mp4", "question": "q", "question_type": "summary"}],
+            r"question 1: .*'answer'",
+        ),
         (
             [{"video": "v.mp4", "question": "q", "answer": " ", "question_type": "summary"}],
             r"key 'answer' is empty",
@@ -124,9 +127,7 @@ def test_an_unknown_json_file_names_its_keys(tmp_path: Path) -> None:
         (["text"], r"question 1: expected an object, got str"),
     ],
 )
-def test_bad_mlvu_generation_files_are_named(
-    tmp_path: Path, value: Any, message: str
-) -> None:
+def test_bad_mlvu_generation_files_are_named(tmp_path: Path, value: Any, message: str) -> None:
     with pytest.raises(BenchmarkFileError, match=message):
         load_mlvu_generation(_write(tmp_path, value))
 

@@ -321,6 +321,26 @@ def run(args: argparse.Namespace) -> int:
     if args.json_out:  # written before printing, so a closed pipe (`| head`) cannot lose it
         write_json_atomic(args.json_out, result)
     print_summary(result)
+    print_absent(df)
     if args.json_out:
         print(f"\nmeasures written to {args.json_out}")
     return 0
+
+
+def print_absent(df: Any, out: TextIO | None = None) -> None:
+    """Say which models' denominators hold items their results lacked (`import --absent
+    noanswer` added them as wrong answers, marked `error` "absent")."""
+    from ..importers import ABSENT_MARKER
+
+    marked = df[df["error"] == ABSENT_MARKER]
+    if marked.empty:
+        return
+    out = out if out is not None else sys.stdout
+    print(file=out)
+    for model, n in marked.groupby("model", sort=True)["item_id"].nunique().items():
+        print(
+            f"note: {model}: {n} items absent from the imported results are counted as "
+            f"NOANSWER (wrong) at every configuration (import --absent noanswer; rows with "
+            f"error '{ABSENT_MARKER}')",
+            file=out,
+        )
