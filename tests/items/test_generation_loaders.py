@@ -58,12 +58,12 @@ def test_avsd_turns_carry_the_gold_history() -> None:
     assert third.task_kind == TaskKind.DIALOGUE
     assert third.video_id == "QRB9X" and third.video_path == "QRB9X.mp4"
     assert third.question == "what does he do there"
-    assert third.references == ("he opens the fridge and takes a bottle",)
+    assert third.references == ("he opens the red fridge and takes a bottle",)
     assert [(t.role, t.text) for t in third.history] == [
         ("user", "is there a person in the video"),
         ("assistant", "yes there is one man"),
         ("user", "where is he"),
-        ("assistant", "he is in a kitchen"),
+        ("assistant", "he is in the orange kitchen"),
     ]
     assert items[0].history == ()
     assert third.attributes == {"task_type": "dialogue", "turn": "3"}

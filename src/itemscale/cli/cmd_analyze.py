@@ -218,6 +218,18 @@ def _print_continuous(block: dict[str, Any], out: TextIO, indent: str = "  ") ->
         f"{indent}harmful (eps={block['eps']}):  {points_text(block['harmful_rate_eps'])}", file=out
     )
     print(f"{indent}text-only score:     {points_text(block['text_mean_score'])}", file=out)
+    tasks = block.get("tasks") or {}
+    if tasks:
+        print(f"{indent}oracle gap per task (item attribute {block['task_attribute']}):", file=out)
+        width = max(len(t) for t in tasks)
+        for task, sub in tasks.items():
+            best = sub["best_fixed"]
+            print(
+                f"{indent}  {task:<{width}}  {sub['n_items']:>5} items: oracle gap "
+                f"{points_text(sub['oracle_gap'])}; best fixed {best['config']} "
+                f"{points_text(best)}",
+                file=out,
+            )
     _print_chains(block, out, indent, "mean_score")
     g = block.get("grid_with_text")
     if g:
@@ -356,6 +368,7 @@ def write_per_item(labels: Any, path: Path) -> None:
     from ..measures import PER_ITEM_SCHEMA_VERSION
     from ..responses import write_parquet_atomic
 
+    labels = _redacted(labels)
     if path.suffix.lower() == ".parquet":
         table = pa.Table.from_pandas(labels, preserve_index=False)
         meta = {b"itemscale.per_item_schema_version": str(PER_ITEM_SCHEMA_VERSION).encode()}
@@ -363,6 +376,17 @@ def write_per_item(labels: Any, path: Path) -> None:
         return
     with atomic_text_file(path) as fh:
         labels.to_csv(fh, index=False, lineterminator="\n")
+
+
+def _redacted(labels: Any) -> Any:
+    """Every string column through the one redactor, as every file itemscale writes."""
+    from ..responses import redact
+
+    out = labels.copy()
+    for col in out.columns:
+        if out[col].dtype == object:
+            out[col] = out[col].map(lambda v: redact(v) if isinstance(v, str) else v)
+    return out
 
 
 def print_absent(df: Any, out: TextIO | None = None) -> None:
