@@ -51,6 +51,15 @@ def test_mlvu_generation_items() -> None:
     assert first.reference_text() == first.references[0]
 
 
+def test_mlvu_generation_one_object_per_line(tmp_path: Path) -> None:
+    records = json.loads((GEN / "mlvu_generation.json").read_text(encoding="utf-8"))
+    path = tmp_path / "9_summary.json"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    assert detect_benchmark(path) == "mlvu_generation"
+    lines = load_mlvu_generation(path)
+    assert lines == load_mlvu_generation(GEN / "mlvu_generation.json")
+
+
 def test_avsd_turns_carry_the_gold_history() -> None:
     items = load_avsd(GEN / "avsd_dstc7.json")
     assert [i.item_id for i in items] == ["QRB9X-1", "QRB9X-2", "QRB9X-3", "7UPGT-1", "7UPGT-2"]

@@ -27,7 +27,9 @@ AVSD_TASK_TYPE: Final[str] = "dialogue"
 
 
 def read_json(path: Path) -> Any:
-    """The file's JSON value; a file that is not JSON names the line and column."""
+    """The file's JSON value; a file that is not JSON names the line and column. A file of one
+    JSON object per line (copies of MLVU's annotation files circulate in both forms) reads as
+    the list of its lines' objects."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -37,9 +39,28 @@ def read_json(path: Path) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":
+            lines = _json_lines(text)
+            if lines is not None:
+                return lines
         raise BenchmarkFileError(
             f"{path}:{exc.lineno}: not valid JSON ({exc.msg}, column {exc.colno})"
         ) from exc
+
+
+def _json_lines(text: str) -> list[Any] | None:
+    out = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError:
+            return None
+        if not isinstance(value, dict):
+            return None
+        out.append(value)
+    return out
 
 
 def _record(value: Any, where: str) -> dict[str, Any]:
