@@ -211,17 +211,17 @@ def _continuous_rows(m: ResponseMatrix, eps: float) -> dict[str, Any]:
 def _dropped(df: pd.DataFrame, m: ResponseMatrix, value_col: str) -> pd.DataFrame:
     """The items of the matrix's slice that the matched grid left out, with their reasons
     (the statuses of their failed cells, `missing`, `no_<value>`), as `drop_reason`."""
-    binary = df["task_kind"] == "mcqa"
-    rows = df[
-        (df["model"] == m.model)
-        & (df["series"] == m.series)
-        & (df["frames"] > 0)
+    if m.n_dropped == 0:  # the usual case; filtering a large table costs more than the labels
+        return pd.DataFrame({"item_id": [], "video_id": [], "drop_reason": []})
+    mine = df[df["model"] == m.model]
+    binary = mine["task_kind"] == "mcqa"
+    rows = mine[
+        (mine["series"] == m.series)
+        & (mine["frames"] > 0)
         & (binary if m.kind == "binary" else ~binary)
-        & df["config_label"].isin(list(m.labels))
+        & mine["config_label"].isin(list(m.labels))
     ]
     rows = rows[~rows["item_id"].isin(m.item_ids.tolist())]
-    if rows.empty:
-        return pd.DataFrame({"item_id": [], "video_id": [], "drop_reason": []})
     answered = rows["status"].isin(list(ANSWERED_STATUSES))
     has_value = rows[value_col].notna()
     reason = np.where(answered & ~has_value, f"no_{value_col}", rows["status"].astype(str))
@@ -229,7 +229,7 @@ def _dropped(df: pd.DataFrame, m: ResponseMatrix, value_col: str) -> pd.DataFram
     failed: dict[str, set[str]] = {}
     for item, why in zip(bad["item_id"].tolist(), bad["_reason"].tolist(), strict=True):
         failed.setdefault(str(item), set()).add(str(why))
-    expected = len(m.labels) * int(df.loc[df["model"] == m.model, "repeat"].nunique())
+    expected = len(m.labels) * int(mine["repeat"].nunique())
     cells = rows.drop_duplicates(["item_id", "config_label", "repeat"]).groupby("item_id").size()
     videos = rows.groupby("item_id")["video_id"].first()
     out = []
