@@ -161,6 +161,25 @@ def test_lmms_eval_and_vlmevalkit_report_the_benchmark_items_they_lack(tmp_path:
     assert run["imports"][0]["options"]["absent"] == "noanswer"
     with pytest.raises(ImportInputError, match=r"needs the items"):
         run_import("lmms-eval", [log], run_dir=tmp_path / "le3", absent="noanswer")
+    # VLMEvalKit: one question of its Video-MME.tsv, answered at 8 frames
+    q = pd.read_parquet(bench).iloc[0]
+    row = {
+        "index": 0,
+        "video": q["videoID"],
+        "question": q["question"],
+        "candidates": str(list(q["options"])),
+        "answer": q["answer"],
+        "prediction": q["answer"],
+    }
+    tsv = tmp_path / "M_Video-MME_8frame.tsv"
+    pd.DataFrame([row]).to_csv(tsv, sep="\t", index=False)
+    vk = run_import(
+        "vlmevalkit", [tsv], run_dir=tmp_path / "vk", benchmark=bench, absent="noanswer"
+    )
+    assert vk.absent["M"]["absent"] == 2699 and vk.rows_absent == 2699
+    vk_df, _ = read_run(tmp_path / "vk")
+    assert vk_df["correct"].sum() == 1 and len(vk_df) == 2700
+    assert set(vk_df.loc[vk_df["item_id"] != "001-1", "error"]) == {ABSENT_MARKER}
 
 
 def test_the_seed_papers_short_table_gets_the_papers_accuracy(tmp_path: Path) -> None:
