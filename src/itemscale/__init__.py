@@ -36,6 +36,7 @@ _LAZY: dict[str, str] = {
     # measures
     "analyze_responses": "measures",
     "build_matrices": "measures",
+    "per_item_labels": "measures",
     "ResponseMatrix": "measures",
     "VideoBootstrap": "measures",
     # policies

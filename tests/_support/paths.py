@@ -14,3 +14,14 @@ DOCS = REPO / "docs"
 FIXTURES = REPO.parent / "shared" / "fixtures"
 #: data shipped with the tests (tests/data)
 DATA = TESTS / "data"
+
+
+def shared(relative: str) -> Path:
+    """A file of the shared fixtures, or a skip saying where it was looked for (a clone
+    without `../shared` runs every other test)."""
+    import pytest
+
+    path = FIXTURES / relative
+    if not path.exists():
+        pytest.skip(f"shared fixture {path} not found (../shared/fixtures beside the repository)")
+    return path

@@ -76,7 +76,7 @@ def test_wide_table_with_benchmark_golden_rows(tmp_path: Path, fixtures_dir: Pat
     assert attrs["task_type"] == "Counting Problem"
     assert r.loc[("001-1", "8f"), "source"] == "table:wide.csv:2"
     assert any("1 empty answer cell" in n for n in notes)
-    assert any("3 of 3 items found" in n for n in notes)
+    assert any("3 of the table's 3 items found (it lists 2700)" in n for n in notes)
 
 
 def test_empty_cells_can_mean_not_run(tmp_path: Path, fixtures_dir: Path) -> None:

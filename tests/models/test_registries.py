@@ -233,8 +233,8 @@ def test_benchmark_load_error_is_benchmark_file_error() -> None:
 def test_an_unknown_benchmark_kind_keeps_its_message() -> None:
     message = protocol_error(protocol_data(kind="videomm"))
     assert message.endswith(
-        "  benchmark.kind: Input should be 'videomme', 'mlvu', 'longvideobench', 'jsonl' or "
-        "'synthetic' (got 'videomm')"
+        "  benchmark.kind: Input should be 'videomme', 'mlvu', 'longvideobench', "
+        "'mlvu_generation', 'avsd', 'jsonl' or 'synthetic' (got 'videomm')"
     )
 
 

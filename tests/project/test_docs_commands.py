@@ -179,12 +179,30 @@ def prepare_readme(ws: Path) -> None:
     (ws / "protocol.toml").write_text(_substitute(toml, PROTOCOL_SUBSTITUTIONS), encoding="utf-8")
 
 
+def _generation_predictions(path: Path, benchmark: Path) -> None:
+    """`mlvu_predictions.csv`: a model's answers to the hand-made MLVU generation file at two
+    budgets (the reference's first word at 8 frames, its first six words at 16)."""
+    from itemscale.items import load_benchmark
+
+    rows = []
+    for item in load_benchmark(benchmark):
+        words = item.references[0].split()
+        rows.append(("m", item.item_id, "8f", 8, words[0]))
+        rows.append(("m", item.item_id, "16f", 16, " ".join(words[:6])))
+    columns = ["model", "item_id", "config", "frames", "prediction"]
+    pd.DataFrame(rows, columns=columns).to_csv(path, index=False)
+
+
 def prepare_importers(ws: Path) -> None:
     benchmark = FIXTURES / "benchmarks" / "videomme-test.parquet"
     wide = FIXTURES / "scalegrid" / "Qwen3-VL-8B_V1_short_predictions_wide.csv"
     shutil.copy(benchmark, ws / "videomme-test.parquet")
     shutil.copy(wide, ws)
     _per_item_long(ws / "per_item.csv", wide, benchmark)
+    shutil.copy(SRC / "itemscale" / "data" / "scalegrid" / "V1_short_answer_key.csv", ws)
+    generation = REPO / "tests" / "data" / "generation" / "mlvu_generation.json"
+    shutil.copy(generation, ws)
+    _generation_predictions(ws / "mlvu_predictions.csv", generation)
 
 
 PREPARE = {"README.md": prepare_readme, "docs/importers.md": prepare_importers}
@@ -361,6 +379,10 @@ def _importers_outputs(ws: Path) -> None:
     merged = wide.merge(long, on=key, suffixes=("_wide", "_long"))
     assert len(merged) == len(wide)
     assert (merged["correct_wide"] == merged["correct_long"]).all()
+    items = pd.read_csv(ws / "runs/split/items.csv")
+    assert len(items) == 786 and set(items["in_matched_grid"]) == {1}
+    generation, _ = read_run(ws / "runs/mlvu-gen")
+    assert set(generation["task_kind"]) == {"summary"} and generation["token_f1"].notna().all()
 
 
 EXPECTED_FILES = {"README.md": _readme_outputs, "docs/importers.md": _importers_outputs}

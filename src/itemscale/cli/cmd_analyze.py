@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
 from ..measures import CI_METHODS, DEFAULT_CI
@@ -32,6 +33,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("run_dir", help="run directory holding responses.parquet")
     p.add_argument("--json", dest="json_out", metavar="OUT", help="write the measures as JSON")
+    p.add_argument(
+        "--per-item",
+        metavar="FILE",
+        help="write one row per (model, series, item) of the analysed grid with itemscale's "
+        "per-item labels and the seed paper's (trajectory_class, is_visually_confused, "
+        "is_text_overwritten, best_config; matched_grid_* under --configs), as .csv or .parquet",
+    )
     p.add_argument(
         "--bootstrap", type=int, default=1000, metavar="B", help="resamples (0: none; default 1000)"
     )
@@ -210,6 +218,18 @@ def _print_continuous(block: dict[str, Any], out: TextIO, indent: str = "  ") ->
         f"{indent}harmful (eps={block['eps']}):  {points_text(block['harmful_rate_eps'])}", file=out
     )
     print(f"{indent}text-only score:     {points_text(block['text_mean_score'])}", file=out)
+    tasks = block.get("tasks") or {}
+    if tasks:
+        print(f"{indent}oracle gap per task (item attribute {block['task_attribute']}):", file=out)
+        width = max(len(t) for t in tasks)
+        for task, sub in tasks.items():
+            best = sub["best_fixed"]
+            print(
+                f"{indent}  {task:<{width}}  {sub['n_items']:>5} items: oracle gap "
+                f"{points_text(sub['oracle_gap'])}; best fixed {best['config']} "
+                f"{points_text(best)}",
+                file=out,
+            )
     _print_chains(block, out, indent, "mean_score")
     g = block.get("grid_with_text")
     if g:
@@ -302,6 +322,8 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from exc
     if args.bootstrap < 0:
         raise CommandError("--bootstrap must be >= 0")
+    if args.per_item and Path(args.per_item).suffix.lower() not in PER_ITEM_SUFFIXES:
+        raise CommandError(f"--per-item {args.per_item}: the file must end in .csv or .parquet")
     try:
         result = analyze_responses(
             df,
@@ -320,7 +342,67 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"{args.run_dir}: no answered responses to analyse")
     if args.json_out:  # written before printing, so a closed pipe (`| head`) cannot lose it
         write_json_atomic(args.json_out, result)
+    if args.per_item:
+        from ..measures import per_item_labels
+
+        labels = per_item_labels(df, configs=args.configs, metric=args.metric, eps=args.eps)
+        write_per_item(labels, Path(args.per_item))
     print_summary(result)
+    print_absent(df)
     if args.json_out:
         print(f"\nmeasures written to {args.json_out}")
+    if args.per_item:
+        print(f"per-item labels written to {args.per_item} ({len(labels)} rows)")
     return 0
+
+
+PER_ITEM_SUFFIXES = (".csv", ".parquet")
+
+
+def write_per_item(labels: Any, path: Path) -> None:
+    """The per-item table, whole or not at all: Parquet carries its schema version in the
+    file's metadata as well as in its `schema_version` column (all a CSV can carry)."""
+    import pyarrow as pa
+
+    from ..files import atomic_text_file
+    from ..measures import PER_ITEM_SCHEMA_VERSION
+    from ..responses import write_parquet_atomic
+
+    labels = _redacted(labels)
+    if path.suffix.lower() == ".parquet":
+        table = pa.Table.from_pandas(labels, preserve_index=False)
+        meta = {b"itemscale.per_item_schema_version": str(PER_ITEM_SCHEMA_VERSION).encode()}
+        write_parquet_atomic(table, path, meta)
+        return
+    with atomic_text_file(path) as fh:
+        labels.to_csv(fh, index=False, lineterminator="\n")
+
+
+def _redacted(labels: Any) -> Any:
+    """Every string column through the one redactor, as every file itemscale writes."""
+    from ..responses import redact
+
+    out = labels.copy()
+    for col in out.columns:
+        if out[col].dtype == object:
+            out[col] = out[col].map(lambda v: redact(v) if isinstance(v, str) else v)
+    return out
+
+
+def print_absent(df: Any, out: TextIO | None = None) -> None:
+    """Say which models' denominators hold items their results lacked (`import --absent
+    noanswer` added them as wrong answers, marked `error` "absent")."""
+    from ..importers import ABSENT_MARKER
+
+    marked = df[df["error"] == ABSENT_MARKER]
+    if marked.empty:
+        return
+    out = out if out is not None else sys.stdout
+    print(file=out)
+    for model, n in marked.groupby("model", sort=True)["item_id"].nunique().items():
+        print(
+            f"note: {model}: {n} items absent from the imported results are counted as "
+            f"NOANSWER (wrong) at every configuration (import --absent noanswer; rows with "
+            f"error '{ABSENT_MARKER}')",
+            file=out,
+        )

@@ -54,7 +54,22 @@ def _file_import_args(
     )
     p.add_argument("--model", help=model_help)
     p.add_argument("--benchmark", metavar="FILE", help=benchmark_help)
+    _absent_arg(p)
     _common_args(p)
+
+
+def _absent_arg(p: argparse.ArgumentParser) -> None:
+    from ..importers import ABSENT_MODES, DEFAULT_ABSENT
+
+    p.add_argument(
+        "--absent",
+        choices=list(ABSENT_MODES),
+        default=DEFAULT_ABSENT,
+        help="items of --benchmark (or --answer-key) without any row for a model: left out of "
+        "every denominator and reported (skip, the default), or added as NOANSWER (wrong) at "
+        "every configuration of that model, marked error 'absent' (noanswer, as the seed "
+        "paper's split-sized denominators count them)",
+    )
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -125,6 +140,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="FILE",
         help="answer key table with columns item_id, gold [, video_id, attr_*]",
     )
+    _absent_arg(t)
+    t.add_argument(
+        "--video-from-id",
+        metavar="PATTERN",
+        help="read the video id (the bootstrap's cluster) from the item id where nothing else "
+        "names it: a regular expression matching the whole id, its group 'video' (or first "
+        "group) the video, or the preset videomme ('001-1' is a question about video '001')",
+    )
     _common_args(t)
     t.set_defaults(func=run_table)
 
@@ -181,6 +204,8 @@ def run_table(args: argparse.Namespace) -> int:
         empty=args.empty,
         benchmark=args.benchmark,
         answer_key=args.answer_key,
+        absent=args.absent,
+        video_from_id=args.video_from_id,
     )
     return _emit(summary, args)
 
@@ -196,6 +221,7 @@ def _run_file_import(args: argparse.Namespace, kind: str) -> int:
         configs=args.config,
         model=args.model,
         benchmark=args.benchmark,
+        absent=args.absent,
     )
     return _emit(summary, args)
 

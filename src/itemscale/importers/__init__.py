@@ -5,6 +5,7 @@ refusing conflicting answers) and returns the summary the CLI prints. `run_impor
 the whole import the CLI runs, by kind (`IMPORTERS`).
 """
 
+from ._absent import ABSENT_MARKER, ABSENT_MODES, DEFAULT_ABSENT, AbsentItems
 from ._common import (
     LABEL_CONFIG_ID_VERSION,
     ImportConflictError,
@@ -20,6 +21,7 @@ from ._table import import_table
 from ._table_records import read_table_records
 from ._table_shape import (
     AnswerKey,
+    KeyEntry,
     TableOptions,
     frames_from_label,
     key_from_benchmark,
@@ -29,12 +31,17 @@ from ._table_shape import (
 )
 
 __all__ = [
+    "ABSENT_MARKER",
+    "ABSENT_MODES",
+    "DEFAULT_ABSENT",
     "IMPORTERS",
     "LABEL_CONFIG_ID_VERSION",
+    "AbsentItems",
     "AnswerKey",
     "ImportConflictError",
     "ImportInputError",
     "ImportSummary",
+    "KeyEntry",
     "MergeResult",
     "TableOptions",
     "finish_import",

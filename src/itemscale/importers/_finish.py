@@ -1,17 +1,20 @@
-"""The last step of every importer: merge into the run and summarise what happened."""
+"""The last step of every importer: the key's absent items, the merge into the run, and the
+summary of what happened."""
 
 from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from ._common import ImportInputError, import_record, merge_into_run, rows_frame
+from ._absent import DEFAULT_ABSENT, AbsentItems, absent_items, check_absent_mode
+from ._common import ImportInputError, import_record, merge_into_run, rows_frame, rows_frame_from
 from ._summary import ImportSummary, summarise
+from ._table_shape import AnswerKey, key_from_benchmark
 
 
 def finish_import(
@@ -24,7 +27,21 @@ def finish_import(
     skipped: Counter[str] | None = None,
     notes: list[str] | None = None,
     dry_run: bool = False,
+    key: AnswerKey | None = None,
+    absent: str = DEFAULT_ABSENT,
+    video_of: Callable[[str], str] | None = None,
 ) -> ImportSummary:
+    """Merge `rows` into the run and summarise. With a `key` (the benchmark or answer key),
+    its items without any row for a model are reported, and with `absent="noanswer"` added as
+    wrong answers at every configuration of that model (`video_of` names their videos when the
+    key does not)."""
+    mode = check_absent_mode(absent, key)
+    reports: list[AbsentItems] = []
+    if key is not None:
+        extra, reports = absent_items(rows, key, mode, video_of=video_of)
+        if extra is not None:
+            added = rows_frame_from(extra, where_=f"absent items of {key.path}")
+            rows = pd.concat([rows, added], ignore_index=True)
     merged = merge_into_run(run_dir, rows, record, dry_run=dry_run)
     return summarise(
         importer=importer,
@@ -36,6 +53,7 @@ def finish_import(
         rows_unchanged=merged.unchanged,
         skipped=skipped or Counter(),
         notes=notes,
+        absent=reports,
     )
 
 
@@ -54,9 +72,11 @@ def finish_parsed_import(
     notes: list[str],
     run_dir: str | os.PathLike[str],
     dry_run: bool,
+    absent: str = DEFAULT_ABSENT,
 ) -> ImportSummary:
     """The shared ending of the per-file importers (lmms-eval, VLMEvalKit): refuse an import
-    with no rows (saying why each was skipped), record the options and sources, then merge."""
+    with no rows (saying why each was skipped), record the options and sources, then merge;
+    the benchmark's items without a row are reported (and added with `absent="noanswer"`)."""
     table = rows_frame(rows, where_=f"{tool} import") if rows else pd.DataFrame()
     if table.empty:
         raise ImportInputError(
@@ -69,6 +89,7 @@ def finish_parsed_import(
         benchmark=str(Path(benchmark).resolve()) if benchmark else None,
         extractor_version=extractor_version,
         configs=list(configs) or None,
+        absent=absent if benchmark else None,
     )
     return finish_import(
         importer=importer,
@@ -79,4 +100,6 @@ def finish_parsed_import(
         skipped=skipped,
         notes=notes,
         dry_run=dry_run,
+        key=key_from_benchmark(benchmark) if benchmark else None,
+        absent=absent,
     )

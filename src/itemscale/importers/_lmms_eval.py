@@ -29,6 +29,7 @@ from typing import Any, Final
 from ..responses import NOANSWER, Status, TaskKind
 from ..responses._extract import EXTRACTOR_VERSION, extract_choice
 from ..responses._scoring import exact_match, rouge_l, token_f1
+from ._absent import DEFAULT_ABSENT
 from ._common import (
     ImportInputError,
     attributes_json,
@@ -367,6 +368,7 @@ def run_lmms_eval_import(
     benchmark: str | os.PathLike[str] | None = None,
     run_dir: str | os.PathLike[str],
     dry_run: bool = False,
+    absent: str = DEFAULT_ABSENT,
 ) -> ImportSummary:
     """Parse every file, check them against each other, then merge into the run."""
     specs = [_spec_file(parse_config_arg(c)) for c in configs]
@@ -508,4 +510,5 @@ def run_lmms_eval_import(
         notes=notes,
         run_dir=run_dir,
         dry_run=dry_run,
+        absent=absent,
     )

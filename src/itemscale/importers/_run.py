@@ -39,8 +39,9 @@ def run_import(
 
     `options` are the CLI's flags as keywords: `table` takes `wide`, `id_column`, `model`,
     `frames` and `rename` (lists of `LABEL=N` / `SRC=DST`), `wide_values`, `empty`,
-    `benchmark`, `answer_key`; `lmms-eval` and `vlmevalkit` take `configs` (the
-    `--config LABEL[:FRAMES]=PATH` values), `model` and `benchmark`.
+    `benchmark`, `answer_key`, `absent` (`skip` or `noanswer`) and `video_from_id`;
+    `lmms-eval` and `vlmevalkit` take `configs` (the `--config LABEL[:FRAMES]=PATH` values),
+    `model`, `benchmark` and `absent`.
     """
     importer = IMPORTERS.get(kind)
     if importer is None:

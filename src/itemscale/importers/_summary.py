@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from ..responses import ANSWERED_STATUSES, Status
+from ._absent import ABSENT_MARKER, AbsentItems
 
 
 @dataclass
@@ -33,6 +34,10 @@ class ImportSummary:
     #: reason -> count: lines not imported, failures and unparsed answers among imported rows
     dropped: dict[str, int]
     notes: list[str] = field(default_factory=list)
+    #: model -> the benchmark's or key's items without any row for it (docs/importers.md)
+    absent: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: rows added for those items by `--absent noanswer` (not counted in `rows_read`)
+    rows_absent: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -47,14 +52,17 @@ class ImportSummary:
             "unmatched_items": self.unmatched_items,
             "dropped": self.dropped,
             "notes": list(self.notes),
+            "absent": self.absent,
+            "rows_absent": self.rows_absent,
         }
 
     def format(self) -> str:
         lines = [f"itemscale import {self.importer} -> {self.run_dir}"]
         lines.append(f"  files read: {len(self.files)}")
         lines.extend(f"    {f}" for f in self.files)
+        absent = f" (+{self.rows_absent} for absent items)" if self.rows_absent else ""
         lines.append(
-            f"  rows: {self.rows_read} read, {self.rows_added} added, "
+            f"  rows: {self.rows_read} read{absent}, {self.rows_added} added, "
             f"{self.rows_unchanged} already in the run"
         )
         for model, per_config in self.items_per_config.items():
@@ -65,6 +73,9 @@ class ImportSummary:
                 f"    matched grid: {self.matched_items.get(model, 0)} items "
                 f"({self.unmatched_items.get(model, 0)} left out)"
             )
+            gone = self.absent.get(model)
+            if gone is not None:
+                lines.append(f"    {gone['line']}")
         if self.dropped:
             lines.append("  dropped or unparsed, by reason:")
             for reason, n in sorted(self.dropped.items()):
@@ -86,8 +97,10 @@ def summarise(
     rows_unchanged: int,
     skipped: Counter[str],
     notes: list[str] | None = None,
+    absent: list[AbsentItems] | None = None,
 ) -> ImportSummary:
-    """Summarise one import: `imported` are this import's rows, `run_table` the merged run."""
+    """Summarise one import: `imported` are this import's rows, `run_table` the merged run,
+    `absent` the key's items each model has no row for."""
     per_config: dict[str, dict[str, int]] = {}
     matched: dict[str, int] = {}
     unmatched: dict[str, int] = {}
@@ -113,18 +126,22 @@ def summarise(
         matched[model] = n_matched
         unmatched[model] = n_items - n_matched
     dropped: Counter[str] = Counter(skipped)
-    for status, n in imported["status"].value_counts().items():
+    marked = imported["error"].eq(ABSENT_MARKER).fillna(False).to_numpy(dtype=bool)
+    if marked.any():
+        dropped["absent item, added as noanswer (--absent noanswer)"] += int(marked.sum())
+    for status, n in imported.loc[~marked, "status"].value_counts().items():
         if status == Status.OK.value:
             continue
         reason = (
             "noanswer (no option recognised)" if status == Status.NOANSWER.value else str(status)
         )
         dropped[reason] += int(n)
+    absent_by_model = {a.model: {**a.to_dict(), "line": a.line()} for a in (absent or [])}
     return ImportSummary(
         importer=importer,
         run_dir=run_dir,
         files=files,
-        rows_read=len(imported),
+        rows_read=len(imported) - int(marked.sum()),
         rows_added=rows_added,
         rows_unchanged=rows_unchanged,
         items_per_config=per_config,
@@ -132,4 +149,6 @@ def summarise(
         unmatched_items=unmatched,
         dropped=dict(dropped),
         notes=list(notes or []),
+        absent=absent_by_model,
+        rows_absent=int(marked.sum()),
     )

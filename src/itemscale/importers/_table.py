@@ -31,6 +31,7 @@ from ._common import (
 from ._jobs import gold_letter
 from ._table_records import TableRecords
 from ._table_shape import AnswerKey, KeyEntry, TableOptions, shaped_records
+from ._video_ids import video_pattern, videos_from_ids
 
 REQUIRED: Final[tuple[str, ...]] = ("model", "item_id", "config", "frames")
 OPTIONAL: Final[tuple[str, ...]] = (
@@ -229,6 +230,13 @@ def _parse_row(
     reference_raw = get("reference")
     refs = _references(reference_raw) if reference_raw is not None else None
     entry = key.get(item_id) if key is not None else None
+    open_entry = entry is not None and entry.task_kind != TaskKind.MCQA
+    if open_entry and entry is not None:
+        # an open-ended benchmark item: the answer is text scored against its references
+        if prediction is None and answer is not None and answer != NOANSWER:
+            prediction, answer = answer, None
+        if refs is None and entry.references:
+            refs = list(entry.references)
     gold: str | None = None
     if get("gold") is not None:
         gold = _gold_letter(get("gold"), entry.options if entry else (), loc("gold"))
@@ -255,6 +263,7 @@ def _parse_row(
     elif (
         gold is None
         and key is not None
+        and not open_entry
         and correct is None
         and score is None
         and (answer is not None or prediction is not None)
@@ -273,6 +282,8 @@ def _parse_row(
                 f"{loc('task_kind')}: {get('task_kind')!r} is not one of "
                 f"{[k.value for k in TaskKind]}"
             ) from None
+    elif open_entry and entry is not None:
+        kind = entry.task_kind
     else:
         kind = TaskKind.MCQA if correct is not None else TaskKind.OPEN_QA
 
@@ -554,11 +565,18 @@ def import_table(
     if key is not None:
         ids = set(rows["item_id"])
         found = sum(1 for i in ids if key.get(i) is not None)
-        notes.append(f"{key.path.name}: {found} of {len(ids)} items found")
-    if "video_id" not in cols and (rows["video_id"] == rows["item_id"]).all():
+        notes.append(
+            f"{key.path.name}: {found} of the table's {len(ids)} items found "
+            f"(it lists {len(key.entries)})"
+        )
+    if opts.video_from_id is not None:
+        rows, note = videos_from_ids(rows, video_pattern(opts.video_from_id), opts.video_from_id)
+        notes.append(f"{src.path.name}: {note}")
+    elif "video_id" not in cols and (rows["video_id"] == rows["item_id"]).all():
         notes.append(
             f"{src.path.name}: no video ids (each item is its own bootstrap cluster); give a "
-            "'video_id' column, --answer-key or --benchmark"
+            "'video_id' column, --answer-key or --benchmark, or --video-from-id PATTERN "
+            "(videomme: `001-1` is a question about video `001`)"
         )
     rows = rows.drop(columns=["_line", "_explicit"])
     return rows_frame_from(rows, where_=str(src.path)), notes

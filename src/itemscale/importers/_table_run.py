@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from ._absent import DEFAULT_ABSENT, check_absent_mode
 from ._common import ImportInputError, import_record, source_record
 from ._finish import finish_import
 from ._summary import ImportSummary
@@ -26,6 +27,7 @@ from ._table_shape import (
     load_answer_key,
     parse_assignments,
 )
+from ._video_ids import video_of_id, video_pattern
 
 
 def run_table_import(
@@ -42,6 +44,8 @@ def run_table_import(
     empty: EmptyCells = "noanswer",
     benchmark: str | os.PathLike[str] | None = None,
     answer_key: str | os.PathLike[str] | None = None,
+    absent: str = DEFAULT_ABSENT,
+    video_from_id: str | None = None,
 ) -> ImportSummary:
     """Import results tables into `run_dir`. `frames` and `rename` are `LABEL=N` and `SRC=DST`
     strings, as `--frames` and `--rename` take them; every other option is its CLI flag's."""
@@ -49,6 +53,7 @@ def run_table_import(
         raise ImportInputError("no input files (give one or more tables)")
     if benchmark and answer_key:
         raise ImportInputError("give --benchmark or --answer-key, not both")
+    pattern = video_pattern(video_from_id) if video_from_id is not None else None
     renames = parse_assignments(rename, "--rename", integer=False)
     options = TableOptions(
         wide=wide,
@@ -58,12 +63,14 @@ def run_table_import(
         rename=renames,
         wide_values=wide_values,
         empty=empty,
+        video_from_id=video_from_id,
     )
     key: AnswerKey | None = None
     if benchmark:
         key = key_from_benchmark(benchmark)
     elif answer_key:
         key = load_answer_key(answer_key)
+    check_absent_mode(absent, key)
     recorded = {
         "wide": wide or None,
         "id_column": id_column,
@@ -74,6 +81,8 @@ def run_table_import(
         "empty": empty if wide else None,
         "benchmark": source_record(benchmark) if benchmark else None,
         "answer_key": source_record(answer_key) if answer_key else None,
+        "absent": absent if key is not None else None,
+        "video_from_id": video_from_id,
     }
     tables: list[pd.DataFrame] = []
     notes: list[str] = []
@@ -84,6 +93,12 @@ def run_table_import(
         notes.extend(file_notes)
         sources.append(source_record(f, rows=len(rows)))
     table = pd.concat(tables, ignore_index=True) if len(tables) > 1 else tables[0]
+    video_of = None
+    if pattern is not None:
+
+        def video_of(item_id: str) -> str:
+            return video_of_id(pattern, item_id) or item_id
+
     return finish_import(
         importer="table",
         run_dir=run_dir,
@@ -93,4 +108,7 @@ def run_table_import(
         skipped=Counter(),
         notes=notes,
         dry_run=dry_run,
+        key=key,
+        absent=absent,
+        video_of=video_of,
     )

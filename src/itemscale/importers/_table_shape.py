@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from ..responses import NOANSWER
+from ..items import Item
+from ..responses import NOANSWER, TaskKind
 from ._common import ImportInputError
 from ._jobs import load_benchmark_index
 from ._table_records import Record, TableRecords, read_table_records
@@ -49,6 +50,8 @@ class TableOptions:
     rename: Mapping[str, str] = field(default_factory=dict)
     wide_values: WideValues = "answer"
     empty: EmptyCells = "noanswer"
+    #: `--video-from-id`: a preset or regex naming the video inside an item id
+    video_from_id: str | None = None
 
 
 def parse_assignments(values: Sequence[str], option: str, *, integer: bool) -> dict[str, Any]:
@@ -259,23 +262,43 @@ def shaped_records(path: str | os.PathLike[str], options: TableOptions) -> Table
 
 @dataclass(frozen=True)
 class KeyEntry:
-    """What an answer key or a benchmark file knows of one item."""
+    """What an answer key or a benchmark file knows of one item: a multiple-choice item's gold
+    letter, or an open-ended item's task kind and reference answers."""
 
     gold: str | None
     video_id: str | None = None
     options: tuple[str, ...] = ()
     attributes: Mapping[str, str] = field(default_factory=dict)
+    task_kind: TaskKind = TaskKind.MCQA
+    references: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class AnswerKey:
-    """Gold answers, videos and attributes by item id, from `--answer-key` or `--benchmark`."""
+    """Gold answers, videos and attributes by item id, from `--answer-key` or `--benchmark`;
+    `entries` keeps the file's order (the order absent items are listed in)."""
 
     path: Path
     entries: Mapping[str, KeyEntry]
 
     def get(self, item_id: str) -> KeyEntry | None:
         return self.entries.get(item_id)
+
+    @classmethod
+    def from_items(cls, path: str | os.PathLike[str], items: Iterable[Item]) -> AnswerKey:
+        """A benchmark's items as a key (the item's own answer, options and attributes)."""
+        entries = {
+            item.item_id: KeyEntry(
+                gold=item.answer if item.task_kind == TaskKind.MCQA else None,
+                video_id=item.video_id,
+                options=tuple(item.options),
+                attributes=dict(item.attributes),
+                task_kind=item.task_kind,
+                references=tuple(item.references),
+            )
+            for item in items
+        }
+        return cls(path=Path(path), entries=entries)
 
 
 def load_answer_key(path: str | os.PathLike[str]) -> AnswerKey:
@@ -320,17 +343,8 @@ def load_answer_key(path: str | os.PathLike[str]) -> AnswerKey:
 
 
 def key_from_benchmark(path: str | os.PathLike[str]) -> AnswerKey:
-    """A benchmark question file (Video-MME, MLVU, LongVideoBench Parquet or items JSONL) as an
-    answer key; items are matched by id (Video-MME's `question_id`)."""
+    """A benchmark question file (any format of `itemscale.items.BENCHMARK_LOADERS`, or items
+    JSONL) as an answer key; items are matched by id (Video-MME's `question_id`)."""
     index = load_benchmark_index(path)
     assert index is not None
-    entries = {
-        item_id: KeyEntry(
-            gold=item.answer,
-            video_id=item.video_id,
-            options=tuple(item.options),
-            attributes=dict(item.attributes),
-        )
-        for item_id, item in index.by_id.items()
-    }
-    return AnswerKey(path=Path(path), entries=entries)
+    return AnswerKey.from_items(path, index.ordered)

@@ -27,6 +27,7 @@ import pandas as pd
 from ..items import Item, strip_option_prefix
 from ..responses import NOANSWER, Status, TaskKind
 from ..responses._extract import EXTRACTOR_VERSION, extract_choice
+from ._absent import DEFAULT_ABSENT
 from ._common import (
     ImportInputError,
     attributes_json,
@@ -332,6 +333,7 @@ def run_vlmevalkit_import(
     benchmark: str | os.PathLike[str] | None = None,
     run_dir: str | os.PathLike[str],
     dry_run: bool = False,
+    absent: str = DEFAULT_ABSENT,
 ) -> ImportSummary:
     specs = [parse_config_arg(c) for c in configs]
     jobs = config_jobs(specs, files, inputs="prediction files")
@@ -414,4 +416,5 @@ def run_vlmevalkit_import(
         notes=notes,
         run_dir=run_dir,
         dry_run=dry_run,
+        absent=absent,
     )

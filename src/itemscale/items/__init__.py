@@ -5,12 +5,15 @@ from ._benchmarks import (
     BenchmarkFileError,
     BenchmarkLoader,
     detect_benchmark,
+    load_avsd,
     load_benchmark,
     load_longvideobench,
     load_mlvu,
+    load_mlvu_generation,
     load_videomme,
     strip_option_prefix,
 )
+from ._generation import AVSD_TASK_TYPE, AVSD_UNDISCLOSED
 from ._records import (
     ITEMS_SCHEMA_VERSION,
     OPTION_LETTERS,
@@ -23,6 +26,8 @@ from ._records import (
 )
 
 __all__ = [
+    "AVSD_TASK_TYPE",
+    "AVSD_UNDISCLOSED",
     "BENCHMARK_LOADERS",
     "ITEMS_SCHEMA_VERSION",
     "OPTION_LETTERS",
@@ -33,9 +38,11 @@ __all__ = [
     "Item",
     "ItemFileError",
     "detect_benchmark",
+    "load_avsd",
     "load_benchmark",
     "load_longvideobench",
     "load_mlvu",
+    "load_mlvu_generation",
     "load_videomme",
     "read_items_jsonl",
     "strip_option_prefix",

@@ -1,4 +1,5 @@
-"""Loaders for the published question files of Video-MME, MLVU and LongVideoBench.
+"""Loaders for the published question files of Video-MME, MLVU and LongVideoBench, and the
+registry of every benchmark format (the generation benchmarks' JSON loaders are in `_generation`).
 
 Each benchmark spells the same things differently (a letter, a digit, or option text inlined in
 the question; "short/medium/long" or 15/60/600/3600 duration groups). The loaders read the
@@ -18,15 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from pydantic import ValidationError
-
-from ..errors import ItemscaleError, location_text
+from ._fields import BenchmarkFileError, checked_item, text_of, video_path
+from ._generation import json_keys, load_avsd, load_mlvu_generation
 from ._records import OPTION_LETTERS, Item, read_items_jsonl
-
-
-class BenchmarkFileError(ItemscaleError, ValueError):
-    """A benchmark file that cannot be read as the benchmark it claims to be."""
-
 
 _LETTER_PREFIX = re.compile(r"^\s*\(?([A-J])[.)]\s*")
 _INLINE_OPTIONS = re.compile(r"\n\s*\(A\)")
@@ -67,23 +62,6 @@ def strip_option_prefix(option: str) -> str:
     return _LETTER_PREFIX.sub("", option, count=1).strip()
 
 
-def _video_path(video_dir: str | os.PathLike[str] | None, name: str) -> str:
-    return str(Path(video_dir) / name) if video_dir is not None else name
-
-
-def _item(where: str, **fields: Any) -> Item:
-    try:
-        return Item(**fields)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = location_text(err["loc"], empty="(item)")
-        raise BenchmarkFileError(f"{where}: field '{loc}': {err['msg']}") from exc
-
-
-def _text(value: Any) -> str:
-    return "" if value is None else str(value).strip()
-
-
 def load_videomme(
     path: str | os.PathLike[str], *, video_dir: str | os.PathLike[str] | None = None
 ) -> list[Item]:
@@ -98,22 +76,22 @@ def load_videomme(
         where = f"{p}: row {n} (question_id {row.get('question_id')!r})"
         options = [strip_option_prefix(o) for o in _as_list(row["options"], where)]
         attrs = {
-            "duration": _text(row.get("duration")),
-            "domain": _text(row.get("domain")),
-            "sub_category": _text(row.get("sub_category")),
-            "task_type": _text(row.get("task_type")),
-            "video_number": _text(row.get("video_id")),
+            "duration": text_of(row.get("duration")),
+            "domain": text_of(row.get("domain")),
+            "sub_category": text_of(row.get("sub_category")),
+            "task_type": text_of(row.get("task_type")),
+            "video_number": text_of(row.get("video_id")),
         }
-        video = _text(row["videoID"])
+        video = text_of(row["videoID"])
         items.append(
-            _item(
+            checked_item(
                 where,
-                item_id=_text(row["question_id"]),
+                item_id=text_of(row["question_id"]),
                 video_id=video,
-                question=_text(row["question"]),
+                question=text_of(row["question"]),
                 options=tuple(options),
-                answer=_text(row["answer"]).upper(),
-                video_path=_video_path(video_dir, f"{video}.mp4"),
+                answer=text_of(row["answer"]).upper(),
+                video_path=video_path(video_dir, f"{video}.mp4"),
                 attributes={k: v for k, v in attrs.items() if v},
                 split="test",
             )
@@ -133,23 +111,23 @@ def load_mlvu(
     items = []
     for n, row in enumerate(rows, start=1):
         where = f"{p}: row {n} (question_id {row.get('question_id')!r})"
-        question = _text(row["question"])
+        question = text_of(row["question"])
         cut = _INLINE_OPTIONS.search(question)
         if cut:
             question = question[: cut.start()].strip()
-        name = _text(row["video_name"])
+        name = text_of(row["video_name"])
         duration = row.get("duration")
         items.append(
-            _item(
+            checked_item(
                 where,
-                item_id=_text(row["question_id"]),
+                item_id=text_of(row["question_id"]),
                 video_id=Path(name).stem,
                 question=question,
                 options=tuple(strip_option_prefix(c) for c in _as_list(row["candidates"], where)),
-                answer=_text(row["answer"]).upper(),
-                video_path=_video_path(video_dir, name),
+                answer=text_of(row["answer"]).upper(),
+                video_path=video_path(video_dir, name),
                 duration_s=float(duration) if duration is not None else None,
-                attributes={"task_type": _text(row["task_type"])},
+                attributes={"task_type": text_of(row["task_type"])},
                 split="test",
             )
         )
@@ -169,7 +147,7 @@ def load_longvideobench(
     items = []
     for n, row in enumerate(rows, start=1):
         where = f"{p}: row {n} (id {row.get('id')!r})"
-        options = [_text(row[c]) for c in option_cols]
+        options = [text_of(row[c]) for c in option_cols]
         while options and options[-1] in ("N/A", ""):
             options.pop()
         choice = row["correct_choice"]
@@ -178,23 +156,23 @@ def load_longvideobench(
                 f"{where}: column 'correct_choice' {choice!r} is not an index of the "
                 f"{len(options)} options"
             )
-        group = _text(row.get("duration_group"))
+        group = text_of(row.get("duration_group"))
         attrs = {
             "duration": group,
-            "question_category": _text(row.get("question_category")),
-            "topic_category": _text(row.get("topic_category")),
+            "question_category": text_of(row.get("question_category")),
+            "topic_category": text_of(row.get("topic_category")),
         }
         duration = row.get("duration")
-        video = _text(row["video_id"])
+        video = text_of(row["video_id"])
         items.append(
-            _item(
+            checked_item(
                 where,
-                item_id=_text(row["id"]),
+                item_id=text_of(row["id"]),
                 video_id=video,
-                question=_text(row["question"]),
+                question=text_of(row["question"]),
                 options=tuple(options),
                 answer=OPTION_LETTERS[choice],
-                video_path=_video_path(video_dir, _text(row.get("video_path")) or f"{video}.mp4"),
+                video_path=video_path(video_dir, text_of(row.get("video_path")) or f"{video}.mp4"),
                 duration_s=float(duration) if duration is not None else None,
                 attributes={k: v for k, v in attrs.items() if v},
                 split="val",
@@ -207,11 +185,15 @@ def load_longvideobench(
 class BenchmarkLoader:
     """One benchmark question file format: how to read it, its name in messages, and the
     columns that tell its file apart from the others', so that `load_benchmark` (and every
-    importer's `--benchmark FILE`) recognises it without being told. Called like the loader."""
+    importer's `--benchmark FILE`) recognises it without being told. Called like the loader.
+
+    `suffixes` are the file kinds it reads: Parquet files are told apart by their columns,
+    JSON files by their keys (the top-level object's, or every record's of a top-level list)."""
 
     load: Callable[..., list[Item]]
     title: str
     columns: frozenset[str]
+    suffixes: frozenset[str] = frozenset({".parquet"})
 
     def __call__(
         self, path: str | os.PathLike[str], *, video_dir: str | os.PathLike[str] | None = None
@@ -238,29 +220,48 @@ BENCHMARK_LOADERS: Final[dict[str, BenchmarkLoader]] = {
         title="LongVideoBench",
         columns=frozenset({"correct_choice", "option0", "duration_group"}),
     ),
+    "mlvu_generation": BenchmarkLoader(
+        load=load_mlvu_generation,
+        title="MLVU generation",
+        columns=frozenset({"video", "question", "answer", "question_type"}),
+        suffixes=frozenset({".json"}),
+    ),
+    "avsd": BenchmarkLoader(
+        load=load_avsd,
+        title="AVSD (DSTC7)",
+        columns=frozenset({"dialogs"}),
+        suffixes=frozenset({".json"}),
+    ),
 }
 
 
-def _titles() -> str:
-    titles = [f.title for f in BENCHMARK_LOADERS.values()]
+def _titles(suffix: str) -> str:
+    titles = [f.title for f in BENCHMARK_LOADERS.values() if suffix in f.suffixes]
     return ", ".join(titles[:-1]) + " or " + titles[-1] if len(titles) > 1 else "".join(titles)
 
 
 def detect_benchmark(path: str | os.PathLike[str]) -> str:
-    """Which benchmark a Parquet question file is, from its columns."""
+    """Which benchmark a question file is: a Parquet file from its columns, a JSON file from
+    its keys."""
     import pyarrow.parquet as pq
 
     p = Path(path)
-    try:
-        names = set(pq.read_schema(p).names)
-    except Exception as exc:
-        raise BenchmarkFileError(f"{p}: not a readable Parquet file ({exc})") from exc
+    suffix = ".json" if p.suffix.lower() == ".json" else ".parquet"
+    if suffix == ".json":
+        names = set(json_keys(p))
+        what = "keys"
+    else:
+        try:
+            names = set(pq.read_schema(p).names)
+        except Exception as exc:
+            raise BenchmarkFileError(f"{p}: not a readable Parquet file ({exc})") from exc
+        what = "columns"
     for name, loader in BENCHMARK_LOADERS.items():
-        if loader.columns <= names:
+        if suffix in loader.suffixes and loader.columns <= names:
             return name
     raise BenchmarkFileError(
-        f"{p}: not a known benchmark file ({_titles()} columns expected; "
-        f"has {', '.join(sorted(names))})"
+        f"{p}: not a known benchmark file ({_titles(suffix)} {what} expected; "
+        f"has {', '.join(sorted(names)) or 'none'})"
     )
 
 
@@ -270,8 +271,8 @@ def load_benchmark(
     name: str | None = None,
     video_dir: str | os.PathLike[str] | None = None,
 ) -> list[Item]:
-    """Load a benchmark question file: one of the published Parquet files (detected from its
-    columns unless `name` is given) or the generic items JSONL format."""
+    """Load a benchmark question file: one of the published Parquet or JSON files (detected
+    from its columns or keys unless `name` is given) or the generic items JSONL format."""
     p = Path(path)
     if not p.is_file():
         raise BenchmarkFileError(f"{p}: no such file")
@@ -290,9 +291,11 @@ __all__ = [
     "BenchmarkFileError",
     "BenchmarkLoader",
     "detect_benchmark",
+    "load_avsd",
     "load_benchmark",
     "load_longvideobench",
     "load_mlvu",
+    "load_mlvu_generation",
     "load_videomme",
     "strip_option_prefix",
 ]

@@ -39,6 +39,13 @@ from ._matrix import (
     build_matrices,
 )
 from ._order import BudgetOrder, budget_order, main_chain, with_text_first
+from ._per_item import (
+    PAPER_COLUMNS,
+    PER_ITEM_SCHEMA_VERSION,
+    TRAJECTORY_CLASSES,
+    paper_labels,
+    per_item_labels,
+)
 from ._select import UnknownConfigError, select_configs
 from ._selected import PRACTICAL_TIE, contender_kappa, selected_intervals, selected_max_intervals
 from ._with_text import GRID_WITH_TEXT_TITLE, binary_grid_with_text, continuous_grid_with_text
@@ -53,7 +60,10 @@ __all__ = [
     "GLOSSARY",
     "GRID_WITH_TEXT_TITLE",
     "INTERVENTION_SERIES_PREFIX",
+    "PAPER_COLUMNS",
+    "PER_ITEM_SCHEMA_VERSION",
     "PRACTICAL_TIE",
+    "TRAJECTORY_CLASSES",
     "BudgetOrder",
     "ResponseMatrix",
     "Stat",
@@ -78,6 +88,8 @@ __all__ = [
     "main_chain",
     "mcnemar_exact_p",
     "membership",
+    "paper_labels",
+    "per_item_labels",
     "percentile_interval",
     "percentile_intervals",
     "resample_counts",

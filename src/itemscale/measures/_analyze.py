@@ -120,6 +120,22 @@ class _BootstrapCache:
         return self.get(video_ids) if self.n_boot > 0 and len(video_ids) else None
 
 
+#: The item attribute that names an open-ended item's task (MLVU's `subPlot` and `summary`,
+#: AVSD's `dialogue`): a continuous block reports its oracle gap per value under `tasks`.
+TASK_ATTRIBUTE = "task_type"
+
+
+def _task_blocks(m: ResponseMatrix, boots: _BootstrapCache, eps: float) -> dict[str, Any]:
+    """The continuous measures of each task's items (the generation benchmarks' oracle gaps
+    differ by task, and a pooled gap hides which task the budget matters for)."""
+    tasks = np.array([a.get(TASK_ATTRIBUTE) for a in m.attributes], dtype=object)
+    out = {}
+    for task in sorted({str(t) for t in tasks.tolist() if t is not None}):
+        sub = m.subset(tasks == task)
+        out[task] = continuous_block(sub, boots.boot_for(sub.video_ids), eps, chains=False)
+    return out
+
+
 def _block(m: ResponseMatrix, boots: _BootstrapCache, eps: float) -> dict[str, Any]:
     boot = boots.boot_for(m.video_ids)
     if m.kind == "binary":
@@ -128,6 +144,10 @@ def _block(m: ResponseMatrix, boots: _BootstrapCache, eps: float) -> dict[str, A
     else:
         block = continuous_block(m, boot, eps)
         with_text = continuous_grid_with_text(m, boots.boot_for, eps)
+        tasks = _task_blocks(m, boots, eps)
+        if tasks:
+            block["task_attribute"] = TASK_ATTRIBUTE
+            block["tasks"] = tasks
     if with_text is not None:
         block["grid_with_text"] = with_text
     block["series"] = m.series

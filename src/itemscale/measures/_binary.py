@@ -217,6 +217,27 @@ def best_before(s: np.ndarray, less: np.ndarray, *, worst: bool = False) -> np.n
     return out
 
 
+def eps_flips(s: np.ndarray, less: np.ndarray | None, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per item of a score matrix: (harmful, beneficial) by more than `eps`: some j<k with
+    s_j - s_k > eps (or s_k - s_j > eps); `less` the budget order, None the axis order."""
+    n, k = s.shape
+    if k < 2:
+        return np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
+    if less is not None:
+        high = best_before(s, less)
+        low = best_before(s, less, worst=True)
+        return (
+            np.asarray((np.nan_to_num(high - s, nan=-1.0) > eps).any(axis=1)),
+            np.asarray((np.nan_to_num(s - low, nan=-1.0) > eps).any(axis=1)),
+        )
+    high_run = np.maximum.accumulate(s, axis=1)[:, :-1]
+    low_run = np.minimum.accumulate(s, axis=1)[:, :-1]
+    return (
+        np.asarray((high_run - s[:, 1:] > eps).any(axis=1)),
+        np.asarray((s[:, 1:] - low_run > eps).any(axis=1)),
+    )
+
+
 def mcnemar_exact_p(discordant_down: int, discordant_up: int) -> float:
     """Two-sided exact McNemar p-value: binomial test on the discordant pairs."""
     n = discordant_down + discordant_up
@@ -518,19 +539,9 @@ def continuous_block(
     cols.add("mean_score", s)
     cols.add("item_max", s.max(axis=1) if k else np.zeros(n))
     order = m.budget_order
-    if k >= 2 and order.multi_axis:
-        high = best_before(s, order.less)
-        low = best_before(s, order.less, worst=True)
-        cols.add("harmful", (np.nan_to_num(high - s, nan=-1.0) > eps).any(axis=1))
-        cols.add("beneficial", (np.nan_to_num(s - low, nan=-1.0) > eps).any(axis=1))
-    elif k >= 2:
-        high_run = np.maximum.accumulate(s, axis=1)[:, :-1]
-        low_run = np.minimum.accumulate(s, axis=1)[:, :-1]
-        cols.add("harmful", np.asarray((high_run - s[:, 1:] > eps).any(axis=1)))
-        cols.add("beneficial", np.asarray((s[:, 1:] - low_run > eps).any(axis=1)))
-    else:
-        cols.add("harmful", np.zeros(n))
-        cols.add("beneficial", np.zeros(n))
+    harmful, beneficial = eps_flips(s, order.less if order.multi_axis else None, eps)
+    cols.add("harmful", harmful)
+    cols.add("beneficial", beneficial)
     points, samples, jack = cols.resolve()
     curve, best_entry, gap = curve_best_gap(
         boot, labels, points, samples, jack, "mean_score", "item_max", n

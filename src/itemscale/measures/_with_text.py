@@ -22,8 +22,8 @@ from ._binary import (
     Stat,
     _Columns,
     _scalar_stat,
-    best_before,
     curve_best_gap,
+    eps_flips,
     harmful_indicator,
 )
 from ._bootstrap import VideoBootstrap
@@ -121,12 +121,8 @@ def continuous_grid_with_text(
     cols.add("mean_score", s)
     cols.add("item_max", s.max(axis=1))
     order = m.budget_order
-    if order.multi_axis:
-        high = best_before(s, with_text_first(order).less)
-        cols.add("harmful", (np.nan_to_num(high - s, nan=-1.0) > eps).any(axis=1))
-    else:
-        high_run = np.maximum.accumulate(s, axis=1)[:, :-1]
-        cols.add("harmful", (high_run - s[:, 1:] > eps).any(axis=1))
+    less = with_text_first(order).less if order.multi_axis else None
+    cols.add("harmful", eps_flips(s, less, eps)[0])
     cols.add("overwrite", (s[:, :1] - s[:, 1:] > eps).any(axis=1))
     points, samples, jack = cols.resolve()
     curve, best_entry, gap = curve_best_gap(
