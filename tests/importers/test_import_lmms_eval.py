@@ -102,7 +102,10 @@ def test_fixture_runs_import_and_analyze_match_hand_computation(
 
 def test_fixture_runs_without_config_collide_and_say_so(fixtures_dir: Path, tmp_path: Path) -> None:
     le = fixtures_dir / "lmms-eval"
-    with pytest.raises(ImportInputError, match=r"same configuration \(16f\).*--config LABEL=PATH"):
+    with pytest.raises(
+        ImportInputError,
+        match=r"same task \(videomme\) and configuration \(16f\).*--config LABEL=PATH",
+    ):
         run_lmms_eval_import(
             files=[str(le / UNIFORM), str(le / DBFP)],
             configs=[],
@@ -469,3 +472,70 @@ def test_egoschema_loglikelihood_choices_use_the_scored_option(tmp_path: Path) -
     assert r.loc["uid-0", "answer"] == "B" and r.loc["uid-0", "correct"] == 1.0
     assert r.loc["uid-1", "reference"] == "D" and r.loc["uid-1", "correct"] == 0.0
     assert r["raw_text"].isna().all()
+
+
+def _multi_task_run(folder: Path, stamp: str, frames: int, grid_column: int) -> None:
+    """One lmms-eval 0.7 run of two tasks at one configuration: a results.json listing both
+    (Video-MME-style scores in points, the LongVideoBench-style one as a fraction), a samples
+    file per task, `lmms_eval_version` and `config.resolved_cli_args`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    samples = {"taska": [], "taskb": []}
+    for task in samples:
+        for i, (qid, target, *answers) in enumerate(GRID):
+            resp, parsed = answers[grid_column]
+            sample = lvb_sample(i, f"{task}_{qid}", target, resp, parsed, 600)
+            samples[task].append(sample)
+        path = folder / f"{stamp}_samples_{task}.jsonl"
+        path.write_text("".join(json.dumps(s) + "\n" for s in samples[task]), encoding="utf-8")
+    model_args = f"pretrained=Qwen/Qwen2.5-VL-7B-Instruct,max_num_frames={frames}"
+    results = {
+        "results": {
+            "taska": {"lvb_acc,none": 0.5, "lvb_acc_stderr,none": 0.1},
+            "taskb": {"acc,none": 50.0},
+        },
+        "config": {
+            "model": "qwen2_5_vl",
+            "model_args": model_args,
+            "resolved_cli_args": {"tasks": "taska,taskb", "limit": 4, "model_args": model_args},
+        },
+        "lmms_eval_version": "0.7.3",
+        "model_name": "Qwen/Qwen2.5-VL-7B-Instruct",
+    }
+    (folder / f"{stamp}_results.json").write_text(json.dumps(results), encoding="utf-8")
+
+
+def test_a_run_of_several_tasks_imports_in_one_command(tmp_path: Path) -> None:
+    _multi_task_run(tmp_path / "f8", "20261101_000001", 8, 0)
+    _multi_task_run(tmp_path / "f32", "20261101_000002", 32, 1)
+    run = tmp_path / "run"
+    summary = run_lmms_eval_import(files=[str(tmp_path / "f8"), str(tmp_path / "f32")], run_dir=run)
+    df, provenance = read_run(run)
+    assert len(df) == 2 * 2 * len(GRID)  # two tasks x two configurations
+    assert {json.loads(a)["task"] for a in df["attributes"]} == {"taska", "taskb"}
+    by = df.set_index(["item_id", "frames"])
+    assert (
+        by.loc[("taska_vA_0", 8), "correct"] == 1.0 and by.loc[("taskb_vA_0", 32), "correct"] == 0.0
+    )
+    # the score note puts lmms-eval's fraction in points beside itemscale's accuracy
+    note = next(n for n in summary.notes if "(taska)" in n and "samples_taska" in n)
+    assert "lvb_acc 50.00 (0.5 as logged)" in note and "50.00 on 4 answered items (points)" in note
+    assert any("(taskb)" in n and "acc 50.00;" in n for n in summary.notes)
+    sources = [s for imp in provenance["imports"] for s in imp["sources"]]
+    assert {s["lmms_eval_version"] for s in sources} == {"0.7.3"}
+    assert all(s["resolved_cli_args"]["limit"] == 4 for s in sources)
+    # a --config folder names every task file in it
+    named = tmp_path / "named"
+    run_lmms_eval_import(
+        files=[], configs=[f"u8={tmp_path / 'f8'}", f"u32={tmp_path / 'f32'}"], run_dir=named
+    )
+    labels = read_run(named)[0].drop_duplicates(["config_label", "axis_order"])
+    assert sorted(zip(labels["axis_order"], labels["config_label"])) == [(1.0, "u8"), (2.0, "u32")]
+
+
+def test_a_rerun_in_the_same_folder_is_named_as_one(tmp_path: Path) -> None:
+    _multi_task_run(tmp_path / "f8", "20261101_000001", 8, 0)
+    _multi_task_run(tmp_path / "f8", "20261101_000009", 8, 1)
+    with pytest.raises(
+        ImportInputError, match=r"taska at .* is logged twice in .*second run of the same command"
+    ):
+        run_lmms_eval_import(files=[str(tmp_path / "f8")], run_dir=tmp_path / "run")

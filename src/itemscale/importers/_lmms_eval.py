@@ -48,6 +48,7 @@ from ._jobs import (
     parse_config_arg,
 )
 from ._lmms_eval_results import (
+    SAMPLES_NAME,
     Budget,
     budget_from_model_args,
     find_results_json,
@@ -332,18 +333,23 @@ def sample_rows(
     return result
 
 
-def _spec_file(spec: ConfigSpec) -> ConfigSpec:
-    """`--config LABEL=DIR`: the one samples file in DIR (as a plain directory argument is)."""
+def _spec_files(spec: ConfigSpec) -> list[ConfigSpec]:
+    """`--config LABEL=DIR`: every samples file in DIR, one per task the run logged (a run that
+    evaluated several tasks at one configuration writes a samples file per task)."""
     if not spec.path.is_dir():
-        return spec
+        return [spec]
     found = sorted(spec.path.rglob("*samples_*.jsonl"))
-    if len(found) != 1:
-        what = "no" if not found else f"{len(found)}"
+    if not found:
         raise ImportInputError(
-            f"--config {spec.label}={spec.path}: {what} lmms-eval samples files "
-            "(*samples_*.jsonl) in this folder; name the file itself"
+            f"--config {spec.label}={spec.path}: no lmms-eval samples files (*samples_*.jsonl) "
+            "in this folder (lmms-eval writes them with --log_samples)"
         )
-    return ConfigSpec(label=spec.label, frames=spec.frames, path=found[0])
+    return [ConfigSpec(label=spec.label, frames=spec.frames, path=path) for path in found]
+
+
+def _stamp(path: Path) -> str | None:
+    m = SAMPLES_NAME.match(path.name)
+    return m["stamp"] if m and m["stamp"] else None
 
 
 def _expand(paths: Sequence[str]) -> list[Path]:
@@ -360,6 +366,23 @@ def _expand(paths: Sequence[str]) -> list[Path]:
     return out
 
 
+def _same_configuration(path: Path, first: Path, task: str, label: str) -> str:
+    """Why two files cannot both be task `task` at configuration `label`, in the words of what
+    they most likely are."""
+    a, b = _stamp(first), _stamp(path)
+    if path.parent == first.parent and a and b and a != b:
+        return (
+            f"{path}: task {task} at {label} is logged twice in {path.parent} (runs {a} and "
+            f"{b}): lmms-eval wrote a second run of the same command into one output folder. "
+            "Import the run you want (its samples file), or move the other one out"
+        )
+    return (
+        f"{path}: same task ({task}) and configuration ({label}) as {first} by their "
+        "results.json; runs that differ only in frame selection log the same model_args, so "
+        "name each one with --config LABEL=PATH"
+    )
+
+
 def run_lmms_eval_import(
     *,
     files: Sequence[str],
@@ -371,13 +394,14 @@ def run_lmms_eval_import(
     absent: str = DEFAULT_ABSENT,
 ) -> ImportSummary:
     """Parse every file, check them against each other, then merge into the run."""
-    specs = [_spec_file(parse_config_arg(c)) for c in configs]
-    jobs = config_jobs(specs, _expand(files), inputs="samples JSONL files", allow_mixed=True)
-    mixed = bool(specs) and any(spec is None for _, spec in jobs)
-    labels = Counter(s.label for s in specs)
+    given = [parse_config_arg(c) for c in configs]
+    labels = Counter(s.label for s in given)
     dup = [label for label, n in labels.items() if n > 1]
     if dup:
         raise ImportInputError(f"--config label {dup[0]!r} is given twice")
+    specs = [file_spec for spec in given for file_spec in _spec_files(spec)]
+    jobs = config_jobs(specs, _expand(files), inputs="samples JSONL files", allow_mixed=True)
+    mixed = bool(specs) and any(spec is None for _, spec in jobs)
 
     index = load_benchmark_index(benchmark)
 
@@ -412,9 +436,9 @@ def run_lmms_eval_import(
     skipped: Counter[str] = Counter()
     sources = []
     notes: list[str] = []
-    seen_configs: dict[tuple[str, str], Path] = {}
+    seen_configs: dict[tuple[str, str, str], Path] = {}
     disagreements = compared = 0
-    position = 0
+    positions: dict[str, int] = {}  # a named configuration's place among the named ones
     for (path, results, results_path, samples), (_, spec) in zip(parsed, jobs, strict=True):
         cfg_block = (results or {}).get("config") or {}
         margs = parse_model_args(cfg_block.get("model_args", ""))
@@ -426,10 +450,10 @@ def run_lmms_eval_import(
             if frames is None:
                 frames = budget_from_model_args(margs, f"{where}: config.model_args").frames
             if frames > 0:
-                position += 1
+                positions.setdefault(spec.label, len(positions) + 1)
             # Beside files placed by their own budgets, a named run sits at its frame count;
             # alone, the named runs keep the order they were given in.
-            order = float(frames) if mixed else float(position)
+            order = float(frames) if mixed else float(positions.get(spec.label, 0))
             budget = Budget(
                 config_id=label_config_id(spec.label, frames),
                 label=spec.label,
@@ -437,15 +461,13 @@ def run_lmms_eval_import(
                 axis_order=order if frames > 0 else 0.0,
             )
         mname = str(names[path])
-        key = (mname, budget.config_id)
-        if key in seen_configs:
-            raise ImportInputError(
-                f"{path}: same configuration ({budget.label}) as {seen_configs[key]} by their "
-                "results.json; runs that differ only in frame selection log the same model_args, "
-                "so name each one with --config LABEL=PATH"
-            )
-        seen_configs[key] = path
         task = task_name(path, results)
+        # A file is one task at one configuration: a run of several tasks writes one file per
+        # task, all at the same configuration, and they import together.
+        key = (mname, task, budget.config_id)
+        if key in seen_configs:
+            raise ImportInputError(_same_configuration(path, seen_configs[key], task, budget.label))
+        seen_configs[key] = path
         fr = sample_rows(path, samples, task=task, model=mname, budget=budget, benchmark=index)
         rows.extend(fr.rows)
         skipped.update(fr.skipped)
@@ -473,6 +495,8 @@ def run_lmms_eval_import(
                     if k in cfg_block
                 },
                 lmms_eval_git_hash=(results or {}).get("git_hash"),
+                lmms_eval_version=(results or {}).get("lmms_eval_version"),
+                resolved_cli_args=cfg_block.get("resolved_cli_args"),
                 reported=((results or {}).get("results") or {}).get(task),
             )
         )

@@ -30,7 +30,7 @@ FRAME_KEYS: Final[tuple[str, ...]] = (
 )
 PIXEL_KEYS: Final[tuple[str, ...]] = ("max_pixels",)
 FPS_KEYS: Final[tuple[str, ...]] = ("fps", "video_fps")
-_SAMPLES_NAME = re.compile(r"^(?P<stamp>.*?)_?samples_(?P<task>.+)\.jsonl$")
+SAMPLES_NAME = re.compile(r"^(?P<stamp>.*?)_?samples_(?P<task>.+)\.jsonl$")
 
 
 def parse_model_args(text: str) -> dict[str, str]:
@@ -94,7 +94,7 @@ def budget_from_model_args(args: Mapping[str, str], where: str) -> Budget:
 
 def find_results_json(samples: Path) -> Path | None:
     """`{stamp}_results.json` beside `{stamp}_samples_{task}.jsonl`; else the only results file."""
-    m = _SAMPLES_NAME.match(samples.name)
+    m = SAMPLES_NAME.match(samples.name)
     if m and m["stamp"]:
         candidate = samples.with_name(f"{m['stamp']}_results.json")
         if candidate.is_file():
@@ -104,7 +104,7 @@ def find_results_json(samples: Path) -> Path | None:
 
 
 def task_name(samples: Path, results: Mapping[str, Any] | None) -> str:
-    m = _SAMPLES_NAME.match(samples.name)
+    m = SAMPLES_NAME.match(samples.name)
     if m:
         return m["task"]
     if results and isinstance(results.get("results"), dict) and len(results["results"]) == 1:
@@ -144,11 +144,12 @@ def read_results_json(path: Path) -> dict[str, Any]:
 
 
 def score_note(path: Path, task: str, reported: Any, rows: list[dict[str, Any]]) -> str | None:
-    """lmms-eval's own score for the file beside itemscale's re-extracted accuracy."""
+    """lmms-eval's own score for the file beside itemscale's re-extracted accuracy, in points
+    both (lmms-eval reports some tasks' accuracy as a fraction, `acc 0.72`, others in points)."""
     if not isinstance(reported, dict):
         return None
     scores = {
-        k.split(",")[0]: v
+        k.split(",")[0]: float(v)
         for k, v in reported.items()
         if isinstance(v, int | float) and not isinstance(v, bool) and "stderr" not in k
     }
@@ -156,8 +157,12 @@ def score_note(path: Path, task: str, reported: Any, rows: list[dict[str, Any]])
     if not scores or not correct:
         return None
     ours = 100.0 * sum(correct) / len(correct)
-    theirs = ", ".join(f"{name} {value:.2f}" for name, value in scores.items())
+    fractions = all(0.0 <= v <= 1.0 for v in scores.values())
+    theirs = ", ".join(
+        f"{name} {100 * value:.2f} ({value:g} as logged)" if fractions else f"{name} {value:.2f}"
+        for name, value in scores.items()
+    )
     return (
         f"{path.name} ({task}): lmms-eval reported {theirs}; itemscale's re-extracted accuracy "
-        f"{ours:.2f} on {len(correct)} answered items"
+        f"{ours:.2f} on {len(correct)} answered items (points)"
     )
