@@ -61,17 +61,17 @@ FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
 
-#: 2: cost models (`sharing`), latency, `--stages`, `--score`, `--threshold`, agreement that
-#: fits how many stages must agree, `matches_terminal` by the interval of the change,
+#: 2: cost models (`sharing`), latency, `--stages`, `--score`, `--threshold`, agreement of
+#: three stages (`agreement_3`), `matches_terminal` by the interval of the change,
 #: `best_match`.
 CASCADE_SCHEMA_VERSION: Final[int] = 2
 #: Series written by `itemscale intervene`; they are single re-runs, not budget axes.
 INTERVENTION_SERIES_PREFIX: Final[str] = MEASURED_APART
 
-PolicyName = Literal["confidence", "agreement", "learned"]
-POLICY_NAMES: Final[tuple[PolicyName, ...]] = ("confidence", "agreement", "learned")
-#: Below 1, so a score's confidence part never reaches the next whole run length.
-_FLOOR_SCALE: Final[float] = 0.999
+PolicyName = Literal["confidence", "agreement", "agreement_3", "learned"]
+POLICY_NAMES: Final[tuple[PolicyName, ...]] = ("confidence", "agreement", "agreement_3", "learned")
+#: How many stages in a row must give one answer before an agreement policy may stop.
+AGREEING_STAGES: Final[dict[str, int]] = {"agreement": 2, "agreement_3": 3}
 POLICY_DESCRIPTIONS: Final[dict[str, str]] = {
     "confidence": (
         "confidence cascade (docs/policies.md): stage k answers when its score (option "
@@ -79,9 +79,12 @@ POLICY_DESCRIPTIONS: Final[dict[str, str]] = {
         "the last stage always answers; a stage with tau = +inf is never run"
     ),
     "agreement": (
-        "stage k answers when its answer has held for the last r stages (r = 2, 3, ... fitted "
-        "per stage) and its score clears a fitted floor (answers alone where no score is "
-        "recorded)"
+        "stage k answers when it gives the same answer as stage k-1 and its score clears a "
+        "fitted floor (answers alone where no score is recorded)"
+    ),
+    "agreement_3": (
+        "stage k answers when stages k-2, k-1 and k give one answer and its score clears a "
+        "fitted floor (answers alone where no score is recorded)"
     ),
     "learned": (
         "stage k answers when a logistic stopping model on confidence and agreement features, "
@@ -120,6 +123,7 @@ class CascadeSettings(BaseModel):
 SKIPS_SILENT_STAGES: Final[dict[str, bool]] = {
     "confidence": True,
     "agreement": False,
+    "agreement_3": False,
     "learned": False,
 }
 
@@ -156,12 +160,10 @@ def _policy_scores(
     conf = inputs.confidence[:, : k - 1]
     if policy == "confidence":
         return np.ones((n, k - 1), dtype=bool), conf.copy(), {}
-    if policy == "agreement":
-        # One score orders both choices the fit makes per stage: the whole part is how many
-        # stages must agree (a threshold of 2.4 asks for three), the fraction the score floor.
+    if policy in AGREEING_STAGES:
         run = agreeing_run(inputs.answers)[:, : k - 1]
-        floor = _FLOOR_SCALE * np.where(np.isnan(conf), 0.0, conf)
-        return run >= 1, run + floor, {}
+        gate = run >= AGREEING_STAGES[policy] - 1
+        return gate, np.where(np.isnan(conf), -np.inf, conf), {}
     features = stopping_features(inputs.confidence, inputs.answers)
     targets = stopping_targets(inputs.correct)
     model = fit_stopping_model(features[fit_items], targets[fit_items])
@@ -300,6 +302,11 @@ def _unavailable(name: str, inputs: CascadeInputs, has_score: bool) -> str | Non
     """Why a policy cannot run on these inputs (None when it can)."""
     if name == "confidence" and not has_score:
         return f"no {inputs.score_name} score recorded below the terminal budget"
+    needed = AGREEING_STAGES.get(name, 0)
+    if needed > len(inputs.labels) - 1:
+        return (
+            f"needs {needed} stages below the terminal one to agree ({len(inputs.labels)} in all)"
+        )
     return None
 
 
