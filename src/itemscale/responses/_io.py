@@ -12,7 +12,7 @@ import os
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import numpy as np
 import pandas as pd
@@ -161,10 +161,7 @@ def normalise_responses(
 def write_responses(df: pd.DataFrame, path: str | os.PathLike[str]) -> None:
     """Validate and atomically write the table with its schema version in the metadata."""
     path = Path(path)
-    frame = normalise_responses(df, where=str(path))
-    errors = frame["error"]
-    if errors.notna().any():  # a server may echo a key in its error body: never store it
-        frame = frame.assign(error=errors.map(lambda e: redact(e) if isinstance(e, str) else e))
+    frame = redact_free_text(normalise_responses(df, where=str(path)))
     table = pa.Table.from_pandas(frame, schema=RESPONSE_SCHEMA, preserve_index=False)
     write_parquet_atomic(
         table,
@@ -172,6 +169,36 @@ def write_responses(df: pd.DataFrame, path: str | os.PathLike[str]) -> None:
         {SCHEMA_VERSION_KEY: str(SCHEMA_VERSION).encode()},
         temp_prefix=".responses-",
     )
+
+
+#: Columns that hold text a model, a server or another tool wrote (an error body that echoes
+#: a key, a reply, an imported log's fields): redacted whole on every write.
+FREE_TEXT_COLUMNS: Final[tuple[str, ...]] = (
+    "error",
+    "raw_text",
+    "answer",
+    "reference",
+    "attributes",
+)
+
+
+def redact_free_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with `redact` applied to every value of the free-text columns (each distinct
+    value once: a table of a million short answers has a few thousand)."""
+    changes: dict[str, pd.Series] = {}
+    for name in FREE_TEXT_COLUMNS:
+        column = frame[name]
+        present = column.dropna()
+        if present.empty:
+            continue
+        uniques = pd.unique(present.to_numpy(dtype=object))
+        cleaned = {u: redact(u) for u in uniques if isinstance(u, str)}
+        dirty = {u: c for u, c in cleaned.items() if c != u}
+        if dirty:
+            changes[name] = column.map(lambda v, d=dirty: d.get(v, v), na_action="ignore").astype(
+                column.dtype
+            )
+    return frame.assign(**changes) if changes else frame
 
 
 def write_parquet_atomic(

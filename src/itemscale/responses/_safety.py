@@ -166,9 +166,12 @@ _SECRET_ENV: Final[tuple[str, ...]] = (
     "ANTHROPIC_API_KEY",
 )
 _registered: set[str] = set()
-_URL_CREDENTIALS = re.compile(
-    r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<cred>[^/@\s:]+(?::[^/@\s]*)?)@", re.I
-)
+# Every pattern is anchored on a literal ("://", "Bearer", "?key=") and scans forward from it
+# only up to a character the pattern cannot contain, so `redact` is linear in the text's length
+# (a model reply is foreign and may be megabytes of letters; docs/performance.md measures it).
+# The URL pattern keeps the scheme out of the match: a scheme written as `[a-z][a-z0-9+.-]*`
+# before "://" made every letter of a long run a start that rescanned the run (quadratic).
+_URL_CREDENTIALS = re.compile(r"://(?P<cred>[^/@\s:]+(?::[^/@\s]*)?)@")
 _BEARER = re.compile(r"(?P<head>\bBearer\s+)(?P<token>[A-Za-z0-9._~+/=-]{8,})", re.I)
 _KEY_PARAM = re.compile(
     r"(?P<head>[?&](?:api[_-]?key|key|token|access_token)=)(?P<token>[^&\s\"']+)", re.I
@@ -192,15 +195,28 @@ def known_secrets() -> list[str]:
 
 
 def redact(text: str) -> str:
-    """`text` without known secrets, URL credentials, bearer tokens and key query parameters."""
+    """`text` without known secrets, URL credentials, bearer tokens and key query parameters.
+
+    Linear in `len(text)`. Apply it to the whole foreign string before cutting it to any length
+    (`excerpt`): a cut first can split a secret so that neither half is recognised."""
     if not text:
         return text
     for secret in known_secrets():
         if secret in text:
             text = text.replace(secret, REDACTED)
-    text = _URL_CREDENTIALS.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
+    if "://" in text:
+        text = _URL_CREDENTIALS.sub(f"://{REDACTED}@", text)
     text = _BEARER.sub(lambda m: f"{m['head']}{REDACTED}", text)
     return _KEY_PARAM.sub(lambda m: f"{m['head']}{REDACTED}", text)
+
+
+def excerpt(text: str, limit: int) -> str:
+    """The first `limit` characters of `text` once redacted (never the other way round), with
+    how many characters were cut: what a stored error or a report cell keeps of a long body."""
+    clean = redact(text)
+    if len(clean) <= limit:
+        return clean
+    return f"{clean[:limit]}... ({len(clean) - limit} more characters)"
 
 
 def redact_value(value: Any) -> Any:
