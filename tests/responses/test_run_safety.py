@@ -196,8 +196,18 @@ def test_a_sample_without_its_id_is_left_out_not_renaming_the_rest(
 # -- 5. secrets are never stored --------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("status", "pad"),
+    [
+        (401, 0),
+        (400, 249),  # the key straddles the 300-character cut of a stored error body
+        (503, 255),
+        (200, 380),  # a reply: straddles the report's 400-character cut of the output
+        (200, 40_000),  # a long unbroken run of letters before it (redact stays linear)
+    ],
+)
 def test_a_key_echoed_by_the_server_is_stored_nowhere(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: int, pad: int
 ) -> None:
     from _support.openai_server import ChatServer, Reply
 
@@ -205,8 +215,13 @@ def test_a_key_echoed_by_the_server_is_stored_nowhere(
     password = "canary-password-42"
     monkeypatch.setenv("OPENAI_API_KEY", key)
     suite = write_benchmark(tmp_path / "suite", 1)
-    echo = json.dumps({"error": {"message": f"invalid key {key} (Authorization: Bearer {key})"}})
-    with ChatServer(default=Reply(status=401, raw_body=echo.encode())) as server:
+    said = "A" * pad + f" invalid key {key} (Authorization: Bearer {key}) " + "B" * 50
+    echo = json.dumps(
+        {"choices": [{"message": {"content": said}}]}
+        if status == 200
+        else {"error": {"message": said}}
+    )
+    with ChatServer(default=Reply(status=status, raw_body=echo.encode())) as server:
         url = server.base_url.replace("http://", f"http://user:{password}@")
         options = {"base_url": url}
         write_protocol(
@@ -218,12 +233,19 @@ def test_a_key_echoed_by_the_server_is_stored_nowhere(
         assert main(["sweep", str(tmp_path / "p.toml"), "--no-progress", "--max-retries", "0"]) == 0
     run_dir = tmp_path / "run"
     df, _meta = read_run(run_dir)
-    assert set(df["status"]) == {"model_error"} and "[REDACTED]" in df["error"].iloc[0]
+    if status == 200:
+        assert set(df["status"]) == {"noanswer"}
+        assert df["raw_text"].str.contains("[REDACTED]", regex=False).all()
+    else:
+        assert set(df["status"]) == {"model_error"} and f"HTTP {status}" in df["error"].iloc[0]
     assert main(["report", str(run_dir), "--bootstrap", "0"]) in (0, 2)
-    for path in sorted(run_dir.rglob("*")):
-        if path.is_file():
-            data = path.read_bytes()
-            assert key.encode() not in data and password.encode() not in data, path
+    stored = [p for p in sorted(run_dir.rglob("*")) if p.is_file()]
+    assert {"store.sqlite", "responses.parquet", "run.json"} <= {p.name for p in stored}
+    for path in stored:
+        data = path.read_bytes()
+        for start in range(len(key) - 5):  # no six characters of the key in a row
+            assert key[start : start + 6].encode() not in data, path
+        assert password.encode() not in data, path
 
 
 # -- 6. verify re-derives everything it can ------------------------------------------------
