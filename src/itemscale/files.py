@@ -11,18 +11,60 @@ every layer can use it.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Final, TextIO
+from typing import Any, Final, TextIO
 
 #: Read size of `sha256_file`: a video or a weight file is hashed without being held in memory.
 HASH_BLOCK: Final[int] = 1 << 20
 
-__all__ = ["HASH_BLOCK", "atomic_text_file", "replace_dir", "sha256_file", "shared_mode"]
+__all__ = [
+    "HASH_BLOCK",
+    "LOADS_JSON_LIMITS",
+    "atomic_text_file",
+    "loads_json",
+    "read_json",
+    "replace_dir",
+    "sha256_file",
+    "shared_mode",
+]
+
+
+#: What `loads_json` says for the two limits (at position 0: no place in the text to point at).
+LOADS_JSON_LIMITS: Final[frozenset[str]] = frozenset(
+    {"nested too deeply", "an integer with more than 4300 digits"}
+)
+
+
+def loads_json(text: str | bytes) -> Any:
+    """`json.loads`, with every way a foreign file can defeat it raised as the
+    `json.JSONDecodeError` callers already turn into a located error: an integer past Python's
+    4300-digit conversion limit (a `ValueError`) and nesting deeper than the interpreter's stack
+    (a `RecursionError`) would otherwise escape as tracebacks."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", _as_text(text), 0) from None
+    except ValueError as exc:  # "Exceeds the limit (4300 digits) for integer string conversion"
+        message = "an integer with more than 4300 digits" if "digits" in str(exc) else str(exc)
+        raise json.JSONDecodeError(message, _as_text(text), 0) from None
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """A UTF-8 JSON file through `loads_json` (a non-UTF-8 file raises `UnicodeDecodeError`,
+    a `ValueError` like the JSON errors)."""
+    return loads_json(Path(path).read_text(encoding="utf-8"))
+
+
+def _as_text(text: str | bytes) -> str:
+    return text if isinstance(text, str) else text[:200].decode("utf-8", errors="replace")
 
 
 def sha256_file(path: str | os.PathLike[str]) -> str:

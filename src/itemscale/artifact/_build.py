@@ -11,7 +11,6 @@ never leaves a half-written artifact under the final name.
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import shutil
@@ -30,7 +29,7 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..errors import ItemscaleError
-from ..files import replace_dir, sha256_file, shared_mode
+from ..files import read_json, replace_dir, sha256_file, shared_mode
 from ..items import Item, read_items_jsonl
 from ..responses import (
     RESPONSES_FILE,
@@ -402,8 +401,8 @@ def _build(
 
 def load_report_inputs(root: Path) -> ReportInputs:
     """What report.html is rendered from, read from the artifact folder alone."""
-    prov = json.loads((root / PROVENANCE_FILE).read_text(encoding="utf-8"))
-    run_meta = json.loads((root / RUN_FILE).read_text(encoding="utf-8"))
+    prov = read_json(root / PROVENANCE_FILE)
+    run_meta = read_json(root / RUN_FILE)
     interventions: dict[str, dict[str, Any]] = {}
     legacy = _read_optional_json(root / "intervention.json")
     if legacy is not None:
@@ -419,7 +418,7 @@ def load_report_inputs(root: Path) -> ReportInputs:
     if (root / ITEMS_FILE).is_file():
         questions = {i.item_id: i.question for i in read_items_jsonl(root / ITEMS_FILE)}
     return ReportInputs(
-        measures=json.loads((root / MEASURES_FILE).read_text(encoding="utf-8")),
+        measures=read_json(root / MEASURES_FILE),
         trajectories=pq.read_table(root / TRAJECTORIES_FILE).to_pandas(),
         responses=read_responses(root / RESPONSES_FILE),
         provenance=prov,
@@ -452,7 +451,7 @@ def _read_optional_json(path: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
+        payload = read_json(path)
     except ValueError as exc:
         raise ArtifactError(f"{path}: not valid JSON ({exc})") from exc
     return payload if isinstance(payload, dict) else None

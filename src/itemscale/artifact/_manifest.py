@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any, Final
 
-from ..files import sha256_file
+from ..files import read_json, sha256_file
 from ..responses import write_json_atomic
 from ..responses._safety import ARTIFACT_MARKER
 
@@ -75,7 +75,7 @@ def check_manifest(root: str | os.PathLike[str]) -> tuple[list[str], dict[str, s
         flag(MANIFEST_FILE, "missing (not an itemscale artifact, or the manifest was deleted)")
         return problems, by_file
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest = read_json(path)
         files = manifest["files"]
         version = int(manifest["schema_version"])
         stated = str(manifest["entries_sha256"])

@@ -25,6 +25,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from .. import __version__
+from ..files import read_json
 from ..responses import RESPONSES_FILE, RUN_FILE, read_responses
 from ._build import (
     ITEMS_FILE,
@@ -152,7 +153,7 @@ def _check_cascade(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
         return
     from ..policies import CascadeSettings, cascade_report
 
-    stored = json.loads(path.read_text(encoding="utf-8"))
+    stored = read_json(path)
     settings = CascadeSettings.model_validate(stored["settings"])
     models = stored.get("models")
     frame = df[df["model"].isin(models)] if models else df
@@ -176,8 +177,8 @@ def _check_provenance(root: Path, result: VerifyResult) -> None:
     """provenance.json against the files it describes: the responses it names and run.json."""
     from ..files import sha256_file
 
-    prov = json.loads((root / PROVENANCE_FILE).read_text(encoding="utf-8"))
-    run_meta = json.loads((root / RUN_FILE).read_text(encoding="utf-8"))
+    prov = read_json(root / PROVENANCE_FILE)
+    run_meta = read_json(root / RUN_FILE)
     recorded = prov["inputs"][RESPONSES_FILE]["sha256"]
     actual = sha256_file(root / RESPONSES_FILE)
     if recorded != actual:
@@ -246,7 +247,7 @@ def _check_report(root: Path, result: VerifyResult) -> None:
 def _recorded_configs(root: Path) -> list[str] | None:
     """The `--configs` selection the artifact was written with (provenance.json), if any."""
     try:
-        prov = json.loads((root / PROVENANCE_FILE).read_text(encoding="utf-8"))
+        prov = read_json(root / PROVENANCE_FILE)
         configs = prov["measures"].get("configs")
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
@@ -283,7 +284,7 @@ def _check_measures(
 
     compute = analyze if analyze is not None else analyze_responses
     try:
-        stored = json.loads((root / MEASURES_FILE).read_text(encoding="utf-8"))
+        stored = read_json(root / MEASURES_FILE)
         boot = stored["bootstrap"]
         n_boot, seed = int(boot["n_boot"]), int(boot["seed"])
         ci = str(boot.get("interval", "percentile"))  # written before --ci: percentile
@@ -291,7 +292,7 @@ def _check_measures(
         result.flag(MEASURES_FILE, f"cannot be read ({exc})")
         return
     try:
-        prov = json.loads((root / PROVENANCE_FILE).read_text(encoding="utf-8"))
+        prov = read_json(root / PROVENANCE_FILE)
         recorded = prov["measures"]
         if (int(recorded["n_boot"]), int(recorded["seed"])) != (n_boot, seed):
             result.flag(
@@ -328,7 +329,7 @@ def _check_measures(
 
 def _tool_version(root: Path) -> str | None:
     try:
-        prov = json.loads((root / PROVENANCE_FILE).read_text(encoding="utf-8"))
+        prov = read_json(root / PROVENANCE_FILE)
         return str(prov["tool"]["version"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -343,7 +344,7 @@ def _check_audit(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
 
     try:
         stored = pq.read_table(path).to_pandas()
-        summary = json.loads((root / "audit.json").read_text(encoding="utf-8"))
+        summary = read_json(root / "audit.json")
         pairs = summary.get("pairs", "adjacent")
     except (OSError, ValueError) as exc:
         result.flag("audit.parquet", f"cannot be read with audit.json ({exc})")

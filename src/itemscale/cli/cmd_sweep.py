@@ -182,7 +182,9 @@ def run(args: argparse.Namespace) -> int:
                 hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
             except ImportError:  # analysis-only install: no local models
                 pass
-        local = [m.name for m in protocol.models if m.backend in ("hf", "builtin")]
+        from ..models import BACKENDS
+
+        local = [m.name for m in protocol.models if BACKENDS[m.backend].on_device]
         if local:
             hint = " (pass --device cuda to use a GPU)" if args.device == "cpu" else ""
             print(

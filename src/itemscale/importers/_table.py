@@ -19,6 +19,7 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
+from ..files import loads_json
 from ..responses import ANSWERED_STATUSES, NOANSWER, Status, TaskKind, duplicated_keys
 from ..responses._extract import extract_choice
 from ..responses._scoring import exact_match, rouge_l, token_f1
@@ -137,7 +138,7 @@ def _references(value: Any) -> list[str]:
     text = str(value)
     if text.lstrip().startswith("["):
         try:
-            parsed = json.loads(text)
+            parsed = loads_json(text)
         except json.JSONDecodeError:
             return [text]
         if isinstance(parsed, list) and parsed and all(isinstance(v, str) for v in parsed):

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import ItemscaleError
-from ..files import atomic_text_file, shared_mode
+from ..files import atomic_text_file, read_json, shared_mode
 from ..files import replace_dir as replace_dir  # its old private path keeps importing
 from ._safety import redact, redact_value
 from ._schema import (
@@ -275,7 +275,7 @@ def read_run(run_dir: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, A
     run_file = run_dir / RUN_FILE
     if run_file.exists():
         try:
-            provenance = json.loads(run_file.read_text(encoding="utf-8"))
+            provenance = read_json(run_file)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise SchemaError(
                 f"{run_file}: not valid JSON ({exc}); the run's provenance is damaged "

@@ -17,7 +17,6 @@ Three rules every command keeps (docs/run-folders.md):
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..errors import ItemscaleError
+from ..files import read_json
 
 LOCK_FILE: Final[str] = "run.lock"
 #: How long a short writer (import, cascade, audit, report) waits for the lock by default.
@@ -116,7 +116,7 @@ def is_itemscale_output(folder: Path) -> bool:
     """A folder itemscale wrote as a whole (an artifact: `MANIFEST.json` says so)."""
     manifest = folder / "MANIFEST.json"
     try:
-        payload = json.loads(manifest.read_text(encoding="utf-8"))
+        payload = read_json(manifest)
     except (OSError, ValueError):
         return False
     return isinstance(payload, dict) and (
