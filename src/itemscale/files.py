@@ -10,6 +10,7 @@ every layer can use it.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -20,6 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final, TextIO
 
+from .errors import DiskFullError
+
 #: Read size of `sha256_file`: a video or a weight file is hashed without being held in memory.
 HASH_BLOCK: Final[int] = 1 << 20
 
@@ -27,7 +30,10 @@ __all__ = [
     "HASH_BLOCK",
     "LOADS_JSON_LIMITS",
     "atomic_text_file",
+    "is_no_space",
     "loads_json",
+    "no_space_is_typed",
+    "no_space_message",
     "read_json",
     "replace_dir",
     "sha256_file",
@@ -67,6 +73,40 @@ def _as_text(text: str | bytes) -> str:
     return text if isinstance(text, str) else text[:200].decode("utf-8", errors="replace")
 
 
+#: errno values that mean "the file system is full" (space, or the user's quota).
+_NO_SPACE: Final[frozenset[int]] = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def is_no_space(exc: BaseException) -> bool:
+    """An OSError that says the file system is full (pyarrow's errors carry the errno too)."""
+    return isinstance(exc, OSError) and (
+        exc.errno in _NO_SPACE or "No space left on device" in str(exc)
+    )
+
+
+def no_space_message(where: str | os.PathLike[str], what: str = "") -> str:
+    doing = f" (writing {what})" if what else ""
+    return (
+        f"no space left on {where}{doing}; nothing was half-written (every file is written "
+        "under a temporary name and renamed into place): free space there, or write elsewhere, "
+        "and run the command again"
+    )
+
+
+@contextmanager
+def no_space_is_typed(where: str | os.PathLike[str], what: str = "") -> Iterator[None]:
+    """A full file system inside the block is a `DiskFullError` naming `where`, not an
+    `OSError: [Errno 28]` traceback."""
+    try:
+        yield
+    except DiskFullError:
+        raise
+    except OSError as exc:
+        if is_no_space(exc):
+            raise DiskFullError(no_space_message(where, what)) from exc
+        raise
+
+
 def sha256_file(path: str | os.PathLike[str]) -> str:
     """The hex SHA-256 of the whole file, read in `HASH_BLOCK` pieces (provenance records and
     manifests name their inputs by it)."""
@@ -100,16 +140,17 @@ def atomic_text_file(
     block raises, the temporary file is removed and `path` is left as it was.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as fh:
-            yield fh
-        shared_mode(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with no_space_is_typed(path.parent, path.name):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as fh:
+                yield fh
+            shared_mode(tmp)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
 
 def replace_dir(tmp: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:

@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..errors import ItemscaleError
-from ..files import read_json, replace_dir, sha256_file, shared_mode
+from ..files import no_space_is_typed, read_json, replace_dir, sha256_file, shared_mode
 from ..items import Item, read_items_jsonl
 from ..responses import (
     RESPONSES_FILE,
@@ -267,7 +267,10 @@ def build_artifact(
         raise FileNotFoundError(f"{run_dir}: not a run directory")
     target = Path(out) if out is not None else run_dir / ARTIFACT_DIR
     check_replaceable(target, force=force, protect=[run_dir])
-    with run_lock(run_dir, what="report"):
+    with (
+        run_lock(run_dir, what="report"),
+        no_space_is_typed(target.parent, f"the artifact {target.name}/"),
+    ):
         return _build(run_dir, target, n_boot, seed, items, title, analyze, configs, ci)
 
 

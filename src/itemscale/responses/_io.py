@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import ItemscaleError
-from ..files import atomic_text_file, read_json, shared_mode
+from ..files import atomic_text_file, no_space_is_typed, read_json, shared_mode
 from ..files import replace_dir as replace_dir  # its old private path keeps importing
 from ._safety import redact, redact_value
 from ._schema import (
@@ -219,17 +219,18 @@ def write_parquet_atomic(
     meta.pop(b"pandas", None)
     meta.update(metadata)
     table = table.replace_schema_metadata(meta)
-    path.parent.mkdir(parents=True, exist_ok=True)
     prefix = temp_prefix if temp_prefix is not None else f".{path.stem}-"
-    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".parquet", dir=path.parent)
-    os.close(fd)
-    try:
-        pq.write_table(table, tmp)
-        shared_mode(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with no_space_is_typed(path.parent, path.name):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".parquet", dir=path.parent)
+        os.close(fd)
+        try:
+            pq.write_table(table, tmp)
+            shared_mode(tmp)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
 
 def read_responses(path: str | os.PathLike[str]) -> pd.DataFrame:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..errors import ItemscaleError
-from ..files import read_json
+from ..files import no_space_is_typed, read_json
 
 LOCK_FILE: Final[str] = "run.lock"
 #: How long a short writer (import, cascade, audit, report) waits for the lock by default.
@@ -48,7 +48,8 @@ class OutputFolderError(ItemscaleError, ValueError):
 
 def _ensure_dir(path: Path) -> None:
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        with no_space_is_typed(path.parent):
+            path.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError) as exc:
         raise OutputFolderError(
             f"{path}: cannot create the folder (a file is in the way: {exc.filename})"
@@ -83,7 +84,8 @@ def run_lock(
         return
     folder = Path(run_dir)
     _ensure_dir(folder)
-    fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    with no_space_is_typed(folder, LOCK_FILE):
+        fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         deadline = time.monotonic() + max(0.0, wait_s)
         while True:
@@ -99,8 +101,11 @@ def run_lock(
                         holder,
                     ) from None
                 time.sleep(0.05)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()}: {what}".encode(), 0)
+        try:  # who holds it, for the message of a command that waits; best effort
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()}: {what}".encode(), 0)
+        except OSError:
+            pass  # a full disk: the lock itself holds all the same
         try:
             yield
         finally:

@@ -55,9 +55,13 @@ def _damage_is_typed(run_dir: Path) -> Iterator[None]:
     """A store page that turns out damaged mid-sweep is a `StoreError`, not a traceback."""
     import sqlite3
 
+    from ..store import full_store_error, is_full
+
     try:
         yield
     except sqlite3.DatabaseError as exc:
+        if is_full(exc):  # the disk, not the store: every committed cell is intact
+            raise full_store_error(run_dir / "store.sqlite", exc) from exc
         raise StoreError(
             f"{run_dir / 'store.sqlite'}: the run store is damaged ({exc}); the cells committed "
             "before the damage are kept"
