@@ -42,6 +42,12 @@ def list_dirs(root: Path) -> list[str]:
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_dir())
 
 
+def manifest_digest(root: str | os.PathLike[str]) -> str:
+    """The artifact's digest: the sha256 of its MANIFEST.json, which names every file's sha256.
+    Published beside the results, it pins the whole artifact: `verify --digest` checks it."""
+    return sha256_file(Path(root) / MANIFEST_FILE)
+
+
 def write_manifest(root: str | os.PathLike[str]) -> dict[str, Any]:
     root = Path(root)
     files = {

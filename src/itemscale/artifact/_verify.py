@@ -34,6 +34,15 @@ from ._build import (
     REPORT_FILE,
     TRAJECTORIES_FILE,
 )
+from ._crosscheck import (
+    check_copied_files,
+    check_digest,
+    check_items,
+    check_json_form,
+    check_readme,
+    check_videos,
+    parse_digest,
+)
 from ._manifest import check_manifest
 from ._trajectories import trajectory_table
 
@@ -82,6 +91,16 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
     return None
 
 
+def _same_cell(x: Any, y: Any) -> bool:
+    """Equal table cells: lists element by element, any two missing values alike."""
+    if isinstance(x, np.ndarray | list) or isinstance(y, np.ndarray | list):
+        return bool(np.array_equal(np.asarray(x), np.asarray(y)))
+    x_missing, y_missing = bool(pd.isna(x)), bool(pd.isna(y))
+    if x_missing or y_missing:
+        return x_missing and y_missing
+    return bool(x == y)
+
+
 def _frames_equal(stored: pd.DataFrame, fresh: pd.DataFrame) -> str | None:
     if list(stored.columns) != list(fresh.columns):
         return f"columns {list(stored.columns)} vs recomputed {list(fresh.columns)}"
@@ -90,8 +109,7 @@ def _frames_equal(stored: pd.DataFrame, fresh: pd.DataFrame) -> str | None:
     for col in stored.columns:
         a, b = stored[col].to_numpy(dtype=object), fresh[col].to_numpy(dtype=object)
         for n, (x, y) in enumerate(zip(a, b, strict=True)):
-            both_nan = isinstance(x, float) and isinstance(y, float) and np.isnan(x) and np.isnan(y)
-            if not both_nan and x != y:
+            if not _same_cell(x, y):
                 return f"column {col!r}, row {n}: stored {x!r}, recomputed {y!r}"
     return None
 
@@ -101,8 +119,10 @@ def verify_artifact(
     *,
     analyze: Callable[..., dict[str, Any]] | None = None,
     recompute: bool = True,
+    digest: str | None = None,
 ) -> VerifyResult:
-    """Check hashes, then recompute; every problem is collected (not just the first)."""
+    """Check hashes (and, given the published `digest`, the manifest itself), then recompute;
+    every problem is collected (not just the first)."""
     root = Path(artifact)
     result = VerifyResult(artifact=root)
     if not root.is_dir():
@@ -113,6 +133,10 @@ def verify_artifact(
         result.bad_files.setdefault(name, message)
     result.problems.extend(problems)
     result.checks.append("manifest")
+    if digest is not None:
+        for name, message in check_digest(root, parse_digest(digest)):
+            result.flag(name, message)
+        result.checks.append("digest")
     if not recompute:
         return result
     try:
@@ -136,6 +160,7 @@ def verify_artifact(
         ("audit.parquet", lambda: _check_audit(root, df, result)),
         ("cascade.json", lambda: _check_cascade(root, df, result)),
         (PROVENANCE_FILE, lambda: _check_provenance(root, result)),
+        (PROVENANCE_FILE, lambda: _check_sources(root, df, result)),
         (REPORT_FILE, lambda: _check_report(root, result)),
     ]
     for name, check in checks:
@@ -201,6 +226,24 @@ def _check_provenance(root: Path, result: VerifyResult) -> None:
                 f"says {expected!r}",
             )
     result.checks.append("provenance")
+
+
+def _check_sources(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
+    """What the artifact's files say about each other (`_crosscheck`): copied files against
+    provenance, gold answers against the responses, video digests against run.json, the
+    README and the JSON files against their writers."""
+    prov = read_json(root / PROVENANCE_FILE)
+    run_meta = read_json(root / RUN_FILE)
+    found = [
+        *check_json_form(root),
+        *check_copied_files(root, prov),
+        *check_items(root, df),
+        *check_videos(prov, run_meta),
+        *check_readme(root, prov),
+    ]
+    for name, message in found:
+        result.flag(name, message)
+    result.checks.append("sources")
 
 
 _TITLE = re.compile(r"<title>(.*?)</title>", re.S)
@@ -339,7 +382,7 @@ def _check_audit(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
     path = root / "audit.parquet"
     if not path.is_file():
         return
-    from ..audit import audit_transitions
+    from ..audit import TRANSITION_COLUMNS, audit_transitions, pathway_counts
     from ..items import read_items_jsonl
 
     try:
@@ -366,4 +409,18 @@ def _check_audit(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
             f"transitions or pathways differ from the audit recomputed from {RESPONSES_FILE} "
             f"(e.g. {only})",
         )
+    else:  # the same transitions: every column of each, the facts the pathway came from
+        columns = [c for c in TRANSITION_COLUMNS if c in stored.columns]
+
+        def ordered(frame: pd.DataFrame) -> pd.DataFrame:
+            return frame[columns].sort_values("transition_id").reset_index(drop=True)
+
+        diff = _frames_equal(ordered(stored), ordered(fresh))
+        if diff is None and len(columns) < len(TRANSITION_COLUMNS):
+            diff = f"columns {sorted(set(TRANSITION_COLUMNS) - set(columns))} are missing"
+        if diff:
+            result.flag("audit.parquet", f"differs from the audit recomputed: {diff}")
+        counts = pathway_counts(fresh)
+        if summary.get("counts") != counts or summary.get("n_transitions") != len(fresh):
+            result.flag("audit.json", "its counts differ from the audit recomputed")
     result.checks.append("audit")

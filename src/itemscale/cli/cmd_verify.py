@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import Any
 
+from . import CommandError
+
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
@@ -20,13 +22,26 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--hashes-only", action="store_true", help="check the manifest only, do not recompute"
     )
+    p.add_argument(
+        "--digest",
+        metavar="SHA256",
+        default=None,
+        help="the artifact's published digest (sha256 of MANIFEST.json, as `itemscale report` "
+        "printed it): catches an edit even when the manifest was written again after it",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..artifact import verify_artifact
+    from ..artifact import parse_digest, verify_artifact
 
-    result = verify_artifact(args.artifact, recompute=not args.hashes_only)
+    digest = None
+    if args.digest is not None:
+        try:
+            digest = parse_digest(args.digest)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+    result = verify_artifact(args.artifact, recompute=not args.hashes_only, digest=digest)
     if result.ok:
         print(f"{args.artifact}: OK ({', '.join(result.checks)})")
         return 0
