@@ -62,7 +62,8 @@ def register(subparsers: Any) -> None:
         type=float,
         default=120.0,
         metavar="S",
-        help="seconds per served-model request; a slower reply is a `timeout` row",
+        help="deadline in seconds for each served-model request attempt, connect to last byte "
+        "(default 120); past it the cell is a `timeout` row",
     )
     parser.add_argument(
         "--max-retries",
