@@ -185,7 +185,7 @@ FREE_TEXT_COLUMNS: Final[tuple[str, ...]] = (
 def redact_free_text(frame: pd.DataFrame) -> pd.DataFrame:
     """`frame` with `redact` applied to every value of the free-text columns. The column is
     scanned once in C++ for anything `redact` could change (`redaction_trigger`); only the
-    distinct values that match go through `redact` (10^6 unique replies: 0.1 s, not 8)."""
+    distinct values that match go through `redact` (10^6 distinct replies: 0.9 s, not 8)."""
     import pyarrow.compute as pc
 
     trigger = redaction_trigger()
