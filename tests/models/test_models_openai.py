@@ -208,14 +208,20 @@ def test_exhausted_retries_are_a_model_error() -> None:
     assert response.error is not None and "gave up after 3 attempts" in response.error
 
 
+def _one_timed(server: ChatServer, reply: Reply, **settings: Any) -> tuple[Any, float]:
+    """(the response to one request, its wall time) with the server answering `reply`."""
+    server.push(reply)
+    backend = load_backend(entry(server), **settings)
+    start = time.perf_counter()
+    [response] = backend.generate([VideoRequest(MCQA, frames())])
+    elapsed = time.perf_counter() - start
+    backend.close()
+    return response, elapsed
+
+
 def test_slow_reply_trips_the_timeout_and_is_not_retried() -> None:
     with ChatServer() as server:
-        server.push(Reply(delay_s=1.5))
-        backend = load_backend(entry(server), timeout_s=0.3, max_retries=3)
-        start = time.perf_counter()
-        [response] = backend.generate([VideoRequest(MCQA, frames())])
-        elapsed = time.perf_counter() - start
-        backend.close()
+        response, elapsed = _one_timed(server, Reply(delay_s=1.5), timeout_s=0.3, max_retries=3)
     assert response.status == Status.TIMEOUT and response.answer is None
     assert len(server.received) == 1
     assert elapsed < 1.4
@@ -396,13 +402,9 @@ def test_a_served_tiny_transformers_model_answers_like_the_same_model_run_locall
 def test_a_trickling_server_hits_the_whole_attempt_deadline(what: str) -> None:
     """One byte every 0.2 s never trips a per-read timeout; the attempt's deadline stops it."""
     payload = b'{"choices": [{"message": {"content": "B"}}]}' + b" " * 200
+    trickle = Reply(raw_body=payload, trickle_s=0.2, trickle_headers=what != "body")
     with ChatServer() as server:
-        server.push(Reply(raw_body=payload, trickle_s=0.2, trickle_headers=what != "body"))
-        backend = load_backend(entry(server), timeout_s=1.0, max_retries=2)
-        start = time.perf_counter()
-        [response] = backend.generate([VideoRequest(MCQA, frames())])
-        elapsed = time.perf_counter() - start
-        backend.close()
+        response, elapsed = _one_timed(server, trickle, timeout_s=1.0, max_retries=2)
     assert response.status == Status.TIMEOUT and response.answer is None
     assert response.error is not None and "no whole reply within 1 s" in response.error
     assert len(server.received) == 1  # a timeout is not retried
