@@ -13,10 +13,12 @@ def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "verify",
         help="check an audit artifact: every file's sha256, and every measure recomputed",
-        description="Check every file of an artifact against MANIFEST.json, then recompute the "
-        "measures (same bootstrap size and seed), the trajectories and the audit from "
-        "responses.parquet and compare them exactly. Exit status 1 names every file that "
-        "was edited, added or removed.",
+        description="Check every file of an artifact against MANIFEST.json (and, with "
+        "--digest, MANIFEST.json against its published sha256), then recompute the measures "
+        "(same bootstrap size and seed), the trajectories and the audit from responses.parquet "
+        "and compare them exactly, and compare the files with each other (gold answers with "
+        "the responses' references, provenance with run.json and the copied files). Exit "
+        "status 1 names every file that was edited, added or removed.",
     )
     p.add_argument("artifact", help="artifact folder (e.g. RUN_DIR/artifact)")
     p.add_argument(
