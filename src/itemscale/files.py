@@ -14,6 +14,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -43,8 +44,14 @@ __all__ = [
 
 #: What `loads_json` says for the two limits (at position 0: no place in the text to point at).
 LOADS_JSON_LIMITS: Final[frozenset[str]] = frozenset(
-    {"nested too deeply", "an integer with more than 4300 digits"}
+    {
+        "nested too deeply",
+        "an integer with more than 4300 digits",
+        "a lone UTF-16 surrogate escape (\\udXXX) that no UTF-8 text can hold",
+    }
 )
+#: `\ud800`-`\udfff` escapes: a pair is one character, a lone one is text no file can hold.
+_SURROGATE_ESCAPE: Final[re.Pattern[str]] = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def loads_json(text: str | bytes) -> Any:
@@ -53,7 +60,7 @@ def loads_json(text: str | bytes) -> Any:
     4300-digit conversion limit (a `ValueError`) and nesting deeper than the interpreter's stack
     (a `RecursionError`) would otherwise escape as tracebacks."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError:
         raise
     except RecursionError:
@@ -61,6 +68,13 @@ def loads_json(text: str | bytes) -> Any:
     except ValueError as exc:  # "Exceeds the limit (4300 digits) for integer string conversion"
         message = "an integer with more than 4300 digits" if "digits" in str(exc) else str(exc)
         raise json.JSONDecodeError(message, _as_text(text), 0) from None
+    if _SURROGATE_ESCAPE.search(_as_text(text, whole=True)):  # rare: then check every string
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except (UnicodeEncodeError, RecursionError):
+            lone = "a lone UTF-16 surrogate escape (\\udXXX) that no UTF-8 text can hold"
+            raise json.JSONDecodeError(lone, _as_text(text), 0) from None
+    return value
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
@@ -69,8 +83,10 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     return loads_json(Path(path).read_text(encoding="utf-8"))
 
 
-def _as_text(text: str | bytes) -> str:
-    return text if isinstance(text, str) else text[:200].decode("utf-8", errors="replace")
+def _as_text(text: str | bytes, *, whole: bool = False) -> str:
+    if isinstance(text, str):
+        return text
+    return (text if whole else text[:200]).decode("utf-8", errors="replace")
 
 
 #: errno values that mean "the file system is full" (space, or the user's quota).

@@ -342,6 +342,16 @@ def test_verify_catches_edits_behind_a_rebuilt_manifest(artifact: Path, tmp_path
             r"digits\.jsonl:2: not valid JSON \(an integer with more than 4300 digits\)$",
         ),
         (
+            "surrogate.jsonl",
+            '{"model":"m","item_id":"q\\ud800","config":"8f","frames":8,"correct":1}\n',
+            r"surrogate\.jsonl:1: not valid JSON \(a lone UTF-16 surrogate escape",
+        ),
+        (
+            "inf.jsonl",
+            '{"model":"m","item_id":"q","config":1e999,"frames":8,"correct":1}\n',
+            r"inf\.jsonl:1: column 'config': inf is not a text id",
+        ),
+        (
             "deep.jsonl",
             '{"model":"m","item_id":"q","x":' + "[" * 100_000 + "]" * 100_000 + "}\n",
             r"deep\.jsonl:1: not valid JSON \(nested too deeply\)$",
@@ -363,6 +373,7 @@ def test_bad_bytes_and_values_are_located(
         ("samples", "9" * 5000, r"_samples_videomme\.jsonl:1: not valid JSON \(an integer with"),
         ("samples", "[" * 100_000 + "]" * 100_000, r"_samples_videomme\.jsonl:1: .*too deeply"),
         ("results", "[" * 100_000 + "]" * 100_000, r"_results\.json:1: .*nested too deeply"),
+        ("samples", '["a", {"b": 1}]', r"_samples_videomme\.jsonl:1: key 'doc_id': expected a"),
     ],
 )
 def test_lmms_eval_logs_past_the_json_limits_are_located(

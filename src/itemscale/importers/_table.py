@@ -103,6 +103,8 @@ def _identifier(value: Any, loc: str) -> str:
             f"{loc}: {type(value).__name__} value {str(value)[:40]!r} is not a text id"
         )
     if isinstance(value, float):
+        if not math.isfinite(value):  # JSON's 1e999 is infinity: no whole number writes it
+            raise ImportInputError(f"{loc}: {value!r} is not a text id")
         if value != int(value):
             raise ImportInputError(f"{loc}: {value!r} is not a text id (a fraction)")
         value = int(value)
