@@ -504,3 +504,19 @@ def test_a_key_echoed_at_any_offset_of_any_body_is_redacted(
     stored = redact(stored)  # what the store keeps of the raw text
     for start in range(len(key) - 3):  # not even four characters of it in a row
         assert key[start : start + 4] not in stored
+
+
+def test_a_completion_no_file_can_hold_is_a_model_error() -> None:
+    """A lone surrogate escape (or a 5000-digit number) parses as JSON in Python but cannot be
+    stored as UTF-8: the store's insert would have raised mid-sweep."""
+    bodies = [
+        b'{"choices": [{"message": {"content": "A \\ud800"}}]}',
+        b'{"choices": [{"message": {"content": "B"}}], "n": ' + b"9" * 5000 + b"}",
+    ]
+    with ChatServer() as server:
+        server.push(*(Reply(raw_body=b) for b in bodies))
+        backend = load_backend(entry(server), concurrency=1)
+        responses = backend.generate([VideoRequest(MCQA, None)] * 2)
+        backend.close()
+    assert [r.status for r in responses] == [Status.MODEL_ERROR] * 2
+    assert all(r.error == "server reply is not JSON" and r.raw_text is None for r in responses)

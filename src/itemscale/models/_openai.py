@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import os
 import threading
 import time
@@ -31,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..files import loads_json
 from ..items import Item
 from ..responses import Status, TaskKind, excerpt, register_secret
 from ._answers import completed_response, letter_probs_from_logprobs
@@ -287,18 +287,18 @@ class OpenAIBackend:
                 continue
             except ReplyTooLarge as exc:
                 raise _RequestFailed(Status.MODEL_ERROR, str(exc)) from exc
-            # the whole body is redacted before it is cut (a key straddling the cut would
-            # otherwise be stored in part)
-            shown = f"HTTP {reply.status_code}: {excerpt(reply.text, ERROR_BODY_CHARS)}"
-            if reply.status_code in RETRY_STATUS_CODES or reply.status_code >= 500:
-                last_error = shown
-                asked_s = retry_after_s(reply.headers)
-                continue
-            if reply.status_code >= 400:
+            if reply.status_code >= 400 or reply.status_code in RETRY_STATUS_CODES:
+                # the whole body is redacted before it is cut (a key straddling the cut would
+                # otherwise be stored in part)
+                shown = f"HTTP {reply.status_code}: {excerpt(reply.text, ERROR_BODY_CHARS)}"
+                if reply.status_code in RETRY_STATUS_CODES or reply.status_code >= 500:
+                    last_error = shown
+                    asked_s = retry_after_s(reply.headers)
+                    continue
                 raise _RequestFailed(Status.MODEL_ERROR, shown)
-            try:
-                payload = json.loads(reply.content)
-            except (ValueError, RecursionError) as exc:
+            try:  # a lone surrogate escape or a 5000-digit number is no completion either
+                payload = loads_json(reply.content)
+            except ValueError as exc:
                 raise _RequestFailed(Status.MODEL_ERROR, "server reply is not JSON") from exc
             if not isinstance(payload, dict):
                 raise _RequestFailed(Status.MODEL_ERROR, "server reply is not a JSON object")
