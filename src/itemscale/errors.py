@@ -20,6 +20,15 @@ class ItemscaleError(Exception):
     exit_code: ClassVar[int] = 2
 
 
+class DiskFullError(ItemscaleError, OSError):
+    """No space (or quota) left where a command was writing; names the folder. Every writer
+    writes to a temporary name and renames it into place, so what was there before is kept
+    whole: free space and run the command again (a sweep resumes where it stopped). Exit
+    status 1: the run failed, the input was fine."""
+
+    exit_code: ClassVar[int] = 1
+
+
 def location_text(loc: Iterable[str | int], *, empty: str = "(top level)") -> str:
     """A pydantic error location as a user writes the key: `models[0].options.fps`."""
     path = ""

@@ -10,19 +10,117 @@ every layer can use it.
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Final, TextIO
+from typing import Any, Final, TextIO
+
+from .errors import DiskFullError
 
 #: Read size of `sha256_file`: a video or a weight file is hashed without being held in memory.
 HASH_BLOCK: Final[int] = 1 << 20
 
-__all__ = ["HASH_BLOCK", "atomic_text_file", "replace_dir", "sha256_file", "shared_mode"]
+__all__ = [
+    "HASH_BLOCK",
+    "LOADS_JSON_LIMITS",
+    "atomic_text_file",
+    "is_no_space",
+    "loads_json",
+    "no_space_is_typed",
+    "no_space_message",
+    "read_json",
+    "replace_dir",
+    "sha256_file",
+    "shared_mode",
+]
+
+
+#: What `loads_json` says for the two limits (at position 0: no place in the text to point at).
+LOADS_JSON_LIMITS: Final[frozenset[str]] = frozenset(
+    {
+        "nested too deeply",
+        "an integer with more than 4300 digits",
+        "a lone UTF-16 surrogate escape (\\udXXX) that no UTF-8 text can hold",
+    }
+)
+#: `\ud800`-`\udfff` escapes: a pair is one character, a lone one is text no file can hold.
+_SURROGATE_ESCAPE: Final[re.Pattern[str]] = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def loads_json(text: str | bytes) -> Any:
+    """`json.loads`, with every way a foreign file can defeat it raised as the
+    `json.JSONDecodeError` callers already turn into a located error: an integer past Python's
+    4300-digit conversion limit (a `ValueError`) and nesting deeper than the interpreter's stack
+    (a `RecursionError`) would otherwise escape as tracebacks."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", _as_text(text), 0) from None
+    except ValueError as exc:  # "Exceeds the limit (4300 digits) for integer string conversion"
+        message = "an integer with more than 4300 digits" if "digits" in str(exc) else str(exc)
+        raise json.JSONDecodeError(message, _as_text(text), 0) from None
+    if _SURROGATE_ESCAPE.search(_as_text(text, whole=True)):  # rare: then check every string
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except (UnicodeEncodeError, RecursionError):
+            lone = "a lone UTF-16 surrogate escape (\\udXXX) that no UTF-8 text can hold"
+            raise json.JSONDecodeError(lone, _as_text(text), 0) from None
+    return value
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """A UTF-8 JSON file through `loads_json` (a non-UTF-8 file raises `UnicodeDecodeError`,
+    a `ValueError` like the JSON errors)."""
+    return loads_json(Path(path).read_text(encoding="utf-8"))
+
+
+def _as_text(text: str | bytes, *, whole: bool = False) -> str:
+    if isinstance(text, str):
+        return text
+    return (text if whole else text[:200]).decode("utf-8", errors="replace")
+
+
+#: errno values that mean "the file system is full" (space, or the user's quota).
+_NO_SPACE: Final[frozenset[int]] = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def is_no_space(exc: BaseException) -> bool:
+    """An OSError that says the file system is full (pyarrow's errors carry the errno too)."""
+    return isinstance(exc, OSError) and (
+        exc.errno in _NO_SPACE or "No space left on device" in str(exc)
+    )
+
+
+def no_space_message(where: str | os.PathLike[str], what: str = "") -> str:
+    doing = f" (writing {what})" if what else ""
+    return (
+        f"no space left on {where}{doing}; nothing was half-written (every file is written "
+        "under a temporary name and renamed into place): free space there, or write elsewhere, "
+        "and run the command again"
+    )
+
+
+@contextmanager
+def no_space_is_typed(where: str | os.PathLike[str], what: str = "") -> Iterator[None]:
+    """A full file system inside the block is a `DiskFullError` naming `where`, not an
+    `OSError: [Errno 28]` traceback."""
+    try:
+        yield
+    except DiskFullError:
+        raise
+    except OSError as exc:
+        if is_no_space(exc):
+            raise DiskFullError(no_space_message(where, what)) from exc
+        raise
 
 
 def sha256_file(path: str | os.PathLike[str]) -> str:
@@ -58,16 +156,17 @@ def atomic_text_file(
     block raises, the temporary file is removed and `path` is left as it was.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as fh:
-            yield fh
-        shared_mode(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with no_space_is_typed(path.parent, path.name):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as fh:
+                yield fh
+            shared_mode(tmp)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
 
 def replace_dir(tmp: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:

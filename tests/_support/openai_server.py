@@ -32,6 +32,14 @@ class Reply:
     echo: bool = False
     #: Compute (text, top log-probabilities) from the request body, like a real model server.
     respond: Callable[[dict[str, Any]], tuple[str, list[tuple[str, float]] | None]] | None = None
+    #: Extra response headers (e.g. Retry-After).
+    headers: dict[str, str] = field(default_factory=dict)
+    #: Send the response one byte every `trickle_s` (the status line and headers too, unless
+    #: `trickle_headers` is off: then they go at once and only the body trickles).
+    trickle_s: float = 0.0
+    trickle_headers: bool = True
+    #: Send no Content-Length: the body ends when the connection closes.
+    declare_length: bool = True
 
 
 @dataclass
@@ -39,6 +47,8 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    #: time.monotonic() when the request arrived
+    at: float = 0.0
 
 
 @dataclass
@@ -63,7 +73,9 @@ class ChatServer:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server.lock:
-                    server.received.append(Recorded(self.path, dict(self.headers), body))
+                    server.received.append(
+                        Recorded(self.path, dict(self.headers), body, time.monotonic())
+                    )
                     reply = server.script.popleft() if server.script else server.default
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
@@ -88,11 +100,22 @@ class ChatServer:
                     ).encode()
                 else:
                     payload = json.dumps(completion(reply, body)).encode()
-                self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                head = [f"HTTP/1.0 {reply.status} scripted", "Content-Type: application/json"]
+                if reply.declare_length:
+                    head.append(f"Content-Length: {len(payload)}")
+                head += [f"{k}: {v}" for k, v in reply.headers.items()]
+                header = ("\r\n".join(head) + "\r\n\r\n").encode()
+                if not reply.trickle_s:
+                    self.wfile.write(header + payload)
+                    return
+                slow = header + payload
+                if not reply.trickle_headers:
+                    self.wfile.write(header)
+                    slow = payload
+                for position in range(len(slow)):
+                    self.wfile.write(slow[position : position + 1])
+                    self.wfile.flush()
+                    time.sleep(reply.trickle_s)
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True

@@ -138,6 +138,7 @@ def test_verify_passes_untouched(artifact: Path) -> None:
         "measures",
         "audit",
         "provenance",
+        "sources",
         "report",
     ]
     assert main(["verify", str(artifact)]) == 0

@@ -183,7 +183,8 @@ def test_audit_sheets_csv_round_trip_and_artifact(
     assert html.count("data:image/png;base64,") == 2
     assert "&lt;script&gt;alert(1)&lt;/script&gt; flicker" in html
     assert "<script>alert(1)" not in html
-    assert verify_artifact(artifact).ok
+    found = verify_artifact(artifact)
+    assert found.ok, found.problems
 
 
 def test_audit_sheets_are_a_library_call(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,7 +12,11 @@ import pytest
 
 from itemscale.cli import cmd_analyze, main
 from itemscale.importers import ImportInputError
-from itemscale.importers._vlmevalkit import run_vlmevalkit_import, split_file_name
+from itemscale.importers._vlmevalkit import (
+    read_prediction_file,
+    run_vlmevalkit_import,
+    split_file_name,
+)
 from itemscale.protocol import Configuration, SamplingPolicy
 from itemscale.responses import NOANSWER, read_run
 
@@ -227,3 +231,45 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert summary["rows_added"] == 6
     assert main(["import", "vlmevalkit", str(tmp_path / "nope.xlsx"), "-o", str(run)]) == 2
     assert "nope.xlsx: no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cut", ["last line", "first row", "open quote"])
+def test_a_truncated_tsv_names_its_file_and_line(tmp_path: Path, cut: str) -> None:
+    """A TSV cut off mid-write: pandas filled the last record with empty fields and imported
+    it (or failed with no file or line); each cut is refused where it is."""
+    _, p32 = write_files(tmp_path)
+    data = p32.read_bytes()
+    lines = data.split(b"\n")
+    if cut == "last line":
+        p32.write_bytes(data[:-60])
+        where = r"32frame_score\.tsv:4: \d+ fields where the header has 13; is the file truncated"
+    elif cut == "first row":
+        p32.write_bytes(b"\n".join(lines[:2])[: len(lines[0]) + 200])
+        where = r"32frame_score\.tsv:2: \d+ fields where the header has 13"
+    else:
+        lines[2] = lines[2].replace(b"\t", b'\t"', 1)
+        p32.write_bytes(b"\n".join(lines))
+        where = r"32frame_score\.tsv:3: not a readable TSV record \(unexpected end of data\)"
+    with pytest.raises(ImportInputError, match=where):
+        run_vlmevalkit_import(
+            files=[str(p32)], model=None, run_dir=tmp_path / "r", configs=[], benchmark=None
+        )
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_tsv_reads_quoted_tabs_newlines_and_not_utf8_is_located(tmp_path: Path) -> None:
+    path = tmp_path / "M_Video-MME_8frame.tsv"
+    rows = [
+        {**VIDEOMME[0], "prediction": 'C.\tBerries,\nsurely "C"'},
+        {**VIDEOMME[1], "prediction": "A"},
+    ]
+    pd.DataFrame(rows).to_csv(path, sep="\t", index=False)
+    records, unit = read_prediction_file(path)
+    assert unit == "line" and [r["prediction"] for _, r in records] == [
+        'C.\tBerries,\nsurely "C"',
+        "A",
+    ]
+    assert [line for line, _ in records] == [2, 4]  # the first record spans two lines
+    path.write_bytes(path.read_bytes().replace(b"Berries", b"Berr\xe9es"))
+    with pytest.raises(ImportInputError, match=r"8frame\.tsv:2: not UTF-8"):
+        read_prediction_file(path)

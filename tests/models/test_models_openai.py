@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import math
 import socket
 import time
@@ -12,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 from _support.openai_server import ChatServer, Reply
@@ -25,7 +28,7 @@ from itemscale.models import (
 )
 from itemscale.models._prompts import current_turn_text
 from itemscale.protocol import ModelEntry
-from itemscale.responses import NOANSWER, Status, TaskKind
+from itemscale.responses import NOANSWER, Status, TaskKind, register_secret
 
 MCQA = Item(
     item_id="q1",
@@ -205,14 +208,20 @@ def test_exhausted_retries_are_a_model_error() -> None:
     assert response.error is not None and "gave up after 3 attempts" in response.error
 
 
+def _one_timed(server: ChatServer, reply: Reply, **settings: Any) -> tuple[Any, float]:
+    """(the response to one request, its wall time) with the server answering `reply`."""
+    server.push(reply)
+    backend = load_backend(entry(server), **settings)
+    start = time.perf_counter()
+    [response] = backend.generate([VideoRequest(MCQA, frames())])
+    elapsed = time.perf_counter() - start
+    backend.close()
+    return response, elapsed
+
+
 def test_slow_reply_trips_the_timeout_and_is_not_retried() -> None:
     with ChatServer() as server:
-        server.push(Reply(delay_s=1.5))
-        backend = load_backend(entry(server), timeout_s=0.3, max_retries=3)
-        start = time.perf_counter()
-        [response] = backend.generate([VideoRequest(MCQA, frames())])
-        elapsed = time.perf_counter() - start
-        backend.close()
+        response, elapsed = _one_timed(server, Reply(delay_s=1.5), timeout_s=0.3, max_retries=3)
     assert response.status == Status.TIMEOUT and response.answer is None
     assert len(server.received) == 1
     assert elapsed < 1.4
@@ -384,3 +393,130 @@ def test_a_served_tiny_transformers_model_answers_like_the_same_model_run_locall
     assert remote.option_probs is not None and here.option_probs is not None
     for letter, p in here.option_probs.items():
         assert remote.option_probs[letter] == pytest.approx(p, abs=1e-5)
+
+
+# -- a deadline for the whole attempt, a reply size cap, Retry-After (issue 23) --------------
+
+
+@pytest.mark.parametrize("what", ["body", "headers and body"])
+def test_a_trickling_server_hits_the_whole_attempt_deadline(what: str) -> None:
+    """One byte every 0.2 s never trips a per-read timeout; the attempt's deadline stops it."""
+    payload = b'{"choices": [{"message": {"content": "B"}}]}' + b" " * 200
+    trickle = Reply(raw_body=payload, trickle_s=0.2, trickle_headers=what != "body")
+    with ChatServer() as server:
+        response, elapsed = _one_timed(server, trickle, timeout_s=1.0, max_retries=2)
+    assert response.status == Status.TIMEOUT and response.answer is None
+    assert response.error is not None and "no whole reply within 1 s" in response.error
+    assert len(server.received) == 1  # a timeout is not retried
+    # the whole reply would take 50 s; the deadline ends it at 1 s (one byte's wait of slack)
+    assert elapsed < 5.0
+
+
+def test_a_reply_past_the_size_cap_is_refused_unread_with_or_without_its_length() -> None:
+    big = b'{"choices": [{"message": {"content": "' + b"A" * 300_000 + b'"}}]}'
+    with ChatServer() as server:
+        server.push(Reply(raw_body=big), Reply(raw_body=big, declare_length=False))
+        server.push(Reply(status=503, raw_body=big), Reply(text="C"))
+        backend = load_backend(entry(server, max_reply_bytes=100_000), concurrency=1)
+        declared, streamed = backend.generate([VideoRequest(MCQA, None)] * 2)
+        [after_retry] = load_backend(
+            entry(server, max_reply_bytes=100_000), max_retries=1
+        ).generate([VideoRequest(MCQA, None)])
+        [fits] = load_backend(entry(server, max_reply_bytes=400_000)).generate(
+            [VideoRequest(OPEN, None)]
+        )
+        backend.close()
+    for response in (declared, streamed, after_retry):
+        assert response.status == Status.MODEL_ERROR and response.raw_text is None
+        assert response.error is not None and "larger than 100000 bytes" in response.error
+        assert "AAAA" not in response.error
+    assert "declares" in declared.error and "went on past it" in streamed.error
+    assert len(server.received) == 4  # the too-large 503 is not retried either
+    assert fits.status == Status.OK  # default reply of the server: a small completion
+
+
+def test_retry_after_is_honoured_up_to_its_cap() -> None:
+    with ChatServer() as server:
+        server.push(Reply(status=429, headers={"Retry-After": "1"}))
+        backend = load_backend(entry(server), max_retries=2)
+        [response] = backend.generate([VideoRequest(MCQA, None)])
+        backend.close()
+        first, second = server.received
+    assert response.status == Status.OK
+    assert second.at - first.at >= 1.0  # backoff alone (base 0.01 s) would retry at once
+    with ChatServer() as server:
+        server.push(Reply(status=503, headers={"Retry-After": "3600"}))
+        backend = load_backend(entry(server, retry_after_max_s=0.3), max_retries=1)
+        start = time.perf_counter()
+        [capped] = backend.generate([VideoRequest(MCQA, None)])
+        elapsed = time.perf_counter() - start
+        backend.close()
+        first, second = server.received
+    assert capped.status == Status.OK and second.at - first.at >= 0.3
+    assert elapsed < 60  # not the hour the server asked for
+
+
+def test_retry_after_reads_seconds_and_http_dates() -> None:
+    from datetime import UTC, datetime
+
+    import httpx
+
+    from itemscale.models._http import retry_after_s
+
+    now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
+    assert retry_after_s(httpx.Headers({"Retry-After": "7"})) == 7.0
+    date = httpx.Headers({"Retry-After": "Wed, 01 Jan 2025 12:00:30 GMT"})
+    assert retry_after_s(date, now=now) == 30.0
+    past = httpx.Headers({"Retry-After": "Wed, 01 Jan 2025 11:00:00 GMT"})
+    assert retry_after_s(past, now=now) == 0.0
+    assert retry_after_s(httpx.Headers({"Retry-After": "soon"})) is None
+    assert retry_after_s(httpx.Headers({})) is None
+
+
+@settings(max_examples=25, deadline=None)
+@example(pad_before=262, pad_after=10, status=400)  # the key straddles the 300-character cut
+@example(pad_before=262, pad_after=10, status=503)
+@given(
+    pad_before=st.integers(min_value=0, max_value=700),
+    pad_after=st.integers(min_value=0, max_value=300),
+    status=st.sampled_from([200, 400, 503]),
+)
+def test_a_key_echoed_at_any_offset_of_any_body_is_redacted(
+    pad_before: int, pad_after: int, status: int
+) -> None:
+    """Error bodies are cut to 300 characters: the cut comes after redaction, so a key
+    straddling it leaves no part of itself (the probe padded 285 characters to leak 14)."""
+    key = "sk-canary-ZQ8xK2mP7vL4nR9tB3wY"
+    register_secret(key)
+    text = "x" * pad_before + " " + key + " " + "y" * pad_after
+    body = (
+        json.dumps({"choices": [{"message": {"content": text}}]})
+        if status == 200
+        else json.dumps({"error": {"message": text}})
+    )
+    with ChatServer(default=Reply(status=status, raw_body=body.encode())) as server:
+        backend = load_backend(entry(server), max_retries=0)
+        [response] = backend.generate([VideoRequest(OPEN, None)])
+        backend.close()
+    stored = (response.error or "") + (response.raw_text or "")
+    from itemscale.responses import redact
+
+    stored = redact(stored)  # what the store keeps of the raw text
+    for start in range(len(key) - 3):  # not even four characters of it in a row
+        assert key[start : start + 4] not in stored
+
+
+def test_a_completion_no_file_can_hold_is_a_model_error() -> None:
+    """A lone surrogate escape (or a 5000-digit number) parses as JSON in Python but cannot be
+    stored as UTF-8: the store's insert would have raised mid-sweep."""
+    bodies = [
+        b'{"choices": [{"message": {"content": "A \\ud800"}}]}',
+        b'{"choices": [{"message": {"content": "B"}}], "n": ' + b"9" * 5000 + b"}",
+    ]
+    with ChatServer() as server:
+        server.push(*(Reply(raw_body=b) for b in bodies))
+        backend = load_backend(entry(server), concurrency=1)
+        responses = backend.generate([VideoRequest(MCQA, None)] * 2)
+        backend.close()
+    assert [r.status for r in responses] == [Status.MODEL_ERROR] * 2
+    assert all(r.error == "server reply is not JSON" and r.raw_text is None for r in responses)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 
 from _support.sweep import pixel_factory, write_benchmark, write_protocol
 from itemscale.cli import main
-from itemscale.importers import ImportInputError, import_table
+from itemscale.importers import ImportInputError, import_table, run_import
 from itemscale.responses import read_run, run_lock
 
 HEADER = "model,item_id,video_id,config,frames,correct"
@@ -196,8 +197,18 @@ def test_a_sample_without_its_id_is_left_out_not_renaming_the_rest(
 # -- 5. secrets are never stored --------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("status", "pad"),
+    [
+        (401, 0),
+        (400, 249),  # the key straddles the 300-character cut of a stored error body
+        (503, 255),
+        (200, 380),  # a reply: straddles the report's 400-character cut of the output
+        (200, 40_000),  # a long unbroken run of letters before it (redact stays linear)
+    ],
+)
 def test_a_key_echoed_by_the_server_is_stored_nowhere(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: int, pad: int
 ) -> None:
     from _support.openai_server import ChatServer, Reply
 
@@ -205,8 +216,13 @@ def test_a_key_echoed_by_the_server_is_stored_nowhere(
     password = "canary-password-42"
     monkeypatch.setenv("OPENAI_API_KEY", key)
     suite = write_benchmark(tmp_path / "suite", 1)
-    echo = json.dumps({"error": {"message": f"invalid key {key} (Authorization: Bearer {key})"}})
-    with ChatServer(default=Reply(status=401, raw_body=echo.encode())) as server:
+    said = "A" * pad + f" invalid key {key} (Authorization: Bearer {key}) " + "B" * 50
+    echo = json.dumps(
+        {"choices": [{"message": {"content": said}}]}
+        if status == 200
+        else {"error": {"message": said}}
+    )
+    with ChatServer(default=Reply(status=status, raw_body=echo.encode())) as server:
         url = server.base_url.replace("http://", f"http://user:{password}@")
         options = {"base_url": url}
         write_protocol(
@@ -218,12 +234,19 @@ def test_a_key_echoed_by_the_server_is_stored_nowhere(
         assert main(["sweep", str(tmp_path / "p.toml"), "--no-progress", "--max-retries", "0"]) == 0
     run_dir = tmp_path / "run"
     df, _meta = read_run(run_dir)
-    assert set(df["status"]) == {"model_error"} and "[REDACTED]" in df["error"].iloc[0]
+    if status == 200:
+        assert set(df["status"]) == {"noanswer"}
+        assert df["raw_text"].str.contains("[REDACTED]", regex=False).all()
+    else:
+        assert set(df["status"]) == {"model_error"} and f"HTTP {status}" in df["error"].iloc[0]
     assert main(["report", str(run_dir), "--bootstrap", "0"]) in (0, 2)
-    for path in sorted(run_dir.rglob("*")):
-        if path.is_file():
-            data = path.read_bytes()
-            assert key.encode() not in data and password.encode() not in data, path
+    stored = [p for p in sorted(run_dir.rglob("*")) if p.is_file()]
+    assert {"store.sqlite", "responses.parquet", "run.json"} <= {p.name for p in stored}
+    for path in stored:
+        data = path.read_bytes()
+        for start in range(len(key) - 5):  # no six characters of the key in a row
+            assert key[start : start + 6].encode() not in data, path
+        assert password.encode() not in data, path
 
 
 # -- 6. verify re-derives everything it can ------------------------------------------------
@@ -312,6 +335,27 @@ def test_verify_catches_edits_behind_a_rebuilt_manifest(artifact: Path, tmp_path
             '{"model":"m","item_id":{"a":1},"config":"8f","frames":8,"correct":1}\n',
             r"obj\.jsonl:1: column 'item_id': dict value",
         ),
+        (
+            "digits.jsonl",
+            '{"model":"m","item_id":"q","config":"8f","frames":8,"correct":1}\n'
+            '{"model":"m","item_id":"q","config":"8f","frames":' + "9" * 5000 + ',"correct":1}\n',
+            r"digits\.jsonl:2: not valid JSON \(an integer with more than 4300 digits\)$",
+        ),
+        (
+            "surrogate.jsonl",
+            '{"model":"m","item_id":"q\\ud800","config":"8f","frames":8,"correct":1}\n',
+            r"surrogate\.jsonl:1: not valid JSON \(a lone UTF-16 surrogate escape",
+        ),
+        (
+            "inf.jsonl",
+            '{"model":"m","item_id":"q","config":1e999,"frames":8,"correct":1}\n',
+            r"inf\.jsonl:1: column 'config': inf is not a text id",
+        ),
+        (
+            "deep.jsonl",
+            '{"model":"m","item_id":"q","x":' + "[" * 100_000 + "]" * 100_000 + "}\n",
+            r"deep\.jsonl:1: not valid JSON \(nested too deeply\)$",
+        ),
     ],
 )
 def test_bad_bytes_and_values_are_located(
@@ -321,6 +365,35 @@ def test_bad_bytes_and_values_are_located(
     path.write_bytes(content.encode("latin-1"))
     with pytest.raises(ImportInputError, match=message):
         import_table(path)
+
+
+@pytest.mark.parametrize(
+    ("which", "value", "message"),
+    [
+        ("samples", "9" * 5000, r"_samples_videomme\.jsonl:1: not valid JSON \(an integer with"),
+        ("samples", "[" * 100_000 + "]" * 100_000, r"_samples_videomme\.jsonl:1: .*too deeply"),
+        ("results", "[" * 100_000 + "]" * 100_000, r"_results\.json:1: .*nested too deeply"),
+        ("samples", '["a", {"b": 1}]', r"_samples_videomme\.jsonl:1: key 'doc_id': expected a"),
+    ],
+)
+def test_lmms_eval_logs_past_the_json_limits_are_located(
+    tmp_path: Path, fixtures_dir: Path, which: str, value: str, message: str
+) -> None:
+    """A 5000-digit integer (`Exceeds the limit (4300 digits)`) and 100k-deep arrays
+    (`RecursionError`) were tracebacks from `import lmms-eval`."""
+    log = tmp_path / "log"
+    shutil.copytree(fixtures_dir / "lmms-eval" / "videomme-uniform16", log)
+    target = next(log.glob(f"*_{which}*.json*"))
+    target.chmod(0o644)
+    if which == "samples":
+        lines = target.read_text(encoding="utf-8").splitlines()
+        lines[0] = lines[0].replace('"doc_id": 0', f'"doc_id": {value}', 1)
+        target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    else:
+        target.write_text(value, encoding="utf-8")
+    with pytest.raises(ImportInputError, match=message):
+        run_import("lmms-eval", [log], run_dir=tmp_path / "run")
+    assert not (tmp_path / "run").exists()
 
 
 def test_padded_ids_are_said_and_kinds_stay_apart_across_imports(tmp_path: Path) -> None:
@@ -382,6 +455,50 @@ def test_a_damaged_store_and_a_bad_backend_option_are_typed(
     assert "store.sqlite" in err and "Traceback" not in err
     with pytest.raises(sqlite3.DatabaseError):  # the bytes really are a damaged database
         sqlite3.connect(tmp_path / "run" / "store.sqlite").execute("SELECT * FROM cells").fetchall()
+
+
+def test_a_sweep_refuses_bad_items_a_huge_grid_and_a_missing_gpu_before_any_store(
+    tmp_path: Path,
+) -> None:
+    """Each was a traceback (UnicodeDecodeError; MemoryError or a kill; "Found no NVIDIA
+    driver" after an empty store was made); now exit 2 with the file or flag named, and the
+    run folder never created."""
+    video = tmp_path / "clip.mp4"
+    video.write_bytes(b"\x00\x00\x00\x18ftypmp42\xff\xfe\x80\x00" * 64)
+    items = tmp_path / "items.jsonl"
+    items.write_text(
+        json.dumps({"item_id": "q", "video_id": "v", "question": "?", "options": ["a", "b"]})
+        + "\n",
+        encoding="utf-8",
+    )
+
+    def protocol(name: str, path: Path, extra: str = "") -> Path:
+        out = tmp_path / f"{name}.toml"
+        out.write_text(
+            f'output = "run-{name}"\n{extra}\n[[models]]\nname = "m"\nbackend = "builtin"\n'
+            f'model = "builtin"\n[benchmark]\nkind = "jsonl"\npath = "{path.name}"\n'
+            "[grid]\nframes = [2]\n",
+            encoding="utf-8",
+        )
+        return out
+
+    cases = [
+        (protocol("video", video), ["--dry-run"], r"clip\.mp4:1: not UTF-8 text"),
+        (protocol("video", video), [], r"clip\.mp4:1: not UTF-8 text"),
+        (
+            protocol("huge", items, "repeats = 1000000000"),
+            ["--dry-run"],
+            r"repeats: .*1000000000 repeats is more than the 1000",
+        ),
+        (protocol("gpu", items), ["--device", "cuda"], r"--device cuda: torch sees no CUDA GPU"),
+        (protocol("gpu", items), ["--device", "cuda:x"], r"--device 'cuda:x': not a device"),
+    ]
+    for path, flags, message in cases:
+        proc = _cli("sweep", str(path), "--no-progress", *flags, env={"CUDA_VISIBLE_DEVICES": ""})
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 2, err
+        assert re.search(message, err) and "Traceback" not in err, err
+        assert not (tmp_path / f"run-{path.stem}").exists()
 
 
 # -- fuzz: any bytes give rows or a typed, located error, never a half-written run -----------

@@ -254,3 +254,27 @@ def test_read_many_threads_agree(video: Path, tmp_path: Path) -> None:
         assert np.array_equal(np.stack(outs[:-1]), good.frames)
     with pytest.raises(ValueError, match="C-contiguous"):
         cache.read_many(digest, [(0, np.empty((84, 56, 3), dtype=np.uint8)[:, ::2])])
+
+
+def test_a_full_cache_disk_skips_the_write_and_keeps_going(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A frame cache is an aid: ENOSPC while storing a frame costs a decode later, never a
+    cell (it escaped as an OSError from the sweep's decode)."""
+    import errno
+
+    cache = FrameCache(tmp_path / "cache")
+    frame = np.full((8, 8, 3), 7, dtype=np.uint8)
+    real = os.replace
+
+    def full(src: str, dst: str) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    cache.put("h" * 64, 3, frame)
+    assert cache.stats.not_written == 1 and cache.stats.writes == 0
+    assert not list((tmp_path / "cache").rglob("*.tmp"))  # the temporary file is gone
+    monkeypatch.setattr(os, "replace", real)
+    cache.put("h" * 64, 3, frame)
+    got = cache.get("h" * 64, 3, 8, 8)
+    assert got is not None and np.array_equal(got, frame)

@@ -15,8 +15,9 @@ from ._build import (
     find_items_file,
     git_state,
 )
+from ._crosscheck import parse_digest
 from ._html import ReportInputs, item_table_payload, json_for_script, render_report
-from ._manifest import MANIFEST_FILE, check_manifest, write_manifest
+from ._manifest import MANIFEST_FILE, check_manifest, manifest_digest, write_manifest
 from ._trajectories import PATTERNS, TRAJECTORY_SCHEMA_VERSION, pattern_of, trajectory_table
 from ._verify import VerifyResult, verify_artifact
 
@@ -40,6 +41,8 @@ __all__ = [
     "git_state",
     "item_table_payload",
     "json_for_script",
+    "manifest_digest",
+    "parse_digest",
     "pattern_of",
     "render_report",
     "sha256_file",

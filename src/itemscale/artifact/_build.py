@@ -11,9 +11,10 @@ never leaves a half-written artifact under the final name.
 
 from __future__ import annotations
 
-import json
+import hashlib
 import os
 import platform
+import re
 import shutil
 import socket
 import subprocess
@@ -30,7 +31,7 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..errors import ItemscaleError
-from ..files import replace_dir, sha256_file, shared_mode
+from ..files import no_space_is_typed, read_json, replace_dir, sha256_file, shared_mode
 from ..items import Item, read_items_jsonl
 from ..responses import (
     RESPONSES_FILE,
@@ -65,6 +66,8 @@ OPTIONAL_FILES: Final[tuple[str, ...]] = (
 SHEETS_DIR: Final[str] = "audit_sheets"
 #: Where `itemscale intervene` writes `<policy>.json` and `<policy>.plan.json`.
 INTERVENTION_DIR: Final[str] = "intervention"
+#: The README's template; `verify` renders it again only for artifacts that record this one.
+README_VERSION: Final[int] = 1
 PACKAGES: Final[tuple[str, ...]] = (
     "numpy",
     "pandas",
@@ -176,7 +179,7 @@ def write_trajectories(df: pd.DataFrame, path: Path) -> None:
     pq.write_table(table.replace_schema_metadata(meta), path)
 
 
-def _readme(prov: dict[str, Any], optional: list[str]) -> str:
+def readme_text(prov: dict[str, Any], optional: list[str]) -> str:
     boot = prov["measures"]
     grid = f" --configs {','.join(boot['configs'])}" if boot.get("configs") else ""
     if boot.get("interval", "bca") != "bca":
@@ -207,13 +210,16 @@ def _readme(prov: dict[str, Any], optional: list[str]) -> str:
         "## Check it",
         "",
         "```",
-        "itemscale verify ARTIFACT_DIR",
+        "itemscale verify ARTIFACT_DIR --digest DIGEST",
         "```",
         "",
         "checks every file against MANIFEST.json, then recomputes every measure from "
         "`responses.parquet` with the recorded bootstrap "
         f"(B = {boot['n_boot']}, seed = {boot['seed']}) and compares with `measures.json` "
-        "exactly, and the trajectories with `trajectories.parquet`. Any edited file is named.",
+        "exactly, and the trajectories with `trajectories.parquet`. Any edited file is named. "
+        "DIGEST is the sha256 of MANIFEST.json that `itemscale report` printed and the authors "
+        "published beside their results: with it, an edit is found even when the manifest was "
+        "written again after it.",
         "",
         "## Reproduce every number",
         "",
@@ -268,7 +274,10 @@ def build_artifact(
         raise FileNotFoundError(f"{run_dir}: not a run directory")
     target = Path(out) if out is not None else run_dir / ARTIFACT_DIR
     check_replaceable(target, force=force, protect=[run_dir])
-    with run_lock(run_dir, what="report"):
+    with (
+        run_lock(run_dir, what="report"),
+        no_space_is_typed(target.parent, f"the artifact {target.name}/"),
+    ):
         return _build(run_dir, target, n_boot, seed, items, title, analyze, configs, ci)
 
 
@@ -293,7 +302,8 @@ def _build(
 
     compute = analyze if analyze is not None else analyze_responses
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    remove_stale_builds(target, lock_covers_parent=target.parent.resolve() == run_dir.resolve())
+    tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(target), dir=target.parent))
     try:
         shutil.copyfile(run_dir / RESPONSES_FILE, tmp / RESPONSES_FILE)
         if (run_dir / RUN_FILE).is_file():
@@ -387,8 +397,12 @@ def _build(
             "optional_files": optional,
             "report": {"title": title or f"itemscale report: {run_dir.resolve().name}"},
         }
+        prov["inputs"]["files"] = {
+            rel: sha256_file(tmp / rel) for rel in _copied_files(tmp, optional)
+        }
+        prov["readme_version"] = README_VERSION
         write_json_atomic(tmp / PROVENANCE_FILE, prov)
-        (tmp / README_FILE).write_text(_readme(prov, optional), encoding="utf-8")
+        (tmp / README_FILE).write_text(readme_text(prov, optional), encoding="utf-8")
         # rendered from the artifact's own files, so `verify` can render it again and compare
         (tmp / REPORT_FILE).write_text(render_report(load_report_inputs(tmp)), encoding="utf-8")
         write_manifest(tmp)
@@ -400,10 +414,91 @@ def _build(
     return target
 
 
+def _host_tag() -> str:
+    return hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+
+
+def _temp_prefix(target: Path) -> str:
+    """`.artifact-tmp-<host>-<pid>-`: whose build a temporary folder is, so a later build can
+    tell a killed one's leftovers from a build still running."""
+    return f".{target.name}-tmp-{_host_tag()}-{os.getpid()}-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def remove_stale_builds(target: Path, *, lock_covers_parent: bool) -> list[Path]:
+    """Remove what killed builds of `target` left beside it: `.NAME-tmp-<host>-<pid>-*` of a
+    process of this host that is gone, `.NAME-old-<pid>` of `replace_dir`, and (when the run
+    lock covers the folder, so no other build can be writing there) the `.NAME-XXXXXXXX`
+    folders of builds from before the names carried a pid. Only folders so named; returns
+    them."""
+    name = re.escape(target.name)
+    ours = re.compile(rf"\.{name}-tmp-(?P<host>[0-9a-f]{{8}})-(?P<pid>\d+)-[A-Za-z0-9_]+")
+    aside = re.compile(rf"\.{name}-old-(?P<pid>\d+)")
+    legacy = re.compile(rf"\.{name}-[a-z0-9_]{{8}}")
+    removed = []
+    for path in sorted(target.parent.glob(f".{target.name}-*")):
+        if not path.is_dir() or path.is_symlink():
+            continue
+        stale = False
+        if found := ours.fullmatch(path.name):
+            stale = found["host"] == _host_tag() and not _alive(int(found["pid"]))
+        elif found := aside.fullmatch(path.name):
+            stale = not _alive(int(found["pid"]))
+        elif legacy.fullmatch(path.name):
+            stale = lock_covers_parent
+        if stale and _holds_only_artifact_files(path):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed
+
+
+def _holds_only_artifact_files(folder: Path) -> bool:
+    """Only what an artifact build writes (the responses are copied first), or nothing yet:
+    never a user's folder that happens to match the naming."""
+    known = {
+        RESPONSES_FILE,
+        RUN_FILE,
+        TRAJECTORIES_FILE,
+        MEASURES_FILE,
+        PROVENANCE_FILE,
+        README_FILE,
+        REPORT_FILE,
+        ITEMS_FILE,
+        "MANIFEST.json",
+        INTERVENTION_DIR,
+        SHEETS_DIR,
+        *OPTIONAL_FILES,
+    }
+    names = {p.name for p in folder.iterdir()}
+    # a killed atomic write leaves `.measures.json-XXXX` beside the others
+    half = {n for n in names if any(n.startswith(f".{k}-") for k in known)}
+    rest = names - half
+    return not rest or (RESPONSES_FILE in rest and rest <= known)
+
+
+def _copied_files(root: Path, optional: list[str]) -> list[str]:
+    """The artifact's files copied from the run folder (what provenance.json hashes, so an
+    edit behind a rewritten manifest still disagrees with provenance)."""
+    names = [RUN_FILE, *(n for n in optional if not n.endswith("/") and n != ITEMS_FILE)]
+    for folder in (INTERVENTION_DIR, SHEETS_DIR):
+        if (root / folder).is_dir():
+            names += sorted(p.relative_to(root).as_posix() for p in (root / folder).iterdir())
+    return names
+
+
 def load_report_inputs(root: Path) -> ReportInputs:
     """What report.html is rendered from, read from the artifact folder alone."""
-    prov = json.loads((root / PROVENANCE_FILE).read_text(encoding="utf-8"))
-    run_meta = json.loads((root / RUN_FILE).read_text(encoding="utf-8"))
+    prov = read_json(root / PROVENANCE_FILE)
+    run_meta = read_json(root / RUN_FILE)
     interventions: dict[str, dict[str, Any]] = {}
     legacy = _read_optional_json(root / "intervention.json")
     if legacy is not None:
@@ -419,7 +514,7 @@ def load_report_inputs(root: Path) -> ReportInputs:
     if (root / ITEMS_FILE).is_file():
         questions = {i.item_id: i.question for i in read_items_jsonl(root / ITEMS_FILE)}
     return ReportInputs(
-        measures=json.loads((root / MEASURES_FILE).read_text(encoding="utf-8")),
+        measures=read_json(root / MEASURES_FILE),
         trajectories=pq.read_table(root / TRAJECTORIES_FILE).to_pandas(),
         responses=read_responses(root / RESPONSES_FILE),
         provenance=prov,
@@ -452,7 +547,7 @@ def _read_optional_json(path: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
+        payload = read_json(path)
     except ValueError as exc:
         raise ArtifactError(f"{path}: not valid JSON ({exc})") from exc
     return payload if isinstance(payload, dict) else None

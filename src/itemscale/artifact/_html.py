@@ -22,6 +22,7 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
+from ..responses import redact
 from ._assets import CSS, JS, script_hash
 from ._html_measures import interval_method_text, measures_section
 from ._html_policies import cascade_section, intervention_section
@@ -210,14 +211,15 @@ def item_table_payload(
         row += numbers_json[n][:1]
         question = (questions or {}).get(str(key_row[2]))
         row += [
-            None if question is None else question[:QUESTION_CHARS],
+            None if question is None else redact(question)[:QUESTION_CHARS],
             _clean(gold_of.get(item_key)),
             _clean(text_answer_of.get(item_key)),
         ]
         row += numbers_json[n][1:]
         row += [_clean(answer_of.get((*key, lab))) for lab in labels]
         out = last_text.get(key)
-        row.append(None if out is None or pd.isna(out) else str(out)[:OUTPUT_CHARS])
+        # redacted whole, then cut: a cut first could split a key and hide it from redact
+        row.append(None if out is None or pd.isna(out) else redact(str(out))[:OUTPUT_CHARS])
         rows.append(row)
     return {
         "columns": columns,

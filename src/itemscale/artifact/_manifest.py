@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any, Final
 
-from ..files import sha256_file
+from ..files import read_json, sha256_file
 from ..responses import write_json_atomic
 from ..responses._safety import ARTIFACT_MARKER
 
@@ -40,6 +40,12 @@ def list_files(root: Path) -> list[str]:
 def list_dirs(root: Path) -> list[str]:
     """Every folder under `root` (posix relative paths): an added empty folder is found too."""
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_dir())
+
+
+def manifest_digest(root: str | os.PathLike[str]) -> str:
+    """The artifact's digest: the sha256 of its MANIFEST.json, which names every file's sha256.
+    Published beside the results, it pins the whole artifact: `verify --digest` checks it."""
+    return sha256_file(Path(root) / MANIFEST_FILE)
 
 
 def write_manifest(root: str | os.PathLike[str]) -> dict[str, Any]:
@@ -75,7 +81,7 @@ def check_manifest(root: str | os.PathLike[str]) -> tuple[list[str], dict[str, s
         flag(MANIFEST_FILE, "missing (not an itemscale artifact, or the manifest was deleted)")
         return problems, by_file
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest = read_json(path)
         files = manifest["files"]
         version = int(manifest["schema_version"])
         stated = str(manifest["entries_sha256"])

@@ -25,6 +25,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from .. import __version__
+from ..files import read_json
 from ..responses import RESPONSES_FILE, RUN_FILE, read_responses
 from ._build import (
     ITEMS_FILE,
@@ -32,6 +33,15 @@ from ._build import (
     PROVENANCE_FILE,
     REPORT_FILE,
     TRAJECTORIES_FILE,
+)
+from ._crosscheck import (
+    check_copied_files,
+    check_digest,
+    check_items,
+    check_json_form,
+    check_readme,
+    check_videos,
+    parse_digest,
 )
 from ._manifest import check_manifest
 from ._trajectories import trajectory_table
@@ -81,6 +91,16 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
     return None
 
 
+def _same_cell(x: Any, y: Any) -> bool:
+    """Equal table cells: lists element by element, any two missing values alike."""
+    if isinstance(x, np.ndarray | list) or isinstance(y, np.ndarray | list):
+        return bool(np.array_equal(np.asarray(x), np.asarray(y)))
+    x_missing, y_missing = bool(pd.isna(x)), bool(pd.isna(y))
+    if x_missing or y_missing:
+        return x_missing and y_missing
+    return bool(x == y)
+
+
 def _frames_equal(stored: pd.DataFrame, fresh: pd.DataFrame) -> str | None:
     if list(stored.columns) != list(fresh.columns):
         return f"columns {list(stored.columns)} vs recomputed {list(fresh.columns)}"
@@ -89,8 +109,7 @@ def _frames_equal(stored: pd.DataFrame, fresh: pd.DataFrame) -> str | None:
     for col in stored.columns:
         a, b = stored[col].to_numpy(dtype=object), fresh[col].to_numpy(dtype=object)
         for n, (x, y) in enumerate(zip(a, b, strict=True)):
-            both_nan = isinstance(x, float) and isinstance(y, float) and np.isnan(x) and np.isnan(y)
-            if not both_nan and x != y:
+            if not _same_cell(x, y):
                 return f"column {col!r}, row {n}: stored {x!r}, recomputed {y!r}"
     return None
 
@@ -100,8 +119,10 @@ def verify_artifact(
     *,
     analyze: Callable[..., dict[str, Any]] | None = None,
     recompute: bool = True,
+    digest: str | None = None,
 ) -> VerifyResult:
-    """Check hashes, then recompute; every problem is collected (not just the first)."""
+    """Check hashes (and, given the published `digest`, the manifest itself), then recompute;
+    every problem is collected (not just the first)."""
     root = Path(artifact)
     result = VerifyResult(artifact=root)
     if not root.is_dir():
@@ -112,6 +133,10 @@ def verify_artifact(
         result.bad_files.setdefault(name, message)
     result.problems.extend(problems)
     result.checks.append("manifest")
+    if digest is not None:
+        for name, message in check_digest(root, parse_digest(digest)):
+            result.flag(name, message)
+        result.checks.append("digest")
     if not recompute:
         return result
     try:
@@ -135,6 +160,7 @@ def verify_artifact(
         ("audit.parquet", lambda: _check_audit(root, df, result)),
         ("cascade.json", lambda: _check_cascade(root, df, result)),
         (PROVENANCE_FILE, lambda: _check_provenance(root, result)),
+        (PROVENANCE_FILE, lambda: _check_sources(root, df, result)),
         (REPORT_FILE, lambda: _check_report(root, result)),
     ]
     for name, check in checks:
@@ -152,7 +178,7 @@ def _check_cascade(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
         return
     from ..policies import CascadeSettings, cascade_report
 
-    stored = json.loads(path.read_text(encoding="utf-8"))
+    stored = read_json(path)
     settings = CascadeSettings.model_validate(stored["settings"])
     models = stored.get("models")
     frame = df[df["model"].isin(models)] if models else df
@@ -176,8 +202,8 @@ def _check_provenance(root: Path, result: VerifyResult) -> None:
     """provenance.json against the files it describes: the responses it names and run.json."""
     from ..files import sha256_file
 
-    prov = json.loads((root / PROVENANCE_FILE).read_text(encoding="utf-8"))
-    run_meta = json.loads((root / RUN_FILE).read_text(encoding="utf-8"))
+    prov = read_json(root / PROVENANCE_FILE)
+    run_meta = read_json(root / RUN_FILE)
     recorded = prov["inputs"][RESPONSES_FILE]["sha256"]
     actual = sha256_file(root / RESPONSES_FILE)
     if recorded != actual:
@@ -200,6 +226,24 @@ def _check_provenance(root: Path, result: VerifyResult) -> None:
                 f"says {expected!r}",
             )
     result.checks.append("provenance")
+
+
+def _check_sources(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
+    """What the artifact's files say about each other (`_crosscheck`): copied files against
+    provenance, gold answers against the responses, video digests against run.json, the
+    README and the JSON files against their writers."""
+    prov = read_json(root / PROVENANCE_FILE)
+    run_meta = read_json(root / RUN_FILE)
+    found = [
+        *check_json_form(root),
+        *check_copied_files(root, prov),
+        *check_items(root, df),
+        *check_videos(prov, run_meta),
+        *check_readme(root, prov),
+    ]
+    for name, message in found:
+        result.flag(name, message)
+    result.checks.append("sources")
 
 
 _TITLE = re.compile(r"<title>(.*?)</title>", re.S)
@@ -246,7 +290,7 @@ def _check_report(root: Path, result: VerifyResult) -> None:
 def _recorded_configs(root: Path) -> list[str] | None:
     """The `--configs` selection the artifact was written with (provenance.json), if any."""
     try:
-        prov = json.loads((root / PROVENANCE_FILE).read_text(encoding="utf-8"))
+        prov = read_json(root / PROVENANCE_FILE)
         configs = prov["measures"].get("configs")
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
@@ -283,7 +327,7 @@ def _check_measures(
 
     compute = analyze if analyze is not None else analyze_responses
     try:
-        stored = json.loads((root / MEASURES_FILE).read_text(encoding="utf-8"))
+        stored = read_json(root / MEASURES_FILE)
         boot = stored["bootstrap"]
         n_boot, seed = int(boot["n_boot"]), int(boot["seed"])
         ci = str(boot.get("interval", "percentile"))  # written before --ci: percentile
@@ -291,7 +335,7 @@ def _check_measures(
         result.flag(MEASURES_FILE, f"cannot be read ({exc})")
         return
     try:
-        prov = json.loads((root / PROVENANCE_FILE).read_text(encoding="utf-8"))
+        prov = read_json(root / PROVENANCE_FILE)
         recorded = prov["measures"]
         if (int(recorded["n_boot"]), int(recorded["seed"])) != (n_boot, seed):
             result.flag(
@@ -328,7 +372,7 @@ def _check_measures(
 
 def _tool_version(root: Path) -> str | None:
     try:
-        prov = json.loads((root / PROVENANCE_FILE).read_text(encoding="utf-8"))
+        prov = read_json(root / PROVENANCE_FILE)
         return str(prov["tool"]["version"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -338,12 +382,12 @@ def _check_audit(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
     path = root / "audit.parquet"
     if not path.is_file():
         return
-    from ..audit import audit_transitions
+    from ..audit import TRANSITION_COLUMNS, audit_transitions, pathway_counts
     from ..items import read_items_jsonl
 
     try:
         stored = pq.read_table(path).to_pandas()
-        summary = json.loads((root / "audit.json").read_text(encoding="utf-8"))
+        summary = read_json(root / "audit.json")
         pairs = summary.get("pairs", "adjacent")
     except (OSError, ValueError) as exc:
         result.flag("audit.parquet", f"cannot be read with audit.json ({exc})")
@@ -365,4 +409,18 @@ def _check_audit(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
             f"transitions or pathways differ from the audit recomputed from {RESPONSES_FILE} "
             f"(e.g. {only})",
         )
+    else:  # the same transitions: every column of each, the facts the pathway came from
+        columns = [c for c in TRANSITION_COLUMNS if c in stored.columns]
+
+        def ordered(frame: pd.DataFrame) -> pd.DataFrame:
+            return frame[columns].sort_values("transition_id").reset_index(drop=True)
+
+        diff = _frames_equal(ordered(stored), ordered(fresh))
+        if diff is None and len(columns) < len(TRANSITION_COLUMNS):
+            diff = f"columns {sorted(set(TRANSITION_COLUMNS) - set(columns))} are missing"
+        if diff:
+            result.flag("audit.parquet", f"differs from the audit recomputed: {diff}")
+        counts = pathway_counts(fresh)
+        if summary.get("counts") != counts or summary.get("n_transitions") != len(fresh):
+            result.flag("audit.json", "its counts differ from the audit recomputed")
     result.checks.append("audit")

@@ -6,8 +6,9 @@ module imports its heavy dependencies (torch, PyAV, Ray) inside the command func
 
 Exit status: 0 done; 2 for input the user can fix (every `itemscale.errors.ItemscaleError`,
 printed as one `itemscale COMMAND: error: ...` line; argparse's usage errors too); 1 for a failure
-of the run itself (`verify` found a problem; an unexpected error, with its traceback); 130
-interrupted (Ctrl-C); 141 when the reader of stdout went away.
+of the run itself (`verify` found a problem; a full disk, `DiskFullError`, printed the same way;
+an unexpected error, with its traceback); 130 interrupted (Ctrl-C); 141 when the reader of stdout
+went away.
 """
 
 from __future__ import annotations

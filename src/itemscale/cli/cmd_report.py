@@ -49,7 +49,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..artifact import REPORT_FILE, build_artifact
+    from ..artifact import REPORT_FILE, build_artifact, manifest_digest
     from ..measures import UnknownConfigError
 
     if args.bootstrap < 0:
@@ -70,7 +70,9 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"{args.run_dir}: {exc}") from exc
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from exc
+    digest = manifest_digest(out)
     print(f"artifact written to {out}")
     print(f"report: {out / REPORT_FILE}")
-    print(f"check it with: itemscale verify {out}")
+    print(f"digest: {digest}   (sha256 of MANIFEST.json: publish it beside the results)")
+    print(f"check it with: itemscale verify {out} --digest {digest}")
     return 0

@@ -62,7 +62,8 @@ def register(subparsers: Any) -> None:
         type=float,
         default=120.0,
         metavar="S",
-        help="seconds per served-model request; a slower reply is a `timeout` row",
+        help="deadline in seconds for each served-model request attempt, connect to last byte "
+        "(default 120); past it the cell is a `timeout` row",
     )
     parser.add_argument(
         "--max-retries",
@@ -182,7 +183,9 @@ def run(args: argparse.Namespace) -> int:
                 hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
             except ImportError:  # analysis-only install: no local models
                 pass
-        local = [m.name for m in protocol.models if m.backend in ("hf", "builtin")]
+        from ..models import BACKENDS
+
+        local = [m.name for m in protocol.models if BACKENDS[m.backend].on_device]
         if local:
             hint = " (pass --device cuda to use a GPU)" if args.device == "cpu" else ""
             print(

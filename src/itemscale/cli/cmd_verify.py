@@ -6,27 +6,44 @@ import argparse
 import sys
 from typing import Any
 
+from . import CommandError
+
 
 def register(sub: Any) -> None:
     p: argparse.ArgumentParser = sub.add_parser(
         "verify",
         help="check an audit artifact: every file's sha256, and every measure recomputed",
-        description="Check every file of an artifact against MANIFEST.json, then recompute the "
-        "measures (same bootstrap size and seed), the trajectories and the audit from "
-        "responses.parquet and compare them exactly. Exit status 1 names every file that "
-        "was edited, added or removed.",
+        description="Check every file of an artifact against MANIFEST.json (and, with "
+        "--digest, MANIFEST.json against its published sha256), then recompute the measures "
+        "(same bootstrap size and seed), the trajectories and the audit from responses.parquet "
+        "and compare them exactly, and compare the files with each other (gold answers with "
+        "the responses' references, provenance with run.json and the copied files). Exit "
+        "status 1 names every file that was edited, added or removed.",
     )
     p.add_argument("artifact", help="artifact folder (e.g. RUN_DIR/artifact)")
     p.add_argument(
         "--hashes-only", action="store_true", help="check the manifest only, do not recompute"
     )
+    p.add_argument(
+        "--digest",
+        metavar="SHA256",
+        default=None,
+        help="the artifact's published digest (sha256 of MANIFEST.json, as `itemscale report` "
+        "printed it): catches an edit even when the manifest was written again after it",
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..artifact import verify_artifact
+    from ..artifact import parse_digest, verify_artifact
 
-    result = verify_artifact(args.artifact, recompute=not args.hashes_only)
+    digest = None
+    if args.digest is not None:
+        try:
+            digest = parse_digest(args.digest)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+    result = verify_artifact(args.artifact, recompute=not args.hashes_only, digest=digest)
     if result.ok:
         print(f"{args.artifact}: OK ({', '.join(result.checks)})")
         return 0

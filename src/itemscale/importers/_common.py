@@ -24,7 +24,7 @@ import pandas as pd
 
 from .. import __version__
 from ..errors import ItemscaleError
-from ..files import sha256_file
+from ..files import LOADS_JSON_LIMITS, loads_json, sha256_file
 from ..responses import (
     COLUMNS,
     RESPONSES_FILE,
@@ -73,6 +73,9 @@ def where(path: str | os.PathLike[str], line: int | None = None, column: str | N
     return text
 
 
+_TRUNCATED: Final[str] = "; is the line truncated?"
+
+
 def jsonl_values(path: Path) -> Iterator[tuple[int, Any]]:
     """(1-based line, decoded value) for each non-blank line; a bad line names file and line.
 
@@ -87,11 +90,10 @@ def jsonl_values(path: Path) -> Iterator[tuple[int, Any]]:
             if not text.strip():
                 continue
             try:
-                value = json.loads(text)
+                value = loads_json(text)
             except json.JSONDecodeError as exc:
-                raise ImportInputError(
-                    f"{path}:{line}: not valid JSON ({exc.msg}); is the line truncated?"
-                ) from exc
+                hint = "" if exc.pos == 0 and exc.msg in LOADS_JSON_LIMITS else _TRUNCATED
+                raise ImportInputError(f"{path}:{line}: not valid JSON ({exc.msg}){hint}") from exc
             yield line, value
 
 

@@ -105,6 +105,12 @@ def read_samples(path: Path) -> list[tuple[int, dict[str, Any]]]:
                 f"{path}:{line}: not an lmms-eval sample (no 'doc_id'); is this a "
                 "--log_samples file?"
             )
+        doc_id = obj["doc_id"]
+        if isinstance(doc_id, bool) or not isinstance(doc_id, int | str):
+            raise ImportInputError(
+                f"{path}:{line}: key 'doc_id': expected a number or a text id, got a JSON "
+                f"{'boolean' if isinstance(doc_id, bool) else type(doc_id).__name__}"
+            )
         out.append((line, obj))
     if not out:
         raise ImportInputError(f"{path}: no samples")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from ..files import loads_json
 from ._common import ImportInputError, not_utf8_message
 
 FRAME_KEYS: Final[tuple[str, ...]] = (
@@ -125,7 +126,7 @@ def read_results_json(path: Path) -> dict[str, Any]:
     """The results object, its sections checked to be objects, so that reading them later
     cannot fail on a file damaged by hand."""
     try:
-        results = json.loads(path.read_text(encoding="utf-8"))
+        results = loads_json(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ImportInputError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
     except UnicodeDecodeError as exc:

@@ -19,6 +19,7 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
+from ..files import loads_json
 from ..responses import ANSWERED_STATUSES, NOANSWER, Status, TaskKind, duplicated_keys
 from ..responses._extract import extract_choice
 from ..responses._scoring import exact_match, rouge_l, token_f1
@@ -104,6 +105,8 @@ def _identifier(value: Any, loc: str) -> str:
             f"{loc}: {type(value).__name__} value {str(value)[:40]!r} is not a text id"
         )
     if isinstance(value, float):
+        if not math.isfinite(value):  # JSON's 1e999 is infinity: no whole number writes it
+            raise ImportInputError(f"{loc}: {value!r} is not a text id")
         if value != int(value):
             raise ImportInputError(f"{loc}: {value!r} is not a text id (a fraction)")
         value = int(value)
@@ -139,7 +142,7 @@ def _references(value: Any) -> list[str]:
     text = str(value)
     if text.lstrip().startswith("["):
         try:
-            parsed = json.loads(text)
+            parsed = loads_json(text)
         except json.JSONDecodeError:
             return [text]
         if isinstance(parsed, list) and parsed and all(isinstance(v, str) for v in parsed):

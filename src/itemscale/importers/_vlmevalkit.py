@@ -13,6 +13,8 @@ disagrees with VLMEvalKit's own `score` is reported.
 from __future__ import annotations
 
 import ast
+import csv
+import io
 import json
 import os
 import re
@@ -24,6 +26,7 @@ from typing import Any, Final
 
 import pandas as pd
 
+from ..files import loads_json
 from ..items import Item, strip_option_prefix
 from ..responses import NOANSWER, Status, TaskKind
 from ..responses._extract import EXTRACTOR_VERSION, extract_choice
@@ -32,6 +35,7 @@ from ._common import (
     ImportInputError,
     attributes_json,
     label_config_id,
+    not_utf8_message,
     source_record,
 )
 from ._finish import finish_parsed_import
@@ -134,9 +138,9 @@ def read_prediction_file(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], 
         if suffix == ".xlsx":
             frame = pd.read_excel(path, engine="openpyxl", dtype=object)
         elif suffix == ".tsv":
-            frame = pd.read_csv(path, sep="\t", dtype=object, keep_default_na=False)
+            return read_tsv(path), "line"
         else:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = loads_json(path.read_text(encoding="utf-8"))
             if isinstance(data, dict):
                 data = (
                     list(data.values())
@@ -157,6 +161,40 @@ def read_prediction_file(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], 
     return [(i + 2, {str(k): v for k, v in r.items()}) for i, r in enumerate(records)], (
         "row" if suffix == ".xlsx" else "line"
     )
+
+
+def read_tsv(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """A VLMEvalKit TSV (pandas' `to_csv(sep="\\t")`: quoted where a field holds a tab, a
+    quote or a newline) as (first line of the record, record) pairs. A record with fewer or
+    more fields than the header is refused with its line: the usual cause is a file cut off
+    mid-write, whose last record pandas would fill with empty fields and import."""
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ImportInputError(f"{path}:{line}: {not_utf8_message(exc)}") from None
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t", strict=True)
+    records: list[tuple[int, dict[str, Any]]] = []
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise ImportInputError(f"{path}: empty file (no header line)")
+        start = reader.line_num + 1
+        for row in reader:
+            if row and len(row) != len(header):
+                raise ImportInputError(
+                    f"{path}:{start}: {len(row)} fields where the header has {len(header)}; "
+                    "is the file truncated (or a field's tab unquoted)?"
+                )
+            if row:
+                records.append((start, dict(zip(header, row, strict=True))))
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise ImportInputError(
+            f"{path}:{start}: not a readable TSV record ({exc}); is the file truncated?"
+        ) from None
+    return records
 
 
 def _missing(value: Any) -> bool:

@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import ItemscaleError, location_text
+from ..files import loads_json
 from ..responses import TaskKind
 
 ITEMS_SCHEMA_VERSION = 1
@@ -102,32 +103,56 @@ def read_items_jsonl(path: str | os.PathLike[str]) -> list[Item]:
     path = Path(path)
     items: list[Item] = []
     seen: set[str] = set()
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
+    try:
+        fh = path.open("rb")  # bytes: a binary file (a video) is refused at its first line
+    except OSError as exc:
+        raise ItemFileError(f"{path}: cannot read the item file ({exc.strerror or exc})") from None
+    with fh:
+        for lineno, raw in enumerate(fh, start=1):
+            item = _item_line(path, lineno, raw)
+            if item is None:
                 continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ItemFileError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from exc
-            if isinstance(obj, dict) and "itemscale_items" in obj:
-                if int(obj["itemscale_items"]) > ITEMS_SCHEMA_VERSION:
-                    raise ItemFileError(
-                        f"{path}:{lineno}: item format version {obj['itemscale_items']} is newer "
-                        f"than this itemscale reads ({ITEMS_SCHEMA_VERSION})"
-                    )
-                continue
-            try:
-                item = Item.model_validate(obj)
-            except ValidationError as exc:
-                err = exc.errors()[0]
-                loc = location_text(err["loc"], empty="(item)")
-                raise ItemFileError(f"{path}:{lineno}: key '{loc}': {err['msg']}") from exc
             if item.item_id in seen:
                 raise ItemFileError(f"{path}:{lineno}: duplicate item_id {item.item_id!r}")
             seen.add(item.item_id)
             items.append(item)
     return items
+
+
+def _item_line(path: Path, lineno: int, raw: bytes) -> Item | None:
+    """The item on one line (None for a blank line or the format-version line)."""
+    try:
+        line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+    except UnicodeDecodeError as exc:
+        raise ItemFileError(
+            f"{path}:{lineno}: not UTF-8 text (byte {exc.start + 1} of the line); an item file "
+            "is JSON lines (is this a video or another binary file?)"
+        ) from None
+    if not line.strip():
+        return None
+    try:
+        obj = loads_json(line)
+    except json.JSONDecodeError as exc:
+        raise ItemFileError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from exc
+    if isinstance(obj, dict) and "itemscale_items" in obj:
+        version = obj["itemscale_items"]
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise ItemFileError(
+                f"{path}:{lineno}: key 'itemscale_items': the format version must be a whole "
+                f"number, got {version!r}"
+            )
+        if version > ITEMS_SCHEMA_VERSION:
+            raise ItemFileError(
+                f"{path}:{lineno}: item format version {version} is newer than this itemscale "
+                f"reads ({ITEMS_SCHEMA_VERSION})"
+            )
+        return None
+    try:
+        return Item.model_validate(obj)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = location_text(err["loc"], empty="(item)")
+        raise ItemFileError(f"{path}:{lineno}: key '{loc}': {err['msg']}") from exc
 
 
 def write_items_jsonl(path: str | os.PathLike[str], items: Iterable[Item]) -> None:

@@ -476,10 +476,10 @@ def repeat_block(
     order = m.budget_order
     cols = _Columns(boot)
     cols.add("rate_harmful", item_rate_harmful(p, delta, order.less if order.multi_axis else None))
-    # exact along one axis (a chain); on a multi-axis grid read it per chain
-    cols.add(
-        "expected_harmful", expected_harmful(p) if not order.multi_axis else np.full(len(p), np.nan)
-    )
+    # exact along one axis (a chain); on a multi-axis grid it is undefined here (read it per
+    # chain, where `chains` holds each chain's repeat block)
+    if not order.multi_axis:
+        cols.add("expected_harmful", expected_harmful(p))
     cols.add("noise", disagreement(m.values))
     cols.add("mean_accuracy", p)
     points, samples, jack = cols.resolve()
@@ -494,7 +494,9 @@ def repeat_block(
         "n_repeats": m.n_repeats,
         "delta": delta,
         "item_rate_harmful_rate": one("rate_harmful"),
-        "expected_harmful_rate": one("expected_harmful"),
+        "expected_harmful_rate": (
+            stat(None, None) if order.multi_axis else one("expected_harmful")
+        ),
         "noise_floor": {lab: stat(points["noise"][j], noise_ci[j]) for j, lab in enumerate(labels)},
         "repeat_mean_accuracy": {
             lab: stat(points["mean_accuracy"][j], acc_ci[j]) for j, lab in enumerate(labels)

@@ -185,14 +185,17 @@ def column_quantiles(samples: np.ndarray, levels: np.ndarray) -> np.ndarray:
     interpolation, as `np.quantile`): [L, M]."""
     ordered = np.sort(samples, axis=0)  # NaN sort last
     valid = (~np.isnan(samples)).sum(axis=0)
-    pos = levels * np.maximum(valid - 1, 0)
+    # an undefined level (a statistic with no point value) gives an undefined quantile, not
+    # an index: NaN cast to int64 is the most negative integer
+    defined = np.isfinite(levels) & (valid > 0)
+    pos = np.where(defined, np.clip(levels, 0.0, 1.0), 0.0) * np.maximum(valid - 1, 0)
     low = np.floor(pos).astype(np.int64)
     high = np.minimum(low + 1, np.maximum(valid - 1, 0))
     frac = pos - low
     cols = np.arange(samples.shape[1])
     lo_v = ordered[low, cols]
     hi_v = ordered[high, cols]
-    out: np.ndarray = np.where(valid > 0, lo_v + frac * (hi_v - lo_v), np.nan)
+    out: np.ndarray = np.where(defined, lo_v + frac * (hi_v - lo_v), np.nan)
     return out
 
 
@@ -211,8 +214,11 @@ def bca_intervals(
     with np.errstate(invalid="ignore", divide="ignore"):
         below = (np.nansum(samples < point, axis=0) + 0.5 * np.nansum(samples == point, axis=0)) / b
     below = np.clip(below, 0.5 / np.maximum(b, 1), 1 - 0.5 / np.maximum(b, 1))
+    below[~np.isfinite(point) | (b == 0)] = np.nan  # undefined: NaN interval, no warning
     z0 = norm.ppf(below)
-    centred = np.nanmean(jack, axis=0) - jack if jack.shape[0] else np.zeros((0, point.size))
+    with warnings.catch_warnings():  # an all-NaN jackknife column (undefined statistic)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        centred = np.nanmean(jack, axis=0) - jack if jack.shape[0] else np.zeros((0, point.size))
     num = np.nansum(centred**3, axis=0)
     den = 6.0 * np.nansum(centred**2, axis=0) ** 1.5
     accel = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)

@@ -11,6 +11,7 @@ from ._load import (
     builtin_backend_options,
     builtin_model_dir,
     check_backend_options,
+    check_device,
     load_backend,
     load_fingerprint,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "builtin_backend_options",
     "builtin_model_dir",
     "check_backend_options",
+    "check_device",
     "lazy",
     "load_backend",
     "load_fingerprint",

@@ -63,6 +63,40 @@ def check_backend_options(entry: ModelEntryLike) -> None:
     backend_of(entry).parse_options(dict(entry.options or {}), entry.name)
 
 
+def check_device(device: str) -> None:
+    """Refuse a device torch cannot use here, before anything is created: a `--device cuda`
+    on a machine without a GPU otherwise fails deep in the first model load, after the sweep
+    has made its store."""
+    if device == "cpu":
+        return
+    import warnings
+
+    import torch
+
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, ValueError) as exc:
+        raise BackendError(f"--device {device!r}: not a device torch knows ({exc})") from None
+    with warnings.catch_warnings():  # "Found no NVIDIA driver": said below, once
+        warnings.simplefilter("ignore")
+        if parsed.type == "cuda":
+            count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+            if count == 0:
+                raise BackendError(
+                    f"--device {device}: torch sees no CUDA GPU on this machine (no driver, "
+                    "or CUDA_VISIBLE_DEVICES hides them; torch "
+                    f"{torch.__version__}, built for CUDA {torch.version.cuda}); use --device "
+                    "cpu or run where a GPU is"
+                )
+            if parsed.index is not None and parsed.index >= count:
+                raise BackendError(
+                    f"--device {device}: this machine has {count} CUDA GPU(s), "
+                    f"cuda:0..cuda:{count - 1}"
+                )
+        elif parsed.type == "mps" and not torch.backends.mps.is_available():
+            raise BackendError(f"--device {device}: torch has no MPS (Apple GPU) here")
+
+
 def load_fingerprint(entry: ModelEntryLike, *, device: str) -> str | None:
     """What decides a local model's loaded spec, read without loading it. A sweep that finds
     every cell done under the spec this fingerprint loaded before need not load the model

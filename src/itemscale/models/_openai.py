@@ -5,10 +5,13 @@ data URL holds the JPEG frames comma-separated (vLLM's `video/jpeg` input), so t
 exactly the frames we chose and does not resample a video file itself.
 
 Failure handling is what keeps a sweep honest: 429, 5xx and connection errors are retried with
-exponential backoff and seeded jitter; any other 4xx is a request the server will never accept
-and fails at once; exhausted retries become `model_error` and a request past its timeout becomes
-`timeout`, both without an answer. The API key is read from the environment variable named in
-the options and is never part of the spec (which is stored in the run store and provenance).
+exponential backoff and seeded jitter (longer when the server's Retry-After asks, up to a cap);
+any other 4xx is a request the server will never accept and fails at once; exhausted retries
+become `model_error`. `timeout_s` is a deadline for a whole attempt (connect, send, every byte
+of the reply; `_http`), past which the cell is `timeout`; a reply body past `max_reply_bytes` is
+refused unread. Failures carry no answer. The API key is read from the environment variable
+named in the options and is never part of the spec (which is stored in the run store and
+provenance); an error body is redacted whole before it is cut to `ERROR_BODY_CHARS`.
 """
 
 from __future__ import annotations
@@ -27,9 +30,19 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..files import loads_json
 from ..items import Item
-from ..responses import Status, TaskKind, register_secret
+from ..responses import Status, TaskKind, excerpt, register_secret
 from ._answers import completed_response, letter_probs_from_logprobs
+from ._http import (
+    DeadlineTransport,
+    Reply,
+    ReplyTooLarge,
+    deadline,
+    environment_proxy,
+    read_reply,
+    retry_after_s,
+)
 from ._prompts import build_messages
 from ._types import (
     BackendError,
@@ -41,6 +54,11 @@ from ._types import (
 )
 
 RETRY_STATUS_CODES = frozenset({408, 429, 500, 502, 503, 504})
+#: Default reply size cap: a chat completion with 20 top log-probabilities per token for
+#: thousands of tokens stays well below it; with `concurrency` N, N replies at most are held.
+DEFAULT_MAX_REPLY_BYTES = 16 * 2**20
+#: What a stored error keeps of a server's error body (redacted whole first).
+ERROR_BODY_CHARS = 300
 
 
 class OpenAIOptions(BaseModel):
@@ -56,6 +74,10 @@ class OpenAIOptions(BaseModel):
     top_logprobs: int = Field(default=20, ge=0, le=20)
     backoff_base_s: float = Field(default=0.5, gt=0.0)
     backoff_max_s: float = Field(default=30.0, gt=0.0)
+    #: the longest wait a server's `Retry-After` may ask for before a retry (0: ignore it)
+    retry_after_max_s: float = Field(default=60.0, ge=0.0)
+    #: a reply body larger than this is refused unread (`model_error`), whatever its status
+    max_reply_bytes: int = Field(default=DEFAULT_MAX_REPLY_BYTES, ge=1024)
 
 
 def parse_options(options: dict[str, Any], model_name: str) -> OpenAIOptions:
@@ -152,7 +174,9 @@ class OpenAIBackend:
             base_url=options.base_url.rstrip("/") + "/",
             headers=headers,
             timeout=httpx.Timeout(timeout_s),
-            limits=httpx.Limits(max_connections=concurrency),
+            transport=DeadlineTransport(
+                max_connections=concurrency, proxy=environment_proxy(options.base_url)
+            ),
         )
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="itemscale-oai")
 
@@ -225,35 +249,55 @@ class OpenAIBackend:
             body["top_logprobs"] = self._options.top_logprobs
         return body
 
-    def _backoff_s(self, attempt: int) -> float:
+    def _backoff_s(self, attempt: int, asked_s: float | None = None) -> float:
+        """The wait before retry `attempt + 1`: exponential backoff with seeded jitter, or what
+        the server's Retry-After asked when that is longer, up to `retry_after_max_s`."""
         with self._rng_lock:
             jitter = float(self._rng.random())
         delay = self._options.backoff_base_s * (2.0**attempt) * (1.0 + jitter)
-        return float(min(delay, self._options.backoff_max_s))
+        delay = float(min(delay, self._options.backoff_max_s))
+        if asked_s is not None and self._options.retry_after_max_s > 0:
+            delay = max(delay, min(asked_s, self._options.retry_after_max_s))
+        return delay
+
+    def _attempt(self, body: dict[str, Any]) -> Reply:
+        """One POST, whole (connect, send, every byte of the reply) within `timeout_s`."""
+        with (
+            deadline(self._timeout_s),
+            self._client.stream("POST", "chat/completions", json=body) as response,
+        ):
+            return read_reply(response, self._options.max_reply_bytes)
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
         last_error = "no attempt made"
+        asked_s: float | None = None
         for attempt in range(self._max_retries + 1):
             if attempt:
-                time.sleep(self._backoff_s(attempt - 1))
+                time.sleep(self._backoff_s(attempt - 1, asked_s))
+            asked_s = None
             try:
-                reply = self._client.post("chat/completions", json=body)
+                reply = self._attempt(body)
             except httpx.TimeoutException as exc:
                 raise _RequestFailed(
-                    Status.TIMEOUT, f"no reply within {self._timeout_s:g} s ({type(exc).__name__})"
+                    Status.TIMEOUT,
+                    f"no whole reply within {self._timeout_s:g} s ({type(exc).__name__})",
                 ) from exc
             except httpx.TransportError as exc:
-                last_error = f"connection error: {type(exc).__name__}: {exc}"
+                last_error = f"connection error: {type(exc).__name__}: {excerpt(str(exc), 200)}"
                 continue
-            if reply.status_code in RETRY_STATUS_CODES or reply.status_code >= 500:
-                last_error = f"HTTP {reply.status_code}: {reply.text[:300]}"
-                continue
-            if reply.status_code >= 400:
-                raise _RequestFailed(
-                    Status.MODEL_ERROR, f"HTTP {reply.status_code}: {reply.text[:300]}"
-                )
-            try:
-                payload = reply.json()
+            except ReplyTooLarge as exc:
+                raise _RequestFailed(Status.MODEL_ERROR, str(exc)) from exc
+            if reply.status_code >= 400 or reply.status_code in RETRY_STATUS_CODES:
+                # the whole body is redacted before it is cut (a key straddling the cut would
+                # otherwise be stored in part)
+                shown = f"HTTP {reply.status_code}: {excerpt(reply.text, ERROR_BODY_CHARS)}"
+                if reply.status_code in RETRY_STATUS_CODES or reply.status_code >= 500:
+                    last_error = shown
+                    asked_s = retry_after_s(reply.headers)
+                    continue
+                raise _RequestFailed(Status.MODEL_ERROR, shown)
+            try:  # a lone surrogate escape or a 5000-digit number is no completion either
+                payload = loads_json(reply.content)
             except ValueError as exc:
                 raise _RequestFailed(Status.MODEL_ERROR, "server reply is not JSON") from exc
             if not isinstance(payload, dict):

@@ -325,6 +325,8 @@ class Backend:
     parse_options: OptionsParser
     load: BackendLoader
     fingerprint: Fingerprinter | None = None
+    #: runs on this machine's `--device` (checked before a sweep creates its store)
+    on_device: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,6 +353,7 @@ BACKENDS: dict[str, Backend] = {
         parse_options=lazy("itemscale.models._hf:parse_options"),
         load=lazy("itemscale.models._load:load_hf"),
         fingerprint=lazy("itemscale.models._load:hf_fingerprint"),
+        on_device=True,
     ),
     "openai": Backend(
         parse_options=lazy("itemscale.models._openai:parse_options"),
@@ -360,6 +363,7 @@ BACKENDS: dict[str, Backend] = {
         parse_options=lazy("itemscale.models._load:parse_builtin_options"),
         load=lazy("itemscale.models._load:load_builtin"),
         fingerprint=lazy("itemscale.models._load:builtin_fingerprint"),
+        on_device=True,
     ),
 }
 

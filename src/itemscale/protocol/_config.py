@@ -35,6 +35,25 @@ DEFAULT_FPS: Final[float] = 2.0
 
 Pipeline = Literal["cached", "raw"]
 
+# -- what a budget can plausibly be (a protocol grid outside these is refused, key named) --
+#: The most frames one configuration may take. No Video LLM takes more than a few thousand
+#: (Qwen's utilities cap at 768); a larger count is a typo that would decode for hours.
+MAX_FRAMES: Final[int] = 10_000
+#: Frame sizes follow the Qwen processors' rounding: sides are multiples of 28 pixels.
+IMAGE_FACTOR: Final[int] = 28
+#: The fewest pixels a frame is served at: qwen-vl-utils' `MIN_PIXELS` (4 x 28 x 28), below
+#: which `smart_resize` (and so the processor) scales the frame up again.
+MIN_FRAME_PIXELS: Final[int] = 4 * IMAGE_FACTOR * IMAGE_FACTOR
+#: The most pixels a frame is served at: qwen-vl-utils' `MAX_PIXELS` (16384 x 28 x 28).
+MAX_FRAME_PIXELS: Final[int] = 16384 * IMAGE_FACTOR * IMAGE_FACTOR
+#: A short side below one 28-pixel patch is rounded up to it; above 8K's short side, implausible.
+MIN_SHORT_SIDE: Final[int] = IMAGE_FACTOR
+MAX_SHORT_SIDE: Final[int] = 4320
+#: Allocation mode: one visual token per 28x28 pixels per 2 frames (Qwen2-VL's 14-pixel patches
+#: merged 2x2, with a temporal patch of 2 frames).
+PIXELS_PER_TOKEN: Final[int] = IMAGE_FACTOR * IMAGE_FACTOR
+FRAMES_PER_TOKEN: Final[int] = 2
+
 
 class SamplingPolicy(BaseModel):
     """Which frame indices a budget of K frames picks; see `itemscale.video.sample_indices`.

@@ -10,13 +10,33 @@ import itertools
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Final, Self
+from typing import Annotated, Any, Final, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from ..errors import ItemscaleError, validation_message
-from ._config import Configuration, Pipeline, SamplingPolicy
+from ._config import (
+    FRAMES_PER_TOKEN,
+    MAX_FRAME_PIXELS,
+    MAX_FRAMES,
+    MAX_SHORT_SIDE,
+    MIN_FRAME_PIXELS,
+    MIN_SHORT_SIDE,
+    PIXELS_PER_TOKEN,
+    Configuration,
+    Pipeline,
+    SamplingPolicy,
+)
 
 #: The protocol file format's version (the `version` key; absent means this one).
 PROTOCOL_VERSION: Final[int] = 1
@@ -24,6 +44,14 @@ PROTOCOL_VERSION: Final[int] = 1
 #: Benchmark kinds the sweep reads as item files itself; every other kind is a benchmark
 #: question file, read by its loader in `itemscale.items.BENCHMARK_LOADERS`.
 ITEM_FILE_KINDS: Final[tuple[str, ...]] = ("jsonl", "synthetic")
+#: The most repeats a protocol may ask for: every repeat is a whole pass over the grid.
+MAX_REPEATS: Final[int] = 1000
+#: Seeds are 63-bit: torch, numpy and the served backends all take them.
+MAX_SEED: Final[int] = 2**63 - 1
+
+#: A count in a protocol file is a TOML integer: `true` or `"8"` is refused rather than read
+#: as 1 or 8 (pydantic's lax mode would convert both).
+Count = Annotated[StrictInt, Field(gt=0)]
 
 
 def _not_one_of(names: Iterable[str]) -> PydanticCustomError:
@@ -74,7 +102,7 @@ class BenchmarkEntry(BaseModel):
     path: str | None = None
     videos: str | None = None
     split: str | None = None
-    limit: int | None = Field(default=None, gt=0)
+    limit: Count | None = None
 
     @field_validator("kind", mode="before")
     @classmethod
@@ -100,10 +128,10 @@ class GridSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    frames: tuple[int, ...] = Field(min_length=1)
-    max_pixels: tuple[int, ...] = ()
-    short_side: tuple[int, ...] = ()
-    token_budgets: tuple[int, ...] = ()
+    frames: tuple[Count, ...] = Field(min_length=1)
+    max_pixels: tuple[Count, ...] = ()
+    short_side: tuple[Count, ...] = ()
+    token_budgets: tuple[Count, ...] = ()
     native: bool | None = None
     sampling: tuple[SamplingPolicy, ...] = (SamplingPolicy(),)
     pipeline: tuple[Pipeline, ...] = ("cached",)
@@ -123,6 +151,69 @@ class GridSpec(BaseModel):
             raise ValueError(f"every value must be > 0 (got {list(value)})")
         if len(set(value)) != len(value):
             raise ValueError(f"values must be unique (got {list(value)})")
+        return value
+
+    @field_validator("frames")
+    @classmethod
+    def _plausible_frames(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        over = [v for v in value if v > MAX_FRAMES]
+        if over:
+            raise ValueError(
+                f"{over[0]} frames is more than the {MAX_FRAMES} a configuration may take "
+                "(docs/protocol.md, 'What a grid may ask for')"
+            )
+        return value
+
+    @field_validator("max_pixels")
+    @classmethod
+    def _plausible_pixels(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        for v in value:
+            if v < MIN_FRAME_PIXELS:
+                raise ValueError(
+                    f"{v} pixels per frame is below the processor's minimum of "
+                    f"{MIN_FRAME_PIXELS} (4 x 28 x 28): frames would be served at "
+                    f"{MIN_FRAME_PIXELS} anyway"
+                )
+            if v > MAX_FRAME_PIXELS:
+                raise ValueError(
+                    f"{v} pixels per frame is above the processor's maximum of {MAX_FRAME_PIXELS}"
+                )
+        return value
+
+    @field_validator("short_side")
+    @classmethod
+    def _plausible_sides(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        for v in value:
+            if not MIN_SHORT_SIDE <= v <= MAX_SHORT_SIDE:
+                raise ValueError(
+                    f"a short side of {v} pixels is outside {MIN_SHORT_SIDE}..{MAX_SHORT_SIDE} "
+                    f"(one {MIN_SHORT_SIDE}-pixel patch .. 8K)"
+                )
+        return value
+
+    @field_validator("token_budgets")
+    @classmethod
+    def _plausible_token_budgets(
+        cls, value: tuple[int, ...], info: ValidationInfo
+    ) -> tuple[int, ...]:
+        frames = info.data.get("frames") or (1,)
+        most = max(frames)
+        per_token = PIXELS_PER_TOKEN * FRAMES_PER_TOKEN
+        largest = MAX_FRAMES * MAX_FRAME_PIXELS // per_token
+        for budget in value:
+            share = budget * per_token // most
+            if share < MIN_FRAME_PIXELS:
+                needed = -(-MIN_FRAME_PIXELS * most // per_token)
+                raise ValueError(
+                    f"{budget} visual tokens over {most} frames is {share} pixels per frame, "
+                    f"below the processor's minimum of {MIN_FRAME_PIXELS}; give at least "
+                    f"{needed} tokens (or fewer frames)"
+                )
+            if budget > largest:
+                raise ValueError(
+                    f"{budget} visual tokens is more than {MAX_FRAMES} frames at the "
+                    f"processor's largest size hold ({largest})"
+                )
         return value
 
     @field_validator("sampling", "pipeline")
@@ -151,7 +242,7 @@ class DecodingSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_new_tokens: int = Field(default=64, gt=0)
+    max_new_tokens: Count = 64
     temperature: float = Field(default=0.0, ge=0.0)
     top_p: float | None = Field(default=None, gt=0.0, le=1.0)
 
@@ -165,8 +256,8 @@ class Protocol(BaseModel):
     models: tuple[ModelEntry, ...] = Field(min_length=1)
     benchmark: BenchmarkEntry
     grid: GridSpec
-    repeats: int = Field(default=1, gt=0)
-    seeds: tuple[int, ...] | None = None
+    repeats: Count = 1
+    seeds: tuple[Annotated[StrictInt, Field(ge=0, le=MAX_SEED)], ...] | None = None
     text_only: bool = True
     output: str = "runs/itemscale"
     decoding: DecodingSettings = DecodingSettings()
@@ -178,6 +269,16 @@ class Protocol(BaseModel):
             raise ValueError(
                 f"unsupported protocol version {value}; this itemscale reads version "
                 f"{PROTOCOL_VERSION}"
+            )
+        return value
+
+    @field_validator("repeats")
+    @classmethod
+    def _plausible_repeats(cls, value: int) -> int:
+        if value > MAX_REPEATS:
+            raise ValueError(
+                f"{value} repeats is more than the {MAX_REPEATS} a protocol may ask for (each "
+                "repeat is a whole pass over the grid)"
             )
         return value
 
@@ -244,6 +345,10 @@ def load_protocol(path: str | Path) -> Protocol:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
+        raise ProtocolError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ProtocolError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
+    except ValueError as exc:  # an integer past Python's 4300-digit conversion limit
         raise ProtocolError(f"{path}: not valid TOML: {exc}") from None
     base = path.resolve().parent
     bench = data.get("benchmark")

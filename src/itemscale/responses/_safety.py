@@ -17,7 +17,6 @@ Three rules every command keeps (docs/run-folders.md):
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..errors import ItemscaleError
+from ..files import no_space_is_typed, read_json
 
 LOCK_FILE: Final[str] = "run.lock"
 #: How long a short writer (import, cascade, audit, report) waits for the lock by default.
@@ -48,7 +48,8 @@ class OutputFolderError(ItemscaleError, ValueError):
 
 def _ensure_dir(path: Path) -> None:
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        with no_space_is_typed(path.parent):
+            path.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError) as exc:
         raise OutputFolderError(
             f"{path}: cannot create the folder (a file is in the way: {exc.filename})"
@@ -83,7 +84,8 @@ def run_lock(
         return
     folder = Path(run_dir)
     _ensure_dir(folder)
-    fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    with no_space_is_typed(folder, LOCK_FILE):
+        fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         deadline = time.monotonic() + max(0.0, wait_s)
         while True:
@@ -99,8 +101,11 @@ def run_lock(
                         holder,
                     ) from None
                 time.sleep(0.05)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"pid {os.getpid()}: {what}".encode(), 0)
+        try:  # who holds it, for the message of a command that waits; best effort
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"pid {os.getpid()}: {what}".encode(), 0)
+        except OSError:
+            pass  # a full disk: the lock itself holds all the same
         try:
             yield
         finally:
@@ -116,7 +121,7 @@ def is_itemscale_output(folder: Path) -> bool:
     """A folder itemscale wrote as a whole (an artifact: `MANIFEST.json` says so)."""
     manifest = folder / "MANIFEST.json"
     try:
-        payload = json.loads(manifest.read_text(encoding="utf-8"))
+        payload = read_json(manifest)
     except (OSError, ValueError):
         return False
     return isinstance(payload, dict) and (
@@ -166,14 +171,21 @@ _SECRET_ENV: Final[tuple[str, ...]] = (
     "ANTHROPIC_API_KEY",
 )
 _registered: set[str] = set()
-_URL_CREDENTIALS = re.compile(
-    r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<cred>[^/@\s:]+(?::[^/@\s]*)?)@", re.I
-)
+# Every pattern is anchored on a literal ("://", "Bearer", "?key=") and scans forward from it
+# only up to a character the pattern cannot contain, so `redact` is linear in the text's length
+# (a model reply is foreign and may be megabytes of letters; docs/performance.md measures it).
+# The URL pattern keeps the scheme out of the match: a scheme written as `[a-z][a-z0-9+.-]*`
+# before "://" made every letter of a long run a start that rescanned the run (quadratic).
+_URL_CREDENTIALS = re.compile(r"://(?P<cred>[^/@\s:]+(?::[^/@\s]*)?)@")
 _BEARER = re.compile(r"(?P<head>\bBearer\s+)(?P<token>[A-Za-z0-9._~+/=-]{8,})", re.I)
 _KEY_PARAM = re.compile(
     r"(?P<head>[?&](?:api[_-]?key|key|token|access_token)=)(?P<token>[^&\s\"']+)", re.I
 )
 REDACTED: Final[str] = "[REDACTED]"
+#: What every text `redact` would change contains (besides a known secret): a superset of the
+#: three patterns, in syntax both Python's `re` and RE2 (pyarrow's) read, so a column of a
+#: million values is scanned once in C++ and only the rows that match are redacted one by one.
+REDACTION_TRIGGERS: Final[str] = r"://|(?i:bearer)|[?&](?i:api[_-]?key|key|token|access_token)="
 
 
 def register_secret(value: str | None) -> None:
@@ -191,16 +203,34 @@ def known_secrets() -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
+def redaction_trigger() -> str:
+    """A regex any text `redact` would change matches: the triggers and the known secrets."""
+    return "|".join([REDACTION_TRIGGERS, *(re.escape(s) for s in known_secrets())])
+
+
 def redact(text: str) -> str:
-    """`text` without known secrets, URL credentials, bearer tokens and key query parameters."""
+    """`text` without known secrets, URL credentials, bearer tokens and key query parameters.
+
+    Linear in `len(text)`. Apply it to the whole foreign string before cutting it to any length
+    (`excerpt`): a cut first can split a secret so that neither half is recognised."""
     if not text:
         return text
     for secret in known_secrets():
         if secret in text:
             text = text.replace(secret, REDACTED)
-    text = _URL_CREDENTIALS.sub(lambda m: f"{m['scheme']}{REDACTED}@", text)
+    if "://" in text:
+        text = _URL_CREDENTIALS.sub(f"://{REDACTED}@", text)
     text = _BEARER.sub(lambda m: f"{m['head']}{REDACTED}", text)
     return _KEY_PARAM.sub(lambda m: f"{m['head']}{REDACTED}", text)
+
+
+def excerpt(text: str, limit: int) -> str:
+    """The first `limit` characters of `text` once redacted (never the other way round), with
+    how many characters were cut: what a stored error or a report cell keeps of a long body."""
+    clean = redact(text)
+    if len(clean) <= limit:
+        return clean
+    return f"{clean[:limit]}... ({len(clean) - limit} more characters)"
 
 
 def redact_value(value: Any) -> Any:

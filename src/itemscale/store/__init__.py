@@ -3,7 +3,17 @@
 from ._identity import IDENTITY_VERSION, cell_identity, item_fingerprint
 from ._lock import LOCK_FILE, run_dir_lock
 from ._migrations import MIGRATIONS, SCHEMA_VERSION
-from ._store import STORE_FILE, CellRow, RunStore, StoreError, open_store, utc_now
+from ._store import (
+    STORE_FILE,
+    WAL_CHECKPOINT_PAGES,
+    CellRow,
+    RunStore,
+    StoreError,
+    full_store_error,
+    is_full,
+    open_store,
+    utc_now,
+)
 
 __all__ = [
     "IDENTITY_VERSION",
@@ -11,10 +21,13 @@ __all__ = [
     "MIGRATIONS",
     "SCHEMA_VERSION",
     "STORE_FILE",
+    "WAL_CHECKPOINT_PAGES",
     "CellRow",
     "RunStore",
     "StoreError",
     "cell_identity",
+    "full_store_error",
+    "is_full",
     "item_fingerprint",
     "open_store",
     "run_dir_lock",

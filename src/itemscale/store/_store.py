@@ -5,6 +5,13 @@ Every result is committed as it arrives (one transaction per batch), in WAL mode
 (an `export` while a sweep runs) never block the writer. The response table is an export of this
 store, never the other way round, so a crash cannot leave a half-written Parquet file as the only
 copy of a run.
+
+The write-ahead log is checkpointed (without waiting for readers) whenever it passes
+`WAL_CHECKPOINT_PAGES` pages, cut back to `WAL_LIMIT_BYTES` after a checkpoint, and
+checkpointed and truncated to nothing when the store closes: left at SQLite's defaults it grows
+to 1000 pages (4 MB) before its first checkpoint and keeps that size, space a nearly full disk
+may not have. A full disk is a `DiskFullError` naming the store (SQLite has rolled the
+batch back; every earlier commit is intact), never "damaged".
 """
 
 from __future__ import annotations
@@ -23,7 +30,8 @@ from typing import Any
 
 import pandas as pd
 
-from ..errors import ItemscaleError
+from ..errors import DiskFullError, ItemscaleError
+from ..files import no_space_message
 from ..responses import (
     ANSWERED_STATUSES,
     COLUMNS,
@@ -39,6 +47,10 @@ from ._migrations import MIGRATIONS, SCHEMA_VERSION
 
 #: File name of the store inside a run directory.
 STORE_FILE = "store.sqlite"
+#: WAL size (pages of 4 KiB) that triggers a checkpoint at commit (SQLite's default: 1000).
+WAL_CHECKPOINT_PAGES = 128
+#: What the WAL file is cut back to after a checkpoint (SQLite's `journal_size_limit`).
+WAL_LIMIT_BYTES = 1 << 20
 
 
 class StoreError(ItemscaleError, RuntimeError):
@@ -110,6 +122,23 @@ def _to_sql(name: str, value: Any) -> Any:
     return value
 
 
+def is_full(exc: BaseException) -> bool:
+    """SQLite's "database or disk is full" (SQLITE_FULL), whatever operation met it."""
+    return isinstance(exc, sqlite3.DatabaseError) and (
+        getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+        or "database or disk is full" in str(exc)
+    )
+
+
+def full_store_error(path: Path, exc: BaseException) -> DiskFullError:
+    return DiskFullError(
+        no_space_message(
+            path.parent,
+            f"{path.name}: the last batch was rolled back, every cell committed before it is kept",
+        )
+    )
+
+
 class RunStore:
     """An open run store. Use as a context manager, or call `close()`."""
 
@@ -122,7 +151,11 @@ class RunStore:
             mode = self._db.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             self._db.execute("PRAGMA synchronous = NORMAL")
             self._db.execute("PRAGMA foreign_keys = ON")
+            self._db.execute(f"PRAGMA journal_size_limit = {WAL_LIMIT_BYTES}")
+            self._db.execute(f"PRAGMA wal_autocheckpoint = {WAL_CHECKPOINT_PAGES}")
         except sqlite3.DatabaseError as exc:
+            if is_full(exc):
+                raise full_store_error(self.path, exc) from exc
             raise StoreError(f"{self.path}: not a readable run store ({exc})") from exc
         if str(mode).lower() != "wal":
             raise StoreError(f"{self.path}: the file system refused WAL mode (got {mode!r})")
@@ -131,6 +164,8 @@ class RunStore:
             self._db.execute("SELECT count(*) FROM cells").fetchone()
         except sqlite3.DatabaseError as exc:
             self._db.close()
+            if is_full(exc):
+                raise full_store_error(self.path, exc) from exc
             raise StoreError(
                 f"{self.path}: the run store is damaged ({exc}); nothing was changed. "
                 "Keep a copy, then try `sqlite3 store.sqlite .recover` or sweep into a new "
@@ -139,7 +174,37 @@ class RunStore:
 
     # -- lifecycle -------------------------------------------------------------------------
     def close(self) -> None:
+        """Checkpoint the WAL into the database and cut it to zero bytes (without waiting long
+        for a reader: then the next open or the next writer does it), then close."""
+        try:
+            self._db.execute("PRAGMA busy_timeout = 1000")
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.DatabaseError:
+            pass  # a full disk or a busy reader: the WAL stays valid and is replayed on open
         self._db.close()
+
+    def _autocommit(self, sql: str, params: Sequence[Any]) -> sqlite3.Cursor:
+        """One statement in its own transaction; a full disk is a `DiskFullError`."""
+        try:
+            return self._db.execute(sql, params)
+        except sqlite3.DatabaseError as exc:
+            if is_full(exc):
+                raise full_store_error(self.path, exc) from exc
+            raise
+
+    def _write(self, statements: Any) -> None:
+        """Run `statements(db)` in one immediate transaction; SQLite's own rollback after a
+        full disk leaves no transaction to roll back, so only an open one is."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            statements(self._db)
+            self._db.execute("COMMIT")
+        except BaseException as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            if is_full(exc):
+                raise full_store_error(self.path, exc) from exc
+            raise
 
     def __enter__(self) -> RunStore:
         return self
@@ -175,7 +240,8 @@ class RunStore:
                 self._db.execute(f"PRAGMA user_version = {number}")
             self._db.execute("COMMIT")
         except BaseException:
-            self._db.execute("ROLLBACK")
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
             raise
 
     # -- cells -----------------------------------------------------------------------------
@@ -195,13 +261,7 @@ class RunStore:
             f"INSERT INTO cells ({columns}) VALUES ({marks}) ON CONFLICT(cell_id) DO UPDATE "
             f"SET {updates}, attempts = cells.attempts + 1"
         )
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            self._db.executemany(sql, batch)
-            self._db.execute("COMMIT")
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
+        self._write(lambda db: db.executemany(sql, batch))
         return len(batch)
 
     def done_row_keys(self, model: str, *, retry_errors: bool = False) -> set[tuple[str, str, int]]:
@@ -274,14 +334,14 @@ class RunStore:
 
     # -- provenance ------------------------------------------------------------------------
     def record_model(self, spec_id: str, name: str, spec: Mapping[str, Any]) -> None:
-        self._db.execute(
+        self._autocommit(
             "INSERT INTO models (spec_id, name, spec_json) VALUES (?, ?, ?) "
             "ON CONFLICT(spec_id) DO UPDATE SET name = excluded.name, spec_json = excluded.spec_json",
             (spec_id, name, json.dumps(redact_value(dict(spec)), sort_keys=True, default=str)),
         )
 
     def record_load(self, fingerprint: str, spec_id: str, name: str) -> None:
-        self._db.execute(
+        self._autocommit(
             "INSERT INTO model_loads (fingerprint, spec_id, name, recorded_at) VALUES (?, ?, ?, ?) "
             "ON CONFLICT(fingerprint) DO UPDATE SET spec_id = excluded.spec_id, "
             "name = excluded.name, recorded_at = excluded.recorded_at",
@@ -302,7 +362,7 @@ class RunStore:
         }
 
     def record_video(self, video_id: str, path: str | None, content_hash: str | None) -> None:
-        self._db.execute(
+        self._autocommit(
             "INSERT INTO videos (video_id, path, content_hash) VALUES (?, ?, ?) "
             "ON CONFLICT(video_id) DO UPDATE SET path = excluded.path, "
             "content_hash = COALESCE(excluded.content_hash, videos.content_hash)",
@@ -316,7 +376,7 @@ class RunStore:
         }
 
     def start_session(self, info: Mapping[str, Any]) -> int:
-        cur = self._db.execute(
+        cur = self._autocommit(
             "INSERT INTO sessions (started_at, host, info_json) VALUES (?, ?, ?)",
             (
                 utc_now(),
@@ -327,7 +387,7 @@ class RunStore:
         return int(cur.lastrowid or 0)
 
     def end_session(self, session_id: int, outcome: str) -> None:
-        self._db.execute(
+        self._autocommit(
             "UPDATE sessions SET finished_at = ?, outcome = ? WHERE session_id = ?",
             (utc_now(), outcome, session_id),
         )

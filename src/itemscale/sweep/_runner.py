@@ -6,7 +6,6 @@ model: a crash loses at most the cells in flight, and every rerun recomputes not
 
 from __future__ import annotations
 
-import json
 import signal
 import sys
 import threading
@@ -20,6 +19,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from ..files import read_json
 from ..items import Item
 from ..models import PROMPT_TEMPLATE_VERSION
 from ..protocol import Configuration, Protocol
@@ -55,21 +55,28 @@ def _damage_is_typed(run_dir: Path) -> Iterator[None]:
     """A store page that turns out damaged mid-sweep is a `StoreError`, not a traceback."""
     import sqlite3
 
+    from ..store import full_store_error, is_full
+
     try:
         yield
     except sqlite3.DatabaseError as exc:
+        if is_full(exc):  # the disk, not the store: every committed cell is intact
+            raise full_store_error(run_dir / "store.sqlite", exc) from exc
         raise StoreError(
             f"{run_dir / 'store.sqlite'}: the run store is damaged ({exc}); the cells committed "
             "before the damage are kept"
         ) from exc
 
 
-def check_models(protocol: Protocol) -> None:
-    """Every model entry's backend options, validated without loading a model."""
-    from ..models import check_backend_options
+def check_models(protocol: Protocol, *, device: str | None = None) -> None:
+    """Every model entry's backend options, validated without loading a model; with `device`,
+    that device is usable when a model runs on it."""
+    from ..models import BACKENDS, check_backend_options, check_device
 
     for entry in protocol.models:
         check_backend_options(entry)
+    if device is not None and any(BACKENDS[m.backend].on_device for m in protocol.models):
+        check_device(device)
 
 
 @contextmanager
@@ -200,7 +207,9 @@ def run_sweep(
     started = utc_now()
     out_dir = Path(run_dir if run_dir is not None else protocol.output)
     if backend_factory is None or isinstance(backend_factory, RuntimeBackendFactory):
-        check_models(protocol)  # a bad option stops here, before a store or session exists
+        # a bad option, or a device this machine lacks, stops here: before a store exists
+        # (Ray actors check their own devices)
+        check_models(protocol, device=device if executor == "local" else None)
     chosen = load_sweep_items(protocol, items=items, item_filter=item_filter, limit=limit)
     configs = planned_configs(protocol.configurations(), list(extra_configs or ()))
     stop = stop if stop is not None else SweepStop()
@@ -324,7 +333,7 @@ def _carry_over(run_dir: Path, payload: dict[str, Any]) -> dict[str, Any]:
     if not previous_file.is_file():
         return payload
     try:
-        previous = json.loads(previous_file.read_text(encoding="utf-8"))
+        previous = read_json(previous_file)
     except (OSError, ValueError):
         return payload  # an unreadable run.json is rewritten from the store
     if not isinstance(previous, dict):

@@ -22,6 +22,8 @@ from typing import Final
 
 import numpy as np
 
+from ..files import is_no_space
+
 #: Magic + format version at the start of every entry; bump the digit to change the format.
 ENTRY_MAGIC: Final[bytes] = b"ISFRAME3"
 _HEADER: Final[struct.Struct] = struct.Struct("<8sIIIQ")  # magic, height, width, channels, sum
@@ -41,6 +43,8 @@ class CacheStats:
     corrupted: int = 0
     writes: int = 0
     evicted: int = 0
+    #: frames not stored because the cache's disk was full (the sweep goes on without them)
+    not_written: int = 0
 
 
 class FrameCache:
@@ -148,9 +152,12 @@ class FrameCache:
                 handle.write(header)
                 handle.write(payload)
             os.replace(temp, path)
-        except BaseException:
+        except BaseException as exc:
             with contextlib.suppress(FileNotFoundError):
                 temp.unlink()
+            if is_no_space(exc):  # a cache is an aid: a full disk costs decodes, not cells
+                self.stats.not_written += 1
+                return
             raise
         self.stats.writes += 1
         self._estimated_bytes += len(header) + len(payload)

@@ -11,15 +11,28 @@ import math
 from typing import Final
 
 from ..protocol import Configuration
+from ..protocol._config import (
+    FRAMES_PER_TOKEN,
+    IMAGE_FACTOR,
+    MAX_FRAME_PIXELS,
+    MIN_FRAME_PIXELS,
+    PIXELS_PER_TOKEN,
+)
 
-IMAGE_FACTOR: Final[int] = 28
-MIN_PIXELS: Final[int] = 4 * 28 * 28
-MAX_PIXELS: Final[int] = 16384 * 28 * 28
+MIN_PIXELS: Final[int] = MIN_FRAME_PIXELS
+MAX_PIXELS: Final[int] = MAX_FRAME_PIXELS
 MAX_RATIO: Final[int] = 200
-#: Allocation mode: one visual token per 28x28 pixels per 2 frames (Qwen2-VL's 14-pixel patches
-#: merged 2x2, with a temporal patch of 2 frames).
-PIXELS_PER_TOKEN: Final[int] = 28 * 28
-FRAMES_PER_TOKEN: Final[int] = 2
+__all__ = [
+    "FRAMES_PER_TOKEN",
+    "IMAGE_FACTOR",
+    "MAX_PIXELS",
+    "MAX_RATIO",
+    "MIN_PIXELS",
+    "PIXELS_PER_TOKEN",
+    "allocation_max_pixels",
+    "smart_resize",
+    "target_size",
+]
 
 
 def _round_by(number: float, factor: int) -> int:
