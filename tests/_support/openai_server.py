@@ -61,6 +61,9 @@ class ChatServer:
     lock: threading.Lock = field(default_factory=threading.Lock)
     in_flight: int = 0
     max_in_flight: int = 0
+    #: Report `usage.prompt_tokens` as (words of the text parts) + this many per image part,
+    #: as a server whose processor turns each image into that many tokens; None: no usage.
+    tokens_per_image: int | None = None
 
     def __enter__(self) -> ChatServer:
         server = self
@@ -99,7 +102,7 @@ class ChatServer:
                         {"error": {"message": f"scripted {reply.status}"}}
                     ).encode()
                 else:
-                    payload = json.dumps(completion(reply, body)).encode()
+                    payload = json.dumps(completion(reply, body, server.tokens_per_image)).encode()
                 head = [f"HTTP/1.0 {reply.status} scripted", "Content-Type: application/json"]
                 if reply.declare_length:
                     head.append(f"Content-Length: {len(payload)}")
@@ -146,7 +149,22 @@ def last_text(body: dict[str, Any]) -> str:
     return str([p for p in content if p["type"] == "text"][-1]["text"])
 
 
-def completion(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
+def prompt_tokens(body: dict[str, Any], tokens_per_image: int) -> int:
+    words = images = 0
+    for message in body.get("messages", []):
+        content = message["content"]
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        for part in parts:
+            if part["type"] == "text":
+                words += len(part["text"].split())
+            else:
+                images += 1
+    return words + tokens_per_image * images
+
+
+def completion(
+    reply: Reply, body: dict[str, Any], tokens_per_image: int | None = None
+) -> dict[str, Any]:
     text = last_text(body).splitlines()[0] if reply.echo else reply.text
     if reply.respond is not None:
         text, tops = reply.respond(body)
@@ -167,9 +185,12 @@ def completion(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
                 }
             ]
         }
-    return {
+    out: dict[str, Any] = {
         "id": "chatcmpl-test",
         "object": "chat.completion",
         "model": body.get("model"),
         "choices": [choice],
     }
+    if tokens_per_image is not None:
+        out["usage"] = {"prompt_tokens": prompt_tokens(body, tokens_per_image)}
+    return out

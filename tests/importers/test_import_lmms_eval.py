@@ -529,7 +529,10 @@ def test_a_run_of_several_tasks_imports_in_one_command(tmp_path: Path) -> None:
         files=[], configs=[f"u8={tmp_path / 'f8'}", f"u32={tmp_path / 'f32'}"], run_dir=named
     )
     labels = read_run(named)[0].drop_duplicates(["config_label", "axis_order"])
-    assert sorted(zip(labels["axis_order"], labels["config_label"])) == [(1.0, "u8"), (2.0, "u32")]
+    assert sorted(zip(labels["axis_order"], labels["config_label"], strict=True)) == [
+        (1.0, "u8"),
+        (2.0, "u32"),
+    ]
 
 
 def test_a_rerun_in_the_same_folder_is_named_as_one(tmp_path: Path) -> None:

@@ -227,6 +227,8 @@ def run(args: argparse.Namespace) -> int:
         "interrupted": result.interrupted,
         "rows": len(result.table),
         "not_loaded": result.not_loaded,
+        "served": result.served,
+        "warnings": result.warnings,
     }
     if args.json:
         print(json.dumps(summary, sort_keys=True))
@@ -241,6 +243,10 @@ def run(args: argparse.Namespace) -> int:
                 "not loaded (every cell already done with the same model, options, device and "
                 f"checkpoint folder): {', '.join(result.not_loaded)}"
             )
+        for model, seen in sorted(result.served.items()):
+            print(f"served model {model}: up to {seen['max_in_flight']} request(s) in flight")
+        for warning in result.warnings:
+            print(f"warning: {warning}")
         if result.interrupted:
             print("interrupted: rerun the same command to resume", file=sys.stderr)
     return result.exit_code

@@ -179,6 +179,16 @@ class OpenAIBackend:
             ),
         )
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="itemscale-oai")
+        self._in_flight = 0
+        #: the most requests this backend has had in flight at once (for the run's record)
+        self.max_in_flight = 0
+        #: multiple-choice replies that asked for log-probabilities, and those that had none
+        self.logprob_requests = 0
+        self.logprob_missing = 0
+        #: prompt tokens of each item's text-only prompt, to read the frames' share of a reply's
+        #: `usage.prompt_tokens` (what the server's processor made of them)
+        self._text_tokens: dict[str, int | None] = {}
+        self._text_lock = threading.Lock()
 
     @classmethod
     def create(
@@ -222,6 +232,16 @@ class OpenAIBackend:
     @property
     def spec(self) -> BackendSpec:
         return self._spec
+
+    @property
+    def requests_in_flight(self) -> int:
+        """How many requests the sweep should hand over at once: the served model works on up
+        to `concurrency` of them in parallel, whatever the local batch size."""
+        return self._concurrency
+
+    #: A served sweep first sends one request alone, and stops with the server's own message
+    #: when the server refuses it (rather than failing every cell the same way).
+    probes_first = True
 
     def __repr__(self) -> str:  # never shows the key
         return f"OpenAIBackend(name={self._spec.name!r}, base_url={self._options.base_url!r})"
@@ -271,6 +291,7 @@ class OpenAIBackend:
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
         last_error = "no attempt made"
         asked_s: float | None = None
+        previous_failure: tuple[int, bytes] | None = None
         for attempt in range(self._max_retries + 1):
             if attempt:
                 time.sleep(self._backoff_s(attempt - 1, asked_s))
@@ -292,6 +313,14 @@ class OpenAIBackend:
                 # otherwise be stored in part)
                 shown = f"HTTP {reply.status_code}: {excerpt(reply.text, ERROR_BODY_CHARS)}"
                 if reply.status_code in RETRY_STATUS_CODES or reply.status_code >= 500:
+                    failure = (reply.status_code, reply.content)
+                    if failure == previous_failure and reply.status_code not in (429, 503):
+                        # the same error twice for the same request: the server will keep
+                        # refusing it (an unsupported input, a server bug); waiting is no cure
+                        raise _RequestFailed(
+                            Status.MODEL_ERROR, f"{shown} (the same reply twice: not retried)"
+                        )
+                    previous_failure = failure
                     last_error = shown
                     asked_s = retry_after_s(reply.headers)
                     continue
@@ -307,10 +336,39 @@ class OpenAIBackend:
             Status.MODEL_ERROR, f"gave up after {self._max_retries + 1} attempts: {last_error}"
         )
 
+    def _counted_post(self, body: dict[str, Any]) -> dict[str, Any]:
+        with self._rng_lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+        try:
+            return self._post(body)
+        finally:
+            with self._rng_lock:
+                self._in_flight -= 1
+
+    def _text_prompt_tokens(self, request: VideoRequest) -> int | None:
+        """`usage.prompt_tokens` of the item's prompt without frames (one short request per
+        item, remembered), None when the server reports no usage."""
+        key = request.item.item_id
+        with self._text_lock:  # one request per item, however many of its cells are in flight
+            if key in self._text_tokens:
+                return self._text_tokens[key]
+            body = self._body(
+                VideoRequest(item=request.item, frames=None, decoding=request.decoding)
+            )
+            body["max_tokens"] = 1
+            body.pop("logprobs", None)
+            body.pop("top_logprobs", None)
+            try:
+                self._text_tokens[key] = _prompt_tokens(self._counted_post(body))
+            except _RequestFailed:
+                self._text_tokens[key] = None
+            return self._text_tokens[key]
+
     def _one(self, request: VideoRequest) -> VideoResponse:
         start = time.perf_counter()
         try:
-            payload = self._post(self._body(request))
+            payload = self._counted_post(self._body(request))
             choice = payload["choices"][0]
             text = choice["message"]["content"]
             if text is None:
@@ -325,6 +383,7 @@ class OpenAIBackend:
                 f"malformed chat completion ({type(exc).__name__}: {exc})",
                 time.perf_counter() - start,
             )
+        latency = time.perf_counter() - start
         item = request.item
         option_probs = None
         if item.task_kind == TaskKind.MCQA and request.decoding.score_options:
@@ -334,13 +393,32 @@ class OpenAIBackend:
                 pairs = first_answer_position(content)
                 if pairs:
                     option_probs = letter_probs_from_logprobs(pairs, item.option_letters)
-        # The server's processor may resize or merge frames: its visual tokens and pixels are
-        # unknown here.
+            if self._options.top_logprobs > 0:
+                with self._rng_lock:
+                    self.logprob_requests += 1
+                    self.logprob_missing += int(not content)
+        # What the server's processor made of the frames: the prompt tokens they added to the
+        # same prompt without them (markers around each image included); pixels stay unknown.
+        visual_tokens = 0 if request.frames is None else None
+        prompt = _prompt_tokens(payload)
+        if request.frames is not None and prompt is not None:
+            text_only = self._text_prompt_tokens(request)
+            if text_only is not None and prompt >= text_only:
+                visual_tokens = prompt - text_only
+        elif request.frames is None and prompt is not None:
+            with self._text_lock:
+                self._text_tokens.setdefault(item.item_id, prompt)
         return completed_response(
             request,
             text,
             option_probs,
-            latency_s=time.perf_counter() - start,
-            visual_tokens=None,
+            latency_s=latency,
+            visual_tokens=visual_tokens,
             pixels=None,
         )
+
+
+def _prompt_tokens(payload: dict[str, Any]) -> int | None:
+    usage = payload.get("usage")
+    value = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

@@ -14,7 +14,7 @@ from ._plan import (
     planned_configs,
     select_items,
 )
-from ._runner import plan_sweep, run_sweep
+from ._runner import ServerRefusedError, plan_sweep, run_sweep
 from ._session import (
     INTERRUPTED_EXIT,
     BackendFactory,
@@ -37,6 +37,7 @@ __all__ = [
     "PlanCost",
     "PlannedConfig",
     "RuntimeBackendFactory",
+    "ServerRefusedError",
     "SweepResult",
     "SweepStop",
     "VideoJob",

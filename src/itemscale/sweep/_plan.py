@@ -200,18 +200,35 @@ def estimate_visual_tokens(frames: int, height: int, width: int) -> int:
     return math.ceil(frames / FRAMES_PER_TEMPORAL_PATCH) * per_patch
 
 
+#: What a served model adds around each image part of a chat message (Qwen's
+#: `<|vision_start|>` and `<|vision_end|>`).
+IMAGE_MARKER_TOKENS = 2
+
+
+def estimate_image_tokens(frames: int, height: int, width: int) -> int:
+    """Prompt tokens of `frames` frames sent as separate image parts to a Qwen2-VL-style
+    server: each image is its own temporal patch (the frame counted twice over, so twice the
+    video's tokens per frame) between its own two markers. What `usage.prompt_tokens` shows."""
+    if frames <= 0:
+        return 0
+    per_patch = math.ceil(height / 28) * math.ceil(width / 28)
+    return frames * (per_patch + IMAGE_MARKER_TOKENS)
+
+
 def estimate_cost(
     cells: Iterable[Cell],
     *,
     is_done: Callable[[Cell], bool],
     frame_size: Callable[[Cell], tuple[int, int] | None],
     n_frames: Callable[[Cell], int | None] | None = None,
+    as_images: Callable[[Cell], bool] | None = None,
 ) -> PlanCost:
     """Cost of the cells still to run (cells already done are counted but cost nothing).
 
     `frame_size(cell)` is the (height, width) the cell's frames are served at, None when it
     cannot be known without the video (missing file); `n_frames(cell)` the effective frame
-    count (a video shorter than the budget gives fewer), defaulting to the budget.
+    count (a video shorter than the budget gives fewer), defaulting to the budget;
+    `as_images(cell)` whether the cell's frames go to a server as separate image parts.
     """
     cost = PlanCost()
     for cell in cells:
@@ -240,7 +257,8 @@ def estimate_cost(
             if cell.item.video_path:
                 cost.unreadable_videos.add(str(cell.item.video_path))
             continue
-        tokens = estimate_visual_tokens(count, *size)
+        images = as_images is not None and as_images(cell)
+        tokens = (estimate_image_tokens if images else estimate_visual_tokens)(count, *size)
         cost.visual_tokens += tokens
         entry["visual_tokens_estimated"] += tokens
     return cost

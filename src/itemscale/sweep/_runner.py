@@ -6,6 +6,7 @@ model: a crash loses at most the cells in flight, and every rerun recomputes not
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import sys
 import threading
@@ -15,10 +16,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import pandas as pd
 
+from ..errors import ItemscaleError
 from ..files import read_json
 from ..items import Item
 from ..models import PROMPT_TEMPLATE_VERSION
@@ -129,15 +131,53 @@ def _run_local(session: Session) -> None:
             spec = backend.spec
             session.loaded(entry, spec)
             _, jobs = session.plan(entry, spec.spec_id)
+            # A served model answers `requests_in_flight` requests at once: hand it that many,
+            # or `--concurrency` would do nothing at the default batch size of 1.
+            in_flight = int(getattr(backend, "requests_in_flight", 1))
             runner = VideoJobRunner(
                 backend,
-                batch_size=session.batch_size,
+                batch_size=max(session.batch_size, in_flight),
                 cache=session.frame_cache,
                 decoding_base=session.protocol.decoding,
             )
+            if getattr(backend, "probes_first", False):
+                jobs = _probe(session, runner, entry.name, jobs)
             _run_jobs(session, runner, jobs)
         finally:
+            session.backend_notes(entry.name, backend)
             backend.close()
+
+
+class ServerRefusedError(ItemscaleError, RuntimeError):
+    """A served model refused the sweep's first request: every cell would fail the same way, so
+    the sweep stops with the server's own message (exit status 1; the cell is stored as its
+    failure and is tried again on resume)."""
+
+    exit_code: ClassVar[int] = 1
+
+
+def _probe(
+    session: Session, runner: VideoJobRunner, model: str, jobs: Sequence[VideoJob]
+) -> list[VideoJob]:
+    """Run the first cell with frames alone; raise `ServerRefusedError` when the server
+    refuses it, else return the jobs without that cell."""
+    for position, job in enumerate(jobs):
+        cell = next((c for c in job.cells if c.needs_video), None)
+        if cell is None:
+            continue
+        probe_job = dataclasses.replace(job, cells=(cell,))
+        rows = [row for batch in runner.run(probe_job) for row in batch]
+        session.record(rows)
+        (row,) = rows
+        if row.status == Status.MODEL_ERROR.value:
+            raise ServerRefusedError(
+                f"model {model!r}: the server refused the first request ({cell.config.label}, "
+                f"item {cell.item.item_id}), so the sweep stopped before running the rest: "
+                f"{row.error}"
+            )
+        rest = dataclasses.replace(job, cells=tuple(c for c in job.cells if c is not cell))
+        return [*jobs[:position], rest, *jobs[position + 1 :]]
+    return list(jobs)
 
 
 def _run_jobs(session: Session, runner: VideoJobRunner, jobs: Sequence[VideoJob]) -> None:
@@ -250,6 +290,7 @@ def run_sweep(
             num_workers=num_workers,
         )
         outcome = "completed"
+        refused: ServerRefusedError | None = None
         try:
             if executor == "local":
                 _run_local(session)
@@ -259,6 +300,9 @@ def run_sweep(
                 run_ray(session)
         except KeyboardInterrupt:
             stop.set()
+        except ServerRefusedError as exc:  # exported like any stop, then raised
+            refused = exc
+            outcome = "refused"
         finally:
             bar.close()
             if stop.is_set():
@@ -283,6 +327,8 @@ def run_sweep(
                 "skipped_cells": result.skipped,
                 "ran_cells": result.ran,
                 "by_status": dict(result.by_status),
+                "served": dict(result.served),
+                "warnings": list(result.warnings),
                 "extra_configs": [
                     {
                         "config_id": p.config_id,
@@ -299,6 +345,8 @@ def run_sweep(
         result.table = store.export(
             out_dir, payload, prefer=session.planned_ids, imported=imported_rows(out_dir)
         )
+    if refused is not None:
+        raise refused
     return result
 
 
@@ -413,9 +461,15 @@ def plan_sweep(
         info = probe(cell)
         return None if info is None else int(info.n_frames)
 
+    image_parts = {
+        m.name
+        for m in protocol.models
+        if m.backend == "openai" and not (m.options or {}).get("video_input", False)
+    }
     return estimate_cost(
         cells,
         is_done=lambda c: (c.model, c.item.item_id, c.config.config_id, c.repeat) in stored,
         frame_size=frame_size,
         n_frames=n_frames,
+        as_images=lambda c: c.model in image_parts,
     )

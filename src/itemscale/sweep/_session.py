@@ -78,6 +78,11 @@ class SweepResult:
     model_s: float = 0.0
     wall_s: float = 0.0
     table: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: per served model: the most requests in flight at once, and multiple-choice replies that
+    #: carried no log-probabilities
+    served: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: what the reader must know about the run's numbers (run.json `sweep.warnings`)
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -205,6 +210,32 @@ class Session:
         for row in rows:
             self.result.by_status[row.status] = self.result.by_status.get(row.status, 0) + 1
         self.bar.update(len(rows))
+
+    def backend_notes(self, model: str, backend: object) -> None:
+        """What a served backend saw: requests in flight, and replies without log-probabilities
+        (a server that ignores `logprobs` leaves every confidence empty, and nothing else would
+        say so)."""
+        if not hasattr(backend, "max_in_flight"):
+            return
+        asked = int(getattr(backend, "logprob_requests", 0))
+        missing = int(getattr(backend, "logprob_missing", 0))
+        self.result.served[model] = {
+            "max_in_flight": int(getattr(backend, "max_in_flight", 0)),
+            "logprob_requests": asked,
+            "logprob_missing": missing,
+        }
+        if asked and missing == asked:
+            self.result.warnings.append(
+                f"model {model!r}: the server returned no log-probabilities for any of its "
+                f"{asked} multiple-choice replies, so no answer has a confidence (the "
+                "confidence cascade and `cascade --score` cannot run on it); serve with "
+                "log-probabilities enabled (vLLM and SGLang return them; docs/backends.md)"
+            )
+        elif missing:
+            self.result.warnings.append(
+                f"model {model!r}: {missing} of {asked} multiple-choice replies carried no "
+                "log-probabilities (those answers have no confidence)"
+            )
 
     def record_stats(self, job: VideoJob, stats: JobStats) -> None:
         self.result.decode_s += stats.decode_s
