@@ -42,6 +42,7 @@ from ..responses import (
     run_lock,
     write_json_atomic,
 )
+from ._derived import DERIVED_KEY, refresh_derived
 from ._html import ReportInputs, render_report
 from ._manifest import write_manifest
 from ._trajectories import TRAJECTORY_SCHEMA_VERSION, trajectory_table
@@ -341,6 +342,8 @@ def _build(
             item_list = read_items_jsonl(items_path)
             shutil.copyfile(items_path, tmp / ITEMS_FILE)
             optional.append(ITEMS_FILE)
+        # after the copies: what no longer fits the responses is recomputed or flagged
+        derived = refresh_derived(tmp, full, item_list)
         commit, dirty = git_state(Path(__file__).resolve().parent)
         prov: dict[str, Any] = {
             "schema_version": ARTIFACT_SCHEMA_VERSION,
@@ -385,6 +388,7 @@ def _build(
                 "videos": _video_hashes(item_list, items_path.parent) if items_path else {},
             },
             "optional_files": optional,
+            DERIVED_KEY: {d.name: d.record() for d in derived},
             "report": {"title": title or f"itemscale report: {run_dir.resolve().name}"},
         }
         write_json_atomic(tmp / PROVENANCE_FILE, prov)

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ._assets import CSS, JS, script_hash
+from ._derived import DERIVED_KEY
 from ._html_measures import interval_method_text, measures_section
 from ._html_policies import cascade_section, intervention_section
 from ._svg import esc
@@ -288,6 +289,20 @@ def _provenance_section(prov: dict[str, Any], measures: dict[str, Any], run: dic
     )
 
 
+def _derived_notes(prov: dict[str, Any], *names: str) -> str:
+    """What the report did with a derived file that no longer fit the responses (recomputed it,
+    or shows it flagged as stale), said where its section starts."""
+    record = prov.get(DERIVED_KEY) if isinstance(prov, dict) else None
+    if not isinstance(record, dict):
+        return ""
+    return "".join(
+        f"<p class='derived {esc(entry.get('status'))}'><b>{esc(name)}: "
+        f"{esc(entry.get('status'))}</b>. {esc(entry.get('reason'))}</p>"
+        for name, entry in sorted(record.items())
+        if isinstance(entry, dict) and any(name.startswith(n) for n in names)
+    )
+
+
 def render_report(inputs: ReportInputs) -> str:
     payload = item_table_payload(inputs.trajectories, inputs.responses, inputs.questions)
     csp = (
@@ -296,6 +311,7 @@ def render_report(inputs: ReportInputs) -> str:
     )
     n_items = inputs.trajectories[["model", "series", "item_id"]].drop_duplicates().shape[0]
     models = ", ".join(sorted({str(m) for m in inputs.trajectories["model"]}))
+    prov = inputs.provenance
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -314,9 +330,9 @@ def render_report(inputs: ReportInputs) -> str:
 </header>
 <main>
 <section id="measures"><h2>Which items does a bigger budget hurt?</h2>{measures_section(inputs.measures, inputs.trajectories)}</section>
-<section id="cascade"><h2>How much compute can I save? (cascade and stopping policies)</h2>{cascade_section(inputs.cascade)}</section>
-<section id="intervention"><h2>Sampling intervention</h2>{intervention_section(inputs.intervention, GALLERY_LIMIT)}</section>
-<section id="audit"><h2>Why? The frame audit</h2>{_audit_section(inputs)}</section>
+<section id="cascade"><h2>How much compute can I save? (cascade and stopping policies)</h2>{_derived_notes(prov, "cascade.json")}{cascade_section(inputs.cascade)}</section>
+<section id="intervention"><h2>Sampling intervention</h2>{_derived_notes(prov, "intervention")}{intervention_section(inputs.intervention, GALLERY_LIMIT)}</section>
+<section id="audit"><h2>Why? The frame audit</h2>{_derived_notes(prov, "audit.parquet")}{_audit_section(inputs)}</section>
 <section id="items"><h2>Items</h2>
 <div class="controls"><input id="item-filter" type="search" placeholder="filter: item, answer, output..." aria-label="filter items"><select id="pattern-filter" aria-label="pattern"></select><select id="model-filter" aria-label="model"></select><span id="item-count" class="muted"></span></div>
 <div class="table-wrap"><table id="item-table"></table></div>

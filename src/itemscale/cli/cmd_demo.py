@@ -92,7 +92,7 @@ def run_paper_step(paper_dir: Path, *, n_boot: int, report: bool) -> dict[str, A
     from ..artifact import build_artifact
     from ..measures import analyze_responses
     from ..policies import CascadeSettings, cascade_report
-    from ..responses import read_run, write_json_atomic
+    from ..responses import RESPONSES_DIGEST_KEY, read_run, responses_digest, write_json_atomic
     from ._paper import (
         TABLE2_CONFIGS,
         compare_with_paper,
@@ -122,6 +122,7 @@ def run_paper_step(paper_dir: Path, *, n_boot: int, report: bool) -> dict[str, A
     # the settings `itemscale cascade RUN --sharing prefix` records, so verify recomputes it.
     cascade = cascade_report(df, CascadeSettings(n_boot=n_boot, seed=0, sharing="prefix"))
     cascade["run_dir"] = str(paper_dir)
+    cascade[RESPONSES_DIGEST_KEY] = responses_digest(paper_dir)
     write_json_atomic(paper_dir / "cascade.json", cascade)
     print_cascade_table(cascade, sys.stdout)
     out: dict[str, Any] = {

@@ -71,6 +71,19 @@ def run(args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from exc
     print(f"artifact written to {out}")
+    print_derived(out)
     print(f"report: {out / REPORT_FILE}")
     print(f"check it with: itemscale verify {out}")
     return 0
+
+
+def print_derived(artifact: Any) -> None:
+    """Say which derived files the report recomputed or flagged as stale (provenance.json)."""
+    import json
+    from pathlib import Path
+
+    from ..artifact import DERIVED_KEY, PROVENANCE_FILE
+
+    prov = json.loads((Path(artifact) / PROVENANCE_FILE).read_text(encoding="utf-8"))
+    for name, entry in sorted((prov.get(DERIVED_KEY) or {}).items()):
+        print(f"  {name}: {entry['status']}: {entry['reason']}")

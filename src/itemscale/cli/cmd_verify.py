@@ -14,7 +14,8 @@ def register(sub: Any) -> None:
         description="Check every file of an artifact against MANIFEST.json, then recompute the "
         "measures (same bootstrap size and seed), the trajectories and the audit from "
         "responses.parquet and compare them exactly. Exit status 1 names every file that "
-        "was edited, added or removed.",
+        "was edited, added or removed, and tells a derived file (cascade, intervention, "
+        "audit) the responses changed after (stale) from one changed by hand (edited).",
     )
     p.add_argument("artifact", help="artifact folder (e.g. RUN_DIR/artifact)")
     p.add_argument(
@@ -29,6 +30,8 @@ def run(args: argparse.Namespace) -> int:
     result = verify_artifact(args.artifact, recompute=not args.hashes_only)
     if result.ok:
         print(f"{args.artifact}: OK ({', '.join(result.checks)})")
+        for note in result.notes:
+            print(f"  note: {note}")
         return 0
     print(
         f"{args.artifact}: FAILED ({len(result.bad_files)} file(s); checked: "
@@ -42,4 +45,6 @@ def run(args: argparse.Namespace) -> int:
     ]
     for problem in extra:
         print(f"  {problem}", file=sys.stderr)
+    for note in result.notes:
+        print(f"  note: {note}", file=sys.stderr)
     return 1

@@ -105,7 +105,14 @@ def intervene(
         plan_intervention,
     )
     from ..protocol import Protocol
-    from ..responses import SchemaError, read_run, run_lock, write_json_atomic
+    from ..responses import (
+        RESPONSES_DIGEST_KEY,
+        SchemaError,
+        read_run,
+        responses_digest,
+        run_lock,
+        write_json_atomic,
+    )
 
     if policy not in INTERVENTION_NAMES:
         raise WorkflowError(
@@ -209,6 +216,7 @@ def intervene(
 
     outcome = intervention_outcomes(df, plan, n_boot=n_boot, seed=seed)
     outcome["run_dir"] = str(run_dir)
+    outcome[RESPONSES_DIGEST_KEY] = responses_digest(run_dir)
     with run_lock(run_dir, what="intervene"):  # the re-run's sweep held it while it ran
         write_json_atomic(out_dir / f"{policy}.json", outcome)
     return outcome
