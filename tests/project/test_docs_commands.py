@@ -264,10 +264,18 @@ def _check_without_running(block: Block) -> None:
     """A skipped block still names real options: `itemscale` lines go through the CLI parser,
     scripts' options must appear in their own `--help`."""
     parser = build_parser()
-    for command in commands(block.body):
+    lines = [part for c in commands(block.body) for part in c.split(" && ")]
+    for command in lines:
         words = shlex.split(command, comments=True)
         while words and "=" in words[0] and not words[0].startswith("-"):
             words = words[1:]  # leading VAR=value
+        if re.fullmatch(r"python3(\.\d+)? -m venv \.venv[\w-]*", " ".join(words)):
+            continue  # a new virtual environment
+        if re.fullmatch(r"\.venv[\w-]*/bin/pip", words[0]):
+            assert words[1] == "install", f"{block.document}:{block.line}: {command!r}"
+            continue
+        if re.fullmatch(r"\.venv[\w-]*/bin/itemscale", words[0]):
+            words[0] = "itemscale"  # the same command from another environment
         if words[0] == "itemscale":
             try:
                 parser.parse_args(words[1:])
@@ -329,6 +337,8 @@ def test_document_commands_run_as_written(document: str, tmp_path: Path) -> None
             _check_without_running(block)
             continue
         script = _runnable(block)
+        # `.venv/bin/itemscale` is the project's own environment: the one running this test
+        script = re.sub(r"(?<![\w/.])\.venv/bin/", f"{BIN}/", script)
         if "--device cuda" in script:
             script = _substitute(script, _device_substitutions())
         # `make demo` runs the repository's Makefile, writing into this workspace
