@@ -31,7 +31,7 @@ INTERVENTION_DIR: Final[str] = "intervention"
 #: provenance.json's record of the derived files the report did not copy as they were.
 DERIVED_KEY: Final[str] = "derived"
 #: keys a command adds to its result after computing it; a recomputation takes them as stored.
-_ADDED_KEYS: Final[tuple[str, ...]] = ("run_dir", "models", RESPONSES_DIGEST_KEY)
+_ADDED_KEYS: Final[tuple[str, ...]] = ("run_dir", "models", "axis", RESPONSES_DIGEST_KEY)
 
 Why = Literal["stale", "edited", "unknown"]
 

@@ -185,11 +185,10 @@ def print_summary(report: dict[str, Any], out: TextIO | None = None) -> None:
     )
     for block in report["results"]:
         print_block(block, settings["cost"], gloss, out)
-    for skipped in report["skipped"]:
-        print(
-            f"\n-- not run on {skipped['model']} / {skipped['series']}: {skipped['reason']}",
-            file=out,
-        )
+    from ..policies import skipped_lines
+
+    for line in skipped_lines(report):
+        print(f"\n-- {line}", file=out)
 
 
 def run(args: argparse.Namespace) -> int:
