@@ -62,6 +62,8 @@ OPTIONAL_FILES: Final[tuple[str, ...]] = (
     "annotations.parquet",
     "cascade.json",
     "intervention.json",
+    # the seed paper's published numbers beside itemscale's (`make demo`'s paper run)
+    "comparison.json",
 )
 SHEETS_DIR: Final[str] = "audit_sheets"
 #: Where `itemscale intervene` writes `<policy>.json` and `<policy>.plan.json`.
@@ -431,6 +433,7 @@ def load_report_inputs(root: Path) -> ReportInputs:
         annotations=_read_optional_parquet(root / "annotations.parquet"),
         sheets=sheets,
         cascade=_read_optional_json(root / "cascade.json"),
+        comparison=_read_optional_json(root / "comparison.json"),
         intervention=interventions or None,
         run=run_meta if isinstance(run_meta, dict) else {},
         title=str(title) if title else "itemscale report",
