@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import itertools
 import json
 import os
 import queue
@@ -485,7 +486,7 @@ def test_a_frames_by_resolution_grid_reads_at_a_glance(
     for box in boxes:
         assert box["top"] >= 0 and box["bottom"] <= box["h"] and box["left"] >= 0, box
     ordered = sorted(boxes, key=lambda b: b["top"])
-    for upper, lower in zip(ordered, ordered[1:], strict=False):
+    for upper, lower in itertools.pairwise(ordered):
         assert upper["bottom"] <= lower["top"] + 0.5, (upper, lower)
     wide = json.loads(
         page.eval(
