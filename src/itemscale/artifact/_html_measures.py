@@ -63,7 +63,7 @@ def _headline_table(block: dict[str, Any]) -> str:
         ("text-answerable rate", pts(block.get("text_answerable_rate")), "text-answerable"),
         (
             "text overwrite rate (harmful transitions)",
-            pts(block.get("text_overwrite_rate")),
+            _overwrite_cell(block),
             "text overwrite",
         ),
     ]
@@ -78,6 +78,15 @@ def _headline_table(block: dict[str, Any]) -> str:
         f"<table class='headline'><tbody>{body}</tbody></table>"
         "<p class='muted'>points, 95% interval</p>"
     )
+
+
+def _overwrite_cell(block: dict[str, Any]) -> str:
+    """The rate and the transitions it counts (the item share is in the Text overwrite part)."""
+    counts = block.get("text_overwrite_counts")
+    counted = ""
+    if isinstance(counts, dict) and counts.get("harmful_transitions"):
+        counted = f" ({counts['overwrite_transitions']} of {counts['harmful_transitions']})"
+    return pts(block.get("text_overwrite_rate")) + counted
 
 
 def _complementarity(block: dict[str, Any]) -> str:

@@ -88,6 +88,19 @@ def parse_config_list(text: str) -> list[str]:
     return labels
 
 
+def _overwrite_text(block: dict[str, Any]) -> str:
+    """The text overwrite rate with the counts it is a share of, transitions and items."""
+    text = points_text(block["text_overwrite_rate"])
+    counts = block.get("text_overwrite_counts")
+    if isinstance(counts, dict) and counts.get("harmful_transitions"):
+        text += (
+            f" ({counts['overwrite_transitions']} of {counts['harmful_transitions']} harmful "
+            f"transitions; by item {points_text(block['text_overwrite_item_rate'])}: "
+            f"{counts['overwrite_items']} of {counts['harmful_items']} harmful items)"
+        )
+    return text
+
+
 def _print_binary(block: dict[str, Any], out: TextIO, indent: str = "  ") -> None:
     print(
         f"{indent}matched grid: {block['n_items']} items on {block['n_videos']} videos; "
@@ -123,7 +136,7 @@ def _print_binary(block: dict[str, Any], out: TextIO, indent: str = "  ") -> Non
         ("beneficial rate", points_text(block["beneficial_rate"])),
         ("terminal regression", points_text(block["terminal_regression_rate"])),
         ("text-answerable", points_text(block["text_answerable_rate"])),
-        ("text overwrite", points_text(block["text_overwrite_rate"])),
+        ("text overwrite", _overwrite_text(block)),
     ):
         print(f"{indent}{name + ':':<21}{text}{_GLOSS(name)}", file=out)
     if "item_rate_harmful_rate" in block:
@@ -198,7 +211,10 @@ def _print_with_text(g: dict[str, Any], out: TextIO, indent: str) -> None:
         "confusion)",
         file=out,
     )
-    print(f"{indent}  overwrite rate:    {points_text(g['overwrite_rate'])}", file=out)
+    print(
+        f"{indent}  overwrite rate:    {points_text(g['overwrite_rate'])}{_GLOSS('overwrite')}",
+        file=out,
+    )
 
 
 def _print_continuous(block: dict[str, Any], out: TextIO, indent: str = "  ") -> None:
