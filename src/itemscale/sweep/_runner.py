@@ -98,6 +98,8 @@ def stop_on_sigint(stop: SweepStop) -> Iterator[None]:
 def _progress(total: int, enabled: bool) -> Any:
     from tqdm import tqdm
 
+    # `delay`: nothing is drawn until a model loads or a cell runs, so a resume with every cell
+    # done prints one sentence instead of an empty `0cell [00:00, ?cell/s]` bar
     return tqdm(
         total=total,
         unit="cell",
@@ -105,6 +107,7 @@ def _progress(total: int, enabled: bool) -> Any:
         disable=not enabled,
         dynamic_ncols=True,
         smoothing=0.1,
+        delay=0.5,
     )
 
 
@@ -252,6 +255,8 @@ def run_sweep(
             stop.set()
         finally:
             bar.close()
+            if progress and result.planned and not result.ran and not stop.is_set():
+                print(f"all {result.planned} cells already done; nothing to run", file=sys.stderr)
             if stop.is_set():
                 outcome = "interrupted"
             store.end_session(session_id, outcome)

@@ -196,7 +196,8 @@ class Session:
         self.result.skipped += len(cells) - len(pending)
         self.bar.total = (self.bar.total or 0) - self._expected + len(pending)
         self._expected = 0
-        self.bar.refresh()
+        if pending:  # a model with nothing left to run draws no bar
+            self.bar.refresh()
         return cells, group_by_video(pending, self.known_hashes)
 
     def record(self, rows: Sequence[CellRow]) -> None:
