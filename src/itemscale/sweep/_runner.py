@@ -119,7 +119,7 @@ def _run_local(session: Session) -> None:
             continue
         session.expect(entry)
         backend = session.factory(entry, session.device, session.batch_size)
-        session.bar.set_description_str(entry.name)
+        session.bar.set_description_str(entry.name, refresh=bool(session.bar.total))
         session.bar.unpause()  # the loading time is no cell's: keep it out of the rate and ETA
         try:
             spec = backend.spec
