@@ -44,6 +44,7 @@ def test_the_conclusion_says_what_the_numbers_say(tmp_path: Path) -> None:
     first, last = block["axis"][0], block["axis"][-1]
     assert text.startswith(
         f"The accuracy curve rises from {100 * block['accuracy'][first]['value']:.1f} at {first}"
+        f" to {100 * block['accuracy'][last]['value']:.1f} at {last}"
     )
     assert f"of the {n} items ({harmful}) are right at some budget and wrong at a larger" in text
     assert f"and {terminal} end wrong at the largest budget" in text
