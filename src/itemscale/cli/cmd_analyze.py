@@ -294,7 +294,9 @@ def print_series(
 _GLOSS = Glosses()
 
 
-def print_summary(result: dict[str, Any], out: TextIO | None = None, brief: bool = False) -> None:
+def print_summary(
+    result: dict[str, Any], out: TextIO | None = None, *, brief: bool = False
+) -> None:
     global _GLOSS
     _GLOSS = Glosses()
     out = out if out is not None else sys.stdout
