@@ -80,7 +80,8 @@ def validation_message(
     brackets) are dropped: they name no key of the user's file. A `too_short` error on a list
     whose items have their own errors is left out, as their consequence. `show_input` adds the
     offending scalar (`(got 'x')`). Given the validated `model`, a key it does not know gets
-    the closest key it does (`grid.short_sides: not a key here (did you mean 'short_side'?)`).
+    the closest key it does (`grid.short_sides: Extra inputs are not permitted (did you mean
+    'short_side'?); known keys: ...`).
     """
     errors = list(errors)
     lines = []
@@ -101,9 +102,10 @@ def validation_message(
             if not (isinstance(got, dict | list | tuple) or got is None):
                 shown = f" (got {got!r})"
         message = str(err.get("msg", ""))
-        if err.get("type") == "extra_forbidden" and loc and isinstance(loc[-1], str):
-            known = _fields_at(model, loc[:-1]) if model is not None else []
-            message = "not a key here" + did_you_mean(loc[-1], known)
+        extra = err.get("type") == "extra_forbidden" and bool(loc) and isinstance(loc[-1], str)
+        if extra and model is not None:
+            known = _fields_at(model, loc[:-1])
+            message += did_you_mean(loc[-1], known)
             if known:
                 message += f"; known keys: {', '.join(known)}"
             shown = ""

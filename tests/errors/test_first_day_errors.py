@@ -29,12 +29,15 @@ def test_a_misspelt_protocol_key_gets_the_key_it_meant() -> None:
     with pytest.raises(ProtocolError) as caught:
         parse_protocol(bad, source="protocol.toml")
     message = str(caught.value)
-    assert "grid.short_sides: not a key here (did you mean 'short_side'?)" in message
+    assert (
+        "grid.short_sides: Extra inputs are not permitted (did you mean 'short_side'?)" in message
+    )
     assert "known keys: frames, max_pixels, short_side" in message
     bad = json.loads(json.dumps(PROTOCOL))
     bad["models"][0]["backnd"] = "hf"
     with pytest.raises(
-        ProtocolError, match=r"models\[0\]\.backnd: not a key here \(did you mean 'backend'\?\)"
+        ProtocolError,
+        match=r"models\[0\]\.backnd: Extra inputs are not permitted \(did you mean 'backend'\?\)",
     ):
         parse_protocol(bad, source="protocol.toml")
     # nothing close: no guess, the keys that exist
@@ -42,7 +45,7 @@ def test_a_misspelt_protocol_key_gets_the_key_it_meant() -> None:
     bad["zzz"] = 1
     with pytest.raises(ProtocolError) as caught:
         parse_protocol(bad, source="protocol.toml")
-    assert "zzz: not a key here; known keys: " in str(caught.value)
+    assert "zzz: Extra inputs are not permitted; known keys: " in str(caught.value)
     assert "did you mean" not in str(caught.value)
 
 
