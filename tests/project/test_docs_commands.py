@@ -441,3 +441,43 @@ def test_synopses_name_real_options() -> None:
                     if option not in options:
                         stale.append(f"{document}:{block.line}: {name} has no {option}")
     assert not stale, "\n".join(stale)
+
+
+def test_synopses_list_every_option() -> None:
+    """A command's synopsis (a `text` block line `itemscale CMD ...` with its `[--option]`
+    continuation lines) names every option the command takes, so a new flag cannot be left out
+    of the documentation (`report --force`, `intervene --no-progress`)."""
+    missing = []
+    for document in DOCUMENTS:
+        for block in blocks(document):
+            if block.lang != "text":
+                continue
+            synopses: dict[str, tuple[set[str], set[str]]] = {}
+            name = ""
+            for line in block.body.splitlines():
+                line = line.strip().removeprefix("$ ")
+                if line.startswith("itemscale ") and "[" in line:
+                    name, options = _options_of(line.split())
+                    synopses.setdefault(name, (options, set()))
+                elif not (name and line.startswith(("[", "-"))):
+                    name = ""
+                    continue
+                shown = set(re.findall(r"(?<![\w-])--?[a-zA-Z][\w-]*", line))
+                synopses[name][1].update(shown)
+            for name, (options, shown) in synopses.items():
+                wanted = {o for o in options if o.startswith("--") and o != "--help"}
+                # an option shown by its other spelling counts (`-o` for `--out`)
+                lacking = sorted(o for o in wanted - shown if not _other_spelling(name, o, shown))
+                if lacking:
+                    missing.append(f"{document}:{block.line}: {name} lacks {', '.join(lacking)}")
+    assert not missing, "\n".join(missing)
+
+
+def _other_spelling(name: str, option: str, shown: set[str]) -> bool:
+    parser = build_parser()
+    for word in name.split()[1:]:
+        parser = _subcommands(parser)[word]
+    for action in parser._actions:
+        if option in action.option_strings:
+            return bool(set(action.option_strings) & shown)
+    return False
