@@ -349,7 +349,8 @@ def test_document_commands_run_as_written(document: str, tmp_path: Path) -> None
             flags=re.M,
         )
         if script.strip():
-            _run(ws, script, timeout=900)
+            # `make demo` takes ~3 min alone, several times that on 2 cores other suites share
+            _run(ws, script, timeout=1800)
             ran += 1
     assert ran or all(b.skip_reason for b in blocks(document) if b.lang == "bash")
     EXPECTED_FILES.get(document, lambda _ws: None)(ws)

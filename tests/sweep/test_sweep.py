@@ -313,7 +313,7 @@ def test_cli_errors_are_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     bad = tmp_path / "p.toml"
     write_protocol(bad, tmp_path / "no-suite")
     assert main(["sweep", str(bad), "--dry-run"]) == 2
-    assert "not a synthetic suite" in capsys.readouterr().err
+    assert f"{tmp_path / 'no-suite'}: no such folder" in capsys.readouterr().err
     assert main(["sweep", str(bad), "--limit", "0"]) == 2
 
 

@@ -254,6 +254,8 @@ def run_sweep(
         except KeyboardInterrupt:
             stop.set()
         finally:
+            if bar.n:  # the final count shown even when it came within the bar's `delay`
+                bar.refresh()
             bar.close()
             if progress and result.planned and not result.ran and not stop.is_set():
                 print(f"all {result.planned} cells already done; nothing to run", file=sys.stderr)
