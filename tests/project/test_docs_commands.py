@@ -279,8 +279,9 @@ def _check_without_running(block: Block) -> None:
         if words[0] == "itemscale":
             try:
                 parser.parse_args(words[1:])
-            except SystemExit as exc:  # argparse's way of refusing
-                raise AssertionError(f"{block.document}:{block.line}: {command!r}") from exc
+            except SystemExit as exc:  # argparse's way of refusing (or of printing --help)
+                if exc.code != 0:
+                    raise AssertionError(f"{block.document}:{block.line}: {command!r}") from exc
         elif words[0].endswith("python"):
             script = REPO / words[1]
             assert script.is_file(), f"{block.document}:{block.line}: no {words[1]}"
