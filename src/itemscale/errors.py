@@ -10,7 +10,7 @@ every layer can use it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 
@@ -40,6 +40,40 @@ def location_text(loc: Iterable[str | int], *, empty: str = "(top level)") -> st
     return path or empty
 
 
+def _fields_at(model: Any, loc: Sequence[str | int]) -> list[str]:
+    """The field names of the pydantic model that `loc` (without its last part) lands in,
+    following fields through lists, tuples, dicts and optionals; [] where it cannot tell."""
+    import typing
+
+    current: Any = model
+    for part in loc:
+        while True:  # unwrap list[X], X | None, Annotated[X, ...], dict[str, X]
+            args = [a for a in typing.get_args(current) if a not in (type(None), Ellipsis)]
+            if not args or hasattr(current, "model_fields"):
+                break
+            current = args[-1]
+        if isinstance(part, int) or not hasattr(current, "model_fields"):
+            continue
+        field = current.model_fields.get(part)
+        if field is None:
+            return []
+        current = field.annotation
+    while not hasattr(current, "model_fields"):
+        args = [a for a in typing.get_args(current) if a not in (type(None), Ellipsis)]
+        if not args:
+            return []
+        current = args[-1]
+    return list(current.model_fields)
+
+
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """` (did you mean 'short_side'?)` for the closest known key, or '' when none is close."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def validation_message(
     errors: Iterable[Mapping[str, Any]],
     *,
@@ -47,13 +81,16 @@ def validation_message(
     separator: str = "; ",
     indent: str = "",
     show_input: bool = False,
+    model: Any = None,
 ) -> str:
     """Every error of a pydantic `ValidationError.errors()` as `key: message`, joined.
 
     Pydantic's internal tags in a location (`function-after[...]`, union member names in
     brackets) are dropped: they name no key of the user's file. A `too_short` error on a list
     whose items have their own errors is left out, as their consequence. `show_input` adds the
-    offending scalar (`(got 'x')`).
+    offending scalar (`(got 'x')`). Given the validated `model`, a key it does not know gets
+    the closest key it does (`grid.short_sides: Extra inputs are not permitted (did you mean
+    'short_side'?); known keys: ...`).
     """
     errors = list(errors)
     lines = []
@@ -73,5 +110,13 @@ def validation_message(
             got = err.get("input")
             if not (isinstance(got, dict | list | tuple) or got is None):
                 shown = f" (got {got!r})"
-        lines.append(f"{indent}{location_text(loc, empty=empty)}: {err.get('msg', '')}{shown}")
+        message = str(err.get("msg", ""))
+        extra = err.get("type") == "extra_forbidden" and bool(loc) and isinstance(loc[-1], str)
+        if extra and model is not None:
+            known = _fields_at(model, loc[:-1])
+            message += did_you_mean(loc[-1], known)
+            if known:
+                message += f"; known keys: {', '.join(known)}"
+            shown = ""
+        lines.append(f"{indent}{location_text(loc, empty=empty)}: {message}{shown}")
     return separator.join(lines)

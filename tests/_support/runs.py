@@ -122,3 +122,39 @@ def make_mixed_run(run: Path) -> list[Item]:
     df.loc[scored, "correct"] = np.nan
     write_run(run, normalise_responses(df), {"protocol": "mixed"})
     return items
+
+
+GRID = tuple(
+    (f"{frames}f@{side}", frames, side * side, 10 * frames + n)
+    for frames in (2, 4, 8)
+    for n, side in enumerate((56, 112))
+)
+
+
+def make_grid_run(run_dir: Path, *, n_items: int = 40, seed: int = 1) -> pd.DataFrame:
+    """A frames x resolution grid (2, 4, 8 frames at short side 56 and 112), as the demo sweeps:
+    accuracy rises with frames, one item regresses only at the largest budget (a group of one
+    in the heat map), and one model output is long enough to need wrapping in the item table."""
+    rng = np.random.default_rng(seed)
+    rows: list[dict[str, object]] = []
+    for n in range(n_items):
+        it = Item(
+            item_id=f"grid{n:02d}",
+            video_id=f"gv{n // 2}",
+            question=f"question {n}?",
+            options=("red", "green", "blue", "grey"),
+            answer="A",
+        )
+        for label, frames, pixels, order in GRID:
+            p_right = 0.2 + 0.09 * frames
+            answer = "A" if rng.random() < p_right else str(rng.choice(list("BCD")))
+            if n == 0:  # right everywhere but the largest budget
+                answer = "B" if label == "8f@112" else "A"
+            row = _row("grid model", it, label, frames, pixels, frames, answer, rng)
+            row.update(config_id=f"cfg-{label}", axis_order=float(order))
+            rows.append(row)
+    df = normalise_responses(pd.DataFrame(rows))
+    long_output = "word " * 400
+    df.loc[df["config_label"] == "8f@112", "raw_text"] = long_output + "Answer: A"
+    write_run(run_dir, df, {"protocol": {"name": "grid"}})
+    return df

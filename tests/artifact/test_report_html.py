@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import itertools
 import json
 import os
 import queue
@@ -443,3 +444,55 @@ def test_mixed_run_report_loads_clean(
     assert page.eval("document.querySelectorAll('#item-table tbody tr').length") == 8
     assert page.eval("document.getElementById('audit').textContent.indexOf('not run') >= 0")
     assert page.eval("document.getElementById('cascade').textContent.indexOf('not run') >= 0")
+
+
+def test_a_frames_by_resolution_grid_reads_at_a_glance(
+    browser: DevTools, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """One accuracy curve per resolution and a frames x resolution map, not one line zigzagging
+    through 2f@56, 2f@112, 4f@56, ...; heat-map group labels neither overlap nor leave the
+    figure; the item table fits the page without horizontal scrolling; a headline opens it."""
+    from _support.runs import make_grid_run
+
+    run = tmp_path_factory.mktemp("grid") / "run"
+    make_grid_run(run)
+    report = build_artifact(run, n_boot=20, seed=0) / "report.html"
+    page = Page(browser, report.as_uri())
+    assert page.errors() == []
+    got = json.loads(
+        page.eval(
+            "JSON.stringify({chains: Array.prototype.map.call("
+            "document.querySelectorAll('svg.chain-curves polyline.chain-line'),"
+            " function (l) { return l.dataset.chain; }),"
+            " cells: document.querySelectorAll('svg.budget-grid rect.budget-cell').length,"
+            " zigzag: document.querySelectorAll('svg.accuracy-curve').length,"
+            " headline: document.querySelector('p.headline').textContent})"
+        )
+    )
+    assert got["chains"] == ["frames@56", "frames@112"]
+    assert got["cells"] == 6 and got["zigzag"] == 0
+    assert got["headline"].startswith("grid model: accuracy goes from ")
+    assert "are right at some budget and wrong at a larger one" in got["headline"]
+    boxes = json.loads(
+        page.eval(
+            "JSON.stringify(Array.prototype.map.call("
+            "document.querySelectorAll('svg.heatmap text.group-label'), function (t) {"
+            " var b = t.getBBox(); var h = t.ownerSVGElement.height.baseVal.value;"
+            " return {text: t.textContent, top: b.y, bottom: b.y + b.height, left: b.x, h: h}; }))"
+        )
+    )
+    assert any(b["text"].startswith("harmful only (") for b in boxes)
+    assert not any(b["text"].startswith("harmful (") for b in boxes)
+    for box in boxes:
+        assert box["top"] >= 0 and box["bottom"] <= box["h"] and box["left"] >= 0, box
+    ordered = sorted(boxes, key=lambda b: b["top"])
+    for upper, lower in itertools.pairwise(ordered):
+        assert upper["bottom"] <= lower["top"] + 0.5, (upper, lower)
+    wide = json.loads(
+        page.eval(
+            "var w = document.querySelector('.table-wrap');"
+            " JSON.stringify({scroll: w.scrollWidth, client: w.clientWidth})"
+        )
+    )
+    assert wide["scroll"] <= wide["client"], wide
+    page.screenshot(SCREENSHOT_DIR / "itemscale_report_grid.png")

@@ -89,14 +89,15 @@ def test_fixture_runs_import_and_analyze_match_hand_computation(
     measures = tmp_path / "m.json"
     assert main(["analyze", str(run), "--bootstrap", "30", "--json", str(measures)]) == 0
     m = json.loads(measures.read_text())["models"]["LLaVA-NeXT-Video-7B-Qwen2"]
-    assert m["axis"] == ["uniform16", "dbfp8"]
+    # the budget axis follows the frame counts (8 < 16), not the order the --config flags came in
+    assert m["axis"] == ["dbfp8", "uniform16"]
     assert m["n_items"] == 40
     assert m["accuracy"]["uniform16"]["value"] == pytest.approx(acc_uni)
     assert m["accuracy"]["dbfp8"]["value"] == pytest.approx(acc_dbf)
     assert acc_uni == pytest.approx(21 / 40)  # and lmms-eval's own pred_answer agrees
-    assert m["flip_down"]["uniform16->dbfp8"]["value"] == pytest.approx(right_then_wrong / 40)
-    assert m["flip_up"]["uniform16->dbfp8"]["value"] == pytest.approx(wrong_then_right / 40)
-    assert m["harmful_rate"]["value"] == pytest.approx(right_then_wrong / 40)
+    assert m["flip_down"]["dbfp8->uniform16"]["value"] == pytest.approx(wrong_then_right / 40)
+    assert m["flip_up"]["dbfp8->uniform16"]["value"] == pytest.approx(right_then_wrong / 40)
+    assert m["harmful_rate"]["value"] == pytest.approx(wrong_then_right / 40)
     assert len(videos) == 14
 
 
@@ -264,7 +265,9 @@ def test_text_only_run_and_labels_from_config(tmp_path: Path) -> None:
     df, _ = read_run(run)
     order = df.drop_duplicates("config_label").set_index("config_label")
     assert order.loc["blind", "frames"] == 0 and order.loc["blind", "axis_order"] == 0.0
-    assert order.loc["picks8", "axis_order"] == 1.0 and order.loc["picks32", "axis_order"] == 2.0
+    # by frame count; a tie between named runs would keep the order they were given in
+    assert order.loc["picks8", "axis_order"] == pytest.approx(8.001)
+    assert order.loc["picks32", "axis_order"] == pytest.approx(32.002)
     assert order.loc["picks8", "frames"] == 8  # frames from results.json when not given
 
 

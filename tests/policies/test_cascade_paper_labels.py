@@ -14,13 +14,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from _support.paths import DATA, FIXTURES
+from _support.paths import DATA, shared
 from itemscale.cli._paper import ANSWER_KEY, import_release, release_dir
 from itemscale.policies import CascadeSettings, cascade_report
 from itemscale.responses import read_run
 
 MEDIUM = DATA / "scalegrid_v1_medium"
-VIDEOMME = FIXTURES / "benchmarks" / "videomme-test.parquet"
 
 
 def _savers(report: dict) -> list[str]:
@@ -86,12 +85,11 @@ def test_agreement_on_internvl3_is_the_rule_computed_by_hand(v1_short: pd.DataFr
     assert 100 * (1 - frames.mean() / 64) == pytest.approx(43.64, abs=0.005)
 
 
-@pytest.mark.skipif(not VIDEOMME.is_file(), reason=f"needs {VIDEOMME} (Video-MME's question file)")
 def test_a_split_nothing_was_tuned_on(tmp_path: Path) -> None:
     from itemscale.importers import TableOptions, finish_import, import_table, key_from_benchmark
     from itemscale.importers._common import import_record, source_record
 
-    key = key_from_benchmark(VIDEOMME)
+    key = key_from_benchmark(shared("benchmarks/videomme-test.parquet"))
     for table in sorted(MEDIUM.glob("*_predictions_wide.csv")):
         model = table.name.split("_V1_medium")[0]
         rows, notes = import_table(

@@ -354,3 +354,29 @@ def test_rates_by_hand() -> None:
     assert result["net_accuracy_change_estimate"]["value"] == pytest.approx(
         0.75 * 5 / 11 - 0.2 * 5 / 11
     )
+
+
+def test_a_rate_every_rerun_agrees_on_gets_an_exact_interval() -> None:
+    """0 of 2 recovered: every bootstrap resample gives 0, so [0, 0] would read as certainty;
+    the exact binomial interval for 0 of 2 is [0, 1 - 0.025 ** (1 / 2)] = [0, 0.8419]."""
+    plan = _plan(n_control=4)
+    df = _with_reruns(plan)
+    df.loc[df["item_id"] == "i0", ["correct", "answer"]] = [0.0, "B"]  # i0 stays wrong too
+    result = intervention_outcomes(df, plan, n_boot=200, seed=0)
+    rate = result["recovered_rate"]
+    assert rate["value"] == 0.0
+    assert rate["ci"] == [0.0, pytest.approx(1 - 0.025**0.5)]
+    assert result["intervals"]["recovered_rate"].startswith("exact binomial (Clopper-Pearson)")
+    assert result["regressions"]["n_changed"] == 0
+    # the controls disagree (1 of 3 broken): their interval stays the bootstrap's
+    assert result["intervals"]["broken_rate"] == "video bootstrap"
+    assert result["controls"]["n_changed"] == 1
+
+
+def test_clopper_pearson_by_hand() -> None:
+    from itemscale.policies._intervention import clopper_pearson
+
+    assert clopper_pearson(0, 4) == [0.0, pytest.approx(1 - 0.025**0.25)]  # 0.6024
+    assert clopper_pearson(4, 4) == [pytest.approx(0.025**0.25), 1.0]
+    low, high = clopper_pearson(5, 10)
+    assert (low, high) == (pytest.approx(0.1871, abs=1e-4), pytest.approx(0.8129, abs=1e-4))

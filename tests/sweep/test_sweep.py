@@ -150,6 +150,18 @@ def test_rerun_recomputes_nothing_and_batch_size_is_not_identity(bench: dict[str
     assert [s["outcome"] for s in prov["sessions"]] == ["completed", "completed"]
 
 
+def test_a_resume_with_every_cell_done_says_so(
+    bench: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _run(bench, progress=True)
+    first = capsys.readouterr().err
+    assert "/16 [" in first and "already done" not in first  # a bar over the 16 cells
+    again = _run(bench, progress=True)
+    err = capsys.readouterr().err
+    assert again.ran == 0
+    assert err.strip() == "all 16 cells already done; nothing to run"  # no `0cell [00:00` bar
+
+
 def test_each_video_is_decoded_once_for_all_its_configurations(
     bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -301,7 +313,7 @@ def test_cli_errors_are_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     bad = tmp_path / "p.toml"
     write_protocol(bad, tmp_path / "no-suite")
     assert main(["sweep", str(bad), "--dry-run"]) == 2
-    assert "not a synthetic suite" in capsys.readouterr().err
+    assert f"{tmp_path / 'no-suite'}: no such folder" in capsys.readouterr().err
     assert main(["sweep", str(bad), "--limit", "0"]) == 2
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from _support.paths import FIXTURES
+from _support.paths import FIXTURES, shared
 from _support.sweep import make_video, pixel_factory
 from itemscale.cli import main
 from itemscale.items import Item, write_items_jsonl
@@ -61,8 +61,7 @@ def test_published_benchmarks_run_with_their_videos(
     video_id: str,
     file_name: str,
 ) -> None:
-    if not (BENCH / name).is_file():
-        pytest.fail(f"fixture {BENCH / name} missing")
+    shared(f"benchmarks/{name}")
     videos = tmp_path / "videos"
     make_video(videos / file_name, n_frames=20)
     proto = load_protocol(_protocol(tmp_path, kind, BENCH / name, videos, limit=4))
@@ -125,7 +124,11 @@ def test_cli_videos_option_overrides_the_protocol(
     elsewhere = tmp_path / "elsewhere"
     make_video(elsewhere / "fFjv93ACGo8.mp4", n_frames=20)
     proto = _protocol(
-        tmp_path, "videomme", BENCH / "videomme-test.parquet", tmp_path / "empty", limit=3
+        tmp_path,
+        "videomme",
+        shared("benchmarks/videomme-test.parquet"),
+        tmp_path / "empty",
+        limit=3,
     )
     assert main(["sweep", str(proto), "--dry-run", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["visual_tokens_unknown_cells"] == 6

@@ -16,6 +16,7 @@ from ._build import (
     git_state,
 )
 from ._crosscheck import parse_digest
+from ._derived import DERIVED_KEY
 from ._html import ReportInputs, item_table_payload, json_for_script, render_report
 from ._manifest import MANIFEST_FILE, check_manifest, manifest_digest, write_manifest
 from ._trajectories import PATTERNS, TRAJECTORY_SCHEMA_VERSION, pattern_of, trajectory_table
@@ -24,6 +25,7 @@ from ._verify import VerifyResult, verify_artifact
 __all__ = [
     "ARTIFACT_DIR",
     "ARTIFACT_SCHEMA_VERSION",
+    "DERIVED_KEY",
     "MANIFEST_FILE",
     "MEASURES_FILE",
     "OPTIONAL_FILES",

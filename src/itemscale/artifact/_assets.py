@@ -47,6 +47,12 @@ pre.output { white-space: pre-wrap; word-break: break-word; background: var(--bg
 .controls input { width: 260px; }
 .table-wrap { max-height: 640px; overflow: auto; border: 1px solid var(--line); }
 nav a { margin-right: 12px; }
+p.headline { font-size: 16px; margin: 4px 0 8px; max-width: 1100px; }
+tr.differs td { background: #fff3cd; }
+#item-table { width: 100%; }
+#item-table td, #item-table th { overflow-wrap: anywhere; }
+p.derived { padding: 6px 10px; border-left: 4px solid #e6a700; background: #fff8e1; }
+p.derived.recomputed { border-left-color: #3182bd; background: #eef5fb; }
 """
 
 JS: Final[str] = """

@@ -43,6 +43,7 @@ from ..responses import (
     run_lock,
     write_json_atomic,
 )
+from ._derived import DERIVED_KEY, refresh_derived
 from ._html import ReportInputs, render_report
 from ._manifest import write_manifest
 from ._trajectories import TRAJECTORY_SCHEMA_VERSION, trajectory_table
@@ -62,6 +63,8 @@ OPTIONAL_FILES: Final[tuple[str, ...]] = (
     "annotations.parquet",
     "cascade.json",
     "intervention.json",
+    # the seed paper's published numbers beside itemscale's (`make demo`'s paper run)
+    "comparison.json",
 )
 SHEETS_DIR: Final[str] = "audit_sheets"
 #: Where `itemscale intervene` writes `<policy>.json` and `<policy>.plan.json`.
@@ -351,6 +354,8 @@ def _build(
             item_list = read_items_jsonl(items_path)
             shutil.copyfile(items_path, tmp / ITEMS_FILE)
             optional.append(ITEMS_FILE)
+        # after the copies: what no longer fits the responses is recomputed or flagged
+        derived = refresh_derived(tmp, full, item_list)
         commit, dirty = git_state(Path(__file__).resolve().parent)
         prov: dict[str, Any] = {
             "schema_version": ARTIFACT_SCHEMA_VERSION,
@@ -395,6 +400,7 @@ def _build(
                 "videos": _video_hashes(item_list, items_path.parent) if items_path else {},
             },
             "optional_files": optional,
+            DERIVED_KEY: {d.name: d.record() for d in derived},
             "report": {"title": title or f"itemscale report: {run_dir.resolve().name}"},
         }
         prov["inputs"]["files"] = {
@@ -522,6 +528,7 @@ def load_report_inputs(root: Path) -> ReportInputs:
         annotations=_read_optional_parquet(root / "annotations.parquet"),
         sheets=sheets,
         cascade=_read_optional_json(root / "cascade.json"),
+        comparison=_read_optional_json(root / "comparison.json"),
         intervention=interventions or None,
         run=run_meta if isinstance(run_meta, dict) else {},
         title=str(title) if title else "itemscale report",

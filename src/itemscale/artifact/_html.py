@@ -24,7 +24,13 @@ import pandas as pd
 
 from ..responses import redact
 from ._assets import CSS, JS, script_hash
-from ._html_measures import interval_method_text, measures_section
+from ._derived import DERIVED_KEY
+from ._html_measures import (
+    comparison_section,
+    headline_sentence,
+    interval_method_text,
+    measures_section,
+)
 from ._html_policies import cascade_section, intervention_section
 from ._svg import esc
 from ._trajectories import KEY_COLUMNS, PATTERNS
@@ -44,6 +50,8 @@ class ReportInputs:
     annotations: pd.DataFrame | None = None
     sheets: Mapping[str, bytes] = field(default_factory=dict)
     cascade: dict[str, Any] | None = None
+    #: the seed paper's numbers beside itemscale's, when the run is its release (comparison.json)
+    comparison: dict[str, Any] | None = None
     intervention: Mapping[str, dict[str, Any]] | None = None
     run: dict[str, Any] = field(default_factory=dict)
     title: str = "itemscale report"
@@ -84,6 +92,7 @@ def _audit_section(inputs: ReportInputs) -> str:
             human.setdefault(str(rec.transition_id), []).append(
                 f"{rec.coder!s}: {rec.label!s}{note}"
             )
+    text_only = _text_only_answers(inputs.responses)
     cards = []
     shown = audit.sort_values(["pathway", "model", "series", "item_id"], kind="stable").head(
         GALLERY_LIMIT
@@ -100,14 +109,20 @@ def _audit_section(inputs: ReportInputs) -> str:
             else "no evidence spans"
         )
         labels = "".join(f"<li>{esc(h)}</li>" for h in human.get(str(t.transition_id), []))
+        scored = t.from_answer is None and t.to_answer is None  # an open-ended item
+        change = (
+            f"score {_score(t.from_value)} -> {_score(t.to_value)}"
+            if scored
+            else f"answer {_shown(t.from_answer)} -> {_shown(t.to_answer)}"
+        )
+        blind = text_only.get((str(t.model), str(t.item_id)), "not run")
         cards.append(
             f"<div class='card' data-transition='{esc(t.transition_id)}'>"
             f"<div><span class='tag'>{esc(t.pathway)}</span><b>{esc(t.item_id)}</b> "
             f"<span class='muted'>{esc(t.model)} / {esc(t.series)}: {esc(t.from_label)} -> {esc(t.to_label)}</span></div>"
             f"<div>frames kept {t.n_kept}, dropped {t.n_dropped}, added {t.n_added}; pixels/frame "
-            f"{esc(_shown(t.pixels_from))} -> {esc(_shown(t.pixels_to))}; {esc(ev)}; answer "
-            f"{esc(_shown(t.from_answer))} -> {esc(_shown(t.to_answer))} "
-            f"(text-only {esc(_shown(t.text_answer, 'not run'))})</div>"
+            f"{esc(_shown(t.pixels_from))} -> {esc(_shown(t.pixels_to))}; {esc(ev)}; "
+            f"{esc(change)} (text-only {esc(blind)})</div>"
             f"<div class='muted'>rule: {esc(t.reason)}</div>"
             + (f"<div>human labels:<ul>{labels}</ul></div>" if labels else "")
             + img
@@ -126,6 +141,28 @@ def _audit_section(inputs: ReportInputs) -> str:
 
 
 QUESTION_CHARS = 160
+
+
+def _score(value: Any) -> str:
+    return "n/a" if value is None or pd.isna(value) else f"{float(value):.2f}"
+
+
+def _text_only_answers(responses: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """(model, item) -> what the text-only run gave: its answer, or for an open-ended item its
+    score (an audit card says "not run" only when there is no text-only response at all)."""
+    rows = responses[(responses["frames"] == 0) & (responses["repeat"] == 0)]
+    out: dict[tuple[str, str], str] = {}
+    for rec in rows[["model", "item_id", "answer", "score", "status"]].to_dict("records"):
+        answer: Any = rec["answer"]
+        score: Any = rec["score"]
+        if answer is not None and not pd.isna(answer):
+            text = str(answer)
+        elif score is not None and not pd.isna(score):
+            text = f"score {float(score):.2f}"
+        else:
+            text = str(rec["status"])
+        out[(str(rec["model"]), str(rec["item_id"]))] = text
+    return out
 
 
 def _shown(value: Any, missing: str = "not recorded") -> str:
@@ -290,6 +327,20 @@ def _provenance_section(prov: dict[str, Any], measures: dict[str, Any], run: dic
     )
 
 
+def _derived_notes(prov: dict[str, Any], *names: str) -> str:
+    """What the report did with a derived file that no longer fit the responses (recomputed it,
+    or shows it flagged as stale), said where its section starts."""
+    record = prov.get(DERIVED_KEY) if isinstance(prov, dict) else None
+    if not isinstance(record, dict):
+        return ""
+    return "".join(
+        f"<p class='derived {esc(entry.get('status'))}'><b>{esc(name)}: "
+        f"{esc(entry.get('status'))}</b>. {esc(entry.get('reason'))}</p>"
+        for name, entry in sorted(record.items())
+        if isinstance(entry, dict) and any(name.startswith(n) for n in names)
+    )
+
+
 def render_report(inputs: ReportInputs) -> str:
     payload = item_table_payload(inputs.trajectories, inputs.responses, inputs.questions)
     csp = (
@@ -298,6 +349,7 @@ def render_report(inputs: ReportInputs) -> str:
     )
     n_items = inputs.trajectories[["model", "series", "item_id"]].drop_duplicates().shape[0]
     models = ", ".join(sorted({str(m) for m in inputs.trajectories["model"]}))
+    prov = inputs.provenance
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -311,14 +363,15 @@ def render_report(inputs: ReportInputs) -> str:
 <body>
 <header>
 <h1>{esc(inputs.title)}</h1>
+<p class="headline">{esc(headline_sentence(inputs.measures, inputs.comparison))}</p>
 <div class="muted">models: {esc(models)}; {n_items} item trajectories</div>
 <nav><a href="#measures">curves and trajectories</a><a href="#cascade">compute savings</a><a href="#intervention">intervention</a><a href="#audit">frame audit</a><a href="#items">items</a><a href="#provenance">provenance</a></nav>
 </header>
 <main>
-<section id="measures"><h2>Which items does a bigger budget hurt?</h2>{measures_section(inputs.measures, inputs.trajectories)}</section>
-<section id="cascade"><h2>How much compute can I save? (cascade and stopping policies)</h2>{cascade_section(inputs.cascade)}</section>
-<section id="intervention"><h2>Sampling intervention</h2>{intervention_section(inputs.intervention, GALLERY_LIMIT)}</section>
-<section id="audit"><h2>Why? The frame audit</h2>{_audit_section(inputs)}</section>
+<section id="measures"><h2>Which items does a bigger budget hurt?</h2>{comparison_section(inputs.comparison)}{measures_section(inputs.measures, inputs.trajectories)}</section>
+<section id="cascade"><h2>How much compute can I save? (cascade and stopping policies)</h2>{_derived_notes(prov, "cascade.json")}{cascade_section(inputs.cascade)}</section>
+<section id="intervention"><h2>Sampling intervention</h2>{_derived_notes(prov, "intervention")}{intervention_section(inputs.intervention, GALLERY_LIMIT)}</section>
+<section id="audit"><h2>Why? The frame audit</h2>{_derived_notes(prov, "audit.parquet")}{_audit_section(inputs)}</section>
 <section id="items"><h2>Items</h2>
 <div class="controls"><input id="item-filter" type="search" placeholder="filter: item, answer, output..." aria-label="filter items"><select id="pattern-filter" aria-label="pattern"></select><select id="model-filter" aria-label="model"></select><span id="item-count" class="muted"></span></div>
 <div class="table-wrap"><table id="item-table"></table></div>

@@ -8,15 +8,16 @@ are the one way the report writes a statistic with its interval, so the other se
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..measures import GLOSSARY, GRID_WITH_TEXT_TITLE
-from ._svg import accuracy_curve, esc, flip_bars, heatmap
-from ._trajectories import PATTERNS
+from ..measures import GLOSSARY, GRID_WITH_TEXT_TITLE, resolution_tag
+from ._svg import accuracy_curve, budget_grid, chain_curves, esc, flip_bars, heatmap
+from ._trajectories import PATTERN_NAMES, PATTERNS
 
 
 def pts(stat: Any) -> str:
@@ -62,7 +63,7 @@ def _headline_table(block: dict[str, Any]) -> str:
         ("text-answerable rate", pts(block.get("text_answerable_rate")), "text-answerable"),
         (
             "text overwrite rate (harmful transitions)",
-            pts(block.get("text_overwrite_rate")),
+            _overwrite_cell(block),
             "text overwrite",
         ),
     ]
@@ -77,6 +78,15 @@ def _headline_table(block: dict[str, Any]) -> str:
         f"<table class='headline'><tbody>{body}</tbody></table>"
         "<p class='muted'>points, 95% interval</p>"
     )
+
+
+def _overwrite_cell(block: dict[str, Any]) -> str:
+    """The rate and the transitions it counts (the item share is in the Text overwrite part)."""
+    counts = block.get("text_overwrite_counts")
+    counted = ""
+    if isinstance(counts, dict) and counts.get("harmful_transitions"):
+        counted = f" ({counts['overwrite_transitions']} of {counts['harmful_transitions']})"
+    return pts(block.get("text_overwrite_rate")) + counted
 
 
 def _complementarity(block: dict[str, Any]) -> str:
@@ -197,18 +207,30 @@ def _part(
     stats = block.get(key) or {}
     points = [stat_pair(stats.get(lab)) for lab in labels]
     what = "accuracy" if kind == "binary" else f"mean {block.get('metric', 'score')}"
-    curve = accuracy_curve(labels, points, title=f"{what} (points, 95% CI)")
+    curve = _grid_figures(block, key, what) or accuracy_curve(
+        labels, points, title=f"{what} (points, 95% CI)"
+    )
     rows = traj[(traj["model"] == model) & (traj["series"] == series) & (traj["kind"] == kind)]
     cols = [lab for lab in labels if lab in rows.columns]
     values = rows[cols].to_numpy(dtype=float) if len(rows) else np.zeros((0, len(cols)))
     heat = heatmap(
-        cols, values, rows["pattern"].astype(str).tolist(), PATTERNS, binary=kind == "binary"
+        cols,
+        values,
+        rows["pattern"].astype(str).tolist(),
+        PATTERNS,
+        binary=kind == "binary",
+        names=PATTERN_NAMES,
     )
     counts = rows["pattern"].value_counts()
     legend = " ".join(
-        f"<span class='tag'>{esc(p.replace('_', ' '))}: {int(counts.get(p, 0))}</span>"
+        f"<span class='tag'>{esc(PATTERN_NAMES.get(p, p))}: {int(counts.get(p, 0))}</span>"
         for p in PATTERNS
         if counts.get(p, 0)
+    )
+    with_step = int(counts.get("harmful", 0)) + int(counts.get("mixed", 0))
+    legend += (
+        f" <span class='muted'>(the harmful rate counts both harmful only and mixed items: "
+        f"{with_step} of {len(rows)})</span>"
     )
     key_html = (
         "<span style='background:#1a9850'>right</span><span style='background:#d73027'>wrong"
@@ -230,6 +252,47 @@ def _part(
             f"<p>Items by pattern: {legend}</p>",
         ]
     )
+
+
+def _resolution_key(tag: str) -> tuple[float, str]:
+    """Resolutions in size order: `56` < `112`, `76k` < `151k` (by the number they start with)."""
+    found = re.match(r"\d+(?:\.\d+)?", tag)
+    return (float(found.group()) if found else float("inf"), tag)
+
+
+def _grid_figures(block: dict[str, Any], key: str, what: str) -> str | None:
+    """On a frames x resolution grid: one curve per resolution (its `frames@RES` chain) and the
+    frames x resolution map of every budget; None on a single axis."""
+    order = block.get("order") or {}
+    labels = [str(x) for x in block.get("axis", [])]
+    frames = block.get("frames") or []
+    if not order.get("multi_axis") or len(frames) != len(labels):
+        return None
+    frames_of = {lab: int(f) for lab, f in zip(labels, frames, strict=True)}
+    stats = block.get(key) or {}
+    chains = sorted(
+        (
+            (name, line)
+            for name, line in (order.get("chains") or {}).items()
+            if name.startswith("frames@")
+        ),
+        key=lambda item: _resolution_key(item[0].removeprefix("frames@")),
+    )
+    curves = chain_curves(
+        list(frames_of.values()),
+        [
+            (name, [frames_of[lab] for lab in line], [stat_pair(stats.get(lab)) for lab in line])
+            for name, line in chains
+        ],
+        title=f"{what} per resolution (points, 95% CI)",
+    )
+    tags = {lab: resolution_tag(lab, float("nan")) for lab in labels}
+    resolutions = sorted(set(tags.values()), key=_resolution_key)
+    cells = {(frames_of[lab], tags[lab]): stat_pair(stats.get(lab)) for lab in labels}
+    grid = budget_grid(
+        list(frames_of.values()), resolutions, cells, title=f"{what}: frames x resolution"
+    )
+    return f"{curves}<div>{grid}</div>"
 
 
 def _chains_table(block: dict[str, Any], key: str) -> str:
@@ -305,3 +368,86 @@ def measures_section(measures: dict[str, Any], trajectories: pd.DataFrame) -> st
         for series, other in block.get("other_series", {}).items():
             parts.append(_series_section(model, str(series), other, trajectories))
     return "".join(parts)
+
+
+def _count(rate: Any, n: int) -> int:
+    """The items behind a rate over n items (rates are k / n, so this is exact)."""
+    value = stat_pair(rate)[0]
+    return round((value or 0.0) * n)
+
+
+def headline_sentence(measures: dict[str, Any], comparison: dict[str, Any] | None) -> str:
+    """The report's first line, computed from its numbers: the curve's ends beside what it
+    hides (items right at a budget and wrong at a larger one, the per-item oracle's headroom),
+    and for a reproduction, how many published numbers it reproduced."""
+    blocks = [
+        (str(model), block)
+        for model, block in (measures.get("models") or {}).items()
+        if block.get("kind") == "binary" and block.get("axis")
+    ]
+    parts: list[str] = []
+    if len(blocks) == 1:
+        model, b = blocks[0]
+        axis, n = b["axis"], int(b.get("n_items") or 0)
+        first, last = stat_pair(b["accuracy"][axis[0]])[0], stat_pair(b["accuracy"][axis[-1]])[0]
+        harmful = stat_pair(b.get("harmful_rate"))[0]
+        headroom = stat_pair(b.get("oracle_headroom"))[0]
+        if first is not None and last is not None and harmful is not None:
+            parts.append(
+                f"{model}: accuracy goes from {100 * first:.1f} at {axis[0]} to "
+                f"{100 * last:.1f} at {axis[-1]}, yet {100 * harmful:.1f}% of the {n} items "
+                f"({_count(b['harmful_rate'], n)}) are right at some budget and wrong at a larger "
+                f"one"
+                + (
+                    f", and choosing the budget per item would gain {100 * headroom:.1f} points "
+                    "over the best single budget"
+                    if headroom is not None
+                    else ""
+                )
+                + "."
+            )
+    elif blocks:
+        harm = [stat_pair(b.get("harmful_rate"))[0] for _, b in blocks]
+        room = [stat_pair(b.get("oracle_headroom"))[0] for _, b in blocks]
+        harm_known = [h for h in harm if h is not None]
+        room_known = [r for r in room if r is not None]
+        if harm_known and room_known:
+            parts.append(
+                f"Across {len(blocks)} models, {100 * min(harm_known):.1f} to "
+                f"{100 * max(harm_known):.1f}% of the items are right at some budget and wrong "
+                f"at a larger one, and choosing the budget per item would gain "
+                f"{100 * min(room_known):.1f} to {100 * max(room_known):.1f} points over the "
+                "best single budget."
+            )
+    rows = (comparison or {}).get("rows") or []
+    if rows:
+        same = sum(1 for r in rows if r.get("same"))
+        parts.append(
+            f"{same} of {len(rows)} of the seed paper's published numbers are reproduced to "
+            "0.01 points (below)."
+        )
+    return " ".join(parts)
+
+
+def comparison_section(comparison: dict[str, Any] | None) -> str:
+    """The seed paper's published numbers beside itemscale's (comparison.json, as `make demo`
+    writes it for the paper's released labels); nothing for other runs."""
+    rows = (comparison or {}).get("rows") or []
+    if not rows:
+        return ""
+    same = sum(1 for r in rows if r.get("same"))
+    body = "".join(
+        f"<tr{'' if r.get('same') else ' class=differs'}><td>{esc(r.get('model'))}</td>"
+        f"<td>{esc(r.get('measure'))}</td><td class='num'>{float(r['paper']):.2f}</td>"
+        f"<td class='num'>{float(r['itemscale']):.2f}</td>"
+        f"<td>{'same' if r.get('same') else 'differs by ' + format(float(r['itemscale']) - float(r['paper']), '.2f')}</td></tr>"
+        for r in rows
+    )
+    return (
+        f"<h3>The seed paper's published numbers: {same} of {len(rows)} reproduced</h3>"
+        "<p class='muted'>points; the paper's value from its release, itemscale's from this "
+        "artifact's measures (the text-only answer as budget 0); 'same' means within 0.01 "
+        "points</p><details><summary>every number</summary><table><thead><tr><th>model</th>"
+        "<th>measure</th><th>paper</th><th>itemscale</th><th></th></tr></thead>"
+        f"<tbody>{body}</tbody></table></details>"
+    )

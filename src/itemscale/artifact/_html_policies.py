@@ -96,10 +96,9 @@ def cascade_section(cascade: dict[str, Any] | None) -> str:
             + "".join(rows)
             + "</tbody></table></div></div>"
         )
-    for skip in cascade.get("skipped", []):
-        parts.append(
-            f"<p class='muted'>skipped {esc(skip.get('model'))} / {esc(skip.get('series'))}: {esc(skip.get('reason'))}</p>"
-        )
+    from ..policies import skipped_lines
+
+    parts += [f"<p class='muted'>{esc(line)}</p>" for line in skipped_lines(cascade)]
     return "".join(parts) or "<p class='muted'>cascade.json has no results</p>"
 
 
@@ -157,12 +156,26 @@ def _one_intervention(name: str, result: dict[str, Any], limit: int) -> str:
         )
     reg = result.get("regressions") or {}
     ctl = result.get("controls") or {}
+    intervals = result.get("intervals") or {}
+
+    def rate(key: str, group: dict[str, Any]) -> str:
+        counted = ""
+        if isinstance(group.get("n_changed"), int):
+            counted = f" ({group['n_changed']} of {group.get('n_answered', '?')})"
+        exact = " exact" if str(intervals.get(key, "")).startswith("exact") else ""
+        return f"{pts(result.get(key))}{counted}{exact}"
+
     rows = [
-        ("recovered rate (terminal regressions now right)", pts(result.get("recovered_rate"))),
-        ("broken rate (control items now wrong)", pts(result.get("broken_rate"))),
+        ("recovered rate (terminal regressions now right)", rate("recovered_rate", reg)),
+        ("broken rate (control items now wrong)", rate("broken_rate", ctl)),
         ("net accuracy change (estimate)", pts(result.get("net_accuracy_change_estimate"))),
     ]
     body = "".join(f"<tr><td>{esc(k)}</td><td class='num'>{esc(v)}</td></tr>" for k, v in rows)
+    notes = "".join(
+        f"<p class='muted'>{esc(key.replace('_', ' '))}: {esc(text)}</p>"
+        for key, text in sorted(intervals.items())
+        if str(text).startswith("exact")
+    )
     counts = (
         f"terminal regressions: {reg.get('n_answered', '?')} answered of "
         f"{reg.get('n_planned', '?')} planned ({reg.get('n_failed', 0)} failed); controls: "
@@ -181,7 +194,7 @@ def _one_intervention(name: str, result: dict[str, Any], limit: int) -> str:
         f"{esc(result.get('terminal_label', '?'))}</span></h3>"
         f"<p>{esc(result.get('description', ''))}</p>"
         f"<table class='intervention'><thead><tr><th>measure</th><th>points, 95% CI</th></tr>"
-        f"</thead><tbody>{body}</tbody></table><p class='muted'>{esc(counts)}</p>"
+        f"</thead><tbody>{body}</tbody></table>{notes}<p class='muted'>{esc(counts)}</p>"
         + (
             "<details><summary>items</summary><table><thead><tr><th>item</th><th>group</th>"
             "<th>answer before</th><th>answer after</th><th>correct after</th><th>status</th>"

@@ -8,7 +8,7 @@ model outputs and benchmark names are untrusted.
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -136,14 +136,18 @@ def heatmap(
     pattern_order: Sequence[str],
     *,
     binary: bool,
+    names: Mapping[str, str] | None = None,
     width: int = 420,
     height: int = 300,
 ) -> str:
     """Items x budgets, rows grouped by pattern and sorted by trajectory inside a group.
 
     Vertical runs of equal cells are drawn as one rectangle, so a table of thousands of items is
-    a few hundred shapes.
+    a few hundred shapes. `names` are the patterns' display names. Group labels sit at their
+    group's middle unless that would overlap a neighbour's or leave the figure; a moved label
+    gets a leader line to its group.
     """
+    names = names or {}
     n, k = values.shape
     rank = {p: i for i, p in enumerate(pattern_order)}
     keys = [tuple(r) for r in np.nan_to_num(values, nan=-1.0).tolist()]
@@ -154,8 +158,8 @@ def heatmap(
     bottom = 40 + (6 * max((len(x) for x in labels), default=0) if crowded else 0)
     height += bottom - 40
     # room for the longest group label, e.g. "always wrong (1234)"
-    longest = max((len(p) + len(str(n)) + 3 for p in set(pats)), default=10)
-    left, top = max(96, 12 + 6 * longest), 8
+    longest = max((len(names.get(p, p)) + len(str(n)) + 3 for p in set(pats)), default=10)
+    left, top = max(96, 22 + 6 * longest), 8
     width += left - 96
     pw, ph = width - left - 8, height - top - bottom
     cw = pw / max(k, 1)
@@ -191,22 +195,51 @@ def heatmap(
                 f'fill-opacity="{opacity}"/>'
             )
             start = r
+    groups: list[tuple[str, float, float, int]] = []  # name, y0, y1, size
     start = 0
     for r in range(1, n + 1):
         if r < n and pats[r] == pats[start]:
             continue
-        y0, y1 = top + start * rh, top + r * rh
-        parts.append(
-            f'<line x1="2" x2="{left + pw}" y1="{_num(y0)}" y2="{_num(y0)}" stroke="#ffffff" '
-            f'stroke-width="2"/><text class="group-label" x="{left - 6}" '
-            f'y="{_num((y0 + y1) / 2 + 4)}" text-anchor="end" font-size="10">'
-            f"{esc(pats[start].replace('_', ' '))} ({r - start})</text>"
-        )
+        groups.append((pats[start], top + start * rh, top + r * rh, r - start))
         start = r
+    wanted = [(y0 + y1) / 2 for _, y0, y1, _ in groups]
+    placed = spread_labels(wanted, LABEL_GAP, top + 8, top + ph + 2)
+    for (pattern, y0, _, size), want, at in zip(groups, wanted, placed, strict=True):
+        parts.append(
+            f'<line x1="{left}" x2="{left + pw}" y1="{_num(y0)}" y2="{_num(y0)}" '
+            f'stroke="#ffffff" stroke-width="2"/>'
+        )
+        if abs(at - want) > 0.5:
+            parts.append(
+                f'<line class="leader" x1="{left - 12}" y1="{_num(at)}" x2="{left - 1}" '
+                f'y2="{_num(want)}" stroke="#999999"/>'
+            )
+        parts.append(
+            f'<text class="group-label" x="{left - 14}" y="{_num(at + 3.5)}" text-anchor="end" '
+            f'font-size="10">{esc(names.get(pattern, pattern.replace("_", " ")))} ({size})</text>'
+        )
     for c, lab in enumerate(labels):
         parts.append(_tick_label(left + (c + 0.5) * cw, height - bottom + 16, lab, crowded))
     parts.append("</svg>")
     return "".join(parts)
+
+
+#: Vertical room one 10 px label needs, so two never overlap.
+LABEL_GAP = 11.0
+
+
+def spread_labels(wanted: Sequence[float], gap: float, low: float, high: float) -> list[float]:
+    """Label positions as close to `wanted` (ascending) as possible, at least `gap` apart and
+    inside [low, high] (when they fit): pushed down past each other, then back up from the
+    bottom edge."""
+    placed: list[float] = []
+    for y in wanted:
+        placed.append(max(y, low, placed[-1] + gap if placed else low))
+    ceiling = high
+    for i in range(len(placed) - 1, -1, -1):
+        placed[i] = min(placed[i], ceiling)
+        ceiling = placed[i] - gap
+    return [max(y, low) for y in placed] if placed and placed[0] < low else placed
 
 
 def nice_ticks(top: float, most: int = 5) -> list[float]:
@@ -343,6 +376,138 @@ def frontier(
         parts.append(
             f'<text x="{left + pw + 8}" y="{top + 12 + 14 * n}" font-size="10" fill="{colour}">'
             f"{esc(name)}</text>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+#: One colour per chain of a frames x resolution grid, told apart at a glance.
+CHAIN_COLOURS = ("#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363", "#d6616b", "#8c6d31")
+
+Point = tuple[float | None, tuple[float, float] | None]
+
+
+def chain_curves(
+    frames: Sequence[int],
+    chains: Sequence[tuple[str, Sequence[int], Sequence[Point]]],
+    *,
+    title: str,
+    width: int = 420,
+    height: int = 260,
+) -> str:
+    """On a frames x resolution grid: one accuracy curve per resolution (x = frame count, each
+    curve a `frames@RES` chain with its 95% band), rather than one line zigzagging through
+    budgets that alternate between the axes."""
+    xs = sorted(set(frames))
+    left, right, top, bottom = 44, 96, 24, 40
+    width = max(width, 40 * len(xs) + left + right)
+    pw, ph = width - left - right, height - top - bottom
+
+    def x(f: int) -> float:
+        return left + pw * (xs.index(f) + 0.5) / max(len(xs), 1)
+
+    def y(v: float) -> float:
+        return top + ph * (1 - v)
+
+    parts = [
+        f'<svg class="figure chain-curves" role="img" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">',
+        f"<title>{esc(title)}</title>",
+    ]
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        parts.append(
+            f'<line x1="{left}" x2="{left + pw}" y1="{_num(y(tick))}" y2="{_num(y(tick))}" '
+            f'stroke="#eeeeee"/><text x="{left - 6}" y="{_num(y(tick) + 4)}" '
+            f'text-anchor="end" font-size="10">{int(tick * 100)}</text>'
+        )
+    ends: list[tuple[float, str, str]] = []
+    for n, (name, chain_frames, points) in enumerate(chains):
+        colour = CHAIN_COLOURS[n % len(CHAIN_COLOURS)]
+        hi = [(x(f), y(ci[1])) for f, (_, ci) in zip(chain_frames, points, strict=True) if ci]
+        lo = [(x(f), y(ci[0])) for f, (_, ci) in zip(chain_frames, points, strict=True) if ci]
+        if len(hi) >= 2:
+            poly = " ".join(f"{_num(a)},{_num(b)}" for a, b in [*hi, *reversed(lo)])
+            parts.append(
+                f'<polygon class="ci-band" points="{poly}" fill="{colour}" fill-opacity="0.15"/>'
+            )
+        line = [(f, v) for f, (v, _) in zip(chain_frames, points, strict=True) if v is not None]
+        if len(line) >= 2:
+            coords = " ".join(f"{_num(x(f))},{_num(y(v))}" for f, v in line)
+            parts.append(
+                f'<polyline class="chain-line" data-chain="{esc(name)}" points="{coords}" '
+                f'fill="none" stroke="{colour}" stroke-width="2"/>'
+            )
+        for f, v in line:
+            parts.append(
+                f'<circle class="acc-point" cx="{_num(x(f))}" cy="{_num(y(v))}" r="3" '
+                f'fill="{colour}"><title>{esc(name)} {f}f: {100 * v:.1f}</title></circle>'
+            )
+        if line:
+            ends.append((y(line[-1][1]), name, colour))
+    ends.sort()
+    placed = spread_labels([e[0] for e in ends], LABEL_GAP, top + 4, top + ph)
+    for (_, name, colour), at in zip(ends, placed, strict=True):
+        parts.append(
+            f'<text class="chain-label" x="{left + pw + 6}" y="{_num(at + 3.5)}" font-size="10" '
+            f'fill="{colour}">{esc(name)}</text>'
+        )
+    for f in xs:
+        parts.append(_tick_label(x(f), height - bottom + 16, f"{f}f", False))
+    parts.append(f'<text x="{left}" y="14" font-size="11" fill="{INK}">{esc(title)}</text></svg>')
+    return "".join(parts)
+
+
+def budget_grid(
+    frames: Sequence[int],
+    resolutions: Sequence[str],
+    cells: Mapping[tuple[int, str], Point],
+    *,
+    title: str,
+) -> str:
+    """Frames (columns) x resolution (rows, largest on top) with each budget's accuracy written
+    in its cell and shaded by it; a grey cell is a budget the grid does not have."""
+    xs, ys = sorted(set(frames)), list(resolutions)
+    cw, ch = 52, 26
+    left = 12 + 6 * max((len(r) for r in ys), default=4)
+    top, bottom = 22, 30
+    width, height = left + cw * len(xs) + 8, top + ch * len(ys) + bottom
+    known = [v for v, _ in cells.values() if v is not None]
+    low, high = (min(known), max(known)) if known else (0.0, 1.0)
+    parts = [
+        f'<svg class="figure budget-grid" role="img" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">',
+        f"<title>{esc(title)}</title>",
+        f'<text x="4" y="14" font-size="11" fill="{INK}">{esc(title)}</text>',
+    ]
+    for r, res in enumerate(reversed(ys)):
+        cy = top + r * ch
+        parts.append(
+            f'<text x="{left - 6}" y="{_num(cy + ch / 2 + 4)}" text-anchor="end" '
+            f'font-size="10">{esc(res)}</text>'
+        )
+        for c, f in enumerate(xs):
+            value, ci = cells.get((f, res), (None, None))
+            cx = left + c * cw
+            if value is None:
+                parts.append(
+                    f'<rect x="{cx}" y="{cy}" width="{cw - 2}" height="{ch - 2}" fill="#eeeeee"/>'
+                )
+                continue
+            shade = 0.15 + 0.75 * ((value - low) / (high - low) if high > low else 1.0)
+            ink = "#ffffff" if shade > 0.55 else INK
+            tip = f"{f}f @ {res}: {100 * value:.1f}" + (
+                f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else ""
+            )
+            parts.append(
+                f'<rect class="budget-cell" x="{cx}" y="{cy}" width="{cw - 2}" '
+                f'height="{ch - 2}" fill="{BLUE}" fill-opacity="{_num(shade)}">'
+                f"<title>{esc(tip)}</title></rect>"
+                f'<text x="{_num(cx + (cw - 2) / 2)}" y="{_num(cy + ch / 2 + 3)}" '
+                f'text-anchor="middle" font-size="10" fill="{ink}">{100 * value:.1f}</text>'
+            )
+    for c, f in enumerate(xs):
+        parts.append(
+            _tick_label(left + c * cw + (cw - 2) / 2, top + len(ys) * ch + 14, f"{f}f", False)
         )
     parts.append("</svg>")
     return "".join(parts)

@@ -27,6 +27,17 @@ PATTERNS: Final[tuple[str, ...]] = (
     "incomplete",
 )
 KEY_COLUMNS: Final[tuple[str, ...]] = ("model", "series", "item_id", "video_id", "kind", "pattern")
+#: How the report names each pattern: "harmful only", never bare "harmful", which the harmful
+#: rate uses for every item with a harmful step (harmful only and mixed items alike).
+PATTERN_NAMES: Final[dict[str, str]] = {
+    "harmful": "harmful only",
+    "mixed": "mixed",
+    "beneficial": "beneficial only",
+    "always_wrong": "always wrong",
+    "always_right": "always right",
+    "stable": "stable",
+    "incomplete": "incomplete",
+}
 
 
 def pattern_of(values: np.ndarray, *, binary: bool, eps: float = 0.1) -> np.ndarray:

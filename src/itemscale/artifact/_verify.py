@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import html
 import json
-import math
 import os
 import re
 from collections.abc import Callable
@@ -43,6 +42,15 @@ from ._crosscheck import (
     check_videos,
     parse_digest,
 )
+from ._derived import (
+    CASCADE_FILE,
+    declared,
+    fresh_cascade,
+    fresh_intervention,
+    intervention_results,
+    why_it_differs,
+)
+from ._derived import first_difference as _first_difference
 from ._manifest import check_manifest
 from ._trajectories import trajectory_table
 
@@ -55,6 +63,8 @@ class VerifyResult:
     checks: list[str] = field(default_factory=list)
     #: what the checks recomputed (measures, trajectories, cascade), for the report check
     recomputed: dict[str, Any] = field(default_factory=dict)
+    #: findings that do not fail the artifact: files the report itself flagged as stale
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -63,32 +73,6 @@ class VerifyResult:
     def flag(self, name: str, message: str) -> None:
         self.problems.append(f"{name}: {message}")
         self.bad_files.setdefault(name, message)
-
-
-def _first_difference(a: Any, b: Any, path: str = "") -> str | None:
-    """Where two JSON values differ (NaN equals NaN), or None when equal."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in sorted(set(a) | set(b), key=str):
-            where = f"{path}.{key}" if path else str(key)
-            if key not in a or key not in b:
-                return f"{where} (present in only one)"
-            diff = _first_difference(a[key], b[key], where)
-            if diff:
-                return diff
-        return None
-    if isinstance(a, list) and isinstance(b, list):
-        if len(a) != len(b):
-            return f"{path} (length {len(a)} vs {len(b)})"
-        for n, (x, y) in enumerate(zip(a, b, strict=True)):
-            diff = _first_difference(x, y, f"{path}[{n}]")
-            if diff:
-                return diff
-        return None
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-        return None
-    if type(a) is not type(b) or a != b:
-        return f"{path} (stored {a!r}, recomputed {b!r})"
-    return None
 
 
 def _same_cell(x: Any, y: Any) -> bool:
@@ -159,43 +143,89 @@ def verify_artifact(
         (MEASURES_FILE, lambda: _check_measures(root, df, result, analyze, configs)),
         ("audit.parquet", lambda: _check_audit(root, df, result)),
         ("cascade.json", lambda: _check_cascade(root, df, result)),
+        ("intervention/", lambda: _check_interventions(root, df, result)),
         (PROVENANCE_FILE, lambda: _check_provenance(root, result)),
         (PROVENANCE_FILE, lambda: _check_sources(root, df, result)),
         (REPORT_FILE, lambda: _check_report(root, result)),
     ]
+    after_manifest = len(result.problems)
     for name, check in checks:
         try:
             check()
         except Exception as exc:  # a damaged file is a finding, never a traceback
             result.flag(name, f"could not be checked ({type(exc).__name__}: {exc})")
+    _demote_declared_stale(root, result, after_manifest)
     return result
+
+
+def _demote_declared_stale(root: Path, result: VerifyResult, start: int) -> None:
+    """A file the report itself flagged as stale (provenance.json `derived`; report.html says
+    so beside it) is a note, not a failure, when only its recomputation differs: the artifact
+    is honest about it. A changed byte (the manifest check) still fails."""
+    try:
+        stale = declared(read_json(root / PROVENANCE_FILE), "stale")
+    except (OSError, ValueError):
+        return
+    if not stale:
+        return
+    failed_before = {p.split(": ", 1)[0] for p in result.problems[:start]}
+    kept = result.problems[:start]
+    demoted = set()
+    for problem in result.problems[start:]:
+        name = problem.split(": ", 1)[0]
+        if name in stale and name not in failed_before:
+            demoted.add(name)
+        else:
+            kept.append(problem)
+    result.problems[:] = kept
+    for name in sorted(demoted):
+        result.bad_files.pop(name, None)
+        result.notes.append(f"{name}: stale, flagged in the report: {stale[name]}")
+
+
+def _differs(
+    root: Path, name: str, stored: dict[str, Any], fresh: Any, result: VerifyResult
+) -> None:
+    """Flag a derived file whose stored content differs from its recomputation, saying whether
+    the responses moved on from it (stale) or it was changed (edited), by its recorded digest."""
+    from ..files import sha256_file
+    from ..responses import RESPONSES_DIGEST_KEY
+
+    diff = _first_difference(stored, fresh)
+    if not diff:
+        return
+    why, words = why_it_differs(
+        stored.get(RESPONSES_DIGEST_KEY), sha256_file(root / RESPONSES_FILE)
+    )
+    fix = "; `itemscale report RUN` recomputes it" if why == "stale" else ""
+    result.flag(
+        name,
+        f"{why}: differs from what {RESPONSES_FILE} gives with its own settings at {diff} "
+        f"({words}){fix}",
+    )
 
 
 def _check_cascade(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
     """cascade.json recomputed from the responses with its recorded settings."""
-    path = root / "cascade.json"
+    path = root / CASCADE_FILE
     if not path.is_file():
         return
-    from ..policies import CascadeSettings, cascade_report
-
     stored = read_json(path)
-    settings = CascadeSettings.model_validate(stored["settings"])
-    models = stored.get("models")
-    frame = df[df["model"].isin(models)] if models else df
-    fresh = cascade_report(frame, settings)
-    for key in ("run_dir", "models"):
-        if key in stored:
-            fresh[key] = stored[key]
-    fresh = json.loads(json.dumps(fresh, default=str))
+    fresh = fresh_cascade(stored, df)
     result.recomputed["cascade"] = fresh
-    diff = _first_difference(stored, fresh)
-    if diff:
-        result.flag(
-            "cascade.json",
-            f"differs from the cascade recomputed from {RESPONSES_FILE} with its own settings "
-            f"at {diff}",
-        )
+    _differs(root, CASCADE_FILE, stored, fresh, result)
     result.checks.append("cascade")
+
+
+def _check_interventions(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
+    """Each intervention's result recomputed from the responses and its plan."""
+    pairs = intervention_results(root)
+    for path, plan in pairs:
+        stored = read_json(path)
+        fresh = fresh_intervention(stored, read_json(plan), df)
+        _differs(root, path.relative_to(root).as_posix(), stored, fresh, result)
+    if pairs:
+        result.checks.append("intervention")
 
 
 def _check_provenance(root: Path, result: VerifyResult) -> None:

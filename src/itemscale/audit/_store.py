@@ -20,7 +20,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..files import atomic_text_file, sha256_file
-from ..responses import write_json_atomic, write_parquet_atomic
+from ..responses import (
+    RESPONSES_DIGEST_KEY,
+    responses_digest,
+    write_json_atomic,
+    write_parquet_atomic,
+)
 from ._frames import PATHWAYS, RULES_VERSION, TRANSITION_COLUMNS, AuditError, pathway_counts
 
 AUDIT_SCHEMA_VERSION: Final[int] = 1
@@ -129,6 +134,7 @@ def write_audit(
         "n_items": int(transitions[["model", "series", "item_id"]].drop_duplicates().shape[0]),
         "counts": pathway_counts(transitions),
         "items": items_record,
+        RESPONSES_DIGEST_KEY: responses_digest(run_dir),
         "created_at": _now(),
     }
     write_json_atomic(run_dir / AUDIT_SUMMARY_FILE, summary)

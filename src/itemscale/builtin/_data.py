@@ -173,7 +173,9 @@ def process_video(
         "video_metadata": [metadata],
     }
     sampled_fps = metadata.sampled_fps
-    out = video_processor(videos=[frames], **kwargs)
+    from ..models._hf import writable
+
+    out = video_processor(videos=[writable(frames)], **kwargs)  # cached frames are read-only
     grid = out["video_grid_thw"]
     merge = int(video_processor.merge_size)
     return VideoInputs(

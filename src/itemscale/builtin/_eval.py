@@ -54,8 +54,11 @@ def load_builtin(model_dir: str | Path) -> tuple[Any, Any]:
 
     auto_processor: Any = AutoProcessor
     model_cls: Any = Qwen2_5_VLForConditionalGeneration
+    from ..models._hf import no_loading_bars
+
     processor = auto_processor.from_pretrained(str(model_dir), local_files_only=True)
-    model = model_cls.from_pretrained(str(model_dir), local_files_only=True, dtype="float32")
+    with no_loading_bars():  # the sweep's bar already says "loading builtin"
+        model = model_cls.from_pretrained(str(model_dir), local_files_only=True, dtype="float32")
     model.eval()
     return model, processor
 

@@ -22,6 +22,14 @@ from collections.abc import Sequence
 from .. import __version__
 from ..errors import ItemscaleError
 
+#: The packages of each pyproject extra: a command that needs one of them, in an install
+#: without it, says which extra to add instead of a traceback.
+EXTRAS = {
+    **dict.fromkeys(("torch", "torchvision", "transformers", "tokenizers", "httpx"), "models"),
+    **dict.fromkeys(("av", "PIL"), "video"),
+    "ray": "ray",
+}
+
 
 class CommandError(ItemscaleError):
     """What a command itself finds wrong with its arguments (a bad flag value, a run without
@@ -51,6 +59,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         # every typed error names its file, key or flag: one line, no traceback
         print(f"itemscale {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except ModuleNotFoundError as exc:
+        extra = EXTRAS.get((exc.name or "").split(".")[0])
+        if extra is None:
+            raise
+        # the light install (`pip install -e .`) leaves the heavy packages out on purpose
+        print(
+            f"itemscale {args.command}: error: needs {exc.name} (the '{extra}' extra), which "
+            f"the light install leaves out: pip install -e '.[{extra}]', or '.[all]' (what "
+            "`make` installs) for every extra",
+            file=sys.stderr,
+        )
+        return 2
     except KeyboardInterrupt:
         print(f"itemscale {args.command}: interrupted", file=sys.stderr)
         return 130

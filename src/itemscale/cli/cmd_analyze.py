@@ -88,7 +88,22 @@ def parse_config_list(text: str) -> list[str]:
     return labels
 
 
-def _print_binary(block: dict[str, Any], out: TextIO, indent: str = "  ") -> None:
+def _overwrite_text(block: dict[str, Any]) -> str:
+    """The text overwrite rate with the counts it is a share of, transitions and items."""
+    text = points_text(block["text_overwrite_rate"])
+    counts = block.get("text_overwrite_counts")
+    if isinstance(counts, dict) and counts.get("harmful_transitions"):
+        text += (
+            f" ({counts['overwrite_transitions']} of {counts['harmful_transitions']} harmful "
+            f"transitions; by item {points_text(block['text_overwrite_item_rate'])}: "
+            f"{counts['overwrite_items']} of {counts['harmful_items']} harmful items)"
+        )
+    return text
+
+
+def _print_binary(
+    block: dict[str, Any], out: TextIO, indent: str = "  ", brief: bool = False
+) -> None:
     print(
         f"{indent}matched grid: {block['n_items']} items on {block['n_videos']} videos; "
         f"dropped {block['n_dropped']}"
@@ -123,7 +138,7 @@ def _print_binary(block: dict[str, Any], out: TextIO, indent: str = "  ") -> Non
         ("beneficial rate", points_text(block["beneficial_rate"])),
         ("terminal regression", points_text(block["terminal_regression_rate"])),
         ("text-answerable", points_text(block["text_answerable_rate"])),
-        ("text overwrite", points_text(block["text_overwrite_rate"])),
+        ("text overwrite", _overwrite_text(block)),
     ):
         print(f"{indent}{name + ':':<21}{text}{_GLOSS(name)}", file=out)
     if "item_rate_harmful_rate" in block:
@@ -133,7 +148,7 @@ def _print_binary(block: dict[str, Any], out: TextIO, indent: str = "  ") -> Non
             f"{points_text(block['expected_harmful_rate'])}",
             file=out,
         )
-    if block["adjacent"]:
+    if block["adjacent"] and not brief:
         print(
             f"{indent}adjacent flips (down / up, points; McNemar p):{_GLOSS('adjacent flips')}",
             file=out,
@@ -146,7 +161,8 @@ def _print_binary(block: dict[str, Any], out: TextIO, indent: str = "  ") -> Non
             )
     if "grid_with_text" in block:
         _print_with_text(block["grid_with_text"], out, indent)
-    _print_chains(block, out, indent, "accuracy")
+    if not brief:
+        _print_chains(block, out, indent, "accuracy")
 
 
 def _print_chains(block: dict[str, Any], out: TextIO, indent: str, key: str) -> None:
@@ -198,7 +214,10 @@ def _print_with_text(g: dict[str, Any], out: TextIO, indent: str) -> None:
         "confusion)",
         file=out,
     )
-    print(f"{indent}  overwrite rate:    {points_text(g['overwrite_rate'])}", file=out)
+    print(
+        f"{indent}  overwrite rate:    {points_text(g['overwrite_rate'])}{_GLOSS('overwrite')}",
+        file=out,
+    )
 
 
 def _print_continuous(block: dict[str, Any], out: TextIO, indent: str = "  ") -> None:
@@ -249,10 +268,21 @@ def _print_continuous(block: dict[str, Any], out: TextIO, indent: str = "  ") ->
         )
 
 
-def print_series(block: dict[str, Any], out: TextIO, indent: str = "  ") -> None:
+def print_series(
+    block: dict[str, Any], out: TextIO, indent: str = "  ", brief: bool = False
+) -> None:
+    """One series' measures; `brief` leaves out the adjacent flips, the chains and the
+    open-ended block's detail (`itemscale analyze` prints them all)."""
     if block.get("kind") == "binary":
-        _print_binary(block, out, indent)
-    if "continuous" in block:
+        _print_binary(block, out, indent, brief)
+    if "continuous" in block and brief:
+        c = block["continuous"]
+        print(
+            f"{indent}open-ended ({c['metric']}): {c['n_items']} items; oracle gap "
+            f"{points_text(c['oracle_gap'])}{_GLOSS('oracle gap')}",
+            file=out,
+        )
+    elif "continuous" in block:
         _print_continuous(block["continuous"], out, indent)
     for attr, breakdown in block.get("by", {}).items():
         for value, sub in breakdown["groups"].items():
@@ -264,7 +294,9 @@ def print_series(block: dict[str, Any], out: TextIO, indent: str = "  ") -> None
 _GLOSS = Glosses()
 
 
-def print_summary(result: dict[str, Any], out: TextIO | None = None) -> None:
+def print_summary(
+    result: dict[str, Any], out: TextIO | None = None, *, brief: bool = False
+) -> None:
     global _GLOSS
     _GLOSS = Glosses()
     out = out if out is not None else sys.stdout
@@ -286,7 +318,7 @@ def print_summary(result: dict[str, Any], out: TextIO | None = None) -> None:
     for model, block in result["models"].items():
         series_name = block.get("series", "default")
         print(f"\n== {model} (series {series_name}){_GLOSS('series')}", file=out)
-        print_series(block, out)
+        print_series(block, out, brief=brief)
         for series, rerun in block.get("interventions", {}).items():
             acc = rerun.get("accuracy") or {}
             curve = ", ".join(

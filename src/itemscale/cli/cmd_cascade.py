@@ -185,20 +185,26 @@ def print_summary(report: dict[str, Any], out: TextIO | None = None) -> None:
     )
     for block in report["results"]:
         print_block(block, settings["cost"], gloss, out)
-    for skipped in report["skipped"]:
-        print(
-            f"\n-- not run on {skipped['model']} / {skipped['series']}: {skipped['reason']}",
-            file=out,
-        )
+    from ..policies import skipped_lines
+
+    for line in skipped_lines(report):
+        print(f"\n-- {line}", file=out)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..policies import CascadeSettings, cascade_report
-    from ..responses import read_run, run_lock, write_json_atomic
+    from ..responses import (
+        RESPONSES_DIGEST_KEY,
+        read_run,
+        responses_digest,
+        run_lock,
+        write_json_atomic,
+    )
 
     if args.bootstrap < 0:
         raise CommandError("--bootstrap must be >= 0")
     try:
+        digest = responses_digest(args.run_dir)  # before reading: a later change reads as stale
         df, _ = read_run(args.run_dir)
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from exc
@@ -237,6 +243,7 @@ def run(args: argparse.Namespace) -> int:
             + (f" ({reasons})" if reasons else "")
         )
     report["run_dir"] = str(args.run_dir)
+    report[RESPONSES_DIGEST_KEY] = digest
     if args.model:
         report["models"] = sorted(args.model)
     if args.json_out is None:

@@ -92,7 +92,7 @@ def run_paper_step(paper_dir: Path, *, n_boot: int, report: bool) -> dict[str, A
     from ..artifact import build_artifact
     from ..measures import analyze_responses
     from ..policies import CascadeSettings, cascade_report
-    from ..responses import read_run, write_json_atomic
+    from ..responses import RESPONSES_DIGEST_KEY, read_run, responses_digest, write_json_atomic
     from ._paper import (
         TABLE2_CONFIGS,
         compare_with_paper,
@@ -122,6 +122,7 @@ def run_paper_step(paper_dir: Path, *, n_boot: int, report: bool) -> dict[str, A
     # the settings `itemscale cascade RUN --sharing prefix` records, so verify recomputes it.
     cascade = cascade_report(df, CascadeSettings(n_boot=n_boot, seed=0, sharing="prefix"))
     cascade["run_dir"] = str(paper_dir)
+    cascade[RESPONSES_DIGEST_KEY] = responses_digest(paper_dir)
     write_json_atomic(paper_dir / "cascade.json", cascade)
     print_cascade_table(cascade, sys.stdout)
     out: dict[str, Any] = {
@@ -275,7 +276,8 @@ def run(args: argparse.Namespace) -> int:
     df, _ = read_run(out)
     measures = analyze_responses(df, n_boot=args.bootstrap, seed=0)
     write_json_atomic(out / "measures.json", measures)
-    print_summary(measures)
+    print_summary(measures, brief=True)
+    print(f"  (adjacent flips, chains and the open-ended detail: itemscale analyze {out})")
     print(f"({time.perf_counter() - t:.1f} s)")
 
     summary: dict[str, Any] = {
@@ -301,6 +303,82 @@ def run(args: argparse.Namespace) -> int:
         summary["report"] = str(out / "artifact" / "report.html")
     elapsed = time.perf_counter() - started
     summary["seconds"] = round(elapsed, 1)
-    print(f"\ndemo finished in {elapsed:.0f} s")
-    print(json.dumps(summary))
+    cascade = out / "cascade.json"
+    conclusion = demo_conclusion(
+        measures,
+        intervention,
+        json.loads(cascade.read_text(encoding="utf-8")) if cascade.is_file() else None,
+        paper_summary,
+    )
+    summary["conclusion"] = conclusion
+    write_json_atomic(out / "demo.json", summary)
+    print(f"\n### what the demo shows\n{conclusion}")
+    for name in ("report", "paper"):
+        where = summary.get("report") if name == "report" else paper_summary.get("report")
+        if where:
+            print(f"  {'report' if name == 'report' else 'paper report'}: {where}")
+    print(f"demo finished in {elapsed:.0f} s (every path above: {out / 'demo.json'})")
     return 0
+
+
+def demo_conclusion(
+    measures: dict[str, Any],
+    intervention: dict[str, Any],
+    cascade: dict[str, Any] | None,
+    paper: dict[str, Any],
+) -> str:
+    """The demo's finding in a few sentences, every number read from what it computed."""
+    import textwrap
+
+    from ._format import points_text
+
+    block = next(iter(measures["models"].values()))
+    axis, n = block["axis"], block["n_items"]
+
+    def pct(stat: dict[str, Any]) -> str:
+        return f"{100 * stat['value']:.1f}"
+
+    best = block["best_fixed"]
+    harmful = block["harmful_rate"]
+    terminal = block["terminal_regression_rate"]
+    sentences = [
+        f"The accuracy curve rises from {pct(block['accuracy'][axis[0]])} at {axis[0]} to "
+        f"{pct(block['accuracy'][axis[-1]])} at {axis[-1]} (best fixed {pct(best)} at "
+        f"{best['config']}), yet {pct(harmful)}% of the {n} items "
+        f"({round(harmful['value'] * n)}) are right at some budget and wrong at a larger one, "
+        f"and {round(terminal['value'] * n)} end wrong at the largest budget though a smaller "
+        "one got them right.",
+    ]
+    reg, ctrl = intervention["regressions"], intervention["controls"]
+    if reg["n_answered"]:
+        sentences.append(
+            f"Re-run with nested frames, {reg.get('n_changed', 0)} of {reg['n_answered']} "
+            f"terminal regressions recover and {ctrl.get('n_changed', 0)} of "
+            f"{ctrl['n_answered']} items that were right break (net "
+            f"{points_text(intervention['net_accuracy_change_estimate'])} points): most "
+            "regressions are not sampling accidents."
+            if reg.get("n_changed", 0) * 2 < reg["n_answered"]
+            else f"Re-run with nested frames, {reg.get('n_changed', 0)} of {reg['n_answered']} "
+            f"terminal regressions recover and {ctrl.get('n_changed', 0)} of "
+            f"{ctrl['n_answered']} right items break (net "
+            f"{points_text(intervention['net_accuracy_change_estimate'])} points)."
+        )
+    for result in (cascade or {}).get("results", [])[:1]:
+        best_match = result.get("best_match")
+        basis = result.get("cost", {}).get("sharing", "")
+        sentences.append(
+            f"The best stopping policy ({best_match['policy']}) saves "
+            f"{pct(best_match['cost_reduction'])}% of the terminal's frames at an accuracy "
+            f"change of {pct(best_match['accuracy_change'])} points ({basis} cost)."
+            if best_match
+            else "No stopping policy both matches the terminal budget and saves frames"
+            + (f" ({basis} cost)." if basis else ".")
+        )
+    if paper.get("published"):
+        sentences.append(
+            f"On the seed paper's released labels, {paper['reproduced']} of "
+            f"{paper['published']} published numbers are reproduced."
+        )
+    return textwrap.fill(
+        " ".join(sentences), width=100, initial_indent="  ", subsequent_indent="  "
+    )

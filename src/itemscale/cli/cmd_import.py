@@ -83,10 +83,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     t = kinds.add_parser(
         "table",
         help="CSV, TSV, JSONL or Parquet with one row per (model, item, config, repeat)",
-        description="Columns: model,item_id,config,frames and correct (0/1) or score ([0,1]); "
-        "optional video_id,order,answer,confidence,repeat,prediction,reference,status,series,"
-        "task_kind,pixels,visual_tokens,latency_s and attr_* item attributes. frames == 0 is "
-        "the text-only baseline. See docs/importers.md.",
+        # a space after each comma, so the help wraps between column names, never inside one
+        description="Columns: model, item_id, config, frames and correct (0/1) or score "
+        "([0,1]); optional video_id, order, answer, confidence, repeat, prediction, reference, "
+        "status, series, task_kind, pixels, visual_tokens, latency_s and attr_* item "
+        "attributes. frames == 0 is the text-only baseline. See docs/importers.md.",
     )
     t.add_argument("files", nargs="+", metavar="FILE")
     t.add_argument(

@@ -71,9 +71,25 @@ def print_summary(result: dict[str, Any], out: TextIO | None = None) -> None:
         file=out,
     )
     print(f"  change: {result['description']}", file=out)
+    axis = result.get("axis") or {}
+    where = (
+        f" on the {axis['chain']} chain ({' < '.join(axis['labels'])})" if axis.get("chain") else ""
+    )
+    grid = axis.get("grid_terminal_regressions")
+    beside = (
+        f"; {grid} on the whole grid, where `analyze` also counts items right only at another "
+        "resolution"
+        if grid is not None and grid != result["n_regressions"]
+        else ""
+    )
     print(
-        f"  terminal regressions: {result['n_regressions']} of {result['n_items']} items; "
-        f"re-run {reg['n_answered']} (failed {reg['n_failed']}, missing {reg['n_missing']})",
+        f"  terminal regressions{where}: wrong at {result['terminal_label']}, right at a "
+        f"smaller budget: {result['n_regressions']} of {result['n_items']} items{beside}",
+        file=out,
+    )
+    print(
+        f"  re-run {reg['n_answered']} of them (failed {reg['n_failed']}, missing "
+        f"{reg['n_missing']})",
         file=out,
     )
     print(
@@ -82,19 +98,24 @@ def print_summary(result: dict[str, Any], out: TextIO | None = None) -> None:
         f"{ctrl['n_missing']})",
         file=out,
     )
-    items = result.get("items", [])
-    recovered = sum(1 for r in items if r["group"] == "regression" and r["after"] == 1.0)
-    broken = sum(1 for r in items if r["group"] == "control" and r["after"] == 0.0)
-    print(
-        f"  recovered: {recovered} of {reg['n_answered']} regressions, "
-        f"{points_text(result['recovered_rate'])}% (95% CI)",
-        file=out,
-    )
-    print(
-        f"  broken:    {broken} of {ctrl['n_answered']} controls, "
-        f"{points_text(result['broken_rate'])}% (95% CI)",
-        file=out,
-    )
+    intervals = result.get("intervals") or {}
+    for name, group, noun, key in (
+        ("recovered", reg, "regressions", "recovered_rate"),
+        ("broken", ctrl, "controls", "broken_rate"),
+    ):
+        changed = group.get("n_changed")
+        if changed is None:  # written before the count was recorded
+            wanted = 1.0 if key == "recovered_rate" else 0.0
+            side = "regression" if key == "recovered_rate" else "control"
+            changed = sum(
+                1 for r in result.get("items", []) if r["group"] == side and r["after"] == wanted
+            )
+        method = intervals.get(key, "video bootstrap")
+        print(
+            f"  {name + ':':<10} {changed} of {group['n_answered']} {noun}, "
+            f"{points_text(result[key])}% (95% CI, {method})",
+            file=out,
+        )
     print(
         f"  net accuracy change if applied to every item: "
         f"{points_text(result['net_accuracy_change_estimate'])} points",

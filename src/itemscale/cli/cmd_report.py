@@ -72,7 +72,20 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from exc
     digest = manifest_digest(out)
     print(f"artifact written to {out}")
+    print_derived(out)
     print(f"report: {out / REPORT_FILE}")
     print(f"digest: {digest}   (sha256 of MANIFEST.json: publish it beside the results)")
     print(f"check it with: itemscale verify {out} --digest {digest}")
     return 0
+
+
+def print_derived(artifact: Any) -> None:
+    """Say which derived files the report recomputed or flagged as stale (provenance.json)."""
+    import json
+    from pathlib import Path
+
+    from ..artifact import DERIVED_KEY, PROVENANCE_FILE
+
+    prov = json.loads((Path(artifact) / PROVENANCE_FILE).read_text(encoding="utf-8"))
+    for name, entry in sorted((prov.get(DERIVED_KEY) or {}).items()):
+        print(f"  {name}: {entry['status']}: {entry['reason']}")

@@ -15,10 +15,12 @@ def register(sub: Any) -> None:
         help="check an audit artifact: every file's sha256, and every measure recomputed",
         description="Check every file of an artifact against MANIFEST.json (and, with "
         "--digest, MANIFEST.json against its published sha256), then recompute the measures "
-        "(same bootstrap size and seed), the trajectories and the audit from responses.parquet "
-        "and compare them exactly, and compare the files with each other (gold answers with "
-        "the responses' references, provenance with run.json and the copied files). Exit "
-        "status 1 names every file that was edited, added or removed.",
+        "(same bootstrap size and seed), the trajectories, the audit, the cascade and the "
+        "intervention results from responses.parquet and compare them exactly, and compare "
+        "the files with each other (gold answers with the responses' references, provenance "
+        "with run.json and the copied files). Exit status 1 names every file that was edited, "
+        "added or removed, and tells a derived file the responses changed after (stale) from "
+        "one changed by hand (edited).",
     )
     p.add_argument("artifact", help="artifact folder (e.g. RUN_DIR/artifact)")
     p.add_argument(
@@ -46,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
     result = verify_artifact(args.artifact, recompute=not args.hashes_only, digest=digest)
     if result.ok:
         print(f"{args.artifact}: OK ({', '.join(result.checks)})")
+        for note in result.notes:
+            print(f"  note: {note}")
         return 0
     print(
         f"{args.artifact}: FAILED ({len(result.bad_files)} file(s); checked: "
@@ -59,4 +63,6 @@ def run(args: argparse.Namespace) -> int:
     ]
     for problem in extra:
         print(f"  {problem}", file=sys.stderr)
+    for note in result.notes:
+        print(f"  note: {note}", file=sys.stderr)
     return 1

@@ -53,6 +53,7 @@ from ._lmms_eval_results import (
     budget_from_model_args,
     find_results_json,
     model_name,
+    n_samples_of,
     parse_model_args,
     read_results_json,
     score_note,
@@ -365,9 +366,19 @@ def _expand(paths: Sequence[str]) -> list[Path]:
         if p.is_dir():
             found = sorted(p.rglob("*samples_*.jsonl"))
             if not found:
-                raise ImportInputError(f"{p}: no lmms-eval samples files (*samples_*.jsonl) here")
+                results = sorted(p.rglob("*results.json"))
+                hint = (
+                    f" (only {results[0].name}: lmms-eval writes the per-item samples only when "
+                    "run with --log_samples)"
+                    if results
+                    else " (lmms-eval writes them when run with --log_samples)"
+                )
+                raise ImportInputError(
+                    f"{p}: no lmms-eval samples files (*samples_*.jsonl) here{hint}"
+                )
             out.extend(found)
         else:
+            _refuse_results_json(p)
             out.append(p)
     return out
 
@@ -386,6 +397,23 @@ def _same_configuration(path: Path, first: Path, task: str, label: str) -> str:
         f"{path}: same task ({task}) and configuration ({label}) as {first} by their "
         "results.json; runs that differ only in frame selection log the same model_args, so "
         "name each one with --config LABEL=PATH"
+    )
+
+
+def _refuse_results_json(path: Path) -> None:
+    """lmms-eval's results.json given where its samples file belongs: say so, not 'invalid
+    JSON' (one JSON object over many lines is not JSON Lines)."""
+    if not path.name.endswith("results.json") or not path.is_file():
+        return
+    siblings = sorted(path.parent.glob("*samples_*.jsonl"))
+    beside = (
+        f"; beside it: {', '.join(s.name for s in siblings)} (or pass the folder {path.parent})"
+        if siblings
+        else "; no *samples_*.jsonl lies beside it (run lmms-eval with --log_samples)"
+    )
+    raise ImportInputError(
+        f"{path}: this is lmms-eval's results.json (its summary scores), not a --log_samples "
+        f"file; import reads the per-item samples file and finds results.json itself{beside}"
     )
 
 
@@ -457,9 +485,9 @@ def run_lmms_eval_import(
                 frames = budget_from_model_args(margs, f"{where}: config.model_args").frames
             if frames > 0:
                 positions.setdefault(spec.label, len(positions) + 1)
-            # Beside files placed by their own budgets, a named run sits at its frame count;
-            # alone, the named runs keep the order they were given in.
-            order = float(frames) if mixed else float(positions.get(spec.label, 0))
+            # A named run sits at its frame count (16 frames is never "below" 8); named runs of
+            # the same frame count (two selectors at 16) keep the order they were given in.
+            order = float(frames) if mixed else float(frames) + positions.get(spec.label, 0) / 1000.0
             budget = Budget(
                 config_id=label_config_id(spec.label, frames),
                 label=spec.label,
@@ -480,7 +508,15 @@ def run_lmms_eval_import(
         disagreements += fr.disagreements
         compared += fr.compared
         reported = ((results or {}).get("results") or {}).get(task)
-        note = score_note(path, task, reported, fr.rows)
+        note = score_note(
+            path,
+            task,
+            reported,
+            fr.rows,
+            n_samples=n_samples_of(results, task),
+            n_in_file=len(samples),
+            disagreements=(fr.disagreements, fr.compared),
+        )
         if note:
             notes.append(note)
         task_cfg = ((results or {}).get("configs") or {}).get(task, {})

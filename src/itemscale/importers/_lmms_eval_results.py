@@ -144,9 +144,27 @@ def read_results_json(path: Path) -> dict[str, Any]:
     return results
 
 
-def score_note(path: Path, task: str, reported: Any, rows: list[dict[str, Any]]) -> str | None:
-    """lmms-eval's own score for the file beside itemscale's re-extracted accuracy, in points
-    both (lmms-eval reports some tasks' accuracy as a fraction, `acc 0.72`, others in points)."""
+def n_samples_of(results: Mapping[str, Any] | None, task: str) -> int | None:
+    """How many samples lmms-eval scored for `task` (results.json `n-samples`), if it says."""
+    entry = ((results or {}).get("n-samples") or {}).get(task)
+    value = entry.get("effective") if isinstance(entry, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def score_note(
+    path: Path,
+    task: str,
+    reported: Any,
+    rows: list[dict[str, Any]],
+    *,
+    n_samples: int | None = None,
+    n_in_file: int | None = None,
+    disagreements: tuple[int, int] = (0, 0),
+) -> str | None:
+    """lmms-eval's own score for the file beside itemscale's re-extracted accuracy, both in
+    points (lmms-eval logs some tasks' accuracy as a fraction, `acc 0.72`, others in points),
+    and why the two can differ: other items (a partial log), or answers the two extractors
+    read apart."""
     if not isinstance(reported, dict):
         return None
     scores = {
@@ -163,7 +181,22 @@ def score_note(path: Path, task: str, reported: Any, rows: list[dict[str, Any]])
         f"{name} {100 * value:.2f} ({value:g} as logged)" if fractions else f"{name} {value:.2f}"
         for name, value in scores.items()
     )
+    over = f" over its {n_samples} samples" if n_samples is not None else ""
+    why = []
+    if n_samples is not None and n_in_file is not None and n_samples != n_in_file:
+        why.append(
+            f"this file holds {n_in_file} of those {n_samples} samples, so the two numbers are "
+            "over different items"
+        )
+    differ, compared = disagreements
+    if compared:
+        why.append(
+            f"on this file's items the two extractors read {differ} of {compared} answers apart"
+        )
+    if len(correct) < len(rows):
+        why.append(f"{len(rows) - len(correct)} rows have no correctness (failures)")
     return (
-        f"{path.name} ({task}): lmms-eval reported {theirs}; itemscale's re-extracted accuracy "
-        f"{ours:.2f} on {len(correct)} answered items (points)"
+        f"{path.name} ({task}): lmms-eval reported {theirs}{over}; itemscale's re-extracted "
+        f"accuracy {ours:.2f} on {len(correct)} answered items (points)"
+        + (f" ({'; '.join(why)})" if why else "")
     )

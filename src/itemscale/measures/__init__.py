@@ -38,7 +38,7 @@ from ._matrix import (
     ResponseMatrix,
     build_matrices,
 )
-from ._order import BudgetOrder, budget_order, main_chain, with_text_first
+from ._order import BudgetOrder, budget_order, main_chain, resolution_tag, with_text_first
 from ._per_item import (
     PAPER_COLUMNS,
     PER_ITEM_SCHEMA_VERSION,
@@ -93,6 +93,7 @@ __all__ = [
     "percentile_interval",
     "percentile_intervals",
     "resample_counts",
+    "resolution_tag",
     "select_configs",
     "selected_intervals",
     "selected_max_intervals",

@@ -18,7 +18,10 @@ GLOSSARY: Final[dict[str, str]] = {
     "beneficial rate": "items wrong at some smaller budget and right at a larger one",
     "terminal regression": "items wrong at the largest budget but right at a smaller one",
     "text-answerable": "items right with no frames at all",
-    "text overwrite": "of the harmful items, those whose wrong answer is the text-only answer",
+    "text overwrite": "of the harmful transitions (right at a budget, wrong at a larger one), "
+    "the share whose wrong answer is the text-only answer",
+    "overwrite": "the seed paper's: items right with no frames and wrong at some visual budget "
+    "(not text overwrite)",
     "adjacent flips": "for one step up the axis, items right then wrong (down) and wrong then "
     "right (up); their difference is the curve's change",
     "chain": "one axis of the grid with the other held fixed: frames@112 is the frame counts "

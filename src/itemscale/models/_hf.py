@@ -16,11 +16,12 @@ differ) renormalised over the options.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -225,7 +226,8 @@ class HFBackend:
             model_kwargs["attn_implementation"] = parsed.attn_implementation
         try:
             processor: Any = AutoProcessor.from_pretrained(model, **load_kwargs)  # type: ignore[no-untyped-call]
-            network: Any = AutoModelForImageTextToText.from_pretrained(model, **model_kwargs)
+            with no_loading_bars():  # the sweep's own bar already says "loading <model>"
+                network: Any = AutoModelForImageTextToText.from_pretrained(model, **model_kwargs)
         except (OSError, ValueError) as exc:
             raise BackendError(f"model {name!r}: cannot load {model!r}: {exc}") from exc
         network.to(device).eval()
@@ -331,7 +333,10 @@ class HFBackend:
             if r.frames is not None
         ]
         if videos:
-            kwargs["videos"] = [list(frames.frames) for frames in videos]
+            # decoded frames are shared read-only (the frame cache hands the same arrays to
+            # every configuration); torch refuses to wrap a read-only array without a warning,
+            # so the processor gets writable copies and the cache stays untouched
+            kwargs["videos"] = [[writable(f) for f in frames.frames] for frames in videos]
             kwargs["do_sample_frames"] = False
             kwargs["video_metadata"] = [video_metadata(frames) for frames in videos]
             kwargs.update(
@@ -566,3 +571,23 @@ def processor_settings(family: str, processor: Any, options: HFOptions) -> dict[
     template = getattr(processor, "chat_template", None) or ""
     settings["chat_template_sha"] = hashlib.sha256(str(template).encode()).hexdigest()[:16]
     return settings
+
+
+def writable(frame: Any) -> Any:
+    """The frame itself when torch may wrap it, else a copy (read-only arrays warn)."""
+    flags = getattr(frame, "flags", None)
+    return frame if flags is None or flags.writeable else frame.copy()
+
+
+@contextlib.contextmanager
+def no_loading_bars() -> Iterator[None]:
+    """transformers' "Loading weights" bars off while a model loads, as they were after."""
+    from transformers.utils import logging as hf_logging
+
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    try:
+        yield
+    finally:
+        if was_enabled:
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]

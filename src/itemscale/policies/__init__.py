@@ -69,6 +69,7 @@ from ._search import (
     shared_threshold_sweep,
     stopping_stage,
 )
+from ._summary import skipped_lines
 
 __all__ = [
     "CASCADE_SCHEMA_VERSION",
@@ -118,6 +119,7 @@ __all__ = [
     "resolve_stages",
     "run_policies",
     "shared_threshold_sweep",
+    "skipped_lines",
     "stage_value_costs",
     "stopping_features",
     "stopping_stage",

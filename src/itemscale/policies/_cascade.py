@@ -451,7 +451,12 @@ def cascade_report(df: pd.DataFrame, settings: CascadeSettings) -> dict[str, Any
             continue
         if matrix.kind != "binary":
             skipped.append(
-                {**where, "reason": "open-ended items: policies need 0/1 correctness (mcqa)"}
+                {
+                    **where,
+                    "kind": matrix.kind,
+                    "n_items": matrix.n_items,
+                    "reason": "open-ended items: policies need 0/1 correctness (mcqa)",
+                }
             )
             continue
         chain = None

@@ -227,6 +227,16 @@ def _share(part: set[int] | None, whole: set[int] | None) -> float:
     return len(part & whole) / len(whole)
 
 
+def clopper_pearson(k: int, n: int, level: float = 0.95) -> list[float]:
+    """The exact binomial interval for k successes in n trials."""
+    from scipy.stats import beta
+
+    tail = (1.0 - level) / 2.0
+    low = 0.0 if k == 0 else float(beta.ppf(tail, k, n - k + 1))
+    high = 1.0 if k == n else float(beta.ppf(1.0 - tail, k + 1, n - k))
+    return [low, high]
+
+
 def intervention_outcomes(
     df: pd.DataFrame, plan: InterventionPlan, *, n_boot: int = 1000, seed: int = 0
 ) -> dict[str, Any]:
@@ -312,6 +322,17 @@ def intervention_outcomes(
         )
         samples = boot.ratios(numerator, denominator)
         ci = percentile_intervals(samples)
+    intervals = {"recovered_rate": "video bootstrap", "broken_rate": "video bootstrap"}
+    for column, name in enumerate(("recovered_rate", "broken_rate")):
+        k, n = int(sums_num[column]), int(sums_den[column])
+        if n and k in (0, n) and n_boot > 0:
+            # every re-run agreed, so every resample gives the same rate: a bootstrap
+            # interval would be [p, p] and read as certainty on a handful of items
+            ci[column] = clopper_pearson(k, n)
+            intervals[name] = (
+                f"exact binomial (Clopper-Pearson): all {n} re-runs agreed, so resampling "
+                "cannot vary the rate"
+            )
     regression_share = plan.n_regressions / plan.n_items if plan.n_items else float("nan")
     right_share = plan.n_terminal_right / plan.n_items if plan.n_items else float("nan")
     net_point = point[0] * regression_share - point[1] * right_share
@@ -337,6 +358,10 @@ def intervention_outcomes(
         return {
             "n_planned": planned,
             "n_answered": int(sum(1 for r in answered if r["group"] == group)),
+            # recovered regressions, broken controls: the numerator of the group's rate
+            "n_changed": int(
+                sum(1 for r in answered if r["group"] == group and r["after"] != r["before"])
+            ),
             "n_failed": int(sum(failed[group].values())),
             "failed_by_status": dict(sorted(failed[group].items())),
             "n_missing": missing[group],
@@ -369,6 +394,7 @@ def intervention_outcomes(
         "n_terminal_right": plan.n_terminal_right,
         "recovered_rate": stat(float(point[0]), None if ci[0] is None else ci[0]),
         "broken_rate": stat(float(point[1]), None if ci[1] is None else ci[1]),
+        "intervals": intervals,
         "net_accuracy_change_estimate": stat(float(net_point), net_ci),
         "net_accuracy_change_note": (
             "recovered_rate x share of terminal regressions - broken_rate x share right at the "

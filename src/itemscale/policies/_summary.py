@@ -3,7 +3,8 @@ currency, with paired video-bootstrap intervals.
 
 Every number of one summary comes from the same resamples, so a policy's accuracy change and
 its saving are paired with each other and with the terminal budget's. A policy *matches* the
-terminal budget when the 95% interval of its accuracy change reaches 0.
+terminal budget when the 95% interval of its accuracy change reaches 0. `skipped_lines` says,
+for the console and the report alike, what a cascade report did not run on.
 """
 
 from __future__ import annotations
@@ -82,3 +83,32 @@ def summarise_stops(
     counts = np.bincount(stop, minlength=len(inputs.labels)) / max(len(stop), 1)
     out["stop_share"] = {label: float(counts[s]) for s, label in enumerate(inputs.labels)}
     return out
+
+
+def skipped_lines(report: dict[str, Any]) -> list[str]:
+    """What the cascade did not run on, one line per model and reason: a series' open-ended
+    half named as such (its multiple-choice items have their block above), intervention
+    re-runs in one line."""
+    ran = {(b.get("model"), b.get("series")) for b in report.get("results", [])}
+    grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for skipped in report.get("skipped", []):
+        key = (str(skipped.get("model", "?")), str(skipped.get("reason", "?")))
+        grouped.setdefault(key, []).append(skipped)
+    lines = []
+    for (model, reason), entries in grouped.items():
+        names = ", ".join(str(e.get("series", "?")) for e in entries)
+        if entries[0].get("kind") not in (None, "binary"):
+            for e in entries:
+                above = (
+                    "; its multiple-choice items are above" if (model, e["series"]) in ran else ""
+                )
+                lines.append(
+                    f"not run on the {e.get('n_items', '?')} open-ended items of {model} / "
+                    f"{e.get('series', '?')}{above}: policies need 0/1 correctness (multiple "
+                    "choice)"
+                )
+        elif len(entries) > 1:
+            lines.append(f"not run on {model}, {len(entries)} series ({names}): {reason}")
+        else:
+            lines.append(f"not run on {model} / {names}: {reason}")
+    return lines

@@ -328,7 +328,9 @@ def parse_protocol(data: dict[str, Any], *, source: str = "<protocol>") -> Proto
     try:
         return Protocol.model_validate(data)
     except ValidationError as exc:
-        problems = validation_message(exc.errors(), separator="\n", indent="  ", show_input=True)
+        problems = validation_message(
+            exc.errors(), separator="\n", indent="  ", show_input=True, model=Protocol
+        )
         raise ProtocolError(f"{source}: invalid protocol:\n{problems}") from None
 
 

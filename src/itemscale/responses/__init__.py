@@ -2,6 +2,7 @@
 
 from ._extract import EXTRACTOR_VERSION, extract_choice
 from ._io import (
+    RESPONSES_DIGEST_KEY,
     RESPONSES_FILE,
     RUN_FILE,
     SchemaError,
@@ -10,6 +11,7 @@ from ._io import (
     normalise_responses,
     read_responses,
     read_run,
+    responses_digest,
     write_json_atomic,
     write_parquet_atomic,
     write_responses,
@@ -50,6 +52,7 @@ __all__ = [
     "EXTRACTOR_VERSION",
     "LOCK_FILE",
     "NOANSWER",
+    "RESPONSES_DIGEST_KEY",
     "RESPONSES_FILE",
     "RESPONSE_SCHEMA",
     "ROW_KEY",
@@ -77,6 +80,7 @@ __all__ = [
     "redact",
     "redact_value",
     "register_secret",
+    "responses_digest",
     "rouge_l",
     "run_lock",
     "token_f1",

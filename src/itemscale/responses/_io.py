@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import ItemscaleError
-from ..files import atomic_text_file, no_space_is_typed, read_json, shared_mode
+from ..files import atomic_text_file, no_space_is_typed, read_json, sha256_file, shared_mode
 from ..files import replace_dir as replace_dir  # its old private path keeps importing
 from ._safety import redact, redact_value, redaction_trigger
 from ._schema import (
@@ -331,3 +331,15 @@ def write_run(
     write_responses(responses, run_dir / RESPONSES_FILE)
     payload = {"schema_version": RUN_SCHEMA_VERSION, **dict(provenance)}
     write_json_atomic(run_dir / RUN_FILE, payload)
+
+
+#: The key under which a file computed from a run's responses (cascade.json, an intervention's
+#: result, audit.json) records the sha256 of the responses.parquet it read, so `report` and
+#: `verify` can tell a file the responses moved on from (stale) from one edited afterwards.
+RESPONSES_DIGEST_KEY: Final[str] = "responses_sha256"
+
+
+def responses_digest(run_dir: str | os.PathLike[str]) -> str | None:
+    """The sha256 of RUN_DIR/responses.parquet, or None when there is none."""
+    path = Path(run_dir) / RESPONSES_FILE
+    return sha256_file(path) if path.is_file() else None

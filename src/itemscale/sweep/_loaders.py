@@ -80,6 +80,11 @@ def load_benchmark_items(entry: BenchmarkEntry) -> list[Item]:
     if entry.kind == "synthetic":
         suite = path
         items_file = suite / "items.jsonl"
+        if not suite.exists():
+            raise BenchmarkFileError(
+                f"{suite}: no such folder (benchmark kind 'synthetic' reads a suite folder "
+                "written by `itemscale synth --out FOLDER`)"
+            )
         if not items_file.is_file():
             raise BenchmarkFileError(f"{suite}: not a synthetic suite (no items.jsonl)")
         items = [

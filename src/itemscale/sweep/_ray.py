@@ -130,7 +130,7 @@ def _run_model(session: Session, entry: ModelEntry) -> None:
             raise RuntimeError(f"model {entry.name!r}: actors loaded different specs {spec_ids}")
         spec = specs[0]
         session.loaded(entry, BackendSpec.model_validate(spec["spec"]))
-        session.bar.set_description_str(entry.name)
+        session.bar.set_description_str(entry.name, refresh=bool(session.bar.total))
         session.bar.unpause()  # the loading time is no cell's: keep it out of the rate and ETA
         _, jobs = session.plan(entry, spec["spec_id"])
         queue = list(reversed(jobs))

@@ -107,6 +107,8 @@ def stop_on_sigint(stop: SweepStop) -> Iterator[None]:
 def _progress(total: int, enabled: bool) -> Any:
     from tqdm import tqdm
 
+    # `delay`: nothing is drawn until a model loads or a cell runs, so a resume with every cell
+    # done prints one sentence instead of an empty `0cell [00:00, ?cell/s]` bar
     return tqdm(
         total=total,
         unit="cell",
@@ -114,6 +116,7 @@ def _progress(total: int, enabled: bool) -> Any:
         disable=not enabled,
         dynamic_ncols=True,
         smoothing=0.1,
+        delay=0.5,
     )
 
 
@@ -125,7 +128,7 @@ def _run_local(session: Session) -> None:
             continue
         session.expect(entry)
         backend = session.factory(entry, session.device, session.batch_size)
-        session.bar.set_description_str(entry.name)
+        session.bar.set_description_str(entry.name, refresh=bool(session.bar.total))
         session.bar.unpause()  # the loading time is no cell's: keep it out of the rate and ETA
         try:
             spec = backend.spec
@@ -304,7 +307,11 @@ def run_sweep(
             refused = exc
             outcome = "refused"
         finally:
+            if bar.n:  # the final count shown even when it came within the bar's `delay`
+                bar.refresh()
             bar.close()
+            if progress and result.planned and not result.ran and not stop.is_set():
+                print(f"all {result.planned} cells already done; nothing to run", file=sys.stderr)
             if stop.is_set():
                 outcome = "interrupted"
             store.end_session(session_id, outcome)

@@ -183,7 +183,8 @@ class Session:
             (c.item.item_id, c.config.config_id, c.repeat) not in done for c in cells
         )
         self.bar.total = (self.bar.total or 0) + self._expected
-        self.bar.set_description_str(f"loading {entry.name}")
+        # nothing likely to run: no bar (the sweep then says every cell is done)
+        self.bar.set_description_str(f"loading {entry.name}", refresh=bool(self._expected))
 
     def loaded(self, entry: ModelEntry, spec: BackendSpec) -> None:
         """Record a freshly loaded backend's spec (and what it was loaded from)."""
@@ -201,7 +202,8 @@ class Session:
         self.result.skipped += len(cells) - len(pending)
         self.bar.total = (self.bar.total or 0) - self._expected + len(pending)
         self._expected = 0
-        self.bar.refresh()
+        if pending:  # a model with nothing left to run draws no bar
+            self.bar.refresh()
         return cells, group_by_video(pending, self.known_hashes)
 
     def record(self, rows: Sequence[CellRow]) -> None:

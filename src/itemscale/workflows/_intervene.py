@@ -70,6 +70,16 @@ def pick_axis(
     return axes[0], None
 
 
+def _terminal_regressions(matrix: ResponseMatrix, terminal: int) -> int:
+    """Items wrong at `terminal` and right at any budget the grid's order puts below it (not
+    only those of one chain): the count `analyze` gives when `terminal` is the largest budget."""
+    import numpy as np
+
+    y = np.asarray(matrix.y, dtype=np.float64)
+    below = np.asarray(matrix.budget_order.less)[:, terminal]
+    return int(((y[:, terminal] < 1) & (y[:, below] >= 1).any(axis=1)).sum())
+
+
 def intervene(
     run_dir: str | Path,
     *,
@@ -105,7 +115,14 @@ def intervene(
         plan_intervention,
     )
     from ..protocol import Protocol
-    from ..responses import SchemaError, read_run, run_lock, write_json_atomic
+    from ..responses import (
+        RESPONSES_DIGEST_KEY,
+        SchemaError,
+        read_run,
+        responses_digest,
+        run_lock,
+        write_json_atomic,
+    )
 
     if policy not in INTERVENTION_NAMES:
         raise WorkflowError(
@@ -130,8 +147,17 @@ def intervene(
     if note is not None and on_note is not None:
         on_note(note)
     chain = main_chain(matrix.budget_order, matrix.frames)
+    grid_regressions = None
     if chain is not None:  # frames x resolutions: the lower budgets along the frame axis only
+        grid_regressions = _terminal_regressions(matrix, chain[1][-1])
         matrix = matrix.chain(chain[1])
+    axis = {
+        "chain": None if chain is None else chain[0],
+        "labels": list(matrix.labels),
+        # what `analyze` counts on the whole grid (right at any smaller budget), when the
+        # chain's terminal is the grid's largest budget too
+        "grid_terminal_regressions": grid_regressions,
+    }
     terminal_id = matrix.config_ids[-1]
     terminal = next((c for c in protocol.configurations() if c.config_id == terminal_id), None)
     if terminal is None:
@@ -209,6 +235,8 @@ def intervene(
 
     outcome = intervention_outcomes(df, plan, n_boot=n_boot, seed=seed)
     outcome["run_dir"] = str(run_dir)
+    outcome["axis"] = axis
+    outcome[RESPONSES_DIGEST_KEY] = responses_digest(run_dir)
     with run_lock(run_dir, what="intervene"):  # the re-run's sweep held it while it ran
         write_json_atomic(out_dir / f"{policy}.json", outcome)
     return outcome

@@ -1,0 +1,251 @@
+"""Files computed from the responses after they were written: whether each still fits them.
+
+`cascade.json`, an intervention's `intervention/<policy>.json` and the audit are computed from
+`responses.parquet` by their own commands, and the responses can change after them (`intervene`
+adds its re-runs as rows, a later import adds a model). Each such file records the sha256 of the
+responses it read (`responses_sha256`). `report` recomputes what it can from the responses and
+the file's own recorded settings (the cascade; the intervention, from its plan) and puts the
+recomputation in the artifact; the audit carries human labels tied to its transitions, so it is
+copied as it is and flagged stale instead, for `itemscale audit` to redo. What the report did is
+recorded in provenance.json (`derived`), shown in report.html, and read by `verify`, which tells
+a file the responses moved on from (stale) from one changed by hand (edited) by that digest.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import pandas as pd
+
+from ..files import sha256_file
+from ..responses import RESPONSES_DIGEST_KEY, RESPONSES_FILE, write_json_atomic
+
+CASCADE_FILE: Final[str] = "cascade.json"
+AUDIT_FILE: Final[str] = "audit.parquet"
+AUDIT_SUMMARY_FILE: Final[str] = "audit.json"
+INTERVENTION_DIR: Final[str] = "intervention"
+#: provenance.json's record of the derived files the report did not copy as they were.
+DERIVED_KEY: Final[str] = "derived"
+#: keys a command adds to its result after computing it; a recomputation takes them as stored.
+_ADDED_KEYS: Final[tuple[str, ...]] = ("run_dir", "models", "axis", RESPONSES_DIGEST_KEY)
+
+Why = Literal["stale", "edited", "unknown"]
+
+
+@dataclass(frozen=True)
+class Derived:
+    """One derived file that does not fit the artifact's responses, and what the report did."""
+
+    name: str
+    #: recomputed: the artifact holds the recomputation; stale: copied as it was, flagged;
+    #: unchecked: copied as it was, since it cannot be recomputed (no settings recorded)
+    status: Literal["recomputed", "stale", "unchecked"]
+    reason: str
+
+    def record(self) -> dict[str, str]:
+        return {"status": self.status, "reason": self.reason}
+
+
+def first_difference(a: Any, b: Any, path: str = "") -> str | None:
+    """Where two JSON values differ (NaN equals NaN), or None when equal."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b), key=str):
+            where = f"{path}.{key}" if path else str(key)
+            if key not in a or key not in b:
+                return f"{where} (present in only one)"
+            diff = first_difference(a[key], b[key], where)
+            if diff:
+                return diff
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return f"{path} (length {len(a)} vs {len(b)})"
+        for n, (x, y) in enumerate(zip(a, b, strict=True)):
+            diff = first_difference(x, y, f"{path}[{n}]")
+            if diff:
+                return diff
+        return None
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return None
+    if type(a) is not type(b) or a != b:
+        return f"{path} (stored {a!r}, recomputed {b!r})"
+    return None
+
+
+def why_it_differs(recorded: object, current: str) -> tuple[Why, str]:
+    """Why a derived file differs from its recomputation, told by the responses digest it
+    recorded: other responses (stale), these very responses (edited), or no digest (unknown)."""
+    if not isinstance(recorded, str):
+        return (
+            "unknown",
+            f"it records no {RESPONSES_DIGEST_KEY} (written before itemscale recorded one)"
+            ", so whether it is stale or edited cannot be told",
+        )
+    if recorded != current:
+        return (
+            "stale",
+            f"it was computed from other responses (sha256 {recorded[:12]}..., these are "
+            f"{current[:12]}...): the responses changed after it was written",
+        )
+    return (
+        "edited",
+        "it records these very responses, yet differs from what they give: changed by hand, "
+        "or written by another itemscale version",
+    )
+
+
+def _as_json(value: dict[str, Any]) -> dict[str, Any]:
+    """As the file holds it: what JSON cannot say (tuples, numpy scalars) said as JSON does."""
+    out: dict[str, Any] = json.loads(json.dumps(value, default=str))
+    return out
+
+
+def _with_added_keys(fresh: dict[str, Any], stored: dict[str, Any]) -> dict[str, Any]:
+    for key in _ADDED_KEYS:
+        if key in stored:
+            fresh[key] = stored[key]
+    return fresh
+
+
+def fresh_cascade(stored: dict[str, Any], df: pd.DataFrame) -> dict[str, Any]:
+    """cascade.json recomputed from the responses with its own recorded settings (and models)."""
+    from ..policies import CascadeSettings, cascade_report
+
+    settings = CascadeSettings.model_validate(stored["settings"])
+    models = stored.get("models")
+    frame = df[df["model"].isin(models)] if models else df
+    return _as_json(_with_added_keys(cascade_report(frame, settings), stored))
+
+
+def fresh_intervention(
+    stored: dict[str, Any], plan: dict[str, Any], df: pd.DataFrame
+) -> dict[str, Any]:
+    """An intervention's result recomputed from the responses, its plan and its bootstrap."""
+    from ..policies import InterventionPlan, intervention_outcomes
+
+    parsed = InterventionPlan.model_validate(plan)
+    boot = stored.get("bootstrap") or {}
+    fresh = intervention_outcomes(
+        df, parsed, n_boot=int(boot.get("n_boot", 1000)), seed=int(boot.get("seed", parsed.seed))
+    )
+    return _as_json(_with_added_keys(fresh, stored))
+
+
+def intervention_results(root: Path) -> list[tuple[Path, Path]]:
+    """(result, plan) of every intervention under ROOT/intervention/ that has its plan."""
+    folder = root / INTERVENTION_DIR
+    pairs = []
+    for path in sorted(folder.glob("*.json")):
+        plan = path.with_name(f"{path.stem}.plan.json")
+        if not path.name.endswith(".plan.json") and plan.is_file():
+            pairs.append((path, plan))
+    return pairs
+
+
+def audit_difference(root: Path, df: pd.DataFrame, items: list[Any]) -> str | None:
+    """How the audit's transitions and pathways differ from the audit of these responses."""
+    import pyarrow.parquet as pq
+
+    from ..audit import audit_transitions
+
+    stored = pq.read_table(root / AUDIT_FILE).to_pandas()
+    summary = json.loads((root / AUDIT_SUMMARY_FILE).read_text(encoding="utf-8"))
+    fresh = audit_transitions(df, items, pairs=summary.get("pairs", "adjacent"))
+    a = set(zip(stored["transition_id"], stored["pathway"], strict=True))
+    b = set(zip(fresh["transition_id"], fresh["pathway"], strict=True))
+    if a == b:
+        return None
+    return (
+        f"{len(a - b)} of its {len(a)} transitions or pathways are not in the audit of these "
+        f"responses, which has {len(b - a)} it lacks"
+    )
+
+
+def _read(path: Path) -> dict[str, Any]:
+    payload = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(payload, dict):
+        raise ValueError(f"{path.name}: not a JSON object")
+    return payload
+
+
+def refresh_derived(root: Path, df: pd.DataFrame, items: list[Any]) -> list[Derived]:
+    """Bring the derived files copied into the artifact folder ROOT in line with its responses:
+    the cascade and every intervention that differs from its recomputation is replaced by it
+    (recording these responses' digest); an audit that differs is left as it is and flagged.
+    Returns what was done, for provenance.json."""
+    current = sha256_file(root / RESPONSES_FILE)
+    done: list[Derived] = []
+
+    def replace(path: Path, stored: dict[str, Any], fresh: dict[str, Any], command: str) -> None:
+        if first_difference(stored, fresh) is None:
+            return
+        _, why = why_it_differs(stored.get(RESPONSES_DIGEST_KEY), current)
+        fresh[RESPONSES_DIGEST_KEY] = current
+        write_json_atomic(path, fresh)
+        name = path.relative_to(root).as_posix()
+        done.append(
+            Derived(
+                name,
+                "recomputed",
+                f"the run's {name} differs from what these responses give ({why}); the report "
+                f"shows it recomputed with its own settings (`{command}` rewrites the run's file)",
+            )
+        )
+
+    def refresh(path: Path, recompute: Any, command: str) -> None:
+        try:
+            stored = _read(path)
+            fresh = recompute(stored)
+        except (KeyError, TypeError, ValueError) as exc:  # pydantic's errors are ValueErrors
+            done.append(
+                Derived(
+                    path.relative_to(root).as_posix(),
+                    "unchecked",
+                    f"shown as it is: it cannot be recomputed ({type(exc).__name__}: {exc}); "
+                    f"`{command}` writes it anew",
+                )
+            )
+            return
+        replace(path, stored, fresh, command)
+
+    cascade = root / CASCADE_FILE
+    if cascade.is_file():
+        refresh(cascade, lambda stored: fresh_cascade(stored, df), "itemscale cascade RUN")
+    for result, plan in intervention_results(root):
+        refresh(
+            result,
+            lambda stored, plan=plan: fresh_intervention(stored, _read(plan), df),
+            f"itemscale intervene RUN --policy {result.stem} --no-run",
+        )
+    if (root / AUDIT_FILE).is_file() and (root / AUDIT_SUMMARY_FILE).is_file():
+        diff = audit_difference(root, df, items)
+        if diff is not None:
+            summary = _read(root / AUDIT_SUMMARY_FILE)
+            _, why = why_it_differs(summary.get(RESPONSES_DIGEST_KEY), current)
+            for name in (AUDIT_FILE, AUDIT_SUMMARY_FILE):
+                done.append(
+                    Derived(
+                        name,
+                        "stale",
+                        f"the audit does not fit these responses ({diff}; {why}); shown as it "
+                        "was, since human labels belong to its transitions: `itemscale audit "
+                        "RUN` redoes it and keeps them",
+                    )
+                )
+    return done
+
+
+def declared(prov: dict[str, Any], status: str) -> dict[str, str]:
+    """name -> reason of the derived files provenance.json records with `status`."""
+    record = prov.get(DERIVED_KEY) if isinstance(prov, dict) else None
+    if not isinstance(record, dict):
+        return {}
+    return {
+        str(name): str(entry.get("reason", ""))
+        for name, entry in record.items()
+        if isinstance(entry, dict) and entry.get("status") == status
+    }
