@@ -526,15 +526,16 @@ def test_a_run_of_several_tasks_imports_in_one_command(tmp_path: Path) -> None:
     sources = [s for imp in provenance["imports"] for s in imp["sources"]]
     assert {s["lmms_eval_version"] for s in sources} == {"0.7.3"}
     assert all(s["resolved_cli_args"]["limit"] == 4 for s in sources)
-    # a --config folder names every task file in it
+    # a --config folder names every task file in it, all at one place on the axis: the
+    # run's frame count (both tasks of the 8-frame run at 8.001, the first named run)
     named = tmp_path / "named"
     run_lmms_eval_import(
         files=[], configs=[f"u8={tmp_path / 'f8'}", f"u32={tmp_path / 'f32'}"], run_dir=named
     )
     labels = read_run(named)[0].drop_duplicates(["config_label", "axis_order"])
     assert sorted(zip(labels["axis_order"], labels["config_label"], strict=True)) == [
-        (1.0, "u8"),
-        (2.0, "u32"),
+        (8.001, "u8"),
+        (32.002, "u32"),
     ]
 
 

@@ -487,7 +487,9 @@ def run_lmms_eval_import(
                 positions.setdefault(spec.label, len(positions) + 1)
             # A named run sits at its frame count (16 frames is never "below" 8); named runs of
             # the same frame count (two selectors at 16) keep the order they were given in.
-            order = float(frames) if mixed else float(frames) + positions.get(spec.label, 0) / 1000.0
+            order = (
+                float(frames) if mixed else float(frames) + positions.get(spec.label, 0) / 1000.0
+            )
             budget = Budget(
                 config_id=label_config_id(spec.label, frames),
                 label=spec.label,
