@@ -1,23 +1,24 @@
 """The report's inference tables: cluster-aware paired tests with Holm's adjustment (marking
 the changes that hold), the minimum detectable effect, the additive-model heterogeneity test,
 and churn between series at equal budgets. Each is one small function over the `analyze`
-JSON, so the measures section calls them without knowing their layout."""
+JSON, so the measures section calls them without knowing their layout; it hands in `pts`, its
+one way of writing a statistic with its interval."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..measures import GLOSSARY
 from ._svg import esc
 
+Points = Callable[[Any], str]
 
-def _pts(stat: Any, signed: bool = False) -> str:
-    """The report's one way of writing a statistic (`_html_measures.pts`, imported here at call
-    time since that module calls this one), with a sign for a change."""
-    from ._html_measures import pts
 
+def _signed(pts: Points, stat: Any) -> str:
+    """A change written by the report's one writer of a statistic (`pts`), with its sign."""
     text = pts(stat)
-    if signed and text != "n/a" and float(stat["value"]) >= 0:
+    if text != "n/a" and float(stat["value"]) >= 0:
         text = "+" + text
     return text
 
@@ -35,7 +36,7 @@ def _table(head: list[str], rows: list[str]) -> str:
     )
 
 
-def paired_tests_table(block: dict[str, Any]) -> str:
+def paired_tests_table(block: dict[str, Any], pts: Points) -> str:
     tests = block.get("paired_tests") or {}
     if not tests.get("adjacent"):
         return ""
@@ -46,7 +47,7 @@ def paired_tests_table(block: dict[str, Any]) -> str:
             mark = "<b>holds</b>" if holds else "<span class='muted'>does not hold</span>"
             rows.append(
                 f"<tr><th>{esc(arrow)}{' (requested)' if family == 'requested' else ''}</th>"
-                f"<td class='num'>{esc(_pts(t.get('difference'), signed=True))}</td>"
+                f"<td class='num'>{esc(_signed(pts, t.get('difference')))}</td>"
                 f"<td class='num'>{esc(_p(t.get('clustered_mcnemar_p')))}</td>"
                 f"<td class='num'>{esc(_p(t.get('holm_p')))}</td><td>{mark}</td>"
                 f"<td class='num'>{esc(_p(t.get('exact_mcnemar_p')))}</td>"
@@ -97,15 +98,15 @@ def power_table(block: dict[str, Any]) -> str:
     )
 
 
-def heterogeneity_table(h: dict[str, Any] | None, title: str) -> str:
+def heterogeneity_table(h: dict[str, Any] | None, title: str, pts: Points) -> str:
     if not isinstance(h, dict):
         return ""
     if "skipped" in h:
         return f"<h4>{esc(title)}</h4><p class='muted'>not tested: {esc(h['skipped'])}</p>"
     rows = [
-        f"<tr><th>{esc(name)}</th><td class='num'>{esc(_pts(c.get('observed')))}</td>"
-        f"<td class='num'>{esc(_pts(c.get('additive')))}</td>"
-        f"<td class='num'>{esc(_pts(c.get('difference'), signed=True))}</td>"
+        f"<tr><th>{esc(name)}</th><td class='num'>{esc(pts(c.get('observed')))}</td>"
+        f"<td class='num'>{esc(pts(c.get('additive')))}</td>"
+        f"<td class='num'>{esc(_signed(pts, c.get('difference')))}</td>"
         f"<td class='num'>{esc(_p(c.get('p_value')))}</td></tr>"
         for name, c in [("harmful rate", h), *h.get("trajectories", {}).items()]
     ]
@@ -117,47 +118,48 @@ def heterogeneity_table(h: dict[str, Any] | None, title: str) -> str:
         f"({h.get('n_null', 0)} draws), percentile intervals. The oracle headroom is a function "
         "of the margins and the additive model reproduces it exactly.</p>"
         + _table(head, rows)
-        + _noise_line(h.get("noise"))
+        + _noise_line(h.get("noise"), pts)
     )
 
 
-def _noise_line(noise: Any) -> str:
+def _noise_line(noise: Any, pts: Points) -> str:
     if not isinstance(noise, dict):
         return ""
     return (
-        f"<p>Noise bound: {esc(_pts(noise.get('noise_bound')))}; harmful rate minus the bound "
-        f"{esc(_pts(noise.get('difference'), signed=True))}, one-sided p "
+        f"<p>Noise bound: {esc(pts(noise.get('noise_bound')))}; harmful rate minus the bound "
+        f"{esc(_signed(pts, noise.get('difference')))}, one-sided p "
         f"{esc(_p(noise.get('p_value')))}. <span class='muted'>{esc(GLOSSARY['noise bound'])}"
         "</span></p>"
     )
 
 
-def inference_tables(block: dict[str, Any]) -> str:
+def inference_tables(block: dict[str, Any], pts: Points) -> str:
     """Everything a binary block adds to its section."""
     with_text = block.get("grid_with_text") or {}
     return (
-        paired_tests_table(block)
+        paired_tests_table(block, pts)
         + power_table(block)
-        + heterogeneity_table(block.get("heterogeneity"), "Heterogeneity: visual budgets")
+        + heterogeneity_table(block.get("heterogeneity"), "Heterogeneity: visual budgets", pts)
         + heterogeneity_table(
             with_text.get("heterogeneity"),
             "Heterogeneity: with the text-only answer as budget 0",
+            pts,
         )
     )
 
 
-def churn_tables(block: dict[str, Any]) -> str:
+def churn_tables(block: dict[str, Any], pts: Points) -> str:
     """A model's churn between each pair of its series."""
     parts = []
     for pair, churn in (block.get("churn") or {}).items():
         rows = []
         for budget, b in churn.get("budgets", {}).items():
-            floors = " / ".join(_pts(b[k]) for k in ("noise_floor_p", "noise_floor_q") if k in b)
+            floors = " / ".join(pts(b[k]) for k in ("noise_floor_p", "noise_floor_q") if k in b)
             rows.append(
-                f"<tr><th>{esc(budget)}</th><td class='num'>{esc(_pts(b.get('answer_change')))}"
-                f"</td><td class='num'>{esc(_pts(b.get('accuracy_difference'), signed=True))}</td>"
-                f"<td class='num'>{esc(_pts(b.get('flip_down')))}</td>"
-                f"<td class='num'>{esc(_pts(b.get('flip_up')))}</td>"
+                f"<tr><th>{esc(budget)}</th><td class='num'>{esc(pts(b.get('answer_change')))}"
+                f"</td><td class='num'>{esc(_signed(pts, b.get('accuracy_difference')))}</td>"
+                f"<td class='num'>{esc(pts(b.get('flip_down')))}</td>"
+                f"<td class='num'>{esc(pts(b.get('flip_up')))}</td>"
                 f"<td class='num'>{esc(floors or 'no repeats')}</td></tr>"
             )
         head = ["budget", "answers changed", "accuracy change", "down", "up", "noise floor"]

@@ -270,7 +270,7 @@ def _series_section(model: str, series: str, block: dict[str, Any], traj: pd.Dat
             "</div></div><h3>Text overwrite</h3>",
             _text_overwrite(block),
             _chains_table(block, "accuracy"),
-            inference_tables(block),
+            inference_tables(block, pts),
         ]
     if isinstance(block.get("continuous"), dict):
         parts.append(_part(model, series, block["continuous"], traj, "continuous"))
@@ -306,5 +306,5 @@ def measures_section(measures: dict[str, Any], trajectories: pd.DataFrame) -> st
         )
         for series, other in block.get("other_series", {}).items():
             parts.append(_series_section(model, str(series), other, trajectories))
-        parts.append(churn_tables(block))
+        parts.append(churn_tables(block, pts))
     return "".join(parts)

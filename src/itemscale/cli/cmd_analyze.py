@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..measures import CI_METHODS, DEFAULT_CI, DEFAULT_POWER_TARGET
+from ..measures import CI_METHODS, DEFAULT_CI, DEFAULT_DRAWS, DEFAULT_POWER_TARGET
 from . import CommandError
 from ._format import Glosses, points_text
 from ._inference_text import print_churn, print_heterogeneity, print_inference
@@ -100,6 +100,14 @@ def add_inference_arguments(p: argparse.ArgumentParser) -> None:
         metavar="FROM,TO",
         help="also test this pair of configurations (repeatable; Holm-adjusted among "
         "themselves), e.g. 16f_151k,64f_151k",
+    )
+    p.add_argument(
+        "--heterogeneity-draws",
+        type=int,
+        default=DEFAULT_DRAWS,
+        metavar="N",
+        help="resamples of the additive-model test, for its null draws and its intervals (the "
+        f"first N of the video bootstrap; default {DEFAULT_DRAWS}, at most --bootstrap)",
     )
 
 
@@ -356,6 +364,8 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from exc
     if args.bootstrap < 0:
         raise CommandError("--bootstrap must be >= 0")
+    if args.heterogeneity_draws < 0:
+        raise CommandError("--heterogeneity-draws must be >= 0")
     if not 0 < args.power_target <= 100:
         raise CommandError(f"--power-target {args.power_target}: give points in (0, 100]")
     if args.per_item and Path(args.per_item).suffix.lower() not in PER_ITEM_SUFFIXES:
@@ -373,6 +383,7 @@ def run(args: argparse.Namespace) -> int:
             axis=args.axis,
             power_target=args.power_target / 100,
             test_pairs=args.test_pair,
+            heterogeneity_draws=args.heterogeneity_draws,
         )
     except UnknownConfigError as exc:
         raise CommandError(f"{args.run_dir}: {exc}") from exc

@@ -34,6 +34,7 @@ from ._bootstrap import (
 from ._churn import BudgetChurn, SeriesChurn, series_churn, shared_budgets
 from ._glossary import GLOSSARY
 from ._heterogeneity import (
+    DEFAULT_DRAWS,
     MAX_BUDGETS,
     TRAJECTORIES,
     Comparison,
@@ -79,6 +80,7 @@ __all__ = [
     "CONTINUOUS_METRICS",
     "DEFAULT_BOOTSTRAP",
     "DEFAULT_CI",
+    "DEFAULT_DRAWS",
     "DEFAULT_POWER_TARGET",
     "GLOSSARY",
     "GRID_WITH_TEXT_TITLE",

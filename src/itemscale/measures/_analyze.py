@@ -16,6 +16,7 @@ from ._binary import (
     terminal_regression_indicator,
 )
 from ._bootstrap import CI_METHODS, DEFAULT_CI, VideoBootstrap
+from ._heterogeneity import DEFAULT_DRAWS
 from ._inference import (
     DEFAULT_POWER_TARGET,
     check_requested,
@@ -164,7 +165,8 @@ def _block(
     if with_text is not None:
         block["grid_with_text"] = with_text
         if m.kind == "binary":
-            tested = heterogeneity_with_text_json(m, boots.boot_for)
+            draws = int((inference or {}).get("heterogeneity_draws", DEFAULT_DRAWS))
+            tested = heterogeneity_with_text_json(m, boot, boots.boot_for, draws)
             if tested is not None:
                 with_text["heterogeneity"] = tested
     block["series"] = m.series
@@ -192,6 +194,7 @@ def analyze_responses(
     axis: str | None = None,
     power_target: float = DEFAULT_POWER_TARGET,
     test_pairs: Sequence[tuple[str, str]] = (),
+    heterogeneity_draws: int = DEFAULT_DRAWS,
 ) -> dict[str, Any]:
     """All measures for every model, in the `analyze --json` layout.
 
@@ -206,7 +209,8 @@ def analyze_responses(
 
     Each binary block also holds `paired_tests` (adjacent pairs, and the `test_pairs` asked
     for), `power` (minimum detectable effect; videos needed for `power_target`, a fraction)
-    and `heterogeneity`; a model with two or more series holds `churn`.
+    and `heterogeneity` (on the first `heterogeneity_draws` resamples); a model with two or
+    more series holds `churn`.
     """
     if ci not in CI_METHODS:
         raise ValueError(f"unknown interval method {ci!r}; use one of {', '.join(CI_METHODS)}")
@@ -219,7 +223,13 @@ def analyze_responses(
         matrices = _on_chain(matrices, axis)
     if test_pairs:
         check_requested(matrices, test_pairs)
-    inference = {"power_target": power_target, "test_pairs": tuple(test_pairs)}
+    if heterogeneity_draws < 0:
+        raise ValueError("heterogeneity_draws must be >= 0")
+    inference = {
+        "power_target": power_target,
+        "test_pairs": tuple(test_pairs),
+        "heterogeneity_draws": heterogeneity_draws,
+    }
     if by:
         known = sorted({key for m in matrices for a in m.attributes for key in a})
         unknown = [attr for attr in by if attr not in known]

@@ -36,13 +36,17 @@ from ._bootstrap import VideoBootstrap, percentile_interval
 
 #: Budgets up to which the 2^K patterns are enumerated (4,096 patterns).
 MAX_BUDGETS = 12
+#: Resamples the test uses by default (the first ones of the shared video bootstrap), for the
+#: null draws and the intervals alike: each draws and refits every pattern of every row sum,
+#: so it costs about as much as the rest of a block's bootstrap (docs/performance.md).
+DEFAULT_DRAWS = 200
 #: `SeedSequence(seed, spawn_key=NULL_SPAWN_KEY)` draws the null patterns; the bootstrap's
 #: chunks use one-element keys, so the streams never coincide.
 NULL_SPAWN_KEY = (28, 1)
 _BETA_BOUND = 15.0
 _RIDGE = 1e-8
 _POINT_ITERATIONS = 60
-_RESAMPLE_ITERATIONS = 6
+_RESAMPLE_ITERATIONS = 3
 
 Interval = tuple[float, float] | None
 
@@ -102,7 +106,7 @@ class _Patterns:
     bits: np.ndarray  # [M, K] every 0/1 pattern
     #: [M, 4]: harmful, then TRAJECTORIES (1.0 where the pattern is one)
     indicators: np.ndarray
-    groups: tuple[np.ndarray, ...]  # pattern indices of row sum r, r = 0..K
+    groups: tuple[slice, ...]  # the patterns of row sum r, r = 0..K (sorted by row sum)
 
 
 def _indicators(y: np.ndarray, less: np.ndarray) -> np.ndarray:
@@ -118,7 +122,10 @@ def _patterns_cached(k: int, less_bytes: bytes) -> _Patterns:
     codes = np.arange(2**k, dtype=np.int64)
     bits = ((codes[:, None] >> np.arange(k)) & 1).astype(float)
     sums = bits.sum(axis=1).astype(np.int64)
-    groups = tuple(np.flatnonzero(sums == r) for r in range(k + 1))
+    by_sum = np.argsort(sums, kind="stable")
+    bits, sums = bits[by_sum], sums[by_sum]
+    starts = np.searchsorted(sums, np.arange(k + 2))
+    groups = tuple(slice(int(starts[r]), int(starts[r + 1])) for r in range(k + 1))
     return _Patterns(bits=bits, indicators=_indicators(bits, less), groups=groups)
 
 
@@ -250,11 +257,12 @@ def heterogeneity_test(
     video_ids: np.ndarray,
     less: np.ndarray,
     boot: VideoBootstrap | None = None,
+    draws: int = DEFAULT_DRAWS,
 ) -> HeterogeneityTest:
     """The additive model's harmful rate and trajectory shares beside the observed ones for the
     binary matrix `y` [n, K] under the budget order `less`; intervals and p-values need `boot`
-    (its resamples and seed). Raises ValueError for fewer than 2 or more than `MAX_BUDGETS`
-    budgets, or no item."""
+    (its seed and first `draws` resamples). Raises ValueError for fewer than 2 or more than
+    `MAX_BUDGETS` budgets, or no item."""
     n, k = y.shape
     if not 2 <= k <= MAX_BUDGETS or n == 0:
         raise ValueError(
@@ -276,8 +284,10 @@ def heterogeneity_test(
     exp_ci: list[Interval] = [None] * width
     diff_ci: list[Interval] = [None] * width
     p_values: list[float | None] = [None] * width
-    if boot is not None and boot.n_boot > 0:
-        sums = boot.sums(np.hstack([onehot, right, marks]))
+    counts_matrix = boot.counts[: max(draws, 0)] if boot is not None else np.zeros((0, 0))
+    if boot is not None and counts_matrix.shape[0] > 0:
+        # integer sums below 2**53: exact in float64
+        sums = counts_matrix @ boot.cluster_sums(np.hstack([onehot, right, marks]))
         hist, cols, marks_s = sums[:, : k + 1], sums[:, k + 1 : 2 * k + 1], sums[:, 2 * k + 1 :]
         size = hist.sum(axis=1, keepdims=True)
         obs_s = marks_s / size
@@ -308,7 +318,7 @@ def heterogeneity_test(
         budget_effects=tuple(float(b) for b in beta),
         harmful=comparisons[0],
         trajectories=tuple(comparisons[1:]),
-        n_null=boot.n_boot if boot is not None else 0,
+        n_null=int(counts_matrix.shape[0]),
         oracle_headroom=float((row_sums > 0).mean() - right.mean(axis=0).max()),
     )
 

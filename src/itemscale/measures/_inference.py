@@ -15,7 +15,13 @@ import numpy as np
 from ._binary import stat
 from ._bootstrap import VideoBootstrap
 from ._churn import SeriesChurn, series_churn
-from ._heterogeneity import MAX_BUDGETS, Comparison, heterogeneity_test, noise_comparison
+from ._heterogeneity import (
+    DEFAULT_DRAWS,
+    MAX_BUDGETS,
+    Comparison,
+    heterogeneity_test,
+    noise_comparison,
+)
 from ._matrix import INTERVENTION_SERIES_PREFIX, ResponseMatrix
 from ._order import with_text_first
 from ._paired_tests import PairedTest, holm, paired_tests
@@ -136,7 +142,10 @@ def _comparison_json(c: Comparison) -> dict[str, Any]:
 
 
 def heterogeneity_json(
-    m: ResponseMatrix, boot: VideoBootstrap | None, less: np.ndarray | None = None
+    m: ResponseMatrix,
+    boot: VideoBootstrap | None,
+    less: np.ndarray | None = None,
+    draws: int = DEFAULT_DRAWS,
 ) -> dict[str, Any]:
     """The additive-model test on `m` (repeat 0) under its budget order, or `less`."""
     k = m.n_configs
@@ -148,7 +157,7 @@ def heterogeneity_json(
         )
         return {"skipped": reason}
     less = m.budget_order.less if less is None else less
-    h = heterogeneity_test(m.y, m.video_ids, less, boot)
+    h = heterogeneity_test(m.y, m.video_ids, less, boot, draws)
     out: dict[str, Any] = {
         "model": "additive logistic (Rasch): logit P(right) = item effect + budget effect",
         "n_items": h.n_items,
@@ -176,12 +185,13 @@ def inference_block(
     *,
     power_target: float = DEFAULT_POWER_TARGET,
     test_pairs: Sequence[tuple[str, str]] = (),
+    heterogeneity_draws: int = DEFAULT_DRAWS,
 ) -> dict[str, Any]:
     """The keys a binary block gains: `paired_tests`, `power`, `heterogeneity`."""
     return {
         "paired_tests": paired_tests_json(m, boot, test_pairs),
         "power": power_json(m, boot, power_target),
-        "heterogeneity": heterogeneity_json(m, boot),
+        "heterogeneity": heterogeneity_json(m, boot, draws=heterogeneity_draws),
     }
 
 
@@ -215,9 +225,15 @@ def churn_json(
     return out
 
 
-def heterogeneity_with_text_json(m: ResponseMatrix, boot_for: BootFor) -> dict[str, Any] | None:
+def heterogeneity_with_text_json(
+    m: ResponseMatrix,
+    boot: VideoBootstrap | None,
+    boot_for: BootFor,
+    draws: int = DEFAULT_DRAWS,
+) -> dict[str, Any] | None:
     """The same test on the grid with the text-only answer as budget 0 (its harmful rate is
-    the seed paper's visual confusion); None without text-only answers."""
+    the seed paper's visual confusion); None without text-only answers. `boot` is the visual
+    block's, used when every item has a text-only answer."""
     if not (~np.isnan(m.text_value)).any():
         return None
     sub, y, labels, _ = _with_text(m)
@@ -231,4 +247,6 @@ def heterogeneity_with_text_json(m: ResponseMatrix, boot_for: BootFor) -> dict[s
         frames=np.concatenate([[0], sub.frames]),
         pixels=np.concatenate([[np.nan], sub.pixels]),
     )
-    return heterogeneity_json(with_text, boot_for(sub.video_ids), order.less)
+    same = sub.n_items == m.n_items
+    chosen = boot if same else boot_for(sub.video_ids)
+    return heterogeneity_json(with_text, chosen, order.less, draws)

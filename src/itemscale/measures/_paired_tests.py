@@ -112,7 +112,9 @@ def paired_tests(
     ci = np.full((len(pairs), 2), np.nan)
     boot_p = np.full(len(pairs), np.nan)
     if boot is not None and boot.n_boot > 0 and n:
-        samples = boot.means(diff)
+        # the resampled item count as one more column of the same product
+        sums = boot.sums(np.hstack([diff, np.ones((n, 1))]))
+        samples = sums[:, :-1] / sums[:, -1:]
         jack = jackknife_means(boot, diff) if boot.n_clusters >= 3 else None
         ci = intervals(point, samples, jack, boot.method)
         boot_p = bootstrap_p(point, samples)
