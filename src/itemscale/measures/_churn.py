@@ -68,6 +68,17 @@ def shared_budgets(mp: ResponseMatrix, mq: ResponseMatrix) -> list[tuple[int, in
     return out
 
 
+def budget_name(label_p: str, label_q: str) -> str:
+    """The leading `/` parts the two labels of one budget share (`16f@56/centre` and
+    `16f@56/left` -> `16f@56`), or the first label when they share none."""
+    shared = []
+    for a, b in zip(label_p.split("/"), label_q.split("/"), strict=False):
+        if a != b:
+            break
+        shared.append(a)
+    return "/".join(shared) or label_p
+
+
 def _answer_text(answers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     known = np.array([isinstance(a, str) and a != "" for a in answers.ravel()], dtype=bool)
     text = np.array([str(a) for a in answers.ravel()], dtype=object)
@@ -116,7 +127,7 @@ def series_churn(
     for s, (j, k) in enumerate(budgets):
         out.append(
             BudgetChurn(
-                budget=mp.labels[j],
+                budget=budget_name(mp.labels[j], mq.labels[k]),
                 config_p=mp.labels[j],
                 config_q=mq.labels[k],
                 answer_change=_ratio(boot, changed[:, s], both[:, s]),
