@@ -26,7 +26,6 @@ from itemscale.measures import (
     power_at,
     videos_needed,
 )
-from itemscale.measures._heterogeneity import _patterns
 from itemscale.measures._order import total_order
 
 
@@ -220,11 +219,7 @@ def test_two_budgets_fit_in_closed_form() -> None:
     # K = 2: the conditional likelihood is binomial, beta_2 - beta_1 = log(n01 / n10), and the
     # model is saturated: observed and expected harmful rates agree
     y = np.array([[0, 1]] * 3 + [[1, 0]] + [[1, 1]] * 2, dtype=float)
-    beta = fit_budget_effects(
-        y.sum(axis=0),
-        np.bincount(y.sum(axis=1).astype(int), minlength=3),
-        _patterns(total_order(2).less),
-    )
+    beta = fit_budget_effects(y.sum(axis=0), np.bincount(y.sum(axis=1).astype(int), minlength=3))
     assert beta[1] - beta[0] == pytest.approx(np.log(3.0))
     h = heterogeneity_test(y, _names(np.arange(6)), total_order(2).less)
     assert h.harmful.difference == pytest.approx(0.0, abs=1e-9)

@@ -141,7 +141,7 @@ def _conditional(
     r [B, K+1, 4] and, with `second`, Cov(y | r) [B, K+1, K, K]."""
     b, k = beta.shape
     mean = np.zeros((b, k + 1, k))
-    harm = np.zeros((b, k + 1, pat.indicators.shape[1]))
+    probs = np.zeros((b, k + 1, pat.indicators.shape[1]))
     cov = np.zeros((b, k + 1, k, k)) if second else None
     for r, idx in enumerate(pat.groups):
         bits = pat.bits[idx]
@@ -149,11 +149,11 @@ def _conditional(
         w = np.exp(logw - logw.max(axis=1, keepdims=True))
         w /= w.sum(axis=1, keepdims=True)
         mean[:, r] = w @ bits
-        harm[:, r] = w @ pat.indicators[idx]
+        probs[:, r] = w @ pat.indicators[idx]
         if cov is not None:
             outer = np.einsum("bm,mk,ml->bkl", w, bits, bits)
             cov[:, r] = outer - mean[:, r, :, None] * mean[:, r, None, :]
-    return mean, harm, cov
+    return mean, probs, cov
 
 
 def _newton_step(beta: np.ndarray, grad: np.ndarray, info: np.ndarray) -> np.ndarray:
@@ -167,12 +167,20 @@ def _newton_step(beta: np.ndarray, grad: np.ndarray, info: np.ndarray) -> np.nda
     return result
 
 
-def fit_budget_effects(
-    column_sums: np.ndarray, row_sum_counts: np.ndarray, pat: _Patterns
-) -> np.ndarray:
-    """Conditional maximum likelihood budget effects [K] from the column sums [K] and the row-sum
-    histogram [K+1] (Newton, to convergence or a bound of +-15 logits for a budget no
-    informative item gets wrong, or right)."""
+def fit_budget_effects(column_sums: np.ndarray, row_sum_counts: np.ndarray) -> np.ndarray:
+    """Conditional maximum likelihood budget effects [K] (logits centred on their mean) from the
+    column sums [K] and the row-sum histogram [K+1] of a binary matrix (Newton, to convergence
+    or a bound of +-15 logits for a budget no informative item gets wrong, or right)."""
+    k = int(np.asarray(column_sums).shape[0])
+    # the likelihood needs the patterns of each row sum, whatever the budget order
+    return _fit(
+        np.asarray(column_sums, float),
+        np.asarray(row_sum_counts, float),
+        _patterns(np.zeros((k, k), dtype=bool)),
+    )
+
+
+def _fit(column_sums: np.ndarray, row_sum_counts: np.ndarray, pat: _Patterns) -> np.ndarray:
     k = column_sums.shape[0]
     beta = np.zeros((1, k))
     c = column_sums[None, :]
@@ -248,10 +256,6 @@ def _two_sided(null: np.ndarray, observed: float) -> float:
     return float(min(1.0, 2.0 * min(above, below)))
 
 
-def _interval(samples: np.ndarray) -> Interval:
-    return percentile_interval(samples)
-
-
 def heterogeneity_test(
     y: np.ndarray,
     video_ids: np.ndarray,
@@ -276,7 +280,7 @@ def heterogeneity_test(
     onehot = np.zeros((n, k + 1))
     onehot[np.arange(n), row_sums] = 1.0
     counts = onehot.sum(axis=0)
-    beta = fit_budget_effects(right.sum(axis=0), counts, pat)
+    beta = _fit(right.sum(axis=0), counts, pat)
     observed = marks.mean(axis=0)
     expected = _expected(beta[None, :], counts[None, :], pat)[0]
     width = marks.shape[1]
@@ -295,9 +299,9 @@ def heterogeneity_test(
         null_cols, null_marks = _null_draws(beta, hist, pat, boot.seed)
         null_diff = null_marks / size - _expected(_refit(null_cols, hist, beta, pat), hist, pat)
         for j in range(width):
-            obs_ci[j] = _interval(obs_s[:, j])
-            exp_ci[j] = _interval(exp_s[:, j])
-            diff_ci[j] = _interval(obs_s[:, j] - exp_s[:, j])
+            obs_ci[j] = percentile_interval(obs_s[:, j])
+            exp_ci[j] = percentile_interval(exp_s[:, j])
+            diff_ci[j] = percentile_interval(obs_s[:, j] - exp_s[:, j])
             p_values[j] = _two_sided(null_diff[:, j], float(observed[j] - expected[j]))
     comparisons = [
         Comparison(
@@ -354,7 +358,7 @@ def noise_comparison(
         means = boot.means(np.hstack([noise, harm[:, None]]))
         bound_s = np.minimum(1.0, _per_run_flip(means[:, :-1]).sum(axis=1))
         diff_s = means[:, -1] - bound_s
-        bound_ci, diff_ci = _interval(bound_s), _interval(diff_s)
+        bound_ci, diff_ci = percentile_interval(bound_s), percentile_interval(diff_s)
         p_value = float((1.0 + np.sum(diff_s <= 0)) / (diff_s.size + 1.0))
     return NoiseComparison(
         noise_bound=bound,
