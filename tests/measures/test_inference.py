@@ -203,7 +203,7 @@ def test_additive_expectation_by_hand() -> None:
         [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 0], [1, 0, 1], [0, 1, 1], [0, 0, 0], [1, 1, 1]],
         dtype=float,
     )
-    h = heterogeneity_test(y, _names(np.arange(8)), total_order(3).less)
+    h = heterogeneity_test(y, total_order(3).less)
     assert h.budget_effects == pytest.approx((0.0, 0.0, 0.0), abs=1e-9)
     assert h.n_informative == 6
     assert h.harmful.expected == pytest.approx(6 * (2 / 3) / 8)
@@ -221,7 +221,7 @@ def test_two_budgets_fit_in_closed_form() -> None:
     y = np.array([[0, 1]] * 3 + [[1, 0]] + [[1, 1]] * 2, dtype=float)
     beta = fit_budget_effects(y.sum(axis=0), np.bincount(y.sum(axis=1).astype(int), minlength=3))
     assert beta[1] - beta[0] == pytest.approx(np.log(3.0))
-    h = heterogeneity_test(y, _names(np.arange(6)), total_order(2).less)
+    h = heterogeneity_test(y, total_order(2).less)
     assert h.harmful.difference == pytest.approx(0.0, abs=1e-9)
 
 
@@ -242,7 +242,7 @@ def test_additive_data_are_rejected_at_about_the_nominal_rate() -> None:
     rejected, decreasing, diffs = [], [], []
     for s in range(400):
         y, videos = _additive(rng, beta, 100)
-        h = heterogeneity_test(y, videos, less, VideoBootstrap(videos, 200, s, method="percentile"))
+        h = heterogeneity_test(y, less, VideoBootstrap(videos, 200, s, method="percentile"))
         assert h.harmful.p_value is not None
         rejected.append(h.harmful.p_value < 0.05)
         down = next(c for c in h.trajectories if c.name == "decreasing")
@@ -262,9 +262,7 @@ def test_additive_data_on_a_grid_of_two_axes() -> None:
     rejected = []
     for s in range(300):
         y, videos = _additive(rng, np.linspace(-1.0, 1.0, 6), 80, items=1)
-        h = heterogeneity_test(
-            y, videos, order.less, VideoBootstrap(videos, 200, s, method="percentile")
-        )
+        h = heterogeneity_test(y, order.less, VideoBootstrap(videos, 200, s, method="percentile"))
         rejected.append(h.harmful.p_value is not None and h.harmful.p_value < 0.05)
     assert 0.02 <= np.mean(rejected) <= 0.09, np.mean(rejected)
 
@@ -282,7 +280,7 @@ def test_items_with_their_own_direction_are_found() -> None:
         logit = alpha[:, None] + slope[:, None] * np.linspace(-1, 1, 4)[None, :]
         y = (rng.random(logit.shape) < 1 / (1 + np.exp(-logit))).astype(float)
         videos = _names(video)
-        h = heterogeneity_test(y, videos, less, VideoBootstrap(videos, 200, s, method="percentile"))
+        h = heterogeneity_test(y, less, VideoBootstrap(videos, 200, s, method="percentile"))
         decreasing = next(c for c in h.trajectories if c.name == "decreasing")
         found.append(decreasing.difference > 0 and (decreasing.p_value or 1.0) < 0.05)
     assert np.mean(found) >= 0.8
@@ -292,11 +290,13 @@ def test_the_test_is_the_same_bit_for_bit_on_rerun() -> None:
     rng = np.random.default_rng(1)
     y, videos = _additive(rng, np.array([-0.5, 0.0, 0.5]), 60)
     less = total_order(3).less
-    first = heterogeneity_test(y, videos, less, VideoBootstrap(videos, 300, 4))
-    again = heterogeneity_test(y, videos, less, VideoBootstrap(videos, 300, 4))
+    first = heterogeneity_test(y, less, VideoBootstrap(videos, 300, 4))
+    again = heterogeneity_test(y, less, VideoBootstrap(videos, 300, 4))
     assert first == again
     with pytest.raises(ValueError, match="2 to 12 budgets"):
-        heterogeneity_test(y[:, :1], videos, total_order(1).less)
+        heterogeneity_test(y[:, :1], total_order(1).less)
+    with pytest.raises(ValueError, match="the bootstrap has 180 items, the matrix 90"):
+        heterogeneity_test(y[:90], less, VideoBootstrap(videos, 10, 4))
 
 
 # -- the noise bound -----------------------------------------------------------------------

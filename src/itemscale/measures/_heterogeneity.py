@@ -258,29 +258,29 @@ def _two_sided(null: np.ndarray, observed: float) -> float:
 
 def heterogeneity_test(
     y: np.ndarray,
-    video_ids: np.ndarray,
     less: np.ndarray,
     boot: VideoBootstrap | None = None,
     draws: int = DEFAULT_DRAWS,
 ) -> HeterogeneityTest:
     """The additive model's harmful rate and trajectory shares beside the observed ones for the
     binary matrix `y` [n, K] under the budget order `less`; intervals and p-values need `boot`
-    (its seed and first `draws` resamples). Raises ValueError for fewer than 2 or more than
-    `MAX_BUDGETS` budgets, or no item."""
+    (the video bootstrap of the same items: its seed and first `draws` resamples). Raises
+    ValueError for fewer than 2 or more than `MAX_BUDGETS` budgets, no item, or a bootstrap of
+    other items."""
     n, k = y.shape
+    if boot is not None and boot.codes.size != n:
+        raise ValueError(f"the bootstrap has {boot.codes.size} items, the matrix {n}")
     if not 2 <= k <= MAX_BUDGETS or n == 0:
         raise ValueError(
             f"the additive-model test needs 2 to {MAX_BUDGETS} budgets and an item, not "
             f"{k} budgets and {n} items"
         )
     pat = _patterns(less)
-    right = (y >= 1).astype(float)
-    row_sums = right.sum(axis=1).astype(np.int64)
+    right = y >= 1
+    row_sums = right.sum(axis=1)
     marks = _indicators(y, less)
-    onehot = np.zeros((n, k + 1))
-    onehot[np.arange(n), row_sums] = 1.0
-    counts = onehot.sum(axis=0)
-    beta = _fit(right.sum(axis=0), counts, pat)
+    counts = np.bincount(row_sums, minlength=k + 1).astype(float)
+    beta = _fit(right.sum(axis=0).astype(float), counts, pat)
     observed = marks.mean(axis=0)
     expected = _expected(beta[None, :], counts[None, :], pat)[0]
     width = marks.shape[1]
@@ -290,9 +290,14 @@ def heterogeneity_test(
     p_values: list[float | None] = [None] * width
     counts_matrix = boot.counts[: max(draws, 0)] if boot is not None else np.zeros((0, 0))
     if boot is not None and counts_matrix.shape[0] > 0:
-        # integer sums below 2**53: exact in float64
-        sums = counts_matrix @ boot.cluster_sums(np.hstack([onehot, right, marks]))
-        hist, cols, marks_s = sums[:, : k + 1], sums[:, k + 1 : 2 * k + 1], sums[:, 2 * k + 1 :]
+        # per video: the row-sum histogram, the column sums and the indicator counts; their
+        # resampled sums are integers below 2**53, exact in float64
+        per_video_hist = np.bincount(
+            boot.codes * (k + 1) + row_sums, minlength=boot.n_clusters * (k + 1)
+        ).reshape(boot.n_clusters, k + 1)
+        hist = counts_matrix @ per_video_hist.astype(float)
+        sums = counts_matrix @ boot.cluster_sums(np.hstack([right, marks]))
+        cols, marks_s = sums[:, :k], sums[:, k:]
         size = hist.sum(axis=1, keepdims=True)
         obs_s = marks_s / size
         exp_s = _expected(_refit(cols, hist, beta, pat), hist, pat)

@@ -157,7 +157,7 @@ def heterogeneity_json(
         )
         return {"skipped": reason}
     less = m.budget_order.less if less is None else less
-    h = heterogeneity_test(m.y, m.video_ids, less, boot, draws)
+    h = heterogeneity_test(m.y, less, boot, draws)
     out: dict[str, Any] = {
         "model": "additive logistic (Rasch): logit P(right) = item effect + budget effect",
         "n_items": h.n_items,
