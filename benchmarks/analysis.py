@@ -6,7 +6,10 @@ pandas baseline computes the same measures the way one would write them with gro
 loop over resamples (merge resampled videos, recompute per configuration); it is timed on
 `--pandas-resamples` resamples in the same run and scaled linearly to B (its cost per resample is
 constant), which the output states. The per-item labels of `analyze --per-item` are timed on the
-same table (their mean `harmful` is checked against the suite's harmful rate).
+same table (their mean `harmful` is checked against the suite's harmful rate). The tests between
+budgets (paired tests and power; the additive-model test on both grids), which the suite
+includes, are timed again on their own in the same run, so their share of it is measured side
+by side.
 
     .venv/bin/python benchmarks/analysis.py [--items 100000] [--models 5] [--configs 10]
 
@@ -22,7 +25,15 @@ import time
 import numpy as np
 import pandas as pd
 
-from itemscale.measures import analyze_responses, per_item_labels
+from itemscale.measures import analyze_responses, build_matrices, per_item_labels
+from itemscale.measures._analyze import _BootstrapCache
+from itemscale.measures._inference import (
+    DEFAULT_POWER_TARGET,
+    heterogeneity_json,
+    heterogeneity_with_text_json,
+    paired_tests_json,
+    power_json,
+)
 from itemscale.responses import normalise_responses
 
 
@@ -130,6 +141,27 @@ def pandas_suite(df: pd.DataFrame, n_resamples: int, seed: int) -> dict[str, flo
     return out
 
 
+def inference_seconds(df: pd.DataFrame, n_boot: int, seed: int) -> tuple[float, float]:
+    """The tests between budgets of every model, on matrices and bootstraps built and warmed
+    beforehand (as `analyze_responses` has them), timed alone: (paired tests and power, the
+    additive-model test on both grids)."""
+    boots = _BootstrapCache(n_boot, seed)
+    ready = [(m, boots.boot_for(m.video_ids)) for m in build_matrices(df) if m.kind == "binary"]
+    for m, boot in ready:
+        if boot is not None:
+            boot.sums(m.y[:, :1])  # the float32 count matrix, which the suite converts first
+    start = time.perf_counter()
+    for m, boot in ready:
+        paired_tests_json(m, boot)
+        power_json(m, boot, DEFAULT_POWER_TARGET)
+    paired = time.perf_counter() - start
+    start = time.perf_counter()
+    for m, boot in ready:
+        heterogeneity_json(m, boot)
+        heterogeneity_with_text_json(m, boot, boots.boot_for)
+    return paired, time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", type=int, default=5)
@@ -150,6 +182,11 @@ def main() -> None:
     result = analyze_responses(df, n_boot=args.bootstrap, seed=args.seed)
     itemscale_s = time.perf_counter() - start
     print(f"itemscale analyze_responses (all measures, B={args.bootstrap}): {itemscale_s:.2f} s")
+    paired_s, heterogeneity_s = inference_seconds(df, args.bootstrap, args.seed)
+    print(
+        f"  of which, timed alone: paired tests and power {paired_s:.2f} s, the additive-model "
+        f"test on both grids {heterogeneity_s:.2f} s"
+    )
 
     start = time.perf_counter()
     baseline = pandas_suite(df, args.pandas_resamples, args.seed)
@@ -187,6 +224,8 @@ def main() -> None:
                 "pandas_measured_resamples": args.pandas_resamples,
                 "ratio": round(ratio, 1),
                 "per_item_s": round(per_item_s, 3),
+                "paired_power_s": round(paired_s, 3),
+                "heterogeneity_s": round(heterogeneity_s, 3),
             }
         )
     )

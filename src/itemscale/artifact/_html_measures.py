@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ..measures import GLOSSARY, GRID_WITH_TEXT_TITLE, resolution_tag
+from ._html_inference import churn_tables, inference_tables
 from ._svg import accuracy_curve, budget_grid, chain_curves, esc, flip_bars, heatmap
 from ._trajectories import PATTERN_NAMES, PATTERNS
 
@@ -332,6 +333,7 @@ def _series_section(model: str, series: str, block: dict[str, Any], traj: pd.Dat
             "</div></div><h3>Text overwrite</h3>",
             _text_overwrite(block),
             _chains_table(block, "accuracy"),
+            inference_tables(block, pts),
         ]
     if isinstance(block.get("continuous"), dict):
         parts.append(_part(model, series, block["continuous"], traj, "continuous"))
@@ -367,6 +369,7 @@ def measures_section(measures: dict[str, Any], trajectories: pd.DataFrame) -> st
         )
         for series, other in block.get("other_series", {}).items():
             parts.append(_series_section(model, str(series), other, trajectories))
+        parts.append(churn_tables(block, pts))
     return "".join(parts)
 
 

@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..measures import CI_METHODS, DEFAULT_CI
+from ..measures import CI_METHODS, DEFAULT_CI, DEFAULT_DRAWS, DEFAULT_POWER_TARGET
 from . import CommandError
 from ._format import Glosses, points_text
+from ._inference_text import print_churn, print_heterogeneity, print_inference
 
 
 def add_ci_argument(p: argparse.ArgumentParser) -> None:
@@ -69,6 +70,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "frames@RES (the frame counts at one resolution, e.g. frames@112) or resolution@Nf",
     )
     add_ci_argument(p)
+    add_inference_arguments(p)
     p.add_argument(
         "--configs",
         type=parse_config_list,
@@ -78,6 +80,43 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "textonly,16f_151k,32f_151k,64f_151k for the seed paper's Table 2",
     )
     p.set_defaults(func=run)
+
+
+def add_inference_arguments(p: argparse.ArgumentParser) -> None:
+    """`--power-target` and `--test-pair` (docs/measures.md, "Tests between budgets")."""
+    p.add_argument(
+        "--power-target",
+        type=float,
+        default=100 * DEFAULT_POWER_TARGET,
+        metavar="POINTS",
+        help="accuracy difference between adjacent budgets, in points, for which the power "
+        "analysis reports the videos needed (default 2.0)",
+    )
+    p.add_argument(
+        "--test-pair",
+        action="append",
+        default=[],
+        type=parse_test_pair,
+        metavar="FROM,TO",
+        help="also test this pair of configurations (repeatable; Holm-adjusted among "
+        "themselves), e.g. 16f_151k,64f_151k",
+    )
+    p.add_argument(
+        "--heterogeneity-draws",
+        type=int,
+        default=DEFAULT_DRAWS,
+        metavar="N",
+        help="resamples of the additive-model test, for its null draws and its intervals (the "
+        f"first N of the video bootstrap; default {DEFAULT_DRAWS}, at most --bootstrap)",
+    )
+
+
+def parse_test_pair(text: str) -> tuple[str, str]:
+    """`--test-pair a,b` -> ('a', 'b')."""
+    labels = parse_config_list(text)
+    if len(labels) != 2:
+        raise argparse.ArgumentTypeError(f"expected FROM,TO (got {text!r})")
+    return labels[0], labels[1]
 
 
 def parse_config_list(text: str) -> list[str]:
@@ -159,6 +198,7 @@ def _print_binary(
                 f"{points_text(block['flip_up'][arrow])}; p={block['mcnemar_p'][arrow]:.3g}",
                 file=out,
             )
+    print_inference(block, out, indent, _GLOSS)
     if "grid_with_text" in block:
         _print_with_text(block["grid_with_text"], out, indent)
     if not brief:
@@ -218,6 +258,7 @@ def _print_with_text(g: dict[str, Any], out: TextIO, indent: str) -> None:
         f"{indent}  overwrite rate:    {points_text(g['overwrite_rate'])}{_GLOSS('overwrite')}",
         file=out,
     )
+    print_heterogeneity(g.get("heterogeneity"), out, indent + "  ", _GLOSS)
 
 
 def _print_continuous(block: dict[str, Any], out: TextIO, indent: str = "  ") -> None:
@@ -342,6 +383,7 @@ def print_summary(
                 f"Jaccard {jac}",
                 file=out,
             )
+        print_churn(block, out, _GLOSS)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -354,6 +396,10 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from exc
     if args.bootstrap < 0:
         raise CommandError("--bootstrap must be >= 0")
+    if args.heterogeneity_draws < 0:
+        raise CommandError("--heterogeneity-draws must be >= 0")
+    if not 0 < args.power_target <= 100:
+        raise CommandError(f"--power-target {args.power_target}: give points in (0, 100]")
     if args.per_item and Path(args.per_item).suffix.lower() not in PER_ITEM_SUFFIXES:
         raise CommandError(f"--per-item {args.per_item}: the file must end in .csv or .parquet")
     try:
@@ -367,6 +413,9 @@ def run(args: argparse.Namespace) -> int:
             configs=args.configs,
             ci=args.ci,
             axis=args.axis,
+            power_target=args.power_target / 100,
+            test_pairs=args.test_pair,
+            heterogeneity_draws=args.heterogeneity_draws,
         )
     except UnknownConfigError as exc:
         raise CommandError(f"{args.run_dir}: {exc}") from exc

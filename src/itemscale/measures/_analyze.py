@@ -16,6 +16,14 @@ from ._binary import (
     terminal_regression_indicator,
 )
 from ._bootstrap import CI_METHODS, DEFAULT_CI, VideoBootstrap
+from ._heterogeneity import DEFAULT_DRAWS
+from ._inference import (
+    DEFAULT_POWER_TARGET,
+    check_requested,
+    churn_json,
+    heterogeneity_with_text_json,
+    inference_block,
+)
 from ._matrix import INTERVENTION_SERIES_PREFIX, ResponseMatrix, build_matrices
 from ._select import UnknownConfigError, select_configs
 from ._with_text import binary_grid_with_text, continuous_grid_with_text
@@ -136,10 +144,16 @@ def _task_blocks(m: ResponseMatrix, boots: _BootstrapCache, eps: float) -> dict[
     return out
 
 
-def _block(m: ResponseMatrix, boots: _BootstrapCache, eps: float) -> dict[str, Any]:
+def _block(
+    m: ResponseMatrix,
+    boots: _BootstrapCache,
+    eps: float,
+    inference: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     boot = boots.boot_for(m.video_ids)
     if m.kind == "binary":
         block = binary_block(m, boot)
+        block.update(inference_block(m, boot, **(inference or {})))
         with_text = binary_grid_with_text(m, boots.boot_for)
     else:
         block = continuous_block(m, boot, eps)
@@ -150,6 +164,11 @@ def _block(m: ResponseMatrix, boots: _BootstrapCache, eps: float) -> dict[str, A
             block["tasks"] = tasks
     if with_text is not None:
         block["grid_with_text"] = with_text
+        if m.kind == "binary":
+            draws = int((inference or {}).get("heterogeneity_draws", DEFAULT_DRAWS))
+            tested = heterogeneity_with_text_json(m, boot, boots.boot_for, draws)
+            if tested is not None:
+                with_text["heterogeneity"] = tested
     block["series"] = m.series
     return block
 
@@ -173,6 +192,9 @@ def analyze_responses(
     configs: Sequence[str] | None = None,
     ci: str = DEFAULT_CI,
     axis: str | None = None,
+    power_target: float = DEFAULT_POWER_TARGET,
+    test_pairs: Sequence[tuple[str, str]] = (),
+    heterogeneity_draws: int = DEFAULT_DRAWS,
 ) -> dict[str, Any]:
     """All measures for every model, in the `analyze --json` layout.
 
@@ -184,6 +206,11 @@ def analyze_responses(
     `configs` restricts every measure to those configuration labels (the matched grid is
     recomputed on them); a model that lacks one of them is left out and listed under
     `grid.excluded_models`. An unknown label raises `UnknownConfigError`.
+
+    Each binary block also holds `paired_tests` (adjacent pairs, and the `test_pairs` asked
+    for), `power` (minimum detectable effect; videos needed for `power_target`, a fraction)
+    and `heterogeneity` (on the first `heterogeneity_draws` resamples); a model with two or
+    more series holds `churn`.
     """
     if ci not in CI_METHODS:
         raise ValueError(f"unknown interval method {ci!r}; use one of {', '.join(CI_METHODS)}")
@@ -194,6 +221,15 @@ def analyze_responses(
     matrices = build_matrices(df, metric=metric)
     if axis is not None:
         matrices = _on_chain(matrices, axis)
+    if test_pairs:
+        check_requested(matrices, test_pairs)
+    if heterogeneity_draws < 0:
+        raise ValueError("heterogeneity_draws must be >= 0")
+    inference = {
+        "power_target": power_target,
+        "test_pairs": tuple(test_pairs),
+        "heterogeneity_draws": heterogeneity_draws,
+    }
     if by:
         known = sorted({key for m in matrices for a in m.attributes for key in a})
         unknown = [attr for attr in by if attr not in known]
@@ -209,7 +245,7 @@ def analyze_responses(
     for model, mats in grouped.items():
         per_series: dict[str, dict[str, Any]] = {}
         for m in mats:
-            block = _block(m, boots, eps)
+            block = _block(m, boots, eps, inference)
             entry = per_series.setdefault(m.series, {})
             if m.kind == "binary":
                 entry.update(block)
@@ -225,7 +261,7 @@ def analyze_responses(
                     groups: dict[str, Any] = {}
                     for value in sorted({v for v in values.tolist() if v is not None}):
                         sub = m.subset(values == value)
-                        groups[str(value)] = _block(sub, boots, eps)
+                        groups[str(value)] = _block(sub, boots, eps, inference)
                     missing = int(sum(v is None for v in values.tolist()))
                     breakdown[attr] = {"groups": groups, "n_items_without": missing}
         primary = _primary(per_series)
@@ -247,6 +283,9 @@ def analyze_responses(
         overlap = membership(mats)
         if overlap:
             result["membership"] = overlap
+        churn = churn_json(mats, boots.boot_for)
+        if churn:
+            result["churn"] = churn
         models[model] = result
     out: dict[str, Any] = {
         "schema_version": ANALYSIS_SCHEMA_VERSION,

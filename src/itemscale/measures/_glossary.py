@@ -35,4 +35,16 @@ GLOSSARY: Final[dict[str, str]] = {
     "cannot tell the policy's accuracy from the terminal budget's",
     "frontier": "held-out accuracy against cost over every confidence threshold; the "
     "points no other beats on both",
+    # the tests between budgets (docs/measures.md, "Tests between budgets")
+    "clustered test": "a paired test between two budgets that counts a video's items as one "
+    "unit, since they fail and recover together (clustered McNemar)",
+    "Holm": "p-values adjusted for testing every adjacent pair at once; a change holds when its "
+    "adjusted p is below 0.05",
+    "minimum detectable effect": "the smallest accuracy change between adjacent budgets that "
+    "this many videos detect 4 times in 5 at the 5% level",
+    "additive model": "items differ only in difficulty and budgets only in strength: what such "
+    "a world gives by chance, beside what the run shows",
+    "noise bound": "the most harmful rate test-retest noise alone makes if no item's usual "
+    "answer gets worse with budget",
+    "churn": "items whose answer changes between two protocols at the same budget",
 }

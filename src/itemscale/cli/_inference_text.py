@@ -1,0 +1,127 @@
+"""How `analyze` prints the inference measures (paired tests with Holm's adjustment, minimum
+detectable effect, the additive-model test, the noise bound, churn between series): one line
+per measure, glossed where the term first appears. Kept apart from `cmd_analyze` so each
+piece stays one small function."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from ._format import points_text
+
+Gloss = Callable[[str], str]
+
+
+def _p(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3g}"
+
+
+def _signed(stat: dict[str, Any] | None) -> str:
+    text = points_text(stat)
+    if stat and stat.get("value") is not None and stat["value"] >= 0:
+        text = "+" + text
+    return text
+
+
+def print_paired_tests(block: dict[str, Any], out: TextIO, indent: str, gloss: Gloss) -> None:
+    tests = block.get("paired_tests") or {}
+    adjacent = tests.get("adjacent") or {}
+    if not adjacent:
+        return
+    print(
+        f"{indent}paired tests (accuracy change, points; clustered McNemar p, Holm over the "
+        f"{tests['n_family']} adjacent pairs; exact McNemar and video-bootstrap p beside):"
+        f"{gloss('clustered test')}{gloss('Holm')}",
+        file=out,
+    )
+    for family in ("adjacent", "requested"):
+        lead = indent + "  "
+        if family == "requested" and tests.get("requested"):
+            print(f"{lead}requested pairs (Holm over these):", file=out)
+            lead += "  "
+        for arrow, t in (tests.get(family) or {}).items():
+            verdict = "holds" if t["significant_after_holm"] else "does not hold"
+            print(
+                f"{lead}{arrow}: {_signed(t['difference'])}; clustered p="
+                f"{_p(t['clustered_mcnemar_p'])}, Holm {_p(t['holm_p'])} ({verdict}); exact "
+                f"p={_p(t['exact_mcnemar_p'])}; bootstrap p={_p(t['bootstrap_p'])}",
+                file=out,
+            )
+
+
+def print_power(block: dict[str, Any], out: TextIO, indent: str, gloss: Gloss) -> None:
+    power = block.get("power") or {}
+    axes = power.get("axes") or {}
+    if not axes:
+        return
+    target = 100 * power["target"]
+    parts = []
+    for axis, a in axes.items():
+        mde = "n/a" if a["mde"] is None else f"{100 * a['mde']:.1f} points"
+        need = "n/a" if a["videos_needed"] is None else f"{a['videos_needed']:,} videos"
+        parts.append(f"{axis} {mde} ({target:.1f} points needs {need})")
+    print(
+        f"{indent}minimum detectable effect ({100 * power['power']:.0f}% power, "
+        f"{100 * power['alpha']:.0f}% two-sided, clustered, {power['n_videos']} videos): "
+        + "; ".join(parts)
+        + gloss("minimum detectable effect"),
+        file=out,
+    )
+
+
+def print_heterogeneity(h: dict[str, Any] | None, out: TextIO, indent: str, gloss: Gloss) -> None:
+    if not h:
+        return
+    if "skipped" in h:
+        print(f"{indent}additive model: not tested ({h['skipped']})", file=out)
+        return
+    print(
+        f"{indent}additive model (item + budget, no interaction): harmful "
+        f"{points_text(h['observed'])} observed vs {points_text(h['additive'])} additive; "
+        f"difference {_signed(h['difference'])}, p={_p(h['p_value'])} "
+        f"({h['n_null']} parametric draws){gloss('additive model')}",
+        file=out,
+    )
+    shares = ", ".join(
+        f"{name} {100 * t['observed']['value']:.1f} vs {100 * t['additive']['value']:.1f} "
+        f"(p={_p(t['p_value'])})"
+        for name, t in h["trajectories"].items()
+    )
+    print(f"{indent}  by trajectory, observed vs additive: {shares}", file=out)
+    noise = h.get("noise")
+    if noise:
+        print(
+            f"{indent}noise bound (repeats): test-retest noise makes at most "
+            f"{points_text(noise['noise_bound'])} harmful; observed minus bound "
+            f"{_signed(noise['difference'])}, one-sided p={_p(noise['p_value'])}"
+            f"{gloss('noise bound')}",
+            file=out,
+        )
+
+
+def print_inference(block: dict[str, Any], out: TextIO, indent: str, gloss: Gloss) -> None:
+    """The lines a binary block adds after its flips."""
+    print_paired_tests(block, out, indent, gloss)
+    print_power(block, out, indent, gloss)
+    print_heterogeneity(block.get("heterogeneity"), out, indent, gloss)
+
+
+def print_churn(block: dict[str, Any], out: TextIO, gloss: Gloss) -> None:
+    """Churn between each pair of series of a model, one line per shared budget."""
+    for pair, churn in (block.get("churn") or {}).items():
+        print(
+            f"  churn {pair} at equal budgets ({churn['n_common_items']} items; answers "
+            f"changed, accuracy change, flips down / up, points){gloss('churn')}",
+            file=out,
+        )
+        for budget, b in churn["budgets"].items():
+            line = (
+                f"    {budget}: answers {points_text(b['answer_change'])}; accuracy "
+                f"{_signed(b['accuracy_difference'])}; {points_text(b['flip_down'])} / "
+                f"{points_text(b['flip_up'])}"
+            )
+            floors = [b[k] for k in ("noise_floor_p", "noise_floor_q") if k in b]
+            if floors:
+                line += "; noise floor " + " / ".join(points_text(f) for f in floors)
+            print(line, file=out)

@@ -1,0 +1,185 @@
+"""How small a difference between two budgets a run can detect, and how many videos a target
+difference needs, from the run's own paired, clustered variance.
+
+For a pair a -> b let D_v be video v's sum of d_i = y_ib - y_ia over its m_v items, Delta the
+accuracy difference and s^2 = sum_v (D_v - m_v Delta)^2 / (V - 1) the per-video variance about
+it. The clustered McNemar test (`_paired_tests`) rejects at level alpha when
+|sum D_v| >= z_{1-alpha/2} sqrt(sum D_v^2). Under an alternative Delta, sum D_v is about
+normal with mean V m1 Delta and variance V s^2, and sum D_v^2 is about V (s^2 + Delta^2 m2),
+with m1 and m2 the mean of m_v and of m_v^2. Power 1 - beta at V videos then requires
+
+    Delta m1 sqrt(V) = z_{1-alpha/2} sqrt(s^2 + Delta^2 m2) + z_{1-beta} s,
+
+a quadratic in Delta (the minimum detectable effect) and a closed form in V (the videos a
+target needs). The far tail is ignored, as in every sample-size formula of this kind (Connor
+1987 for paired proportions; Donner & Klar 2000 for cluster designs). The variance is the run's
+own: the estimate a pilot study gives. `tests/measures/test_inference.py` checks the formula by
+simulation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import norm
+
+from ._bootstrap import VideoBootstrap
+from ._paired_tests import cluster_boot
+
+ALPHA = 0.05
+POWER = 0.8
+
+
+@dataclass(frozen=True)
+class PairPower:
+    pair: str
+    #: s: the per-video standard deviation of the paired difference (item units)
+    sd_per_video: float
+    mde: float | None
+    videos_needed: int | None
+
+
+@dataclass(frozen=True)
+class AxisPower:
+    """One axis of the grid (its adjacent pairs pooled: the mean of their variances)."""
+
+    axis: str
+    pairs: tuple[str, ...]
+    sd_per_video: float
+    mde: float | None
+    videos_needed: int | None
+
+
+@dataclass(frozen=True)
+class PowerAnalysis:
+    n_videos: int
+    items_per_video: float
+    alpha: float
+    power: float
+    target: float
+    pairs: tuple[PairPower, ...]
+    axes: tuple[AxisPower, ...]
+
+
+def _z(alpha: float, power: float) -> tuple[float, float]:
+    return float(norm.ppf(1.0 - alpha / 2.0)), float(norm.ppf(power))
+
+
+def minimum_detectable(
+    sd: np.ndarray | float,
+    n_videos: float,
+    m1: float,
+    m2: float,
+    alpha: float = ALPHA,
+    power: float = POWER,
+) -> np.ndarray:
+    """The smallest accuracy difference the clustered test finds with `power` at `n_videos`
+    (NaN where the variance is 0 or too few videos make the quadratic degenerate)."""
+    za, zb = _z(alpha, power)
+    s = np.asarray(sd, dtype=float)
+    a = n_videos * m1**2 - za**2 * m2
+    disc = zb**2 * m1**2 * n_videos - a * (zb**2 - za**2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = s * (zb * m1 * np.sqrt(n_videos) + np.sqrt(disc)) / a
+    result: np.ndarray = np.where((s > 0) & (a > 0), out, np.nan)
+    return result
+
+
+def videos_needed(
+    delta: float,
+    sd: np.ndarray | float,
+    m1: float,
+    m2: float,
+    alpha: float = ALPHA,
+    power: float = POWER,
+) -> np.ndarray:
+    """Videos (with the run's items per video) for the clustered test to find an accuracy
+    difference `delta` with `power` (NaN where the variance is 0)."""
+    za, zb = _z(alpha, power)
+    s = np.asarray(sd, dtype=float)
+    root = (za * np.sqrt(s**2 + delta**2 * m2) + zb * s) / (abs(delta) * m1)
+    result: np.ndarray = np.where(s > 0, np.ceil(root**2 - 1e-9), np.nan)
+    return result
+
+
+def power_at(
+    delta: float, sd: float, n_videos: float, m1: float, m2: float, alpha: float = ALPHA
+) -> float:
+    """The clustered test's approximate power against `delta` at `n_videos` (both tails)."""
+    za, _ = _z(alpha, 0.5)
+    spread = za * np.sqrt(sd**2 + delta**2 * m2)
+    shift = delta * m1 * np.sqrt(n_videos)
+    return float(norm.cdf((shift - spread) / sd) + norm.cdf((-shift - spread) / sd))
+
+
+def cluster_design(diff: np.ndarray, clusters: VideoBootstrap) -> tuple[np.ndarray, float, float]:
+    """Per column of paired differences [n, P]: the per-video SD about the estimate; and the
+    mean of m_v and of m_v^2 (items per video)."""
+    m = clusters.items_per_cluster
+    v = clusters.n_clusters
+    per_video = clusters.cluster_sums(diff)
+    delta = diff.mean(axis=0) if diff.shape[0] else np.zeros(diff.shape[1])
+    resid = per_video - m[:, None] * delta[None, :]
+    sd = np.sqrt((resid**2).sum(axis=0) / max(v - 1, 1))
+    return sd, float(m.mean()) if v else 0.0, float((m**2).mean()) if v else 0.0
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
+def _count(x: float) -> int | None:
+    return int(x) if np.isfinite(x) else None
+
+
+def power_analysis(
+    y: np.ndarray,
+    video_ids: np.ndarray,
+    pairs: Sequence[tuple[int, int]],
+    labels: Sequence[str],
+    axis_of_pair: Sequence[str],
+    target: float,
+    boot: VideoBootstrap | None = None,
+    alpha: float = ALPHA,
+    power: float = POWER,
+) -> PowerAnalysis:
+    """Minimum detectable effect and videos needed for `target` (a difference in accuracy, a
+    fraction) for each pair (a, b) of columns of `y` and each axis of pairs."""
+    clusters = cluster_boot(video_ids, boot)
+    right = (y >= 1).astype(float)
+    a_idx = np.array([a for a, _ in pairs], dtype=np.int64)
+    b_idx = np.array([b for _, b in pairs], dtype=np.int64)
+    diff = right[:, b_idx] - right[:, a_idx]
+    sd, m1, m2 = cluster_design(diff, clusters)
+    v = clusters.n_clusters
+    mde = minimum_detectable(sd, v, m1, m2, alpha, power)
+    need = videos_needed(target, sd, m1, m2, alpha, power)
+    names = [f"{labels[a]}->{labels[b]}" for a, b in pairs]
+    per_pair = tuple(
+        PairPower(names[p], float(sd[p]), _finite(mde[p]), _count(need[p]))
+        for p in range(len(pairs))
+    )
+    axes = []
+    for axis in dict.fromkeys(axis_of_pair):
+        cols = [p for p, name in enumerate(axis_of_pair) if name == axis]
+        pooled = float(np.sqrt(np.mean(sd[cols] ** 2)))
+        axes.append(
+            AxisPower(
+                axis=axis,
+                pairs=tuple(names[p] for p in cols),
+                sd_per_video=pooled,
+                mde=_finite(float(minimum_detectable(pooled, v, m1, m2, alpha, power))),
+                videos_needed=_count(float(videos_needed(target, pooled, m1, m2, alpha, power))),
+            )
+        )
+    return PowerAnalysis(
+        n_videos=v,
+        items_per_video=m1,
+        alpha=alpha,
+        power=power,
+        target=target,
+        pairs=per_pair,
+        axes=tuple(axes),
+    )
