@@ -122,7 +122,9 @@ def test_the_model_is_saved_and_swept_through_the_hf_backend(
     (spec,) = [m["spec"] for m in run["model_specs"].values()]
     assert spec["backend"] == "hf" and spec["model"] == str(folder)
     assert spec["processor"]["family"] == "qwen2.5-vl"
-    assert [s["batch_size"] for s in run["sessions"]] == [2]
+    # the last setting's run, then its rerun (the fixed cost per run: no cell runs again)
+    assert [(s["batch_size"], s["outcome"]) for s in run["sessions"]] == [(2, "completed")] * 2
+    assert report["sweep_rerun"]["cells_ran"] == 0 and report["sweep_rerun"]["wall_s"] > 0
 
 
 def test_the_gpu_architecture_is_qwen25_vl_7b(smoke: tuple[dict[str, Any], Path]) -> None:
