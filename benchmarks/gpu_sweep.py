@@ -460,6 +460,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--height", type=int, help="suite frame height (gpu: 336)")
     parser.add_argument("--duration", type=float, default=16.0, help="seconds per video (10 fps)")
     parser.add_argument("--max-new-tokens", type=int, help="tokens decoded per cell (gpu: 8)")
+    parser.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), help="gpu: bf16")
     parser.add_argument("--seed", type=int, default=0, help="weights and suite seed")
     parser.add_argument("--threads", type=int, help="torch threads (smoke: 1)")
     parser.add_argument("--workdir", type=Path, help="keep model, suite and runs here")
@@ -487,6 +488,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if threads:
         torch.set_num_threads(threads)
     given = {k: getattr(args, k) for k in ("videos", "width", "height", "max_new_tokens", "seed")}
+    given["dtype"] = args.dtype
     given |= {"frames": args.frames, "batch_sizes": args.batch_sizes, "duration_s": args.duration}
     plan = dataclasses.replace(
         mode, **{k: tuple(v) if isinstance(v, list) else v for k, v in given.items() if v}
