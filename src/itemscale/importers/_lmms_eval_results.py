@@ -197,6 +197,5 @@ def score_note(
         why.append(f"{len(rows) - len(correct)} rows have no correctness (failures)")
     return (
         f"{path.name} ({task}): lmms-eval reported {theirs}{over}; itemscale's re-extracted "
-        f"accuracy {ours:.2f} on {len(correct)} answered items (points)"
-        + (f" ({'; '.join(why)})" if why else "")
+        f"accuracy {ours:.2f} on {len(correct)} answered items ({'; '.join(['points', *why])})"
     )
