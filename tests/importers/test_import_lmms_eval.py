@@ -521,7 +521,7 @@ def test_a_run_of_several_tasks_imports_in_one_command(tmp_path: Path) -> None:
     )
     # the score note puts lmms-eval's fraction in points beside itemscale's accuracy
     note = next(n for n in summary.notes if "(taska)" in n and "samples_taska" in n)
-    assert "lvb_acc 50.00 (0.5 as logged)" in note and "50.00 on 4 answered items (points)" in note
+    assert "lvb_acc 50.00 (0.5 as logged)" in note and "50.00 on 4 answered items (points;" in note
     assert any("(taskb)" in n and "acc 50.00;" in n for n in summary.notes)
     sources = [s for imp in provenance["imports"] for s in imp["sources"]]
     assert {s["lmms_eval_version"] for s in sources} == {"0.7.3"}
