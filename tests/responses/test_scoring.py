@@ -6,7 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from itemscale.responses import exact_match, normalize_answer, rouge_l, token_f1
+from itemscale.responses import (
+    OpenAnswerScores,
+    exact_match,
+    normalize_answer,
+    rouge_l,
+    score_open_answer,
+    token_f1,
+)
 
 
 def test_normalisation_drops_case_punctuation_and_articles() -> None:
@@ -57,6 +64,35 @@ def test_references_must_be_a_nonempty_sequence() -> None:
         token_f1("x", [])
     with pytest.raises(TypeError, match="not one string"):
         rouge_l("x", "x")
+
+
+def test_score_open_answer_takes_each_score_at_its_own_best_reference() -> None:
+    # pred "red ball blue box" (4 tokens)
+    # ref 1 "box blue ball red": the same multiset, so token F1 = 1; reversed order, so the
+    #   longest common subsequence is 1 token: ROUGE-L P = R = 1/4, F = 1/4
+    # ref 2 "red ball": token overlap 2, P = 2/4, R = 2/2, F1 = 2/3; LCS "red ball" = 2,
+    #   ROUGE-L P = 2/4, R = 2/2, F = 2/3
+    # so token F1 = 1 (ref 1), ROUGE-L = 2/3 (ref 2), no exact match; score is token F1
+    scores = score_open_answer("red ball blue box", ["box blue ball red", "red ball"])
+    assert scores == OpenAnswerScores(
+        token_f1=pytest.approx(1.0), rouge_l=pytest.approx(2 / 3), exact_match=0.0
+    )
+    assert scores.columns() == {
+        "score": pytest.approx(1.0),
+        "token_f1": pytest.approx(1.0),
+        "rouge_l": pytest.approx(2 / 3),
+        "exact_match": 0.0,
+    }
+    # SQuAD normalisation drops "The" and the full stop: token F1 and exact match are 1; ROUGE-L
+    # keeps the article: tokens "the red ball" vs "red ball", LCS 2, P = 2/3, R = 1, F = 0.8
+    assert score_open_answer("The red ball.", ["blue", "red ball"]).columns() == {
+        "score": 1.0,
+        "token_f1": 1.0,
+        "rouge_l": pytest.approx(0.8),
+        "exact_match": 1.0,
+    }
+    with pytest.raises(ValueError, match="at least one reference"):
+        score_open_answer("x", [])
 
 
 words = st.lists(st.sampled_from(["red", "ball", "dog", "cat", "the", "runs"]), max_size=8)

@@ -19,7 +19,7 @@ from typing import Any, Final, Literal
 
 import pandas as pd
 
-from ..responses import NOANSWER, Status, TaskKind
+from ..responses import NOANSWER, OpenAnswerScores, Status, TaskKind
 from ._common import ImportInputError, attributes_json
 from ._table_shape import AnswerKey, KeyEntry
 
@@ -128,7 +128,7 @@ def _added_row(
     if mcqa:
         row["correct"] = 0.0
     else:  # an empty answer: every overlap score is 0
-        row.update(score=0.0, token_f1=0.0, rouge_l=0.0, exact_match=0.0)
+        row.update(OpenAnswerScores(token_f1=0.0, rouge_l=0.0, exact_match=0.0).columns())
     return row
 
 

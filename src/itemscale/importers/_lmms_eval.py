@@ -26,9 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ..responses import NOANSWER, Status, TaskKind
-from ..responses._extract import EXTRACTOR_VERSION, extract_choice
-from ..responses._scoring import exact_match, rouge_l, token_f1
+from ..responses import (
+    EXTRACTOR_VERSION,
+    NOANSWER,
+    Status,
+    TaskKind,
+    extract_choice,
+    score_open_answer,
+)
 from ._absent import DEFAULT_ABSENT
 from ._common import (
     ImportInputError,
@@ -322,16 +327,12 @@ def sample_rows(
                 reference=gold,
             )
         elif text is not None and gold_raw is not None and str(gold_raw).strip():
-            refs = [str(gold_raw)]
-            f1 = token_f1(text, refs)
+            reference = str(gold_raw)
             row.update(
                 task_kind=TaskKind.OPEN_QA.value,
                 status=Status.OK.value,
-                score=f1,
-                token_f1=f1,
-                rouge_l=rouge_l(text, refs),
-                exact_match=exact_match(text, refs),
-                reference=refs[0],
+                **score_open_answer(text, [reference]).columns(),
+                reference=reference,
             )
         else:
             result.skipped["no gold answer in the log line"] += 1

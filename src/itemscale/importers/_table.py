@@ -20,9 +20,16 @@ import numpy as np
 import pandas as pd
 
 from ..files import loads_json
-from ..responses import ANSWERED_STATUSES, NOANSWER, Status, TaskKind, duplicated_keys
-from ..responses._extract import extract_choice
-from ..responses._scoring import exact_match, rouge_l, token_f1
+from ..responses import (
+    ANSWERED_STATUSES,
+    NOANSWER,
+    OpenAnswerScores,
+    Status,
+    TaskKind,
+    duplicated_keys,
+    extract_choice,
+    score_open_answer,
+)
 from ._common import (
     ImportInputError,
     attributes_json,
@@ -302,15 +309,11 @@ def _parse_row(
     if answer == NOANSWER and status == Status.OK:
         status = Status.NOANSWER
 
-    f1 = rl = em = None
+    scores: OpenAnswerScores | None = None
     if prediction is not None and refs is not None and kind != TaskKind.MCQA:
-        f1, rl, em = (
-            token_f1(prediction, refs),
-            rouge_l(prediction, refs),
-            exact_match(prediction, refs),
-        )
+        scores = score_open_answer(prediction, refs)
         if score is None and correct is None and status.answered:
-            score = f1
+            score = scores.score
     if status.answered:
         if correct is None and score is None:
             raise ImportInputError(
@@ -362,9 +365,9 @@ def _parse_row(
         "answer": answer,
         "correct": correct,
         "score": score,
-        "token_f1": f1,
-        "rouge_l": rl,
-        "exact_match": em,
+        "token_f1": scores.token_f1 if scores else None,
+        "rouge_l": scores.rouge_l if scores else None,
+        "exact_match": scores.exact_match if scores else None,
         "confidence": _fraction(get("confidence"), loc("confidence"))
         if get("confidence") is not None
         else None,

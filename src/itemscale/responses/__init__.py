@@ -43,7 +43,14 @@ from ._schema import (
     TaskKind,
     option_margin,
 )
-from ._scoring import exact_match, normalize_answer, rouge_l, token_f1
+from ._scoring import (
+    OpenAnswerScores,
+    exact_match,
+    normalize_answer,
+    rouge_l,
+    score_open_answer,
+    token_f1,
+)
 
 __all__ = [
     "ANSWERED_STATUSES",
@@ -59,6 +66,7 @@ __all__ = [
     "RUN_FILE",
     "SCHEMA_VERSION",
     "TEXT_ONLY_LABEL",
+    "OpenAnswerScores",
     "OutputFolderError",
     "RunLockedError",
     "SchemaError",
@@ -83,6 +91,7 @@ __all__ = [
     "responses_digest",
     "rouge_l",
     "run_lock",
+    "score_open_answer",
     "token_f1",
     "write_json_atomic",
     "write_parquet_atomic",

@@ -5,6 +5,10 @@ punctuation, drop the articles a/an/the, split on white space) because that is w
 video QA papers report, so our numbers can be compared with theirs. ROUGE-L is Google's
 `rouge-score` implementation (its own tokeniser, no stemming) rather than a re-implementation,
 for the same reason. Every score is the maximum over the accepted references.
+
+`score_open_answer` is the one place that decides which scores an open answer gets and which of
+them is the response table's `score`: the sweep and every importer call it, so a sweep and an
+import of the same answers record the same numbers.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import re
 import string
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -73,3 +78,37 @@ def rouge_l(prediction: str, references: Sequence[str]) -> float:
     _check(references)
     scorer = _rouge_scorer()
     return max(float(scorer.score(ref, prediction)["rougeL"].fmeasure) for ref in references)
+
+
+@dataclass(frozen=True)
+class OpenAnswerScores:
+    """An open answer's overlap scores against its references, each the maximum over them."""
+
+    token_f1: float
+    rouge_l: float
+    exact_match: float
+
+    @property
+    def score(self) -> float:
+        """The response table's `score` of an open answer: token F1, the number open-ended
+        video QA papers report (ROUGE-L and exact match stay in their own columns)."""
+        return self.token_f1
+
+    def columns(self) -> dict[str, float]:
+        """The response table's columns these scores fill: `score` and one per score."""
+        return {
+            "score": self.score,
+            "token_f1": self.token_f1,
+            "rouge_l": self.rouge_l,
+            "exact_match": self.exact_match,
+        }
+
+
+def score_open_answer(prediction: str, references: Sequence[str]) -> OpenAnswerScores:
+    """Token F1, ROUGE-L and exact match of `prediction` against `references` (a non-empty
+    sequence of accepted answers; each score is its maximum over them)."""
+    return OpenAnswerScores(
+        token_f1=token_f1(prediction, references),
+        rouge_l=rouge_l(prediction, references),
+        exact_match=exact_match(prediction, references),
+    )

@@ -19,11 +19,9 @@ from ..responses import (
     NOANSWER,
     Status,
     TaskKind,
-    exact_match,
     extract_choice,
     option_margin,
-    rouge_l,
-    token_f1,
+    score_open_answer,
 )
 from ..store import CellRow
 from ._plan import Cell
@@ -107,13 +105,7 @@ def _score_fields(
         return {"correct": 1.0 if answer == item.answer else 0.0}
     if not item.references or raw_text is None:
         return {}
-    f1 = token_f1(raw_text, item.references)
-    return {
-        "token_f1": f1,
-        "rouge_l": rouge_l(raw_text, item.references),
-        "exact_match": exact_match(raw_text, item.references),
-        "score": f1,
-    }
+    return score_open_answer(raw_text, item.references).columns()
 
 
 def parsed_answer(item: Item, response: VideoResponse) -> tuple[Status, str | None]:
