@@ -28,8 +28,7 @@ import pandas as pd
 
 from ..files import loads_json
 from ..items import Item, strip_option_prefix
-from ..responses import NOANSWER, Status, TaskKind
-from ..responses._extract import EXTRACTOR_VERSION, extract_choice
+from ..responses import EXTRACTOR_VERSION, NOANSWER, Status, TaskKind, extract_choice
 from ._absent import DEFAULT_ABSENT
 from ._common import (
     ImportInputError,

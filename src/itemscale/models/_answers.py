@@ -11,8 +11,7 @@ import math
 from collections.abc import Iterable, Mapping
 
 from ..items import Item
-from ..responses import NOANSWER, Status, TaskKind
-from ..responses._extract import extract_choice
+from ..responses import NOANSWER, Status, TaskKind, extract_choice
 from ._types import SCORE_ONLY_MAX_NEW_TOKENS, DecodingSettings, VideoRequest, VideoResponse
 
 
