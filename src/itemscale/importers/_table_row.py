@@ -1,0 +1,448 @@
+"""One row of a results table, checked: each column's own rule, then the rules across columns.
+
+`TableRow` (pydantic) holds a row's values, each validated by its column's rule: ids are text
+(never the repr of a list), counts are whole and in range, fractions lie in [0, 1], `status` and
+`task_kind` are known names. `parse_row` then applies the rules that need several columns or the
+answer key: the gold answer against the item's options, an answer against its gold, a task kind
+against `correct`/`score`, a status against the result. A row with a bad value and a broken
+cross-column rule is reported for its value; two bad values, for the first column in the order of
+`TableRow`'s fields.
+
+Every error names the file, the line (1-based; the CSV header is line 1, Parquet rows count from
+1) and the column as the file spells it (a renamed or widened column is named as the user sees
+it), since a table of 100,000 rows is otherwise impossible to debug.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
+
+from ..files import loads_json
+from ..responses import (
+    NOANSWER,
+    OpenAnswerScores,
+    Status,
+    TaskKind,
+    extract_choice,
+    score_open_answer,
+)
+from ._common import ImportInputError, attributes_json, label_config_id
+from ._jobs import gold_letter
+from ._table_records import TableRecords
+from ._table_shape import AnswerKey, KeyEntry
+
+ATTRIBUTE_PREFIX: Final[str] = "attr_"
+#: Largest whole number a column takes (the response table stores int64; no budget is near it).
+MAX_INTEGER: Final[int] = 2**53
+_CONTROL: Final[re.Pattern[str]] = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _problem(message: str) -> PydanticCustomError:
+    """A column's value breaking its rule; `parse_row` prefixes the file, line and column."""
+    return PydanticCustomError("table_value", "{problem}", {"problem": message})
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return isinstance(value, str) and not value.strip()
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        out = float(value)
+    else:
+        try:
+            out = float(str(value).strip())
+        except ValueError:
+            raise _problem(f"{value!r} is not a number") from None
+    if not math.isfinite(out):
+        raise _problem(f"{value!r} is not a finite number")
+    return out
+
+
+def _integer(value: Any, minimum: int) -> int:
+    if isinstance(value, bool):  # JSON true/false is not a count
+        raise _problem(f"{value!r} is not a whole number")
+    out = _number(value)
+    if out != int(out):
+        raise _problem(f"{value!r} is not a whole number")
+    if out < minimum:
+        raise _problem(f"{value!r} is below {minimum}")
+    if out > MAX_INTEGER:
+        raise _problem(f"{value!r} is too large (at most {MAX_INTEGER})")
+    return int(out)
+
+
+def _identifier(value: Any) -> str:
+    """An id or label as text: a string, or a whole number written as one; never the Python
+    repr of an object, bytes or a list."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise _problem(f"{type(value).__name__} value {str(value)[:40]!r} is not a text id")
+    if isinstance(value, float):
+        if not math.isfinite(value):  # JSON's 1e999 is infinity: no whole number writes it
+            raise _problem(f"{value!r} is not a text id")
+        if value != int(value):
+            raise _problem(f"{value!r} is not a text id (a fraction)")
+        value = int(value)
+    text = str(value).strip()
+    if _CONTROL.search(text):
+        raise _problem(f"{text[:40]!r} contains a control character")
+    return text
+
+
+def _fraction(value: Any) -> float:
+    out = _number(value)
+    if not 0.0 <= out <= 1.0:
+        raise _problem(f"{value!r} is outside [0, 1]")
+    return out
+
+
+def _text(value: Any) -> str:
+    return str(value).strip()
+
+
+def _references(value: Any) -> list[str]:
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    text = str(value)
+    if text.lstrip().startswith("["):
+        try:
+            parsed = loads_json(text)
+        except json.JSONDecodeError:
+            return [text]
+        if isinstance(parsed, list) and parsed and all(isinstance(v, str) for v in parsed):
+            return parsed
+    return [text]
+
+
+class TableRow(BaseModel):
+    """A row's values, each checked by its column's rule (docs/importers.md, "`import table`").
+
+    The fields are the table's columns: those without a default are required, and their order
+    is the order a row's bad values are reported in. Only non-empty values are given (an empty
+    cell, NaN or null is the column's absence). `gold` stays as written: whether it names an
+    option depends on the item, which the answer key knows.
+    """
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    model: str
+    item_id: str
+    config: str
+    frames: int
+    order: float | None = None
+    repeat: int = 0
+    correct: float | None = None
+    score: float | None = None
+    answer: str | None = None
+    prediction: str | None = None
+    reference: list[str] | None = None
+    gold: Any = None
+    task_kind: TaskKind | None = None
+    status: Status | None = None
+    video_id: str | None = None
+    series: str = "default"
+    pixels: int | None = None
+    confidence: float | None = None
+    margin: float | None = None
+    visual_tokens: int | None = None
+    latency_s: float | None = None
+
+    @field_validator("model", "item_id", "config", "video_id", mode="plain")
+    @classmethod
+    def _validate_identifier(cls, value: Any) -> str:
+        return _identifier(value)
+
+    @field_validator("frames", "repeat", "visual_tokens", mode="plain")
+    @classmethod
+    def _validate_count(cls, value: Any) -> int:
+        return _integer(value, 0)
+
+    @field_validator("pixels", mode="plain")
+    @classmethod
+    def _validate_pixels(cls, value: Any) -> int:
+        return _integer(value, 1)
+
+    @field_validator("order", "latency_s", mode="plain")
+    @classmethod
+    def _validate_number(cls, value: Any) -> float:
+        return _number(value)
+
+    @field_validator("score", "confidence", "margin", mode="plain")
+    @classmethod
+    def _validate_fraction(cls, value: Any) -> float:
+        return _fraction(value)
+
+    @field_validator("correct", mode="plain")
+    @classmethod
+    def _validate_correct(cls, value: Any) -> float:
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return 1.0 if value.strip().lower() == "true" else 0.0
+        out = _number(value)
+        if out not in (0.0, 1.0):
+            raise _problem(f"{value!r} must be 0 or 1")
+        return out
+
+    @field_validator("answer", "series", mode="plain")
+    @classmethod
+    def _validate_text(cls, value: Any) -> str:
+        return _text(value)
+
+    @field_validator("prediction", mode="plain")
+    @classmethod
+    def _validate_raw_text(cls, value: Any) -> str:
+        return str(value)  # a model's raw output, kept as written
+
+    @field_validator("reference", mode="plain")
+    @classmethod
+    def _validate_references(cls, value: Any) -> list[str]:
+        return _references(value)
+
+    @field_validator("task_kind", mode="plain")
+    @classmethod
+    def _validate_task_kind(cls, value: Any) -> TaskKind:
+        try:
+            return TaskKind(_text(value))
+        except ValueError:
+            raise _problem(f"{value!r} is not one of {[k.value for k in TaskKind]}") from None
+
+    @field_validator("status", mode="plain")
+    @classmethod
+    def _validate_status(cls, value: Any) -> Status:
+        try:
+            return Status(_text(value))
+        except ValueError:
+            raise _problem(f"{value!r} is not one of {[s.value for s in Status]}") from None
+
+
+#: The columns a table must have, and those it may have (besides `attr_*`), from `TableRow`.
+REQUIRED: Final[tuple[str, ...]] = tuple(
+    name for name, f in TableRow.model_fields.items() if f.is_required()
+)
+OPTIONAL: Final[tuple[str, ...]] = tuple(
+    name for name, f in TableRow.model_fields.items() if not f.is_required()
+)
+
+
+@dataclass
+class ParsedRow:
+    line: int
+    row: dict[str, Any]
+    explicit_kind: bool
+
+
+def _values(
+    src: TableRecords, line: int, present: dict[str, Any], aliases: Mapping[str, str] | None
+) -> TableRow:
+    try:
+        return TableRow.model_validate(present)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        # an empty required column first (in the order of REQUIRED), then the first bad value
+        first = next((e for e in errors if e["type"] == "missing"), errors[0])
+        problem = "empty value" if first["type"] == "missing" else first["ctx"]["problem"]
+        raise ImportInputError(
+            f"{src.at(line, str(first['loc'][0]), aliases)}: {problem}"
+        ) from None
+
+
+def _gold_letter(value: Any, options: tuple[str, ...], loc: str) -> str:
+    letter = gold_letter(_text(value), options)
+    if letter is None:
+        raise ImportInputError(
+            f"{loc}: gold answer {value!r} is not an option letter"
+            + (" or option text" if options else " (A-J)")
+        )
+    return letter
+
+
+def _scored_answer(
+    loc: Any,
+    line_loc: str,
+    *,
+    answer: str | None,
+    prediction: str | None,
+    correct: float | None,
+    gold: str,
+    entry: KeyEntry | None,
+) -> tuple[str | None, str | None, float | None]:
+    """(answer letter, raw text, correct) of a multiple-choice row with a gold answer: the
+    answer (or the raw prediction) goes through the one extractor and is compared with gold."""
+    options = entry.options if entry is not None else ()
+    text = answer if answer is not None else prediction
+    if text is None:
+        if correct is None:
+            raise ImportInputError(
+                f"{line_loc}: needs 'correct', or an 'answer' or 'prediction' to compare with "
+                f"the gold answer {gold!r}"
+            )
+        return None, prediction, correct
+    letter = NOANSWER if text == NOANSWER else extract_choice(text, options)
+    scored = float(letter == gold)
+    if correct is not None and correct != scored:
+        raise ImportInputError(
+            f"{loc('correct')}: {int(correct)} disagrees with the answer: {text!r} reads as "
+            f"{letter} and the gold answer is {gold}"
+        )
+    raw_text = prediction if prediction is not None else (text if text != letter else None)
+    return letter, raw_text, scored
+
+
+def parse_row(
+    src: TableRecords,
+    line: int,
+    raw: dict[str, Any],
+    aliases: Mapping[str, str] | None = None,
+    key: AnswerKey | None = None,
+) -> ParsedRow:
+    """One record as a response row: its values checked (`TableRow`), then the rules across
+    columns; the first problem is raised as an `ImportInputError` naming its line and column."""
+
+    def loc(col: str) -> str:
+        return src.at(line, col, aliases)
+
+    present = {k: v for k, v in raw.items() if not _missing(v)}
+    values = _values(src, line, present, aliases)
+    item_id, frames = values.item_id, values.frames
+    correct, score = values.correct, values.score
+    if correct is not None and score is not None:
+        raise ImportInputError(
+            f"{src.at(line)}: both 'correct' and 'score' are given; a row is either "
+            "multiple-choice (correct) or continuous (score)"
+        )
+    answer, prediction, refs = values.answer, values.prediction, values.reference
+    entry = key.get(item_id) if key is not None else None
+    open_entry = entry is not None and entry.task_kind != TaskKind.MCQA
+    if open_entry and entry is not None:
+        # an open-ended benchmark item: the answer is text scored against its references
+        if prediction is None and answer is not None and answer != NOANSWER:
+            prediction, answer = answer, None
+        if refs is None and entry.references:
+            refs = list(entry.references)
+    gold: str | None = None
+    if values.gold is not None:
+        gold = _gold_letter(values.gold, entry.options if entry else (), loc("gold"))
+        if entry is not None and entry.gold is not None and entry.gold != gold:
+            raise ImportInputError(
+                f"{loc('gold')}: gold answer {gold} for item {item_id!r}, but {entry.gold} in "
+                f"{key.path if key else ''}"
+            )
+    elif entry is not None:
+        gold = entry.gold
+    given_status = values.status
+    if gold is not None and score is None and given_status in (None, Status.OK, Status.NOANSWER):
+        answer, prediction, correct = _scored_answer(
+            loc,
+            src.at(line),
+            answer=answer,
+            prediction=prediction,
+            correct=correct,
+            gold=gold,
+            entry=entry,
+        )
+        if refs is None:
+            refs = [gold]
+    elif (
+        gold is None
+        and key is not None
+        and not open_entry
+        and correct is None
+        and score is None
+        and (answer is not None or prediction is not None)
+    ):
+        raise ImportInputError(
+            f"{loc('item_id')}: item {item_id!r} is not in {key.path}, so its answer "
+            "cannot be scored"
+        )
+
+    explicit_kind = values.task_kind is not None
+    if values.task_kind is not None:
+        kind = values.task_kind
+    elif open_entry and entry is not None:
+        kind = entry.task_kind
+    else:
+        kind = TaskKind.MCQA if correct is not None else TaskKind.OPEN_QA
+
+    if given_status is not None:
+        status = given_status
+    else:
+        status = Status.NOANSWER if answer == NOANSWER else Status.OK
+    if answer == NOANSWER and status == Status.OK:
+        status = Status.NOANSWER
+
+    scores: OpenAnswerScores | None = None
+    if prediction is not None and refs is not None and kind != TaskKind.MCQA:
+        scores = score_open_answer(prediction, refs)
+        if score is None and correct is None and status.answered:
+            score = scores.score
+    if status.answered:
+        if correct is None and score is None:
+            raise ImportInputError(
+                f"{src.at(line)}: needs 'correct' (0/1) or 'score' in [0, 1] "
+                "(or 'prediction' and 'reference' to compute token F1)"
+            )
+        if kind == TaskKind.MCQA and correct is None:
+            raise ImportInputError(f"{loc('correct')}: an mcqa row needs 'correct' (0/1)")
+        if kind != TaskKind.MCQA and correct is not None:
+            raise ImportInputError(
+                f"{loc('correct')}: a {kind.value} row takes 'score', not 'correct'"
+            )
+        if status == Status.NOANSWER and correct == 1.0:
+            raise ImportInputError(f"{loc('correct')}: a NOANSWER row cannot be correct")
+    elif correct is not None or score is not None:
+        raise ImportInputError(
+            f"{loc('status')}: a '{status.value}' row has no answer, so no 'correct'/'score'"
+        )
+
+    attrs: dict[str, Any] = dict(entry.attributes) if entry is not None else {}
+    attrs.update(
+        (col[len(ATTRIBUTE_PREFIX) :], present[col])
+        for col in src.columns
+        if col.startswith(ATTRIBUTE_PREFIX) and len(col) > len(ATTRIBUTE_PREFIX) and col in present
+    )
+    if values.video_id is not None:
+        video_id = values.video_id
+    else:
+        video_id = entry.video_id if entry is not None and entry.video_id else item_id
+    row: dict[str, Any] = {
+        "model": values.model,
+        "item_id": item_id,
+        "video_id": video_id,
+        "task_kind": kind.value,
+        "series": values.series,
+        "config_id": label_config_id(values.config, frames),
+        "config_label": values.config,
+        "axis_order": values.order if values.order is not None else float(frames),
+        "frames": frames,
+        "pixels": values.pixels,
+        "repeat": values.repeat,
+        "status": status.value,
+        "raw_text": prediction,
+        "answer": answer,
+        "correct": correct,
+        "score": score,
+        "token_f1": scores.token_f1 if scores else None,
+        "rouge_l": scores.rouge_l if scores else None,
+        "exact_match": scores.exact_match if scores else None,
+        "confidence": values.confidence,
+        "margin": values.margin,
+        "reference": (refs[0] if len(refs) == 1 else json.dumps(refs)) if refs else None,
+        "visual_tokens": values.visual_tokens,
+        "latency_s": values.latency_s,
+        "attributes": attributes_json(attrs),
+        "source": f"table:{src.path.name}:{line}",
+    }
+    return ParsedRow(line=line, row=row, explicit_kind=explicit_kind)
