@@ -3,14 +3,16 @@ folder, byte for byte (the import's timestamp aside), and returns the summary th
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from itemscale.cli import main
-from itemscale.importers import IMPORTERS, ImportInputError, run_import
+from itemscale.importers import IMPORTERS, Importer, ImportInputError, ImportOption, run_import
 
 UNIFORM = "lmms-eval/videomme-uniform16"
 BENCHMARK = "benchmarks/videomme-test.parquet"
@@ -100,3 +102,58 @@ def test_a_dry_run_writes_nothing_and_errors_are_the_importers(
         run_import("table", run_dir=run)
     with pytest.raises(ImportInputError, match="give --benchmark or --answer-key, not both"):
         run_import("table", ["t.csv"], run_dir=run, benchmark="a", answer_key="b")
+
+
+@pytest.mark.parametrize("kind", list(IMPORTERS))
+def test_the_cli_options_are_the_run_functions_keywords(kind: str) -> None:
+    """What `itemscale import KIND` takes and what `run_import(KIND, ...)` takes are one list."""
+    importer = IMPORTERS[kind]
+    params = inspect.signature(importer.run).parameters
+    keywords = [option.keyword for option in importer.options]
+    assert len(set(keywords)) == len(keywords)
+    assert set(keywords) == set(params) - {"run_dir", "dry_run"}
+
+
+def test_a_registered_importer_gets_its_subcommand(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    received: dict[str, Any] = {}
+
+    def run_fake_import(**options: Any) -> Any:
+        received.update(options)
+        raise ImportInputError("fake: recorded")
+
+    fake = Importer(
+        run=run_fake_import,
+        help="fake result files",
+        description="Import fake results.",
+        options=(
+            ImportOption(("files",), nargs="+", metavar="FILE"),
+            ImportOption(("--split-by",), metavar="KEY", help="a key"),
+            ImportOption(("--tag",), repeatable=True, fills="tags"),
+            ImportOption(("--strict",), switch=True),
+            ImportOption(("--mode",), choices=("a", "b"), default="a"),
+        ),
+    )
+    monkeypatch.setitem(IMPORTERS, "fake", fake)
+    run = tmp_path / "run"
+    argv = ["import", "fake", "x.txt", "--tag", "t1", "--tag", "t2", "--split-by", "k"]
+    assert main([*argv, "-o", str(run), "--dry-run"]) == 2
+    assert received == {
+        "files": ["x.txt"],
+        "split_by": "k",
+        "tags": ["t1", "t2"],
+        "strict": False,
+        "mode": "a",
+        "run_dir": str(run),
+        "dry_run": True,
+    }
+    assert capsys.readouterr().err == "itemscale import: error: fake: recorded\n"
+    with pytest.raises(SystemExit):
+        main(["import", "--help"])
+    assert "fake result files" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["import", "fake", "--help"])
+    printed = capsys.readouterr().out
+    assert "Import fake results." in printed
+    assert "--split-by KEY" in printed and "--mode {a,b}" in printed

@@ -15,7 +15,7 @@ from ._common import (
     merge_into_run,
 )
 from ._finish import finish_import
-from ._run import IMPORTERS, run_import
+from ._run import IMPORTERS, Importer, ImportOption, run_import
 from ._summary import ImportSummary, summarise
 from ._table import import_table
 from ._table_records import read_table_records
@@ -40,7 +40,9 @@ __all__ = [
     "AnswerKey",
     "ImportConflictError",
     "ImportInputError",
+    "ImportOption",
     "ImportSummary",
+    "Importer",
     "KeyEntry",
     "MergeResult",
     "TableOptions",
