@@ -6,19 +6,22 @@ Analysis works on the table alone: nothing here imports models, decoders or the 
 
 from ._analyze import ANALYSIS_SCHEMA_VERSION, DEFAULT_BOOTSTRAP, analyze_responses, membership
 from ._binary import (
-    Stat,
     beneficial_indicator,
-    binary_block,
-    continuous_block,
     disagreement,
     expected_harmful,
     greedy_cover,
     harmful_indicator,
     item_rate_harmful,
     mcnemar_exact_p,
-    stat,
     terminal_regression_indicator,
     text_overwrite_counts,
+)
+from ._blocks import (
+    GRID_WITH_TEXT_TITLE,
+    binary_block,
+    binary_grid_with_text,
+    continuous_block,
+    continuous_grid_with_text,
 )
 from ._bootstrap import (
     CHUNK,
@@ -51,6 +54,15 @@ from ._matrix import (
     ResponseMatrix,
     build_matrices,
 )
+from ._measure import (
+    MEASURE_KINDS,
+    BlockData,
+    ItemShare,
+    Measure,
+    MeasureKind,
+    Resolved,
+    stat_text,
+)
 from ._order import BudgetOrder, budget_order, main_chain, resolution_tag, with_text_first
 from ._paired_tests import PairedTest, clustered_mcnemar, holm, paired_tests
 from ._per_item import (
@@ -69,9 +81,10 @@ from ._power import (
     power_at,
     videos_needed,
 )
+from ._registry import MEASURES, measures_for, register_measure, unregister_measure
 from ._select import UnknownConfigError, select_configs
 from ._selected import PRACTICAL_TIE, contender_kappa, selected_intervals, selected_max_intervals
-from ._with_text import GRID_WITH_TEXT_TITLE, binary_grid_with_text, continuous_grid_with_text
+from ._stats import Stat, stat
 
 __all__ = [
     "ANALYSIS_SCHEMA_VERSION",
@@ -86,20 +99,27 @@ __all__ = [
     "GRID_WITH_TEXT_TITLE",
     "INTERVENTION_SERIES_PREFIX",
     "MAX_BUDGETS",
+    "MEASURES",
+    "MEASURE_KINDS",
     "PAPER_COLUMNS",
     "PER_ITEM_SCHEMA_VERSION",
     "PRACTICAL_TIE",
     "TRAJECTORIES",
     "TRAJECTORY_CLASSES",
     "AxisPower",
+    "BlockData",
     "BudgetChurn",
     "BudgetOrder",
     "Comparison",
     "HeterogeneityTest",
+    "ItemShare",
+    "Measure",
+    "MeasureKind",
     "NoiseComparison",
     "PairPower",
     "PairedTest",
     "PowerAnalysis",
+    "Resolved",
     "ResponseMatrix",
     "SeriesChurn",
     "Stat",
@@ -127,6 +147,7 @@ __all__ = [
     "item_rate_harmful",
     "main_chain",
     "mcnemar_exact_p",
+    "measures_for",
     "membership",
     "minimum_detectable",
     "noise_comparison",
@@ -137,6 +158,7 @@ __all__ = [
     "percentile_intervals",
     "power_analysis",
     "power_at",
+    "register_measure",
     "resample_counts",
     "resolution_tag",
     "select_configs",
@@ -145,8 +167,10 @@ __all__ = [
     "series_churn",
     "shared_budgets",
     "stat",
+    "stat_text",
     "terminal_regression_indicator",
     "text_overwrite_counts",
+    "unregister_measure",
     "videos_needed",
     "with_text_first",
 ]

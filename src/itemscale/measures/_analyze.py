@@ -9,11 +9,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._binary import (
+from ._binary import harmful_indicator, terminal_regression_indicator
+from ._blocks import (
     binary_block,
+    binary_grid_with_text,
     continuous_block,
-    harmful_indicator,
-    terminal_regression_indicator,
+    continuous_grid_with_text,
 )
 from ._bootstrap import CI_METHODS, DEFAULT_CI, VideoBootstrap
 from ._heterogeneity import DEFAULT_DRAWS
@@ -26,7 +27,6 @@ from ._inference import (
 )
 from ._matrix import INTERVENTION_SERIES_PREFIX, ResponseMatrix, build_matrices
 from ._select import UnknownConfigError, select_configs
-from ._with_text import binary_grid_with_text, continuous_grid_with_text
 
 ANALYSIS_SCHEMA_VERSION = 1
 DEFAULT_BOOTSTRAP = 1000
