@@ -4,7 +4,7 @@ measures, membership across protocols, and the paired video bootstrap.
 Analysis works on the table alone: nothing here imports models, decoders or the sweep.
 """
 
-from ._analyze import ANALYSIS_SCHEMA_VERSION, DEFAULT_BOOTSTRAP, analyze_responses, membership
+from ._analyze import DEFAULT_BOOTSTRAP, analyze_responses, membership
 from ._binary import (
     beneficial_indicator,
     disagreement,
@@ -82,6 +82,14 @@ from ._power import (
     videos_needed,
 )
 from ._registry import MEASURES, measures_for, register_measure, unregister_measure
+from ._result import (
+    ANALYSIS_SCHEMA_VERSION,
+    FRAME_COLUMNS,
+    AnalysisResult,
+    BootstrapSettings,
+    Estimate,
+    SeriesResult,
+)
 from ._select import UnknownConfigError, select_configs
 from ._selected import PRACTICAL_TIE, contender_kappa, selected_intervals, selected_max_intervals
 from ._stats import Stat, stat
@@ -95,6 +103,7 @@ __all__ = [
     "DEFAULT_CI",
     "DEFAULT_DRAWS",
     "DEFAULT_POWER_TARGET",
+    "FRAME_COLUMNS",
     "GLOSSARY",
     "GRID_WITH_TEXT_TITLE",
     "INTERVENTION_SERIES_PREFIX",
@@ -106,11 +115,14 @@ __all__ = [
     "PRACTICAL_TIE",
     "TRAJECTORIES",
     "TRAJECTORY_CLASSES",
+    "AnalysisResult",
     "AxisPower",
     "BlockData",
+    "BootstrapSettings",
     "BudgetChurn",
     "BudgetOrder",
     "Comparison",
+    "Estimate",
     "HeterogeneityTest",
     "ItemShare",
     "Measure",
@@ -122,6 +134,7 @@ __all__ = [
     "Resolved",
     "ResponseMatrix",
     "SeriesChurn",
+    "SeriesResult",
     "Stat",
     "UnknownConfigError",
     "VideoBootstrap",

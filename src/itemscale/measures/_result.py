@@ -194,7 +194,8 @@ class AnalysisResult:
 
     def to_json(self) -> dict[str, Any]:
         """The `analyze --json` layout (a fresh copy: changing it changes nothing here)."""
-        return _thawed(self._json)
+        thawed: dict[str, Any] = _thawed(self._json)
+        return thawed
 
     def dumps(self, **kwargs: Any) -> str:
         """The JSON text `analyze --json FILE` writes."""
