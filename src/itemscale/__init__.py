@@ -48,6 +48,7 @@ _LAZY: dict[str, str] = {
     "VideoBootstrap": "measures",
     # policies
     "cascade_report": "policies",
+    "CascadeSettings": "policies",
     "intervention_outcomes": "policies",
     # audit and artifact
     "audit_transitions": "audit",
@@ -73,6 +74,7 @@ _LAZY: dict[str, str] = {
     "generate_suite": "synth",
     # workflows: several stages on a run folder as one call
     "analyze": "workflows",
+    "response_table": "workflows",
     "intervene": "workflows",
 }
 

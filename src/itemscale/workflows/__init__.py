@@ -9,7 +9,7 @@ together and below the CLI; they import the heavy stages (the sweep, the decoder
 called, so importing this package costs no torch or PyAV.
 """
 
-from ._analyze import analyze
+from ._analyze import analyze, response_table
 from ._audit_sheets import write_audit_sheets
 from ._errors import WorkflowError
 from ._intervene import INTERVENTION_DIR, intervene, pick_axis
@@ -20,5 +20,6 @@ __all__ = [
     "analyze",
     "intervene",
     "pick_axis",
+    "response_table",
     "write_audit_sheets",
 ]

@@ -20,9 +20,13 @@ if TYPE_CHECKING:
     from ..measures import AnalysisResult
 
 
-def _response_table(
-    source: str | os.PathLike[str] | pd.DataFrame, table_options: TableOptions | None
+def response_table(
+    source: str | os.PathLike[str] | pd.DataFrame, table_options: TableOptions | None = None
 ) -> pd.DataFrame:
+    """The response table of a run folder, a results table file or a DataFrame, checked and in
+    the schema's types: what `analyze`, `per_item_labels` and `cascade_report` read. A
+    DataFrame in the shape `itemscale import table` reads gets that importer's located errors
+    (`DataFrame: row 6: column 'correct': ...`)."""
     import pandas as pd
 
     from ..importers import frame_records, import_table
@@ -92,7 +96,7 @@ def analyze(
         raise ValueError(f"power_target={target}: give points in (0, 100]")
     if draws < 0:
         raise ValueError(f"heterogeneity_draws={draws}: must be >= 0")
-    df = _response_table(source, table_options)
+    df = response_table(source, table_options)
     result = analyze_responses(
         df,
         n_boot=n_boot,
