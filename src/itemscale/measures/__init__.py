@@ -1,7 +1,10 @@
 """Measures on the response table (docs/measures.md): matched grid, binary, repeated and continuous
-measures, membership across protocols, and the paired video bootstrap.
+measures, membership across protocols, the tests between budgets, and the paired video bootstrap.
 
-Analysis works on the table alone: nothing here imports models, decoders or the sweep.
+`analyze_responses` computes every measure in the `analyze --json` layout; `AnalysisResult` is
+the typed record of it. Each headline measure is a registered unit (`Measure`, `MEASURES`,
+`register_measure`; docs/extending.md). Analysis works on the table alone: nothing here imports
+models, decoders or the sweep.
 """
 
 from ._analyze import DEFAULT_BOOTSTRAP, analyze_responses, membership
@@ -11,20 +14,12 @@ from ._binary import (
     expected_harmful,
     greedy_cover,
     harmful_indicator,
-    item_rate_harmful,
     mcnemar_exact_p,
     terminal_regression_indicator,
     text_overwrite_counts,
 )
-from ._blocks import (
-    GRID_WITH_TEXT_TITLE,
-    binary_block,
-    binary_grid_with_text,
-    continuous_block,
-    continuous_grid_with_text,
-)
+from ._blocks import GRID_WITH_TEXT_TITLE
 from ._bootstrap import (
-    CHUNK,
     CI_METHODS,
     DEFAULT_CI,
     VideoBootstrap,
@@ -34,7 +29,7 @@ from ._bootstrap import (
     percentile_intervals,
     resample_counts,
 )
-from ._churn import BudgetChurn, SeriesChurn, series_churn, shared_budgets
+from ._churn import BudgetChurn, SeriesChurn, series_churn
 from ._glossary import GLOSSARY
 from ._heterogeneity import (
     DEFAULT_DRAWS,
@@ -63,7 +58,7 @@ from ._measure import (
     Resolved,
     stat_text,
 )
-from ._order import BudgetOrder, budget_order, main_chain, resolution_tag, with_text_first
+from ._order import BudgetOrder, budget_order, main_chain, resolution_tag
 from ._paired_tests import PairedTest, clustered_mcnemar, holm, paired_tests
 from ._per_item import (
     PAPER_COLUMNS,
@@ -92,11 +87,10 @@ from ._result import (
 )
 from ._select import UnknownConfigError, select_configs
 from ._selected import PRACTICAL_TIE, contender_kappa, selected_intervals, selected_max_intervals
-from ._stats import Stat, stat
+from ._stats import stat
 
 __all__ = [
     "ANALYSIS_SCHEMA_VERSION",
-    "CHUNK",
     "CI_METHODS",
     "CONTINUOUS_METRICS",
     "DEFAULT_BOOTSTRAP",
@@ -135,20 +129,15 @@ __all__ = [
     "ResponseMatrix",
     "SeriesChurn",
     "SeriesResult",
-    "Stat",
     "UnknownConfigError",
     "VideoBootstrap",
     "analyze_responses",
     "bca_intervals",
     "beneficial_indicator",
-    "binary_block",
-    "binary_grid_with_text",
     "budget_order",
     "build_matrices",
     "clustered_mcnemar",
     "contender_kappa",
-    "continuous_block",
-    "continuous_grid_with_text",
     "disagreement",
     "expected_harmful",
     "fit_budget_effects",
@@ -157,7 +146,6 @@ __all__ = [
     "heterogeneity_test",
     "holm",
     "intervals",
-    "item_rate_harmful",
     "main_chain",
     "mcnemar_exact_p",
     "measures_for",
@@ -178,12 +166,10 @@ __all__ = [
     "selected_intervals",
     "selected_max_intervals",
     "series_churn",
-    "shared_budgets",
     "stat",
     "stat_text",
     "terminal_regression_indicator",
     "text_overwrite_counts",
     "unregister_measure",
     "videos_needed",
-    "with_text_first",
 ]
