@@ -306,6 +306,7 @@ WITH_TEXT_BEST_FIXED = BestFixed(
     term="best fixed",
     console_label="best fixed",
     report_label="best fixed",
+    paper=("best fixed", "best_fixed"),
 )
 WITH_TEXT_ORACLE = ItemBest(
     key="oracle",
@@ -313,6 +314,7 @@ WITH_TEXT_ORACLE = ItemBest(
     term="oracle",
     console_label="oracle",
     report_label="oracle",
+    paper=("oracle", "oracle"),
 )
 WITH_TEXT_ORACLE_HEADROOM = OracleMinusBest(
     key="oracle_headroom",
@@ -320,6 +322,7 @@ WITH_TEXT_ORACLE_HEADROOM = OracleMinusBest(
     term="oracle headroom",
     console_label="oracle headroom",
     report_label="oracle headroom",
+    paper=("headroom", "headroom"),
 )
 VISUAL_CONFUSION = ItemShare(
     key="harmful_rate",
@@ -329,6 +332,7 @@ VISUAL_CONFUSION = ItemShare(
     console_note="the paper's visual confusion",
     report_label="harmful rate (the paper's visual confusion)",
     indicator=_harmful,
+    paper=("visual confusion", "visual_confusion_rate"),
 )
 OVERWRITE_RATE = ItemShare(
     key="overwrite_rate",
@@ -339,6 +343,7 @@ OVERWRITE_RATE = ItemShare(
     console_label="overwrite rate",
     report_label="overwrite rate",
     indicator=_overwrite,
+    paper=("overwrite", "overwrite_rate"),
 )
 WITH_TEXT_ORACLE_SCORE = ItemBest(
     key="oracle_score", kinds=("continuous_with_text",), report_label="oracle score"

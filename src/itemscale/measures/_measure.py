@@ -141,7 +141,8 @@ class Measure:
     console prints and the glossary explains with `gloss` (one line, shown beside the term's
     first appearance); `report_label` the report's row header (None: not in the report's
     headline table; `console_label` likewise for the console; `console_note` a fixed remark
-    after the value). `placement` says where its entries go in the block."""
+    after the value). `placement` says where its entries go in the block; `paper` pairs it
+    with the seed paper's published number."""
 
     key: str
     kinds: tuple[MeasureKind, ...]
@@ -151,6 +152,9 @@ class Measure:
     report_label: str | None = None
     console_note: str | None = None
     placement: Placement = "headline"
+    #: The seed paper's name for it and its key in the paper's released per-model JSON, where
+    #: the paper publishes it (the paper comparison checks every such measure).
+    paper: tuple[str, str] | None = None
 
     def columns(self, data: BlockData) -> Mapping[str, np.ndarray]:
         """Per-item columns ([n] or [n, m]) to resample with the block's others."""
