@@ -25,6 +25,7 @@ _LAZY: dict[str, str] = {
     "write_responses": "responses",
     "read_run": "responses",
     "write_run": "responses",
+    "normalise_responses": "responses",
     "token_f1": "responses",
     "rouge_l": "responses",
     "exact_match": "responses",
@@ -35,12 +36,19 @@ _LAZY: dict[str, str] = {
     "load_benchmark": "items",
     # measures
     "analyze_responses": "measures",
+    "AnalysisResult": "measures",
+    "Estimate": "measures",
+    "SeriesResult": "measures",
+    "Measure": "measures",
+    "ItemShare": "measures",
+    "register_measure": "measures",
     "build_matrices": "measures",
     "per_item_labels": "measures",
     "ResponseMatrix": "measures",
     "VideoBootstrap": "measures",
     # policies
     "cascade_report": "policies",
+    "CascadeSettings": "policies",
     "intervention_outcomes": "policies",
     # audit and artifact
     "audit_transitions": "audit",
@@ -65,6 +73,8 @@ _LAZY: dict[str, str] = {
     "plan_sweep": "sweep",
     "generate_suite": "synth",
     # workflows: several stages on a run folder as one call
+    "analyze": "workflows",
+    "response_table": "workflows",
     "intervene": "workflows",
 }
 

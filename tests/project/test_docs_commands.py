@@ -10,7 +10,10 @@ and a GPU this machine does not have, so the same protocol points at the shipped
 six-video suite. A block preceded by `<!-- docs-test: skip: REASON -->` is not run (a benchmark, a
 32-minute training run); its `itemscale` commands are still parsed by the real CLI parser and
 its scripts' options checked against their `--help`, so a renamed option fails here too.
-`make test` is the command that runs this test, so it is the one line never run.
+`make test` is the command that runs this test, so it is the one line never run. The
+`python` blocks of a notebook page (`PYTHON_SESSIONS`) run in order as one session, after its
+`bash` blocks, in the same folder; elsewhere `python` blocks show module code (a backend, a
+measure) and are checked by the tests that define the same code.
 """
 
 from __future__ import annotations
@@ -207,6 +210,9 @@ def prepare_importers(ws: Path) -> None:
 
 PREPARE = {"README.md": prepare_readme, "docs/importers.md": prepare_importers}
 
+#: Documents whose `python` blocks are a notebook: run in order, as one session.
+PYTHON_SESSIONS = ("docs/python.md",)
+
 #: README workflow 3's protocol, as printed, with what this machine lacks replaced (reason: no
 #: 7B weights, no Video-MME videos, a CPU; the same backend, grid keys and sampling run).
 PROTOCOL_SUBSTITUTIONS = {
@@ -320,7 +326,7 @@ def test_every_fence_says_what_it_holds() -> None:
 
 @pytest.mark.parametrize(
     "document",
-    [d for d in DOCUMENTS if any(b.lang == "bash" for b in blocks(d))],
+    [d for d in DOCUMENTS if d in PYTHON_SESSIONS or any(b.lang == "bash" for b in blocks(d))],
 )
 def test_document_commands_run_as_written(document: str, tmp_path: Path) -> None:
     prepare = PREPARE.get(document)
@@ -353,6 +359,12 @@ def test_document_commands_run_as_written(document: str, tmp_path: Path) -> None
             # `make demo` takes ~3 min alone, several times that on 2 cores other suites share
             _run(ws, script, timeout=1800)
             ran += 1
+    if document in PYTHON_SESSIONS:
+        cells = [b.body for b in blocks(document) if b.lang == "python" and not b.skip_reason]
+        assert cells, f"{document}: no python blocks to run"
+        (ws / "notebook.py").write_text("\n".join(cells), encoding="utf-8")
+        _run(ws, f"MPLBACKEND=Agg {shlex.quote(sys.executable)} notebook.py", timeout=1800)
+        ran += 1
     assert ran or all(b.skip_reason for b in blocks(document) if b.lang == "bash")
     EXPECTED_FILES.get(document, lambda _ws: None)(ws)
 
@@ -397,7 +409,24 @@ def _importers_outputs(ws: Path) -> None:
     assert set(generation["task_kind"]) == {"summary"} and generation["token_f1"].notna().all()
 
 
-EXPECTED_FILES = {"README.md": _readme_outputs, "docs/importers.md": _importers_outputs}
+def _python_outputs(ws: Path) -> None:
+    assert (ws / "curve.png").stat().st_size > 1000
+    items = pd.read_csv(ws / "items.csv")
+    assert len(items) == 786
+    assert set(items["matched_grid_trajectory_class"]) <= {
+        "always_correct",
+        "always_wrong",
+        "monotonic_increasing",
+        "monotonic_decreasing",
+        "oscillating",
+    }
+
+
+EXPECTED_FILES = {
+    "README.md": _readme_outputs,
+    "docs/importers.md": _importers_outputs,
+    "docs/python.md": _python_outputs,
+}
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

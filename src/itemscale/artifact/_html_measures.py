@@ -15,20 +15,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..measures import GLOSSARY, GRID_WITH_TEXT_TITLE, resolution_tag
+from ..measures import (
+    GLOSSARY,
+    GRID_WITH_TEXT_TITLE,
+    MeasureKind,
+    measures_for,
+    resolution_tag,
+    stat_text,
+)
 from ._html_inference import churn_tables, inference_tables
 from ._svg import accuracy_curve, budget_grid, chain_curves, esc, flip_bars, heatmap
 from ._trajectories import PATTERN_NAMES, PATTERNS
 
 
 def pts(stat: Any) -> str:
-    if not isinstance(stat, dict) or stat.get("value") is None:
-        return "n/a"
-    text = f"{100 * float(stat['value']):.1f}"
-    ci = stat.get("ci")
-    if isinstance(ci, list | tuple) and len(ci) == 2 and ci[0] is not None:
-        text += f" [{100 * float(ci[0]):.1f}, {100 * float(ci[1]):.1f}]"
-    return text
+    return stat_text(stat if isinstance(stat, dict) else None)
 
 
 def stat_pair(stat: Any) -> tuple[float | None, tuple[float, float] | None]:
@@ -39,34 +40,25 @@ def stat_pair(stat: Any) -> tuple[float | None, tuple[float, float] | None]:
     return float(stat["value"]), pair
 
 
+def _measure_rows(block: dict[str, Any], kind: MeasureKind) -> list[tuple[str, str, str | None]]:
+    """The registered measures of one block as (header, value, glossary term) rows."""
+    rows = []
+    for unit in measures_for(kind):
+        row = unit.report_row(block)
+        if row is not None:
+            rows.append(row)
+    return rows
+
+
 def _headline_table(block: dict[str, Any]) -> str:
-    rows = [
+    rows: list[tuple[str, str, str | None]] = [
         ("items on the matched grid", str(block.get("n_items", "n/a")), "matched grid"),
         (
             "items dropped (reasons)",
             f"{block.get('n_dropped', 0)} {block.get('drop_reasons') or ''}",
             None,
         ),
-        (
-            "best fixed budget",
-            f"{block.get('best_fixed', {}).get('config', 'n/a')}: {pts(block.get('best_fixed'))}",
-            "best fixed",
-        ),
-        ("oracle (any budget right)", pts(block.get("oracle")), "oracle"),
-        ("oracle headroom", pts(block.get("oracle_headroom")), "oracle headroom"),
-        ("harmful rate", pts(block.get("harmful_rate")), "harmful rate"),
-        ("beneficial rate", pts(block.get("beneficial_rate")), "beneficial rate"),
-        (
-            "terminal regression rate",
-            pts(block.get("terminal_regression_rate")),
-            "terminal regression",
-        ),
-        ("text-answerable rate", pts(block.get("text_answerable_rate")), "text-answerable"),
-        (
-            "text overwrite rate (harmful transitions)",
-            _overwrite_cell(block),
-            "text overwrite",
-        ),
+        *_measure_rows(block, "binary"),
     ]
     body = "".join(
         f"<tr><th>{esc(k)}</th><td class='num'>{esc(v)}</td>"
@@ -79,15 +71,6 @@ def _headline_table(block: dict[str, Any]) -> str:
         f"<table class='headline'><tbody>{body}</tbody></table>"
         "<p class='muted'>points, 95% interval</p>"
     )
-
-
-def _overwrite_cell(block: dict[str, Any]) -> str:
-    """The rate and the transitions it counts (the item share is in the Text overwrite part)."""
-    counts = block.get("text_overwrite_counts")
-    counted = ""
-    if isinstance(counts, dict) and counts.get("harmful_transitions"):
-        counted = f" ({counts['overwrite_transitions']} of {counts['harmful_transitions']})"
-    return pts(block.get("text_overwrite_rate")) + counted
 
 
 def _complementarity(block: dict[str, Any]) -> str:
@@ -141,7 +124,6 @@ def _with_text_table(g: dict[str, Any] | None, kind: str) -> str:
     """The `grid_with_text` block: the text-only answer on the axis as budget 0."""
     if not isinstance(g, dict):
         return ""
-    best = g.get("best_fixed", {})
     reasons = g.get("drop_reasons") or {}
     dropped = str(g.get("n_dropped", 0)) + (
         " (" + ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) + ")" if reasons else ""
@@ -150,22 +132,9 @@ def _with_text_table(g: dict[str, Any] | None, kind: str) -> str:
         ("grid", " < ".join(str(c) for c in g.get("configs", []))),
         ("items on this grid", str(g.get("n_items", "n/a"))),
         ("items dropped", dropped),
-        ("best fixed", f"{best.get('config', 'n/a')}: {pts(best)}"),
     ]
-    if kind == "binary":
-        rows += [
-            ("oracle", pts(g.get("oracle"))),
-            ("oracle headroom", pts(g.get("oracle_headroom"))),
-            ("harmful rate (the paper's visual confusion)", pts(g.get("harmful_rate"))),
-            ("overwrite rate", pts(g.get("overwrite_rate"))),
-        ]
-    else:
-        rows += [
-            ("oracle score", pts(g.get("oracle_score"))),
-            ("oracle gap", pts(g.get("oracle_gap"))),
-            (f"harmful rate (drop > {g.get('eps', 0.1)})", pts(g.get("harmful_rate_eps"))),
-            (f"overwrite rate (drop > {g.get('eps', 0.1)})", pts(g.get("overwrite_rate_eps"))),
-        ]
+    with_text: MeasureKind = "binary_with_text" if kind == "binary" else "continuous_with_text"
+    rows += [(header, value) for header, value, _ in _measure_rows(g, with_text)]
     body = "".join(f"<tr><th>{esc(k)}</th><td class='num'>{esc(v)}</td></tr>" for k, v in rows)
     return (
         f"<h4>{esc(GRID_WITH_TEXT_TITLE[0].upper() + GRID_WITH_TEXT_TITLE[1:])}</h4>"
@@ -179,18 +148,12 @@ def _with_text_table(g: dict[str, Any] | None, kind: str) -> str:
 
 
 def _continuous_table(block: dict[str, Any]) -> str:
-    best = block.get("best_fixed", {})
     rows = [
         ("items on the matched grid", str(block.get("n_items", "n/a"))),
         ("items dropped", str(block.get("n_dropped", 0))),
         ("score", str(block.get("metric", "score"))),
-        ("best fixed budget", f"{best.get('config', 'n/a')}: {pts(best)}"),
-        ("oracle score", pts(block.get("oracle_score"))),
-        ("oracle gap", pts(block.get("oracle_gap"))),
-        (f"harmful rate (drop > {block.get('eps', 0.1)})", pts(block.get("harmful_rate_eps"))),
-        ("beneficial rate", pts(block.get("beneficial_rate_eps"))),
-        ("text-only mean score", pts(block.get("text_mean_score"))),
     ]
+    rows += [(header, value) for header, value, _ in _measure_rows(block, "continuous")]
     body = "".join(f"<tr><th>{esc(k)}</th><td class='num'>{esc(v)}</td></tr>" for k, v in rows)
     return f"<table class='headline'><tbody>{body}</tbody></table><p class='muted'>points, 95% interval</p>"
 

@@ -4,27 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..measures import GLOSSARY
-
-
-def _with_interval(stat: dict[str, Any] | None, scale: int) -> str:
-    if not stat or stat.get("value") is None:
-        return "n/a"
-    text = f"{scale * stat['value']:.1f}"
-    ci = stat.get("ci")
-    if ci:
-        text += f" [{scale * ci[0]:.1f}, {scale * ci[1]:.1f}]"
-    return text
+from ..measures import GLOSSARY, stat_text
 
 
 def points_text(stat: dict[str, Any] | None) -> str:
     """A rate as points with its interval, e.g. '61.2 [58.0, 64.1]'; 'n/a' without a value."""
-    return _with_interval(stat, 100)
+    return stat_text(stat, 100)
 
 
 def number_text(stat: dict[str, Any] | None) -> str:
     """A plain value with its interval, e.g. '3.5 [3.1, 3.9]'; 'n/a' without a value."""
-    return _with_interval(stat, 1)
+    return stat_text(stat, 1)
 
 
 class Glosses:

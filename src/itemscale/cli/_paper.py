@@ -15,15 +15,19 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-#: The paper's JSON keys, in the order the table prints them, with itemscale's key under
-#: `grid_with_text`.
-PAPER_MEASURES: Final[tuple[tuple[str, str, str], ...]] = (
-    ("best fixed", "best_fixed", "best_fixed"),
-    ("oracle", "oracle", "oracle"),
-    ("headroom", "headroom", "oracle_headroom"),
-    ("visual confusion", "visual_confusion_rate", "harmful_rate"),
-    ("overwrite", "overwrite_rate", "overwrite_rate"),
-)
+
+def paper_measures() -> list[tuple[str, str, str]]:
+    """(the paper's name, its key in the release's JSON, itemscale's key under
+    `grid_with_text`) of every registered measure the paper publishes, in registry order."""
+    from ..measures import measures_for
+
+    return [
+        (unit.paper[0], unit.paper[1], unit.key)
+        for unit in measures_for("binary_with_text")
+        if unit.paper is not None
+    ]
+
+
 TABLE2_CONFIGS: Final[tuple[str, ...]] = ("textonly", "16f_151k", "32f_151k", "64f_151k")
 ANSWER_KEY: Final[str] = "V1_short_answer_key.csv"
 #: Agreement to this many points counts as "the same number" (the JSON rounds to 0.0001).
@@ -106,7 +110,7 @@ def compare_with_paper(measures: dict[str, Any], root: Path | None = None) -> li
             (f"accuracy {c}", paper["accuracy_by_config"][c], block["accuracy"][c])
             for c in paper["configs"]
         ]
-        checks += [(name, paper[pk], block[ik]) for name, pk, ik in PAPER_MEASURES]
+        checks += [(name, paper[pk], block[ik]) for name, pk, ik in paper_measures()]
         for name, paper_value, stat in checks:
             ours = 100 * float(stat["value"])
             rows.append(

@@ -7,7 +7,14 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..measures import CI_METHODS, DEFAULT_CI, DEFAULT_DRAWS, DEFAULT_POWER_TARGET
+from ..measures import (
+    CI_METHODS,
+    DEFAULT_CI,
+    DEFAULT_DRAWS,
+    DEFAULT_POWER_TARGET,
+    MeasureKind,
+    measures_for,
+)
 from . import CommandError
 from ._format import Glosses, points_text
 from ._inference_text import print_churn, print_heterogeneity, print_inference
@@ -127,17 +134,14 @@ def parse_config_list(text: str) -> list[str]:
     return labels
 
 
-def _overwrite_text(block: dict[str, Any]) -> str:
-    """The text overwrite rate with the counts it is a share of, transitions and items."""
-    text = points_text(block["text_overwrite_rate"])
-    counts = block.get("text_overwrite_counts")
-    if isinstance(counts, dict) and counts.get("harmful_transitions"):
-        text += (
-            f" ({counts['overwrite_transitions']} of {counts['harmful_transitions']} harmful "
-            f"transitions; by item {points_text(block['text_overwrite_item_rate'])}: "
-            f"{counts['overwrite_items']} of {counts['harmful_items']} harmful items)"
-        )
-    return text
+def _print_measures(
+    block: dict[str, Any], kind: MeasureKind, out: TextIO, indent: str, width: int
+) -> None:
+    """The registered measures of one block, a line each, in registry order."""
+    for unit in measures_for(kind):
+        line = unit.console_line(block, _GLOSS, width)
+        if line is not None:
+            print(f"{indent}{line}", file=out)
 
 
 def _print_binary(
@@ -165,21 +169,10 @@ def _print_binary(
         if label in noise:
             line += f"   noise floor {points_text(noise[label])}"
         print(line, file=out)
-    best = block["best_fixed"]
     print(
         f"{indent}visual budgets only (the text-only answer is a baseline, not a budget):", file=out
     )
-    for name, text in (
-        ("best fixed", f"{best['config']}  {points_text(best)}"),
-        ("oracle", points_text(block["oracle"])),
-        ("oracle headroom", points_text(block["oracle_headroom"])),
-        ("harmful rate", points_text(block["harmful_rate"])),
-        ("beneficial rate", points_text(block["beneficial_rate"])),
-        ("terminal regression", points_text(block["terminal_regression_rate"])),
-        ("text-answerable", points_text(block["text_answerable_rate"])),
-        ("text overwrite", _overwrite_text(block)),
-    ):
-        print(f"{indent}{name + ':':<21}{text}{_GLOSS(name)}", file=out)
+    _print_measures(block, "binary", out, indent, 21)
     if "item_rate_harmful_rate" in block:
         print(
             f"{indent}repeats: {block['n_repeats']}; item-rate harmful "
@@ -245,19 +238,7 @@ def _print_with_text(g: dict[str, Any], out: TextIO, indent: str) -> None:
 
     print(f"{indent}{GRID_WITH_TEXT_TITLE}:", file=out)
     print(f"{indent}  grid {_grid_line(g)}", file=out)
-    best = g["best_fixed"]
-    print(f"{indent}  best fixed:        {best['config']}  {points_text(best)}", file=out)
-    print(f"{indent}  oracle:            {points_text(g['oracle'])}", file=out)
-    print(f"{indent}  oracle headroom:   {points_text(g['oracle_headroom'])}", file=out)
-    print(
-        f"{indent}  harmful rate:      {points_text(g['harmful_rate'])}   (the paper's visual "
-        "confusion)",
-        file=out,
-    )
-    print(
-        f"{indent}  overwrite rate:    {points_text(g['overwrite_rate'])}{_GLOSS('overwrite')}",
-        file=out,
-    )
+    _print_measures(g, "binary_with_text", out, indent + "  ", 19)
     print_heterogeneity(g.get("heterogeneity"), out, indent + "  ", _GLOSS)
 
 
@@ -270,14 +251,7 @@ def _print_continuous(block: dict[str, Any], out: TextIO, indent: str = "  ") ->
     width = max((len(label) for label in block["axis"]), default=4)
     for label in block["axis"]:
         print(f"{indent}  {label:<{width}}  {points_text(block['mean_score'][label])}", file=out)
-    print(
-        f"{indent}oracle gap:          {points_text(block['oracle_gap'])}{_GLOSS('oracle gap')}",
-        file=out,
-    )
-    print(
-        f"{indent}harmful (eps={block['eps']}):  {points_text(block['harmful_rate_eps'])}", file=out
-    )
-    print(f"{indent}text-only score:     {points_text(block['text_mean_score'])}", file=out)
+    _print_measures(block, "continuous", out, indent, 21)
     tasks = block.get("tasks") or {}
     if tasks:
         print(f"{indent}oracle gap per task (item attribute {block['task_attribute']}):", file=out)
@@ -297,16 +271,7 @@ def _print_continuous(block: dict[str, Any], out: TextIO, indent: str = "  ") ->
 
         print(f"{indent}{GRID_WITH_TEXT_TITLE}:", file=out)
         print(f"{indent}  grid {_grid_line(g)}", file=out)
-        best = g["best_fixed"]
-        print(f"{indent}  best fixed:        {best['config']}  {points_text(best)}", file=out)
-        print(f"{indent}  oracle gap:        {points_text(g['oracle_gap'])}", file=out)
-        print(
-            f"{indent}  harmful (eps={g['eps']}):  {points_text(g['harmful_rate_eps'])}", file=out
-        )
-        print(
-            f"{indent}  overwrite (eps={g['eps']}): {points_text(g['overwrite_rate_eps'])}",
-            file=out,
-        )
+        _print_measures(g, "continuous_with_text", out, indent + "  ", 19)
 
 
 def print_series(

@@ -18,7 +18,7 @@ from ._finish import finish_import
 from ._run import IMPORTERS, Importer, ImportOption, run_import
 from ._summary import ImportSummary, summarise
 from ._table import import_table
-from ._table_records import read_table_records
+from ._table_records import frame_records, read_table_records
 from ._table_shape import (
     AnswerKey,
     KeyEntry,
@@ -47,6 +47,7 @@ __all__ = [
     "MergeResult",
     "TableOptions",
     "finish_import",
+    "frame_records",
     "frames_from_label",
     "import_table",
     "key_from_benchmark",

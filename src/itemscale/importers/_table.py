@@ -132,12 +132,13 @@ def _typed_block(chunk: list[dict[str, Any]], src: TableRecords) -> pd.DataFrame
 
 
 def import_table(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | TableRecords,
     options: TableOptions | None = None,
     *,
     key: AnswerKey | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
-    """Parse a results table into response rows (nothing written).
+    """Parse a results table (a file, or `frame_records(df)`) into response rows (nothing
+    written).
 
     `options` reads wide tables, renamed columns and label-derived frame counts; `key` (an
     answer key or a benchmark file) supplies gold answers, video ids and attributes by item id.

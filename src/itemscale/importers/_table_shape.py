@@ -252,9 +252,13 @@ def long_defaults(src: TableRecords, options: TableOptions) -> TableRecords:
     return TableRecords(src.path, src.fmt, tuple(columns), stream, aliases)
 
 
-def shaped_records(path: str | os.PathLike[str], options: TableOptions) -> TableRecords:
-    """Read a results table and bring it into the long layout."""
-    src = renamed(read_table_records(path), options.rename)
+def shaped_records(
+    source: str | os.PathLike[str] | TableRecords, options: TableOptions
+) -> TableRecords:
+    """Read a results table (a file, or records already read) and bring it into the long
+    layout."""
+    records = source if isinstance(source, TableRecords) else read_table_records(source)
+    src = renamed(records, options.rename)
     if options.wide:
         return widened(src, options)
     return long_defaults(src, options)

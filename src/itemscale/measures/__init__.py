@@ -1,27 +1,25 @@
 """Measures on the response table (docs/measures.md): matched grid, binary, repeated and continuous
-measures, membership across protocols, and the paired video bootstrap.
+measures, membership across protocols, the tests between budgets, and the paired video bootstrap.
 
-Analysis works on the table alone: nothing here imports models, decoders or the sweep.
+`analyze_responses` computes every measure in the `analyze --json` layout; `AnalysisResult` is
+the typed record of it. Each headline measure is a registered unit (`Measure`, `MEASURES`,
+`register_measure`; docs/extending.md). Analysis works on the table alone: nothing here imports
+models, decoders or the sweep.
 """
 
-from ._analyze import ANALYSIS_SCHEMA_VERSION, DEFAULT_BOOTSTRAP, analyze_responses, membership
+from ._analyze import DEFAULT_BOOTSTRAP, analyze_responses, membership
 from ._binary import (
-    Stat,
     beneficial_indicator,
-    binary_block,
-    continuous_block,
     disagreement,
     expected_harmful,
     greedy_cover,
     harmful_indicator,
-    item_rate_harmful,
     mcnemar_exact_p,
-    stat,
     terminal_regression_indicator,
     text_overwrite_counts,
 )
+from ._blocks import GRID_WITH_TEXT_TITLE
 from ._bootstrap import (
-    CHUNK,
     CI_METHODS,
     DEFAULT_CI,
     VideoBootstrap,
@@ -31,7 +29,7 @@ from ._bootstrap import (
     percentile_intervals,
     resample_counts,
 )
-from ._churn import BudgetChurn, SeriesChurn, series_churn, shared_budgets
+from ._churn import BudgetChurn, SeriesChurn, series_churn
 from ._glossary import GLOSSARY
 from ._heterogeneity import (
     DEFAULT_DRAWS,
@@ -51,7 +49,16 @@ from ._matrix import (
     ResponseMatrix,
     build_matrices,
 )
-from ._order import BudgetOrder, budget_order, main_chain, resolution_tag, with_text_first
+from ._measure import (
+    MEASURE_KINDS,
+    BlockData,
+    ItemShare,
+    Measure,
+    MeasureKind,
+    Resolved,
+    stat_text,
+)
+from ._order import BudgetOrder, budget_order, main_chain, resolution_tag
 from ._paired_tests import PairedTest, clustered_mcnemar, holm, paired_tests
 from ._per_item import (
     PAPER_COLUMNS,
@@ -69,53 +76,68 @@ from ._power import (
     power_at,
     videos_needed,
 )
+from ._registry import MEASURES, measures_for, register_measure, unregister_measure
+from ._result import (
+    ANALYSIS_SCHEMA_VERSION,
+    FRAME_COLUMNS,
+    AnalysisResult,
+    BootstrapSettings,
+    Estimate,
+    SeriesResult,
+)
 from ._select import UnknownConfigError, select_configs
 from ._selected import PRACTICAL_TIE, contender_kappa, selected_intervals, selected_max_intervals
-from ._with_text import GRID_WITH_TEXT_TITLE, binary_grid_with_text, continuous_grid_with_text
+from ._stats import stat
 
 __all__ = [
     "ANALYSIS_SCHEMA_VERSION",
-    "CHUNK",
     "CI_METHODS",
     "CONTINUOUS_METRICS",
     "DEFAULT_BOOTSTRAP",
     "DEFAULT_CI",
     "DEFAULT_DRAWS",
     "DEFAULT_POWER_TARGET",
+    "FRAME_COLUMNS",
     "GLOSSARY",
     "GRID_WITH_TEXT_TITLE",
     "INTERVENTION_SERIES_PREFIX",
     "MAX_BUDGETS",
+    "MEASURES",
+    "MEASURE_KINDS",
     "PAPER_COLUMNS",
     "PER_ITEM_SCHEMA_VERSION",
     "PRACTICAL_TIE",
     "TRAJECTORIES",
     "TRAJECTORY_CLASSES",
+    "AnalysisResult",
     "AxisPower",
+    "BlockData",
+    "BootstrapSettings",
     "BudgetChurn",
     "BudgetOrder",
     "Comparison",
+    "Estimate",
     "HeterogeneityTest",
+    "ItemShare",
+    "Measure",
+    "MeasureKind",
     "NoiseComparison",
     "PairPower",
     "PairedTest",
     "PowerAnalysis",
+    "Resolved",
     "ResponseMatrix",
     "SeriesChurn",
-    "Stat",
+    "SeriesResult",
     "UnknownConfigError",
     "VideoBootstrap",
     "analyze_responses",
     "bca_intervals",
     "beneficial_indicator",
-    "binary_block",
-    "binary_grid_with_text",
     "budget_order",
     "build_matrices",
     "clustered_mcnemar",
     "contender_kappa",
-    "continuous_block",
-    "continuous_grid_with_text",
     "disagreement",
     "expected_harmful",
     "fit_budget_effects",
@@ -124,9 +146,9 @@ __all__ = [
     "heterogeneity_test",
     "holm",
     "intervals",
-    "item_rate_harmful",
     "main_chain",
     "mcnemar_exact_p",
+    "measures_for",
     "membership",
     "minimum_detectable",
     "noise_comparison",
@@ -137,16 +159,17 @@ __all__ = [
     "percentile_intervals",
     "power_analysis",
     "power_at",
+    "register_measure",
     "resample_counts",
     "resolution_tag",
     "select_configs",
     "selected_intervals",
     "selected_max_intervals",
     "series_churn",
-    "shared_budgets",
     "stat",
+    "stat_text",
     "terminal_regression_indicator",
     "text_overwrite_counts",
+    "unregister_measure",
     "videos_needed",
-    "with_text_first",
 ]

@@ -9,11 +9,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._binary import (
+from ..responses import normalise_responses
+from ._binary import harmful_indicator, terminal_regression_indicator
+from ._blocks import (
     binary_block,
+    binary_grid_with_text,
     continuous_block,
-    harmful_indicator,
-    terminal_regression_indicator,
+    continuous_grid_with_text,
 )
 from ._bootstrap import CI_METHODS, DEFAULT_CI, VideoBootstrap
 from ._heterogeneity import DEFAULT_DRAWS
@@ -25,10 +27,9 @@ from ._inference import (
     inference_block,
 )
 from ._matrix import INTERVENTION_SERIES_PREFIX, ResponseMatrix, build_matrices
+from ._result import ANALYSIS_SCHEMA_VERSION
 from ._select import UnknownConfigError, select_configs
-from ._with_text import binary_grid_with_text, continuous_grid_with_text
 
-ANALYSIS_SCHEMA_VERSION = 1
 DEFAULT_BOOTSTRAP = 1000
 
 
@@ -214,6 +215,10 @@ def analyze_responses(
     """
     if ci not in CI_METHODS:
         raise ValueError(f"unknown interval method {ci!r}; use one of {', '.join(CI_METHODS)}")
+    # a table built by hand (a notebook) gets the checks a stored one had: a missing optional
+    # column is filled, a missing required one, a bad status or a duplicate row key is a
+    # SchemaError naming it (a frame read by `read_run` passes without a copy)
+    df = normalise_responses(df, where="the response table")
     boots = _BootstrapCache(n_boot, seed, ci)
     grid: dict[str, Any] | None = None
     if configs is not None:

@@ -1,8 +1,9 @@
-"""Binary, repeated and continuous measures of docs/measures.md on one response matrix.
+"""The per-item definitions of docs/measures.md (harmful, beneficial, terminal regression, the
+flips of a pair, text overwrite counts, greedy cover) and the repeat measures of one matrix.
 
-Each measure is written as per-item columns whose means (or ratios of sums) are the statistic;
-the point value is computed on all items and the interval from the same columns under the video
-bootstrap, so point and interval can never disagree about what is measured.
+Each measure is a per-item column whose mean (or ratio of sums) is the statistic; the blocks
+(`_blocks`) resample those columns together, so point and interval never disagree about what is
+measured.
 """
 
 from __future__ import annotations
@@ -14,153 +15,10 @@ import numpy as np
 from scipy.stats import binomtest
 
 from ..responses import NOANSWER
-from ._bootstrap import (
-    VideoBootstrap,
-    intervals,
-    jackknife_means,
-    jackknife_ratios,
-)
+from ._bootstrap import VideoBootstrap
 from ._matrix import ResponseMatrix
 from ._order import BudgetOrder
-from ._selected import selected_intervals
-
-Stat = dict[str, Any]
-
-
-def stat(value: float | None, ci: Sequence[float] | np.ndarray | None) -> Stat:
-    """The JSON form of a statistic: {"value": v, "ci": [low, high]} (None where undefined)."""
-
-    def clean(x: float | None) -> float | None:
-        if x is None or not np.isfinite(x):
-            return None
-        return float(x)
-
-    interval = None
-    if ci is not None:
-        low, high = clean(ci[0]), clean(ci[1])
-        interval = None if low is None or high is None else [low, high]
-    return {"value": clean(value), "ci": interval}
-
-
-class _Columns:
-    """Collects named per-item columns, resamples them in one product, hands back stats."""
-
-    def __init__(self, boot: VideoBootstrap | None) -> None:
-        self.boot = boot
-        self.names: list[str] = []
-        self.blocks: list[np.ndarray] = []
-
-    def add(self, name: str, column: np.ndarray) -> None:
-        column = np.asarray(column, dtype=float)
-        self.names.append(name)
-        self.blocks.append(column if column.ndim == 2 else column[:, None])
-
-    def resolve(
-        self,
-    ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
-        """Point means, resampled means [B, m] and (for BCa) leave-one-video-out means [V, m]
-        for every column."""
-        points: dict[str, np.ndarray] = {}
-        samples: dict[str, np.ndarray] = {}
-        jack: dict[str, np.ndarray] = {}
-        if not self.blocks:
-            return points, samples, jack
-        matrix = np.hstack(self.blocks)
-        n = matrix.shape[0]
-        point = matrix.mean(axis=0) if n else np.full(matrix.shape[1], np.nan)
-        boot = self.boot
-        if boot is not None and boot.n_boot > 0 and n:
-            resampled = boot.means(matrix)
-        else:
-            resampled = np.zeros((0, matrix.shape[1]))
-        if boot is not None and boot.n_boot > 0 and boot.method == "bca" and boot.n_clusters >= 3:
-            left_out = jackknife_means(boot, matrix)
-        else:
-            left_out = np.zeros((0, matrix.shape[1]))
-        start = 0
-        for name, block in zip(self.names, self.blocks, strict=True):
-            width = block.shape[1]
-            points[name] = point[start : start + width]
-            samples[name] = resampled[:, start : start + width]
-            jack[name] = left_out[:, start : start + width]
-            start += width
-        return points, samples, jack
-
-
-def _ci(
-    boot: VideoBootstrap | None,
-    point: np.ndarray | float,
-    samples: np.ndarray,
-    jack: np.ndarray | None,
-) -> np.ndarray:
-    """[M, 2] intervals of smooth statistics with the bootstrap's interval method (NaN without
-    resamples)."""
-    method = boot.method if boot is not None else "percentile"
-    return intervals(np.atleast_1d(np.asarray(point, dtype=float)), samples, jack, method)
-
-
-def _scalar_stat(
-    boot: VideoBootstrap | None,
-    point: float | None,
-    samples: np.ndarray,
-    jack: np.ndarray | None,
-) -> Stat:
-    if point is None or samples.size == 0:
-        return stat(point, None)
-    return stat(point, _ci(boot, point, samples, jack)[0])
-
-
-def _selected_ci(
-    boot: VideoBootstrap | None,
-    values: np.ndarray,
-    resampled: np.ndarray,
-    oracle: np.ndarray | None = None,
-    oracle_resampled: np.ndarray | None = None,
-) -> np.ndarray:
-    """[M, 2] intervals of maxima over configurations (`values` [M, K], resamples [B, M, K]),
-    or of an oracle minus one (docs/measures.md, "Interval method")."""
-    if boot is None or resampled.shape[0] == 0:
-        return np.full((values.shape[0], 2), np.nan)
-    return selected_intervals(
-        boot.method,
-        values,
-        resampled,
-        boot.n_clusters,
-        oracle=oracle,
-        oracle_resampled=oracle_resampled,
-    )
-
-
-def _best_and_gap(
-    boot: VideoBootstrap | None,
-    values: np.ndarray,
-    resampled: np.ndarray,
-    oracle: float | None,
-    oracle_resampled: np.ndarray,
-) -> tuple[Stat, Stat]:
-    """Best fixed (the largest of `values` [K]) and the oracle minus it, each with the interval
-    of a selected maximum."""
-    if not values.size or oracle is None:
-        return stat(None, None), stat(None, None)
-    best = float(values.max())
-    row, rows = values[None, :], resampled[:, None, :]
-    best_ci = _selected_ci(boot, row, rows)[0]
-    gap_ci = _selected_ci(boot, row, rows, np.array([oracle]), oracle_resampled[:, None])[0]
-    return stat(best, best_ci), stat(oracle - best, gap_ci)
-
-
-def _ratio(boot: VideoBootstrap | None, numerator: np.ndarray, denominator: np.ndarray) -> Stat:
-    den = float(denominator.sum())
-    value = float(numerator.sum()) / den if den > 0 else None
-    ci = None
-    if boot is not None and boot.n_boot > 0 and len(numerator) and value is not None:
-        jack = (
-            jackknife_ratios(boot, numerator, denominator)
-            if boot.method == "bca" and boot.n_clusters >= 3
-            else None
-        )
-        ci = _ci(boot, value, boot.ratios(numerator, denominator), jack)[0]
-    return stat(value, ci)
+from ._stats import Columns, Stat, scalar_stat, smooth_ci, stat
 
 
 def pairs(k: int) -> list[tuple[int, int]]:
@@ -305,137 +163,6 @@ def order_json(m: ResponseMatrix) -> dict[str, Any]:
     }
 
 
-def binary_block(
-    m: ResponseMatrix, boot: VideoBootstrap | None, *, chains: bool = True
-) -> dict[str, Any]:
-    """Every binary measure of docs/measures.md for one matrix (repeat 0), with intervals. On a
-    multi-axis grid, `chains` adds the block of each chain (each axis at each level of the
-    others) under `chains`."""
-    y = m.y
-    n, k = y.shape
-    labels = list(m.labels)
-    order = m.budget_order
-    less = order.less if order.multi_axis else None
-    cols = _Columns(boot)
-    cols.add("accuracy", y)
-    cols.add("oracle", y.max(axis=1) if k else np.zeros(n))
-    cols.add("harmful", harmful_indicator(y, less))
-    cols.add("beneficial", beneficial_indicator(y, less))
-    cols.add("terminal", terminal_regression_indicator(y, order))
-    pair_list = order.comparable_pairs if order.multi_axis else pairs(k)
-    a_idx = np.array([a for a, _ in pair_list], dtype=int)
-    b_idx = np.array([b for _, b in pair_list], dtype=int)
-    if pair_list:
-        # Only the joint P(y_a = 1, y_b = 1) is resampled; flips and pair maxima follow from it
-        # and the accuracies: down = acc_a - joint, up = acc_b - joint,
-        # mean(max(y_a, y_b)) = acc_a + acc_b - joint.
-        cols.add("joint", y[:, a_idx] * y[:, b_idx])
-    points, samples, jack = cols.resolve()
-    if pair_list:
-        for source in (points, samples, jack):
-            acc = source["accuracy"]
-            joint = source["joint"]
-            source["flip_down"] = acc[..., a_idx] - joint
-            source["flip_up"] = acc[..., b_idx] - joint
-            source["pair_max"] = acc[..., a_idx] + acc[..., b_idx] - joint
-
-    acc_p, acc_s, acc_j = points["accuracy"], samples["accuracy"], jack["accuracy"]
-    acc_ci = _ci(boot, acc_p, acc_s, acc_j)
-    block: dict[str, Any] = {
-        "kind": "binary",
-        "axis": labels,
-        "frames": [int(f) for f in m.frames],
-        "n_items": n,
-        "n_videos": len(set(m.video_ids.tolist())),
-        "n_dropped": m.n_dropped,
-        "drop_reasons": dict(m.drop_reasons),
-        "noanswer_rate": {
-            label: stat(float(np.mean(m.answers[:, j] == NOANSWER)) if n else None, None)
-            for j, label in enumerate(labels)
-        },
-        "accuracy": {label: stat(acc_p[j], acc_ci[j]) for j, label in enumerate(labels)},
-    }
-    best = int(np.argmax(acc_p)) if k and n else 0
-    oracle_p = float(points["oracle"][0]) if n else None
-    best_stat, headroom = _best_and_gap(
-        boot, acc_p if k and n else np.zeros(0), acc_s, oracle_p, samples["oracle"][:, 0]
-    )
-    block["best_fixed"] = {"config": labels[best] if k else None, **best_stat}
-    block["oracle"] = _scalar_stat(boot, oracle_p, samples["oracle"][:, 0], jack["oracle"][:, 0])
-    block["oracle_headroom"] = headroom
-    for key, name in (
-        ("harmful_rate", "harmful"),
-        ("beneficial_rate", "beneficial"),
-        ("terminal_regression_rate", "terminal"),
-    ):
-        block[key] = _scalar_stat(
-            boot, float(points[name][0]) if n else None, samples[name][:, 0], jack[name][:, 0]
-        )
-
-    flip_down: dict[str, Stat] = {}
-    flip_up: dict[str, Stat] = {}
-    mcnemar: dict[str, float] = {}
-    complementarity: dict[str, Stat] = {}
-    if pair_list:
-        fd_ci = _ci(boot, points["flip_down"], samples["flip_down"], jack["flip_down"])
-        fu_ci = _ci(boot, points["flip_up"], samples["flip_up"], jack["flip_up"])
-        comp_p = points["pair_max"] - np.maximum(acc_p[a_idx], acc_p[b_idx])
-        comp_ci = _selected_ci(
-            boot,
-            np.stack([acc_p[a_idx], acc_p[b_idx]], axis=1),
-            np.stack([acc_s[:, a_idx], acc_s[:, b_idx]], axis=2),
-            points["pair_max"],
-            samples["pair_max"],
-        )
-        down_counts = (y[:, a_idx] * (1 - y[:, b_idx])).sum(axis=0)
-        up_counts = ((1 - y[:, a_idx]) * y[:, b_idx]).sum(axis=0)
-        for p, (a, b) in enumerate(pair_list):
-            arrow = f"{labels[a]}->{labels[b]}"
-            flip_down[arrow] = stat(points["flip_down"][p], fd_ci[p])
-            flip_up[arrow] = stat(points["flip_up"][p], fu_ci[p])
-            mcnemar[arrow] = mcnemar_exact_p(int(down_counts[p]), int(up_counts[p]))
-            complementarity[f"{labels[a]}|{labels[b]}"] = stat(comp_p[p], comp_ci[p])
-    block["flip_down"] = flip_down
-    block["flip_up"] = flip_up
-    block["adjacent"] = [f"{labels[a]}->{labels[b]}" for a, b in order.adjacent]
-    block["order"] = order_json(m)
-    block["mcnemar_p"] = mcnemar
-    block["complementarity"] = complementarity
-    block["greedy_cover"] = greedy_cover(y, labels)
-
-    has_text = ~np.isnan(m.text_value)
-    block["n_text_only"] = int(has_text.sum())
-    if has_text.any():
-        block["text_answerable_rate"] = _ratio(
-            boot, np.where(has_text, np.nan_to_num(m.text_value), 0.0), has_text.astype(float)
-        )
-        harmful_n, overwrite_n = text_overwrite_counts(y, m.answers, m.text_answer, less)
-        harmful_n = np.where(has_text, harmful_n, 0.0)
-        overwrite_n = np.where(has_text, overwrite_n, 0.0)
-        block["text_overwrite_rate"] = _ratio(boot, overwrite_n, harmful_n)
-        block["text_overwrite_item_rate"] = _ratio(
-            boot, (overwrite_n > 0).astype(float), (harmful_n > 0).astype(float)
-        )
-        block["text_overwrite_counts"] = {
-            "harmful_transitions": int(harmful_n.sum()),
-            "overwrite_transitions": int(overwrite_n.sum()),
-            "harmful_items": int((harmful_n > 0).sum()),
-            "overwrite_items": int((overwrite_n > 0).sum()),
-        }
-    else:
-        block["text_answerable_rate"] = stat(None, None)
-        block["text_overwrite_rate"] = stat(None, None)
-        block["text_overwrite_item_rate"] = stat(None, None)
-    if m.n_repeats > 1:
-        block.update(repeat_block(m, boot))
-    if chains and order.multi_axis:
-        block["chains"] = {
-            name: binary_block(m.chain(line), boot, chains=False)
-            for name, line in order.chains.items()
-        }
-    return block
-
-
 def expected_harmful(p: np.ndarray) -> np.ndarray:
     """Per item: 1 - P(no harmful pair) for independent draws y_k ~ Bernoulli(p_k).
 
@@ -474,7 +201,7 @@ def repeat_block(
 ) -> dict[str, Any]:
     p = m.values.mean(axis=2)
     order = m.budget_order
-    cols = _Columns(boot)
+    cols = Columns(boot)
     cols.add("rate_harmful", item_rate_harmful(p, delta, order.less if order.multi_axis else None))
     # exact along one axis (a chain); on a multi-axis grid it is undefined here (read it per
     # chain, where `chains` holds each chain's repeat block)
@@ -484,11 +211,13 @@ def repeat_block(
     cols.add("mean_accuracy", p)
     points, samples, jack = cols.resolve()
     labels = list(m.labels)
-    noise_ci = _ci(boot, points["noise"], samples["noise"], jack["noise"])
-    acc_ci = _ci(boot, points["mean_accuracy"], samples["mean_accuracy"], jack["mean_accuracy"])
+    noise_ci = smooth_ci(boot, points["noise"], samples["noise"], jack["noise"])
+    acc_ci = smooth_ci(
+        boot, points["mean_accuracy"], samples["mean_accuracy"], jack["mean_accuracy"]
+    )
 
     def one(name: str) -> Stat:
-        return _scalar_stat(boot, float(points[name][0]), samples[name][:, 0], jack[name][:, 0])
+        return scalar_stat(boot, float(points[name][0]), samples[name][:, 0], jack[name][:, 0])
 
     return {
         "n_repeats": m.n_repeats,
@@ -502,86 +231,3 @@ def repeat_block(
             lab: stat(points["mean_accuracy"][j], acc_ci[j]) for j, lab in enumerate(labels)
         },
     }
-
-
-def curve_best_gap(
-    boot: VideoBootstrap | None,
-    labels: list[str],
-    points: dict[str, np.ndarray],
-    samples: dict[str, np.ndarray],
-    jack: dict[str, np.ndarray],
-    per_config: str,
-    item_max: str,
-    n: int,
-) -> tuple[dict[str, Stat], dict[str, Any], Stat]:
-    """Per-configuration stats, the best fixed configuration (ties to the lower budget) and the
-    gap between the item-level oracle and it. The best's interval re-selects the best
-    configuration in every resample, and both are max-type (`intervals`)."""
-    values, resampled, left_out = points[per_config], samples[per_config], jack[per_config]
-    ci = _ci(boot, values, resampled, left_out)
-    curve = {lab: stat(values[j], ci[j]) for j, lab in enumerate(labels)}
-    defined = bool(n and len(labels))
-    best = int(np.argmax(values)) if defined else 0
-    top = float(points[item_max][0]) if n else None
-    best_stat, gap = _best_and_gap(
-        boot, values if defined else np.zeros(0), resampled, top, samples[item_max][:, 0]
-    )
-    best_entry = {"config": labels[best] if defined else None, **best_stat}
-    return curve, best_entry, gap
-
-
-def continuous_block(
-    m: ResponseMatrix, boot: VideoBootstrap | None, eps: float = 0.1, *, chains: bool = True
-) -> dict[str, Any]:
-    """Continuous measures (open QA, summary, dialogue) on scores in [0, 1]."""
-    s = m.y
-    n, k = s.shape
-    labels = list(m.labels)
-    cols = _Columns(boot)
-    cols.add("mean_score", s)
-    cols.add("item_max", s.max(axis=1) if k else np.zeros(n))
-    order = m.budget_order
-    harmful, beneficial = eps_flips(s, order.less if order.multi_axis else None, eps)
-    cols.add("harmful", harmful)
-    cols.add("beneficial", beneficial)
-    points, samples, jack = cols.resolve()
-    curve, best_entry, gap = curve_best_gap(
-        boot, labels, points, samples, jack, "mean_score", "item_max", n
-    )
-
-    def one(name: str) -> Stat:
-        return _scalar_stat(
-            boot, float(points[name][0]) if n else None, samples[name][:, 0], jack[name][:, 0]
-        )
-
-    block: dict[str, Any] = {
-        "kind": "continuous",
-        "metric": m.metric,
-        "axis": labels,
-        "frames": [int(f) for f in m.frames],
-        "n_items": n,
-        "n_videos": len(set(m.video_ids.tolist())),
-        "n_dropped": m.n_dropped,
-        "drop_reasons": dict(m.drop_reasons),
-        "eps": eps,
-        "mean_score": curve,
-        "best_fixed": best_entry,
-        "oracle_score": one("item_max"),
-        "oracle_gap": gap,
-        "harmful_rate_eps": one("harmful"),
-        "beneficial_rate_eps": one("beneficial"),
-        "order": order_json(m),
-    }
-    if chains and order.multi_axis:
-        block["chains"] = {
-            name: continuous_block(m.chain(line), boot, eps, chains=False)
-            for name, line in order.chains.items()
-        }
-    has_text = ~np.isnan(m.text_value)
-    block["n_text_only"] = int(has_text.sum())
-    block["text_mean_score"] = (
-        _ratio(boot, np.where(has_text, np.nan_to_num(m.text_value), 0.0), has_text.astype(float))
-        if has_text.any()
-        else stat(None, None)
-    )
-    return block

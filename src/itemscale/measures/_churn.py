@@ -18,9 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ._binary import Stat, _ci, _Columns, _ratio, disagreement, stat
+from ._binary import disagreement
 from ._bootstrap import VideoBootstrap
 from ._matrix import ResponseMatrix
+from ._stats import Columns, Stat, ratio_stat, smooth_ci, stat
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ def series_churn(
     changed = ((text_p != text_q) & (both > 0)).astype(float)
     videos = mp.video_ids[ip]
     boot = boot_for(videos) if len(common) else None
-    cols = _Columns(boot)
+    cols = Columns(boot)
     cols.add("difference", yq - yp)
     cols.add("down", yp * (1 - yq))
     cols.add("up", (1 - yp) * yq)
@@ -118,7 +119,7 @@ def series_churn(
             floors[side] = True
             cols.add(f"noise_{side}", disagreement(m.values[np.ix_(rows, cfg)]))
     points, samples, jack = cols.resolve()
-    cis = {name: _ci(boot, points[name], samples[name], jack[name]) for name in points}
+    cis = {name: smooth_ci(boot, points[name], samples[name], jack[name]) for name in points}
 
     def column(name: str, s: int) -> Stat:
         return stat(points[name][s], cis[name][s])
@@ -130,7 +131,7 @@ def series_churn(
                 budget=budget_name(mp.labels[j], mq.labels[k]),
                 config_p=mp.labels[j],
                 config_q=mq.labels[k],
-                answer_change=_ratio(boot, changed[:, s], both[:, s]),
+                answer_change=ratio_stat(boot, changed[:, s], both[:, s]),
                 accuracy_difference=column("difference", s),
                 flip_down=column("down", s),
                 flip_up=column("up", s),

@@ -6,27 +6,16 @@ from __future__ import annotations
 from typing import Final
 
 #: One line per term, shown beside the term's first appearance in a command's output and in
-#: the report (the same words as docs/glossary.md, which has the full definitions).
+#: the report (the same words as docs/glossary.md, which has the full definitions). The
+#: measures' own terms are added by the registry (`_registry`) from each measure's unit.
 GLOSSARY: Final[dict[str, str]] = {
     "series": "a series is one sampling policy and pipeline; each is measured on its own budget axis",
     "matched grid": "the items answered at every budget of the series; an item with a failed or "
     "missing cell is dropped, counted by reason",
-    "best fixed": "the one budget with the highest accuracy",
-    "oracle": "items right at one or more budgets: a perfect per-item choice of budget",
-    "oracle headroom": "oracle minus best fixed: what one budget for every item leaves behind",
-    "harmful rate": "items right at some smaller budget and wrong at a larger one",
-    "beneficial rate": "items wrong at some smaller budget and right at a larger one",
-    "terminal regression": "items wrong at the largest budget but right at a smaller one",
-    "text-answerable": "items right with no frames at all",
-    "text overwrite": "of the harmful transitions (right at a budget, wrong at a larger one), "
-    "the share whose wrong answer is the text-only answer",
-    "overwrite": "the seed paper's: items right with no frames and wrong at some visual budget "
-    "(not text overwrite)",
     "adjacent flips": "for one step up the axis, items right then wrong (down) and wrong then "
     "right (up); their difference is the curve's change",
     "chain": "one axis of the grid with the other held fixed: frames@112 is the frame counts "
     "at short side 112",
-    "oracle gap": "the continuous oracle headroom: mean best score per item minus best fixed",
     "shared frame cost": "frames a cheaper stage already decoded are not paid again",
     "cost model": "what a cascade's stages share: union = distinct recorded frames of the "
     "stages that ran, prefix = a stage pays only what it adds beyond the previous one, none = "

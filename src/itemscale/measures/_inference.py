@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._binary import stat
+from ._blocks import BootFor, with_text_matrix
 from ._bootstrap import VideoBootstrap
 from ._churn import SeriesChurn, series_churn
 from ._heterogeneity import (
@@ -27,7 +27,7 @@ from ._order import with_text_first
 from ._paired_tests import PairedTest, holm, paired_tests
 from ._power import ALPHA, POWER, power_analysis
 from ._select import UnknownConfigError
-from ._with_text import BootFor, _with_text
+from ._stats import stat
 
 #: Default target of `analyze --power-target`: an accuracy difference of 2 points.
 DEFAULT_POWER_TARGET = 0.02
@@ -236,7 +236,7 @@ def heterogeneity_with_text_json(
     block's, used when every item has a text-only answer."""
     if not (~np.isnan(m.text_value)).any():
         return None
-    sub, y, labels, _ = _with_text(m)
+    sub, y, labels, _ = with_text_matrix(m)
     if not sub.n_items:
         return None
     order = with_text_first(m.budget_order)

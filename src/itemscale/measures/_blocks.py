@@ -1,0 +1,268 @@
+"""The blocks of `analyze --json`: one series' measures on its visual budgets (binary or
+continuous) and, where the series has text-only answers, the same with the text-only answer as
+budget 0 (`grid_with_text`).
+
+A block is its curve and pair tables (written here) plus every registered measure of its kind
+(`_registry.MEASURES`), whose per-item columns are resolved with the curve's in one bootstrap
+product.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..responses import NOANSWER
+from ._binary import greedy_cover, mcnemar_exact_p, order_json, pairs, repeat_block
+from ._bootstrap import VideoBootstrap
+from ._matrix import ResponseMatrix
+from ._measure import CURVE, BlockData, MeasureKind, Resolved, resolve_block, unit_entries
+from ._order import with_text_first
+from ._registry import measures_for
+from ._stats import Stat, selected_ci, smooth_ci, stat
+
+BootFor = Callable[[np.ndarray], VideoBootstrap | None]
+
+#: What the console and the report call the `grid_with_text` block.
+GRID_WITH_TEXT_TITLE = (
+    "with the text-only answer as budget 0 (the seed paper's definitions, as in its Table 2)"
+)
+
+
+def _curve(res: Resolved, labels: list[str]) -> dict[str, Stat]:
+    values = res.points[CURVE]
+    ci = smooth_ci(res.data.boot, values, res.samples[CURVE], res.jack[CURVE])
+    return {label: stat(values[j], ci[j]) for j, label in enumerate(labels)}
+
+
+def _header(m: ResponseMatrix) -> dict[str, Any]:
+    return {
+        "axis": list(m.labels),
+        "frames": [int(f) for f in m.frames],
+        "n_items": m.n_items,
+        "n_videos": len(set(m.video_ids.tolist())),
+        "n_dropped": m.n_dropped,
+        "drop_reasons": dict(m.drop_reasons),
+    }
+
+
+def _pair_tables(
+    res: Resolved, y: np.ndarray, labels: list[str], pair_list: list[tuple[int, int]]
+) -> tuple[dict[str, dict[str, Stat]], dict[str, float], dict[str, Stat]]:
+    """Flips down and up, the exact McNemar p and complementarity of every comparable pair.
+
+    Only the joint P(y_a = 1, y_b = 1) is resampled; the rest follows from it and the
+    accuracies: down = acc_a - joint, up = acc_b - joint, mean(max(y_a, y_b)) = acc_a + acc_b -
+    joint."""
+    flip_down: dict[str, Stat] = {}
+    flip_up: dict[str, Stat] = {}
+    mcnemar: dict[str, float] = {}
+    complementarity: dict[str, Stat] = {}
+    if pair_list:
+        boot = res.data.boot
+        a_idx = np.array([a for a, _ in pair_list], dtype=int)
+        b_idx = np.array([b for _, b in pair_list], dtype=int)
+        derived: list[dict[str, np.ndarray]] = []
+        for source in (res.points, res.samples, res.jack):
+            acc, joint = source[CURVE], source["joint"]
+            derived.append(
+                {
+                    "down": acc[..., a_idx] - joint,
+                    "up": acc[..., b_idx] - joint,
+                    "pair_max": acc[..., a_idx] + acc[..., b_idx] - joint,
+                }
+            )
+        point, resampled, left_out = derived
+        acc_p, acc_s = res.points[CURVE], res.samples[CURVE]
+        fd_ci = smooth_ci(boot, point["down"], resampled["down"], left_out["down"])
+        fu_ci = smooth_ci(boot, point["up"], resampled["up"], left_out["up"])
+        comp_p = point["pair_max"] - np.maximum(acc_p[a_idx], acc_p[b_idx])
+        comp_ci = selected_ci(
+            boot,
+            np.stack([acc_p[a_idx], acc_p[b_idx]], axis=1),
+            np.stack([acc_s[:, a_idx], acc_s[:, b_idx]], axis=2),
+            point["pair_max"],
+            resampled["pair_max"],
+        )
+        down_counts = (y[:, a_idx] * (1 - y[:, b_idx])).sum(axis=0)
+        up_counts = ((1 - y[:, a_idx]) * y[:, b_idx]).sum(axis=0)
+        for p, (a, b) in enumerate(pair_list):
+            arrow = f"{labels[a]}->{labels[b]}"
+            flip_down[arrow] = stat(point["down"][p], fd_ci[p])
+            flip_up[arrow] = stat(point["up"][p], fu_ci[p])
+            mcnemar[arrow] = mcnemar_exact_p(int(down_counts[p]), int(up_counts[p]))
+            complementarity[f"{labels[a]}|{labels[b]}"] = stat(comp_p[p], comp_ci[p])
+    return {"flip_down": flip_down, "flip_up": flip_up}, mcnemar, complementarity
+
+
+def _block_data(
+    kind: MeasureKind,
+    m: ResponseMatrix,
+    boot: VideoBootstrap | None,
+    eps: float,
+    y: np.ndarray | None = None,
+    labels: list[str] | None = None,
+) -> BlockData:
+    order = m.budget_order
+    if kind.endswith("_with_text"):
+        less = with_text_first(order).less if order.multi_axis else None
+    else:
+        less = order.less if order.multi_axis else None
+    return BlockData(
+        kind=kind,
+        matrix=m,
+        y=m.y if y is None else y,
+        labels=tuple(m.labels if labels is None else labels),
+        less=less,
+        order=order,
+        eps=eps,
+        boot=boot,
+    )
+
+
+def binary_block(
+    m: ResponseMatrix, boot: VideoBootstrap | None, *, chains: bool = True
+) -> dict[str, Any]:
+    """Every binary measure of docs/measures.md for one matrix (repeat 0), with intervals. On a
+    multi-axis grid, `chains` adds the block of each chain (each axis at each level of the
+    others) under `chains`."""
+    data = _block_data("binary", m, boot, eps=0.0)
+    y, labels, order = data.y, list(m.labels), m.budget_order
+    n = y.shape[0]
+    pair_list = order.comparable_pairs if order.multi_axis else pairs(y.shape[1])
+    extra: dict[str, np.ndarray] = {}
+    if pair_list:
+        a_idx = np.array([a for a, _ in pair_list], dtype=int)
+        b_idx = np.array([b for _, b in pair_list], dtype=int)
+        extra["joint"] = y[:, a_idx] * y[:, b_idx]
+    units = measures_for("binary")
+    res = resolve_block(data, units, extra)
+    entries = unit_entries(data, units, res)
+    flips, mcnemar, complementarity = _pair_tables(res, y, labels, pair_list)
+    block: dict[str, Any] = {
+        "kind": "binary",
+        **_header(m),
+        "noanswer_rate": {
+            label: stat(float(np.mean(m.answers[:, j] == NOANSWER)) if n else None, None)
+            for j, label in enumerate(labels)
+        },
+        "accuracy": _curve(res, labels),
+        **entries["headline"],
+        **flips,
+        "adjacent": [f"{labels[a]}->{labels[b]}" for a, b in order.adjacent],
+        "order": order_json(m),
+        "mcnemar_p": mcnemar,
+        "complementarity": complementarity,
+        "greedy_cover": greedy_cover(y, labels),
+        "n_text_only": int(data.has_text.sum()),
+        **entries["text"],
+    }
+    if m.n_repeats > 1:
+        block.update(repeat_block(m, boot))
+    if chains and order.multi_axis:
+        block["chains"] = {
+            name: binary_block(m.chain(line), boot, chains=False)
+            for name, line in order.chains.items()
+        }
+    return block
+
+
+def continuous_block(
+    m: ResponseMatrix, boot: VideoBootstrap | None, eps: float = 0.1, *, chains: bool = True
+) -> dict[str, Any]:
+    """Continuous measures (open QA, summary, dialogue) on scores in [0, 1]."""
+    data = _block_data("continuous", m, boot, eps)
+    units = measures_for("continuous")
+    res = resolve_block(data, units)
+    entries = unit_entries(data, units, res)
+    header = _header(m)
+    block: dict[str, Any] = {
+        "kind": "continuous",
+        "metric": m.metric,
+        **header,
+        "eps": eps,
+        "mean_score": _curve(res, header["axis"]),
+        **entries["headline"],
+        "order": order_json(m),
+    }
+    order = m.budget_order
+    if chains and order.multi_axis:
+        block["chains"] = {
+            name: continuous_block(m.chain(line), boot, eps, chains=False)
+            for name, line in order.chains.items()
+        }
+    block["n_text_only"] = int(data.has_text.sum())
+    block.update(entries["text"])
+    return block
+
+
+def with_text_matrix(m: ResponseMatrix) -> tuple[ResponseMatrix, np.ndarray, list[str], int]:
+    """The items that have a text-only answer, their [n, K+1] matrix (text-only first), the
+    labels, and how many items of the visual matched grid lack a text-only answer."""
+    has_text = ~np.isnan(m.text_value)
+    sub = m if has_text.all() else m.subset(has_text)
+    y = np.column_stack([sub.text_value, sub.y]) if sub.n_items else np.zeros((0, m.n_configs + 1))
+    labels = [m.text_label or "text-only", *m.labels]
+    return sub, y, labels, int((~has_text).sum())
+
+
+def _with_text_header(
+    sub: ResponseMatrix, m: ResponseMatrix, labels: list[str], without_text: int
+) -> dict[str, Any]:
+    reasons = dict(m.drop_reasons)
+    if without_text:
+        reasons["no_text_only"] = without_text
+    return {
+        "configs": labels,
+        "multi_axis": m.budget_order.multi_axis,
+        "n_items": sub.n_items,
+        "n_videos": len(set(sub.video_ids.tolist())),
+        "n_dropped": m.n_dropped + without_text,
+        "drop_reasons": reasons,
+    }
+
+
+def _grid_with_text(
+    kind: MeasureKind, m: ResponseMatrix, boot_for: BootFor, eps: float
+) -> tuple[dict[str, Any], dict[str, Any], Resolved] | None:
+    if not (~np.isnan(m.text_value)).any():
+        return None
+    sub, y, labels, without_text = with_text_matrix(m)
+    boot = boot_for(sub.video_ids) if sub.n_items else None
+    data = _block_data(kind, sub, boot, eps, y=y, labels=labels)
+    units = measures_for(kind)
+    res = resolve_block(data, units)
+    header = _with_text_header(sub, m, labels, without_text)
+    return header, unit_entries(data, units, res)["headline"], res
+
+
+def binary_grid_with_text(m: ResponseMatrix, boot_for: BootFor) -> dict[str, Any] | None:
+    """`accuracy`, `best_fixed`, `oracle`, `oracle_headroom`, `harmful_rate` (the paper's
+    visual confusion) and `overwrite_rate` on text-only < c_1 < ... < c_K (and any other
+    registered `binary_with_text` measure); None without any text-only answer."""
+    built = _grid_with_text("binary_with_text", m, boot_for, 0.0)
+    if built is None:
+        return None
+    header, entries, res = built
+    return {**header, "accuracy": _curve(res, header["configs"]), **entries}
+
+
+def continuous_grid_with_text(
+    m: ResponseMatrix, boot_for: BootFor, eps: float
+) -> dict[str, Any] | None:
+    """The continuous counterpart: `mean_score`, `best_fixed`, `oracle_score`, `oracle_gap`,
+    `harmful_rate_eps` and `overwrite_rate_eps` (text-only score above some visual
+    configuration's by more than eps), text-only first on the axis."""
+    built = _grid_with_text("continuous_with_text", m, boot_for, eps)
+    if built is None:
+        return None
+    header, entries, res = built
+    return {
+        **header,
+        "metric": m.metric,
+        "eps": eps,
+        "mean_score": _curve(res, header["configs"]),
+        **entries,
+    }

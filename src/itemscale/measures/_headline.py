@@ -1,0 +1,371 @@
+"""The headline measures of docs/measures.md as registered units (`_registry.MEASURES` lists
+them in the order the console and the report show them).
+
+One instance per block it renders differently in: the visual-only block keeps the text-only
+answer off the axis, the `*_with_text` blocks put it first (the seed paper's reading), and
+their labels say which. Indicators come from `_binary`, where their definitions are tested.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._binary import (
+    beneficial_indicator,
+    eps_flips,
+    harmful_indicator,
+    terminal_regression_indicator,
+    text_overwrite_counts,
+)
+from ._measure import (
+    CURVE,
+    ITEM_MAX,
+    BlockData,
+    ItemShare,
+    Measure,
+    Resolved,
+    no_value,
+    stat_text,
+)
+from ._stats import best_stat, gap_stat
+
+
+@dataclass(frozen=True, kw_only=True)
+class BestFixed(Measure):
+    """The configuration with the highest curve value (ties to the lower budget), and that
+    value, with a selection-aware interval (the best is chosen again in every resample)."""
+
+    def compute(self, data: BlockData, res: Resolved) -> dict[str, Any]:
+        n, k = data.y.shape
+        if not (n and k):
+            return {self.key: {"config": None, **no_value()}}
+        values = res.point(CURVE)
+        best = int(np.argmax(values))
+        return {
+            self.key: {
+                "config": data.labels[best],
+                **best_stat(data.boot, values, res.resampled(CURVE)),
+            }
+        }
+
+    def text(self, block: Mapping[str, Any]) -> str:
+        best = block.get(self.key) or {}
+        return f"{best.get('config')}  {stat_text(best)}"
+
+    def report_text(self, block: Mapping[str, Any]) -> str:
+        best = block.get(self.key) or {}
+        return f"{best.get('config', 'n/a')}: {stat_text(best)}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ItemBest(Measure):
+    """The mean over items of each item's best value over the grid (the oracle)."""
+
+    def compute(self, data: BlockData, res: Resolved) -> dict[str, Any]:
+        return {self.key: res.share(ITEM_MAX)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class OracleMinusBest(Measure):
+    """The oracle minus best fixed (headroom, or the continuous oracle gap), with the interval
+    of an oracle minus a selected maximum."""
+
+    def compute(self, data: BlockData, res: Resolved) -> dict[str, Any]:
+        n, k = data.y.shape
+        if not (n and k):
+            return {self.key: no_value()}
+        oracle = float(res.point(ITEM_MAX)[0])
+        return {
+            self.key: gap_stat(
+                data.boot,
+                res.point(CURVE),
+                res.resampled(CURVE),
+                oracle,
+                res.resampled(ITEM_MAX)[:, 0],
+            )
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class TextOnlyMean(Measure):
+    """The text-only answer's correctness (or score) averaged over the items that have one."""
+
+    def compute(self, data: BlockData, res: Resolved) -> dict[str, Any]:
+        has = data.has_text
+        if not has.any():
+            return {self.key: no_value()}
+        value = np.where(has, np.nan_to_num(data.matrix.text_value), 0.0)
+        return {self.key: res.ratio(value, has.astype(float))}
+
+
+@dataclass(frozen=True, kw_only=True)
+class TextOverwrite(Measure):
+    """Of the harmful transitions (right at a budget, wrong at a larger one), the share whose
+    wrong answer is the text-only answer; the item share and the counts beside it."""
+
+    def compute(self, data: BlockData, res: Resolved) -> dict[str, Any]:
+        has = data.has_text
+        if not has.any():
+            return {self.key: no_value(), "text_overwrite_item_rate": no_value()}
+        m = data.matrix
+        harmful_n, overwrite_n = text_overwrite_counts(data.y, m.answers, m.text_answer, data.less)
+        harmful_n = np.where(has, harmful_n, 0.0)
+        overwrite_n = np.where(has, overwrite_n, 0.0)
+        return {
+            self.key: res.ratio(overwrite_n, harmful_n),
+            "text_overwrite_item_rate": res.ratio(
+                (overwrite_n > 0).astype(float), (harmful_n > 0).astype(float)
+            ),
+            "text_overwrite_counts": {
+                "harmful_transitions": int(harmful_n.sum()),
+                "overwrite_transitions": int(overwrite_n.sum()),
+                "harmful_items": int((harmful_n > 0).sum()),
+                "overwrite_items": int((overwrite_n > 0).sum()),
+            },
+        }
+
+    def text(self, block: Mapping[str, Any]) -> str:
+        text = stat_text(block.get(self.key))
+        counts = block.get("text_overwrite_counts")
+        if isinstance(counts, dict) and counts.get("harmful_transitions"):
+            text += (
+                f" ({counts['overwrite_transitions']} of {counts['harmful_transitions']} harmful "
+                f"transitions; by item {stat_text(block.get('text_overwrite_item_rate'))}: "
+                f"{counts['overwrite_items']} of {counts['harmful_items']} harmful items)"
+            )
+        return text
+
+    def report_text(self, block: Mapping[str, Any]) -> str:
+        counts = block.get("text_overwrite_counts")
+        counted = ""
+        if isinstance(counts, dict) and counts.get("harmful_transitions"):
+            counted = f" ({counts['overwrite_transitions']} of {counts['harmful_transitions']})"
+        return stat_text(block.get(self.key)) + counted
+
+
+@dataclass(frozen=True, kw_only=True)
+class EpsShare(ItemShare):
+    """An item share whose labels name the score drop `eps` it counts (open-ended blocks)."""
+
+    def console_line(self, block: Mapping[str, Any], gloss: Any, width: int) -> str | None:
+        if self.console_label is None:
+            return None
+        # the label's width varies with eps, so it keeps two spaces rather than a column
+        label = self.console_label.format(eps=block.get("eps"))
+        return f"{label}:  {self.text(block)}"
+
+    def report_row(self, block: Mapping[str, Any]) -> tuple[str, str, str | None] | None:
+        if self.report_label is None:
+            return None
+        return self.report_label.format(eps=block.get("eps", 0.1)), self.text(block), None
+
+
+def _harmful(d: BlockData) -> np.ndarray:
+    return harmful_indicator(d.y, d.less)
+
+
+def _beneficial(d: BlockData) -> np.ndarray:
+    return beneficial_indicator(d.y, d.less)
+
+
+def _terminal(d: BlockData) -> np.ndarray:
+    return terminal_regression_indicator(d.y, d.order)
+
+
+def _harmful_eps(d: BlockData) -> np.ndarray:
+    return eps_flips(d.y, d.less, d.eps)[0]
+
+
+def _beneficial_eps(d: BlockData) -> np.ndarray:
+    return eps_flips(d.y, d.less, d.eps)[1]
+
+
+def _overwrite(d: BlockData) -> np.ndarray:
+    """The seed paper's overwrite: right blind (column 0), wrong at some visual budget."""
+    return np.asarray((d.y[:, 0] >= 1) & (d.y[:, 1:] < 1).any(axis=1))
+
+
+def _overwrite_eps(d: BlockData) -> np.ndarray:
+    return np.asarray((d.y[:, :1] - d.y[:, 1:] > d.eps).any(axis=1))
+
+
+# -- visual budgets only, multiple choice (`binary`) ------------------------------------------
+BEST_FIXED = BestFixed(
+    key="best_fixed",
+    kinds=("binary",),
+    term="best fixed",
+    gloss="the one budget with the highest accuracy",
+    console_label="best fixed",
+    report_label="best fixed budget",
+)
+ORACLE = ItemBest(
+    key="oracle",
+    kinds=("binary",),
+    term="oracle",
+    gloss="items right at one or more budgets: a perfect per-item choice of budget",
+    console_label="oracle",
+    report_label="oracle (any budget right)",
+)
+ORACLE_HEADROOM = OracleMinusBest(
+    key="oracle_headroom",
+    kinds=("binary",),
+    term="oracle headroom",
+    gloss="oracle minus best fixed: what one budget for every item leaves behind",
+    console_label="oracle headroom",
+    report_label="oracle headroom",
+)
+HARMFUL_RATE = ItemShare(
+    key="harmful_rate",
+    kinds=("binary",),
+    term="harmful rate",
+    gloss="items right at some smaller budget and wrong at a larger one",
+    console_label="harmful rate",
+    report_label="harmful rate",
+    indicator=_harmful,
+)
+BENEFICIAL_RATE = ItemShare(
+    key="beneficial_rate",
+    kinds=("binary",),
+    term="beneficial rate",
+    gloss="items wrong at some smaller budget and right at a larger one",
+    console_label="beneficial rate",
+    report_label="beneficial rate",
+    indicator=_beneficial,
+)
+TERMINAL_REGRESSION_RATE = ItemShare(
+    key="terminal_regression_rate",
+    kinds=("binary",),
+    term="terminal regression",
+    gloss="items wrong at the largest budget but right at a smaller one",
+    console_label="terminal regression",
+    report_label="terminal regression rate",
+    indicator=_terminal,
+)
+TEXT_ANSWERABLE_RATE = TextOnlyMean(
+    key="text_answerable_rate",
+    kinds=("binary",),
+    term="text-answerable",
+    gloss="items right with no frames at all",
+    console_label="text-answerable",
+    report_label="text-answerable rate",
+    placement="text",
+)
+TEXT_OVERWRITE_RATE = TextOverwrite(
+    key="text_overwrite_rate",
+    kinds=("binary",),
+    term="text overwrite",
+    gloss="of the harmful transitions (right at a budget, wrong at a larger one), the share "
+    "whose wrong answer is the text-only answer",
+    console_label="text overwrite",
+    report_label="text overwrite rate (harmful transitions)",
+    placement="text",
+)
+
+# -- visual budgets only, open-ended (`continuous`) -------------------------------------------
+BEST_FIXED_SCORE = BestFixed(
+    key="best_fixed", kinds=("continuous",), term="best fixed", report_label="best fixed budget"
+)
+ORACLE_SCORE = ItemBest(key="oracle_score", kinds=("continuous",), report_label="oracle score")
+ORACLE_GAP = OracleMinusBest(
+    key="oracle_gap",
+    kinds=("continuous",),
+    term="oracle gap",
+    gloss="the continuous oracle headroom: mean best score per item minus best fixed",
+    console_label="oracle gap",
+    report_label="oracle gap",
+)
+HARMFUL_RATE_EPS = EpsShare(
+    key="harmful_rate_eps",
+    kinds=("continuous",),
+    console_label="harmful (eps={eps})",
+    report_label="harmful rate (drop > {eps})",
+    indicator=_harmful_eps,
+)
+BENEFICIAL_RATE_EPS = EpsShare(
+    key="beneficial_rate_eps",
+    kinds=("continuous",),
+    report_label="beneficial rate",
+    indicator=_beneficial_eps,
+)
+TEXT_MEAN_SCORE = TextOnlyMean(
+    key="text_mean_score",
+    kinds=("continuous",),
+    console_label="text-only score",
+    report_label="text-only mean score",
+    placement="text",
+)
+
+# -- the text-only answer as budget 0 (`grid_with_text`, the seed paper's reading) -------------
+WITH_TEXT_BEST_FIXED = BestFixed(
+    key="best_fixed",
+    kinds=("binary_with_text", "continuous_with_text"),
+    term="best fixed",
+    console_label="best fixed",
+    report_label="best fixed",
+    paper=("best fixed", "best_fixed"),
+)
+WITH_TEXT_ORACLE = ItemBest(
+    key="oracle",
+    kinds=("binary_with_text",),
+    term="oracle",
+    console_label="oracle",
+    report_label="oracle",
+    paper=("oracle", "oracle"),
+)
+WITH_TEXT_ORACLE_HEADROOM = OracleMinusBest(
+    key="oracle_headroom",
+    kinds=("binary_with_text",),
+    term="oracle headroom",
+    console_label="oracle headroom",
+    report_label="oracle headroom",
+    paper=("headroom", "headroom"),
+)
+VISUAL_CONFUSION = ItemShare(
+    key="harmful_rate",
+    kinds=("binary_with_text",),
+    term="harmful rate",
+    console_label="harmful rate",
+    console_note="the paper's visual confusion",
+    report_label="harmful rate (the paper's visual confusion)",
+    indicator=_harmful,
+    paper=("visual confusion", "visual_confusion_rate"),
+)
+OVERWRITE_RATE = ItemShare(
+    key="overwrite_rate",
+    kinds=("binary_with_text",),
+    term="overwrite",
+    gloss="the seed paper's: items right with no frames and wrong at some visual budget "
+    "(not text overwrite)",
+    console_label="overwrite rate",
+    report_label="overwrite rate",
+    indicator=_overwrite,
+    paper=("overwrite", "overwrite_rate"),
+)
+WITH_TEXT_ORACLE_SCORE = ItemBest(
+    key="oracle_score", kinds=("continuous_with_text",), report_label="oracle score"
+)
+WITH_TEXT_ORACLE_GAP = OracleMinusBest(
+    key="oracle_gap",
+    kinds=("continuous_with_text",),
+    term="oracle gap",
+    console_label="oracle gap",
+    report_label="oracle gap",
+)
+WITH_TEXT_HARMFUL_RATE_EPS = EpsShare(
+    key="harmful_rate_eps",
+    kinds=("continuous_with_text",),
+    console_label="harmful (eps={eps})",
+    report_label="harmful rate (drop > {eps})",
+    indicator=_harmful_eps,
+)
+OVERWRITE_RATE_EPS = EpsShare(
+    key="overwrite_rate_eps",
+    kinds=("continuous_with_text",),
+    console_label="overwrite (eps={eps})",
+    report_label="overwrite rate (drop > {eps})",
+    indicator=_overwrite_eps,
+)

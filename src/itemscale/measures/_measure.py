@@ -1,0 +1,235 @@
+"""A measure as one registered unit: its JSON key, its glossary line, the blocks it belongs to,
+how it is computed and how the console and the report write it.
+
+Why units and not one function per block: a measure used to be spelled in six places (the block
+that computed it, the glossary, the console, the report, the paper comparison, the docs). A unit
+carries all of that, and the block builders, the console and the report iterate the registry
+(`_registry.MEASURES`), so adding a measure is one module and one registry line.
+
+A unit never resamples on its own: it hands the block per-item columns, the block resolves every
+unit's columns in one bootstrap product (`_stats.Columns`), and the unit turns the resolved
+means into its statistic. Point and interval therefore come from the same columns, and one
+more measure costs one more column of the product, not another bootstrap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+import numpy as np
+
+from ._bootstrap import VideoBootstrap
+from ._matrix import ResponseMatrix
+from ._order import BudgetOrder
+from ._stats import Columns, Stat, ratio_stat, scalar_stat, stat
+
+#: The blocks of `analyze --json` a measure can belong to: the visual budgets of a binary
+#: (multiple-choice) or continuous (open-ended) series, and the same series with the text-only
+#: answer as budget 0 (`grid_with_text`).
+MeasureKind = Literal["binary", "continuous", "binary_with_text", "continuous_with_text"]
+MEASURE_KINDS: tuple[MeasureKind, ...] = get_args(MeasureKind)
+
+#: Where a unit's entries sit in its block: with the headline numbers after the curve, or in
+#: the text-only part after `n_text_only` (measures that need a text-only answer).
+Placement = Literal["headline", "text"]
+
+
+def stat_text(value: Mapping[str, Any] | None, scale: float = 100) -> str:
+    """A statistic as text, e.g. '61.2 [58.0, 64.1]' (points by default); 'n/a' without a value.
+    The console and the report both write statistics this way."""
+    if not value or value.get("value") is None:
+        return "n/a"
+    text = f"{scale * float(value['value']):.1f}"
+    ci = value.get("ci")
+    if isinstance(ci, list | tuple) and len(ci) == 2 and ci[0] is not None:
+        text += f" [{scale * float(ci[0]):.1f}, {scale * float(ci[1]):.1f}]"
+    return text
+
+
+@dataclass(frozen=True)
+class BlockData:
+    """What every measure of one block reads.
+
+    `y` is the block's [n, K] matrix on its axis (repeat 0: correctness for binary blocks,
+    scores in [0, 1] for continuous ones; with the text-only answer as column 0 in the
+    `*_with_text` blocks), `labels` its configurations in axis order, `less` the partial order
+    of a multi-axis grid (None on one axis, where position is the order) and `order` the
+    matrix's own budget order. `matrix` holds the rest (answers, text-only answers,
+    attributes) for the items of the block."""
+
+    kind: MeasureKind
+    matrix: ResponseMatrix
+    y: np.ndarray
+    labels: tuple[str, ...]
+    less: np.ndarray | None
+    order: BudgetOrder
+    eps: float
+    boot: VideoBootstrap | None
+
+    @property
+    def n_items(self) -> int:
+        return int(self.y.shape[0])
+
+    @property
+    def has_text(self) -> np.ndarray:
+        """[n] bool: the item has an answered text-only response."""
+        return np.asarray(~np.isnan(self.matrix.text_value))
+
+
+#: Core columns every block resolves: the per-configuration curve and each item's best value.
+CURVE = "curve"
+ITEM_MAX = "item_max"
+
+
+class Resolved:
+    """A block's columns after the bootstrap: point means, resampled means [B, m] and
+    leave-one-video-out means [V, m] by column name, seen from one unit (its own columns by
+    their short names; the core columns `curve` and `item_max` by theirs)."""
+
+    def __init__(
+        self,
+        data: BlockData,
+        points: dict[str, np.ndarray],
+        samples: dict[str, np.ndarray],
+        jack: dict[str, np.ndarray],
+        prefix: str = "",
+    ) -> None:
+        self.data = data
+        self.points = points
+        self.samples = samples
+        self.jack = jack
+        self.prefix = prefix
+
+    def for_unit(self, key: str) -> Resolved:
+        return Resolved(self.data, self.points, self.samples, self.jack, f"{key}:")
+
+    def _name(self, name: str) -> str:
+        own = self.prefix + name
+        return own if own in self.points else name
+
+    def point(self, name: str) -> np.ndarray:
+        return self.points[self._name(name)]
+
+    def resampled(self, name: str) -> np.ndarray:
+        return self.samples[self._name(name)]
+
+    def left_out(self, name: str) -> np.ndarray:
+        return self.jack[self._name(name)]
+
+    def share(self, name: str) -> Stat:
+        """The mean of a one-wide column over the block's items, with its interval."""
+        key = self._name(name)
+        value = float(self.points[key][0]) if self.data.n_items else None
+        return scalar_stat(self.data.boot, value, self.samples[key][:, 0], self.jack[key][:, 0])
+
+    def ratio(self, numerator: np.ndarray, denominator: np.ndarray) -> Stat:
+        """sum(numerator) / sum(denominator) over the items, with its interval (a ratio of
+        sums is resampled as one, not from the two means)."""
+        return ratio_stat(self.data.boot, numerator, denominator)
+
+
+Gloss = Callable[[str], str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Measure:
+    """One measure: subclass it (or use `ItemShare`) and list the instance in the registry.
+
+    `key` is its JSON key in the block; `kinds` the blocks it belongs to; `term` the word the
+    console prints and the glossary explains with `gloss` (one line, shown beside the term's
+    first appearance); `report_label` the report's row header (None: not in the report's
+    headline table; `console_label` likewise for the console; `console_note` a fixed remark
+    after the value). `placement` says where its entries go in the block; `paper` pairs it
+    with the seed paper's published number."""
+
+    key: str
+    kinds: tuple[MeasureKind, ...]
+    term: str | None = None
+    gloss: str | None = None
+    console_label: str | None = None
+    report_label: str | None = None
+    console_note: str | None = None
+    placement: Placement = "headline"
+    #: The seed paper's name for it and its key in the paper's released per-model JSON, where
+    #: the paper publishes it (the paper comparison checks every such measure).
+    paper: tuple[str, str] | None = None
+
+    def columns(self, data: BlockData) -> Mapping[str, np.ndarray]:
+        """Per-item columns ([n] or [n, m]) to resample with the block's others."""
+        return {}
+
+    def compute(self, data: BlockData, res: Resolved) -> dict[str, Any]:
+        """The unit's entries of the block (usually {key: stat})."""
+        raise NotImplementedError
+
+    # rendering: the console and the report call these with the block's JSON entries
+    def text(self, block: Mapping[str, Any]) -> str:
+        """The value as the console and the report write it."""
+        return stat_text(block.get(self.key))
+
+    def report_text(self, block: Mapping[str, Any]) -> str:
+        return self.text(block)
+
+    def console_line(self, block: Mapping[str, Any], gloss: Gloss, width: int) -> str | None:
+        """The console's line (without indent), or None when the console leaves it out."""
+        if self.console_label is None:
+            return None
+        note = f"   ({self.console_note})" if self.console_note else ""
+        explained = gloss(self.term) if self.term and self.gloss else ""
+        return f"{self.console_label + ':':<{width}}{self.text(block)}{note}{explained}"
+
+    def report_row(self, block: Mapping[str, Any]) -> tuple[str, str, str | None] | None:
+        """(header, value, glossary term) of the report's headline table, or None."""
+        if self.report_label is None:
+            return None
+        return self.report_label, self.report_text(block), self.term if self.gloss else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ItemShare(Measure):
+    """The share of items for which `indicator` is true: the commonest kind of measure
+    (harmful rate, terminal regression rate). `indicator(data)` returns an [n] array of 0/1."""
+
+    indicator: Callable[[BlockData], np.ndarray] = field(repr=False)
+
+    def columns(self, data: BlockData) -> Mapping[str, np.ndarray]:
+        return {"indicator": self.indicator(data)}
+
+    def compute(self, data: BlockData, res: Resolved) -> dict[str, Any]:
+        return {self.key: res.share("indicator")}
+
+
+def resolve_block(
+    data: BlockData, units: tuple[Measure, ...], extra: Mapping[str, np.ndarray] | None = None
+) -> Resolved:
+    """Every column of the block (the curve, each item's best value, `extra` columns of the
+    block builder and each unit's) resampled in one product."""
+    y = data.y
+    n, k = y.shape
+    cols = Columns(data.boot)
+    cols.add(CURVE, y)
+    cols.add(ITEM_MAX, y.max(axis=1) if k else np.zeros(n))
+    for name, column in (extra or {}).items():
+        cols.add(name, column)
+    for unit in units:
+        for name, column in unit.columns(data).items():
+            cols.add(f"{unit.key}:{name}", column)
+    points, samples, jack = cols.resolve()
+    return Resolved(data, points, samples, jack)
+
+
+def unit_entries(
+    data: BlockData, units: tuple[Measure, ...], res: Resolved
+) -> dict[Placement, dict[str, Any]]:
+    """Each unit's entries, by where they go in the block, in registry order."""
+    out: dict[Placement, dict[str, Any]] = {"headline": {}, "text": {}}
+    for unit in units:
+        out[unit.placement].update(unit.compute(data, res.for_unit(unit.key)))
+    return out
+
+
+def no_value() -> Stat:
+    """The entry of a measure that is undefined on this block (e.g. no text-only answers)."""
+    return stat(None, None)
