@@ -29,6 +29,7 @@ _LAZY: dict[str, str] = {
     "token_f1": "responses",
     "rouge_l": "responses",
     "exact_match": "responses",
+    "score_open_answer": "responses",
     # items and benchmark question files
     "Item": "items",
     "read_items_jsonl": "items",
