@@ -9,7 +9,6 @@ it field by field would be one more place for a measure's name to drift.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -149,15 +148,16 @@ def _walk(block: Mapping[str, Any], prefix: str) -> Iterator[tuple[str, str | No
 
 @dataclass(frozen=True)
 class AnalysisResult:
-    """Every measure for every model of a response table (what `itemscale analyze` prints)."""
+    """Every measure for every model of a response table (what `itemscale analyze` prints).
+
+    `data` is the `analyze --json` content, read-only; the fields above it are its header,
+    typed."""
 
     schema_version: int
     bootstrap: BootstrapSettings
     metric: str
     binary_repeat: int
-    models: Mapping[str, Any] = field(repr=False)
-    grid: Mapping[str, Any] | None = field(default=None, repr=False)
-    _json: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    data: Mapping[str, Any] = field(repr=False, compare=False)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: str = "analysis") -> AnalysisResult:
@@ -179,22 +179,33 @@ class AnalysisResult:
                 ci_level=float(boot["ci_level"]),
                 interval=str(boot["interval"]),
             )
-            models = data["models"]
+            if not isinstance(data["models"], Mapping):
+                raise TypeError("'models' is not an object")
         except (KeyError, TypeError) as exc:
-            raise SchemaError(f"{where}: missing key {exc} of analyze's JSON") from exc
+            raise SchemaError(f"{where}: {exc} of analyze's JSON") from exc
         return cls(
             schema_version=version,
             bootstrap=settings,
             metric=str(data.get("metric", "score")),
             binary_repeat=int(data.get("binary_repeat", 0)),
-            models=_frozen(models),
-            grid=_frozen(data["grid"]) if data.get("grid") is not None else None,
-            _json=_frozen(dict(data)),
+            data=_frozen(dict(data)),
         )
+
+    @property
+    def models(self) -> Mapping[str, Any]:
+        """Each model's primary block (with its other series and re-runs inside)."""
+        models: Mapping[str, Any] = self.data["models"]
+        return models
+
+    @property
+    def grid(self) -> Mapping[str, Any] | None:
+        """The grid `configs` restricted the analysis to, and the models left out."""
+        grid: Mapping[str, Any] | None = self.data.get("grid")
+        return grid
 
     def to_json(self) -> dict[str, Any]:
         """The `analyze --json` layout (a fresh copy: changing it changes nothing here)."""
-        thawed: dict[str, Any] = _thawed(self._json)
+        thawed: dict[str, Any] = _thawed(self.data)
         return thawed
 
     def dumps(self, **kwargs: Any) -> str:
@@ -245,4 +256,4 @@ def _thawed(value: Any) -> Any:
         return {k: _thawed(v) for k, v in value.items()}
     if isinstance(value, tuple):
         return [_thawed(v) for v in value]
-    return copy.copy(value)
+    return value
