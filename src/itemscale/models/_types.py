@@ -22,7 +22,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
 from ..errors import ItemscaleError, location_text
@@ -37,7 +37,16 @@ SettingValue = str | int | float | bool | None
 
 
 class DecodingSettings(BaseModel):
-    """How the model decodes. Part of a cell's identity (different settings, different cell).
+    """How the model decodes: the one type a protocol's `[decoding]` table is read into and
+    every backend request carries. Part of a cell's identity (`canonical()`): different
+    settings, different cell.
+
+    Defaults depend on who asks: a backend called directly (`VideoRequest(item, frames)`)
+    decodes up to 16 new tokens; a protocol whose `[decoding]` table leaves `max_new_tokens` out
+    asks for 64 (`itemscale.protocol.PROTOCOL_MAX_NEW_TOKENS`), since a sweep generates open
+    answers too. `top_p = 1.0` is no nucleus cut-off; None (what run.json recorded for it before
+    the protocol and the backends shared this type) reads as 1.0. `seed` seeds sampled decoding;
+    in a sweep it is the repeat's seed (`Protocol.seeds`), so a protocol file cannot set it.
 
     `score_options`: for multiple-choice items, also read the next-token distribution over the
     option letters (option probabilities and confidence). When `max_new_tokens` is small (at most
@@ -47,17 +56,24 @@ class DecodingSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_new_tokens: int = Field(default=16, ge=1, le=65536)
+    #: a whole number (`True` or `"16"` is refused, as every count of a protocol is)
+    max_new_tokens: StrictInt = Field(default=16, gt=0, le=65536)
     temperature: float = Field(default=0.0, ge=0.0)
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     seed: int = 0
     score_options: bool = True
+
+    @field_validator("top_p", mode="before")
+    @classmethod
+    def _none_is_no_cutoff(cls, value: Any) -> Any:
+        return 1.0 if value is None else value
 
     @property
     def greedy(self) -> bool:
         return self.temperature == 0.0
 
     def canonical(self) -> dict[str, Any]:
+        """The settings as the cell identity hashes them (every field, JSON types)."""
         return self.model_dump(mode="json")
 
 

@@ -1,5 +1,10 @@
-"""Budget protocols: the protocol file and the typed configurations of a budget grid."""
+"""Budget protocols: the protocol file and the typed configurations of a budget grid.
 
+`DecodingSettings` is the backends' own type (`itemscale.models`), re-exported here because a
+protocol's `[decoding]` table is read into it.
+"""
+
+from ..models import DecodingSettings
 from ._config import (
     CONFIG_ID_VERSION,
     DEFAULT_FPS,
@@ -11,9 +16,9 @@ from ._config import (
     SamplingPolicy,
 )
 from ._protocol import (
+    PROTOCOL_MAX_NEW_TOKENS,
     PROTOCOL_VERSION,
     BenchmarkEntry,
-    DecodingSettings,
     GridSpec,
     ModelEntry,
     Protocol,
@@ -27,6 +32,7 @@ __all__ = [
     "DEFAULT_FPS",
     "PHASED_POLICIES",
     "POLICY_NAMES",
+    "PROTOCOL_MAX_NEW_TOKENS",
     "PROTOCOL_VERSION",
     "BenchmarkEntry",
     "Configuration",
