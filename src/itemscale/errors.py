@@ -120,3 +120,32 @@ def validation_message(
             shown = ""
         lines.append(f"{indent}{location_text(loc, empty=empty)}: {message}{shown}")
     return separator.join(lines)
+
+
+# -- names kept for one release after a rename ------------------------------------------------
+
+
+def warn_renamed(old: str, new: str, *, stacklevel: int = 3) -> None:
+    """The `DeprecationWarning` of a name kept for one release after issue 27 gave its concept
+    one name (docs/glossary.md, "One name per concept"). `stacklevel` 3 points at the caller of
+    the function or property that calls this."""
+    import warnings
+
+    warnings.warn(
+        f"{old} is deprecated: use {new} (the old name is kept for one release; "
+        "docs/glossary.md, 'One name per concept')",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def renamed_attribute(
+    module: str, namespace: Mapping[str, Any], renamed: Mapping[str, str], name: str
+) -> Any:
+    """A module `__getattr__` for its renamed names: the value under its new name, with a
+    `DeprecationWarning`; any other name is the usual AttributeError."""
+    new = renamed.get(name)
+    if new is None:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    warn_renamed(f"{module}.{name}", f"{module}.{new}", stacklevel=4)
+    return namespace[new]

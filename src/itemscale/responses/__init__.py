@@ -1,5 +1,8 @@
 """The response table (schema, Parquet IO, run directories), shared by every stage."""
 
+from typing import Any
+
+from ..errors import renamed_attribute
 from ._extract import EXTRACTOR_VERSION, extract_choice
 from ._io import (
     RESPONSES_DIGEST_KEY,
@@ -43,7 +46,7 @@ from ._schema import (
     TaskKind,
     option_margin,
 )
-from ._scoring import exact_match, normalize_answer, rouge_l, token_f1
+from ._scoring import exact_match, normalise_answer, rouge_l, token_f1
 
 __all__ = [
     "ANSWERED_STATUSES",
@@ -72,8 +75,8 @@ __all__ = [
     "excerpt",
     "extract_choice",
     "is_itemscale_output",
+    "normalise_answer",
     "normalise_responses",
-    "normalize_answer",
     "option_margin",
     "read_responses",
     "read_run",
@@ -89,3 +92,12 @@ __all__ = [
     "write_responses",
     "write_run",
 ]
+
+
+#: Names renamed by issue 27 (one spelling: the project writes British English), kept for one
+#: release with a DeprecationWarning.
+_RENAMED = {"normalize_answer": "normalise_answer"}
+
+
+def __getattr__(name: str) -> Any:
+    return renamed_attribute(__name__, globals(), _RENAMED, name)
