@@ -132,8 +132,8 @@ def warn_renamed(old: str, new: str, *, stacklevel: int = 3) -> None:
     import warnings
 
     warnings.warn(
-        f"{old} is deprecated: use {new} (the old name is kept for one release; "
-        "docs/glossary.md, 'One name per concept')",
+        f"{old} is deprecated: use {new} (kept for one release; docs/glossary.md, 'One name "
+        "per concept')",
         DeprecationWarning,
         stacklevel=stacklevel,
     )

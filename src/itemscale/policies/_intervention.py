@@ -21,7 +21,7 @@ import numpy.typing as npt
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import ItemscaleError
+from ..errors import ItemscaleError, warn_renamed
 from ..measures import ResponseMatrix, VideoBootstrap, percentile_intervals, stat
 from ..protocol import PHASED_POLICIES, Configuration, SamplingPolicy
 from ..responses import ANSWERED_STATUSES
@@ -144,12 +144,21 @@ def plan_intervention(
     *,
     policy: InterventionName,
     terminal: Configuration,
-    rng: np.random.Generator,
     seed: int,
     n_control: int | None = None,
+    rng: np.random.Generator | None = None,
 ) -> InterventionPlan:
     """Every terminal regression of the matrix plus a seeded control sample of items right at the
-    terminal budget (default size: as many as there are regressions)."""
+    terminal budget (default size: as many as there are regressions).
+
+    The control sample is drawn from `numpy.random.default_rng(seed)`, its one source of
+    randomness, and the plan records the seed, so `<policy>.plan.json` says how to draw it
+    again. `rng` (with `seed` beside it) is deprecated: a generator cannot be recorded.
+    """
+    if rng is None:
+        rng = np.random.default_rng(seed)
+    else:
+        warn_renamed("plan_intervention(rng=..., seed=...)", "plan_intervention(seed=...)")
     y = np.asarray(matrix.y, dtype=np.float64)
     n, k = y.shape
     if k < 2:

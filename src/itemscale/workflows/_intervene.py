@@ -104,7 +104,6 @@ def intervene(
     one line that says which axis was chosen when the policy's own series was set aside (the
     command line prints it); the result is the same with or without it.
     """
-    import numpy as np
     from pydantic import ValidationError
 
     from ..measures import build_matrices, main_chain
@@ -170,7 +169,6 @@ def intervene(
             matrix,
             policy=cast("InterventionName", policy),
             terminal=terminal,
-            rng=np.random.default_rng(seed),
             seed=seed,
             n_control=n_control,
         )
