@@ -10,8 +10,12 @@ every layer can use it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, ClassVar, ParamSpec, TypeVar
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 class ItemscaleError(Exception):
@@ -149,3 +153,23 @@ def renamed_attribute(
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
     warn_renamed(f"{module}.{name}", f"{module}.{new}", stacklevel=4)
     return namespace[new]
+
+
+def renamed_keywords(**renamed: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """A function whose keyword arguments were renamed (`old="new"`): a call with an old name
+    still works for one release, with a `DeprecationWarning`; one with both is a TypeError."""
+
+    def decorate(func: Callable[_P, _R]) -> Callable[_P, _R]:
+        @functools.wraps(func)
+        def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            for old, new in renamed.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise TypeError(f"{func.__name__}() got both {old}= and {new}=")
+                    warn_renamed(f"{func.__name__}({old}=...)", f"{func.__name__}({new}=...)")
+                    kwargs[new] = kwargs.pop(old)
+            return func(*args, **kwargs)
+
+        return wrapper
+
+    return decorate

@@ -72,7 +72,7 @@ def _plan(seed: int = 0, n_control: int | None = None, policy: str = "nested") -
     (matrix,) = build_matrices(_grid())
     return plan_intervention(
         matrix,
-        policy=policy,  # type: ignore[arg-type]
+        intervention=policy,  # type: ignore[arg-type]
         terminal=TERMINAL,
         seed=seed,
         n_control=n_control,
@@ -101,7 +101,7 @@ def test_the_control_sample_of_a_seed_is_pinned(seed: int, controls: list[str]) 
     (matrix,) = build_matrices(_random_grid())
     plan = plan_intervention(
         matrix,
-        policy="phase-shift",
+        intervention="phase-shift",
         terminal=TERMINAL,
         seed=seed,
         n_control=10,
@@ -112,7 +112,7 @@ def test_the_control_sample_of_a_seed_is_pinned(seed: int, controls: list[str]) 
     with pytest.deprecated_call(match=r"plan_intervention\(rng=\.\.\., seed=\.\.\.\)"):
         old = plan_intervention(
             matrix,
-            policy="phase-shift",
+            intervention="phase-shift",
             terminal=TERMINAL,
             rng=np.random.default_rng(seed),
             seed=seed,
@@ -257,7 +257,7 @@ def test_intervals_change_with_the_seed_on_a_larger_run() -> None:
         rows += [_row(f"i{i}", f, float(y)) for f, y in zip(FRAMES, pattern, strict=True)]
     grid = normalise_responses(pd.DataFrame(rows))
     (matrix,) = build_matrices(grid)
-    plan = plan_intervention(matrix, policy="phase-shift", terminal=TERMINAL, seed=1)
+    plan = plan_intervention(matrix, intervention="phase-shift", terminal=TERMINAL, seed=1)
     (cid,) = plan.configs
     reruns = [
         _row(
@@ -340,7 +340,7 @@ def test_rates_by_hand() -> None:
     (matrix,) = build_matrices(grid)
     plan = plan_intervention(
         matrix,
-        policy="phase-shift",
+        intervention="phase-shift",
         terminal=configs[8],
         seed=0,
         n_control=5,

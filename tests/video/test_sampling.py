@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from itemscale.protocol import POLICY_NAMES, SamplingPolicy
+from itemscale.protocol import SAMPLING_POLICY_NAMES, SamplingPolicy
 from itemscale.video import fps_frame_count, sample_indices
 
 
@@ -87,7 +87,7 @@ def test_nested_dyadic() -> None:
 
 def test_short_video_records_fewer_frames_never_duplicates() -> None:
     # 5 frames, K = 8: every policy yields each frame at most once
-    for name in POLICY_NAMES:
+    for name in SAMPLING_POLICY_NAMES:
         got = idx(name, 5, 8)
         assert len(got) == len(set(got)) <= 5, name
         assert all(0 <= i < 5 for i in got)
@@ -120,7 +120,7 @@ def test_zero_budget_and_bad_input() -> None:
         idx("linspace", 10, -1)
 
 
-policies = st.sampled_from(POLICY_NAMES)
+policies = st.sampled_from(SAMPLING_POLICY_NAMES)
 
 
 @settings(max_examples=300, deadline=None)
