@@ -4,6 +4,7 @@ release: each resolves to what its new name is, with a DeprecationWarning that n
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 import pytest
 
@@ -48,3 +49,39 @@ def test_an_unknown_name_is_still_an_attribute_error() -> None:
     face = importlib.import_module("itemscale.responses")
     with pytest.raises(AttributeError, match="has no attribute 'normalise_answers'"):
         face.normalise_answers  # noqa: B018
+
+
+def test_the_pixel_array_is_array_and_frames_still_reads_it() -> None:
+    import numpy as np
+
+    from itemscale.items import Item
+    from itemscale.models import Frames, VideoRequest
+    from itemscale.video import FrameSet
+
+    pixels = np.zeros((2, 4, 4, 3), dtype=np.uint8)
+    plain = Frames(pixels, (0, 5), (0.0, 0.5))
+    served = FrameSet(pixels, np.array([0, 5]), np.array([0.0, 0.5]), 4, 4, effective_frames=2)
+    for frame_set, name in ((plain, "Frames"), (served, "FrameSet")):
+        with pytest.deprecated_call(match=rf"{name}\.frames is deprecated: use {name}\.array"):
+            assert frame_set.frames is pixels
+
+    class Legacy:  # a frame set written against FramesLike before issue 27
+        frames = pixels
+        indices = (0, 5)
+        timestamps = (0.0, 0.5)
+
+    item = Item(item_id="q", video_id="v", question="?", options=("a", "b"))
+    with pytest.deprecated_call(match=r"Legacy\.frames is deprecated"):
+        request = VideoRequest(item, Legacy())  # type: ignore[arg-type]
+    assert request.frames is not None and request.frames.array is pixels
+    assert tuple(request.frames.indices) == (0, 5)
+
+
+def test_the_videos_length_is_video_frames(tmp_path: Path) -> None:
+    from _support.sweep import make_video
+    from itemscale.video import probe_video
+
+    info = probe_video(make_video(tmp_path / "v.mp4", n_frames=6))
+    assert info.video_frames == 6
+    with pytest.deprecated_call(match=r"VideoInfo\.n_frames is deprecated"):
+        assert info.n_frames == 6

@@ -114,10 +114,14 @@ def test_random_is_seeded_per_item_and_repeat() -> None:
 
 def test_zero_budget_and_bad_input() -> None:
     assert idx("linspace", 100, 0) == []
-    with pytest.raises(ValueError, match="n_frames"):
+    with pytest.raises(ValueError, match=r"^video_frames must be > 0 \(got 0\)"):
         idx("linspace", 0, 8)
-    with pytest.raises(ValueError, match="k must be"):
+    with pytest.raises(ValueError, match=r"^frames must be >= 0 \(got -1\)"):
         idx("linspace", 10, -1)
+    # the names the arguments had before issue 27 still work, with a warning
+    with pytest.deprecated_call(match=r"sample_indices\((policy|n_frames|k)=\.\.\.\) is depr"):
+        old = sample_indices(policy=SamplingPolicy(), n_frames=100, k=4, fps=25.0)  # type: ignore[call-arg]
+    assert old.tolist() == idx("linspace", 100, 4)
 
 
 policies = st.sampled_from(SAMPLING_POLICY_NAMES)

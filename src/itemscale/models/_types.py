@@ -25,7 +25,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
-from ..errors import ItemscaleError, location_text
+from ..errors import ItemscaleError, location_text, warn_renamed
 from ..items import Item
 from ..responses import Status
 
@@ -85,12 +85,14 @@ SCORE_ONLY_MAX_NEW_TOKENS = 1
 class FramesLike(Protocol):
     """What a backend needs from a decoded frame set (`itemscale.video.FrameSet` fits).
 
-    `frames` is uint8 [F, H, W, 3] RGB; `indices` and `timestamps` say where in the video each
-    frame came from.
+    `array` is the pixels, uint8 [F, H, W, 3] RGB; `indices` and `timestamps` say where in the
+    video each frame came from. (Until issue 27 the array was `frames`, the word the protocol and
+    the table use for the frame count; a frame set with only `frames` is still taken for one
+    release, with a DeprecationWarning.)
     """
 
     @property
-    def frames(self) -> npt.NDArray[np.uint8]: ...
+    def array(self) -> npt.NDArray[np.uint8]: ...
 
     @property
     def indices(self) -> Any: ...
@@ -103,17 +105,23 @@ class FramesLike(Protocol):
 class Frames:
     """A plain frame set for callers that do not use `itemscale.video` (tests, adapters)."""
 
-    frames: npt.NDArray[np.uint8]
+    array: npt.NDArray[np.uint8]
     indices: tuple[int, ...]
     timestamps: tuple[float, ...]
 
     def __post_init__(self) -> None:
         check_frames(self)
 
+    @property
+    def frames(self) -> npt.NDArray[np.uint8]:
+        """Deprecated: the pixel array is `array` (`frames` is the frame count elsewhere)."""
+        warn_renamed("Frames.frames", "Frames.array")
+        return self.array
+
 
 def check_frames(frames: FramesLike) -> None:
     """Refuse a frame array a processor would silently misread (wrong dtype, layout, count)."""
-    arr = frames.frames
+    arr = frames.array
     if not isinstance(arr, np.ndarray) or arr.dtype != np.uint8:
         raise ValueError("frames must be a numpy uint8 array")
     if arr.ndim != 4 or arr.shape[-1] != 3:
@@ -143,6 +151,11 @@ class VideoRequest:
 
     def __post_init__(self) -> None:
         if self.frames is not None:
+            if not hasattr(self.frames, "array") and hasattr(self.frames, "frames"):
+                legacy: Any = self.frames  # a frame set written against FramesLike.frames
+                warn_renamed(f"{type(legacy).__name__}.frames", "a frame set's `array`")
+                plain = Frames(legacy.frames, tuple(legacy.indices), tuple(legacy.timestamps))
+                object.__setattr__(self, "frames", plain)
             check_frames(self.frames)
         if self.max_pixels is not None and self.max_pixels < 1:
             raise ValueError(f"max_pixels must be positive, got {self.max_pixels}")
