@@ -85,3 +85,13 @@ def test_the_videos_length_is_video_frames(tmp_path: Path) -> None:
     assert info.video_frames == 6
     with pytest.deprecated_call(match=r"VideoInfo\.n_frames is deprecated"):
         assert info.n_frames == 6
+
+
+def test_the_glossary_table_lists_every_retired_module_name() -> None:
+    from _support.paths import REPO
+
+    page = (REPO / "docs" / "glossary.md").read_text(encoding="utf-8")
+    table = page[page.index("## One name per concept") :]
+    missing = [f"{old} -> {new}" for _, old, new in RENAMED_MODULE_NAMES if old not in table]
+    missing += [f"{old} -> {new}" for _, old, new in RENAMED_MODULE_NAMES if new not in table]
+    assert not missing, f"docs/glossary.md, 'One name per concept', does not list {missing}"
