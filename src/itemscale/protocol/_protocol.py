@@ -289,8 +289,8 @@ class Protocol(BaseModel):
 
     @field_serializer("decoding")
     def _decoding_record(self, value: DecodingSettings) -> dict[str, Any]:
-        # run.json records the protocol as written: the repeat seeds are `seeds`, not a
-        # seed of the decoding table
+        # run.json records every decoding setting but the seed: a sweep's seeds are the
+        # repeats' (`seeds`), never the table's
         return value.model_dump(mode="json", exclude={"seed"})
 
     @field_validator("repeats")
