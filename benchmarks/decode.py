@@ -131,7 +131,7 @@ def main() -> None:
         index = stream_index(path)
         mbps = path.stat().st_size * 8 / index.info.duration_s / 1e6
         print(
-            f"video: {index.info.n_frames} frames, {index.info.width}x{index.info.height}, "
+            f"video: {index.info.video_frames} frames, {index.info.width}x{index.info.height}, "
             f"{index.info.duration_s:.0f}s, {mbps:.2f} Mbit/s, {len(index.keyframe_pts)} "
             f"keyframes; {len(configs)} configurations"
         )
@@ -148,7 +148,7 @@ def main() -> None:
         cache_hit_s = best_of(args.repeats, lambda: decode_for_configs(path, configs, cache=cache))
         warm = decode_for_configs(path, configs, cache=cache)
         for config in configs:  # the cache serves the very same pixels
-            assert np.array_equal(cold[config.config_id].frames, warm[config.config_id].frames)
+            assert np.array_equal(cold[config.config_id].array, warm[config.config_id].array)
 
         print(f"independent (lmms-eval style): {independent_s:.2f}s")
         print(f"raw pipeline (per config, seeks): {raw_s:.2f}s")

@@ -319,7 +319,7 @@ class PlainLoop:
                 self.decode_s += time.perf_counter() - start
                 metadata = {
                     "fps": info.fps,
-                    "total_num_frames": info.n_frames,
+                    "total_num_frames": info.video_frames,
                     "frames_indices": [int(i) for i in frames.indices],
                 }
                 current = (item.video_path, frames, metadata)
@@ -362,7 +362,7 @@ class PlainLoop:
             ]
             inputs = self.processor(
                 text=texts,
-                videos=[frames.frames for _, frames, _ in batch],
+                videos=[frames.array for _, frames, _ in batch],
                 video_metadata=[metadata for _, _, metadata in batch],
                 do_sample_frames=False,
                 padding=True,

@@ -10,8 +10,12 @@ every layer can use it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, ClassVar, ParamSpec, TypeVar
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 class ItemscaleError(Exception):
@@ -120,3 +124,52 @@ def validation_message(
             shown = ""
         lines.append(f"{indent}{location_text(loc, empty=empty)}: {message}{shown}")
     return separator.join(lines)
+
+
+# -- names kept for one release after a rename ------------------------------------------------
+
+
+def warn_renamed(old: str, new: str, *, stacklevel: int = 3) -> None:
+    """The `DeprecationWarning` of a name kept for one release after issue 27 gave its concept
+    one name (docs/glossary.md, "One name per concept"). `stacklevel` 3 points at the caller of
+    the function or property that calls this."""
+    import warnings
+
+    warnings.warn(
+        f"{old} is deprecated: use {new} (kept for one release; docs/glossary.md, 'One name "
+        "per concept')",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def renamed_attribute(
+    module: str, namespace: Mapping[str, Any], renamed: Mapping[str, str], name: str
+) -> Any:
+    """A module `__getattr__` for its renamed names: the value under its new name, with a
+    `DeprecationWarning`; any other name is the usual AttributeError."""
+    new = renamed.get(name)
+    if new is None:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    warn_renamed(f"{module}.{name}", f"{module}.{new}", stacklevel=4)
+    return namespace[new]
+
+
+def renamed_keywords(**renamed: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
+    """A function whose keyword arguments were renamed (`old="new"`): a call with an old name
+    still works for one release, with a `DeprecationWarning`; one with both is a TypeError."""
+
+    def decorate(func: Callable[_P, _R]) -> Callable[_P, _R]:
+        @functools.wraps(func)
+        def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            for old, new in renamed.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise TypeError(f"{func.__name__}() got both {old}= and {new}=")
+                    warn_renamed(f"{func.__name__}({old}=...)", f"{func.__name__}({new}=...)")
+                    kwargs[new] = kwargs.pop(old)
+            return func(*args, **kwargs)
+
+        return wrapper
+
+    return decorate

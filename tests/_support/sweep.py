@@ -76,7 +76,7 @@ class PixelBackend:
             value = len(item.question)
             tokens = None
         else:
-            value = int(np.asarray(request.frames.frames).mean())
+            value = int(np.asarray(request.frames.array).mean())
             tokens = 4 * len(request.frames.indices)
         if item.task_kind == TaskKind.MCQA:
             letter = item.option_letters[value % len(item.options)]

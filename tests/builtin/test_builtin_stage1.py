@@ -12,13 +12,13 @@ from itemscale.synth import COLOURS, SHAPES
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
 def test_answers_describe_the_drawn_shape(seed: int) -> None:
     video = alignment_video(np.random.default_rng(seed), frames=2, height=56, width=84, fill=0.8)
-    assert video.frames.shape == (2, 56, 84, 3)
+    assert video.array.shape == (2, 56, 84, 3)
     by_id = {item.item_id: item for item in video.items}
     colour = by_id["s1-colour-open"].references[0]
     combo = by_id["s1-combo-open"].references[0]
     assert colour in COLOURS and combo.split()[0] == colour and combo.split()[1] in SHAPES
     # The most common pixel far from the dark background is the named colour (noise is +-6).
-    pixels = video.frames.reshape(-1, 3).astype(int)
+    pixels = video.array.reshape(-1, 3).astype(int)
     bright = pixels[pixels.max(axis=1) > 120]
     rgb = np.array(COLOURS[colour])
     assert np.mean(np.abs(bright - rgb).max(axis=1) <= 6) > 0.99
@@ -37,4 +37,4 @@ def test_answers_describe_the_drawn_shape(seed: int) -> None:
 def test_same_seed_same_video() -> None:
     a = alignment_video(np.random.default_rng(7), frames=4, height=56, width=84, fill=0.5)
     b = alignment_video(np.random.default_rng(7), frames=4, height=56, width=84, fill=0.5)
-    assert np.array_equal(a.frames, b.frames) and a.items == b.items
+    assert np.array_equal(a.array, b.array) and a.items == b.items

@@ -77,10 +77,10 @@ def built(items: list[Item]) -> tuple[Any, Any]:
 
 def _video_inputs(suite: Path, item: Item, processor: Any, frames: int, side: int) -> Any:
     video = decode_video(suite / str(item.video_path))
-    indices = segment_indices(video.num_frames, frames)
-    size = frame_size(*(int(x) for x in video.frames.shape[1:3]), side)
+    indices = segment_indices(video.video_frames, frames)
+    size = frame_size(*(int(x) for x in video.array.shape[1:3]), side)
     return process_video(
-        processor, resize_frames(video.frames[indices], size), fps=video.fps, indices=indices
+        processor, resize_frames(video.array[indices], size), fps=video.fps, indices=indices
     )
 
 
@@ -122,10 +122,10 @@ def test_prompt_is_the_hf_backends_prompt(built: Any, suite: Path, items: list[I
         processor.save_pretrained(tmp)
         backend = load_backend(ModelEntry(name="t", backend="hf", model=tmp, dtype="float32"))
         video = decode_video(suite / str(items[0].video_path))
-        indices = segment_indices(video.num_frames, 4)
-        frames = resize_frames(video.frames[indices], frame_size(120, 160, 56))
+        indices = segment_indices(video.video_frames, 4)
+        frames = resize_frames(video.array[indices], frame_size(120, 160, 56))
         frame_set = Frames(
-            frames=frames,
+            array=frames,
             indices=tuple(int(i) for i in indices),
             timestamps=tuple(float(i) / video.fps for i in indices),
         )

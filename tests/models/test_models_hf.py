@@ -331,9 +331,9 @@ def test_a_failing_request_fails_alone(backends: TinyModels) -> None:
 
 
 def test_video_pipeline_frame_sets_are_accepted(backends: TinyModels) -> None:
-    pixels = frames(2).frames
+    pixels = frames(2).array
     frame_set = FrameSet(
-        frames=pixels,
+        array=pixels,
         indices=np.array([0, 12]),
         timestamps=np.array([0.0, 0.5]),
         width=WIDTH,

@@ -98,7 +98,7 @@ def test_frames_go_as_image_parts_in_order_and_exact_with_png() -> None:
     parts = message["content"]
     assert [p["type"] for p in parts] == ["image_url"] * 3 + ["text"]
     assert parts[-1]["text"] == current_turn_text(MCQA)
-    for part, frame in zip(parts[:3], given.frames, strict=True):
+    for part, frame in zip(parts[:3], given.array, strict=True):
         np.testing.assert_array_equal(decode_data_url(part["image_url"]["url"], "image/png"), frame)
     assert response.frames_used == 3 and response.visual_tokens is None
 
@@ -116,7 +116,7 @@ def test_video_input_sends_one_vllm_video_part_with_every_frame() -> None:
     assert url.startswith(prefix)
     encoded = url[len(prefix) :].split(",")
     assert len(encoded) == 4
-    for data, frame in zip(encoded, given.frames, strict=True):
+    for data, frame in zip(encoded, given.array, strict=True):
         decoded = np.asarray(Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB"))
         assert decoded.shape == frame.shape
         # JPEG is lossy, but each frame stays close to the one we chose (frames differ by 40).

@@ -20,7 +20,7 @@ from itemscale.policies import (
     frame_counts_matrix,
     frame_union_costs,
     outcome_at,
-    run_policies,
+    run_stopping_rules,
     stage_value_costs,
     stopping_features,
     stopping_stage,
@@ -97,9 +97,9 @@ def test_cross_fit_reports_each_fold_with_the_other_folds_thresholds() -> None:
 
 
 def test_held_out_summary_matches_cross_fit() -> None:
-    """run_policies draws its folds from the seed; its summary is the held-out cross_fit."""
+    """run_stopping_rules draws its folds from the seed; its summary is the held-out cross_fit."""
     inputs, _ = _two_fold_inputs()
-    report = run_policies(inputs, CascadeSettings(n_boot=0, seed=0))
+    report = run_stopping_rules(inputs, CascadeSettings(n_boot=0, seed=0))
     cascade = report["cascade"]
     folds = video_folds(inputs.video_ids, np.random.default_rng(0))
     (held,) = cross_fit("confidence", inputs, folds, "frames")
@@ -380,7 +380,7 @@ def test_cross_fitted_run_by_hand() -> None:
         costs={"frames": frame_union_costs(_indices([NESTED] * n))},
     )
     for seed in (0, 1, 2):
-        report = run_policies(inputs, CascadeSettings(n_boot=0, seed=seed))
+        report = run_stopping_rules(inputs, CascadeSettings(n_boot=0, seed=seed))
         cascade = report["cascade"]
         assert report["folds"]["n_videos"] == [2, 2]
         assert cascade["accuracy"]["value"] == 1.0
@@ -418,7 +418,7 @@ def test_thresholds_are_applied_to_the_other_fold() -> None:
         answers=np.where(correct > 0, "A", "B").astype(object),
         costs={"frames": frame_union_costs(_indices([NESTED] * n))},
     )
-    cascade = run_policies(inputs, CascadeSettings(n_boot=0, seed=0))["cascade"]
+    cascade = run_stopping_rules(inputs, CascadeSettings(n_boot=0, seed=0))["cascade"]
     assert cascade["accuracy"]["value"] == pytest.approx(0.5)
     assert cascade["mean_cost"]["value"] == pytest.approx(3.0)
     assert cascade["cost_reduction"]["value"] == pytest.approx(1 - 3 / 8)

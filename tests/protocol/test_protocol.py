@@ -340,3 +340,40 @@ def test_toml_nested_too_deeply_or_with_a_huge_integer_is_typed(tmp_path: Path) 
     huge = PROTOCOL.replace("repeats = 2", "repeats = " + "1" * 5000)
     with pytest.raises(ProtocolError, match=r"protocol\.toml: not valid TOML: .*4300 digits"):
         load_protocol(write(tmp_path, huge))
+
+
+def test_the_decoding_table_is_the_backends_decoding_settings(tmp_path: Path) -> None:
+    from itemscale.models import DecodingSettings as BackendDecoding
+    from itemscale.protocol import PROTOCOL_MAX_NEW_TOKENS, DecodingSettings, Protocol
+
+    assert DecodingSettings is BackendDecoding
+    no_table = PROTOCOL[: PROTOCOL.index("[decoding]")]
+    protocol = load_protocol(write(tmp_path, no_table))
+    # the protocol's default, not the 16 of a backend called directly
+    assert protocol.decoding == BackendDecoding(max_new_tokens=PROTOCOL_MAX_NEW_TOKENS)
+    assert BackendDecoding().max_new_tokens == 16
+    # run.json records every setting but the seed, which is each repeat's (`seeds`)
+    assert protocol.model_dump(mode="json")["decoding"] == {
+        "max_new_tokens": 64,
+        "temperature": 0.0,
+        "top_p": 1.0,
+        "score_options": True,
+    }
+    sampled = load_protocol(write(tmp_path, no_table + "[decoding]\ntemperature = 0.7\n"))
+    assert (sampled.decoding.max_new_tokens, sampled.decoding.temperature) == (64, 0.7)
+    # a protocol built in Python gets the same default
+    built = Protocol.model_validate(
+        {**protocol.model_dump(), "decoding": BackendDecoding(score_options=False)}
+    )
+    assert (built.decoding.max_new_tokens, built.decoding.score_options) == (64, False)
+    # run.json before issue 27 recorded top_p null: no cut-off, 1.0
+    recorded = {**protocol.model_dump(mode="json"), "decoding": {"top_p": None}}
+    assert Protocol.model_validate(recorded).decoding.top_p == 1.0
+
+
+def test_a_protocol_cannot_set_the_decoding_seed(tmp_path: Path) -> None:
+    text = PROTOCOL.replace("temperature = 0.0", "temperature = 0.0\nseed = 3")
+    with pytest.raises(
+        ProtocolError, match=r"decoding: 'seed' is not a protocol's decoding .*`seeds`"
+    ):
+        load_protocol(write(tmp_path, text))

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from itemscale.responses import (
     OpenAnswerScores,
     exact_match,
-    normalize_answer,
+    normalise_answer,
     rouge_l,
     score_open_answer,
     token_f1,
@@ -17,10 +17,10 @@ from itemscale.responses import (
 
 
 def test_normalisation_drops_case_punctuation_and_articles() -> None:
-    assert normalize_answer("The  Cat, sat on A mat!") == "cat sat on mat"
-    assert normalize_answer("An apple") == "apple"
+    assert normalise_answer("The  Cat, sat on A mat!") == "cat sat on mat"
+    assert normalise_answer("An apple") == "apple"
     # "a" inside a word is not an article
-    assert normalize_answer("Banana anthem") == "banana anthem"
+    assert normalise_answer("Banana anthem") == "banana anthem"
 
 
 def test_token_f1_hand_computed() -> None:
@@ -104,7 +104,7 @@ def test_scores_are_fractions_and_identity_is_one(a: list[str], b: list[str]) ->
     for fn in (token_f1, rouge_l, exact_match):
         v = fn(pa, [pb])
         assert 0.0 <= v <= 1.0
-    if normalize_answer(pa):
+    if normalise_answer(pa):
         assert token_f1(pa, [pa]) == 1.0
         assert exact_match(pa, [pa]) == 1.0
     # token F1 is symmetric in prediction and reference

@@ -34,4 +34,4 @@ def test_make_video_decodes_to_distinct_colours(tmp_path: Path) -> None:
 
     path = make_video(tmp_path / "x.mp4", n_frames=12)
     info = probe_video(path)
-    assert info.n_frames == 12 and (info.width, info.height) == (64, 48)
+    assert info.video_frames == 12 and (info.width, info.height) == (64, 48)

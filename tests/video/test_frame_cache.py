@@ -92,7 +92,7 @@ def test_served_from_cache_across_copies_of_the_video(
     for config in CONFIGS:
         for result in (first, second):
             got = result[config.config_id]
-            assert np.array_equal(got.frames, uncached[config.config_id].frames)
+            assert np.array_equal(got.array, uncached[config.config_id].array)
             assert np.array_equal(got.indices, uncached[config.config_id].indices)
 
 
@@ -119,7 +119,7 @@ def test_corrupted_entry_is_redecoded_not_served(
     again = decode_for_configs(video, [config], cache=fresh)[config.config_id]
     assert fresh.stats.corrupted == 1
     assert decode_calls[-1] == [victim]  # only the damaged frame is decoded again
-    assert np.array_equal(again.frames, good.frames)
+    assert np.array_equal(again.array, good.array)
     # the entry was rewritten whole
     assert fresh.get(video_content_hash(video), victim, 48, 64) is not None
 
@@ -209,7 +209,7 @@ def test_two_processes_fill_at_once(video: Path, tmp_path: Path) -> None:
     assert total_writes >= len(keys)
     for config in configs:
         got = expected[config.config_id]
-        for i, frame in zip(got.indices.tolist(), got.frames, strict=True):
+        for i, frame in zip(got.indices.tolist(), got.array, strict=True):
             cached = cache.get(digest, i, got.height, got.width)
             assert cached is not None and np.array_equal(cached, frame)
     assert cache.stats.corrupted == 0
@@ -251,7 +251,7 @@ def test_read_many_threads_agree(video: Path, tmp_path: Path) -> None:
         outs = [np.empty((good.height, good.width, 3), dtype=np.uint8) for _ in wanted]
         hits = cache.read_many(digest, list(zip(wanted, outs, strict=True)), threads=threads)
         assert hits == [True] * len(good.indices) + [False]
-        assert np.array_equal(np.stack(outs[:-1]), good.frames)
+        assert np.array_equal(np.stack(outs[:-1]), good.array)
     with pytest.raises(ValueError, match="C-contiguous"):
         cache.read_many(digest, [(0, np.empty((84, 56, 3), dtype=np.uint8)[:, ::2])])
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from itemscale.protocol import POLICY_NAMES, SamplingPolicy
+from itemscale.protocol import SAMPLING_POLICY_NAMES, SamplingPolicy
 from itemscale.video import fps_frame_count, sample_indices
 
 
@@ -87,7 +87,7 @@ def test_nested_dyadic() -> None:
 
 def test_short_video_records_fewer_frames_never_duplicates() -> None:
     # 5 frames, K = 8: every policy yields each frame at most once
-    for name in POLICY_NAMES:
+    for name in SAMPLING_POLICY_NAMES:
         got = idx(name, 5, 8)
         assert len(got) == len(set(got)) <= 5, name
         assert all(0 <= i < 5 for i in got)
@@ -114,13 +114,17 @@ def test_random_is_seeded_per_item_and_repeat() -> None:
 
 def test_zero_budget_and_bad_input() -> None:
     assert idx("linspace", 100, 0) == []
-    with pytest.raises(ValueError, match="n_frames"):
+    with pytest.raises(ValueError, match=r"^video_frames must be > 0 \(got 0\)"):
         idx("linspace", 0, 8)
-    with pytest.raises(ValueError, match="k must be"):
+    with pytest.raises(ValueError, match=r"^frames must be >= 0 \(got -1\)"):
         idx("linspace", 10, -1)
+    # the names the arguments had before issue 27 still work, with a warning
+    with pytest.deprecated_call(match=r"sample_indices\((policy|n_frames|k)=\.\.\.\) is depr"):
+        old = sample_indices(policy=SamplingPolicy(), n_frames=100, k=4, fps=25.0)  # type: ignore[call-arg]
+    assert old.tolist() == idx("linspace", 100, 4)
 
 
-policies = st.sampled_from(POLICY_NAMES)
+policies = st.sampled_from(SAMPLING_POLICY_NAMES)
 
 
 @settings(max_examples=300, deadline=None)

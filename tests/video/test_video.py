@@ -65,7 +65,7 @@ def videos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.mark.parametrize("suffix", list(CODECS))
 def test_probe(videos: dict[str, Path], suffix: str) -> None:
     info = probe_video(videos[suffix])
-    assert info.n_frames == 120
+    assert info.video_frames == 120
     assert info.fps == pytest.approx(24.0)
     assert info.duration_s == pytest.approx(5.0, abs=0.002)  # Matroska: 1 ms ticks
     assert (info.width, info.height) == (W, H)
@@ -138,10 +138,10 @@ def test_shared_pass_equals_raw_pipeline_bit_for_bit(
         got = shared[config.config_id]
         raw = decode_raw(path, config, item_key="q7", repeat=1)
         assert np.array_equal(got.indices, raw.indices), config.label
-        assert np.array_equal(got.frames, raw.frames), config.label
+        assert np.array_equal(got.array, raw.array), config.label
         assert np.array_equal(got.timestamps, raw.timestamps)
-        assert got.frames.dtype == np.uint8
-        assert got.frames.shape == (got.effective_frames, got.height, got.width, 3)
+        assert got.array.dtype == np.uint8
+        assert got.array.shape == (got.effective_frames, got.height, got.width, 3)
         assert got.label == config.label and got.config_id == config.config_id
         if config.is_text_only:
             assert got.effective_frames == 0 and got.pixels == 0
@@ -153,7 +153,7 @@ def test_shared_pass_equals_raw_pipeline_bit_for_bit(
         assert got.effective_frames == min(expected.size, 120)
         assert (got.height, got.width) == target_size(config, H, W)
         if (got.height, got.width) == (H, W):
-            assert [read_pattern(f) for f in got.frames] == got.indices.tolist()
+            assert [read_pattern(f) for f in got.array] == got.indices.tolist()
     # 200 frames asked of a 120-frame video: each frame once, the effective count recorded
     big = shared[Configuration(frames=200).config_id]
     assert big.effective_frames == 120 and big.requested_frames == 200
@@ -172,7 +172,7 @@ def test_variable_frame_rate(tmp_path: Path) -> None:
             pts_s=times,
         )
         info = probe_video(path)
-        assert info.n_frames == len(times)
+        assert info.video_frames == len(times)
         # the last frame lasts the median frame interval (0.42 s of
         # .02 .02 .04 .04 .04 .42 .46 .5 .96 1 1.5) past 5.0 s
         assert info.duration_s == pytest.approx(5.42, abs=0.001)
@@ -182,7 +182,7 @@ def test_variable_frame_rate(tmp_path: Path) -> None:
         # left: int(i * 12 / 6) = 0, 2, 4, 6, 8, 10
         assert frames.indices.tolist() == [0, 2, 4, 6, 8, 10]
         assert frames.timestamps.tolist() == pytest.approx([0.0, 0.08, 0.54, 1.52, 2.0, 3.5])
-        assert [read_pattern(f) for f in frames.frames] == [0, 2, 4, 6, 8, 10]
+        assert [read_pattern(f) for f in frames.array] == [0, 2, 4, 6, 8, 10]
         # fps policy counts from the stream duration: 5.42 s at 2 fps = 10.84 -> 10 frames
         fps = Configuration(frames=64, sampling=SamplingPolicy(name="fps"))
         assert decode_for_configs(path, [fps])[fps.config_id].effective_frames == 10

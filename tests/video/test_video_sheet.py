@@ -15,7 +15,7 @@ def frameset(colours: list[tuple[int, int, int]]) -> FrameSet:
     frames = np.stack([np.full((48, 64, 3), c, dtype=np.uint8) for c in colours])
     n = len(colours)
     return FrameSet(
-        frames=frames,
+        array=frames,
         indices=np.arange(0, 10 * n, 10, dtype=np.int64),
         timestamps=np.arange(n, dtype=np.float64) * 0.4,
         width=64,
@@ -46,7 +46,7 @@ def test_tiles_in_reading_order(tmp_path: Path) -> None:
 
 def test_empty_frameset_renders_title_only() -> None:
     empty = FrameSet(
-        frames=np.empty((0, 0, 0, 3), dtype=np.uint8),
+        array=np.empty((0, 0, 0, 3), dtype=np.uint8),
         indices=np.empty(0, dtype=np.int64),
         timestamps=np.empty(0),
         width=0,

@@ -54,7 +54,7 @@ def test_nested_intervention_end_to_end(swept: dict[str, Any]) -> None:
     run_dir, suite = swept["run"], swept["suite"]
     before_calls = len(read_log(swept["log"]))
     result = intervene(
-        run_dir, policy="nested", n_control=3, n_boot=200, seed=1,
+        run_dir, intervention="nested", n_control=3, n_boot=200, seed=1,
         backend_factory=pixel_factory, progress=False,
     )  # fmt: skip
     df, prov = read_run(run_dir)
@@ -104,7 +104,7 @@ def test_nested_intervention_end_to_end(swept: dict[str, Any]) -> None:
     # a second run resumes: nothing is run again, the numbers are the same
     calls = len(read_log(swept["log"]))
     again = intervene(
-        run_dir, policy="nested", n_control=3, n_boot=200, seed=1,
+        run_dir, intervention="nested", n_control=3, n_boot=200, seed=1,
         backend_factory=pixel_factory, progress=False,
     )  # fmt: skip
     assert len(read_log(swept["log"])) == calls
@@ -129,7 +129,11 @@ def test_phase_shift_and_the_command_line(
 ) -> None:
     run_dir, suite = swept["run"], swept["suite"]
     result = intervene(
-        run_dir, policy="phase-shift", n_boot=100, backend_factory=pixel_factory, progress=False
+        run_dir,
+        intervention="phase-shift",
+        n_boot=100,
+        backend_factory=pixel_factory,
+        progress=False,
     )
     df, _ = read_run(run_dir)
     ((cid, config),) = result["configs"].items()
@@ -218,7 +222,7 @@ def test_intervene_is_a_library_call_that_prints_nothing(
     from itemscale.workflows import WorkflowError
 
     with pytest.raises(WorkflowError, match="nope"):
-        intervene(tmp_path / "nope", policy="nested")
+        intervene(tmp_path / "nope", intervention="nested")
     with pytest.raises(WorkflowError, match="unknown intervention"):
-        intervene(tmp_path, policy="sideways")
+        intervene(tmp_path, intervention="sideways")
     assert capsys.readouterr() == ("", "")

@@ -1,5 +1,5 @@
 """The report's sections on what to do about the budget: compute savings (the cascade and
-stopping policies, `cascade.json`) and the sampling intervention (`intervention/<policy>.json`).
+stopping rules, `cascade.json`) and the sampling intervention (`intervention/<intervention>.json`).
 
 Both read a result file another command wrote, which may be missing or from an older version:
 every key is read with a default, and an intervention without the expected keys is shown as

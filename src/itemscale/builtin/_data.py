@@ -30,12 +30,13 @@ PIXEL_FACTOR = 28
 class DecodedVideo:
     """All frames of one video, decoded once and kept for every budget drawn from it."""
 
-    frames: npt.NDArray[np.uint8]  # [N, H, W, 3] RGB
+    array: npt.NDArray[np.uint8]  # [N, H, W, 3] RGB
     fps: float
 
     @property
-    def num_frames(self) -> int:
-        return int(self.frames.shape[0])
+    def video_frames(self) -> int:
+        """The video's length in frames (`frames` is a budget's count)."""
+        return int(self.array.shape[0])
 
 
 def decode_video(path: str | Path, short_side: int | None = None) -> DecodedVideo:
@@ -63,20 +64,21 @@ def decode_video(path: str | Path, short_side: int | None = None) -> DecodedVide
         raise MediaError("decode_error", str(path), f"cannot decode video ({exc})") from exc
     if not frames:
         raise MediaError("decode_error", str(path), "the video has no frames")
-    return DecodedVideo(frames=np.stack(frames), fps=fps if fps > 0 else 24.0)
+    return DecodedVideo(array=np.stack(frames), fps=fps if fps > 0 else 24.0)
 
 
 def segment_indices(
-    num_frames: int, count: int, rng: np.random.Generator | None = None
+    video_frames: int, frames: int, rng: np.random.Generator | None = None
 ) -> npt.NDArray[np.int64]:
-    """`count` frame indices, one per equal segment: its centre, or (given `rng`) a uniformly
-    drawn frame of it, which teaches the model not to depend on one sampling phase."""
-    edges = np.arange(count + 1, dtype=np.float64) * num_frames / count
+    """`frames` frame indices of a video of `video_frames`, one per equal segment: its centre,
+    or (given `rng`) a uniformly drawn frame of it, which teaches the model not to depend on one
+    sampling phase."""
+    edges = np.arange(frames + 1, dtype=np.float64) * video_frames / frames
     if rng is None:
         positions = (edges[:-1] + edges[1:]) / 2
     else:
-        positions = edges[:-1] + rng.random(count) * (edges[1:] - edges[:-1])
-    return np.clip(positions.astype(np.int64), 0, num_frames - 1)
+        positions = edges[:-1] + rng.random(frames) * (edges[1:] - edges[:-1])
+    return np.clip(positions.astype(np.int64), 0, video_frames - 1)
 
 
 def frame_size(height: int, width: int, short_side: int) -> tuple[int, int]:
@@ -161,7 +163,7 @@ def process_video(
     video_processor = processor.video_processor
     described = video_metadata(
         Frames(
-            frames=frames,
+            array=frames,
             indices=tuple(int(i) for i in indices),
             timestamps=tuple(float(i) / fps for i in indices),
         )

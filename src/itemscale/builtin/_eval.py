@@ -101,7 +101,7 @@ def evaluate_video(
         if frames is None
         else process_video(
             processor,
-            np.asarray(frames.frames),
+            np.asarray(frames.array),
             fps=source_fps(frames),
             indices=np.asarray(frames.indices, dtype=np.int64),
         )

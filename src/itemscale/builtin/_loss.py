@@ -69,11 +69,11 @@ def step_loss(
         return per_example_loss(out.logits, batch.labels).mean(), 0, 0, 0
     phase_rng = np.random.default_rng(planned.phase_seed)
     jitter = phase_rng if phase_rng.random() < 0.5 else None
-    indices = segment_indices(video.num_frames, planned.frames, jitter)
+    indices = segment_indices(video.video_frames, planned.frames, jitter)
     height, width = frame_size(
-        int(video.frames.shape[1]), int(video.frames.shape[2]), planned.short_side
+        int(video.array.shape[1]), int(video.array.shape[2]), planned.short_side
     )
-    frames = resize_frames(video.frames[indices], (height, width))
+    frames = resize_frames(video.array[indices], (height, width))
     inputs = process_video(processor, frames, fps=video.fps, indices=indices)
     video_id = items[0].video_id
     if captions_only and caption_weight > 0:
@@ -169,7 +169,7 @@ def stage1_loss(
         video = alignment_video(
             rng, frames=settings.stage1_frames, height=height, width=width, fill=fill
         )
-        inputs = process_video(processor, video.frames, fps=10.0, indices=indices)
+        inputs = process_video(processor, video.array, fps=10.0, indices=indices)
         items = list(video.items)
         prompts = [
             expand_video_tokens(render_prompt(processor, item, with_video=True), inputs.num_tokens)

@@ -28,7 +28,7 @@ _LETTERS = "ABCD"
 
 @dataclass(frozen=True, slots=True)
 class AlignmentVideo:
-    frames: npt.NDArray[np.uint8]  # [T, H, W, 3]
+    array: npt.NDArray[np.uint8]  # [T, H, W, 3]
     items: tuple[Item, ...]
 
 
@@ -135,4 +135,4 @@ def alignment_video(
         _open("s1-colour-open", f"What colour is the {shape} that stays for a long time?", colour),
         _open("s1-combo-open", "Which shape flashes briefly at the top?", combo),
     )
-    return AlignmentVideo(frames=out, items=items)
+    return AlignmentVideo(array=out, items=items)

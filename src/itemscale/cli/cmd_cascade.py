@@ -1,7 +1,7 @@
-"""`itemscale cascade RUN_DIR`: stopping policies on the response matrix, held-out, with intervals.
+"""`itemscale cascade RUN_DIR`: stopping rules on the response matrix, held-out, with intervals.
 
 Answers "how much compute can I save at the terminal budget's accuracy": the confidence cascade of
-docs/policies.md, the agreement and learned stopping policies, and the cost-accuracy frontier, all
+docs/policies.md, the agreement and learned stopping rules, and the cost-accuracy frontier, all
 cross-fitted by video so every reported number comes from thresholds that never saw the item.
 """
 

@@ -260,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
 
     intervention = intervene(
         out,
-        policy="nested",
+        intervention="nested",
         seed=0,
         n_boot=args.bootstrap,
         batch_size=args.batch_size,

@@ -61,17 +61,17 @@ def _grid(args: argparse.Namespace) -> list[Any]:
         raise CommandError(
             f"--frames must be comma-separated integers, e.g. 8,16,32 (got {args.frames!r})"
         ) from None
-    if not budgets or any(k <= 0 for k in budgets):
+    if not budgets or any(frames <= 0 for frames in budgets):
         raise CommandError(f"--frames needs budgets > 0 (got {args.frames!r})")
     try:
-        policy = SamplingPolicy(
+        sampling = SamplingPolicy(
             name=args.policy or "linspace",
             fps=args.fps,
             seed=args.seed,
         )
         return [
-            Configuration(frames=k, sampling=policy, max_pixels=args.pixels)
-            for k in dict.fromkeys(budgets)
+            Configuration(frames=frames, sampling=sampling, max_pixels=args.pixels)
+            for frames in dict.fromkeys(budgets)
         ]
     except ValidationError as exc:
         problems = validation_message(exc.errors(), empty="policy")
@@ -103,25 +103,25 @@ def run(args: argparse.Namespace) -> int:
     taken: set[str] = set()
     records = []
     for config in configs:
-        frames = served[config.config_id]
+        frame_set = served[config.config_id]
         title = (
             f"{Path(args.video).name}  {config.label}  policy {config.sampling.tag}  "
-            f"{frames.effective_frames}/{config.frames} frames"
+            f"{frame_set.effective_frames}/{config.frames} frames"
         )
         sheet = write_contact_sheet(
-            out / _file_name(config.label, taken), frames, title=title, columns=args.columns
+            out / _file_name(config.label, taken), frame_set, title=title, columns=args.columns
         )
-        print(f"{config.label}: {frames.effective_frames} frames -> {sheet}")
+        print(f"{config.label}: {frame_set.effective_frames} frames -> {sheet}")
         records.append(
             {
                 "label": config.label,
                 "frames": config.frames,
                 "policy": config.sampling.tag,
-                "effective_frames": frames.effective_frames,
-                "indices": [int(i) for i in frames.indices],
-                "timestamps": [float(t) for t in frames.timestamps],
-                "width": frames.width,
-                "height": frames.height,
+                "effective_frames": frame_set.effective_frames,
+                "indices": [int(i) for i in frame_set.indices],
+                "timestamps": [float(t) for t in frame_set.timestamps],
+                "width": frame_set.width,
+                "height": frame_set.height,
             }
         )
     if args.json_out:
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
             args.json_out,
             {
                 "video": str(args.video),
-                "n_frames": info.n_frames,
+                "n_frames": info.video_frames,
                 "fps": info.fps,
                 "configurations": records,
             },

@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--control must be >= 0 (got {args.control})")
     result = intervene(
         args.run_dir,
-        policy=args.policy,
+        intervention=args.policy,
         n_control=args.control,
         seed=args.seed,
         n_boot=args.bootstrap,

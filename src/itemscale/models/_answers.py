@@ -97,5 +97,5 @@ def completed_response(
         status=status,
         error=None,
         pixels=pixels,
-        frames_used=None if request.frames is None else int(request.frames.frames.shape[0]),
+        frames_used=None if request.frames is None else int(request.frames.array.shape[0]),
     )

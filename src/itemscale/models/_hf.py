@@ -286,7 +286,7 @@ class HFBackend:
         return [r for r in results if r is not None]
 
     def _batch_key(self, request: VideoRequest) -> tuple[Any, ...]:
-        shape = None if request.frames is None else tuple(request.frames.frames.shape)
+        shape = None if request.frames is None else tuple(request.frames.array.shape)
         decoding = request.decoding
         if decoding.greedy:  # the seed cannot change a greedy result: batch across seeds
             decoding = decoding.model_copy(update={"seed": 0})
@@ -336,7 +336,7 @@ class HFBackend:
             # decoded frames are shared read-only (the frame cache hands the same arrays to
             # every configuration); torch refuses to wrap a read-only array without a warning,
             # so the processor gets writable copies and the cache stays untouched
-            kwargs["videos"] = [[writable(f) for f in frames.frames] for frames in videos]
+            kwargs["videos"] = [[writable(f) for f in frames.array] for frames in videos]
             kwargs["do_sample_frames"] = False
             kwargs["video_metadata"] = [video_metadata(frames) for frames in videos]
             kwargs.update(

@@ -60,7 +60,7 @@ def video_metadata(frames: FramesLike) -> dict[str, Any]:
     span = indices[-1] - indices[0]
     step = span / (count - 1) if count >= 2 and span > 0 else 1.0
     total = max(count, round(count * step))
-    height, width = int(frames.frames.shape[1]), int(frames.frames.shape[2])
+    height, width = int(frames.array.shape[1]), int(frames.array.shape[2])
     return {
         "total_num_frames": total,
         "fps": fps,
@@ -83,13 +83,13 @@ def fill_temporal_patch(family: str, processor: Any, frames: FramesLike) -> Fram
     if family != "qwen3-vl":
         return frames
     temporal = int(processor.video_processor.temporal_patch_size)
-    missing = temporal - int(frames.frames.shape[0])
+    missing = temporal - int(frames.array.shape[0])
     if missing <= 0:
         return frames
     indices = [int(i) for i in frames.indices]
     times = [float(t) for t in frames.timestamps]
     return Frames(
-        np.concatenate([frames.frames, np.repeat(frames.frames[-1:], missing, axis=0)]),
+        np.concatenate([frames.array, np.repeat(frames.array[-1:], missing, axis=0)]),
         tuple(indices + [indices[-1]] * missing),
         tuple(times + [times[-1]] * missing),
     )
@@ -103,7 +103,7 @@ def resize_kwargs(
     size."""
     if family not in PIXEL_RANGE_FAMILIES or request.frames is None:
         return {}
-    height, width = request.frames.frames.shape[1:3]
+    height, width = request.frames.array.shape[1:3]
     factor = qwen_factor(processor)
     # Round up to the patch grid so the processor never shrinks frames already at budget.
     ceiling = int(-(-height // factor) * factor * -(-width // factor) * factor)
@@ -113,7 +113,7 @@ def resize_kwargs(
     if family == "qwen3-vl":
         # Qwen3-VL bounds the whole clip (frames rounded to temporal patches x pixels).
         temporal = int(processor.video_processor.temporal_patch_size)
-        frames = max(temporal, round(request.frames.frames.shape[0] / temporal) * temporal)
+        frames = max(temporal, round(request.frames.array.shape[0] / temporal) * temporal)
         min_pixels, max_pixels = min_pixels * frames, max_pixels * frames
     return {
         "size": {"shortest_edge": min_pixels, "longest_edge": max_pixels},

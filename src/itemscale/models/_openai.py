@@ -106,12 +106,12 @@ def build_chat_messages(
         if position == 0 and frames is not None:
             parts: list[dict[str, Any]] = []
             if options.video_input:
-                encoded = [encode_frame(f, "jpeg", options.jpeg_quality) for f in frames.frames]
+                encoded = [encode_frame(f, "jpeg", options.jpeg_quality) for f in frames.array]
                 url = "data:video/jpeg;base64," + ",".join(encoded)
                 parts.append({"type": "video_url", "video_url": {"url": url}})
             else:
                 mime = "image/png" if options.image_format == "png" else "image/jpeg"
-                for frame in frames.frames:
+                for frame in frames.array:
                     data = encode_frame(frame, options.image_format, options.jpeg_quality)
                     parts.append(
                         {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}}

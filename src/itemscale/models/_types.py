@@ -22,10 +22,10 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
-from ..errors import ItemscaleError, location_text
+from ..errors import ItemscaleError, location_text, warn_renamed
 from ..items import Item
 from ..responses import Status
 
@@ -37,7 +37,16 @@ SettingValue = str | int | float | bool | None
 
 
 class DecodingSettings(BaseModel):
-    """How the model decodes. Part of a cell's identity (different settings, different cell).
+    """How the model decodes: the one type a protocol's `[decoding]` table is read into and
+    every backend request carries. Part of a cell's identity (`canonical()`): different
+    settings, different cell.
+
+    Defaults depend on who asks: a backend called directly (`VideoRequest(item, frames)`)
+    decodes up to 16 new tokens; a protocol whose `[decoding]` table leaves `max_new_tokens` out
+    asks for 64 (`itemscale.protocol.PROTOCOL_MAX_NEW_TOKENS`), since a sweep generates open
+    answers too. `top_p = 1.0` is no nucleus cut-off; None (what run.json recorded for it before
+    the protocol and the backends shared this type) reads as 1.0. `seed` seeds sampled decoding;
+    in a sweep it is the repeat's seed (`Protocol.seeds`), so a protocol file cannot set it.
 
     `score_options`: for multiple-choice items, also read the next-token distribution over the
     option letters (option probabilities and confidence). When `max_new_tokens` is small (at most
@@ -47,17 +56,24 @@ class DecodingSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_new_tokens: int = Field(default=16, ge=1, le=65536)
+    #: a whole number (`True` or `"16"` is refused, as every count of a protocol is)
+    max_new_tokens: StrictInt = Field(default=16, gt=0, le=65536)
     temperature: float = Field(default=0.0, ge=0.0)
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     seed: int = 0
     score_options: bool = True
+
+    @field_validator("top_p", mode="before")
+    @classmethod
+    def _none_is_no_cutoff(cls, value: Any) -> Any:
+        return 1.0 if value is None else value
 
     @property
     def greedy(self) -> bool:
         return self.temperature == 0.0
 
     def canonical(self) -> dict[str, Any]:
+        """The settings as the cell identity hashes them (every field, JSON types)."""
         return self.model_dump(mode="json")
 
 
@@ -69,12 +85,14 @@ SCORE_ONLY_MAX_NEW_TOKENS = 1
 class FramesLike(Protocol):
     """What a backend needs from a decoded frame set (`itemscale.video.FrameSet` fits).
 
-    `frames` is uint8 [F, H, W, 3] RGB; `indices` and `timestamps` say where in the video each
-    frame came from.
+    `array` is the pixels, uint8 [F, H, W, 3] RGB; `indices` and `timestamps` say where in the
+    video each frame came from. (Until issue 27 the array was `frames`, the word the protocol and
+    the table use for the frame count; a frame set with only `frames` is still taken for one
+    release, with a DeprecationWarning.)
     """
 
     @property
-    def frames(self) -> npt.NDArray[np.uint8]: ...
+    def array(self) -> npt.NDArray[np.uint8]: ...
 
     @property
     def indices(self) -> Any: ...
@@ -87,17 +105,23 @@ class FramesLike(Protocol):
 class Frames:
     """A plain frame set for callers that do not use `itemscale.video` (tests, adapters)."""
 
-    frames: npt.NDArray[np.uint8]
+    array: npt.NDArray[np.uint8]
     indices: tuple[int, ...]
     timestamps: tuple[float, ...]
 
     def __post_init__(self) -> None:
         check_frames(self)
 
+    @property
+    def frames(self) -> npt.NDArray[np.uint8]:
+        """Deprecated: the pixel array is `array` (`frames` is the frame count elsewhere)."""
+        warn_renamed("Frames.frames", "Frames.array")
+        return self.array
+
 
 def check_frames(frames: FramesLike) -> None:
     """Refuse a frame array a processor would silently misread (wrong dtype, layout, count)."""
-    arr = frames.frames
+    arr = frames.array
     if not isinstance(arr, np.ndarray) or arr.dtype != np.uint8:
         raise ValueError("frames must be a numpy uint8 array")
     if arr.ndim != 4 or arr.shape[-1] != 3:
@@ -127,6 +151,11 @@ class VideoRequest:
 
     def __post_init__(self) -> None:
         if self.frames is not None:
+            if not hasattr(self.frames, "array") and hasattr(self.frames, "frames"):
+                legacy: Any = self.frames  # a frame set written against FramesLike.frames
+                warn_renamed(f"{type(legacy).__name__}.frames", "a frame set's `array`")
+                plain = Frames(legacy.frames, tuple(legacy.indices), tuple(legacy.timestamps))
+                object.__setattr__(self, "frames", plain)
             check_frames(self.frames)
         if self.max_pixels is not None and self.max_pixels < 1:
             raise ValueError(f"max_pixels must be positive, got {self.max_pixels}")

@@ -1,22 +1,27 @@
-"""Policies on the response matrix (docs/policies.md): stopping cascades and the controlled sampling
-intervention.
+"""Policies on the response matrix (docs/policies.md): the stopping rules of a cascade and the
+controlled sampling intervention. ("Policies" names this box only; docs/glossary.md gives each
+concept its one name.)
 
 Analysis only: this package reads the response table and never imports models, decoders or the
 sweep; `itemscale intervene` wires the sweep in the CLI.
 """
 
+from typing import Any
+
+from ..errors import renamed_attribute
 from ._cascade import (
     CASCADE_SCHEMA_VERSION,
     INTERVENTION_SERIES_PREFIX,
-    POLICY_DESCRIPTIONS,
-    POLICY_NAMES,
+    STOPPING_RULE_DESCRIPTIONS,
+    STOPPING_RULE_NAMES,
     CascadeSettings,
     HeldOut,
+    StoppingRuleName,
     agreeing_run,
     best_match,
     cascade_report,
     cross_fit,
-    run_policies,
+    run_stopping_rules,
 )
 from ._cost import (
     SHARINGS,
@@ -79,11 +84,11 @@ __all__ = [
     "INTERVENTION_NAMES",
     "INTERVENTION_SCHEMA_VERSION",
     "INTERVENTION_SERIES_PREFIX",
-    "POLICY_DESCRIPTIONS",
-    "POLICY_NAMES",
     "SCORE_NAMES",
     "SHARINGS",
     "SHARING_CHOICES",
+    "STOPPING_RULE_DESCRIPTIONS",
+    "STOPPING_RULE_NAMES",
     "CascadeInputs",
     "CascadeSettings",
     "CostModelError",
@@ -96,6 +101,7 @@ __all__ = [
     "StageCosts",
     "StageError",
     "StoppingModel",
+    "StoppingRuleName",
     "ThresholdFit",
     "agreeing_run",
     "agreement_matrix",
@@ -117,7 +123,7 @@ __all__ = [
     "plan_intervention",
     "resolve_sharing",
     "resolve_stages",
-    "run_policies",
+    "run_stopping_rules",
     "shared_threshold_sweep",
     "skipped_lines",
     "stage_value_costs",
@@ -126,3 +132,15 @@ __all__ = [
     "stopping_targets",
     "video_folds",
 ]
+
+#: Names renamed by issue 27 ("policy" alone named sampling, stopping and intervention), kept
+#: for one release with a DeprecationWarning.
+_RENAMED = {
+    "POLICY_NAMES": "STOPPING_RULE_NAMES",
+    "POLICY_DESCRIPTIONS": "STOPPING_RULE_DESCRIPTIONS",
+    "run_policies": "run_stopping_rules",
+}
+
+
+def __getattr__(name: str) -> Any:
+    return renamed_attribute(__name__, globals(), _RENAMED, name)

@@ -1,14 +1,15 @@
-"""Stopping policies on the response matrix, cross-fitted and reported on held-out folds.
+"""Stopping rules on the response matrix, cross-fitted and reported on held-out folds.
 
-Every policy is fitted on the items of one half of the videos and reported on the other half,
+Every stopping rule is fitted on the items of one half of the videos and reported on the other half,
 then the halves swap, so each item's reported outcome comes from thresholds that never saw it.
 Intervals resample videos of those held-out outcomes (thresholds are not refitted per resample:
-the interval is the sampling uncertainty of the held-out evaluation). All policies share the
+the interval is the sampling uncertainty of the held-out evaluation). All rules share the
 folds and the resamples, so their differences are paired.
 
-A policy *matches* the terminal budget when the 95% interval of its held-out accuracy change
+A rule *matches* the terminal budget when the 95% interval of its held-out accuracy change
 reaches 0 (the data cannot tell it apart from the terminal); the best match is the matching
-policy that saves the most. `--threshold T` adds the seed paper's fixed rule (`_fixed.py`).
+rule that saves the most. `--threshold T` adds the seed paper's fixed rule (`_fixed.py`).
+The JSON keeps the keys it always had (`policies`, `best_match.policy`): docs/glossary.md.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy.typing as npt
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import renamed_keywords
 from ..measures import INTERVENTION_SERIES_PREFIX as MEASURED_APART
 from ..measures import (
     ResponseMatrix,
@@ -68,11 +70,16 @@ CASCADE_SCHEMA_VERSION: Final[int] = 2
 #: Series written by `itemscale intervene`; they are single re-runs, not budget axes.
 INTERVENTION_SERIES_PREFIX: Final[str] = MEASURED_APART
 
-PolicyName = Literal["confidence", "agreement", "agreement_3", "learned"]
-POLICY_NAMES: Final[tuple[PolicyName, ...]] = ("confidence", "agreement", "agreement_3", "learned")
-#: How many stages in a row must give one answer before an agreement policy may stop.
+StoppingRuleName = Literal["confidence", "agreement", "agreement_3", "learned"]
+STOPPING_RULE_NAMES: Final[tuple[StoppingRuleName, ...]] = (
+    "confidence",
+    "agreement",
+    "agreement_3",
+    "learned",
+)
+#: How many stages in a row must give one answer before an agreement rule may stop.
 AGREEING_STAGES: Final[dict[str, int]] = {"agreement": 2, "agreement_3": 3}
-POLICY_DESCRIPTIONS: Final[dict[str, str]] = {
+STOPPING_RULE_DESCRIPTIONS: Final[dict[str, str]] = {
     "confidence": (
         "confidence cascade (docs/policies.md): stage k answers when its score (option "
         "confidence or margin) >= tau_k; "
@@ -95,7 +102,7 @@ POLICY_DESCRIPTIONS: Final[dict[str, str]] = {
 
 
 class CascadeSettings(BaseModel):
-    """How `itemscale cascade` fits and reports its policies."""
+    """How `itemscale cascade` fits and reports its stopping rules."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -118,7 +125,7 @@ class CascadeSettings(BaseModel):
     )
 
 
-#: Policies whose gate or features read the previous stage must run every stage; the
+#: Rules whose gate or features read the previous stage must run every stage; the
 #: confidence cascade may skip a stage that can never answer.
 SKIPS_SILENT_STAGES: Final[dict[str, bool]] = {
     "confidence": True,
@@ -151,18 +158,18 @@ def agreeing_run(answers: npt.NDArray[np.object_]) -> FloatArray:
     return run
 
 
-def _policy_scores(
-    policy: PolicyName, inputs: CascadeInputs, fit_items: BoolArray
+def _rule_scores(
+    rule: StoppingRuleName, inputs: CascadeInputs, fit_items: BoolArray
 ) -> tuple[BoolArray, FloatArray, dict[str, Any]]:
-    """(gate, score, extra report) of a policy; `fit_items` is the only data a learned part
-    may see."""
+    """(gate, score, extra report) of a stopping rule; `fit_items` is the only data a learned
+    part may see."""
     n, k = inputs.correct.shape
     conf = inputs.confidence[:, : k - 1]
-    if policy == "confidence":
+    if rule == "confidence":
         return np.ones((n, k - 1), dtype=bool), conf.copy(), {}
-    if policy in AGREEING_STAGES:
+    if rule in AGREEING_STAGES:
         run = agreeing_run(inputs.answers)[:, : k - 1]
-        gate = run >= AGREEING_STAGES[policy] - 1
+        gate = run >= AGREEING_STAGES[rule] - 1
         return gate, np.where(np.isnan(conf), -np.inf, conf), {}
     features = stopping_features(inputs.confidence, inputs.answers)
     targets = stopping_targets(inputs.correct)
@@ -179,8 +186,9 @@ def _threshold_json(value: float) -> float | str:
     return float(value)
 
 
+@renamed_keywords(policy="rule")
 def cross_fit(
-    policy: PolicyName,
+    rule: StoppingRuleName,
     inputs: CascadeInputs,
     folds: IntArray,
     currency: str,
@@ -190,7 +198,7 @@ def cross_fit(
     fold plus an offset), fitted on each fold and reported on the other."""
     n, k = inputs.correct.shape
     primary = inputs.cost(currency)
-    skip = SKIPS_SILENT_STAGES[policy]
+    skip = SKIPS_SILENT_STAGES[rule]
     m = len(target_offsets)
     stops = [np.full(n, k - 1, dtype=np.int64) for _ in range(m)]
     paid = [{c: np.zeros(n) for c in inputs.costs} for _ in range(m)]
@@ -199,7 +207,7 @@ def cross_fit(
     for fit_fold in (0, 1):
         fit_items = folds == fit_fold
         held = ~fit_items
-        gate, score, extra = _policy_scores(policy, inputs, fit_items)
+        gate, score, extra = _rule_scores(rule, inputs, fit_items)
         terminal_acc = float(inputs.correct[fit_items, -1].mean())
         targets = [terminal_acc + off for off in target_offsets]
 
@@ -299,7 +307,7 @@ def _threshold_sweep(inputs: CascadeInputs, costs: StageCosts) -> list[dict[str,
 
 
 def _unavailable(name: str, inputs: CascadeInputs, has_score: bool) -> str | None:
-    """Why a policy cannot run on these inputs (None when it can)."""
+    """Why a stopping rule cannot run on these inputs (None when it can)."""
     if name == "confidence" and not has_score:
         return f"no {inputs.score_name} score recorded below the terminal budget"
     needed = AGREEING_STAGES.get(name, 0)
@@ -310,11 +318,13 @@ def _unavailable(name: str, inputs: CascadeInputs, has_score: bool) -> str | Non
     return None
 
 
-def best_match(policies: dict[str, Any]) -> dict[str, Any] | None:
-    """The matching policy (interval of the change reaching 0) that saves the most."""
+@renamed_keywords(policies="rules")
+def best_match(rules: dict[str, Any]) -> dict[str, Any] | None:
+    """The matching stopping rule (interval of the change reaching 0) that saves the most;
+    `rules` is a block's `policies` (rule name -> its record)."""
     matching = [
         (name, p)
-        for name, p in policies.items()
+        for name, p in rules.items()
         if p.get("available")
         and p.get("matches_terminal")
         and (p["cost_reduction"]["value"] or 0.0) > 1e-12
@@ -345,8 +355,9 @@ def _cost_record(inputs: CascadeInputs, settings: CascadeSettings) -> dict[str, 
     return record
 
 
-def run_policies(inputs: CascadeInputs, settings: CascadeSettings) -> dict[str, Any]:
-    """Every policy on one matrix: held-out accuracy, cost, cost reduction, frontier."""
+def run_stopping_rules(inputs: CascadeInputs, settings: CascadeSettings) -> dict[str, Any]:
+    """Every stopping rule on one matrix: held-out accuracy, cost, cost reduction, frontier.
+    The block keeps its JSON keys (`policies`: rule name -> record)."""
     n, k = inputs.correct.shape
     if k < 2:
         raise ValueError(f"{inputs.model}/{inputs.series}: a cascade needs at least two budgets")
@@ -355,22 +366,22 @@ def run_policies(inputs: CascadeInputs, settings: CascadeSettings) -> dict[str, 
     boot = VideoBootstrap(inputs.video_ids, settings.n_boot, settings.seed) if n else None
     has_score = bool(np.isfinite(inputs.confidence[:, : k - 1]).any())
 
-    policies: dict[str, Any] = {}
+    rules: dict[str, Any] = {}
     frontier: list[dict[str, Any]] = []
-    for name in POLICY_NAMES:
+    for name in STOPPING_RULE_NAMES:
         reason = _unavailable(name, inputs, has_score)
         if reason is not None:
-            policies[name] = {
+            rules[name] = {
                 "available": False,
                 "reason": reason,
-                "description": POLICY_DESCRIPTIONS[name],
+                "description": STOPPING_RULE_DESCRIPTIONS[name],
             }
             continue
         offsets = (0.0, *settings.frontier_offsets) if name == "confidence" else (0.0,)
         held = cross_fit(name, inputs, folds, settings.cost, offsets)
-        policies[name] = {
+        rules[name] = {
             "available": True,
-            "description": POLICY_DESCRIPTIONS[name],
+            "description": STOPPING_RULE_DESCRIPTIONS[name],
             **_summarise(held[0], inputs, settings.cost, boot),
             "folds": list(held[0].fold_fits),
         }
@@ -403,9 +414,9 @@ def run_policies(inputs: CascadeInputs, settings: CascadeSettings) -> dict[str, 
             "mean_cost": terminal["mean_cost"],
             **{f"mean_cost_{c}": terminal[f"mean_cost_{c}"] for c in inputs.costs},
         },
-        "cascade": policies["confidence"],
-        "policies": policies,
-        "best_match": best_match(policies),
+        "cascade": rules["confidence"],
+        "policies": rules,
+        "best_match": best_match(rules),
         "frontier": frontier,
         "threshold_sweep": _threshold_sweep(inputs, primary) if has_score else [],
     }
@@ -440,7 +451,7 @@ def _axis_matrix(
 
 
 def cascade_report(df: pd.DataFrame, settings: CascadeSettings) -> dict[str, Any]:
-    """Policies for every (model, series) budget axis of a response table, in the
+    """Stopping rules for every (model, series) budget axis of a response table, in the
     `cascade --json` layout."""
     results: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
@@ -479,7 +490,7 @@ def cascade_report(df: pd.DataFrame, settings: CascadeSettings) -> dict[str, Any
             skipped.append({**where, "reason": f"{n_videos} video(s): cannot cross-fit"})
             continue
         inputs = inputs_from_matrix(matrix, sharing=settings.sharing, score=settings.score)
-        block = run_policies(inputs, settings)
+        block = run_stopping_rules(inputs, settings)
         if chain is not None:
             block["chain"] = chain[0]
         block["n_dropped"] = matrix.n_dropped

@@ -1,7 +1,7 @@
 """What running a cascade's stages costs, per item, under a stated cost model.
 
 A cascade that runs budgets c_1..c_k before it stops has paid for some frames, visual tokens or
-seconds; how much depends on what the stages share, and that changes every saving a policy
+seconds; how much depends on what the stages share, and that changes every saving a stopping rule
 claims (docs/policies.md, "Cost models"):
 
 - `union`: the distinct frame indices of the stages that ran, as recorded by the sweep. A frame

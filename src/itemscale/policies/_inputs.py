@@ -1,7 +1,7 @@
-"""A response matrix turned into what a stopping policy needs: stages, a stopping score, answers
+"""A response matrix turned into what a stopping rule needs: stages, a stopping score, answers
 and the cost of every stage under one stated cost model.
 
-Two choices made here change every saving a policy reports, so each is explicit and recorded:
+Two choices made here change every saving a stopping rule reports, so each is explicit and recorded:
 the stopping score (`prob`, the chosen option's probability, or `margin`, the top-two margin
 the seed paper stops on) and the cost model (`union`, `prefix` or `none`, `_cost.py`).
 """
@@ -47,7 +47,7 @@ class CostModelError(ValueError):
 
 @dataclass(frozen=True)
 class CascadeInputs:
-    """The arrays a policy needs, stripped of everything else in a response matrix.
+    """The arrays a stopping rule needs, stripped of everything else in a response matrix.
 
     `costs[currency]` follows `sharing`; `bounds[currency]` is the same currency with nothing
     shared (`none`), kept beside a `prefix` cost as its pessimistic end.

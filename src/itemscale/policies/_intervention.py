@@ -21,9 +21,9 @@ import numpy.typing as npt
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import ItemscaleError
+from ..errors import ItemscaleError, renamed_keywords, warn_renamed
 from ..measures import ResponseMatrix, VideoBootstrap, percentile_intervals, stat
-from ..protocol import PHASED_POLICIES, Configuration, SamplingPolicy
+from ..protocol import PHASED_SAMPLING_POLICIES, Configuration, SamplingPolicy
 from ..responses import ANSWERED_STATUSES
 
 FloatArray = npt.NDArray[np.float64]
@@ -47,12 +47,13 @@ class InterventionError(ItemscaleError, ValueError):
     """An intervention that cannot be built for this run (named with the reason)."""
 
 
-def intervention_series(policy: str) -> str:
-    return f"intervention:{policy}"
+def intervention_series(intervention: str) -> str:
+    return f"intervention:{intervention}"
 
 
+@renamed_keywords(policy="intervention")
 def intervention_configuration(
-    terminal: Configuration, policy: str, *, keep_frames: int | None = None
+    terminal: Configuration, intervention: str, *, keep_frames: int | None = None
 ) -> Configuration:
     """The terminal configuration with only its sampling changed.
 
@@ -63,7 +64,7 @@ def intervention_configuration(
     if terminal.is_text_only:
         raise InterventionError("the terminal budget is the text-only baseline")
     sampling = terminal.sampling
-    if policy == "nested":
+    if intervention == "nested":
         if sampling.name == "nested":
             raise InterventionError(
                 "the terminal budget already samples nested frames (every smaller budget's "
@@ -77,18 +78,18 @@ def intervention_configuration(
         changed = SamplingPolicy.model_validate(
             {**sampling.model_dump(), "keep_frames": keep_frames}
         )
-    elif policy == "phase-shift":
-        if sampling.name not in PHASED_POLICIES:
+    elif intervention == "phase-shift":
+        if sampling.name not in PHASED_SAMPLING_POLICIES:
             raise InterventionError(
                 f"sampling {sampling.tag!r} has no phase to shift; phase-shift works with "
-                f"{', '.join(sorted(PHASED_POLICIES))}"
+                f"{', '.join(sorted(PHASED_SAMPLING_POLICIES))}"
             )
         changed = SamplingPolicy.model_validate(
             {**sampling.model_dump(), "phase": (sampling.phase + 0.5) % 1.0}
         )
     else:
         raise InterventionError(
-            f"unknown intervention {policy!r}; choose one of {', '.join(INTERVENTION_NAMES)}"
+            f"unknown intervention {intervention!r}; choose one of {', '.join(INTERVENTION_NAMES)}"
         )
     return terminal.model_copy(update={"sampling": changed})
 
@@ -115,6 +116,7 @@ class InterventionPlan(BaseModel):
     schema_version: int = INTERVENTION_SCHEMA_VERSION
     model: str
     source_series: str
+    #: the intervention (`nested`, `phase-shift`), under the JSON key plan files always had
     policy: InterventionName
     series: str
     seed: int
@@ -139,17 +141,27 @@ class InterventionPlan(BaseModel):
         return frozenset(i.item_id for i in self.items if i.config_id == config_id)
 
 
+@renamed_keywords(policy="intervention")
 def plan_intervention(
     matrix: ResponseMatrix,
     *,
-    policy: InterventionName,
+    intervention: InterventionName,
     terminal: Configuration,
-    rng: np.random.Generator,
     seed: int,
     n_control: int | None = None,
+    rng: np.random.Generator | None = None,
 ) -> InterventionPlan:
     """Every terminal regression of the matrix plus a seeded control sample of items right at the
-    terminal budget (default size: as many as there are regressions)."""
+    terminal budget (default size: as many as there are regressions).
+
+    The control sample is drawn from `numpy.random.default_rng(seed)`, its one source of
+    randomness, and the plan records the seed, so `<intervention>.plan.json` says how to draw it
+    again. `rng` (with `seed` beside it) is deprecated: a generator cannot be recorded.
+    """
+    if rng is None:
+        rng = np.random.default_rng(seed)
+    else:
+        warn_renamed("plan_intervention(rng=..., seed=...)", "plan_intervention(seed=...)")
     y = np.asarray(matrix.y, dtype=np.float64)
     n, k = y.shape
     if k < 2:
@@ -174,11 +186,11 @@ def plan_intervention(
 
     def config_for(stage: int) -> str:
         if stage not in config_of_stage:
-            keep = int(matrix.frames[stage]) if policy == "nested" else None
-            config = intervention_configuration(terminal, policy, keep_frames=keep)
+            keep = int(matrix.frames[stage]) if intervention == "nested" else None
+            config = intervention_configuration(terminal, intervention, keep_frames=keep)
             configs[config.config_id] = config.model_dump(mode="json")
             suffix = f":keep{keep}" if keep is not None else ""
-            config_series[config.config_id] = intervention_series(policy) + suffix
+            config_series[config.config_id] = intervention_series(intervention) + suffix
             config_of_stage[stage] = config.config_id
         return config_of_stage[stage]
 
@@ -200,8 +212,8 @@ def plan_intervention(
     return InterventionPlan(
         model=matrix.model,
         source_series=matrix.series,
-        policy=policy,
-        series=intervention_series(policy),
+        policy=intervention,
+        series=intervention_series(intervention),
         seed=seed,
         n_control_requested=wanted,
         terminal_label=matrix.labels[-1],

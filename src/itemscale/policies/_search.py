@@ -1,10 +1,10 @@
 """Gated threshold cascades: where each item stops, and thresholds fitted at minimal cost.
 
-Every policy of this package is one family: stage k (all but the last) answers when its gate is
-open and its score clears a threshold, `gate[i, k] and score[i, k] >= tau[k]`; the first stage that
-answers stops the item; the last stage always answers. The confidence cascade has an always-open
-gate and the option confidence as score; the agreement policy opens the gate only when a stage
-repeats the previous stage's answer; the learned policy scores with a fitted stopping model.
+Every stopping rule of this package is one family: stage k (all but the last) answers when its
+gate is open and its score clears a threshold, `gate[i, k] and score[i, k] >= tau[k]`; the first
+stage that answers stops the item; the last stage always answers. The confidence cascade has an
+always-open gate and the option confidence as score; the agreement rule opens the gate only when
+a stage repeats the previous stage's answer; the learned rule scores with a fitted stopping model.
 When `skip_silent` is set, a stage whose threshold is +inf (it can never answer) is not run and
 costs nothing, so the fit can also choose *which* budgets the cascade visits.
 

@@ -1,8 +1,8 @@
 """Held-out (or fixed-rule) stops summarised: accuracy, cost and cost reduction in every
 currency, with paired video-bootstrap intervals.
 
-Every number of one summary comes from the same resamples, so a policy's accuracy change and
-its saving are paired with each other and with the terminal budget's. A policy *matches* the
+Every number of one summary comes from the same resamples, so a stopping rule's accuracy change and
+its saving are paired with each other and with the terminal budget's. A rule *matches* the
 terminal budget when the 95% interval of its accuracy change reaches 0. `skipped_lines` says,
 for the console and the report alike, what a cascade report did not run on.
 """

@@ -1,19 +1,27 @@
-"""Budget protocols: the protocol file and the typed configurations of a budget grid."""
+"""Budget protocols: the protocol file and the typed configurations of a budget grid.
 
+`DecodingSettings` is the backends' own type (`itemscale.models`), re-exported here because a
+protocol's `[decoding]` table is read into it.
+"""
+
+from typing import Any
+
+from ..errors import renamed_attribute
+from ..models import DecodingSettings
 from ._config import (
     CONFIG_ID_VERSION,
     DEFAULT_FPS,
-    PHASED_POLICIES,
-    POLICY_NAMES,
+    PHASED_SAMPLING_POLICIES,
+    SAMPLING_POLICY_NAMES,
     Configuration,
     Pipeline,
-    PolicyName,
     SamplingPolicy,
+    SamplingPolicyName,
 )
 from ._protocol import (
+    PROTOCOL_MAX_NEW_TOKENS,
     PROTOCOL_VERSION,
     BenchmarkEntry,
-    DecodingSettings,
     GridSpec,
     ModelEntry,
     Protocol,
@@ -25,19 +33,32 @@ from ._protocol import (
 __all__ = [
     "CONFIG_ID_VERSION",
     "DEFAULT_FPS",
-    "PHASED_POLICIES",
-    "POLICY_NAMES",
+    "PHASED_SAMPLING_POLICIES",
+    "PROTOCOL_MAX_NEW_TOKENS",
     "PROTOCOL_VERSION",
+    "SAMPLING_POLICY_NAMES",
     "BenchmarkEntry",
     "Configuration",
     "DecodingSettings",
     "GridSpec",
     "ModelEntry",
     "Pipeline",
-    "PolicyName",
     "Protocol",
     "ProtocolError",
     "SamplingPolicy",
+    "SamplingPolicyName",
     "load_protocol",
     "parse_protocol",
 ]
+
+#: Names renamed by issue 27 ("policy" alone named sampling, stopping and intervention), kept
+#: for one release with a DeprecationWarning.
+_RENAMED = {
+    "POLICY_NAMES": "SAMPLING_POLICY_NAMES",
+    "PolicyName": "SamplingPolicyName",
+    "PHASED_POLICIES": "PHASED_SAMPLING_POLICIES",
+}
+
+
+def __getattr__(name: str) -> Any:
+    return renamed_attribute(__name__, globals(), _RENAMED, name)

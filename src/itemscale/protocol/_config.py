@@ -17,8 +17,8 @@ from ..responses import TEXT_ONLY_LABEL
 #: Bumped when the canonical fields (and therefore every config id) change meaning.
 CONFIG_ID_VERSION: Final[int] = 1
 
-PolicyName = Literal["linspace", "interior", "centre", "left", "fps", "nested", "random"]
-POLICY_NAMES: Final[tuple[str, ...]] = (
+SamplingPolicyName = Literal["linspace", "interior", "centre", "left", "fps", "nested", "random"]
+SAMPLING_POLICY_NAMES: Final[tuple[str, ...]] = (
     "linspace",
     "interior",
     "centre",
@@ -27,9 +27,11 @@ POLICY_NAMES: Final[tuple[str, ...]] = (
     "nested",
     "random",
 )
-#: Policies whose index grid can be shifted by a fraction of one spacing (issue 7's
+#: Sampling policies whose index grid can be shifted by a fraction of one spacing (issue 7's
 #: sampling intervention compares answers across such phase shifts).
-PHASED_POLICIES: Final[frozenset[str]] = frozenset({"linspace", "interior", "centre", "left"})
+PHASED_SAMPLING_POLICIES: Final[frozenset[str]] = frozenset(
+    {"linspace", "interior", "centre", "left"}
+)
 #: Qwen utilities' default sampling rate (frames per second).
 DEFAULT_FPS: Final[float] = 2.0
 
@@ -67,7 +69,7 @@ class SamplingPolicy(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: PolicyName = "linspace"
+    name: SamplingPolicyName = "linspace"
     fps: float | None = Field(default=None, gt=0)
     seed: int | None = None
     phase: float = Field(default=0.0, ge=0.0, lt=1.0)
@@ -84,10 +86,9 @@ class SamplingPolicy(BaseModel):
             object.__setattr__(self, "seed", 0)
         if self.name != "random" and self.seed is not None:
             raise ValueError(f"seed is only allowed with name='random' (got name={self.name!r})")
-        if self.phase != 0.0 and self.name not in PHASED_POLICIES:
-            raise ValueError(
-                f"phase is only allowed with one of {sorted(PHASED_POLICIES)} (got {self.name!r})"
-            )
+        if self.phase != 0.0 and self.name not in PHASED_SAMPLING_POLICIES:
+            phased = sorted(PHASED_SAMPLING_POLICIES)
+            raise ValueError(f"phase is only allowed with one of {phased} (got {self.name!r})")
         return self
 
     @property

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Final, Self
 
@@ -19,12 +19,14 @@ from pydantic import (
     StrictInt,
     ValidationError,
     ValidationInfo,
+    field_serializer,
     field_validator,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
 from ..errors import ItemscaleError, validation_message
+from ..models import DecodingSettings
 from ._config import (
     FRAMES_PER_TOKEN,
     MAX_FRAME_PIXELS,
@@ -48,6 +50,9 @@ ITEM_FILE_KINDS: Final[tuple[str, ...]] = ("jsonl", "synthetic")
 MAX_REPEATS: Final[int] = 1000
 #: Seeds are 63-bit: torch, numpy and the served backends all take them.
 MAX_SEED: Final[int] = 2**63 - 1
+#: `max_new_tokens` of a protocol whose `[decoding]` table leaves it out: a sweep generates open
+#: answers too, so more than the 16 a backend called directly defaults to (`DecodingSettings`).
+PROTOCOL_MAX_NEW_TOKENS: Final[int] = 64
 
 #: A count in a protocol file is a TOML integer: `true` or `"8"` is refused rather than read
 #: as 1 or 8 (pydantic's lax mode would convert both).
@@ -237,16 +242,6 @@ class GridSpec(BaseModel):
         return out
 
 
-class DecodingSettings(BaseModel):
-    """Generation settings; part of every cell's identity."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    max_new_tokens: Count = 64
-    temperature: float = Field(default=0.0, ge=0.0)
-    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
-
-
 class Protocol(BaseModel):
     """A whole audit: models x benchmark items x configurations x repeats."""
 
@@ -260,7 +255,8 @@ class Protocol(BaseModel):
     seeds: tuple[Annotated[StrictInt, Field(ge=0, le=MAX_SEED)], ...] | None = None
     text_only: bool = True
     output: str = "runs/itemscale"
-    decoding: DecodingSettings = DecodingSettings()
+    #: every backend setting but `seed`, which is per repeat (`seeds`)
+    decoding: DecodingSettings = DecodingSettings(max_new_tokens=PROTOCOL_MAX_NEW_TOKENS)
 
     @field_validator("version")
     @classmethod
@@ -271,6 +267,31 @@ class Protocol(BaseModel):
                 f"{PROTOCOL_VERSION}"
             )
         return value
+
+    @field_validator("decoding", mode="before")
+    @classmethod
+    def _protocol_decoding(cls, value: Any) -> Any:
+        # The protocol's default for what the table leaves out; the seed is each repeat's.
+        given = value.model_fields_set if isinstance(value, DecodingSettings) else value
+        if not isinstance(given, Mapping | set):
+            return value  # pydantic says what is wrong with it
+        if "seed" in given:
+            raise PydanticCustomError(
+                "decoding_seed",
+                "'seed' is not a protocol's decoding setting: each repeat's seed comes from "
+                "`seeds` (default 0..repeats-1)",
+            )
+        if "max_new_tokens" in given:
+            return value
+        if isinstance(value, DecodingSettings):
+            return value.model_copy(update={"max_new_tokens": PROTOCOL_MAX_NEW_TOKENS})
+        return {**value, "max_new_tokens": PROTOCOL_MAX_NEW_TOKENS}
+
+    @field_serializer("decoding")
+    def _decoding_record(self, value: DecodingSettings) -> dict[str, Any]:
+        # run.json records every decoding setting but the seed: a sweep's seeds are the
+        # repeats' (`seeds`), never the table's
+        return value.model_dump(mode="json", exclude={"seed"})
 
     @field_validator("repeats")
     @classmethod

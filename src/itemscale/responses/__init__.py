@@ -1,5 +1,8 @@
 """The response table (schema, Parquet IO, run directories), shared by every stage."""
 
+from typing import Any
+
+from ..errors import renamed_attribute
 from ._extract import EXTRACTOR_VERSION, extract_choice
 from ._io import (
     RESPONSES_DIGEST_KEY,
@@ -46,7 +49,7 @@ from ._schema import (
 from ._scoring import (
     OpenAnswerScores,
     exact_match,
-    normalize_answer,
+    normalise_answer,
     rouge_l,
     score_open_answer,
     token_f1,
@@ -80,8 +83,8 @@ __all__ = [
     "excerpt",
     "extract_choice",
     "is_itemscale_output",
+    "normalise_answer",
     "normalise_responses",
-    "normalize_answer",
     "option_margin",
     "read_responses",
     "read_run",
@@ -98,3 +101,12 @@ __all__ = [
     "write_responses",
     "write_run",
 ]
+
+
+#: Names renamed by issue 27 (one spelling: the project writes British English), kept for one
+#: release with a DeprecationWarning.
+_RENAMED = {"normalize_answer": "normalise_answer"}
+
+
+def __getattr__(name: str) -> Any:
+    return renamed_attribute(__name__, globals(), _RENAMED, name)

@@ -25,7 +25,7 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = frozenset(string.punctuation)
 
 
-def normalize_answer(text: str) -> str:
+def normalise_answer(text: str) -> str:
     """SQuAD normalisation: lower case, no punctuation, no articles, single spaces."""
     lowered = text.lower()
     no_punct = "".join(ch for ch in lowered if ch not in _PUNCT)
@@ -55,15 +55,15 @@ def _f1(prediction_tokens: list[str], reference_tokens: list[str]) -> float:
 def token_f1(prediction: str, references: Sequence[str]) -> float:
     """F1 of the multiset token overlap after SQuAD normalisation, max over references."""
     _check(references)
-    pred = normalize_answer(prediction).split()
-    return max(_f1(pred, normalize_answer(ref).split()) for ref in references)
+    pred = normalise_answer(prediction).split()
+    return max(_f1(pred, normalise_answer(ref).split()) for ref in references)
 
 
 def exact_match(prediction: str, references: Sequence[str]) -> float:
     """1.0 when the normalised prediction equals some normalised reference, else 0.0."""
     _check(references)
-    pred = normalize_answer(prediction)
-    return float(any(pred == normalize_answer(ref) for ref in references))
+    pred = normalise_answer(prediction)
+    return float(any(pred == normalise_answer(ref) for ref in references))
 
 
 @lru_cache(maxsize=1)

@@ -73,15 +73,10 @@ def group_by_video(cells: Sequence[Cell], known_hashes: set[str] | None = None) 
     return jobs
 
 
-def decoding_settings(base: Any, seed: int) -> DecodingSettings:
-    """The backend's decoding settings from the protocol's (one seed per repeat)."""
-    top_p = getattr(base, "top_p", None)
-    return DecodingSettings(
-        max_new_tokens=int(base.max_new_tokens),
-        temperature=float(base.temperature),
-        top_p=1.0 if top_p is None else float(top_p),
-        seed=int(seed),
-    )
+def repeat_decoding(base: DecodingSettings, seed: int) -> DecodingSettings:
+    """The protocol's decoding settings with one repeat's seed: what the backend is asked with
+    and what the cell identity hashes (`canonical()`)."""
+    return base.model_copy(update={"seed": int(seed)})
 
 
 def _cell_max_pixels(config: Configuration) -> int | None:
@@ -222,11 +217,12 @@ class VideoJobRunner:
     batch_size: int = 1
     cache: Any = None
     decodings: dict[int, DecodingSettings] = field(default_factory=dict)
-    decoding_base: Any = None
+    #: the protocol's decoding settings (`Protocol.decoding`); each repeat adds its seed
+    decoding_base: DecodingSettings = field(default_factory=DecodingSettings)
 
     def _decoding(self, seed: int) -> DecodingSettings:
         if seed not in self.decodings:
-            self.decodings[seed] = decoding_settings(self.decoding_base, seed)
+            self.decodings[seed] = repeat_decoding(self.decoding_base, seed)
         return self.decodings[seed]
 
     def _decode(

@@ -220,14 +220,14 @@ def estimate_cost(
     *,
     is_done: Callable[[Cell], bool],
     frame_size: Callable[[Cell], tuple[int, int] | None],
-    n_frames: Callable[[Cell], int | None] | None = None,
+    video_frames: Callable[[Cell], int | None] | None = None,
     as_images: Callable[[Cell], bool] | None = None,
 ) -> PlanCost:
     """Cost of the cells still to run (cells already done are counted but cost nothing).
 
     `frame_size(cell)` is the (height, width) the cell's frames are served at, None when it
-    cannot be known without the video (missing file); `n_frames(cell)` the effective frame
-    count (a video shorter than the budget gives fewer), defaulting to the budget;
+    cannot be known without the video (missing file); `video_frames(cell)` the video's length in
+    frames (a video shorter than the budget gives fewer than the budget), None when unknown;
     `as_images(cell)` whether the cell's frames go to a server as separate image parts.
     """
     cost = PlanCost()
@@ -246,8 +246,8 @@ def estimate_cost(
         if not cell.needs_video:
             continue
         count = cell.config.frames
-        if n_frames is not None:
-            effective = n_frames(cell)
+        if video_frames is not None:
+            effective = video_frames(cell)
             count = min(count, effective) if effective is not None else count
         cost.frames += count
         entry["frames"] += count

@@ -11,7 +11,7 @@ import importlib
 import os
 from typing import TYPE_CHECKING, Any
 
-from ..models import BackendSpec
+from ..models import BackendSpec, DecodingSettings
 from ..protocol import ModelEntry
 from ..store import CellRow
 from ._execute import JobStats, VideoJob, VideoJobRunner
@@ -38,7 +38,7 @@ class SweepActor:
         entry: ModelEntry,
         device: str,
         batch_size: int,
-        decoding_base: Any,
+        decoding_base: DecodingSettings,
         frame_cache: Any = None,
     ) -> None:
         if device == "cpu":

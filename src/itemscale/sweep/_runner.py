@@ -464,9 +464,9 @@ def plan_sweep(
 
         return target_size(cell.config, int(info.height), int(info.width))
 
-    def n_frames(cell: Cell) -> int | None:
+    def video_frames(cell: Cell) -> int | None:
         info = probe(cell)
-        return None if info is None else int(info.n_frames)
+        return None if info is None else int(info.video_frames)
 
     image_parts = {
         m.name
@@ -477,6 +477,6 @@ def plan_sweep(
         cells,
         is_done=lambda c: (c.model, c.item.item_id, c.config.config_id, c.repeat) in stored,
         frame_size=frame_size,
-        n_frames=n_frames,
+        video_frames=video_frames,
         as_images=lambda c: c.model in image_parts,
     )

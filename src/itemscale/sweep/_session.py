@@ -21,7 +21,7 @@ from ..models import PROMPT_TEMPLATE_VERSION, BackendSpec, VideoLM
 from ..protocol import ModelEntry, Protocol
 from ..responses import EXTRACTOR_VERSION
 from ..store import CellRow, RunStore
-from ._execute import JobStats, VideoJob, decoding_settings, group_by_video
+from ._execute import JobStats, VideoJob, group_by_video, repeat_decoding
 from ._plan import Cell, ModelPlanInfo, PlannedConfig, plan_cells
 
 #: Builds a loaded backend from a model entry, a device and a batch size. Must be picklable for
@@ -136,7 +136,7 @@ class Session:
             self.configs,
             repeat_seeds=self.protocol.repeat_seeds,
             prompt_template_version=PROMPT_TEMPLATE_VERSION,
-            decoding_for_seed=lambda s: decoding_settings(self.protocol.decoding, s).canonical(),
+            decoding_for_seed=lambda s: repeat_decoding(self.protocol.decoding, s).canonical(),
             extractor_version=EXTRACTOR_VERSION,
         )
         self._last_plan = (entry.name, spec_id, cells)

@@ -20,6 +20,7 @@ from typing import Any, Final, cast
 
 import numpy as np
 
+from ..errors import warn_renamed
 from ._errors import MediaError
 
 _SIGNATURES: Final[tuple[tuple[int, bytes], ...]] = (
@@ -31,19 +32,25 @@ _SIGNATURES: Final[tuple[tuple[int, bytes], ...]] = (
 
 @dataclass(frozen=True)
 class VideoInfo:
-    """What the stream says about a video. `n_frames` counts the stream's frames (packets with
-    timestamps) and `duration_s` spans their timestamps; `fps` is n_frames / duration_s (the
-    container's nominal rate when the two agree within 0.5%), so all three stay right for
-    variable frame rates."""
+    """What the stream says about a video. `video_frames` counts the stream's frames (packets
+    with timestamps: the video's length, where `frames` is a budget's count) and `duration_s`
+    spans their timestamps; `fps` is video_frames / duration_s (the container's nominal rate
+    when the two agree within 0.5%), so all three stay right for variable frame rates."""
 
     path: str
-    n_frames: int
+    video_frames: int
     fps: float
     duration_s: float
     width: int
     height: int
     codec: str
     time_base: Fraction
+
+    @property
+    def n_frames(self) -> int:
+        """Deprecated: the video's length is `video_frames` (`frames` is a budget's count)."""
+        warn_renamed("VideoInfo.n_frames", "VideoInfo.video_frames")
+        return self.video_frames
 
 
 @dataclass(frozen=True)
@@ -162,7 +169,7 @@ def _build_index(path: Path) -> StreamIndex:
             fps = nominal
         info = VideoInfo(
             path=str(path),
-            n_frames=int(pts.size),
+            video_frames=int(pts.size),
             fps=fps,
             duration_s=duration_s,
             width=int(stream.codec_context.width),
@@ -296,8 +303,8 @@ def decode_resized(
         return {}
     info = index.info
     path = Path(info.path)
-    if wanted[0] < 0 or wanted[-1] >= info.n_frames:
-        raise ValueError(f"frame indices must lie in [0, {info.n_frames}) for {path}")
+    if wanted[0] < 0 or wanted[-1] >= info.video_frames:
+        raise ValueError(f"frame indices must lie in [0, {info.video_frames}) for {path}")
     target_pts = index.pts[wanted]
     pts_to_index = {int(p): int(i) for p, i in zip(target_pts, wanted, strict=True)}
     key_pos = np.searchsorted(index.keyframe_pts, target_pts, side="right") - 1

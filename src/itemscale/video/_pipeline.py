@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import warn_renamed
 from ..protocol import Configuration
 from ._cache import FrameCache
 from ._media import StreamIndex, decode_resized, stream_index, video_content_hash
@@ -23,10 +24,11 @@ from ._sampling import sample_indices
 
 @dataclass(frozen=True)
 class FrameSet:
-    """The frames one configuration saw, with what was actually used: indices, stream
-    timestamps (seconds since the first frame), and the size every frame was served at."""
+    """The frames one configuration saw, with what was actually used: the pixels (`array`),
+    indices, stream timestamps (seconds since the first frame), and the size every frame was
+    served at. `effective_frames` and `requested_frames` are frame counts."""
 
-    frames: np.ndarray  # uint8 [F, H, W, 3], read-only
+    array: np.ndarray  # uint8 [F, H, W, 3], read-only
     indices: np.ndarray  # int64 [F]
     timestamps: np.ndarray  # float64 [F]
     width: int
@@ -40,6 +42,12 @@ class FrameSet:
     def pixels(self) -> int:
         """Pixels per frame actually used (0 for the text-only configuration)."""
         return self.width * self.height
+
+    @property
+    def frames(self) -> np.ndarray:
+        """Deprecated: the pixel array is `array` (`frames` is the frame count elsewhere)."""
+        warn_renamed("FrameSet.frames", "FrameSet.array")
+        return self.array
 
 
 @dataclass(frozen=True)
@@ -60,13 +68,13 @@ def plan_frames(
     repeat: int = 0,
 ) -> FramePlan:
     """Indices and output size for one configuration of one video. The `fps` policy counts
-    frames as Qwen's utilities do, n_frames / fps * rate, which is the stream's duration."""
+    frames as Qwen's utilities do, video_frames / fps * rate, which is the stream's duration."""
     info = index.info
     if config.is_text_only:
         return FramePlan(config, np.empty(0, dtype=np.int64), 0, 0)
     indices = sample_indices(
         config.sampling,
-        info.n_frames,
+        info.video_frames,
         config.frames,
         fps=info.fps,
         item_key=item_key,
@@ -83,7 +91,7 @@ def _frameset(index: StreamIndex, plan: FramePlan, stack: np.ndarray) -> FrameSe
     timestamps = index.timestamps(plan.indices)
     timestamps.setflags(write=False)
     return FrameSet(
-        frames=stack,
+        array=stack,
         indices=indices,
         timestamps=timestamps,
         width=plan.width,

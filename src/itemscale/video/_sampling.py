@@ -1,4 +1,6 @@
-"""Sampling formulas: a policy, a video length and a budget K give the exact frame indices.
+"""Sampling formulas: a sampling policy, the video's length (`video_frames`) and a budget's frame
+count (`frames`) give the exact frame indices. Inside the formulas they are n and K, the
+notation of the papers and harnesses each formula comes from.
 
 The conventions in use differ only by phase and still change many answers at equal accuracy, so
 each one is reproduced exactly (golden tests pin them) and named in every record.
@@ -12,6 +14,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from ..errors import renamed_keywords
 from ..protocol import SamplingPolicy
 
 # Qwen-VL utilities' frame-count rules (qwen-vl-utils `smart_nframes`).
@@ -28,20 +31,22 @@ def _ceil_by(number: float, factor: int) -> int:
     return math.ceil(number / factor) * factor
 
 
+@renamed_keywords(n_frames="video_frames", k="frames")
 def fps_frame_count(
-    n_frames: int, k: int, *, video_fps: float, fps: float, duration_s: float | None = None
+    video_frames: int, frames: int, *, video_fps: float, fps: float, duration_s: float | None = None
 ) -> int:
-    """How many frames Qwen's utilities take at `fps`, capped at `k`: the rate's count clamped to
-    [4, k] and to the video, floored to an even number. Budgets below 2 frames (which Qwen's code
-    rejects) take min(k, n) frames instead of failing."""
-    duration = duration_s if duration_s is not None else n_frames / video_fps
+    """How many frames Qwen's utilities take at `fps`, capped at the budget's `frames`: the
+    rate's count clamped to [4, frames] and to the video, floored to an even number. Budgets
+    below 2 frames (which Qwen's code rejects) take min(frames, video_frames) instead of
+    failing."""
+    duration = duration_s if duration_s is not None else video_frames / video_fps
     min_frames = _ceil_by(FPS_MIN_FRAMES, FRAME_FACTOR)
-    max_frames = _floor_by(min(FPS_MAX_FRAMES, k, n_frames), FRAME_FACTOR)
+    max_frames = _floor_by(min(FPS_MAX_FRAMES, frames, video_frames), FRAME_FACTOR)
     wanted = duration * fps
-    count = min(max(wanted, min_frames), max_frames, n_frames)
+    count = min(max(wanted, min_frames), max_frames, video_frames)
     nframes = _floor_by(count, FRAME_FACTOR)
     if nframes < FRAME_FACTOR:
-        return min(k, n_frames)
+        return min(frames, video_frames)
     return nframes
 
 
@@ -86,27 +91,27 @@ def _item_seed(seed: int, item_key: str, repeat: int) -> np.random.Generator:
 
 
 def _keeping(
-    policy: SamplingPolicy,
-    n_frames: int,
-    k: int,
+    sampling: SamplingPolicy,
+    video_frames: int,
+    frames: int,
     fps: float,
     item_key: str,
     repeat: int,
     duration_s: float | None,
 ) -> np.ndarray:
     """Every frame the formula picks at `keep_frames`, topped up to the formula's own count at
-    `k` with frames spread evenly over the rest of its k-frame grid (the sampling intervention's
+    `frames` with frames spread evenly over the rest of its grid (the sampling intervention's
     nested change: the larger budget provably contains the smaller one)."""
-    assert policy.keep_frames is not None
-    base = policy.model_copy(update={"keep_frames": None})
+    assert sampling.keep_frames is not None
+    base = sampling.model_copy(update={"keep_frames": None})
     args: dict[str, Any] = {
         "fps": fps,
         "item_key": item_key,
         "repeat": repeat,
         "duration_s": duration_s,
     }
-    kept = sample_indices(base, n_frames, min(policy.keep_frames, k), **args)
-    full = sample_indices(base, n_frames, k, **args)
+    kept = sample_indices(base, video_frames, min(sampling.keep_frames, frames), **args)
+    full = sample_indices(base, video_frames, frames, **args)
     need = full.size - kept.size
     rest = np.setdiff1d(full, kept)
     if need <= 0 or rest.size == 0:
@@ -116,34 +121,37 @@ def _keeping(
     return np.unique(np.concatenate([kept, rest[picks]]))
 
 
+@renamed_keywords(policy="sampling", n_frames="video_frames", k="frames")
 def sample_indices(
-    policy: SamplingPolicy,
-    n_frames: int,
-    k: int,
+    sampling: SamplingPolicy,
+    video_frames: int,
+    frames: int,
     *,
     fps: float,
     item_key: str = "",
     repeat: int = 0,
     duration_s: float | None = None,
 ) -> np.ndarray:
-    """Sorted, unique int64 frame indices for a budget of `k` frames.
+    """Sorted, unique int64 frame indices of a video `video_frames` long for a budget of
+    `frames` frames.
 
-    At most `k` indices, never repeated: a video shorter than the budget yields fewer (the
-    effective count), and no policy ever decodes the whole video in place of `k` frames. `fps`
-    is the video's frame rate (used by the `fps` policy with `duration_s` when known); `item_key`
-    and `repeat` seed the `random` policy so every item and repeat draws its own frames.
+    At most `frames` indices, never repeated: a video shorter than the budget yields fewer (the
+    effective count), and no sampling policy ever decodes the whole video in place of the
+    budget. `fps` is the video's frame rate (used by the `fps` policy with `duration_s` when
+    known); `item_key` and `repeat` seed the `random` policy so every item and repeat draws its
+    own frames.
     """
-    if n_frames <= 0:
-        raise ValueError(f"n_frames must be > 0 (got {n_frames})")
-    if k < 0:
-        raise ValueError(f"k must be >= 0 (got {k})")
-    if k == 0:
+    if video_frames <= 0:
+        raise ValueError(f"video_frames must be > 0 (got {video_frames})")
+    if frames < 0:
+        raise ValueError(f"frames must be >= 0 (got {frames})")
+    if frames == 0:
         return np.empty(0, dtype=np.int64)
-    if policy.keep_frames is not None:
-        return _keeping(policy, n_frames, k, fps, item_key, repeat, duration_s)
-    n = n_frames
-    phase = policy.phase
-    name = policy.name
+    if sampling.keep_frames is not None:
+        return _keeping(sampling, video_frames, frames, fps, item_key, repeat, duration_s)
+    n, k = video_frames, frames  # the formulas' notation
+    phase = sampling.phase
+    name = sampling.name
     if name == "linspace":
         if k == 1:
             positions = np.zeros(1)
@@ -161,14 +169,14 @@ def sample_indices(
     elif name == "left":
         raw = np.array([int((i + phase) * n / k) for i in range(k)], dtype=np.int64)
     elif name == "fps":
-        assert policy.fps is not None
-        count = fps_frame_count(n, k, video_fps=fps, fps=policy.fps, duration_s=duration_s)
+        assert sampling.fps is not None
+        count = fps_frame_count(n, k, video_fps=fps, fps=sampling.fps, duration_s=duration_s)
         raw = np.round(np.linspace(0, n - 1, count)).astype(np.int64)
     elif name == "nested":
         raw = _nested(n, k)
     elif name == "random":
-        assert policy.seed is not None
-        rng = _item_seed(policy.seed, item_key, repeat)
+        assert sampling.seed is not None
+        rng = _item_seed(sampling.seed, item_key, repeat)
         raw = rng.choice(n, size=min(k, n), replace=False)
     else:  # pragma: no cover - the Literal type rules this out
         raise ValueError(f"unknown sampling policy {name!r}")

@@ -9,17 +9,19 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import renamed_keywords
 from ..sheets import BACKGROUND, LINE, draw_text, encode_png, resize_bilinear
 from ._pipeline import FrameSet
 
 
+@renamed_keywords(frames="frame_set")
 def render_contact_sheet(
-    frames: FrameSet, *, title: str, tile_height: int = 96, columns: int = 8
+    frame_set: FrameSet, *, title: str, tile_height: int = 96, columns: int = 8
 ) -> np.ndarray:
     """An RGB uint8 image: a title line, then the frames in rows of `columns`, each captioned
     `#index  t.ttts`."""
-    count = frames.effective_frames
-    tiles = [resize_bilinear(f, tile_height) for f in frames.frames]
+    count = frame_set.effective_frames
+    tiles = [resize_bilinear(f, tile_height) for f in frame_set.array]
     tile_width = max((t.shape[1] for t in tiles), default=tile_height)
     pad, caption = 4, LINE + 4
     cols = max(1, min(columns, count))
@@ -30,10 +32,10 @@ def render_contact_sheet(
     sheet = np.full((header + rows * cell_h, width, 3), BACKGROUND, dtype=np.uint8)
     text = [
         ((pad, 2), title),
-        ((pad, 2 + LINE + 2), f"{count} frames at {frames.width}x{frames.height}"),
+        ((pad, 2 + LINE + 2), f"{count} frames at {frame_set.width}x{frame_set.height}"),
     ]
     for n, (tile, index, stamp) in enumerate(
-        zip(tiles, frames.indices.tolist(), frames.timestamps.tolist(), strict=True)
+        zip(tiles, frame_set.indices.tolist(), frame_set.timestamps.tolist(), strict=True)
     ):
         r, c = divmod(n, cols)
         x, y = c * cell_w + pad, header + r * cell_h + pad
@@ -43,9 +45,10 @@ def render_contact_sheet(
     return draw_text(sheet, text)
 
 
+@renamed_keywords(frames="frame_set")
 def write_contact_sheet(
     path: str | os.PathLike[str],
-    frames: FrameSet,
+    frame_set: FrameSet,
     *,
     title: str,
     tile_height: int = 96,
@@ -54,7 +57,7 @@ def write_contact_sheet(
     """Render and save as PNG (temp file, then rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    image = render_contact_sheet(frames, title=title, tile_height=tile_height, columns=columns)
+    image = render_contact_sheet(frame_set, title=title, tile_height=tile_height, columns=columns)
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         temp.write_bytes(encode_png(image, optimize=False))

@@ -3,9 +3,9 @@ sample of correct items) with one controlled change of sampling, through the swe
 `recovered_rate` beside `broken_rate`.
 
 The re-runs are stored in the run like any other cells, as a configuration of their own series
-(`intervention:<policy>`), so `itemscale analyze` sees them and a crash resumes where it stopped.
+(`intervention:<intervention>`), so `itemscale analyze` sees them and a crash resumes where it stopped.
 The plan (which items, which control sample, which configuration) and the result are written to
-`RUN_DIR/intervention/`. The policies only plan and measure; re-running needs the model and the
+`RUN_DIR/intervention/`. `itemscale.policies` only plans and measures; re-running needs the model and the
 decoder, which is why this lives above both rather than in `policies`.
 """
 
@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from ..errors import renamed_keywords
 from ._errors import WorkflowError
 
 if TYPE_CHECKING:
@@ -30,12 +31,12 @@ def pick_axis(
     model: str | None,
     series: str | None,
     where: str,
-    policy: str | None = None,
+    intervention: str | None = None,
 ) -> tuple[ResponseMatrix, str | None]:
     """The one budget axis to intervene on, and a note for the reader when the choice was not
-    the user's. Among several, a series that already samples with the intervention's policy
+    the user's. Among several, a series that already samples as the intervention would
     (`nested/cached` for `--policy nested`) is set aside, since re-running it with the same
-    sampling would compare the policy with itself."""
+    sampling would compare the sampling policy with itself."""
     from ..policies import INTERVENTION_SERIES_PREFIX
 
     axes = [
@@ -55,13 +56,13 @@ def pick_axis(
             + (f" for model {model!r}" if model else "")
             + (f" in series {series!r}" if series else "")
         )
-    if len(axes) > 1 and policy is not None and series is None:
-        others = [m for m in axes if policy not in m.series.split("/")]
+    if len(axes) > 1 and intervention is not None and series is None:
+        others = [m for m in axes if intervention not in m.series.split("/")]
         if len(others) == 1:
             note = (
                 f"intervening on series {others[0].series} (series "
                 + ", ".join(m.series for m in axes if m not in others)
-                + f" already samples with {policy}; --series picks another)"
+                + f" already samples with {intervention}; --series picks another)"
             )
             return others[0], note
     if len(axes) > 1:
@@ -80,10 +81,11 @@ def _terminal_regressions(matrix: ResponseMatrix, terminal: int) -> int:
     return int(((y[:, terminal] < 1) & (y[:, below] >= 1).any(axis=1)).sum())
 
 
+@renamed_keywords(policy="intervention")
 def intervene(
     run_dir: str | Path,
     *,
-    policy: str,
+    intervention: str,
     n_control: int | None = None,
     seed: int = 0,
     n_boot: int = 1000,
@@ -98,13 +100,12 @@ def intervene(
     on_note: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Plan, run (through the sweep, resumably) and measure one intervention; returns the result
-    that `RUN_DIR/intervention/<policy>.json` holds.
+    that `RUN_DIR/intervention/<intervention>.json` holds.
 
     `execute=False` runs nothing and measures the cells already stored. `on_note` receives the
-    one line that says which axis was chosen when the policy's own series was set aside (the
+    one line that says which axis was chosen when the intervention's own series was set aside (the
     command line prints it); the result is the same with or without it.
     """
-    import numpy as np
     from pydantic import ValidationError
 
     from ..measures import build_matrices, main_chain
@@ -124,9 +125,9 @@ def intervene(
         write_json_atomic,
     )
 
-    if policy not in INTERVENTION_NAMES:
+    if intervention not in INTERVENTION_NAMES:
         raise WorkflowError(
-            f"unknown intervention {policy!r}; choose one of {', '.join(INTERVENTION_NAMES)}"
+            f"unknown intervention {intervention!r}; choose one of {', '.join(INTERVENTION_NAMES)}"
         )
     run_dir = Path(run_dir)
     try:
@@ -143,7 +144,7 @@ def intervene(
     except ValidationError as exc:
         raise WorkflowError(f"{run_dir / 'run.json'}: recorded protocol is invalid: {exc}") from exc
 
-    matrix, note = pick_axis(build_matrices(df), model, series, str(run_dir), policy)
+    matrix, note = pick_axis(build_matrices(df), model, series, str(run_dir), intervention)
     if note is not None and on_note is not None:
         on_note(note)
     chain = main_chain(matrix.budget_order, matrix.frames)
@@ -168,9 +169,8 @@ def intervene(
     try:
         plan = plan_intervention(
             matrix,
-            policy=cast("InterventionName", policy),
+            intervention=cast("InterventionName", intervention),
             terminal=terminal,
-            rng=np.random.default_rng(seed),
             seed=seed,
             n_control=n_control,
         )
@@ -178,7 +178,7 @@ def intervene(
         raise WorkflowError(f"{run_dir}: {exc}") from exc
     out_dir = run_dir / INTERVENTION_DIR
     with run_lock(run_dir, what="intervene"):
-        write_json_atomic(out_dir / f"{policy}.plan.json", plan.model_dump(mode="json"))
+        write_json_atomic(out_dir / f"{intervention}.plan.json", plan.model_dump(mode="json"))
 
     if execute and plan.items:
         from ..models import BackendError
@@ -191,8 +191,8 @@ def intervene(
             raise WorkflowError(f"{run_dir}: model {plan.model!r} is not in the recorded protocol")
         one_model = protocol.model_copy(update={"models": (entry,)})
         interventions = dict(provenance.get("interventions", {}))
-        interventions[policy] = {
-            "plan_file": f"{INTERVENTION_DIR}/{policy}.plan.json",
+        interventions[intervention] = {
+            "plan_file": f"{INTERVENTION_DIR}/{intervention}.plan.json",
             "model": plan.model,
             "source_series": plan.source_series,
             "series": plan.series,
@@ -238,5 +238,5 @@ def intervene(
     outcome["axis"] = axis
     outcome[RESPONSES_DIGEST_KEY] = responses_digest(run_dir)
     with run_lock(run_dir, what="intervene"):  # the re-run's sweep held it while it ran
-        write_json_atomic(out_dir / f"{policy}.json", outcome)
+        write_json_atomic(out_dir / f"{intervention}.json", outcome)
     return outcome

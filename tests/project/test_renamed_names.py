@@ -1,0 +1,97 @@
+"""Names retired by issue 27 ("one name per concept", docs/glossary.md) still work for one
+release: each resolves to what its new name is, with a DeprecationWarning that names it."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+#: (module, retired name, its one name now)
+RENAMED_MODULE_NAMES = [
+    ("itemscale.responses", "normalize_answer", "normalise_answer"),
+    ("itemscale.protocol", "POLICY_NAMES", "SAMPLING_POLICY_NAMES"),
+    ("itemscale.protocol", "PolicyName", "SamplingPolicyName"),
+    ("itemscale.protocol", "PHASED_POLICIES", "PHASED_SAMPLING_POLICIES"),
+    ("itemscale.policies", "POLICY_NAMES", "STOPPING_RULE_NAMES"),
+    ("itemscale.policies", "POLICY_DESCRIPTIONS", "STOPPING_RULE_DESCRIPTIONS"),
+    ("itemscale.policies", "run_policies", "run_stopping_rules"),
+]
+
+
+@pytest.mark.parametrize(("module", "old", "new"), RENAMED_MODULE_NAMES)
+def test_a_retired_module_name_warns_and_is_the_new_one(module: str, old: str, new: str) -> None:
+    face = importlib.import_module(module)
+    with pytest.deprecated_call(match=rf"{module}\.{old} is deprecated: use {module}\.{new}"):
+        value = getattr(face, old)
+    assert value is getattr(face, new)
+    assert old not in face.__all__ and new in face.__all__
+
+
+def test_a_retired_keyword_warns_and_means_the_new_one() -> None:
+    from itemscale.policies import intervention_configuration
+    from itemscale.protocol import Configuration
+
+    terminal = Configuration(frames=8)
+    now = intervention_configuration(terminal, intervention="phase-shift")
+    with pytest.deprecated_call(
+        match=r"intervention_configuration\(policy=\.\.\.\) is deprecated: use "
+        r"intervention_configuration\(intervention=\.\.\.\)"
+    ):
+        before = intervention_configuration(terminal, policy="phase-shift")  # type: ignore[call-arg]
+    assert before == now
+    with pytest.raises(TypeError, match="got both policy= and intervention="):
+        intervention_configuration(terminal, policy="nested", intervention="nested")  # type: ignore[call-arg]
+
+
+def test_an_unknown_name_is_still_an_attribute_error() -> None:
+    face = importlib.import_module("itemscale.responses")
+    with pytest.raises(AttributeError, match="has no attribute 'normalise_answers'"):
+        face.normalise_answers  # noqa: B018
+
+
+def test_the_pixel_array_is_array_and_frames_still_reads_it() -> None:
+    import numpy as np
+
+    from itemscale.items import Item
+    from itemscale.models import Frames, VideoRequest
+    from itemscale.video import FrameSet
+
+    pixels = np.zeros((2, 4, 4, 3), dtype=np.uint8)
+    plain = Frames(pixels, (0, 5), (0.0, 0.5))
+    served = FrameSet(pixels, np.array([0, 5]), np.array([0.0, 0.5]), 4, 4, effective_frames=2)
+    for frame_set, name in ((plain, "Frames"), (served, "FrameSet")):
+        with pytest.deprecated_call(match=rf"{name}\.frames is deprecated: use {name}\.array"):
+            assert frame_set.frames is pixels
+
+    class Legacy:  # a frame set written against FramesLike before issue 27
+        frames = pixels
+        indices = (0, 5)
+        timestamps = (0.0, 0.5)
+
+    item = Item(item_id="q", video_id="v", question="?", options=("a", "b"))
+    with pytest.deprecated_call(match=r"Legacy\.frames is deprecated"):
+        request = VideoRequest(item, Legacy())  # type: ignore[arg-type]
+    assert request.frames is not None and request.frames.array is pixels
+    assert tuple(request.frames.indices) == (0, 5)
+
+
+def test_the_videos_length_is_video_frames(tmp_path: Path) -> None:
+    from _support.sweep import make_video
+    from itemscale.video import probe_video
+
+    info = probe_video(make_video(tmp_path / "v.mp4", n_frames=6))
+    assert info.video_frames == 6
+    with pytest.deprecated_call(match=r"VideoInfo\.n_frames is deprecated"):
+        assert info.n_frames == 6
+
+
+def test_the_glossary_table_lists_every_retired_module_name() -> None:
+    from _support.paths import REPO
+
+    page = (REPO / "docs" / "glossary.md").read_text(encoding="utf-8")
+    table = page[page.index("## One name per concept") :]
+    missing = [f"{old} -> {new}" for _, old, new in RENAMED_MODULE_NAMES if old not in table]
+    missing += [f"{old} -> {new}" for _, old, new in RENAMED_MODULE_NAMES if new not in table]
+    assert not missing, f"docs/glossary.md, 'One name per concept', does not list {missing}"
