@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..items import Item
-from ..models._prompts import MCQA_INSTRUCTION, OPEN_QA_INSTRUCTION, SUMMARY_INSTRUCTION
+from ..models import MCQA_INSTRUCTION, OPEN_QA_INSTRUCTION, SUMMARY_INSTRUCTION
 from ._config import CHAT_TEMPLATE, SPECIAL_TOKENS, BuiltinArchitecture
 
 if TYPE_CHECKING:

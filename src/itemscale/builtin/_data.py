@@ -155,8 +155,7 @@ def process_video(
     ones the backend produces at audit time."""
     from transformers.video_utils import VideoMetadata
 
-    from ..models import Frames
-    from ..models._hf import video_metadata
+    from ..models import Frames, video_metadata, writable
 
     video_processor = processor.video_processor
     described = video_metadata(
@@ -173,8 +172,6 @@ def process_video(
         "video_metadata": [metadata],
     }
     sampled_fps = metadata.sampled_fps
-    from ..models._hf import writable
-
     out = video_processor(videos=[writable(frames)], **kwargs)  # cached frames are read-only
     grid = out["video_grid_thw"]
     merge = int(video_processor.merge_size)

@@ -54,7 +54,7 @@ def load_builtin(model_dir: str | Path) -> tuple[Any, Any]:
 
     auto_processor: Any = AutoProcessor
     model_cls: Any = Qwen2_5_VLForConditionalGeneration
-    from ..models._hf import no_loading_bars
+    from ..models import no_loading_bars
 
     processor = auto_processor.from_pretrained(str(model_dir), local_files_only=True)
     with no_loading_bars():  # the sweep's bar already says "loading builtin"
@@ -93,7 +93,7 @@ def evaluate_video(
     """All `items` of one video at one budget; `frames` is a `FrameSet` (None: text-only)."""
     import torch
 
-    from ..models._hf import source_fps
+    from ..models import source_fps
 
     text_only = frames is None
     inputs = (

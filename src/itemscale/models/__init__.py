@@ -6,6 +6,8 @@ lives above this package, in `itemscale.builtin`.
 Heavy dependencies (torch, transformers, httpx) are imported only when a backend is loaded.
 """
 
+from ._hf_families import source_fps, video_metadata
+from ._hf_support import no_loading_bars, writable
 from ._load import (
     ModelEntryLike,
     builtin_backend_options,
@@ -15,7 +17,13 @@ from ._load import (
     load_backend,
     load_fingerprint,
 )
-from ._prompts import PROMPT_TEMPLATE_VERSION, build_messages
+from ._prompts import (
+    MCQA_INSTRUCTION,
+    OPEN_QA_INSTRUCTION,
+    PROMPT_TEMPLATE_VERSION,
+    SUMMARY_INSTRUCTION,
+    build_messages,
+)
 from ._types import (
     BACKENDS,
     SCORE_ONLY_MAX_NEW_TOKENS,
@@ -36,8 +44,11 @@ from ._types import (
 
 __all__ = [
     "BACKENDS",
+    "MCQA_INSTRUCTION",
+    "OPEN_QA_INSTRUCTION",
     "PROMPT_TEMPLATE_VERSION",
     "SCORE_ONLY_MAX_NEW_TOKENS",
+    "SUMMARY_INSTRUCTION",
     "Backend",
     "BackendError",
     "BackendLoader",
@@ -59,4 +70,8 @@ __all__ = [
     "lazy",
     "load_backend",
     "load_fingerprint",
+    "no_loading_bars",
+    "source_fps",
+    "video_metadata",
+    "writable",
 ]

@@ -18,6 +18,7 @@ from ._io import (
     write_run,
 )
 from ._safety import (
+    ARTIFACT_MARKER,
     DEFAULT_WAIT_S,
     LOCK_FILE,
     OutputFolderError,
@@ -47,6 +48,7 @@ from ._scoring import exact_match, normalize_answer, rouge_l, token_f1
 
 __all__ = [
     "ANSWERED_STATUSES",
+    "ARTIFACT_MARKER",
     "COLUMNS",
     "DEFAULT_WAIT_S",
     "EXTRACTOR_VERSION",

@@ -10,13 +10,13 @@ from __future__ import annotations
 import math
 from typing import Final
 
-from ..protocol import Configuration
-from ..protocol._config import (
+from ..protocol import (
     FRAMES_PER_TOKEN,
     IMAGE_FACTOR,
     MAX_FRAME_PIXELS,
     MIN_FRAME_PIXELS,
     PIXELS_PER_TOKEN,
+    Configuration,
 )
 
 MIN_PIXELS: Final[int] = MIN_FRAME_PIXELS
