@@ -33,6 +33,7 @@ from .. import __version__
 from ..errors import ItemscaleError
 from ..files import no_space_is_typed, read_json, replace_dir, sha256_file, shared_mode
 from ..items import Item, read_items_jsonl
+from ..measures import DEFAULT_BOOTSTRAP
 from ..responses import (
     RESPONSES_FILE,
     RUN_FILE,
@@ -253,7 +254,7 @@ def build_artifact(
     run_dir: str | os.PathLike[str],
     *,
     out: str | os.PathLike[str] | None = None,
-    n_boot: int = 1000,
+    n_boot: int = DEFAULT_BOOTSTRAP,
     seed: int = 0,
     items: str | None = None,
     title: str | None = None,

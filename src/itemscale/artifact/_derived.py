@@ -22,6 +22,7 @@ from typing import Any, Final, Literal
 import pandas as pd
 
 from ..files import sha256_file
+from ..measures import DEFAULT_BOOTSTRAP
 from ..responses import RESPONSES_DIGEST_KEY, RESPONSES_FILE, write_json_atomic
 
 CASCADE_FILE: Final[str] = "cascade.json"
@@ -130,7 +131,10 @@ def fresh_intervention(
     parsed = InterventionPlan.model_validate(plan)
     boot = stored.get("bootstrap") or {}
     fresh = intervention_outcomes(
-        df, parsed, n_boot=int(boot.get("n_boot", 1000)), seed=int(boot.get("seed", parsed.seed))
+        df,
+        parsed,
+        n_boot=int(boot.get("n_boot", DEFAULT_BOOTSTRAP)),
+        seed=int(boot.get("seed", parsed.seed)),
     )
     return _as_json(_with_added_keys(fresh, stored))
 

@@ -7,7 +7,13 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..measures import CI_METHODS, DEFAULT_CI, DEFAULT_DRAWS, DEFAULT_POWER_TARGET
+from ..measures import (
+    CI_METHODS,
+    DEFAULT_BOOTSTRAP,
+    DEFAULT_CI,
+    DEFAULT_DRAWS,
+    DEFAULT_POWER_TARGET,
+)
 from . import CommandError
 from ._format import Glosses, points_text
 from ._inference_text import print_churn, print_heterogeneity, print_inference
@@ -42,7 +48,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "is_text_overwritten, best_config; matched_grid_* under --configs), as .csv or .parquet",
     )
     p.add_argument(
-        "--bootstrap", type=int, default=1000, metavar="B", help="resamples (0: none; default 1000)"
+        "--bootstrap",
+        type=int,
+        default=DEFAULT_BOOTSTRAP,
+        metavar="B",
+        help=f"resamples (0: none; default {DEFAULT_BOOTSTRAP})",
     )
     p.add_argument(
         "--seed", type=int, default=0, help="bootstrap seed (same seed, same interval; default 0)"

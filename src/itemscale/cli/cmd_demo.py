@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..measures import DEFAULT_BOOTSTRAP
 from . import CommandError
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="suite seed; the built-in model was trained on seed 0, so any other seed gives "
         "videos it has never seen",
     )
-    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples")
+    p.add_argument("--bootstrap", type=int, default=DEFAULT_BOOTSTRAP, help="bootstrap resamples")
     p.add_argument("--batch-size", type=int, default=16, help="requests per model call")
     p.add_argument("--no-report", action="store_true", help="stop after analyze and cascade")
     p.set_defaults(func=run)

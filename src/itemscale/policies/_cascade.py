@@ -21,13 +21,14 @@ import numpy.typing as npt
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..measures import INTERVENTION_SERIES_PREFIX as MEASURED_APART
 from ..measures import (
+    DEFAULT_BOOTSTRAP,
     ResponseMatrix,
     VideoBootstrap,
     build_matrices,
     main_chain,
 )
+from ..measures import INTERVENTION_SERIES_PREFIX as MEASURED_APART
 from ._cost import StageCosts
 from ._fixed import fixed_rule
 from ._folds import video_folds
@@ -99,7 +100,7 @@ class CascadeSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    n_boot: int = Field(default=1000, ge=0)
+    n_boot: int = Field(default=DEFAULT_BOOTSTRAP, ge=0)
     seed: int = 0
     #: The currency the thresholds minimise.
     cost: Literal["frames", "tokens", "latency"] = "frames"

@@ -22,7 +22,13 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ItemscaleError
-from ..measures import ResponseMatrix, VideoBootstrap, percentile_intervals, stat
+from ..measures import (
+    DEFAULT_BOOTSTRAP,
+    ResponseMatrix,
+    VideoBootstrap,
+    percentile_intervals,
+    stat,
+)
 from ..protocol import PHASED_POLICIES, Configuration, SamplingPolicy
 from ..responses import ANSWERED_STATUSES
 
@@ -238,7 +244,7 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> list[float]:
 
 
 def intervention_outcomes(
-    df: pd.DataFrame, plan: InterventionPlan, *, n_boot: int = 1000, seed: int = 0
+    df: pd.DataFrame, plan: InterventionPlan, *, n_boot: int = DEFAULT_BOOTSTRAP, seed: int = 0
 ) -> dict[str, Any]:
     """`recovered_rate` and `broken_rate` with video-bootstrap intervals, from the table.
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from ..measures import DEFAULT_BOOTSTRAP
 from ._errors import WorkflowError
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ def intervene(
     policy: str,
     n_control: int | None = None,
     seed: int = 0,
-    n_boot: int = 1000,
+    n_boot: int = DEFAULT_BOOTSTRAP,
     model: str | None = None,
     series: str | None = None,
     execute: bool = True,
