@@ -19,11 +19,9 @@ import numpy.typing as npt
 
 from ..items import Item
 from ..models import build_messages
+from ..protocol import IMAGE_FACTOR
 from ..responses import TaskKind
 from ..video import MediaError
-
-#: Spatial granularity of the vision tower (patch 14 x merge 2): frame sides are multiples of it.
-PIXEL_FACTOR = 28
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +82,7 @@ def frame_size(height: int, width: int, short_side: int) -> tuple[int, int]:
     scale = short_side / min(height, width)
 
     def snap(x: float) -> int:
-        return max(PIXEL_FACTOR, round(x / PIXEL_FACTOR) * PIXEL_FACTOR)
+        return max(IMAGE_FACTOR, round(x / IMAGE_FACTOR) * IMAGE_FACTOR)
 
     return snap(height * scale), snap(width * scale)
 

@@ -22,11 +22,11 @@ from ._pipeline import (
     plan_frames,
 )
 from ._resize import (
-    FRAMES_PER_TOKEN,
+    FRAMES_PER_TEMPORAL_PATCH,
     IMAGE_FACTOR,
     MAX_PIXELS,
     MIN_PIXELS,
-    PIXELS_PER_TOKEN,
+    PIXELS_PER_VISUAL_TOKEN,
     allocation_max_pixels,
     smart_resize,
     target_size,
@@ -36,12 +36,12 @@ from ._sheet import render_contact_sheet, write_contact_sheet
 
 __all__ = [
     "ENTRY_MAGIC",
-    "FRAMES_PER_TOKEN",
+    "FRAMES_PER_TEMPORAL_PATCH",
     "IMAGE_FACTOR",
     "MAX_PIXELS",
     "MEDIA_ERROR_REASONS",
     "MIN_PIXELS",
-    "PIXELS_PER_TOKEN",
+    "PIXELS_PER_VISUAL_TOKEN",
     "RESIZE_VERSION",
     "CacheStats",
     "FrameCache",
