@@ -26,7 +26,7 @@ from ..items import Item
 from ..models import PROMPT_TEMPLATE_VERSION
 from ..protocol import Configuration, Protocol
 from ..responses import EXTRACTOR_VERSION, RESPONSES_FILE, RUN_FILE, Status, read_responses
-from ..store import RunStore, StoreError, open_store, run_dir_lock, utc_now
+from ..store import STORE_FILE, RunStore, StoreError, open_store, run_dir_lock, utc_now
 from ._execute import JobStats, PreparedJob, VideoJob, VideoJobRunner
 from ._loaders import load_benchmark_items
 from ._plan import (
@@ -63,9 +63,9 @@ def _damage_is_typed(run_dir: Path) -> Iterator[None]:
         yield
     except sqlite3.DatabaseError as exc:
         if is_full(exc):  # the disk, not the store: every committed cell is intact
-            raise full_store_error(run_dir / "store.sqlite", exc) from exc
+            raise full_store_error(run_dir / STORE_FILE, exc) from exc
         raise StoreError(
-            f"{run_dir / 'store.sqlite'}: the run store is damaged ({exc}); the cells committed "
+            f"{run_dir / STORE_FILE}: the run store is damaged ({exc}); the cells committed "
             "before the damage are kept"
         ) from exc
 
@@ -418,7 +418,7 @@ def plan_sweep(
     configs = planned_configs(protocol.configurations(), list(extra_configs or ()))
     out_dir = Path(run_dir if run_dir is not None else protocol.output)
     stored: set[tuple[str, str, str, int]] = set()
-    store_file = out_dir / "store.sqlite"
+    store_file = out_dir / STORE_FILE
     if store_file.exists():
         with RunStore(store_file) as store:
             frame = store.cells_frame()
