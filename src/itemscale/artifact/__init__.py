@@ -2,9 +2,11 @@
 annotations, report.html, MANIFEST.json) and its verifier."""
 
 from ..files import sha256_file
+from ..responses import MANIFEST_FILE
 from ._build import (
     ARTIFACT_DIR,
     ARTIFACT_SCHEMA_VERSION,
+    COMPARISON_FILE,
     MEASURES_FILE,
     OPTIONAL_FILES,
     PROVENANCE_FILE,
@@ -18,13 +20,14 @@ from ._build import (
 from ._crosscheck import parse_digest
 from ._derived import DERIVED_KEY
 from ._html import ReportInputs, item_table_payload, json_for_script, render_report
-from ._manifest import MANIFEST_FILE, check_manifest, manifest_digest, write_manifest
+from ._manifest import check_manifest, manifest_digest, write_manifest
 from ._trajectories import PATTERNS, TRAJECTORY_SCHEMA_VERSION, pattern_of, trajectory_table
 from ._verify import VerifyResult, verify_artifact
 
 __all__ = [
     "ARTIFACT_DIR",
     "ARTIFACT_SCHEMA_VERSION",
+    "COMPARISON_FILE",
     "DERIVED_KEY",
     "MANIFEST_FILE",
     "MEASURES_FILE",

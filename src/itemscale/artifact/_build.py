@@ -30,11 +30,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .. import __version__
+from ..audit import ANNOTATIONS_FILE, AUDIT_FILE, AUDIT_SUMMARY_FILE, SHEETS_DIR
 from ..errors import ItemscaleError
 from ..files import no_space_is_typed, read_json, replace_dir, sha256_file, shared_mode
-from ..items import Item, read_items_jsonl
+from ..items import ITEMS_FILE, Item, read_items_jsonl
 from ..measures import DEFAULT_BOOTSTRAP
+from ..policies import CASCADE_FILE, INTERVENTION_DIR, PLAN_SUFFIX
 from ..responses import (
+    MANIFEST_FILE,
     RESPONSES_FILE,
     RUN_FILE,
     check_replaceable,
@@ -56,20 +59,19 @@ MEASURES_FILE: Final[str] = "measures.json"
 PROVENANCE_FILE: Final[str] = "provenance.json"
 REPORT_FILE: Final[str] = "report.html"
 README_FILE: Final[str] = "README.md"
-ITEMS_FILE: Final[str] = "items.jsonl"
+#: An intervention's result where runs before `intervention/<policy>.json` wrote it.
+LEGACY_INTERVENTION_FILE: Final[str] = "intervention.json"
+#: The seed paper's published numbers beside itemscale's (`make demo`'s paper run).
+COMPARISON_FILE: Final[str] = "comparison.json"
 #: Optional run-directory files copied as they are when present.
 OPTIONAL_FILES: Final[tuple[str, ...]] = (
-    "audit.parquet",
-    "audit.json",
-    "annotations.parquet",
-    "cascade.json",
-    "intervention.json",
-    # the seed paper's published numbers beside itemscale's (`make demo`'s paper run)
-    "comparison.json",
+    AUDIT_FILE,
+    AUDIT_SUMMARY_FILE,
+    ANNOTATIONS_FILE,
+    CASCADE_FILE,
+    LEGACY_INTERVENTION_FILE,
+    COMPARISON_FILE,
 )
-SHEETS_DIR: Final[str] = "audit_sheets"
-#: Where `itemscale intervene` writes `<policy>.json` and `<policy>.plan.json`.
-INTERVENTION_DIR: Final[str] = "intervention"
 #: The README's template; `verify` renders it again only for artifacts that record this one.
 README_VERSION: Final[int] = 1
 PACKAGES: Final[tuple[str, ...]] = (
@@ -138,7 +140,7 @@ def find_items_file(run_dir: Path, run_meta: dict[str, Any], items: str | None) 
         return run_dir / ITEMS_FILE
     candidates: list[object] = [run_meta.get(k) for k in ("items_path", "items_file", "items")]
     # the item file the audit used (its evidence spans decided the pathways)
-    audit_summary = _read_optional_json(run_dir / "audit.json")
+    audit_summary = _read_optional_json(run_dir / AUDIT_SUMMARY_FILE)
     if audit_summary and isinstance(audit_summary.get("items"), dict):
         candidates.insert(0, audit_summary["items"].get("path"))
     protocol = run_meta.get("protocol")
@@ -233,12 +235,12 @@ def readme_text(prov: dict[str, Any], optional: list[str]) -> str:
         "--json rerun/measures.json   # = measures.json",
         f"itemscale report rerun{grid}   # = trajectories.parquet and the report's figures",
     ]
-    if "audit.parquet" in optional:
+    if AUDIT_FILE in optional:
         lines.append(
             "itemscale audit rerun --items items.jsonl   # = audit.parquet (pathway rules: "
             "docs/report.md)"
         )
-    if "cascade.json" in optional:
+    if CASCADE_FILE in optional:
         lines.append("itemscale cascade rerun --json rerun/cascade.json   # = cascade.json")
     lines += [
         "```",
@@ -331,14 +333,14 @@ def _build(
                 shutil.copyfile(run_dir / name, tmp / name)
                 optional.append(name)
         interventions: dict[str, dict[str, Any]] = {}
-        legacy = _read_optional_json(run_dir / "intervention.json")
+        legacy = _read_optional_json(run_dir / LEGACY_INTERVENTION_FILE)
         if legacy is not None:
             interventions["intervention"] = legacy
         if (run_dir / INTERVENTION_DIR).is_dir():
             (tmp / INTERVENTION_DIR).mkdir()
             for path in sorted((run_dir / INTERVENTION_DIR).glob("*.json")):
                 shutil.copyfile(path, tmp / INTERVENTION_DIR / path.name)
-                if not path.name.endswith(".plan.json"):
+                if not path.name.endswith(PLAN_SUFFIX):
                     payload = _read_optional_json(path)
                     if payload is not None:
                         interventions[path.stem] = payload
@@ -480,7 +482,7 @@ def _holds_only_artifact_files(folder: Path) -> bool:
         README_FILE,
         REPORT_FILE,
         ITEMS_FILE,
-        "MANIFEST.json",
+        MANIFEST_FILE,
         INTERVENTION_DIR,
         SHEETS_DIR,
         *OPTIONAL_FILES,
@@ -507,11 +509,11 @@ def load_report_inputs(root: Path) -> ReportInputs:
     prov = read_json(root / PROVENANCE_FILE)
     run_meta = read_json(root / RUN_FILE)
     interventions: dict[str, dict[str, Any]] = {}
-    legacy = _read_optional_json(root / "intervention.json")
+    legacy = _read_optional_json(root / LEGACY_INTERVENTION_FILE)
     if legacy is not None:
         interventions["intervention"] = legacy
     for path in sorted((root / INTERVENTION_DIR).glob("*.json")):
-        if not path.name.endswith(".plan.json"):
+        if not path.name.endswith(PLAN_SUFFIX):
             payload = _read_optional_json(path)
             if payload is not None:
                 interventions[path.stem] = payload
@@ -525,11 +527,11 @@ def load_report_inputs(root: Path) -> ReportInputs:
         trajectories=pq.read_table(root / TRAJECTORIES_FILE).to_pandas(),
         responses=read_responses(root / RESPONSES_FILE),
         provenance=prov,
-        audit=_read_optional_parquet(root / "audit.parquet"),
-        annotations=_read_optional_parquet(root / "annotations.parquet"),
+        audit=_read_optional_parquet(root / AUDIT_FILE),
+        annotations=_read_optional_parquet(root / ANNOTATIONS_FILE),
         sheets=sheets,
-        cascade=_read_optional_json(root / "cascade.json"),
-        comparison=_read_optional_json(root / "comparison.json"),
+        cascade=_read_optional_json(root / CASCADE_FILE),
+        comparison=_read_optional_json(root / COMPARISON_FILE),
         intervention=interventions or None,
         run=run_meta if isinstance(run_meta, dict) else {},
         title=str(title) if title else "itemscale report",

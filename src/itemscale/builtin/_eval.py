@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..items import Item
+from ..items import ITEMS_FILE, Item
 from ..models import builtin_backend_options
 from ..responses import TaskKind, token_f1
 from ._data import encode_batch, expand_video_tokens, process_video, render_prompt
@@ -314,7 +314,7 @@ def evaluate_suite(
 
     from ..items import read_items_jsonl
 
-    items = [i for i in read_items_jsonl(suite_dir / "items.jsonl") if i.split == "test"]
+    items = [i for i in read_items_jsonl(suite_dir / ITEMS_FILE) if i.split == "test"]
     video_ids = sorted({i.video_id for i in items})[:max_videos]
     keep = set(video_ids)
     items = [i for i in items if i.video_id in keep]

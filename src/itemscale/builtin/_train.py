@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..items import Item
+from ..items import ITEMS_FILE, Item
 from ..synth import SuiteError
 from ._aux import make_aux_head
 from ._build import build_model, build_processor, item_texts, train_tokenizer
@@ -86,7 +86,7 @@ def train_builtin(
 
     train_items = [i for i in suite_items(suite_dir) if i.split == "train"]
     if not train_items:
-        raise SuiteError(f"{suite_dir / 'items.jsonl'}: no items with split 'train'")
+        raise SuiteError(f"{suite_dir / ITEMS_FILE}: no items with split 'train'")
     for item in train_items:
         answer_target(item)  # refuse unlabelled items before spending any time
     if settings.mcqa_target == "option_text":

@@ -197,7 +197,7 @@ def print_summary(report: dict[str, Any], out: TextIO | None = None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..policies import CascadeSettings, cascade_report
+    from ..policies import CASCADE_FILE, CascadeSettings, cascade_report
     from ..responses import (
         RESPONSES_DIGEST_KEY,
         read_run,
@@ -252,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
     if args.model:
         report["models"] = sorted(args.model)
     if args.json_out is None:
-        args.json_out = str(Path(args.run_dir) / "cascade.json")
+        args.json_out = str(Path(args.run_dir) / CASCADE_FILE)
     if args.json_out:  # written before printing, so a closed pipe (`| head`) cannot lose it
         out = Path(args.json_out)
         inside = Path(args.run_dir).resolve() in out.resolve().parents

@@ -15,6 +15,7 @@ from ._benchmarks import (
 )
 from ._generation import AVSD_TASK_TYPE, AVSD_UNDISCLOSED
 from ._records import (
+    ITEMS_FILE,
     ITEMS_SCHEMA_VERSION,
     OPTION_LETTERS,
     DialogueTurn,
@@ -29,6 +30,7 @@ __all__ = [
     "AVSD_TASK_TYPE",
     "AVSD_UNDISCLOSED",
     "BENCHMARK_LOADERS",
+    "ITEMS_FILE",
     "ITEMS_SCHEMA_VERSION",
     "OPTION_LETTERS",
     "BenchmarkFileError",

@@ -9,6 +9,7 @@ Heavy dependencies (torch, transformers, httpx) are imported only when a backend
 from ._hf_families import source_fps, video_metadata
 from ._hf_support import no_loading_bars, writable
 from ._load import (
+    BUILTIN_META_FILE,
     ModelEntryLike,
     builtin_backend_options,
     builtin_model_dir,
@@ -44,6 +45,7 @@ from ._types import (
 
 __all__ = [
     "BACKENDS",
+    "BUILTIN_META_FILE",
     "MCQA_INSTRUCTION",
     "OPEN_QA_INSTRUCTION",
     "PROMPT_TEMPLATE_VERSION",

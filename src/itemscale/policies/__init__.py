@@ -6,6 +6,7 @@ sweep; `itemscale intervene` wires the sweep in the CLI.
 """
 
 from ._cascade import (
+    CASCADE_FILE,
     CASCADE_SCHEMA_VERSION,
     INTERVENTION_SERIES_PREFIX,
     POLICY_DESCRIPTIONS,
@@ -41,8 +42,10 @@ from ._inputs import (
 )
 from ._intervention import (
     INTERVENTION_DESCRIPTIONS,
+    INTERVENTION_DIR,
     INTERVENTION_NAMES,
     INTERVENTION_SCHEMA_VERSION,
+    PLAN_SUFFIX,
     InterventionError,
     InterventionItem,
     InterventionName,
@@ -72,13 +75,16 @@ from ._search import (
 from ._summary import skipped_lines
 
 __all__ = [
+    "CASCADE_FILE",
     "CASCADE_SCHEMA_VERSION",
     "CURRENCIES",
     "FEATURE_NAMES",
     "INTERVENTION_DESCRIPTIONS",
+    "INTERVENTION_DIR",
     "INTERVENTION_NAMES",
     "INTERVENTION_SCHEMA_VERSION",
     "INTERVENTION_SERIES_PREFIX",
+    "PLAN_SUFFIX",
     "POLICY_DESCRIPTIONS",
     "POLICY_NAMES",
     "SCORE_NAMES",

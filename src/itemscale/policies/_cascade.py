@@ -66,6 +66,8 @@ IntArray = npt.NDArray[np.int64]
 #: three stages (`agreement_3`), `matches_terminal` by the interval of the change,
 #: `best_match`.
 CASCADE_SCHEMA_VERSION: Final[int] = 2
+#: Where `itemscale cascade` writes its report in a run folder (the artifact copies and checks it).
+CASCADE_FILE: Final[str] = "cascade.json"
 #: Series written by `itemscale intervene`; they are single re-runs, not budget axes.
 INTERVENTION_SERIES_PREFIX: Final[str] = MEASURED_APART
 

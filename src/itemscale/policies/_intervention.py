@@ -35,6 +35,10 @@ from ..responses import ANSWERED_STATUSES
 FloatArray = npt.NDArray[np.float64]
 
 INTERVENTION_SCHEMA_VERSION: Final[int] = 1
+#: Where in a run folder an intervention lands: `<policy>.json` (the result `itemscale
+#: intervene` measured) beside `<policy>.plan.json` (the plan it ran).
+INTERVENTION_DIR: Final[str] = "intervention"
+PLAN_SUFFIX: Final[str] = ".plan.json"
 InterventionName = Literal["nested", "phase-shift"]
 INTERVENTION_NAMES: Final[tuple[str, ...]] = ("nested", "phase-shift")
 INTERVENTION_DESCRIPTIONS: Final[dict[str, str]] = {

@@ -6,6 +6,7 @@ and turn order need coverage, a stayer with look-alikes punishes dense sampling)
 question carries the time spans that hold its evidence. `docs/synthetic-suite.md` describes it.
 """
 
+from ..items import ITEMS_FILE
 from ._focus import (
     ALL_FOCUS_KINDS,
     FOCUS_KINDS,
@@ -19,7 +20,6 @@ from ._scene import MovingActor, SceneEvent, VideoScene, iter_frames, plan_scene
 from ._suite import (
     FOCUS_GENERATOR_VERSION,
     GENERATOR_VERSION,
-    ITEMS_FILE,
     SUITE_FILE,
     SUITE_SCHEMA_VERSION,
     VIDEOS_DIR,

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .. import __version__
 from ..errors import ItemscaleError
 from ..files import sha256_file
-from ..items import Item, write_items_jsonl
+from ..items import ITEMS_FILE, Item, write_items_jsonl
 from ..responses import write_json_atomic
 from ._focus import (
     ALL_FOCUS_KINDS,
@@ -60,7 +60,6 @@ def check_layout_parameters(
 
 
 SUITE_FILE: Final[str] = "suite.json"
-ITEMS_FILE: Final[str] = "items.jsonl"
 VIDEOS_DIR: Final[str] = "videos"
 
 Split = Literal["train", "test"]

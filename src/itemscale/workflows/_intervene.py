@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..measures import DEFAULT_BOOTSTRAP
+from ..policies import INTERVENTION_DIR, PLAN_SUFFIX
+from ..responses import RUN_FILE
 from ._errors import WorkflowError
 
 if TYPE_CHECKING:
     from ..measures import ResponseMatrix
     from ..policies import InterventionName
     from ..sweep import BackendFactory
-
-INTERVENTION_DIR = "intervention"
 
 
 def pick_axis(
@@ -136,13 +136,13 @@ def intervene(
         raise WorkflowError(str(exc)) from exc
     if "protocol" not in provenance:
         raise WorkflowError(
-            f"{run_dir / 'run.json'}: no protocol recorded (not written by `itemscale sweep`?); "
+            f"{run_dir / RUN_FILE}: no protocol recorded (not written by `itemscale sweep`?); "
             "intervene re-runs the terminal budget and needs the protocol that produced it"
         )
     try:
         protocol = Protocol.model_validate(provenance["protocol"])
     except ValidationError as exc:
-        raise WorkflowError(f"{run_dir / 'run.json'}: recorded protocol is invalid: {exc}") from exc
+        raise WorkflowError(f"{run_dir / RUN_FILE}: recorded protocol is invalid: {exc}") from exc
 
     matrix, note = pick_axis(build_matrices(df), model, series, str(run_dir), policy)
     if note is not None and on_note is not None:
@@ -179,7 +179,7 @@ def intervene(
         raise WorkflowError(f"{run_dir}: {exc}") from exc
     out_dir = run_dir / INTERVENTION_DIR
     with run_lock(run_dir, what="intervene"):
-        write_json_atomic(out_dir / f"{policy}.plan.json", plan.model_dump(mode="json"))
+        write_json_atomic(out_dir / f"{policy}{PLAN_SUFFIX}", plan.model_dump(mode="json"))
 
     if execute and plan.items:
         from ..models import BackendError
@@ -193,7 +193,7 @@ def intervene(
         one_model = protocol.model_copy(update={"models": (entry,)})
         interventions = dict(provenance.get("interventions", {}))
         interventions[policy] = {
-            "plan_file": f"{INTERVENTION_DIR}/{policy}.plan.json",
+            "plan_file": f"{INTERVENTION_DIR}/{policy}{PLAN_SUFFIX}",
             "model": plan.model,
             "source_series": plan.source_series,
             "series": plan.series,
