@@ -47,7 +47,7 @@ from ..responses import (
     run_lock,
     write_json_atomic,
 )
-from ._derived import DERIVED_KEY, refresh_derived
+from ._derived import DERIVED_KEY, Derived, refresh_derived
 from ._html import ReportInputs, render_report
 from ._manifest import write_manifest
 from ._trajectories import TRAJECTORY_SCHEMA_VERSION, trajectory_table
@@ -327,85 +327,26 @@ def _build(
             else compute(df, **options)
         )
         write_json_atomic(tmp / MEASURES_FILE, measures)
-        optional = []
-        for name in OPTIONAL_FILES:
-            if (run_dir / name).is_file():
-                shutil.copyfile(run_dir / name, tmp / name)
-                optional.append(name)
-        interventions: dict[str, dict[str, Any]] = {}
-        legacy = _read_optional_json(run_dir / LEGACY_INTERVENTION_FILE)
-        if legacy is not None:
-            interventions["intervention"] = legacy
-        if (run_dir / INTERVENTION_DIR).is_dir():
-            (tmp / INTERVENTION_DIR).mkdir()
-            for path in sorted((run_dir / INTERVENTION_DIR).glob("*.json")):
-                shutil.copyfile(path, tmp / INTERVENTION_DIR / path.name)
-                if not path.name.endswith(PLAN_SUFFIX):
-                    payload = _read_optional_json(path)
-                    if payload is not None:
-                        interventions[path.stem] = payload
-            optional.append(f"{INTERVENTION_DIR}/")
-        sheets: dict[str, bytes] = {}
-        if (run_dir / SHEETS_DIR).is_dir():
-            (tmp / SHEETS_DIR).mkdir()
-            for png in sorted((run_dir / SHEETS_DIR).glob("*.png")):
-                shutil.copyfile(png, tmp / SHEETS_DIR / png.name)
-                sheets[png.stem] = png.read_bytes()
-        items_path = find_items_file(run_dir, run_meta, items)
-        item_list: list[Item] = []
-        if items_path is not None:
-            item_list = read_items_jsonl(items_path)
-            shutil.copyfile(items_path, tmp / ITEMS_FILE)
-            optional.append(ITEMS_FILE)
+        optional, items_path, item_list = _copy_run_files(run_dir, tmp, run_meta, items)
         # after the copies: what no longer fits the responses is recomputed or flagged
         derived = refresh_derived(tmp, full, item_list)
-        commit, dirty = git_state(Path(__file__).resolve().parent)
-        prov: dict[str, Any] = {
-            "schema_version": ARTIFACT_SCHEMA_VERSION,
-            "tool": {
-                "name": "itemscale",
-                "version": __version__,
-                "git_commit": commit,
-                "git_dirty": dirty,
-            },
-            "command": command_line(),
-            "host": {
-                "hostname": socket.gethostname(),
-                "platform": platform.platform(),
-                "python": platform.python_version(),
-                "machine": platform.machine(),
-            },
-            "packages": _package_versions(),
-            "decoder": {"name": "pyav", "version": _package_versions().get("av")},
-            "times": {
-                "run_started": _run_time(run_meta, "started"),
-                "run_finished": _run_time(run_meta, "finished"),
-                "artifact_started": started,
-                "artifact_written": _now(),
-            },
-            "measures": {
+        prov = _provenance(
+            run_dir,
+            run_meta,
+            started=started,
+            measures={
                 "function": "itemscale.measures.analyze_responses",
                 "n_boot": n_boot,
                 "seed": seed,
                 "interval": ci,
                 **({"configs": list(configs)} if configs is not None else {}),
             },
-            "inputs": {
-                RESPONSES_FILE: {
-                    "sha256": sha256_file(run_dir / RESPONSES_FILE),
-                    "source": str(run_dir / RESPONSES_FILE),
-                },
-                "items": (
-                    {"path": str(items_path), "sha256": sha256_file(items_path)}
-                    if items_path
-                    else None
-                ),
-                "videos": _video_hashes(item_list, items_path.parent) if items_path else {},
-            },
-            "optional_files": optional,
-            DERIVED_KEY: {d.name: d.record() for d in derived},
-            "report": {"title": title or f"itemscale report: {run_dir.resolve().name}"},
-        }
+            items_path=items_path,
+            item_list=item_list,
+            optional=optional,
+            derived=derived,
+            title=title,
+        )
         prov["inputs"]["files"] = {
             rel: sha256_file(tmp / rel) for rel in _copied_files(tmp, optional)
         }
@@ -421,6 +362,92 @@ def _build(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return target
+
+
+def _copy_run_files(
+    run_dir: Path, tmp: Path, run_meta: dict[str, Any], items: str | None
+) -> tuple[list[str], Path | None, list[Item]]:
+    """Copy the run's optional files, interventions, contact sheets and item file into the
+    build; returns what was copied, the item file and its items."""
+    optional = []
+    for name in OPTIONAL_FILES:
+        if (run_dir / name).is_file():
+            shutil.copyfile(run_dir / name, tmp / name)
+            optional.append(name)
+    # read here, so a result that is not JSON is named in the run folder, not in the build
+    _read_optional_json(run_dir / LEGACY_INTERVENTION_FILE)
+    if (run_dir / INTERVENTION_DIR).is_dir():
+        (tmp / INTERVENTION_DIR).mkdir()
+        for path in sorted((run_dir / INTERVENTION_DIR).glob("*.json")):
+            shutil.copyfile(path, tmp / INTERVENTION_DIR / path.name)
+            if not path.name.endswith(PLAN_SUFFIX):
+                _read_optional_json(path)
+        optional.append(f"{INTERVENTION_DIR}/")
+    if (run_dir / SHEETS_DIR).is_dir():
+        (tmp / SHEETS_DIR).mkdir()
+        for png in sorted((run_dir / SHEETS_DIR).glob("*.png")):
+            shutil.copyfile(png, tmp / SHEETS_DIR / png.name)
+    items_path = find_items_file(run_dir, run_meta, items)
+    item_list: list[Item] = []
+    if items_path is not None:
+        item_list = read_items_jsonl(items_path)
+        shutil.copyfile(items_path, tmp / ITEMS_FILE)
+        optional.append(ITEMS_FILE)
+    return optional, items_path, item_list
+
+
+def _provenance(
+    run_dir: Path,
+    run_meta: dict[str, Any],
+    *,
+    started: str,
+    measures: dict[str, Any],
+    items_path: Path | None,
+    item_list: list[Item],
+    optional: list[str],
+    derived: Sequence[Derived],
+    title: str | None,
+) -> dict[str, Any]:
+    """provenance.json, less the hashes of the copied files (taken once the build is complete)."""
+    commit, dirty = git_state(Path(__file__).resolve().parent)
+    return {
+        "schema_version": ARTIFACT_SCHEMA_VERSION,
+        "tool": {
+            "name": "itemscale",
+            "version": __version__,
+            "git_commit": commit,
+            "git_dirty": dirty,
+        },
+        "command": command_line(),
+        "host": {
+            "hostname": socket.gethostname(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "machine": platform.machine(),
+        },
+        "packages": _package_versions(),
+        "decoder": {"name": "pyav", "version": _package_versions().get("av")},
+        "times": {
+            "run_started": _run_time(run_meta, "started"),
+            "run_finished": _run_time(run_meta, "finished"),
+            "artifact_started": started,
+            "artifact_written": _now(),
+        },
+        "measures": measures,
+        "inputs": {
+            RESPONSES_FILE: {
+                "sha256": sha256_file(run_dir / RESPONSES_FILE),
+                "source": str(run_dir / RESPONSES_FILE),
+            },
+            "items": (
+                {"path": str(items_path), "sha256": sha256_file(items_path)} if items_path else None
+            ),
+            "videos": _video_hashes(item_list, items_path.parent) if items_path else {},
+        },
+        "optional_files": optional,
+        DERIVED_KEY: {d.name: d.record() for d in derived},
+        "report": {"title": title or f"itemscale report: {run_dir.resolve().name}"},
+    }
 
 
 def _host_tag() -> str:
