@@ -34,6 +34,7 @@ from ._plan import (
     ExtraConfig,
     ModelPlanInfo,
     PlanCost,
+    PlannedConfig,
     estimate_cost,
     plan_cells,
     planned_configs,
@@ -317,37 +318,14 @@ def run_sweep(
             store.end_session(session_id, outcome)
         result.interrupted = stop.is_set()
         result.wall_s = time.perf_counter() - t0
-        payload = {
-            "protocol": protocol.model_dump(mode="json"),
-            "tool": tool_info(),
-            "decoder": decoder_info(),
-            "host": host_info(),
-            "prompt_template_version": PROMPT_TEMPLATE_VERSION,
-            "extractor_version": EXTRACTOR_VERSION,
-            "times": {"started": started, "finished": utc_now()},
-            "sweep": {
-                "executor": executor,
-                "limit": limit,
-                "retry_errors": retry_errors,
-                "interrupted": result.interrupted,
-                "planned_cells": result.planned,
-                "skipped_cells": result.skipped,
-                "ran_cells": result.ran,
-                "by_status": dict(result.by_status),
-                "served": dict(result.served),
-                "warnings": list(result.warnings),
-                "extra_configs": [
-                    {
-                        "config_id": p.config_id,
-                        "label": p.config.label,
-                        "series": p.series,
-                        "config": p.config.model_dump(mode="json"),
-                    }
-                    for p in configs[len(protocol.configurations()) :]
-                ],
-            },
-            **dict(provenance or {}),
-        }
+        payload = _run_record(
+            protocol,
+            configs,
+            result,
+            started=started,
+            settings={"executor": executor, "limit": limit, "retry_errors": retry_errors},
+            provenance=provenance,
+        )
         payload = _carry_over(out_dir, payload)
         result.table = store.export(
             out_dir, payload, prefer=session.planned_ids, imported=imported_rows(out_dir)
@@ -355,6 +333,48 @@ def run_sweep(
     if refused is not None:
         raise refused
     return result
+
+
+def _run_record(
+    protocol: Protocol,
+    configs: Sequence[PlannedConfig],
+    result: SweepResult,
+    *,
+    started: str,
+    settings: dict[str, Any],
+    provenance: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """run.json as this sweep writes it: the protocol, the tools, what ran and how it ended;
+    `provenance` (the caller's own keys) is added last."""
+    return {
+        "protocol": protocol.model_dump(mode="json"),
+        "tool": tool_info(),
+        "decoder": decoder_info(),
+        "host": host_info(),
+        "prompt_template_version": PROMPT_TEMPLATE_VERSION,
+        "extractor_version": EXTRACTOR_VERSION,
+        "times": {"started": started, "finished": utc_now()},
+        "sweep": {
+            **settings,
+            "interrupted": result.interrupted,
+            "planned_cells": result.planned,
+            "skipped_cells": result.skipped,
+            "ran_cells": result.ran,
+            "by_status": dict(result.by_status),
+            "served": dict(result.served),
+            "warnings": list(result.warnings),
+            "extra_configs": [
+                {
+                    "config_id": p.config_id,
+                    "label": p.config.label,
+                    "series": p.series,
+                    "config": p.config.model_dump(mode="json"),
+                }
+                for p in configs[len(protocol.configurations()) :]
+            ],
+        },
+        **dict(provenance or {}),
+    }
 
 
 def imported_rows(run_dir: Path) -> pd.DataFrame | None:
