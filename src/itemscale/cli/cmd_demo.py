@@ -217,43 +217,16 @@ def run(args: argparse.Namespace) -> int:
     from ..artifact import ARTIFACT_DIR, MEASURES_FILE, REPORT_FILE
     from ..measures import analyze_responses
     from ..policies import CASCADE_FILE
-    from ..protocol import load_protocol
     from ..responses import read_run, write_json_atomic
-    from ..sweep import run_sweep
-    from ..synth import ensure_suite
     from .cmd_analyze import print_summary
 
     torch.set_num_threads(2)
     started = time.perf_counter()
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
-    suite = out / "suite"
 
     paper_summary = run_paper_step(out / "paper", n_boot=args.bootstrap, report=not args.no_report)
-
-    t = _step(f"synthetic suite: {args.videos} videos, seed {args.seed} -> {suite}")
-    # Every video of this suite is a test video (test_fraction=1); an intact suite made from the
-    # same arguments is reused after a hash check.
-    manifest = ensure_suite(
-        suite,
-        n_videos=args.videos,
-        seed=args.seed,
-        test_fraction=1.0,
-        layout="focus",
-        focus_kinds=DEMO_FOCUS_KINDS,
-    )
-    print(f"{manifest.n_videos} videos, {manifest.n_items} items")
-    print(f"({time.perf_counter() - t:.1f} s)")
-
-    protocol_file = out / "protocol.toml"
-    protocol_file.write_text(demo_protocol(out, suite), encoding="utf-8")
-    protocol = load_protocol(protocol_file)
-
-    t = _step("sweep: built-in model over 5 frame counts x 2 resolutions + text-only")
-    result = run_sweep(protocol, run_dir=out, progress=True, batch_size=args.batch_size)
-    if result.interrupted:
-        raise CommandError("sweep interrupted; rerun `make demo` to resume")
-    print(f"({time.perf_counter() - t:.1f} s)")
+    suite_and_sweep(args, out)
 
     # Before analyze and cascade, so the files they write already see the re-runs.
     t = _step(
@@ -289,20 +262,7 @@ def run(args: argparse.Namespace) -> int:
         "measures": str(out / MEASURES_FILE),
     }
     if not args.no_report:
-        from ..cli import main as cli_main
-
-        for name, argv in (
-            ("cascade", ["cascade", str(out), "--json", str(out / CASCADE_FILE)]),
-            ("audit", ["audit", str(out), "--sheets"]),
-            ("report", ["report", str(out)]),
-        ):
-            if name == "report":
-                print_regression_pathways(intervention, out)
-            t = _step(name)
-            status = cli_main(argv)
-            if status != 0:
-                raise CommandError(f"`itemscale {' '.join(argv)}` failed with status {status}")
-            print(f"({time.perf_counter() - t:.1f} s)")
+        report_steps(out, intervention)
         summary["report"] = str(out / ARTIFACT_DIR / REPORT_FILE)
     elapsed = time.perf_counter() - started
     summary["seconds"] = round(elapsed, 1)
@@ -322,6 +282,58 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {'report' if name == 'report' else 'paper report'}: {where}")
     print(f"demo finished in {elapsed:.0f} s (every path above: {out / 'demo.json'})")
     return 0
+
+
+def suite_and_sweep(args: argparse.Namespace, out: Path) -> None:
+    """The synthetic suite (reused when intact) and the built-in model's sweep over it."""
+    from ..protocol import load_protocol
+    from ..sweep import run_sweep
+    from ..synth import ensure_suite
+
+    suite = out / "suite"
+    t = _step(f"synthetic suite: {args.videos} videos, seed {args.seed} -> {suite}")
+    # Every video of this suite is a test video (test_fraction=1); an intact suite made from the
+    # same arguments is reused after a hash check.
+    manifest = ensure_suite(
+        suite,
+        n_videos=args.videos,
+        seed=args.seed,
+        test_fraction=1.0,
+        layout="focus",
+        focus_kinds=DEMO_FOCUS_KINDS,
+    )
+    print(f"{manifest.n_videos} videos, {manifest.n_items} items")
+    print(f"({time.perf_counter() - t:.1f} s)")
+
+    protocol_file = out / "protocol.toml"
+    protocol_file.write_text(demo_protocol(out, suite), encoding="utf-8")
+    protocol = load_protocol(protocol_file)
+
+    t = _step("sweep: built-in model over 5 frame counts x 2 resolutions + text-only")
+    result = run_sweep(protocol, run_dir=out, progress=True, batch_size=args.batch_size)
+    if result.interrupted:
+        raise CommandError("sweep interrupted; rerun `make demo` to resume")
+    print(f"({time.perf_counter() - t:.1f} s)")
+
+
+def report_steps(out: Path, intervention: dict[str, Any]) -> None:
+    """The cascade, the frame audit with its contact sheets and the report, each run as its own
+    command would run it."""
+    from ..cli import main as cli_main
+    from ..policies import CASCADE_FILE
+
+    for name, argv in (
+        ("cascade", ["cascade", str(out), "--json", str(out / CASCADE_FILE)]),
+        ("audit", ["audit", str(out), "--sheets"]),
+        ("report", ["report", str(out)]),
+    ):
+        if name == "report":
+            print_regression_pathways(intervention, out)
+        t = _step(name)
+        status = cli_main(argv)
+        if status != 0:
+            raise CommandError(f"`itemscale {' '.join(argv)}` failed with status {status}")
+        print(f"({time.perf_counter() - t:.1f} s)")
 
 
 def demo_conclusion(

@@ -80,6 +80,37 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     kinds = p.add_subparsers(dest="import_kind", metavar="KIND", required=True)
 
+    _register_table(kinds)
+
+    le = kinds.add_parser(
+        "lmms-eval",
+        help="lmms-eval --log_samples JSONL files (with the results.json beside each)",
+        description="Import lmms-eval sample logs. The configuration of each file comes from "
+        "its results.json (config.model_args), unless given with --config LABEL[:FRAMES]=PATH "
+        "(repeatable, in axis order).",
+    )
+    _file_import_args(
+        le,
+        files_help="samples JSONL files or directories",
+        config_help="label (and frame count) of the configuration PATH was run with",
+        model_help="model name to record (required when files disagree)",
+        benchmark_help="benchmark question file (Parquet or items JSONL) for video ids, "
+        "options and categories",
+    )
+    le.set_defaults(func=run_lmms_eval)
+
+    vk = kinds.add_parser(
+        "vlmevalkit",
+        help="VLMEvalKit prediction files ({model}_{dataset}.xlsx/.tsv/.json)",
+        description="Import VLMEvalKit predictions; the budget is read from the dataset name "
+        "(Video-MME_8frame, MVBench_1fps) unless given with --config LABEL[:FRAMES]=PATH.",
+    )
+    _file_import_args(vk, model_help="model name to record (default: from the file name)")
+    vk.set_defaults(func=run_vlmevalkit)
+
+
+def _register_table(kinds: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`itemscale import table`: its many flags are the shapes a results table comes in."""
     t = kinds.add_parser(
         "table",
         help="CSV, TSV, JSONL or Parquet with one row per (model, item, config, repeat)",
@@ -151,32 +182,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     _common_args(t)
     t.set_defaults(func=run_table)
-
-    le = kinds.add_parser(
-        "lmms-eval",
-        help="lmms-eval --log_samples JSONL files (with the results.json beside each)",
-        description="Import lmms-eval sample logs. The configuration of each file comes from "
-        "its results.json (config.model_args), unless given with --config LABEL[:FRAMES]=PATH "
-        "(repeatable, in axis order).",
-    )
-    _file_import_args(
-        le,
-        files_help="samples JSONL files or directories",
-        config_help="label (and frame count) of the configuration PATH was run with",
-        model_help="model name to record (required when files disagree)",
-        benchmark_help="benchmark question file (Parquet or items JSONL) for video ids, "
-        "options and categories",
-    )
-    le.set_defaults(func=run_lmms_eval)
-
-    vk = kinds.add_parser(
-        "vlmevalkit",
-        help="VLMEvalKit prediction files ({model}_{dataset}.xlsx/.tsv/.json)",
-        description="Import VLMEvalKit predictions; the budget is read from the dataset name "
-        "(Video-MME_8frame, MVBench_1fps) unless given with --config LABEL[:FRAMES]=PATH.",
-    )
-    _file_import_args(vk, model_help="model name to record (default: from the file name)")
-    vk.set_defaults(func=run_vlmevalkit)
 
 
 def _emit(summary: ImportSummary, args: argparse.Namespace) -> int:
