@@ -31,10 +31,8 @@ from ..responses import Status, TaskKind
 from ._answers import completed_response
 from ._hf_families import (
     FAMILIES,
-    PIXEL_RANGE_FAMILIES,
     fill_temporal_patch,
     resize_kwargs,
-    source_fps,
     video_metadata,
 )
 from ._hf_support import no_loading_bars, writable
@@ -52,20 +50,15 @@ if TYPE_CHECKING:
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 
-# the family table and the frames' metadata are defined in `_hf_families`; callers of the
-# backend (the loader, the built-in model's training) read them here, beside the backend
 __all__ = [
     "DTYPES",
     "FAMILIES",
-    "PIXEL_RANGE_FAMILIES",
     "HFBackend",
     "HFOptions",
     "letter_token_ids",
     "local_revision",
     "parse_options",
     "processor_settings",
-    "source_fps",
-    "video_metadata",
 ]
 
 
