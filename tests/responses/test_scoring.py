@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from itemscale.responses import exact_match, normalize_answer, rouge_l, token_f1
+from itemscale.responses import exact_match, rouge_l, token_f1
+from itemscale.responses._scoring import normalize_answer
 
 
 def test_normalisation_drops_case_punctuation_and_articles() -> None:

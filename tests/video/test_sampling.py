@@ -9,8 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from itemscale.protocol import POLICY_NAMES, SamplingPolicy
-from itemscale.video import fps_frame_count, sample_indices
+from itemscale.protocol import SamplingPolicy
+from itemscale.protocol._config import POLICY_NAMES
+from itemscale.video import sample_indices
+from itemscale.video._sampling import fps_frame_count
 
 
 def idx(name: str, n: int, k: int, *, fps: float = 30.0, **policy: object) -> list[int]:

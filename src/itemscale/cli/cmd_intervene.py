@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..measures import DEFAULT_BOOTSTRAP
-from ..workflows import INTERVENTION_DIR, intervene
+from ..policies import INTERVENTION_DIR
+from ..workflows import intervene
 from . import CommandError
 from ._format import points_text
 

@@ -1,22 +1,16 @@
 """Budget protocols: the protocol file and the typed configurations of a budget grid."""
 
 from ._config import (
-    CONFIG_ID_VERSION,
-    DEFAULT_FPS,
     FRAMES_PER_TEMPORAL_PATCH,
     IMAGE_FACTOR,
     MAX_FRAME_PIXELS,
     MIN_FRAME_PIXELS,
     PHASED_POLICIES,
     PIXELS_PER_VISUAL_TOKEN,
-    POLICY_NAMES,
     Configuration,
-    Pipeline,
-    PolicyName,
     SamplingPolicy,
 )
 from ._protocol import (
-    PROTOCOL_VERSION,
     BenchmarkEntry,
     DecodingSettings,
     GridSpec,
@@ -28,23 +22,17 @@ from ._protocol import (
 )
 
 __all__ = [
-    "CONFIG_ID_VERSION",
-    "DEFAULT_FPS",
     "FRAMES_PER_TEMPORAL_PATCH",
     "IMAGE_FACTOR",
     "MAX_FRAME_PIXELS",
     "MIN_FRAME_PIXELS",
     "PHASED_POLICIES",
     "PIXELS_PER_VISUAL_TOKEN",
-    "POLICY_NAMES",
-    "PROTOCOL_VERSION",
     "BenchmarkEntry",
     "Configuration",
     "DecodingSettings",
     "GridSpec",
     "ModelEntry",
-    "Pipeline",
-    "PolicyName",
     "Protocol",
     "ProtocolError",
     "SamplingPolicy",

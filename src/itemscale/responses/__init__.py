@@ -19,7 +19,6 @@ from ._io import (
 )
 from ._safety import (
     ARTIFACT_MARKER,
-    DEFAULT_WAIT_S,
     LOCK_FILE,
     MANIFEST_FILE,
     OutputFolderError,
@@ -27,7 +26,6 @@ from ._safety import (
     check_replaceable,
     command_line,
     excerpt,
-    is_itemscale_output,
     redact,
     redact_value,
     register_secret,
@@ -37,31 +35,26 @@ from ._schema import (
     ANSWERED_STATUSES,
     COLUMNS,
     NOANSWER,
-    RESPONSE_SCHEMA,
     ROW_KEY,
-    SCHEMA_VERSION,
     TEXT_ONLY_LABEL,
     Status,
     TaskKind,
     option_margin,
 )
-from ._scoring import exact_match, normalize_answer, rouge_l, token_f1
+from ._scoring import exact_match, rouge_l, token_f1
 
 __all__ = [
     "ANSWERED_STATUSES",
     "ARTIFACT_MARKER",
     "COLUMNS",
-    "DEFAULT_WAIT_S",
     "EXTRACTOR_VERSION",
     "LOCK_FILE",
     "MANIFEST_FILE",
     "NOANSWER",
     "RESPONSES_DIGEST_KEY",
     "RESPONSES_FILE",
-    "RESPONSE_SCHEMA",
     "ROW_KEY",
     "RUN_FILE",
-    "SCHEMA_VERSION",
     "TEXT_ONLY_LABEL",
     "OutputFolderError",
     "RunLockedError",
@@ -75,9 +68,7 @@ __all__ = [
     "exact_match",
     "excerpt",
     "extract_choice",
-    "is_itemscale_output",
     "normalise_responses",
-    "normalize_answer",
     "option_margin",
     "read_responses",
     "read_run",

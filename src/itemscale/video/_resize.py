@@ -22,17 +22,6 @@ from ..protocol import (
 MIN_PIXELS: Final[int] = MIN_FRAME_PIXELS
 MAX_PIXELS: Final[int] = MAX_FRAME_PIXELS
 MAX_RATIO: Final[int] = 200
-__all__ = [
-    "FRAMES_PER_TEMPORAL_PATCH",
-    "IMAGE_FACTOR",
-    "MAX_PIXELS",
-    "MAX_RATIO",
-    "MIN_PIXELS",
-    "PIXELS_PER_VISUAL_TOKEN",
-    "allocation_max_pixels",
-    "smart_resize",
-    "target_size",
-]
 
 
 def _round_by(number: float, factor: int) -> int:

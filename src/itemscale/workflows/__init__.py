@@ -8,9 +8,8 @@ together and below the CLI; they import the heavy stages (the sweep, the decoder
 called, so importing this package costs no torch or PyAV.
 """
 
-from ..policies import INTERVENTION_DIR
 from ._audit_sheets import write_audit_sheets
 from ._errors import WorkflowError
-from ._intervene import intervene, pick_axis
+from ._intervene import intervene
 
-__all__ = ["INTERVENTION_DIR", "WorkflowError", "intervene", "pick_axis", "write_audit_sheets"]
+__all__ = ["WorkflowError", "intervene", "write_audit_sheets"]
