@@ -12,15 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from _support.runs import make_mixed_run, make_run
-from itemscale.artifact import (
-    MANIFEST_FILE,
-    build_artifact,
-    json_for_script,
-    pattern_of,
-    trajectory_table,
-    verify_artifact,
-)
+from itemscale.artifact import build_artifact, trajectory_table, verify_artifact
+from itemscale.artifact._html import json_for_script
+from itemscale.artifact._trajectories import pattern_of
 from itemscale.cli import main
+from itemscale.responses import MANIFEST_FILE
 
 
 def test_pattern_of_hand_computed() -> None:
@@ -176,7 +172,7 @@ def test_verify_names_an_edited_file(
 
 def test_verify_recomputes_after_a_regenerated_manifest(artifact: Path, tmp_path: Path) -> None:
     """Editing a measure and rewriting the manifest is still caught by recomputation."""
-    from itemscale.artifact import write_manifest
+    from itemscale.artifact._manifest import write_manifest
 
     copy = _copy(artifact, tmp_path)
     measures = json.loads((copy / "measures.json").read_text())

@@ -16,7 +16,8 @@ import pytest
 from _support.runs import make_run
 from _support.sweep import pixel_factory, write_benchmark, write_protocol
 from itemscale import intervene
-from itemscale.artifact import DERIVED_KEY, verify_artifact, write_manifest
+from itemscale.artifact import DERIVED_KEY, verify_artifact
+from itemscale.artifact._manifest import write_manifest
 from itemscale.cli import main
 from itemscale.protocol import load_protocol
 from itemscale.responses import RESPONSES_DIGEST_KEY, read_run, responses_digest, write_run

@@ -22,8 +22,10 @@ import pytest
 
 from _support.runs import make_run
 from _support.sweep import pixel_factory, write_benchmark, write_protocol
-from itemscale.artifact import manifest_digest, render_report, verify_artifact, write_manifest
+from itemscale.artifact import manifest_digest, verify_artifact
 from itemscale.artifact._build import load_report_inputs
+from itemscale.artifact._html import render_report
+from itemscale.artifact._manifest import write_manifest
 from itemscale.cli import main
 from itemscale.files import sha256_file
 

@@ -15,10 +15,8 @@ from _support.audit_items import item
 from itemscale.audit import (
     PATHWAYS,
     AuditError,
-    TransitionFacts,
     audit_transitions,
     automatic_annotations,
-    classify_pathway,
     contact_sheet,
     encode_png,
     export_annotations_csv,
@@ -30,6 +28,7 @@ from itemscale.audit import (
     write_annotations,
     write_audit,
 )
+from itemscale.audit._frames import TransitionFacts, classify_pathway
 from itemscale.items import Item
 from itemscale.responses import NOANSWER, normalise_responses
 

@@ -13,9 +13,10 @@ import torch
 from safetensors.torch import load_file
 
 from _support.builtin_tiny import TINY
-from itemscale.builtin import CHECKPOINT_DIR, SuiteError, TrainSettings, train_builtin
+from itemscale.builtin import TrainSettings, train_builtin
+from itemscale.builtin._checkpoint import CHECKPOINT_DIR
 from itemscale.cli import main
-from itemscale.synth import generate_suite
+from itemscale.synth import SuiteError, generate_suite
 
 RECIPE = {
     "steps": 6,

@@ -13,15 +13,9 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from itemscale.builtin import (
-    BUILTIN_FORMAT_VERSION,
-    SLICE_FILE,
-    model_dir,
-    read_slice,
-    run_slice,
-    slice_accuracy,
-    slice_suite,
-)
+from itemscale.builtin._config import BUILTIN_FORMAT_VERSION
+from itemscale.builtin._slice import SLICE_FILE, read_slice, run_slice, slice_accuracy, slice_suite
+from itemscale.models import builtin_model_dir as model_dir
 from itemscale.models import load_backend
 from itemscale.protocol import ModelEntry
 

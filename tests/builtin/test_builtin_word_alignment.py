@@ -170,7 +170,7 @@ def test_a_model_trained_on_option_texts_is_asked_by_option_likelihood(
     item = next(i for i in read_items_jsonl(suite / "items.jsonl") if i.task_kind == TaskKind.MCQA)
     [response] = backend.generate([VideoRequest(item, None, DecodingSettings())])
     assert response.status == Status.OK and response.raw_text in item.options
-    from itemscale.builtin import EvalBudget, evaluate_suite
+    from itemscale.builtin._eval import EvalBudget, evaluate_suite
 
     payload = evaluate_suite(
         tmp_path / "m", suite, tmp_path / "eval.json", budgets=(EvalBudget(0), EvalBudget(4, 56))

@@ -216,7 +216,8 @@ def test_report_axes_and_audit_cards_read_plainly() -> None:
 
 
 def test_the_item_table_shows_question_gold_and_text_only_answer(run: Path) -> None:
-    from itemscale.artifact import item_table_payload, trajectory_table
+    from itemscale.artifact import trajectory_table
+    from itemscale.artifact._html import item_table_payload
     from itemscale.responses import read_run
 
     df, _ = read_run(run)

@@ -12,7 +12,6 @@ import pytest
 from itemscale.items import (
     BenchmarkFileError,
     Item,
-    detect_benchmark,
     load_benchmark,
     load_longvideobench,
     load_mlvu,
@@ -20,6 +19,7 @@ from itemscale.items import (
     strip_option_prefix,
     write_items_jsonl,
 )
+from itemscale.items._benchmarks import detect_benchmark
 
 
 def bench(fixtures_dir: Path, name: str) -> Path:

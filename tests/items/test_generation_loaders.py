@@ -13,11 +13,11 @@ from _support.paths import DATA
 from itemscale.items import (
     BENCHMARK_LOADERS,
     BenchmarkFileError,
-    detect_benchmark,
     load_avsd,
     load_benchmark,
     load_mlvu_generation,
 )
+from itemscale.items._benchmarks import detect_benchmark
 from itemscale.models._prompts import build_messages
 from itemscale.responses import TaskKind
 

@@ -26,9 +26,9 @@ from itemscale.items import (
     BenchmarkFileError,
     BenchmarkLoader,
     Item,
-    detect_benchmark,
     load_benchmark,
 )
+from itemscale.items._benchmarks import detect_benchmark
 from itemscale.models import (
     BACKENDS,
     Backend,

@@ -8,12 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from itemscale.policies import (
-    frame_counts_matrix,
-    frame_union_costs,
-    resolve_sharing,
-    stage_value_costs,
-)
+from itemscale.policies import frame_union_costs, stage_value_costs
+from itemscale.policies._cost import frame_counts_matrix
+from itemscale.policies._inputs import resolve_sharing
 
 
 def _cells(rows: list[list[list[int]]]) -> np.ndarray:

@@ -13,20 +13,22 @@ import pytest
 from itemscale.policies import (
     CascadeInputs,
     CascadeSettings,
-    agreement_matrix,
     cascade_report,
     cross_fit,
-    fit_stopping_model,
-    frame_counts_matrix,
     frame_union_costs,
-    outcome_at,
     run_stopping_rules,
     stage_value_costs,
-    stopping_features,
     stopping_stage,
-    stopping_targets,
     video_folds,
 )
+from itemscale.policies._cost import frame_counts_matrix
+from itemscale.policies._learned import (
+    agreement_matrix,
+    fit_stopping_model,
+    stopping_features,
+    stopping_targets,
+)
+from itemscale.policies._search import outcome_at
 from itemscale.responses import NOANSWER, normalise_responses
 
 

@@ -10,17 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from itemscale.policies import (
-    fit_thresholds,
-    frame_counts_matrix,
-    frame_union_costs,
+from itemscale.policies import fit_thresholds, frame_union_costs, stage_value_costs, stopping_stage
+from itemscale.policies._cost import frame_counts_matrix
+from itemscale.policies._search import (
+    active_stages,
+    fixed_cost,
     outcome_at,
     pareto_front,
     shared_threshold_sweep,
-    stage_value_costs,
-    stopping_stage,
 )
-from itemscale.policies._search import active_stages, fixed_cost
 
 # Four items, two stages (2 then 4 frames; running both costs 6):
 #   a: right at both, confidence 0.9      b: wrong then right, 0.8

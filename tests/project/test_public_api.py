@@ -1,16 +1,90 @@
-"""The curated public API resolves, and analysis does not pull in torch or a decoder."""
+"""The curated public API resolves, each subpackage's face (`__init__.py`) exports exactly what it
+imports, every name the docs show importable is there, and analysis does not pull in torch or a
+decoder."""
 
 from __future__ import annotations
 
+import ast
+import importlib
+import re
 import subprocess
 import sys
 
+import pytest
+
 import itemscale
+from _support.paths import DOCS, REPO, SRC
+
+#: Subpackages with a curated face; `cli` is the command line, not a library face.
+FACES = sorted(
+    p.parent.name for p in (SRC / "itemscale").glob("*/__init__.py") if p.parent.name != "cli"
+)
 
 
 def test_every_public_name_resolves() -> None:
     for name in itemscale.__all__:
         assert getattr(itemscale, name) is not None, name
+
+
+@pytest.mark.parametrize("box", FACES)
+def test_a_face_exports_exactly_what_it_imports(box: str) -> None:
+    """`__all__` is the face: no private name in it, every name resolves, and the face imports
+    no name it does not export (a name another package needs goes into `__all__`; a name only
+    tests need is imported by them from its private module). A name imported under a private
+    alias (`as _x`) is the face's own machinery, such as the `__getattr__` that resolves a
+    renamed name with a deprecation warning."""
+    module = importlib.import_module(f"itemscale.{box}")
+    exported = list(module.__all__)
+    assert len(exported) == len(set(exported)), f"itemscale.{box}.__all__ repeats a name"
+    assert not [n for n in exported if n.startswith("_")], exported
+    for name in exported:
+        assert getattr(module, name) is not None, f"itemscale.{box}.{name}"
+    tree = ast.parse((SRC / "itemscale" / box / "__init__.py").read_text(encoding="utf-8"))
+    imported = {
+        alias.asname or alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if not (alias.asname or "").startswith("_")
+    }
+    assert imported == set(exported), (
+        f"imported, not exported: {sorted(imported - set(exported))}; "
+        f"exported, not imported: {sorted(set(exported) - imported)}"
+    )
+
+
+def test_the_top_level_api_comes_from_the_faces() -> None:
+    for name, box in itemscale._LAZY.items():
+        assert name in importlib.import_module(f"itemscale.{box}").__all__, (name, box)
+
+
+def _documented_names() -> set[tuple[str, str, str]]:
+    """(document, module, name) for each `from itemscale.x import name` in a python block of
+    README.md or docs/*.md, and each `itemscale.x.name` the prose names in backticks."""
+    found: set[tuple[str, str, str]] = set()
+    for doc in [REPO / "README.md", *sorted(DOCS.glob("*.md"))]:
+        text = doc.read_text(encoding="utf-8")
+        for block in re.findall(r"```python\n(.*?)```", text, re.S):
+            try:
+                tree = ast.parse(block)
+            except SyntaxError:  # a sketch with elisions, not a program
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("itemscale"):
+                    found |= {(doc.name, str(node.module), a.name) for a in node.names}
+        for module, name in re.findall(r"`(itemscale\.[a-z_]+)\.([A-Za-z]\w*)[`(\[.]", text):
+            found.add((doc.name, module, name))
+    return found
+
+
+def test_every_name_the_docs_show_importable_resolves() -> None:
+    documented = _documented_names()
+    assert len(documented) > 30, "the docs' references were not found"
+    missing = []
+    for doc, module, name in sorted(documented):
+        if not hasattr(importlib.import_module(module), name):
+            missing.append(f"{doc}: {module}.{name}")
+    assert not missing, "\n".join(missing)
 
 
 def test_analysis_imports_neither_torch_nor_a_decoder() -> None:

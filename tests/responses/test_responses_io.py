@@ -9,14 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from itemscale.responses import (
-    RESPONSE_SCHEMA,
-    SchemaError,
-    read_responses,
-    read_run,
-    write_responses,
-    write_run,
-)
+from itemscale.responses import SchemaError, read_responses, read_run, write_responses, write_run
+from itemscale.responses._schema import RESPONSE_SCHEMA
 
 
 def rows(n: int = 2) -> pd.DataFrame:

@@ -274,7 +274,8 @@ def artifact(run: Path) -> Path:
 
 
 def _rebuilt(artifact: Path, tmp_path: Path, edit: Any) -> Any:
-    from itemscale.artifact import verify_artifact, write_manifest
+    from itemscale.artifact import verify_artifact
+    from itemscale.artifact._manifest import write_manifest
 
     copy = tmp_path / f"copy-{len(list(tmp_path.iterdir()))}"
     shutil.copytree(artifact, copy)

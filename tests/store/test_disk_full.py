@@ -26,7 +26,8 @@ import pytest
 from _support.paths import REPO
 from itemscale.cli import main
 from itemscale.errors import DiskFullError
-from itemscale.store import WAL_CHECKPOINT_PAGES, CellRow, RunStore
+from itemscale.store import CellRow, RunStore
+from itemscale.store._store import WAL_CHECKPOINT_PAGES
 
 HEADER = "model,item_id,video_id,config,frames,correct,prediction"
 CONFIGS = (("8f", 8), ("16f", 16))

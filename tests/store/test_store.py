@@ -12,15 +12,8 @@ from hypothesis import strategies as st
 
 from itemscale.items import Item
 from itemscale.responses import read_run
-from itemscale.store import (
-    MIGRATIONS,
-    SCHEMA_VERSION,
-    CellRow,
-    RunStore,
-    StoreError,
-    cell_identity,
-    open_store,
-)
+from itemscale.store import MIGRATIONS, CellRow, RunStore, StoreError, cell_identity, open_store
+from itemscale.store._migrations import SCHEMA_VERSION
 
 # The final schema, written out by hand: a migration that changes it must change this too.
 EXPECTED_SCHEMA = {

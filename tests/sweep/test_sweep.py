@@ -31,15 +31,8 @@ from itemscale.items import Item
 from itemscale.protocol import Configuration, ModelEntry, SamplingPolicy, load_protocol
 from itemscale.responses import read_run
 from itemscale.store import open_store
-from itemscale.sweep import (
-    ExtraConfig,
-    ModelPlanInfo,
-    SweepStop,
-    plan_cells,
-    plan_sweep,
-    planned_configs,
-    run_sweep,
-)
+from itemscale.sweep import ExtraConfig, SweepStop, plan_sweep, run_sweep
+from itemscale.sweep._plan import ModelPlanInfo, plan_cells, planned_configs
 
 LETTERS = "ABCD"
 

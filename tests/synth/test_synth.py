@@ -19,9 +19,6 @@ from itemscale.items import OPTION_LETTERS, Item, read_items_jsonl
 from itemscale.responses import TaskKind
 from itemscale.synth import (
     COLOURS,
-    COUNT_WORDS,
-    QUESTION_KINDS,
-    SceneEvent,
     SuiteError,
     SuiteManifest,
     ensure_suite,
@@ -29,7 +26,9 @@ from itemscale.synth import (
     read_manifest,
     verify_suite,
 )
-from itemscale.synth._vocab import GLYPH_HEIGHT, GLYPH_WIDTH, GLYPHS
+from itemscale.synth._questions import QUESTION_KINDS
+from itemscale.synth._scene import SceneEvent
+from itemscale.synth._vocab import COUNT_WORDS, GLYPH_HEIGHT, GLYPH_WIDTH, GLYPHS
 
 SMALL = {"width": 160, "height": 120, "fps": 8, "duration_s": 8.0}
 #: yuv420p with crf 18 keeps flat colours within a few levels; 40 leaves room for chroma bleed.

@@ -10,16 +10,9 @@ import numpy as np
 import pytest
 
 from itemscale.items import read_items_jsonl
-from itemscale.synth import (
-    COLOURS,
-    FOCUS_QUESTIONS,
-    build_focus_items,
-    generate_suite,
-    plan_focus_scene,
-    read_manifest,
-    render_frame,
-    reusable_suite,
-)
+from itemscale.synth import COLOURS, generate_suite, read_manifest, reusable_suite
+from itemscale.synth._focus import FOCUS_QUESTIONS, build_focus_items, plan_focus_scene
+from itemscale.synth._scene import render_frame
 
 SIZE = {"width": 160, "height": 120, "fps": 10, "duration_s": 12.0}
 

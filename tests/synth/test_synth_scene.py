@@ -15,16 +15,8 @@ from hypothesis import strategies as st
 
 from itemscale.items import OPTION_LETTERS, Item, write_items_jsonl
 from itemscale.responses import TaskKind
-from itemscale.synth import (
-    COLOURS,
-    GENERATOR_VERSION,
-    QUESTION_KINDS,
-    SHAPES,
-    VideoScene,
-    build_items,
-    plan_scene,
-    render_frame,
-)
+from itemscale.synth import COLOURS, SHAPES, VideoScene, plan_scene
+from itemscale.synth._questions import QUESTION_KINDS, build_items
 from itemscale.synth._scene import (
     CELLS,
     GRID_COLUMNS,
@@ -32,8 +24,14 @@ from itemscale.synth._scene import (
     check_scene_parameters,
     frames_needed,
     place_intervals,
+    render_frame,
 )
-from itemscale.synth._suite import assign_splits, balanced_positions, rgb_to_yuv420p
+from itemscale.synth._suite import (
+    GENERATOR_VERSION,
+    assign_splits,
+    balanced_positions,
+    rgb_to_yuv420p,
+)
 
 SIZES = [(160, 120), (224, 160), (128, 96)]
 

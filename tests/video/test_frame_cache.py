@@ -18,14 +18,13 @@ from hypothesis import strategies as st
 
 from itemscale.protocol import Configuration, SamplingPolicy
 from itemscale.video import (
-    ENTRY_MAGIC,
     FrameCache,
     _pipeline,
     decode_for_configs,
     encode_video,
-    frame_checksum,
     video_content_hash,
 )
+from itemscale.video._cache import ENTRY_MAGIC, frame_checksum
 
 
 def frames(n: int) -> list[np.ndarray]:

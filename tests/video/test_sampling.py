@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from itemscale.protocol import SAMPLING_POLICY_NAMES, SamplingPolicy
-from itemscale.video import fps_frame_count, sample_indices
+from itemscale.video import sample_indices
+from itemscale.video._sampling import fps_frame_count
 
 
 def idx(name: str, n: int, k: int, *, fps: float = 30.0, **policy: object) -> list[int]:

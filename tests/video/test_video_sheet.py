@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from itemscale.video import FrameSet, render_contact_sheet, write_contact_sheet
+from itemscale.video import FrameSet, write_contact_sheet
+from itemscale.video._sheet import render_contact_sheet
 
 
 def frameset(colours: list[tuple[int, int, int]]) -> FrameSet:

@@ -194,7 +194,8 @@ def test_intervene_errors_are_named(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_intervention_sets_aside_the_series_that_already_uses_its_policy() -> None:
     from types import SimpleNamespace
 
-    from itemscale.workflows import WorkflowError, pick_axis
+    from itemscale.workflows import WorkflowError
+    from itemscale.workflows._intervene import pick_axis
 
     def axis(model: str, series: str) -> Any:
         return SimpleNamespace(model=model, series=series, kind="binary", n_configs=3)

@@ -30,10 +30,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .. import __version__
+from ..audit import ANNOTATIONS_FILE, AUDIT_FILE, AUDIT_SUMMARY_FILE, SHEETS_DIR
 from ..errors import ItemscaleError
 from ..files import no_space_is_typed, read_json, replace_dir, sha256_file, shared_mode
-from ..items import Item, read_items_jsonl
+from ..items import ITEMS_FILE, Item, read_items_jsonl
+from ..measures import DEFAULT_BOOTSTRAP
+from ..policies import CASCADE_FILE, INTERVENTION_DIR, PLAN_SUFFIX
 from ..responses import (
+    MANIFEST_FILE,
     RESPONSES_FILE,
     RUN_FILE,
     check_replaceable,
@@ -43,7 +47,7 @@ from ..responses import (
     run_lock,
     write_json_atomic,
 )
-from ._derived import DERIVED_KEY, refresh_derived
+from ._derived import DERIVED_KEY, Derived, refresh_derived
 from ._html import ReportInputs, render_report
 from ._manifest import write_manifest
 from ._trajectories import TRAJECTORY_SCHEMA_VERSION, trajectory_table
@@ -55,20 +59,19 @@ MEASURES_FILE: Final[str] = "measures.json"
 PROVENANCE_FILE: Final[str] = "provenance.json"
 REPORT_FILE: Final[str] = "report.html"
 README_FILE: Final[str] = "README.md"
-ITEMS_FILE: Final[str] = "items.jsonl"
+#: An intervention's result where runs before `intervention/<policy>.json` wrote it.
+LEGACY_INTERVENTION_FILE: Final[str] = "intervention.json"
+#: The seed paper's published numbers beside itemscale's (`make demo`'s paper run).
+COMPARISON_FILE: Final[str] = "comparison.json"
 #: Optional run-directory files copied as they are when present.
 OPTIONAL_FILES: Final[tuple[str, ...]] = (
-    "audit.parquet",
-    "audit.json",
-    "annotations.parquet",
-    "cascade.json",
-    "intervention.json",
-    # the seed paper's published numbers beside itemscale's (`make demo`'s paper run)
-    "comparison.json",
+    AUDIT_FILE,
+    AUDIT_SUMMARY_FILE,
+    ANNOTATIONS_FILE,
+    CASCADE_FILE,
+    LEGACY_INTERVENTION_FILE,
+    COMPARISON_FILE,
 )
-SHEETS_DIR: Final[str] = "audit_sheets"
-#: Where `itemscale intervene` writes `<policy>.json` and `<policy>.plan.json`.
-INTERVENTION_DIR: Final[str] = "intervention"
 #: The README's template; `verify` renders it again only for artifacts that record this one.
 README_VERSION: Final[int] = 1
 PACKAGES: Final[tuple[str, ...]] = (
@@ -137,7 +140,7 @@ def find_items_file(run_dir: Path, run_meta: dict[str, Any], items: str | None) 
         return run_dir / ITEMS_FILE
     candidates: list[object] = [run_meta.get(k) for k in ("items_path", "items_file", "items")]
     # the item file the audit used (its evidence spans decided the pathways)
-    audit_summary = _read_optional_json(run_dir / "audit.json")
+    audit_summary = _read_optional_json(run_dir / AUDIT_SUMMARY_FILE)
     if audit_summary and isinstance(audit_summary.get("items"), dict):
         candidates.insert(0, audit_summary["items"].get("path"))
     protocol = run_meta.get("protocol")
@@ -232,12 +235,12 @@ def readme_text(prov: dict[str, Any], optional: list[str]) -> str:
         "--json rerun/measures.json   # = measures.json",
         f"itemscale report rerun{grid}   # = trajectories.parquet and the report's figures",
     ]
-    if "audit.parquet" in optional:
+    if AUDIT_FILE in optional:
         lines.append(
             "itemscale audit rerun --items items.jsonl   # = audit.parquet (pathway rules: "
             "docs/report.md)"
         )
-    if "cascade.json" in optional:
+    if CASCADE_FILE in optional:
         lines.append("itemscale cascade rerun --json rerun/cascade.json   # = cascade.json")
     lines += [
         "```",
@@ -253,7 +256,7 @@ def build_artifact(
     run_dir: str | os.PathLike[str],
     *,
     out: str | os.PathLike[str] | None = None,
-    n_boot: int = 1000,
+    n_boot: int = DEFAULT_BOOTSTRAP,
     seed: int = 0,
     items: str | None = None,
     title: str | None = None,
@@ -324,85 +327,26 @@ def _build(
             else compute(df, **options)
         )
         write_json_atomic(tmp / MEASURES_FILE, measures)
-        optional = []
-        for name in OPTIONAL_FILES:
-            if (run_dir / name).is_file():
-                shutil.copyfile(run_dir / name, tmp / name)
-                optional.append(name)
-        interventions: dict[str, dict[str, Any]] = {}
-        legacy = _read_optional_json(run_dir / "intervention.json")
-        if legacy is not None:
-            interventions["intervention"] = legacy
-        if (run_dir / INTERVENTION_DIR).is_dir():
-            (tmp / INTERVENTION_DIR).mkdir()
-            for path in sorted((run_dir / INTERVENTION_DIR).glob("*.json")):
-                shutil.copyfile(path, tmp / INTERVENTION_DIR / path.name)
-                if not path.name.endswith(".plan.json"):
-                    payload = _read_optional_json(path)
-                    if payload is not None:
-                        interventions[path.stem] = payload
-            optional.append(f"{INTERVENTION_DIR}/")
-        sheets: dict[str, bytes] = {}
-        if (run_dir / SHEETS_DIR).is_dir():
-            (tmp / SHEETS_DIR).mkdir()
-            for png in sorted((run_dir / SHEETS_DIR).glob("*.png")):
-                shutil.copyfile(png, tmp / SHEETS_DIR / png.name)
-                sheets[png.stem] = png.read_bytes()
-        items_path = find_items_file(run_dir, run_meta, items)
-        item_list: list[Item] = []
-        if items_path is not None:
-            item_list = read_items_jsonl(items_path)
-            shutil.copyfile(items_path, tmp / ITEMS_FILE)
-            optional.append(ITEMS_FILE)
+        optional, items_path, item_list = _copy_run_files(run_dir, tmp, run_meta, items)
         # after the copies: what no longer fits the responses is recomputed or flagged
         derived = refresh_derived(tmp, full, item_list)
-        commit, dirty = git_state(Path(__file__).resolve().parent)
-        prov: dict[str, Any] = {
-            "schema_version": ARTIFACT_SCHEMA_VERSION,
-            "tool": {
-                "name": "itemscale",
-                "version": __version__,
-                "git_commit": commit,
-                "git_dirty": dirty,
-            },
-            "command": command_line(),
-            "host": {
-                "hostname": socket.gethostname(),
-                "platform": platform.platform(),
-                "python": platform.python_version(),
-                "machine": platform.machine(),
-            },
-            "packages": _package_versions(),
-            "decoder": {"name": "pyav", "version": _package_versions().get("av")},
-            "times": {
-                "run_started": _run_time(run_meta, "started"),
-                "run_finished": _run_time(run_meta, "finished"),
-                "artifact_started": started,
-                "artifact_written": _now(),
-            },
-            "measures": {
+        prov = _provenance(
+            run_dir,
+            run_meta,
+            started=started,
+            measures={
                 "function": "itemscale.measures.analyze_responses",
                 "n_boot": n_boot,
                 "seed": seed,
                 "interval": ci,
                 **({"configs": list(configs)} if configs is not None else {}),
             },
-            "inputs": {
-                RESPONSES_FILE: {
-                    "sha256": sha256_file(run_dir / RESPONSES_FILE),
-                    "source": str(run_dir / RESPONSES_FILE),
-                },
-                "items": (
-                    {"path": str(items_path), "sha256": sha256_file(items_path)}
-                    if items_path
-                    else None
-                ),
-                "videos": _video_hashes(item_list, items_path.parent) if items_path else {},
-            },
-            "optional_files": optional,
-            DERIVED_KEY: {d.name: d.record() for d in derived},
-            "report": {"title": title or f"itemscale report: {run_dir.resolve().name}"},
-        }
+            items_path=items_path,
+            item_list=item_list,
+            optional=optional,
+            derived=derived,
+            title=title,
+        )
         prov["inputs"]["files"] = {
             rel: sha256_file(tmp / rel) for rel in _copied_files(tmp, optional)
         }
@@ -418,6 +362,92 @@ def _build(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return target
+
+
+def _copy_run_files(
+    run_dir: Path, tmp: Path, run_meta: dict[str, Any], items: str | None
+) -> tuple[list[str], Path | None, list[Item]]:
+    """Copy the run's optional files, interventions, contact sheets and item file into the
+    build; returns what was copied, the item file and its items."""
+    optional = []
+    for name in OPTIONAL_FILES:
+        if (run_dir / name).is_file():
+            shutil.copyfile(run_dir / name, tmp / name)
+            optional.append(name)
+    # read here, so a result that is not JSON is named in the run folder, not in the build
+    _read_optional_json(run_dir / LEGACY_INTERVENTION_FILE)
+    if (run_dir / INTERVENTION_DIR).is_dir():
+        (tmp / INTERVENTION_DIR).mkdir()
+        for path in sorted((run_dir / INTERVENTION_DIR).glob("*.json")):
+            shutil.copyfile(path, tmp / INTERVENTION_DIR / path.name)
+            if not path.name.endswith(PLAN_SUFFIX):
+                _read_optional_json(path)
+        optional.append(f"{INTERVENTION_DIR}/")
+    if (run_dir / SHEETS_DIR).is_dir():
+        (tmp / SHEETS_DIR).mkdir()
+        for png in sorted((run_dir / SHEETS_DIR).glob("*.png")):
+            shutil.copyfile(png, tmp / SHEETS_DIR / png.name)
+    items_path = find_items_file(run_dir, run_meta, items)
+    item_list: list[Item] = []
+    if items_path is not None:
+        item_list = read_items_jsonl(items_path)
+        shutil.copyfile(items_path, tmp / ITEMS_FILE)
+        optional.append(ITEMS_FILE)
+    return optional, items_path, item_list
+
+
+def _provenance(
+    run_dir: Path,
+    run_meta: dict[str, Any],
+    *,
+    started: str,
+    measures: dict[str, Any],
+    items_path: Path | None,
+    item_list: list[Item],
+    optional: list[str],
+    derived: Sequence[Derived],
+    title: str | None,
+) -> dict[str, Any]:
+    """provenance.json, less the hashes of the copied files (taken once the build is complete)."""
+    commit, dirty = git_state(Path(__file__).resolve().parent)
+    return {
+        "schema_version": ARTIFACT_SCHEMA_VERSION,
+        "tool": {
+            "name": "itemscale",
+            "version": __version__,
+            "git_commit": commit,
+            "git_dirty": dirty,
+        },
+        "command": command_line(),
+        "host": {
+            "hostname": socket.gethostname(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "machine": platform.machine(),
+        },
+        "packages": _package_versions(),
+        "decoder": {"name": "pyav", "version": _package_versions().get("av")},
+        "times": {
+            "run_started": _run_time(run_meta, "started"),
+            "run_finished": _run_time(run_meta, "finished"),
+            "artifact_started": started,
+            "artifact_written": _now(),
+        },
+        "measures": measures,
+        "inputs": {
+            RESPONSES_FILE: {
+                "sha256": sha256_file(run_dir / RESPONSES_FILE),
+                "source": str(run_dir / RESPONSES_FILE),
+            },
+            "items": (
+                {"path": str(items_path), "sha256": sha256_file(items_path)} if items_path else None
+            ),
+            "videos": _video_hashes(item_list, items_path.parent) if items_path else {},
+        },
+        "optional_files": optional,
+        DERIVED_KEY: {d.name: d.record() for d in derived},
+        "report": {"title": title or f"itemscale report: {run_dir.resolve().name}"},
+    }
 
 
 def _host_tag() -> str:
@@ -479,7 +509,7 @@ def _holds_only_artifact_files(folder: Path) -> bool:
         README_FILE,
         REPORT_FILE,
         ITEMS_FILE,
-        "MANIFEST.json",
+        MANIFEST_FILE,
         INTERVENTION_DIR,
         SHEETS_DIR,
         *OPTIONAL_FILES,
@@ -506,11 +536,11 @@ def load_report_inputs(root: Path) -> ReportInputs:
     prov = read_json(root / PROVENANCE_FILE)
     run_meta = read_json(root / RUN_FILE)
     interventions: dict[str, dict[str, Any]] = {}
-    legacy = _read_optional_json(root / "intervention.json")
+    legacy = _read_optional_json(root / LEGACY_INTERVENTION_FILE)
     if legacy is not None:
         interventions["intervention"] = legacy
     for path in sorted((root / INTERVENTION_DIR).glob("*.json")):
-        if not path.name.endswith(".plan.json"):
+        if not path.name.endswith(PLAN_SUFFIX):
             payload = _read_optional_json(path)
             if payload is not None:
                 interventions[path.stem] = payload
@@ -524,11 +554,11 @@ def load_report_inputs(root: Path) -> ReportInputs:
         trajectories=pq.read_table(root / TRAJECTORIES_FILE).to_pandas(),
         responses=read_responses(root / RESPONSES_FILE),
         provenance=prov,
-        audit=_read_optional_parquet(root / "audit.parquet"),
-        annotations=_read_optional_parquet(root / "annotations.parquet"),
+        audit=_read_optional_parquet(root / AUDIT_FILE),
+        annotations=_read_optional_parquet(root / ANNOTATIONS_FILE),
         sheets=sheets,
-        cascade=_read_optional_json(root / "cascade.json"),
-        comparison=_read_optional_json(root / "comparison.json"),
+        cascade=_read_optional_json(root / CASCADE_FILE),
+        comparison=_read_optional_json(root / COMPARISON_FILE),
         intervention=interventions or None,
         run=run_meta if isinstance(run_meta, dict) else {},
         title=str(title) if title else "itemscale report",

@@ -22,17 +22,16 @@ from typing import Any, Final
 import pandas as pd
 
 from ..files import read_json, sha256_file
-from ..items import ItemFileError, read_items_jsonl
-from ..responses import RUN_FILE, TaskKind, redact_value
+from ..items import ITEMS_FILE, ItemFileError, read_items_jsonl
+from ..responses import MANIFEST_FILE, RUN_FILE, TaskKind, redact_value
 from ._build import (
-    ITEMS_FILE,
     MEASURES_FILE,
     PROVENANCE_FILE,
     README_FILE,
     README_VERSION,
     readme_text,
 )
-from ._manifest import MANIFEST_FILE, manifest_digest
+from ._manifest import manifest_digest
 
 Problem = tuple[str, str]
 _DIGEST: Final[re.Pattern[str]] = re.compile(r"[0-9a-f]{64}")

@@ -21,13 +21,12 @@ from typing import Any, Final, Literal
 
 import pandas as pd
 
+from ..audit import AUDIT_FILE, AUDIT_SUMMARY_FILE
 from ..files import sha256_file
+from ..measures import DEFAULT_BOOTSTRAP
+from ..policies import CASCADE_FILE, INTERVENTION_DIR, PLAN_SUFFIX
 from ..responses import RESPONSES_DIGEST_KEY, RESPONSES_FILE, write_json_atomic
 
-CASCADE_FILE: Final[str] = "cascade.json"
-AUDIT_FILE: Final[str] = "audit.parquet"
-AUDIT_SUMMARY_FILE: Final[str] = "audit.json"
-INTERVENTION_DIR: Final[str] = "intervention"
 #: provenance.json's record of the derived files the report did not copy as they were.
 DERIVED_KEY: Final[str] = "derived"
 #: keys a command adds to its result after computing it; a recomputation takes them as stored.
@@ -130,7 +129,10 @@ def fresh_intervention(
     parsed = InterventionPlan.model_validate(plan)
     boot = stored.get("bootstrap") or {}
     fresh = intervention_outcomes(
-        df, parsed, n_boot=int(boot.get("n_boot", 1000)), seed=int(boot.get("seed", parsed.seed))
+        df,
+        parsed,
+        n_boot=int(boot.get("n_boot", DEFAULT_BOOTSTRAP)),
+        seed=int(boot.get("seed", parsed.seed)),
     )
     return _as_json(_with_added_keys(fresh, stored))
 
@@ -140,8 +142,8 @@ def intervention_results(root: Path) -> list[tuple[Path, Path]]:
     folder = root / INTERVENTION_DIR
     pairs = []
     for path in sorted(folder.glob("*.json")):
-        plan = path.with_name(f"{path.stem}.plan.json")
-        if not path.name.endswith(".plan.json") and plan.is_file():
+        plan = path.with_name(f"{path.stem}{PLAN_SUFFIX}")
+        if not path.name.endswith(PLAN_SUFFIX) and plan.is_file():
             pairs.append((path, plan))
     return pairs
 

@@ -22,7 +22,9 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from ..responses import redact
+from ..audit import AUDIT_FILE
+from ..policies import CASCADE_FILE, INTERVENTION_DIR
+from ..responses import RESPONSES_FILE, redact
 from ._assets import CSS, JS, script_hash
 from ._derived import DERIVED_KEY
 from ._html_measures import (
@@ -304,7 +306,7 @@ def _provenance_section(prov: dict[str, Any], measures: dict[str, Any], run: dic
         ),
         (
             "responses sha256",
-            str(prov.get("inputs", {}).get("responses.parquet", {}).get("sha256", "?")),
+            str(prov.get("inputs", {}).get(RESPONSES_FILE, {}).get("sha256", "?")),
         ),
     ]
     nested: list[tuple[str, Any]] = []
@@ -369,9 +371,9 @@ def render_report(inputs: ReportInputs) -> str:
 </header>
 <main>
 <section id="measures"><h2>Which items does a bigger budget hurt?</h2>{comparison_section(inputs.comparison)}{measures_section(inputs.measures, inputs.trajectories)}</section>
-<section id="cascade"><h2>How much compute can I save? (cascade and stopping policies)</h2>{_derived_notes(prov, "cascade.json")}{cascade_section(inputs.cascade)}</section>
-<section id="intervention"><h2>Sampling intervention</h2>{_derived_notes(prov, "intervention")}{intervention_section(inputs.intervention, GALLERY_LIMIT)}</section>
-<section id="audit"><h2>Why? The frame audit</h2>{_derived_notes(prov, "audit.parquet")}{_audit_section(inputs)}</section>
+<section id="cascade"><h2>How much compute can I save? (cascade and stopping policies)</h2>{_derived_notes(prov, CASCADE_FILE)}{cascade_section(inputs.cascade)}</section>
+<section id="intervention"><h2>Sampling intervention</h2>{_derived_notes(prov, INTERVENTION_DIR)}{intervention_section(inputs.intervention, GALLERY_LIMIT)}</section>
+<section id="audit"><h2>Why? The frame audit</h2>{_derived_notes(prov, AUDIT_FILE)}{_audit_section(inputs)}</section>
 <section id="items"><h2>Items</h2>
 <div class="controls"><input id="item-filter" type="search" placeholder="filter: item, answer, output..." aria-label="filter items"><select id="pattern-filter" aria-label="pattern"></select><select id="model-filter" aria-label="model"></select><span id="item-count" class="muted"></span></div>
 <div class="table-wrap"><table id="item-table"></table></div>

@@ -14,10 +14,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..files import read_json, sha256_file
-from ..responses import write_json_atomic
-from ..responses._safety import ARTIFACT_MARKER
+from ..responses import ARTIFACT_MARKER, MANIFEST_FILE, write_json_atomic
 
-MANIFEST_FILE: Final[str] = "MANIFEST.json"
 MANIFEST_SCHEMA_VERSION: Final[int] = 1
 
 

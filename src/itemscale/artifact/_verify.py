@@ -24,10 +24,12 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from .. import __version__
+from ..audit import AUDIT_FILE, AUDIT_SUMMARY_FILE
 from ..files import read_json
+from ..items import ITEMS_FILE
+from ..policies import CASCADE_FILE, INTERVENTION_DIR
 from ..responses import RESPONSES_FILE, RUN_FILE, read_responses
 from ._build import (
-    ITEMS_FILE,
     MEASURES_FILE,
     PROVENANCE_FILE,
     REPORT_FILE,
@@ -43,7 +45,6 @@ from ._crosscheck import (
     parse_digest,
 )
 from ._derived import (
-    CASCADE_FILE,
     declared,
     fresh_cascade,
     fresh_intervention,
@@ -141,9 +142,9 @@ def verify_artifact(
     checks: list[tuple[str, Callable[[], None]]] = [
         (TRAJECTORIES_FILE, lambda: _check_trajectories(root, grid_df, result)),
         (MEASURES_FILE, lambda: _check_measures(root, df, result, analyze, configs)),
-        ("audit.parquet", lambda: _check_audit(root, df, result)),
-        ("cascade.json", lambda: _check_cascade(root, df, result)),
-        ("intervention/", lambda: _check_interventions(root, df, result)),
+        (AUDIT_FILE, lambda: _check_audit(root, df, result)),
+        (CASCADE_FILE, lambda: _check_cascade(root, df, result)),
+        (f"{INTERVENTION_DIR}/", lambda: _check_interventions(root, df, result)),
         (PROVENANCE_FILE, lambda: _check_provenance(root, result)),
         (PROVENANCE_FILE, lambda: _check_sources(root, df, result)),
         (REPORT_FILE, lambda: _check_report(root, result)),
@@ -409,7 +410,7 @@ def _tool_version(root: Path) -> str | None:
 
 
 def _check_audit(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
-    path = root / "audit.parquet"
+    path = root / AUDIT_FILE
     if not path.is_file():
         return
     from ..audit import TRANSITION_COLUMNS, audit_transitions, pathway_counts
@@ -417,10 +418,10 @@ def _check_audit(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
 
     try:
         stored = pq.read_table(path).to_pandas()
-        summary = read_json(root / "audit.json")
+        summary = read_json(root / AUDIT_SUMMARY_FILE)
         pairs = summary.get("pairs", "adjacent")
     except (OSError, ValueError) as exc:
-        result.flag("audit.parquet", f"cannot be read with audit.json ({exc})")
+        result.flag(AUDIT_FILE, f"cannot be read with {AUDIT_SUMMARY_FILE} ({exc})")
         return
     from ..items import ItemFileError
 
@@ -435,7 +436,7 @@ def _check_audit(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
     if a != b:
         only = sorted(set(a) ^ set(b))[:3]
         result.flag(
-            "audit.parquet",
+            AUDIT_FILE,
             f"transitions or pathways differ from the audit recomputed from {RESPONSES_FILE} "
             f"(e.g. {only})",
         )
@@ -449,8 +450,8 @@ def _check_audit(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
         if diff is None and len(columns) < len(TRANSITION_COLUMNS):
             diff = f"columns {sorted(set(TRANSITION_COLUMNS) - set(columns))} are missing"
         if diff:
-            result.flag("audit.parquet", f"differs from the audit recomputed: {diff}")
+            result.flag(AUDIT_FILE, f"differs from the audit recomputed: {diff}")
         counts = pathway_counts(fresh)
         if summary.get("counts") != counts or summary.get("n_transitions") != len(fresh):
-            result.flag("audit.json", "its counts differ from the audit recomputed")
+            result.flag(AUDIT_SUMMARY_FILE, "its counts differ from the audit recomputed")
     result.checks.append("audit")

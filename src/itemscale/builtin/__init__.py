@@ -8,30 +8,8 @@ not: the `builtin` backend is only the `hf` backend on the packaged folder and s
 transformers are imported only when a function here needs them.
 """
 
-from ..models import builtin_model_dir as model_dir
-from ..synth import SuiteError
-from ._checkpoint import CHECKPOINT_DIR, StepRecord
-from ._config import BUILTIN_FORMAT_VERSION, BuiltinArchitecture, TrainSettings
-from ._eval import EvalBudget, evaluate_suite
-from ._slice import SLICE_FILE, read_slice, run_slice, slice_accuracy, slice_suite, write_slice
+from ._checkpoint import StepRecord
+from ._config import BuiltinArchitecture, TrainSettings
 from ._train import TrainResult, train_builtin
 
-__all__ = [
-    "BUILTIN_FORMAT_VERSION",
-    "CHECKPOINT_DIR",
-    "SLICE_FILE",
-    "BuiltinArchitecture",
-    "EvalBudget",
-    "StepRecord",
-    "SuiteError",
-    "TrainResult",
-    "TrainSettings",
-    "evaluate_suite",
-    "model_dir",
-    "read_slice",
-    "run_slice",
-    "slice_accuracy",
-    "slice_suite",
-    "train_builtin",
-    "write_slice",
-]
+__all__ = ["BuiltinArchitecture", "StepRecord", "TrainResult", "TrainSettings", "train_builtin"]

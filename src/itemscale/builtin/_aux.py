@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..protocol import FRAMES_PER_TEMPORAL_PATCH, IMAGE_FACTOR
+
 HUE_BINS = 12
 #: Hue bins of saturated pixels, then one class for bright unsaturated pixels (paper, text).
 AUX_CLASSES = HUE_BINS + 1
@@ -26,7 +28,10 @@ MIN_PIXELS_PRESENT = 6
 
 
 def region_colour_targets(
-    frames: npt.NDArray[np.uint8], *, region: int = 28, temporal: int = 2
+    frames: npt.NDArray[np.uint8],
+    *,
+    region: int = IMAGE_FACTOR,
+    temporal: int = FRAMES_PER_TEMPORAL_PATCH,
 ) -> Any:
     """Multi-hot [tokens, AUX_CLASSES] targets in the vision tower's merged-token order
     (temporal group, then region row, then region column)."""
@@ -161,8 +166,8 @@ def palette_token_targets(
     frames: npt.NDArray[np.uint8],
     palette: dict[str, tuple[int, int, int]],
     *,
-    region: int = 28,
-    temporal: int = 2,
+    region: int = IMAGE_FACTOR,
+    temporal: int = FRAMES_PER_TEMPORAL_PATCH,
     min_pixels: int = MIN_PIXELS_PRESENT,
 ) -> Any:
     """Multi-hot [tokens, colours] presence of each palette colour in each merged visual token's

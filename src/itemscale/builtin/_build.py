@@ -12,15 +12,17 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..items import Item
-from ..models._prompts import MCQA_INSTRUCTION, OPEN_QA_INSTRUCTION, SUMMARY_INSTRUCTION
+from ..models import MCQA_INSTRUCTION, OPEN_QA_INSTRUCTION, SUMMARY_INSTRUCTION
+from ..protocol import PIXELS_PER_VISUAL_TOKEN
 from ._config import CHAT_TEMPLATE, SPECIAL_TOKENS, BuiltinArchitecture
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerBase
 
 #: Per-frame pixel bounds of the shipped processor: it never enlarges a small frame past what
-#: the sweep chose, and caps a frame handed over at native size.
-PROCESSOR_MIN_PIXELS = 28 * 28
+#: the sweep chose (one visual token is the least it keeps), and caps a frame handed over at
+#: native size.
+PROCESSOR_MIN_PIXELS = PIXELS_PER_VISUAL_TOKEN
 PROCESSOR_MAX_PIXELS = 448 * 448
 
 

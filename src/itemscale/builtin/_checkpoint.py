@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from ..models import BUILTIN_META_FILE
 from ..synth import SuiteError
 from ._config import BuiltinArchitecture, TrainSettings
 
 TRAIN_LOG_NAME = "train_log.json"
-META_NAME = "builtin_meta.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,7 @@ def save_folder(out_dir: Path, model: Any, processor: Any, meta: dict[str, Any])
     tmp.mkdir()
     model.save_pretrained(tmp, safe_serialization=True)
     processor.save_pretrained(tmp)
-    (tmp / META_NAME).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    (tmp / BUILTIN_META_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     keep = [p for p in out_dir.iterdir() if p.name not in _MODEL_FILES] if out_dir.is_dir() else []
     for extra in keep:  # files beside the model (e.g. the reference slice) survive a re-save
         target = tmp / extra.name
@@ -79,7 +79,7 @@ _MODEL_FILES = frozenset(
         "special_tokens_map.json",
         "preprocessor_config.json",
         "video_preprocessor_config.json",
-        META_NAME,
+        BUILTIN_META_FILE,
     }
 )
 

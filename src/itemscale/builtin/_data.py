@@ -19,11 +19,9 @@ import numpy.typing as npt
 
 from ..items import Item
 from ..models import build_messages
+from ..protocol import IMAGE_FACTOR
 from ..responses import TaskKind
 from ..video import MediaError
-
-#: Spatial granularity of the vision tower (patch 14 x merge 2): frame sides are multiples of it.
-PIXEL_FACTOR = 28
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +84,7 @@ def frame_size(height: int, width: int, short_side: int) -> tuple[int, int]:
     scale = short_side / min(height, width)
 
     def snap(x: float) -> int:
-        return max(PIXEL_FACTOR, round(x / PIXEL_FACTOR) * PIXEL_FACTOR)
+        return max(IMAGE_FACTOR, round(x / IMAGE_FACTOR) * IMAGE_FACTOR)
 
     return snap(height * scale), snap(width * scale)
 
@@ -157,8 +155,7 @@ def process_video(
     ones the backend produces at audit time."""
     from transformers.video_utils import VideoMetadata
 
-    from ..models import Frames
-    from ..models._hf import video_metadata
+    from ..models import Frames, video_metadata, writable
 
     video_processor = processor.video_processor
     described = video_metadata(
@@ -175,8 +172,6 @@ def process_video(
         "video_metadata": [metadata],
     }
     sampled_fps = metadata.sampled_fps
-    from ..models._hf import writable
-
     out = video_processor(videos=[writable(frames)], **kwargs)  # cached frames are read-only
     grid = out["video_grid_thw"]
     merge = int(video_processor.merge_size)

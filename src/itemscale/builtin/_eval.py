@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..items import Item
+from ..items import ITEMS_FILE, Item
 from ..models import builtin_backend_options
 from ..responses import TaskKind, token_f1
 from ._data import encode_batch, expand_video_tokens, process_video, render_prompt
@@ -54,7 +54,7 @@ def load_builtin(model_dir: str | Path) -> tuple[Any, Any]:
 
     auto_processor: Any = AutoProcessor
     model_cls: Any = Qwen2_5_VLForConditionalGeneration
-    from ..models._hf import no_loading_bars
+    from ..models import no_loading_bars
 
     processor = auto_processor.from_pretrained(str(model_dir), local_files_only=True)
     with no_loading_bars():  # the sweep's bar already says "loading builtin"
@@ -93,7 +93,7 @@ def evaluate_video(
     """All `items` of one video at one budget; `frames` is a `FrameSet` (None: text-only)."""
     import torch
 
-    from ..models._hf import source_fps
+    from ..models import source_fps
 
     text_only = frames is None
     inputs = (
@@ -314,7 +314,7 @@ def evaluate_suite(
 
     from ..items import read_items_jsonl
 
-    items = [i for i in read_items_jsonl(suite_dir / "items.jsonl") if i.split == "test"]
+    items = [i for i in read_items_jsonl(suite_dir / ITEMS_FILE) if i.split == "test"]
     video_ids = sorted({i.video_id for i in items})[:max_videos]
     keep = set(video_ids)
     items = [i for i in items if i.video_id in keep]

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..items import Item, read_items_jsonl
+from ..items import ITEMS_FILE, Item, read_items_jsonl
 from ..responses import TaskKind
 from ..synth import SuiteError
 from ._config import TrainSettings
 
 
 def suite_items(suite_dir: Path) -> list[Item]:
-    path = suite_dir / "items.jsonl"
+    path = suite_dir / ITEMS_FILE
     if not path.is_file():
         raise SuiteError(f"{path}: no items file (is {suite_dir} a suite folder?)")
     return read_items_jsonl(path)
@@ -29,7 +29,7 @@ def suite_items(suite_dir: Path) -> list[Item]:
 
 def video_path(suite_dir: Path, item: Item) -> Path:
     if item.video_path is None:
-        raise SuiteError(f"{suite_dir / 'items.jsonl'}: item {item.item_id} has no video_path")
+        raise SuiteError(f"{suite_dir / ITEMS_FILE}: item {item.item_id} has no video_path")
     path = Path(item.video_path)
     return path if path.is_absolute() else suite_dir / path
 

@@ -57,13 +57,13 @@ def slice_suite(work_dir: Path) -> Path:
 
 def run_slice(backend: Any, suite_dir: Path) -> list[SliceAnswer]:
     """Every slice item at every slice budget, through `backend` (a loaded `VideoLM`)."""
-    from ..items import read_items_jsonl
+    from ..items import ITEMS_FILE, read_items_jsonl
     from ..models import DecodingSettings, VideoRequest
     from ..protocol import Configuration
     from ..responses import TaskKind, token_f1
     from ..video import decode_for_configs
 
-    items = read_items_jsonl(suite_dir / "items.jsonl")
+    items = read_items_jsonl(suite_dir / ITEMS_FILE)
     configs = {
         (frames, side): Configuration.text_only()
         if frames == 0

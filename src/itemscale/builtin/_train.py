@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..items import Item
+from ..items import ITEMS_FILE, Item
 from ..synth import SuiteError
 from ._aux import make_aux_head
 from ._build import build_model, build_processor, item_texts, train_tokenizer
@@ -38,6 +38,7 @@ from ._config import BUILTIN_FORMAT_VERSION, BuiltinArchitecture, TrainSettings
 from ._data import answer_target, decode_video
 from ._loss import stage1_loss, step_loss
 from ._plan import (
+    PlannedStep,
     as_open_item,
     group_by_video,
     learning_rate_factor,
@@ -84,13 +85,7 @@ def train_builtin(
     out_dir = Path(out_dir)
     say = progress or (lambda _msg: None)
 
-    train_items = [i for i in suite_items(suite_dir) if i.split == "train"]
-    if not train_items:
-        raise SuiteError(f"{suite_dir / 'items.jsonl'}: no items with split 'train'")
-    for item in train_items:
-        answer_target(item)  # refuse unlabelled items before spending any time
-    if settings.mcqa_target == "option_text":
-        train_items = [as_open_item(item) for item in train_items]
+    train_items = _training_items(suite_dir, settings)
     groups = group_by_video(train_items)
     by_id = {item.item_id: item for item in train_items}
 
@@ -114,32 +109,7 @@ def train_builtin(
             model.load_state_dict(state["model"])
             if aux_head is not None and state["aux_head"] is not None:
                 aux_head.load_state_dict(state["aux_head"])
-        vision = [p for n, p in model.named_parameters() if n.startswith("model.visual.")]
-        if aux_head is not None:
-            vision += list(aux_head.parameters())
-        other = [p for n, p in model.named_parameters() if not n.startswith("model.visual.")]
-        optimizer = torch.optim.AdamW(
-            [
-                {"params": vision, "lr": settings.vision_learning_rate},
-                {"params": other, "lr": settings.learning_rate},
-            ],
-            weight_decay=settings.weight_decay,
-            betas=(0.9, 0.98),
-            eps=settings.adam_eps,
-        )
-        base_lrs = [settings.vision_learning_rate, settings.learning_rate]
-        params = [p for group in optimizer.param_groups for p in group["params"]]
-
-        def optimise(step: int, loss: Any) -> float:
-            """One optimiser step on `loss` at the learning rate of global step `step`."""
-            factor = learning_rate_factor(step, settings)
-            for group, base in zip(optimizer.param_groups, base_lrs, strict=True):
-                group["lr"] = base * factor
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            optimizer.step()
-            return float(loss.detach())
+        optimizer = _optimizer(model, aux_head, settings)
 
         say(
             f"training {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M parameters for "
@@ -148,7 +118,6 @@ def train_builtin(
 
         start = time.monotonic()
         result = TrainResult(out_dir=out_dir, steps_done=0, stopped_by_time=False, seconds=0.0)
-        window: list[float] = []
         stage1_rng = np.random.default_rng([settings.seed, 1])
         first_step = 0
         if state is not None:
@@ -160,102 +129,23 @@ def train_builtin(
             start -= result.log[-1].seconds if result.log else 0.0
             say(f"resumed from {resume} at step {first_step}")
 
-        def checkpoint(step: int) -> None:
-            save_checkpoint(
-                out_dir,
-                step=step,
-                model=model,
-                processor=processor,
-                optimizer=optimizer,
-                aux_head=aux_head,
-                stage1_rng=stage1_rng,
-                log=result.log,
-                meta=_meta(settings, arch, result, groups, model),
-            )
-
-        for step in range(first_step, settings.stage1_steps):
-            loss, height, width = stage1_loss(model, processor, settings, step, stage1_rng)
-            value = optimise(step, loss)
-            result.log.append(
-                StepRecord(
-                    step=step,
-                    loss=value,
-                    seconds=round(time.monotonic() - start, 3),
-                    items=6 * settings.stage1_videos_per_step,
-                    frames=settings.stage1_frames,
-                    height=height,
-                    width=width,
-                    text_only=False,
-                )
-            )
-            window.append(value)
-            if (step + 1) % settings.log_every == 0:
-                say(
-                    f"stage 1 step {step + 1}/{settings.stage1_steps} loss "
-                    f"{sum(window) / len(window):.4f} ({time.monotonic() - start:.0f}s)"
-                )
-                window = []
-        window = []
-        offset = settings.stage1_steps
-        for suite_step, planned in enumerate(plan):
-            step = suite_step + offset
-            if step < first_step:
-                continue
-            if stop_at is not None and step >= stop_at:
-                checkpoint(step)
-                say(f"stopped at step {step}; resume with --resume {out_dir / CHECKPOINT_DIR}")
-                break
-            if time.monotonic() - start > settings.minutes * 60:
-                result.stopped_by_time = True
-                checkpoint(step)
-                say(
-                    f"stopping at step {step}: the {settings.minutes} minute cap was reached; "
-                    f"resume with --resume {out_dir / CHECKPOINT_DIR}"
-                )
-                break
-            items = [by_id[i] for i in planned.item_ids]
-            # Decoding per step (a 12 s clip at 160x120 takes milliseconds) keeps memory flat
-            # whatever the suite's size.
-            video = None if planned.text_only else decode_video(video_path(suite_dir, items[0]))
-            loss, frames, height, width = step_loss(
-                model,
-                processor,
-                items,
-                video,
-                planned,
-                aux_head,
-                settings.aux_weight,
-                settings.caption_weight,
-                settings.mcqa_weight,
-                settings.word_align_weight,
-                teacher_mix(suite_step, settings.steps, settings),
-                suite_step < settings.captions_only_until * settings.steps,
-            )
-            value = optimise(step, loss)
-            result.log.append(
-                StepRecord(
-                    step=step,
-                    loss=value,
-                    seconds=round(time.monotonic() - start, 3),
-                    items=len(items),
-                    frames=frames,
-                    height=height,
-                    width=width,
-                    text_only=frames == 0,
-                )
-            )
-            result.steps_done = step + 1
-            window.append(value)
-            if settings.checkpoint_every and (step + 1) % settings.checkpoint_every == 0:
-                save_folder(out_dir, model, processor, _meta(settings, arch, result, groups, model))
-                write_train_log(out_dir / TRAIN_LOG_NAME, result.log)
-                checkpoint(step + 1)
-            if (step + 1) % settings.log_every == 0:
-                say(
-                    f"step {step + 1}/{settings.steps + offset} loss {sum(window) / len(window):.4f} "
-                    f"({time.monotonic() - start:.0f}s)"
-                )
-                window = []
+        run = _Run(
+            settings=settings,
+            arch=arch,
+            out_dir=out_dir,
+            model=model,
+            processor=processor,
+            aux_head=aux_head,
+            optimizer=optimizer,
+            params=[p for group in optimizer.param_groups for p in group["params"]],
+            stage1_rng=stage1_rng,
+            result=result,
+            groups=groups,
+            start=start,
+            say=say,
+        )
+        _stage1(run, first_step)
+        _suite_steps(run, plan, by_id, suite_dir, first_step, stop_at)
         result.seconds = time.monotonic() - start
         model.eval()
         save_folder(out_dir, model, processor, _meta(settings, arch, result, groups, model))
@@ -264,6 +154,191 @@ def train_builtin(
         return result
     finally:
         torch.set_num_threads(previous_threads)
+
+
+def _training_items(suite_dir: Path, settings: TrainSettings) -> list[Item]:
+    """The suite's training split, checked before any time is spent, as the recipe asks for
+    its targets (option texts turn multiple-choice items into open ones)."""
+    train_items = [i for i in suite_items(suite_dir) if i.split == "train"]
+    if not train_items:
+        raise SuiteError(f"{suite_dir / ITEMS_FILE}: no items with split 'train'")
+    for item in train_items:
+        answer_target(item)  # refuse unlabelled items before spending any time
+    if settings.mcqa_target == "option_text":
+        train_items = [as_open_item(item) for item in train_items]
+    return train_items
+
+
+def _optimizer(model: Any, aux_head: Any, settings: TrainSettings) -> Any:
+    """AdamW with the vision tower (and the auxiliary head) at its own learning rate."""
+    import torch
+
+    vision = [p for n, p in model.named_parameters() if n.startswith("model.visual.")]
+    if aux_head is not None:
+        vision += list(aux_head.parameters())
+    other = [p for n, p in model.named_parameters() if not n.startswith("model.visual.")]
+    return torch.optim.AdamW(
+        [
+            {"params": vision, "lr": settings.vision_learning_rate},
+            {"params": other, "lr": settings.learning_rate},
+        ],
+        weight_decay=settings.weight_decay,
+        betas=(0.9, 0.98),
+        eps=settings.adam_eps,
+    )
+
+
+@dataclass(slots=True)
+class _Run:
+    """What one training run carries from step to step."""
+
+    settings: TrainSettings
+    arch: BuiltinArchitecture
+    out_dir: Path
+    model: Any
+    processor: Any
+    aux_head: Any
+    optimizer: Any
+    params: list[Any]
+    stage1_rng: np.random.Generator
+    result: TrainResult
+    groups: dict[str, list[Item]]
+    #: `time.monotonic()` at step 0 (a resumed run's start moved back by its time so far)
+    start: float
+    say: Callable[[str], None]
+
+    def optimise(self, step: int, loss: Any) -> float:
+        """One optimiser step on `loss` at the learning rate of global step `step`."""
+        import torch
+
+        factor = learning_rate_factor(step, self.settings)
+        base_lrs = [self.settings.vision_learning_rate, self.settings.learning_rate]
+        for group, base in zip(self.optimizer.param_groups, base_lrs, strict=True):
+            group["lr"] = base * factor
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.params, 1.0)
+        self.optimizer.step()
+        return float(loss.detach())
+
+    def record(
+        self, step: int, loss: float, *, items: int, frames: int, height: int, width: int
+    ) -> None:
+        self.result.log.append(
+            StepRecord(
+                step=step,
+                loss=loss,
+                seconds=round(time.monotonic() - self.start, 3),
+                items=items,
+                frames=frames,
+                height=height,
+                width=width,
+                text_only=frames == 0,
+            )
+        )
+
+    def meta(self) -> dict[str, Any]:
+        return _meta(self.settings, self.arch, self.result, self.groups, self.model)
+
+    def checkpoint(self, step: int) -> None:
+        save_checkpoint(
+            self.out_dir,
+            step=step,
+            model=self.model,
+            processor=self.processor,
+            optimizer=self.optimizer,
+            aux_head=self.aux_head,
+            stage1_rng=self.stage1_rng,
+            log=self.result.log,
+            meta=self.meta(),
+        )
+
+
+def _stage1(run: _Run, first_step: int) -> None:
+    """The alignment stage: words to colours and shapes, on frames drawn for it alone."""
+    settings = run.settings
+    window: list[float] = []
+    for step in range(first_step, settings.stage1_steps):
+        loss, height, width = stage1_loss(run.model, run.processor, settings, step, run.stage1_rng)
+        value = run.optimise(step, loss)
+        run.record(
+            step,
+            value,
+            items=6 * settings.stage1_videos_per_step,
+            frames=settings.stage1_frames,
+            height=height,
+            width=width,
+        )
+        window.append(value)
+        if (step + 1) % settings.log_every == 0:
+            run.say(
+                f"stage 1 step {step + 1}/{settings.stage1_steps} loss "
+                f"{sum(window) / len(window):.4f} ({time.monotonic() - run.start:.0f}s)"
+            )
+            window = []
+
+
+def _suite_steps(
+    run: _Run,
+    plan: list[PlannedStep],
+    by_id: dict[str, Item],
+    suite_dir: Path,
+    first_step: int,
+    stop_at: int | None,
+) -> None:
+    """The planned steps on the suite's videos, until the plan ends, `stop_at` or the time cap
+    (both of which leave a checkpoint to resume from)."""
+    settings, result = run.settings, run.result
+    window: list[float] = []
+    offset = settings.stage1_steps
+    for suite_step, planned in enumerate(plan):
+        step = suite_step + offset
+        if step < first_step:
+            continue
+        if stop_at is not None and step >= stop_at:
+            run.checkpoint(step)
+            run.say(f"stopped at step {step}; resume with --resume {run.out_dir / CHECKPOINT_DIR}")
+            return
+        if time.monotonic() - run.start > settings.minutes * 60:
+            result.stopped_by_time = True
+            run.checkpoint(step)
+            run.say(
+                f"stopping at step {step}: the {settings.minutes} minute cap was reached; "
+                f"resume with --resume {run.out_dir / CHECKPOINT_DIR}"
+            )
+            return
+        items = [by_id[i] for i in planned.item_ids]
+        # Decoding per step (a 12 s clip at 160x120 takes milliseconds) keeps memory flat
+        # whatever the suite's size.
+        video = None if planned.text_only else decode_video(video_path(suite_dir, items[0]))
+        loss, frames, height, width = step_loss(
+            run.model,
+            run.processor,
+            items,
+            video,
+            planned,
+            run.aux_head,
+            settings.aux_weight,
+            settings.caption_weight,
+            settings.mcqa_weight,
+            settings.word_align_weight,
+            teacher_mix(suite_step, settings.steps, settings),
+            suite_step < settings.captions_only_until * settings.steps,
+        )
+        value = run.optimise(step, loss)
+        run.record(step, value, items=len(items), frames=frames, height=height, width=width)
+        result.steps_done = step + 1
+        window.append(value)
+        if settings.checkpoint_every and (step + 1) % settings.checkpoint_every == 0:
+            save_folder(run.out_dir, run.model, run.processor, run.meta())
+            write_train_log(run.out_dir / TRAIN_LOG_NAME, result.log)
+            run.checkpoint(step + 1)
+        if (step + 1) % settings.log_every == 0:
+            run.say(
+                f"step {step + 1}/{settings.steps + offset} loss {sum(window) / len(window):.4f} "
+                f"({time.monotonic() - run.start:.0f}s)"
+            )
+            window = []
 
 
 def _meta(

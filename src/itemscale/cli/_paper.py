@@ -52,8 +52,14 @@ def release_models(root: Path | None = None) -> list[tuple[str, Path, dict[str, 
 
 def import_release(run_dir: Path, root: Path | None = None) -> tuple[int, int]:
     """Import every wide table into `run_dir` (idempotent); (rows added, rows already there)."""
-    from ..importers import TableOptions, finish_import, import_table, load_answer_key
-    from ..importers._common import import_record, source_record
+    from ..importers import (
+        TableOptions,
+        finish_import,
+        import_record,
+        import_table,
+        load_answer_key,
+        source_record,
+    )
 
     root = root if root is not None else release_dir()
     key = load_answer_key(root / ANSWER_KEY)

@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 from ..measures import (
     CI_METHODS,
+    DEFAULT_BOOTSTRAP,
     DEFAULT_CI,
     DEFAULT_DRAWS,
     DEFAULT_POWER_TARGET,
@@ -49,7 +50,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "is_text_overwritten, best_config; matched_grid_* under --configs), as .csv or .parquet",
     )
     p.add_argument(
-        "--bootstrap", type=int, default=1000, metavar="B", help="resamples (0: none; default 1000)"
+        "--bootstrap",
+        type=int,
+        default=DEFAULT_BOOTSTRAP,
+        metavar="B",
+        help=f"resamples (0: none; default {DEFAULT_BOOTSTRAP})",
     )
     p.add_argument(
         "--seed", type=int, default=0, help="bootstrap seed (same seed, same interval; default 0)"

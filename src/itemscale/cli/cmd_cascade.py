@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..measures import DEFAULT_BOOTSTRAP
 from . import CommandError
 from ._format import Glosses, number_text, points_text
 
@@ -35,7 +36,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "report picks up)",
     )
     p.add_argument(
-        "--bootstrap", type=int, default=1000, metavar="B", help="resamples (0: none; default 1000)"
+        "--bootstrap",
+        type=int,
+        default=DEFAULT_BOOTSTRAP,
+        metavar="B",
+        help=f"resamples (0: none; default {DEFAULT_BOOTSTRAP})",
     )
     p.add_argument(
         "--seed", type=int, default=0, help="seed of the folds and the bootstrap (default 0)"
@@ -192,7 +197,7 @@ def print_summary(report: dict[str, Any], out: TextIO | None = None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..policies import CascadeSettings, cascade_report
+    from ..policies import CASCADE_FILE, CascadeSettings, cascade_report
     from ..responses import (
         RESPONSES_DIGEST_KEY,
         read_run,
@@ -247,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
     if args.model:
         report["models"] = sorted(args.model)
     if args.json_out is None:
-        args.json_out = str(Path(args.run_dir) / "cascade.json")
+        args.json_out = str(Path(args.run_dir) / CASCADE_FILE)
     if args.json_out:  # written before printing, so a closed pipe (`| head`) cannot lose it
         out = Path(args.json_out)
         inside = Path(args.run_dir).resolve() in out.resolve().parents

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..measures import DEFAULT_BOOTSTRAP
 from . import CommandError
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="suite seed; the built-in model was trained on seed 0, so any other seed gives "
         "videos it has never seen",
     )
-    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples")
+    p.add_argument("--bootstrap", type=int, default=DEFAULT_BOOTSTRAP, help="bootstrap resamples")
     p.add_argument("--batch-size", type=int, default=16, help="requests per model call")
     p.add_argument("--no-report", action="store_true", help="stop after analyze and cascade")
     p.set_defaults(func=run)
@@ -89,9 +90,9 @@ def run_paper_step(paper_dir: Path, *, n_boot: int, report: bool) -> dict[str, A
     """Import the seed paper's released labels, reproduce its numbers, write their report."""
     import sys
 
-    from ..artifact import build_artifact
+    from ..artifact import COMPARISON_FILE, MEASURES_FILE, REPORT_FILE, build_artifact
     from ..measures import analyze_responses
-    from ..policies import CascadeSettings, cascade_report
+    from ..policies import CASCADE_FILE, CascadeSettings, cascade_report
     from ..responses import RESPONSES_DIGEST_KEY, read_run, responses_digest, write_json_atomic
     from ._paper import (
         TABLE2_CONFIGS,
@@ -111,10 +112,10 @@ def run_paper_step(paper_dir: Path, *, n_boot: int, report: bool) -> dict[str, A
     print(f"imported into {paper_dir}: {added} rows added, {unchanged} already there")
     df, _ = read_run(paper_dir)
     measures = analyze_responses(df, n_boot=n_boot, seed=0)
-    write_json_atomic(paper_dir / "measures.json", measures)
+    write_json_atomic(paper_dir / MEASURES_FILE, measures)
     rows = compare_with_paper(measures)
     print_comparison(rows, sys.stdout)
-    write_json_atomic(paper_dir / "comparison.json", {"schema_version": 1, "rows": rows})
+    write_json_atomic(paper_dir / COMPARISON_FILE, {"schema_version": 1, "rows": rows})
     table2 = analyze_responses(df, n_boot=n_boot, seed=0, configs=list(TABLE2_CONFIGS))
     write_json_atomic(paper_dir / "table2.json", table2)
     print_table2(table2, sys.stdout)
@@ -123,13 +124,13 @@ def run_paper_step(paper_dir: Path, *, n_boot: int, report: bool) -> dict[str, A
     cascade = cascade_report(df, CascadeSettings(n_boot=n_boot, seed=0, sharing="prefix"))
     cascade["run_dir"] = str(paper_dir)
     cascade[RESPONSES_DIGEST_KEY] = responses_digest(paper_dir)
-    write_json_atomic(paper_dir / "cascade.json", cascade)
+    write_json_atomic(paper_dir / CASCADE_FILE, cascade)
     print_cascade_table(cascade, sys.stdout)
     out: dict[str, Any] = {
         "run_dir": str(paper_dir),
-        "measures": str(paper_dir / "measures.json"),
+        "measures": str(paper_dir / MEASURES_FILE),
         "table2": str(paper_dir / "table2.json"),
-        "cascade": str(paper_dir / "cascade.json"),
+        "cascade": str(paper_dir / CASCADE_FILE),
         "reproduced": sum(r["same"] for r in rows),
         "published": len(rows),
     }
@@ -137,7 +138,7 @@ def run_paper_step(paper_dir: Path, *, n_boot: int, report: bool) -> dict[str, A
         artifact = build_artifact(
             paper_dir, n_boot=n_boot, seed=0, title="itemscale report: the seed paper's labels"
         )
-        out["report"] = str(artifact / "report.html")
+        out["report"] = str(artifact / REPORT_FILE)
         print(f"report: {out['report']}")
     print(
         f"by hand: itemscale analyze {paper_dir} --configs {','.join(TABLE2_CONFIGS)}   "
@@ -155,10 +156,10 @@ def print_regression_pathways(intervention: dict[str, Any], run_dir: Path) -> No
     from collections import Counter
 
     from ..audit import audit_transitions
-    from ..items import read_items_jsonl
+    from ..items import ITEMS_FILE, read_items_jsonl
     from ..responses import read_run
 
-    items = {item.item_id: item for item in read_items_jsonl(run_dir / "suite" / "items.jsonl")}
+    items = {item.item_id: item for item in read_items_jsonl(run_dir / "suite" / ITEMS_FILE)}
     terminal = intervention["terminal_label"]
     rows = [r for r in intervention["items"] if r["group"] == "regression"]
     df, _ = read_run(run_dir)
@@ -213,44 +214,19 @@ def print_regression_pathways(intervention: dict[str, Any], run_dir: Path) -> No
 def run(args: argparse.Namespace) -> int:
     import torch
 
+    from ..artifact import ARTIFACT_DIR, MEASURES_FILE, REPORT_FILE
     from ..measures import analyze_responses
-    from ..protocol import load_protocol
+    from ..policies import CASCADE_FILE
     from ..responses import read_run, write_json_atomic
-    from ..sweep import run_sweep
-    from ..synth import ensure_suite
     from .cmd_analyze import print_summary
 
     torch.set_num_threads(2)
     started = time.perf_counter()
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
-    suite = out / "suite"
 
     paper_summary = run_paper_step(out / "paper", n_boot=args.bootstrap, report=not args.no_report)
-
-    t = _step(f"synthetic suite: {args.videos} videos, seed {args.seed} -> {suite}")
-    # Every video of this suite is a test video (test_fraction=1); an intact suite made from the
-    # same arguments is reused after a hash check.
-    manifest = ensure_suite(
-        suite,
-        n_videos=args.videos,
-        seed=args.seed,
-        test_fraction=1.0,
-        layout="focus",
-        focus_kinds=DEMO_FOCUS_KINDS,
-    )
-    print(f"{manifest.n_videos} videos, {manifest.n_items} items")
-    print(f"({time.perf_counter() - t:.1f} s)")
-
-    protocol_file = out / "protocol.toml"
-    protocol_file.write_text(demo_protocol(out, suite), encoding="utf-8")
-    protocol = load_protocol(protocol_file)
-
-    t = _step("sweep: built-in model over 5 frame counts x 2 resolutions + text-only")
-    result = run_sweep(protocol, run_dir=out, progress=True, batch_size=args.batch_size)
-    if result.interrupted:
-        raise CommandError("sweep interrupted; rerun `make demo` to resume")
-    print(f"({time.perf_counter() - t:.1f} s)")
+    suite_and_sweep(args, out)
 
     # Before analyze and cascade, so the files they write already see the re-runs.
     t = _step(
@@ -275,7 +251,7 @@ def run(args: argparse.Namespace) -> int:
     t = _step("analyze")
     df, _ = read_run(out)
     measures = analyze_responses(df, n_boot=args.bootstrap, seed=0)
-    write_json_atomic(out / "measures.json", measures)
+    write_json_atomic(out / MEASURES_FILE, measures)
     print_summary(measures, brief=True)
     print(f"  (adjacent flips, chains and the open-ended detail: itemscale analyze {out})")
     print(f"({time.perf_counter() - t:.1f} s)")
@@ -283,27 +259,14 @@ def run(args: argparse.Namespace) -> int:
     summary: dict[str, Any] = {
         "paper": paper_summary,
         "run_dir": str(out),
-        "measures": str(out / "measures.json"),
+        "measures": str(out / MEASURES_FILE),
     }
     if not args.no_report:
-        from ..cli import main as cli_main
-
-        for name, argv in (
-            ("cascade", ["cascade", str(out), "--json", str(out / "cascade.json")]),
-            ("audit", ["audit", str(out), "--sheets"]),
-            ("report", ["report", str(out)]),
-        ):
-            if name == "report":
-                print_regression_pathways(intervention, out)
-            t = _step(name)
-            status = cli_main(argv)
-            if status != 0:
-                raise CommandError(f"`itemscale {' '.join(argv)}` failed with status {status}")
-            print(f"({time.perf_counter() - t:.1f} s)")
-        summary["report"] = str(out / "artifact" / "report.html")
+        report_steps(out, intervention)
+        summary["report"] = str(out / ARTIFACT_DIR / REPORT_FILE)
     elapsed = time.perf_counter() - started
     summary["seconds"] = round(elapsed, 1)
-    cascade = out / "cascade.json"
+    cascade = out / CASCADE_FILE
     conclusion = demo_conclusion(
         measures,
         intervention,
@@ -319,6 +282,58 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {'report' if name == 'report' else 'paper report'}: {where}")
     print(f"demo finished in {elapsed:.0f} s (every path above: {out / 'demo.json'})")
     return 0
+
+
+def suite_and_sweep(args: argparse.Namespace, out: Path) -> None:
+    """The synthetic suite (reused when intact) and the built-in model's sweep over it."""
+    from ..protocol import load_protocol
+    from ..sweep import run_sweep
+    from ..synth import ensure_suite
+
+    suite = out / "suite"
+    t = _step(f"synthetic suite: {args.videos} videos, seed {args.seed} -> {suite}")
+    # Every video of this suite is a test video (test_fraction=1); an intact suite made from the
+    # same arguments is reused after a hash check.
+    manifest = ensure_suite(
+        suite,
+        n_videos=args.videos,
+        seed=args.seed,
+        test_fraction=1.0,
+        layout="focus",
+        focus_kinds=DEMO_FOCUS_KINDS,
+    )
+    print(f"{manifest.n_videos} videos, {manifest.n_items} items")
+    print(f"({time.perf_counter() - t:.1f} s)")
+
+    protocol_file = out / "protocol.toml"
+    protocol_file.write_text(demo_protocol(out, suite), encoding="utf-8")
+    protocol = load_protocol(protocol_file)
+
+    t = _step("sweep: built-in model over 5 frame counts x 2 resolutions + text-only")
+    result = run_sweep(protocol, run_dir=out, progress=True, batch_size=args.batch_size)
+    if result.interrupted:
+        raise CommandError("sweep interrupted; rerun `make demo` to resume")
+    print(f"({time.perf_counter() - t:.1f} s)")
+
+
+def report_steps(out: Path, intervention: dict[str, Any]) -> None:
+    """The cascade, the frame audit with its contact sheets and the report, each run as its own
+    command would run it."""
+    from ..cli import main as cli_main
+    from ..policies import CASCADE_FILE
+
+    for name, argv in (
+        ("cascade", ["cascade", str(out), "--json", str(out / CASCADE_FILE)]),
+        ("audit", ["audit", str(out), "--sheets"]),
+        ("report", ["report", str(out)]),
+    ):
+        if name == "report":
+            print_regression_pathways(intervention, out)
+        t = _step(name)
+        status = cli_main(argv)
+        if status != 0:
+            raise CommandError(f"`itemscale {' '.join(argv)}` failed with status {status}")
+        print(f"({time.perf_counter() - t:.1f} s)")
 
 
 def demo_conclusion(

@@ -13,7 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..workflows import INTERVENTION_DIR, intervene
+from ..measures import DEFAULT_BOOTSTRAP
+from ..policies import INTERVENTION_DIR
+from ..workflows import intervene
 from . import CommandError
 from ._format import points_text
 
@@ -45,7 +47,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the control sample and bootstrap")
     p.add_argument(
-        "--bootstrap", type=int, default=1000, metavar="B", help="resamples (0: none; default 1000)"
+        "--bootstrap",
+        type=int,
+        default=DEFAULT_BOOTSTRAP,
+        metavar="B",
+        help=f"resamples (0: none; default {DEFAULT_BOOTSTRAP})",
     )
     p.add_argument("--model", default=None, help="model to intervene on (needed if several)")
     p.add_argument("--series", default=None, help="budget axis (needed if several)")

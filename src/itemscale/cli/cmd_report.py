@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..measures import DEFAULT_BOOTSTRAP
 from . import CommandError
 from .cmd_analyze import add_ci_argument, parse_config_list
 
@@ -22,7 +23,11 @@ def register(sub: Any) -> None:
     p.add_argument("run_dir", help="run directory holding responses.parquet")
     p.add_argument("--out", default=None, help="artifact folder (default RUN_DIR/artifact)")
     p.add_argument(
-        "--bootstrap", type=int, default=1000, metavar="B", help="resamples (0: none; default 1000)"
+        "--bootstrap",
+        type=int,
+        default=DEFAULT_BOOTSTRAP,
+        metavar="B",
+        help=f"resamples (0: none; default {DEFAULT_BOOTSTRAP})",
     )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument(

@@ -11,8 +11,10 @@ from ._common import (
     ImportConflictError,
     ImportInputError,
     MergeResult,
+    import_record,
     label_config_id,
     merge_into_run,
+    source_record,
 )
 from ._finish import finish_import
 from ._run import IMPORTERS, Importer, ImportOption, run_import
@@ -49,6 +51,7 @@ __all__ = [
     "finish_import",
     "frame_records",
     "frames_from_label",
+    "import_record",
     "import_table",
     "key_from_benchmark",
     "label_config_id",
@@ -58,5 +61,6 @@ __all__ = [
     "pixels_from_label",
     "read_table_records",
     "run_import",
+    "source_record",
     "summarise",
 ]

@@ -4,7 +4,6 @@ from ._benchmarks import (
     BENCHMARK_LOADERS,
     BenchmarkFileError,
     BenchmarkLoader,
-    detect_benchmark,
     load_avsd,
     load_benchmark,
     load_longvideobench,
@@ -13,9 +12,8 @@ from ._benchmarks import (
     load_videomme,
     strip_option_prefix,
 )
-from ._generation import AVSD_TASK_TYPE, AVSD_UNDISCLOSED
 from ._records import (
-    ITEMS_SCHEMA_VERSION,
+    ITEMS_FILE,
     OPTION_LETTERS,
     DialogueTurn,
     EvidenceSpan,
@@ -26,10 +24,8 @@ from ._records import (
 )
 
 __all__ = [
-    "AVSD_TASK_TYPE",
-    "AVSD_UNDISCLOSED",
     "BENCHMARK_LOADERS",
-    "ITEMS_SCHEMA_VERSION",
+    "ITEMS_FILE",
     "OPTION_LETTERS",
     "BenchmarkFileError",
     "BenchmarkLoader",
@@ -37,7 +33,6 @@ __all__ = [
     "EvidenceSpan",
     "Item",
     "ItemFileError",
-    "detect_benchmark",
     "load_avsd",
     "load_benchmark",
     "load_longvideobench",

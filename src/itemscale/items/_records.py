@@ -11,7 +11,7 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -20,6 +20,8 @@ from ..files import loads_json
 from ..responses import TaskKind
 
 ITEMS_SCHEMA_VERSION = 1
+#: The item file's name in a folder that holds items: a synthetic suite, a run folder, an artifact.
+ITEMS_FILE: Final[str] = "items.jsonl"
 OPTION_LETTERS = "ABCDEFGHIJ"
 
 

@@ -6,7 +6,10 @@ lives above this package, in `itemscale.builtin`.
 Heavy dependencies (torch, transformers, httpx) are imported only when a backend is loaded.
 """
 
+from ._hf_families import source_fps, video_metadata
+from ._hf_support import no_loading_bars, writable
 from ._load import (
+    BUILTIN_META_FILE,
     ModelEntryLike,
     builtin_backend_options,
     builtin_model_dir,
@@ -15,18 +18,21 @@ from ._load import (
     load_backend,
     load_fingerprint,
 )
-from ._prompts import PROMPT_TEMPLATE_VERSION, build_messages
+from ._prompts import (
+    MCQA_INSTRUCTION,
+    OPEN_QA_INSTRUCTION,
+    PROMPT_TEMPLATE_VERSION,
+    SUMMARY_INSTRUCTION,
+    build_messages,
+)
 from ._types import (
     BACKENDS,
-    SCORE_ONLY_MAX_NEW_TOKENS,
     Backend,
     BackendError,
     BackendLoader,
-    BackendName,
     BackendSpec,
     DecodingSettings,
     Frames,
-    FramesLike,
     LoadSettings,
     VideoLM,
     VideoRequest,
@@ -36,16 +42,17 @@ from ._types import (
 
 __all__ = [
     "BACKENDS",
+    "BUILTIN_META_FILE",
+    "MCQA_INSTRUCTION",
+    "OPEN_QA_INSTRUCTION",
     "PROMPT_TEMPLATE_VERSION",
-    "SCORE_ONLY_MAX_NEW_TOKENS",
+    "SUMMARY_INSTRUCTION",
     "Backend",
     "BackendError",
     "BackendLoader",
-    "BackendName",
     "BackendSpec",
     "DecodingSettings",
     "Frames",
-    "FramesLike",
     "LoadSettings",
     "ModelEntryLike",
     "VideoLM",
@@ -59,4 +66,8 @@ __all__ = [
     "lazy",
     "load_backend",
     "load_fingerprint",
+    "no_loading_bars",
+    "source_fps",
+    "video_metadata",
+    "writable",
 ]

@@ -16,12 +16,11 @@ differ) renormalised over the options.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -32,12 +31,11 @@ from ..responses import Status, TaskKind
 from ._answers import completed_response
 from ._hf_families import (
     FAMILIES,
-    PIXEL_RANGE_FAMILIES,
     fill_temporal_patch,
     resize_kwargs,
-    source_fps,
     video_metadata,
 )
+from ._hf_support import no_loading_bars, writable
 from ._prompts import build_messages
 from ._types import (
     BackendError,
@@ -52,20 +50,15 @@ if TYPE_CHECKING:
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 
-# the family table and the frames' metadata are defined in `_hf_families`; callers of the
-# backend (the loader, the built-in model's training) read them here, beside the backend
 __all__ = [
     "DTYPES",
     "FAMILIES",
-    "PIXEL_RANGE_FAMILIES",
     "HFBackend",
     "HFOptions",
     "letter_token_ids",
     "local_revision",
     "parse_options",
     "processor_settings",
-    "source_fps",
-    "video_metadata",
 ]
 
 
@@ -571,23 +564,3 @@ def processor_settings(family: str, processor: Any, options: HFOptions) -> dict[
     template = getattr(processor, "chat_template", None) or ""
     settings["chat_template_sha"] = hashlib.sha256(str(template).encode()).hexdigest()[:16]
     return settings
-
-
-def writable(frame: Any) -> Any:
-    """The frame itself when torch may wrap it, else a copy (read-only arrays warn)."""
-    flags = getattr(frame, "flags", None)
-    return frame if flags is None or flags.writeable else frame.copy()
-
-
-@contextlib.contextmanager
-def no_loading_bars() -> Iterator[None]:
-    """transformers' "Loading weights" bars off while a model loads, as they were after."""
-    from transformers.utils import logging as hf_logging
-
-    was_enabled = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-    try:
-        yield
-    finally:
-        if was_enabled:
-            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]

@@ -20,6 +20,9 @@ from pydantic import BaseModel
 from ._types import BACKENDS, Backend, BackendError, LoadSettings, VideoLM, one_of
 from ._types import ModelEntryLike as ModelEntryLike  # defined here before the registry
 
+#: The built-in model's own metadata file beside its weights (written by its training).
+BUILTIN_META_FILE = "builtin_meta.json"
+
 
 def builtin_model_dir() -> Path:
     """Where the built-in tiny model's weights ship inside the package."""
@@ -30,7 +33,7 @@ def builtin_backend_options(folder: Path) -> dict[str, Any]:
     """The backend options the built-in model was trained to be asked with (its
     `builtin_meta.json`'s `backend_options`, e.g. option-likelihood MCQA scoring); a protocol's
     own options override them."""
-    meta_path = folder / "builtin_meta.json"
+    meta_path = folder / BUILTIN_META_FILE
     if not meta_path.is_file():
         return {}
     try:

@@ -6,87 +6,47 @@ Analysis only: this package reads the response table and never imports models, d
 sweep; `itemscale intervene` wires the sweep in the CLI.
 """
 
-from typing import Any
+from typing import Any as _Any
 
-from ..errors import renamed_attribute
+from ..errors import renamed_attribute as _renamed_attribute
 from ._cascade import (
-    CASCADE_SCHEMA_VERSION,
+    CASCADE_FILE,
     INTERVENTION_SERIES_PREFIX,
     STOPPING_RULE_DESCRIPTIONS,
     STOPPING_RULE_NAMES,
     CascadeSettings,
     HeldOut,
     StoppingRuleName,
-    agreeing_run,
     best_match,
     cascade_report,
     cross_fit,
     run_stopping_rules,
 )
-from ._cost import (
-    SHARINGS,
-    Sharing,
-    StageCosts,
-    frame_counts_matrix,
-    frame_union_costs,
-    stage_value_costs,
-)
+from ._cost import StageCosts, frame_union_costs, stage_value_costs
 from ._fixed import fixed_rule
 from ._folds import video_folds
-from ._inputs import (
-    CURRENCIES,
-    SCORE_NAMES,
-    SHARING_CHOICES,
-    CascadeInputs,
-    CostModelError,
-    StageError,
-    inputs_from_matrix,
-    resolve_sharing,
-    resolve_stages,
-)
+from ._inputs import CascadeInputs, CostModelError, StageError, inputs_from_matrix, resolve_stages
 from ._intervention import (
-    INTERVENTION_DESCRIPTIONS,
+    INTERVENTION_DIR,
     INTERVENTION_NAMES,
-    INTERVENTION_SCHEMA_VERSION,
+    PLAN_SUFFIX,
     InterventionError,
     InterventionItem,
     InterventionName,
     InterventionPlan,
     intervention_configuration,
     intervention_outcomes,
-    intervention_series,
     plan_intervention,
 )
-from ._learned import (
-    FEATURE_NAMES,
-    StoppingModel,
-    agreement_matrix,
-    fit_stopping_model,
-    stopping_features,
-    stopping_targets,
-)
-from ._search import (
-    ThresholdFit,
-    fit_threshold_path,
-    fit_thresholds,
-    outcome_at,
-    pareto_front,
-    shared_threshold_sweep,
-    stopping_stage,
-)
+from ._search import ThresholdFit, fit_threshold_path, fit_thresholds, stopping_stage
 from ._summary import skipped_lines
 
 __all__ = [
-    "CASCADE_SCHEMA_VERSION",
-    "CURRENCIES",
-    "FEATURE_NAMES",
-    "INTERVENTION_DESCRIPTIONS",
+    "CASCADE_FILE",
+    "INTERVENTION_DIR",
     "INTERVENTION_NAMES",
-    "INTERVENTION_SCHEMA_VERSION",
     "INTERVENTION_SERIES_PREFIX",
-    "SCORE_NAMES",
-    "SHARINGS",
-    "SHARING_CHOICES",
+    "PLAN_SUFFIX",
     "STOPPING_RULE_DESCRIPTIONS",
     "STOPPING_RULE_NAMES",
     "CascadeInputs",
@@ -97,39 +57,26 @@ __all__ = [
     "InterventionItem",
     "InterventionName",
     "InterventionPlan",
-    "Sharing",
     "StageCosts",
     "StageError",
-    "StoppingModel",
     "StoppingRuleName",
     "ThresholdFit",
-    "agreeing_run",
-    "agreement_matrix",
     "best_match",
     "cascade_report",
     "cross_fit",
-    "fit_stopping_model",
     "fit_threshold_path",
     "fit_thresholds",
     "fixed_rule",
-    "frame_counts_matrix",
     "frame_union_costs",
     "inputs_from_matrix",
     "intervention_configuration",
     "intervention_outcomes",
-    "intervention_series",
-    "outcome_at",
-    "pareto_front",
     "plan_intervention",
-    "resolve_sharing",
     "resolve_stages",
     "run_stopping_rules",
-    "shared_threshold_sweep",
     "skipped_lines",
     "stage_value_costs",
-    "stopping_features",
     "stopping_stage",
-    "stopping_targets",
     "video_folds",
 ]
 
@@ -142,5 +89,5 @@ _RENAMED = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    return renamed_attribute(__name__, globals(), _RENAMED, name)
+def __getattr__(name: str) -> _Any:
+    return _renamed_attribute(__name__, globals(), _RENAMED, name)

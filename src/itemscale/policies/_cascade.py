@@ -23,13 +23,14 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import renamed_keywords
-from ..measures import INTERVENTION_SERIES_PREFIX as MEASURED_APART
 from ..measures import (
+    DEFAULT_BOOTSTRAP,
     ResponseMatrix,
     VideoBootstrap,
     build_matrices,
     main_chain,
 )
+from ..measures import INTERVENTION_SERIES_PREFIX as MEASURED_APART
 from ._cost import StageCosts
 from ._fixed import fixed_rule
 from ._folds import video_folds
@@ -67,6 +68,8 @@ IntArray = npt.NDArray[np.int64]
 #: three stages (`agreement_3`), `matches_terminal` by the interval of the change,
 #: `best_match`.
 CASCADE_SCHEMA_VERSION: Final[int] = 2
+#: Where `itemscale cascade` writes its report in a run folder (the artifact copies and checks it).
+CASCADE_FILE: Final[str] = "cascade.json"
 #: Series written by `itemscale intervene`; they are single re-runs, not budget axes.
 INTERVENTION_SERIES_PREFIX: Final[str] = MEASURED_APART
 
@@ -106,7 +109,7 @@ class CascadeSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    n_boot: int = Field(default=1000, ge=0)
+    n_boot: int = Field(default=DEFAULT_BOOTSTRAP, ge=0)
     seed: int = 0
     #: The currency the thresholds minimise.
     cost: Literal["frames", "tokens", "latency"] = "frames"

@@ -22,13 +22,23 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ItemscaleError, renamed_keywords, warn_renamed
-from ..measures import ResponseMatrix, VideoBootstrap, percentile_intervals, stat
+from ..measures import (
+    DEFAULT_BOOTSTRAP,
+    ResponseMatrix,
+    VideoBootstrap,
+    percentile_intervals,
+    stat,
+)
 from ..protocol import PHASED_SAMPLING_POLICIES, Configuration, SamplingPolicy
 from ..responses import ANSWERED_STATUSES
 
 FloatArray = npt.NDArray[np.float64]
 
 INTERVENTION_SCHEMA_VERSION: Final[int] = 1
+#: Where in a run folder an intervention lands: `<policy>.json` (the result `itemscale
+#: intervene` measured) beside `<policy>.plan.json` (the plan it ran).
+INTERVENTION_DIR: Final[str] = "intervention"
+PLAN_SUFFIX: Final[str] = ".plan.json"
 InterventionName = Literal["nested", "phase-shift"]
 INTERVENTION_NAMES: Final[tuple[str, ...]] = ("nested", "phase-shift")
 INTERVENTION_DESCRIPTIONS: Final[dict[str, str]] = {
@@ -250,13 +260,61 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> list[float]:
 
 
 def intervention_outcomes(
-    df: pd.DataFrame, plan: InterventionPlan, *, n_boot: int = 1000, seed: int = 0
+    df: pd.DataFrame, plan: InterventionPlan, *, n_boot: int = DEFAULT_BOOTSTRAP, seed: int = 0
 ) -> dict[str, Any]:
     """`recovered_rate` and `broken_rate` with video-bootstrap intervals, from the table.
 
     Items whose re-run failed (or has not run yet) are counted by reason and left out of the
     denominators, never silently: the report carries `n_failed` and `n_missing` per group.
     """
+    records, failed, missing = _item_records(df, plan)
+    answered = [r for r in records if r["after"] is not None]
+    rates = _rates(answered, plan, n_boot, seed)
+    for r in records:
+        for name in (
+            "reference_frames_kept",
+            "reference_frames_kept_before",
+            "terminal_frames_changed",
+        ):
+            if not np.isfinite(r[name]):
+                r[name] = None
+    return {
+        "schema_version": INTERVENTION_SCHEMA_VERSION,
+        "model": plan.model,
+        "source_series": plan.source_series,
+        "policy": plan.policy,
+        "description": INTERVENTION_DESCRIPTIONS[plan.policy],
+        "series": plan.series,
+        "configs": plan.configs,
+        "config_series": plan.config_series,
+        "terminal_label": plan.terminal_label,
+        "seed": plan.seed,
+        "n_items": plan.n_items,
+        "n_regressions": plan.n_regressions,
+        "n_terminal_right": plan.n_terminal_right,
+        **rates,
+        "net_accuracy_change_note": (
+            "recovered_rate x share of terminal regressions - broken_rate x share right at the "
+            "terminal budget: the accuracy change if the changed sampling replaced the terminal "
+            "budget for every item and the rates held (items wrong at every budget not counted)"
+        ),
+        "regressions": _group_counts("regression", plan, answered, failed, missing),
+        "controls": _group_counts("control", plan, answered, failed, missing),
+        "bootstrap": {"n_boot": n_boot, "seed": seed},
+        "items": records,
+    }
+
+
+#: Failed re-runs by group, then by status (or `no_correct`); re-runs not stored yet, by group.
+Failed = dict[str, dict[str, int]]
+Missing = dict[str, int]
+
+
+def _item_records(
+    df: pd.DataFrame, plan: InterventionPlan
+) -> tuple[list[dict[str, Any]], Failed, Missing]:
+    """One record per planned item: its answer before and after the re-run, and how much of
+    the reference budget's frames the re-run kept; failed and missing re-runs counted apart."""
     rows = df[(df["model"] == plan.model) & (df["repeat"] == 0)]
     columns = ["item_id", "config_id", "config_label", "status", "correct", "answer"]
     after_rows: dict[tuple[str, str], dict[Any, Any]] = {
@@ -271,8 +329,8 @@ def intervention_outcomes(
     }
 
     records: list[dict[str, Any]] = []
-    failed: dict[str, dict[str, int]] = {"regression": {}, "control": {}}
-    missing = {"regression": 0, "control": 0}
+    failed: Failed = {"regression": {}, "control": {}}
+    missing: Missing = {"regression": 0, "control": 0}
     for item in plan.items:
         before_row = by_label.get((plan.terminal_label, item.item_id))
         record: dict[str, Any] = {
@@ -315,8 +373,13 @@ def intervention_outcomes(
             1.0 - _share(old, new) if new is not None and old is not None and new else float("nan")
         )
         records.append(record)
+    return records, failed, missing
 
-    answered = [r for r in records if r["after"] is not None]
+
+def _rates(
+    answered: list[dict[str, Any]], plan: InterventionPlan, n_boot: int, seed: int
+) -> dict[str, Any]:
+    """The two rates with their intervals, and the net accuracy change they imply."""
     is_reg = np.array([r["group"] == "regression" for r in answered], dtype=np.float64)
     is_ctrl = 1.0 - is_reg
     after = np.array([r["after"] for r in answered], dtype=np.float64)
@@ -353,68 +416,45 @@ def intervention_outcomes(
         with np.errstate(invalid="ignore"):
             net_samples = samples[:, 0] * regression_share - samples[:, 1] * right_share
         net_ci = percentile_intervals(net_samples[:, None])[0]
-
-    def mean_of(group: str, key: str) -> float | None:
-        values = np.array(
-            [
-                r[key]
-                for r in answered
-                if r["group"] == group and r[key] is not None and np.isfinite(r[key])
-            ],
-            dtype=float,
-        )
-        return float(values.mean()) if values.size else None
-
-    def counts(group: str) -> dict[str, Any]:
-        planned = sum(1 for i in plan.items if i.group == group)
-        return {
-            "n_planned": planned,
-            "n_answered": int(sum(1 for r in answered if r["group"] == group)),
-            # recovered regressions, broken controls: the numerator of the group's rate
-            "n_changed": int(
-                sum(1 for r in answered if r["group"] == group and r["after"] != r["before"])
-            ),
-            "n_failed": int(sum(failed[group].values())),
-            "failed_by_status": dict(sorted(failed[group].items())),
-            "n_missing": missing[group],
-            "reference_frames_kept": mean_of(group, "reference_frames_kept"),
-            "reference_frames_kept_before": mean_of(group, "reference_frames_kept_before"),
-            "terminal_frames_changed": mean_of(group, "terminal_frames_changed"),
-        }
-
-    for r in records:
-        for name in (
-            "reference_frames_kept",
-            "reference_frames_kept_before",
-            "terminal_frames_changed",
-        ):
-            if not np.isfinite(r[name]):
-                r[name] = None
     return {
-        "schema_version": INTERVENTION_SCHEMA_VERSION,
-        "model": plan.model,
-        "source_series": plan.source_series,
-        "policy": plan.policy,
-        "description": INTERVENTION_DESCRIPTIONS[plan.policy],
-        "series": plan.series,
-        "configs": plan.configs,
-        "config_series": plan.config_series,
-        "terminal_label": plan.terminal_label,
-        "seed": plan.seed,
-        "n_items": plan.n_items,
-        "n_regressions": plan.n_regressions,
-        "n_terminal_right": plan.n_terminal_right,
         "recovered_rate": stat(float(point[0]), None if ci[0] is None else ci[0]),
         "broken_rate": stat(float(point[1]), None if ci[1] is None else ci[1]),
         "intervals": intervals,
         "net_accuracy_change_estimate": stat(float(net_point), net_ci),
-        "net_accuracy_change_note": (
-            "recovered_rate x share of terminal regressions - broken_rate x share right at the "
-            "terminal budget: the accuracy change if the changed sampling replaced the terminal "
-            "budget for every item and the rates held (items wrong at every budget not counted)"
+    }
+
+
+def _mean_of(answered: list[dict[str, Any]], group: str, key: str) -> float | None:
+    values = np.array(
+        [
+            r[key]
+            for r in answered
+            if r["group"] == group and r[key] is not None and np.isfinite(r[key])
+        ],
+        dtype=float,
+    )
+    return float(values.mean()) if values.size else None
+
+
+def _group_counts(
+    group: str,
+    plan: InterventionPlan,
+    answered: list[dict[str, Any]],
+    failed: Failed,
+    missing: Missing,
+) -> dict[str, Any]:
+    planned = sum(1 for i in plan.items if i.group == group)
+    return {
+        "n_planned": planned,
+        "n_answered": int(sum(1 for r in answered if r["group"] == group)),
+        # recovered regressions, broken controls: the numerator of the group's rate
+        "n_changed": int(
+            sum(1 for r in answered if r["group"] == group and r["after"] != r["before"])
         ),
-        "regressions": counts("regression"),
-        "controls": counts("control"),
-        "bootstrap": {"n_boot": n_boot, "seed": seed},
-        "items": records,
+        "n_failed": int(sum(failed[group].values())),
+        "failed_by_status": dict(sorted(failed[group].items())),
+        "n_missing": missing[group],
+        "reference_frames_kept": _mean_of(answered, group, "reference_frames_kept"),
+        "reference_frames_kept_before": _mean_of(answered, group, "reference_frames_kept_before"),
+        "terminal_frames_changed": _mean_of(answered, group, "terminal_frames_changed"),
     }

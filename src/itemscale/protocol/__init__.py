@@ -4,14 +4,19 @@
 protocol's `[decoding]` table is read into it.
 """
 
-from typing import Any
+from typing import Any as _Any
 
-from ..errors import renamed_attribute
+from ..errors import renamed_attribute as _renamed_attribute
 from ..models import DecodingSettings
 from ._config import (
     CONFIG_ID_VERSION,
     DEFAULT_FPS,
+    FRAMES_PER_TEMPORAL_PATCH,
+    IMAGE_FACTOR,
+    MAX_FRAME_PIXELS,
+    MIN_FRAME_PIXELS,
     PHASED_SAMPLING_POLICIES,
+    PIXELS_PER_VISUAL_TOKEN,
     SAMPLING_POLICY_NAMES,
     Configuration,
     Pipeline,
@@ -33,7 +38,12 @@ from ._protocol import (
 __all__ = [
     "CONFIG_ID_VERSION",
     "DEFAULT_FPS",
+    "FRAMES_PER_TEMPORAL_PATCH",
+    "IMAGE_FACTOR",
+    "MAX_FRAME_PIXELS",
+    "MIN_FRAME_PIXELS",
     "PHASED_SAMPLING_POLICIES",
+    "PIXELS_PER_VISUAL_TOKEN",
     "PROTOCOL_MAX_NEW_TOKENS",
     "PROTOCOL_VERSION",
     "SAMPLING_POLICY_NAMES",
@@ -60,5 +70,5 @@ _RENAMED = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    return renamed_attribute(__name__, globals(), _RENAMED, name)
+def __getattr__(name: str) -> _Any:
+    return _renamed_attribute(__name__, globals(), _RENAMED, name)

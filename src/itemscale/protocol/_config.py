@@ -51,10 +51,11 @@ MAX_FRAME_PIXELS: Final[int] = 16384 * IMAGE_FACTOR * IMAGE_FACTOR
 #: A short side below one 28-pixel patch is rounded up to it; above 8K's short side, implausible.
 MIN_SHORT_SIDE: Final[int] = IMAGE_FACTOR
 MAX_SHORT_SIDE: Final[int] = 4320
-#: Allocation mode: one visual token per 28x28 pixels per 2 frames (Qwen2-VL's 14-pixel patches
-#: merged 2x2, with a temporal patch of 2 frames).
-PIXELS_PER_TOKEN: Final[int] = IMAGE_FACTOR * IMAGE_FACTOR
-FRAMES_PER_TOKEN: Final[int] = 2
+#: Pixels of one visual token: a 28x28 patch after merge (Qwen2-VL's 14-pixel patches merged
+#: 2x2). The allocation mode and the sweep's token estimate count tokens with it.
+PIXELS_PER_VISUAL_TOKEN: Final[int] = IMAGE_FACTOR * IMAGE_FACTOR
+#: Frames one visual token spans: Qwen2-VL's temporal patch of 2 frames.
+FRAMES_PER_TEMPORAL_PATCH: Final[int] = 2
 
 
 class SamplingPolicy(BaseModel):
@@ -232,7 +233,7 @@ class Configuration(BaseModel):
         if self.short_side is not None:
             return self.short_side * self.short_side
         if self.token_budget is not None:
-            return self.token_budget * 28 * 28 // max(self.frames, 1)
+            return self.token_budget * PIXELS_PER_VISUAL_TOKEN // max(self.frames, 1)
         return _NATIVE_PIXEL_KEY
 
     @property

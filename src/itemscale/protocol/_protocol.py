@@ -28,13 +28,13 @@ from pydantic_core import PydanticCustomError
 from ..errors import ItemscaleError, validation_message
 from ..models import DecodingSettings
 from ._config import (
-    FRAMES_PER_TOKEN,
+    FRAMES_PER_TEMPORAL_PATCH,
     MAX_FRAME_PIXELS,
     MAX_FRAMES,
     MAX_SHORT_SIDE,
     MIN_FRAME_PIXELS,
     MIN_SHORT_SIDE,
-    PIXELS_PER_TOKEN,
+    PIXELS_PER_VISUAL_TOKEN,
     Configuration,
     Pipeline,
     SamplingPolicy,
@@ -203,7 +203,7 @@ class GridSpec(BaseModel):
     ) -> tuple[int, ...]:
         frames = info.data.get("frames") or (1,)
         most = max(frames)
-        per_token = PIXELS_PER_TOKEN * FRAMES_PER_TOKEN
+        per_token = PIXELS_PER_VISUAL_TOKEN * FRAMES_PER_TEMPORAL_PATCH
         largest = MAX_FRAMES * MAX_FRAME_PIXELS // per_token
         for budget in value:
             share = budget * per_token // most

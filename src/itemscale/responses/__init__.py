@@ -1,8 +1,8 @@
 """The response table (schema, Parquet IO, run directories), shared by every stage."""
 
-from typing import Any
+from typing import Any as _Any
 
-from ..errors import renamed_attribute
+from ..errors import renamed_attribute as _renamed_attribute
 from ._extract import EXTRACTOR_VERSION, extract_choice
 from ._io import (
     RESPONSES_DIGEST_KEY,
@@ -21,14 +21,14 @@ from ._io import (
     write_run,
 )
 from ._safety import (
-    DEFAULT_WAIT_S,
+    ARTIFACT_MARKER,
     LOCK_FILE,
+    MANIFEST_FILE,
     OutputFolderError,
     RunLockedError,
     check_replaceable,
     command_line,
     excerpt,
-    is_itemscale_output,
     redact,
     redact_value,
     register_secret,
@@ -38,9 +38,7 @@ from ._schema import (
     ANSWERED_STATUSES,
     COLUMNS,
     NOANSWER,
-    RESPONSE_SCHEMA,
     ROW_KEY,
-    SCHEMA_VERSION,
     TEXT_ONLY_LABEL,
     Status,
     TaskKind,
@@ -57,17 +55,16 @@ from ._scoring import (
 
 __all__ = [
     "ANSWERED_STATUSES",
+    "ARTIFACT_MARKER",
     "COLUMNS",
-    "DEFAULT_WAIT_S",
     "EXTRACTOR_VERSION",
     "LOCK_FILE",
+    "MANIFEST_FILE",
     "NOANSWER",
     "RESPONSES_DIGEST_KEY",
     "RESPONSES_FILE",
-    "RESPONSE_SCHEMA",
     "ROW_KEY",
     "RUN_FILE",
-    "SCHEMA_VERSION",
     "TEXT_ONLY_LABEL",
     "OpenAnswerScores",
     "OutputFolderError",
@@ -82,7 +79,6 @@ __all__ = [
     "exact_match",
     "excerpt",
     "extract_choice",
-    "is_itemscale_output",
     "normalise_answer",
     "normalise_responses",
     "option_margin",
@@ -108,5 +104,5 @@ __all__ = [
 _RENAMED = {"normalize_answer": "normalise_answer"}
 
 
-def __getattr__(name: str) -> Any:
-    return renamed_attribute(__name__, globals(), _RENAMED, name)
+def __getattr__(name: str) -> _Any:
+    return _renamed_attribute(__name__, globals(), _RENAMED, name)

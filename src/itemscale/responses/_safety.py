@@ -114,12 +114,14 @@ def run_lock(
         os.close(fd)
 
 
+#: An artifact's manifest: the sha256 of every file, and the marker that itemscale wrote the folder.
+MANIFEST_FILE: Final[str] = "MANIFEST.json"
 ARTIFACT_MARKER: Final[str] = "itemscale-artifact"
 
 
 def is_itemscale_output(folder: Path) -> bool:
     """A folder itemscale wrote as a whole (an artifact: `MANIFEST.json` says so)."""
-    manifest = folder / "MANIFEST.json"
+    manifest = folder / MANIFEST_FILE
     try:
         payload = read_json(manifest)
     except (OSError, ValueError):

@@ -1,11 +1,10 @@
 """The resumable run store (SQLite) behind a sweep, and its export to the response table."""
 
-from ._identity import IDENTITY_VERSION, cell_identity, item_fingerprint
-from ._lock import LOCK_FILE, run_dir_lock
-from ._migrations import MIGRATIONS, SCHEMA_VERSION
+from ._identity import cell_identity
+from ._lock import run_dir_lock
+from ._migrations import MIGRATIONS
 from ._store import (
     STORE_FILE,
-    WAL_CHECKPOINT_PAGES,
     CellRow,
     RunStore,
     StoreError,
@@ -16,19 +15,14 @@ from ._store import (
 )
 
 __all__ = [
-    "IDENTITY_VERSION",
-    "LOCK_FILE",
     "MIGRATIONS",
-    "SCHEMA_VERSION",
     "STORE_FILE",
-    "WAL_CHECKPOINT_PAGES",
     "CellRow",
     "RunStore",
     "StoreError",
     "cell_identity",
     "full_store_error",
     "is_full",
-    "item_fingerprint",
     "open_store",
     "run_dir_lock",
     "utc_now",

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..items import BENCHMARK_LOADERS, BenchmarkFileError, Item, ItemFileError, read_items_jsonl
+from ..items import (
+    BENCHMARK_LOADERS,
+    ITEMS_FILE,
+    BenchmarkFileError,
+    Item,
+    ItemFileError,
+    read_items_jsonl,
+)
 from ..protocol import BenchmarkEntry
 
 #: Extensions tried, in order, when a video file is named by its video id.
@@ -79,14 +86,14 @@ def load_benchmark_items(entry: BenchmarkEntry) -> list[Item]:
     videos_dir = Path(entry.videos).expanduser() if entry.videos else None
     if entry.kind == "synthetic":
         suite = path
-        items_file = suite / "items.jsonl"
+        items_file = suite / ITEMS_FILE
         if not suite.exists():
             raise BenchmarkFileError(
                 f"{suite}: no such folder (benchmark kind 'synthetic' reads a suite folder "
                 "written by `itemscale synth --out FOLDER`)"
             )
         if not items_file.is_file():
-            raise BenchmarkFileError(f"{suite}: not a synthetic suite (no items.jsonl)")
+            raise BenchmarkFileError(f"{suite}: not a synthetic suite (no {ITEMS_FILE})")
         items = [
             _with_video(i, suite, videos_dir or suite / "videos") for i in _read_jsonl(items_file)
         ]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..items import Item
-from ..protocol import Configuration
+from ..protocol import FRAMES_PER_TEMPORAL_PATCH, IMAGE_FACTOR, Configuration
 from ..store import cell_identity
 
 
@@ -183,11 +183,6 @@ class PlanCost:
         }
 
 
-#: Qwen-family processors: one visual token per 28x28 pixels, two frames per temporal patch.
-PIXELS_PER_TOKEN = 28 * 28
-FRAMES_PER_TEMPORAL_PATCH = 2
-
-
 def estimate_visual_tokens(frames: int, height: int, width: int) -> int:
     """Visual tokens a Qwen2-VL-style processor makes of `frames` frames of height x width.
 
@@ -196,7 +191,7 @@ def estimate_visual_tokens(frames: int, height: int, width: int) -> int:
     """
     if frames <= 0:
         return 0
-    per_patch = math.ceil(height / 28) * math.ceil(width / 28)
+    per_patch = math.ceil(height / IMAGE_FACTOR) * math.ceil(width / IMAGE_FACTOR)
     return math.ceil(frames / FRAMES_PER_TEMPORAL_PATCH) * per_patch
 
 
@@ -211,7 +206,7 @@ def estimate_image_tokens(frames: int, height: int, width: int) -> int:
     video's tokens per frame) between its own two markers. What `usage.prompt_tokens` shows."""
     if frames <= 0:
         return 0
-    per_patch = math.ceil(height / 28) * math.ceil(width / 28)
+    per_patch = math.ceil(height / IMAGE_FACTOR) * math.ceil(width / IMAGE_FACTOR)
     return frames * (per_patch + IMAGE_MARKER_TOKENS)
 
 

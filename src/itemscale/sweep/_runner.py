@@ -26,7 +26,7 @@ from ..items import Item
 from ..models import PROMPT_TEMPLATE_VERSION
 from ..protocol import Configuration, Protocol
 from ..responses import EXTRACTOR_VERSION, RESPONSES_FILE, RUN_FILE, Status, read_responses
-from ..store import RunStore, StoreError, open_store, run_dir_lock, utc_now
+from ..store import STORE_FILE, RunStore, StoreError, open_store, run_dir_lock, utc_now
 from ._execute import JobStats, PreparedJob, VideoJob, VideoJobRunner
 from ._loaders import load_benchmark_items
 from ._plan import (
@@ -34,6 +34,7 @@ from ._plan import (
     ExtraConfig,
     ModelPlanInfo,
     PlanCost,
+    PlannedConfig,
     estimate_cost,
     plan_cells,
     planned_configs,
@@ -63,9 +64,9 @@ def _damage_is_typed(run_dir: Path) -> Iterator[None]:
         yield
     except sqlite3.DatabaseError as exc:
         if is_full(exc):  # the disk, not the store: every committed cell is intact
-            raise full_store_error(run_dir / "store.sqlite", exc) from exc
+            raise full_store_error(run_dir / STORE_FILE, exc) from exc
         raise StoreError(
-            f"{run_dir / 'store.sqlite'}: the run store is damaged ({exc}); the cells committed "
+            f"{run_dir / STORE_FILE}: the run store is damaged ({exc}); the cells committed "
             "before the damage are kept"
         ) from exc
 
@@ -317,37 +318,14 @@ def run_sweep(
             store.end_session(session_id, outcome)
         result.interrupted = stop.is_set()
         result.wall_s = time.perf_counter() - t0
-        payload = {
-            "protocol": protocol.model_dump(mode="json"),
-            "tool": tool_info(),
-            "decoder": decoder_info(),
-            "host": host_info(),
-            "prompt_template_version": PROMPT_TEMPLATE_VERSION,
-            "extractor_version": EXTRACTOR_VERSION,
-            "times": {"started": started, "finished": utc_now()},
-            "sweep": {
-                "executor": executor,
-                "limit": limit,
-                "retry_errors": retry_errors,
-                "interrupted": result.interrupted,
-                "planned_cells": result.planned,
-                "skipped_cells": result.skipped,
-                "ran_cells": result.ran,
-                "by_status": dict(result.by_status),
-                "served": dict(result.served),
-                "warnings": list(result.warnings),
-                "extra_configs": [
-                    {
-                        "config_id": p.config_id,
-                        "label": p.config.label,
-                        "series": p.series,
-                        "config": p.config.model_dump(mode="json"),
-                    }
-                    for p in configs[len(protocol.configurations()) :]
-                ],
-            },
-            **dict(provenance or {}),
-        }
+        payload = _run_record(
+            protocol,
+            configs,
+            result,
+            started=started,
+            settings={"executor": executor, "limit": limit, "retry_errors": retry_errors},
+            provenance=provenance,
+        )
         payload = _carry_over(out_dir, payload)
         result.table = store.export(
             out_dir, payload, prefer=session.planned_ids, imported=imported_rows(out_dir)
@@ -355,6 +333,48 @@ def run_sweep(
     if refused is not None:
         raise refused
     return result
+
+
+def _run_record(
+    protocol: Protocol,
+    configs: Sequence[PlannedConfig],
+    result: SweepResult,
+    *,
+    started: str,
+    settings: dict[str, Any],
+    provenance: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """run.json as this sweep writes it: the protocol, the tools, what ran and how it ended;
+    `provenance` (the caller's own keys) is added last."""
+    return {
+        "protocol": protocol.model_dump(mode="json"),
+        "tool": tool_info(),
+        "decoder": decoder_info(),
+        "host": host_info(),
+        "prompt_template_version": PROMPT_TEMPLATE_VERSION,
+        "extractor_version": EXTRACTOR_VERSION,
+        "times": {"started": started, "finished": utc_now()},
+        "sweep": {
+            **settings,
+            "interrupted": result.interrupted,
+            "planned_cells": result.planned,
+            "skipped_cells": result.skipped,
+            "ran_cells": result.ran,
+            "by_status": dict(result.by_status),
+            "served": dict(result.served),
+            "warnings": list(result.warnings),
+            "extra_configs": [
+                {
+                    "config_id": p.config_id,
+                    "label": p.config.label,
+                    "series": p.series,
+                    "config": p.config.model_dump(mode="json"),
+                }
+                for p in configs[len(protocol.configurations()) :]
+            ],
+        },
+        **dict(provenance or {}),
+    }
 
 
 def imported_rows(run_dir: Path) -> pd.DataFrame | None:
@@ -418,7 +438,7 @@ def plan_sweep(
     configs = planned_configs(protocol.configurations(), list(extra_configs or ()))
     out_dir = Path(run_dir if run_dir is not None else protocol.output)
     stored: set[tuple[str, str, str, int]] = set()
-    store_file = out_dir / "store.sqlite"
+    store_file = out_dir / STORE_FILE
     if store_file.exists():
         with RunStore(store_file) as store:
             frame = store.cells_frame()

@@ -6,67 +6,30 @@ and turn order need coverage, a stayer with look-alikes punishes dense sampling)
 question carries the time spans that hold its evidence. `docs/synthetic-suite.md` describes it.
 """
 
-from ._focus import (
-    ALL_FOCUS_KINDS,
-    FOCUS_KINDS,
-    FOCUS_QUESTIONS,
-    FocusKind,
-    build_focus_items,
-    plan_focus_scene,
-)
-from ._questions import BUDGET_AXIS, QUESTION_KINDS, QuestionKind, build_items
-from ._scene import MovingActor, SceneEvent, VideoScene, iter_frames, plan_scene, render_frame
+from ._focus import FocusKind
+from ._scene import VideoScene, plan_scene
 from ._suite import (
-    FOCUS_GENERATOR_VERSION,
-    GENERATOR_VERSION,
-    ITEMS_FILE,
-    SUITE_FILE,
-    SUITE_SCHEMA_VERSION,
-    VIDEOS_DIR,
     SuiteError,
     SuiteManifest,
-    SuiteVideo,
     ensure_suite,
     generate_suite,
     read_manifest,
     reusable_suite,
     verify_suite,
 )
-from ._vocab import COLOURS, COUNT_WORDS, SHAPES, SIGN_WORDS
+from ._vocab import COLOURS, SHAPES
 
 __all__ = [
-    "ALL_FOCUS_KINDS",
-    "BUDGET_AXIS",
     "COLOURS",
-    "COUNT_WORDS",
-    "FOCUS_GENERATOR_VERSION",
-    "FOCUS_KINDS",
-    "FOCUS_QUESTIONS",
-    "GENERATOR_VERSION",
-    "ITEMS_FILE",
-    "QUESTION_KINDS",
     "SHAPES",
-    "SIGN_WORDS",
-    "SUITE_FILE",
-    "SUITE_SCHEMA_VERSION",
-    "VIDEOS_DIR",
     "FocusKind",
-    "MovingActor",
-    "QuestionKind",
-    "SceneEvent",
     "SuiteError",
     "SuiteManifest",
-    "SuiteVideo",
     "VideoScene",
-    "build_focus_items",
-    "build_items",
     "ensure_suite",
     "generate_suite",
-    "iter_frames",
-    "plan_focus_scene",
     "plan_scene",
     "read_manifest",
-    "render_frame",
     "reusable_suite",
     "verify_suite",
 ]

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .. import __version__
 from ..errors import ItemscaleError
 from ..files import sha256_file
-from ..items import Item, write_items_jsonl
+from ..items import ITEMS_FILE, Item, write_items_jsonl
 from ..responses import write_json_atomic
 from ._focus import (
     ALL_FOCUS_KINDS,
@@ -60,7 +60,6 @@ def check_layout_parameters(
 
 
 SUITE_FILE: Final[str] = "suite.json"
-ITEMS_FILE: Final[str] = "items.jsonl"
 VIDEOS_DIR: Final[str] = "videos"
 
 Split = Literal["train", "test"]
@@ -328,58 +327,26 @@ def generate_suite(
     processes; the output does not depend on it.
     """
     out_dir = Path(out_dir)
-    if n_videos < 1:
-        raise SuiteError(f"n_videos must be at least 1, got {n_videos}")
-    if seed < 0:
-        raise SuiteError(f"seed must be a non-negative integer, got {seed}")
-    if not 0 <= test_fraction <= 1:
-        raise SuiteError(f"test_fraction must lie in [0, 1], got {test_fraction}")
-    if width % 2 or height % 2:
-        raise SuiteError(f"yuv420p needs an even width and height, got {width}x{height}")
-    if layout not in LAYOUTS:
-        raise SuiteError(f"unknown layout {layout!r}; use one of {', '.join(LAYOUTS)}")
-    focus_kinds = tuple(focus_kinds)
-    unknown = [k for k in focus_kinds if k not in ALL_FOCUS_KINDS]
-    if unknown or not focus_kinds or len(set(focus_kinds)) != len(focus_kinds):
-        raise SuiteError(
-            f"focus_kinds {list(focus_kinds)}: name each of {', '.join(ALL_FOCUS_KINDS)} at most "
-            "once, and at least one"
-        )
-    try:
-        check_layout_parameters(layout, width=width, height=height, fps=fps, duration_s=duration_s)
-    except ValueError as exc:
-        raise SuiteError(str(exc)) from exc
+    focus_kinds = _checked_arguments(
+        n_videos=n_videos,
+        seed=seed,
+        test_fraction=test_fraction,
+        width=width,
+        height=height,
+        fps=fps,
+        duration_s=duration_s,
+        layout=layout,
+        focus_kinds=focus_kinds,
+    )
     _prepare_out_dir(out_dir, overwrite)
 
     root = np.random.SeedSequence(seed)
     suite_seq, *video_seqs = root.spawn(n_videos + 1)
     suite_rng = np.random.default_rng(suite_seq)
     splits = assign_splits(suite_rng, n_videos, test_fraction)
-    # Positions balanced within each (split, question kind), so each split is balanced alone.
-    positions: dict[tuple[int, QuestionKind], int] = {}
-    for split in ("train", "test"):
-        members = [i for i in range(n_videos) if splits[i] == split]
-        for kind in QUESTION_KINDS:
-            for i, position in zip(
-                members, balanced_positions(suite_rng, len(members)), strict=True
-            ):
-                positions[(i, kind)] = position
-    dialogue_kinds = [QUESTION_KINDS[int(k)] for k in suite_rng.integers(0, 5, size=n_videos)]
-    # focus layout: kinds alternate within each split, answer positions balanced per kind
-    kind_of: dict[int, FocusKind] = {}
-    focus_positions: dict[int, int] = {}
-    if layout == "focus":
-        for split in ("train", "test"):
-            members = [i for i in range(n_videos) if splits[i] == split]
-            order = suite_rng.permutation(len(members))
-            for rank, pos in enumerate(order):
-                kind_of[members[int(pos)]] = focus_kinds[rank % len(focus_kinds)]
-            for fkind in focus_kinds:
-                of_kind = [i for i in members if kind_of[i] == fkind]
-                for i, position in zip(
-                    of_kind, balanced_positions(suite_rng, len(of_kind)), strict=True
-                ):
-                    focus_positions[i] = position
+    positions, dialogue_kinds, kind_of, focus_positions = _answer_plan(
+        suite_rng, splits, layout, focus_kinds
+    )
 
     jobs = [
         _VideoJob(
@@ -438,6 +405,84 @@ def generate_suite(
     write_json_atomic(out_dir / SUITE_FILE, manifest.model_dump(mode="json"))
     (out_dir / SUITE_FILE).chmod(0o644)  # the temporary file it was renamed from was private
     return manifest
+
+
+def _checked_arguments(
+    *,
+    n_videos: int,
+    seed: int,
+    test_fraction: float,
+    width: int,
+    height: int,
+    fps: int,
+    duration_s: float,
+    layout: Layout,
+    focus_kinds: tuple[FocusKind, ...],
+) -> tuple[FocusKind, ...]:
+    """Refuse arguments no suite can be made from, before anything is written; the focus
+    kinds as a tuple."""
+    if n_videos < 1:
+        raise SuiteError(f"n_videos must be at least 1, got {n_videos}")
+    if seed < 0:
+        raise SuiteError(f"seed must be a non-negative integer, got {seed}")
+    if not 0 <= test_fraction <= 1:
+        raise SuiteError(f"test_fraction must lie in [0, 1], got {test_fraction}")
+    if width % 2 or height % 2:
+        raise SuiteError(f"yuv420p needs an even width and height, got {width}x{height}")
+    if layout not in LAYOUTS:
+        raise SuiteError(f"unknown layout {layout!r}; use one of {', '.join(LAYOUTS)}")
+    focus_kinds = tuple(focus_kinds)
+    unknown = [k for k in focus_kinds if k not in ALL_FOCUS_KINDS]
+    if unknown or not focus_kinds or len(set(focus_kinds)) != len(focus_kinds):
+        raise SuiteError(
+            f"focus_kinds {list(focus_kinds)}: name each of {', '.join(ALL_FOCUS_KINDS)} at most "
+            "once, and at least one"
+        )
+    try:
+        check_layout_parameters(layout, width=width, height=height, fps=fps, duration_s=duration_s)
+    except ValueError as exc:
+        raise SuiteError(str(exc)) from exc
+    return focus_kinds
+
+
+def _answer_plan(
+    suite_rng: np.random.Generator,
+    splits: list[Split],
+    layout: Layout,
+    focus_kinds: tuple[FocusKind, ...],
+) -> tuple[
+    dict[tuple[int, QuestionKind], int], list[QuestionKind], dict[int, FocusKind], dict[int, int]
+]:
+    """Where each video's answers sit (balanced within each split and question kind), which
+    kind its dialogue asks, and with the focus layout its kind and answer position; drawn from
+    `suite_rng` in this order, so a seed gives the same suite."""
+    n_videos = len(splits)
+    # Positions balanced within each (split, question kind), so each split is balanced alone.
+    positions: dict[tuple[int, QuestionKind], int] = {}
+    for split in ("train", "test"):
+        members = [i for i in range(n_videos) if splits[i] == split]
+        for kind in QUESTION_KINDS:
+            for i, position in zip(
+                members, balanced_positions(suite_rng, len(members)), strict=True
+            ):
+                positions[(i, kind)] = position
+    dialogue_kinds = [QUESTION_KINDS[int(k)] for k in suite_rng.integers(0, 5, size=n_videos)]
+    # focus layout: kinds alternate within each split, answer positions balanced per kind
+    kind_of: dict[int, FocusKind] = {}
+    focus_positions: dict[int, int] = {}
+    if layout == "focus":
+        for split in ("train", "test"):
+            members = [i for i in range(n_videos) if splits[i] == split]
+            order = suite_rng.permutation(len(members))
+            for rank, pos in enumerate(order):
+                kind_of[members[int(pos)]] = focus_kinds[rank % len(focus_kinds)]
+            for fkind in focus_kinds:
+                of_kind = [i for i in members if kind_of[i] == fkind]
+                for i, position in zip(
+                    of_kind, balanced_positions(suite_rng, len(of_kind)), strict=True
+                ):
+                    focus_positions[i] = position
+    return positions, dialogue_kinds, kind_of, focus_positions
 
 
 def read_manifest(suite_dir: Path) -> SuiteManifest:

@@ -10,29 +10,18 @@ from __future__ import annotations
 import math
 from typing import Final
 
-from ..protocol import Configuration
-from ..protocol._config import (
-    FRAMES_PER_TOKEN,
+from ..protocol import (
+    FRAMES_PER_TEMPORAL_PATCH,
     IMAGE_FACTOR,
     MAX_FRAME_PIXELS,
     MIN_FRAME_PIXELS,
-    PIXELS_PER_TOKEN,
+    PIXELS_PER_VISUAL_TOKEN,
+    Configuration,
 )
 
 MIN_PIXELS: Final[int] = MIN_FRAME_PIXELS
 MAX_PIXELS: Final[int] = MAX_FRAME_PIXELS
 MAX_RATIO: Final[int] = 200
-__all__ = [
-    "FRAMES_PER_TOKEN",
-    "IMAGE_FACTOR",
-    "MAX_PIXELS",
-    "MAX_RATIO",
-    "MIN_PIXELS",
-    "PIXELS_PER_TOKEN",
-    "allocation_max_pixels",
-    "smart_resize",
-    "target_size",
-]
 
 
 def _round_by(number: float, factor: int) -> int:
@@ -71,7 +60,9 @@ def allocation_max_pixels(token_budget: int, frames: int) -> int:
     """Pixels per frame when `token_budget` visual tokens are spread over `frames` frames."""
     if frames <= 0:
         raise ValueError("allocation needs at least one frame")
-    return max(MIN_PIXELS, token_budget * PIXELS_PER_TOKEN * FRAMES_PER_TOKEN // frames)
+    return max(
+        MIN_PIXELS, token_budget * PIXELS_PER_VISUAL_TOKEN * FRAMES_PER_TEMPORAL_PATCH // frames
+    )
 
 
 def target_size(config: Configuration, height: int, width: int) -> tuple[int, int]:

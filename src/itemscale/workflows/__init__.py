@@ -12,14 +12,6 @@ called, so importing this package costs no torch or PyAV.
 from ._analyze import analyze, response_table
 from ._audit_sheets import write_audit_sheets
 from ._errors import WorkflowError
-from ._intervene import INTERVENTION_DIR, intervene, pick_axis
+from ._intervene import intervene
 
-__all__ = [
-    "INTERVENTION_DIR",
-    "WorkflowError",
-    "analyze",
-    "intervene",
-    "pick_axis",
-    "response_table",
-    "write_audit_sheets",
-]
+__all__ = ["WorkflowError", "analyze", "intervene", "response_table", "write_audit_sheets"]

@@ -16,14 +16,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..errors import renamed_keywords
+from ..measures import DEFAULT_BOOTSTRAP
+from ..policies import INTERVENTION_DIR, PLAN_SUFFIX
+from ..responses import RUN_FILE
 from ._errors import WorkflowError
 
 if TYPE_CHECKING:
-    from ..measures import ResponseMatrix
-    from ..policies import InterventionName
-    from ..sweep import BackendFactory
+    import pandas as pd
 
-INTERVENTION_DIR = "intervention"
+    from ..measures import ResponseMatrix
+    from ..policies import InterventionName, InterventionPlan
+    from ..protocol import Protocol
+    from ..sweep import BackendFactory
 
 
 def pick_axis(
@@ -88,7 +92,7 @@ def intervene(
     intervention: str,
     n_control: int | None = None,
     seed: int = 0,
-    n_boot: int = 1000,
+    n_boot: int = DEFAULT_BOOTSTRAP,
     model: str | None = None,
     series: str | None = None,
     execute: bool = True,
@@ -106,19 +110,14 @@ def intervene(
     one line that says which axis was chosen when the intervention's own series was set aside (the
     command line prints it); the result is the same with or without it.
     """
-    from pydantic import ValidationError
-
-    from ..measures import build_matrices, main_chain
     from ..policies import (
         INTERVENTION_NAMES,
         InterventionError,
         intervention_outcomes,
         plan_intervention,
     )
-    from ..protocol import Protocol
     from ..responses import (
         RESPONSES_DIGEST_KEY,
-        SchemaError,
         read_run,
         responses_digest,
         run_lock,
@@ -130,35 +129,8 @@ def intervene(
             f"unknown intervention {intervention!r}; choose one of {', '.join(INTERVENTION_NAMES)}"
         )
     run_dir = Path(run_dir)
-    try:
-        df, provenance = read_run(run_dir)
-    except (FileNotFoundError, SchemaError) as exc:
-        raise WorkflowError(str(exc)) from exc
-    if "protocol" not in provenance:
-        raise WorkflowError(
-            f"{run_dir / 'run.json'}: no protocol recorded (not written by `itemscale sweep`?); "
-            "intervene re-runs the terminal budget and needs the protocol that produced it"
-        )
-    try:
-        protocol = Protocol.model_validate(provenance["protocol"])
-    except ValidationError as exc:
-        raise WorkflowError(f"{run_dir / 'run.json'}: recorded protocol is invalid: {exc}") from exc
-
-    matrix, note = pick_axis(build_matrices(df), model, series, str(run_dir), intervention)
-    if note is not None and on_note is not None:
-        on_note(note)
-    chain = main_chain(matrix.budget_order, matrix.frames)
-    grid_regressions = None
-    if chain is not None:  # frames x resolutions: the lower budgets along the frame axis only
-        grid_regressions = _terminal_regressions(matrix, chain[1][-1])
-        matrix = matrix.chain(chain[1])
-    axis = {
-        "chain": None if chain is None else chain[0],
-        "labels": list(matrix.labels),
-        # what `analyze` counts on the whole grid (right at any smaller budget), when the
-        # chain's terminal is the grid's largest budget too
-        "grid_terminal_regressions": grid_regressions,
-    }
+    df, provenance, protocol = _recorded_run(run_dir)
+    matrix, axis = _axis(df, model, series, run_dir, intervention, on_note)
     terminal_id = matrix.config_ids[-1]
     terminal = next((c for c in protocol.configurations() if c.config_id == terminal_id), None)
     if terminal is None:
@@ -178,59 +150,21 @@ def intervene(
         raise WorkflowError(f"{run_dir}: {exc}") from exc
     out_dir = run_dir / INTERVENTION_DIR
     with run_lock(run_dir, what="intervene"):
-        write_json_atomic(out_dir / f"{intervention}.plan.json", plan.model_dump(mode="json"))
+        write_json_atomic(out_dir / f"{intervention}{PLAN_SUFFIX}", plan.model_dump(mode="json"))
 
     if execute and plan.items:
-        from ..models import BackendError
-        from ..protocol import Configuration
-        from ..store import StoreError
-        from ..sweep import BenchmarkLoadError, ExtraConfig, run_sweep
-
-        entry = next((m for m in protocol.models if m.name == plan.model), None)
-        if entry is None:
-            raise WorkflowError(f"{run_dir}: model {plan.model!r} is not in the recorded protocol")
-        one_model = protocol.model_copy(update={"models": (entry,)})
-        interventions = dict(provenance.get("interventions", {}))
-        interventions[intervention] = {
-            "plan_file": f"{INTERVENTION_DIR}/{intervention}.plan.json",
-            "model": plan.model,
-            "source_series": plan.source_series,
-            "series": plan.series,
-            "configs": plan.configs,
-            "config_series": plan.config_series,
-            "terminal_config_id": plan.terminal_config_id,
-            "seed": seed,
-            "n_regressions": plan.n_regressions,
-            "n_controls": sum(1 for i in plan.items if i.group == "control"),
-        }
-        try:
-            result = run_sweep(
-                one_model,
-                extra_configs=[
-                    ExtraConfig(
-                        Configuration.model_validate(config),
-                        series=plan.config_series[config_id],
-                        item_ids=plan.items_for(config_id),
-                    )
-                    for config_id, config in plan.configs.items()
-                ],
-                item_filter=plan.item_ids,
-                run_dir=run_dir,
-                executor=executor,
-                device=device,
-                batch_size=batch_size,
-                backend_factory=backend_factory,
-                progress=progress,
-                # run.json keeps the whole protocol, not the one-model copy the re-run used.
-                provenance={"protocol": provenance["protocol"], "interventions": interventions},
-            )
-        except (BackendError, StoreError, BenchmarkLoadError) as exc:
-            raise WorkflowError(f"{run_dir}: {exc}") from exc
-        if result.interrupted:
-            raise WorkflowError(
-                f"{run_dir}: interrupted; finished re-runs are stored, run the command again "
-                "to resume"
-            )
+        _rerun(
+            run_dir,
+            protocol,
+            provenance,
+            plan,
+            seed=seed,
+            executor=executor,
+            device=device,
+            batch_size=batch_size,
+            backend_factory=backend_factory,
+            progress=progress,
+        )
         df, _ = read_run(run_dir)
 
     outcome = intervention_outcomes(df, plan, n_boot=n_boot, seed=seed)
@@ -240,3 +174,123 @@ def intervene(
     with run_lock(run_dir, what="intervene"):  # the re-run's sweep held it while it ran
         write_json_atomic(out_dir / f"{intervention}.json", outcome)
     return outcome
+
+
+def _recorded_run(run_dir: Path) -> tuple[pd.DataFrame, dict[str, Any], Protocol]:
+    """The run's responses, its run.json and the protocol recorded there (the re-run needs the
+    protocol that produced the terminal budget)."""
+    from pydantic import ValidationError
+
+    from ..protocol import Protocol
+    from ..responses import SchemaError, read_run
+
+    try:
+        df, provenance = read_run(run_dir)
+    except (FileNotFoundError, SchemaError) as exc:
+        raise WorkflowError(str(exc)) from exc
+    if "protocol" not in provenance:
+        raise WorkflowError(
+            f"{run_dir / RUN_FILE}: no protocol recorded (not written by `itemscale sweep`?); "
+            "intervene re-runs the terminal budget and needs the protocol that produced it"
+        )
+    try:
+        protocol = Protocol.model_validate(provenance["protocol"])
+    except ValidationError as exc:
+        raise WorkflowError(f"{run_dir / RUN_FILE}: recorded protocol is invalid: {exc}") from exc
+    return df, provenance, protocol
+
+
+def _axis(
+    df: pd.DataFrame,
+    model: str | None,
+    series: str | None,
+    run_dir: Path,
+    intervention: str,
+    on_note: Callable[[str], None] | None,
+) -> tuple[ResponseMatrix, dict[str, Any]]:
+    """The budget axis to intervene on (on a frames x resolutions grid, its frame chain) and
+    what the result records of it."""
+    from ..measures import build_matrices, main_chain
+
+    matrix, note = pick_axis(build_matrices(df), model, series, str(run_dir), intervention)
+    if note is not None and on_note is not None:
+        on_note(note)
+    chain = main_chain(matrix.budget_order, matrix.frames)
+    grid_regressions = None
+    if chain is not None:  # frames x resolutions: the lower budgets along the frame axis only
+        grid_regressions = _terminal_regressions(matrix, chain[1][-1])
+        matrix = matrix.chain(chain[1])
+    axis = {
+        "chain": None if chain is None else chain[0],
+        "labels": list(matrix.labels),
+        # what `analyze` counts on the whole grid (right at any smaller budget), when the
+        # chain's terminal is the grid's largest budget too
+        "grid_terminal_regressions": grid_regressions,
+    }
+    return matrix, axis
+
+
+def _rerun(
+    run_dir: Path,
+    protocol: Protocol,
+    provenance: dict[str, Any],
+    plan: InterventionPlan,
+    *,
+    seed: int,
+    executor: Literal["local", "ray"],
+    device: str,
+    batch_size: int,
+    backend_factory: BackendFactory | None,
+    progress: bool,
+) -> None:
+    """The plan's configurations swept for its items (resumably, into the run's own store), with
+    the intervention recorded in run.json."""
+    from ..models import BackendError
+    from ..protocol import Configuration
+    from ..store import StoreError
+    from ..sweep import BenchmarkLoadError, ExtraConfig, run_sweep
+
+    entry = next((m for m in protocol.models if m.name == plan.model), None)
+    if entry is None:
+        raise WorkflowError(f"{run_dir}: model {plan.model!r} is not in the recorded protocol")
+    one_model = protocol.model_copy(update={"models": (entry,)})
+    interventions = dict(provenance.get("interventions", {}))
+    interventions[plan.policy] = {
+        "plan_file": f"{INTERVENTION_DIR}/{plan.policy}{PLAN_SUFFIX}",
+        "model": plan.model,
+        "source_series": plan.source_series,
+        "series": plan.series,
+        "configs": plan.configs,
+        "config_series": plan.config_series,
+        "terminal_config_id": plan.terminal_config_id,
+        "seed": seed,
+        "n_regressions": plan.n_regressions,
+        "n_controls": sum(1 for i in plan.items if i.group == "control"),
+    }
+    try:
+        result = run_sweep(
+            one_model,
+            extra_configs=[
+                ExtraConfig(
+                    Configuration.model_validate(config),
+                    series=plan.config_series[config_id],
+                    item_ids=plan.items_for(config_id),
+                )
+                for config_id, config in plan.configs.items()
+            ],
+            item_filter=plan.item_ids,
+            run_dir=run_dir,
+            executor=executor,
+            device=device,
+            batch_size=batch_size,
+            backend_factory=backend_factory,
+            progress=progress,
+            # run.json keeps the whole protocol, not the one-model copy the re-run used.
+            provenance={"protocol": provenance["protocol"], "interventions": interventions},
+        )
+    except (BackendError, StoreError, BenchmarkLoadError) as exc:
+        raise WorkflowError(f"{run_dir}: {exc}") from exc
+    if result.interrupted:
+        raise WorkflowError(
+            f"{run_dir}: interrupted; finished re-runs are stored, run the command again to resume"
+        )
