@@ -4,6 +4,7 @@
 protocol's `[decoding]` table is read into it.
 """
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
 from ..errors import renamed_attribute as _renamed_attribute
@@ -70,5 +71,7 @@ _RENAMED = {
 }
 
 
-def __getattr__(name: str) -> _Any:
-    return _renamed_attribute(__name__, globals(), _RENAMED, name)
+if not _TYPE_CHECKING:  # mypy checks every name imported from this face, old ones refused
+
+    def __getattr__(name: str) -> _Any:
+        return _renamed_attribute(__name__, globals(), _RENAMED, name)

@@ -1,5 +1,6 @@
 """The response table (schema, Parquet IO, run directories), shared by every stage."""
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
 from ..errors import renamed_attribute as _renamed_attribute
@@ -38,6 +39,7 @@ from ._schema import (
     ANSWERED_STATUSES,
     COLUMNS,
     NOANSWER,
+    REQUIRED_COLUMNS,
     ROW_KEY,
     TEXT_ONLY_LABEL,
     Status,
@@ -61,6 +63,7 @@ __all__ = [
     "LOCK_FILE",
     "MANIFEST_FILE",
     "NOANSWER",
+    "REQUIRED_COLUMNS",
     "RESPONSES_DIGEST_KEY",
     "RESPONSES_FILE",
     "ROW_KEY",
@@ -104,5 +107,7 @@ __all__ = [
 _RENAMED = {"normalize_answer": "normalise_answer"}
 
 
-def __getattr__(name: str) -> _Any:
-    return _renamed_attribute(__name__, globals(), _RENAMED, name)
+if not _TYPE_CHECKING:  # mypy checks every name imported from this face, old ones refused
+
+    def __getattr__(name: str) -> _Any:
+        return _renamed_attribute(__name__, globals(), _RENAMED, name)

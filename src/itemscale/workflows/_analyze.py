@@ -30,7 +30,7 @@ def response_table(
     import pandas as pd
 
     from ..importers import frame_records, import_table
-    from ..responses import RESPONSE_SCHEMA, normalise_responses, read_run
+    from ..responses import REQUIRED_COLUMNS, normalise_responses, read_run
 
     if not isinstance(source, pd.DataFrame):
         path = Path(source)
@@ -40,8 +40,7 @@ def response_table(
         # a results table file (csv, tsv, jsonl, parquet), as `itemscale import table` reads it
         rows, _ = import_table(path, table_options)
         return rows
-    required = {f.name for f in RESPONSE_SCHEMA if not f.nullable}
-    if set(source.columns) >= required:  # already the response table
+    if set(source.columns) >= REQUIRED_COLUMNS:  # already the response table
         return normalise_responses(source, where="DataFrame")
     rows, _ = import_table(frame_records(source), table_options)
     return rows
