@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from ..items import Item
 from ..responses import (
     EXTRACTOR_VERSION,
     NOANSWER,
@@ -38,7 +39,6 @@ from ._absent import DEFAULT_ABSENT
 from ._common import (
     ImportInputError,
     attributes_json,
-    jsonl_values,
     label_config_id,
     source_record,
 )
@@ -52,15 +52,13 @@ from ._jobs import (
     load_benchmark_index,
     parse_config_arg,
 )
+from ._lmms_eval_files import LogFile, expand_paths, read_logs, same_configuration, spec_files
 from ._lmms_eval_results import (
-    SAMPLES_NAME,
     Budget,
     budget_from_model_args,
-    find_results_json,
     model_name,
     n_samples_of,
     parse_model_args,
-    read_results_json,
     score_note,
     task_name,
 )
@@ -99,28 +97,6 @@ NOT_PAYLOAD: Final[frozenset[str]] = frozenset(
     }
 )
 _MAX_ID_CHARS: Final[int] = 64
-
-
-def read_samples(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    if not path.is_file():
-        raise ImportInputError(f"{path}: no such file")
-    out: list[tuple[int, dict[str, Any]]] = []
-    for line, obj in jsonl_values(path):
-        if not isinstance(obj, dict) or "doc_id" not in obj:
-            raise ImportInputError(
-                f"{path}:{line}: not an lmms-eval sample (no 'doc_id'); is this a "
-                "--log_samples file?"
-            )
-        doc_id = obj["doc_id"]
-        if isinstance(doc_id, bool) or not isinstance(doc_id, int | str):
-            raise ImportInputError(
-                f"{path}:{line}: key 'doc_id': expected a number or a text id, got a JSON "
-                f"{'boolean' if isinstance(doc_id, bool) else type(doc_id).__name__}"
-            )
-        out.append((line, obj))
-    if not out:
-        raise ImportInputError(f"{path}: no samples")
-    return out
 
 
 def response_text(sample: Mapping[str, Any]) -> str | None:
@@ -210,6 +186,139 @@ def _video_from_id(task: str, item_id: str, payload_id_key: str | None) -> str |
     return None
 
 
+def _item_names(
+    samples: list[tuple[int, dict[str, Any]]], payloads: list[dict[str, Any]]
+) -> tuple[str | None, list[str | None] | None]:
+    """How the log names its items: (the payload key, None for `submission`; each sample's
+    name, None where it lacks one), or (None, None) when nothing does. One way for the whole
+    log, since a sample named another way would match nothing in the other runs."""
+    for key in ID_KEYS:
+        ids = [p.get(key) for p in payloads]
+        if _usable_ids(ids):
+            return key, [str(v).strip() if _present(v) else None for v in ids]
+    # EgoSchema-style logs carry the question uid only as the key of `submission`.
+    submitted: list[Any] = [
+        next(iter(sub)) if isinstance(sub, dict) and len(sub) == 1 else None
+        for sub in (s.get("submission") for _, s in samples)
+    ]
+    if _usable_ids(submitted):
+        return None, [str(v) if _present(v) else None for v in submitted]
+    return None, None
+
+
+def _choice_columns(
+    text: str | None,
+    lmms_pred: Any,
+    gold: str,
+    options: tuple[str, ...],
+    result: FileResult,
+) -> dict[str, Any]:
+    """A multiple-choice sample's result columns. The answer is re-extracted from the text so
+    that no task's own parser decides it (lmms-eval's pick is taken only for a log-likelihood
+    choice, which has no text); where both exist, `result` counts how often the two differ."""
+    if text is None:
+        # a log-likelihood choice: the option the harness scored best, no text to parse
+        answer = gold_letter(lmms_pred, options) or NOANSWER
+    else:
+        answer = extract_choice(text, options)
+    if lmms_pred is not None and text is not None:
+        result.compared += 1
+        ours = None if answer == NOANSWER else answer
+        if str(lmms_pred).strip().upper() != (ours or ""):
+            result.disagreements += 1
+    return {
+        "task_kind": TaskKind.MCQA.value,
+        "status": Status.NOANSWER.value if answer == NOANSWER else Status.OK.value,
+        "answer": answer,
+        "correct": float(answer == gold),
+        "reference": gold,
+    }
+
+
+def _attributes_and_video(
+    task: str, payload: Mapping[str, Any], item: Item | None, item_id: str, id_key: str | None
+) -> tuple[str | None, str]:
+    """(attributes JSON, video id): the benchmark item's, which know the item, over the
+    payload's, which each task spells its own way; without a video named anywhere, the one the
+    task's item ids encode, else the item itself (a cluster of its own in the bootstrap)."""
+    attrs: dict[str, Any] = {"task": task}
+    for key, name in ATTRIBUTE_KEYS.items():
+        if key in payload and payload[key] is not None:
+            attrs.setdefault(name, payload[key])
+    video = None
+    if item is not None:
+        video = item.video_id
+        attrs.update(item.attributes)
+    if video is None:
+        raw_video = _first(payload, VIDEO_KEYS)
+        video = Path(str(raw_video)).stem if raw_video is not None else None
+    if video is None:
+        video = _video_from_id(task, item_id, id_key) or item_id
+    return attributes_json(attrs), video
+
+
+def _sample_row(
+    path: Path,
+    line: int,
+    sample: Mapping[str, Any],
+    payload: Mapping[str, Any],
+    *,
+    item_id: str,
+    item: Item | None,
+    id_key: str | None,
+    task: str,
+    model: str,
+    budget: Budget,
+    result: FileResult,
+) -> dict[str, Any] | None:
+    """The sample's response row, or None (counted in `result.skipped` by reason) when it has
+    no response or no gold answer: a row must carry a result the measures can read."""
+    options: tuple[str, ...] = item.options if item is not None else ()
+    if not options:
+        options = options_from_prompt(sample.get("input"))
+    text = response_text(sample)
+    lmms_pred = _first(payload, PRED_KEYS)
+    scored_choice = text is None and is_loglikelihood(sample.get("filtered_resps"))
+    if text is None and not (scored_choice and lmms_pred is not None):
+        result.skipped["no response in the log line"] += 1
+        return None
+    gold_raw = _first(payload, GOLD_KEYS)
+    if gold_raw is None:
+        gold_raw = sample.get("target")
+    gold = item.answer if item is not None and item.answer else gold_letter(gold_raw, options)
+    attributes, video = _attributes_and_video(task, payload, item, item_id, id_key)
+    row: dict[str, Any] = {
+        "model": model,
+        "item_id": item_id,
+        "video_id": video,
+        "series": "default",
+        "config_id": budget.config_id,
+        "config_label": budget.label,
+        "axis_order": budget.axis_order,
+        "frames": budget.frames,
+        "pixels": budget.pixels,
+        "sampling": budget.sampling,
+        "repeat": 0,
+        "raw_text": text,
+        "attributes": attributes,
+        "source": f"lmms-eval:{path.name}:{line}",
+    }
+    if gold is not None:
+        row.update(_choice_columns(text, lmms_pred, gold, options, result))
+    elif text is not None and gold_raw is not None and str(gold_raw).strip():
+        reference = str(gold_raw)
+        row.update(
+            task_kind=TaskKind.OPEN_QA.value,
+            status=Status.OK.value,
+            **score_open_answer(text, [reference]).columns(),
+            reference=reference,
+        )
+    else:
+        result.skipped["no gold answer in the log line"] += 1
+        return None
+    return row
+
+
 def sample_rows(
     path: Path,
     samples: list[tuple[int, dict[str, Any]]],
@@ -219,20 +328,11 @@ def sample_rows(
     budget: Budget,
     benchmark: BenchmarkIndex | None,
 ) -> FileResult:
+    """One samples file's rows, each sample under its benchmark item's id where the benchmark
+    knows it, so that runs logged with different ids still line up item by item."""
     result = FileResult(rows=[])
     payloads = [payload_of(s) for _, s in samples]
-    id_key = None
-    for key in ID_KEYS:
-        ids = [p.get(key) for p in payloads]
-        if _usable_ids(ids):
-            id_key = key
-            break
-    # EgoSchema-style logs carry the question uid only as the key of `submission`.
-    submission_ids: list[Any] = [
-        next(iter(sub)) if isinstance(sub, dict) and len(sub) == 1 else None
-        for sub in (s.get("submission") for _, s in samples)
-    ]
-    use_submission = id_key is None and _usable_ids(submission_ids)
+    id_key, names = _item_names(samples, payloads)
     doc_lines: dict[Any, int] = {}
     for pos, ((line, sample), payload) in enumerate(zip(samples, payloads, strict=True)):
         doc_id = sample["doc_id"]
@@ -242,16 +342,9 @@ def sample_rows(
                 f"{doc_lines[doc_id]})"
             )
         doc_lines[doc_id] = line
+        name = names[pos] if names is not None else None
+        item_id = name if name is not None else f"{task}:{doc_id}"
         position = doc_id if isinstance(doc_id, int) else None
-        missing_id = False
-        if id_key:
-            missing_id = not _present(payload.get(id_key))
-            item_id = str(payload[id_key]).strip() if not missing_id else f"{task}:{doc_id}"
-        elif use_submission:
-            missing_id = not _present(submission_ids[pos])
-            item_id = str(submission_ids[pos]) if not missing_id else f"{task}:{doc_id}"
-        else:
-            item_id = f"{task}:{doc_id}"
         question = payload.get("question_id") if id_key != "question_id" else None
         item = (
             benchmark.find(item_id, question or sample.get("input"), position)
@@ -260,162 +353,131 @@ def sample_rows(
         )
         if item is not None:
             item_id = item.item_id
-        elif missing_id:
+        elif names is not None and name is None:
             # The other samples are named by their ids; a doc_id name would match nothing
             # in other runs, so the sample is left out and counted, not renamed.
             result.skipped[f"no item id (empty '{id_key or 'submission'}')"] += 1
             continue
-        options: tuple[str, ...] = item.options if item is not None else ()
-        if not options:
-            options = options_from_prompt(sample.get("input"))
-        text = response_text(sample)
-        lmms_pred = _first(payload, PRED_KEYS)
-        scored_choice = text is None and is_loglikelihood(sample.get("filtered_resps"))
-        if text is None and not (scored_choice and lmms_pred is not None):
-            result.skipped["no response in the log line"] += 1
-            continue
-        gold_raw = _first(payload, GOLD_KEYS)
-        if gold_raw is None:
-            gold_raw = sample.get("target")
-        gold = item.answer if item is not None and item.answer else gold_letter(gold_raw, options)
-        attrs: dict[str, Any] = {"task": task}
-        for key, name in ATTRIBUTE_KEYS.items():
-            if key in payload and payload[key] is not None:
-                attrs.setdefault(name, payload[key])
-        video = None
-        if item is not None:
-            video = item.video_id
-            attrs.update(item.attributes)
-        if video is None:
-            raw_video = _first(payload, VIDEO_KEYS)
-            video = Path(str(raw_video)).stem if raw_video is not None else None
-        if video is None:
-            video = _video_from_id(task, item_id, id_key) or item_id
-        row: dict[str, Any] = {
-            "model": model,
-            "item_id": item_id,
-            "video_id": video,
-            "series": "default",
-            "config_id": budget.config_id,
-            "config_label": budget.label,
-            "axis_order": budget.axis_order,
-            "frames": budget.frames,
-            "pixels": budget.pixels,
-            "sampling": budget.sampling,
-            "repeat": 0,
-            "raw_text": text,
-            "attributes": attributes_json(attrs),
-            "source": f"lmms-eval:{path.name}:{line}",
-        }
-        if gold is not None:
-            if text is None:
-                # a log-likelihood choice: the option the harness scored best, no text to parse
-                answer = gold_letter(lmms_pred, options) or NOANSWER
-                row["raw_text"] = None
-            else:
-                answer = extract_choice(text, options)
-            if lmms_pred is not None and text is not None:
-                result.compared += 1
-                ours = None if answer == NOANSWER else answer
-                if str(lmms_pred).strip().upper() != (ours or ""):
-                    result.disagreements += 1
-            row.update(
-                task_kind=TaskKind.MCQA.value,
-                status=Status.NOANSWER.value if answer == NOANSWER else Status.OK.value,
-                answer=answer,
-                correct=float(answer == gold),
-                reference=gold,
-            )
-        elif text is not None and gold_raw is not None and str(gold_raw).strip():
-            reference = str(gold_raw)
-            row.update(
-                task_kind=TaskKind.OPEN_QA.value,
-                status=Status.OK.value,
-                **score_open_answer(text, [reference]).columns(),
-                reference=reference,
-            )
-        else:
-            result.skipped["no gold answer in the log line"] += 1
-            continue
-        result.rows.append(row)
+        row = _sample_row(
+            path,
+            line,
+            sample,
+            payload,
+            item_id=item_id,
+            item=item,
+            id_key=id_key,
+            task=task,
+            model=model,
+            budget=budget,
+            result=result,
+        )
+        if row is not None:
+            result.rows.append(row)
     return result
 
 
-def _spec_files(spec: ConfigSpec) -> list[ConfigSpec]:
-    """`--config LABEL=DIR`: every samples file in DIR, one per task the run logged (a run that
-    evaluated several tasks at one configuration writes a samples file per task)."""
-    if not spec.path.is_dir():
-        return [spec]
-    found = sorted(spec.path.rglob("*samples_*.jsonl"))
-    if not found:
+def _jobs(
+    files: Sequence[str], configs: Sequence[str]
+) -> tuple[list[tuple[Path, ConfigSpec | None]], bool]:
+    """(each samples file with its `--config`, None when given plainly; whether plain files are
+    among named ones): a label given twice would name two configurations one way."""
+    given = [parse_config_arg(c) for c in configs]
+    labels = Counter(s.label for s in given)
+    dup = [label for label, n in labels.items() if n > 1]
+    if dup:
+        raise ImportInputError(f"--config label {dup[0]!r} is given twice")
+    specs = [file_spec for spec in given for file_spec in spec_files(spec)]
+    jobs = config_jobs(specs, expand_paths(files), inputs="samples JSONL files", allow_mixed=True)
+    return jobs, bool(specs) and any(spec is None for _, spec in jobs)
+
+
+def _model_names(logs: list[LogFile], model: str | None) -> dict[Path, str]:
+    """Each file's model: `--model`, else its results.json's. One import is one model, so files
+    of several (or of an unknown one) are refused rather than merged under one name."""
+    names = {
+        log.path: (model or (model_name(log.results) if log.results else None)) for log in logs
+    }
+    distinct = sorted({n for n in names.values() if n})
+    if not model and len(distinct) > 1:
+        listing = "; ".join(f"{p.name}: {n}" for p, n in names.items())
         raise ImportInputError(
-            f"--config {spec.label}={spec.path}: no lmms-eval samples files (*samples_*.jsonl) "
-            "in this folder (lmms-eval writes them with --log_samples)"
+            f"files of different models ({listing}); import them separately or give --model"
         )
-    return [ConfigSpec(label=spec.label, frames=spec.frames, path=path) for path in found]
+    if any(n is None for n in names.values()):
+        missing = next(p for p, n in names.items() if n is None)
+        raise ImportInputError(f"{missing}: cannot tell the model from results.json; give --model")
+    return {p: str(n) for p, n in names.items()}
 
 
-def _stamp(path: Path) -> str | None:
-    m = SAMPLES_NAME.match(path.name)
-    return m["stamp"] if m and m["stamp"] else None
+def _budget(log: LogFile, mixed: bool, positions: dict[str, int]) -> Budget:
+    """The file's configuration: the one its results.json's `model_args` spells, or its
+    `--config` label at its frame count. `positions` holds each named configuration's place
+    among the named ones (a new label is added), which orders named runs of one frame count."""
+    cfg_block = (log.results or {}).get("config") or {}
+    margs = parse_model_args(cfg_block.get("model_args", ""))
+    where = f"{log.results_path or log.path}: config.model_args"
+    spec = log.spec
+    if spec is None:
+        return budget_from_model_args(margs, where)
+    frames = spec.frames
+    if frames is None:
+        frames = budget_from_model_args(margs, where).frames
+    if frames > 0:
+        positions.setdefault(spec.label, len(positions) + 1)
+    # A named run sits at its frame count (16 frames is never "below" 8); named runs of
+    # the same frame count (two selectors at 16) keep the order they were given in.
+    order = float(frames) if mixed else float(frames) + positions.get(spec.label, 0) / 1000.0
+    return Budget(
+        config_id=label_config_id(spec.label, frames),
+        label=spec.label,
+        frames=frames,
+        axis_order=order if frames > 0 else 0.0,
+    )
 
 
-def _expand(paths: Sequence[str]) -> list[Path]:
-    out: list[Path] = []
-    for raw in paths:
-        p = Path(raw)
-        if p.is_dir():
-            found = sorted(p.rglob("*samples_*.jsonl"))
-            if not found:
-                results = sorted(p.rglob("*results.json"))
-                hint = (
-                    f" (only {results[0].name}: lmms-eval writes the per-item samples only when "
-                    "run with --log_samples)"
-                    if results
-                    else " (lmms-eval writes them when run with --log_samples)"
-                )
-                raise ImportInputError(
-                    f"{p}: no lmms-eval samples files (*samples_*.jsonl) here{hint}"
-                )
-            out.extend(found)
-        else:
-            _refuse_results_json(p)
-            out.append(p)
-    return out
+def _source(log: LogFile, task: str, budget: Budget, rows: int) -> dict[str, Any]:
+    """The file's provenance with what results.json says of the run (model and generation
+    arguments, seeds, lmms-eval's version, its own score), so the import can be reproduced."""
+    results = log.results or {}
+    cfg_block = results.get("config") or {}
+    task_cfg = (results.get("configs") or {}).get(task, {})
+    return source_record(
+        log.path,
+        rows=rows,
+        task=task,
+        config_label=budget.label,
+        config_id=budget.config_id,
+        results_json=source_record(log.results_path) if log.results_path else None,
+        model_args=cfg_block.get("model_args"),
+        generation_kwargs=task_cfg.get("generation_kwargs"),
+        gen_kwargs=cfg_block.get("gen_kwargs"),
+        seeds={
+            k: cfg_block[k]
+            for k in ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed")
+            if k in cfg_block
+        },
+        lmms_eval_git_hash=results.get("git_hash"),
+        lmms_eval_version=results.get("lmms_eval_version"),
+        resolved_cli_args=cfg_block.get("resolved_cli_args"),
+        reported=(results.get("results") or {}).get(task),
+    )
 
 
-def _same_configuration(path: Path, first: Path, task: str, label: str) -> str:
-    """Why two files cannot both be task `task` at configuration `label`, in the words of what
-    they most likely are."""
-    a, b = _stamp(first), _stamp(path)
-    if path.parent == first.parent and a and b and a != b:
-        return (
-            f"{path}: task {task} at {label} is logged twice in {path.parent} (runs {a} and "
-            f"{b}): lmms-eval wrote a second run of the same command into one output folder. "
-            "Import the run you want (its samples file), or move the other one out"
+def _identical_files(sources: list[dict[str, Any]]) -> list[str]:
+    """A warning for each group of byte-identical files under different configurations: the
+    same run imported twice would read as configurations that agree on every item."""
+    by_hash: dict[str, list[str]] = {}
+    for source in sources:
+        by_hash.setdefault(str(source["sha256"]), []).append(
+            f"{Path(str(source['path'])).name} ({source['config_label']})"
         )
-    return (
-        f"{path}: same task ({task}) and configuration ({label}) as {first} by their "
-        "results.json; runs that differ only in frame selection log the same model_args, so "
-        "name each one with --config LABEL=PATH"
-    )
-
-
-def _refuse_results_json(path: Path) -> None:
-    """lmms-eval's results.json given where its samples file belongs: say so, not 'invalid
-    JSON' (one JSON object over many lines is not JSON Lines)."""
-    if not path.name.endswith("results.json") or not path.is_file():
-        return
-    siblings = sorted(path.parent.glob("*samples_*.jsonl"))
-    beside = (
-        f"; beside it: {', '.join(s.name for s in siblings)} (or pass the folder {path.parent})"
-        if siblings
-        else "; no *samples_*.jsonl lies beside it (run lmms-eval with --log_samples)"
-    )
-    raise ImportInputError(
-        f"{path}: this is lmms-eval's results.json (its summary scores), not a --log_samples "
-        f"file; import reads the per-item samples file and finds results.json itself{beside}"
-    )
+    return [
+        "warning: byte-identical sample files under different configurations: "
+        + ", ".join(same)
+        + " (the same run imported twice?)"
+        for same in by_hash.values()
+        if len(same) > 1
+    ]
 
 
 def run_lmms_eval_import(
@@ -429,134 +491,49 @@ def run_lmms_eval_import(
     absent: str = DEFAULT_ABSENT,
 ) -> ImportSummary:
     """Parse every file, check them against each other, then merge into the run."""
-    given = [parse_config_arg(c) for c in configs]
-    labels = Counter(s.label for s in given)
-    dup = [label for label, n in labels.items() if n > 1]
-    if dup:
-        raise ImportInputError(f"--config label {dup[0]!r} is given twice")
-    specs = [file_spec for spec in given for file_spec in _spec_files(spec)]
-    jobs = config_jobs(specs, _expand(files), inputs="samples JSONL files", allow_mixed=True)
-    mixed = bool(specs) and any(spec is None for _, spec in jobs)
-
+    jobs, mixed = _jobs(files, configs)
     index = load_benchmark_index(benchmark)
-
-    parsed: list[tuple[Path, dict[str, Any] | None, Path | None, list[tuple[int, dict[str, Any]]]]]
-    parsed = []
-    for path, spec in jobs:
-        samples = read_samples(path)
-        results_path = find_results_json(path)
-        results = None
-        if results_path is not None:
-            results = read_results_json(results_path)
-        elif not (spec is not None and spec.frames is not None and model):
-            raise ImportInputError(
-                f"{path}: no results.json beside it (looked for the {path.parent}/*_results.json "
-                "that lmms-eval writes with the samples); without it give --model and "
-                f"--config LABEL:FRAMES={path}"
-            )
-        parsed.append((path, results, results_path, samples))
-
-    names = {path: (model or (model_name(r) if r else None)) for path, r, _, _ in parsed}
-    distinct = sorted({n for n in names.values() if n})
-    if not model and len(distinct) > 1:
-        listing = "; ".join(f"{p.name}: {n}" for p, n in names.items())
-        raise ImportInputError(
-            f"files of different models ({listing}); import them separately or give --model"
-        )
-    if any(n is None for n in names.values()):
-        missing = next(p for p, n in names.items() if n is None)
-        raise ImportInputError(f"{missing}: cannot tell the model from results.json; give --model")
-
+    logs = read_logs(jobs, model)
+    names = _model_names(logs, model)
     rows: list[dict[str, Any]] = []
     skipped: Counter[str] = Counter()
-    sources = []
+    sources: list[dict[str, Any]] = []
     notes: list[str] = []
     seen_configs: dict[tuple[str, str, str], Path] = {}
     disagreements = compared = 0
     positions: dict[str, int] = {}  # a named configuration's place among the named ones
-    for (path, results, results_path, samples), (_, spec) in zip(parsed, jobs, strict=True):
-        cfg_block = (results or {}).get("config") or {}
-        margs = parse_model_args(cfg_block.get("model_args", ""))
-        where = str(results_path or path)
-        if spec is None:
-            budget = budget_from_model_args(margs, f"{where}: config.model_args")
-        else:
-            frames = spec.frames
-            if frames is None:
-                frames = budget_from_model_args(margs, f"{where}: config.model_args").frames
-            if frames > 0:
-                positions.setdefault(spec.label, len(positions) + 1)
-            # A named run sits at its frame count (16 frames is never "below" 8); named runs of
-            # the same frame count (two selectors at 16) keep the order they were given in.
-            order = (
-                float(frames) if mixed else float(frames) + positions.get(spec.label, 0) / 1000.0
-            )
-            budget = Budget(
-                config_id=label_config_id(spec.label, frames),
-                label=spec.label,
-                frames=frames,
-                axis_order=order if frames > 0 else 0.0,
-            )
-        mname = str(names[path])
-        task = task_name(path, results)
+    for log in logs:
+        budget = _budget(log, mixed, positions)
+        mname = names[log.path]
+        task = task_name(log.path, log.results)
         # A file is one task at one configuration: a run of several tasks writes one file per
         # task, all at the same configuration, and they import together.
         key = (mname, task, budget.config_id)
         if key in seen_configs:
-            raise ImportInputError(_same_configuration(path, seen_configs[key], task, budget.label))
-        seen_configs[key] = path
-        fr = sample_rows(path, samples, task=task, model=mname, budget=budget, benchmark=index)
+            raise ImportInputError(
+                same_configuration(log.path, seen_configs[key], task, budget.label)
+            )
+        seen_configs[key] = log.path
+        fr = sample_rows(
+            log.path, log.samples, task=task, model=mname, budget=budget, benchmark=index
+        )
         rows.extend(fr.rows)
         skipped.update(fr.skipped)
         disagreements += fr.disagreements
         compared += fr.compared
-        reported = ((results or {}).get("results") or {}).get(task)
         note = score_note(
-            path,
+            log.path,
             task,
-            reported,
+            ((log.results or {}).get("results") or {}).get(task),
             fr.rows,
-            n_samples=n_samples_of(results, task),
-            n_in_file=len(samples),
+            n_samples=n_samples_of(log.results, task),
+            n_in_file=len(log.samples),
             disagreements=(fr.disagreements, fr.compared),
         )
         if note:
             notes.append(note)
-        task_cfg = ((results or {}).get("configs") or {}).get(task, {})
-        sources.append(
-            source_record(
-                path,
-                rows=len(fr.rows),
-                task=task,
-                config_label=budget.label,
-                config_id=budget.config_id,
-                results_json=source_record(results_path) if results_path else None,
-                model_args=cfg_block.get("model_args"),
-                generation_kwargs=task_cfg.get("generation_kwargs"),
-                gen_kwargs=cfg_block.get("gen_kwargs"),
-                seeds={
-                    k: cfg_block[k]
-                    for k in ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed")
-                    if k in cfg_block
-                },
-                lmms_eval_git_hash=(results or {}).get("git_hash"),
-                lmms_eval_version=(results or {}).get("lmms_eval_version"),
-                resolved_cli_args=cfg_block.get("resolved_cli_args"),
-                reported=((results or {}).get("results") or {}).get(task),
-            )
-        )
-    by_hash: dict[str, list[str]] = {}
-    for source in sources:
-        by_hash.setdefault(str(source["sha256"]), []).append(
-            f"{Path(str(source['path'])).name} ({source['config_label']})"
-        )
-    for same in by_hash.values():
-        if len(same) > 1:
-            notes.append(
-                "warning: byte-identical sample files under different configurations: "
-                + ", ".join(same)
-                + " (the same run imported twice?)"
-            )
+        sources.append(_source(log, task, budget, len(fr.rows)))
+    notes.extend(_identical_files(sources))
     if compared:
         notes.append(
             f"itemscale's extractor (v{EXTRACTOR_VERSION}) and lmms-eval's parsed answer "

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -43,6 +43,8 @@ ATTRIBUTE_PREFIX: Final[str] = "attr_"
 #: Largest whole number a column takes (the response table stores int64; no budget is near it).
 MAX_INTEGER: Final[int] = 2**53
 _CONTROL: Final[re.Pattern[str]] = re.compile(r"[\x00-\x1f\x7f]")
+#: The statuses a row with a gold answer is scored against it in (a failed row has no answer).
+_SCORED_AGAINST_GOLD: Final[tuple[Status | None, ...]] = (None, Status.OK, Status.NOANSWER)
 
 
 def _problem(message: str) -> PydanticCustomError:
@@ -269,9 +271,46 @@ def _gold_letter(value: Any, options: tuple[str, ...], loc: str) -> str:
     return letter
 
 
+def _gold(
+    src: TableRecords,
+    line: int,
+    aliases: Mapping[str, str] | None,
+    *,
+    written: Any,
+    item_id: str,
+    entry: KeyEntry | None,
+    key: AnswerKey | None,
+) -> str | None:
+    """The row's gold letter, else the key's: a results table often leaves gold to the answer
+    key, and one that writes it must agree with the key, or one of the two files is wrong."""
+    if written is None:
+        return entry.gold if entry is not None else None
+    gold = _gold_letter(written, entry.options if entry else (), src.at(line, "gold", aliases))
+    if entry is not None and entry.gold is not None and entry.gold != gold:
+        raise ImportInputError(
+            f"{src.at(line, 'gold', aliases)}: gold answer {gold} for item {item_id!r}, but "
+            f"{entry.gold} in {key.path if key else ''}"
+        )
+    return gold
+
+
+def _as_open_answer(
+    entry: KeyEntry, answer: str | None, prediction: str | None, refs: list[str] | None
+) -> tuple[str | None, str | None, list[str] | None]:
+    """(answer, prediction, references) of a row of an open-ended item: its text is scored
+    against references, not read as a letter, so an `answer` column holds the prediction, and a
+    row without references takes the key's."""
+    if prediction is None and answer is not None and answer != NOANSWER:
+        prediction, answer = answer, None
+    if refs is None and entry.references:
+        refs = list(entry.references)
+    return answer, prediction, refs
+
+
 def _scored_answer(
-    loc: Any,
-    line_loc: str,
+    src: TableRecords,
+    line: int,
+    aliases: Mapping[str, str] | None,
     *,
     answer: str | None,
     prediction: str | None,
@@ -286,19 +325,98 @@ def _scored_answer(
     if text is None:
         if correct is None:
             raise ImportInputError(
-                f"{line_loc}: needs 'correct', or an 'answer' or 'prediction' to compare with "
-                f"the gold answer {gold!r}"
+                f"{src.at(line)}: needs 'correct', or an 'answer' or 'prediction' to compare "
+                f"with the gold answer {gold!r}"
             )
         return None, prediction, correct
     letter = NOANSWER if text == NOANSWER else extract_choice(text, options)
     scored = float(letter == gold)
     if correct is not None and correct != scored:
         raise ImportInputError(
-            f"{loc('correct')}: {int(correct)} disagrees with the answer: {text!r} reads as "
-            f"{letter} and the gold answer is {gold}"
+            f"{src.at(line, 'correct', aliases)}: {int(correct)} disagrees with the answer: "
+            f"{text!r} reads as {letter} and the gold answer is {gold}"
         )
     raw_text = prediction if prediction is not None else (text if text != letter else None)
     return letter, raw_text, scored
+
+
+def _task_kind(given: TaskKind | None, entry: KeyEntry | None, correct: float | None) -> TaskKind:
+    """The kind the row says, else its open-ended item's, else the kind its result is scored
+    as: 'correct' (0/1) is multiple choice, anything else open-ended."""
+    if given is not None:
+        return given
+    if entry is not None and entry.task_kind != TaskKind.MCQA:
+        return entry.task_kind
+    return TaskKind.MCQA if correct is not None else TaskKind.OPEN_QA
+
+
+def _status(given: Status | None, answer: str | None) -> Status:
+    """The status the row gives, else OK; an answer of `NOANSWER` turns OK into NOANSWER, so an
+    answer that names no option is counted as one whether or not the row's status says so."""
+    if answer == NOANSWER and given in (None, Status.OK):
+        return Status.NOANSWER
+    return given if given is not None else Status.OK
+
+
+def _check_result(
+    src: TableRecords,
+    line: int,
+    aliases: Mapping[str, str] | None,
+    *,
+    status: Status,
+    kind: TaskKind,
+    correct: float | None,
+    score: float | None,
+) -> None:
+    """An answered row needs the result its kind is measured by (0/1 for multiple choice, a
+    score in [0, 1] otherwise), and a row without an answer has none to give; else the
+    measures would read a result the row does not have."""
+    if status.answered:
+        if correct is None and score is None:
+            raise ImportInputError(
+                f"{src.at(line)}: needs 'correct' (0/1) or 'score' in [0, 1] "
+                "(or 'prediction' and 'reference' to compute token F1)"
+            )
+        if kind == TaskKind.MCQA and correct is None:
+            raise ImportInputError(
+                f"{src.at(line, 'correct', aliases)}: an mcqa row needs 'correct' (0/1)"
+            )
+        if kind != TaskKind.MCQA and correct is not None:
+            raise ImportInputError(
+                f"{src.at(line, 'correct', aliases)}: a {kind.value} row takes 'score', not "
+                "'correct'"
+            )
+        if status == Status.NOANSWER and correct == 1.0:
+            raise ImportInputError(
+                f"{src.at(line, 'correct', aliases)}: a NOANSWER row cannot be correct"
+            )
+    elif correct is not None or score is not None:
+        raise ImportInputError(
+            f"{src.at(line, 'status', aliases)}: a '{status.value}' row has no answer, so no "
+            "'correct'/'score'"
+        )
+
+
+def _attributes(
+    columns: Sequence[str], present: Mapping[str, Any], entry: KeyEntry | None
+) -> str | None:
+    """The key's attributes of the item, overridden by the row's own `attr_*` columns: the
+    table describes the row it holds, the key only the item."""
+    attrs: dict[str, Any] = dict(entry.attributes) if entry is not None else {}
+    attrs.update(
+        (col[len(ATTRIBUTE_PREFIX) :], present[col])
+        for col in columns
+        if col.startswith(ATTRIBUTE_PREFIX) and len(col) > len(ATTRIBUTE_PREFIX) and col in present
+    )
+    return attributes_json(attrs)
+
+
+def _video_id(given: str | None, entry: KeyEntry | None, item_id: str) -> str:
+    """The row's video, else the key's, else the item itself: the video is the bootstrap's
+    resampling cluster, and an item no file names a video for is a cluster of its own."""
+    if given is not None:
+        return given
+    return entry.video_id if entry is not None and entry.video_id else item_id
 
 
 def parse_row(
@@ -310,10 +428,6 @@ def parse_row(
 ) -> ParsedRow:
     """One record as a response row: its values checked (`TableRow`), then the rules across
     columns; the first problem is raised as an `ImportInputError` naming its line and column."""
-
-    def loc(col: str) -> str:
-        return src.at(line, col, aliases)
-
     present = {k: v for k, v in raw.items() if not _missing(v)}
     values = _values(src, line, present, aliases)
     item_id, frames = values.item_id, values.frames
@@ -327,26 +441,13 @@ def parse_row(
     entry = key.get(item_id) if key is not None else None
     open_entry = entry is not None and entry.task_kind != TaskKind.MCQA
     if open_entry and entry is not None:
-        # an open-ended benchmark item: the answer is text scored against its references
-        if prediction is None and answer is not None and answer != NOANSWER:
-            prediction, answer = answer, None
-        if refs is None and entry.references:
-            refs = list(entry.references)
-    gold: str | None = None
-    if values.gold is not None:
-        gold = _gold_letter(values.gold, entry.options if entry else (), loc("gold"))
-        if entry is not None and entry.gold is not None and entry.gold != gold:
-            raise ImportInputError(
-                f"{loc('gold')}: gold answer {gold} for item {item_id!r}, but {entry.gold} in "
-                f"{key.path if key else ''}"
-            )
-    elif entry is not None:
-        gold = entry.gold
-    given_status = values.status
-    if gold is not None and score is None and given_status in (None, Status.OK, Status.NOANSWER):
+        answer, prediction, refs = _as_open_answer(entry, answer, prediction, refs)
+    gold = _gold(src, line, aliases, written=values.gold, item_id=item_id, entry=entry, key=key)
+    if gold is not None and score is None and values.status in _SCORED_AGAINST_GOLD:
         answer, prediction, correct = _scored_answer(
-            loc,
-            src.at(line),
+            src,
+            line,
+            aliases,
             answer=answer,
             prediction=prediction,
             correct=correct,
@@ -364,63 +465,21 @@ def parse_row(
         and (answer is not None or prediction is not None)
     ):
         raise ImportInputError(
-            f"{loc('item_id')}: item {item_id!r} is not in {key.path}, so its answer "
-            "cannot be scored"
+            f"{src.at(line, 'item_id', aliases)}: item {item_id!r} is not in {key.path}, so "
+            "its answer cannot be scored"
         )
-
-    explicit_kind = values.task_kind is not None
-    if values.task_kind is not None:
-        kind = values.task_kind
-    elif open_entry and entry is not None:
-        kind = entry.task_kind
-    else:
-        kind = TaskKind.MCQA if correct is not None else TaskKind.OPEN_QA
-
-    if given_status is not None:
-        status = given_status
-    else:
-        status = Status.NOANSWER if answer == NOANSWER else Status.OK
-    if answer == NOANSWER and status == Status.OK:
-        status = Status.NOANSWER
-
+    kind = _task_kind(values.task_kind, entry, correct)
+    status = _status(values.status, answer)
     scores: OpenAnswerScores | None = None
     if prediction is not None and refs is not None and kind != TaskKind.MCQA:
         scores = score_open_answer(prediction, refs)
         if score is None and correct is None and status.answered:
             score = scores.score
-    if status.answered:
-        if correct is None and score is None:
-            raise ImportInputError(
-                f"{src.at(line)}: needs 'correct' (0/1) or 'score' in [0, 1] "
-                "(or 'prediction' and 'reference' to compute token F1)"
-            )
-        if kind == TaskKind.MCQA and correct is None:
-            raise ImportInputError(f"{loc('correct')}: an mcqa row needs 'correct' (0/1)")
-        if kind != TaskKind.MCQA and correct is not None:
-            raise ImportInputError(
-                f"{loc('correct')}: a {kind.value} row takes 'score', not 'correct'"
-            )
-        if status == Status.NOANSWER and correct == 1.0:
-            raise ImportInputError(f"{loc('correct')}: a NOANSWER row cannot be correct")
-    elif correct is not None or score is not None:
-        raise ImportInputError(
-            f"{loc('status')}: a '{status.value}' row has no answer, so no 'correct'/'score'"
-        )
-
-    attrs: dict[str, Any] = dict(entry.attributes) if entry is not None else {}
-    attrs.update(
-        (col[len(ATTRIBUTE_PREFIX) :], present[col])
-        for col in src.columns
-        if col.startswith(ATTRIBUTE_PREFIX) and len(col) > len(ATTRIBUTE_PREFIX) and col in present
-    )
-    if values.video_id is not None:
-        video_id = values.video_id
-    else:
-        video_id = entry.video_id if entry is not None and entry.video_id else item_id
+    _check_result(src, line, aliases, status=status, kind=kind, correct=correct, score=score)
     row: dict[str, Any] = {
         "model": values.model,
         "item_id": item_id,
-        "video_id": video_id,
+        "video_id": _video_id(values.video_id, entry, item_id),
         "task_kind": kind.value,
         "series": values.series,
         "config_id": label_config_id(values.config, frames),
@@ -442,7 +501,7 @@ def parse_row(
         "reference": (refs[0] if len(refs) == 1 else json.dumps(refs)) if refs else None,
         "visual_tokens": values.visual_tokens,
         "latency_s": values.latency_s,
-        "attributes": attributes_json(attrs),
+        "attributes": _attributes(src.columns, present, entry),
         "source": f"table:{src.path.name}:{line}",
     }
-    return ParsedRow(line=line, row=row, explicit_kind=explicit_kind)
+    return ParsedRow(line=line, row=row, explicit_kind=values.task_kind is not None)
