@@ -133,3 +133,19 @@ def test_a_newer_layout_is_refused() -> None:
     data["schema_version"] = 99
     with pytest.raises(SchemaError, match="newer than this itemscale reads"):
         AnalysisResult.from_json(data)
+
+
+def test_a_duplicated_row_key_is_refused_not_overwritten(tmp_path: Path) -> None:
+    """Two rows of one (model, item, configuration, repeat), on the axis or the text-only
+    baseline: the matrix would keep one of them silently."""
+    from itemscale.measures import analyze_responses, build_matrices
+
+    run = tmp_path / "run"
+    df, _ = make_run(run, n_items=6, with_audit=False)
+    for frames in (8, 0):
+        row = df[df["frames"] == frames].iloc[[0]]
+        twice = pd.concat([df, row.assign(correct=1.0 - row["correct"])], ignore_index=True)
+        with pytest.raises(SchemaError, match=r"duplicate row key .*\(2 rows\)"):
+            analyze_responses(twice, n_boot=0)
+        with pytest.raises(SchemaError, match="duplicate row key"):
+            build_matrices(twice)

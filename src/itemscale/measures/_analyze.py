@@ -216,9 +216,10 @@ def analyze_responses(
     if ci not in CI_METHODS:
         raise ValueError(f"unknown interval method {ci!r}; use one of {', '.join(CI_METHODS)}")
     # a table built by hand (a notebook) gets the checks a stored one had: a missing optional
-    # column is filled, a missing required one, a bad status or a duplicate row key is a
-    # SchemaError naming it (a frame read by `read_run` passes without a copy)
-    df = normalise_responses(df, where="the response table")
+    # column is filled, a missing required one or a bad status is a SchemaError naming it (a
+    # frame read by `read_run` passes without a copy); a duplicate row key is refused by
+    # `build_matrices`, on the integer codes it computes anyway
+    df = normalise_responses(df, where="the response table", check_keys=False)
     boots = _BootstrapCache(n_boot, seed, ci)
     grid: dict[str, Any] | None = None
     if configs is not None:

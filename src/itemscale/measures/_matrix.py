@@ -16,7 +16,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ..responses import ANSWERED_STATUSES
+from ..responses import ANSWERED_STATUSES, ROW_KEY, SchemaError
 from ._order import BudgetOrder, budget_order
 
 Kind = Literal["binary", "continuous"]
@@ -241,6 +241,22 @@ def build_matrices(
     return out
 
 
+def _check_one_row_per_key(df: pd.DataFrame, rows: np.ndarray, cell: np.ndarray) -> None:
+    """Refuse two rows of one (model, item, configuration, repeat), which the matrix would
+    silently overwrite. `cell` numbers each row's place in the matrix; counting them is the
+    row-key check of `normalise_responses` on integer codes already computed, a fraction of
+    hashing the key's strings again."""
+    if not len(cell):
+        return
+    counts = np.bincount(cell)
+    repeated = counts[cell] > 1
+    if repeated.any():
+        first = df.loc[int(rows[np.flatnonzero(repeated)[0]]), list(ROW_KEY)].to_dict()
+        raise SchemaError(
+            f"the response table: duplicate row key {first} ({int(repeated.sum())} rows)"
+        )
+
+
 def _text_only_rows(
     df: pd.DataFrame, coded: _Coded, in_model: np.ndarray, *, all_repeats: bool = False
 ) -> np.ndarray:
@@ -253,7 +269,13 @@ def _text_only_rows(
     order = _take(df, "axis_order", text, dtype=float)
     first = text[np.lexsort((coded.config[text], order))[0]]
     pool = blind if all_repeats else text
-    return np.asarray(pool[coded.config[pool] == coded.config[first]])
+    chosen = np.asarray(pool[coded.config[pool] == coded.config[first]])
+    _check_one_row_per_key(
+        df,
+        chosen,
+        coded.item[chosen] * (int(coded.repeat[chosen].max()) + 1) + coded.repeat[chosen],
+    )
+    return chosen
 
 
 def _take(df: pd.DataFrame, column: str, rows: np.ndarray, **kwargs: object) -> np.ndarray:
@@ -289,6 +311,7 @@ def _build_one(
     item_codes, item_pos = np.unique(coded.item[rows], return_inverse=True)
     repeats, repeat_pos = np.unique(coded.repeat[rows], return_inverse=True)
     n, k, r = len(item_codes), len(config_ids), len(repeats)
+    _check_one_row_per_key(df, rows, (item_pos * k + config_pos) * r + repeat_pos)
 
     value_col = "correct" if kind == "binary" else metric
     value = _take(df, value_col, rows, dtype=float, na_value=np.nan)
