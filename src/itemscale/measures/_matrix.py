@@ -284,6 +284,28 @@ def _take(df: pd.DataFrame, column: str, rows: np.ndarray, **kwargs: object) -> 
     return np.asarray(df[column].take(rows).to_numpy(**kwargs))  # type: ignore[call-overload]
 
 
+def _text_only_values(
+    df: pd.DataFrame,
+    coded: _Coded,
+    text_rows: np.ndarray,
+    item_codes: np.ndarray,
+    value_col: str,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each item's answered text-only answer and its correctness (or score), aligned with
+    `item_codes` (None and NaN where the item has none)."""
+    n = len(item_codes)
+    text_answer = np.full(n, None, dtype=object)
+    text_value = np.full(n, np.nan)
+    text_ok = text_rows[coded.answered[text_rows]]
+    if text_ok.size:
+        tpos = np.searchsorted(item_codes, coded.item[text_ok])
+        tpos = np.minimum(tpos, n - 1) if n else tpos
+        keep = (item_codes[tpos] == coded.item[text_ok]) if n else np.zeros(0, dtype=bool)
+        text_answer[tpos[keep]] = coded.answer_names[coded.answer[text_ok[keep]]]
+        text_value[tpos[keep]] = _take(df, value_col, text_ok[keep], dtype=float, na_value=np.nan)
+    return text_answer, text_value
+
+
 def _build_one(
     df: pd.DataFrame,
     coded: _Coded,
@@ -356,16 +378,7 @@ def _build_one(
     video_ids = coded.video_names[coded.video[item_first_row]]
     attributes_raw = _take(df, "attributes", item_first_row[matched], dtype=object)
 
-    text_answer = np.full(n, None, dtype=object)
-    text_value = np.full(n, np.nan)
-    text_ok = text_rows[coded.answered[text_rows]]
-    if text_ok.size:
-        tpos = np.searchsorted(item_codes, coded.item[text_ok])
-        tpos = np.minimum(tpos, n - 1) if n else tpos
-        keep = (item_codes[tpos] == coded.item[text_ok]) if n else np.zeros(0, dtype=bool)
-        text_answer[tpos[keep]] = coded.answer_names[coded.answer[text_ok[keep]]]
-        text_value[tpos[keep]] = _take(df, value_col, text_ok[keep], dtype=float, na_value=np.nan)
-
+    text_answer, text_value = _text_only_values(df, coded, text_rows, item_codes, value_col)
     return ResponseMatrix(
         model=model,
         series=series,
