@@ -16,7 +16,6 @@ import numpy as np
 
 from ._binary import (
     beneficial_indicator,
-    eps_flips,
     harmful_indicator,
     terminal_regression_indicator,
     text_overwrite_counts,
@@ -25,6 +24,7 @@ from ._measure import (
     CURVE,
     ITEM_MAX,
     BlockData,
+    Gloss,
     ItemShare,
     Measure,
     Resolved,
@@ -151,7 +151,7 @@ class TextOverwrite(Measure):
 class EpsShare(ItemShare):
     """An item share whose labels name the score drop `eps` it counts (open-ended blocks)."""
 
-    def console_line(self, block: Mapping[str, Any], gloss: Any, width: int) -> str | None:
+    def console_line(self, block: Mapping[str, Any], gloss: Gloss, width: int) -> str | None:
         if self.console_label is None:
             return None
         # the label's width varies with eps, so it keeps two spaces rather than a column
@@ -177,11 +177,11 @@ def _terminal(d: BlockData) -> np.ndarray:
 
 
 def _harmful_eps(d: BlockData) -> np.ndarray:
-    return eps_flips(d.y, d.less, d.eps)[0]
+    return d.eps_flips[0]
 
 
 def _beneficial_eps(d: BlockData) -> np.ndarray:
-    return eps_flips(d.y, d.less, d.eps)[1]
+    return d.eps_flips[1]
 
 
 def _overwrite(d: BlockData) -> np.ndarray:

@@ -16,10 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal, get_args
 
 import numpy as np
 
+from ._binary import eps_flips
 from ._bootstrap import VideoBootstrap
 from ._matrix import ResponseMatrix
 from ._order import BudgetOrder
@@ -76,6 +78,13 @@ class BlockData:
     def has_text(self) -> np.ndarray:
         """[n] bool: the item has an answered text-only response."""
         return np.asarray(~np.isnan(self.matrix.text_value))
+
+    @cached_property
+    def eps_flips(self) -> tuple[np.ndarray, np.ndarray]:
+        """[n] items whose score drops (harmful) and rises (beneficial) by more than `eps`
+        between some smaller and some larger budget: computed once for every unit that
+        counts either."""
+        return eps_flips(self.y, self.less, self.eps)
 
 
 #: Core columns every block resolves: the per-configuration curve and each item's best value.
