@@ -85,6 +85,7 @@ from ._result import (
     Estimate,
     SeriesResult,
 )
+from ._same_input import SAME_INPUT_MIN_ITEMS, SameInput, SameInputBasis, same_input
 from ._select import UnknownConfigError, select_configs
 from ._selected import PRACTICAL_TIE, contender_kappa, selected_intervals, selected_max_intervals
 from ._stats import stat
@@ -107,6 +108,7 @@ __all__ = [
     "PAPER_COLUMNS",
     "PER_ITEM_SCHEMA_VERSION",
     "PRACTICAL_TIE",
+    "SAME_INPUT_MIN_ITEMS",
     "TRAJECTORIES",
     "TRAJECTORY_CLASSES",
     "AnalysisResult",
@@ -127,6 +129,8 @@ __all__ = [
     "PowerAnalysis",
     "Resolved",
     "ResponseMatrix",
+    "SameInput",
+    "SameInputBasis",
     "SeriesChurn",
     "SeriesResult",
     "UnknownConfigError",
@@ -162,6 +166,7 @@ __all__ = [
     "register_measure",
     "resample_counts",
     "resolution_tag",
+    "same_input",
     "select_configs",
     "selected_intervals",
     "selected_max_intervals",

@@ -1,0 +1,156 @@
+"""Do two budgets (or two series, or two runs) look like the same input to the model?
+
+itemscale's claim is "how answers change as the visual budget changes", so every number that
+compares two budgets rests on the model having seen something different at each. It often did
+not: a video shorter than the frame budget adds no frame, a server caps frames at its own limit,
+a selector file was never applied. Nothing downstream may report a saving, a difference or a
+label that rests on such a pair, so one rule decides it, used by `analyze` (the
+`effective_budget` block), `cascade` (a terminal that repeats its predecessor), `compare` and the
+selector reports (docs/measures.md, "Budgets that add nothing"):
+
+1. Where both sides record the visual tokens the model counted, the pair is the same input when
+   the larger side's tokens do not grow on any matched item that records them on both sides.
+2. Otherwise, where both sides record the frames actually sent (effective frames) and the two
+   budgets ask for different frame counts, the pair is the same input when the effective frames
+   do not grow on any such item.
+3. Otherwise (nothing recorded: imported labels, a release of answers), the pair is the same
+   input when the parsed answers are identical on every matched item, and there are at least
+   `SAME_INPUT_MIN_ITEMS` of them (below that, identical answers are too likely by chance).
+
+Recorded evidence wins over answers: two budgets whose recorded tokens grow are different inputs
+even when every answer agrees (the model may simply be robust), and the rule says so by
+returning None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+#: the fewest matched items on which identical answers count as "the same input" (rule 3)
+SAME_INPUT_MIN_ITEMS = 50
+
+SameInputBasis = Literal["visual_tokens", "effective_frames", "identical_answers"]
+
+
+class SameInput(BaseModel):
+    """Why a pair of budgets looks like one input (its JSON form is `analyze --json`'s
+    `effective_budget` entry without the two labels)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: which rule decided: recorded visual tokens, recorded effective frames, or answers alone
+    basis: SameInputBasis
+    #: matched items whose parsed answers are identical on both sides
+    identical: int
+    #: matched items compared
+    items: int
+    #: items on which the basis was recorded on both sides (== items for identical_answers)
+    recorded: int
+    #: median of the recorded quantity on each side (None for identical_answers)
+    median_from: float | None = None
+    median_to: float | None = None
+
+    def sentence(self, label_from: str, label_to: str) -> str:
+        """One plain sentence for the console and the report."""
+        if self.basis == "identical_answers":
+            why = f"identical answers on {self.identical} of {self.items} items"
+        else:
+            what = "visual tokens" if self.basis == "visual_tokens" else "frames actually sent"
+            why = (
+                f"the {what} do not grow on any of {self.recorded} items "
+                f"(median {_num(self.median_from)} -> {_num(self.median_to)}); "
+                f"identical answers on {self.identical} of {self.items}"
+            )
+        return f"{label_to} looks like the same input as {label_from}: {why}"
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "unknown"
+    return f"{value:g}"
+
+
+def _identical(answers_from: np.ndarray, answers_to: np.ndarray) -> int:
+    same = [
+        a is not None and b is not None and a == b
+        for a, b in zip(answers_from.tolist(), answers_to.tolist(), strict=True)
+    ]
+    return int(sum(same))
+
+
+def _does_not_grow(
+    before: np.ndarray, after: np.ndarray
+) -> tuple[bool, int, float | None, float | None]:
+    """Whether `after` grows on no item recorded on both sides, with the count and medians;
+    (False, 0, ...) when nothing is recorded on both sides."""
+    both = np.isfinite(before) & np.isfinite(after)
+    n = int(both.sum())
+    if n == 0:
+        return False, 0, None, None
+    flat = bool(np.all(after[both] <= before[both]))
+    return flat, n, float(np.median(before[both])), float(np.median(after[both]))
+
+
+def _as_float(values: Sequence[float | None] | np.ndarray | None, n: int) -> np.ndarray | None:
+    if values is None:
+        return None
+    out = np.asarray([np.nan if v is None else float(v) for v in list(values)], dtype=np.float64)
+    if out.shape != (n,):
+        raise ValueError(f"expected {n} values aligned with the answers, got {out.shape[0]}")
+    return out
+
+
+def same_input(
+    answers_from: Sequence[str | None] | np.ndarray,
+    answers_to: Sequence[str | None] | np.ndarray,
+    *,
+    visual_tokens_from: Sequence[float | None] | np.ndarray | None = None,
+    visual_tokens_to: Sequence[float | None] | np.ndarray | None = None,
+    effective_frames_from: Sequence[float | None] | np.ndarray | None = None,
+    effective_frames_to: Sequence[float | None] | np.ndarray | None = None,
+    frame_step: bool = True,
+    min_items: int = SAME_INPUT_MIN_ITEMS,
+) -> SameInput | None:
+    """The rule above on two aligned columns of matched items (`from` the smaller budget).
+
+    Every sequence is aligned item by item; a missing value is None or NaN. `frame_step` says
+    whether the two budgets ask for different frame counts (the effective-frames rule applies
+    only then: a pixel step keeps the frame count by design). Returns None when the pair looks
+    like different inputs, or when the rule cannot tell.
+    """
+    a_from = np.asarray(list(answers_from), dtype=object)
+    a_to = np.asarray(list(answers_to), dtype=object)
+    if a_from.shape != a_to.shape:
+        raise ValueError(f"answer columns differ in length: {a_from.shape[0]} vs {a_to.shape[0]}")
+    n = int(a_from.shape[0])
+    identical = _identical(a_from, a_to)
+    tokens = (_as_float(visual_tokens_from, n), _as_float(visual_tokens_to, n))
+    frames = (_as_float(effective_frames_from, n), _as_float(effective_frames_to, n))
+    evidence: list[tuple[SameInputBasis, tuple[np.ndarray | None, np.ndarray | None]]] = [
+        ("visual_tokens", tokens)
+    ]
+    if frame_step:
+        evidence.append(("effective_frames", frames))
+    for basis, (before, after) in evidence:
+        if before is None or after is None:
+            continue
+        flat, recorded, med_from, med_to = _does_not_grow(before, after)
+        if recorded == 0:
+            continue
+        if not flat:
+            return None
+        return SameInput(
+            basis=basis,
+            identical=identical,
+            items=n,
+            recorded=recorded,
+            median_from=med_from,
+            median_to=med_to,
+        )
+    if n >= min_items and identical == n:
+        return SameInput(basis="identical_answers", identical=identical, items=n, recorded=n)
+    return None
