@@ -174,6 +174,7 @@ def _print_binary(
         if label in noise:
             line += f"   noise floor {points_text(noise[label])}"
         print(line, file=out)
+    print_effective_budget(block, out, indent)
     print(
         f"{indent}visual budgets only (the text-only answer is a baseline, not a budget):", file=out
     )
@@ -201,6 +202,15 @@ def _print_binary(
         _print_with_text(block["grid_with_text"], out, indent)
     if not brief:
         _print_chains(block, out, indent, "accuracy")
+
+
+def print_effective_budget(block: dict[str, Any], out: TextIO, indent: str = "  ") -> None:
+    """Beside the curve: each adjacent step the same-input rule flags, in a sentence."""
+    for entry in block.get("effective_budget") or ():
+        print(
+            f"{indent}same input: {entry['evidence']['sentence']}{_GLOSS('same input')}",
+            file=out,
+        )
 
 
 def _print_chains(block: dict[str, Any], out: TextIO, indent: str, key: str) -> None:
@@ -256,6 +266,7 @@ def _print_continuous(block: dict[str, Any], out: TextIO, indent: str = "  ") ->
     width = max((len(label) for label in block["axis"]), default=4)
     for label in block["axis"]:
         print(f"{indent}  {label:<{width}}  {points_text(block['mean_score'][label])}", file=out)
+    print_effective_budget(block, out, indent)
     _print_measures(block, "continuous", out, indent, 21)
     tasks = block.get("tasks") or {}
     if tasks:

@@ -30,6 +30,7 @@ from ._bootstrap import (
     resample_counts,
 )
 from ._churn import BudgetChurn, SeriesChurn, series_churn
+from ._effective import effective_budget, effective_entry, repeated_terminal
 from ._glossary import GLOSSARY
 from ._heterogeneity import (
     DEFAULT_DRAWS,
@@ -143,6 +144,8 @@ __all__ = [
     "clustered_mcnemar",
     "contender_kappa",
     "disagreement",
+    "effective_budget",
+    "effective_entry",
     "expected_harmful",
     "fit_budget_effects",
     "greedy_cover",
@@ -164,6 +167,7 @@ __all__ = [
     "power_analysis",
     "power_at",
     "register_measure",
+    "repeated_terminal",
     "resample_counts",
     "resolution_tag",
     "same_input",

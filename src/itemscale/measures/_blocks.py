@@ -17,6 +17,7 @@ import numpy as np
 from ..responses import NOANSWER
 from ._binary import greedy_cover, mcnemar_exact_p, order_json, pairs, repeat_block
 from ._bootstrap import VideoBootstrap
+from ._effective import effective_budget
 from ._matrix import ResponseMatrix
 from ._measure import CURVE, BlockData, MeasureKind, Resolved, resolve_block, unit_entries
 from ._order import with_text_first
@@ -152,6 +153,7 @@ def binary_block(
         **entries["headline"],
         **flips,
         "adjacent": [f"{labels[a]}->{labels[b]}" for a, b in order.adjacent],
+        "effective_budget": effective_budget(m),
         "order": order_json(m),
         "mcnemar_p": mcnemar,
         "complementarity": complementarity,
@@ -186,6 +188,7 @@ def continuous_block(
         "mean_score": _curve(res, header["axis"]),
         **entries["headline"],
         "order": order_json(m),
+        "effective_budget": effective_budget(m),
     }
     order = m.budget_order
     if chains and order.multi_axis:

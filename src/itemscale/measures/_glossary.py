@@ -35,5 +35,8 @@ GLOSSARY: Final[dict[str, str]] = {
     "a world gives by chance, beside what the run shows",
     "noise bound": "the most harmful rate test-retest noise alone makes if no item's usual "
     "answer gets worse with budget",
+    "same input": "two budgets whose recorded visual tokens or frames do not grow (or, with "
+    "nothing recorded, whose answers are identical on every one of at least 50 items): what "
+    "the model saw did not change",
     "churn": "items whose answer changes between two protocols at the same budget",
 }

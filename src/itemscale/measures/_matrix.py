@@ -51,6 +51,7 @@ class ResponseMatrix:
     margin: np.ndarray  # [n, K] float: top-two option probability margin, nan when absent
     latency: np.ndarray  # [n, K] float: seconds the cell took, nan when absent
     visual_tokens: np.ndarray  # [n, K] float, nan when absent
+    effective_frames: np.ndarray  # [n, K] float: frames actually sent, nan when absent
     frame_indices: np.ndarray  # [n, K] object: int arrays or None
     text_answer: np.ndarray  # [n] object: the text-only answer, None when absent
     text_value: np.ndarray  # [n] float: text-only correctness/score, nan when absent
@@ -98,6 +99,7 @@ class ResponseMatrix:
             margin=self.margin[:, cols],
             latency=self.latency[:, cols],
             visual_tokens=self.visual_tokens[:, cols],
+            effective_frames=self.effective_frames[:, cols],
             frame_indices=self.frame_indices[:, cols],
         )
 
@@ -121,6 +123,7 @@ class ResponseMatrix:
             margin=self.margin[mask],
             latency=self.latency[mask],
             visual_tokens=self.visual_tokens[mask],
+            effective_frames=self.effective_frames[mask],
             frame_indices=self.frame_indices[mask],
             text_answer=self.text_answer[mask],
             text_value=self.text_value[mask],
@@ -370,6 +373,8 @@ def _build_one(
     latency[fi, fc] = _take(df, "latency_s", fr, dtype=float, na_value=np.nan)
     tokens = np.full((n, k), np.nan)
     tokens[fi, fc] = _take(df, "visual_tokens", fr, dtype=float, na_value=np.nan)
+    sent = np.full((n, k), np.nan)
+    sent[fi, fc] = _take(df, "effective_frames", fr, dtype=float, na_value=np.nan)
     indices = np.full((n, k), None, dtype=object)
     if df["frame_indices"].notna().any():
         indices[fi, fc] = _take(df, "frame_indices", fr, dtype=object)
@@ -396,6 +401,7 @@ def _build_one(
         margin=margin[matched],
         latency=latency[matched],
         visual_tokens=tokens[matched],
+        effective_frames=sent[matched],
         frame_indices=indices[matched],
         text_answer=text_answer[matched],
         text_value=text_value[matched],

@@ -1,0 +1,72 @@
+"""The `effective_budget` block: the adjacent budgets of a series that look like the same input.
+
+The rule is `same_input` (docs/measures.md, "Budgets that add nothing"); this module applies it
+to each pair of a block's `adjacent` list, on the matrix's recorded visual tokens, frames
+actually sent and parsed answers, and to the last step of a cascade's stages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._matrix import ResponseMatrix
+from ._same_input import SameInput, same_input
+
+
+def pair_verdict(m: ResponseMatrix, a: int, b: int) -> SameInput | None:
+    """`same_input` on columns a (the smaller budget) and b of one matrix."""
+    return same_input(
+        m.answers[:, a],
+        m.answers[:, b],
+        visual_tokens_from=m.visual_tokens[:, a],
+        visual_tokens_to=m.visual_tokens[:, b],
+        effective_frames_from=m.effective_frames[:, a],
+        effective_frames_to=m.effective_frames[:, b],
+        frame_step=bool(m.frames[a] != m.frames[b]),
+    )
+
+
+def effective_entry(label_from: str, label_to: str, verdict: SameInput) -> dict[str, Any]:
+    """One `effective_budget` entry: `{"from", "to", "identical", "items", "evidence"}`, the
+    evidence being the rule's basis, how many items recorded it, the medians on each side and
+    the sentence the console and the report print."""
+    return {
+        "from": label_from,
+        "to": label_to,
+        "identical": verdict.identical,
+        "items": verdict.items,
+        "evidence": {
+            "basis": verdict.basis,
+            "recorded": verdict.recorded,
+            "median_from": verdict.median_from,
+            "median_to": verdict.median_to,
+            "sentence": verdict.sentence(label_from, label_to),
+        },
+    }
+
+
+def effective_budget(m: ResponseMatrix) -> list[dict[str, Any]]:
+    """One entry per adjacent pair of the matrix's budget order that the rule flags, in the
+    order of the block's `adjacent` list (empty when every step adds something)."""
+    labels = m.labels
+    out = []
+    for a, b in m.budget_order.adjacent:
+        verdict = pair_verdict(m, a, b)
+        if verdict is not None:
+            out.append(effective_entry(labels[a], labels[b], verdict))
+    return out
+
+
+def repeated_terminal(m: ResponseMatrix) -> list[dict[str, Any]]:
+    """The last stages of a one-axis matrix (a cascade's stages, in order) that repeat the
+    stage before them, last first: while the terminal looks like the same input as its
+    predecessor, the predecessor is the real terminal. Never drops the first stage."""
+    out: list[dict[str, Any]] = []
+    k = m.n_configs
+    while k >= 2:
+        verdict = pair_verdict(m, k - 2, k - 1)
+        if verdict is None:
+            break
+        out.append(effective_entry(m.labels[k - 2], m.labels[k - 1], verdict))
+        k -= 1
+    return out
