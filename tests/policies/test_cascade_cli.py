@@ -55,7 +55,7 @@ def test_cascade_command_writes_json_and_summary(
     assert "confidence" in text and "agreement" in text and "learned" in text
     assert "terminal 32f" in text
     report = json.loads(out.read_text())
-    assert report["schema_version"] == 2
+    assert report["schema_version"] == 3
     assert report["settings"]["seed"] == 2 and report["settings"]["n_boot"] == 50
     (block,) = report["results"]
     assert block["terminal"]["mean_cost_frames"]["value"] == 32

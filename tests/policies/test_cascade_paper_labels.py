@@ -52,7 +52,17 @@ def test_prefix_sharing_saves_frames_at_the_terminal_accuracy_on_v1_short(
         if best is not None:  # a match: the change's interval reaches 0, and it saves frames
             assert best["accuracy_change"]["ci"][1] >= 0
             assert best["cost_reduction"]["value"] > 0
-    assert sorted(_savers(report)) == ["InternVL3-8B", "Qwen2.5-VL-7B", "Qwen3-VL-8B"]
+    # Qwen3-VL-8B's 256f_151k repeats its 128f_151k (identical answers on 786 of 786 items):
+    # the terminal is 128f_151k, and "stop at 128f" saves nothing against it
+    assert sorted(_savers(report)) == ["InternVL3-8B", "Qwen2.5-VL-7B"]
+    qwen3 = next(b for b in report["results"] if b["model"] == "Qwen3-VL-8B")
+    assert qwen3["labels"][-1] == "128f_151k" and qwen3["terminal"]["label"] == "128f_151k"
+    assert [(e["from"], e["to"], e["identical"], e["items"]) for e in qwen3["same_input_terminal"]] == [
+        ("128f_151k", "256f_151k", 786, 786)
+    ]
+    assert "256f_151k is costed as 128f_151k" in qwen3["same_input_note"]
+    assert qwen3["best_match"] is None
+    assert all("same_input_terminal" not in b for b in report["results"] if b is not qwen3)
     # auto sharing picks prefix for an imported run (no frame indices), the same numbers
     auto = cascade_report(v1_short, CascadeSettings(n_boot=1000, seed=0))
     for block in (*auto["results"], *report["results"]):

@@ -261,3 +261,14 @@ def print_cascade_table(report: dict[str, Any], out: TextIO) -> None:
         "(`itemscale cascade RUN --sharing prefix`; docs/policies.md)",
         file=out,
     )
+    print_same_input_notes(report, out)
+
+
+def print_same_input_notes(report: dict[str, Any], out: TextIO) -> None:
+    """Under the prescription: each model whose requested terminal repeats the stage before
+    it (the same-input rule), and so is costed as that stage, with the reason."""
+    for block in report["results"]:
+        if block.get("same_input_note"):
+            print(f"  same input, {block['model']}: {block['same_input_note']}", file=out)
+    for skipped in report.get("skipped", []):
+        print(f"  left out, {skipped['model']}: {skipped['reason']}", file=out)

@@ -123,6 +123,8 @@ def print_block(block: dict[str, Any], primary: str, gloss: Glosses, out: TextIO
             "(the frame counts at the largest budget's resolution)",
             file=out,
         )
+    if block.get("same_input_note"):
+        print(f"  same input: {block['same_input_note']}" + gloss("same input"), file=out)
     cost = block["cost"]
     print(
         f"  cost model: {cost.get(f'{primary}_basis')}"

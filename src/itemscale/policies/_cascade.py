@@ -29,6 +29,7 @@ from ..measures import (
     VideoBootstrap,
     build_matrices,
     main_chain,
+    repeated_terminal,
 )
 from ..measures import INTERVENTION_SERIES_PREFIX as MEASURED_APART
 from ._cost import StageCosts
@@ -66,8 +67,8 @@ IntArray = npt.NDArray[np.int64]
 
 #: 2: cost models (`sharing`), latency, `--stages`, `--score`, `--threshold`, agreement of
 #: three stages (`agreement_3`), `matches_terminal` by the interval of the change,
-#: `best_match`.
-CASCADE_SCHEMA_VERSION: Final[int] = 2
+#: `best_match`. 3: `same_input_terminal` (a terminal that repeats its predecessor is dropped).
+CASCADE_SCHEMA_VERSION: Final[int] = 3
 #: Where `itemscale cascade` writes its report in a run folder (the artifact copies and checks it).
 CASCADE_FILE: Final[str] = "cascade.json"
 #: Series written by `itemscale intervene`; they are single re-runs, not budget axes.
@@ -453,6 +454,31 @@ def _axis_matrix(
     return axis, tuple(axis.labels.index(label) for label in wanted)
 
 
+def _without_repeated_terminal(
+    matrix: ResponseMatrix,
+) -> tuple[ResponseMatrix, list[dict[str, Any]]]:
+    """The stages without a terminal that looks like the same input as the stage before it
+    (`same_input`, docs/measures.md): a policy that stops before such a terminal runs what the
+    terminal runs, so the saving it would claim is none. Costed as its predecessor, the
+    repeated stage is simply not a stage."""
+    repeats = repeated_terminal(matrix)
+    if not repeats:
+        return matrix, []
+    keep = tuple(range(matrix.n_configs - len(repeats)))
+    return matrix.chain(keep), repeats
+
+
+def _repeat_reason(repeats: list[dict[str, Any]]) -> str:
+    """Why the requested terminal is not the terminal, in one line."""
+    kept = repeats[-1]["from"]
+    why = "; ".join(entry["evidence"]["sentence"] for entry in reversed(repeats))
+    dropped = ", ".join(entry["to"] for entry in reversed(repeats))
+    return (
+        f"terminal {kept}, not {repeats[0]['to']}: {why}; {dropped} is costed as {kept} "
+        "(left out of the stages), so no saving rests on it"
+    )
+
+
 def cascade_report(df: pd.DataFrame, settings: CascadeSettings) -> dict[str, Any]:
     """Stopping rules for every (model, series) budget axis of a response table, in the
     `cascade --json` layout."""
@@ -488,6 +514,12 @@ def cascade_report(df: pd.DataFrame, settings: CascadeSettings) -> dict[str, Any
         if matrix.n_configs < 2:
             skipped.append({**where, "reason": "fewer than two budgets"})
             continue
+        matrix, repeats = _without_repeated_terminal(matrix)
+        if matrix.n_configs < 2:
+            skipped.append(
+                {**where, "reason": _repeat_reason(repeats) + "; fewer than two budgets remain"}
+            )
+            continue
         n_videos = len(set(np.asarray(matrix.video_ids).tolist()))
         if n_videos < 2:
             skipped.append({**where, "reason": f"{n_videos} video(s): cannot cross-fit"})
@@ -496,6 +528,9 @@ def cascade_report(df: pd.DataFrame, settings: CascadeSettings) -> dict[str, Any
         block = run_stopping_rules(inputs, settings)
         if chain is not None:
             block["chain"] = chain[0]
+        if repeats:
+            block["same_input_terminal"] = repeats
+            block["same_input_note"] = _repeat_reason(repeats)
         block["n_dropped"] = matrix.n_dropped
         block["drop_reasons"] = dict(matrix.drop_reasons)
         results.append(block)

@@ -1,0 +1,133 @@
+"""`analyze`'s `effective_budget` block: the same-input rule on each adjacent pair of a block,
+on hand-made tables whose answer is known, and `cascade` claiming no saving on such a terminal."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+
+from _support.tables import table
+from itemscale.cli.cmd_analyze import print_summary
+from itemscale.measures import analyze_responses
+from itemscale.policies import CascadeSettings, cascade_report
+from itemscale.responses import normalise_responses
+
+LABELS = ["8f", "16f", "32f"]
+
+
+def _answers(n: int, seed: int, same_last: bool) -> tuple[dict[str, list[float]], dict]:
+    """n items, three budgets, answers drawn at random; with `same_last` the 32f answers copy
+    the 16f ones. Gold is always A."""
+    rng = np.random.default_rng(seed)
+    matrix: dict[str, list[float]] = {}
+    answers: dict[str, list[str]] = {}
+    for i in range(n):
+        row = [str(rng.choice(list("ABCD"))) for _ in LABELS]
+        if same_last:
+            row[2] = row[1]
+        answers[f"q{i}"] = row
+        matrix[f"q{i}"] = [float(a == "A") for a in row]
+    return matrix, answers
+
+
+def _with(df: pd.DataFrame, column: str, by_label: dict[str, float]) -> pd.DataFrame:
+    df = df.copy()
+    df[column] = df["config_label"].map(by_label)
+    return df
+
+
+def _entries(df: pd.DataFrame) -> list[dict]:
+    out = analyze_responses(df, n_boot=0)
+    entries: list[dict] = out["models"]["m"]["effective_budget"]
+    return entries
+
+
+def test_identical_answers_flag_the_step_on_50_items_not_49() -> None:
+    matrix, answers = _answers(50, seed=1, same_last=True)
+    entries = _entries(table(matrix, labels=LABELS, answers=answers))
+    assert entries == [
+        {
+            "from": "16f",
+            "to": "32f",
+            "identical": 50,
+            "items": 50,
+            "evidence": {
+                "basis": "identical_answers",
+                "recorded": 50,
+                "median_from": None,
+                "median_to": None,
+                "sentence": "32f looks like the same input as 16f: identical answers on 50 "
+                "of 50 items",
+            },
+        }
+    ]
+    fewer = {k: v for k, v in matrix.items() if k != "q0"}
+    fewer_answers = {k: v for k, v in answers.items() if k != "q0"}
+    assert _entries(table(fewer, labels=LABELS, answers=fewer_answers)) == []
+
+
+def test_recorded_tokens_decide_before_answers() -> None:
+    # answers differ at every step, but the server's tokens stop growing at 16f: a cap
+    matrix, answers = _answers(12, seed=2, same_last=False)
+    df = table(matrix, labels=LABELS, answers=answers)
+    capped = _with(df, "visual_tokens", {"8f": 96.0, "16f": 192.0, "32f": 192.0})
+    (entry,) = _entries(capped)
+    assert (entry["from"], entry["to"], entry["items"]) == ("16f", "32f", 12)
+    assert entry["evidence"]["basis"] == "visual_tokens"
+    assert entry["evidence"]["recorded"] == 12
+    assert (entry["evidence"]["median_from"], entry["evidence"]["median_to"]) == (192.0, 192.0)
+    assert entry["identical"] == sum(a[1] == a[2] for a in answers.values())
+    # tokens that grow: no entry, even where every answer is identical (a robust model)
+    matrix, answers = _answers(60, seed=3, same_last=True)
+    df = table(matrix, labels=LABELS, answers=answers)
+    grown = _with(df, "visual_tokens", {"8f": 96.0, "16f": 192.0, "32f": 384.0})
+    assert _entries(grown) == []
+
+
+def test_effective_frames_count_when_tokens_are_absent() -> None:
+    matrix, answers = _answers(6, seed=4, same_last=False)
+    df = _with(table(matrix, labels=LABELS, answers=answers), "effective_frames", {})
+    df["effective_frames"] = df["frames"].clip(upper=16)  # a video of 16 frames
+    (entry,) = _entries(df)
+    assert (entry["from"], entry["to"], entry["evidence"]["basis"]) == (
+        "16f",
+        "32f",
+        "effective_frames",
+    )
+
+
+def test_console_says_it_beside_the_curve() -> None:
+    matrix, answers = _answers(50, seed=1, same_last=True)
+    result = analyze_responses(table(matrix, labels=LABELS, answers=answers), n_boot=0)
+    out = io.StringIO()
+    print_summary(result, out)
+    lines = out.getvalue().splitlines()
+    at = next(i for i, line in enumerate(lines) if "same input:" in line)
+    assert "32f looks like the same input as 16f: identical answers on 50 of 50" in lines[at]
+    assert lines[at - 1].strip().startswith("32f")  # right under the curve's last budget
+
+
+def test_cascade_costs_a_repeated_terminal_as_its_predecessor() -> None:
+    matrix, answers = _answers(60, seed=5, same_last=True)
+    videos = {f"q{i}": f"v{i // 2}" for i in range(60)}
+    df = normalise_responses(table(matrix, labels=LABELS, answers=answers, videos=videos))
+    report = cascade_report(df, CascadeSettings(n_boot=0, seed=0, sharing="prefix"))
+    (block,) = report["results"]
+    assert block["labels"] == ["8f", "16f"]
+    assert block["terminal"]["label"] == "16f"
+    assert block["terminal"]["mean_cost_frames"]["value"] == 16.0
+    assert [(e["from"], e["to"]) for e in block["same_input_terminal"]] == [("16f", "32f")]
+    assert "32f is costed as 16f" in block["same_input_note"]
+    # the same stages asked for by name: the same answer, with the reason
+    named = cascade_report(
+        df, CascadeSettings(n_boot=0, seed=0, sharing="prefix", stages=("8f", "16f", "32f"))
+    )
+    assert named["results"][0]["labels"] == ["8f", "16f"]
+    # two stages, the second a repeat of the first: nothing left to cascade, said so
+    two = cascade_report(df, CascadeSettings(n_boot=0, seed=0, stages=("16f", "32f")))
+    assert two["results"] == []
+    (skipped,) = two["skipped"]
+    assert "32f looks like the same input as 16f" in skipped["reason"]
+    assert "fewer than two budgets remain" in skipped["reason"]
