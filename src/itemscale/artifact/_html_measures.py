@@ -158,6 +158,15 @@ def _continuous_table(block: dict[str, Any]) -> str:
     return f"<table class='headline'><tbody>{body}</tbody></table><p class='muted'>points, 95% interval</p>"
 
 
+def same_input_note(block: dict[str, Any]) -> str:
+    """Beside the curve: each step the same-input rule flags (`effective_budget`)."""
+    return "".join(
+        f"<p class='same-input'><strong>Same input:</strong> "
+        f"{esc(entry['evidence']['sentence'])} (docs/measures.md, 'Budgets that add nothing')</p>"
+        for entry in block.get("effective_budget") or ()
+    )
+
+
 def _part(
     model: str,
     series: str,
@@ -210,7 +219,7 @@ def _part(
         [
             f"<h3>{esc(model)} <span class='muted'>series {esc(series)}, {title}</span></h3>",
             "<div class='row'>",
-            f"<div>{curve}</div><div>{heat}<div class='legend muted'>{key_html}</div></div>",
+            f"<div>{curve}{same_input_note(block)}</div><div>{heat}<div class='legend muted'>{key_html}</div></div>",
             f"<div>{table}</div>",
             "</div>",
             f"<p>Items by pattern: {legend}</p>",
