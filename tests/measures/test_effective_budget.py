@@ -4,15 +4,17 @@ on hand-made tables whose answer is known, and `cascade` claiming no saving on s
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from _support.tables import table
+from itemscale.cli._paper import import_release
 from itemscale.cli.cmd_analyze import print_summary
 from itemscale.measures import analyze_responses
 from itemscale.policies import CascadeSettings, cascade_report
-from itemscale.responses import normalise_responses
+from itemscale.responses import normalise_responses, read_run
 
 LABELS = ["8f", "16f", "32f"]
 
@@ -131,3 +133,22 @@ def test_cascade_costs_a_repeated_terminal_as_its_predecessor() -> None:
     (skipped,) = two["skipped"]
     assert "32f looks like the same input as 16f" in skipped["reason"]
     assert "fewer than two budgets remain" in skipped["reason"]
+
+
+def test_the_shipped_release_names_qwen3_vl_8b_128f_to_256f(tmp_path: Path) -> None:
+    """On the seed paper's labels (nothing recorded but answers), exactly one step of one model
+    is the same input: Qwen3-VL-8B's 256f_151k repeats its 128f_151k on all 786 items."""
+    import_release(tmp_path / "paper")
+    df, _ = read_run(tmp_path / "paper")
+    result = analyze_responses(df, n_boot=0)
+    flagged = {
+        model: [(e["from"], e["to"], e["identical"], e["items"]) for e in block["effective_budget"]]
+        for model, block in result["models"].items()
+    }
+    assert flagged == {
+        "InternVL3-8B": [],
+        "InternVL3.5-8B": [],
+        "LLaVA-NeXT-Video-7B": [],
+        "Qwen2.5-VL-7B": [],
+        "Qwen3-VL-8B": [("128f_151k", "256f_151k", 786, 786)],
+    }

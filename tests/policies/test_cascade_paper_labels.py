@@ -57,9 +57,9 @@ def test_prefix_sharing_saves_frames_at_the_terminal_accuracy_on_v1_short(
     assert sorted(_savers(report)) == ["InternVL3-8B", "Qwen2.5-VL-7B"]
     qwen3 = next(b for b in report["results"] if b["model"] == "Qwen3-VL-8B")
     assert qwen3["labels"][-1] == "128f_151k" and qwen3["terminal"]["label"] == "128f_151k"
-    assert [(e["from"], e["to"], e["identical"], e["items"]) for e in qwen3["same_input_terminal"]] == [
-        ("128f_151k", "256f_151k", 786, 786)
-    ]
+    assert [
+        (e["from"], e["to"], e["identical"], e["items"]) for e in qwen3["same_input_terminal"]
+    ] == [("128f_151k", "256f_151k", 786, 786)]
     assert "256f_151k is costed as 128f_151k" in qwen3["same_input_note"]
     assert qwen3["best_match"] is None
     assert all("same_input_terminal" not in b for b in report["results"] if b is not qwen3)
