@@ -64,6 +64,12 @@ class ChatServer:
     #: Report `usage.prompt_tokens` as (words of the text parts) + this many per image part,
     #: as a server whose processor turns each image into that many tokens; None: no usage.
     tokens_per_image: int | None = None
+    #: A server that reads only the first N image parts of a request (a frame cap): the rest
+    #: add no tokens.
+    max_images: int | None = None
+    #: A server that resamples every `video_url` part to this many frames, however many it
+    #: holds (None: a video/jpeg data URL counts its comma-separated frames).
+    video_frames: int | None = None
 
     def __enter__(self) -> ChatServer:
         server = self
@@ -102,7 +108,15 @@ class ChatServer:
                         {"error": {"message": f"scripted {reply.status}"}}
                     ).encode()
                 else:
-                    payload = json.dumps(completion(reply, body, server.tokens_per_image)).encode()
+                    payload = json.dumps(
+                        completion(
+                            reply,
+                            body,
+                            server.tokens_per_image,
+                            max_images=server.max_images,
+                            video_frames=server.video_frames,
+                        )
+                    ).encode()
                 head = [f"HTTP/1.0 {reply.status} scripted", "Content-Type: application/json"]
                 if reply.declare_length:
                     head.append(f"Content-Length: {len(payload)}")
@@ -149,21 +163,41 @@ def last_text(body: dict[str, Any]) -> str:
     return str([p for p in content if p["type"] == "text"][-1]["text"])
 
 
-def prompt_tokens(body: dict[str, Any], tokens_per_image: int) -> int:
-    words = images = 0
+def prompt_tokens(
+    body: dict[str, Any],
+    tokens_per_image: int,
+    *,
+    max_images: int | None = None,
+    video_frames: int | None = None,
+) -> int:
+    """Words of the text parts plus `tokens_per_image` per frame the server reads: each image
+    part (the first `max_images` only, with a cap), each frame of a video part (or
+    `video_frames` of them, for a server that resamples a video to a fixed count)."""
+    words = images = frames = 0
     for message in body.get("messages", []):
         content = message["content"]
         parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
         for part in parts:
             if part["type"] == "text":
                 words += len(part["text"].split())
+            elif part["type"] == "video_url":
+                url = str(part["video_url"]["url"])
+                held = len(url.split("base64,", 1)[-1].split(","))
+                frames += video_frames if video_frames is not None else held
             else:
                 images += 1
-    return words + tokens_per_image * images
+    if max_images is not None:
+        images = min(images, max_images)
+    return words + tokens_per_image * (images + frames)
 
 
 def completion(
-    reply: Reply, body: dict[str, Any], tokens_per_image: int | None = None
+    reply: Reply,
+    body: dict[str, Any],
+    tokens_per_image: int | None = None,
+    *,
+    max_images: int | None = None,
+    video_frames: int | None = None,
 ) -> dict[str, Any]:
     text = last_text(body).splitlines()[0] if reply.echo else reply.text
     if reply.respond is not None:
@@ -192,5 +226,9 @@ def completion(
         "choices": [choice],
     }
     if tokens_per_image is not None:
-        out["usage"] = {"prompt_tokens": prompt_tokens(body, tokens_per_image)}
+        out["usage"] = {
+            "prompt_tokens": prompt_tokens(
+                body, tokens_per_image, max_images=max_images, video_frames=video_frames
+            )
+        }
     return out

@@ -110,6 +110,12 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="print the plan (--dry-run) or the summary as one JSON object",
     )
+    parser.add_argument(
+        "--accept-budget-cap",
+        action="store_true",
+        help="sweep a served model even when the budget probe finds that the server does not "
+        "show the model the frames it is sent (run.json records it; docs/backends.md)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -155,6 +161,22 @@ def _print_plan(cost: Any, run_dir: Path, as_json: bool) -> None:
             )
         if folders and not Path(folders[0]).is_dir():
             print("  check the protocol's [benchmark] videos folder")
+
+
+def _print_budget_probe(model: str, record: dict[str, Any] | None) -> None:
+    """One line: what the budget probe compared, and whether the server honoured it."""
+    if record is None:
+        return
+    small, large = record["small"], record["large"]
+    if record["honoured"] is None:
+        print(f"served model {model}: budget probe not checked ({record['reason']})")
+        return
+    verdict = "honoured" if record["honoured"] else "NOT honoured (accepted)"
+    print(
+        f"served model {model}: budget probe {verdict}: {small['label']} "
+        f"{small['frames_sent']} frames -> {small['visual_tokens']} visual tokens, "
+        f"{large['label']} {large['frames_sent']} -> {large['visual_tokens']}"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -215,6 +237,7 @@ def run(args: argparse.Namespace) -> int:
             num_workers=args.workers,
             progress=not args.no_progress,
             provenance={"argv": ["itemscale", "sweep", *sys.argv[2:]]},
+            accept_budget_cap=args.accept_budget_cap,
         )
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from None
@@ -229,6 +252,7 @@ def run(args: argparse.Namespace) -> int:
         "not_loaded": result.not_loaded,
         "served": result.served,
         "warnings": result.warnings,
+        "budget_probe": result.budget_probe,
     }
     if args.json:
         print(json.dumps(summary, sort_keys=True))
@@ -245,6 +269,7 @@ def run(args: argparse.Namespace) -> int:
             )
         for model, seen in sorted(result.served.items()):
             print(f"served model {model}: up to {seen['max_in_flight']} request(s) in flight")
+            _print_budget_probe(model, result.budget_probe.get(model))
         for warning in result.warnings:
             print(f"warning: {warning}")
         if result.interrupted:

@@ -1,6 +1,7 @@
 """Running a protocol's grid: plan the cells, skip finished ones, run the rest (locally or on
 Ray), commit results to the run store as they arrive, export the response table."""
 
+from ._budget import BUDGET_GROWTH_TOLERANCE, BudgetNotHonouredError
 from ._loaders import BenchmarkLoadError, load_benchmark_items
 from ._plan import ExtraConfig, PlanCost
 from ._runner import ServerRefusedError, plan_sweep, run_sweep
@@ -13,8 +14,10 @@ from ._session import (
 )
 
 __all__ = [
+    "BUDGET_GROWTH_TOLERANCE",
     "BackendFactory",
     "BenchmarkLoadError",
+    "BudgetNotHonouredError",
     "ExtraConfig",
     "PlanCost",
     "RuntimeBackendFactory",

@@ -27,6 +27,7 @@ from ..models import PROMPT_TEMPLATE_VERSION
 from ..protocol import Configuration, Protocol
 from ..responses import EXTRACTOR_VERSION, RESPONSES_FILE, RUN_FILE, Status, read_responses
 from ..store import STORE_FILE, RunStore, StoreError, open_store, run_dir_lock, utc_now
+from ._budget import BudgetNotHonouredError, budget_message, budget_verdict, probe_pair
 from ._execute import JobStats, PreparedJob, VideoJob, VideoJobRunner
 from ._loaders import load_benchmark_items
 from ._plan import (
@@ -146,6 +147,7 @@ def _run_local(session: Session) -> None:
             )
             if getattr(backend, "probes_first", False):
                 jobs = _probe(session, runner, entry.name, jobs)
+                jobs = _probe_budget(session, runner, entry.name, jobs)
             _run_jobs(session, runner, jobs)
         finally:
             session.backend_notes(entry.name, backend)
@@ -182,6 +184,33 @@ def _probe(
         rest = dataclasses.replace(job, cells=tuple(c for c in job.cells if c is not cell))
         return [*jobs[:position], rest, *jobs[position + 1 :]]
     return list(jobs)
+
+
+def _probe_budget(
+    session: Session, runner: VideoJobRunner, model: str, jobs: Sequence[VideoJob]
+) -> list[VideoJob]:
+    """Run one item at the smallest and the largest frame budget first; raise
+    `BudgetNotHonouredError` when the visual tokens do not grow with the frames (unless the
+    session accepts it), else return the jobs without those two cells."""
+    pending = [c for job in jobs for c in job.cells]
+    pair = probe_pair(pending)
+    if pair is None:
+        return list(jobs)
+    position = next(p for p, job in enumerate(jobs) if pair[0] in job.cells)
+    job = jobs[position]
+    rows = [row for batch in runner.run(dataclasses.replace(job, cells=pair)) for row in batch]
+    session.record(rows)
+    by_cell = {row.cell_id: row for row in rows}
+    record = budget_verdict(by_cell[pair[0].cell_id], by_cell[pair[1].cell_id])
+    record["accepted"] = session.accept_budget_cap
+    session.result.budget_probe[model] = record
+    if record["honoured"] is False:
+        message = budget_message(model, record)
+        if not session.accept_budget_cap:
+            raise BudgetNotHonouredError(message)
+        session.result.warnings.append(f"accepted with --accept-budget-cap: {message}")
+    rest = dataclasses.replace(job, cells=tuple(c for c in job.cells if c not in pair))
+    return [*jobs[:position], rest, *jobs[position + 1 :]]
 
 
 def _run_jobs(session: Session, runner: VideoJobRunner, jobs: Sequence[VideoJob]) -> None:
@@ -234,8 +263,13 @@ def run_sweep(
     progress: bool = True,
     stop: SweepStop | None = None,
     provenance: Mapping[str, Any] | None = None,
+    accept_budget_cap: bool = False,
 ) -> SweepResult:
     """Run (or resume) a protocol's sweep into `run_dir` (default: the protocol's output).
+
+    A served model's sweep starts with the budget probe (`_budget`): when the server does not
+    show the model the frames it is sent, the sweep stops with `BudgetNotHonouredError`, unless
+    `accept_budget_cap` (recorded in run.json).
 
     `extra_configs` adds configurations to the grid (an `ExtraConfig` can name its own series
     and restrict itself to some items); `item_filter` keeps items by predicate or by id; `items`
@@ -292,9 +326,10 @@ def run_sweep(
             bar=bar,
             frame_cache=frame_cache,
             num_workers=num_workers,
+            accept_budget_cap=accept_budget_cap,
         )
         outcome = "completed"
-        refused: ServerRefusedError | None = None
+        refused: ServerRefusedError | BudgetNotHonouredError | None = None
         try:
             if executor == "local":
                 _run_local(session)
@@ -304,7 +339,7 @@ def run_sweep(
                 run_ray(session)
         except KeyboardInterrupt:
             stop.set()
-        except ServerRefusedError as exc:  # exported like any stop, then raised
+        except (ServerRefusedError, BudgetNotHonouredError) as exc:  # exported, then raised
             refused = exc
             outcome = "refused"
         finally:
@@ -323,7 +358,12 @@ def run_sweep(
             configs,
             result,
             started=started,
-            settings={"executor": executor, "limit": limit, "retry_errors": retry_errors},
+            settings={
+                "executor": executor,
+                "limit": limit,
+                "retry_errors": retry_errors,
+                "accept_budget_cap": accept_budget_cap,
+            },
             provenance=provenance,
         )
         payload = _carry_over(out_dir, payload)
@@ -362,6 +402,7 @@ def _run_record(
             "ran_cells": result.ran,
             "by_status": dict(result.by_status),
             "served": dict(result.served),
+            "budget_probe": dict(result.budget_probe),
             "warnings": list(result.warnings),
             "extra_configs": [
                 {

@@ -21,6 +21,7 @@ from ..models import PROMPT_TEMPLATE_VERSION, BackendSpec, VideoLM
 from ..protocol import ModelEntry, Protocol
 from ..responses import EXTRACTOR_VERSION
 from ..store import CellRow, RunStore
+from ._budget import TokenRecord, token_record, unfit_cells
 from ._execute import JobStats, VideoJob, group_by_video, repeat_decoding
 from ._plan import Cell, ModelPlanInfo, PlannedConfig, plan_cells
 
@@ -83,6 +84,8 @@ class SweepResult:
     served: dict[str, dict[str, int]] = field(default_factory=dict)
     #: what the reader must know about the run's numbers (run.json `sweep.warnings`)
     warnings: list[str] = field(default_factory=list)
+    #: per served model: the budget probe's record (run.json `sweep.budget_probe`)
+    budget_probe: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -122,7 +125,12 @@ class Session:
     num_workers: int | None = None
     planned_ids: set[str] = field(default_factory=set)
     retry_errors: bool = False
+    #: sweep a served model whose probe finds the budget not honoured (`--accept-budget-cap`)
+    accept_budget_cap: bool = False
     _expected: int = 0
+    #: the pending cells by id, and per model what the per-cell budget check keeps
+    _cell_of: dict[str, Cell] = field(default_factory=dict)
+    _tokens: dict[str, list[TokenRecord]] = field(default_factory=dict)
     #: the last entry's planned cells, (name, spec_id, cells): the checks before a load and the
     #: plan after it share one cross product instead of hashing every cell id again
     _last_plan: tuple[str, str, list[Cell]] | None = None
@@ -198,6 +206,7 @@ class Session:
         self._last_plan = None  # planned once; the caller holds the cells from here
         self.planned_ids.update(c.cell_id for c in cells)
         pending = [c for c in cells if c.cell_id not in self.done]
+        self._cell_of.update((c.cell_id, c) for c in pending)
         self.result.planned += len(cells)
         self.result.skipped += len(cells) - len(pending)
         self.bar.total = (self.bar.total or 0) - self._expected + len(pending)
@@ -211,6 +220,10 @@ class Session:
         self.result.ran += len(rows)
         for row in rows:
             self.result.by_status[row.status] = self.result.by_status.get(row.status, 0) + 1
+            cell = self._cell_of.pop(row.cell_id, None)
+            record = None if cell is None else token_record(cell, row)
+            if record is not None:
+                self._tokens.setdefault(row.model, []).append(record)
         self.bar.update(len(rows))
 
     def backend_notes(self, model: str, backend: object) -> None:
@@ -221,11 +234,22 @@ class Session:
             return
         asked = int(getattr(backend, "logprob_requests", 0))
         missing = int(getattr(backend, "logprob_missing", 0))
+        checked = self._tokens.pop(model, [])
+        unfit = unfit_cells(checked)
         self.result.served[model] = {
             "max_in_flight": int(getattr(backend, "max_in_flight", 0)),
             "logprob_requests": asked,
             "logprob_missing": missing,
+            "cells_tokens_checked": len(checked),
+            "cells_tokens_not_fitting": unfit,
         }
+        if unfit:
+            self.result.warnings.append(
+                f"model {model!r}: {unfit} of {len(checked)} cells with recorded visual tokens "
+                "sent more frames than the same item's next smaller budget but added no more "
+                "prompt tokens: the server did not show the model those frames "
+                "(docs/backends.md, 'Does the server honour the budget?')"
+            )
         if asked and missing == asked:
             self.result.warnings.append(
                 f"model {model!r}: the server returned no log-probabilities for any of its "
