@@ -37,7 +37,7 @@ def test_round_trip_keeps_values_and_version(tmp_path: Path) -> None:
     path = tmp_path / "r.parquet"
     write_responses(rows(), path)
     meta = pq.read_schema(path).metadata
-    assert meta[b"itemscale.schema_version"] == b"2"
+    assert meta[b"itemscale.schema_version"] == b"3"
     back = read_responses(path)
     assert list(back.columns) == RESPONSE_SCHEMA.names
     assert back["correct"].tolist() == [1.0, 0.0]
@@ -145,3 +145,15 @@ def test_replace_dir_swaps_a_whole_directory_in_and_leaves_nothing_aside(tmp_pat
     replace_dir(second, target)
     assert sorted(p.name for p in target.iterdir()) == ["b.png"]  # old content gone, not merged
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sheets"]
+
+
+def test_version_2_opens_with_its_scoring_rule_unknown(tmp_path: Path) -> None:
+    old = rows().drop(columns=["scoring_rule"], errors="ignore")
+    table = pa.Table.from_pandas(old, preserve_index=False)
+    table = table.replace_schema_metadata({b"itemscale.schema_version": b"2"})
+    path = tmp_path / "v2.parquet"
+    pq.write_table(table, path)
+    back = read_responses(path)
+    assert list(back.columns) == RESPONSE_SCHEMA.names
+    assert back["scoring_rule"].isna().all()
+    assert back["correct"].tolist() == [1.0, 0.0]

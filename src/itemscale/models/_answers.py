@@ -98,4 +98,9 @@ def completed_response(
         error=None,
         pixels=pixels,
         frames_used=None if request.frames is None else int(request.frames.array.shape[0]),
+        scoring_rule=(
+            ("likelihood" if chosen is not None else "letter")
+            if request.item.task_kind == TaskKind.MCQA
+            else None
+        ),
     )

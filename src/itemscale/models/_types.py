@@ -184,6 +184,9 @@ class VideoResponse:
     error: str | None = None
     pixels: int | None = None
     frames_used: int | None = None
+    #: how a multiple-choice answer was chosen: `letter` or `likelihood`
+    #: (`itemscale.responses.SCORING_RULES`); None for open-ended items and failures
+    scoring_rule: str | None = None
 
     @classmethod
     def failure(cls, status: Status, error: str, latency_s: float = 0.0) -> VideoResponse:

@@ -66,9 +66,19 @@ def _migrate_1_to_2(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def _migrate_2_to_3(df: pd.DataFrame) -> pd.DataFrame:
+    """Version 3 added `scoring_rule`; an older table does not say how its answers were
+    chosen, so it is unknown (None)."""
+    df = df.copy()
+    if "scoring_rule" not in df.columns:
+        df["scoring_rule"] = None
+    return df
+
+
 MIGRATIONS: dict[int, Callable[[pd.DataFrame], pd.DataFrame]] = {
     0: _migrate_0_to_1,
     1: _migrate_1_to_2,
+    2: _migrate_2_to_3,
 }
 
 

@@ -14,14 +14,20 @@ from typing import Final
 
 import pyarrow as pa
 
-#: 2 added `margin` (top-two option probability margin).
-SCHEMA_VERSION: Final[int] = 2
+#: 2 added `margin` (top-two option probability margin); 3 added `scoring_rule`.
+SCHEMA_VERSION: Final[int] = 3
 
 #: Metadata key (in the Parquet schema metadata) that carries the schema version.
 SCHEMA_VERSION_KEY: Final[bytes] = b"itemscale.schema_version"
 
 #: The parsed answer recorded when a multiple-choice output names no option (never a guess).
 NOANSWER: Final[str] = "NOANSWER"
+
+#: The rules by which a multiple-choice answer is chosen (the response table's `scoring_rule`):
+#: `letter`, the model generates the option's letter (its probability, where the backend gives
+#: one, read off the next-token distribution over the letters); `likelihood`, each option's text
+#: is scored as the reply and the most likely option is the answer.
+SCORING_RULES: Final[tuple[str, ...]] = ("letter", "likelihood")
 
 #: Label of the zero-frame, text-only baseline configuration.
 TEXT_ONLY_LABEL: Final[str] = "text-only"
@@ -88,6 +94,10 @@ RESPONSE_SCHEMA: Final[pa.Schema] = pa.schema(
         # `base_margin`): a stopping score that, unlike `confidence`, also says how close the
         # second choice was.
         pa.field("margin", pa.float64()),
+        # How a multiple-choice answer was chosen (`SCORING_RULES`): `letter` (the model
+        # generated the option's letter) or `likelihood` (each option's text scored as the
+        # reply, the most likely one taken). None: open-ended items, failures, unknown (imports).
+        pa.field("scoring_rule", pa.string()),
         pa.field("reference", pa.string()),
         pa.field("visual_tokens", pa.int64()),
         pa.field("frame_indices", pa.list_(pa.int64())),

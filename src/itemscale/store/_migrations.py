@@ -100,6 +100,11 @@ MIGRATIONS: Final[tuple[str, ...]] = (
         FROM json_each(cells.option_probs)
     ) WHERE option_probs IS NOT NULL AND json_valid(option_probs);
     """,
+    # 5: how each multiple-choice answer was chosen (response table schema 3): `letter` or
+    # `likelihood`; cells stored before it do not say (NULL: unknown).
+    """
+    ALTER TABLE cells ADD COLUMN scoring_rule TEXT;
+    """,
 )
 
 SCHEMA_VERSION: Final[int] = len(MIGRATIONS)

@@ -93,6 +93,7 @@ class CellRow:
     confidence: float | None = None
     option_probs: str | None = None
     margin: float | None = None
+    scoring_rule: str | None = None
     reference: str | None = None
     visual_tokens: int | None = None
     frame_indices: tuple[int, ...] | None = None

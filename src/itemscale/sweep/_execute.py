@@ -194,6 +194,7 @@ def response_row(cell: Cell, frames: Any, response: VideoResponse) -> CellRow:
         option_probs=json.dumps(dict(sorted(probs.items()))) if probs else None,
         margin=option_margin(probs) if confidence is not None else None,
         visual_tokens=response.visual_tokens,
+        scoring_rule=response.scoring_rule if status.answered else None,
         latency_s=response.latency_s,
         **_score_fields(cell.item, status, answer, response.raw_text),
     )
