@@ -163,6 +163,12 @@ def _print_binary(
         + _GLOSS("matched grid"),
         file=out,
     )
+    if block.get("scoring_rules"):
+        print(
+            f"{indent}multiple choice scored by {', '.join(block['scoring_rules'])}"
+            + _GLOSS("scoring rule"),
+            file=out,
+        )
     print(f"{indent}accuracy (points, 95% CI):", file=out)
     width = max((len(label) for label in block["axis"]), default=4)
     noise = block.get("noise_floor", {})
@@ -337,6 +343,8 @@ def print_summary(
         print(f"grid restricted to: {', '.join(grid['configs'])}", file=out)
         for model, lacks in grid.get("excluded_models", {}).items():
             print(f"  left out {model}: it lacks {', '.join(lacks)}", file=out)
+    for warning in result.get("scoring_rule_warnings", []):
+        print(f"warning: {warning}", file=out)
     for model, block in result["models"].items():
         series_name = block.get("series", "default")
         print(f"\n== {model} (series {series_name}){_GLOSS('series')}", file=out)
@@ -365,6 +373,8 @@ def print_summary(
                 file=out,
             )
         print_churn(block, out, _GLOSS)
+        for warning in block.get("scoring_rule_warnings", []):
+            print(f"  warning: {model}: {warning}", file=out)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -174,6 +174,39 @@ def _block(
     return block
 
 
+def scoring_rule_warnings(matrices: Sequence[ResponseMatrix]) -> list[str]:
+    """One model's series that do not answer multiple choice by one rule: a series whose rows
+    record two rules, or series (compared with each other by `membership` and `churn`) that
+    record different ones. A rule no row records (imports, older tables) is not compared."""
+    out = []
+    by_series: dict[str, set[str]] = defaultdict(set)
+    for m in matrices:
+        by_series[m.series].update(m.scoring_rules)
+    for series, rules in sorted(by_series.items()):
+        if len(rules) > 1:
+            out.append(
+                f"series {series} mixes scoring rules ({', '.join(sorted(rules))}): its budgets "
+                "are not compared on one rule"
+            )
+    single = {s: next(iter(r)) for s, r in by_series.items() if len(r) == 1}
+    if len(set(single.values())) > 1:
+        named = ", ".join(f"{s}: {r}" for s, r in sorted(single.items()))
+        out.append(
+            f"series scored by different rules ({named}): comparing them compares the rules too"
+        )
+    return out
+
+
+def _models_rules(grouped: dict[str, list[ResponseMatrix]]) -> list[str]:
+    """Models whose multiple choice is answered by different rules (each by one)."""
+    rules = {model: {r for m in mats for r in m.scoring_rules} for model, mats in grouped.items()}
+    single = {model: next(iter(r)) for model, r in rules.items() if len(r) == 1}
+    if len(set(single.values())) < 2:
+        return []
+    named = ", ".join(f"{model}: {rule}" for model, rule in sorted(single.items()))
+    return [f"models scored by different rules ({named}): comparing them compares the rules too"]
+
+
 def _primary(series_blocks: dict[str, dict[str, Any]]) -> str:
     axes = {s: b for s, b in series_blocks.items() if not s.startswith(INTERVENTION_SERIES_PREFIX)}
     if "default" in axes:
@@ -292,6 +325,9 @@ def analyze_responses(
         churn = churn_json(mats, boots.boot_for)
         if churn:
             result["churn"] = churn
+        rule_warnings = scoring_rule_warnings(mats)
+        if rule_warnings:
+            result["scoring_rule_warnings"] = rule_warnings
         models[model] = result
     out: dict[str, Any] = {
         "schema_version": ANALYSIS_SCHEMA_VERSION,
@@ -308,4 +344,7 @@ def analyze_responses(
     if grid is not None:
         out["grid"] = grid
     out["models"] = models
+    across = _models_rules(grouped)
+    if across:
+        out["scoring_rule_warnings"] = across
     return out

@@ -46,6 +46,7 @@ def _header(m: ResponseMatrix) -> dict[str, Any]:
         "n_videos": len(set(m.video_ids.tolist())),
         "n_dropped": m.n_dropped,
         "drop_reasons": dict(m.drop_reasons),
+        "scoring_rules": list(m.scoring_rules),
     }
 
 

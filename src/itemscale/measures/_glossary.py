@@ -38,5 +38,8 @@ GLOSSARY: Final[dict[str, str]] = {
     "same input": "two budgets whose recorded visual tokens or frames do not grow (or, with "
     "nothing recorded, whose answers are identical on every one of at least 50 items): what "
     "the model saw did not change",
+    "scoring rule": "how a multiple-choice answer is chosen: letter = the model generates the "
+    "option's letter; likelihood = each option's text is scored as the reply and the most "
+    "likely one is taken",
     "churn": "items whose answer changes between two protocols at the same budget",
 }

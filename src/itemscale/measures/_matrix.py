@@ -60,6 +60,9 @@ class ResponseMatrix:
     drop_reasons: dict[str, int] = field(default_factory=dict)
     #: Label of the text-only configuration whose answers fill `text_answer` / `text_value`.
     text_label: str | None = None
+    #: the multiple-choice scoring rules the slice's rows record (`letter`, `likelihood`),
+    #: sorted; empty when none is recorded (imports, open-ended items, older tables)
+    scoring_rules: tuple[str, ...] = ()
 
     @property
     def n_items(self) -> int:
@@ -131,6 +134,7 @@ class ResponseMatrix:
             n_dropped=self.n_dropped,
             drop_reasons=dict(self.drop_reasons),
             text_label=self.text_label,
+            scoring_rules=self.scoring_rules,
         )
 
 
@@ -413,4 +417,13 @@ def _build_one(
             if text_rows.size
             else None
         ),
+        scoring_rules=_scoring_rules(df, rows),
     )
+
+
+def _scoring_rules(df: pd.DataFrame, rows: np.ndarray) -> tuple[str, ...]:
+    """The distinct scoring rules recorded on the slice's rows (an older table has none)."""
+    if "scoring_rule" not in df.columns:
+        return ()
+    values = df["scoring_rule"].take(rows).dropna().unique()
+    return tuple(sorted(str(v) for v in values))

@@ -17,6 +17,7 @@ from ._load import (
     check_device,
     load_backend,
     load_fingerprint,
+    scoring_rule_of,
 )
 from ._prompts import (
     MCQA_INSTRUCTION,
@@ -67,6 +68,7 @@ __all__ = [
     "load_backend",
     "load_fingerprint",
     "no_loading_bars",
+    "scoring_rule_of",
     "source_fps",
     "video_metadata",
     "writable",

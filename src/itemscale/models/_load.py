@@ -164,6 +164,9 @@ def _checkpoint_fingerprint(entry: ModelEntryLike, model: str, device: str) -> s
         "device": device,
         "weights": weights,
     }
+    asked = _folder_options(str(model))
+    if asked:  # what the folder's builtin_meta.json asks for decides the spec too
+        identity["folder_options"] = asked
     canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -200,8 +203,34 @@ def _load_local(
     )
 
 
+def _folder_options(model: str) -> dict[str, Any]:
+    """The backend options a local model folder asks for in its `builtin_meta.json` (the
+    built-in model's, or a folder trained by `itemscale train-builtin`); none elsewhere."""
+    folder = Path(model)
+    return builtin_backend_options(folder) if folder.is_dir() else {}
+
+
+def scoring_rule_of(entry: ModelEntryLike) -> tuple[str, str]:
+    """(rule, why): how the entry's backend answers a multiple-choice item (`letter` or
+    `likelihood`, `itemscale.responses.SCORING_RULES`) and where that comes from, read without
+    loading anything; the sweep states it at the start and records it in run.json."""
+    options = dict(entry.options or {})
+    if entry.backend not in ("hf", "builtin"):
+        return "letter", f"the {entry.backend} backend reads the option letter the model generates"
+    if "mcqa_scoring" in options:
+        return str(options["mcqa_scoring"]), "the protocol's options set mcqa_scoring"
+    folder = builtin_model_dir() if entry.backend == "builtin" else Path(entry.model)
+    asked = _folder_options(str(folder)).get("mcqa_scoring")
+    if asked is not None:
+        return str(asked), f"{folder / BUILTIN_META_FILE} asks for it (backend_options)"
+    return "letter", "the hf backend's default"
+
+
 def load_hf(entry: ModelEntryLike, settings: LoadSettings) -> VideoLM:
-    return _load_local(entry, entry.model, dict(entry.options or {}), settings)
+    # a folder whose builtin_meta.json asks for a scoring rule gets it here too, so `hf` and
+    # `builtin` on one folder answer alike; the protocol's own options override it
+    options = {**_folder_options(entry.model), **dict(entry.options or {})}
+    return _load_local(entry, entry.model, options, settings)
 
 
 def load_builtin(entry: ModelEntryLike, settings: LoadSettings) -> VideoLM:

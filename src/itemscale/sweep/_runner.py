@@ -403,6 +403,7 @@ def _run_record(
             "by_status": dict(result.by_status),
             "served": dict(result.served),
             "budget_probe": dict(result.budget_probe),
+            "scoring_rules": dict(result.scoring_rules),
             "warnings": list(result.warnings),
             "extra_configs": [
                 {

@@ -8,6 +8,7 @@ orchestration, which loads the Ray executor only when asked: one direction, no c
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -84,6 +85,8 @@ class SweepResult:
     served: dict[str, dict[str, int]] = field(default_factory=dict)
     #: what the reader must know about the run's numbers (run.json `sweep.warnings`)
     warnings: list[str] = field(default_factory=list)
+    #: per model: the multiple-choice scoring rule and why (run.json `sweep.scoring_rules`)
+    scoring_rules: dict[str, dict[str, str]] = field(default_factory=dict)
     #: per served model: the budget probe's record (run.json `sweep.budget_probe`)
     budget_probe: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -195,11 +198,37 @@ class Session:
         self.bar.set_description_str(f"loading {entry.name}", refresh=bool(self._expected))
 
     def loaded(self, entry: ModelEntry, spec: BackendSpec) -> None:
-        """Record a freshly loaded backend's spec (and what it was loaded from)."""
+        """Record a freshly loaded backend's spec (and what it was loaded from), and say the
+        multiple-choice scoring rule it answers by, and when an earlier spec of the same model
+        in this run used another one (its cells are then not reused)."""
+        self._scoring_rule(entry, spec)
         self.store.record_model(spec.spec_id, entry.name, spec.model_dump(mode="json"))
         fingerprint = self._fingerprint(entry)
         if fingerprint is not None:
             self.store.record_load(fingerprint, spec.spec_id, entry.name)
+
+    def _scoring_rule(self, entry: ModelEntry, spec: BackendSpec) -> None:
+        from ..models import scoring_rule_of
+
+        rule, why = scoring_rule_of(entry)
+        self.result.scoring_rules[entry.name] = {"rule": rule, "why": why}
+        line = f"model {entry.name!r}: multiple choice scored by {rule} ({why})"
+        earlier = {
+            str(known["spec"].get("processor", {}).get("mcqa_scoring", "letter"))
+            for spec_id, known in self.store.models().items()
+            if known["name"] == entry.name
+            and spec_id != spec.spec_id
+            and known["spec"].get("backend") in ("hf", "builtin")
+        }
+        changed = sorted(earlier - {rule}) if entry.backend in ("hf", "builtin") else []
+        if changed:
+            line += (
+                f"; earlier cells of {entry.name!r} in this run were scored by "
+                f"{', '.join(changed)}, another identity: they stay in the store, are not "
+                "reused, and run again under this rule"
+            )
+            self.result.warnings.append(line)
+        print(f"itemscale sweep: {line}", file=sys.stderr)
 
     def plan(self, entry: ModelEntry, spec_id: str) -> tuple[list[Cell], list[VideoJob]]:
         cells = self._cells(entry, spec_id)
