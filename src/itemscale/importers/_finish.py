@@ -15,6 +15,33 @@ from ._absent import DEFAULT_ABSENT, AbsentItems, absent_items, check_absent_mod
 from ._common import ImportInputError, import_record, merge_into_run, rows_frame, rows_frame_from
 from ._summary import ImportSummary, summarise
 from ._table_shape import AnswerKey, key_from_benchmark
+from ._video_ids import video_pattern, videos_from_ids
+
+#: What an import says when items name no video, and how to give them one.
+NO_VIDEO_HINT = (
+    "give --benchmark FILE (its video ids) or --video-from-id PATTERN (a regular expression "
+    "matching the whole item id, its group 'video' the video; preset videomme: '001-1' is a "
+    "question about video '001')"
+)
+
+
+def video_clusters(
+    table: pd.DataFrame, video_from_id: str | None
+) -> tuple[pd.DataFrame, str | None]:
+    """Video ids read from item ids with `--video-from-id` (the same rule as `import table`),
+    or, without it, a note counting the items that name no video: each is then its own
+    bootstrap cluster, and items that share an unnamed video make every interval too narrow."""
+    if video_from_id is not None:
+        return videos_from_ids(table, video_pattern(video_from_id), video_from_id)
+    own = sorted(set(table.loc[table["video_id"] == table["item_id"], "item_id"].tolist()))
+    if not own:
+        return table, None
+    total = table["item_id"].nunique()
+    return table, (
+        f"{len(own)} of {total} items name no video (e.g. {', '.join(own[:3])}): each is its "
+        f"own bootstrap cluster, so where items share a video the intervals are too narrow; "
+        + NO_VIDEO_HINT
+    )
 
 
 def finish_import(
@@ -73,15 +100,20 @@ def finish_parsed_import(
     run_dir: str | os.PathLike[str],
     dry_run: bool,
     absent: str = DEFAULT_ABSENT,
+    video_from_id: str | None = None,
 ) -> ImportSummary:
     """The shared ending of the per-file importers (lmms-eval, VLMEvalKit): refuse an import
     with no rows (saying why each was skipped), record the options and sources, then merge;
-    the benchmark's items without a row are reported (and added with `absent="noanswer"`)."""
+    the benchmark's items without a row are reported (and added with `absent="noanswer"`);
+    items that name no video are counted, or given one by `video_from_id`."""
     table = rows_frame(rows, where_=f"{tool} import") if rows else pd.DataFrame()
     if table.empty:
         raise ImportInputError(
             "no rows to import: " + ", ".join(f"{k}: {v}" for k, v in skipped.items())
         )
+    table, video_note = video_clusters(table, video_from_id)
+    if video_note is not None:
+        notes = [*notes, video_note]
     record = import_record(
         importer,
         sources,
@@ -90,6 +122,7 @@ def finish_parsed_import(
         extractor_version=extractor_version,
         configs=list(configs) or None,
         absent=absent if benchmark else None,
+        video_from_id=video_from_id,
     )
     return finish_import(
         importer=importer,

@@ -116,6 +116,38 @@ def response_text(sample: Mapping[str, Any]) -> str | None:
     return None
 
 
+def repeat_texts(sample: Mapping[str, Any]) -> list[str]:
+    """Every response `resps` holds for the sample's one request: lmms-eval logs
+    `[req.resps for req in requests]`, and a request run with `repeats` N holds N responses
+    (`[["r0", "r1", "r2"]]`), while `filtered_resps` keeps the filter's pick (the first). An
+    empty list for a log-likelihood choice or a sample without `resps`."""
+    value = sample.get("resps")
+    while isinstance(value, list) and len(value) == 1 and isinstance(value[0], list):
+        value = value[0]
+    if not isinstance(value, list) or is_loglikelihood(value):
+        return []
+    texts = []
+    for entry in value:
+        while isinstance(entry, list) and len(entry) == 1:
+            entry = entry[0]
+        if isinstance(entry, str):
+            texts.append(entry)
+    return texts
+
+
+def repeats_asked(results: Mapping[str, Any] | None, task: str) -> int | None:
+    """How many repeats the run asked for: the task config's `repeats`, else the resolved
+    command line's (`--repeats`); None when results.json says neither."""
+    if not results:
+        return None
+    config = ((results.get("configs") or {}).get(task) or {}).get("repeats")
+    cli = ((results.get("config") or {}).get("resolved_cli_args") or {}).get("repeats")
+    for value in (config, cli):
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+            return value
+    return None
+
+
 def is_loglikelihood(value: Any) -> bool:
     """`[-1.2, False]` or `[[-1.2, False], ...]`: a scored option, not generated text."""
     if isinstance(value, list) and len(value) == 2 and isinstance(value[1], bool):
@@ -161,6 +193,8 @@ class FileResult:
     skipped: Counter[str] = field(default_factory=Counter)
     disagreements: int = 0
     compared: int = 0
+    #: samples by the number of repeats imported from them
+    repeats_held: Counter[int] = field(default_factory=Counter)
 
 
 def _present(value: Any) -> bool:
@@ -319,6 +353,22 @@ def _sample_row(
     return row
 
 
+def repeat_rows(
+    row: dict[str, Any], texts: Sequence[str], options: tuple[str, ...], result: FileResult
+) -> list[dict[str, Any]]:
+    """The rows of repeats 1.. of a sample whose `resps` hold several responses (`texts`, all
+    of them, the first being repeat 0's raw text), each scored as repeat 0 was."""
+    out = []
+    for repeat, text in enumerate(texts[1:], start=1):
+        extra = {**row, "repeat": repeat, "raw_text": text, "source": f"{row['source']}#{repeat}"}
+        if row["task_kind"] == TaskKind.MCQA.value:
+            extra.update(_choice_columns(text, None, str(row["reference"]), options, result))
+        else:
+            extra.update(score_open_answer(text, [str(row["reference"])]).columns())
+        out.append(extra)
+    return out
+
+
 def sample_rows(
     path: Path,
     samples: list[tuple[int, dict[str, Any]]],
@@ -371,8 +421,15 @@ def sample_rows(
             budget=budget,
             result=result,
         )
-        if row is not None:
-            result.rows.append(row)
+        if row is None:
+            continue
+        texts = repeat_texts(sample)
+        result.rows.append(row)
+        if len(texts) > 1 and row["raw_text"] is not None:
+            options = item.options if item is not None and item.options else ()
+            options = options or options_from_prompt(sample.get("input"))
+            result.rows.extend(repeat_rows(row, texts, options, result))
+        result.repeats_held[max(len(texts), 1)] += 1
     return result
 
 
@@ -463,6 +520,28 @@ def _source(log: LogFile, task: str, budget: Budget, rows: int) -> dict[str, Any
     )
 
 
+def repeats_note(path: Path, asked: int | None, held: Counter[int]) -> list[str]:
+    """What the import says of repeats: how many it imported per sample and, when the run
+    asked for more than the log holds, how many responses were lost."""
+    if not held:
+        return []
+    most = max(held)
+    if (asked is None or asked <= 1) and most <= 1:
+        return []
+    imported = ", ".join(f"{n} sample(s) with {k}" for k, n in sorted(held.items()))
+    line = f"{path.name}: repeats imported per sample: {imported} (repeat 0, 1, ...)"
+    if asked is not None and asked > 1:
+        lost = sum(n * max(asked - k, 0) for k, n in held.items())
+        line += f"; the run asked for {asked} (results.json)"
+        if lost:
+            line += (
+                f": {lost} of {asked * sum(held.values())} responses are not in the log and "
+                "were lost (this lmms-eval logged fewer responses than it ran; the repeat "
+                "measures use the repeats imported)"
+            )
+    return [line]
+
+
 def _identical_files(sources: list[dict[str, Any]]) -> list[str]:
     """A warning for each group of byte-identical files under different configurations: the
     same run imported twice would read as configurations that agree on every item."""
@@ -489,6 +568,7 @@ def run_lmms_eval_import(
     run_dir: str | os.PathLike[str],
     dry_run: bool = False,
     absent: str = DEFAULT_ABSENT,
+    video_from_id: str | None = None,
 ) -> ImportSummary:
     """Parse every file, check them against each other, then merge into the run."""
     jobs, mixed = _jobs(files, configs)
@@ -532,6 +612,7 @@ def run_lmms_eval_import(
         )
         if note:
             notes.append(note)
+        notes.extend(repeats_note(log.path, repeats_asked(log.results, task), fr.repeats_held))
         sources.append(_source(log, task, budget, len(fr.rows)))
     notes.extend(_identical_files(sources))
     if compared:
@@ -557,4 +638,5 @@ def run_lmms_eval_import(
         run_dir=run_dir,
         dry_run=dry_run,
         absent=absent,
+        video_from_id=video_from_id,
     )

@@ -75,6 +75,15 @@ ABSENT_OPTION: Final[ImportOption] = ImportOption(
 )
 
 
+VIDEO_FROM_ID_OPTION: Final[ImportOption] = ImportOption(
+    ("--video-from-id",),
+    metavar="PATTERN",
+    help="read the video id (the bootstrap's cluster) from the item id where nothing else "
+    "names it: a regular expression matching the whole id, its group 'video' (or first "
+    "group) the video, or the preset videomme ('001-1' is a question about video '001')",
+)
+
+
 def file_import_options(
     *,
     model_help: str,
@@ -96,6 +105,7 @@ def file_import_options(
         ImportOption(("--model",), help=model_help),
         ImportOption(("--benchmark",), metavar="FILE", help=benchmark_help),
         ABSENT_OPTION,
+        VIDEO_FROM_ID_OPTION,
     )
 
 
@@ -153,13 +163,7 @@ TABLE_OPTIONS: Final[tuple[ImportOption, ...]] = (
         help="answer key table with columns item_id, gold [, video_id, attr_*]",
     ),
     ABSENT_OPTION,
-    ImportOption(
-        ("--video-from-id",),
-        metavar="PATTERN",
-        help="read the video id (the bootstrap's cluster) from the item id where nothing else "
-        "names it: a regular expression matching the whole id, its group 'video' (or first "
-        "group) the video, or the preset videomme ('001-1' is a question about video '001')",
-    ),
+    VIDEO_FROM_ID_OPTION,
 )
 
 #: Every importer, by the KIND of `itemscale import KIND`. A new importer is a module with a
@@ -217,7 +221,8 @@ def run_import(
     `table` takes `wide`, `id_column`, `model`, `frames` and `rename` (lists of `LABEL=N` /
     `SRC=DST`), `wide_values`, `empty`, `benchmark`, `answer_key`, `absent` (`skip` or
     `noanswer`) and `video_from_id`; `lmms-eval` and `vlmevalkit` take `configs` (the
-    `--config LABEL[:FRAMES]=PATH` values), `model`, `benchmark` and `absent`.
+    `--config LABEL[:FRAMES]=PATH` values), `model`, `benchmark`, `absent` and
+    `video_from_id`.
     """
     importer = IMPORTERS.get(kind)
     if importer is None:

@@ -371,6 +371,7 @@ def run_vlmevalkit_import(
     run_dir: str | os.PathLike[str],
     dry_run: bool = False,
     absent: str = DEFAULT_ABSENT,
+    video_from_id: str | None = None,
 ) -> ImportSummary:
     specs = [parse_config_arg(c) for c in configs]
     jobs = config_jobs(specs, files, inputs="prediction files")
@@ -454,4 +455,5 @@ def run_vlmevalkit_import(
         run_dir=run_dir,
         dry_run=dry_run,
         absent=absent,
+        video_from_id=video_from_id,
     )

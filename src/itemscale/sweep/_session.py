@@ -134,6 +134,8 @@ class Session:
     #: the pending cells by id, and per model what the per-cell budget check keeps
     _cell_of: dict[str, Cell] = field(default_factory=dict)
     _tokens: dict[str, list[TokenRecord]] = field(default_factory=dict)
+    #: each loaded model's scoring-rule line, printed when it has cells to run
+    _rule_lines: dict[str, str] = field(default_factory=dict)
     #: the last entry's planned cells, (name, spec_id, cells): the checks before a load and the
     #: plan after it share one cross product instead of hashing every cell id again
     _last_plan: tuple[str, str, list[Cell]] | None = None
@@ -228,7 +230,8 @@ class Session:
                 "reused, and run again under this rule"
             )
             self.result.warnings.append(line)
-        print(f"itemscale sweep: {line}", file=sys.stderr)
+        self._rule_lines[entry.name] = line  # said once its cells are known to run
+
 
     def plan(self, entry: ModelEntry, spec_id: str) -> tuple[list[Cell], list[VideoJob]]:
         cells = self._cells(entry, spec_id)
@@ -236,6 +239,9 @@ class Session:
         self.planned_ids.update(c.cell_id for c in cells)
         pending = [c for c in cells if c.cell_id not in self.done]
         self._cell_of.update((c.cell_id, c) for c in pending)
+        line = self._rule_lines.pop(entry.name, None)
+        if line is not None and pending:
+            print(f"itemscale sweep: {line}", file=sys.stderr)
         self.result.planned += len(cells)
         self.result.skipped += len(cells) - len(pending)
         self.bar.total = (self.bar.total or 0) - self._expected + len(pending)
