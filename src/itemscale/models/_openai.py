@@ -28,7 +28,7 @@ from typing import Any, Literal
 import httpx
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..files import loads_json
 from ..items import Item
@@ -43,6 +43,7 @@ from ._http import (
     read_reply,
     retry_after_s,
 )
+from ._hf_families import video_metadata
 from ._prompts import build_messages
 from ._types import (
     BackendError,
@@ -78,6 +79,19 @@ class OpenAIOptions(BaseModel):
     retry_after_max_s: float = Field(default=60.0, ge=0.0)
     #: a reply body larger than this is refused unread (`model_error`), whatever its status
     max_reply_bytes: int = Field(default=DEFAULT_MAX_REPLY_BYTES, ge=1024)
+    #: with `video_input`: send each frame's index in the video and the video's frame rate as
+    #: vLLM's request field `media_io_kwargs.video` (with `num_frames = -1` and
+    #: `do_sample_frames = false`), so a timestamp-aware model sees the frames' true times
+    #: (docs/backends.md, "What travels")
+    frame_times: bool = False
+
+    @model_validator(mode="after")
+    def _frame_times_need_a_video(self) -> OpenAIOptions:
+        if self.frame_times and not self.video_input:
+            raise ValueError(
+                "frame_times needs video_input = true: image parts carry no frame times"
+            )
+        return self
 
 
 def parse_options(options: dict[str, Any], model_name: str) -> OpenAIOptions:
@@ -121,6 +135,24 @@ def build_chat_messages(
         else:
             messages.append({"role": message["role"], "content": message["text"]})
     return messages
+
+
+def frame_times_field(frames: FramesLike) -> dict[str, Any]:
+    """vLLM's `media_io_kwargs` for a `data:video/jpeg` frame list: the frames' indices in the
+    video, the video's frame rate, frame count and duration (transformers' video metadata, as
+    the `hf` backend passes it), every frame kept (`num_frames = -1`: vLLM otherwise keeps the
+    first 32 of a JPEG list) and no sampling again (`do_sample_frames = false`)."""
+    meta = video_metadata(frames)
+    return {
+        "video": {
+            "num_frames": -1,
+            "fps": float(meta["fps"]),
+            "frames_indices": [int(i) for i in meta["frames_indices"]],
+            "total_num_frames": int(meta["total_num_frames"]),
+            "duration": float(meta["duration"]),
+            "do_sample_frames": False,
+        }
+    }
 
 
 def first_answer_position(content: list[dict[str, Any]]) -> list[tuple[str, float]] | None:
@@ -215,6 +247,9 @@ class OpenAIBackend:
                 "video_input": parsed.video_input,
                 "image_format": "jpeg" if parsed.video_input else parsed.image_format,
                 "jpeg_quality": parsed.jpeg_quality,
+                # what the model sees changes with the frame times: part of the identity (only
+                # when sent, so existing cells keep their ids)
+                **({"frame_times": True} if parsed.frame_times else {}),
             },
         )
         api_key = os.environ.get(parsed.api_key_env) or None
@@ -263,6 +298,8 @@ class OpenAIBackend:
             "top_p": decoding.top_p,
             "seed": decoding.seed,
         }
+        if self._options.frame_times and request.frames is not None:
+            body["media_io_kwargs"] = frame_times_field(request.frames)
         wants_scores = request.item.task_kind == TaskKind.MCQA and decoding.score_options
         if wants_scores and self._options.top_logprobs > 0:
             body["logprobs"] = True
