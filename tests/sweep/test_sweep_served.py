@@ -123,10 +123,10 @@ def test_the_dry_run_counts_image_parts_as_a_server_does(tmp_path: Path) -> None
             load_protocol(_protocol(tmp_path / "b", server, frames=(4,), video_input=True))
         )
 
-    # 64x48 frames -> ceil(48/28) x ceil(64/28) = 2 x 3 = 6 patches; 4 frames:
-    # as images 4 x (6 + 2 markers) = 32 per cell, as a video ceil(4/2) x 6 = 12
+    # 64x48 frames -> the processor's smart_resize rounds both sides to 56: 2 x 2 = 4 merged
+    # patches; 4 frames: as images 4 x (4 + 2 markers) = 24 per cell, as a video 2 x 4 = 8
     def per_cell(plan: object) -> float:
         (entry,) = [e for e in plan.by_config.values() if e["frames"]]  # type: ignore[attr-defined]
         return float(entry["visual_tokens_estimated"] / entry["cells_todo"])
 
-    assert (per_cell(images), per_cell(video)) == (32, 12)
+    assert (per_cell(images), per_cell(video)) == (24, 8)

@@ -183,15 +183,36 @@ class PlanCost:
         }
 
 
+#: The pixel bounds a Qwen2-VL server's image processor resizes each image part into (its
+#: defaults in transformers: `shortest_edge` 56 x 56, `longest_edge` 28 x 28 x 1280).
+SERVED_IMAGE_MIN_PIXELS = 56 * 56
+SERVED_IMAGE_MAX_PIXELS = 28 * 28 * 1280
+
+
+def _merged_patches(height: int, width: int, min_pixels: int, max_pixels: int) -> int:
+    """Merged 28 x 28 patches of one frame after the processor's own `smart_resize` (sides
+    rounded to the nearest multiple of 28 within the pixel bounds)."""
+    from ..video import smart_resize
+
+    h, w = smart_resize(height, width, min_pixels=min_pixels, max_pixels=max_pixels)
+    return (h // IMAGE_FACTOR) * (w // IMAGE_FACTOR)
+
+
 def estimate_visual_tokens(frames: int, height: int, width: int) -> int:
-    """Visual tokens a Qwen2-VL-style processor makes of `frames` frames of height x width.
+    """Visual tokens a Qwen2-VL-style processor makes of `frames` frames of height x width, as
+    the `hf` backend asks it to resize them: within one 28 x 28 patch and the frame rounded up
+    to the patch grid, so its `smart_resize` rounds each side to the nearest multiple of 28
+    (`tests/sweep/test_dry_run_estimates.py` checks it against transformers' processor).
 
     Other families count differently (LLaVA pools per frame, InternVL tiles); the estimate is
     for sizing a run, the table records what the processor actually produced.
     """
     if frames <= 0:
         return 0
-    per_patch = math.ceil(height / IMAGE_FACTOR) * math.ceil(width / IMAGE_FACTOR)
+    ceiling = math.ceil(height / IMAGE_FACTOR) * math.ceil(width / IMAGE_FACTOR)
+    per_patch = _merged_patches(
+        height, width, IMAGE_FACTOR * IMAGE_FACTOR, ceiling * IMAGE_FACTOR * IMAGE_FACTOR
+    )
     return math.ceil(frames / FRAMES_PER_TEMPORAL_PATCH) * per_patch
 
 
@@ -206,7 +227,7 @@ def estimate_image_tokens(frames: int, height: int, width: int) -> int:
     video's tokens per frame) between its own two markers. What `usage.prompt_tokens` shows."""
     if frames <= 0:
         return 0
-    per_patch = math.ceil(height / IMAGE_FACTOR) * math.ceil(width / IMAGE_FACTOR)
+    per_patch = _merged_patches(height, width, SERVED_IMAGE_MIN_PIXELS, SERVED_IMAGE_MAX_PIXELS)
     return frames * (per_patch + IMAGE_MARKER_TOKENS)
 
 
