@@ -245,9 +245,13 @@ def vlmevalkit_interior(n: int, k: int) -> list[int]:
 
 
 def qwen_fps(n: int, k: int, video_fps: float, fps: float) -> list[int]:
-    # qwen-vl-utils smart_nframes with max_frames=k, then linspace(0, n - 1, nframes).round()
+    # qwen-vl-utils smart_nframes with max_frames=k (QwenLM/Qwen3-VL,
+    # qwen-vl-utils/src/qwen_vl_utils/vision_process.py: floor_by_factor(ele["max_frames"], 2);
+    # the default min(768, total_frames) only without max_frames), then
+    # linspace(0, n - 1, nframes).round() (in float64 here; the package's torch.linspace is
+    # float32: docs/protocol.md, "fps and qwen-vl-utils")
     min_frames = math.ceil(4 / 2) * 2
-    max_frames = math.floor(min(768, k, n) / 2) * 2
+    max_frames = math.floor(k / 2) * 2
     nframes = n / video_fps * fps
     nframes = min(min(max(nframes, min_frames), max_frames), n)
     nframes = math.floor(nframes / 2) * 2
@@ -345,3 +349,15 @@ def test_fps_float32_ties_of_qwen() -> None:
     n, count = 71915, 128  # 40 min at 30 fps
     qwen = torch.linspace(0, n - 1, count).round().long().tolist()
     assert hand_idx("fps", n, count, video_fps=30.0, fps=2.0) == qwen
+
+
+def test_fps_budgets_above_768_frames_take_their_own_count() -> None:
+    """qwen-vl-utils asked with max_frames = K above its default cap of 768 takes up to K: a
+    30-minute video at 30 fps sampled at 2 fps wants 3600 frames."""
+    from itemscale.video._sampling import fps_frame_count
+
+    assert fps_frame_count(54_000, 1024, video_fps=30.0, fps=2.0) == 1024
+    assert fps_frame_count(54_000, 1001, video_fps=30.0, fps=2.0) == 1000  # floored to even
+    assert fps_frame_count(54_000, 512, video_fps=30.0, fps=2.0) == 512
+    assert fps_frame_count(1_500, 1024, video_fps=30.0, fps=2.0) == 100  # the rate decides
+    assert hand_idx("fps", 54_000, 1024, video_fps=30.0, fps=2.0) == qwen_fps(54_000, 1024, 30.0, 2.0)

@@ -35,13 +35,15 @@ def _ceil_by(number: float, factor: int) -> int:
 def fps_frame_count(
     video_frames: int, frames: int, *, video_fps: float, fps: float, duration_s: float | None = None
 ) -> int:
-    """How many frames Qwen's utilities take at `fps`, capped at the budget's `frames`: the
-    rate's count clamped to [4, frames] and to the video, floored to an even number. Budgets
-    below 2 frames (which Qwen's code rejects) take min(frames, video_frames) instead of
-    failing."""
+    """How many frames Qwen's utilities take at `fps` when asked with `max_frames` = the
+    budget's `frames` (qwen-vl-utils `smart_nframes`): the rate's count clamped to [4, frames]
+    and to the video, floored to an even number. The budget replaces the utilities' default cap
+    of 768 (`FPS_MAX_FRAMES`, which applies only when no `max_frames` is given), so a budget
+    above 768 frames takes up to its own count, as qwen-vl-utils does. Budgets below 2 frames
+    (which Qwen's code rejects) take min(frames, video_frames) instead of failing."""
     duration = duration_s if duration_s is not None else video_frames / video_fps
     min_frames = _ceil_by(FPS_MIN_FRAMES, FRAME_FACTOR)
-    max_frames = _floor_by(min(FPS_MAX_FRAMES, frames, video_frames), FRAME_FACTOR)
+    max_frames = _floor_by(min(frames, video_frames), FRAME_FACTOR)
     wanted = duration * fps
     count = min(max(wanted, min_frames), max_frames, video_frames)
     nframes = _floor_by(count, FRAME_FACTOR)
