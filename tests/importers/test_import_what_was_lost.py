@@ -62,9 +62,7 @@ def test_resps_hold_every_repeat() -> None:
 
 def test_every_logged_repeat_is_imported(tmp_path: Path) -> None:
     answers = [["A", "B", "A"], ["C", "C", "D"], ["B", "D", "D"], ["B", "B", "B"]]
-    samples = [
-        _sample(i, f"v{i // 2}-{i}", [list(a)], a[0]) for i, a in enumerate(answers)
-    ]
+    samples = [_sample(i, f"v{i // 2}-{i}", [list(a)], a[0]) for i, a in enumerate(answers)]
     folder = _write(tmp_path / "logs", samples, repeats=3)
     summary = run_lmms_eval_import(files=[str(folder)], run_dir=tmp_path / "run")
     df, _ = read_run(tmp_path / "run")

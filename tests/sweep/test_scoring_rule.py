@@ -50,7 +50,9 @@ def test_the_rule_comes_from_the_options_the_folder_or_the_default(tmp_path: Pat
     shutil.copy(builtin_model_dir() / "builtin_meta.json", folder / "builtin_meta.json")
     rule, why = scoring_rule_of(ModelEntry(name="m", backend="hf", model=str(folder)))
     assert rule == "likelihood" and "builtin_meta.json asks for it" in why
-    entry = ModelEntry(name="m", backend="hf", model=str(folder), options={"mcqa_scoring": "letter"})
+    entry = ModelEntry(
+        name="m", backend="hf", model=str(folder), options={"mcqa_scoring": "letter"}
+    )
     assert scoring_rule_of(entry) == ("letter", "the protocol's options set mcqa_scoring")
     served = ModelEntry(name="s", backend="openai", model="m")
     assert scoring_rule_of(served)[0] == "letter"

@@ -360,4 +360,6 @@ def test_fps_budgets_above_768_frames_take_their_own_count() -> None:
     assert fps_frame_count(54_000, 1001, video_fps=30.0, fps=2.0) == 1000  # floored to even
     assert fps_frame_count(54_000, 512, video_fps=30.0, fps=2.0) == 512
     assert fps_frame_count(1_500, 1024, video_fps=30.0, fps=2.0) == 100  # the rate decides
-    assert hand_idx("fps", 54_000, 1024, video_fps=30.0, fps=2.0) == qwen_fps(54_000, 1024, 30.0, 2.0)
+    assert hand_idx("fps", 54_000, 1024, video_fps=30.0, fps=2.0) == qwen_fps(
+        54_000, 1024, 30.0, 2.0
+    )

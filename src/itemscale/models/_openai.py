@@ -34,6 +34,7 @@ from ..files import loads_json
 from ..items import Item
 from ..responses import Status, TaskKind, excerpt, register_secret
 from ._answers import completed_response, letter_probs_from_logprobs
+from ._hf_families import video_metadata
 from ._http import (
     DeadlineTransport,
     Reply,
@@ -43,7 +44,6 @@ from ._http import (
     read_reply,
     retry_after_s,
 )
-from ._hf_families import video_metadata
 from ._prompts import build_messages
 from ._types import (
     BackendError,

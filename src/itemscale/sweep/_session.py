@@ -232,7 +232,6 @@ class Session:
             self.result.warnings.append(line)
         self._rule_lines[entry.name] = line  # said once its cells are known to run
 
-
     def plan(self, entry: ModelEntry, spec_id: str) -> tuple[list[Cell], list[VideoJob]]:
         cells = self._cells(entry, spec_id)
         self._last_plan = None  # planned once; the caller holds the cells from here
