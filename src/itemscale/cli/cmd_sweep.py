@@ -50,28 +50,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--batch-size", type=int, default=1, metavar="N", help="requests per model call (default 1)"
     )
-    parser.add_argument(
-        "--concurrency",
-        type=int,
-        default=8,
-        metavar="N",
-        help="requests in flight to a served model (openai backend)",
-    )
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=120.0,
-        metavar="S",
-        help="deadline in seconds for each served-model request attempt, connect to last byte "
-        "(default 120); past it the cell is a `timeout` row",
-    )
-    parser.add_argument(
-        "--max-retries",
-        type=int,
-        default=4,
-        metavar="N",
-        help="retries of a served-model request on 429/5xx and connection errors",
-    )
+    _served_arguments(parser)
     parser.add_argument(
         "--output",
         type=Path,
@@ -110,13 +89,40 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="print the plan (--dry-run) or the summary as one JSON object",
     )
+    parser.set_defaults(func=run)
+
+
+def _served_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of served models (`openai` backend): requests in flight, the deadline and
+    retries of each request, and the budget probe's override."""
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=8,
+        metavar="N",
+        help="requests in flight to a served model (openai backend)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="deadline in seconds for each served-model request attempt, connect to last byte "
+        "(default 120); past it the cell is a `timeout` row",
+    )
+    parser.add_argument(
+        "--max-retries",
+        type=int,
+        default=4,
+        metavar="N",
+        help="retries of a served-model request on 429/5xx and connection errors",
+    )
     parser.add_argument(
         "--accept-budget-cap",
         action="store_true",
         help="sweep a served model even when the budget probe finds that the server does not "
         "show the model the frames it is sent (run.json records it; docs/backends.md)",
     )
-    parser.set_defaults(func=run)
 
 
 def _load(args: argparse.Namespace) -> Any:

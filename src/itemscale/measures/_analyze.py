@@ -215,6 +215,41 @@ def _primary(series_blocks: dict[str, dict[str, Any]]) -> str:
     return max(sorted(pool), key=lambda s: len(pool[s]["axis"]))
 
 
+def _model_result(
+    per_series: dict[str, dict[str, Any]],
+    mats: list[ResponseMatrix],
+    boots: _BootstrapCache,
+) -> dict[str, Any]:
+    """One model's entry: its primary series' block, the other series and re-runs inside it,
+    the protocol overlaps, the churn between series and the scoring-rule warnings."""
+    primary = _primary(per_series)
+    result = dict(per_series[primary])
+    others = {
+        s: b
+        for s, b in per_series.items()
+        if s != primary and not s.startswith(INTERVENTION_SERIES_PREFIX)
+    }
+    if others:
+        result["other_series"] = others
+    reruns = {
+        s: b
+        for s, b in per_series.items()
+        if s != primary and s.startswith(INTERVENTION_SERIES_PREFIX)
+    }
+    if reruns:  # controlled re-runs of chosen items: measured, but not as a budget axis
+        result["interventions"] = reruns
+    overlap = membership(mats)
+    if overlap:
+        result["membership"] = overlap
+    churn = churn_json(mats, boots.boot_for)
+    if churn:
+        result["churn"] = churn
+    rule_warnings = scoring_rule_warnings(mats)
+    if rule_warnings:
+        result["scoring_rule_warnings"] = rule_warnings
+    return result
+
+
 def analyze_responses(
     df: pd.DataFrame,
     *,
@@ -303,32 +338,7 @@ def analyze_responses(
                         groups[str(value)] = _block(sub, boots, eps, inference)
                     missing = int(sum(v is None for v in values.tolist()))
                     breakdown[attr] = {"groups": groups, "n_items_without": missing}
-        primary = _primary(per_series)
-        result = dict(per_series[primary])
-        others = {
-            s: b
-            for s, b in per_series.items()
-            if s != primary and not s.startswith(INTERVENTION_SERIES_PREFIX)
-        }
-        if others:
-            result["other_series"] = others
-        reruns = {
-            s: b
-            for s, b in per_series.items()
-            if s != primary and s.startswith(INTERVENTION_SERIES_PREFIX)
-        }
-        if reruns:  # controlled re-runs of chosen items: measured, but not as a budget axis
-            result["interventions"] = reruns
-        overlap = membership(mats)
-        if overlap:
-            result["membership"] = overlap
-        churn = churn_json(mats, boots.boot_for)
-        if churn:
-            result["churn"] = churn
-        rule_warnings = scoring_rule_warnings(mats)
-        if rule_warnings:
-            result["scoring_rule_warnings"] = rule_warnings
-        models[model] = result
+        models[model] = _model_result(per_series, mats, boots)
     out: dict[str, Any] = {
         "schema_version": ANALYSIS_SCHEMA_VERSION,
         "bootstrap": {
