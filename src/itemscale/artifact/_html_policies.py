@@ -110,6 +110,8 @@ def _cost_sentence(result: dict[str, Any]) -> str:
     text = f"Cost in {primary}, cost model {basis}" + (f" ({note})" if note else "") + "."
     if cost.get("unshared_bound"):
         text += " Beside it, the same stops with nothing shared (the upper bound)."
+    if result.get("same_input_note"):  # a terminal that repeats its predecessor
+        text += f" Same input: {result['same_input_note']}."
     return text
 
 
