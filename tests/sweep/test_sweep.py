@@ -281,15 +281,16 @@ def test_dry_run_prints_plan_and_cost(
     monkeypatch.setattr("itemscale.sweep._runner.check_models", lambda protocol: None)
     assert main(["sweep", str(bench["protocol_file"]), "--dry-run", "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)
-    # 4 items x (2+4+8) frames; a 64x48 frame is 3x2 tokens of 28 px, 2 frames per token.
+    # 4 items x (2+4+8) frames; a 64x48 frame is resized to 56x56 as the processor rounds it:
+    # 2x2 tokens of 28 px, 2 frames per token.
     assert plan["cells"] == 16 and plan["cells_todo"] == 16 and plan["cells_done"] == 0
     assert plan["frames"] == 4 * 14
-    assert plan["visual_tokens_estimated"] == 4 * 6 * (1 + 2 + 4)
+    assert plan["visual_tokens_estimated"] == 4 * 4 * (1 + 2 + 4)
     assert plan["by_config"]["8f"] == {
         "cells": 4,
         "cells_todo": 4,
         "frames": 32,
-        "visual_tokens_estimated": 96,
+        "visual_tokens_estimated": 64,
     }
     assert not (bench["root"] / "run" / "store.sqlite").exists()
     _run(bench, limit=1)

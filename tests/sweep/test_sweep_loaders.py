@@ -134,7 +134,7 @@ def test_cli_videos_option_overrides_the_protocol(
     assert json.loads(capsys.readouterr().out)["visual_tokens_unknown_cells"] == 6
     assert main(["sweep", str(proto), "--dry-run", "--json", "--videos", str(elsewhere)]) == 0
     plan = json.loads(capsys.readouterr().out)
-    # 3 items x (2 + 4 frames) of 64x48 = 3x2 tokens per 2 frames
+    # 3 items x (2 + 4 frames) of 64x48, resized to 56x56 = 2x2 tokens per 2 frames
     assert plan["visual_tokens_unknown_cells"] == 0
-    assert plan["visual_tokens_estimated"] == 3 * 6 * (1 + 2)
+    assert plan["visual_tokens_estimated"] == 3 * 4 * (1 + 2)
     shutil.rmtree(elsewhere)

@@ -46,7 +46,6 @@ def _header(m: ResponseMatrix) -> dict[str, Any]:
         "n_videos": len(set(m.video_ids.tolist())),
         "n_dropped": m.n_dropped,
         "drop_reasons": dict(m.drop_reasons),
-        "scoring_rules": list(m.scoring_rules),
     }
 
 
@@ -155,6 +154,7 @@ def binary_block(
         **flips,
         "adjacent": [f"{labels[a]}->{labels[b]}" for a, b in order.adjacent],
         "effective_budget": effective_budget(m),
+        "scoring_rules": list(m.scoring_rules),
         "order": order_json(m),
         "mcnemar_p": mcnemar,
         "complementarity": complementarity,
@@ -190,6 +190,7 @@ def continuous_block(
         **entries["headline"],
         "order": order_json(m),
         "effective_budget": effective_budget(m),
+        "scoring_rules": list(m.scoring_rules),
     }
     order = m.budget_order
     if chains and order.multi_axis:
