@@ -6,9 +6,11 @@ from ._plan import ExtraConfig, PlanCost
 from ._runner import ServerRefusedError, plan_sweep, run_sweep
 from ._session import (
     BackendFactory,
+    RayActorsLostError,
     RuntimeBackendFactory,
     SweepResult,
     SweepStop,
+    VideoNotOnNodeError,
     default_backend_factory,
 )
 
@@ -17,10 +19,12 @@ __all__ = [
     "BenchmarkLoadError",
     "ExtraConfig",
     "PlanCost",
+    "RayActorsLostError",
     "RuntimeBackendFactory",
     "ServerRefusedError",
     "SweepResult",
     "SweepStop",
+    "VideoNotOnNodeError",
     "default_backend_factory",
     "load_benchmark_items",
     "plan_sweep",

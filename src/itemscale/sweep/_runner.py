@@ -43,10 +43,12 @@ from ._plan import (
 from ._provenance import decoder_info, host_info, tool_info
 from ._session import (
     BackendFactory,
+    RayActorsLostError,
     RuntimeBackendFactory,
     Session,
     SweepResult,
     SweepStop,
+    VideoNotOnNodeError,
     default_backend_factory,
 )
 
@@ -231,6 +233,7 @@ def run_sweep(
     backend_factory: BackendFactory | None = None,
     frame_cache: Any = None,
     num_workers: int | None = None,
+    ray_address: str | None = None,
     progress: bool = True,
     stop: SweepStop | None = None,
     provenance: Mapping[str, Any] | None = None,
@@ -240,7 +243,8 @@ def run_sweep(
     `extra_configs` adds configurations to the grid (an `ExtraConfig` can name its own series
     and restrict itself to some items); `item_filter` keeps items by predicate or by id; `items`
     replaces the benchmark loader. Finished cells are never run again; cells stored with a
-    failure status are re-run only with `retry_errors`. On SIGINT (or `stop.set()`) the cells
+    failure status are re-run only with `retry_errors`. With `executor="ray"`, `ray_address`
+    names the cluster (default: `RAY_ADDRESS`, else a local one). On SIGINT (or `stop.set()`) the cells
     in flight finish, everything is committed and exported, and `result.interrupted` is true.
     """
     if batch_size < 1:
@@ -292,9 +296,10 @@ def run_sweep(
             bar=bar,
             frame_cache=frame_cache,
             num_workers=num_workers,
+            ray_address=ray_address,
         )
         outcome = "completed"
-        refused: ServerRefusedError | None = None
+        refused: ServerRefusedError | RayActorsLostError | VideoNotOnNodeError | None = None
         try:
             if executor == "local":
                 _run_local(session)
@@ -307,6 +312,9 @@ def run_sweep(
         except ServerRefusedError as exc:  # exported like any stop, then raised
             refused = exc
             outcome = "refused"
+        except (RayActorsLostError, VideoNotOnNodeError) as exc:  # the same
+            refused = exc
+            outcome = "failed"
         finally:
             if bar.n:  # the final count shown even when it came within the bar's `delay`
                 bar.refresh()
@@ -363,6 +371,7 @@ def _run_record(
             "by_status": dict(result.by_status),
             "served": dict(result.served),
             "warnings": list(result.warnings),
+            **({"ray": dict(result.ray)} if settings.get("executor") == "ray" else {}),
             "extra_configs": [
                 {
                     "config_id": p.config_id,

@@ -12,10 +12,11 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pandas as pd
 
+from ..errors import ItemscaleError
 from ..items import Item
 from ..models import PROMPT_TEMPLATE_VERSION, BackendSpec, VideoLM
 from ..protocol import ModelEntry, Protocol
@@ -61,6 +62,20 @@ class RuntimeBackendFactory:
         )
 
 
+class RayActorsLostError(ItemscaleError, RuntimeError):
+    """Every actor of a model was lost and none could be started again (the model dies while
+    loading, or the cluster has no room left). The cells stored so far are kept; rerun to
+    resume. Exit status 1: the run failed, not its input."""
+
+    exit_code: ClassVar[int] = 1
+
+
+class VideoNotOnNodeError(ItemscaleError, RuntimeError):
+    """A video the driver can read is not readable on the Ray node an actor runs on: every node
+    must see the benchmark's videos at the same paths. Stops the sweep before any of that
+    video's cells is stored as a false `media_error`; the stored cells are kept."""
+
+
 @dataclass
 class SweepResult:
     """What a sweep did. `table` is the exported response table (all cells in the store)."""
@@ -83,6 +98,10 @@ class SweepResult:
     served: dict[str, dict[str, int]] = field(default_factory=dict)
     #: what the reader must know about the run's numbers (run.json `sweep.warnings`)
     warnings: list[str] = field(default_factory=list)
+    #: the Ray executor's figures (run.json `sweep.ray`): nodes alive at the start, actors
+    #: started, actors lost, jobs put back in the queue after a loss, and cells stored as
+    #: `model_error` because their job's actor was lost on every try
+    ray: dict[str, int] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -122,6 +141,8 @@ class Session:
     num_workers: int | None = None
     planned_ids: set[str] = field(default_factory=set)
     retry_errors: bool = False
+    #: the Ray cluster to connect to (`--ray-address`); None: `RAY_ADDRESS`, else a local one
+    ray_address: str | None = None
     _expected: int = 0
     #: the last entry's planned cells, (name, spec_id, cells): the checks before a load and the
     #: plan after it share one cross product instead of hashing every cell id again
