@@ -69,6 +69,12 @@ def fault_factory(entry: ModelEntry, device: str, batch_size: int) -> PoisonBack
     gate = options.get("die_at_load_if")
     if gate and Path(gate).exists():
         _die(options.get("deaths"), "load")
+    if options.get("nodes"):  # which Ray node each actor process runs on
+        import ray
+
+        node = ray.get_runtime_context().get_node_id()
+        with open(options["nodes"], "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"pid": os.getpid(), "node": node}) + "\n")
     inner = PixelBackend(options.get("log"), float(options.get("delay_s", 0.0)), name=entry.name)
     return PoisonBackend(inner, options)
 
