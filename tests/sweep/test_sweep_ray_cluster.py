@@ -6,6 +6,8 @@ only the lost node's jobs in flight computed twice, and the table equals a local
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -13,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from _support.openai_server import ChatServer
 from _support.ray_faults import computed_twice, fault_factory, worker_env
 from _support.sweep import pixel_factory, read_log, write_benchmark, write_protocol
 from itemscale.protocol import Protocol, load_protocol
@@ -53,17 +56,46 @@ class KillNode(threading.Thread):
             time.sleep(0.05)
 
 
-def test_sweep_survives_a_lost_node(tmp_path: Path) -> None:
+def _cli_on_cluster(tmp: Path, suite: Path, address: str) -> str:
+    """`itemscale sweep --executor ray --ray-address ADDRESS` in a process of its own, with a
+    served model (a real HTTP server on 127.0.0.1) so the CLI's own backend loader runs."""
+    with ChatServer() as server:
+        model = {"name": "served", "backend": "openai", "model": "m"}
+        model["options"] = {"base_url": server.base_url}  # type: ignore[assignment]
+        proto = write_protocol(
+            tmp / "served.toml", suite, frames=(2,), output=tmp / "served", models=[model]
+        )
+        argv = ["sweep", str(proto), "--executor", "ray", "--ray-address", address]
+        done = subprocess.run(
+            [sys.executable, "-m", "itemscale", *argv],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert len(server.received) == 2 * VIDEOS * 2  # text-only and 2 frames, every item
+    # the progress line counts the actors alive
+    assert "2/2 actors alive" in done.stderr, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_sweep_survives_a_lost_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ray = pytest.importorskip("ray")
     from ray.cluster_utils import Cluster
 
     suite = write_benchmark(tmp_path / "suite", VIDEOS)
     log, nodes_log = tmp_path / "calls.jsonl", tmp_path / "nodes.jsonl"
+    # the nodes' workers (and the CLI's driver) import this checkout's itemscale
+    monkeypatch.setenv("PYTHONPATH", worker_env()["env_vars"]["PYTHONPATH"])
     cluster = Cluster(initialize_head=True, head_node_args=NODE_ARGS)
     try:
         worker = cluster.add_node(**NODE_ARGS)
         ray.init(address=cluster.address, log_to_driver=False, runtime_env=worker_env())
         assert len([n for n in ray.nodes() if n["Alive"]]) == 2
+        # the command line reaches the cluster by its address: one actor per node
+        out = _cli_on_cluster(tmp_path, suite, cluster.address)
+        assert "ray: 2 node(s), 2 actor(s) started, 0 lost, 0 job(s) retried" in out
         killer = KillNode(worker, log, nodes_log, calls=12)
         killer.start()
         started = time.perf_counter()

@@ -101,6 +101,13 @@ def register(subparsers: Any) -> None:
         help="Ray actors per model (default: one per GPU or CPU slot)",
     )
     parser.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDR",
+        help="the Ray cluster for --executor ray (e.g. 10.0.0.5:6379 or ray://head:10001; "
+        "default: RAY_ADDRESS, else a local Ray started for this sweep)",
+    )
+    parser.add_argument(
         "--no-progress",
         action="store_true",
         help="no progress bars (neither itemscale's nor transformers' model loading bar)",
@@ -157,6 +164,15 @@ def _print_plan(cost: Any, run_dir: Path, as_json: bool) -> None:
             print("  check the protocol's [benchmark] videos folder")
 
 
+def _print_ray(figures: dict[str, int]) -> None:
+    print(
+        f"ray: {figures['nodes']} node(s), {figures['actors']} actor(s) started, "
+        f"{figures['actors_lost']} lost, {figures['jobs_retried']} job(s) retried, "
+        f"{figures['cells_failed_actor_lost']} cell(s) failed because their job's actor was "
+        "lost on every try"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from ..sweep import RuntimeBackendFactory, plan_sweep, run_sweep
 
@@ -166,6 +182,10 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--batch-size must be at least 1 (got {args.batch_size})")
     if args.concurrency < 1 or args.timeout <= 0 or args.max_retries < 0:
         raise CommandError("--concurrency must be >= 1, --timeout > 0, --max-retries >= 0")
+    if args.ray_address is not None and args.executor != "ray":
+        raise CommandError("--ray-address needs --executor ray")
+    if args.workers is not None and args.workers < 1:
+        raise CommandError(f"--workers must be at least 1 (got {args.workers})")
     protocol = _load(args)
     run_dir = args.output if args.output is not None else Path(protocol.output)
     try:
@@ -213,6 +233,7 @@ def run(args: argparse.Namespace) -> int:
             ),
             frame_cache=cache,
             num_workers=args.workers,
+            ray_address=args.ray_address,
             progress=not args.no_progress,
             provenance={"argv": ["itemscale", "sweep", *sys.argv[2:]]},
         )
@@ -229,6 +250,7 @@ def run(args: argparse.Namespace) -> int:
         "not_loaded": result.not_loaded,
         "served": result.served,
         "warnings": result.warnings,
+        **({"ray": result.ray} if result.ray else {}),
     }
     if args.json:
         print(json.dumps(summary, sort_keys=True))
@@ -245,6 +267,8 @@ def run(args: argparse.Namespace) -> int:
             )
         for model, seen in sorted(result.served.items()):
             print(f"served model {model}: up to {seen['max_in_flight']} request(s) in flight")
+        if result.ray:
+            _print_ray(result.ray)
         for warning in result.warnings:
             print(f"warning: {warning}")
         if result.interrupted:

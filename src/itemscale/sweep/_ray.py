@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 
 #: Jobs queued per actor beyond the one running, so an actor never waits on the driver.
 JOBS_AHEAD_PER_ACTOR = 1
+#: The first jobs wait for every first actor to load (so they spread over the actors), but no
+#: longer than this after the first one is ready (an actor the cluster cannot place yet).
+FIRST_JOBS_WAIT_S = 30.0
 #: Tries of one video job whose actor is lost while running it; after the last, its cells are
 #: stored as `model_error` ("actor_lost: ...").
 JOB_TRIES = 3
@@ -204,6 +207,7 @@ class _ModelRun:
         self.shown = ""
         self.losses = 0  # this model's actors lost
         self.started = False
+        self.first_ready: float | None = None
         self.last_alive = time.monotonic()
 
     def _start(self, slot: _Slot) -> _Slot:
@@ -248,6 +252,7 @@ class _ModelRun:
                 self._lose(slot, exc)
                 return
             slot.loading, slot.load_losses = None, 0
+            self.first_ready = self.first_ready or time.monotonic()
             self._loaded(spec)
             return
         try:
@@ -291,7 +296,9 @@ class _ModelRun:
 
     def _submit(self) -> None:
         if not self.started:  # the first jobs wait for every first actor: spread, not piled
-            if any(s.loading is not None for s in self.slots) and not self.losses:
+            waited = time.monotonic() - (self.first_ready or time.monotonic())
+            loading = any(s.loading is not None for s in self.slots)
+            if loading and not self.losses and waited < FIRST_JOBS_WAIT_S:
                 return
             self.started = True
         alive = [s for s in self.slots if s.alive]
