@@ -101,6 +101,7 @@ def test_actor_killed_mid_sweep_costs_only_its_job(ray_local: Any, tmp_path: Pat
     # the killed actor's pid never answered again; the table is a local run's
     assert killer.killed["pid"] not in {c["pid"] for c in calls[killer.killed["after"] + 2 :]}
     assert _same(table, _local_table(tmp_path, suite))
+    print(f"SIGKILL mid-sweep: killed {killer.killed}; {figures}; computed twice: {len(twice)}")
 
 
 def test_poison_video_becomes_typed_failures(ray_local: Any, tmp_path: Path) -> None:
@@ -134,6 +135,7 @@ def test_poison_video_becomes_typed_failures(ray_local: Any, tmp_path: Path) -> 
     # the failures are stored: a rerun runs nothing; --retry-errors tries v1 again
     again = run_sweep(proto, executor="ray", backend_factory=fault_factory, progress=False)  # type: ignore[arg-type]
     assert again.ran == 0 and again.skipped == CELLS
+    print(f"poison video: {figures}; {result.by_status}; wall {result.wall_s:.1f} s")
 
 
 def test_model_dying_while_loading_stops_with_typed_error(ray_local: Any, tmp_path: Path) -> None:
