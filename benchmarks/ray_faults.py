@@ -5,7 +5,7 @@
 It writes the demo's synthetic suite (focus layout, seed 2026) and the demo's protocol (the
 built-in model at 2, 4, 8, 16, 32 frames x 56, 112 px plus text-only: 22 cells per video), then
 runs `itemscale sweep PROTOCOL --executor ray --workers 2` in a process of its own (a local Ray
-started by the sweep), and `--kill-after` seconds after the first actor appears SIGKILLs one
+started by the sweep), and `--kill-after` seconds after the first cell is stored SIGKILLs one
 actor process (found by its process title, `ray::SweepActor`, among the sweep's descendants).
 It prints the sweep's exit status, its summary (cells run, by status, the `ray` figures), the
 cells in the store against the plan, and the wall time; the last line is one JSON object.
@@ -59,31 +59,54 @@ def actor_pids(root: int) -> list[int]:
     return sorted(pids)
 
 
-class Killer(threading.Thread):
-    """SIGKILLs one actor of the sweep `kill_after` seconds after the first actor appears."""
+def stored_cells(store: Path) -> int:
+    if not store.exists():
+        return 0
+    db = sqlite3.connect(store, timeout=5)
+    try:
+        return int(db.execute("SELECT COUNT(*) FROM cells").fetchone()[0])
+    except sqlite3.OperationalError:  # the table is not created yet
+        return 0
+    finally:
+        db.close()
 
-    def __init__(self, sweep: subprocess.Popen[str], kill_after: float) -> None:
+
+class Killer(threading.Thread):
+    """SIGKILLs one actor of the sweep `kill_after` seconds after the first cell is stored (so
+    the models are loaded and the actors are mid-job, whatever the machine's load)."""
+
+    def __init__(self, sweep: subprocess.Popen[str], store: Path, kill_after: float) -> None:
         super().__init__(daemon=True)
-        self.sweep, self.kill_after = sweep, kill_after
+        self.sweep, self.store, self.kill_after = sweep, store, kill_after
         self.killed: dict[str, Any] | None = None
 
     def run(self) -> None:
-        first_seen = None
+        first_stored = None
         while self.sweep.poll() is None:
-            actors = actor_pids(self.sweep.pid)
-            if actors and first_seen is None:
-                first_seen = time.monotonic()
-            if first_seen is not None and time.monotonic() - first_seen >= self.kill_after:
-                os.kill(actors[0], signal.SIGKILL)
-                self.killed = {"pid": actors[0], "actors_seen": len(actors)}
-                return
+            if first_stored is None and stored_cells(self.store):
+                first_stored = time.monotonic()
+            if first_stored is not None and time.monotonic() - first_stored >= self.kill_after:
+                actors = actor_pids(self.sweep.pid)
+                if actors:
+                    os.kill(actors[0], signal.SIGKILL)
+                    self.killed = {
+                        "pid": actors[0],
+                        "actors_seen": len(actors),
+                        "cells_stored_before": stored_cells(self.store),
+                    }
+                    return
             time.sleep(0.2)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--videos", type=int, default=24, help="synthetic videos (2 items each)")
-    parser.add_argument("--kill-after", type=float, default=20.0, help="seconds (0: no kill)")
+    parser.add_argument(
+        "--kill-after",
+        type=float,
+        default=20.0,
+        help="seconds after the first stored cell (0: no kill)",
+    )
     parser.add_argument("--workers", type=int, default=2, help="Ray actors")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--workdir", type=Path, help="keep the suite and the run here")
@@ -121,7 +144,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ]
     started = time.perf_counter()
     sweep = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    killer = Killer(sweep, args.kill_after)
+    killer = Killer(sweep, run_dir / "store.sqlite", args.kill_after)
     if args.kill_after > 0:
         killer.start()
     out, err = sweep.communicate()
