@@ -197,3 +197,15 @@ def test_video_not_readable_on_a_node_is_a_clear_error(
     assert "same paths" in str(info.value) and info.value.exit_code == 2
     table, _ = read_run(tmp_path / "ray")
     assert "media_error" not in set(table["status"])  # nothing stored as a false media error
+
+
+def test_ray_address_needs_the_ray_executor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from itemscale.cli import main
+
+    suite = write_benchmark(tmp_path / "suite", 1)
+    proto = write_protocol(tmp_path / "p.toml", suite)
+    assert main(["sweep", str(proto), "--ray-address", "127.0.0.1:6379"]) == 2
+    assert "--ray-address needs --executor ray" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()  # refused before a store exists

@@ -93,20 +93,7 @@ def register(subparsers: Any) -> None:
         metavar="DIR",
         help="keep decoded frames in this folder, shared across runs",
     )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=None,
-        metavar="N",
-        help="Ray actors per model (default: one per GPU or CPU slot)",
-    )
-    parser.add_argument(
-        "--ray-address",
-        default=None,
-        metavar="ADDR",
-        help="the Ray cluster for --executor ray (e.g. 10.0.0.5:6379 or ray://head:10001; "
-        "default: RAY_ADDRESS, else a local Ray started for this sweep)",
-    )
+    _add_ray_options(parser)
     parser.add_argument(
         "--no-progress",
         action="store_true",
@@ -118,6 +105,24 @@ def register(subparsers: Any) -> None:
         help="print the plan (--dry-run) or the summary as one JSON object",
     )
     parser.set_defaults(func=run)
+
+
+def _add_ray_options(parser: argparse.ArgumentParser) -> None:
+    """`--workers` and `--ray-address`: where and how wide `--executor ray` runs."""
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="Ray actors per model (default: one per GPU or CPU slot)",
+    )
+    parser.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDR",
+        help="the Ray cluster for --executor ray: its head node's HOST:PORT, e.g. 10.0.0.5:6379 "
+        "(default: RAY_ADDRESS, else a local Ray started for this sweep)",
+    )
 
 
 def _load(args: argparse.Namespace) -> Any:
