@@ -121,7 +121,8 @@ def _add_ray_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="ADDR",
         help="the Ray cluster for --executor ray: its head node's HOST:PORT, e.g. 10.0.0.5:6379 "
-        "(default: RAY_ADDRESS, else a local Ray started for this sweep)",
+        "(default: RAY_ADDRESS, else the Ray `ray start` started here, else a local Ray "
+        "started for this sweep)",
     )
 
 

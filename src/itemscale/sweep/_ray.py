@@ -145,7 +145,8 @@ def _slots(device: str, num_workers: int | None) -> tuple[int, dict[str, float]]
 
 def run_ray(session: Session) -> None:
     """Run every model of the session on actors of the Ray cluster: the one at
-    `session.ray_address`, else `RAY_ADDRESS`, else a local one started here."""
+    `session.ray_address`, else Ray's own choice (`RAY_ADDRESS`, else the Ray `ray start`
+    started on this machine, else a local one started here and stopped after)."""
     ray = _ray()
 
     entries = [e for e in session.protocol.models if not session.finished_without_loading(e)]
