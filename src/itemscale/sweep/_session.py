@@ -141,7 +141,7 @@ class Session:
     num_workers: int | None = None
     planned_ids: set[str] = field(default_factory=set)
     retry_errors: bool = False
-    #: the Ray cluster to connect to (`--ray-address`); None: `RAY_ADDRESS`, else a local one
+    #: the Ray cluster to connect to (`--ray-address`); None: Ray's own rule (`RAY_ADDRESS`, ...)
     ray_address: str | None = None
     _expected: int = 0
     #: the last entry's planned cells, (name, spec_id, cells): the checks before a load and the
