@@ -37,19 +37,23 @@ def _die(log: str | None, what: str) -> None:
 
 class PoisonBackend:
     """The pixel backend, except that a request with frames of `poison_video` kills the
-    process (as a segfaulting decoder or a GPU out of memory would), after touching `marker`."""
+    process (as a segfaulting decoder or a GPU out of memory would), after touching `marker`,
+    and requests of `broken_video` get `None` for replies (a backend bug: the job raises)."""
 
     def __init__(self, inner: PixelBackend, options: dict[str, Any]) -> None:
         self._inner = inner
         self._poison = options.get("poison_video")
         self._deaths = options.get("deaths")
         self._marker = options.get("marker")
+        self._broken = options.get("broken_video")
 
     @property
     def spec(self) -> BackendSpec:
         return self._inner.spec
 
     def generate(self, requests: Sequence[VideoRequest]) -> list[VideoResponse]:
+        if any(r.item.video_id == self._broken for r in requests):
+            return [None] * len(requests)  # type: ignore[list-item]  # a backend bug
         for request in requests:
             if request.frames is not None and request.item.video_id == self._poison:
                 if self._marker:

@@ -140,6 +140,20 @@ def test_poison_video_becomes_typed_failures(ray_local: Any, tmp_path: Path) -> 
     print(f"poison video: {figures}; {result.by_status}; wall {result.wall_s:.1f} s")
 
 
+def test_a_job_that_raises_becomes_typed_failures(ray_local: Any, tmp_path: Path) -> None:
+    suite = write_benchmark(tmp_path / "suite", 2)
+    proto = _protocol(tmp_path, suite, "ray", broken_video="v1")
+    result = run_sweep(proto, executor="ray", backend_factory=fault_factory, progress=False)  # type: ignore[arg-type]
+    assert result.exit_code == 0 and result.by_status == {"ok": PER_JOB, "model_error": PER_JOB}
+    table, _ = read_run(tmp_path / "ray")
+    failed = table[table["status"] == "model_error"]
+    assert set(failed["video_id"]) == {"v1"}
+    # the exception the job raised, not Ray's wrapper around it
+    expected = "job_error: AttributeError: 'NoneType' object has no attribute 'status'"
+    assert set(failed["error"]) == {expected}
+    assert result.ray["actors_lost"] == 0 and result.ray["jobs_retried"] == 0
+
+
 def test_model_dying_while_loading_stops_with_typed_error(ray_local: Any, tmp_path: Path) -> None:
     suite = write_benchmark(tmp_path / "suite", VIDEOS)
     deaths, marker = tmp_path / "deaths.jsonl", tmp_path / "poisoned"

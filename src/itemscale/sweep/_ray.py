@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import re
 import socket
 import time
 from dataclasses import dataclass, field
@@ -331,7 +332,10 @@ class _ModelRun:
                     try:
                         self._record(job, ray.get(ref))
                         continue
-                    except (*self.lost_errors, ray.exceptions.RayTaskError):
+                    except ray.exceptions.RayTaskError as raised:  # it raised before the loss
+                        self._fail(job, f"job_error: {_reason(raised)}")
+                        continue
+                    except self.lost_errors:
                         pass
             if charged:
                 self.queue.append(job)  # innocent: next in line
@@ -397,6 +401,10 @@ class _ModelRun:
 
 
 def _reason(exc: BaseException) -> str:
-    """The first line of a Ray error, with its class: what a failed cell's `error` says."""
-    text = str(exc).strip().splitlines()
+    """The first line of a Ray error, with its class: what a failed cell's `error` says. For a
+    job that raised (`RayTaskError`), the exception it raised, not Ray's wrapper."""
+    cause = getattr(exc, "cause", None)
+    if isinstance(exc, _ray().exceptions.RayTaskError) and isinstance(cause, BaseException):
+        exc = cause
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
