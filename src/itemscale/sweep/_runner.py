@@ -244,8 +244,9 @@ def run_sweep(
     and restrict itself to some items); `item_filter` keeps items by predicate or by id; `items`
     replaces the benchmark loader. Finished cells are never run again; cells stored with a
     failure status are re-run only with `retry_errors`. With `executor="ray"`, `ray_address`
-    names the cluster (default: `RAY_ADDRESS`, else a local one). On SIGINT (or `stop.set()`) the cells
-    in flight finish, everything is committed and exported, and `result.interrupted` is true.
+    names the cluster (default: Ray's own rule, `RAY_ADDRESS` first). On SIGINT (or
+    `stop.set()`) the cells in flight finish, everything is committed and exported, and
+    `result.interrupted` is true.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
