@@ -273,11 +273,9 @@ def provenance_diff(a: SideSetup, b: SideSetup) -> tuple[ProvenanceField, ...]:
     out: list[ProvenanceField] = []
     for name in names:
         va, vb = a.fields.get(name), b.fields.get(name)
-        status: FieldStatus
-        if va is None or vb is None:
-            status = "unknown"
-        else:
-            status = "same" if va == vb else "differs"
+        status: FieldStatus = (
+            "unknown" if va is None or vb is None else "same" if va == vb else "differs"
+        )
         note = None
         if name == "prompt template" and status == "differs" and a.prompt_text and b.prompt_text:
             note = first_differing_line(a.prompt_text, b.prompt_text)
