@@ -1,0 +1,115 @@
+"""`compare` on real lmms-eval logs: one model, the same frame-count setting
+(`max_frames_num=16` in both results.json files), two frame selections. The command's
+identical-answer share, flips both ways and clustered p equal a count made here straight from
+the two samples files, without the importer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from scipy.stats import chi2
+
+from _support.paths import shared
+from itemscale import compare
+from itemscale.cli import main
+
+UNIFORM = "lmms-eval/videomme-uniform16/20251106_202956_samples_videomme.jsonl"
+DBFP = "lmms-eval/videomme-dbfp8/20251105_220439_samples_videomme.jsonl"
+
+
+def _samples(path: Path) -> dict[str, tuple[str, str, str, str]]:
+    """question id -> (raw response, letter, gold, video) read from the JSONL itself; every
+    response in these files is a bare letter with an optional full stop."""
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        d = json.loads(line)
+        raw = d["filtered_resps"][0]
+        letter = raw.strip().rstrip(".")
+        qid = d["videomme_perception_score"]["question_id"]
+        out[qid] = (raw, letter, d["target"], qid.split("-")[0])
+    return out
+
+
+def test_two_frame_selections_counted_from_the_files(tmp_path: Path) -> None:
+    uniform_file, dbfp_file = shared(UNIFORM), shared(DBFP)
+    a, b = _samples(uniform_file), _samples(dbfp_file)
+    for label, path, out in (("uniform16", uniform_file, "u"), ("dbfp8", dbfp_file, "d")):
+        argv = [
+            "import",
+            "lmms-eval",
+            "--config",
+            f"{label}={path.parent}",
+            "-o",
+            str(tmp_path / out),
+        ]
+        assert main(argv) == 0
+    r = compare(tmp_path / "u", tmp_path / "d", bootstrap=200)
+
+    common = sorted(set(a) & set(b))
+    identical_raw = sum(a[q][0] == b[q][0] for q in common)
+    identical_letters = sum(a[q][1] == b[q][1] for q in common)
+    right_a = {q: a[q][1] == a[q][2] for q in common}
+    right_b = {q: b[q][1] == b[q][2] for q in common}
+    only_a = sum(right_a[q] and not right_b[q] for q in common)
+    only_b = sum(right_b[q] and not right_a[q] for q in common)
+    per_video: dict[str, int] = {}
+    for q in common:
+        per_video[a[q][3]] = per_video.get(a[q][3], 0) + int(right_b[q]) - int(right_a[q])
+    den = sum(d * d for d in per_video.values())
+    statistic = sum(per_video.values()) ** 2 / den if den else 0.0
+
+    assert r.counts.matched == len(common) == 40
+    assert (r.counts.only_a, r.counts.only_b) == (len(set(a) - set(b)), len(set(b) - set(a)))
+    assert (r.counts.identical_raw, r.counts.raw_recorded) == (identical_raw, 40)
+    assert (r.counts.identical_answers, r.counts.answers_recorded) == (identical_letters, 40)
+    assert (r.answers.right_only_a, r.answers.right_only_b) == (only_a, only_b)
+    assert r.answers.difference.value == pytest.approx((only_b - only_a) / 40)
+    assert r.answers.clustered_statistic == pytest.approx(statistic)
+    assert r.answers.clustered_p == pytest.approx(float(chi2.sf(statistic, 1)) if den else 1.0)
+    assert r.counts.matched_videos == len(per_video)
+
+    # the set-up: the same recorded frame count and model arguments, only the labels differ
+    fields = {f.field: f for f in r.provenance}
+    assert fields["frames (asked)"].status == "same"
+    assert fields["lmms-eval model_args"].status == "same"
+    assert fields["configuration"].status == "differs"
+    assert fields["task version"].a == "0.0" and fields["task version"].status == "same"
+    assert fields["benchmark digest"].status == "same"
+    assert fields["backend"].a == "llava_vid"
+    assert fields["prompt template"].status == "same"
+    assert fields["sampling formula"].status == "unknown"  # lmms-eval logs do not say
+    sentence = next(v.sentence for v in r.verdicts if v.key == "same_input")
+    if identical_letters == 40:  # fewer than 50 items: the one rule cannot call it
+        assert (
+            r.same_input is None
+            and "too few" in sentence
+            and "was the setting applied?" in sentence
+        )
+
+
+def test_within_one_run_gives_the_same_counts(tmp_path: Path) -> None:
+    uniform_file, dbfp_file = shared(UNIFORM), shared(DBFP)
+    run = tmp_path / "both"
+    argv = ["import", "lmms-eval", "--config", f"uniform16={uniform_file.parent}"]
+    argv += ["--config", f"dbfp8:16={dbfp_file.parent}", "-o", str(run)]
+    assert main(argv) == 0
+    one = compare(run, configs=["uniform16", "dbfp8"], bootstrap=0)
+    for label, path, out in (("uniform16", uniform_file, "u"), ("dbfp8", dbfp_file, "d")):
+        assert (
+            main(
+                [
+                    "import",
+                    "lmms-eval",
+                    "--config",
+                    f"{label}={path.parent}",
+                    "-o",
+                    str(tmp_path / out),
+                ]
+            )
+            == 0
+        )
+    two = compare(tmp_path / "u", tmp_path / "d", bootstrap=0)
+    assert one.counts == two.counts
+    assert one.answers == two.answers
