@@ -295,3 +295,60 @@ def test_result_is_frozen(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         r.counts.matched = 3  # type: ignore[misc]
     assert CompareResult.model_validate_json(r.to_json()) == r
+
+
+def test_two_series_of_one_run(tmp_path: Path) -> None:
+    rows = []
+    for series, ys in (("linspace", (1, 0, 1, 1)), ("centre", (1, 1, 0, 0))):
+        for i, y in enumerate(ys):
+            rows.append(
+                _row(f"q{i}", f"v{i}", float(y), series=series, config_id=f"{series}16", answer="A")
+            )
+    run = _write(tmp_path / "series", rows)
+    r = compare(run, series=["linspace", "centre"], bootstrap=0)
+    assert (r.a.series, r.b.series) == ("linspace", "centre")
+    assert (r.answers.right_only_a, r.answers.right_only_b, r.answers.both_right) == (2, 1, 1)
+
+
+def test_scored_answers(tmp_path: Path) -> None:
+    def rows(scores: list[float]) -> list[dict[str, Any]]:
+        out = []
+        for i, s in enumerate(scores):
+            row = _row(f"q{i}", f"v{i}", None, task_kind="open_qa", score=s, answer=f"t{i}")
+            out.append(row)
+        return out
+
+    a = _write(tmp_path / "a", rows([1.0, 0.5, 0.0, 0.25]))
+    b = _write(tmp_path / "b", rows([1.0, 0.75, 0.5, 0.0]))
+    r = compare(a, b, bootstrap=200)
+    assert r.answers.kind == "continuous" and r.answers.right_only_a is None
+    assert r.answers.accuracy_a.value == pytest.approx(1.75 / 4)
+    assert r.answers.difference.value == pytest.approx((0.25 + 0.5 - 0.25) / 4)
+    assert r.answers.clustered_p is None and r.answers.bootstrap_p is not None
+    (video_gap,) = [v for v in r.top_videos if v.value == "v2"]
+    assert (video_gap.right_only_a, video_gap.right_only_b) == (0, 1)  # higher score in B
+
+
+@pytest.mark.chromium
+def test_page_renders_in_chromium(tmp_path: Path) -> None:
+    """The page as a browser reads it: every verdict in the rendered DOM, nothing fetched."""
+    import shutil
+    import subprocess
+
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    if binary is None:
+        pytest.skip("headless Chromium not found (apt-get install chromium)")
+    run_a, run_b = _hand_runs(tmp_path)
+    page = tmp_path / "c.html"
+    assert main(["compare", str(run_a), str(run_b), "--bootstrap", "0", "--html", str(page)]) == 0
+    dom = subprocess.run(
+        [binary, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    result = compare(run_a, run_b, bootstrap=0)
+    for verdict in result.verdicts:
+        assert html_escape(verdict.sentence, quote=False) in dom
+    assert "What differs in the set-up" in dom and "<script" not in dom

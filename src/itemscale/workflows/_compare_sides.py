@@ -94,6 +94,8 @@ def _one_slice(rows: pd.DataFrame, run: str, name: str) -> tuple[str, str, str, 
         .drop_duplicates()
         .sort_values(["model", "series", "config_label"])
     )
+    if len(slices) == 0:
+        raise WorkflowError(f"side {name} ({run}): no rows hold every name given for this side")
     if len(slices) == 1:
         first = slices.iloc[0]
         return (
