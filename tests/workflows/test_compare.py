@@ -11,6 +11,8 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scipy.stats import chi2
 
 from itemscale import CompareResult, compare
@@ -352,3 +354,41 @@ def test_page_renders_in_chromium(tmp_path: Path) -> None:
     for verdict in result.verdicts:
         assert html_escape(verdict.sentence, quote=False) in dom
     assert "What differs in the set-up" in dom and "<script" not in dom
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    outcomes=st.lists(
+        st.tuples(st.integers(0, 1), st.integers(0, 1), st.integers(0, 3), st.booleans()),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_counts_add_up_and_swap(
+    tmp_path_factory: pytest.TempPathFactory, outcomes: list[tuple[int, int, int, bool]]
+) -> None:
+    """The 2x2 table adds up to the matched pairs, the difference is the flips' balance, and
+    swapping the sides swaps the flips, negates the difference and keeps the clustered p."""
+    base = tmp_path_factory.mktemp("swap")
+    rows_a, rows_b = [], []
+    for i, (ya, yb, video, in_b) in enumerate(outcomes):
+        rows_a.append(_row(f"q{i}", f"v{video}", float(ya), answer="A" if ya else "B"))
+        if in_b:
+            rows_b.append(_row(f"q{i}", f"v{video}", float(yb), answer="A" if yb else "C"))
+    if not rows_b:
+        return
+    a, b = _write(base / "a", rows_a), _write(base / "b", rows_b)
+    ab, ba = compare(a, b, bootstrap=0), compare(b, a, bootstrap=0)
+    n = ab.counts.matched
+    assert n == sum(in_b for *_, in_b in outcomes) and ab.counts.only_a == len(outcomes) - n
+    x = ab.answers
+    assert x.both_right is not None and x.both_wrong is not None
+    assert x.right_only_a is not None and x.right_only_b is not None
+    assert x.both_right + x.both_wrong + x.right_only_a + x.right_only_b == n
+    assert x.difference.value == pytest.approx((x.right_only_b - x.right_only_a) / n)
+    assert (ba.answers.right_only_a, ba.answers.right_only_b) == (x.right_only_b, x.right_only_a)
+    assert ba.answers.difference.value == pytest.approx(-x.difference.value)
+    assert ba.answers.clustered_p == pytest.approx(x.clustered_p)
+    assert ab.counts.identical_answers == x.both_right  # wrong answers differ: B vs C
