@@ -392,3 +392,36 @@ def test_counts_add_up_and_swap(
     assert ba.answers.difference.value == pytest.approx(-x.difference.value)
     assert ba.answers.clustered_p == pytest.approx(x.clustered_p)
     assert ab.counts.identical_answers == x.both_right  # wrong answers differ: B vs C
+
+
+def test_two_real_sweeps(tmp_path: Path) -> None:
+    """Two sweeps of one model (the test suite's deterministic pixel backend on real H.264
+    videos) at 4 and 8 frames with other decoding: the set-up read from run.json and the table."""
+    from _support.sweep import pixel_factory, write_benchmark, write_protocol
+    from itemscale.protocol import load_protocol
+    from itemscale.sweep import run_sweep
+
+    suite = write_benchmark(tmp_path / "suite", 3)
+    four = write_protocol(tmp_path / "a.toml", suite, frames=(4,), output=tmp_path / "ra")
+    eight = write_protocol(tmp_path / "b.toml", suite, frames=(8,), output=tmp_path / "rb")
+    eight.write_text(eight.read_text().replace("max_new_tokens = 8", "max_new_tokens = 16"))
+    for protocol in (four, eight):
+        run_sweep(load_protocol(protocol), backend_factory=pixel_factory, progress=False)
+    r = compare(tmp_path / "ra", tmp_path / "rb", configs=["4f", "8f"], bootstrap=0)
+    fields = {f.field: f for f in r.provenance}
+    assert [f.field for f in r.provenance if f.status == "differs"] == [
+        "configuration",
+        "frames (asked)",
+        "frames sent (effective)",
+        "visual tokens",
+        "decoding",
+    ]
+    assert fields["decoding"].a is not None and '"max_new_tokens": 8' in fields["decoding"].a
+    assert (fields["model id"].a, fields["backend"].a, fields["transport"].a) == (
+        "pixel-test",
+        "hf",
+        "in process",
+    )
+    assert fields["prompt template"].status == fields["answer extractor"].status == "same"
+    assert fields["model revision"].status == "unknown"  # not pinned: never "the same"
+    assert r.counts.matched == 6 and r.same_input is None  # recorded tokens grow

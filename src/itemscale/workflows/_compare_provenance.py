@@ -92,7 +92,7 @@ def _sweep_fields(run: Mapping[str, Any], model: str) -> dict[str, str | None]:
         "dtype": _plain(entry.get("dtype")),
         "backend": _plain(entry.get("backend")),
         "backend options": _plain(options) if options else "none",
-        "transport": _plain(options.get("transport")) if isinstance(options, Mapping) else None,
+        "transport": _transport(entry.get("backend"), options),
         "decoding": _plain(protocol.get("decoding")),
         "prompt template": _plain(run.get("prompt_template_version")),
         "answer extractor": _version("itemscale", run.get("extractor_version")),
@@ -101,6 +101,17 @@ def _sweep_fields(run: Mapping[str, Any], model: str) -> dict[str, str | None]:
         ),
         "tool version": _plain((run.get("tool") or {}).get("version")),
     }
+
+
+def _transport(backend: Any, options: Any) -> str | None:
+    """How frames reach the model: in process (the processor gets the frames), or over HTTP as
+    image parts or one `video_url` part (an `openai` model's `video_input` option)."""
+    if backend in ("hf", "builtin"):
+        return "in process"
+    if backend == "openai":
+        video = isinstance(options, Mapping) and bool(options.get("video_input"))
+        return "HTTP, one video_url part (video_input)" if video else "HTTP, image parts"
+    return None
 
 
 def _version(name: str, version: Any) -> str | None:
