@@ -113,3 +113,94 @@ def test_within_one_run_gives_the_same_counts(tmp_path: Path) -> None:
     two = compare(tmp_path / "u", tmp_path / "d", bootstrap=0)
     assert one.counts == two.counts
     assert one.answers == two.answers
+
+
+OPTIONS = "A. red\nB. green\nC. blue\nD. grey"
+
+
+def _log(
+    folder: Path, stamp: str, *, pixels: int, post: str, version: float, task_hash: str
+) -> None:
+    """A run in the current lmms-eval format (`filtered_resps` a string, LongVideoBench's
+    `lvb_acc` payload), with the results.json fields compare reads."""
+    task = "longvideobench_val_v"
+    folder.mkdir(parents=True)
+    lines = []
+    for n, (qid, target, reply) in enumerate(
+        (("vA_0", 0, "A"), ("vA_1", 2, "B"), ("vB_0", 3, "D"))
+    ):
+        sample = {
+            "doc_id": n,
+            "target": str(target),
+            "filtered_resps": reply,
+            "lvb_acc": {
+                "id": qid,
+                "duration_group": "600",
+                "question_category": "T2A",
+                "answer": "ABCD"[target],
+                "parsed_pred": reply,
+            },
+            "input": f"What colour is the coat?\n{OPTIONS}\n{post}",
+        }
+        lines.append(json.dumps(sample) + "\n")
+    (folder / f"{stamp}_samples_{task}.jsonl").write_text("".join(lines), encoding="utf-8")
+    results = {
+        "results": {task: {"lvb_acc,none": 0.5}},
+        "configs": {
+            task: {
+                "generation_kwargs": {"max_new_tokens": 8},
+                "metadata": {"version": version},
+                "lmms_eval_specific_kwargs": {"default": {"pre_prompt": "", "post_prompt": post}},
+            }
+        },
+        "versions": {task: "Yaml"},
+        "task_hashes": {task: task_hash},
+        "config": {
+            "model": "qwen2_5_vl",
+            "random_seed": 0,
+            "model_args": f"pretrained=Qwen/Qwen2.5-VL-7B-Instruct,max_num_frames=8,max_pixels={pixels}",
+        },
+        "model_name": "Qwen/Qwen2.5-VL-7B-Instruct",
+    }
+    (folder / f"{stamp}_results.json").write_text(json.dumps(results), encoding="utf-8")
+
+
+def test_prompt_pixels_and_task_differences_from_lmms_eval_logs(tmp_path: Path) -> None:
+    _log(
+        tmp_path / "la",
+        "20260830_001347",
+        pixels=200704,
+        post="Answer with the option's letter.",
+        version=1.0,
+        task_hash="aaa",
+    )
+    _log(
+        tmp_path / "lb",
+        "20260830_123818",
+        pixels=401408,
+        post="Answer with the letter only.",
+        version=2.0,
+        task_hash="bbb",
+    )
+    for log, out in (("la", "a"), ("lb", "b")):
+        assert main(["import", "lmms-eval", str(tmp_path / log), "-o", str(tmp_path / out)]) == 0
+    r = compare(tmp_path / "a", tmp_path / "b", bootstrap=0)
+    fields = {f.field: f for f in r.provenance}
+    assert (fields["pixels per frame (asked)"].a, fields["pixels per frame (asked)"].b) == (
+        "200704",
+        "401408",
+    )
+    assert fields["pixels per frame"].status == "differs"
+    assert (fields["task version"].a, fields["task version"].b) == ("1.0", "2.0")
+    assert (fields["benchmark digest"].a, fields["benchmark digest"].b) == ("aaa", "bbb")
+    assert fields["backend"].a == "qwen2_5_vl" and fields["model id"].status == "same"
+    prompt = fields["prompt template"]
+    assert prompt.status == "differs" and prompt.a is not None and prompt.a.startswith("sha256:")
+    assert prompt.note == (
+        "first differing line 1 of post_prompt: A \"Answer with the option's letter.\" | B 'Answer with the letter only.'"
+    )
+    assert (
+        r.counts.identical_answers == 3
+    )  # every answer the same: not the same input below 50 items
+    setup = next(v.sentence for v in r.verdicts if v.key == "setup")
+    assert "prompt template" in setup and "pixels per frame" in setup

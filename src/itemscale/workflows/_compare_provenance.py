@@ -30,7 +30,7 @@ class SideSetup:
     """One side's recorded fields (None: unknown) and its prompt text where one is stored."""
 
     fields: dict[str, str | None]
-    prompt_text: str | None
+    prompt_text: dict[str, str] | None
 
 
 def _plain(value: Any) -> str | None:
@@ -159,7 +159,7 @@ def _lmms_eval_fields(source: Mapping[str, Any]) -> dict[str, str | None]:
 
 def _import_fields(
     run: Mapping[str, Any], config_id: str
-) -> tuple[dict[str, str | None], str | None]:
+) -> tuple[dict[str, str | None], dict[str, str] | None]:
     pairs = _import_sources(run, config_id)
     if not pairs:
         return {}, None
@@ -183,21 +183,17 @@ def _import_fields(
     return fields, prompt_text
 
 
-def _prompt_text(prompt: Any) -> str | None:
-    """The prompt an lmms-eval import recorded: the template's pre/post prompt and the first
-    sample's full input, as one text to diff line by line."""
+def _prompt_text(prompt: Any) -> dict[str, str] | None:
+    """The prompt an lmms-eval import recorded, by part: the template's pre and post prompt
+    and the first sample's full input (under `input of doc N`)."""
     if not isinstance(prompt, Mapping):
         return None
-    parts = []
+    parts: dict[str, str] = {}
     for key in ("pre_prompt", "post_prompt", "example_input"):
         if isinstance(prompt.get(key), str):
-            head = (
-                f"[{key}]"
-                if key != "example_input"
-                else f"[input of doc {prompt.get('example_doc_id')}]"
-            )
-            parts.append(f"{head}\n{prompt[key]}")
-    return "\n".join(parts) if parts else None
+            name = key if key != "example_input" else f"input of doc {prompt.get('example_doc_id')}"
+            parts[name] = prompt[key]
+    return parts or None
 
 
 def side_setup(
@@ -226,19 +222,23 @@ def side_setup(
             fields[key] = value
     if prompt_text is not None:
         fields["prompt template"] = (
-            "sha256:" + hashlib.sha256(prompt_text.encode()).hexdigest()[:12]
+            "sha256:"
+            + hashlib.sha256(json.dumps(prompt_text, sort_keys=True).encode()).hexdigest()[:12]
         )
     return SideSetup(fields, prompt_text)
 
 
-def first_differing_line(a: str, b: str) -> str | None:
-    """`line N: A 'x' | B 'y'` for the first line where two texts differ (None when equal)."""
-    la, lb = a.splitlines(), b.splitlines()
-    for n in range(max(len(la), len(lb))):
-        x = la[n] if n < len(la) else "(no line)"
-        y = lb[n] if n < len(lb) else "(no line)"
-        if x != y:
-            return f"first differing line {n + 1}: A {x[:160]!r} | B {y[:160]!r}"
+def first_differing_line(a: Mapping[str, str], b: Mapping[str, str]) -> str | None:
+    """`first differing line N of PART: A 'x' | B 'y'` for the first line where two prompts
+    differ, part by part (None when equal)."""
+    for part in [*a, *(k for k in b if k not in a)]:
+        la = a[part].splitlines() if part in a else []
+        lb = b[part].splitlines() if part in b else []
+        for n in range(max(len(la), len(lb))):
+            x = la[n] if n < len(la) else "(no line)"
+            y = lb[n] if n < len(lb) else "(no line)"
+            if x != y:
+                return f"first differing line {n + 1} of {part}: A {x[:160]!r} | B {y[:160]!r}"
     return None
 
 
