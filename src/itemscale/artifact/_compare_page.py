@@ -34,6 +34,10 @@ def _interval(est: Mapping[str, Any] | None, signed: bool = False) -> str:
     return text
 
 
+def _p(value: Any) -> str:
+    return f"{value:.3g}" if isinstance(value, int | float) else "n/a"
+
+
 def _row(cells: Sequence[Any], cls: str = "") -> str:
     attr = f' class="{cls}"' if cls else ""
     return f"<tr{attr}>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>"
@@ -97,7 +101,14 @@ def _answers(result: Mapping[str, Any]) -> str:
                 f"{c['failed_a']} / {c['failed_b']}",
             ]
         ),
-        _row(["identical raw responses", f"{c['identical_raw']} of {c['raw_recorded']}"]),
+        _row(
+            [
+                "identical raw responses",
+                f"{c['identical_raw']} of {c['raw_recorded']}"
+                if c["raw_recorded"]
+                else "raw text not recorded",
+            ]
+        ),
         _row(["identical parsed answers", f"{c['identical_answers']} of {c['answers_recorded']}"]),
     ]
     if a["kind"] == "binary":
@@ -112,9 +123,9 @@ def _answers(result: Mapping[str, Any]) -> str:
         _row([f"{what} of A (points, 95% CI)", _interval(a["accuracy_a"])]),
         _row([f"{what} of B (points, 95% CI)", _interval(a["accuracy_b"])]),
         _row(["B minus A (points, 95% CI, video bootstrap)", _interval(a["difference"], True)]),
-        _row(["clustered McNemar p (videos as clusters)", a.get("clustered_p", "n/a")]),
-        _row(["exact McNemar p (items independent)", a.get("exact_mcnemar_p", "n/a")]),
-        _row(["paired video bootstrap p", a.get("bootstrap_p", "n/a")]),
+        _row(["clustered McNemar p (videos as clusters)", _p(a.get("clustered_p"))]),
+        _row(["exact McNemar p (items independent)", _p(a.get("exact_mcnemar_p"))]),
+        _row(["paired video bootstrap p", _p(a.get("bootstrap_p"))]),
     ]
     noise = result.get("repeats")
     if noise:
@@ -190,7 +201,8 @@ def render_compare_page(result: Mapping[str, Any]) -> str:
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">
 <title>{esc(title)}</title>
-<style>{CSS}</style>
+<style>{CSS}
+#setup td {{ overflow-wrap: anywhere; max-width: 520px; }}</style>
 </head>
 <body>
 <header>

@@ -173,9 +173,10 @@ def print_comparison(result: CompareResult, out: TextIO) -> None:
         f"in A {c.only_a}, only in B {c.only_b}; failed in A {c.failed_a}, failed in B {c.failed_b}",
         file=out,
     )
+    raw = f"{c.identical_raw} of {c.raw_recorded}" if c.raw_recorded else "none recorded (0 of 0)"
     print(
-        f"  identical raw responses {c.identical_raw} of {c.raw_recorded}; identical parsed "
-        f"answers {c.identical_answers} of {c.answers_recorded}",
+        f"  identical raw responses {raw}; identical parsed answers {c.identical_answers} of "
+        f"{c.answers_recorded}",
         file=out,
     )
     if a.kind == "binary":
