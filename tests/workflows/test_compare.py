@@ -187,7 +187,29 @@ def test_repeats_against_rerun_noise(tmp_path: Path) -> None:
     # P(a run of A and one of B disagree): item 2 .5*1 + 0*.5, item 3 0*.5 + .5*1
     assert noise.between.value == pytest.approx((0.5 + 0.5) / 4)
     gap = r.verdicts[0].sentence
-    assert "A's own reruns" in gap and "no more than each differs from itself" in gap
+    assert "A's own reruns (2 repeats) on 25.0%" in gap
+    assert "no more than a side differs from itself" in gap
+
+
+def test_repeats_on_one_side_only(tmp_path: Path) -> None:
+    """A ran each item three times, B once: B's one run is matched with A's repeat 0 (A's
+    other repeats counted as only in A), and A's own rerun noise is set beside the gap."""
+    a = []
+    for item, ys in {"1": (1, 1, 0), "2": (0, 0, 0), "3": (1, 1, 1)}.items():
+        for rep, y in enumerate(ys):
+            a.append(_row(item, f"v{item}", float(y), repeat=rep, answer="A" if y else "B"))
+    b = [_row(item, f"v{item}", 1.0, answer="A") for item in ("1", "2", "3")]
+    r = compare(_write(tmp_path / "a", a), _write(tmp_path / "b", b), bootstrap=0)
+    assert (r.counts.matched, r.counts.only_a, r.counts.only_b) == (3, 6, 0)
+    noise = r.repeats
+    assert noise is not None and (noise.repeats_a, noise.repeats_b, noise.items) == (3, 1, 3)
+    # item 1: p = 2/3 over 3 repeats: 2 (2/3)(1/3) 3/2 = 2/3; items 2 and 3 agree with themselves
+    assert noise.noise_a is not None and noise.noise_a.value == pytest.approx((2 / 3) / 3)
+    assert noise.noise_b is None
+    # against B's one right answer: item 1 disagrees 1/3 of the time, item 2 always
+    assert noise.between.value == pytest.approx((1 / 3 + 1) / 3)
+    gap = r.verdicts[0].sentence
+    assert "B has no reruns (1 repeat)" in gap and "more than a side's own reruns differ" in gap
 
 
 def _one_run(tmp_path: Path) -> Path:

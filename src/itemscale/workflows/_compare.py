@@ -24,11 +24,11 @@ from ..measures import (
     DEFAULT_CI,
     SameInput,
     VideoBootstrap,
-    disagreement,
     intervals,
     paired_tests,
     same_input,
 )
+from ..responses import ANSWERED_STATUSES
 from ._compare_provenance import provenance_diff, side_setup
 from ._compare_result import (
     AnswerDiff,
@@ -157,48 +157,58 @@ def _counts(m: Matched) -> MatchCounts:
     )
 
 
+def _repeat_means(rows: pd.DataFrame, items: pd.Index) -> tuple[int, pd.DataFrame]:
+    """A side's answered repeats of `items`: (the most repeats any item has, per-item count,
+    mean correctness and noise floor)."""
+    answered = rows[
+        rows["status"].astype(str).isin(ANSWERED_STATUSES) & rows["item_id"].isin(items)
+    ]
+    correct = pd.to_numeric(answered["correct"], errors="coerce")
+    grouped = correct.groupby(answered["item_id"].astype(str))
+    table = pd.DataFrame({"n": grouped.count(), "p": grouped.mean()})
+    r = int(table["n"].max()) if len(table) else 0
+    n, p = table["n"].to_numpy(dtype=float), table["p"].to_numpy(dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        table["noise"] = np.where(n >= 2, 2.0 * p * (1.0 - p) * n / (n - 1.0), np.nan)
+    return r, table
+
+
 def _rerun_noise(
-    pairs: pd.DataFrame,
-    kind: str,
-    ya: np.ndarray,
-    yb: np.ndarray,
-    n_boot: int,
-    seed: int,
-    method: str,
+    pairs: pd.DataFrame, a: Side, b: Side, kind: str, n_boot: int, seed: int, method: str
 ) -> RerunNoise | None:
-    """Each side's noise floor (P two of its reruns disagree on correctness, docs/measures.md)
-    beside P(a run of A and a run of B disagree), on the items every matched repeat answered,
-    when either side has repeats; binary outcomes only."""
-    repeats = pairs.groupby("item_id")["repeat"].nunique()
-    r = int(repeats.max()) if len(repeats) else 0
-    if kind != "binary" or r < 2:
+    """With repeats on either side: each side's noise floor (P two of its own reruns disagree
+    on correctness, docs/measures.md "Repeats") beside P(a run of A and a run of B disagree),
+    each side's every answered repeat counted (they need not match one for one), on the matched
+    items that every repeat of both sides answered; binary outcomes only."""
+    if kind != "binary":
         return None
-    full = repeats[repeats == r].index
-    keep = pairs["item_id"].isin(full).to_numpy()
-    frame = pd.DataFrame(
-        {
-            "item": pairs["item_id"][keep],
-            "repeat": pairs["repeat"][keep],
-            "a": ya[keep],
-            "b": yb[keep],
-        }
-    )
-    wide_a = frame.pivot(index="item", columns="repeat", values="a").sort_index().to_numpy()
-    wide_b = frame.pivot(index="item", columns="repeat", values="b").sort_index().to_numpy()
-    pa, pb = wide_a.mean(axis=1), wide_b.mean(axis=1)
-    videos = pairs[keep].groupby("item_id", sort=True)["video_id_a"].first().astype(str).to_numpy()
-    noise_a = disagreement(wide_a[:, None, :])[:, 0]
-    noise_b = disagreement(wide_b[:, None, :])[:, 0]
+    items = pd.Index(pairs["item_id"].astype(str).unique())
+    r_a, side_a = _repeat_means(a.rows, items)
+    r_b, side_b = _repeat_means(b.rows, items)
+    if max(r_a, r_b) < 2:
+        return None
+    full = side_a.index[side_a["n"] == r_a].intersection(side_b.index[side_b["n"] == r_b])
+    full = full.sort_values()
+    pa, pb = side_a.loc[full, "p"].to_numpy(), side_b.loc[full, "p"].to_numpy()
     between = pa * (1 - pb) + pb * (1 - pa)
+    first = pairs.assign(item=pairs["item_id"].astype(str)).drop_duplicates("item")
+    videos = first.set_index("item").loc[full, "video_id_a"].astype(str).to_numpy()
     boot = VideoBootstrap(videos, n_boot, seed, method=method)
-    point, ci, _ = _mean_intervals(boot, np.column_stack([noise_a, noise_b, between]))
+    nan = np.full(len(full), np.nan)
+    noise = [
+        s.loc[full, "noise"].to_numpy() if r >= 2 else nan
+        for s, r in ((side_a, r_a), (side_b, r_b))
+    ]
+    point, ci, _ = _mean_intervals(boot, np.column_stack([between, *noise]))
+    noise_a = _interval(point[1], ci[1]) if r_a >= 2 else None
+    noise_b = _interval(point[2], ci[2]) if r_b >= 2 else None
     return RerunNoise(
-        repeats_a=r,
-        repeats_b=r,
+        repeats_a=r_a,
+        repeats_b=r_b,
         items=len(full),
-        noise_a=_interval(point[0], ci[0]),
-        noise_b=_interval(point[1], ci[1]),
-        between=_interval(point[2], ci[2]),
+        noise_a=noise_a,
+        noise_b=noise_b,
+        between=_interval(point[0], ci[0]),
     )
 
 
@@ -351,7 +361,7 @@ def compare(
     videos = pairs["video_id_a"].astype(str).to_numpy()
     boot = VideoBootstrap(videos, n_boot, seed, method=method)
     answers = _answer_diff(kind, ya, yb, videos, boot)
-    noise = _rerun_noise(pairs, kind, ya, yb, n_boot, seed, method) if len(pairs) else None
+    noise = _rerun_noise(pairs, side_a, side_b, kind, n_boot, seed, method) if len(pairs) else None
     same = _same_input(pairs, side_a, side_b) if len(pairs) else None
     by_attribute, top = _where(pairs, ya, yb, by) if len(pairs) else ((), ())
     record_a, record_b = _side_record("A", side_a), _side_record("B", side_b)

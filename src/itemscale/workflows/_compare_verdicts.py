@@ -52,14 +52,22 @@ def gap_sentence(counts: MatchCounts, answers: AnswerDiff, noise: RerunNoise | N
     verdict = "more than noise" if beyond else f"within noise (p >= {ALPHA})"
     text = f"{head}. The gap is {verdict}."
     if noise is not None:
+        floors = "; ".join(
+            f"{side}'s own reruns ({r} repeats) on {_share(est)}"
+            if est is not None
+            else f"{side} has no reruns ({r} repeat)"
+            for side, est, r in (
+                ("A", noise.noise_a, noise.repeats_a),
+                ("B", noise.noise_b, noise.repeats_b),
+            )
+        )
         text += (
-            f" With {noise.repeats_a} repeats on {noise.items} items, a run of A and a run of B "
-            f"disagree on {_share(noise.between)} of items; A's own reruns on "
-            f"{_share(noise.noise_a)}, B's on {_share(noise.noise_b)}"
+            f" On the {noise.items} items every repeat answered, a run of A and a run of B "
+            f"disagree on {_share(noise.between)} of items; {floors}"
             + (
-                ": the two runs differ no more than each differs from itself."
+                ": the two runs differ no more than a side differs from itself."
                 if not _above(noise)
-                else ": more than either side's reruns differ."
+                else ": more than a side's own reruns differ."
             )
         )
     return text
