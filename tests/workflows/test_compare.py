@@ -446,4 +446,8 @@ def test_two_real_sweeps(tmp_path: Path) -> None:
     )
     assert fields["prompt template"].status == fields["answer extractor"].status == "same"
     assert fields["model revision"].status == "unknown"  # not pinned: never "the same"
+    assert (fields["dtype"].a, fields["processor settings"].a) == (
+        "uint8",
+        "none set",
+    )  # the store's spec
     assert r.counts.matched == 6 and r.same_input is None  # recorded tokens grow

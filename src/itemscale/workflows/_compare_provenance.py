@@ -85,11 +85,17 @@ def _sweep_fields(run: Mapping[str, Any], model: str) -> dict[str, str | None]:
             entry = candidate
     benchmark = protocol.get("benchmark") or {}
     options = entry.get("options") or {}
+    spec = _stored_spec(run, model)
     return {
         "source": "itemscale sweep",
         "model id": _plain(entry.get("model")),
-        "model revision": _plain(entry.get("revision")),
-        "dtype": _plain(entry.get("dtype")),
+        "model revision": _plain(spec.get("revision") or entry.get("revision")),
+        "dtype": _plain(spec.get("dtype") or entry.get("dtype")),
+        "processor settings": (
+            (_plain(spec["processor"]) if spec["processor"] else "none set")
+            if "processor" in spec
+            else None
+        ),
         "backend": _plain(entry.get("backend")),
         "backend options": _plain(options) if options else "none",
         "transport": _transport(entry.get("backend"), options),
@@ -101,6 +107,18 @@ def _sweep_fields(run: Mapping[str, Any], model: str) -> dict[str, str | None]:
         ),
         "tool version": _plain((run.get("tool") or {}).get("version")),
     }
+
+
+def _stored_spec(run: Mapping[str, Any], model: str) -> Mapping[str, Any]:
+    """The backend's own description of the model the sweep's store kept (`model_specs`): the
+    revision it resolved (a hub commit, a local folder's fingerprint), dtype and processor
+    settings; the latest session's when a model name has several."""
+    found: Mapping[str, Any] = {}
+    for entry in (run.get("model_specs") or {}).values():
+        if isinstance(entry, Mapping) and entry.get("name") == model:
+            spec = entry.get("spec")
+            found = spec if isinstance(spec, Mapping) else found
+    return found
 
 
 def _transport(backend: Any, options: Any) -> str | None:
@@ -250,6 +268,7 @@ FIELD_ORDER = (
     "model id",
     "model revision",
     "dtype",
+    "processor settings",
     "backend",
     "transport",
     "backend options",
