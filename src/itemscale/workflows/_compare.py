@@ -180,7 +180,7 @@ def _rerun_noise(
     on correctness, docs/measures.md "Repeats") beside P(a run of A and a run of B disagree),
     each side's every answered repeat counted (they need not match one for one), on the matched
     items that every repeat of both sides answered; binary outcomes only."""
-    if kind != "binary":
+    if kind != "binary" or max(a.rows["repeat"].nunique(), b.rows["repeat"].nunique()) < 2:
         return None
     items = pd.Index(pairs["item_id"].astype(str).unique())
     r_a, side_a = _repeat_means(a.rows, items)
@@ -246,33 +246,48 @@ def _same_input(pairs: pd.DataFrame, a: Side, b: Side) -> SameInput | None:
 
 
 def _attributes(pairs: pd.DataFrame) -> pd.DataFrame:
-    parsed = [
-        json.loads(a)
-        if isinstance(a, str) and a
-        else json.loads(b)
-        if isinstance(b, str) and b
-        else {}
-        for a, b in zip(pairs["attributes_a"], pairs["attributes_b"], strict=True)
-    ]
-    return pd.DataFrame(parsed, index=pairs.index).astype("string")
+    """Each pair's item attributes (A's, else B's), one column per attribute; each distinct
+    JSON text is parsed once (a benchmark has few distinct attribute sets)."""
+    text = pairs["attributes_a"].where(pairs["attributes_a"].notna(), pairs["attributes_b"])
+    codes, uniques = pd.factorize(text)
+    parsed = [json.loads(t) if isinstance(t, str) and t else {} for t in uniques]
+    table = pd.DataFrame([*parsed, {}], dtype="string")  # the last row: no attributes
+    return table.iloc[np.where(codes < 0, len(parsed), codes)].set_index(pairs.index)
 
 
-def _group_gaps(keys: pd.Series, ya: np.ndarray, yb: np.ndarray) -> list[GroupGap]:
-    frame = pd.DataFrame({"key": keys.astype(str).to_numpy(), "a": ya, "b": yb})
-    frame["only_a"] = frame["a"] > frame["b"]
-    frame["only_b"] = frame["b"] > frame["a"]
-    out = []
-    for value, g in frame.groupby("key", sort=True):
-        out.append(
-            GroupGap(
-                value=str(value),
-                pairs=len(g),
-                right_only_a=int(g["only_a"].sum()),
-                right_only_b=int(g["only_b"].sum()),
-                difference=float(g["b"].mean() - g["a"].mean()),
-            )
+def _group_table(keys: pd.Series, ya: np.ndarray, yb: np.ndarray) -> pd.DataFrame:
+    """Per group (sorted by key): pairs, right only in A, right only in B, and B - A."""
+    frame = pd.DataFrame(
+        {
+            "key": keys.astype(str).to_numpy(),
+            "a": ya,
+            "b": yb,
+            "only_a": (ya > yb).astype(np.int64),
+            "only_b": (yb > ya).astype(np.int64),
+        }
+    )
+    table = frame.groupby("key", sort=True).agg(
+        pairs=("a", "size"),
+        only_a=("only_a", "sum"),
+        only_b=("only_b", "sum"),
+        mean_a=("a", "mean"),
+        mean_b=("b", "mean"),
+    )
+    table["difference"] = table["mean_b"] - table["mean_a"]
+    return table
+
+
+def _gaps(table: pd.DataFrame) -> tuple[GroupGap, ...]:
+    return tuple(
+        GroupGap(
+            value=str(key),
+            pairs=int(row.pairs),
+            right_only_a=int(row.only_a),
+            right_only_b=int(row.only_b),
+            difference=float(row.difference),
         )
-    return out
+        for key, row in zip(table.index, table.itertuples(), strict=True)
+    )
 
 
 def _where(
@@ -289,19 +304,17 @@ def _where(
         known = ", ".join(sorted(attrs.columns)) or "none"
         raise WorkflowError(f"--by {missing[0]}: no such item attribute (recorded: {known})")
     gaps = tuple(
-        AttributeGaps(attribute=n, groups=tuple(_group_gaps(attrs[n].fillna("(none)"), ya, yb)))
+        AttributeGaps(attribute=n, groups=_gaps(_group_table(attrs[n].fillna("(none)"), ya, yb)))
         for n in names
     )
-    videos = _group_gaps(pairs["video_id_a"], ya, yb)
-    movers = sorted(
-        (v for v in videos if v.right_only_a or v.right_only_b),
-        key=lambda v: (
-            -abs(v.right_only_b - v.right_only_a),
-            -(v.right_only_a + v.right_only_b),
-            v.value,
-        ),
-    )
-    return gaps, tuple(movers[:TOP_VIDEOS])
+    videos = _group_table(pairs["video_id_a"], ya, yb)
+    videos = videos[(videos["only_a"] + videos["only_b"]) > 0]
+    ranked = videos.assign(
+        net=-(videos["only_b"] - videos["only_a"]).abs(),
+        total=-(videos["only_a"] + videos["only_b"]),
+        name=videos.index,
+    ).sort_values(["net", "total", "name"], kind="stable")
+    return gaps, _gaps(ranked.head(TOP_VIDEOS))
 
 
 def _side_record(name: str, side: Side) -> CompareSide:
