@@ -451,3 +451,16 @@ def test_two_real_sweeps(tmp_path: Path) -> None:
         "none set",
     )  # the store's spec
     assert r.counts.matched == 6 and r.same_input is None  # recorded tokens grow
+
+
+def test_no_item_in_common(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = _write(tmp_path / "a", [_row("i1", "v1", 1, answer="A"), _row("i2", "v2", 0, answer="B")])
+    b = _write(tmp_path / "b", [_row("i3", "v3", 1, answer="A")])
+    assert main(["compare", str(a), str(b), "--bootstrap", "10"]) == 0
+    assert "no clustered test (no matched pairs)" in capsys.readouterr().out
+    r = compare(a, b, bootstrap=10)
+    assert (r.counts.matched, r.counts.only_a, r.counts.only_b) == (0, 2, 1)
+    assert r.answers.difference.value is None and r.same_input is None
+    assert (
+        r.verdicts[0].sentence == "No item was answered on both sides: there is nothing to compare."
+    )

@@ -190,6 +190,8 @@ def print_comparison(result: CompareResult, out: TextIO) -> None:
     p_text = (
         f"clustered McNemar p {a.clustered_p:.3g}, exact McNemar p {a.exact_mcnemar_p:.3g}"
         if a.clustered_p is not None and a.exact_mcnemar_p is not None
+        else "no clustered test (no matched pairs)"
+        if c.matched == 0
         else "no clustered test (scored answers)"
     )
     boot_p = "" if a.bootstrap_p is None else f", bootstrap p {a.bootstrap_p:.3g}"

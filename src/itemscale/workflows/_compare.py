@@ -65,8 +65,11 @@ def _mean_intervals(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Means of the columns of `matrix` [n, M], their 95% intervals [M, 2] and resampled
     means [B, M], videos resampled (BCa with the leave-one-video-out jackknife)."""
+    if matrix.shape[0] == 0:
+        width = matrix.shape[1]
+        return np.full(width, np.nan), np.full((width, 2), np.nan), np.zeros((0, width))
     point = matrix.mean(axis=0)
-    if boot.n_boot == 0 or matrix.shape[0] == 0:
+    if boot.n_boot == 0:
         return point, np.full((matrix.shape[1], 2), np.nan), np.zeros((0, matrix.shape[1]))
     samples = boot.means(matrix)
     jack = None
