@@ -204,3 +204,52 @@ def test_prompt_pixels_and_task_differences_from_lmms_eval_logs(tmp_path: Path) 
     )  # every answer the same: not the same input below 50 items
     setup = next(v.sentence for v in r.verdicts if v.key == "setup")
     assert "prompt template" in setup and "pixels per frame" in setup
+
+
+def test_vlmevalkit_dataset_variant(tmp_path: Path) -> None:
+    """Two VLMEvalKit prediction files of one model at 8 frames, one on the dataset variant
+    with subtitles: the variant is a set-up difference."""
+    import pandas as pd
+
+    questions = [
+        {
+            "index": n,
+            "video": f"vid{n // 2}",
+            "question": f"Which colour, clip {n}?",
+            "candidates": "['A. red', 'B. green', 'C. blue', 'D. grey']",
+            "answer": "ABCD"[n % 4],
+            "duration": "short",
+            "task_type": "Counting Problem",
+        }
+        for n in range(4)
+    ]
+    plain = [q["answer"] for q in questions]
+    subs = ["A", "B", "A", "D"]  # item 2 turns wrong with subtitles
+    for name, preds in (("Video-MME_8frame", plain), ("Video-MME_8frame_subs", subs)):
+        frame = pd.DataFrame(
+            [{**q, "prediction": p} for q, p in zip(questions, preds, strict=True)]
+        )
+        folder = tmp_path / name
+        folder.mkdir()
+        frame.to_csv(folder / f"Qwen2-VL-7B_{name}.tsv", sep="\t", index=False)
+        argv = [
+            "import",
+            "vlmevalkit",
+            str(folder / f"Qwen2-VL-7B_{name}.tsv"),
+            "-o",
+            str(tmp_path / f"run-{name}"),
+        ]
+        assert main(argv) == 0
+    r = compare(
+        tmp_path / "run-Video-MME_8frame", tmp_path / "run-Video-MME_8frame_subs", bootstrap=0
+    )
+    variant = next(f for f in r.provenance if f.field == "VLMEvalKit dataset")
+    assert (variant.a, variant.b, variant.status) == (
+        "Video-MME_8frame",
+        "Video-MME_8frame_subs",
+        "differs",
+    )
+    # without --benchmark the importer names items by dataset and index (`Video-MME_subs:2`),
+    # so the two variants share no item: every row is counted on its side, none dropped
+    assert (r.counts.matched, r.counts.only_a, r.counts.only_b) == (0, 4, 4)
+    assert r.verdicts[0].sentence.startswith("No item was answered on both sides")
