@@ -254,6 +254,7 @@ def test_within_one_run(tmp_path: Path) -> None:
         ),
         ({"configs": ["8f", "16f"]}, "holds 2 slices: model m, series default, config 8f"),
         ({"models": ["m", "x"], "configs": ["8f"]}, "no model 'x' (the run holds: m, n)"),
+        ({"configs": ["8f", "8f"], "models": ["m"]}, "both sides are the same slice (8f)"),
     ],
 )
 def test_naming_errors(tmp_path: Path, kwargs: dict[str, list[str]], message: str) -> None:
