@@ -465,3 +465,25 @@ def test_no_item_in_common(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert (
         r.verdicts[0].sentence == "No item was answered on both sides: there is nothing to compare."
     )
+
+
+def test_a_swept_and_an_imported_slice_of_one_run(tmp_path: Path) -> None:
+    """Each side reads the provenance of the way its own rows came in: the sweep's for the
+    swept slice, the import's record for rows imported into the same run folder."""
+    from _support.sweep import pixel_factory, write_benchmark, write_protocol
+    from itemscale.protocol import load_protocol
+    from itemscale.sweep import run_sweep
+
+    suite = write_benchmark(tmp_path / "suite", 3)
+    protocol = write_protocol(tmp_path / "p.toml", suite, frames=(4,), output=tmp_path / "run")
+    run_sweep(load_protocol(protocol), backend_factory=pixel_factory, progress=False)
+    table = tmp_path / "paper.csv"
+    lines = ["model,item_id,video_id,config,frames,correct"]
+    lines += [f"pixel,v{v}-q{q},v{v},reported,4,1" for v in range(3) for q in range(2)]
+    table.write_text("\n".join(lines) + "\n")
+    assert main(["import", "table", str(table), "-o", str(tmp_path / "run")]) == 0
+    r = compare(tmp_path / "run", configs=["4f", "reported"], bootstrap=0)
+    fields = {f.field: f for f in r.provenance}
+    assert (fields["source"].a, fields["source"].b) == ("itemscale sweep", "table import")
+    assert fields["backend"].a == "hf" and fields["backend"].b is None  # not claimed for B
+    assert r.counts.matched == 6

@@ -281,15 +281,19 @@ def _group_table(keys: pd.Series, ya: np.ndarray, yb: np.ndarray) -> pd.DataFram
 
 
 def _gaps(table: pd.DataFrame) -> tuple[GroupGap, ...]:
+    pairs = table["pairs"].to_numpy(dtype=np.int64)
+    only_a = table["only_a"].to_numpy(dtype=np.int64)
+    only_b = table["only_b"].to_numpy(dtype=np.int64)
+    difference = table["difference"].to_numpy(dtype=float)
     return tuple(
         GroupGap(
             value=str(key),
-            pairs=int(row.pairs),
-            right_only_a=int(row.only_a),
-            right_only_b=int(row.only_b),
-            difference=float(row.difference),
+            pairs=int(pairs[j]),
+            right_only_a=int(only_a[j]),
+            right_only_b=int(only_b[j]),
+            difference=float(difference[j]),
         )
-        for key, row in zip(table.index, table.itertuples(), strict=True)
+        for j, key in enumerate(table.index)
     )
 
 

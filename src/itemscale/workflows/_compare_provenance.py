@@ -233,8 +233,15 @@ def side_setup(
     sampling = fields["sampling formula"]
     if sampling and sampling.startswith("fps") and "|" not in sampling:
         fields["fps (asked)"] = sampling[3:].split("+")[0]
-    fields.update({k: v for k, v in _sweep_fields(run, model).items() if k not in fields or v})
-    imported, prompt_text = _import_fields(run, config_id)
+    # a run folder may hold swept rows (with a cell id) and imported ones: each side reads the
+    # provenance of the way its own rows came in
+    cells = rows["cell_id"] if "cell_id" in rows.columns else pd.Series([None] * len(rows))
+    if cells.notna().any():
+        fields.update({k: v for k, v in _sweep_fields(run, model).items() if k not in fields or v})
+    imported: dict[str, str | None] = {}
+    prompt_text = None
+    if cells.isna().any():
+        imported, prompt_text = _import_fields(run, config_id)
     for key, value in imported.items():
         if value is not None or key not in fields:
             fields[key] = value
