@@ -487,3 +487,32 @@ def test_a_swept_and_an_imported_slice_of_one_run(tmp_path: Path) -> None:
     assert (fields["source"].a, fields["source"].b) == ("itemscale sweep", "table import")
     assert fields["backend"].a == "hf" and fields["backend"].b is None  # not claimed for B
     assert r.counts.matched == 6
+
+
+def test_frames_asked_differ_but_frames_sent_do_not(tmp_path: Path) -> None:
+    """16 frames asked against 8, but the frames sent never grow (a server that capped them):
+    the same input by the recorded frames, even with a few answers apart (sampling noise)."""
+    rows_a, rows_b = [], []
+    for i in range(12):
+        answer_b = "A" if i % 6 else "B"
+        rows_a.append(
+            _row(f"q{i}", f"v{i}", 1.0, answer="A", effective_frames=8, frames=8, config_label="8f")
+        )
+        rows_b.append(
+            _row(
+                f"q{i}",
+                f"v{i}",
+                float(answer_b == "A"),
+                answer=answer_b,
+                effective_frames=8,
+                frames=16,
+                config_id="c32",
+                config_label="16f",
+            )
+        )
+    r = compare(_write(tmp_path / "a", rows_a), _write(tmp_path / "b", rows_b), bootstrap=0)
+    assert r.same_input is not None and r.same_input.basis == "effective_frames"
+    assert (r.same_input.identical, r.same_input.items, r.same_input.recorded) == (10, 12, 12)
+    sentence = next(v.sentence for v in r.verdicts if v.key == "same_input")
+    assert "frames actually sent do not grow" in sentence
+    assert "frames (asked)" in sentence and "was the setting applied?" in sentence
