@@ -350,6 +350,9 @@ def test_scored_answers(tmp_path: Path) -> None:
     assert r.answers.accuracy_a.value == pytest.approx(1.75 / 4)
     assert r.answers.difference.value == pytest.approx((0.25 + 0.5 - 0.25) / 4)
     assert r.answers.clustered_p is None and r.answers.bootstrap_p is not None
+    assert "paired video bootstrap p = " in r.verdicts[0].sentence
+    untested = compare(a, b, bootstrap=0)
+    assert "The gap is not tested" in untested.verdicts[0].sentence
     (video_gap,) = [v for v in r.top_videos if v.value == "v2"]
     assert (video_gap.right_only_a, video_gap.right_only_b) == (0, 1)  # higher score in B
 

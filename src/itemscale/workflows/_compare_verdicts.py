@@ -49,7 +49,10 @@ def gap_sentence(counts: MatchCounts, answers: AnswerDiff, noise: RerunNoise | N
     )
     if answers.kind == "binary":
         head += f": right only in A {answers.right_only_a}, right only in B {answers.right_only_b}"
-    verdict = "more than noise" if beyond else f"within noise (p >= {ALPHA})"
+    if p is None:
+        verdict = "not tested (the paired video bootstrap needs resamples: --bootstrap B > 0)"
+    else:
+        verdict = "more than noise" if beyond else f"within noise (p >= {ALPHA})"
     text = f"{head}. The gap is {verdict}."
     if noise is not None:
         floors = "; ".join(
