@@ -17,6 +17,7 @@ Three rules every command keeps (docs/run-folders.md):
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import sys
@@ -183,11 +184,104 @@ _BEARER = re.compile(r"(?P<head>\bBearer\s+)(?P<token>[A-Za-z0-9._~+/=-]{8,})", 
 _KEY_PARAM = re.compile(
     r"(?P<head>[?&](?:api[_-]?key|key|token|access_token)=)(?P<token>[^&\s\"']+)", re.I
 )
+#: A URL's path, query and fragment after "://" (one greedy run: each character is read once).
+_URL_REST = re.compile(r"://[^\s\"'<>]+")
+#: A piece of a URL that looks like a key: a run of 20+ letters and digits holding both.
+_KEYLIKE_RUN = re.compile(r"[A-Za-z0-9]{20,}")
+_URL_PIECE_SEP = re.compile(r"([/?&=#;@:,])")
+#: Tokens that announce themselves as keys (the prefixes of the common providers' keys), at 16
+#: or more characters after the prefix with a digit among them: redacted even when the process
+#: never knew the key (a key typed where a variable's name belongs, a key in a URL's path).
+_KEY_PREFIXES: Final[str] = r"sk-|sk_|hf_|gsk_|xai-|ghp_|gho_|github_pat_|glpat-|AIza"
+_PREFIXED_KEY = re.compile(rf"(?:{_KEY_PREFIXES})[A-Za-z0-9_-]{{16,}}")
 REDACTED: Final[str] = "[REDACTED]"
 #: What every text `redact` would change contains (besides a known secret): a superset of the
-#: three patterns, in syntax both Python's `re` and RE2 (pyarrow's) read, so a column of a
+#: patterns, in syntax both Python's `re` and RE2 (pyarrow's) read, so a column of a
 #: million values is scanned once in C++ and only the rows that match are redacted one by one.
-REDACTION_TRIGGERS: Final[str] = r"://|(?i:bearer)|[?&](?i:api[_-]?key|key|token|access_token)="
+REDACTION_TRIGGERS: Final[str] = (
+    r"://|(?i:bearer)|[?&](?i:api[_-]?key|key|token|access_token)=|" + f"(?:{_KEY_PREFIXES})"
+)
+#: What may split an echoed key (a wrapped line, an indent, a JSON-escaped newline): at most
+#: this many characters between two of its characters. Written as a class both `re` and RE2
+#: read the same way (`\s` differs between them).
+_GAP: Final[str] = "(?:[\t\n\x0b\x0c\r \u00a0\u200b\u2028\u2029]|\\\\[nrt]){0,8}"
+#: The shortest secret matched with its case changed, split or escaped (shorter: as sent only).
+FUZZY_MIN_CHARS: Final[int] = 12
+#: A partial echo ("sk-abc...wxyz", "sk-proj-****wxyz") keeps at least this many characters of
+#: the key's start and of its end around a mask.
+_PARTIAL_HEAD, _PARTIAL_TAIL = 3, 3
+_MASK: Final[str] = "[*.\u2026\u2022xX#_-]{1,128}"
+_patterns: dict[tuple[str, ...], tuple[re.Pattern[str], str]] = {}
+
+
+def _hex(char: str) -> str:
+    return f"\\x{ord(char):02x}" if ord(char) < 0x80 else char
+
+
+def _literal(text: str) -> str:
+    """`text` as a pattern both `re` and RE2 read literally (no engine-specific escapes)."""
+    return "".join(c if c.isascii() and c.isalnum() else _hex(c) for c in text)
+
+
+def _any_spelling(char: str) -> str:
+    """One character of a key as it may come back: itself (any case, under `(?i)`), escaped by
+    a backslash (JSON's `\\/`), as a JSON `\\uXXXX` escape or URL-encoded (`%2F`)."""
+    code = ord(char)
+    forms = [f"\\\\{{0,2}}{_literal(char)}"]
+    if code < 0x10000:
+        forms.append(f"\\\\{{1,2}}u{code:04x}")
+    if code < 0x80:
+        forms.append(f"%{code:02x}")
+    return "(?:" + "|".join(forms) + ")"
+
+
+def _base64_cores(secret: str) -> list[str]:
+    """The base64 text every encoding of a longer string holding `secret` contains, for each of
+    the three alignments of the secret in it (so base64 of "Bearer KEY", of "user:KEY" or of a
+    whole JSON body is found), in the standard and the URL-safe alphabet."""
+    raw = secret.encode()
+    cores: set[str] = set()
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + raw).decode().rstrip("=")
+        core = encoded[-(-8 * offset // 6) : (8 * (offset + len(raw))) // 6]
+        if len(core) >= 8:
+            cores.add(core)
+            cores.add(core.replace("+", "-").replace("/", "_"))
+    return sorted(cores)
+
+
+def _partial(secret: str) -> str:
+    """A partial echo: the key's first characters (3 or more), a mask, its last (3 or more)."""
+    head = _literal(secret[:_PARTIAL_HEAD])
+    # the optional continuation of the head, nested: abc(?:d(?:e(?:f)?)?)?
+    nested = ""
+    for char in reversed(secret[_PARTIAL_HEAD:16]):
+        nested = f"(?:{_literal(char)}{nested})?"
+    tail = _literal(secret[-_PARTIAL_TAIL:])
+    lead = ""
+    for char in secret[-16:-_PARTIAL_TAIL]:
+        lead = f"(?:{lead}{_literal(char)})?"
+    return f"{head}{nested}{_MASK}{lead}{tail}"
+
+
+def _secret_pattern(secrets: tuple[str, ...]) -> tuple[re.Pattern[str], str]:
+    """One pattern for every spelling of every known secret (compiled once per set of secrets),
+    and its source (the pre-filter of a table's columns uses the same text in RE2)."""
+    cached = _patterns.get(secrets)
+    if cached is not None:
+        return cached
+    parts: list[str] = []
+    for secret in secrets:
+        if len(secret) >= FUZZY_MIN_CHARS:
+            parts.append("(?i:" + _GAP.join(_any_spelling(c) for c in secret) + ")")
+            parts.append(_partial(secret))
+        else:
+            parts.append(_literal(secret))
+        parts.extend(_literal(core) for core in _base64_cores(secret))
+    source = "|".join(parts)
+    compiled = (re.compile(source), source)
+    _patterns[secrets] = compiled
+    return compiled
 
 
 def register_secret(value: str | None) -> None:
@@ -206,24 +300,60 @@ def known_secrets() -> list[str]:
 
 
 def redaction_trigger() -> str:
-    """A regex any text `redact` would change matches: the triggers and the known secrets."""
-    return "|".join([REDACTION_TRIGGERS, *(re.escape(s) for s in known_secrets())])
+    """A regex any text `redact` would change matches: the triggers and every spelling of the
+    known secrets (the same pattern `redact` uses, read by RE2 as well as by `re`)."""
+    secrets = tuple(known_secrets())
+    if not secrets:
+        return REDACTION_TRIGGERS
+    return f"{REDACTION_TRIGGERS}|{_secret_pattern(secrets)[1]}"
+
+
+def _url_pieces(match: re.Match[str]) -> str:
+    """A URL's path, query and fragment with every piece that looks like a key redacted (the
+    host is kept: it names the server, and `_URL_CREDENTIALS` took any `user:key@`)."""
+    rest = match.group(0)
+    cut = rest.find("/", 3)
+    if cut < 0:
+        return rest
+    pieces = _URL_PIECE_SEP.split(rest[cut:])
+    return rest[:cut] + "".join(REDACTED if _keylike(p) else p for p in pieces)
+
+
+def _keylike(piece: str) -> bool:
+    run = _KEYLIKE_RUN.search(piece)
+    if run is None:
+        return False
+    chars = run.group(0)
+    return any(c.isdigit() for c in chars) and any(c.isalpha() for c in chars)
+
+
+def _prefixed(match: re.Match[str]) -> str:
+    token = match.group(0)
+    return REDACTED if any(c.isdigit() for c in token) else token
 
 
 def redact(text: str) -> str:
     """`text` without known secrets, URL credentials, bearer tokens and key query parameters.
 
-    Linear in `len(text)`. Apply it to the whole foreign string before cutting it to any length
-    (`excerpt`): a cut first can split a secret so that neither half is recognised."""
+    A known secret is found as sent and as it comes back transformed: its case changed, split
+    by whitespace or an escaped newline, its characters JSON-escaped (`\\/`, `\\u002f`) or
+    URL-encoded (`%2F`), base64-encoded alone or inside a longer string ("Bearer KEY"), and
+    as a partial echo keeping its first and last characters around a mask ("sk-abc...wxyz").
+    A URL's path or query piece holding a 20-character run of letters and digits, and a token
+    with a known key prefix (`sk-`, `hf_`, ...) and a digit, are redacted even when the key is
+    not known. Linear in `len(text)`. Apply it to the whole foreign string before cutting it
+    to any length (`excerpt`): a cut first can split a secret so that neither half is found."""
     if not text:
         return text
-    for secret in known_secrets():
-        if secret in text:
-            text = text.replace(secret, REDACTED)
+    secrets = tuple(known_secrets())
+    if secrets:
+        text = _secret_pattern(secrets)[0].sub(REDACTED, text)
     if "://" in text:
         text = _URL_CREDENTIALS.sub(f"://{REDACTED}@", text)
+        text = _URL_REST.sub(_url_pieces, text)
     text = _BEARER.sub(lambda m: f"{m['head']}{REDACTED}", text)
-    return _KEY_PARAM.sub(lambda m: f"{m['head']}{REDACTED}", text)
+    text = _KEY_PARAM.sub(lambda m: f"{m['head']}{REDACTED}", text)
+    return _PREFIXED_KEY.sub(_prefixed, text)
 
 
 def excerpt(text: str, limit: int) -> str:
