@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import io
 import os
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -28,7 +29,7 @@ from typing import Any, Literal
 import httpx
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..files import loads_json
 from ..items import Item
@@ -79,9 +80,39 @@ class OpenAIOptions(BaseModel):
     #: a reply body larger than this is refused unread (`model_error`), whatever its status
     max_reply_bytes: int = Field(default=DEFAULT_MAX_REPLY_BYTES, ge=1024)
 
+    @field_validator("api_key_env")
+    @classmethod
+    def _a_variable_name(cls, value: str) -> str:
+        if not ENV_NAME.fullmatch(value):
+            register_secret(value)  # a key typed in the name's place: redacted everywhere
+            raise ValueError(
+                "is not the name of an environment variable (letters, digits and '_', not "
+                "starting with a digit); give the name of the variable that holds the key, not "
+                "the key (the value is not shown)"
+            )
+        return value
+
+
+#: What an environment variable's name may be (POSIX's portable names).
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+#: A name printed in a message: one that cannot be a key typed in a name's place.
+_SHOWN_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
+
 
 def parse_options(options: dict[str, Any], model_name: str) -> OpenAIOptions:
-    return parse_backend_options(OpenAIOptions, options, model_name)
+    """The typed options; an `api_key_env` the protocol sets must name a variable that is set
+    (the default, `OPENAI_API_KEY`, may be unset: no key, no `Authorization` header)."""
+    parsed = parse_backend_options(OpenAIOptions, options, model_name)
+    name = parsed.api_key_env
+    if "api_key_env" in parsed.model_fields_set and not os.environ.get(name):
+        shown = f"${name}" if _SHOWN_NAME.fullmatch(name) else "the variable it names"
+        if not _SHOWN_NAME.fullmatch(name):
+            register_secret(name)
+        raise BackendError(
+            f"model {model_name!r}: option 'api_key_env': {shown} is not set (or empty); set "
+            "it to the server's key, or drop the option to send no key"
+        )
+    return parsed
 
 
 def encode_frame(frame: npt.NDArray[np.uint8], image_format: str, quality: int) -> str:
