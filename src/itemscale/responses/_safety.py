@@ -250,18 +250,18 @@ def _base64_cores(secret: str) -> list[str]:
     return sorted(cores)
 
 
+def _chars_of(text: str) -> str:
+    """A character class of the characters of `text` (for `re` and RE2 alike)."""
+    return "[" + _literal("".join(sorted(set(text)))) + "]"
+
+
 def _partial(secret: str) -> str:
-    """A partial echo: the key's first characters (3 or more), a mask, its last (3 or more)."""
-    head = _literal(secret[:_PARTIAL_HEAD])
-    # the optional continuation of the head, nested: abc(?:d(?:e(?:f)?)?)?
-    nested = ""
-    for char in reversed(secret[_PARTIAL_HEAD:16]):
-        nested = f"(?:{_literal(char)}{nested})?"
-    tail = _literal(secret[-_PARTIAL_TAIL:])
-    lead = ""
-    for char in secret[-16:-_PARTIAL_TAIL]:
-        lead = f"(?:{lead}{_literal(char)})?"
-    return f"{head}{nested}{_MASK}{lead}{tail}"
+    """A partial echo: the key's first 3 characters and up to 13 more of its characters, a mask,
+    then up to 13 of its characters and its last 3 (the in-between runs are character classes,
+    so a backtrack over a long mask costs one step a character, not one per character of it)."""
+    head = _literal(secret[:_PARTIAL_HEAD]) + _chars_of(secret[_PARTIAL_HEAD:16]) + "{0,13}"
+    tail = _chars_of(secret[-16:-_PARTIAL_TAIL]) + "{0,13}" + _literal(secret[-_PARTIAL_TAIL:])
+    return f"{head}{_MASK}{tail}"
 
 
 def _secret_pattern(secrets: tuple[str, ...]) -> tuple[re.Pattern[str], str]:
@@ -313,7 +313,7 @@ def _url_pieces(match: re.Match[str]) -> str:
     host is kept: it names the server, and `_URL_CREDENTIALS` took any `user:key@`)."""
     rest = match.group(0)
     cut = rest.find("/", 3)
-    if cut < 0:
+    if cut < 0 or not _KEYLIKE_RUN.search(rest, cut):
         return rest
     pieces = _URL_PIECE_SEP.split(rest[cut:])
     return rest[:cut] + "".join(REDACTED if _keylike(p) else p for p in pieces)
