@@ -33,6 +33,12 @@ class DiskFullError(ItemscaleError, OSError):
     exit_code: ClassVar[int] = 1
 
 
+class ReadOnlyFolderError(ItemscaleError, OSError):
+    """A folder a command must write cannot be written: a read-only file system (a read-only
+    mount stops root too) or no write permission. Names the folder and the file; exit status
+    2: copy the run to a writable folder, or remount it read-write."""
+
+
 def location_text(loc: Iterable[str | int], *, empty: str = "(top level)") -> str:
     """A pydantic error location as a user writes the key: `models[0].options.fps`."""
     path = ""

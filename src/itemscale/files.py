@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from .errors import DiskFullError
+from .errors import DiskFullError, ReadOnlyFolderError
 
 #: Read size of `sha256_file`: a video or a weight file is hashed without being held in memory.
 HASH_BLOCK: Final[int] = 1 << 20
@@ -100,6 +100,26 @@ def is_no_space(exc: BaseException) -> bool:
     )
 
 
+#: errno values that mean "this place cannot be written" (a read-only mount, no permission).
+_READ_ONLY: Final[frozenset[int]] = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
+
+
+def is_read_only(exc: BaseException) -> bool:
+    """An OSError that says the place cannot be written (not that it is full or missing)."""
+    return isinstance(exc, OSError) and (
+        exc.errno in _READ_ONLY or "Read-only file system" in str(exc)
+    )
+
+
+def read_only_message(where: str | os.PathLike[str], what: str = "", errno_: int = 0) -> str:
+    why = "a read-only file system" if errno_ in (errno.EROFS, 0) else "permission denied"
+    doing = f" (writing {what})" if what else ""
+    return (
+        f"{where}: cannot write to this folder{doing}: {why}; nothing was changed: copy the run "
+        "to a writable folder (or remount it read-write) and run the command there"
+    )
+
+
 def no_space_message(where: str | os.PathLike[str], what: str = "") -> str:
     doing = f" (writing {what})" if what else ""
     return (
@@ -112,14 +132,18 @@ def no_space_message(where: str | os.PathLike[str], what: str = "") -> str:
 @contextmanager
 def no_space_is_typed(where: str | os.PathLike[str], what: str = "") -> Iterator[None]:
     """A full file system inside the block is a `DiskFullError` naming `where`, not an
-    `OSError: [Errno 28]` traceback."""
+    `OSError: [Errno 28]` traceback; a read-only one (or no write permission) likewise a
+    `ReadOnlyFolderError`."""
     try:
         yield
-    except DiskFullError:
+    except (DiskFullError, ReadOnlyFolderError):
         raise
     except OSError as exc:
         if is_no_space(exc):
             raise DiskFullError(no_space_message(where, what)) from exc
+        if is_read_only(exc):
+            msg = read_only_message(where, what, exc.errno or 0)
+            raise ReadOnlyFolderError(msg) from exc
         raise
 
 

@@ -27,10 +27,12 @@ from ..errors import ItemscaleError
 from ..files import LOADS_JSON_LIMITS, loads_json, sha256_file
 from ..responses import (
     COLUMNS,
+    IMPORT_MARKER,
     RESPONSES_FILE,
     ROW_KEY,
     SchemaError,
     duplicated_keys,
+    mark_import_started,
     normalise_responses,
     read_run,
     run_lock,
@@ -296,7 +298,13 @@ def merge_into_run(
     created = not run_path.exists()
     try:
         with run_lock(run_path, what="import"):
-            return _merge(run_path, new_rows, record, dry_run=False)
+            first = not (run_path / RESPONSES_FILE).exists()
+            if first:  # killed before the table exists: every command says so (the marker)
+                mark_import_started(run_path)
+            merged = _merge(run_path, new_rows, record, dry_run=False)
+            if first:
+                (run_path / IMPORT_MARKER).unlink(missing_ok=True)
+            return merged
     except BaseException:
         if created and not (run_path / RESPONSES_FILE).exists():
             _remove_empty_run(run_path)  # a refused first import leaves no folder behind
@@ -307,6 +315,7 @@ def _remove_empty_run(run_path: Path) -> None:
     from ..responses import LOCK_FILE
 
     with contextlib.suppress(OSError):  # something else is in it now: leave it
+        (run_path / IMPORT_MARKER).unlink(missing_ok=True)
         (run_path / LOCK_FILE).unlink(missing_ok=True)
         run_path.rmdir()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -256,11 +257,61 @@ def write_parquet_atomic(
             raise
 
 
+#: Written into a run folder by an import that is about to write its first table, removed once
+#: the table is written: a folder holding it was left by an import that was killed.
+IMPORT_MARKER: Final[str] = ".import-incomplete"
+#: The sweep's store (the `store` package names it; the response layer sits below it).
+_STORE_FILE: Final[str] = "store.sqlite"
+
+
+class IncompleteRunError(ItemscaleError, FileNotFoundError):
+    """A run folder without its response table because the command writing it was stopped
+    (an import killed before its first write, a sweep not yet exported); says which."""
+
+
+def mark_import_started(run_dir: Path) -> None:
+    """Mark `run_dir` as holding an import that has not written its first table yet."""
+    with atomic_text_file(run_dir / IMPORT_MARKER) as fh:
+        fh.write(
+            f"pid {os.getpid()}, started {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n"
+        )
+
+
+def _missing_table(path: Path) -> FileNotFoundError:
+    """Why `path` (a response table) is missing, in the words of what left the folder so."""
+    folder = path.parent
+    if (folder / IMPORT_MARKER).is_file():
+        try:
+            started = (folder / IMPORT_MARKER).read_text(errors="replace").strip()[:80]
+        except OSError:
+            started = "unknown"
+        return IncompleteRunError(
+            f"{folder}: an import into this folder was interrupted before it wrote the response "
+            f"table ({started}); nothing was stored: run the import again"
+        )
+    if (folder / _STORE_FILE).is_file():
+        return IncompleteRunError(
+            f"{folder}: the sweep writing this run has not exported its response table yet (it "
+            "was interrupted, or is still running); run the same `itemscale sweep` again to "
+            "resume from its store and export the table"
+        )
+    try:
+        names = {p.name for p in folder.iterdir()} if folder.is_dir() else None
+    except OSError:
+        names = None
+    if names == {"run.lock"}:
+        return IncompleteRunError(
+            f"{folder}: holds only run.lock: an import or sweep into it was interrupted before "
+            "it wrote anything; run it again"
+        )
+    return FileNotFoundError(f"{path}: no response table here")
+
+
 def read_responses(path: str | os.PathLike[str]) -> pd.DataFrame:
     """Read a response table, refusing newer schema versions and migrating older ones."""
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"{path}: no response table here")
+        raise _missing_table(path)
     try:
         table = pq.read_table(path)
     except (pa.ArrowInvalid, OSError) as exc:
@@ -295,30 +346,40 @@ def read_run(run_dir: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, A
     if not run_dir.is_dir():
         raise FileNotFoundError(f"{run_dir}: not a run directory")
     df = read_responses(run_dir / RESPONSES_FILE)
-    provenance: dict[str, Any] = {}
-    run_file = run_dir / RUN_FILE
-    if run_file.exists():
-        try:
-            provenance = read_json(run_file)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise SchemaError(
-                f"{run_file}: not valid JSON ({exc}); the run's provenance is damaged "
-                "(responses.parquet is intact: restore run.json from a copy or an artifact)"
-            ) from exc
-        if not isinstance(provenance, dict):
-            raise SchemaError(
-                f"{run_file}: expected a JSON object, got {type(provenance).__name__}"
-            )
-        try:
-            version = int(provenance.get("schema_version", RUN_SCHEMA_VERSION))
-        except (TypeError, ValueError):
-            raise SchemaError(f"{run_file}: key 'schema_version' is not a number") from None
-        if version > RUN_SCHEMA_VERSION:
-            raise SchemaError(
-                f"{run_file}: run.json schema version {version} is newer than this itemscale "
-                f"reads ({RUN_SCHEMA_VERSION})"
-            )
-    return df, provenance
+    return df, read_provenance(run_dir)
+
+
+def read_provenance(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """RUN_DIR/run.json ({} when there is none); a damaged one is a `SchemaError`, which every
+    writer of the run folder meets before it writes (`write_run`, a sweep's start), so the
+    provenance of earlier imports and sweeps is never replaced by a rewritten file."""
+    run_file = Path(run_dir) / RUN_FILE
+    if not run_file.exists():
+        return {}
+    damaged = (
+        "the run's provenance is damaged (responses.parquet is intact: restore run.json from "
+        "a copy or the run's artifact/run.json; nothing was written)"
+    )
+    try:
+        provenance = read_json(run_file)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SchemaError(f"{run_file}: not valid JSON ({exc}); {damaged}") from exc
+    except ValueError as exc:  # the located JSON errors of `read_json` (too deep, too long)
+        raise SchemaError(f"{exc}; {damaged}") from exc
+    if not isinstance(provenance, dict):
+        raise SchemaError(
+            f"{run_file}: expected a JSON object, got {type(provenance).__name__}; {damaged}"
+        )
+    try:
+        version = int(provenance.get("schema_version", RUN_SCHEMA_VERSION))
+    except (TypeError, ValueError):
+        raise SchemaError(f"{run_file}: key 'schema_version' is not a number; {damaged}") from None
+    if version > RUN_SCHEMA_VERSION:
+        raise SchemaError(
+            f"{run_file}: run.json schema version {version} is newer than this itemscale "
+            f"reads ({RUN_SCHEMA_VERSION})"
+        )
+    return provenance
 
 
 def write_run(
@@ -326,8 +387,10 @@ def write_run(
     responses: pd.DataFrame,
     provenance: Mapping[str, Any],
 ) -> None:
-    """Write a run directory (table first, then provenance, each atomically)."""
+    """Write a run directory (table first, then provenance, each atomically). A damaged
+    run.json already there stops it before anything is written (`read_provenance`)."""
     run_dir = Path(run_dir)
+    read_provenance(run_dir)
     write_responses(responses, run_dir / RESPONSES_FILE)
     payload = {"schema_version": RUN_SCHEMA_VERSION, **dict(provenance)}
     write_json_atomic(run_dir / RUN_FILE, payload)

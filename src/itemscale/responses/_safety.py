@@ -18,17 +18,18 @@ Three rules every command keeps (docs/run-folders.md):
 from __future__ import annotations
 
 import base64
+import errno
 import os
 import re
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
-from ..errors import ItemscaleError
-from ..files import no_space_is_typed, read_json
+from ..errors import ItemscaleError, ReadOnlyFolderError
+from ..files import is_read_only, no_space_is_typed, read_json
 
 LOCK_FILE: Final[str] = "run.lock"
 #: How long a short writer (import, cascade, audit, report) waits for the lock by default.
@@ -55,8 +56,11 @@ def _ensure_dir(path: Path) -> None:
         raise OutputFolderError(
             f"{path}: cannot create the folder (a file is in the way: {exc.filename})"
         ) from exc
-    except PermissionError as exc:
-        raise OutputFolderError(f"{path}: cannot create the folder (permission denied)") from exc
+    except OSError as exc:
+        if not is_read_only(exc):
+            raise
+        why = "a read-only file system" if exc.errno == errno.EROFS else "permission denied"
+        raise ReadOnlyFolderError(f"{path}: cannot create the folder ({why})") from exc
     if not path.is_dir():
         raise OutputFolderError(f"{path}: exists and is not a folder")
 
@@ -68,51 +72,108 @@ def _default_wait() -> float:
         return DEFAULT_WAIT_S
 
 
+def _open_lock_file(folder: Path, *, needed: bool) -> int | None:
+    """The lock file's descriptor; a folder that cannot be written is a `ReadOnlyFolderError`
+    when the command writes the run (`needed`), else None (the folder's own lock holds)."""
+    try:
+        with no_space_is_typed(folder, LOCK_FILE):
+            return os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    except ReadOnlyFolderError:
+        if needed:
+            raise
+        return None
+
+
+def _flock_until(fd: int, deadline: float, locked_out: Callable[[], RunLockedError]) -> None:
+    import fcntl
+
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise locked_out() from None
+            time.sleep(0.05)
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """The locked descriptor is still the file at `path` (not deleted or replaced meanwhile)."""
+    try:
+        here, there = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+
+
 @contextmanager
 def run_lock(
-    run_dir: str | os.PathLike[str], *, wait_s: float | None = None, what: str = "write"
+    run_dir: str | os.PathLike[str],
+    *,
+    wait_s: float | None = None,
+    what: str = "write",
+    writes_run: bool = True,
 ) -> Iterator[None]:
-    """Hold `RUN_DIR/run.lock` (an advisory `flock`, dropped by the kernel if the process dies,
-    so a killed command never leaves a stale lock). Waits up to `wait_s` seconds (default
+    """Hold the run folder's lock: an advisory `flock` on the folder itself, and on
+    `RUN_DIR/run.lock` (which names the holder), both dropped by the kernel if the process dies,
+    so a killed command never leaves a stale lock. Deleting `run.lock` cannot lose the lock:
+    the folder's own lock stays held, and a `run.lock` that is no longer the file at its path
+    once locked is opened and locked again. Waits up to `wait_s` seconds (default
     `$ITEMSCALE_LOCK_WAIT_S`, else 120), then raises `RunLockedError` naming the holder.
-    Creates the run folder if needed."""
+    Creates the run folder if needed; a folder that cannot be written is a typed error
+    when the command writes the run (`writes_run`): a `ReadOnlyFolderError`."""
     if wait_s is None:
         wait_s = _default_wait()
     try:
-        import fcntl
+        import fcntl  # noqa: F401  (POSIX only: without it, no lock)
     except ImportError:  # pragma: no cover - not POSIX: no lock (documented)
         yield
         return
     folder = Path(run_dir)
     _ensure_dir(folder)
-    with no_space_is_typed(folder, LOCK_FILE):
-        fd = os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        deadline = time.monotonic() + max(0.0, wait_s)
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "unknown"
-                    raise RunLockedError(
-                        f"{folder}: the run folder is locked by another itemscale command "
-                        f"({holder}); wait for it to finish or stop it first",
-                        holder,
-                    ) from None
-                time.sleep(0.05)
-        try:  # who holds it, for the message of a command that waits; best effort
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"pid {os.getpid()}: {what}".encode(), 0)
-        except OSError:
-            pass  # a full disk: the lock itself holds all the same
+    deadline = time.monotonic() + max(0.0, wait_s)
+
+    def locked_out() -> RunLockedError:
         try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+            holder = (folder / LOCK_FILE).read_text(errors="replace")[:200].strip()
+        except OSError:
+            holder = ""
+        holder = holder or "unknown"
+        return RunLockedError(
+            f"{folder}: the run folder is locked by another itemscale command "
+            f"({holder}); wait for it to finish or stop it first",
+            holder,
+        )
+
+    fd = _open_lock_file(folder, needed=writes_run)
+    folder_fd: int | None = None
+    try:
+        folder_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            _flock_until(folder_fd, deadline, locked_out)
+        except OSError:  # a file system without locks on folders: run.lock alone
+            if fd is None:
+                raise
+        while fd is not None:
+            _flock_until(fd, deadline, locked_out)  # an older itemscale's holder too
+            if _same_file(fd, folder / LOCK_FILE):
+                break
+            # deleted or replaced after it was opened: lock the file at the path now
+            os.close(fd)
+            fd = None
+            fd = _open_lock_file(folder, needed=writes_run)
+        if fd is not None:
+            try:  # who holds it, for the message of a command that waits; best effort
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"pid {os.getpid()}: {what}".encode(), 0)
+            except OSError:
+                pass  # a full disk: the lock itself holds all the same
+        yield
+    finally:  # closing drops the locks
+        if fd is not None:
+            os.close(fd)
+        if folder_fd is not None:
+            os.close(folder_fd)
 
 
 #: An artifact's manifest: the sha256 of every file, and the marker that itemscale wrote the folder.

@@ -21,11 +21,16 @@ from typing import Any, ClassVar, Literal
 import pandas as pd
 
 from ..errors import ItemscaleError
-from ..files import read_json
 from ..items import Item
 from ..models import PROMPT_TEMPLATE_VERSION
 from ..protocol import Configuration, Protocol
-from ..responses import EXTRACTOR_VERSION, RESPONSES_FILE, RUN_FILE, Status, read_responses
+from ..responses import (
+    EXTRACTOR_VERSION,
+    RESPONSES_FILE,
+    Status,
+    read_provenance,
+    read_responses,
+)
 from ..store import STORE_FILE, RunStore, StoreError, open_store, run_dir_lock, utc_now
 from ._execute import JobStats, PreparedJob, VideoJob, VideoJobRunner
 from ._loaders import load_benchmark_items
@@ -258,12 +263,16 @@ def run_sweep(
     configs = planned_configs(protocol.configurations(), list(extra_configs or ()))
     stop = stop if stop is not None else SweepStop()
     result = SweepResult(run_dir=out_dir)
+    # a damaged run.json stops the sweep before it creates or runs anything, as it stops
+    # `analyze`: the export would otherwise replace it, losing earlier imports' provenance
+    read_provenance(out_dir)
     with (
         run_dir_lock(out_dir),
         _damage_is_typed(out_dir),
         open_store(out_dir) as store,
         stop_on_sigint(stop),
     ):
+        read_provenance(out_dir)  # again under the lock (a writer may have come between)
         session_id = store.start_session(
             {
                 "executor": executor,
@@ -404,15 +413,7 @@ def _carry_over(run_dir: Path, payload: dict[str, Any]) -> dict[str, Any]:
     """Keep what earlier writers put in run.json (e.g. `interventions` by `itemscale intervene`)
     and this sweep does not set, so a later sweep does not erase another command's provenance.
     The previous run's own `times`/`sweep` are replaced by this one's (sessions keep them all)."""
-    previous_file = run_dir / RUN_FILE
-    if not previous_file.is_file():
-        return payload
-    try:
-        previous = read_json(previous_file)
-    except (OSError, ValueError):
-        return payload  # an unreadable run.json is rewritten from the store
-    if not isinstance(previous, dict):
-        return payload
+    previous = read_provenance(run_dir)  # damaged: refused at the sweep's start already
     kept = {k: v for k, v in previous.items() if k not in payload and k not in _RECOMPUTED_KEYS}
     return {**kept, **payload}
 
