@@ -178,11 +178,15 @@ def _probe(
         rows = [row for batch in runner.run(probe_job) for row in batch]
         session.record(rows)
         (row,) = rows
-        if row.status == Status.MODEL_ERROR.value:
+        if row.status in (Status.MODEL_ERROR.value, Status.TIMEOUT.value):
+            what = (
+                "did not answer the first request in time"
+                if row.status == Status.TIMEOUT.value
+                else "refused the first request"
+            )
             raise ServerRefusedError(
-                f"model {model!r}: the server refused the first request ({cell.config.label}, "
-                f"item {cell.item.item_id}), so the sweep stopped before running the rest: "
-                f"{row.error}"
+                f"model {model!r}: the server {what} ({cell.config.label}, item "
+                f"{cell.item.item_id}), so the sweep stopped before running the rest: {row.error}"
             )
         rest = dataclasses.replace(job, cells=tuple(c for c in job.cells if c is not cell))
         return [*jobs[:position], rest, *jobs[position + 1 :]]

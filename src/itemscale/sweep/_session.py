@@ -19,7 +19,7 @@ import pandas as pd
 from ..items import Item
 from ..models import PROMPT_TEMPLATE_VERSION, BackendSpec, VideoLM
 from ..protocol import ModelEntry, Protocol
-from ..responses import EXTRACTOR_VERSION
+from ..responses import ANSWERED_STATUSES, EXTRACTOR_VERSION
 from ..store import CellRow, RunStore
 from ._execute import JobStats, VideoJob, group_by_video, repeat_decoding
 from ._plan import Cell, ModelPlanInfo, PlannedConfig, plan_cells
@@ -30,6 +30,13 @@ BackendFactory = Callable[[ModelEntry, str, int], VideoLM]
 
 #: Exit status of an interrupted sweep (128 + SIGINT), as shells report it.
 INTERRUPTED_EXIT = 130
+#: Exit status of a sweep that finished but whose cells run this time failed (`model_error`,
+#: `timeout`, `media_error`) more often than `FAILED_SHARE_LIMIT`: everything is stored and
+#: exported, but the run is mostly failures and a script must not take it for a result.
+FAILED_CELLS_EXIT = 3
+#: The share of a sweep's cells run this time that may fail before it exits with
+#: `FAILED_CELLS_EXIT` (more than a quarter).
+FAILED_SHARE_LIMIT = 0.25
 
 
 def default_backend_factory(entry: ModelEntry, device: str, batch_size: int) -> VideoLM:
@@ -85,8 +92,27 @@ class SweepResult:
     warnings: list[str] = field(default_factory=list)
 
     @property
+    def failed(self) -> dict[str, int]:
+        """Cells run this time that failed, by status."""
+        return {k: v for k, v in sorted(self.by_status.items()) if k not in ANSWERED_STATUSES and v}
+
+    @property
+    def mostly_failed(self) -> bool:
+        return self.ran > 0 and sum(self.failed.values()) > FAILED_SHARE_LIMIT * self.ran
+
+    def failure_summary(self) -> str:
+        """`23 of 36 cells run failed (model_error 20, timeout 3)`, or '' when none did."""
+        failed = self.failed
+        if not failed:
+            return ""
+        kinds = ", ".join(f"{k} {v}" for k, v in failed.items())
+        return f"{sum(failed.values())} of {self.ran} cells run failed ({kinds})"
+
+    @property
     def exit_code(self) -> int:
-        return INTERRUPTED_EXIT if self.interrupted else 0
+        if self.interrupted:
+            return INTERRUPTED_EXIT
+        return FAILED_CELLS_EXIT if self.mostly_failed else 0
 
 
 class SweepStop:
