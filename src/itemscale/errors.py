@@ -121,6 +121,8 @@ def validation_message(
             if not (isinstance(got, dict | list | tuple) or got is None):
                 shown = f" (got {got!r})"
         message = str(err.get("msg", ""))
+        if err.get("type") == "bool_type":  # "no", 0, "false" are not coerced: say what is
+            message = "must be true or false (a TOML boolean, unquoted)"
         extra = err.get("type") == "extra_forbidden" and bool(loc) and isinstance(loc[-1], str)
         if extra and model is not None:
             known = _fields_at(model, loc[:-1])

@@ -29,7 +29,7 @@ from typing import Any, Literal
 import httpx
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 
 from ..files import loads_json
 from ..items import Item
@@ -69,7 +69,7 @@ class OpenAIOptions(BaseModel):
 
     base_url: str = "http://127.0.0.1:8000/v1"
     api_key_env: str = "OPENAI_API_KEY"
-    video_input: bool = False
+    video_input: StrictBool = False
     image_format: Literal["jpeg", "png"] = "jpeg"
     jpeg_quality: int = Field(default=90, ge=1, le=100)
     top_logprobs: int = Field(default=20, ge=0, le=20)
