@@ -169,6 +169,51 @@ def first_answer_position(content: list[dict[str, Any]]) -> list[tuple[str, floa
     return None
 
 
+_TRANSPORT_WORDS: tuple[tuple[type[Exception], str], ...] = (
+    (httpx.ConnectError, "could not connect"),
+    (httpx.RemoteProtocolError, "the server broke off or garbled its HTTP reply"),
+    (httpx.ReadError, "the connection broke while reading the reply"),
+    (httpx.WriteError, "the connection broke while sending the request"),
+    (httpx.ProxyError, "the proxy refused the connection"),
+    (httpx.UnsupportedProtocol, "base_url is not an http:// or https:// address"),
+)
+
+
+def _transport_words(exc: Exception) -> str:
+    """What went wrong with the connection, in words (no exception class names)."""
+    for kind, words in _TRANSPORT_WORDS:
+        if isinstance(exc, kind):
+            return words
+    return "connection error"
+
+
+def _choice_and_text(payload: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The first choice of a chat completion and its text; a reply without them is a
+    `model_error` saying what is missing, in words."""
+    choices = payload.get("choices")
+    if not isinstance(choices, list) or not choices:
+        said = "no 'choices'" if choices is None else "'choices' is not a non-empty list"
+        raise _RequestFailed(Status.MODEL_ERROR, f"malformed chat completion: {said}")
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        raise _RequestFailed(
+            Status.MODEL_ERROR, "malformed chat completion: the first choice has no 'message'"
+        )
+    if "content" not in message:
+        raise _RequestFailed(
+            Status.MODEL_ERROR, "malformed chat completion: the message has no 'content'"
+        )
+    text = message["content"]
+    if text is None:
+        text = ""
+    if not isinstance(text, str):
+        raise _RequestFailed(
+            Status.MODEL_ERROR, "malformed chat completion: the message's content is not text"
+        )
+    return choice, text
+
+
 class _RequestFailed(Exception):
     def __init__(self, status: Status, message: str) -> None:
         super().__init__(message)
@@ -330,15 +375,27 @@ class OpenAIBackend:
             try:
                 reply = self._attempt(body)
             except httpx.TimeoutException as exc:
+                what = (
+                    "could not connect"
+                    if isinstance(exc, httpx.ConnectTimeout)
+                    else "no whole reply"
+                )
                 raise _RequestFailed(
-                    Status.TIMEOUT,
-                    f"no whole reply within {self._timeout_s:g} s ({type(exc).__name__})",
+                    Status.TIMEOUT, f"{what} within {self._timeout_s:g} s"
                 ) from exc
             except httpx.TransportError as exc:
-                last_error = f"connection error: {type(exc).__name__}: {excerpt(str(exc), 200)}"
+                last_error = f"{_transport_words(exc)}: {excerpt(str(exc), 200)}"
                 continue
             except ReplyTooLarge as exc:
                 raise _RequestFailed(Status.MODEL_ERROR, str(exc)) from exc
+            if 300 <= reply.status_code < 400:
+                where = excerpt(reply.headers.get("location", "") or "no Location header", 200)
+                raise _RequestFailed(
+                    Status.MODEL_ERROR,
+                    f"the server redirected the request (HTTP {reply.status_code} to {where}); "
+                    "requests are not sent on to another address: set base_url to the one "
+                    "the server names",
+                )
             if reply.status_code >= 400 or reply.status_code in RETRY_STATUS_CODES:
                 # the whole body is redacted before it is cut (a key straddling the cut would
                 # otherwise be stored in part)
@@ -400,20 +457,9 @@ class OpenAIBackend:
         start = time.perf_counter()
         try:
             payload = self._counted_post(self._body(request))
-            choice = payload["choices"][0]
-            text = choice["message"]["content"]
-            if text is None:
-                text = ""
-            if not isinstance(text, str):
-                raise _RequestFailed(Status.MODEL_ERROR, "message content is not a string")
+            choice, text = _choice_and_text(payload)
         except _RequestFailed as failure:
             return VideoResponse.failure(failure.status, str(failure), time.perf_counter() - start)
-        except (KeyError, IndexError, TypeError) as exc:
-            return VideoResponse.failure(
-                Status.MODEL_ERROR,
-                f"malformed chat completion ({type(exc).__name__}: {exc})",
-                time.perf_counter() - start,
-            )
         latency = time.perf_counter() - start
         item = request.item
         option_probs = None

@@ -48,7 +48,21 @@ class OutputFolderError(ItemscaleError, ValueError):
     """An output folder the command may not write or replace (names the folder and why)."""
 
 
+def _refuse_virtual(path: Path) -> None:
+    """`/proc`, `/sys` and `/dev` (but `/dev/shm`) hold the kernel's views, not files: a run or
+    an artifact there is refused by name, not with "[Errno 2]" from the first file written."""
+    parts = path.resolve().parts
+    if len(parts) > 1 and (
+        parts[1] in ("proc", "sys") or (parts[1] == "dev" and parts[2:3] != ("shm",))
+    ):
+        raise OutputFolderError(
+            f"{path}: under /{parts[1]}, which holds the system's own views and no ordinary "
+            "files; choose a folder on a disk (e.g. runs/NAME)"
+        )
+
+
 def _ensure_dir(path: Path) -> None:
+    _refuse_virtual(path)
     try:
         with no_space_is_typed(path.parent):
             path.mkdir(parents=True, exist_ok=True)
@@ -207,6 +221,7 @@ def check_replaceable(
     contains one (its parent, the home folder, ...).
     """
     path = Path(target)
+    _refuse_virtual(path)
     resolved = path.resolve()
     for kept in protect:
         kept_path = Path(kept).resolve()
