@@ -58,6 +58,9 @@ RETRY_STATUS_CODES = frozenset({408, 429, 500, 502, 503, 504})
 #: Default reply size cap: a chat completion with 20 top log-probabilities per token for
 #: thousands of tokens stays well below it; with `concurrency` N, N replies at most are held.
 DEFAULT_MAX_REPLY_BYTES = 16 * 2**20
+#: Default stored reply text: a multiple-choice or open answer is far shorter; a server that
+#: ignores `max_tokens` and sends megabytes of text would otherwise store all of it per cell.
+DEFAULT_MAX_REPLY_CHARS = 32_768
 #: What a stored error keeps of a server's error body (redacted whole first).
 ERROR_BODY_CHARS = 300
 
@@ -79,6 +82,9 @@ class OpenAIOptions(BaseModel):
     retry_after_max_s: float = Field(default=60.0, ge=0.0)
     #: a reply body larger than this is refused unread (`model_error`), whatever its status
     max_reply_bytes: int = Field(default=DEFAULT_MAX_REPLY_BYTES, ge=1024)
+    #: the characters of a reply's text that are stored (and read for its answer); the rest is
+    #: cut and counted (`... (N more characters)`; run.json `served.<model>.reply_chars_cut`)
+    max_reply_chars: int = Field(default=DEFAULT_MAX_REPLY_CHARS, ge=256)
 
     @field_validator("api_key_env")
     @classmethod
@@ -261,6 +267,9 @@ class OpenAIBackend:
         #: multiple-choice replies that asked for log-probabilities, and those that had none
         self.logprob_requests = 0
         self.logprob_missing = 0
+        #: replies longer than `max_reply_chars`, and the characters cut from them
+        self.replies_cut = 0
+        self.reply_chars_cut = 0
         #: prompt tokens of each item's text-only prompt, to read the frames' share of a reply's
         #: `usage.prompt_tokens` (what the server's processor made of them)
         self._text_tokens: dict[str, int | None] = {}
@@ -461,6 +470,12 @@ class OpenAIBackend:
         except _RequestFailed as failure:
             return VideoResponse.failure(failure.status, str(failure), time.perf_counter() - start)
         latency = time.perf_counter() - start
+        limit = self._options.max_reply_chars
+        if len(text) > limit:  # a server ignoring max_tokens: keep the start, count the rest
+            with self._rng_lock:
+                self.replies_cut += 1
+                self.reply_chars_cut += len(text) - limit
+            text = excerpt(text, limit)  # redacted whole, then cut, with the excess counted
         item = request.item
         option_probs = None
         if item.task_kind == TaskKind.MCQA and request.decoding.score_options:

@@ -247,11 +247,20 @@ class Session:
             return
         asked = int(getattr(backend, "logprob_requests", 0))
         missing = int(getattr(backend, "logprob_missing", 0))
+        cut = int(getattr(backend, "replies_cut", 0))
         self.result.served[model] = {
             "max_in_flight": int(getattr(backend, "max_in_flight", 0)),
             "logprob_requests": asked,
             "logprob_missing": missing,
+            "replies_cut": cut,
+            "reply_chars_cut": int(getattr(backend, "reply_chars_cut", 0)),
         }
+        if cut:
+            self.result.warnings.append(
+                f"model {model!r}: {cut} replies were longer than max_reply_chars and were cut "
+                f"({self.result.served[model]['reply_chars_cut']} characters not kept); the "
+                "server may be ignoring max_tokens"
+            )
         if asked and missing == asked:
             self.result.warnings.append(
                 f"model {model!r}: the server returned no log-probabilities for any of its "
