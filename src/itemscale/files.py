@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from .errors import DiskFullError, ReadOnlyFolderError
+from .errors import DiskFullError, ItemscaleError, ReadOnlyFolderError
 
 #: Read size of `sha256_file`: a video or a weight file is hashed without being held in memory.
 HASH_BLOCK: Final[int] = 1 << 20
@@ -30,8 +30,12 @@ HASH_BLOCK: Final[int] = 1 << 20
 __all__ = [
     "HASH_BLOCK",
     "LOADS_JSON_LIMITS",
+    "MAX_UNZIPPED_BYTES",
+    "ZipInputError",
     "atomic_text_file",
+    "check_unzipped_size",
     "is_no_space",
+    "is_read_only",
     "loads_json",
     "no_space_is_typed",
     "no_space_message",
@@ -145,6 +149,41 @@ def no_space_is_typed(where: str | os.PathLike[str], what: str = "") -> Iterator
             msg = read_only_message(where, what, exc.errno or 0)
             raise ReadOnlyFolderError(msg) from exc
         raise
+
+
+class ZipInputError(ItemscaleError, ValueError):
+    """A zip-based input (an `.xlsx` workbook) that is not a readable zip, or that would expand
+    past `MAX_UNZIPPED_BYTES`: refused before any of it is parsed. Names the file."""
+
+
+#: The most the members of one zip-based input (an `.xlsx` workbook) may expand to, together.
+#: A results workbook of 10^5 rows is tens of MB of XML; a 2.8 MB "zip bomb" workbook that
+#: expands to 717 MB cost 387 s and 2.3 GB before this check (docs/performance.md).
+MAX_UNZIPPED_BYTES: Final[int] = 256 * 2**20
+
+
+def check_unzipped_size(path: str | os.PathLike[str], limit: int = MAX_UNZIPPED_BYTES) -> int:
+    """The bytes the zip at `path` expands to, from its directory (no member is read); past
+    `limit`, or not a zip, a `ZipInputError`. Every reader of a zip-based input calls it before
+    parsing. The directory's sizes bound what is read: Python's `zipfile` (which openpyxl uses)
+    stops a member at its recorded size and fails its CRC check, so a member that lies about
+    its size cannot expand further."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            total = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError) as exc:
+        raise ZipInputError(
+            f"{path}: not a readable .xlsx workbook (an .xlsx file is a zip archive: {exc})"
+        ) from None
+    if total > limit:
+        raise ZipInputError(
+            f"{path}: expands to {total / 2**20:,.0f} MiB uncompressed, past the limit of "
+            f"{limit / 2**20:,.0f} MiB for one workbook (a damaged or hostile file?); save the "
+            "table as CSV or Parquet, or split it"
+        )
+    return total
 
 
 def sha256_file(path: str | os.PathLike[str]) -> str:
