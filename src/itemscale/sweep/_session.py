@@ -278,7 +278,9 @@ class Session:
         self.result.decode_s += stats.decode_s
         self.result.model_s += stats.model_s
         self.result.model_calls += stats.model_calls
-        self.result.warnings += [w for w in stats.warnings if w not in self.result.warnings]
+        # (a worker of another itemscale version may send stats without warnings)
+        said = getattr(stats, "warnings", [])
+        self.result.warnings += [w for w in said if w not in self.result.warnings]
         if job.hash_video:
             self.store.record_video(job.video_id, job.video_path, stats.video_hash)
             if stats.video_hash:
