@@ -257,6 +257,8 @@ def run(args: argparse.Namespace) -> int:
         "served": result.served,
         "warnings": result.warnings,
         **({"ray": result.ray} if result.ray else {}),
+        "failed": result.failed,
+        "exit_status": result.exit_code,
     }
     if args.json:
         print(json.dumps(summary, sort_keys=True))
@@ -279,4 +281,23 @@ def run(args: argparse.Namespace) -> int:
             print(f"warning: {warning}")
         if result.interrupted:
             print("interrupted: rerun the same command to resume", file=sys.stderr)
+    _say_failures(result)
     return result.exit_code
+
+
+def _say_failures(result: Any) -> None:
+    """How many cells failed, of which kind; past the limit, why the exit status is 3."""
+    from ..sweep import FAILED_CELLS_EXIT, FAILED_SHARE_LIMIT
+
+    said = result.failure_summary()
+    if not said or result.interrupted:
+        return
+    if result.mostly_failed:
+        print(
+            f"itemscale sweep: {said}: more than {FAILED_SHARE_LIMIT:.0%} of the cells run "
+            f"failed, so the exit status is {FAILED_CELLS_EXIT} (every cell is stored; fix the "
+            "cause, e.g. the server or the videos, and rerun with --retry-errors)",
+            file=sys.stderr,
+        )
+    else:
+        print(f"itemscale sweep: {said}", file=sys.stderr)

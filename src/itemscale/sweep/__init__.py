@@ -5,6 +5,8 @@ from ._loaders import BenchmarkLoadError, load_benchmark_items
 from ._plan import ExtraConfig, PlanCost
 from ._runner import ServerRefusedError, plan_sweep, run_sweep
 from ._session import (
+    FAILED_CELLS_EXIT,
+    FAILED_SHARE_LIMIT,
     BackendFactory,
     RayActorsLostError,
     RuntimeBackendFactory,
@@ -15,6 +17,8 @@ from ._session import (
 )
 
 __all__ = [
+    "FAILED_CELLS_EXIT",
+    "FAILED_SHARE_LIMIT",
     "BackendFactory",
     "BenchmarkLoadError",
     "ExtraConfig",

@@ -20,7 +20,7 @@ from ..errors import ItemscaleError
 from ..items import Item
 from ..models import PROMPT_TEMPLATE_VERSION, BackendSpec, VideoLM
 from ..protocol import ModelEntry, Protocol
-from ..responses import EXTRACTOR_VERSION
+from ..responses import ANSWERED_STATUSES, EXTRACTOR_VERSION
 from ..store import CellRow, RunStore
 from ._execute import JobStats, VideoJob, group_by_video, repeat_decoding
 from ._plan import Cell, ModelPlanInfo, PlannedConfig, plan_cells
@@ -31,6 +31,13 @@ BackendFactory = Callable[[ModelEntry, str, int], VideoLM]
 
 #: Exit status of an interrupted sweep (128 + SIGINT), as shells report it.
 INTERRUPTED_EXIT = 130
+#: Exit status of a sweep that finished but whose cells run this time failed (`model_error`,
+#: `timeout`, `media_error`) more often than `FAILED_SHARE_LIMIT`: everything is stored and
+#: exported, but the run is mostly failures and a script must not take it for a result.
+FAILED_CELLS_EXIT = 3
+#: The share of a sweep's cells run this time that may fail before it exits with
+#: `FAILED_CELLS_EXIT` (more than a quarter).
+FAILED_SHARE_LIMIT = 0.25
 
 
 def default_backend_factory(entry: ModelEntry, device: str, batch_size: int) -> VideoLM:
@@ -104,8 +111,27 @@ class SweepResult:
     ray: dict[str, int] = field(default_factory=dict)
 
     @property
+    def failed(self) -> dict[str, int]:
+        """Cells run this time that failed, by status."""
+        return {k: v for k, v in sorted(self.by_status.items()) if k not in ANSWERED_STATUSES and v}
+
+    @property
+    def mostly_failed(self) -> bool:
+        return self.ran > 0 and sum(self.failed.values()) > FAILED_SHARE_LIMIT * self.ran
+
+    def failure_summary(self) -> str:
+        """`23 of 36 cells run failed (model_error 20, timeout 3)`, or '' when none did."""
+        failed = self.failed
+        if not failed:
+            return ""
+        kinds = ", ".join(f"{k} {v}" for k, v in failed.items())
+        return f"{sum(failed.values())} of {self.ran} cells run failed ({kinds})"
+
+    @property
     def exit_code(self) -> int:
-        return INTERRUPTED_EXIT if self.interrupted else 0
+        if self.interrupted:
+            return INTERRUPTED_EXIT
+        return FAILED_CELLS_EXIT if self.mostly_failed else 0
 
 
 class SweepStop:
@@ -242,11 +268,20 @@ class Session:
             return
         asked = int(getattr(backend, "logprob_requests", 0))
         missing = int(getattr(backend, "logprob_missing", 0))
+        cut = int(getattr(backend, "replies_cut", 0))
         self.result.served[model] = {
             "max_in_flight": int(getattr(backend, "max_in_flight", 0)),
             "logprob_requests": asked,
             "logprob_missing": missing,
+            "replies_cut": cut,
+            "reply_chars_cut": int(getattr(backend, "reply_chars_cut", 0)),
         }
+        if cut:
+            self.result.warnings.append(
+                f"model {model!r}: {cut} replies were longer than max_reply_chars and were cut "
+                f"({self.result.served[model]['reply_chars_cut']} characters not kept); the "
+                "server may be ignoring max_tokens"
+            )
         if asked and missing == asked:
             self.result.warnings.append(
                 f"model {model!r}: the server returned no log-probabilities for any of its "
@@ -264,6 +299,9 @@ class Session:
         self.result.decode_s += stats.decode_s
         self.result.model_s += stats.model_s
         self.result.model_calls += stats.model_calls
+        # (a worker of another itemscale version may send stats without warnings)
+        said = getattr(stats, "warnings", [])
+        self.result.warnings += [w for w in said if w not in self.result.warnings]
         if job.hash_video:
             self.store.record_video(job.video_id, job.video_path, stats.video_hash)
             if stats.video_hash:
