@@ -30,7 +30,9 @@ BUDGET_GROWTH_TOLERANCE: Final[float] = 0.5
 #: Server settings known to cap or resample frames (docs/backends.md has the sources).
 FRAME_CAPPING_SETTINGS: Final[tuple[str, ...]] = (
     "vLLM: --limit-mm-per-prompt (items per prompt and modality), --media-io-kwargs "
-    '\'{"video": {"num_frames": N}}\' (frames sampled from a video file, default 32), and '
+    '\'{"video": {"num_frames": N}}\' (frames sampled from a video file, default 32; recent '
+    "vLLM also cuts a data:video/jpeg list to its first N: the frame_times option sends -1), "
+    "and "
     "--mm-processor-kwargs or a request's mm_processor_kwargs with fps / do_sample_frames / "
     "max_frames (the model's video processor resamples, Qwen3-VL's at 2 fps by default)",
     "SGLang: --mm-process-config with a video fps or max_frames (from v0.5.11 Qwen-VL video "
