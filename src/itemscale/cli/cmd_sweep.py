@@ -229,6 +229,7 @@ def run(args: argparse.Namespace) -> int:
         "not_loaded": result.not_loaded,
         "served": result.served,
         "warnings": result.warnings,
+        "selections": result.selections,
     }
     if args.json:
         print(json.dumps(summary, sort_keys=True))
@@ -245,6 +246,12 @@ def run(args: argparse.Namespace) -> int:
             )
         for model, seen in sorted(result.served.items()):
             print(f"served model {model}: up to {seen['max_in_flight']} request(s) in flight")
+        for label, sel in sorted(result.selections.items()):
+            print(
+                f"selection {label}: {sel['path']} ({sel['format']}, sha256 "
+                f"{sel['sha256'][:12]}), {sel['items_checked']} items, "
+                f"{sel['duplicate_frames_removed']} duplicate frames removed"
+            )
         for warning in result.warnings:
             print(f"warning: {warning}")
         if result.interrupted:

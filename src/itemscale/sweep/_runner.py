@@ -41,6 +41,7 @@ from ._plan import (
     select_items,
 )
 from ._provenance import decoder_info, host_info, tool_info
+from ._selections import check_selections
 from ._session import (
     BackendFactory,
     RuntimeBackendFactory,
@@ -256,8 +257,9 @@ def run_sweep(
         check_models(protocol, device=device if executor == "local" else None)
     chosen = load_sweep_items(protocol, items=items, item_filter=item_filter, limit=limit)
     configs = planned_configs(protocol.configurations(), list(extra_configs or ()))
+    selections = check_selections(configs, chosen)  # a bad selection stops before any model
     stop = stop if stop is not None else SweepStop()
-    result = SweepResult(run_dir=out_dir)
+    result = SweepResult(run_dir=out_dir, selections=selections)
     with (
         run_dir_lock(out_dir),
         _damage_is_typed(out_dir),
@@ -363,6 +365,7 @@ def _run_record(
             "by_status": dict(result.by_status),
             "served": dict(result.served),
             "warnings": list(result.warnings),
+            "selections": dict(result.selections),
             "extra_configs": [
                 {
                     "config_id": p.config_id,

@@ -83,6 +83,9 @@ class SweepResult:
     served: dict[str, dict[str, int]] = field(default_factory=dict)
     #: what the reader must know about the run's numbers (run.json `sweep.warnings`)
     warnings: list[str] = field(default_factory=list)
+    #: per `selection` configuration (by label): file, format, SHA-256, items checked and the
+    #: duplicate frames removed (run.json `sweep.selections`)
+    selections: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:

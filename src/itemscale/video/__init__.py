@@ -16,6 +16,15 @@ from ._media import (
 from ._pipeline import FramePlan, FrameSet, decode_for_configs, decode_raw, plan_frames
 from ._resize import allocation_max_pixels, smart_resize, target_size
 from ._sampling import sample_indices
+from ._selection import (
+    SelectedFrames,
+    Selection,
+    SelectionError,
+    check_selection_count,
+    policy_selection,
+    read_selection,
+    selected_frames,
+)
 from ._sheet import write_contact_sheet
 
 __all__ = [
@@ -26,17 +35,24 @@ __all__ = [
     "FrameSet",
     "MediaError",
     "MediaErrorReason",
+    "SelectedFrames",
+    "Selection",
+    "SelectionError",
     "StreamIndex",
     "VideoInfo",
     "allocation_max_pixels",
+    "check_selection_count",
     "convert_frame",
     "decode_for_configs",
     "decode_frames",
     "decode_raw",
     "encode_video",
     "plan_frames",
+    "policy_selection",
     "probe_video",
+    "read_selection",
     "sample_indices",
+    "selected_frames",
     "smart_resize",
     "stream_index",
     "target_size",
