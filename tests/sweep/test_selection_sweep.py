@@ -75,9 +75,7 @@ PIXEL = {"name": "pixel", "backend": "hf", "model": "pixel-test"}
 def test_a_builtin_sweep_records_exactly_the_selection_files_frames(tmp_path: Path) -> None:
     (tmp_path / "s2.json").write_text(json.dumps(AKS_2))
     (tmp_path / "s4.csv").write_text(CSV_4)
-    proto = _protocol(
-        tmp_path, BUILTIN, '[selections.s]\npaths = { 2 = "s2.json", 4 = "s4.csv" }'
-    )
+    proto = _protocol(tmp_path, BUILTIN, '[selections.s]\npaths = { 2 = "s2.json", 4 = "s4.csv" }')
     result = run_sweep(load_protocol(proto), progress=False)
     df, prov = read_run(tmp_path / "run")
     assert result.ran == len(df) == 16 and set(df["status"]) == {"ok"}
@@ -182,9 +180,9 @@ def test_the_protocol_names_a_selection_it_cannot_use(tmp_path: Path) -> None:
         load_protocol(_protocol(tmp_path, PIXEL, '[selections.s]\npaths = { 2 = "s.json" }'))
     with pytest.raises(ProtocolError, match="`path` is one file, but the grid has 2 frame"):
         load_protocol(_protocol(tmp_path, PIXEL, '[selections.s]\npath = "s.json"'))
-    with pytest.raises(ProtocolError, match="selection 's' has no \\[selections.s\\] table"):
+    with pytest.raises(ProtocolError, match=r"selection 's' has no \[selections\.s\] table"):
         load_protocol(_protocol(tmp_path, PIXEL, "", frames="[2]"))
-    with pytest.raises(ProtocolError, match="gone.json: file not found"):
+    with pytest.raises(ProtocolError, match=r"gone\.json: file not found"):
         load_protocol(_protocol(tmp_path, PIXEL, '[selections.s]\npath = "gone.json"', "[2]"))
     with pytest.raises(ProtocolError, match="format"):
         load_protocol(

@@ -24,7 +24,7 @@ def test_each_format_is_read_and_detected(tmp_path: Path) -> None:
     aks = _write(tmp_path, "a.json", json.dumps([{"question_id": 7, "frame_idx": [1, 2]}]))
     bolt = _write(tmp_path, "b.json", json.dumps({"vid": [{"question_id": "q", "frames": [0.5]}]}))
     jsonl = _write(tmp_path, "c.jsonl", '{"item_id": "q", "indices": [4, 5]}\n\n')
-    csv = _write(tmp_path, "d.csv", "item_id,indices\nq,\"[4 , 5]\"\nr,6;7\n")
+    csv = _write(tmp_path, "d.csv", 'item_id,indices\nq,"[4 , 5]"\nr,6;7\n')
     a, b, c, d = (read_selection(p) for p in (aks, bolt, jsonl, csv))
     assert (a.format, a.unit, a.entries["7"].values) == ("aks", "index", (1, 2))
     assert (b.format, b.unit, b.entries["q"].values) == ("bolt", "seconds", (0.5,))
@@ -65,7 +65,7 @@ def test_an_unreadable_record_is_located(
 
 
 def test_a_missing_file_is_named(tmp_path: Path) -> None:
-    with pytest.raises(SelectionError, match="gone.json: file not found"):
+    with pytest.raises(SelectionError, match=r"gone\.json: file not found"):
         read_selection(tmp_path / "gone.json")
 
 
