@@ -1,6 +1,12 @@
 """The video pipeline: sampling formulas, one decode per video, resizing, and the frame cache."""
 
 from ._cache import CacheStats, FrameCache
+from ._content import (
+    SELECTOR_METHODS,
+    change_selection,
+    pick_by_change,
+    write_selection_files,
+)
 from ._encode import encode_video
 from ._errors import MediaError, MediaErrorReason
 from ._media import (
@@ -28,6 +34,7 @@ from ._selection import (
 from ._sheet import write_contact_sheet
 
 __all__ = [
+    "SELECTOR_METHODS",
     "CacheStats",
     "FrameCache",
     "FrameConverter",
@@ -41,12 +48,14 @@ __all__ = [
     "StreamIndex",
     "VideoInfo",
     "allocation_max_pixels",
+    "change_selection",
     "check_selection_count",
     "convert_frame",
     "decode_for_configs",
     "decode_frames",
     "decode_raw",
     "encode_video",
+    "pick_by_change",
     "plan_frames",
     "policy_selection",
     "probe_video",
@@ -58,4 +67,5 @@ __all__ = [
     "target_size",
     "video_content_hash",
     "write_contact_sheet",
+    "write_selection_files",
 ]
