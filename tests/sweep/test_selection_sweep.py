@@ -182,8 +182,9 @@ def test_the_protocol_names_a_selection_it_cannot_use(tmp_path: Path) -> None:
         load_protocol(_protocol(tmp_path, PIXEL, '[selections.s]\npath = "s.json"'))
     with pytest.raises(ProtocolError, match=r"selection 's' has no \[selections\.s\] table"):
         load_protocol(_protocol(tmp_path, PIXEL, "", frames="[2]"))
-    with pytest.raises(ProtocolError, match=r"gone\.json: file not found"):
-        load_protocol(_protocol(tmp_path, PIXEL, '[selections.s]\npath = "gone.json"', "[2]"))
+    gone = load_protocol(_protocol(tmp_path, PIXEL, '[selections.s]\npath = "gone.json"', "[2]"))
+    with pytest.raises(ProtocolError, match=r"\[selections\.s\] \(2 frames\): .*gone\.json: file"):
+        run_sweep(gone, progress=False, backend_factory=pixel_factory)
     with pytest.raises(ProtocolError, match="format"):
         load_protocol(
             _protocol(tmp_path, PIXEL, '[selections.s]\npath = "s.json"\nformat = "x"', "[2]")

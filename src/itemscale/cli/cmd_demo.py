@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..measures import DEFAULT_BOOTSTRAP
 from . import CommandError
+from ._demo_selector import selector_step
 
 if TYPE_CHECKING:
     from ..synth import FocusKind
@@ -247,6 +248,7 @@ def run(args: argparse.Namespace) -> int:
 
     print_intervention(intervention)
     print(f"({time.perf_counter() - t:.1f} s)")
+    selector_step(out, n_boot=args.bootstrap, batch_size=args.batch_size)
 
     t = _step("analyze")
     df, _ = read_run(out)

@@ -516,12 +516,9 @@ def load_protocol(path: str | Path) -> Protocol:
             name: _resolve_selection_paths(entry, base)
             for name, entry in data["selections"].items()
         }
-    protocol = parse_protocol(data, source=str(path))
-    try:
-        protocol.configurations()  # a selection file that is not there is named now
-    except ProtocolError as exc:
-        raise ProtocolError(f"{path}: {exc}") from None
-    return protocol
+    # selection files are read (and a missing one named) by `configurations()`, so a protocol
+    # can be loaded to write its selections (`itemscale select`) before they exist
+    return parse_protocol(data, source=str(path))
 
 
 def _resolve_selection_paths(entry: Any, base: Path) -> Any:
