@@ -101,6 +101,12 @@ def test_a_builtin_sweep_records_exactly_the_selection_files_frames(tmp_path: Pa
     assert record["2f/selection:s"]["duplicate_frames_removed"] == 1
     assert record["2f/selection:s"]["items_with_duplicates"] == 1
     assert record["4f/selection:s"]["duplicate_frames_removed"] == 0
+    (session,) = prov["sessions"]
+    assert session["selections"]["2f/selection:s"]["sha256"] == entry_digest(tmp_path)
+
+
+def entry_digest(root: Path) -> str:
+    return hashlib.sha256((root / "s2.json").read_bytes()).hexdigest()
 
 
 def test_the_files_digest_is_part_of_every_cells_identity(tmp_path: Path) -> None:

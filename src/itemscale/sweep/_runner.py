@@ -275,6 +275,12 @@ def run_sweep(
                 "configs": [p.config.label for p in configs],
                 "device": device,
                 "batch_size": batch_size,
+                # kept per session in the store: a later sweep's run.json `sweep` replaces this
+                # one's, the sessions keep every selection file's digest
+                "selections": {
+                    label: {k: v[k] for k in ("path", "sha256", "duplicate_frames_removed")}
+                    for label, v in selections.items()
+                },
             }
         )
         bar = _progress(0, progress)
