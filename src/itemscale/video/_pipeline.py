@@ -20,7 +20,7 @@ from ._cache import FrameCache
 from ._media import StreamIndex, decode_resized, stream_index, video_content_hash
 from ._resize import target_size
 from ._sampling import sample_indices
-from ._selection import policy_selection, selected_frames
+from ._selection import SelectionError, policy_selection, selected_frames
 
 
 @dataclass(frozen=True)
@@ -76,8 +76,15 @@ def plan_frames(
     if config.is_text_only:
         return FramePlan(config, np.empty(0, dtype=np.int64), 0, 0)
     if config.sampling.name == "selection":
+        selection = policy_selection(config.sampling)
+        if not item_key:
+            raise SelectionError(
+                selection.path,
+                "a selection gives each item its own frames: name the item "
+                "(`item_key`; `itemscale frames --item-key ITEM_ID`)",
+            )
         indices = selected_frames(
-            policy_selection(config.sampling),
+            selection,
             item_key,
             config.frames,
             video_frames=info.video_frames,
