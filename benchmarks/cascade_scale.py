@@ -26,11 +26,11 @@ from itemscale.policies import CascadeSettings, cascade_report
 from itemscale.protocol import load_protocol
 from itemscale.responses import TaskKind, read_run
 from itemscale.sweep import run_sweep
-from itemscale.synth import ensure_suite
+from itemscale.synth import FocusKind, ensure_suite
 
 #: The demo's focus kinds (flash and longest the built-in model trained on, blink shorter than
 #: the sampling gap at 32 frames).
-FOCUS_KINDS = ("flash", "longest", "blink")
+FOCUS_KINDS: tuple[FocusKind, ...] = ("flash", "longest", "blink")
 
 
 def protocol_text(out: Path, suite: Path, frames: list[int], short_side: int) -> str:
@@ -68,6 +68,18 @@ def _stat(stat: dict[str, Any] | None, scale: float = 100.0) -> dict[str, Any] |
     }
 
 
+def _point(p: dict[str, Any] | None) -> dict[str, Any] | None:
+    """One in-sample threshold-sweep point in points and frames."""
+    if p is None:
+        return None
+    saved = p["cost_reduction"]
+    return {
+        "accuracy": round(100 * p["accuracy"], 2),
+        "mean_effective_frames": round(p["mean_cost"], 2),
+        "frames_saved_percent": None if saved is None else round(100 * saved, 2),
+    }
+
+
 def summarise(report: dict[str, Any]) -> dict[str, Any]:
     block = report["results"][0]
     policies: dict[str, Any] = {}
@@ -83,6 +95,11 @@ def summarise(report: dict[str, Any]) -> dict[str, Any]:
             "matches_terminal": rule.get("matches_terminal"),
         }
     terminal = block["terminal"]
+    sweep = block["threshold_sweep"]
+    terminal_acc = terminal["accuracy"]["value"]
+    best = max(sweep, key=lambda p: (p["accuracy"], -p["mean_cost"])) if sweep else None
+    matching = [p for p in sweep if p["accuracy"] >= terminal_acc]
+    cheapest = min(matching, key=lambda p: p["mean_cost"]) if matching else None
     return {
         "n_items": block["n_items"],
         "n_videos": block["n_videos"],
@@ -91,16 +108,9 @@ def summarise(report: dict[str, Any]) -> dict[str, Any]:
         "terminal_accuracy": _stat(terminal.get("accuracy")),
         "policies": policies,
         "best_match": (block.get("best_match") or {}).get("policy"),
-        "in_sample_threshold_sweep": [
-            {
-                "accuracy": round(100 * p["accuracy"], 2),
-                "mean_effective_frames": round(p["mean_cost"], 2),
-                "frames_saved_percent": None
-                if p["cost_reduction"] is None
-                else round(100 * p["cost_reduction"], 2),
-            }
-            for p in block["threshold_sweep"]
-        ],
+        "in_sample_best": _point(best),
+        "in_sample_cheapest_at_terminal_accuracy": _point(cheapest),
+        "in_sample_threshold_sweep": [_point(p) for p in sweep],
     }
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..measures import DEFAULT_BOOTSTRAP
 from . import CommandError
-from ._demo_selector import selector_step
+from ._demo_selector import print_cascade_at_scale, selector_step
 
 if TYPE_CHECKING:
     from ..synth import FocusKind
@@ -335,6 +335,8 @@ def report_steps(out: Path, intervention: dict[str, Any]) -> None:
         status = cli_main(argv)
         if status != 0:
             raise CommandError(f"`itemscale {' '.join(argv)}` failed with status {status}")
+        if name == "cascade":
+            print_cascade_at_scale()
         print(f"({time.perf_counter() - t:.1f} s)")
 
 
