@@ -128,6 +128,11 @@ def validation_message(
 
 # -- names kept for one release after a rename ------------------------------------------------
 
+#: The release that removes every retired name (0.1.0 is the one that keeps them, with a
+#: warning); tests/project/test_renamed_names.py fails once the package reaches it with a shim
+#: still in place.
+RENAMED_REMOVED_IN = "0.2.0"
+
 
 def warn_renamed(old: str, new: str, *, stacklevel: int = 3) -> None:
     """The `DeprecationWarning` of a name kept for one release after issue 27 gave its concept
@@ -136,8 +141,8 @@ def warn_renamed(old: str, new: str, *, stacklevel: int = 3) -> None:
     import warnings
 
     warnings.warn(
-        f"{old} is deprecated: use {new} (kept for one release; docs/glossary.md, 'One name "
-        "per concept')",
+        f"{old} is deprecated: use {new} (removed in itemscale {RENAMED_REMOVED_IN}; "
+        "docs/glossary.md, 'One name per concept')",
         DeprecationWarning,
         stacklevel=stacklevel,
     )

@@ -97,11 +97,6 @@ def jsonl_values(path: Path) -> Iterator[tuple[int, Any]]:
             yield line, value
 
 
-def _line_of(data: bytes, offset: int) -> int:
-    """1-based line of a byte offset."""
-    return data.count(b"\n", 0, offset) + 1
-
-
 def not_utf8_message(exc: UnicodeDecodeError) -> str:
     bad = exc.object[exc.start : exc.start + 4]
     return (

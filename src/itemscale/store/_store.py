@@ -465,7 +465,3 @@ def _clean(name: str, value: Any) -> Any:
 def open_store(run_dir: str | os.PathLike[str]) -> RunStore:
     """Open (creating and migrating as needed) the store of a run directory."""
     return RunStore(Path(run_dir) / STORE_FILE)
-
-
-def rows_by_id(rows: Sequence[CellRow]) -> dict[str, CellRow]:
-    return {r.cell_id: r for r in rows}
