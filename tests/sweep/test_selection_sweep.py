@@ -195,3 +195,21 @@ def test_the_protocol_names_a_selection_it_cannot_use(tmp_path: Path) -> None:
         load_protocol(
             _protocol(tmp_path, PIXEL, '[selections.s]\npath = "s.json"\nformat = "x"', "[2]")
         )
+
+
+def test_an_unreadable_video_is_a_media_error_and_its_items_are_still_checked(
+    tmp_path: Path,
+) -> None:
+    write_benchmark(tmp_path / "suite", 2, corrupt=["v1"])
+    (tmp_path / "s.json").write_text(json.dumps(AKS_2[:3]))  # v1-q1 missing
+    proto = _protocol(tmp_path, PIXEL, '[selections.s]\npath = "s.json"', frames="[2]")
+    with pytest.raises(SelectionError, match="item 'v1-q1': not in the selection"):
+        run_sweep(load_protocol(proto), progress=False, backend_factory=pixel_factory)
+    records = [*AKS_2[:3], {"question_id": "v1-q1", "frame_idx": [0, 999]}]
+    (tmp_path / "s.json").write_text(json.dumps(records))  # past v1's end, but v1 is unreadable
+    result = run_sweep(load_protocol(proto), progress=False, backend_factory=pixel_factory)
+    df, _ = read_run(tmp_path / "run")
+    sel = df[df["series"] == "selection:s/cached"].set_index("item_id")
+    assert set(sel.loc[["v1-q0", "v1-q1"], "status"]) == {"media_error"}
+    assert set(sel.loc[["v0-q0", "v0-q1"], "status"]) == {"ok"}
+    assert result.selections["2f/selection:s"]["items_checked"] == 2
