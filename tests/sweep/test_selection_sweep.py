@@ -213,3 +213,16 @@ def test_an_unreadable_video_is_a_media_error_and_its_items_are_still_checked(
     assert set(sel.loc[["v1-q0", "v1-q1"], "status"]) == {"media_error"}
     assert set(sel.loc[["v0-q0", "v0-q1"], "status"]) == {"ok"}
     assert result.selections["2f/selection:s"]["items_checked"] == 2
+
+
+def test_every_repeat_replays_the_same_frames(tmp_path: Path) -> None:
+    (tmp_path / "s.json").write_text(json.dumps(AKS_2))
+    proto = _protocol(tmp_path, PIXEL, '[selections.s]\npath = "s.json"', frames="[2]")
+    proto.write_text(proto.read_text().replace('output = "run"', 'output = "run"\nrepeats = 2'))
+    result = run_sweep(load_protocol(proto), progress=False, backend_factory=pixel_factory)
+    assert result.ran == 16
+    df, _ = read_run(tmp_path / "run")
+    sel = df[df["series"] == "selection:s/cached"]
+    assert sorted(sel["repeat"].unique()) == [0, 1]
+    for row in sel.to_dict("records"):
+        assert list(row["frame_indices"]) == EXPECTED[(2, row["item_id"])]

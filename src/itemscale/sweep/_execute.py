@@ -355,8 +355,10 @@ class VideoJobRunner:
 
 
 def _pass_key(cell: Cell) -> tuple[str, int]:
-    """Which decode pass a cell's frames come from: one per video, or one per item and repeat
-    for policies whose frames differ per item (`random`, `selection`)."""
-    if cell.config.sampling.name in PER_ITEM_SAMPLING_POLICIES:
-        return (cell.item.item_id, cell.repeat)
+    """Which decode pass a cell's frames come from: one per video, one per item and repeat for
+    `random` (each repeat draws its own frames), one per item for `selection` (the file gives
+    every repeat the same frames)."""
+    name = cell.config.sampling.name
+    if name in PER_ITEM_SAMPLING_POLICIES:
+        return (cell.item.item_id, cell.repeat if name == "random" else 0)
     return ("", 0)
