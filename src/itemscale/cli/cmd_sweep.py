@@ -179,9 +179,8 @@ def _print_ray(figures: dict[str, int]) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    from ..sweep import RuntimeBackendFactory, plan_sweep, run_sweep
-
+def _check_flags(args: argparse.Namespace) -> None:
+    """The flags' own ranges and combinations, before the protocol is read."""
     if args.limit is not None and args.limit < 1:
         raise CommandError(f"--limit must be at least 1 (got {args.limit})")
     if args.batch_size < 1:
@@ -192,6 +191,12 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--ray-address needs --executor ray")
     if args.workers is not None and args.workers < 1:
         raise CommandError(f"--workers must be at least 1 (got {args.workers})")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..sweep import RuntimeBackendFactory, plan_sweep, run_sweep
+
+    _check_flags(args)
     protocol = _load(args)
     run_dir = args.output if args.output is not None else Path(protocol.output)
     try:
