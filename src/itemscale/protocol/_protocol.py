@@ -18,6 +18,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     StrictInt,
     ValidationError,
     ValidationInfo,
@@ -140,7 +141,7 @@ class GridSpec(BaseModel):
     max_pixels: tuple[Count, ...] = ()
     short_side: tuple[Count, ...] = ()
     token_budgets: tuple[Count, ...] = ()
-    native: bool | None = None
+    native: StrictBool | None = None
     sampling: tuple[SamplingPolicy, ...] = (SamplingPolicy(),)
     pipeline: tuple[Pipeline, ...] = ("cached",)
 
@@ -307,7 +308,7 @@ class Protocol(BaseModel):
     grid: GridSpec
     repeats: Count = 1
     seeds: tuple[Annotated[StrictInt, Field(ge=0, le=MAX_SEED)], ...] | None = None
-    text_only: bool = True
+    text_only: StrictBool = True
     output: str = "runs/itemscale"
     #: frame selections a `selection` sampling policy replays, by name
     selections: dict[str, SelectionEntry] = Field(default_factory=dict)
@@ -500,7 +501,12 @@ def load_protocol(path: str | Path) -> Protocol:
     except RecursionError:
         raise ProtocolError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
     except ValueError as exc:  # an integer past Python's 4300-digit conversion limit
-        raise ProtocolError(f"{path}: not valid TOML: {exc}") from None
+        said = (
+            "an integer with more than 4300 digits (no setting takes one)"
+            if "digits" in str(exc)
+            else str(exc)
+        )
+        raise ProtocolError(f"{path}: not valid TOML: {said}") from None
     base = path.resolve().parent
     bench = data.get("benchmark")
     if isinstance(bench, dict):
