@@ -281,12 +281,7 @@ def run(args: argparse.Namespace) -> int:
             )
         for model, seen in sorted(result.served.items()):
             print(f"served model {model}: up to {seen['max_in_flight']} request(s) in flight")
-        for label, sel in sorted(result.selections.items()):
-            print(
-                f"selection {label}: {sel['path']} ({sel['format']}, sha256 "
-                f"{sel['sha256'][:12]}), {sel['items_checked']} items, "
-                f"{sel['duplicate_frames_removed']} duplicate frames removed"
-            )
+        _print_selections(result.selections)
         if result.ray:
             _print_ray(result.ray)
         for warning in result.warnings:
@@ -295,6 +290,16 @@ def run(args: argparse.Namespace) -> int:
             print("interrupted: rerun the same command to resume", file=sys.stderr)
     _say_failures(result)
     return result.exit_code
+
+
+def _print_selections(selections: dict[str, Any]) -> None:
+    """One line per selection configuration: its file, digest and duplicate frames removed."""
+    for label, sel in sorted(selections.items()):
+        print(
+            f"selection {label}: {sel['path']} ({sel['format']}, sha256 "
+            f"{sel['sha256'][:12]}), {sel['items_checked']} items, "
+            f"{sel['duplicate_frames_removed']} duplicate frames removed"
+        )
 
 
 def _say_failures(result: Any) -> None:

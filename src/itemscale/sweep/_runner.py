@@ -46,7 +46,7 @@ from ._plan import (
     select_items,
 )
 from ._provenance import decoder_info, host_info, tool_info
-from ._selections import check_selections
+from ._selections import check_selections, session_selections
 from ._session import (
     BackendFactory,
     RayActorsLostError,
@@ -293,12 +293,7 @@ def run_sweep(
                 "configs": [p.config.label for p in configs],
                 "device": device,
                 "batch_size": batch_size,
-                # kept per session in the store: a later sweep's run.json `sweep` replaces this
-                # one's, the sessions keep every selection file's digest
-                "selections": {
-                    label: {k: v[k] for k in ("path", "sha256", "duplicate_frames_removed")}
-                    for label, v in selections.items()
-                },
+                "selections": session_selections(selections),
             }
         )
         bar = _progress(0, progress)

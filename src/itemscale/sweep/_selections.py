@@ -77,3 +77,10 @@ def check_selections(configs: Sequence[PlannedConfig], items: Sequence[Item]) ->
             "items_with_duplicates": items_with_duplicates,
         }
     return record
+
+
+def session_selections(record: dict[str, Any]) -> dict[str, Any]:
+    """What each session keeps in the store of its selections (file, SHA-256, duplicates): a
+    later sweep's run.json `sweep` replaces this one's, the sessions keep every digest."""
+    keys = ("path", "sha256", "duplicate_frames_removed")
+    return {label: {k: v[k] for k in keys} for label, v in record.items()}
