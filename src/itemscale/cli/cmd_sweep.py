@@ -250,6 +250,13 @@ def run(args: argparse.Namespace) -> int:
         )
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from None
+    _print_summary(result, as_json=args.json)
+    _say_failures(result)
+    return result.exit_code
+
+
+def _print_summary(result: Any, *, as_json: bool) -> None:
+    """What the sweep did: one JSON object (`--json`), or a few lines."""
     summary = {
         "run_dir": str(result.run_dir),
         "planned": result.planned,
@@ -266,7 +273,7 @@ def run(args: argparse.Namespace) -> int:
         "failed": result.failed,
         "exit_status": result.exit_code,
     }
-    if args.json:
+    if as_json:
         print(json.dumps(summary, sort_keys=True))
     else:
         status = ", ".join(f"{k} {v}" for k, v in sorted(result.by_status.items())) or "nothing"
@@ -288,8 +295,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"warning: {warning}")
         if result.interrupted:
             print("interrupted: rerun the same command to resume", file=sys.stderr)
-    _say_failures(result)
-    return result.exit_code
 
 
 def _print_selections(selections: dict[str, Any]) -> None:
