@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..audit import AUDIT_FILE
+from ..measures import INTERVENTION_SERIES_PREFIX
 from ..policies import CASCADE_FILE, INTERVENTION_DIR
 from ..responses import RESPONSES_FILE, redact
 from ._assets import CSS, JS, script_hash
@@ -349,7 +350,14 @@ def render_report(inputs: ReportInputs) -> str:
         "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
         f"script-src {script_hash(JS)}; base-uri 'none'; form-action 'none'"
     )
-    n_items = inputs.trajectories[["model", "series", "item_id"]].drop_duplicates().shape[0]
+    traj = inputs.trajectories
+    on_axis = traj[~traj["series"].astype(str).str.startswith(INTERVENTION_SERIES_PREFIX)]
+    # items, not (model, series, item) rows: an intervention's re-runs are not more items
+    n_items = on_axis["item_id"].nunique()
+    n_traj = on_axis[["model", "series", "item_id"]].drop_duplicates().shape[0]
+    counted = f"{n_items} items" + (
+        f" ({n_traj} trajectories over models and series)" if n_traj != n_items else ""
+    )
     models = ", ".join(sorted({str(m) for m in inputs.trajectories["model"]}))
     prov = inputs.provenance
     return f"""<!DOCTYPE html>
@@ -366,7 +374,7 @@ def render_report(inputs: ReportInputs) -> str:
 <header>
 <h1>{esc(inputs.title)}</h1>
 <p class="headline">{esc(headline_sentence(inputs.measures, inputs.comparison))}</p>
-<div class="muted">models: {esc(models)}; {n_items} item trajectories</div>
+<div class="muted">models: {esc(models)}; {esc(counted)}</div>
 <nav><a href="#measures">curves and trajectories</a><a href="#cascade">compute savings</a><a href="#intervention">intervention</a><a href="#audit">frame audit</a><a href="#items">items</a><a href="#provenance">provenance</a></nav>
 </header>
 <main>

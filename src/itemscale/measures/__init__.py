@@ -11,6 +11,7 @@ from ._analyze import DEFAULT_BOOTSTRAP, analyze_responses, membership
 from ._binary import (
     beneficial_indicator,
     disagreement,
+    eps_flips,
     expected_harmful,
     greedy_cover,
     harmful_indicator,
@@ -146,6 +147,7 @@ __all__ = [
     "expected_harmful",
     "fit_budget_effects",
     "greedy_cover",
+    "eps_flips",
     "harmful_indicator",
     "heterogeneity_test",
     "holm",

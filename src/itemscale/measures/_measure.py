@@ -25,7 +25,7 @@ from ._binary import eps_flips
 from ._bootstrap import VideoBootstrap
 from ._matrix import ResponseMatrix
 from ._order import BudgetOrder
-from ._stats import Columns, Stat, ratio_stat, scalar_stat, stat
+from ._stats import Columns, Stat, counted, ratio_stat, scalar_stat, stat
 
 #: The blocks of `analyze --json` a measure can belong to: the visual budgets of a binary
 #: (multiple-choice) or continuous (open-ended) series, and the same series with the text-only
@@ -127,11 +127,14 @@ class Resolved:
     def left_out(self, name: str) -> np.ndarray:
         return self.jack[self._name(name)]
 
-    def share(self, name: str) -> Stat:
-        """The mean of a one-wide column over the block's items, with its interval."""
+    def share(self, name: str, *, items: bool = True) -> Stat:
+        """The mean of a one-wide column over the block's items, with its interval and its
+        count (`items`: a 0/1 column, counted as k of n items; otherwise a mean over n)."""
         key = self._name(name)
-        value = float(self.points[key][0]) if self.data.n_items else None
-        return scalar_stat(self.data.boot, value, self.samples[key][:, 0], self.jack[key][:, 0])
+        n = self.data.n_items
+        value = float(self.points[key][0]) if n else None
+        out = scalar_stat(self.data.boot, value, self.samples[key][:, 0], self.jack[key][:, 0])
+        return counted(out, (value or 0.0) * n if items else None, n)
 
     def ratio(self, numerator: np.ndarray, denominator: np.ndarray) -> Stat:
         """sum(numerator) / sum(denominator) over the items, with its interval (a ratio of
