@@ -68,8 +68,9 @@ def _headline_table(block: dict[str, Any]) -> str:
     return (
         "<h4>Visual budgets only</h4><p class='muted'>the text-only answer is a baseline beside "
         "the axis, not a budget</p>"
-        f"<table class='headline'><tbody>{body}</tbody></table>"
-        "<p class='muted'>points, 95% interval</p>"
+        f"<table class='headline' data-block='binary'><tbody>{body}</tbody></table>"
+        "<p class='muted'>points, 95% interval; in brackets the count it is computed from "
+        "(k of n items)</p>"
     )
 
 
@@ -142,8 +143,8 @@ def _with_text_table(g: dict[str, Any] | None, kind: str) -> str:
         "frame budget should I run?). Here it is budget 0, first on the axis (does any budget, "
         "including none, get the item right?): an item right blind and wrong with frames counts "
         "as harmed, and an item only the blind answer gets right counts towards the oracle.</p>"
-        f"<table class='headline'><tbody>{body}</tbody></table>"
-        "<p class='muted'>points, 95% interval</p>"
+        f"<table class='headline' data-block='{with_text}'><tbody>{body}</tbody></table>"
+        "<p class='muted'>points, 95% interval; in brackets the count it is computed from</p>"
     )
 
 
@@ -155,7 +156,10 @@ def _continuous_table(block: dict[str, Any]) -> str:
     ]
     rows += [(header, value) for header, value, _ in _measure_rows(block, "continuous")]
     body = "".join(f"<tr><th>{esc(k)}</th><td class='num'>{esc(v)}</td></tr>" for k, v in rows)
-    return f"<table class='headline'><tbody>{body}</tbody></table><p class='muted'>points, 95% interval</p>"
+    return (
+        f"<table class='headline' data-block='continuous'><tbody>{body}</tbody></table>"
+        "<p class='muted'>points, 95% interval; in brackets the count it is computed from</p>"
+    )
 
 
 def _part(
@@ -192,9 +196,11 @@ def _part(
         if counts.get(p, 0)
     )
     with_step = int(counts.get("harmful", 0)) + int(counts.get("mixed", 0))
+    complete = len(rows) - int(counts.get("incomplete", 0))
     legend += (
-        f" <span class='muted'>(the harmful rate counts both harmful only and mixed items: "
-        f"{with_step} of {len(rows)})</span>"
+        f" <span class='muted'>(harmful only + mixed = <span class='pattern-count'>{with_step} "
+        f"of {complete}</span> items with an answer at every budget: the harmful rate's "
+        "count)</span>"
     )
     key_html = (
         "<span style='background:#1a9850'>right</span><span style='background:#d73027'>wrong"

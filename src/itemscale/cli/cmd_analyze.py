@@ -14,6 +14,7 @@ from ..measures import (
     DEFAULT_DRAWS,
     DEFAULT_POWER_TARGET,
     MeasureKind,
+    counted_text,
     measures_for,
 )
 from . import CommandError
@@ -167,7 +168,7 @@ def _print_binary(
     width = max((len(label) for label in block["axis"]), default=4)
     noise = block.get("noise_floor", {})
     for label in block["axis"]:
-        line = f"{indent}  {label:<{width}}  {points_text(block['accuracy'][label])}"
+        line = f"{indent}  {label:<{width}}  {counted_text(block['accuracy'][label])}"
         noans = block["noanswer_rate"][label]["value"]
         if noans:
             line += f"   noanswer {100 * noans:.1f}"
@@ -192,8 +193,8 @@ def _print_binary(
         )
         for arrow in block["adjacent"]:
             print(
-                f"{indent}  {arrow}: {points_text(block['flip_down'][arrow])} / "
-                f"{points_text(block['flip_up'][arrow])}; p={block['mcnemar_p'][arrow]:.3g}",
+                f"{indent}  {arrow}: {counted_text(block['flip_down'][arrow])} / "
+                f"{counted_text(block['flip_up'][arrow])}; p={block['mcnemar_p'][arrow]:.3g}",
                 file=out,
             )
     print_inference(block, out, indent, _GLOSS)
@@ -255,7 +256,7 @@ def _print_continuous(block: dict[str, Any], out: TextIO, indent: str = "  ") ->
     )
     width = max((len(label) for label in block["axis"]), default=4)
     for label in block["axis"]:
-        print(f"{indent}  {label:<{width}}  {points_text(block['mean_score'][label])}", file=out)
+        print(f"{indent}  {label:<{width}}  {counted_text(block['mean_score'][label])}", file=out)
     _print_measures(block, "continuous", out, indent, 21)
     tasks = block.get("tasks") or {}
     if tasks:

@@ -57,6 +57,8 @@ from ._measure import (
     Measure,
     MeasureKind,
     Resolved,
+    count_text,
+    counted_text,
     stat_text,
 )
 from ._order import BudgetOrder, budget_order, main_chain, resolution_tag
@@ -174,6 +176,8 @@ __all__ = [
     "selected_max_intervals",
     "series_churn",
     "stat",
+    "count_text",
+    "counted_text",
     "stat_text",
     "terminal_regression_indicator",
     "text_overwrite_counts",

@@ -28,6 +28,7 @@ from ._measure import (
     ItemShare,
     Measure,
     Resolved,
+    counted_text,
     no_value,
     stat_text,
 )
@@ -59,11 +60,11 @@ class BestFixed(Measure):
 
     def text(self, block: Mapping[str, Any]) -> str:
         best = block.get(self.key) or {}
-        return f"{best.get('config')}  {stat_text(best)}"
+        return f"{best.get('config')}  {counted_text(best)}"
 
     def report_text(self, block: Mapping[str, Any]) -> str:
         best = block.get(self.key) or {}
-        return f"{best.get('config', 'n/a')}: {stat_text(best)}"
+        return f"{best.get('config', 'n/a')}: {counted_text(best)}"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -50,6 +50,24 @@ def stat_text(value: Mapping[str, Any] | None, scale: float = 100) -> str:
     return text
 
 
+def count_text(value: Mapping[str, Any] | None) -> str:
+    """The count a statistic comes from, as the console and the report print it beside it:
+    '34 of 80' for a share of items, '80 items' for a mean score, '' when it has none."""
+    count = value.get("count") if isinstance(value, Mapping) else None
+    if not isinstance(count, Mapping) or count.get("n") is None:
+        return ""
+    if count.get("k") is None:
+        return f"{count['n']} items"
+    return f"{count['k']} of {count['n']}"
+
+
+def counted_text(value: Mapping[str, Any] | None, scale: float = 100) -> str:
+    """`stat_text` with its count: '42.5 [31.2, 53.8]  (34 of 80)'."""
+    count = count_text(value)
+    text = stat_text(value, scale)
+    return f"{text}  ({count})" if count and text != "n/a" else text
+
+
 @dataclass(frozen=True)
 class BlockData:
     """What every measure of one block reads.
@@ -138,8 +156,15 @@ class Resolved:
 
     def ratio(self, numerator: np.ndarray, denominator: np.ndarray) -> Stat:
         """sum(numerator) / sum(denominator) over the items, with its interval (a ratio of
-        sums is resampled as one, not from the two means)."""
-        return ratio_stat(self.data.boot, numerator, denominator)
+        sums is resampled as one, not from the two means), counted as sum(numerator) of
+        sum(denominator) where the numerator counts whole things (else the denominator alone)."""
+        num = np.asarray(numerator, dtype=float)
+        whole = bool((num == np.round(num)).all())
+        return counted(
+            ratio_stat(self.data.boot, numerator, denominator),
+            float(num.sum()) if whole else None,
+            int(round(float(np.asarray(denominator, dtype=float).sum()))),
+        )
 
 
 Gloss = Callable[[str], str]
@@ -178,8 +203,8 @@ class Measure:
 
     # rendering: the console and the report call these with the block's JSON entries
     def text(self, block: Mapping[str, Any]) -> str:
-        """The value as the console and the report write it."""
-        return stat_text(block.get(self.key))
+        """The value as the console and the report write it, with its count."""
+        return counted_text(block.get(self.key))
 
     def report_text(self, block: Mapping[str, Any]) -> str:
         return self.text(block)
