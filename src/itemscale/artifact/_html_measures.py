@@ -19,6 +19,7 @@ from ..measures import (
     GLOSSARY,
     GRID_WITH_TEXT_TITLE,
     MeasureKind,
+    additive_sentence,
     measures_for,
     resolution_tag,
     stat_text,
@@ -378,6 +379,9 @@ def headline_sentence(measures: dict[str, Any], comparison: dict[str, Any] | Non
                 )
                 + "."
             )
+            additive = additive_sentence(b)
+            if additive:
+                parts.append(additive)
     elif blocks:
         harm = [stat_pair(b.get("harmful_rate"))[0] for _, b in blocks]
         room = [stat_pair(b.get("oracle_headroom"))[0] for _, b in blocks]

@@ -43,7 +43,7 @@ from ._heterogeneity import (
     heterogeneity_test,
     noise_comparison,
 )
-from ._inference import DEFAULT_POWER_TARGET
+from ._inference import DEFAULT_POWER_TARGET, additive_sentence
 from ._matrix import (
     CONTINUOUS_METRICS,
     INTERVENTION_SERIES_PREFIX,
@@ -138,6 +138,7 @@ __all__ = [
     "SeriesResult",
     "UnknownConfigError",
     "VideoBootstrap",
+    "additive_sentence",
     "analyze_responses",
     "bca_intervals",
     "beneficial_indicator",
@@ -145,11 +146,13 @@ __all__ = [
     "build_matrices",
     "clustered_mcnemar",
     "contender_kappa",
+    "count_text",
+    "counted_text",
     "disagreement",
+    "eps_flips",
     "expected_harmful",
     "fit_budget_effects",
     "greedy_cover",
-    "eps_flips",
     "harmful_indicator",
     "heterogeneity_test",
     "holm",
@@ -176,8 +179,6 @@ __all__ = [
     "selected_max_intervals",
     "series_churn",
     "stat",
-    "count_text",
-    "counted_text",
     "stat_text",
     "terminal_regression_indicator",
     "text_overwrite_counts",

@@ -163,7 +163,7 @@ class Resolved:
         return counted(
             ratio_stat(self.data.boot, numerator, denominator),
             float(num.sum()) if whole else None,
-            int(round(float(np.asarray(denominator, dtype=float).sum()))),
+            round(float(np.asarray(denominator, dtype=float).sum())),
         )
 
 

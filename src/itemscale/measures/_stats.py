@@ -44,7 +44,7 @@ def counted(value: Stat, k: float | None, n: int) -> Stat:
     holds, "n": items it is over} for a share of items (k / n is its value), {"k": None, "n":
     items} for a mean score. `k` is given as the column's mean times n and rounded, which is
     exact for a mean of 0/1 values (value = k / n)."""
-    items = None if k is None or not np.isfinite(k) else int(round(float(k)))
+    items = None if k is None or not np.isfinite(k) else round(float(k))
     return {**value, "count": {"k": items, "n": int(n)}}
 
 
