@@ -20,8 +20,10 @@ from ..measures import (
     GRID_WITH_TEXT_TITLE,
     MeasureKind,
     additive_sentence,
+    for_display,
     measures_for,
     resolution_tag,
+    small_sample_text,
     stat_text,
 )
 from ._html_inference import churn_tables, inference_tables
@@ -292,7 +294,9 @@ def _chains_table(block: dict[str, Any], key: str) -> str:
 
 
 def _series_section(model: str, series: str, block: dict[str, Any], traj: pd.DataFrame) -> str:
-    parts = []
+    warning = small_sample_text(block)
+    parts = [f"<p class='derived stale small-sample'><b>{esc(warning)}</b></p>"] if warning else []
+    block = for_display(block)
     if block.get("kind") == "binary":
         parts += [
             _part(model, series, block, traj, "binary"),
@@ -339,7 +343,7 @@ def measures_section(measures: dict[str, Any], trajectories: pd.DataFrame) -> st
         )
         for series, other in block.get("other_series", {}).items():
             parts.append(_series_section(model, str(series), other, trajectories))
-        parts.append(churn_tables(block, pts))
+        parts.append(churn_tables(for_display(block), pts))
     return "".join(parts)
 
 

@@ -19,7 +19,7 @@ from ..measures import (
 )
 from . import CommandError
 from ._format import Glosses, points_text
-from ._inference_text import print_churn, print_heterogeneity, print_inference
+from ._inference_text import p_text, print_churn, print_heterogeneity, print_inference
 
 
 def add_ci_argument(p: argparse.ArgumentParser) -> None:
@@ -194,7 +194,7 @@ def _print_binary(
         for arrow in block["adjacent"]:
             print(
                 f"{indent}  {arrow}: {counted_text(block['flip_down'][arrow])} / "
-                f"{counted_text(block['flip_up'][arrow])}; p={block['mcnemar_p'][arrow]:.3g}",
+                f"{counted_text(block['flip_up'][arrow])}; p={p_text(block['mcnemar_p'][arrow])}",
                 file=out,
             )
     print_inference(block, out, indent, _GLOSS)
@@ -284,7 +284,14 @@ def print_series(
     block: dict[str, Any], out: TextIO, indent: str = "  ", brief: bool = False
 ) -> None:
     """One series' measures; `brief` leaves out the adjacent flips, the chains and the
-    open-ended block's detail (`itemscale analyze` prints them all)."""
+    open-ended block's detail (`itemscale analyze` prints them all). With too few videos
+    (`small_sample`), it says so and prints "not estimable" for the intervals and tests."""
+    from ..measures import for_display, small_sample_text
+
+    warning = small_sample_text(block)
+    if warning:
+        print(f"{indent}{warning}", file=out)
+    block = for_display(block)
     if block.get("kind") == "binary":
         _print_binary(block, out, indent, brief)
     if "continuous" in block and brief:

@@ -91,6 +91,7 @@ from ._result import (
 from ._same_input import SAME_INPUT_MIN_ITEMS, SameInput, SameInputBasis, same_input
 from ._select import UnknownConfigError, select_configs
 from ._selected import PRACTICAL_TIE, contender_kappa, selected_intervals, selected_max_intervals
+from ._small import MIN_VIDEOS, NOT_ESTIMABLE, for_display, small_sample_text
 from ._stats import stat
 
 __all__ = [
@@ -108,6 +109,8 @@ __all__ = [
     "MAX_BUDGETS",
     "MEASURES",
     "MEASURE_KINDS",
+    "MIN_VIDEOS",
+    "NOT_ESTIMABLE",
     "PAPER_COLUMNS",
     "PER_ITEM_SCHEMA_VERSION",
     "PRACTICAL_TIE",
@@ -152,6 +155,7 @@ __all__ = [
     "eps_flips",
     "expected_harmful",
     "fit_budget_effects",
+    "for_display",
     "greedy_cover",
     "harmful_indicator",
     "heterogeneity_test",
@@ -178,6 +182,7 @@ __all__ = [
     "selected_intervals",
     "selected_max_intervals",
     "series_churn",
+    "small_sample_text",
     "stat",
     "stat_text",
     "terminal_regression_indicator",

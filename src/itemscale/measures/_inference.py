@@ -257,7 +257,7 @@ def additive_sentence(block: dict[str, Any]) -> str | None:
     reader can act on (the demo's and the report's opening sentences); None where the block
     has no additive-model test."""
     h = block.get("heterogeneity")
-    if not isinstance(h, dict) or "skipped" in h:
+    if not isinstance(h, dict) or "skipped" in h or block.get("small_sample"):
         return None
     obs, add = (h.get("observed") or {}).get("value"), (h.get("additive") or {}).get("value")
     ci = (h.get("difference") or {}).get("ci")

@@ -47,6 +47,8 @@ def stat_text(value: Mapping[str, Any] | None, scale: float = 100) -> str:
     ci = value.get("ci")
     if isinstance(ci, list | tuple) and len(ci) == 2 and ci[0] is not None:
         text += f" [{scale * float(ci[0]):.1f}, {scale * float(ci[1]):.1f}]"
+    elif value.get("ci_note"):  # too few videos for an interval
+        text += f" [interval {value['ci_note']}]"
     return text
 
 
