@@ -145,8 +145,9 @@ TABLE_OPTIONS: Final[tuple[ImportOption, ...]] = (
         ("--empty",),
         choices=("noanswer", "missing"),
         default="noanswer",
-        help="an empty answer cell of a wide table: an answer naming no option, counted wrong "
-        "(noanswer, the default, as the seed paper counts it) or a cell never run (missing)",
+        help="an empty answer cell (long or wide table alike): an answer naming no option, "
+        "counted wrong (noanswer, the default, as the seed paper counts it) or a cell never "
+        "run (missing)",
     ),
     ImportOption(
         ("--benchmark",),
