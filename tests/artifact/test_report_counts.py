@@ -114,3 +114,24 @@ def test_counts_hold_with_failures_and_open_ended_items(tmp_path: Path) -> None:
             assert stat["count"]["n"] == block["n_items"]
             if block["kind"] != "binary":
                 assert stat["count"]["k"] is None
+
+
+def test_an_open_ended_card_shows_scores_and_outputs(tmp_path: Path) -> None:
+    """A scored item's audit card reads its scores and what the model said at both budgets,
+    never "answer not recorded" (its answers are NaN once read back from Parquet)."""
+    from itemscale.audit import audit_transitions, write_audit
+    from itemscale.responses import read_run
+
+    run = tmp_path / "run"
+    items = make_mixed_run(run)
+    df, _ = read_run(run)
+    write_audit(run, audit_transitions(df, items), "adjacent")
+    artifact = build_artifact(run, n_boot=10, seed=1)
+    page = html.unescape((artifact / "report.html").read_text(encoding="utf-8"))
+    cards = re.findall(r"<div class='card'.*?</div></div>", page, re.S)
+    scored = [c for c in cards if "score 0.90 -&gt; 0.20" in c or "score 0.90 -> 0.20" in c]
+    assert scored, cards[:2]
+    for card in scored:
+        assert "not recorded -> not recorded" not in card
+        assert "answer not recorded" not in card
+        assert "; output '" in card

@@ -100,6 +100,9 @@ def _audit_section(inputs: ReportInputs) -> str:
     shown = audit.sort_values(["pathway", "model", "series", "item_id"], kind="stable").head(
         GALLERY_LIMIT
     )
+    outputs = _outputs_of(inputs.responses, shown)
+    kinds = inputs.responses[["model", "item_id", "task_kind"]].drop_duplicates()
+    open_ended = {(str(m), str(i)) for m, i, k in kinds.itertuples(index=False) if str(k) != "mcqa"}
     for t in shown.itertuples(index=False):
         img = ""
         png = inputs.sheets.get(str(t.transition_id))
@@ -112,9 +115,14 @@ def _audit_section(inputs: ReportInputs) -> str:
             else "no evidence spans"
         )
         labels = "".join(f"<li>{esc(h)}</li>" for h in human.get(str(t.transition_id), []))
-        scored = t.from_answer is None and t.to_answer is None  # an open-ended item
+        # an open-ended item (scored, not a letter; its answers may be NaN from Parquet)
+        scored = (t.model, t.item_id) in open_ended or (
+            _missing(t.from_answer) and _missing(t.to_answer)
+        )
         change = (
-            f"score {_score(t.from_value)} -> {_score(t.to_value)}"
+            f"score {_score(t.from_value)} -> {_score(t.to_value)}; output "
+            f"{_quoted(outputs.get((t.model, t.series, t.item_id, t.from_label)))} -> "
+            f"{_quoted(outputs.get((t.model, t.series, t.item_id, t.to_label)))}"
             if scored
             else f"answer {_shown(t.from_answer)} -> {_shown(t.to_answer)}"
         )
@@ -166,6 +174,28 @@ def _text_only_answers(responses: pd.DataFrame) -> dict[tuple[str, str], str]:
             text = str(rec["status"])
         out[(str(rec["model"]), str(rec["item_id"]))] = text
     return out
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and np.isnan(value))
+
+
+def _quoted(text: Any, limit: int = 80) -> str:
+    if _missing(text):
+        return "not recorded"
+    cut = redact(str(text))
+    return repr(cut if len(cut) <= limit else cut[: limit - 3] + "...")
+
+
+def _outputs_of(responses: pd.DataFrame, transitions: pd.DataFrame) -> dict[tuple[Any, ...], Any]:
+    """(model, series, item, config label) -> the stored model output, for the transitions'
+    items (an open-ended card shows what the model said, not only its scores)."""
+    rows = responses[
+        (responses["repeat"] == 0) & responses["item_id"].isin(set(transitions["item_id"]))
+    ]
+    cols = [rows[c].to_numpy(dtype=object) for c in ("model", "series", "item_id", "config_label")]
+    text = rows["raw_text"].to_numpy(dtype=object)
+    return {(m, se, it, c): v for m, se, it, c, v in zip(*cols, text, strict=True)}
 
 
 def _shown(value: Any, missing: str = "not recorded") -> str:
