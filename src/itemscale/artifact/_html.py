@@ -28,6 +28,7 @@ from ..policies import CASCADE_FILE, INTERVENTION_DIR
 from ..responses import RESPONSES_FILE, redact
 from ._assets import CSS, JS, script_hash
 from ._derived import DERIVED_KEY
+from ._explorer import explorer_payload, explorer_section
 from ._html_measures import (
     comparison_section,
     headline_sentence,
@@ -36,7 +37,6 @@ from ._html_measures import (
 )
 from ._html_policies import cascade_section, intervention_section
 from ._svg import esc
-from ._trajectories import KEY_COLUMNS, PATTERNS
 
 ROW_LIMIT: Final[int] = 2000
 GALLERY_LIMIT: Final[int] = 60
@@ -60,6 +60,8 @@ class ReportInputs:
     title: str = "itemscale report"
     #: item id -> question text (from the artifact's items.jsonl, when it has one)
     questions: Mapping[str, str] = field(default_factory=dict)
+    #: item id -> its answer options (the same file)
+    options: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def json_for_script(payload: Any) -> str:
@@ -217,92 +219,6 @@ def _clean(value: Any) -> Any:
     return str(value)
 
 
-def item_table_payload(
-    traj: pd.DataFrame, responses: pd.DataFrame, questions: Mapping[str, str] | None = None
-) -> dict[str, Any]:
-    """Columns and rows of the sortable item table: the question, the gold answer, the
-    text-only answer, outcomes, answers and the last output."""
-    labels = [c for c in traj.columns if c not in (*KEY_COLUMNS, "text_only")]
-    base = responses[responses["repeat"] == 0]
-    # plain object arrays: iterating Arrow-backed pandas columns element by element is slow
-    col = {
-        c: base[c].to_numpy(dtype=object)
-        for c in ("model", "series", "item_id", "config_label", "answer", "raw_text", "reference")
-    }
-    gold_of: dict[tuple[Any, Any], Any] = {}
-    text_answer_of: dict[tuple[Any, Any], Any] = {}
-    frames_all = base["frames"].to_numpy()
-    for r in range(len(base)):
-        key2 = (col["model"][r], col["item_id"][r])
-        if col["reference"][r] is not None and not pd.isna(col["reference"][r]):
-            gold_of.setdefault(key2, col["reference"][r])
-        if frames_all[r] == 0:
-            text_answer_of.setdefault(key2, col["answer"][r])
-    answer_of = dict(
-        zip(
-            zip(col["model"], col["series"], col["item_id"], col["config_label"], strict=True),
-            col["answer"],
-            strict=True,
-        )
-    )
-    # the output at the largest budget: walk the rows in axis order, the last one wins
-    order = np.argsort(base["axis_order"].to_numpy(dtype=float), kind="stable")
-    on_grid = base["frames"].to_numpy() > 0
-    last_text: dict[tuple[Any, Any, Any], Any] = {}
-    for r in order[on_grid[order]].tolist():
-        last_text[(col["model"][r], col["series"][r], col["item_id"][r])] = col["raw_text"][r]
-    columns: list[dict[str, Any]] = [
-        {"label": "model", "kind": "text"},
-        {"label": "series", "kind": "text"},
-        {"label": "item", "kind": "text"},
-        {"label": "video", "kind": "text"},
-        {"label": "pattern", "kind": "text"},
-        {"label": "task", "kind": "text"},
-        {"label": "text-only", "kind": "outcome"},
-        {"label": "question", "kind": "text"},
-        {"label": "gold", "kind": "text"},
-        {"label": "text-only answer", "kind": "text"},
-    ]
-    columns += [{"label": lab, "kind": "outcome"} for lab in labels]
-    columns += [{"label": f"answer @ {lab}", "kind": "text"} for lab in labels]
-    columns.append({"label": "output @ largest budget", "kind": "text"})
-    keys = traj[["model", "series", "item_id", "video_id", "pattern", "kind"]].to_numpy(
-        dtype=object
-    )
-    numbers = traj[["text_only", *labels]].to_numpy(dtype=float)
-    as_objects = numbers.astype(object)
-    as_objects[np.isnan(numbers)] = None
-    numbers_json = as_objects.tolist()
-    rows = []
-    for n, key_row in enumerate(keys.tolist()):
-        key = (key_row[0], key_row[1], key_row[2])
-        row = [_clean(v) for v in key_row]
-        item_key = (key_row[0], key_row[2])
-        row += numbers_json[n][:1]
-        question = (questions or {}).get(str(key_row[2]))
-        row += [
-            None if question is None else redact(question)[:QUESTION_CHARS],
-            _clean(gold_of.get(item_key)),
-            _clean(text_answer_of.get(item_key)),
-        ]
-        row += numbers_json[n][1:]
-        row += [_clean(answer_of.get((*key, lab))) for lab in labels]
-        out = last_text.get(key)
-        # redacted whole, then cut: a cut first could split a key and hide it from redact
-        row.append(None if out is None or pd.isna(out) else redact(str(out))[:OUTPUT_CHARS])
-        rows.append(row)
-    return {
-        "columns": columns,
-        "rows": rows,
-        "patterns": [p for p in PATTERNS if p in set(traj["pattern"])],
-        "models": sorted({str(m) for m in traj["model"]}),
-        "pattern_col": 4,
-        "kind_col": 5,
-        "model_col": 0,
-        "row_limit": ROW_LIMIT,
-    }
-
-
 def _key_values(value: Any, depth: int = 0) -> str:
     """A JSON value as nested key: value lines, readable rather than an escaped JSON string."""
     if isinstance(value, dict):
@@ -375,7 +291,16 @@ def _derived_notes(prov: dict[str, Any], *names: str) -> str:
 
 
 def render_report(inputs: ReportInputs) -> str:
-    payload = item_table_payload(inputs.trajectories, inputs.responses, inputs.questions)
+    payload = explorer_payload(
+        inputs.trajectories,
+        inputs.responses,
+        {
+            i: {"question": q, "options": inputs.options.get(i, ())}
+            for i, q in inputs.questions.items()
+        },
+        inputs.audit,
+        inputs.sheets,
+    )
     csp = (
         "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
         f"script-src {script_hash(JS)}; base-uri 'none'; form-action 'none'"
@@ -412,11 +337,7 @@ def render_report(inputs: ReportInputs) -> str:
 <section id="cascade"><h2>How much compute can I save? (cascade and stopping policies)</h2>{_derived_notes(prov, CASCADE_FILE)}{cascade_section(inputs.cascade)}</section>
 <section id="intervention"><h2>Sampling intervention</h2>{_derived_notes(prov, INTERVENTION_DIR)}{intervention_section(inputs.intervention, GALLERY_LIMIT)}</section>
 <section id="audit"><h2>Why? The frame audit</h2>{_derived_notes(prov, AUDIT_FILE)}{_audit_section(inputs)}</section>
-<section id="items"><h2>Items</h2>
-<div class="controls"><input id="item-filter" type="search" placeholder="filter: item, answer, output..." aria-label="filter items"><select id="pattern-filter" aria-label="pattern"></select><select id="model-filter" aria-label="model"></select><span id="item-count" class="muted"></span></div>
-<div class="table-wrap"><table id="item-table"></table></div>
-<noscript><p>The item table needs JavaScript; the same data is in trajectories.parquet.</p></noscript>
-</section>
+<section id="items"><h2>Items</h2>{explorer_section(payload)}</section>
 <section id="provenance"><h2>Provenance</h2>{_provenance_section(inputs.provenance, inputs.measures, inputs.run)}</section>
 </main>
 <script type="application/json" id="itemscale-data">{json_for_script(payload)}</script>
