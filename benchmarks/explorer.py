@@ -36,7 +36,7 @@ ACTIONS = {
     "p.dispatchEvent(new Event('change'));",
     "model = first": "var m = document.getElementById('model-filter'); m.value = "
     "m.options[1].value; m.dispatchEvent(new Event('change'));",
-    "search 'what'": "var b = document.getElementById('item-filter'); b.value = 'what'; "
+    "search '1'": "var b = document.getElementById('item-filter'); b.value = '1'; "
     "b.dispatchEvent(new Event('input'));",
     "search cleared, model = all": "var b = document.getElementById('item-filter'); "
     "b.value = ''; b.dispatchEvent(new Event('input')); var m = "
@@ -100,6 +100,8 @@ def size_at(n_rows: int) -> dict[str, float]:
                         "item_id": items,
                         "video_id": items,
                         "task_kind": "mcqa",
+                        "series": "default",
+                        "config_id": "text-only" if f == 0 else f"{f}f",
                         "config_label": "text-only" if f == 0 else f"{f}f",
                         "axis_order": k,
                         "frames": f,

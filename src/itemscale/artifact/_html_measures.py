@@ -208,6 +208,8 @@ def _part(
     key_html = (
         "<span style='background:#1a9850'>right</span><span style='background:#d73027'>wrong"
         "</span><span style='background:#ccc;color:#222'>no answer</span>"
+        "<br>each pattern's band is at least 16 px tall so a small group stays visible: band "
+        "heights are not proportional, the counts in the labels are"
         if kind == "binary"
         else "<span style='background:#3182bd'>darker = higher score</span>"
         "<span style='background:#ccc;color:#222'>no answer</span>"

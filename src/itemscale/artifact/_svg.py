@@ -129,6 +129,33 @@ def accuracy_curve(
     return "".join(parts)
 
 
+#: The least height (px) of a pattern's band in the heat map, so a group of a few items among
+#: thousands stays visible and its label readable; the rest is shared in proportion to size.
+MIN_BAND = 16.0
+
+
+def _row_tops(pats: Sequence[str], top: float, height: float) -> list[float]:
+    """y of each row's top (and the end, at index n): each run of one pattern gets MIN_BAND
+    plus its share of what is left, and its rows split that band evenly."""
+    n = len(pats)
+    runs: list[tuple[int, int]] = []
+    start = 0
+    for r in range(1, n + 1):
+        if r == n or pats[r] != pats[start]:
+            runs.append((start, r))
+            start = r
+    floor = min(MIN_BAND, height / max(len(runs), 1))
+    spare = max(height - floor * len(runs), 0.0)
+    ys = [top] * (n + 1)
+    y = top
+    for a, b in runs:
+        band = floor + spare * (b - a) / max(n, 1)
+        for r in range(a, b + 1):
+            ys[r] = y + band * (r - a) / (b - a)
+        y += band
+    return ys
+
+
 def heatmap(
     labels: Sequence[str],
     values: np.ndarray,
@@ -163,7 +190,7 @@ def heatmap(
     width += left - 96
     pw, ph = width - left - 8, height - top - bottom
     cw = pw / max(k, 1)
-    rh = ph / max(n, 1)
+    ys = _row_tops(pats, top, ph)
     parts = [
         f'<svg class="figure heatmap" role="img" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" shape-rendering="crispEdges" '
@@ -190,8 +217,8 @@ def heatmap(
                 continue
             fill, opacity = colour(float(col[start]))
             parts.append(
-                f'<rect class="cell" x="{_num(left + c * cw)}" y="{_num(top + start * rh)}" '
-                f'width="{_num(cw - 1)}" height="{_num((r - start) * rh)}" fill="{fill}" '
+                f'<rect class="cell" x="{_num(left + c * cw)}" y="{_num(ys[start])}" '
+                f'width="{_num(cw - 1)}" height="{_num(ys[r] - ys[start])}" fill="{fill}" '
                 f'fill-opacity="{opacity}"/>'
             )
             start = r
@@ -200,7 +227,7 @@ def heatmap(
     for r in range(1, n + 1):
         if r < n and pats[r] == pats[start]:
             continue
-        groups.append((pats[start], top + start * rh, top + r * rh, r - start))
+        groups.append((pats[start], ys[start], ys[r], r - start))
         start = r
     wanted = [(y0 + y1) / 2 for _, y0, y1, _ in groups]
     placed = spread_labels(wanted, LABEL_GAP, top + 8, top + ph + 2)
