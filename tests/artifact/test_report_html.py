@@ -420,7 +420,7 @@ def test_explorer_filters_searches_sorts_and_opens_an_item(browser: DevTools, re
     )
     assert page.eval(rows) == 24
     # every row carries its trajectory: one coloured cell per budget (3)
-    assert page.eval("document.querySelectorAll('#item-table tbody td.traj .cell').length") == 72
+    assert page.eval("document.querySelectorAll('#item-table tbody td.traj .tcell').length") == 72
     # filter by pattern: only harmful-only rows stay, and each shows the pattern
     pattern = page.eval(
         "var p = document.getElementById('pattern-filter'); p.value = 'harmful';"
@@ -428,7 +428,7 @@ def test_explorer_filters_searches_sorts_and_opens_an_item(browser: DevTools, re
         " Array.prototype.map.call(document.querySelectorAll('#item-table tbody tr'),"
         " function (tr) { return tr.children[4].textContent; }).join(',')"
     )
-    assert pattern and set(pattern.split(",")) == {"harmful"}
+    assert pattern and set(pattern.split(",")) == {"harmful only"}
     page.eval(
         "var p = document.getElementById('pattern-filter'); p.value = '';"
         " p.dispatchEvent(new Event('change'));"

@@ -48,12 +48,12 @@ pre.output { white-space: pre-wrap; word-break: break-word; background: var(--bg
 #item-table tbody tr { cursor: pointer; }
 #item-table tbody tr:hover, #item-table tbody tr:focus { outline: 2px solid #0072b2; }
 td.traj { white-space: nowrap; }
-.cell { display: inline-block; width: 12px; height: 14px; margin-right: 1px;
+.tcell { display: inline-block; width: 12px; height: 14px; margin-right: 1px;
   vertical-align: middle; }
-.y1 { background: #009e73; } .y0 { background: #d55e00; } .none { background: #ccc; }
-.s0 { background: #deebf7; } .s1 { background: #9ecae1; } .s2 { background: #6baed6; }
-.s3 { background: #3182bd; } .s4 { background: #08519c; }
-table.answers td.y1, table.answers td.y0 { color: #fff; }
+.oc.y1 { background: #009e73; } .oc.y0 { background: #d55e00; } .oc.none { background: #ccc; }
+.oc.s0 { background: #deebf7; } .oc.s1 { background: #9ecae1; } .oc.s2 { background: #6baed6; }
+.oc.s3 { background: #3182bd; } .oc.s4 { background: #08519c; }
+table.answers td.oc.y1, table.answers td.oc.y0 { color: #fff; }
 .controls { flex-wrap: wrap; }
 #item-table th { cursor: pointer; user-select: none; position: sticky; top: 0; }
 .controls { display: flex; gap: 10px; margin: 8px 0; align-items: center; }
@@ -109,7 +109,8 @@ JS: Final[str] = """
       select.appendChild(o);
     });
   }
-  fill(boxes.pattern, 'all patterns', data.patterns, function (p) { return p.replace(/_/g, ' '); });
+  function patternName(p) { return data.pattern_names[p] || String(p).replace(/_/g, ' '); }
+  fill(boxes.pattern, 'all patterns', data.patterns, patternName);
   fill(boxes.model, 'all models', data.models);
   fill(boxes.series, 'all series', data.series);
   fill(boxes.video, 'all videos', data.videos);
@@ -159,7 +160,7 @@ JS: Final[str] = """
     var binary = r[F.kind] === 'binary';
     r[F.values].forEach(function (v, j) {
       var o = outcome(v, binary);
-      var span = el('span', null, 'cell ' + o[0]);
+      var span = el('span', null, 'tcell oc ' + o[0]);
       span.title = labels[j] + ': ' + o[1];
       td.appendChild(span);
     });
@@ -198,7 +199,8 @@ JS: Final[str] = """
       var tr = el('tr');
       tr.tabIndex = 0;
       columns.forEach(function (c) {
-        tr.appendChild(c.f >= 0 ? el('td', r[c.f]) : trajectoryCell(r));
+        var td = c.f === F.pattern ? el('td', patternName(r[c.f])) : el('td', r[c.f]);
+        tr.appendChild(c.f >= 0 ? td : trajectoryCell(r));
       });
       tr.addEventListener('click', function () { open(r); });
       tr.addEventListener('keydown', function (e) { if (e.key === 'Enter') { open(r); } });
@@ -227,7 +229,7 @@ JS: Final[str] = """
     while (detail.firstChild) { detail.removeChild(detail.firstChild); }
     detail.appendChild(el('h3', r[F.item]));
     detail.appendChild(el('div', r[F.model] + ' / series ' + r[F.series] + ' / video ' +
-      r[F.video] + ' / ' + String(r[F.pattern]).replace(/_/g, ' '), 'muted'));
+      r[F.video] + ' / ' + patternName(r[F.pattern]), 'muted'));
     line(detail, 'question', r[F.question]);
     var opts = data.options[r[F.item]] || [];
     if (opts.length) {
@@ -247,7 +249,7 @@ JS: Final[str] = """
       var o = outcome(r[F.values][j], binary);
       var tr = el('tr');
       tr.appendChild(el('td', lab));
-      tr.appendChild(el('td', o[1], o[0]));
+      tr.appendChild(el('td', o[1], 'oc ' + o[0]));
       tr.appendChild(el('td', r[F.answers][j]));
       t.appendChild(tr);
     });

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..responses import redact
 from ._svg import esc
-from ._trajectories import KEY_COLUMNS, PATTERNS
+from ._trajectories import KEY_COLUMNS, PATTERN_NAMES, PATTERNS
 
 #: Rows embedded in report.html at most (the rest: trajectories.parquet).
 EMBED_LIMIT: Final[int] = 20_000
@@ -187,6 +187,7 @@ def explorer_payload(
         },
         "audit": _audit_index(audit, sheets or {}),
         "patterns": [p for p in PATTERNS if p in set(traj["pattern"])],
+        "pattern_names": dict(PATTERN_NAMES),
         "models": sorted({str(m) for m in traj["model"]}),
         "series": sorted({str(s) for s in traj["series"]}),
         "videos": sorted({str(v) for v in traj["video_id"]}),
