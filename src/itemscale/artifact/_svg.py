@@ -380,7 +380,9 @@ def frontier(
     ys = [100 * p[1] for p in all_pts]
     x0, x1 = min(xs), max(xs)
     y0, y1 = min(ys), max(ys)
-    x0, x1 = (x0, x1) if x1 > x0 else (x0 - 1, x0 + 1)
+    pad = 0.05 * (x1 - x0)
+    # a margin on both sides, so no point sits on an axis
+    x0, x1 = (x0 - pad, x1 + pad) if x1 > x0 else (x0 - 1, x0 + 1)
     y0, y1 = (y0 - 2, y1 + 2) if y1 > y0 else (y0 - 5, y0 + 5)
     xt, yt = range_ticks(x0, x1), range_ticks(y0, y1)
     x0, x1 = min(x0, xt[0]), max(x1, xt[-1])
