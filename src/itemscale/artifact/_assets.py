@@ -40,9 +40,9 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 pre.output { white-space: pre-wrap; word-break: break-word; background: var(--bg);
   padding: 4px 6px; margin: 2px 0; max-height: 8em; overflow: auto; }
 #item-table { font-size: 12px; }
-.explorer { display: flex; gap: 14px; align-items: flex-start; }
+.explorer { display: flex; flex-wrap: wrap; gap: 14px; align-items: flex-start; }
 .explorer .table-wrap { flex: 3 1 560px; min-width: 0; }
-#item-detail { flex: 2 1 320px; border: 1px solid var(--line); padding: 10px;
+#item-detail { flex: 1 1 340px; border: 1px solid var(--line); padding: 10px;
   max-height: 640px; overflow: auto; position: sticky; top: 0; }
 #item-detail img { max-width: 100%; image-rendering: pixelated; }
 #item-table tbody tr { cursor: pointer; }
@@ -155,10 +155,15 @@ JS: Final[str] = """
     if (binary) { return value >= 0.5 ? ['y1', 'right'] : ['y0', 'wrong']; }
     return ['s' + Math.min(4, Math.floor(value * 5)), 'score ' + value.toFixed(2)];
   }
+  function axis(r) {
+    var own = data.axes[r[F.model] + '\u001f' + r[F.series]];
+    return own || labels.map(function (_, j) { return j; });
+  }
   function trajectoryCell(r) {
     var td = el('td', null, 'traj');
     var binary = r[F.kind] === 'binary';
-    r[F.values].forEach(function (v, j) {
+    axis(r).forEach(function (j) {
+      var v = r[F.values][j];
       var o = outcome(v, binary);
       var span = el('span', null, 'tcell oc ' + o[0]);
       span.title = labels[j] + ': ' + o[1];
@@ -245,7 +250,8 @@ JS: Final[str] = """
     var head = el('tr');
     ['budget', 'outcome', 'answer'].forEach(function (h) { head.appendChild(el('th', h)); });
     t.appendChild(head);
-    labels.forEach(function (lab, j) {
+    axis(r).forEach(function (j) {
+      var lab = labels[j];
       var o = outcome(r[F.values][j], binary);
       var tr = el('tr');
       tr.appendChild(el('td', lab));

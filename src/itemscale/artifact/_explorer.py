@@ -186,6 +186,11 @@ def explorer_payload(
             if info.get("options")
         },
         "audit": _audit_index(audit, sheets or {}),
+        # the budgets each (model, series) has: its trajectory shows only those
+        "axes": {
+            f"{m}\x1f{se}": [j for j, lab in enumerate(labels) if group[lab].notna().any()]
+            for (m, se), group in traj.groupby(["model", "series"], sort=False)
+        },
         "patterns": [p for p in PATTERNS if p in set(traj["pattern"])],
         "pattern_names": dict(PATTERN_NAMES),
         "models": sorted({str(m) for m in traj["model"]}),

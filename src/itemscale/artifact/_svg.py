@@ -346,19 +346,24 @@ def flip_bars(block: dict[str, Any], *, width: int = 420, height: int = 240) -> 
 
 
 #: Okabe and Ito's colour-blind-safe palette (blue, vermillion, bluish green, reddish purple,
-#: orange, sky blue, yellow, black): one colour per series of the cost-accuracy figure.
-OKABE_ITO = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#f0e442", "#000000")
+#: orange, sky blue, black, yellow last: faint on white): one colour per series of the
+#: cost-accuracy figure.
+OKABE_ITO = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#f0e442")
 
 
 def range_ticks(low: float, high: float, count: int = 5) -> list[float]:
-    """Round tick values (1, 2, 2.5 or 5 times a power of ten) covering [low, high]."""
+    """Round tick values (1, 2, 2.5 or 5 times a power of ten) from at or below `low` to at or
+    above `high`."""
     if not high > low:
         return [low]
     raw = (high - low) / max(count - 1, 1)
     power = 10.0 ** np.floor(np.log10(raw))
     step = next(m * power for m in (1.0, 2.0, 2.5, 5.0, 10.0) if m * power >= raw)
-    first = np.ceil(low / step - 1e-9) * step
-    return [round(float(v), 10) for v in np.arange(first, high + step * 1e-6, step)]
+    # from the round value at or below `low` to the one at or above `high`: the axis then
+    # spans whole steps and every end has a tick
+    first = np.floor(low / step + 1e-9) * step
+    last = np.ceil(high / step - 1e-9) * step
+    return [round(float(v), 10) for v in np.arange(first, last + step * 1e-6, step)]
 
 
 def frontier(
