@@ -96,6 +96,7 @@ class Plan:
     max_new_tokens: int
     duration_s: float = 16.0
     seed: int = 0
+    executor: str = "local"
 
     @property
     def settings(self) -> list[Setting]:
@@ -421,7 +422,13 @@ class KeptLoaded:
 
 
 def write_protocol(
-    path: Path, *, suite: Path, model: Path, frames: int, dtype: str, max_new_tokens: int
+    path: Path,
+    *,
+    suite: Path,
+    model: Path,
+    frames: int | Sequence[int],
+    dtype: str,
+    max_new_tokens: int,
 ) -> Path:
     q = json.dumps  # TOML basic strings are JSON strings
     path.write_text(
@@ -438,7 +445,7 @@ options = {{ attn_implementation = "sdpa" }}
 kind = "synthetic"
 path = {q(str(suite))}
 [grid]
-frames = [{frames}]
+frames = {json.dumps([frames] if isinstance(frames, int) else list(frames))}
 [decoding]
 max_new_tokens = {max_new_tokens}
 temperature = 0.0
@@ -465,6 +472,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, help="torch threads (smoke: 1)")
     parser.add_argument("--workdir", type=Path, help="keep model, suite and runs here")
     parser.add_argument("--json", type=Path, help="also write the last line's JSON to this file")
+    parser.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="ray: also sweep the grid through the Ray executor (one actor holding the model "
+        "on the device, one load per batch size) and compare its answers with the local sweep",
+    )
     args = parser.parse_args(argv)
     for name in ("frames", "batch_sizes", "videos"):
         value = getattr(args, name)
@@ -490,6 +504,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     given = {k: getattr(args, k) for k in ("videos", "width", "height", "max_new_tokens", "seed")}
     given["dtype"] = args.dtype
     given |= {"frames": args.frames, "batch_sizes": args.batch_sizes, "duration_s": args.duration}
+    given["executor"] = args.executor
     plan = dataclasses.replace(
         mode, **{k: tuple(v) if isinstance(v, list) else v for k, v in given.items() if v}
     )
@@ -592,6 +607,7 @@ def run(plan: Plan, workdir: Path) -> dict[str, Any]:
     grid = {"cells": len(items), "meter": meter, "device": device}
     model_class = Qwen2_5_VLForConditionalGeneration
     visual: dict[str, dict[Setting, dict[str, int | None]]] = {"loop": {}, "sweep": {}}
+    answers: dict[Setting, dict[str, str | None]] = {}
 
     with phase("loop", phases), metered_generate(model_class, meter, device.sync):
         loop = PlainLoop(model, AutoProcessor.from_pretrained(folder), device, plan.max_new_tokens)
@@ -630,6 +646,7 @@ def run(plan: Plan, workdir: Path) -> dict[str, Any]:
             visual["sweep"][(f, b)] = dict(
                 zip(table["item_id"], table["visual_tokens"], strict=True)
             )
+            answers[(f, b)] = dict(zip(table["item_id"], table["raw_text"], strict=True))
             return {
                 "visual_tokens": int(table["visual_tokens"].fillna(0).sum()),
                 "decode_s": round(result.decode_s, 4),
@@ -651,6 +668,10 @@ def run(plan: Plan, workdir: Path) -> dict[str, Any]:
             again = sweep(f, b, f"{f}f-b{b}")
     loaded.close()
     device.release()
+    ray_figures = None
+    if plan.executor == "ray":
+        with phase("ray_sweep", phases):
+            ray_figures = ray_grid(plan, workdir, suite, folder, answers)
     phases["total"] = round(time.perf_counter() - started, 3)
     rows = [
         setting_row(f, b, loop_figures[(f, b)], sweep_figures[(f, b)], visual, len(items))
@@ -677,7 +698,85 @@ def run(plan: Plan, workdir: Path) -> dict[str, Any]:
         "settings": rows,
         "min_ratio": round(min(r["ratio"] for r in rows), 4),
         "all_cells_answered_or_typed": all(r["all_answered_or_typed"] for r in rows),
+        **({"ray": ray_figures} if ray_figures is not None else {}),
     }
+
+
+def ray_grid(
+    plan: Plan,
+    workdir: Path,
+    suite: Path,
+    folder: Path,
+    answers: dict[Setting, dict[str, str | None]],
+) -> list[dict[str, Any]]:
+    """The grid again through `--executor ray` on a local Ray instance: one actor loads the
+    saved model from its folder on the device (one load per batch size, every frame count in
+    one protocol), the driver stores the rows. Per batch size: wall time (the actor's start and
+    model load included), time in the model and in decoding as the actor measured them, the
+    statuses, the Ray figures (actors started and lost), and whether every answer equals the
+    local sweep's for the same (frames, batch size, item)."""
+    import ray
+
+    from itemscale.protocol import load_protocol
+    from itemscale.sweep import run_sweep
+
+    protocol = load_protocol(
+        write_protocol(
+            workdir / "protocol-ray.toml",
+            suite=suite,
+            model=folder,
+            frames=plan.frames,
+            dtype=plan.dtype,
+            max_new_tokens=plan.max_new_tokens,
+        )
+    )
+    cuda = plan.device.startswith("cuda")
+    ray.init(
+        num_cpus=2,
+        num_gpus=1 if cuda else 0,
+        include_dashboard=False,
+        log_to_driver=False,
+        object_store_memory=200 * 2**20,
+    )
+    out = []
+    try:
+        for b in plan.batch_sizes:
+            start = time.perf_counter()
+            result = run_sweep(
+                protocol,
+                executor="ray",
+                run_dir=workdir / "runs" / f"ray-b{b}",
+                device=plan.device,
+                batch_size=b,
+                num_workers=1,
+                progress=False,
+            )
+            wall = time.perf_counter() - start
+            table = result.table
+            got = {
+                (int(f), str(i)): t
+                for f, i, t in zip(
+                    table["frames"], table["item_id"], table["raw_text"], strict=True
+                )
+            }
+            expected = {
+                (f, i): t for (f, bb), cells in answers.items() if bb == b for i, t in cells.items()
+            }
+            figures = {
+                "batch_size": b,
+                "cells": len(table),
+                "wall_s": round(wall, 3),
+                "model_s": round(result.model_s, 3),
+                "decode_s": round(result.decode_s, 3),
+                "statuses": dict(sorted(result.by_status.items())),
+                "ray": dict(result.ray),
+                "answers_match_local": got == expected,
+            }
+            print(f"[ray] b{b}: {figures}", flush=True)
+            out.append(figures)
+    finally:
+        ray.shutdown()
+    return out
 
 
 def setting_row(
@@ -745,6 +844,13 @@ def print_table(report: dict[str, Any]) -> None:
             f"{shown(loop['peak_gib'], '>6.2f')} / {shown(sweep['peak_gib'], '<6.2f')} | "
             f"{shown(loop['rows_per_generate'], '>5.2f')} / "
             f"{shown(sweep['rows_per_generate'], '<5.2f')} | {row['ratio']:.3f}"
+        )
+    for ray_row in report.get("ray", []):
+        print(
+            f"ray b{ray_row['batch_size']}: {ray_row['cells']} cells in {ray_row['wall_s']:.1f} s "
+            f"(model {ray_row['model_s']:.1f} s, decode {ray_row['decode_s']:.1f} s, the rest "
+            f"mostly the actor's start and model load); answers equal the local sweep's: "
+            f"{ray_row['answers_match_local']}; {ray_row['statuses']}"
         )
     print(
         f"loop/sweep target >= 0.9; the sweep's fixed cost per run (a finished setting run "

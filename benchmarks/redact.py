@@ -43,6 +43,14 @@ def inputs(n: int) -> dict[str, str]:
         "key params": ("?key=abc&token=def&" * (n // 19 + 1))[:n],
         "known key repeated": ((KEY + " ") * (n // (len(KEY) + 1) + 1))[:n],
         "random bytes as text": os.urandom(n // 2).hex(),
+        # issue 33: the spellings of a known key (each start tries the case-blind, escaped,
+        # split and partial forms): near misses of each, and runs of what they may contain
+        "near-miss split key": ((" \n ".join(KEY[:-1]) + " ") * (n // (4 * len(KEY)) + 1))[:n],
+        "near-miss escaped key": (
+            ("".join(f"\\u{ord(c):04x}" for c in KEY[:-1]) + " ") * (n // 150 + 1)
+        )[:n],
+        "backslashes and percents": ("\\%" * (n // 2 + 1))[:n],
+        "partial-echo masks": ((KEY[:6] + "*" * 120 + "q") * (n // 127 + 1))[:n],
     }
 
 

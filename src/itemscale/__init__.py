@@ -84,6 +84,8 @@ _LAZY: dict[str, str] = {
     "analyze": "workflows",
     "response_table": "workflows",
     "intervene": "workflows",
+    "compare": "workflows",
+    "CompareResult": "workflows",
 }
 
 __all__ = ["__version__", *sorted(_LAZY)]

@@ -33,6 +33,12 @@ class DiskFullError(ItemscaleError, OSError):
     exit_code: ClassVar[int] = 1
 
 
+class ReadOnlyFolderError(ItemscaleError, OSError):
+    """A folder a command must write cannot be written: a read-only file system (a read-only
+    mount stops root too) or no write permission. Names the folder and the file; exit status
+    2: copy the run to a writable folder, or remount it read-write."""
+
+
 def location_text(loc: Iterable[str | int], *, empty: str = "(top level)") -> str:
     """A pydantic error location as a user writes the key: `models[0].options.fps`."""
     path = ""
@@ -115,6 +121,8 @@ def validation_message(
             if not (isinstance(got, dict | list | tuple) or got is None):
                 shown = f" (got {got!r})"
         message = str(err.get("msg", ""))
+        if err.get("type") == "bool_type":  # "no", 0, "false" are not coerced: say what is
+            message = "must be true or false (a TOML boolean, unquoted)"
         extra = err.get("type") == "extra_forbidden" and bool(loc) and isinstance(loc[-1], str)
         if extra and model is not None:
             known = _fields_at(model, loc[:-1])
@@ -128,6 +136,11 @@ def validation_message(
 
 # -- names kept for one release after a rename ------------------------------------------------
 
+#: The release that removes every retired name (0.1.0 is the one that keeps them, with a
+#: warning); tests/project/test_renamed_names.py fails once the package reaches it with a shim
+#: still in place.
+RENAMED_REMOVED_IN = "0.2.0"
+
 
 def warn_renamed(old: str, new: str, *, stacklevel: int = 3) -> None:
     """The `DeprecationWarning` of a name kept for one release after issue 27 gave its concept
@@ -136,8 +149,8 @@ def warn_renamed(old: str, new: str, *, stacklevel: int = 3) -> None:
     import warnings
 
     warnings.warn(
-        f"{old} is deprecated: use {new} (kept for one release; docs/glossary.md, 'One name "
-        "per concept')",
+        f"{old} is deprecated: use {new} (removed in itemscale {RENAMED_REMOVED_IN}; "
+        "docs/glossary.md, 'One name per concept')",
         DeprecationWarning,
         stacklevel=stacklevel,
     )

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from .errors import DiskFullError
+from .errors import DiskFullError, ItemscaleError, ReadOnlyFolderError
 
 #: Read size of `sha256_file`: a video or a weight file is hashed without being held in memory.
 HASH_BLOCK: Final[int] = 1 << 20
@@ -30,8 +30,12 @@ HASH_BLOCK: Final[int] = 1 << 20
 __all__ = [
     "HASH_BLOCK",
     "LOADS_JSON_LIMITS",
+    "MAX_UNZIPPED_BYTES",
+    "ZipInputError",
     "atomic_text_file",
+    "check_unzipped_size",
     "is_no_space",
+    "is_read_only",
     "loads_json",
     "no_space_is_typed",
     "no_space_message",
@@ -100,6 +104,26 @@ def is_no_space(exc: BaseException) -> bool:
     )
 
 
+#: errno values that mean "this place cannot be written" (a read-only mount, no permission).
+_READ_ONLY: Final[frozenset[int]] = frozenset({errno.EROFS, errno.EACCES, errno.EPERM})
+
+
+def is_read_only(exc: BaseException) -> bool:
+    """An OSError that says the place cannot be written (not that it is full or missing)."""
+    return isinstance(exc, OSError) and (
+        exc.errno in _READ_ONLY or "Read-only file system" in str(exc)
+    )
+
+
+def read_only_message(where: str | os.PathLike[str], what: str = "", errno_: int = 0) -> str:
+    why = "a read-only file system" if errno_ in (errno.EROFS, 0) else "permission denied"
+    doing = f" (writing {what})" if what else ""
+    return (
+        f"{where}: cannot write to this folder{doing}: {why}; nothing was changed: copy the run "
+        "to a writable folder (or remount it read-write) and run the command there"
+    )
+
+
 def no_space_message(where: str | os.PathLike[str], what: str = "") -> str:
     doing = f" (writing {what})" if what else ""
     return (
@@ -112,15 +136,54 @@ def no_space_message(where: str | os.PathLike[str], what: str = "") -> str:
 @contextmanager
 def no_space_is_typed(where: str | os.PathLike[str], what: str = "") -> Iterator[None]:
     """A full file system inside the block is a `DiskFullError` naming `where`, not an
-    `OSError: [Errno 28]` traceback."""
+    `OSError: [Errno 28]` traceback; a read-only one (or no write permission) likewise a
+    `ReadOnlyFolderError`."""
     try:
         yield
-    except DiskFullError:
+    except (DiskFullError, ReadOnlyFolderError):
         raise
     except OSError as exc:
         if is_no_space(exc):
             raise DiskFullError(no_space_message(where, what)) from exc
+        if is_read_only(exc):
+            msg = read_only_message(where, what, exc.errno or 0)
+            raise ReadOnlyFolderError(msg) from exc
         raise
+
+
+class ZipInputError(ItemscaleError, ValueError):
+    """A zip-based input (an `.xlsx` workbook) that is not a readable zip, or that would expand
+    past `MAX_UNZIPPED_BYTES`: refused before any of it is parsed. Names the file."""
+
+
+#: The most the members of one zip-based input (an `.xlsx` workbook) may expand to, together.
+#: A results workbook of 10^5 rows is tens of MB of XML; a 2.8 MB "zip bomb" workbook that
+#: expands to 717 MB cost 387 s and 2.3 GB before this check (docs/performance.md).
+MAX_UNZIPPED_BYTES: Final[int] = 256 * 2**20
+
+
+def check_unzipped_size(path: str | os.PathLike[str], limit: int = MAX_UNZIPPED_BYTES) -> int:
+    """The bytes the zip at `path` expands to, from its directory (no member is read); past
+    `limit`, or not a zip, a `ZipInputError`. Every reader of a zip-based input calls it before
+    parsing. The directory's sizes bound what is read: Python's `zipfile` (which openpyxl uses)
+    stops a member at its recorded size and fails its CRC check, so a member that lies about
+    its size cannot expand further."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            total = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError) as exc:
+        raise ZipInputError(
+            f"{path}: not a readable .xlsx workbook (an .xlsx file is a zip archive: {exc})"
+        ) from None
+    if total > limit:
+        raise ZipInputError(
+            f"{path}: expands to {total / 2**20:,.0f} MiB uncompressed, past the limit of "
+            f"{limit / 2**20:,.0f} MiB for one workbook (a damaged or hostile file?); save the "
+            "table as CSV or Parquet, or split it"
+        )
+    return total
 
 
 def sha256_file(path: str | os.PathLike[str]) -> str:

@@ -32,7 +32,10 @@ def _import_one(tmp_path: Path, **changes: Any) -> str:
         ({"model": ["m"]}, "column 'model': list value \"['m']\" is not a text id"),
         ({"item_id": True}, "column 'item_id': bool value 'True' is not a text id"),
         ({"config": 8.5}, "column 'config': 8.5 is not a text id (a fraction)"),
-        ({"config": "8f\x01"}, "column 'config': '8f\\x01' contains a control character"),
+        (
+            {"config": "8f\x01"},
+            "column 'config': '8f\\x01' contains U+0001, a control or bidirectional-text character",
+        ),
         ({"video_id": {"a": 1}}, "column 'video_id': dict value \"{'a': 1}\" is not a text id"),
         ({"frames": "eight"}, "column 'frames': 'eight' is not a number"),
         ({"frames": "inf"}, "column 'frames': 'inf' is not a finite number"),

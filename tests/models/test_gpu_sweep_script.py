@@ -146,3 +146,19 @@ def test_bad_options_are_refused_before_anything_runs(args: list[str], message: 
     done = _run("--smoke", *args, check=False)
     assert done.returncode == 2
     assert message in done.stderr
+
+
+@pytest.mark.ray
+def test_the_ray_executor_sweeps_the_same_answers(tmp_path: Path) -> None:
+    """`--executor ray`: the grid again through a Ray actor that loads the saved model from its
+    folder; every cell stored, no actor lost, and every answer the local sweep's."""
+    pytest.importorskip("ray")
+    done = _run("--smoke", "--executor", "ray", "--frames", "2", "--batch-sizes", "1")
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    (row,) = report["ray"]
+    assert row["batch_size"] == 1 and row["cells"] == report["suite"]["items"] == 4
+    assert sum(row["statuses"].values()) == 4 and set(row["statuses"]) <= {"ok", "noanswer"}
+    assert row["ray"]["actors"] == 1 and row["ray"]["actors_lost"] == 0
+    assert row["answers_match_local"] is True
+    assert "ray_sweep" in report["phases_s"]
+    assert "ray b1: 4 cells" in done.stdout

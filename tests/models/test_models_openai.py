@@ -241,7 +241,7 @@ def test_connection_refused_is_retried_then_model_error() -> None:
     [response] = backend.generate([VideoRequest(MCQA, frames())])
     backend.close()
     assert response.status == Status.MODEL_ERROR
-    assert response.error is not None and "connection error" in response.error
+    assert response.error is not None and "could not connect" in response.error
 
 
 def test_malformed_replies_are_model_errors() -> None:

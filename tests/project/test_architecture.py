@@ -1,5 +1,5 @@
 """The package's shape, checked from the source: the boxes import one another only in the order
-of DESIGN.md's pipeline, never through another box's private modules, with no circle; analysis
+of docs/architecture.md's tiers, never through another box's private modules, with no circle; analysis
 never needs torch or a decoder; no module or function is longer than a reader can hold.
 
 Each rule is a function of plain data (a module's source, an import graph), applied to the real
@@ -10,6 +10,7 @@ anything would fail too.
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -21,36 +22,36 @@ from _support.paths import SRC
 
 PACKAGE = SRC / "itemscale"
 
-#: The boxes in DESIGN.md's pipeline order, lowest first: a box may import only boxes of an
-#: earlier tier, never one of its own tier or a later one. Where DESIGN.md draws two boxes side
-#: by side the import graph decides (protocol validates benchmark kinds against
-#: `items.BENCHMARK_LOADERS`, so items comes first); boxes DESIGN.md does not draw sit where
-#: their imports put them.
-LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "sheets"),  # imports nothing of itemscale; sheets: contact-sheet drawing
-    ("files",),
-    ("responses",),  # the response table, which every box may use
-    ("items",),
-    ("protocol", "synth"),  # the two inputs: the budget grid, and the synthetic suite's items
-    ("video",),
-    ("models",),
-    ("sweep", "builtin"),  # builtin: training the shipped tiny model (models, synth, video)
-    ("store", "importers"),  # the run store, and importers landing in the same table
-    ("measures",),
-    ("policies", "audit"),
-    ("artifact", "workflows"),  # workflows: several stages on a run folder as one call
-    ("cli",),
-)
-#: Imports against DESIGN.md's order that the code has today, named so no other can join them.
+#: The boxes in docs/architecture.md's tiers, lowest first: a box may import only boxes of an
+#: earlier tier, never one of its own tier or a later one. The page is the one statement of the
+#: order; the test reads it (`layers_from_page`), so page and code cannot drift apart.
+ARCHITECTURE_PAGE = SRC.parent / "docs" / "architecture.md"
+
+
+def layers_from_page(text: str) -> tuple[tuple[str, ...], ...]:
+    """The tiers of the page's table (`| 3 | `items` | ... |`), in order, each as its boxes."""
+    tiers: list[tuple[int, tuple[str, ...]]] = []
+    for line in text.splitlines():
+        match = re.match(r"^\| (\d+) \| ([^|]*) \|", line)
+        if match:
+            tiers.append((int(match[1]), tuple(re.findall(r"`(\w+)`", match[2]))))
+    numbers = [n for n, _ in tiers]
+    if numbers != list(range(len(tiers))):
+        raise ValueError(f"docs/architecture.md: tiers are not numbered 0, 1, 2, ...: {numbers}")
+    return tuple(boxes for _, boxes in tiers)
+
+
+LAYERS: tuple[tuple[str, ...], ...] = layers_from_page(ARCHITECTURE_PAGE.read_text("utf-8"))
+#: Imports against the page's order that the code has today, named so no other can join them.
 #: Each is reported, not allowed by loosening LAYERS; the entry goes when the code is fixed.
-AGAINST_DESIGN: frozenset[tuple[str, str]] = frozenset(
+AGAINST_ORDER: frozenset[tuple[str, str]] = frozenset(
     {
         # protocol checks `models[].backend` against the backend registry, models.BACKENDS,
         # and reads `[decoding]` into the backends' one DecodingSettings (re-exported by its
-        # face); DESIGN.md draws protocol above models
+        # face); the page draws protocol above models
         ("itemscale.protocol._protocol", "models"),
         ("itemscale.protocol", "models"),
-        # the sweep commits every cell to the run store; DESIGN.md draws the store below the
+        # the sweep commits every cell to the run store; the page draws the store below the
         # sweep (data flows into it), while the sweep is what imports the store
         ("itemscale.sweep._execute", "store"),
         ("itemscale.sweep._plan", "store"),
@@ -243,15 +244,15 @@ def test_every_box_is_in_layers_once() -> None:
 
 
 def test_no_box_imports_a_box_of_its_tier_or_above() -> None:
-    wrong = order_violations(import_graph(_package_sources()), LAYERS, AGAINST_DESIGN)
+    wrong = order_violations(import_graph(_package_sources()), LAYERS, AGAINST_ORDER)
     assert not wrong, "imports against the pipeline's order:\n" + "\n".join(wrong)
 
 
 def test_every_import_against_design_is_still_there() -> None:
     graph = import_graph(_package_sources())
     used = {(s, _box(t)) for s, targets in graph.items() for t in targets}
-    stale = sorted(AGAINST_DESIGN - used)
-    assert not stale, f"fixed (remove from AGAINST_DESIGN): {stale}"
+    stale = sorted(AGAINST_ORDER - used)
+    assert not stale, f"fixed (remove from AGAINST_ORDER): {stale}"
 
 
 def test_analysis_needs_no_model_decoder_or_sweep() -> None:
@@ -389,3 +390,13 @@ def test_function_length_rule_counts_the_body_after_the_docstring() -> None:
 def test_circle_rule_finds_a_cycle() -> None:
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a -> b -> c -> a"]
     assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_page_table_is_what_the_layers_come_from() -> None:
+    page = "| tier | boxes |\n| --- | --- |\n| 0 | `errors`, `sheets` | x |\n| 1 | `files` | y |\n"
+    assert layers_from_page(page) == (("errors", "sheets"), ("files",))
+    with pytest.raises(ValueError, match="not numbered"):
+        layers_from_page("| 0 | `errors` | x |\n| 2 | `files` | y |\n")
+    # every box of the package is in some tier of the real page
+    boxes = {_box(m) for m in _modules()} - {"itemscale", "__main__"}
+    assert boxes <= {b for tier in LAYERS for b in tier}

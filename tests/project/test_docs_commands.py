@@ -211,7 +211,7 @@ def prepare_importers(ws: Path) -> None:
 PREPARE = {"README.md": prepare_readme, "docs/importers.md": prepare_importers}
 
 #: Documents whose `python` blocks are a notebook: run in order, as one session.
-PYTHON_SESSIONS = ("docs/python.md",)
+PYTHON_SESSIONS = ("docs/python.md", "docs/compare.md")
 
 #: README workflow 3's protocol, as printed, with what this machine lacks replaced (reason: no
 #: 7B weights, no Video-MME videos, a CPU; the same backend, grid keys and sampling run).

@@ -95,3 +95,19 @@ def test_the_glossary_table_lists_every_retired_module_name() -> None:
     missing = [f"{old} -> {new}" for _, old, new in RENAMED_MODULE_NAMES if old not in table]
     missing += [f"{old} -> {new}" for _, old, new in RENAMED_MODULE_NAMES if new not in table]
     assert not missing, f"docs/glossary.md, 'One name per concept', does not list {missing}"
+
+
+def test_retired_names_go_at_their_stated_release() -> None:
+    """Each shim says it is removed in RENAMED_REMOVED_IN: a release at or past it with shims
+    still in place would break that promise (remove them, then this test and the table)."""
+    import itemscale
+    from itemscale.errors import RENAMED_REMOVED_IN
+
+    def version(text: str) -> tuple[int, ...]:
+        return tuple(int(part) for part in text.split(".")[:3])
+
+    assert version(itemscale.__version__) < version(RENAMED_REMOVED_IN), (
+        f"itemscale {itemscale.__version__} still has the names retired for {RENAMED_REMOVED_IN}"
+    )
+    with pytest.deprecated_call(match=rf"removed in itemscale {RENAMED_REMOVED_IN}"):
+        importlib.import_module("itemscale.responses").normalize_answer  # noqa: B018

@@ -164,7 +164,7 @@ INNER = textwrap.dedent(
     suite = write_benchmark(work / "suite", 6)
     reply = lambda body: (os.urandom(30000).hex(), None)
     with ChatServer(default=Reply(respond=reply)) as server:
-        options = {"base_url": server.base_url}
+        options = {"base_url": server.base_url, "max_reply_chars": 100000}  # whole replies
         proto = write_protocol(work / "p.toml", suite, frames=(2, 4, 8, 16, 32), output=mnt / "run",
             models=[{"name": "served", "backend": "openai", "model": "m", "options": options}])
         out["sweep"] = main(["sweep", str(proto), "--no-progress"])

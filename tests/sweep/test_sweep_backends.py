@@ -247,7 +247,8 @@ def test_cli_runtime_options_reach_the_served_backend(
 
     with ChatServer(default=Reply(text="A")) as server:
         proto = protocol(server)
-        server.push(Reply(text="A", delay_s=2.0), Reply(status=500))
+        # the first request is the probe (a slow or refused one stops the sweep: exit 1)
+        server.push(Reply(text="A"), Reply(text="A", delay_s=2.0), Reply(status=500))
         argv = ["sweep", str(proto), "--no-progress", "--json", "--timeout", "0.5"]
         assert main([*argv, "--max-retries", "0"]) == 0
         summary = json.loads(capsys.readouterr().out)

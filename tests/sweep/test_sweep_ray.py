@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from _support.paths import TESTS
+from _support.ray_faults import worker_env
 from _support.sweep import pixel_factory, read_log, write_benchmark, write_protocol
 from itemscale.protocol import load_protocol
 from itemscale.responses import read_run
@@ -74,7 +74,7 @@ def test_ray_executor_matches_local_and_resumes(tmp_path: Path) -> None:
         num_cpus=2,
         include_dashboard=False,
         log_to_driver=False,
-        runtime_env={"env_vars": {"PYTHONPATH": str(TESTS)}},
+        runtime_env=worker_env(),
     )
     try:
         result = run_sweep(

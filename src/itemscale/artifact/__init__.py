@@ -11,6 +11,7 @@ from ._build import (
     build_artifact,
     find_items_file,
 )
+from ._compare_page import render_compare_page
 from ._crosscheck import parse_digest
 from ._derived import DERIVED_KEY
 from ._manifest import manifest_digest
@@ -30,6 +31,7 @@ __all__ = [
     "find_items_file",
     "manifest_digest",
     "parse_digest",
+    "render_compare_page",
     "trajectory_table",
     "verify_artifact",
 ]

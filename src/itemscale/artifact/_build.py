@@ -281,10 +281,15 @@ def build_artifact(
     target = Path(out) if out is not None else run_dir / ARTIFACT_DIR
     check_replaceable(target, force=force, protect=[run_dir])
     with (
-        run_lock(run_dir, what="report"),
+        # a read-only run folder may still be reported into a folder elsewhere
+        run_lock(run_dir, what="report", writes_run=_inside(target, run_dir)),
         no_space_is_typed(target.parent, f"the artifact {target.name}/"),
     ):
         return _build(run_dir, target, n_boot, seed, items, title, analyze, configs, ci)
+
+
+def _inside(target: Path, run_dir: Path) -> bool:
+    return run_dir.resolve() in target.resolve().parents
 
 
 def _build(

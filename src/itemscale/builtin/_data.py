@@ -9,7 +9,6 @@ Nothing about the budget (frame count, resolution) enters the text.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -236,20 +235,6 @@ def encode_batch(
     return TextBatch(input_ids=ids, attention_mask=mask, mm_token_type_ids=types, labels=labels)
 
 
-def video_model_kwargs(model: Any, video: VideoInputs, rows: int) -> dict[str, Any]:
-    """Forward kwargs that run the vision tower once and share its output over `rows` prompts."""
-    import torch
-
-    features = model.model.get_video_features(video.pixel_values, video.grid_thw, return_dict=True)
-    (embeds,) = features.pooler_output
-    features.pooler_output = tuple(embeds for _ in range(rows))
-    return {
-        "mm_encoder_outputs": {"video": features},
-        "video_grid_thw": video.grid_thw.repeat(rows, 1),
-        "second_per_grid_ts": torch.full((rows,), video.second_per_grid),
-    }
-
-
 def per_example_loss(logits: Any, labels: Any) -> Any:
     """Mean next-token cross-entropy over each row's target tokens: one number per example, so
     a long summary does not outweigh a one-letter answer."""
@@ -265,15 +250,6 @@ def per_example_loss(logits: Any, labels: Any) -> Any:
     ).view(shift_labels.shape)
     counts = (shift_labels != -100).sum(dim=1).clamp(min=1)
     return token_loss.sum(dim=1) / counts
-
-
-def budget_pixels(height: int, width: int) -> int:
-    return int(height) * int(width)
-
-
-def short_side_for_pixels(pixels: int, aspect: float) -> int:
-    """The short side a frame of `aspect` (long / short) has at `pixels` pixels."""
-    return int(math.sqrt(pixels / aspect))
 
 
 VISION_END = "<|vision_end|>"

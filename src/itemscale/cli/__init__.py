@@ -45,6 +45,7 @@ COMMAND_HELP: dict[str, str] = {
     "analyze": "measure what the accuracy curve hides (item-level flips, oracle, text overwrite)",
     "audit": "frame audit of harmful transitions: frames kept/dropped/added, evidence, pathway",
     "cascade": "how much compute a stopping policy saves at the terminal budget's accuracy",
+    "compare": "why doesn't my number match? two runs side by side, item by item",
     "demo": "run the whole audit offline: the seed paper's released labels, then the synthetic "
     "suite with the built-in model",
     "frames": "show the frames each configuration sees (contact sheets, indices, timestamps)",

@@ -368,8 +368,8 @@ def run(args: argparse.Namespace) -> int:
     from ..measures import UnknownConfigError, analyze_responses
     from ..responses import read_run, write_json_atomic
 
-    try:
-        df, _ = read_run(args.run_dir)
+    try:  # the reply text, sources and timestamps are no measure's: not read (memory)
+        df, _ = read_run(args.run_dir, slim=True)
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from exc
     if args.bootstrap < 0:

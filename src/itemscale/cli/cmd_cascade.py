@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from ..measures import DEFAULT_BOOTSTRAP
 from . import CommandError
 from ._format import Glosses, number_text, points_text
+from ._settings import settings_from_flags
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -221,14 +222,9 @@ def run(args: argparse.Namespace) -> int:
     stages = None
     if args.stages is not None:
         stages = tuple(part.strip() for part in args.stages.split(",") if part.strip())
-        if len(stages) < 2:
-            raise CommandError(f"--stages {args.stages!r}: a cascade needs at least two stages")
-    if args.cost != "frames" and args.sharing == "union":
-        raise CommandError(
-            f"--sharing union counts distinct frame indices; with --cost {args.cost} choose "
-            "prefix or none"
-        )
-    settings = CascadeSettings(
+    settings = settings_from_flags(
+        CascadeSettings,
+        {"n_boot": "--bootstrap"},
         n_boot=args.bootstrap,
         seed=args.seed,
         cost=args.cost,

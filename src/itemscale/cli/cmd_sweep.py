@@ -93,13 +93,7 @@ def register(subparsers: Any) -> None:
         metavar="DIR",
         help="keep decoded frames in this folder, shared across runs",
     )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=None,
-        metavar="N",
-        help="Ray actors per model (default: one per GPU or CPU slot)",
-    )
+    _add_ray_options(parser)
     parser.add_argument(
         "--no-progress",
         action="store_true",
@@ -111,6 +105,25 @@ def register(subparsers: Any) -> None:
         help="print the plan (--dry-run) or the summary as one JSON object",
     )
     parser.set_defaults(func=run)
+
+
+def _add_ray_options(parser: argparse.ArgumentParser) -> None:
+    """`--workers` and `--ray-address`: where and how wide `--executor ray` runs."""
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="Ray actors per model (default: one per GPU or CPU slot)",
+    )
+    parser.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDR",
+        help="the Ray cluster for --executor ray: its head node's HOST:PORT, e.g. 10.0.0.5:6379 "
+        "(default: RAY_ADDRESS, else the Ray `ray start` started here, else a local Ray "
+        "started for this sweep)",
+    )
 
 
 def _load(args: argparse.Namespace) -> Any:
@@ -157,15 +170,33 @@ def _print_plan(cost: Any, run_dir: Path, as_json: bool) -> None:
             print("  check the protocol's [benchmark] videos folder")
 
 
-def run(args: argparse.Namespace) -> int:
-    from ..sweep import RuntimeBackendFactory, plan_sweep, run_sweep
+def _print_ray(figures: dict[str, int]) -> None:
+    print(
+        f"ray: {figures['nodes']} node(s), {figures['actors']} actor(s) started, "
+        f"{figures['actors_lost']} lost, {figures['jobs_retried']} job(s) retried, "
+        f"{figures['cells_failed_actor_lost']} cell(s) failed because their job's actor was "
+        "lost on every try"
+    )
 
+
+def _check_flags(args: argparse.Namespace) -> None:
+    """The flags' own ranges and combinations, before the protocol is read."""
     if args.limit is not None and args.limit < 1:
         raise CommandError(f"--limit must be at least 1 (got {args.limit})")
     if args.batch_size < 1:
         raise CommandError(f"--batch-size must be at least 1 (got {args.batch_size})")
     if args.concurrency < 1 or args.timeout <= 0 or args.max_retries < 0:
         raise CommandError("--concurrency must be >= 1, --timeout > 0, --max-retries >= 0")
+    if args.ray_address is not None and args.executor != "ray":
+        raise CommandError("--ray-address needs --executor ray")
+    if args.workers is not None and args.workers < 1:
+        raise CommandError(f"--workers must be at least 1 (got {args.workers})")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..sweep import RuntimeBackendFactory, plan_sweep, run_sweep
+
+    _check_flags(args)
     protocol = _load(args)
     run_dir = args.output if args.output is not None else Path(protocol.output)
     try:
@@ -213,6 +244,7 @@ def run(args: argparse.Namespace) -> int:
             ),
             frame_cache=cache,
             num_workers=args.workers,
+            ray_address=args.ray_address,
             progress=not args.no_progress,
             provenance={"argv": ["itemscale", "sweep", *sys.argv[2:]]},
         )
@@ -229,6 +261,9 @@ def run(args: argparse.Namespace) -> int:
         "not_loaded": result.not_loaded,
         "served": result.served,
         "warnings": result.warnings,
+        **({"ray": result.ray} if result.ray else {}),
+        "failed": result.failed,
+        "exit_status": result.exit_code,
     }
     if args.json:
         print(json.dumps(summary, sort_keys=True))
@@ -245,8 +280,29 @@ def run(args: argparse.Namespace) -> int:
             )
         for model, seen in sorted(result.served.items()):
             print(f"served model {model}: up to {seen['max_in_flight']} request(s) in flight")
+        if result.ray:
+            _print_ray(result.ray)
         for warning in result.warnings:
             print(f"warning: {warning}")
         if result.interrupted:
             print("interrupted: rerun the same command to resume", file=sys.stderr)
+    _say_failures(result)
     return result.exit_code
+
+
+def _say_failures(result: Any) -> None:
+    """How many cells failed, of which kind; past the limit, why the exit status is 3."""
+    from ..sweep import FAILED_CELLS_EXIT, FAILED_SHARE_LIMIT
+
+    said = result.failure_summary()
+    if not said or result.interrupted:
+        return
+    if result.mostly_failed:
+        print(
+            f"itemscale sweep: {said}: more than {FAILED_SHARE_LIMIT:.0%} of the cells run "
+            f"failed, so the exit status is {FAILED_CELLS_EXIT} (every cell is stored; fix the "
+            "cause, e.g. the server or the videos, and rerun with --retry-errors)",
+            file=sys.stderr,
+        )
+    else:
+        print(f"itemscale sweep: {said}", file=sys.stderr)

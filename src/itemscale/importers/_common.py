@@ -14,6 +14,7 @@ import hashlib
 import json
 import math
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -27,10 +28,12 @@ from ..errors import ItemscaleError
 from ..files import LOADS_JSON_LIMITS, loads_json, sha256_file
 from ..responses import (
     COLUMNS,
+    IMPORT_MARKER,
     RESPONSES_FILE,
     ROW_KEY,
     SchemaError,
     duplicated_keys,
+    mark_import_started,
     normalise_responses,
     read_run,
     run_lock,
@@ -95,11 +98,6 @@ def jsonl_values(path: Path) -> Iterator[tuple[int, Any]]:
                 hint = "" if exc.pos == 0 and exc.msg in LOADS_JSON_LIMITS else _TRUNCATED
                 raise ImportInputError(f"{path}:{line}: not valid JSON ({exc.msg}){hint}") from exc
             yield line, value
-
-
-def _line_of(data: bytes, offset: int) -> int:
-    """1-based line of a byte offset."""
-    return data.count(b"\n", 0, offset) + 1
 
 
 def not_utf8_message(exc: UnicodeDecodeError) -> str:
@@ -202,6 +200,51 @@ def _mismatch(new: pd.Series, old: pd.Series) -> np.ndarray:
     return np.asarray(~(both_na | (equal & ~new_na & ~old_na)), dtype=bool)
 
 
+#: What no id may hold: C0 and C1 control characters (NUL, newline, ESC, ...), and the
+#: invisible and bidirectional-text formatting characters (U+200B-U+200F, U+202A-U+202E,
+#: U+2066-U+2069, U+FEFF, the line and paragraph separators), which make one id look like
+#: another or reverse the text shown around it in a report.
+ID_FORBIDDEN: Final[re.Pattern[str]] = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]"
+)
+#: The columns that hold ids or labels (shown in reports, joined on by every measure).
+ID_COLUMNS: Final[tuple[str, ...]] = (
+    "model",
+    "item_id",
+    "video_id",
+    "config_id",
+    "config_label",
+    "series",
+)
+
+
+def forbidden_in_id(text: str) -> str | None:
+    """How the first character `ID_FORBIDDEN` finds in `text` is named (`U+202E`), or None."""
+    found = ID_FORBIDDEN.search(text)
+    return None if found is None else f"U+{ord(found.group(0)):04X}"
+
+
+def _check_ids(df: pd.DataFrame, *, where_: str) -> None:
+    """Refuse a control or bidirectional-text character in any id, whichever importer read it
+    (one rule for all: docs/import.md)."""
+    for column in ID_COLUMNS:
+        if column not in df.columns:
+            continue
+        values = df[column].dropna().astype(str)
+        bad = values.str.contains(ID_FORBIDDEN.pattern, regex=True)
+        if not bad.any():
+            continue
+        position = bad.to_numpy().nonzero()[0][0]
+        value = values.iloc[position]
+        source = df["source"].iloc[position] if "source" in df.columns else None
+        origin = f"{source}: " if isinstance(source, str) and source else f"{where_}: "
+        raise ImportInputError(
+            f"{origin}column {column!r}: {value[:40]!r} contains {forbidden_in_id(value)}, a "
+            "control or bidirectional-text character; ids may not hold them (they hide in "
+            f"reports or reverse the text around them); {int(bad.sum())} value(s) like it"
+        )
+
+
 def _check_item_videos(df: pd.DataFrame, *, where_: str) -> None:
     videos = df.groupby(["model", "item_id"], sort=False)["video_id"].nunique()
     bad = videos[videos > 1]
@@ -296,7 +339,13 @@ def merge_into_run(
     created = not run_path.exists()
     try:
         with run_lock(run_path, what="import"):
-            return _merge(run_path, new_rows, record, dry_run=False)
+            first = not (run_path / RESPONSES_FILE).exists()
+            if first:  # killed before the table exists: every command says so (the marker)
+                mark_import_started(run_path)
+            merged = _merge(run_path, new_rows, record, dry_run=False)
+            if first:
+                (run_path / IMPORT_MARKER).unlink(missing_ok=True)
+            return merged
     except BaseException:
         if created and not (run_path / RESPONSES_FILE).exists():
             _remove_empty_run(run_path)  # a refused first import leaves no folder behind
@@ -307,6 +356,7 @@ def _remove_empty_run(run_path: Path) -> None:
     from ..responses import LOCK_FILE
 
     with contextlib.suppress(OSError):  # something else is in it now: leave it
+        (run_path / IMPORT_MARKER).unlink(missing_ok=True)
         (run_path / LOCK_FILE).unlink(missing_ok=True)
         run_path.rmdir()
 
@@ -327,6 +377,7 @@ def _merge(
         new = normalise_responses(new_rows, where="imported rows")
     except SchemaError as exc:
         raise ImportInputError(str(exc)) from exc
+    _check_ids(new, where_=str(run_path))
     provenance: dict[str, Any] = {}
     if (run_path / RESPONSES_FILE).exists():
         try:

@@ -460,7 +460,45 @@ def _source(log: LogFile, task: str, budget: Budget, rows: int) -> dict[str, Any
         lmms_eval_version=results.get("lmms_eval_version"),
         resolved_cli_args=cfg_block.get("resolved_cli_args"),
         reported=(results.get("results") or {}).get(task),
+        model=cfg_block.get("model"),
+        task_version=_task_version(results, task_cfg, task),
+        task_hash=(results.get("task_hashes") or {}).get(task),
+        prompt=_prompt(log, cfg_block, task_cfg),
     )
+
+
+def _task_version(results: Mapping[str, Any], task_cfg: Mapping[str, Any], task: str) -> Any:
+    """The task's `metadata.version` (a list of one mapping in older logs), else `versions`."""
+    metadata = task_cfg.get("metadata")
+    if isinstance(metadata, list):
+        metadata = next((m for m in metadata if isinstance(m, Mapping)), None)
+    if isinstance(metadata, Mapping) and metadata.get("version") is not None:
+        return metadata["version"]
+    return (results.get("versions") or {}).get(task)
+
+
+def _prompt(
+    log: LogFile, cfg_block: Mapping[str, Any], task_cfg: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """What the log says of the prompt, for `itemscale compare` to diff: the task's pre and post
+    prompt for this model class (lmms-eval's `lmms_eval_specific_kwargs`, falling back to its
+    `default`) and the first sample's full input as lmms-eval logged it."""
+    kwargs = task_cfg.get("lmms_eval_specific_kwargs")
+    chosen: Mapping[str, Any] = {}
+    if isinstance(kwargs, Mapping):
+        picked = kwargs.get(str(cfg_block.get("model"))) or kwargs.get("default") or {}
+        chosen = picked if isinstance(picked, Mapping) else {}
+    first = log.samples[0][1] if log.samples else {}
+    example = first.get("input") if isinstance(first, Mapping) else None
+    out: dict[str, Any] = {
+        key: chosen[key]
+        for key in ("pre_prompt", "post_prompt")
+        if isinstance(chosen.get(key), str)
+    }
+    if isinstance(example, str):
+        out["example_input"] = example
+        out["example_doc_id"] = first.get("doc_id")
+    return out or None
 
 
 def _identical_files(sources: list[dict[str, Any]]) -> list[str]:

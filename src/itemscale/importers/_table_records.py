@@ -1,4 +1,4 @@
-"""Reading a results table (CSV, TSV, JSONL, Parquet) into located records, streamed.
+"""Reading a results table (CSV, TSV, JSONL, Parquet, an .xlsx workbook's first sheet) into located records, streamed.
 
 Every record keeps its 1-based line (the CSV header is line 1; Parquet rows count from 1) and,
 once renamed or widened (`_table_shape`), the column each value came from, so that an error about
@@ -31,6 +31,7 @@ FORMATS: Final[dict[str, str]] = {
     ".ndjson": "jsonl",
     ".parquet": "parquet",
     ".pq": "parquet",
+    ".xlsx": "xlsx",
 }
 
 #: One record: its line, its values by column, and where its columns came from in the file.
@@ -62,7 +63,7 @@ class TableRecords:
     def at(
         self, line: int, column: str | None = None, aliases: Mapping[str, str] | None = None
     ) -> str:
-        unit = "row " if self.fmt == "parquet" else ""
+        unit = "row " if self.fmt in ("parquet", "xlsx") else ""
         text = f"{self.path}:{unit}{line}" if unit == "" else f"{self.path}: {unit}{line}"
         if column is None:
             return text
@@ -81,7 +82,7 @@ def table_format(path: Path) -> str:
 
 
 def read_table_records(path: str | os.PathLike[str]) -> TableRecords:
-    """The columns of a CSV/TSV, JSONL or Parquet file and a stream of its records."""
+    """The columns of a CSV/TSV, JSONL, Parquet or .xlsx file and a stream of its records."""
     p = Path(path)
     if not p.is_file():
         raise ImportInputError(f"{p}: no such file")
@@ -96,6 +97,9 @@ def read_table_records(path: str | os.PathLike[str]) -> TableRecords:
                 raise ImportInputError(f"{p}:{line}: expected a JSON object per line")
             seen.update(dict.fromkeys(obj))
         return TableRecords(p, fmt, tuple(seen), lambda: _jsonl_records(p))
+    if fmt == "xlsx":
+        header = _xlsx_header(p)
+        return TableRecords(p, fmt, header, lambda: _xlsx_records(p, header))
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -170,6 +174,55 @@ def _parquet_records(p: Path) -> Iterator[Record]:
                 yield row, values, _NO_ALIASES
     except (pa.ArrowInvalid, OSError) as exc:
         raise ImportInputError(f"{p}: row {row + 1}: not a readable Parquet file ({exc})") from exc
+
+
+def _xlsx_rows(p: Path) -> Iterator[tuple[Any, ...]]:
+    """The first sheet's rows, streamed (openpyxl's read-only mode), after the one size check
+    every zip-based input gets (`itemscale.files.check_unzipped_size`)."""
+    from ..files import ZipInputError, check_unzipped_size
+
+    try:
+        check_unzipped_size(p)
+    except ZipInputError as exc:
+        raise ImportInputError(str(exc)) from None
+    import openpyxl
+
+    try:
+        book = openpyxl.load_workbook(p, read_only=True, data_only=True)
+    except Exception as exc:  # openpyxl raises many kinds for a damaged workbook
+        raise ImportInputError(f"{p}: not a readable .xlsx workbook ({exc})") from None
+    try:
+        sheet = book.worksheets[0] if book.worksheets else None
+        if sheet is None:
+            raise ImportInputError(f"{p}: the workbook has no sheet")
+        yield from sheet.iter_rows(values_only=True)
+    finally:
+        book.close()
+
+
+def _xlsx_header(p: Path) -> tuple[str, ...]:
+    first = next(_xlsx_rows(p), None)
+    if first is None:
+        raise ImportInputError(f"{p}: row 1: empty sheet, expected a header row")
+    header = [("" if v is None else str(v)).strip() for v in first]
+    while header and not header[-1]:
+        header.pop()
+    dup = [h for h, n in Counter(header).items() if n > 1]
+    if dup:
+        raise ImportInputError(f"{p}: row 1: column '{dup[0]}' appears twice in the header")
+    return tuple(header)
+
+
+def _xlsx_records(p: Path, header: tuple[str, ...]) -> Iterator[Record]:
+    rows = _xlsx_rows(p)
+    next(rows, None)
+    for row, values in enumerate(rows, start=2):
+        cells = list(values[: len(header)]) + [None] * (len(header) - len(values))
+        if all(v is None or (isinstance(v, str) and not v.strip()) for v in cells):
+            continue
+        if any(v is not None for v in values[len(header) :]):
+            raise ImportInputError(f"{p}: row {row}: a value right of the header's last column")
+        yield row, dict(zip(header, cells, strict=True)), _NO_ALIASES
 
 
 def frame_records(frame: pd.DataFrame, name: str = "DataFrame") -> TableRecords:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -34,7 +33,7 @@ from ..responses import (
     extract_choice,
     score_open_answer,
 )
-from ._common import ImportInputError, attributes_json, label_config_id
+from ._common import ImportInputError, attributes_json, forbidden_in_id, label_config_id
 from ._jobs import gold_letter
 from ._table_records import TableRecords
 from ._table_shape import AnswerKey, KeyEntry
@@ -42,7 +41,6 @@ from ._table_shape import AnswerKey, KeyEntry
 ATTRIBUTE_PREFIX: Final[str] = "attr_"
 #: Largest whole number a column takes (the response table stores int64; no budget is near it).
 MAX_INTEGER: Final[int] = 2**53
-_CONTROL: Final[re.Pattern[str]] = re.compile(r"[\x00-\x1f\x7f]")
 #: The statuses a row with a gold answer is scored against it in (a failed row has no answer).
 _SCORED_AGAINST_GOLD: Final[tuple[Status | None, ...]] = (None, Status.OK, Status.NOANSWER)
 
@@ -100,8 +98,9 @@ def _identifier(value: Any) -> str:
             raise _problem(f"{value!r} is not a text id (a fraction)")
         value = int(value)
     text = str(value).strip()
-    if _CONTROL.search(text):
-        raise _problem(f"{text[:40]!r} contains a control character")
+    bad = forbidden_in_id(text)
+    if bad is not None:
+        raise _problem(f"{text[:40]!r} contains {bad}, a control or bidirectional-text character")
     return text
 
 

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 import pandas as pd
 
-from ..files import loads_json
+from ..files import ZipInputError, check_unzipped_size, loads_json
 from ..items import Item, strip_option_prefix
 from ..responses import EXTRACTOR_VERSION, NOANSWER, Status, TaskKind, extract_choice
 from ._absent import DEFAULT_ABSENT
@@ -135,6 +135,10 @@ def read_prediction_file(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], 
         )
     try:
         if suffix == ".xlsx":
+            try:
+                check_unzipped_size(path)  # before openpyxl expands any of it
+            except ZipInputError as exc:
+                raise ImportInputError(str(exc)) from None
             frame = pd.read_excel(path, engine="openpyxl", dtype=object)
         elif suffix == ".tsv":
             return read_tsv(path), "line"

@@ -28,11 +28,14 @@ CI_LEVEL = 0.95
 def resample_counts(
     n_clusters: int, n_boot: int, seed: int, chunks: range | None = None
 ) -> np.ndarray:
-    """Counts [B, V] of each cluster in each resample, for the chunks requested (all by default)."""
+    """Counts [B, V] of each cluster in each resample, for the chunks requested (all by default),
+    as float32 (exact: every count is a small integer)."""
     n_chunks = -(-n_boot // CHUNK)
     wanted = list(chunks if chunks is not None else range(n_chunks))
     rows_of = [min(CHUNK, n_boot - c * CHUNK) for c in wanted]
-    out = np.empty((sum(rows_of), n_clusters), dtype=np.float64)
+    # float32 holds every count exactly (a video drawn more than 2**24 times in one resample
+    # would need 2**24 videos) at half the memory: 1000 resamples of 133,000 videos are 0.5 GB
+    out = np.empty((sum(rows_of), n_clusters), dtype=np.float32)
     start = 0
     for c, rows in zip(wanted, rows_of, strict=True):
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(c,))))
@@ -79,7 +82,6 @@ class VideoBootstrap:
         )
         self.items_per_cluster = np.bincount(self.codes, minlength=self.n_clusters).astype(float)
         n_items = len(self.codes)
-        self._counts32: np.ndarray | None = None
         self._membership = sp.csr_matrix(
             (np.ones(n_items), (self.codes, np.arange(n_items))),
             shape=(self.n_clusters, n_items),
@@ -97,20 +99,34 @@ class VideoBootstrap:
 
         Integer-valued inputs (binary outcomes, counts) are summed in float32, which is exact
         while every resampled sum stays below 2**24, and twice as fast as float64."""
-        per_cluster = self.cluster_sums(values)
+        return self._products(self.cluster_sums(values))
+
+    def _products(self, per_cluster: np.ndarray) -> np.ndarray:
+        """`counts @ per_cluster` [B, M] in float64: in float32 when that is exact (integers
+        whose resampled sums stay below 2**24), else chunk by chunk in float64."""
         integral = bool(np.all(per_cluster == np.round(per_cluster)))
         bound = float(np.abs(per_cluster).max(initial=0.0)) * self.n_clusters
         if integral and bound < 2**24:
-            if self._counts32 is None:
-                self._counts32 = self.counts.astype(np.float32)
-            exact = self._counts32 @ per_cluster.astype(np.float32)
+            exact = self.counts @ per_cluster.astype(np.float32)
             return np.asarray(exact, dtype=np.float64)
-        return np.asarray(self.counts @ per_cluster)
+        return self.resampled(per_cluster)
+
+    def resampled(self, per_cluster: np.ndarray, rows: int | None = None) -> np.ndarray:
+        """`counts[:rows] @ per_cluster` in float64 [rows, M], a `CHUNK` of resamples at a
+        time: the float32 count matrix is never copied whole into float64 (at 2 x 10^6 rows
+        that copy alone was 1 GB)."""
+        counts = self.counts if rows is None else self.counts[:rows]
+        per_cluster = np.asarray(per_cluster, dtype=np.float64)
+        out = np.empty((counts.shape[0], *per_cluster.shape[1:]), dtype=np.float64)
+        for start in range(0, counts.shape[0], CHUNK):
+            block = counts[start : start + CHUNK].astype(np.float64)
+            out[start : start + CHUNK] = block @ per_cluster
+        return out
 
     def item_counts(self, mask: np.ndarray | None = None) -> np.ndarray:
         """Resampled number of items (optionally only those in `mask`) [B]."""
         if mask is None:
-            return np.asarray(self.counts @ self.items_per_cluster)
+            return self._products(self.items_per_cluster[:, None])[:, 0]
         return self.sums(np.asarray(mask, dtype=float))[:, 0]
 
     def means(self, values: np.ndarray) -> np.ndarray:

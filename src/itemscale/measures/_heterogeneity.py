@@ -288,15 +288,15 @@ def heterogeneity_test(
     exp_ci: list[Interval] = [None] * width
     diff_ci: list[Interval] = [None] * width
     p_values: list[float | None] = [None] * width
-    counts_matrix = boot.counts[: max(draws, 0)] if boot is not None else np.zeros((0, 0))
-    if boot is not None and counts_matrix.shape[0] > 0:
+    rows = min(max(draws, 0), boot.counts.shape[0]) if boot is not None else 0
+    if boot is not None and rows > 0:
         # per video: the row-sum histogram, the column sums and the indicator counts; their
         # resampled sums are integers below 2**53, exact in float64
         per_video_hist = np.bincount(
             boot.codes * (k + 1) + row_sums, minlength=boot.n_clusters * (k + 1)
         ).reshape(boot.n_clusters, k + 1)
-        hist = counts_matrix @ per_video_hist.astype(float)
-        sums = counts_matrix @ boot.cluster_sums(np.hstack([right, marks]))
+        hist = boot.resampled(per_video_hist.astype(float), rows)
+        sums = boot.resampled(boot.cluster_sums(np.hstack([right, marks])), rows)
         cols, marks_s = sums[:, :k], sums[:, k:]
         size = hist.sum(axis=1, keepdims=True)
         obs_s = marks_s / size
@@ -327,7 +327,7 @@ def heterogeneity_test(
         budget_effects=tuple(float(b) for b in beta),
         harmful=comparisons[0],
         trajectories=tuple(comparisons[1:]),
-        n_null=int(counts_matrix.shape[0]),
+        n_null=int(rows),
         oracle_headroom=float((row_sums > 0).mean() - right.mean(axis=0).max()),
     )
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from ..responses import Status, TaskKind
 from ._answers import completed_response
@@ -81,7 +81,7 @@ class HFOptions(BaseModel):
     min_pixels: int | None = Field(default=None, ge=1)
     mcqa_scoring: Literal["letter", "likelihood"] = "letter"
     attn_implementation: Literal["eager", "sdpa", "flash_attention_2"] | None = None
-    local_files_only: bool = True
+    local_files_only: StrictBool = True
 
 
 def _check_model_location(name: str, model: str, local_files_only: bool) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import io
 import os
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -28,7 +29,7 @@ from typing import Any, Literal
 import httpx
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 
 from ..files import loads_json
 from ..items import Item
@@ -57,6 +58,9 @@ RETRY_STATUS_CODES = frozenset({408, 429, 500, 502, 503, 504})
 #: Default reply size cap: a chat completion with 20 top log-probabilities per token for
 #: thousands of tokens stays well below it; with `concurrency` N, N replies at most are held.
 DEFAULT_MAX_REPLY_BYTES = 16 * 2**20
+#: Default stored reply text: a multiple-choice or open answer is far shorter; a server that
+#: ignores `max_tokens` and sends megabytes of text would otherwise store all of it per cell.
+DEFAULT_MAX_REPLY_CHARS = 32_768
 #: What a stored error keeps of a server's error body (redacted whole first).
 ERROR_BODY_CHARS = 300
 
@@ -68,7 +72,7 @@ class OpenAIOptions(BaseModel):
 
     base_url: str = "http://127.0.0.1:8000/v1"
     api_key_env: str = "OPENAI_API_KEY"
-    video_input: bool = False
+    video_input: StrictBool = False
     image_format: Literal["jpeg", "png"] = "jpeg"
     jpeg_quality: int = Field(default=90, ge=1, le=100)
     top_logprobs: int = Field(default=20, ge=0, le=20)
@@ -78,10 +82,43 @@ class OpenAIOptions(BaseModel):
     retry_after_max_s: float = Field(default=60.0, ge=0.0)
     #: a reply body larger than this is refused unread (`model_error`), whatever its status
     max_reply_bytes: int = Field(default=DEFAULT_MAX_REPLY_BYTES, ge=1024)
+    #: the characters of a reply's text that are stored (and read for its answer); the rest is
+    #: cut and counted (`... (N more characters)`; run.json `served.<model>.reply_chars_cut`)
+    max_reply_chars: int = Field(default=DEFAULT_MAX_REPLY_CHARS, ge=256)
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _a_variable_name(cls, value: str) -> str:
+        if not ENV_NAME.fullmatch(value):
+            register_secret(value)  # a key typed in the name's place: redacted everywhere
+            raise ValueError(
+                "is not the name of an environment variable (letters, digits and '_', not "
+                "starting with a digit); give the name of the variable that holds the key, not "
+                "the key (the value is not shown)"
+            )
+        return value
+
+
+#: What an environment variable's name may be (POSIX's portable names).
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+#: A name printed in a message: one that cannot be a key typed in a name's place.
+_SHOWN_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
 
 
 def parse_options(options: dict[str, Any], model_name: str) -> OpenAIOptions:
-    return parse_backend_options(OpenAIOptions, options, model_name)
+    """The typed options; an `api_key_env` the protocol sets must name a variable that is set
+    (the default, `OPENAI_API_KEY`, may be unset: no key, no `Authorization` header)."""
+    parsed = parse_backend_options(OpenAIOptions, options, model_name)
+    name = parsed.api_key_env
+    if "api_key_env" in parsed.model_fields_set and not os.environ.get(name):
+        shown = f"${name}" if _SHOWN_NAME.fullmatch(name) else "the variable it names"
+        if not _SHOWN_NAME.fullmatch(name):
+            register_secret(name)
+        raise BackendError(
+            f"model {model_name!r}: option 'api_key_env': {shown} is not set (or empty); set "
+            "it to the server's key, or drop the option to send no key"
+        )
+    return parsed
 
 
 def encode_frame(frame: npt.NDArray[np.uint8], image_format: str, quality: int) -> str:
@@ -138,6 +175,51 @@ def first_answer_position(content: list[dict[str, Any]]) -> list[tuple[str, floa
     return None
 
 
+_TRANSPORT_WORDS: tuple[tuple[type[Exception], str], ...] = (
+    (httpx.ConnectError, "could not connect"),
+    (httpx.RemoteProtocolError, "the server broke off or garbled its HTTP reply"),
+    (httpx.ReadError, "the connection broke while reading the reply"),
+    (httpx.WriteError, "the connection broke while sending the request"),
+    (httpx.ProxyError, "the proxy refused the connection"),
+    (httpx.UnsupportedProtocol, "base_url is not an http:// or https:// address"),
+)
+
+
+def _transport_words(exc: Exception) -> str:
+    """What went wrong with the connection, in words (no exception class names)."""
+    for kind, words in _TRANSPORT_WORDS:
+        if isinstance(exc, kind):
+            return words
+    return "connection error"
+
+
+def _choice_and_text(payload: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The first choice of a chat completion and its text; a reply without them is a
+    `model_error` saying what is missing, in words."""
+    choices = payload.get("choices")
+    if not isinstance(choices, list) or not choices:
+        said = "no 'choices'" if choices is None else "'choices' is not a non-empty list"
+        raise _RequestFailed(Status.MODEL_ERROR, f"malformed chat completion: {said}")
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice, dict) else None
+    if not isinstance(message, dict):
+        raise _RequestFailed(
+            Status.MODEL_ERROR, "malformed chat completion: the first choice has no 'message'"
+        )
+    if "content" not in message:
+        raise _RequestFailed(
+            Status.MODEL_ERROR, "malformed chat completion: the message has no 'content'"
+        )
+    text = message["content"]
+    if text is None:
+        text = ""
+    if not isinstance(text, str):
+        raise _RequestFailed(
+            Status.MODEL_ERROR, "malformed chat completion: the message's content is not text"
+        )
+    return choice, text
+
+
 class _RequestFailed(Exception):
     def __init__(self, status: Status, message: str) -> None:
         super().__init__(message)
@@ -185,6 +267,9 @@ class OpenAIBackend:
         #: multiple-choice replies that asked for log-probabilities, and those that had none
         self.logprob_requests = 0
         self.logprob_missing = 0
+        #: replies longer than `max_reply_chars`, and the characters cut from them
+        self.replies_cut = 0
+        self.reply_chars_cut = 0
         #: prompt tokens of each item's text-only prompt, to read the frames' share of a reply's
         #: `usage.prompt_tokens` (what the server's processor made of them)
         self._text_tokens: dict[str, int | None] = {}
@@ -299,15 +384,27 @@ class OpenAIBackend:
             try:
                 reply = self._attempt(body)
             except httpx.TimeoutException as exc:
+                what = (
+                    "could not connect"
+                    if isinstance(exc, httpx.ConnectTimeout)
+                    else "no whole reply"
+                )
                 raise _RequestFailed(
-                    Status.TIMEOUT,
-                    f"no whole reply within {self._timeout_s:g} s ({type(exc).__name__})",
+                    Status.TIMEOUT, f"{what} within {self._timeout_s:g} s"
                 ) from exc
             except httpx.TransportError as exc:
-                last_error = f"connection error: {type(exc).__name__}: {excerpt(str(exc), 200)}"
+                last_error = f"{_transport_words(exc)}: {excerpt(str(exc), 200)}"
                 continue
             except ReplyTooLarge as exc:
                 raise _RequestFailed(Status.MODEL_ERROR, str(exc)) from exc
+            if 300 <= reply.status_code < 400:
+                where = excerpt(reply.headers.get("location", "") or "no Location header", 200)
+                raise _RequestFailed(
+                    Status.MODEL_ERROR,
+                    f"the server redirected the request (HTTP {reply.status_code} to {where}); "
+                    "requests are not sent on to another address: set base_url to the one "
+                    "the server names",
+                )
             if reply.status_code >= 400 or reply.status_code in RETRY_STATUS_CODES:
                 # the whole body is redacted before it is cut (a key straddling the cut would
                 # otherwise be stored in part)
@@ -369,21 +466,16 @@ class OpenAIBackend:
         start = time.perf_counter()
         try:
             payload = self._counted_post(self._body(request))
-            choice = payload["choices"][0]
-            text = choice["message"]["content"]
-            if text is None:
-                text = ""
-            if not isinstance(text, str):
-                raise _RequestFailed(Status.MODEL_ERROR, "message content is not a string")
+            choice, text = _choice_and_text(payload)
         except _RequestFailed as failure:
             return VideoResponse.failure(failure.status, str(failure), time.perf_counter() - start)
-        except (KeyError, IndexError, TypeError) as exc:
-            return VideoResponse.failure(
-                Status.MODEL_ERROR,
-                f"malformed chat completion ({type(exc).__name__}: {exc})",
-                time.perf_counter() - start,
-            )
         latency = time.perf_counter() - start
+        limit = self._options.max_reply_chars
+        if len(text) > limit:  # a server ignoring max_tokens: keep the start, count the rest
+            with self._rng_lock:
+                self.replies_cut += 1
+                self.reply_chars_cut += len(text) - limit
+            text = excerpt(text, limit)  # redacted whole, then cut, with the excess counted
         item = request.item
         option_probs = None
         if item.task_kind == TaskKind.MCQA and request.decoding.score_options:

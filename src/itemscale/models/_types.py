@@ -22,7 +22,15 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    ValidationError,
+    field_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from ..errors import ItemscaleError, location_text, warn_renamed
@@ -61,7 +69,7 @@ class DecodingSettings(BaseModel):
     temperature: float = Field(default=0.0, ge=0.0)
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     seed: int = 0
-    score_options: bool = True
+    score_options: StrictBool = True
 
     @field_validator("top_p", mode="before")
     @classmethod
@@ -279,7 +287,10 @@ def parse_backend_options(
     except ValidationError as exc:
         err = exc.errors()[0]
         key = location_text(err["loc"], empty="(options)")
-        raise BackendError(f"model {model_name!r}: option '{key}': {err['msg']}") from exc
+        msg = err["msg"]
+        if err["type"] == "bool_type":
+            msg = "must be true or false (a TOML boolean, unquoted)"
+        raise BackendError(f"model {model_name!r}: option '{key}': {msg}") from exc
 
 
 # -- the backend registry ------------------------------------------------------------------

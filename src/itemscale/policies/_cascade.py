@@ -20,7 +20,7 @@ from typing import Any, Final, Literal
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..errors import renamed_keywords
 from ..measures import (
@@ -126,6 +126,24 @@ class CascadeSettings(BaseModel):
     frontier_offsets: tuple[float, ...] = tuple(
         float(x) for x in np.round(np.linspace(-0.15, 0.05, 21), 4)
     )
+
+    @field_validator("stages")
+    @classmethod
+    def _two_stages_or_more(cls, stages: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if stages is not None and len(stages) < 2:
+            raise ValueError(f"stages={list(stages)}: a cascade needs at least two stages")
+        return stages
+
+    @model_validator(mode="after")
+    def _union_counts_frames(self) -> CascadeSettings:
+        """`union` shares distinct frame indices, which only a frame cost has: held here, so the
+        command line and a notebook refuse the same combination with one message."""
+        if self.sharing == "union" and self.cost != "frames":
+            raise ValueError(
+                f"sharing='union' counts distinct frame indices; with cost={self.cost!r} "
+                "choose sharing='prefix' or 'none'"
+            )
+        return self
 
 
 #: Rules whose gate or features read the previous stage must run every stage; the

@@ -16,6 +16,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictBool,
     StrictInt,
     ValidationError,
     ValidationInfo,
@@ -137,7 +138,7 @@ class GridSpec(BaseModel):
     max_pixels: tuple[Count, ...] = ()
     short_side: tuple[Count, ...] = ()
     token_budgets: tuple[Count, ...] = ()
-    native: bool | None = None
+    native: StrictBool | None = None
     sampling: tuple[SamplingPolicy, ...] = (SamplingPolicy(),)
     pipeline: tuple[Pipeline, ...] = ("cached",)
 
@@ -253,7 +254,7 @@ class Protocol(BaseModel):
     grid: GridSpec
     repeats: Count = 1
     seeds: tuple[Annotated[StrictInt, Field(ge=0, le=MAX_SEED)], ...] | None = None
-    text_only: bool = True
+    text_only: StrictBool = True
     output: str = "runs/itemscale"
     #: every backend setting but `seed`, which is per repeat (`seeds`)
     decoding: DecodingSettings = DecodingSettings(max_new_tokens=PROTOCOL_MAX_NEW_TOKENS)
@@ -372,7 +373,12 @@ def load_protocol(path: str | Path) -> Protocol:
     except RecursionError:
         raise ProtocolError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
     except ValueError as exc:  # an integer past Python's 4300-digit conversion limit
-        raise ProtocolError(f"{path}: not valid TOML: {exc}") from None
+        said = (
+            "an integer with more than 4300 digits (no setting takes one)"
+            if "digits" in str(exc)
+            else str(exc)
+        )
+        raise ProtocolError(f"{path}: not valid TOML: {said}") from None
     base = path.resolve().parent
     bench = data.get("benchmark")
     if isinstance(bench, dict):

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -85,13 +86,34 @@ def duplicated_keys(
     compared exactly."""
     if df.empty:
         return pd.Series(np.zeros(0, dtype=bool), index=df.index)
-    hashed = pd.util.hash_pandas_object(df[columns], index=False)
+    hashed = _row_codes(df, columns)
     candidates = hashed.duplicated(keep=False).to_numpy()
     out = np.zeros(len(df), dtype=bool)
     if candidates.any():
         sub = df.loc[candidates, columns]
         out[np.flatnonzero(candidates)] = sub.duplicated(keep=keep).to_numpy()
     return pd.Series(out, index=df.index)
+
+
+def _row_codes(df: pd.DataFrame, columns: list[str]) -> pd.Series:
+    """One 64-bit number per row for `columns`: the columns' factorized codes combined one
+    column at a time (no copy of the columns, no Python string per value: on 2 x 10^6 rows the
+    hash of the copied columns peaked 300 MB above the table). Exact while the product of the
+    columns' distinct counts fits 63 bits, a hash of the codes past that (rows whose numbers
+    repeat are compared exactly by the caller either way)."""
+    combined = np.zeros(len(df), dtype=np.uint64)
+    span = 1
+    for name in columns:
+        codes, uniques = pd.factorize(df[name], use_na_sentinel=False)
+        width = max(len(uniques), 1)
+        if span * width < 2**63:
+            combined = combined * np.uint64(width) + codes.astype(np.uint64)
+            span *= width
+        else:  # mix the codes in (a hash: collisions are checked exactly afterwards)
+            mixed = pd.util.hash_array(codes.astype(np.int64))
+            combined = (combined * np.uint64(0x9E3779B97F4A7C15)) ^ mixed
+            span = 2**63
+    return pd.Series(combined, index=df.index)
 
 
 def _in_schema_types(df: pd.DataFrame) -> bool:
@@ -256,13 +278,67 @@ def write_parquet_atomic(
             raise
 
 
-def read_responses(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Read a response table, refusing newer schema versions and migrating older ones."""
+#: Written into a run folder by an import that is about to write its first table, removed once
+#: the table is written: a folder holding it was left by an import that was killed.
+IMPORT_MARKER: Final[str] = ".import-incomplete"
+#: The sweep's store (the `store` package names it; the response layer sits below it).
+_STORE_FILE: Final[str] = "store.sqlite"
+
+
+class IncompleteRunError(ItemscaleError, FileNotFoundError):
+    """A run folder without its response table because the command writing it was stopped
+    (an import killed before its first write, a sweep not yet exported); says which."""
+
+
+def mark_import_started(run_dir: Path) -> None:
+    """Mark `run_dir` as holding an import that has not written its first table yet."""
+    with atomic_text_file(run_dir / IMPORT_MARKER) as fh:
+        fh.write(
+            f"pid {os.getpid()}, started {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n"
+        )
+
+
+def _missing_table(path: Path) -> FileNotFoundError:
+    """Why `path` (a response table) is missing, in the words of what left the folder so."""
+    folder = path.parent
+    if (folder / IMPORT_MARKER).is_file():
+        try:
+            started = (folder / IMPORT_MARKER).read_text(errors="replace").strip()[:80]
+        except OSError:
+            started = "unknown"
+        return IncompleteRunError(
+            f"{folder}: an import into this folder was interrupted before it wrote the response "
+            f"table ({started}); nothing was stored: run the import again"
+        )
+    if (folder / _STORE_FILE).is_file():
+        return IncompleteRunError(
+            f"{folder}: the sweep writing this run has not exported its response table yet (it "
+            "was interrupted, or is still running); run the same `itemscale sweep` again to "
+            "resume from its store and export the table"
+        )
+    try:
+        names = {p.name for p in folder.iterdir()} if folder.is_dir() else None
+    except OSError:
+        names = None
+    if names == {"run.lock"}:
+        return IncompleteRunError(
+            f"{folder}: holds only run.lock: an import or sweep into it was interrupted before "
+            "it wrote anything; run it again"
+        )
+    return FileNotFoundError(f"{path}: no response table here")
+
+
+def read_responses(path: str | os.PathLike[str], *, skip: Collection[str] = ()) -> pd.DataFrame:
+    """Read a response table, refusing newer schema versions and migrating older ones.
+
+    `skip` names nullable columns a reader does not use (`analyze` never reads the reply
+    text or the frame timestamps): they are not read from the file and come back empty, so
+    a 2 x 10^6-row table is not held with every reply in memory."""
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"{path}: no response table here")
+        raise _missing_table(path)
     try:
-        table = pq.read_table(path)
+        table = _read_table(path, skip)
     except (pa.ArrowInvalid, OSError) as exc:
         raise SchemaError(f"{path}: not a readable Parquet file ({exc})") from exc
     meta = table.schema.metadata or {}
@@ -275,7 +351,9 @@ def read_responses(path: str | os.PathLike[str]) -> pd.DataFrame:
             f"{path}: written with response-table schema version {version}, this itemscale "
             f"reads up to {SCHEMA_VERSION}; upgrade itemscale to read it"
         )
-    df = table.to_pandas()
+    # column by column, each Arrow buffer freed once converted: the table is not held twice
+    df = table.to_pandas(self_destruct=True, split_blocks=True)
+    del table
     while version < SCHEMA_VERSION:
         df = MIGRATIONS[version](df)
         version += 1
@@ -289,36 +367,71 @@ def write_json_atomic(path: str | os.PathLike[str], payload: Any) -> None:
         fh.write("\n")
 
 
-def read_run(run_dir: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Read a run directory: (response table, provenance)."""
+def _read_table(path: Path, skip: Collection[str]) -> pa.Table:
+    """The Parquet table, the `skip` columns replaced by nulls of their type (not read)."""
+    if not skip:
+        return pq.read_table(path)
+    schema = pq.read_schema(path)
+    dropped = [n for n in schema.names if n in skip and n not in REQUIRED_COLUMNS]
+    table = pq.read_table(path, columns=[n for n in schema.names if n not in dropped])
+    for name in dropped:
+        field = schema.field(name)
+        position = schema.get_field_index(name)
+        table = table.add_column(position, field, pa.nulls(table.num_rows, field.type))
+    return table.replace_schema_metadata(schema.metadata)
+
+
+#: Columns `analyze` (and every measure) never reads: `read_run(..., slim=True)` leaves them
+#: empty. The reply text, its source line and cell id, the option probabilities' JSON, the
+#: references and the frame timestamps are most of a large table's memory.
+UNUSED_BY_ANALYSIS: Final[frozenset[str]] = frozenset(
+    {"raw_text", "source", "cell_id", "option_probs", "frame_timestamps", "reference"}
+)
+
+
+def read_run(
+    run_dir: str | os.PathLike[str], *, slim: bool = False
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Read a run directory: (response table, provenance). `slim`: without the columns no
+    measure reads (`UNUSED_BY_ANALYSIS`, left empty), for `analyze` on a large run."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise FileNotFoundError(f"{run_dir}: not a run directory")
-    df = read_responses(run_dir / RESPONSES_FILE)
-    provenance: dict[str, Any] = {}
-    run_file = run_dir / RUN_FILE
-    if run_file.exists():
-        try:
-            provenance = read_json(run_file)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise SchemaError(
-                f"{run_file}: not valid JSON ({exc}); the run's provenance is damaged "
-                "(responses.parquet is intact: restore run.json from a copy or an artifact)"
-            ) from exc
-        if not isinstance(provenance, dict):
-            raise SchemaError(
-                f"{run_file}: expected a JSON object, got {type(provenance).__name__}"
-            )
-        try:
-            version = int(provenance.get("schema_version", RUN_SCHEMA_VERSION))
-        except (TypeError, ValueError):
-            raise SchemaError(f"{run_file}: key 'schema_version' is not a number") from None
-        if version > RUN_SCHEMA_VERSION:
-            raise SchemaError(
-                f"{run_file}: run.json schema version {version} is newer than this itemscale "
-                f"reads ({RUN_SCHEMA_VERSION})"
-            )
-    return df, provenance
+    df = read_responses(run_dir / RESPONSES_FILE, skip=UNUSED_BY_ANALYSIS if slim else ())
+    return df, read_provenance(run_dir)
+
+
+def read_provenance(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """RUN_DIR/run.json ({} when there is none); a damaged one is a `SchemaError`, which every
+    writer of the run folder meets before it writes (`write_run`, a sweep's start), so the
+    provenance of earlier imports and sweeps is never replaced by a rewritten file."""
+    run_file = Path(run_dir) / RUN_FILE
+    if not run_file.exists():
+        return {}
+    damaged = (
+        "the run's provenance is damaged (responses.parquet is intact: restore run.json from "
+        "a copy or the run's artifact/run.json; nothing was written)"
+    )
+    try:
+        provenance = read_json(run_file)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SchemaError(f"{run_file}: not valid JSON ({exc}); {damaged}") from exc
+    except ValueError as exc:  # the located JSON errors of `read_json` (too deep, too long)
+        raise SchemaError(f"{exc}; {damaged}") from exc
+    if not isinstance(provenance, dict):
+        raise SchemaError(
+            f"{run_file}: expected a JSON object, got {type(provenance).__name__}; {damaged}"
+        )
+    try:
+        version = int(provenance.get("schema_version", RUN_SCHEMA_VERSION))
+    except (TypeError, ValueError):
+        raise SchemaError(f"{run_file}: key 'schema_version' is not a number; {damaged}") from None
+    if version > RUN_SCHEMA_VERSION:
+        raise SchemaError(
+            f"{run_file}: run.json schema version {version} is newer than this itemscale "
+            f"reads ({RUN_SCHEMA_VERSION})"
+        )
+    return provenance
 
 
 def write_run(
@@ -326,8 +439,10 @@ def write_run(
     responses: pd.DataFrame,
     provenance: Mapping[str, Any],
 ) -> None:
-    """Write a run directory (table first, then provenance, each atomically)."""
+    """Write a run directory (table first, then provenance, each atomically). A damaged
+    run.json already there stops it before anything is written (`read_provenance`)."""
     run_dir = Path(run_dir)
+    read_provenance(run_dir)
     write_responses(responses, run_dir / RESPONSES_FILE)
     payload = {"schema_version": RUN_SCHEMA_VERSION, **dict(provenance)}
     write_json_atomic(run_dir / RUN_FILE, payload)

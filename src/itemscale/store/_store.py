@@ -31,7 +31,7 @@ from typing import Any
 import pandas as pd
 
 from ..errors import DiskFullError, ItemscaleError
-from ..files import no_space_message
+from ..files import loads_json, no_space_message
 from ..responses import (
     ANSWERED_STATUSES,
     COLUMNS,
@@ -308,9 +308,32 @@ class RunStore:
         for record in records:
             for name in _JSON_LIST_FIELDS:
                 value = record[name]
-                record[name] = json.loads(value) if isinstance(value, str) else None
+                if isinstance(value, str):
+                    cell = f"cells, cell {record.get('cell_id')!r}"
+                    record[name] = self._json_cell(value, cell, name, want=list)
+                else:
+                    record[name] = None
         frame = pd.DataFrame.from_records(records, columns=names)
         return frame
+
+    def _json_cell(self, value: str, row: str, column: str, *, want: type) -> Any:
+        """A JSON value stored in a column, or a `StoreError` naming the table, row and column
+        (a hand-edited or damaged store), never a `JSONDecodeError` traceback."""
+        try:
+            parsed = loads_json(value)
+        except ValueError as exc:
+            reason = getattr(exc, "msg", None) or str(exc)
+            raise StoreError(
+                f"{self.path}: table {row}, column {column!r}: not valid JSON ({reason}: "
+                f"{value[:60]!r}); the store was edited or damaged (nothing was exported)"
+            ) from None
+        if not isinstance(parsed, want):
+            raise StoreError(
+                f"{self.path}: table {row}, column {column!r}: expected a JSON "
+                f"{'list' if want is list else 'object'}, got {type(parsed).__name__} "
+                "(nothing was exported)"
+            )
+        return parsed
 
     def responses(self, *, prefer: Collection[str] | None = None) -> pd.DataFrame:
         """The response table of this store.
@@ -357,7 +380,10 @@ class RunStore:
 
     def models(self) -> dict[str, dict[str, Any]]:
         return {
-            r[0]: {"name": r[1], "spec": json.loads(r[2])}
+            r[0]: {
+                "name": r[1],
+                "spec": self._json_cell(r[2], f"models, {r[0]!r}", "spec_json", want=dict),
+            }
             for r in self._db.execute("SELECT spec_id, name, spec_json FROM models ORDER BY name")
         }
 
@@ -404,7 +430,7 @@ class RunStore:
                 "finished_at": r[2],
                 "outcome": r[3],
                 "host": r[4],
-                **json.loads(r[5]),
+                **self._json_cell(r[5], f"sessions, session {r[0]}", "info_json", want=dict),
             }
             for r in cur
         ]
@@ -465,7 +491,3 @@ def _clean(name: str, value: Any) -> Any:
 def open_store(run_dir: str | os.PathLike[str]) -> RunStore:
     """Open (creating and migrating as needed) the store of a run directory."""
     return RunStore(Path(run_dir) / STORE_FILE)
-
-
-def rows_by_id(rows: Sequence[CellRow]) -> dict[str, CellRow]:
-    return {r.cell_id: r for r in rows}

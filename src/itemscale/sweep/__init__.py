@@ -5,22 +5,30 @@ from ._loaders import BenchmarkLoadError, load_benchmark_items
 from ._plan import ExtraConfig, PlanCost
 from ._runner import ServerRefusedError, plan_sweep, run_sweep
 from ._session import (
+    FAILED_CELLS_EXIT,
+    FAILED_SHARE_LIMIT,
     BackendFactory,
+    RayActorsLostError,
     RuntimeBackendFactory,
     SweepResult,
     SweepStop,
+    VideoNotOnNodeError,
     default_backend_factory,
 )
 
 __all__ = [
+    "FAILED_CELLS_EXIT",
+    "FAILED_SHARE_LIMIT",
     "BackendFactory",
     "BenchmarkLoadError",
     "ExtraConfig",
     "PlanCost",
+    "RayActorsLostError",
     "RuntimeBackendFactory",
     "ServerRefusedError",
     "SweepResult",
     "SweepStop",
+    "VideoNotOnNodeError",
     "default_backend_factory",
     "load_benchmark_items",
     "plan_sweep",

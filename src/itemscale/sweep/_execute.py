@@ -10,6 +10,7 @@ import json
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..items import Item
@@ -48,6 +49,40 @@ class JobStats:
     model_s: float = 0.0
     model_calls: int = 0
     video_hash: str | None = None
+    #: what the reader must know about this video (a declared duration far from the video's)
+    warnings: list[str] = field(default_factory=list)
+
+
+#: How far an item's declared duration may be from its video's before the sweep warns: more
+#: than this share of the video's duration and more than `DURATION_TOLERANCE_S` seconds.
+DURATION_TOLERANCE_SHARE = 0.10
+DURATION_TOLERANCE_S = 2.0
+
+
+def duration_mismatches(video_path: str, cells: Sequence[Cell]) -> list[str]:
+    """A warning (with the figures) for each item whose declared `duration_s` disagrees with
+    its video's by more than the tolerance; the video's own duration is what the sampling
+    uses, so a wrong declaration (36,000 s for a 12 s clip) is said, not silently kept."""
+    declared = {c.item.item_id: c.item.duration_s for c in cells if c.item.duration_s is not None}
+    if not declared:
+        return []
+    from ..video import MediaError, probe_video
+
+    try:
+        actual = float(probe_video(video_path).duration_s)
+    except (MediaError, OSError):
+        return []
+    out = []
+    for item_id, said in sorted(declared.items()):
+        gap = abs(float(said) - actual)
+        if gap > DURATION_TOLERANCE_S and gap > DURATION_TOLERANCE_SHARE * actual:
+            out.append(
+                f"item {item_id!r}: declares a duration of {float(said):,.1f} s but its video "
+                f"{Path(video_path).name} lasts {actual:,.1f} s (more than "
+                f"{DURATION_TOLERANCE_SHARE:.0%} and {DURATION_TOLERANCE_S:g} s apart); the "
+                "video's own duration is used"
+            )
+    return out
 
 
 def group_by_video(cells: Sequence[Cell], known_hashes: set[str] | None = None) -> list[VideoJob]:
@@ -285,6 +320,8 @@ class VideoJobRunner:
                 failed[cell.cell_id] = (Status.MEDIA_ERROR, errors[key])
             elif (cell.config.config_id, *key) not in frames:
                 failed[cell.cell_id] = (Status.MEDIA_ERROR, "decode_error: no frames returned")
+        if len(errors) < len(passes):
+            stats.warnings += duration_mismatches(job.video_path, video_cells)
         if job.hash_video and len(errors) < len(passes):
             try:
                 stats.video_hash = video_content_hash(job.video_path)
@@ -313,6 +350,7 @@ class VideoJobRunner:
         frames, failed = prepared.frames, prepared.failed
         stats.decode_s += prepared.stats.decode_s
         stats.video_hash = prepared.stats.video_hash
+        stats.warnings += prepared.stats.warnings
         if failed:
             yield [failure_row(c, *failed[c.cell_id]) for c in job.cells if c.cell_id in failed]
         runnable = [c for c in job.cells if c.cell_id not in failed]

@@ -122,9 +122,23 @@ def load_benchmark_items(entry: BenchmarkEntry) -> list[Item]:
             raise BenchmarkFileError(str(exc)) from exc
         items = [_published_video(i, videos_dir) for i in loaded]
     if entry.split is not None:
-        items = [
-            i for i in items if i.split == entry.split or i.attributes.get("split") == entry.split
-        ]
+        items = _in_split(items, entry.split, where=entry.path)
     if entry.limit is not None:
         items = items[: entry.limit]
     return items
+
+
+def _in_split(items: list[Item], split: str, *, where: str | Path) -> list[Item]:
+    """The items of `split`; none (a typo in `split`) is an error naming the splits there are,
+    not an empty run that exits 0."""
+    kept = [i for i in items if i.split == split or i.attributes.get("split") == split]
+    if kept or not items:
+        return kept
+    found = sorted(
+        {str(s) for i in items for s in (i.split, i.attributes.get("split")) if s is not None}
+    )
+    there = ", ".join(repr(s) for s in found[:20]) if found else "none (no item names a split)"
+    raise BenchmarkFileError(
+        f"{where}: benchmark.split = {split!r} matches none of its {len(items)} item(s); the "
+        f"splits there are: {there}"
+    )

@@ -3,18 +3,35 @@
 Actors receive whole video jobs (decode once, run every pending cell of that video) and return
 rows; the driver commits each job's rows as it arrives, so killing the driver loses at most the
 jobs in flight, exactly as with the local executor.
+
+A lost actor (its process killed, its node gone, out of memory) costs only the jobs it held.
+Ray detects the loss (the job's result raises `ActorDiedError`, `NodeDiedError`, ...); the
+driver's own queue does the rest: the jobs the actor held go back in the queue, a new actor
+replaces the lost one (Ray places it on a node with room), and the job that was running when
+the actor died is charged one try. A job charged `JOB_TRIES` times (a poison video, a model that
+runs out of memory at one budget) becomes `model_error` rows of its cells with the reason, and
+the sweep goes on. Ray's own actor restarts and task retries are not used: Ray would retry every
+task the actor held, each charged alike (the innocent job queued behind a poison one would fail
+with it), and the last failure would reach the driver as an error, not as the cells' rows.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
+import re
+import socket
+import time
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..models import BackendSpec, DecodingSettings
 from ..protocol import ModelEntry
+from ..responses import Status
 from ..store import CellRow
-from ._execute import JobStats, VideoJob, VideoJobRunner
+from ._execute import JobStats, VideoJob, VideoJobRunner, failure_row
+from ._session import RayActorsLostError, VideoNotOnNodeError
 
 
 def _ray() -> Any:
@@ -27,6 +44,47 @@ if TYPE_CHECKING:
 
 #: Jobs queued per actor beyond the one running, so an actor never waits on the driver.
 JOBS_AHEAD_PER_ACTOR = 1
+#: The first jobs wait for every first actor to load (so they spread over the actors), but no
+#: longer than this after the first one is ready (an actor the cluster cannot place yet).
+FIRST_JOBS_WAIT_S = 30.0
+#: Tries of one video job whose actor is lost while running it; after the last, its cells are
+#: stored as `model_error` ("actor_lost: ...").
+JOB_TRIES = 3
+#: An actor slot whose actor is lost this many times in a row while loading the model is given
+#: up (the model cannot be loaded there); the others go on.
+LOAD_TRIES = 3
+#: With no actor alive after a loss (the cluster has no room for a replacement), how long the
+#: driver waits for one before it stops with `RayActorsLostError` (the stored cells are kept).
+ACTOR_WAIT_S = 900.0
+
+#: Ray's errors that mean "the actor (or its node, or the object holding its result) is gone",
+#: as opposed to `RayTaskError` (the job itself raised).
+_LOST_ERRORS = (
+    "RayActorError",  # ActorDiedError, ActorUnavailableError
+    "ObjectLostError",  # OwnerDiedError, ObjectReconstructionFailedError, ...
+    "WorkerCrashedError",
+    "NodeDiedError",
+    "OutOfMemoryError",
+    "LocalRayletDiedError",
+)
+
+
+@dataclass
+class JobResult:
+    """What an actor returns for one job: its rows and timings, or, when the video the driver
+    can read is not readable on the actor's node, that node's name (and no rows)."""
+
+    rows: list[CellRow]
+    stats: JobStats
+    unreadable_on: str | None = None
+
+
+def _node_name() -> str:
+    try:
+        ip = _ray().util.get_node_ip_address()
+    except Exception:  # pragma: no cover - outside a Ray worker
+        ip = "?"
+    return f"{socket.gethostname()} ({ip})"
 
 
 class SweepActor:
@@ -57,12 +115,14 @@ class SweepActor:
         spec = self._backend.spec
         return {"spec_id": spec.spec_id, "spec": spec.model_dump(mode="json")}
 
-    def run(self, job: VideoJob) -> tuple[list[CellRow], JobStats]:
+    def run(self, job: VideoJob, readable_on_driver: bool = False) -> JobResult:
+        if readable_on_driver and job.video_path and not os.access(job.video_path, os.R_OK):
+            return JobResult([], JobStats(), unreadable_on=_node_name())
         stats = JobStats()
         rows: list[CellRow] = []
         for batch in self._runner.run(job, stats):
             rows.extend(batch)
-        return rows, stats
+        return JobResult(rows, stats)
 
     def pid(self) -> int:
         return os.getpid()
@@ -85,7 +145,9 @@ def _slots(device: str, num_workers: int | None) -> tuple[int, dict[str, float]]
 
 
 def run_ray(session: Session) -> None:
-    """Run every model of the session on actors of the Ray cluster (started locally if none)."""
+    """Run every model of the session on actors of the Ray cluster: the one at
+    `session.ray_address`, else Ray's own choice (`RAY_ADDRESS`, else the Ray `ray start`
+    started on this machine, else a local one started here and stopped after)."""
     ray = _ray()
 
     entries = [e for e in session.protocol.models if not session.finished_without_loading(e)]
@@ -93,75 +155,256 @@ def run_ray(session: Session) -> None:
         return  # a no-op resume: no cluster, no model
     started_here = False
     if not ray.is_initialized():
-        address = os.environ.get("RAY_ADDRESS")
+        address = session.ray_address or os.environ.get("RAY_ADDRESS") or None
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
         started_here = True
+    figures = session.result.ray
+    for key in ("actors", "actors_lost", "jobs_retried", "cells_failed_actor_lost"):
+        figures.setdefault(key, 0)
+    figures["nodes"] = sum(1 for n in ray.nodes() if n.get("Alive"))
     try:
         for entry in entries:
             if session.stop.is_set():
                 return
-            _run_model(session, entry)
+            session.expect(entry)
+            count, options = _slots(session.device, session.num_workers)
+            _ModelRun(session, entry, count, options).run()
     finally:
         if started_here:
             ray.shutdown()
 
 
-def _run_model(session: Session, entry: ModelEntry) -> None:
-    ray = _ray()
+@dataclass
+class _Slot:
+    """One actor place: its actor, the spec call while it loads, the jobs sent to it (in
+    order: the first is the one running)."""
 
-    session.expect(entry)
-    count, options = _slots(session.device, session.num_workers)
-    actor_class = ray.remote(**options)(SweepActor)
-    actors = [
-        actor_class.remote(
-            session.factory,
-            entry,
-            session.device,
-            session.batch_size,
-            session.protocol.decoding,
-            session.frame_cache,
+    actor: Any
+    loading: Any | None
+    jobs: list[tuple[Any, VideoJob]] = field(default_factory=list)
+    load_losses: int = 0
+    given_up: bool = False
+
+    @property
+    def alive(self) -> bool:
+        return self.loading is None and not self.given_up
+
+
+class _ModelRun:
+    """One model's jobs on a pool of actors that replaces the ones it loses."""
+
+    def __init__(
+        self, session: Session, entry: ModelEntry, count: int, options: dict[str, float]
+    ) -> None:
+        self.session = session
+        self.entry = entry
+        self.actor_class = _ray().remote(**options)(SweepActor)
+        self.lost_errors = tuple(getattr(_ray().exceptions, n) for n in _LOST_ERRORS)
+        self.spec_id: str | None = None
+        self.queue: list[VideoJob] = []  # popped from the end
+        self.pending: dict[Any, tuple[_Slot, VideoJob | None]] = {}  # None: a spec call
+        self.tries: dict[str, int] = {}
+        self.figures = session.result.ray
+        self.slots = [self._start(_Slot(None, None)) for _ in range(count)]
+        self.shown = ""
+        self.losses = 0  # this model's actors lost
+        self.started = False
+        self.first_ready: float | None = None
+        self.last_alive = time.monotonic()
+
+    def _start(self, slot: _Slot) -> _Slot:
+        s = self.session
+        slot.actor = self.actor_class.remote(
+            s.factory, self.entry, s.device, s.batch_size, s.protocol.decoding, s.frame_cache
         )
-        for _ in range(count)
-    ]
-    try:
-        specs = ray.get([a.spec.remote() for a in actors])
-        spec_ids = {s["spec_id"] for s in specs}
-        if len(spec_ids) != 1:
-            raise RuntimeError(f"model {entry.name!r}: actors loaded different specs {spec_ids}")
-        spec = specs[0]
-        session.loaded(entry, BackendSpec.model_validate(spec["spec"]))
-        session.bar.set_description_str(entry.name, refresh=bool(session.bar.total))
-        session.bar.unpause()  # the loading time is no cell's: keep it out of the rate and ETA
-        _, jobs = session.plan(entry, spec["spec_id"])
-        queue = list(reversed(jobs))
-        in_flight: dict[Any, tuple[int, VideoJob]] = {}
-        load = [0] * len(actors)
+        slot.loading = slot.actor.spec.remote()
+        self.pending[slot.loading] = (slot, None)
+        self.figures["actors"] += 1
+        return slot
 
-        def submit() -> None:
-            while queue and not session.stop.is_set():
-                slot = min(range(len(actors)), key=lambda i: load[i])
-                if load[slot] > JOBS_AHEAD_PER_ACTOR:
-                    return
-                job = queue.pop()
-                in_flight[actors[slot].run.remote(job)] = (slot, job)
-                load[slot] += 1
-
-        submit()
-        while in_flight:
-            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=0.5)
-            if not ready:
-                if session.stop.is_set():
+    def run(self) -> None:
+        ray = _ray()
+        try:
+            while self.spec_id is None or self.queue or any(s.jobs for s in self.slots):
+                if self.session.stop.is_set():
                     break  # abandon the jobs in flight: they are simply not recorded
+                if not self.pending:
+                    raise self._all_lost()
+                ready, _ = ray.wait(list(self.pending), num_returns=1, timeout=0.5)
+                for ref in ready:
+                    if ref in self.pending:  # a loss handled earlier may have taken it
+                        self._handle(ref)
+                self._submit()
+                self._watch()
+            for slot in self.slots:
+                for ref, _ in slot.jobs:
+                    ray.cancel(ref, force=False)
+        finally:
+            for slot in self.slots:
+                self._kill(slot)
+            self._show()
+
+    def _handle(self, ref: Any) -> None:
+        ray = _ray()
+        slot, job = self.pending.pop(ref)
+        if job is None:
+            try:
+                spec = ray.get(ref)
+            except self.lost_errors as exc:
+                self._lose(slot, exc)
+                return
+            slot.loading, slot.load_losses = None, 0
+            self.first_ready = self.first_ready or time.monotonic()
+            self._loaded(spec)
+            return
+        try:
+            done: JobResult = ray.get(ref)
+        except self.lost_errors as exc:
+            self._lose(slot, exc)
+            return
+        except ray.exceptions.RayTaskError as exc:  # the job raised: it would again
+            slot.jobs.remove((ref, job))
+            self._fail(job, f"job_error: {_reason(exc)}")
+            return
+        slot.jobs.remove((ref, job))
+        self._record(job, done)
+
+    def _record(self, job: VideoJob, done: JobResult) -> None:
+        if done.unreadable_on is not None:
+            raise VideoNotOnNodeError(
+                f"video {job.video_id!r}: {job.video_path} is readable where the sweep runs "
+                f"({socket.gethostname()}) but not on Ray node {done.unreadable_on}; every node "
+                "must see the benchmark's videos at the same paths (a shared filesystem, or a "
+                "copy at the same path: docs/sweep.md, Ray). The cells stored so far are kept."
+            )
+        self.session.record(done.rows)
+        self.session.record_stats(job, done.stats)
+
+    def _loaded(self, spec: dict[str, Any]) -> None:
+        s = self.session
+        if self.spec_id is not None:
+            if spec["spec_id"] != self.spec_id:
+                raise RuntimeError(
+                    f"model {self.entry.name!r}: actors loaded different specs "
+                    f"{ {self.spec_id, spec['spec_id']} }"
+                )
+            return
+        self.spec_id = spec["spec_id"]
+        s.loaded(self.entry, BackendSpec.model_validate(spec["spec"]))
+        s.bar.set_description_str(self.entry.name, refresh=bool(s.bar.total))
+        s.bar.unpause()  # the loading time is no cell's: keep it out of the rate and ETA
+        _, jobs = s.plan(self.entry, spec["spec_id"])
+        self.queue = list(reversed(jobs))
+
+    def _submit(self) -> None:
+        if not self.started:  # the first jobs wait for every first actor: spread, not piled
+            waited = time.monotonic() - (self.first_ready or time.monotonic())
+            loading = any(s.loading is not None for s in self.slots)
+            if loading and not self.losses and waited < FIRST_JOBS_WAIT_S:
+                return
+            self.started = True
+        alive = [s for s in self.slots if s.alive]
+        while self.queue and alive and not self.session.stop.is_set():
+            slot = min(alive, key=lambda s: len(s.jobs))
+            if len(slot.jobs) > JOBS_AHEAD_PER_ACTOR:
+                return
+            job = self.queue.pop()
+            readable = job.video_path is not None and os.access(job.video_path, os.R_OK)
+            ref = slot.actor.run.remote(job, readable)
+            slot.jobs.append((ref, job))
+            self.pending[ref] = (slot, job)
+
+    def _lose(self, slot: _Slot, exc: BaseException) -> None:
+        """The slot's actor is gone: keep what it returned, put its other jobs back in the
+        queue (the one it was running charged a try), start a replacement."""
+        ray = _ray()
+        self.figures["actors_lost"] += 1
+        self.losses += 1
+        reason = _reason(exc)
+        self._kill(slot)
+        jobs, slot.jobs = slot.jobs, []
+        charged = False
+        for ref, job in jobs:
+            self.pending.pop(ref, None)
+            if not charged:  # a result that came back before the loss is kept
+                ready, _ = ray.wait([ref], timeout=0)
+                if ready:
+                    try:
+                        self._record(job, ray.get(ref))
+                        continue
+                    except ray.exceptions.RayTaskError as raised:  # it raised before the loss
+                        self._fail(job, f"job_error: {_reason(raised)}")
+                        continue
+                    except self.lost_errors:
+                        pass
+            if charged:
+                self.queue.append(job)  # innocent: next in line
+                self.figures["jobs_retried"] += 1
                 continue
-            for ref in ready:
-                slot, job = in_flight.pop(ref)
-                load[slot] -= 1
-                rows, stats = ray.get(ref)
-                session.record(rows)
-                session.record_stats(job, stats)
-            submit()
-        for ref in in_flight:
-            ray.cancel(ref, force=False)
-    finally:
-        for actor in actors:
-            ray.kill(actor)
+            charged = True
+            self.tries[job.video_id] = self.tries.get(job.video_id, 0) + 1
+            if self.tries[job.video_id] >= JOB_TRIES:
+                self._fail(
+                    job,
+                    f"actor_lost: the Ray actor running this video's job was lost "
+                    f"{self.tries[job.video_id]} times (last: {reason})",
+                    counted="cells_failed_actor_lost",
+                )
+            else:
+                self.queue.insert(0, job)  # charged: tried again after the others
+                self.figures["jobs_retried"] += 1
+        if slot.loading is not None:
+            self.pending.pop(slot.loading, None)
+            slot.load_losses += 1
+        if slot.load_losses >= LOAD_TRIES:
+            slot.given_up = True
+            return
+        self._start(slot)
+
+    def _fail(self, job: VideoJob, reason: str, counted: str | None = None) -> None:
+        rows = [failure_row(cell, Status.MODEL_ERROR, reason) for cell in job.cells]
+        self.session.record(rows)
+        if counted:
+            self.figures[counted] += len(rows)
+
+    def _kill(self, slot: _Slot) -> None:
+        if slot.actor is not None:
+            with contextlib.suppress(Exception):  # already gone
+                _ray().kill(slot.actor, no_restart=True)
+
+    def _watch(self) -> None:
+        """The progress line's actor count; an error when none came back for too long."""
+        self._show()
+        now = time.monotonic()
+        if any(s.alive for s in self.slots) or not self.losses:
+            self.last_alive = now
+        elif now - self.last_alive > ACTOR_WAIT_S:
+            raise self._all_lost(f"no actor could be started in {ACTOR_WAIT_S:.0f} s")
+
+    def _show(self) -> None:
+        alive = sum(s.alive for s in self.slots)
+        text = f"{alive}/{len(self.slots)} actors alive"
+        if self.losses:
+            text += f", {self.losses} lost"
+        if text != self.shown:
+            self.shown = text
+            self.session.bar.set_postfix_str(text, refresh=bool(self.session.bar.total))
+
+    def _all_lost(self, why: str = "") -> RayActorsLostError:
+        detail = why or (
+            f"every actor slot lost its actor {LOAD_TRIES} times in a row while loading the model"
+        )
+        return RayActorsLostError(
+            f"model {self.entry.name!r}: {detail} ({self.losses} actors lost in "
+            "all); the cells stored so far are kept: rerun the same command to resume"
+        )
+
+
+def _reason(exc: BaseException) -> str:
+    """The first line of a Ray error, with its class: what a failed cell's `error` says. For a
+    job that raised (`RayTaskError`), the exception it raised, not Ray's wrapper."""
+    cause = getattr(exc, "cause", None)
+    if isinstance(exc, _ray().exceptions.RayTaskError) and isinstance(cause, BaseException):
+        exc = cause
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()

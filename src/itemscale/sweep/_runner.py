@@ -21,11 +21,16 @@ from typing import Any, ClassVar, Literal
 import pandas as pd
 
 from ..errors import ItemscaleError
-from ..files import read_json
 from ..items import Item
 from ..models import PROMPT_TEMPLATE_VERSION
 from ..protocol import Configuration, Protocol
-from ..responses import EXTRACTOR_VERSION, RESPONSES_FILE, RUN_FILE, Status, read_responses
+from ..responses import (
+    EXTRACTOR_VERSION,
+    RESPONSES_FILE,
+    Status,
+    read_provenance,
+    read_responses,
+)
 from ..store import STORE_FILE, RunStore, StoreError, open_store, run_dir_lock, utc_now
 from ._execute import JobStats, PreparedJob, VideoJob, VideoJobRunner
 from ._loaders import load_benchmark_items
@@ -43,10 +48,12 @@ from ._plan import (
 from ._provenance import decoder_info, host_info, tool_info
 from ._session import (
     BackendFactory,
+    RayActorsLostError,
     RuntimeBackendFactory,
     Session,
     SweepResult,
     SweepStop,
+    VideoNotOnNodeError,
     default_backend_factory,
 )
 
@@ -173,11 +180,15 @@ def _probe(
         rows = [row for batch in runner.run(probe_job) for row in batch]
         session.record(rows)
         (row,) = rows
-        if row.status == Status.MODEL_ERROR.value:
+        if row.status in (Status.MODEL_ERROR.value, Status.TIMEOUT.value):
+            what = (
+                "did not answer the first request in time"
+                if row.status == Status.TIMEOUT.value
+                else "refused the first request"
+            )
             raise ServerRefusedError(
-                f"model {model!r}: the server refused the first request ({cell.config.label}, "
-                f"item {cell.item.item_id}), so the sweep stopped before running the rest: "
-                f"{row.error}"
+                f"model {model!r}: the server {what} ({cell.config.label}, item "
+                f"{cell.item.item_id}), so the sweep stopped before running the rest: {row.error}"
             )
         rest = dataclasses.replace(job, cells=tuple(c for c in job.cells if c is not cell))
         return [*jobs[:position], rest, *jobs[position + 1 :]]
@@ -231,6 +242,7 @@ def run_sweep(
     backend_factory: BackendFactory | None = None,
     frame_cache: Any = None,
     num_workers: int | None = None,
+    ray_address: str | None = None,
     progress: bool = True,
     stop: SweepStop | None = None,
     provenance: Mapping[str, Any] | None = None,
@@ -240,8 +252,10 @@ def run_sweep(
     `extra_configs` adds configurations to the grid (an `ExtraConfig` can name its own series
     and restrict itself to some items); `item_filter` keeps items by predicate or by id; `items`
     replaces the benchmark loader. Finished cells are never run again; cells stored with a
-    failure status are re-run only with `retry_errors`. On SIGINT (or `stop.set()`) the cells
-    in flight finish, everything is committed and exported, and `result.interrupted` is true.
+    failure status are re-run only with `retry_errors`. With `executor="ray"`, `ray_address`
+    names the cluster (default: Ray's own rule, `RAY_ADDRESS` first). On SIGINT (or
+    `stop.set()`) the cells in flight finish, everything is committed and exported, and
+    `result.interrupted` is true.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
@@ -258,12 +272,16 @@ def run_sweep(
     configs = planned_configs(protocol.configurations(), list(extra_configs or ()))
     stop = stop if stop is not None else SweepStop()
     result = SweepResult(run_dir=out_dir)
+    # a damaged run.json stops the sweep before it creates or runs anything, as it stops
+    # `analyze`: the export would otherwise replace it, losing earlier imports' provenance
+    read_provenance(out_dir)
     with (
         run_dir_lock(out_dir),
         _damage_is_typed(out_dir),
         open_store(out_dir) as store,
         stop_on_sigint(stop),
     ):
+        read_provenance(out_dir)  # again under the lock (a writer may have come between)
         session_id = store.start_session(
             {
                 "executor": executor,
@@ -292,9 +310,10 @@ def run_sweep(
             bar=bar,
             frame_cache=frame_cache,
             num_workers=num_workers,
+            ray_address=ray_address,
         )
         outcome = "completed"
-        refused: ServerRefusedError | None = None
+        refused: ServerRefusedError | RayActorsLostError | VideoNotOnNodeError | None = None
         try:
             if executor == "local":
                 _run_local(session)
@@ -307,6 +326,9 @@ def run_sweep(
         except ServerRefusedError as exc:  # exported like any stop, then raised
             refused = exc
             outcome = "refused"
+        except (RayActorsLostError, VideoNotOnNodeError) as exc:  # the same
+            refused = exc
+            outcome = "failed"
         finally:
             if bar.n:  # the final count shown even when it came within the bar's `delay`
                 bar.refresh()
@@ -363,6 +385,7 @@ def _run_record(
             "by_status": dict(result.by_status),
             "served": dict(result.served),
             "warnings": list(result.warnings),
+            **({"ray": dict(result.ray)} if settings.get("executor") == "ray" else {}),
             "extra_configs": [
                 {
                     "config_id": p.config_id,
@@ -404,15 +427,7 @@ def _carry_over(run_dir: Path, payload: dict[str, Any]) -> dict[str, Any]:
     """Keep what earlier writers put in run.json (e.g. `interventions` by `itemscale intervene`)
     and this sweep does not set, so a later sweep does not erase another command's provenance.
     The previous run's own `times`/`sweep` are replaced by this one's (sessions keep them all)."""
-    previous_file = run_dir / RUN_FILE
-    if not previous_file.is_file():
-        return payload
-    try:
-        previous = read_json(previous_file)
-    except (OSError, ValueError):
-        return payload  # an unreadable run.json is rewritten from the store
-    if not isinstance(previous, dict):
-        return payload
+    previous = read_provenance(run_dir)  # damaged: refused at the sweep's start already
     kept = {k: v for k, v in previous.items() if k not in payload and k not in _RECOMPUTED_KEYS}
     return {**kept, **payload}
 

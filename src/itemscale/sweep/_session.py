@@ -12,14 +12,15 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pandas as pd
 
+from ..errors import ItemscaleError
 from ..items import Item
 from ..models import PROMPT_TEMPLATE_VERSION, BackendSpec, VideoLM
 from ..protocol import ModelEntry, Protocol
-from ..responses import EXTRACTOR_VERSION
+from ..responses import ANSWERED_STATUSES, EXTRACTOR_VERSION
 from ..store import CellRow, RunStore
 from ._execute import JobStats, VideoJob, group_by_video, repeat_decoding
 from ._plan import Cell, ModelPlanInfo, PlannedConfig, plan_cells
@@ -30,6 +31,13 @@ BackendFactory = Callable[[ModelEntry, str, int], VideoLM]
 
 #: Exit status of an interrupted sweep (128 + SIGINT), as shells report it.
 INTERRUPTED_EXIT = 130
+#: Exit status of a sweep that finished but whose cells run this time failed (`model_error`,
+#: `timeout`, `media_error`) more often than `FAILED_SHARE_LIMIT`: everything is stored and
+#: exported, but the run is mostly failures and a script must not take it for a result.
+FAILED_CELLS_EXIT = 3
+#: The share of a sweep's cells run this time that may fail before it exits with
+#: `FAILED_CELLS_EXIT` (more than a quarter).
+FAILED_SHARE_LIMIT = 0.25
 
 
 def default_backend_factory(entry: ModelEntry, device: str, batch_size: int) -> VideoLM:
@@ -61,6 +69,20 @@ class RuntimeBackendFactory:
         )
 
 
+class RayActorsLostError(ItemscaleError, RuntimeError):
+    """Every actor of a model was lost and none could be started again (the model dies while
+    loading, or the cluster has no room left). The cells stored so far are kept; rerun to
+    resume. Exit status 1: the run failed, not its input."""
+
+    exit_code: ClassVar[int] = 1
+
+
+class VideoNotOnNodeError(ItemscaleError, RuntimeError):
+    """A video the driver can read is not readable on the Ray node an actor runs on: every node
+    must see the benchmark's videos at the same paths. Stops the sweep before any of that
+    video's cells is stored as a false `media_error`; the stored cells are kept."""
+
+
 @dataclass
 class SweepResult:
     """What a sweep did. `table` is the exported response table (all cells in the store)."""
@@ -83,10 +105,33 @@ class SweepResult:
     served: dict[str, dict[str, int]] = field(default_factory=dict)
     #: what the reader must know about the run's numbers (run.json `sweep.warnings`)
     warnings: list[str] = field(default_factory=list)
+    #: the Ray executor's figures (run.json `sweep.ray`): nodes alive at the start, actors
+    #: started, actors lost, jobs put back in the queue after a loss, and cells stored as
+    #: `model_error` because their job's actor was lost on every try
+    ray: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> dict[str, int]:
+        """Cells run this time that failed, by status."""
+        return {k: v for k, v in sorted(self.by_status.items()) if k not in ANSWERED_STATUSES and v}
+
+    @property
+    def mostly_failed(self) -> bool:
+        return self.ran > 0 and sum(self.failed.values()) > FAILED_SHARE_LIMIT * self.ran
+
+    def failure_summary(self) -> str:
+        """`23 of 36 cells run failed (model_error 20, timeout 3)`, or '' when none did."""
+        failed = self.failed
+        if not failed:
+            return ""
+        kinds = ", ".join(f"{k} {v}" for k, v in failed.items())
+        return f"{sum(failed.values())} of {self.ran} cells run failed ({kinds})"
 
     @property
     def exit_code(self) -> int:
-        return INTERRUPTED_EXIT if self.interrupted else 0
+        if self.interrupted:
+            return INTERRUPTED_EXIT
+        return FAILED_CELLS_EXIT if self.mostly_failed else 0
 
 
 class SweepStop:
@@ -122,6 +167,8 @@ class Session:
     num_workers: int | None = None
     planned_ids: set[str] = field(default_factory=set)
     retry_errors: bool = False
+    #: the Ray cluster to connect to (`--ray-address`); None: Ray's own rule (`RAY_ADDRESS`, ...)
+    ray_address: str | None = None
     _expected: int = 0
     #: the last entry's planned cells, (name, spec_id, cells): the checks before a load and the
     #: plan after it share one cross product instead of hashing every cell id again
@@ -221,11 +268,20 @@ class Session:
             return
         asked = int(getattr(backend, "logprob_requests", 0))
         missing = int(getattr(backend, "logprob_missing", 0))
+        cut = int(getattr(backend, "replies_cut", 0))
         self.result.served[model] = {
             "max_in_flight": int(getattr(backend, "max_in_flight", 0)),
             "logprob_requests": asked,
             "logprob_missing": missing,
+            "replies_cut": cut,
+            "reply_chars_cut": int(getattr(backend, "reply_chars_cut", 0)),
         }
+        if cut:
+            self.result.warnings.append(
+                f"model {model!r}: {cut} replies were longer than max_reply_chars and were cut "
+                f"({self.result.served[model]['reply_chars_cut']} characters not kept); the "
+                "server may be ignoring max_tokens"
+            )
         if asked and missing == asked:
             self.result.warnings.append(
                 f"model {model!r}: the server returned no log-probabilities for any of its "
@@ -243,6 +299,9 @@ class Session:
         self.result.decode_s += stats.decode_s
         self.result.model_s += stats.model_s
         self.result.model_calls += stats.model_calls
+        # (a worker of another itemscale version may send stats without warnings)
+        said = getattr(stats, "warnings", [])
+        self.result.warnings += [w for w in said if w not in self.result.warnings]
         if job.hash_video:
             self.store.record_video(job.video_id, job.video_path, stats.video_hash)
             if stats.video_hash:

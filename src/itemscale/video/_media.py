@@ -8,6 +8,7 @@ of wanted frames and converts only the wanted frames to RGB.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import threading
@@ -215,24 +216,23 @@ def probe_video(path: str | os.PathLike[str]) -> VideoInfo:
     return stream_index(path).info
 
 
-_HASH_MEMO: dict[tuple[str, int, int, int], str] = {}
-
-
 def video_content_hash(path: str | os.PathLike[str]) -> str:
     """SHA-256 of the file's bytes: the cache key part that survives renames and copies."""
     path = Path(path)
     _check_file(path)
-    key = _file_key(path)
-    cached = _HASH_MEMO.get(key)
-    if cached is not None:
-        return cached
+    return _content_hash(_file_key(path))
+
+
+@functools.lru_cache(maxsize=4096)
+def _content_hash(key: tuple[str, int, int, int]) -> str:
+    """Memoised on (resolved path, size, mtime, inode), so an edited file is hashed again;
+    bounded, since a long-lived process (a Ray actor, a notebook) may hash many thousands of
+    videos."""
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with Path(key[0]).open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
-    value = digest.hexdigest()
-    _HASH_MEMO[key] = value
-    return value
+    return digest.hexdigest()
 
 
 def _frames_from(container: Any, stream: Any, seek_pts: int | None) -> Iterator[Any]:

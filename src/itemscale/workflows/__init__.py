@@ -2,7 +2,7 @@
 
 A workflow is what a command does, minus its arguments and its printing, so a notebook or a
 script gets the same result as the command line: `analyze` reads a run folder or a DataFrame
-and returns the typed measures; `intervene` re-runs the model through the
+and returns the typed measures; `compare` puts two runs side by side, item by item; `intervene` re-runs the model through the
 sweep and measures the outcome with the policies; `write_audit_sheets` decodes the frames of the
 audited transitions and composes their contact sheets. They sit above every stage they wire
 together and below the CLI; they import the heavy stages (the sweep, the decoder) only when
@@ -11,7 +11,18 @@ called, so importing this package costs no torch or PyAV.
 
 from ._analyze import analyze, response_table
 from ._audit_sheets import write_audit_sheets
+from ._compare import compare
+from ._compare_result import COMPARE_SCHEMA_VERSION, CompareResult
 from ._errors import WorkflowError
 from ._intervene import intervene
 
-__all__ = ["WorkflowError", "analyze", "intervene", "response_table", "write_audit_sheets"]
+__all__ = [
+    "COMPARE_SCHEMA_VERSION",
+    "CompareResult",
+    "WorkflowError",
+    "analyze",
+    "compare",
+    "intervene",
+    "response_table",
+    "write_audit_sheets",
+]

@@ -1,0 +1,38 @@
+"""A command's flags -> its library settings object, with the settings' own validation.
+
+Each rule about a combination of options lives once, in the settings model (pydantic
+validators that name the setting); the command line builds the model from its flags and shows
+the model's message with the flag names, so a command and a notebook refuse the same input with
+the same reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from . import CommandError
+
+SettingsT = TypeVar("SettingsT", bound=BaseModel)
+
+
+def settings_from_flags(
+    model: type[SettingsT], flags: Mapping[str, str] | None = None, **values: Any
+) -> SettingsT:
+    """`model(**values)`; a validation error becomes a `CommandError` whose lines name the flag
+    of each setting (`flags` maps a setting to its flag where it is not `--setting-name`)."""
+    try:
+        return model(**values)
+    except ValidationError as exc:
+        flags = flags or {}
+        lines = []
+        for error in exc.errors():
+            message = str(error["msg"]).removeprefix("Value error, ")
+            names = [str(part) for part in error["loc"]]
+            if names:
+                flag = flags.get(names[0], "--" + names[0].replace("_", "-"))
+                message = f"{flag}: {message}"
+            lines.append(message)
+        raise CommandError("; ".join(lines)) from None

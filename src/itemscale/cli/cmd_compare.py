@@ -1,0 +1,208 @@
+"""`itemscale compare A B`: why doesn't my number match? Two runs (or two series, models or
+configurations of one run) side by side, item by item (docs/compare.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ..measures import CI_METHODS, DEFAULT_BOOTSTRAP, DEFAULT_CI
+from . import CommandError
+
+if TYPE_CHECKING:
+    from ..workflows import CompareResult
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "compare",
+        help="why doesn't my number match? two runs side by side, item by item",
+        description="Put two runs (or, within one run, two series, two models or two "
+        "configurations) side by side: items matched by item id and repeat (unmatched ones "
+        "counted by side), every recorded set-up field diffed (unknown shown as unknown), the "
+        "answers diffed (identical responses, flips both ways, each side's accuracy, the "
+        "difference with its video-bootstrap interval and the clustered McNemar test), and a "
+        "verdict: is the gap more than noise, do the runs look like the same input, which "
+        "set-up differences could explain it, where it sits (docs/compare.md).",
+    )
+    p.add_argument("run_a", metavar="A", help="run folder of side A")
+    p.add_argument(
+        "run_b",
+        metavar="B",
+        nargs="?",
+        help="run folder of side B (leave out to compare two slices of run A)",
+    )
+    for flag, dest, what, metavar in (
+        ("--series", "series", "series", "SERIES"),
+        ("--model", "models", "model", "MODEL"),
+        ("--config", "configs", "configuration", "LABEL"),
+    ):
+        p.add_argument(
+            flag,
+            dest=dest,
+            action="append",
+            default=[],
+            metavar=metavar,
+            help=f"the {what} of a side: once (both sides) or twice (side A, then side B); "
+            "within one run exactly one of --series, --model, --config is given twice",
+        )
+    p.add_argument(
+        "--by",
+        action="append",
+        default=[],
+        metavar="ATTR",
+        help="break the gap down by this item attribute (repeatable; default: every recorded "
+        "attribute with 2 to 12 values)",
+    )
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        default=DEFAULT_BOOTSTRAP,
+        metavar="B",
+        help=f"resamples of whole videos (0: none; default {DEFAULT_BOOTSTRAP})",
+    )
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--ci", choices=list(CI_METHODS), default=DEFAULT_CI, help="interval method")
+    p.add_argument("--json", dest="json_out", metavar="OUT", help="write the comparison as JSON")
+    p.add_argument(
+        "--html",
+        dest="html_out",
+        metavar="PATH",
+        help="write one self-contained page (outside any run's artifact folder)",
+    )
+    p.set_defaults(func=run)
+
+
+def _output(path: str, flag: str) -> Path:
+    """An output file that is not inside an artifact folder (whose manifest pins its files)."""
+    target = Path(path).resolve()
+    if target.is_dir():
+        raise CommandError(f"{flag} {path}: is a folder; give a file name")
+    for parent in target.parents:
+        if (parent / "MANIFEST.json").is_file():
+            raise CommandError(
+                f"{flag} {path}: inside the artifact {parent} (its manifest pins every file; "
+                "a comparison spans two runs): write it elsewhere"
+            )
+    if not target.parent.is_dir():
+        raise CommandError(f"{flag} {path}: folder {target.parent} does not exist")
+    return target
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..artifact import render_compare_page
+    from ..files import atomic_text_file
+    from ..responses import redact
+    from ..workflows import compare
+
+    outputs = {
+        flag: _output(value, flag)
+        for flag, value in (("--json", args.json_out), ("--html", args.html_out))
+        if value
+    }
+    result = compare(
+        args.run_a,
+        args.run_b,
+        models=args.models,
+        series=args.series,
+        configs=args.configs,
+        by=args.by,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+        ci=args.ci,
+    )
+    print_comparison(result, sys.stdout)
+    if "--json" in outputs:
+        with atomic_text_file(outputs["--json"]) as fh:
+            fh.write(redact(result.to_json()))
+        print(f"wrote {args.json_out}")
+    if "--html" in outputs:
+        with atomic_text_file(outputs["--html"]) as fh:
+            fh.write(render_compare_page(result.model_dump(mode="json")))
+        print(f"wrote {args.html_out}")
+    return 0
+
+
+def _pts(value: float | None, signed: bool = False) -> str:
+    if value is None:
+        return "unknown"
+    return f"{100 * value:+.2f}" if signed else f"{100 * value:.2f}"
+
+
+def _est(est: Any, signed: bool = False) -> str:
+    if est is None:
+        return "unknown"
+    text = _pts(est.value, signed)
+    if est.ci_low is not None and est.ci_high is not None:
+        text += f" [{_pts(est.ci_low, signed)}, {_pts(est.ci_high, signed)}]"
+    return text
+
+
+def _print_setup(result: CompareResult, out: TextIO) -> None:
+    print("set-up (differences first; unknown = not recorded on that side):", file=out)
+    width = max((len(f.field) for f in result.provenance), default=10)
+    for f in result.provenance:
+        a = "unknown" if f.a is None else f.a
+        b = "unknown" if f.b is None else f.b
+        mark = {"differs": "DIFFERS", "unknown": "unknown", "same": "same"}[f.status]
+        print(f"  {f.field:<{width}}  {mark:<7}  A: {_cut(a)}   B: {_cut(b)}", file=out)
+        if f.note:
+            print(f"  {'':<{width}}           {f.note}", file=out)
+
+
+def _cut(text: str, width: int = 70) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def print_comparison(result: CompareResult, out: TextIO) -> None:
+    """The console form of a comparison."""
+    for side in (result.a, result.b):
+        print(
+            f"{side.name}: {side.run}: model {side.model}, series {side.series}, configuration "
+            f"{side.config} ({side.rows} rows, {side.items} items, {side.videos} videos, "
+            f"{side.repeats} repeat(s))",
+            file=out,
+        )
+    _print_setup(result, out)
+    c, a = result.counts, result.answers
+    print("answers (matched by item id and repeat):", file=out)
+    print(
+        f"  matched pairs {c.matched} ({c.matched_items} items, {c.matched_videos} videos); only "
+        f"in A {c.only_a}, only in B {c.only_b}; failed in A {c.failed_a}, failed in B {c.failed_b}",
+        file=out,
+    )
+    raw = f"{c.identical_raw} of {c.raw_recorded}" if c.raw_recorded else "none recorded (0 of 0)"
+    print(
+        f"  identical raw responses {raw}; identical parsed answers {c.identical_answers} of "
+        f"{c.answers_recorded}",
+        file=out,
+    )
+    if a.kind == "binary":
+        print(
+            f"  both right {a.both_right}, both wrong {a.both_wrong}, right only in A "
+            f"{a.right_only_a}, right only in B {a.right_only_b}",
+            file=out,
+        )
+    what = "accuracy" if a.kind == "binary" else "mean score"
+    print(f"  {what} A {_est(a.accuracy_a)}   B {_est(a.accuracy_b)}   (points, 95% CI)", file=out)
+    p_text = (
+        f"clustered McNemar p {a.clustered_p:.3g}, exact McNemar p {a.exact_mcnemar_p:.3g}"
+        if a.clustered_p is not None and a.exact_mcnemar_p is not None
+        else "no clustered test (no matched pairs)"
+        if c.matched == 0
+        else "no clustered test (scored answers)"
+    )
+    boot_p = "" if a.bootstrap_p is None else f", bootstrap p {a.bootstrap_p:.3g}"
+    print(f"  B - A {_est(a.difference, True)} points; {p_text}{boot_p}", file=out)
+    if result.repeats is not None:
+        r = result.repeats
+        print(
+            f"  rerun noise ({r.repeats_a} repeats, {r.items} items): A vs B disagree "
+            f"{_est(r.between)}%, A vs A {_est(r.noise_a)}%, B vs B {_est(r.noise_b)}%",
+            file=out,
+        )
+    print("verdict:", file=out)
+    for v in result.verdicts:
+        print(f"  - {v.sentence}", file=out)

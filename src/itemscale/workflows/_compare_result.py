@@ -1,0 +1,168 @@
+"""`compare`'s typed result: two sides of the response table, item by item.
+
+Every record is a frozen pydantic model (`extra="forbid"`), so `CompareResult.model_dump_json()`
+is what `compare --json` writes and `CompareResult.model_validate_json` reads it back; the
+`schema_version` field lets a reader refuse a newer layout (docs/compare.md, "JSON layout").
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ..measures import SameInput
+
+#: Version of the `compare --json` layout; bump it (and say so in docs/compare.md) on any change.
+COMPARE_SCHEMA_VERSION = 1
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Interval(_Frozen):
+    """A point estimate with its 95% video-bootstrap interval (None where undefined)."""
+
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+class CompareSide(_Frozen):
+    """One side: one (model, series, configuration) of one run folder."""
+
+    name: Literal["A", "B"]
+    run: str
+    model: str
+    series: str
+    config: str
+    config_id: str
+    #: rows of this slice (every repeat, every status)
+    rows: int
+    items: int
+    videos: int
+    repeats: int
+
+
+FieldStatus = Literal["differs", "same", "unknown"]
+
+
+class ProvenanceField(_Frozen):
+    """One set-up field as each side recorded it; None is unknown (not recorded), and a field
+    unknown on either side is `unknown`, never `same`."""
+
+    field: str
+    a: str | None
+    b: str | None
+    status: FieldStatus
+    #: e.g. the first line where two prompt texts differ
+    note: str | None = None
+
+
+class MatchCounts(_Frozen):
+    """How the two sides' rows were matched, by (item id, repeat)."""
+
+    #: (item, repeat) pairs answered (`ok` or `noanswer`) on both sides: every count below is of these
+    matched: int
+    matched_items: int
+    matched_videos: int
+    #: pairs with a row on one side only, by side
+    only_a: int
+    only_b: int
+    #: pairs with a row on both sides where that side's row is a failure (no answer to compare)
+    failed_a: int
+    failed_b: int
+    #: identical raw output text, of the pairs whose raw text both sides recorded
+    identical_raw: int
+    raw_recorded: int
+    #: identical parsed answer (option letter or NOANSWER), of the pairs with both answers
+    identical_answers: int
+    answers_recorded: int
+
+
+class AnswerDiff(_Frozen):
+    """Correctness on the matched pairs: the 2x2 table, each side's accuracy (or mean score),
+    the difference B - A with its video-bootstrap interval and the clustered paired test."""
+
+    kind: Literal["binary", "continuous"]
+    #: binary only (None for scored answers)
+    both_right: int | None
+    both_wrong: int | None
+    right_only_a: int | None
+    right_only_b: int | None
+    accuracy_a: Interval
+    accuracy_b: Interval
+    difference: Interval
+    #: Durkalski et al.'s clustered McNemar (videos as clusters); binary only
+    clustered_statistic: float | None
+    clustered_p: float | None
+    exact_mcnemar_p: float | None
+    #: two-sided p of a zero difference from the paired video bootstrap
+    bootstrap_p: float | None
+
+
+class RerunNoise(_Frozen):
+    """With repeats: how often two runs of one side disagree on correctness (its noise floor)
+    beside how often a run of A and a run of B disagree, on the items every repeat of both
+    sides answered."""
+
+    repeats_a: int
+    repeats_b: int
+    items: int
+    noise_a: Interval | None
+    noise_b: Interval | None
+    between: Interval
+
+
+class GroupGap(_Frozen):
+    """The gap inside one group of items (one value of an attribute, or one video)."""
+
+    value: str
+    pairs: int
+    right_only_a: int
+    right_only_b: int
+    #: accuracy (mean score) of B minus A in the group
+    difference: float
+
+
+class AttributeGaps(_Frozen):
+    attribute: str
+    groups: tuple[GroupGap, ...]
+
+
+class Verdict(_Frozen):
+    """One sentence a reader can act on, with a key a program can test."""
+
+    key: Literal["gap", "same_input", "setup", "where"]
+    sentence: str
+
+
+class BootstrapInfo(_Frozen):
+    n_boot: int
+    seed: int
+    method: str
+
+
+class CompareResult(_Frozen):
+    """What `itemscale compare` computes (docs/compare.md)."""
+
+    schema_version: int = COMPARE_SCHEMA_VERSION
+    a: CompareSide
+    b: CompareSide
+    #: differences first, then fields unknown on a side, then fields that agree
+    provenance: tuple[ProvenanceField, ...]
+    counts: MatchCounts
+    answers: AnswerDiff
+    repeats: RerunNoise | None
+    #: the one "same input" rule applied to the two sides (None: they look like different inputs)
+    same_input: SameInput | None
+    by_attribute: tuple[AttributeGaps, ...]
+    #: the videos whose items move the gap most (|right only in B - right only in A|)
+    top_videos: tuple[GroupGap, ...]
+    verdicts: tuple[Verdict, ...]
+    bootstrap: BootstrapInfo
+
+    def to_json(self) -> str:
+        """The `compare --json` text."""
+        return self.model_dump_json(indent=2) + "\n"

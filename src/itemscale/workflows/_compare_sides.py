@@ -1,0 +1,199 @@
+"""Which rows of which run each side of a comparison is, and how the two sides' rows match.
+
+A side is one (model, series, configuration) of one run folder. `compare A B` takes one from each
+run; `compare RUN` needs exactly one of --series, --model or --config given twice (the two sides),
+the others at most once (they narrow both). A side that still holds several slices is refused
+with the ones it holds, so the user names one: nothing is pooled behind their back.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..responses import ANSWERED_STATUSES, read_run
+from ._errors import WorkflowError
+
+#: the per-pair columns a comparison reads from each side
+PAIR_COLUMNS = (
+    "video_id",
+    "status",
+    "raw_text",
+    "answer",
+    "correct",
+    "score",
+    "visual_tokens",
+    "effective_frames",
+    "attributes",
+)
+
+
+@dataclass(frozen=True)
+class Side:
+    run: str
+    provenance: dict[str, Any]
+    rows: pd.DataFrame
+    model: str
+    series: str
+    config: str
+    config_id: str
+
+
+def load_run(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    folder = Path(path)
+    if not folder.is_dir():
+        raise WorkflowError(f"{folder}: not a run folder (give a folder holding responses.parquet)")
+    if not (folder / "responses.parquet").is_file():
+        raise WorkflowError(f"{folder}: no responses.parquet (is this a run folder?)")
+    return read_run(folder)
+
+
+def _flag_values(flag: str, values: Sequence[str]) -> None:
+    if len(values) > 2:
+        raise WorkflowError(
+            f"{flag} given {len(values)} times: give it once (both sides) or twice (A, B)"
+        )
+
+
+def _pick(
+    df: pd.DataFrame, run: str, model: str | None, series: str | None, config: str | None
+) -> pd.DataFrame:
+    """The rows of one side, each filter checked against the names the run holds."""
+    rows = df
+    for flag, column, value in (("--model", "model", model), ("--series", "series", series)):
+        if value is None:
+            continue
+        known = sorted(set(rows[column].astype(str)))
+        if value not in known:
+            raise WorkflowError(
+                f"{run}: no {column} {value!r} (the run holds: {', '.join(known)}); {flag}"
+            )
+        rows = rows[rows[column].astype(str) == value]
+    if config is not None:
+        hit = (rows["config_label"].astype(str) == config) | (
+            rows["config_id"].astype(str) == config
+        )
+        if not hit.any():
+            known = sorted(set(rows["config_label"].astype(str)))
+            raise WorkflowError(
+                f"{run}: no configuration {config!r} (the run holds: {', '.join(known)}); --config"
+            )
+        rows = rows[hit]
+    return rows
+
+
+def _one_slice(rows: pd.DataFrame, run: str, name: str) -> tuple[str, str, str, str]:
+    slices = (
+        rows[["model", "series", "config_label", "config_id"]]
+        .astype(str)
+        .drop_duplicates()
+        .sort_values(["model", "series", "config_label"])
+    )
+    if len(slices) == 0:
+        raise WorkflowError(f"side {name} ({run}): no rows hold every name given for this side")
+    if len(slices) == 1:
+        first = slices.iloc[0]
+        return (
+            str(first["model"]),
+            str(first["series"]),
+            str(first["config_label"]),
+            str(first["config_id"]),
+        )
+    listed = "; ".join(
+        f"model {r.model}, series {r.series}, config {r.config_label}"
+        for r in slices.head(12).itertuples()
+    )
+    more = f" (and {len(slices) - 12} more)" if len(slices) > 12 else ""
+    need = [
+        flag
+        for flag, column in (
+            ("--model", "model"),
+            ("--series", "series"),
+            ("--config", "config_label"),
+        )
+        if slices[column].nunique() > 1
+    ]
+    raise WorkflowError(
+        f"side {name} ({run}) holds {len(slices)} slices: {listed}{more}; name one with "
+        f"{' / '.join(need) or '--config'} (once for both sides, or twice: A then B)"
+    )
+
+
+def select_sides(
+    run_a: str | os.PathLike[str],
+    run_b: str | os.PathLike[str] | None,
+    *,
+    models: Sequence[str] = (),
+    series: Sequence[str] = (),
+    configs: Sequence[str] = (),
+) -> tuple[Side, Side]:
+    """The two sides (see the module docstring for the rules)."""
+    flags = {"--model": tuple(models), "--series": tuple(series), "--config": tuple(configs)}
+    for flag, values in flags.items():
+        _flag_values(flag, values)
+    twice = [flag for flag, values in flags.items() if len(values) == 2]
+    if run_b is None and len(twice) != 1:
+        raise WorkflowError(
+            "compare within one run needs exactly one of --series, --model or --config given "
+            f"twice (side A, then side B); got {', '.join(twice) if twice else 'none twice'}. "
+            "To compare two runs give two run folders"
+        )
+    df_a, prov_a = load_run(run_a)
+    df_b, prov_b = (df_a, prov_a) if run_b is None else load_run(run_b)
+    name_b = str(run_a if run_b is None else run_b)
+
+    def choice(flag: str, side: int) -> str | None:
+        values = flags[flag]
+        if not values:
+            return None
+        return values[side] if len(values) == 2 else values[0]
+
+    sides = []
+    for index, (name, df, prov, run) in enumerate(
+        (("A", df_a, prov_a, str(run_a)), ("B", df_b, prov_b, name_b))
+    ):
+        rows = _pick(
+            df, run, choice("--model", index), choice("--series", index), choice("--config", index)
+        )
+        model, series_name, label, config_id = _one_slice(rows, run, name)
+        sides.append(
+            Side(run, prov, rows.reset_index(drop=True), model, series_name, label, config_id)
+        )
+    if (
+        run_b is None
+        and sides[0].config_id == sides[1].config_id
+        and sides[0].model == sides[1].model
+    ):
+        raise WorkflowError(f"{run_a}: both sides are the same slice ({sides[0].config}); name two")
+    return sides[0], sides[1]
+
+
+@dataclass(frozen=True)
+class Matched:
+    """The pairs answered on both sides, aligned, and the counts of what did not match."""
+
+    pairs: pd.DataFrame  # columns: item_id, repeat, <col>_a, <col>_b for PAIR_COLUMNS
+    only_a: int
+    only_b: int
+    failed_a: int
+    failed_b: int
+
+
+def match_pairs(a: pd.DataFrame, b: pd.DataFrame) -> Matched:
+    """Rows matched by (item id, repeat); every row that did not match is counted by side."""
+    key = ["item_id", "repeat"]
+    left = a[key + list(PAIR_COLUMNS)].rename(columns={c: f"{c}_a" for c in PAIR_COLUMNS})
+    right = b[key + list(PAIR_COLUMNS)].rename(columns={c: f"{c}_b" for c in PAIR_COLUMNS})
+    merged = left.merge(right, on=key, how="outer", indicator=True)
+    only_a = int((merged["_merge"] == "left_only").sum())
+    only_b = int((merged["_merge"] == "right_only").sum())
+    both = merged[merged["_merge"] == "both"]
+    ok_a = both["status_a"].astype(str).isin(ANSWERED_STATUSES)
+    ok_b = both["status_b"].astype(str).isin(ANSWERED_STATUSES)
+    pairs = both[ok_a & ok_b].drop(columns="_merge").sort_values(key).reset_index(drop=True)
+    return Matched(pairs, only_a, only_b, int((~ok_a).sum()), int((~ok_b).sum()))

@@ -1,0 +1,198 @@
+"""The sentences `compare` ends with: is the gap more than noise, do the runs look like the same
+input, which set-up differences could explain the gap, and where it sits, each with its counts."""
+
+from __future__ import annotations
+
+from ..measures import SAME_INPUT_MIN_ITEMS, SameInput
+from ._compare_result import (
+    AnswerDiff,
+    AttributeGaps,
+    GroupGap,
+    Interval,
+    MatchCounts,
+    ProvenanceField,
+    RerunNoise,
+    Verdict,
+)
+
+#: the level a paired test's p must be below for "more than noise"
+ALPHA = 0.05
+#: fields that name where a number came from rather than how it was made
+_NOT_SETTINGS = frozenset({"source", "tool version"})
+
+
+def _points(value: float | None) -> str:
+    return "unknown" if value is None else f"{100 * value:+.2f}"
+
+
+def _ci(est: Interval) -> str:
+    if est.ci_low is None or est.ci_high is None:
+        return "no interval"
+    return f"95% CI [{100 * est.ci_low:+.2f}, {100 * est.ci_high:+.2f}]"
+
+
+def _p(p: float | None) -> str:
+    return "unknown" if p is None else f"{p:.3g}"
+
+
+def gap_sentence(counts: MatchCounts, answers: AnswerDiff, noise: RerunNoise | None) -> str:
+    if counts.matched == 0:
+        return "No item was answered on both sides: there is nothing to compare."
+    what = "accuracy" if answers.kind == "binary" else "mean score"
+    p = answers.clustered_p if answers.kind == "binary" else answers.bootstrap_p
+    test = "clustered McNemar" if answers.kind == "binary" else "paired video bootstrap"
+    beyond = p is not None and p < ALPHA
+    head = (
+        f"B's {what} is {_points(answers.difference.value)} points against A's "
+        f"({_ci(answers.difference)}; {test} p = {_p(p)} on {counts.matched} matched pairs, "
+        f"{counts.matched_videos} videos)"
+    )
+    if answers.kind == "binary":
+        head += f": right only in A {answers.right_only_a}, right only in B {answers.right_only_b}"
+    if p is None:
+        verdict = "not tested (the paired video bootstrap needs resamples: --bootstrap B > 0)"
+    else:
+        verdict = "more than noise" if beyond else f"within noise (p >= {ALPHA})"
+    text = f"{head}. The gap is {verdict}."
+    if noise is not None:
+        floors = "; ".join(
+            f"{side}'s own reruns ({r} repeats) on {_share(est)}"
+            if est is not None
+            else f"{side} has no reruns ({r} repeat)"
+            for side, est, r in (
+                ("A", noise.noise_a, noise.repeats_a),
+                ("B", noise.noise_b, noise.repeats_b),
+            )
+        )
+        text += (
+            f" On the {noise.items} items every repeat answered, a run of A and a run of B "
+            f"disagree on {_share(noise.between)} of items; {floors}"
+            + (
+                ": the two runs differ no more than a side differs from itself."
+                if not _above(noise)
+                else ": more than a side's own reruns differ."
+            )
+        )
+    return text
+
+
+def _share(est: Interval | None) -> str:
+    if est is None or est.value is None:
+        return "unknown"
+    return f"{100 * est.value:.1f}% ({_ci(est).replace('+', '')})"
+
+
+def _above(noise: RerunNoise) -> bool:
+    """The between-run disagreement's interval lies above both noise floors' point values."""
+    low = noise.between.ci_low if noise.between.ci_low is not None else noise.between.value
+    floors = [
+        n.value for n in (noise.noise_a, noise.noise_b) if n is not None and n.value is not None
+    ]
+    return low is not None and bool(floors) and low > max(floors)
+
+
+def setup_differences(setup: tuple[ProvenanceField, ...]) -> list[ProvenanceField]:
+    return [f for f in setup if f.status == "differs" and f.field not in _NOT_SETTINGS]
+
+
+def same_input_sentence(
+    counts: MatchCounts, same: SameInput | None, setup: tuple[ProvenanceField, ...]
+) -> str:
+    differs = setup_differences(setup)
+    names = ", ".join(f.field for f in differs)
+    identical = (
+        f"identical parsed answers on {counts.identical_answers} of {counts.answers_recorded} "
+        "matched pairs"
+    )
+    if same is None:
+        evidence = [
+            f.field
+            for f in setup
+            if f.field in ("visual tokens", "frames sent (effective)") and f.status != "unknown"
+        ]
+        if counts.answers_recorded and counts.identical_answers == counts.answers_recorded:
+            if evidence:
+                return (
+                    f"Every answer agrees ({identical}), but the recorded {evidence[0]} say "
+                    "the model saw different inputs: it answered alike anyway."
+                )
+            return (
+                f"Every answer agrees ({identical}), but nothing recorded says what the model "
+                f"saw, and fewer than {SAME_INPUT_MIN_ITEMS} items are too few to tell the same "
+                "input from chance"
+                + (
+                    f"; the set-up says they differ in {names}: was the setting applied?"
+                    if differs
+                    else "."
+                )
+            )
+        return f"The two sides do not look like the same input ({identical})."
+    why = same.sentence("A", "B")
+    if differs:
+        return f"{why}, although the set-up says they differ in {names}: was the setting applied?"
+    return f"{why}; the recorded set-up shows no difference either."
+
+
+def setup_sentence(setup: tuple[ProvenanceField, ...], answers: AnswerDiff) -> str:
+    differs = setup_differences(setup)
+    unknown = [f.field for f in setup if f.status == "unknown"]
+    if differs:
+        shown = "; ".join(f"{f.field}: A {_cut(f.a)} vs B {_cut(f.b)}" for f in differs[:6])
+        more = f" (and {len(differs) - 6} more)" if len(differs) > 6 else ""
+        text = f"Set-up differences that could explain the gap ({len(differs)}): {shown}{more}."
+    else:
+        text = "The recorded set-up shows no difference that could explain the gap."
+    if unknown:
+        text += f" Unknown on one side or both ({len(unknown)}): {', '.join(unknown[:8])}"
+        text += " ..." if len(unknown) > 8 else ""
+        text += "."
+    return text
+
+
+def _cut(value: str | None, width: int = 60) -> str:
+    if value is None:
+        return "unknown"
+    return value if len(value) <= width else value[: width - 3] + "..."
+
+
+def where_sentence(
+    attributes: tuple[AttributeGaps, ...], top: tuple[GroupGap, ...], answers: AnswerDiff
+) -> str:
+    flips = (answers.right_only_a or 0) + (answers.right_only_b or 0)
+    if answers.kind == "binary" and flips == 0:
+        return "No item is right on one side only: the gap sits nowhere."
+    parts = []
+    for block in attributes:
+        ranked = sorted(block.groups, key=lambda g: -abs(g.right_only_b - g.right_only_a))
+        g = ranked[0]
+        parts.append(
+            f"{block.attribute} = {g.value} moves most (right only in A {g.right_only_a}, in B "
+            f"{g.right_only_b}, of {g.pairs} pairs; {_points(g.difference)} points)"
+        )
+    if top:
+        videos = ", ".join(
+            f"{v.value} ({v.right_only_b - v.right_only_a:+d}: A {v.right_only_a}, B {v.right_only_b})"
+            for v in top
+        )
+        parts.append(f"the videos contributing most (B minus A, right-only items): {videos}")
+    if not parts:
+        return "No item attribute is recorded to say where the gap sits."
+    return "Where the gap sits: " + "; ".join(parts) + "."
+
+
+def verdicts(
+    counts: MatchCounts,
+    answers: AnswerDiff,
+    noise: RerunNoise | None,
+    same: SameInput | None,
+    setup: tuple[ProvenanceField, ...],
+    attributes: tuple[AttributeGaps, ...],
+    top: tuple[GroupGap, ...],
+) -> tuple[Verdict, ...]:
+    out = [Verdict(key="gap", sentence=gap_sentence(counts, answers, noise))]
+    if counts.matched:
+        out.append(Verdict(key="same_input", sentence=same_input_sentence(counts, same, setup)))
+    out.append(Verdict(key="setup", sentence=setup_sentence(setup, answers)))
+    if counts.matched:
+        out.append(Verdict(key="where", sentence=where_sentence(attributes, top, answers)))
+    return tuple(out)
