@@ -101,6 +101,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    # the names loaded so far: pydoc documents every name dir() lists, so listing the whole
-    # API here made `help(itemscale)` 4,500 lines of every class; `itemscale.__all__` lists it
-    return sorted(globals())
+    # the module's own names, not the API's: pydoc documents every name dir() lists, so
+    # listing the API made `help(itemscale)` 4,500 lines of every class (even names already
+    # used, which `__getattr__` keeps in globals); `itemscale.__all__` lists the API
+    return sorted(n for n in globals() if n not in _LAZY)
