@@ -184,5 +184,51 @@ def churn_tables(block: dict[str, Any], pts: Points) -> str:
             f"<h4>Churn {esc(pair)}</h4><p class='muted'>{esc(GLOSSARY['churn'])}; "
             f"{churn.get('n_common_items', 0)} items in both, points, 95% interval.</p>"
             + _table(head, rows)
+            + selector_table(churn, pts)
         )
     return "".join(parts)
+
+
+def selector_table(churn: dict[str, Any], pts: Points) -> str:
+    """A frame selector's series against uniform sampling, budget by budget ('' for a pair
+    without a selector)."""
+    rows = []
+    notes = []
+    for budget, b in churn.get("budgets", {}).items():
+        v = b.get("selector")
+        if not v:
+            continue
+        headroom = v["n_uniform_wrong_everywhere"]
+        rows.append(
+            f"<tr><th>{esc(budget)}</th><td class='num'>{esc(pts(v['accuracy_selector']))}</td>"
+            f"<td class='num'>{esc(pts(v['accuracy_uniform']))}</td>"
+            f"<td class='num'>{esc(_signed(pts, v['accuracy_difference']))}</td>"
+            f"<td class='num'>{esc(_p(v['clustered_mcnemar_p']))}</td>"
+            f"<td class='num'>{v['n_fixed']}</td><td class='num'>{v['n_broken']}</td>"
+            f"<td class='num'>{v['n_headroom_fixed']} of {headroom}</td></tr>"
+        )
+        if v.get("same_input"):
+            notes.append(
+                f"{budget}: looks like the same input as uniform (identical answers on "
+                f"{v['same_input']['identical']} of {v['same_input']['items']} items): was the "
+                "selection applied?"
+            )
+    if not rows:
+        return ""
+    head = [
+        "budget",
+        "selector accuracy",
+        "uniform accuracy",
+        "change",
+        "clustered McNemar p",
+        "fixed",
+        "broken",
+        "uniform's always-wrong items it gets right",
+    ]
+    note = "".join(f"<p class='warn'>{esc(n)}</p>" for n in notes)
+    return (
+        "<p class='muted'>The frame selector against uniform sampling at each shared budget "
+        "(points, 95% interval; fixed: wrong under uniform, right under the selector).</p>"
+        + _table(head, rows)
+        + note
+    )

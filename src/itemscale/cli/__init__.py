@@ -51,6 +51,7 @@ COMMAND_HELP: dict[str, str] = {
     "frames": "show the frames each configuration sees (contact sheets, indices, timestamps)",
     "import": "import results of lmms-eval, VLMEvalKit or any table into a run directory",
     "intervene": "re-run terminal regressions with a controlled change of sampling",
+    "select": "write selection files with the built-in content-aware frame selector",
     "report": "write the audit artifact (responses, trajectories, measures, provenance, "
     "report.html, MANIFEST.json)",
     "sweep": "run a protocol's budget grid against its models (resumable)",

@@ -136,3 +136,34 @@ def print_churn(block: dict[str, Any], out: TextIO, gloss: Gloss) -> None:
             if floors:
                 line += "; noise floor " + " / ".join(points_text(f) for f in floors)
             print(line, file=out)
+            if b.get("selector"):
+                for text in selector_lines(b["selector"]):
+                    print(f"      {text}", file=out)
+
+
+def selector_lines(v: dict[str, Any]) -> list[str]:
+    """A selector's series against uniform sampling at one budget, in plain words."""
+    headroom = v["n_uniform_wrong_everywhere"]
+    lines = [
+        f"selector {v['selector_series']} vs {v['uniform_series']}: accuracy "
+        f"{points_text(v['accuracy_selector'])} vs {points_text(v['accuracy_uniform'])} "
+        f"(change {_signed(v['accuracy_difference'])}, clustered McNemar p "
+        f"{p_text(v['clustered_mcnemar_p'])}); fixes {v['n_fixed']}, breaks {v['n_broken']}",
+        f"of the {headroom} items uniform gets wrong at every budget it ran, the selector gets "
+        f"{v['n_headroom_fixed']} right"
+        + (f" ({points_text(v['headroom_share'])}% of that headroom)" if headroom else ""),
+    ]
+    if v.get("same_input"):
+        same = v["same_input"]
+        lines.append(
+            f"looks like the same input as {v['uniform_series']}: identical answers on "
+            f"{same['identical']} of {same['items']} items: was the selection applied?"
+        )
+    recorded = v.get("n_frames_recorded", 0)
+    if recorded and v.get("n_same_frames") == recorded:
+        lines.append(f"the selection's frames are uniform's on all {recorded} items")
+    elif recorded:
+        lines.append(
+            f"frames differ from uniform's on {recorded - v['n_same_frames']} of {recorded} items"
+        )
+    return lines

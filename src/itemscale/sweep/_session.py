@@ -105,6 +105,9 @@ class SweepResult:
     served: dict[str, dict[str, int]] = field(default_factory=dict)
     #: what the reader must know about the run's numbers (run.json `sweep.warnings`)
     warnings: list[str] = field(default_factory=list)
+    #: per `selection` configuration (by label): file, format, SHA-256, items checked and the
+    #: duplicate frames removed (run.json `sweep.selections`)
+    selections: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: the Ray executor's figures (run.json `sweep.ray`): nodes alive at the start, actors
     #: started, actors lost, jobs put back in the queue after a loss, and cells stored as
     #: `model_error` because their job's actor was lost on every try
