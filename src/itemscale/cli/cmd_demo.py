@@ -349,6 +349,7 @@ def demo_conclusion(
     """The demo's finding in a few sentences, every number read from what it computed."""
     import textwrap
 
+    from ..measures import additive_sentence
     from ._format import points_text
 
     block = next(iter(measures["models"].values()))
@@ -368,6 +369,9 @@ def demo_conclusion(
         f"and {round(terminal['value'] * n)} end wrong at the largest budget though a smaller "
         "one got them right.",
     ]
+    additive = additive_sentence(block)
+    if additive:
+        sentences.append(additive)
     reg, ctrl = intervention["regressions"], intervention["controls"]
     if reg["n_answered"]:
         sentences.append(
