@@ -1,8 +1,15 @@
 """itemscale: item-level audits of how Video LLMs behave as their visual budget changes.
 
-The names below are the curated public API. Analysis names (the response table, measures,
-policies, importers) import eagerly and need neither torch nor a video decoder; names from the
-stages that do (video decoding, model backends, the sweep, the synthetic suite) load on first use.
+Start with docs/python.md (the Python API, with examples) and README.md; every measure is
+defined in docs/measures.md. The public names are in `itemscale.__all__`, e.g.
+
+    import itemscale
+    result = itemscale.analyze("runs/demo")      # AnalysisResult
+    result["builtin"].estimate("harmful_rate")   # Estimate(value, ci_low, ci_high)
+
+Every name loads on first use, so `import itemscale` is quick and needs neither torch nor a
+video decoder until a name that does (video decoding, model backends, the sweep, the synthetic
+suite) is used. `help(itemscale.NAME)` documents one name.
 """
 
 from __future__ import annotations
@@ -94,4 +101,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(__all__)
+    # the module's own names, not the API's: pydoc documents every name dir() lists, so
+    # listing the API made `help(itemscale)` 4,500 lines of every class (even names already
+    # used, which `__getattr__` keeps in globals); `itemscale.__all__` lists the API
+    return sorted(n for n in globals() if n not in _LAZY)

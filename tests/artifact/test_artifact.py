@@ -45,6 +45,28 @@ def test_pattern_of_hand_computed() -> None:
     assert pattern_of(s, binary=False, eps=0.1).tolist() == ["stable", "harmful", "mixed"]
 
 
+def test_pattern_follows_the_budget_order_of_the_harmful_rate() -> None:
+    """On a frames x resolution grid (2f@56, 2f@112, 4f@56, 4f@112), right at 2f@112 and wrong
+    at 4f@56 is no harmful step: the budgets are not comparable. The patterns then agree with
+    the harmful and beneficial rates item by item."""
+    from itemscale.measures import beneficial_indicator, budget_order, harmful_indicator
+
+    order = budget_order(
+        np.array([2.0, 2.0, 4.0, 4.0]),
+        np.array([56.0, 112.0, 56.0, 112.0]),
+        ["2f@56", "2f@112", "4f@56", "4f@112"],
+    )
+    y = np.array([[0, 1, 0, 1], [1, 1, 0, 1], [0, 1, 1, 1], [1, 0, 1, 0]], dtype=float)
+    got = pattern_of(y, binary=True, less=order.less).tolist()
+    assert got == ["beneficial", "mixed", "beneficial", "harmful"]
+    # along the columns' order the first item would have a harmful step (2f@112 -> 4f@56)
+    assert pattern_of(y, binary=True).tolist()[0] == "mixed"
+    harmful = np.isin(got, ["harmful", "mixed"])
+    beneficial = np.isin(got, ["beneficial", "mixed"])
+    assert harmful.tolist() == harmful_indicator(y, order.less).tolist()
+    assert beneficial.tolist() == beneficial_indicator(y, order.less).tolist()
+
+
 def test_trajectory_table_is_wide(tmp_path: Path) -> None:
     df, items = make_run(tmp_path / "run", with_audit=False)
     traj = trajectory_table(df)
@@ -122,7 +144,7 @@ def test_artifact_contents(artifact: Path) -> None:
     readme = (artifact / "README.md").read_text()
     assert "itemscale verify" in readme and "--bootstrap 50 --seed 3" in readme
     meta = pq.read_schema(artifact / "trajectories.parquet").metadata
-    assert meta[b"itemscale.schema_version"] == b"1"
+    assert meta[b"itemscale.schema_version"] == b"2"
 
 
 def test_verify_passes_untouched(artifact: Path) -> None:

@@ -395,9 +395,14 @@ def test_untrusted_output_stays_text(browser: DevTools, report: Path) -> None:
         )
         == 0
     )
+    # the output is shown in the explorer's item panel, as text: open item00 of the model
+    page.eval(
+        "var b = document.getElementById('item-filter'); b.value = 'item00';"
+        " b.dispatchEvent(new Event('input'));"
+        " document.querySelector('#item-table tbody tr').click();"
+    )
     found = page.eval(
-        "Array.prototype.some.call(document.querySelectorAll('#item-table td'),"
-        f" function (td) {{ return td.textContent === {json.dumps(XSS_TEXT)}; }})"
+        f"document.querySelector('#item-detail pre.output').textContent === {json.dumps(XSS_TEXT)}"
     )
     assert found is True
     # model and item names with markup are shown as text in the figures and the table
@@ -406,18 +411,54 @@ def test_untrusted_output_stays_text(browser: DevTools, report: Path) -> None:
     assert page.errors() == []
 
 
-def test_table_filters_and_sorts(browser: DevTools, report: Path) -> None:
+def test_explorer_filters_searches_sorts_and_opens_an_item(browser: DevTools, report: Path) -> None:
     page = Page(browser, report.as_uri())
+    rows = "document.querySelectorAll('#item-table tbody tr').length"
     page.eval(
         "var f = document.getElementById('model-filter'); f.value = 'other model';"
         " f.dispatchEvent(new Event('change'));"
     )
-    assert page.eval("document.querySelectorAll('#item-table tbody tr').length") == 24
+    assert page.eval(rows) == 24
+    # every row carries its trajectory: one coloured cell per budget (3)
+    assert page.eval("document.querySelectorAll('#item-table tbody td.traj .tcell').length") == 72
+    # filter by pattern: only harmful-only rows stay, and each shows the pattern
+    pattern = page.eval(
+        "var p = document.getElementById('pattern-filter'); p.value = 'harmful';"
+        " p.dispatchEvent(new Event('change'));"
+        " Array.prototype.map.call(document.querySelectorAll('#item-table tbody tr'),"
+        " function (tr) { return tr.children[4].textContent; }).join(',')"
+    )
+    assert pattern and set(pattern.split(",")) == {"harmful only"}
     page.eval(
-        "var b = document.getElementById('item-filter'); b.value = 'item03';"
+        "var p = document.getElementById('pattern-filter'); p.value = '';"
+        " p.dispatchEvent(new Event('change'));"
+        " var v = document.getElementById('video-filter'); v.value = 'video1';"
+        " v.dispatchEvent(new Event('change'));"
+    )
+    assert page.eval(rows) == 2  # two items per video
+    page.eval(
+        "var v = document.getElementById('video-filter'); v.value = '';"
+        " v.dispatchEvent(new Event('change'));"
+        " var b = document.getElementById('item-filter'); b.value = 'item03';"
         " b.dispatchEvent(new Event('input'));"
     )
-    assert page.eval("document.querySelectorAll('#item-table tbody tr').length") == 1
+    assert page.eval(rows) == 1
+    # search reads the question text too
+    page.eval(
+        "var b = document.getElementById('item-filter'); b.value = 'question 7?';"
+        " b.dispatchEvent(new Event('input'));"
+    )
+    assert page.eval(rows) == 1
+    assert page.eval("document.querySelector('#item-table tbody td:nth-child(3)').textContent") == (
+        "item07<i>"
+    )
+    # click opens the item: question, options, gold, the answer at every budget, the audit
+    page.eval("document.querySelector('#item-table tbody tr').click()")
+    panel = page.eval("document.getElementById('item-detail').textContent")
+    assert "question 7?" in panel and "gold" in panel
+    assert page.eval("document.querySelectorAll('#item-detail ol.options li').length") == 4
+    assert page.eval("document.querySelectorAll('#item-detail table.answers tr').length") == 4
+    assert "frame audit" in panel
     page.eval(
         "var b = document.getElementById('item-filter'); b.value = '';"
         " b.dispatchEvent(new Event('input'));"

@@ -81,14 +81,14 @@ def table() -> pd.DataFrame:
         row("text", "text", 0.0, "C"),
         row("text", "f8", 1.0, "A", [0, 4], pixels=1000),
         row("text", "f16", 0.0, "C", [1, 5], pixels=1000),
-        # evidence [0, 1]: 2 of 4 frames at f8, 2 of 8 at f16
+        # evidence [0, 1.5): 2 of 4 frames at f8, 2 of 8 at f16
         row("dilute", "text", 0.0, "A"),
         row("dilute", "f8", 1.0, "A", [0, 1, 4, 6], pixels=1000),
         row("dilute", "f16", 0.0, "C", [0, 1, 2, 3, 4, 5, 6, 7], pixels=1000),
-        # evidence [0, 3]: share 2/4 -> 4/8 (not lower), same pixels, 2 non-evidence frames added
+        # evidence [0, 3.5): share 2/4 -> 4/8 (not lower), same pixels, 2 non-evidence frames added
         row("distract", "f8", 1.0, "A", [0, 2, 5, 7], pixels=1000),
         row("distract", "f16", 0.0, "D", [0, 1, 2, 3, 5, 7, 8, 9], pixels=1000),
-        # evidence [0, 3]: same share, fewer pixels per frame at k
+        # evidence [0, 3.5): same share, fewer pixels per frame at k
         row("pixels", "f8", 1.0, "A", [0, 2, 5, 7], pixels=1000),
         row("pixels", "f16", 0.0, "D", [0, 1, 2, 3, 5, 7, 8, 9], pixels=500),
         # no evidence, not nested: unexplained
@@ -114,9 +114,9 @@ def items() -> list[Item]:
     return [
         item("drop", [(2.0, 2.5)]),
         item("text"),
-        item("dilute", [(0.0, 1.0)]),
-        item("distract", [(0.0, 3.0)]),
-        item("pixels", [(0.0, 3.0)]),
+        item("dilute", [(0.0, 1.5)]),
+        item("distract", [(0.0, 3.5)]),
+        item("pixels", [(0.0, 3.5)]),
         item("unexpl"),
         item("nested"),
     ]
@@ -482,14 +482,15 @@ def hand_row(
 
 
 ROWS = [
-    # span [5, 6] s = frames 10..12. j sees frame 10 (t = 5.0), k sees t = 2.5, 7.5, ...
+    # span [5, 6) s = frames 10, 11. j sees frame 10 (t = 5.0), k sees t = 2.5, 7.5, ...
     hand_row("dropped", "lo", 1, "A", [0, 10, 20, 30]),
     hand_row("dropped", "hi", 0, "B", [0, 5, 15, 25, 35, 45]),
-    # span [2.5, 5.0], ends included: frames 5 (t = 2.5) and 10 (t = 5.0) at j; 6 and 8 at k
-    # too; share 2/4 -> 4/8 is equal, pixels equal; added 6, 8 are evidence, 1 is not
+    # span [2.5, 5.0), end excluded: frame 5 (t = 2.5) is evidence, frame 10 (t = 5.0) is not;
+    # at k frames 5, 6, 8; share 1/4 -> 3/8 is higher, pixels equal; added 6, 8 are evidence,
+    # 1 and 30 are not
     hand_row("closed", "lo", 1, "A", [0, 5, 10, 20]),
     hand_row("closed", "hi", 0, "B", [0, 1, 5, 6, 8, 10, 20, 30]),
-    # span [0, 1] s = frames 0..2: 2 of 4 at j, 2 of 8 at k -> diluted by share
+    # span [0, 1.5) s = frames 0..2: 2 of 4 at j, 2 of 8 at k -> diluted by share
     hand_row("share", "lo", 1, "A", [0, 2, 10, 20]),
     hand_row("share", "hi", 0, "B", [0, 2, 4, 6, 8, 10, 12, 14]),
     # same share (1/2 -> 2/4) but fewer pixels per frame at k -> diluted by pixels
@@ -509,16 +510,22 @@ ROWS = [
     # spans but no timestamps: evidence unknown, not absent; not nested -> unexplained
     hand_row("nots", "lo", 1, "A", [0, 10], timestamps=False),
     hand_row("nots", "hi", 0, "B", [1, 5, 9, 13], timestamps=False),
+    # span [2.5, 5.0): j's only frame inside [2.5, 5.0] is frame 10, exactly at the end (t = 5.0),
+    # which the suite never draws the event on: no evidence at j, none at k. Counting the end
+    # (rules version 1) made this "evidence_dropped"; the added frames 1, 3 are distractors.
+    hand_row("at_end", "lo", 1, "A", [0, 10]),
+    hand_row("at_end", "hi", 0, "B", [0, 1, 3]),
 ]
 ITEMS = [
     item("dropped", ((5.0, 6.0),)),
     item("closed", ((2.5, 5.0),)),
-    item("share", ((0.0, 1.0),)),
-    item("pixels", ((0.0, 1.0),)),
-    item("unexpl", ((0.0, 1.0),)),
-    item("prior", ((0.0, 1.0),)),
+    item("share", ((0.0, 1.5),)),
+    item("pixels", ((0.0, 1.5),)),
+    item("unexpl", ((0.0, 1.5),)),
+    item("prior", ((0.0, 1.5),)),
     item("noans"),
-    item("nots", ((0.0, 1.0),)),
+    item("nots", ((0.0, 1.5),)),
+    item("at_end", ((2.5, 5.0),)),
 ]
 
 
@@ -551,7 +558,8 @@ def test_evidence_counts_from_timestamps(audit: pd.DataFrame) -> None:
     expect = {
         # (evidence at j, evidence at k, evidence frames among the added)
         "dropped": (1, 0, 0),
-        "closed": (2, 4, 2),
+        "closed": (1, 3, 2),
+        "at_end": (0, 0, 0),
         "share": (2, 2, 0),
         "pixels": (1, 2, 1),
         "unexpl": (1, 3, 2),
@@ -578,6 +586,7 @@ def test_pathway_labels_by_hand(audit: pd.DataFrame) -> None:
         "prior": "text_prior",
         "noans": "distractor_added",  # no spans, j's frames {0, 10} all kept at k
         "nots": "unexplained",
+        "at_end": "distractor_added",
     }
     assert audit.loc["share", "reason"] == "evidence share 2/4 -> 2/8"
     assert audit.loc["pixels", "reason"] == "pixels per frame 2000 -> 1000"
@@ -587,6 +596,24 @@ def test_pathway_labels_by_hand(audit: pd.DataFrame) -> None:
         "evidence_dropped": 1,
         "text_prior": 1,
         "evidence_diluted": 2,
-        "distractor_added": 2,
+        "distractor_added": 3,
         "unexplained": 2,
+    }
+
+
+def test_evidence_span_is_half_open() -> None:
+    """[start, end): a frame exactly at a span's start is evidence, one exactly at its end is
+    not, whatever the span's length; an empty span holds nothing."""
+    from itemscale.audit import evidence_frames
+
+    times = [0.0, 0.5, 1.0, 1.5, 2.0]
+    assert evidence_frames(range(5), times, [(0.5, 1.5)]) == {1, 2}
+    assert evidence_frames(range(5), times, [(1.5, 2.0), (0.0, 0.5)]) == {0, 3}
+    assert evidence_frames(range(5), times, [(1.0, 1.0)]) == set()
+    # the suite's own spans: an event drawn on frames [86, 88) at 10 fps is the span
+    # [8.6, 8.8); frame 88 (t = 8.8, as the decoder computes it) shows the background
+    span = (86 / 10, 88 / 10)
+    assert evidence_frames([85, 86, 87, 88], [f * 1 / 10 for f in (85, 86, 87, 88)], [span]) == {
+        86,
+        87,
     }

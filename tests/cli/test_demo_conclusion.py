@@ -61,3 +61,49 @@ def test_the_conclusion_says_what_the_numbers_say(tmp_path: Path) -> None:
     text = " ".join(demo_conclusion(measures, _intervention(9, 15, 1, 15), cascade, {}).split())
     assert "The best stopping policy (learned) saves 50.0% of the terminal's frames" in text
     assert "not sampling accidents" not in text and "published" not in text
+
+
+def _het(obs: float, add: float, ci: list[float], dec: tuple[float, float, list[float]]) -> dict:
+    def s(v: float, c: list[float] | None = None) -> dict[str, object]:
+        return {"value": v, "ci": c}
+
+    return {
+        "heterogeneity": {
+            "observed": s(obs),
+            "additive": s(add),
+            "difference": s(obs - add, ci),
+            "trajectories": {
+                "decreasing": {
+                    "observed": s(dec[0]),
+                    "additive": s(dec[1]),
+                    "difference": s(dec[0] - dec[1], dec[2]),
+                }
+            },
+        }
+    }
+
+
+def test_the_headline_sets_the_harmful_rate_beside_the_additive_world() -> None:
+    from itemscale.measures import additive_sentence
+
+    fewer = additive_sentence(_het(0.425, 0.665, [-0.3, -0.1], (0.05, 0.02, [0.01, 0.05])))
+    assert fewer is not None
+    assert "gives 66.5% against the observed 42.5%" in fewer
+    assert "fewer flips than chance" in fewer and "no evidence" in fewer
+    assert "5.0% against 2.0% additive (more than chance: these are the items to audit)" in fewer
+    tie = additive_sentence(_het(0.30, 0.31, [-0.05, 0.03], (0.02, 0.02, [-0.01, 0.01])))
+    assert tie is not None and "no more than chance" in tie and "(within chance)" in tie
+    more = additive_sentence(_het(0.40, 0.20, [0.1, 0.3], (0.1, 0.02, [0.05, 0.1])))
+    assert more is not None and "some items are hurt by a larger budget itself" in more
+    assert additive_sentence({"heterogeneity": {"skipped": "needs two budgets"}}) is None
+    assert additive_sentence({}) is None
+
+
+def test_the_demo_conclusion_reconciles_the_harmful_rate(tmp_path: Path) -> None:
+    df, _ = make_run(tmp_path / "run", models=("m",), with_audit=False)
+    measures = analyze_responses(df, n_boot=20, seed=0)
+    block = measures["models"]["m"]
+    text = " ".join(demo_conclusion(measures, _intervention(1, 2, 0, 2), None, {}).split())
+    add = block["heterogeneity"]["additive"]["value"]
+    assert "An additive world with the same margins" in text
+    assert f"gives {100 * add:.1f}% against the observed" in text

@@ -215,16 +215,18 @@ def test_report_axes_and_audit_cards_read_plainly() -> None:
     assert _shown(4704.0) == "4704" and _shown("B") == "B"
 
 
-def test_the_item_table_shows_question_gold_and_text_only_answer(run: Path) -> None:
+def test_the_item_explorer_shows_question_gold_and_text_only_answer(run: Path) -> None:
     from itemscale.artifact import trajectory_table
-    from itemscale.artifact._html import item_table_payload
+    from itemscale.artifact._explorer import explorer_payload
     from itemscale.responses import read_run
 
     df, _ = read_run(run)
     df = df.assign(reference="A")
-    payload = item_table_payload(trajectory_table(df), df, {"q0": "Which colour flashes?"})
-    labels = [c["label"] for c in payload["columns"]]
-    assert labels[6:10] == ["text-only", "question", "gold", "text-only answer"]
-    first = next(r for r in payload["rows"] if r[2] == "q0")
-    assert first[7] == "Which colour flashes?" and first[8] == "A"
-    assert len(first) == len(labels)
+    payload = explorer_payload(
+        trajectory_table(df), df, {"q0": {"question": "Which colour flashes?", "options": ()}}
+    )
+    f = {name: n for n, name in enumerate(payload["fields"])}
+    first = next(r for r in payload["rows"] if r[f["item"]] == "q0")
+    assert first[f["question"]] == "Which colour flashes?" and first[f["gold"]] == "A"
+    assert len(first[f["values"]]) == len(first[f["answers"]]) == len(payload["labels"])
+    assert len(first) == len(payload["fields"])

@@ -144,9 +144,10 @@ def test_conflicting_answer_is_an_error_and_nothing_is_written(tmp_path: Path) -
     ("lines", "header", "message"),
     [
         (
-            ["m,q1,v1,1,8,1,B,short"],
-            "model,item_id,video_id,order,frames,correct,answer,attr_d",
-            r"t\.csv:1: missing required column\(s\) 'config'",
+            # without `config` the label comes from `frames`; without both, both are named
+            ["m,q1,v1,1,1,B,short"],
+            "model,item_id,video_id,order,correct,answer,attr_d",
+            r"t\.csv:1: missing required column\(s\) 'config', 'frames'",
         ),
         (
             ["m,q1,v1,8f,1,8,B,short"],

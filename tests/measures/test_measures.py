@@ -54,7 +54,18 @@ def test_binary_measures_match_hand_computation() -> None:
     res = analyze(table(HAND, answers=answers, text=text), n_boot=0)["models"]["m"]
     assert res["n_items"] == 5 and res["n_dropped"] == 0
     assert [res["accuracy"][c]["value"] for c in LABELS] == [0.6, 0.6, 0.6]
-    assert res["best_fixed"] == {"config": "8f", "value": 0.6, "ci": None}
+    assert res["best_fixed"] == {
+        "config": "8f",
+        "value": 0.6,
+        "ci": None,
+        "count": {"k": 3, "n": 5},
+    }
+    # every share carries the count it is computed from, k of n items
+    assert [res["accuracy"][c]["count"] for c in LABELS] == [{"k": 3, "n": 5}] * 3
+    assert res["oracle"]["count"] == {"k": 4, "n": 5}
+    assert res["harmful_rate"]["count"] == {"k": 2, "n": 5}
+    assert res["terminal_regression_rate"]["count"] == {"k": 1, "n": 5}
+    assert res["flip_down"]["16f->32f"]["count"] == {"k": 1, "n": 5}
     assert res["oracle"]["value"] == pytest.approx(0.8)
     assert res["oracle_headroom"]["value"] == pytest.approx(0.2)
     assert res["harmful_rate"]["value"] == pytest.approx(0.4)

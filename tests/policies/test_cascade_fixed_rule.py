@@ -124,7 +124,9 @@ def test_union_is_refused_for_latency_and_for_a_run_without_indices(
     out = tmp_path / "c.json"
     base = ["cascade", str(timed_run), "--bootstrap", "0", "--json", str(out)]
     assert main([*base, "--cost", "latency", "--sharing", "union"]) == 2
-    assert "with --cost latency choose prefix or none" in capsys.readouterr().err
+    assert (
+        "with --cost latency choose --sharing prefix or --sharing none" in capsys.readouterr().err
+    )
     assert main([*base, "--sharing", "union"]) == 2
     assert "no recorded indices" in capsys.readouterr().err
 

@@ -34,7 +34,10 @@ def test_the_command_line_shows_the_settings_reason(
     code = main(["cascade", str(run), "--bootstrap", "0", "--cost", "tokens", "--sharing", "union"])
     err = capsys.readouterr().err
     assert code == 2
-    assert "sharing='union' counts distinct frame indices; with cost='tokens'" in err
+    assert (
+        "--sharing union counts distinct frame indices; with --cost tokens choose --sharing "
+        "prefix or --sharing none"
+    ) in err
     assert main(["cascade", str(run), "--bootstrap", "0", "--stages", "2f@56"]) == 2
     assert (
         "--stages: stages=['2f@56']: a cascade needs at least two stages" in capsys.readouterr().err

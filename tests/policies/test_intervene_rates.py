@@ -182,6 +182,10 @@ def test_changed_configurations() -> None:
         intervention_configuration(TERMINAL, "nested", keep_frames=8)
     with pytest.raises(InterventionError, match="unknown intervention"):
         intervention_configuration(TERMINAL, "zoom")
+    selected = Configuration(frames=8, sampling=SamplingPolicy(name="selection", selection="s"))
+    for intervention in ("nested", "phase-shift"):
+        with pytest.raises(InterventionError, match="replays a frame selection"):
+            intervention_configuration(selected, intervention, keep_frames=4)
 
 
 def _with_reruns(plan: InterventionPlan) -> pd.DataFrame:

@@ -141,10 +141,12 @@ def test_poison_video_becomes_typed_failures(ray_local: Any, tmp_path: Path) -> 
 
 
 def test_a_job_that_raises_becomes_typed_failures(ray_local: Any, tmp_path: Path) -> None:
-    suite = write_benchmark(tmp_path / "suite", 2)
+    suite = write_benchmark(tmp_path / "suite", VIDEOS)
     proto = _protocol(tmp_path, suite, "ray", broken_video="v1")
     result = run_sweep(proto, executor="ray", backend_factory=fault_factory, progress=False)  # type: ignore[arg-type]
-    assert result.exit_code == 0 and result.by_status == {"ok": PER_JOB, "model_error": PER_JOB}
+    # 8 of 48 cells failed: under the failed-share limit, exit 0
+    assert result.by_status == {"ok": CELLS - PER_JOB, "model_error": PER_JOB}
+    assert result.exit_code == 0
     table, _ = read_run(tmp_path / "ray")
     failed = table[table["status"] == "model_error"]
     assert set(failed["video_id"]) == {"v1"}

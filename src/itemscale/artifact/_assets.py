@@ -1,6 +1,6 @@
 """The report's inline stylesheet and script (no CDN, no external file: the page opens offline).
 
-The script only reads the JSON data block and builds the item table with `textContent`, never
+The script only reads the JSON data block and builds the item explorer with `textContent`, never
 `innerHTML`, so a model output cannot become markup. The page's Content-Security-Policy allows
 exactly this script (by its sha256), so even an injected `<script>` would not run.
 """
@@ -40,9 +40,22 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 pre.output { white-space: pre-wrap; word-break: break-word; background: var(--bg);
   padding: 4px 6px; margin: 2px 0; max-height: 8em; overflow: auto; }
 #item-table { font-size: 12px; }
+.explorer { display: flex; flex-wrap: wrap; gap: 14px; align-items: flex-start; }
+.explorer .table-wrap { flex: 3 1 560px; min-width: 0; }
+#item-detail { flex: 1 1 340px; border: 1px solid var(--line); padding: 10px;
+  max-height: 640px; overflow: auto; position: sticky; top: 0; }
+#item-detail img { max-width: 100%; image-rendering: pixelated; }
+#item-table tbody tr { cursor: pointer; }
+#item-table tbody tr:hover, #item-table tbody tr:focus { outline: 2px solid #0072b2; }
+td.traj { white-space: nowrap; }
+.tcell { display: inline-block; width: 12px; height: 14px; margin-right: 1px;
+  vertical-align: middle; }
+.oc.y1 { background: #009e73; } .oc.y0 { background: #d55e00; } .oc.none { background: #ccc; }
+.oc.s0 { background: #deebf7; } .oc.s1 { background: #9ecae1; } .oc.s2 { background: #6baed6; }
+.oc.s3 { background: #3182bd; } .oc.s4 { background: #08519c; }
+table.answers td.oc.y1, table.answers td.oc.y0 { color: #fff; }
+.controls { flex-wrap: wrap; }
 #item-table th { cursor: pointer; user-select: none; position: sticky; top: 0; }
-#item-table td.y1 { background: #d9f0d3; }
-#item-table td.y0 { background: #f4cccc; }
 .controls { display: flex; gap: 10px; margin: 8px 0; align-items: center; }
 .controls input { width: 260px; }
 .table-wrap { max-height: 640px; overflow: auto; border: 1px solid var(--line); }
@@ -50,7 +63,7 @@ nav a { margin-right: 12px; }
 p.headline { font-size: 16px; margin: 4px 0 8px; max-width: 1100px; }
 tr.differs td { background: #fff3cd; }
 #item-table { width: 100%; }
-#item-table td, #item-table th { overflow-wrap: anywhere; }
+#item-table td, #item-table th { overflow-wrap: normal; }
 p.derived { padding: 6px 10px; border-left: 4px solid #e6a700; background: #fff8e1; }
 p.derived.recomputed { border-left-color: #3182bd; background: #eef5fb; }
 """
@@ -58,114 +71,223 @@ p.derived.recomputed { border-left-color: #3182bd; background: #eef5fb; }
 JS: Final[str] = """
 (function () {
   'use strict';
-  var node = document.getElementById('itemscale-data');
-  var data = JSON.parse(node.textContent);
-  var table = document.getElementById('item-table');
-  var filterBox = document.getElementById('item-filter');
-  var patternBox = document.getElementById('pattern-filter');
-  var modelBox = document.getElementById('model-filter');
-  var countNode = document.getElementById('item-count');
-  var columns = data.columns;
+  var data = JSON.parse(document.getElementById('itemscale-data').textContent);
+  var F = {};
+  data.fields.forEach(function (f, i) { F[f] = i; });
   var rows = data.rows;
-  var limit = data.row_limit;
+  var labels = data.labels;
+  var table = document.getElementById('item-table');
+  var search = document.getElementById('item-filter');
+  var boxes = {
+    pattern: document.getElementById('pattern-filter'),
+    model: document.getElementById('model-filter'),
+    series: document.getElementById('series-filter'),
+    video: document.getElementById('video-filter'),
+    attr: document.getElementById('attr-filter')
+  };
+  var countNode = document.getElementById('item-count');
+  var more = document.getElementById('item-more');
+  var detail = document.getElementById('item-detail');
+  var shown = data.page;
   var sortCol = -1;
   var sortDir = 1;
-  var haystack = rows.map(function (r) { return r.join('\\u0001').toLowerCase(); });
+  var haystack = rows.map(function (r) {
+    return (String(r[F.item]) + '\\u0001' + String(r[F.question] || '')).toLowerCase();
+  });
 
-  function option(select, value, label) {
-    var o = document.createElement('option');
-    o.value = value;
-    o.textContent = label;
-    select.appendChild(o);
+  function el(tag, text, cls) {
+    var e = document.createElement(tag);
+    if (text !== undefined && text !== null) { e.textContent = String(text); }
+    if (cls) { e.className = cls; }
+    return e;
   }
-  option(patternBox, '', 'all patterns');
-  data.patterns.forEach(function (p) { option(patternBox, p, p.replace(/_/g, ' ')); });
-  option(modelBox, '', 'all models');
-  data.models.forEach(function (m) { option(modelBox, m, m); });
-
-  var thead = document.createElement('thead');
-  var headRow = document.createElement('tr');
-  columns.forEach(function (c, i) {
-    var th = document.createElement('th');
-    th.textContent = c.label;
-    th.title = 'sort by ' + c.label;
-    th.dataset.col = String(i);
-    th.addEventListener('click', function () {
-      sortDir = sortCol === i ? -sortDir : 1;
-      sortCol = i;
-      render();
+  function fill(select, all, values, name) {
+    select.appendChild(el('option', all)).value = '';
+    values.forEach(function (v) {
+      var o = el('option', name ? name(v) : v);
+      o.value = v;
+      select.appendChild(o);
     });
+  }
+  function patternName(p) { return data.pattern_names[p] || String(p).replace(/_/g, ' '); }
+  fill(boxes.pattern, 'all patterns', data.patterns, patternName);
+  fill(boxes.model, 'all models', data.models);
+  fill(boxes.series, 'all series', data.series);
+  fill(boxes.video, 'all videos', data.videos);
+  fill(boxes.attr, 'all attributes', data.attributes);
+
+  var columns = [
+    { label: 'model', f: F.model }, { label: 'series', f: F.series },
+    { label: 'item', f: F.item }, { label: 'video', f: F.video },
+    { label: 'pattern', f: F.pattern }, { label: 'trajectory', f: -1 },
+    { label: 'question', f: F.question }
+  ];
+  var thead = el('thead');
+  var headRow = el('tr');
+  columns.forEach(function (c, i) {
+    var th = el('th', c.label);
+    if (c.f >= 0) {
+      th.title = 'sort by ' + c.label;
+      th.addEventListener('click', function () {
+        sortDir = sortCol === i ? -sortDir : 1;
+        sortCol = i;
+        shown = data.page;
+        render();
+      });
+    } else {
+      th.title = labels.join(' < ');
+    }
     headRow.appendChild(th);
   });
   thead.appendChild(headRow);
   table.appendChild(thead);
-  var tbody = document.createElement('tbody');
+  var tbody = el('tbody');
   table.appendChild(tbody);
 
   function compare(a, b) {
     if (a === b) { return 0; }
     if (a === null || a === undefined || a === '') { return 1; }
     if (b === null || b === undefined || b === '') { return -1; }
-    if (typeof a === 'number' && typeof b === 'number') { return a < b ? -1 : 1; }
     return String(a).localeCompare(String(b), undefined, { numeric: true });
   }
-
-  function cellText(col, value, binary) {
-    if (value === null || value === undefined) { return ''; }
-    if (col.kind === 'outcome') {
-      if (typeof value !== 'number') { return String(value); }
-      if (binary) { return value >= 0.5 ? '\\u2713' : '\\u2717'; }
-      return value.toFixed(2);
-    }
-    return String(value);
+  function outcome(value, binary) {
+    if (value === null || value === undefined) { return ['none', 'no answer']; }
+    if (binary) { return value >= 0.5 ? ['y1', 'right'] : ['y0', 'wrong']; }
+    return ['s' + Math.min(4, Math.floor(value * 5)), 'score ' + value.toFixed(2)];
+  }
+  function axis(r) {
+    var own = data.axes[r[F.model] + '\u001f' + r[F.series]];
+    return own || labels.map(function (_, j) { return j; });
+  }
+  function trajectoryCell(r) {
+    var td = el('td', null, 'traj');
+    var binary = r[F.kind] === 'binary';
+    axis(r).forEach(function (j) {
+      var v = r[F.values][j];
+      var o = outcome(v, binary);
+      var span = el('span', null, 'tcell oc ' + o[0]);
+      span.title = labels[j] + ': ' + o[1];
+      td.appendChild(span);
+    });
+    return td;
   }
 
-  function render() {
-    var text = filterBox.value.trim().toLowerCase();
-    var pattern = patternBox.value;
-    var model = modelBox.value;
+  function matching() {
+    var text = search.value.trim().toLowerCase();
+    var want = {};
+    Object.keys(boxes).forEach(function (k) { want[k] = boxes[k].value; });
     var picked = [];
     for (var i = 0; i < rows.length; i++) {
       var r = rows[i];
-      if (pattern && r[data.pattern_col] !== pattern) { continue; }
-      if (model && r[data.model_col] !== model) { continue; }
+      if (want.pattern && r[F.pattern] !== want.pattern) { continue; }
+      if (want.model && r[F.model] !== want.model) { continue; }
+      if (want.series && r[F.series] !== want.series) { continue; }
+      if (want.video && r[F.video] !== want.video) { continue; }
+      if (want.attr && r[F.attributes].indexOf(want.attr) < 0) { continue; }
       if (text && haystack[i].indexOf(text) < 0) { continue; }
       picked.push(r);
     }
     if (sortCol >= 0) {
-      var c = sortCol;
+      var f = columns[sortCol].f;
       picked = picked.map(function (r, n) { return [r, n]; });
-      picked.sort(function (a, b) { return sortDir * compare(a[0][c], b[0][c]) || a[1] - b[1]; });
+      picked.sort(function (a, b) { return sortDir * compare(a[0][f], b[0][f]) || a[1] - b[1]; });
       picked = picked.map(function (p) { return p[0]; });
     }
-    var shown = picked.slice(0, limit);
-    var body = document.createElement('tbody');
-    shown.forEach(function (r) {
-      var tr = document.createElement('tr');
-      var binary = r[data.kind_col] === 'binary';
-      columns.forEach(function (col, j) {
-        var td = document.createElement('td');
-        var value = r[j];
-        td.textContent = cellText(col, value, binary);
-        if (col.kind === 'outcome' && typeof value === 'number') {
-          td.className = binary ? (value >= 0.5 ? 'y1' : 'y0') : 'num';
-        }
-        tr.appendChild(td);
+    return picked;
+  }
+
+  function render() {
+    var started = performance.now();
+    var picked = matching();
+    var body = el('tbody');
+    picked.slice(0, shown).forEach(function (r) {
+      var tr = el('tr');
+      tr.tabIndex = 0;
+      columns.forEach(function (c) {
+        var td = c.f === F.pattern ? el('td', patternName(r[c.f])) : el('td', r[c.f]);
+        tr.appendChild(c.f >= 0 ? td : trajectoryCell(r));
       });
+      tr.addEventListener('click', function () { open(r); });
+      tr.addEventListener('keydown', function (e) { if (e.key === 'Enter') { open(r); } });
       body.appendChild(tr);
     });
     table.replaceChild(body, tbody);
     tbody = body;
-    countNode.textContent = 'showing ' + shown.length + ' of ' + picked.length +
-      ' matching rows (' + rows.length + ' in all)';
+    var count = Math.min(shown, picked.length);
+    countNode.textContent = 'showing ' + count + ' of ' + picked.length + ' matching (' +
+      rows.length + ' embedded, ' + data.total + ' in all)';
+    more.hidden = picked.length <= shown;
     Array.prototype.forEach.call(headRow.children, function (th, j) {
       th.dataset.sorted = j === sortCol ? (sortDir > 0 ? 'asc' : 'desc') : '';
     });
+    document.body.dataset.filterMs = String(performance.now() - started);
   }
 
-  filterBox.addEventListener('input', render);
-  patternBox.addEventListener('change', render);
-  modelBox.addEventListener('change', render);
+  function line(parent, label, value) {
+    var p = el('div');
+    p.appendChild(el('b', label + ': '));
+    p.appendChild(document.createTextNode(value === null || value === undefined ? 'not recorded' : String(value)));
+    parent.appendChild(p);
+  }
+  function open(r) {
+    detail.className = 'open';
+    while (detail.firstChild) { detail.removeChild(detail.firstChild); }
+    detail.appendChild(el('h3', r[F.item]));
+    detail.appendChild(el('div', r[F.model] + ' / series ' + r[F.series] + ' / video ' +
+      r[F.video] + ' / ' + patternName(r[F.pattern]), 'muted'));
+    line(detail, 'question', r[F.question]);
+    var opts = data.options[r[F.item]] || [];
+    if (opts.length) {
+      var ol = el('ol', null, 'options');
+      opts.forEach(function (o) { ol.appendChild(el('li', o)); });
+      detail.appendChild(ol);
+    }
+    line(detail, 'gold', r[F.gold]);
+    var binary = r[F.kind] === 'binary';
+    line(detail, 'text-only', (r[F.text_answer] === null ? '' : r[F.text_answer] + ', ') +
+      outcome(r[F.text_value], binary)[1]);
+    var t = el('table', null, 'answers');
+    var head = el('tr');
+    ['budget', 'outcome', 'answer'].forEach(function (h) { head.appendChild(el('th', h)); });
+    t.appendChild(head);
+    axis(r).forEach(function (j) {
+      var lab = labels[j];
+      var o = outcome(r[F.values][j], binary);
+      var tr = el('tr');
+      tr.appendChild(el('td', lab));
+      tr.appendChild(el('td', o[1], 'oc ' + o[0]));
+      tr.appendChild(el('td', r[F.answers][j]));
+      t.appendChild(tr);
+    });
+    detail.appendChild(t);
+    detail.appendChild(el('div', 'output at the largest budget:', 'muted'));
+    detail.appendChild(el('pre', r[F.output], 'output'));
+    if (r[F.attributes].length) { line(detail, 'attributes', r[F.attributes].join(', ')); }
+    var key = [r[F.model], r[F.series], r[F.item]].join('\\u001f');
+    var steps = data.audit[key] || [];
+    detail.appendChild(el('h4', steps.length ? 'frame audit' : 'frame audit: no harmful transition audited'));
+    steps.forEach(function (s) {
+      var d = el('div', null, 'audit-step');
+      d.appendChild(el('span', s[2], 'tag'));
+      d.appendChild(document.createTextNode(s[0] + ' -> ' + s[1] + ': ' + s[3]));
+      detail.appendChild(d);
+      var card = document.querySelector('.card[data-transition="' + s[4] + '"] img.sheet');
+      if (card) {
+        var img = card.cloneNode(false);
+        img.className = 'sheet detail-sheet';
+        detail.appendChild(img);
+      } else if (s[5]) {
+        detail.appendChild(el('div', 'contact sheet in audit_sheets/' + s[4] + '.png', 'muted'));
+      }
+    });
+    detail.scrollIntoView({ block: 'nearest' });
+  }
+
+  search.addEventListener('input', function () { shown = data.page; render(); });
+  Object.keys(boxes).forEach(function (k) {
+    boxes[k].addEventListener('change', function () { shown = data.page; render(); });
+  });
+  more.addEventListener('click', function () { shown += data.page; render(); });
   render();
   document.body.dataset.ready = '1';
 })();

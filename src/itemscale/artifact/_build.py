@@ -552,8 +552,12 @@ def load_report_inputs(root: Path) -> ReportInputs:
     sheets = {png.stem: png.read_bytes() for png in sorted((root / SHEETS_DIR).glob("*.png"))}
     title = (prov.get("report") or {}).get("title") if isinstance(prov, dict) else None
     questions: dict[str, str] = {}
+    options: dict[str, tuple[str, ...]] = {}
     if (root / ITEMS_FILE).is_file():
-        questions = {i.item_id: i.question for i in read_items_jsonl(root / ITEMS_FILE)}
+        for it in read_items_jsonl(root / ITEMS_FILE):
+            questions[it.item_id] = it.question
+            if it.options:
+                options[it.item_id] = tuple(it.options)
     return ReportInputs(
         measures=read_json(root / MEASURES_FILE),
         trajectories=pq.read_table(root / TRAJECTORIES_FILE).to_pandas(),
@@ -568,6 +572,7 @@ def load_report_inputs(root: Path) -> ReportInputs:
         run=run_meta if isinstance(run_meta, dict) else {},
         title=str(title) if title else "itemscale report",
         questions=questions,
+        options=options,
     )
 
 

@@ -23,10 +23,12 @@ import numpy as np
 import pandas as pd
 
 from ..audit import AUDIT_FILE
+from ..measures import INTERVENTION_SERIES_PREFIX
 from ..policies import CASCADE_FILE, INTERVENTION_DIR
 from ..responses import RESPONSES_FILE, redact
 from ._assets import CSS, JS, script_hash
 from ._derived import DERIVED_KEY
+from ._explorer import explorer_payload, explorer_section
 from ._html_measures import (
     comparison_section,
     headline_sentence,
@@ -35,7 +37,6 @@ from ._html_measures import (
 )
 from ._html_policies import cascade_section, intervention_section
 from ._svg import esc
-from ._trajectories import KEY_COLUMNS, PATTERNS
 
 ROW_LIMIT: Final[int] = 2000
 GALLERY_LIMIT: Final[int] = 60
@@ -59,6 +60,8 @@ class ReportInputs:
     title: str = "itemscale report"
     #: item id -> question text (from the artifact's items.jsonl, when it has one)
     questions: Mapping[str, str] = field(default_factory=dict)
+    #: item id -> its answer options (the same file)
+    options: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def json_for_script(payload: Any) -> str:
@@ -99,6 +102,9 @@ def _audit_section(inputs: ReportInputs) -> str:
     shown = audit.sort_values(["pathway", "model", "series", "item_id"], kind="stable").head(
         GALLERY_LIMIT
     )
+    outputs = _outputs_of(inputs.responses, shown)
+    kinds = inputs.responses[["model", "item_id", "task_kind"]].drop_duplicates()
+    open_ended = {(str(m), str(i)) for m, i, k in kinds.itertuples(index=False) if str(k) != "mcqa"}
     for t in shown.itertuples(index=False):
         img = ""
         png = inputs.sheets.get(str(t.transition_id))
@@ -111,9 +117,14 @@ def _audit_section(inputs: ReportInputs) -> str:
             else "no evidence spans"
         )
         labels = "".join(f"<li>{esc(h)}</li>" for h in human.get(str(t.transition_id), []))
-        scored = t.from_answer is None and t.to_answer is None  # an open-ended item
+        # an open-ended item (scored, not a letter; its answers may be NaN from Parquet)
+        scored = (t.model, t.item_id) in open_ended or (
+            _missing(t.from_answer) and _missing(t.to_answer)
+        )
         change = (
-            f"score {_score(t.from_value)} -> {_score(t.to_value)}"
+            f"score {_score(t.from_value)} -> {_score(t.to_value)}; output "
+            f"{_quoted(outputs.get((t.model, t.series, t.item_id, t.from_label)))} -> "
+            f"{_quoted(outputs.get((t.model, t.series, t.item_id, t.to_label)))}"
             if scored
             else f"answer {_shown(t.from_answer)} -> {_shown(t.to_answer)}"
         )
@@ -167,6 +178,28 @@ def _text_only_answers(responses: pd.DataFrame) -> dict[tuple[str, str], str]:
     return out
 
 
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and np.isnan(value))
+
+
+def _quoted(text: Any, limit: int = 80) -> str:
+    if _missing(text):
+        return "not recorded"
+    cut = redact(str(text))
+    return repr(cut if len(cut) <= limit else cut[: limit - 3] + "...")
+
+
+def _outputs_of(responses: pd.DataFrame, transitions: pd.DataFrame) -> dict[tuple[Any, ...], Any]:
+    """(model, series, item, config label) -> the stored model output, for the transitions'
+    items (an open-ended card shows what the model said, not only its scores)."""
+    rows = responses[
+        (responses["repeat"] == 0) & responses["item_id"].isin(set(transitions["item_id"]))
+    ]
+    cols = [rows[c].to_numpy(dtype=object) for c in ("model", "series", "item_id", "config_label")]
+    text = rows["raw_text"].to_numpy(dtype=object)
+    return {(m, se, it, c): v for m, se, it, c, v in zip(*cols, text, strict=True)}
+
+
 def _shown(value: Any, missing: str = "not recorded") -> str:
     """A value for a reader: `None`/NaN say what they mean instead of printing "None"."""
     if value is None or (isinstance(value, float) and np.isnan(value)):
@@ -184,92 +217,6 @@ def _clean(value: Any) -> Any:
     if isinstance(value, np.integer):
         return int(value)
     return str(value)
-
-
-def item_table_payload(
-    traj: pd.DataFrame, responses: pd.DataFrame, questions: Mapping[str, str] | None = None
-) -> dict[str, Any]:
-    """Columns and rows of the sortable item table: the question, the gold answer, the
-    text-only answer, outcomes, answers and the last output."""
-    labels = [c for c in traj.columns if c not in (*KEY_COLUMNS, "text_only")]
-    base = responses[responses["repeat"] == 0]
-    # plain object arrays: iterating Arrow-backed pandas columns element by element is slow
-    col = {
-        c: base[c].to_numpy(dtype=object)
-        for c in ("model", "series", "item_id", "config_label", "answer", "raw_text", "reference")
-    }
-    gold_of: dict[tuple[Any, Any], Any] = {}
-    text_answer_of: dict[tuple[Any, Any], Any] = {}
-    frames_all = base["frames"].to_numpy()
-    for r in range(len(base)):
-        key2 = (col["model"][r], col["item_id"][r])
-        if col["reference"][r] is not None and not pd.isna(col["reference"][r]):
-            gold_of.setdefault(key2, col["reference"][r])
-        if frames_all[r] == 0:
-            text_answer_of.setdefault(key2, col["answer"][r])
-    answer_of = dict(
-        zip(
-            zip(col["model"], col["series"], col["item_id"], col["config_label"], strict=True),
-            col["answer"],
-            strict=True,
-        )
-    )
-    # the output at the largest budget: walk the rows in axis order, the last one wins
-    order = np.argsort(base["axis_order"].to_numpy(dtype=float), kind="stable")
-    on_grid = base["frames"].to_numpy() > 0
-    last_text: dict[tuple[Any, Any, Any], Any] = {}
-    for r in order[on_grid[order]].tolist():
-        last_text[(col["model"][r], col["series"][r], col["item_id"][r])] = col["raw_text"][r]
-    columns: list[dict[str, Any]] = [
-        {"label": "model", "kind": "text"},
-        {"label": "series", "kind": "text"},
-        {"label": "item", "kind": "text"},
-        {"label": "video", "kind": "text"},
-        {"label": "pattern", "kind": "text"},
-        {"label": "task", "kind": "text"},
-        {"label": "text-only", "kind": "outcome"},
-        {"label": "question", "kind": "text"},
-        {"label": "gold", "kind": "text"},
-        {"label": "text-only answer", "kind": "text"},
-    ]
-    columns += [{"label": lab, "kind": "outcome"} for lab in labels]
-    columns += [{"label": f"answer @ {lab}", "kind": "text"} for lab in labels]
-    columns.append({"label": "output @ largest budget", "kind": "text"})
-    keys = traj[["model", "series", "item_id", "video_id", "pattern", "kind"]].to_numpy(
-        dtype=object
-    )
-    numbers = traj[["text_only", *labels]].to_numpy(dtype=float)
-    as_objects = numbers.astype(object)
-    as_objects[np.isnan(numbers)] = None
-    numbers_json = as_objects.tolist()
-    rows = []
-    for n, key_row in enumerate(keys.tolist()):
-        key = (key_row[0], key_row[1], key_row[2])
-        row = [_clean(v) for v in key_row]
-        item_key = (key_row[0], key_row[2])
-        row += numbers_json[n][:1]
-        question = (questions or {}).get(str(key_row[2]))
-        row += [
-            None if question is None else redact(question)[:QUESTION_CHARS],
-            _clean(gold_of.get(item_key)),
-            _clean(text_answer_of.get(item_key)),
-        ]
-        row += numbers_json[n][1:]
-        row += [_clean(answer_of.get((*key, lab))) for lab in labels]
-        out = last_text.get(key)
-        # redacted whole, then cut: a cut first could split a key and hide it from redact
-        row.append(None if out is None or pd.isna(out) else redact(str(out))[:OUTPUT_CHARS])
-        rows.append(row)
-    return {
-        "columns": columns,
-        "rows": rows,
-        "patterns": [p for p in PATTERNS if p in set(traj["pattern"])],
-        "models": sorted({str(m) for m in traj["model"]}),
-        "pattern_col": 4,
-        "kind_col": 5,
-        "model_col": 0,
-        "row_limit": ROW_LIMIT,
-    }
 
 
 def _key_values(value: Any, depth: int = 0) -> str:
@@ -344,12 +291,28 @@ def _derived_notes(prov: dict[str, Any], *names: str) -> str:
 
 
 def render_report(inputs: ReportInputs) -> str:
-    payload = item_table_payload(inputs.trajectories, inputs.responses, inputs.questions)
+    payload = explorer_payload(
+        inputs.trajectories,
+        inputs.responses,
+        {
+            i: {"question": q, "options": inputs.options.get(i, ())}
+            for i, q in inputs.questions.items()
+        },
+        inputs.audit,
+        inputs.sheets,
+    )
     csp = (
         "default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
         f"script-src {script_hash(JS)}; base-uri 'none'; form-action 'none'"
     )
-    n_items = inputs.trajectories[["model", "series", "item_id"]].drop_duplicates().shape[0]
+    traj = inputs.trajectories
+    on_axis = traj[~traj["series"].astype(str).str.startswith(INTERVENTION_SERIES_PREFIX)]
+    # items, not (model, series, item) rows: an intervention's re-runs are not more items
+    n_items = on_axis["item_id"].nunique()
+    n_traj = on_axis[["model", "series", "item_id"]].drop_duplicates().shape[0]
+    counted = f"{n_items} items" + (
+        f" ({n_traj} trajectories over models and series)" if n_traj != n_items else ""
+    )
     models = ", ".join(sorted({str(m) for m in inputs.trajectories["model"]}))
     prov = inputs.provenance
     return f"""<!DOCTYPE html>
@@ -366,7 +329,7 @@ def render_report(inputs: ReportInputs) -> str:
 <header>
 <h1>{esc(inputs.title)}</h1>
 <p class="headline">{esc(headline_sentence(inputs.measures, inputs.comparison))}</p>
-<div class="muted">models: {esc(models)}; {n_items} item trajectories</div>
+<div class="muted">models: {esc(models)}; {esc(counted)}</div>
 <nav><a href="#measures">curves and trajectories</a><a href="#cascade">compute savings</a><a href="#intervention">intervention</a><a href="#audit">frame audit</a><a href="#items">items</a><a href="#provenance">provenance</a></nav>
 </header>
 <main>
@@ -374,11 +337,7 @@ def render_report(inputs: ReportInputs) -> str:
 <section id="cascade"><h2>How much compute can I save? (cascade and stopping policies)</h2>{_derived_notes(prov, CASCADE_FILE)}{cascade_section(inputs.cascade)}</section>
 <section id="intervention"><h2>Sampling intervention</h2>{_derived_notes(prov, INTERVENTION_DIR)}{intervention_section(inputs.intervention, GALLERY_LIMIT)}</section>
 <section id="audit"><h2>Why? The frame audit</h2>{_derived_notes(prov, AUDIT_FILE)}{_audit_section(inputs)}</section>
-<section id="items"><h2>Items</h2>
-<div class="controls"><input id="item-filter" type="search" placeholder="filter: item, answer, output..." aria-label="filter items"><select id="pattern-filter" aria-label="pattern"></select><select id="model-filter" aria-label="model"></select><span id="item-count" class="muted"></span></div>
-<div class="table-wrap"><table id="item-table"></table></div>
-<noscript><p>The item table needs JavaScript; the same data is in trajectories.parquet.</p></noscript>
-</section>
+<section id="items"><h2>Items</h2>{explorer_section(payload)}</section>
 <section id="provenance"><h2>Provenance</h2>{_provenance_section(inputs.provenance, inputs.measures, inputs.run)}</section>
 </main>
 <script type="application/json" id="itemscale-data">{json_for_script(payload)}</script>

@@ -24,7 +24,15 @@ def _signed(pts: Points, stat: Any) -> str:
 
 
 def _p(value: Any) -> str:
+    if isinstance(value, str):  # "not estimable"
+        return value
     return "n/a" if value is None else f"{float(value):.3g}"
+
+
+def _budget_order(arrows: list[str], order: list[str]) -> list[str]:
+    """Pairs in the budget order of `order` (the block's `adjacent` list), others after it."""
+    rank = {arrow: n for n, arrow in enumerate(order)}
+    return sorted(arrows, key=lambda a: (rank.get(a, len(rank)), a))
 
 
 def _table(head: list[str], rows: list[str]) -> str:
@@ -42,9 +50,17 @@ def paired_tests_table(block: dict[str, Any], pts: Points) -> str:
         return ""
     rows = []
     for family in ("adjacent", "requested"):
-        for arrow, t in (tests.get(family) or {}).items():
-            holds = bool(t.get("significant_after_holm"))
-            mark = "<b>holds</b>" if holds else "<span class='muted'>does not hold</span>"
+        chosen = tests.get(family) or {}
+        for arrow in _budget_order(list(chosen), list(block.get("adjacent") or [])):
+            t = chosen[arrow]
+            holds = t.get("significant_after_holm")
+            mark = (
+                "<span class='muted'>not estimable</span>"
+                if holds is None
+                else "<b>holds</b>"
+                if holds
+                else "<span class='muted'>does not hold</span>"
+            )
             rows.append(
                 f"<tr><th>{esc(arrow)}{' (requested)' if family == 'requested' else ''}</th>"
                 f"<td class='num'>{esc(_signed(pts, t.get('difference')))}</td>"
@@ -78,8 +94,9 @@ def power_table(block: dict[str, Any]) -> str:
     target = 100 * float(power.get("target", 0.0))
     rows = []
     for axis, a in axes.items():
-        mde = "n/a" if a.get("mde") is None else f"{100 * float(a['mde']):.1f}"
-        need = "n/a" if a.get("videos_needed") is None else f"{int(a['videos_needed']):,}"
+        mde, need = a.get("mde"), a.get("videos_needed")
+        mde = mde if isinstance(mde, str) else "n/a" if mde is None else f"{100 * float(mde):.1f}"
+        need = need if isinstance(need, str) else "n/a" if need is None else f"{int(need):,}"
         rows.append(
             f"<tr><th>{esc(axis)}</th><td class='num'>{esc(mde)}</td>"
             f"<td class='num'>{esc(need)}</td><td>{esc(', '.join(a.get('pairs', [])))}</td></tr>"
@@ -167,5 +184,51 @@ def churn_tables(block: dict[str, Any], pts: Points) -> str:
             f"<h4>Churn {esc(pair)}</h4><p class='muted'>{esc(GLOSSARY['churn'])}; "
             f"{churn.get('n_common_items', 0)} items in both, points, 95% interval.</p>"
             + _table(head, rows)
+            + selector_table(churn, pts)
         )
     return "".join(parts)
+
+
+def selector_table(churn: dict[str, Any], pts: Points) -> str:
+    """A frame selector's series against uniform sampling, budget by budget ('' for a pair
+    without a selector)."""
+    rows = []
+    notes = []
+    for budget, b in churn.get("budgets", {}).items():
+        v = b.get("selector")
+        if not v:
+            continue
+        headroom = v["n_uniform_wrong_everywhere"]
+        rows.append(
+            f"<tr><th>{esc(budget)}</th><td class='num'>{esc(pts(v['accuracy_selector']))}</td>"
+            f"<td class='num'>{esc(pts(v['accuracy_uniform']))}</td>"
+            f"<td class='num'>{esc(_signed(pts, v['accuracy_difference']))}</td>"
+            f"<td class='num'>{esc(_p(v['clustered_mcnemar_p']))}</td>"
+            f"<td class='num'>{v['n_fixed']}</td><td class='num'>{v['n_broken']}</td>"
+            f"<td class='num'>{v['n_headroom_fixed']} of {headroom}</td></tr>"
+        )
+        if v.get("same_input"):
+            notes.append(
+                f"{budget}: looks like the same input as uniform (identical answers on "
+                f"{v['same_input']['identical']} of {v['same_input']['items']} items): was the "
+                "selection applied?"
+            )
+    if not rows:
+        return ""
+    head = [
+        "budget",
+        "selector accuracy",
+        "uniform accuracy",
+        "change",
+        "clustered McNemar p",
+        "fixed",
+        "broken",
+        "uniform's always-wrong items it gets right",
+    ]
+    note = "".join(f"<p class='warn'>{esc(n)}</p>" for n in notes)
+    return (
+        "<p class='muted'>The frame selector against uniform sampling at each shared budget "
+        "(points, 95% interval; fixed: wrong under uniform, right under the selector).</p>"
+        + _table(head, rows)
+        + note
+    )

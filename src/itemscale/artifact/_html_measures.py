@@ -19,8 +19,11 @@ from ..measures import (
     GLOSSARY,
     GRID_WITH_TEXT_TITLE,
     MeasureKind,
+    additive_sentence,
+    for_display,
     measures_for,
     resolution_tag,
+    small_sample_text,
     stat_text,
 )
 from ._html_inference import churn_tables, inference_tables
@@ -68,8 +71,9 @@ def _headline_table(block: dict[str, Any]) -> str:
     return (
         "<h4>Visual budgets only</h4><p class='muted'>the text-only answer is a baseline beside "
         "the axis, not a budget</p>"
-        f"<table class='headline'><tbody>{body}</tbody></table>"
-        "<p class='muted'>points, 95% interval</p>"
+        f"<table class='headline' data-block='binary'><tbody>{body}</tbody></table>"
+        "<p class='muted'>points, 95% interval; in brackets the count it is computed from "
+        "(k of n items)</p>"
     )
 
 
@@ -142,8 +146,8 @@ def _with_text_table(g: dict[str, Any] | None, kind: str) -> str:
         "frame budget should I run?). Here it is budget 0, first on the axis (does any budget, "
         "including none, get the item right?): an item right blind and wrong with frames counts "
         "as harmed, and an item only the blind answer gets right counts towards the oracle.</p>"
-        f"<table class='headline'><tbody>{body}</tbody></table>"
-        "<p class='muted'>points, 95% interval</p>"
+        f"<table class='headline' data-block='{with_text}'><tbody>{body}</tbody></table>"
+        "<p class='muted'>points, 95% interval; in brackets the count it is computed from</p>"
     )
 
 
@@ -155,7 +159,10 @@ def _continuous_table(block: dict[str, Any]) -> str:
     ]
     rows += [(header, value) for header, value, _ in _measure_rows(block, "continuous")]
     body = "".join(f"<tr><th>{esc(k)}</th><td class='num'>{esc(v)}</td></tr>" for k, v in rows)
-    return f"<table class='headline'><tbody>{body}</tbody></table><p class='muted'>points, 95% interval</p>"
+    return (
+        f"<table class='headline' data-block='continuous'><tbody>{body}</tbody></table>"
+        "<p class='muted'>points, 95% interval; in brackets the count it is computed from</p>"
+    )
 
 
 def same_input_note(block: dict[str, Any]) -> str:
@@ -201,13 +208,17 @@ def _part(
         if counts.get(p, 0)
     )
     with_step = int(counts.get("harmful", 0)) + int(counts.get("mixed", 0))
+    complete = len(rows) - int(counts.get("incomplete", 0))
     legend += (
-        f" <span class='muted'>(the harmful rate counts both harmful only and mixed items: "
-        f"{with_step} of {len(rows)})</span>"
+        f" <span class='muted'>(harmful only + mixed = <span class='pattern-count'>{with_step} "
+        f"of {complete}</span> items with an answer at every budget: the harmful rate's "
+        "count)</span>"
     )
     key_html = (
         "<span style='background:#1a9850'>right</span><span style='background:#d73027'>wrong"
         "</span><span style='background:#ccc;color:#222'>no answer</span>"
+        "<br>each pattern's band is at least 16 px tall so a small group stays visible: band "
+        "heights are not proportional, the counts in the labels are"
         if kind == "binary"
         else "<span style='background:#3182bd'>darker = higher score</span>"
         "<span style='background:#ccc;color:#222'>no answer</span>"
@@ -294,7 +305,9 @@ def _chains_table(block: dict[str, Any], key: str) -> str:
 
 
 def _series_section(model: str, series: str, block: dict[str, Any], traj: pd.DataFrame) -> str:
-    parts = []
+    warning = small_sample_text(block)
+    parts = [f"<p class='derived stale small-sample'><b>{esc(warning)}</b></p>"] if warning else []
+    block = for_display(block)
     if block.get("kind") == "binary":
         parts += [
             _part(model, series, block, traj, "binary"),
@@ -341,7 +354,7 @@ def measures_section(measures: dict[str, Any], trajectories: pd.DataFrame) -> st
         )
         for series, other in block.get("other_series", {}).items():
             parts.append(_series_section(model, str(series), other, trajectories))
-        parts.append(churn_tables(block, pts))
+        parts.append(churn_tables(for_display(block), pts))
     return "".join(parts)
 
 
@@ -381,6 +394,9 @@ def headline_sentence(measures: dict[str, Any], comparison: dict[str, Any] | Non
                 )
                 + "."
             )
+            additive = additive_sentence(b)
+            if additive:
+                parts.append(additive)
     elif blocks:
         harm = [stat_pair(b.get("harmful_rate"))[0] for _, b in blocks]
         room = [stat_pair(b.get("oracle_headroom"))[0] for _, b in blocks]

@@ -15,6 +15,9 @@ from ..measures import GLOSSARY
 from ._html_measures import pts, stat_pair
 from ._svg import esc, frontier
 
+#: How the cost-accuracy figure names the threshold sweep: chosen on the items it scores.
+IN_SAMPLE = "threshold sweep (in-sample)"
+
 
 def cascade_section(cascade: dict[str, Any] | None) -> str:
     if not cascade:
@@ -33,14 +36,14 @@ def cascade_section(cascade: dict[str, Any] | None) -> str:
             if p.get("mean_cost") is not None and p.get("accuracy") is not None
         ]
         if front:
-            series.append(("confidence frontier", front))
+            series.append(("confidence frontier (held out)", front))
         sweep = [
             (float(p["mean_cost"]), float(p["accuracy"]))
             for p in result.get("threshold_sweep", [])
             if p.get("mean_cost") is not None and p.get("accuracy") is not None
         ]
         if sweep:
-            series.append(("threshold sweep", sweep))
+            series.append((IN_SAMPLE, sweep))
         rows = []
         for pname, pol in result.get("policies", {}).items():
             if not isinstance(pol, dict):
@@ -52,7 +55,7 @@ def cascade_section(cascade: dict[str, Any] | None) -> str:
                 continue
             acc, cost = stat_pair(pol.get("accuracy")), stat_pair(pol.get("mean_cost"))
             if acc[0] is not None and cost[0] is not None:
-                series.append((pname, [(cost[0], acc[0])]))
+                series.append((f"{pname} (held out)", [(cost[0], acc[0])]))
             mc = pol.get("mean_cost") or {}
             mean = mc.get("value") if isinstance(mc, dict) else None
             unshared = pol.get("unshared") or {}
@@ -86,9 +89,17 @@ def cascade_section(cascade: dict[str, Any] | None) -> str:
         parts.append(f"<p>{esc(_cost_sentence(result))} {esc(_best_sentence(result))}</p>")
         parts.append("<div class='row'><div>")
         parts.append(
-            frontier(series, x_label=f"mean shared cost ({cost_basis})")
+            frontier(series, x_label=f"mean cost per item ({cost_basis})", dashed=(IN_SAMPLE,))
             or "<p class='muted'>no frontier points</p>"
         )
+        if sweep:
+            parts.append(
+                "<p class='muted'>Held out: each policy and the frontier are fitted on one half "
+                "of the videos and scored on the other, then the halves swap. The dashed threshold sweep is "
+                "<b>in-sample</b>: every one of 128 shared thresholds scored on all items and "
+                "only the best kept, so it is optimistic and no policy can be expected to reach "
+                "it.</p>"
+            )
         parts.append(
             "</div><div><table><thead><tr><th>policy</th><th>accuracy (held out)</th>"
             "<th>change vs terminal</th><th>mean cost</th><th>cost reduction</th>"

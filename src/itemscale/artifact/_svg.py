@@ -129,6 +129,33 @@ def accuracy_curve(
     return "".join(parts)
 
 
+#: The least height (px) of a pattern's band in the heat map, so a group of a few items among
+#: thousands stays visible and its label readable; the rest is shared in proportion to size.
+MIN_BAND = 16.0
+
+
+def _row_tops(pats: Sequence[str], top: float, height: float) -> list[float]:
+    """y of each row's top (and the end, at index n): each run of one pattern gets MIN_BAND
+    plus its share of what is left, and its rows split that band evenly."""
+    n = len(pats)
+    runs: list[tuple[int, int]] = []
+    start = 0
+    for r in range(1, n + 1):
+        if r == n or pats[r] != pats[start]:
+            runs.append((start, r))
+            start = r
+    floor = min(MIN_BAND, height / max(len(runs), 1))
+    spare = max(height - floor * len(runs), 0.0)
+    ys = [top] * (n + 1)
+    y = top
+    for a, b in runs:
+        band = floor + spare * (b - a) / max(n, 1)
+        for r in range(a, b + 1):
+            ys[r] = y + band * (r - a) / (b - a)
+        y += band
+    return ys
+
+
 def heatmap(
     labels: Sequence[str],
     values: np.ndarray,
@@ -163,7 +190,7 @@ def heatmap(
     width += left - 96
     pw, ph = width - left - 8, height - top - bottom
     cw = pw / max(k, 1)
-    rh = ph / max(n, 1)
+    ys = _row_tops(pats, top, ph)
     parts = [
         f'<svg class="figure heatmap" role="img" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" shape-rendering="crispEdges" '
@@ -190,8 +217,8 @@ def heatmap(
                 continue
             fill, opacity = colour(float(col[start]))
             parts.append(
-                f'<rect class="cell" x="{_num(left + c * cw)}" y="{_num(top + start * rh)}" '
-                f'width="{_num(cw - 1)}" height="{_num((r - start) * rh)}" fill="{fill}" '
+                f'<rect class="cell" x="{_num(left + c * cw)}" y="{_num(ys[start])}" '
+                f'width="{_num(cw - 1)}" height="{_num(ys[r] - ys[start])}" fill="{fill}" '
                 f'fill-opacity="{opacity}"/>'
             )
             start = r
@@ -200,7 +227,7 @@ def heatmap(
     for r in range(1, n + 1):
         if r < n and pats[r] == pats[start]:
             continue
-        groups.append((pats[start], top + start * rh, top + r * rh, r - start))
+        groups.append((pats[start], ys[start], ys[r], r - start))
         start = r
     wanted = [(y0 + y1) / 2 for _, y0, y1, _ in groups]
     placed = spread_labels(wanted, LABEL_GAP, top + 8, top + ph + 2)
@@ -318,25 +345,54 @@ def flip_bars(block: dict[str, Any], *, width: int = 420, height: int = 240) -> 
     return "".join(parts)
 
 
+#: Okabe and Ito's colour-blind-safe palette (blue, vermillion, bluish green, reddish purple,
+#: orange, sky blue, black, yellow last: faint on white): one colour per series of the
+#: cost-accuracy figure.
+OKABE_ITO = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#f0e442")
+
+
+def range_ticks(low: float, high: float, count: int = 5) -> list[float]:
+    """Round tick values (1, 2, 2.5 or 5 times a power of ten) from at or below `low` to at or
+    above `high`."""
+    if not high > low:
+        return [low]
+    raw = (high - low) / max(count - 1, 1)
+    power = 10.0 ** np.floor(np.log10(raw))
+    step = next(m * power for m in (1.0, 2.0, 2.5, 5.0, 10.0) if m * power >= raw)
+    # from the round value at or below `low` to the one at or above `high`: the axis then
+    # spans whole steps and every end has a tick
+    first = np.floor(low / step + 1e-9) * step
+    last = np.ceil(high / step - 1e-9) * step
+    return [round(float(v), 10) for v in np.arange(first, last + step * 1e-6, step)]
+
+
 def frontier(
     series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
     *,
     x_label: str,
-    width: int = 420,
-    height: int = 260,
+    width: int = 520,
+    height: int = 280,
+    dashed: Sequence[str] = (),
 ) -> str:
-    """Cost-accuracy curves: one polyline per named series of (cost, accuracy) points."""
-    colours = [BLUE, RED, GREEN, "#984ea3", "#ff7f00", "#a65628"]
+    """Cost-accuracy figure: one polyline per named series of (cost, accuracy) points, each
+    in its own colour-blind-safe colour, with axis titles, round ticks on both axes and the
+    legend beside the plot (never over a point). Series named in `dashed` are drawn dashed and
+    hollow (the in-sample threshold sweep)."""
     all_pts = [p for _, pts in series for p in pts]
     if not all_pts:
         return ""
     xs = [p[0] for p in all_pts]
-    ys = [p[1] for p in all_pts]
+    ys = [100 * p[1] for p in all_pts]
     x0, x1 = min(xs), max(xs)
     y0, y1 = min(ys), max(ys)
-    x1 = x1 if x1 > x0 else x0 + 1
-    y0, y1 = (y0 - 0.02, y1 + 0.02) if y1 > y0 else (y0 - 0.05, y0 + 0.05)
-    left, top, bottom, right = 44, 24, 40, 110
+    pad = 0.05 * (x1 - x0)
+    # a margin on both sides, so no point sits on an axis
+    x0, x1 = (x0 - pad, x1 + pad) if x1 > x0 else (x0 - 1, x0 + 1)
+    y0, y1 = (y0 - 2, y1 + 2) if y1 > y0 else (y0 - 5, y0 + 5)
+    xt, yt = range_ticks(x0, x1), range_ticks(y0, y1)
+    x0, x1 = min(x0, xt[0]), max(x1, xt[-1])
+    y0, y1 = min(y0, yt[0]), max(y1, yt[-1])
+    left, top, bottom, right = 52, 16, 44, 190
     pw, ph = width - left - right, height - top - bottom
 
     def px(v: float) -> float:
@@ -348,34 +404,46 @@ def frontier(
     parts = [
         f'<svg class="figure frontier" role="img" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">'
-        "<title>cost-accuracy frontier</title>",
+        "<title>cost-accuracy figure</title>",
         f'<line x1="{left}" x2="{left + pw}" y1="{top + ph}" y2="{top + ph}" stroke="{INK}"/>',
         f'<line x1="{left}" x2="{left}" y1="{top}" y2="{top + ph}" stroke="{INK}"/>',
-        f'<text x="{left + pw / 2:.1f}" y="{height - 8}" text-anchor="middle" '
-        f'font-size="10">{esc(x_label)}</text>',
-        f'<text x="{left - 6}" y="{_num(py(y1) + 4)}" text-anchor="end" font-size="10">'
-        f"{100 * y1:.0f}</text>",
-        f'<text x="{left - 6}" y="{_num(py(y0))}" text-anchor="end" font-size="10">'
-        f"{100 * y0:.0f}</text>",
-        f'<text x="{left}" y="{top + ph + 14}" font-size="10">{x0:.4g}</text>',
-        f'<text x="{left + pw}" y="{top + ph + 14}" text-anchor="end" font-size="10">'
-        f"{x1:.4g}</text>",
+        f'<text class="axis-title" x="{left + pw / 2:.1f}" y="{height - 6}" '
+        f'text-anchor="middle" font-size="11">{esc(x_label)}</text>',
+        f'<text class="axis-title" x="12" y="{top + ph / 2:.1f}" text-anchor="middle" '
+        f'font-size="11" transform="rotate(-90 12 {top + ph / 2:.1f})">accuracy (%)</text>',
     ]
+    for v in xt:
+        parts.append(
+            f'<line x1="{_num(px(v))}" x2="{_num(px(v))}" y1="{top + ph}" y2="{top + ph + 4}" '
+            f'stroke="{INK}"/><text x="{_num(px(v))}" y="{top + ph + 16}" text-anchor="middle" '
+            f'font-size="10">{v:g}</text>'
+        )
+    for v in yt:
+        parts.append(
+            f'<line x1="{left - 4}" x2="{left}" y1="{_num(py(v))}" y2="{_num(py(v))}" '
+            f'stroke="{INK}"/><text x="{left - 6}" y="{_num(py(v) + 3)}" text-anchor="end" '
+            f'font-size="10">{v:g}</text>'
+        )
     for n, (name, pts) in enumerate(series):
-        colour = colours[n % len(colours)]
+        colour = OKABE_ITO[n % len(OKABE_ITO)]
+        hollow = name in dashed
         ordered = sorted(pts)
         if len(ordered) >= 2:
-            line = " ".join(f"{_num(px(a))},{_num(py(b))}" for a, b in ordered)
-            parts.append(f'<polyline points="{line}" fill="none" stroke="{colour}"/>')
+            line = " ".join(f"{_num(px(a))},{_num(py(100 * b))}" for a, b in ordered)
+            dash = ' stroke-dasharray="4 3"' if hollow else ""
+            parts.append(f'<polyline points="{line}" fill="none" stroke="{colour}"{dash}/>')
+        fill = "white" if hollow else colour
         for a, b in ordered:
             parts.append(
-                f'<circle class="frontier-point" cx="{_num(px(a))}" cy="{_num(py(b))}" r="3" '
-                f'fill="{colour}"><title>{esc(f"{name}: cost {a:.4g}, accuracy {100 * b:.1f}")}'
-                "</title></circle>"
+                f'<circle class="frontier-point" cx="{_num(px(a))}" cy="{_num(py(100 * b))}" '
+                f'r="3" fill="{fill}" stroke="{colour}"><title>'
+                f"{esc(f'{name}: cost {a:.4g}, accuracy {100 * b:.1f}')}</title></circle>"
             )
+        ly = top + 8 + 15 * n
         parts.append(
-            f'<text x="{left + pw + 8}" y="{top + 12 + 14 * n}" font-size="10" fill="{colour}">'
-            f"{esc(name)}</text>"
+            f'<circle cx="{left + pw + 14}" cy="{ly - 3}" r="3.5" fill="{fill}" '
+            f'stroke="{colour}"/><text class="legend" x="{left + pw + 22}" y="{ly}" '
+            f'font-size="10">{esc(name)}</text>'
         )
     parts.append("</svg>")
     return "".join(parts)

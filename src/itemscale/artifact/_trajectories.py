@@ -12,10 +12,18 @@ from typing import Final
 import numpy as np
 import pandas as pd
 
-from ..measures import INTERVENTION_SERIES_PREFIX
+from ..measures import (
+    INTERVENTION_SERIES_PREFIX,
+    beneficial_indicator,
+    budget_order,
+    eps_flips,
+    harmful_indicator,
+)
 from ..responses import ANSWERED_STATUSES
 
-TRAJECTORY_SCHEMA_VERSION: Final[int] = 1
+#: 2: patterns follow the budget order of the measures (on a frames x resolution grid, the
+#: partial order), not the columns' order.
+TRAJECTORY_SCHEMA_VERSION: Final[int] = 2
 #: Patterns in the order the report shows them.
 PATTERNS: Final[tuple[str, ...]] = (
     "harmful",
@@ -40,13 +48,18 @@ PATTERN_NAMES: Final[dict[str, str]] = {
 }
 
 
-def pattern_of(values: np.ndarray, *, binary: bool, eps: float = 0.1) -> np.ndarray:
+def pattern_of(
+    values: np.ndarray, *, binary: bool, eps: float = 0.1, less: np.ndarray | None = None
+) -> np.ndarray:
     """Pattern per row of an [n, K] matrix (nan = no answered response).
 
-    Binary: `always_right`, `always_wrong`, `harmful` (some right -> wrong step up the axis and no
-    wrong -> right), `beneficial` (the reverse), `mixed` (both). Scores: `stable` when no pair
-    moves by more than `eps`, otherwise harmful/beneficial/mixed the same way. `incomplete` when a
-    budget has no answer.
+    Binary: `always_right`, `always_wrong`, `harmful` (some right -> wrong step up the budget
+    order and no wrong -> right), `beneficial` (the reverse), `mixed` (both). Scores: `stable`
+    when no pair moves by more than `eps`, otherwise harmful/beneficial/mixed the same way.
+    `incomplete` when a budget has no answer. `less` is the budget order (`less[j, k]`: j is a
+    smaller budget than k; None: the columns' order): the same indicators and the same order as
+    the harmful and beneficial rates, so "harmful only" plus "mixed" items are exactly the
+    harmful rate's count.
     """
     n, k = values.shape
     out = np.full(n, "incomplete", dtype=object)
@@ -54,16 +67,11 @@ def pattern_of(values: np.ndarray, *, binary: bool, eps: float = 0.1) -> np.ndar
     if k == 0:
         return out
     v = np.where(np.isnan(values), 0.0, values)
-    # drop[i] = exists j<k with v_j - v_k > thr  <=>  max over prefix before k exceeds v_k
-    prefix_max = np.maximum.accumulate(v, axis=1)
-    prefix_min = np.minimum.accumulate(v, axis=1)
-    thr = 0.5 if binary else eps
     if binary:
-        down = (prefix_max[:, :-1] - v[:, 1:] >= thr).any(axis=1) if k > 1 else np.zeros(n, bool)
-        up = (v[:, 1:] - prefix_min[:, :-1] >= thr).any(axis=1) if k > 1 else np.zeros(n, bool)
+        down = harmful_indicator(v, less)
+        up = beneficial_indicator(v, less)
     else:
-        down = (prefix_max[:, :-1] - v[:, 1:] > thr).any(axis=1) if k > 1 else np.zeros(n, bool)
-        up = (v[:, 1:] - prefix_min[:, :-1] > thr).any(axis=1) if k > 1 else np.zeros(n, bool)
+        down, up = eps_flips(v, less, eps)
     labels = np.where(
         down & up,
         "mixed",
@@ -106,6 +114,12 @@ def trajectory_table(responses: pd.DataFrame, *, eps: float = 0.1) -> pd.DataFra
         axis = [lab for lab in labels if lab in present]
         wide = wide.reindex(columns=axis)
         vals = wide.to_numpy(dtype=float)
+        at = order.set_index("config_label").reindex(axis)
+        less = budget_order(
+            at["frames"].to_numpy(dtype=float),
+            at["pixels"].where(at["pixels"] >= 0).to_numpy(dtype=float),
+            axis,
+        ).less
         part = pd.DataFrame(
             {
                 "model": str(model),
@@ -117,7 +131,7 @@ def trajectory_table(responses: pd.DataFrame, *, eps: float = 0.1) -> pd.DataFra
                 .astype(str)
                 .to_numpy(),
                 "kind": str(kind),
-                "pattern": pattern_of(vals, binary=kind == "binary", eps=eps),
+                "pattern": pattern_of(vals, binary=kind == "binary", eps=eps, less=less),
             }
         )
         tv = text_value.reindex(pd.MultiIndex.from_product([[model], wide.index]))

@@ -36,7 +36,8 @@ PATHWAYS: Final[tuple[str, ...]] = (
     "unexplained",
 )
 #: Version of the labelling rules below; stored with every automatic label.
-RULES_VERSION: Final[int] = 1
+#: 2: an evidence span is half-open, [start, end) (version 1 counted a frame at `end`).
+RULES_VERSION: Final[int] = 2
 
 PairMode = Literal["adjacent", "all"]
 
@@ -178,8 +179,13 @@ def evidence_frames(
     timestamps: Sequence[float] | None,
     spans: Sequence[tuple[float, float]],
 ) -> set[int] | None:
-    """The frame indices whose timestamp falls inside an evidence span (closed interval), or
-    None when the item has no spans or the frames have no timestamps."""
+    """The frame indices whose timestamp falls inside an evidence span, or None when the item
+    has no spans or the frames have no timestamps.
+
+    A span is half-open, [start, end): a frame at `start` is evidence, a frame at `end` is not.
+    The synthetic suite writes a span as (first drawn frame, first frame after it) / fps, so a
+    frame at `end` is the first frame without the event; spans imported in seconds are read the
+    same way. A span with end == start holds no frame."""
     if not spans or indices is None or timestamps is None:
         return None
     if len(indices) != len(timestamps):
@@ -189,7 +195,7 @@ def evidence_frames(
     t = np.asarray(timestamps, dtype=float)
     inside = np.zeros(len(t), dtype=bool)
     for start, end in spans:
-        inside |= (t >= start) & (t <= end)
+        inside |= (t >= start) & (t < end)
     return {int(i) for i, hit in zip(indices, inside.tolist(), strict=True) if hit}
 
 

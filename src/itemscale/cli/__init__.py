@@ -16,8 +16,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import pkgutil
+import re
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from .. import __version__
 from ..errors import ItemscaleError
@@ -36,22 +38,127 @@ class CommandError(ItemscaleError):
     the data the command needs); the library's own errors reach `main` as they are."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+#: Every command's one-line help, read by `itemscale --help` without importing the command's
+#: module (each module registers its parser with the same line; a test checks they agree). A
+#: command missing here still works: its module is imported to list it.
+COMMAND_HELP: dict[str, str] = {
+    "analyze": "measure what the accuracy curve hides (item-level flips, oracle, text overwrite)",
+    "audit": "frame audit of harmful transitions: frames kept/dropped/added, evidence, pathway",
+    "cascade": "how much compute a stopping policy saves at the terminal budget's accuracy",
+    "compare": "why doesn't my number match? two runs side by side, item by item",
+    "demo": "run the whole audit offline: the seed paper's released labels, then the synthetic "
+    "suite with the built-in model",
+    "frames": "show the frames each configuration sees (contact sheets, indices, timestamps)",
+    "import": "import results of lmms-eval, VLMEvalKit or any table into a run directory",
+    "intervene": "re-run terminal regressions with a controlled change of sampling",
+    "select": "write selection files with the built-in content-aware frame selector",
+    "report": "write the audit artifact (responses, trajectories, measures, provenance, "
+    "report.html, MANIFEST.json)",
+    "sweep": "run a protocol's budget grid against its models (resumable)",
+    "synth": "generate the synthetic video suite (H.264 videos, items.jsonl, suite.json)",
+    "train-builtin": "train the built-in tiny Video LLM on a synthetic suite's training split",
+    "verify": "check an audit artifact: every file's sha256, and every measure recomputed",
+}
+
+_CHOICE = re.compile(r"invalid choice: '(?P<bad>[^']*)' \(choose from (?P<choices>.*)\)")
+
+
+def suggestion(word: str, candidates: Sequence[str]) -> str | None:
+    """The closest of `candidates` to a mistyped `word` (difflib's ratio >= 0.6), or None."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with "did you mean" for a mistyped command, choice or flag (Python 3.11's
+    argparse has no `suggest_on_error`), and a mistyped flag reported by the command it was
+    given to, with that command's usage, not the top level's."""
+
+    def error(self, message: str) -> NoReturn:
+        found = _CHOICE.search(message)
+        if found:
+            choices = re.findall(r"'([^']*)'", found.group("choices"))
+            near = suggestion(found.group("bad"), choices)
+            if near:
+                message += f"; did you mean '{near}'?"
+        super().error(message)
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            owner = _command_parser(self, parsed)
+            hints = []
+            for extra in extras:
+                flag = extra.split("=", 1)[0]
+                if flag.startswith("--"):
+                    near = suggestion(flag, _long_options(owner))
+                    if near:
+                        hints.append(f"{flag}: did you mean {near}?")
+            owner.error(
+                f"unrecognized arguments: {' '.join(extras)}"
+                + (f" ({'; '.join(hints)})" if hints else "")
+            )
+        return parsed
+
+
+def _command_parser(top: argparse.ArgumentParser, parsed: argparse.Namespace) -> Parser:
+    """The (sub)parser the command line ended in: `import table`'s for `import table ...`."""
+    parser: argparse.ArgumentParser = top
+    for dest in ("command", "import_kind"):
+        name = getattr(parsed, dest, None)
+        action = next(
+            (a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None
+        )
+        if name is None or action is None or name not in action.choices:
+            break
+        parser = action.choices[name]
+    return parser if isinstance(parser, Parser) else Parser()
+
+
+def _long_options(parser: argparse.ArgumentParser) -> list[str]:
+    return [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
+
+
+def _command_modules() -> dict[str, str]:
+    """Command name -> module name (`cmd_train_builtin` is `train-builtin`)."""
+    names = sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("cmd_"))
+    return {n.removeprefix("cmd_").replace("_", "-"): n for n in names}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with `command`, that command's module alone is imported and the
+    others are listed by name and help line (what `--help`, `--version` and one command need,
+    so they start without scipy or pandas)."""
+    parser = Parser(
         prog="itemscale",
-        description="Item-level audits of Video LLMs across visual budgets.",
+        description="Item-level audits of Video LLMs across visual budgets. Documentation: "
+        "README.md and docs/ (docs/python.md for the Python API).",
     )
     parser.add_argument("--version", action="version", version=f"itemscale {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    names = sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name.startswith("cmd_"))
-    for name in names:
-        module = importlib.import_module(f"{__name__}.{name}")
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=Parser
+    )
+    for name, module_name in _command_modules().items():
+        if command is not None and name != command and name in COMMAND_HELP:
+            sub.add_parser(name, help=COMMAND_HELP[name])
+            continue
+        module = importlib.import_module(f"{__name__}.{module_name}")
         module.register(sub)
     return parser
 
 
+def _wanted_command(argv: Sequence[str]) -> str:
+    """The command a command line names ('' for none: `--help`, `--version`)."""
+    return next((a for a in argv if not a.startswith("-")), "")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_wanted_command(argv))
     args = parser.parse_args(argv)
     try:
         result = args.func(args)

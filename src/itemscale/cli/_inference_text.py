@@ -13,7 +13,10 @@ from ._format import points_text
 Gloss = Callable[[str], str]
 
 
-def _p(value: float | None) -> str:
+def p_text(value: float | str | None) -> str:
+    """A p-value as printed: 3 significant digits, 'n/a', or 'not estimable'."""
+    if isinstance(value, str):  # "not estimable"
+        return value
     return "n/a" if value is None else f"{value:.3g}"
 
 
@@ -41,13 +44,21 @@ def print_paired_tests(block: dict[str, Any], out: TextIO, indent: str, gloss: G
             print(f"{lead}requested pairs (Holm over these):", file=out)
             lead += "  "
         for arrow, t in (tests.get(family) or {}).items():
-            verdict = "holds" if t["significant_after_holm"] else "does not hold"
+            verdict = {True: "holds", False: "does not hold"}.get(
+                t["significant_after_holm"], "not estimable"
+            )
             print(
                 f"{lead}{arrow}: {_signed(t['difference'])}; clustered p="
-                f"{_p(t['clustered_mcnemar_p'])}, Holm {_p(t['holm_p'])} ({verdict}); exact "
-                f"p={_p(t['exact_mcnemar_p'])}; bootstrap p={_p(t['bootstrap_p'])}",
+                f"{p_text(t['clustered_mcnemar_p'])}, Holm {p_text(t['holm_p'])} ({verdict}); exact "
+                f"p={p_text(t['exact_mcnemar_p'])}; bootstrap p={p_text(t['bootstrap_p'])}",
                 file=out,
             )
+
+
+def _figure(value: Any, text: Callable[[Any], str]) -> str:
+    if isinstance(value, str):  # "not estimable"
+        return value
+    return "n/a" if value is None else text(value)
 
 
 def print_power(block: dict[str, Any], out: TextIO, indent: str, gloss: Gloss) -> None:
@@ -58,8 +69,8 @@ def print_power(block: dict[str, Any], out: TextIO, indent: str, gloss: Gloss) -
     target = 100 * power["target"]
     parts = []
     for axis, a in axes.items():
-        mde = "n/a" if a["mde"] is None else f"{100 * a['mde']:.1f} points"
-        need = "n/a" if a["videos_needed"] is None else f"{a['videos_needed']:,} videos"
+        mde = _figure(a["mde"], lambda v: f"{100 * v:.1f} points")
+        need = _figure(a["videos_needed"], lambda v: f"{v:,} videos")
         parts.append(f"{axis} {mde} ({target:.1f} points needs {need})")
     print(
         f"{indent}minimum detectable effect ({100 * power['power']:.0f}% power, "
@@ -79,13 +90,13 @@ def print_heterogeneity(h: dict[str, Any] | None, out: TextIO, indent: str, glos
     print(
         f"{indent}additive model (item + budget, no interaction): harmful "
         f"{points_text(h['observed'])} observed vs {points_text(h['additive'])} additive; "
-        f"difference {_signed(h['difference'])}, p={_p(h['p_value'])} "
+        f"difference {_signed(h['difference'])}, p={p_text(h['p_value'])} "
         f"({h['n_null']} parametric draws){gloss('additive model')}",
         file=out,
     )
     shares = ", ".join(
         f"{name} {100 * t['observed']['value']:.1f} vs {100 * t['additive']['value']:.1f} "
-        f"(p={_p(t['p_value'])})"
+        f"(p={p_text(t['p_value'])})"
         for name, t in h["trajectories"].items()
     )
     print(f"{indent}  by trajectory, observed vs additive: {shares}", file=out)
@@ -94,7 +105,7 @@ def print_heterogeneity(h: dict[str, Any] | None, out: TextIO, indent: str, glos
         print(
             f"{indent}noise bound (repeats): test-retest noise makes at most "
             f"{points_text(noise['noise_bound'])} harmful; observed minus bound "
-            f"{_signed(noise['difference'])}, one-sided p={_p(noise['p_value'])}"
+            f"{_signed(noise['difference'])}, one-sided p={p_text(noise['p_value'])}"
             f"{gloss('noise bound')}",
             file=out,
         )
@@ -125,3 +136,34 @@ def print_churn(block: dict[str, Any], out: TextIO, gloss: Gloss) -> None:
             if floors:
                 line += "; noise floor " + " / ".join(points_text(f) for f in floors)
             print(line, file=out)
+            if b.get("selector"):
+                for text in selector_lines(b["selector"]):
+                    print(f"      {text}", file=out)
+
+
+def selector_lines(v: dict[str, Any]) -> list[str]:
+    """A selector's series against uniform sampling at one budget, in plain words."""
+    headroom = v["n_uniform_wrong_everywhere"]
+    lines = [
+        f"selector {v['selector_series']} vs {v['uniform_series']}: accuracy "
+        f"{points_text(v['accuracy_selector'])} vs {points_text(v['accuracy_uniform'])} "
+        f"(change {_signed(v['accuracy_difference'])}, clustered McNemar p "
+        f"{p_text(v['clustered_mcnemar_p'])}); fixes {v['n_fixed']}, breaks {v['n_broken']}",
+        f"of the {headroom} items uniform gets wrong at every budget it ran, the selector gets "
+        f"{v['n_headroom_fixed']} right"
+        + (f" ({points_text(v['headroom_share'])}% of that headroom)" if headroom else ""),
+    ]
+    if v.get("same_input"):
+        same = v["same_input"]
+        lines.append(
+            f"looks like the same input as {v['uniform_series']}: identical answers on "
+            f"{same['identical']} of {same['items']} items: was the selection applied?"
+        )
+    recorded = v.get("n_frames_recorded", 0)
+    if recorded and v.get("n_same_frames") == recorded:
+        lines.append(f"the selection's frames are uniform's on all {recorded} items")
+    elif recorded:
+        lines.append(
+            f"frames differ from uniform's on {recorded - v['n_same_frames']} of {recorded} items"
+        )
+    return lines

@@ -8,6 +8,7 @@ the same reason.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -23,16 +24,23 @@ def settings_from_flags(
 ) -> SettingsT:
     """`model(**values)`; a validation error becomes a `CommandError` whose lines name the flag
     of each setting (`flags` maps a setting to its flag where it is not `--setting-name`)."""
+    names = flags or {}
+
+    def flag(setting: str) -> str:
+        return names.get(setting, "--" + setting.replace("_", "-"))
+
+    def as_flags(match: re.Match[str]) -> str:
+        """`cost='tokens'` in a settings message -> `--cost tokens`, for the settings given."""
+        setting, value = match[1], match[2]
+        return f"{flag(setting)} {value}" if setting in values else match[0]
+
     try:
         return model(**values)
     except ValidationError as exc:
-        flags = flags or {}
         lines = []
         for error in exc.errors():
             message = str(error["msg"]).removeprefix("Value error, ")
-            names = [str(part) for part in error["loc"]]
-            if names:
-                flag = flags.get(names[0], "--" + names[0].replace("_", "-"))
-                message = f"{flag}: {message}"
-            lines.append(message)
+            message = re.sub(r"\b(\w+)='([^']*)'", as_flags, message)
+            loc = [str(part) for part in error["loc"]]
+            lines.append(f"{flag(loc[0])}: {message}" if loc else message)
         raise CommandError("; ".join(lines)) from None

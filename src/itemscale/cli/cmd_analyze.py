@@ -14,11 +14,12 @@ from ..measures import (
     DEFAULT_DRAWS,
     DEFAULT_POWER_TARGET,
     MeasureKind,
+    counted_text,
     measures_for,
 )
 from . import CommandError
 from ._format import Glosses, points_text
-from ._inference_text import print_churn, print_heterogeneity, print_inference
+from ._inference_text import p_text, print_churn, print_heterogeneity, print_inference
 
 
 def add_ci_argument(p: argparse.ArgumentParser) -> None:
@@ -173,7 +174,7 @@ def _print_binary(
     width = max((len(label) for label in block["axis"]), default=4)
     noise = block.get("noise_floor", {})
     for label in block["axis"]:
-        line = f"{indent}  {label:<{width}}  {points_text(block['accuracy'][label])}"
+        line = f"{indent}  {label:<{width}}  {counted_text(block['accuracy'][label])}"
         noans = block["noanswer_rate"][label]["value"]
         if noans:
             line += f"   noanswer {100 * noans:.1f}"
@@ -199,8 +200,8 @@ def _print_binary(
         )
         for arrow in block["adjacent"]:
             print(
-                f"{indent}  {arrow}: {points_text(block['flip_down'][arrow])} / "
-                f"{points_text(block['flip_up'][arrow])}; p={block['mcnemar_p'][arrow]:.3g}",
+                f"{indent}  {arrow}: {counted_text(block['flip_down'][arrow])} / "
+                f"{counted_text(block['flip_up'][arrow])}; p={p_text(block['mcnemar_p'][arrow])}",
                 file=out,
             )
     print_inference(block, out, indent, _GLOSS)
@@ -271,7 +272,7 @@ def _print_continuous(block: dict[str, Any], out: TextIO, indent: str = "  ") ->
     )
     width = max((len(label) for label in block["axis"]), default=4)
     for label in block["axis"]:
-        print(f"{indent}  {label:<{width}}  {points_text(block['mean_score'][label])}", file=out)
+        print(f"{indent}  {label:<{width}}  {counted_text(block['mean_score'][label])}", file=out)
     print_effective_budget(block, out, indent)
     _print_measures(block, "continuous", out, indent, 21)
     tasks = block.get("tasks") or {}
@@ -300,7 +301,14 @@ def print_series(
     block: dict[str, Any], out: TextIO, indent: str = "  ", brief: bool = False
 ) -> None:
     """One series' measures; `brief` leaves out the adjacent flips, the chains and the
-    open-ended block's detail (`itemscale analyze` prints them all)."""
+    open-ended block's detail (`itemscale analyze` prints them all). With too few videos
+    (`small_sample`), it says so and prints "not estimable" for the intervals and tests."""
+    from ..measures import for_display, small_sample_text
+
+    warning = small_sample_text(block)
+    if warning:
+        print(f"{indent}{warning}", file=out)
+    block = for_display(block)
     if block.get("kind") == "binary":
         _print_binary(block, out, indent, brief)
     if "continuous" in block and brief:

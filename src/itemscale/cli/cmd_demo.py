@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..measures import DEFAULT_BOOTSTRAP
 from . import CommandError
+from ._demo_selector import print_cascade_at_scale, selector_step
 
 if TYPE_CHECKING:
     from ..synth import FocusKind
@@ -247,6 +248,7 @@ def run(args: argparse.Namespace) -> int:
 
     print_intervention(intervention)
     print(f"({time.perf_counter() - t:.1f} s)")
+    selector_step(out, n_boot=args.bootstrap, batch_size=args.batch_size)
 
     t = _step("analyze")
     df, _ = read_run(out)
@@ -333,6 +335,8 @@ def report_steps(out: Path, intervention: dict[str, Any]) -> None:
         status = cli_main(argv)
         if status != 0:
             raise CommandError(f"`itemscale {' '.join(argv)}` failed with status {status}")
+        if name == "cascade":
+            print_cascade_at_scale()
         print(f"({time.perf_counter() - t:.1f} s)")
 
 
@@ -345,6 +349,7 @@ def demo_conclusion(
     """The demo's finding in a few sentences, every number read from what it computed."""
     import textwrap
 
+    from ..measures import additive_sentence
     from ._format import points_text
 
     block = next(iter(measures["models"].values()))
@@ -364,6 +369,9 @@ def demo_conclusion(
         f"and {round(terminal['value'] * n)} end wrong at the largest budget though a smaller "
         "one got them right.",
     ]
+    additive = additive_sentence(block)
+    if additive:
+        sentences.append(additive)
     reg, ctrl = intervention["regressions"], intervention["controls"]
     if reg["n_answered"]:
         sentences.append(

@@ -55,7 +55,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--model", default=None, help="model to intervene on (needed if several)")
     p.add_argument("--series", default=None, help="budget axis (needed if several)")
-    p.add_argument("--executor", choices=("local", "ray"), default="local")
+    p.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="where the re-runs execute: in this process (local, the default) or on a Ray "
+        "cluster, as `itemscale sweep --executor` (docs/sweep.md)",
+    )
     p.add_argument("--device", default="cpu", help="cpu, cuda, cuda:1, ... (local models)")
     p.add_argument("--batch-size", type=int, default=1, help="requests per model call")
     p.add_argument(

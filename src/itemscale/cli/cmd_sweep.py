@@ -207,9 +207,8 @@ def _print_ray(figures: dict[str, int]) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    from ..sweep import RuntimeBackendFactory, plan_sweep, run_sweep
-
+def _check_flags(args: argparse.Namespace) -> None:
+    """The flags' own ranges and combinations, before the protocol is read."""
     if args.limit is not None and args.limit < 1:
         raise CommandError(f"--limit must be at least 1 (got {args.limit})")
     if args.batch_size < 1:
@@ -220,6 +219,12 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--ray-address needs --executor ray")
     if args.workers is not None and args.workers < 1:
         raise CommandError(f"--workers must be at least 1 (got {args.workers})")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..sweep import RuntimeBackendFactory, plan_sweep, run_sweep
+
+    _check_flags(args)
     protocol = _load(args)
     run_dir = args.output if args.output is not None else Path(protocol.output)
     try:
@@ -274,6 +279,13 @@ def run(args: argparse.Namespace) -> int:
         )
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from None
+    _print_summary(result, as_json=args.json)
+    _say_failures(result)
+    return result.exit_code
+
+
+def _print_summary(result: Any, *, as_json: bool) -> None:
+    """What the sweep did: one JSON object (`--json`), or a few lines."""
     summary = {
         "run_dir": str(result.run_dir),
         "planned": result.planned,
@@ -286,11 +298,12 @@ def run(args: argparse.Namespace) -> int:
         "served": result.served,
         "warnings": result.warnings,
         "budget_probe": result.budget_probe,
+        "selections": result.selections,
         **({"ray": result.ray} if result.ray else {}),
         "failed": result.failed,
         "exit_status": result.exit_code,
     }
-    if args.json:
+    if as_json:
         print(json.dumps(summary, sort_keys=True))
     else:
         status = ", ".join(f"{k} {v}" for k, v in sorted(result.by_status.items())) or "nothing"
@@ -306,14 +319,23 @@ def run(args: argparse.Namespace) -> int:
         for model, seen in sorted(result.served.items()):
             print(f"served model {model}: up to {seen['max_in_flight']} request(s) in flight")
             _print_budget_probe(model, result.budget_probe.get(model))
+        _print_selections(result.selections)
         if result.ray:
             _print_ray(result.ray)
         for warning in result.warnings:
             print(f"warning: {warning}")
         if result.interrupted:
             print("interrupted: rerun the same command to resume", file=sys.stderr)
-    _say_failures(result)
-    return result.exit_code
+
+
+def _print_selections(selections: dict[str, Any]) -> None:
+    """One line per selection configuration: its file, digest and duplicate frames removed."""
+    for label, sel in sorted(selections.items()):
+        print(
+            f"selection {label}: {sel['path']} ({sel['format']}, sha256 "
+            f"{sel['sha256'][:12]}), {sel['items_checked']} items, "
+            f"{sel['duplicate_frames_removed']} duplicate frames removed"
+        )
 
 
 def _say_failures(result: Any) -> None:

@@ -64,15 +64,17 @@ class Importer:
     options: tuple[ImportOption, ...]
 
 
-ABSENT_OPTION: Final[ImportOption] = ImportOption(
-    ("--absent",),
-    choices=ABSENT_MODES,
-    default=DEFAULT_ABSENT,
-    help="items of --benchmark (or --answer-key) without any row for a model: left out of "
-    "every denominator and reported (skip, the default), or added as NOANSWER (wrong) at "
-    "every configuration of that model, marked error 'absent' (noanswer, as the seed "
-    "paper's split-sized denominators count them)",
-)
+def absent_option(source: str) -> ImportOption:
+    """`--absent`, its help naming the options of this importer that list the items."""
+    return ImportOption(
+        ("--absent",),
+        choices=ABSENT_MODES,
+        default=DEFAULT_ABSENT,
+        help=f"items of {source} without any row for a model: left out of every denominator "
+        "and reported (skip, the default), or added as NOANSWER (wrong) at every "
+        "configuration of that model, marked error 'absent' (noanswer, as the seed paper's "
+        "split-sized denominators count them)",
+    )
 
 
 VIDEO_FROM_ID_OPTION: Final[ImportOption] = ImportOption(
@@ -104,13 +106,18 @@ def file_import_options(
         ),
         ImportOption(("--model",), help=model_help),
         ImportOption(("--benchmark",), metavar="FILE", help=benchmark_help),
-        ABSENT_OPTION,
+        absent_option("--benchmark"),
         VIDEO_FROM_ID_OPTION,
     )
 
 
 TABLE_OPTIONS: Final[tuple[ImportOption, ...]] = (
-    ImportOption(("files",), nargs="+", metavar="FILE"),
+    ImportOption(
+        ("files",),
+        nargs="+",
+        metavar="FILE",
+        help="the table(s): CSV (comma-separated), TSV (tab), JSONL or Parquet",
+    ),
     ImportOption(
         ("--wide",),
         switch=True,
@@ -148,8 +155,9 @@ TABLE_OPTIONS: Final[tuple[ImportOption, ...]] = (
         ("--empty",),
         choices=("noanswer", "missing"),
         default="noanswer",
-        help="an empty answer cell of a wide table: an answer naming no option, counted wrong "
-        "(noanswer, the default, as the seed paper counts it) or a cell never run (missing)",
+        help="an empty answer cell (long or wide table alike): an answer naming no option, "
+        "counted wrong (noanswer, the default, as the seed paper counts it) or a cell never "
+        "run (missing)",
     ),
     ImportOption(
         ("--benchmark",),
@@ -162,7 +170,7 @@ TABLE_OPTIONS: Final[tuple[ImportOption, ...]] = (
         metavar="FILE",
         help="answer key table with columns item_id, gold [, video_id, attr_*]",
     ),
-    ABSENT_OPTION,
+    absent_option("--benchmark or --answer-key"),
     VIDEO_FROM_ID_OPTION,
 )
 
@@ -200,7 +208,12 @@ IMPORTERS: Final[dict[str, Importer]] = {
         description="Import VLMEvalKit predictions; the budget is read from the dataset name "
         "(Video-MME_8frame, MVBench_1fps) unless given with --config LABEL[:FRAMES]=PATH.",
         options=file_import_options(
-            model_help="model name to record (default: from the file name)"
+            files_help="prediction files ({model}_{dataset}.xlsx/.tsv/.json)",
+            config_help="label (and frame count) of the configuration PATH was run with, "
+            "where the dataset name does not say it",
+            model_help="model name to record (default: from the file name)",
+            benchmark_help="benchmark question file (Parquet or items JSONL) for video ids, "
+            "options and categories",
         ),
     ),
 }

@@ -76,12 +76,27 @@ class ImportSummary:
             gone = self.absent.get(model)
             if gone is not None:
                 lines.append(f"    {gone['line']}")
-        if self.dropped:
-            lines.append("  dropped or unparsed, by reason:")
-            for reason, n in sorted(self.dropped.items()):
-                lines.append(f"    {reason:<40} {n:>7}")
+        groups: dict[str, dict[str, int]] = {"wrong": {}, "failed": {}, "out": {}}
+        failures = {s.value for s in Status} - {Status.OK.value, Status.NOANSWER.value}
+        for reason, n in self.dropped.items():
+            if reason.startswith(("noanswer", "absent item, added as noanswer")):
+                groups["wrong"][reason] = n
+            elif reason in failures:
+                groups["failed"][reason] = n
+            else:
+                groups["out"][reason] = n
+        for key, title in (
+            ("wrong", "kept, counted wrong (no option recognised)"),
+            ("failed", "kept as failed cells (out of the matched grid), by status"),
+        ):
+            if groups[key]:
+                lines.append(f"  {title}:")
+                lines.extend(f"    {r:<40} {n:>7}" for r, n in sorted(groups[key].items()))
+        if groups["out"]:
+            lines.append("  not imported, by reason:")
+            lines.extend(f"    {r:<40} {n:>7}" for r, n in sorted(groups["out"].items()))
         else:
-            lines.append("  dropped or unparsed: none")
+            lines.append("  not imported: none")
         lines.extend(f"  note: {note}" for note in self.notes)
         return "\n".join(lines)
 

@@ -11,6 +11,7 @@ count rows from 1) and the column. See docs/importers.md for the column referenc
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -22,6 +23,26 @@ from ._table_records import TableRecords
 from ._table_row import ATTRIBUTE_PREFIX, OPTIONAL, REQUIRED, parse_row
 from ._table_shape import AnswerKey, TableOptions, shaped_records
 from ._video_ids import video_pattern, videos_from_ids
+
+
+def delimiter_hint(columns: Sequence[str], fmt: str) -> str:
+    """A hint when a CSV/TSV header is one column holding another separator (a ';'-separated
+    file read as commas), '' otherwise."""
+    if fmt not in ("csv", "tsv") or len(columns) != 1:
+        return ""
+    header = str(columns[0])
+    for sep, name in ((";", "semicolons"), ("\t", "tabs"), ("|", "bars"), (",", "commas")):
+        if sep in header:
+            expected = "tabs (a .tsv file)" if fmt == "tsv" else "commas"
+            return (
+                f". The header is one column, {header[:60]!r}: the file looks separated by "
+                f"{name}, but a .{fmt} file is read with {expected}; save it as "
+                + ("a .tsv file" if sep == "\t" else "comma-separated CSV")
+                + " (e.g. pandas.read_csv(path, sep="
+                + repr(sep)
+                + ").to_csv(out, index=False))"
+            )
+    return ""
 
 
 def _first_conflict(
@@ -152,6 +173,7 @@ def import_table(
             f"{src.path}:1: missing required column(s) {', '.join(repr(m) for m in missing)}; "
             f"a table needs {', '.join(REQUIRED)} and 'correct' or 'score'"
             + ("" if opts.wide else " (one row per item and configuration? see --wide)")
+            + delimiter_hint(src.columns, src.fmt)
         )
     cols = set(src.columns)
     scorable = bool({"correct", "score", "status"} & cols) or {"prediction", "reference"} <= cols

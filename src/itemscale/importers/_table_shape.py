@@ -228,7 +228,10 @@ def long_defaults(src: TableRecords, options: TableOptions) -> TableRecords:
     fill_frames = "frames" not in columns and "config" in columns
     if fill_frames:
         columns.append("frames")
-    if id_column is None and not options.model and not fill_frames:
+    fill_config = "config" not in columns and "frames" in columns
+    if fill_config:
+        columns.append("config")
+    if id_column is None and not options.model and not fill_frames and not fill_config:
         return TableRecords(src.path, src.fmt, tuple(columns), src.stream, aliases)
     config_col = aliases.get("config", "config")
     known_frames: dict[str, int] = {}
@@ -247,9 +250,36 @@ def long_defaults(src: TableRecords, options: TableOptions) -> TableRecords:
                         label, options, f"{src.path}:{line}: column '{config_col}'"
                     )
                 row = {**row, "frames": known_frames.get(label) if label else None}
+            if fill_config:
+                row = {**row, "config": config_from_frames(row.get("frames"), row.get("pixels"))}
             yield line, row, record_aliases
 
     return TableRecords(src.path, src.fmt, tuple(columns), stream, aliases)
+
+
+def config_from_frames(frames: object, pixels: object = None) -> str | None:
+    """The configuration label of a long table without a `config` column: `text-only` for 0
+    frames, else `<N>f`, or `<N>f@<pixels>` where the row states its pixels (None when frames
+    is not a whole number: the row's frames error then names the column)."""
+    if _is_empty(frames):
+        return None
+    try:
+        n = float(str(frames).strip())
+    except ValueError:
+        return None
+    if not n.is_integer():
+        return None
+    if n == 0:
+        return "text-only"
+    label = f"{int(n)}f"
+    if not _is_empty(pixels):
+        try:
+            px = float(str(pixels).strip())
+        except ValueError:
+            return label
+        if px.is_integer():
+            label += f"@{int(px)}"
+    return label
 
 
 def shaped_records(
@@ -261,7 +291,34 @@ def shaped_records(
     src = renamed(records, options.rename)
     if options.wide:
         return widened(src, options)
-    return long_defaults(src, options)
+    return empty_answers(long_defaults(src, options), options)
+
+
+#: Statuses under which an empty answer is the model's (an answered cell), not a failure's.
+_ANSWERED = ("", "ok", "noanswer")
+
+
+def empty_answers(src: TableRecords, options: TableOptions) -> TableRecords:
+    """The one rule for an empty answer cell, as in a wide table: with `--empty noanswer` (the
+    default) the model answered nothing, NOANSWER (counted wrong); with `--empty missing` the
+    cell was never run, and the row is left out (the item then leaves the matched grid, counted
+    by reason). Applies to rows whose answer and prediction are both empty and whose status,
+    if any, is an answered one (a timeout's empty answer stays a timeout)."""
+    if "answer" not in src.columns:
+        return src
+    inner = src.stream
+
+    def stream() -> Iterator[Record]:
+        for line, row, aliases in inner():
+            status = "" if _is_empty(row.get("status")) else str(row["status"]).strip().lower()
+            blank = _is_empty(row.get("answer")) and _is_empty(row.get("prediction"))
+            if blank and status in _ANSWERED:
+                if options.empty == "missing":
+                    continue
+                row = {**row, "answer": NOANSWER}
+            yield line, row, aliases
+
+    return TableRecords(src.path, src.fmt, src.columns, stream, src.aliases)
 
 
 @dataclass(frozen=True)

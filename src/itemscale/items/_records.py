@@ -33,7 +33,8 @@ class DialogueTurn(BaseModel):
 
 
 class EvidenceSpan(BaseModel):
-    """A time span (seconds) of the video that holds the evidence for the answer."""
+    """A time span (seconds) of the video that holds the evidence for the answer, half-open:
+    [start, end), so a frame at `end` is not evidence (docs/report.md)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

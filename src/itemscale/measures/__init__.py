@@ -11,6 +11,7 @@ from ._analyze import DEFAULT_BOOTSTRAP, analyze_responses, membership
 from ._binary import (
     beneficial_indicator,
     disagreement,
+    eps_flips,
     expected_harmful,
     greedy_cover,
     harmful_indicator,
@@ -43,7 +44,7 @@ from ._heterogeneity import (
     heterogeneity_test,
     noise_comparison,
 )
-from ._inference import DEFAULT_POWER_TARGET
+from ._inference import DEFAULT_POWER_TARGET, additive_sentence
 from ._matrix import (
     CONTINUOUS_METRICS,
     INTERVENTION_SERIES_PREFIX,
@@ -57,6 +58,8 @@ from ._measure import (
     Measure,
     MeasureKind,
     Resolved,
+    count_text,
+    counted_text,
     stat_text,
 )
 from ._order import BudgetOrder, budget_order, main_chain, resolution_tag
@@ -89,6 +92,7 @@ from ._result import (
 from ._same_input import SAME_INPUT_MIN_ITEMS, SameInput, SameInputBasis, same_input
 from ._select import UnknownConfigError, select_configs
 from ._selected import PRACTICAL_TIE, contender_kappa, selected_intervals, selected_max_intervals
+from ._small import MIN_VIDEOS, NOT_ESTIMABLE, for_display, small_sample_text
 from ._stats import stat
 
 __all__ = [
@@ -106,6 +110,8 @@ __all__ = [
     "MAX_BUDGETS",
     "MEASURES",
     "MEASURE_KINDS",
+    "MIN_VIDEOS",
+    "NOT_ESTIMABLE",
     "PAPER_COLUMNS",
     "PER_ITEM_SCHEMA_VERSION",
     "PRACTICAL_TIE",
@@ -136,6 +142,7 @@ __all__ = [
     "SeriesResult",
     "UnknownConfigError",
     "VideoBootstrap",
+    "additive_sentence",
     "analyze_responses",
     "bca_intervals",
     "beneficial_indicator",
@@ -143,11 +150,15 @@ __all__ = [
     "build_matrices",
     "clustered_mcnemar",
     "contender_kappa",
+    "count_text",
+    "counted_text",
     "disagreement",
     "effective_budget",
     "effective_entry",
+    "eps_flips",
     "expected_harmful",
     "fit_budget_effects",
+    "for_display",
     "greedy_cover",
     "harmful_indicator",
     "heterogeneity_test",
@@ -175,6 +186,7 @@ __all__ = [
     "selected_intervals",
     "selected_max_intervals",
     "series_churn",
+    "small_sample_text",
     "stat",
     "stat_text",
     "terminal_regression_indicator",

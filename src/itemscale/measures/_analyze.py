@@ -29,6 +29,7 @@ from ._inference import (
 from ._matrix import INTERVENTION_SERIES_PREFIX, ResponseMatrix, build_matrices
 from ._result import ANALYSIS_SCHEMA_VERSION
 from ._select import UnknownConfigError, select_configs
+from ._small import small_sample
 
 DEFAULT_BOOTSTRAP = 1000
 
@@ -171,6 +172,9 @@ def _block(
             if tested is not None:
                 with_text["heterogeneity"] = tested
     block["series"] = m.series
+    small = small_sample(len(set(m.video_ids.tolist())))
+    if small is not None:
+        block["small_sample"] = small
     return block
 
 

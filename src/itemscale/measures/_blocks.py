@@ -22,7 +22,7 @@ from ._matrix import ResponseMatrix
 from ._measure import CURVE, BlockData, MeasureKind, Resolved, resolve_block, unit_entries
 from ._order import with_text_first
 from ._registry import measures_for
-from ._stats import Stat, selected_ci, smooth_ci, stat
+from ._stats import Stat, counted, selected_ci, smooth_ci, stat
 
 BootFor = Callable[[np.ndarray], VideoBootstrap | None]
 
@@ -33,9 +33,15 @@ GRID_WITH_TEXT_TITLE = (
 
 
 def _curve(res: Resolved, labels: list[str]) -> dict[str, Stat]:
+    """Accuracy (k of n items right) or mean score (over n items) per configuration."""
     values = res.points[CURVE]
     ci = smooth_ci(res.data.boot, values, res.samples[CURVE], res.jack[CURVE])
-    return {label: stat(values[j], ci[j]) for j, label in enumerate(labels)}
+    n = res.data.n_items
+    binary = res.data.kind.startswith("binary")
+    return {
+        label: counted(stat(values[j], ci[j]), values[j] * n if binary and n else None, n)
+        for j, label in enumerate(labels)
+    }
 
 
 def _header(m: ResponseMatrix) -> dict[str, Any]:
@@ -91,8 +97,9 @@ def _pair_tables(
         up_counts = ((1 - y[:, a_idx]) * y[:, b_idx]).sum(axis=0)
         for p, (a, b) in enumerate(pair_list):
             arrow = f"{labels[a]}->{labels[b]}"
-            flip_down[arrow] = stat(point["down"][p], fd_ci[p])
-            flip_up[arrow] = stat(point["up"][p], fu_ci[p])
+            n = y.shape[0]
+            flip_down[arrow] = counted(stat(point["down"][p], fd_ci[p]), down_counts[p], n)
+            flip_up[arrow] = counted(stat(point["up"][p], fu_ci[p]), up_counts[p], n)
             mcnemar[arrow] = mcnemar_exact_p(int(down_counts[p]), int(up_counts[p]))
             complementarity[f"{labels[a]}|{labels[b]}"] = stat(comp_p[p], comp_ci[p])
     return {"flip_down": flip_down, "flip_up": flip_up}, mcnemar, complementarity

@@ -8,12 +8,20 @@ whose parsed answer differs, the accuracy difference, and the flips between the 
 under the first protocol and wrong under the second, and the reverse), each with its
 video-bootstrap interval, and each series' noise floor at that budget when it has repeats
 (churn above the noise floor is the protocol's doing).
+
+When one series replays a frame selector (`selection:NAME`, the `selection` sampling policy) and
+the other is a formula (uniform sampling), each shared budget also gets the selector's record
+(`SelectorVsUniform`): both accuracies, the clustered paired test between them, the items the
+selector fixes and breaks, and how many of the items the formula series gets wrong at every
+budget it ran the selector gets right (its share of the oracle's headroom), with whether the
+two look like the same input (`same_input`: "was the selection applied?").
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,7 +29,39 @@ import pandas as pd
 from ._binary import disagreement
 from ._bootstrap import VideoBootstrap
 from ._matrix import ResponseMatrix
+from ._paired_tests import paired_tests
+from ._same_input import same_input
 from ._stats import Columns, Stat, ratio_stat, smooth_ci, stat
+
+#: The series of a `selection` sampling policy (`selection:NAME/pipeline`).
+SELECTION_SERIES_PREFIX = "selection:"
+
+
+@dataclass(frozen=True)
+class SelectorVsUniform:
+    """A selector's series against a formula's series at one budget, on the matched items."""
+
+    selector_series: str
+    uniform_series: str
+    accuracy_selector: Stat
+    accuracy_uniform: Stat
+    #: selector minus uniform, with the clustered McNemar test (videos as clusters)
+    accuracy_difference: Stat
+    clustered_mcnemar_p: float
+    exact_mcnemar_p: float
+    #: wrong under uniform and right under the selector (fixed), and the reverse (broken)
+    n_fixed: int
+    n_broken: int
+    #: items the uniform series gets wrong at every budget it ran (the oracle's headroom)
+    n_uniform_wrong_everywhere: int
+    #: of those, right under the selector at this budget
+    n_headroom_fixed: int
+    headroom_share: Stat
+    #: items whose frame indices both series recorded, and of those the ones with equal frames
+    n_frames_recorded: int
+    n_same_frames: int
+    #: `itemscale.measures.same_input` on the two answer columns (None: different inputs)
+    same_input: dict[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -39,6 +79,8 @@ class BudgetChurn:
     flip_up: Stat
     noise_floor_p: Stat | None
     noise_floor_q: Stat | None
+    #: when exactly one series is a selector's: it against the other at this budget
+    selector: SelectorVsUniform | None = None
 
 
 @dataclass(frozen=True)
@@ -124,8 +166,14 @@ def series_churn(
     def column(name: str, s: int) -> Stat:
         return stat(points[name][s], cis[name][s])
 
+    selector = _selector_side(mp, mq)
     out = []
     for s, (j, k) in enumerate(budgets):
+        versus = None
+        if selector is not None:
+            versus = _selector_vs_uniform(
+                (mp, ip, j), (mq, iq, k), selector, videos, boot, known_p[:, s] & known_q[:, s]
+            )
         out.append(
             BudgetChurn(
                 budget=budget_name(mp.labels[j], mq.labels[k]),
@@ -137,6 +185,7 @@ def series_churn(
                 flip_up=column("up", s),
                 noise_floor_p=column("noise_p", s) if "p" in floors else None,
                 noise_floor_q=column("noise_q", s) if "q" in floors else None,
+                selector=versus,
             )
         )
     return SeriesChurn(
@@ -145,4 +194,77 @@ def series_churn(
         n_common_items=len(common),
         n_videos=len(set(videos.tolist())),
         budgets=tuple(out),
+    )
+
+
+def _selector_side(mp: ResponseMatrix, mq: ResponseMatrix) -> str | None:
+    """`p` or `q` when exactly that series replays a selection, else None."""
+    sel_p = mp.series.startswith(SELECTION_SERIES_PREFIX)
+    sel_q = mq.series.startswith(SELECTION_SERIES_PREFIX)
+    if sel_p == sel_q:
+        return None
+    return "p" if sel_p else "q"
+
+
+Side = tuple[ResponseMatrix, np.ndarray, int]
+
+
+def _same_frames(fs: np.ndarray, fu: np.ndarray) -> tuple[int, int]:
+    """Items whose frame indices both sides recorded, and those whose indices are equal."""
+    recorded = same = 0
+    for a, b in zip(fs.tolist(), fu.tolist(), strict=True):
+        if a is None or b is None:
+            continue
+        recorded += 1
+        same += bool(np.array_equal(np.asarray(a), np.asarray(b)))
+    return recorded, same
+
+
+def _selector_vs_uniform(
+    side_p: Side,
+    side_q: Side,
+    selector: str,
+    videos: np.ndarray,
+    boot: VideoBootstrap | None,
+    answered: np.ndarray,
+) -> SelectorVsUniform:
+    """The selector's record at one budget: `side_*` are (matrix, matched rows, column)."""
+    (ms, rs, cs), (mu, ru, cu) = (side_p, side_q) if selector == "p" else (side_q, side_p)
+    right_s = (ms.y[rs, cs] >= 1).astype(float)
+    right_u = (mu.y[ru, cu] >= 1).astype(float)
+    (test,) = paired_tests(
+        np.stack([right_u, right_s], axis=1), videos, [(0, 1)], ["uniform", "selector"], boot
+    )
+    cols = Columns(boot)
+    cols.add("s", right_s)
+    cols.add("u", right_u)
+    points, samples, jack = cols.resolve()
+
+    def accuracy(name: str) -> Stat:
+        return stat(points[name][0], smooth_ci(boot, points[name], samples[name], jack[name])[0])
+
+    # wrong at every budget the uniform series ran (a missing cell is not a wrong answer)
+    uniform_all = mu.y[ru]
+    wrong_everywhere = (np.nan_to_num(uniform_all, nan=1.0) < 1).all(axis=1).astype(float)
+    headroom_fixed = wrong_everywhere * right_s
+    recorded, same = _same_frames(ms.frame_indices[rs, cs], mu.frame_indices[ru, cu])
+    answers_u = [a if ok else None for a, ok in zip(mu.answers[ru, cu], answered, strict=True)]
+    answers_s = [a if ok else None for a, ok in zip(ms.answers[rs, cs], answered, strict=True)]
+    looks_same = same_input(answers_u, answers_s, frame_step=False)
+    return SelectorVsUniform(
+        selector_series=ms.series,
+        uniform_series=mu.series,
+        accuracy_selector=accuracy("s"),
+        accuracy_uniform=accuracy("u"),
+        accuracy_difference=stat(test.difference, test.difference_ci),
+        clustered_mcnemar_p=test.clustered_p,
+        exact_mcnemar_p=test.exact_mcnemar_p,
+        n_fixed=test.n_up,
+        n_broken=test.n_down,
+        n_uniform_wrong_everywhere=int(wrong_everywhere.sum()),
+        n_headroom_fixed=int(headroom_fixed.sum()),
+        headroom_share=ratio_stat(boot, headroom_fixed, wrong_everywhere),
+        n_frames_recorded=recorded,
+        n_same_frames=same,
+        same_input=None if looks_same is None else looks_same.model_dump(mode="json"),
     )

@@ -28,10 +28,11 @@ from ._measure import (
     ItemShare,
     Measure,
     Resolved,
+    counted_text,
     no_value,
     stat_text,
 )
-from ._stats import best_stat, gap_stat
+from ._stats import best_stat, counted, gap_stat
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,20 +46,25 @@ class BestFixed(Measure):
             return {self.key: {"config": None, **no_value()}}
         values = res.point(CURVE)
         best = int(np.argmax(values))
+        binary = data.kind.startswith("binary")
         return {
             self.key: {
                 "config": data.labels[best],
-                **best_stat(data.boot, values, res.resampled(CURVE)),
+                **counted(
+                    best_stat(data.boot, values, res.resampled(CURVE)),
+                    float(values[best]) * n if binary else None,
+                    n,
+                ),
             }
         }
 
     def text(self, block: Mapping[str, Any]) -> str:
         best = block.get(self.key) or {}
-        return f"{best.get('config')}  {stat_text(best)}"
+        return f"{best.get('config')}  {counted_text(best)}"
 
     def report_text(self, block: Mapping[str, Any]) -> str:
         best = block.get(self.key) or {}
-        return f"{best.get('config', 'n/a')}: {stat_text(best)}"
+        return f"{best.get('config', 'n/a')}: {counted_text(best)}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,7 +72,7 @@ class ItemBest(Measure):
     """The mean over items of each item's best value over the grid (the oracle)."""
 
     def compute(self, data: BlockData, res: Resolved) -> dict[str, Any]:
-        return {self.key: res.share(ITEM_MAX)}
+        return {self.key: res.share(ITEM_MAX, items=data.kind.startswith("binary"))}
 
 
 @dataclass(frozen=True, kw_only=True)

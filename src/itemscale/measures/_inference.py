@@ -250,3 +250,51 @@ def heterogeneity_with_text_json(
     same = sub.n_items == m.n_items
     chosen = boot if same else boot_for(sub.video_ids)
     return heterogeneity_json(with_text, chosen, order.less, draws)
+
+
+def additive_sentence(block: dict[str, Any]) -> str | None:
+    """The harmful rate beside what an additive world with the same margins gives, in words a
+    reader can act on (the demo's and the report's opening sentences); None where the block
+    has no additive-model test."""
+    h = block.get("heterogeneity")
+    if not isinstance(h, dict) or "skipped" in h or block.get("small_sample"):
+        return None
+    obs, add = (h.get("observed") or {}).get("value"), (h.get("additive") or {}).get("value")
+    ci = (h.get("difference") or {}).get("ci")
+    if obs is None or add is None:
+        return None
+    if ci is None or ci[0] <= 0 <= ci[1]:
+        verdict = (
+            "no more than chance gives items of middling difficulty, so the harmful rate alone "
+            "is no evidence that a larger budget hurts particular items"
+        )
+    elif obs < add:
+        verdict = (
+            "fewer flips than chance gives items of middling difficulty, so the harmful rate "
+            "alone is no evidence that a larger budget hurts particular items"
+        )
+    else:
+        verdict = "more than chance gives: some items are hurt by a larger budget itself"
+    text = (
+        f"An additive world with the same margins (items differing only in difficulty, budgets "
+        f"only in strength) gives {100 * add:.1f}% against the observed {100 * obs:.1f}%: "
+        f"{verdict}."
+    )
+    dec = (h.get("trajectories") or {}).get("decreasing") or {}
+    d_obs, d_add = (
+        (dec.get("observed") or {}).get("value"),
+        (dec.get("additive") or {}).get("value"),
+    )
+    d_ci = (dec.get("difference") or {}).get("ci")
+    if d_obs is not None and d_add is not None:
+        beyond = d_ci is not None and d_ci[0] > 0
+        text += (
+            f" Items right only at smaller budgets, steadily worse with more: {100 * d_obs:.1f}% "
+            f"against {100 * d_add:.1f}% additive"
+            + (
+                " (more than chance: these are the items to audit)."
+                if beyond
+                else " (within chance)."
+            )
+        )
+    return text

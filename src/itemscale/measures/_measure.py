@@ -25,7 +25,7 @@ from ._binary import eps_flips
 from ._bootstrap import VideoBootstrap
 from ._matrix import ResponseMatrix
 from ._order import BudgetOrder
-from ._stats import Columns, Stat, ratio_stat, scalar_stat, stat
+from ._stats import Columns, Stat, counted, ratio_stat, scalar_stat, stat
 
 #: The blocks of `analyze --json` a measure can belong to: the visual budgets of a binary
 #: (multiple-choice) or continuous (open-ended) series, and the same series with the text-only
@@ -47,7 +47,27 @@ def stat_text(value: Mapping[str, Any] | None, scale: float = 100) -> str:
     ci = value.get("ci")
     if isinstance(ci, list | tuple) and len(ci) == 2 and ci[0] is not None:
         text += f" [{scale * float(ci[0]):.1f}, {scale * float(ci[1]):.1f}]"
+    elif value.get("ci_note"):  # too few videos for an interval
+        text += f" [interval {value['ci_note']}]"
     return text
+
+
+def count_text(value: Mapping[str, Any] | None) -> str:
+    """The count a statistic comes from, as the console and the report print it beside it:
+    '34 of 80' for a share of items, '80 items' for a mean score, '' when it has none."""
+    count = value.get("count") if isinstance(value, Mapping) else None
+    if not isinstance(count, Mapping) or count.get("n") is None:
+        return ""
+    if count.get("k") is None:
+        return f"{count['n']} items"
+    return f"{count['k']} of {count['n']}"
+
+
+def counted_text(value: Mapping[str, Any] | None, scale: float = 100) -> str:
+    """`stat_text` with its count: '42.5 [31.2, 53.8]  (34 of 80)'."""
+    count = count_text(value)
+    text = stat_text(value, scale)
+    return f"{text}  ({count})" if count and text != "n/a" else text
 
 
 @dataclass(frozen=True)
@@ -127,16 +147,26 @@ class Resolved:
     def left_out(self, name: str) -> np.ndarray:
         return self.jack[self._name(name)]
 
-    def share(self, name: str) -> Stat:
-        """The mean of a one-wide column over the block's items, with its interval."""
+    def share(self, name: str, *, items: bool = True) -> Stat:
+        """The mean of a one-wide column over the block's items, with its interval and its
+        count (`items`: a 0/1 column, counted as k of n items; otherwise a mean over n)."""
         key = self._name(name)
-        value = float(self.points[key][0]) if self.data.n_items else None
-        return scalar_stat(self.data.boot, value, self.samples[key][:, 0], self.jack[key][:, 0])
+        n = self.data.n_items
+        value = float(self.points[key][0]) if n else None
+        out = scalar_stat(self.data.boot, value, self.samples[key][:, 0], self.jack[key][:, 0])
+        return counted(out, (value or 0.0) * n if items else None, n)
 
     def ratio(self, numerator: np.ndarray, denominator: np.ndarray) -> Stat:
         """sum(numerator) / sum(denominator) over the items, with its interval (a ratio of
-        sums is resampled as one, not from the two means)."""
-        return ratio_stat(self.data.boot, numerator, denominator)
+        sums is resampled as one, not from the two means), counted as sum(numerator) of
+        sum(denominator) where the numerator counts whole things (else the denominator alone)."""
+        num = np.asarray(numerator, dtype=float)
+        whole = bool((num == np.round(num)).all())
+        return counted(
+            ratio_stat(self.data.boot, numerator, denominator),
+            float(num.sum()) if whole else None,
+            round(float(np.asarray(denominator, dtype=float).sum())),
+        )
 
 
 Gloss = Callable[[str], str]
@@ -175,8 +205,8 @@ class Measure:
 
     # rendering: the console and the report call these with the block's JSON entries
     def text(self, block: Mapping[str, Any]) -> str:
-        """The value as the console and the report write it."""
-        return stat_text(block.get(self.key))
+        """The value as the console and the report write it, with its count."""
+        return counted_text(block.get(self.key))
 
     def report_text(self, block: Mapping[str, Any]) -> str:
         return self.text(block)

@@ -106,18 +106,35 @@ class SeriesResult:
         """One estimate by its JSON key (`harmful_rate`), a path into the block
         (`grid_with_text.harmful_rate`, `continuous.oracle_gap`) and, for per-configuration
         measures, the configuration (`accuracy`, `16f`)."""
+        where = f"{self.model} ({self.series})"
         value: Any = self.block
         for part in measure.split("."):
             if not isinstance(value, Mapping) or part not in value:
-                raise KeyError(f"{self.model} ({self.series}): no measure {measure!r}")
+                raise KeyError(
+                    f"{where}: no measure {measure!r}; measures: {', '.join(self.measures())}"
+                )
             value = value[part]
         if config is not None:
             if not isinstance(value, Mapping) or config not in value:
-                raise KeyError(f"{self.model} ({self.series}): {measure!r} has no {config!r}")
+                have = ", ".join(str(k) for k in value) if isinstance(value, Mapping) else "none"
+                raise KeyError(f"{where}: {measure!r} has no {config!r}; configurations: {have}")
             value = value[config]
         if not _is_stat(value):
-            raise KeyError(f"{self.model} ({self.series}): {measure!r} is not one estimate")
+            configs = ", ".join(str(k) for k in value) if isinstance(value, Mapping) else ""
+            raise KeyError(
+                f"{where}: {measure!r} is not one estimate"
+                + (
+                    f"; give a configuration: .estimate({measure!r}, {next(iter(value))!r}) "
+                    f"(configurations: {configs})"
+                    if configs
+                    else ""
+                )
+            )
         return Estimate.from_json(value)
+
+    def measures(self) -> list[str]:
+        """The measure paths `estimate` accepts (those per configuration need one too)."""
+        return sorted({path for path, _, _ in self.estimates()})
 
     @property
     def accuracy(self) -> dict[str, Estimate]:

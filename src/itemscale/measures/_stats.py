@@ -39,6 +39,15 @@ def stat(value: float | None, ci: Sequence[float] | np.ndarray | None) -> Stat:
     return {"value": clean(value), "ci": interval}
 
 
+def counted(value: Stat, k: float | None, n: int) -> Stat:
+    """The statistic with the count it comes from under `count`: {"k": items for which it
+    holds, "n": items it is over} for a share of items (k / n is its value), {"k": None, "n":
+    items} for a mean score. `k` is given as the column's mean times n and rounded, which is
+    exact for a mean of 0/1 values (value = k / n)."""
+    items = None if k is None or not np.isfinite(k) else round(float(k))
+    return {**value, "count": {"k": items, "n": int(n)}}
+
+
 class Columns:
     """Collects named per-item columns, resamples them in one product, hands back stats."""
 

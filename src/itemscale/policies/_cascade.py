@@ -142,7 +142,7 @@ class CascadeSettings(BaseModel):
         if self.sharing == "union" and self.cost != "frames":
             raise ValueError(
                 f"sharing='union' counts distinct frame indices; with cost={self.cost!r} "
-                "choose sharing='prefix' or 'none'"
+                "choose sharing='prefix' or sharing='none'"
             )
         return self
 

@@ -74,6 +74,12 @@ def intervention_configuration(
     if terminal.is_text_only:
         raise InterventionError("the terminal budget is the text-only baseline")
     sampling = terminal.sampling
+    if sampling.name == "selection":
+        raise InterventionError(
+            f"the terminal budget replays a frame selection ({sampling.tag}): its frames are the "
+            "selector's, with no formula to nest or shift; intervene on a formula series "
+            "(--series) and compare the selector with it in `analyze`'s churn block"
+        )
     if intervention == "nested":
         if sampling.name == "nested":
             raise InterventionError(

@@ -16,13 +16,16 @@ from ._config import (
     IMAGE_FACTOR,
     MAX_FRAME_PIXELS,
     MIN_FRAME_PIXELS,
+    PER_ITEM_SAMPLING_POLICIES,
     PHASED_SAMPLING_POLICIES,
     PIXELS_PER_VISUAL_TOKEN,
     SAMPLING_POLICY_NAMES,
+    SELECTION_FORMATS,
     Configuration,
     Pipeline,
     SamplingPolicy,
     SamplingPolicyName,
+    SelectionFormat,
 )
 from ._protocol import (
     PROTOCOL_MAX_NEW_TOKENS,
@@ -32,8 +35,10 @@ from ._protocol import (
     ModelEntry,
     Protocol,
     ProtocolError,
+    SelectionEntry,
     load_protocol,
     parse_protocol,
+    selection_file_digest,
 )
 
 __all__ = [
@@ -43,11 +48,13 @@ __all__ = [
     "IMAGE_FACTOR",
     "MAX_FRAME_PIXELS",
     "MIN_FRAME_PIXELS",
+    "PER_ITEM_SAMPLING_POLICIES",
     "PHASED_SAMPLING_POLICIES",
     "PIXELS_PER_VISUAL_TOKEN",
     "PROTOCOL_MAX_NEW_TOKENS",
     "PROTOCOL_VERSION",
     "SAMPLING_POLICY_NAMES",
+    "SELECTION_FORMATS",
     "BenchmarkEntry",
     "Configuration",
     "DecodingSettings",
@@ -58,8 +65,11 @@ __all__ = [
     "ProtocolError",
     "SamplingPolicy",
     "SamplingPolicyName",
+    "SelectionEntry",
+    "SelectionFormat",
     "load_protocol",
     "parse_protocol",
+    "selection_file_digest",
 ]
 
 #: Names renamed by issue 27 ("policy" alone named sampling, stopping and intervention), kept

@@ -17,7 +17,11 @@ from ..responses import TEXT_ONLY_LABEL
 #: Bumped when the canonical fields (and therefore every config id) change meaning.
 CONFIG_ID_VERSION: Final[int] = 1
 
-SamplingPolicyName = Literal["linspace", "interior", "centre", "left", "fps", "nested", "random"]
+SamplingPolicyName = Literal[
+    "linspace", "interior", "centre", "left", "fps", "nested", "random", "selection"
+]
+#: The sampling formulas (`itemscale.video.sample_indices`); the `selection` policy is not a
+#: formula but a file of each item's frames.
 SAMPLING_POLICY_NAMES: Final[tuple[str, ...]] = (
     "linspace",
     "interior",
@@ -27,6 +31,11 @@ SAMPLING_POLICY_NAMES: Final[tuple[str, ...]] = (
     "nested",
     "random",
 )
+#: Sampling policies whose frames differ per item (one decode pass per item, not per video).
+PER_ITEM_SAMPLING_POLICIES: Final[frozenset[str]] = frozenset({"random", "selection"})
+#: Selection file formats (`itemscale.video.read_selection`); `auto` detects the format.
+SelectionFormat = Literal["auto", "aks", "bolt", "table"]
+SELECTION_FORMATS: Final[tuple[str, ...]] = ("auto", "aks", "bolt", "table")
 #: Sampling policies whose index grid can be shifted by a fraction of one spacing (issue 7's
 #: sampling intervention compares answers across such phase shifts).
 PHASED_SAMPLING_POLICIES: Final[frozenset[str]] = frozenset(
@@ -66,6 +75,12 @@ class SamplingPolicy(BaseModel):
     repeat on top of it). `keep_frames` makes a budget keep every frame the same formula picks at
     that smaller budget (the sampling intervention's nested change); the id of a policy without it
     is unchanged.
+
+    `selection` replays a frame selector's own per-item frames: `selection` names the protocol's
+    `[selections.NAME]` table. The protocol fills in, per frame count, the file
+    (`selection_path`), its SHA-256 (`selection_digest`, part of the configuration id, so a
+    changed file is a new configuration and new cells) and its format; the path is not part of
+    the id (a moved file is the same selection).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -75,6 +90,10 @@ class SamplingPolicy(BaseModel):
     seed: int | None = None
     phase: float = Field(default=0.0, ge=0.0, lt=1.0)
     keep_frames: int | None = Field(default=None, gt=0)
+    selection: str | None = Field(default=None, min_length=1)
+    selection_format: SelectionFormat | None = None
+    selection_digest: str | None = None
+    selection_path: str | None = None
 
     @model_validator(mode="after")
     def _check_fields(self) -> Self:
@@ -87,6 +106,25 @@ class SamplingPolicy(BaseModel):
             object.__setattr__(self, "seed", 0)
         if self.name != "random" and self.seed is not None:
             raise ValueError(f"seed is only allowed with name='random' (got name={self.name!r})")
+        if self.name == "selection":
+            if self.selection is None:
+                raise ValueError(
+                    "name='selection' needs `selection`, the name of a [selections.NAME] table"
+                )
+            if self.keep_frames is not None:
+                raise ValueError("keep_frames is not allowed with name='selection'")
+        elif any(
+            v is not None
+            for v in (
+                self.selection,
+                self.selection_format,
+                self.selection_digest,
+                self.selection_path,
+            )
+        ):
+            raise ValueError(
+                f"selection fields are only allowed with name='selection' (got {self.name!r})"
+            )
         if self.phase != 0.0 and self.name not in PHASED_SAMPLING_POLICIES:
             phased = sorted(PHASED_SAMPLING_POLICIES)
             raise ValueError(f"phase is only allowed with one of {phased} (got {self.name!r})")
@@ -94,12 +132,15 @@ class SamplingPolicy(BaseModel):
 
     @property
     def tag(self) -> str:
-        """Short, unique spelling: `linspace`, `interior+0.25`, `fps2`, `random#3`."""
+        """Short, unique spelling: `linspace`, `interior+0.25`, `fps2`, `random#3`,
+        `selection:aks`."""
         tag: str = self.name
         if self.name == "fps":
             tag = f"fps{_num(self.fps)}"
         elif self.name == "random":
             tag = f"random#{self.seed}"
+        elif self.name == "selection":
+            tag = f"selection:{self.selection}"
         if self.phase:
             tag += f"+{_num(self.phase)}"
         if self.keep_frames is not None:
@@ -171,6 +212,10 @@ class Configuration(BaseModel):
         }
         if self.sampling.keep_frames is not None:  # only when set: existing ids stay the same
             sampling["keep_frames"] = self.sampling.keep_frames
+        if self.sampling.name == "selection":  # the file's bytes, not its place on disk
+            sampling["selection"] = self.sampling.selection
+            sampling["selection_format"] = self.sampling.selection_format
+            sampling["selection_digest"] = self.sampling.selection_digest
         return {
             "v": CONFIG_ID_VERSION,
             "frames": self.frames,

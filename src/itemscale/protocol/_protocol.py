@@ -6,7 +6,9 @@ key path and the allowed values, never a silently ignored setting.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import os
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -39,6 +41,7 @@ from ._config import (
     Configuration,
     Pipeline,
     SamplingPolicy,
+    SelectionFormat,
 )
 
 #: The protocol file format's version (the `version` key; absent means this one).
@@ -243,6 +246,57 @@ class GridSpec(BaseModel):
         return out
 
 
+class SelectionEntry(BaseModel):
+    """`[selections.NAME]`: a frame selector's per-item frames, one file per frame count.
+
+    `paths` maps each of the grid's frame counts to its file (`{8 = "aks_8.json"}`); `path` is
+    the one file of a grid with one frame count. Relative paths are resolved against the
+    protocol file. `format` names the file format (`aks`, `bolt`, `table`) or, by default,
+    lets the reader detect it (docs/selectors.md).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str | None = Field(default=None, min_length=1)
+    #: TOML keys are strings: `{8 = "a.json"}` arrives as {"8": ...} and is read as 8
+    paths: dict[Annotated[int, Field(gt=0)], Annotated[str, Field(min_length=1)]] | None = None
+    format: SelectionFormat = "auto"
+
+    @model_validator(mode="after")
+    def _one_way(self) -> Self:
+        if (self.path is None) == (self.paths is None):
+            raise ValueError("give exactly one of `path` (one file) or `paths` (frames -> file)")
+        if self.paths is not None and not self.paths:
+            raise ValueError("`paths` is empty: give one file per frame count")
+        return self
+
+    def file_for(self, frames: int) -> str | None:
+        """The file of a frame count (None when the table has none for it)."""
+        if self.path is not None:
+            return self.path
+        assert self.paths is not None
+        return self.paths.get(frames)
+
+
+_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def selection_file_digest(path: str | os.PathLike[str]) -> str:
+    """SHA-256 (hex) of a selection file's bytes: what a configuration's id and every cell's
+    identity carry, so a changed file is never mistaken for the one that was run."""
+    where = Path(path)
+    stat = where.stat()
+    key = (str(where.resolve()), stat.st_size, stat.st_mtime_ns)
+    digest = _DIGESTS.get(key)
+    if digest is None:
+        sha = hashlib.sha256()
+        with where.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                sha.update(block)
+        digest = _DIGESTS[key] = sha.hexdigest()
+    return digest
+
+
 class Protocol(BaseModel):
     """A whole audit: models x benchmark items x configurations x repeats."""
 
@@ -256,6 +310,8 @@ class Protocol(BaseModel):
     seeds: tuple[Annotated[StrictInt, Field(ge=0, le=MAX_SEED)], ...] | None = None
     text_only: StrictBool = True
     output: str = "runs/itemscale"
+    #: frame selections a `selection` sampling policy replays, by name
+    selections: dict[str, SelectionEntry] = Field(default_factory=dict)
     #: every backend setting but `seed`, which is per repeat (`seeds`)
     decoding: DecodingSettings = DecodingSettings(max_new_tokens=PROTOCOL_MAX_NEW_TOKENS)
 
@@ -313,7 +369,73 @@ class Protocol(BaseModel):
             raise ValueError(
                 f"seeds needs one seed per repeat: {self.repeats} repeats, {len(self.seeds)} seeds"
             )
+        self._check_selections()
         return self
+
+    def _check_selections(self) -> None:
+        """Every `selection` policy names a `[selections.NAME]` table with a file for every
+        frame count of the grid; the file fields are the protocol's to fill in."""
+        frames = sorted(self.grid.frames)
+        for policy in self.grid.sampling:
+            if policy.name != "selection":
+                continue
+            filled = [
+                key
+                for key in ("selection_format", "selection_digest", "selection_path")
+                if getattr(policy, key) is not None
+            ]
+            if filled:
+                raise ValueError(
+                    f"grid.sampling: {filled} are filled in from [selections.{policy.selection}]; "
+                    "give only name = 'selection' and selection = NAME"
+                )
+            assert policy.selection is not None
+            entry = self.selections.get(policy.selection)
+            if entry is None:
+                known = sorted(self.selections) or "none"
+                raise ValueError(
+                    f"grid.sampling: selection {policy.selection!r} has no "
+                    f"[selections.{policy.selection}] table (defined: {known})"
+                )
+            where = f"selections.{policy.selection}"
+            if entry.path is not None and len(frames) > 1:
+                raise ValueError(
+                    f"{where}: `path` is one file, but the grid has {len(frames)} frame counts "
+                    f"{frames}; give `paths` = {{frames = file}} with one file per frame count"
+                )
+            if entry.paths is not None:
+                missing = [f for f in frames if f not in entry.paths]
+                extra = sorted(set(entry.paths) - set(frames))
+                if missing or extra:
+                    raise ValueError(
+                        f"{where}.paths: the grid's frame counts are {frames}; "
+                        + (f"no file for {missing}" if missing else "")
+                        + ("; " if missing and extra else "")
+                        + (f"files for counts not in the grid: {extra}" if extra else "")
+                    )
+
+    def selection_policy(self, policy: SamplingPolicy, frames: int) -> SamplingPolicy:
+        """A `selection` policy with its file for `frames` filled in (path, format, digest);
+        any other policy as it is. Raises `ProtocolError` naming the file when it is missing."""
+        if policy.name != "selection" or policy.selection is None:
+            return policy
+        entry = self.selections[policy.selection]
+        path = entry.file_for(frames)
+        assert path is not None  # `_check_selections` saw a file for every frame count
+        try:
+            digest = selection_file_digest(path)
+        except OSError as exc:
+            reason = "file not found" if isinstance(exc, FileNotFoundError) else str(exc)
+            raise ProtocolError(
+                f"[selections.{policy.selection}] ({frames} frames): {path}: {reason}"
+            ) from None
+        return SamplingPolicy(
+            name="selection",
+            selection=policy.selection,
+            selection_format=entry.format,
+            selection_digest=digest,
+            selection_path=path,
+        )
 
     @property
     def repeat_seeds(self) -> tuple[int, ...]:
@@ -329,14 +451,20 @@ class Protocol(BaseModel):
                 for frames in sorted(grid.frames):
                     out.append(
                         Configuration(
-                            frames=frames, sampling=sampling, pipeline=pipeline, **resolution
+                            frames=frames,
+                            sampling=self.selection_policy(sampling, frames),
+                            pipeline=pipeline,
+                            **resolution,
                         )
                     )
             for budget in grid.token_budgets:
                 for frames in sorted(grid.frames):
                     out.append(
                         Configuration(
-                            frames=frames, token_budget=budget, sampling=sampling, pipeline=pipeline
+                            frames=frames,
+                            token_budget=budget,
+                            sampling=self.selection_policy(sampling, frames),
+                            pipeline=pipeline,
                         )
                     )
         labels = [c.label for c in out]
@@ -389,4 +517,26 @@ def load_protocol(path: str | Path) -> Protocol:
         data["benchmark"] = bench
     if isinstance(data.get("output"), str):
         data["output"] = str(base / Path(data["output"]).expanduser())
+    if isinstance(data.get("selections"), dict):
+        data["selections"] = {
+            name: _resolve_selection_paths(entry, base)
+            for name, entry in data["selections"].items()
+        }
+    # selection files are read (and a missing one named) by `configurations()`, so a protocol
+    # can be loaded to write its selections (`itemscale select`) before they exist
     return parse_protocol(data, source=str(path))
+
+
+def _resolve_selection_paths(entry: Any, base: Path) -> Any:
+    """A `[selections.NAME]` table with its file paths resolved against the protocol's folder."""
+    if not isinstance(entry, dict):
+        return entry  # pydantic says what is wrong with it
+    entry = dict(entry)
+    if isinstance(entry.get("path"), str):
+        entry["path"] = str(base / Path(entry["path"]).expanduser())
+    if isinstance(entry.get("paths"), dict):
+        entry["paths"] = {
+            k: str(base / Path(v).expanduser()) if isinstance(v, str) else v
+            for k, v in entry["paths"].items()
+        }
+    return entry

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..items import Item
 from ..models import DecodingSettings, VideoLM, VideoRequest, VideoResponse
-from ..protocol import Configuration
+from ..protocol import PER_ITEM_SAMPLING_POLICIES, Configuration
 from ..responses import (
     NOANSWER,
     Status,
@@ -268,14 +268,16 @@ class VideoJobRunner:
 
         Deterministic policies do not depend on the item or the repeat, so all of a video's
         deterministic configurations are decoded in one pass; the seeded `random` policy draws
-        per item and repeat and gets one pass per draw.
+        per item and repeat, and a `selection` gives each item its own frames, so they get one
+        pass per draw. A selection that cannot be replayed (`SelectionError`) stops the sweep:
+        it is a wrong protocol, not a failure of this cell.
         """
         frames: dict[tuple[str, str, int], Any] = {}
         failed: dict[str, tuple[Status, str]] = {}
         video_cells = [c for c in job.cells if c.needs_video]
         if not video_cells:
             return frames, failed
-        from ..video import MediaError, decode_for_configs, video_content_hash
+        from ..video import MediaError, SelectionError, decode_for_configs, video_content_hash
 
         start = time.perf_counter()
         if job.video_path is None:
@@ -287,11 +289,7 @@ class VideoJobRunner:
             return frames, failed
         passes: dict[tuple[str, int], dict[str, Configuration]] = {}
         for cell in video_cells:
-            key = (
-                (cell.item.item_id, cell.repeat)
-                if cell.config.sampling.name == "random"
-                else ("", 0)
-            )
+            key = _pass_key(cell)
             passes.setdefault(key, {})[cell.config.config_id] = cell.config
         errors: dict[tuple[str, int], str] = {}
         for (item_key, repeat), configs in passes.items():
@@ -306,17 +304,15 @@ class VideoJobRunner:
             except MediaError as exc:
                 errors[(item_key, repeat)] = f"{exc.reason}: {exc.detail or exc}"
                 continue
+            except SelectionError:
+                raise
             except Exception as exc:  # a decoder bug must not stop the sweep either
                 errors[(item_key, repeat)] = f"decode_error: {type(exc).__name__}: {exc}"
                 continue
             for config_id, frame_set in got.items():
                 frames[(config_id, item_key, repeat)] = frame_set
         for cell in video_cells:
-            key = (
-                (cell.item.item_id, cell.repeat)
-                if cell.config.sampling.name == "random"
-                else ("", 0)
-            )
+            key = _pass_key(cell)
             if key in errors:
                 failed[cell.cell_id] = (Status.MEDIA_ERROR, errors[key])
             elif (cell.config.config_id, *key) not in frames:
@@ -394,5 +390,14 @@ class VideoJobRunner:
     def _frames_of(cell: Cell, frames: dict[tuple[str, str, int], Any]) -> Any:
         if not cell.needs_video:
             return None
-        key = (cell.item.item_id, cell.repeat) if cell.config.sampling.name == "random" else ("", 0)
-        return frames[(cell.config.config_id, *key)]
+        return frames[(cell.config.config_id, *_pass_key(cell))]
+
+
+def _pass_key(cell: Cell) -> tuple[str, int]:
+    """Which decode pass a cell's frames come from: one per video, one per item and repeat for
+    `random` (each repeat draws its own frames), one per item for `selection` (the file gives
+    every repeat the same frames)."""
+    name = cell.config.sampling.name
+    if name in PER_ITEM_SAMPLING_POLICIES:
+        return (cell.item.item_id, cell.repeat if name == "random" else 0)
+    return ("", 0)

@@ -47,6 +47,7 @@ from ._plan import (
     select_items,
 )
 from ._provenance import decoder_info, host_info, tool_info
+from ._selections import check_selections, session_selections
 from ._session import (
     BackendFactory,
     RayActorsLostError,
@@ -304,8 +305,9 @@ def run_sweep(
         check_models(protocol, device=device if executor == "local" else None)
     chosen = load_sweep_items(protocol, items=items, item_filter=item_filter, limit=limit)
     configs = planned_configs(protocol.configurations(), list(extra_configs or ()))
+    selections = check_selections(configs, chosen)  # a bad selection stops before any model
     stop = stop if stop is not None else SweepStop()
-    result = SweepResult(run_dir=out_dir)
+    result = SweepResult(run_dir=out_dir, selections=selections)
     # a damaged run.json stops the sweep before it creates or runs anything, as it stops
     # `analyze`: the export would otherwise replace it, losing earlier imports' provenance
     read_provenance(out_dir)
@@ -325,6 +327,7 @@ def run_sweep(
                 "configs": [p.config.label for p in configs],
                 "device": device,
                 "batch_size": batch_size,
+                "selections": session_selections(selections),
             }
         )
         bar = _progress(0, progress)
@@ -429,6 +432,7 @@ def _run_record(
             "budget_probe": dict(result.budget_probe),
             "scoring_rules": dict(result.scoring_rules),
             "warnings": list(result.warnings),
+            "selections": dict(result.selections),
             **({"ray": dict(result.ray)} if settings.get("executor") == "ray" else {}),
             "extra_configs": [
                 {

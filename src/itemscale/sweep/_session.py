@@ -112,6 +112,9 @@ class SweepResult:
     #: per served model: the budget probe's record (run.json `sweep.budget_probe`)
     budget_probe: dict[str, dict[str, Any]] = field(default_factory=dict)
 
+    #: per `selection` configuration (by label): file, format, SHA-256, items checked and the
+    #: duplicate frames removed (run.json `sweep.selections`)
+    selections: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: the Ray executor's figures (run.json `sweep.ray`): nodes alive at the start, actors
     #: started, actors lost, jobs put back in the queue after a loss, and cells stored as
     #: `model_error` because their job's actor was lost on every try

@@ -85,6 +85,7 @@ class SceneEvent(BaseModel):
     end_frame: int = Field(ge=1)
 
     def span(self, fps: int) -> EvidenceSpan:
+        """The frames it is drawn on as seconds, half-open like them: [start, end)."""
         return EvidenceSpan(start=self.start_frame / fps, end=self.end_frame / fps)
 
     def visible(self, frame: int) -> bool:

@@ -1,6 +1,12 @@
 """The video pipeline: sampling formulas, one decode per video, resizing, and the frame cache."""
 
 from ._cache import CacheStats, FrameCache
+from ._content import (
+    SELECTOR_METHODS,
+    change_selection,
+    pick_by_change,
+    write_selection_files,
+)
 from ._encode import encode_video
 from ._errors import MediaError, MediaErrorReason
 from ._media import (
@@ -16,9 +22,19 @@ from ._media import (
 from ._pipeline import FramePlan, FrameSet, decode_for_configs, decode_raw, plan_frames
 from ._resize import allocation_max_pixels, smart_resize, target_size
 from ._sampling import sample_indices
+from ._selection import (
+    SelectedFrames,
+    Selection,
+    SelectionError,
+    check_selection_count,
+    policy_selection,
+    read_selection,
+    selected_frames,
+)
 from ._sheet import write_contact_sheet
 
 __all__ = [
+    "SELECTOR_METHODS",
     "CacheStats",
     "FrameCache",
     "FrameConverter",
@@ -26,20 +42,30 @@ __all__ = [
     "FrameSet",
     "MediaError",
     "MediaErrorReason",
+    "SelectedFrames",
+    "Selection",
+    "SelectionError",
     "StreamIndex",
     "VideoInfo",
     "allocation_max_pixels",
+    "change_selection",
+    "check_selection_count",
     "convert_frame",
     "decode_for_configs",
     "decode_frames",
     "decode_raw",
     "encode_video",
+    "pick_by_change",
     "plan_frames",
+    "policy_selection",
     "probe_video",
+    "read_selection",
     "sample_indices",
+    "selected_frames",
     "smart_resize",
     "stream_index",
     "target_size",
     "video_content_hash",
     "write_contact_sheet",
+    "write_selection_files",
 ]

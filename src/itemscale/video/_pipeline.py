@@ -20,6 +20,7 @@ from ._cache import FrameCache
 from ._media import StreamIndex, decode_resized, stream_index, video_content_hash
 from ._resize import target_size
 from ._sampling import sample_indices
+from ._selection import SelectionError, policy_selection, selected_frames
 
 
 @dataclass(frozen=True)
@@ -68,18 +69,36 @@ def plan_frames(
     repeat: int = 0,
 ) -> FramePlan:
     """Indices and output size for one configuration of one video. The `fps` policy counts
-    frames as Qwen's utilities do, video_frames / fps * rate, which is the stream's duration."""
+    frames as Qwen's utilities do, video_frames / fps * rate, which is the stream's duration;
+    the `selection` policy takes item `item_key`'s frames from its file (`SelectionError` when
+    they cannot be replayed on this video)."""
     info = index.info
     if config.is_text_only:
         return FramePlan(config, np.empty(0, dtype=np.int64), 0, 0)
-    indices = sample_indices(
-        config.sampling,
-        info.video_frames,
-        config.frames,
-        fps=info.fps,
-        item_key=item_key,
-        repeat=repeat,
-    )
+    if config.sampling.name == "selection":
+        selection = policy_selection(config.sampling)
+        if not item_key:
+            raise SelectionError(
+                selection.path,
+                "a selection gives each item its own frames: name the item "
+                "(`item_key`; `itemscale frames --item-key ITEM_ID`)",
+            )
+        indices = selected_frames(
+            selection,
+            item_key,
+            config.frames,
+            video_frames=info.video_frames,
+            frame_times=index.timestamps(np.arange(info.video_frames)),
+        ).indices
+    else:
+        indices = sample_indices(
+            config.sampling,
+            info.video_frames,
+            config.frames,
+            fps=info.fps,
+            item_key=item_key,
+            repeat=repeat,
+        )
     height, width = target_size(config, info.height, info.width)
     return FramePlan(config, indices, height, width)
 

@@ -149,6 +149,11 @@ def sample_indices(
         raise ValueError(f"frames must be >= 0 (got {frames})")
     if frames == 0:
         return np.empty(0, dtype=np.int64)
+    if sampling.name == "selection":
+        raise ValueError(
+            "the selection policy has no formula: its frames come from its file "
+            "(itemscale.video.selected_frames, or plan_frames with the item's id)"
+        )
     if sampling.keep_frames is not None:
         return _keeping(sampling, video_frames, frames, fps, item_key, repeat, duration_s)
     n, k = video_frames, frames  # the formulas' notation

@@ -1,0 +1,88 @@
+"""Small samples say so: below `MIN_VIDEOS` videos the video bootstrap, the clustered tests and
+the power calculation have too few clusters to mean anything (one video gives an interval of
+width 0, four a "minimum detectable effect" of hundreds of points), so `analyze` records which
+numbers cannot be trusted and the console and the report print "not estimable" in their place.
+The point estimates stay: they are what the run measured."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Final
+
+#: Fewer videos than this and the intervals, tests and power are not estimable.
+MIN_VIDEOS: Final[int] = 10
+NOT_ESTIMABLE: Final[str] = "not estimable"
+#: What `small_sample.not_estimable` lists, each with why.
+UNTRUSTED: Final[dict[str, str]] = {
+    "intervals": "a bootstrap over fewer than {m} videos resamples too few clusters: with one "
+    "video every interval has width 0",
+    "paired_tests": "the clustered McNemar test and the bootstrap p need many videos; with few "
+    "they disagree and the exact test ignores the clustering",
+    "power": "the per-video variance behind the minimum detectable effect is estimated from too "
+    "few videos",
+    "heterogeneity": "the additive-model test's parametric bootstrap resamples videos",
+}
+
+
+def small_sample(n_videos: int) -> dict[str, Any] | None:
+    """The `small_sample` record of a block over `n_videos` videos, or None when there are
+    enough."""
+    if n_videos >= MIN_VIDEOS:
+        return None
+    return {
+        "n_videos": int(n_videos),
+        "min_videos": MIN_VIDEOS,
+        "not_estimable": {k: v.format(m=MIN_VIDEOS) for k, v in UNTRUSTED.items()},
+    }
+
+
+def small_sample_text(block: dict[str, Any]) -> str | None:
+    """One sentence for the console and the report, or None."""
+    record = block.get("small_sample")
+    if not isinstance(record, dict):
+        return None
+    return (
+        f"small sample: {record['n_videos']} video(s), fewer than {record['min_videos']}: "
+        "intervals, paired tests' p-values, the minimum detectable effect and the additive-model "
+        "test are not estimable (a bootstrap or a clustered test over so few videos gives "
+        "degenerate numbers); the point estimates stand"
+    )
+
+
+def _blank_intervals(value: Any) -> None:
+    if isinstance(value, dict):
+        if "value" in value and "ci" in value:
+            value["ci"] = None
+            value["ci_note"] = NOT_ESTIMABLE
+        for key, inner in value.items():
+            if key != "small_sample":
+                _blank_intervals(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            _blank_intervals(inner)
+
+
+def for_display(block: dict[str, Any]) -> dict[str, Any]:
+    """The block as the console and the report show it: unchanged with enough videos; with
+    a `small_sample` record, a copy whose intervals, p-values, power figures and additive test
+    read "not estimable"."""
+    if not isinstance(block.get("small_sample"), dict):
+        return block
+    out = copy.deepcopy(block)
+    _blank_intervals(out)
+    targets = [out, out.get("grid_with_text") or {}]
+    for b in targets:
+        for family in ("adjacent", "requested"):
+            for test in ((b.get("paired_tests") or {}).get(family) or {}).values():
+                for key in ("clustered_mcnemar_p", "holm_p", "exact_mcnemar_p", "bootstrap_p"):
+                    test[key] = NOT_ESTIMABLE
+                test["significant_after_holm"] = None
+        for axis in ((b.get("power") or {}).get("axes") or {}).values():
+            axis["mde"] = NOT_ESTIMABLE
+            axis["videos_needed"] = NOT_ESTIMABLE
+        het = b.get("heterogeneity")
+        if isinstance(het, dict) and "skipped" not in het:
+            b["heterogeneity"] = {"skipped": f"{NOT_ESTIMABLE} with {out['n_videos']} video(s)"}
+        if isinstance(b.get("mcnemar_p"), dict):
+            b["mcnemar_p"] = dict.fromkeys(b["mcnemar_p"], NOT_ESTIMABLE)
+    return out

@@ -1,0 +1,86 @@
+"""Selections checked before a sweep runs: every item of every `selection` configuration has its
+frames in the file, as many as the budget, inside its video; and what run.json records of them.
+
+A bad selection is found here, before any model loads, and stops the sweep with the file, the
+item and the value named; the decode step checks again (a file changed mid-sweep is refused by
+its digest).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..items import Item
+from ._plan import PlannedConfig
+
+
+def check_selections(configs: Sequence[PlannedConfig], items: Sequence[Item]) -> dict[str, Any]:
+    """The run.json `selections` record: per selection configuration (by label) its file, format,
+    SHA-256, unit, items checked and duplicate frames removed. Raises `SelectionError`."""
+    chosen = [p for p in configs if p.config.sampling.name == "selection"]
+    if not chosen:
+        return {}
+    import numpy as np
+
+    from ..video import (
+        MediaError,
+        check_selection_count,
+        policy_selection,
+        selected_frames,
+        stream_index,
+    )
+
+    indexes: dict[str, Any] = {}
+
+    def index_of(path: str) -> Any:
+        if path not in indexes:
+            try:
+                indexes[path] = stream_index(path)
+            except (MediaError, OSError):
+                indexes[path] = None  # the sweep records the cell's media_error
+        return indexes[path]
+
+    record: dict[str, Any] = {}
+    for planned in chosen:
+        config = planned.config
+        selection = policy_selection(config.sampling)
+        duplicates = items_with_duplicates = checked = 0
+        for item in items:
+            if not planned.applies_to(item):
+                continue
+            index = index_of(item.video_path) if item.video_path is not None else None
+            if index is None:
+                check_selection_count(selection, item.item_id, config.frames)
+                continue
+            frames = selected_frames(
+                selection,
+                item.item_id,
+                config.frames,
+                video_frames=index.info.video_frames,
+                frame_times=index.timestamps(np.arange(index.info.video_frames)),
+            )
+            checked += 1
+            duplicates += frames.duplicates
+            items_with_duplicates += frames.duplicates > 0
+        record[config.label] = {
+            "selection": config.sampling.selection,
+            "series": planned.series,
+            "frames": config.frames,
+            "path": selection.path,
+            "format": selection.format,
+            "unit": selection.unit,
+            "sha256": selection.digest,
+            "items_in_file": len(selection.entries),
+            "items_checked": checked,
+            "duplicate_frames_removed": duplicates,
+            "items_with_duplicates": items_with_duplicates,
+        }
+    return record
+
+
+def session_selections(record: dict[str, Any]) -> dict[str, Any]:
+    """What each session keeps in the store of its selections (file, SHA-256, duplicates): a
+    later sweep's run.json `sweep` replaces this one's, the sessions keep every digest."""
+    keys = ("path", "sha256", "duplicate_frames_removed")
+    return {label: {k: v[k] for k in keys} for label, v in record.items()}

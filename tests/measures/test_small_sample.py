@@ -1,0 +1,58 @@
+"""Small samples say so: below MIN_VIDEOS videos analyze records which numbers cannot be
+trusted, and the console prints "not estimable" instead of a zero-width interval, a p-value or
+a minimum detectable effect of hundreds of points."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+from _support.runs import make_run
+from itemscale.cli.cmd_analyze import print_summary
+from itemscale.measures import MIN_VIDEOS, analyze_responses, for_display
+
+
+def _console(result: dict[str, object]) -> str:
+    out = io.StringIO()
+    print_summary(result, out)
+    return out.getvalue()
+
+
+def test_one_video_is_not_estimable(tmp_path: Path) -> None:
+    df, _ = make_run(tmp_path / "run", n_items=2, models=("m",), with_audit=False)
+    result = analyze_responses(df, n_boot=50, seed=0)
+    block = result["models"]["m"]
+    assert block["n_videos"] == 1
+    record = block["small_sample"]
+    assert record["n_videos"] == 1 and record["min_videos"] == MIN_VIDEOS
+    assert set(record["not_estimable"]) == {"intervals", "paired_tests", "power", "heterogeneity"}
+    # the JSON keeps what was computed (a zero-width interval); the console does not print it
+    text = _console(result)
+    assert "small sample: 1 video(s), fewer than 10" in text
+    assert "[interval not estimable]" in text
+    assert not re.search(r"\[(-?\d+\.\d), \1\]", text), text  # no [25.0, 25.0]
+    shown = for_display(block)
+    assert shown["harmful_rate"]["ci"] is None
+    assert shown["harmful_rate"]["value"] == block["harmful_rate"]["value"]
+
+
+def test_four_videos_print_no_minimum_detectable_effect(tmp_path: Path) -> None:
+    df, _ = make_run(tmp_path / "run", n_items=8, models=("m",), with_audit=False)
+    result = analyze_responses(df, n_boot=50, seed=0)
+    block = result["models"]["m"]
+    assert block["n_videos"] == 4 and "small_sample" in block
+    text = _console(result)
+    mde = next(line for line in text.splitlines() if "minimum detectable effect" in line)
+    assert "not estimable" in mde and "points" not in mde.split(":", 1)[1]
+    tests = [line for line in text.splitlines() if "clustered p=" in line]
+    assert tests and all("clustered p=not estimable" in line for line in tests)
+
+
+def test_enough_videos_change_nothing(tmp_path: Path) -> None:
+    df, _ = make_run(tmp_path / "run", n_items=2 * MIN_VIDEOS, models=("m",), with_audit=False)
+    result = analyze_responses(df, n_boot=50, seed=0)
+    block = result["models"]["m"]
+    assert "small_sample" not in block
+    assert for_display(block) is block
+    assert "not estimable" not in _console(result)
