@@ -52,8 +52,15 @@ from ._jobs import (
     load_benchmark_index,
     parse_config_arg,
 )
-from ._lmms_eval_files import LogFile, expand_paths, read_logs, same_configuration, spec_files
-from ._lmms_eval_repeats import repeat_texts, repeats_asked, repeats_note
+from ._lmms_eval_files import (
+    LogFile,
+    expand_paths,
+    identical_files,
+    read_logs,
+    same_configuration,
+    spec_files,
+)
+from ._lmms_eval_repeats import repeat_rows, repeat_texts, repeats_asked, repeats_note
 from ._lmms_eval_results import (
     Budget,
     budget_from_model_args,
@@ -322,22 +329,6 @@ def _sample_row(
     return row
 
 
-def repeat_rows(
-    row: dict[str, Any], texts: Sequence[str], options: tuple[str, ...], result: FileResult
-) -> list[dict[str, Any]]:
-    """The rows of repeats 1.. of a sample whose `resps` hold several responses (`texts`, all
-    of them, the first being repeat 0's raw text), each scored as repeat 0 was."""
-    out = []
-    for repeat, text in enumerate(texts[1:], start=1):
-        extra = {**row, "repeat": repeat, "raw_text": text, "source": f"{row['source']}#{repeat}"}
-        if row["task_kind"] == TaskKind.MCQA.value:
-            extra.update(_choice_columns(text, None, str(row["reference"]), options, result))
-        else:
-            extra.update(score_open_answer(text, [str(row["reference"])]).columns())
-        out.append(extra)
-    return out
-
-
 def sample_rows(
     path: Path,
     samples: list[tuple[int, dict[str, Any]]],
@@ -395,9 +386,8 @@ def sample_rows(
         texts = repeat_texts(sample)
         result.rows.append(row)
         if len(texts) > 1 and row["raw_text"] is not None:
-            options = item.options if item is not None and item.options else ()
-            options = options or options_from_prompt(sample.get("input"))
-            result.rows.extend(repeat_rows(row, texts, options, result))
+            options = (item.options if item else ()) or options_from_prompt(sample.get("input"))
+            result.rows.extend(repeat_rows(row, texts, _choice_columns, options, result))
         result.repeats_held[max(len(texts), 1)] += 1
     return result
 
@@ -527,23 +517,6 @@ def _prompt(
     return out or None
 
 
-def _identical_files(sources: list[dict[str, Any]]) -> list[str]:
-    """A warning for each group of byte-identical files under different configurations: the
-    same run imported twice would read as configurations that agree on every item."""
-    by_hash: dict[str, list[str]] = {}
-    for source in sources:
-        by_hash.setdefault(str(source["sha256"]), []).append(
-            f"{Path(str(source['path'])).name} ({source['config_label']})"
-        )
-    return [
-        "warning: byte-identical sample files under different configurations: "
-        + ", ".join(same)
-        + " (the same run imported twice?)"
-        for same in by_hash.values()
-        if len(same) > 1
-    ]
-
-
 def run_lmms_eval_import(
     *,
     files: Sequence[str],
@@ -599,7 +572,7 @@ def run_lmms_eval_import(
             notes.append(note)
         notes.extend(repeats_note(log.path, repeats_asked(log.results, task), fr.repeats_held))
         sources.append(_source(log, task, budget, len(fr.rows)))
-    notes.extend(_identical_files(sources))
+    notes.extend(identical_files(sources))
     if compared:
         notes.append(
             f"itemscale's extractor (v{EXTRACTOR_VERSION}) and lmms-eval's parsed answer "

@@ -150,3 +150,20 @@ def read_logs(jobs: list[tuple[Path, ConfigSpec | None]], model: str | None) -> 
             )
         logs.append(LogFile(path, spec, samples, results, results_path))
     return logs
+
+
+def identical_files(sources: list[dict[str, Any]]) -> list[str]:
+    """A warning for each group of byte-identical files under different configurations: the
+    same run imported twice would read as configurations that agree on every item."""
+    by_hash: dict[str, list[str]] = {}
+    for source in sources:
+        by_hash.setdefault(str(source["sha256"]), []).append(
+            f"{Path(str(source['path'])).name} ({source['config_label']})"
+        )
+    return [
+        "warning: byte-identical sample files under different configurations: "
+        + ", ".join(same)
+        + " (the same run imported twice?)"
+        for same in by_hash.values()
+        if len(same) > 1
+    ]

@@ -4,9 +4,11 @@ what the import says when the log holds fewer (docs/importers.md, "Repeats")."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from ..responses import TaskKind, score_open_answer
 
 
 def _is_score(value: Any) -> bool:
@@ -72,3 +74,25 @@ def repeats_note(path: Path, asked: int | None, held: Counter[int]) -> list[str]
                 "measures use the repeats imported)"
             )
     return [line]
+
+
+def repeat_rows(
+    row: dict[str, Any],
+    texts: Sequence[str],
+    choice_columns: Callable[..., dict[str, Any]],
+    options: tuple[str, ...],
+    result: Any,
+) -> list[dict[str, Any]]:
+    """The rows of repeats 1.. of a sample whose `resps` hold several responses (`texts`, all
+    of them, the first being repeat 0's raw text), each scored as repeat 0 was: a multiple
+    choice by `choice_columns(text, None, gold, options, result)` (no harness pick to compare
+    with), an open answer against repeat 0's reference."""
+    out = []
+    for repeat, text in enumerate(texts[1:], start=1):
+        extra = {**row, "repeat": repeat, "raw_text": text, "source": f"{row['source']}#{repeat}"}
+        if row["task_kind"] == TaskKind.MCQA.value:
+            extra.update(choice_columns(text, None, str(row["reference"]), options, result))
+        else:
+            extra.update(score_open_answer(text, [str(row["reference"])]).columns())
+        out.append(extra)
+    return out

@@ -214,11 +214,11 @@ def _probe_budget(
     session.record(rows)
     by_cell = {row.cell_id: row for row in rows}
     record = budget_verdict(by_cell[pair[0].cell_id], by_cell[pair[1].cell_id])
-    record["accepted"] = session.accept_budget_cap
+    record["accepted"] = session.result.accept_budget_cap
     session.result.budget_probe[model] = record
     if record["honoured"] is False:
         message = budget_message(model, record)
-        if not session.accept_budget_cap:
+        if not session.result.accept_budget_cap:
             raise BudgetNotHonouredError(message)
         session.result.warnings.append(f"accepted with --accept-budget-cap: {message}")
     rest = dataclasses.replace(job, cells=tuple(c for c in job.cells if c not in pair))
@@ -257,6 +257,10 @@ def load_sweep_items(
     return select_items(source, item_filter=item_filter, limit=limit)
 
 
+#: What stops a sweep before its cells are run, after the table is exported.
+_Stopped = ServerRefusedError | BudgetNotHonouredError | RayActorsLostError | VideoNotOnNodeError
+
+
 def run_sweep(
     protocol: Protocol,
     *,
@@ -279,10 +283,6 @@ def run_sweep(
     accept_budget_cap: bool = False,
 ) -> SweepResult:
     """Run (or resume) a protocol's sweep into `run_dir` (default: the protocol's output).
-
-    A served model's sweep starts with the budget probe (`_budget`): when the server does not
-    show the model the frames it is sent, the sweep stops with `BudgetNotHonouredError`, unless
-    `accept_budget_cap` (recorded in run.json).
 
     `extra_configs` adds configurations to the grid (an `ExtraConfig` can name its own series
     and restrict itself to some items); `item_filter` keeps items by predicate or by id; `items`
@@ -307,7 +307,7 @@ def run_sweep(
     configs = planned_configs(protocol.configurations(), list(extra_configs or ()))
     selections = check_selections(configs, chosen)  # a bad selection stops before any model
     stop = stop if stop is not None else SweepStop()
-    result = SweepResult(run_dir=out_dir, selections=selections)
+    result = SweepResult(out_dir, selections=selections, accept_budget_cap=accept_budget_cap)
     # a damaged run.json stops the sweep before it creates or runs anything, as it stops
     # `analyze`: the export would otherwise replace it, losing earlier imports' provenance
     read_provenance(out_dir)
@@ -347,13 +347,10 @@ def run_sweep(
             bar=bar,
             frame_cache=frame_cache,
             num_workers=num_workers,
-            accept_budget_cap=accept_budget_cap,
             ray_address=ray_address,
         )
         outcome = "completed"
-        refused: (
-            ServerRefusedError | BudgetNotHonouredError | RayActorsLostError | VideoNotOnNodeError
-        ) | None = None
+        refused: _Stopped | None = None
         try:
             if executor == "local":
                 _run_local(session)
@@ -385,12 +382,7 @@ def run_sweep(
             configs,
             result,
             started=started,
-            settings={
-                "executor": executor,
-                "limit": limit,
-                "retry_errors": retry_errors,
-                "accept_budget_cap": accept_budget_cap,
-            },
+            settings={"executor": executor, "limit": limit, "retry_errors": retry_errors},
             provenance=provenance,
         )
         payload = _carry_over(out_dir, payload)
@@ -429,6 +421,7 @@ def _run_record(
             "ran_cells": result.ran,
             "by_status": dict(result.by_status),
             "served": dict(result.served),
+            "accept_budget_cap": result.accept_budget_cap,
             "budget_probe": dict(result.budget_probe),
             "scoring_rules": dict(result.scoring_rules),
             "warnings": list(result.warnings),

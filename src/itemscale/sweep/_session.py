@@ -111,6 +111,8 @@ class SweepResult:
     scoring_rules: dict[str, dict[str, str]] = field(default_factory=dict)
     #: per served model: the budget probe's record (run.json `sweep.budget_probe`)
     budget_probe: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: sweep a served model whose probe finds the budget not honoured (`--accept-budget-cap`)
+    accept_budget_cap: bool = False
 
     #: per `selection` configuration (by label): file, format, SHA-256, items checked and the
     #: duplicate frames removed (run.json `sweep.selections`)
@@ -177,9 +179,6 @@ class Session:
     num_workers: int | None = None
     planned_ids: set[str] = field(default_factory=set)
     retry_errors: bool = False
-    #: sweep a served model whose probe finds the budget not honoured (`--accept-budget-cap`)
-    accept_budget_cap: bool = False
-
     #: the Ray cluster to connect to (`--ray-address`); None: Ray's own rule (`RAY_ADDRESS`, ...)
     ray_address: str | None = None
     _expected: int = 0
