@@ -46,7 +46,9 @@ FIELDS: Final[tuple[str, ...]] = (
 )
 
 
-def _clean(value: Any) -> Any:
+def json_value(value: Any) -> Any:
+    """A table cell as the page's embedded JSON holds it: numbers as numbers, NaN and pd.NA as
+    null, anything else as its text."""
     if value is None:
         return None
     if isinstance(value, float | np.floating):
@@ -159,18 +161,18 @@ def explorer_payload(
         output = look["last"].get((model, series, item))
         rows.append(
             [
-                _clean(model),
-                _clean(series),
-                _clean(item),
-                _clean(video),
-                _clean(pattern),
-                _clean(kind),
+                json_value(model),
+                json_value(series),
+                json_value(item),
+                json_value(video),
+                json_value(pattern),
+                json_value(kind),
                 None if question is None else redact(str(question))[:QUESTION_CHARS],
                 values[1:],
-                [_clean(look["answer"].get((model, series, item, lab))) for lab in labels],
+                [json_value(look["answer"].get((model, series, item, lab))) for lab in labels],
                 values[0],
-                _clean(look["text"].get((model, item))),
-                _clean(look["gold"].get((model, item))),
+                json_value(look["text"].get((model, item))),
+                json_value(look["gold"].get((model, item))),
                 # redacted whole, then cut: a cut first could split a key and hide it
                 None if output is None or pd.isna(output) else redact(str(output))[:OUTPUT_CHARS],
                 attributes,

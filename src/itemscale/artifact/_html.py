@@ -209,16 +209,6 @@ def _shown(value: Any, missing: str = "not recorded") -> str:
     return str(value)
 
 
-def _clean(value: Any) -> Any:
-    if value is None:
-        return None
-    if isinstance(value, float | np.floating):
-        return None if np.isnan(value) else float(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    return str(value)
-
-
 def _key_values(value: Any, depth: int = 0) -> str:
     """A JSON value as nested key: value lines, readable rather than an escaped JSON string."""
     if isinstance(value, dict):
