@@ -139,51 +139,32 @@ def _answers(result: Mapping[str, Any]) -> str:
     return _table(["", "value"], rows)
 
 
+def _gap_table(first_column: str, groups: list[Mapping[str, Any]]) -> str:
+    """Where the gap sits, one row per group (an attribute's value, or a video)."""
+    rows = [
+        _row(
+            [
+                g["value"],
+                g["pairs"],
+                g["right_only_a"],
+                g["right_only_b"],
+                _pts(g["difference"], True),
+            ]
+        )
+        for g in groups
+    ]
+    header = [first_column, "pairs", "right only in A", "right only in B", "B - A (points)"]
+    return _table(header, rows)
+
+
 def _where(result: Mapping[str, Any]) -> str:
     parts = []
     for block in result["by_attribute"]:
-        rows = [
-            _row(
-                [
-                    g["value"],
-                    g["pairs"],
-                    g["right_only_a"],
-                    g["right_only_b"],
-                    _pts(g["difference"], True),
-                ]
-            )
-            for g in block["groups"]
-        ]
         parts.append(f"<h3>by {esc(block['attribute'])}</h3>")
-        parts.append(
-            _table(
-                [
-                    block["attribute"],
-                    "pairs",
-                    "right only in A",
-                    "right only in B",
-                    "B - A (points)",
-                ],
-                rows,
-            )
-        )
+        parts.append(_gap_table(block["attribute"], block["groups"]))
     if result["top_videos"]:
-        rows = [
-            _row(
-                [
-                    g["value"],
-                    g["pairs"],
-                    g["right_only_a"],
-                    g["right_only_b"],
-                    _pts(g["difference"], True),
-                ]
-            )
-            for g in result["top_videos"]
-        ]
         parts.append("<h3>videos contributing most</h3>")
-        parts.append(
-            _table(["video", "pairs", "right only in A", "right only in B", "B - A (points)"], rows)
-        )
+        parts.append(_gap_table("video", result["top_videos"]))
     return "".join(parts) or '<p class="muted">No item attribute recorded.</p>'
 
 
