@@ -225,27 +225,25 @@ def _same_input(pairs: pd.DataFrame, a: Side, b: Side) -> SameInput | None:
     frames_a = pd.to_numeric(a.rows["frames"], errors="coerce").dropna().unique()
     frames_b = pd.to_numeric(b.rows["frames"], errors="coerce").dropna().unique()
     frame_step = set(frames_a.tolist()) != set(frames_b.tolist())
-    answers_a = [None if pd.isna(v) else str(v) for v in pairs["answer_a"]]
-    answers_b = [None if pd.isna(v) else str(v) for v in pairs["answer_b"]]
-    one_way = same_input(
-        answers_a,
-        answers_b,
-        visual_tokens_from=col("visual_tokens_a"),
-        visual_tokens_to=col("visual_tokens_b"),
-        effective_frames_from=col("effective_frames_a"),
-        effective_frames_to=col("effective_frames_b"),
-        frame_step=frame_step,
-    )
-    other_way = same_input(
-        answers_b,
-        answers_a,
-        visual_tokens_from=col("visual_tokens_b"),
-        visual_tokens_to=col("visual_tokens_a"),
-        effective_frames_from=col("effective_frames_b"),
-        effective_frames_to=col("effective_frames_a"),
-        frame_step=frame_step,
-    )
-    return one_way if one_way is not None and other_way is not None else None
+    answers = {
+        side: [None if pd.isna(v) else str(v) for v in pairs[f"answer_{side}"]] for side in "ab"
+    }
+
+    def one_way(first: str, second: str) -> SameInput | None:
+        """`same_input` with side `first` as the smaller budget."""
+        return same_input(
+            answers[first],
+            answers[second],
+            visual_tokens_from=col(f"visual_tokens_{first}"),
+            visual_tokens_to=col(f"visual_tokens_{second}"),
+            effective_frames_from=col(f"effective_frames_{first}"),
+            effective_frames_to=col(f"effective_frames_{second}"),
+            frame_step=frame_step,
+        )
+
+    # equal budgets have no direction: the two sides are one input only if it holds both ways
+    one_way_verdict, other_way = one_way("a", "b"), one_way("b", "a")
+    return one_way_verdict if one_way_verdict is not None and other_way is not None else None
 
 
 def _attributes(pairs: pd.DataFrame) -> pd.DataFrame:
