@@ -108,7 +108,10 @@ def draw(build: Any, *args: Any, **kwargs: Any) -> str:
     return to_inline(buf.getvalue(), cls, title, marks)
 
 
-_MARK = re.compile(r'<g id="(itemscale-mark-\d+)">')
+#: a marked group (most artists), or a marked element that has no children (an image)
+_MARK = re.compile(
+    r'<g id="(itemscale-mark-\d+)">|(<[a-z]+ [^<>]*?)id="(itemscale-mark-\d+)"([^<>]*?/>)'
+)
 #: an id attribute inside a tag (text content holds no `<` or `>`: matplotlib escapes them)
 _ID = re.compile(r'(<[a-z][^<>]*?) id="([^"]+)"')
 #: a reference to a clip path, marker or image: matplotlib names them by a hash
@@ -126,8 +129,9 @@ def to_inline(svg: str, cls: str, title: str, marks: Marks) -> str:
     referred = {m.group(2) for m in _REF.finditer(svg)}
 
     def mark(match: re.Match[str]) -> str:
-        cls_, tip = marks.marks[match.group(1)]
-        return f'<g class="{esc(cls_)}">' + (f"<title>{esc(tip)}</title>" if tip else "")
+        cls_, tip = marks.marks[match.group(1) or match.group(3)]
+        head = f'<g class="{esc(cls_)}">' + (f"<title>{esc(tip)}</title>" if tip else "")
+        return head if match.group(1) else f"{head}{match.group(2)}{match.group(4)}</g>"
 
     svg = _MARK.sub(mark, svg)
     svg = _ID.sub(
