@@ -91,8 +91,8 @@ def _curve(
             linewidth=0,
             gid=marks.gid("ci-band"),
         )
-    for x, ci in band:
-        ax.plot([x, x], [100 * ci[0], 100 * ci[1]], color=colour, alpha=0.55, linewidth=1)
+    for x, (low, high) in band:
+        ax.plot([x, x], [100 * low, 100 * high], color=colour, alpha=0.55, linewidth=1)
     line = [(x, v) for x, (v, _) in zip(xs, points, strict=True) if v is not None]
     ax.plot(
         [x for x, _ in line], [100 * v for _, v in line], color=colour, linewidth=1.8, gid=line_gid
@@ -108,7 +108,7 @@ def _curve(
                 linestyle="none",
                 gid=marks.gid(cls, _tip(name, v, ci)),
             )
-    return [100 * v for _, v in line] + [100 * c for _, ci in band for c in ci]
+    return [100 * v for _, v in line] + [100 * end for _, pair in band for end in pair]
 
 
 def _accuracy_curve(
@@ -204,6 +204,27 @@ def _heat_legend(ax: Axes, fig: Figure, binary: bool) -> None:
     legend_outside(ax, "below", handles=handles, ncols=3)
 
 
+def _sorted_items(
+    values: np.ndarray, patterns: Sequence[str], pattern_order: Sequence[str]
+) -> tuple[np.ndarray, list[tuple[str, int]]]:
+    """The items in the heat map's order (by pattern in `pattern_order`, then by trajectory:
+    no answer first, then wrong before right at the first budget, and so on) and each pattern
+    group's size in that order."""
+    rank = {p: i for i, p in enumerate(pattern_order)}
+    ranks = np.array([rank.get(p, len(rank)) for p in patterns], dtype=int)
+    keys = np.nan_to_num(values, nan=-1.0)
+    # lexsort's last key is the primary one: the pattern, then budget 0, 1, ...
+    order = np.lexsort([*(keys[:, c] for c in reversed(range(keys.shape[1]))), ranks])
+    groups: list[tuple[str, int]] = []
+    for i in order.tolist():
+        p = patterns[i]
+        if groups and groups[-1][0] == p:
+            groups[-1] = (p, groups[-1][1] + 1)
+        else:
+            groups.append((p, 1))
+    return order, groups
+
+
 def _heatmap(
     marks: Marks,
     labels: Sequence[str],
@@ -215,16 +236,7 @@ def _heatmap(
     names: Mapping[str, str],
 ) -> Made:
     n, k = values.shape
-    rank = {p: i for i, p in enumerate(pattern_order)}
-    keys = [tuple(r) for r in np.nan_to_num(values, nan=-1.0).tolist()]
-    order = sorted(range(n), key=lambda i: (rank.get(patterns[i], len(rank)), keys[i]))
-    pats = [patterns[i] for i in order]
-    groups: list[tuple[str, int]] = []
-    for p in pats:
-        if groups and groups[-1][0] == p:
-            groups[-1] = (p, groups[-1][1] + 1)
-        else:
-            groups.append((p, 1))
+    order, groups = _sorted_items(values, patterns, pattern_order)
     texts = [f"{names.get(p, p.replace('_', ' '))} ({size})" for p, size in groups]
     width = max(4.4, 0.42 * k + 2.4) + 0.06 * max((len(t) for t in texts), default=0)
     fig = new_figure(width, 3.6)
@@ -323,7 +335,7 @@ def _flip_bars(marks: Marks, block: Mapping[str, Any]) -> Made:
         handles.append(Patch(color=colour, label=f"flip {kind}: {meaning}"))
     ax.set_xlim(-0.6, len(pairs) - 0.4)
     ax.set_ylim(bottom=0)
-    ax.yaxis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 2.5, 5, 10]))
+    ax.yaxis.set_major_locator(MaxNLocator(nbins=5, steps=[1, 2, 5, 10]))
     category_ticks(ax, shown, 72 * (width - 0.9))
     ax.set_xlabel("adjacent budgets")
     ax.set_ylabel("share of items (%)")
@@ -359,7 +371,7 @@ def _frontier(
         ordered = sorted(pts)
         # a policy (one point) above the lines; a long sweep with small markers
         size, layer = (7.0, 4.0) if len(ordered) < 2 else (4.0 if len(ordered) > 20 else 5.0, 2.0)
-        style = {
+        style: dict[str, Any] = {
             "color": colour,
             "marker": marker,
             "markersize": size,

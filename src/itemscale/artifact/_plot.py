@@ -19,7 +19,7 @@ import hashlib
 import io
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ._escape import esc
 
@@ -97,7 +97,7 @@ def draw(build: Any, *args: Any, **kwargs: Any) -> str:
 
     with matplotlib.rc_context():
         matplotlib.rcdefaults()
-        matplotlib.rcParams.update(_settings())
+        matplotlib.rcParams.update(cast(Any, _settings()))
         marks = Marks()
         made = build(marks, *args, **kwargs)
         if made is None:
