@@ -30,6 +30,7 @@ from ._plot import (
 )
 
 if TYPE_CHECKING:
+    from matplotlib.artist import Artist
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
@@ -128,10 +129,9 @@ def _accuracy_curve(
     ax.set_ylabel(f"{y_title} (%)")
     ax.set_title(title)
     ax.grid(axis="y", color="#e6e6e6", linewidth=0.8)
-    handles = [
-        Line2D([], [], color=BLUE, marker="o", markersize=5, label=y_title),
-        Patch(facecolor=BLUE, alpha=0.18, label="95% interval"),
-    ]
+    handles: list[Artist] = [Line2D([], [], color=BLUE, marker="o", markersize=5, label=y_title)]
+    if any(ci is not None for _, ci in points):  # no band without intervals (a small sample)
+        handles.append(Patch(facecolor=BLUE, alpha=0.18, label="95% interval"))
     legend_outside(ax, "below", handles=handles, ncols=2)
     return fig, "accuracy-curve", title
 
