@@ -26,19 +26,22 @@ from itemscale.responses import read_run
 
 TOY = Path(__file__).resolve().parents[1] / "data" / "toy_backend"
 
-#: a package whose entry points are broken each in its own way, one group each (the first is
-#: the real group: the CLI test sees it)
+#: a package whose backend entry points are broken each in its own way, one group each (the
+#: first is the real group: the CLI test sees it), and a working importer
 BROKEN_PYPROJECT = """\
 [build-system]
 requires = ["setuptools>=61"]
 build-backend = "setuptools.build_meta"
 
 [project]
-name = "broken-backend"
+name = "plugin-cases"
 version = "0.2.0"
 
 [project.entry-points."itemscale.backends"]
 broken = "broken_import:register"
+
+[project.entry-points."itemscale.importers"]
+mytool = "broken_plugins:register_importers"
 
 [project.entry-points."itemscale_tests.not_callable"]
 table = "broken_plugins:NOT_A_FUNCTION"
@@ -62,6 +65,7 @@ py-modules = ["broken_import", "broken_plugins"]
 BROKEN_IMPORT = "import a_module_nobody_installed\n\n\ndef register(register):\n    pass\n"
 
 BROKEN_PLUGINS = """\
+from itemscale.importers import Importer, ImportInputError, ImportOption
 from itemscale.models import Backend, lazy
 
 NOT_A_FUNCTION = {"toy": "not a plugin"}
@@ -83,6 +87,22 @@ def bad_name(register):
 def raises(register):
     register("fine", GOOD)
     raise RuntimeError("the plugin's own bug")
+
+
+def run_mytool_import(*, files, run_dir, dry_run):
+    raise ImportInputError(f"mytool: read {files}")
+
+
+def register_importers(register):
+    register(
+        "mytool",
+        Importer(
+            run=run_mytool_import,
+            help="MyTool result files",
+            description="Import MyTool results.",
+            options=(ImportOption(("files",), nargs="+", metavar="FILE"),),
+        ),
+    )
 """
 
 
@@ -114,7 +134,7 @@ def toy_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def broken_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("setuptools", reason="building the broken package needs setuptools")
     root = tmp_path_factory.mktemp("broken")
-    source = root / "broken-backend"
+    source = root / "plugin-cases"
     source.mkdir()
     (source / "pyproject.toml").write_text(BROKEN_PYPROJECT)
     (source / "broken_import.py").write_text(BROKEN_IMPORT)
@@ -190,11 +210,24 @@ def test_a_plugin_that_cannot_be_imported_is_one_line_naming_it(
     assert done.returncode == 2, done.stderr
     assert done.stderr == (
         "itemscale sweep: error: backend plugin entry point 'broken = broken_import:register' "
-        "of package broken-backend 0.2.0 (group itemscale.backends) cannot be imported: "
+        "of package plugin-cases 0.2.0 (group itemscale.backends) cannot be imported: "
         "ModuleNotFoundError: No module named 'a_module_nobody_installed'\n"
     )
     # a command that reads no backend is not stopped by it
     assert itemscale(broken_site, "--version", cwd=tmp_path).returncode == 0
+
+
+def test_an_importer_from_another_package_gets_its_subcommand(
+    broken_site: Path, tmp_path: Path
+) -> None:
+    shown = itemscale(broken_site, "import", "--help", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "MyTool result files" in shown.stdout
+    done = itemscale(broken_site, "import", "mytool", "a.json", "-o", "run", cwd=tmp_path)
+    assert (done.returncode, done.stderr) == (
+        2,
+        "itemscale import: error: mytool: read ['a.json']\n",
+    )
 
 
 @pytest.fixture
@@ -208,19 +241,19 @@ def broken_path(broken_site: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     [
         (
             "not_callable",
-            "entry point 'table = broken_plugins:NOT_A_FUNCTION' of package broken-backend 0.2.0 "
+            "entry point 'table = broken_plugins:NOT_A_FUNCTION' of package plugin-cases 0.2.0 "
             "(group itemscale_tests.not_callable) is a dict, not a function that takes "
             "`register` and registers backends",
         ),
         (
             "wrong_type",
-            "entry point 'odd = broken_plugins:wrong_type' of package broken-backend 0.2.0 "
+            "entry point 'odd = broken_plugins:wrong_type' of package plugin-cases 0.2.0 "
             "(group itemscale_tests.wrong_type) registers backend 'odd' as a dict, not an "
             "itemscale.models.Backend",
         ),
         (
             "duplicate",
-            "entry point 'again = broken_plugins:duplicate' of package broken-backend 0.2.0 "
+            "entry point 'again = broken_plugins:duplicate' of package plugin-cases 0.2.0 "
             "(group itemscale_tests.duplicate) registers backend 'hf', which itemscale (built "
             "in) registered already; uninstall one of the two packages",
         ),
@@ -257,3 +290,12 @@ def test_the_builtin_backends_and_importers_need_no_installed_metadata() -> None
     assert [str(IMPORTERS.origin(name)) for name in IMPORTERS] == ["itemscale (built in)"] * 3
     pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     assert BACKENDS.group not in pyproject and IMPORTERS.group not in pyproject
+
+
+def test_docs_show_the_package_the_test_installs() -> None:
+    """docs/extending.md's "A backend as a separate package" shows these very files."""
+    page = (REPO / "docs" / "extending.md").read_text(encoding="utf-8")
+    for name, fence in (("pyproject.toml", "toml"), ("toy_backend.py", "python")):
+        text = (TOY / name).read_text(encoding="utf-8")
+        assert f"```{fence}\n{text}```\n" in page, f"docs/extending.md does not show {name}"
+    assert "plugin-cases 0.2.0 (group itemscale.backends) cannot be imported" in page

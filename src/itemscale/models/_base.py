@@ -8,6 +8,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from ..errors import RENAMED_REMOVED_IN
 from ._contract import BackendUsage, Serving
 from ._types import BackendError, BackendSpec, VideoRequest, VideoResponse
 
@@ -48,8 +49,9 @@ def _without(backend: Any, member: str) -> None:
         _warned.add(kind)
     warnings.warn(
         f"{kind.__name__} has no `{member}`: a backend declares `serving` and `usage()` "
-        "(subclass itemscale.models.BaseVideoLM for the defaults); taken with the defaults "
-        "for this release",
+        "(subclass itemscale.models.BaseVideoLM for the defaults); taken with the defaults, "
+        f"which is removed in itemscale {RENAMED_REMOVED_IN} (docs/backends.md, 'The backend "
+        "contract')",
         DeprecationWarning,
         stacklevel=3,
     )
