@@ -263,7 +263,7 @@ def schema_message(exc: ValidationError, where: str) -> str:
         else:
             got = err.get("input")
             shown = "" if isinstance(got, dict | list) else f" (got {got!r})"
-            what = f"{err.get('msg', '')}{shown}"
+            what = f"{str(err.get('msg', '')).removeprefix('Value error, ')}{shown}"
         lines.append(f"{location_text(loc)}: {what}")
     more = len(errors) - _SHOWN_ERRORS
     tail = f"; and {more} more" if more > 0 else ""

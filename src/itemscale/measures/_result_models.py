@@ -19,8 +19,8 @@ from pydantic import (
     Discriminator,
     Field,
     SerializerFunctionWrapHandler,
+    PlainValidator,
     StrictBool,
-    StrictFloat,
     StrictInt,
     StrictStr,
     Tag,
@@ -31,7 +31,13 @@ from ._same_input import SameInput
 
 #: A number as the layout writes it: an integer stays one (`1`), a float stays one (`1.0`), so
 #: that a record reads back to the same text; a boolean is not a number here. NaN is kept.
-Number = StrictInt | StrictFloat
+def _number(value: Any) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("must be a number")
+    return value
+
+
+Number = Annotated[int | float, PlainValidator(_number)]
 
 
 def omit_unset(record: BaseModel, out: Any) -> Any:
@@ -47,7 +53,9 @@ def omit_unset(record: BaseModel, out: Any) -> Any:
 class Record(BaseModel):
     """Base of every record: frozen, unknown keys refused, unset optional keys not written."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, serialize_by_alias=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, serialize_by_alias=True, ser_json_inf_nan="constants"
+    )
 
     @model_serializer(mode="wrap")
     def _written(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -194,7 +202,7 @@ class TextOverwriteCounts(Record):
     overwrite_items: StrictInt
 
 
-class PairedTest(Record):
+class PairedTestRecord(Record):
     """One pair's tests: `TEST` of docs/measures.md."""
 
     n_items: StrictInt
@@ -217,17 +225,17 @@ class PairedTests(Record):
     family: StrictStr
     n_family: StrictInt
     alpha: Number
-    adjacent: dict[str, PairedTest]
-    requested: dict[str, PairedTest] | None = None
+    adjacent: dict[str, PairedTestRecord]
+    requested: dict[str, PairedTestRecord] | None = None
 
 
-class PairPower(Record):
+class PairPowerRecord(Record):
     sd_per_video: Number | None
     mde: Number | None
     videos_needed: Number | None
 
 
-class AxisPower(Record):
+class AxisPowerRecord(Record):
     pairs: list[StrictStr]
     sd_per_video: Number | None
     mde: Number | None
@@ -244,11 +252,11 @@ class Power(Record):
     target: Number
     n_videos: StrictInt | None = None
     items_per_video: Number | None = None
-    axes: dict[str, AxisPower]
-    pairs: dict[str, PairPower]
+    axes: dict[str, AxisPowerRecord]
+    pairs: dict[str, PairPowerRecord]
 
 
-class Comparison(Record):
+class ComparisonRecord(Record):
     """Observed against the additive model: both with intervals, their difference, its p."""
 
     observed: Estimate
@@ -262,7 +270,7 @@ class HeadroomComparison(Record):
     additive: Number | None
 
 
-class NoiseComparison(Record):
+class NoiseRecord(Record):
     noise_bound: Estimate
     difference: Estimate
     p_value: Number | None
@@ -282,8 +290,8 @@ class Heterogeneity(Record):
     n_null: StrictInt
     interval: StrictStr
     oracle_headroom: HeadroomComparison
-    trajectories: dict[str, Comparison]
-    noise: NoiseComparison | None = None
+    trajectories: dict[str, ComparisonRecord]
+    noise: NoiseRecord | None = None
 
 
 class HeterogeneitySkipped(Record):
@@ -324,7 +332,7 @@ class Selector(Record):
     same_input: SameInput | None
 
 
-class BudgetChurn(Record):
+class BudgetChurnRecord(Record):
     """One budget both series ran: answer change, accuracy difference, flips; the noise
     floors with repeats; the selector's record beside a formula series."""
 
@@ -342,7 +350,7 @@ class BudgetChurn(Record):
 class Churn(Record):
     n_common_items: StrictInt
     n_videos: StrictInt
-    budgets: dict[str, BudgetChurn]
+    budgets: dict[str, BudgetChurnRecord]
 
 
 class SmallSample(Record):
