@@ -30,7 +30,9 @@ def _matrix(n: int, seed: int, k: int = 3) -> dict[str, list[float]]:
 
 
 def _answers(matrix: dict[str, list[float]]) -> dict[str, list[str]]:
-    return {item: ["A" if y else "BC"[i % 2] for i, y in enumerate(ys)] for item, ys in matrix.items()}
+    return {
+        item: ["A" if y else "BC"[i % 2] for i, y in enumerate(ys)] for item, ys in matrix.items()
+    }
 
 
 def _videos(matrix: dict[str, list[float]], per: int = 2) -> dict[str, str]:
@@ -42,8 +44,12 @@ def repeats_and_groups() -> tuple[pd.DataFrame, dict[str, Any]]:
     frames = []
     for repeat in (0, 1):
         matrix = _matrix(24, seed=repeat)
-        text = {item: (float(i % 3 == 0), "A" if i % 3 == 0 else "B") for i, item in enumerate(matrix)}
-        df = table(matrix, answers=_answers(matrix), videos=_videos(matrix), text=text, repeat=repeat)
+        text = {
+            item: (float(i % 3 == 0), "A" if i % 3 == 0 else "B") for i, item in enumerate(matrix)
+        }
+        df = table(
+            matrix, answers=_answers(matrix), videos=_videos(matrix), text=text, repeat=repeat
+        )
         frames.append(df)
     df = pd.concat(frames, ignore_index=True)
     df["attributes"] = [
@@ -62,8 +68,20 @@ def series_selector_interventions() -> tuple[pd.DataFrame, dict[str, Any]]:
     videos = _videos(uniform, per=3)
     parts = [
         table(uniform, answers=_answers(uniform), videos=videos, series="linspace"),
-        table(selector, answers=_answers(selector), videos=videos, series="selection:aks", labels=["8f/aks", "16f/aks"]),
-        table(centre, answers=_answers(centre), videos=videos, series="centre", labels=["8f/c", "16f/c", "32f/c"]),
+        table(
+            selector,
+            answers=_answers(selector),
+            videos=videos,
+            series="selection:aks",
+            labels=["8f/aks", "16f/aks"],
+        ),
+        table(
+            centre,
+            answers=_answers(centre),
+            videos=videos,
+            series="centre",
+            labels=["8f/c", "16f/c", "32f/c"],
+        ),
         table(
             {k: v[2:] for k, v in list(uniform.items())[:6]},
             videos=videos,
@@ -84,9 +102,14 @@ def open_ended_tasks() -> tuple[pd.DataFrame, dict[str, Any]]:
     scores = {f"o{i}": [0.2 + 0.1 * ((i + j) % 4) for j in range(3)] for i in range(12)}
     text = {item: (0.5 if i % 2 else 0.1, "t") for i, item in enumerate(scores)}
     open_ = table(scores, videos=_videos(scores), text=text, kind="open_qa")
-    open_["attributes"] = [json.dumps({"task_type": "summary" if int(i[1:]) % 2 else "subPlot"}) for i in open_["item_id"]]
+    open_["attributes"] = [
+        json.dumps({"task_type": "summary" if int(i[1:]) % 2 else "subPlot"})
+        for i in open_["item_id"]
+    ]
     mcqa = _matrix(12, seed=7)
-    return pd.concat([open_, table(mcqa, answers=_answers(mcqa), videos=_videos(mcqa))], ignore_index=True), {}
+    return pd.concat(
+        [open_, table(mcqa, answers=_answers(mcqa), videos=_videos(mcqa))], ignore_index=True
+    ), {}
 
 
 def configs_restricted() -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -96,7 +119,13 @@ def configs_restricted() -> tuple[pd.DataFrame, dict[str, Any]]:
     df = pd.concat(
         [
             table(full, answers=_answers(full), videos=_videos(full)),
-            table(short, answers=_answers(short), videos=_videos(short), model="short", labels=["8f", "16f"]),
+            table(
+                short,
+                answers=_answers(short),
+                videos=_videos(short),
+                model="short",
+                labels=["8f", "16f"],
+            ),
         ],
         ignore_index=True,
     )

@@ -121,11 +121,15 @@ def test_the_cli_json_reads_back(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 @pytest.mark.slow
 def test_the_release_reads_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The seed paper's release (5 models, 786 questions, 11 configurations) as shipped in
-    ../shared/fixtures/scalegrid, imported and analysed."""
-    from itemscale.cli._paper import import_release
+    """The seed paper's release (5 models, 786 questions, its configurations) as kept in
+    ../shared/fixtures/scalegrid, scored with the packaged answer key, imported and analysed."""
+    import shutil
 
-    release = shared("scalegrid")
+    from itemscale.cli._paper import ANSWER_KEY, import_release, release_dir
+
+    release = tmp_path / "scalegrid"
+    shutil.copytree(shared("scalegrid"), release)
+    shutil.copy(release_dir() / ANSWER_KEY, release / ANSWER_KEY)
     run = tmp_path / "run"
     import_release(run, release)
     out = tmp_path / "m.json"

@@ -14,10 +14,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
-
-from pathlib import Path
 
 from pydantic import PrivateAttr, ValidationError
 
@@ -26,7 +25,7 @@ if TYPE_CHECKING:
 
 from ..errors import location_text
 from ..responses import SchemaError
-from ._result_models import BootstrapSettings, Estimate
+from ._result_models import Estimate
 from ._result_series import AnalysisLayout
 
 #: Version of the `analyze --json` layout; a reader refuses a newer one.

@@ -18,8 +18,8 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
-    SerializerFunctionWrapHandler,
     PlainValidator,
+    SerializerFunctionWrapHandler,
     StrictBool,
     StrictInt,
     StrictStr,
@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from ._same_input import SameInput
+
 
 #: A number as the layout writes it: an integer stays one (`1`), a float stays one (`1.0`), so
 #: that a record reads back to the same text; a boolean is not a number here. NaN is kept.
