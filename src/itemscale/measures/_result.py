@@ -18,7 +18,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import PrivateAttr, ValidationError
+from pydantic import ValidationError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -149,8 +149,6 @@ class AnalysisResult(AnalysisLayout):
     series block, with its other series and re-runs inside) and `scoring_rule_warnings`.
     `data` is the same content as read-only JSON."""
 
-    _data: Mapping[str, Any] | None = PrivateAttr(default=None)
-
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: str = "analysis") -> AnalysisResult:
         """The record of an `analyze --json` file's content, validated: a newer layout is
@@ -182,10 +180,9 @@ class AnalysisResult(AnalysisLayout):
 
     @property
     def data(self) -> Mapping[str, Any]:
-        """The `analyze --json` content, read-only."""
-        if self._data is None:
-            self._data = _frozen(self.to_json())
-        return self._data
+        """The `analyze --json` content, read-only (made afresh: `models` is the typed form)."""
+        data: Mapping[str, Any] = _frozen(self.to_json())
+        return data
 
     def to_json(self) -> dict[str, Any]:
         """The `analyze --json` layout (a fresh copy: changing it changes nothing here)."""
@@ -201,7 +198,7 @@ class AnalysisResult(AnalysisLayout):
         return tuple(self.models)
 
     def _block(self, model: str) -> Mapping[str, Any]:
-        block: Mapping[str, Any] = self.data["models"][model]
+        block: Mapping[str, Any] = _frozen(self.models[model].model_dump(mode="json"))
         return block
 
     def __getitem__(self, model: str) -> SeriesResult:
