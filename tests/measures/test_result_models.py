@@ -163,6 +163,10 @@ def _damaged(tmp_path: Path, outputs: dict[str, tuple[dict[str, Any], str]]) -> 
             r"m\.json: .*models\.a\.grid_with_text\.oracle: missing required key",
         ),
         (
+            lambda d: d["models"]["b"]["oracle"].pop("ci"),
+            r"models\.b\.oracle\.ci: missing required key",
+        ),
+        (
             lambda d: d["bootstrap"].update(seed=True),
             r"m\.json: .*bootstrap\.seed: Input should be a valid integer",
         ),

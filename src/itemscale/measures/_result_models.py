@@ -71,6 +71,13 @@ class Count(Record):
     n: StrictInt
 
 
+class _Unset:
+    """No positional value given (`Estimate(value=..., ci=...)`)."""
+
+
+_UNSET = _Unset()
+
+
 class Estimate(Record):
     """A point estimate and its 95% interval (None where undefined: no items, no resamples),
     with the count it comes from where it is a share or a mean of items.
@@ -79,23 +86,23 @@ class Estimate(Record):
     layout has one); `ci_low` and `ci_high` are the interval's ends."""
 
     value: Number | None
-    ci: Annotated[list[Number], Field(min_length=2, max_length=2)] | None = None
+    ci: Annotated[list[Number], Field(min_length=2, max_length=2)] | None
     count: Count | None = None
 
     def __init__(
         self,
-        value: float | None = None,
+        value: float | _Unset | None = _UNSET,
         ci_low: float | None = None,
         ci_high: float | None = None,
         /,
         **data: Any,
     ) -> None:
         """`Estimate(value, ci_low, ci_high)` as before, or by the JSON keys
-        (`Estimate(value=v, ci=[low, high], count=...)`)."""
-        if "value" not in data:
+        (`Estimate(value=v, ci=[low, high], count=...)`, which is how a file is read: there a
+        missing `ci` is an error)."""
+        if not isinstance(value, _Unset):
             data["value"] = value
-        if "ci" not in data and ci_low is not None and ci_high is not None:
-            data["ci"] = [ci_low, ci_high]
+            data.setdefault("ci", None if ci_low is None or ci_high is None else [ci_low, ci_high])
         super().__init__(**data)
 
     @property
@@ -118,7 +125,6 @@ class Estimate(Record):
     def to_json(self) -> dict[str, Any]:
         """The layout's form: `{"value", "ci"}`, and `count` where it has one."""
         out: dict[str, Any] = self.model_dump(mode="json")
-        out.setdefault("ci", None)
         return out
 
 
@@ -127,7 +133,7 @@ class BestFixed(Record):
 
     config: StrictStr | None
     value: Number | None
-    ci: Annotated[list[Number], Field(min_length=2, max_length=2)] | None = None
+    ci: Annotated[list[Number], Field(min_length=2, max_length=2)] | None
     count: Count | None = None
 
     @property
