@@ -89,8 +89,27 @@ def series_selector_interventions() -> tuple[pd.DataFrame, dict[str, Any]]:
             labels=["32f/crop"],
         ),
     ]
+    for matrix, series, labels in (
+        (uniform, "linspace", None),
+        (centre, "centre", ["8f/c", "16f/c", "32f/c"]),
+    ):
+        again = {
+            k: [1.0 - y if i % 5 == 0 else y for y in ys]
+            for i, (k, ys) in enumerate(matrix.items())
+        }
+        parts.append(
+            table(
+                again,
+                videos=videos,
+                series=series,
+                repeat=1,
+                **({"labels": labels} if labels else {}),
+            )
+        )
     parts[0]["scoring_rule"] = "letter"
     parts[2]["scoring_rule"] = "likelihood"
+    parts[4]["scoring_rule"] = "letter"
+    parts[5]["scoring_rule"] = "likelihood"
     other = table(uniform, model="n", videos=videos, series="linspace")
     other["scoring_rule"] = "likelihood"
     parts.append(other)

@@ -84,6 +84,7 @@ def test_the_scenarios_reach_every_block(outputs: dict[str, tuple[dict[str, Any]
         "membership", "other_series", "interventions", "by", "small_sample", "noise_floor",
         "repeat_mean_accuracy", "effective_budget", "evidence", "grid", "excluded_models",
         "scoring_rule_warnings", "text_overwrite_counts", "count", "greedy_cover",
+        "noise_floor_p", "noise_floor_q",
     }  # fmt: skip
     assert wanted <= keys, wanted - keys
 
