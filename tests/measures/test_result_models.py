@@ -259,3 +259,35 @@ def test_an_estimate_reads_back_to_the_same_text(
     assert (est.ci_low, est.ci_high) == ((None, None) if ci is None else (ci[0], ci[1])) or (
         ci is not None and any(isinstance(x, float) and math.isnan(x) for x in ci)
     )
+
+
+#: Keys added to schema 1 after its first files were written: a file without them still loads.
+ADDED_WITHIN_SCHEMA_1 = (
+    "effective_budget",
+    "scoring_rules",
+    "order",
+    "multi_axis",
+    "paired_tests",
+    "power",
+    "heterogeneity",
+)
+
+
+def test_a_file_written_before_the_added_keys_still_loads_unchanged(
+    outputs: dict[str, tuple[dict[str, Any], str]],
+) -> None:
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items() if k not in ADDED_WITHIN_SCHEMA_1}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    stripped_any = False
+    for name, (_, text) in outputs.items():
+        data = json.loads(text)
+        older = strip(data)
+        stripped_any |= older != data
+        record = AnalysisLayout.model_validate(older)
+        assert _written(record.model_dump(mode="json")) == _written(older), name
+    assert stripped_any

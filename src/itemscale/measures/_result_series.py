@@ -120,7 +120,7 @@ class BinaryWithText(Block):
     MEASURE_KINDS: ClassVar[tuple[str, ...]] = ("binary_with_text",)
 
     configs: list[StrictStr]
-    multi_axis: StrictBool
+    multi_axis: StrictBool | None = None  # absent in files written before it was added
     n_items: StrictInt
     n_videos: StrictInt
     n_dropped: StrictInt
@@ -140,7 +140,7 @@ class ContinuousWithText(Block):
     MEASURE_KINDS: ClassVar[tuple[str, ...]] = ("continuous_with_text",)
 
     configs: list[StrictStr]
-    multi_axis: StrictBool
+    multi_axis: StrictBool | None = None  # absent in files written before it was added
     n_items: StrictInt
     n_videos: StrictInt
     n_dropped: StrictInt
@@ -185,9 +185,10 @@ class BinaryBlock(Block):
     flip_down: Curve
     flip_up: Curve
     adjacent: list[StrictStr]
-    effective_budget: list[EffectiveBudgetEntry]
-    scoring_rules: list[StrictStr]
-    order: BudgetOrderRecord
+    # added within schema 1: absent in files written before them, so optional on reading
+    effective_budget: list[EffectiveBudgetEntry] | None = None
+    scoring_rules: list[StrictStr] | None = None
+    order: BudgetOrderRecord | None = None
     mcnemar_p: dict[str, Number | None]
     complementarity: Curve
     greedy_cover: list[CoverStep]
@@ -232,9 +233,10 @@ class ContinuousBlock(Block):
     oracle_gap: Estimate
     harmful_rate_eps: Estimate
     beneficial_rate_eps: Estimate
-    order: BudgetOrderRecord
-    effective_budget: list[EffectiveBudgetEntry]
-    scoring_rules: list[StrictStr]
+    # added within schema 1: absent in files written before them, so optional on reading
+    order: BudgetOrderRecord | None = None
+    effective_budget: list[EffectiveBudgetEntry] | None = None
+    scoring_rules: list[StrictStr] | None = None
     chains: dict[str, ContinuousBlock] | None = None
     n_text_only: StrictInt
     text_mean_score: Estimate
@@ -256,9 +258,10 @@ class BinarySeries(BinaryBlock):
     additive-model test, the text-only grid, and (as a model's entry) the open-ended block,
     the other series, interventions, membership and churn."""
 
-    paired_tests: PairedTests
-    power: Power
-    heterogeneity: HeterogeneityEntry
+    # added within schema 1: absent in files written before them, so optional on reading
+    paired_tests: PairedTests | None = None
+    power: Power | None = None
+    heterogeneity: HeterogeneityEntry | None = None
     grid_with_text: BinaryWithText | None = None
     series: StrictStr
     small_sample: SmallSample | None = None
