@@ -31,16 +31,21 @@ from ..measures import (
 )
 from ..protocol import PHASED_SAMPLING_POLICIES, Configuration, SamplingPolicy
 from ..responses import ANSWERED_STATUSES
+from ._intervention_report import (
+    INTERVENTION_SCHEMA_VERSION,
+    BootstrapRecord,
+    GroupCounts,
+    InterventionResult,
+    ItemOutcome,
+)
+from ._records import Count, Statistic
+from ._settings import INTERVENTION_NAMES, InterventionName
 
 FloatArray = npt.NDArray[np.float64]
-
-INTERVENTION_SCHEMA_VERSION: Final[int] = 1
 #: Where in a run folder an intervention lands: `<policy>.json` (the result `itemscale
 #: intervene` measured) beside `<policy>.plan.json` (the plan it ran).
 INTERVENTION_DIR: Final[str] = "intervention"
 PLAN_SUFFIX: Final[str] = ".plan.json"
-InterventionName = Literal["nested", "phase-shift"]
-INTERVENTION_NAMES: Final[tuple[str, ...]] = ("nested", "phase-shift")
 INTERVENTION_DESCRIPTIONS: Final[dict[str, str]] = {
     "nested": (
         "the terminal frame count and formula, keeping every frame of the lower budget that was "
@@ -267,8 +272,9 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> list[float]:
 
 def intervention_outcomes(
     df: pd.DataFrame, plan: InterventionPlan, *, n_boot: int = DEFAULT_BOOTSTRAP, seed: int = 0
-) -> dict[str, Any]:
-    """`recovered_rate` and `broken_rate` with video-bootstrap intervals, from the table.
+) -> InterventionResult:
+    """`recovered_rate` and `broken_rate` with video-bootstrap intervals and their counts, from
+    the table.
 
     Items whose re-run failed (or has not run yet) are counted by reason and left out of the
     denominators, never silently: the report carries `n_failed` and `n_missing` per group.
@@ -284,31 +290,31 @@ def intervention_outcomes(
         ):
             if not np.isfinite(r[name]):
                 r[name] = None
-    return {
-        "schema_version": INTERVENTION_SCHEMA_VERSION,
-        "model": plan.model,
-        "source_series": plan.source_series,
-        "policy": plan.policy,
-        "description": INTERVENTION_DESCRIPTIONS[plan.policy],
-        "series": plan.series,
-        "configs": plan.configs,
-        "config_series": plan.config_series,
-        "terminal_label": plan.terminal_label,
-        "seed": plan.seed,
-        "n_items": plan.n_items,
-        "n_regressions": plan.n_regressions,
-        "n_terminal_right": plan.n_terminal_right,
+    return InterventionResult(
+        schema_version=INTERVENTION_SCHEMA_VERSION,
+        model=plan.model,
+        source_series=plan.source_series,
+        policy=plan.policy,
+        description=INTERVENTION_DESCRIPTIONS[plan.policy],
+        series=plan.series,
+        configs=plan.configs,
+        config_series=plan.config_series,
+        terminal_label=plan.terminal_label,
+        seed=plan.seed,
+        n_items=plan.n_items,
+        n_regressions=plan.n_regressions,
+        n_terminal_right=plan.n_terminal_right,
         **rates,
-        "net_accuracy_change_note": (
+        net_accuracy_change_note=(
             "recovered_rate x share of terminal regressions - broken_rate x share right at the "
             "terminal budget: the accuracy change if the changed sampling replaced the terminal "
             "budget for every item and the rates held (items wrong at every budget not counted)"
         ),
-        "regressions": _group_counts("regression", plan, answered, failed, missing),
-        "controls": _group_counts("control", plan, answered, failed, missing),
-        "bootstrap": {"n_boot": n_boot, "seed": seed},
-        "items": records,
-    }
+        regressions=_group_counts("regression", plan, answered, failed, missing),
+        controls=_group_counts("control", plan, answered, failed, missing),
+        bootstrap=BootstrapRecord(n_boot=n_boot, seed=seed),
+        items=tuple(ItemOutcome.model_validate(r) for r in records),
+    )
 
 
 #: Failed re-runs by group, then by status (or `no_correct`); re-runs not stored yet, by group.
@@ -385,7 +391,8 @@ def _item_records(
 def _rates(
     answered: list[dict[str, Any]], plan: InterventionPlan, n_boot: int, seed: int
 ) -> dict[str, Any]:
-    """The two rates with their intervals, and the net accuracy change they imply."""
+    """The two rates with their intervals and counts (k changed of n answered), and the net
+    accuracy change they imply."""
     is_reg = np.array([r["group"] == "regression" for r in answered], dtype=np.float64)
     is_ctrl = 1.0 - is_reg
     after = np.array([r["after"] for r in answered], dtype=np.float64)
@@ -422,11 +429,16 @@ def _rates(
         with np.errstate(invalid="ignore"):
             net_samples = samples[:, 0] * regression_share - samples[:, 1] * right_share
         net_ci = percentile_intervals(net_samples[:, None])[0]
+    def rate(column: int) -> Statistic:
+        value = stat(float(point[column]), None if ci[column] is None else ci[column])
+        count = Count(k=int(sums_num[column]), n=int(sums_den[column]))
+        return Statistic.model_validate({**value, "count": count})
+
     return {
-        "recovered_rate": stat(float(point[0]), None if ci[0] is None else ci[0]),
-        "broken_rate": stat(float(point[1]), None if ci[1] is None else ci[1]),
+        "recovered_rate": rate(0),
+        "broken_rate": rate(1),
         "intervals": intervals,
-        "net_accuracy_change_estimate": stat(float(net_point), net_ci),
+        "net_accuracy_change_estimate": Statistic.model_validate(stat(float(net_point), net_ci)),
     }
 
 
@@ -448,19 +460,18 @@ def _group_counts(
     answered: list[dict[str, Any]],
     failed: Failed,
     missing: Missing,
-) -> dict[str, Any]:
-    planned = sum(1 for i in plan.items if i.group == group)
-    return {
-        "n_planned": planned,
-        "n_answered": int(sum(1 for r in answered if r["group"] == group)),
+) -> GroupCounts:
+    return GroupCounts(
+        n_planned=sum(1 for i in plan.items if i.group == group),
+        n_answered=int(sum(1 for r in answered if r["group"] == group)),
         # recovered regressions, broken controls: the numerator of the group's rate
-        "n_changed": int(
+        n_changed=int(
             sum(1 for r in answered if r["group"] == group and r["after"] != r["before"])
         ),
-        "n_failed": int(sum(failed[group].values())),
-        "failed_by_status": dict(sorted(failed[group].items())),
-        "n_missing": missing[group],
-        "reference_frames_kept": _mean_of(answered, group, "reference_frames_kept"),
-        "reference_frames_kept_before": _mean_of(answered, group, "reference_frames_kept_before"),
-        "terminal_frames_changed": _mean_of(answered, group, "terminal_frames_changed"),
-    }
+        n_failed=int(sum(failed[group].values())),
+        failed_by_status=dict(sorted(failed[group].items())),
+        n_missing=missing[group],
+        reference_frames_kept=_mean_of(answered, group, "reference_frames_kept"),
+        reference_frames_kept_before=_mean_of(answered, group, "reference_frames_kept_before"),
+        terminal_frames_changed=_mean_of(answered, group, "terminal_frames_changed"),
+    )
