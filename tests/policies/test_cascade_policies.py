@@ -219,7 +219,9 @@ def test_nested_budgets_share_frames() -> None:
         expected = sum(share * frames[label] for label, share in policy["stop_share"].items())
         assert policy["mean_cost_frames"]["value"] == pytest.approx(expected)
     assert block["terminal"]["mean_cost_frames"]["value"] == 16.0
-    (fallback,) = cascade_report(_table(with_indices=False), CascadeSettings(n_boot=0)).as_json()["results"]
+    (fallback,) = cascade_report(_table(with_indices=False), CascadeSettings(n_boot=0)).as_json()[
+        "results"
+    ]
     # without indices, auto is prefix (each stage pays what it adds: the stop stage's frames)
     # with nothing shared (every stage that ran paid in full) beside it
     assert fallback["cost"]["frames_basis"] == "prefix"
@@ -235,16 +237,16 @@ def test_nested_budgets_share_frames() -> None:
     )
     (none,) = cascade_report(
         _table(with_indices=False), CascadeSettings(n_boot=0, sharing="none")
-    ).as_json()[
-        "results"
-    ]
+    ).as_json()["results"]
     assert none["cost"]["frames_basis"] == "none" and none["cost"]["unshared_bound"] is None
     with pytest.raises(ValueError, match="no recorded indices"):
         cascade_report(_table(with_indices=False), CascadeSettings(n_boot=0, sharing="union"))
 
 
 def test_tokens_as_the_fitted_currency() -> None:
-    (block,) = cascade_report(_table(), CascadeSettings(n_boot=0, cost="tokens")).as_json()["results"]
+    (block,) = cascade_report(_table(), CascadeSettings(n_boot=0, cost="tokens")).as_json()[
+        "results"
+    ]
     assert block["cost"]["primary"] == "tokens"
     assert block["cascade"]["mean_cost"] == block["cascade"]["mean_cost_tokens"]
     assert block["terminal"]["mean_cost"]["value"] == 16 * 16

@@ -14,15 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ..measures import DEFAULT_BOOTSTRAP, counted_text
-from ..policies import AvailableRule
-from ..policies._cascade_report import CURRENCIES
+from ..policies import CURRENCIES, AvailableRule
 from . import CommandError
 from ._format import Glosses, number_text, points_text
 from ._settings import settings_from_flags
 
 if TYPE_CHECKING:
-    from ..policies import CascadeBlock, CascadeReport, FrontierPoint, Statistic
-    from ..policies._cascade_report import RuleRecord
+    from ..policies import CascadeBlock, CascadeReport, FrontierPoint, RuleRecord, Statistic
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -115,9 +113,7 @@ def _policy_line(name: str, policy: RuleRecord, unit: str, gloss: Glosses) -> st
         f"{points_text(policy.cost_reduction.as_json())}%"
     )
     if policy.unshared is not None:
-        primary = next(
-            c for c in CURRENCIES if policy.unshared.cost_reduction(c) is not None
-        )
+        primary = next(c for c in CURRENCIES if policy.unshared.cost_reduction(c) is not None)
         bound = policy.unshared.cost_reduction(primary)
         line += f" (nothing shared: {points_text(bound.as_json() if bound else None)}%)"
     return line + (gloss("matches terminal") if policy.matches_terminal else "")
@@ -215,8 +211,7 @@ def print_summary(report: CascadeReport, out: TextIO | None = None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..policies import CASCADE_FILE, CascadeSettings, cascade_report
-    from ..responses import read_run, responses_digest, run_lock
-    from ..files import atomic_text_file
+    from ..responses import read_run, responses_digest, run_lock, write_json_atomic
 
     try:
         digest = responses_digest(args.run_dir)  # before reading: a later change reads as stale
@@ -261,8 +256,7 @@ def run(args: argparse.Namespace) -> int:
         out = Path(args.json_out)
         inside = Path(args.run_dir).resolve() in out.resolve().parents
         with run_lock(args.run_dir, what="cascade") if inside else contextlib.nullcontext():
-            with atomic_text_file(out) as fh:
-                fh.write(report.to_json())
+            write_json_atomic(out, report.as_json())  # the text of report.to_json()
     print_summary(report)
     if args.json_out:
         print(f"\ncascade report written to {args.json_out}")

@@ -23,15 +23,18 @@ from ._cascade import (
     run_stopping_rules,
 )
 from ._cascade_report import (
+    CURRENCIES,
     AvailableRule,
     BestMatch,
     CascadeBlock,
     CascadeReport,
     FixedRule,
     FrontierPoint,
+    RuleRecord,
     SkippedAxis,
     StopSummary,
     UnavailableRule,
+    skipped_lines,
 )
 from ._cost import StageCosts, frame_union_costs, stage_value_costs
 from ._fixed import fixed_rule
@@ -39,27 +42,38 @@ from ._folds import video_folds
 from ._inputs import CascadeInputs, CostModelError, StageError, inputs_from_matrix, resolve_stages
 from ._intervention import (
     INTERVENTION_DIR,
-    INTERVENTION_NAMES,
     PLAN_SUFFIX,
     InterventionError,
     InterventionItem,
-    InterventionName,
     InterventionPlan,
-    InterventionResult,
     intervention_configuration,
     intervention_outcomes,
     plan_intervention,
 )
-from ._records import Count, ReportFileError, Statistic
+from ._intervention_report import (
+    INTERVENTION_SCHEMA_VERSION,
+    GroupCounts,
+    InterventionAxis,
+    InterventionResult,
+    ItemOutcome,
+)
+from ._records import Count, Record, ReportFileError, Statistic, optional_report
 from ._search import ThresholdFit, fit_threshold_path, fit_thresholds, stopping_stage
-from ._settings import CASCADE_SCHEMA_VERSION, CascadeSettings, InterventionSettings
-from ._summary import skipped_lines
+from ._settings import (
+    CASCADE_SCHEMA_VERSION,
+    INTERVENTION_NAMES,
+    CascadeSettings,
+    InterventionName,
+    InterventionSettings,
+)
 
 __all__ = [
     "CASCADE_FILE",
     "CASCADE_SCHEMA_VERSION",
+    "CURRENCIES",
     "INTERVENTION_DIR",
     "INTERVENTION_NAMES",
+    "INTERVENTION_SCHEMA_VERSION",
     "INTERVENTION_SERIES_PREFIX",
     "PLAN_SUFFIX",
     "STOPPING_RULE_DESCRIPTIONS",
@@ -70,20 +84,25 @@ __all__ = [
     "CascadeInputs",
     "CascadeReport",
     "CascadeSettings",
-    "Count",
     "CostModelError",
+    "Count",
     "FixedRule",
     "FrontierPoint",
+    "GroupCounts",
     "HeldOut",
+    "InterventionAxis",
     "InterventionError",
     "InterventionItem",
     "InterventionName",
     "InterventionPlan",
     "InterventionResult",
     "InterventionSettings",
+    "ItemOutcome",
+    "Record",
     "ReportFileError",
-    "StageCosts",
+    "RuleRecord",
     "SkippedAxis",
+    "StageCosts",
     "StageError",
     "Statistic",
     "StopSummary",
@@ -100,6 +119,7 @@ __all__ = [
     "inputs_from_matrix",
     "intervention_configuration",
     "intervention_outcomes",
+    "optional_report",
     "plan_intervention",
     "resolve_stages",
     "run_stopping_rules",

@@ -21,7 +21,9 @@ from typing import Final, Literal
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+
 from ..errors import renamed_keywords
+from ..measures import INTERVENTION_SERIES_PREFIX as MEASURED_APART
 from ..measures import (
     ResponseMatrix,
     VideoBootstrap,
@@ -29,7 +31,6 @@ from ..measures import (
     main_chain,
     repeated_terminal,
 )
-from ..measures import INTERVENTION_SERIES_PREFIX as MEASURED_APART
 from ._cascade_report import (
     AvailableRule,
     BestMatch,
@@ -54,8 +55,6 @@ from ._folds import video_folds
 from ._inputs import (
     SCORE_DESCRIPTIONS,
     CascadeInputs,
-    ScoreName,
-    SharingChoice,
     StageError,
     inputs_from_matrix,
     resolve_stages,
@@ -66,6 +65,7 @@ from ._learned import (
     stopping_features,
     stopping_targets,
 )
+from ._records import Count
 from ._search import (
     active_stages,
     fit_threshold_path,
@@ -75,7 +75,6 @@ from ._search import (
     shared_threshold_sweep,
     stopping_stage,
 )
-from ._records import Count
 from ._settings import CASCADE_SCHEMA_VERSION, CascadeSettings
 from ._summary import summarise_stops
 
@@ -275,7 +274,7 @@ def _frontier(
             mean_cost=float(costs[j]),
             cost_reduction=1.0 - float(costs[j]) / terminal_cost if terminal_cost else None,
             pareto=j in front,
-            count=Count(k=int(round(right[j])), n=n),
+            count=Count(k=round(float(right[j])), n=n),
         )
         for j in np.argsort(costs, kind="stable")
     )
@@ -495,7 +494,9 @@ def cascade_report(df: pd.DataFrame, settings: CascadeSettings) -> CascadeReport
     for matrix in build_matrices(df):
         where = {"model": matrix.model, "series": matrix.series}
         if matrix.series.startswith(INTERVENTION_SERIES_PREFIX):
-            skipped.append(SkippedAxis(**where, reason="intervention re-runs are not a budget axis"))
+            skipped.append(
+                SkippedAxis(**where, reason="intervention re-runs are not a budget axis")
+            )
             continue
         if matrix.kind != "binary":
             skipped.append(

@@ -10,7 +10,7 @@ The layout is docs/policies.md's ("The JSON"); currencies a run did not record h
 from __future__ import annotations
 
 import os
-from typing import Annotated, Any, ClassVar, Final, Literal
+from typing import Annotated, ClassVar, Final, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
@@ -22,9 +22,7 @@ from ._settings import CASCADE_SCHEMA_VERSION, CascadeSettings
 CURRENCIES: Final[tuple[str, ...]] = ("frames", "tokens", "latency")
 
 _PER_CURRENCY = frozenset(
-    f"{what}_{c}"
-    for c in CURRENCIES
-    for what in ("mean_cost", "terminal_cost", "cost_reduction")
+    f"{what}_{c}" for c in CURRENCIES for what in ("mean_cost", "terminal_cost", "cost_reduction")
 )
 
 
@@ -306,7 +304,10 @@ class CascadeReport(Record):
         return version
 
     def for_run(
-        self, run_dir: str | os.PathLike[str], digest: str, models: tuple[str, ...] | None = None
+        self,
+        run_dir: str | os.PathLike[str],
+        digest: str | None,
+        models: tuple[str, ...] | None = None,
     ) -> CascadeReport:
         """The report as the command writes it for RUN_DIR (the responses' sha256 it read, and
         the models it was limited to)."""
@@ -325,11 +326,31 @@ class CascadeReport(Record):
 
     def skipped_lines(self) -> list[str]:
         """What the cascade did not run on, in one line per model and reason."""
-        from ._summary import skipped_lines
-
         return skipped_lines(self)
 
 
-def stat_record(value: dict[str, Any]) -> Statistic:
-    """A `{"value", "ci"[, "count"]}` dict (what the measures' `stat` gives) as a record."""
-    return Statistic.model_validate(value)
+def skipped_lines(report: CascadeReport) -> list[str]:
+    """What the cascade did not run on, one line per model and reason: a series' open-ended
+    half named as such (its multiple-choice items have their block above), intervention
+    re-runs in one line."""
+    ran = {(b.model, b.series) for b in report.results}
+    grouped: dict[tuple[str, str], list[SkippedAxis]] = {}
+    for skipped in report.skipped:
+        grouped.setdefault((skipped.model, skipped.reason), []).append(skipped)
+    lines = []
+    for (model, reason), entries in grouped.items():
+        names = ", ".join(e.series for e in entries)
+        if entries[0].kind not in (None, "binary"):
+            for e in entries:
+                above = "; its multiple-choice items are above" if (model, e.series) in ran else ""
+                n_items = "?" if e.n_items is None else e.n_items
+                lines.append(
+                    f"not run on the {n_items} open-ended items of {model} / "
+                    f"{e.series}{above}: policies need 0/1 correctness (multiple "
+                    "choice)"
+                )
+        elif len(entries) > 1:
+            lines.append(f"not run on {model}, {len(entries)} series ({names}): {reason}")
+        else:
+            lines.append(f"not run on {model} / {names}: {reason}")
+    return lines

@@ -429,6 +429,7 @@ def _rates(
         with np.errstate(invalid="ignore"):
             net_samples = samples[:, 0] * regression_share - samples[:, 1] * right_share
         net_ci = percentile_intervals(net_samples[:, None])[0]
+
     def rate(column: int) -> Statistic:
         value = stat(float(point[column]), None if ci[column] is None else ci[column])
         count = Count(k=int(sums_num[column]), n=int(sums_den[column]))

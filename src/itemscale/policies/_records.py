@@ -82,6 +82,19 @@ def stored_report(cls: type[RecordT], path: str | os.PathLike[str]) -> RecordT:
     return report_from_json(cls, payload, str(where))
 
 
+def optional_report(
+    cls: type[RecordT], path: str | os.PathLike[str]
+) -> RecordT | ReportFileError | None:
+    """A report file that may be absent (None) or damaged (its `ReportFileError`, for a page
+    that names it in place rather than failing)."""
+    if not Path(path).is_file():
+        return None
+    try:
+        return stored_report(cls, path)
+    except ReportFileError as exc:
+        return exc
+
+
 def report_from_json(cls: type[RecordT], payload: object, where: str) -> RecordT:
     """`cls` validated from a parsed JSON value; errors name `where` and the keys."""
     if not isinstance(payload, Mapping):

@@ -3,14 +3,12 @@ currency, with paired video-bootstrap intervals.
 
 Every number of one summary comes from the same resamples, so a stopping rule's accuracy change and
 its saving are paired with each other and with the terminal budget's. A rule *matches* the
-terminal budget when the 95% interval of its accuracy change reaches 0. `skipped_lines` says,
-for the console and the report alike, what a cascade report did not run on.
+terminal budget when the 95% interval of its accuracy change reaches 0.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -20,9 +18,6 @@ from ._cascade_report import StopSummary, UnsharedCost
 from ._inputs import CascadeInputs
 from ._records import Count, Statistic
 from ._search import outcome_at
-
-if TYPE_CHECKING:
-    from ._cascade_report import CascadeReport, SkippedAxis
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -68,22 +63,22 @@ def summarise_stops(
 
     def share(fn: Callable[[FloatArray], FloatArray | float], right: FloatArray) -> Statistic:
         """A share of items, with the k right of the n it is over."""
-        count = Count(k=int(round(float(right.sum()))), n=n)
+        count = Count(k=round(float(right.sum())), n=n)
         return derived(fn).model_copy(update={"count": count})
 
     per_currency: dict[str, Statistic] = {}
     for c in paid:
         p, t = where[("shared", c)], where[("terminal", c)]
-        per_currency[f"mean_cost_{c}"] = derived(lambda m, p=p: m[p])
-        per_currency[f"terminal_cost_{c}"] = derived(lambda m, t=t: m[t])
-        per_currency[f"cost_reduction_{c}"] = derived(lambda m, p=p, t=t: 1.0 - m[p] / m[t])
+        per_currency[f"mean_cost_{c}"] = derived(_column(p))
+        per_currency[f"terminal_cost_{c}"] = derived(_column(t))
+        per_currency[f"cost_reduction_{c}"] = derived(_reduction(p, t))
     unshared = None
     if paid_unshared:
         bound: dict[str, Statistic] = {}
         for c in paid_unshared:
             p, t = where[("unshared", c)], where[("terminal", c)]
-            bound[f"mean_cost_{c}"] = derived(lambda m, p=p: m[p])
-            bound[f"cost_reduction_{c}"] = derived(lambda m, p=p, t=t: 1.0 - m[p] / m[t])
+            bound[f"mean_cost_{c}"] = derived(_column(p))
+            bound[f"cost_reduction_{c}"] = derived(_reduction(p, t))
         unshared = UnsharedCost(sharing="none", **bound)
     change = derived(lambda m: m[0] - m[1])
     reach = change.ci[1] if change.ci is not None else change.value
@@ -103,28 +98,14 @@ def summarise_stops(
     )
 
 
-def skipped_lines(report: CascadeReport) -> list[str]:
-    """What the cascade did not run on, one line per model and reason: a series' open-ended
-    half named as such (its multiple-choice items have their block above), intervention
-    re-runs in one line."""
-    ran = {(b.model, b.series) for b in report.results}
-    grouped: dict[tuple[str, str], list[SkippedAxis]] = {}
-    for skipped in report.skipped:
-        grouped.setdefault((skipped.model, skipped.reason), []).append(skipped)
-    lines = []
-    for (model, reason), entries in grouped.items():
-        names = ", ".join(e.series for e in entries)
-        if entries[0].kind not in (None, "binary"):
-            for e in entries:
-                above = "; its multiple-choice items are above" if (model, e.series) in ran else ""
-                n_items = "?" if e.n_items is None else e.n_items
-                lines.append(
-                    f"not run on the {n_items} open-ended items of {model} / "
-                    f"{e.series}{above}: policies need 0/1 correctness (multiple "
-                    "choice)"
-                )
-        elif len(entries) > 1:
-            lines.append(f"not run on {model}, {len(entries)} series ({names}): {reason}")
-        else:
-            lines.append(f"not run on {model} / {names}: {reason}")
-    return lines
+Derived = Callable[[FloatArray], "FloatArray | float"]
+
+
+def _column(p: int) -> Derived:
+    """The mean of column p (of the point, or of every resample)."""
+    return lambda m: m[p]
+
+
+def _reduction(p: int, t: int) -> Derived:
+    """1 - the mean of column p over the mean of column t."""
+    return lambda m: 1.0 - m[p] / m[t]
