@@ -280,6 +280,7 @@ _TITLE = re.compile(r"<title>(.*?)</title>", re.S)
 
 def _check_report(root: Path, result: VerifyResult) -> None:
     """report.html rendered again from the artifact's files and compared byte for byte."""
+    from ..policies import CascadeReport
     from ._build import load_report_inputs
     from ._html import render_report
 
@@ -295,7 +296,12 @@ def _check_report(root: Path, result: VerifyResult) -> None:
         inputs,
         measures=as_stored(again["measures"]) if "measures" in again else inputs.measures,
         trajectories=again.get("trajectories", inputs.trajectories),
-        cascade=again.get("cascade", inputs.cascade),
+        # as the file holds it: sorted keys give the report its order of the rules
+        cascade=(
+            CascadeReport.model_validate(as_stored(again["cascade"].as_json()))
+            if "cascade" in again
+            else inputs.cascade
+        ),
     )
     prov = inputs.provenance
     if not (isinstance(prov.get("report"), dict) and prov["report"].get("title")):
