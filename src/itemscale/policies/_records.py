@@ -102,8 +102,33 @@ def report_from_json(cls: type[RecordT], payload: object, where: str) -> RecordT
     try:
         return cls.model_validate(payload)
     except ValidationError as exc:
-        keys = validation_message(exc.errors(), model=cls, show_input=True)
-        raise ReportFileError(f"{where}: {keys}") from None
+        lines = []
+        for error in exc.errors():
+            loc = _file_keys(payload, error["loc"])
+            # under a tag the keys known depend on it: no "did you mean" is offered there
+            tagged = len(loc) != len(error["loc"])
+            lines.append(
+                validation_message(
+                    [{**error, "loc": loc}], model=None if tagged else cls, show_input=True
+                )
+            )
+        raise ReportFileError(f"{where}: {'; '.join(lines)}") from None
+
+
+def _file_keys(payload: object, loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
+    """An error's location as keys of the file: a union's tag (a stopping rule's `available`,
+    which pydantic puts in the location as 1 or 0) is no key, and is left out."""
+    keys: list[int | str] = []
+    node: object = payload
+    for part in loc:
+        if isinstance(part, int) and not isinstance(node, list):
+            continue  # a tag: the node is the tagged record itself
+        keys.append(part)
+        if isinstance(node, list) and isinstance(part, int):
+            node = node[part] if part < len(node) else None
+        else:
+            node = node.get(part) if isinstance(node, Mapping) else None
+    return tuple(keys)
 
 
 def json_text(payload: object) -> str:
