@@ -244,3 +244,20 @@ def test_cascade_rules_live_in_the_settings(
     with pytest.raises(ValidationError, match="a cascade needs at least two stages"):
         CascadeSettings(stages=("16f",))
     assert CascadeSettings(stages=(" 8f", "16f ")).stages == ("8f", "16f")
+
+
+def test_the_report_names_a_damaged_cascade_in_its_section(tmp_path: Path) -> None:
+    from itemscale.artifact._html_policies import cascade_section
+    from itemscale.policies import optional_report
+
+    path, payload = _stored(tmp_path)
+    results = payload["results"]
+    assert isinstance(results, list)
+    results[0]["model"] = ["<b>not a name</b>"]
+    path.write_text(json.dumps(payload), encoding="utf-8")
+    found = optional_report(CascadeReport, path)
+    assert isinstance(found, ReportFileError)
+    html = cascade_section(found)
+    assert "cascade.json cannot be read" in html and "results[0].model: Input should be" in html
+    assert "<b>" not in html  # the file's text stays text
+    assert optional_report(CascadeReport, tmp_path / "absent.json") is None

@@ -542,7 +542,7 @@ def load_report_inputs(root: Path) -> ReportInputs:
     run_meta = read_json(root / RUN_FILE)
     cascade, stored = stored_reports(root)
     legacy = _read_optional_json(root / LEGACY_INTERVENTION_FILE)
-    interventions = {"intervention": legacy, **stored} if legacy is not None else stored
+    interventions = {**({"intervention": legacy} if legacy is not None else {}), **stored}
     sheets = {png.stem: png.read_bytes() for png in sorted((root / SHEETS_DIR).glob("*.png"))}
     title = (prov.get("report") or {}).get("title") if isinstance(prov, dict) else None
     questions: dict[str, str] = {}

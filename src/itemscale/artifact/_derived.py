@@ -150,16 +150,16 @@ def stored_and_fresh(path: Path, df: pd.DataFrame) -> tuple[Record, Record]:
 
 def stored_reports(
     root: Path,
-) -> tuple[
-    CascadeReport | ReportFileError | None,
-    dict[str, InterventionResult | ReportFileError | dict[str, Any]],
-]:
+) -> tuple[CascadeReport | ReportFileError | None, dict[str, InterventionResult | ReportFileError]]:
     """The cascade and every intervention result of an artifact folder, validated; a file that
     does not fit its layout is returned as its error, for the report to name in its section."""
-    interventions: dict[str, InterventionResult | ReportFileError | dict[str, Any]] = {}
+    interventions: dict[str, InterventionResult | ReportFileError] = {}
     for path in sorted((root / INTERVENTION_DIR).glob("*.json")):
-        if not path.name.endswith(PLAN_SUFFIX):  # a file found here is there: never None
-            interventions[path.stem] = optional_report(InterventionResult, path) or {}
+        found = (
+            None if path.name.endswith(PLAN_SUFFIX) else optional_report(InterventionResult, path)
+        )
+        if found is not None:
+            interventions[path.stem] = found
     return optional_report(CascadeReport, root / CASCADE_FILE), interventions
 
 

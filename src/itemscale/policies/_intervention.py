@@ -280,16 +280,8 @@ def intervention_outcomes(
     denominators, never silently: the report carries `n_failed` and `n_missing` per group.
     """
     records, failed, missing = _item_records(df, plan)
-    answered = [r for r in records if r["after"] is not None]
+    answered = [r for r in records if r.after is not None]
     rates = _rates(answered, plan, n_boot, seed)
-    for r in records:
-        for name in (
-            "reference_frames_kept",
-            "reference_frames_kept_before",
-            "terminal_frames_changed",
-        ):
-            if not np.isfinite(r[name]):
-                r[name] = None
     return InterventionResult(
         schema_version=INTERVENTION_SCHEMA_VERSION,
         model=plan.model,
@@ -313,7 +305,7 @@ def intervention_outcomes(
         regressions=_group_counts("regression", plan, answered, failed, missing),
         controls=_group_counts("control", plan, answered, failed, missing),
         bootstrap=BootstrapRecord(n_boot=n_boot, seed=seed),
-        items=tuple(ItemOutcome.model_validate(r) for r in records),
+        items=tuple(records),
     )
 
 
@@ -322,9 +314,13 @@ Failed = dict[str, dict[str, int]]
 Missing = dict[str, int]
 
 
+def _finite(value: float) -> float | None:
+    return value if np.isfinite(value) else None
+
+
 def _item_records(
     df: pd.DataFrame, plan: InterventionPlan
-) -> tuple[list[dict[str, Any]], Failed, Missing]:
+) -> tuple[list[ItemOutcome], Failed, Missing]:
     """One record per planned item: its answer before and after the re-run, and how much of
     the reference budget's frames the re-run kept; failed and missing re-runs counted apart."""
     rows = df[(df["model"] == plan.model) & (df["repeat"] == 0)]
@@ -340,62 +336,56 @@ def _item_records(
         (str(r["config_label"]), str(r["item_id"])): r for r in source.to_dict("records")
     }
 
-    records: list[dict[str, Any]] = []
+    records: list[ItemOutcome] = []
     failed: Failed = {"regression": {}, "control": {}}
     missing: Missing = {"regression": 0, "control": 0}
     for item in plan.items:
         before_row = by_label.get((plan.terminal_label, item.item_id))
-        record: dict[str, Any] = {
-            "item_id": item.item_id,
-            "video_id": item.video_id,
-            "group": item.group,
-            "reference_label": item.reference_label,
-            "config_id": item.config_id,
-            "before": 0.0 if item.group == "regression" else 1.0,
-            "answer_before": None if before_row is None else before_row["answer"],
-            "status": "missing",
-            "after": None,
-            "answer_after": None,
-            "reference_frames_kept": float("nan"),
-            "reference_frames_kept_before": float("nan"),
-            "terminal_frames_changed": float("nan"),
-        }
         row = after_rows.get((item.item_id, item.config_id))
+        status = "missing" if row is None else str(row["status"])
+        after = answer_after = kept = kept_before = changed = None
         if row is None:
             missing[item.group] += 1
-            records.append(record)
-            continue
-        status = str(row["status"])
-        record["status"] = status
-        correct = row["correct"]
-        if status not in ANSWERED_STATUSES or correct is None or pd.isna(correct):
+        elif status not in ANSWERED_STATUSES or row["correct"] is None or pd.isna(row["correct"]):
             reason = status if status not in ANSWERED_STATUSES else "no_correct"
             failed[item.group][reason] = failed[item.group].get(reason, 0) + 1
-            records.append(record)
-            continue
-        record["after"] = float(correct)
-        record["answer_after"] = row["answer"]
-        new = _index_set(row["frame_indices"])
-        ref_row = by_label.get((item.reference_label, item.item_id))
-        ref = None if ref_row is None else _index_set(ref_row["frame_indices"])
-        old = None if before_row is None else _index_set(before_row["frame_indices"])
-        record["reference_frames_kept"] = _share(new, ref)
-        record["reference_frames_kept_before"] = _share(old, ref)
-        record["terminal_frames_changed"] = (
-            1.0 - _share(old, new) if new is not None and old is not None and new else float("nan")
+        else:
+            after, answer_after = float(row["correct"]), row["answer"]
+            new = _index_set(row["frame_indices"])
+            ref_row = by_label.get((item.reference_label, item.item_id))
+            ref = None if ref_row is None else _index_set(ref_row["frame_indices"])
+            old = None if before_row is None else _index_set(before_row["frame_indices"])
+            kept, kept_before = _finite(_share(new, ref)), _finite(_share(old, ref))
+            if new is not None and old is not None and new:
+                changed = _finite(1.0 - _share(old, new))
+        records.append(
+            ItemOutcome(
+                item_id=item.item_id,
+                video_id=item.video_id,
+                group=item.group,
+                reference_label=item.reference_label,
+                config_id=item.config_id,
+                before=0.0 if item.group == "regression" else 1.0,
+                answer_before=None if before_row is None else before_row["answer"],
+                status=status,
+                after=after,
+                answer_after=answer_after,
+                reference_frames_kept=kept,
+                reference_frames_kept_before=kept_before,
+                terminal_frames_changed=changed,
+            )
         )
-        records.append(record)
     return records, failed, missing
 
 
 def _rates(
-    answered: list[dict[str, Any]], plan: InterventionPlan, n_boot: int, seed: int
+    answered: list[ItemOutcome], plan: InterventionPlan, n_boot: int, seed: int
 ) -> dict[str, Any]:
     """The two rates with their intervals and counts (k changed of n answered), and the net
     accuracy change they imply."""
-    is_reg = np.array([r["group"] == "regression" for r in answered], dtype=np.float64)
+    is_reg = np.array([r.group == "regression" for r in answered], dtype=np.float64)
     is_ctrl = 1.0 - is_reg
-    after = np.array([r["after"] for r in answered], dtype=np.float64)
+    after = np.array([r.after for r in answered], dtype=np.float64)
     numerator = np.column_stack([is_reg * after, is_ctrl * (1.0 - after)])
     denominator = np.column_stack([is_reg, is_ctrl])
     sums_num = numerator.sum(axis=0) if answered else np.zeros(2)
@@ -405,9 +395,7 @@ def _rates(
     ci: Any = [None, None]
     samples = None
     if answered and n_boot > 0:
-        boot = VideoBootstrap(
-            np.array([r["video_id"] for r in answered], dtype=object), n_boot, seed
-        )
+        boot = VideoBootstrap(np.array([r.video_id for r in answered], dtype=object), n_boot, seed)
         samples = boot.ratios(numerator, denominator)
         ci = percentile_intervals(samples)
     intervals = {"recovered_rate": "video bootstrap", "broken_rate": "video bootstrap"}
@@ -443,32 +431,30 @@ def _rates(
     }
 
 
-def _mean_of(answered: list[dict[str, Any]], group: str, key: str) -> float | None:
-    values = np.array(
-        [
-            r[key]
-            for r in answered
-            if r["group"] == group and r[key] is not None and np.isfinite(r[key])
-        ],
-        dtype=float,
-    )
-    return float(values.mean()) if values.size else None
+def _mean_of(
+    answered: list[ItemOutcome],
+    group: str,
+    key: Literal[
+        "reference_frames_kept", "reference_frames_kept_before", "terminal_frames_changed"
+    ],
+) -> float | None:
+    values = [getattr(r, key) for r in answered if r.group == group]
+    present = np.array([v for v in values if v is not None], dtype=float)
+    return float(present.mean()) if present.size else None
 
 
 def _group_counts(
     group: str,
     plan: InterventionPlan,
-    answered: list[dict[str, Any]],
+    answered: list[ItemOutcome],
     failed: Failed,
     missing: Missing,
 ) -> GroupCounts:
     return GroupCounts(
         n_planned=sum(1 for i in plan.items if i.group == group),
-        n_answered=int(sum(1 for r in answered if r["group"] == group)),
+        n_answered=sum(1 for r in answered if r.group == group),
         # recovered regressions, broken controls: the numerator of the group's rate
-        n_changed=int(
-            sum(1 for r in answered if r["group"] == group and r["after"] != r["before"])
-        ),
+        n_changed=sum(1 for r in answered if r.group == group and r.after != r.before),
         n_failed=int(sum(failed[group].values())),
         failed_by_status=dict(sorted(failed[group].items())),
         n_missing=missing[group],
