@@ -9,7 +9,13 @@ together and below the CLI; they import the heavy stages (the sweep, the decoder
 called, so importing this package costs no torch or PyAV.
 """
 
-from ._analyze import analyze, response_table
+from ._analyze import (
+    PER_ITEM_SUFFIXES,
+    analyze,
+    check_per_item_path,
+    response_table,
+    write_per_item,
+)
 from ._audit_sheets import write_audit_sheets
 from ._compare import compare
 from ._compare_result import COMPARE_SCHEMA_VERSION, CompareResult
@@ -18,11 +24,14 @@ from ._intervene import intervene
 
 __all__ = [
     "COMPARE_SCHEMA_VERSION",
+    "PER_ITEM_SUFFIXES",
     "CompareResult",
     "WorkflowError",
     "analyze",
+    "check_per_item_path",
     "compare",
     "intervene",
     "response_table",
     "write_audit_sheets",
+    "write_per_item",
 ]
