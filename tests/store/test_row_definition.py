@@ -13,8 +13,8 @@ import pytest
 
 from itemscale.responses import (
     COLUMNS,
-    RESPONSE_COLUMNS,
     REQUIRED_COLUMNS,
+    RESPONSE_COLUMNS,
     read_run,
 )
 from itemscale.responses._schema import RESPONSE_SCHEMA, SCHEMA_VERSION
@@ -44,7 +44,7 @@ def test_the_parquet_schema_is_the_definition() -> None:
     assert RESPONSE_SCHEMA.names == [c.name for c in RESPONSE_COLUMNS] == list(COLUMNS)
     for column, field in zip(RESPONSE_COLUMNS, RESPONSE_SCHEMA, strict=True):
         assert field.type == column.arrow_type and field.nullable is not column.required
-    assert REQUIRED_COLUMNS == {c.name for c in RESPONSE_COLUMNS if c.required}
+    assert {c.name for c in RESPONSE_COLUMNS if c.required} == REQUIRED_COLUMNS
     # a column a later schema version added says so, and no column is newer than the schema
     assert {c.name: c.since for c in RESPONSE_COLUMNS if c.since > 1} == {
         "margin": 2,
