@@ -20,7 +20,7 @@ import pytest
 
 from _support.paths import DATA
 from itemscale.cli import cmd_analyze, main
-from itemscale.cli._paper import compare_with_paper, release_dir, release_models
+from itemscale.workflows import compare_with_paper, release_dir, release_models
 
 V1_MEDIUM = DATA / "scalegrid_v1_medium"
 TABLE2 = ["textonly", "16f_151k", "32f_151k", "64f_151k"]

@@ -1,92 +1,12 @@
-"""The real-data half of `itemscale demo`: the seed paper's released labels, reproduced.
-
-The paper released per-item predictions of five real Video LLMs on Video-MME V1 short videos
-with its own summary numbers (`src/itemscale/data/scalegrid/`, CC BY 4.0). The demo imports them
-with the same `import table --wide` path a user would, analyses them, and prints the paper's
-numbers beside itemscale's, so the first thing a new user sees is the tool agreeing with a
-published table to the hundredth of a point (and saying so where it does not).
-"""
+"""The real-data half of `itemscale demo`, printed: the seed paper's numbers beside
+itemscale's, its Table 2 grid and the prescription on its labels (computed by
+`itemscale.workflows.reproduce_paper`)."""
 
 from __future__ import annotations
 
-import json
-from collections import Counter
-from importlib import resources
-from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import Any, TextIO
 
-
-def paper_measures() -> list[tuple[str, str, str]]:
-    """(the paper's name, its key in the release's JSON, itemscale's key under
-    `grid_with_text`) of every registered measure the paper publishes, in registry order."""
-    from ..measures import measures_for
-
-    return [
-        (unit.paper[0], unit.paper[1], unit.key)
-        for unit in measures_for("binary_with_text")
-        if unit.paper is not None
-    ]
-
-
-TABLE2_CONFIGS: Final[tuple[str, ...]] = ("textonly", "16f_151k", "32f_151k", "64f_151k")
-ANSWER_KEY: Final[str] = "V1_short_answer_key.csv"
-#: Agreement to this many points counts as "the same number" (the JSON rounds to 0.0001).
-TOLERANCE_POINTS: Final[float] = 0.005
-
-
-def release_dir() -> Path:
-    """The packaged release folder (wide tables, the paper's JSON, the answer key, licence)."""
-    return Path(str(resources.files("itemscale") / "data" / "scalegrid"))
-
-
-def release_models(root: Path | None = None) -> list[tuple[str, Path, dict[str, Any]]]:
-    """(model, wide table, the paper's JSON) for every model of the release."""
-    root = root if root is not None else release_dir()
-    out = []
-    for table in sorted(root.glob("*_V1_short_predictions_wide.csv")):
-        model = table.name[: -len("_V1_short_predictions_wide.csv")]
-        paper = json.loads((root / f"{model}_V1_short.json").read_text(encoding="utf-8"))
-        out.append((model, table, paper))
-    return out
-
-
-def import_release(run_dir: Path, root: Path | None = None) -> tuple[int, int]:
-    """Import every wide table into `run_dir` (idempotent); (rows added, rows already there)."""
-    from ..importers import (
-        TableOptions,
-        finish_import,
-        import_record,
-        import_table,
-        load_answer_key,
-        source_record,
-    )
-
-    root = root if root is not None else release_dir()
-    key = load_answer_key(root / ANSWER_KEY)
-    added = unchanged = 0
-    for model, table, _ in release_models(root):
-        options = TableOptions(wide=True, id_column="sample_id", model=model)
-        rows, notes = import_table(table, options, key=key)
-        record = import_record(
-            "table",
-            [source_record(table, rows=len(rows))],
-            wide=True,
-            id_column="sample_id",
-            model=model,
-            answer_key=source_record(root / ANSWER_KEY),
-        )
-        summary = finish_import(
-            importer="table",
-            run_dir=run_dir,
-            files=[str(table)],
-            rows=rows,
-            record=record,
-            skipped=Counter(),
-            notes=notes,
-        )
-        added += summary.rows_added
-        unchanged += summary.rows_unchanged
-    return added, unchanged
+from ..workflows import SAVING_BAR, TABLE2_CONFIGS
 
 
 def _points(stat: dict[str, Any] | None) -> tuple[str, str]:
@@ -95,44 +15,6 @@ def _points(stat: dict[str, Any] | None) -> tuple[str, str]:
     ci = stat.get("ci")
     interval = f"[{100 * ci[0]:.2f}, {100 * ci[1]:.2f}]" if ci else ""
     return f"{100 * stat['value']:.2f}", interval
-
-
-def compare_with_paper(measures: dict[str, Any], root: Path | None = None) -> list[dict[str, Any]]:
-    """One record per (model, measure): the paper's value, itemscale's, its interval, agreement.
-
-    itemscale's side is the model's `grid_with_text` block (the text-only answer as budget 0),
-    computed on the model's whole released grid, which is the grid of its JSON.
-    """
-    rows: list[dict[str, Any]] = []
-    for model, _, paper in release_models(root):
-        block = measures["models"].get(model, {}).get("grid_with_text")
-        if block is None:
-            raise ValueError(f"no grid_with_text block for {model} (is the text-only run there?)")
-        if sorted(block["configs"]) != sorted(paper["configs"]):
-            raise ValueError(
-                f"{model}: itemscale's grid {block['configs']} is not the paper's {paper['configs']}"
-            )
-        checks = [
-            (f"accuracy {c}", paper["accuracy_by_config"][c], block["accuracy"][c])
-            for c in paper["configs"]
-        ]
-        checks += [(name, paper[pk], block[ik]) for name, pk, ik in paper_measures()]
-        for name, paper_value, stat in checks:
-            ours = 100 * float(stat["value"])
-            rows.append(
-                {
-                    "model": model,
-                    "measure": name,
-                    "paper": float(paper_value),
-                    "itemscale": ours,
-                    "ci": [100 * c for c in stat["ci"]] if stat.get("ci") else None,
-                    "same": abs(ours - float(paper_value)) < TOLERANCE_POINTS,
-                    "n_items": block["n_items"],
-                    "n_videos": block["n_videos"],
-                    "configs": list(block["configs"]),
-                }
-            )
-    return rows
 
 
 def print_comparison(rows: list[dict[str, Any]], out: TextIO) -> None:
@@ -203,11 +85,6 @@ def print_table2(measures: dict[str, Any], out: TextIO) -> None:
         )
     for model, lacks in measures.get("grid", {}).get("excluded_models", {}).items():
         print(f"  {model}: not on this grid (it lacks {', '.join(lacks)})", file=out)
-
-
-#: The prescription's bar (the seed paper's headline: 31.7% fewer shared frames at the
-#: terminal accuracy), used only to count the models that clear it.
-SAVING_BAR: Final[float] = 0.30
 
 
 def print_cascade_table(report: dict[str, Any], out: TextIO) -> None:
