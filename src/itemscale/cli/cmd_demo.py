@@ -1,8 +1,9 @@
 """`itemscale demo`: the whole audit offline, on the synthetic suite and the built-in model.
 
-It runs exactly the commands a user would (synth, sweep, analyze, cascade, audit, report) through
-the same code paths, and writes the protocol it used into the run directory so the run can be
-repeated or extended with `itemscale sweep RUN_DIR/protocol.toml`.
+Each step is the library call its command makes (synth, sweep, intervene, select, analyze,
+cascade, audit, report; `itemscale.workflows` holds the ones that are more than one call) and is
+printed as the command prints it. It writes the protocol it used into the run directory so the
+run can be repeated or extended with `itemscale sweep RUN_DIR/protocol.toml`.
 """
 
 from __future__ import annotations
