@@ -5,6 +5,7 @@ called from Python with no command line."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -40,7 +41,8 @@ def test_reproduce_paper_writes_and_returns_every_result(tmp_path: Path) -> None
     for key in ("measures", "table2", "cascade"):
         assert Path(summary[key]).is_file(), key
     comparison = json.loads((tmp_path / "paper" / "comparison.json").read_text("utf-8"))
-    assert comparison["rows"] == paper.comparison
+    assert comparison["rows"] == [dataclasses.asdict(r) for r in paper.comparison]
+    assert all(r.same == (abs(r.itemscale - r.paper) < 0.005) for r in paper.comparison)
     again = reproduce_paper(tmp_path / "paper", n_boot=0, report=False)
     assert (again.rows_added, again.rows_unchanged) == (0, paper.rows_added)
     assert again.comparison == paper.comparison

@@ -4,9 +4,10 @@ itemscale's, its Table 2 grid and the prescription on its labels (computed by
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, TextIO
 
-from ..workflows import SAVING_BAR, TABLE2_CONFIGS
+from ..workflows import SAVING_BAR, TABLE2_CONFIGS, PaperNumber
 
 
 def _points(stat: dict[str, Any] | None) -> tuple[str, str]:
@@ -17,9 +18,9 @@ def _points(stat: dict[str, Any] | None) -> tuple[str, str]:
     return f"{100 * stat['value']:.2f}", interval
 
 
-def print_comparison(rows: list[dict[str, Any]], out: TextIO) -> None:
+def print_comparison(rows: Sequence[PaperNumber], out: TextIO) -> None:
     """The side-by-side table: the headline measures per model, accuracies summarised."""
-    models = list(dict.fromkeys(r["model"] for r in rows))
+    models = list(dict.fromkeys(r.model for r in rows))
     print(
         "the paper's released numbers (Video-MME V1 short) vs itemscale, points; itemscale's "
         "95% interval from a video bootstrap",
@@ -29,15 +30,15 @@ def print_comparison(rows: list[dict[str, Any]], out: TextIO) -> None:
         f"  {'model':<21} {'measure':<17} {'paper':>7} {'itemscale':>9}  {'95% CI':<16}", file=out
     )
     for model in models:
-        mine = [r for r in rows if r["model"] == model]
-        acc = [r for r in mine if r["measure"].startswith("accuracy ")]
+        mine = [r for r in rows if r.model == model]
+        acc = [r for r in mine if r.measure.startswith("accuracy ")]
         first = mine[0]
         print(
-            f"  {model:<21} grid {' < '.join(first['configs'])} "
-            f"({first['n_items']} items, {first['n_videos']} videos)",
+            f"  {model:<21} grid {' < '.join(first.configs)} "
+            f"({first.n_items} items, {first.n_videos} videos)",
             file=out,
         )
-        same_acc = sum(r["same"] for r in acc)
+        same_acc = sum(r.same for r in acc)
         print(
             f"  {'':<21} {'accuracy':<17} {'':>7} {'':>9}  "
             f"{same_acc} of {len(acc)} configurations the same",
@@ -46,20 +47,19 @@ def print_comparison(rows: list[dict[str, Any]], out: TextIO) -> None:
         for r in mine:
             if r in acc:
                 continue
-            ci = f"[{r['ci'][0]:.2f}, {r['ci'][1]:.2f}]" if r["ci"] else ""
-            mark = "same" if r["same"] else f"DIFFERS by {r['itemscale'] - r['paper']:+.2f}"
+            ci = f"[{r.ci[0]:.2f}, {r.ci[1]:.2f}]" if r.ci else ""
+            mark = "same" if r.same else f"DIFFERS by {r.itemscale - r.paper:+.2f}"
             print(
-                f"  {'':<21} {r['measure']:<17} {r['paper']:>7.2f} {r['itemscale']:>9.2f}  "
-                f"{ci:<16} {mark}",
+                f"  {'':<21} {r.measure:<17} {r.paper:>7.2f} {r.itemscale:>9.2f}  {ci:<16} {mark}",
                 file=out,
             )
-    same = sum(r["same"] for r in rows)
+    same = sum(r.same for r in rows)
     print(f"  {same} of {len(rows)} published numbers reproduced to 0.01 points", file=out)
-    differs = [r for r in rows if not r["same"]]
+    differs = [r for r in rows if not r.same]
     for r in differs:
         print(
-            f"  note: {r['model']} {r['measure']}: its grid mixes frame and pixel axes "
-            f"({len(r['configs'])} configurations); the paper does not state the order its "
+            f"  note: {r.model} {r.measure}: its grid mixes frame and pixel axes "
+            f"({len(r.configs)} configurations); the paper does not state the order its "
             "visual confusion uses on such a grid, and no order we tried gives its figure "
             "(docs/measures.md, 'The paper's grid')",
             file=out,

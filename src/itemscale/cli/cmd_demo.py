@@ -89,7 +89,7 @@ def _step(name: str) -> float:
     return time.perf_counter()
 
 
-def run_paper_step(paper_dir: Path, *, n_boot: int, report: bool) -> dict[str, Any]:
+def run_paper_step(paper_dir: Path, *, n_boot: int, report: bool) -> dict[str, object]:
     """Import the seed paper's released labels, reproduce its numbers, write their report
     (`itemscale.workflows.reproduce_paper`), and print them; returns demo.json's entry."""
     import sys

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -349,9 +349,10 @@ def _breakdown(
 ) -> dict[str, Any]:
     """The measures of each value of an item attribute, and how many items have none."""
     values = np.array([a.get(attr) for a in m.attributes], dtype=object)
-    groups: dict[str, Any] = {}
-    for value in sorted({v for v in values.tolist() if v is not None}):
-        groups[str(value)] = _block(m.subset(values == value), boots, settings)
+    groups = {
+        str(value): _block(m.subset(values == value), boots, settings)
+        for value in sorted({v for v in values.tolist() if v is not None})
+    }
     missing = int(sum(v is None for v in values.tolist()))
     return {"groups": groups, "n_items_without": missing}
 
@@ -359,7 +360,7 @@ def _breakdown(
 def _analysis_json(
     settings: AnalysisSettings,
     grid: dict[str, Any] | None,
-    models: dict[str, dict[str, Any]],
+    models: Mapping[str, object],
     across: list[str],
 ) -> dict[str, Any]:
     """The `analyze --json` document around the models' entries."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Final
@@ -91,13 +91,32 @@ def import_release(run_dir: Path, root: Path | None = None) -> tuple[int, int]:
     return added, unchanged
 
 
-def compare_with_paper(measures: dict[str, Any], root: Path | None = None) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class PaperNumber:
+    """One published number beside itemscale's (points), and whether they agree to
+    `PAPER_TOLERANCE_POINTS`; `dataclasses.asdict` of it is a row of comparison.json."""
+
+    model: str
+    #: `accuracy CONFIG`, or the paper's name of a measure (`visual confusion`, ...).
+    measure: str
+    paper: float
+    itemscale: float
+    #: itemscale's 95% interval in points (None without a bootstrap).
+    ci: list[float] | None
+    same: bool
+    n_items: int
+    n_videos: int
+    #: The grid both were computed on.
+    configs: list[str]
+
+
+def compare_with_paper(measures: dict[str, Any], root: Path | None = None) -> list[PaperNumber]:
     """One record per (model, measure): the paper's value, itemscale's, its interval, agreement.
 
     itemscale's side is the model's `grid_with_text` block (the text-only answer as budget 0),
     computed on the model's whole released grid, which is the grid of its JSON.
     """
-    rows: list[dict[str, Any]] = []
+    rows: list[PaperNumber] = []
     for model, _, paper in release_models(root):
         block = measures["models"].get(model, {}).get("grid_with_text")
         if block is None:
@@ -114,17 +133,17 @@ def compare_with_paper(measures: dict[str, Any], root: Path | None = None) -> li
         for name, paper_value, stat in checks:
             ours = 100 * float(stat["value"])
             rows.append(
-                {
-                    "model": model,
-                    "measure": name,
-                    "paper": float(paper_value),
-                    "itemscale": ours,
-                    "ci": [100 * c for c in stat["ci"]] if stat.get("ci") else None,
-                    "same": abs(ours - float(paper_value)) < PAPER_TOLERANCE_POINTS,
-                    "n_items": block["n_items"],
-                    "n_videos": block["n_videos"],
-                    "configs": list(block["configs"]),
-                }
+                PaperNumber(
+                    model=model,
+                    measure=name,
+                    paper=float(paper_value),
+                    itemscale=ours,
+                    ci=[100 * c for c in stat["ci"]] if stat.get("ci") else None,
+                    same=abs(ours - float(paper_value)) < PAPER_TOLERANCE_POINTS,
+                    n_items=block["n_items"],
+                    n_videos=block["n_videos"],
+                    configs=list(block["configs"]),
+                )
             )
     return rows
 
@@ -147,7 +166,7 @@ class PaperReproduction:
     measures: dict[str, Any]
     table2: dict[str, Any]
     #: One record per (model, published number): `compare_with_paper`.
-    comparison: list[dict[str, Any]]
+    comparison: list[PaperNumber]
     #: The `cascade --json` layout (shared frames: `--sharing prefix`).
     cascade: dict[str, Any]
     #: The report's page when one was written.
@@ -155,14 +174,14 @@ class PaperReproduction:
 
     @property
     def reproduced(self) -> int:
-        return sum(bool(r["same"]) for r in self.comparison)
+        return sum(r.same for r in self.comparison)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, object]:
         """The paper's entry of `demo.json`: the files written and the count reproduced."""
         from ..artifact import MEASURES_FILE
         from ..policies import CASCADE_FILE
 
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "run_dir": str(self.run_dir),
             "measures": str(self.run_dir / MEASURES_FILE),
             "table2": str(self.run_dir / TABLE2_FILE),
@@ -188,7 +207,8 @@ def reproduce_paper(paper_dir: Path, *, n_boot: int, report: bool) -> PaperRepro
     measures = analyze_responses(df, AnalysisSettings(bootstrap=n_boot, seed=0))
     write_json_atomic(paper_dir / MEASURES_FILE, measures)
     rows = compare_with_paper(measures)
-    write_json_atomic(paper_dir / COMPARISON_FILE, {"schema_version": 1, "rows": rows})
+    written = [asdict(r) for r in rows]
+    write_json_atomic(paper_dir / COMPARISON_FILE, {"schema_version": 1, "rows": written})
     grid = AnalysisSettings(bootstrap=n_boot, seed=0, configs=TABLE2_CONFIGS)
     table2 = analyze_responses(df, grid)
     write_json_atomic(paper_dir / TABLE2_FILE, table2)
