@@ -31,7 +31,7 @@ from ..protocol import ModelEntry
 from ..responses import Status
 from ..store import CellRow
 from ._execute import JobStats, VideoJob, VideoJobRunner, failure_row
-from ._session import RayActorsLostError, VideoNotOnNodeError
+from ._session import RayActorsLostError, RayUnreachableError, VideoNotOnNodeError
 
 
 def _ray() -> Any:
@@ -144,6 +144,33 @@ def _slots(device: str, num_workers: int | None) -> tuple[int, dict[str, float]]
     return (min(cpus, num_workers) if num_workers else cpus), {"num_cpus": 1}
 
 
+#: seconds to wait for a TCP connection to a named Ray head before calling it unreachable
+REACH_TIMEOUT_S = 10.0
+
+
+def check_reachable(address: str | None, timeout: float = REACH_TIMEOUT_S) -> None:
+    """Refuse a Ray address nothing answers on, before `ray.init` (which waits there for
+    minutes without a word). Only a `HOST:PORT` (or `ray://HOST:PORT`) is checked; `auto`,
+    `local` and no address are Ray's own rules."""
+    if address is None or address in ("auto", "local"):
+        return
+    target = address.removeprefix("ray://")
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return
+    host = host.strip("[]")  # an IPv6 literal
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = "no answer" if isinstance(exc, TimeoutError) else exc.strerror or str(exc)
+        raise RayUnreachableError(
+            f"cannot reach the Ray cluster at {address!r} ({reason} within {timeout:g} s); "
+            "check --ray-address (the head's HOST:PORT, as `ray start --head` prints it) or "
+            "RAY_ADDRESS, and that the head is running"
+        ) from None
+
+
 def run_ray(session: Session) -> None:
     """Run every model of the session on actors of the Ray cluster: the one at
     `session.ray_address`, else Ray's own choice (`RAY_ADDRESS`, else the Ray `ray start`
@@ -156,6 +183,7 @@ def run_ray(session: Session) -> None:
     started_here = False
     if not ray.is_initialized():
         address = session.ray_address or os.environ.get("RAY_ADDRESS") or None
+        check_reachable(address)
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
         started_here = True
     figures = session.result.ray

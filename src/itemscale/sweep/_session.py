@@ -79,6 +79,14 @@ class RayActorsLostError(ItemscaleError, RuntimeError):
     exit_code: ClassVar[int] = 1
 
 
+class RayUnreachableError(ItemscaleError, RuntimeError):
+    """`--ray-address` (or `RAY_ADDRESS`) names a host and port nothing answers on: Ray's own
+    `ray.init` would wait there without a word. Exit status 2: the address is the user's
+    input; nothing was run or stored."""
+
+    exit_code: ClassVar[int] = 2
+
+
 class VideoNotOnNodeError(ItemscaleError, RuntimeError):
     """A video the driver can read is not readable on the Ray node an actor runs on: every node
     must see the benchmark's videos at the same paths. Stops the sweep before any of that
