@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, TextIO
+from typing import Any, TextIO, get_args
 
 from ..measures import (
     CI_METHODS,
     DEFAULT_BOOTSTRAP,
-    DEFAULT_CI,
     DEFAULT_DRAWS,
-    DEFAULT_POWER_TARGET,
+    AnalysisSettings,
     MeasureKind,
     counted_text,
     measures_for,
@@ -21,13 +20,16 @@ from ._format import Glosses, points_text
 from ._inference_text import p_text, print_churn, print_heterogeneity, print_inference
 from ._settings import settings_from_flags
 
+#: The flags' defaults are the settings' own (one definition, `AnalysisSettings`).
+DEFAULTS = AnalysisSettings()
+
 
 def add_ci_argument(p: argparse.ArgumentParser) -> None:
     """`--ci`, as `analyze` and `report` both take it."""
     p.add_argument(
         "--ci",
         choices=list(CI_METHODS),
-        default=DEFAULT_CI,
+        default=DEFAULTS.ci,
         help="interval method (default bca: BCa for rates and accuracies, and for best fixed, "
         "oracle headroom and gaps a selection-aware interval that counts near-tied budgets "
         "against the winner's curse; percentile: plain percentile intervals; docs/measures.md)",
@@ -53,12 +55,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--bootstrap",
         type=int,
-        default=DEFAULT_BOOTSTRAP,
+        default=DEFAULTS.bootstrap,
         metavar="B",
         help=f"resamples (0: none; default {DEFAULT_BOOTSTRAP})",
     )
     p.add_argument(
-        "--seed", type=int, default=0, help="bootstrap seed (same seed, same interval; default 0)"
+        "--seed",
+        type=int,
+        default=DEFAULTS.seed,
+        help="bootstrap seed (same seed, same interval; default 0)",
     )
     p.add_argument(
         "--by",
@@ -69,12 +74,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--metric",
-        default="score",
-        choices=["score", "token_f1", "rouge_l", "exact_match"],
+        default=DEFAULTS.metric,
+        choices=list(get_args(AnalysisSettings.model_fields["metric"].annotation)),
         help="score used for open-ended tasks",
     )
     p.add_argument(
-        "--eps", type=float, default=0.1, help="score drop that counts as harmful (default: 0.1)"
+        "--eps",
+        type=float,
+        default=DEFAULTS.eps,
+        help="score drop that counts as harmful (default: 0.1)",
     )
     p.add_argument(
         "--axis",
@@ -100,7 +108,7 @@ def add_inference_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--power-target",
         type=float,
-        default=100 * DEFAULT_POWER_TARGET,
+        default=DEFAULTS.power_target,
         metavar="POINTS",
         help="accuracy difference between adjacent budgets, in points, for which the power "
         "analysis reports the videos needed (default 2.0)",
@@ -117,7 +125,7 @@ def add_inference_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--heterogeneity-draws",
         type=int,
-        default=DEFAULT_DRAWS,
+        default=DEFAULTS.heterogeneity_draws,
         metavar="N",
         help="resamples of the additive-model test, for its null draws and its intervals (the "
         f"first N of the video bootstrap; default {DEFAULT_DRAWS}, at most --bootstrap)",
