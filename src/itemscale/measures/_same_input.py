@@ -33,6 +33,9 @@ from pydantic import BaseModel, ConfigDict
 #: the fewest matched items on which identical answers count as "the same input" (rule 3)
 SAME_INPUT_MIN_ITEMS = 50
 
+#: None as a 0-d object array, to compare an answer column with it element by element
+_NONE = np.asarray(None, dtype=object)
+
 SameInputBasis = Literal["visual_tokens", "effective_frames", "identical_answers"]
 
 
@@ -77,7 +80,7 @@ def _num(value: float | None) -> str:
 def _identical(same: np.ndarray, answers_from: np.ndarray) -> int:
     """Items whose answers are present and equal, from `same` (`a == b` item by item): an
     answer equal to a present one is present too, so only one side is checked for None."""
-    return int(np.count_nonzero(same & np.not_equal(answers_from, None)))
+    return int(np.count_nonzero(same & np.not_equal(answers_from, _NONE)))
 
 
 def _does_not_grow(
