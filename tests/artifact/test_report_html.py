@@ -261,6 +261,84 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevTools]:
         tools.close()
 
 
+def _stored_cascade(run: Path) -> str:
+    """A cascade.json as `itemscale cascade` writes it, with hand-set figures (three frontier
+    points, one rule whose description carries markup) and settings these responses cannot
+    recompute (no visual tokens for `cost="tokens"`): the report shows it as it is."""
+    from itemscale.policies import (
+        CascadeSettings,
+        FrontierPoint,
+        Statistic,
+        UnavailableRule,
+        cascade_report,
+    )
+    from itemscale.responses import read_run
+
+    df, _ = read_run(run)
+    real = cascade_report(df[df["model"] == "tiny<b>model</b>"], CascadeSettings(n_boot=0))
+    block = real.results[0]
+    rule = next(r for r in block.policies.values() if not isinstance(r, UnavailableRule))
+    rule = rule.model_copy(
+        update={
+            "description": "stop when confident <img src=x onerror=alert(1)>",
+            "accuracy": Statistic(value=0.62, ci=(0.52, 0.72)),
+            "mean_cost": Statistic(value=20.0, ci=(18.0, 22.0)),
+            "cost_reduction": Statistic(value=0.375, ci=(0.3, 0.45)),
+        }
+    )
+    front = tuple(
+        FrontierPoint(target_offset=0.0, accuracy=a, mean_cost=c, cost_reduction=None, pareto=True)
+        for a, c in ((0.55, 12.0), (0.6, 18.0), (0.62, 24.0))
+    )
+    block = block.model_copy(
+        update={
+            "policies": {"confidence": rule},
+            "cascade": rule,
+            "frontier": front,
+            "threshold_sweep": (),
+        }
+    )
+    tokens = real.settings.model_copy(update={"cost": "tokens"})
+    return real.model_copy(update={"results": (block,), "settings": tokens}).to_json()
+
+
+def _stored_intervention() -> dict[str, Any]:
+    """An intervention's result in the layout `itemscale intervene` writes, with markup in the
+    model name and in a re-run's answer."""
+
+    def group(planned: int, answered: int, failed: int) -> dict[str, Any]:
+        return {
+            "n_planned": planned, "n_answered": answered, "n_changed": 3, "n_failed": failed,
+            "failed_by_status": {"model_error": failed} if failed else {}, "n_missing": 0,
+            "reference_frames_kept": None, "reference_frames_kept_before": None,
+            "terminal_frames_changed": None,
+        }  # fmt: skip
+
+    return {
+        "schema_version": 1, "model": "tiny<b>model</b>", "source_series": "default",
+        "policy": "nested", "series": "intervention:nested",
+        "description": "keep every frame of the lower budget that was right",
+        "configs": {}, "config_series": {}, "terminal_label": "f32", "seed": 0, "n_items": 24,
+        "n_regressions": 10, "n_terminal_right": 12,
+        "recovered_rate": {"value": 0.3, "ci": [0.2, 0.4]},
+        "broken_rate": {"value": 0.05, "ci": [0.0, 0.1]},
+        "intervals": {"recovered_rate": "video bootstrap", "broken_rate": "video bootstrap"},
+        "net_accuracy_change_estimate": {"value": 0.02, "ci": [-0.01, 0.05]},
+        "net_accuracy_change_note": "",
+        "regressions": group(10, 10, 0), "controls": group(20, 19, 1),
+        "bootstrap": {"n_boot": 30, "seed": 0},
+        "items": [
+            {
+                "item_id": "item00<i>", "video_id": "video0", "group": "regression",
+                "reference_label": "f16", "config_id": "x", "before": 0.0,
+                "answer_before": "B", "answer_after": XSS_TEXT, "after": 0.0, "status": "ok",
+                "reference_frames_kept": None, "reference_frames_kept_before": None,
+                "terminal_frames_changed": None,
+            }
+        ],
+    }  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import numpy as np
@@ -282,64 +360,10 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
             evidence_to=[True, False, False, False],
         )
         (sheets / f"{tid}.png").write_bytes(encode_png(sheet))
-    cascade = {
-        "schema_version": 1,
-        "results": [
-            {
-                "model": "tiny<b>model</b>",
-                "series": "default",
-                "cost": {"primary": "frames"},
-                "terminal": {
-                    "label": "f32",
-                    "accuracy": {"value": 0.6, "ci": [0.5, 0.7]},
-                    "mean_cost": {"value": 32.0, "ci": None},
-                },
-                "policies": {
-                    "confidence": {
-                        "available": True,
-                        "description": "stop when confident <img src=x onerror=alert(1)>",
-                        "accuracy": {"value": 0.62, "ci": [0.52, 0.72]},
-                        "mean_cost": {"value": 20.0, "ci": [18.0, 22.0]},
-                        "cost_reduction": {"value": 0.375, "ci": [0.3, 0.45]},
-                    }
-                },
-                "frontier": [
-                    {"accuracy": 0.55, "mean_cost": 12.0},
-                    {"accuracy": 0.6, "mean_cost": 18.0},
-                    {"accuracy": 0.62, "mean_cost": 24.0},
-                ],
-            }
-        ],
-        "skipped": [],
-    }
-    (run / "cascade.json").write_text(json.dumps(cascade))
+    (run / "cascade.json").write_text(_stored_cascade(run), encoding="utf-8")
     # the layout `itemscale intervene` writes to RUN_DIR/intervention/<policy>.json
     (run / "intervention").mkdir()
-    (run / "intervention" / "nested.json").write_text(
-        json.dumps(
-            {
-                "model": "tiny<b>model</b>",
-                "policy": "nested",
-                "description": "keep every frame of the lower budget that was right",
-                "terminal_label": "f32",
-                "recovered_rate": {"value": 0.3, "ci": [0.2, 0.4]},
-                "broken_rate": {"value": 0.05, "ci": [0.0, 0.1]},
-                "net_accuracy_change_estimate": {"value": 0.02, "ci": [-0.01, 0.05]},
-                "regressions": {"n_planned": 10, "n_answered": 10, "n_failed": 0},
-                "controls": {"n_planned": 20, "n_answered": 19, "n_failed": 1},
-                "items": [
-                    {
-                        "item_id": "item00<i>",
-                        "group": "regression",
-                        "answer_before": "B",
-                        "answer_after": XSS_TEXT,
-                        "after": 0.0,
-                        "status": "ok",
-                    }
-                ],
-            }
-        )
-    )
+    (run / "intervention" / "nested.json").write_text(json.dumps(_stored_intervention()))
     (run / "intervention" / "nested.plan.json").write_text(json.dumps({"policy": "nested"}))
     artifact = build_artifact(run, n_boot=30, seed=0)
     return artifact / "report.html"
@@ -354,13 +378,13 @@ def test_report_loads_clean_and_shows_figures(browser: DevTools, report: Path) -
     assert all(u.startswith(("file:", "data:")) for u in page.requests()), page.requests()
     counts = page.eval(
         "JSON.stringify({curve: document.querySelectorAll('svg.accuracy-curve').length,"
-        " band: document.querySelectorAll('svg.accuracy-curve polygon.ci-band').length,"
-        " points: document.querySelectorAll('svg.accuracy-curve circle.acc-point').length,"
+        " band: document.querySelectorAll('svg.accuracy-curve g.ci-band').length,"
+        " points: document.querySelectorAll('svg.accuracy-curve g.acc-point').length,"
         " heat: document.querySelectorAll('svg.heatmap').length,"
-        " cells: document.querySelectorAll('svg.heatmap rect.cell').length,"
-        " flips: document.querySelectorAll('svg.flip-bars rect.flip-down').length,"
+        " raster: document.querySelectorAll('svg.heatmap g.cells image').length,"
+        " flips: document.querySelectorAll('svg.flip-bars g.flip-down').length,"
         " comp: document.querySelectorAll('table.comp').length,"
-        " frontier: document.querySelectorAll('svg.frontier circle.frontier-point').length,"
+        " frontier: document.querySelectorAll('svg.frontier g.frontier-point').length,"
         " sheets: document.querySelectorAll('#audit img.sheet').length,"
         " intervention: document.querySelectorAll('table.intervention tr').length,"
         " rows: document.querySelectorAll('#item-table tbody tr').length})"
@@ -368,7 +392,7 @@ def test_report_loads_clean_and_shows_figures(browser: DevTools, report: Path) -
     got = json.loads(counts)
     # two models, one series each: a curve (3 points + band) and a heat map per model
     assert got["curve"] == 2 and got["band"] == 2 and got["points"] == 6
-    assert got["heat"] == 2 and got["cells"] >= 6
+    assert got["heat"] == 2 and got["raster"] == 2  # one raster image per heat map
     assert got["flips"] == 4  # two adjacent pairs per model
     assert got["comp"] == 2
     assert got["frontier"] == 3 + 1 + 1  # frontier, the policy, the fixed terminal budget
@@ -503,9 +527,9 @@ def test_a_frames_by_resolution_grid_reads_at_a_glance(
     got = json.loads(
         page.eval(
             "JSON.stringify({chains: Array.prototype.map.call("
-            "document.querySelectorAll('svg.chain-curves polyline.chain-line'),"
-            " function (l) { return l.dataset.chain; }),"
-            " cells: document.querySelectorAll('svg.budget-grid rect.budget-cell').length,"
+            "document.querySelectorAll('svg.chain-curves g.chain-line > title'),"
+            " function (t) { return t.textContent; }),"
+            " cells: document.querySelectorAll('svg.budget-grid g.budget-cell').length,"
             " zigzag: document.querySelectorAll('svg.accuracy-curve').length,"
             " headline: document.querySelector('p.headline').textContent})"
         )
@@ -517,9 +541,11 @@ def test_a_frames_by_resolution_grid_reads_at_a_glance(
     boxes = json.loads(
         page.eval(
             "JSON.stringify(Array.prototype.map.call("
-            "document.querySelectorAll('svg.heatmap text.group-label'), function (t) {"
-            " var b = t.getBBox(); var h = t.ownerSVGElement.height.baseVal.value;"
-            " return {text: t.textContent, top: b.y, bottom: b.y + b.height, left: b.x, h: h}; }))"
+            "document.querySelectorAll('svg.heatmap g.group-label text'), function (t) {"
+            " var b = t.getBoundingClientRect();"
+            " var f = t.ownerSVGElement.getBoundingClientRect();"
+            " return {text: t.textContent, top: b.top - f.top, bottom: b.bottom - f.top,"
+            " left: b.left - f.left, h: f.height}; }))"
         )
     )
     assert any(b["text"].startswith("harmful only (") for b in boxes)
@@ -537,3 +563,55 @@ def test_a_frames_by_resolution_grid_reads_at_a_glance(
     )
     assert wide["scroll"] <= wide["client"], wide
     page.screenshot(SCREENSHOT_DIR / "itemscale_report_grid.png")
+
+
+def _many_budget_run(run: Path) -> None:
+    """Twelve budgets with long labels: the widest flip bars and complementarity table."""
+    import numpy as np
+
+    from _support.tables import table
+    from itemscale.responses import normalise_responses, write_run
+
+    labels = [f"{f}f_{p}k" for f in (8, 16, 32, 64) for p in (76, 151, 302)]
+    rng = np.random.default_rng(3)
+    matrix = {f"q{i}": [float(rng.random() < 0.5) for _ in labels] for i in range(60)}
+    videos = {f"q{i}": f"v{i // 2}" for i in range(60)}
+    df = normalise_responses(table(matrix, labels=labels, videos=videos, model="wide model"))
+    write_run(run, df, {"protocol": {"name": "wide"}})
+
+
+@pytest.mark.parametrize("width", [1400, 820])
+def test_figures_and_tables_fit_the_window(
+    browser: DevTools, tmp_path_factory: pytest.TempPathFactory, width: int
+) -> None:
+    """At 1400 and 820 px nothing is wider than the page: each figure scales to its column and
+    the complementarity table scrolls inside its own box. Screenshots of every figure."""
+    run = tmp_path_factory.mktemp(f"wide{width}") / "run"
+    _many_budget_run(run)
+    report = build_artifact(run, n_boot=10, seed=0) / "report.html"
+    page = Page(browser, report.as_uri())
+    browser.send(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": 1000, "deviceScaleFactor": 1, "mobile": False},
+        session=page.session,
+    )
+    time.sleep(0.3)
+    got = json.loads(
+        page.eval(
+            "var cw = document.documentElement.clientWidth;"
+            " JSON.stringify({page: document.documentElement.scrollWidth, client: cw,"
+            " figures: Array.prototype.map.call(document.querySelectorAll('svg.figure'),"
+            " function (f, i) { f.id = 'figure' + i; var r = f.getBoundingClientRect();"
+            " return {kind: f.getAttribute('class'), right: r.right, width: r.width}; }),"
+            " comp: document.querySelector('table.comp').parentElement.getBoundingClientRect()"
+            ".right})"
+        )
+    )
+    assert got["page"] <= got["client"], got
+    assert len(got["figures"]) >= 3
+    for n, fig in enumerate(got["figures"]):
+        assert fig["width"] > 200 and fig["right"] <= got["client"], fig
+        kind = fig["kind"].split()[-1]
+        page.screenshot_of(f"#figure{n}", SCREENSHOT_DIR / f"itemscale_{kind}_{width}.png")
+    assert got["comp"] <= got["client"]
+    assert page.errors() == []
