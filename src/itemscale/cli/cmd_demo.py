@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..artifact import ARTIFACT_DIR, MEASURES_FILE, REPORT_FILE
     from ..measures import AnalysisSettings, analyze_responses
-    from ..policies import CASCADE_FILE
+    from ..policies import CASCADE_FILE, CascadeReport
     from ..responses import read_run, write_json_atomic
     from .cmd_analyze import print_summary
 
