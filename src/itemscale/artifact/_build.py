@@ -321,20 +321,18 @@ def _build(
             shutil.copyfile(run_dir / RUN_FILE, tmp / RUN_FILE)
         else:
             write_json_atomic(tmp / RUN_FILE, {"schema_version": 1, "note": "run had no run.json"})
-        traj = trajectory_table(df)
-        write_trajectories(traj, tmp / TRAJECTORIES_FILE)
-        options: dict[str, Any] = {"n_boot": n_boot, "seed": seed}
-        if ci != "bca":
-            options["ci"] = ci
-        measures = (
-            compute(full, configs=list(configs), **options)
-            if configs is not None
-            else compute(df, **options)
-        )
-        write_json_atomic(tmp / MEASURES_FILE, measures)
+        write_trajectories(trajectory_table(df), tmp / TRAJECTORIES_FILE)
         optional, items_path, item_list = _copy_run_files(run_dir, tmp, run_meta, items)
         # after the copies: what no longer fits the responses is recomputed or flagged
         derived = refresh_derived(tmp, full, item_list)
+        del df, full  # the measures read the table slim, as `analyze` does (memory)
+        options: dict[str, Any] = {"n_boot": n_boot, "seed": seed}
+        if ci != "bca":
+            options["ci"] = ci
+        if configs is not None:
+            options["configs"] = list(configs)
+        measures = compute(read_run(run_dir, slim=True)[0], **options)
+        write_json_atomic(tmp / MEASURES_FILE, measures)
         prov = _provenance(
             run_dir,
             run_meta,

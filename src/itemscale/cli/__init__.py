@@ -160,6 +160,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_wanted_command(argv))
     args = parser.parse_args(argv)
+    from ._malloc import unmap_large_blocks
+
+    unmap_large_blocks()  # a freed column goes back to the system (`_malloc`)
     try:
         result = args.func(args)
     except ItemscaleError as exc:
