@@ -414,8 +414,15 @@ class KeptLoaded:
     def spec(self) -> Any:
         return self.backend.spec
 
+    @property
+    def serving(self) -> Any:
+        return self.backend.serving
+
     def generate(self, requests: Sequence[Any]) -> list[Any]:
         return list(self.backend.generate(requests))
+
+    def usage(self) -> Any:
+        return self.backend.usage()
 
     def close(self) -> None:
         pass

@@ -17,7 +17,7 @@ from typing import Any
 import itemscale
 from _support.paths import TESTS
 from _support.sweep import PixelBackend, read_log
-from itemscale.models import BackendSpec, VideoRequest, VideoResponse
+from itemscale.models import BackendSpec, BaseVideoLM, VideoRequest, VideoResponse
 from itemscale.protocol import ModelEntry
 
 
@@ -35,7 +35,7 @@ def _die(log: str | None, what: str) -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-class PoisonBackend:
+class PoisonBackend(BaseVideoLM):
     """The pixel backend, except that a request with frames of `poison_video` kills the
     process (as a segfaulting decoder or a GPU out of memory would), after touching `marker`,
     and requests of `broken_video` get `None` for replies (a backend bug: the job raises)."""

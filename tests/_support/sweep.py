@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from itemscale.items import Item, write_items_jsonl
-from itemscale.models import BackendSpec, VideoRequest, VideoResponse
+from itemscale.models import BackendSpec, BaseVideoLM, VideoRequest, VideoResponse
 from itemscale.protocol import ModelEntry
 from itemscale.responses import Status, TaskKind
 
@@ -53,7 +53,7 @@ def make_video(
     return path
 
 
-class PixelBackend:
+class PixelBackend(BaseVideoLM):
     """A deterministic stand-in model: the answer is a function of the frames' pixels.
 
     MCQA: option index = floor(mean pixel) mod number of options (text-only: question length).

@@ -354,13 +354,13 @@ def test_report_loads_clean_and_shows_figures(browser: DevTools, report: Path) -
     assert all(u.startswith(("file:", "data:")) for u in page.requests()), page.requests()
     counts = page.eval(
         "JSON.stringify({curve: document.querySelectorAll('svg.accuracy-curve').length,"
-        " band: document.querySelectorAll('svg.accuracy-curve polygon.ci-band').length,"
-        " points: document.querySelectorAll('svg.accuracy-curve circle.acc-point').length,"
+        " band: document.querySelectorAll('svg.accuracy-curve g.ci-band').length,"
+        " points: document.querySelectorAll('svg.accuracy-curve g.acc-point').length,"
         " heat: document.querySelectorAll('svg.heatmap').length,"
-        " cells: document.querySelectorAll('svg.heatmap rect.cell').length,"
-        " flips: document.querySelectorAll('svg.flip-bars rect.flip-down').length,"
+        " raster: document.querySelectorAll('svg.heatmap g.cells image').length,"
+        " flips: document.querySelectorAll('svg.flip-bars g.flip-down').length,"
         " comp: document.querySelectorAll('table.comp').length,"
-        " frontier: document.querySelectorAll('svg.frontier circle.frontier-point').length,"
+        " frontier: document.querySelectorAll('svg.frontier g.frontier-point').length,"
         " sheets: document.querySelectorAll('#audit img.sheet').length,"
         " intervention: document.querySelectorAll('table.intervention tr').length,"
         " rows: document.querySelectorAll('#item-table tbody tr').length})"
@@ -368,7 +368,7 @@ def test_report_loads_clean_and_shows_figures(browser: DevTools, report: Path) -
     got = json.loads(counts)
     # two models, one series each: a curve (3 points + band) and a heat map per model
     assert got["curve"] == 2 and got["band"] == 2 and got["points"] == 6
-    assert got["heat"] == 2 and got["cells"] >= 6
+    assert got["heat"] == 2 and got["raster"] == 2  # one raster image per heat map
     assert got["flips"] == 4  # two adjacent pairs per model
     assert got["comp"] == 2
     assert got["frontier"] == 3 + 1 + 1  # frontier, the policy, the fixed terminal budget
@@ -503,9 +503,9 @@ def test_a_frames_by_resolution_grid_reads_at_a_glance(
     got = json.loads(
         page.eval(
             "JSON.stringify({chains: Array.prototype.map.call("
-            "document.querySelectorAll('svg.chain-curves polyline.chain-line'),"
-            " function (l) { return l.dataset.chain; }),"
-            " cells: document.querySelectorAll('svg.budget-grid rect.budget-cell').length,"
+            "document.querySelectorAll('svg.chain-curves g.chain-line > title'),"
+            " function (t) { return t.textContent; }),"
+            " cells: document.querySelectorAll('svg.budget-grid g.budget-cell').length,"
             " zigzag: document.querySelectorAll('svg.accuracy-curve').length,"
             " headline: document.querySelector('p.headline').textContent})"
         )
@@ -517,9 +517,11 @@ def test_a_frames_by_resolution_grid_reads_at_a_glance(
     boxes = json.loads(
         page.eval(
             "JSON.stringify(Array.prototype.map.call("
-            "document.querySelectorAll('svg.heatmap text.group-label'), function (t) {"
-            " var b = t.getBBox(); var h = t.ownerSVGElement.height.baseVal.value;"
-            " return {text: t.textContent, top: b.y, bottom: b.y + b.height, left: b.x, h: h}; }))"
+            "document.querySelectorAll('svg.heatmap g.group-label text'), function (t) {"
+            " var b = t.getBoundingClientRect();"
+            " var f = t.ownerSVGElement.getBoundingClientRect();"
+            " return {text: t.textContent, top: b.top - f.top, bottom: b.bottom - f.top,"
+            " left: b.left - f.left, h: f.height}; }))"
         )
     )
     assert any(b["text"].startswith("harmful only (") for b in boxes)
@@ -537,3 +539,55 @@ def test_a_frames_by_resolution_grid_reads_at_a_glance(
     )
     assert wide["scroll"] <= wide["client"], wide
     page.screenshot(SCREENSHOT_DIR / "itemscale_report_grid.png")
+
+
+def _many_budget_run(run: Path) -> None:
+    """Twelve budgets with long labels: the widest flip bars and complementarity table."""
+    import numpy as np
+
+    from _support.tables import table
+    from itemscale.responses import normalise_responses, write_run
+
+    labels = [f"{f}f_{p}k" for f in (8, 16, 32, 64) for p in (76, 151, 302)]
+    rng = np.random.default_rng(3)
+    matrix = {f"q{i}": [float(rng.random() < 0.5) for _ in labels] for i in range(60)}
+    videos = {f"q{i}": f"v{i // 2}" for i in range(60)}
+    df = normalise_responses(table(matrix, labels=labels, videos=videos, model="wide model"))
+    write_run(run, df, {"protocol": {"name": "wide"}})
+
+
+@pytest.mark.parametrize("width", [1400, 820])
+def test_figures_and_tables_fit_the_window(
+    browser: DevTools, tmp_path_factory: pytest.TempPathFactory, width: int
+) -> None:
+    """At 1400 and 820 px nothing is wider than the page: each figure scales to its column and
+    the complementarity table scrolls inside its own box. Screenshots of every figure."""
+    run = tmp_path_factory.mktemp(f"wide{width}") / "run"
+    _many_budget_run(run)
+    report = build_artifact(run, n_boot=10, seed=0) / "report.html"
+    page = Page(browser, report.as_uri())
+    browser.send(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": 1000, "deviceScaleFactor": 1, "mobile": False},
+        session=page.session,
+    )
+    time.sleep(0.3)
+    got = json.loads(
+        page.eval(
+            "var cw = document.documentElement.clientWidth;"
+            " JSON.stringify({page: document.documentElement.scrollWidth, client: cw,"
+            " figures: Array.prototype.map.call(document.querySelectorAll('svg.figure'),"
+            " function (f, i) { f.id = 'figure' + i; var r = f.getBoundingClientRect();"
+            " return {kind: f.getAttribute('class'), right: r.right, width: r.width}; }),"
+            " comp: document.querySelector('table.comp').parentElement.getBoundingClientRect()"
+            ".right})"
+        )
+    )
+    assert got["page"] <= got["client"], got
+    assert len(got["figures"]) >= 3
+    for n, fig in enumerate(got["figures"]):
+        assert fig["width"] > 200 and fig["right"] <= got["client"], fig
+        kind = fig["kind"].split()[-1]
+        page.screenshot_of(f"#figure{n}", SCREENSHOT_DIR / f"itemscale_{kind}_{width}.png")
+    assert got["comp"] <= got["client"]
+    assert page.errors() == []

@@ -180,7 +180,9 @@ def test_audit_sheets_csv_round_trip_and_artifact(
     assert main(["report", str(run_dir), "--bootstrap", "10"]) == 0
     artifact = run_dir / "artifact"
     html = (artifact / "report.html").read_text()
-    assert html.count("data:image/png;base64,") == 2
+    # two contact sheets in the gallery (the heat map's raster is a PNG too, inside its SVG)
+    assert html.count("<img class='sheet'") == 2
+    assert html.count("src='data:image/png;base64,") == 2
     assert "&lt;script&gt;alert(1)&lt;/script&gt; flicker" in html
     assert "<script>alert(1)" not in html
     found = verify_artifact(artifact)

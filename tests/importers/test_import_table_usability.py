@@ -4,6 +4,7 @@ wrong answers from rows not imported."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,37 @@ def test_the_summary_tells_kept_from_not_imported(
     assert "noanswer (no option recognised)" in out
     assert "not imported: none" in out
     assert "dropped or unparsed" not in out
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_rows_left_out_by_empty_missing_are_read_and_listed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], wide: bool
+) -> None:
+    """`--empty missing` leaves the empty cell out of the run: the summary counts it as read
+    and lists it under "not imported", so read = added + not imported."""
+    key = _write(tmp_path, "item_id,gold,video_id\nq1,A,v1\nq2,A,v1\n", "k.csv")
+    text = (
+        "item_id,8f,16f\nq1,A,\nq2,A,A\n"
+        if wide
+        else "model,item_id,frames,answer\nm,q1,8,A\nm,q1,16,\nm,q2,8,A\nm,q2,16,A\n"
+    )
+    table = _write(tmp_path, text)
+    argv = ["import", "table", str(table), "--answer-key", str(key), "--empty", "missing"]
+    argv += ["-o", str(tmp_path / "r"), "--summary-json", str(tmp_path / "s.json")]
+    if wide:
+        argv += ["--wide", "--model", "m"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "rows: 4 read, 3 added" in out and "not imported, by reason:" in out
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert summary["rows_read"] == 4
+    assert summary["rows_added"] == 3
+    (reason,) = summary["dropped"]
+    assert "--empty missing" in reason and summary["dropped"][reason] == 1
+
+
+def test_a_table_of_only_left_out_rows_says_so(tmp_path: Path) -> None:
+    key = load_answer_key(_write(tmp_path, "item_id,gold,video_id\nq1,A,v1\n", "k.csv"))
+    table = _write(tmp_path, "model,item_id,frames,answer\nm,q1,8,\n")
+    with pytest.raises(ImportInputError, match=r"no data rows \(left out: 1 empty answer"):
+        import_table(table, TableOptions(empty="missing"), key=key)

@@ -115,7 +115,7 @@ def test_the_cli_options_are_the_run_functions_keywords(kind: str) -> None:
 
 
 def test_a_registered_importer_gets_its_subcommand(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     received: dict[str, Any] = {}
 
@@ -135,7 +135,14 @@ def test_a_registered_importer_gets_its_subcommand(
             ImportOption(("--mode",), choices=("a", "b"), default="a"),
         ),
     )
-    monkeypatch.setitem(IMPORTERS, "fake", fake)
+    with IMPORTERS.registered("fake", fake):
+        _the_fake_importers_subcommand(capsys, tmp_path, received)
+    assert "fake" not in IMPORTERS
+
+
+def _the_fake_importers_subcommand(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, received: dict[str, Any]
+) -> None:
     run = tmp_path / "run"
     argv = ["import", "fake", "x.txt", "--tag", "t1", "--tag", "t2", "--split-by", "k"]
     assert main([*argv, "-o", str(run), "--dry-run"]) == 2

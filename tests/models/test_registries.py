@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -90,10 +91,10 @@ class FakeLoader:
 
 
 @pytest.fixture
-def fake_backend(monkeypatch: pytest.MonkeyPatch) -> FakeLoader:
+def fake_backend() -> Iterator[FakeLoader]:
     loader = FakeLoader()
-    monkeypatch.setitem(BACKENDS, "fake", Backend(parse_options=parse_fake, load=loader))
-    return loader
+    with BACKENDS.registered("fake", Backend(parse_options=parse_fake, load=loader)):
+        yield loader
 
 
 def test_an_unknown_backend_is_refused_naming_the_file_key_and_known_backends() -> None:
@@ -136,10 +137,10 @@ def test_a_registered_backend_is_accepted_checked_and_loaded(fake_backend: FakeL
     assert "'builtin' or 'fake' (got 'nope')" in protocol_error(protocol_data(backend="nope"))
 
 
-def test_a_removed_backend_is_refused_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    with monkeypatch.context() as m:
-        m.setitem(BACKENDS, "fake", Backend(parse_options=parse_fake, load=FakeLoader()))
+def test_a_removed_backend_is_refused_again() -> None:
+    with BACKENDS.registered("fake", Backend(parse_options=parse_fake, load=FakeLoader())):
         entry = parse_protocol(protocol_data(backend="fake")).models[0]
+        assert str(BACKENDS.origin("fake")) == "a test"
     assert "fake" not in BACKENDS
     assert "(got 'fake')" in protocol_error(protocol_data(backend="fake"))
     with pytest.raises(BackendError, match=r"unknown backend 'fake' \(expected hf, openai or"):

@@ -98,7 +98,12 @@ def test_ordinary_text_and_short_words_are_left_alone() -> None:
         ("http://h/v1#frag0123456789abcdefghij", f"http://h/v1#{REDACTED}"),
         # a token with a provider's key prefix, anywhere
         ("use hf_abcdEFGH1234ijklMNOP now", f"use {REDACTED} now"),
-        # ... but not a model's name, nor a path of words
+        ("key sk-proj-Ab3dEf6hIj9kLmNoPq2s end", f"key {REDACTED} end"),
+        ("sk-ant-api03-x9Y8z7W6v5U4t3S2r1Q0 is it", f"{REDACTED} is it"),
+        ("ghp_16C7e42F292c6912E7710c838347Ae178B4a", REDACTED),
+        # ... but not an identifier made of words with a digit, a model's name, a path of words
+        ("load hf_model_v2_checkpoint_final now", "load hf_model_v2_checkpoint_final now"),
+        ("pip install sk-learn-0-24-compat-shim", "pip install sk-learn-0-24-compat-shim"),
         ("http://h/v1/models/Qwen2.5-VL-7B-Instruct", "http://h/v1/models/Qwen2.5-VL-7B-Instruct"),
         ("http://h/some/ordinary/path/words", "http://h/some/ordinary/path/words"),
     ],

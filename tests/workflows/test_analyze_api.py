@@ -62,7 +62,8 @@ def test_a_notebook_table_is_imported_and_analysed() -> None:
     series = result["m"]
     assert series.kind == "binary"
     assert series.configs == ("8f", "16f", "32f")
-    assert series.accuracy["16f"] == Estimate(0.75, None, None)
+    assert series.accuracy["16f"] == Estimate(0.75, count={"k": 3, "n": 4})  # 3 of 4 items
+    assert series.accuracy["16f"].ci_low is None
     # harmful on the visual budgets: v1-q1 alone (right at 8f and 16f, wrong at 32f)
     assert series.estimate("harmful_rate").value == pytest.approx(1 / 4)
     assert series.estimate("oracle").value == pytest.approx(3 / 4)

@@ -24,7 +24,12 @@ h2 { margin: 28px 0 8px; font-size: 18px; border-bottom: 1px solid var(--line);
 h3 { margin: 18px 0 6px; font-size: 15px; }
 .muted { color: var(--muted); }
 .row { display: flex; flex-wrap: wrap; gap: 18px; align-items: flex-start; }
+.row > div { min-width: 0; max-width: 100%; }
 .figure { background: #fff; border: 1px solid var(--line); }
+svg.figure { display: block; max-width: 100%; height: auto; }
+svg.figure * { stroke-linejoin: round; stroke-linecap: butt; }
+.scroll-x { max-width: 100%; overflow-x: auto; }
+.figure-note { max-width: 460px; margin: 4px 0; }
 table { border-collapse: collapse; margin: 6px 0; }
 th, td { border: 1px solid var(--line); padding: 3px 7px; text-align: left;
   vertical-align: top; }

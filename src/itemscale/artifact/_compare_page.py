@@ -13,7 +13,7 @@ from typing import Any
 
 from ..responses import redact
 from ._assets import CSS
-from ._svg import esc
+from ._escape import esc
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..responses import redact
-from ._svg import esc
+from ._escape import esc
 from ._trajectories import KEY_COLUMNS, PATTERN_NAMES, PATTERNS
 
 #: Rows embedded in report.html at most (the rest: trajectories.parquet).

@@ -28,6 +28,7 @@ from ..policies import CASCADE_FILE, INTERVENTION_DIR
 from ..responses import RESPONSES_FILE, redact
 from ._assets import CSS, JS, script_hash
 from ._derived import DERIVED_KEY
+from ._escape import esc
 from ._explorer import explorer_payload, explorer_section
 from ._html_measures import (
     comparison_section,
@@ -36,7 +37,6 @@ from ._html_measures import (
     measures_section,
 )
 from ._html_policies import cascade_section, intervention_section
-from ._svg import esc
 
 ROW_LIMIT: Final[int] = 2000
 GALLERY_LIMIT: Final[int] = 60

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..measures import GLOSSARY
-from ._svg import esc
+from ._escape import esc
 
 Points = Callable[[Any], str]
 

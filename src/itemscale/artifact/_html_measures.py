@@ -26,8 +26,9 @@ from ..measures import (
     small_sample_text,
     stat_text,
 )
+from ._escape import esc
+from ._figures import accuracy_curve, budget_grid, chain_curves, flip_bars, heatmap
 from ._html_inference import churn_tables, inference_tables
-from ._svg import accuracy_curve, budget_grid, chain_curves, esc, flip_bars, heatmap
 from ._trajectories import PATTERN_NAMES, PATTERNS
 
 
@@ -99,11 +100,12 @@ def _complementarity(block: dict[str, Any]) -> str:
             )
         body.append(f"<tr><th>{esc(a)}</th>{''.join(cells)}</tr>")
     return (
-        "<table class='comp'><thead><tr><th></th>"
+        "<div class='scroll-x'><table class='comp'><thead><tr><th></th>"
         + head
         + "</tr></thead><tbody>"
         + "".join(body)
-        + "</tbody></table><p class='muted'>pair oracle minus the better member, points</p>"
+        + "</tbody></table></div><p class='muted'>pair oracle minus the better member, "
+        "points</p>"
     )
 
 
@@ -188,7 +190,7 @@ def _part(
     points = [stat_pair(stats.get(lab)) for lab in labels]
     what = "accuracy" if kind == "binary" else f"mean {block.get('metric', 'score')}"
     curve = _grid_figures(block, key, what) or accuracy_curve(
-        labels, points, title=f"{what} (points, 95% CI)"
+        labels, points, title=f"{what} (points, 95% CI)", y_title=what
     )
     rows = traj[(traj["model"] == model) & (traj["series"] == series) & (traj["kind"] == kind)]
     cols = [lab for lab in labels if lab in rows.columns]
@@ -215,13 +217,8 @@ def _part(
         "count)</span>"
     )
     key_html = (
-        "<span style='background:#1a9850'>right</span><span style='background:#d73027'>wrong"
-        "</span><span style='background:#ccc;color:#222'>no answer</span>"
-        "<br>each pattern's band is at least 16 px tall so a small group stays visible: band "
+        "each pattern's band is at least one label tall, so a small group stays visible: band "
         "heights are not proportional, the counts in the labels are"
-        if kind == "binary"
-        else "<span style='background:#3182bd'>darker = higher score</span>"
-        "<span style='background:#ccc;color:#222'>no answer</span>"
     )
     table = _headline_table(block) if kind == "binary" else _continuous_table(block)
     table += _with_text_table(block.get("grid_with_text"), kind)
@@ -230,7 +227,7 @@ def _part(
         [
             f"<h3>{esc(model)} <span class='muted'>series {esc(series)}, {title}</span></h3>",
             "<div class='row'>",
-            f"<div>{curve}{same_input_note(block)}</div><div>{heat}<div class='legend muted'>{key_html}</div></div>",
+            f"<div>{curve}{same_input_note(block)}</div><div>{heat}<p class='figure-note muted'>{key_html}</p></div>",
             f"<div>{table}</div>",
             "</div>",
             f"<p>Items by pattern: {legend}</p>",
@@ -269,6 +266,7 @@ def _grid_figures(block: dict[str, Any], key: str, what: str) -> str | None:
             for name, line in chains
         ],
         title=f"{what} per resolution (points, 95% CI)",
+        y_title=what,
     )
     tags = {lab: resolution_tag(lab, float("nan")) for lab in labels}
     resolutions = sorted(set(tags.values()), key=_resolution_key)

@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..measures import GLOSSARY
+from ._escape import esc
+from ._figures import frontier
 from ._html_measures import pts, stat_pair
-from ._svg import esc, frontier
 
 #: How the cost-accuracy figure names the threshold sweep: chosen on the items it scores.
 IN_SAMPLE = "threshold sweep (in-sample)"

@@ -158,7 +158,13 @@ def _wanted_command(argv: Sequence[str]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(_wanted_command(argv))
+    wanted = _wanted_command(argv)
+    try:
+        parser = build_parser(wanted)
+    except ItemscaleError as exc:  # a command built from a registry (import KIND) met a plugin
+        where = f"itemscale {wanted}" if wanted else "itemscale"
+        print(f"{where}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
     args = parser.parse_args(argv)
     from ._malloc import unmap_large_blocks
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ..plugins import IMPORTERS_GROUP, Registry
 from ._absent import ABSENT_MODES, DEFAULT_ABSENT
 from ._common import ImportInputError
 from ._lmms_eval import run_lmms_eval_import
@@ -174,49 +175,67 @@ TABLE_OPTIONS: Final[tuple[ImportOption, ...]] = (
     VIDEO_FROM_ID_OPTION,
 )
 
-#: Every importer, by the KIND of `itemscale import KIND`. A new importer is a module with a
-#: `run_<tool>_import(*, files, run_dir, dry_run, **options) -> ImportSummary` plus one entry
-#: here, its arguments included; see docs/extending.md.
-IMPORTERS: Final[dict[str, Importer]] = {
-    "table": Importer(
-        run=run_table_import,
-        help="CSV, TSV, JSONL or Parquet with one row per (model, item, config, repeat)",
-        # a space after each comma, so the help wraps between column names, never inside one
-        description="Columns: model, item_id, config, frames and correct (0/1) or score "
-        "([0,1]); optional video_id, order, answer, confidence, repeat, prediction, reference, "
-        "status, series, task_kind, pixels, visual_tokens, latency_s and attr_* item "
-        "attributes. frames == 0 is the text-only baseline. See docs/importers.md.",
-        options=TABLE_OPTIONS,
-    ),
-    "lmms-eval": Importer(
-        run=run_lmms_eval_import,
-        help="lmms-eval --log_samples JSONL files (with the results.json beside each)",
-        description="Import lmms-eval sample logs. The configuration of each file comes from "
-        "its results.json (config.model_args), unless given with --config LABEL[:FRAMES]=PATH "
-        "(repeatable, in axis order).",
-        options=file_import_options(
-            files_help="samples JSONL files or directories",
-            config_help="label (and frame count) of the configuration PATH was run with",
-            model_help="model name to record (required when files disagree)",
-            benchmark_help="benchmark question file (Parquet or items JSONL) for video ids, "
-            "options and categories",
+
+def register_importers(register: Callable[[str, Any], None]) -> None:
+    """itemscale's own importers: the built-in plugin of `IMPORTERS`, called as an installed
+    package's `itemscale.importers` entry point is. Each is a module with a
+    `run_<tool>_import(*, files, run_dir, dry_run, **options) -> ImportSummary` plus one call
+    here, its arguments included; see docs/extending.md."""
+    register(
+        "table",
+        Importer(
+            run=run_table_import,
+            help="CSV, TSV, JSONL or Parquet with one row per (model, item, config, repeat)",
+            # a space after each comma, so the help wraps between column names, never inside one
+            description="Columns: model, item_id, config, frames and correct (0/1) or score "
+            "([0,1]); optional video_id, order, answer, confidence, repeat, prediction, reference, "
+            "status, series, task_kind, pixels, visual_tokens, latency_s and attr_* item "
+            "attributes. frames == 0 is the text-only baseline. See docs/importers.md.",
+            options=TABLE_OPTIONS,
         ),
-    ),
-    "vlmevalkit": Importer(
-        run=run_vlmevalkit_import,
-        help="VLMEvalKit prediction files ({model}_{dataset}.xlsx/.tsv/.json)",
-        description="Import VLMEvalKit predictions; the budget is read from the dataset name "
-        "(Video-MME_8frame, MVBench_1fps) unless given with --config LABEL[:FRAMES]=PATH.",
-        options=file_import_options(
-            files_help="prediction files ({model}_{dataset}.xlsx/.tsv/.json)",
-            config_help="label (and frame count) of the configuration PATH was run with, "
-            "where the dataset name does not say it",
-            model_help="model name to record (default: from the file name)",
-            benchmark_help="benchmark question file (Parquet or items JSONL) for video ids, "
-            "options and categories",
+    )
+    register(
+        "lmms-eval",
+        Importer(
+            run=run_lmms_eval_import,
+            help="lmms-eval --log_samples JSONL files (with the results.json beside each)",
+            description="Import lmms-eval sample logs. The configuration of each file comes from "
+            "its results.json (config.model_args), unless given with --config LABEL[:FRAMES]=PATH "
+            "(repeatable, in axis order).",
+            options=file_import_options(
+                files_help="samples JSONL files or directories",
+                config_help="label (and frame count) of the configuration PATH was run with",
+                model_help="model name to record (required when files disagree)",
+                benchmark_help="benchmark question file (Parquet or items JSONL) for video ids, "
+                "options and categories",
+            ),
         ),
-    ),
-}
+    )
+    register(
+        "vlmevalkit",
+        Importer(
+            run=run_vlmevalkit_import,
+            help="VLMEvalKit prediction files ({model}_{dataset}.xlsx/.tsv/.json)",
+            description="Import VLMEvalKit predictions; the budget is read from the dataset name "
+            "(Video-MME_8frame, MVBench_1fps) unless given with --config LABEL[:FRAMES]=PATH.",
+            options=file_import_options(
+                files_help="prediction files ({model}_{dataset}.xlsx/.tsv/.json)",
+                config_help="label (and frame count) of the configuration PATH was run with, "
+                "where the dataset name does not say it",
+                model_help="model name to record (default: from the file name)",
+                benchmark_help="benchmark question file (Parquet or items JSONL) for video ids, "
+                "options and categories",
+            ),
+        ),
+    )
+
+
+#: Every importer, by the KIND of `itemscale import KIND`: a read-only mapping filled on the
+#: first lookup by `register_importers` and then by every installed package's entry point of
+#: the group `itemscale.importers` (docs/extending.md).
+IMPORTERS: Final[Registry[Importer]] = Registry(
+    what="importer", group=IMPORTERS_GROUP, kind=Importer, builtin=register_importers
+)
 
 
 def run_import(

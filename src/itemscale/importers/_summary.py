@@ -22,6 +22,8 @@ class ImportSummary:
     importer: str
     run_dir: str
     files: list[str]
+    #: rows (log lines, table rows or cells) read from the files: the rows imported plus those
+    #: not imported, which `dropped` lists by reason
     rows_read: int
     rows_added: int
     rows_unchanged: int
@@ -156,7 +158,7 @@ def summarise(
         importer=importer,
         run_dir=run_dir,
         files=files,
-        rows_read=len(imported) - int(marked.sum()),
+        rows_read=len(imported) - int(marked.sum()) + sum(skipped.values()),
         rows_added=rows_added,
         rows_unchanged=rows_unchanged,
         items_per_config=per_config,

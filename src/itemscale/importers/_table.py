@@ -11,6 +11,7 @@ count rows from 1) and the column. See docs/importers.md for the column referenc
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -157,13 +158,16 @@ def import_table(
     options: TableOptions | None = None,
     *,
     key: AnswerKey | None = None,
+    left_out: Counter[str] | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """Parse a results table (a file, or `frame_records(df)`) into response rows (nothing
     written).
 
     `options` reads wide tables, renamed columns and label-derived frame counts; `key` (an
     answer key or a benchmark file) supplies gold answers, video ids and attributes by item id.
-    Returns the rows and notes for the summary (e.g. ignored columns).
+    Returns the rows and notes for the summary (e.g. ignored columns); rows the options leave
+    out on purpose (an empty answer under `--empty missing`) are added to `left_out` by reason,
+    so the summary counts them as read and not imported.
     """
     opts = options if options is not None else TableOptions()
     src = shaped_records(path, opts)
@@ -204,8 +208,13 @@ def import_table(
             chunk = []
     if chunk:
         blocks.append(_typed_block(chunk, src))
+    if left_out is not None:
+        left_out.update(src.left_out)
     if not blocks:
-        raise ImportInputError(f"{src.path}: no data rows")
+        gone = ", ".join(f"{n} {reason}" for reason, n in src.left_out.items())
+        raise ImportInputError(
+            f"{src.path}: no data rows" + (f" (left out: {gone})" if gone else "")
+        )
     rows = pd.concat(blocks, ignore_index=True) if len(blocks) > 1 else blocks[0]
     del blocks, chunk
     rows = _check_consistency(src, rows)

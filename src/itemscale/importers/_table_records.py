@@ -51,6 +51,9 @@ class TableRecords:
     columns: tuple[str, ...]
     stream: Callable[[], Iterator[Record]]
     aliases: Mapping[str, str] = field(default_factory=dict)
+    #: reason -> rows the last pass over `stream` left out on purpose (e.g. an empty answer
+    #: under `--empty missing`): counted so the summary lists them as not imported
+    left_out: Counter[str] = field(default_factory=Counter)
 
     def __iter__(self) -> Iterator[Record]:
         return self.stream()

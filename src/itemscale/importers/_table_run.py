@@ -87,8 +87,9 @@ def run_table_import(
     tables: list[pd.DataFrame] = []
     notes: list[str] = []
     sources = []
+    left_out: Counter[str] = Counter()
     for f in files:
-        rows, file_notes = import_table(f, options, key=key)
+        rows, file_notes = import_table(f, options, key=key, left_out=left_out)
         tables.append(rows)
         notes.extend(file_notes)
         sources.append(source_record(f, rows=len(rows)))
@@ -105,7 +106,7 @@ def run_table_import(
         files=[str(f) for f in files],
         rows=table,
         record=import_record("table", sources, **recorded),
-        skipped=Counter(),
+        skipped=left_out,
         notes=notes,
         dry_run=dry_run,
         key=key,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -178,7 +179,15 @@ def widened(src: TableRecords, options: TableOptions) -> TableRecords:
         for col in config_cols
     }
 
+    left_out: Counter[str] = Counter()
+    empty_reason = (
+        "empty answer cell, not run (--empty missing)"
+        if value_col == "answer"
+        else f"empty {value_col} cell, not run"
+    )
+
     def stream() -> Iterator[Record]:
+        left_out.clear()
         for line, raw, _ in src:
             item = {c: raw.get(c) for c in item_cols}
             if id_column != "item_id":
@@ -189,6 +198,7 @@ def widened(src: TableRecords, options: TableOptions) -> TableRecords:
                 value = raw.get(col)
                 if _is_empty(value):
                     if options.empty == "missing" or value_col != "answer":
+                        left_out[empty_reason] += 1
                         continue
                     value = NOANSWER
                 row = {**item, "config": col, "frames": frames[col], value_col: value}
@@ -200,7 +210,7 @@ def widened(src: TableRecords, options: TableOptions) -> TableRecords:
     if not has_model:
         item_names.append("model")
     columns = (*dict.fromkeys([*item_names, "config", "frames", value_col, "pixels"]),)
-    return TableRecords(src.path, src.fmt, columns, stream, base_alias)
+    return TableRecords(src.path, src.fmt, columns, stream, base_alias, left_out)
 
 
 def long_defaults(src: TableRecords, options: TableOptions) -> TableRecords:
@@ -307,18 +317,21 @@ def empty_answers(src: TableRecords, options: TableOptions) -> TableRecords:
     if "answer" not in src.columns:
         return src
     inner = src.stream
+    left_out: Counter[str] = Counter()
 
     def stream() -> Iterator[Record]:
+        left_out.clear()
         for line, row, aliases in inner():
             status = "" if _is_empty(row.get("status")) else str(row["status"]).strip().lower()
             blank = _is_empty(row.get("answer")) and _is_empty(row.get("prediction"))
             if blank and status in _ANSWERED:
                 if options.empty == "missing":
+                    left_out["empty answer, not run (--empty missing)"] += 1
                     continue
                 row = {**row, "answer": NOANSWER}
             yield line, row, aliases
 
-    return TableRecords(src.path, src.fmt, src.columns, stream, src.aliases)
+    return TableRecords(src.path, src.fmt, src.columns, stream, src.aliases, left_out)
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,11 @@
 what `analyze --json` writes (`to_json`, the same layout byte for byte) and a tidy table of every
 estimate (`to_frame`: model, series, measure, config, value, ci_low, ci_high).
 
-The blocks inside stay the documented JSON layout (docs/measures.md, "JSON layout"), read-only:
-the console, the report and the paper comparison read that layout, and a record that re-spelled
-it field by field would be one more place for a measure's name to drift.
+`AnalysisResult` is the frozen pydantic model of the whole layout (`_result_series`,
+`_result_models`): `result.models["m"].accuracy["8f"].ci_low` reads one estimate, and
+`AnalysisResult.from_json` validates a stored file's content, so a damaged one is a
+`SchemaError` naming the key (`models.m.accuracy.8f.value: ...`). `SeriesResult` reads one
+series' block by measure name, as `to_frame` does.
 """
 
 from __future__ import annotations
@@ -12,13 +14,19 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import ValidationError
 
 if TYPE_CHECKING:
     import pandas as pd
 
+from ..errors import location_text
 from ..responses import SchemaError
+from ._result_models import Estimate
+from ._result_series import AnalysisLayout
 
 #: Version of the `analyze --json` layout; a reader refuses a newer one.
 ANALYSIS_SCHEMA_VERSION = 1
@@ -50,36 +58,6 @@ def _frozen(value: Any) -> Any:
 
 def _is_stat(value: Any) -> bool:
     return isinstance(value, Mapping) and "value" in value and "ci" in value
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A point estimate and its 95% interval (None where undefined: no items, no resamples)."""
-
-    value: float | None
-    ci_low: float | None = None
-    ci_high: float | None = None
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Estimate:
-        ci = data.get("ci")
-        low, high = (ci[0], ci[1]) if ci else (None, None)
-        return cls(data.get("value"), low, high)
-
-    def to_json(self) -> dict[str, Any]:
-        ci = None if self.ci_low is None or self.ci_high is None else [self.ci_low, self.ci_high]
-        return {"value": self.value, "ci": ci}
-
-
-@dataclass(frozen=True)
-class BootstrapSettings:
-    """How the intervals were made: resamples of whole videos, their seed and method."""
-
-    n_boot: int
-    seed: int
-    unit: str
-    ci_level: float
-    interval: str
 
 
 @dataclass(frozen=True)
@@ -163,22 +141,21 @@ def _walk(block: Mapping[str, Any], prefix: str) -> Iterator[tuple[str, str | No
                 yield from _walk(value, path + ".")
 
 
-@dataclass(frozen=True)
-class AnalysisResult:
+class AnalysisResult(AnalysisLayout):
     """Every measure for every model of a response table (what `itemscale analyze` prints).
 
-    `data` is the `analyze --json` content, read-only; the fields above it are its header,
-    typed."""
-
-    schema_version: int
-    bootstrap: BootstrapSettings
-    metric: str
-    binary_repeat: int
-    data: Mapping[str, Any] = field(repr=False, compare=False)
+    The typed `analyze --json` layout: `schema_version`, `bootstrap` (`BootstrapSettings`),
+    `binary_repeat`, `metric`, `grid` (with `--configs`), `models` (each model's primary
+    series block, with its other series and re-runs inside) and `scoring_rule_warnings`.
+    `data` is the same content as read-only JSON."""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: str = "analysis") -> AnalysisResult:
-        """The record of an `analyze --json` file's content; a newer layout is refused."""
+        """The record of an `analyze --json` file's content, validated: a newer layout is
+        refused, and a wrong type, an unknown key or a missing one is a `SchemaError` naming
+        `where` (the file) and the key's path."""
+        if not isinstance(data, Mapping):
+            raise SchemaError(f"{where}: not a JSON object; not analyze's JSON")
         version = data.get("schema_version")
         if not isinstance(version, int) or isinstance(version, bool):
             raise SchemaError(f"{where}: no integer 'schema_version'; not analyze's JSON")
@@ -188,42 +165,29 @@ class AnalysisResult:
                 f"({ANALYSIS_SCHEMA_VERSION}); upgrade itemscale"
             )
         try:
-            boot = data["bootstrap"]
-            settings = BootstrapSettings(
-                n_boot=int(boot["n_boot"]),
-                seed=int(boot["seed"]),
-                unit=str(boot["unit"]),
-                ci_level=float(boot["ci_level"]),
-                interval=str(boot["interval"]),
-            )
-            if not isinstance(data["models"], Mapping):
-                raise TypeError("'models' is not an object")
-        except (KeyError, TypeError) as exc:
-            raise SchemaError(f"{where}: {exc} of analyze's JSON") from exc
-        return cls(
-            schema_version=version,
-            bootstrap=settings,
-            metric=str(data.get("metric", "score")),
-            binary_repeat=int(data.get("binary_repeat", 0)),
-            data=_frozen(dict(data)),
-        )
+            return cls.model_validate(dict(data))
+        except ValidationError as exc:
+            raise SchemaError(schema_message(exc, where)) from exc
+
+    @classmethod
+    def read(cls, path: str | Path) -> AnalysisResult:
+        """An `analyze --json` file, validated (`from_json`, errors naming the file)."""
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise SchemaError(f"{path}: not JSON ({exc})") from exc
+        return cls.from_json(data, where=str(path))
 
     @property
-    def models(self) -> Mapping[str, Any]:
-        """Each model's primary block (with its other series and re-runs inside)."""
-        models: Mapping[str, Any] = self.data["models"]
-        return models
-
-    @property
-    def grid(self) -> Mapping[str, Any] | None:
-        """The grid `configs` restricted the analysis to, and the models left out."""
-        grid: Mapping[str, Any] | None = self.data.get("grid")
-        return grid
+    def data(self) -> Mapping[str, Any]:
+        """The `analyze --json` content, read-only (made afresh: `models` is the typed form)."""
+        data: Mapping[str, Any] = _frozen(self.to_json())
+        return data
 
     def to_json(self) -> dict[str, Any]:
         """The `analyze --json` layout (a fresh copy: changing it changes nothing here)."""
-        thawed: dict[str, Any] = _thawed(self.data)
-        return thawed
+        out: dict[str, Any] = self.model_dump(mode="json")
+        return out
 
     def dumps(self, **kwargs: Any) -> str:
         """The JSON text `analyze --json FILE` writes."""
@@ -233,11 +197,15 @@ class AnalysisResult:
     def model_names(self) -> tuple[str, ...]:
         return tuple(self.models)
 
+    def _block(self, model: str) -> Mapping[str, Any]:
+        block: Mapping[str, Any] = _frozen(self.models[model].model_dump(mode="json"))
+        return block
+
     def __getitem__(self, model: str) -> SeriesResult:
         """The primary series of one model (the one `analyze` prints first)."""
         if model not in self.models:
             raise KeyError(f"no model {model!r}; the analysis has {', '.join(self.models)}")
-        block = self.models[model]
+        block = self._block(model)
         return SeriesResult(model, str(block.get("series", "default")), "primary", block)
 
     def series(self, model: str | None = None) -> list[SeriesResult]:
@@ -268,9 +236,31 @@ class AnalysisResult:
         return frame
 
 
-def _thawed(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _thawed(v) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return [_thawed(v) for v in value]
-    return value
+#: At most this many of a file's errors are listed (the rest are counted).
+_SHOWN_ERRORS = 5
+
+
+def schema_message(exc: ValidationError, where: str) -> str:
+    """A validation error of the layout as `FILE: KEY.PATH: what is wrong; ...`, the path as
+    the file's keys (`models.m.accuracy.8f.value`)."""
+    lines = []
+    errors = exc.errors()
+    for err in errors[:_SHOWN_ERRORS]:
+        loc = [
+            p
+            for p in err.get("loc", ())
+            if not (isinstance(p, str) and (p.startswith("function-") or "[" in p))
+        ]
+        kind = err.get("type")
+        if kind == "missing":
+            what = "missing required key"
+        elif kind == "extra_forbidden":
+            what = "unknown key"
+        else:
+            got = err.get("input")
+            shown = "" if isinstance(got, dict | list) else f" (got {got!r})"
+            what = f"{str(err.get('msg', '')).removeprefix('Value error, ')}{shown}"
+        lines.append(f"{location_text(loc)}: {what}")
+    more = len(errors) - _SHOWN_ERRORS
+    tail = f"; and {more} more" if more > 0 else ""
+    return f"{where}: not analyze's JSON layout: {'; '.join(lines)}{tail}"

@@ -4,8 +4,14 @@ Making those weights needs the suite generator and the decoder, which no backend
 lives above this package, in `itemscale.builtin`.
 
 Heavy dependencies (torch, transformers, httpx) are imported only when a backend is loaded.
+Backends are registered in `BACKENDS` by plugins: itemscale's own, and any installed package's
+entry point of the group `itemscale.backends` (docs/extending.md).
 """
 
+from ..plugins import PluginError
+from ._answers import completed_response
+from ._base import BaseVideoLM, serving_of, usage_of
+from ._contract import BackendUsage, FrameTransport, Serving
 from ._hf_families import source_fps, video_metadata
 from ._hf_support import no_loading_bars, writable
 from ._load import (
@@ -18,6 +24,7 @@ from ._load import (
     load_backend,
     load_fingerprint,
     scoring_rule_of,
+    transport_of,
 )
 from ._prompts import (
     MCQA_INSTRUCTION,
@@ -35,10 +42,13 @@ from ._types import (
     DecodingSettings,
     Frames,
     LoadSettings,
+    ScoringRuleOf,
+    TransportOf,
     VideoLM,
     VideoRequest,
     VideoResponse,
     lazy,
+    parse_backend_options,
 )
 
 __all__ = [
@@ -52,10 +62,17 @@ __all__ = [
     "BackendError",
     "BackendLoader",
     "BackendSpec",
+    "BackendUsage",
+    "BaseVideoLM",
     "DecodingSettings",
+    "FrameTransport",
     "Frames",
     "LoadSettings",
     "ModelEntryLike",
+    "PluginError",
+    "ScoringRuleOf",
+    "Serving",
+    "TransportOf",
     "VideoLM",
     "VideoRequest",
     "VideoResponse",
@@ -64,12 +81,17 @@ __all__ = [
     "builtin_model_dir",
     "check_backend_options",
     "check_device",
+    "completed_response",
     "lazy",
     "load_backend",
     "load_fingerprint",
     "no_loading_bars",
+    "parse_backend_options",
     "scoring_rule_of",
+    "serving_of",
     "source_fps",
+    "transport_of",
+    "usage_of",
     "video_metadata",
     "writable",
 ]

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from ..responses import Status, TaskKind
 from ._answers import completed_response
+from ._base import BaseVideoLM
 from ._hf_families import (
     FAMILIES,
     fill_temporal_patch,
@@ -143,7 +144,7 @@ def letter_token_ids(tokenizer: Any, letters: str) -> dict[str, list[int]]:
     return ids
 
 
-class HFBackend:
+class HFBackend(BaseVideoLM):
     """A transformers Video LLM held in memory; requests are run in left-padded batches of
     requests that share frame geometry and decoding settings."""
 

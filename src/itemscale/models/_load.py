@@ -3,13 +3,15 @@
 Runtime settings (device, batch size, concurrency, timeouts) are arguments here, not fields of
 the entry's options, because they must not change a cell's identity. The loaders of the three
 shipped backends live here rather than in their modules so that those modules (torch,
-transformers, httpx) are imported only when an entry of theirs is loaded.
+transformers, httpx) are imported only when an entry of theirs is loaded; `register_backends`
+registers them, the same way an installed package's plugin registers its own.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from ._types import BACKENDS, Backend, BackendError, LoadSettings, VideoLM, one_of
+from ._contract import FrameTransport
+from ._types import BACKENDS, Backend, BackendError, LoadSettings, VideoLM, lazy, one_of
 from ._types import ModelEntryLike as ModelEntryLike  # defined here before the registry
 
 #: The built-in model's own metadata file beside its weights (written by its training).
@@ -138,7 +141,7 @@ def load_backend(
     return backend_of(entry).load(entry, settings)
 
 
-# -- the shipped backends (registered in `_types.BACKENDS`) ---------------------------------
+# -- the shipped backends (registered by `register_backends`) --------------------------------
 
 
 def _checkpoint_fingerprint(entry: ModelEntryLike, model: str, device: str) -> str | None:
@@ -213,10 +216,21 @@ def _folder_options(model: str) -> dict[str, Any]:
 def scoring_rule_of(entry: ModelEntryLike) -> tuple[str, str]:
     """(rule, why): how the entry's backend answers a multiple-choice item (`letter` or
     `likelihood`, `itemscale.responses.SCORING_RULES`) and where that comes from, read without
-    loading anything; the sweep states it at the start and records it in run.json."""
+    loading anything (`Backend.scoring_rule`); the sweep states it at the start and records it
+    in run.json."""
+    return backend_of(entry).scoring_rule_of(entry)
+
+
+def transport_of(entry: ModelEntryLike) -> FrameTransport:
+    """How the entry's frames reach its model, read without loading anything
+    (`Backend.transport`)."""
+    return backend_of(entry).transport_of(entry)
+
+
+def local_scoring_rule(entry: ModelEntryLike) -> tuple[str, str]:
+    """The `hf` and `builtin` rule: the protocol's `mcqa_scoring`, else what the checkpoint
+    folder's `builtin_meta.json` asks for, else the option letter."""
     options = dict(entry.options or {})
-    if entry.backend not in ("hf", "builtin"):
-        return "letter", f"the {entry.backend} backend reads the option letter the model generates"
     if "mcqa_scoring" in options:
         return str(options["mcqa_scoring"]), "the protocol's options set mcqa_scoring"
     folder = builtin_model_dir() if entry.backend == "builtin" else Path(entry.model)
@@ -224,6 +238,12 @@ def scoring_rule_of(entry: ModelEntryLike) -> tuple[str, str]:
     if asked is not None:
         return str(asked), f"{folder / BUILTIN_META_FILE} asks for it (backend_options)"
     return "letter", "the hf backend's default"
+
+
+def openai_transport(entry: ModelEntryLike) -> FrameTransport:
+    """One video input with the `video_input` option, else one image part per frame."""
+    video = bool(dict(entry.options or {}).get("video_input", False))
+    return FrameTransport.VIDEO if video else FrameTransport.IMAGE_PARTS
 
 
 def load_hf(entry: ModelEntryLike, settings: LoadSettings) -> VideoLM:
@@ -257,4 +277,37 @@ def load_openai(entry: ModelEntryLike, settings: LoadSettings) -> VideoLM:
         timeout_s=settings.timeout_s,
         max_retries=settings.max_retries,
         rng=settings.rng,
+    )
+
+
+def register_backends(register: Callable[[str, Any], None]) -> None:
+    """itemscale's own backends: the built-in plugin of `BACKENDS`, called as an installed
+    package's `itemscale.backends` entry point is (docs/extending.md)."""
+    register(
+        "hf",
+        Backend(
+            parse_options=lazy("itemscale.models._hf:parse_options"),
+            load=load_hf,
+            fingerprint=hf_fingerprint,
+            on_device=True,
+            scoring_rule=local_scoring_rule,
+        ),
+    )
+    register(
+        "openai",
+        Backend(
+            parse_options=lazy("itemscale.models._openai:parse_options"),
+            load=load_openai,
+            transport=openai_transport,
+        ),
+    )
+    register(
+        "builtin",
+        Backend(
+            parse_options=parse_builtin_options,
+            load=load_builtin,
+            fingerprint=builtin_fingerprint,
+            on_device=True,
+            scoring_rule=local_scoring_rule,
+        ),
     )

@@ -35,6 +35,8 @@ from ..files import loads_json
 from ..items import Item
 from ..responses import Status, TaskKind, excerpt, register_secret
 from ._answers import completed_response, letter_probs_from_logprobs
+from ._base import BaseVideoLM
+from ._contract import BackendUsage, Serving
 from ._hf_families import video_metadata
 from ._http import (
     DeadlineTransport,
@@ -259,7 +261,7 @@ class _RequestFailed(Exception):
         self.status = status
 
 
-class OpenAIBackend:
+class OpenAIBackend(BaseVideoLM):
     """A served model; thread-safe HTTP client, bounded concurrency."""
 
     def __init__(
@@ -295,12 +297,12 @@ class OpenAIBackend:
         )
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="itemscale-oai")
         self._in_flight = 0
-        #: the most requests this backend has had in flight at once (for the run's record)
+        #: what `usage()` reports: the most requests in flight at once, multiple-choice replies
+        #: that asked for log-probabilities and those that had none, replies longer than
+        #: `max_reply_chars` and the characters cut from them
         self.max_in_flight = 0
-        #: multiple-choice replies that asked for log-probabilities, and those that had none
         self.logprob_requests = 0
         self.logprob_missing = 0
-        #: replies longer than `max_reply_chars`, and the characters cut from them
         self.replies_cut = 0
         self.reply_chars_cut = 0
         #: prompt tokens of each item's text-only prompt, to read the frames' share of a reply's
@@ -355,14 +357,22 @@ class OpenAIBackend:
         return self._spec
 
     @property
-    def requests_in_flight(self) -> int:
-        """How many requests the sweep should hand over at once: the served model works on up
-        to `concurrency` of them in parallel, whatever the local batch size."""
-        return self._concurrency
+    def serving(self) -> Serving:
+        """The sweep hands over `concurrency` requests at once (the server works on them in
+        parallel, whatever the local batch size), and sends one request alone first, stopping
+        with the server's own message when it is refused (rather than failing every cell the
+        same way), then the budget probe."""
+        return Serving(requests_in_flight=self._concurrency, probes_first=True)
 
-    #: A served sweep first sends one request alone, and stops with the server's own message
-    #: when the server refuses it (rather than failing every cell the same way).
-    probes_first = True
+    def usage(self) -> BackendUsage:
+        with self._rng_lock:
+            return BackendUsage(
+                max_in_flight=self.max_in_flight,
+                logprob_requests=self.logprob_requests,
+                logprob_missing=self.logprob_missing,
+                replies_cut=self.replies_cut,
+                reply_chars_cut=self.reply_chars_cut,
+            )
 
     def __repr__(self) -> str:  # never shows the key
         return f"OpenAIBackend(name={self._spec.name!r}, base_url={self._options.base_url!r})"

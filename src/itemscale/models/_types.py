@@ -9,6 +9,10 @@ cannot stop a sweep.
 The spec (`BackendSpec`) is the part of a backend that changes answers (weights, dtype, processor
 settings) and so belongs in a cell's identity; runtime settings (batch size, concurrency,
 timeouts, device) do not change answers and are deliberately left out of it.
+
+`BACKENDS`, at the end, is the registry of backends: a read-only mapping filled by plugins
+(itemscale's own, `_load.register_backends`, and any installed package's entry point of the
+group `itemscale.backends`); `Backend` is what one says about itself before it is loaded.
 """
 
 from __future__ import annotations
@@ -35,7 +39,9 @@ from pydantic_core import PydanticCustomError
 
 from ..errors import ItemscaleError, location_text, warn_renamed
 from ..items import Item
+from ..plugins import BACKENDS_GROUP, Registry
 from ..responses import Status
+from ._contract import BackendUsage, FrameTransport, Serving
 
 #: A backend's name: a key of `BACKENDS` (checked where an entry or a spec is read).
 BackendName = str
@@ -262,13 +268,21 @@ class BackendSpec(BaseModel):
 
 @runtime_checkable
 class VideoLM(Protocol):
-    """A loaded model. `generate` never raises for one request's failure: it returns a response
-    with a failure status in that request's position (same length and order as `requests`)."""
+    """A loaded model: everything the sweep asks of one (docs/backends.md, "The backend
+    contract"). `generate` never raises for one request's failure: it returns a response with a
+    failure status in that request's position (same length and order as `requests`).
+    `serving` says how the sweep drives it and `usage()` what it counted while it ran
+    (`itemscale.models.BaseVideoLM` gives both a local model's defaults)."""
 
     @property
     def spec(self) -> BackendSpec: ...
 
+    @property
+    def serving(self) -> Serving: ...
+
     def generate(self, requests: Sequence[VideoRequest]) -> list[VideoResponse]: ...
+
+    def usage(self) -> BackendUsage | None: ...
 
     def close(self) -> None: ...
 
@@ -356,13 +370,31 @@ class Fingerprinter(Protocol):
     def __call__(self, entry: ModelEntryLike, *, device: str) -> str | None: ...
 
 
+class TransportOf(Protocol):
+    """How the entry's frames reach its model (`FrameTransport`), read from the entry alone."""
+
+    def __call__(self, entry: ModelEntryLike, /) -> FrameTransport: ...
+
+
+class ScoringRuleOf(Protocol):
+    """(rule, why): how the entry's model answers a multiple-choice item (`letter` or
+    `likelihood`, `itemscale.responses.SCORING_RULES`) and where that comes from, read from the
+    entry alone. A backend whose rule an option changes records the rule in its spec's
+    `processor["mcqa_scoring"]`."""
+
+    def __call__(self, entry: ModelEntryLike, /) -> tuple[str, str]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Backend:
     """One entry of `BACKENDS`: everything the protocol, the sweep and the loader need to know
-    about a backend, under the one name a protocol file writes.
+    about a backend before it is loaded, under the one name a protocol file writes. What they
+    need of a loaded one is `VideoLM`'s (`serving`, `usage()`).
 
     `fingerprint` is None for backends whose loaded spec cannot be known in advance (a served
-    model: its server may change), so a resumed sweep always loads them.
+    model: its server may change), so a resumed sweep always loads them. `transport` (None: in
+    process) and `scoring_rule` (None: the letter the model generates) are read without loading
+    the model, by the dry run's estimate and the sweep's first lines.
     """
 
     parse_options: OptionsParser
@@ -370,6 +402,17 @@ class Backend:
     fingerprint: Fingerprinter | None = None
     #: runs on this machine's `--device` (checked before a sweep creates its store)
     on_device: bool = False
+    transport: TransportOf | None = None
+    scoring_rule: ScoringRuleOf | None = None
+
+    def transport_of(self, entry: ModelEntryLike) -> FrameTransport:
+        return FrameTransport.IN_PROCESS if self.transport is None else self.transport(entry)
+
+    def scoring_rule_of(self, entry: ModelEntryLike) -> tuple[str, str]:
+        if self.scoring_rule is None:
+            why = f"the {entry.backend} backend reads the option letter the model generates"
+            return "letter", why
+        return self.scoring_rule(entry)
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,26 +432,16 @@ def lazy(target: str) -> Callable[..., Any]:
     return _Lazy(target)
 
 
-#: Every backend a protocol's `models[].backend` may name. A new backend is one module
-#: (typed options, `parse_options`, a `BackendLoader`) plus one line here; docs/extending.md.
-BACKENDS: dict[str, Backend] = {
-    "hf": Backend(
-        parse_options=lazy("itemscale.models._hf:parse_options"),
-        load=lazy("itemscale.models._load:load_hf"),
-        fingerprint=lazy("itemscale.models._load:hf_fingerprint"),
-        on_device=True,
-    ),
-    "openai": Backend(
-        parse_options=lazy("itemscale.models._openai:parse_options"),
-        load=lazy("itemscale.models._load:load_openai"),
-    ),
-    "builtin": Backend(
-        parse_options=lazy("itemscale.models._load:parse_builtin_options"),
-        load=lazy("itemscale.models._load:load_builtin"),
-        fingerprint=lazy("itemscale.models._load:builtin_fingerprint"),
-        on_device=True,
-    ),
-}
+#: Every backend a protocol's `models[].backend` may name: a read-only mapping, filled on the
+#: first lookup by itemscale's own plugin (`_load.register_backends`, imported only then) and
+#: then by every installed package's entry point of the group `itemscale.backends`
+#: (docs/extending.md).
+BACKENDS: Registry[Backend] = Registry(
+    what="backend",
+    group=BACKENDS_GROUP,
+    kind=Backend,
+    builtin=lazy("itemscale.models._load:register_backends"),
+)
 
 
 def one_of(names: Iterable[str], *, quote: bool = True) -> str:

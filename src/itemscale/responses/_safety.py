@@ -266,8 +266,9 @@ _URL_REST = re.compile(r"://[^\s\"'<>]+")
 _KEYLIKE_RUN = re.compile(r"[A-Za-z0-9]{20,}")
 _URL_PIECE_SEP = re.compile(r"([/?&=#;@:,])")
 #: Tokens that announce themselves as keys (the prefixes of the common providers' keys), at 16
-#: or more characters after the prefix with a digit among them: redacted even when the process
-#: never knew the key (a key typed where a variable's name belongs, a key in a URL's path).
+#: or more characters after the prefix with a random-looking run among them (`_RANDOM_RUN`):
+#: redacted even when the process never knew the key (a key typed where a variable's name
+#: belongs, a key in a URL's path).
 _KEY_PREFIXES: Final[str] = r"sk-|sk_|hf_|gsk_|xai-|ghp_|gho_|github_pat_|glpat-|AIza"
 _PREFIXED_KEY = re.compile(rf"(?:{_KEY_PREFIXES})[A-Za-z0-9_-]{{16,}}")
 REDACTED: Final[str] = "[REDACTED]"
@@ -403,9 +404,17 @@ def _keylike(piece: str) -> bool:
     return any(c.isdigit() for c in chars) and any(c.isalpha() for c in chars)
 
 
+#: A random key's body: a run of 12+ letters and digits holding both (an identifier made of
+#: words, "hf_model_v2_checkpoint_final", has no such run).
+_RANDOM_RUN = re.compile(r"[A-Za-z0-9]{12,}")
+
+
 def _prefixed(match: re.Match[str]) -> str:
     token = match.group(0)
-    return REDACTED if any(c.isdigit() for c in token) else token
+    for run in _RANDOM_RUN.findall(token):
+        if any(c.isdigit() for c in run) and any(c.isalpha() for c in run):
+            return REDACTED
+    return token
 
 
 def redact(text: str) -> str:
@@ -416,8 +425,9 @@ def redact(text: str) -> str:
     URL-encoded (`%2F`), base64-encoded alone or inside a longer string ("Bearer KEY"), and
     as a partial echo keeping its first and last characters around a mask ("sk-abc...wxyz").
     A URL's path or query piece holding a 20-character run of letters and digits, and a token
-    with a known key prefix (`sk-`, `hf_`, ...) and a digit, are redacted even when the key is
-    not known. Linear in `len(text)`. Apply it to the whole foreign string before cutting it
+    with a known key prefix (`sk-`, `hf_`, ...) holding a 12-character run of letters and
+    digits with both in it, are redacted even when the key is not known (identifiers made of
+    words, `hf_model_v2_checkpoint_final`, are not). Linear in `len(text)`. Apply it to the whole foreign string before cutting it
     to any length (`excerpt`): a cut first can split a secret so that neither half is found."""
     if not text:
         return text

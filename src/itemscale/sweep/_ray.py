@@ -13,6 +13,11 @@ runs out of memory at one budget) becomes `model_error` rows of its cells with t
 the sweep goes on. Ray's own actor restarts and task retries are not used: Ray would retry every
 task the actor held, each charged alike (the innocent job queued behind a poison one would fail
 with it), and the last failure would reach the driver as an error, not as the cells' rows.
+
+Of the backend contract (`VideoLM.serving`, `usage()`), each actor honours
+`requests_in_flight` (its batches are at least that large); it sends no probe first (a backend
+that asks for one gets a warning in run.json instead), and what a backend counts (`usage()`)
+stays in its actor, so a Ray sweep records no `served` counts.
 """
 
 from __future__ import annotations
@@ -26,12 +31,12 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..models import BackendSpec, DecodingSettings
+from ..models import BackendSpec, DecodingSettings, Serving, serving_of
 from ..protocol import ModelEntry
 from ..responses import Status
 from ..store import CellRow
 from ._execute import JobStats, VideoJob, VideoJobRunner, failure_row
-from ._session import RayActorsLostError, VideoNotOnNodeError
+from ._session import RayActorsLostError, RayUnreachableError, VideoNotOnNodeError
 
 
 def _ray() -> Any:
@@ -107,13 +112,21 @@ class SweepActor:
             except ImportError:  # pragma: no cover - a served model needs no torch
                 pass
         self._backend = factory(entry, device, batch_size)
+        self._serving = serving_of(self._backend)
         self._runner = VideoJobRunner(
-            self._backend, batch_size=batch_size, cache=frame_cache, decoding_base=decoding_base
+            self._backend,
+            batch_size=max(batch_size, self._serving.requests_in_flight),
+            cache=frame_cache,
+            decoding_base=decoding_base,
         )
 
     def spec(self) -> dict[str, Any]:
         spec = self._backend.spec
-        return {"spec_id": spec.spec_id, "spec": spec.model_dump(mode="json")}
+        return {
+            "spec_id": spec.spec_id,
+            "spec": spec.model_dump(mode="json"),
+            "serving": self._serving.model_dump(mode="json"),
+        }
 
     def run(self, job: VideoJob, readable_on_driver: bool = False) -> JobResult:
         if readable_on_driver and job.video_path and not os.access(job.video_path, os.R_OK):
@@ -144,6 +157,33 @@ def _slots(device: str, num_workers: int | None) -> tuple[int, dict[str, float]]
     return (min(cpus, num_workers) if num_workers else cpus), {"num_cpus": 1}
 
 
+#: seconds to wait for a TCP connection to a named Ray head before calling it unreachable
+REACH_TIMEOUT_S = 10.0
+
+
+def check_reachable(address: str | None, timeout: float = REACH_TIMEOUT_S) -> None:
+    """Refuse a Ray address nothing answers on, before `ray.init` (which waits there for
+    minutes without a word). Only a `HOST:PORT` (or `ray://HOST:PORT`) is checked; `auto`,
+    `local` and no address are Ray's own rules."""
+    if address is None or address in ("auto", "local"):
+        return
+    target = address.removeprefix("ray://")
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return
+    host = host.strip("[]")  # an IPv6 literal
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = "no answer" if isinstance(exc, TimeoutError) else exc.strerror or str(exc)
+        raise RayUnreachableError(
+            f"cannot reach the Ray cluster at {address!r} ({reason} within {timeout:g} s); "
+            "check --ray-address (the head's HOST:PORT, as `ray start --head` prints it) or "
+            "RAY_ADDRESS, and that the head is running"
+        ) from None
+
+
 def run_ray(session: Session) -> None:
     """Run every model of the session on actors of the Ray cluster: the one at
     `session.ray_address`, else Ray's own choice (`RAY_ADDRESS`, else the Ray `ray start`
@@ -156,6 +196,7 @@ def run_ray(session: Session) -> None:
     started_here = False
     if not ray.is_initialized():
         address = session.ray_address or os.environ.get("RAY_ADDRESS") or None
+        check_reachable(address)
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
         started_here = True
     figures = session.result.ray
@@ -291,6 +332,13 @@ class _ModelRun:
             return
         self.spec_id = spec["spec_id"]
         s.loaded(self.entry, BackendSpec.model_validate(spec["spec"]))
+        if Serving.model_validate(spec.get("serving", {})).probes_first:
+            s.result.warnings.append(
+                f"model {self.entry.name!r}: its backend asks for a probe first, which the Ray "
+                "executor does not send: a server that refuses every request fails every cell, "
+                "and no budget probe checked that the server shows the model the frames it is "
+                "sent (run it with --executor local for both; docs/backends.md)"
+            )
         s.bar.set_description_str(self.entry.name, refresh=bool(s.bar.total))
         s.bar.unpause()  # the loading time is no cell's: keep it out of the rate and ETA
         _, jobs = s.plan(self.entry, spec["spec_id"])

@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..errors import ItemscaleError
 from ..items import Item
-from ..models import PROMPT_TEMPLATE_VERSION
+from ..models import PROMPT_TEMPLATE_VERSION, FrameTransport, serving_of, transport_of
 from ..protocol import Configuration, Protocol
 from ..responses import (
     EXTRACTOR_VERSION,
@@ -144,16 +144,16 @@ def _run_local(session: Session) -> None:
             spec = backend.spec
             session.loaded(entry, spec)
             _, jobs = session.plan(entry, spec.spec_id)
-            # A served model answers `requests_in_flight` requests at once: hand it that many,
-            # or `--concurrency` would do nothing at the default batch size of 1.
-            in_flight = int(getattr(backend, "requests_in_flight", 1))
+            # A served model works on `requests_in_flight` requests at once: hand it that
+            # many, or `--concurrency` would do nothing at the default batch size of 1.
+            serving = serving_of(backend)
             runner = VideoJobRunner(
                 backend,
-                batch_size=max(session.batch_size, in_flight),
+                batch_size=max(session.batch_size, serving.requests_in_flight),
                 cache=session.frame_cache,
                 decoding_base=session.protocol.decoding,
             )
-            if getattr(backend, "probes_first", False):
+            if serving.probes_first:
                 jobs = _probe(session, runner, entry.name, jobs)
                 jobs = _probe_budget(session, runner, entry.name, jobs)
             _run_jobs(session, runner, jobs)
@@ -544,11 +544,7 @@ def plan_sweep(
         info = probe(cell)
         return None if info is None else int(info.video_frames)
 
-    image_parts = {
-        m.name
-        for m in protocol.models
-        if m.backend == "openai" and not (m.options or {}).get("video_input", False)
-    }
+    image_parts = {m.name for m in protocol.models if transport_of(m) == FrameTransport.IMAGE_PARTS}
     return estimate_cost(
         cells,
         is_done=lambda c: (c.model, c.item.item_id, c.config.config_id, c.repeat) in stored,

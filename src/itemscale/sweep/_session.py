@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..errors import ItemscaleError
 from ..items import Item
-from ..models import PROMPT_TEMPLATE_VERSION, BackendSpec, VideoLM
+from ..models import PROMPT_TEMPLATE_VERSION, BackendSpec, VideoLM, usage_of
 from ..protocol import ModelEntry, Protocol
 from ..responses import ANSWERED_STATUSES, EXTRACTOR_VERSION
 from ..store import CellRow, RunStore
@@ -79,6 +79,14 @@ class RayActorsLostError(ItemscaleError, RuntimeError):
     exit_code: ClassVar[int] = 1
 
 
+class RayUnreachableError(ItemscaleError, RuntimeError):
+    """`--ray-address` (or `RAY_ADDRESS`) names a host and port nothing answers on: Ray's own
+    `ray.init` would wait there without a word. Exit status 2: the address is the user's
+    input; nothing was run or stored."""
+
+    exit_code: ClassVar[int] = 2
+
+
 class VideoNotOnNodeError(ItemscaleError, RuntimeError):
     """A video the driver can read is not readable on the Ray node an actor runs on: every node
     must see the benchmark's videos at the same paths. Stops the sweep before any of that
@@ -102,8 +110,9 @@ class SweepResult:
     model_s: float = 0.0
     wall_s: float = 0.0
     table: pd.DataFrame = field(default_factory=pd.DataFrame)
-    #: per served model: the most requests in flight at once, and multiple-choice replies that
-    #: carried no log-probabilities
+    #: per model whose backend reports usage (`VideoLM.usage()`: served models): its counts
+    #: (the most requests in flight at once, multiple-choice replies that carried no
+    #: log-probabilities, replies cut) and the visual-token fit check (run.json `sweep.served`)
     served: dict[str, dict[str, int]] = field(default_factory=dict)
     #: what the reader must know about the run's numbers (run.json `sweep.warnings`)
     warnings: list[str] = field(default_factory=list)
@@ -261,19 +270,24 @@ class Session:
             self.store.record_load(fingerprint, spec.spec_id, entry.name)
 
     def _scoring_rule(self, entry: ModelEntry, spec: BackendSpec) -> None:
-        from ..models import scoring_rule_of
+        from ..models import BACKENDS, scoring_rule_of
 
         rule, why = scoring_rule_of(entry)
         self.result.scoring_rules[entry.name] = {"rule": rule, "why": why}
         line = f"model {entry.name!r}: multiple choice scored by {rule} ({why})"
+
+        def ruled(name: Any) -> bool:  # the backend's rule is a setting (`Backend.scoring_rule`)
+            registered = BACKENDS.get(name) if isinstance(name, str) else None
+            return registered is not None and registered.scoring_rule is not None
+
         earlier = {
             str(known["spec"].get("processor", {}).get("mcqa_scoring", "letter"))
             for spec_id, known in self.store.models().items()
             if known["name"] == entry.name
             and spec_id != spec.spec_id
-            and known["spec"].get("backend") in ("hf", "builtin")
+            and ruled(known["spec"].get("backend"))
         }
-        changed = sorted(earlier - {rule}) if entry.backend in ("hf", "builtin") else []
+        changed = sorted(earlier - {rule}) if ruled(entry.backend) else []
         if changed:
             line += (
                 f"; earlier cells of {entry.name!r} in this run were scored by "
@@ -311,25 +325,20 @@ class Session:
                 self._tokens.setdefault(row.model, []).append(record)
         self.bar.update(len(rows))
 
-    def backend_notes(self, model: str, backend: object) -> None:
-        """What a served backend saw: requests in flight, and replies without log-probabilities
-        (a server that ignores `logprobs` leaves every confidence empty, and nothing else would
-        say so)."""
-        if not hasattr(backend, "max_in_flight"):
+    def backend_notes(self, model: str, backend: VideoLM) -> None:
+        """What a backend counted while it ran (`VideoLM.usage()`; served backends report it):
+        requests in flight, and replies without log-probabilities (a server that ignores
+        `logprobs` leaves every confidence empty, and nothing else would say so)."""
+        usage = usage_of(backend)
+        if usage is None:
             return
-        asked = int(getattr(backend, "logprob_requests", 0))
-        missing = int(getattr(backend, "logprob_missing", 0))
+        asked, missing, cut = usage.logprob_requests, usage.logprob_missing, usage.replies_cut
         checked = self._tokens.pop(model, [])
         unfit = unfit_cells(checked)
-        cut = int(getattr(backend, "replies_cut", 0))
         self.result.served[model] = {
-            "max_in_flight": int(getattr(backend, "max_in_flight", 0)),
-            "logprob_requests": asked,
-            "logprob_missing": missing,
+            **usage.model_dump(),
             "cells_tokens_checked": len(checked),
             "cells_tokens_not_fitting": unfit,
-            "replies_cut": cut,
-            "reply_chars_cut": int(getattr(backend, "reply_chars_cut", 0)),
         }
         if unfit:
             self.result.warnings.append(
@@ -341,7 +350,7 @@ class Session:
         if cut:
             self.result.warnings.append(
                 f"model {model!r}: {cut} replies were longer than max_reply_chars and were cut "
-                f"({self.result.served[model]['reply_chars_cut']} characters not kept); the "
+                f"({usage.reply_chars_cut} characters not kept); the "
                 "server may be ignoring max_tokens"
             )
         if asked and missing == asked:

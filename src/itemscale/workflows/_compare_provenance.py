@@ -98,7 +98,7 @@ def _sweep_fields(run: Mapping[str, Any], model: str) -> dict[str, str | None]:
         ),
         "backend": _plain(entry.get("backend")),
         "backend options": _plain(options) if options else "none",
-        "transport": _transport(entry.get("backend"), options),
+        "transport": _transport(entry),
         "decoding": _plain(protocol.get("decoding")),
         "prompt template": _plain(run.get("prompt_template_version")),
         "answer extractor": _version("itemscale", run.get("extractor_version")),
@@ -121,15 +121,41 @@ def _stored_spec(run: Mapping[str, Any], model: str) -> Mapping[str, Any]:
     return found
 
 
-def _transport(backend: Any, options: Any) -> str | None:
-    """How frames reach the model: in process (the processor gets the frames), or over HTTP as
-    image parts or one `video_url` part (an `openai` model's `video_input` option)."""
-    if backend in ("hf", "builtin"):
-        return "in process"
-    if backend == "openai":
-        video = isinstance(options, Mapping) and bool(options.get("video_input"))
-        return "HTTP, one video_url part (video_input)" if video else "HTTP, image parts"
-    return None
+@dataclass(frozen=True)
+class _StoredEntry:
+    """A model entry as run.json's protocol stored it (what `Backend.transport` reads)."""
+
+    name: str
+    backend: str
+    model: str
+    revision: str | None
+    dtype: str | None
+    options: Any
+
+
+def _transport(entry: Mapping[str, Any]) -> str | None:
+    """How frames reach the model, as its backend declares it (`Backend.transport`: in process,
+    or over the network as one image part per frame or one video input); None for a backend
+    not registered here (a plugin not installed, or one that cannot be loaded)."""
+    from ..errors import ItemscaleError
+    from ..models import BACKENDS
+
+    backend = entry.get("backend")
+    try:
+        registered = BACKENDS.get(backend) if isinstance(backend, str) else None
+        if registered is None:
+            return None
+        stored = _StoredEntry(
+            name=str(entry.get("name")),
+            backend=str(backend),
+            model=str(entry.get("model")),
+            revision=entry.get("revision"),
+            dtype=entry.get("dtype"),
+            options=entry.get("options") if isinstance(entry.get("options"), Mapping) else {},
+        )
+        return registered.transport_of(stored).description
+    except (ItemscaleError, ValueError, TypeError):
+        return None
 
 
 def _version(name: str, version: Any) -> str | None:

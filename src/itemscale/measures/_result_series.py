@@ -1,0 +1,341 @@
+"""The typed series blocks of `analyze --json`: a binary (multiple-choice) block and a
+continuous (open-ended) one on the visual budgets, each with the text-only answer as budget 0
+(`grid_with_text`), the series block a model's entry is (its curve, headline estimates,
+paired tests, power, heterogeneity, repeats, chains, `--by` groups, other series,
+interventions, membership, churn) and the whole layout (`AnalysisLayout`).
+
+Field order is the layout's key order and an unset optional field is not written, so
+`model_dump(mode="json")` is the layout byte for byte (`_result_models`). Two things the
+field order alone cannot say are kept by the blocks themselves:
+
+- a measure registered with `register_measure` adds its key to every block of its kinds: a
+  block accepts the key of a measure registered for its kinds (and only while it is
+  registered), keeps its JSON value as it is and writes it back where it was;
+- a series of open-ended items only has no binary keys: its entry is `{"continuous": ...,
+  "axis": [...]}` then the model-level keys, and it is written in that order.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import (
+    Discriminator,
+    JsonValue,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    Tag,
+    model_serializer,
+    model_validator,
+)
+
+from ._result_models import (
+    BestFixed,
+    BootstrapSettings,
+    BudgetOrderRecord,
+    Churn,
+    CoverStep,
+    EffectiveBudgetEntry,
+    Estimate,
+    GridSelection,
+    HeterogeneityEntry,
+    Membership,
+    Number,
+    PairedTests,
+    Power,
+    Record,
+    SmallSample,
+    TextOverwriteCounts,
+    omit_unset,
+)
+
+Curve = dict[str, Estimate]
+
+
+def _extension_keys(kinds: tuple[str, ...]) -> set[str]:
+    """The keys of the measures registered for these kinds of block."""
+    from ._registry import MEASURES
+
+    return {m.key for m in MEASURES if set(m.kinds) & set(kinds)}
+
+
+class Block(Record):
+    """A block that may hold registered measures' keys beside its fields (`MEASURE_KINDS`)."""
+
+    #: the measure kinds (docs/extending.md) whose registered keys this block takes
+    MEASURE_KINDS: ClassVar[tuple[str, ...]] = ()
+    #: registered measures' entries that are not fields, with the key each follows
+    _extensions: tuple[tuple[str, str | None, Any], ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _registered(cls, data: Any, handler: ModelWrapValidatorHandler[Block]) -> Block:
+        if not cls.MEASURE_KINDS or not isinstance(data, dict):
+            return handler(data)
+        fields = {f.alias or name for name, f in cls.model_fields.items()}
+        unknown = [k for k in data if k not in fields]
+        registered = _extension_keys(cls.MEASURE_KINDS) & set(unknown)
+        if not registered:
+            return handler(data)
+        keys = list(data)
+        kept = []
+        for key in keys:
+            if key in registered:
+                before = keys[keys.index(key) - 1] if keys.index(key) else None
+                kept.append((key, before, _json_value(data[key])))
+        block = handler({k: v for k, v in data.items() if k not in registered})
+        block._extensions = tuple(kept)
+        return block
+
+    @model_serializer(mode="wrap")
+    def _written(self, handler: SerializerFunctionWrapHandler) -> Any:
+        out = omit_unset(self, handler(self))
+        if self._extensions and isinstance(out, dict):
+            for key, before, value in self._extensions:
+                items = list(out.items())
+                at = next((i + 1 for i, (k, _) in enumerate(items) if k == before), len(items))
+                items.insert(at, (key, value))
+                out = dict(items)
+        return out
+
+    @property
+    def registered(self) -> dict[str, Any]:
+        """The entries of measures registered with `register_measure` (their JSON values)."""
+        return {key: value for key, _, value in self._extensions}
+
+
+def _json_value(value: Any) -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(JsonValue).validate_python(value)
+
+
+class BinaryWithText(Block):
+    """`grid_with_text` of a binary block: the text-only answer as budget 0."""
+
+    MEASURE_KINDS: ClassVar[tuple[str, ...]] = ("binary_with_text",)
+
+    configs: list[StrictStr]
+    multi_axis: StrictBool | None = None  # absent in files written before it was added
+    n_items: StrictInt
+    n_videos: StrictInt
+    n_dropped: StrictInt
+    drop_reasons: dict[str, StrictInt]
+    accuracy: Curve
+    best_fixed: BestFixed
+    oracle: Estimate
+    oracle_headroom: Estimate
+    harmful_rate: Estimate
+    overwrite_rate: Estimate
+    heterogeneity: HeterogeneityEntry | None = None
+
+
+class ContinuousWithText(Block):
+    """`grid_with_text` of a continuous block."""
+
+    MEASURE_KINDS: ClassVar[tuple[str, ...]] = ("continuous_with_text",)
+
+    configs: list[StrictStr]
+    multi_axis: StrictBool | None = None  # absent in files written before it was added
+    n_items: StrictInt
+    n_videos: StrictInt
+    n_dropped: StrictInt
+    drop_reasons: dict[str, StrictInt]
+    metric: StrictStr
+    eps: Number
+    mean_score: Curve
+    best_fixed: BestFixed
+    oracle_score: Estimate
+    oracle_gap: Estimate
+    harmful_rate_eps: Estimate
+    overwrite_rate_eps: Estimate
+
+
+class ByAttribute(Record):
+    """`--by ATTR`: the block of each value's items, and how many items lack the attribute."""
+
+    groups: dict[str, SeriesEntry]
+    n_items_without: StrictInt
+
+
+class BinaryBlock(Block):
+    """A binary block on the visual budgets (a chain's block is one of these)."""
+
+    MEASURE_KINDS: ClassVar[tuple[str, ...]] = ("binary",)
+
+    kind: Literal["binary"]
+    axis: list[StrictStr]
+    frames: list[StrictInt]
+    n_items: StrictInt
+    n_videos: StrictInt
+    n_dropped: StrictInt
+    drop_reasons: dict[str, StrictInt]
+    noanswer_rate: Curve
+    accuracy: Curve
+    best_fixed: BestFixed
+    oracle: Estimate
+    oracle_headroom: Estimate
+    harmful_rate: Estimate
+    beneficial_rate: Estimate
+    terminal_regression_rate: Estimate
+    flip_down: Curve
+    flip_up: Curve
+    adjacent: list[StrictStr]
+    # added within schema 1: absent in files written before them, so optional on reading
+    effective_budget: list[EffectiveBudgetEntry] | None = None
+    scoring_rules: list[StrictStr] | None = None
+    order: BudgetOrderRecord | None = None
+    mcnemar_p: dict[str, Number | None]
+    complementarity: Curve
+    greedy_cover: list[CoverStep]
+    n_text_only: StrictInt
+    text_answerable_rate: Estimate
+    text_overwrite_rate: Estimate
+    text_overwrite_item_rate: Estimate
+    text_overwrite_counts: TextOverwriteCounts | None = None
+    # repeats (R > 1)
+    n_repeats: StrictInt | None = None
+    delta: Number | None = None
+    item_rate_harmful_rate: Estimate | None = None
+    expected_harmful_rate: Estimate | None = None
+    noise_floor: Curve | None = None
+    repeat_mean_accuracy: Curve | None = None
+    chains: dict[str, BinaryBlock] | None = None
+
+    @property
+    def curve(self) -> Curve:
+        """Accuracy by configuration."""
+        return self.accuracy
+
+
+class ContinuousBlock(Block):
+    """A continuous (open-ended) block: a model's `continuous`, a task's, a chain's, or a
+    `--by` group's."""
+
+    MEASURE_KINDS: ClassVar[tuple[str, ...]] = ("continuous",)
+
+    kind: Literal["continuous"]
+    metric: StrictStr
+    axis: list[StrictStr]
+    frames: list[StrictInt]
+    n_items: StrictInt
+    n_videos: StrictInt
+    n_dropped: StrictInt
+    drop_reasons: dict[str, StrictInt]
+    eps: Number
+    mean_score: Curve
+    best_fixed: BestFixed
+    oracle_score: Estimate
+    oracle_gap: Estimate
+    harmful_rate_eps: Estimate
+    beneficial_rate_eps: Estimate
+    # added within schema 1: absent in files written before them, so optional on reading
+    order: BudgetOrderRecord | None = None
+    effective_budget: list[EffectiveBudgetEntry] | None = None
+    scoring_rules: list[StrictStr] | None = None
+    chains: dict[str, ContinuousBlock] | None = None
+    n_text_only: StrictInt
+    text_mean_score: Estimate
+    task_attribute: StrictStr | None = None
+    tasks: dict[str, ContinuousBlock] | None = None
+    grid_with_text: ContinuousWithText | None = None
+    series: StrictStr | None = None
+    small_sample: SmallSample | None = None
+    by: dict[str, ByAttribute] | None = None
+
+    @property
+    def curve(self) -> Curve:
+        """Mean score by configuration."""
+        return self.mean_score
+
+
+class BinarySeries(BinaryBlock):
+    """A series with multiple-choice items: its binary block, the tests, power and the
+    additive-model test, the text-only grid, and (as a model's entry) the open-ended block,
+    the other series, interventions, membership and churn."""
+
+    # added within schema 1: absent in files written before them, so optional on reading
+    paired_tests: PairedTests | None = None
+    power: Power | None = None
+    heterogeneity: HeterogeneityEntry | None = None
+    grid_with_text: BinaryWithText | None = None
+    series: StrictStr
+    small_sample: SmallSample | None = None
+    by: dict[str, ByAttribute] | None = None
+    continuous: ContinuousBlock | None = None
+    other_series: dict[str, SeriesEntry] | None = None
+    interventions: dict[str, SeriesEntry] | None = None
+    membership: dict[str, Membership] | None = None
+    churn: dict[str, Churn] | None = None
+    scoring_rule_warnings: list[StrictStr] | None = None
+
+
+class OpenEndedSeries(Record):
+    """A series of open-ended items only: its continuous block and axis, then the model-level
+    keys (written in this order)."""
+
+    continuous: ContinuousBlock
+    axis: list[StrictStr]
+    other_series: dict[str, SeriesEntry] | None = None
+    interventions: dict[str, SeriesEntry] | None = None
+    membership: dict[str, Membership] | None = None
+    churn: dict[str, Churn] | None = None
+    scoring_rule_warnings: list[StrictStr] | None = None
+
+    @property
+    def kind(self) -> str:
+        return "continuous"
+
+    @property
+    def series(self) -> str | None:
+        return self.continuous.series
+
+    @property
+    def curve(self) -> Curve:
+        return self.continuous.mean_score
+
+
+def _series_kind(data: Any) -> str:
+    if isinstance(data, dict):
+        kind = data.get("kind")
+    else:
+        kind = getattr(data, "kind", None) if not isinstance(data, OpenEndedSeries) else None
+    if kind == "binary":
+        return "series[binary]"
+    if kind == "continuous":
+        return "series[continuous block]"
+    return "series[open-ended]"
+
+
+#: A series' entry: binary, a bare continuous block (a `--by` group of open-ended items), or an
+#: open-ended series (no `kind`), told apart by `kind`.
+SeriesEntry = Annotated[
+    Annotated[BinarySeries, Tag("series[binary]")]
+    | Annotated[ContinuousBlock, Tag("series[continuous block]")]
+    | Annotated[OpenEndedSeries, Tag("series[open-ended]")],
+    Discriminator(_series_kind),
+]
+
+
+class AnalysisLayout(Record):
+    """The whole `analyze --json` content, typed."""
+
+    schema_version: StrictInt
+    bootstrap: BootstrapSettings
+    binary_repeat: StrictInt
+    metric: StrictStr
+    grid: GridSelection | None = None
+    models: dict[str, SeriesEntry]
+    scoring_rule_warnings: list[StrictStr] | None = None
+
+
+ByAttribute.model_rebuild()
+BinaryBlock.model_rebuild()
+ContinuousBlock.model_rebuild()
+BinarySeries.model_rebuild()
+OpenEndedSeries.model_rebuild()
+AnalysisLayout.model_rebuild()

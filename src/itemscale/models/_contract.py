@@ -1,0 +1,81 @@
+"""What the sweep asks of a backend besides its answers, as typed records.
+
+Every `VideoLM` declares `serving` (how the sweep drives it: requests handed over at once, a
+probe first) and answers `usage()` (what it counted while it ran: requests in flight,
+log-probabilities asked for and missing, replies cut); `BaseVideoLM` (`_base`) gives both a local
+model's defaults. How frames travel (`FrameTransport`) is known before anything loads, from the
+model entry, so it is the registry's (`Backend.transport`), as is the multiple-choice scoring
+rule. The sweep reads these and nothing else: no backend is recognised by its name.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, StrictBool, model_validator
+
+
+class FrameTransport(StrEnum):
+    """How a configuration's frames reach the model (`Backend.transport`): the dry run's
+    visual-token estimate and `compare`'s provenance read it."""
+
+    #: the frame arrays go to a processor in this process (`hf`, `builtin`)
+    IN_PROCESS = "in_process"
+    #: over the network, one image per frame (`openai`); a Qwen2-VL-style server makes each
+    #: image its own temporal patch, twice a video's tokens per frame
+    IMAGE_PARTS = "image_parts"
+    #: over the network, one video input holding the frames (`openai` with `video_input`)
+    VIDEO = "video"
+
+    @property
+    def description(self) -> str:
+        return _TRANSPORT_WORDS[self]
+
+
+_TRANSPORT_WORDS = {
+    FrameTransport.IN_PROCESS: "in process",
+    FrameTransport.IMAGE_PARTS: "over the network, one image part per frame",
+    FrameTransport.VIDEO: "over the network, one video input",
+}
+
+
+class Serving(BaseModel):
+    """How the sweep drives a loaded backend (`VideoLM.serving`). Defaults: a local model's.
+
+    `requests_in_flight`: the requests the backend works on at once; the local executor (and
+    each Ray actor) hands it at least that many per call whatever `--batch-size` says, so a
+    served model's `--concurrency` takes effect at the default batch size of 1.
+    `probes_first`: the local executor sends the model's first cell with frames alone and stops
+    with the server's message when it is refused (`ServerRefusedError`), then runs the budget
+    probe (one item at the smallest and the largest budget; `BudgetNotHonouredError`). The Ray
+    executor sends no probe (docs/backends.md, "The backend contract")."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    requests_in_flight: int = Field(default=1, ge=1)
+    probes_first: StrictBool = False
+
+
+class BackendUsage(BaseModel):
+    """What a backend counted while it ran (`VideoLM.usage()`), recorded per model in run.json
+    `sweep.served.<model>` by the local executor. Counts, all zero by default."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: the most requests the backend had in flight at once
+    max_in_flight: NonNegativeInt = 0
+    #: multiple-choice replies that asked for log-probabilities, and those that came without
+    logprob_requests: NonNegativeInt = 0
+    logprob_missing: NonNegativeInt = 0
+    #: replies longer than the backend keeps, and the characters cut from them
+    replies_cut: NonNegativeInt = 0
+    reply_chars_cut: NonNegativeInt = 0
+
+    @model_validator(mode="after")
+    def _missing_within_asked(self) -> BackendUsage:
+        if self.logprob_missing > self.logprob_requests:
+            raise ValueError(
+                f"logprob_missing ({self.logprob_missing}) exceeds logprob_requests "
+                f"({self.logprob_requests})"
+            )
+        return self
