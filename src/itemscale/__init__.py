@@ -56,8 +56,11 @@ _LAZY: dict[str, str] = {
     "VideoBootstrap": "measures",
     # policies
     "cascade_report": "policies",
+    "CascadeReport": "policies",
     "CascadeSettings": "policies",
     "intervention_outcomes": "policies",
+    "InterventionResult": "policies",
+    "InterventionSettings": "policies",
     # audit and artifact
     "audit_transitions": "audit",
     "build_artifact": "artifact",

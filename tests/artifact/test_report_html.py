@@ -261,6 +261,84 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevTools]:
         tools.close()
 
 
+def _stored_cascade(run: Path) -> str:
+    """A cascade.json as `itemscale cascade` writes it, with hand-set figures (three frontier
+    points, one rule whose description carries markup) and settings these responses cannot
+    recompute (no visual tokens for `cost="tokens"`): the report shows it as it is."""
+    from itemscale.policies import (
+        CascadeSettings,
+        FrontierPoint,
+        Statistic,
+        UnavailableRule,
+        cascade_report,
+    )
+    from itemscale.responses import read_run
+
+    df, _ = read_run(run)
+    real = cascade_report(df[df["model"] == "tiny<b>model</b>"], CascadeSettings(n_boot=0))
+    block = real.results[0]
+    rule = next(r for r in block.policies.values() if not isinstance(r, UnavailableRule))
+    rule = rule.model_copy(
+        update={
+            "description": "stop when confident <img src=x onerror=alert(1)>",
+            "accuracy": Statistic(value=0.62, ci=(0.52, 0.72)),
+            "mean_cost": Statistic(value=20.0, ci=(18.0, 22.0)),
+            "cost_reduction": Statistic(value=0.375, ci=(0.3, 0.45)),
+        }
+    )
+    front = tuple(
+        FrontierPoint(target_offset=0.0, accuracy=a, mean_cost=c, cost_reduction=None, pareto=True)
+        for a, c in ((0.55, 12.0), (0.6, 18.0), (0.62, 24.0))
+    )
+    block = block.model_copy(
+        update={
+            "policies": {"confidence": rule},
+            "cascade": rule,
+            "frontier": front,
+            "threshold_sweep": (),
+        }
+    )
+    tokens = real.settings.model_copy(update={"cost": "tokens"})
+    return real.model_copy(update={"results": (block,), "settings": tokens}).to_json()
+
+
+def _stored_intervention() -> dict[str, Any]:
+    """An intervention's result in the layout `itemscale intervene` writes, with markup in the
+    model name and in a re-run's answer."""
+
+    def group(planned: int, answered: int, failed: int) -> dict[str, Any]:
+        return {
+            "n_planned": planned, "n_answered": answered, "n_changed": 3, "n_failed": failed,
+            "failed_by_status": {"model_error": failed} if failed else {}, "n_missing": 0,
+            "reference_frames_kept": None, "reference_frames_kept_before": None,
+            "terminal_frames_changed": None,
+        }  # fmt: skip
+
+    return {
+        "schema_version": 1, "model": "tiny<b>model</b>", "source_series": "default",
+        "policy": "nested", "series": "intervention:nested",
+        "description": "keep every frame of the lower budget that was right",
+        "configs": {}, "config_series": {}, "terminal_label": "f32", "seed": 0, "n_items": 24,
+        "n_regressions": 10, "n_terminal_right": 12,
+        "recovered_rate": {"value": 0.3, "ci": [0.2, 0.4]},
+        "broken_rate": {"value": 0.05, "ci": [0.0, 0.1]},
+        "intervals": {"recovered_rate": "video bootstrap", "broken_rate": "video bootstrap"},
+        "net_accuracy_change_estimate": {"value": 0.02, "ci": [-0.01, 0.05]},
+        "net_accuracy_change_note": "",
+        "regressions": group(10, 10, 0), "controls": group(20, 19, 1),
+        "bootstrap": {"n_boot": 30, "seed": 0},
+        "items": [
+            {
+                "item_id": "item00<i>", "video_id": "video0", "group": "regression",
+                "reference_label": "f16", "config_id": "x", "before": 0.0,
+                "answer_before": "B", "answer_after": XSS_TEXT, "after": 0.0, "status": "ok",
+                "reference_frames_kept": None, "reference_frames_kept_before": None,
+                "terminal_frames_changed": None,
+            }
+        ],
+    }  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import numpy as np
@@ -282,64 +360,10 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
             evidence_to=[True, False, False, False],
         )
         (sheets / f"{tid}.png").write_bytes(encode_png(sheet))
-    cascade = {
-        "schema_version": 1,
-        "results": [
-            {
-                "model": "tiny<b>model</b>",
-                "series": "default",
-                "cost": {"primary": "frames"},
-                "terminal": {
-                    "label": "f32",
-                    "accuracy": {"value": 0.6, "ci": [0.5, 0.7]},
-                    "mean_cost": {"value": 32.0, "ci": None},
-                },
-                "policies": {
-                    "confidence": {
-                        "available": True,
-                        "description": "stop when confident <img src=x onerror=alert(1)>",
-                        "accuracy": {"value": 0.62, "ci": [0.52, 0.72]},
-                        "mean_cost": {"value": 20.0, "ci": [18.0, 22.0]},
-                        "cost_reduction": {"value": 0.375, "ci": [0.3, 0.45]},
-                    }
-                },
-                "frontier": [
-                    {"accuracy": 0.55, "mean_cost": 12.0},
-                    {"accuracy": 0.6, "mean_cost": 18.0},
-                    {"accuracy": 0.62, "mean_cost": 24.0},
-                ],
-            }
-        ],
-        "skipped": [],
-    }
-    (run / "cascade.json").write_text(json.dumps(cascade))
+    (run / "cascade.json").write_text(_stored_cascade(run), encoding="utf-8")
     # the layout `itemscale intervene` writes to RUN_DIR/intervention/<policy>.json
     (run / "intervention").mkdir()
-    (run / "intervention" / "nested.json").write_text(
-        json.dumps(
-            {
-                "model": "tiny<b>model</b>",
-                "policy": "nested",
-                "description": "keep every frame of the lower budget that was right",
-                "terminal_label": "f32",
-                "recovered_rate": {"value": 0.3, "ci": [0.2, 0.4]},
-                "broken_rate": {"value": 0.05, "ci": [0.0, 0.1]},
-                "net_accuracy_change_estimate": {"value": 0.02, "ci": [-0.01, 0.05]},
-                "regressions": {"n_planned": 10, "n_answered": 10, "n_failed": 0},
-                "controls": {"n_planned": 20, "n_answered": 19, "n_failed": 1},
-                "items": [
-                    {
-                        "item_id": "item00<i>",
-                        "group": "regression",
-                        "answer_before": "B",
-                        "answer_after": XSS_TEXT,
-                        "after": 0.0,
-                        "status": "ok",
-                    }
-                ],
-            }
-        )
-    )
+    (run / "intervention" / "nested.json").write_text(json.dumps(_stored_intervention()))
     (run / "intervention" / "nested.plan.json").write_text(json.dumps({"policy": "nested"}))
     artifact = build_artifact(run, n_boot=30, seed=0)
     return artifact / "report.html"

@@ -8,14 +8,46 @@ from pathlib import Path
 from _support.runs import make_run
 from itemscale.cli.cmd_demo import demo_conclusion
 from itemscale.measures import analyze_responses
+from itemscale.policies import (
+    BestMatch,
+    CascadeReport,
+    CascadeSettings,
+    InterventionResult,
+    Statistic,
+    cascade_report,
+)
 
 
-def _intervention(recovered: int, of: int, broken: int, controls: int) -> dict[str, object]:
-    return {
-        "regressions": {"n_answered": of, "n_changed": recovered},
-        "controls": {"n_answered": controls, "n_changed": broken},
-        "net_accuracy_change_estimate": {"value": -0.09, "ci": [-0.265, 0.045]},
-    }
+def _intervention(recovered: int, of: int, broken: int, controls: int) -> InterventionResult:
+    def group(answered: int, changed: int) -> dict[str, object]:
+        return {
+            "n_planned": answered, "n_answered": answered, "n_changed": changed, "n_failed": 0,
+            "failed_by_status": {}, "n_missing": 0, "reference_frames_kept": None,
+            "reference_frames_kept_before": None, "terminal_frames_changed": None,
+        }  # fmt: skip
+
+    return InterventionResult.model_validate(
+        {
+            "model": "m", "source_series": "default", "policy": "nested", "description": "",
+            "series": "intervention:nested", "configs": {}, "config_series": {},
+            "terminal_label": "32f", "seed": 0, "n_items": 60, "n_regressions": of,
+            "n_terminal_right": 30, "intervals": {}, "net_accuracy_change_note": "",
+            "recovered_rate": {"value": recovered / of, "ci": None},
+            "broken_rate": {"value": broken / controls, "ci": None},
+            "net_accuracy_change_estimate": {"value": -0.09, "ci": [-0.265, 0.045]},
+            "regressions": group(of, recovered), "controls": group(controls, broken),
+            "bootstrap": {"n_boot": 0, "seed": 0}, "items": [],
+        }
+    )  # fmt: skip
+
+
+def _cascade(df: object, best: BestMatch | None) -> CascadeReport:
+    """The run's own cascade, its first block's cost model and best match set as given."""
+    report = cascade_report(df, CascadeSettings(n_boot=0))  # type: ignore[arg-type]
+    block = report.results[0]
+    cost = block.cost.model_copy(update={"sharing": "union"})
+    block = block.model_copy(update={"cost": cost, "best_match": best})
+    return report.model_copy(update={"results": (block,)})
 
 
 def test_the_conclusion_says_what_the_numbers_say(tmp_path: Path) -> None:
@@ -25,14 +57,7 @@ def test_the_conclusion_says_what_the_numbers_say(tmp_path: Path) -> None:
     n = block["n_items"]
     harmful = round(block["harmful_rate"]["value"] * n)
     terminal = round(block["terminal_regression_rate"]["value"] * n)
-    cascade = {
-        "results": [
-            {
-                "cost": {"sharing": "union"},
-                "best_match": None,
-            }
-        ]
-    }
+    cascade = _cascade(df, None)
     text = " ".join(
         demo_conclusion(
             measures,
@@ -53,11 +78,15 @@ def test_the_conclusion_says_what_the_numbers_say(tmp_path: Path) -> None:
     assert "No stopping policy both matches the terminal budget and saves frames (union" in text
     assert "53 of 54 published numbers are reproduced" in text
     # a saving that matches the terminal is named with its numbers
-    cascade["results"][0]["best_match"] = {
-        "policy": "learned",
-        "cost_reduction": {"value": 0.5},
-        "accuracy_change": {"value": 0.0},
-    }
+    stat = Statistic(value=0.5, ci=None)
+    best = BestMatch(
+        policy="learned",
+        accuracy=stat,
+        accuracy_change=Statistic(value=0.0, ci=None),
+        cost_reduction=stat,
+        mean_cost=stat,
+    )
+    cascade = _cascade(df, best)
     text = " ".join(demo_conclusion(measures, _intervention(9, 15, 1, 15), cascade, {}).split())
     assert "The best stopping policy (learned) saves 50.0% of the terminal's frames" in text
     assert "not sampling accidents" not in text and "published" not in text

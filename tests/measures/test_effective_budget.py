@@ -115,7 +115,7 @@ def test_cascade_costs_a_repeated_terminal_as_its_predecessor() -> None:
     matrix, answers = _answers(60, seed=5, same_last=True)
     videos = {f"q{i}": f"v{i // 2}" for i in range(60)}
     df = normalise_responses(table(matrix, labels=LABELS, answers=answers, videos=videos))
-    report = cascade_report(df, CascadeSettings(n_boot=0, seed=0, sharing="prefix"))
+    report = cascade_report(df, CascadeSettings(n_boot=0, seed=0, sharing="prefix")).as_json()
     (block,) = report["results"]
     assert block["labels"] == ["8f", "16f"]
     assert block["terminal"]["label"] == "16f"
@@ -125,10 +125,10 @@ def test_cascade_costs_a_repeated_terminal_as_its_predecessor() -> None:
     # the same stages asked for by name: the same answer, with the reason
     named = cascade_report(
         df, CascadeSettings(n_boot=0, seed=0, sharing="prefix", stages=("8f", "16f", "32f"))
-    )
+    ).as_json()
     assert named["results"][0]["labels"] == ["8f", "16f"]
     # two stages, the second a repeat of the first: nothing left to cascade, said so
-    two = cascade_report(df, CascadeSettings(n_boot=0, seed=0, stages=("16f", "32f")))
+    two = cascade_report(df, CascadeSettings(n_boot=0, seed=0, stages=("16f", "32f"))).as_json()
     assert two["results"] == []
     (skipped,) = two["skipped"]
     assert "32f looks like the same input as 16f" in skipped["reason"]

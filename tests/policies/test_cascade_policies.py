@@ -13,6 +13,7 @@ import pytest
 from itemscale.policies import (
     CascadeInputs,
     CascadeSettings,
+    UnavailableRule,
     cascade_report,
     cross_fit,
     frame_union_costs,
@@ -88,9 +89,9 @@ def test_cross_fit_reports_each_fold_with_the_other_folds_thresholds() -> None:
     inputs, folds = _two_fold_inputs()
     (held,) = cross_fit("confidence", inputs, folds, "frames")
     fit0, fit1 = held.fold_fits
-    assert fit0["fitted_on_fold"] == 0 and fit0["thresholds"] == {"2f": 0.7}
-    assert fit1["fitted_on_fold"] == 1 and fit1["thresholds"] == {"2f": 0.45}
-    assert fit0["stages_run"] == ["2f", "4f"]
+    assert fit0.fitted_on_fold == 0 and fit0.thresholds == {"2f": 0.7}
+    assert fit1.fitted_on_fold == 1 and fit1.thresholds == {"2f": 0.45}
+    assert fit0.stages_run == ("2f", "4f")
     # fold 0 items under tau 0.45: all stop at 2f; fold 1 items under 0.7: only e stops
     np.testing.assert_array_equal(held.stop, [0, 0, 0, 0, 0, 1, 1, 1])
     np.testing.assert_array_equal(held.cost("frames"), [2, 2, 2, 2, 2, 6, 6, 6])
@@ -101,7 +102,7 @@ def test_cross_fit_reports_each_fold_with_the_other_folds_thresholds() -> None:
 def test_held_out_summary_matches_cross_fit() -> None:
     """run_stopping_rules draws its folds from the seed; its summary is the held-out cross_fit."""
     inputs, _ = _two_fold_inputs()
-    report = run_stopping_rules(inputs, CascadeSettings(n_boot=0, seed=0))
+    report = run_stopping_rules(inputs, CascadeSettings(n_boot=0, seed=0)).as_json()
     cascade = report["cascade"]
     folds = video_folds(inputs.video_ids, np.random.default_rng(0))
     (held,) = cross_fit("confidence", inputs, folds, "frames")
@@ -188,8 +189,9 @@ def _table(n_items: int = 60, seed: int = 0, *, with_indices: bool = True) -> pd
 
 def test_report_is_deterministic_and_json_ready() -> None:
     df = _table()
-    a = cascade_report(df, CascadeSettings(n_boot=200, seed=3))
-    b = cascade_report(df, CascadeSettings(n_boot=200, seed=3))
+    typed = cascade_report(df, CascadeSettings(n_boot=200, seed=3))
+    a = typed.as_json()
+    b = cascade_report(df, CascadeSettings(n_boot=200, seed=3)).as_json()
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
     (block,) = a["results"]
     assert block["cost"]["frames_basis"] == "union"
@@ -201,23 +203,25 @@ def test_report_is_deterministic_and_json_ready() -> None:
         assert policy["cost_reduction_tokens"]["value"] is not None
         assert sum(policy["stop_share"].values()) == pytest.approx(1.0)
         assert [f["fitted_on_fold"] for f in policy["folds"]] == [0, 1]
-    assert block["cascade"] is block["policies"]["confidence"]
+    assert typed.results[0].cascade is typed.results[0].policies["confidence"]
     assert block["frontier"] and any(p["pareto"] for p in block["frontier"])
-    c = cascade_report(df, CascadeSettings(n_boot=200, seed=4))
+    c = cascade_report(df, CascadeSettings(n_boot=200, seed=4)).as_json()
     assert json.dumps(a, sort_keys=True) != json.dumps(c, sort_keys=True)
 
 
 def test_nested_budgets_share_frames() -> None:
     """Nested indices (4f in 8f in 16f): an item that stops at a stage pays exactly that stage's
     frames, whichever earlier stages ran; the sum-of-counts fallback pays them again."""
-    (block,) = cascade_report(_table(), CascadeSettings(n_boot=0))["results"]
+    (block,) = cascade_report(_table(), CascadeSettings(n_boot=0)).as_json()["results"]
     frames = {"4f": 4, "8f": 8, "16f": 16}
     for name in ("confidence", "agreement", "learned"):
         policy = block["policies"][name]
         expected = sum(share * frames[label] for label, share in policy["stop_share"].items())
         assert policy["mean_cost_frames"]["value"] == pytest.approx(expected)
     assert block["terminal"]["mean_cost_frames"]["value"] == 16.0
-    (fallback,) = cascade_report(_table(with_indices=False), CascadeSettings(n_boot=0))["results"]
+    (fallback,) = cascade_report(_table(with_indices=False), CascadeSettings(n_boot=0)).as_json()[
+        "results"
+    ]
     # without indices, auto is prefix (each stage pays what it adds: the stop stage's frames)
     # with nothing shared (every stage that ran paid in full) beside it
     assert fallback["cost"]["frames_basis"] == "prefix"
@@ -231,16 +235,18 @@ def test_nested_budgets_share_frames() -> None:
     assert agreement["unshared"]["mean_cost_frames"]["value"] == pytest.approx(
         sum(share * paid[label] for label, share in shares)
     )
-    (none,) = cascade_report(_table(with_indices=False), CascadeSettings(n_boot=0, sharing="none"))[
-        "results"
-    ]
+    (none,) = cascade_report(
+        _table(with_indices=False), CascadeSettings(n_boot=0, sharing="none")
+    ).as_json()["results"]
     assert none["cost"]["frames_basis"] == "none" and none["cost"]["unshared_bound"] is None
     with pytest.raises(ValueError, match="no recorded indices"):
         cascade_report(_table(with_indices=False), CascadeSettings(n_boot=0, sharing="union"))
 
 
 def test_tokens_as_the_fitted_currency() -> None:
-    (block,) = cascade_report(_table(), CascadeSettings(n_boot=0, cost="tokens"))["results"]
+    (block,) = cascade_report(_table(), CascadeSettings(n_boot=0, cost="tokens")).as_json()[
+        "results"
+    ]
     assert block["cost"]["primary"] == "tokens"
     assert block["cascade"]["mean_cost"] == block["cascade"]["mean_cost_tokens"]
     assert block["terminal"]["mean_cost"]["value"] == 16 * 16
@@ -268,21 +274,21 @@ def test_skipped_axes_are_named() -> None:
         normalise_responses(pd.concat([df, extra, single], ignore_index=True)),
         CascadeSettings(n_boot=0),
     )
-    reasons = {s["series"]: s["reason"] for s in report["skipped"]}
+    reasons = {s.series: s.reason for s in report.skipped}
     assert "not a budget axis" in reasons["intervention:nested"]
     assert reasons["one-budget"] == "fewer than two budgets"
-    assert [r["series"] for r in report["results"]] == ["default"]
+    assert [r.series for r in report.results] == ["default"]
 
 
 def test_no_confidence_leaves_the_other_policies() -> None:
     df = _table(30)
     df["confidence"] = None
-    (block,) = cascade_report(normalise_responses(df), CascadeSettings(n_boot=0))["results"]
-    assert block["cascade"]["available"] is False
-    assert "no prob score recorded" in block["cascade"]["reason"]
-    assert block["policies"]["agreement"]["available"]
-    assert block["policies"]["learned"]["available"]
-    assert block["threshold_sweep"] == []
+    (block,) = cascade_report(normalise_responses(df), CascadeSettings(n_boot=0)).results
+    assert isinstance(block.cascade, UnavailableRule)
+    assert "no prob score recorded" in block.cascade.reason
+    assert block.policies["agreement"].available
+    assert block.policies["learned"].available
+    assert block.threshold_sweep == ()
 
 
 # ---- Review: a 4-item, 3-stage cascade by hand, and cross-fitted runs whatever the folds
@@ -382,7 +388,7 @@ def test_cross_fitted_run_by_hand() -> None:
         costs={"frames": frame_union_costs(_indices([NESTED] * n))},
     )
     for seed in (0, 1, 2):
-        report = run_stopping_rules(inputs, CascadeSettings(n_boot=0, seed=seed))
+        report = run_stopping_rules(inputs, CascadeSettings(n_boot=0, seed=seed)).as_json()
         cascade = report["cascade"]
         assert report["folds"]["n_videos"] == [2, 2]
         assert cascade["accuracy"]["value"] == 1.0
@@ -420,7 +426,7 @@ def test_thresholds_are_applied_to_the_other_fold() -> None:
         answers=np.where(correct > 0, "A", "B").astype(object),
         costs={"frames": frame_union_costs(_indices([NESTED] * n))},
     )
-    cascade = run_stopping_rules(inputs, CascadeSettings(n_boot=0, seed=0))["cascade"]
+    cascade = run_stopping_rules(inputs, CascadeSettings(n_boot=0, seed=0)).as_json()["cascade"]
     assert cascade["accuracy"]["value"] == pytest.approx(0.5)
     assert cascade["mean_cost"]["value"] == pytest.approx(3.0)
     assert cascade["cost_reduction"]["value"] == pytest.approx(1 - 3 / 8)

@@ -10,10 +10,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 
 from _support.sweep import pixel_factory, read_log, write_benchmark, write_protocol
 from itemscale import intervene
 from itemscale.cli import main
+from itemscale.policies import InterventionSettings
 from itemscale.protocol import Configuration, load_protocol
 from itemscale.responses import read_run, write_run
 from itemscale.sweep import run_sweep
@@ -53,10 +55,13 @@ def _expected_correct(suite: Path, video_id: str, indices: np.ndarray, answer: s
 def test_nested_intervention_end_to_end(swept: dict[str, Any]) -> None:
     run_dir, suite = swept["run"], swept["suite"]
     before_calls = len(read_log(swept["log"]))
-    result = intervene(
+    typed = intervene(
         run_dir, intervention="nested", n_control=3, n_boot=200, seed=1,
         backend_factory=pixel_factory, progress=False,
     )  # fmt: skip
+    # the typed result is the stored file, byte for byte
+    assert typed.to_json() == (run_dir / "intervention" / "nested.json").read_text()
+    result = typed.as_json()
     df, prov = read_run(run_dir)
     plan = json.loads((run_dir / "intervention" / "nested.plan.json").read_text())
     items = plan["items"]
@@ -104,9 +109,12 @@ def test_nested_intervention_end_to_end(swept: dict[str, Any]) -> None:
     # a second run resumes: nothing is run again, the numbers are the same
     calls = len(read_log(swept["log"]))
     again = intervene(
-        run_dir, intervention="nested", n_control=3, n_boot=200, seed=1,
-        backend_factory=pixel_factory, progress=False,
-    )  # fmt: skip
+        run_dir,
+        InterventionSettings(
+            intervention="nested", n_control=3, n_boot=200, seed=1, progress=False
+        ),
+        backend_factory=pixel_factory,
+    ).as_json()
     assert len(read_log(swept["log"])) == calls
     assert again["recovered_rate"] == result["recovered_rate"]
     assert again["broken_rate"] == result["broken_rate"]
@@ -134,7 +142,7 @@ def test_phase_shift_and_the_command_line(
         n_boot=100,
         backend_factory=pixel_factory,
         progress=False,
-    )
+    ).as_json()
     df, _ = read_run(run_dir)
     ((cid, config),) = result["configs"].items()
     assert Configuration.model_validate(config).sampling.phase == 0.5
@@ -224,6 +232,8 @@ def test_intervene_is_a_library_call_that_prints_nothing(
 
     with pytest.raises(WorkflowError, match="nope"):
         intervene(tmp_path / "nope", intervention="nested")
-    with pytest.raises(WorkflowError, match="unknown intervention"):
+    with pytest.raises(ValidationError, match=r"intervention\n  Input should be 'nested' or"):
         intervene(tmp_path, intervention="sideways")
+    with pytest.raises(TypeError, match=r"settings and keywords \(seed\)"):
+        intervene(tmp_path, InterventionSettings(intervention="nested"), seed=2)
     assert capsys.readouterr() == ("", "")

@@ -47,7 +47,7 @@ from ..responses import (
     run_lock,
     write_json_atomic,
 )
-from ._derived import DERIVED_KEY, Derived, refresh_derived
+from ._derived import DERIVED_KEY, Derived, refresh_derived, stored_reports
 from ._html import ReportInputs, render_report
 from ._manifest import write_manifest
 from ._trajectories import TRAJECTORY_SCHEMA_VERSION, trajectory_table
@@ -538,15 +538,9 @@ def load_report_inputs(root: Path) -> ReportInputs:
     """What report.html is rendered from, read from the artifact folder alone."""
     prov = read_json(root / PROVENANCE_FILE)
     run_meta = read_json(root / RUN_FILE)
-    interventions: dict[str, dict[str, Any]] = {}
+    cascade, stored = stored_reports(root)
     legacy = _read_optional_json(root / LEGACY_INTERVENTION_FILE)
-    if legacy is not None:
-        interventions["intervention"] = legacy
-    for path in sorted((root / INTERVENTION_DIR).glob("*.json")):
-        if not path.name.endswith(PLAN_SUFFIX):
-            payload = _read_optional_json(path)
-            if payload is not None:
-                interventions[path.stem] = payload
+    interventions = {**({"intervention": legacy} if legacy is not None else {}), **stored}
     sheets = {png.stem: png.read_bytes() for png in sorted((root / SHEETS_DIR).glob("*.png"))}
     title = (prov.get("report") or {}).get("title") if isinstance(prov, dict) else None
     questions: dict[str, str] = {}
@@ -564,7 +558,7 @@ def load_report_inputs(root: Path) -> ReportInputs:
         audit=_read_optional_parquet(root / AUDIT_FILE),
         annotations=_read_optional_parquet(root / ANNOTATIONS_FILE),
         sheets=sheets,
-        cascade=_read_optional_json(root / CASCADE_FILE),
+        cascade=cascade,
         comparison=_read_optional_json(root / COMPARISON_FILE),
         intervention=interventions or None,
         run=run_meta if isinstance(run_meta, dict) else {},

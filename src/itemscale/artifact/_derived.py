@@ -22,15 +22,27 @@ from typing import Any, Final, Literal
 import pandas as pd
 
 from ..audit import AUDIT_FILE, AUDIT_SUMMARY_FILE
-from ..files import sha256_file
-from ..measures import DEFAULT_BOOTSTRAP
-from ..policies import CASCADE_FILE, INTERVENTION_DIR, PLAN_SUFFIX
+from ..files import read_json, sha256_file
+from ..policies import (
+    CASCADE_FILE,
+    INTERVENTION_DIR,
+    PLAN_SUFFIX,
+    CascadeReport,
+    InterventionPlan,
+    InterventionResult,
+    Record,
+    ReportFileError,
+    optional_report,
+)
 from ..responses import RESPONSES_DIGEST_KEY, RESPONSES_FILE, write_json_atomic
 
 #: provenance.json's record of the derived files the report did not copy as they were.
 DERIVED_KEY: Final[str] = "derived"
 #: keys a command adds to its result after computing it; a recomputation takes them as stored.
 _ADDED_KEYS: Final[tuple[str, ...]] = ("run_dir", "models", "axis", RESPONSES_DIGEST_KEY)
+#: keys added to a layout without a schema bump (the counts behind each rate): a file written
+#: before them is compared with its recomputation without them
+ADDED_LATER: Final[frozenset[str]] = frozenset({"count", "stop_counts", "n_changed"})
 
 Why = Literal["stale", "edited", "unknown"]
 
@@ -49,14 +61,19 @@ class Derived:
         return {"status": self.status, "reason": self.reason}
 
 
-def first_difference(a: Any, b: Any, path: str = "") -> str | None:
-    """Where two JSON values differ (NaN equals NaN), or None when equal."""
+def first_difference(
+    a: Any, b: Any, path: str = "", *, added: frozenset[str] = frozenset()
+) -> str | None:
+    """Where two JSON values differ (NaN equals NaN), or None when equal; a key of `added`
+    that only `b` (the recomputation) has is no difference (`a` predates it)."""
     if isinstance(a, dict) and isinstance(b, dict):
         for key in sorted(set(a) | set(b), key=str):
             where = f"{path}.{key}" if path else str(key)
+            if key not in a and key in added:
+                continue
             if key not in a or key not in b:
                 return f"{where} (present in only one)"
-            diff = first_difference(a[key], b[key], where)
+            diff = first_difference(a[key], b[key], where, added=added)
             if diff:
                 return diff
         return None
@@ -64,7 +81,7 @@ def first_difference(a: Any, b: Any, path: str = "") -> str | None:
         if len(a) != len(b):
             return f"{path} (length {len(a)} vs {len(b)})"
         for n, (x, y) in enumerate(zip(a, b, strict=True)):
-            diff = first_difference(x, y, f"{path}[{n}]")
+            diff = first_difference(x, y, f"{path}[{n}]", added=added)
             if diff:
                 return diff
         return None
@@ -97,44 +114,53 @@ def why_it_differs(recorded: object, current: str) -> tuple[Why, str]:
     )
 
 
-def _as_json(value: dict[str, Any]) -> dict[str, Any]:
-    """As the file holds it: what JSON cannot say (tuples, numpy scalars) said as JSON does."""
-    out: dict[str, Any] = json.loads(json.dumps(value, default=str))
-    return out
+def fresh_cascade(stored: CascadeReport, df: pd.DataFrame) -> CascadeReport:
+    """cascade.json recomputed from the responses with its own recorded settings (and models),
+    with the keys the command added taken as stored."""
+    from ..policies import cascade_report
 
-
-def _with_added_keys(fresh: dict[str, Any], stored: dict[str, Any]) -> dict[str, Any]:
-    for key in _ADDED_KEYS:
-        if key in stored:
-            fresh[key] = stored[key]
-    return fresh
-
-
-def fresh_cascade(stored: dict[str, Any], df: pd.DataFrame) -> dict[str, Any]:
-    """cascade.json recomputed from the responses with its own recorded settings (and models)."""
-    from ..policies import CascadeSettings, cascade_report
-
-    settings = CascadeSettings.model_validate(stored["settings"])
-    models = stored.get("models")
-    frame = df[df["model"].isin(models)] if models else df
-    return _as_json(_with_added_keys(cascade_report(frame, settings), stored))
+    frame = df[df["model"].isin(stored.models)] if stored.models else df
+    fresh = cascade_report(frame, stored.settings)
+    return fresh.model_copy(update={k: getattr(stored, k) for k in _ADDED_KEYS if k != "axis"})
 
 
 def fresh_intervention(
-    stored: dict[str, Any], plan: dict[str, Any], df: pd.DataFrame
-) -> dict[str, Any]:
+    stored: InterventionResult, plan: InterventionPlan, df: pd.DataFrame
+) -> InterventionResult:
     """An intervention's result recomputed from the responses, its plan and its bootstrap."""
-    from ..policies import InterventionPlan, intervention_outcomes
+    from ..policies import intervention_outcomes
 
-    parsed = InterventionPlan.model_validate(plan)
-    boot = stored.get("bootstrap") or {}
-    fresh = intervention_outcomes(
-        df,
-        parsed,
-        n_boot=int(boot.get("n_boot", DEFAULT_BOOTSTRAP)),
-        seed=int(boot.get("seed", parsed.seed)),
-    )
-    return _as_json(_with_added_keys(fresh, stored))
+    boot = stored.bootstrap
+    fresh = intervention_outcomes(df, plan, n_boot=boot.n_boot, seed=boot.seed)
+    return fresh.model_copy(update={k: getattr(stored, k) for k in _ADDED_KEYS if k != "models"})
+
+
+def stored_and_fresh(path: Path, df: pd.DataFrame) -> tuple[Record, Record]:
+    """A derived file validated (`ReportFileError` names the file and the key), and its
+    recomputation: cascade.json, or an intervention's result beside its plan."""
+
+    if path.name == CASCADE_FILE:
+        cascade = CascadeReport.load(path)
+        return cascade, fresh_cascade(cascade, df)
+    stored = InterventionResult.load(path)
+    plan_path = path.with_name(f"{path.stem}{PLAN_SUFFIX}")
+    plan = InterventionPlan.model_validate(read_json(plan_path))
+    return stored, fresh_intervention(stored, plan, df)
+
+
+def stored_reports(
+    root: Path,
+) -> tuple[CascadeReport | ReportFileError | None, dict[str, InterventionResult | ReportFileError]]:
+    """The cascade and every intervention result of an artifact folder, validated; a file that
+    does not fit its layout is returned as its error, for the report to name in its section."""
+    interventions: dict[str, InterventionResult | ReportFileError] = {}
+    for path in sorted((root / INTERVENTION_DIR).glob("*.json")):
+        found = (
+            None if path.name.endswith(PLAN_SUFFIX) else optional_report(InterventionResult, path)
+        )
+        if found is not None:
+            interventions[path.stem] = found
+    return optional_report(CascadeReport, root / CASCADE_FILE), interventions
 
 
 def intervention_results(root: Path) -> list[tuple[Path, Path]]:
@@ -183,7 +209,7 @@ def refresh_derived(root: Path, df: pd.DataFrame, items: list[Any]) -> list[Deri
     done: list[Derived] = []
 
     def replace(path: Path, stored: dict[str, Any], fresh: dict[str, Any], command: str) -> None:
-        if first_difference(stored, fresh) is None:
+        if first_difference(stored, fresh, added=ADDED_LATER) is None:
             return
         _, why = why_it_differs(stored.get(RESPONSES_DIGEST_KEY), current)
         fresh[RESPONSES_DIGEST_KEY] = current
@@ -198,10 +224,9 @@ def refresh_derived(root: Path, df: pd.DataFrame, items: list[Any]) -> list[Deri
             )
         )
 
-    def refresh(path: Path, recompute: Any, command: str) -> None:
+    def refresh(path: Path, command: str) -> None:
         try:
-            stored = _read(path)
-            fresh = recompute(stored)
+            stored, fresh = stored_and_fresh(path, df)
         except (KeyError, TypeError, ValueError) as exc:  # pydantic's errors are ValueErrors
             done.append(
                 Derived(
@@ -212,17 +237,13 @@ def refresh_derived(root: Path, df: pd.DataFrame, items: list[Any]) -> list[Deri
                 )
             )
             return
-        replace(path, stored, fresh, command)
+        replace(path, stored.as_json(), fresh.as_json(), command)
 
     cascade = root / CASCADE_FILE
     if cascade.is_file():
-        refresh(cascade, lambda stored: fresh_cascade(stored, df), "itemscale cascade RUN")
-    for result, plan in intervention_results(root):
-        refresh(
-            result,
-            lambda stored, plan=plan: fresh_intervention(stored, _read(plan), df),
-            f"itemscale intervene RUN --policy {result.stem} --no-run",
-        )
+        refresh(cascade, "itemscale cascade RUN")
+    for result, _ in intervention_results(root):
+        refresh(result, f"itemscale intervene RUN --policy {result.stem} --no-run")
     if (root / AUDIT_FILE).is_file() and (root / AUDIT_SUMMARY_FILE).is_file():
         diff = audit_difference(root, df, items)
         if diff is not None:

@@ -24,7 +24,13 @@ import pandas as pd
 
 from ..audit import AUDIT_FILE
 from ..measures import INTERVENTION_SERIES_PREFIX
-from ..policies import CASCADE_FILE, INTERVENTION_DIR
+from ..policies import (
+    CASCADE_FILE,
+    INTERVENTION_DIR,
+    CascadeReport,
+    InterventionResult,
+    ReportFileError,
+)
 from ..responses import RESPONSES_FILE, redact
 from ._assets import CSS, JS, script_hash
 from ._derived import DERIVED_KEY
@@ -52,10 +58,12 @@ class ReportInputs:
     audit: pd.DataFrame | None = None
     annotations: pd.DataFrame | None = None
     sheets: Mapping[str, bytes] = field(default_factory=dict)
-    cascade: dict[str, Any] | None = None
+    #: cascade.json validated (a file that does not fit its layout: the error, shown as such)
+    cascade: CascadeReport | ReportFileError | None = None
     #: the seed paper's numbers beside itemscale's, when the run is its release (comparison.json)
     comparison: dict[str, Any] | None = None
-    intervention: Mapping[str, dict[str, Any]] | None = None
+    #: intervention/<name>.json validated, or its error; the one-file layout before as its dict
+    intervention: Mapping[str, InterventionResult | ReportFileError | dict[str, Any]] | None = None
     run: dict[str, Any] = field(default_factory=dict)
     title: str = "itemscale report"
     #: item id -> question text (from the artifact's items.jsonl, when it has one)

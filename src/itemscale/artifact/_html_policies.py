@@ -1,9 +1,10 @@
 """The report's sections on what to do about the budget: compute savings (the cascade and
 stopping rules, `cascade.json`) and the sampling intervention (`intervention/<intervention>.json`).
 
-Both read a result file another command wrote, which may be missing or from an older version:
-every key is read with a default, and an intervention without the expected keys is shown as
-the statistics it holds.
+Both read a result file another command wrote, validated on loading (`CascadeReport.load`,
+`InterventionResult.load`): a file that does not fit its layout is named with the key at fault
+in its section, and the one-file intervention layout of older runs is shown as the statistics it
+holds.
 """
 
 from __future__ import annotations
@@ -11,80 +12,80 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..measures import GLOSSARY
+from ..measures import GLOSSARY, counted_text
+from ..policies import (
+    AvailableRule,
+    CascadeBlock,
+    CascadeReport,
+    GroupCounts,
+    InterventionResult,
+    ReportFileError,
+    Statistic,
+)
 from ._escape import esc
 from ._figures import frontier
-from ._html_measures import pts, stat_pair
+from ._html_measures import pts
 
 #: How the cost-accuracy figure names the threshold sweep: chosen on the items it scores.
 IN_SAMPLE = "threshold sweep (in-sample)"
 
 
-def cascade_section(cascade: dict[str, Any] | None) -> str:
-    if not cascade:
+def _stat(stat: Statistic | None) -> dict[str, Any] | None:
+    return None if stat is None else stat.as_json()
+
+
+def cascade_section(cascade: CascadeReport | ReportFileError | None) -> str:
+    if cascade is None:
         return "<p class='muted'>not run (no cascade.json in the run directory; run <code>itemscale cascade RUN_DIR</code>)</p>"
+    if isinstance(cascade, ReportFileError):
+        return (
+            f"<p class='muted'>cascade.json cannot be read: {esc(str(cascade))}; run "
+            "<code>itemscale cascade RUN_DIR</code> to write it anew</p>"
+        )
     parts = [
         f"<p class='muted'>Cost model: {esc(GLOSSARY['cost model'])}. Matches terminal: "
         f"{esc(GLOSSARY['matches terminal'])}. Frontier: {esc(GLOSSARY['frontier'])}.</p>"
     ]
-    for result in cascade.get("results", []):
-        name = f"{result.get('model', '?')} / {result.get('series', '?')}"
-        primary = result.get("cost", {}).get("primary", "frames")
+    for result in cascade.results:
+        name = f"{result.model} / {result.series}"
+        primary = result.cost.primary
         series: list[tuple[str, list[tuple[float, float]]]] = []
-        front = [
-            (float(p["mean_cost"]), float(p["accuracy"]))
-            for p in result.get("frontier", [])
-            if p.get("mean_cost") is not None and p.get("accuracy") is not None
-        ]
+        front = [(p.mean_cost, p.accuracy) for p in result.frontier]
         if front:
             series.append(("confidence frontier (held out)", front))
-        sweep = [
-            (float(p["mean_cost"]), float(p["accuracy"]))
-            for p in result.get("threshold_sweep", [])
-            if p.get("mean_cost") is not None and p.get("accuracy") is not None
-        ]
+        sweep = [(p.mean_cost, p.accuracy) for p in result.threshold_sweep]
         if sweep:
             series.append((IN_SAMPLE, sweep))
         rows = []
-        for pname, pol in result.get("policies", {}).items():
-            if not isinstance(pol, dict):
-                continue
-            if not pol.get("available", True):
+        for pname, pol in result.policies.items():
+            if not isinstance(pol, AvailableRule):
                 rows.append(
-                    f"<tr><td>{esc(pname)}</td><td colspan='4' class='muted'>{esc(pol.get('reason', 'not available'))}</td></tr>"
+                    f"<tr><td>{esc(pname)}</td><td colspan='4' class='muted'>{esc(pol.reason)}</td></tr>"
                 )
                 continue
-            acc, cost = stat_pair(pol.get("accuracy")), stat_pair(pol.get("mean_cost"))
-            if acc[0] is not None and cost[0] is not None:
-                series.append((f"{pname} (held out)", [(cost[0], acc[0])]))
-            mc = pol.get("mean_cost") or {}
-            mean = mc.get("value") if isinstance(mc, dict) else None
-            unshared = pol.get("unshared") or {}
-            bound = next((v for k, v in unshared.items() if k == f"cost_reduction_{primary}"), None)
-            match = "matches" if pol.get("matches_terminal") else "below"
+            acc, cost = pol.accuracy.value, pol.mean_cost.value
+            if acc is not None and cost is not None:
+                series.append((f"{pname} (held out)", [(cost, acc)]))
+            mean = pol.mean_cost.value
+            bound = pol.unshared.cost_reduction(primary) if pol.unshared is not None else None
+            match = "matches" if pol.matches_terminal else "below"
             rows.append(
-                f"<tr><td>{esc(pname)}</td><td class='num'>{esc(pts(pol.get('accuracy')))}</td>"
-                f"<td class='num'>{esc(pts(pol.get('accuracy_change')))} ({match})</td>"
+                f"<tr><td>{esc(pname)}</td><td class='num'>{esc(counted_text(_stat(pol.accuracy)))}</td>"
+                f"<td class='num'>{esc(pts(_stat(pol.accuracy_change)))} ({match})</td>"
                 f"<td class='num'>{esc('n/a' if mean is None else f'{mean:.1f}')}</td>"
-                f"<td class='num'>{esc(pts(pol.get('cost_reduction')))}"
+                f"<td class='num'>{esc(pts(_stat(pol.cost_reduction)))}"
                 + (
-                    f"<br><span class='muted'>nothing shared: {esc(pts(bound))}</span>"
+                    f"<br><span class='muted'>nothing shared: {esc(pts(_stat(bound)))}</span>"
                     if bound
                     else ""
                 )
-                + f"</td><td>{esc(pol.get('description', ''))}</td></tr>"
+                + f"</td><td>{esc(pol.description)}</td></tr>"
             )
-        terminal = result.get("terminal", {})
-        if terminal.get("mean_cost") is not None and terminal.get("accuracy") is not None:
-            t_acc = terminal["accuracy"]
-            t_val = t_acc.get("value") if isinstance(t_acc, dict) else t_acc
-            if t_val is not None:
-                series.append(
-                    (
-                        f"fixed {terminal.get('label', 'terminal')}",
-                        [(float(_scalar(terminal["mean_cost"])), float(t_val))],
-                    )
-                )
+        terminal = result.terminal
+        if terminal.mean_cost.value is not None and terminal.accuracy.value is not None:
+            series.append(
+                (f"fixed {terminal.label}", [(terminal.mean_cost.value, terminal.accuracy.value)])
+            )
         cost_basis = primary
         parts.append(f"<h3>{esc(name)}</h3>")
         parts.append(f"<p>{esc(_cost_sentence(result))} {esc(_best_sentence(result))}</p>")
@@ -108,40 +109,32 @@ def cascade_section(cascade: dict[str, Any] | None) -> str:
             + "".join(rows)
             + "</tbody></table></div></div>"
         )
-    from ..policies import skipped_lines
-
-    parts += [f"<p class='muted'>{esc(line)}</p>" for line in skipped_lines(cascade)]
+    parts += [f"<p class='muted'>{esc(line)}</p>" for line in cascade.skipped_lines()]
     return "".join(parts) or "<p class='muted'>cascade.json has no results</p>"
 
 
-def _cost_sentence(result: dict[str, Any]) -> str:
-    cost = result.get("cost", {})
-    primary = cost.get("primary", "frames")
-    basis = cost.get(f"{primary}_basis") or cost.get("frames_basis") or "?"
-    note = cost.get(f"{primary}_note") or ""
+def _cost_sentence(result: CascadeBlock) -> str:
+    cost = result.cost
+    primary = cost.primary
+    basis = cost.basis(primary) or cost.frames_basis or "?"
+    note = cost.note(primary) or ""
     text = f"Cost in {primary}, cost model {basis}" + (f" ({note})" if note else "") + "."
-    if cost.get("unshared_bound"):
+    if cost.unshared_bound:
         text += " Beside it, the same stops with nothing shared (the upper bound)."
-    if result.get("same_input_note"):  # a terminal that repeats its predecessor
-        text += f" Same input: {result['same_input_note']}."
+    if result.same_input_note:  # a terminal that repeats its predecessor
+        text += f" Same input: {result.same_input_note}."
     return text
 
 
-def _best_sentence(result: dict[str, Any]) -> str:
-    best = result.get("best_match")
-    terminal = result.get("terminal", {}).get("label", "the terminal budget")
+def _best_sentence(result: CascadeBlock) -> str:
+    best = result.best_match
+    terminal = result.terminal.label
     if not best:
         return f"No policy saves anything with a change interval reaching 0 against {terminal}."
     return (
-        f"Best match: {best.get('policy')} saves {pts(best.get('cost_reduction'))}% of "
-        f"{terminal}'s cost at an accuracy change of {pts(best.get('accuracy_change'))} points."
+        f"Best match: {best.policy} saves {pts(_stat(best.cost_reduction))}% of "
+        f"{terminal}'s cost at an accuracy change of {pts(_stat(best.accuracy_change))} points."
     )
-
-
-def _scalar(value: Any) -> float:
-    if isinstance(value, dict):
-        return float(value.get("value") or 0.0)
-    return float(value)
 
 
 def _find_stats(obj: Any, path: str, out: list[tuple[str, Any]]) -> None:
@@ -156,8 +149,12 @@ def _find_stats(obj: Any, path: str, out: list[tuple[str, Any]]) -> None:
             _find_stats(v, f"{path}[{n}]", out)
 
 
-def _one_intervention(name: str, result: dict[str, Any], limit: int) -> str:
-    if "recovered_rate" not in result:
+def _one_intervention(
+    name: str, result: InterventionResult | ReportFileError | dict[str, Any], limit: int
+) -> str:
+    if isinstance(result, ReportFileError):
+        return f"<h3>{esc(name)}</h3><p class='muted'>cannot be read: {esc(str(result))}</p>"
+    if not isinstance(result, InterventionResult):  # the one-file layout before intervention/
         found: list[tuple[str, Any]] = []
         _find_stats(result, "", found)
         found_rows = "".join(
@@ -168,45 +165,45 @@ def _one_intervention(name: str, result: dict[str, Any], limit: int) -> str:
             f"<h3>{esc(name)}</h3><table class='intervention'><thead><tr><th>measure</th>"
             f"<th>points, 95% CI</th></tr></thead><tbody>{found_rows}</tbody></table>"
         )
-    reg = result.get("regressions") or {}
-    ctl = result.get("controls") or {}
-    intervals = result.get("intervals") or {}
+    reg, ctl = result.regressions, result.controls
+    intervals = result.intervals
 
-    def rate(key: str, group: dict[str, Any]) -> str:
+    def rate(key: str, stat: Statistic, group: GroupCounts) -> str:
         counted = ""
-        if isinstance(group.get("n_changed"), int):
-            counted = f" ({group['n_changed']} of {group.get('n_answered', '?')})"
-        exact = " exact" if str(intervals.get(key, "")).startswith("exact") else ""
-        return f"{pts(result.get(key))}{counted}{exact}"
+        if group.n_changed is not None:
+            counted = f" ({group.n_changed} of {group.n_answered})"
+        exact = " exact" if intervals.get(key, "").startswith("exact") else ""
+        return f"{pts(stat.as_json())}{counted}{exact}"
 
     rows = [
-        ("recovered rate (terminal regressions now right)", rate("recovered_rate", reg)),
-        ("broken rate (control items now wrong)", rate("broken_rate", ctl)),
-        ("net accuracy change (estimate)", pts(result.get("net_accuracy_change_estimate"))),
+        (
+            "recovered rate (terminal regressions now right)",
+            rate("recovered_rate", result.recovered_rate, reg),
+        ),
+        ("broken rate (control items now wrong)", rate("broken_rate", result.broken_rate, ctl)),
+        ("net accuracy change (estimate)", pts(result.net_accuracy_change_estimate.as_json())),
     ]
     body = "".join(f"<tr><td>{esc(k)}</td><td class='num'>{esc(v)}</td></tr>" for k, v in rows)
     notes = "".join(
         f"<p class='muted'>{esc(key.replace('_', ' '))}: {esc(text)}</p>"
         for key, text in sorted(intervals.items())
-        if str(text).startswith("exact")
+        if text.startswith("exact")
     )
     counts = (
-        f"terminal regressions: {reg.get('n_answered', '?')} answered of "
-        f"{reg.get('n_planned', '?')} planned ({reg.get('n_failed', 0)} failed); controls: "
-        f"{ctl.get('n_answered', '?')} answered of {ctl.get('n_planned', '?')} planned "
-        f"({ctl.get('n_failed', 0)} failed)"
+        f"terminal regressions: {reg.n_answered} answered of {reg.n_planned} planned "
+        f"({reg.n_failed} failed); controls: {ctl.n_answered} answered of {ctl.n_planned} "
+        f"planned ({ctl.n_failed} failed)"
     )
-    items = [r for r in result.get("items", []) if isinstance(r, dict)][:limit]
     item_rows = "".join(
-        f"<tr><td>{esc(r.get('item_id'))}</td><td>{esc(r.get('group'))}</td>"
-        f"<td>{esc(r.get('answer_before'))}</td><td>{esc(r.get('answer_after'))}</td>"
-        f"<td class='num'>{esc(r.get('after'))}</td><td>{esc(r.get('status'))}</td></tr>"
-        for r in items
+        f"<tr><td>{esc(r.item_id)}</td><td>{esc(r.group)}</td>"
+        f"<td>{esc(r.answer_before)}</td><td>{esc(r.answer_after)}</td>"
+        f"<td class='num'>{esc(r.after)}</td><td>{esc(r.status)}</td></tr>"
+        for r in result.items[:limit]
     )
     return (
-        f"<h3>{esc(name)} <span class='muted'>{esc(result.get('model', ''))}, terminal budget "
-        f"{esc(result.get('terminal_label', '?'))}</span></h3>"
-        f"<p>{esc(result.get('description', ''))}</p>"
+        f"<h3>{esc(name)} <span class='muted'>{esc(result.model)}, terminal budget "
+        f"{esc(result.terminal_label)}</span></h3>"
+        f"<p>{esc(result.description)}</p>"
         f"<table class='intervention'><thead><tr><th>measure</th><th>points, 95% CI</th></tr>"
         f"</thead><tbody>{body}</tbody></table>{notes}<p class='muted'>{esc(counts)}</p>"
         + (
@@ -219,8 +216,13 @@ def _one_intervention(name: str, result: dict[str, Any], limit: int) -> str:
     )
 
 
-def intervention_section(intervention: Mapping[str, dict[str, Any]] | None, limit: int) -> str:
-    """The intervention results; each lists at most `limit` of its re-run items."""
+def intervention_section(
+    intervention: Mapping[str, InterventionResult | ReportFileError | dict[str, Any]] | None,
+    limit: int,
+) -> str:
+    """The intervention results (a result file that cannot be read is named with its error;
+    the one-file layout before `intervention/` as the statistics it holds); each lists at most
+    `limit` of its re-run items."""
     if not intervention:
         return (
             "<p class='muted'>not run (no RUN_DIR/intervention/&lt;policy&gt;.json; run "

@@ -45,10 +45,10 @@ from ._crosscheck import (
     parse_digest,
 )
 from ._derived import (
+    ADDED_LATER,
     declared,
-    fresh_cascade,
-    fresh_intervention,
     intervention_results,
+    stored_and_fresh,
     why_it_differs,
 )
 from ._derived import first_difference as _first_difference
@@ -229,7 +229,7 @@ def _differs(
     from ..files import sha256_file
     from ..responses import RESPONSES_DIGEST_KEY
 
-    diff = _first_difference(stored, fresh)
+    diff = _first_difference(stored, fresh, added=ADDED_LATER)
     if not diff:
         return
     why, words = why_it_differs(
@@ -248,20 +248,18 @@ def _check_cascade(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
     path = root / CASCADE_FILE
     if not path.is_file():
         return
-    stored = read_json(path)
-    fresh = fresh_cascade(stored, df)
+    stored, fresh = stored_and_fresh(path, df)
     result.recomputed["cascade"] = fresh
-    _differs(root, CASCADE_FILE, stored, fresh, result)
+    _differs(root, CASCADE_FILE, stored.as_json(), fresh.as_json(), result)
     result.checks.append("cascade")
 
 
 def _check_interventions(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
     """Each intervention's result recomputed from the responses and its plan."""
     pairs = intervention_results(root)
-    for path, plan in pairs:
-        stored = read_json(path)
-        fresh = fresh_intervention(stored, read_json(plan), df)
-        _differs(root, path.relative_to(root).as_posix(), stored, fresh, result)
+    for path, _ in pairs:
+        stored, fresh = stored_and_fresh(path, df)
+        _differs(root, path.relative_to(root).as_posix(), stored.as_json(), fresh.as_json(), result)
     if pairs:
         result.checks.append("intervention")
 
@@ -319,6 +317,7 @@ _TITLE = re.compile(r"<title>(.*?)</title>", re.S)
 
 def _check_report(root: Path, result: VerifyResult) -> None:
     """report.html rendered again from the artifact's files and compared byte for byte."""
+    from ..policies import CascadeReport
     from ._build import load_report_inputs
     from ._html import render_report
 
@@ -334,7 +333,12 @@ def _check_report(root: Path, result: VerifyResult) -> None:
         inputs,
         measures=as_stored(again["measures"]) if "measures" in again else inputs.measures,
         trajectories=again.get("trajectories", inputs.trajectories),
-        cascade=as_stored(again["cascade"]) if "cascade" in again else inputs.cascade,
+        # as the file holds it: sorted keys give the report its order of the rules
+        cascade=(
+            CascadeReport.model_validate(as_stored(again["cascade"].as_json()))
+            if "cascade" in again
+            else inputs.cascade
+        ),
     )
     prov = inputs.provenance
     if not (isinstance(prov.get("report"), dict) and prov["report"].get("title")):

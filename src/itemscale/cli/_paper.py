@@ -13,7 +13,10 @@ import json
 from collections import Counter
 from importlib import resources
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import TYPE_CHECKING, Any, Final, TextIO
+
+if TYPE_CHECKING:
+    from ..policies import CascadeReport
 
 
 def paper_measures() -> list[tuple[str, str, str]]:
@@ -210,15 +213,16 @@ def print_table2(measures: dict[str, Any], out: TextIO) -> None:
 SAVING_BAR: Final[float] = 0.30
 
 
-def print_cascade_table(report: dict[str, Any], out: TextIO) -> None:
+def print_cascade_table(report: CascadeReport, out: TextIO) -> None:
     """Per model: the terminal budget, the policy that matches it and saves the most (held out
     by video), its accuracy change and the share of frames it saves, with 95% intervals."""
-    settings = report["settings"]
+    from ..policies import AvailableRule
+
     print(
         f"\nthe prescription on the same labels: stopping policies held out by video, cost "
-        f"model {settings['sharing']} (a stage pays only the frames it adds, the paper's shared "
-        "cost); the release has answers, not option probabilities, so the policies stop on "
-        "answers alone",
+        f"model {report.settings.sharing} (a stage pays only the frames it adds, the paper's "
+        "shared cost); the release has answers, not option probabilities, so the policies stop "
+        "on answers alone",
         file=out,
     )
     print(
@@ -228,35 +232,35 @@ def print_cascade_table(report: dict[str, Any], out: TextIO) -> None:
         file=out,
     )
     clear = 0
-    for block in report["results"]:
-        stages = " < ".join(label.split("_")[0] for label in block["labels"])
-        terminal = _points(block["terminal"]["accuracy"])[0]
-        best = block.get("best_match")
-        if best is None:
+    for block in report.results:
+        stages = " < ".join(label.split("_")[0] for label in block.labels)
+        terminal = _points(block.terminal.accuracy.as_json())[0]
+        best = block.best_match
+        policy = block.policies[best.policy] if best is not None else None
+        if best is None or not isinstance(policy, AvailableRule):
             print(
-                f"  {block['model']:<21} {stages:<34} {terminal:>8}  none: no policy saves "
+                f"  {block.model:<21} {stages:<34} {terminal:>8}  none: no policy saves "
                 "frames with a change interval reaching 0",
                 file=out,
             )
             continue
-        policy = block["policies"][best["policy"]]
-        change = " ".join(_points(best["accuracy_change"]))
-        saved = " ".join(_points(best["cost_reduction"]))
-        unshared = (policy.get("unshared") or {}).get("cost_reduction_frames")
-        bound = _points(unshared)[0] if unshared else ""
-        clear += int((best["cost_reduction"]["value"] or 0.0) >= SAVING_BAR)
+        change = " ".join(_points(best.accuracy_change.as_json()))
+        saved = " ".join(_points(best.cost_reduction.as_json()))
+        unshared = policy.unshared.cost_reduction_frames if policy.unshared else None
+        bound = _points(unshared.as_json())[0] if unshared else ""
+        clear += int((best.cost_reduction.value or 0.0) >= SAVING_BAR)
         stops = ", ".join(
             f"{label.split('_')[0]} {100 * share:.0f}%"
-            for label, share in policy["stop_share"].items()
+            for label, share in policy.stop_share.items()
             if share >= 0.005
         )
         print(
-            f"  {block['model']:<21} {stages:<34} {terminal:>8}  {best['policy']:<11} "
+            f"  {block.model:<21} {stages:<34} {terminal:>8}  {best.policy:<11} "
             f"{change:<19} {saved:<22} {stops:<24} {bound}",
             file=out,
         )
     print(
-        f"  {clear} of {len(report['results'])} models: a policy whose change interval reaches "
+        f"  {clear} of {len(report.results)} models: a policy whose change interval reaches "
         f"0 saves >= {100 * SAVING_BAR:.0f}% of the terminal budget's frames "
         "(`itemscale cascade RUN --sharing prefix`; docs/policies.md)",
         file=out,
@@ -264,11 +268,11 @@ def print_cascade_table(report: dict[str, Any], out: TextIO) -> None:
     print_same_input_notes(report, out)
 
 
-def print_same_input_notes(report: dict[str, Any], out: TextIO) -> None:
+def print_same_input_notes(report: CascadeReport, out: TextIO) -> None:
     """Under the prescription: each model whose requested terminal repeats the stage before
     it (the same-input rule), and so is costed as that stage, with the reason."""
-    for block in report["results"]:
-        if block.get("same_input_note"):
-            print(f"  same input, {block['model']}: {block['same_input_note']}", file=out)
-    for skipped in report.get("skipped", []):
-        print(f"  left out, {skipped['model']}: {skipped['reason']}", file=out)
+    for block in report.results:
+        if block.same_input_note:
+            print(f"  same input, {block.model}: {block.same_input_note}", file=out)
+    for skipped in report.skipped:
+        print(f"  left out, {skipped.model}: {skipped.reason}", file=out)

@@ -20,9 +20,9 @@ SettingsT = TypeVar("SettingsT", bound=BaseModel)
 
 
 def settings_from_flags(
-    model: type[SettingsT], flags: Mapping[str, str] | None = None, **values: Any
+    settings_type: type[SettingsT], flags: Mapping[str, str] | None = None, /, **values: Any
 ) -> SettingsT:
-    """`model(**values)`; a validation error becomes a `CommandError` whose lines name the flag
+    """`settings_type(**values)`; a validation error becomes a `CommandError` whose lines name the flag
     of each setting (`flags` maps a setting to its flag where it is not `--setting-name`)."""
     names = flags or {}
 
@@ -35,7 +35,7 @@ def settings_from_flags(
         return f"{flag(setting)} {value}" if setting in values else match[0]
 
     try:
-        return model(**values)
+        return settings_type(**values)
     except ValidationError as exc:
         lines = []
         for error in exc.errors():

@@ -11,12 +11,16 @@ import argparse
 import contextlib
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from ..measures import DEFAULT_BOOTSTRAP
+from ..measures import DEFAULT_BOOTSTRAP, counted_text
+from ..policies import CURRENCIES, AvailableRule
 from . import CommandError
 from ._format import Glosses, number_text, points_text
 from ._settings import settings_from_flags
+
+if TYPE_CHECKING:
+    from ..policies import CascadeBlock, CascadeReport, FrontierPoint, RuleRecord, Statistic
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -93,66 +97,74 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 _UNITS = {"frames": "frames", "tokens": "tokens", "latency": "s"}
 
 
-def _policy_line(name: str, policy: dict[str, Any], unit: str, gloss: Glosses) -> str:
-    if not policy.get("available"):
-        return f"  {name:<11} not available: {policy['reason']}"
-    match = "matches terminal" if policy["matches_terminal"] else "below terminal"
+def _rate(stat: Statistic) -> str:
+    """A share of items in points with its interval and the count it comes from."""
+    return counted_text(stat.as_json())
+
+
+def _policy_line(name: str, policy: RuleRecord, unit: str, gloss: Glosses) -> str:
+    if not isinstance(policy, AvailableRule):
+        return f"  {name:<11} not available: {policy.reason}"
+    match = "matches terminal" if policy.matches_terminal else "below terminal"
     line = (
-        f"  {name:<11} accuracy {points_text(policy['accuracy'])} ({match}: change "
-        f"{points_text(policy['accuracy_change'])} points), {number_text(policy['mean_cost'])} "
-        f"{unit}/item, saves {points_text(policy['cost_reduction'])}%"
+        f"  {name:<11} accuracy {_rate(policy.accuracy)} ({match}: change "
+        f"{points_text(policy.accuracy_change.as_json())} points), "
+        f"{number_text(policy.mean_cost.as_json())} {unit}/item, saves "
+        f"{points_text(policy.cost_reduction.as_json())}%"
     )
-    unshared = policy.get("unshared")
-    if unshared:
-        primary = next(k for k in unshared if k.startswith("cost_reduction_"))
-        line += f" (nothing shared: {points_text(unshared[primary])}%)"
-    return line + (gloss("matches terminal") if policy["matches_terminal"] else "")
+    if policy.unshared is not None:
+        primary = next(c for c in CURRENCIES if policy.unshared.cost_reduction(c) is not None)
+        bound = policy.unshared.cost_reduction(primary)
+        line += f" (nothing shared: {points_text(bound.as_json() if bound else None)}%)"
+    return line + (gloss("matches terminal") if policy.matches_terminal else "")
 
 
-def print_block(block: dict[str, Any], primary: str, gloss: Glosses, out: TextIO) -> None:
+def _frontier_text(point: FrontierPoint) -> str:
+    count = f" ({point.count.k} of {point.count.n})" if point.count is not None else ""
+    return f"{100 * point.accuracy:.1f}{count}@{100 * (point.cost_reduction or 0):.0f}%"
+
+
+def print_block(block: CascadeBlock, primary: str, gloss: Glosses, out: TextIO) -> None:
     """One budget axis: cost model, terminal, every policy, best match, frontier, fixed rule."""
     unit = _UNITS[primary]
-    terminal = block["terminal"]
+    terminal = block.terminal
     print(
-        f"\n== {block['model']} (series {block['series']}): {block['n_items']} items, "
-        f"{block['n_videos']} videos; stages {' < '.join(block['labels'])}" + gloss("series"),
+        f"\n== {block.model} (series {block.series}): {block.n_items} items, "
+        f"{block.n_videos} videos; stages {' < '.join(block.labels)}" + gloss("series"),
         file=out,
     )
-    if block.get("chain"):
+    if block.chain:
         print(
-            f"  a grid of frames x resolutions: the stages climb its {block['chain']} chain "
+            f"  a grid of frames x resolutions: the stages climb its {block.chain} chain "
             "(the frame counts at the largest budget's resolution)",
             file=out,
         )
-    if block.get("same_input_note"):
-        print(f"  same input: {block['same_input_note']}" + gloss("same input"), file=out)
-    cost = block["cost"]
+    if block.same_input_note:
+        print(f"  same input: {block.same_input_note}" + gloss("same input"), file=out)
+    cost = block.cost
     print(
-        f"  cost model: {cost.get(f'{primary}_basis')}"
-        + (
-            "; beside it none (nothing shared), the upper bound"
-            if cost.get("unshared_bound")
-            else ""
-        )
+        f"  cost model: {cost.basis(primary)}"
+        + ("; beside it none (nothing shared), the upper bound" if cost.unshared_bound else "")
         + gloss("cost model"),
         file=out,
     )
-    score = block.get("score") or {}
-    if score:
-        print(f"  stopping score: {score['name']} ({score['description']})", file=out)
     print(
-        f"  terminal {terminal['label']}: accuracy {points_text(terminal['accuracy'])}, "
-        f"{number_text(terminal['mean_cost'])} {unit} per item",
+        f"  stopping score: {block.score.name} ({block.score.description})",
         file=out,
     )
-    for name, policy in block["policies"].items():
+    print(
+        f"  terminal {terminal.label}: accuracy {_rate(terminal.accuracy)}, "
+        f"{number_text(terminal.mean_cost.as_json())} {unit} per item",
+        file=out,
+    )
+    for name, policy in block.policies.items():
         print(_policy_line(name, policy, unit, gloss), file=out)
-    best = block.get("best_match")
+    best = block.best_match
     if best:
         print(
-            f"  best match: {best['policy']} saves {points_text(best['cost_reduction'])}% of "
-            f"the terminal's {unit} at an accuracy change of "
-            f"{points_text(best['accuracy_change'])} points",
+            f"  best match: {best.policy} saves {points_text(best.cost_reduction.as_json())}% "
+            f"of the terminal's {unit} at an accuracy change of "
+            f"{points_text(best.accuracy_change.as_json())} points",
             file=out,
         )
     else:
@@ -160,57 +172,47 @@ def print_block(block: dict[str, Any], primary: str, gloss: Glosses, out: TextIO
             "  best match: none (no policy both saves and has a change interval reaching 0)",
             file=out,
         )
-    pareto = [p for p in block["frontier"] if p["pareto"]]
+    pareto = [p for p in block.frontier if p.pareto]
     if pareto:
-        points = ", ".join(
-            f"{100 * p['accuracy']:.1f}@{100 * (p['cost_reduction'] or 0):.0f}%" for p in pareto
-        )
+        points = ", ".join(_frontier_text(p) for p in pareto)
         print(
-            f"  frontier (held-out accuracy @ cost reduction): {points}{gloss('frontier')}",
+            f"  frontier (held-out accuracy (k of n items) @ cost reduction): {points}"
+            f"{gloss('frontier')}",
             file=out,
         )
-    fixed = block.get("fixed_rule")
+    fixed = block.fixed_rule
     if fixed:
-        stops = ", ".join(f"{label} {count}" for label, count in fixed["stop_counts"].items())
+        stops = ", ".join(f"{label} {count}" for label, count in (fixed.stop_counts or {}).items())
         print(
-            f"  fixed rule ({fixed['score']} >= {fixed['threshold']:g}, every item, nothing "
-            f"fitted): accuracy {points_text(fixed['accuracy'])} (change "
-            f"{points_text(fixed['accuracy_change'])}), {number_text(fixed['mean_cost'])} "
-            f"{unit}/item, saves {points_text(fixed['cost_reduction'])}%; stops: {stops}",
+            f"  fixed rule ({fixed.score} >= {fixed.threshold:g}, every item, nothing "
+            f"fitted): accuracy {_rate(fixed.accuracy)} (change "
+            f"{points_text(fixed.accuracy_change.as_json())}), "
+            f"{number_text(fixed.mean_cost.as_json())} {unit}/item, saves "
+            f"{points_text(fixed.cost_reduction.as_json())}%; stops: {stops}",
             file=out,
         )
 
 
-def print_summary(report: dict[str, Any], out: TextIO | None = None) -> None:
+def print_summary(report: CascadeReport, out: TextIO | None = None) -> None:
     out = out if out is not None else sys.stdout
     gloss = Glosses()
-    settings = report["settings"]
+    settings = report.settings
     print(
-        f"itemscale cascade: {len(report['results'])} budget axis(es); cost in "
-        f"{settings['cost']}; held-out folds by video (seed {settings['seed']}); intervals: "
-        f"{settings['n_boot']} video-bootstrap resamples",
+        f"itemscale cascade: {len(report.results)} budget axis(es); cost in "
+        f"{settings.cost}; held-out folds by video (seed {settings.seed}); intervals: "
+        f"{settings.n_boot} video-bootstrap resamples",
         file=out,
     )
-    for block in report["results"]:
-        print_block(block, settings["cost"], gloss, out)
-    from ..policies import skipped_lines
-
-    for line in skipped_lines(report):
+    for block in report.results:
+        print_block(block, settings.cost, gloss, out)
+    for line in report.skipped_lines():
         print(f"\n-- {line}", file=out)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..policies import CASCADE_FILE, CascadeSettings, cascade_report
-    from ..responses import (
-        RESPONSES_DIGEST_KEY,
-        read_run,
-        responses_digest,
-        run_lock,
-        write_json_atomic,
-    )
+    from ..responses import read_run, responses_digest, run_lock, write_json_atomic
 
-    if args.bootstrap < 0:
-        raise CommandError("--bootstrap must be >= 0")
     try:
         digest = responses_digest(args.run_dir)  # before reading: a later change reads as stale
         df, _ = read_run(args.run_dir)
@@ -223,7 +225,7 @@ def run(args: argparse.Namespace) -> int:
         df = df[df["model"].isin(args.model)]
     stages = None
     if args.stages is not None:
-        stages = tuple(part.strip() for part in args.stages.split(",") if part.strip())
+        stages = tuple(part for part in args.stages.split(","))
     settings = settings_from_flags(
         CascadeSettings,
         {"n_boot": "--bootstrap"},
@@ -236,26 +238,25 @@ def run(args: argparse.Namespace) -> int:
         threshold=args.threshold,
     )
     try:
-        report = cascade_report(df, settings)
+        computed = cascade_report(df, settings)
     except ValueError as exc:
         raise CommandError(f"{args.run_dir}: {exc}") from exc
-    if not report["results"]:
-        reasons = "; ".join(f"{s['model']}/{s['series']}: {s['reason']}" for s in report["skipped"])
+    if not computed.results:
+        reasons = "; ".join(f"{s.model}/{s.series}: {s.reason}" for s in computed.skipped)
         raise CommandError(
             f"{args.run_dir}: no budget axis a cascade can run on"
             + (f" ({reasons})" if reasons else "")
         )
-    report["run_dir"] = str(args.run_dir)
-    report[RESPONSES_DIGEST_KEY] = digest
-    if args.model:
-        report["models"] = sorted(args.model)
+    report = computed.for_run(
+        args.run_dir, digest, tuple(sorted(args.model)) if args.model else None
+    )
     if args.json_out is None:
         args.json_out = str(Path(args.run_dir) / CASCADE_FILE)
     if args.json_out:  # written before printing, so a closed pipe (`| head`) cannot lose it
         out = Path(args.json_out)
         inside = Path(args.run_dir).resolve() in out.resolve().parents
         with run_lock(args.run_dir, what="cascade") if inside else contextlib.nullcontext():
-            write_json_atomic(out, report)
+            write_json_atomic(out, report.as_json())  # the text of report.to_json()
     print_summary(report)
     if args.json_out:
         print(f"\ncascade report written to {args.json_out}")

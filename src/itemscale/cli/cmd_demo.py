@@ -8,7 +8,6 @@ repeated or extended with `itemscale sweep RUN_DIR/protocol.toml`.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,6 +17,7 @@ from . import CommandError
 from ._demo_selector import print_cascade_at_scale, selector_step
 
 if TYPE_CHECKING:
+    from ..policies import CascadeReport, InterventionResult
     from ..synth import FocusKind
 
 DEMO_FRAMES = (2, 4, 8, 16, 32)
@@ -94,7 +94,7 @@ def run_paper_step(paper_dir: Path, *, n_boot: int, report: bool) -> dict[str, A
     from ..artifact import COMPARISON_FILE, MEASURES_FILE, REPORT_FILE, build_artifact
     from ..measures import analyze_responses
     from ..policies import CASCADE_FILE, CascadeSettings, cascade_report
-    from ..responses import RESPONSES_DIGEST_KEY, read_run, responses_digest, write_json_atomic
+    from ..responses import read_run, responses_digest, write_json_atomic
     from ._paper import (
         TABLE2_CONFIGS,
         compare_with_paper,
@@ -122,10 +122,10 @@ def run_paper_step(paper_dir: Path, *, n_boot: int, report: bool) -> dict[str, A
     print_table2(table2, sys.stdout)
     # The same labels turned into a prescription; written where the report picks it up, with
     # the settings `itemscale cascade RUN --sharing prefix` records, so verify recomputes it.
-    cascade = cascade_report(df, CascadeSettings(n_boot=n_boot, seed=0, sharing="prefix"))
-    cascade["run_dir"] = str(paper_dir)
-    cascade[RESPONSES_DIGEST_KEY] = responses_digest(paper_dir)
-    write_json_atomic(paper_dir / CASCADE_FILE, cascade)
+    cascade = cascade_report(df, CascadeSettings(n_boot=n_boot, seed=0, sharing="prefix")).for_run(
+        paper_dir, responses_digest(paper_dir)
+    )
+    write_json_atomic(paper_dir / CASCADE_FILE, cascade.as_json())
     print_cascade_table(cascade, sys.stdout)
     out: dict[str, Any] = {
         "run_dir": str(paper_dir),
@@ -149,7 +149,7 @@ def run_paper_step(paper_dir: Path, *, n_boot: int, report: bool) -> dict[str, A
     return out
 
 
-def print_regression_pathways(intervention: dict[str, Any], run_dir: Path) -> None:
+def print_regression_pathways(intervention: InterventionResult, run_dir: Path) -> None:
     """Every terminal regression: its kind, the budget it was right at, the audit's pathway for
     that transition and what the nested re-run did, so a reader sees which regressions a
     sampling change can fix (evidence dropped by the larger grid) and which it cannot (the
@@ -161,12 +161,12 @@ def print_regression_pathways(intervention: dict[str, Any], run_dir: Path) -> No
     from ..responses import read_run
 
     items = {item.item_id: item for item in read_items_jsonl(run_dir / "suite" / ITEMS_FILE)}
-    terminal = intervention["terminal_label"]
-    rows = [r for r in intervention["items"] if r["group"] == "regression"]
+    terminal = intervention.terminal_label
+    rows = [r for r in intervention.items if r.group == "regression"]
     df, _ = read_run(run_dir)
-    regressed = {r["item_id"] for r in rows}
+    regressed = {r.item_id for r in rows}
     chosen = df[
-        (df["series"] == intervention["source_series"]) & df["item_id"].isin(regressed)
+        (df["series"] == intervention.source_series) & df["item_id"].isin(regressed)
         | (df["frames"] == 0) & df["item_id"].isin(regressed)
     ]
     # every comparable pair, not only adjacent ones: the pair here is (right at, terminal)
@@ -182,8 +182,8 @@ def print_regression_pathways(intervention: dict[str, Any], run_dir: Path) -> No
     tally: dict[str, Counter[str]] = {}
     for r in rows:
         pair = audit[
-            (audit["item_id"] == r["item_id"])
-            & (audit["from_label"] == r["reference_label"])
+            (audit["item_id"] == r.item_id)
+            & (audit["from_label"] == r.reference_label)
             & (audit["to_label"] == terminal)
         ]
         pathway = str(pair["pathway"].iloc[0]) if len(pair) else "not audited"
@@ -198,13 +198,14 @@ def print_regression_pathways(intervention: dict[str, Any], run_dir: Path) -> No
                 group = "evidence seen below, missed by the terminal grid (a sampling accident)"
             else:
                 group = "evidence seen at the terminal too (diluted, distracted or the prior)"
-        outcome = {1.0: "recovered", 0.0: "still wrong"}.get(r["after"], r["status"])
+        outcome = {1.0: "recovered", 0.0: "still wrong"}.get(
+            -1.0 if r.after is None else r.after, r.status
+        )
         tally.setdefault(group, Counter())[outcome] += 1
-        item = items.get(r["item_id"])
+        item = items.get(r.item_id)
         kind = item.attributes.get("question_kind", "?") if item is not None else "?"
         print(
-            f"  {r['item_id']:<30} {kind:<8} {r['reference_label']:<9} {seen:<16} "
-            f"{pathway:<17} {outcome}"
+            f"  {r.item_id:<30} {kind:<8} {r.reference_label:<9} {seen:<16} {pathway:<17} {outcome}"
         )
     if not rows:
         print("  no terminal regressions")
@@ -217,7 +218,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..artifact import ARTIFACT_DIR, MEASURES_FILE, REPORT_FILE
     from ..measures import analyze_responses
-    from ..policies import CASCADE_FILE
+    from ..policies import CASCADE_FILE, CascadeReport
     from ..responses import read_run, write_json_atomic
     from .cmd_analyze import print_summary
 
@@ -272,7 +273,7 @@ def run(args: argparse.Namespace) -> int:
     conclusion = demo_conclusion(
         measures,
         intervention,
-        json.loads(cascade.read_text(encoding="utf-8")) if cascade.is_file() else None,
+        CascadeReport.load(cascade) if cascade.is_file() else None,
         paper_summary,
     )
     summary["conclusion"] = conclusion
@@ -318,7 +319,7 @@ def suite_and_sweep(args: argparse.Namespace, out: Path) -> None:
     print(f"({time.perf_counter() - t:.1f} s)")
 
 
-def report_steps(out: Path, intervention: dict[str, Any]) -> None:
+def report_steps(out: Path, intervention: InterventionResult) -> None:
     """The cascade, the frame audit with its contact sheets and the report, each run as its own
     command would run it."""
     from ..cli import main as cli_main
@@ -342,8 +343,8 @@ def report_steps(out: Path, intervention: dict[str, Any]) -> None:
 
 def demo_conclusion(
     measures: dict[str, Any],
-    intervention: dict[str, Any],
-    cascade: dict[str, Any] | None,
+    intervention: InterventionResult,
+    cascade: CascadeReport | None,
     paper: dict[str, Any],
 ) -> str:
     """The demo's finding in a few sentences, every number read from what it computed."""
@@ -372,27 +373,27 @@ def demo_conclusion(
     additive = additive_sentence(block)
     if additive:
         sentences.append(additive)
-    reg, ctrl = intervention["regressions"], intervention["controls"]
-    if reg["n_answered"]:
+    reg, ctrl = intervention.regressions, intervention.controls
+    net = points_text(intervention.net_accuracy_change_estimate.as_json())
+    recovered, broken = reg.n_changed or 0, ctrl.n_changed or 0
+    if reg.n_answered:
         sentences.append(
-            f"Re-run with nested frames, {reg.get('n_changed', 0)} of {reg['n_answered']} "
-            f"terminal regressions recover and {ctrl.get('n_changed', 0)} of "
-            f"{ctrl['n_answered']} items that were right break (net "
-            f"{points_text(intervention['net_accuracy_change_estimate'])} points): most "
-            "regressions are not sampling accidents."
-            if reg.get("n_changed", 0) * 2 < reg["n_answered"]
-            else f"Re-run with nested frames, {reg.get('n_changed', 0)} of {reg['n_answered']} "
-            f"terminal regressions recover and {ctrl.get('n_changed', 0)} of "
-            f"{ctrl['n_answered']} right items break (net "
-            f"{points_text(intervention['net_accuracy_change_estimate'])} points)."
+            f"Re-run with nested frames, {recovered} of {reg.n_answered} terminal regressions "
+            f"recover and {broken} of {ctrl.n_answered} items that were right break (net "
+            f"{net} points): most regressions are not sampling accidents."
+            if recovered * 2 < reg.n_answered
+            else f"Re-run with nested frames, {recovered} of {reg.n_answered} terminal "
+            f"regressions recover and {broken} of {ctrl.n_answered} right items break (net "
+            f"{net} points)."
         )
-    for result in (cascade or {}).get("results", [])[:1]:
-        best_match = result.get("best_match")
-        basis = result.get("cost", {}).get("sharing", "")
+    for result in (cascade.results if cascade is not None else ())[:1]:
+        best_match = result.best_match
+        basis = result.cost.sharing
         sentences.append(
-            f"The best stopping policy ({best_match['policy']}) saves "
-            f"{pct(best_match['cost_reduction'])}% of the terminal's frames at an accuracy "
-            f"change of {pct(best_match['accuracy_change'])} points ({basis} cost)."
+            f"The best stopping policy ({best_match.policy}) saves "
+            f"{pct(best_match.cost_reduction.as_json())}% of the terminal's frames at an "
+            f"accuracy change of {pct(best_match.accuracy_change.as_json())} points ({basis} "
+            "cost)."
             if best_match
             else "No stopping policy both matches the terminal budget and saves frames"
             + (f" ({basis} cost)." if basis else ".")

@@ -11,13 +11,16 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..measures import DEFAULT_BOOTSTRAP
-from ..policies import INTERVENTION_DIR
+from ..policies import INTERVENTION_DIR, InterventionSettings
 from ..workflows import intervene
-from . import CommandError
 from ._format import points_text
+from ._settings import settings_from_flags
+
+if TYPE_CHECKING:
+    from ..policies import InterventionResult
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -74,66 +77,64 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
-def print_summary(result: dict[str, Any], out: TextIO | None = None) -> None:
+def print_summary(result: InterventionResult, out: TextIO | None = None) -> None:
     out = out if out is not None else sys.stdout
-    reg, ctrl = result["regressions"], result["controls"]
+    reg, ctrl = result.regressions, result.controls
     print(
-        f"itemscale intervene: {result['model']} / {result['source_series']}, policy "
-        f"{result['policy']} at {result['terminal_label']} (series {result['series']})",
+        f"itemscale intervene: {result.model} / {result.source_series}, policy "
+        f"{result.policy} at {result.terminal_label} (series {result.series})",
         file=out,
     )
-    print(f"  change: {result['description']}", file=out)
-    axis = result.get("axis") or {}
+    print(f"  change: {result.description}", file=out)
+    axis = result.axis
     where = (
-        f" on the {axis['chain']} chain ({' < '.join(axis['labels'])})" if axis.get("chain") else ""
+        f" on the {axis.chain} chain ({' < '.join(axis.labels)})"
+        if axis is not None and axis.chain
+        else ""
     )
-    grid = axis.get("grid_terminal_regressions")
+    grid = axis.grid_terminal_regressions if axis is not None else None
     beside = (
         f"; {grid} on the whole grid, where `analyze` also counts items right only at another "
         "resolution"
-        if grid is not None and grid != result["n_regressions"]
+        if grid is not None and grid != result.n_regressions
         else ""
     )
     print(
-        f"  terminal regressions{where}: wrong at {result['terminal_label']}, right at a "
-        f"smaller budget: {result['n_regressions']} of {result['n_items']} items{beside}",
+        f"  terminal regressions{where}: wrong at {result.terminal_label}, right at a "
+        f"smaller budget: {result.n_regressions} of {result.n_items} items{beside}",
         file=out,
     )
     print(
-        f"  re-run {reg['n_answered']} of them (failed {reg['n_failed']}, missing "
-        f"{reg['n_missing']})",
+        f"  re-run {reg.n_answered} of them (failed {reg.n_failed}, missing {reg.n_missing})",
         file=out,
     )
     print(
-        f"  controls (right at the terminal): {ctrl['n_planned']} drawn with seed "
-        f"{result['seed']}; re-run {ctrl['n_answered']} (failed {ctrl['n_failed']}, missing "
-        f"{ctrl['n_missing']})",
+        f"  controls (right at the terminal): {ctrl.n_planned} drawn with seed "
+        f"{result.seed}; re-run {ctrl.n_answered} (failed {ctrl.n_failed}, missing "
+        f"{ctrl.n_missing})",
         file=out,
     )
-    intervals = result.get("intervals") or {}
-    for name, group, noun, key in (
-        ("recovered", reg, "regressions", "recovered_rate"),
-        ("broken", ctrl, "controls", "broken_rate"),
+    for name, group, noun, key, rate in (
+        ("recovered", reg, "regressions", "recovered_rate", result.recovered_rate),
+        ("broken", ctrl, "controls", "broken_rate", result.broken_rate),
     ):
-        changed = group.get("n_changed")
+        changed = group.n_changed
         if changed is None:  # written before the count was recorded
             wanted = 1.0 if key == "recovered_rate" else 0.0
             side = "regression" if key == "recovered_rate" else "control"
-            changed = sum(
-                1 for r in result.get("items", []) if r["group"] == side and r["after"] == wanted
-            )
-        method = intervals.get(key, "video bootstrap")
+            changed = sum(1 for r in result.items if r.group == side and r.after == wanted)
+        method = result.intervals.get(key, "video bootstrap")
         print(
-            f"  {name + ':':<10} {changed} of {group['n_answered']} {noun}, "
-            f"{points_text(result[key])}% (95% CI, {method})",
+            f"  {name + ':':<10} {changed} of {group.n_answered} {noun}, "
+            f"{points_text(rate.as_json())}% (95% CI, {method})",
             file=out,
         )
     print(
         f"  net accuracy change if applied to every item: "
-        f"{points_text(result['net_accuracy_change_estimate'])} points",
+        f"{points_text(result.net_accuracy_change_estimate.as_json())} points",
         file=out,
     )
-    kept, before = reg["reference_frames_kept"], reg["reference_frames_kept_before"]
+    kept, before = reg.reference_frames_kept, reg.reference_frames_kept_before
     if kept is not None and before is not None:
         print(
             f"  frames of the lower budget that was right, kept at the terminal: "
@@ -143,14 +144,17 @@ def print_summary(result: dict[str, Any], out: TextIO | None = None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.bootstrap < 0:
-        raise CommandError("--bootstrap must be >= 0")
-    if args.batch_size < 1:
-        raise CommandError(f"--batch-size must be at least 1 (got {args.batch_size})")
-    if args.control is not None and args.control < 0:
-        raise CommandError(f"--control must be >= 0 (got {args.control})")
-    result = intervene(
-        args.run_dir,
+    from ..files import atomic_text_file
+
+    settings = settings_from_flags(
+        InterventionSettings,
+        {
+            "intervention": "--policy",
+            "n_control": "--control",
+            "n_boot": "--bootstrap",
+            "execute": "--no-run",
+            "progress": "--no-progress",
+        },
         intervention=args.policy,
         n_control=args.control,
         seed=args.seed,
@@ -162,12 +166,11 @@ def run(args: argparse.Namespace) -> int:
         device=args.device,
         batch_size=args.batch_size,
         progress=not args.no_progress,
-        on_note=print,
     )
+    result = intervene(args.run_dir, settings, on_note=print)
     print_summary(result)
-    from ..responses import write_json_atomic
-
     if args.json_out:
-        write_json_atomic(args.json_out, result)
+        with atomic_text_file(args.json_out) as fh:
+            fh.write(result.to_json())
     print(f"\nplan and result written to {Path(args.run_dir) / INTERVENTION_DIR}")
     return 0

@@ -14,11 +14,10 @@ script reads a missing `base_margin` as 0.0 (which stops the item when theta <= 
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ..measures import VideoBootstrap
+from ._cascade_report import FixedItem, FixedRule
 from ._inputs import CascadeInputs
 from ._search import outcome_at, stopping_stage
 from ._summary import summarise_stops
@@ -26,7 +25,7 @@ from ._summary import summarise_stops
 
 def fixed_rule(
     inputs: CascadeInputs, threshold: float, primary: str, boot: VideoBootstrap | None
-) -> dict[str, Any]:
+) -> FixedRule:
     """Stops, costs (every currency, and unshared beside a `prefix` cost), accuracy with
     intervals, stop counts and each item's stop stage, for one threshold on every stage."""
     n, k = inputs.correct.shape
@@ -37,24 +36,23 @@ def fixed_rule(
     paid = {c: outcome_at(stop, s.cumulative(every_stage)) for c, s in inputs.costs.items()}
     unshared = {c: outcome_at(stop, s.cumulative(every_stage)) for c, s in inputs.bounds.items()}
     summary = summarise_stops(stop, paid, unshared, inputs, primary, boot)
-    counts = np.bincount(stop, minlength=k)
-    per_item = [
-        {
-            "item_id": str(inputs.item_ids[i]),
-            "stop_stage": inputs.labels[int(stop[i])],
-            "correct": float(outcome_at(stop, inputs.correct)[i]),
+    correct = outcome_at(stop, inputs.correct)
+    per_item = tuple(
+        FixedItem(
+            item_id=str(inputs.item_ids[i]),
+            stop_stage=inputs.labels[int(stop[i])],
+            correct=float(correct[i]),
             **{f"cost_{c}": float(paid[c][i]) for c in paid},
-        }
+        )
         for i in range(n)
-    ]
-    return {
-        "threshold": float(threshold),
-        "score": inputs.score_name,
-        "rule": (
+    )
+    return FixedRule(
+        threshold=float(threshold),
+        score=inputs.score_name,
+        rule=(
             f"stop at the first stage before the last whose {inputs.score_name} is >= "
             f"{threshold:g}; the last stage always answers; no fitting, every item"
         ),
-        **summary,
-        "stop_counts": {label: int(counts[s]) for s, label in enumerate(inputs.labels)},
-        "per_item": per_item,
-    }
+        per_item=per_item,
+        **dict(summary),
+    )

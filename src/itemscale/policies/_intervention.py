@@ -31,16 +31,21 @@ from ..measures import (
 )
 from ..protocol import PHASED_SAMPLING_POLICIES, Configuration, SamplingPolicy
 from ..responses import ANSWERED_STATUSES
+from ._intervention_report import (
+    INTERVENTION_SCHEMA_VERSION,
+    BootstrapRecord,
+    GroupCounts,
+    InterventionResult,
+    ItemOutcome,
+)
+from ._records import Count, Statistic
+from ._settings import INTERVENTION_NAMES, InterventionName
 
 FloatArray = npt.NDArray[np.float64]
-
-INTERVENTION_SCHEMA_VERSION: Final[int] = 1
 #: Where in a run folder an intervention lands: `<policy>.json` (the result `itemscale
 #: intervene` measured) beside `<policy>.plan.json` (the plan it ran).
 INTERVENTION_DIR: Final[str] = "intervention"
 PLAN_SUFFIX: Final[str] = ".plan.json"
-InterventionName = Literal["nested", "phase-shift"]
-INTERVENTION_NAMES: Final[tuple[str, ...]] = ("nested", "phase-shift")
 INTERVENTION_DESCRIPTIONS: Final[dict[str, str]] = {
     "nested": (
         "the terminal frame count and formula, keeping every frame of the lower budget that was "
@@ -267,48 +272,41 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> list[float]:
 
 def intervention_outcomes(
     df: pd.DataFrame, plan: InterventionPlan, *, n_boot: int = DEFAULT_BOOTSTRAP, seed: int = 0
-) -> dict[str, Any]:
-    """`recovered_rate` and `broken_rate` with video-bootstrap intervals, from the table.
+) -> InterventionResult:
+    """`recovered_rate` and `broken_rate` with video-bootstrap intervals and their counts, from
+    the table.
 
     Items whose re-run failed (or has not run yet) are counted by reason and left out of the
     denominators, never silently: the report carries `n_failed` and `n_missing` per group.
     """
     records, failed, missing = _item_records(df, plan)
-    answered = [r for r in records if r["after"] is not None]
+    answered = [r for r in records if r.after is not None]
     rates = _rates(answered, plan, n_boot, seed)
-    for r in records:
-        for name in (
-            "reference_frames_kept",
-            "reference_frames_kept_before",
-            "terminal_frames_changed",
-        ):
-            if not np.isfinite(r[name]):
-                r[name] = None
-    return {
-        "schema_version": INTERVENTION_SCHEMA_VERSION,
-        "model": plan.model,
-        "source_series": plan.source_series,
-        "policy": plan.policy,
-        "description": INTERVENTION_DESCRIPTIONS[plan.policy],
-        "series": plan.series,
-        "configs": plan.configs,
-        "config_series": plan.config_series,
-        "terminal_label": plan.terminal_label,
-        "seed": plan.seed,
-        "n_items": plan.n_items,
-        "n_regressions": plan.n_regressions,
-        "n_terminal_right": plan.n_terminal_right,
+    return InterventionResult(
+        schema_version=INTERVENTION_SCHEMA_VERSION,
+        model=plan.model,
+        source_series=plan.source_series,
+        policy=plan.policy,
+        description=INTERVENTION_DESCRIPTIONS[plan.policy],
+        series=plan.series,
+        configs=plan.configs,
+        config_series=plan.config_series,
+        terminal_label=plan.terminal_label,
+        seed=plan.seed,
+        n_items=plan.n_items,
+        n_regressions=plan.n_regressions,
+        n_terminal_right=plan.n_terminal_right,
         **rates,
-        "net_accuracy_change_note": (
+        net_accuracy_change_note=(
             "recovered_rate x share of terminal regressions - broken_rate x share right at the "
             "terminal budget: the accuracy change if the changed sampling replaced the terminal "
             "budget for every item and the rates held (items wrong at every budget not counted)"
         ),
-        "regressions": _group_counts("regression", plan, answered, failed, missing),
-        "controls": _group_counts("control", plan, answered, failed, missing),
-        "bootstrap": {"n_boot": n_boot, "seed": seed},
-        "items": records,
-    }
+        regressions=_group_counts("regression", plan, answered, failed, missing),
+        controls=_group_counts("control", plan, answered, failed, missing),
+        bootstrap=BootstrapRecord(n_boot=n_boot, seed=seed),
+        items=tuple(records),
+    )
 
 
 #: Failed re-runs by group, then by status (or `no_correct`); re-runs not stored yet, by group.
@@ -316,9 +314,13 @@ Failed = dict[str, dict[str, int]]
 Missing = dict[str, int]
 
 
+def _finite(value: float) -> float | None:
+    return value if np.isfinite(value) else None
+
+
 def _item_records(
     df: pd.DataFrame, plan: InterventionPlan
-) -> tuple[list[dict[str, Any]], Failed, Missing]:
+) -> tuple[list[ItemOutcome], Failed, Missing]:
     """One record per planned item: its answer before and after the re-run, and how much of
     the reference budget's frames the re-run kept; failed and missing re-runs counted apart."""
     rows = df[(df["model"] == plan.model) & (df["repeat"] == 0)]
@@ -334,61 +336,56 @@ def _item_records(
         (str(r["config_label"]), str(r["item_id"])): r for r in source.to_dict("records")
     }
 
-    records: list[dict[str, Any]] = []
+    records: list[ItemOutcome] = []
     failed: Failed = {"regression": {}, "control": {}}
     missing: Missing = {"regression": 0, "control": 0}
     for item in plan.items:
         before_row = by_label.get((plan.terminal_label, item.item_id))
-        record: dict[str, Any] = {
-            "item_id": item.item_id,
-            "video_id": item.video_id,
-            "group": item.group,
-            "reference_label": item.reference_label,
-            "config_id": item.config_id,
-            "before": 0.0 if item.group == "regression" else 1.0,
-            "answer_before": None if before_row is None else before_row["answer"],
-            "status": "missing",
-            "after": None,
-            "answer_after": None,
-            "reference_frames_kept": float("nan"),
-            "reference_frames_kept_before": float("nan"),
-            "terminal_frames_changed": float("nan"),
-        }
         row = after_rows.get((item.item_id, item.config_id))
+        status = "missing" if row is None else str(row["status"])
+        after = answer_after = kept = kept_before = changed = None
         if row is None:
             missing[item.group] += 1
-            records.append(record)
-            continue
-        status = str(row["status"])
-        record["status"] = status
-        correct = row["correct"]
-        if status not in ANSWERED_STATUSES or correct is None or pd.isna(correct):
+        elif status not in ANSWERED_STATUSES or row["correct"] is None or pd.isna(row["correct"]):
             reason = status if status not in ANSWERED_STATUSES else "no_correct"
             failed[item.group][reason] = failed[item.group].get(reason, 0) + 1
-            records.append(record)
-            continue
-        record["after"] = float(correct)
-        record["answer_after"] = row["answer"]
-        new = _index_set(row["frame_indices"])
-        ref_row = by_label.get((item.reference_label, item.item_id))
-        ref = None if ref_row is None else _index_set(ref_row["frame_indices"])
-        old = None if before_row is None else _index_set(before_row["frame_indices"])
-        record["reference_frames_kept"] = _share(new, ref)
-        record["reference_frames_kept_before"] = _share(old, ref)
-        record["terminal_frames_changed"] = (
-            1.0 - _share(old, new) if new is not None and old is not None and new else float("nan")
+        else:
+            after, answer_after = float(row["correct"]), row["answer"]
+            new = _index_set(row["frame_indices"])
+            ref_row = by_label.get((item.reference_label, item.item_id))
+            ref = None if ref_row is None else _index_set(ref_row["frame_indices"])
+            old = None if before_row is None else _index_set(before_row["frame_indices"])
+            kept, kept_before = _finite(_share(new, ref)), _finite(_share(old, ref))
+            if new is not None and old is not None and new:
+                changed = _finite(1.0 - _share(old, new))
+        records.append(
+            ItemOutcome(
+                item_id=item.item_id,
+                video_id=item.video_id,
+                group=item.group,
+                reference_label=item.reference_label,
+                config_id=item.config_id,
+                before=0.0 if item.group == "regression" else 1.0,
+                answer_before=None if before_row is None else before_row["answer"],
+                status=status,
+                after=after,
+                answer_after=answer_after,
+                reference_frames_kept=kept,
+                reference_frames_kept_before=kept_before,
+                terminal_frames_changed=changed,
+            )
         )
-        records.append(record)
     return records, failed, missing
 
 
 def _rates(
-    answered: list[dict[str, Any]], plan: InterventionPlan, n_boot: int, seed: int
+    answered: list[ItemOutcome], plan: InterventionPlan, n_boot: int, seed: int
 ) -> dict[str, Any]:
-    """The two rates with their intervals, and the net accuracy change they imply."""
-    is_reg = np.array([r["group"] == "regression" for r in answered], dtype=np.float64)
+    """The two rates with their intervals and counts (k changed of n answered), and the net
+    accuracy change they imply."""
+    is_reg = np.array([r.group == "regression" for r in answered], dtype=np.float64)
     is_ctrl = 1.0 - is_reg
-    after = np.array([r["after"] for r in answered], dtype=np.float64)
+    after = np.array([r.after for r in answered], dtype=np.float64)
     numerator = np.column_stack([is_reg * after, is_ctrl * (1.0 - after)])
     denominator = np.column_stack([is_reg, is_ctrl])
     sums_num = numerator.sum(axis=0) if answered else np.zeros(2)
@@ -398,9 +395,7 @@ def _rates(
     ci: Any = [None, None]
     samples = None
     if answered and n_boot > 0:
-        boot = VideoBootstrap(
-            np.array([r["video_id"] for r in answered], dtype=object), n_boot, seed
-        )
+        boot = VideoBootstrap(np.array([r.video_id for r in answered], dtype=object), n_boot, seed)
         samples = boot.ratios(numerator, denominator)
         ci = percentile_intervals(samples)
     intervals = {"recovered_rate": "video bootstrap", "broken_rate": "video bootstrap"}
@@ -422,45 +417,48 @@ def _rates(
         with np.errstate(invalid="ignore"):
             net_samples = samples[:, 0] * regression_share - samples[:, 1] * right_share
         net_ci = percentile_intervals(net_samples[:, None])[0]
+
+    def rate(column: int) -> Statistic:
+        value = stat(float(point[column]), None if ci[column] is None else ci[column])
+        count = Count(k=int(sums_num[column]), n=int(sums_den[column]))
+        return Statistic.model_validate({**value, "count": count})
+
     return {
-        "recovered_rate": stat(float(point[0]), None if ci[0] is None else ci[0]),
-        "broken_rate": stat(float(point[1]), None if ci[1] is None else ci[1]),
+        "recovered_rate": rate(0),
+        "broken_rate": rate(1),
         "intervals": intervals,
-        "net_accuracy_change_estimate": stat(float(net_point), net_ci),
+        "net_accuracy_change_estimate": Statistic.model_validate(stat(float(net_point), net_ci)),
     }
 
 
-def _mean_of(answered: list[dict[str, Any]], group: str, key: str) -> float | None:
-    values = np.array(
-        [
-            r[key]
-            for r in answered
-            if r["group"] == group and r[key] is not None and np.isfinite(r[key])
-        ],
-        dtype=float,
-    )
-    return float(values.mean()) if values.size else None
+def _mean_of(
+    answered: list[ItemOutcome],
+    group: str,
+    key: Literal[
+        "reference_frames_kept", "reference_frames_kept_before", "terminal_frames_changed"
+    ],
+) -> float | None:
+    values = [getattr(r, key) for r in answered if r.group == group]
+    present = np.array([v for v in values if v is not None], dtype=float)
+    return float(present.mean()) if present.size else None
 
 
 def _group_counts(
     group: str,
     plan: InterventionPlan,
-    answered: list[dict[str, Any]],
+    answered: list[ItemOutcome],
     failed: Failed,
     missing: Missing,
-) -> dict[str, Any]:
-    planned = sum(1 for i in plan.items if i.group == group)
-    return {
-        "n_planned": planned,
-        "n_answered": int(sum(1 for r in answered if r["group"] == group)),
+) -> GroupCounts:
+    return GroupCounts(
+        n_planned=sum(1 for i in plan.items if i.group == group),
+        n_answered=sum(1 for r in answered if r.group == group),
         # recovered regressions, broken controls: the numerator of the group's rate
-        "n_changed": int(
-            sum(1 for r in answered if r["group"] == group and r["after"] != r["before"])
-        ),
-        "n_failed": int(sum(failed[group].values())),
-        "failed_by_status": dict(sorted(failed[group].items())),
-        "n_missing": missing[group],
-        "reference_frames_kept": _mean_of(answered, group, "reference_frames_kept"),
-        "reference_frames_kept_before": _mean_of(answered, group, "reference_frames_kept_before"),
-        "terminal_frames_changed": _mean_of(answered, group, "terminal_frames_changed"),
-    }
+        n_changed=sum(1 for r in answered if r.group == group and r.after != r.before),
+        n_failed=int(sum(failed[group].values())),
+        failed_by_status=dict(sorted(failed[group].items())),
+        n_missing=missing[group],
+        reference_frames_kept=_mean_of(answered, group, "reference_frames_kept"),
+        reference_frames_kept_before=_mean_of(answered, group, "reference_frames_kept_before"),
+        terminal_frames_changed=_mean_of(answered, group, "terminal_frames_changed"),
+    )

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any
 
 from ..errors import renamed_keywords
-from ..measures import DEFAULT_BOOTSTRAP
-from ..policies import INTERVENTION_DIR, PLAN_SUFFIX
+from ..policies import INTERVENTION_DIR, PLAN_SUFFIX, InterventionSettings
 from ..responses import RUN_FILE
 from ._errors import WorkflowError
 
@@ -25,7 +24,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ..measures import ResponseMatrix
-    from ..policies import InterventionName, InterventionPlan
+    from ..policies import InterventionAxis, InterventionPlan, InterventionResult
     from ..protocol import Protocol
     from ..sweep import BackendFactory
 
@@ -85,52 +84,46 @@ def _terminal_regressions(matrix: ResponseMatrix, terminal: int) -> int:
     return int(((y[:, terminal] < 1) & (y[:, below] >= 1).any(axis=1)).sum())
 
 
+def intervention_settings(
+    settings: InterventionSettings | None, options: dict[str, Any]
+) -> InterventionSettings:
+    """The settings given, or built from keywords (`intervention="nested", n_control=5`);
+    a bad value is the `pydantic.ValidationError` that names the setting."""
+    if settings is None:
+        return InterventionSettings(**options)
+    if options:
+        raise TypeError(
+            f"intervene() got settings and keywords ({', '.join(sorted(options))}): give one"
+        )
+    return settings
+
+
 @renamed_keywords(policy="intervention")
 def intervene(
     run_dir: str | Path,
+    settings: InterventionSettings | None = None,
     *,
-    intervention: str,
-    n_control: int | None = None,
-    seed: int = 0,
-    n_boot: int = DEFAULT_BOOTSTRAP,
-    model: str | None = None,
-    series: str | None = None,
-    execute: bool = True,
-    executor: Literal["local", "ray"] = "local",
-    device: str = "cpu",
-    batch_size: int = 1,
     backend_factory: BackendFactory | None = None,
-    progress: bool = True,
     on_note: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
+    **options: Any,
+) -> InterventionResult:
     """Plan, run (through the sweep, resumably) and measure one intervention; returns the result
-    that `RUN_DIR/intervention/<intervention>.json` holds.
+    that `RUN_DIR/intervention/<intervention>.json` holds (`to_json()` is that file's text).
 
-    `execute=False` runs nothing and measures the cells already stored. `on_note` receives the
-    one line that says which axis was chosen when the intervention's own series was set aside (the
-    command line prints it); the result is the same with or without it.
+    `settings` holds every option (`InterventionSettings`), or give them as keywords
+    (`intervene(run, intervention="nested", n_boot=200)`). `execute=False` runs nothing and
+    measures the cells already stored. `on_note` receives the one line that says which axis
+    was chosen when the intervention's own series was set aside (the command line prints it);
+    the result is the same with or without it.
     """
-    from ..policies import (
-        INTERVENTION_NAMES,
-        InterventionError,
-        intervention_outcomes,
-        plan_intervention,
-    )
-    from ..responses import (
-        RESPONSES_DIGEST_KEY,
-        read_run,
-        responses_digest,
-        run_lock,
-        write_json_atomic,
-    )
+    from ..policies import InterventionError, intervention_outcomes, plan_intervention
+    from ..responses import read_run, responses_digest, run_lock, write_json_atomic
 
-    if intervention not in INTERVENTION_NAMES:
-        raise WorkflowError(
-            f"unknown intervention {intervention!r}; choose one of {', '.join(INTERVENTION_NAMES)}"
-        )
+    chosen = intervention_settings(settings, options)
+    intervention = chosen.intervention
     run_dir = Path(run_dir)
     df, provenance, protocol = _recorded_run(run_dir)
-    matrix, axis = _axis(df, model, series, run_dir, intervention, on_note)
+    matrix, axis = _axis(df, chosen.model, chosen.series, run_dir, intervention, on_note)
     terminal_id = matrix.config_ids[-1]
     terminal = next((c for c in protocol.configurations() if c.config_id == terminal_id), None)
     if terminal is None:
@@ -141,10 +134,10 @@ def intervene(
     try:
         plan = plan_intervention(
             matrix,
-            intervention=cast("InterventionName", intervention),
+            intervention=intervention,
             terminal=terminal,
-            seed=seed,
-            n_control=n_control,
+            seed=chosen.seed,
+            n_control=chosen.n_control,
         )
     except InterventionError as exc:
         raise WorkflowError(f"{run_dir}: {exc}") from exc
@@ -152,27 +145,20 @@ def intervene(
     with run_lock(run_dir, what="intervene"):
         write_json_atomic(out_dir / f"{intervention}{PLAN_SUFFIX}", plan.model_dump(mode="json"))
 
-    if execute and plan.items:
-        _rerun(
-            run_dir,
-            protocol,
-            provenance,
-            plan,
-            seed=seed,
-            executor=executor,
-            device=device,
-            batch_size=batch_size,
-            backend_factory=backend_factory,
-            progress=progress,
-        )
+    if chosen.execute and plan.items:
+        _rerun(run_dir, protocol, provenance, plan, chosen, backend_factory)
         df, _ = read_run(run_dir)
 
-    outcome = intervention_outcomes(df, plan, n_boot=n_boot, seed=seed)
-    outcome["run_dir"] = str(run_dir)
-    outcome["axis"] = axis
-    outcome[RESPONSES_DIGEST_KEY] = responses_digest(run_dir)
+    outcome = intervention_outcomes(df, plan, n_boot=chosen.n_boot, seed=chosen.seed)
+    outcome = outcome.model_copy(
+        update={
+            "run_dir": str(run_dir),
+            "axis": axis,
+            "responses_sha256": responses_digest(run_dir),
+        }
+    )
     with run_lock(run_dir, what="intervene"):  # the re-run's sweep held it while it ran
-        write_json_atomic(out_dir / f"{intervention}.json", outcome)
+        write_json_atomic(out_dir / f"{intervention}.json", outcome.as_json())
     return outcome
 
 
@@ -207,10 +193,11 @@ def _axis(
     run_dir: Path,
     intervention: str,
     on_note: Callable[[str], None] | None,
-) -> tuple[ResponseMatrix, dict[str, Any]]:
+) -> tuple[ResponseMatrix, InterventionAxis]:
     """The budget axis to intervene on (on a frames x resolutions grid, its frame chain) and
     what the result records of it."""
     from ..measures import build_matrices, main_chain
+    from ..policies import InterventionAxis
 
     matrix, note = pick_axis(build_matrices(df), model, series, str(run_dir), intervention)
     if note is not None and on_note is not None:
@@ -220,13 +207,13 @@ def _axis(
     if chain is not None:  # frames x resolutions: the lower budgets along the frame axis only
         grid_regressions = _terminal_regressions(matrix, chain[1][-1])
         matrix = matrix.chain(chain[1])
-    axis = {
-        "chain": None if chain is None else chain[0],
-        "labels": list(matrix.labels),
+    axis = InterventionAxis(
+        chain=None if chain is None else chain[0],
+        labels=tuple(matrix.labels),
         # what `analyze` counts on the whole grid (right at any smaller budget), when the
         # chain's terminal is the grid's largest budget too
-        "grid_terminal_regressions": grid_regressions,
-    }
+        grid_terminal_regressions=grid_regressions,
+    )
     return matrix, axis
 
 
@@ -235,13 +222,8 @@ def _rerun(
     protocol: Protocol,
     provenance: dict[str, Any],
     plan: InterventionPlan,
-    *,
-    seed: int,
-    executor: Literal["local", "ray"],
-    device: str,
-    batch_size: int,
+    settings: InterventionSettings,
     backend_factory: BackendFactory | None,
-    progress: bool,
 ) -> None:
     """The plan's configurations swept for its items (resumably, into the run's own store), with
     the intervention recorded in run.json."""
@@ -263,7 +245,7 @@ def _rerun(
         "configs": plan.configs,
         "config_series": plan.config_series,
         "terminal_config_id": plan.terminal_config_id,
-        "seed": seed,
+        "seed": settings.seed,
         "n_regressions": plan.n_regressions,
         "n_controls": sum(1 for i in plan.items if i.group == "control"),
     }
@@ -280,11 +262,11 @@ def _rerun(
             ],
             item_filter=plan.item_ids,
             run_dir=run_dir,
-            executor=executor,
-            device=device,
-            batch_size=batch_size,
+            executor=settings.executor,
+            device=settings.device,
+            batch_size=settings.batch_size,
             backend_factory=backend_factory,
-            progress=progress,
+            progress=settings.progress,
             # run.json keeps the whole protocol, not the one-model copy the re-run used.
             provenance={"protocol": provenance["protocol"], "interventions": interventions},
         )

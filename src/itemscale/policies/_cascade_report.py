@@ -1,0 +1,356 @@
+"""`cascade_report`'s typed result: what `itemscale cascade --json` writes, as frozen records.
+
+`CascadeReport.to_json()` is the file's text byte for byte and `CascadeReport.load(path)` reads
+one back, validating it (a damaged file raises `ReportFileError` naming the file and the key).
+The layout is docs/policies.md's ("The JSON"); currencies a run did not record have no key
+(`mean_cost_tokens` only where every cell has its visual tokens), and so do the optional blocks
+(`fixed_rule`, `chain`, the same-input note).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, ClassVar, Final, Literal
+
+from pydantic import ConfigDict, Field, field_validator
+
+from ._inputs import ScoreName
+from ._records import Count, Record, Statistic, json_text, stored_report
+from ._settings import CASCADE_SCHEMA_VERSION, CascadeSettings
+
+#: The currencies, in the order the records name them.
+CURRENCIES: Final[tuple[str, ...]] = ("frames", "tokens", "latency")
+
+_PER_CURRENCY = frozenset(
+    f"{what}_{c}" for c in CURRENCIES for what in ("mean_cost", "terminal_cost", "cost_reduction")
+)
+
+
+class ScoreRecord(Record):
+    name: ScoreName
+    description: str
+
+
+class CostRecord(Record):
+    """The cost model: the primary currency, what stages share and each currency's basis."""
+
+    primary: Literal["frames", "tokens", "latency"]
+    sharing: str
+    sharing_requested: str
+    #: "none" where the unshared upper bound is reported beside a `prefix` cost
+    unshared_bound: str | None
+    frames_basis: str | None
+    frames_note: str | None
+    tokens_basis: str | None
+    tokens_note: str | None
+    latency_basis: str | None
+    latency_note: str | None
+
+    def basis(self, currency: str) -> str | None:
+        value: str | None = getattr(self, f"{currency}_basis")
+        return value
+
+    def note(self, currency: str) -> str | None:
+        value: str | None = getattr(self, f"{currency}_note")
+        return value
+
+
+class FoldSizes(Record):
+    seed: int
+    n_items: tuple[int, ...]
+    n_videos: tuple[int, ...]
+
+
+class TerminalRecord(Record):
+    """The fixed terminal budget every rule is measured against."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset(f"mean_cost_{c}" for c in CURRENCIES)
+
+    label: str
+    accuracy: Statistic
+    mean_cost: Statistic
+    mean_cost_frames: Statistic | None = None
+    mean_cost_tokens: Statistic | None = None
+    mean_cost_latency: Statistic | None = None
+
+
+class UnsharedCost(Record):
+    """The same stops with nothing shared (beside a `prefix` cost: the upper bound)."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset(
+        f"{what}_{c}" for c in CURRENCIES for what in ("mean_cost", "cost_reduction")
+    )
+
+    sharing: str
+    mean_cost_frames: Statistic | None = None
+    mean_cost_tokens: Statistic | None = None
+    mean_cost_latency: Statistic | None = None
+    cost_reduction_frames: Statistic | None = None
+    cost_reduction_tokens: Statistic | None = None
+    cost_reduction_latency: Statistic | None = None
+
+    def cost_reduction(self, currency: str) -> Statistic | None:
+        value: Statistic | None = getattr(self, f"cost_reduction_{currency}")
+        return value
+
+
+class StopSummary(Record):
+    """Held-out (or fixed-rule) stops summarised: accuracy, cost and cost reduction in every
+    currency with paired intervals, and where the items stopped."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = _PER_CURRENCY | {"unshared", "stop_counts"}
+
+    accuracy: Statistic
+    terminal_accuracy: Statistic
+    accuracy_change: Statistic
+    mean_cost_frames: Statistic | None = None
+    mean_cost_tokens: Statistic | None = None
+    mean_cost_latency: Statistic | None = None
+    terminal_cost_frames: Statistic | None = None
+    terminal_cost_tokens: Statistic | None = None
+    terminal_cost_latency: Statistic | None = None
+    cost_reduction_frames: Statistic | None = None
+    cost_reduction_tokens: Statistic | None = None
+    cost_reduction_latency: Statistic | None = None
+    unshared: UnsharedCost | None = None
+    mean_cost: Statistic
+    cost_reduction: Statistic
+    matches_terminal: bool
+    at_or_above_terminal: bool
+    #: stage label -> share of items that stopped there
+    stop_share: dict[str, float]
+    #: stage label -> items that stopped there (the counts behind `stop_share`)
+    stop_counts: dict[str, int] | None = None
+
+
+class FoldFit(Record):
+    """What one fold's fit chose and reached, reported on the other fold."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"weights"})
+
+    fitted_on_fold: int
+    reported_on_fold: int
+    target_accuracy: float
+    fit_accuracy: float
+    fit_mean_cost: float
+    target_reached: bool
+    #: stage label -> threshold ("never": the stage cannot answer; "always")
+    thresholds: dict[str, float | str]
+    stages_run: tuple[str, ...]
+    #: the learned rule's logistic weights, intercept first
+    weights: tuple[float, ...] | None = None
+
+
+class AvailableRule(StopSummary):
+    """A stopping rule that ran: its held-out summary and each fold's fit."""
+
+    available: Literal[True]
+    description: str
+    folds: tuple[FoldFit, ...]
+
+
+class UnavailableRule(Record):
+    """A stopping rule these inputs cannot run (no score recorded, too few stages)."""
+
+    available: Literal[False]
+    reason: str
+    description: str
+
+
+RuleRecord = Annotated[AvailableRule | UnavailableRule, Field(discriminator="available")]
+
+
+class BestMatch(Record):
+    """The matching rule (change interval reaching 0) that saves the most."""
+
+    policy: str
+    accuracy: Statistic
+    accuracy_change: Statistic
+    cost_reduction: Statistic
+    mean_cost: Statistic
+
+
+class FrontierPoint(Record):
+    """One target of the confidence cascade's held-out cost-accuracy frontier."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"count"})
+
+    target_offset: float
+    accuracy: float
+    mean_cost: float
+    cost_reduction: float | None
+    pareto: bool
+    #: the items behind `accuracy`: k right of the n held out
+    count: Count | None = None
+
+
+class SweepPoint(Record):
+    """A Pareto point of one threshold shared by every stage (in-sample: nothing fitted)."""
+
+    threshold: float | str
+    accuracy: float
+    mean_cost: float
+    cost_reduction: float | None
+
+
+class FixedItem(Record):
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset(f"cost_{c}" for c in CURRENCIES)
+
+    item_id: str
+    stop_stage: str
+    correct: float
+    cost_frames: float | None = None
+    cost_tokens: float | None = None
+    cost_latency: float | None = None
+
+
+class FixedRule(StopSummary):
+    """The seed paper's fixed rule: one threshold on every stage, nothing fitted."""
+
+    threshold: float
+    score: ScoreName
+    rule: str
+    per_item: tuple[FixedItem, ...]
+
+
+class SameInputEvidence(Record):
+    basis: str
+    recorded: int
+    median_from: float | None
+    median_to: float | None
+    sentence: str
+
+
+class SameInputStep(Record):
+    """A terminal stage that looks like the same input as the stage before it."""
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, serialize_by_alias=True, validate_by_name=True
+    )
+
+    from_: str = Field(alias="from")
+    to: str
+    identical: int
+    items: int
+    evidence: SameInputEvidence
+
+
+class CascadeBlock(Record):
+    """Every stopping rule on one (model, series) budget axis."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset(
+        {"fixed_rule", "chain", "same_input_terminal", "same_input_note"}
+    )
+
+    model: str
+    series: str
+    labels: tuple[str, ...]
+    n_items: int
+    n_videos: int
+    score: ScoreRecord
+    cost: CostRecord
+    folds: FoldSizes
+    terminal: TerminalRecord
+    #: the confidence cascade (`policies.confidence` again, under the key it always had)
+    cascade: RuleRecord
+    policies: dict[str, RuleRecord]
+    best_match: BestMatch | None
+    frontier: tuple[FrontierPoint, ...]
+    threshold_sweep: tuple[SweepPoint, ...]
+    fixed_rule: FixedRule | None = None
+    #: on a grid of frames x resolutions, the chain the stages climb
+    chain: str | None = None
+    same_input_terminal: tuple[SameInputStep, ...] | None = None
+    same_input_note: str | None = None
+    n_dropped: int
+    drop_reasons: dict[str, int]
+
+
+class SkippedAxis(Record):
+    """A (model, series) the cascade did not run on, and why."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"kind", "n_items"})
+
+    model: str
+    series: str
+    reason: str
+    kind: str | None = None
+    n_items: int | None = None
+
+
+class CascadeReport(Record):
+    """What `itemscale cascade` computes (docs/policies.md): `results` per budget axis,
+    `skipped` for the axes it could not run on. `run_dir`, `responses_sha256` and `models` are
+    what the command adds for the run folder it read (`for_run`)."""
+
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"run_dir", "responses_sha256", "models"})
+
+    schema_version: int = CASCADE_SCHEMA_VERSION
+    settings: CascadeSettings
+    results: tuple[CascadeBlock, ...]
+    skipped: tuple[SkippedAxis, ...]
+    run_dir: str | None = None
+    responses_sha256: str | None = None
+    models: tuple[str, ...] | None = None
+
+    @field_validator("schema_version")
+    @classmethod
+    def _this_layout(cls, version: int) -> int:
+        if version != CASCADE_SCHEMA_VERSION:
+            raise ValueError(
+                f"schema version {version}, this itemscale reads {CASCADE_SCHEMA_VERSION}: "
+                "run `itemscale cascade` again"
+            )
+        return version
+
+    def for_run(
+        self,
+        run_dir: str | os.PathLike[str],
+        digest: str | None,
+        models: tuple[str, ...] | None = None,
+    ) -> CascadeReport:
+        """The report as the command writes it for RUN_DIR (the responses' sha256 it read, and
+        the models it was limited to)."""
+        return self.model_copy(
+            update={"run_dir": str(run_dir), "responses_sha256": digest, "models": models}
+        )
+
+    def to_json(self) -> str:
+        """The `cascade --json` text, byte for byte."""
+        return json_text(self.model_dump(mode="json"))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> CascadeReport:
+        """A stored cascade.json, validated (`ReportFileError` names the file and the key)."""
+        return stored_report(cls, path)
+
+    def skipped_lines(self) -> list[str]:
+        """What the cascade did not run on, in one line per model and reason."""
+        return skipped_lines(self)
+
+
+def skipped_lines(report: CascadeReport) -> list[str]:
+    """What the cascade did not run on, one line per model and reason: a series' open-ended
+    half named as such (its multiple-choice items have their block above), intervention
+    re-runs in one line."""
+    ran = {(b.model, b.series) for b in report.results}
+    grouped: dict[tuple[str, str], list[SkippedAxis]] = {}
+    for skipped in report.skipped:
+        grouped.setdefault((skipped.model, skipped.reason), []).append(skipped)
+    lines = []
+    for (model, reason), entries in grouped.items():
+        names = ", ".join(e.series for e in entries)
+        if entries[0].kind not in (None, "binary"):
+            for e in entries:
+                above = "; its multiple-choice items are above" if (model, e.series) in ran else ""
+                n_items = "?" if e.n_items is None else e.n_items
+                lines.append(
+                    f"not run on the {n_items} open-ended items of {model} / "
+                    f"{e.series}{above}: policies need 0/1 correctness (multiple "
+                    "choice)"
+                )
+        elif len(entries) > 1:
+            lines.append(f"not run on {model}, {len(entries)} series ({names}): {reason}")
+        else:
+            lines.append(f"not run on {model} / {names}: {reason}")
+    return lines

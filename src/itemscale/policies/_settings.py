@@ -1,0 +1,100 @@
+"""One settings object per policy command: every option of `itemscale cascade`
+(`CascadeSettings`) and of `itemscale intervene` (`InterventionSettings`), with each rule about
+an option or a combination of options held here once.
+
+The command line builds these from its flags (`cli/_settings.py` names the flag of a setting in
+the message), a notebook passes them (or keywords) to `cascade_report` and `intervene`: both
+refuse the same input with the same reason, a `pydantic.ValidationError` that names the setting.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from ..measures import DEFAULT_BOOTSTRAP
+from ._inputs import ScoreName, SharingChoice
+
+#: 2: cost models (`sharing`), latency, `--stages`, `--score`, `--threshold`, agreement of
+#: three stages (`agreement_3`), `matches_terminal` by the interval of the change,
+#: `best_match`. 3: `same_input_terminal` (a terminal that repeats its predecessor is dropped).
+#: Counts (`count` beside each accuracy, `stop_counts`, a frontier point's `count`) were added
+#: to version 3 without a bump: a reader of 3 that ignores them reads the file as before.
+CASCADE_SCHEMA_VERSION: Final[int] = 3
+
+InterventionName = Literal["nested", "phase-shift"]
+INTERVENTION_NAMES: Final[tuple[str, ...]] = ("nested", "phase-shift")
+
+
+class CascadeSettings(BaseModel):
+    """How `itemscale cascade` fits and reports its stopping rules."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    n_boot: int = Field(default=DEFAULT_BOOTSTRAP, ge=0)
+    seed: int = 0
+    #: The currency the thresholds minimise.
+    cost: Literal["frames", "tokens", "latency"] = "frames"
+    #: What stages share (docs/policies.md, "Cost models"); `auto`: the recorded frame union
+    #: where every cell has its indices, else `prefix` with `none` beside it.
+    sharing: SharingChoice = "auto"
+    #: The stopping score: the chosen option's probability or the top-two margin.
+    score: ScoreName = "prob"
+    #: Stage labels in order (None: the budget axis, or its main chain on a grid of two axes).
+    stages: tuple[str, ...] | None = None
+    #: A fixed threshold on the score (no fitting, every item): the seed paper's rule.
+    threshold: float | None = None
+    #: Frontier targets: held-out accuracy offsets from the terminal budget's fit-fold accuracy.
+    frontier_offsets: tuple[float, ...] = tuple(
+        float(x) for x in np.round(np.linspace(-0.15, 0.05, 21), 4)
+    )
+
+    @field_validator("stages")
+    @classmethod
+    def _two_stages_or_more(cls, stages: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if stages is None:
+            return None
+        named = tuple(s.strip() for s in stages if s.strip())
+        if len(named) < 2:
+            raise ValueError(f"stages={list(stages)}: a cascade needs at least two stages")
+        return named
+
+    @model_validator(mode="after")
+    def _union_counts_frames(self) -> CascadeSettings:
+        """`union` shares distinct frame indices, which only a frame cost has: held here, so the
+        command line and a notebook refuse the same combination with one message."""
+        if self.sharing == "union" and self.cost != "frames":
+            raise ValueError(
+                f"sharing='union' counts distinct frame indices; with cost={self.cost!r} "
+                "choose sharing='prefix' or sharing='none'"
+            )
+        return self
+
+
+class InterventionSettings(BaseModel):
+    """Every option of `itemscale intervene` (docs/policies.md): which change of sampling, how
+    many controls, the seed and resamples, which axis, and where the re-runs execute."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: The change of sampling: `nested` or `phase-shift` (`--policy`).
+    intervention: InterventionName
+    #: Control items (right at the terminal budget) to re-run; None: as many as there are
+    #: terminal regressions.
+    n_control: int | None = Field(default=None, ge=0)
+    #: Seed of the control sample and of the bootstrap.
+    seed: int = 0
+    n_boot: int = Field(default=DEFAULT_BOOTSTRAP, ge=0)
+    #: The model and the series (budget axis) to intervene on; needed when there are several.
+    model: str | None = None
+    series: str | None = None
+    #: False: run nothing, measure the cells already stored (`--no-run`).
+    execute: bool = True
+    executor: Literal["local", "ray"] = "local"
+    #: cpu, cuda, cuda:1, ... (local models)
+    device: str = "cpu"
+    #: Requests per model call.
+    batch_size: int = Field(default=1, ge=1)
+    progress: bool = True
