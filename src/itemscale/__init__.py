@@ -45,6 +45,7 @@ _LAZY: dict[str, str] = {
     # measures
     "analyze_responses": "measures",
     "AnalysisResult": "measures",
+    "AnalysisSettings": "measures",
     "Estimate": "measures",
     "SeriesResult": "measures",
     "Measure": "measures",

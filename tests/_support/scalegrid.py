@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from _support.paths import DATA, shared
-from itemscale.cli._paper import release_dir
+from itemscale.workflows import release_dir
 
 DERIVED = DATA / "scalegrid_labels" / "derived.csv.gz"
 SPLIT_DIRS = {

@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 
 from _support.tables import table
-from itemscale.cli._paper import import_release
 from itemscale.cli.cmd_analyze import print_summary
 from itemscale.measures import analyze_responses
 from itemscale.policies import CascadeSettings, cascade_report
 from itemscale.responses import normalise_responses, read_run
+from itemscale.workflows import import_release
 
 LABELS = ["8f", "16f", "32f"]
 

@@ -9,6 +9,7 @@ headroom, visual confusion, overwrite) must come out of `import table --wide` + 
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 from pathlib import Path
@@ -20,7 +21,7 @@ import pytest
 
 from _support.paths import DATA
 from itemscale.cli import cmd_analyze, main
-from itemscale.cli._paper import compare_with_paper, release_dir, release_models
+from itemscale.workflows import compare_with_paper, release_dir, release_models
 
 V1_MEDIUM = DATA / "scalegrid_v1_medium"
 TABLE2 = ["textonly", "16f_151k", "32f_151k", "64f_151k"]
@@ -198,4 +199,4 @@ def test_demo_comparison_reports_each_published_number(tmp_path: Path) -> None:
     again = run_paper_step(tmp_path / "paper", n_boot=20, report=False)
     assert again["reproduced"] == 53
     measures = json.loads((tmp_path / "paper" / "measures.json").read_text(encoding="utf-8"))
-    assert compare_with_paper(measures) == rows
+    assert [dataclasses.asdict(r) for r in compare_with_paper(measures)] == rows

@@ -15,9 +15,10 @@ import pandas as pd
 import pytest
 
 from _support.paths import DATA, shared
-from itemscale.cli._paper import ANSWER_KEY, import_release, release_dir
 from itemscale.policies import CascadeSettings, cascade_report
 from itemscale.responses import read_run
+from itemscale.workflows import RELEASE_ANSWER_KEY as ANSWER_KEY
+from itemscale.workflows import import_release, release_dir
 
 MEDIUM = DATA / "scalegrid_v1_medium"
 

@@ -1,95 +1,16 @@
-"""The real-data half of `itemscale demo`: the seed paper's released labels, reproduced.
-
-The paper released per-item predictions of five real Video LLMs on Video-MME V1 short videos
-with its own summary numbers (`src/itemscale/data/scalegrid/`, CC BY 4.0). The demo imports them
-with the same `import table --wide` path a user would, analyses them, and prints the paper's
-numbers beside itemscale's, so the first thing a new user sees is the tool agreeing with a
-published table to the hundredth of a point (and saying so where it does not).
-"""
+"""The real-data half of `itemscale demo`, printed: the seed paper's numbers beside
+itemscale's, its Table 2 grid and the prescription on its labels (computed by
+`itemscale.workflows.reproduce_paper`)."""
 
 from __future__ import annotations
 
-import json
-from collections import Counter
-from importlib import resources
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TextIO
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ..workflows import SAVING_BAR, TABLE2_CONFIGS, PaperNumber
 
 if TYPE_CHECKING:
     from ..policies import CascadeReport
-
-
-def paper_measures() -> list[tuple[str, str, str]]:
-    """(the paper's name, its key in the release's JSON, itemscale's key under
-    `grid_with_text`) of every registered measure the paper publishes, in registry order."""
-    from ..measures import measures_for
-
-    return [
-        (unit.paper[0], unit.paper[1], unit.key)
-        for unit in measures_for("binary_with_text")
-        if unit.paper is not None
-    ]
-
-
-TABLE2_CONFIGS: Final[tuple[str, ...]] = ("textonly", "16f_151k", "32f_151k", "64f_151k")
-ANSWER_KEY: Final[str] = "V1_short_answer_key.csv"
-#: Agreement to this many points counts as "the same number" (the JSON rounds to 0.0001).
-TOLERANCE_POINTS: Final[float] = 0.005
-
-
-def release_dir() -> Path:
-    """The packaged release folder (wide tables, the paper's JSON, the answer key, licence)."""
-    return Path(str(resources.files("itemscale") / "data" / "scalegrid"))
-
-
-def release_models(root: Path | None = None) -> list[tuple[str, Path, dict[str, Any]]]:
-    """(model, wide table, the paper's JSON) for every model of the release."""
-    root = root if root is not None else release_dir()
-    out = []
-    for table in sorted(root.glob("*_V1_short_predictions_wide.csv")):
-        model = table.name[: -len("_V1_short_predictions_wide.csv")]
-        paper = json.loads((root / f"{model}_V1_short.json").read_text(encoding="utf-8"))
-        out.append((model, table, paper))
-    return out
-
-
-def import_release(run_dir: Path, root: Path | None = None) -> tuple[int, int]:
-    """Import every wide table into `run_dir` (idempotent); (rows added, rows already there)."""
-    from ..importers import (
-        TableOptions,
-        finish_import,
-        import_record,
-        import_table,
-        load_answer_key,
-        source_record,
-    )
-
-    root = root if root is not None else release_dir()
-    key = load_answer_key(root / ANSWER_KEY)
-    added = unchanged = 0
-    for model, table, _ in release_models(root):
-        options = TableOptions(wide=True, id_column="sample_id", model=model)
-        rows, notes = import_table(table, options, key=key)
-        record = import_record(
-            "table",
-            [source_record(table, rows=len(rows))],
-            wide=True,
-            id_column="sample_id",
-            model=model,
-            answer_key=source_record(root / ANSWER_KEY),
-        )
-        summary = finish_import(
-            importer="table",
-            run_dir=run_dir,
-            files=[str(table)],
-            rows=rows,
-            record=record,
-            skipped=Counter(),
-            notes=notes,
-        )
-        added += summary.rows_added
-        unchanged += summary.rows_unchanged
-    return added, unchanged
 
 
 def _points(stat: dict[str, Any] | None) -> tuple[str, str]:
@@ -100,47 +21,9 @@ def _points(stat: dict[str, Any] | None) -> tuple[str, str]:
     return f"{100 * stat['value']:.2f}", interval
 
 
-def compare_with_paper(measures: dict[str, Any], root: Path | None = None) -> list[dict[str, Any]]:
-    """One record per (model, measure): the paper's value, itemscale's, its interval, agreement.
-
-    itemscale's side is the model's `grid_with_text` block (the text-only answer as budget 0),
-    computed on the model's whole released grid, which is the grid of its JSON.
-    """
-    rows: list[dict[str, Any]] = []
-    for model, _, paper in release_models(root):
-        block = measures["models"].get(model, {}).get("grid_with_text")
-        if block is None:
-            raise ValueError(f"no grid_with_text block for {model} (is the text-only run there?)")
-        if sorted(block["configs"]) != sorted(paper["configs"]):
-            raise ValueError(
-                f"{model}: itemscale's grid {block['configs']} is not the paper's {paper['configs']}"
-            )
-        checks = [
-            (f"accuracy {c}", paper["accuracy_by_config"][c], block["accuracy"][c])
-            for c in paper["configs"]
-        ]
-        checks += [(name, paper[pk], block[ik]) for name, pk, ik in paper_measures()]
-        for name, paper_value, stat in checks:
-            ours = 100 * float(stat["value"])
-            rows.append(
-                {
-                    "model": model,
-                    "measure": name,
-                    "paper": float(paper_value),
-                    "itemscale": ours,
-                    "ci": [100 * c for c in stat["ci"]] if stat.get("ci") else None,
-                    "same": abs(ours - float(paper_value)) < TOLERANCE_POINTS,
-                    "n_items": block["n_items"],
-                    "n_videos": block["n_videos"],
-                    "configs": list(block["configs"]),
-                }
-            )
-    return rows
-
-
-def print_comparison(rows: list[dict[str, Any]], out: TextIO) -> None:
+def print_comparison(rows: Sequence[PaperNumber], out: TextIO) -> None:
     """The side-by-side table: the headline measures per model, accuracies summarised."""
-    models = list(dict.fromkeys(r["model"] for r in rows))
+    models = list(dict.fromkeys(r.model for r in rows))
     print(
         "the paper's released numbers (Video-MME V1 short) vs itemscale, points; itemscale's "
         "95% interval from a video bootstrap",
@@ -150,15 +33,15 @@ def print_comparison(rows: list[dict[str, Any]], out: TextIO) -> None:
         f"  {'model':<21} {'measure':<17} {'paper':>7} {'itemscale':>9}  {'95% CI':<16}", file=out
     )
     for model in models:
-        mine = [r for r in rows if r["model"] == model]
-        acc = [r for r in mine if r["measure"].startswith("accuracy ")]
+        mine = [r for r in rows if r.model == model]
+        acc = [r for r in mine if r.measure.startswith("accuracy ")]
         first = mine[0]
         print(
-            f"  {model:<21} grid {' < '.join(first['configs'])} "
-            f"({first['n_items']} items, {first['n_videos']} videos)",
+            f"  {model:<21} grid {' < '.join(first.configs)} "
+            f"({first.n_items} items, {first.n_videos} videos)",
             file=out,
         )
-        same_acc = sum(r["same"] for r in acc)
+        same_acc = sum(r.same for r in acc)
         print(
             f"  {'':<21} {'accuracy':<17} {'':>7} {'':>9}  "
             f"{same_acc} of {len(acc)} configurations the same",
@@ -167,20 +50,19 @@ def print_comparison(rows: list[dict[str, Any]], out: TextIO) -> None:
         for r in mine:
             if r in acc:
                 continue
-            ci = f"[{r['ci'][0]:.2f}, {r['ci'][1]:.2f}]" if r["ci"] else ""
-            mark = "same" if r["same"] else f"DIFFERS by {r['itemscale'] - r['paper']:+.2f}"
+            ci = f"[{r.ci[0]:.2f}, {r.ci[1]:.2f}]" if r.ci else ""
+            mark = "same" if r.same else f"DIFFERS by {r.itemscale - r.paper:+.2f}"
             print(
-                f"  {'':<21} {r['measure']:<17} {r['paper']:>7.2f} {r['itemscale']:>9.2f}  "
-                f"{ci:<16} {mark}",
+                f"  {'':<21} {r.measure:<17} {r.paper:>7.2f} {r.itemscale:>9.2f}  {ci:<16} {mark}",
                 file=out,
             )
-    same = sum(r["same"] for r in rows)
+    same = sum(r.same for r in rows)
     print(f"  {same} of {len(rows)} published numbers reproduced to 0.01 points", file=out)
-    differs = [r for r in rows if not r["same"]]
+    differs = [r for r in rows if not r.same]
     for r in differs:
         print(
-            f"  note: {r['model']} {r['measure']}: its grid mixes frame and pixel axes "
-            f"({len(r['configs'])} configurations); the paper does not state the order its "
+            f"  note: {r.model} {r.measure}: its grid mixes frame and pixel axes "
+            f"({len(r.configs)} configurations); the paper does not state the order its "
             "visual confusion uses on such a grid, and no order we tried gives its figure "
             "(docs/measures.md, 'The paper's grid')",
             file=out,
@@ -206,11 +88,6 @@ def print_table2(measures: dict[str, Any], out: TextIO) -> None:
         )
     for model, lacks in measures.get("grid", {}).get("excluded_models", {}).items():
         print(f"  {model}: not on this grid (it lacks {', '.join(lacks)})", file=out)
-
-
-#: The prescription's bar (the seed paper's headline: 31.7% fewer shared frames at the
-#: terminal accuracy), used only to count the models that clear it.
-SAVING_BAR: Final[float] = 0.30
 
 
 def print_cascade_table(report: CascadeReport, out: TextIO) -> None:

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, get_args
 
 from ..measures import (
     CI_METHODS,
     DEFAULT_BOOTSTRAP,
-    DEFAULT_CI,
     DEFAULT_DRAWS,
-    DEFAULT_POWER_TARGET,
+    AnalysisSettings,
     MeasureKind,
     counted_text,
     measures_for,
@@ -20,6 +18,10 @@ from ..measures import (
 from . import CommandError
 from ._format import Glosses, points_text
 from ._inference_text import p_text, print_churn, print_heterogeneity, print_inference
+from ._settings import settings_from_flags
+
+#: The flags' defaults are the settings' own (one definition, `AnalysisSettings`).
+DEFAULTS = AnalysisSettings()
 
 
 def add_ci_argument(p: argparse.ArgumentParser) -> None:
@@ -27,7 +29,7 @@ def add_ci_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--ci",
         choices=list(CI_METHODS),
-        default=DEFAULT_CI,
+        default=DEFAULTS.ci,
         help="interval method (default bca: BCa for rates and accuracies, and for best fixed, "
         "oracle headroom and gaps a selection-aware interval that counts near-tied budgets "
         "against the winner's curse; percentile: plain percentile intervals; docs/measures.md)",
@@ -53,12 +55,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--bootstrap",
         type=int,
-        default=DEFAULT_BOOTSTRAP,
+        default=DEFAULTS.bootstrap,
         metavar="B",
         help=f"resamples (0: none; default {DEFAULT_BOOTSTRAP})",
     )
     p.add_argument(
-        "--seed", type=int, default=0, help="bootstrap seed (same seed, same interval; default 0)"
+        "--seed",
+        type=int,
+        default=DEFAULTS.seed,
+        help="bootstrap seed (same seed, same interval; default 0)",
     )
     p.add_argument(
         "--by",
@@ -69,12 +74,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--metric",
-        default="score",
-        choices=["score", "token_f1", "rouge_l", "exact_match"],
+        default=DEFAULTS.metric,
+        choices=list(get_args(AnalysisSettings.model_fields["metric"].annotation)),
         help="score used for open-ended tasks",
     )
     p.add_argument(
-        "--eps", type=float, default=0.1, help="score drop that counts as harmful (default: 0.1)"
+        "--eps",
+        type=float,
+        default=DEFAULTS.eps,
+        help="score drop that counts as harmful (default: 0.1)",
     )
     p.add_argument(
         "--axis",
@@ -100,7 +108,7 @@ def add_inference_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--power-target",
         type=float,
-        default=100 * DEFAULT_POWER_TARGET,
+        default=DEFAULTS.power_target,
         metavar="POINTS",
         help="accuracy difference between adjacent budgets, in points, for which the power "
         "analysis reports the videos needed (default 2.0)",
@@ -117,7 +125,7 @@ def add_inference_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--heterogeneity-draws",
         type=int,
-        default=DEFAULT_DRAWS,
+        default=DEFAULTS.heterogeneity_draws,
         metavar="N",
         help="resamples of the additive-model test, for its null draws and its intervals (the "
         f"first N of the video bootstrap; default {DEFAULT_DRAWS}, at most --bootstrap)",
@@ -141,17 +149,17 @@ def parse_config_list(text: str) -> list[str]:
 
 
 def _print_measures(
-    block: dict[str, Any], kind: MeasureKind, out: TextIO, indent: str, width: int
+    block: dict[str, Any], kind: MeasureKind, out: TextIO, indent: str, width: int, gloss: Glosses
 ) -> None:
     """The registered measures of one block, a line each, in registry order."""
     for unit in measures_for(kind):
-        line = unit.console_line(block, _GLOSS, width)
+        line = unit.console_line(block, gloss, width)
         if line is not None:
             print(f"{indent}{line}", file=out)
 
 
 def _print_binary(
-    block: dict[str, Any], out: TextIO, indent: str = "  ", brief: bool = False
+    block: dict[str, Any], out: TextIO, indent: str, brief: bool, gloss: Glosses
 ) -> None:
     print(
         f"{indent}matched grid: {block['n_items']} items on {block['n_videos']} videos; "
@@ -161,13 +169,13 @@ def _print_binary(
             if block["drop_reasons"]
             else ""
         )
-        + _GLOSS("matched grid"),
+        + gloss("matched grid"),
         file=out,
     )
     if block.get("scoring_rules"):
         print(
             f"{indent}multiple choice scored by {', '.join(block['scoring_rules'])}"
-            + _GLOSS("scoring rule"),
+            + gloss("scoring rule"),
             file=out,
         )
     print(f"{indent}accuracy (points, 95% CI):", file=out)
@@ -181,11 +189,11 @@ def _print_binary(
         if label in noise:
             line += f"   noise floor {points_text(noise[label])}"
         print(line, file=out)
-    print_effective_budget(block, out, indent)
+    print_effective_budget(block, out, indent, gloss)
     print(
         f"{indent}visual budgets only (the text-only answer is a baseline, not a budget):", file=out
     )
-    _print_measures(block, "binary", out, indent, 21)
+    _print_measures(block, "binary", out, indent, 21, gloss)
     if "item_rate_harmful_rate" in block:
         print(
             f"{indent}repeats: {block['n_repeats']}; item-rate harmful "
@@ -195,7 +203,7 @@ def _print_binary(
         )
     if block["adjacent"] and not brief:
         print(
-            f"{indent}adjacent flips (down / up, points; McNemar p):{_GLOSS('adjacent flips')}",
+            f"{indent}adjacent flips (down / up, points; McNemar p):{gloss('adjacent flips')}",
             file=out,
         )
         for arrow in block["adjacent"]:
@@ -204,30 +212,32 @@ def _print_binary(
                 f"{counted_text(block['flip_up'][arrow])}; p={p_text(block['mcnemar_p'][arrow])}",
                 file=out,
             )
-    print_inference(block, out, indent, _GLOSS)
+    print_inference(block, out, indent, gloss)
     if "grid_with_text" in block:
-        _print_with_text(block["grid_with_text"], out, indent)
+        _print_with_text(block["grid_with_text"], out, indent, gloss)
     if not brief:
-        _print_chains(block, out, indent, "accuracy")
+        _print_chains(block, out, indent, "accuracy", gloss)
 
 
-def print_effective_budget(block: dict[str, Any], out: TextIO, indent: str = "  ") -> None:
+def print_effective_budget(block: dict[str, Any], out: TextIO, indent: str, gloss: Glosses) -> None:
     """Beside the curve: each adjacent step the same-input rule flags, in a sentence."""
     for entry in block.get("effective_budget") or ():
         print(
-            f"{indent}same input: {entry['evidence']['sentence']}{_GLOSS('same input')}",
+            f"{indent}same input: {entry['evidence']['sentence']}{gloss('same input')}",
             file=out,
         )
 
 
-def _print_chains(block: dict[str, Any], out: TextIO, indent: str, key: str) -> None:
+def _print_chains(
+    block: dict[str, Any], out: TextIO, indent: str, key: str, gloss: Glosses
+) -> None:
     """On a multi-axis grid: the order used, and each chain's curve and flips in one line."""
     order = block.get("order") or {}
     if not order.get("multi_axis"):
         return
     print(
         f"{indent}budget order: frames x pixels, a partial order (c < c' when c' has at least "
-        f"as many frames and pixels, and more of one); per chain:{_GLOSS('chain')}",
+        f"as many frames and pixels, and more of one); per chain:{gloss('chain')}",
         file=out,
     )
     for name, sub in block.get("chains", {}).items():
@@ -255,16 +265,16 @@ def _grid_line(g: dict[str, Any]) -> str:
     return f"{joined}{first}: {g['n_items']} items{dropped}"
 
 
-def _print_with_text(g: dict[str, Any], out: TextIO, indent: str) -> None:
+def _print_with_text(g: dict[str, Any], out: TextIO, indent: str, gloss: Glosses) -> None:
     from ..measures import GRID_WITH_TEXT_TITLE
 
     print(f"{indent}{GRID_WITH_TEXT_TITLE}:", file=out)
     print(f"{indent}  grid {_grid_line(g)}", file=out)
-    _print_measures(g, "binary_with_text", out, indent + "  ", 19)
-    print_heterogeneity(g.get("heterogeneity"), out, indent + "  ", _GLOSS)
+    _print_measures(g, "binary_with_text", out, indent + "  ", 19, gloss)
+    print_heterogeneity(g.get("heterogeneity"), out, indent + "  ", gloss)
 
 
-def _print_continuous(block: dict[str, Any], out: TextIO, indent: str = "  ") -> None:
+def _print_continuous(block: dict[str, Any], out: TextIO, indent: str, gloss: Glosses) -> None:
     print(
         f"{indent}open-ended ({block['metric']}): {block['n_items']} items, "
         f"dropped {block['n_dropped']}",
@@ -273,8 +283,8 @@ def _print_continuous(block: dict[str, Any], out: TextIO, indent: str = "  ") ->
     width = max((len(label) for label in block["axis"]), default=4)
     for label in block["axis"]:
         print(f"{indent}  {label:<{width}}  {counted_text(block['mean_score'][label])}", file=out)
-    print_effective_budget(block, out, indent)
-    _print_measures(block, "continuous", out, indent, 21)
+    print_effective_budget(block, out, indent, gloss)
+    _print_measures(block, "continuous", out, indent, 21, gloss)
     tasks = block.get("tasks") or {}
     if tasks:
         print(f"{indent}oracle gap per task (item attribute {block['task_attribute']}):", file=out)
@@ -287,18 +297,18 @@ def _print_continuous(block: dict[str, Any], out: TextIO, indent: str = "  ") ->
                 f"{points_text(best)}",
                 file=out,
             )
-    _print_chains(block, out, indent, "mean_score")
+    _print_chains(block, out, indent, "mean_score", gloss)
     g = block.get("grid_with_text")
     if g:
         from ..measures import GRID_WITH_TEXT_TITLE
 
         print(f"{indent}{GRID_WITH_TEXT_TITLE}:", file=out)
         print(f"{indent}  grid {_grid_line(g)}", file=out)
-        _print_measures(g, "continuous_with_text", out, indent + "  ", 19)
+        _print_measures(g, "continuous_with_text", out, indent + "  ", 19, gloss)
 
 
 def print_series(
-    block: dict[str, Any], out: TextIO, indent: str = "  ", brief: bool = False
+    block: dict[str, Any], out: TextIO, gloss: Glosses, indent: str = "  ", brief: bool = False
 ) -> None:
     """One series' measures; `brief` leaves out the adjacent flips, the chains and the
     open-ended block's detail (`itemscale analyze` prints them all). With too few videos
@@ -310,31 +320,27 @@ def print_series(
         print(f"{indent}{warning}", file=out)
     block = for_display(block)
     if block.get("kind") == "binary":
-        _print_binary(block, out, indent, brief)
+        _print_binary(block, out, indent, brief, gloss)
     if "continuous" in block and brief:
         c = block["continuous"]
         print(
             f"{indent}open-ended ({c['metric']}): {c['n_items']} items; oracle gap "
-            f"{points_text(c['oracle_gap'])}{_GLOSS('oracle gap')}",
+            f"{points_text(c['oracle_gap'])}{gloss('oracle gap')}",
             file=out,
         )
     elif "continuous" in block:
-        _print_continuous(block["continuous"], out, indent)
+        _print_continuous(block["continuous"], out, indent, gloss)
     for attr, breakdown in block.get("by", {}).items():
         for value, sub in breakdown["groups"].items():
             print(f"{indent}-- {attr} = {value}", file=out)
-            print_series(sub, out, indent + "   ")
-
-
-#: the explanations handed out in the current summary (reset by each `print_summary`)
-_GLOSS = Glosses()
+            print_series(sub, out, gloss, indent + "   ")
 
 
 def print_summary(
     result: dict[str, Any], out: TextIO | None = None, *, brief: bool = False
 ) -> None:
-    global _GLOSS
-    _GLOSS = Glosses()
+    """The analysis on the console; each term's explanation is given once per summary."""
+    gloss = Glosses()
     out = out if out is not None else sys.stdout
     boot = result["bootstrap"]
     method = {
@@ -355,8 +361,8 @@ def print_summary(
         print(f"warning: {warning}", file=out)
     for model, block in result["models"].items():
         series_name = block.get("series", "default")
-        print(f"\n== {model} (series {series_name}){_GLOSS('series')}", file=out)
-        print_series(block, out, brief=brief)
+        print(f"\n== {model} (series {series_name}){gloss('series')}", file=out)
+        print_series(block, out, gloss, brief=brief)
         for series, rerun in block.get("interventions", {}).items():
             acc = rerun.get("accuracy") or {}
             curve = ", ".join(
@@ -371,7 +377,7 @@ def print_summary(
             )
         for series, other in block.get("other_series", {}).items():
             print(f"\n-- {model}, series {series}", file=out)
-            print_series(other, out)
+            print_series(other, out, gloss)
         for pair, overlap in block.get("membership", {}).items():
             h = overlap["harmful"]
             jac = "n/a" if h["jaccard"] is None else f"{h['jaccard']:.2f}"
@@ -380,93 +386,61 @@ def print_summary(
                 f"Jaccard {jac}",
                 file=out,
             )
-        print_churn(block, out, _GLOSS)
+        print_churn(block, out, gloss)
         for warning in block.get("scoring_rule_warnings", []):
             print(f"  warning: {model}: {warning}", file=out)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..measures import UnknownConfigError, analyze_responses
+    from ..measures import AnalysisSettings, UnknownConfigError, analyze_responses
     from ..responses import read_run, write_json_atomic
+    from ..workflows import check_per_item_path, write_per_item
 
+    settings = settings_from_flags(
+        AnalysisSettings,
+        {"test_pairs": "--test-pair"},
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+        ci=args.ci,
+        configs=args.configs,
+        axis=args.axis,
+        by=args.by,
+        metric=args.metric,
+        eps=args.eps,
+        power_target=args.power_target,
+        test_pairs=args.test_pair,
+        heterogeneity_draws=args.heterogeneity_draws,
+    )
+    try:
+        per_item = check_per_item_path(args.per_item) if args.per_item else None
+    except ValueError as exc:
+        raise CommandError(f"--per-item {exc}") from exc
     try:  # the reply text, sources and timestamps are no measure's: not read (memory)
         df, _ = read_run(args.run_dir, slim=True)
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from exc
-    if args.bootstrap < 0:
-        raise CommandError("--bootstrap must be >= 0")
-    if args.heterogeneity_draws < 0:
-        raise CommandError("--heterogeneity-draws must be >= 0")
-    if not 0 < args.power_target <= 100:
-        raise CommandError(f"--power-target {args.power_target}: give points in (0, 100]")
-    if args.per_item and Path(args.per_item).suffix.lower() not in PER_ITEM_SUFFIXES:
-        raise CommandError(f"--per-item {args.per_item}: the file must end in .csv or .parquet")
     try:
-        result = analyze_responses(
-            df,
-            n_boot=args.bootstrap,
-            seed=args.seed,
-            by=args.by or None,
-            metric=args.metric,
-            eps=args.eps,
-            configs=args.configs,
-            ci=args.ci,
-            axis=args.axis,
-            power_target=args.power_target / 100,
-            test_pairs=args.test_pair,
-            heterogeneity_draws=args.heterogeneity_draws,
-        )
+        result = analyze_responses(df, settings)
     except UnknownConfigError as exc:
         raise CommandError(f"{args.run_dir}: {exc}") from exc
     if not result["models"]:
         raise CommandError(f"{args.run_dir}: no answered responses to analyse")
     if args.json_out:  # written before printing, so a closed pipe (`| head`) cannot lose it
         write_json_atomic(args.json_out, result)
-    if args.per_item:
+    if per_item is not None:
         from ..measures import per_item_labels
 
-        labels = per_item_labels(df, configs=args.configs, metric=args.metric, eps=args.eps)
-        write_per_item(labels, Path(args.per_item))
+        labels = per_item_labels(
+            df, configs=settings.configs, metric=settings.metric, eps=settings.eps
+        )
+        write_per_item(labels, per_item)
     print_summary(result)
     print_absent(df)
     if args.json_out:
         print(f"\nmeasures written to {args.json_out}")
-    if args.per_item:
+    if per_item is not None:
         print(f"per-item labels written to {args.per_item} ({len(labels)} rows)")
     return 0
-
-
-PER_ITEM_SUFFIXES = (".csv", ".parquet")
-
-
-def write_per_item(labels: Any, path: Path) -> None:
-    """The per-item table, whole or not at all: Parquet carries its schema version in the
-    file's metadata as well as in its `schema_version` column (all a CSV can carry)."""
-    import pyarrow as pa
-
-    from ..files import atomic_text_file
-    from ..measures import PER_ITEM_SCHEMA_VERSION
-    from ..responses import write_parquet_atomic
-
-    labels = _redacted(labels)
-    if path.suffix.lower() == ".parquet":
-        table = pa.Table.from_pandas(labels, preserve_index=False)
-        meta = {b"itemscale.per_item_schema_version": str(PER_ITEM_SCHEMA_VERSION).encode()}
-        write_parquet_atomic(table, path, meta)
-        return
-    with atomic_text_file(path) as fh:
-        labels.to_csv(fh, index=False, lineterminator="\n")
-
-
-def _redacted(labels: Any) -> Any:
-    """Every string column through the one redactor, as every file itemscale writes."""
-    from ..responses import redact
-
-    out = labels.copy()
-    for col in out.columns:
-        if out[col].dtype == object:
-            out[col] = out[col].map(lambda v: redact(v) if isinstance(v, str) else v)
-    return out
 
 
 def print_absent(df: Any, out: TextIO | None = None) -> None:

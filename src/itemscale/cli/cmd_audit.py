@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import CommandError
+
+if TYPE_CHECKING:
+    from ..workflows import AuditOutcome
 
 
 def register(sub: Any) -> None:
@@ -52,76 +55,49 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..artifact import find_items_file
-    from ..audit import (
-        audit_transitions,
-    )
-    from ..items import read_items_jsonl
-    from ..responses import read_run, run_lock
+    from ..workflows import audit, audit_sheets
 
     run_dir = Path(args.run_dir)
     try:
-        df, meta = read_run(run_dir)
-        items_path = find_items_file(run_dir, meta, args.items)
-        items = read_items_jsonl(items_path) if items_path else []
-        transitions = audit_transitions(df, items, pairs=args.pairs)
+        outcome = audit(
+            run_dir,
+            items=args.items,
+            pairs=args.pairs,
+            import_csv=args.import_csv,
+            coder=args.coder,
+            export=args.export,
+        )
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from exc
-    with run_lock(run_dir, what="audit"):
-        return _write_audit_files(args, run_dir, transitions, items, items_path)
+    print_audit(outcome, import_csv=args.import_csv, export=args.export)
+    if args.sheets:
+        written, failures = audit_sheets(run_dir, outcome, args.max_sheets)
+        print_sheets(run_dir, written, failures)
+    return 0
 
 
-def _write_audit_files(
-    args: argparse.Namespace, run_dir: Path, transitions: Any, items: Any, items_path: Any
-) -> int:
-    """Everything `audit` writes into the run folder, under its lock."""
-    from ..audit import (
-        ANNOTATIONS_FILE,
-        PATHWAYS,
-        automatic_annotations,
-        export_annotations_csv,
-        import_annotations_csv,
-        merge_annotations,
-        pathway_counts,
-        read_annotations,
-        write_annotations,
-        write_audit,
-    )
+def print_audit(outcome: AuditOutcome, *, import_csv: str | None, export: str | None) -> None:
+    """What the audit found and wrote: the human labels read back, the transitions audited,
+    each model's pathways, the coders' CSV."""
+    from ..audit import PATHWAYS, pathway_counts
 
-    write_audit(run_dir, transitions, args.pairs, items_path=items_path)
-    ann_path = run_dir / ANNOTATIONS_FILE
-    annotations = merge_annotations(read_annotations(ann_path), automatic_annotations(transitions))
-    if args.import_csv:
-        human = import_annotations_csv(args.import_csv, transitions, coder=args.coder)
-        annotations = merge_annotations(annotations, human)
-        print(f"imported {len(human)} human label(s) from {args.import_csv}")
-    write_annotations(ann_path, annotations)
-
-    n_items = transitions[["model", "series", "item_id"]].drop_duplicates().shape[0]
+    if import_csv:
+        print(f"imported {outcome.human_labels} human label(s) from {import_csv}")
+    transitions = outcome.transitions
     print(
-        f"audited {len(transitions)} harmful transition(s) ({args.pairs} pairs) on {n_items} "
-        f"item(s); evidence spans from {items_path or 'nowhere (no item file)'}"
+        f"audited {len(transitions)} harmful transition(s) ({outcome.pairs} pairs) on "
+        f"{outcome.n_items} item(s); evidence spans from "
+        f"{outcome.items_path or 'nowhere (no item file)'}"
     )
     for model, per_series in pathway_counts(transitions).items():
         for series, counts in per_series.items():
             text = ", ".join(f"{p} {counts[p]}" for p in PATHWAYS)
             print(f"  {model} / {series}: {text}")
-    if args.export:
-        n = export_annotations_csv(transitions, args.export)
-        print(f"wrote {n} row(s) for coders to {args.export}")
-    if args.sheets:
-        if items_path is None:
-            raise CommandError("--sheets needs an item file with video paths (--items)")
-        from ..workflows import write_audit_sheets
+    if export:
+        print(f"wrote {outcome.exported} row(s) for coders to {export}")
 
-        written, failures = write_audit_sheets(
-            run_dir,
-            transitions,
-            {it.item_id: it for it in items},
-            items_path.parent,
-            args.max_sheets,
-        )
-        print(f"wrote {written} contact sheet(s) to {run_dir / 'audit_sheets'}")
-        for failure in failures:
-            print(f"  no sheet: {failure}")
-    return 0
+
+def print_sheets(run_dir: Path, written: int, failures: list[str]) -> None:
+    print(f"wrote {written} contact sheet(s) to {run_dir / 'audit_sheets'}")
+    for failure in failures:
+        print(f"  no sheet: {failure}")

@@ -8,7 +8,6 @@ cross-fitted by video so every reported number comes from thresholds that never 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
@@ -210,19 +209,9 @@ def print_summary(report: CascadeReport, out: TextIO | None = None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..policies import CASCADE_FILE, CascadeSettings, cascade_report
-    from ..responses import read_run, responses_digest, run_lock, write_json_atomic
+    from ..policies import CASCADE_FILE, CascadeSettings
+    from ..workflows import cascade
 
-    try:
-        digest = responses_digest(args.run_dir)  # before reading: a later change reads as stale
-        df, _ = read_run(args.run_dir)
-    except FileNotFoundError as exc:
-        raise CommandError(str(exc)) from exc
-    if args.model:
-        unknown = sorted(set(args.model) - set(df["model"].unique()))
-        if unknown:
-            raise CommandError(f"{args.run_dir}: no responses for model(s) {', '.join(unknown)}")
-        df = df[df["model"].isin(args.model)]
     stages = None
     if args.stages is not None:
         stages = tuple(part for part in args.stages.split(","))
@@ -237,27 +226,20 @@ def run(args: argparse.Namespace) -> int:
         stages=stages,
         threshold=args.threshold,
     )
-    try:
-        computed = cascade_report(df, settings)
-    except ValueError as exc:
-        raise CommandError(f"{args.run_dir}: {exc}") from exc
-    if not computed.results:
-        reasons = "; ".join(f"{s.model}/{s.series}: {s.reason}" for s in computed.skipped)
-        raise CommandError(
-            f"{args.run_dir}: no budget axis a cascade can run on"
-            + (f" ({reasons})" if reasons else "")
-        )
-    report = computed.for_run(
-        args.run_dir, digest, tuple(sorted(args.model)) if args.model else None
+    json_out = (
+        args.json_out if args.json_out is not None else str(Path(args.run_dir) / CASCADE_FILE)
     )
-    if args.json_out is None:
-        args.json_out = str(Path(args.run_dir) / CASCADE_FILE)
-    if args.json_out:  # written before printing, so a closed pipe (`| head`) cannot lose it
-        out = Path(args.json_out)
-        inside = Path(args.run_dir).resolve() in out.resolve().parents
-        with run_lock(args.run_dir, what="cascade") if inside else contextlib.nullcontext():
-            write_json_atomic(out, report.as_json())  # the text of report.to_json()
+    try:
+        report = cascade(
+            args.run_dir,
+            settings,
+            models=args.model,
+            json_out=json_out or None,
+            write=bool(json_out),
+        )
+    except FileNotFoundError as exc:
+        raise CommandError(str(exc)) from exc
     print_summary(report)
-    if args.json_out:
-        print(f"\ncascade report written to {args.json_out}")
+    if json_out:
+        print(f"\ncascade report written to {json_out}")
     return 0

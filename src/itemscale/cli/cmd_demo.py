@@ -1,8 +1,9 @@
 """`itemscale demo`: the whole audit offline, on the synthetic suite and the built-in model.
 
-It runs exactly the commands a user would (synth, sweep, analyze, cascade, audit, report) through
-the same code paths, and writes the protocol it used into the run directory so the run can be
-repeated or extended with `itemscale sweep RUN_DIR/protocol.toml`.
+Each step is the library call its command makes (synth, sweep, intervene, select, analyze,
+cascade, audit, report; `itemscale.workflows` holds the ones that are more than one call) and is
+printed as the command prints it. It writes the protocol it used into the run directory so the
+run can be repeated or extended with `itemscale sweep RUN_DIR/protocol.toml`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ._demo_selector import print_cascade_at_scale, selector_step
 if TYPE_CHECKING:
     from ..policies import CascadeReport, InterventionResult
     from ..synth import FocusKind
+    from ..workflows import RegressionPathways
 
 DEMO_FRAMES = (2, 4, 8, 16, 32)
 DEMO_SHORT_SIDES = (56, 112)
@@ -87,129 +89,57 @@ def _step(name: str) -> float:
     return time.perf_counter()
 
 
-def run_paper_step(paper_dir: Path, *, n_boot: int, report: bool) -> dict[str, Any]:
-    """Import the seed paper's released labels, reproduce its numbers, write their report."""
+def run_paper_step(paper_dir: Path, *, n_boot: int, report: bool) -> dict[str, object]:
+    """Import the seed paper's released labels, reproduce its numbers, write their report
+    (`itemscale.workflows.reproduce_paper`), and print them; returns demo.json's entry."""
     import sys
 
-    from ..artifact import COMPARISON_FILE, MEASURES_FILE, REPORT_FILE, build_artifact
-    from ..measures import analyze_responses
-    from ..policies import CASCADE_FILE, CascadeSettings, cascade_report
-    from ..responses import read_run, responses_digest, write_json_atomic
-    from ._paper import (
-        TABLE2_CONFIGS,
-        compare_with_paper,
-        import_release,
-        print_cascade_table,
-        print_comparison,
-        print_table2,
-        release_dir,
-    )
+    from ..workflows import TABLE2_CONFIGS, release_dir, reproduce_paper
+    from ._paper import print_cascade_table, print_comparison, print_table2
 
     t = _step(
         "the seed paper's released labels: 5 real Video LLMs on Video-MME V1 short "
         f"(CC BY 4.0, {release_dir()})"
     )
-    added, unchanged = import_release(paper_dir)
-    print(f"imported into {paper_dir}: {added} rows added, {unchanged} already there")
-    df, _ = read_run(paper_dir)
-    measures = analyze_responses(df, n_boot=n_boot, seed=0)
-    write_json_atomic(paper_dir / MEASURES_FILE, measures)
-    rows = compare_with_paper(measures)
-    print_comparison(rows, sys.stdout)
-    write_json_atomic(paper_dir / COMPARISON_FILE, {"schema_version": 1, "rows": rows})
-    table2 = analyze_responses(df, n_boot=n_boot, seed=0, configs=list(TABLE2_CONFIGS))
-    write_json_atomic(paper_dir / "table2.json", table2)
-    print_table2(table2, sys.stdout)
-    # The same labels turned into a prescription; written where the report picks it up, with
-    # the settings `itemscale cascade RUN --sharing prefix` records, so verify recomputes it.
-    cascade = cascade_report(df, CascadeSettings(n_boot=n_boot, seed=0, sharing="prefix")).for_run(
-        paper_dir, responses_digest(paper_dir)
+    paper = reproduce_paper(paper_dir, n_boot=n_boot, report=report)
+    print(
+        f"imported into {paper_dir}: {paper.rows_added} rows added, "
+        f"{paper.rows_unchanged} already there"
     )
-    write_json_atomic(paper_dir / CASCADE_FILE, cascade.as_json())
-    print_cascade_table(cascade, sys.stdout)
-    out: dict[str, Any] = {
-        "run_dir": str(paper_dir),
-        "measures": str(paper_dir / MEASURES_FILE),
-        "table2": str(paper_dir / "table2.json"),
-        "cascade": str(paper_dir / CASCADE_FILE),
-        "reproduced": sum(r["same"] for r in rows),
-        "published": len(rows),
-    }
-    if report:
-        artifact = build_artifact(
-            paper_dir, n_boot=n_boot, seed=0, title="itemscale report: the seed paper's labels"
-        )
-        out["report"] = str(artifact / REPORT_FILE)
-        print(f"report: {out['report']}")
+    print_comparison(paper.comparison, sys.stdout)
+    print_table2(paper.table2, sys.stdout)
+    print_cascade_table(paper.cascade, sys.stdout)
+    if paper.report is not None:
+        print(f"report: {paper.report}")
     print(
         f"by hand: itemscale analyze {paper_dir} --configs {','.join(TABLE2_CONFIGS)}   "
         f"(the paper's data: {release_dir()})"
     )
     print(f"({time.perf_counter() - t:.1f} s)")
-    return out
+    return paper.summary()
 
 
-def print_regression_pathways(intervention: InterventionResult, run_dir: Path) -> None:
+def print_regression_pathways(found: RegressionPathways) -> None:
     """Every terminal regression: its kind, the budget it was right at, the audit's pathway for
-    that transition and what the nested re-run did, so a reader sees which regressions a
-    sampling change can fix (evidence dropped by the larger grid) and which it cannot (the
-    evidence was there, and diluted)."""
-    from collections import Counter
-
-    from ..audit import audit_transitions
-    from ..items import ITEMS_FILE, read_items_jsonl
-    from ..responses import read_run
-
-    items = {item.item_id: item for item in read_items_jsonl(run_dir / "suite" / ITEMS_FILE)}
-    terminal = intervention.terminal_label
-    rows = [r for r in intervention.items if r.group == "regression"]
-    df, _ = read_run(run_dir)
-    regressed = {r.item_id for r in rows}
-    chosen = df[
-        (df["series"] == intervention.source_series) & df["item_id"].isin(regressed)
-        | (df["frames"] == 0) & df["item_id"].isin(regressed)
-    ]
-    # every comparable pair, not only adjacent ones: the pair here is (right at, terminal)
-    audit = audit_transitions(chosen, items, pairs="all")
+    that transition and what the nested re-run did (`itemscale.workflows.regression_pathways`),
+    and per evidence group how many recovered."""
     print(
-        f"\n### terminal regressions at {terminal}: the audit's pathway and the nested re-run",
+        f"\n### terminal regressions at {found.terminal}: the audit's pathway and the nested "
+        "re-run",
         flush=True,
     )
     print(
         f"  {'item':<30} {'kind':<8} {'right at':<9} {'evidence frames':<16} {'pathway':<17} "
         "after the re-run"
     )
-    tally: dict[str, Counter[str]] = {}
-    for r in rows:
-        pair = audit[
-            (audit["item_id"] == r.item_id)
-            & (audit["from_label"] == r.reference_label)
-            & (audit["to_label"] == terminal)
-        ]
-        pathway = str(pair["pathway"].iloc[0]) if len(pair) else "not audited"
-        seen = "?"
-        group = "evidence not known"
-        if len(pair) and bool(pair["evidence_known"].iloc[0]):
-            before, after = int(pair["evidence_from"].iloc[0]), int(pair["evidence_to"].iloc[0])
-            seen = f"{before} -> {after}"
-            if before == 0:
-                group = "right without seeing the evidence (a guess or the prior)"
-            elif after == 0:
-                group = "evidence seen below, missed by the terminal grid (a sampling accident)"
-            else:
-                group = "evidence seen at the terminal too (diluted, distracted or the prior)"
-        outcome = {1.0: "recovered", 0.0: "still wrong"}.get(
-            -1.0 if r.after is None else r.after, r.status
-        )
-        tally.setdefault(group, Counter())[outcome] += 1
-        item = items.get(r.item_id)
-        kind = item.attributes.get("question_kind", "?") if item is not None else "?"
+    for r in found.rows:
         print(
-            f"  {r.item_id:<30} {kind:<8} {r.reference_label:<9} {seen:<16} {pathway:<17} {outcome}"
+            f"  {r.item_id:<30} {r.kind:<8} {r.reference_label:<9} {r.seen:<16} "
+            f"{r.pathway:<17} {r.outcome}"
         )
-    if not rows:
+    if not found.rows:
         print("  no terminal regressions")
-    for group, counts in sorted(tally.items()):
+    for group, counts in sorted(found.tally.items()):
         print(f"  {group}: {counts['recovered']} of {sum(counts.values())} recovered")
 
 
@@ -217,8 +147,8 @@ def run(args: argparse.Namespace) -> int:
     import torch
 
     from ..artifact import ARTIFACT_DIR, MEASURES_FILE, REPORT_FILE
-    from ..measures import analyze_responses
-    from ..policies import CASCADE_FILE, CascadeReport
+    from ..measures import AnalysisSettings, analyze_responses
+    from ..policies import CASCADE_FILE
     from ..responses import read_run, write_json_atomic
     from .cmd_analyze import print_summary
 
@@ -253,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
 
     t = _step("analyze")
     df, _ = read_run(out)
-    measures = analyze_responses(df, n_boot=args.bootstrap, seed=0)
+    measures = analyze_responses(df, AnalysisSettings(bootstrap=args.bootstrap, seed=0))
     write_json_atomic(out / MEASURES_FILE, measures)
     print_summary(measures, brief=True)
     print(f"  (adjacent flips, chains and the open-ended detail: itemscale analyze {out})")
@@ -320,25 +250,33 @@ def suite_and_sweep(args: argparse.Namespace, out: Path) -> None:
 
 
 def report_steps(out: Path, intervention: InterventionResult) -> None:
-    """The cascade, the frame audit with its contact sheets and the report, each run as its own
-    command would run it."""
-    from ..cli import main as cli_main
-    from ..policies import CASCADE_FILE
+    """The cascade, the frame audit with its contact sheets and the report, each the library
+    call its command makes (with the command's defaults), printed as the command prints it."""
+    from ..artifact import build_artifact
+    from ..policies import CASCADE_FILE, CascadeSettings
+    from ..workflows import audit, audit_sheets, cascade, regression_pathways
+    from .cmd_audit import print_audit, print_sheets
+    from .cmd_cascade import print_summary as print_cascade
+    from .cmd_report import print_artifact
 
-    for name, argv in (
-        ("cascade", ["cascade", str(out), "--json", str(out / CASCADE_FILE)]),
-        ("audit", ["audit", str(out), "--sheets"]),
-        ("report", ["report", str(out)]),
-    ):
-        if name == "report":
-            print_regression_pathways(intervention, out)
-        t = _step(name)
-        status = cli_main(argv)
-        if status != 0:
-            raise CommandError(f"`itemscale {' '.join(argv)}` failed with status {status}")
-        if name == "cascade":
-            print_cascade_at_scale()
-        print(f"({time.perf_counter() - t:.1f} s)")
+    t = _step("cascade")
+    report = cascade(out, CascadeSettings(), json_out=out / CASCADE_FILE)
+    print_cascade(report)
+    print(f"\ncascade report written to {out / CASCADE_FILE}")
+    print_cascade_at_scale()
+    print(f"({time.perf_counter() - t:.1f} s)")
+
+    t = _step("audit")
+    outcome = audit(out)
+    print_audit(outcome, import_csv=None, export=None)
+    written, failures = audit_sheets(out, outcome)
+    print_sheets(out, written, failures)
+    print(f"({time.perf_counter() - t:.1f} s)")
+
+    print_regression_pathways(regression_pathways(intervention, out))
+    t = _step("report")
+    print_artifact(build_artifact(out))
+    print(f"({time.perf_counter() - t:.1f} s)")
 
 
 def demo_conclusion(

@@ -54,7 +54,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..artifact import REPORT_FILE, build_artifact, manifest_digest
+    from ..artifact import build_artifact
     from ..measures import UnknownConfigError
 
     if args.bootstrap < 0:
@@ -75,13 +75,21 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"{args.run_dir}: {exc}") from exc
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from exc
+    print_artifact(out)
+    return 0
+
+
+def print_artifact(out: Any) -> None:
+    """Where the artifact is, what it recomputed, and its digest with the command that checks
+    it."""
+    from ..artifact import REPORT_FILE, manifest_digest
+
     digest = manifest_digest(out)
     print(f"artifact written to {out}")
     print_derived(out)
     print(f"report: {out / REPORT_FILE}")
     print(f"digest: {digest}   (sha256 of MANIFEST.json: publish it beside the results)")
     print(f"check it with: itemscale verify {out} --digest {digest}")
-    return 0
 
 
 def print_derived(artifact: Any) -> None:

@@ -7,7 +7,7 @@ the typed record of it. Each headline measure is a registered unit (`Measure`, `
 models, decoders or the sweep.
 """
 
-from ._analyze import DEFAULT_BOOTSTRAP, analyze_responses, membership
+from ._analyze import analyze_responses, membership
 from ._binary import (
     beneficial_indicator,
     disagreement,
@@ -102,6 +102,7 @@ from ._result_series import (
 from ._same_input import SAME_INPUT_MIN_ITEMS, SameInput, SameInputBasis, same_input
 from ._select import UnknownConfigError, select_configs
 from ._selected import PRACTICAL_TIE, contender_kappa, selected_intervals, selected_max_intervals
+from ._settings import DEFAULT_BOOTSTRAP, AnalysisSettings
 from ._small import MIN_VIDEOS, NOT_ESTIMABLE, for_display, small_sample_text
 from ._stats import stat
 
@@ -130,6 +131,7 @@ __all__ = [
     "TRAJECTORY_CLASSES",
     "AnalysisLayout",
     "AnalysisResult",
+    "AnalysisSettings",
     "AxisPower",
     "BestFixed",
     "BinaryBlock",

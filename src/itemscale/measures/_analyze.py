@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,10 +17,8 @@ from ._blocks import (
     continuous_block,
     continuous_grid_with_text,
 )
-from ._bootstrap import CI_METHODS, DEFAULT_CI, VideoBootstrap
-from ._heterogeneity import DEFAULT_DRAWS
+from ._bootstrap import DEFAULT_CI, VideoBootstrap
 from ._inference import (
-    DEFAULT_POWER_TARGET,
     check_requested,
     churn_json,
     heterogeneity_with_text_json,
@@ -29,9 +27,8 @@ from ._inference import (
 from ._matrix import INTERVENTION_SERIES_PREFIX, ResponseMatrix, build_matrices
 from ._result import ANALYSIS_SCHEMA_VERSION
 from ._select import UnknownConfigError, select_configs
+from ._settings import AnalysisSettings
 from ._small import small_sample
-
-DEFAULT_BOOTSTRAP = 1000
 
 
 def _sets_overlap(p: set[str], q: set[str]) -> dict[str, Any]:
@@ -146,16 +143,22 @@ def _task_blocks(m: ResponseMatrix, boots: _BootstrapCache, eps: float) -> dict[
     return out
 
 
-def _block(
-    m: ResponseMatrix,
-    boots: _BootstrapCache,
-    eps: float,
-    inference: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+def _block(m: ResponseMatrix, boots: _BootstrapCache, settings: AnalysisSettings) -> dict[str, Any]:
+    """One matrix's measures: a binary block with its tests, or a continuous one with its
+    tasks; the grid with the text-only answer as budget 0 where there is one."""
     boot = boots.boot_for(m.video_ids)
+    eps = settings.eps
     if m.kind == "binary":
         block = binary_block(m, boot)
-        block.update(inference_block(m, boot, **(inference or {})))
+        block.update(
+            inference_block(
+                m,
+                boot,
+                power_target=settings.power_target / 100,
+                test_pairs=settings.test_pairs,
+                heterogeneity_draws=settings.heterogeneity_draws,
+            )
+        )
         with_text = binary_grid_with_text(m, boots.boot_for)
     else:
         block = continuous_block(m, boot, eps)
@@ -167,7 +170,7 @@ def _block(
     if with_text is not None:
         block["grid_with_text"] = with_text
         if m.kind == "binary":
-            draws = int((inference or {}).get("heterogeneity_draws", DEFAULT_DRAWS))
+            draws = settings.heterogeneity_draws
             tested = heterogeneity_with_text_json(m, boot, boots.boot_for, draws)
             if tested is not None:
                 with_text["heterogeneity"] = tested
@@ -255,21 +258,14 @@ def _model_result(
 
 
 def analyze_responses(
-    df: pd.DataFrame,
-    *,
-    n_boot: int = DEFAULT_BOOTSTRAP,
-    seed: int = 0,
-    by: list[str] | None = None,
-    metric: str = "score",
-    eps: float = 0.1,
-    configs: Sequence[str] | None = None,
-    ci: str = DEFAULT_CI,
-    axis: str | None = None,
-    power_target: float = DEFAULT_POWER_TARGET,
-    test_pairs: Sequence[tuple[str, str]] = (),
-    heterogeneity_draws: int = DEFAULT_DRAWS,
+    df: pd.DataFrame, settings: AnalysisSettings | None = None, **options: object
 ) -> dict[str, Any]:
     """All measures for every model, in the `analyze --json` layout.
+
+    `settings` (an `AnalysisSettings`) or its fields as keywords (`bootstrap`, or `n_boot`,
+    `seed`, `ci`, `configs`, `axis`, `by`, `metric`, `eps`, `power_target` in points,
+    `test_pairs`, `heterogeneity_draws`) say how; a bad value is a `ValidationError` naming
+    the setting.
 
     `models[MODEL]` holds the measures of the model's primary series (binary keys, and for
     continuous tasks the continuous keys under `continuous`); other series are under `other_series`,
@@ -281,84 +277,108 @@ def analyze_responses(
     `grid.excluded_models`. An unknown label raises `UnknownConfigError`.
 
     Each binary block also holds `paired_tests` (adjacent pairs, and the `test_pairs` asked
-    for), `power` (minimum detectable effect; videos needed for `power_target`, a fraction)
-    and `heterogeneity` (on the first `heterogeneity_draws` resamples); a model with two or
-    more series holds `churn`.
+    for), `power` (minimum detectable effect; videos needed for `power_target`) and
+    `heterogeneity` (on the first `heterogeneity_draws` resamples); a model with two or more
+    series holds `churn`.
     """
-    if ci not in CI_METHODS:
-        raise ValueError(f"unknown interval method {ci!r}; use one of {', '.join(CI_METHODS)}")
+    chosen = AnalysisSettings.of(settings, options)
     # a table built by hand (a notebook) gets the checks a stored one had: a missing optional
     # column is filled, a missing required one or a bad status is a SchemaError naming it (a
     # frame read by `read_run` passes without a copy); a duplicate row key is refused by
     # `build_matrices`, on the integer codes it computes anyway
     df = normalise_responses(df, where="the response table", check_keys=False)
-    boots = _BootstrapCache(n_boot, seed, ci)
     grid: dict[str, Any] | None = None
-    if configs is not None:
-        df, grid = select_configs(df, configs)
-    matrices = build_matrices(df, metric=metric)
-    if axis is not None:
-        matrices = _on_chain(matrices, axis)
-    if test_pairs:
-        check_requested(matrices, test_pairs)
-    if heterogeneity_draws < 0:
-        raise ValueError("heterogeneity_draws must be >= 0")
-    inference = {
-        "power_target": power_target,
-        "test_pairs": tuple(test_pairs),
-        "heterogeneity_draws": heterogeneity_draws,
+    if chosen.configs is not None:
+        df, grid = select_configs(df, chosen.configs)
+    matrices = _matrices(df, chosen)
+    grouped: dict[str, list[ResponseMatrix]] = defaultdict(list)
+    for m in matrices:
+        grouped[m.model].append(m)
+    boots = _BootstrapCache(chosen.bootstrap, chosen.seed, chosen.ci)
+    models = {
+        model: _model_result(_series_blocks(mats, boots, chosen), mats, boots)
+        for model, mats in grouped.items()
     }
-    if by:
+    return _analysis_json(chosen, grid, models, _models_rules(grouped))
+
+
+def _matrices(df: pd.DataFrame, settings: AnalysisSettings) -> list[ResponseMatrix]:
+    """The response matrices the settings measure: on the chosen chain, with every requested
+    test pair and `by` attribute checked against what the run has."""
+    matrices = build_matrices(df, metric=settings.metric)
+    if settings.axis is not None:
+        matrices = _on_chain(matrices, settings.axis)
+    if settings.test_pairs:
+        check_requested(matrices, settings.test_pairs)
+    if settings.by:
         known = sorted({key for m in matrices for a in m.attributes for key in a})
-        unknown = [attr for attr in by if attr not in known]
+        unknown = [attr for attr in settings.by if attr not in known]
         if unknown:
             raise UnknownConfigError(
                 f"no item has attribute(s) {', '.join(repr(u) for u in unknown)} for --by; "
                 f"the items' attributes: {', '.join(known) or '(none)'}"
             )
-    grouped: dict[str, list[ResponseMatrix]] = defaultdict(list)
-    for m in matrices:
-        grouped[m.model].append(m)
-    models: dict[str, Any] = {}
-    for model, mats in grouped.items():
-        per_series: dict[str, dict[str, Any]] = {}
-        for m in mats:
-            block = _block(m, boots, eps, inference)
-            entry = per_series.setdefault(m.series, {})
-            if m.kind == "binary":
-                entry.update(block)
-            else:
-                entry["continuous"] = block
-                entry.setdefault("axis", block["axis"])
-            if by:
-                breakdown = (
-                    entry.setdefault("by", {}) if m.kind == "binary" else block.setdefault("by", {})
-                )
-                for attr in by:
-                    values = np.array([a.get(attr) for a in m.attributes], dtype=object)
-                    groups: dict[str, Any] = {}
-                    for value in sorted({v for v in values.tolist() if v is not None}):
-                        sub = m.subset(values == value)
-                        groups[str(value)] = _block(sub, boots, eps, inference)
-                    missing = int(sum(v is None for v in values.tolist()))
-                    breakdown[attr] = {"groups": groups, "n_items_without": missing}
-        models[model] = _model_result(per_series, mats, boots)
+    return matrices
+
+
+def _series_blocks(
+    mats: list[ResponseMatrix], boots: _BootstrapCache, settings: AnalysisSettings
+) -> dict[str, dict[str, Any]]:
+    """One model's blocks by series: the binary keys at the top, the continuous ones under
+    `continuous`, each with its `by` breakdown."""
+    per_series: dict[str, dict[str, Any]] = {}
+    for m in mats:
+        block = _block(m, boots, settings)
+        entry = per_series.setdefault(m.series, {})
+        if m.kind == "binary":
+            entry.update(block)
+        else:
+            entry["continuous"] = block
+            entry.setdefault("axis", block["axis"])
+        if settings.by:
+            breakdown = (
+                entry.setdefault("by", {}) if m.kind == "binary" else block.setdefault("by", {})
+            )
+            for attr in settings.by:
+                breakdown[attr] = _breakdown(m, attr, boots, settings)
+    return per_series
+
+
+def _breakdown(
+    m: ResponseMatrix, attr: str, boots: _BootstrapCache, settings: AnalysisSettings
+) -> dict[str, Any]:
+    """The measures of each value of an item attribute, and how many items have none."""
+    values = np.array([a.get(attr) for a in m.attributes], dtype=object)
+    groups = {
+        str(value): _block(m.subset(values == value), boots, settings)
+        for value in sorted({v for v in values.tolist() if v is not None})
+    }
+    missing = int(sum(v is None for v in values.tolist()))
+    return {"groups": groups, "n_items_without": missing}
+
+
+def _analysis_json(
+    settings: AnalysisSettings,
+    grid: dict[str, Any] | None,
+    models: Mapping[str, object],
+    across: list[str],
+) -> dict[str, Any]:
+    """The `analyze --json` document around the models' entries."""
     out: dict[str, Any] = {
         "schema_version": ANALYSIS_SCHEMA_VERSION,
         "bootstrap": {
-            "n_boot": n_boot,
-            "seed": seed,
+            "n_boot": settings.bootstrap,
+            "seed": settings.seed,
             "unit": "video",
             "ci_level": 0.95,
-            "interval": ci,
+            "interval": settings.ci,
         },
         "binary_repeat": 0,
-        "metric": metric,
+        "metric": settings.metric,
     }
     if grid is not None:
         out["grid"] = grid
     out["models"] = models
-    across = _models_rules(grouped)
     if across:
         out["scoring_rule_warnings"] = across
     return out

@@ -21,14 +21,9 @@ class UnknownConfigError(ItemscaleError, ValueError):
     lists what exists."""
 
 
-def select_configs(df: pd.DataFrame, configs: Sequence[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """The rows of the named configurations, and what the selection did.
-
-    Labels match `config_label` exactly; their order does not matter (the axis order is the
-    table's). A model that lacks any named configuration is left out rather than measured on
-    a smaller grid, so that every model in the output shares one grid; it is listed under
-    `excluded_models` with the labels it lacks.
-    """
+def config_list(configs: Sequence[str]) -> list[str]:
+    """The labels of a configuration list, stripped: at least one, none empty, none twice (the
+    rule `AnalysisSettings.configs` and every `--configs` share)."""
     wanted = [str(c).strip() for c in configs]
     if not wanted or any(not c for c in wanted):
         raise UnknownConfigError("--configs needs a comma-separated list of configuration labels")
@@ -37,6 +32,19 @@ def select_configs(df: pd.DataFrame, configs: Sequence[str]) -> tuple[pd.DataFra
         if label in seen:
             raise UnknownConfigError(f"configuration {label!r} is named twice")
         seen.add(label)
+    return wanted
+
+
+def select_configs(df: pd.DataFrame, configs: Sequence[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The rows of the named configurations, and what the selection did.
+
+    Labels match `config_label` exactly; their order does not matter (the axis order is the
+    table's). A model that lacks any named configuration is left out rather than measured on
+    a smaller grid, so that every model in the output shares one grid; it is listed under
+    `excluded_models` with the labels it lacks.
+    """
+    wanted = config_list(configs)
+    seen = set(wanted)
     existing = sorted(set(df["config_label"].astype(str)))
     unknown = [c for c in wanted if c not in existing]
     if unknown:

@@ -9,8 +9,9 @@ reader can refuse a file written by a newer itemscale and migrate an older one.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final
+from typing import Final, Literal
 
 import pyarrow as pa
 
@@ -58,58 +59,104 @@ class TaskKind(StrEnum):
     DIALOGUE = "dialogue"
 
 
-#: The response table's columns, in order. Nullable unless listed in REQUIRED_COLUMNS.
-RESPONSE_SCHEMA: Final[pa.Schema] = pa.schema(
-    [
-        pa.field("model", pa.string(), nullable=False),
-        pa.field("item_id", pa.string(), nullable=False),
-        pa.field("video_id", pa.string(), nullable=False),
-        pa.field("task_kind", pa.string(), nullable=False),
-        # The budget axis the configuration belongs to ("default" unless a run compares
-        # protocols, e.g. two sampling policies or cached vs raw pipelines).
-        pa.field("series", pa.string(), nullable=False),
-        pa.field("config_id", pa.string(), nullable=False),
-        pa.field("config_label", pa.string(), nullable=False),
-        pa.field("axis_order", pa.float64(), nullable=False),
-        pa.field("frames", pa.int64(), nullable=False),
-        pa.field("effective_frames", pa.int64()),
-        pa.field("pixels", pa.int64()),
-        pa.field("sampling", pa.string()),
-        pa.field("pipeline", pa.string()),
-        pa.field("repeat", pa.int64(), nullable=False),
-        pa.field("status", pa.string(), nullable=False),
-        pa.field("error", pa.string()),
-        pa.field("raw_text", pa.string()),
-        pa.field("answer", pa.string()),
-        pa.field("correct", pa.float64()),
-        pa.field("score", pa.float64()),
-        pa.field("token_f1", pa.float64()),
-        pa.field("rouge_l", pa.float64()),
-        pa.field("exact_match", pa.float64()),
-        pa.field("confidence", pa.float64()),
-        # JSON object {option letter: probability}; JSON keeps Parquet readers of every
-        # language able to read it without map-type support.
-        pa.field("option_probs", pa.string()),
-        # Probability of the most likely option minus that of the runner-up (the seed paper's
-        # `base_margin`): a stopping score that, unlike `confidence`, also says how close the
-        # second choice was.
-        pa.field("margin", pa.float64()),
-        # How a multiple-choice answer was chosen (`SCORING_RULES`): `letter` (the model
-        # generated the option's letter) or `likelihood` (each option's text scored as the
-        # reply, the most likely one taken). None: open-ended items, failures, unknown (imports).
-        pa.field("scoring_rule", pa.string()),
-        pa.field("reference", pa.string()),
-        pa.field("visual_tokens", pa.int64()),
-        pa.field("frame_indices", pa.list_(pa.int64())),
-        pa.field("frame_timestamps", pa.list_(pa.float64())),
-        pa.field("latency_s", pa.float64()),
-        # JSON object of item attributes (duration group, task type, category, ...) used by
-        # `analyze --by`.
-        pa.field("attributes", pa.string()),
-        pa.field("cell_id", pa.string()),
-        pa.field("source", pa.string()),
-    ]
+#: The kinds of value a response column holds: each has one Arrow type (the Parquet file), one
+#: SQLite type (the run store; a list is stored as JSON text) and one Python type (a row).
+ColumnKind = Literal["text", "real", "integer", "integer_list", "real_list"]
+
+_ARROW: Final[dict[str, pa.DataType]] = {
+    "text": pa.string(),
+    "real": pa.float64(),
+    "integer": pa.int64(),
+    "integer_list": pa.list_(pa.int64()),
+    "real_list": pa.list_(pa.float64()),
+}
+_SQL: Final[dict[str, str]] = {
+    "text": "TEXT",
+    "real": "REAL",
+    "integer": "INTEGER",
+    "integer_list": "TEXT",
+    "real_list": "TEXT",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseColumn:
+    """One column of the response table: the single definition the Parquet schema, the run
+    store's `cells` table and its migrations are derived from or tested against."""
+
+    name: str
+    kind: ColumnKind
+    #: A required column is never null (Parquet `nullable=False`, SQLite `NOT NULL`).
+    required: bool = False
+    #: The response table's `SCHEMA_VERSION` that added it (a later column is appended to the
+    #: store by a migration, so the store's order is by this first).
+    since: int = 1
+
+    @property
+    def arrow_type(self) -> pa.DataType:
+        return _ARROW[self.kind]
+
+    @property
+    def sql_type(self) -> str:
+        return _SQL[self.kind]
+
+    def arrow_field(self) -> pa.Field:
+        return pa.field(self.name, self.arrow_type, nullable=not self.required)
+
+
+#: The response table's columns, in order: the one definition of a row.
+RESPONSE_COLUMNS: Final[tuple[ResponseColumn, ...]] = (
+    ResponseColumn("model", "text", required=True),
+    ResponseColumn("item_id", "text", required=True),
+    ResponseColumn("video_id", "text", required=True),
+    ResponseColumn("task_kind", "text", required=True),
+    # The budget axis the configuration belongs to ("default" unless a run compares
+    # protocols, e.g. two sampling policies or cached vs raw pipelines).
+    ResponseColumn("series", "text", required=True),
+    ResponseColumn("config_id", "text", required=True),
+    ResponseColumn("config_label", "text", required=True),
+    ResponseColumn("axis_order", "real", required=True),
+    ResponseColumn("frames", "integer", required=True),
+    ResponseColumn("effective_frames", "integer"),
+    ResponseColumn("pixels", "integer"),
+    ResponseColumn("sampling", "text"),
+    ResponseColumn("pipeline", "text"),
+    ResponseColumn("repeat", "integer", required=True),
+    ResponseColumn("status", "text", required=True),
+    ResponseColumn("error", "text"),
+    ResponseColumn("raw_text", "text"),
+    ResponseColumn("answer", "text"),
+    ResponseColumn("correct", "real"),
+    ResponseColumn("score", "real"),
+    ResponseColumn("token_f1", "real"),
+    ResponseColumn("rouge_l", "real"),
+    ResponseColumn("exact_match", "real"),
+    ResponseColumn("confidence", "real"),
+    # JSON object {option letter: probability}; JSON keeps Parquet readers of every
+    # language able to read it without map-type support.
+    ResponseColumn("option_probs", "text"),
+    # Probability of the most likely option minus that of the runner-up (the seed paper's
+    # `base_margin`): a stopping score that, unlike `confidence`, also says how close the
+    # second choice was.
+    ResponseColumn("margin", "real", since=2),
+    # How a multiple-choice answer was chosen (`SCORING_RULES`): `letter` (the model
+    # generated the option's letter) or `likelihood` (each option's text scored as the
+    # reply, the most likely one taken). None: open-ended items, failures, unknown (imports).
+    ResponseColumn("scoring_rule", "text", since=3),
+    ResponseColumn("reference", "text"),
+    ResponseColumn("visual_tokens", "integer"),
+    ResponseColumn("frame_indices", "integer_list"),
+    ResponseColumn("frame_timestamps", "real_list"),
+    ResponseColumn("latency_s", "real"),
+    # JSON object of item attributes (duration group, task type, category, ...) used by
+    # `analyze --by`.
+    ResponseColumn("attributes", "text"),
+    ResponseColumn("cell_id", "text"),
+    ResponseColumn("source", "text"),
 )
+
+#: The Parquet schema of `responses.parquet`, derived from `RESPONSE_COLUMNS`.
+RESPONSE_SCHEMA: Final[pa.Schema] = pa.schema([c.arrow_field() for c in RESPONSE_COLUMNS])
 
 COLUMNS: Final[tuple[str, ...]] = tuple(RESPONSE_SCHEMA.names)
 REQUIRED_COLUMNS: Final[frozenset[str]] = frozenset(

@@ -2,7 +2,7 @@
 
 from ._identity import cell_identity
 from ._lock import run_dir_lock
-from ._migrations import MIGRATIONS
+from ._migrations import MIGRATIONS, cells_layout
 from ._store import (
     STORE_FILE,
     CellRow,
@@ -21,6 +21,7 @@ __all__ = [
     "RunStore",
     "StoreError",
     "cell_identity",
+    "cells_layout",
     "full_store_error",
     "is_full",
     "open_store",

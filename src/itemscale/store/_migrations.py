@@ -108,3 +108,35 @@ MIGRATIONS: Final[tuple[str, ...]] = (
 )
 
 SCHEMA_VERSION: Final[int] = len(MIGRATIONS)
+
+#: The store's own columns of `cells` before the response row's (the cell's identity, its
+#: primary key, then the backend spec it ran under) and after the first schema's (how many
+#: attempts, when the last one ended): (name, SQLite type, NOT NULL).
+CELL_KEY_COLUMNS: Final[tuple[tuple[str, str, bool], ...]] = (
+    ("cell_id", "TEXT", False),
+    ("spec_id", "TEXT", True),
+)
+CELL_BOOKKEEPING_COLUMNS: Final[tuple[tuple[str, str, bool], ...]] = (
+    ("attempts", "INTEGER", True),
+    ("finished_at", "TEXT", True),
+)
+
+
+def cells_layout() -> tuple[tuple[str, str, bool], ...]:
+    """The `cells` table every store has once migrated, in order, derived from the response
+    row's one definition (`RESPONSE_COLUMNS`): the key columns, the response columns of the
+    first schema in their order, the bookkeeping columns, then each later response column in
+    the order the schema versions added them (a migration appends it). A test migrates a store
+    of every older version and compares its columns with this."""
+    from ..responses import RESPONSE_COLUMNS
+
+    keys = {name for name, _, _ in CELL_KEY_COLUMNS}
+    row = [c for c in RESPONSE_COLUMNS if c.name not in keys]
+    first = [(c.name, c.sql_type, c.required) for c in row if c.since == 1]
+    later = sorted((c for c in row if c.since > 1), key=lambda c: c.since)
+    return (
+        *CELL_KEY_COLUMNS,
+        *first,
+        *CELL_BOOKKEEPING_COLUMNS,
+        *((c.name, c.sql_type, c.required) for c in later),
+    )

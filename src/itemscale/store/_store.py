@@ -22,7 +22,7 @@ import os
 import socket
 import sqlite3
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -35,6 +35,7 @@ from ..files import loads_json, no_space_message
 from ..responses import (
     ANSWERED_STATUSES,
     COLUMNS,
+    RESPONSE_COLUMNS,
     ROW_KEY,
     Status,
     empty_responses,
@@ -43,7 +44,7 @@ from ..responses import (
     redact_value,
     write_run,
 )
-from ._migrations import MIGRATIONS, SCHEMA_VERSION
+from ._migrations import MIGRATIONS, SCHEMA_VERSION, cells_layout
 
 #: File name of the store inside a run directory.
 STORE_FILE = "store.sqlite"
@@ -111,8 +112,14 @@ class CellRow:
         return self.status in ANSWERED_STATUSES
 
 
-_ROW_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(CellRow))
-_JSON_LIST_FIELDS = frozenset({"frame_indices", "frame_timestamps"})
+#: The columns `record` writes, in the table's order: every column of `cells_layout()` (derived
+#: from the response row's one definition) but the two the store keeps itself. `CellRow` has
+#: exactly these fields (tests/store/test_row_definition.py).
+_ROW_FIELDS: tuple[str, ...] = tuple(
+    name for name, _, _ in cells_layout() if name not in ("attempts", "finished_at")
+)
+#: List columns, stored as JSON text.
+_JSON_LIST_FIELDS = frozenset(c.name for c in RESPONSE_COLUMNS if c.kind.endswith("_list"))
 
 
 def _to_sql(name: str, value: Any) -> Any:

@@ -9,7 +9,6 @@ returns `AnalysisResult`, whose `to_json()` is what `analyze --json` writes and 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +16,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ..importers import TableOptions
-    from ..measures import AnalysisResult
+    from ..measures import AnalysisResult, AnalysisSettings
 
 
 def response_table(
@@ -48,19 +47,10 @@ def response_table(
 
 def analyze(
     source: str | os.PathLike[str] | pd.DataFrame,
+    settings: AnalysisSettings | None = None,
     *,
-    bootstrap: int | None = None,
-    seed: int = 0,
-    ci: str | None = None,
-    configs: Sequence[str] | None = None,
-    axis: str | None = None,
-    by: Sequence[str] | None = None,
-    metric: str = "score",
-    eps: float = 0.1,
-    power_target: float | None = None,
-    test_pairs: Sequence[tuple[str, str]] = (),
-    heterogeneity_draws: int | None = None,
     table_options: TableOptions | None = None,
+    **options: object,
 ) -> AnalysisResult:
     """Every measure of docs/measures.md for every model, as `itemscale analyze` computes it.
 
@@ -68,46 +58,60 @@ def analyze(
     pandas DataFrame: the response table itself (`read_run`'s), or a results table in the shape
     `itemscale import table` reads (columns `model`, `item_id`, `config`, and `correct` or
     `score` or an `answer` with a `gold`; `table_options` for wide tables and renamed columns),
-    checked with the same located errors. The keywords are `itemscale analyze`'s options:
-    `bootstrap` resamples (default 1000), `seed`, `ci` (`bca` or `percentile`), `configs`,
-    `axis`, `by`, `metric`, `eps`, `power_target` (points, as `--power-target`), `test_pairs`,
-    `heterogeneity_draws`.
+    checked with the same located errors. How to analyse is an `AnalysisSettings`, or its
+    fields as keywords (`itemscale analyze`'s options): `bootstrap` resamples (default 1000),
+    `seed`, `ci` (`bca` or `percentile`), `configs`, `axis`, `by`, `metric`, `eps`,
+    `power_target` (points, as `--power-target`), `test_pairs`, `heterogeneity_draws`. A bad
+    value is refused (a pydantic `ValidationError`, a `ValueError`, naming the setting) before
+    the table is read.
     """
-    from ..measures import (
-        CI_METHODS,
-        DEFAULT_BOOTSTRAP,
-        DEFAULT_CI,
-        DEFAULT_DRAWS,
-        DEFAULT_POWER_TARGET,
-        AnalysisResult,
-        analyze_responses,
-    )
+    from ..measures import AnalysisResult, AnalysisSettings, analyze_responses
 
-    n_boot = DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap
-    method = DEFAULT_CI if ci is None else ci
-    target = 100 * DEFAULT_POWER_TARGET if power_target is None else power_target
-    draws = DEFAULT_DRAWS if heterogeneity_draws is None else heterogeneity_draws
-    if n_boot < 0:
-        raise ValueError(f"bootstrap={n_boot}: resamples must be >= 0")
-    if method not in CI_METHODS:
-        raise ValueError(f"ci={method!r}: use one of {', '.join(CI_METHODS)}")
-    if not 0 < target <= 100:
-        raise ValueError(f"power_target={target}: give points in (0, 100]")
-    if draws < 0:
-        raise ValueError(f"heterogeneity_draws={draws}: must be >= 0")
+    chosen = AnalysisSettings.of(settings, options)
     df = response_table(source, table_options)
-    result = analyze_responses(
-        df,
-        n_boot=n_boot,
-        seed=seed,
-        by=list(by) if by else None,
-        metric=metric,
-        eps=eps,
-        configs=configs,
-        ci=method,
-        axis=axis,
-        power_target=target / 100,
-        test_pairs=tuple(test_pairs),
-        heterogeneity_draws=draws,
-    )
-    return AnalysisResult.from_json(result)
+    return AnalysisResult.from_json(analyze_responses(df, chosen))
+
+
+#: The files `--per-item` writes, by suffix.
+PER_ITEM_SUFFIXES = (".csv", ".parquet")
+
+
+def check_per_item_path(path: str | os.PathLike[str]) -> Path:
+    """The per-item file's path, if its suffix names a format it can be written in (checked
+    before the measures are computed, so a typo costs nothing)."""
+    out = Path(path)
+    if out.suffix.lower() not in PER_ITEM_SUFFIXES:
+        raise ValueError(f"{out}: the file must end in .csv or .parquet")
+    return out
+
+
+def write_per_item(labels: pd.DataFrame, path: str | os.PathLike[str]) -> None:
+    """The per-item table (`per_item_labels`), whole or not at all, as CSV or Parquet by the
+    suffix: Parquet carries its schema version in the file's metadata as well as in its
+    `schema_version` column (all a CSV can carry). Every string column goes through the one
+    redactor, as every file itemscale writes."""
+    import pyarrow as pa
+
+    from ..files import atomic_text_file
+    from ..measures import PER_ITEM_SCHEMA_VERSION
+    from ..responses import write_parquet_atomic
+
+    out = check_per_item_path(path)
+    labels = _redacted(labels)
+    if out.suffix.lower() == ".parquet":
+        table = pa.Table.from_pandas(labels, preserve_index=False)
+        meta = {b"itemscale.per_item_schema_version": str(PER_ITEM_SCHEMA_VERSION).encode()}
+        write_parquet_atomic(table, out, meta)
+        return
+    with atomic_text_file(out) as fh:
+        labels.to_csv(fh, index=False, lineterminator="\n")
+
+
+def _redacted(labels: pd.DataFrame) -> pd.DataFrame:
+    from ..responses import redact
+
+    out = labels.copy()
+    for col in out.columns:
+        if out[col].dtype == object:
+            out[col] = out[col].map(lambda v: redact(v) if isinstance(v, str) else v)
+    return out

@@ -1,0 +1,188 @@
+"""Steps of `itemscale demo` that are more than one library call: the terminal regressions
+grouped by what the frame audit saw, and the built-in frame selector compared with uniform
+sampling. Each returns what it found; the command line prints it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from ..policies import InterventionResult
+
+#: What the audit saw of an item's evidence between the budget it was right at and the
+#: terminal, in words (the groups `regression_pathways` tallies).
+EVIDENCE_NOT_KNOWN: Final[str] = "evidence not known"
+RIGHT_WITHOUT_EVIDENCE: Final[str] = "right without seeing the evidence (a guess or the prior)"
+SAMPLING_ACCIDENT: Final[str] = (
+    "evidence seen below, missed by the terminal grid (a sampling accident)"
+)
+SEEN_AT_TERMINAL: Final[str] = (
+    "evidence seen at the terminal too (diluted, distracted or the prior)"
+)
+
+
+@dataclass(frozen=True)
+class RegressionPathway:
+    """One terminal regression: the budget it was right at, what the audit saw there and at
+    the terminal, the audit's pathway and what the nested re-run did."""
+
+    item_id: str
+    #: The item's `question_kind` attribute ("?" when the item file lacks it).
+    kind: str
+    reference_label: str
+    #: Evidence frames shown at the two budgets ("4 -> 0"), "?" when the evidence is not known.
+    seen: str
+    pathway: str
+    #: One of the evidence groups above.
+    group: str
+    #: "recovered", "still wrong", or the re-run's status.
+    outcome: str
+
+
+@dataclass(frozen=True)
+class RegressionPathways:
+    """Every terminal regression of an intervention, and per evidence group the outcomes."""
+
+    terminal: str
+    rows: tuple[RegressionPathway, ...]
+    #: Per evidence group, the re-run's outcomes counted.
+    tally: dict[str, Counter[str]]
+
+
+def _evidence(pair: Any) -> tuple[str, str]:
+    """(evidence frames shown, the group) of an audited (right at, terminal) transition."""
+    if not len(pair) or not bool(pair["evidence_known"].iloc[0]):
+        return "?", EVIDENCE_NOT_KNOWN
+    before, after = int(pair["evidence_from"].iloc[0]), int(pair["evidence_to"].iloc[0])
+    if before == 0:
+        group = RIGHT_WITHOUT_EVIDENCE
+    elif after == 0:
+        group = SAMPLING_ACCIDENT
+    else:
+        group = SEEN_AT_TERMINAL
+    return f"{before} -> {after}", group
+
+
+def regression_pathways(
+    intervention: InterventionResult, run_dir: Path, items_file: Path | None = None
+) -> RegressionPathways:
+    """Every terminal regression of a nested intervention (`intervene`'s result on `run_dir`):
+    its kind, the budget it was right at, the audit's pathway for that transition and what the
+    re-run did, so a reader sees which regressions a sampling change can fix (evidence dropped
+    by the larger grid) and which it cannot (the evidence was there, and diluted). The items
+    (their evidence spans) come from `items_file`, by default the demo's RUN/suite/items.jsonl."""
+    from ..audit import audit_transitions
+    from ..items import ITEMS_FILE, read_items_jsonl
+    from ..responses import read_run
+
+    path = items_file if items_file is not None else run_dir / "suite" / ITEMS_FILE
+    items = {item.item_id: item for item in read_items_jsonl(path)}
+    terminal = str(intervention.terminal_label)
+    regressions = [r for r in intervention.items if r.group == "regression"]
+    df, _ = read_run(run_dir)
+    regressed = {r.item_id for r in regressions}
+    chosen = df[
+        (df["series"] == intervention.source_series) & df["item_id"].isin(regressed)
+        | (df["frames"] == 0) & df["item_id"].isin(regressed)
+    ]
+    # every comparable pair, not only adjacent ones: the pair here is (right at, terminal)
+    audit = audit_transitions(chosen, items, pairs="all")
+    rows = []
+    tally: dict[str, Counter[str]] = {}
+    for r in regressions:
+        pair = audit[
+            (audit["item_id"] == r.item_id)
+            & (audit["from_label"] == r.reference_label)
+            & (audit["to_label"] == terminal)
+        ]
+        seen, group = _evidence(pair)
+        outcome = {1.0: "recovered", 0.0: "still wrong"}.get(
+            -1.0 if r.after is None else r.after, r.status
+        )
+        tally.setdefault(group, Counter())[outcome] += 1
+        item = items.get(r.item_id)
+        kind = item.attributes.get("question_kind", "?") if item is not None else "?"
+        rows.append(
+            RegressionPathway(
+                item_id=r.item_id,
+                kind=str(kind),
+                reference_label=r.reference_label,
+                seen=seen,
+                pathway=str(pair["pathway"].iloc[0]) if len(pair) else "not audited",
+                group=group,
+                outcome=str(outcome),
+            )
+        )
+    return RegressionPathways(terminal=terminal, rows=tuple(rows), tally=tally)
+
+
+#: The budget the demo's selector runs at: a frame count whose uniform gap (about 1.5 s on the
+#: demo's 12 s videos) is wider than a blink, at the demo's smaller resolution.
+DEMO_SELECTOR_FRAMES: Final[int] = 8
+DEMO_SELECTOR_SIDE: Final[int] = 56
+DEMO_SELECTION: Final[str] = "change"
+#: Where the demo writes its selection file and the comparison, inside the run folder.
+SELECTOR_DIR: Final[str] = "selections"
+SELECTOR_FILE: Final[str] = "selector.json"
+
+
+@dataclass(frozen=True)
+class SelectorComparison:
+    """The selector's series beside uniform sampling at the same budget (`RUN/selector.json`
+    holds `record`)."""
+
+    selection_file: Path
+    series: str
+    cells_run: int
+    #: `selection_file`, `config`, and where a budget is shared: `budget` and `selector`
+    #: (the churn block's selector record).
+    record: dict[str, Any]
+
+
+def selector_comparison(run_dir: Path, *, n_boot: int, batch_size: int) -> SelectorComparison:
+    """Write the built-in `change` selection for the demo's protocol, sweep it as one more
+    series, and compare it item by item with uniform sampling at the same budget; the
+    comparison is written to RUN/selector.json."""
+    from dataclasses import asdict
+
+    from ..measures import VideoBootstrap, build_matrices, series_churn
+    from ..protocol import Configuration, SamplingPolicy, load_protocol, selection_file_digest
+    from ..responses import read_run, write_json_atomic
+    from ..sweep import load_benchmark_items, run_sweep
+    from ..video import write_selection_files
+
+    k, side = DEMO_SELECTOR_FRAMES, DEMO_SELECTOR_SIDE
+    protocol = load_protocol(run_dir / "protocol.toml")
+    items = load_benchmark_items(protocol.benchmark)
+    selections = write_selection_files(items, [k], run_dir / SELECTOR_DIR, name=DEMO_SELECTION)
+    (path,) = selections.values()
+    sampling = SamplingPolicy(
+        name="selection",
+        selection=DEMO_SELECTION,
+        selection_format="auto",
+        selection_digest=selection_file_digest(path),
+        selection_path=str(path),
+    )
+    config = Configuration(frames=k, short_side=side, sampling=sampling)
+    result = run_sweep(
+        protocol, run_dir=run_dir, extra_configs=[config], progress=False, batch_size=batch_size
+    )
+    df, _ = read_run(run_dir)
+    mcqa = [m for m in build_matrices(df) if m.kind == "binary"]
+    uniform = next(m for m in mcqa if m.series == "linspace/cached")
+    chosen = next(m for m in mcqa if m.series == config.series)
+    churn = series_churn(
+        uniform, chosen, lambda videos: VideoBootstrap(videos, n_boot, 0) if n_boot else None
+    )
+    record: dict[str, Any] = {"selection_file": str(path), "config": config.label}
+    budget = next((b for b in churn.budgets if b.selector is not None), None) if churn else None
+    if budget is not None and budget.selector is not None:
+        record["budget"] = budget.budget
+        record["selector"] = asdict(budget.selector)
+    write_json_atomic(run_dir / SELECTOR_FILE, record)
+    return SelectorComparison(
+        selection_file=Path(path), series=config.series, cells_run=result.ran, record=record
+    )
