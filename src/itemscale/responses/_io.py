@@ -397,6 +397,31 @@ def read_responses(
     return normalise_responses(df, where=str(path))
 
 
+def read_response_columns(path: str | os.PathLike[str], columns: Collection[str]) -> pd.DataFrame:
+    """Only `columns` of a response table, in the schema's order, for a reader that needs a
+    few of them (the report page): the other columns are neither read nor filled with nulls,
+    which at 2 x 10^6 rows would take 16 MB each. The columns come as `read_responses` gives
+    them; the table is not validated again (`read_responses` does that). A table written
+    with an older schema version is read whole and migrated first."""
+    path = Path(path)
+    unknown = sorted(set(columns) - set(COLUMNS))
+    if unknown:
+        raise ValueError(f"not response-table columns: {', '.join(unknown)}")
+    wanted = [c for c in COLUMNS if c in set(columns)]
+    if not path.exists():
+        raise _missing_table(path)
+    try:
+        schema = pq.read_schema(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise SchemaError(f"{path}: not a readable Parquet file ({exc})") from exc
+    raw = (schema.metadata or {}).get(SCHEMA_VERSION_KEY)
+    if raw is None or int(raw) != SCHEMA_VERSION or not set(wanted) <= set(schema.names):
+        return read_responses(path)[wanted]  # refuses, or migrates, as it does
+    table = pq.read_table(path, columns=wanted)
+    df: pd.DataFrame = table.to_pandas(self_destruct=True, split_blocks=True)
+    return df
+
+
 def write_json_atomic(path: str | os.PathLike[str], payload: Any) -> None:
     """Write JSON atomically; every string goes through `redact` first (no secret is stored)."""
     with atomic_text_file(path) as fh:
