@@ -13,6 +13,12 @@ by side.
 
     .venv/bin/python benchmarks/analysis.py [--items 100000] [--models 5] [--configs 10]
 
+`--itemscale-only` times `analyze_responses` alone (no pandas baseline, per-item labels or
+tests timed apart); it imports nothing newer than `analyze_responses` and
+`normalise_responses`, so `PYTHONPATH=OTHER_TREE/src` times an older commit's suite on the same
+table. `itemscale_cpu_s` is the process's CPU time over the same call (with
+`OMP_NUM_THREADS=1`, what the suite costs whatever else the machine runs).
+
 The last line is one JSON object with the figures.
 """
 
@@ -25,15 +31,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from itemscale.measures import analyze_responses, build_matrices, per_item_labels
-from itemscale.measures._analyze import _BootstrapCache
-from itemscale.measures._inference import (
-    DEFAULT_POWER_TARGET,
-    heterogeneity_json,
-    heterogeneity_with_text_json,
-    paired_tests_json,
-    power_json,
-)
+from itemscale.measures import analyze_responses
 from itemscale.responses import normalise_responses
 
 
@@ -145,6 +143,16 @@ def inference_seconds(df: pd.DataFrame, n_boot: int, seed: int) -> tuple[float, 
     """The tests between budgets of every model, on matrices and bootstraps built and warmed
     beforehand (as `analyze_responses` has them), timed alone: (paired tests and power, the
     additive-model test on both grids)."""
+    from itemscale.measures import build_matrices
+    from itemscale.measures._analyze import _BootstrapCache
+    from itemscale.measures._inference import (
+        DEFAULT_POWER_TARGET,
+        heterogeneity_json,
+        heterogeneity_with_text_json,
+        paired_tests_json,
+        power_json,
+    )
+
     boots = _BootstrapCache(n_boot, seed)
     ready = [(m, boots.boot_for(m.video_ids)) for m in build_matrices(df) if m.kind == "binary"]
     for m, boot in ready:
@@ -170,6 +178,11 @@ def main() -> None:
     parser.add_argument("--bootstrap", type=int, default=1000)
     parser.add_argument("--pandas-resamples", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--itemscale-only",
+        action="store_true",
+        help="time analyze_responses alone (runs against an older tree's src too)",
+    )
     args = parser.parse_args()
 
     df = normalise_responses(make_table(args.models, args.items, args.configs, args.seed))
@@ -178,10 +191,18 @@ def main() -> None:
         f"{args.configs} configurations + text-only), B = {args.bootstrap}"
     )
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     result = analyze_responses(df, n_boot=args.bootstrap, seed=args.seed)
     itemscale_s = time.perf_counter() - start
+    itemscale_cpu_s = time.process_time() - cpu
     print(f"itemscale analyze_responses (all measures, B={args.bootstrap}): {itemscale_s:.2f} s")
+    if args.itemscale_only:
+        figures = {
+            "itemscale_s": round(itemscale_s, 3),
+            "itemscale_cpu_s": round(itemscale_cpu_s, 3),
+        }
+        print(json.dumps({"benchmark": "analysis", **figures}))
+        return
     paired_s, heterogeneity_s = inference_seconds(df, args.bootstrap, args.seed)
     print(
         f"  of which, timed alone: paired tests and power {paired_s:.2f} s, the additive-model "
@@ -207,6 +228,8 @@ def main() -> None:
     ratio = pandas_s / itemscale_s
     print(f"ratio: {ratio:.0f}x (point estimates agree with the baseline)")
     start = time.perf_counter()
+    from itemscale.measures import per_item_labels
+
     labels = per_item_labels(df)
     per_item_s = time.perf_counter() - start
     harmful = labels.groupby("model")["harmful"].mean()
@@ -220,6 +243,7 @@ def main() -> None:
             {
                 "benchmark": "analysis",
                 "itemscale_s": round(itemscale_s, 3),
+                "itemscale_cpu_s": round(itemscale_cpu_s, 3),
                 "pandas_s": round(pandas_s, 1),
                 "pandas_measured_resamples": args.pandas_resamples,
                 "ratio": round(ratio, 1),

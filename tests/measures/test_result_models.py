@@ -126,7 +126,8 @@ def test_the_release_reads_back(tmp_path: Path, capsys: pytest.CaptureFixture[st
     ../shared/fixtures/scalegrid, scored with the packaged answer key, imported and analysed."""
     import shutil
 
-    from itemscale.cli._paper import ANSWER_KEY, import_release, release_dir
+    from itemscale.workflows import RELEASE_ANSWER_KEY as ANSWER_KEY
+    from itemscale.workflows import import_release, release_dir
 
     release = tmp_path / "scalegrid"
     shutil.copytree(shared("scalegrid"), release)

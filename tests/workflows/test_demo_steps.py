@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -48,23 +49,28 @@ def test_reproduce_paper_writes_and_returns_every_result(tmp_path: Path) -> None
     assert again.comparison == paper.comparison
 
 
-def _regressions(df, items) -> tuple[dict[str, object], list[str]]:  # type: ignore[no-untyped-def]
-    """An intervention record (as `intervene` returns it) holding every item right at f8 and
-    wrong at the terminal f32, each recovered when its index is even."""
+def _regressions(df, items) -> tuple[SimpleNamespace, list[str]]:  # type: ignore[no-untyped-def]
+    """An intervention record with the attributes of `intervene`'s result that the pathways
+    read, holding every item right at f8 and wrong at the terminal f32, each recovered when its
+    index is even."""
     wide = df.pivot_table(index="item_id", columns="config_label", values="correct")
     regressed = sorted(wide.index[(wide["f8"] == 1) & (wide["f32"] == 0)])
     rows = [
-        {
-            "item_id": item,
-            "group": "regression",
-            "reference_label": "f8",
-            "after": 1.0 if n % 2 == 0 else 0.0,
-            "status": "ok",
-        }
+        SimpleNamespace(
+            item_id=item,
+            group="regression",
+            reference_label="f8",
+            after=1.0 if n % 2 == 0 else 0.0,
+            status="ok",
+        )
         for n, item in enumerate(regressed)
     ]
-    rows.append({"item_id": "control", "group": "control", "after": 1.0, "status": "ok"})
-    record = {"terminal_label": "f32", "source_series": "default", "items": rows}
+    rows.append(
+        SimpleNamespace(
+            item_id="control", group="control", reference_label=None, after=1.0, status="ok"
+        )
+    )
+    record = SimpleNamespace(terminal_label="f32", source_series="default", items=rows)
     return record, regressed
 
 
@@ -73,7 +79,7 @@ def test_regression_pathways_groups_each_regression_by_the_evidence_seen(tmp_pat
     df, items = make_run(run, n_items=24, with_audit=False)
     record, regressed = _regressions(df, items)
     assert len(regressed) >= 2
-    found = regression_pathways(record, run, items_file=run / "items.jsonl")
+    found = regression_pathways(record, run, items_file=run / "items.jsonl")  # type: ignore[arg-type]
     assert found.terminal == "f32"
     assert [r.item_id for r in found.rows] == regressed  # the controls are left out
     audit_all = audit_transitions(df, items, pairs="all")
@@ -106,8 +112,9 @@ def test_cascade_and_audit_of_a_run_folder(tmp_path: Path) -> None:
     df, _ = make_run(run, n_items=24, with_audit=False)
     report = cascade(run, CascadeSettings(n_boot=0))
     written = json.loads((run / "cascade.json").read_text("utf-8"))
-    assert written["run_dir"] == str(run) and report["run_dir"] == str(run)
-    assert {b["model"] for b in report["results"]} == set(df["model"])
+    assert written["run_dir"] == str(run) and report.run_dir == str(run)
+    assert {b.model for b in report.results} == set(df["model"])
+    assert report.to_json() == (run / "cascade.json").read_text("utf-8")
     with pytest.raises(WorkflowError, match="no responses for model\\(s\\) nobody"):
         cascade(run, CascadeSettings(n_boot=0), models=["nobody"])
     outcome = audit(run, export=tmp_path / "coders.csv")

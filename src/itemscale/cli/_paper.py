@@ -91,8 +91,9 @@ def print_table2(measures: dict[str, Any], out: TextIO) -> None:
 
 
 def print_cascade_table(report: CascadeReport, out: TextIO) -> None:
-    """Per model: the terminal budget, the policy that matches it and saves the most (held out
-    by video), its accuracy change and the share of frames it saves, with 95% intervals."""
+    """Per model: the terminal budget's accuracy with its items (k/n), the policy that matches
+    it and saves the most (held out by video), its accuracy change, the share of frames it
+    saves (95% intervals) and where it stops (share of items, with their count)."""
     from ..policies import AvailableRule
 
     print(
@@ -103,7 +104,7 @@ def print_cascade_table(report: CascadeReport, out: TextIO) -> None:
         file=out,
     )
     print(
-        f"  {'model':<21} {'stages':<34} {'terminal':>8}  {'best match':<11} "
+        f"  {'model':<21} {'stages':<34} {'terminal (items)':>19}  {'best match':<11} "
         f"{'change [95% CI]':<19} {'frames saved [95% CI]':<22} {'stops at':<24} "
         "(saved, nothing shared)",
         file=out,
@@ -112,11 +113,14 @@ def print_cascade_table(report: CascadeReport, out: TextIO) -> None:
     for block in report.results:
         stages = " < ".join(label.split("_")[0] for label in block.labels)
         terminal = _points(block.terminal.accuracy.as_json())[0]
+        count = block.terminal.accuracy.count
+        if count is not None and count.k is not None:
+            terminal = f"{terminal} ({count.k}/{count.n})"
         best = block.best_match
         policy = block.policies[best.policy] if best is not None else None
         if best is None or not isinstance(policy, AvailableRule):
             print(
-                f"  {block.model:<21} {stages:<34} {terminal:>8}  none: no policy saves "
+                f"  {block.model:<21} {stages:<34} {terminal:>19}  none: no policy saves "
                 "frames with a change interval reaching 0",
                 file=out,
             )
@@ -126,13 +130,15 @@ def print_cascade_table(report: CascadeReport, out: TextIO) -> None:
         unshared = policy.unshared.cost_reduction_frames if policy.unshared else None
         bound = _points(unshared.as_json())[0] if unshared else ""
         clear += int((best.cost_reduction.value or 0.0) >= SAVING_BAR)
+        stopped = policy.stop_counts or {}
         stops = ", ".join(
             f"{label.split('_')[0]} {100 * share:.0f}%"
+            + (f" ({stopped[label]})" if label in stopped else "")
             for label, share in policy.stop_share.items()
             if share >= 0.005
         )
         print(
-            f"  {block.model:<21} {stages:<34} {terminal:>8}  {best.policy:<11} "
+            f"  {block.model:<21} {stages:<34} {terminal:>19}  {best.policy:<11} "
             f"{change:<19} {saved:<22} {stops:<24} {bound}",
             file=out,
         )

@@ -107,6 +107,8 @@ class _Patterns:
     #: [M, 4]: harmful, then TRAJECTORIES (1.0 where the pattern is one)
     indicators: np.ndarray
     groups: tuple[slice, ...]  # the patterns of row sum r, r = 0..K (sorted by row sum)
+    #: [2^K, 4]: the same indicators by pattern code (sum over k of y_k 2^k), for lookup
+    by_code: np.ndarray
 
 
 def _indicators(y: np.ndarray, less: np.ndarray) -> np.ndarray:
@@ -126,7 +128,22 @@ def _patterns_cached(k: int, less_bytes: bytes) -> _Patterns:
     bits, sums = bits[by_sum], sums[by_sum]
     starts = np.searchsorted(sums, np.arange(k + 2))
     groups = tuple(slice(int(starts[r]), int(starts[r + 1])) for r in range(k + 1))
-    return _Patterns(bits=bits, indicators=_indicators(bits, less), groups=groups)
+    indicators = _indicators(bits, less)
+    by_code = np.empty_like(indicators)
+    by_code[codes[by_sum]] = indicators
+    return _Patterns(bits=bits, indicators=indicators, groups=groups, by_code=by_code)
+
+
+def _item_indicators(
+    y: np.ndarray, right: np.ndarray, less: np.ndarray, pat: _Patterns
+) -> np.ndarray:
+    """`_indicators` of every item [n, 4]: looked up by the item's answer pattern when every
+    cell is 0 or 1 (an indicator is a function of the pattern), else computed."""
+    if not ((y == 0) | (y == 1)).all():
+        return _indicators(y, less)
+    codes = right.astype(np.int64) @ (np.int64(1) << np.arange(y.shape[1], dtype=np.int64))
+    result: np.ndarray = pat.by_code[codes]
+    return result
 
 
 def _patterns(less: np.ndarray) -> _Patterns:
@@ -135,10 +152,11 @@ def _patterns(less: np.ndarray) -> _Patterns:
 
 
 def _conditional(
-    beta: np.ndarray, pat: _Patterns, second: bool = False
+    beta: np.ndarray, pat: _Patterns, second: bool = False, *, indicators: bool = True
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """For budget effects [B, K]: E[y | r] [B, K+1, K], the probability of each indicator given
-    r [B, K+1, 4] and, with `second`, Cov(y | r) [B, K+1, K, K]."""
+    r [B, K+1, 4] (zeros without `indicators`: the refits need only the mean) and, with
+    `second`, Cov(y | r) [B, K+1, K, K]."""
     b, k = beta.shape
     mean = np.zeros((b, k + 1, k))
     probs = np.zeros((b, k + 1, pat.indicators.shape[1]))
@@ -149,7 +167,8 @@ def _conditional(
         w = np.exp(logw - logw.max(axis=1, keepdims=True))
         w /= w.sum(axis=1, keepdims=True)
         mean[:, r] = w @ bits
-        probs[:, r] = w @ pat.indicators[idx]
+        if indicators:
+            probs[:, r] = w @ pat.indicators[idx]
         if cov is not None:
             outer = np.einsum("bm,mk,ml->bkl", w, bits, bits)
             cov[:, r] = outer - mean[:, r, :, None] * mean[:, r, None, :]
@@ -186,7 +205,7 @@ def _fit(column_sums: np.ndarray, row_sum_counts: np.ndarray, pat: _Patterns) ->
     c = column_sums[None, :]
     n = row_sum_counts[None, :]
     for _ in range(_POINT_ITERATIONS):
-        mean, _, cov = _conditional(beta, pat, second=True)
+        mean, _, cov = _conditional(beta, pat, second=True, indicators=False)
         assert cov is not None
         grad = c - np.einsum("br,brk->bk", n, mean)
         info = np.einsum("br,brkl->bkl", n, cov)
@@ -205,12 +224,12 @@ def _refit(
     information at the point fit (rescaled to each resample's row sums), which converges in a
     few steps because resampled effects lie close to it."""
     b = column_sums.shape[0]
-    _, _, cov = _conditional(beta_hat[None, :], pat, second=True)
+    _, _, cov = _conditional(beta_hat[None, :], pat, second=True, indicators=False)
     assert cov is not None
     info = np.einsum("br,rkl->bkl", row_sum_counts, cov[0])
     beta = np.repeat(beta_hat[None, :], b, axis=0)
     for _ in range(_RESAMPLE_ITERATIONS):
-        mean, _, _ = _conditional(beta, pat)
+        mean, _, _ = _conditional(beta, pat, indicators=False)
         grad = column_sums - np.einsum("br,brk->bk", row_sum_counts, mean)
         beta = _newton_step(beta, grad, info)
     return beta
@@ -248,6 +267,20 @@ def _null_draws(
     return column_sums, indicators
 
 
+def _resampled_integers(boot: VideoBootstrap, per_video: np.ndarray, rows: int) -> np.ndarray:
+    """`counts[:rows] @ per_video` [rows, M] in float64 for per-video integer counts, in one
+    product: in float32 when every resampled sum stays below 2**24 (each is at most the
+    largest per-video value times the number of videos, and every partial sum of these
+    non-negative terms is an integer below it, so the float32 product is exact and equals the
+    float64 one), else through `VideoBootstrap.resampled`."""
+    per_video = np.asarray(per_video, dtype=np.float64)
+    bound = float(per_video.max(initial=0.0)) * boot.n_clusters
+    if per_video.min(initial=0.0) >= 0 and bound < 2**24:
+        exact = boot.counts[:rows] @ per_video.astype(np.float32)
+        return np.asarray(exact, dtype=np.float64)
+    return boot.resampled(per_video, rows)
+
+
 def _two_sided(null: np.ndarray, observed: float) -> float:
     null = null[~np.isnan(null)]
     tol = 1e-12
@@ -278,7 +311,7 @@ def heterogeneity_test(
     pat = _patterns(less)
     right = y >= 1
     row_sums = right.sum(axis=1)
-    marks = _indicators(y, less)
+    marks = _item_indicators(y, right, less, pat)
     counts = np.bincount(row_sums, minlength=k + 1).astype(float)
     beta = _fit(right.sum(axis=0).astype(float), counts, pat)
     observed = marks.mean(axis=0)
@@ -295,9 +328,12 @@ def heterogeneity_test(
         per_video_hist = np.bincount(
             boot.codes * (k + 1) + row_sums, minlength=boot.n_clusters * (k + 1)
         ).reshape(boot.n_clusters, k + 1)
-        hist = boot.resampled(per_video_hist.astype(float), rows)
-        sums = boot.resampled(boot.cluster_sums(np.hstack([right, marks])), rows)
-        cols, marks_s = sums[:, :k], sums[:, k:]
+        per_video = np.hstack([per_video_hist, boot.cluster_sums(np.hstack([right, marks]))])
+        both = _resampled_integers(boot, per_video, rows)
+        hist, cols, marks_s = (
+            np.ascontiguousarray(both[:, part])
+            for part in (slice(0, k + 1), slice(k + 1, 2 * k + 1), slice(2 * k + 1, None))
+        )
         size = hist.sum(axis=1, keepdims=True)
         obs_s = marks_s / size
         exp_s = _expected(_refit(cols, hist, beta, pat), hist, pat)

@@ -33,6 +33,9 @@ from pydantic import BaseModel, ConfigDict
 #: the fewest matched items on which identical answers count as "the same input" (rule 3)
 SAME_INPUT_MIN_ITEMS = 50
 
+#: None as a 0-d object array, to compare an answer column with it element by element
+_NONE = np.asarray(None, dtype=object)
+
 SameInputBasis = Literal["visual_tokens", "effective_frames", "identical_answers"]
 
 
@@ -74,12 +77,10 @@ def _num(value: float | None) -> str:
     return f"{value:g}"
 
 
-def _identical(answers_from: np.ndarray, answers_to: np.ndarray) -> int:
-    same = [
-        a is not None and b is not None and a == b
-        for a, b in zip(answers_from.tolist(), answers_to.tolist(), strict=True)
-    ]
-    return int(sum(same))
+def _identical(same: np.ndarray, answers_from: np.ndarray) -> int:
+    """Items whose answers are present and equal, from `same` (`a == b` item by item): an
+    answer equal to a present one is present too, so only one side is checked for None."""
+    return int(np.count_nonzero(same & np.not_equal(answers_from, _NONE)))
 
 
 def _does_not_grow(
@@ -98,10 +99,22 @@ def _does_not_grow(
 def _as_float(values: Sequence[float | None] | np.ndarray | None, n: int) -> np.ndarray | None:
     if values is None:
         return None
-    out = np.asarray([np.nan if v is None else float(v) for v in list(values)], dtype=np.float64)
+    if isinstance(values, np.ndarray) and values.dtype.kind in "biuf":
+        out = np.asarray(values, dtype=np.float64)  # what float(v) gives each, without a loop
+    else:
+        out = np.asarray(
+            [np.nan if v is None else float(v) for v in list(values)], dtype=np.float64
+        )
     if out.shape != (n,):
         raise ValueError(f"expected {n} values aligned with the answers, got {out.shape[0]}")
     return out
+
+
+def _answers(values: Sequence[str | None] | np.ndarray) -> np.ndarray:
+    """A 1-D object array of the answers (an object array is used as it is)."""
+    if isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 1:
+        return values
+    return np.asarray(list(values), dtype=object)
 
 
 def same_input(
@@ -122,12 +135,14 @@ def same_input(
     only then: a pixel step keeps the frame count by design). Returns None when the pair looks
     like different inputs, or when the rule cannot tell.
     """
-    a_from = np.asarray(list(answers_from), dtype=object)
-    a_to = np.asarray(list(answers_to), dtype=object)
+    a_from = _answers(answers_from)
+    a_to = _answers(answers_to)
     if a_from.shape != a_to.shape:
         raise ValueError(f"answer columns differ in length: {a_from.shape[0]} vs {a_to.shape[0]}")
     n = int(a_from.shape[0])
-    identical = _identical(a_from, a_to)
+    # item by item `a == b` (one element-wise comparison); the count of identical answers is
+    # taken only where a verdict reports it
+    same = np.asarray(a_from == a_to, dtype=bool) if n else np.zeros(0, dtype=bool)
     tokens = (_as_float(visual_tokens_from, n), _as_float(visual_tokens_to, n))
     frames = (_as_float(effective_frames_from, n), _as_float(effective_frames_to, n))
     evidence: list[tuple[SameInputBasis, tuple[np.ndarray | None, np.ndarray | None]]] = [
@@ -145,12 +160,12 @@ def same_input(
             return None
         return SameInput(
             basis=basis,
-            identical=identical,
+            identical=_identical(same, a_from),
             items=n,
             recorded=recorded,
             median_from=med_from,
             median_to=med_to,
         )
-    if n >= min_items and identical == n:
-        return SameInput(basis="identical_answers", identical=identical, items=n, recorded=n)
+    if n >= min_items and same.all() and _identical(same, a_from) == n:
+        return SameInput(basis="identical_answers", identical=n, items=n, recorded=n)
     return None
