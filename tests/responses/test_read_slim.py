@@ -11,7 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from itemscale.cli import main
-from itemscale.responses import duplicated_keys, read_run
+from itemscale.measures import analyze_responses
+from itemscale.responses import (
+    duplicated_keys,
+    normalise_responses,
+    read_responses,
+    read_run,
+    write_responses,
+)
 from itemscale.responses._io import UNUSED_BY_ANALYSIS
 
 KEYS = st.lists(
@@ -50,5 +57,69 @@ def test_a_slim_read_empties_only_the_columns_no_measure_reads(tmp_path: Path) -
     for column in full.columns:
         if column in UNUSED_BY_ANALYSIS:
             assert slim[column].isna().all(), column
+        elif isinstance(slim[column].dtype, pd.CategoricalDtype):  # the string columns
+            assert full[column].dtype == "str", column
+            pd.testing.assert_series_equal(full[column], slim[column].astype("str"))
         else:
             pd.testing.assert_series_equal(full[column], slim[column])
+    assert isinstance(slim["item_id"].dtype, pd.CategoricalDtype)
+
+
+def unsorted_run(folder: Path) -> Path:
+    """A run whose strings first appear out of sorted order (q10 before q9, `é` last in
+    sorted order but not in the file), on two videos, one item missing a configuration."""
+    rows = []
+    for config, frames in (("8f", 8), ("16f", 16)):
+        for i, item in enumerate(["q10", "q9", "q2", "Q1", "é", "q3"]):
+            right = (i + frames) % 2
+            video = "vb" if i % 2 else "va"
+            if (item, config) != ("q2", "8f"):  # left out of the matched grid
+                rows.append(f"m,{item},{video},{config},{frames},{right},{'AB'[right]}")
+    table = folder / "t.csv"
+    table.write_text(
+        "model,item_id,video_id,config,frames,correct,answer\n" + "\n".join(rows) + "\n",
+        "utf-8",
+    )
+    run = folder / "run"
+    assert main(["import", "table", str(table), "-o", str(run)]) == 0
+    return run
+
+
+def test_a_slim_read_gives_the_same_measures(tmp_path: Path) -> None:
+    """The categories are sorted as the strings are, so every measure (its item order, its
+    sorted labels) is what the full read of plain strings gives."""
+    run = unsorted_run(tmp_path)
+    full, _ = read_run(run)
+    slim, _ = read_run(run, slim=True)
+    for column in ("item_id", "video_id", "config_label", "answer", "status"):
+        categories = list(slim[column].cat.categories)
+        assert categories == sorted(categories), column
+    assert analyze_responses(slim, n_boot=50, seed=2) == analyze_responses(full, n_boot=50, seed=2)
+
+
+def test_categorical_columns_are_written_as_strings(tmp_path: Path) -> None:
+    """A frame holding categoricals (a slim read) writes plain strings, redacted as any."""
+    full, _ = read_run(unsorted_run(tmp_path))
+    frame = full.assign(
+        error=pd.Categorical(["Authorization: Bearer abcdefghijklmnopqrstuvwx"] * len(full)),
+        answer=full["answer"].astype("category"),
+    )
+    write_responses(frame, tmp_path / "again.parquet")
+    back = read_responses(tmp_path / "again.parquet")
+    assert back["answer"].dtype == "str" and back["error"].dtype == "str"
+    pd.testing.assert_series_equal(back["answer"], full["answer"])
+    assert not back["error"].str.contains("abcdefghijklmnop").any()
+
+
+def test_unsorted_categories_are_converted(tmp_path: Path) -> None:
+    """Categories not in sorted order would order items by the categories: such a frame is
+    converted to plain strings like any other type outside the schema."""
+    full, _ = read_run(unsorted_run(tmp_path))
+    frame = full.assign(
+        item_id=pd.Categorical(
+            full["item_id"], categories=["q9", *sorted(set(full["item_id"]) - {"q9"})]
+        )
+    )
+    assert normalise_responses(frame)["item_id"].dtype == "str"
+    ordered = full.assign(item_id=full["item_id"].astype("category"))
+    assert isinstance(normalise_responses(ordered)["item_id"].dtype, pd.CategoricalDtype)

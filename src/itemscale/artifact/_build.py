@@ -42,15 +42,15 @@ from ..responses import (
     RUN_FILE,
     check_replaceable,
     command_line,
-    read_responses,
+    read_response_columns,
     read_run,
     run_lock,
     write_json_atomic,
 )
 from ._derived import DERIVED_KEY, Derived, refresh_derived, stored_reports
-from ._html import ReportInputs, render_report
+from ._html import REPORT_COLUMNS, ReportInputs, render_report
 from ._manifest import write_manifest
-from ._trajectories import TRAJECTORY_SCHEMA_VERSION, trajectory_table
+from ._trajectories import TRAJECTORY_COLUMNS, TRAJECTORY_SCHEMA_VERSION, trajectory_table
 
 ARTIFACT_DIR: Final[str] = "artifact"
 ARTIFACT_SCHEMA_VERSION: Final[int] = 1
@@ -304,12 +304,11 @@ def _build(
     ci: str,
 ) -> Path:
     started = _now()
-    df, run_meta = read_run(run_dir)
+    full, run_meta = read_run(run_dir)
     from ..measures import analyze_responses, select_configs
 
-    full = df
     if configs is not None:
-        df, _ = select_configs(df, configs)
+        select_configs(full, configs)  # an unknown label fails here, before anything is written
 
     compute = analyze if analyze is not None else analyze_responses
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -321,20 +320,24 @@ def _build(
             shutil.copyfile(run_dir / RUN_FILE, tmp / RUN_FILE)
         else:
             write_json_atomic(tmp / RUN_FILE, {"schema_version": 1, "note": "run had no run.json"})
-        traj = trajectory_table(df)
-        write_trajectories(traj, tmp / TRAJECTORIES_FILE)
-        options: dict[str, Any] = {"n_boot": n_boot, "seed": seed}
-        if ci != "bca":
-            options["ci"] = ci
-        measures = (
-            compute(full, configs=list(configs), **options)
-            if configs is not None
-            else compute(df, **options)
-        )
-        write_json_atomic(tmp / MEASURES_FILE, measures)
         optional, items_path, item_list = _copy_run_files(run_dir, tmp, run_meta, items)
         # after the copies: what no longer fits the responses is recomputed or flagged
         derived = refresh_derived(tmp, full, item_list)
+        del full  # the measures read the table slim, as `analyze` does (memory)
+        # and the trajectories the columns they use (with the whole table, their pivots
+        # were the peak at 2 x 10^6 rows)
+        narrow = read_response_columns(tmp / RESPONSES_FILE, TRAJECTORY_COLUMNS)
+        if configs is not None:
+            narrow, _ = select_configs(narrow, configs)
+        write_trajectories(trajectory_table(narrow), tmp / TRAJECTORIES_FILE)
+        del narrow
+        options: dict[str, Any] = {"n_boot": n_boot, "seed": seed}
+        if ci != "bca":
+            options["ci"] = ci
+        if configs is not None:
+            options["configs"] = list(configs)
+        measures = compute(read_run(run_dir, slim=True)[0], **options)
+        write_json_atomic(tmp / MEASURES_FILE, measures)
         prov = _provenance(
             run_dir,
             run_meta,
@@ -555,7 +558,7 @@ def load_report_inputs(root: Path) -> ReportInputs:
     return ReportInputs(
         measures=read_json(root / MEASURES_FILE),
         trajectories=pq.read_table(root / TRAJECTORIES_FILE).to_pandas(),
-        responses=read_responses(root / RESPONSES_FILE),
+        responses=read_response_columns(root / RESPONSES_FILE, REPORT_COLUMNS),
         provenance=prov,
         audit=_read_optional_parquet(root / AUDIT_FILE),
         annotations=_read_optional_parquet(root / ANNOTATIONS_FILE),

@@ -134,7 +134,6 @@ def explorer_payload(
     {"question", "options"} (from the artifact's items.jsonl)."""
     items = items or {}
     labels = [c for c in traj.columns if c not in (*KEY_COLUMNS, "text_only")]
-    look = _per_item(responses)
     rank = {p: n for n, p in enumerate(PATTERNS)}
     # harmful and mixed items first when the table is cut, then the rest in table order
     total = len(traj)
@@ -149,6 +148,9 @@ def explorer_payload(
         dtype=object
     )
     numbers = traj[["text_only", *labels]].to_numpy(dtype=float)
+    if total > limit:  # look-ups for the embedded items only, not a dict entry per row
+        responses = responses[responses["item_id"].isin({keys[n][2] for n in order})]
+    look = _per_item(responses)
     rows: list[list[Any]] = []
     attr_values: set[str] = set()
     for n in order:

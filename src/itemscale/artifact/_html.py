@@ -49,10 +49,21 @@ GALLERY_LIMIT: Final[int] = 60
 OUTPUT_CHARS: Final[int] = 400
 
 
+#: The response columns the page reads (the audit cards and the item explorer): the report
+#: reads only these (`read_response_columns`), so a large table's other columns are not held.
+REPORT_COLUMNS: Final[frozenset[str]] = frozenset(
+    {
+        *("model", "series", "item_id", "config_label", "task_kind", "axis_order", "frames"),
+        *("repeat", "status", "answer", "score", "raw_text", "reference", "attributes"),
+    }
+)
+
+
 @dataclass(frozen=True)
 class ReportInputs:
     measures: dict[str, Any]
     trajectories: pd.DataFrame
+    #: the responses' REPORT_COLUMNS (any others are not read)
     responses: pd.DataFrame
     provenance: dict[str, Any]
     audit: pd.DataFrame | None = None

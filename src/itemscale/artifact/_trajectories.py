@@ -84,6 +84,15 @@ def pattern_of(
     return out
 
 
+#: The response columns `trajectory_table` reads (`verify` reads only these to check it).
+TRAJECTORY_COLUMNS: Final[frozenset[str]] = frozenset(
+    {
+        *("model", "series", "item_id", "video_id", "task_kind", "config_label", "axis_order"),
+        *("frames", "pixels", "repeat", "status", "correct", "score"),
+    }
+)
+
+
 def trajectory_table(responses: pd.DataFrame, *, eps: float = 0.1) -> pd.DataFrame:
     """Wide table: KEY_COLUMNS, `text_only`, then one column per budget label in axis order.
 

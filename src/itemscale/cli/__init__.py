@@ -166,6 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{where}: error: {exc}", file=sys.stderr)
         return exc.exit_code
     args = parser.parse_args(argv)
+    from ._malloc import unmap_large_blocks
+
+    unmap_large_blocks()  # a freed column goes back to the system (`_malloc`)
     try:
         result = args.func(args)
     except ItemscaleError as exc:

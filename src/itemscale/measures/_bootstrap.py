@@ -15,7 +15,7 @@ exact in float64 whatever the summation order.
 from __future__ import annotations
 
 import warnings
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
@@ -23,28 +23,47 @@ import scipy.sparse as sp
 
 CHUNK = 100
 CI_LEVEL = 0.95
+#: Draws made in one call of the generator while counting resamples (8 MB of int64).
+_DRAWS_AT_ONCE = 2**20
+#: Bytes of count matrix converted to floats at once for an exact product (`resampled`).
+_PRODUCT_BYTES = 2**24
 
 
 def resample_counts(
     n_clusters: int, n_boot: int, seed: int, chunks: range | None = None
 ) -> np.ndarray:
     """Counts [B, V] of each cluster in each resample, for the chunks requested (all by default),
-    as float32 (exact: every count is a small integer)."""
+    as the smallest unsigned integer type that holds them (`uint8` unless a video is drawn more
+    than 255 times in one resample): 1000 resamples of 133,000 videos are 0.13 GB."""
     n_chunks = -(-n_boot // CHUNK)
     wanted = list(chunks if chunks is not None else range(n_chunks))
     rows_of = [min(CHUNK, n_boot - c * CHUNK) for c in wanted]
-    # float32 holds every count exactly (a video drawn more than 2**24 times in one resample
-    # would need 2**24 videos) at half the memory: 1000 resamples of 133,000 videos are 0.5 GB
-    out = np.empty((sum(rows_of), n_clusters), dtype=np.float32)
+    out = np.empty((sum(rows_of), n_clusters), dtype=np.uint8)
     start = 0
     for c, rows in zip(wanted, rows_of, strict=True):
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(c,))))
-        draws = rng.integers(0, n_clusters, size=(rows, n_clusters), dtype=np.int64)
-        draws += (np.arange(rows, dtype=np.int64) * n_clusters)[:, None]
-        counts = np.bincount(draws.ravel(), minlength=rows * n_clusters)
-        out[start : start + rows] = counts.reshape(rows, n_clusters)
+        # the chunk's [rows, V] draws in pieces of whole resamples (the same stream, row-major,
+        # as one call), so their int64 copies stay near 8 MB (214 MB at 133,000 videos)
+        step = max(1, min(rows, _DRAWS_AT_ONCE // max(n_clusters, 1)))
+        for first in range(start, start + rows, step):
+            size = min(step, start + rows - first)
+            draws = rng.integers(0, n_clusters, size=(size, n_clusters), dtype=np.int64)
+            draws += (np.arange(size, dtype=np.int64) * n_clusters)[:, None]
+            counts = np.bincount(draws.ravel(), minlength=size * n_clusters)
+            wider = np.min_scalar_type(int(counts.max(initial=0)))
+            if np.iinfo(wider).max > np.iinfo(out.dtype).max:  # the earlier rows are kept
+                out = out.astype(wider)
+            out[first : first + size] = counts.reshape(size, n_clusters)
         start += rows
     return out
+
+
+def _exact_products(per_cluster: np.ndarray, n_clusters: int) -> bool:
+    """Every resampled sum of `per_cluster` (a count matrix's rows sum to `n_clusters`) and
+    every partial sum on the way is an integer its float type holds exactly."""
+    exact_below = 2.0 ** (np.finfo(per_cluster.dtype).nmant + 1)
+    bound = float(np.abs(per_cluster).max(initial=0.0)) * n_clusters
+    return bound < exact_below and bool(np.all(per_cluster == np.round(per_cluster)))
 
 
 class VideoBootstrap:
@@ -78,7 +97,7 @@ class VideoBootstrap:
             if counts is not None
             else resample_counts(self.n_clusters, n_boot, seed)
             if self.n_clusters
-            else np.zeros((n_boot, 0))
+            else np.zeros((n_boot, 0), dtype=np.uint8)
         )
         self.items_per_cluster = np.bincount(self.codes, minlength=self.n_clusters).astype(float)
         n_items = len(self.codes)
@@ -103,24 +122,35 @@ class VideoBootstrap:
 
     def _products(self, per_cluster: np.ndarray) -> np.ndarray:
         """`counts @ per_cluster` [B, M] in float64: in float32 when that is exact (integers
-        whose resampled sums stay below 2**24), else chunk by chunk in float64."""
+        whose resampled sums stay below 2**24, whatever the order they are summed in), else in
+        float64."""
         integral = bool(np.all(per_cluster == np.round(per_cluster)))
         bound = float(np.abs(per_cluster).max(initial=0.0)) * self.n_clusters
         if integral and bound < 2**24:
-            exact = self.counts @ per_cluster.astype(np.float32)
-            return np.asarray(exact, dtype=np.float64)
+            return self.resampled(per_cluster, dtype=np.float32)
         return self.resampled(per_cluster)
 
-    def resampled(self, per_cluster: np.ndarray, rows: int | None = None) -> np.ndarray:
-        """`counts[:rows] @ per_cluster` in float64 [rows, M], a `CHUNK` of resamples at a
-        time: the float32 count matrix is never copied whole into float64 (at 2 x 10^6 rows
-        that copy alone was 1 GB)."""
+    def resampled(
+        self,
+        per_cluster: np.ndarray,
+        rows: int | None = None,
+        *,
+        dtype: type[np.floating[Any]] = np.float64,
+    ) -> np.ndarray:
+        """`counts[:rows] @ per_cluster` [rows, M] as float64, multiplied in `dtype` a block of
+        resamples at a time: the integer count matrix is never converted whole (at 2 x 10^6
+        rows a float64 copy of it is 1 GB). A block is `CHUNK` resamples, or when every
+        product is an exact integer (its order of summation cannot change it) as many as
+        fit 16 MB."""
         counts = self.counts if rows is None else self.counts[:rows]
-        per_cluster = np.asarray(per_cluster, dtype=np.float64)
+        per_cluster = np.asarray(per_cluster, dtype=dtype)
         out = np.empty((counts.shape[0], *per_cluster.shape[1:]), dtype=np.float64)
-        for start in range(0, counts.shape[0], CHUNK):
-            block = counts[start : start + CHUNK].astype(np.float64)
-            out[start : start + CHUNK] = block @ per_cluster
+        step = CHUNK
+        if _exact_products(per_cluster, self.n_clusters):
+            step = max(1, _PRODUCT_BYTES // max(np.dtype(dtype).itemsize * counts.shape[1], 1))
+        for start in range(0, counts.shape[0], step):
+            block = counts[start : start + step].astype(dtype)
+            out[start : start + step] = block @ per_cluster
         return out
 
     def item_counts(self, mask: np.ndarray | None = None) -> np.ndarray:
