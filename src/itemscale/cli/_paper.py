@@ -105,7 +105,7 @@ def print_cascade_table(report: CascadeReport, out: TextIO) -> None:
     )
     print(
         f"  {'model':<21} {'stages':<34} {'terminal (items)':>19}  {'best match':<11} "
-        f"{'change [95% CI]':<19} {'frames saved [95% CI]':<22} {'stops at':<24} "
+        f"{'change [95% CI]':<19} {'frames saved [95% CI]':<22} {'stops at':<30} "
         "(saved, nothing shared)",
         file=out,
     )
@@ -139,7 +139,7 @@ def print_cascade_table(report: CascadeReport, out: TextIO) -> None:
         )
         print(
             f"  {block.model:<21} {stages:<34} {terminal:>19}  {best.policy:<11} "
-            f"{change:<19} {saved:<22} {stops:<24} {bound}",
+            f"{change:<19} {saved:<22} {stops:<30} {bound}",
             file=out,
         )
     print(
