@@ -114,10 +114,8 @@ def _json_value(value: Any) -> Any:
     return TypeAdapter(JsonValue).validate_python(value)
 
 
-class BinaryWithText(Block):
-    """`grid_with_text` of a binary block: the text-only answer as budget 0."""
-
-    MEASURE_KINDS: ClassVar[tuple[str, ...]] = ("binary_with_text",)
+class _WithTextGrid(Block):
+    """What both `grid_with_text` blocks open with: the grid (text-only first) and its items."""
 
     configs: list[StrictStr]
     multi_axis: StrictBool | None = None  # absent in files written before it was added
@@ -125,6 +123,13 @@ class BinaryWithText(Block):
     n_videos: StrictInt
     n_dropped: StrictInt
     drop_reasons: dict[str, StrictInt]
+
+
+class BinaryWithText(_WithTextGrid):
+    """`grid_with_text` of a binary block: the text-only answer as budget 0."""
+
+    MEASURE_KINDS: ClassVar[tuple[str, ...]] = ("binary_with_text",)
+
     accuracy: Curve
     best_fixed: BestFixed
     oracle: Estimate
@@ -134,17 +139,11 @@ class BinaryWithText(Block):
     heterogeneity: HeterogeneityEntry | None = None
 
 
-class ContinuousWithText(Block):
+class ContinuousWithText(_WithTextGrid):
     """`grid_with_text` of a continuous block."""
 
     MEASURE_KINDS: ClassVar[tuple[str, ...]] = ("continuous_with_text",)
 
-    configs: list[StrictStr]
-    multi_axis: StrictBool | None = None  # absent in files written before it was added
-    n_items: StrictInt
-    n_videos: StrictInt
-    n_dropped: StrictInt
-    drop_reasons: dict[str, StrictInt]
     metric: StrictStr
     eps: Number
     mean_score: Curve
