@@ -192,9 +192,11 @@ def main() -> None:
     )
 
     start, cpu = time.perf_counter(), time.process_time()
-    result = analyze_responses(df, n_boot=args.bootstrap, seed=args.seed)
+    typed = analyze_responses(df, n_boot=args.bootstrap, seed=args.seed)
     itemscale_s = time.perf_counter() - start
     itemscale_cpu_s = time.process_time() - cpu
+    # the typed result (an older tree's src returns the JSON layout itself)
+    result = typed.to_json() if hasattr(typed, "to_json") else typed
     print(f"itemscale analyze_responses (all measures, B={args.bootstrap}): {itemscale_s:.2f} s")
     if args.itemscale_only:
         figures = {

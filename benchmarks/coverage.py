@@ -117,7 +117,7 @@ def coverage(
     ci: str = "bca",
 ) -> dict[str, dict[str, float]]:
     """Share of samples whose interval covers the population value, per headline measure."""
-    truth = dict(headline(analyze_responses(table, n_boot=0)))
+    truth = dict(headline(analyze_responses(table, n_boot=0).to_json()))
     videos = table["video_id"].unique()
     by_video = table.groupby("video_id", sort=False).indices
     rng = np.random.default_rng(seed)
@@ -126,7 +126,7 @@ def coverage(
         chosen = rng.choice(len(videos), n_videos, replace=False)
         rows = np.concatenate([by_video[videos[i]] for i in chosen])
         sample = table.iloc[rows].reset_index(drop=True)
-        result = analyze_responses(sample, n_boot=n_boot, seed=s, ci=ci)
+        result = analyze_responses(sample, n_boot=n_boot, seed=s, ci=ci).to_json()
         for name, value in headline(result):
             low, high = value["ci"] if value["ci"] else (np.nan, np.nan)
             target = truth[name]["value"]

@@ -52,7 +52,7 @@ def _cascade(df: object, best: BestMatch | None) -> CascadeReport:
 
 def test_the_conclusion_says_what_the_numbers_say(tmp_path: Path) -> None:
     df, _ = make_run(tmp_path / "run", models=("m",), with_audit=False)
-    measures = analyze_responses(df, n_boot=20, seed=0)
+    measures = analyze_responses(df, n_boot=20, seed=0).to_json()
     block = measures["models"]["m"]
     n = block["n_items"]
     harmful = round(block["harmful_rate"]["value"] * n)
@@ -130,7 +130,7 @@ def test_the_headline_sets_the_harmful_rate_beside_the_additive_world() -> None:
 
 def test_the_demo_conclusion_reconciles_the_harmful_rate(tmp_path: Path) -> None:
     df, _ = make_run(tmp_path / "run", models=("m",), with_audit=False)
-    measures = analyze_responses(df, n_boot=20, seed=0)
+    measures = analyze_responses(df, n_boot=20, seed=0).to_json()
     block = measures["models"]["m"]
     text = " ".join(demo_conclusion(measures, _intervention(1, 2, 0, 2), None, {}).split())
     add = block["heterogeneity"]["additive"]["value"]

@@ -48,7 +48,7 @@ def _selector_block(uniform: dict, selector: dict, videos: dict, n_boot: int = 0
         ],
         ignore_index=True,
     )
-    res = analyze_responses(normalise_responses(df), n_boot=n_boot)["models"]["m"]
+    res = analyze_responses(normalise_responses(df), n_boot=n_boot).to_json()["models"]["m"]
     (churn,) = res["churn"].values()
     return churn
 
@@ -105,6 +105,6 @@ def test_two_formula_series_have_no_selector_record() -> None:
         ],
         ignore_index=True,
     )
-    res = analyze_responses(normalise_responses(df), n_boot=0)["models"]["m"]
+    res = analyze_responses(normalise_responses(df), n_boot=0).to_json()["models"]["m"]
     (churn,) = res["churn"].values()
     assert all("selector" not in b for b in churn["budgets"].values())

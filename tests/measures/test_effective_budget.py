@@ -41,7 +41,7 @@ def _with(df: pd.DataFrame, column: str, by_label: dict[str, float]) -> pd.DataF
 
 
 def _entries(df: pd.DataFrame) -> list[dict]:
-    out = analyze_responses(df, n_boot=0)
+    out = analyze_responses(df, n_boot=0).to_json()
     entries: list[dict] = out["models"]["m"]["effective_budget"]
     return entries
 
@@ -102,7 +102,7 @@ def test_effective_frames_count_when_tokens_are_absent() -> None:
 
 def test_console_says_it_beside_the_curve() -> None:
     matrix, answers = _answers(50, seed=1, same_last=True)
-    result = analyze_responses(table(matrix, labels=LABELS, answers=answers), n_boot=0)
+    result = analyze_responses(table(matrix, labels=LABELS, answers=answers), n_boot=0).to_json()
     out = io.StringIO()
     print_summary(result, out)
     lines = out.getvalue().splitlines()
@@ -140,7 +140,7 @@ def test_the_shipped_release_names_qwen3_vl_8b_128f_to_256f(tmp_path: Path) -> N
     is the same input: Qwen3-VL-8B's 256f_151k repeats its 128f_151k on all 786 items."""
     import_release(tmp_path / "paper")
     df, _ = read_run(tmp_path / "paper")
-    result = analyze_responses(df, n_boot=0)
+    result = analyze_responses(df, n_boot=0).to_json()
     flagged = {
         model: [(e["from"], e["to"], e["identical"], e["items"]) for e in block["effective_budget"]]
         for model, block in result["models"].items()

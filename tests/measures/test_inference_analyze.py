@@ -23,7 +23,7 @@ from itemscale.responses import normalise_responses
 
 
 def analyze(df: pd.DataFrame, **kw: object) -> dict:
-    return analyze_responses(normalise_responses(df), **kw)  # type: ignore[arg-type]
+    return analyze_responses(normalise_responses(df), **kw).to_json()  # type: ignore[arg-type]
 
 
 def _run(n_items: int = 30, seed: int = 0) -> pd.DataFrame:
@@ -95,7 +95,7 @@ def test_requested_pairs_are_a_family_of_their_own() -> None:
 def test_the_json_tests_are_those_of_the_functions() -> None:
     df = normalise_responses(_run())
     (m,) = [x for x in build_matrices(df) if x.kind == "binary"]
-    res = analyze_responses(df, n_boot=0)["models"]["m"]["paired_tests"]["adjacent"]
+    res = analyze_responses(df, n_boot=0).to_json()["models"]["m"]["paired_tests"]["adjacent"]
     direct = paired_tests(m.y, m.video_ids, m.budget_order.adjacent, list(m.labels))
     assert [res[t.pair]["clustered_mcnemar_p"] for t in direct] == [t.clustered_p for t in direct]
 

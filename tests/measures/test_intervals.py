@@ -167,8 +167,8 @@ def test_selected_intervals_move_with_the_data(shift: float, gaps: list[float], 
 
 def test_analyze_records_its_method_and_percentile_is_the_old_behaviour() -> None:
     table = normalise_responses(population(400, seed=3))
-    bca = analyze_responses(table, n_boot=200, seed=1)
-    pct = analyze_responses(table, n_boot=200, seed=1, ci="percentile")
+    bca = analyze_responses(table, n_boot=200, seed=1).to_json()
+    pct = analyze_responses(table, n_boot=200, seed=1, ci="percentile").to_json()
     assert bca["bootstrap"]["interval"] == "bca" and pct["bootstrap"]["interval"] == "percentile"
     b, p = bca["models"]["population"], pct["models"]["population"]
     for key in ("best_fixed", "oracle_headroom", "oracle"):

@@ -24,7 +24,7 @@ from itemscale.responses import normalise_responses
 
 
 def analyze(df: pd.DataFrame, **kw: object) -> dict:
-    return analyze_responses(normalise_responses(df), **kw)  # type: ignore[arg-type]
+    return analyze_responses(normalise_responses(df), **kw).to_json()  # type: ignore[arg-type]
 
 
 HAND = {

@@ -45,7 +45,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict[st
     tmp = tmp_path_factory.mktemp("scenarios")
     out = {}
     for name, df, kwargs in scenarios(tmp):
-        result = analyze_responses(df, n_boot=N_BOOT, **kwargs)
+        result = analyze_responses(df, n_boot=N_BOOT, **kwargs).to_json()
         path = tmp / (re.sub(r"\W+", "_", name) + ".json")
         write_json_atomic(path, result)
         out[name] = (result, path.read_text(encoding="utf-8"))
@@ -216,7 +216,7 @@ def test_a_registered_measure_is_kept_in_place(
     toy = ItemShare(key="first_budget_rate", kinds=("binary",), indicator=_first_budget_right)
     register_measure(toy)
     try:
-        result = analyze_responses(df, n_boot=0)
+        result = analyze_responses(df, n_boot=0).to_json()
         record = AnalysisResult.from_json(result)
         assert json.dumps(record.to_json()) == json.dumps(result)
         assert record.models["m"].registered["first_budget_rate"]["value"] is not None  # type: ignore[union-attr]

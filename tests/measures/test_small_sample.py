@@ -21,7 +21,7 @@ def _console(result: dict[str, object]) -> str:
 
 def test_one_video_is_not_estimable(tmp_path: Path) -> None:
     df, _ = make_run(tmp_path / "run", n_items=2, models=("m",), with_audit=False)
-    result = analyze_responses(df, n_boot=50, seed=0)
+    result = analyze_responses(df, n_boot=50, seed=0).to_json()
     block = result["models"]["m"]
     assert block["n_videos"] == 1
     record = block["small_sample"]
@@ -39,7 +39,7 @@ def test_one_video_is_not_estimable(tmp_path: Path) -> None:
 
 def test_four_videos_print_no_minimum_detectable_effect(tmp_path: Path) -> None:
     df, _ = make_run(tmp_path / "run", n_items=8, models=("m",), with_audit=False)
-    result = analyze_responses(df, n_boot=50, seed=0)
+    result = analyze_responses(df, n_boot=50, seed=0).to_json()
     block = result["models"]["m"]
     assert block["n_videos"] == 4 and "small_sample" in block
     text = _console(result)
@@ -51,7 +51,7 @@ def test_four_videos_print_no_minimum_detectable_effect(tmp_path: Path) -> None:
 
 def test_enough_videos_change_nothing(tmp_path: Path) -> None:
     df, _ = make_run(tmp_path / "run", n_items=2 * MIN_VIDEOS, models=("m",), with_audit=False)
-    result = analyze_responses(df, n_boot=50, seed=0)
+    result = analyze_responses(df, n_boot=50, seed=0).to_json()
     block = result["models"]["m"]
     assert "small_sample" not in block
     assert for_display(block) is block

@@ -94,7 +94,10 @@ def test_a_slim_read_gives_the_same_measures(tmp_path: Path) -> None:
     for column in ("item_id", "video_id", "config_label", "answer", "status"):
         categories = list(slim[column].cat.categories)
         assert categories == sorted(categories), column
-    assert analyze_responses(slim, n_boot=50, seed=2) == analyze_responses(full, n_boot=50, seed=2)
+    assert (
+        analyze_responses(slim, n_boot=50, seed=2).to_json()
+        == analyze_responses(full, n_boot=50, seed=2).to_json()
+    )
 
 
 def test_categorical_columns_are_written_as_strings(tmp_path: Path) -> None:

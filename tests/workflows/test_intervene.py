@@ -122,7 +122,7 @@ def test_nested_intervention_end_to_end(swept: dict[str, Any]) -> None:
     # analyze keeps the re-runs apart from the budget axes
     from itemscale.measures import analyze_responses
 
-    block = analyze_responses(df, n_boot=0)["models"]["pixel"]
+    block = analyze_responses(df, n_boot=0).to_json()["models"]["pixel"]
     assert not block["series"].startswith("intervention:")
     assert block["interventions"] and all(
         s.startswith("intervention:nested") for s in block["interventions"]

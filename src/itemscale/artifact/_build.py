@@ -19,7 +19,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -34,7 +34,7 @@ from ..audit import ANNOTATIONS_FILE, AUDIT_FILE, AUDIT_SUMMARY_FILE, SHEETS_DIR
 from ..errors import ItemscaleError
 from ..files import no_space_is_typed, read_json, replace_dir, sha256_file, shared_mode
 from ..items import ITEMS_FILE, Item, read_items_jsonl
-from ..measures import DEFAULT_BOOTSTRAP
+from ..measures import DEFAULT_BOOTSTRAP, AnalysisResult, as_layout
 from ..policies import CASCADE_FILE, INTERVENTION_DIR, PLAN_SUFFIX
 from ..responses import (
     MANIFEST_FILE,
@@ -260,7 +260,7 @@ def build_artifact(
     seed: int = 0,
     items: str | None = None,
     title: str | None = None,
-    analyze: Callable[..., dict[str, Any]] | None = None,
+    analyze: Callable[..., AnalysisResult | Mapping[str, Any]] | None = None,
     configs: Sequence[str] | None = None,
     force: bool = False,
     ci: str = "bca",
@@ -299,7 +299,7 @@ def _build(
     seed: int,
     items: str | None,
     title: str | None,
-    analyze: Callable[..., dict[str, Any]] | None,
+    analyze: Callable[..., AnalysisResult | Mapping[str, Any]] | None,
     configs: Sequence[str] | None,
     ci: str,
 ) -> Path:
@@ -336,7 +336,7 @@ def _build(
             options["ci"] = ci
         if configs is not None:
             options["configs"] = list(configs)
-        measures = compute(read_run(run_dir, slim=True)[0], **options)
+        measures = as_layout(compute(read_run(run_dir, slim=True)[0], **options))
         write_json_atomic(tmp / MEASURES_FILE, measures)
         prov = _provenance(
             run_dir,

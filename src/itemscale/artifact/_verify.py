@@ -14,7 +14,7 @@ import html
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from .. import __version__
 from ..audit import AUDIT_FILE, AUDIT_SUMMARY_FILE
 from ..files import read_json
 from ..items import ITEMS_FILE
+from ..measures import AnalysisResult
 from ..policies import CASCADE_FILE, INTERVENTION_DIR
 from ..responses import (
     RESPONSES_FILE,
@@ -108,7 +109,7 @@ def _frames_equal(stored: pd.DataFrame, fresh: pd.DataFrame) -> str | None:
 def verify_artifact(
     artifact: str | os.PathLike[str],
     *,
-    analyze: Callable[..., dict[str, Any]] | None = None,
+    analyze: Callable[..., AnalysisResult | Mapping[str, Any]] | None = None,
     recompute: bool = True,
     digest: str | None = None,
 ) -> VerifyResult:
@@ -428,10 +429,10 @@ def _check_measures(
     root: Path,
     df: pd.DataFrame,
     result: VerifyResult,
-    analyze: Callable[..., dict[str, Any]] | None,
+    analyze: Callable[..., AnalysisResult | Mapping[str, Any]] | None,
     configs: list[str] | None = None,
 ) -> None:
-    from ..measures import analyze_responses
+    from ..measures import analyze_responses, as_layout
 
     compute = analyze if analyze is not None else analyze_responses
     try:
@@ -458,7 +459,7 @@ def _check_measures(
         options["configs"] = configs
     if "interval" in boot:
         options["ci"] = ci
-    recomputed = compute(df, **options)
+    recomputed = as_layout(compute(df, **options))
     fresh = json.loads(json.dumps(recomputed, default=str))
     result.recomputed["measures"] = fresh
     diff = _first_difference(stored, fresh)

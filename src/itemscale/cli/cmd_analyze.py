@@ -420,7 +420,7 @@ def run(args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from exc
     try:
-        result = analyze_responses(df, settings)
+        result = analyze_responses(df, settings).to_json()
     except UnknownConfigError as exc:
         raise CommandError(f"{args.run_dir}: {exc}") from exc
     if not result["models"]:

@@ -183,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
 
     t = _step("analyze")
     df, _ = read_run(out)
-    measures = analyze_responses(df, AnalysisSettings(bootstrap=args.bootstrap, seed=0))
+    measures = analyze_responses(df, AnalysisSettings(bootstrap=args.bootstrap, seed=0)).to_json()
     write_json_atomic(out / MEASURES_FILE, measures)
     print_summary(measures, brief=True)
     print(f"  (adjacent flips, chains and the open-ended detail: itemscale analyze {out})")

@@ -86,6 +86,7 @@ from ._result import (
     FRAME_COLUMNS,
     AnalysisResult,
     SeriesResult,
+    as_layout,
     schema_message,
 )
 from ._result_models import BestFixed, BootstrapSettings, Count, Estimate
@@ -103,7 +104,7 @@ from ._same_input import SAME_INPUT_MIN_ITEMS, SameInput, SameInputBasis, same_i
 from ._select import UnknownConfigError, select_configs
 from ._selected import PRACTICAL_TIE, contender_kappa, selected_intervals, selected_max_intervals
 from ._settings import DEFAULT_BOOTSTRAP, AnalysisSettings
-from ._small import MIN_VIDEOS, NOT_ESTIMABLE, for_display, small_sample_text
+from ._small import MIN_VIDEOS, NOT_ESTIMABLE, for_display, interval_note, small_sample_text
 from ._stats import stat
 
 __all__ = [
@@ -166,6 +167,7 @@ __all__ = [
     "VideoBootstrap",
     "additive_sentence",
     "analyze_responses",
+    "as_layout",
     "bca_intervals",
     "beneficial_indicator",
     "budget_order",
@@ -185,6 +187,7 @@ __all__ = [
     "harmful_indicator",
     "heterogeneity_test",
     "holm",
+    "interval_note",
     "intervals",
     "main_chain",
     "mcnemar_exact_p",

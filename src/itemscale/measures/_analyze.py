@@ -25,7 +25,7 @@ from ._inference import (
     inference_block,
 )
 from ._matrix import INTERVENTION_SERIES_PREFIX, ResponseMatrix, build_matrices
-from ._result import ANALYSIS_SCHEMA_VERSION
+from ._result import ANALYSIS_SCHEMA_VERSION, AnalysisResult
 from ._select import UnknownConfigError, select_configs
 from ._settings import AnalysisSettings
 from ._small import small_sample
@@ -259,8 +259,9 @@ def _model_result(
 
 def analyze_responses(
     df: pd.DataFrame, settings: AnalysisSettings | None = None, **options: object
-) -> dict[str, Any]:
-    """All measures for every model, in the `analyze --json` layout.
+) -> AnalysisResult:
+    """All measures for every model, as the typed `AnalysisResult` (its `to_json()` is the
+    `analyze --json` layout).
 
     `settings` (an `AnalysisSettings`) or its fields as keywords (`bootstrap`, or `n_boot`,
     `seed`, `ci`, `configs`, `axis`, `by`, `metric`, `eps`, `power_target` in points,
@@ -299,7 +300,9 @@ def analyze_responses(
         model: _model_result(_series_blocks(mats, boots, chosen), mats, boots)
         for model, mats in grouped.items()
     }
-    return _analysis_json(chosen, grid, models, _models_rules(grouped))
+    return AnalysisResult.model_validate(
+        _analysis_json(chosen, grid, models, _models_rules(grouped))
+    )
 
 
 def _matrices(df: pd.DataFrame, settings: AnalysisSettings) -> list[ResponseMatrix]:

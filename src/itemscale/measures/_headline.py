@@ -29,9 +29,13 @@ from ._measure import (
     Measure,
     Resolved,
     counted_text,
+    entry_of,
     no_value,
     stat_text,
 )
+from ._result_models import BestFixed as BestFixedRecord
+from ._result_models import TextOverwriteCounts
+from ._result_series import Block
 from ._stats import best_stat, counted, gap_stat
 
 
@@ -58,13 +62,14 @@ class BestFixed(Measure):
             }
         }
 
-    def text(self, block: Mapping[str, Any]) -> str:
-        best = block.get(self.key) or {}
-        return f"{best.get('config')}  {counted_text(best)}"
+    def text(self, block: Block | Mapping[str, Any], note: str | None = None) -> str:
+        best = entry_of(block, self.key)
+        return f"{_config_of(best)}  {counted_text(best, note=note)}"
 
-    def report_text(self, block: Mapping[str, Any]) -> str:
-        best = block.get(self.key) or {}
-        return f"{best.get('config', 'n/a')}: {counted_text(best)}"
+    def report_text(self, block: Block | Mapping[str, Any], note: str | None = None) -> str:
+        best = entry_of(block, self.key)
+        config = _config_of(best) if best is not None else "n/a"
+        return f"{config}: {counted_text(best, note=note)}"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,40 +139,64 @@ class TextOverwrite(Measure):
             },
         }
 
-    def text(self, block: Mapping[str, Any]) -> str:
-        text = stat_text(block.get(self.key))
-        counts = block.get("text_overwrite_counts")
-        if isinstance(counts, dict) and counts.get("harmful_transitions"):
+    def text(self, block: Block | Mapping[str, Any], note: str | None = None) -> str:
+        text = stat_text(entry_of(block, self.key), note=note)
+        counts = _overwrite_counts(block)
+        if counts is not None and counts.harmful_transitions:
+            item_rate = stat_text(entry_of(block, "text_overwrite_item_rate"), note=note)
             text += (
-                f" ({counts['overwrite_transitions']} of {counts['harmful_transitions']} harmful "
-                f"transitions; by item {stat_text(block.get('text_overwrite_item_rate'))}: "
-                f"{counts['overwrite_items']} of {counts['harmful_items']} harmful items)"
+                f" ({counts.overwrite_transitions} of {counts.harmful_transitions} harmful "
+                f"transitions; by item {item_rate}: "
+                f"{counts.overwrite_items} of {counts.harmful_items} harmful items)"
             )
         return text
 
-    def report_text(self, block: Mapping[str, Any]) -> str:
-        counts = block.get("text_overwrite_counts")
+    def report_text(self, block: Block | Mapping[str, Any], note: str | None = None) -> str:
+        counts = _overwrite_counts(block)
         counted = ""
-        if isinstance(counts, dict) and counts.get("harmful_transitions"):
-            counted = f" ({counts['overwrite_transitions']} of {counts['harmful_transitions']})"
-        return stat_text(block.get(self.key)) + counted
+        if counts is not None and counts.harmful_transitions:
+            counted = f" ({counts.overwrite_transitions} of {counts.harmful_transitions})"
+        return stat_text(entry_of(block, self.key), note=note) + counted
+
+
+def _overwrite_counts(block: Block | Mapping[str, Any]) -> TextOverwriteCounts | None:
+    counts = entry_of(block, "text_overwrite_counts")
+    if isinstance(counts, Mapping):
+        return TextOverwriteCounts.model_validate(dict(counts))
+    return counts if isinstance(counts, TextOverwriteCounts) else None
+
+
+def _config_of(best: Any) -> Any:
+    """The configuration of a `best_fixed` entry in either form."""
+    if isinstance(best, BestFixedRecord):
+        return best.config
+    return best.get("config") if isinstance(best, Mapping) else None
 
 
 @dataclass(frozen=True, kw_only=True)
 class EpsShare(ItemShare):
     """An item share whose labels name the score drop `eps` it counts (open-ended blocks)."""
 
-    def console_line(self, block: Mapping[str, Any], gloss: Gloss, width: int) -> str | None:
+    def console_line(
+        self, block: Block | Mapping[str, Any], gloss: Gloss, width: int, note: str | None = None
+    ) -> str | None:
         if self.console_label is None:
             return None
         # the label's width varies with eps, so it keeps two spaces rather than a column
-        label = self.console_label.format(eps=block.get("eps"))
-        return f"{label}:  {self.text(block)}"
+        label = self.console_label.format(eps=entry_of(block, "eps"))
+        return f"{label}:  {self.text(block, note)}"
 
-    def report_row(self, block: Mapping[str, Any]) -> tuple[str, str, str | None] | None:
+    def report_row(
+        self, block: Block | Mapping[str, Any], note: str | None = None
+    ) -> tuple[str, str, str | None] | None:
         if self.report_label is None:
             return None
-        return self.report_label.format(eps=block.get("eps", 0.1)), self.text(block), None
+        eps = entry_of(block, "eps")
+        return (
+            self.report_label.format(eps=0.1 if eps is None else eps),
+            self.text(block, note),
+            None,
+        )
 
 
 def _harmful(d: BlockData) -> np.ndarray:

@@ -25,6 +25,8 @@ from ._binary import eps_flips
 from ._bootstrap import VideoBootstrap
 from ._matrix import ResponseMatrix
 from ._order import BudgetOrder
+from ._result_models import BestFixed, Estimate
+from ._result_series import Block
 from ._stats import Columns, Stat, counted, ratio_stat, scalar_stat, stat
 
 #: The blocks of `analyze --json` a measure can belong to: the visual budgets of a binary
@@ -38,24 +40,42 @@ MEASURE_KINDS: tuple[MeasureKind, ...] = get_args(MeasureKind)
 Placement = Literal["headline", "text"]
 
 
-def stat_text(value: Mapping[str, Any] | None, scale: float = 100) -> str:
+#: A statistic as the console and the report receive it: a typed estimate (or a best fixed
+#: budget), or the JSON form of a registered measure's entry.
+StatLike = Estimate | BestFixed | Mapping[str, Any] | None
+
+
+def _parts(value: StatLike) -> tuple[Any, Any, Any]:
+    """(value, ci, count) of a statistic in either form."""
+    if isinstance(value, Estimate | BestFixed):
+        count = value.count.model_dump() if value.count is not None else None
+        return value.value, value.ci, count
+    if isinstance(value, Mapping):
+        return value.get("value"), value.get("ci"), value.get("count")
+    return None, None, None
+
+
+def stat_text(value: StatLike, scale: float = 100, *, note: str | None = None) -> str:
     """A statistic as text, e.g. '61.2 [58.0, 64.1]' (points by default); 'n/a' without a value.
+    `note` replaces the interval where it cannot be trusted ('61.2 [interval not estimable]').
     The console and the report both write statistics this way."""
-    if not value or value.get("value") is None:
+    point, ci, _ = _parts(value)
+    if point is None:
         return "n/a"
-    text = f"{scale * float(value['value']):.1f}"
-    ci = value.get("ci")
-    if isinstance(ci, list | tuple) and len(ci) == 2 and ci[0] is not None:
+    text = f"{scale * float(point):.1f}"
+    if note is not None:
+        text += f" [interval {note}]"
+    elif isinstance(ci, list | tuple) and len(ci) == 2 and ci[0] is not None:
         text += f" [{scale * float(ci[0]):.1f}, {scale * float(ci[1]):.1f}]"
-    elif value.get("ci_note"):  # too few videos for an interval
+    elif isinstance(value, Mapping) and value.get("ci_note"):  # too few videos
         text += f" [interval {value['ci_note']}]"
     return text
 
 
-def count_text(value: Mapping[str, Any] | None) -> str:
+def count_text(value: StatLike) -> str:
     """The count a statistic comes from, as the console and the report print it beside it:
     '34 of 80' for a share of items, '80 items' for a mean score, '' when it has none."""
-    count = value.get("count") if isinstance(value, Mapping) else None
+    _, _, count = _parts(value)
     if not isinstance(count, Mapping) or count.get("n") is None:
         return ""
     if count.get("k") is None:
@@ -63,11 +83,16 @@ def count_text(value: Mapping[str, Any] | None) -> str:
     return f"{count['k']} of {count['n']}"
 
 
-def counted_text(value: Mapping[str, Any] | None, scale: float = 100) -> str:
+def counted_text(value: StatLike, scale: float = 100, *, note: str | None = None) -> str:
     """`stat_text` with its count: '42.5 [31.2, 53.8]  (34 of 80)'."""
     count = count_text(value)
-    text = stat_text(value, scale)
+    text = stat_text(value, scale, note=note)
     return f"{text}  ({count})" if count and text != "n/a" else text
+
+
+def entry_of(block: Block | Mapping[str, Any], key: str) -> Any:
+    """A measure's entry of a block, typed (`Block.entry`) or as JSON."""
+    return block.entry(key) if isinstance(block, Block) else block.get(key)
 
 
 @dataclass(frozen=True)
@@ -203,27 +228,34 @@ class Measure:
         """The unit's entries of the block (usually {key: stat})."""
         raise NotImplementedError
 
-    # rendering: the console and the report call these with the block's JSON entries
-    def text(self, block: Mapping[str, Any]) -> str:
-        """The value as the console and the report write it, with its count."""
-        return counted_text(block.get(self.key))
+    # rendering: the console and the report call these with the typed block (`Block.entry`
+    # reads an entry by its key); a block's JSON form is accepted too
+    def text(self, block: Block | Mapping[str, Any], note: str | None = None) -> str:
+        """The value as the console and the report write it, with its count; `note` in place
+        of the interval where the block's intervals cannot be trusted (`interval_note`)."""
+        return counted_text(entry_of(block, self.key), note=note)
 
-    def report_text(self, block: Mapping[str, Any]) -> str:
-        return self.text(block)
+    def report_text(self, block: Block | Mapping[str, Any], note: str | None = None) -> str:
+        return self.text(block, note)
 
-    def console_line(self, block: Mapping[str, Any], gloss: Gloss, width: int) -> str | None:
+    def console_line(
+        self, block: Block | Mapping[str, Any], gloss: Gloss, width: int, note: str | None = None
+    ) -> str | None:
         """The console's line (without indent), or None when the console leaves it out."""
         if self.console_label is None:
             return None
-        note = f"   ({self.console_note})" if self.console_note else ""
+        remark = f"   ({self.console_note})" if self.console_note else ""
         explained = gloss(self.term) if self.term and self.gloss else ""
-        return f"{self.console_label + ':':<{width}}{self.text(block)}{note}{explained}"
+        text = self.text(block, note)
+        return f"{self.console_label + ':':<{width}}{text}{remark}{explained}"
 
-    def report_row(self, block: Mapping[str, Any]) -> tuple[str, str, str | None] | None:
+    def report_row(
+        self, block: Block | Mapping[str, Any], note: str | None = None
+    ) -> tuple[str, str, str | None] | None:
         """(header, value, glossary term) of the report's headline table, or None."""
         if self.report_label is None:
             return None
-        return self.report_label, self.report_text(block), self.term if self.gloss else None
+        return self.report_label, self.report_text(block, note), self.term if self.gloss else None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -264,3 +264,9 @@ def schema_message(exc: ValidationError, where: str) -> str:
     more = len(errors) - _SHOWN_ERRORS
     tail = f"; and {more} more" if more > 0 else ""
     return f"{where}: not analyze's JSON layout: {'; '.join(lines)}{tail}"
+
+
+def as_layout(result: AnalysisResult | Mapping[str, Any]) -> dict[str, Any]:
+    """The `analyze --json` layout of a result, typed or already JSON (an `analyze` callable
+    handed to `build_artifact` or `verify` may return either)."""
+    return result.to_json() if isinstance(result, AnalysisResult) else dict(result)

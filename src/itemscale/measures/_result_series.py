@@ -102,10 +102,25 @@ class Block(Record):
                 out = dict(items)
         return out
 
+    def entry(self, key: str) -> Any:
+        """A measure's entry by its JSON key: the field's value (an `Estimate`, a `BestFixed`,
+        a record) or a registered measure's JSON value; None where the block has none. The
+        console and the report read measures this way, so a registered measure needs no
+        field."""
+        name = _field_names(type(self)).get(key)
+        if name is not None:
+            return getattr(self, name)
+        return self.registered.get(key)
+
     @property
     def registered(self) -> dict[str, Any]:
         """The entries of measures registered with `register_measure` (their JSON values)."""
         return {key: value for key, _, value in self._extensions}
+
+
+def _field_names(cls: type[Block]) -> dict[str, str]:
+    """A block's JSON keys and the field each is (`from` is `from_`)."""
+    return {field.alias or name: name for name, field in cls.model_fields.items()}
 
 
 def _json_value(value: Any) -> Any:

@@ -49,6 +49,19 @@ def small_sample_text(block: dict[str, Any]) -> str | None:
     )
 
 
+def interval_note(block: Any) -> str | None:
+    """What the console and the report write in place of an interval, a p-value or a power
+    figure of this block: "not estimable" where it has a `small_sample` record (typed or JSON),
+    else None (the numbers are shown). The stored numbers are never changed: this is decided
+    when they are displayed."""
+    record = (
+        block.get("small_sample")
+        if isinstance(block, dict)
+        else getattr(block, "small_sample", None)
+    )
+    return NOT_ESTIMABLE if record is not None else None
+
+
 def _blank_intervals(value: Any) -> None:
     if isinstance(value, dict):
         if "value" in value and "ci" in value:

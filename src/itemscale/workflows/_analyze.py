@@ -65,11 +65,11 @@ def analyze(
     value is refused (a pydantic `ValidationError`, a `ValueError`, naming the setting) before
     the table is read.
     """
-    from ..measures import AnalysisResult, AnalysisSettings, analyze_responses
+    from ..measures import AnalysisSettings, analyze_responses
 
     chosen = AnalysisSettings.of(settings, options)
     df = response_table(source, table_options)
-    return AnalysisResult.from_json(analyze_responses(df, chosen))
+    return analyze_responses(df, chosen)
 
 
 #: The files `--per-item` writes, by suffix.

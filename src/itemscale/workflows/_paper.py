@@ -207,13 +207,13 @@ def reproduce_paper(paper_dir: Path, *, n_boot: int, report: bool) -> PaperRepro
 
     added, unchanged = import_release(paper_dir)
     df, _ = read_run(paper_dir)
-    measures = analyze_responses(df, AnalysisSettings(bootstrap=n_boot, seed=0))
+    measures = analyze_responses(df, AnalysisSettings(bootstrap=n_boot, seed=0)).to_json()
     write_json_atomic(paper_dir / MEASURES_FILE, measures)
     rows = compare_with_paper(measures)
     written = [asdict(r) for r in rows]
     write_json_atomic(paper_dir / COMPARISON_FILE, {"schema_version": 1, "rows": written})
     grid = AnalysisSettings(bootstrap=n_boot, seed=0, configs=TABLE2_CONFIGS)
-    table2 = analyze_responses(df, grid)
+    table2 = analyze_responses(df, grid).to_json()
     write_json_atomic(paper_dir / TABLE2_FILE, table2)
     # The same labels turned into a prescription; written where the report picks it up, with
     # the settings `itemscale cascade RUN --sharing prefix` records, so verify recomputes it.
