@@ -23,6 +23,7 @@ from ._binary import (
 from ._measure import (
     CURVE,
     ITEM_MAX,
+    Block,
     BlockData,
     Gloss,
     ItemShare,
@@ -35,7 +36,6 @@ from ._measure import (
 )
 from ._result_models import BestFixed as BestFixedRecord
 from ._result_models import TextOverwriteCounts
-from ._result_series import Block
 from ._stats import best_stat, counted, gap_stat
 
 

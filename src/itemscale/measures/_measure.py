@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Protocol, get_args
 
 import numpy as np
 
@@ -26,7 +26,6 @@ from ._bootstrap import VideoBootstrap
 from ._matrix import ResponseMatrix
 from ._order import BudgetOrder
 from ._result_models import BestFixed, Estimate
-from ._result_series import Block
 from ._stats import Columns, Stat, counted, ratio_stat, scalar_stat, stat
 
 #: The blocks of `analyze --json` a measure can belong to: the visual budgets of a binary
@@ -38,6 +37,14 @@ MEASURE_KINDS: tuple[MeasureKind, ...] = get_args(MeasureKind)
 #: Where a unit's entries sit in its block: with the headline numbers after the curve, or in
 #: the text-only part after `n_text_only` (measures that need a text-only answer).
 Placement = Literal["headline", "text"]
+
+
+class Block(Protocol):
+    """A typed block of `analyze --json` as a measure unit reads it (`_result_series.Block`:
+    a protocol here, since the blocks read the registry that holds the units)."""
+
+    def entry(self, key: str) -> Any:
+        """A measure's entry by its JSON key; None where the block has none."""
 
 
 #: A statistic as the console and the report receive it: a typed estimate (or a best fixed
@@ -92,7 +99,7 @@ def counted_text(value: StatLike, scale: float = 100, *, note: str | None = None
 
 def entry_of(block: Block | Mapping[str, Any], key: str) -> Any:
     """A measure's entry of a block, typed (`Block.entry`) or as JSON."""
-    return block.entry(key) if isinstance(block, Block) else block.get(key)
+    return block.get(key) if isinstance(block, Mapping) else block.entry(key)
 
 
 @dataclass(frozen=True)
