@@ -24,14 +24,9 @@ import pandas as pd
 from ..files import read_json, sha256_file
 from ..items import ITEMS_FILE, ItemFileError, read_items_jsonl
 from ..responses import MANIFEST_FILE, RUN_FILE, TaskKind, redact_value
-from ._build import (
-    MEASURES_FILE,
-    PROVENANCE_FILE,
-    README_FILE,
-    README_VERSION,
-    readme_text,
-)
+from ._build import MEASURES_FILE, PROVENANCE_FILE, README_FILE
 from ._manifest import manifest_digest
+from ._provenance import README_VERSION, readme_text
 
 Problem = tuple[str, str]
 _DIGEST: Final[re.Pattern[str]] = re.compile(r"[0-9a-f]{64}")

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..audit import AUDIT_FILE
-from ..measures import INTERVENTION_SERIES_PREFIX
+from ..measures import INTERVENTION_SERIES_PREFIX, AnalysisResult, BootstrapSettings
 from ..policies import (
     CASCADE_FILE,
     INTERVENTION_DIR,
@@ -61,7 +61,8 @@ REPORT_COLUMNS: Final[frozenset[str]] = frozenset(
 
 @dataclass(frozen=True)
 class ReportInputs:
-    measures: dict[str, Any]
+    #: measures.json, validated
+    measures: AnalysisResult
     trajectories: pd.DataFrame
     #: the responses' REPORT_COLUMNS (any others are not read)
     responses: pd.DataFrame
@@ -245,9 +246,8 @@ def _key_values(value: Any, depth: int = 0) -> str:
     return esc("null" if value is None else str(value))
 
 
-def _provenance_section(prov: dict[str, Any], measures: dict[str, Any], run: dict[str, Any]) -> str:
+def _provenance_section(prov: dict[str, Any], boot: BootstrapSettings, run: dict[str, Any]) -> str:
     tool = prov.get("tool", {})
-    boot = measures.get("bootstrap", {})
     rows = [
         (
             "itemscale",
@@ -257,8 +257,7 @@ def _provenance_section(prov: dict[str, Any], measures: dict[str, Any], run: dic
         ("artifact written", str(prov.get("times", {}).get("artifact_written", "?"))),
         (
             "bootstrap",
-            f"{boot.get('n_boot', '?')} video resamples, seed {boot.get('seed', '?')}; "
-            f"{interval_method_text(boot)}",
+            f"{boot.n_boot} video resamples, seed {boot.seed}; {interval_method_text(boot)}",
         ),
         (
             "responses sha256",
@@ -347,7 +346,7 @@ def render_report(inputs: ReportInputs) -> str:
 <section id="intervention"><h2>Sampling intervention</h2>{_derived_notes(prov, INTERVENTION_DIR)}{intervention_section(inputs.intervention, GALLERY_LIMIT)}</section>
 <section id="audit"><h2>Why? The frame audit</h2>{_derived_notes(prov, AUDIT_FILE)}{_audit_section(inputs)}</section>
 <section id="items"><h2>Items</h2>{explorer_section(payload)}</section>
-<section id="provenance"><h2>Provenance</h2>{_provenance_section(inputs.provenance, inputs.measures, inputs.run)}</section>
+<section id="provenance"><h2>Provenance</h2>{_provenance_section(inputs.provenance, inputs.measures.bootstrap, inputs.run)}</section>
 </main>
 <script type="application/json" id="itemscale-data">{json_for_script(payload)}</script>
 <script>{JS}</script>
