@@ -19,7 +19,7 @@ import socket
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import pandas as pd
 import pyarrow as pa
@@ -43,11 +43,13 @@ from ..responses import (
 )
 from ._derived import refresh_derived, stored_reports
 from ._html import REPORT_COLUMNS, ReportInputs, render_report
+from ._html_measures import Comparison
 from ._manifest import write_manifest
 from ._provenance import (
     README_VERSION,
     RECORDED_SETTINGS,
     Analyze,
+    Provenance,
     compute_measures,
     now,
     provenance_record,
@@ -80,7 +82,9 @@ class ArtifactError(ItemscaleError, ValueError):
     """An artifact that cannot be written or does not verify; names the files at fault."""
 
 
-def find_items_file(run_dir: Path, run_meta: dict[str, Any], items: str | None) -> Path | None:
+def find_items_file(
+    run_dir: Path, run_meta: Mapping[str, object], items: str | None
+) -> Path | None:
     """The benchmark item file: `items` if given, else RUN_DIR/items.jsonl, else a path that
     run.json names under `items_path`, `items_file` or `items`."""
     if items:
@@ -250,7 +254,7 @@ def _build(
 
 
 def _copy_run_files(
-    run_dir: Path, tmp: Path, run_meta: dict[str, Any], items: str | None
+    run_dir: Path, tmp: Path, run_meta: Mapping[str, object], items: str | None
 ) -> tuple[list[str], Path | None, list[Item]]:
     """Copy the run's optional files, interventions, contact sheets and item file into the
     build; returns what was copied, the item file and its items."""
@@ -366,7 +370,7 @@ def load_report_inputs(root: Path, measures: AnalysisResult | None = None) -> Re
     """What report.html is rendered from, read from the artifact folder alone; measures.json
     validated (`SchemaError` naming the file and the key), or `measures` in its place (what
     `verify` recomputed)."""
-    prov = read_json(root / PROVENANCE_FILE)
+    prov: Provenance = read_json(root / PROVENANCE_FILE)
     run_meta = read_json(root / RUN_FILE)
     cascade, stored = stored_reports(root)
     legacy = _read_optional_json(root / LEGACY_INTERVENTION_FILE)
@@ -389,7 +393,7 @@ def load_report_inputs(root: Path, measures: AnalysisResult | None = None) -> Re
         annotations=_read_optional_parquet(root / ANNOTATIONS_FILE),
         sheets=sheets,
         cascade=cascade,
-        comparison=_read_optional_json(root / COMPARISON_FILE),
+        comparison=cast("Comparison | None", _read_optional_json(root / COMPARISON_FILE)),
         intervention=interventions or None,
         run=run_meta if isinstance(run_meta, dict) else {},
         title=str(title) if title else "itemscale report",

@@ -31,18 +31,20 @@ from ..policies import (
     InterventionResult,
     ReportFileError,
 )
-from ..responses import RESPONSES_FILE, redact
+from ..responses import redact
 from ._assets import CSS, JS, script_hash
 from ._derived import DERIVED_KEY
 from ._escape import esc
 from ._explorer import explorer_payload, explorer_section
 from ._html_measures import (
+    Comparison,
     comparison_section,
     headline_sentence,
     interval_method_text,
     measures_section,
 )
 from ._html_policies import cascade_section, intervention_section
+from ._provenance import Provenance
 
 ROW_LIMIT: Final[int] = 2000
 GALLERY_LIMIT: Final[int] = 60
@@ -66,17 +68,18 @@ class ReportInputs:
     trajectories: pd.DataFrame
     #: the responses' REPORT_COLUMNS (any others are not read)
     responses: pd.DataFrame
-    provenance: dict[str, Any]
+    provenance: Provenance
     audit: pd.DataFrame | None = None
     annotations: pd.DataFrame | None = None
     sheets: Mapping[str, bytes] = field(default_factory=dict)
     #: cascade.json validated (a file that does not fit its layout: the error, shown as such)
     cascade: CascadeReport | ReportFileError | None = None
     #: the seed paper's numbers beside itemscale's, when the run is its release (comparison.json)
-    comparison: dict[str, Any] | None = None
+    comparison: Comparison | None = None
     #: intervention/<name>.json validated, or its error; the one-file layout before as its dict
     intervention: Mapping[str, InterventionResult | ReportFileError | dict[str, Any]] | None = None
-    run: dict[str, Any] = field(default_factory=dict)
+    #: run.json as the sweep or importer wrote it
+    run: Mapping[str, object] = field(default_factory=dict)
     title: str = "itemscale report"
     #: item id -> question text (from the artifact's items.jsonl, when it has one)
     questions: Mapping[str, str] = field(default_factory=dict)
@@ -246,7 +249,9 @@ def _key_values(value: Any, depth: int = 0) -> str:
     return esc("null" if value is None else str(value))
 
 
-def _provenance_section(prov: dict[str, Any], boot: BootstrapSettings, run: dict[str, Any]) -> str:
+def _provenance_section(
+    prov: Provenance, boot: BootstrapSettings, run: Mapping[str, object]
+) -> str:
     tool = prov.get("tool", {})
     rows = [
         (
@@ -261,7 +266,8 @@ def _provenance_section(prov: dict[str, Any], boot: BootstrapSettings, run: dict
         ),
         (
             "responses sha256",
-            str(prov.get("inputs", {}).get(RESPONSES_FILE, {}).get("sha256", "?")),
+            # the key is RESPONSES_FILE
+            str(prov.get("inputs", {}).get("responses.parquet", {}).get("sha256", "?")),
         ),
     ]
     nested: list[tuple[str, Any]] = []
@@ -284,7 +290,7 @@ def _provenance_section(prov: dict[str, Any], boot: BootstrapSettings, run: dict
     )
 
 
-def _derived_notes(prov: dict[str, Any], *names: str) -> str:
+def _derived_notes(prov: Provenance, *names: str) -> str:
     """What the report did with a derived file that no longer fit the responses (recomputed it,
     or shows it flagged as stale), said where its section starts."""
     record = prov.get(DERIVED_KEY) if isinstance(prov, dict) else None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import partial
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -42,6 +42,29 @@ from ._escape import esc
 from ._figures import accuracy_curve, budget_grid, chain_curves, flip_bars, heatmap, point
 from ._html_inference import churn_tables, inference_tables
 from ._trajectories import PATTERN_NAMES, PATTERNS
+
+
+class ComparisonRow(TypedDict):
+    """One row of comparison.json (`workflows.PaperNumber`): a published number beside
+    itemscale's, in points."""
+
+    model: str
+    measure: str
+    paper: float
+    itemscale: float
+    ci: list[float] | None
+    same: bool
+    n_items: int
+    n_videos: int
+    configs: list[str]
+
+
+class Comparison(TypedDict):
+    """comparison.json: the seed paper's published numbers beside itemscale's (`make demo`)."""
+
+    schema_version: int
+    rows: list[ComparisonRow]
+
 
 #: A block the report shows a headline table of.
 TableBlock = BinarySeries | ContinuousBlock | BinaryWithText | ContinuousWithText
@@ -389,7 +412,7 @@ def _count(rate: Estimate, n: int) -> int:
     return round((value or 0.0) * n)
 
 
-def headline_sentence(measures: AnalysisResult, comparison: dict[str, Any] | None) -> str:
+def headline_sentence(measures: AnalysisResult, comparison: Comparison | None) -> str:
     """The report's first line, computed from its numbers: the curve's ends beside what it
     hides (items right at a budget and wrong at a larger one, the per-item oracle's headroom),
     and for a reproduction, how many published numbers it reproduced."""
@@ -436,7 +459,7 @@ def headline_sentence(measures: AnalysisResult, comparison: dict[str, Any] | Non
                 f"{100 * min(room_known):.1f} to {100 * max(room_known):.1f} points over the "
                 "best single budget."
             )
-    rows = (comparison or {}).get("rows") or []
+    rows = (comparison.get("rows") if comparison else None) or []
     if rows:
         same = sum(1 for r in rows if r.get("same"))
         parts.append(
@@ -446,10 +469,10 @@ def headline_sentence(measures: AnalysisResult, comparison: dict[str, Any] | Non
     return " ".join(parts)
 
 
-def comparison_section(comparison: dict[str, Any] | None) -> str:
+def comparison_section(comparison: Comparison | None) -> str:
     """The seed paper's published numbers beside itemscale's (comparison.json, as `make demo`
     writes it for the paper's released labels); nothing for other runs."""
-    rows = (comparison or {}).get("rows") or []
+    rows = (comparison.get("rows") if comparison else None) or []
     if not rows:
         return ""
     same = sum(1 for r in rows if r.get("same"))

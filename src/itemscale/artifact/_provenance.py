@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NotRequired, TypedDict
 
 import pandas as pd
 
@@ -26,7 +26,7 @@ from ..items import Item
 from ..measures import AnalysisResult, AnalysisSettings
 from ..policies import CASCADE_FILE
 from ..responses import RESPONSES_FILE, command_line
-from ._derived import DERIVED_KEY, Derived
+from ._derived import Derived
 
 ARTIFACT_SCHEMA_VERSION: Final[int] = 1
 #: The README's template; `verify` renders it again only for artifacts that record this one.
@@ -54,6 +54,90 @@ RECORDED_SETTINGS: Final[tuple[str, ...]] = ("bootstrap", "seed", "ci", "configs
 #: or `verify_artifact`, called with the recorded settings as keywords; it returns the typed
 #: result or its JSON layout.
 Analyze = Callable[..., AnalysisResult | Mapping[str, Any]]
+
+
+class ToolRecord(TypedDict):
+    name: str
+    version: str
+    git_commit: str | None
+    git_dirty: bool | None
+
+
+class HostRecord(TypedDict):
+    hostname: str
+    platform: str
+    python: str
+    machine: str
+
+
+class DecoderRecord(TypedDict):
+    name: str
+    version: str | None
+
+
+class TimesRecord(TypedDict):
+    #: as run.json records them (`times.started`, or `started_at` in older runs)
+    run_started: object
+    run_finished: object
+    artifact_started: str
+    artifact_written: str
+
+
+class MeasuresRecord(TypedDict):
+    """How measures.json was computed: `verify` recomputes with these settings."""
+
+    function: str
+    n_boot: int
+    seed: int
+    interval: str
+    configs: NotRequired[list[str]]
+
+
+class ResponsesDigest(TypedDict):
+    sha256: str
+    source: str
+
+
+class ItemsDigest(TypedDict):
+    path: str
+    sha256: str
+
+
+#: The inputs' digests: the responses (under `RESPONSES_FILE`), the benchmark items, the videos
+#: and, once the build is complete, every copied file.
+InputsRecord = TypedDict(
+    "InputsRecord",
+    {
+        "responses.parquet": ResponsesDigest,
+        "items": ItemsDigest | None,
+        "videos": dict[str, dict[str, object]],
+        "files": NotRequired[dict[str, str]],
+    },
+)
+
+
+class ReportRecord(TypedDict):
+    title: str
+
+
+class Provenance(TypedDict):
+    """provenance.json. Read back from an artifact it is untrusted (an edit is what `verify`
+    looks for), so readers still look keys up with defaults."""
+
+    schema_version: int
+    tool: ToolRecord
+    command: list[str]
+    host: HostRecord
+    packages: dict[str, str | None]
+    decoder: DecoderRecord
+    times: TimesRecord
+    measures: MeasuresRecord
+    inputs: InputsRecord
+    optional_files: list[str]
+    #: DERIVED_KEY: the derived files the report recomputed or flagged (`Derived.record`)
+    derived: dict[str, dict[str, str]]
+    report: ReportRecord
+    readme_version: NotRequired[int]
 
 
 def now() -> str:
@@ -112,15 +196,17 @@ def video_hashes(items: list[Item], base: Path) -> dict[str, dict[str, object]]:
     return out
 
 
-def measures_record(settings: AnalysisSettings) -> dict[str, object]:
+def measures_record(settings: AnalysisSettings) -> MeasuresRecord:
     """provenance.json's `measures`: the function and the settings it ran with."""
-    return {
+    record: MeasuresRecord = {
         "function": "itemscale.measures.analyze_responses",
         "n_boot": settings.bootstrap,
         "seed": settings.seed,
         "interval": settings.ci,
-        **({"configs": list(settings.configs)} if settings.configs is not None else {}),
     }
+    if settings.configs is not None:
+        record["configs"] = list(settings.configs)
+    return record
 
 
 def compute_measures(
@@ -145,7 +231,7 @@ def compute_measures(
     return AnalysisResult.from_json(found, where="the analyze callable's result")
 
 
-def readme_text(prov: dict[str, Any], optional: list[str]) -> str:
+def readme_text(prov: Provenance, optional: list[str]) -> str:
     boot = prov["measures"]
     grid = f" --configs {','.join(boot['configs'])}" if boot.get("configs") else ""
     if boot.get("interval", "bca") != "bca":
@@ -212,7 +298,7 @@ def readme_text(prov: dict[str, Any], optional: list[str]) -> str:
     return "\n".join(lines)
 
 
-def run_time(run_meta: dict[str, Any], which: str) -> Any:
+def run_time(run_meta: Mapping[str, object], which: str) -> object:
     times = run_meta.get("times")
     if isinstance(times, dict) and times.get(which):
         return times[which]
@@ -221,7 +307,7 @@ def run_time(run_meta: dict[str, Any], which: str) -> Any:
 
 def provenance_record(
     run_dir: Path,
-    run_meta: dict[str, Any],
+    run_meta: Mapping[str, object],
     *,
     started: str,
     settings: AnalysisSettings,
@@ -230,7 +316,7 @@ def provenance_record(
     optional: list[str],
     derived: Sequence[Derived],
     title: str | None,
-) -> dict[str, Any]:
+) -> Provenance:
     """provenance.json, less the hashes of the copied files (taken once the build is complete)."""
     commit, dirty = git_state(Path(__file__).resolve().parent)
     return {
@@ -258,7 +344,7 @@ def provenance_record(
         },
         "measures": measures_record(settings),
         "inputs": {
-            RESPONSES_FILE: {
+            "responses.parquet": {  # RESPONSES_FILE
                 "sha256": sha256_file(run_dir / RESPONSES_FILE),
                 "source": str(run_dir / RESPONSES_FILE),
             },
@@ -268,7 +354,7 @@ def provenance_record(
             "videos": video_hashes(item_list, items_path.parent) if items_path else {},
         },
         "optional_files": optional,
-        DERIVED_KEY: {d.name: d.record() for d in derived},
+        "derived": {d.name: d.record() for d in derived},  # DERIVED_KEY
         "report": {"title": title or f"itemscale report: {run_dir.resolve().name}"},
     }
 

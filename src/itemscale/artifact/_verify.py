@@ -13,7 +13,7 @@ import dataclasses
 import html
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -270,7 +270,7 @@ def _demote_declared_stale(root: Path, result: VerifyResult, start: int) -> None
 
 
 def _differs(
-    root: Path, name: str, stored: dict[str, Any], fresh: Any, result: VerifyResult
+    root: Path, name: str, stored: Mapping[str, object], fresh: object, result: VerifyResult
 ) -> None:
     """Flag a derived file whose stored content differs from its recomputation, saying whether
     the responses moved on from it (stale) or it was changed (edited), by its recorded digest."""
