@@ -32,6 +32,7 @@ from ..responses import (
     RESPONSES_FILE,
     RUN_FILE,
     UNUSED_BY_ANALYSIS,
+    SchemaError,
     read_response_columns,
     read_responses,
 )
@@ -441,11 +442,17 @@ def _check_measures(
     """measures.json, validated, against the measures recomputed from the responses with the
     bootstrap it records (and the configuration selection of provenance.json)."""
     try:
-        stored = AnalysisResult.read(root / MEASURES_FILE)
-        boot = stored.bootstrap
-        n_boot, seed = boot.n_boot, boot.seed
-        settings = AnalysisSettings(bootstrap=n_boot, seed=seed, ci=boot.interval, configs=configs)
-    except (OSError, ValueError) as exc:  # a SchemaError or a ValidationError is a ValueError
+        raw = read_json(root / MEASURES_FILE)
+        boot = raw["bootstrap"]
+        n_boot, seed = int(boot["n_boot"]), int(boot["seed"])
+        settings = AnalysisSettings(
+            bootstrap=n_boot,
+            seed=seed,
+            # a file written before --ci records none: `analyze`'s default
+            **({"ci": boot["interval"]} if "interval" in boot else {}),
+            configs=configs,
+        )
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # a ValidationError too
         result.flag(MEASURES_FILE, f"cannot be read ({exc})")
         return
     try:
@@ -461,9 +468,15 @@ def _check_measures(
         result.flag(PROVENANCE_FILE, f"cannot be read ({exc})")
     # as the file would hold it (sorted keys), so the report check renders it in that order
     fresh = AnalysisResult.from_json(
-        as_stored(compute_measures(analyze, df, settings).to_json()), where="the recomputation"
+        as_stored(compute_measures(analyze, df, settings, ci="interval" in boot).to_json()),
+        where="the recomputation",
     )
     result.recomputed.measures = fresh
+    try:  # after the recomputation, which the report check renders from
+        stored = AnalysisResult.from_json(raw, where=MEASURES_FILE)
+    except SchemaError as exc:  # names the key that does not fit
+        result.flag(MEASURES_FILE, f"cannot be read ({exc})")
+        return
     diff = _first_difference(stored.to_json(), fresh.to_json())
     if diff:
         hint = ""
