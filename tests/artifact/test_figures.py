@@ -35,7 +35,7 @@ from itemscale.artifact._figures import (
 )
 from itemscale.artifact._trajectories import PATTERN_NAMES, PATTERNS
 from itemscale.cli import main
-from itemscale.measures import for_display
+from itemscale.measures import AnalysisResult, BinarySeries, Estimate, interval_note
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -65,12 +65,12 @@ def marker_y(mark: ET.Element) -> float:
     return float(use.get("y", "nan"))
 
 
-def tip(name: str, stat: dict[str, object]) -> str:
-    value = float(stat["value"])  # type: ignore[arg-type]
-    ci = stat.get("ci")
-    text = f"{name}: {100 * value:.1f}"
-    if isinstance(ci, list):
-        text += f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+def tip(name: str, stat: Estimate, note: str | None) -> str:
+    """A point's hover text: its interval only where the block's intervals are estimable."""
+    assert stat.value is not None
+    text = f"{name}: {100 * stat.value:.1f}"
+    if note is None and stat.ci is not None:
+        text += f" [{100 * stat.ci[0]:.1f}, {100 * stat.ci[1]:.1f}]"
     return text
 
 
@@ -117,27 +117,29 @@ def test_every_figure_has_axis_titles_and_a_legend(artifact: Path) -> None:
 def test_plotted_values_are_those_of_measures_json(artifact: Path) -> None:
     html = (artifact / "report.html").read_text(encoding="utf-8")
     figs = figures(html)
-    measures = json.loads((artifact / "measures.json").read_text(encoding="utf-8"))
+    measures = AnalysisResult.read(artifact / "measures.json")
     trajectories = pd.read_parquet(artifact / "trajectories.parquet")
-    blocks = [(m, for_display(b)) for m, b in measures["models"].items()]
+    blocks = [(m, b) for m, b in measures.models.items() if isinstance(b, BinarySeries)]
+    assert len(blocks) == len(measures.models)
     curves = [f for f in figs if kind(f) == "accuracy-curve"]
     flips = [f for f in figs if kind(f) == "flip-bars"]
     heats = [f for f in figs if kind(f) == "heatmap"]
     for (model, block), curve, flip, heat in zip(blocks, curves, flips, heats, strict=True):
-        axis = block["axis"]
-        assert tips(curve, "acc-point") == [tip(lab, block["accuracy"][lab]) for lab in axis]
+        axis, note = block.axis, interval_note(block)
+        assert tips(curve, "acc-point") == [tip(lab, block.accuracy[lab], note) for lab in axis]
         # and where they are drawn: a higher accuracy sits higher (a smaller SVG y)
         heights = [-marker_y(g) for g in curve.iter(f"{SVG}g") if g.get("class") == "acc-point"]
-        values = [block["accuracy"][lab]["value"] for lab in axis]
+        values = [block.accuracy[lab].value for lab in axis]
         for (v1, h1), (v2, h2) in itertools.combinations(zip(values, heights, strict=True), 2):
             assert (v1 > v2) == (h1 > h2 + 1e-6) or v1 == v2, (values, heights)
-        pairs = block["adjacent"]
+        pairs = block.adjacent
         shown = [p.replace("->", " → ") for p in pairs]
         assert tips(flip, "flip-down") == [
-            tip(f"flip down {s}", block["flip_down"][p]) for p, s in zip(pairs, shown, strict=True)
+            tip(f"flip down {s}", block.flip_down[p], note)
+            for p, s in zip(pairs, shown, strict=True)
         ]
         assert tips(flip, "flip-up") == [
-            tip(f"flip up {s}", block["flip_up"][p]) for p, s in zip(pairs, shown, strict=True)
+            tip(f"flip up {s}", block.flip_up[p], note) for p, s in zip(pairs, shown, strict=True)
         ]
         rows = trajectories[(trajectories["model"] == model) & (trajectories["kind"] == "binary")]
         counts = rows["pattern"].value_counts()

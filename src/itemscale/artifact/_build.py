@@ -13,47 +13,51 @@ from __future__ import annotations
 
 import hashlib
 import os
-import platform
 import re
 import shutil
 import socket
-import subprocess
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
-from importlib import metadata
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .. import __version__
 from ..audit import ANNOTATIONS_FILE, AUDIT_FILE, AUDIT_SUMMARY_FILE, SHEETS_DIR
 from ..errors import ItemscaleError
 from ..files import no_space_is_typed, read_json, replace_dir, sha256_file, shared_mode
 from ..items import ITEMS_FILE, Item, read_items_jsonl
-from ..measures import DEFAULT_BOOTSTRAP, AnalysisResult, as_layout
+from ..measures import AnalysisResult, AnalysisSettings
 from ..policies import CASCADE_FILE, INTERVENTION_DIR, PLAN_SUFFIX
 from ..responses import (
     MANIFEST_FILE,
     RESPONSES_FILE,
     RUN_FILE,
     check_replaceable,
-    command_line,
     read_response_columns,
     read_run,
     run_lock,
     write_json_atomic,
 )
-from ._derived import DERIVED_KEY, Derived, refresh_derived, stored_reports
+from ._derived import refresh_derived, stored_reports
 from ._html import REPORT_COLUMNS, ReportInputs, render_report
+from ._html_measures import Comparison
 from ._manifest import write_manifest
+from ._provenance import (
+    README_VERSION,
+    RECORDED_SETTINGS,
+    Analyze,
+    Provenance,
+    compute_measures,
+    now,
+    provenance_record,
+    readme_text,
+)
 from ._trajectories import TRAJECTORY_COLUMNS, TRAJECTORY_SCHEMA_VERSION, trajectory_table
 
 ARTIFACT_DIR: Final[str] = "artifact"
-ARTIFACT_SCHEMA_VERSION: Final[int] = 1
 TRAJECTORIES_FILE: Final[str] = "trajectories.parquet"
 MEASURES_FILE: Final[str] = "measures.json"
 PROVENANCE_FILE: Final[str] = "provenance.json"
@@ -72,63 +76,15 @@ OPTIONAL_FILES: Final[tuple[str, ...]] = (
     LEGACY_INTERVENTION_FILE,
     COMPARISON_FILE,
 )
-#: The README's template; `verify` renders it again only for artifacts that record this one.
-README_VERSION: Final[int] = 1
-PACKAGES: Final[tuple[str, ...]] = (
-    "numpy",
-    "pandas",
-    "pyarrow",
-    "scipy",
-    "pydantic",
-    "av",
-    "pillow",
-    "torch",
-    "torchvision",
-    "transformers",
-)
 
 
 class ArtifactError(ItemscaleError, ValueError):
     """An artifact that cannot be written or does not verify; names the files at fault."""
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def git_state(path: Path) -> tuple[str | None, bool | None]:
-    """(commit, dirty) of the git checkout holding `path`, or (None, None) outside one."""
-    try:
-        commit = subprocess.run(
-            ["git", "-C", str(path), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout.strip()
-        status = subprocess.run(
-            ["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no", "--", "."],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None, None
-    return commit or None, bool(status.strip())
-
-
-def _package_versions() -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
-    for name in PACKAGES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
-
-
-def find_items_file(run_dir: Path, run_meta: dict[str, Any], items: str | None) -> Path | None:
+def find_items_file(
+    run_dir: Path, run_meta: Mapping[str, object], items: str | None
+) -> Path | None:
     """The benchmark item file: `items` if given, else RUN_DIR/items.jsonl, else a path that
     run.json names under `items_path`, `items_file` or `items`."""
     if items:
@@ -157,25 +113,6 @@ def find_items_file(run_dir: Path, run_meta: dict[str, Any], items: str | None) 
     return None
 
 
-def _video_hashes(items: list[Item], base: Path) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for it in items:
-        if not it.video_path or it.video_id in out:
-            continue
-        path = Path(it.video_path)
-        if not path.is_absolute():
-            path = base / path
-        if path.is_file():
-            out[it.video_id] = {
-                "path": it.video_path,
-                "sha256": sha256_file(path),
-                "bytes": path.stat().st_size,
-            }
-        else:
-            out[it.video_id] = {"path": it.video_path, "sha256": None, "missing": True}
-    return out
-
-
 def write_trajectories(df: pd.DataFrame, path: Path) -> None:
     table = pa.Table.from_pandas(df, preserve_index=False)
     meta = dict(table.schema.metadata or {})
@@ -185,88 +122,22 @@ def write_trajectories(df: pd.DataFrame, path: Path) -> None:
     pq.write_table(table.replace_schema_metadata(meta), path)
 
 
-def readme_text(prov: dict[str, Any], optional: list[str]) -> str:
-    boot = prov["measures"]
-    grid = f" --configs {','.join(boot['configs'])}" if boot.get("configs") else ""
-    if boot.get("interval", "bca") != "bca":
-        grid += f" --ci {boot['interval']}"
-    lines = [
-        "# itemscale audit artifact",
-        "",
-        f"Written {prov['times']['artifact_written']} by itemscale {prov['tool']['version']} "
-        f"(commit {prov['tool']['git_commit'] or 'unknown'}).",
-        "",
-        "## Files",
-        "",
-        "- `responses.parquet`: the response table (one row per model, item, configuration, "
-        "repeat); every number is computed from it alone.",
-        "- `trajectories.parquet`: items x budgets (repeat 0 correctness or score) with each "
-        "item's pattern.",
-        "- `measures.json`: every measure of docs/measures.md (`itemscale analyze --json` layout).",
-        "- `run.json`: the run's own record (protocol, model specs, processor settings) as "
-        "the sweep or importer wrote it.",
-        "- `provenance.json`: tool version and commit, host, times, package and decoder "
-        "versions, hashes of the inputs (responses, benchmark items, videos).",
-        "- `report.html`: the report; opens offline.",
-        "- `MANIFEST.json`: sha256 of every file above.",
-    ]
-    lines += [f"- `{name}`: copied from the run directory." for name in optional]
-    lines += [
-        "",
-        "## Check it",
-        "",
-        "```",
-        "itemscale verify ARTIFACT_DIR --digest DIGEST",
-        "```",
-        "",
-        "checks every file against MANIFEST.json, then recomputes every measure from "
-        "`responses.parquet` with the recorded bootstrap "
-        f"(B = {boot['n_boot']}, seed = {boot['seed']}) and compares with `measures.json` "
-        "exactly, and the trajectories with `trajectories.parquet`. Any edited file is named. "
-        "DIGEST is the sha256 of MANIFEST.json that `itemscale report` printed and the authors "
-        "published beside their results: with it, an edit is found even when the manifest was "
-        "written again after it.",
-        "",
-        "## Reproduce every number",
-        "",
-        "```",
-        "mkdir -p rerun && cp responses.parquet rerun/ && cp run.json rerun/",
-        f"itemscale analyze rerun --bootstrap {boot['n_boot']} --seed {boot['seed']}{grid} "
-        "--json rerun/measures.json   # = measures.json",
-        f"itemscale report rerun{grid}   # = trajectories.parquet and the report's figures",
-    ]
-    if AUDIT_FILE in optional:
-        lines.append(
-            "itemscale audit rerun --items items.jsonl   # = audit.parquet (pathway rules: "
-            "docs/report.md)"
-        )
-    if CASCADE_FILE in optional:
-        lines.append("itemscale cascade rerun --json rerun/cascade.json   # = cascade.json")
-    lines += [
-        "```",
-        "",
-        "Intervals come from a paired bootstrap that resamples videos; the same seed gives the "
-        "same interval bit for bit.",
-        "",
-    ]
-    return "\n".join(lines)
-
-
 def build_artifact(
     run_dir: str | os.PathLike[str],
+    settings: AnalysisSettings | None = None,
     *,
     out: str | os.PathLike[str] | None = None,
-    n_boot: int = DEFAULT_BOOTSTRAP,
-    seed: int = 0,
     items: str | None = None,
     title: str | None = None,
-    analyze: Callable[..., AnalysisResult | Mapping[str, Any]] | None = None,
-    configs: Sequence[str] | None = None,
+    analyze: Analyze | None = None,
     force: bool = False,
-    ci: str = "bca",
+    **options: object,
 ) -> Path:
     """Write the artifact folder (default RUN_DIR/artifact) and return its path.
 
+    `settings` (an `AnalysisSettings`) says how the measures are computed, or its fields as
+    keywords (`n_boot` or `bootstrap`, `seed`, `ci`, `configs`): the artifact records these
+    (`verify` recomputes with them), so other settings (`by`, `axis`, ...) are refused.
     `configs` restricts the measures and trajectories to those configuration labels (as
     `analyze --configs`); responses.parquet stays whole, and the selection is recorded in
     provenance.json so `verify` recomputes the same thing.
@@ -275,6 +146,7 @@ def build_artifact(
     (`force` replaces any other folder); never the run folder or one that holds it. The whole
     build holds the run folder's lock.
     """
+    chosen = artifact_settings(settings, options)
     run_dir = Path(run_dir)
     if not run_dir.is_dir():  # before the lock, which would create the folder
         raise FileNotFoundError(f"{run_dir}: not a run directory")
@@ -285,7 +157,27 @@ def build_artifact(
         run_lock(run_dir, what="report", writes_run=_inside(target, run_dir)),
         no_space_is_typed(target.parent, f"the artifact {target.name}/"),
     ):
-        return _build(run_dir, target, n_boot, seed, items, title, analyze, configs, ci)
+        return _build(run_dir, target, chosen, items, title, analyze)
+
+
+def artifact_settings(
+    settings: AnalysisSettings | None, options: Mapping[str, object]
+) -> AnalysisSettings:
+    """The settings of a build (`settings`, or the keywords), refusing those an artifact does
+    not record: `verify` could not recompute what they change."""
+    chosen = AnalysisSettings.of(settings, options)
+    default = AnalysisSettings()
+    other = [
+        name
+        for name in type(chosen).model_fields
+        if name not in RECORDED_SETTINGS and getattr(chosen, name) != getattr(default, name)
+    ]
+    if other:
+        raise ArtifactError(
+            f"an artifact records only {', '.join(RECORDED_SETTINGS)} (what `verify` recomputes "
+            f"the measures with), not {', '.join(other)}: run `analyze` for those"
+        )
+    return chosen
 
 
 def _inside(target: Path, run_dir: Path) -> bool:
@@ -295,22 +187,19 @@ def _inside(target: Path, run_dir: Path) -> bool:
 def _build(
     run_dir: Path,
     target: Path,
-    n_boot: int,
-    seed: int,
+    settings: AnalysisSettings,
     items: str | None,
     title: str | None,
-    analyze: Callable[..., AnalysisResult | Mapping[str, Any]] | None,
-    configs: Sequence[str] | None,
-    ci: str,
+    analyze: Analyze | None,
 ) -> Path:
-    started = _now()
+    started = now()
     full, run_meta = read_run(run_dir)
-    from ..measures import analyze_responses, select_configs
+    from ..measures import select_configs
 
+    configs = settings.configs
     if configs is not None:
         select_configs(full, configs)  # an unknown label fails here, before anything is written
 
-    compute = analyze if analyze is not None else analyze_responses
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_builds(target, lock_covers_parent=target.parent.resolve() == run_dir.resolve())
     tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(target), dir=target.parent))
@@ -331,24 +220,16 @@ def _build(
             narrow, _ = select_configs(narrow, configs)
         write_trajectories(trajectory_table(narrow), tmp / TRAJECTORIES_FILE)
         del narrow
-        options: dict[str, Any] = {"n_boot": n_boot, "seed": seed}
-        if ci != "bca":
-            options["ci"] = ci
-        if configs is not None:
-            options["configs"] = list(configs)
-        measures = as_layout(compute(read_run(run_dir, slim=True)[0], **options))
-        write_json_atomic(tmp / MEASURES_FILE, measures)
-        prov = _provenance(
+        # a stand-in callable is asked for the interval method only where it is not BCa
+        measures = compute_measures(
+            analyze, read_run(run_dir, slim=True)[0], settings, ci=settings.ci != "bca"
+        )
+        write_json_atomic(tmp / MEASURES_FILE, measures.to_json())
+        prov = provenance_record(
             run_dir,
             run_meta,
             started=started,
-            measures={
-                "function": "itemscale.measures.analyze_responses",
-                "n_boot": n_boot,
-                "seed": seed,
-                "interval": ci,
-                **({"configs": list(configs)} if configs is not None else {}),
-            },
+            settings=settings,
             items_path=items_path,
             item_list=item_list,
             optional=optional,
@@ -373,7 +254,7 @@ def _build(
 
 
 def _copy_run_files(
-    run_dir: Path, tmp: Path, run_meta: dict[str, Any], items: str | None
+    run_dir: Path, tmp: Path, run_meta: Mapping[str, object], items: str | None
 ) -> tuple[list[str], Path | None, list[Item]]:
     """Copy the run's optional files, interventions, contact sheets and item file into the
     build; returns what was copied, the item file and its items."""
@@ -402,60 +283,6 @@ def _copy_run_files(
         shutil.copyfile(items_path, tmp / ITEMS_FILE)
         optional.append(ITEMS_FILE)
     return optional, items_path, item_list
-
-
-def _provenance(
-    run_dir: Path,
-    run_meta: dict[str, Any],
-    *,
-    started: str,
-    measures: dict[str, Any],
-    items_path: Path | None,
-    item_list: list[Item],
-    optional: list[str],
-    derived: Sequence[Derived],
-    title: str | None,
-) -> dict[str, Any]:
-    """provenance.json, less the hashes of the copied files (taken once the build is complete)."""
-    commit, dirty = git_state(Path(__file__).resolve().parent)
-    return {
-        "schema_version": ARTIFACT_SCHEMA_VERSION,
-        "tool": {
-            "name": "itemscale",
-            "version": __version__,
-            "git_commit": commit,
-            "git_dirty": dirty,
-        },
-        "command": command_line(),
-        "host": {
-            "hostname": socket.gethostname(),
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "machine": platform.machine(),
-        },
-        "packages": _package_versions(),
-        "decoder": {"name": "pyav", "version": _package_versions().get("av")},
-        "times": {
-            "run_started": _run_time(run_meta, "started"),
-            "run_finished": _run_time(run_meta, "finished"),
-            "artifact_started": started,
-            "artifact_written": _now(),
-        },
-        "measures": measures,
-        "inputs": {
-            RESPONSES_FILE: {
-                "sha256": sha256_file(run_dir / RESPONSES_FILE),
-                "source": str(run_dir / RESPONSES_FILE),
-            },
-            "items": (
-                {"path": str(items_path), "sha256": sha256_file(items_path)} if items_path else None
-            ),
-            "videos": _video_hashes(item_list, items_path.parent) if items_path else {},
-        },
-        "optional_files": optional,
-        DERIVED_KEY: {d.name: d.record() for d in derived},
-        "report": {"title": title or f"itemscale report: {run_dir.resolve().name}"},
-    }
 
 
 def _host_tag() -> str:
@@ -539,9 +366,11 @@ def _copied_files(root: Path, optional: list[str]) -> list[str]:
     return names
 
 
-def load_report_inputs(root: Path) -> ReportInputs:
-    """What report.html is rendered from, read from the artifact folder alone."""
-    prov = read_json(root / PROVENANCE_FILE)
+def load_report_inputs(root: Path, measures: AnalysisResult | None = None) -> ReportInputs:
+    """What report.html is rendered from, read from the artifact folder alone; measures.json
+    validated (`SchemaError` naming the file and the key), or `measures` in its place (what
+    `verify` recomputed)."""
+    prov: Provenance = read_json(root / PROVENANCE_FILE)
     run_meta = read_json(root / RUN_FILE)
     cascade, stored = stored_reports(root)
     legacy = _read_optional_json(root / LEGACY_INTERVENTION_FILE)
@@ -556,7 +385,7 @@ def load_report_inputs(root: Path) -> ReportInputs:
             if it.options:
                 options[it.item_id] = tuple(it.options)
     return ReportInputs(
-        measures=read_json(root / MEASURES_FILE),
+        measures=measures if measures is not None else AnalysisResult.read(root / MEASURES_FILE),
         trajectories=pq.read_table(root / TRAJECTORIES_FILE).to_pandas(),
         responses=read_response_columns(root / RESPONSES_FILE, REPORT_COLUMNS),
         provenance=prov,
@@ -564,20 +393,13 @@ def load_report_inputs(root: Path) -> ReportInputs:
         annotations=_read_optional_parquet(root / ANNOTATIONS_FILE),
         sheets=sheets,
         cascade=cascade,
-        comparison=_read_optional_json(root / COMPARISON_FILE),
+        comparison=cast("Comparison | None", _read_optional_json(root / COMPARISON_FILE)),
         intervention=interventions or None,
         run=run_meta if isinstance(run_meta, dict) else {},
         title=str(title) if title else "itemscale report",
         questions=questions,
         options=options,
     )
-
-
-def _run_time(run_meta: dict[str, Any], which: str) -> Any:
-    times = run_meta.get("times")
-    if isinstance(times, dict) and times.get(which):
-        return times[which]
-    return run_meta.get(f"{which}_at")
 
 
 def _read_optional_parquet(path: Path) -> pd.DataFrame | None:

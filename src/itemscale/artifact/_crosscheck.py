@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -24,14 +25,9 @@ import pandas as pd
 from ..files import read_json, sha256_file
 from ..items import ITEMS_FILE, ItemFileError, read_items_jsonl
 from ..responses import MANIFEST_FILE, RUN_FILE, TaskKind, redact_value
-from ._build import (
-    MEASURES_FILE,
-    PROVENANCE_FILE,
-    README_FILE,
-    README_VERSION,
-    readme_text,
-)
+from ._build import MEASURES_FILE, PROVENANCE_FILE, README_FILE
 from ._manifest import manifest_digest
+from ._provenance import README_VERSION, Provenance, readme_text
 
 Problem = tuple[str, str]
 _DIGEST: Final[re.Pattern[str]] = re.compile(r"[0-9a-f]{64}")
@@ -84,7 +80,7 @@ def check_json_form(root: Path) -> list[Problem]:
     return problems
 
 
-def check_copied_files(root: Path, prov: dict[str, Any]) -> list[Problem]:
+def check_copied_files(root: Path, prov: Provenance) -> list[Problem]:
     """Every file copied from the run against the sha256 provenance.json recorded for it."""
     recorded = prov.get("inputs", {}).get("files")
     problems = []
@@ -139,7 +135,7 @@ def check_items(root: Path, responses: pd.DataFrame) -> list[Problem]:
     )
 
 
-def check_videos(prov: dict[str, Any], run_meta: dict[str, Any]) -> list[Problem]:
+def check_videos(prov: Provenance, run_meta: Mapping[str, object]) -> list[Problem]:
     """provenance.json's video digests against the ones the sweep recorded as it decoded."""
     videos = prov.get("inputs", {}).get("videos")
     swept = run_meta.get("video_content_hashes") if isinstance(run_meta, dict) else None
@@ -160,7 +156,7 @@ def check_videos(prov: dict[str, Any], run_meta: dict[str, Any]) -> list[Problem
     return problems
 
 
-def check_readme(root: Path, prov: dict[str, Any]) -> list[Problem]:
+def check_readme(root: Path, prov: Provenance) -> list[Problem]:
     if prov.get("readme_version") != README_VERSION or not (root / README_FILE).is_file():
         return []  # written before the README was checked, or by another template
     optional = [str(n) for n in prov.get("optional_files", [])]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -193,7 +194,7 @@ def audit_difference(root: Path, df: pd.DataFrame, items: list[Any]) -> str | No
     )
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: Path) -> dict[str, object]:
     payload = json.loads(path.read_text(encoding="utf-8"))
     if not isinstance(payload, dict):
         raise ValueError(f"{path.name}: not a JSON object")
@@ -208,7 +209,9 @@ def refresh_derived(root: Path, df: pd.DataFrame, items: list[Any]) -> list[Deri
     current = sha256_file(root / RESPONSES_FILE)
     done: list[Derived] = []
 
-    def replace(path: Path, stored: dict[str, Any], fresh: dict[str, Any], command: str) -> None:
+    def replace(
+        path: Path, stored: Mapping[str, object], fresh: dict[str, object], command: str
+    ) -> None:
         if first_difference(stored, fresh, added=ADDED_LATER) is None:
             return
         _, why = why_it_differs(stored.get(RESPONSES_DIGEST_KEY), current)
@@ -262,7 +265,7 @@ def refresh_derived(root: Path, df: pd.DataFrame, items: list[Any]) -> list[Deri
     return done
 
 
-def declared(prov: dict[str, Any], status: str) -> dict[str, str]:
+def declared(prov: Mapping[str, object], status: str) -> dict[str, str]:
     """name -> reason of the derived files provenance.json records with `status`."""
     record = prov.get(DERIVED_KEY) if isinstance(prov, dict) else None
     if not isinstance(record, dict):

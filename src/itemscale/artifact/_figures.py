@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..measures import BinaryBlock, Estimate
 from ._plot import (
     BLUE,
     GREEN,
@@ -286,20 +287,20 @@ def heatmap(
     return draw(_heatmap, labels, values, patterns, pattern_order, binary=binary, names=names or {})
 
 
-def _stat(block: Mapping[str, Any], key: str) -> Point:
-    raw = block.get(key)
-    if not isinstance(raw, dict) or raw.get("value") is None:
+def point(stat: Estimate | None, note: str | None = None) -> Point:
+    """(value, interval) of an estimate as the figures plot it: no interval where `note` says
+    the block's intervals are not estimable (too few videos), none without a value."""
+    if stat is None or stat.value is None:
         return None, None
-    ci = raw.get("ci")
-    pair = (float(ci[0]), float(ci[1])) if isinstance(ci, list | tuple) and len(ci) == 2 else None
-    return float(raw["value"]), pair
+    ci = None if note is not None or stat.ci is None else (float(stat.ci[0]), float(stat.ci[1]))
+    return float(stat.value), ci
 
 
-def _flip_bars(marks: Marks, block: Mapping[str, Any]) -> Made:
+def _flip_bars(marks: Marks, block: BinaryBlock, note: str | None) -> Made:
     from matplotlib.patches import Patch
     from matplotlib.ticker import MaxNLocator
 
-    pairs = [str(p) for p in block.get("adjacent", [])]
+    pairs = [str(p) for p in block.adjacent]
     if not pairs:
         return None
     shown = [p.replace("->", " → ") for p in pairs]
@@ -307,13 +308,12 @@ def _flip_bars(marks: Marks, block: Mapping[str, Any]) -> Made:
     fig = new_figure(width, 3.3)
     ax = fig.add_subplot()
     handles: list[Patch] = []
-    for offset, key, colour, kind, meaning in (
-        (-0.2, "flip_down", VERMILLION, "down", "right → wrong"),
-        (0.2, "flip_up", BLUE, "up", "wrong → right"),
+    for offset, stats, colour, kind, meaning in (
+        (-0.2, block.flip_down, VERMILLION, "down", "right → wrong"),
+        (0.2, block.flip_up, BLUE, "up", "wrong → right"),
     ):
-        stats = block.get(key, {})
         for i, pair in enumerate(pairs):
-            value, ci = _stat(stats, pair)
+            value, ci = point(stats.get(pair), note)
             if value is None:
                 continue
             ax.bar(
@@ -345,9 +345,10 @@ def _flip_bars(marks: Marks, block: Mapping[str, Any]) -> Made:
     return fig, "flip-bars", "flip-down and flip-up per adjacent pair (points, 95% CI)"
 
 
-def flip_bars(block: Mapping[str, Any]) -> str:
-    """Flip-down (vermillion) and flip-up (blue) per adjacent pair, with 95% intervals."""
-    return draw(_flip_bars, block)
+def flip_bars(block: BinaryBlock, note: str | None = None) -> str:
+    """Flip-down (vermillion) and flip-up (blue) per adjacent pair, with 95% intervals (none
+    where `note` says they are not estimable)."""
+    return draw(_flip_bars, block, note)
 
 
 def _frontier(

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..audit import AUDIT_FILE
-from ..measures import INTERVENTION_SERIES_PREFIX
+from ..measures import INTERVENTION_SERIES_PREFIX, AnalysisResult, BootstrapSettings
 from ..policies import (
     CASCADE_FILE,
     INTERVENTION_DIR,
@@ -31,18 +31,20 @@ from ..policies import (
     InterventionResult,
     ReportFileError,
 )
-from ..responses import RESPONSES_FILE, redact
+from ..responses import redact
 from ._assets import CSS, JS, script_hash
 from ._derived import DERIVED_KEY
 from ._escape import esc
 from ._explorer import explorer_payload, explorer_section
 from ._html_measures import (
+    Comparison,
     comparison_section,
     headline_sentence,
     interval_method_text,
     measures_section,
 )
 from ._html_policies import cascade_section, intervention_section
+from ._provenance import Provenance
 
 ROW_LIMIT: Final[int] = 2000
 GALLERY_LIMIT: Final[int] = 60
@@ -61,21 +63,23 @@ REPORT_COLUMNS: Final[frozenset[str]] = frozenset(
 
 @dataclass(frozen=True)
 class ReportInputs:
-    measures: dict[str, Any]
+    #: measures.json, validated
+    measures: AnalysisResult
     trajectories: pd.DataFrame
     #: the responses' REPORT_COLUMNS (any others are not read)
     responses: pd.DataFrame
-    provenance: dict[str, Any]
+    provenance: Provenance
     audit: pd.DataFrame | None = None
     annotations: pd.DataFrame | None = None
     sheets: Mapping[str, bytes] = field(default_factory=dict)
     #: cascade.json validated (a file that does not fit its layout: the error, shown as such)
     cascade: CascadeReport | ReportFileError | None = None
     #: the seed paper's numbers beside itemscale's, when the run is its release (comparison.json)
-    comparison: dict[str, Any] | None = None
+    comparison: Comparison | None = None
     #: intervention/<name>.json validated, or its error; the one-file layout before as its dict
     intervention: Mapping[str, InterventionResult | ReportFileError | dict[str, Any]] | None = None
-    run: dict[str, Any] = field(default_factory=dict)
+    #: run.json as the sweep or importer wrote it
+    run: Mapping[str, object] = field(default_factory=dict)
     title: str = "itemscale report"
     #: item id -> question text (from the artifact's items.jsonl, when it has one)
     questions: Mapping[str, str] = field(default_factory=dict)
@@ -245,9 +249,10 @@ def _key_values(value: Any, depth: int = 0) -> str:
     return esc("null" if value is None else str(value))
 
 
-def _provenance_section(prov: dict[str, Any], measures: dict[str, Any], run: dict[str, Any]) -> str:
+def _provenance_section(
+    prov: Provenance, boot: BootstrapSettings, run: Mapping[str, object]
+) -> str:
     tool = prov.get("tool", {})
-    boot = measures.get("bootstrap", {})
     rows = [
         (
             "itemscale",
@@ -257,12 +262,12 @@ def _provenance_section(prov: dict[str, Any], measures: dict[str, Any], run: dic
         ("artifact written", str(prov.get("times", {}).get("artifact_written", "?"))),
         (
             "bootstrap",
-            f"{boot.get('n_boot', '?')} video resamples, seed {boot.get('seed', '?')}; "
-            f"{interval_method_text(boot)}",
+            f"{boot.n_boot} video resamples, seed {boot.seed}; {interval_method_text(boot)}",
         ),
         (
             "responses sha256",
-            str(prov.get("inputs", {}).get(RESPONSES_FILE, {}).get("sha256", "?")),
+            # the key is RESPONSES_FILE
+            str(prov.get("inputs", {}).get("responses.parquet", {}).get("sha256", "?")),
         ),
     ]
     nested: list[tuple[str, Any]] = []
@@ -285,7 +290,7 @@ def _provenance_section(prov: dict[str, Any], measures: dict[str, Any], run: dic
     )
 
 
-def _derived_notes(prov: dict[str, Any], *names: str) -> str:
+def _derived_notes(prov: Provenance, *names: str) -> str:
     """What the report did with a derived file that no longer fit the responses (recomputed it,
     or shows it flagged as stale), said where its section starts."""
     record = prov.get(DERIVED_KEY) if isinstance(prov, dict) else None
@@ -347,7 +352,7 @@ def render_report(inputs: ReportInputs) -> str:
 <section id="intervention"><h2>Sampling intervention</h2>{_derived_notes(prov, INTERVENTION_DIR)}{intervention_section(inputs.intervention, GALLERY_LIMIT)}</section>
 <section id="audit"><h2>Why? The frame audit</h2>{_derived_notes(prov, AUDIT_FILE)}{_audit_section(inputs)}</section>
 <section id="items"><h2>Items</h2>{explorer_section(payload)}</section>
-<section id="provenance"><h2>Provenance</h2>{_provenance_section(inputs.provenance, inputs.measures, inputs.run)}</section>
+<section id="provenance"><h2>Provenance</h2>{_provenance_section(inputs.provenance, inputs.measures.bootstrap, inputs.run)}</section>
 </main>
 <script type="application/json" id="itemscale-data">{json_for_script(payload)}</script>
 <script>{JS}</script>

@@ -1,31 +1,44 @@
 """The report's inference tables: cluster-aware paired tests with Holm's adjustment (marking
 the changes that hold), the minimum detectable effect, the additive-model heterogeneity test,
-and churn between series at equal budgets. Each is one small function over the `analyze`
-JSON, so the measures section calls them without knowing their layout; it hands in `pts`, its
-one way of writing a statistic with its interval."""
+and churn between series at equal budgets. Each is one small function over the typed series
+block, so the measures section calls them without knowing their layout; it hands in `pts`, its
+one way of writing a statistic with its interval (with the block's `interval_note` bound), and
+the note itself, which replaces the p-values, the power figures and the additive-model test of
+a block with too few videos."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-from ..measures import GLOSSARY
+from ..measures import (
+    GLOSSARY,
+    BinarySeries,
+    BinaryWithText,
+    Churn,
+    Estimate,
+    Heterogeneity,
+    HeterogeneitySkipped,
+    NoiseRecord,
+    OpenEndedSeries,
+)
 from ._escape import esc
 
-Points = Callable[[Any], str]
+#: The report's writer of one statistic (`_html_measures.pts`, its note bound).
+Points = Callable[[Estimate | None], str]
 
 
-def _signed(pts: Points, stat: Any) -> str:
+def _signed(pts: Points, stat: Estimate | None) -> str:
     """A change written by the report's one writer of a statistic (`pts`), with its sign."""
     text = pts(stat)
-    if text != "n/a" and float(stat["value"]) >= 0:
+    if text != "n/a" and stat is not None and float(stat.value or 0.0) >= 0:
         text = "+" + text
     return text
 
 
-def _p(value: Any) -> str:
-    if isinstance(value, str):  # "not estimable"
-        return value
+def _p(value: float | None, note: str | None = None) -> str:
+    """A p-value, or the note ("not estimable") that replaces it on a small sample."""
+    if note is not None:
+        return note
     return "n/a" if value is None else f"{float(value):.3g}"
 
 
@@ -44,16 +57,15 @@ def _table(head: list[str], rows: list[str]) -> str:
     )
 
 
-def paired_tests_table(block: dict[str, Any], pts: Points) -> str:
-    tests = block.get("paired_tests") or {}
-    if not tests.get("adjacent"):
+def paired_tests_table(block: BinarySeries, pts: Points, note: str | None = None) -> str:
+    tests = block.paired_tests
+    if tests is None or not tests.adjacent:
         return ""
     rows = []
-    for family in ("adjacent", "requested"):
-        chosen = tests.get(family) or {}
-        for arrow in _budget_order(list(chosen), list(block.get("adjacent") or [])):
+    for family, chosen in (("adjacent", tests.adjacent), ("requested", tests.requested or {})):
+        for arrow in _budget_order(list(chosen), list(block.adjacent)):
             t = chosen[arrow]
-            holds = t.get("significant_after_holm")
+            holds = None if note is not None else t.significant_after_holm
             mark = (
                 "<span class='muted'>not estimable</span>"
                 if holds is None
@@ -63,11 +75,11 @@ def paired_tests_table(block: dict[str, Any], pts: Points) -> str:
             )
             rows.append(
                 f"<tr><th>{esc(arrow)}{' (requested)' if family == 'requested' else ''}</th>"
-                f"<td class='num'>{esc(_signed(pts, t.get('difference')))}</td>"
-                f"<td class='num'>{esc(_p(t.get('clustered_mcnemar_p')))}</td>"
-                f"<td class='num'>{esc(_p(t.get('holm_p')))}</td><td>{mark}</td>"
-                f"<td class='num'>{esc(_p(t.get('exact_mcnemar_p')))}</td>"
-                f"<td class='num'>{esc(_p(t.get('bootstrap_p')))}</td></tr>"
+                f"<td class='num'>{esc(_signed(pts, t.difference))}</td>"
+                f"<td class='num'>{esc(_p(t.clustered_mcnemar_p, note))}</td>"
+                f"<td class='num'>{esc(_p(t.holm_p, note))}</td><td>{mark}</td>"
+                f"<td class='num'>{esc(_p(t.exact_mcnemar_p, note))}</td>"
+                f"<td class='num'>{esc(_p(t.bootstrap_p, note))}</td></tr>"
             )
     head = [
         "pair",
@@ -80,26 +92,24 @@ def paired_tests_table(block: dict[str, Any], pts: Points) -> str:
     ]
     return (
         "<h4>Paired tests between adjacent budgets</h4><p class='muted'>"
-        f"{esc(GLOSSARY['clustered test'])}. Holm over the {tests.get('n_family', 0)} adjacent "
+        f"{esc(GLOSSARY['clustered test'])}. Holm over the {tests.n_family} adjacent "
         f"pairs of the grid (requested pairs form their own family): "
         f"{esc(GLOSSARY['Holm'])}.</p>" + _table(head, rows)
     )
 
 
-def power_table(block: dict[str, Any]) -> str:
-    power = block.get("power") or {}
-    axes = power.get("axes") or {}
-    if not axes:
+def power_table(block: BinarySeries, note: str | None = None) -> str:
+    power = block.power
+    if power is None or not power.axes:
         return ""
-    target = 100 * float(power.get("target", 0.0))
+    target = 100 * float(power.target)
     rows = []
-    for axis, a in axes.items():
-        mde, need = a.get("mde"), a.get("videos_needed")
-        mde = mde if isinstance(mde, str) else "n/a" if mde is None else f"{100 * float(mde):.1f}"
-        need = need if isinstance(need, str) else "n/a" if need is None else f"{int(need):,}"
+    for axis, a in power.axes.items():
+        mde = note or ("n/a" if a.mde is None else f"{100 * float(a.mde):.1f}")
+        need = note or ("n/a" if a.videos_needed is None else f"{int(a.videos_needed):,}")
         rows.append(
             f"<tr><th>{esc(axis)}</th><td class='num'>{esc(mde)}</td>"
-            f"<td class='num'>{esc(need)}</td><td>{esc(', '.join(a.get('pairs', [])))}</td></tr>"
+            f"<td class='num'>{esc(need)}</td><td>{esc(', '.join(a.pairs))}</td></tr>"
         )
     head = [
         "axis",
@@ -107,110 +117,130 @@ def power_table(block: dict[str, Any]) -> str:
         f"videos for {target:.1f} points",
         "pairs",
     ]
+    videos = "?" if power.n_videos is None else power.n_videos
     return (
         "<h4>Power</h4><p class='muted'>"
-        f"{esc(GLOSSARY['minimum detectable effect'])}; {power.get('n_videos', '?')} videos, "
-        f"{float(power.get('items_per_video', 0.0)):.2f} items per video, clustered McNemar test.</p>"
+        f"{esc(GLOSSARY['minimum detectable effect'])}; {videos} videos, "
+        f"{float(power.items_per_video or 0.0):.2f} items per video, clustered McNemar test.</p>"
         + _table(head, rows)
     )
 
 
-def heterogeneity_table(h: dict[str, Any] | None, title: str, pts: Points) -> str:
-    if not isinstance(h, dict):
+def heterogeneity_table(
+    h: Heterogeneity | HeterogeneitySkipped | None,
+    title: str,
+    pts: Points,
+    not_estimable: str | None = None,
+) -> str:
+    """The additive-model test; `not_estimable` (why, on a small sample) in place of a test
+    that ran."""
+    if h is None:
         return ""
-    if "skipped" in h:
-        return f"<h4>{esc(title)}</h4><p class='muted'>not tested: {esc(h['skipped'])}</p>"
+    if isinstance(h, HeterogeneitySkipped) or not_estimable is not None:
+        why = h.skipped if isinstance(h, HeterogeneitySkipped) else not_estimable
+        return f"<h4>{esc(title)}</h4><p class='muted'>not tested: {esc(why)}</p>"
     rows = [
-        f"<tr><th>{esc(name)}</th><td class='num'>{esc(pts(c.get('observed')))}</td>"
-        f"<td class='num'>{esc(pts(c.get('additive')))}</td>"
-        f"<td class='num'>{esc(_signed(pts, c.get('difference')))}</td>"
-        f"<td class='num'>{esc(_p(c.get('p_value')))}</td></tr>"
-        for name, c in [("harmful rate", h), *h.get("trajectories", {}).items()]
+        f"<tr><th>{esc(name)}</th><td class='num'>{esc(pts(observed))}</td>"
+        f"<td class='num'>{esc(pts(additive))}</td>"
+        f"<td class='num'>{esc(_signed(pts, difference))}</td>"
+        f"<td class='num'>{esc(_p(p))}</td></tr>"
+        for name, observed, additive, difference, p in [
+            ("harmful rate", h.observed, h.additive, h.difference, h.p_value),
+            *(
+                (name, c.observed, c.additive, c.difference, c.p_value)
+                for name, c in h.trajectories.items()
+            ),
+        ]
     ]
     head = ["share of items", "observed", "additive model", "difference", "p"]
     return (
         f"<h4>{esc(title)}</h4><p class='muted'>{esc(GLOSSARY['additive model'])}. "
-        f"{h.get('n_informative', '?')} of {h.get('n_items', '?')} items are right at some budgets "
+        f"{h.n_informative} of {h.n_items} items are right at some budgets "
         "and wrong at others; p from a parametric bootstrap over whole videos "
-        f"({h.get('n_null', 0)} draws), percentile intervals. The oracle headroom is a function "
+        f"({h.n_null} draws), percentile intervals. The oracle headroom is a function "
         "of the margins and the additive model reproduces it exactly.</p>"
         + _table(head, rows)
-        + _noise_line(h.get("noise"), pts)
+        + _noise_line(h.noise, pts)
     )
 
 
-def _noise_line(noise: Any, pts: Points) -> str:
-    if not isinstance(noise, dict):
+def _noise_line(noise: NoiseRecord | None, pts: Points) -> str:
+    if noise is None:
         return ""
     return (
-        f"<p>Noise bound: {esc(pts(noise.get('noise_bound')))}; harmful rate minus the bound "
-        f"{esc(_signed(pts, noise.get('difference')))}, one-sided p "
-        f"{esc(_p(noise.get('p_value')))}. <span class='muted'>{esc(GLOSSARY['noise bound'])}"
+        f"<p>Noise bound: {esc(pts(noise.noise_bound))}; harmful rate minus the bound "
+        f"{esc(_signed(pts, noise.difference))}, one-sided p "
+        f"{esc(_p(noise.p_value))}. <span class='muted'>{esc(GLOSSARY['noise bound'])}"
         "</span></p>"
     )
 
 
-def inference_tables(block: dict[str, Any], pts: Points) -> str:
-    """Everything a binary block adds to its section."""
-    with_text = block.get("grid_with_text") or {}
+def inference_tables(block: BinarySeries, pts: Points, note: str | None = None) -> str:
+    """Everything a binary block adds to its section; `note` ("not estimable" on a small
+    sample) replaces its p-values, power figures and additive-model tests."""
+    with_text: BinaryWithText | None = block.grid_with_text
+    why = None if note is None else f"{note} with {block.n_videos} video(s)"
     return (
-        paired_tests_table(block, pts)
-        + power_table(block)
-        + heterogeneity_table(block.get("heterogeneity"), "Heterogeneity: visual budgets", pts)
+        paired_tests_table(block, pts, note)
+        + power_table(block, note)
+        + heterogeneity_table(block.heterogeneity, "Heterogeneity: visual budgets", pts, why)
         + heterogeneity_table(
-            with_text.get("heterogeneity"),
+            with_text.heterogeneity if with_text is not None else None,
             "Heterogeneity: with the text-only answer as budget 0",
             pts,
+            why,
         )
     )
 
 
-def churn_tables(block: dict[str, Any], pts: Points) -> str:
+def churn_tables(block: BinarySeries | OpenEndedSeries, pts: Points) -> str:
     """A model's churn between each pair of its series."""
     parts = []
-    for pair, churn in (block.get("churn") or {}).items():
+    for pair, churn in (block.churn or {}).items():
         rows = []
-        for budget, b in churn.get("budgets", {}).items():
-            floors = " / ".join(pts(b[k]) for k in ("noise_floor_p", "noise_floor_q") if k in b)
+        for budget, b in churn.budgets.items():
+            floors = " / ".join(
+                pts(floor) for floor in (b.noise_floor_p, b.noise_floor_q) if floor is not None
+            )
             rows.append(
-                f"<tr><th>{esc(budget)}</th><td class='num'>{esc(pts(b.get('answer_change')))}"
-                f"</td><td class='num'>{esc(_signed(pts, b.get('accuracy_difference')))}</td>"
-                f"<td class='num'>{esc(pts(b.get('flip_down')))}</td>"
-                f"<td class='num'>{esc(pts(b.get('flip_up')))}</td>"
+                f"<tr><th>{esc(budget)}</th><td class='num'>{esc(pts(b.answer_change))}"
+                f"</td><td class='num'>{esc(_signed(pts, b.accuracy_difference))}</td>"
+                f"<td class='num'>{esc(pts(b.flip_down))}</td>"
+                f"<td class='num'>{esc(pts(b.flip_up))}</td>"
                 f"<td class='num'>{esc(floors or 'no repeats')}</td></tr>"
             )
         head = ["budget", "answers changed", "accuracy change", "down", "up", "noise floor"]
         parts.append(
             f"<h4>Churn {esc(pair)}</h4><p class='muted'>{esc(GLOSSARY['churn'])}; "
-            f"{churn.get('n_common_items', 0)} items in both, points, 95% interval.</p>"
+            f"{churn.n_common_items} items in both, points, 95% interval.</p>"
             + _table(head, rows)
             + selector_table(churn, pts)
         )
     return "".join(parts)
 
 
-def selector_table(churn: dict[str, Any], pts: Points) -> str:
+def selector_table(churn: Churn, pts: Points) -> str:
     """A frame selector's series against uniform sampling, budget by budget ('' for a pair
     without a selector)."""
     rows = []
     notes = []
-    for budget, b in churn.get("budgets", {}).items():
-        v = b.get("selector")
-        if not v:
+    for budget, b in churn.budgets.items():
+        v = b.selector
+        if v is None:
             continue
-        headroom = v["n_uniform_wrong_everywhere"]
+        headroom = v.n_uniform_wrong_everywhere
         rows.append(
-            f"<tr><th>{esc(budget)}</th><td class='num'>{esc(pts(v['accuracy_selector']))}</td>"
-            f"<td class='num'>{esc(pts(v['accuracy_uniform']))}</td>"
-            f"<td class='num'>{esc(_signed(pts, v['accuracy_difference']))}</td>"
-            f"<td class='num'>{esc(_p(v['clustered_mcnemar_p']))}</td>"
-            f"<td class='num'>{v['n_fixed']}</td><td class='num'>{v['n_broken']}</td>"
-            f"<td class='num'>{v['n_headroom_fixed']} of {headroom}</td></tr>"
+            f"<tr><th>{esc(budget)}</th><td class='num'>{esc(pts(v.accuracy_selector))}</td>"
+            f"<td class='num'>{esc(pts(v.accuracy_uniform))}</td>"
+            f"<td class='num'>{esc(_signed(pts, v.accuracy_difference))}</td>"
+            f"<td class='num'>{esc(_p(v.clustered_mcnemar_p))}</td>"
+            f"<td class='num'>{v.n_fixed}</td><td class='num'>{v.n_broken}</td>"
+            f"<td class='num'>{v.n_headroom_fixed} of {headroom}</td></tr>"
         )
-        if v.get("same_input"):
+        if v.same_input is not None:
             notes.append(
                 f"{budget}: looks like the same input as uniform (identical answers on "
-                f"{v['same_input']['identical']} of {v['same_input']['items']} items): was the "
+                f"{v.same_input.identical} of {v.same_input.items} items): was the "
                 "selection applied?"
             )
     if not rows:

@@ -2,15 +2,20 @@
 map, the headline numbers in both readings of the grid (visual budgets only; the text-only
 answer as budget 0), flips, complementarity, text overwrite and the chains of a multi-axis grid.
 
-Kept apart from the page (`_html`) because it is most of the page's text; `pts` and `stat_pair`
-are the one way the report writes a statistic with its interval, so the other sections use them.
+Kept apart from the page (`_html`) because it is most of the page's text; `pts` is the one way
+the report writes a statistic with its interval (and `_figures.point` the one way it plots
+one), so the other sections use them. Everything is read from the typed `AnalysisResult`; a
+series with too few videos (a `small_sample` record) is shown with "not estimable" in place of
+its intervals, p-values, power figures and additive-model tests, decided here at display time
+(`interval_note`), the stored numbers untouched.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from functools import partial
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -18,51 +23,80 @@ import pandas as pd
 from ..measures import (
     GLOSSARY,
     GRID_WITH_TEXT_TITLE,
+    AnalysisResult,
+    BestFixed,
+    BinaryBlock,
+    BinarySeries,
+    BinaryWithText,
+    BootstrapSettings,
+    ContinuousBlock,
+    ContinuousWithText,
+    Estimate,
     MeasureKind,
+    OpenEndedSeries,
+    SeriesEntry,
     additive_sentence,
-    for_display,
+    interval_note,
     measures_for,
     resolution_tag,
     small_sample_text,
     stat_text,
 )
 from ._escape import esc
-from ._figures import accuracy_curve, budget_grid, chain_curves, flip_bars, heatmap
+from ._figures import accuracy_curve, budget_grid, chain_curves, flip_bars, heatmap, point
 from ._html_inference import churn_tables, inference_tables
 from ._trajectories import PATTERN_NAMES, PATTERNS
 
 
-def pts(stat: Any) -> str:
-    return stat_text(stat if isinstance(stat, dict) else None)
+class ComparisonRow(TypedDict):
+    """One row of comparison.json (`workflows.PaperNumber`): a published number beside
+    itemscale's, in points."""
+
+    model: str
+    measure: str
+    paper: float
+    itemscale: float
+    ci: list[float] | None
+    same: bool
+    n_items: int
+    n_videos: int
+    configs: list[str]
 
 
-def stat_pair(stat: Any) -> tuple[float | None, tuple[float, float] | None]:
-    if not isinstance(stat, dict) or stat.get("value") is None:
-        return None, None
-    ci = stat.get("ci")
-    pair = (float(ci[0]), float(ci[1])) if isinstance(ci, list | tuple) and len(ci) == 2 else None
-    return float(stat["value"]), pair
+class Comparison(TypedDict):
+    """comparison.json: the seed paper's published numbers beside itemscale's (`make demo`)."""
+
+    schema_version: int
+    rows: list[ComparisonRow]
 
 
-def _measure_rows(block: dict[str, Any], kind: MeasureKind) -> list[tuple[str, str, str | None]]:
+#: A block the report shows a headline table of.
+TableBlock = BinarySeries | ContinuousBlock | BinaryWithText | ContinuousWithText
+
+
+def pts(stat: Estimate | BestFixed | Mapping[str, Any] | None, note: str | None = None) -> str:
+    """A statistic in points with its interval, or with `note` in its place ("not
+    estimable", on a small sample): the report's one way of writing a statistic."""
+    return stat_text(stat, note=note)
+
+
+def _measure_rows(
+    block: TableBlock, kind: MeasureKind, note: str | None
+) -> list[tuple[str, str, str | None]]:
     """The registered measures of one block as (header, value, glossary term) rows."""
     rows = []
     for unit in measures_for(kind):
-        row = unit.report_row(block)
+        row = unit.report_row(block, note)
         if row is not None:
             rows.append(row)
     return rows
 
 
-def _headline_table(block: dict[str, Any]) -> str:
+def _headline_table(block: BinarySeries, note: str | None) -> str:
     rows: list[tuple[str, str, str | None]] = [
-        ("items on the matched grid", str(block.get("n_items", "n/a")), "matched grid"),
-        (
-            "items dropped (reasons)",
-            f"{block.get('n_dropped', 0)} {block.get('drop_reasons') or ''}",
-            None,
-        ),
-        *_measure_rows(block, "binary"),
+        ("items on the matched grid", str(block.n_items), "matched grid"),
+        ("items dropped (reasons)", f"{block.n_dropped} {block.drop_reasons or ''}", None),
+        *_measure_rows(block, "binary", note),
     ]
     body = "".join(
         f"<tr><th>{esc(k)}</th><td class='num'>{esc(v)}</td>"
@@ -78,9 +112,9 @@ def _headline_table(block: dict[str, Any]) -> str:
     )
 
 
-def _complementarity(block: dict[str, Any]) -> str:
-    labels = [str(x) for x in block.get("axis", [])]
-    comp = block.get("complementarity", {})
+def _complementarity(block: BinaryBlock, note: str | None) -> str:
+    labels = [str(x) for x in block.axis]
+    comp = block.complementarity
     if not comp or len(labels) < 2:
         return "<p class='muted'>not available (fewer than two budgets)</p>"
     head = "".join(f"<th>{esc(lab)}</th>" for lab in labels)
@@ -92,11 +126,11 @@ def _complementarity(block: dict[str, Any]) -> str:
             if a == b or stat is None:
                 cells.append("<td class='num muted'>-</td>")
                 continue
-            value = float(stat.get("value") or 0.0)
+            value = float(stat.value or 0.0)
             shade = max(0.0, min(1.0, value / 0.2))
             cells.append(
                 f"<td class='num' style='background: rgba(49,130,189,{shade:.2f})' "
-                f"title='{esc(pts(stat))}'>{100 * value:.1f}</td>"
+                f"title='{esc(pts(stat, note))}'>{100 * value:.1f}</td>"
             )
         body.append(f"<tr><th>{esc(a)}</th>{''.join(cells)}</tr>")
     return (
@@ -109,38 +143,40 @@ def _complementarity(block: dict[str, Any]) -> str:
     )
 
 
-def _text_overwrite(block: dict[str, Any]) -> str:
-    counts = block.get("text_overwrite_counts")
-    if not block.get("n_text_only") and not counts:
+def _text_overwrite(block: BinarySeries, note: str | None) -> str:
+    counts = block.text_overwrite_counts
+    if not block.n_text_only and counts is None:
         return "<p class='muted'>not available: the run has no text-only (0-frame) responses</p>"
     detail = ""
-    if isinstance(counts, dict):
+    if counts is not None:
         detail = (
-            f" {counts.get('overwrite_transitions', 0)} of {counts.get('harmful_transitions', 0)} "
-            f"harmful transitions ({counts.get('overwrite_items', 0)} of "
-            f"{counts.get('harmful_items', 0)} harmful items) end on the text-only answer."
+            f" {counts.overwrite_transitions} of {counts.harmful_transitions} "
+            f"harmful transitions ({counts.overwrite_items} of "
+            f"{counts.harmful_items} harmful items) end on the text-only answer."
         )
     return (
-        f"<p>Text overwrite rate: <b>{esc(pts(block.get('text_overwrite_rate')))}</b>; item rate "
-        f"{esc(pts(block.get('text_overwrite_item_rate')))}.{esc(detail)}</p>"
+        f"<p>Text overwrite rate: <b>{esc(pts(block.text_overwrite_rate, note))}</b>; item rate "
+        f"{esc(pts(block.text_overwrite_item_rate, note))}.{esc(detail)}</p>"
     )
 
 
-def _with_text_table(g: dict[str, Any] | None, kind: str) -> str:
+def _with_text_table(
+    g: BinaryWithText | ContinuousWithText | None, kind: str, note: str | None
+) -> str:
     """The `grid_with_text` block: the text-only answer on the axis as budget 0."""
-    if not isinstance(g, dict):
+    if g is None:
         return ""
-    reasons = g.get("drop_reasons") or {}
-    dropped = str(g.get("n_dropped", 0)) + (
+    reasons = g.drop_reasons or {}
+    dropped = str(g.n_dropped) + (
         " (" + ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) + ")" if reasons else ""
     )
     rows = [
-        ("grid", " < ".join(str(c) for c in g.get("configs", []))),
-        ("items on this grid", str(g.get("n_items", "n/a"))),
+        ("grid", " < ".join(str(c) for c in g.configs)),
+        ("items on this grid", str(g.n_items)),
         ("items dropped", dropped),
     ]
     with_text: MeasureKind = "binary_with_text" if kind == "binary" else "continuous_with_text"
-    rows += [(header, value) for header, value, _ in _measure_rows(g, with_text)]
+    rows += [(header, value) for header, value, _ in _measure_rows(g, with_text, note)]
     body = "".join(f"<tr><th>{esc(k)}</th><td class='num'>{esc(v)}</td></tr>" for k, v in rows)
     return (
         f"<h4>{esc(GRID_WITH_TEXT_TITLE[0].upper() + GRID_WITH_TEXT_TITLE[1:])}</h4>"
@@ -153,13 +189,13 @@ def _with_text_table(g: dict[str, Any] | None, kind: str) -> str:
     )
 
 
-def _continuous_table(block: dict[str, Any]) -> str:
+def _continuous_table(block: ContinuousBlock, note: str | None) -> str:
     rows = [
-        ("items on the matched grid", str(block.get("n_items", "n/a"))),
-        ("items dropped", str(block.get("n_dropped", 0))),
-        ("score", str(block.get("metric", "score"))),
+        ("items on the matched grid", str(block.n_items)),
+        ("items dropped", str(block.n_dropped)),
+        ("score", str(block.metric)),
     ]
-    rows += [(header, value) for header, value, _ in _measure_rows(block, "continuous")]
+    rows += [(header, value) for header, value, _ in _measure_rows(block, "continuous", note)]
     body = "".join(f"<tr><th>{esc(k)}</th><td class='num'>{esc(v)}</td></tr>" for k, v in rows)
     return (
         f"<table class='headline' data-block='continuous'><tbody>{body}</tbody></table>"
@@ -167,29 +203,30 @@ def _continuous_table(block: dict[str, Any]) -> str:
     )
 
 
-def same_input_note(block: dict[str, Any]) -> str:
+def same_input_note(block: BinaryBlock | ContinuousBlock) -> str:
     """Beside the curve: each step the same-input rule flags (`effective_budget`)."""
     return "".join(
         f"<p class='same-input'><strong>Same input:</strong> "
-        f"{esc(entry['evidence']['sentence'])} (docs/measures.md, 'Budgets that add nothing')</p>"
-        for entry in block.get("effective_budget") or ()
+        f"{esc(entry.evidence.sentence)} (docs/measures.md, 'Budgets that add nothing')</p>"
+        for entry in block.effective_budget or ()
     )
 
 
 def _part(
     model: str,
     series: str,
-    block: dict[str, Any],
+    block: BinarySeries | ContinuousBlock,
     traj: pd.DataFrame,
-    kind: str,
+    note: str | None,
 ) -> str:
-    """Curve, heat map and headline numbers of one kind (binary or continuous) of one axis."""
-    labels = [str(x) for x in block.get("axis", [])]
-    key = "accuracy" if kind == "binary" else "mean_score"
-    stats = block.get(key) or {}
-    points = [stat_pair(stats.get(lab)) for lab in labels]
-    what = "accuracy" if kind == "binary" else f"mean {block.get('metric', 'score')}"
-    curve = _grid_figures(block, key, what) or accuracy_curve(
+    """Curve, heat map and headline numbers of one kind (binary or continuous) of one axis;
+    `note` in place of the intervals of a block with too few videos."""
+    kind = "binary" if isinstance(block, BinarySeries) else "continuous"
+    labels = [str(x) for x in block.axis]
+    stats = block.curve
+    points = [point(stats.get(lab), note) for lab in labels]
+    what = "accuracy" if isinstance(block, BinarySeries) else f"mean {block.metric}"
+    curve = _grid_figures(block, what, note) or accuracy_curve(
         labels, points, title=f"{what} (points, 95% CI)", y_title=what
     )
     rows = traj[(traj["model"] == model) & (traj["series"] == series) & (traj["kind"] == kind)]
@@ -220,8 +257,12 @@ def _part(
         "each pattern's band is at least one label tall, so a small group stays visible: band "
         "heights are not proportional, the counts in the labels are"
     )
-    table = _headline_table(block) if kind == "binary" else _continuous_table(block)
-    table += _with_text_table(block.get("grid_with_text"), kind)
+    table = (
+        _headline_table(block, note)
+        if isinstance(block, BinarySeries)
+        else _continuous_table(block, note)
+    )
+    table += _with_text_table(block.grid_with_text, kind, note)
     title = "multiple choice" if kind == "binary" else "open-ended"
     return "".join(
         [
@@ -241,28 +282,24 @@ def _resolution_key(tag: str) -> tuple[float, str]:
     return (float(found.group()) if found else float("inf"), tag)
 
 
-def _grid_figures(block: dict[str, Any], key: str, what: str) -> str | None:
+def _grid_figures(block: BinaryBlock | ContinuousBlock, what: str, note: str | None) -> str | None:
     """On a frames x resolution grid: one curve per resolution (its `frames@RES` chain) and the
     frames x resolution map of every budget; None on a single axis."""
-    order = block.get("order") or {}
-    labels = [str(x) for x in block.get("axis", [])]
-    frames = block.get("frames") or []
-    if not order.get("multi_axis") or len(frames) != len(labels):
+    order = block.order
+    labels = [str(x) for x in block.axis]
+    frames = block.frames
+    if order is None or not order.multi_axis or len(frames) != len(labels):
         return None
     frames_of = {lab: int(f) for lab, f in zip(labels, frames, strict=True)}
-    stats = block.get(key) or {}
+    stats = block.curve
     chains = sorted(
-        (
-            (name, line)
-            for name, line in (order.get("chains") or {}).items()
-            if name.startswith("frames@")
-        ),
+        ((name, line) for name, line in order.chains.items() if name.startswith("frames@")),
         key=lambda item: _resolution_key(item[0].removeprefix("frames@")),
     )
     curves = chain_curves(
         list(frames_of.values()),
         [
-            (name, [frames_of[lab] for lab in line], [stat_pair(stats.get(lab)) for lab in line])
+            (name, [frames_of[lab] for lab in line], [point(stats.get(lab), note) for lab in line])
             for name, line in chains
         ],
         title=f"{what} per resolution (points, 95% CI)",
@@ -270,25 +307,24 @@ def _grid_figures(block: dict[str, Any], key: str, what: str) -> str | None:
     )
     tags = {lab: resolution_tag(lab, float("nan")) for lab in labels}
     resolutions = sorted(set(tags.values()), key=_resolution_key)
-    cells = {(frames_of[lab], tags[lab]): stat_pair(stats.get(lab)) for lab in labels}
+    cells = {(frames_of[lab], tags[lab]): point(stats.get(lab), note) for lab in labels}
     grid = budget_grid(
         list(frames_of.values()), resolutions, cells, title=f"{what}: frames x resolution"
     )
     return f"{curves}<div>{grid}</div>"
 
 
-def _chains_table(block: dict[str, Any], key: str) -> str:
+def _chains_table(block: BinaryBlock, note: str | None) -> str:
     """A multi-axis grid: each chain's curve (each axis at each level of the others)."""
-    order = block.get("order") or {}
-    chains = block.get("chains") or {}
-    if not order.get("multi_axis") or not chains:
+    order = block.order
+    if order is None or not order.multi_axis or not block.chains:
         return ""
     rows = []
-    for name, sub in chains.items():
-        curve = ", ".join(f"{esc(str(lab))} {esc(pts(sub[key][lab]))}" for lab in sub["axis"])
-        rate = sub.get("harmful_rate") or sub.get("harmful_rate_eps")
+    for name, sub in block.chains.items():
+        curve = ", ".join(f"{esc(str(lab))} {esc(pts(sub.curve[lab], note))}" for lab in sub.axis)
         rows.append(
-            f"<tr><th>{esc(name)}</th><td>{curve}</td><td class='num'>{esc(pts(rate))}</td></tr>"
+            f"<tr><th>{esc(name)}</th><td>{curve}</td>"
+            f"<td class='num'>{esc(pts(sub.harmful_rate, note))}</td></tr>"
         )
     return (
         "<h4>Each axis at each level of the others</h4><p class='muted'>A grid of frame counts "
@@ -302,32 +338,51 @@ def _chains_table(block: dict[str, Any], key: str) -> str:
     )
 
 
-def _series_section(model: str, series: str, block: dict[str, Any], traj: pd.DataFrame) -> str:
-    warning = small_sample_text(block)
+def _series_name(entry: SeriesEntry) -> str:
+    """The series a model's entry is shown as: the layout's `series` key, "default" where the
+    entry has none (an open-ended series' entry keeps it in its continuous block)."""
+    name = None if isinstance(entry, OpenEndedSeries) else entry.series
+    return "default" if name is None else str(name)
+
+
+def _others(entry: SeriesEntry) -> dict[str, SeriesEntry]:
+    """A model's other series (none for a bare continuous block)."""
+    return {} if isinstance(entry, ContinuousBlock) else dict(entry.other_series or {})
+
+
+def _small_sample_warning(entry: SeriesEntry) -> str | None:
+    record = None if isinstance(entry, OpenEndedSeries) else entry.small_sample
+    return None if record is None else small_sample_text({"small_sample": record.model_dump()})
+
+
+def _series_section(model: str, series: str, entry: SeriesEntry, traj: pd.DataFrame) -> str:
+    """One series of one model. With too few videos (a `small_sample` record) its intervals,
+    p-values, power figures and additive-model tests say "not estimable" (`interval_note`)."""
+    warning = _small_sample_warning(entry)
     parts = [f"<p class='derived stale small-sample'><b>{esc(warning)}</b></p>"] if warning else []
-    block = for_display(block)
-    if block.get("kind") == "binary":
+    note = interval_note(entry)
+    if isinstance(entry, BinarySeries):
         parts += [
-            _part(model, series, block, traj, "binary"),
+            _part(model, series, entry, traj, note),
             "<div class='row'><div><h3>Flips per adjacent pair</h3>",
-            flip_bars(block),
+            flip_bars(entry, note),
             "</div><div><h3>Complementarity</h3>",
-            _complementarity(block),
+            _complementarity(entry, note),
             "</div></div><h3>Text overwrite</h3>",
-            _text_overwrite(block),
-            _chains_table(block, "accuracy"),
-            inference_tables(block, pts),
+            _text_overwrite(entry, note),
+            _chains_table(entry, note),
+            inference_tables(entry, partial(pts, note=note), note),
         ]
-    if isinstance(block.get("continuous"), dict):
-        parts.append(_part(model, series, block["continuous"], traj, "continuous"))
-    elif block.get("kind") == "continuous":
-        parts.append(_part(model, series, block, traj, "continuous"))
+    if isinstance(entry, BinarySeries | OpenEndedSeries) and entry.continuous is not None:
+        parts.append(_part(model, series, entry.continuous, traj, note))
+    elif isinstance(entry, ContinuousBlock):
+        parts.append(_part(model, series, entry, traj, note))
     return "".join(parts)
 
 
-def interval_method_text(boot: Mapping[str, Any]) -> str:
+def interval_method_text(boot: BootstrapSettings) -> str:
     """How the report's intervals were made, in words (docs/measures.md, "Uncertainty")."""
-    if boot.get("interval", "percentile") == "bca":
+    if boot.interval == "bca":
         return (
             "95% intervals: BCa (bias-corrected and accelerated) for rates and accuracies; for "
             "best fixed, oracle headroom, oracle gap and complementarity a selection-aware "
@@ -337,52 +392,51 @@ def interval_method_text(boot: Mapping[str, Any]) -> str:
     return "95% intervals: percentile"
 
 
-def measures_section(measures: dict[str, Any], trajectories: pd.DataFrame) -> str:
-    models = measures.get("models", {})
+def measures_section(measures: AnalysisResult, trajectories: pd.DataFrame) -> str:
+    models = measures.models
     if not models:
         return "<p class='muted'>no answered responses</p>"
     parts = [
-        f"<p class='muted'>{esc(interval_method_text(measures.get('bootstrap', {})))}"
-        f"; {esc(str(measures.get('bootstrap', {}).get('n_boot', '?')))} resamples of "
+        f"<p class='muted'>{esc(interval_method_text(measures.bootstrap))}"
+        f"; {esc(str(measures.bootstrap.n_boot))} resamples of "
         f"whole videos. Series: {esc(GLOSSARY['series'])}.</p>"
     ]
-    for model, block in models.items():
-        parts.append(
-            _series_section(model, str(block.get("series", "default")), block, trajectories)
-        )
-        for series, other in block.get("other_series", {}).items():
+    for model, entry in models.items():
+        parts.append(_series_section(model, _series_name(entry), entry, trajectories))
+        for series, other in _others(entry).items():
             parts.append(_series_section(model, str(series), other, trajectories))
-        parts.append(churn_tables(for_display(block), pts))
+        if not isinstance(entry, ContinuousBlock):
+            parts.append(churn_tables(entry, partial(pts, note=interval_note(entry))))
     return "".join(parts)
 
 
-def _count(rate: Any, n: int) -> int:
+def _count(rate: Estimate, n: int) -> int:
     """The items behind a rate over n items (rates are k / n, so this is exact)."""
-    value = stat_pair(rate)[0]
+    value = point(rate)[0]
     return round((value or 0.0) * n)
 
 
-def headline_sentence(measures: dict[str, Any], comparison: dict[str, Any] | None) -> str:
+def headline_sentence(measures: AnalysisResult, comparison: Comparison | None) -> str:
     """The report's first line, computed from its numbers: the curve's ends beside what it
     hides (items right at a budget and wrong at a larger one, the per-item oracle's headroom),
     and for a reproduction, how many published numbers it reproduced."""
     blocks = [
         (str(model), block)
-        for model, block in (measures.get("models") or {}).items()
-        if block.get("kind") == "binary" and block.get("axis")
+        for model, block in measures.models.items()
+        if isinstance(block, BinarySeries) and block.axis
     ]
     parts: list[str] = []
     if len(blocks) == 1:
         model, b = blocks[0]
-        axis, n = b["axis"], int(b.get("n_items") or 0)
-        first, last = stat_pair(b["accuracy"][axis[0]])[0], stat_pair(b["accuracy"][axis[-1]])[0]
-        harmful = stat_pair(b.get("harmful_rate"))[0]
-        headroom = stat_pair(b.get("oracle_headroom"))[0]
+        axis, n = b.axis, int(b.n_items or 0)
+        first, last = point(b.accuracy[axis[0]])[0], point(b.accuracy[axis[-1]])[0]
+        harmful = point(b.harmful_rate)[0]
+        headroom = point(b.oracle_headroom)[0]
         if first is not None and last is not None and harmful is not None:
             parts.append(
                 f"{model}: accuracy goes from {100 * first:.1f} at {axis[0]} to "
                 f"{100 * last:.1f} at {axis[-1]}, yet {100 * harmful:.1f}% of the {n} items "
-                f"({_count(b['harmful_rate'], n)}) are right at some budget and wrong at a larger "
+                f"({_count(b.harmful_rate, n)}) are right at some budget and wrong at a larger "
                 f"one"
                 + (
                     f", and choosing the budget per item would gain {100 * headroom:.1f} points "
@@ -392,12 +446,13 @@ def headline_sentence(measures: dict[str, Any], comparison: dict[str, Any] | Non
                 )
                 + "."
             )
-            additive = additive_sentence(b)
+            # the sentence `demo` prints too, over the block's JSON form
+            additive = additive_sentence(b.model_dump(mode="json"))
             if additive:
                 parts.append(additive)
     elif blocks:
-        harm = [stat_pair(b.get("harmful_rate"))[0] for _, b in blocks]
-        room = [stat_pair(b.get("oracle_headroom"))[0] for _, b in blocks]
+        harm = [point(b.harmful_rate)[0] for _, b in blocks]
+        room = [point(b.oracle_headroom)[0] for _, b in blocks]
         harm_known = [h for h in harm if h is not None]
         room_known = [r for r in room if r is not None]
         if harm_known and room_known:
@@ -408,7 +463,7 @@ def headline_sentence(measures: dict[str, Any], comparison: dict[str, Any] | Non
                 f"{100 * min(room_known):.1f} to {100 * max(room_known):.1f} points over the "
                 "best single budget."
             )
-    rows = (comparison or {}).get("rows") or []
+    rows = (comparison.get("rows") if comparison else None) or []
     if rows:
         same = sum(1 for r in rows if r.get("same"))
         parts.append(
@@ -418,10 +473,10 @@ def headline_sentence(measures: dict[str, Any], comparison: dict[str, Any] | Non
     return " ".join(parts)
 
 
-def comparison_section(comparison: dict[str, Any] | None) -> str:
+def comparison_section(comparison: Comparison | None) -> str:
     """The seed paper's published numbers beside itemscale's (comparison.json, as `make demo`
     writes it for the paper's released labels); nothing for other runs."""
-    rows = (comparison or {}).get("rows") or []
+    rows = (comparison.get("rows") if comparison else None) or []
     if not rows:
         return ""
     same = sum(1 for r in rows if r.get("same"))

@@ -10,8 +10,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Final, TypedDict
 
 from ..files import read_json, sha256_file
 from ..responses import ARTIFACT_MARKER, MANIFEST_FILE, write_json_atomic
@@ -19,7 +20,24 @@ from ..responses import ARTIFACT_MARKER, MANIFEST_FILE, write_json_atomic
 MANIFEST_SCHEMA_VERSION: Final[int] = 1
 
 
-def _entries_digest(files: dict[str, Any]) -> str:
+class FileEntry(TypedDict):
+    sha256: str
+    bytes: int
+
+
+class Manifest(TypedDict):
+    """MANIFEST.json: every file's sha256 and size, every folder, and the digest of the
+    entries themselves."""
+
+    schema_version: int
+    written_by: str
+    algorithm: str
+    files: dict[str, FileEntry]
+    directories: list[str]
+    entries_sha256: str
+
+
+def _entries_digest(files: Mapping[str, object]) -> str:
     canonical = json.dumps(files, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -46,13 +64,13 @@ def manifest_digest(root: str | os.PathLike[str]) -> str:
     return sha256_file(Path(root) / MANIFEST_FILE)
 
 
-def write_manifest(root: str | os.PathLike[str]) -> dict[str, Any]:
+def write_manifest(root: str | os.PathLike[str]) -> Manifest:
     root = Path(root)
-    files = {
+    files: dict[str, FileEntry] = {
         rel: {"sha256": sha256_file(root / rel), "bytes": (root / rel).stat().st_size}
         for rel in list_files(root)
     }
-    manifest = {
+    manifest: Manifest = {
         "schema_version": MANIFEST_SCHEMA_VERSION,
         "written_by": ARTIFACT_MARKER,
         "algorithm": "sha256",

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import json
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -27,12 +26,13 @@ from .. import __version__
 from ..audit import AUDIT_FILE, AUDIT_SUMMARY_FILE
 from ..files import read_json
 from ..items import ITEMS_FILE
-from ..measures import AnalysisResult
-from ..policies import CASCADE_FILE, INTERVENTION_DIR
+from ..measures import AnalysisResult, AnalysisSettings
+from ..policies import CASCADE_FILE, INTERVENTION_DIR, CascadeReport
 from ..responses import (
     RESPONSES_FILE,
     RUN_FILE,
     UNUSED_BY_ANALYSIS,
+    SchemaError,
     read_response_columns,
     read_responses,
 )
@@ -60,7 +60,19 @@ from ._derived import (
 )
 from ._derived import first_difference as _first_difference
 from ._manifest import check_manifest
+from ._provenance import Analyze, as_stored, compute_measures
 from ._trajectories import TRAJECTORY_COLUMNS, trajectory_table
+
+
+@dataclass
+class Recomputed:
+    """What the checks recomputed, for the report check to render from (so an edited file is
+    blamed on itself only): the measures (keys in the stored file's order), the trajectories,
+    the cascade."""
+
+    measures: AnalysisResult | None = None
+    trajectories: pd.DataFrame | None = None
+    cascade: CascadeReport | None = None
 
 
 @dataclass
@@ -70,7 +82,7 @@ class VerifyResult:
     bad_files: dict[str, str] = field(default_factory=dict)
     checks: list[str] = field(default_factory=list)
     #: what the checks recomputed (measures, trajectories, cascade), for the report check
-    recomputed: dict[str, Any] = field(default_factory=dict)
+    recomputed: Recomputed = field(default_factory=Recomputed)
     #: findings that do not fail the artifact: files the report itself flagged as stale
     notes: list[str] = field(default_factory=list)
 
@@ -109,7 +121,7 @@ def _frames_equal(stored: pd.DataFrame, fresh: pd.DataFrame) -> str | None:
 def verify_artifact(
     artifact: str | os.PathLike[str],
     *,
-    analyze: Callable[..., AnalysisResult | Mapping[str, Any]] | None = None,
+    analyze: Analyze | None = None,
     recompute: bool = True,
     digest: str | None = None,
 ) -> VerifyResult:
@@ -142,7 +154,7 @@ def verify_artifact(
     )
     with_table = _table_checks(root, result, configs)
     if with_table is None:
-        result.recomputed.pop("measures", None)
+        result.recomputed.measures = None
         return result
     report = _run_check(root, result.recomputed, REPORT_FILE, lambda f: _check_report(root, f))
     after_manifest = len(result.problems)
@@ -161,7 +173,7 @@ def _slim_table(root: Path) -> pd.DataFrame:
 
 
 def _run_check(
-    root: Path, recomputed: dict[str, Any], name: str, check: Callable[[VerifyResult], None]
+    root: Path, recomputed: Recomputed, name: str, check: Callable[[VerifyResult], None]
 ) -> VerifyResult:
     """One check's findings, kept apart to be listed in their place."""
     found = VerifyResult(artifact=root, recomputed=recomputed)
@@ -185,7 +197,7 @@ def _table_checks(
     try:
         df = read_responses(root / RESPONSES_FILE)
     except (OSError, ValueError) as exc:
-        result.recomputed.pop("trajectories", None)
+        result.recomputed.trajectories = None
         result.flag(RESPONSES_FILE, f"cannot be read ({exc})")
         return None
     grid_df = df
@@ -195,7 +207,7 @@ def _table_checks(
         try:
             grid_df, _ = select_configs(df, configs)
         except UnknownConfigError as exc:
-            result.recomputed.pop("trajectories", None)
+            result.recomputed.trajectories = None
             result.flag(PROVENANCE_FILE, f"its configuration selection does not fit ({exc})")
             return None
     checks: list[tuple[str, Callable[[VerifyResult], None]]] = [
@@ -259,7 +271,7 @@ def _demote_declared_stale(root: Path, result: VerifyResult, start: int) -> None
 
 
 def _differs(
-    root: Path, name: str, stored: dict[str, Any], fresh: Any, result: VerifyResult
+    root: Path, name: str, stored: Mapping[str, object], fresh: object, result: VerifyResult
 ) -> None:
     """Flag a derived file whose stored content differs from its recomputation, saying whether
     the responses moved on from it (stale) or it was changed (edited), by its recorded digest."""
@@ -286,7 +298,8 @@ def _check_cascade(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
     if not path.is_file():
         return
     stored, fresh = stored_and_fresh(path, df)
-    result.recomputed["cascade"] = fresh
+    if isinstance(fresh, CascadeReport):
+        result.recomputed.cascade = fresh
     _differs(root, CASCADE_FILE, stored.as_json(), fresh.as_json(), result)
     result.checks.append("cascade")
 
@@ -354,26 +367,20 @@ _TITLE = re.compile(r"<title>(.*?)</title>", re.S)
 
 def _check_report(root: Path, result: VerifyResult) -> None:
     """report.html rendered again from the artifact's files and compared byte for byte."""
-    from ..policies import CascadeReport
     from ._build import load_report_inputs
     from ._html import render_report
 
     stored = (root / REPORT_FILE).read_text(encoding="utf-8")
-    inputs = load_report_inputs(root)
     # rendered from what was recomputed, so an edited measures.json is blamed on itself only
     again = result.recomputed
-
-    def as_stored(value: Any) -> Any:  # the files hold JSON with sorted keys
-        return json.loads(json.dumps(value, sort_keys=True, default=str))
-
+    inputs = load_report_inputs(root, measures=again.measures)
     inputs = dataclasses.replace(
         inputs,
-        measures=as_stored(again["measures"]) if "measures" in again else inputs.measures,
-        trajectories=again.get("trajectories", inputs.trajectories),
+        trajectories=again.trajectories if again.trajectories is not None else inputs.trajectories,
         # as the file holds it: sorted keys give the report its order of the rules
         cascade=(
-            CascadeReport.model_validate(as_stored(again["cascade"].as_json()))
-            if "cascade" in again
+            CascadeReport.model_validate(as_stored(again.cascade.as_json()))
+            if again.cascade is not None
             else inputs.cascade
         ),
     )
@@ -415,7 +422,7 @@ def _check_trajectories(root: Path, df: pd.DataFrame, result: VerifyResult) -> N
         result.flag(TRAJECTORIES_FILE, f"cannot be read ({exc})")
         return
     fresh = trajectory_table(df)
-    result.recomputed["trajectories"] = fresh
+    result.recomputed.trajectories = fresh
     diff = _frames_equal(stored, fresh)
     if diff:
         result.flag(
@@ -429,18 +436,23 @@ def _check_measures(
     root: Path,
     df: pd.DataFrame,
     result: VerifyResult,
-    analyze: Callable[..., AnalysisResult | Mapping[str, Any]] | None,
+    analyze: Analyze | None,
     configs: list[str] | None = None,
 ) -> None:
-    from ..measures import analyze_responses, as_layout
-
-    compute = analyze if analyze is not None else analyze_responses
+    """measures.json, validated, against the measures recomputed from the responses with the
+    bootstrap it records (and the configuration selection of provenance.json)."""
     try:
-        stored = read_json(root / MEASURES_FILE)
-        boot = stored["bootstrap"]
+        raw = read_json(root / MEASURES_FILE)
+        boot = raw["bootstrap"]
         n_boot, seed = int(boot["n_boot"]), int(boot["seed"])
-        ci = str(boot.get("interval", "percentile"))  # written before --ci: percentile
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        settings = AnalysisSettings(
+            bootstrap=n_boot,
+            seed=seed,
+            # a file written before --ci records none: `analyze`'s default
+            **({"ci": boot["interval"]} if "interval" in boot else {}),
+            configs=configs,
+        )
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # a ValidationError too
         result.flag(MEASURES_FILE, f"cannot be read ({exc})")
         return
     try:
@@ -454,15 +466,18 @@ def _check_measures(
             )
     except (OSError, ValueError, KeyError, TypeError) as exc:
         result.flag(PROVENANCE_FILE, f"cannot be read ({exc})")
-    options: dict[str, Any] = {"n_boot": n_boot, "seed": seed}
-    if configs is not None:
-        options["configs"] = configs
-    if "interval" in boot:
-        options["ci"] = ci
-    recomputed = as_layout(compute(df, **options))
-    fresh = json.loads(json.dumps(recomputed, default=str))
-    result.recomputed["measures"] = fresh
-    diff = _first_difference(stored, fresh)
+    # as the file would hold it (sorted keys), so the report check renders it in that order
+    fresh = AnalysisResult.from_json(
+        as_stored(compute_measures(analyze, df, settings, ci="interval" in boot).to_json()),
+        where="the recomputation",
+    )
+    result.recomputed.measures = fresh
+    try:  # after the recomputation, which the report check renders from
+        stored = AnalysisResult.from_json(raw, where=MEASURES_FILE)
+    except SchemaError as exc:  # names the key that does not fit
+        result.flag(MEASURES_FILE, f"cannot be read ({exc})")
+        return
+    diff = _first_difference(stored.to_json(), fresh.to_json())
     if diff:
         hint = ""
         written_by = _tool_version(root)

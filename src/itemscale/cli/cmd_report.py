@@ -7,6 +7,7 @@ from typing import Any
 
 from ..measures import DEFAULT_BOOTSTRAP
 from . import CommandError
+from ._settings import settings_from_flags
 from .cmd_analyze import add_ci_argument, parse_config_list
 
 
@@ -55,21 +56,24 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..artifact import build_artifact
-    from ..measures import UnknownConfigError
+    from ..measures import AnalysisSettings, UnknownConfigError
 
-    if args.bootstrap < 0:
-        raise CommandError("--bootstrap must be >= 0")
+    # the analysis settings' own checks, as `analyze` applies them (errors name the flag)
+    settings = settings_from_flags(
+        AnalysisSettings,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+        ci=args.ci,
+        configs=args.configs,
+    )
     try:
         out = build_artifact(
             args.run_dir,
+            settings,
             out=args.out,
-            n_boot=args.bootstrap,
-            seed=args.seed,
             items=args.items,
             title=args.title,
-            configs=args.configs,
             force=args.force,
-            ci=args.ci,
         )
     except UnknownConfigError as exc:
         raise CommandError(f"{args.run_dir}: {exc}") from exc
