@@ -18,7 +18,8 @@ from ..responses import NOANSWER
 from ._bootstrap import VideoBootstrap
 from ._matrix import ResponseMatrix
 from ._order import BudgetOrder
-from ._stats import Columns, Stat, scalar_stat, smooth_ci, stat
+from ._result_models import Estimate
+from ._stats import Columns, scalar_stat, smooth_ci, stat
 
 
 def pairs(k: int) -> list[tuple[int, int]]:
@@ -216,7 +217,7 @@ def repeat_block(
         boot, points["mean_accuracy"], samples["mean_accuracy"], jack["mean_accuracy"]
     )
 
-    def one(name: str) -> Stat:
+    def one(name: str) -> Estimate:
         return scalar_stat(boot, float(points[name][0]), samples[name][:, 0], jack[name][:, 0])
 
     return {

@@ -22,7 +22,8 @@ from ._matrix import ResponseMatrix
 from ._measure import CURVE, BlockData, MeasureKind, Resolved, resolve_block, unit_entries
 from ._order import with_text_first
 from ._registry import measures_for
-from ._stats import Stat, counted, selected_ci, smooth_ci, stat
+from ._result_models import Estimate
+from ._stats import counted, selected_ci, smooth_ci, stat
 
 BootFor = Callable[[np.ndarray], VideoBootstrap | None]
 
@@ -32,7 +33,7 @@ GRID_WITH_TEXT_TITLE = (
 )
 
 
-def _curve(res: Resolved, labels: list[str]) -> dict[str, Stat]:
+def _curve(res: Resolved, labels: list[str]) -> dict[str, Estimate]:
     """Accuracy (k of n items right) or mean score (over n items) per configuration."""
     values = res.points[CURVE]
     ci = smooth_ci(res.data.boot, values, res.samples[CURVE], res.jack[CURVE])
@@ -57,16 +58,16 @@ def _header(m: ResponseMatrix) -> dict[str, Any]:
 
 def _pair_tables(
     res: Resolved, y: np.ndarray, labels: list[str], pair_list: list[tuple[int, int]]
-) -> tuple[dict[str, dict[str, Stat]], dict[str, float], dict[str, Stat]]:
+) -> tuple[dict[str, dict[str, Estimate]], dict[str, float], dict[str, Estimate]]:
     """Flips down and up, the exact McNemar p and complementarity of every comparable pair.
 
     Only the joint P(y_a = 1, y_b = 1) is resampled; the rest follows from it and the
     accuracies: down = acc_a - joint, up = acc_b - joint, mean(max(y_a, y_b)) = acc_a + acc_b -
     joint."""
-    flip_down: dict[str, Stat] = {}
-    flip_up: dict[str, Stat] = {}
+    flip_down: dict[str, Estimate] = {}
+    flip_up: dict[str, Estimate] = {}
     mcnemar: dict[str, float] = {}
-    complementarity: dict[str, Stat] = {}
+    complementarity: dict[str, Estimate] = {}
     if pair_list:
         boot = res.data.boot
         a_idx = np.array([a for a, _ in pair_list], dtype=int)

@@ -11,7 +11,7 @@ video-bootstrap interval, and each series' noise floor at that budget when it ha
 
 When one series replays a frame selector (`selection:NAME`, the `selection` sampling policy) and
 the other is a formula (uniform sampling), each shared budget also gets the selector's record
-(`SelectorVsUniform`): both accuracies, the clustered paired test between them, the items the
+(`Selector`): both accuracies, the clustered paired test between them, the items the
 selector fixes and breaks, and how many of the items the formula series gets wrong at every
 budget it ran the selector gets right (its share of the oracle's headroom), with whether the
 two look like the same input (`same_input`: "was the selection applied?").
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,38 +29,12 @@ from ._binary import disagreement
 from ._bootstrap import VideoBootstrap
 from ._matrix import ResponseMatrix
 from ._paired_tests import paired_tests
+from ._result_models import Estimate, Selector
 from ._same_input import same_input
-from ._stats import Columns, Stat, ratio_stat, smooth_ci, stat
+from ._stats import Columns, ratio_stat, smooth_ci, stat
 
 #: The series of a `selection` sampling policy (`selection:NAME/pipeline`).
 SELECTION_SERIES_PREFIX = "selection:"
-
-
-@dataclass(frozen=True)
-class SelectorVsUniform:
-    """A selector's series against a formula's series at one budget, on the matched items."""
-
-    selector_series: str
-    uniform_series: str
-    accuracy_selector: Stat
-    accuracy_uniform: Stat
-    #: selector minus uniform, with the clustered McNemar test (videos as clusters)
-    accuracy_difference: Stat
-    clustered_mcnemar_p: float
-    exact_mcnemar_p: float
-    #: wrong under uniform and right under the selector (fixed), and the reverse (broken)
-    n_fixed: int
-    n_broken: int
-    #: items the uniform series gets wrong at every budget it ran (the oracle's headroom)
-    n_uniform_wrong_everywhere: int
-    #: of those, right under the selector at this budget
-    n_headroom_fixed: int
-    headroom_share: Stat
-    #: items whose frame indices both series recorded, and of those the ones with equal frames
-    n_frames_recorded: int
-    n_same_frames: int
-    #: `itemscale.measures.same_input` on the two answer columns (None: different inputs)
-    same_input: dict[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -71,16 +44,16 @@ class BudgetChurn:
     budget: str
     config_p: str
     config_q: str
-    answer_change: Stat
+    answer_change: Estimate
     #: accuracy under the second series minus under the first
-    accuracy_difference: Stat
+    accuracy_difference: Estimate
     #: right under the first series, wrong under the second (down) and the reverse (up)
-    flip_down: Stat
-    flip_up: Stat
-    noise_floor_p: Stat | None
-    noise_floor_q: Stat | None
+    flip_down: Estimate
+    flip_up: Estimate
+    noise_floor_p: Estimate | None
+    noise_floor_q: Estimate | None
     #: when exactly one series is a selector's: it against the other at this budget
-    selector: SelectorVsUniform | None = None
+    selector: Selector | None = None
 
 
 @dataclass(frozen=True)
@@ -163,7 +136,7 @@ def series_churn(
     points, samples, jack = cols.resolve()
     cis = {name: smooth_ci(boot, points[name], samples[name], jack[name]) for name in points}
 
-    def column(name: str, s: int) -> Stat:
+    def column(name: str, s: int) -> Estimate:
         return stat(points[name][s], cis[name][s])
 
     selector = _selector_side(mp, mq)
@@ -227,7 +200,7 @@ def _selector_vs_uniform(
     videos: np.ndarray,
     boot: VideoBootstrap | None,
     answered: np.ndarray,
-) -> SelectorVsUniform:
+) -> Selector:
     """The selector's record at one budget: `side_*` are (matrix, matched rows, column)."""
     (ms, rs, cs), (mu, ru, cu) = (side_p, side_q) if selector == "p" else (side_q, side_p)
     right_s = (ms.y[rs, cs] >= 1).astype(float)
@@ -240,7 +213,7 @@ def _selector_vs_uniform(
     cols.add("u", right_u)
     points, samples, jack = cols.resolve()
 
-    def accuracy(name: str) -> Stat:
+    def accuracy(name: str) -> Estimate:
         return stat(points[name][0], smooth_ci(boot, points[name], samples[name], jack[name])[0])
 
     # wrong at every budget the uniform series ran (a missing cell is not a wrong answer)
@@ -251,7 +224,7 @@ def _selector_vs_uniform(
     answers_u = [a if ok else None for a, ok in zip(mu.answers[ru, cu], answered, strict=True)]
     answers_s = [a if ok else None for a, ok in zip(ms.answers[rs, cs], answered, strict=True)]
     looks_same = same_input(answers_u, answers_s, frame_step=False)
-    return SelectorVsUniform(
+    return Selector(
         selector_series=ms.series,
         uniform_series=mu.series,
         accuracy_selector=accuracy("s"),
@@ -266,5 +239,5 @@ def _selector_vs_uniform(
         headroom_share=ratio_stat(boot, headroom_fixed, wrong_everywhere),
         n_frames_recorded=recorded,
         n_same_frames=same,
-        same_input=None if looks_same is None else looks_same.model_dump(mode="json"),
+        same_input=looks_same,
     )

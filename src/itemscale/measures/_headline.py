@@ -36,7 +36,7 @@ from ._measure import (
 )
 from ._result_models import BestFixed as BestFixedRecord
 from ._result_models import TextOverwriteCounts
-from ._stats import best_stat, counted, gap_stat
+from ._stats import best_stat, count_of, gap_stat
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,19 +47,18 @@ class BestFixed(Measure):
     def compute(self, data: BlockData, res: Resolved) -> dict[str, Any]:
         n, k = data.y.shape
         if not (n and k):
-            return {self.key: {"config": None, **no_value()}}
+            return {self.key: BestFixedRecord(config=None, value=None, ci=None)}
         values = res.point(CURVE)
         best = int(np.argmax(values))
         binary = data.kind.startswith("binary")
+        estimate = best_stat(data.boot, values, res.resampled(CURVE))
         return {
-            self.key: {
-                "config": data.labels[best],
-                **counted(
-                    best_stat(data.boot, values, res.resampled(CURVE)),
-                    float(values[best]) * n if binary else None,
-                    n,
-                ),
-            }
+            self.key: BestFixedRecord(
+                config=data.labels[best],
+                value=estimate.value,
+                ci=estimate.ci,
+                count=count_of(float(values[best]) * n if binary else None, n),
+            )
         }
 
     def text(self, block: Block | Mapping[str, Any], note: str | None = None) -> str:

@@ -26,7 +26,7 @@ from ._bootstrap import VideoBootstrap
 from ._matrix import ResponseMatrix
 from ._order import BudgetOrder
 from ._result_models import BestFixed, Estimate
-from ._stats import Columns, Stat, counted, ratio_stat, scalar_stat, stat
+from ._stats import Columns, counted, ratio_stat, scalar_stat, stat
 
 #: The blocks of `analyze --json` a measure can belong to: the visual budgets of a binary
 #: (multiple-choice) or continuous (open-ended) series, and the same series with the text-only
@@ -179,7 +179,7 @@ class Resolved:
     def left_out(self, name: str) -> np.ndarray:
         return self.jack[self._name(name)]
 
-    def share(self, name: str, *, items: bool = True) -> Stat:
+    def share(self, name: str, *, items: bool = True) -> Estimate:
         """The mean of a one-wide column over the block's items, with its interval and its
         count (`items`: a 0/1 column, counted as k of n items; otherwise a mean over n)."""
         key = self._name(name)
@@ -188,7 +188,7 @@ class Resolved:
         out = scalar_stat(self.data.boot, value, self.samples[key][:, 0], self.jack[key][:, 0])
         return counted(out, (value or 0.0) * n if items else None, n)
 
-    def ratio(self, numerator: np.ndarray, denominator: np.ndarray) -> Stat:
+    def ratio(self, numerator: np.ndarray, denominator: np.ndarray) -> Estimate:
         """sum(numerator) / sum(denominator) over the items, with its interval (a ratio of
         sums is resampled as one, not from the two means), counted as sum(numerator) of
         sum(denominator) where the numerator counts whole things (else the denominator alone)."""
@@ -308,6 +308,6 @@ def unit_entries(
     return out
 
 
-def no_value() -> Stat:
+def no_value() -> Estimate:
     """The entry of a measure that is undefined on this block (e.g. no text-only answers)."""
     return stat(None, None)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
+    BaseModel,
     Discriminator,
     JsonValue,
     ModelWrapValidatorHandler,
@@ -124,9 +125,21 @@ def _field_names(cls: type[Block]) -> dict[str, str]:
 
 
 def _json_value(value: Any) -> Any:
+    """A registered measure's entry as JSON: a record it returned (`Resolved.share` gives an
+    `Estimate`) as its dump, a JSON value as it is (checked)."""
     from pydantic import TypeAdapter
 
-    return TypeAdapter(JsonValue).validate_python(value)
+    return TypeAdapter(JsonValue).validate_python(_dumped(value))
+
+
+def _dumped(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {k: _dumped(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_dumped(v) for v in value]
+    return value
 
 
 class _WithTextGrid(Block):

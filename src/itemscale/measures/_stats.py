@@ -1,4 +1,5 @@
-"""How a statistic is written and resampled: the `{"value", "ci"}` form, the per-item columns
+"""How a statistic is written and resampled: its record (`Estimate`, whose JSON form is
+`{"value", "ci"}`), the per-item columns
 that are resampled together in one product, and the interval of each kind of statistic (smooth,
 a ratio of sums, a maximum over configurations and an oracle minus it).
 
@@ -9,7 +10,6 @@ same per-item columns, and a new measure needs no bootstrap code of its own.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -19,33 +19,39 @@ from ._bootstrap import (
     jackknife_means,
     jackknife_ratios,
 )
+from ._result_models import Count, Estimate
 from ._selected import selected_intervals
 
-Stat = dict[str, Any]
+
+def _clean(x: float | None) -> float | None:
+    """A finite float, or None (NaN and infinities are undefined, and JSON has no such number)."""
+    if x is None or not np.isfinite(x):
+        return None
+    return float(x)
 
 
-def stat(value: float | None, ci: Sequence[float] | np.ndarray | None) -> Stat:
-    """The JSON form of a statistic: {"value": v, "ci": [low, high]} (None where undefined)."""
-
-    def clean(x: float | None) -> float | None:
-        if x is None or not np.isfinite(x):
-            return None
-        return float(x)
-
+def stat(value: float | None, ci: Sequence[float] | np.ndarray | None) -> Estimate:
+    """A statistic's record: `Estimate` with its value and [low, high] interval, None where
+    undefined (not finite, or no interval); its JSON form is {"value": v, "ci": [low, high]}."""
     interval = None
     if ci is not None:
-        low, high = clean(ci[0]), clean(ci[1])
+        low, high = _clean(ci[0]), _clean(ci[1])
         interval = None if low is None or high is None else [low, high]
-    return {"value": clean(value), "ci": interval}
+    return Estimate(value=_clean(value), ci=interval)
 
 
-def counted(value: Stat, k: float | None, n: int) -> Stat:
-    """The statistic with the count it comes from under `count`: {"k": items for which it
-    holds, "n": items it is over} for a share of items (k / n is its value), {"k": None, "n":
-    items} for a mean score. `k` is given as the column's mean times n and rounded, which is
-    exact for a mean of 0/1 values (value = k / n)."""
+def count_of(k: float | None, n: int) -> Count:
+    """{"k": items for which a share holds, "n": items it is over}; k None for a mean score.
+    `k` is given as the column's mean times n and rounded, which is exact for a mean of 0/1
+    values (value = k / n)."""
     items = None if k is None or not np.isfinite(k) else round(float(k))
-    return {**value, "count": {"k": items, "n": int(n)}}
+    return Count(k=items, n=int(n))
+
+
+def counted(estimate: Estimate, k: float | None, n: int) -> Estimate:
+    """The estimate with the count it comes from under `count` (`count_of`): k of n items for
+    a share of items (k / n is its value), n items for a mean score."""
+    return Estimate(value=estimate.value, ci=estimate.ci, count=count_of(k, n))
 
 
 class Columns:
@@ -110,7 +116,7 @@ def scalar_stat(
     point: float | None,
     samples: np.ndarray,
     jack: np.ndarray | None,
-) -> Stat:
+) -> Estimate:
     if point is None or samples.size == 0:
         return stat(point, None)
     return stat(point, smooth_ci(boot, point, samples, jack)[0])
@@ -137,7 +143,7 @@ def selected_ci(
     )
 
 
-def best_stat(boot: VideoBootstrap | None, values: np.ndarray, resampled: np.ndarray) -> Stat:
+def best_stat(boot: VideoBootstrap | None, values: np.ndarray, resampled: np.ndarray) -> Estimate:
     """Best fixed: the largest of `values` [K], with the interval of a selected maximum (the
     best configuration is chosen again in every resample)."""
     if not values.size:
@@ -151,7 +157,7 @@ def gap_stat(
     resampled: np.ndarray,
     oracle: float | None,
     oracle_resampled: np.ndarray,
-) -> Stat:
+) -> Estimate:
     """The item-level oracle minus the best of `values` [K] (oracle headroom, oracle gap),
     with the interval of an oracle minus a selected maximum."""
     if not values.size or oracle is None:
@@ -161,7 +167,9 @@ def gap_stat(
     return stat(oracle - float(values.max()), gap_ci)
 
 
-def ratio_stat(boot: VideoBootstrap | None, numerator: np.ndarray, denominator: np.ndarray) -> Stat:
+def ratio_stat(
+    boot: VideoBootstrap | None, numerator: np.ndarray, denominator: np.ndarray
+) -> Estimate:
     den = float(denominator.sum())
     value = float(numerator.sum()) / den if den > 0 else None
     ci = None

@@ -421,13 +421,15 @@ def _rates(
     def rate(column: int) -> Statistic:
         value = stat(float(point[column]), None if ci[column] is None else ci[column])
         count = Count(k=int(sums_num[column]), n=int(sums_den[column]))
-        return Statistic.model_validate({**value, "count": count})
+        return Statistic.model_validate({**value.to_json(), "count": count})
 
     return {
         "recovered_rate": rate(0),
         "broken_rate": rate(1),
         "intervals": intervals,
-        "net_accuracy_change_estimate": Statistic.model_validate(stat(float(net_point), net_ci)),
+        "net_accuracy_change_estimate": Statistic.model_validate(
+            stat(float(net_point), net_ci).to_json()
+        ),
     }
 
 

@@ -57,7 +57,7 @@ def summarise_stops(
             interval = percentile_intervals(column[:, None])[0]
         with np.errstate(invalid="ignore", divide="ignore"):
             value = float(fn(point))
-        return Statistic.model_validate(stat(value, interval))
+        return Statistic.model_validate(stat(value, interval).to_json())
 
     n = len(stop)
 

@@ -146,8 +146,6 @@ def selector_comparison(run_dir: Path, *, n_boot: int, batch_size: int) -> Selec
     """Write the built-in `change` selection for the demo's protocol, sweep it as one more
     series, and compare it item by item with uniform sampling at the same budget; the
     comparison is written to RUN/selector.json."""
-    from dataclasses import asdict
-
     from ..measures import VideoBootstrap, build_matrices, series_churn
     from ..protocol import Configuration, SamplingPolicy, load_protocol, selection_file_digest
     from ..responses import read_run, write_json_atomic
@@ -181,7 +179,7 @@ def selector_comparison(run_dir: Path, *, n_boot: int, batch_size: int) -> Selec
     budget = next((b for b in churn.budgets if b.selector is not None), None) if churn else None
     if budget is not None and budget.selector is not None:
         record["budget"] = budget.budget
-        record["selector"] = asdict(budget.selector)
+        record["selector"] = budget.selector.model_dump(mode="json")
     write_json_atomic(run_dir / SELECTOR_FILE, record)
     return SelectorComparison(
         selection_file=Path(path), series=config.series, cells_run=result.ran, record=record
