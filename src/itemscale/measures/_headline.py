@@ -35,7 +35,7 @@ from ._measure import (
     stat_text,
 )
 from ._result_models import BestFixed as BestFixedRecord
-from ._result_models import TextOverwriteCounts
+from ._result_models import Estimate, TextOverwriteCounts
 from ._stats import best_stat, count_of, gap_stat
 
 
@@ -44,7 +44,7 @@ class BestFixed(Measure):
     """The configuration with the highest curve value (ties to the lower budget), and that
     value, with a selection-aware interval (the best is chosen again in every resample)."""
 
-    def compute(self, data: BlockData, res: Resolved) -> dict[str, Any]:
+    def compute(self, data: BlockData, res: Resolved) -> dict[str, BestFixedRecord]:
         n, k = data.y.shape
         if not (n and k):
             return {self.key: BestFixedRecord(config=None, value=None, ci=None)}
@@ -75,7 +75,7 @@ class BestFixed(Measure):
 class ItemBest(Measure):
     """The mean over items of each item's best value over the grid (the oracle)."""
 
-    def compute(self, data: BlockData, res: Resolved) -> dict[str, Any]:
+    def compute(self, data: BlockData, res: Resolved) -> dict[str, Estimate]:
         return {self.key: res.share(ITEM_MAX, items=data.kind.startswith("binary"))}
 
 
@@ -84,7 +84,7 @@ class OracleMinusBest(Measure):
     """The oracle minus best fixed (headroom, or the continuous oracle gap), with the interval
     of an oracle minus a selected maximum."""
 
-    def compute(self, data: BlockData, res: Resolved) -> dict[str, Any]:
+    def compute(self, data: BlockData, res: Resolved) -> dict[str, Estimate]:
         n, k = data.y.shape
         if not (n and k):
             return {self.key: no_value()}
@@ -104,7 +104,7 @@ class OracleMinusBest(Measure):
 class TextOnlyMean(Measure):
     """The text-only answer's correctness (or score) averaged over the items that have one."""
 
-    def compute(self, data: BlockData, res: Resolved) -> dict[str, Any]:
+    def compute(self, data: BlockData, res: Resolved) -> dict[str, Estimate]:
         has = data.has_text
         if not has.any():
             return {self.key: no_value()}
@@ -117,7 +117,7 @@ class TextOverwrite(Measure):
     """Of the harmful transitions (right at a budget, wrong at a larger one), the share whose
     wrong answer is the text-only answer; the item share and the counts beside it."""
 
-    def compute(self, data: BlockData, res: Resolved) -> dict[str, Any]:
+    def compute(self, data: BlockData, res: Resolved) -> dict[str, Estimate | TextOverwriteCounts]:
         has = data.has_text
         if not has.any():
             return {self.key: no_value(), "text_overwrite_item_rate": no_value()}
@@ -130,12 +130,12 @@ class TextOverwrite(Measure):
             "text_overwrite_item_rate": res.ratio(
                 (overwrite_n > 0).astype(float), (harmful_n > 0).astype(float)
             ),
-            "text_overwrite_counts": {
-                "harmful_transitions": int(harmful_n.sum()),
-                "overwrite_transitions": int(overwrite_n.sum()),
-                "harmful_items": int((harmful_n > 0).sum()),
-                "overwrite_items": int((overwrite_n > 0).sum()),
-            },
+            "text_overwrite_counts": TextOverwriteCounts(
+                harmful_transitions=int(harmful_n.sum()),
+                overwrite_transitions=int(overwrite_n.sum()),
+                harmful_items=int((harmful_n > 0).sum()),
+                overwrite_items=int((overwrite_n > 0).sum()),
+            ),
         }
 
     def text(self, block: Block | Mapping[str, Any], note: str | None = None) -> str:

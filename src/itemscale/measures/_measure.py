@@ -20,12 +20,13 @@ from functools import cached_property
 from typing import Any, Literal, Protocol, get_args
 
 import numpy as np
+from pydantic import JsonValue
 
 from ._binary import eps_flips
 from ._bootstrap import VideoBootstrap
 from ._matrix import ResponseMatrix
 from ._order import BudgetOrder
-from ._result_models import BestFixed, Estimate
+from ._result_models import BestFixed, Estimate, Record
 from ._stats import Columns, counted, ratio_stat, scalar_stat, stat
 
 #: The blocks of `analyze --json` a measure can belong to: the visual budgets of a binary
@@ -46,6 +47,11 @@ class Block(Protocol):
     def entry(self, key: str) -> Any:
         """A measure's entry by its JSON key; None where the block has none."""
 
+
+#: A measure's entry in its block: a record (an `Estimate`, a `BestFixed`, a count record), or
+#: the JSON value a registered measure may return instead (docs/extending.md); the block keeps
+#: a registered measure's entry as JSON either way.
+Entry = Record | JsonValue
 
 #: A statistic as the console and the report receive it: a typed estimate (or a best fixed
 #: budget), or the JSON form of a registered measure's entry.
@@ -231,8 +237,8 @@ class Measure:
         """Per-item columns ([n] or [n, m]) to resample with the block's others."""
         return {}
 
-    def compute(self, data: BlockData, res: Resolved) -> dict[str, Any]:
-        """The unit's entries of the block (usually {key: stat})."""
+    def compute(self, data: BlockData, res: Resolved) -> Mapping[str, Entry]:
+        """The unit's entries of the block by JSON key (usually {key: `Estimate`})."""
         raise NotImplementedError
 
     # rendering: the console and the report call these with the typed block (`Block.entry`
@@ -275,7 +281,7 @@ class ItemShare(Measure):
     def columns(self, data: BlockData) -> Mapping[str, np.ndarray]:
         return {"indicator": self.indicator(data)}
 
-    def compute(self, data: BlockData, res: Resolved) -> dict[str, Any]:
+    def compute(self, data: BlockData, res: Resolved) -> dict[str, Estimate]:
         return {self.key: res.share("indicator")}
 
 
@@ -300,9 +306,9 @@ def resolve_block(
 
 def unit_entries(
     data: BlockData, units: tuple[Measure, ...], res: Resolved
-) -> dict[Placement, dict[str, Any]]:
+) -> dict[Placement, dict[str, Entry]]:
     """Each unit's entries, by where they go in the block, in registry order."""
-    out: dict[Placement, dict[str, Any]] = {"headline": {}, "text": {}}
+    out: dict[Placement, dict[str, Entry]] = {"headline": {}, "text": {}}
     for unit in units:
         out[unit.placement].update(unit.compute(data, res.for_unit(unit.key)))
     return out
