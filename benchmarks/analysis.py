@@ -147,10 +147,10 @@ def inference_seconds(df: pd.DataFrame, n_boot: int, seed: int) -> tuple[float, 
     from itemscale.measures._analyze import _BootstrapCache
     from itemscale.measures._inference import (
         DEFAULT_POWER_TARGET,
-        heterogeneity_json,
-        heterogeneity_with_text_json,
-        paired_tests_json,
-        power_json,
+        heterogeneity_record,
+        heterogeneity_with_text,
+        paired_tests_record,
+        power_record,
     )
 
     boots = _BootstrapCache(n_boot, seed)
@@ -160,13 +160,13 @@ def inference_seconds(df: pd.DataFrame, n_boot: int, seed: int) -> tuple[float, 
             boot.sums(m.y[:, :1])  # the float32 count matrix, which the suite converts first
     start = time.perf_counter()
     for m, boot in ready:
-        paired_tests_json(m, boot)
-        power_json(m, boot, DEFAULT_POWER_TARGET)
+        paired_tests_record(m, boot)
+        power_record(m, boot, DEFAULT_POWER_TARGET)
     paired = time.perf_counter() - start
     start = time.perf_counter()
     for m, boot in ready:
-        heterogeneity_json(m, boot)
-        heterogeneity_with_text_json(m, boot, boots.boot_for)
+        heterogeneity_record(m, boot)
+        heterogeneity_with_text(m, boot, boots.boot_for)
     return paired, time.perf_counter() - start
 
 

@@ -230,8 +230,8 @@ def test_video_bootstrap_means_match_direct_weighting() -> None:
 def test_greedy_cover_reaches_oracle() -> None:
     y = np.array([[1, 0, 0], [0, 1, 0], [0, 1, 0], [0, 0, 0]], dtype=float)
     steps = greedy_cover(y, ["a", "b", "c"])
-    assert [s["config"] for s in steps] == ["b", "a"]
-    assert steps[-1]["oracle"] == 0.75
+    assert [s.config for s in steps] == ["b", "a"]
+    assert steps[-1].oracle == 0.75
 
 
 binary_matrices = st.integers(2, 5).flatmap(

@@ -1,10 +1,15 @@
-"""`analyze`: every measure for every model of a response table, in the documented JSON layout."""
+"""`analyze`: every measure for every model of a response table, as the typed records of the
+documented JSON layout (`AnalysisResult`).
+
+Each block's keys are gathered in the layout's order with their values already records (the
+order places a registered measure's key), then validated as the block's model; a series'
+block gains its tests, its grid with the text-only answer, its `--by` groups and, for the
+model's primary series, the other series, membership and churn."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -12,35 +17,50 @@ import pandas as pd
 from ..responses import normalise_responses
 from ._binary import harmful_indicator, terminal_regression_indicator
 from ._blocks import (
-    binary_block,
+    BlockFields,
+    binary_fields,
     binary_grid_with_text,
     continuous_block,
+    continuous_fields,
     continuous_grid_with_text,
 )
 from ._bootstrap import DEFAULT_CI, VideoBootstrap
 from ._inference import (
     check_requested,
-    churn_json,
-    heterogeneity_with_text_json,
+    churn_records,
+    heterogeneity_with_text,
     inference_block,
 )
 from ._matrix import INTERVENTION_SERIES_PREFIX, ResponseMatrix, build_matrices
 from ._result import ANALYSIS_SCHEMA_VERSION, AnalysisResult
+from ._result_models import (
+    BootstrapSettings,
+    GridSelection,
+    Membership,
+    Overlap,
+    SmallSample,
+    given,
+)
+from ._result_series import BinarySeries, ByAttribute, ContinuousBlock, OpenEndedSeries
 from ._select import UnknownConfigError, select_configs
 from ._settings import AnalysisSettings
 from ._small import small_sample
 
+#: A model's entry (and each of its series'): a series with multiple-choice items, or one of
+#: open-ended items only.
+ModelEntry = BinarySeries | OpenEndedSeries
 
-def _sets_overlap(p: set[str], q: set[str]) -> dict[str, Any]:
+
+def _sets_overlap(p: set[str], q: set[str]) -> Overlap:
     union = p | q
     both = p & q
-    return {
-        "n_p": len(p),
-        "n_q": len(q),
-        "n_both": len(both),
-        "jaccard": len(both) / len(union) if union else None,
-        "kept_share": len(both) / len(p) if p else None,
-    }
+    return Overlap(
+        n_p=len(p),
+        n_q=len(q),
+        n_both=len(both),
+        jaccard=len(both) / len(union) if union else None,
+        kept_share=len(both) / len(p) if p else None,
+    )
 
 
 def _flagged(m: ResponseMatrix, y: np.ndarray, common: np.ndarray) -> dict[str, set[str]]:
@@ -55,11 +75,19 @@ def _flagged(m: ResponseMatrix, y: np.ndarray, common: np.ndarray) -> dict[str, 
     }
 
 
-def membership(matrices: list[ResponseMatrix]) -> dict[str, Any]:
+def _membership(n_common: int, fp: dict[str, set[str]], fq: dict[str, set[str]]) -> Membership:
+    return Membership(
+        n_common_items=n_common,
+        harmful=_sets_overlap(fp["harmful"], fq["harmful"]),
+        terminal_regression=_sets_overlap(fp["terminal_regression"], fq["terminal_regression"]),
+    )
+
+
+def membership(matrices: list[ResponseMatrix]) -> dict[str, Membership]:
     """Overlap of the items flagged harmful (or terminal regression) under two protocols:
     every pair of series of one model, and every pair of repeats within a series. Only items
     matched under both protocols are compared."""
-    out: dict[str, Any] = {}
+    out: dict[str, Membership] = {}
     binary = [
         m
         for m in matrices
@@ -69,19 +97,13 @@ def membership(matrices: list[ResponseMatrix]) -> dict[str, Any]:
         for mq in binary[i + 1 :]:
             common = np.intersect1d(mp.item_ids, mq.item_ids)
             fp, fq = _flagged(mp, mp.y, common), _flagged(mq, mq.y, common)
-            out[f"series:{mp.series}|{mq.series}"] = {
-                "n_common_items": len(common),
-                **{name: _sets_overlap(fp[name], fq[name]) for name in fp},
-            }
+            out[f"series:{mp.series}|{mq.series}"] = _membership(len(common), fp, fq)
     for m in binary:
         for r in range(m.n_repeats):
             for q in range(r + 1, m.n_repeats):
                 fp = _flagged(m, m.values[:, :, r], m.item_ids)
                 fq = _flagged(m, m.values[:, :, q], m.item_ids)
-                out[f"repeat:{m.series}:{r}|{q}"] = {
-                    "n_common_items": m.n_items,
-                    **{name: _sets_overlap(fp[name], fq[name]) for name in fp},
-                }
+                out[f"repeat:{m.series}:{r}|{q}"] = _membership(m.n_items, fp, fq)
     return out
 
 
@@ -132,7 +154,9 @@ class _BootstrapCache:
 TASK_ATTRIBUTE = "task_type"
 
 
-def _task_blocks(m: ResponseMatrix, boots: _BootstrapCache, eps: float) -> dict[str, Any]:
+def _task_blocks(
+    m: ResponseMatrix, boots: _BootstrapCache, eps: float
+) -> dict[str, ContinuousBlock]:
     """The continuous measures of each task's items (the generation benchmarks' oracle gaps
     differ by task, and a pooled gap hides which task the budget matters for)."""
     tasks = np.array([a.get(TASK_ATTRIBUTE) for a in m.attributes], dtype=object)
@@ -143,13 +167,19 @@ def _task_blocks(m: ResponseMatrix, boots: _BootstrapCache, eps: float) -> dict[
     return out
 
 
-def _block(m: ResponseMatrix, boots: _BootstrapCache, settings: AnalysisSettings) -> dict[str, Any]:
+def _block(
+    m: ResponseMatrix,
+    boots: _BootstrapCache,
+    settings: AnalysisSettings,
+    by: dict[str, ByAttribute] | None = None,
+) -> BlockFields:
     """One matrix's measures: a binary block with its tests, or a continuous one with its
-    tasks; the grid with the text-only answer as budget 0 where there is one."""
+    tasks; the grid with the text-only answer as budget 0 where there is one; `by`, the
+    breakdown by item attribute, last."""
     boot = boots.boot_for(m.video_ids)
     eps = settings.eps
     if m.kind == "binary":
-        block = binary_block(m, boot)
+        block = binary_fields(m, boot)
         block.update(
             inference_block(
                 m,
@@ -159,9 +189,11 @@ def _block(m: ResponseMatrix, boots: _BootstrapCache, settings: AnalysisSettings
                 heterogeneity_draws=settings.heterogeneity_draws,
             )
         )
-        with_text = binary_grid_with_text(m, boots.boot_for)
+        draws = settings.heterogeneity_draws
+        tested = heterogeneity_with_text(m, boot, boots.boot_for, draws)
+        with_text: object = binary_grid_with_text(m, boots.boot_for, tested)
     else:
-        block = continuous_block(m, boot, eps)
+        block = continuous_fields(m, boot, eps)
         with_text = continuous_grid_with_text(m, boots.boot_for, eps)
         tasks = _task_blocks(m, boots, eps)
         if tasks:
@@ -169,16 +201,23 @@ def _block(m: ResponseMatrix, boots: _BootstrapCache, settings: AnalysisSettings
             block["tasks"] = tasks
     if with_text is not None:
         block["grid_with_text"] = with_text
-        if m.kind == "binary":
-            draws = settings.heterogeneity_draws
-            tested = heterogeneity_with_text_json(m, boot, boots.boot_for, draws)
-            if tested is not None:
-                with_text["heterogeneity"] = tested
     block["series"] = m.series
     small = small_sample(len(set(m.video_ids.tolist())))
     if small is not None:
-        block["small_sample"] = small
+        block["small_sample"] = SmallSample.model_validate(small)
+    if by is not None:
+        block["by"] = by
     return block
+
+
+def _group(
+    m: ResponseMatrix, boots: _BootstrapCache, settings: AnalysisSettings
+) -> BinarySeries | ContinuousBlock:
+    """The block of one `--by` group's items."""
+    fields = _block(m, boots, settings)
+    if m.kind == "binary":
+        return BinarySeries.model_validate(fields)
+    return ContinuousBlock.model_validate(fields)
 
 
 def scoring_rule_warnings(matrices: Sequence[ResponseMatrix]) -> list[str]:
@@ -214,33 +253,41 @@ def _models_rules(grouped: dict[str, list[ResponseMatrix]]) -> list[str]:
     return [f"models scored by different rules ({named}): comparing them compares the rules too"]
 
 
-def _primary(series_blocks: dict[str, dict[str, Any]]) -> str:
-    axes = {s: b for s, b in series_blocks.items() if not s.startswith(INTERVENTION_SERIES_PREFIX)}
+def _primary(entries: Mapping[str, ModelEntry]) -> str:
+    axes = {s: e for s, e in entries.items() if not s.startswith(INTERVENTION_SERIES_PREFIX)}
     if "default" in axes:
         return "default"
-    pool = axes or series_blocks
-    return max(sorted(pool), key=lambda s: len(pool[s]["axis"]))
+    pool = axes or entries
+    return max(sorted(pool), key=lambda s: len(pool[s].axis))
+
+
+def _entry(fields: BlockFields) -> ModelEntry:
+    """A series' entry: binary keys at the top (`kind`), or open-ended items only."""
+    if "kind" in fields:
+        return BinarySeries.model_validate(fields)
+    return OpenEndedSeries.model_validate(fields)
 
 
 def _model_result(
-    per_series: dict[str, dict[str, Any]],
+    per_series: dict[str, BlockFields],
     mats: list[ResponseMatrix],
     boots: _BootstrapCache,
-) -> dict[str, Any]:
+) -> ModelEntry:
     """One model's entry: its primary series' block, the other series and re-runs inside it,
     the protocol overlaps, the churn between series and the scoring-rule warnings."""
-    primary = _primary(per_series)
+    entries = {s: _entry(fields) for s, fields in per_series.items()}
+    primary = _primary(entries)
     result = dict(per_series[primary])
     others = {
-        s: b
-        for s, b in per_series.items()
+        s: e
+        for s, e in entries.items()
         if s != primary and not s.startswith(INTERVENTION_SERIES_PREFIX)
     }
     if others:
         result["other_series"] = others
     reruns = {
-        s: b
-        for s, b in per_series.items()
+        s: e
+        for s, e in entries.items()
         if s != primary and s.startswith(INTERVENTION_SERIES_PREFIX)
     }
     if reruns:  # controlled re-runs of chosen items: measured, but not as a budget axis
@@ -248,13 +295,13 @@ def _model_result(
     overlap = membership(mats)
     if overlap:
         result["membership"] = overlap
-    churn = churn_json(mats, boots.boot_for)
+    churn = churn_records(mats, boots.boot_for)
     if churn:
         result["churn"] = churn
     rule_warnings = scoring_rule_warnings(mats)
     if rule_warnings:
         result["scoring_rule_warnings"] = rule_warnings
-    return result
+    return _entry(result)
 
 
 def analyze_responses(
@@ -288,7 +335,7 @@ def analyze_responses(
     # frame read by `read_run` passes without a copy); a duplicate row key is refused by
     # `build_matrices`, on the integer codes it computes anyway
     df = normalise_responses(df, where="the response table", check_keys=False)
-    grid: dict[str, Any] | None = None
+    grid: GridSelection | None = None
     if chosen.configs is not None:
         df, grid = select_configs(df, chosen.configs)
     matrices = _matrices(df, chosen)
@@ -300,8 +347,19 @@ def analyze_responses(
         model: _model_result(_series_blocks(mats, boots, chosen), mats, boots)
         for model, mats in grouped.items()
     }
-    return AnalysisResult.model_validate(
-        _analysis_json(chosen, grid, models, _models_rules(grouped))
+    return AnalysisResult(
+        schema_version=ANALYSIS_SCHEMA_VERSION,
+        bootstrap=BootstrapSettings(
+            n_boot=chosen.bootstrap,
+            seed=chosen.seed,
+            unit="video",
+            ci_level=0.95,
+            interval=chosen.ci,
+        ),
+        binary_repeat=0,
+        metric=chosen.metric,
+        models=models,
+        **given(grid=grid, scoring_rule_warnings=_models_rules(grouped) or None),
     )
 
 
@@ -326,62 +384,30 @@ def _matrices(df: pd.DataFrame, settings: AnalysisSettings) -> list[ResponseMatr
 
 def _series_blocks(
     mats: list[ResponseMatrix], boots: _BootstrapCache, settings: AnalysisSettings
-) -> dict[str, dict[str, Any]]:
-    """One model's blocks by series: the binary keys at the top, the continuous ones under
-    `continuous`, each with its `by` breakdown."""
-    per_series: dict[str, dict[str, Any]] = {}
+) -> dict[str, BlockFields]:
+    """One model's entries by series, as their keys: the binary keys at the top, the
+    continuous block under `continuous`, each with its `by` breakdown."""
+    per_series: dict[str, BlockFields] = {}
     for m in mats:
-        block = _block(m, boots, settings)
+        by = {attr: _breakdown(m, attr, boots, settings) for attr in settings.by or ()}
+        block = _block(m, boots, settings, by or None)
         entry = per_series.setdefault(m.series, {})
         if m.kind == "binary":
             entry.update(block)
         else:
-            entry["continuous"] = block
+            entry["continuous"] = ContinuousBlock.model_validate(block)
             entry.setdefault("axis", block["axis"])
-        if settings.by:
-            breakdown = (
-                entry.setdefault("by", {}) if m.kind == "binary" else block.setdefault("by", {})
-            )
-            for attr in settings.by:
-                breakdown[attr] = _breakdown(m, attr, boots, settings)
     return per_series
 
 
 def _breakdown(
     m: ResponseMatrix, attr: str, boots: _BootstrapCache, settings: AnalysisSettings
-) -> dict[str, Any]:
+) -> ByAttribute:
     """The measures of each value of an item attribute, and how many items have none."""
     values = np.array([a.get(attr) for a in m.attributes], dtype=object)
-    groups = {
-        str(value): _block(m.subset(values == value), boots, settings)
+    groups: dict[str, BinarySeries | ContinuousBlock] = {
+        str(value): _group(m.subset(values == value), boots, settings)
         for value in sorted({v for v in values.tolist() if v is not None})
     }
     missing = int(sum(v is None for v in values.tolist()))
-    return {"groups": groups, "n_items_without": missing}
-
-
-def _analysis_json(
-    settings: AnalysisSettings,
-    grid: dict[str, Any] | None,
-    models: Mapping[str, object],
-    across: list[str],
-) -> dict[str, Any]:
-    """The `analyze --json` document around the models' entries."""
-    out: dict[str, Any] = {
-        "schema_version": ANALYSIS_SCHEMA_VERSION,
-        "bootstrap": {
-            "n_boot": settings.bootstrap,
-            "seed": settings.seed,
-            "unit": "video",
-            "ci_level": 0.95,
-            "interval": settings.ci,
-        },
-        "binary_repeat": 0,
-        "metric": settings.metric,
-    }
-    if grid is not None:
-        out["grid"] = grid
-    out["models"] = models
-    if across:
-        out["scoring_rule_warnings"] = across
-    return out
+    return ByAttribute(groups=groups, n_items_without=missing)

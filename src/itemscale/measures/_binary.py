@@ -9,7 +9,7 @@ measured.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 from scipy.stats import binomtest
@@ -18,7 +18,7 @@ from ..responses import NOANSWER
 from ._bootstrap import VideoBootstrap
 from ._matrix import ResponseMatrix
 from ._order import BudgetOrder
-from ._result_models import Estimate
+from ._result_models import BudgetOrderRecord, CoverStep, Estimate
 from ._stats import Columns, scalar_stat, smooth_ci, stat
 
 
@@ -105,7 +105,7 @@ def mcnemar_exact_p(discordant_down: int, discordant_up: int) -> float:
     return float(binomtest(min(discordant_down, discordant_up), n, 0.5).pvalue)
 
 
-def greedy_cover(y: np.ndarray, labels: Sequence[str]) -> list[dict[str, Any]]:
+def greedy_cover(y: np.ndarray, labels: Sequence[str]) -> list[CoverStep]:
     """Configurations picked greedily (largest gain, ties to the earlier budget) to reach the
     oracle, with the oracle reached after each step."""
     n = y.shape[0]
@@ -114,17 +114,17 @@ def greedy_cover(y: np.ndarray, labels: Sequence[str]) -> list[dict[str, Any]]:
     right = y >= 1
     covered = np.zeros(n, dtype=bool)
     target = int(right.any(axis=1).sum())
-    steps: list[dict[str, Any]] = []
+    steps: list[CoverStep] = []
     while int(covered.sum()) < target:
         gains = (right & ~covered[:, None]).sum(axis=0)
         best = int(np.argmax(gains))
         covered |= right[:, best]
         steps.append(
-            {
-                "config": labels[best],
-                "gain": float(gains[best]) / n,
-                "oracle": float(covered.sum()) / n,
-            }
+            CoverStep(
+                config=labels[best],
+                gain=float(gains[best]) / n,
+                oracle=float(covered.sum()) / n,
+            )
         )
     return steps
 
@@ -154,14 +154,14 @@ def text_overwrite_counts(
     return harmful.sum(axis=1).astype(float), overwrite.sum(axis=1).astype(float)
 
 
-def order_json(m: ResponseMatrix) -> dict[str, Any]:
+def order_record(m: ResponseMatrix) -> BudgetOrderRecord:
     """The budget order a block used: its axes and, on a multi-axis grid, its chains."""
     order = m.budget_order
-    return {
-        "axes": list(order.axes),
-        "multi_axis": order.multi_axis,
-        "chains": {name: [m.labels[i] for i in line] for name, line in order.chains.items()},
-    }
+    return BudgetOrderRecord(
+        axes=list(order.axes),
+        multi_axis=order.multi_axis,
+        chains={name: [m.labels[i] for i in line] for name, line in order.chains.items()},
+    )
 
 
 def expected_harmful(p: np.ndarray) -> np.ndarray:
@@ -197,9 +197,20 @@ def disagreement(values: np.ndarray) -> np.ndarray:
     return np.asarray(2.0 * p * (1.0 - p) * r / (r - 1))
 
 
+class RepeatFields(TypedDict):
+    """The keys a binary block gains with repeats (R > 1), in the layout's order."""
+
+    n_repeats: int
+    delta: float
+    item_rate_harmful_rate: Estimate
+    expected_harmful_rate: Estimate
+    noise_floor: dict[str, Estimate]
+    repeat_mean_accuracy: dict[str, Estimate]
+
+
 def repeat_block(
     m: ResponseMatrix, boot: VideoBootstrap | None, delta: float = 0.5
-) -> dict[str, Any]:
+) -> RepeatFields:
     p = m.values.mean(axis=2)
     order = m.budget_order
     cols = Columns(boot)
@@ -220,15 +231,13 @@ def repeat_block(
     def one(name: str) -> Estimate:
         return scalar_stat(boot, float(points[name][0]), samples[name][:, 0], jack[name][:, 0])
 
-    return {
-        "n_repeats": m.n_repeats,
-        "delta": delta,
-        "item_rate_harmful_rate": one("rate_harmful"),
-        "expected_harmful_rate": (
-            stat(None, None) if order.multi_axis else one("expected_harmful")
-        ),
-        "noise_floor": {lab: stat(points["noise"][j], noise_ci[j]) for j, lab in enumerate(labels)},
-        "repeat_mean_accuracy": {
+    return RepeatFields(
+        n_repeats=m.n_repeats,
+        delta=delta,
+        item_rate_harmful_rate=one("rate_harmful"),
+        expected_harmful_rate=stat(None, None) if order.multi_axis else one("expected_harmful"),
+        noise_floor={lab: stat(points["noise"][j], noise_ci[j]) for j, lab in enumerate(labels)},
+        repeat_mean_accuracy={
             lab: stat(points["mean_accuracy"][j], acc_ci[j]) for j, lab in enumerate(labels)
         },
-    }
+    )

@@ -4,28 +4,43 @@ budget 0 (`grid_with_text`).
 
 A block is its curve and pair tables (written here) plus every registered measure of its kind
 (`_registry.MEASURES`), whose per-item columns are resolved with the curve's in one bootstrap
-product.
+product. Its keys are gathered in the layout's order with their values already records, then
+validated as the block's model (`BinaryBlock`, `ContinuousBlock`, `BinaryWithText`,
+`ContinuousWithText`): a registered measure's key is kept where it was put.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
 from ..responses import NOANSWER
-from ._binary import greedy_cover, mcnemar_exact_p, order_json, pairs, repeat_block
+from ._binary import greedy_cover, mcnemar_exact_p, order_record, pairs, repeat_block
 from ._bootstrap import VideoBootstrap
 from ._effective import effective_budget
 from ._matrix import ResponseMatrix
-from ._measure import CURVE, BlockData, MeasureKind, Resolved, resolve_block, unit_entries
+from ._measure import (
+    CURVE,
+    BlockData,
+    Entry,
+    MeasureKind,
+    Resolved,
+    resolve_block,
+    unit_entries,
+)
 from ._order import with_text_first
 from ._registry import measures_for
-from ._result_models import Estimate
+from ._result_models import Estimate, Heterogeneity, HeterogeneitySkipped
+from ._result_series import BinaryBlock, BinaryWithText, ContinuousBlock, ContinuousWithText
 from ._stats import counted, selected_ci, smooth_ci, stat
 
 BootFor = Callable[[np.ndarray], VideoBootstrap | None]
+
+#: A block's keys in the layout's order, each value a record (or a registered measure's JSON),
+#: before the block's model validates them (the key order places registered measures' keys).
+BlockFields = dict[str, object]
 
 #: What the console and the report call the `grid_with_text` block.
 GRID_WITH_TEXT_TITLE = (
@@ -45,15 +60,26 @@ def _curve(res: Resolved, labels: list[str]) -> dict[str, Estimate]:
     }
 
 
-def _header(m: ResponseMatrix) -> dict[str, Any]:
-    return {
-        "axis": list(m.labels),
-        "frames": [int(f) for f in m.frames],
-        "n_items": m.n_items,
-        "n_videos": len(set(m.video_ids.tolist())),
-        "n_dropped": m.n_dropped,
-        "drop_reasons": dict(m.drop_reasons),
-    }
+class _Header(TypedDict):
+    """What a block on the visual budgets opens with: its axis and its items."""
+
+    axis: list[str]
+    frames: list[int]
+    n_items: int
+    n_videos: int
+    n_dropped: int
+    drop_reasons: dict[str, int]
+
+
+def _header(m: ResponseMatrix) -> _Header:
+    return _Header(
+        axis=list(m.labels),
+        frames=[int(f) for f in m.frames],
+        n_items=m.n_items,
+        n_videos=len(set(m.video_ids.tolist())),
+        n_dropped=m.n_dropped,
+        drop_reasons=dict(m.drop_reasons),
+    )
 
 
 def _pair_tables(
@@ -133,10 +159,17 @@ def _block_data(
 
 def binary_block(
     m: ResponseMatrix, boot: VideoBootstrap | None, *, chains: bool = True
-) -> dict[str, Any]:
+) -> BinaryBlock:
     """Every binary measure of docs/measures.md for one matrix (repeat 0), with intervals. On a
     multi-axis grid, `chains` adds the block of each chain (each axis at each level of the
     others) under `chains`."""
+    return BinaryBlock.model_validate(binary_fields(m, boot, chains=chains))
+
+
+def binary_fields(
+    m: ResponseMatrix, boot: VideoBootstrap | None, *, chains: bool = True
+) -> BlockFields:
+    """`binary_block`'s keys, which a series' block extends (`analyze`)."""
     data = _block_data("binary", m, boot, eps=0.0)
     y, labels, order = data.y, list(m.labels), m.budget_order
     n = y.shape[0]
@@ -150,7 +183,7 @@ def binary_block(
     res = resolve_block(data, units, extra)
     entries = unit_entries(data, units, res)
     flips, mcnemar, complementarity = _pair_tables(res, y, labels, pair_list)
-    block: dict[str, Any] = {
+    block: BlockFields = {
         "kind": "binary",
         **_header(m),
         "noanswer_rate": {
@@ -163,7 +196,7 @@ def binary_block(
         "adjacent": [f"{labels[a]}->{labels[b]}" for a, b in order.adjacent],
         "effective_budget": effective_budget(m),
         "scoring_rules": list(m.scoring_rules),
-        "order": order_json(m),
+        "order": order_record(m),
         "mcnemar_p": mcnemar,
         "complementarity": complementarity,
         "greedy_cover": greedy_cover(y, labels),
@@ -182,21 +215,28 @@ def binary_block(
 
 def continuous_block(
     m: ResponseMatrix, boot: VideoBootstrap | None, eps: float = 0.1, *, chains: bool = True
-) -> dict[str, Any]:
+) -> ContinuousBlock:
     """Continuous measures (open QA, summary, dialogue) on scores in [0, 1]."""
+    return ContinuousBlock.model_validate(continuous_fields(m, boot, eps, chains=chains))
+
+
+def continuous_fields(
+    m: ResponseMatrix, boot: VideoBootstrap | None, eps: float = 0.1, *, chains: bool = True
+) -> BlockFields:
+    """`continuous_block`'s keys, which a series' block extends (`analyze`)."""
     data = _block_data("continuous", m, boot, eps)
     units = measures_for("continuous")
     res = resolve_block(data, units)
     entries = unit_entries(data, units, res)
     header = _header(m)
-    block: dict[str, Any] = {
+    block: BlockFields = {
         "kind": "continuous",
         "metric": m.metric,
         **header,
         "eps": eps,
         "mean_score": _curve(res, header["axis"]),
         **entries["headline"],
-        "order": order_json(m),
+        "order": order_record(m),
         "effective_budget": effective_budget(m),
         "scoring_rules": list(m.scoring_rules),
     }
@@ -221,25 +261,36 @@ def with_text_matrix(m: ResponseMatrix) -> tuple[ResponseMatrix, np.ndarray, lis
     return sub, y, labels, int((~has_text).sum())
 
 
+class _WithTextHeader(TypedDict):
+    """What a `grid_with_text` block opens with: its grid (text-only first) and its items."""
+
+    configs: list[str]
+    multi_axis: bool
+    n_items: int
+    n_videos: int
+    n_dropped: int
+    drop_reasons: dict[str, int]
+
+
 def _with_text_header(
     sub: ResponseMatrix, m: ResponseMatrix, labels: list[str], without_text: int
-) -> dict[str, Any]:
+) -> _WithTextHeader:
     reasons = dict(m.drop_reasons)
     if without_text:
         reasons["no_text_only"] = without_text
-    return {
-        "configs": labels,
-        "multi_axis": m.budget_order.multi_axis,
-        "n_items": sub.n_items,
-        "n_videos": len(set(sub.video_ids.tolist())),
-        "n_dropped": m.n_dropped + without_text,
-        "drop_reasons": reasons,
-    }
+    return _WithTextHeader(
+        configs=labels,
+        multi_axis=m.budget_order.multi_axis,
+        n_items=sub.n_items,
+        n_videos=len(set(sub.video_ids.tolist())),
+        n_dropped=m.n_dropped + without_text,
+        drop_reasons=reasons,
+    )
 
 
 def _grid_with_text(
     kind: MeasureKind, m: ResponseMatrix, boot_for: BootFor, eps: float
-) -> tuple[dict[str, Any], dict[str, Any], Resolved] | None:
+) -> tuple[_WithTextHeader, dict[str, Entry], Resolved] | None:
     if not (~np.isnan(m.text_value)).any():
         return None
     sub, y, labels, without_text = with_text_matrix(m)
@@ -251,20 +302,28 @@ def _grid_with_text(
     return header, unit_entries(data, units, res)["headline"], res
 
 
-def binary_grid_with_text(m: ResponseMatrix, boot_for: BootFor) -> dict[str, Any] | None:
+def binary_grid_with_text(
+    m: ResponseMatrix,
+    boot_for: BootFor,
+    heterogeneity: Heterogeneity | HeterogeneitySkipped | None = None,
+) -> BinaryWithText | None:
     """`accuracy`, `best_fixed`, `oracle`, `oracle_headroom`, `harmful_rate` (the paper's
     visual confusion) and `overwrite_rate` on text-only < c_1 < ... < c_K (and any other
-    registered `binary_with_text` measure); None without any text-only answer."""
+    registered `binary_with_text` measure), with the additive-model test on that grid where
+    one is given; None without any text-only answer."""
     built = _grid_with_text("binary_with_text", m, boot_for, 0.0)
     if built is None:
         return None
     header, entries, res = built
-    return {**header, "accuracy": _curve(res, header["configs"]), **entries}
+    block: BlockFields = {**header, "accuracy": _curve(res, header["configs"]), **entries}
+    if heterogeneity is not None:
+        block["heterogeneity"] = heterogeneity
+    return BinaryWithText.model_validate(block)
 
 
 def continuous_grid_with_text(
     m: ResponseMatrix, boot_for: BootFor, eps: float
-) -> dict[str, Any] | None:
+) -> ContinuousWithText | None:
     """The continuous counterpart: `mean_score`, `best_fixed`, `oracle_score`, `oracle_gap`,
     `harmful_rate_eps` and `overwrite_rate_eps` (text-only score above some visual
     configuration's by more than eps), text-only first on the axis."""
@@ -272,10 +331,12 @@ def continuous_grid_with_text(
     if built is None:
         return None
     header, entries, res = built
-    return {
-        **header,
-        "metric": m.metric,
-        "eps": eps,
-        "mean_score": _curve(res, header["configs"]),
-        **entries,
-    }
+    return ContinuousWithText.model_validate(
+        {
+            **header,
+            "metric": m.metric,
+            "eps": eps,
+            "mean_score": _curve(res, header["configs"]),
+            **entries,
+        }
+    )

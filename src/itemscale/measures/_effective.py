@@ -7,9 +7,8 @@ actually sent and parsed answers, and to the last step of a cascade's stages.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ._matrix import ResponseMatrix
+from ._result_models import EffectiveBudgetEntry, Evidence
 from ._same_input import SameInput, same_input
 
 
@@ -26,26 +25,30 @@ def pair_verdict(m: ResponseMatrix, a: int, b: int) -> SameInput | None:
     )
 
 
-def effective_entry(label_from: str, label_to: str, verdict: SameInput) -> dict[str, Any]:
+def effective_entry(label_from: str, label_to: str, verdict: SameInput) -> EffectiveBudgetEntry:
     """One `effective_budget` entry: `{"from", "to", "identical", "items", "evidence"}`, the
     evidence being the rule's basis, how many items recorded it, the medians on each side and
     the sentence the console and the report print."""
-    return {
-        "from": label_from,
-        "to": label_to,
-        "identical": verdict.identical,
-        "items": verdict.items,
-        "evidence": {
-            "basis": verdict.basis,
-            "recorded": verdict.recorded,
-            "median_from": verdict.median_from,
-            "median_to": verdict.median_to,
-            "sentence": verdict.sentence(label_from, label_to),
-        },
-    }
+    evidence = Evidence(
+        basis=verdict.basis,
+        recorded=verdict.recorded,
+        median_from=verdict.median_from,
+        median_to=verdict.median_to,
+        sentence=verdict.sentence(label_from, label_to),
+    )
+    # `from` is a keyword: the record is built from its JSON keys
+    return EffectiveBudgetEntry.model_validate(
+        {
+            "from": label_from,
+            "to": label_to,
+            "identical": verdict.identical,
+            "items": verdict.items,
+            "evidence": evidence,
+        }
+    )
 
 
-def effective_budget(m: ResponseMatrix) -> list[dict[str, Any]]:
+def effective_budget(m: ResponseMatrix) -> list[EffectiveBudgetEntry]:
     """One entry per adjacent pair of the matrix's budget order that the rule flags, in the
     order of the block's `adjacent` list (empty when every step adds something)."""
     labels = m.labels
@@ -57,11 +60,11 @@ def effective_budget(m: ResponseMatrix) -> list[dict[str, Any]]:
     return out
 
 
-def repeated_terminal(m: ResponseMatrix) -> list[dict[str, Any]]:
+def repeated_terminal(m: ResponseMatrix) -> list[EffectiveBudgetEntry]:
     """The last stages of a one-axis matrix (a cascade's stages, in order) that repeat the
     stage before them, last first: while the terminal looks like the same input as its
     predecessor, the predecessor is the real terminal. Never drops the first stage."""
-    out: list[dict[str, Any]] = []
+    out: list[EffectiveBudgetEntry] = []
     k = m.n_configs
     while k >= 2:
         verdict = pair_verdict(m, k - 2, k - 1)

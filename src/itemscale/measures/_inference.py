@@ -1,20 +1,19 @@
-"""The inference measures of a binary block in `analyze`'s JSON form: cluster-aware paired
-tests with Holm's adjustment, power, the additive-model heterogeneity test, and churn between
-series. Each statistic is computed by its own module from matrices; this one picks the pairs
-and the family, and writes the records as the dict layout of docs/measures.md."""
+"""The inference measures of a binary block as the records of `analyze --json`: cluster-aware
+paired tests with Holm's adjustment, power, the additive-model heterogeneity test, and churn
+between series. Each statistic is computed by its own module from matrices; this one picks the
+pairs and the family, and writes them as the records of docs/measures.md's layout."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
 from ._blocks import BootFor, with_text_matrix
 from ._bootstrap import VideoBootstrap
-from ._churn import SeriesChurn, series_churn
+from ._churn import BudgetChurn, SeriesChurn, series_churn
 from ._heterogeneity import (
     DEFAULT_DRAWS,
     MAX_BUDGETS,
@@ -26,6 +25,21 @@ from ._matrix import INTERVENTION_SERIES_PREFIX, ResponseMatrix
 from ._order import with_text_first
 from ._paired_tests import PairedTest, holm, paired_tests
 from ._power import ALPHA, POWER, power_analysis
+from ._result_models import (
+    AxisPowerRecord,
+    BudgetChurnRecord,
+    Churn,
+    ComparisonRecord,
+    HeadroomComparison,
+    Heterogeneity,
+    HeterogeneitySkipped,
+    NoiseRecord,
+    PairedTestRecord,
+    PairedTests,
+    PairPowerRecord,
+    Power,
+    given,
+)
 from ._select import UnknownConfigError
 from ._stats import stat
 
@@ -34,25 +48,25 @@ DEFAULT_POWER_TARGET = 0.02
 DEFAULT_TEST = "clustered_mcnemar"
 
 
-def _test_json(t: PairedTest, holm_p: float) -> dict[str, Any]:
-    return {
-        "n_items": t.n_items,
-        "n_videos": t.n_videos,
-        "n_down": t.n_down,
-        "n_up": t.n_up,
-        "difference": stat(t.difference, t.difference_ci),
-        "exact_mcnemar_p": t.exact_mcnemar_p,
-        "clustered_mcnemar_statistic": t.clustered_statistic,
-        "clustered_mcnemar_p": t.clustered_p,
-        "bootstrap_p": t.bootstrap_p,
-        "holm_p": float(holm_p),
-        "significant_after_holm": bool(holm_p < ALPHA),
-    }
+def _test_record(t: PairedTest, holm_p: float) -> PairedTestRecord:
+    return PairedTestRecord(
+        n_items=t.n_items,
+        n_videos=t.n_videos,
+        n_down=t.n_down,
+        n_up=t.n_up,
+        difference=stat(t.difference, t.difference_ci),
+        exact_mcnemar_p=t.exact_mcnemar_p,
+        clustered_mcnemar_statistic=t.clustered_statistic,
+        clustered_mcnemar_p=t.clustered_p,
+        bootstrap_p=t.bootstrap_p,
+        holm_p=float(holm_p),
+        significant_after_holm=bool(holm_p < ALPHA),
+    )
 
 
-def _family(tests: list[PairedTest]) -> dict[str, Any]:
+def _family(tests: list[PairedTest]) -> dict[str, PairedTestRecord]:
     adjusted = holm([t.clustered_p for t in tests])
-    return {t.pair: _test_json(t, p) for t, p in zip(tests, adjusted, strict=True)}
+    return {t.pair: _test_record(t, p) for t, p in zip(tests, adjusted, strict=True)}
 
 
 def requested_pairs(m: ResponseMatrix, pairs: Sequence[tuple[str, str]]) -> list[tuple[int, int]]:
@@ -76,25 +90,24 @@ def check_requested(matrices: Sequence[ResponseMatrix], pairs: Sequence[tuple[st
             )
 
 
-def paired_tests_json(
+def paired_tests_record(
     m: ResponseMatrix,
     boot: VideoBootstrap | None,
     extra: Sequence[tuple[str, str]] = (),
-) -> dict[str, Any]:
+) -> PairedTests:
     """The adjacent pairs (one Holm family) and any requested pairs (a family of their own)."""
     labels = list(m.labels)
     adjacent = paired_tests(m.y, m.video_ids, m.budget_order.adjacent, labels, boot)
-    out: dict[str, Any] = {
-        "default": DEFAULT_TEST,
-        "family": "adjacent",
-        "n_family": len(adjacent),
-        "alpha": ALPHA,
-        "adjacent": _family(adjacent),
-    }
     wanted = requested_pairs(m, extra)
-    if wanted:
-        out["requested"] = _family(paired_tests(m.y, m.video_ids, wanted, labels, boot))
-    return out
+    requested = _family(paired_tests(m.y, m.video_ids, wanted, labels, boot)) if wanted else None
+    return PairedTests(
+        default=DEFAULT_TEST,
+        family="adjacent",
+        n_family=len(adjacent),
+        alpha=ALPHA,
+        adjacent=_family(adjacent),
+        **given(requested=requested),
+    )
 
 
 def _axis_of(m: ResponseMatrix, a: int, b: int) -> str:
@@ -104,10 +117,12 @@ def _axis_of(m: ResponseMatrix, a: int, b: int) -> str:
     return "pixels" if int(m.frames[a]) == int(m.frames[b]) else "frames"
 
 
-def power_json(m: ResponseMatrix, boot: VideoBootstrap | None, target: float) -> dict[str, Any]:
+def power_record(m: ResponseMatrix, boot: VideoBootstrap | None, target: float) -> Power:
+    """Minimum detectable effect and videos needed per axis and adjacent pair (without a pair
+    to test, only the settings)."""
     pairs = list(m.budget_order.adjacent)
     if not pairs or m.n_items == 0:
-        return {"alpha": ALPHA, "power": POWER, "target": target, "axes": {}, "pairs": {}}
+        return Power(alpha=ALPHA, power=POWER, target=target, axes={}, pairs={})
     res = power_analysis(
         m.y,
         m.video_ids,
@@ -117,36 +132,46 @@ def power_json(m: ResponseMatrix, boot: VideoBootstrap | None, target: float) ->
         target,
         boot,
     )
-    return {
-        "test": DEFAULT_TEST,
-        "alpha": res.alpha,
-        "power": res.power,
-        "target": res.target,
-        "n_videos": res.n_videos,
-        "items_per_video": res.items_per_video,
-        "axes": {
-            a.axis: {k: v for k, v in asdict(a).items() if k != "axis"} | {"pairs": list(a.pairs)}
+    return Power(
+        test=DEFAULT_TEST,
+        alpha=res.alpha,
+        power=res.power,
+        target=res.target,
+        n_videos=res.n_videos,
+        items_per_video=res.items_per_video,
+        axes={
+            a.axis: AxisPowerRecord(
+                pairs=list(a.pairs),
+                sd_per_video=a.sd_per_video,
+                mde=a.mde,
+                videos_needed=a.videos_needed,
+            )
             for a in res.axes
         },
-        "pairs": {p.pair: {k: v for k, v in asdict(p).items() if k != "pair"} for p in res.pairs},
-    }
+        pairs={
+            p.pair: PairPowerRecord(
+                sd_per_video=p.sd_per_video, mde=p.mde, videos_needed=p.videos_needed
+            )
+            for p in res.pairs
+        },
+    )
 
 
-def _comparison_json(c: Comparison) -> dict[str, Any]:
-    return {
-        "observed": stat(c.observed, c.observed_ci),
-        "additive": stat(c.expected, c.expected_ci),
-        "difference": stat(c.difference, c.difference_ci),
-        "p_value": c.p_value,
-    }
+def _comparison(c: Comparison) -> ComparisonRecord:
+    return ComparisonRecord(
+        observed=stat(c.observed, c.observed_ci),
+        additive=stat(c.expected, c.expected_ci),
+        difference=stat(c.difference, c.difference_ci),
+        p_value=c.p_value,
+    )
 
 
-def heterogeneity_json(
+def heterogeneity_record(
     m: ResponseMatrix,
     boot: VideoBootstrap | None,
     less: np.ndarray | None = None,
     draws: int = DEFAULT_DRAWS,
-) -> dict[str, Any]:
+) -> Heterogeneity | HeterogeneitySkipped:
     """The additive-model test on `m` (repeat 0) under its budget order, or `less`."""
     k = m.n_configs
     if k < 2 or k > MAX_BUDGETS or m.n_items == 0:
@@ -155,28 +180,41 @@ def heterogeneity_json(
             if k > MAX_BUDGETS
             else "needs two budgets and one item"
         )
-        return {"skipped": reason}
+        return HeterogeneitySkipped(skipped=reason)
     less = m.budget_order.less if less is None else less
     h = heterogeneity_test(m.y, less, boot, draws)
-    out: dict[str, Any] = {
-        "model": "additive logistic (Rasch): logit P(right) = item effect + budget effect",
-        "n_items": h.n_items,
-        "n_informative": h.n_informative,
-        "budget_effects": dict(zip(m.labels, h.budget_effects, strict=True)),
-        **_comparison_json(h.harmful),
-        "n_null": h.n_null,
-        "interval": "percentile",
-        "oracle_headroom": {"observed": h.oracle_headroom, "additive": h.oracle_headroom},
-        "trajectories": {c.name: _comparison_json(c) for c in h.trajectories},
-    }
+    noise = None
     if m.n_repeats > 1:
         n = noise_comparison(m.values, m.y, less, boot)
-        out["noise"] = {
-            "noise_bound": stat(n.noise_bound, n.noise_bound_ci),
-            "difference": stat(n.difference, n.difference_ci),
-            "p_value": n.p_value,
-        }
-    return out
+        noise = NoiseRecord(
+            noise_bound=stat(n.noise_bound, n.noise_bound_ci),
+            difference=stat(n.difference, n.difference_ci),
+            p_value=n.p_value,
+        )
+    harmful = _comparison(h.harmful)
+    return Heterogeneity(
+        model="additive logistic (Rasch): logit P(right) = item effect + budget effect",
+        n_items=h.n_items,
+        n_informative=h.n_informative,
+        budget_effects=dict(zip(m.labels, h.budget_effects, strict=True)),
+        observed=harmful.observed,
+        additive=harmful.additive,
+        difference=harmful.difference,
+        p_value=harmful.p_value,
+        n_null=h.n_null,
+        interval="percentile",
+        oracle_headroom=HeadroomComparison(observed=h.oracle_headroom, additive=h.oracle_headroom),
+        trajectories={c.name: _comparison(c) for c in h.trajectories},
+        **given(noise=noise),
+    )
+
+
+class InferenceFields(TypedDict):
+    """The keys a binary block gains (`inference_block`), in the layout's order."""
+
+    paired_tests: PairedTests
+    power: Power
+    heterogeneity: Heterogeneity | HeterogeneitySkipped
 
 
 def inference_block(
@@ -186,51 +224,62 @@ def inference_block(
     power_target: float = DEFAULT_POWER_TARGET,
     test_pairs: Sequence[tuple[str, str]] = (),
     heterogeneity_draws: int = DEFAULT_DRAWS,
-) -> dict[str, Any]:
+) -> InferenceFields:
     """The keys a binary block gains: `paired_tests`, `power`, `heterogeneity`."""
-    return {
-        "paired_tests": paired_tests_json(m, boot, test_pairs),
-        "power": power_json(m, boot, power_target),
-        "heterogeneity": heterogeneity_json(m, boot, draws=heterogeneity_draws),
-    }
+    return InferenceFields(
+        paired_tests=paired_tests_record(m, boot, test_pairs),
+        power=power_record(m, boot, power_target),
+        heterogeneity=heterogeneity_record(m, boot, draws=heterogeneity_draws),
+    )
 
 
-def _churn_json(c: SeriesChurn) -> dict[str, Any]:
-    return {
-        "n_common_items": c.n_common_items,
-        "n_videos": c.n_videos,
-        "budgets": {
-            b.budget: {k: v for k, v in asdict(b).items() if k != "budget" and v is not None}
-            for b in c.budgets
-        },
-    }
+def _budget_churn(b: BudgetChurn) -> BudgetChurnRecord:
+    """One budget's churn record (the noise floors only with repeats, the selector's record
+    only beside a formula series)."""
+    return BudgetChurnRecord(
+        config_p=b.config_p,
+        config_q=b.config_q,
+        answer_change=b.answer_change,
+        accuracy_difference=b.accuracy_difference,
+        flip_down=b.flip_down,
+        flip_up=b.flip_up,
+        **given(noise_floor_p=b.noise_floor_p, noise_floor_q=b.noise_floor_q, selector=b.selector),
+    )
 
 
-def churn_json(
+def _churn_record(c: SeriesChurn) -> Churn:
+    return Churn(
+        n_common_items=c.n_common_items,
+        n_videos=c.n_videos,
+        budgets={b.budget: _budget_churn(b) for b in c.budgets},
+    )
+
+
+def churn_records(
     matrices: Sequence[ResponseMatrix],
     boot_for: Callable[[np.ndarray], VideoBootstrap | None],
-) -> dict[str, Any]:
+) -> dict[str, Churn]:
     """Churn for every pair of binary series of one model (interventions left out)."""
     binary = [
         m
         for m in matrices
         if m.kind == "binary" and not m.series.startswith(INTERVENTION_SERIES_PREFIX)
     ]
-    out: dict[str, Any] = {}
+    out: dict[str, Churn] = {}
     for i, mp in enumerate(binary):
         for mq in binary[i + 1 :]:
             c = series_churn(mp, mq, boot_for)
             if c is not None:
-                out[f"series:{mp.series}|{mq.series}"] = _churn_json(c)
+                out[f"series:{mp.series}|{mq.series}"] = _churn_record(c)
     return out
 
 
-def heterogeneity_with_text_json(
+def heterogeneity_with_text(
     m: ResponseMatrix,
     boot: VideoBootstrap | None,
     boot_for: BootFor,
     draws: int = DEFAULT_DRAWS,
-) -> dict[str, Any] | None:
+) -> Heterogeneity | HeterogeneitySkipped | None:
     """The same test on the grid with the text-only answer as budget 0 (its harmful rate is
     the seed paper's visual confusion); None without text-only answers. `boot` is the visual
     block's, used when every item has a text-only answer."""
@@ -249,7 +298,7 @@ def heterogeneity_with_text_json(
     )
     same = sub.n_items == m.n_items
     chosen = boot if same else boot_for(sub.video_ids)
-    return heterogeneity_json(with_text, chosen, order.less, draws)
+    return heterogeneity_record(with_text, chosen, order.less, draws)
 
 
 def additive_sentence(block: dict[str, Any]) -> str | None:

@@ -51,6 +51,12 @@ def omit_unset(record: BaseModel, out: Any) -> Any:
     return out
 
 
+def given(**fields: object) -> dict[str, object]:
+    """The keyword arguments that are not None: the optional keys a record is to write (an
+    optional field never set is left out of its dump, where one set to None is written)."""
+    return {name: value for name, value in fields.items() if value is not None}
+
+
 class Record(BaseModel):
     """Base of every record: frozen, unknown keys refused, unset optional keys not written."""
 

@@ -9,11 +9,11 @@ recomputed on the chosen configurations alone, exactly as if only those had been
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import pandas as pd
 
 from ..errors import ItemscaleError
+from ._result_models import GridSelection
 
 
 class UnknownConfigError(ItemscaleError, ValueError):
@@ -35,7 +35,7 @@ def config_list(configs: Sequence[str]) -> list[str]:
     return wanted
 
 
-def select_configs(df: pd.DataFrame, configs: Sequence[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
+def select_configs(df: pd.DataFrame, configs: Sequence[str]) -> tuple[pd.DataFrame, GridSelection]:
     """The rows of the named configurations, and what the selection did.
 
     Labels match `config_label` exactly; their order does not matter (the axis order is the
@@ -65,8 +65,5 @@ def select_configs(df: pd.DataFrame, configs: Sequence[str]) -> tuple[pd.DataFra
     if not keep.any():
         listing = "; ".join(f"{m} lacks {', '.join(v)}" for m, v in excluded.items())
         raise UnknownConfigError(f"no model has every configuration of --configs ({listing})")
-    selection = {
-        "configs": wanted,
-        "excluded_models": excluded,
-    }
+    selection = GridSelection(configs=wanted, excluded_models=excluded)
     return df.loc[keep].reset_index(drop=True), selection

@@ -468,7 +468,7 @@ def _without_repeated_terminal(
     (`same_input`, docs/measures.md): a policy that stops before such a terminal runs what the
     terminal runs, so the saving it would claim is none. Costed as its predecessor, the
     repeated stage is simply not a stage."""
-    repeats = tuple(SameInputStep.model_validate(r) for r in repeated_terminal(matrix))
+    repeats = tuple(SameInputStep.model_validate(r.model_dump()) for r in repeated_terminal(matrix))
     if not repeats:
         return matrix, ()
     keep = tuple(range(matrix.n_configs - len(repeats)))
