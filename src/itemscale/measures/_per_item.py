@@ -13,8 +13,8 @@ are rows too, with `in_matched_grid` 0 and their reason, so no item leaves the f
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Final
+from collections.abc import Mapping, Sequence
+from typing import Final
 
 import numpy as np
 import pandas as pd
@@ -153,7 +153,7 @@ def _where(mask: np.ndarray, values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _binary_rows(m: ResponseMatrix, paper_prefix: str) -> dict[str, Any]:
+def _binary_rows(m: ResponseMatrix, paper_prefix: str) -> dict[str, np.ndarray]:
     y = m.y
     n, k = y.shape
     order = m.budget_order
@@ -163,12 +163,12 @@ def _binary_rows(m: ResponseMatrix, paper_prefix: str) -> dict[str, Any]:
     right = y >= 1
     first = right.argmax(axis=1) if k else np.zeros(n, dtype=np.int64)
     labels = np.asarray(m.labels, dtype=object)
-    cols: dict[str, Any] = {
+    cols: dict[str, np.ndarray] = {
         "pattern": pattern_labels(harmful, beneficial, y),
         "harmful": harmful.astype(np.int64),
         "beneficial": beneficial.astype(np.int64),
         "terminal_regression": terminal_regression_indicator(y, order).astype(np.int64),
-        "oracle": right.any(axis=1).astype(np.int64),
+        "oracle": np.asarray(right.any(axis=1)).astype(np.int64),
         "n_right": right.sum(axis=1).astype(np.int64),
         "first_right": _where(
             np.asarray(right.any(axis=1)), labels[first] if k else np.full(n, None)
@@ -193,7 +193,7 @@ def _binary_rows(m: ResponseMatrix, paper_prefix: str) -> dict[str, Any]:
     return cols
 
 
-def _continuous_rows(m: ResponseMatrix, eps: float) -> dict[str, Any]:
+def _continuous_rows(m: ResponseMatrix, eps: float) -> dict[str, np.ndarray | None]:
     s = m.y
     n, k = s.shape
     order = m.budget_order
@@ -259,7 +259,9 @@ def per_item_labels(
     parts = []
     for m in build_matrices(df, metric=metric):
         grid = ",".join([*([m.text_label] if m.text_label else []), *m.labels])
-        labels = _binary_rows(m, prefix) if m.kind == "binary" else _continuous_rows(m, eps)
+        labels: Mapping[str, np.ndarray | None] = (
+            _binary_rows(m, prefix) if m.kind == "binary" else _continuous_rows(m, eps)
+        )
         part = pd.DataFrame(
             {
                 "item_id": m.item_ids.astype(str),

@@ -70,7 +70,7 @@ class Block(Record):
     #: the measure kinds (docs/extending.md) whose registered keys this block takes
     MEASURE_KINDS: ClassVar[tuple[str, ...]] = ()
     #: registered measures' entries that are not fields, with the key each follows
-    _extensions: tuple[tuple[str, str | None, Any], ...] = PrivateAttr(default=())
+    _extensions: tuple[tuple[str, str | None, JsonValue], ...] = PrivateAttr(default=())
 
     @model_validator(mode="wrap")
     @classmethod
@@ -114,7 +114,7 @@ class Block(Record):
         return self.registered.get(key)
 
     @property
-    def registered(self) -> dict[str, Any]:
+    def registered(self) -> dict[str, JsonValue]:
         """The entries of measures registered with `register_measure` (their JSON values)."""
         return {key: value for key, _, value in self._extensions}
 
@@ -124,15 +124,16 @@ def _field_names(cls: type[Block]) -> dict[str, str]:
     return {field.alias or name: name for name, field in cls.model_fields.items()}
 
 
-def _json_value(value: Any) -> Any:
+def _json_value(value: object) -> JsonValue:
     """A registered measure's entry as JSON: a record it returned (`Resolved.share` gives an
     `Estimate`) as its dump, a JSON value as it is (checked)."""
     from pydantic import TypeAdapter
 
-    return TypeAdapter(JsonValue).validate_python(_dumped(value))
+    checked: JsonValue = TypeAdapter(JsonValue).validate_python(_dumped(value))
+    return checked
 
 
-def _dumped(value: Any) -> Any:
+def _dumped(value: object) -> object:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
     if isinstance(value, dict):
