@@ -41,7 +41,14 @@ from ._result_models import (
     SmallSample,
     given,
 )
-from ._result_series import BinarySeries, ByAttribute, ContinuousBlock, OpenEndedSeries
+from ._result_series import (
+    BinarySeries,
+    BinaryWithText,
+    ByAttribute,
+    ContinuousBlock,
+    ContinuousWithText,
+    OpenEndedSeries,
+)
 from ._select import UnknownConfigError, select_configs
 from ._settings import AnalysisSettings
 from ._small import small_sample
@@ -191,7 +198,9 @@ def _block(
         )
         draws = settings.heterogeneity_draws
         tested = heterogeneity_with_text(m, boot, boots.boot_for, draws)
-        with_text: object = binary_grid_with_text(m, boots.boot_for, tested)
+        with_text: BinaryWithText | ContinuousWithText | None = binary_grid_with_text(
+            m, boots.boot_for, tested
+        )
     else:
         block = continuous_fields(m, boot, eps)
         with_text = continuous_grid_with_text(m, boots.boot_for, eps)
