@@ -39,7 +39,7 @@ SELECTION_SERIES_PREFIX = "selection:"
 
 @dataclass(frozen=True)
 class BudgetChurn:
-    """One budget both series ran (the statistics in `analyze`'s JSON form)."""
+    """One budget both series ran (its statistics are the records `analyze --json` writes)."""
 
     budget: str
     config_p: str
