@@ -20,9 +20,9 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypedDict, TypeVar, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -218,6 +218,16 @@ class VideoResponse:
         )
 
 
+class SpecIdentity(TypedDict):
+    """The fields of a `BackendSpec` that its `spec_id` hashes (`BackendSpec.identity`)."""
+
+    backend: str
+    name: str
+    revision: str | None
+    dtype: str | None
+    processor: dict[str, SettingValue]
+
+
 class BackendSpec(BaseModel):
     """What a backend is, as far as answers depend on it: goes into cell identity and provenance.
 
@@ -251,7 +261,9 @@ class BackendSpec(BaseModel):
             raise not_one_of(BACKENDS)
         return value
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> SpecIdentity:
+        """What `spec_id` hashes: every field but `model` (a moved checkpoint folder or a
+        renamed served model keeps its cells), the processor settings sorted."""
         return {
             "backend": self.backend,
             "name": self.name,
@@ -295,7 +307,7 @@ OptionsT = TypeVar("OptionsT", bound=BaseModel)
 
 
 def parse_backend_options(
-    options_type: type[OptionsT], options: dict[str, Any], model_name: str
+    options_type: type[OptionsT], options: Mapping[str, object], model_name: str
 ) -> OptionsT:
     """Validate a model entry's `options` table with its backend's typed options; the error
     names the model and the offending key."""
