@@ -50,6 +50,16 @@ BackendName = str
 SettingValue = str | int | float | bool | None
 
 
+class DecodingCanonical(TypedDict):
+    """`DecodingSettings` as a cell's identity hashes them (`DecodingSettings.canonical`)."""
+
+    max_new_tokens: int
+    temperature: float
+    top_p: float
+    seed: int
+    score_options: bool
+
+
 class DecodingSettings(BaseModel):
     """How the model decodes: the one type a protocol's `[decoding]` table is read into and
     every backend request carries. Part of a cell's identity (`canonical()`): different
@@ -86,9 +96,16 @@ class DecodingSettings(BaseModel):
     def greedy(self) -> bool:
         return self.temperature == 0.0
 
-    def canonical(self) -> dict[str, Any]:
-        """The settings as the cell identity hashes them (every field, JSON types)."""
-        return self.model_dump(mode="json")
+    def canonical(self) -> DecodingCanonical:
+        """The settings as the cell identity hashes them (every field, JSON types: what
+        `model_dump(mode="json")` gives, field by field)."""
+        return {
+            "max_new_tokens": self.max_new_tokens,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "seed": self.seed,
+            "score_options": self.score_options,
+        }
 
 
 #: At or below this many new tokens, a scored multiple-choice answer is the argmax letter.
