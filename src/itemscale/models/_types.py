@@ -367,7 +367,11 @@ class ModelEntryLike(Protocol):
 
 class OptionsParser(Protocol):
     """A backend's typed options (a pydantic model with `extra="forbid"`) from a protocol's
-    `options` table; raises `BackendError` naming the model and the key."""
+    `options` table; raises `BackendError` naming the model and the key.
+
+    The table is open (each backend has its own keys) and is handed over as the dict it is:
+    plugins implement this with `dict[str, Any]` (docs/extending.md), so the protocol keeps
+    that type (the shipped parsers take any `Mapping[str, object]`, which fits it)."""
 
     def __call__(self, options: dict[str, Any], model_name: str, /) -> BaseModel: ...
 
