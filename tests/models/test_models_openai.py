@@ -254,6 +254,34 @@ def test_malformed_replies_are_model_errors() -> None:
     assert all(r.answer is None for r in responses)
 
 
+def test_log_probabilities_of_the_wrong_shape_are_passed_over_not_read() -> None:
+    """The reply's `logprobs.content` is untrusted JSON: an entry or a top that is not an
+    object, or a field of the wrong type, is skipped; the first usable token decides."""
+    from itemscale.models._openai import first_answer_position
+
+    good = {"token": "B", "logprob": -0.1, "top_logprobs": [{"token": "B", "logprob": -0.1}]}
+    assert first_answer_position(["B", 3, None, {"token": " "}, good]) == [("B", -0.1)]
+    tops = ["A", {"token": 1, "logprob": -1.0}, {"token": "C", "logprob": "x"}, {"token": "D"}]
+    assert first_answer_position([{"token": "A", "top_logprobs": tops}]) == []
+    assert first_answer_position([{"token": "A", "top_logprobs": "AB"}]) == []
+    # no tops: the token's own log-probability, when it is a number
+    assert first_answer_position([{"token": "A", "logprob": -2}]) == [("A", -2.0)]
+    assert first_answer_position([{"token": "A", "logprob": None}]) == []
+    assert first_answer_position([7, "x"]) is None
+
+
+def test_a_choice_that_is_not_an_object_is_a_model_error() -> None:
+    with ChatServer() as server:
+        server.push(Reply(raw_body=b'{"choices": ["B"]}'), Reply(raw_body=b'{"choices": [{}]}'))
+        backend = load_backend(entry(server), concurrency=1)
+        responses = backend.generate([VideoRequest(MCQA, frames()), VideoRequest(MCQA, frames())])
+        backend.close()
+    assert [r.error for r in responses] == [
+        "malformed chat completion: the first choice has no 'message'"
+    ] * 2
+    assert all(r.status == Status.MODEL_ERROR and r.answer is None for r in responses)
+
+
 def test_one_failure_does_not_disturb_the_other_requests() -> None:
     with ChatServer() as server:
         server.push(Reply(status=400))

@@ -66,6 +66,31 @@ def test_spec_id_follows_processor_content_only(processor: dict[str, object]) ->
     assert spec(processor=processor).spec_id == spec(processor=reordered).spec_id
 
 
+@given(
+    st.integers(min_value=1, max_value=65536),
+    st.one_of(st.integers(min_value=0, max_value=3), st.floats(min_value=0.0, max_value=3.0)),
+    st.one_of(st.just(1), st.floats(min_value=0.01, max_value=1.0), st.none()),
+    st.integers(min_value=-(2**63), max_value=2**63),
+    st.booleans(),
+)
+def test_decoding_canonical_is_the_json_dump_field_by_field(
+    max_new_tokens: int, temperature: float, top_p: float | None, seed: int, score: bool
+) -> None:
+    """What a cell's identity hashes: every field, as `model_dump(mode="json")` writes it
+    (a field added to the settings and not to `canonical` fails here)."""
+    settings = DecodingSettings(
+        max_new_tokens=max_new_tokens,
+        temperature=temperature,
+        top_p=top_p,
+        seed=seed,
+        score_options=score,
+    )
+    canonical = settings.canonical()
+    dumped = settings.model_dump(mode="json")
+    assert canonical == dumped and list(canonical) == list(dumped)
+    assert [type(v) for v in canonical.values()] == [type(v) for v in dumped.values()]
+
+
 def test_spec_and_decoding_refuse_unknown_keys_and_bad_values() -> None:
     with pytest.raises(ValidationError):
         spec(api_key="secret")

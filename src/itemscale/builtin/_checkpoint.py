@@ -9,15 +9,20 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import numpy as np
 
 from ..models import BUILTIN_META_FILE
 from ..synth import SuiteError
 from ._config import BuiltinArchitecture, TrainSettings
+
+if TYPE_CHECKING:
+    import torch
+    from torch.optim.optimizer import StateDict
 
 TRAIN_LOG_NAME = "train_log.json"
 
@@ -37,7 +42,72 @@ class StepRecord:
     text_only: bool
 
 
-def save_folder(out_dir: Path, model: Any, processor: Any, meta: dict[str, Any]) -> None:
+class StepFields(TypedDict):
+    """A `StepRecord` as the log and the trainer state store it."""
+
+    step: int
+    loss: float
+    seconds: float
+    items: int
+    frames: int
+    height: int
+    width: int
+    text_only: bool
+
+
+def step_fields(record: StepRecord) -> StepFields:
+    return {
+        "step": record.step,
+        "loss": record.loss,
+        "seconds": record.seconds,
+        "items": record.items,
+        "frames": record.frames,
+        "height": record.height,
+        "width": record.width,
+        "text_only": record.text_only,
+    }
+
+
+class AskedOptions(TypedDict, total=False):
+    """The backend options a trained model asks to be run with (`builtin_meta.json`)."""
+
+    mcqa_scoring: Literal["letter", "likelihood"]
+
+
+class BuiltinMeta(TypedDict):
+    """`builtin_meta.json`, beside a trained model's weights."""
+
+    builtin_format_version: int
+    #: `BuiltinArchitecture` and `TrainSettings` as JSON
+    architecture: dict[str, object]
+    train_settings: dict[str, object]
+    steps_done: int
+    stopped_by_time: bool
+    train_seconds: float
+    train_items: int
+    train_videos: int
+    parameters: int
+    backend_options: AskedOptions
+
+
+class TrainerState(TypedDict):
+    """`checkpoint/trainer_state.pt`: what `--resume` needs to continue bit for bit."""
+
+    trainer_state_version: int
+    step: int
+    train_settings: dict[str, object]
+    architecture: dict[str, object]
+    model: dict[str, torch.Tensor]
+    #: torch's optimizer state (its own `StateDict`)
+    optimizer: StateDict
+    aux_head: dict[str, torch.Tensor] | None
+    torch_rng: torch.Tensor
+    #: numpy's bit generator state
+    stage1_rng: Mapping[str, Any]
+    log: list[StepFields]
+
+
+def save_folder(out_dir: Path, model: Any, processor: Any, meta: BuiltinMeta) -> None:
     """Write weights, processor and metadata to a sibling temp folder, then swap it in, so an
     interrupted save never leaves a half-written model where a loader would find it."""
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -99,7 +169,7 @@ def save_checkpoint(
     aux_head: Any | None,
     stage1_rng: np.random.Generator,
     log: list[StepRecord],
-    meta: dict[str, Any],
+    meta: BuiltinMeta,
 ) -> None:
     """OUT/checkpoint: the model folder plus everything the loop needs to continue bit for bit
     (weights, optimiser moments, RNG states, the step and the log so far)."""
@@ -107,7 +177,7 @@ def save_checkpoint(
 
     folder = out_dir / CHECKPOINT_DIR
     save_folder(folder, model, processor, meta)
-    state = {
+    state: TrainerState = {
         "trainer_state_version": TRAINER_STATE_VERSION,
         "step": step,
         "train_settings": meta["train_settings"],
@@ -117,7 +187,7 @@ def save_checkpoint(
         "aux_head": aux_head.state_dict() if aux_head is not None else None,
         "torch_rng": torch.get_rng_state(),
         "stage1_rng": stage1_rng.bit_generator.state,
-        "log": [asdict(r) for r in log],
+        "log": [step_fields(r) for r in log],
     }
     tmp = folder / (TRAINER_STATE + ".tmp")
     torch.save(state, tmp)
@@ -126,13 +196,13 @@ def save_checkpoint(
 
 def load_checkpoint(
     folder: Path, settings: TrainSettings, arch: BuiltinArchitecture
-) -> dict[str, Any]:
+) -> TrainerState:
     import torch
 
     path = folder / TRAINER_STATE
     if not path.is_file():
         raise SuiteError(f"--resume {folder}: no {TRAINER_STATE} (not a training checkpoint)")
-    state: dict[str, Any] = torch.load(path, weights_only=False)
+    state: TrainerState = torch.load(path, weights_only=False)
     if state.get("trainer_state_version") != TRAINER_STATE_VERSION:
         raise SuiteError(f"{path}: trainer state version {state.get('trainer_state_version')!r}")
     ours = settings.model_dump(mode="json")

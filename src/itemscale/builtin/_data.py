@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import numpy.typing as npt
 
 from ..items import Item
-from ..models import build_messages
+from ..models import ChatTemplateMessage, ContentPart, build_messages
 from ..protocol import IMAGE_FACTOR
 from ..responses import TaskKind
 from ..video import MediaError
@@ -103,11 +103,11 @@ def resize_frames(frames: npt.NDArray[np.uint8], size: tuple[int, int]) -> npt.N
     return result
 
 
-def chat_messages(item: Item, *, with_video: bool) -> list[dict[str, Any]]:
+def chat_messages(item: Item, *, with_video: bool) -> list[ChatTemplateMessage]:
     """`build_messages(item)` in the processor's format, the video first in the first message."""
-    messages: list[dict[str, Any]] = []
+    messages: list[ChatTemplateMessage] = []
     for index, message in enumerate(build_messages(item)):
-        content: list[dict[str, Any]] = [{"type": "text", "text": message["text"]}]
+        content: list[ContentPart] = [{"type": "text", "text": message["text"]}]
         if index == 0 and with_video:
             content.insert(0, {"type": "video"})
         messages.append({"role": message["role"], "content": content})
@@ -130,6 +130,20 @@ def answer_target(item: Item) -> str:
     if not item.references:
         raise ValueError(f"item {item.item_id}: a training item needs a reference answer")
     return item.references[0]
+
+
+class EncoderOutputs(TypedDict):
+    """The vision tower's output for the video, already computed (a torch tensor)."""
+
+    video: Any
+
+
+class VisualInputs(TypedDict, total=False):
+    """The visual keyword argument of the prefix's forward pass: the pixels, or the vision
+    tower's output when the caller already ran it (one of the two)."""
+
+    pixel_values_videos: Any
+    mm_encoder_outputs: EncoderOutputs
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,13 +179,13 @@ def process_video(
         )
     )
     metadata = VideoMetadata(**described)
-    kwargs: dict[str, Any] = {
-        "return_tensors": "pt",
-        "do_sample_frames": False,
-        "video_metadata": [metadata],
-    }
     sampled_fps = metadata.sampled_fps
-    out = video_processor(videos=[writable(frames)], **kwargs)  # cached frames are read-only
+    out = video_processor(  # cached frames are read-only: a writable copy
+        videos=[writable(frames)],
+        return_tensors="pt",
+        do_sample_frames=False,
+        video_metadata=[metadata],
+    )
     grid = out["video_grid_thw"]
     merge = int(video_processor.merge_size)
     return VideoInputs(
@@ -294,7 +308,7 @@ def shared_prefix_logits(
     )
     video_id = int(tokenizer.convert_tokens_to_ids("<|video_pad|>"))
     types = (prefix_ids == video_id).to(torch.int32) * 2
-    visual: dict[str, Any] = (
+    visual: VisualInputs = (
         {"pixel_values_videos": video.pixel_values}
         if video_features is None
         else {"mm_encoder_outputs": {"video": video_features}}

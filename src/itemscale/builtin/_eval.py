@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from ..items import ITEMS_FILE, Item
 from ..models import builtin_backend_options
 from ..responses import TaskKind, token_f1
 from ._data import encode_batch, expand_video_tokens, process_video, render_prompt
+
+if TYPE_CHECKING:
+    import torch
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +48,77 @@ class EvalRecord:
     correct: float | None  # multiple choice only
     token_f1: float | None  # open answers only
     option_probs: dict[str, float] | None
+
+
+class EvalRecordFields(TypedDict):
+    """An `EvalRecord` as the evaluation's JSON stores it."""
+
+    item_id: str
+    video_id: str
+    task_kind: str
+    question_kind: str
+    budget: str
+    prediction: str
+    correct: float | None
+    token_f1: float | None
+    option_probs: dict[str, float] | None
+
+
+def _record_fields(record: EvalRecord) -> EvalRecordFields:
+    return {
+        "item_id": record.item_id,
+        "video_id": record.video_id,
+        "task_kind": record.task_kind,
+        "question_kind": record.question_kind,
+        "budget": record.budget,
+        "prediction": record.prediction,
+        "correct": record.correct,
+        "token_f1": record.token_f1,
+        "option_probs": record.option_probs,
+    }
+
+
+class KindSummary(TypedDict, total=False):
+    """One question kind at one budget: the scores it has answers for."""
+
+    mcqa_accuracy: float
+    mcqa_n: int
+    token_f1: float
+    open_n: int
+
+
+class BudgetSummary(TypedDict):
+    """One budget of the evaluation (`summarise`): None where it has no answer of the kind."""
+
+    mcqa_accuracy: float | None
+    mcqa_n: int
+    token_f1: float | None
+    open_n: int
+    by_kind: dict[str, KindSummary]
+
+
+class EvalReport(TypedDict):
+    """What `evaluate_suite` writes and returns."""
+
+    builtin_eval_version: int
+    model_dir: str
+    suite_dir: str
+    test_videos: int
+    test_items: int
+    mcqa_scoring: str
+    summary: dict[str, BudgetSummary]
+    records: list[EvalRecordFields]
+
+
+class ForwardInputs(TypedDict):
+    """The model's inputs for a batch of one video's items (the video's only with frames)."""
+
+    input_ids: torch.Tensor
+    attention_mask: torch.Tensor
+    mm_token_type_ids: NotRequired[torch.Tensor]
+    pixel_values_videos: NotRequired[torch.Tensor]
+    video_grid_thw: NotRequired[torch.Tensor]
+    second_per_grid_ts: NotRequired[torch.Tensor]
 
 
 def load_builtin(model_dir: str | Path) -> tuple[Any, Any]:
@@ -114,17 +188,15 @@ def evaluate_video(
         prompts.append(prompt)
     batch = encode_batch(processor, prompts, None)
     rows = len(items)
-    kwargs: dict[str, Any] = {
+    kwargs: ForwardInputs = {
         "input_ids": batch.input_ids,
         "attention_mask": batch.attention_mask,
     }
     if inputs is not None:
-        kwargs.update(
-            mm_token_type_ids=batch.mm_token_type_ids,
-            pixel_values_videos=torch.cat([inputs.pixel_values] * rows),
-            video_grid_thw=inputs.grid_thw.repeat(rows, 1),
-            second_per_grid_ts=torch.full((rows,), inputs.second_per_grid),
-        )
+        kwargs["mm_token_type_ids"] = batch.mm_token_type_ids
+        kwargs["pixel_values_videos"] = torch.cat([inputs.pixel_values] * rows)
+        kwargs["video_grid_thw"] = inputs.grid_thw.repeat(rows, 1)
+        kwargs["second_per_grid_ts"] = torch.full((rows,), inputs.second_per_grid)
     tokenizer = processor.tokenizer
     records: list[EvalRecord] = []
     with torch.inference_mode():
@@ -259,18 +331,18 @@ def evaluate(
     return records
 
 
-def summarise(records: list[EvalRecord]) -> dict[str, dict[str, Any]]:
+def summarise(records: list[EvalRecord]) -> dict[str, BudgetSummary]:
     """Per budget: MCQA accuracy, mean token F1 of open answers, and per question kind."""
-    table: dict[str, dict[str, Any]] = {}
+    table: dict[str, BudgetSummary] = {}
     for budget in dict.fromkeys(r.budget for r in records):
         rows = [r for r in records if r.budget == budget]
         mc = [r.correct for r in rows if r.correct is not None]
         f1 = [r.token_f1 for r in rows if r.token_f1 is not None]
-        kinds: dict[str, dict[str, float]] = {}
+        kinds: dict[str, KindSummary] = {}
         for kind in sorted({r.question_kind for r in rows}):
             k_mc = [r.correct for r in rows if r.question_kind == kind and r.correct is not None]
             k_f1 = [r.token_f1 for r in rows if r.question_kind == kind and r.token_f1 is not None]
-            entry: dict[str, float] = {}
+            entry: KindSummary = {}
             if k_mc:
                 entry["mcqa_accuracy"] = round(float(np.mean(k_mc)), 4)
                 entry["mcqa_n"] = len(k_mc)
@@ -306,11 +378,10 @@ def evaluate_suite(
     budgets: tuple[EvalBudget, ...] = REPORT_BUDGETS,
     max_videos: int | None = None,
     max_new_tokens: int = 32,
-) -> dict[str, Any]:
+) -> EvalReport:
     """Score the test split (its first `max_videos` videos) and write records + summary JSON."""
     import json
     import os
-    from dataclasses import asdict
 
     from ..items import read_items_jsonl
 
@@ -339,15 +410,16 @@ def evaluate_suite(
         max_new_tokens=max_new_tokens,
         mcqa_backend=mcqa_backend,
     )
-    payload = {
+    payload: EvalReport = {
         "builtin_eval_version": EVAL_VERSION,
         "model_dir": str(model_dir),
         "suite_dir": str(suite_dir),
         "test_videos": len(video_ids),
         "test_items": len(items),
-        "mcqa_scoring": options.get("mcqa_scoring", "letter"),
+        # "letter", or what the model's backend options set (checked by loading that backend)
+        "mcqa_scoring": str(options.get("mcqa_scoring", "letter")),
         "summary": summarise(records),
-        "records": [asdict(r) for r in records],
+        "records": [_record_fields(r) for r in records],
     }
     tmp = out_path.with_name(out_path.name + ".tmp")
     tmp.write_text(json.dumps(payload, indent=1) + "\n")

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal, TypedDict
 
 import numpy as np
 
@@ -39,6 +39,47 @@ class SliceAnswer:
     option_probs: dict[str, float] | None
     correct: float | None
     token_f1: float | None
+
+
+class SliceAnswerRecord(TypedDict):
+    """A `SliceAnswer` as reference_slice.json stores it."""
+
+    item_id: str
+    task_kind: str
+    budget: str
+    answer: str | None
+    raw_text: str | None
+    option_probs: dict[str, float] | None
+    correct: float | None
+    token_f1: float | None
+
+
+class ReferenceSlice(TypedDict):
+    """reference_slice.json: the slice's settings, its answers and accuracy per budget."""
+
+    reference_slice_version: int
+    seed: int
+    layout: Literal["focus"]
+    suite_videos: int
+    #: (frames, short side) per budget
+    budgets: list[list[int]]
+    max_new_tokens: int
+    #: budget label -> multiple-choice accuracy (NaN without a scored answer)
+    mcqa_accuracy: dict[str, float]
+    answers: list[SliceAnswerRecord]
+
+
+def _answer_record(answer: SliceAnswer) -> SliceAnswerRecord:
+    return {
+        "item_id": answer.item_id,
+        "task_kind": answer.task_kind,
+        "budget": answer.budget,
+        "answer": answer.answer,
+        "raw_text": answer.raw_text,
+        "option_probs": answer.option_probs,
+        "correct": answer.correct,
+        "token_f1": answer.token_f1,
+    }
 
 
 def slice_suite(work_dir: Path) -> Path:
@@ -117,7 +158,7 @@ def slice_accuracy(answers: list[SliceAnswer], budget: str) -> float:
 
 
 def write_slice(path: Path, answers: list[SliceAnswer]) -> None:
-    payload = {
+    payload: ReferenceSlice = {
         "reference_slice_version": SLICE_VERSION,
         "seed": SLICE_SEED,
         "layout": SLICE_LAYOUT,
@@ -128,15 +169,17 @@ def write_slice(path: Path, answers: list[SliceAnswer]) -> None:
             label: slice_accuracy(answers, label)
             for label in dict.fromkeys(a.budget for a in answers)
         },
-        "answers": [asdict(a) for a in answers],
+        "answers": [_answer_record(a) for a in answers],
     }
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
     os.replace(tmp, path)
 
 
-def read_slice(path: Path) -> dict[str, Any]:
-    payload: dict[str, Any] = json.loads(path.read_text())
+def read_slice(path: Path) -> ReferenceSlice:
+    """The slice `write_slice` recorded beside the shipped model; a file of another version is
+    refused (the layout is the version's: a file of this version is taken as written)."""
+    payload: ReferenceSlice = json.loads(path.read_text())
     version = payload.get("reference_slice_version")
     if version != SLICE_VERSION:
         raise ValueError(f"{path}: reference slice version {version!r}, expected {SLICE_VERSION}")

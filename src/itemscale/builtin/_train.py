@@ -28,6 +28,7 @@ from ._build import build_model, build_processor, item_texts, train_tokenizer
 from ._checkpoint import (
     CHECKPOINT_DIR,
     TRAIN_LOG_NAME,
+    BuiltinMeta,
     StepRecord,
     load_checkpoint,
     save_checkpoint,
@@ -237,7 +238,7 @@ class _Run:
             )
         )
 
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> BuiltinMeta:
         return _meta(self.settings, self.arch, self.result, self.groups, self.model)
 
     def checkpoint(self, step: int) -> None:
@@ -347,7 +348,7 @@ def _meta(
     result: TrainResult,
     groups: dict[str, list[Item]],
     model: Any,
-) -> dict[str, Any]:
+) -> BuiltinMeta:
     return {
         "builtin_format_version": BUILTIN_FORMAT_VERSION,
         "architecture": arch.model_dump(mode="json"),

@@ -14,6 +14,7 @@ from ._base import BaseVideoLM, serving_of, usage_of
 from ._contract import BackendUsage, FrameTransport, Serving
 from ._hf_families import source_fps, video_metadata
 from ._hf_support import no_loading_bars, writable
+from ._hf_wire import ChatTemplateMessage, ContentPart, VideoMetadataFields
 from ._load import (
     BUILTIN_META_FILE,
     ModelEntryLike,
@@ -64,6 +65,8 @@ __all__ = [
     "BackendSpec",
     "BackendUsage",
     "BaseVideoLM",
+    "ChatTemplateMessage",
+    "ContentPart",
     "DecodingSettings",
     "FrameTransport",
     "Frames",
@@ -74,6 +77,7 @@ __all__ = [
     "Serving",
     "TransportOf",
     "VideoLM",
+    "VideoMetadataFields",
     "VideoRequest",
     "VideoResponse",
     "build_messages",

@@ -20,7 +20,7 @@ import dataclasses
 import hashlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -37,10 +37,19 @@ from ._hf_families import (
     video_metadata,
 )
 from ._hf_support import no_loading_bars, writable
+from ._hf_wire import (
+    ChatTemplateMessage,
+    ContentPart,
+    GenerateKwargs,
+    ModelPretrainedKwargs,
+    PretrainedKwargs,
+    ProcessorKwargs,
+)
 from ._prompts import build_messages
 from ._types import (
     BackendError,
     BackendSpec,
+    SettingValue,
     VideoRequest,
     VideoResponse,
     parse_backend_options,
@@ -110,7 +119,7 @@ def _check_model_location(name: str, model: str, local_files_only: bool) -> None
             ) from None
 
 
-def parse_options(options: dict[str, Any], model_name: str) -> HFOptions:
+def parse_options(options: Mapping[str, object], model_name: str) -> HFOptions:
     return parse_backend_options(HFOptions, options, model_name)
 
 
@@ -181,7 +190,7 @@ class HFBackend(BaseVideoLM):
         model: str,
         revision: str | None,
         dtype: str | None,
-        options: dict[str, Any],
+        options: Mapping[str, object],
         device: str,
         batch_size: int,
         backend: str,
@@ -193,7 +202,7 @@ class HFBackend(BaseVideoLM):
         dtype = dtype or "auto"
         if dtype not in DTYPES:
             raise BackendError(f"model {name!r}: dtype {dtype!r} is not one of {', '.join(DTYPES)}")
-        load_kwargs: dict[str, Any] = {"local_files_only": parsed.local_files_only}
+        load_kwargs: PretrainedKwargs = {"local_files_only": parsed.local_files_only}
         if revision is not None and not Path(model).is_dir():
             load_kwargs["revision"] = revision
         _check_model_location(name, model, parsed.local_files_only)
@@ -215,7 +224,12 @@ class HFBackend(BaseVideoLM):
                 f"family (supported: {', '.join(sorted(FAMILIES))})"
             )
         torch_dtype = "auto" if dtype == "auto" else getattr(torch, dtype)
-        model_kwargs = dict(load_kwargs, dtype=torch_dtype)
+        model_kwargs: ModelPretrainedKwargs = {
+            "local_files_only": parsed.local_files_only,
+            "dtype": torch_dtype,
+        }
+        if "revision" in load_kwargs:
+            model_kwargs["revision"] = load_kwargs["revision"]
         if parsed.attn_implementation is not None:
             model_kwargs["attn_implementation"] = parsed.attn_implementation
         try:
@@ -297,10 +311,12 @@ class HFBackend(BaseVideoLM):
 
     # -- one batch ----------------------------------------------------------------------------
 
-    def _conversation(self, request: VideoRequest, *, cloze: bool = False) -> list[dict[str, Any]]:
-        conversation: list[dict[str, Any]] = []
+    def _conversation(
+        self, request: VideoRequest, *, cloze: bool = False
+    ) -> list[ChatTemplateMessage]:
+        conversation: list[ChatTemplateMessage] = []
         for position, message in enumerate(build_messages(request.item, cloze=cloze)):
-            parts: list[dict[str, Any]] = []
+            parts: list[ContentPart] = []
             if position == 0 and request.frames is not None:
                 parts.append({"type": "video"})
             parts.append({"type": "text", "text": message["text"]})
@@ -320,7 +336,7 @@ class HFBackend(BaseVideoLM):
                 )
                 for request in batch
             ]
-        kwargs: dict[str, Any] = {"text": list(texts), "padding": True, "return_tensors": "pt"}
+        kwargs: ProcessorKwargs = {"text": list(texts), "padding": True, "return_tensors": "pt"}
         videos = [
             fill_temporal_patch(self.family, self._processor, r.frames)
             for r in batch
@@ -333,9 +349,10 @@ class HFBackend(BaseVideoLM):
             kwargs["videos"] = [[writable(f) for f in frames.array] for frames in videos]
             kwargs["do_sample_frames"] = False
             kwargs["video_metadata"] = [video_metadata(frames) for frames in videos]
-            kwargs.update(
-                resize_kwargs(self.family, self._processor, batch[0], self._options.min_pixels)
-            )
+            bounds = resize_kwargs(self.family, self._processor, batch[0], self._options.min_pixels)
+            if bounds is not None:
+                kwargs["size"] = bounds["size"]
+                kwargs["cap_pixels_per_frame"] = bounds["cap_pixels_per_frame"]
         return self._processor(**kwargs)
 
     def _to_device(self, inputs: Any) -> Any:
@@ -355,7 +372,7 @@ class HFBackend(BaseVideoLM):
         start = time.perf_counter()
         inputs = self._to_device(self.processor_inputs(batch))
         decoding = batch[0].decoding
-        generate_kwargs: dict[str, Any] = {
+        generate_kwargs: GenerateKwargs = {
             "max_new_tokens": decoding.max_new_tokens,
             "return_dict_in_generate": True,
             "output_logits": True,
@@ -365,9 +382,9 @@ class HFBackend(BaseVideoLM):
             generate_kwargs["do_sample"] = False
         else:
             torch.manual_seed(decoding.seed)
-            generate_kwargs.update(
-                do_sample=True, temperature=decoding.temperature, top_p=decoding.top_p
-            )
+            generate_kwargs["do_sample"] = True
+            generate_kwargs["temperature"] = decoding.temperature
+            generate_kwargs["top_p"] = decoding.top_p
         with torch.inference_mode():
             output = self._model.generate(**inputs, **generate_kwargs)
         prompt_length = inputs["input_ids"].shape[1]
@@ -415,7 +432,10 @@ class HFBackend(BaseVideoLM):
             )
             prompt_tokens = len(self._tokenizer(prompt, add_special_tokens=False)["input_ids"])
             for option in request.item.options:
-                reply = {"role": "assistant", "content": [{"type": "text", "text": option}]}
+                reply: ChatTemplateMessage = {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": option}],
+                }
                 text = self._processor.apply_chat_template(
                     [*conversation, reply], add_generation_prompt=False, tokenize=False
                 ).rstrip()
@@ -535,9 +555,9 @@ def _choose(probs: list[float], request: VideoRequest) -> int:
     return int(rng.choice(len(probs), p=tempered))
 
 
-def processor_settings(family: str, processor: Any, options: HFOptions) -> dict[str, Any]:
+def processor_settings(family: str, processor: Any, options: HFOptions) -> dict[str, SettingValue]:
     """The processor settings that change what the model sees, for the spec."""
-    settings: dict[str, Any] = {"family": family}
+    settings: dict[str, SettingValue] = {"family": family}
     video = getattr(processor, "video_processor", None)
     for attribute in (
         "patch_size",

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ._hf_wire import ResizeKwargs, VideoMetadataFields
 from ._types import Frames, FramesLike, VideoRequest
 
 #: model_type -> family name recorded in the spec.
@@ -46,7 +47,7 @@ def source_fps(frames: FramesLike) -> float:
     return 1.0
 
 
-def video_metadata(frames: FramesLike) -> dict[str, Any]:
+def video_metadata(frames: FramesLike) -> VideoMetadataFields:
     """transformers' video metadata for frames we already chose.
 
     `frames_indices` with the source `fps` give each frame's true time (Qwen3-VL, SmolVLM2 print
@@ -97,12 +98,12 @@ def fill_temporal_patch(family: str, processor: Any, frames: FramesLike) -> Fram
 
 def resize_kwargs(
     family: str, processor: Any, request: VideoRequest, min_pixels_option: int | None
-) -> dict[str, Any]:
+) -> ResizeKwargs | None:
     """The processor's resize bounds for a pixel-range family: our budget as the upper bound,
-    `min_pixels` (or one patch) as the lower; nothing for the families that resize to a fixed
+    `min_pixels` (or one patch) as the lower; None for the families that resize to a fixed
     size."""
     if family not in PIXEL_RANGE_FAMILIES or request.frames is None:
-        return {}
+        return None
     height, width = request.frames.array.shape[1:3]
     factor = qwen_factor(processor)
     # Round up to the patch grid so the processor never shrinks frames already at budget.

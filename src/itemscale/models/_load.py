@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -32,10 +32,11 @@ def builtin_model_dir() -> Path:
     return Path(str(resources.files("itemscale") / "data" / "builtin"))
 
 
-def builtin_backend_options(folder: Path) -> dict[str, Any]:
+def builtin_backend_options(folder: Path) -> dict[str, object]:
     """The backend options the built-in model was trained to be asked with (its
     `builtin_meta.json`'s `backend_options`, e.g. option-likelihood MCQA scoring); a protocol's
-    own options override them."""
+    own options override them. The table is read as it is (JSON values, checked by the `hf`
+    backend's typed options when a model loads)."""
     meta_path = folder / BUILTIN_META_FILE
     if not meta_path.is_file():
         return {}
@@ -182,7 +183,7 @@ def builtin_fingerprint(entry: ModelEntryLike, *, device: str) -> str | None:
     return _checkpoint_fingerprint(entry, str(builtin_model_dir()), device)
 
 
-def parse_builtin_options(options: dict[str, Any], model_name: str) -> BaseModel:
+def parse_builtin_options(options: Mapping[str, object], model_name: str) -> BaseModel:
     """The `hf` options, over the ones the built-in model was trained to be asked with."""
     from ._hf import parse_options
 
@@ -190,7 +191,7 @@ def parse_builtin_options(options: dict[str, Any], model_name: str) -> BaseModel
 
 
 def _load_local(
-    entry: ModelEntryLike, model: str, options: dict[str, Any], settings: LoadSettings
+    entry: ModelEntryLike, model: str, options: Mapping[str, object], settings: LoadSettings
 ) -> VideoLM:
     from ._hf import HFBackend
 
@@ -206,7 +207,7 @@ def _load_local(
     )
 
 
-def _folder_options(model: str) -> dict[str, Any]:
+def _folder_options(model: str) -> dict[str, object]:
     """The backend options a local model folder asks for in its `builtin_meta.json` (the
     built-in model's, or a folder trained by `itemscale train-builtin`); none elsewhere."""
     folder = Path(model)

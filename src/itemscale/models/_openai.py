@@ -22,9 +22,9 @@ import os
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal
+from typing import Literal
 
 import httpx
 import numpy as np
@@ -46,6 +46,12 @@ from ._http import (
     environment_proxy,
     read_reply,
     retry_after_s,
+)
+from ._openai_wire import (
+    ChatCompletionContentPartParam,
+    ChatCompletionMessageParam,
+    CompletionCreateParams,
+    MediaIOKwargs,
 )
 from ._prompts import build_messages
 from ._types import (
@@ -122,7 +128,7 @@ ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 _SHOWN_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
 
 
-def parse_options(options: dict[str, Any], model_name: str) -> OpenAIOptions:
+def parse_options(options: Mapping[str, object], model_name: str) -> OpenAIOptions:
     """The typed options; an `api_key_env` the protocol sets must name a variable that is set
     (the default, `OPENAI_API_KEY`, may be unset: no key, no `Authorization` header)."""
     parsed = parse_backend_options(OpenAIOptions, options, model_name)
@@ -152,13 +158,13 @@ def encode_frame(frame: npt.NDArray[np.uint8], image_format: str, quality: int) 
 
 def build_chat_messages(
     item: Item, frames: FramesLike | None, options: OpenAIOptions
-) -> list[dict[str, Any]]:
+) -> list[ChatCompletionMessageParam]:
     """OpenAI chat messages: the shared prompt, with the frames at the start of the first user
     message (that is where every open Video LLM's own chat template puts the video)."""
-    messages: list[dict[str, Any]] = []
+    messages: list[ChatCompletionMessageParam] = []
     for position, message in enumerate(build_messages(item)):
         if position == 0 and frames is not None:
-            parts: list[dict[str, Any]] = []
+            parts: list[ChatCompletionContentPartParam] = []
             if options.video_input:
                 encoded = [encode_frame(f, "jpeg", options.jpeg_quality) for f in frames.array]
                 url = "data:video/jpeg;base64," + ",".join(encoded)
@@ -177,7 +183,7 @@ def build_chat_messages(
     return messages
 
 
-def frame_times_field(frames: FramesLike) -> dict[str, Any]:
+def frame_times_field(frames: FramesLike) -> MediaIOKwargs:
     """vLLM's `media_io_kwargs` for a `data:video/jpeg` frame list: the frames' indices in the
     video, the video's frame rate, frame count and duration (transformers' video metadata, as
     the `hf` backend passes it), every frame kept (`num_frames = -1`: vLLM otherwise keeps the
@@ -195,17 +201,28 @@ def frame_times_field(frames: FramesLike) -> dict[str, Any]:
     }
 
 
-def first_answer_position(content: list[dict[str, Any]]) -> list[tuple[str, float]] | None:
-    """Top log-probabilities at the first generated token that is not whitespace."""
+def first_answer_position(content: Sequence[object]) -> list[tuple[str, float]] | None:
+    """Top log-probabilities at the first generated token that is not whitespace.
+
+    `content` is a reply's `choices[0].logprobs.content` as the server sent it (untrusted
+    JSON): an entry or a top that is not an object, or a field of the wrong type, is passed
+    over rather than read."""
     for entry in content:
+        if not isinstance(entry, Mapping):
+            continue
         token = entry.get("token")
         if not isinstance(token, str) or not token.strip():
             continue
-        tops = entry.get("top_logprobs") or [{"token": token, "logprob": entry.get("logprob")}]
-        pairs = []
-        for top in tops:
-            if isinstance(top.get("token"), str) and isinstance(top.get("logprob"), int | float):
-                pairs.append((str(top["token"]), float(top["logprob"])))
+        tops: object = entry.get("top_logprobs") or [
+            {"token": token, "logprob": entry.get("logprob")}
+        ]
+        pairs: list[tuple[str, float]] = []
+        for top in tops if isinstance(tops, list) else ():
+            if not isinstance(top, Mapping):
+                continue
+            name, logprob = top.get("token"), top.get("logprob")
+            if isinstance(name, str) and isinstance(logprob, int | float):
+                pairs.append((name, float(logprob)))
         return pairs
     return None
 
@@ -228,16 +245,18 @@ def _transport_words(exc: Exception) -> str:
     return "connection error"
 
 
-def _choice_and_text(payload: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    """The first choice of a chat completion and its text; a reply without them is a
-    `model_error` saying what is missing, in words."""
+def _choice_and_text(payload: Mapping[str, object]) -> tuple[Mapping[str, object], str]:
+    """The first choice of a chat completion (`ChatCompletion.choices[0]`) and its
+    `message.content`; a reply without them is a `model_error` saying what is missing, in
+    words. The choice is returned as the untrusted object it is (its `logprobs` are narrowed
+    where they are read)."""
     choices = payload.get("choices")
     if not isinstance(choices, list) or not choices:
         said = "no 'choices'" if choices is None else "'choices' is not a non-empty list"
         raise _RequestFailed(Status.MODEL_ERROR, f"malformed chat completion: {said}")
-    choice = choices[0]
+    choice: object = choices[0]
     message = choice.get("message") if isinstance(choice, dict) else None
-    if not isinstance(message, dict):
+    if not isinstance(choice, dict) or not isinstance(message, dict):
         raise _RequestFailed(
             Status.MODEL_ERROR, "malformed chat completion: the first choice has no 'message'"
         )
@@ -318,7 +337,7 @@ class OpenAIBackend(BaseVideoLM):
         model: str,
         revision: str | None,
         dtype: str | None,
-        options: dict[str, Any],
+        options: Mapping[str, object],
         concurrency: int,
         timeout_s: float,
         max_retries: int,
@@ -384,9 +403,9 @@ class OpenAIBackend(BaseVideoLM):
         self._pool.shutdown(wait=True)
         self._client.close()
 
-    def _body(self, request: VideoRequest) -> dict[str, Any]:
+    def _body(self, request: VideoRequest) -> CompletionCreateParams:
         decoding = request.decoding
-        body: dict[str, Any] = {
+        body: CompletionCreateParams = {
             "model": self._spec.model,
             "messages": build_chat_messages(request.item, request.frames, self._options),
             "max_tokens": decoding.max_new_tokens,
@@ -413,7 +432,7 @@ class OpenAIBackend(BaseVideoLM):
             delay = max(delay, min(asked_s, self._options.retry_after_max_s))
         return delay
 
-    def _attempt(self, body: dict[str, Any]) -> Reply:
+    def _attempt(self, body: CompletionCreateParams) -> Reply:
         """One POST, whole (connect, send, every byte of the reply) within `timeout_s`."""
         with (
             deadline(self._timeout_s),
@@ -421,7 +440,7 @@ class OpenAIBackend(BaseVideoLM):
         ):
             return read_reply(response, self._options.max_reply_bytes)
 
-    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _post(self, body: CompletionCreateParams) -> Mapping[str, object]:
         last_error = "no attempt made"
         asked_s: float | None = None
         previous_failure: tuple[int, bytes] | None = None
@@ -481,7 +500,7 @@ class OpenAIBackend(BaseVideoLM):
             Status.MODEL_ERROR, f"gave up after {self._max_retries + 1} attempts: {last_error}"
         )
 
-    def _counted_post(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _counted_post(self, body: CompletionCreateParams) -> Mapping[str, object]:
         with self._rng_lock:
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
@@ -558,7 +577,8 @@ class OpenAIBackend(BaseVideoLM):
         )
 
 
-def _prompt_tokens(payload: dict[str, Any]) -> int | None:
+def _prompt_tokens(payload: Mapping[str, object]) -> int | None:
+    """`usage.prompt_tokens` of a reply, when it is a count (`CompletionUsage`)."""
     usage = payload.get("usage")
     value = usage.get("prompt_tokens") if isinstance(usage, dict) else None
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

@@ -20,9 +20,9 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypedDict, TypeVar, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -48,6 +48,16 @@ BackendName = str
 
 #: Values a processor setting may take: JSON scalars only, so the spec hashes canonically.
 SettingValue = str | int | float | bool | None
+
+
+class DecodingCanonical(TypedDict):
+    """`DecodingSettings` as a cell's identity hashes them (`DecodingSettings.canonical`)."""
+
+    max_new_tokens: int
+    temperature: float
+    top_p: float
+    seed: int
+    score_options: bool
 
 
 class DecodingSettings(BaseModel):
@@ -86,9 +96,16 @@ class DecodingSettings(BaseModel):
     def greedy(self) -> bool:
         return self.temperature == 0.0
 
-    def canonical(self) -> dict[str, Any]:
-        """The settings as the cell identity hashes them (every field, JSON types)."""
-        return self.model_dump(mode="json")
+    def canonical(self) -> DecodingCanonical:
+        """The settings as the cell identity hashes them (every field, JSON types: what
+        `model_dump(mode="json")` gives, field by field)."""
+        return {
+            "max_new_tokens": self.max_new_tokens,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "seed": self.seed,
+            "score_options": self.score_options,
+        }
 
 
 #: At or below this many new tokens, a scored multiple-choice answer is the argmax letter.
@@ -218,6 +235,16 @@ class VideoResponse:
         )
 
 
+class SpecIdentity(TypedDict):
+    """The fields of a `BackendSpec` that its `spec_id` hashes (`BackendSpec.identity`)."""
+
+    backend: str
+    name: str
+    revision: str | None
+    dtype: str | None
+    processor: dict[str, SettingValue]
+
+
 class BackendSpec(BaseModel):
     """What a backend is, as far as answers depend on it: goes into cell identity and provenance.
 
@@ -251,7 +278,9 @@ class BackendSpec(BaseModel):
             raise not_one_of(BACKENDS)
         return value
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> SpecIdentity:
+        """What `spec_id` hashes: every field but `model` (a moved checkpoint folder or a
+        renamed served model keeps its cells), the processor settings sorted."""
         return {
             "backend": self.backend,
             "name": self.name,
@@ -295,7 +324,7 @@ OptionsT = TypeVar("OptionsT", bound=BaseModel)
 
 
 def parse_backend_options(
-    options_type: type[OptionsT], options: dict[str, Any], model_name: str
+    options_type: type[OptionsT], options: Mapping[str, object], model_name: str
 ) -> OptionsT:
     """Validate a model entry's `options` table with its backend's typed options; the error
     names the model and the offending key."""
@@ -338,7 +367,11 @@ class ModelEntryLike(Protocol):
 
 class OptionsParser(Protocol):
     """A backend's typed options (a pydantic model with `extra="forbid"`) from a protocol's
-    `options` table; raises `BackendError` naming the model and the key."""
+    `options` table; raises `BackendError` naming the model and the key.
+
+    The table is open (each backend has its own keys) and is handed over as the dict it is:
+    plugins implement this with `dict[str, Any]` (docs/extending.md), so the protocol keeps
+    that type (the shipped parsers take any `Mapping[str, object]`, which fits it)."""
 
     def __call__(self, options: dict[str, Any], model_name: str, /) -> BaseModel: ...
 

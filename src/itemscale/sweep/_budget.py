@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Final
 from ..errors import ItemscaleError
 from ..store import CellRow
 from ._plan import Cell
+from ._records import BudgetProbeRecord, BudgetSide
 
 #: The visual tokens must grow by at least this share of the frames' growth: from f1 to f2
 #: frames, tokens t2 / t1 >= 1 + TOLERANCE * (f2 / f1 - 1). A server that sees every frame
@@ -82,7 +83,7 @@ def probe_pair(cells: Sequence[Cell]) -> tuple[Cell, Cell] | None:
     return None if best is None else (best[1], best[2])
 
 
-def _side(row: CellRow) -> dict[str, Any]:
+def _side(row: CellRow) -> BudgetSide:
     sent = row.effective_frames if row.effective_frames is not None else row.frames
     return {
         "label": row.config_label,
@@ -95,11 +96,11 @@ def _side(row: CellRow) -> dict[str, Any]:
 
 def budget_verdict(
     small: CellRow, large: CellRow, tolerance: float = BUDGET_GROWTH_TOLERANCE
-) -> dict[str, Any]:
+) -> BudgetProbeRecord:
     """The probe's record (run.json `sweep.budget_probe[MODEL]`): both budgets with the frames
     sent and the visual tokens, the two ratios, the ratio required, and `honoured` (None when
     the server's replies cannot tell: a failed cell, or no `usage.prompt_tokens`)."""
-    record: dict[str, Any] = {
+    record: BudgetProbeRecord = {
         "item_id": small.item_id,
         "small": _side(small),
         "large": _side(large),
@@ -129,16 +130,14 @@ def budget_verdict(
     frame_ratio = f2 / f1
     required = 1.0 + tolerance * (frame_ratio - 1.0)
     token_ratio = t2 / t1 if t1 > 0 else (float("inf") if t2 > 0 else 1.0)
-    record.update(
-        frame_ratio=frame_ratio,
-        token_ratio=token_ratio,
-        required_token_ratio=required,
-        honoured=bool(token_ratio >= required),
-    )
+    record["frame_ratio"] = frame_ratio
+    record["token_ratio"] = token_ratio
+    record["required_token_ratio"] = required
+    record["honoured"] = bool(token_ratio >= required)
     return record
 
 
-def budget_message(model: str, record: dict[str, Any]) -> str:
+def budget_message(model: str, record: BudgetProbeRecord) -> str:
     """What the sweep says when the probe finds the budget not honoured."""
     s, g = record["small"], record["large"]
     settings = "; ".join(FRAME_CAPPING_SETTINGS)

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from ..items import Item
 from ..models import DecodingSettings, VideoLM, VideoRequest, VideoResponse
@@ -26,6 +26,39 @@ from ..responses import (
 )
 from ..store import CellRow
 from ._plan import Cell
+
+
+class RowIdentity(TypedDict):
+    """The `CellRow` fields `base_row` fills: the cell, its item and its configuration."""
+
+    cell_id: str
+    spec_id: str
+    model: str
+    item_id: str
+    video_id: str
+    task_kind: str
+    series: str
+    config_id: str
+    config_label: str
+    axis_order: float
+    frames: int
+    repeat: int
+    sampling: str | None
+    pipeline: str | None
+    reference: str | None
+    attributes: str | None
+    source: str
+
+
+class FrameFields(TypedDict):
+    """The `CellRow` fields that say which frames a cell sent (`pixels` per frame, absent for a
+    text-only cell)."""
+
+    frame_indices: tuple[int, ...]
+    frame_timestamps: tuple[float, ...]
+    effective_frames: int
+    pixels: NotRequired[int]
+
 
 #: The `source` column of every row a sweep writes.
 SWEEP_SOURCE = "itemscale-sweep"
@@ -126,7 +159,9 @@ def _cell_max_pixels(config: Configuration) -> int | None:
 
 def _score_fields(
     item: Item, status: Status, answer: str | None, raw_text: str | None
-) -> dict[str, Any]:
+) -> dict[str, float]:
+    """The row's score columns: `correct` of a multiple-choice answer, an open answer's scores
+    (`OpenAnswerScores.columns`), none for a failure or an item without its answer."""
     if not status.answered:
         return {}
     if item.task_kind == TaskKind.MCQA:
@@ -160,7 +195,9 @@ def parsed_answer(item: Item, response: VideoResponse) -> tuple[Status, str | No
     return Status.OK, answer
 
 
-def base_row(cell: Cell) -> dict[str, Any]:
+def base_row(cell: Cell) -> RowIdentity:
+    """The fields of a cell's row that its identity and its item decide (every row of the
+    cell has them, answered or failed)."""
     config = cell.config
     item = cell.item
     return {
@@ -185,14 +222,12 @@ def base_row(cell: Cell) -> dict[str, Any]:
 
 
 def failure_row(cell: Cell, status: Status, error: str, frames: Any = None) -> CellRow:
-    row = base_row(cell)
-    row.update(status=status.value, error=error)
-    if frames is not None:
-        row.update(_frame_fields(frames))
-    return CellRow(**row)
+    if frames is None:
+        return CellRow(**base_row(cell), status=status.value, error=error)
+    return CellRow(**base_row(cell), **_frame_fields(frames), status=status.value, error=error)
 
 
-def _frame_fields(frames: Any) -> dict[str, Any]:
+def _frame_fields(frames: Any) -> FrameFields:
     indices = tuple(int(i) for i in frames.indices)
     return {
         "frame_indices": indices,
@@ -204,23 +239,25 @@ def _frame_fields(frames: Any) -> dict[str, Any]:
 
 def response_row(cell: Cell, frames: Any, response: VideoResponse) -> CellRow:
     """The stored row of one answered (or failed) model call."""
-    row = base_row(cell)
     status, answer = parsed_answer(cell.item, response)
+    sent: FrameFields
     if frames is None:
-        row.update(frame_indices=(), frame_timestamps=(), effective_frames=0)
+        sent = {"frame_indices": (), "frame_timestamps": (), "effective_frames": 0}
     else:
-        row.update(_frame_fields(frames))
+        sent = _frame_fields(frames)
         if response.frames_used is not None:
-            row["effective_frames"] = int(response.frames_used)
+            sent["effective_frames"] = int(response.frames_used)
         if response.pixels is not None:
-            row["pixels"] = int(response.pixels)
+            sent["pixels"] = int(response.pixels)
     probs = response.option_probs
     confidence = response.confidence
     if status.answered and cell.item.task_kind == TaskKind.MCQA and probs and answer in probs:
         confidence = probs[answer] if confidence is None else confidence
     if not status.answered or answer == NOANSWER:
         confidence = None
-    row.update(
+    return CellRow(
+        **base_row(cell),
+        **sent,
         status=status.value,
         error=response.error,
         raw_text=response.raw_text,
@@ -233,7 +270,6 @@ def response_row(cell: Cell, frames: Any, response: VideoResponse) -> CellRow:
         latency_s=response.latency_s,
         **_score_fields(cell.item, status, answer, response.raw_text),
     )
-    return CellRow(**row)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import Any
 from ..items import Item
 from ..protocol import FRAMES_PER_TEMPORAL_PATCH, IMAGE_FACTOR, Configuration
 from ..store import cell_identity
+from ._records import PlanCostRecord
 
 
 @dataclass(frozen=True)
@@ -170,7 +171,7 @@ class PlanCost:
     #: The videos those cells could not read (what a user must fix: a wrong `videos` folder).
     unreadable_videos: set[str] = field(default_factory=set)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> PlanCostRecord:
         return {
             "cells": self.cells,
             "cells_done": self.cells_done,

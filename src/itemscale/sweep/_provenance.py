@@ -7,9 +7,9 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 from .. import __version__
+from ._records import DecoderInfo, HostInfo, ToolInfo
 
 
 def git_commit(path: Path | None = None) -> str | None:
@@ -40,7 +40,7 @@ def git_commit(path: Path | None = None) -> str | None:
     return commit + ("+dirty" if dirty.stdout.strip() else "")
 
 
-def decoder_info() -> dict[str, Any]:
+def decoder_info() -> DecoderInfo:
     try:
         import av
     except ImportError:  # pragma: no cover - the sweep needs PyAV anyway
@@ -53,7 +53,7 @@ def decoder_info() -> dict[str, Any]:
     }
 
 
-def host_info() -> dict[str, Any]:
+def host_info() -> HostInfo:
     return {
         "hostname": socket.gethostname(),
         "platform": platform.platform(),
@@ -62,5 +62,5 @@ def host_info() -> dict[str, Any]:
     }
 
 
-def tool_info() -> dict[str, Any]:
+def tool_info() -> ToolInfo:
     return {"name": "itemscale", "version": __version__, "git_commit": git_commit()}

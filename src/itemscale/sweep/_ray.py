@@ -36,6 +36,7 @@ from ..protocol import ModelEntry
 from ..responses import Status
 from ..store import CellRow
 from ._execute import JobStats, VideoJob, VideoJobRunner, failure_row
+from ._records import ActorSpec
 from ._session import RayActorsLostError, RayUnreachableError, VideoNotOnNodeError
 
 
@@ -120,7 +121,7 @@ class SweepActor:
             decoding_base=decoding_base,
         )
 
-    def spec(self) -> dict[str, Any]:
+    def spec(self) -> ActorSpec:
         spec = self._backend.spec
         return {
             "spec_id": spec.spec_id,
@@ -321,7 +322,7 @@ class _ModelRun:
         self.session.record(done.rows)
         self.session.record_stats(job, done.stats)
 
-    def _loaded(self, spec: dict[str, Any]) -> None:
+    def _loaded(self, spec: ActorSpec) -> None:
         s = self.session
         if self.spec_id is not None:
             if spec["spec_id"] != self.spec_id:

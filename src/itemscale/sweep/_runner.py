@@ -16,7 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import pandas as pd
 
@@ -47,6 +47,7 @@ from ._plan import (
     select_items,
 )
 from ._provenance import decoder_info, host_info, tool_info
+from ._records import RunRecord, SweepRecord, SweepSettings
 from ._selections import check_selections, session_selections
 from ._session import (
     BackendFactory,
@@ -58,6 +59,9 @@ from ._session import (
     VideoNotOnNodeError,
     default_backend_factory,
 )
+
+if TYPE_CHECKING:
+    from ..video import VideoInfo
 
 Executor = Literal["local", "ray"]
 
@@ -377,15 +381,15 @@ def run_sweep(
             store.end_session(session_id, outcome)
         result.interrupted = stop.is_set()
         result.wall_s = time.perf_counter() - t0
-        payload = _run_record(
+        record = _run_record(
             protocol,
             configs,
             result,
             started=started,
             settings={"executor": executor, "limit": limit, "retry_errors": retry_errors},
-            provenance=provenance,
         )
-        payload = _carry_over(out_dir, payload)
+        # the caller's own keys last (they may replace the sweep's)
+        payload = _carry_over(out_dir, {**record, **dict(provenance or {})})
         result.table = store.export(
             out_dir, payload, prefer=session.planned_ids, imported=imported_rows(out_dir)
         )
@@ -400,11 +404,37 @@ def _run_record(
     result: SweepResult,
     *,
     started: str,
-    settings: dict[str, Any],
-    provenance: Mapping[str, Any] | None,
-) -> dict[str, Any]:
-    """run.json as this sweep writes it: the protocol, the tools, what ran and how it ended;
-    `provenance` (the caller's own keys) is added last."""
+    settings: SweepSettings,
+) -> RunRecord:
+    """run.json as this sweep writes it: the protocol, the tools, what ran and how it ended
+    (the caller's own provenance keys are added after it)."""
+    sweep: SweepRecord = {
+        "executor": settings["executor"],
+        "limit": settings["limit"],
+        "retry_errors": settings["retry_errors"],
+        "interrupted": result.interrupted,
+        "planned_cells": result.planned,
+        "skipped_cells": result.skipped,
+        "ran_cells": result.ran,
+        "by_status": dict(result.by_status),
+        "served": dict(result.served),
+        "accept_budget_cap": result.accept_budget_cap,
+        "budget_probe": dict(result.budget_probe),
+        "scoring_rules": dict(result.scoring_rules),
+        "warnings": list(result.warnings),
+        "selections": dict(result.selections),
+        "extra_configs": [
+            {
+                "config_id": p.config_id,
+                "label": p.config.label,
+                "series": p.series,
+                "config": p.config.model_dump(mode="json"),
+            }
+            for p in configs[len(protocol.configurations()) :]
+        ],
+    }
+    if settings["executor"] == "ray":
+        sweep["ray"] = dict(result.ray)
     return {
         "protocol": protocol.model_dump(mode="json"),
         "tool": tool_info(),
@@ -413,31 +443,7 @@ def _run_record(
         "prompt_template_version": PROMPT_TEMPLATE_VERSION,
         "extractor_version": EXTRACTOR_VERSION,
         "times": {"started": started, "finished": utc_now()},
-        "sweep": {
-            **settings,
-            "interrupted": result.interrupted,
-            "planned_cells": result.planned,
-            "skipped_cells": result.skipped,
-            "ran_cells": result.ran,
-            "by_status": dict(result.by_status),
-            "served": dict(result.served),
-            "accept_budget_cap": result.accept_budget_cap,
-            "budget_probe": dict(result.budget_probe),
-            "scoring_rules": dict(result.scoring_rules),
-            "warnings": list(result.warnings),
-            "selections": dict(result.selections),
-            **({"ray": dict(result.ray)} if settings.get("executor") == "ray" else {}),
-            "extra_configs": [
-                {
-                    "config_id": p.config_id,
-                    "label": p.config.label,
-                    "series": p.series,
-                    "config": p.config.model_dump(mode="json"),
-                }
-                for p in configs[len(protocol.configurations()) :]
-            ],
-        },
-        **dict(provenance or {}),
+        "sweep": sweep,
     }
 
 
@@ -464,10 +470,11 @@ _RECOMPUTED_KEYS = frozenset(
 )
 
 
-def _carry_over(run_dir: Path, payload: dict[str, Any]) -> dict[str, Any]:
+def _carry_over(run_dir: Path, payload: Mapping[str, object]) -> dict[str, object]:
     """Keep what earlier writers put in run.json (e.g. `interventions` by `itemscale intervene`)
     and this sweep does not set, so a later sweep does not erase another command's provenance.
-    The previous run's own `times`/`sweep` are replaced by this one's (sessions keep them all)."""
+    The previous run's own `times`/`sweep` are replaced by this one's (sessions keep them all).
+    run.json is open to other commands' keys, so the merged file is JSON values by key."""
     previous = read_provenance(run_dir)  # damaged: refused at the sweep's start already
     kept = {k: v for k, v in previous.items() if k not in payload and k not in _RECOMPUTED_KEYS}
     return {**kept, **payload}
@@ -517,9 +524,9 @@ def plan_sweep(
             decoding_for_seed=lambda s: {"seed": s},
             extractor_version=EXTRACTOR_VERSION,
         )
-    probes: dict[str, Any] = {}
+    probes: dict[str, VideoInfo | None] = {}
 
-    def probe(cell: Cell) -> Any:
+    def probe(cell: Cell) -> VideoInfo | None:
         path = cell.item.video_path
         if path is None:
             return None

@@ -8,14 +8,20 @@ its digest).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ..items import Item
 from ._plan import PlannedConfig
+from ._records import SelectionRecord, SessionSelection
+
+if TYPE_CHECKING:
+    from ..video import StreamIndex
 
 
-def check_selections(configs: Sequence[PlannedConfig], items: Sequence[Item]) -> dict[str, Any]:
+def check_selections(
+    configs: Sequence[PlannedConfig], items: Sequence[Item]
+) -> dict[str, SelectionRecord]:
     """The run.json `selections` record: per selection configuration (by label) its file, format,
     SHA-256, unit, items checked and duplicate frames removed. Raises `SelectionError`."""
     chosen = [p for p in configs if p.config.sampling.name == "selection"]
@@ -31,9 +37,9 @@ def check_selections(configs: Sequence[PlannedConfig], items: Sequence[Item]) ->
         stream_index,
     )
 
-    indexes: dict[str, Any] = {}
+    indexes: dict[str, StreamIndex | None] = {}
 
-    def index_of(path: str) -> Any:
+    def index_of(path: str) -> StreamIndex | None:
         if path not in indexes:
             try:
                 indexes[path] = stream_index(path)
@@ -41,7 +47,7 @@ def check_selections(configs: Sequence[PlannedConfig], items: Sequence[Item]) ->
                 indexes[path] = None  # the sweep records the cell's media_error
         return indexes[path]
 
-    record: dict[str, Any] = {}
+    record: dict[str, SelectionRecord] = {}
     for planned in chosen:
         config = planned.config
         selection = policy_selection(config.sampling)
@@ -79,8 +85,14 @@ def check_selections(configs: Sequence[PlannedConfig], items: Sequence[Item]) ->
     return record
 
 
-def session_selections(record: dict[str, Any]) -> dict[str, Any]:
+def session_selections(record: Mapping[str, SelectionRecord]) -> dict[str, SessionSelection]:
     """What each session keeps in the store of its selections (file, SHA-256, duplicates): a
     later sweep's run.json `sweep` replaces this one's, the sessions keep every digest."""
-    keys = ("path", "sha256", "duplicate_frames_removed")
-    return {label: {k: v[k] for k in keys} for label, v in record.items()}
+    return {
+        label: {
+            "path": v["path"],
+            "sha256": v["sha256"],
+            "duplicate_frames_removed": v["duplicate_frames_removed"],
+        }
+        for label, v in record.items()
+    }

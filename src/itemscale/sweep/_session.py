@@ -26,6 +26,7 @@ from ..store import CellRow, RunStore
 from ._budget import TokenRecord, token_record, unfit_cells
 from ._execute import JobStats, VideoJob, group_by_video, repeat_decoding
 from ._plan import Cell, ModelPlanInfo, PlannedConfig, plan_cells
+from ._records import BudgetProbeRecord, SelectionRecord
 
 #: Builds a loaded backend from a model entry, a device and a batch size. Must be picklable for
 #: the Ray executor (a module-level function).
@@ -119,13 +120,13 @@ class SweepResult:
     #: per model: the multiple-choice scoring rule and why (run.json `sweep.scoring_rules`)
     scoring_rules: dict[str, dict[str, str]] = field(default_factory=dict)
     #: per served model: the budget probe's record (run.json `sweep.budget_probe`)
-    budget_probe: dict[str, dict[str, Any]] = field(default_factory=dict)
+    budget_probe: dict[str, BudgetProbeRecord] = field(default_factory=dict)
     #: sweep a served model whose probe finds the budget not honoured (`--accept-budget-cap`)
     accept_budget_cap: bool = False
 
     #: per `selection` configuration (by label): file, format, SHA-256, items checked and the
     #: duplicate frames removed (run.json `sweep.selections`)
-    selections: dict[str, dict[str, Any]] = field(default_factory=dict)
+    selections: dict[str, SelectionRecord] = field(default_factory=dict)
     #: the Ray executor's figures (run.json `sweep.ray`): nodes alive at the start, actors
     #: started, actors lost, jobs put back in the queue after a loss, and cells stored as
     #: `model_error` because their job's actor was lost on every try
