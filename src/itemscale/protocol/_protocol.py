@@ -353,7 +353,8 @@ class Protocol(BaseModel):
             return value.model_copy(update={"max_new_tokens": PROTOCOL_MAX_NEW_TOKENS})
         return {**value, "max_new_tokens": PROTOCOL_MAX_NEW_TOKENS}
 
-    @field_serializer("decoding")
+    # the JSON object as it is (pydantic would otherwise build a schema from the annotation)
+    @field_serializer("decoding", return_type=dict)
     def _decoding_record(self, value: DecodingSettings) -> DecodingRecord:
         # run.json records every decoding setting but the seed: a sweep's seeds are the
         # repeats' (`seeds`), never the table's (a test checks these are all the others)
