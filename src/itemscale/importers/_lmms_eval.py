@@ -75,6 +75,7 @@ from ._lmms_eval_results import (
     parse_model_args,
     score_note,
     task_name,
+    task_version,
 )
 from ._summary import ImportSummary
 
@@ -481,20 +482,10 @@ def _source(log: LogFile, task: str, budget: Budget, rows: int) -> SourceRecord:
         resolved_cli_args=cfg_block.get("resolved_cli_args"),
         reported=json_object(results.get("results")).get(task),
         model=cfg_block.get("model"),
-        task_version=_task_version(results, task_cfg, task),
+        task_version=task_version(results, task_cfg, task),
         task_hash=json_object(results.get("task_hashes")).get(task),
         prompt=_prompt(log, cfg_block, task_cfg),
     )
-
-
-def _task_version(results: JsonObject, task_cfg: JsonObject, task: str) -> object:
-    """The task's `metadata.version` (a list of one mapping in older logs), else `versions`."""
-    metadata = task_cfg.get("metadata")
-    if isinstance(metadata, list):
-        metadata = next((m for m in metadata if isinstance(m, Mapping)), None)
-    if isinstance(metadata, Mapping) and metadata.get("version") is not None:
-        return metadata["version"]
-    return json_object(results.get("versions")).get(task)
 
 
 def _prompt(log: LogFile, cfg_block: JsonObject, task_cfg: JsonObject) -> PromptRecord | None:

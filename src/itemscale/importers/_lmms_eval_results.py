@@ -146,6 +146,16 @@ def read_results_json(path: Path) -> JsonObject:
     return results
 
 
+def task_version(results: JsonObject, task_cfg: JsonObject, task: str) -> object:
+    """The task's `metadata.version` (a list of one mapping in older logs), else `versions`."""
+    metadata = task_cfg.get("metadata")
+    if isinstance(metadata, list):
+        metadata = next((m for m in metadata if isinstance(m, Mapping)), None)
+    if isinstance(metadata, Mapping) and metadata.get("version") is not None:
+        return metadata["version"]
+    return json_object(results.get("versions")).get(task)
+
+
 def n_samples_of(results: JsonObject | None, task: str) -> int | None:
     """How many samples lmms-eval scored for `task` (results.json `n-samples`), if it says."""
     entry = json_object((results or {}).get("n-samples")).get(task)
