@@ -13,6 +13,7 @@ import pytest
 
 from itemscale.cli import cmd_analyze, main
 from itemscale.importers import ImportInputError, label_config_id
+from itemscale.importers._common import ImportOptions, ImportRecord, SourceRecord
 from itemscale.importers._lmms_eval import (
     gold_letter,
     options_from_prompt,
@@ -85,6 +86,12 @@ def test_fixture_runs_import_and_analyze_match_hand_computation(
         "fewshot_seed": 1234,
     }
     assert imp["sources"][0]["generation_kwargs"]["max_new_tokens"] == 16
+    # what run.json records of the import has the keys its types declare, no others
+    source_keys = SourceRecord.__required_keys__ | SourceRecord.__optional_keys__
+    assert all(set(source) <= source_keys for source in imp["sources"])
+    assert "prompt" in imp["sources"][0] and "results_json" in imp["sources"][0]
+    assert set(imp["options"]) <= ImportOptions.__optional_keys__
+    assert set(imp) == ImportRecord.__required_keys__
 
     measures = tmp_path / "m.json"
     assert main(["analyze", str(run), "--bootstrap", "30", "--json", str(measures)]) == 0

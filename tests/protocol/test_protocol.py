@@ -359,6 +359,13 @@ def test_the_decoding_table_is_the_backends_decoding_settings(tmp_path: Path) ->
         "top_p": 1.0,
         "score_options": True,
     }
+    # the record is every field of the settings but the seed, as the settings dump them
+    from itemscale.protocol._protocol import DecodingRecord
+
+    assert set(DecodingRecord.__annotations__) == set(BackendDecoding.model_fields) - {"seed"}
+    assert protocol.model_dump(mode="json")["decoding"] == protocol.decoding.model_dump(
+        mode="json", exclude={"seed"}
+    )
     sampled = load_protocol(write(tmp_path, no_table + "[decoding]\ntemperature = 0.7\n"))
     assert (sampled.decoding.max_new_tokens, sampled.decoding.temperature) == (64, 0.7)
     # a protocol built in Python gets the same default

@@ -102,6 +102,9 @@ def test_nested_intervention_end_to_end(swept: dict[str, Any]) -> None:
         assert result[key]["ci"] is not None
     # provenance: the full protocol stays, the intervention is recorded
     assert prov["interventions"]["nested"]["n_regressions"] == n_reg
+    # each changed configuration as its JSON object, the plan's and the result's alike
+    assert prov["interventions"]["nested"]["configs"] == plan["configs"] == result["configs"]
+    assert all(isinstance(c, dict) for c in plan["configs"].values())
     assert [m["name"] for m in prov["protocol"]["models"]] == ["pixel"]
     stored = json.loads((run_dir / "intervention" / "nested.json").read_text())
     assert stored["recovered_rate"] == result["recovered_rate"]

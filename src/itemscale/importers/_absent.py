@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Final, Literal, TypedDict, cast
 
 import pandas as pd
 
-from ..responses import NOANSWER, OpenAnswerScores, Status, TaskKind
+from ..responses import NOANSWER, OpenAnswerScores, ResponseRow, Status, TaskKind
 from ._common import ImportInputError, attributes_json
 from ._table_shape import AnswerKey, KeyEntry
 
@@ -46,6 +46,17 @@ _CELL_COLUMNS: Final[tuple[str, ...]] = (
 )
 
 
+class AbsentRecord(TypedDict):
+    """`AbsentItems` as the import summary's JSON writes it."""
+
+    key: str
+    key_items: int
+    absent: int
+    examples: list[str]
+    mode: str
+    rows_added: int
+
+
 @dataclass(frozen=True)
 class AbsentItems:
     """One model's items of the key without any row in the import."""
@@ -57,7 +68,7 @@ class AbsentItems:
     mode: str
     rows_added: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> AbsentRecord:
         return {
             "key": self.key_path,
             "key_items": self.key_items,
@@ -109,10 +120,10 @@ def _reference(entry: KeyEntry) -> str | None:
 
 
 def _added_row(
-    model: str, item_id: str, entry: KeyEntry, cell: dict[str, Any], video: str, source: str
-) -> dict[str, Any]:
+    model: str, item_id: str, entry: KeyEntry, cell: ResponseRow, video: str, source: str
+) -> ResponseRow:
     mcqa = entry.task_kind == TaskKind.MCQA
-    row: dict[str, Any] = {
+    row: ResponseRow = {
         "model": model,
         "item_id": item_id,
         "video_id": video,
@@ -128,7 +139,7 @@ def _added_row(
     if mcqa:
         row["correct"] = 0.0
     else:  # an empty answer: every overlap score is 0
-        row.update(OpenAnswerScores(token_f1=0.0, rouge_l=0.0, exact_match=0.0).columns())
+        row.update(OpenAnswerScores(token_f1=0.0, rouge_l=0.0, exact_match=0.0).row_columns())
     return row
 
 
@@ -142,7 +153,7 @@ def absent_items(
     """The rows to add (None with `skip` or when nothing is absent) and, per model of `rows`,
     the key's items that have no row for it. Added rows sit at every (series, configuration,
     repeat) the model has in `rows`; their video is the key's, else `video_of(item_id)`."""
-    added: list[dict[str, Any]] = []
+    added: list[ResponseRow] = []
     reports = []
     source = f"absent:{key.path.name}"
     for model in dict.fromkeys(rows["model"].tolist()):
@@ -151,12 +162,14 @@ def absent_items(
         missing = tuple(i for i in key.entries if i not in present)
         n_added = 0
         if missing and mode == "noanswer":
-            cells = (
+            # each record holds exactly the `_CELL_COLUMNS` of a row, nulls as None
+            cells = cast(
+                list[ResponseRow],
                 mine[list(_CELL_COLUMNS)]
                 .drop_duplicates(["series", "config_id", "repeat"])
                 .astype(object)
                 .where(lambda t: t.notna(), None)
-                .to_dict("records")
+                .to_dict("records"),
             )
             for item_id in missing:
                 entry = key.entries[item_id]

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Required, TypedDict, Unpack, cast
 
 import numpy as np
 import pandas as pd
@@ -79,7 +79,7 @@ def where(path: str | os.PathLike[str], line: int | None = None, column: str | N
 _TRUNCATED: Final[str] = "; is the line truncated?"
 
 
-def jsonl_values(path: Path) -> Iterator[tuple[int, Any]]:
+def jsonl_values(path: Path) -> Iterator[tuple[int, object]]:
     """(1-based line, decoded value) for each non-blank line; a bad line names file and line.
 
     The usual bad line is the last one of a log cut off mid-write, hence the hint.
@@ -124,24 +124,108 @@ def label_config_id(label: str, frames: int) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def source_record(path: str | os.PathLike[str], **extra: Any) -> dict[str, Any]:
+#: A JSON object read from a foreign file (a log line, a results.json, a table record): untrusted,
+#: so every value is narrowed where it is read.
+JsonObject = Mapping[str, object]
+
+
+def json_object(value: object) -> JsonObject:
+    """`value` if it is a JSON object, else an empty one: a section of a foreign file that is
+    missing, null or not an object reads as absent (as `value or {}` did for a missing one)."""
+    return value if isinstance(value, Mapping) else {}
+
+
+class SourceDetails(TypedDict, total=False):
+    """What an importer records of one input file besides its identity (`source_record`)."""
+
+    rows: int
+    task: str
+    dataset: str
+    config_label: str
+    config_id: str
+    results_json: SourceRecord | None
+    # lmms-eval's results.json, as logged (foreign values, kept verbatim)
+    model_args: object
+    generation_kwargs: object
+    gen_kwargs: object
+    seeds: dict[str, object]
+    lmms_eval_git_hash: object
+    lmms_eval_version: object
+    resolved_cli_args: object
+    reported: object
+    model: object
+    task_version: object
+    task_hash: object
+    prompt: PromptRecord | None
+
+
+class SourceRecord(SourceDetails, total=False):
+    """Provenance of one input file: absolute path, size and SHA-256, then its details."""
+
+    path: Required[str]
+    bytes: Required[int]
+    sha256: Required[str]
+
+
+class PromptRecord(TypedDict, total=False):
+    """What an lmms-eval log says of the prompt (`itemscale compare` diffs it)."""
+
+    pre_prompt: str
+    post_prompt: str
+    example_input: str
+    example_doc_id: object
+
+
+class ImportOptions(TypedDict, total=False):
+    """The options an import was run with, as run.json records them (None ones left out)."""
+
+    model: str | None
+    benchmark: str | SourceRecord | None
+    extractor_version: str | None
+    configs: list[str] | None
+    absent: str | None
+    video_from_id: str | None
+    wide: bool | None
+    id_column: str | None
+    frames: Mapping[str, int] | None
+    rename: Mapping[str, str] | None
+    wide_values: str | None
+    empty: str | None
+    answer_key: SourceRecord | None
+
+
+class ImportRecord(TypedDict):
+    """One import as run.json's `imports` lists it."""
+
+    importer: str
+    tool: str
+    tool_version: str
+    time: str
+    sources: list[SourceRecord]
+    options: ImportOptions
+
+
+def source_record(path: str | os.PathLike[str], **extra: Unpack[SourceDetails]) -> SourceRecord:
     """Provenance of one input file: absolute path, size and SHA-256 (plus importer details)."""
     p = Path(path)
     return {"path": str(p.resolve()), "bytes": p.stat().st_size, "sha256": sha256_file(p), **extra}
 
 
-def import_record(importer: str, sources: list[dict[str, Any]], **options: Any) -> dict[str, Any]:
+def import_record(
+    importer: str, sources: list[SourceRecord], **options: Unpack[ImportOptions]
+) -> ImportRecord:
+    given = cast(ImportOptions, {k: v for k, v in options.items() if v is not None})
     return {
         "importer": importer,
         "tool": "itemscale",
         "tool_version": __version__,
         "time": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "sources": sources,
-        "options": {k: v for k, v in options.items() if v is not None},
+        "options": given,
     }
 
 
-def attributes_json(attrs: Mapping[str, Any]) -> str | None:
+def attributes_json(attrs: Mapping[str, object]) -> str | None:
     """Item attributes as the response table stores them: a JSON object of plain strings."""
     clean: list[tuple[str, str]] = []
     for key, value in attrs.items():
@@ -167,7 +251,7 @@ def rows_frame_from(df: pd.DataFrame, *, where_: str, check_keys: bool = True) -
         raise ImportInputError(str(exc)) from exc
 
 
-def rows_frame(rows: Iterable[Mapping[str, Any]], *, where_: str) -> pd.DataFrame:
+def rows_frame(rows: Iterable[Mapping[str, object]], *, where_: str) -> pd.DataFrame:
     """Build and validate a response table from row dicts (missing columns become null)."""
     df = pd.DataFrame(list(rows))
     if df.empty:
@@ -298,9 +382,10 @@ def _check_configs(df: pd.DataFrame, *, where_: str) -> None:
         )
 
 
-def _with_import(provenance: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:
+def _with_import(provenance: Mapping[str, object], record: ImportRecord) -> dict[str, object]:
     """run.json's provenance with this import's record appended to `imports`."""
-    imports = list(provenance.get("imports", []))
+    # run.json is read back from disk: `imports` is whatever list (iterable) it holds
+    imports: list[object] = list(cast(Iterable[object], provenance.get("imports", [])))
     imports.append(dict(record))
     out = {k: v for k, v in provenance.items() if k != "schema_version"}
     out["imports"] = imports
@@ -320,7 +405,7 @@ class MergeResult:
 def merge_into_run(
     run_dir: str | os.PathLike[str],
     new_rows: pd.DataFrame,
-    record: Mapping[str, Any],
+    record: ImportRecord,
     *,
     dry_run: bool = False,
 ) -> MergeResult:
@@ -362,7 +447,7 @@ def _remove_empty_run(run_path: Path) -> None:
 
 
 def _merge(
-    run_path: Path, new_rows: pd.DataFrame, record: Mapping[str, Any], *, dry_run: bool
+    run_path: Path, new_rows: pd.DataFrame, record: ImportRecord, *, dry_run: bool
 ) -> MergeResult:
     key = list(ROW_KEY)
     dup = duplicated_keys(new_rows, key, keep=False)
@@ -378,7 +463,7 @@ def _merge(
     except SchemaError as exc:
         raise ImportInputError(str(exc)) from exc
     _check_ids(new, where_=str(run_path))
-    provenance: dict[str, Any] = {}
+    provenance: Mapping[str, object] = {}
     if (run_path / RESPONSES_FILE).exists():
         try:
             existing, provenance = read_run(run_path)

@@ -5,14 +5,23 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from ..responses import ResponseRow
 from ._absent import DEFAULT_ABSENT, AbsentItems, absent_items, check_absent_mode
-from ._common import ImportInputError, import_record, merge_into_run, rows_frame, rows_frame_from
+from ._common import (
+    ImportInputError,
+    ImportRecord,
+    SourceRecord,
+    import_record,
+    merge_into_run,
+    rows_frame,
+    rows_frame_from,
+)
 from ._summary import ImportSummary, summarise
 from ._table_shape import AnswerKey, key_from_benchmark
 from ._video_ids import video_pattern, videos_from_ids
@@ -50,7 +59,7 @@ def finish_import(
     run_dir: str | os.PathLike[str],
     files: list[str],
     rows: pd.DataFrame,
-    record: Mapping[str, Any],
+    record: ImportRecord,
     skipped: Counter[str] | None = None,
     notes: list[str] | None = None,
     dry_run: bool = False,
@@ -88,9 +97,9 @@ def finish_parsed_import(
     *,
     importer: str,
     tool: str,
-    rows: list[dict[str, Any]],
+    rows: list[ResponseRow],
     extractor_version: str,
-    sources: list[dict[str, Any]],
+    sources: list[SourceRecord],
     jobs: Sequence[tuple[Path, Any]],
     model: str | None,
     benchmark: str | os.PathLike[str] | None,

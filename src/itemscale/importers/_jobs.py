@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from ..items import Item
 from ._common import ImportInputError
@@ -92,7 +92,7 @@ class BenchmarkIndex:
             by_id={i.item_id: i for i in items}, by_question=by_question, ordered=tuple(items)
         )
 
-    def find(self, item_id: str, question: str | None, position: int | None = None) -> Item | None:
+    def find(self, item_id: str, question: object, position: int | None = None) -> Item | None:
         if item_id in self.by_id:
             return self.by_id[item_id]
         if not question:
@@ -107,12 +107,12 @@ class BenchmarkIndex:
         return None
 
 
-def _norm_q(text: str) -> str:
+def _norm_q(text: object) -> str:
     text = re.split(r"\n\s*\(?A[.)]", str(text), maxsplit=1)[0]
     return " ".join(text.lower().split())
 
 
-def gold_letter(gold: Any, options: Sequence[str]) -> str | None:
+def gold_letter(gold: object, options: Sequence[str]) -> str | None:
     """A gold answer as an option letter: a letter, an index digit, or the option text."""
     if gold is None:
         return None

@@ -24,12 +24,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from ..items import Item
 from ..responses import (
     EXTRACTOR_VERSION,
     NOANSWER,
+    ResponseRow,
     Status,
     TaskKind,
     extract_choice,
@@ -38,7 +39,11 @@ from ..responses import (
 from ._absent import DEFAULT_ABSENT
 from ._common import (
     ImportInputError,
+    JsonObject,
+    PromptRecord,
+    SourceRecord,
     attributes_json,
+    json_object,
     label_config_id,
     source_record,
 )
@@ -54,6 +59,7 @@ from ._jobs import (
 )
 from ._lmms_eval_files import (
     LogFile,
+    Sample,
     expand_paths,
     identical_files,
     read_logs,
@@ -69,6 +75,7 @@ from ._lmms_eval_results import (
     parse_model_args,
     score_note,
     task_name,
+    task_version,
 )
 from ._summary import ImportSummary
 
@@ -107,7 +114,7 @@ NOT_PAYLOAD: Final[frozenset[str]] = frozenset(
 _MAX_ID_CHARS: Final[int] = 64
 
 
-def response_text(sample: Mapping[str, Any]) -> str | None:
+def response_text(sample: JsonObject) -> str | None:
     """The filtered response: a string (current format) or the first of a list (older).
 
     None for multiple-choice log-likelihood tasks, whose responses are (loglik, greedy) pairs
@@ -124,14 +131,14 @@ def response_text(sample: Mapping[str, Any]) -> str | None:
     return None
 
 
-def is_loglikelihood(value: Any) -> bool:
+def is_loglikelihood(value: object) -> bool:
     """`[-1.2, False]` or `[[-1.2, False], ...]`: a scored option, not generated text."""
     if isinstance(value, list) and len(value) == 2 and isinstance(value[1], bool):
         return isinstance(value[0], (int, float)) and not isinstance(value[0], bool)
     return isinstance(value, list) and bool(value) and all(is_loglikelihood(v) for v in value)
 
 
-def payload_of(sample: Mapping[str, Any]) -> dict[str, Any]:
+def payload_of(sample: JsonObject) -> JsonObject:
     for key, value in sample.items():
         if key in NOT_PAYLOAD or not isinstance(value, dict):
             continue
@@ -140,7 +147,7 @@ def payload_of(sample: Mapping[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def options_from_prompt(prompt: str | None) -> tuple[str, ...]:
+def options_from_prompt(prompt: object) -> tuple[str, ...]:
     """Options as listed in the prompt ("A. Apples." lines); () when they are not A, B, C..."""
     if not prompt:
         return ()
@@ -155,7 +162,7 @@ def options_from_prompt(prompt: str | None) -> tuple[str, ...]:
     return tuple(found.values())
 
 
-def _first(mapping: Mapping[str, Any], keys: Sequence[str]) -> Any:
+def _first(mapping: JsonObject, keys: Sequence[str]) -> object:
     for key in keys:
         value = mapping.get(key)
         if value is not None and str(value).strip() != "":
@@ -165,7 +172,7 @@ def _first(mapping: Mapping[str, Any], keys: Sequence[str]) -> Any:
 
 @dataclass
 class FileResult:
-    rows: list[dict[str, Any]]
+    rows: list[ResponseRow]
     skipped: Counter[str] = field(default_factory=Counter)
     disagreements: int = 0
     compared: int = 0
@@ -173,11 +180,11 @@ class FileResult:
     repeats_held: Counter[int] = field(default_factory=Counter)
 
 
-def _present(value: Any) -> bool:
+def _present(value: object) -> bool:
     return value is not None and not isinstance(value, dict | list) and bool(str(value).strip())
 
 
-def _usable_ids(ids: Sequence[Any]) -> bool:
+def _usable_ids(ids: Sequence[object]) -> bool:
     """Present on most samples (a log with a few damaged lines keeps its ids), unique where
     present, and short enough to be an id rather than a question."""
     texts = [str(v).strip() for v in ids if _present(v)]
@@ -197,7 +204,7 @@ def _video_from_id(task: str, item_id: str, payload_id_key: str | None) -> str |
 
 
 def _item_names(
-    samples: list[tuple[int, dict[str, Any]]], payloads: list[dict[str, Any]]
+    samples: list[Sample], payloads: list[JsonObject]
 ) -> tuple[str | None, list[str | None] | None]:
     """How the log names its items: (the payload key, None for `submission`; each sample's
     name, None where it lacks one), or (None, None) when nothing does. One way for the whole
@@ -207,7 +214,7 @@ def _item_names(
         if _usable_ids(ids):
             return key, [str(v).strip() if _present(v) else None for v in ids]
     # EgoSchema-style logs carry the question uid only as the key of `submission`.
-    submitted: list[Any] = [
+    submitted: list[object] = [
         next(iter(sub)) if isinstance(sub, dict) and len(sub) == 1 else None
         for sub in (s.get("submission") for _, s in samples)
     ]
@@ -218,11 +225,11 @@ def _item_names(
 
 def _choice_columns(
     text: str | None,
-    lmms_pred: Any,
+    lmms_pred: object,
     gold: str,
     options: tuple[str, ...],
     result: FileResult,
-) -> dict[str, Any]:
+) -> ResponseRow:
     """A multiple-choice sample's result columns. The answer is re-extracted from the text so
     that no task's own parser decides it (lmms-eval's pick is taken only for a log-likelihood
     choice, which has no text); where both exist, `result` counts how often the two differ."""
@@ -246,12 +253,12 @@ def _choice_columns(
 
 
 def _attributes_and_video(
-    task: str, payload: Mapping[str, Any], item: Item | None, item_id: str, id_key: str | None
+    task: str, payload: JsonObject, item: Item | None, item_id: str, id_key: str | None
 ) -> tuple[str | None, str]:
     """(attributes JSON, video id): the benchmark item's, which know the item, over the
     payload's, which each task spells its own way; without a video named anywhere, the one the
     task's item ids encode, else the item itself (a cluster of its own in the bootstrap)."""
-    attrs: dict[str, Any] = {"task": task}
+    attrs: dict[str, object] = {"task": task}
     for key, name in ATTRIBUTE_KEYS.items():
         if key in payload and payload[key] is not None:
             attrs.setdefault(name, payload[key])
@@ -270,8 +277,8 @@ def _attributes_and_video(
 def _sample_row(
     path: Path,
     line: int,
-    sample: Mapping[str, Any],
-    payload: Mapping[str, Any],
+    sample: JsonObject,
+    payload: JsonObject,
     *,
     item_id: str,
     item: Item | None,
@@ -280,7 +287,7 @@ def _sample_row(
     model: str,
     budget: Budget,
     result: FileResult,
-) -> dict[str, Any] | None:
+) -> ResponseRow | None:
     """The sample's response row, or None (counted in `result.skipped` by reason) when it has
     no response or no gold answer: a row must carry a result the measures can read."""
     options: tuple[str, ...] = item.options if item is not None else ()
@@ -297,7 +304,7 @@ def _sample_row(
         gold_raw = sample.get("target")
     gold = item.answer if item is not None and item.answer else gold_letter(gold_raw, options)
     attributes, video = _attributes_and_video(task, payload, item, item_id, id_key)
-    row: dict[str, Any] = {
+    row: ResponseRow = {
         "model": model,
         "item_id": item_id,
         "video_id": video,
@@ -317,12 +324,10 @@ def _sample_row(
         row.update(_choice_columns(text, lmms_pred, gold, options, result))
     elif text is not None and gold_raw is not None and str(gold_raw).strip():
         reference = str(gold_raw)
-        row.update(
-            task_kind=TaskKind.OPEN_QA.value,
-            status=Status.OK.value,
-            **score_open_answer(text, [reference]).columns(),
-            reference=reference,
-        )
+        row["task_kind"] = TaskKind.OPEN_QA.value
+        row["status"] = Status.OK.value
+        row.update(score_open_answer(text, [reference]).row_columns())
+        row["reference"] = reference
     else:
         result.skipped["no gold answer in the log line"] += 1
         return None
@@ -331,7 +336,7 @@ def _sample_row(
 
 def sample_rows(
     path: Path,
-    samples: list[tuple[int, dict[str, Any]]],
+    samples: list[Sample],
     *,
     task: str,
     model: str,
@@ -343,7 +348,7 @@ def sample_rows(
     result = FileResult(rows=[])
     payloads = [payload_of(s) for _, s in samples]
     id_key, names = _item_names(samples, payloads)
-    doc_lines: dict[Any, int] = {}
+    doc_lines: dict[object, int] = {}
     for pos, ((line, sample), payload) in enumerate(zip(samples, payloads, strict=True)):
         doc_id = sample["doc_id"]
         if doc_id in doc_lines:
@@ -429,7 +434,7 @@ def _budget(log: LogFile, mixed: bool, positions: dict[str, int]) -> Budget:
     """The file's configuration: the one its results.json's `model_args` spells, or its
     `--config` label at its frame count. `positions` holds each named configuration's place
     among the named ones (a new label is added), which orders named runs of one frame count."""
-    cfg_block = (log.results or {}).get("config") or {}
+    cfg_block = json_object((log.results or {}).get("config"))
     margs = parse_model_args(cfg_block.get("model_args", ""))
     where = f"{log.results_path or log.path}: config.model_args"
     spec = log.spec
@@ -451,12 +456,12 @@ def _budget(log: LogFile, mixed: bool, positions: dict[str, int]) -> Budget:
     )
 
 
-def _source(log: LogFile, task: str, budget: Budget, rows: int) -> dict[str, Any]:
+def _source(log: LogFile, task: str, budget: Budget, rows: int) -> SourceRecord:
     """The file's provenance with what results.json says of the run (model and generation
     arguments, seeds, lmms-eval's version, its own score), so the import can be reproduced."""
     results = log.results or {}
-    cfg_block = results.get("config") or {}
-    task_cfg = (results.get("configs") or {}).get(task, {})
+    cfg_block = json_object(results.get("config"))
+    task_cfg = json_object(json_object(results.get("configs")).get(task))
     return source_record(
         log.path,
         rows=rows,
@@ -475,42 +480,31 @@ def _source(log: LogFile, task: str, budget: Budget, rows: int) -> dict[str, Any
         lmms_eval_git_hash=results.get("git_hash"),
         lmms_eval_version=results.get("lmms_eval_version"),
         resolved_cli_args=cfg_block.get("resolved_cli_args"),
-        reported=(results.get("results") or {}).get(task),
+        reported=json_object(results.get("results")).get(task),
         model=cfg_block.get("model"),
-        task_version=_task_version(results, task_cfg, task),
-        task_hash=(results.get("task_hashes") or {}).get(task),
+        task_version=task_version(results, task_cfg, task),
+        task_hash=json_object(results.get("task_hashes")).get(task),
         prompt=_prompt(log, cfg_block, task_cfg),
     )
 
 
-def _task_version(results: Mapping[str, Any], task_cfg: Mapping[str, Any], task: str) -> Any:
-    """The task's `metadata.version` (a list of one mapping in older logs), else `versions`."""
-    metadata = task_cfg.get("metadata")
-    if isinstance(metadata, list):
-        metadata = next((m for m in metadata if isinstance(m, Mapping)), None)
-    if isinstance(metadata, Mapping) and metadata.get("version") is not None:
-        return metadata["version"]
-    return (results.get("versions") or {}).get(task)
-
-
-def _prompt(
-    log: LogFile, cfg_block: Mapping[str, Any], task_cfg: Mapping[str, Any]
-) -> dict[str, Any] | None:
+def _prompt(log: LogFile, cfg_block: JsonObject, task_cfg: JsonObject) -> PromptRecord | None:
     """What the log says of the prompt, for `itemscale compare` to diff: the task's pre and post
     prompt for this model class (lmms-eval's `lmms_eval_specific_kwargs`, falling back to its
     `default`) and the first sample's full input as lmms-eval logged it."""
     kwargs = task_cfg.get("lmms_eval_specific_kwargs")
-    chosen: Mapping[str, Any] = {}
+    chosen: JsonObject = {}
     if isinstance(kwargs, Mapping):
         picked = kwargs.get(str(cfg_block.get("model"))) or kwargs.get("default") or {}
         chosen = picked if isinstance(picked, Mapping) else {}
-    first = log.samples[0][1] if log.samples else {}
-    example = first.get("input") if isinstance(first, Mapping) else None
-    out: dict[str, Any] = {
-        key: chosen[key]
-        for key in ("pre_prompt", "post_prompt")
-        if isinstance(chosen.get(key), str)
-    }
+    first: JsonObject = log.samples[0][1] if log.samples else {}
+    example = first.get("input")
+    out: PromptRecord = {}
+    pre, post = chosen.get("pre_prompt"), chosen.get("post_prompt")
+    if isinstance(pre, str):
+        out["pre_prompt"] = pre
+    if isinstance(post, str):
+        out["post_prompt"] = post
     if isinstance(example, str):
         out["example_input"] = example
         out["example_doc_id"] = first.get("doc_id")
@@ -533,9 +527,9 @@ def run_lmms_eval_import(
     index = load_benchmark_index(benchmark)
     logs = read_logs(jobs, model)
     names = _model_names(logs, model)
-    rows: list[dict[str, Any]] = []
+    rows: list[ResponseRow] = []
     skipped: Counter[str] = Counter()
-    sources: list[dict[str, Any]] = []
+    sources: list[SourceRecord] = []
     notes: list[str] = []
     seen_configs: dict[tuple[str, str, str], Path] = {}
     disagreements = compared = 0
@@ -562,7 +556,7 @@ def run_lmms_eval_import(
         note = score_note(
             log.path,
             task,
-            ((log.results or {}).get("results") or {}).get(task),
+            json_object((log.results or {}).get("results")).get(task),
             fr.rows,
             n_samples=n_samples_of(log.results, task),
             n_in_file=len(log.samples),

@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from ._common import ImportInputError, jsonl_values
+from ._common import ImportInputError, JsonObject, SourceRecord, jsonl_values
 from ._jobs import ConfigSpec
 from ._lmms_eval_results import SAMPLES_NAME, find_results_json, read_results_json
 
@@ -99,10 +98,14 @@ def _refuse_results_json(path: Path) -> None:
     )
 
 
-def read_samples(path: Path) -> list[tuple[int, dict[str, Any]]]:
+#: One sample of a log: its line and the decoded object (a `doc_id` checked, the rest as logged).
+Sample = tuple[int, JsonObject]
+
+
+def read_samples(path: Path) -> list[Sample]:
     if not path.is_file():
         raise ImportInputError(f"{path}: no such file")
-    out: list[tuple[int, dict[str, Any]]] = []
+    out: list[Sample] = []
     for line, obj in jsonl_values(path):
         if not isinstance(obj, dict) or "doc_id" not in obj:
             raise ImportInputError(
@@ -127,8 +130,8 @@ class LogFile:
 
     path: Path
     spec: ConfigSpec | None
-    samples: list[tuple[int, dict[str, Any]]]
-    results: dict[str, Any] | None
+    samples: list[Sample]
+    results: JsonObject | None
     results_path: Path | None
 
 
@@ -152,13 +155,13 @@ def read_logs(jobs: list[tuple[Path, ConfigSpec | None]], model: str | None) -> 
     return logs
 
 
-def identical_files(sources: list[dict[str, Any]]) -> list[str]:
+def identical_files(sources: list[SourceRecord]) -> list[str]:
     """A warning for each group of byte-identical files under different configurations: the
     same run imported twice would read as configurations that agree on every item."""
     by_hash: dict[str, list[str]] = {}
     for source in sources:
-        by_hash.setdefault(str(source["sha256"]), []).append(
-            f"{Path(str(source['path'])).name} ({source['config_label']})"
+        by_hash.setdefault(source["sha256"], []).append(
+            f"{Path(source['path']).name} ({source['config_label']})"
         )
     return [
         "warning: byte-identical sample files under different configurations: "

@@ -4,14 +4,15 @@ what the import says when the log holds fewer (docs/importers.md, "Repeats")."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..responses import TaskKind, score_open_answer
+from ..responses import ResponseRow, TaskKind, score_open_answer
+from ._common import JsonObject, json_object
 
 
-def _is_score(value: Any) -> bool:
+def _is_score(value: object) -> bool:
     """`[-1.2, False]`: a scored option of a log-likelihood task, not generated text."""
     return (
         isinstance(value, list)
@@ -22,7 +23,7 @@ def _is_score(value: Any) -> bool:
     )
 
 
-def repeat_texts(sample: Mapping[str, Any]) -> list[str]:
+def repeat_texts(sample: JsonObject) -> list[str]:
     """Every response `resps` holds for the sample's one request: lmms-eval logs
     `[req.resps for req in requests]`, and a request run with `repeats` N holds N responses
     (`[["r0", "r1", "r2"]]`), while `filtered_resps` keeps the filter's pick (the first). An
@@ -41,13 +42,13 @@ def repeat_texts(sample: Mapping[str, Any]) -> list[str]:
     return texts
 
 
-def repeats_asked(results: Mapping[str, Any] | None, task: str) -> int | None:
+def repeats_asked(results: JsonObject | None, task: str) -> int | None:
     """How many repeats the run asked for: the task config's `repeats`, else the resolved
     command line's (`--repeats`); None when results.json says neither."""
     if not results:
         return None
-    config = ((results.get("configs") or {}).get(task) or {}).get("repeats")
-    cli = ((results.get("config") or {}).get("resolved_cli_args") or {}).get("repeats")
+    config = json_object(json_object(results.get("configs")).get(task)).get("repeats")
+    cli = json_object(json_object(results.get("config")).get("resolved_cli_args")).get("repeats")
     for value in (config, cli):
         if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
             return value
@@ -77,22 +78,27 @@ def repeats_note(path: Path, asked: int | None, held: Counter[int]) -> list[str]
 
 
 def repeat_rows(
-    row: dict[str, Any],
+    row: ResponseRow,
     texts: Sequence[str],
-    choice_columns: Callable[..., dict[str, Any]],
+    choice_columns: Callable[..., ResponseRow],
     options: tuple[str, ...],
     result: Any,
-) -> list[dict[str, Any]]:
+) -> list[ResponseRow]:
     """The rows of repeats 1.. of a sample whose `resps` hold several responses (`texts`, all
     of them, the first being repeat 0's raw text), each scored as repeat 0 was: a multiple
     choice by `choice_columns(text, None, gold, options, result)` (no harness pick to compare
     with), an open answer against repeat 0's reference."""
     out = []
     for repeat, text in enumerate(texts[1:], start=1):
-        extra = {**row, "repeat": repeat, "raw_text": text, "source": f"{row['source']}#{repeat}"}
+        extra: ResponseRow = {
+            **row,
+            "repeat": repeat,
+            "raw_text": text,
+            "source": f"{row['source']}#{repeat}",
+        }
         if row["task_kind"] == TaskKind.MCQA.value:
             extra.update(choice_columns(text, None, str(row["reference"]), options, result))
         else:
-            extra.update(score_open_answer(text, [str(row["reference"])]).columns())
+            extra.update(score_open_answer(text, [str(row["reference"])]).row_columns())
         out.append(extra)
     return out

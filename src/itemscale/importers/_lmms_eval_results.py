@@ -13,10 +13,11 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from ..files import loads_json
-from ._common import ImportInputError, not_utf8_message
+from ..responses import ResponseRow
+from ._common import ImportInputError, JsonObject, json_object, not_utf8_message
 
 FRAME_KEYS: Final[tuple[str, ...]] = (
     "max_frames_num",
@@ -34,7 +35,7 @@ FPS_KEYS: Final[tuple[str, ...]] = ("fps", "video_fps")
 SAMPLES_NAME = re.compile(r"^(?P<stamp>.*?)_?samples_(?P<task>.+)\.jsonl$")
 
 
-def parse_model_args(text: str) -> dict[str, str]:
+def parse_model_args(text: object) -> dict[str, str]:
     """`pretrained=x,max_frames_num=16` -> {"pretrained": "x", "max_frames_num": "16"}."""
     out: dict[str, str] = {}
     for part in str(text or "").split(","):
@@ -104,17 +105,18 @@ def find_results_json(samples: Path) -> Path | None:
     return others[0] if len(others) == 1 else None
 
 
-def task_name(samples: Path, results: Mapping[str, Any] | None) -> str:
+def task_name(samples: Path, results: JsonObject | None) -> str:
     m = SAMPLES_NAME.match(samples.name)
     if m:
         return m["task"]
-    if results and isinstance(results.get("results"), dict) and len(results["results"]) == 1:
-        return str(next(iter(results["results"])))
+    logged = results.get("results") if results else None
+    if isinstance(logged, dict) and len(logged) == 1:
+        return str(next(iter(logged)))
     return samples.stem
 
 
-def model_name(results: Mapping[str, Any]) -> str | None:
-    cfg = results.get("config") or {}
+def model_name(results: JsonObject) -> str | None:
+    cfg = json_object(results.get("config"))
     raw = results.get("model_name") or parse_model_args(cfg.get("model_args", "")).get("pretrained")
     if raw:
         return Path(str(raw).rstrip("/")).name or str(raw)
@@ -122,7 +124,7 @@ def model_name(results: Mapping[str, Any]) -> str | None:
     return str(model) if model else None
 
 
-def read_results_json(path: Path) -> dict[str, Any]:
+def read_results_json(path: Path) -> JsonObject:
     """The results object, its sections checked to be objects, so that reading them later
     cannot fail on a file damaged by hand."""
     try:
@@ -144,9 +146,19 @@ def read_results_json(path: Path) -> dict[str, Any]:
     return results
 
 
-def n_samples_of(results: Mapping[str, Any] | None, task: str) -> int | None:
+def task_version(results: JsonObject, task_cfg: JsonObject, task: str) -> object:
+    """The task's `metadata.version` (a list of one mapping in older logs), else `versions`."""
+    metadata = task_cfg.get("metadata")
+    if isinstance(metadata, list):
+        metadata = next((m for m in metadata if isinstance(m, Mapping)), None)
+    if isinstance(metadata, Mapping) and metadata.get("version") is not None:
+        return metadata["version"]
+    return json_object(results.get("versions")).get(task)
+
+
+def n_samples_of(results: JsonObject | None, task: str) -> int | None:
     """How many samples lmms-eval scored for `task` (results.json `n-samples`), if it says."""
-    entry = ((results or {}).get("n-samples") or {}).get(task)
+    entry = json_object((results or {}).get("n-samples")).get(task)
     value = entry.get("effective") if isinstance(entry, dict) else None
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -154,8 +166,8 @@ def n_samples_of(results: Mapping[str, Any] | None, task: str) -> int | None:
 def score_note(
     path: Path,
     task: str,
-    reported: Any,
-    rows: list[dict[str, Any]],
+    reported: object,
+    rows: list[ResponseRow],
     *,
     n_samples: int | None = None,
     n_in_file: int | None = None,
@@ -172,7 +184,7 @@ def score_note(
         for k, v in reported.items()
         if isinstance(v, int | float) and not isinstance(v, bool) and "stderr" not in k
     }
-    correct = [r["correct"] for r in rows if r.get("correct") is not None]
+    correct = [c for r in rows if (c := r.get("correct")) is not None]
     if not scores or not correct:
         return None
     ours = 100.0 * sum(correct) / len(correct)

@@ -9,12 +9,36 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 import pandas as pd
 
 from ..responses import ANSWERED_STATUSES, Status
-from ._absent import ABSENT_MARKER, AbsentItems
+from ._absent import ABSENT_MARKER, AbsentItems, AbsentRecord
+
+
+class AbsentSummary(AbsentRecord):
+    """A model's absent items in the summary: the record and the sentence the summary prints."""
+
+    line: str
+
+
+class SummaryRecord(TypedDict):
+    """`ImportSummary` as `import --summary-json` writes it."""
+
+    importer: str
+    run_dir: str
+    files: list[str]
+    rows_read: int
+    rows_added: int
+    rows_unchanged: int
+    items_per_config: dict[str, dict[str, int]]
+    matched_items: dict[str, int]
+    unmatched_items: dict[str, int]
+    dropped: dict[str, int]
+    notes: list[str]
+    absent: dict[str, AbsentSummary]
+    rows_absent: int
 
 
 @dataclass
@@ -37,11 +61,11 @@ class ImportSummary:
     dropped: dict[str, int]
     notes: list[str] = field(default_factory=list)
     #: model -> the benchmark's or key's items without any row for it (docs/importers.md)
-    absent: dict[str, dict[str, Any]] = field(default_factory=dict)
+    absent: dict[str, AbsentSummary] = field(default_factory=dict)
     #: rows added for those items by `--absent noanswer` (not counted in `rows_read`)
     rows_absent: int = 0
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SummaryRecord:
         return {
             "importer": self.importer,
             "run_dir": self.run_dir,
@@ -153,7 +177,7 @@ def summarise(
             "noanswer (no option recognised)" if status == Status.NOANSWER.value else str(status)
         )
         dropped[reason] += int(n)
-    absent_by_model = {a.model: {**a.to_dict(), "line": a.line()} for a in (absent or [])}
+    absent_by_model = {a.model: AbsentSummary(**a.to_dict(), line=a.line()) for a in (absent or [])}
     return ImportSummary(
         importer=importer,
         run_dir=run_dir,

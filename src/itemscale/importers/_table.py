@@ -21,7 +21,7 @@ import pandas as pd
 from ..responses import ANSWERED_STATUSES, NOANSWER, TaskKind, duplicated_keys
 from ._common import ImportInputError, rows_frame_from
 from ._table_records import TableRecords
-from ._table_row import ATTRIBUTE_PREFIX, OPTIONAL, REQUIRED, parse_row
+from ._table_row import ATTRIBUTE_PREFIX, OPTIONAL, REQUIRED, ParsedFields, parse_row
 from ._table_shape import AnswerKey, TableOptions, shaped_records
 from ._video_ids import video_pattern, videos_from_ids
 
@@ -142,7 +142,7 @@ def _check_consistency(src: TableRecords, rows: pd.DataFrame) -> pd.DataFrame:
 _CHUNK_ROWS: Final[int] = 50_000
 
 
-def _typed_block(chunk: list[dict[str, Any]], src: TableRecords) -> pd.DataFrame:
+def _typed_block(chunk: list[ParsedFields], src: TableRecords) -> pd.DataFrame:
     """Parsed rows as a block in the response table's types (plus the line and kind flags)."""
     frame = pd.DataFrame(chunk)
     extra = frame[["_line", "_explicit"]]
@@ -190,7 +190,7 @@ def import_table(
     known = set(REQUIRED) | set(OPTIONAL)
     ignored = [c for c in src.columns if c not in known and not c.startswith(ATTRIBUTE_PREFIX)]
     blocks: list[pd.DataFrame] = []
-    chunk: list[dict[str, Any]] = []
+    chunk: list[ParsedFields] = []
     padded = empty = 0
     for line, raw, aliases in src:
         for col in ("model", "item_id", "config", "video_id"):

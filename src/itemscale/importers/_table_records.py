@@ -35,7 +35,7 @@ FORMATS: Final[dict[str, str]] = {
 }
 
 #: One record: its line, its values by column, and where its columns came from in the file.
-Record = tuple[int, dict[str, Any], Mapping[str, str]]
+Record = tuple[int, Mapping[str, object], Mapping[str, str]]
 _NO_ALIASES: Final[Mapping[str, str]] = {}
 
 
@@ -59,7 +59,7 @@ class TableRecords:
         return self.stream()
 
     @property
-    def records(self) -> list[tuple[int, dict[str, Any]]]:
+    def records(self) -> list[tuple[int, Mapping[str, object]]]:
         """All (line, values) pairs at once; for small tables (answer keys, tests)."""
         return [(line, values) for line, values, _ in self.stream()]
 
@@ -162,6 +162,8 @@ def _csv_records(p: Path, fmt: str, header: tuple[str, ...]) -> Iterator[Record]
 
 def _jsonl_records(p: Path) -> Iterator[Record]:
     for line, obj in jsonl_values(p):
+        if not isinstance(obj, dict):  # the first pass refused it: the file changed since
+            raise ImportInputError(f"{p}:{line}: expected a JSON object per line")
         yield line, obj, _NO_ALIASES
 
 

@@ -28,6 +28,7 @@ from ..files import loads_json
 from ..responses import (
     NOANSWER,
     OpenAnswerScores,
+    ResponseRow,
     Status,
     TaskKind,
     extract_choice,
@@ -238,15 +239,23 @@ OPTIONAL: Final[tuple[str, ...]] = tuple(
 )
 
 
+class ParsedFields(ResponseRow, total=False):
+    """A parsed row with the two fields `import_table` carries until the whole table is read:
+    its line (named by the cross-row checks) and whether it stated its task kind."""
+
+    _line: int
+    _explicit: bool
+
+
 @dataclass
 class ParsedRow:
     line: int
-    row: dict[str, Any]
+    row: ParsedFields
     explicit_kind: bool
 
 
 def _values(
-    src: TableRecords, line: int, present: dict[str, Any], aliases: Mapping[str, str] | None
+    src: TableRecords, line: int, present: Mapping[str, object], aliases: Mapping[str, str] | None
 ) -> TableRow:
     try:
         return TableRow.model_validate(present)
@@ -401,7 +410,7 @@ def _attributes(
 ) -> str | None:
     """The key's attributes of the item, overridden by the row's own `attr_*` columns: the
     table describes the row it holds, the key only the item."""
-    attrs: dict[str, Any] = dict(entry.attributes) if entry is not None else {}
+    attrs: dict[str, object] = dict(entry.attributes) if entry is not None else {}
     attrs.update(
         (col[len(ATTRIBUTE_PREFIX) :], present[col])
         for col in columns
@@ -421,7 +430,7 @@ def _video_id(given: str | None, entry: KeyEntry | None, item_id: str) -> str:
 def parse_row(
     src: TableRecords,
     line: int,
-    raw: dict[str, Any],
+    raw: Mapping[str, object],
     aliases: Mapping[str, str] | None = None,
     key: AnswerKey | None = None,
 ) -> ParsedRow:
@@ -475,7 +484,7 @@ def parse_row(
         if score is None and correct is None and status.answered:
             score = scores.score
     _check_result(src, line, aliases, status=status, kind=kind, correct=correct, score=score)
-    row: dict[str, Any] = {
+    row: ParsedFields = {
         "model": values.model,
         "item_id": item_id,
         "video_id": _video_id(values.video_id, entry, item_id),

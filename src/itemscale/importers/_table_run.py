@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ._absent import DEFAULT_ABSENT, check_absent_mode
-from ._common import ImportInputError, import_record, source_record
+from ._common import ImportInputError, ImportOptions, import_record, source_record
 from ._finish import finish_import
 from ._summary import ImportSummary
 from ._table import import_table
@@ -71,7 +71,7 @@ def run_table_import(
     elif answer_key:
         key = load_answer_key(answer_key)
     check_absent_mode(absent, key)
-    recorded = {
+    recorded: ImportOptions = {
         "wide": wide or None,
         "id_column": id_column,
         "model": model,

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, overload
 
 from ..items import Item
 from ..responses import NOANSWER, TaskKind
@@ -55,9 +55,19 @@ class TableOptions:
     video_from_id: str | None = None
 
 
-def parse_assignments(values: Sequence[str], option: str, *, integer: bool) -> dict[str, Any]:
+@overload
+def parse_assignments(
+    values: Sequence[str], option: str, *, integer: Literal[True]
+) -> dict[str, int]: ...
+@overload
+def parse_assignments(
+    values: Sequence[str], option: str, *, integer: Literal[False]
+) -> dict[str, str]: ...
+def parse_assignments(
+    values: Sequence[str], option: str, *, integer: bool
+) -> dict[str, int] | dict[str, str]:
     """`['A=B', ...]` -> {'A': 'B'} (or int values); a malformed one names the option."""
-    out: dict[str, Any] = {}
+    out: dict[str, str] = {}
     for text in values:
         key, sep, value = str(text).partition("=")
         key, value = key.strip(), value.strip()
@@ -65,13 +75,10 @@ def parse_assignments(values: Sequence[str], option: str, *, integer: bool) -> d
             raise ImportInputError(f"{option} {text!r}: expected NAME=VALUE")
         if key in out:
             raise ImportInputError(f"{option} {key!r} is given twice")
-        if integer:
-            if not value.isdigit():
-                raise ImportInputError(f"{option} {text!r}: {value!r} is not a whole number >= 0")
-            out[key] = int(value)
-        else:
-            out[key] = value
-    return out
+        if integer and not value.isdigit():
+            raise ImportInputError(f"{option} {text!r}: {value!r} is not a whole number >= 0")
+        out[key] = value
+    return {k: int(v) for k, v in out.items()} if integer else out
 
 
 def frames_from_label(label: str) -> int | None:

@@ -28,10 +28,19 @@ import pandas as pd
 
 from ..files import ZipInputError, check_unzipped_size, loads_json
 from ..items import Item, strip_option_prefix
-from ..responses import EXTRACTOR_VERSION, NOANSWER, Status, TaskKind, extract_choice
+from ..responses import (
+    EXTRACTOR_VERSION,
+    NOANSWER,
+    ResponseRow,
+    Status,
+    TaskKind,
+    extract_choice,
+)
 from ._absent import DEFAULT_ABSENT
 from ._common import (
     ImportInputError,
+    JsonObject,
+    SourceRecord,
     attributes_json,
     label_config_id,
     not_utf8_message,
@@ -87,6 +96,9 @@ ATTRIBUTE_COLUMNS: Final[dict[str, str]] = {
     "category": "category",
     "question_category": "question_category",
 }
+#: One record of a prediction file: its line (TSV) or row (Excel) or position (JSON), and its
+#: values by column, as the file holds them (untrusted: each is narrowed where it is read).
+PredictionRecord = tuple[int, JsonObject]
 _SUFFIXES = re.compile(
     r"(_(score|rating|acc|tmp|supp|exact_matching|gpt-4o(-mini)?|chatgpt-\d+|gpt-4-\d+|"
     r"auxmatch|openai_result|result))+$",
@@ -124,7 +136,7 @@ def split_file_name(path: Path) -> NameParts:
     )
 
 
-def read_prediction_file(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], str]:
+def read_prediction_file(path: Path) -> tuple[list[PredictionRecord], str]:
     """(records with their 1-based line or row, unit word for errors)."""
     if not path.is_file():
         raise ImportInputError(f"{path}: no such file")
@@ -166,7 +178,7 @@ def read_prediction_file(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], 
     )
 
 
-def read_tsv(path: Path) -> list[tuple[int, dict[str, Any]]]:
+def read_tsv(path: Path) -> list[PredictionRecord]:
     """A VLMEvalKit TSV (pandas' `to_csv(sep="\\t")`: quoted where a field holds a tab, a
     quote or a newline) as (first line of the record, record) pairs. A record with fewer or
     more fields than the header is refused with its line: the usual cause is a file cut off
@@ -178,7 +190,7 @@ def read_tsv(path: Path) -> list[tuple[int, dict[str, Any]]]:
         line = data.count(b"\n", 0, exc.start) + 1
         raise ImportInputError(f"{path}:{line}: {not_utf8_message(exc)}") from None
     reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t", strict=True)
-    records: list[tuple[int, dict[str, Any]]] = []
+    records: list[PredictionRecord] = []
     try:
         header = next(reader, None)
         if header is None:
@@ -259,7 +271,7 @@ def _norm(text: Any) -> str:
 
 def file_rows(
     path: Path,
-    records: list[tuple[int, dict[str, Any]]],
+    records: list[PredictionRecord],
     unit: str,
     *,
     model: str,
@@ -267,7 +279,7 @@ def file_rows(
     budget: tuple[str, str, int, float, str | None],
     benchmark: BenchmarkIndex | None,
     skipped: Counter[str],
-) -> tuple[list[dict[str, Any]], int, int]:
+) -> tuple[list[ResponseRow], int, int]:
     config_id, label, frames, order, sampling = budget
     columns = set().union(*(r.keys() for _, r in records)) if records else set()
     for col in ("prediction", "answer"):
@@ -282,7 +294,7 @@ def file_rows(
     if benchmark is not None:
         for known in benchmark.by_id.values():
             by_video_question[(known.video_id, _norm(known.question))] = known
-    rows: list[dict[str, Any]] = []
+    rows: list[ResponseRow] = []
     seen: dict[str, int] = {}
     compared = disagreements = 0
     for line, rec in records:
@@ -313,14 +325,14 @@ def file_rows(
         gold = item.answer if item is not None and item.answer else None
         if gold is None and not _missing(gold_raw):
             gold = gold_letter(gold_raw, options)
-        attrs: dict[str, Any] = {"dataset": dataset}
+        attrs: dict[str, object] = {"dataset": dataset}
         for col, name in ATTRIBUTE_COLUMNS.items():
             if not _missing(rec.get(col)):
                 attrs.setdefault(name, rec[col])
         if item is not None:
             attrs.update(item.attributes)
         prediction = rec.get("prediction")
-        row: dict[str, Any] = {
+        row: ResponseRow = {
             "model": model,
             "item_id": item_id,
             "video_id": video or item_id,
@@ -341,7 +353,9 @@ def file_rows(
             skipped["answer is not an option letter or option text"] += 1
             continue
         if _missing(prediction) or FAIL_MSG in str(prediction):
-            row.update(status=Status.MODEL_ERROR.value, error="no prediction in the file")
+            row.update(
+                ResponseRow(status=Status.MODEL_ERROR.value, error="no prediction in the file")
+            )
             rows.append(row)
             continue
         answer = extract_choice(str(prediction), options)
@@ -358,9 +372,11 @@ def file_rows(
             if vlm != correct:
                 disagreements += 1
         row.update(
-            status=Status.NOANSWER.value if answer == NOANSWER else Status.OK.value,
-            answer=answer,
-            correct=correct,
+            ResponseRow(
+                status=Status.NOANSWER.value if answer == NOANSWER else Status.OK.value,
+                answer=answer,
+                correct=correct,
+            )
         )
         rows.append(row)
     return rows, compared, disagreements
@@ -397,9 +413,9 @@ def run_vlmevalkit_import(
                 f"files of different models ({', '.join(found)}); import them separately or "
                 "give --model"
             )
-    rows: list[dict[str, Any]] = []
+    rows: list[ResponseRow] = []
     skipped: Counter[str] = Counter()
-    sources = []
+    sources: list[SourceRecord] = []
     seen_configs: dict[str, Path] = {}
     compared = disagreements = 0
     position = 0

@@ -14,10 +14,10 @@ from __future__ import annotations
 import ast
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, SupportsFloat, cast
 
 from ._fields import BenchmarkFileError, checked_item, text_of, video_path
 from ._generation import json_keys, load_avsd, load_mlvu_generation
@@ -27,7 +27,11 @@ _LETTER_PREFIX = re.compile(r"^\s*\(?([A-J])[.)]\s*")
 _INLINE_OPTIONS = re.compile(r"\n\s*\(A\)")
 
 
-def _read_parquet_rows(path: Path, required: Sequence[str]) -> list[dict[str, Any]]:
+#: A row of a benchmark's Parquet file by column: foreign values, narrowed where read.
+ParquetRow = Mapping[str, object]
+
+
+def _read_parquet_rows(path: Path, required: Sequence[str]) -> list[ParquetRow]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -41,8 +45,13 @@ def _read_parquet_rows(path: Path, required: Sequence[str]) -> list[dict[str, An
             f"{path}: missing column(s) {', '.join(repr(m) for m in missing)} "
             f"(has {', '.join(table.column_names)})"
         )
-    rows: list[dict[str, Any]] = table.to_pylist()
+    rows: list[ParquetRow] = table.to_pylist()
     return rows
+
+
+def _seconds(value: object) -> float | None:
+    """A `duration` column's seconds (None when empty): a number, or its text, in the file."""
+    return None if value is None else float(cast("SupportsFloat | str", value))
 
 
 def _as_list(value: Any, where: str) -> list[str]:
@@ -126,7 +135,7 @@ def load_mlvu(
                 options=tuple(strip_option_prefix(c) for c in _as_list(row["candidates"], where)),
                 answer=text_of(row["answer"]).upper(),
                 video_path=video_path(video_dir, name),
-                duration_s=float(duration) if duration is not None else None,
+                duration_s=_seconds(duration),
                 attributes={"task_type": text_of(row["task_type"])},
                 split="test",
             )
@@ -173,7 +182,7 @@ def load_longvideobench(
                 options=tuple(options),
                 answer=OPTION_LETTERS[choice],
                 video_path=video_path(video_dir, text_of(row.get("video_path")) or f"{video}.mp4"),
-                duration_s=float(duration) if duration is not None else None,
+                duration_s=_seconds(duration),
                 attributes={k: v for k, v in attrs.items() if v},
                 split="val",
             )

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -63,13 +64,13 @@ def _json_lines(text: str) -> list[Any] | None:
     return out
 
 
-def _record(value: Any, where: str) -> dict[str, Any]:
+def _record(value: object, where: str) -> Mapping[str, object]:
     if not isinstance(value, dict):
         raise BenchmarkFileError(f"{where}: expected an object, got {type(value).__name__}")
     return value
 
 
-def _required_text(record: dict[str, Any], key: str, where: str) -> str:
+def _required_text(record: Mapping[str, object], key: str, where: str) -> str:
     if key not in record:
         raise BenchmarkFileError(f"{where}: missing key '{key}'")
     value = record[key]
@@ -81,7 +82,7 @@ def _required_text(record: dict[str, Any], key: str, where: str) -> str:
     return text
 
 
-def _duration(record: dict[str, Any], where: str) -> float | None:
+def _duration(record: Mapping[str, object], where: str) -> float | None:
     value = record.get("duration")
     if value is None:
         return None

@@ -14,7 +14,7 @@ computes the rates from the response table; `itemscale intervene` runs the sweep
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -145,7 +145,7 @@ class InterventionPlan(BaseModel):
     terminal_label: str
     terminal_config_id: str
     #: config id -> the changed configuration (one per kept lower budget for `nested`).
-    configs: dict[str, dict[str, Any]]
+    configs: dict[str, Configuration]
     #: config id -> the series its re-runs are stored under (`intervention:nested:keep4`, ...):
     #: one configuration per series, so `analyze` reads each as its own single-budget axis.
     config_series: dict[str, str]
@@ -201,7 +201,7 @@ def plan_intervention(
     size = min(wanted, candidates.size)
     chosen = np.sort(rng.choice(candidates, size=size, replace=False)) if size else candidates[:0]
 
-    configs: dict[str, dict[str, Any]] = {}
+    configs: dict[str, Configuration] = {}
     config_series: dict[str, str] = {}
     config_of_stage: dict[int, str] = {}
 
@@ -209,7 +209,7 @@ def plan_intervention(
         if stage not in config_of_stage:
             keep = int(matrix.frames[stage]) if intervention == "nested" else None
             config = intervention_configuration(terminal, intervention, keep_frames=keep)
-            configs[config.config_id] = config.model_dump(mode="json")
+            configs[config.config_id] = config
             suffix = f":keep{keep}" if keep is not None else ""
             config_series[config.config_id] = intervention_series(intervention) + suffix
             config_of_stage[stage] = config.config_id
@@ -378,9 +378,16 @@ def _item_records(
     return records, failed, missing
 
 
-def _rates(
-    answered: list[ItemOutcome], plan: InterventionPlan, n_boot: int, seed: int
-) -> dict[str, Any]:
+class Rates(TypedDict):
+    """What `_rates` measures, under the result's field names."""
+
+    recovered_rate: Statistic
+    broken_rate: Statistic
+    intervals: dict[str, str]
+    net_accuracy_change_estimate: Statistic
+
+
+def _rates(answered: list[ItemOutcome], plan: InterventionPlan, n_boot: int, seed: int) -> Rates:
     """The two rates with their intervals and counts (k changed of n answered), and the net
     accuracy change they imply."""
     is_reg = np.array([r.group == "regression" for r in answered], dtype=np.float64)

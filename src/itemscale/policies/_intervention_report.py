@@ -9,10 +9,11 @@ key). The layout is docs/policies.md's (`itemscale intervene`, "The result").
 from __future__ import annotations
 
 import os
-from typing import Any, ClassVar, Final, Literal
+from typing import ClassVar, Final, Literal
 
 from pydantic import field_validator
 
+from ..protocol import Configuration
 from ._records import Record, Statistic, json_text, stored_report
 from ._settings import InterventionName
 
@@ -86,7 +87,7 @@ class InterventionResult(Record):
     description: str
     series: str
     #: config id -> the changed configuration, as the protocol writes it
-    configs: dict[str, dict[str, Any]]
+    configs: dict[str, Configuration]
     config_series: dict[str, str]
     terminal_label: str
     seed: int

@@ -13,7 +13,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import ClassVar, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -41,14 +41,14 @@ class Record(BaseModel):
     OMIT_NONE: ClassVar[frozenset[str]] = frozenset()
 
     @model_serializer(mode="wrap")
-    def _without_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
+    def _without_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
         for name in self.OMIT_NONE:
             if name in data and data[name] is None:
                 del data[name]
         return data
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, object]:
         """The record as its JSON object (what the file holds)."""
         return self.model_dump(mode="json")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Final, Literal, Self
+from typing import Any, Final, Literal, NotRequired, Self, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -154,6 +154,32 @@ def _num(value: float | None) -> str:
     return f"{value:g}"
 
 
+class CanonicalSampling(TypedDict):
+    """A sampling policy's part of `Configuration.canonical()`: the policy's fields that define
+    frames, the optional ones only when set (so that ids from before they existed stay)."""
+
+    name: str
+    fps: float | None
+    seed: int | None
+    phase: float
+    keep_frames: NotRequired[int]
+    selection: NotRequired[str | None]
+    selection_format: NotRequired[str | None]
+    selection_digest: NotRequired[str | None]
+
+
+class CanonicalConfiguration(TypedDict):
+    """`Configuration.canonical()`: the fields that define a budget, what its id hashes."""
+
+    v: int
+    frames: int
+    max_pixels: int | None
+    short_side: int | None
+    token_budget: int | None
+    sampling: CanonicalSampling
+    pipeline: str
+
+
 class Configuration(BaseModel):
     """One visual budget: frame count, resolution (or a total token budget), sampling, pipeline.
 
@@ -202,9 +228,9 @@ class Configuration(BaseModel):
     def is_text_only(self) -> bool:
         return self.frames == 0
 
-    def canonical(self) -> dict[str, Any]:
+    def canonical(self) -> CanonicalConfiguration:
         """The fields that define the budget, in a fixed form (what the id hashes)."""
-        sampling: dict[str, Any] = {
+        sampling: CanonicalSampling = {
             "name": self.sampling.name,
             "fps": self.sampling.fps,
             "seed": self.sampling.seed,

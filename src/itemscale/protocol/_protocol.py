@@ -12,7 +12,7 @@ import os
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Final, Self
+from typing import Annotated, Any, Final, Self, TypedDict
 
 from pydantic import (
     BaseModel,
@@ -78,6 +78,15 @@ class ProtocolError(ItemscaleError, ValueError):
     """A protocol file that cannot be used: the message names the file and the key path."""
 
 
+class DecodingRecord(TypedDict):
+    """A protocol's decoding settings as run.json records them: every one but the seed."""
+
+    max_new_tokens: int
+    temperature: float
+    top_p: float
+    score_options: bool
+
+
 class ModelEntry(BaseModel):
     """One model to audit. `options` is checked later by the backend's own typed options."""
 
@@ -88,7 +97,7 @@ class ModelEntry(BaseModel):
     model: str = Field(min_length=1)
     revision: str | None = None
     dtype: str | None = None
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: dict[str, object] = Field(default_factory=dict)
 
     @field_validator("backend", mode="before")
     @classmethod
@@ -344,11 +353,17 @@ class Protocol(BaseModel):
             return value.model_copy(update={"max_new_tokens": PROTOCOL_MAX_NEW_TOKENS})
         return {**value, "max_new_tokens": PROTOCOL_MAX_NEW_TOKENS}
 
-    @field_serializer("decoding")
-    def _decoding_record(self, value: DecodingSettings) -> dict[str, Any]:
+    # the JSON object as it is (pydantic would otherwise build a schema from the annotation)
+    @field_serializer("decoding", return_type=dict)
+    def _decoding_record(self, value: DecodingSettings) -> DecodingRecord:
         # run.json records every decoding setting but the seed: a sweep's seeds are the
-        # repeats' (`seeds`), never the table's
-        return value.model_dump(mode="json", exclude={"seed"})
+        # repeats' (`seeds`), never the table's (a test checks these are all the others)
+        return {
+            "max_new_tokens": value.max_new_tokens,
+            "temperature": value.temperature,
+            "top_p": value.top_p,
+            "score_options": value.score_options,
+        }
 
     @field_validator("repeats")
     @classmethod
@@ -473,7 +488,7 @@ class Protocol(BaseModel):
         return out
 
 
-def parse_protocol(data: dict[str, Any], *, source: str = "<protocol>") -> Protocol:
+def parse_protocol(data: Mapping[str, object], *, source: str = "<protocol>") -> Protocol:
     """Validate an already parsed protocol mapping; errors name `source` and the key path."""
     try:
         return Protocol.model_validate(data)

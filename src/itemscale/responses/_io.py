@@ -170,7 +170,7 @@ def _plain_strings(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _to_schema_types(df: pd.DataFrame, where: str) -> pd.DataFrame:
-    columns: dict[str, Any] = {}
+    columns: dict[str, pd.Series] = {}
     n = len(df)
     for field in RESPONSE_SCHEMA:
         source = df[field.name] if field.name in df.columns else pd.Series([None] * n, dtype=object)
@@ -472,7 +472,7 @@ UNUSED_BY_ANALYSIS: Final[frozenset[str]] = frozenset(
 
 def read_run(
     run_dir: str | os.PathLike[str], *, slim: bool = False
-) -> tuple[pd.DataFrame, dict[str, Any]]:
+) -> tuple[pd.DataFrame, dict[str, object]]:
     """Read a run directory: (response table, provenance). `slim`: without the columns no
     measure reads (`UNUSED_BY_ANALYSIS`, left empty) and with the string columns as sorted
     categoricals (`read_responses(..., categories=True)`), for `analyze` on a large run."""
@@ -485,7 +485,7 @@ def read_run(
     return df, read_provenance(run_dir)
 
 
-def read_provenance(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
+def read_provenance(run_dir: str | os.PathLike[str]) -> dict[str, object]:
     """RUN_DIR/run.json ({} when there is none); a damaged one is a `SchemaError`, which every
     writer of the run folder meets before it writes (`write_run`, a sweep's start), so the
     provenance of earlier imports and sweeps is never replaced by a rewritten file."""

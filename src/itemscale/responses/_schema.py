@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Final, Literal
+from typing import Final, Literal, TypedDict
 
 import pyarrow as pa
 
@@ -154,6 +154,51 @@ RESPONSE_COLUMNS: Final[tuple[ResponseColumn, ...]] = (
     ResponseColumn("cell_id", "text"),
     ResponseColumn("source", "text"),
 )
+
+
+class ResponseRow(TypedDict, total=False):
+    """One row of the response table as a producer builds it before the table is normalised
+    (`normalise_responses`): the keys are `RESPONSE_COLUMNS`' names, each with its column's
+    Python type (a required column's value is never None). Every key is optional because a
+    producer writes the columns it knows and normalising fills the rest with null; a test
+    checks that the keys and types follow `RESPONSE_COLUMNS`."""
+
+    model: str
+    item_id: str
+    video_id: str
+    task_kind: str
+    series: str
+    config_id: str
+    config_label: str
+    axis_order: float
+    frames: int
+    effective_frames: int | None
+    pixels: int | None
+    sampling: str | None
+    pipeline: str | None
+    repeat: int
+    status: str
+    error: str | None
+    raw_text: str | None
+    answer: str | None
+    correct: float | None
+    score: float | None
+    token_f1: float | None
+    rouge_l: float | None
+    exact_match: float | None
+    confidence: float | None
+    option_probs: str | None
+    margin: float | None
+    scoring_rule: str | None
+    reference: str | None
+    visual_tokens: int | None
+    frame_indices: list[int] | None
+    frame_timestamps: list[float] | None
+    latency_s: float | None
+    attributes: str | None
+    cell_id: str | None
+    source: str | None
+
 
 #: The Parquet schema of `responses.parquet`, derived from `RESPONSE_COLUMNS`.
 RESPONSE_SCHEMA: Final[pa.Schema] = pa.schema([c.arrow_field() for c in RESPONSE_COLUMNS])

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from ._schema import ResponseRow
+
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = frozenset(string.punctuation)
 
@@ -102,6 +104,15 @@ class OpenAnswerScores:
             "rouge_l": self.rouge_l,
             "exact_match": self.exact_match,
         }
+
+    def row_columns(self) -> ResponseRow:
+        """`columns()` typed as the part of a response row they fill (importers build rows)."""
+        return ResponseRow(
+            score=self.score,
+            token_f1=self.token_f1,
+            rouge_l=self.rouge_l,
+            exact_match=self.exact_match,
+        )
 
 
 def score_open_answer(prediction: str, references: Sequence[str]) -> OpenAnswerScores:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypedDict
 
 import pandas as pd
 
@@ -145,6 +145,14 @@ def full_store_error(path: Path, exc: BaseException) -> DiskFullError:
             f"{path.name}: the last batch was rolled back, every cell committed before it is kept",
         )
     )
+
+
+class StoredModel(TypedDict):
+    """A backend spec the store holds (`RunStore.models()`): the model's name and the spec as
+    `record_model` stored it (JSON from the store; the models package defines its keys)."""
+
+    name: str
+    spec: dict[str, Any]
 
 
 class RunStore:
@@ -386,7 +394,7 @@ class RunStore:
         ).fetchone()
         return None if row is None else str(row[0])
 
-    def models(self) -> dict[str, dict[str, Any]]:
+    def models(self) -> dict[str, StoredModel]:
         return {
             r[0]: {
                 "name": r[1],
@@ -426,7 +434,9 @@ class RunStore:
             (utc_now(), outcome, session_id),
         )
 
-    def sessions(self) -> list[dict[str, Any]]:
+    def sessions(self) -> list[dict[str, object]]:
+        """Every session: its row's columns, then the info it was started with (JSON from the
+        store, exported to run.json as it is)."""
         cur = self._db.execute(
             "SELECT session_id, started_at, finished_at, outcome, host, info_json "
             "FROM sessions ORDER BY session_id"

@@ -163,14 +163,17 @@ def _version(name: str, version: Any) -> str | None:
 
 
 def _import_sources(
-    run: Mapping[str, Any], config_id: str
-) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(import record, source record) pairs whose source made this configuration."""
-    found = []
-    for record in run.get("imports") or []:
+    run: Mapping[str, object], config_id: str
+) -> list[tuple[Mapping[str, object], Mapping[str, object]]]:
+    """(import record, source record) pairs whose source made this configuration (run.json as
+    read: whatever is not a list of objects is passed over)."""
+    found: list[tuple[Mapping[str, object], Mapping[str, object]]] = []
+    imports = run.get("imports")
+    for record in imports if isinstance(imports, list) else []:
         if not isinstance(record, Mapping):
             continue
-        for source in record.get("sources") or []:
+        sources = record.get("sources")
+        for source in sources if isinstance(sources, list) else []:
             if isinstance(source, Mapping) and source.get("config_id") in (config_id, None):
                 found.append((dict(record), dict(source)))
     return found
@@ -209,7 +212,8 @@ def _import_fields(
         return {}, None
     record, source = pairs[-1]
     importer = str(record.get("importer") or "")
-    options = record.get("options") or {}
+    recorded = record.get("options")
+    options: Mapping[str, object] = recorded if isinstance(recorded, Mapping) else {}
     fields: dict[str, str | None] = {
         "source": f"{importer} import" if importer else None,
         "answer extractor": _version("itemscale", options.get("extractor_version")),

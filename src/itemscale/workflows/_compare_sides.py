@@ -12,7 +12,6 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -36,7 +35,7 @@ PAIR_COLUMNS = (
 @dataclass(frozen=True)
 class Side:
     run: str
-    provenance: dict[str, Any]
+    provenance: dict[str, object]
     rows: pd.DataFrame
     model: str
     series: str
@@ -44,7 +43,7 @@ class Side:
     config_id: str
 
 
-def load_run(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, Any]]:
+def load_run(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, object]]:
     folder = Path(path)
     if not folder.is_dir():
         raise WorkflowError(f"{folder}: not a run folder (give a folder holding responses.parquet)")

@@ -11,9 +11,9 @@ decoder, which is why this lives above both rather than in `policies`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from ..errors import renamed_keywords
 from ..policies import INTERVENTION_DIR, PLAN_SUFFIX, InterventionSettings
@@ -27,6 +27,22 @@ if TYPE_CHECKING:
     from ..policies import InterventionAxis, InterventionPlan, InterventionResult
     from ..protocol import Protocol
     from ..sweep import BackendFactory
+
+
+class InterventionRunRecord(TypedDict):
+    """An intervention as run.json's `interventions` records it (by intervention name)."""
+
+    plan_file: str
+    model: str
+    source_series: str
+    series: str
+    #: config id -> the changed configuration, as its JSON object
+    configs: dict[str, Mapping[str, object]]
+    config_series: dict[str, str]
+    terminal_config_id: str
+    seed: int
+    n_regressions: int
+    n_controls: int
 
 
 def pick_axis(
@@ -85,12 +101,12 @@ def _terminal_regressions(matrix: ResponseMatrix, terminal: int) -> int:
 
 
 def intervention_settings(
-    settings: InterventionSettings | None, options: dict[str, Any]
+    settings: InterventionSettings | None, options: Mapping[str, object]
 ) -> InterventionSettings:
     """The settings given, or built from keywords (`intervention="nested", n_control=5`);
     a bad value is the `pydantic.ValidationError` that names the setting."""
     if settings is None:
-        return InterventionSettings(**options)
+        return InterventionSettings.model_validate(options)
     if options:
         raise TypeError(
             f"intervene() got settings and keywords ({', '.join(sorted(options))}): give one"
@@ -162,7 +178,7 @@ def intervene(
     return outcome
 
 
-def _recorded_run(run_dir: Path) -> tuple[pd.DataFrame, dict[str, Any], Protocol]:
+def _recorded_run(run_dir: Path) -> tuple[pd.DataFrame, dict[str, object], Protocol]:
     """The run's responses, its run.json and the protocol recorded there (the re-run needs the
     protocol that produced the terminal budget)."""
     from pydantic import ValidationError
@@ -220,7 +236,7 @@ def _axis(
 def _rerun(
     run_dir: Path,
     protocol: Protocol,
-    provenance: dict[str, Any],
+    provenance: Mapping[str, object],
     plan: InterventionPlan,
     settings: InterventionSettings,
     backend_factory: BackendFactory | None,
@@ -228,7 +244,6 @@ def _rerun(
     """The plan's configurations swept for its items (resumably, into the run's own store), with
     the intervention recorded in run.json."""
     from ..models import BackendError
-    from ..protocol import Configuration
     from ..store import StoreError
     from ..sweep import BenchmarkLoadError, ExtraConfig, run_sweep
 
@@ -236,25 +251,26 @@ def _rerun(
     if entry is None:
         raise WorkflowError(f"{run_dir}: model {plan.model!r} is not in the recorded protocol")
     one_model = protocol.model_copy(update={"models": (entry,)})
-    interventions = dict(provenance.get("interventions", {}))
-    interventions[plan.policy] = {
-        "plan_file": f"{INTERVENTION_DIR}/{plan.policy}{PLAN_SUFFIX}",
-        "model": plan.model,
-        "source_series": plan.source_series,
-        "series": plan.series,
-        "configs": plan.configs,
-        "config_series": plan.config_series,
-        "terminal_config_id": plan.terminal_config_id,
-        "seed": settings.seed,
-        "n_regressions": plan.n_regressions,
-        "n_controls": sum(1 for i in plan.items if i.group == "control"),
-    }
+    # run.json as read: `interventions` is the object earlier interventions recorded
+    interventions = dict(cast(Mapping[str, object], provenance.get("interventions", {})))
+    interventions[plan.policy] = InterventionRunRecord(
+        plan_file=f"{INTERVENTION_DIR}/{plan.policy}{PLAN_SUFFIX}",
+        model=plan.model,
+        source_series=plan.source_series,
+        series=plan.series,
+        configs={cid: c.model_dump(mode="json") for cid, c in plan.configs.items()},
+        config_series=plan.config_series,
+        terminal_config_id=plan.terminal_config_id,
+        seed=settings.seed,
+        n_regressions=plan.n_regressions,
+        n_controls=sum(1 for i in plan.items if i.group == "control"),
+    )
     try:
         result = run_sweep(
             one_model,
             extra_configs=[
                 ExtraConfig(
-                    Configuration.model_validate(config),
+                    config,
                     series=plan.config_series[config_id],
                     item_ids=plan.items_for(config_id),
                 )
