@@ -58,6 +58,7 @@ from ._measure import (
     Measure,
     MeasureKind,
     Resolved,
+    StatLike,
     count_text,
     counted_text,
     stat_text,
@@ -89,7 +90,15 @@ from ._result import (
     as_layout,
     schema_message,
 )
-from ._result_models import BestFixed, BootstrapSettings, Count, Estimate
+from ._result_models import (
+    BestFixed,
+    BootstrapSettings,
+    Count,
+    Estimate,
+    Heterogeneity,
+    HeterogeneitySkipped,
+    Selector,
+)
 from ._result_series import (
     AnalysisLayout,
     BinaryBlock,
@@ -147,6 +156,8 @@ __all__ = [
     "ContinuousWithText",
     "Count",
     "Estimate",
+    "Heterogeneity",
+    "HeterogeneitySkipped",
     "HeterogeneityTest",
     "ItemShare",
     "Measure",
@@ -160,9 +171,11 @@ __all__ = [
     "ResponseMatrix",
     "SameInput",
     "SameInputBasis",
+    "Selector",
     "SeriesChurn",
     "SeriesEntry",
     "SeriesResult",
+    "StatLike",
     "UnknownConfigError",
     "VideoBootstrap",
     "additive_sentence",
