@@ -36,7 +36,10 @@ def test_reproduce_paper_writes_and_returns_every_result(tmp_path: Path) -> None
     assert paper.rows_added > 0 and paper.rows_unchanged == 0
     assert (paper.reproduced, len(paper.comparison)) == (53, 54)
     assert paper.report is None
-    assert paper.table2["grid"]["configs"] == list(TABLE2_CONFIGS)
+    assert paper.table2.grid is not None
+    assert paper.table2.grid.configs == list(TABLE2_CONFIGS)
+    stored = json.loads((tmp_path / "paper" / "table2.json").read_text("utf-8"))
+    assert stored == paper.table2.to_json()
     summary = paper.summary()
     assert "report" not in summary
     for key in ("measures", "table2", "cascade"):
