@@ -7,7 +7,7 @@ from pathlib import Path
 
 from _support.runs import make_run
 from itemscale.cli.cmd_demo import demo_conclusion
-from itemscale.measures import analyze_responses
+from itemscale.measures import BinarySeries, Heterogeneity, analyze_responses
 from itemscale.policies import (
     BestMatch,
     CascadeReport,
@@ -52,11 +52,14 @@ def _cascade(df: object, best: BestMatch | None) -> CascadeReport:
 
 def test_the_conclusion_says_what_the_numbers_say(tmp_path: Path) -> None:
     df, _ = make_run(tmp_path / "run", models=("m",), with_audit=False)
-    measures = analyze_responses(df, n_boot=20, seed=0).to_json()
-    block = measures["models"]["m"]
-    n = block["n_items"]
-    harmful = round(block["harmful_rate"]["value"] * n)
-    terminal = round(block["terminal_regression_rate"]["value"] * n)
+    measures = analyze_responses(df, n_boot=20, seed=0)
+    block = measures.models["m"]
+    assert isinstance(block, BinarySeries)
+    n = block.n_items
+    assert block.harmful_rate.value is not None
+    assert block.terminal_regression_rate.value is not None
+    harmful = round(block.harmful_rate.value * n)
+    terminal = round(block.terminal_regression_rate.value * n)
     cascade = _cascade(df, None)
     text = " ".join(
         demo_conclusion(
@@ -66,10 +69,11 @@ def test_the_conclusion_says_what_the_numbers_say(tmp_path: Path) -> None:
             {"reproduced": 53, "published": 54},
         ).split()
     )
-    first, last = block["axis"][0], block["axis"][-1]
+    first, last = block.axis[0], block.axis[-1]
+    low, high = block.accuracy[first].value, block.accuracy[last].value
+    assert low is not None and high is not None
     assert text.startswith(
-        f"The accuracy curve rises from {100 * block['accuracy'][first]['value']:.1f} at {first}"
-        f" to {100 * block['accuracy'][last]['value']:.1f} at {last}"
+        f"The accuracy curve rises from {100 * low:.1f} at {first} to {100 * high:.1f} at {last}"
     )
     assert f"of the {n} items ({harmful}) are right at some budget and wrong at a larger" in text
     assert f"and {terminal} end wrong at the largest budget" in text
@@ -130,9 +134,11 @@ def test_the_headline_sets_the_harmful_rate_beside_the_additive_world() -> None:
 
 def test_the_demo_conclusion_reconciles_the_harmful_rate(tmp_path: Path) -> None:
     df, _ = make_run(tmp_path / "run", models=("m",), with_audit=False)
-    measures = analyze_responses(df, n_boot=20, seed=0).to_json()
-    block = measures["models"]["m"]
+    measures = analyze_responses(df, n_boot=20, seed=0)
+    block = measures.models["m"]
+    assert isinstance(block, BinarySeries) and isinstance(block.heterogeneity, Heterogeneity)
     text = " ".join(demo_conclusion(measures, _intervention(1, 2, 0, 2), None, {}).split())
-    add = block["heterogeneity"]["additive"]["value"]
+    add = block.heterogeneity.additive.value
+    assert add is not None
     assert "An additive world with the same margins" in text
     assert f"gives {100 * add:.1f}% against the observed" in text

@@ -36,7 +36,10 @@ def test_reproduce_paper_writes_and_returns_every_result(tmp_path: Path) -> None
     assert paper.rows_added > 0 and paper.rows_unchanged == 0
     assert (paper.reproduced, len(paper.comparison)) == (53, 54)
     assert paper.report is None
-    assert paper.table2["grid"]["configs"] == list(TABLE2_CONFIGS)
+    assert paper.table2.grid is not None
+    assert paper.table2.grid.configs == list(TABLE2_CONFIGS)
+    stored = json.loads((tmp_path / "paper" / "table2.json").read_text("utf-8"))
+    assert stored == paper.table2.to_json()
     summary = paper.summary()
     assert "report" not in summary
     for key in ("measures", "table2", "cascade"):
@@ -122,3 +125,34 @@ def test_cascade_and_audit_of_a_run_folder(tmp_path: Path) -> None:
     assert len(outcome.transitions) == len(audit_transitions(df, list(outcome.items)))
     assert (run / "audit.parquet").is_file() and (run / "annotations.parquet").is_file()
     assert outcome.exported is not None and outcome.exported >= len(outcome.transitions) > 0
+
+
+def test_selector_comparison_file_holds_the_churn_blocks_selector_record() -> None:
+    """RUN/selector.json: the selection file and its configuration, plus, where a budget is
+    shared with uniform sampling, that budget and the selector's record exactly as the churn
+    block of `analyze --json` writes it."""
+    from _support.analyses import series_selector_interventions
+    from itemscale.measures import BinarySeries, analyze_responses
+    from itemscale.responses import normalise_responses
+    from itemscale.workflows import SelectorComparison
+
+    df, _ = series_selector_interventions()
+    result = analyze_responses(normalise_responses(df), n_boot=20)
+    block = result.models["m"]
+    assert isinstance(block, BinarySeries) and block.churn
+    budget, record = next(
+        (name, b.selector)
+        for churn in block.churn.values()
+        for name, b in churn.budgets.items()
+        if b.selector is not None
+    )
+    assert record is not None
+    alone = SelectorComparison(Path("sel.json"), "selection:change", 3, config="8f/change")
+    assert alone.as_json() == {"selection_file": "sel.json", "config": "8f/change"}
+    shared = dataclasses.replace(alone, budget=budget, selector=record)
+    written = shared.as_json()
+    assert written["budget"] == budget
+    stored = result.to_json()["models"]["m"]["churn"]
+    assert written["selector"] in [
+        b["selector"] for c in stored.values() for b in c["budgets"].values() if "selector" in b
+    ]

@@ -31,12 +31,11 @@ def selector_step(out: Path, *, n_boot: int, batch_size: int) -> SelectorCompari
     )
     found = selector_comparison(out, n_boot=n_boot, batch_size=batch_size)
     print(f"  {found.cells_run} cells run for series {found.series} ({found.selection_file})")
-    selector = found.record.get("selector")
-    if selector is None:
+    if found.selector is None:
         print("  no budget shared with uniform sampling")
     else:
-        for line in selector_lines(selector):
-            print(f"  {found.record['budget']}: {line}")
+        for line in selector_lines(found.selector):
+            print(f"  {found.budget}: {line}")
     print(f"  (the whole comparison: itemscale analyze {out}, churn block) ")
     print(f"({time.perf_counter() - t:.1f} s)")
     return found

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..measures import GLOSSARY, stat_text
+from ..measures import GLOSSARY, StatLike, stat_text
 
 
-def points_text(stat: dict[str, Any] | None) -> str:
-    """A rate as points with its interval, e.g. '61.2 [58.0, 64.1]'; 'n/a' without a value."""
-    return stat_text(stat, 100)
+def points_text(stat: StatLike, note: str | None = None) -> str:
+    """A rate as points with its interval, e.g. '61.2 [58.0, 64.1]'; 'n/a' without a value;
+    `note` in place of the interval where it cannot be trusted ('61.2 [interval not
+    estimable]', `interval_note`)."""
+    return stat_text(stat, 100, note=note)
 
 
-def number_text(stat: dict[str, Any] | None) -> str:
+def number_text(stat: StatLike) -> str:
     """A plain value with its interval, e.g. '3.5 [3.1, 3.9]'; 'n/a' without a value."""
     return stat_text(stat, 1)
 

@@ -5,20 +5,23 @@ itemscale's, its Table 2 grid and the prescription on its labels (computed by
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..workflows import SAVING_BAR, TABLE2_CONFIGS, PaperNumber
 
 if TYPE_CHECKING:
-    from ..policies import CascadeReport
+    from ..measures import AnalysisResult, BestFixed, Estimate
+    from ..policies import CascadeReport, Statistic
 
 
-def _points(stat: dict[str, Any] | None) -> tuple[str, str]:
-    if not stat or stat.get("value") is None:
+def _points(stat: Estimate | BestFixed | Statistic | None) -> tuple[str, str]:
+    """(value, interval) in points to two decimals, as the paper prints them; ('n/a', '')
+    without a value."""
+    if stat is None or stat.value is None:
         return "n/a", ""
-    ci = stat.get("ci")
+    ci = stat.ci
     interval = f"[{100 * ci[0]:.2f}, {100 * ci[1]:.2f}]" if ci else ""
-    return f"{100 * stat['value']:.2f}", interval
+    return f"{100 * stat.value:.2f}", interval
 
 
 def print_comparison(rows: Sequence[PaperNumber], out: TextIO) -> None:
@@ -69,8 +72,11 @@ def print_comparison(rows: Sequence[PaperNumber], out: TextIO) -> None:
         )
 
 
-def print_table2(measures: dict[str, Any], out: TextIO) -> None:
-    """The paper's Table 2: text-only, 16, 32 and 64 frames at 151k pixels, text-only as 0."""
+def print_table2(measures: AnalysisResult, out: TextIO) -> None:
+    """The paper's Table 2: text-only, 16, 32 and 64 frames at 151k pixels, text-only as 0
+    (a model without a text-only grid has no row)."""
+    from ..measures import BinarySeries
+
     print(
         f"\nthe paper's Table 2 grid ({', '.join(TABLE2_CONFIGS)}), text-only as budget 0, points:",
         file=out,
@@ -79,14 +85,17 @@ def print_table2(measures: dict[str, Any], out: TextIO) -> None:
         f"  {'model':<21} {'best fixed':>10} {'oracle':>7} {'headroom':>9} {'confusion':>10}",
         file=out,
     )
-    for model, block in measures["models"].items():
-        g = block["grid_with_text"]
+    for model, block in measures.models.items():
+        g = block.grid_with_text if isinstance(block, BinarySeries) else None
+        if g is None:
+            continue
         print(
-            f"  {model:<21} {_points(g['best_fixed'])[0]:>10} {_points(g['oracle'])[0]:>7} "
-            f"{_points(g['oracle_headroom'])[0]:>9} {_points(g['harmful_rate'])[0]:>10}",
+            f"  {model:<21} {_points(g.best_fixed)[0]:>10} {_points(g.oracle)[0]:>7} "
+            f"{_points(g.oracle_headroom)[0]:>9} {_points(g.harmful_rate)[0]:>10}",
             file=out,
         )
-    for model, lacks in measures.get("grid", {}).get("excluded_models", {}).items():
+    excluded = measures.grid.excluded_models if measures.grid is not None else {}
+    for model, lacks in excluded.items():
         print(f"  {model}: not on this grid (it lacks {', '.join(lacks)})", file=out)
 
 
@@ -112,7 +121,7 @@ def print_cascade_table(report: CascadeReport, out: TextIO) -> None:
     clear = 0
     for block in report.results:
         stages = " < ".join(label.split("_")[0] for label in block.labels)
-        terminal = _points(block.terminal.accuracy.as_json())[0]
+        terminal = _points(block.terminal.accuracy)[0]
         count = block.terminal.accuracy.count
         if count is not None and count.k is not None:
             terminal = f"{terminal} ({count.k}/{count.n})"
@@ -125,10 +134,10 @@ def print_cascade_table(report: CascadeReport, out: TextIO) -> None:
                 file=out,
             )
             continue
-        change = " ".join(_points(best.accuracy_change.as_json()))
-        saved = " ".join(_points(best.cost_reduction.as_json()))
+        change = " ".join(_points(best.accuracy_change))
+        saved = " ".join(_points(best.cost_reduction))
         unshared = policy.unshared.cost_reduction_frames if policy.unshared else None
-        bound = _points(unshared.as_json())[0] if unshared else ""
+        bound = _points(unshared)[0] if unshared else ""
         clear += int((best.cost_reduction.value or 0.0) >= SAVING_BAR)
         stopped = policy.stop_counts or {}
         stops = ", ".join(

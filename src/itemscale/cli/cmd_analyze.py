@@ -4,21 +4,44 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, TextIO, get_args
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TextIO, get_args
 
 from ..measures import (
     CI_METHODS,
     DEFAULT_BOOTSTRAP,
     DEFAULT_DRAWS,
     AnalysisSettings,
+    BinaryBlock,
+    BinarySeries,
+    BinaryWithText,
+    ContinuousBlock,
+    ContinuousWithText,
     MeasureKind,
+    OpenEndedSeries,
+    SeriesEntry,
     counted_text,
     measures_for,
 )
 from . import CommandError
 from ._format import Glosses, points_text
-from ._inference_text import p_text, print_churn, print_heterogeneity, print_inference
+from ._inference_text import (
+    not_tested_text,
+    p_text,
+    print_churn,
+    print_heterogeneity,
+    print_inference,
+)
 from ._settings import settings_from_flags
+
+if TYPE_CHECKING:
+    from ..measures import AnalysisResult
+
+#: What the console writes in place of a block's intervals, p-values and power figures
+#: ("not estimable" with too few videos, `interval_note`), or None: the numbers are shown.
+Note = str | None
+#: The blocks whose registered measures the console prints.
+MeasuredBlock = BinaryBlock | ContinuousBlock | BinaryWithText | ContinuousWithText
 
 #: The flags' defaults are the settings' own (one definition, `AnalysisSettings`).
 DEFAULTS = AnalysisSettings()
@@ -149,245 +172,280 @@ def parse_config_list(text: str) -> list[str]:
 
 
 def _print_measures(
-    block: dict[str, Any], kind: MeasureKind, out: TextIO, indent: str, width: int, gloss: Glosses
+    block: MeasuredBlock,
+    kind: MeasureKind,
+    out: TextIO,
+    indent: str,
+    width: int,
+    gloss: Glosses,
+    note: Note,
 ) -> None:
     """The registered measures of one block, a line each, in registry order."""
     for unit in measures_for(kind):
-        line = unit.console_line(block, gloss, width)
+        line = unit.console_line(block, gloss, width, note)
         if line is not None:
             print(f"{indent}{line}", file=out)
 
 
+def _dropped_text(reasons: Mapping[str, int]) -> str:
+    """' (reason: n, ...)' for the items a grid dropped, '' when none."""
+    if not reasons:
+        return ""
+    return " (" + ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) + ")"
+
+
 def _print_binary(
-    block: dict[str, Any], out: TextIO, indent: str, brief: bool, gloss: Glosses
+    block: BinarySeries, out: TextIO, indent: str, brief: bool, gloss: Glosses, note: Note
 ) -> None:
+    """A binary series: its matched grid and curve, the registered measures, repeats, flips,
+    the inference lines, the text-only grid and the chains; `note` in place of every
+    interval, p-value and power figure (too few videos)."""
     print(
-        f"{indent}matched grid: {block['n_items']} items on {block['n_videos']} videos; "
-        f"dropped {block['n_dropped']}"
-        + (
-            " (" + ", ".join(f"{k}: {v}" for k, v in sorted(block["drop_reasons"].items())) + ")"
-            if block["drop_reasons"]
-            else ""
-        )
-        + gloss("matched grid"),
+        f"{indent}matched grid: {block.n_items} items on {block.n_videos} videos; "
+        f"dropped {block.n_dropped}" + _dropped_text(block.drop_reasons) + gloss("matched grid"),
         file=out,
     )
-    if block.get("scoring_rules"):
+    if block.scoring_rules:
         print(
-            f"{indent}multiple choice scored by {', '.join(block['scoring_rules'])}"
+            f"{indent}multiple choice scored by {', '.join(block.scoring_rules)}"
             + gloss("scoring rule"),
             file=out,
         )
     print(f"{indent}accuracy (points, 95% CI):", file=out)
-    width = max((len(label) for label in block["axis"]), default=4)
-    noise = block.get("noise_floor", {})
-    for label in block["axis"]:
-        line = f"{indent}  {label:<{width}}  {counted_text(block['accuracy'][label])}"
-        noans = block["noanswer_rate"][label]["value"]
+    width = max((len(label) for label in block.axis), default=4)
+    noise = block.noise_floor or {}
+    for label in block.axis:
+        line = f"{indent}  {label:<{width}}  {counted_text(block.accuracy[label], note=note)}"
+        noans = block.noanswer_rate[label].value
         if noans:
             line += f"   noanswer {100 * noans:.1f}"
         if label in noise:
-            line += f"   noise floor {points_text(noise[label])}"
+            line += f"   noise floor {points_text(noise[label], note)}"
         print(line, file=out)
     print_effective_budget(block, out, indent, gloss)
     print(
         f"{indent}visual budgets only (the text-only answer is a baseline, not a budget):", file=out
     )
-    _print_measures(block, "binary", out, indent, 21, gloss)
-    if "item_rate_harmful_rate" in block:
+    _print_measures(block, "binary", out, indent, 21, gloss, note)
+    if block.item_rate_harmful_rate is not None:
         print(
-            f"{indent}repeats: {block['n_repeats']}; item-rate harmful "
-            f"{points_text(block['item_rate_harmful_rate'])}; expected harmful "
-            f"{points_text(block['expected_harmful_rate'])}",
+            f"{indent}repeats: {block.n_repeats}; item-rate harmful "
+            f"{points_text(block.item_rate_harmful_rate, note)}; expected harmful "
+            f"{points_text(block.expected_harmful_rate, note)}",
             file=out,
         )
-    if block["adjacent"] and not brief:
+    if block.adjacent and not brief:
         print(
             f"{indent}adjacent flips (down / up, points; McNemar p):{gloss('adjacent flips')}",
             file=out,
         )
-        for arrow in block["adjacent"]:
+        for arrow in block.adjacent:
             print(
-                f"{indent}  {arrow}: {counted_text(block['flip_down'][arrow])} / "
-                f"{counted_text(block['flip_up'][arrow])}; p={p_text(block['mcnemar_p'][arrow])}",
+                f"{indent}  {arrow}: {counted_text(block.flip_down[arrow], note=note)} / "
+                f"{counted_text(block.flip_up[arrow], note=note)}; "
+                f"p={p_text(block.mcnemar_p[arrow], note)}",
                 file=out,
             )
-    print_inference(block, out, indent, gloss)
-    if "grid_with_text" in block:
-        _print_with_text(block["grid_with_text"], out, indent, gloss)
+    print_inference(block, out, indent, gloss, note)
+    if block.grid_with_text is not None:
+        untested = not_tested_text(note, block.n_videos)
+        _print_with_text(block.grid_with_text, out, indent, gloss, note, untested)
     if not brief:
-        _print_chains(block, out, indent, "accuracy", gloss)
+        _print_chains(block, out, indent, gloss)
 
 
-def print_effective_budget(block: dict[str, Any], out: TextIO, indent: str, gloss: Glosses) -> None:
+def print_effective_budget(
+    block: BinaryBlock | ContinuousBlock, out: TextIO, indent: str, gloss: Glosses
+) -> None:
     """Beside the curve: each adjacent step the same-input rule flags, in a sentence."""
-    for entry in block.get("effective_budget") or ():
-        print(
-            f"{indent}same input: {entry['evidence']['sentence']}{gloss('same input')}",
-            file=out,
-        )
+    for entry in block.effective_budget or ():
+        print(f"{indent}same input: {entry.evidence.sentence}{gloss('same input')}", file=out)
 
 
 def _print_chains(
-    block: dict[str, Any], out: TextIO, indent: str, key: str, gloss: Glosses
+    block: BinaryBlock | ContinuousBlock, out: TextIO, indent: str, gloss: Glosses
 ) -> None:
     """On a multi-axis grid: the order used, and each chain's curve and flips in one line."""
-    order = block.get("order") or {}
-    if not order.get("multi_axis"):
+    if block.order is None or not block.order.multi_axis:
         return
     print(
         f"{indent}budget order: frames x pixels, a partial order (c < c' when c' has at least "
         f"as many frames and pixels, and more of one); per chain:{gloss('chain')}",
         file=out,
     )
-    for name, sub in block.get("chains", {}).items():
+    chains: Mapping[str, BinaryBlock | ContinuousBlock] = block.chains or {}
+    for name, sub in chains.items():
         curve = ", ".join(
-            f"{label} {100 * sub[key][label]['value']:.1f}"
-            for label in sub["axis"]
-            if sub[key][label]["value"] is not None
+            f"{label} {100 * value:.1f}"
+            for label in sub.axis
+            if (value := sub.curve[label].value) is not None
         )
-        rate = sub.get("harmful_rate") or sub.get("harmful_rate_eps") or {}
-        harmful = f"{100 * rate['value']:.1f}" if rate.get("value") is not None else "n/a"
+        rate = sub.harmful_rate if isinstance(sub, BinaryBlock) else sub.harmful_rate_eps
+        harmful = f"{100 * rate.value:.1f}" if rate.value is not None else "n/a"
         print(f"{indent}  {name}: {curve}; harmful {harmful}", file=out)
 
 
-def _grid_line(g: dict[str, Any]) -> str:
-    dropped = f"; dropped {g['n_dropped']}" if g["n_dropped"] else ""
-    reasons = g.get("drop_reasons") or {}
-    if reasons:
-        dropped += " (" + ", ".join(f"{k}: {v}" for k, v in sorted(reasons.items())) + ")"
-    joined = (", " if g.get("multi_axis") else " < ").join(g["configs"])
-    first = (
-        " (text-only below every budget; the rest by the budget order)"
-        if g.get("multi_axis")
-        else ""
-    )
-    return f"{joined}{first}: {g['n_items']} items{dropped}"
+def _grid_line(g: BinaryWithText | ContinuousWithText) -> str:
+    dropped = f"; dropped {g.n_dropped}" if g.n_dropped else ""
+    dropped += _dropped_text(g.drop_reasons)
+    joined = (", " if g.multi_axis else " < ").join(g.configs)
+    first = " (text-only below every budget; the rest by the budget order)" if g.multi_axis else ""
+    return f"{joined}{first}: {g.n_items} items{dropped}"
 
 
-def _print_with_text(g: dict[str, Any], out: TextIO, indent: str, gloss: Glosses) -> None:
+def _print_with_text(
+    g: BinaryWithText,
+    out: TextIO,
+    indent: str,
+    gloss: Glosses,
+    note: Note,
+    untested: str | None,
+) -> None:
     from ..measures import GRID_WITH_TEXT_TITLE
 
     print(f"{indent}{GRID_WITH_TEXT_TITLE}:", file=out)
     print(f"{indent}  grid {_grid_line(g)}", file=out)
-    _print_measures(g, "binary_with_text", out, indent + "  ", 19, gloss)
-    print_heterogeneity(g.get("heterogeneity"), out, indent + "  ", gloss)
+    _print_measures(g, "binary_with_text", out, indent + "  ", 19, gloss, note)
+    print_heterogeneity(g.heterogeneity, out, indent + "  ", gloss, untested)
 
 
-def _print_continuous(block: dict[str, Any], out: TextIO, indent: str, gloss: Glosses) -> None:
+def _print_continuous(
+    block: ContinuousBlock, out: TextIO, indent: str, gloss: Glosses, note: Note
+) -> None:
     print(
-        f"{indent}open-ended ({block['metric']}): {block['n_items']} items, "
-        f"dropped {block['n_dropped']}",
+        f"{indent}open-ended ({block.metric}): {block.n_items} items, dropped {block.n_dropped}",
         file=out,
     )
-    width = max((len(label) for label in block["axis"]), default=4)
-    for label in block["axis"]:
-        print(f"{indent}  {label:<{width}}  {counted_text(block['mean_score'][label])}", file=out)
+    width = max((len(label) for label in block.axis), default=4)
+    for label in block.axis:
+        text = counted_text(block.mean_score[label], note=note)
+        print(f"{indent}  {label:<{width}}  {text}", file=out)
     print_effective_budget(block, out, indent, gloss)
-    _print_measures(block, "continuous", out, indent, 21, gloss)
-    tasks = block.get("tasks") or {}
+    _print_measures(block, "continuous", out, indent, 21, gloss, note)
+    tasks = block.tasks or {}
     if tasks:
-        print(f"{indent}oracle gap per task (item attribute {block['task_attribute']}):", file=out)
+        print(f"{indent}oracle gap per task (item attribute {block.task_attribute}):", file=out)
         width = max(len(t) for t in tasks)
         for task, sub in tasks.items():
-            best = sub["best_fixed"]
+            best = sub.best_fixed
             print(
-                f"{indent}  {task:<{width}}  {sub['n_items']:>5} items: oracle gap "
-                f"{points_text(sub['oracle_gap'])}; best fixed {best['config']} "
-                f"{points_text(best)}",
+                f"{indent}  {task:<{width}}  {sub.n_items:>5} items: oracle gap "
+                f"{points_text(sub.oracle_gap, note)}; best fixed {best.config} "
+                f"{points_text(best, note)}",
                 file=out,
             )
-    _print_chains(block, out, indent, "mean_score", gloss)
-    g = block.get("grid_with_text")
-    if g:
+    _print_chains(block, out, indent, gloss)
+    g = block.grid_with_text
+    if g is not None:
         from ..measures import GRID_WITH_TEXT_TITLE
 
         print(f"{indent}{GRID_WITH_TEXT_TITLE}:", file=out)
         print(f"{indent}  grid {_grid_line(g)}", file=out)
-        _print_measures(g, "continuous_with_text", out, indent + "  ", 19, gloss)
+        _print_measures(g, "continuous_with_text", out, indent + "  ", 19, gloss, note)
 
 
 def print_series(
-    block: dict[str, Any], out: TextIO, gloss: Glosses, indent: str = "  ", brief: bool = False
+    block: SeriesEntry, out: TextIO, gloss: Glosses, indent: str = "  ", brief: bool = False
 ) -> None:
     """One series' measures; `brief` leaves out the adjacent flips, the chains and the
     open-ended block's detail (`itemscale analyze` prints them all). With too few videos
-    (`small_sample`), it says so and prints "not estimable" for the intervals and tests."""
-    from ..measures import for_display, small_sample_text
+    (`small_sample`), it says so and prints "not estimable" for the intervals and tests (an
+    open-ended series has its record on its continuous block and is printed as it is)."""
+    from ..measures import interval_note, small_sample_text
 
     warning = small_sample_text(block)
     if warning:
         print(f"{indent}{warning}", file=out)
-    block = for_display(block)
-    if block.get("kind") == "binary":
-        _print_binary(block, out, indent, brief, gloss)
-    if "continuous" in block and brief:
-        c = block["continuous"]
+    note = interval_note(block)
+    if isinstance(block, BinarySeries):
+        _print_binary(block, out, indent, brief, gloss, note)
+    c = block.continuous if not isinstance(block, ContinuousBlock) else None
+    if c is not None and brief:
         print(
-            f"{indent}open-ended ({c['metric']}): {c['n_items']} items; oracle gap "
-            f"{points_text(c['oracle_gap'])}{gloss('oracle gap')}",
+            f"{indent}open-ended ({c.metric}): {c.n_items} items; oracle gap "
+            f"{points_text(c.oracle_gap, note)}{gloss('oracle gap')}",
             file=out,
         )
-    elif "continuous" in block:
-        _print_continuous(block["continuous"], out, indent, gloss)
-    for attr, breakdown in block.get("by", {}).items():
-        for value, sub in breakdown["groups"].items():
+    elif c is not None:
+        _print_continuous(c, out, indent, gloss, note)
+    by = block.by if not isinstance(block, OpenEndedSeries) else None
+    for attr, breakdown in (by or {}).items():
+        for value, sub in breakdown.groups.items():
             print(f"{indent}-- {attr} = {value}", file=out)
             print_series(sub, out, gloss, indent + "   ")
 
 
+def _series_name(block: SeriesEntry) -> str:
+    """The series a model's entry is, as the summary names it: an open-ended series' entry
+    holds no `series` key of its own (its continuous block does), and reads "default"."""
+    if isinstance(block, OpenEndedSeries):
+        return "default"
+    return block.series or "default"
+
+
+def _print_reruns(block: BinarySeries | OpenEndedSeries, out: TextIO) -> None:
+    """The intervention re-runs of a model's series, each as its curve in one line."""
+    for series, rerun in (block.interventions or {}).items():
+        acc = rerun.accuracy if isinstance(rerun, BinarySeries) else {}
+        curve = ", ".join(
+            f"{label} {100 * v.value:.1f}" for label, v in acc.items() if v.value is not None
+        )
+        n_items = rerun.continuous.n_items if isinstance(rerun, OpenEndedSeries) else rerun.n_items
+        print(
+            f"  {series}: re-runs of {n_items} chosen items (not a budget axis; "
+            f"`itemscale intervene` reports recovered and broken rates): {curve}",
+            file=out,
+        )
+
+
 def print_summary(
-    result: dict[str, Any], out: TextIO | None = None, *, brief: bool = False
+    result: AnalysisResult | Mapping[str, Any],
+    out: TextIO | None = None,
+    *,
+    brief: bool = False,
 ) -> None:
-    """The analysis on the console; each term's explanation is given once per summary."""
+    """The analysis on the console; each term's explanation is given once per summary.
+    `result` is the typed result (`analyze_responses`), or its JSON form, read as one."""
+    from ..measures import AnalysisResult
+
+    if not isinstance(result, AnalysisResult):
+        result = AnalysisResult.from_json(result)
     gloss = Glosses()
     out = out if out is not None else sys.stdout
-    boot = result["bootstrap"]
+    boot = result.bootstrap
     method = {
         "bca": "BCa; best fixed, headroom and gaps selection-aware (winner's curse)",
         "percentile": "percentile",
-    }.get(str(boot.get("interval", "percentile")), str(boot.get("interval")))
+    }.get(boot.interval, boot.interval)
     print(
-        f"itemscale analyze: {len(result['models'])} model(s); 95% intervals: {boot['n_boot']} "
-        f"video-bootstrap resamples, seed {boot['seed']}, {method}",
+        f"itemscale analyze: {len(result.models)} model(s); 95% intervals: {boot.n_boot} "
+        f"video-bootstrap resamples, seed {boot.seed}, {method}",
         file=out,
     )
-    grid = result.get("grid")
-    if grid:
-        print(f"grid restricted to: {', '.join(grid['configs'])}", file=out)
-        for model, lacks in grid.get("excluded_models", {}).items():
+    if result.grid is not None:
+        print(f"grid restricted to: {', '.join(result.grid.configs)}", file=out)
+        for model, lacks in result.grid.excluded_models.items():
             print(f"  left out {model}: it lacks {', '.join(lacks)}", file=out)
-    for warning in result.get("scoring_rule_warnings", []):
+    for warning in result.scoring_rule_warnings or ():
         print(f"warning: {warning}", file=out)
-    for model, block in result["models"].items():
-        series_name = block.get("series", "default")
-        print(f"\n== {model} (series {series_name}){gloss('series')}", file=out)
+    for model, block in result.models.items():
+        print(f"\n== {model} (series {_series_name(block)}){gloss('series')}", file=out)
         print_series(block, out, gloss, brief=brief)
-        for series, rerun in block.get("interventions", {}).items():
-            acc = rerun.get("accuracy") or {}
-            curve = ", ".join(
-                f"{label} {100 * v['value']:.1f}"
-                for label, v in acc.items()
-                if v["value"] is not None
-            )
-            print(
-                f"  {series}: re-runs of {rerun['n_items']} chosen items (not a budget axis; "
-                f"`itemscale intervene` reports recovered and broken rates): {curve}",
-                file=out,
-            )
-        for series, other in block.get("other_series", {}).items():
+        if isinstance(block, ContinuousBlock):  # a `--by` group's form, not a model's entry
+            continue
+        _print_reruns(block, out)
+        for series, other in (block.other_series or {}).items():
             print(f"\n-- {model}, series {series}", file=out)
             print_series(other, out, gloss)
-        for pair, overlap in block.get("membership", {}).items():
-            h = overlap["harmful"]
-            jac = "n/a" if h["jaccard"] is None else f"{h['jaccard']:.2f}"
+        for pair, overlap in (block.membership or {}).items():
+            h = overlap.harmful
+            jac = "n/a" if h.jaccard is None else f"{h.jaccard:.2f}"
             print(
-                f"  membership {pair}: harmful {h['n_p']} vs {h['n_q']}, both {h['n_both']}, "
-                f"Jaccard {jac}",
+                f"  membership {pair}: harmful {h.n_p} vs {h.n_q}, both {h.n_both}, Jaccard {jac}",
                 file=out,
             )
         print_churn(block, out, gloss)
-        for warning in block.get("scoring_rule_warnings", []):
+        for warning in block.scoring_rule_warnings or ():
             print(f"  warning: {model}: {warning}", file=out)
 
 
@@ -420,13 +478,13 @@ def run(args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from exc
     try:
-        result = analyze_responses(df, settings).to_json()
+        result = analyze_responses(df, settings)
     except UnknownConfigError as exc:
         raise CommandError(f"{args.run_dir}: {exc}") from exc
-    if not result["models"]:
+    if not result.models:
         raise CommandError(f"{args.run_dir}: no answered responses to analyse")
     if args.json_out:  # written before printing, so a closed pipe (`| head`) cannot lose it
-        write_json_atomic(args.json_out, result)
+        write_json_atomic(args.json_out, result.to_json())
     if per_item is not None:
         from ..measures import per_item_labels
 

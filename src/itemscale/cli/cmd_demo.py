@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Required, TypedDict
 
 from ..measures import DEFAULT_BOOTSTRAP
 from . import CommandError
 from ._demo_selector import print_cascade_at_scale, selector_step
 
 if TYPE_CHECKING:
-    from ..policies import CascadeReport, InterventionResult
+    from ..measures import AnalysisResult, BestFixed, Estimate
+    from ..policies import CascadeReport, InterventionResult, Statistic
     from ..synth import FocusKind
     from ..workflows import RegressionPathways
 
@@ -54,6 +56,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--batch-size", type=int, default=16, help="requests per model call")
     p.add_argument("--no-report", action="store_true", help="stop after analyze and cascade")
     p.set_defaults(func=run)
+
+
+class DemoSummary(TypedDict, total=False):
+    """RUN/demo.json: the paper step's entry, where the measures, the report and the demo's
+    conclusion are, and how long it took."""
+
+    paper: Required[dict[str, object]]
+    run_dir: Required[str]
+    measures: Required[str]
+    report: str
+    seconds: float
+    conclusion: str
 
 
 def demo_protocol(out: Path, suite: Path) -> str:
@@ -183,13 +197,13 @@ def run(args: argparse.Namespace) -> int:
 
     t = _step("analyze")
     df, _ = read_run(out)
-    measures = analyze_responses(df, AnalysisSettings(bootstrap=args.bootstrap, seed=0)).to_json()
-    write_json_atomic(out / MEASURES_FILE, measures)
+    measures = analyze_responses(df, AnalysisSettings(bootstrap=args.bootstrap, seed=0))
+    write_json_atomic(out / MEASURES_FILE, measures.to_json())
     print_summary(measures, brief=True)
     print(f"  (adjacent flips, chains and the open-ended detail: itemscale analyze {out})")
     print(f"({time.perf_counter() - t:.1f} s)")
 
-    summary: dict[str, Any] = {
+    summary: DemoSummary = {
         "paper": paper_summary,
         "run_dir": str(out),
         "measures": str(out / MEASURES_FILE),
@@ -280,35 +294,39 @@ def report_steps(out: Path, intervention: InterventionResult) -> None:
 
 
 def demo_conclusion(
-    measures: dict[str, Any],
+    measures: AnalysisResult,
     intervention: InterventionResult,
     cascade: CascadeReport | None,
-    paper: dict[str, Any],
+    paper: Mapping[str, object],
 ) -> str:
-    """The demo's finding in a few sentences, every number read from what it computed."""
+    """The demo's finding in a few sentences, every number read from what it computed
+    (`paper` is the paper step's entry of demo.json, `PaperReproduction.summary`)."""
     import textwrap
 
-    from ..measures import additive_sentence
+    from ..measures import BinarySeries, additive_sentence
     from ._format import points_text
 
-    block = next(iter(measures["models"].values()))
-    axis, n = block["axis"], block["n_items"]
+    block = next(iter(measures.models.values()))
+    if not isinstance(block, BinarySeries):
+        raise CommandError("the demo's first model has no multiple-choice items to describe")
+    axis, n = block.axis, block.n_items
 
-    def pct(stat: dict[str, Any]) -> str:
-        return f"{100 * stat['value']:.1f}"
+    def pct(stat: Estimate | BestFixed | Statistic) -> str:
+        return f"{100 * _value(stat):.1f}"
 
-    best = block["best_fixed"]
-    harmful = block["harmful_rate"]
-    terminal = block["terminal_regression_rate"]
+    best = block.best_fixed
+    harmful = _value(block.harmful_rate)
+    terminal = _value(block.terminal_regression_rate)
     sentences = [
-        f"The accuracy curve rises from {pct(block['accuracy'][axis[0]])} at {axis[0]} to "
-        f"{pct(block['accuracy'][axis[-1]])} at {axis[-1]} (best fixed {pct(best)} at "
-        f"{best['config']}), yet {pct(harmful)}% of the {n} items "
-        f"({round(harmful['value'] * n)}) are right at some budget and wrong at a larger one, "
-        f"and {round(terminal['value'] * n)} end wrong at the largest budget though a smaller "
+        f"The accuracy curve rises from {pct(block.accuracy[axis[0]])} at {axis[0]} to "
+        f"{pct(block.accuracy[axis[-1]])} at {axis[-1]} (best fixed {pct(best)} at "
+        f"{best.config}), yet {100 * harmful:.1f}% of the {n} items "
+        f"({round(harmful * n)}) are right at some budget and wrong at a larger one, "
+        f"and {round(terminal * n)} end wrong at the largest budget though a smaller "
         "one got them right.",
     ]
-    additive = additive_sentence(block)
+    # the additive sentence still reads the block's JSON form (measures' own helper)
+    additive = additive_sentence(block.model_dump(mode="json"))
     if additive:
         sentences.append(additive)
     reg, ctrl = intervention.regressions, intervention.controls
@@ -329,8 +347,8 @@ def demo_conclusion(
         basis = result.cost.sharing
         sentences.append(
             f"The best stopping policy ({best_match.policy}) saves "
-            f"{pct(best_match.cost_reduction.as_json())}% of the terminal's frames at an "
-            f"accuracy change of {pct(best_match.accuracy_change.as_json())} points ({basis} "
+            f"{pct(best_match.cost_reduction)}% of the terminal's frames at an "
+            f"accuracy change of {pct(best_match.accuracy_change)} points ({basis} "
             "cost)."
             if best_match
             else "No stopping policy both matches the terminal budget and saves frames"
@@ -344,3 +362,10 @@ def demo_conclusion(
     return textwrap.fill(
         " ".join(sentences), width=100, initial_indent="  ", subsequent_indent="  "
     )
+
+
+def _value(stat: Estimate | BestFixed | Statistic) -> float:
+    """A value the demo's sentences need (its run always has one)."""
+    if stat.value is None:
+        raise CommandError("the demo's analysis has a measure without a value")
+    return float(stat.value)

@@ -7,7 +7,10 @@ The point estimates stay: they are what the run measured."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any, Final
+
+from ._result_models import SmallSample
 
 #: Fewer videos than this and the intervals, tests and power are not estimable.
 MIN_VIDEOS: Final[int] = 10
@@ -24,25 +27,40 @@ UNTRUSTED: Final[dict[str, str]] = {
 }
 
 
-def small_sample(n_videos: int) -> dict[str, Any] | None:
+def small_sample(n_videos: int) -> SmallSample | None:
     """The `small_sample` record of a block over `n_videos` videos, or None when there are
     enough."""
     if n_videos >= MIN_VIDEOS:
         return None
-    return {
-        "n_videos": int(n_videos),
-        "min_videos": MIN_VIDEOS,
-        "not_estimable": {k: v.format(m=MIN_VIDEOS) for k, v in UNTRUSTED.items()},
-    }
+    return SmallSample(
+        n_videos=int(n_videos),
+        min_videos=MIN_VIDEOS,
+        not_estimable={k: v.format(m=MIN_VIDEOS) for k, v in UNTRUSTED.items()},
+    )
 
 
-def small_sample_text(block: dict[str, Any]) -> str | None:
-    """One sentence for the console and the report, or None."""
-    record = block.get("small_sample")
-    if not isinstance(record, dict):
+def _record(block: Any) -> SmallSample | Mapping[str, Any] | None:
+    """A block's `small_sample` record: the typed block's, or the JSON form's as it is."""
+    if isinstance(block, Mapping):
+        found = block.get("small_sample")
+        return found if isinstance(found, Mapping | SmallSample) else None
+    found = getattr(block, "small_sample", None)
+    return found if isinstance(found, SmallSample) else None
+
+
+def small_sample_text(block: Any) -> str | None:
+    """One sentence for the console and the report, or None. `block` is a typed series block
+    (`BinarySeries`, `ContinuousBlock`; an `OpenEndedSeries` has no record of its own) or, for
+    the report until it reads the typed result, its JSON form."""
+    record = _record(block)
+    if record is None:
         return None
+    if isinstance(record, SmallSample):
+        n_videos, min_videos = record.n_videos, record.min_videos
+    else:
+        n_videos, min_videos = record["n_videos"], record["min_videos"]
     return (
-        f"small sample: {record['n_videos']} video(s), fewer than {record['min_videos']}: "
+        f"small sample: {n_videos} video(s), fewer than {min_videos}: "
         "intervals, paired tests' p-values, the minimum detectable effect and the additive-model "
         "test are not estimable (a bootstrap or a clustered test over so few videos gives "
         "degenerate numbers); the point estimates stand"
@@ -54,12 +72,7 @@ def interval_note(block: Any) -> str | None:
     figure of this block: "not estimable" where it has a `small_sample` record (typed or JSON),
     else None (the numbers are shown). The stored numbers are never changed: this is decided
     when they are displayed."""
-    record = (
-        block.get("small_sample")
-        if isinstance(block, dict)
-        else getattr(block, "small_sample", None)
-    )
-    return NOT_ESTIMABLE if record is not None else None
+    return NOT_ESTIMABLE if _record(block) is not None else None
 
 
 def _blank_intervals(value: Any) -> None:

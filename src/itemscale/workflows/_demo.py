@@ -5,9 +5,13 @@ sampling. Each returns what it found; the command line prints it."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Required, TypedDict
+
+from pydantic import JsonValue
+
+from ..measures import Selector
 
 if TYPE_CHECKING:
     from ..policies import InterventionResult
@@ -129,17 +133,38 @@ SELECTOR_DIR: Final[str] = "selections"
 SELECTOR_FILE: Final[str] = "selector.json"
 
 
+class SelectorFile(TypedDict, total=False):
+    """`RUN/selector.json`: the selection file and its configuration, and where a budget is
+    shared with uniform sampling, that budget and the selector's record there (the churn
+    block's `selector`, `analyze --json`'s layout)."""
+
+    selection_file: Required[str]
+    config: Required[str]
+    budget: str
+    selector: JsonValue
+
+
 @dataclass(frozen=True)
 class SelectorComparison:
     """The selector's series beside uniform sampling at the same budget (`RUN/selector.json`
-    holds `record`)."""
+    holds `as_json()`)."""
 
     selection_file: Path
     series: str
     cells_run: int
-    #: `selection_file`, `config`, and where a budget is shared: `budget` and `selector`
-    #: (the churn block's selector record).
-    record: dict[str, Any]
+    #: the selector's configuration label
+    config: str
+    #: the first budget both series ran, and the selector's record there (None: none shared)
+    budget: str | None = None
+    selector: Selector | None = None
+
+    def as_json(self) -> SelectorFile:
+        """What `RUN/selector.json` holds."""
+        out: SelectorFile = {"selection_file": str(self.selection_file), "config": self.config}
+        if self.budget is not None and self.selector is not None:
+            out["budget"] = self.budget
+            out["selector"] = self.selector.model_dump(mode="json")
+        return out
 
 
 def selector_comparison(run_dir: Path, *, n_boot: int, batch_size: int) -> SelectorComparison:
@@ -175,12 +200,12 @@ def selector_comparison(run_dir: Path, *, n_boot: int, batch_size: int) -> Selec
     churn = series_churn(
         uniform, chosen, lambda videos: VideoBootstrap(videos, n_boot, 0) if n_boot else None
     )
-    record: dict[str, Any] = {"selection_file": str(path), "config": config.label}
     budget = next((b for b in churn.budgets if b.selector is not None), None) if churn else None
-    if budget is not None and budget.selector is not None:
-        record["budget"] = budget.budget
-        record["selector"] = budget.selector.model_dump(mode="json")
-    write_json_atomic(run_dir / SELECTOR_FILE, record)
-    return SelectorComparison(
-        selection_file=Path(path), series=config.series, cells_run=result.ran, record=record
+    found = SelectorComparison(
+        selection_file=Path(path), series=config.series, cells_run=result.ran, config=config.label
     )
+    if budget is not None and budget.selector is not None:
+        # the churn block's record, as `analyze --json` writes it
+        found = replace(found, budget=budget.budget, selector=budget.selector)
+    write_json_atomic(run_dir / SELECTOR_FILE, found.as_json())
+    return found

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
+    from ..measures import AnalysisResult, Estimate
     from ..policies import CascadeReport
 
 
@@ -113,42 +115,74 @@ class PaperNumber:
     configs: list[str]
 
 
-def compare_with_paper(measures: dict[str, Any], root: Path | None = None) -> list[PaperNumber]:
+def compare_with_paper(
+    measures: AnalysisResult | Mapping[str, Any], root: Path | None = None
+) -> list[PaperNumber]:
     """One record per (model, measure): the paper's value, itemscale's, its interval, agreement.
 
     itemscale's side is the model's `grid_with_text` block (the text-only answer as budget 0),
-    computed on the model's whole released grid, which is the grid of its JSON.
+    computed on the model's whole released grid, which is the grid of its JSON. `measures` is
+    the analysis (`analyze_responses`), or an `analyze --json` file's content, read as one.
     """
+    from ..measures import AnalysisResult, BinarySeries
+
+    result = (
+        measures if isinstance(measures, AnalysisResult) else AnalysisResult.from_json(measures)
+    )
     rows: list[PaperNumber] = []
     for model, _, paper in release_models(root):
-        block = measures["models"].get(model, {}).get("grid_with_text")
+        entry = result.models.get(model)
+        block = entry.grid_with_text if isinstance(entry, BinarySeries) else None
         if block is None:
             raise ValueError(f"no grid_with_text block for {model} (is the text-only run there?)")
-        if sorted(block["configs"]) != sorted(paper["configs"]):
+        if sorted(block.configs) != sorted(paper["configs"]):
             raise ValueError(
-                f"{model}: itemscale's grid {block['configs']} is not the paper's {paper['configs']}"
+                f"{model}: itemscale's grid {block.configs} is not the paper's {paper['configs']}"
             )
         checks = [
-            (f"accuracy {c}", paper["accuracy_by_config"][c], block["accuracy"][c])
+            (f"accuracy {c}", paper["accuracy_by_config"][c], block.accuracy[c])
             for c in paper["configs"]
         ]
-        checks += [(name, paper[pk], block[ik]) for name, pk, ik in paper_measures()]
+        checks += [
+            (name, paper[pk], _estimate(block.entry(ik))) for name, pk, ik in paper_measures()
+        ]
         for name, paper_value, stat in checks:
-            ours = 100 * float(stat["value"])
+            ours = 100 * _value(stat)
             rows.append(
                 PaperNumber(
                     model=model,
                     measure=name,
                     paper=float(paper_value),
                     itemscale=ours,
-                    ci=[100 * c for c in stat["ci"]] if stat.get("ci") else None,
+                    ci=[100 * c for c in stat.ci] if stat.ci else None,
                     same=abs(ours - float(paper_value)) < PAPER_TOLERANCE_POINTS,
-                    n_items=block["n_items"],
-                    n_videos=block["n_videos"],
-                    configs=list(block["configs"]),
+                    n_items=block.n_items,
+                    n_videos=block.n_videos,
+                    configs=list(block.configs),
                 )
             )
     return rows
+
+
+def _estimate(entry: object) -> Estimate:
+    """A measure's entry as an estimate: a field's `Estimate` or `BestFixed` (its
+    configuration left out), or a registered measure's JSON entry."""
+    from ..measures import BestFixed, Estimate
+
+    if isinstance(entry, BestFixed):
+        return entry.estimate
+    if isinstance(entry, Estimate):
+        return entry
+    if isinstance(entry, Mapping):
+        return Estimate.from_json(entry)
+    raise ValueError(f"not an estimate: {entry!r}")
+
+
+def _value(stat: Estimate) -> float:
+    """The value of a published measure, which the paper's grid always has."""
+    if stat.value is None:
+        raise ValueError("a published measure without a value")
+    return float(stat.value)
 
 
 #: The prescription's bar (the seed paper's headline: 31.7% fewer shared frames at the
@@ -165,9 +199,10 @@ class PaperReproduction:
     run_dir: Path
     rows_added: int
     rows_unchanged: int
-    #: The `analyze --json` layout on the whole release, and on the Table 2 grid.
-    measures: dict[str, Any]
-    table2: dict[str, Any]
+    #: The analysis of the whole release, and of the Table 2 grid (`to_json()` is what
+    #: measures.json and table2.json hold).
+    measures: AnalysisResult
+    table2: AnalysisResult
     #: One record per (model, published number): `compare_with_paper`.
     comparison: list[PaperNumber]
     #: The cascade report (`cascade --json`'s layout; shared frames: `--sharing prefix`).
@@ -207,14 +242,14 @@ def reproduce_paper(paper_dir: Path, *, n_boot: int, report: bool) -> PaperRepro
 
     added, unchanged = import_release(paper_dir)
     df, _ = read_run(paper_dir)
-    measures = analyze_responses(df, AnalysisSettings(bootstrap=n_boot, seed=0)).to_json()
-    write_json_atomic(paper_dir / MEASURES_FILE, measures)
+    measures = analyze_responses(df, AnalysisSettings(bootstrap=n_boot, seed=0))
+    write_json_atomic(paper_dir / MEASURES_FILE, measures.to_json())
     rows = compare_with_paper(measures)
     written = [asdict(r) for r in rows]
     write_json_atomic(paper_dir / COMPARISON_FILE, {"schema_version": 1, "rows": written})
     grid = AnalysisSettings(bootstrap=n_boot, seed=0, configs=TABLE2_CONFIGS)
-    table2 = analyze_responses(df, grid).to_json()
-    write_json_atomic(paper_dir / TABLE2_FILE, table2)
+    table2 = analyze_responses(df, grid)
+    write_json_atomic(paper_dir / TABLE2_FILE, table2.to_json())
     # The same labels turned into a prescription; written where the report picks it up, with
     # the settings `itemscale cascade RUN --sharing prefix` records, so verify recomputes it.
     cascade = cascade_report(df, CascadeSettings(n_boot=n_boot, seed=0, sharing="prefix")).for_run(
