@@ -4,10 +4,19 @@ raw JSON blob)."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 from _support.runs import make_run
 from itemscale.cli.cmd_demo import demo_conclusion
-from itemscale.measures import BinarySeries, Heterogeneity, analyze_responses
+from itemscale.measures import (
+    BinarySeries,
+    ComparisonRecord,
+    Estimate,
+    Heterogeneity,
+    HeterogeneitySkipped,
+    SmallSample,
+    analyze_responses,
+)
 from itemscale.policies import (
     BestMatch,
     CascadeReport,
@@ -96,24 +105,24 @@ def test_the_conclusion_says_what_the_numbers_say(tmp_path: Path) -> None:
     assert "not sampling accidents" not in text and "published" not in text
 
 
-def _het(obs: float, add: float, ci: list[float], dec: tuple[float, float, list[float]]) -> dict:
-    def s(v: float, c: list[float] | None = None) -> dict[str, object]:
-        return {"value": v, "ci": c}
+def _het(
+    obs: float, add: float, ci: list[float], dec: tuple[float, float, list[float]]
+) -> SimpleNamespace:
+    """A block holding only the additive-model test's estimates the sentence reads."""
 
-    return {
-        "heterogeneity": {
-            "observed": s(obs),
-            "additive": s(add),
-            "difference": s(obs - add, ci),
-            "trajectories": {
-                "decreasing": {
-                    "observed": s(dec[0]),
-                    "additive": s(dec[1]),
-                    "difference": s(dec[0] - dec[1], dec[2]),
-                }
-            },
-        }
-    }
+    def s(v: float, c: list[float] | None = None) -> Estimate:
+        return Estimate(v, *(c or (None, None)))
+
+    def comparison(o: float, a: float, c: list[float]) -> ComparisonRecord:
+        return ComparisonRecord(observed=s(o), additive=s(a), difference=s(o - a, c), p_value=None)
+
+    test = Heterogeneity.model_construct(
+        observed=s(obs),
+        additive=s(add),
+        difference=s(obs - add, ci),
+        trajectories={"decreasing": comparison(*dec)},
+    )
+    return SimpleNamespace(heterogeneity=test, small_sample=None)
 
 
 def test_the_headline_sets_the_harmful_rate_beside_the_additive_world() -> None:
@@ -128,8 +137,12 @@ def test_the_headline_sets_the_harmful_rate_beside_the_additive_world() -> None:
     assert tie is not None and "no more than chance" in tie and "(within chance)" in tie
     more = additive_sentence(_het(0.40, 0.20, [0.1, 0.3], (0.1, 0.02, [0.05, 0.1])))
     assert more is not None and "some items are hurt by a larger budget itself" in more
-    assert additive_sentence({"heterogeneity": {"skipped": "needs two budgets"}}) is None
-    assert additive_sentence({}) is None
+    skipped = HeterogeneitySkipped(skipped="needs two budgets")
+    assert additive_sentence(SimpleNamespace(heterogeneity=skipped)) is None
+    assert additive_sentence(SimpleNamespace(heterogeneity=None)) is None
+    small = _het(0.40, 0.20, [0.1, 0.3], (0.1, 0.02, [0.05, 0.1]))
+    small.small_sample = SmallSample(n_videos=3, min_videos=10, not_estimable={})
+    assert additive_sentence(small) is None
 
 
 def test_the_demo_conclusion_reconciles_the_harmful_rate(tmp_path: Path) -> None:

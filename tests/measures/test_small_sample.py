@@ -10,7 +10,7 @@ from pathlib import Path
 
 from _support.runs import make_run
 from itemscale.cli.cmd_analyze import print_summary
-from itemscale.measures import MIN_VIDEOS, analyze_responses, for_display
+from itemscale.measures import MIN_VIDEOS, NOT_ESTIMABLE, analyze_responses, interval_note
 
 
 def _console(result: dict[str, object]) -> str:
@@ -32,9 +32,10 @@ def test_one_video_is_not_estimable(tmp_path: Path) -> None:
     assert "small sample: 1 video(s), fewer than 10" in text
     assert "[interval not estimable]" in text
     assert not re.search(r"\[(-?\d+\.\d), \1\]", text), text  # no [25.0, 25.0]
-    shown = for_display(block)
-    assert shown["harmful_rate"]["ci"] is None
-    assert shown["harmful_rate"]["value"] == block["harmful_rate"]["value"]
+    # decided at display time, from the typed block or its JSON form alike
+    assert interval_note(block) == NOT_ESTIMABLE
+    typed = analyze_responses(df, n_boot=50, seed=0).models["m"]
+    assert interval_note(typed) == NOT_ESTIMABLE
 
 
 def test_four_videos_print_no_minimum_detectable_effect(tmp_path: Path) -> None:
@@ -54,5 +55,6 @@ def test_enough_videos_change_nothing(tmp_path: Path) -> None:
     result = analyze_responses(df, n_boot=50, seed=0).to_json()
     block = result["models"]["m"]
     assert "small_sample" not in block
-    assert for_display(block) is block
+    assert interval_note(block) is None
+    assert interval_note(analyze_responses(df, n_boot=0).models["m"]) is None
     assert "not estimable" not in _console(result)

@@ -351,8 +351,7 @@ def _others(entry: SeriesEntry) -> dict[str, SeriesEntry]:
 
 
 def _small_sample_warning(entry: SeriesEntry) -> str | None:
-    record = None if isinstance(entry, OpenEndedSeries) else entry.small_sample
-    return None if record is None else small_sample_text({"small_sample": record.model_dump()})
+    return small_sample_text(entry)  # an open-ended series has no record of its own
 
 
 def _series_section(model: str, series: str, entry: SeriesEntry, traj: pd.DataFrame) -> str:
@@ -446,8 +445,8 @@ def headline_sentence(measures: AnalysisResult, comparison: Comparison | None) -
                 )
                 + "."
             )
-            # the sentence `demo` prints too, over the block's JSON form
-            additive = additive_sentence(b.model_dump(mode="json"))
+            # the sentence `demo` prints too
+            additive = additive_sentence(b)
             if additive:
                 parts.append(additive)
     elif blocks:

@@ -325,8 +325,7 @@ def demo_conclusion(
         f"and {round(terminal * n)} end wrong at the largest budget though a smaller "
         "one got them right.",
     ]
-    # the additive sentence still reads the block's JSON form (measures' own helper)
-    additive = additive_sentence(block.model_dump(mode="json"))
+    additive = additive_sentence(block)
     if additive:
         sentences.append(additive)
     reg, ctrl = intervention.regressions, intervention.controls

@@ -94,6 +94,7 @@ from ._result_models import (
     BestFixed,
     BootstrapSettings,
     Churn,
+    ComparisonRecord,
     Count,
     Estimate,
     Heterogeneity,
@@ -102,6 +103,7 @@ from ._result_models import (
     PairedTests,
     Power,
     Selector,
+    SmallSample,
 )
 from ._result_series import (
     AnalysisLayout,
@@ -117,7 +119,7 @@ from ._same_input import SAME_INPUT_MIN_ITEMS, SameInput, SameInputBasis, same_i
 from ._select import UnknownConfigError, select_configs
 from ._selected import PRACTICAL_TIE, contender_kappa, selected_intervals, selected_max_intervals
 from ._settings import DEFAULT_BOOTSTRAP, AnalysisSettings
-from ._small import MIN_VIDEOS, NOT_ESTIMABLE, for_display, interval_note, small_sample_text
+from ._small import MIN_VIDEOS, NOT_ESTIMABLE, interval_note, small_sample_text
 from ._stats import stat
 
 __all__ = [
@@ -157,6 +159,7 @@ __all__ = [
     "BudgetOrder",
     "Churn",
     "Comparison",
+    "ComparisonRecord",
     "ContinuousBlock",
     "ContinuousWithText",
     "Count",
@@ -183,6 +186,7 @@ __all__ = [
     "SeriesChurn",
     "SeriesEntry",
     "SeriesResult",
+    "SmallSample",
     "StatLike",
     "UnknownConfigError",
     "VideoBootstrap",
@@ -203,7 +207,6 @@ __all__ = [
     "eps_flips",
     "expected_harmful",
     "fit_budget_effects",
-    "for_display",
     "greedy_cover",
     "harmful_indicator",
     "heterogeneity_test",

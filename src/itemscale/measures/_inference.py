@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Any, TypedDict
+from typing import Protocol, TypedDict
 
 import numpy as np
 
@@ -301,15 +301,21 @@ def heterogeneity_with_text(
     return heterogeneity_record(with_text, chosen, order.less, draws)
 
 
-def additive_sentence(block: dict[str, Any]) -> str | None:
+class WithAdditiveTest(Protocol):
+    """A block that may hold the additive-model test (`BinarySeries`, `BinaryWithText`)."""
+
+    @property
+    def heterogeneity(self) -> Heterogeneity | HeterogeneitySkipped | None: ...
+
+
+def additive_sentence(block: WithAdditiveTest) -> str | None:
     """The harmful rate beside what an additive world with the same margins gives, in words a
     reader can act on (the demo's and the report's opening sentences); None where the block
-    has no additive-model test."""
-    h = block.get("heterogeneity")
-    if not isinstance(h, dict) or "skipped" in h or block.get("small_sample"):
+    has no additive-model test, or too few videos for one (`small_sample`)."""
+    h = block.heterogeneity
+    if not isinstance(h, Heterogeneity) or getattr(block, "small_sample", None) is not None:
         return None
-    obs, add = (h.get("observed") or {}).get("value"), (h.get("additive") or {}).get("value")
-    ci = (h.get("difference") or {}).get("ci")
+    obs, add, ci = h.observed.value, h.additive.value, h.difference.ci
     if obs is None or add is None:
         return None
     if ci is None or ci[0] <= 0 <= ci[1]:
@@ -329,13 +335,9 @@ def additive_sentence(block: dict[str, Any]) -> str | None:
         f"only in strength) gives {100 * add:.1f}% against the observed {100 * obs:.1f}%: "
         f"{verdict}."
     )
-    dec = (h.get("trajectories") or {}).get("decreasing") or {}
-    d_obs, d_add = (
-        (dec.get("observed") or {}).get("value"),
-        (dec.get("additive") or {}).get("value"),
-    )
-    d_ci = (dec.get("difference") or {}).get("ci")
-    if d_obs is not None and d_add is not None:
+    dec = h.trajectories.get("decreasing")
+    if dec is not None and dec.observed.value is not None and dec.additive.value is not None:
+        d_obs, d_add, d_ci = dec.observed.value, dec.additive.value, dec.difference.ci
         beyond = d_ci is not None and d_ci[0] > 0
         text += (
             f" Items right only at smaller budgets, steadily worse with more: {100 * d_obs:.1f}% "

@@ -6,7 +6,6 @@ The point estimates stay: they are what the run measured."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -50,8 +49,8 @@ def _record(block: Any) -> SmallSample | Mapping[str, Any] | None:
 
 def small_sample_text(block: Any) -> str | None:
     """One sentence for the console and the report, or None. `block` is a typed series block
-    (`BinarySeries`, `ContinuousBlock`; an `OpenEndedSeries` has no record of its own) or, for
-    the report until it reads the typed result, its JSON form."""
+    (`BinarySeries`, `ContinuousBlock`; an `OpenEndedSeries` has no record of its own) or its
+    JSON form."""
     record = _record(block)
     if record is None:
         return None
@@ -73,42 +72,3 @@ def interval_note(block: Any) -> str | None:
     else None (the numbers are shown). The stored numbers are never changed: this is decided
     when they are displayed."""
     return NOT_ESTIMABLE if _record(block) is not None else None
-
-
-def _blank_intervals(value: Any) -> None:
-    if isinstance(value, dict):
-        if "value" in value and "ci" in value:
-            value["ci"] = None
-            value["ci_note"] = NOT_ESTIMABLE
-        for key, inner in value.items():
-            if key != "small_sample":
-                _blank_intervals(inner)
-    elif isinstance(value, list):
-        for inner in value:
-            _blank_intervals(inner)
-
-
-def for_display(block: dict[str, Any]) -> dict[str, Any]:
-    """The block as the console and the report show it: unchanged with enough videos; with
-    a `small_sample` record, a copy whose intervals, p-values, power figures and additive test
-    read "not estimable"."""
-    if not isinstance(block.get("small_sample"), dict):
-        return block
-    out = copy.deepcopy(block)
-    _blank_intervals(out)
-    targets = [out, out.get("grid_with_text") or {}]
-    for b in targets:
-        for family in ("adjacent", "requested"):
-            for test in ((b.get("paired_tests") or {}).get(family) or {}).values():
-                for key in ("clustered_mcnemar_p", "holm_p", "exact_mcnemar_p", "bootstrap_p"):
-                    test[key] = NOT_ESTIMABLE
-                test["significant_after_holm"] = None
-        for axis in ((b.get("power") or {}).get("axes") or {}).values():
-            axis["mde"] = NOT_ESTIMABLE
-            axis["videos_needed"] = NOT_ESTIMABLE
-        het = b.get("heterogeneity")
-        if isinstance(het, dict) and "skipped" not in het:
-            b["heterogeneity"] = {"skipped": f"{NOT_ESTIMABLE} with {out['n_videos']} video(s)"}
-        if isinstance(b.get("mcnemar_p"), dict):
-            b["mcnemar_p"] = dict.fromkeys(b["mcnemar_p"], NOT_ESTIMABLE)
-    return out
