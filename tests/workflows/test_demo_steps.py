@@ -119,7 +119,7 @@ def test_cascade_and_audit_of_a_run_folder(tmp_path: Path) -> None:
     assert {b.model for b in report.results} == set(df["model"])
     assert report.to_json() == (run / "cascade.json").read_text("utf-8")
     with pytest.raises(WorkflowError, match="no responses for model\\(s\\) nobody"):
-        cascade(run, CascadeSettings(n_boot=0), models=["nobody"])
+        cascade(run, CascadeSettings(n_boot=0, models=("nobody",)))
     outcome = audit(run, export=tmp_path / "coders.csv")
     assert outcome.items_path == run / "items.jsonl"
     assert len(outcome.transitions) == len(audit_transitions(df, list(outcome.items)))

@@ -217,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
         stages = tuple(part for part in args.stages.split(","))
     settings = settings_from_flags(
         CascadeSettings,
-        {"n_boot": "--bootstrap"},
+        {"n_boot": "--bootstrap", "models": "--model"},
         n_boot=args.bootstrap,
         seed=args.seed,
         cost=args.cost,
@@ -225,6 +225,7 @@ def run(args: argparse.Namespace) -> int:
         score=args.score,
         stages=stages,
         threshold=args.threshold,
+        models=tuple(args.model) or None,
     )
     json_out = (
         args.json_out if args.json_out is not None else str(Path(args.run_dir) / CASCADE_FILE)
@@ -233,7 +234,6 @@ def run(args: argparse.Namespace) -> int:
         report = cascade(
             args.run_dir,
             settings,
-            models=args.model,
             json_out=json_out or None,
             write=bool(json_out),
         )

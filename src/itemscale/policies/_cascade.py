@@ -488,7 +488,13 @@ def _repeat_reason(repeats: tuple[SameInputStep, ...]) -> str:
 
 def cascade_report(df: pd.DataFrame, settings: CascadeSettings) -> CascadeReport:
     """Stopping rules for every (model, series) budget axis of a response table: the typed
-    report whose `to_json()` is what `cascade --json` writes."""
+    report whose `to_json()` is what `cascade --json` writes. `settings.models` limits it to
+    those models (a name without responses is a `ValueError`) and is recorded as `models`."""
+    if settings.models is not None:
+        unknown = sorted(set(settings.models) - set(df["model"].unique()))
+        if unknown:
+            raise ValueError(f"no responses for model(s) {', '.join(unknown)}")
+        df = df[df["model"].isin(list(settings.models))]
     results: list[CascadeBlock] = []
     skipped: list[SkippedAxis] = []
     for matrix in build_matrices(df):
@@ -550,4 +556,5 @@ def cascade_report(df: pd.DataFrame, settings: CascadeSettings) -> CascadeReport
         settings=settings,
         results=tuple(results),
         skipped=tuple(skipped),
+        models=tuple(sorted(settings.models)) if settings.models is not None else None,
     )

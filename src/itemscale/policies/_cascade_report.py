@@ -280,8 +280,9 @@ class SkippedAxis(Record):
 
 class CascadeReport(Record):
     """What `itemscale cascade` computes (docs/policies.md): `results` per budget axis,
-    `skipped` for the axes it could not run on. `run_dir`, `responses_sha256` and `models` are
-    what the command adds for the run folder it read (`for_run`)."""
+    `skipped` for the axes it could not run on; `models`, the models it was limited to
+    (`CascadeSettings.models`). `run_dir` and `responses_sha256` are what the command adds for
+    the run folder it read (`for_run`)."""
 
     OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"run_dir", "responses_sha256", "models"})
 
@@ -303,17 +304,9 @@ class CascadeReport(Record):
             )
         return version
 
-    def for_run(
-        self,
-        run_dir: str | os.PathLike[str],
-        digest: str | None,
-        models: tuple[str, ...] | None = None,
-    ) -> CascadeReport:
-        """The report as the command writes it for RUN_DIR (the responses' sha256 it read, and
-        the models it was limited to)."""
-        return self.model_copy(
-            update={"run_dir": str(run_dir), "responses_sha256": digest, "models": models}
-        )
+    def for_run(self, run_dir: str | os.PathLike[str], digest: str | None) -> CascadeReport:
+        """The report as the command writes it for RUN_DIR (the responses' sha256 it read)."""
+        return self.model_copy(update={"run_dir": str(run_dir), "responses_sha256": digest})
 
     def to_json(self) -> str:
         """The `cascade --json` text, byte for byte."""

@@ -46,6 +46,9 @@ class CascadeSettings(BaseModel):
     stages: tuple[str, ...] | None = None
     #: A fixed threshold on the score (no fitting, every item): the seed paper's rule.
     threshold: float | None = None
+    #: Only these models' responses (None: every model); a name without responses is an error.
+    #: The report records it once, as its own `models` key, not among the settings.
+    models: tuple[str, ...] | None = Field(default=None, exclude=True)
     #: Frontier targets: held-out accuracy offsets from the terminal budget's fit-fold accuracy.
     frontier_offsets: tuple[float, ...] = tuple(
         float(x) for x in np.round(np.linspace(-0.15, 0.05, 21), 4)
@@ -60,6 +63,15 @@ class CascadeSettings(BaseModel):
         if len(named) < 2:
             raise ValueError(f"stages={list(stages)}: a cascade needs at least two stages")
         return named
+
+    @field_validator("models")
+    @classmethod
+    def _named_models(cls, models: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if models is None:
+            return None
+        if not models or any(not m.strip() for m in models):
+            raise ValueError(f"models={list(models)}: name at least one model, none empty")
+        return tuple(dict.fromkeys(models))
 
     @model_validator(mode="after")
     def _union_counts_frames(self) -> CascadeSettings:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -28,11 +27,10 @@ def cascade(
     run_dir: str | os.PathLike[str],
     settings: CascadeSettings,
     *,
-    models: Sequence[str] = (),
     json_out: str | os.PathLike[str] | None = None,
     write: bool = True,
 ) -> CascadeReport:
-    """The `cascade --json` report of a run folder (only `models`, when named), written to
+    """The `cascade --json` report of a run folder (only `settings.models`, when named), written to
     `json_out` (default RUN/cascade.json, which the report picks up) unless `write` is False;
     inside the run folder, under its lock. A run with no budget axis a cascade can run on is a
     `WorkflowError` saying why for each series."""
@@ -41,11 +39,6 @@ def cascade(
 
     digest = responses_digest(run_dir)  # before reading: a later change reads as stale
     df, _ = read_run(run_dir)
-    if models:
-        unknown = sorted(set(models) - set(df["model"].unique()))
-        if unknown:
-            raise WorkflowError(f"{run_dir}: no responses for model(s) {', '.join(unknown)}")
-        df = df[df["model"].isin(list(models))]
     try:
         computed = cascade_report(df, settings)
     except ValueError as exc:
@@ -55,7 +48,7 @@ def cascade(
         raise WorkflowError(
             f"{run_dir}: no budget axis a cascade can run on" + (f" ({reasons})" if reasons else "")
         )
-    report = computed.for_run(run_dir, digest, tuple(sorted(models)) if models else None)
+    report = computed.for_run(run_dir, digest)
     if write:
         out = Path(json_out) if json_out is not None else Path(run_dir) / CASCADE_FILE
         inside = Path(run_dir).resolve() in out.resolve().parents
