@@ -58,3 +58,20 @@ def test_enough_videos_change_nothing(tmp_path: Path) -> None:
     assert interval_note(block) is None
     assert interval_note(analyze_responses(df, n_boot=0).models["m"]) is None
     assert "not estimable" not in _console(result)
+
+
+def test_an_open_ended_series_says_its_sample_is_small() -> None:
+    """A model with open-ended items only keeps its `small_sample` record on its continuous
+    block; the console still says so and writes no interval for it (it used to print them)."""
+    from _support.analyses import same_input_and_open_ended
+
+    df, _ = same_input_and_open_ended()  # 12 items on 6 videos
+    result = analyze_responses(df, n_boot=20, seed=0)
+    entry = result.models["open"]
+    assert entry.continuous.small_sample is not None
+    assert interval_note(entry) == NOT_ESTIMABLE
+    text = _console(result)
+    section = text.split("== open ", 1)[1].split("\n== ", 1)[0]
+    assert "small sample: 6 video(s), fewer than 10" in section
+    assert "[interval not estimable]" in section
+    assert not re.search(r"\d \[-?\d+\.\d, -?\d+\.\d\]", section), section

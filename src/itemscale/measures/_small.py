@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ._result_models import SmallSample
+from ._result_series import OpenEndedSeries
 
 #: Fewer videos than this and the intervals, tests and power are not estimable.
 MIN_VIDEOS: Final[int] = 10
@@ -39,18 +40,23 @@ def small_sample(n_videos: int) -> SmallSample | None:
 
 
 def _record(block: Any) -> SmallSample | Mapping[str, Any] | None:
-    """A block's `small_sample` record: the typed block's, or the JSON form's as it is."""
+    """A block's `small_sample` record: the typed block's, or the JSON form's as it is. A
+    series of open-ended items only keeps it on its continuous block (the entry has no record
+    of its own), so that one is read: its numbers are as untrustworthy as any."""
     if isinstance(block, Mapping):
         found = block.get("small_sample")
+        if found is None and "kind" not in block and isinstance(block.get("continuous"), Mapping):
+            found = block["continuous"].get("small_sample")
         return found if isinstance(found, Mapping | SmallSample) else None
+    if isinstance(block, OpenEndedSeries):
+        return block.continuous.small_sample
     found = getattr(block, "small_sample", None)
     return found if isinstance(found, SmallSample) else None
 
 
 def small_sample_text(block: Any) -> str | None:
     """One sentence for the console and the report, or None. `block` is a typed series block
-    (`BinarySeries`, `ContinuousBlock`; an `OpenEndedSeries` has no record of its own) or its
-    JSON form."""
+    (`BinarySeries`, `ContinuousBlock`, `OpenEndedSeries`) or its JSON form."""
     record = _record(block)
     if record is None:
         return None
