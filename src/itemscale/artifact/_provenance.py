@@ -225,10 +225,7 @@ def compute_measures(
         options["ci"] = settings.ci
     if settings.configs is not None:
         options["configs"] = list(settings.configs)
-    found = analyze(df, **options)
-    if isinstance(found, AnalysisResult):
-        return found
-    return AnalysisResult.from_json(found, where="the analyze callable's result")
+    return AnalysisResult.from_json(analyze(df, **options), where="the analyze callable's result")
 
 
 def readme_text(prov: Provenance, optional: list[str]) -> str:

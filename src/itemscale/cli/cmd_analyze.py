@@ -408,8 +408,7 @@ def print_summary(
     `result` is the typed result (`analyze_responses`), or its JSON form, read as one."""
     from ..measures import AnalysisResult
 
-    if not isinstance(result, AnalysisResult):
-        result = AnalysisResult.from_json(result)
+    result = AnalysisResult.from_json(result)
     gloss = Glosses()
     out = out if out is not None else sys.stdout
     boot = result.bootstrap

@@ -87,7 +87,6 @@ from ._result import (
     FRAME_COLUMNS,
     AnalysisResult,
     SeriesResult,
-    as_layout,
     schema_message,
 )
 from ._result_models import (
@@ -192,7 +191,6 @@ __all__ = [
     "VideoBootstrap",
     "additive_sentence",
     "analyze_responses",
-    "as_layout",
     "bca_intervals",
     "beneficial_indicator",
     "budget_order",

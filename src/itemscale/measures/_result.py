@@ -150,10 +150,15 @@ class AnalysisResult(AnalysisLayout):
     `data` is the same content as read-only JSON."""
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: str = "analysis") -> AnalysisResult:
+    def from_json(
+        cls, data: AnalysisResult | Mapping[str, Any], where: str = "analysis"
+    ) -> AnalysisResult:
         """The record of an `analyze --json` file's content, validated: a newer layout is
         refused, and a wrong type, an unknown key or a missing one is a `SchemaError` naming
-        `where` (the file) and the key's path."""
+        `where` (the file) and the key's path. A typed result is returned as it is, so a
+        caller that may hold either (an `analyze` callable's return) reads both one way."""
+        if isinstance(data, AnalysisResult):
+            return data
         if not isinstance(data, Mapping):
             raise SchemaError(f"{where}: not a JSON object; not analyze's JSON")
         version = data.get("schema_version")
@@ -264,9 +269,3 @@ def schema_message(exc: ValidationError, where: str) -> str:
     more = len(errors) - _SHOWN_ERRORS
     tail = f"; and {more} more" if more > 0 else ""
     return f"{where}: not analyze's JSON layout: {'; '.join(lines)}{tail}"
-
-
-def as_layout(result: AnalysisResult | Mapping[str, Any]) -> dict[str, Any]:
-    """The `analyze --json` layout of a result, typed or already JSON (an `analyze` callable
-    handed to `build_artifact` or `verify` may return either)."""
-    return result.to_json() if isinstance(result, AnalysisResult) else dict(result)

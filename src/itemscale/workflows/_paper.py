@@ -126,9 +126,7 @@ def compare_with_paper(
     """
     from ..measures import AnalysisResult, BinarySeries
 
-    result = (
-        measures if isinstance(measures, AnalysisResult) else AnalysisResult.from_json(measures)
-    )
+    result = AnalysisResult.from_json(measures)
     rows: list[PaperNumber] = []
     for model, _, paper in release_models(root):
         entry = result.models.get(model)
