@@ -48,12 +48,15 @@ class Serving(BaseModel):
     `probes_first`: the local executor sends the model's first cell with frames alone and stops
     with the server's message when it is refused (`ServerRefusedError`), then runs the budget
     probe (one item at the smallest and the largest budget; `BudgetNotHonouredError`). The Ray
-    executor sends no probe (docs/backends.md, "The backend contract")."""
+    executor sends no probe (docs/backends.md, "The backend contract").
+    `bytes_per_visual_token`: the device memory one more visual token in a batch costs, which
+    `--batch-size auto` divides the free memory by (None: the sweep's default estimate)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     requests_in_flight: int = Field(default=1, ge=1)
     probes_first: StrictBool = False
+    bytes_per_visual_token: int | None = Field(default=None, ge=1)
 
 
 class BackendUsage(BaseModel):

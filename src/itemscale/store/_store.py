@@ -428,7 +428,21 @@ class RunStore:
         )
         return int(cur.lastrowid or 0)
 
-    def end_session(self, session_id: int, outcome: str) -> None:
+    def end_session(
+        self, session_id: int, outcome: str, info: Mapping[str, Any] | None = None
+    ) -> None:
+        """Close a session; `info` adds what was learnt while it ran (the batch sizes used)
+        to the info it was started with."""
+        if info:
+            row = self._db.execute(
+                "SELECT info_json FROM sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            started = json.loads(row[0]) if row is not None and row[0] else {}
+            merged = {**started, **redact_value(dict(info))}
+            self._autocommit(
+                "UPDATE sessions SET info_json = ? WHERE session_id = ?",
+                (json.dumps(merged, sort_keys=True, default=str), session_id),
+            )
         self._autocommit(
             "UPDATE sessions SET finished_at = ?, outcome = ? WHERE session_id = ?",
             (utc_now(), outcome, session_id),

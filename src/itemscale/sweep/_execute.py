@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
@@ -25,7 +25,19 @@ from ..responses import (
     score_open_answer,
 )
 from ..store import CellRow
+from ._memory import (
+    DEFAULT_BYTES_PER_VISUAL_TOKEN,
+    FRAMES_HELD_BYTES,
+    auto_batch_size,
+    estimated_visual_tokens,
+    is_out_of_memory,
+    release_device_memory,
+)
 from ._plan import Cell
+
+#: Cells that may share a model call (`VideoJobRunner.batch_key`): configuration id, task
+#: kind, decoding settings (greedy: seed 0), frame array shape (None: text-only).
+BatchKey = tuple[str, str, DecodingSettings, tuple[int, ...] | None]
 
 
 class RowIdentity(TypedDict):
@@ -82,6 +94,8 @@ class JobStats:
     model_s: float = 0.0
     model_calls: int = 0
     video_hash: str | None = None
+    #: model calls that ran out of device memory (their batch was halved and run again)
+    out_of_memory: int = 0
     #: what the reader must know about this video (a declared duration far from the video's)
     warnings: list[str] = field(default_factory=list)
 
@@ -291,6 +305,39 @@ class VideoJobRunner:
     decodings: dict[int, DecodingSettings] = field(default_factory=dict)
     #: the protocol's decoding settings (`Protocol.decoding`); each repeat adds its seed
     decoding_base: DecodingSettings = field(default_factory=DecodingSettings)
+    #: `--batch-size auto`: each batch key's size from its visual tokens and `free_memory()`
+    auto_batch: bool = False
+    free_memory: Callable[[], int | None] = lambda: None
+    bytes_per_visual_token: int = DEFAULT_BYTES_PER_VISUAL_TOKEN
+    #: the decoded frames held while batches fill across videos (`FRAMES_HELD_BYTES`)
+    frames_held_bytes: int = FRAMES_HELD_BYTES
+    #: per batch key: the size decided (`auto` or `batch_size`), and the bound an
+    #: out-of-memory error set
+    sizes: dict[BatchKey, int] = field(default_factory=dict)
+    size_caps: dict[BatchKey, int] = field(default_factory=dict)
+
+    def size_for(self, key: BatchKey, frames: Any) -> int:
+        """How many cells of `key` one model call takes: decided once per key (`auto` reads
+        the free memory then), lowered for good by an out-of-memory error."""
+        if key not in self.sizes:
+            self.sizes[key] = (
+                auto_batch_size(
+                    estimated_visual_tokens(frames), self.bytes_per_visual_token, self.free_memory()
+                )
+                if self.auto_batch
+                else self.batch_size
+            )
+        return min(self.sizes[key], self.size_caps.get(key, self.sizes[key]))
+
+    def sizes_by_config(self, label_of: Mapping[str, str]) -> dict[str, int]:
+        """The batch size each configuration ran with at the end (by label; the smallest of
+        its keys'): what a session records."""
+        out: dict[str, int] = {}
+        for key, size in self.sizes.items():
+            label = label_of.get(key[0], key[0])
+            size = min(size, self.size_caps.get(key, size))
+            out[label] = min(size, out.get(label, size))
+        return dict(sorted(out.items()))
 
     def _decoding(self, seed: int) -> DecodingSettings:
         if seed not in self.decodings:
@@ -390,8 +437,30 @@ class VideoJobRunner:
         for start in range(0, len(runnable), self.batch_size):
             if should_stop is not None and should_stop():
                 return
-            batch = runnable[start : start + self.batch_size]
-            cell_frames = [self._frames_of(c, frames) for c in batch]
+            batch = [
+                (c, self.frames_of(c, frames)) for c in runnable[start : start + self.batch_size]
+            ]
+            yield from self.run_batch(batch, stats)
+
+    def batch_key(self, cell: Cell, frames: Any) -> BatchKey:
+        """Which cells may share a model call: one configuration, task kind and decoding
+        settings (the seed only under sampling: it cannot change a greedy answer), and one
+        frame geometry, as a batched processor call needs; the video does not matter."""
+        decoding = self._decoding(cell.seed)
+        if decoding.greedy:
+            decoding = self._decoding(0)
+        shape = None if frames is None else tuple(getattr(frames.array, "shape", ()))
+        return (cell.config.config_id, cell.item.task_kind.value, decoding, shape)
+
+    def run_batch(
+        self, batch: Sequence[tuple[Cell, Any]], stats: JobStats
+    ) -> Iterator[list[CellRow]]:
+        """Rows of one batch of (cell, frames), as each model call returns. A call that runs
+        out of device memory is split in two halves, run one after the other (`stats`
+        counts it); a cell that runs out of memory alone is a `model_error` that says so."""
+        remaining, size = list(batch), len(batch)
+        while remaining:
+            part = remaining[:size]
             requests = [
                 VideoRequest(
                     item=c.item,
@@ -399,7 +468,7 @@ class VideoJobRunner:
                     decoding=self._decoding(c.seed),
                     max_pixels=_cell_max_pixels(c.config),
                 )
-                for c, f in zip(batch, cell_frames, strict=True)
+                for c, f in part
             ]
             t0 = time.perf_counter()
             try:
@@ -410,20 +479,32 @@ class VideoJobRunner:
                     )
             except Exception as exc:  # a backend must not raise; if it does, record it
                 stats.model_s += time.perf_counter() - t0
+                if is_out_of_memory(exc):
+                    stats.out_of_memory += 1
+                    release_device_memory()
+                    if len(part) > 1:
+                        size = len(part) // 2
+                        self.shrink(self.batch_key(*part[0]), size)
+                        continue
+                    error = f"out of memory at batch size 1: {type(exc).__name__}: {exc}"
+                else:
+                    error = f"{type(exc).__name__}: {exc}"
                 stats.model_calls += len(requests)
-                yield [
-                    failure_row(c, Status.MODEL_ERROR, f"{type(exc).__name__}: {exc}", f)
-                    for c, f in zip(batch, cell_frames, strict=True)
-                ]
+                remaining = remaining[len(part) :]
+                yield [failure_row(c, Status.MODEL_ERROR, error, f) for c, f in part]
                 continue
             stats.model_s += time.perf_counter() - t0
             stats.model_calls += len(requests)
-            yield [
-                response_row(c, f, r) for c, f, r in zip(batch, cell_frames, responses, strict=True)
-            ]
+            remaining = remaining[len(part) :]
+            yield [response_row(c, f, r) for (c, f), r in zip(part, responses, strict=True)]
+
+    def shrink(self, key: BatchKey, size: int) -> None:
+        """After an out-of-memory error: batches of `key` hold at most `size` cells from now on
+        (the bound holds for the rest of the session; `sizes_used` keeps every size run)."""
+        self.size_caps[key] = min(size, self.size_caps.get(key, size))
 
     @staticmethod
-    def _frames_of(cell: Cell, frames: dict[tuple[str, str, int], Any]) -> Any:
+    def frames_of(cell: Cell, frames: dict[tuple[str, str, int], Any]) -> Any:
         if not cell.needs_video:
             return None
         return frames[(cell.config.config_id, *_pass_key(cell))]

@@ -12,7 +12,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -32,9 +31,11 @@ from ..responses import (
     read_responses,
 )
 from ..store import STORE_FILE, RunStore, StoreError, open_store, run_dir_lock, utc_now
+from ._batching import run_across_videos
 from ._budget import BudgetNotHonouredError, budget_message, budget_verdict, probe_pair
-from ._execute import JobStats, PreparedJob, VideoJob, VideoJobRunner
+from ._execute import VideoJob, VideoJobRunner
 from ._loaders import load_benchmark_items
+from ._memory import AUTO_MAX_BATCH, DEFAULT_BYTES_PER_VISUAL_TOKEN, free_memory_bytes
 from ._plan import (
     Cell,
     ExtraConfig,
@@ -144,6 +145,7 @@ def _run_local(session: Session) -> None:
         backend = session.factory(entry, session.device, session.batch_size)
         session.bar.set_description_str(entry.name, refresh=bool(session.bar.total))
         session.bar.unpause()  # the loading time is no cell's: keep it out of the rate and ETA
+        runner: VideoJobRunner | None = None
         try:
             spec = backend.spec
             session.loaded(entry, spec)
@@ -151,17 +153,30 @@ def _run_local(session: Session) -> None:
             # A served model works on `requests_in_flight` requests at once: hand it that
             # many, or `--concurrency` would do nothing at the default batch size of 1.
             serving = serving_of(backend)
+            # `auto` sizes the batches of a model held here; a served model takes
+            # `requests_in_flight` per call, its memory is the server's
+            local = serving.requests_in_flight == 1 and not serving.probes_first
             runner = VideoJobRunner(
                 backend,
                 batch_size=max(session.batch_size, serving.requests_in_flight),
                 cache=session.frame_cache,
                 decoding_base=session.protocol.decoding,
+                auto_batch=session.auto_batch and local,
+                free_memory=lambda: free_memory_bytes(session.device),
+                bytes_per_visual_token=(
+                    serving.bytes_per_visual_token or DEFAULT_BYTES_PER_VISUAL_TOKEN
+                ),
             )
             if serving.probes_first:
                 jobs = _probe(session, runner, entry.name, jobs)
                 jobs = _probe_budget(session, runner, entry.name, jobs)
-            _run_jobs(session, runner, jobs)
+            run_across_videos(session, runner, jobs)
         finally:
+            if runner is not None:
+                labels = {p.config_id: p.config.label for p in session.configs}
+                used = runner.sizes_by_config(labels)
+                if used:
+                    session.result.batch_sizes[entry.name] = used
             session.backend_notes(entry.name, backend)
             backend.close()
 
@@ -229,27 +244,6 @@ def _probe_budget(
     return [*jobs[:position], rest, *jobs[position + 1 :]]
 
 
-def _run_jobs(session: Session, runner: VideoJobRunner, jobs: Sequence[VideoJob]) -> None:
-    """Run jobs in order, decoding the next video in a background thread while the model
-    works on the current one, so decoding costs no wall time when the model is the slower."""
-    if not jobs:
-        return
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="itemscale-decode") as pool:
-        ahead: Future[PreparedJob] | None = pool.submit(runner.prepare, jobs[0])
-        for position, job in enumerate(jobs):
-            if session.stop.is_set() or ahead is None:
-                break
-            prepared = ahead.result()
-            following = position + 1
-            ahead = pool.submit(runner.prepare, jobs[following]) if following < len(jobs) else None
-            stats = JobStats()
-            for rows in runner.run(job, stats, session.stop.is_set, prepared=prepared):
-                session.record(rows)
-            session.record_stats(job, stats)
-        if ahead is not None:
-            ahead.cancel()
-
-
 def load_sweep_items(
     protocol: Protocol,
     *,
@@ -276,7 +270,7 @@ def run_sweep(
     items: Sequence[Item] | None = None,
     run_dir: str | Path | None = None,
     device: str = "cpu",
-    batch_size: int = 1,
+    batch_size: int | Literal["auto"] = 1,
     backend_factory: BackendFactory | None = None,
     frame_cache: Any = None,
     num_workers: int | None = None,
@@ -296,10 +290,15 @@ def run_sweep(
     `stop.set()`) the cells in flight finish, everything is committed and exported, and
     `result.interrupted` is true.
     """
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     if executor not in ("local", "ray"):
         raise ValueError(f"executor must be 'local' or 'ray', got {executor!r}")
+    auto = batch_size == "auto"
+    if auto and executor == "ray":
+        raise ValueError("batch_size 'auto' is for the local executor; give Ray a number")
+    if not auto and (not isinstance(batch_size, int) or batch_size < 1):
+        raise ValueError(f"batch_size must be at least 1 or 'auto', got {batch_size!r}")
+    # under `auto` the backend's own cap is the largest batch auto may pick
+    fixed_size = AUTO_MAX_BATCH if auto else int(batch_size)
     t0 = time.perf_counter()
     started = utc_now()
     out_dir = Path(run_dir if run_dir is not None else protocol.output)
@@ -343,7 +342,8 @@ def run_sweep(
             done=store.done_cell_ids(retry_errors=retry_errors),
             retry_errors=retry_errors,
             known_hashes={v for v, h in store.video_hashes().items() if h},
-            batch_size=batch_size,
+            batch_size=fixed_size,
+            auto_batch=auto,
             device=device,
             factory=backend_factory or default_backend_factory,
             stop=stop,
@@ -378,7 +378,7 @@ def run_sweep(
                 print(f"all {result.planned} cells already done; nothing to run", file=sys.stderr)
             if stop.is_set():
                 outcome = "interrupted"
-            store.end_session(session_id, outcome)
+            store.end_session(session_id, outcome, session_batches(result))
         result.interrupted = stop.is_set()
         result.wall_s = time.perf_counter() - t0
         record = _run_record(
@@ -396,6 +396,13 @@ def run_sweep(
     if refused is not None:
         raise refused
     return result
+
+
+def session_batches(result: SweepResult) -> dict[str, object]:
+    """What a session adds to its record when it ends (run.json `sessions[]`): per model and
+    configuration the batch size its cells ran with (after any halving), and the model calls
+    that ran out of memory."""
+    return {"batch_sizes": result.batch_sizes, "out_of_memory": result.out_of_memory}
 
 
 def _run_record(

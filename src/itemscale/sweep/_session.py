@@ -110,6 +110,12 @@ class SweepResult:
     decode_s: float = 0.0
     model_s: float = 0.0
     wall_s: float = 0.0
+    #: model calls that ran out of device memory (each halved and run again)
+    out_of_memory: int = 0
+    #: per model, per configuration label: the batch size its cells ran with at the end
+    batch_sizes: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: visual tokens of the cells run this time (the throughput line)
+    visual_tokens: int = 0
     table: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: per model whose backend reports usage (`VideoLM.usage()`: served models): its counts
     #: (the most requests in flight at once, multiple-choice replies that carried no
@@ -189,6 +195,8 @@ class Session:
     num_workers: int | None = None
     planned_ids: set[str] = field(default_factory=set)
     retry_errors: bool = False
+    #: `--batch-size auto`: batches sized per configuration from the free memory
+    auto_batch: bool = False
     #: the Ray cluster to connect to (`--ray-address`); None: Ray's own rule (`RAY_ADDRESS`, ...)
     ray_address: str | None = None
     _expected: int = 0
@@ -319,6 +327,7 @@ class Session:
         self.store.record(rows)
         self.result.ran += len(rows)
         for row in rows:
+            self.result.visual_tokens += row.visual_tokens or 0
             self.result.by_status[row.status] = self.result.by_status.get(row.status, 0) + 1
             cell = self._cell_of.pop(row.cell_id, None)
             record = None if cell is None else token_record(cell, row)
@@ -367,10 +376,17 @@ class Session:
                 "log-probabilities (those answers have no confidence)"
             )
 
+    def record_model_time(self, stats: JobStats) -> None:
+        """The model's time, calls and out-of-memory errors of batches that crossed videos."""
+        self.result.model_s += stats.model_s
+        self.result.model_calls += stats.model_calls
+        self.result.out_of_memory += stats.out_of_memory
+
     def record_stats(self, job: VideoJob, stats: JobStats) -> None:
         self.result.decode_s += stats.decode_s
         self.result.model_s += stats.model_s
         self.result.model_calls += stats.model_calls
+        self.result.out_of_memory += getattr(stats, "out_of_memory", 0)
         # (a worker of another itemscale version may send stats without warnings)
         said = getattr(stats, "warnings", [])
         self.result.warnings += [w for w in said if w not in self.result.warnings]
