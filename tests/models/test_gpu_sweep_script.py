@@ -66,7 +66,7 @@ def test_smoke_prints_every_figure(smoke: tuple[dict[str, Any], Path]) -> None:
     assert set(report["phases_s"]) == {"suite", "build", "save", "loop", "load", "sweep", "total"}
     assert all(v >= 0 for v in report["phases_s"].values())
     settings = {(r["frames"], r["batch_size"]): r for r in report["settings"]}
-    assert set(settings) == {(2, 1), (2, 2), (4, 1), (4, 2)}
+    assert set(settings) == {(f, b) for f in (2, 4) for b in (1, 2, 4)}
     for row in settings.values():
         assert math.isfinite(row["ratio"]) and row["ratio"] > 0
         for side in ("loop", "sweep"):
@@ -82,7 +82,7 @@ def test_every_cell_is_answered_or_typed_and_runs_through_generate_once(
 ) -> None:
     report, _ = smoke
     cells = 2 * report["suite"]["videos"]  # the focus layout: one MCQA and one open item
-    assert report["suite"]["items"] == cells == 4
+    assert report["suite"]["items"] == cells == 8
     statuses = {s.value for s in Status}
     for row in report["settings"]:
         sweep, loop = row["sweep"], row["loop"]
@@ -91,8 +91,13 @@ def test_every_cell_is_answered_or_typed_and_runs_through_generate_once(
         assert loop["answered"] == cells and loop["failed"] == []
         assert sweep["generate_rows"] == loop["generate_rows"] == cells
         assert loop["generate_calls"] == math.ceil(cells / row["batch_size"])
+        # batches across videos: 4 multiple-choice and 4 open cells fill calls of b alike
+        assert sweep["generate_calls"] == loop["generate_calls"]
+        assert sweep["rows_per_generate"] == loop["rows_per_generate"] == row["batch_size"]
+        assert row["rows_per_generate_match"] is True
         assert loop["new_tokens"] == [report["max_new_tokens"]]  # no EOS: a fixed length
     assert report["all_cells_answered_or_typed"] is True
+    assert report["rows_per_generate_match"] is True and report["target_ratio"] == 0.95
 
 
 def test_both_sides_see_the_visual_tokens_the_geometry_gives(
@@ -118,12 +123,12 @@ def test_the_model_is_saved_and_swept_through_the_hf_backend(
     assert config["vision_config"]["patch_size"] == 14
     assert "eos_token_id" not in json.loads((folder / "generation_config.json").read_text())
     assert (folder / "model.safetensors").is_file()
-    run = json.loads((workdir / "runs" / "4f-b2" / "run.json").read_text())
+    run = json.loads((workdir / "runs" / "4f-b4" / "run.json").read_text())
     (spec,) = [m["spec"] for m in run["model_specs"].values()]
     assert spec["backend"] == "hf" and spec["model"] == str(folder)
     assert spec["processor"]["family"] == "qwen2.5-vl"
     # the last setting's run, then its rerun (the fixed cost per run: no cell runs again)
-    assert [(s["batch_size"], s["outcome"]) for s in run["sessions"]] == [(2, "completed")] * 2
+    assert [(s["batch_size"], s["outcome"]) for s in run["sessions"]] == [(4, "completed")] * 2
     assert report["sweep_rerun"]["cells_ran"] == 0 and report["sweep_rerun"]["wall_s"] > 0
 
 
@@ -156,9 +161,9 @@ def test_the_ray_executor_sweeps_the_same_answers(tmp_path: Path) -> None:
     done = _run("--smoke", "--executor", "ray", "--frames", "2", "--batch-sizes", "1")
     report = json.loads(done.stdout.strip().splitlines()[-1])
     (row,) = report["ray"]
-    assert row["batch_size"] == 1 and row["cells"] == report["suite"]["items"] == 4
-    assert sum(row["statuses"].values()) == 4 and set(row["statuses"]) <= {"ok", "noanswer"}
+    assert row["batch_size"] == 1 and row["cells"] == report["suite"]["items"] == 8
+    assert sum(row["statuses"].values()) == 8 and set(row["statuses"]) <= {"ok", "noanswer"}
     assert row["ray"]["actors"] == 1 and row["ray"]["actors_lost"] == 0
     assert row["answers_match_local"] is True
     assert "ray_sweep" in report["phases_s"]
-    assert "ray b1: 4 cells" in done.stdout
+    assert "ray b1: 8 cells" in done.stdout
