@@ -98,6 +98,22 @@ class HFOptions(BaseModel):
     local_files_only: StrictBool = True
 
 
+#: The attention a model loads with when its entry names none (`options.attn_implementation`).
+DEFAULT_ATTENTION = "sdpa"
+
+
+def resolve_dtype(dtype: str, device: str, *, builtin: bool = False) -> str:
+    """The dtype a model loads in: `auto` is bfloat16 on CUDA and float32 elsewhere (half
+    precision on a CPU is slow and not what a CPU run is compared with); the built-in model
+    stays float32 everywhere, so its answers do not depend on the device. The resolved dtype is
+    the spec's, so it is part of every cell's identity."""
+    if dtype != "auto":
+        return dtype
+    if builtin:
+        return "float32"
+    return "bfloat16" if device.startswith("cuda") else "float32"
+
+
 def _check_model_location(name: str, model: str, local_files_only: bool) -> None:
     """Say plainly what is wrong with a model path before transformers says it obscurely: a
     folder that does not exist, or a hub id that is not in the local cache."""
@@ -227,15 +243,15 @@ class HFBackend(BaseVideoLM):
                 f"model {name!r}: model type {config.model_type!r} is not a supported video "
                 f"family (supported: {', '.join(sorted(FAMILIES))})"
             )
-        torch_dtype = "auto" if dtype == "auto" else getattr(torch, dtype)
+        torch_dtype = getattr(torch, resolve_dtype(dtype, device, builtin=backend == "builtin"))
         model_kwargs: ModelPretrainedKwargs = {
             "local_files_only": parsed.local_files_only,
             "dtype": torch_dtype,
         }
         if "revision" in load_kwargs:
             model_kwargs["revision"] = load_kwargs["revision"]
-        if parsed.attn_implementation is not None:
-            model_kwargs["attn_implementation"] = parsed.attn_implementation
+        # sdpa unless the entry names another: never what happens to be installed
+        model_kwargs["attn_implementation"] = parsed.attn_implementation or DEFAULT_ATTENTION
         try:
             processor: Any = AutoProcessor.from_pretrained(model, **load_kwargs)  # type: ignore[no-untyped-call]
             with no_loading_bars():  # the sweep's own bar already says "loading <model>"
