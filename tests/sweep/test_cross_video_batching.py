@@ -222,3 +222,38 @@ def test_auto_is_refused_by_the_ray_executor(tmp_path: Path) -> None:
     protocol, _ = _pixel_sweep(tmp_path, videos=1)
     with pytest.raises(ValueError, match="'auto' is for the local executor"):
         run_sweep(protocol, executor="ray", batch_size="auto", progress=False)
+
+
+@pytest.mark.slow
+def test_the_cli_takes_auto_and_prints_the_throughput(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from itemscale.cli import main
+
+    suite = write_benchmark(tmp_path / "suite", 2, per_video=1)
+    entry = {"name": "builtin", "backend": "builtin", "model": "builtin"}
+    proto = write_protocol(tmp_path / "p.toml", suite, frames=(2,), models=[entry])
+    assert main(["sweep", str(proto), "--batch-size", "auto", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    (line,) = [line for line in out.splitlines() if line.startswith("throughput: ")]
+    assert "cells/s" in line and "visual tokens/s" in line and "the store" in line
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    (session,) = run["sessions"]
+    assert session["batch_size"] == "auto" and session["out_of_memory"] == 0
+    # the host's free memory holds two tiny cells of either configuration
+    assert set(session["batch_sizes"]["builtin"].values()) == {AUTO_MAX_BATCH}
+    (spec,) = [m["spec"] for m in run["model_specs"].values()]
+    assert spec["dtype"] == "float32"  # the built-in model: float32 whatever `auto` says
+    with pytest.raises(SystemExit) as refused:
+        main(["sweep", str(proto), "--batch-size", "many"])
+    assert refused.value.code == 2
+    assert "expected a whole number or 'auto', got 'many'" in capsys.readouterr().err
+
+
+def test_auto_dtype_is_bfloat16_on_cuda_and_float32_elsewhere() -> None:
+    from itemscale.models._hf import resolve_dtype
+
+    assert resolve_dtype("auto", "cuda") == resolve_dtype("auto", "cuda:1") == "bfloat16"
+    assert resolve_dtype("auto", "cpu") == resolve_dtype("auto", "mps") == "float32"
+    assert resolve_dtype("auto", "cuda", builtin=True) == "float32"
+    assert resolve_dtype("float16", "cpu") == "float16"

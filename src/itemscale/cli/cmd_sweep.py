@@ -48,7 +48,12 @@ def register(subparsers: Any) -> None:
         help="cpu, cuda, cuda:1, ... for local models (default: cpu, even when a GPU is present)",
     )
     parser.add_argument(
-        "--batch-size", type=int, default=1, metavar="N", help="requests per model call (default 1)"
+        "--batch-size",
+        type=_batch_size,
+        default=1,
+        metavar="N|auto",
+        help="requests per model call (default 1); auto: per configuration, from its visual "
+        "tokens and the device's free memory (an out-of-memory call is halved and run again)",
     )
     _served_arguments(parser)
     parser.add_argument(
@@ -207,11 +212,23 @@ def _print_ray(figures: dict[str, int]) -> None:
     )
 
 
+def _batch_size(text: str) -> int | str:
+    """`--batch-size`: a whole number or `auto`."""
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number or 'auto', got {text!r}"
+        ) from None
+
+
 def _check_flags(args: argparse.Namespace) -> None:
     """The flags' own ranges and combinations, before the protocol is read."""
     if args.limit is not None and args.limit < 1:
         raise CommandError(f"--limit must be at least 1 (got {args.limit})")
-    if args.batch_size < 1:
+    if args.batch_size != "auto" and args.batch_size < 1:
         raise CommandError(f"--batch-size must be at least 1 (got {args.batch_size})")
     if args.concurrency < 1 or args.timeout <= 0 or args.max_retries < 0:
         raise CommandError("--concurrency must be >= 1, --timeout > 0, --max-retries >= 0")
@@ -301,6 +318,9 @@ def _print_summary(result: Any, *, as_json: bool) -> None:
         "selections": result.selections,
         **({"ray": result.ray} if result.ray else {}),
         "failed": result.failed,
+        "throughput": result.throughput(),
+        "batch_sizes": result.batch_sizes,
+        "out_of_memory": result.out_of_memory,
         "exit_status": result.exit_code,
     }
     if as_json:
@@ -311,6 +331,17 @@ def _print_summary(result: Any, *, as_json: bool) -> None:
             f"{result.planned} cells planned, {result.skipped} already done, {result.ran} run "
             f"({status}); {len(result.table)} rows in {result.run_dir / 'responses.parquet'}"
         )
+        if result.ran:
+            print(result.throughput_line())
+        if result.out_of_memory:
+            print(
+                f"out of memory: {result.out_of_memory} model call(s) ran out of device memory "
+                "and were run again in halves; batch sizes used: "
+                + "; ".join(
+                    f"{model}: " + ", ".join(f"{label} {size}" for label, size in sizes.items())
+                    for model, sizes in sorted(result.batch_sizes.items())
+                )
+            )
         if result.not_loaded:
             print(
                 "not loaded (every cell already done with the same model, options, device and "

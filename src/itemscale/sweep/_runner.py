@@ -390,9 +390,11 @@ def run_sweep(
         )
         # the caller's own keys last (they may replace the sweep's)
         payload = _carry_over(out_dir, {**record, **dict(provenance or {})})
+        exported = time.perf_counter()
         result.table = store.export(
             out_dir, payload, prefer=session.planned_ids, imported=imported_rows(out_dir)
         )
+        result.store_s += time.perf_counter() - exported
     if refused is not None:
         raise refused
     return result

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,8 +115,10 @@ class SweepResult:
     out_of_memory: int = 0
     #: per model, per configuration label: the batch size its cells ran with at the end
     batch_sizes: dict[str, dict[str, int]] = field(default_factory=dict)
-    #: visual tokens of the cells run this time (the throughput line)
+    #: visual tokens of the cells run this time, and the time spent storing them (commits
+    #: and the export): the throughput line
     visual_tokens: int = 0
+    store_s: float = 0.0
     table: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: per model whose backend reports usage (`VideoLM.usage()`: served models): its counts
     #: (the most requests in flight at once, multiple-choice replies that carried no
@@ -137,6 +140,30 @@ class SweepResult:
     #: started, actors lost, jobs put back in the queue after a loss, and cells stored as
     #: `model_error` because their job's actor was lost on every try
     ray: dict[str, int] = field(default_factory=dict)
+
+    def throughput(self) -> dict[str, float]:
+        """Cells and visual tokens per second of the sweep's wall time (model loading
+        included), and the seconds in the model, in decoding (a background thread: it overlaps
+        the model) and in the store."""
+        wall = self.wall_s if self.wall_s > 0 else float("nan")
+        return {
+            "cells_per_s": round(self.ran / wall, 3),
+            "visual_tokens_per_s": round(self.visual_tokens / wall, 1),
+            "wall_s": round(self.wall_s, 3),
+            "model_s": round(self.model_s, 3),
+            "decode_s": round(self.decode_s, 3),
+            "store_s": round(self.store_s, 3),
+        }
+
+    def throughput_line(self) -> str:
+        """`throughput: 12.5 cells/s, 3,400 visual tokens/s over 10.2 s (...)`"""
+        t = self.throughput()
+        return (
+            f"throughput: {t['cells_per_s']:,.2f} cells/s, {t['visual_tokens_per_s']:,.0f} visual "
+            f"tokens/s over {t['wall_s']:,.1f} s (model loading included); time in the model "
+            f"{t['model_s']:,.1f} s, decoding {t['decode_s']:,.1f} s (beside the model), the "
+            f"store {t['store_s']:,.1f} s"
+        )
 
     @property
     def failed(self) -> dict[str, int]:
@@ -324,7 +351,9 @@ class Session:
         return cells, group_by_video(pending, self.known_hashes)
 
     def record(self, rows: Sequence[CellRow]) -> None:
+        start = time.perf_counter()
         self.store.record(rows)
+        self.result.store_s += time.perf_counter() - start
         self.result.ran += len(rows)
         for row in rows:
             self.result.visual_tokens += row.visual_tokens or 0
