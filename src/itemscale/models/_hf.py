@@ -37,7 +37,14 @@ from ._hf_families import (
     resize_kwargs,
     video_metadata,
 )
-from ._hf_support import no_loading_bars, writable
+from ._hf_support import (
+    BYTES_PER_VISUAL_TOKEN_WIDTHS,
+    DEFAULT_ATTENTION,
+    check_model_location,
+    no_loading_bars,
+    resolve_dtype,
+    writable,
+)
 from ._hf_wire import (
     ChatTemplateMessage,
     ContentPart,
@@ -60,9 +67,6 @@ if TYPE_CHECKING:
     import torch
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
-#: `HFBackend.serving.bytes_per_visual_token` in hidden vectors of the language model: about
-#: 230 KiB per visual token measured on Qwen2.5-VL-7B (hidden 3584) in bf16 on an H200.
-BYTES_PER_VISUAL_TOKEN_WIDTHS = 32
 
 __all__ = [
     "DTYPES",
@@ -96,47 +100,6 @@ class HFOptions(BaseModel):
     mcqa_scoring: Literal["letter", "likelihood"] = "letter"
     attn_implementation: Literal["eager", "sdpa", "flash_attention_2"] | None = None
     local_files_only: StrictBool = True
-
-
-#: The attention a model loads with when its entry names none (`options.attn_implementation`).
-DEFAULT_ATTENTION = "sdpa"
-
-
-def resolve_dtype(dtype: str, device: str, *, builtin: bool = False) -> str:
-    """The dtype a model loads in: `auto` is bfloat16 on CUDA and float32 elsewhere (half
-    precision on a CPU is slow and not what a CPU run is compared with); the built-in model
-    stays float32 everywhere, so its answers do not depend on the device. The resolved dtype is
-    the spec's, so it is part of every cell's identity."""
-    if dtype != "auto":
-        return dtype
-    if builtin:
-        return "float32"
-    return "bfloat16" if device.startswith("cuda") else "float32"
-
-
-def _check_model_location(name: str, model: str, local_files_only: bool) -> None:
-    """Say plainly what is wrong with a model path before transformers says it obscurely: a
-    folder that does not exist, or a hub id that is not in the local cache."""
-    path = Path(model).expanduser()
-    looks_like_path = model.startswith(("/", "./", "../", "~")) or model.count("/") > 1
-    if path.is_dir():
-        if not (path / "config.json").is_file():
-            raise BackendError(f"model {name!r}: {path} is a folder without a config.json")
-        return
-    if looks_like_path or path.exists():
-        raise BackendError(f"model {name!r}: the model folder {path} does not exist")
-    if local_files_only:
-        from transformers.utils.hub import cached_file
-
-        try:
-            cached_file(model, "config.json", local_files_only=True)
-        except (OSError, ValueError):
-            raise BackendError(
-                f"model {name!r}: {model!r} is not a local folder and not in the local Hugging "
-                "Face cache; nothing was downloaded (options.local_files_only = true, the "
-                f"default). Download it first (`huggingface-cli download {model}`), give its "
-                "folder, or set local_files_only = false"
-            ) from None
 
 
 def parse_options(options: Mapping[str, object], model_name: str) -> HFOptions:
@@ -225,7 +188,7 @@ class HFBackend(BaseVideoLM):
         load_kwargs: PretrainedKwargs = {"local_files_only": parsed.local_files_only}
         if revision is not None and not Path(model).is_dir():
             load_kwargs["revision"] = revision
-        _check_model_location(name, model, parsed.local_files_only)
+        check_model_location(name, model, parsed.local_files_only)
         try:
             config = AutoConfig.from_pretrained(model, **load_kwargs)
         except (OSError, ValueError) as exc:

@@ -290,15 +290,7 @@ def run_sweep(
     `stop.set()`) the cells in flight finish, everything is committed and exported, and
     `result.interrupted` is true.
     """
-    if executor not in ("local", "ray"):
-        raise ValueError(f"executor must be 'local' or 'ray', got {executor!r}")
-    auto = batch_size == "auto"
-    if auto and executor == "ray":
-        raise ValueError("batch_size 'auto' is for the local executor; give Ray a number")
-    if not auto and (not isinstance(batch_size, int) or batch_size < 1):
-        raise ValueError(f"batch_size must be at least 1 or 'auto', got {batch_size!r}")
-    # under `auto` the backend's own cap is the largest batch auto may pick
-    fixed_size = AUTO_MAX_BATCH if auto else int(batch_size)
+    fixed_size, auto = _batch_setting(executor, batch_size)
     t0 = time.perf_counter()
     started = utc_now()
     out_dir = Path(run_dir if run_dir is not None else protocol.output)
@@ -398,6 +390,20 @@ def run_sweep(
     if refused is not None:
         raise refused
     return result
+
+
+def _batch_setting(executor: str, batch_size: int | Literal["auto"]) -> tuple[int, bool]:
+    """The batch size a backend loads with and whether `auto` sizes the batches (then the
+    backend's own cap is the largest batch `auto` may pick); a bad value is a ValueError."""
+    if executor not in ("local", "ray"):
+        raise ValueError(f"executor must be 'local' or 'ray', got {executor!r}")
+    if batch_size == "auto":
+        if executor == "ray":
+            raise ValueError("batch_size 'auto' is for the local executor; give Ray a number")
+        return AUTO_MAX_BATCH, True
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1 or 'auto', got {batch_size!r}")
+    return batch_size, False
 
 
 def session_batches(result: SweepResult) -> dict[str, object]:
