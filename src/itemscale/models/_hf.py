@@ -347,8 +347,10 @@ class HFBackend(BaseVideoLM):
         if videos:
             # decoded frames are shared read-only (the frame cache hands the same arrays to
             # every configuration); torch refuses to wrap a read-only array without a warning,
-            # so the processor gets writable copies and the cache stays untouched
-            kwargs["videos"] = [[writable(f) for f in frames.array] for frames in videos]
+            # so the processor gets writable copies and the cache stays untouched. One
+            # (frames, height, width, 3) array per video, as a plain loop passes it: a list of
+            # frame arrays costs the processor about a third more time (128 frames of 448x336)
+            kwargs["videos"] = [writable(np.asarray(frames.array)) for frames in videos]
             kwargs["do_sample_frames"] = False
             kwargs["video_metadata"] = [video_metadata(frames) for frames in videos]
             bounds = resize_kwargs(self.family, self._processor, batch[0], self._options.min_pixels)

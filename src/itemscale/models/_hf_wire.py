@@ -64,7 +64,7 @@ class ProcessorKwargs(TypedDict):
     padding: bool
     return_tensors: Literal["pt"]
     #: per request with frames: its frames, writable copies of the cached arrays
-    videos: NotRequired[list[list[Any]]]
+    videos: NotRequired[list[Any]]
     do_sample_frames: NotRequired[bool]
     video_metadata: NotRequired[list[VideoMetadataFields]]
     size: NotRequired[PixelBounds]
