@@ -149,9 +149,13 @@ def _pixel_sweep(tmp_path: Path, videos: int = 6, **kwargs: Any) -> tuple[Any, P
     return protocol, tmp_path / "calls.jsonl"
 
 
+@pytest.mark.parametrize("decoding_at_once", [1, 3])
 def test_pixel_batches_cross_videos_and_an_interrupted_sweep_resumes_once_per_cell(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, decoding_at_once: int
 ) -> None:
+    from itemscale.sweep import _batching
+
+    monkeypatch.setattr(_batching, "decode_threads", lambda: decoding_at_once)
     protocol, log = _pixel_sweep(tmp_path)
     stop = SweepStop()
     first = CountingBackend(str(log), stop=stop)
@@ -168,6 +172,15 @@ def test_pixel_batches_cross_videos_and_an_interrupted_sweep_resumes_once_per_ce
     assert again.skipped == 6 and again.ran == 18 and second.sizes == [3] * 6
     ran = [entry["item"] + f"@{entry['frames']}" for entry in read_log(log)]
     assert len(ran) == len(set(ran)) == 24
+    # the answers are the pixel model's on each cell's own frames, whoever decoded them
+    whole = run_sweep(
+        protocol,
+        backend_factory=lambda e, d, b: PixelBackend(None),
+        run_dir=tmp_path / "whole",
+        batch_size=1,
+        progress=False,
+    )
+    assert _answers(again.table) == _answers(whole.table)
 
 
 def test_out_of_memory_halves_the_batch_and_is_counted(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@ configuration, task kind, decoding settings and frame geometry from as many vide
 
 A video of a real benchmark holds one to three questions, so batching the cells of one video
 alone sends one to three rows per call whatever `--batch-size` says. Here each video is decoded
-once (the next one in a background thread while the model runs), its cells join the pool of
+once (the next ones in background threads while the model runs), its cells join the pool of
 batches waiting to fill, and a batch runs as soon as it is full. The decoded frames the pool
 holds are bounded (`VideoJobRunner.frames_held_bytes`): past the bound, the oldest partial batch
 runs as it is. Every batch's rows are committed as its call returns, so an interrupted sweep
@@ -12,6 +12,8 @@ loses only the calls in flight and a resume runs exactly the cells not stored.
 
 from __future__ import annotations
 
+import os
+from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -21,6 +23,13 @@ from ._plan import Cell
 from ._session import Session
 
 Pending = tuple[Cell, Any]
+
+
+def decode_threads() -> int:
+    """Videos decoded at once ahead of the model: a batch across videos waits for several, so
+    they decode side by side (each decoder is threaded too, and its work releases the GIL):
+    one per four cores, 1 to 4 (one on a small machine, where threads would only compete)."""
+    return max(1, min(4, (os.cpu_count() or 1) // 4))
 
 
 class BatchPool:
@@ -90,18 +99,20 @@ def run_across_videos(session: Session, runner: VideoJobRunner, jobs: Sequence[V
                 session.record(rows)
         return True
 
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="itemscale-decode") as decoder:
-        ahead: Future[PreparedJob] | None = decoder.submit(runner.prepare, jobs[0])
+    depth = decode_threads()
+    with ThreadPoolExecutor(max_workers=depth, thread_name_prefix="itemscale-decode") as decoder:
+        # the next `depth` videos decode at once while the model runs or the batches fill
+        ahead: deque[Future[PreparedJob]] = deque(
+            decoder.submit(runner.prepare, job) for job in jobs[:depth]
+        )
         going = True
         for position, job in enumerate(jobs):
-            if session.stop.is_set() or ahead is None:
+            if session.stop.is_set():
                 going = False
                 break
-            prepared = ahead.result()
-            following = position + 1
-            ahead = (
-                decoder.submit(runner.prepare, jobs[following]) if following < len(jobs) else None
-            )
+            prepared = ahead.popleft().result()
+            if position + depth < len(jobs):
+                ahead.append(decoder.submit(runner.prepare, jobs[position + depth]))
             session.record_stats(job, prepared.stats)
             failed = prepared.failed
             if failed:
@@ -116,6 +127,6 @@ def run_across_videos(session: Session, runner: VideoJobRunner, jobs: Sequence[V
                 break
         if going:
             run(pool.rest())
-        if ahead is not None:
-            ahead.cancel()
+        for future in ahead:
+            future.cancel()
     session.record_model_time(stats)
