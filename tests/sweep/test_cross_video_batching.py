@@ -257,6 +257,19 @@ def test_the_cli_takes_auto_and_prints_the_throughput(
     assert set(session["batch_sizes"]["builtin"].values()) == {AUTO_MAX_BATCH}
     (spec,) = [m["spec"] for m in run["model_specs"].values()]
     assert spec["dtype"] == "float32"  # the built-in model: float32 whatever `auto` says
+    # a finished run again, as JSON: nothing ran, the figures are there and are JSON numbers
+    assert main(["sweep", str(proto), "--batch-size", "2", "--no-progress", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["ran"] == 0 and summary["out_of_memory"] == 0
+    assert set(summary["throughput"]) == {
+        "cells_per_s",
+        "visual_tokens_per_s",
+        "wall_s",
+        "model_s",
+        "decode_s",
+        "store_s",
+    }
+    assert summary["throughput"]["cells_per_s"] == 0.0
     with pytest.raises(SystemExit) as refused:
         main(["sweep", str(proto), "--batch-size", "many"])
     assert refused.value.code == 2

@@ -145,10 +145,10 @@ class SweepResult:
         """Cells and visual tokens per second of the sweep's wall time (model loading
         included), and the seconds in the model, in decoding (a background thread: it overlaps
         the model) and in the store."""
-        wall = self.wall_s if self.wall_s > 0 else float("nan")
-        return {
-            "cells_per_s": round(self.ran / wall, 3),
-            "visual_tokens_per_s": round(self.visual_tokens / wall, 1),
+        wall = self.wall_s
+        return {  # (no wall time, no rate: JSON has no NaN)
+            "cells_per_s": round(self.ran / wall, 3) if wall > 0 else 0.0,
+            "visual_tokens_per_s": round(self.visual_tokens / wall, 1) if wall > 0 else 0.0,
             "wall_s": round(self.wall_s, 3),
             "model_s": round(self.model_s, 3),
             "decode_s": round(self.decode_s, 3),
