@@ -500,7 +500,7 @@ class VideoJobRunner:
 
     def shrink(self, key: BatchKey, size: int) -> None:
         """After an out-of-memory error: batches of `key` hold at most `size` cells from now on
-        (the bound holds for the rest of the session; `sizes_used` keeps every size run)."""
+        (the bound holds for the rest of the session, and the session records it)."""
         self.size_caps[key] = min(size, self.size_caps.get(key, size))
 
     @staticmethod

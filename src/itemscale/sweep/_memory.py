@@ -28,7 +28,7 @@ DEFAULT_BYTES_PER_VISUAL_TOKEN = 256 * 2**10
 #: processor's 14 px patches, merged 2x2, two frames per temporal patch.
 PIXELS_PER_VISUAL_TOKEN = 28 * 28 * 2
 #: The decoded frames the local executor holds while it fills batches across videos (2 GiB);
-#: past it, the oldest partial batch runs as it is. One video's frames are always held.
+#: past it, the oldest partial batch runs as it is (a video is still decoded whole).
 FRAMES_HELD_BYTES = 2 * 2**30
 
 
