@@ -125,14 +125,64 @@ def _decoded_lines(p: Path) -> Iterator[str]:
                 raise ImportInputError(f"{p}:{number}: {not_utf8_message(exc)}") from None
 
 
+class _TakenLines:
+    """The lines a csv reader pulls, kept until the record they make is checked (a reader
+    pulls one line at a time, never ahead)."""
+
+    def __init__(self, lines: Iterator[str]) -> None:
+        self._lines = lines
+        self.taken: list[str] = []
+
+    def __iter__(self) -> _TakenLines:
+        return self
+
+    def __next__(self) -> str:
+        line = next(self._lines)
+        self.taken.append(line)
+        return line
+
+    def pop(self) -> list[str]:
+        taken, self.taken = self.taken, []
+        return taken
+
+
+def _check_closed(p: Path, fmt: str, values: list[str], raw: list[str], end: int) -> None:
+    """Refuse a record that ends inside a quoted field: the lenient csv reader returns such a
+    record only at the end of the file, with every line after the opening quote inside one
+    value (a file that never closes a quote would otherwise import as a few rows with the
+    rest swallowed into one answer). Checked cheaply: only a record whose last line has no
+    line end, or whose last value ends with one, is parsed again strictly."""
+    if not raw:
+        return
+    ends_line = raw[-1].endswith(("\n", "\r"))
+    if ends_line and not (values and values[-1].endswith(("\n", "\r"))):
+        return
+    delimiter = "\t" if fmt == "tsv" else ","
+    try:
+        for _ in csv.reader(raw, delimiter=delimiter, strict=True):
+            pass
+    except csv.Error as exc:
+        if "end of data" not in str(exc):
+            return
+        crossed = values[-1].count("\n") if values else 0
+        opened = end - crossed + (1 if ends_line else 0)
+        raise ImportInputError(
+            f"{p}:{opened}: a quoted field opens on this line and never closes (the file ends "
+            f"inside it, at line {end}): close the quote (a quote inside a quoted field is "
+            'written twice, "")'
+        ) from None
+
+
 def _csv_header(p: Path, fmt: str) -> tuple[str, ...]:
-    reader = csv.reader(_decoded_lines(p), delimiter="\t" if fmt == "tsv" else ",")
+    source = _TakenLines(_decoded_lines(p))
+    reader = csv.reader(source, delimiter="\t" if fmt == "tsv" else ",")
     try:
         header = next(reader)
     except StopIteration:
         raise ImportInputError(f"{p}:1: empty file, expected a header line") from None
     except csv.Error as exc:
         raise ImportInputError(f"{p}:1: not a readable {fmt.upper()} header ({exc})") from None
+    _check_closed(p, fmt, header, source.pop(), reader.line_num)
     header = [h.strip() for h in header]
     dup = [h for h, n in Counter(header).items() if n > 1]
     if dup:
@@ -141,12 +191,16 @@ def _csv_header(p: Path, fmt: str) -> tuple[str, ...]:
 
 
 def _csv_records(p: Path, fmt: str, header: tuple[str, ...]) -> Iterator[Record]:
-    """CSV/TSV records; undecodable bytes and unreadable lines name their line."""
-    reader = csv.reader(_decoded_lines(p), delimiter="\t" if fmt == "tsv" else ",")
+    """CSV/TSV records; undecodable bytes, unreadable lines and a quote that never closes
+    name their line."""
+    source = _TakenLines(_decoded_lines(p))
+    reader = csv.reader(source, delimiter="\t" if fmt == "tsv" else ",")
     try:
         next(reader, None)
+        source.pop()
         for values in reader:
             line = reader.line_num
+            _check_closed(p, fmt, values, source.pop(), line)
             if not values or all(not v.strip() for v in values):
                 continue
             if len(values) != len(header):
