@@ -26,6 +26,7 @@ from ..responses import (
 )
 from ..store import CellRow
 from ._plan import Cell
+from ._response_check import ResponseFieldError, checked_response
 
 
 class RowIdentity(TypedDict):
@@ -84,6 +85,9 @@ class JobStats:
     video_hash: str | None = None
     #: what the reader must know about this video (a declared duration far from the video's)
     warnings: list[str] = field(default_factory=list)
+    #: backend values of the right type that cannot be measurements, stored as null, by reason
+    #: (`_response_check`)
+    nulled: dict[str, int] = field(default_factory=dict)
 
 
 #: How far an item's declared duration may be from its video's before the sweep warns: more
@@ -272,6 +276,19 @@ def response_row(cell: Cell, frames: Any, response: VideoResponse) -> CellRow:
     )
 
 
+def checked_row(cell: Cell, frames: Any, response: object, stats: JobStats) -> CellRow:
+    """The row of one response after the boundary check (`_response_check`): a field of a
+    wrong type makes the cell a `model_error` naming the field; impossible values are nulled
+    and counted in `stats.nulled`."""
+    try:
+        clean, nulled = checked_response(response)
+    except ResponseFieldError as exc:
+        return failure_row(cell, Status.MODEL_ERROR, str(exc), frames)
+    for reason, n in nulled.items():
+        stats.nulled[reason] = stats.nulled.get(reason, 0) + n
+    return response_row(cell, frames, clean)
+
+
 @dataclass(frozen=True)
 class PreparedJob:
     """A job's decoded frames, keyed by (config id, item key, repeat), and its media failures."""
@@ -419,7 +436,8 @@ class VideoJobRunner:
             stats.model_s += time.perf_counter() - t0
             stats.model_calls += len(requests)
             yield [
-                response_row(c, f, r) for c, f, r in zip(batch, cell_frames, responses, strict=True)
+                checked_row(c, f, r, stats)
+                for c, f, r in zip(batch, cell_frames, responses, strict=True)
             ]
 
     @staticmethod
