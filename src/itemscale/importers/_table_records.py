@@ -236,13 +236,16 @@ def _parquet_records(p: Path) -> Iterator[Record]:
 
 
 def _xlsx_rows(p: Path) -> Iterator[tuple[Any, ...]]:
-    """The first sheet's rows, streamed (openpyxl's read-only mode), after the one size check
-    every zip-based input gets (`itemscale.files.check_unzipped_size`)."""
-    from ..files import ZipInputError, check_unzipped_size
+    """The first sheet's rows, streamed (openpyxl's read-only mode), after the size checks
+    every zip-based input gets (`itemscale.files.check_unzipped_size`, and the sheet's declared
+    rows and cells, `check_sheet_size`); the rows and cells parsed are counted against the same
+    bounds, so a sheet that declares no size, or a false one, stops there too."""
+    from .. import files
 
     try:
-        check_unzipped_size(p)
-    except ZipInputError as exc:
+        files.check_unzipped_size(p)
+        files.check_sheet_size(p)
+    except files.ZipInputError as exc:
         raise ImportInputError(str(exc)) from None
     import openpyxl
 
@@ -254,7 +257,17 @@ def _xlsx_rows(p: Path) -> Iterator[tuple[Any, ...]]:
         sheet = book.worksheets[0] if book.worksheets else None
         if sheet is None:
             raise ImportInputError(f"{p}: the workbook has no sheet")
-        yield from sheet.iter_rows(values_only=True)
+        cells = 0
+        for rows, values in enumerate(sheet.iter_rows(values_only=True), start=1):
+            cells += len(values)
+            if rows > files.MAX_SHEET_ROWS or cells > files.MAX_SHEET_CELLS:
+                raise ImportInputError(
+                    f"{p}: row {rows}: the first sheet holds more than "
+                    f"{files.MAX_SHEET_ROWS:,} rows or {files.MAX_SHEET_CELLS:,} cells, the "
+                    "limit for one workbook (it declares no size, or a smaller one); save the "
+                    "table as CSV or Parquet, which are read streamed, whatever their size"
+                )
+            yield values
     finally:
         book.close()
 
