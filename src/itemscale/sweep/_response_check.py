@@ -16,7 +16,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping
 from numbers import Integral, Real
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..models import VideoResponse
 from ..responses import Status
@@ -43,11 +43,11 @@ def _wrong(name: str, expected: str, value: object) -> ResponseFieldError:
     )
 
 
-def _is_real(value: object) -> bool:
+def _is_real(value: object) -> TypeGuard[Real]:
     return isinstance(value, Real) and not isinstance(value, bool)
 
 
-def _is_count(value: object) -> bool:
+def _is_count(value: object) -> TypeGuard[Integral]:
     return isinstance(value, Integral) and not isinstance(value, bool)
 
 
@@ -88,7 +88,7 @@ def _real(name: str, value: object, nulled: Counter[str], *, unit: bool) -> floa
         return None
     if not _is_real(value):
         raise _wrong(name, "a number or None", value)
-    x = float(value)  # type: ignore[arg-type]
+    x = float(value)
     if not math.isfinite(x) or x < 0.0 or (unit and x > 1.0):
         what = "in [0, 1]" if unit else "finite and >= 0"
         nulled[f"{name} (not {what})"] += 1
@@ -115,7 +115,7 @@ def checked_response(response: object) -> tuple[VideoResponse, Counter[str]]:
             continue
         if not _is_count(value):
             raise _wrong(name, "an integer or None", value)
-        count = int(value)  # type: ignore[call-overload]
+        count = int(value)
         if count < _COUNT_MIN[name]:
             nulled[f"{name} (below {_COUNT_MIN[name]})"] += 1
             changes[name] = None
