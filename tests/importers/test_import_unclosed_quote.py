@@ -70,3 +70,16 @@ def test_closed_quotes_and_lenient_quotes_still_import(tmp_path: Path) -> None:
     assert rows.loc["q0", "raw_text"] == 'A, then "B"\nthen\nA'
     assert rows.loc["q1", "raw_text"] == "xy"
     assert rows.loc["q2", "raw_text"] == "plain"
+
+
+@pytest.mark.parametrize("ending", ["", "\n", "\r\n"])
+def test_the_last_line_alone_opening_a_quote(tmp_path: Path, ending: str) -> None:
+    """A quote opened on the file's last line (read from the file's tail), with or without a
+    line end, CRLF too."""
+    lines = [HEADER, *_rows(3), 'm,q3,v3,8f,8,1,A,"open']
+    path = tmp_path / "t.csv"
+    path.write_bytes(
+        ("\r\n".join(lines) if ending == "\r\n" else "\n".join(lines)).encode() + ending.encode()
+    )
+    with pytest.raises(ImportInputError, match=r"t\.csv:5: a quoted field opens on this line"):
+        import_table(path)

@@ -12,6 +12,7 @@ every raw line (docs/performance.md).
 from __future__ import annotations
 
 import csv
+import itertools
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -36,6 +37,8 @@ FORMATS: Final[dict[str, str]] = {
 
 #: One record: its line, its values by column, and where its columns came from in the file.
 Record = tuple[int, Mapping[str, object], Mapping[str, str]]
+#: how much of a CSV's end is read to find its last line
+_TAIL_BYTES: Final[int] = 1 << 16
 _NO_ALIASES: Final[Mapping[str, str]] = {}
 
 
@@ -190,24 +193,65 @@ def _csv_header(p: Path, fmt: str) -> tuple[str, ...]:
     return tuple(header)
 
 
+def _record_lines(p: Path, start: int, end: int) -> list[str]:
+    """Lines `start`..`end` (1-based) of the file, as `_decoded_lines` gives them. The last
+    line alone is read from the file's tail; a longer span (a record across lines) by reading
+    the lines again."""
+    if start == end:
+        with p.open("rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - _TAIL_BYTES))
+            tail = fh.read()
+        body = tail[:-1] if tail.endswith(b"\n") else tail
+        if b"\n" in body or size <= _TAIL_BYTES:
+            last = tail[len(body.rsplit(b"\n", 1)[0]) + 1 :] if b"\n" in body else tail
+            return [last.decode("utf-8-sig" if start == 1 else "utf-8", "replace")]
+    return list(itertools.islice(_decoded_lines(p), start - 1, end))
+
+
+def _check_last_closed(p: Path, fmt: str, values: list[str], start: int, end: int) -> None:
+    """The last record of a file checked for a quote that never closes (the lenient reader
+    ends such a record only at the end of the file: see `_check_closed`). Costs nothing for
+    a file that ends with a line end outside any quote; otherwise only the record's own lines
+    are read again."""
+    if not (values and values[-1].endswith(("\n", "\r"))):
+        with p.open("rb") as fh:
+            if fh.seek(0, os.SEEK_END) == 0:
+                return
+            fh.seek(-1, os.SEEK_END)
+            if fh.read(1) in (b"\n", b"\r"):
+                return
+    _check_closed(p, fmt, values, _record_lines(p, start, end), end)
+
+
 def _csv_records(p: Path, fmt: str, header: tuple[str, ...]) -> Iterator[Record]:
     """CSV/TSV records; undecodable bytes, unreadable lines and a quote that never closes
-    name their line."""
-    source = _TakenLines(_decoded_lines(p))
-    reader = csv.reader(source, delimiter="\t" if fmt == "tsv" else ",")
+    (only the last record can hold one) name their line. Each record is handed on once the
+    next is read, so the last one is checked before it is."""
+    reader = csv.reader(_decoded_lines(p), delimiter="\t" if fmt == "tsv" else ",")
+
+    def record(values: list[str], line: int) -> Record | None:
+        if not values or all(not v.strip() for v in values):
+            return None
+        if len(values) != len(header):
+            raise ImportInputError(
+                f"{p}:{line}: {len(values)} fields, the header has {len(header)}"
+            )
+        return line, dict(zip(header, values, strict=True)), _NO_ALIASES
+
     try:
         next(reader, None)
-        source.pop()
+        start = reader.line_num + 1
+        last: tuple[list[str], int, int] | None = None
         for values in reader:
-            line = reader.line_num
-            _check_closed(p, fmt, values, source.pop(), line)
-            if not values or all(not v.strip() for v in values):
-                continue
-            if len(values) != len(header):
-                raise ImportInputError(
-                    f"{p}:{line}: {len(values)} fields, the header has {len(header)}"
-                )
-            yield line, dict(zip(header, values, strict=True)), _NO_ALIASES
+            if last is not None and (done := record(last[0], last[2])) is not None:
+                yield done
+            last = (values, start, reader.line_num)
+            start = reader.line_num + 1
+        if last is not None:
+            _check_last_closed(p, fmt, *last)
+            if (done := record(last[0], last[2])) is not None:
+                yield done
     except csv.Error as exc:
         raise ImportInputError(
             f"{p}:{reader.line_num}: not a readable {fmt.upper()} line ({exc})"
