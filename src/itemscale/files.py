@@ -195,8 +195,8 @@ def check_unzipped_size(path: str | os.PathLike[str], limit: int = MAX_UNZIPPED_
 #: table is at most some 10^5 rows (a 10^6-row workbook had not finished importing after 400 s);
 #: a larger table belongs in CSV or Parquet, which are read streamed. Read when checked, so a
 #: caller (a test) may lower them.
-MAX_SHEET_ROWS: int = 200_000
-MAX_SHEET_CELLS: int = 4_000_000
+MAX_SHEET_ROWS: int = 100_000
+MAX_SHEET_CELLS: int = 2_000_000
 
 _SHEET_TAG = re.compile(rb"<(?:\w+:)?sheet\b[^>]*>")
 _REL_ID = re.compile(rb"\b\w+:id=\"([^\"]+)\"")
