@@ -30,9 +30,12 @@ HASH_BLOCK: Final[int] = 1 << 20
 __all__ = [
     "HASH_BLOCK",
     "LOADS_JSON_LIMITS",
+    "MAX_SHEET_CELLS",
+    "MAX_SHEET_ROWS",
     "MAX_UNZIPPED_BYTES",
     "ZipInputError",
     "atomic_text_file",
+    "check_sheet_size",
     "check_unzipped_size",
     "is_no_space",
     "is_read_only",
@@ -43,6 +46,8 @@ __all__ = [
     "replace_dir",
     "sha256_file",
     "shared_mode",
+    "sheet_dimension",
+    "sheet_too_large",
 ]
 
 
@@ -184,6 +189,102 @@ def check_unzipped_size(path: str | os.PathLike[str], limit: int = MAX_UNZIPPED_
             "table as CSV or Parquet, or split it"
         )
     return total
+
+
+#: The most rows, and cells (rows x columns), one worksheet of a workbook may have: a results
+#: table is at most some 10^5 rows (a 10^6-row workbook had not finished importing after 400 s);
+#: a larger table belongs in CSV or Parquet, which are read streamed. Read when checked, so a
+#: caller (a test) may lower them.
+MAX_SHEET_ROWS: int = 100_000
+MAX_SHEET_CELLS: int = 2_000_000
+
+_SHEET_TAG = re.compile(rb"<(?:\w+:)?sheet\b[^>]*>")
+_REL_ID = re.compile(rb"\b\w+:id=\"([^\"]+)\"")
+_RELATIONSHIP = re.compile(rb"<(?:\w+:)?Relationship\b[^>]*>")
+_ATTR = re.compile(rb"\b(Id|Target)=\"([^\"]*)\"")
+_DIMENSION = re.compile(
+    rb"<(?:\w+:)?dimension\s+ref=\"([A-Za-z]{0,3})(\d*)(?::([A-Za-z]{1,3})(\d+))?\""
+)
+#: how much of a workbook's index files and of its sheet's start is read to find the dimension
+_HEAD_BYTES = 1 << 20
+
+
+def _column_number(letters: bytes) -> int:
+    number = 0
+    for c in letters.upper():
+        number = number * 26 + (c - ord("A") + 1)
+    return number
+
+
+def _first_sheet_member(archive: Any) -> str | None:
+    """The zip member of the workbook's first sheet, from `xl/workbook.xml` and its relations
+    (read as text, up to `_HEAD_BYTES` each); None when they do not say."""
+    try:
+        with archive.open("xl/workbook.xml") as fh:
+            book = fh.read(_HEAD_BYTES)
+        with archive.open("xl/_rels/workbook.xml.rels") as fh:
+            rels = fh.read(_HEAD_BYTES)
+    except KeyError:
+        return None
+    sheet = _SHEET_TAG.search(book)
+    rel_id = _REL_ID.search(sheet.group(0)) if sheet else None
+    if rel_id is None:
+        return None
+    for tag in _RELATIONSHIP.finditer(rels):
+        attrs = dict(_ATTR.findall(tag.group(0)))
+        if attrs.get(b"Id") == rel_id.group(1) and b"Target" in attrs:
+            target = attrs[b"Target"].decode("utf-8", "replace")
+            return target.lstrip("/") if target.startswith("/") else f"xl/{target}"
+    return None
+
+
+def sheet_dimension(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """(rows, columns) the workbook's first sheet declares in its `<dimension>` element (its
+    last cell's row and column), read from the start of the sheet's XML without parsing the
+    sheet; None when the workbook declares none (the reader's own count then bounds it)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            member = _first_sheet_member(archive)
+            if member is None:
+                return None
+            with archive.open(member) as fh:
+                head = fh.read(_HEAD_BYTES)
+    except (KeyError, zipfile.BadZipFile, zipfile.LargeZipFile, ValueError):
+        return None
+    found = _DIMENSION.search(head)
+    if found is None:
+        return None
+    first_col, first_row, last_col, last_row = found.groups()
+    col = last_col if last_col is not None else first_col
+    row = last_row if last_row is not None else first_row
+    if not row or not col:
+        return None
+    return int(row), _column_number(col)
+
+
+def sheet_too_large(path: str | os.PathLike[str], rows: int, columns: int) -> str | None:
+    """The message refusing a sheet of `rows` x `columns` past `MAX_SHEET_ROWS` or
+    `MAX_SHEET_CELLS`, or None within them."""
+    if rows <= MAX_SHEET_ROWS and rows * columns <= MAX_SHEET_CELLS:
+        return None
+    return (
+        f"{path}: the first sheet holds {rows:,} rows x {columns:,} columns "
+        f"({rows * columns:,} cells), past the limit of {MAX_SHEET_ROWS:,} rows and "
+        f"{MAX_SHEET_CELLS:,} cells for one workbook; save the table as CSV or Parquet, which "
+        "are read streamed, whatever their size"
+    )
+
+
+def check_sheet_size(path: str | os.PathLike[str]) -> None:
+    """Refuse, before any of it is parsed, a workbook whose first sheet declares more than
+    `MAX_SHEET_ROWS` rows or `MAX_SHEET_CELLS` cells (a `ZipInputError` naming the file and
+    pointing to CSV or Parquet). A sheet that declares no size, or declares a false one, is
+    bounded by its reader's count of the rows it parses (`sheet_too_large`)."""
+    size = sheet_dimension(path)
+    if size is not None and (said := sheet_too_large(path, *size)) is not None:
+        raise ZipInputError(said)
 
 
 def sha256_file(path: str | os.PathLike[str]) -> str:

@@ -136,7 +136,9 @@ class Registry(Mapping[str, T], Generic[T]):
             origin = Origin(f"{ep.name} = {ep.value}", _package(ep))
             try:
                 plugin = ep.load()
-            except Exception as exc:
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # a plugin that calls sys.exit must not end the CLI
                 raise self._error(origin, f"cannot be imported: {_said(exc)}") from exc
             if not callable(plugin):
                 raise self._error(
@@ -157,9 +159,9 @@ class Registry(Mapping[str, T], Generic[T]):
 
         try:
             plugin(register)
-        except PluginError:
+        except (PluginError, KeyboardInterrupt):
             raise
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit and the like too: the CLI names the plugin
             raise self._error(origin, f"failed while registering: {_said(exc)}") from exc
 
     def _check(
@@ -225,6 +227,9 @@ def _package(ep: Any) -> str:
 
 
 def _said(exc: BaseException) -> str:
-    """`ModuleNotFoundError: No module named 'x'`: what went wrong, on one line."""
+    """`ModuleNotFoundError: No module named 'x'`: what went wrong, on one line (an exit names
+    the exit: `SystemExit: sys.exit(3)`)."""
+    if isinstance(exc, SystemExit):
+        return f"SystemExit: sys.exit({exc.code!r})"
     text = " ".join(str(exc).split())
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

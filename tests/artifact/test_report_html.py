@@ -615,3 +615,50 @@ def test_figures_and_tables_fit_the_window(
         page.screenshot_of(f"#figure{n}", SCREENSHOT_DIR / f"itemscale_{kind}_{width}.png")
     assert got["comp"] <= got["client"]
     assert page.errors() == []
+
+
+#: item ids that name members of Object.prototype: a plain `table[id]` finds those members
+PROTOTYPE_IDS = ("constructor", "hasOwnProperty", "__proto__", "toString")
+
+
+def test_explorer_opens_items_named_like_object_members(
+    browser: DevTools, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Items called `constructor`, `hasOwnProperty`, `__proto__` and `toString` open in the
+    explorer, with their own options where the benchmark gives some and none where it does
+    not (the first two are left out of items.jsonl: `data.options[id]` would find
+    Object.prototype's function and break the panel); the page reports no error."""
+    from itemscale.items import read_items_jsonl, write_items_jsonl
+    from itemscale.responses import read_run, write_run
+
+    run = tmp_path_factory.mktemp("proto") / "run"
+    _, items = make_run(run, n_items=8, with_audit=False)
+    renamed = {it.item_id: name for it, name in zip(items, PROTOTYPE_IDS, strict=False)}
+    df, provenance = read_run(run)
+    df["item_id"] = df["item_id"].map(lambda i: renamed.get(i, i))
+    write_run(run, df, provenance)
+    kept = [
+        it.model_copy(update={"item_id": renamed.get(it.item_id, it.item_id)})
+        for it in read_items_jsonl(run / "items.jsonl")
+    ]
+    without = {"constructor", "hasOwnProperty"}
+    write_items_jsonl(run / "items.jsonl", [it for it in kept if it.item_id not in without])
+    report = build_artifact(run, n_boot=10, seed=0) / "report.html"
+    page = Page(browser, report.as_uri())
+    assert page.eval("document.body.dataset.ready") == "1"
+    for name in PROTOTYPE_IDS:
+        page.eval(
+            "var b = document.getElementById('item-filter');"
+            f" b.value = {json.dumps(name.lower())}; b.dispatchEvent(new Event('input'));"
+            " Array.prototype.filter.call(document.querySelectorAll('#item-table tbody tr'),"
+            f" function (tr) {{ return tr.children[2].textContent === {json.dumps(name)}; }})"
+            "[0].click();"
+        )
+        assert page.eval("document.querySelector('#item-detail h3').textContent") == name
+        options = page.eval(
+            "Array.prototype.map.call(document.querySelectorAll('#item-detail ol.options li'),"
+            " function (li) { return li.textContent; }).join(',')"
+        )
+        assert options == ("" if name in without else "red,green,blue,grey"), name
+        assert "frame audit" in page.eval("document.getElementById('item-detail').textContent")
+    assert page.errors() == []

@@ -11,7 +11,7 @@ from ._build import (
     build_artifact,
     find_items_file,
 )
-from ._compare_page import render_compare_page
+from ._compare_page import COMPARE_PAGE_GENERATOR, render_compare_page
 from ._crosscheck import parse_digest
 from ._derived import DERIVED_KEY
 from ._manifest import manifest_digest
@@ -20,6 +20,7 @@ from ._verify import VerifyResult, verify_artifact
 
 __all__ = [
     "ARTIFACT_DIR",
+    "COMPARE_PAGE_GENERATOR",
     "COMPARISON_FILE",
     "DERIVED_KEY",
     "MEASURES_FILE",

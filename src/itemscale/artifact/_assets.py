@@ -77,6 +77,11 @@ JS: Final[str] = """
 (function () {
   'use strict';
   var data = JSON.parse(document.getElementById('itemscale-data').textContent);
+  // a table keyed by ids is read by own property only: an item called `constructor` or
+  // `__proto__` must not find Object.prototype's members
+  function own(table, key) {
+    return Object.prototype.hasOwnProperty.call(table, key) ? table[key] : undefined;
+  }
   var F = {};
   data.fields.forEach(function (f, i) { F[f] = i; });
   var rows = data.rows;
@@ -114,7 +119,7 @@ JS: Final[str] = """
       select.appendChild(o);
     });
   }
-  function patternName(p) { return data.pattern_names[p] || String(p).replace(/_/g, ' '); }
+  function patternName(p) { return own(data.pattern_names, p) || String(p).replace(/_/g, ' '); }
   fill(boxes.pattern, 'all patterns', data.patterns, patternName);
   fill(boxes.model, 'all models', data.models);
   fill(boxes.series, 'all series', data.series);
@@ -161,8 +166,8 @@ JS: Final[str] = """
     return ['s' + Math.min(4, Math.floor(value * 5)), 'score ' + value.toFixed(2)];
   }
   function axis(r) {
-    var own = data.axes[r[F.model] + '\u001f' + r[F.series]];
-    return own || labels.map(function (_, j) { return j; });
+    var mine = own(data.axes, r[F.model] + '\u001f' + r[F.series]);
+    return mine || labels.map(function (_, j) { return j; });
   }
   function trajectoryCell(r) {
     var td = el('td', null, 'traj');
@@ -241,7 +246,7 @@ JS: Final[str] = """
     detail.appendChild(el('div', r[F.model] + ' / series ' + r[F.series] + ' / video ' +
       r[F.video] + ' / ' + patternName(r[F.pattern]), 'muted'));
     line(detail, 'question', r[F.question]);
-    var opts = data.options[r[F.item]] || [];
+    var opts = own(data.options, r[F.item]) || [];
     if (opts.length) {
       var ol = el('ol', null, 'options');
       opts.forEach(function (o) { ol.appendChild(el('li', o)); });
@@ -269,7 +274,7 @@ JS: Final[str] = """
     detail.appendChild(el('pre', r[F.output], 'output'));
     if (r[F.attributes].length) { line(detail, 'attributes', r[F.attributes].join(', ')); }
     var key = [r[F.model], r[F.series], r[F.item]].join('\\u001f');
-    var steps = data.audit[key] || [];
+    var steps = own(data.audit, key) || [];
     detail.appendChild(el('h4', steps.length ? 'frame audit' : 'frame audit: no harmful transition audited'));
     steps.forEach(function (s) {
       var d = el('div', null, 'audit-step');

@@ -15,6 +15,8 @@ from ..responses import redact
 from ._assets import CSS
 from ._escape import esc
 
+#: the page's mark of authorship: `compare --html --force` overwrites only a file carrying it
+COMPARE_PAGE_GENERATOR = '<meta name="generator" content="itemscale compare">'
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
 
@@ -178,6 +180,7 @@ def render_compare_page(result: Mapping[str, Any]) -> str:
 <html lang="en">
 <head>
 <meta charset="utf-8">
+{COMPARE_PAGE_GENERATOR}
 <meta http-equiv="Content-Security-Policy" content="{esc(_CSP)}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">

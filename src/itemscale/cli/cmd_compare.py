@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -65,18 +66,34 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--ci", choices=list(CI_METHODS), default=DEFAULT_CI, help="interval method")
-    p.add_argument("--json", dest="json_out", metavar="OUT", help="write the comparison as JSON")
+    p.add_argument(
+        "--json",
+        dest="json_out",
+        metavar="OUT",
+        help="write the comparison as JSON (outside both run folders)",
+    )
     p.add_argument(
         "--html",
         dest="html_out",
         metavar="PATH",
-        help="write one self-contained page (outside any run's artifact folder)",
+        help="write one self-contained page (outside both run folders)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite a --json / --html file that an earlier compare wrote (any other "
+        "existing file, and any path inside a run folder, is refused)",
     )
     p.set_defaults(func=run)
 
 
-def _output(path: str, flag: str) -> Path:
-    """An output file that is not inside an artifact folder (whose manifest pins its files)."""
+def _output(path: str, flag: str, runs: Sequence[Path], force: bool) -> Path:
+    """An output file compare may write: not inside either run folder (an imported run's
+    `responses.parquet` is the only copy of its answers), not inside an artifact folder (whose
+    manifest pins its files), and not an existing file unless an earlier compare wrote it and
+    `--force` is given."""
+    from ._compare_output import is_compare_output
+
     target = Path(path).resolve()
     if target.is_dir():
         raise CommandError(f"{flag} {path}: is a folder; give a file name")
@@ -86,9 +103,39 @@ def _output(path: str, flag: str) -> Path:
                 f"{flag} {path}: inside the artifact {parent} (its manifest pins every file; "
                 "a comparison spans two runs): write it elsewhere"
             )
+    for run in runs:
+        if target.is_relative_to(run):
+            raise CommandError(
+                f"{flag} {path}: inside the run folder {run} (compare never writes into a run: "
+                "its files are the run's data): write it elsewhere"
+            )
     if not target.parent.is_dir():
         raise CommandError(f"{flag} {path}: folder {target.parent} does not exist")
+    if target.exists() or target.is_symlink():
+        if not is_compare_output(target):
+            raise CommandError(
+                f"{flag} {path}: exists and is not a file compare wrote; compare overwrites "
+                "only its own output: give a new file name"
+            )
+        if not force:
+            raise CommandError(
+                f"{flag} {path}: exists (an earlier compare wrote it); add --force to "
+                "overwrite it, or give a new file name"
+            )
     return target
+
+
+def _outputs(args: argparse.Namespace) -> dict[str, Path]:
+    """The checked `--json` / `--html` targets, before anything is computed or written."""
+    runs = [Path(r).resolve() for r in (args.run_a, args.run_b) if r is not None]
+    outputs = {
+        flag: _output(value, flag, runs, args.force)
+        for flag, value in (("--json", args.json_out), ("--html", args.html_out))
+        if value
+    }
+    if len(outputs) == 2 and outputs["--json"] == outputs["--html"]:
+        raise CommandError(f"--json and --html name one file ({args.json_out}): give two")
+    return outputs
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,11 +144,7 @@ def run(args: argparse.Namespace) -> int:
     from ..responses import redact
     from ..workflows import compare
 
-    outputs = {
-        flag: _output(value, flag)
-        for flag, value in (("--json", args.json_out), ("--html", args.html_out))
-        if value
-    }
+    outputs = _outputs(args)
     result = compare(
         args.run_a,
         args.run_b,

@@ -15,6 +15,7 @@ import json
 import math
 import os
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -329,6 +330,35 @@ def _check_ids(df: pd.DataFrame, *, where_: str) -> None:
         )
 
 
+def _check_normal_forms(df: pd.DataFrame, *, where_: str) -> None:
+    """Refuse two ids of one column that differ only in Unicode normalisation (`io\u0301` and
+    `i\u00f3` both read "ió"): they would import as two items that every report shows as one
+    name. Ids are kept as written, never normalised behind the user's back (a benchmark file,
+    a selection file or another run may hold the same form): the user writes them one way.
+    Only the distinct values are normalised, and ASCII ones (already NFC) not at all."""
+    for column in ID_COLUMNS:
+        if column not in df.columns:
+            continue
+        values = df[column].dropna().astype(str)
+        seen: dict[str, str] = {}
+        for value in values.unique():
+            key = value if value.isascii() else unicodedata.normalize("NFC", value)
+            other = seen.setdefault(key, value)
+            if other == value:
+                continue
+            sources = []
+            if "source" in df.columns:
+                for v in (other, value):
+                    source = df["source"][values.index[values == v][0]]
+                    sources.append(str(source) if isinstance(source, str) else where_)
+            said = f" (from {sources[0]} and {sources[1]})" if sources else ""
+            raise ImportInputError(
+                f"{where_}: column {column!r}: {other!a} and {value!a} differ only in Unicode "
+                f"normalisation (both read {key!r}){said}; they would count as two ids shown "
+                "as one: write the id one way (NFC) in every file"
+            )
+
+
 def _check_item_videos(df: pd.DataFrame, *, where_: str) -> None:
     videos = df.groupby(["model", "item_id"], sort=False)["video_id"].nunique()
     bad = videos[videos > 1]
@@ -463,6 +493,7 @@ def _merge(
     except SchemaError as exc:
         raise ImportInputError(str(exc)) from exc
     _check_ids(new, where_=str(run_path))
+    _check_normal_forms(new, where_=str(run_path))
     provenance: Mapping[str, object] = {}
     if (run_path / RESPONSES_FILE).exists():
         try:
@@ -509,6 +540,7 @@ def _merge(
         merged = normalise_responses(merged, where=str(run_path / RESPONSES_FILE))
     except SchemaError as exc:
         raise ImportInputError(str(exc)) from exc
+    _check_normal_forms(merged, where_=str(run_path))
     _check_item_videos(merged, where_=str(run_path))
     _check_item_kinds(merged, where_=str(run_path))
     _check_configs(merged, where_=str(run_path))

@@ -12,6 +12,7 @@ every raw line (docs/performance.md).
 from __future__ import annotations
 
 import csv
+import itertools
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -36,6 +37,8 @@ FORMATS: Final[dict[str, str]] = {
 
 #: One record: its line, its values by column, and where its columns came from in the file.
 Record = tuple[int, Mapping[str, object], Mapping[str, str]]
+#: how much of a CSV's end is read to find its last line
+_TAIL_BYTES: Final[int] = 1 << 16
 _NO_ALIASES: Final[Mapping[str, str]] = {}
 
 
@@ -125,14 +128,64 @@ def _decoded_lines(p: Path) -> Iterator[str]:
                 raise ImportInputError(f"{p}:{number}: {not_utf8_message(exc)}") from None
 
 
+class _TakenLines:
+    """The lines a csv reader pulls, kept until the record they make is checked (a reader
+    pulls one line at a time, never ahead)."""
+
+    def __init__(self, lines: Iterator[str]) -> None:
+        self._lines = lines
+        self.taken: list[str] = []
+
+    def __iter__(self) -> _TakenLines:
+        return self
+
+    def __next__(self) -> str:
+        line = next(self._lines)
+        self.taken.append(line)
+        return line
+
+    def pop(self) -> list[str]:
+        taken, self.taken = self.taken, []
+        return taken
+
+
+def _check_closed(p: Path, fmt: str, values: list[str], raw: list[str], end: int) -> None:
+    """Refuse a record that ends inside a quoted field: the lenient csv reader returns such a
+    record only at the end of the file, with every line after the opening quote inside one
+    value (a file that never closes a quote would otherwise import as a few rows with the
+    rest swallowed into one answer). Checked cheaply: only a record whose last line has no
+    line end, or whose last value ends with one, is parsed again strictly."""
+    if not raw:
+        return
+    ends_line = raw[-1].endswith(("\n", "\r"))
+    if ends_line and not (values and values[-1].endswith(("\n", "\r"))):
+        return
+    delimiter = "\t" if fmt == "tsv" else ","
+    try:
+        for _ in csv.reader(raw, delimiter=delimiter, strict=True):
+            pass
+    except csv.Error as exc:
+        if "end of data" not in str(exc):
+            return
+        crossed = values[-1].count("\n") if values else 0
+        opened = end - crossed + (1 if ends_line else 0)
+        raise ImportInputError(
+            f"{p}:{opened}: a quoted field opens on this line and never closes (the file ends "
+            f"inside it, at line {end}): close the quote (a quote inside a quoted field is "
+            'written twice, "")'
+        ) from None
+
+
 def _csv_header(p: Path, fmt: str) -> tuple[str, ...]:
-    reader = csv.reader(_decoded_lines(p), delimiter="\t" if fmt == "tsv" else ",")
+    source = _TakenLines(_decoded_lines(p))
+    reader = csv.reader(source, delimiter="\t" if fmt == "tsv" else ",")
     try:
         header = next(reader)
     except StopIteration:
         raise ImportInputError(f"{p}:1: empty file, expected a header line") from None
     except csv.Error as exc:
         raise ImportInputError(f"{p}:1: not a readable {fmt.upper()} header ({exc})") from None
+    _check_closed(p, fmt, header, source.pop(), reader.line_num)
     header = [h.strip() for h in header]
     dup = [h for h, n in Counter(header).items() if n > 1]
     if dup:
@@ -140,20 +193,65 @@ def _csv_header(p: Path, fmt: str) -> tuple[str, ...]:
     return tuple(header)
 
 
+def _record_lines(p: Path, start: int, end: int) -> list[str]:
+    """Lines `start`..`end` (1-based) of the file, as `_decoded_lines` gives them. The last
+    line alone is read from the file's tail; a longer span (a record across lines) by reading
+    the lines again."""
+    if start == end:
+        with p.open("rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - _TAIL_BYTES))
+            tail = fh.read()
+        body = tail[:-1] if tail.endswith(b"\n") else tail
+        if b"\n" in body or size <= _TAIL_BYTES:
+            last = tail[len(body.rsplit(b"\n", 1)[0]) + 1 :] if b"\n" in body else tail
+            return [last.decode("utf-8-sig" if start == 1 else "utf-8", "replace")]
+    return list(itertools.islice(_decoded_lines(p), start - 1, end))
+
+
+def _check_last_closed(p: Path, fmt: str, values: list[str], start: int, end: int) -> None:
+    """The last record of a file checked for a quote that never closes (the lenient reader
+    ends such a record only at the end of the file: see `_check_closed`). Costs nothing for
+    a file that ends with a line end outside any quote; otherwise only the record's own lines
+    are read again."""
+    if not (values and values[-1].endswith(("\n", "\r"))):
+        with p.open("rb") as fh:
+            if fh.seek(0, os.SEEK_END) == 0:
+                return
+            fh.seek(-1, os.SEEK_END)
+            if fh.read(1) in (b"\n", b"\r"):
+                return
+    _check_closed(p, fmt, values, _record_lines(p, start, end), end)
+
+
 def _csv_records(p: Path, fmt: str, header: tuple[str, ...]) -> Iterator[Record]:
-    """CSV/TSV records; undecodable bytes and unreadable lines name their line."""
+    """CSV/TSV records; undecodable bytes, unreadable lines and a quote that never closes
+    (only the last record can hold one) name their line. Each record is handed on once the
+    next is read, so the last one is checked before it is."""
     reader = csv.reader(_decoded_lines(p), delimiter="\t" if fmt == "tsv" else ",")
+
+    def record(values: list[str], line: int) -> Record | None:
+        if not values or all(not v.strip() for v in values):
+            return None
+        if len(values) != len(header):
+            raise ImportInputError(
+                f"{p}:{line}: {len(values)} fields, the header has {len(header)}"
+            )
+        return line, dict(zip(header, values, strict=True)), _NO_ALIASES
+
     try:
         next(reader, None)
+        start = reader.line_num + 1
+        last: tuple[list[str], int, int] | None = None
         for values in reader:
-            line = reader.line_num
-            if not values or all(not v.strip() for v in values):
-                continue
-            if len(values) != len(header):
-                raise ImportInputError(
-                    f"{p}:{line}: {len(values)} fields, the header has {len(header)}"
-                )
-            yield line, dict(zip(header, values, strict=True)), _NO_ALIASES
+            if last is not None and (done := record(last[0], last[2])) is not None:
+                yield done
+            last = (values, start, reader.line_num)
+            start = reader.line_num + 1
+        if last is not None:
+            _check_last_closed(p, fmt, *last)
+            if (done := record(last[0], last[2])) is not None:
+                yield done
     except csv.Error as exc:
         raise ImportInputError(
             f"{p}:{reader.line_num}: not a readable {fmt.upper()} line ({exc})"
@@ -182,13 +280,16 @@ def _parquet_records(p: Path) -> Iterator[Record]:
 
 
 def _xlsx_rows(p: Path) -> Iterator[tuple[Any, ...]]:
-    """The first sheet's rows, streamed (openpyxl's read-only mode), after the one size check
-    every zip-based input gets (`itemscale.files.check_unzipped_size`)."""
-    from ..files import ZipInputError, check_unzipped_size
+    """The first sheet's rows, streamed (openpyxl's read-only mode), after the size checks
+    every zip-based input gets (`itemscale.files.check_unzipped_size`, and the sheet's declared
+    rows and cells, `check_sheet_size`); the rows and cells parsed are counted against the same
+    bounds, so a sheet that declares no size, or a false one, stops there too."""
+    from .. import files
 
     try:
-        check_unzipped_size(p)
-    except ZipInputError as exc:
+        files.check_unzipped_size(p)
+        files.check_sheet_size(p)
+    except files.ZipInputError as exc:
         raise ImportInputError(str(exc)) from None
     import openpyxl
 
@@ -200,7 +301,17 @@ def _xlsx_rows(p: Path) -> Iterator[tuple[Any, ...]]:
         sheet = book.worksheets[0] if book.worksheets else None
         if sheet is None:
             raise ImportInputError(f"{p}: the workbook has no sheet")
-        yield from sheet.iter_rows(values_only=True)
+        cells = 0
+        for rows, values in enumerate(sheet.iter_rows(values_only=True), start=1):
+            cells += len(values)
+            if rows > files.MAX_SHEET_ROWS or cells > files.MAX_SHEET_CELLS:
+                raise ImportInputError(
+                    f"{p}: row {rows}: the first sheet holds more than "
+                    f"{files.MAX_SHEET_ROWS:,} rows or {files.MAX_SHEET_CELLS:,} cells, the "
+                    "limit for one workbook (it declares no size, or a smaller one); save the "
+                    "table as CSV or Parquet, which are read streamed, whatever their size"
+                )
+            yield values
     finally:
         book.close()
 

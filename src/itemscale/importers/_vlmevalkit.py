@@ -26,7 +26,7 @@ from typing import Any, Final
 
 import pandas as pd
 
-from ..files import ZipInputError, check_unzipped_size, loads_json
+from ..files import ZipInputError, check_sheet_size, check_unzipped_size, loads_json
 from ..items import Item, strip_option_prefix
 from ..responses import (
     EXTRACTOR_VERSION,
@@ -149,6 +149,7 @@ def read_prediction_file(path: Path) -> tuple[list[PredictionRecord], str]:
         if suffix == ".xlsx":
             try:
                 check_unzipped_size(path)  # before openpyxl expands any of it
+                check_sheet_size(path)  # and before it parses more rows than a table has
             except ZipInputError as exc:
                 raise ImportInputError(str(exc)) from None
             frame = pd.read_excel(path, engine="openpyxl", dtype=object)

@@ -34,6 +34,7 @@ from ._memory import (
     release_device_memory,
 )
 from ._plan import Cell
+from ._response_check import ResponseFieldError, checked_response
 
 #: Cells that may share a model call (`VideoJobRunner.batch_key`): configuration id, task
 #: kind, decoding settings (greedy: seed 0), frame array shape (None: text-only).
@@ -98,6 +99,9 @@ class JobStats:
     out_of_memory: int = 0
     #: what the reader must know about this video (a declared duration far from the video's)
     warnings: list[str] = field(default_factory=list)
+    #: backend values of the right type that cannot be measurements, stored as null, by reason
+    #: (`_response_check`)
+    nulled: dict[str, int] = field(default_factory=dict)
 
 
 #: How far an item's declared duration may be from its video's before the sweep warns: more
@@ -284,6 +288,19 @@ def response_row(cell: Cell, frames: Any, response: VideoResponse) -> CellRow:
         latency_s=response.latency_s,
         **_score_fields(cell.item, status, answer, response.raw_text),
     )
+
+
+def checked_row(cell: Cell, frames: Any, response: object, stats: JobStats) -> CellRow:
+    """The row of one response after the boundary check (`_response_check`): a field of a
+    wrong type makes the cell a `model_error` naming the field; impossible values are nulled
+    and counted in `stats.nulled`."""
+    try:
+        clean, nulled = checked_response(response)
+    except ResponseFieldError as exc:
+        return failure_row(cell, Status.MODEL_ERROR, str(exc), frames)
+    for reason, n in nulled.items():
+        stats.nulled[reason] = stats.nulled.get(reason, 0) + n
+    return response_row(cell, frames, clean)
 
 
 @dataclass(frozen=True)
@@ -496,7 +513,9 @@ class VideoJobRunner:
             stats.model_s += time.perf_counter() - t0
             stats.model_calls += len(requests)
             remaining = remaining[len(part) :]
-            yield [response_row(c, f, r) for (c, f), r in zip(part, responses, strict=True)]
+            yield [
+                checked_row(c, f, r, stats) for (c, f), r in zip(part, responses, strict=True)
+            ]
 
     def shrink(self, key: BatchKey, size: int) -> None:
         """After an out-of-memory error: batches of `key` hold at most `size` cells from now on

@@ -232,6 +232,9 @@ class Session:
     _tokens: dict[str, list[TokenRecord]] = field(default_factory=dict)
     #: each loaded model's scoring-rule line, printed when it has cells to run
     _rule_lines: dict[str, str] = field(default_factory=dict)
+    #: backend values stored as null over the sweep, by reason, and the warning saying so
+    _nulled: dict[str, int] = field(default_factory=dict)
+    _nulled_line: str = ""
     #: the last entry's planned cells, (name, spec_id, cells): the checks before a load and the
     #: plan after it share one cross product instead of hashing every cell id again
     _last_plan: tuple[str, str, list[Cell]] | None = None
@@ -410,6 +413,23 @@ class Session:
         self.result.model_s += stats.model_s
         self.result.model_calls += stats.model_calls
         self.result.out_of_memory += stats.out_of_memory
+        self._note_nulled(stats.nulled)
+
+    def _note_nulled(self, nulled: dict[str, int]) -> None:
+        """Backend values stored as null (`_response_check`), counted over the sweep and said
+        in one warning line (replaced as the counts grow)."""
+        if not nulled:
+            return
+        for reason, n in nulled.items():
+            self._nulled[reason] = self._nulled.get(reason, 0) + n
+        counts = "; ".join(f"{reason}: {n}" for reason, n in sorted(self._nulled.items()))
+        line = f"backend values that cannot be measurements were stored as null ({counts})"
+        warnings = self.result.warnings
+        if self._nulled_line in warnings:
+            warnings[warnings.index(self._nulled_line)] = line
+        else:
+            warnings.append(line)
+        self._nulled_line = line
 
     def record_stats(self, job: VideoJob, stats: JobStats) -> None:
         self.result.decode_s += stats.decode_s
@@ -419,6 +439,7 @@ class Session:
         # (a worker of another itemscale version may send stats without warnings)
         said = getattr(stats, "warnings", [])
         self.result.warnings += [w for w in said if w not in self.result.warnings]
+        self._note_nulled(getattr(stats, "nulled", {}))
         if job.hash_video:
             self.store.record_video(job.video_id, job.video_path, stats.video_hash)
             if stats.video_hash:

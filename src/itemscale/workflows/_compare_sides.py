@@ -49,7 +49,37 @@ def load_run(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, obje
         raise WorkflowError(f"{folder}: not a run folder (give a folder holding responses.parquet)")
     if not (folder / "responses.parquet").is_file():
         raise WorkflowError(f"{folder}: no responses.parquet (is this a run folder?)")
-    return read_run(folder)
+    df, provenance = read_run(folder)
+    check_outcomes(df, folder / "responses.parquet")
+    return df, provenance
+
+
+#: the values each outcome column may hold (a missing value is allowed: a failed answer)
+_OUTCOME_RULES = (("correct", "0 or 1"), ("score", "in [0, 1]"))
+
+
+def check_outcomes(df: pd.DataFrame, where: Path) -> None:
+    """Refuse a run whose outcome values no scorer writes: `correct` other than 0 or 1,
+    `score` outside [0, 1] (a hand-written or damaged Parquet; the means compare reports would
+    otherwise be no accuracy at all). The error names the file, the column, how many rows and
+    the first one's item."""
+    for column, rule in _OUTCOME_RULES:
+        if column not in df.columns:
+            continue
+        raw = df[column]
+        values = pd.to_numeric(raw, errors="coerce")
+        if column == "correct":
+            bad = values.notna() & ~values.isin([0.0, 1.0])
+        else:
+            bad = values.notna() & ~values.between(0.0, 1.0)
+        bad |= raw.notna() & values.isna()  # a value that is no number
+        if bad.any():
+            first = df.index[bad.to_numpy()][0]
+            raise WorkflowError(
+                f"{where}: column '{column}': {int(bad.sum())} row(s) hold a value that is not "
+                f"{rule} (first: item {df.at[first, 'item_id']!s}, {raw.at[first]}); "
+                "compare reads outcomes as a scorer writes them: re-import or fix the table"
+            )
 
 
 def _flag_values(flag: str, values: Sequence[str]) -> None:
