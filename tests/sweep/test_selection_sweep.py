@@ -140,7 +140,7 @@ def test_the_files_digest_is_part_of_every_cells_identity(tmp_path: Path) -> Non
         ),
         (
             [*AKS_2[:3], {"question_id": "v1-q1", "frame_idx": [1, 2, 3]}],
-            "item 'v1-q1': 3 frames listed (record 3), but the configuration takes 2",
+            "item 'v1-q1': 3 frames listed (record 3), more than the configuration's 2",
         ),
     ],
 )

@@ -78,6 +78,18 @@ class SelectionRecord(TypedDict):
     items_checked: int
     duplicate_frames_removed: int
     items_with_duplicates: int
+    #: the configuration's id (a changed file is a new id under the same label)
+    config_id: NotRequired[str]
+    #: whether the frame count is a cap (records list 1..K frames: the label reads `<=Kf`)
+    cap: NotRequired[bool]
+    #: frames the checked items' records list: fewest, mean, most
+    frames_listed_min: NotRequired[int]
+    frames_listed_mean: NotRequired[float]
+    frames_listed_max: NotRequired[int]
+    #: the mean of the records' declared `frames_scored` (the selector's own cost), or None
+    frames_scored_mean: NotRequired[float | None]
+    #: how records were matched to items: `id`, or `question` (ids repeat: by question text)
+    matched_by: NotRequired[str]
 
 
 class SessionSelection(TypedDict):

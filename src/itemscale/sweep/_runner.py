@@ -499,6 +499,7 @@ def plan_sweep(
     check_models(protocol)
     chosen = load_sweep_items(protocol, items=items, item_filter=item_filter, limit=limit)
     configs = planned_configs(protocol.configurations(), list(extra_configs or ()))
+    check_selections(configs, chosen)  # the same checks as the run: a bad file is no plan
     out_dir = Path(run_dir if run_dir is not None else protocol.output)
     stored: set[tuple[str, str, str, int]] = set()
     store_file = out_dir / STORE_FILE

@@ -52,12 +52,16 @@ def check_selections(
         config = planned.config
         selection = policy_selection(config.sampling)
         duplicates = items_with_duplicates = checked = 0
+        listed: list[int] = []
+        scored: list[float | None] = []
         for item in items:
             if not planned.applies_to(item):
                 continue
+            entry = check_selection_count(selection, item.item_id, config.frames)
+            listed.append(len(entry.values))
+            scored.append(entry.frames_scored)
             index = index_of(item.video_path) if item.video_path is not None else None
             if index is None:
-                check_selection_count(selection, item.item_id, config.frames)
                 continue
             frames = selected_frames(
                 selection,
@@ -69,6 +73,7 @@ def check_selections(
             checked += 1
             duplicates += frames.duplicates
             items_with_duplicates += frames.duplicates > 0
+        known = [c for c in scored if c is not None]
         record[config.label] = {
             "selection": config.sampling.selection,
             "series": planned.series,
@@ -77,10 +82,19 @@ def check_selections(
             "format": selection.format,
             "unit": selection.unit,
             "sha256": selection.digest,
-            "items_in_file": len(selection.entries),
+            "items_in_file": selection.n_records,
             "items_checked": checked,
             "duplicate_frames_removed": duplicates,
             "items_with_duplicates": items_with_duplicates,
+            "config_id": config.config_id,
+            "cap": bool(config.sampling.selection_cap),
+            "frames_listed_min": min(listed, default=0),
+            "frames_listed_mean": round(sum(listed) / len(listed), 4) if listed else 0.0,
+            "frames_listed_max": max(listed, default=0),
+            "frames_scored_mean": (
+                round(sum(known) / len(known), 4) if known and len(known) == len(scored) else None
+            ),
+            "matched_by": "question" if selection.by_question else "id",
         }
     return record
 

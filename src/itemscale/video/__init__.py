@@ -1,5 +1,6 @@
 """The video pipeline: sampling formulas, one decode per video, resizing, and the frame cache."""
 
+from ..protocol import Selection, SelectionError, read_selection
 from ._cache import CacheStats, FrameCache
 from ._content import (
     SELECTOR_METHODS,
@@ -22,15 +23,7 @@ from ._media import (
 from ._pipeline import FramePlan, FrameSet, decode_for_configs, decode_raw, plan_frames
 from ._resize import allocation_max_pixels, smart_resize, target_size
 from ._sampling import sample_indices
-from ._selection import (
-    SelectedFrames,
-    Selection,
-    SelectionError,
-    check_selection_count,
-    policy_selection,
-    read_selection,
-    selected_frames,
-)
+from ._selection import SelectedFrames, check_selection_count, policy_selection, selected_frames
 from ._sheet import write_contact_sheet
 
 __all__ = [

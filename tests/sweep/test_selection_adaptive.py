@@ -1,0 +1,132 @@
+"""Adaptive selections: a configuration's frame count is a cap under a selection (records list
+1..K frames), every cell records exactly its record's frames, and the label says so; a file
+with exactly K frames a record keeps the id it had before caps existed.
+
+Videos are real H.264 files (tests/_support/sweep.py: video vN has 30 + 5N frames at 10 fps).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from _support.sweep import pixel_factory, write_benchmark
+from itemscale.protocol import load_protocol
+from itemscale.responses import read_run
+from itemscale.sweep import plan_sweep, run_sweep
+from itemscale.video import SelectionError
+
+PIXEL = {"name": "pixel", "backend": "hf", "model": "pixel-test"}
+AKS_2 = [
+    {"question_id": "v0-q0", "frame_idx": [3, 17]},
+    {"question_id": "v0-q1", "frame_idx": [29, 0]},
+    {"question_id": "v1-q0", "frame_idx": [5, 34]},
+    {"question_id": "v1-q1", "frame_idx": [12, 12]},
+]
+
+#: 4 to 8 frames per question under an 8-frame configuration.
+VARIABLE_8 = [
+    {"question_id": "v0-q0", "frame_idx": [0, 4, 8, 12]},
+    {"question_id": "v0-q1", "frame_idx": [1, 3, 5, 7, 9, 11, 13, 15]},
+    {"question_id": "v1-q0", "frame_idx": [2, 6, 10, 14, 18, 22]},
+    {"question_id": "v1-q1", "frame_idx": [0.0, 30.0, 31.0, 32.0, 33.0]},  # AKS writes floats
+]
+
+
+def _protocol(root: Path, selections: str, frames: str) -> Path:
+    suite = root / "suite"
+    if not suite.exists():
+        write_benchmark(suite, 2)
+    model = "\n".join(f'{k} = "{v}"' for k, v in PIXEL.items())
+    path = root / "protocol.toml"
+    path.write_text(
+        f"""output = "run"
+text_only = false
+[[models]]
+{model}
+[benchmark]
+kind = "synthetic"
+path = "suite"
+[grid]
+frames = {frames}
+sampling = ["linspace", {{ name = "selection", selection = "s" }}]
+{selections}
+"""
+    )
+    return path
+
+
+def test_records_listing_fewer_frames_than_the_cap_sweep_and_record_exactly_those(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "s.json").write_text(json.dumps(VARIABLE_8))
+    proto = _protocol(tmp_path, '[selections.s]\npath = "s.json"', frames="[8]")
+    result = run_sweep(load_protocol(proto), progress=False, backend_factory=pixel_factory)
+    df, prov = read_run(tmp_path / "run")
+    sel = df[df["series"] == "selection:s/cached"].set_index("item_id")
+    assert set(sel["status"]) == {"ok"} and len(sel) == 4
+    for record in VARIABLE_8:
+        row = sel.loc[str(record["question_id"])]
+        want = sorted(int(v) for v in record["frame_idx"])
+        assert list(row["frame_indices"]) == want
+        assert row["effective_frames"] == len(want)
+        assert row["frames"] == 8  # the cap stays the budget's place on the axis
+        assert row["config_label"] == "<=8f/selection:s"
+    entry = result.selections["<=8f/selection:s"]
+    assert entry["cap"] is True
+    assert (entry["frames_listed_min"], entry["frames_listed_max"]) == (4, 8)
+    assert entry["frames_listed_mean"] == pytest.approx((4 + 8 + 6 + 5) / 4)
+    assert prov["sweep"]["selections"]["<=8f/selection:s"]["config_id"] == sel["config_id"].iloc[0]
+
+
+def test_more_frames_than_the_cap_is_still_refused(tmp_path: Path) -> None:
+    records = [*VARIABLE_8[:3], {"question_id": "v1-q1", "frame_idx": list(range(9))}]
+    (tmp_path / "s.json").write_text(json.dumps(records))
+    proto = _protocol(tmp_path, '[selections.s]\npath = "s.json"', frames="[8]")
+    with pytest.raises(SelectionError, match=r"item 'v1-q1': 9 frames listed \(record 3\), more"):
+        run_sweep(load_protocol(proto), progress=False, backend_factory=pixel_factory)
+
+
+def test_a_file_with_exactly_k_frames_a_record_keeps_its_id(tmp_path: Path) -> None:
+    (tmp_path / "s.json").write_text(json.dumps(AKS_2))
+    proto = load_protocol(_protocol(tmp_path, '[selections.s]\npath = "s.json"', "[2]"))
+    (config,) = [c for c in proto.configurations() if c.sampling.name == "selection"]
+    digest = hashlib.sha256((tmp_path / "s.json").read_bytes()).hexdigest()
+    canonical = {  # the id's canonical form before caps and positional files existed
+        "v": 1,
+        "frames": 2,
+        "max_pixels": None,
+        "short_side": None,
+        "token_budget": None,
+        "sampling": {
+            "name": "selection",
+            "fps": None,
+            "seed": None,
+            "phase": 0.0,
+            "selection": "s",
+            "selection_format": "auto",
+            "selection_digest": digest,
+        },
+        "pipeline": "cached",
+    }
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
+    assert config.config_id == hashlib.sha256(text.encode()).hexdigest()[:16]
+    assert config.label == "2f/selection:s"
+
+
+def test_dry_run_runs_the_same_selection_checks(tmp_path: Path) -> None:
+    records = [*AKS_2[:3], {"question_id": "v1-q1", "frame_idx": [0, 999]}]  # past the end
+    (tmp_path / "s.json").write_text(json.dumps(records))
+    proto = load_protocol(_protocol(tmp_path, '[selections.s]\npath = "s.json"', "[2]"))
+    with pytest.raises(SelectionError, match="item 'v1-q1': frame index 999 is past the video"):
+        plan_sweep(proto)
+    (tmp_path / "s.json").write_text(json.dumps(AKS_2[:3]))
+    proto = load_protocol(_protocol(tmp_path, '[selections.s]\npath = "s.json"', "[2]"))
+    with pytest.raises(SelectionError, match="item 'v1-q1': not in the selection"):
+        plan_sweep(proto)
+    (tmp_path / "s.json").write_text(json.dumps(AKS_2))
+    proto = load_protocol(_protocol(tmp_path, '[selections.s]\npath = "s.json"', "[2]"))
+    assert plan_sweep(proto).cells > 0
