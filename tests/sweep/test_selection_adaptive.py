@@ -130,3 +130,40 @@ def test_dry_run_runs_the_same_selection_checks(tmp_path: Path) -> None:
     (tmp_path / "s.json").write_text(json.dumps(AKS_2))
     proto = load_protocol(_protocol(tmp_path, '[selections.s]\npath = "s.json"', "[2]"))
     assert plan_sweep(proto).cells > 0
+
+
+def test_a_changed_selection_file_supersedes_its_earlier_cells(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from itemscale.cli import main
+
+    (tmp_path / "s.json").write_text(json.dumps(AKS_2))
+    proto = _protocol(tmp_path, '[selections.s]\npath = "s.json"', "[2]")
+    first = run_sweep(load_protocol(proto), progress=False, backend_factory=pixel_factory)
+    (old_id,) = {r["config_id"] for r in first.selections.values()}
+    changed = [dict(r) for r in AKS_2]
+    changed[0]["frame_idx"] = [4, 17]
+    changed[1]["frame_idx"] = [1]  # now a cap: the label becomes <=2f
+    (tmp_path / "s.json").write_text(json.dumps(changed))
+    again = run_sweep(load_protocol(proto), progress=False, backend_factory=pixel_factory)
+    new_id = again.selections["<=2f/selection:s"]["config_id"]
+    assert set(again.superseded_selections) == {old_id}
+    assert again.superseded_selections[old_id]["superseded_by"] == new_id
+    assert any("the file changed since 4 cells" in w for w in again.warnings)
+    df, prov = read_run(tmp_path / "run")
+    sel = df[df["series"] == "selection:s/cached"]
+    assert set(sel["config_id"]) == {new_id} and len(sel) == 4
+    everything, _ = read_run(tmp_path / "run", superseded=True)  # still stored, by id
+    assert set(everything[everything["series"] == "selection:s/cached"]["config_id"]) == {
+        old_id,
+        new_id,
+    }
+    assert old_id in prov["sweep"]["superseded_selections"]
+    capsys.readouterr()
+    assert main(["analyze", str(tmp_path / "run"), "--bootstrap", "50"]) == 0
+    out = capsys.readouterr().out
+    assert f"superseded: 2f/selection:s (configuration {old_id}, 4 cells stored)" in out
+    assert "2f/selection:s ->" not in out and "-> 2f/selection:s" not in out
+    # a third sweep with the file unchanged: still superseded, nothing runs again
+    third = run_sweep(load_protocol(proto), progress=False, backend_factory=pixel_factory)
+    assert third.ran == 0 and set(third.superseded_selections) == {old_id}

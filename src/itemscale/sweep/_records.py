@@ -92,6 +92,19 @@ class SelectionRecord(TypedDict):
     matched_by: NotRequired[str]
 
 
+class SupersededSelection(TypedDict):
+    """run.json `sweep.superseded_selections[CONFIG_ID]`: a selection configuration whose
+    cells are stored but whose file the protocol no longer names (the file changed: a new
+    digest, a new id, the same place on the axis). Its cells stay in the store and in
+    `responses.parquet`; `read_run` leaves them out of the analysis unless asked."""
+
+    label: str
+    series: str
+    cells: int
+    superseded_by: str
+    current_label: str
+
+
 class SessionSelection(TypedDict):
     """What a store session keeps of a selection (`session_selections`)."""
 
@@ -154,6 +167,7 @@ class SweepRecord(SweepSettings):
     scoring_rules: dict[str, dict[str, str]]
     warnings: list[str]
     selections: dict[str, SelectionRecord]
+    superseded_selections: NotRequired[dict[str, SupersededSelection]]
     #: the Ray executor's figures, with `executor = "ray"` only
     ray: NotRequired[dict[str, int]]
     extra_configs: list[ExtraConfigRecord]

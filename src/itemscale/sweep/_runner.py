@@ -48,7 +48,12 @@ from ._plan import (
 )
 from ._provenance import decoder_info, host_info, tool_info
 from ._records import RunRecord, SweepRecord, SweepSettings
-from ._selections import check_selections, session_selections
+from ._selections import (
+    check_selections,
+    session_selections,
+    superseded_selections,
+    superseded_warning,
+)
 from ._session import (
     BackendFactory,
     RayActorsLostError,
@@ -322,6 +327,9 @@ def run_sweep(
         stop_on_sigint(stop),
     ):
         read_provenance(out_dir)  # again under the lock (a writer may have come between)
+        result.superseded_selections = superseded_selections(store.stored_configs(), configs)
+        for config_id, superseded in result.superseded_selections.items():
+            result.warnings.append(superseded_warning(config_id, superseded))
         session_id = store.start_session(
             {
                 "executor": executor,
@@ -423,6 +431,7 @@ def _run_record(
         "scoring_rules": dict(result.scoring_rules),
         "warnings": list(result.warnings),
         "selections": dict(result.selections),
+        "superseded_selections": dict(result.superseded_selections),
         "extra_configs": [
             {
                 "config_id": p.config_id,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..items import Item
 from ._plan import PlannedConfig
-from ._records import SelectionRecord, SessionSelection
+from ._records import SelectionRecord, SessionSelection, SupersededSelection
 
 if TYPE_CHECKING:
     from ..video import StreamIndex
@@ -110,3 +110,45 @@ def session_selections(record: Mapping[str, SelectionRecord]) -> dict[str, Sessi
         }
         for label, v in record.items()
     }
+
+
+def _axis_place(series: str, label: str) -> tuple[str, str]:
+    """A configuration's place on its axis: the series and the label without the cap mark
+    (`<=8f@56/selection:s` and `8f@56/selection:s` are one place: frames, resolution)."""
+    return series, label.removeprefix("<=")
+
+
+def superseded_selections(
+    stored: Sequence[tuple[str, str, str, int]], configs: Sequence[PlannedConfig]
+) -> dict[str, SupersededSelection]:
+    """The stored selection configurations (config id, series, label, cells) whose place on
+    the axis a configuration of this sweep now holds under another id: the protocol names
+    one file per place, so an edited file's earlier cells are superseded, kept in the store
+    and left out of the analysis, never a second budget under the same label."""
+    current = {
+        _axis_place(p.series, p.config.label): p.config
+        for p in configs
+        if p.config.sampling.name == "selection"
+    }
+    out: dict[str, SupersededSelection] = {}
+    for config_id, series, label, cells in stored:
+        now = current.get(_axis_place(series, label))
+        if now is not None and now.config_id != config_id:
+            out[config_id] = {
+                "label": label,
+                "series": series,
+                "cells": cells,
+                "superseded_by": now.config_id,
+                "current_label": now.label,
+            }
+    return out
+
+
+def superseded_warning(config_id: str, record: SupersededSelection) -> str:
+    """The sweep's warning for one superseded selection configuration."""
+    return (
+        f"selection {record['current_label']}: the file changed since {record['cells']} "
+        f"cells were run with it (configuration {config_id}, now {record['superseded_by']}); "
+        "the earlier cells stay stored but are superseded: analyze, report and compare read "
+        "the current file's cells only"
+    )
