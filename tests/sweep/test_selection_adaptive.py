@@ -167,3 +167,33 @@ def test_a_changed_selection_file_supersedes_its_earlier_cells(
     # a third sweep with the file unchanged: still superseded, nothing runs again
     third = run_sweep(load_protocol(proto), progress=False, backend_factory=pixel_factory)
     assert third.ran == 0 and set(third.superseded_selections) == {old_id}
+
+
+def test_compare_shows_the_selector_record_and_charges_frames_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from itemscale.cli import main
+    from itemscale.workflows import compare
+
+    (tmp_path / "s.json").write_text(json.dumps(VARIABLE_8))
+    proto = _protocol(tmp_path, '[selections.s]\npath = "s.json"', "[8]")
+    run_sweep(load_protocol(proto), progress=False, backend_factory=pixel_factory)
+    run = tmp_path / "run"
+    result = compare(run, series=["linspace/cached", "selection:s/cached"], bootstrap=0)
+    assert result.schema_version == 2
+    assert result.a.selection is None and result.a.frames_used_mean == pytest.approx(8.0)
+    sel = result.b.selection
+    assert sel is not None and sel.selection == "s" and sel.cap is True
+    assert sel.frames_cap == 8 and (sel.frames_used_min, sel.frames_used_max) == (4, 8)
+    assert sel.frames_used_mean == pytest.approx(23 / 4)
+    assert sel.sha256 == hashlib.sha256((tmp_path / "s.json").read_bytes()).hexdigest()
+    (cost,) = [v for v in result.verdicts if v.key == "cost"]
+    assert "A used 8.0 frames per answered item, B 5.8" in cost.sentence
+    assert "takes up to 8 frames and used 4-8" in cost.sentence
+    assert "unequal cost" in cost.sentence
+    capsys.readouterr()
+    code = main(
+        ["compare", str(run), "--series", "linspace/cached", "--series", "selection:s/cached"]
+    )
+    assert code == 0
+    assert "selector s: " in capsys.readouterr().out
