@@ -197,3 +197,37 @@ def test_compare_shows_the_selector_record_and_charges_frames_used(
     )
     assert code == 0
     assert "selector s: " in capsys.readouterr().out
+
+
+def test_a_positional_file_replays_as_the_same_selection_in_the_aks_shape(tmp_path: Path) -> None:
+    """AKS's own published shape: lists of native-frame indices written as floats, matched to
+    questions by position in an order file (here a JSON list of records, `order_key`)."""
+    (tmp_path / "s.json").write_text(json.dumps(VARIABLE_8))
+    proto = _protocol(tmp_path, '[selections.s]\npath = "s.json"', "[8]")
+    run_sweep(load_protocol(proto), progress=False, backend_factory=pixel_factory)
+    aks, _ = read_run(tmp_path / "run")
+    order = [{"question_id": r["question_id"], "video": "x"} for r in reversed(VARIABLE_8)]
+    lists = [[float(v) for v in r["frame_idx"]] for r in reversed(VARIABLE_8)]
+    (tmp_path / "videomme.json").write_text(json.dumps(order))
+    (tmp_path / "videomme_8.json").write_text(json.dumps(lists))
+    table = (
+        '[selections.s]\npath = "videomme_8.json"\nformat = "positional"\n'
+        'order = "videomme.json"\norder_key = "question_id"'
+    )
+    proto = _protocol(tmp_path, table, "[8]")
+    proto.write_text(proto.read_text().replace('output = "run"', 'output = "run2"'))
+    result = run_sweep(load_protocol(proto), progress=False, backend_factory=pixel_factory)
+    assert result.selections["<=8f/selection:s"]["format"] == "positional"
+    positional, _ = read_run(tmp_path / "run2")
+
+    def by_item(df: object) -> dict[str, tuple[list[int], str]]:
+        sel = df[df["series"] == "selection:s/cached"]  # type: ignore[index]
+        return {
+            str(r["item_id"]): (list(r["frame_indices"]), str(r["answer"]))
+            for r in sel.to_dict("records")
+        }
+
+    assert by_item(positional) == by_item(aks) and len(by_item(aks)) == 4
+    (tmp_path / "videomme_8.json").write_text(json.dumps(lists[:3]))
+    with pytest.raises(SelectionError, match=r"3 frame lists, but the order file .* names 4"):
+        load_protocol(proto).configurations()
