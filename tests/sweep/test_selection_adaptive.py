@@ -231,3 +231,54 @@ def test_a_positional_file_replays_as_the_same_selection_in_the_aks_shape(tmp_pa
     (tmp_path / "videomme_8.json").write_text(json.dumps(lists[:3]))
     with pytest.raises(SelectionError, match=r"3 frame lists, but the order file .* names 4"):
         load_protocol(proto).configurations()
+
+
+def _bolt_mlvu(second_question: str = "Which colour is shown in clip 0 part 1?") -> dict:
+    """BOLT's MLVU shape: the video name as `question_id`, so ids repeat within a video."""
+    return {
+        "v0": [
+            {
+                "question_id": "v0",
+                "question": "Which colour is shown in clip 0 part 0?",
+                "frames": [0.0, 1.0],
+            },
+            {"question_id": "v0", "question": second_question, "frames": [0.5]},
+        ],
+        "v1": [
+            {
+                "question_id": "v1",
+                "question": "Which colour is shown in clip 1 part 0?",
+                "frames": [0.0, 3.0],
+            },
+            {
+                "question_id": "v1",
+                "question": "Which  colour is shown in clip 1 part 1? ",
+                "frames": [1.0],
+            },
+        ],
+    }
+
+
+def test_a_bolt_file_whose_ids_repeat_is_matched_by_question_text(tmp_path: Path) -> None:
+    (tmp_path / "s.json").write_text(json.dumps(_bolt_mlvu()))
+    proto = _protocol(tmp_path, '[selections.s]\npath = "s.json"', "[2]")
+    result = run_sweep(load_protocol(proto), progress=False, backend_factory=pixel_factory)
+    assert result.selections["<=2f/selection:s"]["matched_by"] == "question"
+    df, _ = read_run(tmp_path / "run")
+    sel = df[df["series"] == "selection:s/cached"].set_index("item_id")["frame_indices"]
+    assert {k: list(v) for k, v in sel.items()} == {
+        "v0-q0": [0, 10],
+        "v0-q1": [5],
+        "v1-q0": [0, 30],
+        "v1-q1": [10],
+    }
+    (tmp_path / "s.json").write_text(json.dumps(_bolt_mlvu("What is in clip 9?")))
+    with pytest.raises(
+        SelectionError, match=r"video 'v0' record 1: question 'What is in clip 9\?'"
+    ):
+        run_sweep(load_protocol(proto), progress=False, backend_factory=pixel_factory)
+    bad = _bolt_mlvu()
+    del bad["v0"][1]["question"]
+    (tmp_path / "s.json").write_text(json.dumps(bad))
+    with pytest.raises(SelectionError, match="ids may repeat only when every record carries"):
+        run_sweep(load_protocol(proto), progress=False, backend_factory=pixel_factory)

@@ -8,10 +8,12 @@ its digest).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from ..items import Item
+from ..protocol import ListedFrames, Selection, SelectionError
 from ._plan import PlannedConfig
 from ._records import SelectionRecord, SessionSelection, SupersededSelection
 
@@ -33,9 +35,13 @@ def check_selections(
         MediaError,
         check_selection_count,
         policy_selection,
+        remember_questions,
         selected_frames,
+        selection_entry,
         stream_index,
     )
+
+    remember_questions(items)
 
     indexes: dict[str, StreamIndex | None] = {}
 
@@ -54,6 +60,8 @@ def check_selections(
         duplicates = items_with_duplicates = checked = 0
         listed: list[int] = []
         scored: list[float | None] = []
+        if selection.by_question:  # a record no question matched is named before the items
+            _check_every_record_matched(selection, planned, items, selection_entry)
         for item in items:
             if not planned.applies_to(item):
                 continue
@@ -97,6 +105,28 @@ def check_selections(
             "matched_by": "question" if selection.by_question else "id",
         }
     return record
+
+
+def _check_every_record_matched(
+    selection: Selection,
+    planned: PlannedConfig,
+    items: Sequence[Item],
+    entry_of: Callable[[Selection, str], ListedFrames | None],
+) -> None:
+    """In a file matched by question text, a record of a video the sweep runs that no item
+    of that video matched is an error naming the record (its question text matches none)."""
+    chosen = [i for i in items if planned.applies_to(i)]
+    used = {id(entry_of(selection, i.item_id)) for i in chosen}
+    videos = {i.video_id for i in chosen} | {
+        PurePath(i.video_path).stem for i in chosen if i.video_path
+    }
+    for (qid, question), entry in selection.by_question.items():
+        if id(entry) not in used and (qid in videos or PurePath(qid).stem in videos):
+            raise SelectionError(
+                selection.path,
+                f"{entry.where}: question {question!r} matches no question of video {qid!r} "
+                "(ids repeat in this file: records are matched by (video, `question`))",
+            )
 
 
 def session_selections(record: Mapping[str, SelectionRecord]) -> dict[str, SessionSelection]:

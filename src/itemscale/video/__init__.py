@@ -23,7 +23,14 @@ from ._media import (
 from ._pipeline import FramePlan, FrameSet, decode_for_configs, decode_raw, plan_frames
 from ._resize import allocation_max_pixels, smart_resize, target_size
 from ._sampling import sample_indices
-from ._selection import SelectedFrames, check_selection_count, policy_selection, selected_frames
+from ._selection import (
+    SelectedFrames,
+    check_selection_count,
+    policy_selection,
+    remember_questions,
+    selected_frames,
+    selection_entry,
+)
 from ._sheet import write_contact_sheet
 
 __all__ = [
@@ -53,8 +60,10 @@ __all__ = [
     "policy_selection",
     "probe_video",
     "read_selection",
+    "remember_questions",
     "sample_indices",
     "selected_frames",
+    "selection_entry",
     "smart_resize",
     "stream_index",
     "target_size",

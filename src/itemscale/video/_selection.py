@@ -8,10 +8,13 @@ selector picks fewer for an easy question) and every cell records the frames it 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import PurePath
 
 import numpy as np
 
+from ..items import Item
 from ..protocol import ListedFrames as SelectionEntry
 from ..protocol import SamplingPolicy, Selection, SelectionError, cached_selection
 
@@ -43,14 +46,56 @@ def policy_selection(sampling: SamplingPolicy) -> Selection:
     )
 
 
+#: item id -> (video id, video file stem, question text) of the items a sweep runs: what a
+#: file whose ids repeat (BOLT on MLVU names the video as `question_id`) is matched by
+_QUESTIONS: dict[str, tuple[str, str, str]] = {}
+
+
+def _text_key(text: str) -> str:
+    return " ".join(text.split())
+
+
+def remember_questions(items: Iterable[Item]) -> None:
+    """Make the items' (video, question text) known to the selections replayed in this
+    process: a file whose ids repeat is matched by them, not by id."""
+    for item in items:
+        stem = PurePath(item.video_path).stem if item.video_path else item.video_id
+        _QUESTIONS[item.item_id] = (item.video_id, stem, _text_key(item.question))
+
+
+def selection_entry(selection: Selection, item_id: str) -> SelectionEntry | None:
+    """The item's record: by id, or, in a file whose ids repeat, by (video, question text):
+    the record's id names the item's video (its id or its file's name without suffix) and
+    its `question` equals the item's question (whitespace runs read as one space)."""
+    entry = selection.entries.get(item_id)
+    if entry is not None or not selection.by_question:
+        return entry
+    known = _QUESTIONS.get(item_id)
+    if known is None:
+        return None
+    video, stem, question = known
+    found = [
+        e
+        for (qid, text), e in selection.by_question.items()
+        if _text_key(text) == question and qid in (video, stem, PurePath(qid).stem)
+    ]
+    return found[0] if len(found) == 1 else None
+
+
 def check_selection_count(selection: Selection, item_id: str, frames: int) -> SelectionEntry:
     """The item's entry, refused when missing, or when it lists more frames than the budget
     (the configuration's frame count is a cap: 1..K frames are replayed as listed)."""
-    entry = selection.entries.get(item_id)
+    entry = selection_entry(selection, item_id)
     if entry is None:
+        how = (
+            "no record with its video and question text (ids repeat in this file: records "
+            "are matched by (video, `question`))"
+            if selection.by_question
+            else "not in the selection"
+        )
         raise SelectionError(
             selection.path,
-            f"not in the selection ({selection.n_records} items there)",
+            f"{how} ({selection.n_records} items there)",
             item_id=item_id,
         )
     if len(entry.values) > frames:
