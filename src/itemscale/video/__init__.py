@@ -3,7 +3,9 @@
 from ..protocol import Selection, SelectionError, read_selection
 from ._cache import CacheStats, FrameCache
 from ._content import (
+    DEFAULT_CHANGE_THRESHOLD,
     SELECTOR_METHODS,
+    Adaptive,
     change_selection,
     pick_by_change,
     write_selection_files,
@@ -34,7 +36,9 @@ from ._selection import (
 from ._sheet import write_contact_sheet
 
 __all__ = [
+    "DEFAULT_CHANGE_THRESHOLD",
     "SELECTOR_METHODS",
+    "Adaptive",
     "CacheStats",
     "FrameCache",
     "FrameConverter",
