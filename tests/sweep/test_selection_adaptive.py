@@ -282,3 +282,38 @@ def test_a_bolt_file_whose_ids_repeat_is_matched_by_question_text(tmp_path: Path
     (tmp_path / "s.json").write_text(json.dumps(bad))
     with pytest.raises(SelectionError, match="ids may repeat only when every record carries"):
         run_sweep(load_protocol(proto), progress=False, backend_factory=pixel_factory)
+
+
+def test_a_fifo_selection_path_stops_the_sweep_within_seconds(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    from itemscale.cli import main
+
+    os.mkfifo(tmp_path / "s.json")
+    proto = _protocol(tmp_path, '[selections.s]\npath = "s.json"', "[2]")
+    codes: list[int] = []
+    for args in (["sweep", str(proto), "--no-progress"], ["sweep", str(proto), "--dry-run"]):
+        thread = threading.Thread(target=lambda a=args: codes.append(main(a)), daemon=True)
+        thread.start()
+        thread.join(20)
+        assert not thread.is_alive(), f"{args} still blocked on the FIFO after 20 s"
+    assert codes == [2, 2]
+    assert not (tmp_path / "run" / "responses.parquet").exists()
+
+
+@pytest.mark.parametrize(
+    "frames",
+    [[1, float("nan")], [-1, 2], [0, 999]],
+    ids=["nan", "negative", "past-the-end"],
+)
+def test_sweep_dry_run_refuses_what_the_sweep_refuses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], frames: list[float]
+) -> None:
+    from itemscale.cli import main
+
+    records = [*AKS_2[:3], {"question_id": "v1-q1", "frame_idx": frames}]
+    (tmp_path / "s.json").write_text(json.dumps(records))  # NaN written as the token NaN
+    proto = _protocol(tmp_path, '[selections.s]\npath = "s.json"', "[2]")
+    assert main(["sweep", str(proto), "--dry-run"]) == 2
+    assert "s.json" in capsys.readouterr().err
