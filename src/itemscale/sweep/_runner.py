@@ -327,9 +327,7 @@ def run_sweep(
         stop_on_sigint(stop),
     ):
         read_provenance(out_dir)  # again under the lock (a writer may have come between)
-        result.superseded_selections = superseded_selections(store.stored_configs(), configs)
-        for config_id, superseded in result.superseded_selections.items():
-            result.warnings.append(superseded_warning(config_id, superseded))
+        _note_superseded(result, store.stored_configs(), configs)
         session_id = store.start_session(
             {
                 "executor": executor,
@@ -404,6 +402,17 @@ def run_sweep(
     if refused is not None:
         raise refused
     return result
+
+
+def _note_superseded(
+    result: SweepResult,
+    stored: Sequence[tuple[str, str, str, int]],
+    configs: Sequence[PlannedConfig],
+) -> None:
+    """Record (and warn of) the stored selection configurations an edited file replaced."""
+    result.superseded_selections = superseded_selections(stored, configs)
+    for config_id, superseded in result.superseded_selections.items():
+        result.warnings.append(superseded_warning(config_id, superseded))
 
 
 def _run_record(
