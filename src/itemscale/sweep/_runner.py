@@ -305,8 +305,7 @@ def run_sweep(
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     if executor not in ("local", "ray"):
         raise ValueError(f"executor must be 'local' or 'ray', got {executor!r}")
-    t0 = time.perf_counter()
-    started = utc_now()
+    t0, started = time.perf_counter(), utc_now()
     out_dir = Path(run_dir if run_dir is not None else protocol.output)
     if backend_factory is None or isinstance(backend_factory, RuntimeBackendFactory):
         # a bad option, or a device this machine lacks, stops here: before a store exists
