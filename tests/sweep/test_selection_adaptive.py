@@ -167,6 +167,9 @@ def test_a_changed_selection_file_supersedes_its_earlier_cells(
     # a third sweep with the file unchanged: still superseded, nothing runs again
     third = run_sweep(load_protocol(proto), progress=False, backend_factory=pixel_factory)
     assert third.ran == 0 and set(third.superseded_selections) == {old_id}
+    # the report measures the current cells, and verify recomputes the same from its copy
+    assert main(["report", str(tmp_path / "run"), "--bootstrap", "20"]) == 0
+    assert main(["verify", str(tmp_path / "run" / "artifact")]) == 0
 
 
 def test_compare_shows_the_selector_record_and_charges_frames_used(
