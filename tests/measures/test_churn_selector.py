@@ -108,3 +108,49 @@ def test_two_formula_series_have_no_selector_record() -> None:
     res = analyze_responses(normalise_responses(df), n_boot=0).to_json()["models"]["m"]
     (churn,) = res["churn"].values()
     assert all("selector" not in b for b in churn["budgets"].values())
+
+
+def _adaptive_block(used: dict[str, int]) -> dict:
+    """The selector at a cap of 16 frames (`<=16f`), each item's cell having used `used`
+    frames, against uniform sampling at 8, 16 and 32 frames (which records no count)."""
+    chosen = {item: [ys[1]] for item, ys in SELECTOR.items()}
+    sel = table(
+        chosen,
+        answers=_answers(chosen),
+        videos=VIDEOS,
+        series="selection:s/cached",
+        labels=["<=16f/selection:s"],
+    )
+    sel["frames"] = 16
+    sel["axis_order"] = 1.0
+    sel["effective_frames"] = sel["item_id"].map(used)
+    uniform = table(UNIFORM, answers=_answers(UNIFORM), videos=VIDEOS, series="linspace/cached")
+    df = pd.concat([uniform, sel], ignore_index=True)
+    res = analyze_responses(normalise_responses(df), n_boot=0).to_json()["models"]["m"]
+    (churn,) = res["churn"].values()
+    assert set(churn["budgets"]) == {"16f"}  # the cap's place on the axis: 16 frames
+    return churn["budgets"]["16f"]["selector"]
+
+
+def test_an_adaptive_selector_is_charged_the_frames_it_used() -> None:
+    at16 = _adaptive_block({"i1": 8, "i2": 16, "i3": 12, "i4": 12, "i5": 8, "i6": 16})
+    assert at16["frames_cap"] == 16
+    assert at16["frames_used_mean"] == pytest.approx(12.0)
+    assert (at16["frames_used_min"], at16["frames_used_max"]) == (8, 16)
+    assert at16["uniform_frames_used_mean"] == pytest.approx(16.0)
+    assert at16["accuracy_selector"]["value"] == pytest.approx(3 / 6)
+    # 12 frames lies halfway between uniform's 8 (right on i1, i4) and 16 (right on i1, i5):
+    # per item 0.5 * y8 + 0.5 * y16 = 1, 0, 0, .5, .5, 0 -> 2/6
+    matched = at16["matched_cost"]
+    assert (matched["uniform_below"], matched["uniform_above"]) == ("8f", "16f")
+    assert matched["weight_above"] == pytest.approx(0.5) and matched["nearest"] is False
+    assert matched["accuracy_uniform"]["value"] == pytest.approx(2 / 6)
+    assert matched["accuracy_difference"]["value"] == pytest.approx(3 / 6 - 2 / 6)
+
+
+def test_a_mean_below_the_uniform_grid_takes_the_nearest_budget() -> None:
+    at16 = _adaptive_block(dict.fromkeys(SELECTOR, 4))
+    matched = at16["matched_cost"]
+    assert matched["nearest"] is True and matched["frames"] == pytest.approx(4.0)
+    assert matched["uniform_below"] == matched["uniform_above"] == "8f"
+    assert matched["accuracy_uniform"]["value"] == pytest.approx(2 / 6)  # uniform at 8 frames

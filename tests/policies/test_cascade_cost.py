@@ -127,3 +127,22 @@ def test_union_cost_equals_python_sets(rows: list[list[list[int]]], flags: list[
             if active[k]:
                 seen |= set(cell)
             assert got[i, k] == len(seen)
+
+
+def test_a_cascade_is_charged_the_frames_each_cell_used() -> None:
+    """An adaptive selection's frame count is a cap: a stage costs what its cells recorded
+    (`effective_frames`), not the cap; cells without a count pay the configuration's."""
+    import pandas as pd
+
+    from _support.tables import table
+    from itemscale.measures import build_matrices
+    from itemscale.policies._inputs import inputs_from_matrix
+    from itemscale.responses import normalise_responses
+
+    df = table({"a": [1, 1], "b": [0, 1], "c": [1, 0]}, labels=["<=8f", "<=16f"])
+    df["effective_frames"] = pd.array([3, 8, 8, 11, None, 16], dtype="Int64")
+    (matrix,) = build_matrices(normalise_responses(df))
+    inputs = inputs_from_matrix(matrix, sharing="none")
+    order = [list(matrix.item_ids).index(i) for i in ("a", "b", "c")]
+    paid = inputs.cost("frames").cumulative(inputs.cost("frames").all_stages)[order]
+    assert paid.tolist() == [[3.0, 11.0], [8.0, 19.0], [8.0, 24.0]]

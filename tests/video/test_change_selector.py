@@ -48,3 +48,36 @@ def test_select_writes_a_table_the_reader_takes(tmp_path: Path) -> None:
             assert start <= value < end
     lines = (tmp_path / "sel" / "change_2.jsonl").read_text().splitlines()
     assert json.loads(lines[0]).keys() == {"item_id", "indices"}
+
+
+def test_the_adaptive_selector_keeps_the_segments_that_changed() -> None:
+    """Grey video, a red flash at 57-58 and a blue one at 95: at a cap of 4 the adaptive
+    selector keeps the two flashing segments' frames; with --min-frames 3 the highest-scoring
+    quiet segment is added (all quiet segments score 0: the earliest)."""
+    from itemscale.video import Adaptive
+    from itemscale.video._content import pick_adaptive
+
+    stack = np.full((120, 24, 32, 3), 100, dtype=np.uint8)
+    stack[57:59] = (255, 0, 0)
+    stack[95] = (0, 0, 255)
+    assert pick_adaptive(stack, 4, Adaptive()).tolist() == [57, 95]
+    assert pick_adaptive(stack, 4, Adaptive(min_frames=3)).tolist() == [0, 57, 95]
+    # a threshold above every score: min_frames of the highest-scoring segments
+    assert pick_adaptive(stack, 4, Adaptive(min_frames=1, threshold=1e9)).tolist() == [57]
+    quiet = np.full((40, 24, 32, 3), 100, dtype=np.uint8)
+    assert pick_adaptive(quiet, 4, Adaptive(min_frames=2)).tolist() == [0, 10]
+
+
+def test_select_adaptive_writes_a_capped_selection_with_its_cost(tmp_path: Path) -> None:
+    suite = write_benchmark(tmp_path / "suite", 2)
+    proto = write_protocol(tmp_path / "p.toml", suite)
+    args = ["select", str(proto), "--frames", "4", "--out", str(tmp_path / "sel"), "--adaptive"]
+    assert main([*args, "--min-frames", "2", "--threshold", "1000"]) == 0
+    selection = read_selection(tmp_path / "sel" / "change_4.jsonl")
+    assert {len(e.values) for e in selection.entries.values()} == {2}  # nothing reaches 1000
+    assert selection.entries["v1-q0"].frames_scored == 35  # every frame of v1 was scored
+    assert main([*args, "--min-frames", "5"]) == 2  # more than the budget
+    assert (
+        main(["select", str(proto), "--frames", "4", "--out", str(tmp_path), "--min-frames", "2"])
+        == 2
+    )

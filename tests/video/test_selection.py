@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -98,3 +99,91 @@ def test_the_selection_policy_has_no_formula() -> None:
         SamplingPolicy(name="selection")
     with pytest.raises(ValueError, match="only allowed with name='selection'"):
         SamplingPolicy(name="linspace", selection="s")
+
+
+def _in_a_thread(call: Callable[[], object], seconds: float = 10.0) -> BaseException | None:
+    """Run `call` in a thread; the error it raised (None when none), or a failure when it has
+    not returned within `seconds` (a read that never ends)."""
+    import threading
+
+    raised: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            call()
+        except BaseException as exc:  # handed back to the test
+            raised.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still reading after {seconds} s"
+    return raised[0] if raised else None
+
+
+def test_a_fifo_or_a_device_is_refused_within_seconds(tmp_path: Path) -> None:
+    import os
+
+    from itemscale.protocol import selection_file_digest
+
+    fifo = tmp_path / "sel.json"
+    os.mkfifo(fifo)
+    for call in (lambda: read_selection(fifo), lambda: selection_file_digest(fifo)):
+        err = _in_a_thread(call)
+        assert isinstance(err, SelectionError) and "not a regular file (a FIFO)" in str(err)
+    zero = Path("/dev/zero")
+    if zero.exists():
+        err = _in_a_thread(lambda: read_selection(zero))
+        assert isinstance(err, SelectionError) and "not a regular file (a device)" in str(err)
+        err = _in_a_thread(lambda: selection_file_digest(zero))
+        assert isinstance(err, SelectionError)
+
+
+def test_the_bytes_read_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import itemscale.protocol._selection_file as reader
+
+    path = _write(tmp_path, "big.json", json.dumps([{"question_id": "q", "frame_idx": [1]}]))
+    monkeypatch.setattr(reader, "MAX_SELECTION_BYTES", 16)
+    with pytest.raises(SelectionError, match=r"big\.json: \d+ bytes, more than a selection file"):
+        read_selection(path)
+
+
+def test_deep_nesting_is_a_located_error(tmp_path: Path) -> None:
+    path = _write(tmp_path, "deep.json", "[" * 100_000)
+    with pytest.raises(SelectionError, match=r"deep\.json: not JSON: nested too deeply"):
+        read_selection(path)
+
+
+def test_a_csv_with_a_utf8_bom_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "bom.csv"
+    path.write_bytes(b"\xef\xbb\xbfitem_id,indices\nq,1 2\n")
+    selection = read_selection(path)
+    assert selection.entries["q"].values == (1, 2)
+
+
+def test_integral_float_indices_are_read_as_aks_writes_them(tmp_path: Path) -> None:
+    path = _write(tmp_path, "a.json", json.dumps([{"question_id": 3, "frame_idx": [12.0, 0.0]}]))
+    assert read_selection(path).entries["3"].values == (12, 0)
+    bad = _write(tmp_path, "b.json", json.dumps([{"question_id": 3, "frame_idx": [12.5]}]))
+    with pytest.raises(SelectionError, match=r"record 0 \(3\): frame index 12.5 is not a whole"):
+        read_selection(bad)
+
+
+def test_a_bare_list_of_lists_says_to_declare_positional(tmp_path: Path) -> None:
+    path = _write(tmp_path, "p.json", "[[1.0, 2.0], [3.0]]")
+    with pytest.raises(SelectionError, match='declare format = "positional"'):
+        read_selection(path)
+
+
+def test_a_positional_file_is_matched_by_its_order_file(tmp_path: Path) -> None:
+    path = _write(tmp_path, "p.json", "[[1.0, 2.0], [3.0]]")
+    lines = _write(tmp_path, "order.txt", "a\nb\n")
+    records = _write(tmp_path, "order.json", json.dumps([{"qid": "a"}, {"qid": "b"}]))
+    for order, key in ((lines, None), (records, "qid")):
+        selection = read_selection(path, "positional", order=order, order_key=key)
+        assert selection.entries["a"].values == (1, 2) and selection.entries["b"].values == (3,)
+    three = _write(tmp_path, "three.txt", "a\nb\nc\n")
+    with pytest.raises(SelectionError, match=r"2 frame lists, but the order file .*three\.txt"):
+        read_selection(path, "positional", order=three)
+    with pytest.raises(SelectionError, match="needs `order_key`"):
+        read_selection(path, "positional", order=records)

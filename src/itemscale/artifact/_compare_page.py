@@ -66,13 +66,44 @@ def _sides(result: Mapping[str, Any]) -> str:
                     s["items"],
                     s["videos"],
                     s["repeats"],
+                    _selector_cell(s.get("selection")),
                 ]
             )
         )
     return _table(
-        ["side", "run", "model", "series", "configuration", "rows", "items", "videos", "repeats"],
+        [
+            "side",
+            "run",
+            "model",
+            "series",
+            "configuration",
+            "rows",
+            "items",
+            "videos",
+            "repeats",
+            "selector (frames used)",
+        ],
         rows,
     )
+
+
+def _selector_cell(sel: Mapping[str, Any] | None) -> str:
+    """A selection side's record in one cell: name, frames used (of the cap), declared cost,
+    file digest; empty for a formula side."""
+    if not sel:
+        return ""
+    text = str(sel.get("selection"))
+    if sel.get("frames_used_mean") is not None:
+        cap = "up to " if sel.get("cap") else ""
+        text += (
+            f": mean {float(sel['frames_used_mean']):.1f} ({sel.get('frames_used_min')}-"
+            f"{sel.get('frames_used_max')}) of {cap}{sel.get('frames_cap')}"
+        )
+    if sel.get("frames_scored_mean") is not None:
+        text += f"; scored {float(sel['frames_scored_mean']):.1f}"
+    if sel.get("sha256"):
+        text += f"; sha256 {str(sel['sha256'])[:12]}"
+    return text
 
 
 def _setup(result: Mapping[str, Any]) -> str:

@@ -35,6 +35,7 @@ from ..responses import (
     SchemaError,
     read_response_columns,
     read_responses,
+    read_run,
 )
 from ._build import (
     MEASURES_FILE,
@@ -168,8 +169,12 @@ def verify_artifact(
 
 
 def _slim_table(root: Path) -> pd.DataFrame:
-    """The artifact's responses as `analyze` reads them (`read_run(..., slim=True)`)."""
-    return read_responses(root / RESPONSES_FILE, skip=UNUSED_BY_ANALYSIS, categories=True)
+    """The artifact's responses as `analyze` reads them (`read_run(..., slim=True)`: without
+    the cells of superseded selection configurations its copy of run.json names)."""
+    try:
+        return read_run(root, slim=True)[0]
+    except (SchemaError, OSError, ValueError):  # run.json damaged: its own check says so
+        return read_responses(root / RESPONSES_FILE, skip=UNUSED_BY_ANALYSIS, categories=True)
 
 
 def _run_check(

@@ -41,6 +41,50 @@ def selector_step(out: Path, *, n_boot: int, batch_size: int) -> SelectorCompari
     return found
 
 
+def adaptive_selector_step(out: Path, *, n_boot: int, batch_size: int) -> SelectorComparison:
+    """The adaptive `change` selector at a cap of the same budget: its mean frames used and
+    accuracy beside uniform sampling at that matched mean cost (RUN/selector_adaptive.json)."""
+    from ..workflows import (
+        DEMO_ADAPTIVE_MIN_FRAMES,
+        DEMO_ADAPTIVE_SELECTION,
+        DEMO_SELECTOR_FRAMES,
+        SELECTOR_DIR,
+        selector_comparison,
+    )
+    from ._format import points_text
+    from ._inference_text import selector_lines
+
+    t = time.perf_counter()
+    k, m = DEMO_SELECTOR_FRAMES, DEMO_ADAPTIVE_MIN_FRAMES
+    print(
+        f"\n### adaptive frame selector: `{DEMO_ADAPTIVE_SELECTION}`, up to {k} frames, charged "
+        f"what it uses (itemscale select {out}/protocol.toml --frames {k} --adaptive "
+        f"--min-frames {m} --name {DEMO_ADAPTIVE_SELECTION} --out {out / SELECTOR_DIR})",
+        flush=True,
+    )
+    found = selector_comparison(out, n_boot=n_boot, batch_size=batch_size, adaptive=True)
+    print(f"  {found.cells_run} cells run for series {found.series} ({found.selection_file})")
+    v = found.selector
+    if v is None or v.frames_used_mean is None:
+        print("  no budget shared with uniform sampling")
+    else:
+        line = (
+            f"  mean frames used {v.frames_used_mean:.1f} of a cap of {v.frames_cap}: accuracy "
+            f"{points_text(v.accuracy_selector)}"
+        )
+        if v.matched_cost is not None:
+            line += (
+                f" vs uniform at matched mean cost {points_text(v.matched_cost.accuracy_uniform)}"
+                f" (difference {points_text(v.matched_cost.accuracy_difference)}) and uniform "
+                f"at {v.frames_cap} frames {points_text(v.accuracy_uniform)}"
+            )
+        print(line)
+        for text in selector_lines(v):
+            print(f"  {found.budget}: {text}")
+    print(f"({time.perf_counter() - t:.1f} s)")
+    return found
+
+
 #: `benchmarks/cascade_scale.py` on 800 generated videos (docs/policies.md, "At a scale where a
 #: held-out fold can be judged"): what the demo's 80-video cascade cannot show.
 CASCADE_AT_SCALE = (

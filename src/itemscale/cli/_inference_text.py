@@ -198,11 +198,37 @@ def selector_lines(v: Selector) -> list[str]:
             f"looks like the same input as {v.uniform_series}: identical answers on "
             f"{same.identical} of {same.items} items: was the selection applied?"
         )
+    lines += _cost_lines(v)
     recorded = v.n_frames_recorded
     if recorded and v.n_same_frames == recorded:
         lines.append(f"the selection's frames are uniform's on all {recorded} items")
     elif recorded:
         lines.append(
             f"frames differ from uniform's on {recorded - v.n_same_frames} of {recorded} items"
+        )
+    return lines
+
+
+def _cost_lines(v: Selector) -> list[str]:
+    """For an adaptive selector (its cells used fewer frames than the cap on some item): the
+    frames it used and uniform sampling at that matched mean cost."""
+    used, cap = v.frames_used_mean, v.frames_cap
+    if used is None or cap is None or (v.frames_used_min == v.frames_used_max == cap):
+        return []
+    lines = [
+        f"frames used: mean {used:.1f} (min {v.frames_used_min}, max {v.frames_used_max}) of "
+        f"a cap of {cap}; uniform used {v.uniform_frames_used_mean or 0:.1f}"
+    ]
+    m = v.matched_cost
+    if m is not None:
+        where = (
+            f"nearest uniform budget {m.uniform_below}"
+            if m.nearest
+            else f"uniform interpolated between {m.uniform_below} and {m.uniform_above}"
+        )
+        lines.append(
+            f"at matched mean cost ({m.frames:.1f} frames, {where}): uniform accuracy "
+            f"{points_text(m.accuracy_uniform)}, selector minus uniform "
+            f"{_signed(m.accuracy_difference)}"
         )
     return lines

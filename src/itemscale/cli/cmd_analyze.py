@@ -473,7 +473,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CommandError(f"--per-item {exc}") from exc
     try:  # the reply text, sources and timestamps are no measure's: not read (memory)
-        df, _ = read_run(args.run_dir, slim=True)
+        df, provenance = read_run(args.run_dir, slim=True)
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from exc
     try:
@@ -493,11 +493,27 @@ def run(args: argparse.Namespace) -> int:
         write_per_item(labels, per_item)
     print_summary(result)
     print_absent(df)
+    print_superseded(provenance)
     if args.json_out:
         print(f"\nmeasures written to {args.json_out}")
     if per_item is not None:
         print(f"per-item labels written to {args.per_item} ({len(labels)} rows)")
     return 0
+
+
+def print_superseded(provenance: Mapping[str, object], out: TextIO | None = None) -> None:
+    """One line per selection configuration left out because its file changed since its
+    cells ran (run.json `sweep.superseded_selections`): the budget is shown once, with the
+    current file's cells."""
+    from ..responses import superseded_configs
+
+    for config_id, record in sorted(superseded_configs(provenance).items()):
+        print(
+            f"superseded: {record.get('label')} (configuration {config_id}, "
+            f"{record.get('cells')} cells stored): its selection file changed; the budget "
+            f"shows configuration {record.get('superseded_by')} ({record.get('current_label')})",
+            file=out or sys.stdout,
+        )
 
 
 def print_absent(df: Any, out: TextIO | None = None) -> None:

@@ -208,6 +208,25 @@ def print_comparison(result: CompareResult, out: TextIO) -> None:
             f"{side.repeats} repeat(s))",
             file=out,
         )
+        sel = side.selection
+        if sel is not None:
+            used = (
+                f"frames used mean {sel.frames_used_mean:.1f} (min {sel.frames_used_min}, max "
+                f"{sel.frames_used_max}) of {'a cap of ' if sel.cap else ''}{sel.frames_cap}"
+                if sel.frames_used_mean is not None
+                else "frames used not recorded"
+            )
+            scored = (
+                f"; the selector scored {sel.frames_scored_mean:.1f} frames per item"
+                if sel.frames_scored_mean is not None
+                else ""
+            )
+            where = (
+                f"{sel.path} ({sel.format}, sha256 {sel.sha256[:12]})"
+                if sel.path and sel.sha256
+                else "file not recorded"
+            )
+            print(f"   selector {sel.selection}: {where}; {used}{scored}", file=out)
     _print_setup(result, out)
     c, a = result.counts, result.answers
     print("answers (matched by item id and repeat):", file=out)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Required, TypedDict
 
 from ..measures import DEFAULT_BOOTSTRAP
 from . import CommandError
-from ._demo_selector import print_cascade_at_scale, selector_step
+from ._demo_selector import adaptive_selector_step, print_cascade_at_scale, selector_step
 
 if TYPE_CHECKING:
     from ..measures import AnalysisResult, BestFixed, Estimate
@@ -194,6 +194,7 @@ def run(args: argparse.Namespace) -> int:
     print_intervention(intervention)
     print(f"({time.perf_counter() - t:.1f} s)")
     selector_step(out, n_boot=args.bootstrap, batch_size=args.batch_size)
+    adaptive_selector_step(out, n_boot=args.bootstrap, batch_size=args.batch_size)
 
     t = _step("analyze")
     df, _ = read_run(out)

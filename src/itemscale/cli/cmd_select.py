@@ -7,8 +7,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import CommandError
+
+if TYPE_CHECKING:
+    from ..video import Adaptive
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -26,6 +30,27 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder for the files")
     p.add_argument("--method", default="change", choices=["change"], help="the selector")
     p.add_argument("--name", default=None, help="selection name (default: the method)")
+    p.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="adaptive: each budget K is a cap; keep the segments whose best frame changes by "
+        "at least --threshold, at least --min-frames of them",
+    )
+    p.add_argument(
+        "--min-frames",
+        type=int,
+        default=None,
+        metavar="M",
+        help="with --adaptive: the fewest frames a video gets (default 1)",
+    )
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        metavar="T",
+        help="with --adaptive: the change score a segment's best frame must reach (mean "
+        "absolute grey difference from its segment's median frame, 0-255; default 8)",
+    )
     p.add_argument("--json", action="store_true", help="print the files as one JSON object")
     p.set_defaults(func=run)
 
@@ -42,10 +67,11 @@ def run(args: argparse.Namespace) -> int:
     if not budgets or min(budgets) < 1:
         raise CommandError(f"--frames needs budgets >= 1 (got {args.frames!r})")
     name = args.name or args.method
+    adaptive = _adaptive(args)
     protocol = load_protocol(args.protocol)
     items = load_benchmark_items(protocol.benchmark)
     try:
-        files = write_selection_files(items, budgets, args.out, name=name)
+        files = write_selection_files(items, budgets, args.out, name=name, adaptive=adaptive)
     except (MediaError, ValueError) as exc:
         raise CommandError(f"itemscale select: {exc}") from None
     if args.json:
@@ -68,6 +94,24 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stdout,
     )
     return 0
+
+
+def _adaptive(args: argparse.Namespace) -> Adaptive | None:
+    """The adaptive setting of `--adaptive --min-frames M --threshold T` (None without
+    `--adaptive`; either option without it is an error)."""
+    from ..video import DEFAULT_CHANGE_THRESHOLD, Adaptive
+
+    if not args.adaptive:
+        if args.min_frames is not None or args.threshold is not None:
+            raise CommandError("--min-frames and --threshold go with --adaptive")
+        return None
+    try:
+        return Adaptive(
+            min_frames=1 if args.min_frames is None else args.min_frames,
+            threshold=DEFAULT_CHANGE_THRESHOLD if args.threshold is None else args.threshold,
+        )
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
 
 
 def _relative(path: Path, base: Path) -> str:

@@ -360,12 +360,24 @@ def _print_summary(result: Any, *, as_json: bool) -> None:
 
 
 def _print_selections(selections: dict[str, Any]) -> None:
-    """One line per selection configuration: its file, digest and duplicate frames removed."""
+    """One line per selection configuration: its file, digest and duplicate frames removed;
+    for a cap (records list up to K frames), the frames listed; how records were matched when
+    not by id; the selector's declared cost when the file gives one."""
     for label, sel in sorted(selections.items()):
+        extra = ""
+        if sel.get("cap"):
+            extra += (
+                f", frames listed {sel['frames_listed_min']}-{sel['frames_listed_max']} "
+                f"(mean {sel['frames_listed_mean']:.1f})"
+            )
+        if sel.get("frames_scored_mean") is not None:
+            extra += f", frames scored by the selector: mean {sel['frames_scored_mean']:.1f}"
+        if sel.get("matched_by") == "question":
+            extra += ", ids repeat: records matched by (video, question text)"
         print(
             f"selection {label}: {sel['path']} ({sel['format']}, sha256 "
             f"{sel['sha256'][:12]}), {sel['items_checked']} items, "
-            f"{sel['duplicate_frames_removed']} duplicate frames removed"
+            f"{sel['duplicate_frames_removed']} duplicate frames removed{extra}"
         )
 
 

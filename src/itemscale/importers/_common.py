@@ -497,7 +497,7 @@ def _merge(
     provenance: Mapping[str, object] = {}
     if (run_path / RESPONSES_FILE).exists():
         try:
-            existing, provenance = read_run(run_path)
+            existing, provenance = read_run(run_path, superseded=True)  # every row kept
         except (SchemaError, OSError, ValueError) as exc:
             raise ImportInputError(f"{run_path}: cannot read the existing run ({exc})") from exc
     else:

@@ -29,7 +29,7 @@ from ._binary import disagreement
 from ._bootstrap import VideoBootstrap
 from ._matrix import ResponseMatrix
 from ._paired_tests import paired_tests
-from ._result_models import Estimate, Selector
+from ._result_models import Estimate, MatchedCost, Selector
 from ._same_input import same_input
 from ._stats import Columns, ratio_stat, smooth_ci, stat
 
@@ -88,6 +88,8 @@ def budget_name(label_p: str, label_q: str) -> str:
     """The leading `/` parts the two labels of one budget share (`16f@56/centre` and
     `16f@56/left` -> `16f@56`), or the first label when they share none."""
     shared = []
+    if label_p.startswith("<=") != label_q.startswith("<="):  # a cap and a fixed budget
+        label_p, label_q = label_p.removeprefix("<="), label_q.removeprefix("<=")
     for a, b in zip(label_p.split("/"), label_q.split("/"), strict=False):
         if a != b:
             break
@@ -224,6 +226,7 @@ def _selector_vs_uniform(
     answers_u = [a if ok else None for a, ok in zip(mu.answers[ru, cu], answered, strict=True)]
     answers_s = [a if ok else None for a, ok in zip(ms.answers[rs, cs], answered, strict=True)]
     looks_same = same_input(answers_u, answers_s, frame_step=False)
+    used = frames_used(ms, rs, cs)
     return Selector(
         selector_series=ms.series,
         uniform_series=mu.series,
@@ -240,4 +243,70 @@ def _selector_vs_uniform(
         n_frames_recorded=recorded,
         n_same_frames=same,
         same_input=looks_same,
+        frames_cap=int(ms.frames[cs]),
+        frames_used_mean=float(used.mean()) if used.size else None,
+        frames_used_min=int(used.min()) if used.size else None,
+        frames_used_max=int(used.max()) if used.size else None,
+        uniform_frames_used_mean=float(frames_used(mu, ru, cu).mean()) if used.size else None,
+        matched_cost=matched_cost((ms, rs, cs), (mu, ru, cu), boot) if used.size else None,
+    )
+
+
+def frames_used(m: ResponseMatrix, rows: np.ndarray, col: int) -> np.ndarray:
+    """The frames each cell of one configuration used: its recorded `effective_frames`, else
+    the count of its recorded frame indices, else the configuration's frame count (a cap for
+    an adaptive selection, which is why the recorded counts come first)."""
+    out = np.asarray(m.effective_frames[rows, col], dtype=float).copy()
+    for i, (value, indices) in enumerate(zip(out, m.frame_indices[rows, col], strict=True)):
+        if not np.isfinite(value):
+            out[i] = len(indices) if indices is not None else float(m.frames[col])
+    return out
+
+
+def _same_pixels(a: float, b: float) -> bool:
+    return (not np.isfinite(a) and not np.isfinite(b)) or a == b
+
+
+def matched_cost(selector: Side, uniform: Side, boot: VideoBootstrap | None) -> MatchedCost | None:
+    """Uniform sampling at the selector's mean frames used, on the matched items: each item's
+    correctness interpolated linearly between the uniform budgets (at the selector's pixels)
+    whose mean frames used lie just below and just above it; the nearest budget when the
+    mean lies outside them. Linear interpolation of per-item correctness gives the
+    interpolated accuracy and lets the bootstrap resample the difference item by item."""
+    (ms, rs, cs), (mu, ru, cu) = selector, uniform
+    target = float(frames_used(ms, rs, cs).mean())
+    budgets = [
+        (float(frames_used(mu, ru, k).mean()), k)
+        for k in range(mu.n_configs)
+        if mu.frames[k] > 0 and _same_pixels(float(mu.pixels[k]), float(mu.pixels[cu]))
+    ]
+    if not budgets:
+        return None
+    budgets.sort()
+    below = [b for b in budgets if b[0] <= target]
+    above = [b for b in budgets if b[0] >= target]
+    nearest = not below or not above
+    low = below[-1] if below else budgets[0]
+    high = above[0] if above else budgets[-1]
+    if nearest:
+        low = high = low if below else high
+    weight = 0.0 if high[0] == low[0] else (target - low[0]) / (high[0] - low[0])
+    right_s = (ms.y[rs, cs] >= 1).astype(float)
+    interpolated = (1.0 - weight) * (mu.y[ru, low[1]] >= 1) + weight * (mu.y[ru, high[1]] >= 1)
+    cols = Columns(boot)
+    cols.add("uniform", interpolated.astype(float))
+    cols.add("difference", right_s - interpolated)
+    points, samples, jack = cols.resolve()
+
+    def estimate(name: str) -> Estimate:
+        return stat(points[name][0], smooth_ci(boot, points[name], samples[name], jack[name])[0])
+
+    return MatchedCost(
+        frames=target,
+        uniform_below=mu.labels[low[1]],
+        uniform_above=mu.labels[high[1]],
+        weight_above=weight,
+        nearest=nearest,
+        accuracy_uniform=estimate("uniform"),
+        accuracy_difference=estimate("difference"),
     )

@@ -325,8 +325,27 @@ HeterogeneityEntry = Annotated[
 ]
 
 
+class MatchedCost(Record):
+    """Uniform sampling at the selector's mean frames used: its per-item correctness
+    interpolated linearly between the two uniform budgets around that mean (the nearest
+    budget when the mean is outside the uniform grid), on the items both ran."""
+
+    frames: Number
+    uniform_below: StrictStr
+    uniform_above: StrictStr
+    #: the weight of `uniform_above` (0 at `uniform_below`'s frames, 1 at `uniform_above`'s)
+    weight_above: Number
+    #: the mean lies outside the uniform grid: the nearest budget stands for it
+    nearest: bool
+    accuracy_uniform: Estimate
+    #: selector minus uniform at matched mean cost
+    accuracy_difference: Estimate
+
+
 class Selector(Record):
-    """A selector's series against a formula's at one budget (`churn`)."""
+    """A selector's series against a formula's at one budget (`churn`). An adaptive selector's
+    frame count is a cap: `frames_used_*` are the frames its cells used (recorded
+    `effective_frames`), and `matched_cost` compares it with uniform sampling at that mean."""
 
     selector_series: StrictStr
     uniform_series: StrictStr
@@ -343,6 +362,12 @@ class Selector(Record):
     n_frames_recorded: StrictInt
     n_same_frames: StrictInt
     same_input: SameInput | None
+    frames_cap: StrictInt | None = None
+    frames_used_mean: Number | None = None
+    frames_used_min: StrictInt | None = None
+    frames_used_max: StrictInt | None = None
+    uniform_frames_used_mean: Number | None = None
+    matched_cost: MatchedCost | None = None
 
 
 class BudgetChurnRecord(Record):

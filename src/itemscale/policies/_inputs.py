@@ -142,9 +142,7 @@ def inputs_from_matrix(
     if resolved == "union":
         costs["frames"] = frame_union_costs(indices)
     else:
-        costs["frames"] = _value_costs(
-            frame_counts_matrix(matrix.frames, n), resolved, bounds, "frames"
-        )
+        costs["frames"] = _value_costs(frames_used_matrix(matrix), resolved, bounds, "frames")
     tokens = np.asarray(matrix.visual_tokens, dtype=np.float64).copy()
     tokens[:, text_column] = np.where(np.isnan(tokens[:, text_column]), 0.0, tokens[:, text_column])
     latency = np.asarray(matrix.latency, dtype=np.float64)
@@ -169,6 +167,25 @@ def inputs_from_matrix(
         score_name=score,
         missing=missing,
     )
+
+
+def frames_used_matrix(matrix: ResponseMatrix) -> FloatArray:
+    """Every cell's frame count: the frames it used (`effective_frames`, else its recorded
+    indices' count), else its configuration's count. An adaptive selection's frame count is a
+    cap, so a cascade is charged what each cell used, not the cap."""
+    n = matrix.n_items
+    counts = frame_counts_matrix(matrix.frames, n)
+    if not n:
+        return counts
+    used = np.asarray(matrix.effective_frames, dtype=np.float64)
+    indices = matrix.frame_indices
+    if indices is not None and indices.shape == counts.shape:
+        listed = np.array(
+            [np.nan if cell is None else float(len(cell)) for cell in indices.ravel()]
+        ).reshape(counts.shape)
+        used = np.where(np.isfinite(used), used, listed)
+    used = np.where(np.asarray(matrix.frames)[None, :] == 0, 0.0, used)
+    return np.where(np.isfinite(used), used, counts)
 
 
 class StageError(ValueError):

@@ -40,6 +40,15 @@ from ._protocol import (
     parse_protocol,
     selection_file_digest,
 )
+from ._selection_file import (
+    MAX_SELECTION_BYTES,
+    Selection,
+    SelectionError,
+    cached_selection,
+    read_order,
+    read_selection,
+)
+from ._selection_file import SelectionEntry as ListedFrames
 
 __all__ = [
     "CONFIG_ID_VERSION",
@@ -47,6 +56,7 @@ __all__ = [
     "FRAMES_PER_TEMPORAL_PATCH",
     "IMAGE_FACTOR",
     "MAX_FRAME_PIXELS",
+    "MAX_SELECTION_BYTES",
     "MIN_FRAME_PIXELS",
     "PER_ITEM_SAMPLING_POLICIES",
     "PHASED_SAMPLING_POLICIES",
@@ -59,16 +69,22 @@ __all__ = [
     "Configuration",
     "DecodingSettings",
     "GridSpec",
+    "ListedFrames",
     "ModelEntry",
     "Pipeline",
     "Protocol",
     "ProtocolError",
     "SamplingPolicy",
     "SamplingPolicyName",
+    "Selection",
     "SelectionEntry",
+    "SelectionError",
     "SelectionFormat",
+    "cached_selection",
     "load_protocol",
     "parse_protocol",
+    "read_order",
+    "read_selection",
     "selection_file_digest",
 ]
 

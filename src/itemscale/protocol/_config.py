@@ -34,8 +34,8 @@ SAMPLING_POLICY_NAMES: Final[tuple[str, ...]] = (
 #: Sampling policies whose frames differ per item (one decode pass per item, not per video).
 PER_ITEM_SAMPLING_POLICIES: Final[frozenset[str]] = frozenset({"random", "selection"})
 #: Selection file formats (`itemscale.video.read_selection`); `auto` detects the format.
-SelectionFormat = Literal["auto", "aks", "bolt", "table"]
-SELECTION_FORMATS: Final[tuple[str, ...]] = ("auto", "aks", "bolt", "table")
+SelectionFormat = Literal["auto", "aks", "bolt", "table", "positional"]
+SELECTION_FORMATS: Final[tuple[str, ...]] = ("auto", "aks", "bolt", "table", "positional")
 #: Sampling policies whose index grid can be shifted by a fraction of one spacing (issue 7's
 #: sampling intervention compares answers across such phase shifts).
 PHASED_SAMPLING_POLICIES: Final[frozenset[str]] = frozenset(
@@ -80,7 +80,11 @@ class SamplingPolicy(BaseModel):
     `[selections.NAME]` table. The protocol fills in, per frame count, the file
     (`selection_path`), its SHA-256 (`selection_digest`, part of the configuration id, so a
     changed file is a new configuration and new cells) and its format; the path is not part of
-    the id (a moved file is the same selection).
+    the id (a moved file is the same selection). A positional file's order file
+    (`selection_order`) enters the id by its digest (`selection_order_digest`) and its id key
+    (`selection_order_key`). `selection_cap` is set when the file's records list fewer frames
+    than the budget for some item: the frame count is then a cap, which the label shows
+    (`<=32f`); it is not part of the id (the digest already is).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -94,6 +98,10 @@ class SamplingPolicy(BaseModel):
     selection_format: SelectionFormat | None = None
     selection_digest: str | None = None
     selection_path: str | None = None
+    selection_order: str | None = None
+    selection_order_key: str | None = None
+    selection_order_digest: str | None = None
+    selection_cap: bool | None = None
 
     @model_validator(mode="after")
     def _check_fields(self) -> Self:
@@ -120,6 +128,10 @@ class SamplingPolicy(BaseModel):
                 self.selection_format,
                 self.selection_digest,
                 self.selection_path,
+                self.selection_order,
+                self.selection_order_key,
+                self.selection_order_digest,
+                self.selection_cap,
             )
         ):
             raise ValueError(
@@ -166,6 +178,8 @@ class CanonicalSampling(TypedDict):
     selection: NotRequired[str | None]
     selection_format: NotRequired[str | None]
     selection_digest: NotRequired[str | None]
+    selection_order_key: NotRequired[str | None]
+    selection_order_digest: NotRequired[str]
 
 
 class CanonicalConfiguration(TypedDict):
@@ -242,6 +256,9 @@ class Configuration(BaseModel):
             sampling["selection"] = self.sampling.selection
             sampling["selection_format"] = self.sampling.selection_format
             sampling["selection_digest"] = self.sampling.selection_digest
+            if self.sampling.selection_order_digest is not None:  # positional files only
+                sampling["selection_order_digest"] = self.sampling.selection_order_digest
+                sampling["selection_order_key"] = self.sampling.selection_order_key
         return {
             "v": CONFIG_ID_VERSION,
             "frames": self.frames,
@@ -285,10 +302,12 @@ class Configuration(BaseModel):
 
     @property
     def label(self) -> str:
-        """Short human label, unique within a protocol: `16f`, `16f@448`, `16f/interior/raw`."""
+        """Short human label, unique within a protocol: `16f`, `16f@448`, `16f/interior/raw`;
+        a selection whose records list up to (not exactly) K frames: `<=16f@448/selection:S`."""
         if self.is_text_only:
             return TEXT_ONLY_LABEL
-        label = f"{self.frames}f{self.resolution_tag}"
+        cap = "<=" if self.sampling.selection_cap else ""
+        label = f"{cap}{self.frames}f{self.resolution_tag}"
         if self.sampling != SamplingPolicy():
             label += f"/{self.sampling.tag}"
         if self.pipeline != "cached":

@@ -43,6 +43,7 @@ from ._config import (
     SamplingPolicy,
     SelectionFormat,
 )
+from ._selection_file import cached_selection, read_bounded
 
 #: The protocol file format's version (the `version` key; absent means this one).
 PROTOCOL_VERSION: Final[int] = 1
@@ -260,8 +261,10 @@ class SelectionEntry(BaseModel):
 
     `paths` maps each of the grid's frame counts to its file (`{8 = "aks_8.json"}`); `path` is
     the one file of a grid with one frame count. Relative paths are resolved against the
-    protocol file. `format` names the file format (`aks`, `bolt`, `table`) or, by default,
-    lets the reader detect it (docs/selectors.md).
+    protocol file. `format` names the file format (`aks`, `bolt`, `table`, `positional`) or,
+    by default, lets the reader detect it (docs/selectors.md). A `positional` file (one list of
+    frames per question, no ids) needs `order`, a file of the question ids in the file's order
+    (one a line, or a JSON list of records whose `order_key` names the id).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -270,9 +273,18 @@ class SelectionEntry(BaseModel):
     #: TOML keys are strings: `{8 = "a.json"}` arrives as {"8": ...} and is read as 8
     paths: dict[Annotated[int, Field(gt=0)], Annotated[str, Field(min_length=1)]] | None = None
     format: SelectionFormat = "auto"
+    order: str | None = Field(default=None, min_length=1)
+    order_key: str | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
     def _one_way(self) -> Self:
+        if (self.format == "positional") != (self.order is not None):
+            raise ValueError(
+                'format = "positional" and `order` (the file of question ids in the '
+                "selection's order) go together"
+            )
+        if self.order_key is not None and self.order is None:
+            raise ValueError("`order_key` names the id key of an `order` file: give `order`")
         if (self.path is None) == (self.paths is None):
             raise ValueError("give exactly one of `path` (one file) or `paths` (frames -> file)")
         if self.paths is not None and not self.paths:
@@ -297,12 +309,8 @@ def selection_file_digest(path: str | os.PathLike[str]) -> str:
     stat = where.stat()
     key = (str(where.resolve()), stat.st_size, stat.st_mtime_ns)
     digest = _DIGESTS.get(key)
-    if digest is None:
-        sha = hashlib.sha256()
-        with where.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                sha.update(block)
-        digest = _DIGESTS[key] = sha.hexdigest()
+    if digest is None:  # a FIFO or a device is refused before it is opened; size is bounded
+        digest = _DIGESTS[key] = hashlib.sha256(read_bounded(where)).hexdigest()
     return digest
 
 
@@ -396,7 +404,15 @@ class Protocol(BaseModel):
                 continue
             filled = [
                 key
-                for key in ("selection_format", "selection_digest", "selection_path")
+                for key in (
+                    "selection_format",
+                    "selection_digest",
+                    "selection_path",
+                    "selection_order",
+                    "selection_order_key",
+                    "selection_order_digest",
+                    "selection_cap",
+                )
                 if getattr(policy, key) is not None
             ]
             if filled:
@@ -430,26 +446,37 @@ class Protocol(BaseModel):
                     )
 
     def selection_policy(self, policy: SamplingPolicy, frames: int) -> SamplingPolicy:
-        """A `selection` policy with its file for `frames` filled in (path, format, digest);
-        any other policy as it is. Raises `ProtocolError` naming the file when it is missing."""
+        """A `selection` policy with its file for `frames` filled in (path, format, digest,
+        and whether the file lists up to `frames` rather than exactly: `selection_cap`); any
+        other policy as it is. Raises `ProtocolError` naming the file when it is missing and
+        `SelectionError` when it cannot be read."""
         if policy.name != "selection" or policy.selection is None:
             return policy
         entry = self.selections[policy.selection]
         path = entry.file_for(frames)
         assert path is not None  # `_check_selections` saw a file for every frame count
-        try:
-            digest = selection_file_digest(path)
-        except OSError as exc:
-            reason = "file not found" if isinstance(exc, FileNotFoundError) else str(exc)
-            raise ProtocolError(
-                f"[selections.{policy.selection}] ({frames} frames): {path}: {reason}"
-            ) from None
+        digests: list[str] = []
+        for file in (path, entry.order):
+            if file is None:
+                continue
+            try:
+                digests.append(selection_file_digest(file))
+            except OSError as exc:
+                reason = "file not found" if isinstance(exc, FileNotFoundError) else str(exc)
+                raise ProtocolError(
+                    f"[selections.{policy.selection}] ({frames} frames): {file}: {reason}"
+                ) from None
+        selection = cached_selection(path, entry.format, digests[0], entry.order, entry.order_key)
         return SamplingPolicy(
             name="selection",
             selection=policy.selection,
             selection_format=entry.format,
-            selection_digest=digest,
+            selection_digest=digests[0],
             selection_path=path,
+            selection_order=entry.order,
+            selection_order_key=entry.order_key,
+            selection_order_digest=digests[1] if entry.order is not None else None,
+            selection_cap=None if selection.is_exact(frames) else True,
         )
 
     @property
@@ -549,6 +576,8 @@ def _resolve_selection_paths(entry: Any, base: Path) -> Any:
     entry = dict(entry)
     if isinstance(entry.get("path"), str):
         entry["path"] = str(base / Path(entry["path"]).expanduser())
+    if isinstance(entry.get("order"), str):
+        entry["order"] = str(base / Path(entry["order"]).expanduser())
     if isinstance(entry.get("paths"), dict):
         entry["paths"] = {
             k: str(base / Path(v).expanduser()) if isinstance(v, str) else v

@@ -471,18 +471,46 @@ UNUSED_BY_ANALYSIS: Final[frozenset[str]] = frozenset(
 
 
 def read_run(
-    run_dir: str | os.PathLike[str], *, slim: bool = False
+    run_dir: str | os.PathLike[str], *, slim: bool = False, superseded: bool = False
 ) -> tuple[pd.DataFrame, dict[str, object]]:
     """Read a run directory: (response table, provenance). `slim`: without the columns no
     measure reads (`UNUSED_BY_ANALYSIS`, left empty) and with the string columns as sorted
-    categoricals (`read_responses(..., categories=True)`), for `analyze` on a large run."""
+    categoricals (`read_responses(..., categories=True)`), for `analyze` on a large run.
+
+    The cells of a selection configuration whose file changed since (run.json
+    `sweep.superseded_selections`, by config id) are left out unless `superseded`: the
+    protocol names one file per budget, and two configurations under one label would be
+    measured as two budgets. They stay in `responses.parquet` and the store."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise FileNotFoundError(f"{run_dir}: not a run directory")
     df = read_responses(
         run_dir / RESPONSES_FILE, skip=UNUSED_BY_ANALYSIS if slim else (), categories=slim
     )
-    return df, read_provenance(run_dir)
+    provenance = read_provenance(run_dir)
+    gone = superseded_configs(provenance)
+    if gone and not superseded:
+        keep = ~df["config_id"].astype(str).isin(list(gone))
+        df = df.loc[keep].reset_index(drop=True)
+        if slim:  # the left-out labels are no category of the analysis
+            df = df.assign(
+                **{
+                    c: df[c].cat.remove_unused_categories()
+                    for c in ("config_id", "config_label")
+                    if isinstance(df[c].dtype, pd.CategoricalDtype)
+                }
+            )
+    return df, provenance
+
+
+def superseded_configs(provenance: Mapping[str, object]) -> dict[str, dict[str, object]]:
+    """run.json's `sweep.superseded_selections` (config id -> what replaced it), {} when the
+    run has none."""
+    sweep = provenance.get("sweep")
+    found = sweep.get("superseded_selections") if isinstance(sweep, dict) else None
+    if not isinstance(found, dict):
+        return {}
+    return {str(k): dict(v) for k, v in found.items() if isinstance(v, dict)}
 
 
 def read_provenance(run_dir: str | os.PathLike[str]) -> dict[str, object]:

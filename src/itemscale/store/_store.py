@@ -313,6 +313,18 @@ class RunStore:
             self._db.execute("SELECT COUNT(*) FROM cells WHERE status = ?", (status,)).fetchone()[0]
         )
 
+    def stored_configs(self, series_prefix: str = "") -> list[tuple[str, str, str, int]]:
+        """(config id, series, label, cells) of every configuration with stored cells whose
+        series starts with `series_prefix`: what a sweep compares its grid with (a changed
+        selection file leaves an earlier configuration under the same label)."""
+        cur = self._db.execute(
+            "SELECT config_id, series, config_label, COUNT(*) FROM cells "
+            "WHERE substr(series, 1, ?) = ? GROUP BY config_id, series, config_label "
+            "ORDER BY config_id",
+            (len(series_prefix), series_prefix),
+        )
+        return [(str(c), str(s), str(label), int(n)) for c, s, label, n in cur]
+
     def attempts(self) -> dict[str, int]:
         return {r[0]: int(r[1]) for r in self._db.execute("SELECT cell_id, attempts FROM cells")}
 

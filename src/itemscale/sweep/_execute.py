@@ -377,7 +377,15 @@ class VideoJobRunner:
         video_cells = [c for c in job.cells if c.needs_video]
         if not video_cells:
             return frames, failed
-        from ..video import MediaError, SelectionError, decode_for_configs, video_content_hash
+        from ..video import (
+            MediaError,
+            SelectionError,
+            decode_for_configs,
+            remember_questions,
+            video_content_hash,
+        )
+
+        remember_questions(c.item for c in video_cells)  # a file whose ids repeat: by question
 
         start = time.perf_counter()
         if job.video_path is None:

@@ -78,6 +78,31 @@ class SelectionRecord(TypedDict):
     items_checked: int
     duplicate_frames_removed: int
     items_with_duplicates: int
+    #: the configuration's id (a changed file is a new id under the same label)
+    config_id: NotRequired[str]
+    #: whether the frame count is a cap (records list 1..K frames: the label reads `<=Kf`)
+    cap: NotRequired[bool]
+    #: frames the checked items' records list: fewest, mean, most
+    frames_listed_min: NotRequired[int]
+    frames_listed_mean: NotRequired[float]
+    frames_listed_max: NotRequired[int]
+    #: the mean of the records' declared `frames_scored` (the selector's own cost), or None
+    frames_scored_mean: NotRequired[float | None]
+    #: how records were matched to items: `id`, or `question` (ids repeat: by question text)
+    matched_by: NotRequired[str]
+
+
+class SupersededSelection(TypedDict):
+    """run.json `sweep.superseded_selections[CONFIG_ID]`: a selection configuration whose
+    cells are stored but whose file the protocol no longer names (the file changed: a new
+    digest, a new id, the same place on the axis). Its cells stay in the store and in
+    `responses.parquet`; `read_run` leaves them out of the analysis unless asked."""
+
+    label: str
+    series: str
+    cells: int
+    superseded_by: str
+    current_label: str
 
 
 class SessionSelection(TypedDict):
@@ -142,6 +167,7 @@ class SweepRecord(SweepSettings):
     scoring_rules: dict[str, dict[str, str]]
     warnings: list[str]
     selections: dict[str, SelectionRecord]
+    superseded_selections: NotRequired[dict[str, SupersededSelection]]
     #: the Ray executor's figures, with `executor = "ray"` only
     ray: NotRequired[dict[str, int]]
     extra_configs: list[ExtraConfigRecord]

@@ -49,7 +49,12 @@ from ._plan import (
 )
 from ._provenance import decoder_info, host_info, tool_info
 from ._records import RunRecord, SweepRecord, SweepSettings
-from ._selections import check_selections, session_selections
+from ._selections import (
+    check_selections,
+    session_selections,
+    superseded_selections,
+    superseded_warning,
+)
 from ._session import (
     BackendFactory,
     RayActorsLostError,
@@ -291,8 +296,7 @@ def run_sweep(
     `result.interrupted` is true.
     """
     fixed_size, auto = _batch_setting(executor, batch_size)
-    t0 = time.perf_counter()
-    started = utc_now()
+    t0, started = time.perf_counter(), utc_now()
     out_dir = Path(run_dir if run_dir is not None else protocol.output)
     if backend_factory is None or isinstance(backend_factory, RuntimeBackendFactory):
         # a bad option, or a device this machine lacks, stops here: before a store exists
@@ -313,6 +317,7 @@ def run_sweep(
         stop_on_sigint(stop),
     ):
         read_provenance(out_dir)  # again under the lock (a writer may have come between)
+        _note_superseded(result, store.stored_configs(), configs)
         session_id = store.start_session(
             {
                 "executor": executor,
@@ -413,6 +418,17 @@ def session_batches(result: SweepResult) -> dict[str, object]:
     return {"batch_sizes": result.batch_sizes, "out_of_memory": result.out_of_memory}
 
 
+def _note_superseded(
+    result: SweepResult,
+    stored: Sequence[tuple[str, str, str, int]],
+    configs: Sequence[PlannedConfig],
+) -> None:
+    """Record (and warn of) the stored selection configurations an edited file replaced."""
+    result.superseded_selections = superseded_selections(stored, configs)
+    for config_id, superseded in result.superseded_selections.items():
+        result.warnings.append(superseded_warning(config_id, superseded))
+
+
 def _run_record(
     protocol: Protocol,
     configs: Sequence[PlannedConfig],
@@ -438,6 +454,7 @@ def _run_record(
         "scoring_rules": dict(result.scoring_rules),
         "warnings": list(result.warnings),
         "selections": dict(result.selections),
+        "superseded_selections": dict(result.superseded_selections),
         "extra_configs": [
             {
                 "config_id": p.config_id,
@@ -514,6 +531,7 @@ def plan_sweep(
     check_models(protocol)
     chosen = load_sweep_items(protocol, items=items, item_filter=item_filter, limit=limit)
     configs = planned_configs(protocol.configurations(), list(extra_configs or ()))
+    check_selections(configs, chosen)  # the same checks as the run: a bad file is no plan
     out_dir = Path(run_dir if run_dir is not None else protocol.output)
     stored: set[tuple[str, str, str, int]] = set()
     store_file = out_dir / STORE_FILE

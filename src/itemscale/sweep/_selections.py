@@ -8,12 +8,14 @@ its digest).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from ..items import Item
+from ..protocol import ListedFrames, Selection, SelectionError
 from ._plan import PlannedConfig
-from ._records import SelectionRecord, SessionSelection
+from ._records import SelectionRecord, SessionSelection, SupersededSelection
 
 if TYPE_CHECKING:
     from ..video import StreamIndex
@@ -33,9 +35,13 @@ def check_selections(
         MediaError,
         check_selection_count,
         policy_selection,
+        remember_questions,
         selected_frames,
+        selection_entry,
         stream_index,
     )
+
+    remember_questions(items)
 
     indexes: dict[str, StreamIndex | None] = {}
 
@@ -52,12 +58,18 @@ def check_selections(
         config = planned.config
         selection = policy_selection(config.sampling)
         duplicates = items_with_duplicates = checked = 0
+        listed: list[int] = []
+        scored: list[float | None] = []
+        if selection.by_question:  # a record no question matched is named before the items
+            _check_every_record_matched(selection, planned, items, selection_entry)
         for item in items:
             if not planned.applies_to(item):
                 continue
+            entry = check_selection_count(selection, item.item_id, config.frames)
+            listed.append(len(entry.values))
+            scored.append(entry.frames_scored)
             index = index_of(item.video_path) if item.video_path is not None else None
             if index is None:
-                check_selection_count(selection, item.item_id, config.frames)
                 continue
             frames = selected_frames(
                 selection,
@@ -69,6 +81,7 @@ def check_selections(
             checked += 1
             duplicates += frames.duplicates
             items_with_duplicates += frames.duplicates > 0
+        known = [c for c in scored if c is not None]
         record[config.label] = {
             "selection": config.sampling.selection,
             "series": planned.series,
@@ -77,12 +90,43 @@ def check_selections(
             "format": selection.format,
             "unit": selection.unit,
             "sha256": selection.digest,
-            "items_in_file": len(selection.entries),
+            "items_in_file": selection.n_records,
             "items_checked": checked,
             "duplicate_frames_removed": duplicates,
             "items_with_duplicates": items_with_duplicates,
+            "config_id": config.config_id,
+            "cap": bool(config.sampling.selection_cap),
+            "frames_listed_min": min(listed, default=0),
+            "frames_listed_mean": round(sum(listed) / len(listed), 4) if listed else 0.0,
+            "frames_listed_max": max(listed, default=0),
+            "frames_scored_mean": (
+                round(sum(known) / len(known), 4) if known and len(known) == len(scored) else None
+            ),
+            "matched_by": "question" if selection.by_question else "id",
         }
     return record
+
+
+def _check_every_record_matched(
+    selection: Selection,
+    planned: PlannedConfig,
+    items: Sequence[Item],
+    entry_of: Callable[[Selection, str], ListedFrames | None],
+) -> None:
+    """In a file matched by question text, a record of a video the sweep runs that no item
+    of that video matched is an error naming the record (its question text matches none)."""
+    chosen = [i for i in items if planned.applies_to(i)]
+    used = {id(entry_of(selection, i.item_id)) for i in chosen}
+    videos = {i.video_id for i in chosen} | {
+        PurePath(i.video_path).stem for i in chosen if i.video_path
+    }
+    for (qid, question), entry in selection.by_question.items():
+        if id(entry) not in used and (qid in videos or PurePath(qid).stem in videos):
+            raise SelectionError(
+                selection.path,
+                f"{entry.where}: question {question!r} matches no question of video {qid!r} "
+                "(ids repeat in this file: records are matched by (video, `question`))",
+            )
 
 
 def session_selections(record: Mapping[str, SelectionRecord]) -> dict[str, SessionSelection]:
@@ -96,3 +140,45 @@ def session_selections(record: Mapping[str, SelectionRecord]) -> dict[str, Sessi
         }
         for label, v in record.items()
     }
+
+
+def _axis_place(series: str, label: str) -> tuple[str, str]:
+    """A configuration's place on its axis: the series and the label without the cap mark
+    (`<=8f@56/selection:s` and `8f@56/selection:s` are one place: frames, resolution)."""
+    return series, label.removeprefix("<=")
+
+
+def superseded_selections(
+    stored: Sequence[tuple[str, str, str, int]], configs: Sequence[PlannedConfig]
+) -> dict[str, SupersededSelection]:
+    """The stored selection configurations (config id, series, label, cells) whose place on
+    the axis a configuration of this sweep now holds under another id: the protocol names
+    one file per place, so an edited file's earlier cells are superseded, kept in the store
+    and left out of the analysis, never a second budget under the same label."""
+    current = {
+        _axis_place(p.series, p.config.label): p.config
+        for p in configs
+        if p.config.sampling.name == "selection"
+    }
+    out: dict[str, SupersededSelection] = {}
+    for config_id, series, label, cells in stored:
+        now = current.get(_axis_place(series, label))
+        if now is not None and now.config_id != config_id:
+            out[config_id] = {
+                "label": label,
+                "series": series,
+                "cells": cells,
+                "superseded_by": now.config_id,
+                "current_label": now.label,
+            }
+    return out
+
+
+def superseded_warning(config_id: str, record: SupersededSelection) -> str:
+    """The sweep's warning for one superseded selection configuration."""
+    return (
+        f"selection {record['current_label']}: the file changed since {record['cells']} "
+        f"cells were run with it (configuration {config_id}, now {record['superseded_by']}); "
+        "the earlier cells stay stored but are superseded: analyze, report and compare read "
+        "the current file's cells only"
+    )

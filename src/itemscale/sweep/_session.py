@@ -27,7 +27,7 @@ from ..store import CellRow, RunStore
 from ._budget import TokenRecord, token_record, unfit_cells
 from ._execute import JobStats, VideoJob, group_by_video, repeat_decoding
 from ._plan import Cell, ModelPlanInfo, PlannedConfig, plan_cells
-from ._records import BudgetProbeRecord, SelectionRecord
+from ._records import BudgetProbeRecord, SelectionRecord, SupersededSelection
 
 #: Builds a loaded backend from a model entry, a device and a batch size. Must be picklable for
 #: the Ray executor (a module-level function).
@@ -136,6 +136,9 @@ class SweepResult:
     #: per `selection` configuration (by label): file, format, SHA-256, items checked and the
     #: duplicate frames removed (run.json `sweep.selections`)
     selections: dict[str, SelectionRecord] = field(default_factory=dict)
+    #: stored selection configurations an edited file replaced, by config id (run.json
+    #: `sweep.superseded_selections`)
+    superseded_selections: dict[str, SupersededSelection] = field(default_factory=dict)
     #: the Ray executor's figures (run.json `sweep.ray`): nodes alive at the start, actors
     #: started, actors lost, jobs put back in the queue after a loss, and cells stored as
     #: `model_error` because their job's actor was lost on every try

@@ -1,8 +1,11 @@
 """The video pipeline: sampling formulas, one decode per video, resizing, and the frame cache."""
 
+from ..protocol import Selection, SelectionError, read_selection
 from ._cache import CacheStats, FrameCache
 from ._content import (
+    DEFAULT_CHANGE_THRESHOLD,
     SELECTOR_METHODS,
+    Adaptive,
     change_selection,
     pick_by_change,
     write_selection_files,
@@ -24,17 +27,18 @@ from ._resize import allocation_max_pixels, smart_resize, target_size
 from ._sampling import sample_indices
 from ._selection import (
     SelectedFrames,
-    Selection,
-    SelectionError,
     check_selection_count,
     policy_selection,
-    read_selection,
+    remember_questions,
     selected_frames,
+    selection_entry,
 )
 from ._sheet import write_contact_sheet
 
 __all__ = [
+    "DEFAULT_CHANGE_THRESHOLD",
     "SELECTOR_METHODS",
+    "Adaptive",
     "CacheStats",
     "FrameCache",
     "FrameConverter",
@@ -60,8 +64,10 @@ __all__ = [
     "policy_selection",
     "probe_video",
     "read_selection",
+    "remember_questions",
     "sample_indices",
     "selected_frames",
+    "selection_entry",
     "smart_resize",
     "stream_index",
     "target_size",

@@ -17,6 +17,7 @@ import itertools
 import json
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -31,6 +32,26 @@ from ._media import decode_resized, stream_index
 CHANGE_SIZE: Final[tuple[int, int]] = (24, 32)
 #: The built-in selectors `itemscale select --method` offers.
 SELECTOR_METHODS: Final[tuple[str, ...]] = ("change",)
+#: `--adaptive`'s default threshold: a segment's best frame is kept when it differs from its
+#: segment's median frame by at least this much (mean absolute difference in grey levels,
+#: 0-255, at `CHANGE_SIZE`). A static shot scores under 1 (compression noise); a coloured
+#: flash or a cut scores tens.
+DEFAULT_CHANGE_THRESHOLD: Final[float] = 8.0
+
+
+@dataclass(frozen=True)
+class Adaptive:
+    """The adaptive `change` selector's setting: keep the segments whose best frame scores at
+    least `threshold`, and at least `min_frames` of them (the highest-scoring ones)."""
+
+    min_frames: int = 1
+    threshold: float = DEFAULT_CHANGE_THRESHOLD
+
+    def __post_init__(self) -> None:
+        if self.min_frames < 1:
+            raise ValueError(f"--min-frames must be at least 1 (got {self.min_frames})")
+        if not np.isfinite(self.threshold) or self.threshold < 0:
+            raise ValueError(f"--threshold must be a number >= 0 (got {self.threshold})")
 
 
 def segment_bounds(video_frames: int, frames: int) -> list[tuple[int, int]]:
@@ -60,15 +81,40 @@ def pick_by_change(stack: np.ndarray, frames: int) -> np.ndarray:
     return np.asarray(picks, dtype=np.int64)
 
 
-def change_selection(path: str | os.PathLike[str], frames: tuple[int, ...]) -> dict[int, list[int]]:
+def pick_adaptive(stack: np.ndarray, frames: int, adaptive: Adaptive) -> np.ndarray:
+    """The adaptive selector's indices (sorted): of the `frames` segments' best frames, those
+    scoring at least the threshold; when fewer than `min_frames` do, the `min_frames`
+    highest-scoring ones (ties to the earliest). At most `frames`, at least
+    min(`min_frames`, segments)."""
+    bounds = segment_bounds(stack.shape[0], frames)
+    scores = change_scores(stack, bounds)
+    best = [(start + int(np.argmax(scores[start:end]))) for start, end in bounds]
+    score = np.array([scores[i] for i in best])
+    keep = [j for j in range(len(best)) if score[j] >= adaptive.threshold]
+    if len(keep) < adaptive.min_frames:
+        ranked = sorted(range(len(best)), key=lambda j: (-score[j], j))
+        keep = ranked[: adaptive.min_frames]
+    return np.asarray(sorted(best[j] for j in keep), dtype=np.int64)
+
+
+def change_selection(
+    path: str | os.PathLike[str], frames: tuple[int, ...], adaptive: Adaptive | None = None
+) -> dict[int, list[int]]:
     """The `change` selector's frames of one video for each budget in `frames` (every frame
-    decoded once, shrunk, then scored per budget). Raises `MediaError` for an unreadable video."""
+    decoded once, shrunk, then scored per budget); `adaptive`: up to each budget, as
+    `pick_adaptive` keeps them. Raises `MediaError` for an unreadable video."""
+    stack = _small_frames(path)
+    if adaptive is None:
+        return {k: pick_by_change(stack, k).tolist() for k in frames}
+    return {k: pick_adaptive(stack, k, adaptive).tolist() for k in frames}
+
+
+def _small_frames(path: str | os.PathLike[str]) -> np.ndarray:
     index = stream_index(path)
     n = index.info.video_frames
     height, width = CHANGE_SIZE
     decoded = decode_resized(index, {i: [(height, width)] for i in range(n)})
-    stack = np.stack([decoded[(i, height, width)] for i in range(n)])
-    return {k: pick_by_change(stack, k).tolist() for k in frames}
+    return np.stack([decoded[(i, height, width)] for i in range(n)])
 
 
 def write_selection_files(
@@ -78,10 +124,15 @@ def write_selection_files(
     *,
     name: str = "change",
     on_video: Callable[[int, int], None] | None = None,
+    adaptive: Adaptive | None = None,
 ) -> dict[int, Path]:
     """Run the `change` selector over the items' videos and write one selection file per budget,
     `OUT/NAME_K.jsonl` (the `table` format: one `{"item_id", "indices"}` line per item; every
     question of a video gets its video's frames). Returns the file of each budget.
+
+    With `adaptive`, each budget is a cap: a video gets the segments that changed (see
+    `pick_adaptive`), and each line declares the selector's own cost, `frames_scored` (every
+    frame of the video, which it decoded and scored).
 
     Raises `MediaError` naming the video when one cannot be decoded, and `ValueError` for an
     item without a video file: a selection must cover every item it will be replayed on.
@@ -89,6 +140,10 @@ def write_selection_files(
     budgets = tuple(dict.fromkeys(int(k) for k in frames))
     if not budgets or min(budgets) < 1:
         raise ValueError(f"frame budgets must be >= 1 (got {list(frames)})")
+    if adaptive is not None and adaptive.min_frames > min(budgets):
+        raise ValueError(
+            f"--min-frames {adaptive.min_frames} is more than the budget {min(budgets)}"
+        )
     by_video: dict[str, list[Item]] = {}
     for item in items:
         if item.video_path is None:
@@ -96,10 +151,11 @@ def write_selection_files(
         by_video.setdefault(item.video_path, []).append(item)
     lines: dict[int, list[str]] = {k: [] for k in budgets}
     for done, (path, group) in enumerate(by_video.items(), start=1):
-        picked = change_selection(path, budgets)
+        picked = change_selection(path, budgets, adaptive)
+        scored = {"frames_scored": stream_index(path).info.video_frames} if adaptive else {}
         for item in group:
             for k in budgets:
-                record = {"item_id": item.item_id, "indices": picked[k]}
+                record = {"item_id": item.item_id, "indices": picked[k], **scored}
                 lines[k].append(json.dumps(record, separators=(",", ":")))
         if on_video is not None:
             on_video(done, len(by_video))

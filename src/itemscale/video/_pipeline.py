@@ -15,12 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import warn_renamed
-from ..protocol import Configuration
+from ..protocol import Configuration, SelectionError
 from ._cache import FrameCache
 from ._media import StreamIndex, decode_resized, stream_index, video_content_hash
 from ._resize import target_size
 from ._sampling import sample_indices
-from ._selection import SelectionError, policy_selection, selected_frames
+from ._selection import policy_selection, selected_frames
 
 
 @dataclass(frozen=True)

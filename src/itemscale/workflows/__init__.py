@@ -23,6 +23,9 @@ from ._audit_sheets import write_audit_sheets
 from ._compare import compare
 from ._compare_result import COMPARE_SCHEMA_VERSION, CompareResult
 from ._demo import (
+    ADAPTIVE_SELECTOR_FILE,
+    DEMO_ADAPTIVE_MIN_FRAMES,
+    DEMO_ADAPTIVE_SELECTION,
     DEMO_SELECTION,
     DEMO_SELECTOR_FRAMES,
     DEMO_SELECTOR_SIDE,
@@ -54,7 +57,10 @@ from ._paper import (
 from ._run_steps import AuditOutcome, audit, audit_sheets, cascade
 
 __all__ = [
+    "ADAPTIVE_SELECTOR_FILE",
     "COMPARE_SCHEMA_VERSION",
+    "DEMO_ADAPTIVE_MIN_FRAMES",
+    "DEMO_ADAPTIVE_SELECTION",
     "DEMO_SELECTION",
     "DEMO_SELECTOR_FRAMES",
     "DEMO_SELECTOR_SIDE",

@@ -40,9 +40,10 @@ from ._compare_result import (
     Interval,
     MatchCounts,
     RerunNoise,
+    SelectionSide,
 )
 from ._compare_sides import Matched, Side, match_pairs, select_sides
-from ._compare_verdicts import verdicts
+from ._compare_verdicts import cost_verdict, verdicts
 from ._errors import WorkflowError
 
 #: an attribute is broken down when it has at least 2 and at most this many values
@@ -322,8 +323,42 @@ def _where(
     return gaps, _gaps(ranked.head(TOP_VIDEOS))
 
 
+def _frames_used(rows: pd.DataFrame) -> pd.Series:
+    """The frames each answered row used: `effective_frames`, else the count asked."""
+    answered = rows[rows["status"].isin(list(ANSWERED_STATUSES))]
+    used = pd.to_numeric(answered["effective_frames"], errors="coerce")
+    asked = pd.to_numeric(answered["frames"], errors="coerce")
+    return used.fillna(asked).dropna()
+
+
+def _selection_side(side: Side, used: pd.Series) -> SelectionSide | None:
+    """The selector's record of a side whose series replays a selection file."""
+    name = side.series.split("/")[-2] if "/" in side.series else side.series
+    if not name.startswith("selection:"):
+        return None
+    sweep = side.provenance.get("sweep")
+    chosen = sweep.get("selections") if isinstance(sweep, dict) else None
+    record = chosen.get(side.config) if isinstance(chosen, dict) else None
+    record = record if isinstance(record, dict) else {}
+    asked = pd.to_numeric(side.rows["frames"], errors="coerce").dropna()
+    scored = record.get("frames_scored_mean")
+    return SelectionSide(
+        selection=name.removeprefix("selection:"),
+        path=record.get("path"),
+        format=record.get("format"),
+        sha256=record.get("sha256"),
+        cap=side.config.startswith("<="),
+        frames_cap=int(asked.max()) if len(asked) else None,
+        frames_used_mean=float(used.mean()) if len(used) else None,
+        frames_used_min=int(used.min()) if len(used) else None,
+        frames_used_max=int(used.max()) if len(used) else None,
+        frames_scored_mean=float(scored) if isinstance(scored, int | float) else None,
+    )
+
+
 def _side_record(name: str, side: Side) -> CompareSide:
     rows = side.rows
+    used = _frames_used(rows)
     return CompareSide(
         name="A" if name == "A" else "B",
         run=side.run,
@@ -335,6 +370,8 @@ def _side_record(name: str, side: Side) -> CompareSide:
         items=int(rows["item_id"].nunique()),
         videos=int(rows["video_id"].nunique()),
         repeats=int(rows["repeat"].nunique()),
+        frames_used_mean=float(used.mean()) if len(used) else None,
+        selection=_selection_side(side, used),
     )
 
 
@@ -393,6 +430,9 @@ def compare(
         same_input=same,
         by_attribute=by_attribute,
         top_videos=top,
-        verdicts=verdicts(counts, answers, noise, same, setup, by_attribute, top),
+        verdicts=(
+            *verdicts(counts, answers, noise, same, setup, by_attribute, top),
+            *cost_verdict(record_a, record_b),
+        ),
         bootstrap=BootstrapInfo(n_boot=n_boot, seed=seed, method=method),
     )

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from ..measures import SameInput
 
 #: Version of the `compare --json` layout; bump it (and say so in docs/compare.md) on any change.
-COMPARE_SCHEMA_VERSION = 1
+COMPARE_SCHEMA_VERSION = 2
 
 
 class _Frozen(BaseModel):
@@ -27,6 +27,26 @@ class Interval(_Frozen):
     value: float | None
     ci_low: float | None = None
     ci_high: float | None = None
+
+
+class SelectionSide(_Frozen):
+    """A side that replays a frame selector's file (a `selection` series): the file as the
+    sweep recorded it, and the frames its cells used. An adaptive selector's frame count is a
+    cap (`cap`), so what it is charged is `frames_used_mean`, not the configuration's count."""
+
+    selection: str
+    #: the file, its format and SHA-256 as run.json `sweep.selections` records them (None:
+    #: not recorded, e.g. an imported run)
+    path: str | None = None
+    format: str | None = None
+    sha256: str | None = None
+    cap: bool
+    frames_cap: int | None
+    frames_used_mean: float | None
+    frames_used_min: int | None
+    frames_used_max: int | None
+    #: the mean of the file's declared `frames_scored` (the selector's own cost), when given
+    frames_scored_mean: float | None = None
 
 
 class CompareSide(_Frozen):
@@ -43,6 +63,10 @@ class CompareSide(_Frozen):
     items: int
     videos: int
     repeats: int
+    #: the frames this side's cells used (recorded `effective_frames`), on average
+    frames_used_mean: float | None = None
+    #: when this side is a selection (schema 2)
+    selection: SelectionSide | None = None
 
 
 FieldStatus = Literal["differs", "same", "unknown"]
@@ -134,7 +158,7 @@ class AttributeGaps(_Frozen):
 class Verdict(_Frozen):
     """One sentence a reader can act on, with a key a program can test."""
 
-    key: Literal["gap", "same_input", "setup", "where"]
+    key: Literal["gap", "same_input", "setup", "where", "cost"]
     sentence: str
 
 

@@ -7,6 +7,7 @@ from ..measures import SAME_INPUT_MIN_ITEMS, SameInput
 from ._compare_result import (
     AnswerDiff,
     AttributeGaps,
+    CompareSide,
     GroupGap,
     Interval,
     MatchCounts,
@@ -196,3 +197,38 @@ def verdicts(
     if counts.matched:
         out.append(Verdict(key="where", sentence=where_sentence(attributes, top, answers)))
     return tuple(out)
+
+
+def cost_verdict(a: CompareSide, b: CompareSide) -> tuple[Verdict, ...]:
+    """When either side replays a selection: the frames each side used on average (what it
+    is charged: an adaptive selector's frame count is only a cap), the selector's declared
+    own cost, and whether the gap was measured at unequal cost."""
+    if a.selection is None and b.selection is None:
+        return ()
+    if a.frames_used_mean is None or b.frames_used_mean is None:
+        return ()
+    parts = [
+        f"Cost: A used {a.frames_used_mean:.1f} frames per answered item, "
+        f"B {b.frames_used_mean:.1f}"
+    ]
+    for side in (a, b):
+        sel = side.selection
+        if sel is None:
+            continue
+        if sel.cap and sel.frames_used_min is not None:
+            parts.append(
+                f"{side.name}'s selector ({sel.selection}) takes up to {sel.frames_cap} frames "
+                f"and used {sel.frames_used_min}-{sel.frames_used_max}"
+            )
+        if sel.frames_scored_mean is not None:
+            parts.append(
+                f"{side.name}'s selector scored {sel.frames_scored_mean:.1f} frames per item "
+                "to choose them (its own cost, declared by its file)"
+            )
+    sentence = "; ".join(parts) + "."
+    if abs(a.frames_used_mean - b.frames_used_mean) >= 0.05:
+        sentence += (
+            " The gap is at unequal cost: `analyze` compares a selector with uniform sampling "
+            "at its matched mean cost."
+        )
+    return (Verdict(key="cost", sentence=sentence),)

@@ -131,6 +131,11 @@ DEMO_SELECTION: Final[str] = "change"
 #: Where the demo writes its selection file and the comparison, inside the run folder.
 SELECTOR_DIR: Final[str] = "selections"
 SELECTOR_FILE: Final[str] = "selector.json"
+#: The demo's adaptive selector: `change --adaptive` at a cap of DEMO_SELECTOR_FRAMES, at least
+#: this many frames a video, and where its comparison is written.
+DEMO_ADAPTIVE_SELECTION: Final[str] = "change-adaptive"
+DEMO_ADAPTIVE_MIN_FRAMES: Final[int] = 2
+ADAPTIVE_SELECTOR_FILE: Final[str] = "selector_adaptive.json"
 
 
 class SelectorFile(TypedDict, total=False):
@@ -167,27 +172,43 @@ class SelectorComparison:
         return out
 
 
-def selector_comparison(run_dir: Path, *, n_boot: int, batch_size: int) -> SelectorComparison:
+def selector_comparison(
+    run_dir: Path, *, n_boot: int, batch_size: int, adaptive: bool = False
+) -> SelectorComparison:
     """Write the built-in `change` selection for the demo's protocol, sweep it as one more
     series, and compare it item by item with uniform sampling at the same budget; the
-    comparison is written to RUN/selector.json."""
+    comparison is written to RUN/selector.json. `adaptive`: the adaptive `change` selector
+    at a cap of the same budget (at least `DEMO_ADAPTIVE_MIN_FRAMES` frames a video), whose
+    record then carries the frames it used and uniform sampling at that matched mean cost
+    (RUN/selector_adaptive.json)."""
     from ..measures import VideoBootstrap, build_matrices, series_churn
-    from ..protocol import Configuration, SamplingPolicy, load_protocol, selection_file_digest
+    from ..protocol import (
+        Configuration,
+        SamplingPolicy,
+        load_protocol,
+        read_selection,
+        selection_file_digest,
+    )
     from ..responses import read_run, write_json_atomic
     from ..sweep import load_benchmark_items, run_sweep
-    from ..video import write_selection_files
+    from ..video import Adaptive, write_selection_files
 
     k, side = DEMO_SELECTOR_FRAMES, DEMO_SELECTOR_SIDE
+    name = DEMO_ADAPTIVE_SELECTION if adaptive else DEMO_SELECTION
+    setting = Adaptive(min_frames=DEMO_ADAPTIVE_MIN_FRAMES) if adaptive else None
     protocol = load_protocol(run_dir / "protocol.toml")
     items = load_benchmark_items(protocol.benchmark)
-    selections = write_selection_files(items, [k], run_dir / SELECTOR_DIR, name=DEMO_SELECTION)
+    selections = write_selection_files(
+        items, [k], run_dir / SELECTOR_DIR, name=name, adaptive=setting
+    )
     (path,) = selections.values()
     sampling = SamplingPolicy(
         name="selection",
-        selection=DEMO_SELECTION,
+        selection=name,
         selection_format="auto",
         selection_digest=selection_file_digest(path),
         selection_path=str(path),
+        selection_cap=None if read_selection(path).is_exact(k) else True,
     )
     config = Configuration(frames=k, short_side=side, sampling=sampling)
     result = run_sweep(
@@ -207,5 +228,7 @@ def selector_comparison(run_dir: Path, *, n_boot: int, batch_size: int) -> Selec
     if budget is not None and budget.selector is not None:
         # the churn block's record, as `analyze --json` writes it
         found = replace(found, budget=budget.budget, selector=budget.selector)
-    write_json_atomic(run_dir / SELECTOR_FILE, found.as_json())
+    write_json_atomic(
+        run_dir / (ADAPTIVE_SELECTOR_FILE if adaptive else SELECTOR_FILE), found.as_json()
+    )
     return found
