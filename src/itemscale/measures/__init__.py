@@ -8,6 +8,7 @@ models, decoders or the sweep.
 """
 
 from ._analyze import analyze_responses, membership
+from ._anchor_predict import AnchorPrediction, predict_from_anchors
 from ._anchor_validation import SeedOutcome, leave_one_model_out, simulated_coverage, summary_rows
 from ._anchors import (
     ANCHOR_SCHEMA_VERSION,
@@ -171,6 +172,7 @@ __all__ = [
     "AnalysisLayout",
     "AnalysisResult",
     "AnalysisSettings",
+    "AnchorPrediction",
     "AnchorSet",
     "AxisPower",
     "BestFixed",
@@ -259,6 +261,7 @@ __all__ = [
     "power_analysis",
     "power_at",
     "predict_accuracy",
+    "predict_from_anchors",
     "read_anchors",
     "read_item_list",
     "register_measure",

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import ItemscaleError
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -38,7 +40,7 @@ THETA_GRID: Final[tuple[float, ...]] = tuple(round(-4.0 + 0.5 * i, 1) for i in r
 _FROZEN = ConfigDict(extra="forbid", frozen=True)
 
 
-class IrtError(ValueError):
+class IrtError(ItemscaleError, ValueError):
     """A response table an item response model cannot be fitted to (too few respondents or
     items, no binary outcomes); the message names what is missing."""
 
