@@ -296,11 +296,12 @@ def fit_irt(df: pd.DataFrame, *, min_respondents: int = 3, min_items: int = 10) 
 def simulate_2pl(
     n_respondents: int, n_items: int, seed: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(y, theta, a, b) drawn from a known 2PL (theta ~ N(0, 1), b ~ N(0, 1), log a ~ N(0,
-    0.3^2)): the parameter-recovery check's data."""
+    """(y, theta, a, b) drawn from a known 2PL with the release's spread (theta ~ N(0, 2^2),
+    b ~ N(0, 2^2), log a ~ N(0.3, 0.3^2); the V1-short fit's abilities and difficulties have
+    standard deviations 1.7 and 2.0): the parameter-recovery check's data."""
     rng = np.random.default_rng(seed)
-    theta = rng.normal(0.0, 1.0, n_respondents)
-    b = rng.normal(0.0, 1.0, n_items)
-    a = np.exp(rng.normal(0.0, 0.3, n_items))
+    theta = rng.normal(0.0, 2.0, n_respondents)
+    b = rng.normal(0.0, 2.0, n_items)
+    a = np.exp(rng.normal(0.3, 0.3, n_items))
     y = (rng.random((n_respondents, n_items)) < probability(theta, a, b)).astype(float)
     return y, theta, a, b
