@@ -40,7 +40,7 @@ def test_anchors_output_drives_a_sweep_of_only_those_items(tmp_path: Path) -> No
     result = run_sweep(load_protocol(sub), progress=False)
     swept = read_run(tmp_path / "sub")[0]
     assert set(swept["item_id"]) == set(chosen)
-    assert result.ran == 4 * 2
+    assert result.ran == len(swept) == 4 * swept["config_id"].nunique()
 
 
 def test_an_unknown_item_in_the_list_is_refused_with_its_line(tmp_path: Path) -> None:
