@@ -199,6 +199,7 @@ def predict_from_anchors(
         )
         for k, row in enumerate(meta.itertuples())
     )
+    configs = tuple(sorted(configs, key=lambda c: (c.model, c.series, c.frames, c.config_label)))
     rates = estimate_rates(df, anchors, len(fit_items), bootstrap=bootstrap, seed=seed)
     return AnchorPrediction(
         fit_digest=fit.data_digest,
