@@ -130,7 +130,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "on the full item set at every configuration and estimate the item-level rates "
         "(needs --irt; docs/anchors.md)",
     )
-    p.add_argument("--irt", metavar="FIT", help="with --anchors: the fit `irt --json` wrote")
+    p.add_argument(
+        "--irt", metavar="FIT", help="with --anchors: the fit `itemscale irt RUN --json FIT` wrote"
+    )
     p.set_defaults(func=run)
 
 

@@ -28,7 +28,11 @@ def register(sub: Any) -> None:
     p.add_argument("run_dir", help="run directory holding responses.parquet")
     p.add_argument("--k", type=int, required=True, help="number of anchor items")
     p.add_argument("--out", required=True, metavar="FILE", help="anchor file to write")
-    p.add_argument("--irt", metavar="FIT", help="the fit `irt --json` wrote (default: fit RUN)")
+    p.add_argument(
+        "--irt",
+        metavar="FIT",
+        help="the fit `itemscale irt RUN --json FIT` wrote (default: fit RUN)",
+    )
     p.add_argument("--strata", type=int, default=10, help="difficulty groups (default 10)")
     p.add_argument("--seed", type=int, default=0, help="seed of the draw (default 0)")
     p.set_defaults(func=run)

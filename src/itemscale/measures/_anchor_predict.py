@@ -187,7 +187,7 @@ def predict_from_anchors(
             series=str(row.series),
             config_id=str(row.config_id),
             config_label=str(row.config_label),
-            frames=int(row.frames),
+            frames=int(str(row.frames)),
             anchors_answered=int(answered[k]),
             anchor_accuracy=float(y[k, cols].sum() / max(answered[k], 1)),
             theta=float(theta[k]),
