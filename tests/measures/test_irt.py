@@ -113,3 +113,20 @@ def test_simulated_held_out_respondents_are_covered() -> None:
     fit = fit_irt(_table(y))
     share = simulated_coverage(fit, 100, range(4), respondents=300)
     assert 0.90 <= share <= 0.98
+
+
+@pytest.mark.slow
+def test_leave_one_model_out_on_the_release_beats_random_items(tmp_path: Path) -> None:
+    """The shipped release, K = 100, 20 seeds (docs/anchors.md): the anchors' median-over-models
+    error is below random items' and their intervals cover at least 27 of 29 cases on average."""
+    from itemscale.measures import leave_one_model_out, summary_rows
+    from itemscale.responses import read_run
+    from itemscale.workflows._paper import import_release
+
+    import_release(tmp_path / "release")
+    df, _ = read_run(tmp_path / "release", slim=True)
+    rows = {r["method"]: r for r in summary_rows(leave_one_model_out(df, [100], range(20)))}
+    anchors, random = rows["anchors"], rows["random"]
+    assert anchors["cases"] == 29
+    assert anchors["mae_points_mean"] < random["mae_points_mean"] - 0.3
+    assert anchors["covered_mean"] >= 27
