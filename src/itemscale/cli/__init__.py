@@ -42,6 +42,8 @@ class CommandError(ItemscaleError):
 #: module (each module registers its parser with the same line; a test checks they agree). A
 #: command missing here still works: its module is imported to list it.
 COMMAND_HELP: dict[str, str] = {
+    "anchors": "pick K anchor items from a run's 2PL fit: a sweep of only those predicts the "
+    "full set",
     "analyze": "measure what the accuracy curve hides (item-level flips, oracle, text overwrite)",
     "audit": "frame audit of harmful transitions: frames kept/dropped/added, evidence, pathway",
     "cascade": "how much compute a stopping policy saves at the terminal budget's accuracy",
@@ -50,6 +52,8 @@ COMMAND_HELP: dict[str, str] = {
     "suite with the built-in model",
     "frames": "show the frames each configuration sees (contact sheets, indices, timestamps)",
     "import": "import results of lmms-eval, VLMEvalKit or any table into a run directory",
+    "irt": "fit a 2PL item response model: an ability per (model, configuration), items' "
+    "difficulty",
     "intervene": "re-run terminal regressions with a controlled change of sampling",
     "select": "write selection files with the built-in content-aware frame selector",
     "report": "write the audit artifact (responses, trajectories, measures, provenance, "

@@ -123,6 +123,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "on them; include the text-only label to keep the text-only measures), e.g. "
         "textonly,16f_151k,32f_151k,64f_151k for the seed paper's Table 2",
     )
+    p.add_argument(
+        "--anchors",
+        metavar="FILE",
+        help="the run swept only these anchor items (`itemscale anchors`): predict its accuracy "
+        "on the full item set at every configuration and estimate the item-level rates "
+        "(needs --irt; docs/anchors.md)",
+    )
+    p.add_argument(
+        "--irt", metavar="FIT", help="with --anchors: the fit `itemscale irt RUN --json FIT` wrote"
+    )
     p.set_defaults(func=run)
 
 
@@ -450,6 +460,11 @@ def print_summary(
 
 def run(args: argparse.Namespace) -> int:
     from ..measures import AnalysisSettings, UnknownConfigError, analyze_responses
+
+    if args.anchors or args.irt:
+        from .cmd_anchors import analyze_with_anchors
+
+        return analyze_with_anchors(args)
     from ..responses import read_run, write_json_atomic
     from ..workflows import check_per_item_path, write_per_item
 

@@ -122,6 +122,9 @@ class BenchmarkEntry(BaseModel):
     videos: str | None = None
     split: str | None = None
     limit: Count | None = None
+    #: A plain item list (one item id a line, `#` comments; what `itemscale anchors` writes):
+    #: sweep only these items.
+    items: str | None = None
 
     @field_validator("kind", mode="before")
     @classmethod
@@ -553,7 +556,7 @@ def load_protocol(path: str | Path) -> Protocol:
     bench = data.get("benchmark")
     if isinstance(bench, dict):
         bench = dict(bench)
-        for key in ("path", "videos"):
+        for key in ("path", "videos", "items"):
             if isinstance(bench.get(key), str):
                 bench[key] = str(base / Path(bench[key]).expanduser())
         data["benchmark"] = bench

@@ -123,9 +123,36 @@ def load_benchmark_items(entry: BenchmarkEntry) -> list[Item]:
         items = [_published_video(i, videos_dir) for i in loaded]
     if entry.split is not None:
         items = _in_split(items, entry.split, where=entry.path)
+    if entry.items is not None:
+        items = _in_item_list(items, Path(entry.items).expanduser())
     if entry.limit is not None:
         items = items[: entry.limit]
     return items
+
+
+def _in_item_list(items: list[Item], path: Path) -> list[Item]:
+    """The items named in a plain item list (`[benchmark] items`), in benchmark order; an id
+    the benchmark does not hold is refused naming its line (a typo must not shrink a sweep)."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise BenchmarkFileError(f"{path}: item list ([benchmark] items): {exc.strerror}") from None
+    wanted: dict[str, int] = {}
+    for number, raw in enumerate(lines, start=1):
+        line = raw.strip()
+        if line and not line.startswith("#"):
+            wanted.setdefault(line, number)
+    if not wanted:
+        raise BenchmarkFileError(f"{path}: item list ([benchmark] items) names no item")
+    known = {i.item_id for i in items}
+    unknown = [(n, i) for i, n in wanted.items() if i not in known]
+    if unknown:
+        number, item = unknown[0]
+        raise BenchmarkFileError(
+            f"{path}: line {number}: item {item!r} is not in the benchmark "
+            f"({len(unknown)} unknown of {len(wanted)})"
+        )
+    return [i for i in items if i.item_id in wanted]
 
 
 def _in_split(items: list[Item], split: str, *, where: str | Path) -> list[Item]:
