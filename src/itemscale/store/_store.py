@@ -102,6 +102,7 @@ class CellRow:
     latency_s: float | None = None
     attributes: str | None = None
     source: str | None = None
+    session_id: int | None = None
 
     def __post_init__(self) -> None:
         if self.status not in {s.value for s in Status}:
@@ -427,6 +428,22 @@ class RunStore:
             ),
         )
         return int(cur.lastrowid or 0)
+
+    def add_session_info(self, session_id: int, key: str, name: str, value: object) -> None:
+        """Set `info[key][name] = value` in a session's info (e.g. each model as it was
+        loaded, known only once it is), keeping everything else it holds."""
+        row = self._db.execute(
+            "SELECT info_json FROM sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        if row is None:
+            return
+        info = self._json_cell(row[0], f"sessions, session {session_id}", "info_json", want=dict)
+        block = info.get(key)
+        info[key] = {**(block if isinstance(block, dict) else {}), name: value}
+        self._autocommit(
+            "UPDATE sessions SET info_json = ? WHERE session_id = ?",
+            (json.dumps(redact_value(info), sort_keys=True, default=str), session_id),
+        )
 
     def end_session(self, session_id: int, outcome: str) -> None:
         self._autocommit(

@@ -47,6 +47,7 @@ from ._plan import (
     select_items,
 )
 from ._provenance import decoder_info, host_info, tool_info
+from ._stack import software_stack, stack_notice
 from ._records import RunRecord, SweepRecord, SweepSettings
 from ._selections import check_selections, session_selections
 from ._session import (
@@ -146,7 +147,7 @@ def _run_local(session: Session) -> None:
         session.bar.unpause()  # the loading time is no cell's: keep it out of the rate and ETA
         try:
             spec = backend.spec
-            session.loaded(entry, spec)
+            session.loaded(entry, spec, backend)
             _, jobs = session.plan(entry, spec.spec_id)
             # A served model works on `requests_in_flight` requests at once: hand it that
             # many, or `--concurrency` would do nothing at the default batch size of 1.
@@ -265,6 +266,20 @@ def load_sweep_items(
 _Stopped = ServerRefusedError | BudgetNotHonouredError | RayActorsLostError | VideoNotOnNodeError
 
 
+def _runs_local(protocol: Protocol) -> bool:
+    """Whether any model of the protocol runs in this process (then torch, CUDA and the GPU
+    computed its answers and are part of the session's stack)."""
+    from ..models import FrameTransport, transport_of
+
+    for entry in protocol.models:
+        try:
+            if transport_of(entry) == FrameTransport.IN_PROCESS:
+                return True
+        except (ItemscaleError, ValueError, TypeError):
+            return True  # not known: record everything
+    return False
+
+
 def run_sweep(
     protocol: Protocol,
     *,
@@ -322,8 +337,13 @@ def run_sweep(
         stop_on_sigint(stop),
     ):
         read_provenance(out_dir)  # again under the lock (a writer may have come between)
+        stack = software_stack(device, local=_runs_local(protocol))
+        for line in stack_notice(store.sessions(), stack):
+            print(f"itemscale sweep: {line}", file=sys.stderr)
+            result.warnings.append(line)
         session_id = store.start_session(
             {
+                "stack": stack,
                 "executor": executor,
                 "limit": limit,
                 "retry_errors": retry_errors,
@@ -352,6 +372,7 @@ def run_sweep(
             frame_cache=frame_cache,
             num_workers=num_workers,
             ray_address=ray_address,
+            session_id=session_id,
         )
         outcome = "completed"
         refused: _Stopped | None = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -27,6 +27,7 @@ from ._budget import TokenRecord, token_record, unfit_cells
 from ._execute import JobStats, VideoJob, group_by_video, repeat_decoding
 from ._plan import Cell, ModelPlanInfo, PlannedConfig, plan_cells
 from ._records import BudgetProbeRecord, SelectionRecord
+from ._stack import model_as_loaded
 
 #: Builds a loaded backend from a model entry, a device and a batch size. Must be picklable for
 #: the Ray executor (a module-level function).
@@ -191,6 +192,9 @@ class Session:
     retry_errors: bool = False
     #: the Ray cluster to connect to (`--ray-address`); None: Ray's own rule (`RAY_ADDRESS`, ...)
     ray_address: str | None = None
+    #: the store's session this sweep runs as (its rows carry it; its info records each model
+    #: as loaded); None: not recorded
+    session_id: int | None = None
     _expected: int = 0
     #: the pending cells by id, and per model what the per-cell budget check keeps
     _cell_of: dict[str, Cell] = field(default_factory=dict)
@@ -260,12 +264,16 @@ class Session:
         # nothing likely to run: no bar (the sweep then says every cell is done)
         self.bar.set_description_str(f"loading {entry.name}", refresh=bool(self._expected))
 
-    def loaded(self, entry: ModelEntry, spec: BackendSpec) -> None:
+    def loaded(self, entry: ModelEntry, spec: BackendSpec, backend: VideoLM | None = None) -> None:
         """Record a freshly loaded backend's spec (and what it was loaded from), and say the
         multiple-choice scoring rule it answers by, and when an earlier spec of the same model
         in this run used another one (its cells are then not reused)."""
         self._scoring_rule(entry, spec)
         self.store.record_model(spec.spec_id, entry.name, spec.model_dump(mode="json"))
+        if self.session_id is not None and backend is not None:
+            self.store.add_session_info(
+                self.session_id, "models_loaded", entry.name, model_as_loaded(backend, spec)
+            )
         fingerprint = self._fingerprint(entry)
         if fingerprint is not None:
             self.store.record_load(fingerprint, spec.spec_id, entry.name)
@@ -316,6 +324,8 @@ class Session:
         return cells, group_by_video(pending, self.known_hashes)
 
     def record(self, rows: Sequence[CellRow]) -> None:
+        if self.session_id is not None:
+            rows = [replace(row, session_id=self.session_id) for row in rows]
         self.store.record(rows)
         self.result.ran += len(rows)
         for row in rows:
@@ -330,6 +340,9 @@ class Session:
         """What a backend counted while it ran (`VideoLM.usage()`; served backends report it):
         requests in flight, and replies without log-probabilities (a server that ignores
         `logprobs` leaves every confidence empty, and nothing else would say so)."""
+        identity = getattr(backend, "served_identity", None)
+        if self.session_id is not None and callable(identity):
+            self.store.add_session_info(self.session_id, "served", model, identity())
         usage = usage_of(backend)
         if usage is None:
             return

@@ -1,0 +1,264 @@
+"""The software stack behind a sweep session: what computed its answers.
+
+The same weights answer differently under another transformers release (the built-in model's
+accuracy at 32f@56 moves by 5 points between transformers 5.24.0 and 5.17.0), so each session
+records its stack in run.json's `sessions[]`, where the answers are: Python and the platform,
+torch with its CUDA and cuDNN and the GPU where one is used, the libraries that turn frames and
+text into tensors, the decoder, itemscale itself, and the numerics flags that change results.
+`compare` diffs these fields (`stack_fields`) and `analyze` warns when one series mixes
+sessions whose stacks differ (docs/compare.md, "The software stack").
+
+`ITEMSCALE_TEST_STACK` (a JSON object of package -> version) replaces the probed versions of
+the packages it names. It exists for tests only: a second transformers cannot be installed
+beside the first, so a test that checks how a version difference is recorded and reported sets
+it; the session then records `"overridden": [...]` naming what was replaced, so such a run can
+never pass for a real one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Mapping
+from importlib import metadata
+from typing import Any, NotRequired, TypedDict
+
+from .. import __version__
+from ._provenance import decoder_info, git_commit
+
+#: the packages whose version changes answers: their distribution names
+STACK_PACKAGES = ("torch", "transformers", "tokenizers", "Pillow", "numpy", "av")
+#: the test-only override (module docstring)
+STACK_OVERRIDE_ENV = "ITEMSCALE_TEST_STACK"
+
+
+class GpuInfo(TypedDict):
+    name: str
+    count: int
+    driver: str | None
+    capability: str
+
+
+class NumericsInfo(TypedDict):
+    """torch's flags that change a float result (None: torch not loaded)."""
+
+    tf32_matmul: bool | None
+    tf32_cudnn: bool | None
+    matmul_precision: str | None
+    deterministic_algorithms: bool | None
+    cudnn_benchmark: bool | None
+
+
+class StackInfo(TypedDict):
+    """run.json `sessions[].stack`."""
+
+    python: str
+    platform: str
+    machine: str
+    itemscale: dict[str, str | None]
+    #: distribution name -> version (None: not installed)
+    packages: dict[str, str | None]
+    ffmpeg: dict[str, str]
+    #: torch's CUDA and cuDNN builds (None on a CPU build or without torch)
+    cuda: str | None
+    cudnn: str | None
+    #: the GPU the session ran on (None: no GPU used)
+    gpu: GpuInfo | None
+    numerics: NumericsInfo
+    #: the packages `ITEMSCALE_TEST_STACK` replaced (tests only)
+    overridden: NotRequired[list[str]]
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _driver() -> str | None:
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    first = out.stdout.strip().splitlines()
+    return first[0].strip() if out.returncode == 0 and first else None
+
+
+def _torch_part(device: str) -> tuple[str | None, str | None, GpuInfo | None, NumericsInfo]:
+    """torch's CUDA/cuDNN builds, the GPU `device` names and the numerics flags; torch is
+    imported only when installed (a served-only sweep on a machine without it records None)."""
+    none: NumericsInfo = {
+        "tf32_matmul": None,
+        "tf32_cudnn": None,
+        "matmul_precision": None,
+        "deterministic_algorithms": None,
+        "cudnn_benchmark": None,
+    }
+    if _version("torch") is None:
+        return None, None, None, none
+    import torch
+
+    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    numerics: NumericsInfo = {
+        "tf32_matmul": bool(torch.backends.cuda.matmul.allow_tf32),
+        "tf32_cudnn": bool(torch.backends.cudnn.allow_tf32),
+        "matmul_precision": str(torch.get_float32_matmul_precision()),
+        "deterministic_algorithms": bool(torch.are_deterministic_algorithms_enabled()),
+        "cudnn_benchmark": bool(torch.backends.cudnn.benchmark),
+    }
+    gpu: GpuInfo | None = None
+    if device.startswith("cuda") and torch.cuda.is_available():
+        index = torch.cuda.current_device() if ":" not in device else int(device.split(":")[1])
+        major, minor = torch.cuda.get_device_capability(index)
+        gpu = {
+            "name": torch.cuda.get_device_name(index),
+            "count": torch.cuda.device_count(),
+            "driver": _driver(),
+            "capability": f"{major}.{minor}",
+        }
+    cuda = getattr(torch.version, "cuda", None)
+    return cuda, None if cudnn is None else str(cudnn), gpu, numerics
+
+
+def _override() -> dict[str, str | None]:
+    raw = os.environ.get(STACK_OVERRIDE_ENV)
+    if not raw:
+        return {}
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{STACK_OVERRIDE_ENV}: not a JSON object ({exc})") from exc
+    if not isinstance(parsed, dict) or not all(isinstance(v, str | None) for v in parsed.values()):
+        raise ValueError(f"{STACK_OVERRIDE_ENV}: expected a JSON object of name -> version")
+    return {str(k): v for k, v in parsed.items()}
+
+
+def software_stack(device: str = "cpu", *, local: bool = True) -> StackInfo:
+    """The stack of this process for a session on `device`. `local`: a model runs in this
+    process (for served models only the client side is recorded: no torch, no GPU)."""
+    if local:
+        cuda, cudnn, gpu, numerics = _torch_part(device)
+    else:
+        cuda, cudnn, gpu, numerics = _torch_part("cpu")
+        cuda, cudnn = None, None
+    decoder = decoder_info()
+    packages = {name: _version(name) for name in STACK_PACKAGES}
+    override = _override()
+    packages.update(override)
+    stack: StackInfo = {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "itemscale": {"version": __version__, "git_commit": git_commit()},
+        "packages": packages,
+        "ffmpeg": dict(decoder.get("ffmpeg", {})),
+        "cuda": cuda,
+        "cudnn": cudnn,
+        "gpu": gpu,
+        "numerics": numerics,
+    }
+    if override:
+        stack["overridden"] = sorted(override)
+    return stack
+
+
+def stack_fields(stack: Mapping[str, Any]) -> dict[str, str | None]:
+    """A recorded stack as flat, comparable fields (`transformers` -> `5.24.0`; None:
+    not recorded). Reads what older or partial records hold without failing."""
+    packages = stack.get("packages")
+    packages = packages if isinstance(packages, Mapping) else {}
+    fields: dict[str, str | None] = {
+        name: _text(packages.get(name)) for name in STACK_PACKAGES if name in packages
+    }
+    if "av" in fields:
+        fields["PyAV"] = fields.pop("av")
+    for key, label in (("python", "Python"), ("cuda", "CUDA"), ("cudnn", "cuDNN")):
+        if key in stack:
+            fields[label] = _text(stack.get(key))
+    ffmpeg = stack.get("ffmpeg")
+    if isinstance(ffmpeg, Mapping) and ffmpeg:
+        fields["FFmpeg"] = _text(ffmpeg.get("libavcodec") or sorted(ffmpeg.items())[0][1])
+    if "gpu" in stack:
+        gpu = stack.get("gpu")
+        fields["GPU"] = (
+            f"{gpu.get('name')} x{gpu.get('count')} (capability {gpu.get('capability')}, "
+            f"driver {gpu.get('driver') or 'unknown'})"
+            if isinstance(gpu, Mapping)
+            else "none"
+        )
+    numerics = stack.get("numerics")
+    if isinstance(numerics, Mapping) and any(v is not None for v in numerics.values()):
+        fields["numerics flags"] = ", ".join(f"{k}={v}" for k, v in sorted(numerics.items()))
+    tool = stack.get("itemscale")
+    if isinstance(tool, Mapping):
+        fields["itemscale"] = _text(tool.get("version"))
+    return fields
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def stack_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """`transformers 5.17.0 -> 5.24.0` for each stack field recorded in both that differs."""
+    a, b = stack_fields(before), stack_fields(after)
+    return [
+        f"{name} {a[name]} -> {b[name]}"
+        for name in a
+        if name in b and a[name] is not None and b[name] is not None and a[name] != b[name]
+    ]
+
+
+def stack_notice(sessions: list[dict[str, object]], stack: Mapping[str, Any]) -> list[str]:
+    """What a resumed sweep says before it runs when its stack differs from the last earlier
+    session that recorded one: its answers will sit beside answers computed by another stack
+    (one series may then mix them; `analyze` warns about that too)."""
+    earlier = [s for s in sessions if isinstance(s.get("stack"), Mapping)]
+    if not earlier:
+        return []
+    last = earlier[-1]
+    before = last["stack"]
+    assert isinstance(before, Mapping)
+    changes = stack_changes(before, stack)
+    if not changes:
+        return []
+    return [
+        f"this session's software stack differs from session {last.get('session_id')}'s, "
+        f"which computed cells of this run: {'; '.join(changes)}; answers may differ for "
+        "that reason alone (compare the two with `itemscale compare`)"
+    ]
+
+
+def model_as_loaded(backend: object, spec: Any) -> dict[str, object]:
+    """A local model as it was loaded (run.json `sessions[].models_loaded[MODEL]`): its spec
+    id, the dtype of its weights, the attention implementation transformers chose and where
+    its layers sit (`hf_device_map`, else the one device). A backend that holds no
+    transformers model (a served one, a plugin) records its spec id only."""
+    out: dict[str, object] = {"spec_id": getattr(spec, "spec_id", None)}
+    model = getattr(backend, "_model", None)
+    if model is None:
+        return out
+    config = getattr(model, "config", None)
+    device_map = getattr(model, "hf_device_map", None)
+    out.update(
+        {
+            "dtype": _text(getattr(model, "dtype", None)),
+            "attn_implementation": _text(getattr(config, "_attn_implementation", None)),
+            "device_map": (
+                {str(k): str(v) for k, v in device_map.items()}
+                if isinstance(device_map, Mapping)
+                else _text(getattr(model, "device", None))
+            ),
+        }
+    )
+    return out

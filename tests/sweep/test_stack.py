@@ -1,0 +1,95 @@
+"""Each sweep session records the software stack that computed its answers, each row names its
+session, and a resume under another stack says so before it runs.
+
+The model is the pixel backend (tests/_support/sweep.py) over real H.264 files; the second
+transformers version is the test-only `ITEMSCALE_TEST_STACK` override (a second transformers
+cannot be installed beside the first), which the session records as overridden.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from _support.sweep import pixel_factory, write_benchmark, write_protocol
+from itemscale.protocol import load_protocol
+from itemscale.responses import read_run
+from itemscale.sweep import run_sweep
+from itemscale.sweep._stack import (
+    STACK_OVERRIDE_ENV,
+    software_stack,
+    stack_changes,
+    stack_fields,
+)
+
+
+def _sweep(tmp_path: Path, **kw: object) -> object:
+    suite = tmp_path / "suite"
+    if not suite.exists():
+        write_benchmark(suite, 2)
+    proto = write_protocol(
+        tmp_path / "protocol.toml",
+        suite,
+        models=[{"name": "pixel", "backend": "hf", "model": "x"}],
+    )
+    return run_sweep(load_protocol(proto), backend_factory=pixel_factory, progress=False, **kw)
+
+
+def test_each_session_records_its_stack_and_each_row_its_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv(STACK_OVERRIDE_ENV, raising=False)
+    _sweep(tmp_path, limit=2)
+    df, prov = read_run(tmp_path / "run")
+    (session,) = prov["sessions"]
+    stack = session["stack"]
+    assert stack["python"] == sys.version.split()[0]
+    assert stack["machine"] == platform.machine()
+    for name in ("transformers", "tokenizers", "Pillow", "numpy", "av", "torch"):
+        assert stack["packages"][name] == metadata.version(name)
+    assert stack["numerics"]["deterministic_algorithms"] in (True, False)
+    assert stack["gpu"] is None  # a CPU session uses no GPU
+    assert "overridden" not in stack
+    assert set(df["session_id"]) == {session["session_id"]}
+    # a resume under another transformers says so before it runs, and its rows say which
+    # session computed them
+    monkeypatch.setenv(STACK_OVERRIDE_ENV, json.dumps({"transformers": "5.17.0"}))
+    capsys.readouterr()
+    result = _sweep(tmp_path)
+    said = capsys.readouterr().err
+    real = metadata.version("transformers")
+    assert f"transformers {real} -> 5.17.0" in said
+    assert any("transformers" in w for w in result.warnings)  # type: ignore[attr-defined]
+    df, prov = read_run(tmp_path / "run")
+    first, second = prov["sessions"]
+    assert second["stack"]["packages"]["transformers"] == "5.17.0"
+    assert second["stack"]["overridden"] == ["transformers"]
+    counts = df["session_id"].value_counts().to_dict()
+    assert counts == {first["session_id"]: 2 * 4, second["session_id"]: len(df) - 8}
+
+
+def test_stack_fields_flatten_what_is_recorded_and_changes_name_both_values() -> None:
+    stack = software_stack("cpu")
+    fields = stack_fields(stack)
+    assert fields["transformers"] == metadata.version("transformers")
+    assert fields["PyAV"] == metadata.version("av") and fields["GPU"] == "none"
+    other = json.loads(json.dumps(stack))
+    other["packages"]["transformers"] = "5.17.0"
+    other["gpu"] = {"name": "H200", "count": 1, "driver": "570.1", "capability": "9.0"}
+    changes = stack_changes(stack, other)
+    assert f"transformers {fields['transformers']} -> 5.17.0" in changes
+    assert any(c.startswith("GPU none -> H200 x1") for c in changes)
+    # an older or partial record reads as what it holds
+    assert stack_fields({"packages": {"transformers": "4.57.1"}}) == {"transformers": "4.57.1"}
+    assert stack_fields({}) == {}
+
+
+def test_a_bad_override_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(STACK_OVERRIDE_ENV, "[1]")
+    with pytest.raises(ValueError, match=STACK_OVERRIDE_ENV):
+        software_stack("cpu")
