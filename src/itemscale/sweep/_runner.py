@@ -47,7 +47,6 @@ from ._plan import (
     select_items,
 )
 from ._provenance import decoder_info, host_info, tool_info
-from ._stack import software_stack, stack_notice
 from ._records import RunRecord, SweepRecord, SweepSettings
 from ._selections import check_selections, session_selections
 from ._session import (
@@ -60,6 +59,7 @@ from ._session import (
     VideoNotOnNodeError,
     default_backend_factory,
 )
+from ._stack import software_stack, stack_notice
 
 if TYPE_CHECKING:
     from ..video import VideoInfo
