@@ -18,14 +18,8 @@ import pytest
 
 from _support.sweep import pixel_factory, write_benchmark, write_protocol
 from itemscale.protocol import load_protocol
-from itemscale.responses import read_run
-from itemscale.sweep import run_sweep
-from itemscale.sweep._stack import (
-    STACK_OVERRIDE_ENV,
-    software_stack,
-    stack_changes,
-    stack_fields,
-)
+from itemscale.responses import read_run, stack_changes, stack_fields
+from itemscale.sweep import STACK_OVERRIDE_ENV, run_sweep, software_stack
 
 
 def _sweep(tmp_path: Path, **kw: object) -> object:

@@ -64,6 +64,7 @@ from ._scoring import (
     score_open_answer,
     token_f1,
 )
+from ._stack import STACK_PACKAGES, stack_changes, stack_fields
 
 __all__ = [
     "ANSWERED_STATUSES",
@@ -81,6 +82,7 @@ __all__ = [
     "ROW_KEY",
     "RUN_FILE",
     "SCORING_RULES",
+    "STACK_PACKAGES",
     "TEXT_ONLY_LABEL",
     "UNUSED_BY_ANALYSIS",
     "IncompleteRunError",
@@ -114,6 +116,8 @@ __all__ = [
     "rouge_l",
     "run_lock",
     "score_open_answer",
+    "stack_changes",
+    "stack_fields",
     "token_f1",
     "write_json_atomic",
     "write_parquet_atomic",

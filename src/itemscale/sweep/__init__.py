@@ -17,11 +17,13 @@ from ._session import (
     VideoNotOnNodeError,
     default_backend_factory,
 )
+from ._stack import STACK_OVERRIDE_ENV, StackInfo, software_stack
 
 __all__ = [
     "BUDGET_GROWTH_TOLERANCE",
     "FAILED_CELLS_EXIT",
     "FAILED_SHARE_LIMIT",
+    "STACK_OVERRIDE_ENV",
     "BackendFactory",
     "BenchmarkLoadError",
     "BudgetNotHonouredError",
@@ -31,6 +33,7 @@ __all__ = [
     "RayUnreachableError",
     "RuntimeBackendFactory",
     "ServerRefusedError",
+    "StackInfo",
     "SweepResult",
     "SweepStop",
     "VideoNotOnNodeError",
@@ -38,4 +41,5 @@ __all__ = [
     "load_benchmark_items",
     "plan_sweep",
     "run_sweep",
+    "software_stack",
 ]

@@ -22,6 +22,8 @@ import pandas as pd
 from ..measures import (
     DEFAULT_BOOTSTRAP,
     DEFAULT_CI,
+    DEFAULT_RERUN_FLOOR,
+    RerunFloor,
     SameInput,
     VideoBootstrap,
     intervals,
@@ -215,9 +217,40 @@ def _rerun_noise(
     )
 
 
+def rerun_floor(a: pd.DataFrame, b: pd.DataFrame) -> RerunFloor:
+    """The share of answers a rerun moves, measured from either side's repeats (each answered
+    repeat beyond the first against the item's first, answers compared; the larger of the two
+    sides' shares), else the documented default (`DEFAULT_RERUN_FLOOR`)."""
+    measured: list[tuple[float, int, int, str]] = []
+    for name, rows in (("A", a), ("B", b)):
+        answered = rows[rows["status"].astype(str).isin(ANSWERED_STATUSES)]
+        if answered["repeat"].nunique() < 2:
+            continue
+        table = answered.assign(
+            item=answered["item_id"].astype(str), ans=answered["answer"].astype(str)
+        ).sort_values(["item", "repeat"])
+        first = table.groupby("item")["ans"].transform("first")
+        later = table["repeat"] != table.groupby("item")["repeat"].transform("min")
+        n = int(later.sum())
+        if n == 0:
+            continue
+        k = int((table["ans"][later] != first[later]).sum())
+        measured.append((k / n, k, n, name))
+    if not measured:
+        return DEFAULT_RERUN_FLOOR
+    rate, k, n, name = max(measured)
+    return RerunFloor(
+        rate=rate,
+        source=f"measured: {k} of {n} answers moved between {name}'s own repeats",
+        measured=True,
+    )
+
+
 def _same_input(pairs: pd.DataFrame, a: Side, b: Side) -> SameInput | None:
     """The one rule, both ways: the two sides are the same input only when neither side's
-    recorded input grows over the other's (or, with nothing recorded, every answer agrees)."""
+    recorded input grows over the other's (or, with nothing recorded, the answers agree within
+    a rerun's floor, measured from the sides' repeats where they have them)."""
+    floor = rerun_floor(a.rows, b.rows)
 
     def col(name: str) -> np.ndarray:
         return pd.to_numeric(pairs[name], errors="coerce").to_numpy(dtype=float)
@@ -239,6 +272,7 @@ def _same_input(pairs: pd.DataFrame, a: Side, b: Side) -> SameInput | None:
             effective_frames_from=col(f"effective_frames_{first}"),
             effective_frames_to=col(f"effective_frames_{second}"),
             frame_step=frame_step,
+            floor=floor,
         )
 
     # equal budgets have no direction: the two sides are one input only if it holds both ways
