@@ -261,8 +261,17 @@ def verdicts(
     setup: tuple[ProvenanceField, ...],
     attributes: tuple[AttributeGaps, ...],
     top: tuple[GroupGap, ...],
+    open_ended: Verdict | None = None,
+    gap_counts: MatchCounts | None = None,
 ) -> tuple[Verdict, ...]:
-    out = [Verdict(key="gap", sentence=gap_sentence(counts, answers, noise))]
+    """Every sentence; with both task kinds, `gap_counts` are the multiple-choice pairs' and
+    `open_ended` the open-ended items' own gap sentence."""
+    gap = gap_sentence(gap_counts or counts, answers, noise)
+    if open_ended is not None:  # both kinds: each its own sentence, multiple choice first
+        gap = "Multiple-choice items: " + gap
+    out = [Verdict(key="gap", sentence=gap)]
+    if open_ended is not None:
+        out.append(open_ended)
     if counts.matched:
         out.append(Verdict(key="same_input", sentence=same_input_sentence(counts, same, setup)))
     out.append(Verdict(key="setup", sentence=setup_sentence(setup, answers)))
