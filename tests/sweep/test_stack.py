@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from _support.sweep import pixel_factory, write_benchmark, write_protocol
+from itemscale.cli import main
 from itemscale.protocol import load_protocol
 from itemscale.responses import read_run, stack_changes, stack_fields
 from itemscale.sweep import STACK_OVERRIDE_ENV, run_sweep, software_stack
@@ -65,6 +66,17 @@ def test_each_session_records_its_stack_and_each_row_its_session(
     assert second["stack"]["overridden"] == ["transformers"]
     counts = df["session_id"].value_counts().to_dict()
     assert counts == {first["session_id"]: 2 * 4, second["session_id"]: len(df) - 8}
+    # analyze names the series that mixes the two stacks, with each session's value and rows
+    capsys.readouterr()
+    assert main(["analyze", str(tmp_path / "run"), "--bootstrap", "0"]) == 0
+    printed = capsys.readouterr().out
+    assert "series linspace/cached mixes answers from sweep sessions" in printed
+    assert f"transformers {real} (session 1, 6 rows) vs 5.17.0 (session 2, 6 rows)" in printed
+    # text-only: 2 items in the first session (limit 2), the other 2 in the second
+    assert (
+        f"series text-only mixes answers from sweep sessions whose software stacks differ: "
+        f"transformers {real} (session 1, 2 rows) vs 5.17.0 (session 2, 2 rows)" in printed
+    )
 
 
 def test_stack_fields_flatten_what_is_recorded_and_changes_name_both_values() -> None:

@@ -450,7 +450,7 @@ def print_summary(
 
 def run(args: argparse.Namespace) -> int:
     from ..measures import AnalysisSettings, UnknownConfigError, analyze_responses
-    from ..responses import read_run, write_json_atomic
+    from ..responses import read_run, stack_warnings, write_json_atomic
     from ..workflows import check_per_item_path, write_per_item
 
     settings = settings_from_flags(
@@ -473,7 +473,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CommandError(f"--per-item {exc}") from exc
     try:  # the reply text, sources and timestamps are no measure's: not read (memory)
-        df, _ = read_run(args.run_dir, slim=True)
+        df, provenance = read_run(args.run_dir, slim=True)
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from exc
     try:
@@ -493,6 +493,8 @@ def run(args: argparse.Namespace) -> int:
         write_per_item(labels, per_item)
     print_summary(result)
     print_absent(df)
+    for line in stack_warnings(df, provenance):
+        print(f"\nwarning: {line}")
     if args.json_out:
         print(f"\nmeasures written to {args.json_out}")
     if per_item is not None:

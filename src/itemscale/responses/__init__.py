@@ -64,7 +64,7 @@ from ._scoring import (
     score_open_answer,
     token_f1,
 )
-from ._stack import STACK_PACKAGES, stack_changes, stack_fields
+from ._stack import STACK_PACKAGES, stack_changes, stack_fields, stack_warnings
 
 __all__ = [
     "ANSWERED_STATUSES",
@@ -118,6 +118,7 @@ __all__ = [
     "score_open_answer",
     "stack_changes",
     "stack_fields",
+    "stack_warnings",
     "token_f1",
     "write_json_atomic",
     "write_parquet_atomic",

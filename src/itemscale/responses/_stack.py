@@ -57,3 +57,44 @@ def stack_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[s
         for name in a
         if name in b and a[name] is not None and b[name] is not None and a[name] != b[name]
     ]
+
+
+def stack_warnings(table: Any, provenance: Mapping[str, Any]) -> list[str]:
+    """One line per (model, series) whose rows come from sweep sessions with different
+    software stacks, naming each differing field with its value per session and the rows each
+    session produced: a budget curve drawn across two stacks mixes the stack's effect with the
+    budget's (`analyze` prints these). Rows without a session (imports, older cells) and
+    sessions that recorded no stack are left out."""
+    if "session_id" not in getattr(table, "columns", ()):
+        return []
+    stacks = {
+        s.get("session_id"): stack_fields(s["stack"])
+        for s in provenance.get("sessions") or []
+        if isinstance(s, Mapping) and isinstance(s.get("stack"), Mapping)
+    }
+    if len(stacks) < 2:
+        return []
+    rows = table[table["session_id"].notna()]
+    out = []
+    for (model, series), group in rows.groupby(["model", "series"], sort=True, observed=True):
+        counts = group["session_id"].astype(int).value_counts().sort_index()
+        known = [int(s) for s in counts.index if int(s) in stacks]
+        if len(known) < 2:
+            continue
+        fields = sorted({f for s in known for f in stacks[s]})
+        parts = []
+        for name in fields:
+            values = {s: stacks[s].get(name) for s in known}
+            if len({v for v in values.values() if v is not None}) > 1:
+                shown = " vs ".join(
+                    f"{v} (session {s}, {int(counts[s])} rows)" for s, v in values.items()
+                )
+                parts.append(f"{name} {shown}")
+        if parts:
+            out.append(
+                f"model {model}, series {series} mixes answers from sweep sessions whose "
+                f"software stacks differ: {'; '.join(parts)}; its budget differences may be "
+                "the stack's (rerun the older cells under one stack, or compare the sessions "
+                "with `itemscale compare`)"
+            )
+    return out
