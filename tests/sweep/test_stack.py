@@ -99,3 +99,60 @@ def test_a_bad_override_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(STACK_OVERRIDE_ENV, "[1]")
     with pytest.raises(ValueError, match=STACK_OVERRIDE_ENV):
         software_stack("cpu")
+
+
+def test_a_checkpoint_saved_with_another_transformers_is_said(tmp_path: Path) -> None:
+    from itemscale.models import builtin_model_dir, saved_with_note
+
+    shipped = json.loads((builtin_model_dir() / "config.json").read_text())["transformers_version"]
+    assert shipped == "5.24.0"
+    assert saved_with_note(builtin_model_dir(), installed="5.24.0") is None
+    note = saved_with_note(builtin_model_dir(), installed="5.17.0")
+    assert note is not None
+    assert "saved with transformers 5.24.0 and transformers 5.17.0 is installed" in note
+    # a folder without config.json, or one that does not say, is no warning
+    assert saved_with_note(tmp_path, installed="5.17.0") is None
+    (tmp_path / "config.json").write_text("{}")
+    assert saved_with_note(tmp_path, installed="5.17.0") is None
+
+
+def test_deterministic_mode_is_applied_recorded_and_needs_batch_size_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import torch
+
+    from itemscale.sweep import Numerics
+
+    monkeypatch.delenv(STACK_OVERRIDE_ENV, raising=False)
+    with pytest.raises(ValueError, match="one request per model call"):
+        _sweep(tmp_path, batch_size=2, numerics=Numerics(deterministic=True))
+    assert not (tmp_path / "run").exists()  # refused before anything is created
+    before = (
+        torch.are_deterministic_algorithms_enabled(),
+        torch.backends.cuda.matmul.allow_tf32,
+        torch.backends.cudnn.allow_tf32,
+        torch.get_float32_matmul_precision(),
+        torch.backends.cudnn.deterministic,
+    )
+    try:
+        _sweep(tmp_path, limit=1, numerics=Numerics(deterministic=True))
+        assert torch.are_deterministic_algorithms_enabled()
+    finally:  # the flags are the process's: put them back for the tests after this one
+        torch.use_deterministic_algorithms(before[0])
+        torch.backends.cuda.matmul.allow_tf32 = before[1]
+        torch.backends.cudnn.allow_tf32 = before[2]
+        torch.set_float32_matmul_precision(before[3])
+        torch.backends.cudnn.deterministic = before[4]
+    _, prov = read_run(tmp_path / "run")
+    assert prov["sweep"]["deterministic"] is True
+    (session,) = prov["sessions"]
+    assert session["deterministic"] is True
+    numerics = session["stack"]["numerics"]
+    assert numerics["deterministic_algorithms"] is True
+    assert numerics["tf32_matmul"] is False and numerics["matmul_precision"] == "highest"
+    # the command refuses a batch under --deterministic before reading anything
+    assert (
+        main(["sweep", str(tmp_path / "protocol.toml"), "--deterministic", "--batch-size", "4"])
+        == 2
+    )
+    assert "--deterministic runs one request per model call" in capsys.readouterr().err

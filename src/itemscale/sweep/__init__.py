@@ -17,7 +17,7 @@ from ._session import (
     VideoNotOnNodeError,
     default_backend_factory,
 )
-from ._stack import STACK_OVERRIDE_ENV, StackInfo, software_stack
+from ._stack import STACK_OVERRIDE_ENV, Numerics, StackInfo, software_stack, stack_notice
 
 __all__ = [
     "BUDGET_GROWTH_TOLERANCE",
@@ -28,6 +28,7 @@ __all__ = [
     "BenchmarkLoadError",
     "BudgetNotHonouredError",
     "ExtraConfig",
+    "Numerics",
     "PlanCost",
     "RayActorsLostError",
     "RayUnreachableError",
@@ -42,4 +43,5 @@ __all__ = [
     "plan_sweep",
     "run_sweep",
     "software_stack",
+    "stack_notice",
 ]

@@ -59,7 +59,7 @@ from ._session import (
     VideoNotOnNodeError,
     default_backend_factory,
 )
-from ._stack import software_stack, stack_notice
+from ._stack import Numerics, software_stack, stack_notice
 
 if TYPE_CHECKING:
     from ..video import VideoInfo
@@ -300,6 +300,7 @@ def run_sweep(
     stop: SweepStop | None = None,
     provenance: Mapping[str, Any] | None = None,
     accept_budget_cap: bool = False,
+    numerics: Numerics | None = None,
 ) -> SweepResult:
     """Run (or resume) a protocol's sweep into `run_dir` (default: the protocol's output).
 
@@ -309,10 +310,13 @@ def run_sweep(
     failure status are re-run only with `retry_errors`. With `executor="ray"`, `ray_address`
     names the cluster (default: Ray's own rule, `RAY_ADDRESS` first). On SIGINT (or
     `stop.set()`) the cells in flight finish, everything is committed and exported, and
-    `result.interrupted` is true.
+    `result.interrupted` is true. `numerics` (`Numerics`): `deterministic=True` sets torch's
+    deterministic flags before any model loads and needs `batch_size` 1.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    numerics = numerics if numerics is not None else Numerics()
+    numerics.check_batch_size(batch_size)
     if executor not in ("local", "ray"):
         raise ValueError(f"executor must be 'local' or 'ray', got {executor!r}")
     t0 = time.perf_counter()
@@ -337,6 +341,7 @@ def run_sweep(
         stop_on_sigint(stop),
     ):
         read_provenance(out_dir)  # again under the lock (a writer may have come between)
+        numerics.apply()  # before the stack is probed (it records the flags) and any load
         stack = software_stack(device, local=_runs_local(protocol))
         for line in stack_notice(store.sessions(), stack):
             print(f"itemscale sweep: {line}", file=sys.stderr)
@@ -347,6 +352,7 @@ def run_sweep(
                 "executor": executor,
                 "limit": limit,
                 "retry_errors": retry_errors,
+                "deterministic": numerics.deterministic,
                 "items": len(chosen),
                 "configs": [p.config.label for p in configs],
                 "device": device,
@@ -407,7 +413,12 @@ def run_sweep(
             configs,
             result,
             started=started,
-            settings={"executor": executor, "limit": limit, "retry_errors": retry_errors},
+            settings={
+                "executor": executor,
+                "limit": limit,
+                "retry_errors": retry_errors,
+                "deterministic": numerics.deterministic,
+            },
         )
         # the caller's own keys last (they may replace the sweep's)
         payload = _carry_over(out_dir, {**record, **dict(provenance or {})})
@@ -433,6 +444,7 @@ def _run_record(
         "executor": settings["executor"],
         "limit": settings["limit"],
         "retry_errors": settings["retry_errors"],
+        "deterministic": settings["deterministic"],
         "interrupted": result.interrupted,
         "planned_cells": result.planned,
         "skipped_cells": result.skipped,

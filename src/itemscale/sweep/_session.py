@@ -269,6 +269,7 @@ class Session:
         multiple-choice scoring rule it answers by, and when an earlier spec of the same model
         in this run used another one (its cells are then not reused)."""
         self._scoring_rule(entry, spec)
+        self._saved_with(entry)
         self.store.record_model(spec.spec_id, entry.name, spec.model_dump(mode="json"))
         if self.session_id is not None and backend is not None:
             self.store.add_session_info(
@@ -277,6 +278,28 @@ class Session:
         fingerprint = self._fingerprint(entry)
         if fingerprint is not None:
             self.store.record_load(fingerprint, spec.spec_id, entry.name)
+
+    def _saved_with(self, entry: ModelEntry) -> None:
+        """Say (and keep in run.json `sweep.warnings`) when a local checkpoint was saved with
+        another transformers than the one answering now."""
+        from ..models import FrameTransport, builtin_model_dir, saved_with_note, transport_of
+
+        if entry.backend == "builtin":
+            folder = builtin_model_dir()
+        elif entry.backend == "hf" and Path(entry.model).is_dir():
+            folder = Path(entry.model)
+        else:
+            return
+        try:
+            if transport_of(entry) != FrameTransport.IN_PROCESS:
+                return
+        except (ItemscaleError, ValueError):
+            return
+        note = saved_with_note(folder)
+        if note is not None and not any(note in w for w in self.result.warnings):
+            line = f"model {entry.name!r}: {note}"
+            print(f"itemscale sweep: {line}", file=sys.stderr)
+            self.result.warnings.append(line)
 
     def _scoring_rule(self, entry: ModelEntry, spec: BackendSpec) -> None:
         from ..models import BACKENDS, scoring_rule_of

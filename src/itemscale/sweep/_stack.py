@@ -26,6 +26,8 @@ from collections.abc import Mapping
 from importlib import metadata
 from typing import Any, NotRequired, TypedDict
 
+from pydantic import BaseModel, ConfigDict
+
 from .. import __version__
 from ..responses import STACK_PACKAGES, stack_changes
 from ._provenance import decoder_info, git_commit
@@ -218,3 +220,44 @@ def model_as_loaded(backend: object, spec: Any) -> dict[str, object]:
 
 def _text(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+class Numerics(BaseModel):
+    """How a local model's floating point is set up for a sweep (`sweep --deterministic`).
+
+    Deterministic: torch's deterministic algorithms (an operation without one raises instead
+    of running a non-deterministic kernel), TF32 off for matrix products and convolutions,
+    float32 matmul precision `highest`, cuDNN's autotuner off, and one request per model call
+    (batch size 1), so a cell's answer never depends on which other cells shared its batch, on
+    any run or on a resume that runs a different set of cells. Recorded in run.json (`sweep.
+    deterministic`) and in each session's stack (its numerics flags)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    deterministic: bool = False
+
+    def check_batch_size(self, batch_size: int) -> None:
+        """Refuse a batch of several requests under `deterministic` (its answers would depend
+        on the batch's other cells: padding, kernel choice)."""
+        if self.deterministic and batch_size != 1:
+            raise ValueError(
+                f"deterministic mode runs one request per model call, got batch_size "
+                f"{batch_size}: drop --batch-size (or give 1)"
+            )
+
+    def apply(self) -> None:
+        """Set torch's flags for this process (nothing when not deterministic, or without
+        torch: a served-only sweep computes nothing here)."""
+        if not self.deterministic or _version("torch") is None:
+            return
+        # cuBLAS needs a fixed workspace for deterministic results (CUDA >= 10.2); set before
+        # the first CUDA call
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        import torch
+
+        torch.use_deterministic_algorithms(True)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cudnn.benchmark = False
+        torch.backends.cudnn.deterministic = True
+        torch.set_float32_matmul_precision("highest")
