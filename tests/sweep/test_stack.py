@@ -156,3 +156,21 @@ def test_deterministic_mode_is_applied_recorded_and_needs_batch_size_one(
         == 2
     )
     assert "--deterministic runs one request per model call" in capsys.readouterr().err
+
+
+def test_the_report_shows_the_sessions_stacks_apart_from_its_own_packages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(STACK_OVERRIDE_ENV, json.dumps({"transformers": "5.17.0"}))
+    _sweep(tmp_path, limit=2)
+    monkeypatch.delenv(STACK_OVERRIDE_ENV)
+    assert main(["report", str(tmp_path / "run"), "--bootstrap", "0"]) == 0
+    page = (tmp_path / "run" / "artifact" / "report.html").read_text()
+    section = page[page.index('<section id="provenance">') :]
+    session = section[section.index("stack of sweep session 1") :]
+    drawn = section[section.index("packages of the machine that drew this report") :]
+    # the session's transformers is the one that computed the answers; the report machine's
+    # is the one installed here
+    assert "5.17.0" in session[: session.index("</tr>")]
+    assert metadata.version("transformers") in drawn[: drawn.index("</tr>")]
+    assert "5.17.0" not in drawn[: drawn.index("</tr>")]
