@@ -109,7 +109,8 @@ def _torch_part(device: str) -> tuple[str | None, str | None, GpuInfo | None, Nu
         return None, None, None, none
     import torch
 
-    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    available = torch.backends.cudnn.is_available()  # type: ignore[no-untyped-call]
+    cudnn = torch.backends.cudnn.version() if available else None  # type: ignore[no-untyped-call]
     numerics: NumericsInfo = {
         "tf32_matmul": bool(torch.backends.cuda.matmul.allow_tf32),
         "tf32_cudnn": bool(torch.backends.cudnn.allow_tf32),
