@@ -141,10 +141,13 @@ def _stack_fields(run: Mapping[str, Any], rows: pd.DataFrame) -> dict[str, str |
 def _run_level_stack(run: Mapping[str, Any]) -> dict[str, str | None]:
     """What an older run.json held at the run level: Python (host), PyAV and FFmpeg (decoder)
     and itemscale (tool)."""
-    host = run.get("host") if isinstance(run.get("host"), Mapping) else {}
-    decoder = run.get("decoder") if isinstance(run.get("decoder"), Mapping) else {}
-    tool = run.get("tool") if isinstance(run.get("tool"), Mapping) else {}
-    ffmpeg = decoder.get("ffmpeg") if isinstance(decoder.get("ffmpeg"), Mapping) else {}
+
+    def block(parent: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+        value = parent.get(key)
+        return value if isinstance(value, Mapping) else {}
+
+    host, decoder, tool = block(run, "host"), block(run, "decoder"), block(run, "tool")
+    ffmpeg = block(decoder, "ffmpeg")
     out = {
         "Python": _plain(host.get("python")),
         "PyAV": _plain(decoder.get("version")),
