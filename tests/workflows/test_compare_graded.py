@@ -127,7 +127,9 @@ def _videomme_sample(doc: int, qid: str, target: str, letter: str) -> dict[str, 
     }
 
 
-def _lmms_eval_log(folder: Path, stamp: str, answers: list[str], targets: list[str]) -> Path:
+def _lmms_eval_log(
+    folder: Path, stamp: str, answers: list[str], targets: list[str], transformers: str
+) -> Path:
     """One lmms-eval run folder: a samples file and its results.json (frames asked: 16)."""
     folder.mkdir(parents=True, exist_ok=True)
     samples = [
@@ -142,6 +144,7 @@ def _lmms_eval_log(folder: Path, stamp: str, answers: list[str], targets: list[s
         "configs": {"videomme": {"generation_kwargs": {"max_new_tokens": 16}}},
         "config": {"model": "llava_vid", "model_args": "pretrained=x/V7B,max_frames_num=16"},
         "git_hash": "55057fb",
+        "transformers_version": transformers,
         "model_name": "x/V7B",
     }
     (folder / f"{stamp}_results.json").write_text(json.dumps(results), encoding="utf-8")
@@ -157,8 +160,8 @@ def _imported_pair(tmp_path: Path, n: int, differ: int) -> tuple[Path, Path]:
         other[j] = "ABCD"[("ABCD".index(answers[j]) + 1) % 4]
     assert sum(a != b for a, b in zip(answers, other, strict=True)) == differ
     runs = []
-    for name, given in (("uniform16", answers), ("picked16", other)):
-        log = _lmms_eval_log(tmp_path / f"log-{name}", "20260101_000000", given, targets)
+    for name, given, version in (("uniform16", answers, "4.57.1"), ("picked16", other, "4.51.3")):
+        log = _lmms_eval_log(tmp_path / f"log-{name}", "20260101_000000", given, targets, version)
         run = tmp_path / name
         argv = ["import", "lmms-eval", "--config", f"{name}={log}", "-o", str(run)]
         assert main(argv) == 0
@@ -185,3 +188,8 @@ def test_lmms_eval_pair_beyond_a_rerun(tmp_path: Path) -> None:
     sentence = next(v.sentence for v in r.verdicts if v.key == "same_input")
     assert sentence.startswith("The two sides do not look like the same input")
     assert "15 of 80 answers differ, beyond what a rerun moves (at most 1" in sentence
+    # the package version each results.json states is the import's part of the stack
+    fields = {f.field: f for f in r.provenance}
+    assert (fields["transformers"].a, fields["transformers"].b) == ("4.57.1", "4.51.3")
+    assert fields["transformers"].status == "differs"
+    assert fields["tool version"].a == "55057fb"  # lmms-eval's git_hash

@@ -236,7 +236,12 @@ def _lmms_eval_fields(source: Mapping[str, Any]) -> dict[str, str | None]:
         "gen_kwargs": source.get("gen_kwargs") or None,
     }
     version = source.get("lmms_eval_version") or source.get("lmms_eval_git_hash")
-    return {
+    stated = source.get("package_versions")
+    packages = {
+        ("PyAV" if name == "av" else name): _plain(value)
+        for name, value in (stated.items() if isinstance(stated, Mapping) else [])
+    }
+    return packages | {
         "source": "lmms-eval log",
         "model id": margs.get("pretrained"),
         "backend": _plain(source.get("model")),
