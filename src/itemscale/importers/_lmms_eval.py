@@ -72,6 +72,7 @@ from ._lmms_eval_results import (
     budget_from_model_args,
     model_name,
     n_samples_of,
+    package_versions,
     parse_model_args,
     score_note,
     task_name,
@@ -479,7 +480,7 @@ def _source(log: LogFile, task: str, budget: Budget, rows: int) -> SourceRecord:
         },
         lmms_eval_git_hash=results.get("git_hash"),
         lmms_eval_version=results.get("lmms_eval_version"),
-        package_versions=_package_versions(results),
+        package_versions=package_versions(results),
         resolved_cli_args=cfg_block.get("resolved_cli_args"),
         reported=json_object(results.get("results")).get(task),
         model=cfg_block.get("model"),
@@ -487,20 +488,6 @@ def _source(log: LogFile, task: str, budget: Budget, rows: int) -> SourceRecord:
         task_hash=json_object(results.get("task_hashes")).get(task),
         prompt=_prompt(log, cfg_block, task_cfg),
     )
-
-
-def _package_versions(results: JsonObject) -> dict[str, str]:
-    """The package versions results.json states at its top level (`transformers_version`,
-    `torch_version`, ...: lm-evaluation-harness-style logs carry some), by package name;
-    lmms-eval's own version is recorded apart."""
-    return {
-        key[: -len("_version")]: value
-        for key, value in sorted(results.items())
-        if key.endswith("_version")
-        and key != "lmms_eval_version"
-        and isinstance(value, str)
-        and value
-    }
 
 
 def _prompt(log: LogFile, cfg_block: JsonObject, task_cfg: JsonObject) -> PromptRecord | None:

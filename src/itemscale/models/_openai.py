@@ -52,6 +52,7 @@ from ._openai_wire import (
     ChatCompletionMessageParam,
     CompletionCreateParams,
     MediaIOKwargs,
+    ServedIdentity,
 )
 from ._prompts import build_messages
 from ._types import (
@@ -329,7 +330,7 @@ class OpenAIBackend(BaseVideoLM):
         self._text_tokens: dict[str, int | None] = {}
         self._text_lock = threading.Lock()
         #: what the server says it is, from its replies (`served_identity`)
-        self._identity: dict[str, set[str]] = {}
+        self._identity = ServedIdentity()
 
     @classmethod
     def create(
@@ -497,35 +498,15 @@ class OpenAIBackend(BaseVideoLM):
                 raise _RequestFailed(Status.MODEL_ERROR, "server reply is not JSON") from exc
             if not isinstance(payload, dict):
                 raise _RequestFailed(Status.MODEL_ERROR, "server reply is not a JSON object")
-            self._note_identity(payload, reply.headers)
+            self._identity.note(payload, reply.headers)
             return payload
         raise _RequestFailed(
             Status.MODEL_ERROR, f"gave up after {self._max_retries + 1} attempts: {last_error}"
         )
 
-    def _note_identity(self, payload: Mapping[str, object], headers: Mapping[str, str]) -> None:
-        """Keep the model id the server reports, its `system_fingerprint` and any server or
-        version header: a served model's part of the session's stack."""
-        found = {
-            "model": payload.get("model"),
-            "system_fingerprint": payload.get("system_fingerprint"),
-            **{
-                f"header {k.lower()}": v
-                for k, v in headers.items()
-                if k.lower() == "server" or k.lower().endswith("-version")
-            },
-        }
-        with self._rng_lock:
-            for key, value in found.items():
-                if isinstance(value, str) and value:
-                    self._identity.setdefault(key, set()).add(value[:200])
-
     def served_identity(self) -> dict[str, list[str]]:
-        """What the server's replies said it is (each value it sent, sorted): the model id,
-        `system_fingerprint` where the reply carries one, the `server` and `*-version`
-        headers. Several values: the server changed while the sweep ran."""
-        with self._rng_lock:
-            return {k: sorted(v) for k, v in sorted(self._identity.items())}
+        """What the server's replies said it is (`ServedIdentity.seen`)."""
+        return self._identity.seen()
 
     def _counted_post(self, body: CompletionCreateParams) -> Mapping[str, object]:
         with self._rng_lock:

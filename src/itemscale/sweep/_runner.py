@@ -59,7 +59,7 @@ from ._session import (
     VideoNotOnNodeError,
     default_backend_factory,
 )
-from ._stack import Numerics, software_stack, stack_notice
+from ._stack import Numerics, start_session
 
 if TYPE_CHECKING:
     from ..video import VideoInfo
@@ -266,18 +266,25 @@ def load_sweep_items(
 _Stopped = ServerRefusedError | BudgetNotHonouredError | RayActorsLostError | VideoNotOnNodeError
 
 
-def _runs_local(protocol: Protocol) -> bool:
-    """Whether any model of the protocol runs in this process (then torch, CUDA and the GPU
-    computed its answers and are part of the session's stack)."""
-    from ..models import FrameTransport, transport_of
-
-    for entry in protocol.models:
-        try:
-            if transport_of(entry) == FrameTransport.IN_PROCESS:
-                return True
-        except (ItemscaleError, ValueError, TypeError):
-            return True  # not known: record everything
-    return False
+def _checked(
+    batch_size: int, executor: str, limit: int | None, retry: bool, numerics: Numerics | None
+) -> tuple[Numerics, SweepSettings]:
+    """The run's settings checked before anything is read: the batch size (1 under
+    `--deterministic`) and the executor; returns the numerics (default: not deterministic) and
+    the settings run.json records."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    numerics = numerics if numerics is not None else Numerics()
+    numerics.check_batch_size(batch_size)
+    if executor not in ("local", "ray"):
+        raise ValueError(f"executor must be 'local' or 'ray', got {executor!r}")
+    settings: SweepSettings = {
+        "executor": executor,
+        "limit": limit,
+        "retry_errors": retry,
+        "deterministic": numerics.deterministic,
+    }
+    return numerics, settings
 
 
 def run_sweep(
@@ -310,15 +317,9 @@ def run_sweep(
     failure status are re-run only with `retry_errors`. With `executor="ray"`, `ray_address`
     names the cluster (default: Ray's own rule, `RAY_ADDRESS` first). On SIGINT (or
     `stop.set()`) the cells in flight finish, everything is committed and exported, and
-    `result.interrupted` is true. `numerics` (`Numerics`): `deterministic=True` sets torch's
-    deterministic flags before any model loads and needs `batch_size` 1.
+    `result.interrupted` is true. `numerics`: `Numerics(deterministic=True)` needs batch size 1.
     """
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-    numerics = numerics if numerics is not None else Numerics()
-    numerics.check_batch_size(batch_size)
-    if executor not in ("local", "ray"):
-        raise ValueError(f"executor must be 'local' or 'ray', got {executor!r}")
+    numerics, settings = _checked(batch_size, executor, limit, retry_errors, numerics)
     t0 = time.perf_counter()
     started = utc_now()
     out_dir = Path(run_dir if run_dir is not None else protocol.output)
@@ -341,24 +342,19 @@ def run_sweep(
         stop_on_sigint(stop),
     ):
         read_provenance(out_dir)  # again under the lock (a writer may have come between)
-        numerics.apply()  # before the stack is probed (it records the flags) and any load
-        stack = software_stack(device, local=_runs_local(protocol))
-        for line in stack_notice(store.sessions(), stack):
-            print(f"itemscale sweep: {line}", file=sys.stderr)
-            result.warnings.append(line)
-        session_id = store.start_session(
+        session_id = start_session(
+            store,
+            protocol,
+            result.warnings,
+            numerics,
             {
-                "stack": stack,
-                "executor": executor,
-                "limit": limit,
-                "retry_errors": retry_errors,
-                "deterministic": numerics.deterministic,
+                **settings,
                 "items": len(chosen),
                 "configs": [p.config.label for p in configs],
                 "device": device,
                 "batch_size": batch_size,
                 "selections": session_selections(selections),
-            }
+            },
         )
         bar = _progress(0, progress)
         session = Session(
@@ -413,12 +409,7 @@ def run_sweep(
             configs,
             result,
             started=started,
-            settings={
-                "executor": executor,
-                "limit": limit,
-                "retry_errors": retry_errors,
-                "deterministic": numerics.deterministic,
-            },
+            settings=settings,
         )
         # the caller's own keys last (they may replace the sweep's)
         payload = _carry_over(out_dir, {**record, **dict(provenance or {})})

@@ -25,10 +25,13 @@ import sys
 from collections.abc import Mapping
 from importlib import metadata
 from typing import Any, NotRequired, TypedDict
+from typing import Protocol as TypingProtocol
 
 from pydantic import BaseModel, ConfigDict
 
 from .. import __version__
+from ..errors import ItemscaleError
+from ..protocol import Protocol
 from ..responses import STACK_PACKAGES, stack_changes
 from ._provenance import decoder_info, git_commit
 
@@ -262,3 +265,44 @@ class Numerics(BaseModel):
         torch.backends.cudnn.benchmark = False
         torch.backends.cudnn.deterministic = True
         torch.set_float32_matmul_precision("highest")
+
+
+def _runs_local(protocol: Protocol) -> bool:
+    """Whether any model of the protocol runs in this process (then torch, CUDA and the GPU
+    computed its answers and are part of the session's stack)."""
+    from ..models import FrameTransport, transport_of
+
+    for entry in protocol.models:
+        try:
+            if transport_of(entry) == FrameTransport.IN_PROCESS:
+                return True
+        except (ItemscaleError, ValueError, TypeError):
+            return True  # not known: record everything
+    return False
+
+
+class SessionStore(TypingProtocol):
+    """What `start_session` needs of the run store (`itemscale.store.RunStore`)."""
+
+    def sessions(self) -> list[dict[str, object]]: ...
+
+    def start_session(self, info: Mapping[str, Any]) -> int: ...
+
+
+def start_session(
+    store: SessionStore,
+    protocol: Protocol,
+    warnings: list[str],
+    numerics: Numerics,
+    settings: Mapping[str, object],
+) -> int:
+    """Set the numerics flags (before the stack is probed, since it records them, and before
+    any model loads), probe the software stack on the session's `device`, say how it differs
+    from the run's last session (also into `warnings`, run.json `sweep.warnings`), and start
+    the store's session with the stack and `settings`."""
+    numerics.apply()
+    stack = software_stack(str(settings.get("device", "cpu")), local=_runs_local(protocol))
+    for line in stack_notice(store.sessions(), stack):
+        print(f"itemscale sweep: {line}", file=sys.stderr)
+        warnings.append(line)
+    return store.start_session({"stack": stack, **settings})
