@@ -562,6 +562,11 @@ def test_a_run_mixing_task_kinds_compares_each_apart(tmp_path: Path) -> None:
     assert written["schema_version"] == 2
     assert set(written["outcomes"]) == {"mcqa", "open_ended"}
     assert written["outcomes"]["open_ended"]["kind"] == "continuous"
+    # the page shows each kind apart
+    page = tmp_path / "c.html"
+    assert main(["compare", str(a), str(b), "--bootstrap", "0", "--html", str(page)]) == 0
+    html = page.read_text()
+    assert "multiple choice: accuracy of A" in html and "open-ended: mean score of A" in html
     with pytest.raises(WorkflowError, match="no mcqa items"):
         compare(
             _write(tmp_path / "oa", [_row("o", "w", None, task_kind="open_qa", score=1.0)]),
