@@ -85,8 +85,14 @@ def test_a_selection_that_changed_nothing_is_flagged() -> None:
         assert (v["n_fixed"], v["n_broken"]) == (0, 0)
         assert v["same_input"]["basis"] == "identical_answers"
         assert v["same_input"]["identical"] == 60
-    # one changed answer and the flag goes
+    # one changed answer of 60 is what a rerun moves (the default floor's bound is 1): still
+    # the same input, graded as within a rerun; a second one and the flag goes
     selector["i0"] = [1, 0]
+    churn = _selector_block(uniform, selector, videos)
+    rerun = churn["budgets"]["8f"]["selector"]["same_input"]
+    assert rerun["basis"] == "rerun_answers" and rerun["answers"] == "rerun"
+    assert (rerun["differ"], rerun["answered"], rerun["rerun_bound"]) == (1, 60, 1)
+    selector["i1"] = [0, 0]
     churn = _selector_block(uniform, selector, videos)
     assert churn["budgets"]["8f"]["selector"]["same_input"] is None
 

@@ -152,3 +152,37 @@ def test_the_shipped_release_names_qwen3_vl_8b_128f_to_256f(tmp_path: Path) -> N
         "Qwen2.5-VL-7B": [],
         "Qwen3-VL-8B": [("128f_151k", "256f_151k", 786, 786)],
     }
+
+
+def test_a_rerun_level_step_is_flagged_and_earns_no_saving() -> None:
+    """160 items whose 32f answers copy 16f's but for 2 (the default floor's bound at 160 is
+    2): the step is within a rerun, flagged as such, and the cascade costs 32f as 16f; 3
+    changed answers are beyond a rerun and the flag goes."""
+    matrix, answers = _answers(160, seed=6, same_last=True)
+    for item in ("q0", "q1"):
+        row = answers[item]
+        row[2] = "B" if row[1] != "B" else "C"
+        matrix[item] = [float(a == "A") for a in row]
+    videos = {f"q{i}": f"v{i // 2}" for i in range(160)}
+    df = normalise_responses(table(matrix, labels=LABELS, answers=answers, videos=videos))
+    (entry,) = _entries(df)
+    assert (entry["from"], entry["to"], entry["identical"], entry["items"]) == (
+        "16f",
+        "32f",
+        158,
+        160,
+    )
+    assert entry["evidence"]["basis"] == "rerun_answers"
+    assert (
+        "indistinguishable from a rerun (2 of 160 answers differ; a rerun moves at most 2"
+        in (entry["evidence"]["sentence"])
+    )
+    report = cascade_report(df, CascadeSettings(n_boot=0, seed=0, sharing="prefix")).as_json()
+    (block,) = report["results"]
+    assert block["labels"] == ["8f", "16f"]
+    assert [(e["from"], e["to"]) for e in block["same_input_terminal"]] == [("16f", "32f")]
+    row = answers["q2"]
+    row[2] = "B" if row[1] != "B" else "C"
+    matrix["q2"] = [float(a == "A") for a in row]
+    df = normalise_responses(table(matrix, labels=LABELS, answers=answers, videos=videos))
+    assert _entries(df) == []

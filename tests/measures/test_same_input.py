@@ -7,8 +7,16 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from scipy.stats import binom
 
-from itemscale.measures import SAME_INPUT_MIN_ITEMS, same_input
+from itemscale.measures import (
+    DEFAULT_RERUN_FLOOR,
+    SAME_INPUT_MIN_ITEMS,
+    RerunFloor,
+    grade_answers,
+    rerun_bound,
+    same_input,
+)
 
 
 def test_identical_answers_need_enough_items() -> None:
@@ -18,9 +26,14 @@ def test_identical_answers_need_enough_items() -> None:
     assert (verdict.basis, verdict.identical, verdict.items) == ("identical_answers", 60, 60)
     # 49 identical items are too few to call it one input
     assert same_input(answers[:49], answers[:49]) is None
-    # one differing answer of 60: different inputs
+    # one differing answer of 60 is what a rerun moves (bound 1 at the default floor); two
+    # are beyond it: different inputs
     changed = list(answers)
     changed[7] = "D"
+    rerun = same_input(answers, changed)
+    assert rerun is not None and rerun.basis == "rerun_answers"
+    assert (rerun.answers, rerun.differ, rerun.answered, rerun.rerun_bound) == ("rerun", 1, 60, 1)
+    changed[8] = "D"
     assert same_input(answers, changed) is None
 
 
@@ -68,3 +81,36 @@ def test_answers_rule_is_exactly_identical_on_every_item(answers: list[str | Non
     verdict = same_input(answers, answers)
     full = all(a is not None for a in answers) and len(answers) >= SAME_INPUT_MIN_ITEMS
     assert (verdict is not None) == full
+    assert verdict is None or (verdict.answers, verdict.differ) == ("identical", 0)
+
+
+def test_the_rerun_bound_is_the_exact_binomial_quantile() -> None:
+    # hand-computed: at rate 7/2700, P(X = 0 | n = 60) = (1 - 7/2700)^60 = 0.8559 < 0.95 and
+    # P(X <= 1) = 0.8559 + 60 * (7/2700) * (1 - 7/2700)^59 = 0.9893 >= 0.95: the bound is 1
+    p = 7 / 2700
+    p0 = (1 - p) ** 60
+    p1 = p0 + 60 * p * (1 - p) ** 59
+    assert p0 < 0.95 <= p1 and rerun_bound(60) == 1
+    # 2,700 answers: the bound is the smallest k whose cumulative probability reaches 0.95
+    k = rerun_bound(2700)
+    assert binom.cdf(k, 2700, p) >= 0.95 > binom.cdf(k - 1, 2700, p)
+    assert k == 12
+    # the cases: 5 of 2,700 within a rerun, 15 of 80 beyond it
+    assert grade_answers(5, 2700) == "rerun" and grade_answers(15, 80) == "different"
+    assert grade_answers(0, 80) == "identical"
+    # a floor measured at zero (deterministic reruns) leaves no room
+    exact = RerunFloor(rate=0.0, source="measured: 0 of 400", measured=True)
+    assert rerun_bound(10_000, exact) == 0 and grade_answers(1, 10_000, exact) == "different"
+    assert DEFAULT_RERUN_FLOOR.rate == pytest.approx(0.0025926, abs=1e-6)
+
+
+def test_recorded_same_input_with_answers_beyond_a_rerun_says_something_unrecorded() -> None:
+    a = ["A", "B", "C", "D"] * 20
+    b = list(a)
+    for i in range(15):
+        b[i] = "A" if a[i] != "A" else "B"
+    verdict = same_input(a, b, visual_tokens_from=[100] * 80, visual_tokens_to=[100] * 80)
+    assert verdict is not None and verdict.basis == "visual_tokens"
+    assert (verdict.answers, verdict.differ, verdict.answered) == ("different", 15, 80)
+    sentence = verdict.sentence("A", "B")
+    assert "answers differ beyond a rerun (15 of 80): something unrecorded differs" in sentence

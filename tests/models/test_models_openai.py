@@ -548,3 +548,20 @@ def test_a_completion_no_file_can_hold_is_a_model_error() -> None:
         backend.close()
     assert [r.status for r in responses] == [Status.MODEL_ERROR] * 2
     assert all(r.error == "server reply is not JSON" and r.raw_text is None for r in responses)
+
+
+def test_the_served_identity_is_what_the_replies_say() -> None:
+    """The model id the server reports, its `server` and `*-version` headers and
+    `system_fingerprint` where a reply carries one, each value it sent; other headers are not
+    kept."""
+    headers = {"Server": "uvicorn", "X-Vllm-Version": "0.11.0", "X-Request-Id": "r1"}
+    with ChatServer(default=Reply(text="a ball rolls", headers=headers)) as server:
+        backend = load_backend(entry(server))
+        backend.generate([VideoRequest(OPEN, None), VideoRequest(OPEN, None)])
+        identity = backend.served_identity()  # type: ignore[attr-defined]
+        backend.close()
+    assert identity == {
+        "header server": ["uvicorn"],
+        "header x-vllm-version": ["0.11.0"],
+        "model": ["tiny-served"],
+    }

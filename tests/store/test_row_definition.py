@@ -49,6 +49,7 @@ def test_the_parquet_schema_is_the_definition() -> None:
     assert {c.name: c.since for c in RESPONSE_COLUMNS if c.since > 1} == {
         "margin": 2,
         "scoring_rule": 3,
+        "session_id": 4,
     }
     assert max(c.since for c in RESPONSE_COLUMNS) == SCHEMA_VERSION
     assert RESPONSE_SCHEMA.field("frame_indices").type == pa.list_(pa.int64())

@@ -8,6 +8,7 @@ recomputed independently from the video with PyAV.
 from __future__ import annotations
 
 import json
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -292,13 +293,21 @@ def test_dry_run_prints_plan_and_cost(
         "frames": 32,
         "visual_tokens_estimated": 64,
     }
+    # the stack the session would record, as a sweep records it
+    assert plan["stack"]["packages"]["transformers"] == metadata.version("transformers")
+    assert plan["stack_notes"] == []
     assert not (bench["root"] / "run" / "store.sqlite").exists()
     _run(bench, limit=1)
     cost = plan_sweep(bench["protocol"])
     assert (cost.cells_done, cost.cells_todo) == (4, 12)
+    monkeypatch.setenv("ITEMSCALE_TEST_STACK", '{"transformers": "5.17.0"}')
     assert main(["sweep", str(bench["protocol_file"]), "--dry-run"]) == 0
     text = capsys.readouterr().out
     assert "total" in text and "4 cells already done" in text
+    assert "software stack: " in text and "transformers 5.17.0" in text
+    real = metadata.version("transformers")
+    assert "note: this session's software stack differs from session 1's" in text
+    assert f"transformers {real} -> 5.17.0" in text
 
 
 def test_cli_errors_are_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -136,8 +136,12 @@ def test_sweep_survives_a_lost_node(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     key = ["item_id", "config_id"]
     ray_table, _ = read_run(tmp_path / "ray")
     local_table, _ = read_run(tmp_path / "local")
-    a = ray_table.drop(columns=["latency_s"]).sort_values(key).reset_index(drop=True)
-    b = local_table.drop(columns=["latency_s"]).sort_values(key).reset_index(drop=True)
+    a = ray_table.drop(columns=["latency_s", "session_id"]).sort_values(key).reset_index(drop=True)
+    b = (
+        local_table.drop(columns=["latency_s", "session_id"])
+        .sort_values(key)
+        .reset_index(drop=True)
+    )
     assert a.equals(b)
     print(
         f"two-node sweep: {CELLS} cells in {wall:.1f} s; raylet killed after "

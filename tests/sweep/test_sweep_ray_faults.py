@@ -60,8 +60,8 @@ def _local_table(tmp: Path, suite: Path) -> Any:
 
 def _same(a: Any, b: Any) -> bool:
     key = ["item_id", "config_id"]
-    a = a.drop(columns=["latency_s"]).sort_values(key).reset_index(drop=True)
-    b = b.drop(columns=["latency_s"]).sort_values(key).reset_index(drop=True)
+    a = a.drop(columns=["latency_s", "session_id"]).sort_values(key).reset_index(drop=True)
+    b = b.drop(columns=["latency_s", "session_id"]).sort_values(key).reset_index(drop=True)
     return bool(a.equals(b))
 
 

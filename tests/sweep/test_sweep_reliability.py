@@ -67,7 +67,9 @@ def _wait_for_calls(log: Path, n: int, proc: subprocess.Popen[bytes], timeout: f
 def _comparable(run: Path) -> object:
     df, _ = read_run(run)
     return (
-        df.drop(columns=["latency_s"]).sort_values(["item_id", "config_id"]).reset_index(drop=True)
+        df.drop(columns=["latency_s", "session_id"])
+        .sort_values(["item_id", "config_id"])
+        .reset_index(drop=True)
     )
 
 
@@ -110,6 +112,10 @@ def test_kill_9_mid_sweep_then_resume_is_exact(tmp_path: Path) -> None:
     _, prov = read_run(tmp_path / "run")
     # The killed session never finished; the resumed one did.
     assert [s["outcome"] for s in prov["sessions"]] == [None, "completed"]
+    # each row names the session that computed it: the killed one's stored cells, then the rest
+    table, _ = read_run(tmp_path / "run")
+    by_session = table.groupby("session_id")["item_id"].size().to_dict()
+    assert by_session == {1: len(stored), 2: 32 - len(stored)}
 
 
 @pytest.mark.slow

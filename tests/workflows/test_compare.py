@@ -519,3 +519,57 @@ def test_frames_asked_differ_but_frames_sent_do_not(tmp_path: Path) -> None:
     sentence = next(v.sentence for v in r.verdicts if v.key == "same_input")
     assert "frames actually sent do not grow" in sentence
     assert "frames (asked)" in sentence and "was the setting applied?" in sentence
+
+
+def _mixed(tmp_path: Path) -> tuple[Path, Path]:
+    """Four multiple-choice items (right A/B: 1/1, 1/0, 0/1, 0/1) and three open-ended ones
+    (scores A 0.5, 0.2, 0.9; B 0.7, 0.2, 0.6), one video per item."""
+    a, b = [], []
+    for i, (ca, cb) in enumerate([(1, 1), (1, 0), (0, 1), (0, 1)]):
+        a.append(_row(f"m{i}", f"v{i}", ca, answer="A" if ca else "B"))
+        b.append(_row(f"m{i}", f"v{i}", cb, answer="A" if cb else "B"))
+    for i, (sa, sb) in enumerate([(0.5, 0.7), (0.2, 0.2), (0.9, 0.6)]):
+        extra = {"task_kind": "open_qa", "raw_text": f"reply {i}"}
+        a.append(_row(f"o{i}", f"w{i}", None, score=sa, **extra))
+        b.append(_row(f"o{i}", f"w{i}", None, score=sb, **extra))
+    return _write(tmp_path / "a", a), _write(tmp_path / "b", b)
+
+
+def test_a_run_mixing_task_kinds_compares_each_apart(tmp_path: Path) -> None:
+    a, b = _mixed(tmp_path)
+    r = compare(a, b, bootstrap=0)
+    assert set(r.outcomes) == {"mcqa", "open_ended"}
+    mc, oe = r.outcomes["mcqa"], r.outcomes["open_ended"]
+    assert r.answers == mc and mc.kind == "binary" and oe.kind == "continuous"
+    assert (mc.right_only_a, mc.right_only_b) == (1, 2)
+    assert mc.accuracy_a.value == pytest.approx(0.5) and mc.accuracy_b.value == pytest.approx(0.75)
+    assert oe.accuracy_a.value == pytest.approx(1.6 / 3)
+    assert oe.accuracy_b.value == pytest.approx(1.5 / 3)
+    assert oe.difference.value == pytest.approx(-0.1 / 3)
+    keys = [v.key for v in r.verdicts]
+    assert keys[:2] == ["gap", "gap_open_ended"]
+    gap = {v.key: v.sentence for v in r.verdicts}
+    assert gap["gap"].startswith("Multiple-choice items: ") and "on 4 matched pairs" in gap["gap"]
+    assert gap["gap_open_ended"].startswith("Open-ended items: B's mean score")
+    assert "on 3 matched pairs" in gap["gap_open_ended"]
+    # --task-kind keeps one kind: the open-ended items alone are a plain comparison
+    only = compare(a, b, bootstrap=0, task_kind="open_ended")
+    assert set(only.outcomes) == {"open_ended"} and only.answers == oe
+    assert only.counts.matched == 3 and only.task_kind == "open_ended"
+    out = tmp_path / "c.json"
+    assert main(["compare", str(a), str(b), "--bootstrap", "0", "--json", str(out)]) == 0
+    written = json.loads(out.read_text())
+    assert written["schema_version"] == 2
+    assert set(written["outcomes"]) == {"mcqa", "open_ended"}
+    assert written["outcomes"]["open_ended"]["kind"] == "continuous"
+    # the page shows each kind apart
+    page = tmp_path / "c.html"
+    assert main(["compare", str(a), str(b), "--bootstrap", "0", "--html", str(page)]) == 0
+    html = page.read_text()
+    assert "multiple choice: accuracy of A" in html and "open-ended: mean score of A" in html
+    with pytest.raises(WorkflowError, match="no mcqa items"):
+        compare(
+            _write(tmp_path / "oa", [_row("o", "w", None, task_kind="open_qa", score=1.0)]),
+            b,
+            task_kind="mcqa",
+        )

@@ -120,6 +120,34 @@ def _setup(result: Mapping[str, Any]) -> str:
     return _table(["field", "status", "A", "B", "note"], rows)
 
 
+def _outcome_rows(a: Mapping[str, Any], head: str) -> list[str]:
+    """One task kind's rows: the 2x2 table (multiple choice), each side's accuracy or mean
+    score, the difference and its tests; `head` names the kind when a run holds both."""
+    rows = []
+    if a["kind"] == "binary":
+        rows += [
+            _row([f"{head}both right / both wrong", f"{a['both_right']} / {a['both_wrong']}"]),
+            _row(
+                [
+                    f"{head}right only in A / right only in B",
+                    f"{a['right_only_a']} / {a['right_only_b']}",
+                ]
+            ),
+        ]
+    what = "accuracy" if a["kind"] == "binary" else "mean score"
+    return [
+        *rows,
+        _row([f"{head}{what} of A (points, 95% CI)", _interval(a["accuracy_a"])]),
+        _row([f"{head}{what} of B (points, 95% CI)", _interval(a["accuracy_b"])]),
+        _row(
+            [f"{head}B minus A (points, 95% CI, video bootstrap)", _interval(a["difference"], True)]
+        ),
+        _row([f"{head}clustered McNemar p (videos as clusters)", _p(a.get("clustered_p"))]),
+        _row([f"{head}exact McNemar p (items independent)", _p(a.get("exact_mcnemar_p"))]),
+        _row([f"{head}paired video bootstrap p", _p(a.get("bootstrap_p"))]),
+    ]
+
+
 def _answers(result: Mapping[str, Any]) -> str:
     c, a = result["counts"], result["answers"]
     rows = [
@@ -144,22 +172,13 @@ def _answers(result: Mapping[str, Any]) -> str:
         ),
         _row(["identical parsed answers", f"{c['identical_answers']} of {c['answers_recorded']}"]),
     ]
-    if a["kind"] == "binary":
-        rows += [
-            _row(["both right / both wrong", f"{a['both_right']} / {a['both_wrong']}"]),
-            _row(
-                ["right only in A / right only in B", f"{a['right_only_a']} / {a['right_only_b']}"]
-            ),
-        ]
-    what = "accuracy" if a["kind"] == "binary" else "mean score"
-    rows += [
-        _row([f"{what} of A (points, 95% CI)", _interval(a["accuracy_a"])]),
-        _row([f"{what} of B (points, 95% CI)", _interval(a["accuracy_b"])]),
-        _row(["B minus A (points, 95% CI, video bootstrap)", _interval(a["difference"], True)]),
-        _row(["clustered McNemar p (videos as clusters)", _p(a.get("clustered_p"))]),
-        _row(["exact McNemar p (items independent)", _p(a.get("exact_mcnemar_p"))]),
-        _row(["paired video bootstrap p", _p(a.get("bootstrap_p"))]),
-    ]
+    # each task kind's outcome apart (layout 2); one kind (or a layout-1 record): `answers`
+    outcomes = result.get("outcomes") or {"": a}
+    for name, outcome in outcomes.items():
+        head = (
+            "" if len(outcomes) < 2 else ("multiple choice: " if name == "mcqa" else "open-ended: ")
+        )
+        rows += _outcome_rows(outcome, head)
     noise = result.get("repeats")
     if noise:
         rows += [

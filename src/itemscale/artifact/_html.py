@@ -31,7 +31,7 @@ from ..policies import (
     InterventionResult,
     ReportFileError,
 )
-from ..responses import redact
+from ..responses import redact, stack_fields
 from ._assets import CSS, JS, script_hash
 from ._derived import DERIVED_KEY
 from ._escape import esc
@@ -278,6 +278,10 @@ def _provenance_section(
                 nested.append((f"model {entry.get('name', '?')}", entry.get("spec")))
     if run.get("decoder"):
         nested.append(("decoder (run)", run["decoder"]))
+    nested += _session_stacks(run)
+    packages = prov.get("packages")
+    if isinstance(packages, dict):
+        nested.append(("packages of the machine that drew this report", packages))
     protocol = run.get("protocol")
     if isinstance(protocol, dict) and isinstance(protocol.get("benchmark"), dict):
         nested.append(("benchmark", protocol["benchmark"]))
@@ -288,6 +292,22 @@ def _provenance_section(
         "<code>responses.parquet</code> by <code>itemscale verify ARTIFACT</code>; README.md lists "
         "the commands.</p>"
     )
+
+
+def _session_stacks(run: Mapping[str, object]) -> list[tuple[str, Any]]:
+    """Each sweep session's software stack (what computed its answers, run.json `sessions[]`),
+    kept apart from the packages of the machine that drew the report."""
+    sessions = run.get("sessions")
+    out: list[tuple[str, Any]] = []
+    for session in sessions if isinstance(sessions, list) else []:
+        if isinstance(session, dict) and isinstance(session.get("stack"), dict):
+            fields = stack_fields(session["stack"])
+            label = (
+                f"stack of sweep session {session.get('session_id', '?')} "
+                f"({session.get('started_at', '?')}, the answers' software)"
+            )
+            out.append((label, {k: "unknown" if v is None else v for k, v in fields.items()}))
+    return out
 
 
 def _derived_notes(prov: Provenance, *names: str) -> str:

@@ -465,7 +465,7 @@ def run(args: argparse.Namespace) -> int:
         from .cmd_anchors import analyze_with_anchors
 
         return analyze_with_anchors(args)
-    from ..responses import read_run, write_json_atomic
+    from ..responses import read_run, stack_warnings, write_json_atomic
     from ..workflows import check_per_item_path, write_per_item
 
     settings = settings_from_flags(
@@ -509,6 +509,8 @@ def run(args: argparse.Namespace) -> int:
     print_summary(result)
     print_absent(df)
     print_superseded(provenance)
+    for line in stack_warnings(df, provenance):
+        print(f"\nwarning: {line}")
     if args.json_out:
         print(f"\nmeasures written to {args.json_out}")
     if per_item is not None:

@@ -65,6 +65,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=f"resamples of whole videos (0: none; default {DEFAULT_BOOTSTRAP})",
     )
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument(
+        "--task-kind",
+        choices=["mcqa", "open_ended"],
+        default=None,
+        help="keep multiple-choice (mcqa) or open-ended items only (default: both, each "
+        "with its own outcome, interval and test)",
+    )
     p.add_argument("--ci", choices=list(CI_METHODS), default=DEFAULT_CI, help="interval method")
     p.add_argument(
         "--json",
@@ -155,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
         bootstrap=args.bootstrap,
         seed=args.seed,
         ci=args.ci,
+        task_kind=args.task_kind,
     )
     print_comparison(result, sys.stdout)
     if "--json" in outputs:
@@ -181,6 +189,31 @@ def _est(est: Any, signed: bool = False) -> str:
     if est.ci_low is not None and est.ci_high is not None:
         text += f" [{_pts(est.ci_low, signed)}, {_pts(est.ci_high, signed)}]"
     return text
+
+
+def _print_outcome(a: Any, matched: int, out: TextIO, indent: str) -> None:
+    """One task kind's outcome: the 2x2 table (multiple choice), each side's accuracy or mean
+    score, the difference and its tests."""
+    if a.kind == "binary":
+        print(
+            f"{indent}both right {a.both_right}, both wrong {a.both_wrong}, right only in A "
+            f"{a.right_only_a}, right only in B {a.right_only_b}",
+            file=out,
+        )
+    what = "accuracy" if a.kind == "binary" else "mean score"
+    print(
+        f"{indent}{what} A {_est(a.accuracy_a)}   B {_est(a.accuracy_b)}   (points, 95% CI)",
+        file=out,
+    )
+    p_text = (
+        f"clustered McNemar p {a.clustered_p:.3g}, exact McNemar p {a.exact_mcnemar_p:.3g}"
+        if a.clustered_p is not None and a.exact_mcnemar_p is not None
+        else "no clustered test (no matched pairs)"
+        if matched == 0
+        else "no clustered test (scored answers)"
+    )
+    boot_p = "" if a.bootstrap_p is None else f", bootstrap p {a.bootstrap_p:.3g}"
+    print(f"{indent}B - A {_est(a.difference, True)} points; {p_text}{boot_p}", file=out)
 
 
 def _print_setup(result: CompareResult, out: TextIO) -> None:
@@ -241,23 +274,11 @@ def print_comparison(result: CompareResult, out: TextIO) -> None:
         f"{c.answers_recorded}",
         file=out,
     )
-    if a.kind == "binary":
-        print(
-            f"  both right {a.both_right}, both wrong {a.both_wrong}, right only in A "
-            f"{a.right_only_a}, right only in B {a.right_only_b}",
-            file=out,
-        )
-    what = "accuracy" if a.kind == "binary" else "mean score"
-    print(f"  {what} A {_est(a.accuracy_a)}   B {_est(a.accuracy_b)}   (points, 95% CI)", file=out)
-    p_text = (
-        f"clustered McNemar p {a.clustered_p:.3g}, exact McNemar p {a.exact_mcnemar_p:.3g}"
-        if a.clustered_p is not None and a.exact_mcnemar_p is not None
-        else "no clustered test (no matched pairs)"
-        if c.matched == 0
-        else "no clustered test (scored answers)"
-    )
-    boot_p = "" if a.bootstrap_p is None else f", bootstrap p {a.bootstrap_p:.3g}"
-    print(f"  B - A {_est(a.difference, True)} points; {p_text}{boot_p}", file=out)
+    both = len(result.outcomes) > 1
+    for name, diff in result.outcomes.items() if result.outcomes else [("", a)]:
+        if both:
+            print(f"  {'multiple choice' if name == 'mcqa' else 'open-ended'}:", file=out)
+        _print_outcome(diff, c.matched, out, "    " if both else "  ")
     if result.repeats is not None:
         r = result.repeats
         print(

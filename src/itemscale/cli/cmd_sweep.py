@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,13 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="print the plan (--dry-run) or the summary as one JSON object",
     )
+    parser.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="local models: torch's deterministic algorithms, TF32 off, one request per model "
+        "call (batch size 1), so reruns and resumes give the same answers (run.json records "
+        "it; docs/sweep.md)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -153,12 +161,15 @@ def _load(args: argparse.Namespace) -> Any:
     return protocol
 
 
-def _print_plan(cost: Any, run_dir: Path, as_json: bool) -> None:
-    payload = {"run_dir": str(run_dir), **cost.as_dict()}
+def _print_plan(
+    cost: Any, run_dir: Path, as_json: bool, stack: Any = None, notes: Sequence[str] = ()
+) -> None:
+    payload = {"run_dir": str(run_dir), **cost.as_dict(), "stack": stack, "stack_notes": notes}
     if as_json:
         print(json.dumps(payload, sort_keys=True))
         return
     print(f"plan for {run_dir}")
+    _print_stack(stack, notes)
     print(f"{'configuration':<24} {'cells':>8} {'to run':>8} {'frames':>10} {'vis. tokens':>12}")
     for label, row in cost.by_config.items():
         print(
@@ -185,6 +196,33 @@ def _print_plan(cost: Any, run_dir: Path, as_json: bool) -> None:
             )
         if folders and not Path(folders[0]).is_dir():
             print("  check the protocol's [benchmark] videos folder")
+
+
+def _print_stack(stack: Any, notes: Sequence[str]) -> None:
+    """The software stack the sweep would run under (each field `stack_fields` reads), and how
+    it differs from the run's earlier sessions."""
+    from ..responses import stack_fields
+
+    if stack is None:
+        return
+    fields = stack_fields(stack)
+    shown = ", ".join(f"{k} {'none' if v is None else v}" for k, v in fields.items())
+    print(f"software stack: {shown}")
+    for note in notes:
+        print(f"note: {note}")
+
+
+def _dry_run_stack(protocol: Any, run_dir: Path, device: str) -> tuple[Any, list[str]]:
+    """The stack this machine would record for a session, and the notes a resume would print."""
+    from ..models import BACKENDS
+    from ..responses import read_provenance
+    from ..sweep import software_stack, stack_notice
+
+    local = any(BACKENDS[m.backend].on_device for m in protocol.models)
+    stack = software_stack(device, local=local)
+    sessions = read_provenance(run_dir).get("sessions") if run_dir.is_dir() else None
+    notes = stack_notice(list(sessions), stack) if isinstance(sessions, list) else []
+    return stack, notes
 
 
 def _print_budget_probe(model: str, record: dict[str, Any] | None) -> None:
@@ -230,6 +268,11 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise CommandError(f"--limit must be at least 1 (got {args.limit})")
     if args.batch_size != "auto" and args.batch_size < 1:
         raise CommandError(f"--batch-size must be at least 1 (got {args.batch_size})")
+    if args.deterministic and args.batch_size != 1:
+        raise CommandError(
+            f"--deterministic runs one request per model call: drop --batch-size "
+            f"{args.batch_size} (a batch's padding and kernels would move its answers)"
+        )
     if args.concurrency < 1 or args.timeout <= 0 or args.max_retries < 0:
         raise CommandError("--concurrency must be >= 1, --timeout > 0, --max-retries >= 0")
     if args.ray_address is not None and args.executor != "ray":
@@ -239,7 +282,7 @@ def _check_flags(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..sweep import RuntimeBackendFactory, plan_sweep, run_sweep
+    from ..sweep import Numerics, RuntimeBackendFactory, plan_sweep, run_sweep
 
     _check_flags(args)
     protocol = _load(args)
@@ -249,7 +292,8 @@ def run(args: argparse.Namespace) -> int:
             cost = plan_sweep(
                 protocol, limit=args.limit, retry_errors=args.retry_errors, run_dir=run_dir
             )
-            _print_plan(cost, run_dir, args.json)
+            stack, notes = _dry_run_stack(protocol, run_dir, args.device)
+            _print_plan(cost, run_dir, args.json, stack, notes)
             return 0
         if args.no_progress:  # nor the "Loading weights" bars of transformers and the hub
             os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
@@ -293,6 +337,7 @@ def run(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             provenance={"argv": ["itemscale", "sweep", *sys.argv[2:]]},
             accept_budget_cap=args.accept_budget_cap,
+            numerics=Numerics(deterministic=args.deterministic),
         )
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from None

@@ -152,6 +152,9 @@ class SourceDetails(TypedDict, total=False):
     seeds: dict[str, object]
     lmms_eval_git_hash: object
     lmms_eval_version: object
+    #: package -> version, as results.json states them (`transformers_version`, ...): the part
+    #: of the software stack an import knows; the rest stays unknown
+    package_versions: dict[str, str]
     resolved_cli_args: object
     reported: object
     model: object

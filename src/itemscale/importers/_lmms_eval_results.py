@@ -211,3 +211,17 @@ def score_note(
         f"{path.name} ({task}): lmms-eval reported {theirs}{over}; itemscale's re-extracted "
         f"accuracy {ours:.2f} on {len(correct)} answered items ({'; '.join(['points', *why])})"
     )
+
+
+def package_versions(results: Mapping[str, object]) -> dict[str, str]:
+    """The package versions results.json states at its top level (`transformers_version`,
+    `torch_version`, ...: lm-evaluation-harness-style logs carry some), by package name;
+    lmms-eval's own version is recorded apart."""
+    return {
+        key[: -len("_version")]: value
+        for key, value in sorted(results.items())
+        if key.endswith("_version")
+        and key != "lmms_eval_version"
+        and isinstance(value, str)
+        and value
+    }

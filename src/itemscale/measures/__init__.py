@@ -136,7 +136,17 @@ from ._result_series import (
     OpenEndedSeries,
     SeriesEntry,
 )
-from ._same_input import SAME_INPUT_MIN_ITEMS, SameInput, SameInputBasis, same_input
+from ._same_input import (
+    DEFAULT_RERUN_FLOOR,
+    SAME_INPUT_MIN_ITEMS,
+    AnswersGrade,
+    RerunFloor,
+    SameInput,
+    SameInputBasis,
+    grade_answers,
+    rerun_bound,
+    same_input,
+)
 from ._select import UnknownConfigError, select_configs
 from ._selected import PRACTICAL_TIE, contender_kappa, selected_intervals, selected_max_intervals
 from ._settings import DEFAULT_BOOTSTRAP, AnalysisSettings
@@ -152,6 +162,7 @@ __all__ = [
     "DEFAULT_CI",
     "DEFAULT_DRAWS",
     "DEFAULT_POWER_TARGET",
+    "DEFAULT_RERUN_FLOOR",
     "FRAME_COLUMNS",
     "GLOSSARY",
     "GRID_WITH_TEXT_TITLE",
@@ -174,6 +185,7 @@ __all__ = [
     "AnalysisSettings",
     "AnchorPrediction",
     "AnchorSet",
+    "AnswersGrade",
     "AxisPower",
     "BestFixed",
     "BinaryBlock",
@@ -206,6 +218,7 @@ __all__ = [
     "PairedTests",
     "Power",
     "PowerAnalysis",
+    "RerunFloor",
     "Resolved",
     "ResponseMatrix",
     "SameInput",
@@ -239,6 +252,7 @@ __all__ = [
     "expected_harmful",
     "fit_budget_effects",
     "fit_irt",
+    "grade_answers",
     "greedy_cover",
     "harmful_indicator",
     "heterogeneity_test",
@@ -266,6 +280,7 @@ __all__ = [
     "read_item_list",
     "register_measure",
     "repeated_terminal",
+    "rerun_bound",
     "resample_counts",
     "resolution_tag",
     "same_input",

@@ -184,7 +184,7 @@ class BudgetOrderRecord(Record):
 
 
 class Evidence(Record):
-    basis: Literal["visual_tokens", "effective_frames", "identical_answers"]
+    basis: Literal["visual_tokens", "effective_frames", "identical_answers", "rerun_answers"]
     recorded: StrictInt
     median_from: Number | None
     median_to: Number | None

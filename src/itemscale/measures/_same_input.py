@@ -14,8 +14,15 @@ selector reports (docs/measures.md, "Budgets that add nothing"):
    budgets ask for different frame counts, the pair is the same input when the effective frames
    do not grow on any such item.
 3. Otherwise (nothing recorded: imported labels, a release of answers), the pair is the same
-   input when the parsed answers are identical on every matched item, and there are at least
+   input when the parsed answers are identical on every matched item, or differ on no more
+   items than a rerun of one input does (`rerun_bound`), and there are at least
    `SAME_INPUT_MIN_ITEMS` of them (below that, identical answers are too likely by chance).
+
+The answers are graded under every rule (`AnswersGrade`): *identical*; *rerun* (they differ on
+k of n items, and k is within the rerun floor: at most the exact one-sided 95% binomial bound
+of n answers each moving with the floor's rate); *different*. The floor is measured from
+repeats where the caller has them (`RerunFloor.measured`), else `DEFAULT_RERUN_FLOOR` with its
+source. Same input (by rules 1-2) with answers *different* means something unrecorded differs.
 
 Recorded evidence wins over answers: two budgets whose recorded tokens grow are different inputs
 even when every answer agrees (the model may simply be robust), and the rule says so by
@@ -28,7 +35,8 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
+from scipy.stats import binom
 
 #: the fewest matched items on which identical answers count as "the same input" (rule 3)
 SAME_INPUT_MIN_ITEMS = 50
@@ -36,7 +44,51 @@ SAME_INPUT_MIN_ITEMS = 50
 #: None as a 0-d object array, to compare an answer column with it element by element
 _NONE = np.asarray(None, dtype=object)
 
-SameInputBasis = Literal["visual_tokens", "effective_frames", "identical_answers"]
+SameInputBasis = Literal["visual_tokens", "effective_frames", "identical_answers", "rerun_answers"]
+#: how two sides' answers compare: all identical, within a rerun's floor, beyond it
+AnswersGrade = Literal["identical", "rerun", "different"]
+#: the one-sided level of the rerun bound: a count a rerun reaches with probability < 5% is
+#: beyond a rerun
+RERUN_LEVEL = 0.95
+
+
+class RerunFloor(BaseModel):
+    """The share of answers a rerun of one input moves, and where that figure comes from."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    rate: float = Field(ge=0.0, le=1.0)
+    source: str
+    #: measured from the caller's own repeats (else a documented default)
+    measured: bool = False
+
+
+#: The default floor where neither side has repeats: 7 of 2,700 answers (0.26%), the most that
+#: any of eight public lmms-eval runs of a 7B Video LLM on Video-MME (greedy, on GPU) differs
+#: from a frame-0 control whose frame selection never reached the model (2-7 answers each);
+#: the built-in model on CPU moves none (docs/compare.md, "Reruns", benchmarks/rerun_floor.py).
+DEFAULT_RERUN_FLOOR = RerunFloor(
+    rate=7 / 2700,
+    source=(
+        "default: 7 of 2,700 answers (0.26%), the most a greedy GPU rerun of a 7B Video LLM on "
+        "Video-MME moved in public lmms-eval logs (docs/compare.md, 'Reruns')"
+    ),
+)
+
+
+def rerun_bound(n: int, floor: RerunFloor = DEFAULT_RERUN_FLOOR) -> int:
+    """The most answers of `n` a rerun moves: the exact one-sided 95% binomial bound, the
+    smallest k with P(X <= k) >= 0.95 for X ~ Binomial(n, floor.rate)."""
+    if n <= 0 or floor.rate <= 0.0:
+        return 0
+    return int(binom.ppf(RERUN_LEVEL, n, floor.rate))
+
+
+def grade_answers(differ: int, n: int, floor: RerunFloor = DEFAULT_RERUN_FLOOR) -> AnswersGrade:
+    """*identical* (none of `n` differs), *rerun* (at most `rerun_bound`), else *different*."""
+    if differ == 0:
+        return "identical"
+    return "rerun" if differ <= rerun_bound(n, floor) else "different"
 
 
 class SameInput(BaseModel):
@@ -53,14 +105,34 @@ class SameInput(BaseModel):
     items: int
     #: items on which the basis was recorded on both sides (== items for identical_answers)
     recorded: int
-    #: median of the recorded quantity on each side (None for identical_answers)
+    #: median of the recorded quantity on each side (None for the answers-only rules)
     median_from: float | None = None
     median_to: float | None = None
+    #: the answers graded: matched items both sides answered, those whose answers differ, the
+    #: most a rerun moves of them and the floor that bound comes from
+    answers: AnswersGrade = "identical"
+    answered: int = 0
+    differ: int = 0
+    rerun_bound: int = 0
+    floor: RerunFloor = DEFAULT_RERUN_FLOOR
+
+    def counts(self) -> str:
+        """`k of n answers differ; a rerun moves at most B (floor: SOURCE)`."""
+        return (
+            f"{self.differ} of {self.answered} answers differ; a rerun moves at most "
+            f"{self.rerun_bound} (floor {100 * self.floor.rate:.2f}% per answer, "
+            f"{self.floor.source})"
+        )
 
     def sentence(self, label_from: str, label_to: str) -> str:
         """One plain sentence for the console and the report."""
         if self.basis == "identical_answers":
             why = f"identical answers on {self.identical} of {self.items} items"
+        elif self.basis == "rerun_answers":
+            why = (
+                f"nothing recorded tells them apart and the answers are indistinguishable "
+                f"from a rerun ({self.counts()})"
+            )
         else:
             what = "visual tokens" if self.basis == "visual_tokens" else "frames actually sent"
             why = (
@@ -68,6 +140,13 @@ class SameInput(BaseModel):
                 f"(median {_num(self.median_from)} -> {_num(self.median_to)}); "
                 f"identical answers on {self.identical} of {self.items}"
             )
+            if self.answers == "rerun":
+                why += f"; indistinguishable from a rerun ({self.counts()})"
+            elif self.answers == "different":
+                why += (
+                    f"; answers differ beyond a rerun ({self.differ} of {self.answered}): "
+                    "something unrecorded differs"
+                )
         return f"{label_to} looks like the same input as {label_from}: {why}"
 
 
@@ -127,6 +206,7 @@ def same_input(
     effective_frames_to: Sequence[float | None] | np.ndarray | None = None,
     frame_step: bool = True,
     min_items: int = SAME_INPUT_MIN_ITEMS,
+    floor: RerunFloor = DEFAULT_RERUN_FLOOR,
 ) -> SameInput | None:
     """The rule above on two aligned columns of matched items (`from` the smaller budget).
 
@@ -143,6 +223,17 @@ def same_input(
     # item by item `a == b` (one element-wise comparison); the count of identical answers is
     # taken only where a verdict reports it
     same = np.asarray(a_from == a_to, dtype=bool) if n else np.zeros(0, dtype=bool)
+    identical = _identical(same, a_from)
+    answered = int(np.count_nonzero(np.not_equal(a_from, _NONE) & np.not_equal(a_to, _NONE)))
+    differ = answered - identical
+    bound = rerun_bound(answered, floor)
+    graded = {
+        "answers": grade_answers(differ, answered, floor),
+        "answered": answered,
+        "differ": differ,
+        "rerun_bound": bound,
+        "floor": floor,
+    }
     tokens = (_as_float(visual_tokens_from, n), _as_float(visual_tokens_to, n))
     frames = (_as_float(effective_frames_from, n), _as_float(effective_frames_to, n))
     evidence: list[tuple[SameInputBasis, tuple[np.ndarray | None, np.ndarray | None]]] = [
@@ -158,14 +249,25 @@ def same_input(
             continue
         if not flat:
             return None
-        return SameInput(
-            basis=basis,
-            identical=_identical(same, a_from),
-            items=n,
-            recorded=recorded,
-            median_from=med_from,
-            median_to=med_to,
+        return SameInput.model_validate(
+            {
+                "basis": basis,
+                "identical": identical,
+                "items": n,
+                "recorded": recorded,
+                "median_from": med_from,
+                "median_to": med_to,
+                **graded,
+            }
         )
-    if n >= min_items and same.all() and _identical(same, a_from) == n:
-        return SameInput(basis="identical_answers", identical=n, items=n, recorded=n)
+    if n < min_items or answered < n:
+        return None
+    if identical == n:
+        return SameInput.model_validate(
+            {"basis": "identical_answers", "identical": n, "items": n, "recorded": n, **graded}
+        )
+    if graded["answers"] == "rerun":
+        return SameInput.model_validate(
+            {"basis": "rerun_answers", "identical": identical, "items": n, "recorded": n, **graded}
+        )
     return None

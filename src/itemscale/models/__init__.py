@@ -24,6 +24,7 @@ from ._load import (
     check_device,
     load_backend,
     load_fingerprint,
+    saved_with_note,
     scoring_rule_of,
     transport_of,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "load_fingerprint",
     "no_loading_bars",
     "parse_backend_options",
+    "saved_with_note",
     "scoring_rule_of",
     "serving_of",
     "source_fps",

@@ -32,6 +32,34 @@ def builtin_model_dir() -> Path:
     return Path(str(resources.files("itemscale") / "data" / "builtin"))
 
 
+def saved_with_note(folder: Path, installed: str | None = None) -> str | None:
+    """A warning when a checkpoint folder's `config.json` names the transformers version it was
+    saved with and another one is installed: the same weights answer differently under another
+    release (the built-in model loses 5 points at 32 frames under transformers 5.17.0 against
+    the 5.24.0 it was saved with; docs/builtin-model.md). None when they agree or either is
+    unknown."""
+    if installed is None:
+        from importlib import metadata
+
+        try:
+            installed = metadata.version("transformers")
+        except metadata.PackageNotFoundError:
+            return None
+    try:
+        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    saved = config.get("transformers_version") if isinstance(config, dict) else None
+    if not isinstance(saved, str) or saved == installed:
+        return None
+    return (
+        f"{folder} was saved with transformers {saved} and transformers {installed} is "
+        f"installed: its answers may differ from those it gives under {saved} (the built-in "
+        "model's accuracy moves by 5 points at 32 frames between 5.24.0 and 5.17.0); the "
+        "session's stack records the version used"
+    )
+
+
 def builtin_backend_options(folder: Path) -> dict[str, object]:
     """The backend options the built-in model was trained to be asked with (its
     `builtin_meta.json`'s `backend_options`, e.g. option-likelihood MCQA scoring); a protocol's

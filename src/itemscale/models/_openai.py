@@ -52,6 +52,7 @@ from ._openai_wire import (
     ChatCompletionMessageParam,
     CompletionCreateParams,
     MediaIOKwargs,
+    ServedIdentity,
 )
 from ._prompts import build_messages
 from ._types import (
@@ -328,6 +329,8 @@ class OpenAIBackend(BaseVideoLM):
         #: `usage.prompt_tokens` (what the server's processor made of them)
         self._text_tokens: dict[str, int | None] = {}
         self._text_lock = threading.Lock()
+        #: what the server says it is, from its replies (`served_identity`)
+        self._identity = ServedIdentity()
 
     @classmethod
     def create(
@@ -495,10 +498,15 @@ class OpenAIBackend(BaseVideoLM):
                 raise _RequestFailed(Status.MODEL_ERROR, "server reply is not JSON") from exc
             if not isinstance(payload, dict):
                 raise _RequestFailed(Status.MODEL_ERROR, "server reply is not a JSON object")
+            self._identity.note(payload, reply.headers)
             return payload
         raise _RequestFailed(
             Status.MODEL_ERROR, f"gave up after {self._max_retries + 1} attempts: {last_error}"
         )
+
+    def served_identity(self) -> dict[str, list[str]]:
+        """What the server's replies said it is (`ServedIdentity.seen`)."""
+        return self._identity.seen()
 
     def _counted_post(self, body: CompletionCreateParams) -> Mapping[str, object]:
         with self._rng_lock:

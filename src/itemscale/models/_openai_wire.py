@@ -8,6 +8,8 @@ type here.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Mapping
 from typing import Literal, NotRequired, TypedDict
 
 
@@ -79,3 +81,34 @@ class CompletionCreateParams(TypedDict):
     media_io_kwargs: NotRequired[MediaIOKwargs]
     logprobs: NotRequired[bool]
     top_logprobs: NotRequired[int]
+
+
+class ServedIdentity:
+    """What a served model's replies say it is: the model id the server reports, its
+    `system_fingerprint` where a reply carries one, and any `server` or `*-version` header
+    (each value seen, so a server that changed while the sweep ran shows both). Thread-safe:
+    requests are in flight at once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._seen: dict[str, set[str]] = {}
+
+    def note(self, payload: Mapping[str, object], headers: Mapping[str, str]) -> None:
+        found = {
+            "model": payload.get("model"),
+            "system_fingerprint": payload.get("system_fingerprint"),
+            **{
+                f"header {k.lower()}": v
+                for k, v in headers.items()
+                if k.lower() == "server" or k.lower().endswith("-version")
+            },
+        }
+        with self._lock:
+            for key, value in found.items():
+                if isinstance(value, str) and value:
+                    self._seen.setdefault(key, set()).add(value[:200])
+
+    def seen(self) -> dict[str, list[str]]:
+        """Each field with every value seen, sorted."""
+        with self._lock:
+            return {k: sorted(v) for k, v in sorted(self._seen.items())}

@@ -65,6 +65,7 @@ from ._scoring import (
     score_open_answer,
     token_f1,
 )
+from ._stack import STACK_PACKAGES, stack_changes, stack_fields, stack_warnings
 
 __all__ = [
     "ANSWERED_STATUSES",
@@ -82,6 +83,7 @@ __all__ = [
     "ROW_KEY",
     "RUN_FILE",
     "SCORING_RULES",
+    "STACK_PACKAGES",
     "TEXT_ONLY_LABEL",
     "UNUSED_BY_ANALYSIS",
     "IncompleteRunError",
@@ -115,6 +117,9 @@ __all__ = [
     "rouge_l",
     "run_lock",
     "score_open_answer",
+    "stack_changes",
+    "stack_fields",
+    "stack_warnings",
     "superseded_configs",
     "token_f1",
     "write_json_atomic",

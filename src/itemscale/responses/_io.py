@@ -76,10 +76,20 @@ def _migrate_2_to_3(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
+def _migrate_3_to_4(df: pd.DataFrame) -> pd.DataFrame:
+    """Version 4 added `session_id`; an older table does not say which session produced a
+    row (None)."""
+    df = df.copy()
+    if "session_id" not in df.columns:
+        df["session_id"] = None
+    return df
+
+
 MIGRATIONS: dict[int, Callable[[pd.DataFrame], pd.DataFrame]] = {
     0: _migrate_0_to_1,
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
+    3: _migrate_3_to_4,
 }
 
 

@@ -15,8 +15,9 @@ from typing import Final, Literal, TypedDict
 
 import pyarrow as pa
 
-#: 2 added `margin` (top-two option probability margin); 3 added `scoring_rule`.
-SCHEMA_VERSION: Final[int] = 3
+#: 2 added `margin` (top-two option probability margin); 3 added `scoring_rule`; 4 added
+#: `session_id` (the sweep session that produced the row).
+SCHEMA_VERSION: Final[int] = 4
 
 #: Metadata key (in the Parquet schema metadata) that carries the schema version.
 SCHEMA_VERSION_KEY: Final[bytes] = b"itemscale.schema_version"
@@ -153,6 +154,10 @@ RESPONSE_COLUMNS: Final[tuple[ResponseColumn, ...]] = (
     ResponseColumn("attributes", "text"),
     ResponseColumn("cell_id", "text"),
     ResponseColumn("source", "text"),
+    # The sweep session (run.json `sessions[].session_id`) that produced the row, so the
+    # software stack behind each answer is known. None: imported rows, and cells stored
+    # before the column existed.
+    ResponseColumn("session_id", "integer", since=4),
 )
 
 
@@ -198,6 +203,7 @@ class ResponseRow(TypedDict, total=False):
     attributes: str | None
     cell_id: str | None
     source: str | None
+    session_id: int | None
 
 
 #: The Parquet schema of `responses.parquet`, derived from `RESPONSE_COLUMNS`.

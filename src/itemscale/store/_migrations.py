@@ -105,6 +105,11 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     """
     ALTER TABLE cells ADD COLUMN scoring_rule TEXT;
     """,
+    # 6: the session that produced each cell (response table schema 4); cells stored before
+    # it do not say (NULL).
+    """
+    ALTER TABLE cells ADD COLUMN session_id INTEGER;
+    """,
 )
 
 SCHEMA_VERSION: Final[int] = len(MIGRATIONS)

@@ -102,6 +102,7 @@ class CellRow:
     latency_s: float | None = None
     attributes: str | None = None
     source: str | None = None
+    session_id: int | None = None
 
     def __post_init__(self) -> None:
         if self.status not in {s.value for s in Status}:
@@ -440,21 +441,48 @@ class RunStore:
         )
         return int(cur.lastrowid or 0)
 
+    def _session_info(self, session_id: int) -> dict[str, Any] | None:
+        row = self._db.execute(
+            "SELECT info_json FROM sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        info: dict[str, Any] = self._json_cell(
+            row[0], f"sessions, session {session_id}", "info_json", want=dict
+        )
+        return info
+
+    def _merge_session_info(self, session_id: int, changes: Mapping[str, object]) -> None:
+        """Set top-level keys of a session's info, keeping everything else it holds."""
+        info = self._session_info(session_id)
+        if info is None:
+            return
+        self._autocommit(
+            "UPDATE sessions SET info_json = ? WHERE session_id = ?",
+            (
+                json.dumps(redact_value({**info, **changes}), sort_keys=True, default=str),
+                session_id,
+            ),
+        )
+
+    def add_session_info(self, session_id: int, key: str, name: str, value: object) -> None:
+        """Set `info[key][name] = value` in a session's info (e.g. each model as it was
+        loaded, known only once it is), keeping everything else it holds."""
+        info = self._session_info(session_id)
+        if info is None:
+            return
+        block = info.get(key)
+        self._merge_session_info(
+            session_id, {key: {**(block if isinstance(block, dict) else {}), name: value}}
+        )
+
     def end_session(
         self, session_id: int, outcome: str, info: Mapping[str, Any] | None = None
     ) -> None:
         """Close a session; `info` adds what was learnt while it ran (the batch sizes used)
         to the info it was started with."""
         if info:
-            row = self._db.execute(
-                "SELECT info_json FROM sessions WHERE session_id = ?", (session_id,)
-            ).fetchone()
-            started = json.loads(row[0]) if row is not None and row[0] else {}
-            merged = {**started, **redact_value(dict(info))}
-            self._autocommit(
-                "UPDATE sessions SET info_json = ? WHERE session_id = ?",
-                (json.dumps(merged, sort_keys=True, default=str), session_id),
-            )
+            self._merge_session_info(session_id, info)
         self._autocommit(
             "UPDATE sessions SET finished_at = ?, outcome = ? WHERE session_id = ?",
             (utc_now(), outcome, session_id),

@@ -17,20 +17,24 @@ from ._session import (
     VideoNotOnNodeError,
     default_backend_factory,
 )
+from ._stack import STACK_OVERRIDE_ENV, Numerics, StackInfo, software_stack, stack_notice
 
 __all__ = [
     "BUDGET_GROWTH_TOLERANCE",
     "FAILED_CELLS_EXIT",
     "FAILED_SHARE_LIMIT",
+    "STACK_OVERRIDE_ENV",
     "BackendFactory",
     "BenchmarkLoadError",
     "BudgetNotHonouredError",
     "ExtraConfig",
+    "Numerics",
     "PlanCost",
     "RayActorsLostError",
     "RayUnreachableError",
     "RuntimeBackendFactory",
     "ServerRefusedError",
+    "StackInfo",
     "SweepResult",
     "SweepStop",
     "VideoNotOnNodeError",
@@ -38,4 +42,6 @@ __all__ = [
     "load_benchmark_items",
     "plan_sweep",
     "run_sweep",
+    "software_stack",
+    "stack_notice",
 ]

@@ -286,6 +286,7 @@ def response_row(cell: Cell, frames: Any, response: VideoResponse) -> CellRow:
         visual_tokens=response.visual_tokens,
         scoring_rule=response.scoring_rule if status.answered else None,
         latency_s=response.latency_s,
+        session_id=None,  # the session sets it when it records the row (`Session.record`)
         **_score_fields(cell.item, status, answer, response.raw_text),
     )
 
@@ -521,9 +522,7 @@ class VideoJobRunner:
             stats.model_s += time.perf_counter() - t0
             stats.model_calls += len(requests)
             remaining = remaining[len(part) :]
-            yield [
-                checked_row(c, f, r, stats) for (c, f), r in zip(part, responses, strict=True)
-            ]
+            yield [checked_row(c, f, r, stats) for (c, f), r in zip(part, responses, strict=True)]
 
     def shrink(self, key: BatchKey, size: int) -> None:
         """After an out-of-memory error: batches of `key` hold at most `size` cells from now on

@@ -141,6 +141,9 @@ class SweepSettings(TypedDict):
     executor: str
     limit: int | None
     retry_errors: bool
+    #: `sweep --deterministic` (`Numerics`): deterministic algorithms, TF32 off, one request
+    #: per model call
+    deterministic: bool
 
 
 class ExtraConfigRecord(TypedDict):

@@ -65,6 +65,7 @@ from ._session import (
     VideoNotOnNodeError,
     default_backend_factory,
 )
+from ._stack import Numerics, start_session
 
 if TYPE_CHECKING:
     from ..video import VideoInfo
@@ -153,7 +154,7 @@ def _run_local(session: Session) -> None:
         runner: VideoJobRunner | None = None
         try:
             spec = backend.spec
-            session.loaded(entry, spec)
+            session.loaded(entry, spec, backend)
             _, jobs = session.plan(entry, spec.spec_id)
             # A served model works on `requests_in_flight` requests at once: hand it that
             # many, or `--concurrency` would do nothing at the default batch size of 1.
@@ -264,6 +265,29 @@ def load_sweep_items(
 _Stopped = ServerRefusedError | BudgetNotHonouredError | RayActorsLostError | VideoNotOnNodeError
 
 
+def _checked(
+    batch_size: int | Literal["auto"],
+    executor: str,
+    limit: int | None,
+    retry: bool,
+    numerics: Numerics | None,
+) -> tuple[Numerics, SweepSettings, int, bool]:
+    """The run's settings checked before anything is read: the batch size (1 under
+    `--deterministic`, which refuses `auto`) and the executor; returns the numerics (default:
+    not deterministic), the settings run.json records, the batch size a backend loads with and
+    whether `auto` sizes the batches."""
+    fixed_size, auto = _batch_setting(executor, batch_size)
+    numerics = numerics if numerics is not None else Numerics()
+    numerics.check_batch_size(batch_size)
+    settings: SweepSettings = {
+        "executor": executor,
+        "limit": limit,
+        "retry_errors": retry,
+        "deterministic": numerics.deterministic,
+    }
+    return numerics, settings, fixed_size, auto
+
+
 def run_sweep(
     protocol: Protocol,
     *,
@@ -284,6 +308,7 @@ def run_sweep(
     stop: SweepStop | None = None,
     provenance: Mapping[str, Any] | None = None,
     accept_budget_cap: bool = False,
+    numerics: Numerics | None = None,
 ) -> SweepResult:
     """Run (or resume) a protocol's sweep into `run_dir` (default: the protocol's output).
 
@@ -293,9 +318,11 @@ def run_sweep(
     failure status are re-run only with `retry_errors`. With `executor="ray"`, `ray_address`
     names the cluster (default: Ray's own rule, `RAY_ADDRESS` first). On SIGINT (or
     `stop.set()`) the cells in flight finish, everything is committed and exported, and
-    `result.interrupted` is true.
+    `result.interrupted` is true. `numerics`: `Numerics(deterministic=True)` needs batch size 1.
     """
-    fixed_size, auto = _batch_setting(executor, batch_size)
+    numerics, settings, fixed_size, auto = _checked(
+        batch_size, executor, limit, retry_errors, numerics
+    )
     t0, started = time.perf_counter(), utc_now()
     out_dir = Path(run_dir if run_dir is not None else protocol.output)
     if backend_factory is None or isinstance(backend_factory, RuntimeBackendFactory):
@@ -318,17 +345,19 @@ def run_sweep(
     ):
         read_provenance(out_dir)  # again under the lock (a writer may have come between)
         _note_superseded(result, store.stored_configs(), configs)
-        session_id = store.start_session(
+        session_id = start_session(
+            store,
+            protocol,
+            result.warnings,
+            numerics,
             {
-                "executor": executor,
-                "limit": limit,
-                "retry_errors": retry_errors,
+                **settings,
                 "items": len(chosen),
                 "configs": [p.config.label for p in configs],
                 "device": device,
                 "batch_size": batch_size,
                 "selections": session_selections(selections),
-            }
+            },
         )
         bar = _progress(0, progress)
         session = Session(
@@ -349,6 +378,7 @@ def run_sweep(
             frame_cache=frame_cache,
             num_workers=num_workers,
             ray_address=ray_address,
+            session_id=session_id,
         )
         outcome = "completed"
         refused: _Stopped | None = None
@@ -383,7 +413,7 @@ def run_sweep(
             configs,
             result,
             started=started,
-            settings={"executor": executor, "limit": limit, "retry_errors": retry_errors},
+            settings=settings,
         )
         # the caller's own keys last (they may replace the sweep's)
         payload = _carry_over(out_dir, {**record, **dict(provenance or {})})
@@ -443,6 +473,7 @@ def _run_record(
         "executor": settings["executor"],
         "limit": settings["limit"],
         "retry_errors": settings["retry_errors"],
+        "deterministic": settings["deterministic"],
         "interrupted": result.interrupted,
         "planned_cells": result.planned,
         "skipped_cells": result.skipped,

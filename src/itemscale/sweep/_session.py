@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -28,6 +28,7 @@ from ._budget import TokenRecord, token_record, unfit_cells
 from ._execute import JobStats, VideoJob, group_by_video, repeat_decoding
 from ._plan import Cell, ModelPlanInfo, PlannedConfig, plan_cells
 from ._records import BudgetProbeRecord, SelectionRecord, SupersededSelection
+from ._stack import model_as_loaded
 
 #: Builds a loaded backend from a model entry, a device and a batch size. Must be picklable for
 #: the Ray executor (a module-level function).
@@ -229,6 +230,9 @@ class Session:
     auto_batch: bool = False
     #: the Ray cluster to connect to (`--ray-address`); None: Ray's own rule (`RAY_ADDRESS`, ...)
     ray_address: str | None = None
+    #: the store's session this sweep runs as (its rows carry it; its info records each model
+    #: as loaded); None: not recorded
+    session_id: int | None = None
     _expected: int = 0
     #: the pending cells by id, and per model what the per-cell budget check keeps
     _cell_of: dict[str, Cell] = field(default_factory=dict)
@@ -301,15 +305,42 @@ class Session:
         # nothing likely to run: no bar (the sweep then says every cell is done)
         self.bar.set_description_str(f"loading {entry.name}", refresh=bool(self._expected))
 
-    def loaded(self, entry: ModelEntry, spec: BackendSpec) -> None:
+    def loaded(self, entry: ModelEntry, spec: BackendSpec, backend: VideoLM | None = None) -> None:
         """Record a freshly loaded backend's spec (and what it was loaded from), and say the
         multiple-choice scoring rule it answers by, and when an earlier spec of the same model
         in this run used another one (its cells are then not reused)."""
         self._scoring_rule(entry, spec)
+        self._saved_with(entry)
         self.store.record_model(spec.spec_id, entry.name, spec.model_dump(mode="json"))
+        if self.session_id is not None and backend is not None:
+            self.store.add_session_info(
+                self.session_id, "models_loaded", entry.name, model_as_loaded(backend, spec)
+            )
         fingerprint = self._fingerprint(entry)
         if fingerprint is not None:
             self.store.record_load(fingerprint, spec.spec_id, entry.name)
+
+    def _saved_with(self, entry: ModelEntry) -> None:
+        """Say (and keep in run.json `sweep.warnings`) when a local checkpoint was saved with
+        another transformers than the one answering now."""
+        from ..models import FrameTransport, builtin_model_dir, saved_with_note, transport_of
+
+        if entry.backend == "builtin":
+            folder = builtin_model_dir()
+        elif entry.backend == "hf" and Path(entry.model).is_dir():
+            folder = Path(entry.model)
+        else:
+            return
+        try:
+            if transport_of(entry) != FrameTransport.IN_PROCESS:
+                return
+        except (ItemscaleError, ValueError):
+            return
+        note = saved_with_note(folder)
+        if note is not None and not any(note in w for w in self.result.warnings):
+            line = f"model {entry.name!r}: {note}"
+            print(f"itemscale sweep: {line}", file=sys.stderr)
+            self.result.warnings.append(line)
 
     def _scoring_rule(self, entry: ModelEntry, spec: BackendSpec) -> None:
         from ..models import BACKENDS, scoring_rule_of
@@ -357,6 +388,8 @@ class Session:
         return cells, group_by_video(pending, self.known_hashes)
 
     def record(self, rows: Sequence[CellRow]) -> None:
+        if self.session_id is not None:
+            rows = [replace(row, session_id=self.session_id) for row in rows]
         start = time.perf_counter()
         self.store.record(rows)
         self.result.store_s += time.perf_counter() - start
@@ -374,6 +407,9 @@ class Session:
         """What a backend counted while it ran (`VideoLM.usage()`; served backends report it):
         requests in flight, and replies without log-probabilities (a server that ignores
         `logprobs` leaves every confidence empty, and nothing else would say so)."""
+        identity = getattr(backend, "served_identity", None)
+        if self.session_id is not None and callable(identity):
+            self.store.add_session_info(self.session_id, "served", model, identity())
         usage = usage_of(backend)
         if usage is None:
             return

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,8 @@ import pandas as pd
 from ..measures import (
     DEFAULT_BOOTSTRAP,
     DEFAULT_CI,
+    DEFAULT_RERUN_FLOOR,
+    RerunFloor,
     SameInput,
     VideoBootstrap,
     intervals,
@@ -36,14 +39,16 @@ from ._compare_result import (
     BootstrapInfo,
     CompareResult,
     CompareSide,
+    CompareTaskKind,
     GroupGap,
     Interval,
     MatchCounts,
     RerunNoise,
     SelectionSide,
+    Verdict,
 )
 from ._compare_sides import Matched, Side, match_pairs, select_sides
-from ._compare_verdicts import cost_verdict, verdicts
+from ._compare_verdicts import cost_verdict, gap_sentence, verdicts
 from ._errors import WorkflowError
 
 #: an attribute is broken down when it has at least 2 and at most this many values
@@ -140,6 +145,39 @@ def _answer_diff(
     )
 
 
+def _kind_rows(side: Side, kind: CompareTaskKind | None) -> Side:
+    """The side's rows of one task kind (`--task-kind`); refused when it has none."""
+    if kind is None:
+        return side
+    mcqa = side.rows["task_kind"].astype(str) == "mcqa"
+    keep = mcqa if kind == "mcqa" else ~mcqa
+    if not keep.any():
+        held = ", ".join(sorted(set(side.rows["task_kind"].astype(str)))) or "none"
+        raise WorkflowError(
+            f"{side.run}: no {kind} items in {side.config} (it holds: {held}); --task-kind"
+        )
+    return replace(side, rows=side.rows[keep].reset_index(drop=True))
+
+
+def _by_kind(
+    pairs: pd.DataFrame, n_boot: int, seed: int, method: str
+) -> dict[CompareTaskKind, tuple[pd.DataFrame, np.ndarray, np.ndarray, AnswerDiff]]:
+    """Each task kind's matched pairs, outcomes and difference, apart: multiple choice scored
+    by correctness, open-ended items by their score, each with its own bootstrap and test."""
+    mcqa = pairs["task_kind_a"].astype(str) == "mcqa"
+    out: dict[CompareTaskKind, tuple[pd.DataFrame, np.ndarray, np.ndarray, AnswerDiff]] = {}
+    for name, mask in (("mcqa", mcqa), ("open_ended", ~mcqa)):
+        sub = pairs[mask].reset_index(drop=True)
+        if not len(sub):
+            continue
+        kind, ya, yb = _outcomes(sub)
+        videos = sub["video_id_a"].astype(str).to_numpy()
+        boot = VideoBootstrap(videos, n_boot, seed, method=method)
+        key: CompareTaskKind = "mcqa" if name == "mcqa" else "open_ended"
+        out[key] = (sub, ya, yb, _answer_diff(kind, ya, yb, videos, boot))
+    return out
+
+
 def _counts(m: Matched) -> MatchCounts:
     pairs = m.pairs
     raw = pairs["raw_text_a"].notna() & pairs["raw_text_b"].notna()
@@ -216,9 +254,40 @@ def _rerun_noise(
     )
 
 
+def rerun_floor(a: pd.DataFrame, b: pd.DataFrame) -> RerunFloor:
+    """The share of answers a rerun moves, measured from either side's repeats (each answered
+    repeat beyond the first against the item's first, answers compared; the larger of the two
+    sides' shares), else the documented default (`DEFAULT_RERUN_FLOOR`)."""
+    measured: list[tuple[float, int, int, str]] = []
+    for name, rows in (("A", a), ("B", b)):
+        answered = rows[rows["status"].astype(str).isin(ANSWERED_STATUSES)]
+        if answered["repeat"].nunique() < 2:
+            continue
+        table = answered.assign(
+            item=answered["item_id"].astype(str), ans=answered["answer"].astype(str)
+        ).sort_values(["item", "repeat"])
+        first = table.groupby("item")["ans"].transform("first")
+        later = table["repeat"] != table.groupby("item")["repeat"].transform("min")
+        n = int(later.sum())
+        if n == 0:
+            continue
+        k = int((table["ans"][later] != first[later]).sum())
+        measured.append((k / n, k, n, name))
+    if not measured:
+        return DEFAULT_RERUN_FLOOR
+    rate, k, n, name = max(measured)
+    return RerunFloor(
+        rate=rate,
+        source=f"measured: {k} of {n} answers moved between {name}'s own repeats",
+        measured=True,
+    )
+
+
 def _same_input(pairs: pd.DataFrame, a: Side, b: Side) -> SameInput | None:
     """The one rule, both ways: the two sides are the same input only when neither side's
-    recorded input grows over the other's (or, with nothing recorded, every answer agrees)."""
+    recorded input grows over the other's (or, with nothing recorded, the answers agree within
+    a rerun's floor, measured from the sides' repeats where they have them)."""
+    floor = rerun_floor(a.rows, b.rows)
 
     def col(name: str) -> np.ndarray:
         return pd.to_numeric(pairs[name], errors="coerce").to_numpy(dtype=float)
@@ -240,6 +309,7 @@ def _same_input(pairs: pd.DataFrame, a: Side, b: Side) -> SameInput | None:
             effective_frames_from=col(f"effective_frames_{first}"),
             effective_frames_to=col(f"effective_frames_{second}"),
             frame_step=frame_step,
+            floor=floor,
         )
 
     # equal budgets have no direction: the two sides are one input only if it holds both ways
@@ -356,6 +426,28 @@ def _selection_side(side: Side, used: pd.Series) -> SelectionSide | None:
     )
 
 
+def _subset_counts(counts: MatchCounts, pairs: pd.DataFrame) -> MatchCounts:
+    """The counts with `matched` and `matched_videos` of a subset of the pairs (one kind)."""
+    return counts.model_copy(
+        update={"matched": len(pairs), "matched_videos": int(pairs["video_id_a"].nunique())}
+    )
+
+
+def _open_ended_gap(
+    kinds: dict[CompareTaskKind, tuple[pd.DataFrame, np.ndarray, np.ndarray, AnswerDiff]],
+    counts: MatchCounts,
+) -> Verdict | None:
+    """The open-ended items' own gap sentence, beside the multiple-choice headline, when the
+    matched pairs hold both kinds."""
+    if "mcqa" not in kinds or "open_ended" not in kinds:
+        return None
+    sub, _, _, diff = kinds["open_ended"]
+    own = _subset_counts(counts, sub)
+    return Verdict(
+        key="gap_open_ended", sentence="Open-ended items: " + gap_sentence(own, diff, None)
+    )
+
+
 def _side_record(name: str, side: Side) -> CompareSide:
     rows = side.rows
     used = _frames_used(rows)
@@ -386,6 +478,7 @@ def compare(
     bootstrap: int | None = None,
     seed: int = 0,
     ci: str | None = None,
+    task_kind: CompareTaskKind | None = None,
 ) -> CompareResult:
     """Two sides, item by item, as `itemscale compare` computes them (docs/compare.md).
 
@@ -393,7 +486,9 @@ def compare(
     slices of run `a` (side A, then side B) and the others at most one (they narrow both
     sides). `by` names item attributes to break the gap down by (default: every attribute with
     2 to 12 values). `bootstrap` resamples of whole videos (default 1000), `seed`, `ci` (`bca`
-    or `percentile`) as `analyze` takes them.
+    or `percentile`) as `analyze` takes them. `task_kind` keeps multiple-choice (`mcqa`) or
+    open-ended (`open_ended`) items only; without it a run holding both compares each apart
+    (`outcomes`), the multiple-choice accuracy first.
     """
     n_boot = DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap
     method = DEFAULT_CI if ci is None else ci
@@ -401,7 +496,10 @@ def compare(
         raise WorkflowError(f"bootstrap={n_boot}: resamples must be >= 0")
     if method not in ("bca", "percentile"):
         raise WorkflowError(f"ci={method!r}: use bca or percentile")
+    if task_kind not in (None, "mcqa", "open_ended"):
+        raise WorkflowError(f"task_kind={task_kind!r}: use mcqa or open_ended")
     side_a, side_b = select_sides(a, b, models=models, series=series, configs=configs)
+    side_a, side_b = _kind_rows(side_a, task_kind), _kind_rows(side_b, task_kind)
     matched = match_pairs(side_a.rows, side_b.rows)
     pairs = matched.pairs
     counts = _counts(matched)
@@ -409,29 +507,49 @@ def compare(
         side_setup(side_a.provenance, side_a.rows, side_a.model, side_a.config, side_a.config_id),
         side_setup(side_b.provenance, side_b.rows, side_b.model, side_b.config, side_b.config_id),
     )
-    if len(pairs) == 0:
-        kind, ya, yb = "binary", np.zeros(0), np.zeros(0)
+    kinds = _by_kind(pairs, n_boot, seed, method)
+    if kinds:
+        # the first kind (multiple choice where present) is the headline: its gap, noise, where
+        main, ya, yb, answers = next(iter(kinds.values()))
     else:
-        kind, ya, yb = _outcomes(pairs)
-    videos = pairs["video_id_a"].astype(str).to_numpy()
-    boot = VideoBootstrap(videos, n_boot, seed, method=method)
-    answers = _answer_diff(kind, ya, yb, videos, boot)
-    noise = _rerun_noise(pairs, side_a, side_b, kind, n_boot, seed, method) if len(pairs) else None
+        main, ya, yb = pairs, np.zeros(0), np.zeros(0)
+        videos = pairs["video_id_a"].astype(str).to_numpy()
+        answers = _answer_diff(
+            "binary", ya, yb, videos, VideoBootstrap(videos, n_boot, seed, method=method)
+        )
+    noise = (
+        _rerun_noise(main, side_a, side_b, answers.kind, n_boot, seed, method)
+        if len(main)
+        else None
+    )
     same = _same_input(pairs, side_a, side_b) if len(pairs) else None
-    by_attribute, top = _where(pairs, ya, yb, by) if len(pairs) else ((), ())
+    by_attribute, top = _where(main, ya, yb, by) if len(main) else ((), ())
+    extra = _open_ended_gap(kinds, counts)
     record_a, record_b = _side_record("A", side_a), _side_record("B", side_b)
     return CompareResult(
         a=record_a,
         b=record_b,
         provenance=setup,
         counts=counts,
+        task_kind=task_kind,
         answers=answers,
+        outcomes={k: v[3] for k, v in kinds.items()},
         repeats=noise,
         same_input=same,
         by_attribute=by_attribute,
         top_videos=top,
         verdicts=(
-            *verdicts(counts, answers, noise, same, setup, by_attribute, top),
+            *verdicts(
+                counts,
+                answers,
+                noise,
+                same,
+                setup,
+                by_attribute,
+                top,
+                extra,
+                _subset_counts(counts, main) if extra is not None else None,
+            ),
             *cost_verdict(record_a, record_b),
         ),
         bootstrap=BootstrapInfo(n_boot=n_boot, seed=seed, method=method),

@@ -109,6 +109,54 @@ def _sweep_fields(run: Mapping[str, Any], model: str) -> dict[str, str | None]:
     }
 
 
+def _stack_fields(run: Mapping[str, Any], rows: pd.DataFrame) -> dict[str, str | None]:
+    """The software stack of the sessions that produced these rows (their `session_id`; every
+    session of the run for rows stored before the column), field by field: one value, or
+    `a | b` when the sessions differ. A run written before sessions recorded a stack reads its
+    run-level `host` (Python), `decoder` (PyAV, FFmpeg) and `tool` (itemscale) instead."""
+    from ..responses import stack_fields
+
+    sessions = [s for s in run.get("sessions") or [] if isinstance(s, Mapping)]
+    ids = (
+        set(pd.to_numeric(rows["session_id"], errors="coerce").dropna().astype(int).tolist())
+        if "session_id" in rows.columns
+        else set()
+    )
+    if ids:
+        sessions = [s for s in sessions if s.get("session_id") in ids]
+    stacks = [s["stack"] for s in sessions if isinstance(s.get("stack"), Mapping)]
+    if not stacks:
+        return _run_level_stack(run)
+    values: dict[str, list[str | None]] = {}
+    for stack in stacks:
+        for name, value in stack_fields(stack).items():
+            values.setdefault(name, []).append(value)
+    out: dict[str, str | None] = {}
+    for name, seen in values.items():
+        known = sorted({v for v in seen if v is not None})
+        out[name] = " | ".join(known) if known else None
+    return out
+
+
+def _run_level_stack(run: Mapping[str, Any]) -> dict[str, str | None]:
+    """What an older run.json held at the run level: Python (host), PyAV and FFmpeg (decoder)
+    and itemscale (tool)."""
+
+    def block(parent: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+        value = parent.get(key)
+        return value if isinstance(value, Mapping) else {}
+
+    host, decoder, tool = block(run, "host"), block(run, "decoder"), block(run, "tool")
+    ffmpeg = block(decoder, "ffmpeg")
+    out = {
+        "Python": _plain(host.get("python")),
+        "PyAV": _plain(decoder.get("version")),
+        "FFmpeg": _plain(ffmpeg.get("libavcodec")),
+        "itemscale": _plain(tool.get("version")),
+    }
+    return {k: v for k, v in out.items() if v is not None}
+
+
 def _stored_spec(run: Mapping[str, Any], model: str) -> Mapping[str, Any]:
     """The backend's own description of the model the sweep's store kept (`model_specs`): the
     revision it resolved (a hub commit, a local folder's fingerprint), dtype and processor
@@ -188,7 +236,12 @@ def _lmms_eval_fields(source: Mapping[str, Any]) -> dict[str, str | None]:
         "gen_kwargs": source.get("gen_kwargs") or None,
     }
     version = source.get("lmms_eval_version") or source.get("lmms_eval_git_hash")
-    return {
+    stated = source.get("package_versions")
+    packages = {
+        ("PyAV" if name == "av" else name): _plain(value)
+        for name, value in (stated.items() if isinstance(stated, Mapping) else [])
+    }
+    return packages | {
         "source": "lmms-eval log",
         "model id": margs.get("pretrained"),
         "backend": _plain(source.get("model")),
@@ -268,6 +321,7 @@ def side_setup(
     cells = rows["cell_id"] if "cell_id" in rows.columns else pd.Series([None] * len(rows))
     if cells.notna().any():
         fields.update({k: v for k, v in _sweep_fields(run, model).items() if k not in fields or v})
+        fields.update(_stack_fields(run, rows))
     imported: dict[str, str | None] = {}
     prompt_text = None
     if cells.isna().any():
@@ -330,6 +384,20 @@ FIELD_ORDER = (
     "VLMEvalKit dataset",
     "seeds",
     "tool version",
+    # the software stack of the sessions behind a side (`itemscale.sweep.stack_fields`)
+    "transformers",
+    "tokenizers",
+    "torch",
+    "CUDA",
+    "cuDNN",
+    "GPU",
+    "numerics flags",
+    "Pillow",
+    "numpy",
+    "PyAV",
+    "FFmpeg",
+    "Python",
+    "itemscale",
 )
 
 

@@ -14,7 +14,14 @@ from pydantic import BaseModel, ConfigDict
 from ..measures import SameInput
 
 #: Version of the `compare --json` layout; bump it (and say so in docs/compare.md) on any change.
+#: 2 added `task_kind`, `outcomes` (multiple choice and open-ended apart), the graded answers
+#: of `same_input`, the `gap_open_ended` verdict, each side's frames used and selector record
+#: and the `cost` verdict.
 COMPARE_SCHEMA_VERSION = 2
+
+#: `compare --task-kind`: multiple-choice items, or the open-ended ones (open QA, summary,
+#: dialogue)
+CompareTaskKind = Literal["mcqa", "open_ended"]
 
 
 class _Frozen(BaseModel):
@@ -158,7 +165,7 @@ class AttributeGaps(_Frozen):
 class Verdict(_Frozen):
     """One sentence a reader can act on, with a key a program can test."""
 
-    key: Literal["gap", "same_input", "setup", "where", "cost"]
+    key: Literal["gap", "gap_open_ended", "same_input", "setup", "where", "cost"]
     sentence: str
 
 
@@ -177,7 +184,14 @@ class CompareResult(_Frozen):
     #: differences first, then fields unknown on a side, then fields that agree
     provenance: tuple[ProvenanceField, ...]
     counts: MatchCounts
+    #: the items kept (`--task-kind`; None: every item)
+    task_kind: CompareTaskKind | None = None
+    #: multiple-choice accuracy where the matched pairs hold multiple-choice items, else the
+    #: open-ended score (`outcomes` holds each kind apart)
     answers: AnswerDiff
+    #: each task kind's outcome on its own matched pairs, with its own interval and test:
+    #: `mcqa` (accuracy) and `open_ended` (mean score), a key for each kind present
+    outcomes: dict[CompareTaskKind, AnswerDiff]
     repeats: RerunNoise | None
     #: the one "same input" rule applied to the two sides (None: they look like different inputs)
     same_input: SameInput | None

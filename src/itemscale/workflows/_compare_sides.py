@@ -21,6 +21,7 @@ from ._errors import WorkflowError
 #: the per-pair columns a comparison reads from each side
 PAIR_COLUMNS = (
     "video_id",
+    "task_kind",
     "status",
     "raw_text",
     "answer",

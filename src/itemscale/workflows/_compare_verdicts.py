@@ -3,7 +3,7 @@ input, which set-up differences could explain the gap, and where it sits, each w
 
 from __future__ import annotations
 
-from ..measures import SAME_INPUT_MIN_ITEMS, SameInput
+from ..measures import DEFAULT_RERUN_FLOOR, SAME_INPUT_MIN_ITEMS, SameInput, rerun_bound
 from ._compare_result import (
     AnswerDiff,
     AttributeGaps,
@@ -18,6 +18,24 @@ from ._compare_result import (
 
 #: the level a paired test's p must be below for "more than noise"
 ALPHA = 0.05
+#: the set-up fields that are the software stack (`itemscale.responses.stack_fields`)
+STACK_FIELDS = frozenset(
+    {
+        "transformers",
+        "tokenizers",
+        "torch",
+        "CUDA",
+        "cuDNN",
+        "GPU",
+        "numerics flags",
+        "Pillow",
+        "numpy",
+        "PyAV",
+        "FFmpeg",
+        "Python",
+        "itemscale",
+    }
+)
 #: fields that name where a number came from rather than how it was made
 _NOT_SETTINGS = frozenset({"source", "tool version"})
 
@@ -127,11 +145,66 @@ def same_input_sentence(
                     else "."
                 )
             )
-        return f"The two sides do not look like the same input ({identical})."
+        return f"The two sides do not look like the same input ({identical}{_beyond(counts)})."
+    if same.answers == "different":
+        return _unexplained(same, setup)
     why = same.sentence("A", "B")
+    if same.basis == "rerun_answers":
+        why = (
+            f"Same input within a rerun: {same.counts()}, and nothing recorded (visual tokens, "
+            "frames sent) tells the two sides apart"
+        )
+    settings = ", ".join(f.field for f in differs if f.field not in STACK_FIELDS)
+    stack = ", ".join(f.field for f in differs if f.field in STACK_FIELDS)
+    if settings:
+        why += f", although the set-up says they differ in {settings}: was the setting applied?"
+    if stack:
+        why += f"{';' if settings else ','} the software stack differs ({stack}) and the answers "
+        why += "stay within a rerun"
     if differs:
-        return f"{why}, although the set-up says they differ in {names}: was the setting applied?"
+        return why + ("" if why.endswith("?") else ".")
     return f"{why}; the recorded set-up shows no difference either."
+
+
+def _beyond(counts: MatchCounts) -> str:
+    """`; 15 of 80 answers differ, beyond a rerun (at most 1)` for the answers-only verdict."""
+    n, same = counts.answers_recorded, counts.identical_answers
+    if not n or same == n:
+        return ""
+    bound = rerun_bound(n)
+    return (
+        f"; {n - same} of {n} answers differ, beyond what a rerun moves (at most {bound} at "
+        f"the default floor, {100 * DEFAULT_RERUN_FLOOR.rate:.2f}% per answer)"
+        if n - same > bound
+        else ""
+    )
+
+
+def _unexplained(same: SameInput, setup: tuple[ProvenanceField, ...]) -> str:
+    """Same input by the recorded evidence, answers beyond a rerun: what differs in the
+    recorded set-up (the stack included) explains it, else something unrecorded does."""
+    what = "visual tokens" if same.basis == "visual_tokens" else "frames actually sent"
+    head = (
+        f"Same input; answers differ beyond a rerun ({same.differ} of {same.answered}; a rerun "
+        f"moves at most {same.rerun_bound}, floor {100 * same.floor.rate:.2f}% per answer, "
+        f"{same.floor.source}): the recorded {what} do not grow on any of {same.recorded} items"
+    )
+    differs = setup_differences(setup)
+    unknown = [f.field for f in setup if f.status == "unknown"]
+    if differs:
+        shown = "; ".join(f"{f.field} {_cut(f.a)} vs {_cut(f.b)}" for f in differs[:6])
+        settings = [f.field for f in differs if f.field not in STACK_FIELDS]
+        text = f"{head}; the recorded set-up differs in {shown}: " + (
+            f"{', '.join(settings)} did not change the input (was the setting applied?), and "
+            "any of these differences can explain the answers"
+            if settings
+            else "the software stack that computed the answers differs, which can explain them"
+        )
+    else:
+        text = f"{head}: something unrecorded differs"
+    if unknown:
+        text += f" (unknown on one side or both: {', '.join(unknown[:8])})"
+    return text + "."
 
 
 def setup_sentence(setup: tuple[ProvenanceField, ...], answers: AnswerDiff) -> str:
@@ -189,8 +262,17 @@ def verdicts(
     setup: tuple[ProvenanceField, ...],
     attributes: tuple[AttributeGaps, ...],
     top: tuple[GroupGap, ...],
+    open_ended: Verdict | None = None,
+    gap_counts: MatchCounts | None = None,
 ) -> tuple[Verdict, ...]:
-    out = [Verdict(key="gap", sentence=gap_sentence(counts, answers, noise))]
+    """Every sentence; with both task kinds, `gap_counts` are the multiple-choice pairs' and
+    `open_ended` the open-ended items' own gap sentence."""
+    gap = gap_sentence(gap_counts or counts, answers, noise)
+    if open_ended is not None:  # both kinds: each its own sentence, multiple choice first
+        gap = "Multiple-choice items: " + gap
+    out = [Verdict(key="gap", sentence=gap)]
+    if open_ended is not None:
+        out.append(open_ended)
     if counts.matched:
         out.append(Verdict(key="same_input", sentence=same_input_sentence(counts, same, setup)))
     out.append(Verdict(key="setup", sentence=setup_sentence(setup, answers)))

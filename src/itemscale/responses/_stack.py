@@ -1,0 +1,100 @@
+"""A sweep session's recorded software stack (run.json `sessions[].stack`, written by the sweep)
+as flat, comparable fields: what `compare` diffs, `analyze` checks within a series and the
+report shows, without importing anything the sweep needs (docs/compare.md, "The software
+stack")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+#: the packages whose version changes answers (distribution names), as the sweep records them
+STACK_PACKAGES = ("torch", "transformers", "tokenizers", "Pillow", "numpy", "av")
+
+
+def stack_fields(stack: Mapping[str, Any]) -> dict[str, str | None]:
+    """A recorded stack as flat, comparable fields (`transformers` -> `5.24.0`; None:
+    not recorded). Reads what older or partial records hold without failing."""
+    packages = stack.get("packages")
+    packages = packages if isinstance(packages, Mapping) else {}
+    fields: dict[str, str | None] = {
+        name: _text(packages.get(name)) for name in STACK_PACKAGES if name in packages
+    }
+    if "av" in fields:
+        fields["PyAV"] = fields.pop("av")
+    for key, label in (("python", "Python"), ("cuda", "CUDA"), ("cudnn", "cuDNN")):
+        if key in stack:
+            fields[label] = _text(stack.get(key))
+    ffmpeg = stack.get("ffmpeg")
+    if isinstance(ffmpeg, Mapping) and ffmpeg:
+        fields["FFmpeg"] = _text(ffmpeg.get("libavcodec") or sorted(ffmpeg.items())[0][1])
+    if "gpu" in stack:
+        gpu = stack.get("gpu")
+        fields["GPU"] = (
+            f"{gpu.get('name')} x{gpu.get('count')} (capability {gpu.get('capability')}, "
+            f"driver {gpu.get('driver') or 'unknown'})"
+            if isinstance(gpu, Mapping)
+            else "none"
+        )
+    numerics = stack.get("numerics")
+    if isinstance(numerics, Mapping) and any(v is not None for v in numerics.values()):
+        fields["numerics flags"] = ", ".join(f"{k}={v}" for k, v in sorted(numerics.items()))
+    tool = stack.get("itemscale")
+    if isinstance(tool, Mapping):
+        fields["itemscale"] = _text(tool.get("version"))
+    return fields
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def stack_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """`transformers 5.17.0 -> 5.24.0` for each stack field recorded in both that differs."""
+    a, b = stack_fields(before), stack_fields(after)
+    return [
+        f"{name} {a[name]} -> {b[name]}"
+        for name in a
+        if name in b and a[name] is not None and b[name] is not None and a[name] != b[name]
+    ]
+
+
+def stack_warnings(table: Any, provenance: Mapping[str, Any]) -> list[str]:
+    """One line per (model, series) whose rows come from sweep sessions with different
+    software stacks, naming each differing field with its value per session and the rows each
+    session produced: a budget curve drawn across two stacks mixes the stack's effect with the
+    budget's (`analyze` prints these). Rows without a session (imports, older cells) and
+    sessions that recorded no stack are left out."""
+    if "session_id" not in getattr(table, "columns", ()):
+        return []
+    stacks = {
+        s.get("session_id"): stack_fields(s["stack"])
+        for s in provenance.get("sessions") or []
+        if isinstance(s, Mapping) and isinstance(s.get("stack"), Mapping)
+    }
+    if len(stacks) < 2:
+        return []
+    rows = table[table["session_id"].notna()]
+    out = []
+    for (model, series), group in rows.groupby(["model", "series"], sort=True, observed=True):
+        counts = group["session_id"].astype(int).value_counts().sort_index()
+        known = [int(s) for s in counts.index if int(s) in stacks]
+        if len(known) < 2:
+            continue
+        fields = sorted({f for s in known for f in stacks[s]})
+        parts = []
+        for name in fields:
+            values = {s: stacks[s].get(name) for s in known}
+            if len({v for v in values.values() if v is not None}) > 1:
+                shown = " vs ".join(
+                    f"{v} (session {s}, {int(counts[s])} rows)" for s, v in values.items()
+                )
+                parts.append(f"{name} {shown}")
+        if parts:
+            out.append(
+                f"model {model}, series {series} mixes answers from sweep sessions whose "
+                f"software stacks differ: {'; '.join(parts)}; its budget differences may be "
+                "the stack's (rerun the older cells under one stack, or compare the sessions "
+                "with `itemscale compare`)"
+            )
+    return out

@@ -1,0 +1,195 @@
+"""`compare`'s graded "same input" verdict (identical / within a rerun / different) and its stack
+diff, end to end through the command.
+
+- Two sweeps whose sessions record different transformers versions and whose answers differ
+  beyond a rerun. A second transformers cannot be installed beside the first, so the second
+  sweep's stack is the test-only `ITEMSCALE_TEST_STACK` override (the session records it as
+  overridden) and its answers come from the pixel backend with some letters moved (what another
+  library version does to a model's numerics); everything else is the real sweep, store and
+  export.
+- Generated lmms-eval logs shaped like Video-MME's (900 videos x 3 questions, the fields of
+  lmms-eval's `videomme` samples): a pair differing on 5 of 2,700 answers with nothing recorded
+  to tell the inputs apart is the same input within a rerun; a pair differing on 15 of 80 is
+  not.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from _support.sweep import PixelBackend, write_benchmark, write_protocol
+from itemscale import compare
+from itemscale.cli import main
+from itemscale.models import VideoRequest, VideoResponse
+from itemscale.protocol import ModelEntry, load_protocol
+from itemscale.sweep import STACK_OVERRIDE_ENV, run_sweep
+
+#: the items whose letter the "other stack" moves
+MOVED = {"v0-q0", "v1-q1", "v2-q0", "v3-q1", "v4-q0"}
+
+
+class MovedPixelBackend(PixelBackend):
+    """The pixel backend with the letters of `MOVED` items shifted by one option."""
+
+    def generate(self, requests: Any) -> list[VideoResponse]:
+        out = []
+        for request, response in zip(requests, super().generate(requests), strict=True):
+            assert isinstance(request, VideoRequest)
+            if request.item.item_id in MOVED and response.option_probs:
+                letters = request.item.option_letters
+                was = max(response.option_probs, key=lambda x: response.option_probs[x])
+                moved = letters[(letters.index(was) + 1) % len(letters)]
+                probs = {x: (0.7 if x == moved else 0.1) for x in letters}
+                response = dataclasses.replace(
+                    response, raw_text=f"The answer is {moved}.", option_probs=probs
+                )
+            out.append(response)
+        return out
+
+
+def moved_factory(entry: ModelEntry, device: str, batch_size: int) -> PixelBackend:
+    return MovedPixelBackend(None, 0.0, name=entry.name)
+
+
+def _pixel_factory(entry: ModelEntry, device: str, batch_size: int) -> PixelBackend:
+    return PixelBackend(None, 0.0, name=entry.name)
+
+
+def test_two_stacks_same_input_answers_beyond_a_rerun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = write_benchmark(tmp_path / "suite", 10)
+    runs = {}
+    for name, factory, stack in (
+        ("a", _pixel_factory, None),
+        ("b", moved_factory, {"transformers": "5.17.0"}),
+    ):
+        if stack is None:
+            monkeypatch.delenv(STACK_OVERRIDE_ENV, raising=False)
+        else:
+            monkeypatch.setenv(STACK_OVERRIDE_ENV, json.dumps(stack))
+        proto = write_protocol(
+            tmp_path / f"{name}.toml",
+            suite,
+            frames=(4,),
+            output=tmp_path / name,
+            extra="text_only = false",
+        )
+        run_sweep(load_protocol(proto), backend_factory=factory, progress=False)
+        runs[name] = tmp_path / name
+    real = metadata.version("transformers")
+    for name, version in (("a", real), ("b", "5.17.0")):
+        recorded = json.loads((runs[name] / "run.json").read_text())["sessions"]
+        assert recorded[0]["stack"]["packages"]["transformers"] == version
+
+    out = tmp_path / "c.json"
+    capsys.readouterr()
+    assert main(["compare", str(runs["a"]), str(runs["b"]), "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    result = json.loads(out.read_text())
+    fields = {f["field"]: f for f in result["provenance"]}
+    assert (fields["transformers"]["a"], fields["transformers"]["b"]) == (real, "5.17.0")
+    assert fields["transformers"]["status"] == "differs"
+    assert fields["tokenizers"]["status"] == "same"
+    sentences = {v["key"]: v["sentence"] for v in result["verdicts"]}
+    same = sentences["same_input"]
+    assert same.lower().startswith("same input; answers differ beyond a rerun (5 of 20;")
+    assert f"transformers {real} vs 5.17.0" in same
+    assert "software stack that computed the answers differs" in same
+    assert f"transformers: A {real} vs B 5.17.0" in sentences["setup"]
+    assert result["same_input"]["answers"] == "different"
+    assert (result["same_input"]["differ"], result["same_input"]["answered"]) == (5, 20)
+    assert "answers differ beyond a rerun" in printed.lower()
+
+
+def _videomme_sample(doc: int, qid: str, target: str, letter: str) -> dict[str, Any]:
+    return {
+        "doc_id": doc,
+        "target": target,
+        "filtered_resps": [f"{letter}."],
+        "doc_hash": "74234e98afe7498fb5daf1f36ac2d78acc339464f950703b8c019892f982b90b",
+        "videomme_perception_score": {
+            "question_id": qid,
+            "duration": ("short", "medium", "long")[doc % 3],
+            "category": "Knowledge",
+            "sub_category": "Humanity & History",
+            "task_category": "Counting Problem",
+            "pred_answer": letter,
+            "answer": target,
+        },
+        "input": f"Question {qid}?\nA. one\nB. two\nC. three\nD. four\nThe best answer is:",
+    }
+
+
+def _lmms_eval_log(
+    folder: Path, stamp: str, answers: list[str], targets: list[str], transformers: str
+) -> Path:
+    """One lmms-eval run folder: a samples file and its results.json (frames asked: 16)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    samples = [
+        _videomme_sample(i, f"{i // 3 + 1:03d}-{i % 3 + 1}", targets[i], answers[i])
+        for i in range(len(answers))
+    ]
+    (folder / f"{stamp}_samples_videomme.jsonl").write_text(
+        "".join(json.dumps(s) + "\n" for s in samples), encoding="utf-8"
+    )
+    results = {
+        "results": {"videomme": {"videomme_perception_score,none": 60.0}},
+        "configs": {"videomme": {"generation_kwargs": {"max_new_tokens": 16}}},
+        "config": {"model": "llava_vid", "model_args": "pretrained=x/V7B,max_frames_num=16"},
+        "git_hash": "55057fb",
+        "transformers_version": transformers,
+        "model_name": "x/V7B",
+    }
+    (folder / f"{stamp}_results.json").write_text(json.dumps(results), encoding="utf-8")
+    return folder
+
+
+def _imported_pair(tmp_path: Path, n: int, differ: int) -> tuple[Path, Path]:
+    targets = ["ABCD"[(7 * i) % 4] for i in range(n)]
+    answers = ["ABCD"[(3 * i) % 4] for i in range(n)]
+    other = list(answers)
+    for i in range(differ):
+        j = (i * 97) % n
+        other[j] = "ABCD"[("ABCD".index(answers[j]) + 1) % 4]
+    assert sum(a != b for a, b in zip(answers, other, strict=True)) == differ
+    runs = []
+    for name, given, version in (("uniform16", answers, "4.57.1"), ("picked16", other, "4.51.3")):
+        log = _lmms_eval_log(tmp_path / f"log-{name}", "20260101_000000", given, targets, version)
+        run = tmp_path / name
+        argv = ["import", "lmms-eval", "--config", f"{name}={log}", "-o", str(run)]
+        assert main(argv) == 0
+        runs.append(run)
+    return runs[0], runs[1]
+
+
+def test_lmms_eval_pair_within_a_rerun(tmp_path: Path) -> None:
+    a, b = _imported_pair(tmp_path, 2700, 5)
+    r = compare(a, b, bootstrap=0)
+    assert r.counts.matched == 2700
+    assert r.same_input is not None and r.same_input.basis == "rerun_answers"
+    assert (r.same_input.differ, r.same_input.answered, r.same_input.rerun_bound) == (5, 2700, 12)
+    assert not r.same_input.floor.measured
+    sentence = next(v.sentence for v in r.verdicts if v.key == "same_input")
+    assert sentence.startswith("Same input within a rerun: 5 of 2700 answers differ")
+    assert "a rerun moves at most 12" in sentence
+
+
+def test_lmms_eval_pair_beyond_a_rerun(tmp_path: Path) -> None:
+    a, b = _imported_pair(tmp_path, 80, 15)
+    r = compare(a, b, bootstrap=0)
+    assert r.same_input is None
+    sentence = next(v.sentence for v in r.verdicts if v.key == "same_input")
+    assert sentence.startswith("The two sides do not look like the same input")
+    assert "15 of 80 answers differ, beyond what a rerun moves (at most 1" in sentence
+    # the package version each results.json states is the import's part of the stack
+    fields = {f.field: f for f in r.provenance}
+    assert (fields["transformers"].a, fields["transformers"].b) == ("4.57.1", "4.51.3")
+    assert fields["transformers"].status == "differs"
+    assert fields["tool version"].a == "55057fb"  # lmms-eval's git_hash
