@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TypedDict
 
 import numpy as np
+import pandas as pd
 from scipy.stats import binomtest
 
 from ..responses import NOANSWER
@@ -133,6 +134,16 @@ def _valid_answer(a: object) -> bool:
     return isinstance(a, str) and a != "" and a != NOANSWER
 
 
+def _valid_answers(answers: np.ndarray) -> np.ndarray:
+    """`_valid_answer` of each entry. Answers repeat (a few options), so each distinct value is
+    judged once: a Python call per item cost 0.08 s a model of 100,000 items."""
+    if not len(answers):
+        return np.zeros(0, dtype=bool)
+    codes, uniques = pd.factorize(np.asarray(answers, dtype=object), use_na_sentinel=False)
+    judged = np.array([_valid_answer(u) for u in uniques], dtype=bool)
+    return np.asarray(judged[codes], dtype=bool)
+
+
 def text_overwrite_counts(
     y: np.ndarray,
     answers: np.ndarray,
@@ -148,7 +159,7 @@ def text_overwrite_counts(
         right_before = right @ less.astype(np.int64)
     wrong = y < 1
     harmful = np.where(wrong, right_before, 0)
-    valid_text = np.array([_valid_answer(a) for a in text_answer], dtype=bool)
+    valid_text = _valid_answers(text_answer)
     same = (answers == text_answer[:, None]) & valid_text[:, None]
     overwrite = np.where(same, harmful, 0)
     return harmful.sum(axis=1).astype(float), overwrite.sum(axis=1).astype(float)
