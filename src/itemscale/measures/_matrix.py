@@ -312,6 +312,26 @@ def _text_only_values(
     return text_answer, text_value
 
 
+def _unique_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(values, return_inverse=True)` for non-negative integers (codes, repeats),
+    counted instead of sorted when they are small: the same two arrays, without five sorts of
+    every model's rows (0.1 s each at 10^6 rows)."""
+    if values.size and values.min() >= 0 and values.max() <= 2 * values.size:
+        present = np.bincount(values) > 0
+        rank = np.cumsum(present) - 1
+        return np.flatnonzero(present).astype(values.dtype), rank[values]
+    uniques, inverse = np.unique(values, return_inverse=True)
+    return uniques, inverse
+
+
+def _first_index(positions: np.ndarray, n_values: int) -> np.ndarray:
+    """Where each of the values 0..n_values-1 (every one present) first occurs in
+    `positions`: `np.unique(positions, return_index=True)[1]` without sorting."""
+    first = np.full(n_values, positions.size, dtype=np.int64)
+    np.minimum.at(first, positions, np.arange(positions.size, dtype=np.int64))
+    return first
+
+
 def _build_one(
     df: pd.DataFrame,
     coded: _Coded,
@@ -322,8 +342,8 @@ def _build_one(
     rows: np.ndarray,
     text_rows: np.ndarray,
 ) -> ResponseMatrix:
-    config_codes, config_pos = np.unique(coded.config[rows], return_inverse=True)
-    first_row = rows[np.unique(config_pos, return_index=True)[1]]
+    config_codes, config_pos = _unique_inverse(coded.config[rows])
+    first_row = rows[_first_index(config_pos, len(config_codes))]
     order = _take(df, "axis_order", first_row, dtype=float)
     frames = coded.frames[first_row]
     order = np.where(frames == 0, -np.inf, order)  # a text-only column on the axis comes first
@@ -336,8 +356,8 @@ def _build_one(
     config_ids = tuple(str(c) for c in coded.config_names[config_codes[axis]])
     labels = tuple(str(c) for c in labels_raw[axis])
 
-    item_codes, item_pos = np.unique(coded.item[rows], return_inverse=True)
-    repeats, repeat_pos = np.unique(coded.repeat[rows], return_inverse=True)
+    item_codes, item_pos = _unique_inverse(coded.item[rows])
+    repeats, repeat_pos = _unique_inverse(coded.repeat[rows])
     n, k, r = len(item_codes), len(config_ids), len(repeats)
     _check_one_row_per_key(df, rows, (item_pos * k + config_pos) * r + repeat_pos)
 
@@ -383,7 +403,7 @@ def _build_one(
     if df["frame_indices"].notna().any():
         indices[fi, fc] = _take(df, "frame_indices", fr, dtype=object)
 
-    item_first_row = rows[np.unique(item_pos, return_index=True)[1]]
+    item_first_row = rows[_first_index(item_pos, n)]
     video_ids = coded.video_names[coded.video[item_first_row]]
     attributes_raw = _take(df, "attributes", item_first_row[keep], dtype=object)
 
