@@ -175,6 +175,9 @@ class _Coded:
     answered: np.ndarray
     status: np.ndarray
     status_names: np.ndarray
+    #: whether any row records its frame indices (an object column: checked once per table,
+    #: not once per model)
+    has_frame_indices: bool
 
     @staticmethod
     def of(df: pd.DataFrame) -> _Coded:
@@ -201,6 +204,7 @@ class _Coded:
             answered=df["status"].isin(ANSWERED_STATUSES).to_numpy(),
             status=status,
             status_names=status_names,
+            has_frame_indices=bool(df["frame_indices"].notna().any()),
         )
 
 
@@ -400,7 +404,7 @@ def _build_one(
     sent = np.full((n, k), np.nan)
     sent[fi, fc] = _take(df, "effective_frames", fr, dtype=float, na_value=np.nan)
     indices = np.full((n, k), None, dtype=object)
-    if df["frame_indices"].notna().any():
+    if coded.has_frame_indices:
         indices[fi, fc] = _take(df, "frame_indices", fr, dtype=object)
 
     item_first_row = rows[_first_index(item_pos, n)]
