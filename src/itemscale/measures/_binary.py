@@ -8,6 +8,7 @@ measured.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import TypedDict
 
@@ -100,10 +101,18 @@ def eps_flips(s: np.ndarray, less: np.ndarray | None, eps: float) -> tuple[np.nd
 
 def mcnemar_exact_p(discordant_down: int, discordant_up: int) -> float:
     """Two-sided exact McNemar p-value: binomial test on the discordant pairs."""
-    n = discordant_down + discordant_up
+    return _two_sided_binomial_p(
+        min(discordant_down, discordant_up), discordant_down + discordant_up
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _two_sided_binomial_p(k: int, n: int) -> float:
+    """The paired tests ask again for the p-values of the adjacent pairs the block's McNemar
+    table computed (same counts): each is a dozen binomial evaluations in scipy."""
     if n == 0:
         return 1.0
-    return float(binomtest(min(discordant_down, discordant_up), n, 0.5).pvalue)
+    return float(binomtest(k, n, 0.5).pvalue)
 
 
 def greedy_cover(y: np.ndarray, labels: Sequence[str]) -> list[CoverStep]:
