@@ -35,3 +35,31 @@ def fixtures_dir() -> Path:
     """../shared/fixtures, or a skip with its reason (a failure under
     ITEMSCALE_REQUIRE_FIXTURES=1, as CI runs)."""
     return shared()
+
+
+# -- expensive set-up built once per test session ------------------------------------------
+# Each fixture below is read-only for the tests that take it: a test that changes the folder
+# copies it first (`shutil.copytree(folder, tmp_path / "copy")`), so the next test sees the
+# same files. Add a fixture here when a second test module would build the same thing.
+
+
+@pytest.fixture(scope="session")
+def shipped_release_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run folder of the packaged seed-paper release (5 models, 786 questions), imported
+    once per session (about 3 s of CPU each time it was imported per module)."""
+    from itemscale.workflows import import_release
+
+    run = tmp_path_factory.mktemp("shipped_release") / "run"
+    import_release(run)
+    return run
+
+
+@pytest.fixture(scope="session")
+def small_synthetic_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 3-video synthetic suite (seed 11, a third of the videos in the test split), generated
+    once per session: the built-in model's recipe tests all train and decode on it."""
+    from itemscale.synth import generate_suite
+
+    out = tmp_path_factory.mktemp("small_synthetic_suite")
+    generate_suite(out, n_videos=3, seed=11, test_fraction=0.34)
+    return out

@@ -51,14 +51,12 @@ from itemscale.cli import main  # noqa: E402
 from itemscale.items import Item, read_items_jsonl  # noqa: E402
 from itemscale.models import DecodingSettings, Frames, VideoRequest, load_backend  # noqa: E402
 from itemscale.protocol import ModelEntry  # noqa: E402
-from itemscale.synth import generate_suite  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("suite")
-    generate_suite(out, n_videos=3, seed=11, test_fraction=0.34)
-    return out
+def suite(small_synthetic_suite: Path) -> Path:
+    """The session's 3-video suite (tests/conftest.py), read only."""
+    return small_synthetic_suite
 
 
 @pytest.fixture(scope="module")

@@ -32,7 +32,7 @@ from itemscale.items import Item, read_items_jsonl  # noqa: E402
 from itemscale.models import DecodingSettings, VideoRequest, load_backend  # noqa: E402
 from itemscale.protocol import ModelEntry  # noqa: E402
 from itemscale.responses import Status, TaskKind  # noqa: E402
-from itemscale.synth import COLOURS, generate_suite  # noqa: E402
+from itemscale.synth import COLOURS  # noqa: E402
 
 TINY = BASE_TINY.model_copy(update={"rope_theta": 4.0})
 RECIPE = {
@@ -45,10 +45,9 @@ RECIPE = {
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("suite")
-    generate_suite(out, n_videos=3, seed=11, test_fraction=0.34)
-    return out
+def suite(small_synthetic_suite: Path) -> Path:
+    """The session's 3-video suite (tests/conftest.py), read only."""
+    return small_synthetic_suite
 
 
 def test_palette_targets_mark_each_tokens_colours_in_merged_token_order() -> None:

@@ -14,7 +14,6 @@ from itemscale.cli.cmd_analyze import print_summary
 from itemscale.measures import analyze_responses
 from itemscale.policies import CascadeSettings, cascade_report
 from itemscale.responses import normalise_responses, read_run
-from itemscale.workflows import import_release
 
 LABELS = ["8f", "16f", "32f"]
 
@@ -135,11 +134,10 @@ def test_cascade_costs_a_repeated_terminal_as_its_predecessor() -> None:
     assert "fewer than two budgets remain" in skipped["reason"]
 
 
-def test_the_shipped_release_names_qwen3_vl_8b_128f_to_256f(tmp_path: Path) -> None:
+def test_the_shipped_release_names_qwen3_vl_8b_128f_to_256f(shipped_release_run: Path) -> None:
     """On the seed paper's labels (nothing recorded but answers), exactly one step of one model
     is the same input: Qwen3-VL-8B's 256f_151k repeats its 128f_151k on all 786 items."""
-    import_release(tmp_path / "paper")
-    df, _ = read_run(tmp_path / "paper")
+    df, _ = read_run(shipped_release_run)
     result = analyze_responses(df, n_boot=0).to_json()
     flagged = {
         model: [(e["from"], e["to"], e["identical"], e["items"]) for e in block["effective_budget"]]

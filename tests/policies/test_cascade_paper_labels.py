@@ -18,7 +18,7 @@ from _support.paths import DATA, shared
 from itemscale.policies import CascadeSettings, cascade_report
 from itemscale.responses import read_run
 from itemscale.workflows import RELEASE_ANSWER_KEY as ANSWER_KEY
-from itemscale.workflows import import_release, release_dir
+from itemscale.workflows import release_dir
 
 MEDIUM = DATA / "scalegrid_v1_medium"
 
@@ -33,10 +33,8 @@ def _savers(report: dict) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def v1_short(tmp_path_factory: pytest.TempPathFactory) -> pd.DataFrame:
-    run = tmp_path_factory.mktemp("paper")
-    import_release(run)
-    df, _ = read_run(run)
+def v1_short(shipped_release_run: Path) -> pd.DataFrame:
+    df, _ = read_run(shipped_release_run)
     return df
 
 

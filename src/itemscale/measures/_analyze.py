@@ -138,18 +138,20 @@ class _BootstrapCache:
         self.n_boot = n_boot
         self.seed = seed
         self.method = method
-        self._counts: dict[tuple[str, ...], np.ndarray] = {}
+        self._counts: dict[tuple[str, ...], tuple[np.ndarray, dict[str, np.ndarray]]] = {}
 
     def get(self, video_ids: np.ndarray) -> VideoBootstrap:
         videos = tuple(sorted(set(video_ids.tolist())))
+        counts, converted = self._counts.get(videos, (None, None))
         boot = VideoBootstrap(
             video_ids,
             self.n_boot,
             self.seed,
-            counts=self._counts.get(videos),
+            counts=counts,
             method=self.method,
+            converted=converted,
         )
-        self._counts[videos] = boot.counts
+        self._counts[videos] = (boot.counts, boot.converted)
         return boot
 
     def boot_for(self, video_ids: np.ndarray) -> VideoBootstrap | None:

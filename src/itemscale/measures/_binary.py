@@ -8,10 +8,12 @@ measured.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import TypedDict
 
 import numpy as np
+import pandas as pd
 from scipy.stats import binomtest
 
 from ..responses import NOANSWER
@@ -99,10 +101,18 @@ def eps_flips(s: np.ndarray, less: np.ndarray | None, eps: float) -> tuple[np.nd
 
 def mcnemar_exact_p(discordant_down: int, discordant_up: int) -> float:
     """Two-sided exact McNemar p-value: binomial test on the discordant pairs."""
-    n = discordant_down + discordant_up
+    return _two_sided_binomial_p(
+        min(discordant_down, discordant_up), discordant_down + discordant_up
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _two_sided_binomial_p(k: int, n: int) -> float:
+    """The paired tests ask again for the p-values of the adjacent pairs the block's McNemar
+    table computed (same counts): each is a dozen binomial evaluations in scipy."""
     if n == 0:
         return 1.0
-    return float(binomtest(min(discordant_down, discordant_up), n, 0.5).pvalue)
+    return float(binomtest(k, n, 0.5).pvalue)
 
 
 def greedy_cover(y: np.ndarray, labels: Sequence[str]) -> list[CoverStep]:
@@ -133,6 +143,16 @@ def _valid_answer(a: object) -> bool:
     return isinstance(a, str) and a != "" and a != NOANSWER
 
 
+def _valid_answers(answers: np.ndarray) -> np.ndarray:
+    """`_valid_answer` of each entry. Answers repeat (a few options), so each distinct value is
+    judged once: a Python call per item cost 0.08 s a model of 100,000 items."""
+    if not len(answers):
+        return np.zeros(0, dtype=bool)
+    codes, uniques = pd.factorize(np.asarray(answers, dtype=object), use_na_sentinel=False)
+    judged = np.array([_valid_answer(u) for u in uniques], dtype=bool)
+    return np.asarray(judged[codes], dtype=bool)
+
+
 def text_overwrite_counts(
     y: np.ndarray,
     answers: np.ndarray,
@@ -148,7 +168,7 @@ def text_overwrite_counts(
         right_before = right @ less.astype(np.int64)
     wrong = y < 1
     harmful = np.where(wrong, right_before, 0)
-    valid_text = np.array([_valid_answer(a) for a in text_answer], dtype=bool)
+    valid_text = _valid_answers(text_answer)
     same = (answers == text_answer[:, None]) & valid_text[:, None]
     overwrite = np.where(same, harmful, 0)
     return harmful.sum(axis=1).astype(float), overwrite.sum(axis=1).astype(float)

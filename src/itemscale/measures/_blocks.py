@@ -82,6 +82,23 @@ def _header(m: ResponseMatrix) -> _Header:
     )
 
 
+def _flip_counts(
+    y: np.ndarray, a_idx: np.ndarray, b_idx: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """How many items flip down (y_a = 1, y_b = 0) and up on each pair. On 0/1 outcomes these
+    are column sums minus the co-occurrence counts y^T y, integers that float64 holds exactly,
+    so they equal the per-pair item sums, which cost an [n, pairs] array per term (0.1 s a
+    model of 100,000 items and 45 pairs)."""
+    if ((y == 0) | (y == 1)).all():
+        column = y.sum(axis=0)
+        both = (y.T @ y)[a_idx, b_idx]
+        return column[a_idx] - both, column[b_idx] - both
+    return (
+        (y[:, a_idx] * (1 - y[:, b_idx])).sum(axis=0),
+        ((1 - y[:, a_idx]) * y[:, b_idx]).sum(axis=0),
+    )
+
+
 def _pair_tables(
     res: Resolved, y: np.ndarray, labels: list[str], pair_list: list[tuple[int, int]]
 ) -> tuple[dict[str, dict[str, Estimate]], dict[str, float], dict[str, Estimate]]:
@@ -120,8 +137,7 @@ def _pair_tables(
             point["pair_max"],
             resampled["pair_max"],
         )
-        down_counts = (y[:, a_idx] * (1 - y[:, b_idx])).sum(axis=0)
-        up_counts = ((1 - y[:, a_idx]) * y[:, b_idx]).sum(axis=0)
+        down_counts, up_counts = _flip_counts(y, a_idx, b_idx)
         for p, (a, b) in enumerate(pair_list):
             arrow = f"{labels[a]}->{labels[b]}"
             n = y.shape[0]

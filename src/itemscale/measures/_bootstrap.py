@@ -27,6 +27,11 @@ CI_LEVEL = 0.95
 _DRAWS_AT_ONCE = 2**20
 #: Bytes of count matrix converted to floats at once for an exact product (`resampled`).
 _PRODUCT_BYTES = 2**24
+#: Largest float32 copy of a count matrix kept for exact products (`resampled`): 1,000
+#: resamples of up to 33,554 videos. Converting the matrix again for each of a block's 50-odd
+#: products cost the analysis benchmark 0.6 s; larger matrices (the 2 x 10^6-row runs, whose
+#: peak memory is budgeted) are still converted a block at a time.
+_KEPT_FLOAT32_BYTES = 2**27
 
 
 def resample_counts(
@@ -77,8 +82,10 @@ class VideoBootstrap:
         *,
         counts: np.ndarray | None = None,
         method: str = "bca",
+        converted: dict[str, np.ndarray] | None = None,
     ) -> None:
-        """`counts` lets callers reuse the count matrix of an identical (sorted) video set;
+        """`counts` lets callers reuse the count matrix of an identical (sorted) video set, and
+        `converted` the float32 copy of it (`float32_counts`) that bootstraps sharing it share;
         `method` is the interval method of every statistic computed on it (`intervals`)."""
         if n_boot < 0:
             raise ValueError("n_boot must be >= 0")
@@ -99,6 +106,7 @@ class VideoBootstrap:
             if self.n_clusters
             else np.zeros((n_boot, 0), dtype=np.uint8)
         )
+        self.converted: dict[str, np.ndarray] = converted if converted is not None else {}
         self.items_per_cluster = np.bincount(self.codes, minlength=self.n_clusters).astype(float)
         n_items = len(self.codes)
         self._membership = sp.csr_matrix(
@@ -147,11 +155,23 @@ class VideoBootstrap:
         out = np.empty((counts.shape[0], *per_cluster.shape[1:]), dtype=np.float64)
         step = CHUNK
         if _exact_products(per_cluster, self.n_clusters):
+            kept = self.float32_counts() if dtype is np.float32 else None
+            if kept is not None:  # exact, so one product equals the blocked ones bit for bit
+                out[:] = kept[: counts.shape[0]] @ per_cluster
+                return out
             step = max(1, _PRODUCT_BYTES // max(np.dtype(dtype).itemsize * counts.shape[1], 1))
         for start in range(0, counts.shape[0], step):
             block = counts[start : start + step].astype(dtype)
             out[start : start + step] = block @ per_cluster
         return out
+
+    def float32_counts(self) -> np.ndarray | None:
+        """The count matrix as float32, converted once and kept while it is at most
+        `_KEPT_FLOAT32_BYTES` (None above: the caller converts a block at a time)."""
+        kept = self.converted.get("float32")
+        if kept is None and self.counts.size * 4 <= _KEPT_FLOAT32_BYTES:
+            kept = self.converted["float32"] = self.counts.astype(np.float32)
+        return kept
 
     def item_counts(self, mask: np.ndarray | None = None) -> np.ndarray:
         """Resampled number of items (optionally only those in `mask`) [B]."""

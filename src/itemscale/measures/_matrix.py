@@ -139,15 +139,14 @@ class ResponseMatrix:
 
 
 def _parse_all_attributes(raw: np.ndarray) -> tuple[dict[str, str], ...]:
-    """Parse each distinct attribute JSON once (items usually share few distinct values)."""
-    cache: dict[object, dict[str, str]] = {}
-    out = []
-    for value in raw.tolist():
-        key = value if isinstance(value, str) else None
-        if key not in cache:
-            cache[key] = _parse_attributes(value)
-        out.append(cache[key])
-    return tuple(out)
+    """Parse each distinct attribute JSON once (items usually share few distinct values); a
+    missing value (None, NaN) is an empty dict. Distinct values are found by one factorize: a
+    dict look-up per item cost 0.08 s a model of 100,000 items."""
+    codes, uniques = pd.factorize(np.asarray(raw, dtype=object), use_na_sentinel=True)
+    parsed = [_parse_attributes(u if isinstance(u, str) else None) for u in uniques.tolist()]
+    table = np.empty(len(parsed) + 1, dtype=object)
+    table[:] = [*parsed, {}]  # code -1 (missing) takes the last
+    return tuple(table[codes].tolist())
 
 
 def _parse_attributes(raw: object) -> dict[str, str]:
@@ -176,6 +175,9 @@ class _Coded:
     answered: np.ndarray
     status: np.ndarray
     status_names: np.ndarray
+    #: whether any row records its frame indices (an object column: checked once per table,
+    #: not once per model)
+    has_frame_indices: bool
 
     @staticmethod
     def of(df: pd.DataFrame) -> _Coded:
@@ -202,6 +204,7 @@ class _Coded:
             answered=df["status"].isin(ANSWERED_STATUSES).to_numpy(),
             status=status,
             status_names=status_names,
+            has_frame_indices=bool(df["frame_indices"].notna().any()),
         )
 
 
@@ -313,6 +316,26 @@ def _text_only_values(
     return text_answer, text_value
 
 
+def _unique_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(values, return_inverse=True)` for non-negative integers (codes, repeats),
+    counted instead of sorted when they are small: the same two arrays, without five sorts of
+    every model's rows (0.1 s each at 10^6 rows)."""
+    if values.size and values.min() >= 0 and values.max() <= 2 * values.size:
+        present = np.bincount(values) > 0
+        rank = np.cumsum(present) - 1
+        return np.flatnonzero(present).astype(values.dtype), rank[values]
+    uniques, inverse = np.unique(values, return_inverse=True)
+    return uniques, inverse
+
+
+def _first_index(positions: np.ndarray, n_values: int) -> np.ndarray:
+    """Where each of the values 0..n_values-1 (every one present) first occurs in
+    `positions`: `np.unique(positions, return_index=True)[1]` without sorting."""
+    first = np.full(n_values, positions.size, dtype=np.int64)
+    np.minimum.at(first, positions, np.arange(positions.size, dtype=np.int64))
+    return first
+
+
 def _build_one(
     df: pd.DataFrame,
     coded: _Coded,
@@ -323,8 +346,8 @@ def _build_one(
     rows: np.ndarray,
     text_rows: np.ndarray,
 ) -> ResponseMatrix:
-    config_codes, config_pos = np.unique(coded.config[rows], return_inverse=True)
-    first_row = rows[np.unique(config_pos, return_index=True)[1]]
+    config_codes, config_pos = _unique_inverse(coded.config[rows])
+    first_row = rows[_first_index(config_pos, len(config_codes))]
     order = _take(df, "axis_order", first_row, dtype=float)
     frames = coded.frames[first_row]
     order = np.where(frames == 0, -np.inf, order)  # a text-only column on the axis comes first
@@ -337,8 +360,8 @@ def _build_one(
     config_ids = tuple(str(c) for c in coded.config_names[config_codes[axis]])
     labels = tuple(str(c) for c in labels_raw[axis])
 
-    item_codes, item_pos = np.unique(coded.item[rows], return_inverse=True)
-    repeats, repeat_pos = np.unique(coded.repeat[rows], return_inverse=True)
+    item_codes, item_pos = _unique_inverse(coded.item[rows])
+    repeats, repeat_pos = _unique_inverse(coded.repeat[rows])
     n, k, r = len(item_codes), len(config_ids), len(repeats)
     _check_one_row_per_key(df, rows, (item_pos * k + config_pos) * r + repeat_pos)
 
@@ -381,10 +404,10 @@ def _build_one(
     sent = np.full((n, k), np.nan)
     sent[fi, fc] = _take(df, "effective_frames", fr, dtype=float, na_value=np.nan)
     indices = np.full((n, k), None, dtype=object)
-    if df["frame_indices"].notna().any():
+    if coded.has_frame_indices:
         indices[fi, fc] = _take(df, "frame_indices", fr, dtype=object)
 
-    item_first_row = rows[np.unique(item_pos, return_index=True)[1]]
+    item_first_row = rows[_first_index(item_pos, n)]
     video_ids = coded.video_names[coded.video[item_first_row]]
     attributes_raw = _take(df, "attributes", item_first_row[keep], dtype=object)
 

@@ -1,0 +1,95 @@
+"""The analysis' fast paths give exactly what the plain computations they replace give: they
+exist for speed (docs/performance.md), so any difference would be a change of output."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from itemscale.measures import _bootstrap
+from itemscale.measures._binary import _valid_answer, _valid_answers
+from itemscale.measures._blocks import _flip_counts
+from itemscale.measures._bootstrap import VideoBootstrap
+from itemscale.measures._matrix import _first_index, _parse_all_attributes, _unique_inverse
+
+codes = arrays(np.int64, st.integers(0, 60), elements=st.integers(0, 40))
+wide = arrays(np.int64, st.integers(0, 30), elements=st.integers(-(2**40), 2**40))
+
+
+@given(st.one_of(codes, wide))
+def test_unique_inverse_and_first_index_equal_numpy_unique(values: np.ndarray) -> None:
+    uniques, inverse = _unique_inverse(values)
+    want_u, want_i = np.unique(values, return_inverse=True)
+    assert uniques.dtype == want_u.dtype and inverse.dtype == want_i.dtype
+    assert np.array_equal(uniques, want_u) and np.array_equal(inverse, want_i)
+    first = _first_index(inverse, len(uniques))
+    assert np.array_equal(first, np.unique(inverse, return_index=True)[1])
+
+
+def test_first_index_by_hand() -> None:
+    assert _first_index(np.array([2, 0, 2, 1, 0]), 3).tolist() == [1, 3, 0]
+
+
+@given(
+    arrays(
+        np.float64,
+        st.tuples(st.integers(0, 40), st.integers(2, 5)),
+        elements=st.sampled_from([0.0, 1.0]),
+    ),
+    st.booleans(),
+)
+def test_flip_counts_equal_the_per_pair_sums(y: np.ndarray, fractional: bool) -> None:
+    if fractional and y.size:
+        y = y.copy()
+        y[0, 0] = 0.5  # not 0/1: the plain sums are used
+    k = y.shape[1]
+    pairs = [(a, b) for a in range(k) for b in range(a + 1, k)]
+    a_idx = np.array([a for a, _ in pairs])
+    b_idx = np.array([b for _, b in pairs])
+    down, up = _flip_counts(y, a_idx, b_idx)
+    assert np.array_equal(down, (y[:, a_idx] * (1 - y[:, b_idx])).sum(axis=0))
+    assert np.array_equal(up, ((1 - y[:, a_idx]) * y[:, b_idx]).sum(axis=0))
+
+
+def test_flip_counts_by_hand() -> None:
+    y = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0]])
+    down, up = _flip_counts(y, np.array([0]), np.array([1]))
+    assert (down.tolist(), up.tolist()) == ([2.0], [1.0])
+
+
+def test_valid_answers_judge_each_value_as_valid_answer_does() -> None:
+    answers = np.array(["A", None, "", "B", float("nan"), "A", 3, "[no answer]"], dtype=object)
+    from itemscale.responses import NOANSWER
+
+    answers[-1] = NOANSWER
+    assert _valid_answers(answers).tolist() == [_valid_answer(a) for a in answers]
+    assert _valid_answers(np.array([], dtype=object)).tolist() == []
+
+
+def test_attributes_parsed_once_per_value_missing_ones_empty() -> None:
+    raw = np.array(['{"a": 1}', None, float("nan"), '{"b": "x"}', '{"a": 1}', "[1]"], dtype=object)
+    parsed = _parse_all_attributes(raw)
+    assert parsed == ({"a": "1"}, {}, {}, {"b": "x"}, {"a": "1"}, {})
+    assert parsed[0] is parsed[4]
+
+
+@pytest.mark.parametrize("n_boot", [1, 7, 250])
+def test_kept_float32_counts_give_the_blocked_products_bit_for_bit(
+    n_boot: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rng = np.random.default_rng(n_boot)
+    videos = np.array([f"v{i % 37}" for i in range(200)], dtype=object)
+    values = (rng.random((200, 3)) < 0.4).astype(float)
+    kept = VideoBootstrap(videos, n_boot, seed=4)
+    sums = kept.sums(values)
+    assert kept.float32_counts() is not None and "float32" in kept.converted
+    rows = kept.resampled(kept.cluster_sums(values), min(n_boot, 5), dtype=np.float32)
+    monkeypatch.setattr(_bootstrap, "_KEPT_FLOAT32_BYTES", 0)
+    blocked = VideoBootstrap(videos, n_boot, seed=4)
+    assert blocked.float32_counts() is None
+    assert np.array_equal(blocked.sums(values), sums)
+    want = blocked.resampled(blocked.cluster_sums(values), min(n_boot, 5), dtype=np.float32)
+    assert np.array_equal(want, rows)
