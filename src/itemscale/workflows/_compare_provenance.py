@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._compare_result import FieldStatus, ProvenanceField
+from ._compare_result import STACK_FIELDS, FieldStatus, ProvenanceField
 
 #: model_args keys lmms-eval's model classes use for pixels per frame and fps
 _PIXEL_KEYS = ("max_pixels", "max_pixel", "image_max_pixels", "video_max_pixels")
@@ -385,19 +385,7 @@ FIELD_ORDER = (
     "seeds",
     "tool version",
     # the software stack of the sessions behind a side (`itemscale.sweep.stack_fields`)
-    "transformers",
-    "tokenizers",
-    "torch",
-    "CUDA",
-    "cuDNN",
-    "GPU",
-    "numerics flags",
-    "Pillow",
-    "numpy",
-    "PyAV",
-    "FFmpeg",
-    "Python",
-    "itemscale",
+    *STACK_FIELDS,
 )
 
 

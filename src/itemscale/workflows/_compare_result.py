@@ -23,6 +23,24 @@ COMPARE_SCHEMA_VERSION = 2
 #: dialogue)
 CompareTaskKind = Literal["mcqa", "open_ended"]
 
+#: the set-up fields that are the software stack of the sessions behind a side
+#: (`itemscale.responses.stack_fields`), in the order the set-up diff lists them
+STACK_FIELDS = (
+    "transformers",
+    "tokenizers",
+    "torch",
+    "CUDA",
+    "cuDNN",
+    "GPU",
+    "numerics flags",
+    "Pillow",
+    "numpy",
+    "PyAV",
+    "FFmpeg",
+    "Python",
+    "itemscale",
+)
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)

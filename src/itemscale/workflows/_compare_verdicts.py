@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..measures import DEFAULT_RERUN_FLOOR, SAME_INPUT_MIN_ITEMS, SameInput, rerun_bound
 from ._compare_result import (
+    STACK_FIELDS,
     AnswerDiff,
     AttributeGaps,
     CompareSide,
@@ -18,24 +19,6 @@ from ._compare_result import (
 
 #: the level a paired test's p must be below for "more than noise"
 ALPHA = 0.05
-#: the set-up fields that are the software stack (`itemscale.responses.stack_fields`)
-STACK_FIELDS = frozenset(
-    {
-        "transformers",
-        "tokenizers",
-        "torch",
-        "CUDA",
-        "cuDNN",
-        "GPU",
-        "numerics flags",
-        "Pillow",
-        "numpy",
-        "PyAV",
-        "FFmpeg",
-        "Python",
-        "itemscale",
-    }
-)
 #: fields that name where a number came from rather than how it was made
 _NOT_SETTINGS = frozenset({"source", "tool version"})
 
