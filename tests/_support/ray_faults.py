@@ -38,7 +38,8 @@ def _die(log: str | None, what: str) -> None:
 class PoisonBackend(BaseVideoLM):
     """The pixel backend, except that a request with frames of `poison_video` kills the
     process (as a segfaulting decoder or a GPU out of memory would), after touching `marker`,
-    and requests of `broken_video` get `None` for replies (a backend bug: the job raises)."""
+    and requests of `broken_video` get `None` for replies (a backend bug, which the reply check
+    at the backend boundary stores as a `model_error` per cell)."""
 
     def __init__(self, inner: PixelBackend, options: dict[str, Any]) -> None:
         self._inner = inner

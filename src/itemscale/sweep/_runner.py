@@ -35,7 +35,7 @@ from ._batching import run_across_videos
 from ._budget import BudgetNotHonouredError, budget_message, budget_verdict, probe_pair
 from ._execute import VideoJob, VideoJobRunner
 from ._loaders import load_benchmark_items
-from ._memory import AUTO_MAX_BATCH, DEFAULT_BYTES_PER_VISUAL_TOKEN, free_memory_bytes
+from ._memory import DEFAULT_BYTES_PER_VISUAL_TOKEN, free_memory_bytes
 from ._plan import (
     Cell,
     ExtraConfig,
@@ -49,6 +49,7 @@ from ._plan import (
 )
 from ._provenance import decoder_info, host_info, tool_info
 from ._records import RunRecord, SweepRecord, SweepSettings
+from ._run_settings import checked_settings, session_batches
 from ._selections import (
     check_selections,
     session_selections,
@@ -265,29 +266,6 @@ def load_sweep_items(
 _Stopped = ServerRefusedError | BudgetNotHonouredError | RayActorsLostError | VideoNotOnNodeError
 
 
-def _checked(
-    batch_size: int | Literal["auto"],
-    executor: str,
-    limit: int | None,
-    retry: bool,
-    numerics: Numerics | None,
-) -> tuple[Numerics, SweepSettings, int, bool]:
-    """The run's settings checked before anything is read: the batch size (1 under
-    `--deterministic`, which refuses `auto`) and the executor; returns the numerics (default:
-    not deterministic), the settings run.json records, the batch size a backend loads with and
-    whether `auto` sizes the batches."""
-    fixed_size, auto = _batch_setting(executor, batch_size)
-    numerics = numerics if numerics is not None else Numerics()
-    numerics.check_batch_size(batch_size)
-    settings: SweepSettings = {
-        "executor": executor,
-        "limit": limit,
-        "retry_errors": retry,
-        "deterministic": numerics.deterministic,
-    }
-    return numerics, settings, fixed_size, auto
-
-
 def run_sweep(
     protocol: Protocol,
     *,
@@ -320,9 +298,7 @@ def run_sweep(
     `stop.set()`) the cells in flight finish, everything is committed and exported, and
     `result.interrupted` is true. `numerics`: `Numerics(deterministic=True)` needs batch size 1.
     """
-    numerics, settings, fixed_size, auto = _checked(
-        batch_size, executor, limit, retry_errors, numerics
-    )
+    run = checked_settings(batch_size, executor, limit, retry_errors, numerics)
     t0, started = time.perf_counter(), utc_now()
     out_dir = Path(run_dir if run_dir is not None else protocol.output)
     if backend_factory is None or isinstance(backend_factory, RuntimeBackendFactory):
@@ -349,9 +325,9 @@ def run_sweep(
             store,
             protocol,
             result.warnings,
-            numerics,
+            run.numerics,
             {
-                **settings,
+                **run.settings,
                 "items": len(chosen),
                 "configs": [p.config.label for p in configs],
                 "device": device,
@@ -368,8 +344,8 @@ def run_sweep(
             done=store.done_cell_ids(retry_errors=retry_errors),
             retry_errors=retry_errors,
             known_hashes={v for v, h in store.video_hashes().items() if h},
-            batch_size=fixed_size,
-            auto_batch=auto,
+            batch_size=run.batch_size,
+            auto_batch=run.auto_batch,
             device=device,
             factory=backend_factory or default_backend_factory,
             stop=stop,
@@ -408,13 +384,7 @@ def run_sweep(
             store.end_session(session_id, outcome, session_batches(result))
         result.interrupted = stop.is_set()
         result.wall_s = time.perf_counter() - t0
-        record = _run_record(
-            protocol,
-            configs,
-            result,
-            started=started,
-            settings=settings,
-        )
+        record = _run_record(protocol, configs, result, started=started, settings=run.settings)
         # the caller's own keys last (they may replace the sweep's)
         payload = _carry_over(out_dir, {**record, **dict(provenance or {})})
         exported = time.perf_counter()
@@ -425,27 +395,6 @@ def run_sweep(
     if refused is not None:
         raise refused
     return result
-
-
-def _batch_setting(executor: str, batch_size: int | Literal["auto"]) -> tuple[int, bool]:
-    """The batch size a backend loads with and whether `auto` sizes the batches (then the
-    backend's own cap is the largest batch `auto` may pick); a bad value is a ValueError."""
-    if executor not in ("local", "ray"):
-        raise ValueError(f"executor must be 'local' or 'ray', got {executor!r}")
-    if batch_size == "auto":
-        if executor == "ray":
-            raise ValueError("batch_size 'auto' is for the local executor; give Ray a number")
-        return AUTO_MAX_BATCH, True
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1 or 'auto', got {batch_size!r}")
-    return batch_size, False
-
-
-def session_batches(result: SweepResult) -> dict[str, object]:
-    """What a session adds to its record when it ends (run.json `sessions[]`): per model and
-    configuration the batch size its cells ran with (after any halving), and the model calls
-    that ran out of memory."""
-    return {"batch_sizes": result.batch_sizes, "out_of_memory": result.out_of_memory}
 
 
 def _note_superseded(
