@@ -73,9 +73,9 @@ def _respondent_information(fit: IrtFit) -> np.ndarray:
 def _information_figure(marks: Marks, fit: IrtFit) -> Made:
     a, b = fit.arrays()
     thetas = [r.theta for r in fit.respondents]
-    low = min(THETA_GRID[0], np.floor(min(thetas)) - 0.5)
-    high = max(THETA_GRID[-1], np.ceil(max(thetas)) + 0.5)
-    curve = np.linspace(low, high, int(round(20 * (high - low))) + 1)
+    low = float(min(THETA_GRID[0], np.floor(min(thetas)) - 0.5))
+    high = float(max(THETA_GRID[-1], np.ceil(max(thetas)) + 0.5))
+    curve = np.linspace(low, high, round(20 * (high - low)) + 1)
     total = information(curve, a, b).sum(axis=1)
     at = _respondent_information(fit)
     groups = _groups(fit)
@@ -154,9 +154,15 @@ def _negative_table(fit: IrtFit) -> str:
         f"<p>{len(neg)} of {len(fit.items)} items have a discrimination below zero beyond its "
         f"95% interval (discrimination + 1.96 SE &lt; 0); {below} have a negative estimate at "
         "all. On these items the more able a (model, budget), the likelier it answers wrong: "
-        "the items a bigger budget tends to hurt, in the model's own terms. The text-only "
-        "answers are respondents too (the lowest abilities), so an item the text-only runs get "
-        "right and the visual budgets wrong counts here.</p>"
+        "the items a bigger budget tends to hurt, in the model's own terms."
+        + (
+            " The text-only answers are respondents too (no frames: usually the lowest "
+            "abilities), so an item the text-only runs get right and the visual budgets wrong "
+            "counts here."
+            if any(r.frames == 0 for r in fit.respondents)
+            else ""
+        )
+        + "</p>"
     )
     if not neg:
         return head
