@@ -16,7 +16,7 @@ from _support.runs import IRT_PLANTED, irt_table, make_irt_run, make_run
 from itemscale.artifact import build_artifact, verify_artifact
 from itemscale.artifact._html_irt import IRT_MIN_ITEMS, IRT_MIN_RESPONDENTS, report_fit
 from itemscale.cli import main
-from itemscale.measures._irt import IRT_METHOD
+from itemscale.measures import IRT_METHOD
 
 #: The page's navigation before the item response section existed (a small run keeps it).
 OLD_NAV = (

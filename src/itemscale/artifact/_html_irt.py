@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 import pandas as pd
 
-from ..measures import THETA_GRID, IrtError, IrtFit, fit_irt, information
-from ..measures._irt import IRT_METHOD
+from ..measures import IRT_METHOD, THETA_GRID, IrtError, IrtFit, fit_irt, information
 from ._escape import esc
 from ._plot import INK, MARKERS, OKABE_ITO, Marks, draw, legend_outside, new_figure
 
