@@ -158,3 +158,37 @@ def make_grid_run(run_dir: Path, *, n_items: int = 40, seed: int = 1) -> pd.Data
     df.loc[df["config_label"] == "8f@112", "raw_text"] = long_output + "Answer: A"
     write_run(run_dir, df, {"protocol": {"name": "grid"}})
     return df
+
+
+#: The item response run's planted items: their outcome falls as ability rises (a < 0).
+IRT_PLANTED = 5
+
+
+def irt_table(*, seed: int = 48, n_items: int = 80, models: int = 3) -> pd.DataFrame:
+    """Outcomes drawn from a known 2PL: `models` models at six budgets each (the ability rises
+    with the budget, each model a little above the last), `n_items` items with positive
+    discriminations except the first `IRT_PLANTED` (a = -2.5): enough respondents (>= 10) and
+    items (>= 50) for the report's item response section."""
+    from _support.tables import table
+
+    rng = np.random.default_rng(seed)
+    a = np.exp(rng.normal(0.3, 0.3, n_items))
+    b = rng.normal(0.0, 1.5, n_items)
+    a[:IRT_PLANTED], b[:IRT_PLANTED] = -2.5, 0.0
+    labels = [f"{8 * 2**k}f" for k in range(6)]
+    frames = []
+    for m in range(models):
+        theta = -1.5 + 0.6 * np.arange(6) + 0.4 * m
+        p = 1.0 / (1.0 + np.exp(-a[None, :] * (theta[:, None] - b[None, :])))
+        y = (rng.random(p.shape) < p).astype(float)
+        matrix = {f"q{j:03d}": [float(v) for v in y[:, j]] for j in range(n_items)}
+        videos = {f"q{j:03d}": f"v{j // 2}" for j in range(n_items)}
+        frames.append(table(matrix, labels=labels, videos=videos, model=f"model {m}"))
+    return normalise_responses(pd.concat(frames, ignore_index=True))
+
+
+def make_irt_run(run_dir: Path, **kwargs: int) -> pd.DataFrame:
+    """`irt_table` written as a run."""
+    df = irt_table(**kwargs)
+    write_run(run_dir, df, {"protocol": {"name": "irt"}})
+    return df

@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from _support.runs import XSS_TEXT, make_mixed_run, make_run
+from _support.runs import XSS_TEXT, make_irt_run, make_mixed_run, make_run
 from itemscale.artifact import build_artifact
 from itemscale.audit import contact_sheet, encode_png
 
@@ -563,6 +563,42 @@ def test_a_frames_by_resolution_grid_reads_at_a_glance(
     )
     assert wide["scroll"] <= wide["client"], wide
     page.screenshot(SCREENSHOT_DIR / "itemscale_report_grid.png")
+
+
+def test_item_response_section_reads_in_chromium(
+    browser: DevTools, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A run large enough for a 2PL fit (3 models x 6 budgets, 80 items): the section loads
+    clean, its figure marks every (model, budget) at its ability, its tables list every budget
+    and the planted items, and nothing is wider than the window."""
+    run = tmp_path_factory.mktemp("irt") / "run"
+    make_irt_run(run)
+    report = build_artifact(run, n_boot=10, seed=0) / "report.html"
+    page = Page(browser, report.as_uri())
+    assert page.eval("document.body.dataset.ready") == "1"
+    assert page.errors() == []
+    got = json.loads(
+        page.eval(
+            "var s = document.getElementById('irt'), f = s.querySelector('svg.irt-information'),"
+            " r = f.getBoundingClientRect();"
+            " JSON.stringify({figures: s.querySelectorAll('svg.figure').length,"
+            " marks: f.querySelectorAll('g.irt-budget').length,"
+            " tip: f.querySelector('g.irt-budget title').textContent,"
+            " axes: Array.prototype.map.call(f.querySelectorAll('text'), function (t)"
+            " { return t.textContent; }).join('|'),"
+            " budgets: s.querySelectorAll('table.irt-budgets tbody tr').length,"
+            " negative: s.querySelectorAll('table.irt-negative tbody tr').length,"
+            " width: r.width, right: r.right, client: document.documentElement.clientWidth,"
+            " nav: document.querySelector('nav a[href=\"#irt\"]') !== null})"
+        )
+    )
+    assert got["figures"] == 1 and got["marks"] == 18 and got["budgets"] == 18
+    assert got["tip"].startswith("model 0 8f: ability ") and "information" in got["tip"]
+    assert "ability (2PL latent scale)" in got["axes"] and "test information" in got["axes"]
+    assert 3 <= got["negative"] <= 5 and got["nav"]
+    assert got["width"] > 300 and got["right"] <= got["client"]
+    shot = page.screenshot_of("#irt", SCREENSHOT_DIR / "itemscale_report_irt.png")
+    assert shot[:8] == b"\x89PNG\r\n\x1a\n" and len(shot) > 20_000
 
 
 def _many_budget_run(run: Path) -> None:

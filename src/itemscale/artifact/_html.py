@@ -36,6 +36,7 @@ from ._assets import CSS, JS, script_hash
 from ._derived import DERIVED_KEY
 from ._escape import esc
 from ._explorer import explorer_payload, explorer_section
+from ._html_irt import irt_section, nav_link, report_fit
 from ._html_measures import (
     Comparison,
     comparison_section,
@@ -57,6 +58,7 @@ REPORT_COLUMNS: Final[frozenset[str]] = frozenset(
     {
         *("model", "series", "item_id", "config_label", "task_kind", "axis_order", "frames"),
         *("repeat", "status", "answer", "score", "raw_text", "reference", "attributes"),
+        *("config_id", "correct"),  # the item response section's fit
     }
 )
 
@@ -349,6 +351,7 @@ def render_report(inputs: ReportInputs) -> str:
     )
     models = ", ".join(sorted({str(m) for m in inputs.trajectories["model"]}))
     prov = inputs.provenance
+    fit = report_fit(inputs.responses)
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -364,11 +367,11 @@ def render_report(inputs: ReportInputs) -> str:
 <h1>{esc(inputs.title)}</h1>
 <p class="headline">{esc(headline_sentence(inputs.measures, inputs.comparison))}</p>
 <div class="muted">models: {esc(models)}; {esc(counted)}</div>
-<nav><a href="#measures">curves and trajectories</a><a href="#cascade">compute savings</a><a href="#intervention">intervention</a><a href="#audit">frame audit</a><a href="#items">items</a><a href="#provenance">provenance</a></nav>
+<nav><a href="#measures">curves and trajectories</a>{nav_link(fit)}<a href="#cascade">compute savings</a><a href="#intervention">intervention</a><a href="#audit">frame audit</a><a href="#items">items</a><a href="#provenance">provenance</a></nav>
 </header>
 <main>
 <section id="measures"><h2>Which items does a bigger budget hurt?</h2>{comparison_section(inputs.comparison)}{measures_section(inputs.measures, inputs.trajectories)}</section>
-<section id="cascade"><h2>How much compute can I save? (cascade and stopping policies)</h2>{_derived_notes(prov, CASCADE_FILE)}{cascade_section(inputs.cascade)}</section>
+{irt_section(fit)}<section id="cascade"><h2>How much compute can I save? (cascade and stopping policies)</h2>{_derived_notes(prov, CASCADE_FILE)}{cascade_section(inputs.cascade)}</section>
 <section id="intervention"><h2>Sampling intervention</h2>{_derived_notes(prov, INTERVENTION_DIR)}{intervention_section(inputs.intervention, GALLERY_LIMIT)}</section>
 <section id="audit"><h2>Why? The frame audit</h2>{_derived_notes(prov, AUDIT_FILE)}{_audit_section(inputs)}</section>
 <section id="items"><h2>Items</h2>{explorer_section(payload)}</section>

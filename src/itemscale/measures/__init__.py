@@ -57,6 +57,7 @@ from ._heterogeneity import (
 )
 from ._inference import DEFAULT_POWER_TARGET, additive_sentence
 from ._irt import (
+    IRT_METHOD,
     IRT_SCHEMA_VERSION,
     THETA_GRID,
     IrtError,
@@ -167,6 +168,7 @@ __all__ = [
     "GLOSSARY",
     "GRID_WITH_TEXT_TITLE",
     "INTERVENTION_SERIES_PREFIX",
+    "IRT_METHOD",
     "IRT_SCHEMA_VERSION",
     "MAX_BUDGETS",
     "MEASURES",

@@ -5,9 +5,10 @@ one or two budgets, not at eight. Anchors are chosen from the 2PL fitted to runs
 (`fit_irt`), so a new model need only answer them.
 
 The design (docs/anchors.md): the fit's items are cut into `strata` equal-size groups by fitted
-difficulty; K anchors are drawn at random within the groups (seeded), more where the fitted
-respondents' outcomes vary most (Neyman allocation on the 2PL's expected variance, at least two
-per group). A new respondent's ability is estimated from its anchor answers alone; its predicted
+difficulty; K anchors are drawn within the groups (seeded), more where the fitted respondents'
+outcomes vary most (Neyman allocation on the 2PL's expected variance, at least two per group),
+each group's by systematic sampling along the items' fitted discrimination (a random start,
+then every (size / n)-th item), so a group's anchors span its discriminations. A new respondent's ability is estimated from its anchor answers alone; its predicted
 accuracy on all N items is the 2PL's mean P(right) over the items plus, per group, the group's
 share of items times the mean residual (answer minus P) of its anchors: a model-assisted
 stratified estimate, unbiased over the draw of anchors whatever the 2PL's misfit, with the
@@ -84,6 +85,19 @@ def neyman_allocation(
     return np.asarray(n)
 
 
+def systematic_draw(
+    members: np.ndarray, key: np.ndarray, n: int, rng: np.random.Generator
+) -> np.ndarray:
+    """n of `members` by systematic sampling along `key` (ties by item order): every
+    (size / n)-th item from a random start. Each item has the same chance n / size as in a
+    simple random draw, but the draw spreads over the key's range (implicit stratification on
+    discrimination inside a difficulty group)."""
+    ordered = members[np.lexsort((members, key))]
+    step = len(ordered) / n
+    start = rng.random() * step
+    return np.asarray(ordered[np.floor(start + step * np.arange(n)).astype(int)])
+
+
 def choose_anchors(
     fit: IrtFit, k: int, *, strata: int = DEFAULT_STRATA, seed: int = 0
 ) -> AnchorSet:
@@ -108,7 +122,7 @@ def choose_anchors(
     groups = []
     for h in range(strata):
         members = np.flatnonzero(labels == h)
-        drawn = np.sort(rng.choice(members, size=int(n[h]), replace=False))
+        drawn = np.sort(systematic_draw(members, a[members], int(n[h]), rng))
         groups.append((int(sizes[h]), tuple(ids[j] for j in drawn)))
     return AnchorSet(
         items=tuple(i for _, g in groups for i in g),
