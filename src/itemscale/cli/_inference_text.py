@@ -221,11 +221,12 @@ def _cost_lines(v: Selector) -> list[str]:
     ]
     m = v.matched_cost
     if m is not None:
-        where = (
-            f"nearest uniform budget {m.uniform_below}"
-            if m.nearest
-            else f"uniform interpolated between {m.uniform_below} and {m.uniform_above}"
-        )
+        if m.nearest:
+            where = f"nearest uniform budget {m.uniform_below}"
+        elif m.uniform_below == m.uniform_above:
+            where = f"uniform at {m.uniform_below}, a budget of the grid"
+        else:
+            where = f"uniform interpolated between {m.uniform_below} and {m.uniform_above}"
         lines.append(
             f"at matched mean cost ({m.frames:.1f} frames, {where}): uniform accuracy "
             f"{points_text(m.accuracy_uniform)}, selector minus uniform "
