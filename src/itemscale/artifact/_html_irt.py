@@ -22,7 +22,7 @@ import pandas as pd
 
 from ..measures import IRT_METHOD, THETA_GRID, IrtError, IrtFit, fit_irt, information
 from ._escape import esc
-from ._plot import INK, MARKERS, OKABE_ITO, Marks, draw, legend_outside, new_figure
+from ._plot import INK, MARKERS, OKABE_ITO, Marks, draw, legend_outside, new_figure, text_width
 
 if TYPE_CHECKING:
     from ._figures import Made
@@ -78,7 +78,13 @@ def _information_figure(marks: Marks, fit: IrtFit) -> Made:
     total = information(curve, a, b).sum(axis=1)
     at = _respondent_information(fit)
     groups = _groups(fit)
-    fig = new_figure(6.4, 3.4 + 0.16 * max(0, len(groups) - 2))
+    # as many legend columns as the longest label lets fit across the figure (6.4 in), so the
+    # legend under the plot is never wider than the figure and cut at its edges
+    labels = ["test information", *(name for name, _ in groups)]
+    widest = max(text_width(label, 8.0) for label in labels) + 40.0
+    ncols = max(1, min(len(labels), int(6.4 * 72 // widest)))
+    rows = -(-len(labels) // ncols)
+    fig = new_figure(6.4, 3.4 + 0.2 * rows)
     ax = fig.add_subplot()
     ax.plot(curve, total, color=INK, linewidth=1.6, label="test information", zorder=1)
     for n, (name, idx) in enumerate(groups):
@@ -107,7 +113,7 @@ def _information_figure(marks: Marks, fit: IrtFit) -> Made:
     title = "Test information against ability; each budget marked at its ability"
     ax.set_title(title)
     ax.grid(axis="y", color="#e6e6e6", linewidth=0.8)
-    legend_outside(ax, "below", ncols=min(3, len(groups) + 1))
+    legend_outside(ax, "below", ncols=ncols)
     return fig, "irt-information", title
 
 
