@@ -25,38 +25,14 @@ DEMO_SEED = 2026
 
 
 def _sweep(suite: Path, out: Path, frames: list[int], batch_size: int) -> Any:
-    from itemscale.cli.cmd_demo import DEMO_FOCUS_KINDS  # noqa: F401  (the demo's suite)
+    from itemscale.cli.cmd_demo import demo_protocol
     from itemscale.protocol import load_protocol
     from itemscale.responses import read_run
     from itemscale.sweep import run_sweep
 
     out.mkdir(parents=True, exist_ok=True)
     protocol_file = out / "protocol.toml"
-    protocol_file.write_text(
-        f"""version = 1
-output = "{out.resolve()}"
-text_only = true
-
-[[models]]
-name = "builtin"
-backend = "builtin"
-model = "builtin"
-
-[benchmark]
-kind = "synthetic"
-path = "{suite.resolve()}"
-split = "test"
-
-[grid]
-frames = {frames}
-short_side = [56]
-sampling = ["linspace"]
-
-[decoding]
-max_new_tokens = 24
-""",
-        encoding="utf-8",
-    )
+    protocol_file.write_text(demo_protocol(out, suite, frames, [56]), encoding="utf-8")
     run_sweep(load_protocol(protocol_file), run_dir=out, progress=False, batch_size=batch_size)
     df, _ = read_run(out)
     return df

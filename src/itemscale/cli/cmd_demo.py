@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Required, TypedDict
 
@@ -70,9 +70,15 @@ class DemoSummary(TypedDict, total=False):
     conclusion: str
 
 
-def demo_protocol(out: Path, suite: Path) -> str:
-    frames = ", ".join(str(f) for f in DEMO_FRAMES)
-    sides = ", ".join(str(s) for s in DEMO_SHORT_SIDES)
+def demo_protocol(
+    out: Path,
+    suite: Path,
+    frames_grid: Sequence[int] = DEMO_FRAMES,
+    short_sides: Sequence[int] = DEMO_SHORT_SIDES,
+) -> str:
+    """The demo's protocol (a benchmark may sweep a subset of its grid)."""
+    frames = ", ".join(str(f) for f in frames_grid)
+    sides = ", ".join(str(s) for s in short_sides)
     return f"""# The protocol `itemscale demo` ran; rerun with `itemscale sweep {out}/protocol.toml`.
 version = 1
 output = "{out.resolve()}"

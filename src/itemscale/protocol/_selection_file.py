@@ -243,12 +243,18 @@ def _aks(path: Path, data: Any) -> Iterator[Keyed]:
         raise SelectionError(str(path), "an AKS selection is a JSON list of records")
     for n, record in enumerate(data):
         where = f"record {n}"
-        if not isinstance(record, dict) or "frame_idx" not in record:
-            raise SelectionError(str(path), f"{where}: needs `question_id` and `frame_idx`")
-        key = _item_key(path, where, record.get("question_id"))
-        values = _numbers(path, f"{where} ({key})", record["frame_idx"], "index")
-        cost = _cost(path, f"{where} ({key})", record)
-        yield key, _question(record), SelectionEntry(values, "index", where, cost)
+        yield _keyed_record(path, where, record, "frame_idx", "index")
+
+
+def _keyed_record(path: Path, where: str, record: Any, field: str, unit: SelectionUnit) -> Keyed:
+    """One record of an AKS (`frame_idx`, native indices) or BOLT (`frames`, seconds) file:
+    its id, its question text (for files whose ids repeat) and its entry."""
+    if not isinstance(record, dict) or field not in record:
+        raise SelectionError(str(path), f"{where}: needs `question_id` and `{field}`")
+    key = _item_key(path, where, record.get("question_id"))
+    values = _numbers(path, f"{where} ({key})", record[field], unit)
+    cost = _cost(path, f"{where} ({key})", record)
+    return key, _question(record), SelectionEntry(values, unit, where, cost)
 
 
 def _question(record: Mapping[str, Any]) -> str | None:
@@ -264,12 +270,7 @@ def _bolt(path: Path, data: Any) -> Iterator[Keyed]:
             raise SelectionError(str(path), f"video {video!r}: a list of question records")
         for n, record in enumerate(records):
             where = f"video {video!r} record {n}"
-            if not isinstance(record, dict) or "frames" not in record:
-                raise SelectionError(str(path), f"{where}: needs `question_id` and `frames`")
-            key = _item_key(path, where, record.get("question_id"))
-            values = _numbers(path, f"{where} ({key})", record["frames"], "seconds")
-            cost = _cost(path, f"{where} ({key})", record)
-            yield key, _question(record), SelectionEntry(values, "seconds", where, cost)
+            yield _keyed_record(path, where, record, "frames", "seconds")
 
 
 def _table_record(path: Path, where: str, row: Mapping[str, Any]) -> Keyed:
