@@ -169,11 +169,11 @@ def test_a_model_trained_on_option_texts_is_asked_by_option_likelihood(
     item = next(i for i in read_items_jsonl(suite / "items.jsonl") if i.task_kind == TaskKind.MCQA)
     [response] = backend.generate([VideoRequest(item, None, DecodingSettings())])
     assert response.status == Status.OK and response.raw_text in item.options
-    from itemscale.builtin._eval import EvalBudget, evaluate_suite
+    from itemscale.builtin._eval import evaluate_suite
+    from itemscale.protocol import Configuration
 
-    payload = evaluate_suite(
-        tmp_path / "m", suite, tmp_path / "eval.json", budgets=(EvalBudget(0), EvalBudget(4, 56))
-    )
+    budgets = (Configuration.text_only(), Configuration(frames=4, short_side=56))
+    payload = evaluate_suite(tmp_path / "m", suite, tmp_path / "eval.json", budgets=budgets)
     assert payload["mcqa_scoring"] == "likelihood"
     by_id = {i.item_id: i for i in read_items_jsonl(suite / "items.jsonl")}
     choices = [r for r in payload["records"] if r["task_kind"] == "mcqa"]

@@ -24,17 +24,7 @@ from ._data import encode_batch, expand_video_tokens, process_video, render_prom
 if TYPE_CHECKING:
     import torch
 
-
-@dataclass(frozen=True, slots=True)
-class EvalBudget:
-    """A frame count and short side; frames == 0 is the text-only baseline."""
-
-    frames: int
-    short_side: int = 0
-
-    @property
-    def label(self) -> str:
-        return "text-only" if self.frames == 0 else f"{self.frames}f@{self.short_side}"
+    from ..protocol import Configuration
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,22 +127,12 @@ def question_kind(item: Item) -> str:
     return str(item.task_kind)
 
 
-def budget_configuration(budget: EvalBudget) -> Any:
-    """The sweep's own configuration for a budget (default sampling: endpoint-inclusive linspace),
-    so the scores here are what a sweep of the same budgets would record."""
-    from ..protocol import Configuration
-
-    if budget.frames == 0:
-        return Configuration.text_only()
-    return Configuration(frames=budget.frames, short_side=budget.short_side)
-
-
 def evaluate_video(
     model: Any,
     processor: Any,
     items: list[Item],
     frames: Any,
-    budget: EvalBudget,
+    budget: Configuration,
     *,
     max_new_tokens: int = 32,
 ) -> list[EvalRecord]:
@@ -236,7 +216,7 @@ def evaluate_video(
 
 def _record(
     item: Item,
-    budget: EvalBudget,
+    budget: Configuration,
     prediction: str,
     *,
     correct: float | None = None,
@@ -257,7 +237,7 @@ def _record(
 
 
 def evaluate_through_backend(
-    backend: Any, items: list[Item], frames: Any, budget: EvalBudget
+    backend: Any, items: list[Item], frames: Any, budget: Configuration
 ) -> list[EvalRecord]:
     """Multiple-choice items scored by the `hf` backend itself (used for option-likelihood
     scoring, which this module does not reimplement)."""
@@ -281,7 +261,7 @@ def evaluate(
     processor: Any,
     items: list[Item],
     videos: dict[str, Path],
-    budgets: list[EvalBudget],
+    budgets: list[Configuration],
     *,
     max_new_tokens: int = 32,
     batch_rows: int = 16,
@@ -296,17 +276,16 @@ def evaluate(
     groups: dict[str, list[Item]] = {}
     for item in items:
         groups.setdefault(item.video_id, []).append(item)
-    configs = {b: budget_configuration(b) for b in budgets}
     records: list[EvalRecord] = []
     for video_id in sorted(groups):
-        visual = [c for b, c in configs.items() if b.frames > 0]
+        visual = [b for b in budgets if not b.is_text_only]
         framesets = decode_for_configs(videos[video_id], visual) if visual else {}
         group = groups[video_id]
         if mcqa_backend is not None:
             choice = [i for i in group if i.task_kind == TaskKind.MCQA]
             group = [i for i in group if i.task_kind != TaskKind.MCQA]
         for budget in budgets:
-            frames = framesets[configs[budget].config_id] if budget.frames > 0 else None
+            frames = None if budget.is_text_only else framesets[budget.config_id]
             if mcqa_backend is not None and choice:
                 records.extend(evaluate_through_backend(mcqa_backend, choice, frames, budget))
             for start in range(0, len(group), batch_rows):
@@ -353,13 +332,25 @@ def summarise(records: list[EvalRecord]) -> dict[str, BudgetSummary]:
 
 
 EVAL_VERSION = 1
-#: The budgets docs/builtin-model.md reports: frame counts at the suite's three sizes, and none.
-REPORT_BUDGETS: tuple[EvalBudget, ...] = (
-    EvalBudget(0),
-    *(EvalBudget(frames, 112) for frames in (2, 4, 8, 16, 32, 64)),
-    *(EvalBudget(frames, 56) for frames in (8, 32)),
-    *(EvalBudget(frames, 84) for frames in (8, 32)),
+#: The budgets docs/builtin-model.md reports (frame counts at the suite's three sizes, and
+#: none) as (frames, short side): each is evaluated as its `Configuration`, default sampling
+#: (endpoint-inclusive linspace), so the scores here are what a sweep of them would record.
+REPORT_BUDGETS: tuple[tuple[int, int], ...] = (
+    (0, 0),
+    *((frames, 112) for frames in (2, 4, 8, 16, 32, 64)),
+    *((frames, 56) for frames in (8, 32)),
+    *((frames, 84) for frames in (8, 32)),
 )
+
+
+def eval_configuration(frames: int, short_side: int | None = None) -> Configuration:
+    """The configuration of a budget given as a frame count and a short side (none or 0:
+    native size); 0 frames is the text-only baseline."""
+    from ..protocol import Configuration
+
+    if frames == 0:
+        return Configuration.text_only()
+    return Configuration(frames=frames, short_side=short_side or None)
 
 
 def evaluate_suite(
@@ -367,7 +358,7 @@ def evaluate_suite(
     suite_dir: Path,
     out_path: Path,
     *,
-    budgets: tuple[EvalBudget, ...] = REPORT_BUDGETS,
+    budgets: tuple[Configuration, ...] | None = None,
     max_videos: int | None = None,
     max_new_tokens: int = 32,
 ) -> EvalReport:
@@ -398,7 +389,7 @@ def evaluate_suite(
         processor,
         items,
         videos,
-        list(budgets),
+        list(budgets or (eval_configuration(*budget) for budget in REPORT_BUDGETS)),
         max_new_tokens=max_new_tokens,
         mcqa_backend=mcqa_backend,
     )
@@ -433,12 +424,12 @@ def _main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    budgets = REPORT_BUDGETS
+    budgets = None
     if args.budgets:
         parsed = []
         for part in args.budgets.split(","):
             frames, _, side = part.partition("@")
-            parsed.append(EvalBudget(int(frames), int(side or 0)))
+            parsed.append(eval_configuration(int(frames), int(side or 0)))
         budgets = tuple(parsed)
     payload = evaluate_suite(
         args.model, args.suite, args.out, budgets=budgets, max_videos=args.max_videos

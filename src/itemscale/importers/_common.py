@@ -19,7 +19,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Final, Required, TypedDict, Unpack, cast
+from typing import TYPE_CHECKING, Any, Final, Required, TypedDict, Unpack, cast
 
 import numpy as np
 import pandas as pd
@@ -40,6 +40,9 @@ from ..responses import (
     run_lock,
     write_run,
 )
+
+if TYPE_CHECKING:
+    from ..protocol import Configuration
 
 #: Version of the label-based configuration id (`label_config_id`); bump if its inputs change.
 LABEL_CONFIG_ID_VERSION: Final[int] = 1
@@ -123,6 +126,44 @@ def label_config_id(label: str, frames: int) -> str:
         separators=(",", ":"),
     )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+class ConfigColumns(TypedDict):
+    """A response row's configuration columns, as an importer writes them for one file."""
+
+    config_id: str
+    config_label: str
+    axis_order: float
+    frames: int
+    pixels: int | None
+    sampling: str | None
+
+
+def config_columns(
+    config: Configuration, *, name: str | None = None, order: float | None = None
+) -> ConfigColumns:
+    """The row columns of the budget a file was run at, a `protocol.Configuration` (the one
+    budget type). With `name` (a `--config LABEL` given to files that differ only in an
+    external frame selector) the user's label and `label_config_id` name it instead, at
+    `order` on the axis: the budget fields alone would not tell such files apart."""
+    if name is None:
+        return {
+            "config_id": config.config_id,
+            "config_label": config.label,
+            "axis_order": config.axis_order,
+            "frames": config.frames,
+            "pixels": config.max_pixels,
+            "sampling": config.sampling.tag,
+        }
+    frames = config.frames
+    return {
+        "config_id": label_config_id(name, frames),
+        "config_label": name,
+        "axis_order": float(frames if order is None else order) if frames > 0 else 0.0,
+        "frames": frames,
+        "pixels": None,
+        "sampling": None,
+    }
 
 
 #: A JSON object read from a foreign file (a log line, a results.json, a table record): untrusted,

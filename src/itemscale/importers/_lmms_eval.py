@@ -38,13 +38,14 @@ from ..responses import (
 )
 from ._absent import DEFAULT_ABSENT
 from ._common import (
+    ConfigColumns,
     ImportInputError,
     JsonObject,
     PromptRecord,
     SourceRecord,
     attributes_json,
+    config_columns,
     json_object,
-    label_config_id,
     source_record,
 )
 from ._finish import finish_parsed_import
@@ -68,7 +69,6 @@ from ._lmms_eval_files import (
 )
 from ._lmms_eval_repeats import repeat_rows, repeat_texts, repeats_asked, repeats_note
 from ._lmms_eval_results import (
-    Budget,
     budget_from_model_args,
     model_name,
     n_samples_of,
@@ -286,7 +286,7 @@ def _sample_row(
     id_key: str | None,
     task: str,
     model: str,
-    budget: Budget,
+    budget: ConfigColumns,
     result: FileResult,
 ) -> ResponseRow | None:
     """The sample's response row, or None (counted in `result.skipped` by reason) when it has
@@ -310,12 +310,12 @@ def _sample_row(
         "item_id": item_id,
         "video_id": video,
         "series": "default",
-        "config_id": budget.config_id,
-        "config_label": budget.label,
-        "axis_order": budget.axis_order,
-        "frames": budget.frames,
-        "pixels": budget.pixels,
-        "sampling": budget.sampling,
+        "config_id": budget["config_id"],
+        "config_label": budget["config_label"],
+        "axis_order": budget["axis_order"],
+        "frames": budget["frames"],
+        "pixels": budget["pixels"],
+        "sampling": budget["sampling"],
         "repeat": 0,
         "raw_text": text,
         "attributes": attributes,
@@ -341,7 +341,7 @@ def sample_rows(
     *,
     task: str,
     model: str,
-    budget: Budget,
+    budget: ConfigColumns,
     benchmark: BenchmarkIndex | None,
 ) -> FileResult:
     """One samples file's rows, each sample under its benchmark item's id where the benchmark
@@ -431,7 +431,7 @@ def _model_names(logs: list[LogFile], model: str | None) -> dict[Path, str]:
     return {p: str(n) for p, n in names.items()}
 
 
-def _budget(log: LogFile, mixed: bool, positions: dict[str, int]) -> Budget:
+def _budget(log: LogFile, mixed: bool, positions: dict[str, int]) -> ConfigColumns:
     """The file's configuration: the one its results.json's `model_args` spells, or its
     `--config` label at its frame count. `positions` holds each named configuration's place
     among the named ones (a new label is added), which orders named runs of one frame count."""
@@ -440,7 +440,7 @@ def _budget(log: LogFile, mixed: bool, positions: dict[str, int]) -> Budget:
     where = f"{log.results_path or log.path}: config.model_args"
     spec = log.spec
     if spec is None:
-        return budget_from_model_args(margs, where)
+        return config_columns(budget_from_model_args(margs, where))
     frames = spec.frames
     if frames is None:
         frames = budget_from_model_args(margs, where).frames
@@ -449,15 +449,12 @@ def _budget(log: LogFile, mixed: bool, positions: dict[str, int]) -> Budget:
     # A named run sits at its frame count (16 frames is never "below" 8); named runs of
     # the same frame count (two selectors at 16) keep the order they were given in.
     order = float(frames) if mixed else float(frames) + positions.get(spec.label, 0) / 1000.0
-    return Budget(
-        config_id=label_config_id(spec.label, frames),
-        label=spec.label,
-        frames=frames,
-        axis_order=order if frames > 0 else 0.0,
-    )
+    from ..protocol import Configuration
+
+    return config_columns(Configuration(frames=frames), name=spec.label, order=order)
 
 
-def _source(log: LogFile, task: str, budget: Budget, rows: int) -> SourceRecord:
+def _source(log: LogFile, task: str, budget: ConfigColumns, rows: int) -> SourceRecord:
     """The file's provenance with what results.json says of the run (model and generation
     arguments, seeds, lmms-eval's version, its own score), so the import can be reproduced."""
     results = log.results or {}
@@ -467,8 +464,8 @@ def _source(log: LogFile, task: str, budget: Budget, rows: int) -> SourceRecord:
         log.path,
         rows=rows,
         task=task,
-        config_label=budget.label,
-        config_id=budget.config_id,
+        config_label=budget["config_label"],
+        config_id=budget["config_id"],
         results_json=source_record(log.results_path) if log.results_path else None,
         model_args=cfg_block.get("model_args"),
         generation_kwargs=task_cfg.get("generation_kwargs"),
@@ -542,10 +539,10 @@ def run_lmms_eval_import(
         task = task_name(log.path, log.results)
         # A file is one task at one configuration: a run of several tasks writes one file per
         # task, all at the same configuration, and they import together.
-        key = (mname, task, budget.config_id)
+        key = (mname, task, budget["config_id"])
         if key in seen_configs:
             raise ImportInputError(
-                same_configuration(log.path, seen_configs[key], task, budget.label)
+                same_configuration(log.path, seen_configs[key], task, budget["config_label"])
             )
         seen_configs[key] = log.path
         fr = sample_rows(

@@ -11,13 +11,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ..files import loads_json
 from ..responses import ResponseRow
 from ._common import ImportInputError, JsonObject, json_object, not_utf8_message
+
+if TYPE_CHECKING:
+    from ..protocol import Configuration
 
 FRAME_KEYS: Final[tuple[str, ...]] = (
     "max_frames_num",
@@ -45,17 +47,7 @@ def parse_model_args(text: object) -> dict[str, str]:
     return out
 
 
-@dataclass(frozen=True)
-class Budget:
-    config_id: str
-    label: str
-    frames: int
-    axis_order: float
-    pixels: int | None = None
-    sampling: str | None = None
-
-
-def budget_from_model_args(args: Mapping[str, str], where: str) -> Budget:
+def budget_from_model_args(args: Mapping[str, str], where: str) -> Configuration:
     """The one budget type (`protocol.Configuration`) from lmms-eval's many spellings."""
     from ..protocol import Configuration, SamplingPolicy
 
@@ -79,18 +71,10 @@ def budget_from_model_args(args: Mapping[str, str], where: str) -> Budget:
     pixels = number(PIXEL_KEYS)
     fps = number(FPS_KEYS)
     sampling = SamplingPolicy(name="fps", fps=fps) if fps and fps > 0 else SamplingPolicy()
-    cfg = Configuration(
+    return Configuration(
         frames=int(frames),
         max_pixels=int(pixels) if pixels else None,
         sampling=sampling if frames > 0 else SamplingPolicy(),
-    )
-    return Budget(
-        config_id=cfg.config_id,
-        label=cfg.label,
-        frames=cfg.frames,
-        axis_order=cfg.axis_order,
-        pixels=cfg.max_pixels,
-        sampling=cfg.sampling.tag,
     )
 
 

@@ -38,11 +38,12 @@ from ..responses import (
 )
 from ._absent import DEFAULT_ABSENT
 from ._common import (
+    ConfigColumns,
     ImportInputError,
     JsonObject,
     SourceRecord,
     attributes_json,
-    label_config_id,
+    config_columns,
     not_utf8_message,
     source_record,
 )
@@ -234,10 +235,10 @@ def parse_candidates(value: Any, where: str) -> tuple[str, ...]:
     return tuple(strip_option_prefix(str(v)) for v in value)
 
 
-def _budget(
-    parts: NameParts, spec: ConfigSpec | None, position: int, where: str
-) -> tuple[str, str, int, float, str | None]:
-    """(config_id, label, frames, axis_order, sampling)."""
+def _budget(parts: NameParts, spec: ConfigSpec | None, position: int, where: str) -> ConfigColumns:
+    """The file's budget: the one its dataset name spells, or its `--config` label."""
+    from ..protocol import Configuration, SamplingPolicy
+
     if spec is not None:
         frames = spec.frames if spec.frames is not None else parts.frames
         if frames is None:
@@ -245,10 +246,7 @@ def _budget(
                 f"{where}: no frame count in the dataset name {parts.dataset!r}; "
                 f"give --config {spec.label}:FRAMES={spec.path}"
             )
-        order = float(position) if frames > 0 else 0.0
-        return label_config_id(spec.label, frames), spec.label, frames, order, None
-    from ..protocol import Configuration, SamplingPolicy
-
+        return config_columns(Configuration(frames=frames), name=spec.label, order=position)
     if parts.frames is None:
         hint = (
             f" (it says {parts.fps:g} fps, which VLMEvalKit samples without a frame cap)"
@@ -262,8 +260,7 @@ def _budget(
     sampling = (
         SamplingPolicy(name="fps", fps=parts.fps) if parts.fps else SamplingPolicy(name="interior")
     )
-    cfg = Configuration(frames=parts.frames, sampling=sampling)
-    return cfg.config_id, cfg.label, cfg.frames, cfg.axis_order, cfg.sampling.tag
+    return config_columns(Configuration(frames=parts.frames, sampling=sampling))
 
 
 def _norm(text: Any) -> str:
@@ -277,11 +274,10 @@ def file_rows(
     *,
     model: str,
     dataset: str,
-    budget: tuple[str, str, int, float, str | None],
+    budget: ConfigColumns,
     benchmark: BenchmarkIndex | None,
     skipped: Counter[str],
 ) -> tuple[list[ResponseRow], int, int]:
-    config_id, label, frames, order, sampling = budget
     columns = set().union(*(r.keys() for _, r in records)) if records else set()
     for col in ("prediction", "answer"):
         if col not in columns:
@@ -339,11 +335,11 @@ def file_rows(
             "video_id": video or item_id,
             "task_kind": TaskKind.MCQA.value,
             "series": "default",
-            "config_id": config_id,
-            "config_label": label,
-            "axis_order": order,
-            "frames": frames,
-            "sampling": sampling,
+            "config_id": budget["config_id"],
+            "config_label": budget["config_label"],
+            "axis_order": budget["axis_order"],
+            "frames": budget["frames"],
+            "sampling": budget["sampling"],
             "repeat": 0,
             "raw_text": None if _missing(prediction) else str(prediction),
             "reference": gold,
@@ -426,12 +422,14 @@ def run_vlmevalkit_import(
         if spec is not None and (spec.frames or parts.frames or 0) > 0:
             position += 1
         budget = _budget(parts, spec, position, str(path))
-        if budget[0] in seen_configs:
+        config_id = budget["config_id"]
+        if config_id in seen_configs:
             raise ImportInputError(
-                f"{path}: same configuration ({budget[1]}) as {seen_configs[budget[0]]}; name "
-                "each file's configuration with --config LABEL=PATH"
+                f"{path}: same configuration ({budget['config_label']}) as "
+                f"{seen_configs[config_id]}; name each file's configuration with --config "
+                "LABEL=PATH"
             )
-        seen_configs[budget[0]] = path
+        seen_configs[config_id] = path
         mname = model or str(parts.model)
         file_rows_, c, d = file_rows(
             path,
@@ -451,8 +449,8 @@ def run_vlmevalkit_import(
                 path,
                 rows=len(file_rows_),
                 dataset=parts.dataset,
-                config_label=budget[1],
-                config_id=budget[0],
+                config_label=budget["config_label"],
+                config_id=config_id,
             )
         )
     notes = []
