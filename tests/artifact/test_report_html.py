@@ -265,10 +265,10 @@ def _stored_cascade(run: Path) -> str:
     """A cascade.json as `itemscale cascade` writes it, with hand-set figures (three frontier
     points, one rule whose description carries markup) and settings these responses cannot
     recompute (no visual tokens for `cost="tokens"`): the report shows it as it is."""
+    from itemscale.measures import Estimate
     from itemscale.policies import (
         CascadeSettings,
         FrontierPoint,
-        Statistic,
         UnavailableRule,
         cascade_report,
     )
@@ -281,9 +281,9 @@ def _stored_cascade(run: Path) -> str:
     rule = rule.model_copy(
         update={
             "description": "stop when confident <img src=x onerror=alert(1)>",
-            "accuracy": Statistic(value=0.62, ci=(0.52, 0.72)),
-            "mean_cost": Statistic(value=20.0, ci=(18.0, 22.0)),
-            "cost_reduction": Statistic(value=0.375, ci=(0.3, 0.45)),
+            "accuracy": Estimate(value=0.62, ci=(0.52, 0.72)),
+            "mean_cost": Estimate(value=20.0, ci=(18.0, 22.0)),
+            "cost_reduction": Estimate(value=0.375, ci=(0.3, 0.45)),
         }
     )
     front = tuple(

@@ -22,7 +22,6 @@ from itemscale.policies import (
     CascadeReport,
     CascadeSettings,
     InterventionResult,
-    Statistic,
     cascade_report,
 )
 
@@ -91,11 +90,11 @@ def test_the_conclusion_says_what_the_numbers_say(tmp_path: Path) -> None:
     assert "No stopping policy both matches the terminal budget and saves frames (union" in text
     assert "53 of 54 published numbers are reproduced" in text
     # a saving that matches the terminal is named with its numbers
-    stat = Statistic(value=0.5, ci=None)
+    stat = Estimate(value=0.5, ci=None)
     best = BestMatch(
         policy="learned",
         accuracy=stat,
-        accuracy_change=Statistic(value=0.0, ci=None),
+        accuracy_change=Estimate(value=0.0, ci=None),
         cost_reduction=stat,
         mean_cost=stat,
     )

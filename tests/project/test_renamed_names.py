@@ -17,6 +17,8 @@ RENAMED_MODULE_NAMES = [
     ("itemscale.policies", "POLICY_NAMES", "STOPPING_RULE_NAMES"),
     ("itemscale.policies", "POLICY_DESCRIPTIONS", "STOPPING_RULE_DESCRIPTIONS"),
     ("itemscale.policies", "run_policies", "run_stopping_rules"),
+    ("itemscale.policies", "Statistic", "Estimate"),
+    ("itemscale.policies", "Record", "ReportRecord"),
 ]
 
 

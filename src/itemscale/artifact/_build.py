@@ -43,7 +43,7 @@ from ..responses import (
 )
 from ._derived import refresh_derived, stored_reports
 from ._html import REPORT_COLUMNS, ReportInputs, render_report
-from ._html_measures import Comparison
+from ._html_measures import PaperComparison
 from ._manifest import write_manifest
 from ._provenance import (
     README_VERSION,
@@ -393,7 +393,7 @@ def load_report_inputs(root: Path, measures: AnalysisResult | None = None) -> Re
         annotations=_read_optional_parquet(root / ANNOTATIONS_FILE),
         sheets=sheets,
         cascade=cascade,
-        comparison=cast("Comparison | None", _read_optional_json(root / COMPARISON_FILE)),
+        comparison=cast("PaperComparison | None", _read_optional_json(root / COMPARISON_FILE)),
         intervention=interventions or None,
         run=run_meta if isinstance(run_meta, dict) else {},
         title=str(title) if title else "itemscale report",

@@ -31,8 +31,8 @@ from ..policies import (
     CascadeReport,
     InterventionPlan,
     InterventionResult,
-    Record,
     ReportFileError,
+    ReportRecord,
     optional_report,
 )
 from ..responses import RESPONSES_DIGEST_KEY, RESPONSES_FILE, write_json_atomic
@@ -136,7 +136,7 @@ def fresh_intervention(
     return fresh.model_copy(update={k: getattr(stored, k) for k in _ADDED_KEYS if k != "models"})
 
 
-def stored_and_fresh(path: Path, df: pd.DataFrame) -> tuple[Record, Record]:
+def stored_and_fresh(path: Path, df: pd.DataFrame) -> tuple[ReportRecord, ReportRecord]:
     """A derived file validated (`ReportFileError` names the file and the key), and its
     recomputation: cascade.json, or an intervention's result beside its plan."""
 

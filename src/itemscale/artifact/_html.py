@@ -38,7 +38,7 @@ from ._escape import esc
 from ._explorer import explorer_payload, explorer_section
 from ._html_irt import irt_section, nav_link, report_fit
 from ._html_measures import (
-    Comparison,
+    PaperComparison,
     comparison_section,
     headline_sentence,
     interval_method_text,
@@ -77,7 +77,7 @@ class ReportInputs:
     #: cascade.json validated (a file that does not fit its layout: the error, shown as such)
     cascade: CascadeReport | ReportFileError | None = None
     #: the seed paper's numbers beside itemscale's, when the run is its release (comparison.json)
-    comparison: Comparison | None = None
+    comparison: PaperComparison | None = None
     #: intervention/<name>.json validated, or its error; the one-file layout before as its dict
     intervention: Mapping[str, InterventionResult | ReportFileError | dict[str, Any]] | None = None
     #: run.json as the sweep or importer wrote it

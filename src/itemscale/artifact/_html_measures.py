@@ -63,7 +63,7 @@ class ComparisonRow(TypedDict):
     configs: list[str]
 
 
-class Comparison(TypedDict):
+class PaperComparison(TypedDict):
     """comparison.json: the seed paper's published numbers beside itemscale's (`make demo`)."""
 
     schema_version: int
@@ -415,7 +415,7 @@ def _count(rate: Estimate, n: int) -> int:
     return round((value or 0.0) * n)
 
 
-def headline_sentence(measures: AnalysisResult, comparison: Comparison | None) -> str:
+def headline_sentence(measures: AnalysisResult, comparison: PaperComparison | None) -> str:
     """The report's first line, computed from its numbers: the curve's ends beside what it
     hides (items right at a budget and wrong at a larger one, the per-item oracle's headroom),
     and for a reproduction, how many published numbers it reproduced."""
@@ -472,7 +472,7 @@ def headline_sentence(measures: AnalysisResult, comparison: Comparison | None) -
     return " ".join(parts)
 
 
-def comparison_section(comparison: Comparison | None) -> str:
+def comparison_section(comparison: PaperComparison | None) -> str:
     """The seed paper's published numbers beside itemscale's (comparison.json, as `make demo`
     writes it for the paper's released labels); nothing for other runs."""
     rows = (comparison.get("rows") if comparison else None) or []

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..measures import GLOSSARY, counted_text
+from ..measures import GLOSSARY, Estimate, counted_text
 from ..policies import (
     AvailableRule,
     CascadeBlock,
@@ -20,7 +20,6 @@ from ..policies import (
     GroupCounts,
     InterventionResult,
     ReportFileError,
-    Statistic,
 )
 from ._escape import esc
 from ._figures import frontier
@@ -30,7 +29,7 @@ from ._html_measures import pts
 IN_SAMPLE = "threshold sweep (in-sample)"
 
 
-def _stat(stat: Statistic | None) -> dict[str, Any] | None:
+def _stat(stat: Estimate | None) -> dict[str, Any] | None:
     return None if stat is None else stat.as_json()
 
 
@@ -168,7 +167,7 @@ def _one_intervention(
     reg, ctl = result.regressions, result.controls
     intervals = result.intervals
 
-    def rate(key: str, stat: Statistic, group: GroupCounts) -> str:
+    def rate(key: str, stat: Estimate, group: GroupCounts) -> str:
         counted = ""
         if group.n_changed is not None:
             counted = f" ({group.n_changed} of {group.n_answered})"

@@ -11,10 +11,10 @@ from ..workflows import SAVING_BAR, TABLE2_CONFIGS, PaperNumber
 
 if TYPE_CHECKING:
     from ..measures import AnalysisResult, BestFixed, Estimate
-    from ..policies import CascadeReport, Statistic
+    from ..policies import CascadeReport
 
 
-def _points(stat: Estimate | BestFixed | Statistic | None) -> tuple[str, str]:
+def _points(stat: Estimate | BestFixed | None) -> tuple[str, str]:
     """(value, interval) in points to two decimals, as the paper prints them; ('n/a', '')
     without a value."""
     if stat is None or stat.value is None:

@@ -19,7 +19,8 @@ from ._format import Glosses, number_text, points_text
 from ._settings import settings_from_flags
 
 if TYPE_CHECKING:
-    from ..policies import CascadeBlock, CascadeReport, FrontierPoint, RuleRecord, Statistic
+    from ..measures import Estimate
+    from ..policies import CascadeBlock, CascadeReport, FrontierPoint, RuleRecord
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -96,7 +97,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 _UNITS = {"frames": "frames", "tokens": "tokens", "latency": "s"}
 
 
-def _rate(stat: Statistic) -> str:
+def _rate(stat: Estimate) -> str:
     """A share of items in points with its interval and the count it comes from."""
     return counted_text(stat.as_json())
 

@@ -20,7 +20,7 @@ from ._demo_selector import adaptive_selector_step, print_cascade_at_scale, sele
 
 if TYPE_CHECKING:
     from ..measures import AnalysisResult, BestFixed, Estimate
-    from ..policies import CascadeReport, InterventionResult, Statistic
+    from ..policies import CascadeReport, InterventionResult
     from ..synth import FocusKind
     from ..workflows import RegressionPathways
 
@@ -318,7 +318,7 @@ def demo_conclusion(
         raise CommandError("the demo's first model has no multiple-choice items to describe")
     axis, n = block.axis, block.n_items
 
-    def pct(stat: Estimate | BestFixed | Statistic) -> str:
+    def pct(stat: Estimate | BestFixed) -> str:
         return f"{100 * _value(stat):.1f}"
 
     best = block.best_fixed
@@ -370,7 +370,7 @@ def demo_conclusion(
     )
 
 
-def _value(stat: Estimate | BestFixed | Statistic) -> float:
+def _value(stat: Estimate | BestFixed) -> float:
     """A value the demo's sentences need (its run always has one)."""
     if stat.value is None:
         raise CommandError("the demo's analysis has a measure without a value")

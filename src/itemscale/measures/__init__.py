@@ -124,6 +124,7 @@ from ._result_models import (
     NoiseRecord,
     PairedTests,
     Power,
+    Record,
     Selector,
     SmallSample,
 )
@@ -220,6 +221,7 @@ __all__ = [
     "PairedTests",
     "Power",
     "PowerAnalysis",
+    "Record",
     "RerunFloor",
     "Resolved",
     "ResponseMatrix",

@@ -23,8 +23,8 @@ from ._binary import (
 from ._measure import (
     CURVE,
     ITEM_MAX,
-    Block,
     BlockData,
+    BlockLike,
     Gloss,
     ItemShare,
     Measure,
@@ -34,26 +34,25 @@ from ._measure import (
     no_value,
     stat_text,
 )
-from ._result_models import BestFixed as BestFixedRecord
-from ._result_models import Estimate, TextOverwriteCounts
+from ._result_models import BestFixed, Estimate, TextOverwriteCounts
 from ._stats import best_stat, count_of, gap_stat
 
 
 @dataclass(frozen=True, kw_only=True)
-class BestFixed(Measure):
+class BestFixedMeasure(Measure):
     """The configuration with the highest curve value (ties to the lower budget), and that
     value, with a selection-aware interval (the best is chosen again in every resample)."""
 
-    def compute(self, data: BlockData, res: Resolved) -> dict[str, BestFixedRecord]:
+    def compute(self, data: BlockData, res: Resolved) -> dict[str, BestFixed]:
         n, k = data.y.shape
         if not (n and k):
-            return {self.key: BestFixedRecord(config=None, value=None, ci=None)}
+            return {self.key: BestFixed(config=None, value=None, ci=None)}
         values = res.point(CURVE)
         best = int(np.argmax(values))
         binary = data.kind.startswith("binary")
         estimate = best_stat(data.boot, values, res.resampled(CURVE))
         return {
-            self.key: BestFixedRecord(
+            self.key: BestFixed(
                 config=data.labels[best],
                 value=estimate.value,
                 ci=estimate.ci,
@@ -61,11 +60,11 @@ class BestFixed(Measure):
             )
         }
 
-    def text(self, block: Block | Mapping[str, Any], note: str | None = None) -> str:
+    def text(self, block: BlockLike | Mapping[str, Any], note: str | None = None) -> str:
         best = entry_of(block, self.key)
         return f"{_config_of(best)}  {counted_text(best, note=note)}"
 
-    def report_text(self, block: Block | Mapping[str, Any], note: str | None = None) -> str:
+    def report_text(self, block: BlockLike | Mapping[str, Any], note: str | None = None) -> str:
         best = entry_of(block, self.key)
         config = _config_of(best) if best is not None else "n/a"
         return f"{config}: {counted_text(best, note=note)}"
@@ -138,7 +137,7 @@ class TextOverwrite(Measure):
             ),
         }
 
-    def text(self, block: Block | Mapping[str, Any], note: str | None = None) -> str:
+    def text(self, block: BlockLike | Mapping[str, Any], note: str | None = None) -> str:
         text = stat_text(entry_of(block, self.key), note=note)
         counts = _overwrite_counts(block)
         if counts is not None and counts.harmful_transitions:
@@ -150,7 +149,7 @@ class TextOverwrite(Measure):
             )
         return text
 
-    def report_text(self, block: Block | Mapping[str, Any], note: str | None = None) -> str:
+    def report_text(self, block: BlockLike | Mapping[str, Any], note: str | None = None) -> str:
         counts = _overwrite_counts(block)
         counted = ""
         if counts is not None and counts.harmful_transitions:
@@ -158,7 +157,7 @@ class TextOverwrite(Measure):
         return stat_text(entry_of(block, self.key), note=note) + counted
 
 
-def _overwrite_counts(block: Block | Mapping[str, Any]) -> TextOverwriteCounts | None:
+def _overwrite_counts(block: BlockLike | Mapping[str, Any]) -> TextOverwriteCounts | None:
     counts = entry_of(block, "text_overwrite_counts")
     if isinstance(counts, Mapping):
         return TextOverwriteCounts.model_validate(dict(counts))
@@ -167,7 +166,7 @@ def _overwrite_counts(block: Block | Mapping[str, Any]) -> TextOverwriteCounts |
 
 def _config_of(best: Any) -> Any:
     """The configuration of a `best_fixed` entry in either form."""
-    if isinstance(best, BestFixedRecord):
+    if isinstance(best, BestFixed):
         return best.config
     return best.get("config") if isinstance(best, Mapping) else None
 
@@ -177,7 +176,11 @@ class EpsShare(ItemShare):
     """An item share whose labels name the score drop `eps` it counts (open-ended blocks)."""
 
     def console_line(
-        self, block: Block | Mapping[str, Any], gloss: Gloss, width: int, note: str | None = None
+        self,
+        block: BlockLike | Mapping[str, Any],
+        gloss: Gloss,
+        width: int,
+        note: str | None = None,
     ) -> str | None:
         if self.console_label is None:
             return None
@@ -186,7 +189,7 @@ class EpsShare(ItemShare):
         return f"{label}:  {self.text(block, note)}"
 
     def report_row(
-        self, block: Block | Mapping[str, Any], note: str | None = None
+        self, block: BlockLike | Mapping[str, Any], note: str | None = None
     ) -> tuple[str, str, str | None] | None:
         if self.report_label is None:
             return None
@@ -228,7 +231,7 @@ def _overwrite_eps(d: BlockData) -> np.ndarray:
 
 
 # -- visual budgets only, multiple choice (`binary`) ------------------------------------------
-BEST_FIXED = BestFixed(
+BEST_FIXED = BestFixedMeasure(
     key="best_fixed",
     kinds=("binary",),
     term="best fixed",
@@ -300,7 +303,7 @@ TEXT_OVERWRITE_RATE = TextOverwrite(
 )
 
 # -- visual budgets only, open-ended (`continuous`) -------------------------------------------
-BEST_FIXED_SCORE = BestFixed(
+BEST_FIXED_SCORE = BestFixedMeasure(
     key="best_fixed", kinds=("continuous",), term="best fixed", report_label="best fixed budget"
 )
 ORACLE_SCORE = ItemBest(key="oracle_score", kinds=("continuous",), report_label="oracle score")
@@ -334,7 +337,7 @@ TEXT_MEAN_SCORE = TextOnlyMean(
 )
 
 # -- the text-only answer as budget 0 (`grid_with_text`, the seed paper's reading) -------------
-WITH_TEXT_BEST_FIXED = BestFixed(
+WITH_TEXT_BEST_FIXED = BestFixedMeasure(
     key="best_fixed",
     kinds=("binary_with_text", "continuous_with_text"),
     term="best fixed",

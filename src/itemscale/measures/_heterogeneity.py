@@ -48,7 +48,7 @@ _RIDGE = 1e-8
 _POINT_ITERATIONS = 60
 _RESAMPLE_ITERATIONS = 3
 
-Interval = tuple[float, float] | None
+Bounds = tuple[float, float] | None
 
 
 @dataclass(frozen=True)
@@ -57,11 +57,11 @@ class Comparison:
 
     name: str
     observed: float
-    observed_ci: Interval
+    observed_ci: Bounds
     expected: float
-    expected_ci: Interval
+    expected_ci: Bounds
     difference: float
-    difference_ci: Interval
+    difference_ci: Bounds
     #: two-sided p of the difference under the additive model (parametric bootstrap)
     p_value: float | None
 
@@ -88,9 +88,9 @@ class NoiseComparison:
     """With repeats: the harmful rate against the most that test-retest noise can produce."""
 
     noise_bound: float
-    noise_bound_ci: Interval
+    noise_bound_ci: Bounds
     difference: float
-    difference_ci: Interval
+    difference_ci: Bounds
     #: one-sided bootstrap p of "the harmful rate is no larger than the bound"
     p_value: float | None
 
@@ -317,9 +317,9 @@ def heterogeneity_test(
     observed = marks.mean(axis=0)
     expected = _expected(beta[None, :], counts[None, :], pat)[0]
     width = marks.shape[1]
-    obs_ci: list[Interval] = [None] * width
-    exp_ci: list[Interval] = [None] * width
-    diff_ci: list[Interval] = [None] * width
+    obs_ci: list[Bounds] = [None] * width
+    exp_ci: list[Bounds] = [None] * width
+    diff_ci: list[Bounds] = [None] * width
     p_values: list[float | None] = [None] * width
     rows = min(max(draws, 0), boot.counts.shape[0]) if boot is not None else 0
     if boot is not None and rows > 0:
@@ -392,8 +392,8 @@ def noise_comparison(
     floor = noise.mean(axis=0)
     bound = float(min(1.0, _per_run_flip(floor).sum()))
     observed = float(harm.mean())
-    bound_ci: Interval = None
-    diff_ci: Interval = None
+    bound_ci: Bounds = None
+    diff_ci: Bounds = None
     p_value = None
     if boot is not None and boot.n_boot > 0 and len(harm):
         means = boot.means(np.hstack([noise, harm[:, None]]))

@@ -40,7 +40,7 @@ MEASURE_KINDS: tuple[MeasureKind, ...] = get_args(MeasureKind)
 Placement = Literal["headline", "text"]
 
 
-class Block(Protocol):
+class BlockLike(Protocol):
     """A typed block of `analyze --json` as a measure unit reads it (`_result_series.Block`:
     a protocol here, since the blocks read the registry that holds the units)."""
 
@@ -103,8 +103,8 @@ def counted_text(value: StatLike, scale: float = 100, *, note: str | None = None
     return f"{text}  ({count})" if count and text != "n/a" else text
 
 
-def entry_of(block: Block | Mapping[str, Any], key: str) -> Any:
-    """A measure's entry of a block, typed (`Block.entry`) or as JSON."""
+def entry_of(block: BlockLike | Mapping[str, Any], key: str) -> Any:
+    """A measure's entry of a block, typed (`BlockLike.entry`) or as JSON."""
     return block.get(key) if isinstance(block, Mapping) else block.entry(key)
 
 
@@ -241,18 +241,22 @@ class Measure:
         """The unit's entries of the block by JSON key (usually {key: `Estimate`})."""
         raise NotImplementedError
 
-    # rendering: the console and the report call these with the typed block (`Block.entry`
+    # rendering: the console and the report call these with the typed block (`BlockLike.entry`
     # reads an entry by its key); a block's JSON form is accepted too
-    def text(self, block: Block | Mapping[str, Any], note: str | None = None) -> str:
+    def text(self, block: BlockLike | Mapping[str, Any], note: str | None = None) -> str:
         """The value as the console and the report write it, with its count; `note` in place
         of the interval where the block's intervals cannot be trusted (`interval_note`)."""
         return counted_text(entry_of(block, self.key), note=note)
 
-    def report_text(self, block: Block | Mapping[str, Any], note: str | None = None) -> str:
+    def report_text(self, block: BlockLike | Mapping[str, Any], note: str | None = None) -> str:
         return self.text(block, note)
 
     def console_line(
-        self, block: Block | Mapping[str, Any], gloss: Gloss, width: int, note: str | None = None
+        self,
+        block: BlockLike | Mapping[str, Any],
+        gloss: Gloss,
+        width: int,
+        note: str | None = None,
     ) -> str | None:
         """The console's line (without indent), or None when the console leaves it out."""
         if self.console_label is None:
@@ -263,7 +267,7 @@ class Measure:
         return f"{self.console_label + ':':<{width}}{text}{remark}{explained}"
 
     def report_row(
-        self, block: Block | Mapping[str, Any], note: str | None = None
+        self, block: BlockLike | Mapping[str, Any], note: str | None = None
     ) -> tuple[str, str, str | None] | None:
         """(header, value, glossary term) of the report's headline table, or None."""
         if self.report_label is None:

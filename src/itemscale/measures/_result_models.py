@@ -11,7 +11,7 @@ null), integers stay integers and floats floats. The series blocks are in `_resu
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -58,15 +58,35 @@ def given(**fields: object) -> dict[str, object]:
 
 
 class Record(BaseModel):
-    """Base of every record: frozen, unknown keys refused, unset optional keys not written."""
+    """Base of every record of a JSON layout (the analysis's here, the cascade's and the
+    intervention's in `policies`): frozen, unknown keys refused, an optional key the layout
+    leaves out not written.
+
+    `OMIT_UNSET`: an optional field never set is left out (the analysis layout); a layout that
+    writes its defaults (a report's `schema_version`) sets it False. `OMIT_NONE`: fields left
+    out whenever they are None (keys that only some blocks of a layout have)."""
 
     model_config = ConfigDict(
         extra="forbid", frozen=True, serialize_by_alias=True, ser_json_inf_nan="constants"
     )
 
+    OMIT_UNSET: ClassVar[bool] = True
+    OMIT_NONE: ClassVar[frozenset[str]] = frozenset()
+
     @model_serializer(mode="wrap")
     def _written(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return omit_unset(self, handler(self))
+        out = handler(self)
+        if self.OMIT_UNSET:
+            out = omit_unset(self, out)
+        if isinstance(out, dict):
+            for name in self.OMIT_NONE:
+                if name in out and out[name] is None:
+                    del out[name]
+        return out
+
+    def as_json(self) -> dict[str, object]:
+        """The record as its JSON object (what a file holds)."""
+        return self.model_dump(mode="json")
 
 
 class Count(Record):

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
 from ..errors import renamed_attribute as _renamed_attribute
+from ..measures import Count, Estimate
 from ._cascade import (
     CASCADE_FILE,
     INTERVENTION_SERIES_PREFIX,
@@ -57,7 +58,7 @@ from ._intervention_report import (
     InterventionResult,
     ItemOutcome,
 )
-from ._records import Count, Record, ReportFileError, Statistic, optional_report
+from ._records import ReportFileError, ReportRecord, optional_report
 from ._search import ThresholdFit, fit_threshold_path, fit_thresholds, stopping_stage
 from ._settings import (
     CASCADE_SCHEMA_VERSION,
@@ -86,6 +87,7 @@ __all__ = [
     "CascadeSettings",
     "CostModelError",
     "Count",
+    "Estimate",
     "FixedRule",
     "FrontierPoint",
     "GroupCounts",
@@ -98,13 +100,12 @@ __all__ = [
     "InterventionResult",
     "InterventionSettings",
     "ItemOutcome",
-    "Record",
     "ReportFileError",
+    "ReportRecord",
     "RuleRecord",
     "SkippedAxis",
     "StageCosts",
     "StageError",
-    "Statistic",
     "StopSummary",
     "StoppingRuleName",
     "ThresholdFit",
@@ -135,6 +136,9 @@ _RENAMED = {
     "POLICY_NAMES": "STOPPING_RULE_NAMES",
     "POLICY_DESCRIPTIONS": "STOPPING_RULE_DESCRIPTIONS",
     "run_policies": "run_stopping_rules",
+    # one vocabulary: one interval record, one record base
+    "Statistic": "Estimate",
+    "Record": "ReportRecord",
 }
 
 

@@ -25,6 +25,7 @@ import pandas as pd
 from ..errors import renamed_keywords
 from ..measures import INTERVENTION_SERIES_PREFIX as MEASURED_APART
 from ..measures import (
+    Count,
     ResponseMatrix,
     VideoBootstrap,
     build_matrices,
@@ -65,7 +66,6 @@ from ._learned import (
     stopping_features,
     stopping_targets,
 )
-from ._records import Count
 from ._search import (
     active_stages,
     fit_threshold_path,

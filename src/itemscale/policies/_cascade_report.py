@@ -14,8 +14,9 @@ from typing import Annotated, ClassVar, Final, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
+from ..measures import Count, Estimate
 from ._inputs import ScoreName
-from ._records import Count, Record, Statistic, json_text, stored_report
+from ._records import ReportRecord, json_text, stored_report
 from ._settings import CASCADE_SCHEMA_VERSION, CascadeSettings
 
 #: The currencies, in the order the records name them.
@@ -26,12 +27,12 @@ _PER_CURRENCY = frozenset(
 )
 
 
-class ScoreRecord(Record):
+class ScoreRecord(ReportRecord):
     name: ScoreName
     description: str
 
 
-class CostRecord(Record):
+class CostRecord(ReportRecord):
     """The cost model: the primary currency, what stages share and each currency's basis."""
 
     primary: Literal["frames", "tokens", "latency"]
@@ -55,26 +56,26 @@ class CostRecord(Record):
         return value
 
 
-class FoldSizes(Record):
+class FoldSizes(ReportRecord):
     seed: int
     n_items: tuple[int, ...]
     n_videos: tuple[int, ...]
 
 
-class TerminalRecord(Record):
+class TerminalRecord(ReportRecord):
     """The fixed terminal budget every rule is measured against."""
 
     OMIT_NONE: ClassVar[frozenset[str]] = frozenset(f"mean_cost_{c}" for c in CURRENCIES)
 
     label: str
-    accuracy: Statistic
-    mean_cost: Statistic
-    mean_cost_frames: Statistic | None = None
-    mean_cost_tokens: Statistic | None = None
-    mean_cost_latency: Statistic | None = None
+    accuracy: Estimate
+    mean_cost: Estimate
+    mean_cost_frames: Estimate | None = None
+    mean_cost_tokens: Estimate | None = None
+    mean_cost_latency: Estimate | None = None
 
 
-class UnsharedCost(Record):
+class UnsharedCost(ReportRecord):
     """The same stops with nothing shared (beside a `prefix` cost: the upper bound)."""
 
     OMIT_NONE: ClassVar[frozenset[str]] = frozenset(
@@ -82,39 +83,39 @@ class UnsharedCost(Record):
     )
 
     sharing: str
-    mean_cost_frames: Statistic | None = None
-    mean_cost_tokens: Statistic | None = None
-    mean_cost_latency: Statistic | None = None
-    cost_reduction_frames: Statistic | None = None
-    cost_reduction_tokens: Statistic | None = None
-    cost_reduction_latency: Statistic | None = None
+    mean_cost_frames: Estimate | None = None
+    mean_cost_tokens: Estimate | None = None
+    mean_cost_latency: Estimate | None = None
+    cost_reduction_frames: Estimate | None = None
+    cost_reduction_tokens: Estimate | None = None
+    cost_reduction_latency: Estimate | None = None
 
-    def cost_reduction(self, currency: str) -> Statistic | None:
-        value: Statistic | None = getattr(self, f"cost_reduction_{currency}")
+    def cost_reduction(self, currency: str) -> Estimate | None:
+        value: Estimate | None = getattr(self, f"cost_reduction_{currency}")
         return value
 
 
-class StopSummary(Record):
+class StopSummary(ReportRecord):
     """Held-out (or fixed-rule) stops summarised: accuracy, cost and cost reduction in every
     currency with paired intervals, and where the items stopped."""
 
     OMIT_NONE: ClassVar[frozenset[str]] = _PER_CURRENCY | {"unshared", "stop_counts"}
 
-    accuracy: Statistic
-    terminal_accuracy: Statistic
-    accuracy_change: Statistic
-    mean_cost_frames: Statistic | None = None
-    mean_cost_tokens: Statistic | None = None
-    mean_cost_latency: Statistic | None = None
-    terminal_cost_frames: Statistic | None = None
-    terminal_cost_tokens: Statistic | None = None
-    terminal_cost_latency: Statistic | None = None
-    cost_reduction_frames: Statistic | None = None
-    cost_reduction_tokens: Statistic | None = None
-    cost_reduction_latency: Statistic | None = None
+    accuracy: Estimate
+    terminal_accuracy: Estimate
+    accuracy_change: Estimate
+    mean_cost_frames: Estimate | None = None
+    mean_cost_tokens: Estimate | None = None
+    mean_cost_latency: Estimate | None = None
+    terminal_cost_frames: Estimate | None = None
+    terminal_cost_tokens: Estimate | None = None
+    terminal_cost_latency: Estimate | None = None
+    cost_reduction_frames: Estimate | None = None
+    cost_reduction_tokens: Estimate | None = None
+    cost_reduction_latency: Estimate | None = None
     unshared: UnsharedCost | None = None
-    mean_cost: Statistic
-    cost_reduction: Statistic
+    mean_cost: Estimate
+    cost_reduction: Estimate
     matches_terminal: bool
     at_or_above_terminal: bool
     #: stage label -> share of items that stopped there
@@ -123,7 +124,7 @@ class StopSummary(Record):
     stop_counts: dict[str, int] | None = None
 
 
-class FoldFit(Record):
+class FoldFit(ReportRecord):
     """What one fold's fit chose and reached, reported on the other fold."""
 
     OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"weights"})
@@ -149,7 +150,7 @@ class AvailableRule(StopSummary):
     folds: tuple[FoldFit, ...]
 
 
-class UnavailableRule(Record):
+class UnavailableRule(ReportRecord):
     """A stopping rule these inputs cannot run (no score recorded, too few stages)."""
 
     available: Literal[False]
@@ -160,17 +161,17 @@ class UnavailableRule(Record):
 RuleRecord = Annotated[AvailableRule | UnavailableRule, Field(discriminator="available")]
 
 
-class BestMatch(Record):
+class BestMatch(ReportRecord):
     """The matching rule (change interval reaching 0) that saves the most."""
 
     policy: str
-    accuracy: Statistic
-    accuracy_change: Statistic
-    cost_reduction: Statistic
-    mean_cost: Statistic
+    accuracy: Estimate
+    accuracy_change: Estimate
+    cost_reduction: Estimate
+    mean_cost: Estimate
 
 
-class FrontierPoint(Record):
+class FrontierPoint(ReportRecord):
     """One target of the confidence cascade's held-out cost-accuracy frontier."""
 
     OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"count"})
@@ -184,7 +185,7 @@ class FrontierPoint(Record):
     count: Count | None = None
 
 
-class SweepPoint(Record):
+class SweepPoint(ReportRecord):
     """A Pareto point of one threshold shared by every stage (in-sample: nothing fitted)."""
 
     threshold: float | str
@@ -193,7 +194,7 @@ class SweepPoint(Record):
     cost_reduction: float | None
 
 
-class FixedItem(Record):
+class FixedItem(ReportRecord):
     OMIT_NONE: ClassVar[frozenset[str]] = frozenset(f"cost_{c}" for c in CURRENCIES)
 
     item_id: str
@@ -213,7 +214,7 @@ class FixedRule(StopSummary):
     per_item: tuple[FixedItem, ...]
 
 
-class SameInputEvidence(Record):
+class SameInputEvidence(ReportRecord):
     basis: str
     recorded: int
     median_from: float | None
@@ -221,7 +222,7 @@ class SameInputEvidence(Record):
     sentence: str
 
 
-class SameInputStep(Record):
+class SameInputStep(ReportRecord):
     """A terminal stage that looks like the same input as the stage before it."""
 
     model_config = ConfigDict(
@@ -235,7 +236,7 @@ class SameInputStep(Record):
     evidence: SameInputEvidence
 
 
-class CascadeBlock(Record):
+class CascadeBlock(ReportRecord):
     """Every stopping rule on one (model, series) budget axis."""
 
     OMIT_NONE: ClassVar[frozenset[str]] = frozenset(
@@ -266,7 +267,7 @@ class CascadeBlock(Record):
     drop_reasons: dict[str, int]
 
 
-class SkippedAxis(Record):
+class SkippedAxis(ReportRecord):
     """A (model, series) the cascade did not run on, and why."""
 
     OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"kind", "n_items"})
@@ -278,7 +279,7 @@ class SkippedAxis(Record):
     n_items: int | None = None
 
 
-class CascadeReport(Record):
+class CascadeReport(ReportRecord):
     """What `itemscale cascade` computes (docs/policies.md): `results` per budget axis,
     `skipped` for the axes it could not run on; `models`, the models it was limited to
     (`CascadeSettings.models`). `run_dir` and `responses_sha256` are what the command adds for

@@ -24,6 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import ItemscaleError, renamed_keywords, warn_renamed
 from ..measures import (
     DEFAULT_BOOTSTRAP,
+    Count,
+    Estimate,
     ResponseMatrix,
     VideoBootstrap,
     percentile_intervals,
@@ -38,7 +40,6 @@ from ._intervention_report import (
     InterventionResult,
     ItemOutcome,
 )
-from ._records import Count, Statistic
 from ._settings import INTERVENTION_NAMES, InterventionName
 
 FloatArray = npt.NDArray[np.float64]
@@ -381,10 +382,10 @@ def _item_records(
 class Rates(TypedDict):
     """What `_rates` measures, under the result's field names."""
 
-    recovered_rate: Statistic
-    broken_rate: Statistic
+    recovered_rate: Estimate
+    broken_rate: Estimate
     intervals: dict[str, str]
-    net_accuracy_change_estimate: Statistic
+    net_accuracy_change_estimate: Estimate
 
 
 def _rates(answered: list[ItemOutcome], plan: InterventionPlan, n_boot: int, seed: int) -> Rates:
@@ -425,18 +426,16 @@ def _rates(answered: list[ItemOutcome], plan: InterventionPlan, n_boot: int, see
             net_samples = samples[:, 0] * regression_share - samples[:, 1] * right_share
         net_ci = percentile_intervals(net_samples[:, None])[0]
 
-    def rate(column: int) -> Statistic:
+    def rate(column: int) -> Estimate:
         value = stat(float(point[column]), None if ci[column] is None else ci[column])
         count = Count(k=int(sums_num[column]), n=int(sums_den[column]))
-        return Statistic.model_validate({**value.to_json(), "count": count})
+        return value.model_copy(update={"count": count})
 
     return {
         "recovered_rate": rate(0),
         "broken_rate": rate(1),
         "intervals": intervals,
-        "net_accuracy_change_estimate": Statistic.model_validate(
-            stat(float(net_point), net_ci).to_json()
-        ),
+        "net_accuracy_change_estimate": stat(float(net_point), net_ci),
     }
 
 

@@ -13,14 +13,15 @@ from typing import ClassVar, Final, Literal
 
 from pydantic import field_validator
 
+from ..measures import Estimate
 from ..protocol import Configuration
-from ._records import Record, Statistic, json_text, stored_report
+from ._records import ReportRecord, json_text, stored_report
 from ._settings import InterventionName
 
 INTERVENTION_SCHEMA_VERSION: Final[int] = 1
 
 
-class ItemOutcome(Record):
+class ItemOutcome(ReportRecord):
     """One planned item: its answer before and after the re-run, and how much of the reference
     budget's frames the re-run kept (None where the frames were not recorded)."""
 
@@ -41,7 +42,7 @@ class ItemOutcome(Record):
     terminal_frames_changed: float | None
 
 
-class GroupCounts(Record):
+class GroupCounts(ReportRecord):
     """How a group's re-runs went: planned, answered, changed, failed (by status), missing."""
 
     OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"n_changed"})
@@ -59,12 +60,12 @@ class GroupCounts(Record):
     terminal_frames_changed: float | None
 
 
-class BootstrapRecord(Record):
+class BootstrapRecord(ReportRecord):
     n_boot: int
     seed: int
 
 
-class InterventionAxis(Record):
+class InterventionAxis(ReportRecord):
     """The budget axis the terminal regressions were counted on (`intervene` adds it)."""
 
     chain: str | None
@@ -73,7 +74,7 @@ class InterventionAxis(Record):
     grid_terminal_regressions: int | None
 
 
-class InterventionResult(Record):
+class InterventionResult(ReportRecord):
     """What `itemscale intervene` measures (docs/policies.md): `recovered_rate` beside
     `broken_rate`, each with its interval and its count (`count`: k changed of n answered)."""
 
@@ -94,11 +95,11 @@ class InterventionResult(Record):
     n_items: int
     n_regressions: int
     n_terminal_right: int
-    recovered_rate: Statistic
-    broken_rate: Statistic
+    recovered_rate: Estimate
+    broken_rate: Estimate
     #: rate -> how its interval was computed (video bootstrap, or exact where all re-runs agreed)
     intervals: dict[str, str]
-    net_accuracy_change_estimate: Statistic
+    net_accuracy_change_estimate: Estimate
     net_accuracy_change_note: str
     regressions: GroupCounts
     controls: GroupCounts

@@ -1,10 +1,11 @@
-"""Typed records shared by the cascade and the intervention reports: a statistic with its
-interval and count, the base every record derives from, and loading a stored report.
+"""What the cascade and the intervention reports share: their record base and loading a
+stored report.
 
-Every record is a frozen pydantic model (`extra="forbid"`). A field listed in a record's
-`OMIT_NONE` is written only when it has a value: the JSON layouts predate the models and have
-keys that appear only in some blocks (a currency the run recorded, a fixed rule asked for), so
-`model_dump(mode="json")` gives the layout the commands always wrote.
+Every record is a frozen pydantic model (`extra="forbid"`), a `measures.Record`; a statistic
+with its interval is a `measures.Estimate`, its count a `measures.Count`. A field listed in a
+record's `OMIT_NONE` is written only when it has a value: the JSON layouts predate the models
+and have keys that appear only in some blocks (a currency the run recorded, a fixed rule asked
+for), so `model_dump(mode="json")` gives the layout the commands always wrote.
 """
 
 from __future__ import annotations
@@ -15,17 +16,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar, TypeVar
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    SerializerFunctionWrapHandler,
-    ValidationError,
-    model_serializer,
-)
+from pydantic import BaseModel, ValidationError
 
 from ..errors import ItemscaleError, validation_message
+from ..measures import Record
 
-RecordT = TypeVar("RecordT", bound="Record")
+RecordT = TypeVar("RecordT", bound=BaseModel)
 
 
 class ReportFileError(ItemscaleError, ValueError):
@@ -33,42 +29,12 @@ class ReportFileError(ItemscaleError, ValueError):
     layout does not have (named with the file and the key)."""
 
 
-class Record(BaseModel):
-    """A frozen record of a report; `OMIT_NONE` fields are left out of the JSON when None."""
+class ReportRecord(Record):
+    """A record of a cascade or intervention report: the one record base (`measures.Record`)
+    with the report's defaults written (`schema_version`) and its `OMIT_NONE` keys left out when
+    None. Intervals are `measures.Estimate` and counts `measures.Count`, as in the analysis."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    OMIT_NONE: ClassVar[frozenset[str]] = frozenset()
-
-    @model_serializer(mode="wrap")
-    def _without_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        data: dict[str, object] = handler(self)
-        for name in self.OMIT_NONE:
-            if name in data and data[name] is None:
-                del data[name]
-        return data
-
-    def as_json(self) -> dict[str, object]:
-        """The record as its JSON object (what the file holds)."""
-        return self.model_dump(mode="json")
-
-
-class Count(Record):
-    """The count a statistic comes from: `k` items for which it holds of the `n` it is over."""
-
-    k: int | None
-    n: int
-
-
-class Statistic(Record):
-    """`{"value", "ci"}`: a point estimate with its 95% interval (None where undefined), and
-    for a share of items the count it comes from (`count`, docs/policies.md)."""
-
-    OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"count"})
-
-    value: float | None
-    ci: tuple[float, float] | None
-    count: Count | None = None
+    OMIT_UNSET: ClassVar[bool] = False
 
 
 def stored_report(cls: type[RecordT], path: str | os.PathLike[str]) -> RecordT:

@@ -13,10 +13,9 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
-from ..measures import VideoBootstrap, percentile_intervals, stat
+from ..measures import Count, Estimate, VideoBootstrap, percentile_intervals, stat
 from ._cascade_report import StopSummary, UnsharedCost
 from ._inputs import CascadeInputs
-from ._records import Count, Statistic
 from ._search import outcome_at
 
 FloatArray = npt.NDArray[np.float64]
@@ -49,7 +48,7 @@ def summarise_stops(
     point = values.mean(axis=0)
     samples = boot.means(values) if boot is not None and boot.n_boot > 0 else None
 
-    def derived(fn: Callable[[FloatArray], FloatArray | float]) -> Statistic:
+    def derived(fn: Callable[[FloatArray], FloatArray | float]) -> Estimate:
         interval = None
         if samples is not None:
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -57,16 +56,16 @@ def summarise_stops(
             interval = percentile_intervals(column[:, None])[0]
         with np.errstate(invalid="ignore", divide="ignore"):
             value = float(fn(point))
-        return Statistic.model_validate(stat(value, interval).to_json())
+        return stat(value, interval)
 
     n = len(stop)
 
-    def share(fn: Callable[[FloatArray], FloatArray | float], right: FloatArray) -> Statistic:
+    def share(fn: Callable[[FloatArray], FloatArray | float], right: FloatArray) -> Estimate:
         """A share of items, with the k right of the n it is over."""
         count = Count(k=round(float(right.sum())), n=n)
         return derived(fn).model_copy(update={"count": count})
 
-    per_currency: dict[str, Statistic] = {}
+    per_currency: dict[str, Estimate] = {}
     for c in paid:
         p, t = where[("shared", c)], where[("terminal", c)]
         per_currency[f"mean_cost_{c}"] = derived(_column(p))
@@ -74,7 +73,7 @@ def summarise_stops(
         per_currency[f"cost_reduction_{c}"] = derived(_reduction(p, t))
     unshared = None
     if paid_unshared:
-        bound: dict[str, Statistic] = {}
+        bound: dict[str, Estimate] = {}
         for c in paid_unshared:
             p, t = where[("unshared", c)], where[("terminal", c)]
             bound[f"mean_cost_{c}"] = derived(_column(p))

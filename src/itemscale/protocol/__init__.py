@@ -42,13 +42,13 @@ from ._protocol import (
 )
 from ._selection_file import (
     MAX_SELECTION_BYTES,
+    ListedFrames,
     Selection,
     SelectionError,
     cached_selection,
     read_order,
     read_selection,
 )
-from ._selection_file import SelectionEntry as ListedFrames
 
 __all__ = [
     "CONFIG_ID_VERSION",

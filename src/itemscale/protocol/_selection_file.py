@@ -56,7 +56,7 @@ class SelectionError(ItemscaleError, ValueError):
 
 
 @dataclass(frozen=True)
-class SelectionEntry:
+class ListedFrames:
     """One item's frames as the file gives them, where in the file they are, and the frames the
     selector says it scored to choose them (None when the file does not say)."""
 
@@ -76,11 +76,11 @@ class Selection:
     path: str
     format: str
     digest: str
-    entries: Mapping[str, SelectionEntry]
-    by_question: Mapping[tuple[str, str], SelectionEntry] = field(default_factory=dict)
+    entries: Mapping[str, ListedFrames]
+    by_question: Mapping[tuple[str, str], ListedFrames] = field(default_factory=dict)
 
     @property
-    def listings(self) -> list[SelectionEntry]:
+    def listings(self) -> list[ListedFrames]:
         return [*self.entries.values(), *self.by_question.values()]
 
     @property
@@ -235,7 +235,7 @@ def _item_key(path: Path, where: str, value: Any) -> str:
     return str(value)
 
 
-Keyed = tuple[str, str | None, SelectionEntry]  # (id, question text or None, entry)
+Keyed = tuple[str, str | None, ListedFrames]  # (id, question text or None, entry)
 
 
 def _aks(path: Path, data: Any) -> Iterator[Keyed]:
@@ -254,7 +254,7 @@ def _keyed_record(path: Path, where: str, record: Any, field: str, unit: Selecti
     key = _item_key(path, where, record.get("question_id"))
     values = _numbers(path, f"{where} ({key})", record[field], unit)
     cost = _cost(path, f"{where} ({key})", record)
-    return key, _question(record), SelectionEntry(values, unit, where, cost)
+    return key, _question(record), ListedFrames(values, unit, where, cost)
 
 
 def _question(record: Mapping[str, Any]) -> str | None:
@@ -283,7 +283,7 @@ def _table_record(path: Path, where: str, row: Mapping[str, Any]) -> Keyed:
     unit: SelectionUnit = "index" if given[0] == "indices" else "seconds"
     values = _numbers(path, f"{where} ({key})", row[given[0]], unit)
     cost = _cost(path, f"{where} ({key})", row)
-    return key, _question(row), SelectionEntry(values, unit, where, cost)
+    return key, _question(row), ListedFrames(values, unit, where, cost)
 
 
 def _table(path: Path, text: str) -> Iterator[Keyed]:
@@ -344,7 +344,7 @@ def _positional(path: Path, data: Any, order: list[str], order_path: str) -> Ite
         yield (
             key,
             None,
-            SelectionEntry(_numbers(path, f"{where} ({key})", values, "index"), "index", where),
+            ListedFrames(_numbers(path, f"{where} ({key})", values, "index"), "index", where),
         )
 
 
@@ -387,8 +387,8 @@ def read_selection(
 
 def _collect(
     where: Path, records: list[Keyed]
-) -> tuple[dict[str, SelectionEntry], dict[tuple[str, str], SelectionEntry]]:
-    entries: dict[str, SelectionEntry] = {}
+) -> tuple[dict[str, ListedFrames], dict[tuple[str, str], ListedFrames]]:
+    entries: dict[str, ListedFrames] = {}
     repeated: str | None = None
     for key, _, entry in records:
         if key in entries and repeated is None:
@@ -405,7 +405,7 @@ def _collect(
             "record carries its `question` text to match by",
             item_id=repeated,
         )
-    by_question: dict[tuple[str, str], SelectionEntry] = {}
+    by_question: dict[tuple[str, str], ListedFrames] = {}
     for key, question, entry in records:
         assert question is not None
         if (key, question) in by_question:

@@ -15,8 +15,7 @@ from pathlib import PurePath
 import numpy as np
 
 from ..items import Item
-from ..protocol import ListedFrames as SelectionEntry
-from ..protocol import SamplingPolicy, Selection, SelectionError, cached_selection
+from ..protocol import ListedFrames, SamplingPolicy, Selection, SelectionError, cached_selection
 
 
 @dataclass(frozen=True)
@@ -63,7 +62,7 @@ def remember_questions(items: Iterable[Item]) -> None:
         _QUESTIONS[item.item_id] = (item.video_id, stem, _text_key(item.question))
 
 
-def selection_entry(selection: Selection, item_id: str) -> SelectionEntry | None:
+def selection_entry(selection: Selection, item_id: str) -> ListedFrames | None:
     """The item's record: by id, or, in a file whose ids repeat, by (video, question text):
     the record's id names the item's video (its id or its file's name without suffix) and
     its `question` equals the item's question (whitespace runs read as one space)."""
@@ -82,7 +81,7 @@ def selection_entry(selection: Selection, item_id: str) -> SelectionEntry | None
     return found[0] if len(found) == 1 else None
 
 
-def check_selection_count(selection: Selection, item_id: str, frames: int) -> SelectionEntry:
+def check_selection_count(selection: Selection, item_id: str, frames: int) -> ListedFrames:
     """The item's entry, refused when missing, or when it lists more frames than the budget
     (the configuration's frame count is a cap: 1..K frames are replayed as listed)."""
     entry = selection_entry(selection, item_id)
