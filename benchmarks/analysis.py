@@ -139,7 +139,7 @@ def pandas_suite(df: pd.DataFrame, n_resamples: int, seed: int) -> dict[str, flo
     return out
 
 
-def inference_seconds(df: pd.DataFrame, n_boot: int, seed: int) -> tuple[float, float]:
+def inference_seconds(df: pd.DataFrame, bootstrap: int, seed: int) -> tuple[float, float]:
     """The tests between budgets of every model, on matrices and bootstraps built and warmed
     beforehand (as `analyze_responses` has them), timed alone: (paired tests and power, the
     additive-model test on both grids)."""
@@ -153,7 +153,7 @@ def inference_seconds(df: pd.DataFrame, n_boot: int, seed: int) -> tuple[float, 
         power_record,
     )
 
-    boots = _BootstrapCache(n_boot, seed)
+    boots = _BootstrapCache(bootstrap, seed)
     ready = [(m, boots.boot_for(m.video_ids)) for m in build_matrices(df) if m.kind == "binary"]
     for m, boot in ready:
         if boot is not None:
@@ -192,7 +192,7 @@ def main() -> None:
     )
 
     start, cpu = time.perf_counter(), time.process_time()
-    typed = analyze_responses(df, n_boot=args.bootstrap, seed=args.seed)
+    typed = analyze_responses(df, bootstrap=args.bootstrap, seed=args.seed)
     itemscale_s = time.perf_counter() - start
     itemscale_cpu_s = time.process_time() - cpu
     # the typed result (an older tree's src returns the JSON layout itself)

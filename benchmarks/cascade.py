@@ -68,7 +68,7 @@ def main() -> None:
 
     df = make_table(args.items, args.budgets, args.seed)
     t0 = time.perf_counter()
-    report = cascade_report(df, CascadeSettings(n_boot=args.boot, seed=args.seed)).as_json()
+    report = cascade_report(df, CascadeSettings(bootstrap=args.boot, seed=args.seed)).as_json()
     full_s = time.perf_counter() - t0
     block = report["results"][0]
 

@@ -162,7 +162,7 @@ def main() -> None:
     print(f"sweep: {sweep_s:.0f} s")
     df, _ = read_run(out)
     t0 = time.perf_counter()
-    report = cascade_report(df, CascadeSettings(n_boot=args.boot, seed=0)).as_json()
+    report = cascade_report(df, CascadeSettings(bootstrap=args.boot, seed=0)).as_json()
     (out / "cascade.json").write_text(json.dumps(report, indent=1), encoding="utf-8")
     figures = {
         "videos": args.videos,

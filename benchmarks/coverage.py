@@ -112,12 +112,12 @@ def coverage(
     *,
     n_samples: int,
     n_videos: int,
-    n_boot: int,
+    bootstrap: int,
     seed: int,
     ci: str = "bca",
 ) -> dict[str, dict[str, float]]:
     """Share of samples whose interval covers the population value, per headline measure."""
-    truth = dict(headline(analyze_responses(table, n_boot=0).to_json()))
+    truth = dict(headline(analyze_responses(table, bootstrap=0).to_json()))
     videos = table["video_id"].unique()
     by_video = table.groupby("video_id", sort=False).indices
     rng = np.random.default_rng(seed)
@@ -126,7 +126,7 @@ def coverage(
         chosen = rng.choice(len(videos), n_videos, replace=False)
         rows = np.concatenate([by_video[videos[i]] for i in chosen])
         sample = table.iloc[rows].reset_index(drop=True)
-        result = analyze_responses(sample, n_boot=n_boot, seed=s, ci=ci).to_json()
+        result = analyze_responses(sample, bootstrap=bootstrap, seed=s, ci=ci).to_json()
         for name, value in headline(result):
             low, high = value["ci"] if value["ci"] else (np.nan, np.nan)
             target = truth[name]["value"]
@@ -172,7 +172,7 @@ def main() -> None:
             table,
             n_samples=args.samples,
             n_videos=n,
-            n_boot=args.bootstrap,
+            bootstrap=args.bootstrap,
             seed=args.seed + n,
             ci=args.ci,
         )

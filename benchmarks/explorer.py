@@ -49,7 +49,7 @@ def release_report(folder: Path) -> Path:
     from itemscale.cli.cmd_demo import run_paper_step
 
     with contextlib.redirect_stdout(io.StringIO()):
-        out = run_paper_step(folder / "paper", n_boot=50, report=True)
+        out = run_paper_step(folder / "paper", bootstrap=50, report=True)
     return Path(out["report"])
 
 

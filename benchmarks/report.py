@@ -103,7 +103,7 @@ def main() -> None:
         figures["trajectories_s"] = round(time.perf_counter() - t, 3)
 
         t = time.perf_counter()
-        artifact = build_artifact(run, n_boot=args.boot, seed=0)
+        artifact = build_artifact(run, bootstrap=args.boot, seed=0)
         figures["report_s"] = round(time.perf_counter() - t, 3)
         figures["report_html_mb"] = round((artifact / "report.html").stat().st_size / 1e6, 2)
 

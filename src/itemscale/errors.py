@@ -186,3 +186,29 @@ def renamed_keywords(**renamed: str) -> Callable[[Callable[_P, _R]], Callable[_P
         return wrapper
 
     return decorate
+
+
+#: The validation context under which a stored file is read (`model_validate(data,
+#: context=STORED)`): a key renamed since the file was written is read without a warning.
+STORED: Mapping[str, bool] = {"stored": True}
+
+
+def renamed_fields(data: Any, owner: str, context: Any, **renamed: str) -> Any:
+    """A model's input (a pydantic `mode="before"` validator's) with its renamed fields
+    (`old="new"`) under their new names. User code that still passes an old name gets the
+    `DeprecationWarning` of `renamed_keywords`; a stored file read under `STORED` (a file
+    written before the rename: `n_boot` in an artifact's `measures.json`) is read as it is,
+    silently. A mapping with both names is a ValueError."""
+    if not isinstance(data, Mapping) or not any(old in data for old in renamed):
+        return data
+    stored = isinstance(context, Mapping) and bool(context.get("stored"))
+    out = dict(data)
+    for old, new in renamed.items():
+        if old not in out:
+            continue
+        if new in out:
+            raise ValueError(f"{owner}: got both {old} and {new}")
+        if not stored:
+            warn_renamed(f"{owner}({old}=...)", f"{owner}({new}=...)", stacklevel=5)
+        out[new] = out.pop(old)
+    return out

@@ -100,7 +100,7 @@ def test_json_for_script_escapes_markup() -> None:
 def artifact(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run = tmp_path_factory.mktemp("art") / "run"
     make_run(run)
-    return build_artifact(run, n_boot=50, seed=3)
+    return build_artifact(run, bootstrap=50, seed=3)
 
 
 def _copy(artifact: Path, tmp_path: Path) -> Path:

@@ -44,10 +44,10 @@ def test_settings_are_recorded_and_reproduced(artifact: Path, run: Path, tmp_pat
         "interval": "percentile",
     }
     stored = AnalysisResult.read(artifact / "measures.json")
-    assert (stored.bootstrap.n_boot, stored.bootstrap.seed) == (20, 4)
+    assert (stored.bootstrap.bootstrap, stored.bootstrap.seed) == (20, 4)
     assert stored.bootstrap.interval == "percentile"
     # the keywords of before give the same artifact
-    again = build_artifact(run, out=tmp_path / "again", n_boot=20, seed=4, ci="percentile")
+    again = build_artifact(run, out=tmp_path / "again", bootstrap=20, seed=4, ci="percentile")
     for name in ("measures.json", "trajectories.parquet"):
         assert (again / name).read_bytes() == (artifact / name).read_bytes(), name
     assert verify_artifact(artifact).ok

@@ -39,7 +39,12 @@ def workflow4(tmp_path: Path) -> Path:
     before = _json(run / "cascade.json")
     assert before[RESPONSES_DIGEST_KEY] == responses_digest(run)
     intervene(
-        run, intervention="nested", n_boot=50, seed=0, backend_factory=pixel_factory, progress=False
+        run,
+        intervention="nested",
+        bootstrap=50,
+        seed=0,
+        backend_factory=pixel_factory,
+        progress=False,
     )
     assert responses_digest(run) != before[RESPONSES_DIGEST_KEY]  # the re-runs are new rows
     assert main(["audit", str(run)]) == 0

@@ -79,7 +79,7 @@ def artifact(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run = tmp_path_factory.mktemp("figures") / "run"
     make_run(run, n_items=40, models=("tiny<b>model</b>", "other $x$ model"), with_audit=False)
     assert main(["cascade", str(run), "--bootstrap", "0"]) == 0
-    return build_artifact(run, n_boot=30, seed=0)
+    return build_artifact(run, bootstrap=30, seed=0)
 
 
 def test_every_figure_has_axis_titles_and_a_legend(artifact: Path) -> None:

@@ -95,7 +95,7 @@ def _check(artifact: Path) -> int:
 def test_every_count_in_the_report_is_the_json_count(tmp_path: Path) -> None:
     run = tmp_path / "run"
     make_run(run, models=("m1", "m2"), with_audit=False)
-    artifact = build_artifact(run, n_boot=20, seed=1)
+    artifact = build_artifact(run, bootstrap=20, seed=1)
     # two models x (best fixed, oracle, harmful, beneficial, terminal) + two legends at least
     assert _check(artifact) >= 12
 
@@ -104,7 +104,7 @@ def test_every_count_in_the_report_is_the_json_count(tmp_path: Path) -> None:
 def test_counts_hold_with_failures_and_open_ended_items(tmp_path: Path) -> None:
     run = tmp_path / "run"
     make_mixed_run(run)
-    artifact = build_artifact(run, n_boot=20, seed=1)
+    artifact = build_artifact(run, bootstrap=20, seed=1)
     assert _check(artifact) >= 5
     measures = json.loads((artifact / "measures.json").read_text(encoding="utf-8"))
     # a mean score carries its item count, a share of items k of n
@@ -126,7 +126,7 @@ def test_an_open_ended_card_shows_scores_and_outputs(tmp_path: Path) -> None:
     items = make_mixed_run(run)
     df, _ = read_run(run)
     write_audit(run, audit_transitions(df, items), "adjacent")
-    artifact = build_artifact(run, n_boot=10, seed=1)
+    artifact = build_artifact(run, bootstrap=10, seed=1)
     page = html.unescape((artifact / "report.html").read_text(encoding="utf-8"))
     cards = re.findall(r"<div class='card'.*?</div></div>", page, re.S)
     scored = [c for c in cards if "score 0.90 -&gt; 0.20" in c or "score 0.90 -> 0.20" in c]

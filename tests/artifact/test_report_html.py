@@ -275,7 +275,7 @@ def _stored_cascade(run: Path) -> str:
     from itemscale.responses import read_run
 
     df, _ = read_run(run)
-    real = cascade_report(df[df["model"] == "tiny<b>model</b>"], CascadeSettings(n_boot=0))
+    real = cascade_report(df[df["model"] == "tiny<b>model</b>"], CascadeSettings(bootstrap=0))
     block = real.results[0]
     rule = next(r for r in block.policies.values() if not isinstance(r, UnavailableRule))
     rule = rule.model_copy(
@@ -365,7 +365,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (run / "intervention").mkdir()
     (run / "intervention" / "nested.json").write_text(json.dumps(_stored_intervention()))
     (run / "intervention" / "nested.plan.json").write_text(json.dumps({"policy": "nested"}))
-    artifact = build_artifact(run, n_boot=30, seed=0)
+    artifact = build_artifact(run, bootstrap=30, seed=0)
     return artifact / "report.html"
 
 
@@ -501,7 +501,7 @@ def test_mixed_run_report_loads_clean(
     """Failures, NOANSWER, open-ended items and no cascade/intervention/audit: still clean."""
     run = tmp_path_factory.mktemp("mixed") / "run"
     make_mixed_run(run)
-    report = build_artifact(run, n_boot=10, seed=0) / "report.html"
+    report = build_artifact(run, bootstrap=10, seed=0) / "report.html"
     page = Page(browser, report.as_uri())
     assert page.eval("document.body.dataset.ready") == "1"
     assert page.errors() == []
@@ -521,7 +521,7 @@ def test_a_frames_by_resolution_grid_reads_at_a_glance(
 
     run = tmp_path_factory.mktemp("grid") / "run"
     make_grid_run(run)
-    report = build_artifact(run, n_boot=20, seed=0) / "report.html"
+    report = build_artifact(run, bootstrap=20, seed=0) / "report.html"
     page = Page(browser, report.as_uri())
     assert page.errors() == []
     got = json.loads(
@@ -573,7 +573,7 @@ def test_item_response_section_reads_in_chromium(
     and the planted items, and nothing is wider than the window."""
     run = tmp_path_factory.mktemp("irt") / "run"
     make_irt_run(run)
-    report = build_artifact(run, n_boot=10, seed=0) / "report.html"
+    report = build_artifact(run, bootstrap=10, seed=0) / "report.html"
     page = Page(browser, report.as_uri())
     assert page.eval("document.body.dataset.ready") == "1"
     assert page.errors() == []
@@ -624,7 +624,7 @@ def test_figures_and_tables_fit_the_window(
     the complementarity table scrolls inside its own box. Screenshots of every figure."""
     run = tmp_path_factory.mktemp(f"wide{width}") / "run"
     _many_budget_run(run)
-    report = build_artifact(run, n_boot=10, seed=0) / "report.html"
+    report = build_artifact(run, bootstrap=10, seed=0) / "report.html"
     page = Page(browser, report.as_uri())
     browser.send(
         "Emulation.setDeviceMetricsOverride",
@@ -679,7 +679,7 @@ def test_explorer_opens_items_named_like_object_members(
     ]
     without = {"constructor", "hasOwnProperty"}
     write_items_jsonl(run / "items.jsonl", [it for it in kept if it.item_id not in without])
-    report = build_artifact(run, n_boot=10, seed=0) / "report.html"
+    report = build_artifact(run, bootstrap=10, seed=0) / "report.html"
     page = Page(browser, report.as_uri())
     assert page.eval("document.body.dataset.ready") == "1"
     for name in PROTOTYPE_IDS:

@@ -30,7 +30,7 @@ OLD_NAV = (
 def artifact(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run = tmp_path_factory.mktemp("irt") / "run"
     make_irt_run(run)
-    return build_artifact(run, n_boot=10, seed=0)
+    return build_artifact(run, bootstrap=10, seed=0)
 
 
 def _section(page: str) -> str:
@@ -103,7 +103,7 @@ def test_the_fit_needs_ten_respondents_and_fifty_items() -> None:
 def test_a_run_too_small_for_a_fit_has_no_section(tmp_path: Path) -> None:
     run = tmp_path / "run"
     make_run(run)  # 2 models x (3 budgets + text-only) = 8 respondents, 24 items
-    page = (build_artifact(run, n_boot=10, seed=0) / "report.html").read_text(encoding="utf-8")
+    page = (build_artifact(run, bootstrap=10, seed=0) / "report.html").read_text(encoding="utf-8")
     assert OLD_NAV in page
     assert "id='irt'" not in page and "irt-information" not in page
     assert '</section>\n<section id="cascade">' in page

@@ -25,7 +25,7 @@ def test_report_names_the_same_input_step_beside_the_curve(tmp_path: Path) -> No
     run = tmp_path / "run"
     write_run(run, df, {"protocol": {"name": "same input"}, "started_at": "2026-01-01T00:00:00Z"})
     assert main(["cascade", str(run), "--bootstrap", "0"]) == 0  # RUN/cascade.json
-    html = (build_artifact(run, n_boot=0, seed=0) / "report.html").read_text(encoding="utf-8")
+    html = (build_artifact(run, bootstrap=0, seed=0) / "report.html").read_text(encoding="utf-8")
     sentence = "32f looks like the same input as 16f: identical answers on 50 of 50 items"
     assert html.count(sentence) == 2  # beside the curve, and in the prescription
     curve_end = html.index("</svg>", html.index("accuracy-curve"))

@@ -51,7 +51,7 @@ def _intervention(recovered: int, of: int, broken: int, controls: int) -> Interv
 
 def _cascade(df: object, best: BestMatch | None) -> CascadeReport:
     """The run's own cascade, its first block's cost model and best match set as given."""
-    report = cascade_report(df, CascadeSettings(n_boot=0))  # type: ignore[arg-type]
+    report = cascade_report(df, CascadeSettings(bootstrap=0))  # type: ignore[arg-type]
     block = report.results[0]
     cost = block.cost.model_copy(update={"sharing": "union"})
     block = block.model_copy(update={"cost": cost, "best_match": best})
@@ -60,7 +60,7 @@ def _cascade(df: object, best: BestMatch | None) -> CascadeReport:
 
 def test_the_conclusion_says_what_the_numbers_say(tmp_path: Path) -> None:
     df, _ = make_run(tmp_path / "run", models=("m",), with_audit=False)
-    measures = analyze_responses(df, n_boot=20, seed=0)
+    measures = analyze_responses(df, bootstrap=20, seed=0)
     block = measures.models["m"]
     assert isinstance(block, BinarySeries)
     n = block.n_items
@@ -146,7 +146,7 @@ def test_the_headline_sets_the_harmful_rate_beside_the_additive_world() -> None:
 
 def test_the_demo_conclusion_reconciles_the_harmful_rate(tmp_path: Path) -> None:
     df, _ = make_run(tmp_path / "run", models=("m",), with_audit=False)
-    measures = analyze_responses(df, n_boot=20, seed=0)
+    measures = analyze_responses(df, bootstrap=20, seed=0)
     block = measures.models["m"]
     assert isinstance(block, BinarySeries) and isinstance(block.heterogeneity, Heterogeneity)
     text = " ".join(demo_conclusion(measures, _intervention(1, 2, 0, 2), None, {}).split())

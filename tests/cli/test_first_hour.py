@@ -142,7 +142,7 @@ def _two_axis_table() -> object:
 def test_a_two_axis_grid_uses_the_partial_order_and_reports_each_chain() -> None:
     from itemscale.measures import analyze_responses
 
-    block = analyze_responses(_two_axis_table(), n_boot=0).to_json()["models"]["m"]  # type: ignore[arg-type]
+    block = analyze_responses(_two_axis_table(), bootstrap=0).to_json()["models"]["m"]  # type: ignore[arg-type]
     assert block["order"]["multi_axis"] and block["order"]["axes"] == ["frames", "pixels"]
     assert block["harmful_rate"]["value"] == pytest.approx(1 / 4)  # a only, not b
     assert block["beneficial_rate"]["value"] == pytest.approx(2 / 4)  # b (2f: 56 -> 112), c
@@ -158,10 +158,12 @@ def test_a_two_axis_grid_uses_the_partial_order_and_reports_each_chain() -> None
     fr112 = block["chains"]["frames@112"]
     assert fr112["axis"] == ["2f@112", "4f@112"]
     assert fr112["harmful_rate"]["value"] == 0.0 and fr112["accuracy"]["4f@112"]["value"] == 0.75
-    one = analyze_responses(_two_axis_table(), n_boot=0, axis="frames@56").to_json()["models"]["m"]  # type: ignore[arg-type]
+    one = analyze_responses(_two_axis_table(), bootstrap=0, axis="frames@56").to_json()["models"][
+        "m"
+    ]  # type: ignore[arg-type]
     assert one["axis"] == ["2f@56", "4f@56"] and not one["order"]["multi_axis"]
     with pytest.raises(ValueError, match=r"no budget chain 'frames@999'.*frames@112"):
-        analyze_responses(_two_axis_table(), n_boot=0, axis="frames@999").to_json()  # type: ignore[arg-type]
+        analyze_responses(_two_axis_table(), bootstrap=0, axis="frames@999").to_json()  # type: ignore[arg-type]
 
 
 def test_budget_order_keeps_one_axis_and_allocation_axes_as_they_were() -> None:

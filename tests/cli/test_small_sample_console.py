@@ -30,7 +30,7 @@ def _pages(tmp_path: Path) -> str:
     few: pd.DataFrame = groups[groups["video_id"].isin(["v0", "v1", "v2"])]
     pages = []
     for table, options in ((df, {"test_pairs": [("f8", "f32")]}), (few, kwargs)):
-        result = analyze_responses(table, n_boot=N_BOOT, **options)
+        result = analyze_responses(table, bootstrap=N_BOOT, **options)
         for brief in (False, True):
             out = io.StringIO()
             print_summary(result, out, brief=brief)

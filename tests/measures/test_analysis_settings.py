@@ -91,11 +91,12 @@ def test_settings_are_frozen_and_forbid_unknown_options() -> None:
         AnalysisSettings(boot=10)  # type: ignore[call-arg]
 
 
-def test_n_boot_is_the_same_setting_as_bootstrap() -> None:
-    assert AnalysisSettings(n_boot=7) == AnalysisSettings(bootstrap=7)  # type: ignore[call-arg]
-    with pytest.raises(ValidationError) as caught:
+def test_n_boot_is_the_retired_name_of_bootstrap() -> None:
+    with pytest.deprecated_call(match=r"AnalysisSettings\(n_boot=\.\.\.\) is deprecated"):
+        assert AnalysisSettings(n_boot=7) == AnalysisSettings(bootstrap=7)  # type: ignore[call-arg]
+    with pytest.raises(ValidationError) as caught, pytest.deprecated_call():
         AnalysisSettings(n_boot=-1)  # type: ignore[call-arg]
-    assert caught.value.errors()[0]["loc"] == ("n_boot",)
+    assert caught.value.errors()[0]["loc"] == ("bootstrap",)
 
 
 def test_labels_are_stripped() -> None:

@@ -115,7 +115,7 @@ def test_every_interval_method_repeats_and_grid_shape(
     text = rng.integers(0, 2, size=(n_items, repeats)) if with_text else None
     videos = [f"v{i // 2}" for i in range(n_items)]
     df = _table(configs, correct, videos=videos, text=text)
-    result = analyze_responses(df, n_boot=200, seed=1, ci=ci).to_json()
+    result = analyze_responses(df, bootstrap=200, seed=1, ci=ci).to_json()
     block = result["models"]["m"]
     assert block["n_items"] == n_items
     assert _check_intervals(result) > 10
@@ -145,7 +145,7 @@ def test_the_reported_case_repeats_2_under_bca_on_frames_x_short_side() -> None:
     configs = GRIDS["frames x pixels"]
     correct = rng.integers(0, 2, size=(16, len(configs), 2))
     df = _table(configs, correct, videos=[f"v{i // 2}" for i in range(16)])
-    result = analyze_responses(df, n_boot=300, seed=0, ci="bca").to_json()
+    result = analyze_responses(df, bootstrap=300, seed=0, ci="bca").to_json()
     block = result["models"]["m"]
     assert block["expected_harmful_rate"] == {"value": None, "ci": None}
     assert block["item_rate_harmful_rate"]["ci"] is not None
@@ -192,13 +192,13 @@ def response_tables(draw: st.DrawFn) -> pd.DataFrame:
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-@given(df=response_tables(), ci=st.sampled_from(CI_METHODS), n_boot=st.sampled_from([0, 1, 30]))
-def test_analyze_never_raises_on_a_valid_table(df: pd.DataFrame, ci: str, n_boot: int) -> None:
+@given(df=response_tables(), ci=st.sampled_from(CI_METHODS), bootstrap=st.sampled_from([0, 1, 30]))
+def test_analyze_never_raises_on_a_valid_table(df: pd.DataFrame, ci: str, bootstrap: int) -> None:
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # "Mean of empty slice" came first
-        result = analyze_responses(df, n_boot=n_boot, seed=3, ci=ci).to_json()
+        result = analyze_responses(df, bootstrap=bootstrap, seed=3, ci=ci).to_json()
     _check_intervals(result)
     block = result["models"]["m"]
     assert block["n_items"] + block["n_dropped"] == df["item_id"].nunique()

@@ -26,7 +26,7 @@ def test_help_itemscale_is_short_and_points_at_the_docs() -> None:
 
 def test_a_wrong_measure_name_lists_the_valid_ones(tmp_path: Path) -> None:
     df, _ = make_run(tmp_path / "run", models=("m",), with_audit=False)
-    result = AnalysisResult.from_json(analyze_responses(df, n_boot=0).to_json())
+    result = AnalysisResult.from_json(analyze_responses(df, bootstrap=0).to_json())
     series = result["m"]
     with pytest.raises(KeyError) as exc:
         series.estimate("harmful")

@@ -34,7 +34,7 @@ def _answers(matrix: dict[str, list[int]]) -> dict[str, list[str]]:
     return {item: ["A" if y else "B" for y in ys] for item, ys in matrix.items()}
 
 
-def _selector_block(uniform: dict, selector: dict, videos: dict, n_boot: int = 0) -> dict:
+def _selector_block(uniform: dict, selector: dict, videos: dict, bootstrap: int = 0) -> dict:
     df = pd.concat(
         [
             table(uniform, answers=_answers(uniform), videos=videos, series="linspace/cached"),
@@ -48,7 +48,7 @@ def _selector_block(uniform: dict, selector: dict, videos: dict, n_boot: int = 0
         ],
         ignore_index=True,
     )
-    res = analyze_responses(normalise_responses(df), n_boot=n_boot).to_json()["models"]["m"]
+    res = analyze_responses(normalise_responses(df), bootstrap=bootstrap).to_json()["models"]["m"]
     (churn,) = res["churn"].values()
     return churn
 
@@ -111,7 +111,7 @@ def test_two_formula_series_have_no_selector_record() -> None:
         ],
         ignore_index=True,
     )
-    res = analyze_responses(normalise_responses(df), n_boot=0).to_json()["models"]["m"]
+    res = analyze_responses(normalise_responses(df), bootstrap=0).to_json()["models"]["m"]
     (churn,) = res["churn"].values()
     assert all("selector" not in b for b in churn["budgets"].values())
 
@@ -132,7 +132,7 @@ def _adaptive_block(used: dict[str, int]) -> dict:
     sel["effective_frames"] = sel["item_id"].map(used)
     uniform = table(UNIFORM, answers=_answers(UNIFORM), videos=VIDEOS, series="linspace/cached")
     df = pd.concat([uniform, sel], ignore_index=True)
-    res = analyze_responses(normalise_responses(df), n_boot=0).to_json()["models"]["m"]
+    res = analyze_responses(normalise_responses(df), bootstrap=0).to_json()["models"]["m"]
     (churn,) = res["churn"].values()
     assert set(churn["budgets"]) == {"16f"}  # the cap's place on the axis: 16 frames
     return churn["budgets"]["16f"]["selector"]

@@ -40,7 +40,7 @@ def _with(df: pd.DataFrame, column: str, by_label: dict[str, float]) -> pd.DataF
 
 
 def _entries(df: pd.DataFrame) -> list[dict]:
-    out = analyze_responses(df, n_boot=0).to_json()
+    out = analyze_responses(df, bootstrap=0).to_json()
     entries: list[dict] = out["models"]["m"]["effective_budget"]
     return entries
 
@@ -101,7 +101,7 @@ def test_effective_frames_count_when_tokens_are_absent() -> None:
 
 def test_console_says_it_beside_the_curve() -> None:
     matrix, answers = _answers(50, seed=1, same_last=True)
-    result = analyze_responses(table(matrix, labels=LABELS, answers=answers), n_boot=0).to_json()
+    result = analyze_responses(table(matrix, labels=LABELS, answers=answers), bootstrap=0).to_json()
     out = io.StringIO()
     print_summary(result, out)
     lines = out.getvalue().splitlines()
@@ -114,7 +114,7 @@ def test_cascade_costs_a_repeated_terminal_as_its_predecessor() -> None:
     matrix, answers = _answers(60, seed=5, same_last=True)
     videos = {f"q{i}": f"v{i // 2}" for i in range(60)}
     df = normalise_responses(table(matrix, labels=LABELS, answers=answers, videos=videos))
-    report = cascade_report(df, CascadeSettings(n_boot=0, seed=0, sharing="prefix")).as_json()
+    report = cascade_report(df, CascadeSettings(bootstrap=0, seed=0, sharing="prefix")).as_json()
     (block,) = report["results"]
     assert block["labels"] == ["8f", "16f"]
     assert block["terminal"]["label"] == "16f"
@@ -123,11 +123,11 @@ def test_cascade_costs_a_repeated_terminal_as_its_predecessor() -> None:
     assert "32f is costed as 16f" in block["same_input_note"]
     # the same stages asked for by name: the same answer, with the reason
     named = cascade_report(
-        df, CascadeSettings(n_boot=0, seed=0, sharing="prefix", stages=("8f", "16f", "32f"))
+        df, CascadeSettings(bootstrap=0, seed=0, sharing="prefix", stages=("8f", "16f", "32f"))
     ).as_json()
     assert named["results"][0]["labels"] == ["8f", "16f"]
     # two stages, the second a repeat of the first: nothing left to cascade, said so
-    two = cascade_report(df, CascadeSettings(n_boot=0, seed=0, stages=("16f", "32f"))).as_json()
+    two = cascade_report(df, CascadeSettings(bootstrap=0, seed=0, stages=("16f", "32f"))).as_json()
     assert two["results"] == []
     (skipped,) = two["skipped"]
     assert "32f looks like the same input as 16f" in skipped["reason"]
@@ -138,7 +138,7 @@ def test_the_shipped_release_names_qwen3_vl_8b_128f_to_256f(shipped_release_run:
     """On the seed paper's labels (nothing recorded but answers), exactly one step of one model
     is the same input: Qwen3-VL-8B's 256f_151k repeats its 128f_151k on all 786 items."""
     df, _ = read_run(shipped_release_run)
-    result = analyze_responses(df, n_boot=0).to_json()
+    result = analyze_responses(df, bootstrap=0).to_json()
     flagged = {
         model: [(e["from"], e["to"], e["identical"], e["items"]) for e in block["effective_budget"]]
         for model, block in result["models"].items()
@@ -175,7 +175,7 @@ def test_a_rerun_level_step_is_flagged_and_earns_no_saving() -> None:
         "indistinguishable from a rerun (2 of 160 answers differ; a rerun moves at most 2"
         in (entry["evidence"]["sentence"])
     )
-    report = cascade_report(df, CascadeSettings(n_boot=0, seed=0, sharing="prefix")).as_json()
+    report = cascade_report(df, CascadeSettings(bootstrap=0, seed=0, sharing="prefix")).as_json()
     (block,) = report["results"]
     assert block["labels"] == ["8f", "16f"]
     assert [(e["from"], e["to"]) for e in block["same_input_terminal"]] == [("16f", "32f")]

@@ -41,7 +41,7 @@ def _run(n_items: int = 30, seed: int = 0) -> pd.DataFrame:
 
 
 def test_analyze_adds_the_tests_beside_the_existing_keys() -> None:
-    res = analyze(_run(), n_boot=200, seed=3)["models"]["m"]
+    res = analyze(_run(), bootstrap=200, seed=3)["models"]["m"]
     for key in ("mcnemar_p", "flip_down", "flip_up", "adjacent", "harmful_rate"):
         assert key in res  # unchanged
     tests = res["paired_tests"]
@@ -73,14 +73,14 @@ def test_analyze_adds_the_tests_beside_the_existing_keys() -> None:
 
 
 def test_analyze_is_the_same_bit_for_bit_on_rerun() -> None:
-    first = analyze(_run(), n_boot=150, seed=5)
-    again = analyze(_run(), n_boot=150, seed=5)
+    first = analyze(_run(), bootstrap=150, seed=5)
+    again = analyze(_run(), bootstrap=150, seed=5)
     assert json.dumps(first, sort_keys=True) == json.dumps(again, sort_keys=True)
 
 
 def test_requested_pairs_are_a_family_of_their_own() -> None:
     res = analyze(
-        _run(), n_boot=0, test_pairs=[("8f", "32f"), ("32f", "8f")], heterogeneity_draws=0
+        _run(), bootstrap=0, test_pairs=[("8f", "32f"), ("32f", "8f")], heterogeneity_draws=0
     )["models"]["m"]
     requested = res["paired_tests"]["requested"]
     assert list(requested) == ["8f->32f", "32f->8f"]
@@ -89,13 +89,13 @@ def test_requested_pairs_are_a_family_of_their_own() -> None:
     assert forward["holm_p"] == pytest.approx(min(1.0, 2 * forward["clustered_mcnemar_p"]))
     assert res["heterogeneity"]["p_value"] is None  # no resamples: no null distribution
     with pytest.raises(UnknownConfigError, match="the run's configurations: 16f, 32f, 8f"):
-        analyze(_run(), n_boot=0, test_pairs=[("8f", "64f")])
+        analyze(_run(), bootstrap=0, test_pairs=[("8f", "64f")])
 
 
 def test_the_json_tests_are_those_of_the_functions() -> None:
     df = normalise_responses(_run())
     (m,) = [x for x in build_matrices(df) if x.kind == "binary"]
-    res = analyze_responses(df, n_boot=0).to_json()["models"]["m"]["paired_tests"]["adjacent"]
+    res = analyze_responses(df, bootstrap=0).to_json()["models"]["m"]["paired_tests"]["adjacent"]
     direct = paired_tests(m.y, m.video_ids, m.budget_order.adjacent, list(m.labels))
     assert [res[t.pair]["clustered_mcnemar_p"] for t in direct] == [t.clustered_p for t in direct]
 
@@ -104,7 +104,7 @@ def test_more_budgets_than_the_test_enumerates_are_skipped_with_the_reason() -> 
     labels = [f"{k + 1}f" for k in range(MAX_BUDGETS + 1)]
     rng = np.random.default_rng(0)
     matrix = {f"q{i}": list(rng.integers(0, 2, len(labels)).astype(float)) for i in range(6)}
-    res = analyze(table(matrix, labels=labels), n_boot=0)["models"]["m"]
+    res = analyze(table(matrix, labels=labels), bootstrap=0)["models"]["m"]
     assert "up to K = 12" in res["heterogeneity"]["skipped"]
     assert res["paired_tests"]["n_family"] == MAX_BUDGETS
 
@@ -144,7 +144,7 @@ def _two_phases(with_repeat: bool = False) -> pd.DataFrame:
 
 
 def test_churn_between_two_phases_by_hand() -> None:
-    res = analyze(_two_phases(), n_boot=0)["models"]["m"]
+    res = analyze(_two_phases(), bootstrap=0)["models"]["m"]
     (key,) = res["churn"]
     first = key.removeprefix("series:").split("|")[0]
     churn = res["churn"][key]
@@ -166,7 +166,7 @@ def test_churn_between_two_phases_by_hand() -> None:
 
 
 def test_churn_shows_the_noise_floor_of_a_series_with_repeats() -> None:
-    res = analyze(_two_phases(with_repeat=True), n_boot=100)["models"]["m"]
+    res = analyze(_two_phases(with_repeat=True), bootstrap=100)["models"]["m"]
     (churn,) = res["churn"].values()
     budgets = list(churn["budgets"].values())
     side = "noise_floor_p" if "noise_floor_p" in budgets[0] else "noise_floor_q"

@@ -167,8 +167,8 @@ def test_selected_intervals_move_with_the_data(shift: float, gaps: list[float], 
 
 def test_analyze_records_its_method_and_percentile_is_the_old_behaviour() -> None:
     table = normalise_responses(population(400, seed=3))
-    bca = analyze_responses(table, n_boot=200, seed=1).to_json()
-    pct = analyze_responses(table, n_boot=200, seed=1, ci="percentile").to_json()
+    bca = analyze_responses(table, bootstrap=200, seed=1).to_json()
+    pct = analyze_responses(table, bootstrap=200, seed=1, ci="percentile").to_json()
     assert bca["bootstrap"]["interval"] == "bca" and pct["bootstrap"]["interval"] == "percentile"
     b, p = bca["models"]["population"], pct["models"]["population"]
     for key in ("best_fixed", "oracle_headroom", "oracle"):
@@ -183,7 +183,7 @@ def test_analyze_records_its_method_and_percentile_is_the_old_behaviour() -> Non
 def test_coverage_of_best_fixed_and_headroom_holds() -> None:
     """A seeded, smaller run of benchmarks/coverage.py: 200 samples of 80 videos."""
     table = normalise_responses(population(4000, seed=0))
-    result = coverage(table, n_samples=200, n_videos=80, n_boot=300, seed=11)
+    result = coverage(table, n_samples=200, n_videos=80, bootstrap=300, seed=11)
     for name in (
         "best_fixed",
         "oracle_headroom",

@@ -68,7 +68,7 @@ def _table() -> pd.DataFrame:
 
 
 def test_a_toy_measure_appears_in_json_console_and_report(toy: ItemShare, tmp_path: Path) -> None:
-    result = analyze_responses(_table(), n_boot=50, seed=1).to_json()
+    result = analyze_responses(_table(), bootstrap=50, seed=1).to_json()
     block = result["models"]["m"]
     assert block["first_budget_rate"]["value"] == pytest.approx(3 / 6)
     low, high = block["first_budget_rate"]["ci"]
@@ -89,7 +89,7 @@ def test_a_toy_measure_appears_in_json_console_and_report(toy: ItemShare, tmp_pa
     make_run(run, n_items=8, with_audit=False)
     from itemscale.artifact import build_artifact
 
-    artifact = build_artifact(run, n_boot=20)
+    artifact = build_artifact(run, bootstrap=20)
     html = (artifact / "report.html").read_text(encoding="utf-8")
     assert "<th>first-budget rate</th>" in html
     assert "items right at the smallest budget of the axis" in html
@@ -98,14 +98,14 @@ def test_a_toy_measure_appears_in_json_console_and_report(toy: ItemShare, tmp_pa
 def test_unregistering_leaves_the_built_in_measures(toy: ItemShare) -> None:
     unregister_measure(toy)
     assert "first-budget rate" not in GLOSSARY
-    block = analyze_responses(_table(), n_boot=0).to_json()["models"]["m"]
+    block = analyze_responses(_table(), bootstrap=0).to_json()["models"]["m"]
     assert "first_budget_rate" not in block
     register_measure(toy)  # the fixture removes it again
 
 
 def test_built_in_units_keep_their_values() -> None:
     """Hand-computed on the table above (visual budgets 8f < 16f < 32f)."""
-    block = analyze_responses(_table(), n_boot=0).to_json()["models"]["m"]
+    block = analyze_responses(_table(), bootstrap=0).to_json()["models"]["m"]
     # 16f and 32f tie at 4 of 6: the tie goes to the smaller budget
     assert block["best_fixed"]["config"] == "16f"
     assert block["best_fixed"]["value"] == pytest.approx(4 / 6)
@@ -169,7 +169,7 @@ def test_each_kind_has_its_headline_in_console_order() -> None:
 
 def test_json_is_unchanged_in_layout(tmp_path: Path) -> None:
     """The blocks' keys in the documented order (docs/measures.md, "JSON layout")."""
-    result = analyze_responses(_table(), n_boot=0).to_json()
+    result = analyze_responses(_table(), bootstrap=0).to_json()
     block = result["models"]["m"]
     assert list(block)[:16] == [
         "kind",

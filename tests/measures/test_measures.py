@@ -51,7 +51,7 @@ def test_binary_measures_match_hand_computation() -> None:
         "i4": (0.0, "NOANSWER"),
         "i5": (1.0, "A"),
     }
-    res = analyze(table(HAND, answers=answers, text=text), n_boot=0)["models"]["m"]
+    res = analyze(table(HAND, answers=answers, text=text), bootstrap=0)["models"]["m"]
     assert res["n_items"] == 5 and res["n_dropped"] == 0
     assert [res["accuracy"][c]["value"] for c in LABELS] == [0.6, 0.6, 0.6]
     assert res["best_fixed"] == {
@@ -107,7 +107,7 @@ def test_matched_grid_drops_failures_with_reasons() -> None:
     status = {("i1", 1): "media_error", ("i2", 2): "timeout", ("i3", 2): "timeout"}
     df = table(HAND, status=status)
     df = df[~((df["item_id"] == "i4") & (df["config_label"] == "32f"))]
-    res = analyze(df, n_boot=0)["models"]["m"]
+    res = analyze(df, bootstrap=0)["models"]["m"]
     assert res["n_items"] == 1  # only i5 is left
     assert res["n_dropped"] == 4
     assert res["drop_reasons"] == {"media_error": 1, "timeout": 2, "missing": 1}
@@ -117,7 +117,7 @@ def test_matched_grid_drops_failures_with_reasons() -> None:
 def test_noanswer_is_an_answered_wrong_response() -> None:
     df = table({"a": [1, 0], "b": [0, 1]}, labels=["8f", "16f"], status={("a", 1): "noanswer"})
     df.loc[(df["item_id"] == "a") & (df["config_label"] == "16f"), "correct"] = 0.0
-    res = analyze(df, n_boot=0)["models"]["m"]
+    res = analyze(df, bootstrap=0)["models"]["m"]
     assert res["n_items"] == 2
     assert res["harmful_rate"]["value"] == 0.5
 
@@ -125,7 +125,7 @@ def test_noanswer_is_an_answered_wrong_response() -> None:
 def test_repeats_noise_floor_and_rates() -> None:
     r0 = table({"a": [1, 0], "b": [1, 1], "c": [0, 1]}, labels=["8f", "16f"], repeat=0)
     r1 = table({"a": [1, 1], "b": [0, 1], "c": [0, 1]}, labels=["8f", "16f"], repeat=1)
-    res = analyze(pd.concat([r0, r1]), n_boot=0)["models"]["m"]
+    res = analyze(pd.concat([r0, r1]), bootstrap=0)["models"]["m"]
     assert res["n_repeats"] == 2
     # disagreement at 8f: only b; at 16f: only a
     assert res["noise_floor"]["8f"]["value"] == pytest.approx(1 / 3)
@@ -155,7 +155,7 @@ def test_expected_harmful_equals_enumeration(rows: list[list[float]]) -> None:
 
 def test_continuous_measures_by_hand() -> None:
     scores = {"a": [0.2, 0.8, 0.5], "b": [0.6, 0.6, 0.7], "c": [0.0, 0.1, 0.4]}
-    res = analyze(table(scores, kind="open_qa"), n_boot=0)["models"]["m"]["continuous"]
+    res = analyze(table(scores, kind="open_qa"), bootstrap=0)["models"]["m"]["continuous"]
     means = [res["mean_score"][c]["value"] for c in LABELS]
     np.testing.assert_allclose(means, [0.8 / 3, 1.5 / 3, 1.6 / 3])
     # oracle: mean of item maxima (0.8 + 0.7 + 0.4) / 3, minus the best mean 1.6 / 3
@@ -167,7 +167,7 @@ def test_continuous_measures_by_hand() -> None:
 def test_membership_across_series() -> None:
     a = table({"x": [1, 0], "y": [1, 0], "z": [0, 1]}, labels=["8f", "16f"], series="cached")
     b = table({"x": [1, 0], "y": [1, 1], "z": [1, 0]}, labels=["8f", "16f"], series="raw")
-    res = analyze(pd.concat([a, b]), n_boot=0)["models"]["m"]
+    res = analyze(pd.concat([a, b]), bootstrap=0)["models"]["m"]
     overlap = res["membership"]["series:cached|raw"]["harmful"]
     assert overlap == {"n_p": 2, "n_q": 2, "n_both": 1, "jaccard": 1 / 3, "kept_share": 0.5}
     assert res["series"] == "cached" and "raw" in res["other_series"]
@@ -178,7 +178,7 @@ def test_by_attribute_breakdown() -> None:
     df["attributes"] = df["item_id"].map(
         lambda i: '{"duration": "long"}' if i in ("i1", "i3") else '{"duration": "short"}'
     )
-    res = analyze(df, n_boot=0, by=["duration"])["models"]["m"]
+    res = analyze(df, bootstrap=0, by=["duration"])["models"]["m"]
     groups = res["by"]["duration"]["groups"]
     assert groups["long"]["harmful_rate"]["value"] == 1.0
     assert groups["short"]["harmful_rate"]["value"] == 0.0
@@ -193,7 +193,7 @@ def test_bootstrap_resamples_whole_videos() -> None:
         labels=["8f", "16f"],
         videos={"a1": "A", "a2": "A", "b1": "B", "b2": "B"},
     )
-    res = analyze(df, n_boot=300, seed=3)["models"]["m"]
+    res = analyze(df, bootstrap=300, seed=3)["models"]["m"]
     assert res["accuracy"]["8f"]["ci"] == [0.5, 0.5]
 
 
@@ -211,9 +211,9 @@ def test_same_seed_same_interval_other_seed_differs() -> None:
     rng = np.random.default_rng(0)
     matrix = {f"i{i}": list(rng.integers(0, 2, 4).astype(float)) for i in range(60)}
     labels = ["a", "b", "c", "d"]
-    one = analyze(table(matrix, labels=labels), n_boot=200, seed=5)
-    two = analyze(table(matrix, labels=labels), n_boot=200, seed=5)
-    three = analyze(table(matrix, labels=labels), n_boot=200, seed=6)
+    one = analyze(table(matrix, labels=labels), bootstrap=200, seed=5)
+    two = analyze(table(matrix, labels=labels), bootstrap=200, seed=5)
+    three = analyze(table(matrix, labels=labels), bootstrap=200, seed=6)
     assert one == two
     assert one["models"]["m"]["accuracy"] != three["models"]["m"]["accuracy"]
 
@@ -221,7 +221,7 @@ def test_same_seed_same_interval_other_seed_differs() -> None:
 def test_video_bootstrap_means_match_direct_weighting() -> None:
     videos = np.array(["v1", "v1", "v2", "v3"], dtype=object)
     values = np.array([[1.0], [0.0], [1.0], [0.0]])
-    boot = VideoBootstrap(videos, n_boot=20, seed=2)
+    boot = VideoBootstrap(videos, bootstrap=20, seed=2)
     weights = boot.counts[:, boot.codes]  # per item
     direct = (weights @ values)[:, 0] / weights.sum(axis=1)
     np.testing.assert_allclose(boot.means(values)[:, 0], direct)
@@ -245,7 +245,7 @@ def test_invariants(rows: list[list[int]], rnd: object) -> None:
     k = len(rows[0])
     labels = [f"c{j}" for j in range(k)]
     matrix = {f"i{i}": [float(v) for v in r] for i, r in enumerate(rows)}
-    res = analyze(table(matrix, labels=labels), n_boot=30, seed=1)["models"]["m"]
+    res = analyze(table(matrix, labels=labels), bootstrap=30, seed=1)["models"]["m"]
     acc = [res["accuracy"][c]["value"] for c in labels]
     for j in range(k):
         for m in range(j + 1, k):
@@ -259,7 +259,7 @@ def test_invariants(rows: list[list[int]], rnd: object) -> None:
     # item order does not matter
     items = list(matrix.items())
     rnd.shuffle(items)  # type: ignore[attr-defined]
-    shuffled = analyze(table(dict(items), labels=labels), n_boot=30, seed=1)["models"]["m"]
+    shuffled = analyze(table(dict(items), labels=labels), bootstrap=30, seed=1)["models"]["m"]
     assert shuffled == res
 
 

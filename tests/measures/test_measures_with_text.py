@@ -37,7 +37,7 @@ def _hand_table(with_extra: bool = True) -> pd.DataFrame:
 
 
 def test_grid_with_text_by_hand() -> None:
-    block = analyze_responses(_hand_table(), n_boot=200, seed=1).to_json()["models"]["m"]
+    block = analyze_responses(_hand_table(), bootstrap=200, seed=1).to_json()["models"]["m"]
     g = block["grid_with_text"]
     assert g["configs"] == ["text-only", "8f", "16f"]
     assert (g["n_items"], g["n_videos"], g["n_dropped"]) == (5, 3, 1)
@@ -63,14 +63,14 @@ def test_grid_with_text_by_hand() -> None:
 
 def test_no_text_only_no_block() -> None:
     df = normalise_responses(table({"a": [1, 0], "b": [0, 1]}, labels=LABELS2))
-    assert "grid_with_text" not in analyze_responses(df, n_boot=0).to_json()["models"]["m"]
+    assert "grid_with_text" not in analyze_responses(df, bootstrap=0).to_json()["models"]["m"]
 
 
 def test_continuous_grid_with_text_by_hand() -> None:
     matrix = {"a": [0.2, 0.9], "b": [0.5, 0.5], "c": [0.0, 0.3]}
     text = {"a": (0.8, ""), "b": (0.55, ""), "c": (0.0, "")}
     df = normalise_responses(table(matrix, labels=LABELS2, text=text, kind="open_qa"))
-    g = analyze_responses(df, n_boot=0, eps=0.1).to_json()["models"]["m"]["continuous"][
+    g = analyze_responses(df, bootstrap=0, eps=0.1).to_json()["models"]["m"]["continuous"][
         "grid_with_text"
     ]
     assert g["configs"] == ["text-only", "8f", "16f"]
@@ -92,7 +92,7 @@ def test_grid_with_text_matches_its_definition(rows: list[list[int]]) -> None:
     matrix = {f"i{n}": r[1:] for n, r in enumerate(rows)}
     text = {f"i{n}": (float(r[0]), "A") for n, r in enumerate(rows)}
     df = normalise_responses(table(matrix, labels=labels, text=text))
-    g = analyze_responses(df, n_boot=0).to_json()["models"]["m"]["grid_with_text"]
+    g = analyze_responses(df, bootstrap=0).to_json()["models"]["m"]["grid_with_text"]
     y = np.array(rows)
     k = y.shape[1]
     acc = y.mean(axis=0)
@@ -117,9 +117,9 @@ def test_configs_restricts_every_measure_and_recomputes_the_matched_grid() -> No
     status = {("c", 2): "model_error"}  # c fails only at 32f
     text = {i: (1.0, "A") for i in matrix}
     df = normalise_responses(table(matrix, labels=labels, text=text, status=status))
-    full = analyze_responses(df, n_boot=0).to_json()
+    full = analyze_responses(df, bootstrap=0).to_json()
     assert full["models"]["m"]["n_items"] == 2  # c left out for its failure at 32f
-    chosen = analyze_responses(df, n_boot=0, configs=["16f", "8f", "text-only"]).to_json()
+    chosen = analyze_responses(df, bootstrap=0, configs=["16f", "8f", "text-only"]).to_json()
     block = chosen["models"]["m"]
     assert chosen["grid"] == {"configs": ["16f", "8f", "text-only"], "excluded_models": {}}
     assert block["axis"] == ["8f", "16f"]  # the table's axis order, not the order given
@@ -127,7 +127,7 @@ def test_configs_restricts_every_measure_and_recomputes_the_matched_grid() -> No
     assert block["harmful_rate"]["value"] == pytest.approx(1 / 3)  # a
     assert block["grid_with_text"]["configs"] == ["text-only", "8f", "16f"]
     # without the text-only label the text measures go too
-    visual = analyze_responses(df, n_boot=0, configs=["8f", "16f"]).to_json()["models"]["m"]
+    visual = analyze_responses(df, bootstrap=0, configs=["8f", "16f"]).to_json()["models"]["m"]
     assert "grid_with_text" not in visual and visual["n_text_only"] == 0
 
 
@@ -141,7 +141,7 @@ def test_configs_errors_and_excluded_models() -> None:
         select_configs(df, ["8f", "64f"])
     with pytest.raises(UnknownConfigError, match="named twice"):
         select_configs(df, ["8f", "8f"])
-    result = analyze_responses(df, n_boot=0, configs=["8f", "16f"]).to_json()
+    result = analyze_responses(df, bootstrap=0, configs=["8f", "16f"]).to_json()
     assert result["grid"]["excluded_models"] == {"b": ["16f"]}
     assert list(result["models"]) == ["a"]
 

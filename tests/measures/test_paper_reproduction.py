@@ -177,7 +177,7 @@ def test_table2_grid_matches_the_papers_own_script(
 def test_demo_comparison_reports_each_published_number(tmp_path: Path) -> None:
     from itemscale.cli.cmd_demo import run_paper_step
 
-    summary = run_paper_step(tmp_path / "paper", n_boot=20, report=False)
+    summary = run_paper_step(tmp_path / "paper", bootstrap=20, report=False)
     assert (summary["reproduced"], summary["published"]) == (53, 54)
     rows = json.loads((tmp_path / "paper" / "comparison.json").read_text(encoding="utf-8"))["rows"]
     differs = [(r["model"], r["measure"]) for r in rows if not r["same"]]
@@ -196,7 +196,7 @@ def test_demo_comparison_reports_each_published_number(tmp_path: Path) -> None:
     ) | {"LLaVA-NeXT-Video-7B"}
     assert all(b["cost"]["frames_basis"] == "prefix" for b in cascade["results"])
     # a second run imports nothing new and gives the same table
-    again = run_paper_step(tmp_path / "paper", n_boot=20, report=False)
+    again = run_paper_step(tmp_path / "paper", bootstrap=20, report=False)
     assert again["reproduced"] == 53
     measures = json.loads((tmp_path / "paper" / "measures.json").read_text(encoding="utf-8"))
     assert [dataclasses.asdict(r) for r in compare_with_paper(measures)] == rows

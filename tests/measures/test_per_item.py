@@ -231,7 +231,7 @@ def _random_table(data: st.DataObject, multi_axis: bool) -> pd.DataFrame:
 @given(data=st.data(), multi_axis=st.booleans())
 def test_label_means_are_the_rates(data: st.DataObject, multi_axis: bool) -> None:
     df = _random_table(data, multi_axis)
-    block = analyze_responses(df, n_boot=0).to_json()["models"]["m"]
+    block = analyze_responses(df, bootstrap=0).to_json()["models"]["m"]
     labels = per_item_labels(df)
     assert len(labels) == df["item_id"].nunique()
     mean = lambda col: float(labels[col].astype(float).mean())  # noqa: E731

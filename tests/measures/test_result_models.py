@@ -45,7 +45,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict[st
     tmp = tmp_path_factory.mktemp("scenarios")
     out = {}
     for name, df, kwargs in scenarios(tmp):
-        result = analyze_responses(df, n_boot=N_BOOT, **kwargs).to_json()
+        result = analyze_responses(df, bootstrap=N_BOOT, **kwargs).to_json()
         path = tmp / (re.sub(r"\W+", "_", name) + ".json")
         write_json_atomic(path, result)
         out[name] = (result, path.read_text(encoding="utf-8"))
@@ -100,7 +100,7 @@ def test_the_record_is_typed(outputs: dict[str, tuple[dict[str, Any], str]]) -> 
     assert point.count is not None and point.count.n == block.n_items
     assert block.accuracy["f16"] == result["a"].accuracy["f16"]
     assert block.grid_with_text is not None and block.grid_with_text.harmful_rate.value is not None
-    assert result.bootstrap.n_boot == N_BOOT
+    assert result.bootstrap.bootstrap == N_BOOT
     with pytest.raises(Exception, match="frozen"):
         block.series = "other"  # type: ignore[misc]
     open_ended = AnalysisResult.from_json(outputs["same input, open-ended only"][0])
@@ -216,7 +216,7 @@ def test_a_registered_measure_is_kept_in_place(
     toy = ItemShare(key="first_budget_rate", kinds=("binary",), indicator=_first_budget_right)
     register_measure(toy)
     try:
-        result = analyze_responses(df, n_boot=0).to_json()
+        result = analyze_responses(df, bootstrap=0).to_json()
         record = AnalysisResult.from_json(result)
         assert json.dumps(record.to_json()) == json.dumps(result)
         assert record.models["m"].registered["first_budget_rate"]["value"] is not None  # type: ignore[union-attr]

@@ -22,7 +22,7 @@ def _series(series: str, rule: str | None, model: str = "m") -> pd.DataFrame:
 
 def test_one_rule_per_series_is_stated_and_different_rules_warned() -> None:
     df = pd.concat([_series("a", "likelihood"), _series("b", "letter")], ignore_index=True)
-    result = analyze_responses(df, n_boot=0).to_json()
+    result = analyze_responses(df, bootstrap=0).to_json()
     block = result["models"]["m"]
     assert block["scoring_rules"] == ["likelihood"]
     assert block["other_series"]["b"]["scoring_rules"] == ["letter"]
@@ -42,7 +42,7 @@ def test_a_series_that_mixes_rules_and_models_that_differ() -> None:
     mixed = _series("default", "letter")
     mixed.loc[mixed["item_id"] == "q0", "scoring_rule"] = "likelihood"
     other = _series("default", "likelihood", model="n")
-    result = analyze_responses(pd.concat([mixed, other], ignore_index=True), n_boot=0).to_json()
+    result = analyze_responses(pd.concat([mixed, other], ignore_index=True), bootstrap=0).to_json()
     assert result["models"]["m"]["scoring_rule_warnings"] == [
         "series default mixes scoring rules (letter, likelihood): its budgets are not "
         "compared on one rule"
@@ -54,12 +54,12 @@ def test_a_series_that_mixes_rules_and_models_that_differ() -> None:
 
 def test_unknown_rules_say_nothing() -> None:
     result = analyze_responses(
-        pd.concat([_series("a", None), _series("b", "letter")], ignore_index=True), n_boot=0
+        pd.concat([_series("a", None), _series("b", "letter")], ignore_index=True), bootstrap=0
     ).to_json()
     block = result["models"]["m"]
     assert block["scoring_rules"] == [] and "scoring_rule_warnings" not in block
     both = pd.concat([_series("a", "letter"), _series("a", "likelihood", model="n")])
-    assert analyze_responses(both, n_boot=0).to_json()["scoring_rule_warnings"] == [
+    assert analyze_responses(both, bootstrap=0).to_json()["scoring_rule_warnings"] == [
         "models scored by different rules (m: letter, n: likelihood): comparing them "
         "compares the rules too"
     ]

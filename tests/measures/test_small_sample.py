@@ -21,7 +21,7 @@ def _console(result: dict[str, object]) -> str:
 
 def test_one_video_is_not_estimable(tmp_path: Path) -> None:
     df, _ = make_run(tmp_path / "run", n_items=2, models=("m",), with_audit=False)
-    result = analyze_responses(df, n_boot=50, seed=0).to_json()
+    result = analyze_responses(df, bootstrap=50, seed=0).to_json()
     block = result["models"]["m"]
     assert block["n_videos"] == 1
     record = block["small_sample"]
@@ -34,13 +34,13 @@ def test_one_video_is_not_estimable(tmp_path: Path) -> None:
     assert not re.search(r"\[(-?\d+\.\d), \1\]", text), text  # no [25.0, 25.0]
     # decided at display time, from the typed block or its JSON form alike
     assert interval_note(block) == NOT_ESTIMABLE
-    typed = analyze_responses(df, n_boot=50, seed=0).models["m"]
+    typed = analyze_responses(df, bootstrap=50, seed=0).models["m"]
     assert interval_note(typed) == NOT_ESTIMABLE
 
 
 def test_four_videos_print_no_minimum_detectable_effect(tmp_path: Path) -> None:
     df, _ = make_run(tmp_path / "run", n_items=8, models=("m",), with_audit=False)
-    result = analyze_responses(df, n_boot=50, seed=0).to_json()
+    result = analyze_responses(df, bootstrap=50, seed=0).to_json()
     block = result["models"]["m"]
     assert block["n_videos"] == 4 and "small_sample" in block
     text = _console(result)
@@ -52,11 +52,11 @@ def test_four_videos_print_no_minimum_detectable_effect(tmp_path: Path) -> None:
 
 def test_enough_videos_change_nothing(tmp_path: Path) -> None:
     df, _ = make_run(tmp_path / "run", n_items=2 * MIN_VIDEOS, models=("m",), with_audit=False)
-    result = analyze_responses(df, n_boot=50, seed=0).to_json()
+    result = analyze_responses(df, bootstrap=50, seed=0).to_json()
     block = result["models"]["m"]
     assert "small_sample" not in block
     assert interval_note(block) is None
-    assert interval_note(analyze_responses(df, n_boot=0).models["m"]) is None
+    assert interval_note(analyze_responses(df, bootstrap=0).models["m"]) is None
     assert "not estimable" not in _console(result)
 
 
@@ -66,7 +66,7 @@ def test_an_open_ended_series_says_its_sample_is_small() -> None:
     from _support.analyses import same_input_and_open_ended
 
     df, _ = same_input_and_open_ended()  # 12 items on 6 videos
-    result = analyze_responses(df, n_boot=20, seed=0)
+    result = analyze_responses(df, bootstrap=20, seed=0)
     entry = result.models["open"]
     assert entry.continuous.small_sample is not None
     assert interval_note(entry) == NOT_ESTIMABLE

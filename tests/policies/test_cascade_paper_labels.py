@@ -42,7 +42,7 @@ def test_prefix_sharing_saves_frames_at_the_terminal_accuracy_on_v1_short(
     v1_short: pd.DataFrame,
 ) -> None:
     report = cascade_report(
-        v1_short, CascadeSettings(n_boot=1000, seed=0, sharing="prefix")
+        v1_short, CascadeSettings(bootstrap=1000, seed=0, sharing="prefix")
     ).as_json()
     assert len(report["results"]) == 5
     for block in report["results"]:
@@ -65,7 +65,7 @@ def test_prefix_sharing_saves_frames_at_the_terminal_accuracy_on_v1_short(
     assert qwen3["best_match"] is None
     assert all("same_input_terminal" not in b for b in report["results"] if b is not qwen3)
     # auto sharing picks prefix for an imported run (no frame indices), the same numbers
-    auto = cascade_report(v1_short, CascadeSettings(n_boot=1000, seed=0)).as_json()
+    auto = cascade_report(v1_short, CascadeSettings(bootstrap=1000, seed=0)).as_json()
     for block in (*auto["results"], *report["results"]):
         block["cost"].pop("sharing_requested")
     assert auto["results"] == report["results"]
@@ -74,7 +74,9 @@ def test_prefix_sharing_saves_frames_at_the_terminal_accuracy_on_v1_short(
 def test_agreement_on_internvl3_is_the_rule_computed_by_hand(v1_short: pd.DataFrame) -> None:
     """Both folds fit "stop at 32 frames when 16 and 32 frames agree, else run 64": the held-out
     outcome is that rule on every item, computed here from the released table itself."""
-    report = cascade_report(v1_short, CascadeSettings(n_boot=0, seed=0, sharing="prefix")).as_json()
+    report = cascade_report(
+        v1_short, CascadeSettings(bootstrap=0, seed=0, sharing="prefix")
+    ).as_json()
     block = next(b for b in report["results"] if b["model"] == "InternVL3-8B")
     agreement = block["policies"]["agreement"]
     assert [f["thresholds"]["16f_151k"] for f in agreement["folds"]] == ["never", "never"]
@@ -116,7 +118,7 @@ def test_a_split_nothing_was_tuned_on(tmp_path: Path) -> None:
             notes=notes,
         )
     df, _ = read_run(tmp_path)
-    report = cascade_report(df, CascadeSettings(n_boot=1000, seed=0, sharing="prefix")).as_json()
+    report = cascade_report(df, CascadeSettings(bootstrap=1000, seed=0, sharing="prefix")).as_json()
     assert len(report["results"]) == 4
     # both InternVL models save 80% and more; Qwen2.5-VL-7B's 30% sits on the edge (its change
     # interval ends at 0.0), Qwen3-VL-8B saves 14% (docs/policies.md)

@@ -102,7 +102,7 @@ def test_cross_fit_reports_each_fold_with_the_other_folds_thresholds() -> None:
 def test_held_out_summary_matches_cross_fit() -> None:
     """run_stopping_rules draws its folds from the seed; its summary is the held-out cross_fit."""
     inputs, _ = _two_fold_inputs()
-    report = run_stopping_rules(inputs, CascadeSettings(n_boot=0, seed=0)).as_json()
+    report = run_stopping_rules(inputs, CascadeSettings(bootstrap=0, seed=0)).as_json()
     cascade = report["cascade"]
     folds = video_folds(inputs.video_ids, np.random.default_rng(0))
     (held,) = cross_fit("confidence", inputs, folds, "frames")
@@ -111,7 +111,7 @@ def test_held_out_summary_matches_cross_fit() -> None:
     assert cascade["mean_cost"]["value"] == pytest.approx(held.cost("frames").mean())
     assert cascade["cost_reduction"]["value"] == pytest.approx(1 - held.cost("frames").mean() / 4)
     assert cascade["terminal_accuracy"]["value"] == 7 / 8
-    assert cascade["accuracy"]["ci"] is None  # n_boot = 0
+    assert cascade["accuracy"]["ci"] is None  # bootstrap = 0
 
 
 def test_held_out_numbers_for_the_hand_folds() -> None:
@@ -189,9 +189,9 @@ def _table(n_items: int = 60, seed: int = 0, *, with_indices: bool = True) -> pd
 
 def test_report_is_deterministic_and_json_ready() -> None:
     df = _table()
-    typed = cascade_report(df, CascadeSettings(n_boot=200, seed=3))
+    typed = cascade_report(df, CascadeSettings(bootstrap=200, seed=3))
     a = typed.as_json()
-    b = cascade_report(df, CascadeSettings(n_boot=200, seed=3)).as_json()
+    b = cascade_report(df, CascadeSettings(bootstrap=200, seed=3)).as_json()
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
     (block,) = a["results"]
     assert block["cost"]["frames_basis"] == "union"
@@ -205,23 +205,23 @@ def test_report_is_deterministic_and_json_ready() -> None:
         assert [f["fitted_on_fold"] for f in policy["folds"]] == [0, 1]
     assert typed.results[0].cascade is typed.results[0].policies["confidence"]
     assert block["frontier"] and any(p["pareto"] for p in block["frontier"])
-    c = cascade_report(df, CascadeSettings(n_boot=200, seed=4)).as_json()
+    c = cascade_report(df, CascadeSettings(bootstrap=200, seed=4)).as_json()
     assert json.dumps(a, sort_keys=True) != json.dumps(c, sort_keys=True)
 
 
 def test_nested_budgets_share_frames() -> None:
     """Nested indices (4f in 8f in 16f): an item that stops at a stage pays exactly that stage's
     frames, whichever earlier stages ran; the sum-of-counts fallback pays them again."""
-    (block,) = cascade_report(_table(), CascadeSettings(n_boot=0)).as_json()["results"]
+    (block,) = cascade_report(_table(), CascadeSettings(bootstrap=0)).as_json()["results"]
     frames = {"4f": 4, "8f": 8, "16f": 16}
     for name in ("confidence", "agreement", "learned"):
         policy = block["policies"][name]
         expected = sum(share * frames[label] for label, share in policy["stop_share"].items())
         assert policy["mean_cost_frames"]["value"] == pytest.approx(expected)
     assert block["terminal"]["mean_cost_frames"]["value"] == 16.0
-    (fallback,) = cascade_report(_table(with_indices=False), CascadeSettings(n_boot=0)).as_json()[
-        "results"
-    ]
+    (fallback,) = cascade_report(
+        _table(with_indices=False), CascadeSettings(bootstrap=0)
+    ).as_json()["results"]
     # without indices, auto is prefix (each stage pays what it adds: the stop stage's frames)
     # with nothing shared (every stage that ran paid in full) beside it
     assert fallback["cost"]["frames_basis"] == "prefix"
@@ -236,15 +236,15 @@ def test_nested_budgets_share_frames() -> None:
         sum(share * paid[label] for label, share in shares)
     )
     (none,) = cascade_report(
-        _table(with_indices=False), CascadeSettings(n_boot=0, sharing="none")
+        _table(with_indices=False), CascadeSettings(bootstrap=0, sharing="none")
     ).as_json()["results"]
     assert none["cost"]["frames_basis"] == "none" and none["cost"]["unshared_bound"] is None
     with pytest.raises(ValueError, match="no recorded indices"):
-        cascade_report(_table(with_indices=False), CascadeSettings(n_boot=0, sharing="union"))
+        cascade_report(_table(with_indices=False), CascadeSettings(bootstrap=0, sharing="union"))
 
 
 def test_tokens_as_the_fitted_currency() -> None:
-    (block,) = cascade_report(_table(), CascadeSettings(n_boot=0, cost="tokens")).as_json()[
+    (block,) = cascade_report(_table(), CascadeSettings(bootstrap=0, cost="tokens")).as_json()[
         "results"
     ]
     assert block["cost"]["primary"] == "tokens"
@@ -259,7 +259,7 @@ def test_tokens_missing_is_a_clear_error() -> None:
     with pytest.raises(
         ValueError, match=r"cannot be counted in tokens \(180 cell\(s\) lack a count"
     ):
-        cascade_report(df, CascadeSettings(n_boot=0, cost="tokens"))
+        cascade_report(df, CascadeSettings(bootstrap=0, cost="tokens"))
 
 
 def test_skipped_axes_are_named() -> None:
@@ -272,7 +272,7 @@ def test_skipped_axes_are_named() -> None:
     single["config_id"] = "s4"
     report = cascade_report(
         normalise_responses(pd.concat([df, extra, single], ignore_index=True)),
-        CascadeSettings(n_boot=0),
+        CascadeSettings(bootstrap=0),
     )
     reasons = {s.series: s.reason for s in report.skipped}
     assert "not a budget axis" in reasons["intervention:nested"]
@@ -283,7 +283,7 @@ def test_skipped_axes_are_named() -> None:
 def test_no_confidence_leaves_the_other_policies() -> None:
     df = _table(30)
     df["confidence"] = None
-    (block,) = cascade_report(normalise_responses(df), CascadeSettings(n_boot=0)).results
+    (block,) = cascade_report(normalise_responses(df), CascadeSettings(bootstrap=0)).results
     assert isinstance(block.cascade, UnavailableRule)
     assert "no prob score recorded" in block.cascade.reason
     assert block.policies["agreement"].available
@@ -388,7 +388,7 @@ def test_cross_fitted_run_by_hand() -> None:
         costs={"frames": frame_union_costs(_indices([NESTED] * n))},
     )
     for seed in (0, 1, 2):
-        report = run_stopping_rules(inputs, CascadeSettings(n_boot=0, seed=seed)).as_json()
+        report = run_stopping_rules(inputs, CascadeSettings(bootstrap=0, seed=seed)).as_json()
         cascade = report["cascade"]
         assert report["folds"]["n_videos"] == [2, 2]
         assert cascade["accuracy"]["value"] == 1.0
@@ -426,7 +426,7 @@ def test_thresholds_are_applied_to_the_other_fold() -> None:
         answers=np.where(correct > 0, "A", "B").astype(object),
         costs={"frames": frame_union_costs(_indices([NESTED] * n))},
     )
-    cascade = run_stopping_rules(inputs, CascadeSettings(n_boot=0, seed=0)).as_json()["cascade"]
+    cascade = run_stopping_rules(inputs, CascadeSettings(bootstrap=0, seed=0)).as_json()["cascade"]
     assert cascade["accuracy"]["value"] == pytest.approx(0.5)
     assert cascade["mean_cost"]["value"] == pytest.approx(3.0)
     assert cascade["cost_reduction"]["value"] == pytest.approx(1 - 3 / 8)

@@ -58,8 +58,8 @@ def test_the_model_filter_is_a_setting_the_library_applies(tmp_path: Path) -> No
         CascadeSettings(models=("a", " "))
     assert CascadeSettings(models=("b", "a", "b")).models == ("b", "a")
     df, _ = make_run(tmp_path / "run", n_items=24, models=("m1", "m2"), with_audit=False)
-    every = cascade_report(df, CascadeSettings(n_boot=0))
-    one = cascade_report(df, CascadeSettings(n_boot=0, models=("m2",)))
+    every = cascade_report(df, CascadeSettings(bootstrap=0))
+    one = cascade_report(df, CascadeSettings(bootstrap=0, models=("m2",)))
     assert {b.model for b in every.results} == {"m1", "m2"}
     assert {b.model for b in one.results} == {"m2"}
     assert one.models == ("m2",) and every.models is None
@@ -67,7 +67,7 @@ def test_the_model_filter_is_a_setting_the_library_applies(tmp_path: Path) -> No
     assert written["models"] == ["m2"] and "models" not in written["settings"]
     assert "models" not in json.loads(every.to_json())
     with pytest.raises(ValueError, match=r"no responses for model\(s\) nobody"):
-        cascade_report(df, CascadeSettings(n_boot=0, models=("m1", "nobody")))
+        cascade_report(df, CascadeSettings(bootstrap=0, models=("m1", "nobody")))
 
 
 def test_the_command_line_names_the_model_flag(

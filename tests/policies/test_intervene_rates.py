@@ -222,7 +222,7 @@ def _with_reruns(plan: InterventionPlan) -> pd.DataFrame:
 
 def test_rates_hand_computed() -> None:
     plan = _plan(n_control=4)
-    result = intervention_outcomes(_with_reruns(plan), plan, n_boot=0).as_json()
+    result = intervention_outcomes(_with_reruns(plan), plan, bootstrap=0).as_json()
     # i0 of i0, i1: the count is the rate's own numerator and denominator
     assert result["recovered_rate"] == {"value": 0.5, "ci": None, "count": {"k": 1, "n": 2}}
     assert result["broken_rate"]["value"] == pytest.approx(1 / 3)  # i5 of i4, i5, i6
@@ -247,8 +247,8 @@ def test_rates_hand_computed() -> None:
 def test_intervals_are_bit_identical_for_a_seed() -> None:
     plan = _plan(n_control=4)
     df = _with_reruns(plan)
-    a = intervention_outcomes(df, plan, n_boot=300, seed=9).as_json()
-    b = intervention_outcomes(df, plan, n_boot=300, seed=9).as_json()
+    a = intervention_outcomes(df, plan, bootstrap=300, seed=9).as_json()
+    b = intervention_outcomes(df, plan, bootstrap=300, seed=9).as_json()
     assert a["recovered_rate"] == b["recovered_rate"] and a["broken_rate"] == b["broken_rate"]
     for key in ("recovered_rate", "broken_rate"):
         low, high = a[key]["ci"]
@@ -277,16 +277,16 @@ def test_intervals_change_with_the_seed_on_a_larger_run() -> None:
         for i in plan.items
     ]
     df = normalise_responses(pd.concat([grid, pd.DataFrame(reruns)], ignore_index=True))
-    a = intervention_outcomes(df, plan, n_boot=400, seed=1).as_json()
-    b = intervention_outcomes(df, plan, n_boot=400, seed=2).as_json()
+    a = intervention_outcomes(df, plan, bootstrap=400, seed=1).as_json()
+    b = intervention_outcomes(df, plan, bootstrap=400, seed=2).as_json()
     assert a["recovered_rate"]["value"] == b["recovered_rate"]["value"]
     assert a["recovered_rate"]["ci"] != b["recovered_rate"]["ci"]
-    assert intervention_outcomes(df, plan, n_boot=400, seed=1).as_json() == a
+    assert intervention_outcomes(df, plan, bootstrap=400, seed=1).as_json() == a
 
 
 def test_nothing_run_yet_reports_missing_not_zero() -> None:
     plan = _plan(n_control=4)
-    result = intervention_outcomes(_grid(), plan, n_boot=50).as_json()
+    result = intervention_outcomes(_grid(), plan, bootstrap=50).as_json()
     assert result["recovered_rate"]["value"] is None
     assert result["broken_rate"]["value"] is None
     assert result["regressions"]["n_missing"] == 3 and result["controls"]["n_missing"] == 4
@@ -382,7 +382,7 @@ def test_rates_by_hand() -> None:
     extra_rows.append(_hand_row("m", "c1", changed, 0.0, series=series, repeat=1))
     table = normalise_responses(pd.concat([grid, pd.DataFrame(extra_rows)], ignore_index=True))
 
-    result = intervention_outcomes(table, plan, n_boot=0).as_json()
+    result = intervention_outcomes(table, plan, bootstrap=0).as_json()
     # 3 of the 4 answered regressions recovered (r5's timeout is out of the denominator)
     assert result["recovered_rate"]["value"] == pytest.approx(3 / 4)
     # 1 of the 5 controls broken
@@ -406,7 +406,7 @@ def test_a_rate_every_rerun_agrees_on_gets_an_exact_interval() -> None:
     plan = _plan(n_control=4)
     df = _with_reruns(plan)
     df.loc[df["item_id"] == "i0", ["correct", "answer"]] = [0.0, "B"]  # i0 stays wrong too
-    result = intervention_outcomes(df, plan, n_boot=200, seed=0).as_json()
+    result = intervention_outcomes(df, plan, bootstrap=200, seed=0).as_json()
     rate = result["recovered_rate"]
     assert rate["value"] == 0.0
     assert rate["ci"] == [0.0, pytest.approx(1 - 0.025**0.5)]

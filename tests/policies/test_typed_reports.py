@@ -183,7 +183,7 @@ def test_an_intervention_result_loads_and_names_a_damaged_key(tmp_path: Path) ->
 def test_intervention_settings_hold_every_option_with_its_defaults() -> None:
     settings = InterventionSettings(intervention="nested")
     assert settings.model_dump() == {
-        "intervention": "nested", "n_control": None, "seed": 0, "n_boot": 1000, "model": None,
+        "intervention": "nested", "n_control": None, "seed": 0, "bootstrap": 1000, "model": None,
         "series": None, "execute": True, "executor": "local", "device": "cpu", "batch_size": 1,
         "progress": True,
     }  # fmt: skip
@@ -196,7 +196,7 @@ def test_intervention_settings_hold_every_option_with_its_defaults() -> None:
     [
         ({"intervention": "sideways"}, "intervention", "Input should be 'nested' or"),
         ({"intervention": "nested", "n_control": -1}, "n_control", "greater than or equal to 0"),
-        ({"intervention": "nested", "n_boot": -5}, "n_boot", "greater than or equal to 0"),
+        ({"intervention": "nested", "bootstrap": -5}, "bootstrap", "greater than or equal to 0"),
         ({"intervention": "nested", "batch_size": 0}, "batch_size", "greater than or equal to 1"),
         ({"intervention": "nested", "executor": "slurm"}, "executor", "'local' or 'ray'"),
         ({"intervention": "nested", "controls": 3}, "controls", "Extra inputs are not permitted"),

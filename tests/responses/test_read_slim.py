@@ -95,8 +95,8 @@ def test_a_slim_read_gives_the_same_measures(tmp_path: Path) -> None:
         categories = list(slim[column].cat.categories)
         assert categories == sorted(categories), column
     assert (
-        analyze_responses(slim, n_boot=50, seed=2).to_json()
-        == analyze_responses(full, n_boot=50, seed=2).to_json()
+        analyze_responses(slim, bootstrap=50, seed=2).to_json()
+        == analyze_responses(full, bootstrap=50, seed=2).to_json()
     )
 
 

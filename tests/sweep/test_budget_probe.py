@@ -86,7 +86,7 @@ def test_accepting_the_cap_sweeps_and_counts_the_cells_that_do_not_fit(
     assert any("8 of 16 cells with recorded visual tokens" in w for w in warnings)
     # analyze names the steps that add nothing, from the recorded tokens
     df, _ = read_run(tmp_path / "run")
-    block = analyze_responses(df, n_boot=0).to_json()["models"]["served"]
+    block = analyze_responses(df, bootstrap=0).to_json()["models"]["served"]
     flagged = [(e["from"], e["to"], e["evidence"]["basis"]) for e in block["effective_budget"]]
     assert flagged == [("4f", "8f", "visual_tokens"), ("8f", "16f", "visual_tokens")]
 

@@ -147,6 +147,6 @@ def test_a_duplicated_row_key_is_refused_not_overwritten(tmp_path: Path) -> None
         row = df[df["frames"] == frames].iloc[[0]]
         twice = pd.concat([df, row.assign(correct=1.0 - row["correct"])], ignore_index=True)
         with pytest.raises(SchemaError, match=r"duplicate row key .*\(2 rows\)"):
-            analyze_responses(twice, n_boot=0).to_json()
+            analyze_responses(twice, bootstrap=0).to_json()
         with pytest.raises(SchemaError, match="duplicate row key"):
             build_matrices(twice)

@@ -39,7 +39,7 @@ sampling = ["linspace"]
 """
     )
     capsys.readouterr()
-    found = adaptive_selector_step(run, n_boot=0, batch_size=8)
+    found = adaptive_selector_step(run, bootstrap=0, batch_size=8)
     printed = capsys.readouterr().out
     v = found.selector
     assert v is not None and found.config == "<=8f@56/selection:change-adaptive"

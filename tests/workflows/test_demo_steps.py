@@ -32,7 +32,7 @@ from itemscale.workflows._demo import (
 
 
 def test_reproduce_paper_writes_and_returns_every_result(tmp_path: Path) -> None:
-    paper = reproduce_paper(tmp_path / "paper", n_boot=0, report=False)
+    paper = reproduce_paper(tmp_path / "paper", bootstrap=0, report=False)
     assert paper.rows_added > 0 and paper.rows_unchanged == 0
     assert (paper.reproduced, len(paper.comparison)) == (53, 54)
     assert paper.report is None
@@ -47,7 +47,7 @@ def test_reproduce_paper_writes_and_returns_every_result(tmp_path: Path) -> None
     comparison = json.loads((tmp_path / "paper" / "comparison.json").read_text("utf-8"))
     assert comparison["rows"] == [dataclasses.asdict(r) for r in paper.comparison]
     assert all(r.same == (abs(r.itemscale - r.paper) < 0.005) for r in paper.comparison)
-    again = reproduce_paper(tmp_path / "paper", n_boot=0, report=False)
+    again = reproduce_paper(tmp_path / "paper", bootstrap=0, report=False)
     assert (again.rows_added, again.rows_unchanged) == (0, paper.rows_added)
     assert again.comparison == paper.comparison
 
@@ -113,13 +113,13 @@ def test_regression_pathways_groups_each_regression_by_the_evidence_seen(tmp_pat
 def test_cascade_and_audit_of_a_run_folder(tmp_path: Path) -> None:
     run = tmp_path / "run"
     df, _ = make_run(run, n_items=24, with_audit=False)
-    report = cascade(run, CascadeSettings(n_boot=0))
+    report = cascade(run, CascadeSettings(bootstrap=0))
     written = json.loads((run / "cascade.json").read_text("utf-8"))
     assert written["run_dir"] == str(run) and report.run_dir == str(run)
     assert {b.model for b in report.results} == set(df["model"])
     assert report.to_json() == (run / "cascade.json").read_text("utf-8")
     with pytest.raises(WorkflowError, match="no responses for model\\(s\\) nobody"):
-        cascade(run, CascadeSettings(n_boot=0, models=("nobody",)))
+        cascade(run, CascadeSettings(bootstrap=0, models=("nobody",)))
     outcome = audit(run, export=tmp_path / "coders.csv")
     assert outcome.items_path == run / "items.jsonl"
     assert len(outcome.transitions) == len(audit_transitions(df, list(outcome.items)))
@@ -137,7 +137,7 @@ def test_selector_comparison_file_holds_the_churn_blocks_selector_record() -> No
     from itemscale.workflows import SelectorComparison
 
     df, _ = series_selector_interventions()
-    result = analyze_responses(normalise_responses(df), n_boot=20)
+    result = analyze_responses(normalise_responses(df), bootstrap=20)
     block = result.models["m"]
     assert isinstance(block, BinarySeries) and block.churn
     budget, record = next(

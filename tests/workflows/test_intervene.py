@@ -56,7 +56,7 @@ def test_nested_intervention_end_to_end(swept: dict[str, Any]) -> None:
     run_dir, suite = swept["run"], swept["suite"]
     before_calls = len(read_log(swept["log"]))
     typed = intervene(
-        run_dir, intervention="nested", n_control=3, n_boot=200, seed=1,
+        run_dir, intervention="nested", n_control=3, bootstrap=200, seed=1,
         backend_factory=pixel_factory, progress=False,
     )  # fmt: skip
     # the typed result is the stored file, byte for byte
@@ -114,7 +114,7 @@ def test_nested_intervention_end_to_end(swept: dict[str, Any]) -> None:
     again = intervene(
         run_dir,
         InterventionSettings(
-            intervention="nested", n_control=3, n_boot=200, seed=1, progress=False
+            intervention="nested", n_control=3, bootstrap=200, seed=1, progress=False
         ),
         backend_factory=pixel_factory,
     ).as_json()
@@ -125,7 +125,7 @@ def test_nested_intervention_end_to_end(swept: dict[str, Any]) -> None:
     # analyze keeps the re-runs apart from the budget axes
     from itemscale.measures import analyze_responses
 
-    block = analyze_responses(df, n_boot=0).to_json()["models"]["pixel"]
+    block = analyze_responses(df, bootstrap=0).to_json()["models"]["pixel"]
     assert not block["series"].startswith("intervention:")
     assert block["interventions"] and all(
         s.startswith("intervention:nested") for s in block["interventions"]
@@ -142,7 +142,7 @@ def test_phase_shift_and_the_command_line(
     result = intervene(
         run_dir,
         intervention="phase-shift",
-        n_boot=100,
+        bootstrap=100,
         backend_factory=pixel_factory,
         progress=False,
     ).as_json()

@@ -136,7 +136,7 @@ def build_artifact(
     """Write the artifact folder (default RUN_DIR/artifact) and return its path.
 
     `settings` (an `AnalysisSettings`) says how the measures are computed, or its fields as
-    keywords (`n_boot` or `bootstrap`, `seed`, `ci`, `configs`): the artifact records these
+    keywords (`bootstrap`, `seed`, `ci`, `configs`): the artifact records these
     (`verify` recomputes with them), so other settings (`by`, `axis`, ...) are refused.
     `configs` restricts the measures and trajectories to those configuration labels (as
     `analyze --configs`); responses.parquet stays whole, and the selection is recorded in

@@ -132,7 +132,7 @@ def fresh_intervention(
     from ..policies import intervention_outcomes
 
     boot = stored.bootstrap
-    fresh = intervention_outcomes(df, plan, n_boot=boot.n_boot, seed=boot.seed)
+    fresh = intervention_outcomes(df, plan, bootstrap=boot.bootstrap, seed=boot.seed)
     return fresh.model_copy(update={k: getattr(stored, k) for k in _ADDED_KEYS if k != "models"})
 
 

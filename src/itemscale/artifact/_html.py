@@ -264,7 +264,7 @@ def _provenance_section(
         ("artifact written", str(prov.get("times", {}).get("artifact_written", "?"))),
         (
             "bootstrap",
-            f"{boot.n_boot} video resamples, seed {boot.seed}; {interval_method_text(boot)}",
+            f"{boot.bootstrap} video resamples, seed {boot.seed}; {interval_method_text(boot)}",
         ),
         (
             "responses sha256",

@@ -397,7 +397,7 @@ def measures_section(measures: AnalysisResult, trajectories: pd.DataFrame) -> st
         return "<p class='muted'>no answered responses</p>"
     parts = [
         f"<p class='muted'>{esc(interval_method_text(measures.bootstrap))}"
-        f"; {esc(str(measures.bootstrap.n_boot))} resamples of "
+        f"; {esc(str(measures.bootstrap.bootstrap))} resamples of "
         f"whole videos. Series: {esc(GLOSSARY['series'])}.</p>"
     ]
     for model, entry in models.items():

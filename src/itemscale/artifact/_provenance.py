@@ -83,9 +83,10 @@ class TimesRecord(TypedDict):
     artifact_written: str
 
 
+#: How measures.json was computed: `verify` recomputes with these settings. The resample
+#: count (`bootstrap`) is the file's key `n_boot`, kept so that stored artifacts stay as they
+#: are (docs/glossary.md, 'One name per concept').
 class MeasuresRecord(TypedDict):
-    """How measures.json was computed: `verify` recomputes with these settings."""
-
     function: str
     n_boot: int
     seed: int
@@ -213,14 +214,14 @@ def compute_measures(
     analyze: Analyze | None, df: pd.DataFrame, settings: AnalysisSettings, *, ci: bool = True
 ) -> AnalysisResult:
     """The measures of `df` under the recorded settings, typed: `analyze_responses`, or the
-    stand-in `analyze` called with them as keywords (`n_boot`, `seed`, and `ci` and `configs`
+    stand-in `analyze` called with them as keywords (`bootstrap`, `seed`, and `ci` and `configs`
     where set; `ci` False leaves the interval method to the callable's default), its JSON
     validated."""
     if analyze is None:
         from ..measures import analyze_responses
 
         return analyze_responses(df, settings)
-    options: dict[str, object] = {"n_boot": settings.bootstrap, "seed": settings.seed}
+    options: dict[str, object] = {"bootstrap": settings.bootstrap, "seed": settings.seed}
     if ci:
         options["ci"] = settings.ci
     if settings.configs is not None:

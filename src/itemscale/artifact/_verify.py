@@ -449,9 +449,9 @@ def _check_measures(
     try:
         raw = read_json(root / MEASURES_FILE)
         boot = raw["bootstrap"]
-        n_boot, seed = int(boot["n_boot"]), int(boot["seed"])
+        bootstrap, seed = int(boot["n_boot"]), int(boot["seed"])
         settings = AnalysisSettings(
-            bootstrap=n_boot,
+            bootstrap=bootstrap,
             seed=seed,
             # a file written before --ci records none: `analyze`'s default
             **({"ci": boot["interval"]} if "interval" in boot else {}),
@@ -463,11 +463,11 @@ def _check_measures(
     try:
         prov = read_json(root / PROVENANCE_FILE)
         recorded = prov["measures"]
-        if (int(recorded["n_boot"]), int(recorded["seed"])) != (n_boot, seed):
+        if (int(recorded["n_boot"]), int(recorded["seed"])) != (bootstrap, seed):
             result.flag(
                 PROVENANCE_FILE,
                 f"records B={recorded['n_boot']}, seed={recorded['seed']} but {MEASURES_FILE} "
-                f"was computed with B={n_boot}, seed={seed}",
+                f"was computed with B={bootstrap}, seed={seed}",
             )
     except (OSError, ValueError, KeyError, TypeError) as exc:
         result.flag(PROVENANCE_FILE, f"cannot be read ({exc})")
@@ -493,7 +493,7 @@ def _check_measures(
             )
         result.flag(
             MEASURES_FILE,
-            f"differs from the measures recomputed from {RESPONSES_FILE} (B={n_boot}, "
+            f"differs from the measures recomputed from {RESPONSES_FILE} (B={bootstrap}, "
             f"seed={seed}) at {diff}{hint}",
         )
     result.checks.append("measures")

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..workflows import SelectorComparison
 
 
-def selector_step(out: Path, *, n_boot: int, batch_size: int) -> SelectorComparison:
+def selector_step(out: Path, *, bootstrap: int, batch_size: int) -> SelectorComparison:
     """Write the selection, sweep its series, print what it fixes and breaks against uniform
     sampling at the same budget; returns the comparison (also in RUN/selector.json)."""
     from ..workflows import (
@@ -29,7 +29,7 @@ def selector_step(out: Path, *, n_boot: int, batch_size: int) -> SelectorCompari
         f"(itemscale select {out}/protocol.toml --frames {k} --out {out / SELECTOR_DIR})",
         flush=True,
     )
-    found = selector_comparison(out, n_boot=n_boot, batch_size=batch_size)
+    found = selector_comparison(out, bootstrap=bootstrap, batch_size=batch_size)
     print(f"  {found.cells_run} cells run for series {found.series} ({found.selection_file})")
     if found.selector is None:
         print("  no budget shared with uniform sampling")
@@ -41,7 +41,7 @@ def selector_step(out: Path, *, n_boot: int, batch_size: int) -> SelectorCompari
     return found
 
 
-def adaptive_selector_step(out: Path, *, n_boot: int, batch_size: int) -> SelectorComparison:
+def adaptive_selector_step(out: Path, *, bootstrap: int, batch_size: int) -> SelectorComparison:
     """The adaptive `change` selector at a cap of the same budget: its mean frames used and
     accuracy beside uniform sampling at that matched mean cost (RUN/selector_adaptive.json)."""
     from ..workflows import (
@@ -62,7 +62,7 @@ def adaptive_selector_step(out: Path, *, n_boot: int, batch_size: int) -> Select
         f"--min-frames {m} --name {DEMO_ADAPTIVE_SELECTION} --out {out / SELECTOR_DIR})",
         flush=True,
     )
-    found = selector_comparison(out, n_boot=n_boot, batch_size=batch_size, adaptive=True)
+    found = selector_comparison(out, bootstrap=bootstrap, batch_size=batch_size, adaptive=True)
     print(f"  {found.cells_run} cells run for series {found.series} ({found.selection_file})")
     v = found.selector
     if v is None or v.frames_used_mean is None:

@@ -427,7 +427,7 @@ def print_summary(
         "percentile": "percentile",
     }.get(boot.interval, boot.interval)
     print(
-        f"itemscale analyze: {len(result.models)} model(s); 95% intervals: {boot.n_boot} "
+        f"itemscale analyze: {len(result.models)} model(s); 95% intervals: {boot.bootstrap} "
         f"video-bootstrap resamples, seed {boot.seed}, {method}",
         file=out,
     )

@@ -200,7 +200,7 @@ def print_summary(report: CascadeReport, out: TextIO | None = None) -> None:
     print(
         f"itemscale cascade: {len(report.results)} budget axis(es); cost in "
         f"{settings.cost}; held-out folds by video (seed {settings.seed}); intervals: "
-        f"{settings.n_boot} video-bootstrap resamples",
+        f"{settings.bootstrap} video-bootstrap resamples",
         file=out,
     )
     for block in report.results:
@@ -218,8 +218,8 @@ def run(args: argparse.Namespace) -> int:
         stages = tuple(part for part in args.stages.split(","))
     settings = settings_from_flags(
         CascadeSettings,
-        {"n_boot": "--bootstrap", "models": "--model"},
-        n_boot=args.bootstrap,
+        {"bootstrap": "--bootstrap", "models": "--model"},
+        bootstrap=args.bootstrap,
         seed=args.seed,
         cost=args.cost,
         sharing=args.sharing,

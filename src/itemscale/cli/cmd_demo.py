@@ -109,7 +109,7 @@ def _step(name: str) -> float:
     return time.perf_counter()
 
 
-def run_paper_step(paper_dir: Path, *, n_boot: int, report: bool) -> dict[str, object]:
+def run_paper_step(paper_dir: Path, *, bootstrap: int, report: bool) -> dict[str, object]:
     """Import the seed paper's released labels, reproduce its numbers, write their report
     (`itemscale.workflows.reproduce_paper`), and print them; returns demo.json's entry."""
     import sys
@@ -121,7 +121,7 @@ def run_paper_step(paper_dir: Path, *, n_boot: int, report: bool) -> dict[str, o
         "the seed paper's released labels: 5 real Video LLMs on Video-MME V1 short "
         f"(CC BY 4.0, {release_dir()})"
     )
-    paper = reproduce_paper(paper_dir, n_boot=n_boot, report=report)
+    paper = reproduce_paper(paper_dir, bootstrap=bootstrap, report=report)
     print(
         f"imported into {paper_dir}: {paper.rows_added} rows added, "
         f"{paper.rows_unchanged} already there"
@@ -177,7 +177,9 @@ def run(args: argparse.Namespace) -> int:
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
 
-    paper_summary = run_paper_step(out / "paper", n_boot=args.bootstrap, report=not args.no_report)
+    paper_summary = run_paper_step(
+        out / "paper", bootstrap=args.bootstrap, report=not args.no_report
+    )
     suite_and_sweep(args, out)
 
     # Before analyze and cascade, so the files they write already see the re-runs.
@@ -190,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
         out,
         intervention="nested",
         seed=0,
-        n_boot=args.bootstrap,
+        bootstrap=args.bootstrap,
         batch_size=args.batch_size,
         progress=False,
         on_note=print,
@@ -199,8 +201,8 @@ def run(args: argparse.Namespace) -> int:
 
     print_intervention(intervention)
     print(f"({time.perf_counter() - t:.1f} s)")
-    selector_step(out, n_boot=args.bootstrap, batch_size=args.batch_size)
-    adaptive_selector_step(out, n_boot=args.bootstrap, batch_size=args.batch_size)
+    selector_step(out, bootstrap=args.bootstrap, batch_size=args.batch_size)
+    adaptive_selector_step(out, bootstrap=args.bootstrap, batch_size=args.batch_size)
 
     t = _step("analyze")
     df, _ = read_run(out)

@@ -134,8 +134,8 @@ def _on_chain(matrices: list[ResponseMatrix], axis: str) -> list[ResponseMatrix]
 class _BootstrapCache:
     """One count matrix per set of videos: models evaluated on the same videos share it."""
 
-    def __init__(self, n_boot: int, seed: int, method: str = DEFAULT_CI) -> None:
-        self.n_boot = n_boot
+    def __init__(self, bootstrap: int, seed: int, method: str = DEFAULT_CI) -> None:
+        self.bootstrap = bootstrap
         self.seed = seed
         self.method = method
         self._counts: dict[tuple[str, ...], tuple[np.ndarray, dict[str, np.ndarray]]] = {}
@@ -145,7 +145,7 @@ class _BootstrapCache:
         counts, converted = self._counts.get(videos, (None, None))
         boot = VideoBootstrap(
             video_ids,
-            self.n_boot,
+            self.bootstrap,
             self.seed,
             counts=counts,
             method=self.method,
@@ -155,7 +155,7 @@ class _BootstrapCache:
         return boot
 
     def boot_for(self, video_ids: np.ndarray) -> VideoBootstrap | None:
-        return self.get(video_ids) if self.n_boot > 0 and len(video_ids) else None
+        return self.get(video_ids) if self.bootstrap > 0 and len(video_ids) else None
 
 
 #: The item attribute that names an open-ended item's task (MLVU's `subPlot` and `summary`,
@@ -321,7 +321,7 @@ def analyze_responses(
     """All measures for every model, as the typed `AnalysisResult` (its `to_json()` is the
     `analyze --json` layout).
 
-    `settings` (an `AnalysisSettings`) or its fields as keywords (`bootstrap`, or `n_boot`,
+    `settings` (an `AnalysisSettings`) or its fields as keywords (`bootstrap`,
     `seed`, `ci`, `configs`, `axis`, `by`, `metric`, `eps`, `power_target` in points,
     `test_pairs`, `heterogeneity_draws`) say how; a bad value is a `ValidationError` naming
     the setting.
@@ -361,7 +361,7 @@ def analyze_responses(
     return AnalysisResult(
         schema_version=ANALYSIS_SCHEMA_VERSION,
         bootstrap=BootstrapSettings(
-            n_boot=chosen.bootstrap,
+            bootstrap=chosen.bootstrap,
             seed=chosen.seed,
             unit="video",
             ci_level=0.95,

@@ -35,14 +35,14 @@ _KEPT_FLOAT32_BYTES = 2**27
 
 
 def resample_counts(
-    n_clusters: int, n_boot: int, seed: int, chunks: range | None = None
+    n_clusters: int, bootstrap: int, seed: int, chunks: range | None = None
 ) -> np.ndarray:
     """Counts [B, V] of each cluster in each resample, for the chunks requested (all by default),
     as the smallest unsigned integer type that holds them (`uint8` unless a video is drawn more
     than 255 times in one resample): 1000 resamples of 133,000 videos are 0.13 GB."""
-    n_chunks = -(-n_boot // CHUNK)
+    n_chunks = -(-bootstrap // CHUNK)
     wanted = list(chunks if chunks is not None else range(n_chunks))
-    rows_of = [min(CHUNK, n_boot - c * CHUNK) for c in wanted]
+    rows_of = [min(CHUNK, bootstrap - c * CHUNK) for c in wanted]
     out = np.empty((sum(rows_of), n_clusters), dtype=np.uint8)
     start = 0
     for c, rows in zip(wanted, rows_of, strict=True):
@@ -77,7 +77,7 @@ class VideoBootstrap:
     def __init__(
         self,
         video_ids: np.ndarray,
-        n_boot: int,
+        bootstrap: int,
         seed: int,
         *,
         counts: np.ndarray | None = None,
@@ -87,24 +87,24 @@ class VideoBootstrap:
         """`counts` lets callers reuse the count matrix of an identical (sorted) video set, and
         `converted` the float32 copy of it (`float32_counts`) that bootstraps sharing it share;
         `method` is the interval method of every statistic computed on it (`intervals`)."""
-        if n_boot < 0:
-            raise ValueError("n_boot must be >= 0")
+        if bootstrap < 0:
+            raise ValueError("bootstrap (resamples) must be >= 0")
         if method not in ("bca", "percentile"):
             raise ValueError(f"unknown interval method {method!r}; use bca or percentile")
         self.method = method
         codes, uniques = pd.factorize(pd.Series(np.asarray(video_ids, dtype=object)), sort=True)
         self.codes = codes.astype(np.int64)
         self.n_clusters = len(uniques)
-        self.n_boot = n_boot
+        self.bootstrap = bootstrap
         self.seed = seed
-        if counts is not None and counts.shape != (n_boot, self.n_clusters):
+        if counts is not None and counts.shape != (bootstrap, self.n_clusters):
             raise ValueError("reused bootstrap counts do not match the video set")
         self.counts = (
             counts
             if counts is not None
-            else resample_counts(self.n_clusters, n_boot, seed)
+            else resample_counts(self.n_clusters, bootstrap, seed)
             if self.n_clusters
-            else np.zeros((n_boot, 0), dtype=np.uint8)
+            else np.zeros((bootstrap, 0), dtype=np.uint8)
         )
         self.converted: dict[str, np.ndarray] = converted if converted is not None else {}
         self.items_per_cluster = np.bincount(self.codes, minlength=self.n_clusters).astype(float)
@@ -113,6 +113,14 @@ class VideoBootstrap:
             (np.ones(n_items), (self.codes, np.arange(n_items))),
             shape=(self.n_clusters, n_items),
         )
+
+    @property
+    def n_boot(self) -> int:
+        """The retired name of `bootstrap` (docs/glossary.md, 'One name per concept')."""
+        from ..errors import warn_renamed
+
+        warn_renamed("VideoBootstrap.n_boot", "VideoBootstrap.bootstrap")
+        return self.bootstrap
 
     def cluster_sums(self, values: np.ndarray) -> np.ndarray:
         """Per-video sums of item values [n_items, M] -> [V, M]."""

@@ -395,7 +395,7 @@ def noise_comparison(
     bound_ci: Bounds = None
     diff_ci: Bounds = None
     p_value = None
-    if boot is not None and boot.n_boot > 0 and len(harm):
+    if boot is not None and boot.bootstrap > 0 and len(harm):
         means = boot.means(np.hstack([noise, harm[:, None]]))
         bound_s = np.minimum(1.0, _per_run_flip(means[:, :-1]).sum(axis=1))
         diff_s = means[:, -1] - bound_s

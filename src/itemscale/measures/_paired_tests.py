@@ -111,7 +111,7 @@ def paired_tests(
     point = diff.mean(axis=0) if n else np.full(len(pairs), np.nan)
     ci = np.full((len(pairs), 2), np.nan)
     boot_p = np.full(len(pairs), np.nan)
-    if boot is not None and boot.n_boot > 0 and n:
+    if boot is not None and boot.bootstrap > 0 and n:
         # the resampled item count as one more column of the same product
         sums = boot.sums(np.hstack([diff, np.ones((n, 1))]))
         samples = sums[:, :-1] / sums[:, -1:]

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 if TYPE_CHECKING:
     import pandas as pd
 
-from ..errors import location_text
+from ..errors import STORED, location_text
 from ..responses import SchemaError
 from ._result_models import Estimate
 from ._result_series import AnalysisLayout
@@ -170,7 +170,7 @@ class AnalysisResult(AnalysisLayout):
                 f"({ANALYSIS_SCHEMA_VERSION}); upgrade itemscale"
             )
         try:
-            return cls.model_validate(dict(data))
+            return cls.model_validate(dict(data), context=STORED)
         except ValidationError as exc:
             raise SchemaError(schema_message(exc, where)) from exc
 

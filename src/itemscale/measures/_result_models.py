@@ -24,9 +24,12 @@ from pydantic import (
     StrictInt,
     StrictStr,
     Tag,
+    ValidationInfo,
     model_serializer,
+    model_validator,
 )
 
+from ..errors import renamed_fields, warn_renamed
 from ._same_input import SameInput
 
 
@@ -322,6 +325,7 @@ class Heterogeneity(Record):
     p_value: Number | None
     n_null: StrictInt
     interval: StrictStr
+
     oracle_headroom: HeadroomComparison
     trajectories: dict[str, ComparisonRecord]
     noise: NoiseRecord | None = None
@@ -427,10 +431,24 @@ class GridSelection(Record):
 
 
 class BootstrapSettings(Record):
-    """How the intervals were made: resamples of whole videos, their seed and method."""
+    """How the intervals were made: resamples of whole videos, their seed and method.
 
-    n_boot: StrictInt
+    `bootstrap`, the resample count, is written `n_boot` in the JSON (the layout's key, kept
+    so that stored files and their readers stay as they are)."""
+
+    bootstrap: StrictInt = Field(serialization_alias="n_boot")
     seed: StrictInt
     unit: StrictStr
     ci_level: Number
     interval: StrictStr
+
+    @model_validator(mode="before")
+    @classmethod
+    def _stored_key(cls, data: Any, info: ValidationInfo) -> Any:
+        return renamed_fields(data, "BootstrapSettings", info.context, n_boot="bootstrap")
+
+    @property
+    def n_boot(self) -> int:
+        """The retired name of `bootstrap` (docs/glossary.md, 'One name per concept')."""
+        warn_renamed("BootstrapSettings.n_boot", "BootstrapSettings.bootstrap")
+        return self.bootstrap

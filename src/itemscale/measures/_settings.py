@@ -8,10 +8,11 @@ same reason; each error names the setting (the command line shows the flag inste
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
 
+from ..errors import renamed_fields
 from ._heterogeneity import DEFAULT_DRAWS
 from ._inference import DEFAULT_POWER_TARGET
 from ._select import config_list
@@ -35,16 +36,14 @@ def _labels(name: str, labels: tuple[str, ...]) -> tuple[str, ...]:
 class AnalysisSettings(BaseModel):
     """How `analyze` computes its measures (docs/measures.md); the defaults are the command's.
 
-    `bootstrap` is also accepted as `n_boot` (the name `CascadeSettings` and the JSON's
-    `bootstrap.n_boot` use); `power_target` is in points, as `--power-target`.
+    `bootstrap` is the resample count's one name (`--bootstrap`; the retired `n_boot` still
+    works in 0.1.x, with a warning); `power_target` is in points, as `--power-target`.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     #: Video-bootstrap resamples (0: no intervals).
-    bootstrap: int = Field(
-        default=DEFAULT_BOOTSTRAP, validation_alias=AliasChoices("bootstrap", "n_boot")
-    )
+    bootstrap: int = DEFAULT_BOOTSTRAP
     #: Bootstrap seed: the same seed gives the same intervals.
     seed: int = 0
     #: Interval method: BCa (selection-aware for best fixed, headroom and gaps) or percentile.
@@ -65,6 +64,11 @@ class AnalysisSettings(BaseModel):
     test_pairs: tuple[tuple[str, str], ...] = ()
     #: Resamples of the additive-model test (the first N of the video bootstrap).
     heterogeneity_draws: int = DEFAULT_DRAWS
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any, info: ValidationInfo) -> Any:
+        return renamed_fields(data, "AnalysisSettings", info.context, n_boot="bootstrap")
 
     @field_validator("bootstrap", "heterogeneity_draws")
     @classmethod

@@ -81,11 +81,16 @@ class Columns:
         n = matrix.shape[0]
         point = matrix.mean(axis=0) if n else np.full(matrix.shape[1], np.nan)
         boot = self.boot
-        if boot is not None and boot.n_boot > 0 and n:
+        if boot is not None and boot.bootstrap > 0 and n:
             resampled = boot.means(matrix)
         else:
             resampled = np.zeros((0, matrix.shape[1]))
-        if boot is not None and boot.n_boot > 0 and boot.method == "bca" and boot.n_clusters >= 3:
+        if (
+            boot is not None
+            and boot.bootstrap > 0
+            and boot.method == "bca"
+            and boot.n_clusters >= 3
+        ):
             left_out = jackknife_means(boot, matrix)
         else:
             left_out = np.zeros((0, matrix.shape[1]))
@@ -173,7 +178,7 @@ def ratio_stat(
     den = float(denominator.sum())
     value = float(numerator.sum()) / den if den > 0 else None
     ci = None
-    if boot is not None and boot.n_boot > 0 and len(numerator) and value is not None:
+    if boot is not None and boot.bootstrap > 0 and len(numerator) and value is not None:
         jack = (
             jackknife_ratios(boot, numerator, denominator)
             if boot.method == "bca" and boot.n_clusters >= 3

@@ -368,7 +368,7 @@ def run_stopping_rules(inputs: CascadeInputs, settings: CascadeSettings) -> Casc
         raise ValueError(f"{inputs.model}/{inputs.series}: a cascade needs at least two budgets")
     folds = video_folds(inputs.video_ids, np.random.default_rng(settings.seed))
     primary = inputs.cost(settings.cost)
-    boot = VideoBootstrap(inputs.video_ids, settings.n_boot, settings.seed) if n else None
+    boot = VideoBootstrap(inputs.video_ids, settings.bootstrap, settings.seed) if n else None
     has_score = bool(np.isfinite(inputs.confidence[:, : k - 1]).any())
 
     rules: dict[str, RuleRecord] = {}

@@ -271,8 +271,9 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> list[float]:
     return [low, high]
 
 
+@renamed_keywords(n_boot="bootstrap")
 def intervention_outcomes(
-    df: pd.DataFrame, plan: InterventionPlan, *, n_boot: int = DEFAULT_BOOTSTRAP, seed: int = 0
+    df: pd.DataFrame, plan: InterventionPlan, *, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0
 ) -> InterventionResult:
     """`recovered_rate` and `broken_rate` with video-bootstrap intervals and their counts, from
     the table.
@@ -282,7 +283,7 @@ def intervention_outcomes(
     """
     records, failed, missing = _item_records(df, plan)
     answered = [r for r in records if r.after is not None]
-    rates = _rates(answered, plan, n_boot, seed)
+    rates = _rates(answered, plan, bootstrap, seed)
     return InterventionResult(
         schema_version=INTERVENTION_SCHEMA_VERSION,
         model=plan.model,
@@ -305,7 +306,7 @@ def intervention_outcomes(
         ),
         regressions=_group_counts("regression", plan, answered, failed, missing),
         controls=_group_counts("control", plan, answered, failed, missing),
-        bootstrap=BootstrapRecord(n_boot=n_boot, seed=seed),
+        bootstrap=BootstrapRecord(bootstrap=bootstrap, seed=seed),
         items=tuple(records),
     )
 
@@ -388,7 +389,7 @@ class Rates(TypedDict):
     net_accuracy_change_estimate: Estimate
 
 
-def _rates(answered: list[ItemOutcome], plan: InterventionPlan, n_boot: int, seed: int) -> Rates:
+def _rates(answered: list[ItemOutcome], plan: InterventionPlan, bootstrap: int, seed: int) -> Rates:
     """The two rates with their intervals and counts (k changed of n answered), and the net
     accuracy change they imply."""
     is_reg = np.array([r.group == "regression" for r in answered], dtype=np.float64)
@@ -402,14 +403,16 @@ def _rates(answered: list[ItemOutcome], plan: InterventionPlan, n_boot: int, see
         point = sums_num / sums_den
     ci: Any = [None, None]
     samples = None
-    if answered and n_boot > 0:
-        boot = VideoBootstrap(np.array([r.video_id for r in answered], dtype=object), n_boot, seed)
+    if answered and bootstrap > 0:
+        boot = VideoBootstrap(
+            np.array([r.video_id for r in answered], dtype=object), bootstrap, seed
+        )
         samples = boot.ratios(numerator, denominator)
         ci = percentile_intervals(samples)
     intervals = {"recovered_rate": "video bootstrap", "broken_rate": "video bootstrap"}
     for column, name in enumerate(("recovered_rate", "broken_rate")):
         k, n = int(sums_num[column]), int(sums_den[column])
-        if n and k in (0, n) and n_boot > 0:
+        if n and k in (0, n) and bootstrap > 0:
             # every re-run agreed, so every resample gives the same rate: a bootstrap
             # interval would be [p, p] and read as certainty on a handful of items
             ci[column] = clopper_pearson(k, n)

@@ -9,10 +9,11 @@ key). The layout is docs/policies.md's (`itemscale intervene`, "The result").
 from __future__ import annotations
 
 import os
-from typing import ClassVar, Final, Literal
+from typing import Any, ClassVar, Final, Literal
 
-from pydantic import field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from ..errors import renamed_fields, warn_renamed
 from ..measures import Estimate
 from ..protocol import Configuration
 from ._records import ReportRecord, json_text, stored_report
@@ -61,8 +62,22 @@ class GroupCounts(ReportRecord):
 
 
 class BootstrapRecord(ReportRecord):
-    n_boot: int
+    """The intervals' resamples and seed; `bootstrap` is written `n_boot`, the layout's key,
+    so that stored results and their readers stay as they are."""
+
+    bootstrap: int = Field(serialization_alias="n_boot")
     seed: int
+
+    @model_validator(mode="before")
+    @classmethod
+    def _stored_key(cls, data: Any, info: ValidationInfo) -> Any:
+        return renamed_fields(data, "BootstrapRecord", info.context, n_boot="bootstrap")
+
+    @property
+    def n_boot(self) -> int:
+        """The retired name of `bootstrap` (docs/glossary.md, 'One name per concept')."""
+        warn_renamed("BootstrapRecord.n_boot", "BootstrapRecord.bootstrap")
+        return self.bootstrap
 
 
 class InterventionAxis(ReportRecord):

@@ -18,7 +18,7 @@ from typing import ClassVar, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import ItemscaleError, validation_message
+from ..errors import STORED, ItemscaleError, validation_message
 from ..measures import Record
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
@@ -66,7 +66,7 @@ def report_from_json(cls: type[RecordT], payload: object, where: str) -> RecordT
     if not isinstance(payload, Mapping):
         raise ReportFileError(f"{where}: not a JSON object")
     try:
-        return cls.model_validate(payload)
+        return cls.model_validate(payload, context=STORED)
     except ValidationError as exc:
         lines = []
         for error in exc.errors():

@@ -9,11 +9,19 @@ refuse the same input with the same reason, a `pydantic.ValidationError` that na
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
+from ..errors import renamed_fields, warn_renamed
 from ..measures import DEFAULT_BOOTSTRAP
 from ._inputs import ScoreName, SharingChoice
 
@@ -28,12 +36,34 @@ InterventionName = Literal["nested", "phase-shift"]
 INTERVENTION_NAMES: Final[tuple[str, ...]] = ("nested", "phase-shift")
 
 
-class CascadeSettings(BaseModel):
+class _BootstrapSetting(BaseModel):
+    """The resample count of a policy command, `bootstrap` (its one name, as `--bootstrap`);
+    the retired `n_boot` is still taken in 0.1.x, with a warning, and read from stored files
+    silently."""
+
+    if TYPE_CHECKING:  # each command's own field, in its place among the others
+        bootstrap: int
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any, info: ValidationInfo) -> Any:
+        return renamed_fields(data, cls.__name__, info.context, n_boot="bootstrap")
+
+    @property
+    def n_boot(self) -> int:
+        """The retired name of `bootstrap` (docs/glossary.md, 'One name per concept')."""
+        warn_renamed(f"{type(self).__name__}.n_boot", f"{type(self).__name__}.bootstrap")
+        return self.bootstrap
+
+
+class CascadeSettings(_BootstrapSetting):
     """How `itemscale cascade` fits and reports its stopping rules."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, serialize_by_alias=True)
 
-    n_boot: int = Field(default=DEFAULT_BOOTSTRAP, ge=0)
+    #: Video-bootstrap resamples (0: no intervals); cascade.json's key for it is `n_boot`,
+    #: kept so that stored reports and their readers stay as they are.
+    bootstrap: int = Field(default=DEFAULT_BOOTSTRAP, ge=0, serialization_alias="n_boot")
     seed: int = 0
     #: The currency the thresholds minimise.
     cost: Literal["frames", "tokens", "latency"] = "frames"
@@ -85,7 +115,7 @@ class CascadeSettings(BaseModel):
         return self
 
 
-class InterventionSettings(BaseModel):
+class InterventionSettings(_BootstrapSetting):
     """Every option of `itemscale intervene` (docs/policies.md): which change of sampling, how
     many controls, the seed and resamples, which axis, and where the re-runs execute."""
 
@@ -98,7 +128,8 @@ class InterventionSettings(BaseModel):
     n_control: int | None = Field(default=None, ge=0)
     #: Seed of the control sample and of the bootstrap.
     seed: int = 0
-    n_boot: int = Field(default=DEFAULT_BOOTSTRAP, ge=0)
+    #: Video-bootstrap resamples (`--bootstrap`).
+    bootstrap: int = Field(default=DEFAULT_BOOTSTRAP, ge=0)
     #: The model and the series (budget axis) to intervene on; needed when there are several.
     model: str | None = None
     series: str | None = None

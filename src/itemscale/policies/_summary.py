@@ -46,7 +46,7 @@ def summarise_stops(
         columns.append(inputs.cost(c).terminal)
     values = np.column_stack(columns)
     point = values.mean(axis=0)
-    samples = boot.means(values) if boot is not None and boot.n_boot > 0 else None
+    samples = boot.means(values) if boot is not None and boot.bootstrap > 0 else None
 
     def derived(fn: Callable[[FloatArray], FloatArray | float]) -> Estimate:
         interval = None

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Final, Required, TypedDict
 
 from pydantic import JsonValue
 
+from ..errors import renamed_keywords
 from ..measures import Selector
 
 if TYPE_CHECKING:
@@ -172,8 +173,9 @@ class SelectorComparison:
         return out
 
 
+@renamed_keywords(n_boot="bootstrap")
 def selector_comparison(
-    run_dir: Path, *, n_boot: int, batch_size: int, adaptive: bool = False
+    run_dir: Path, *, bootstrap: int, batch_size: int, adaptive: bool = False
 ) -> SelectorComparison:
     """Write the built-in `change` selection for the demo's protocol, sweep it as one more
     series, and compare it item by item with uniform sampling at the same budget; the
@@ -219,7 +221,7 @@ def selector_comparison(
     uniform = next(m for m in mcqa if m.series == "linspace/cached")
     chosen = next(m for m in mcqa if m.series == config.series)
     churn = series_churn(
-        uniform, chosen, lambda videos: VideoBootstrap(videos, n_boot, 0) if n_boot else None
+        uniform, chosen, lambda videos: VideoBootstrap(videos, bootstrap, 0) if bootstrap else None
     )
     budget = next((b for b in churn.budgets if b.selector is not None), None) if churn else None
     found = SelectorComparison(

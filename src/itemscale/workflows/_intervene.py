@@ -127,7 +127,7 @@ def intervene(
     that `RUN_DIR/intervention/<intervention>.json` holds (`to_json()` is that file's text).
 
     `settings` holds every option (`InterventionSettings`), or give them as keywords
-    (`intervene(run, intervention="nested", n_boot=200)`). `execute=False` runs nothing and
+    (`intervene(run, intervention="nested", bootstrap=200)`). `execute=False` runs nothing and
     measures the cells already stored. `on_note` receives the one line that says which axis
     was chosen when the intervention's own series was set aside (the command line prints it);
     the result is the same with or without it.
@@ -165,7 +165,7 @@ def intervene(
         _rerun(run_dir, protocol, provenance, plan, chosen, backend_factory)
         df, _ = read_run(run_dir)
 
-    outcome = intervention_outcomes(df, plan, n_boot=chosen.n_boot, seed=chosen.seed)
+    outcome = intervention_outcomes(df, plan, bootstrap=chosen.bootstrap, seed=chosen.seed)
     outcome = outcome.model_copy(
         update={
             "run_dir": str(run_dir),

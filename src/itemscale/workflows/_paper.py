@@ -18,6 +18,8 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from ..errors import renamed_keywords
+
 if TYPE_CHECKING:
     from ..measures import AnalysisResult, Estimate
     from ..policies import CascadeReport
@@ -230,7 +232,8 @@ class PaperReproduction:
         return out
 
 
-def reproduce_paper(paper_dir: Path, *, n_boot: int, report: bool) -> PaperReproduction:
+@renamed_keywords(n_boot="bootstrap")
+def reproduce_paper(paper_dir: Path, *, bootstrap: int, report: bool) -> PaperReproduction:
     """Import the seed paper's released labels into `paper_dir`, reproduce its numbers, measure
     its Table 2 grid, fit the cascade on them and (with `report`) write their report."""
     from ..artifact import COMPARISON_FILE, MEASURES_FILE, REPORT_FILE, build_artifact
@@ -240,24 +243,24 @@ def reproduce_paper(paper_dir: Path, *, n_boot: int, report: bool) -> PaperRepro
 
     added, unchanged = import_release(paper_dir)
     df, _ = read_run(paper_dir)
-    measures = analyze_responses(df, AnalysisSettings(bootstrap=n_boot, seed=0))
+    measures = analyze_responses(df, AnalysisSettings(bootstrap=bootstrap, seed=0))
     write_json_atomic(paper_dir / MEASURES_FILE, measures.to_json())
     rows = compare_with_paper(measures)
     written = [asdict(r) for r in rows]
     write_json_atomic(paper_dir / COMPARISON_FILE, {"schema_version": 1, "rows": written})
-    grid = AnalysisSettings(bootstrap=n_boot, seed=0, configs=TABLE2_CONFIGS)
+    grid = AnalysisSettings(bootstrap=bootstrap, seed=0, configs=TABLE2_CONFIGS)
     table2 = analyze_responses(df, grid)
     write_json_atomic(paper_dir / TABLE2_FILE, table2.to_json())
     # The same labels turned into a prescription; written where the report picks it up, with
     # the settings `itemscale cascade RUN --sharing prefix` records, so verify recomputes it.
-    cascade = cascade_report(df, CascadeSettings(n_boot=n_boot, seed=0, sharing="prefix")).for_run(
-        paper_dir, responses_digest(paper_dir)
-    )
+    cascade = cascade_report(
+        df, CascadeSettings(bootstrap=bootstrap, seed=0, sharing="prefix")
+    ).for_run(paper_dir, responses_digest(paper_dir))
     write_json_atomic(paper_dir / CASCADE_FILE, cascade.as_json())
     page = None
     if report:
         title = "itemscale report: the seed paper's labels"
-        page = build_artifact(paper_dir, n_boot=n_boot, seed=0, title=title) / REPORT_FILE
+        page = build_artifact(paper_dir, bootstrap=bootstrap, seed=0, title=title) / REPORT_FILE
     return PaperReproduction(
         run_dir=paper_dir,
         rows_added=added,
