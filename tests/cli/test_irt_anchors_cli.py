@@ -55,14 +55,16 @@ def test_fit_anchors_and_prediction_end_to_end(
     assert "ESTIMATED from the anchors" in out
     record = json.loads(pred.read_text())
     assert record["anchors"] == 20 and record["items"] == 60
+    assert record["schema_version"] == 2  # 2: intervals are {"value", "ci": [low, high]}
     assert [c["config_label"] for c in record["configurations"]] == ["textonly", "4f", "8f", "16f"]
     for c in record["configurations"]:
         acc = c["predicted_accuracy"]
-        assert 0.0 <= acc["low"] <= acc["value"] <= acc["high"] <= 1.0
+        low, high = acc["ci"]
+        assert 0.0 <= low <= acc["value"] <= high <= 1.0
     (rates,) = record["rates"]
     assert rates["note"].startswith("estimated")
     h = rates["harmful_rate"]
-    assert h["low"] <= h["value"] <= h["high"]
+    assert h["ci"][0] <= h["value"] <= h["ci"][1]
     assert np.isclose(
         rates["oracle_headroom"]["value"], rates["oracle"]["value"] - rates["best_fixed"]["value"]
     )

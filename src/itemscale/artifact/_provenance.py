@@ -117,7 +117,7 @@ InputsRecord = TypedDict(
 )
 
 
-class ReportRecord(TypedDict):
+class ReportTitle(TypedDict):
     title: str
 
 
@@ -137,7 +137,7 @@ class Provenance(TypedDict):
     optional_files: list[str]
     #: DERIVED_KEY: the derived files the report recomputed or flagged (`Derived.record`)
     derived: dict[str, dict[str, str]]
-    report: ReportRecord
+    report: ReportTitle
     readme_version: NotRequired[int]
 
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import torch
 
     from ..protocol import Configuration
+    from ..video import FrameSet
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,25 +132,25 @@ def evaluate_video(
     model: Any,
     processor: Any,
     items: list[Item],
-    frames: Any,
+    frame_set: FrameSet | None,
     budget: Configuration,
     *,
     max_new_tokens: int = 32,
 ) -> list[EvalRecord]:
-    """All `items` of one video at one budget; `frames` is a `FrameSet` (None: text-only)."""
+    """All `items` of one video at one budget; `frame_set` None is text-only."""
     import torch
 
     from ..models import source_fps
 
-    text_only = frames is None
+    text_only = frame_set is None
     inputs = (
         None
-        if frames is None
+        if frame_set is None
         else process_video(
             processor,
-            np.asarray(frames.array),
-            fps=source_fps(frames),
-            indices=np.asarray(frames.indices, dtype=np.int64),
+            np.asarray(frame_set.array),
+            fps=source_fps(frame_set),
+            indices=np.asarray(frame_set.indices, dtype=np.int64),
         )
     )
     prompts = []
@@ -237,13 +238,13 @@ def _record(
 
 
 def evaluate_through_backend(
-    backend: Any, items: list[Item], frames: Any, budget: Configuration
+    backend: Any, items: list[Item], frame_set: FrameSet | None, budget: Configuration
 ) -> list[EvalRecord]:
     """Multiple-choice items scored by the `hf` backend itself (used for option-likelihood
     scoring, which this module does not reimplement)."""
     from ..models import DecodingSettings, VideoRequest
 
-    requests = [VideoRequest(item, frames, DecodingSettings(max_new_tokens=1)) for item in items]
+    requests = [VideoRequest(item, frame_set, DecodingSettings(max_new_tokens=1)) for item in items]
     return [
         _record(
             item,
@@ -285,16 +286,16 @@ def evaluate(
             choice = [i for i in group if i.task_kind == TaskKind.MCQA]
             group = [i for i in group if i.task_kind != TaskKind.MCQA]
         for budget in budgets:
-            frames = None if budget.is_text_only else framesets[budget.config_id]
+            frame_set = None if budget.is_text_only else framesets[budget.config_id]
             if mcqa_backend is not None and choice:
-                records.extend(evaluate_through_backend(mcqa_backend, choice, frames, budget))
+                records.extend(evaluate_through_backend(mcqa_backend, choice, frame_set, budget))
             for start in range(0, len(group), batch_rows):
                 records.extend(
                     evaluate_video(
                         model,
                         processor,
                         group[start : start + batch_rows],
-                        frames,
+                        frame_set,
                         budget,
                         max_new_tokens=max_new_tokens,
                     )

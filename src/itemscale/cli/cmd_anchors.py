@@ -91,6 +91,12 @@ def analyze_with_anchors(args: argparse.Namespace) -> int:
     return 0
 
 
+def _points(share: float | None) -> str:
+    """A share in points to one decimal (an anchors' estimate always has a value and an
+    interval; 'n/a' would mark one without)."""
+    return "n/a" if share is None else f"{100 * share:.1f}"
+
+
 def print_prediction(result: AnchorPrediction) -> None:
     print(
         f"predicted from {result.anchors} anchors of {result.items} items "
@@ -99,8 +105,8 @@ def print_prediction(result: AnchorPrediction) -> None:
     for c in result.configurations:
         acc = c.predicted_accuracy
         print(
-            f"  {c.model} {c.config_label:<14} accuracy {100 * acc.value:5.1f}% "
-            f"[{100 * acc.low:.1f}, {100 * acc.high:.1f}]   (on anchors "
+            f"  {c.model} {c.config_label:<14} accuracy {_points(acc.value):>5}% "
+            f"[{_points(acc.ci_low)}, {_points(acc.ci_high)}]   (on anchors "
             f"{100 * c.anchor_accuracy:.1f}% of {c.anchors_answered})"
         )
     print("item-level rates, ESTIMATED from the anchors (wider intervals than a full sweep):")
@@ -108,4 +114,6 @@ def print_prediction(result: AnchorPrediction) -> None:
         print(f"  {r.model} {r.series} ({', '.join(r.configurations)}):")
         for name in ("harmful_rate", "oracle", "best_fixed", "oracle_headroom"):
             v = getattr(r, name)
-            print(f"    {name:<16} {100 * v.value:5.1f}% [{100 * v.low:.1f}, {100 * v.high:.1f}]")
+            print(
+                f"    {name:<16} {_points(v.value):>5}% [{_points(v.ci_low)}, {_points(v.ci_high)}]"
+            )

@@ -18,21 +18,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ._anchors import Z95, AnchorSet, predict_accuracy
 from ._irt import IrtError, IrtFit, binary_matrix
+from ._result_models import Estimate
 
 if TYPE_CHECKING:
     import pandas as pd
 
 #: Version of the record `analyze --anchors --json` writes; bump on any change of its fields.
-ANCHOR_PREDICTION_SCHEMA_VERSION: Final[int] = 1
+#: 2: each interval is an `Estimate`, `{"value", "ci": [low, high]}` as in the analysis (it was
+#: `{"value", "low", "high"}`).
+ANCHOR_PREDICTION_SCHEMA_VERSION: Final[int] = 2
 
 _FROZEN = ConfigDict(extra="forbid", frozen=True)
-
-
-class Interval(BaseModel):
-    model_config = _FROZEN
-    value: float
-    low: float
-    high: float
 
 
 class PredictedConfiguration(BaseModel):
@@ -48,7 +44,7 @@ class PredictedConfiguration(BaseModel):
     anchors_answered: int
     anchor_accuracy: float = Field(description="share right over the anchors it answered")
     theta: float
-    predicted_accuracy: Interval
+    predicted_accuracy: Estimate
 
 
 class EstimatedRates(BaseModel):
@@ -59,10 +55,10 @@ class EstimatedRates(BaseModel):
     series: str
     configurations: tuple[str, ...] = Field(description="text-only first, then the axis")
     anchors: int
-    harmful_rate: Interval
-    oracle: Interval
-    best_fixed: Interval
-    oracle_headroom: Interval
+    harmful_rate: Estimate
+    oracle: Estimate
+    best_fixed: Estimate
+    oracle_headroom: Estimate
     note: str = "estimated from the anchors (a stratified sample of the items), not measured"
 
 
@@ -138,7 +134,7 @@ def estimate_rates(
             draws[r] = _rates(y[pick], less, weight[idx][pick])
         low, high = np.percentile(draws, [2.5, 97.5], axis=0) if bootstrap else (point, point)
         values = [
-            Interval(value=float(p), low=float(lo), high=float(hi))
+            Estimate(float(p), float(lo), float(hi))
             for p, lo, hi in zip(point, low, high, strict=True)
         ]
         out.append(
@@ -191,10 +187,10 @@ def predict_from_anchors(
             anchors_answered=int(answered[k]),
             anchor_accuracy=float(y[k, cols].sum() / max(answered[k], 1)),
             theta=float(theta[k]),
-            predicted_accuracy=Interval(
-                value=float(est[k]),
-                low=float(max(0.0, est[k] - Z95 * se[k])),
-                high=float(min(1.0, est[k] + Z95 * se[k])),
+            predicted_accuracy=Estimate(
+                float(est[k]),
+                float(max(0.0, est[k] - Z95 * se[k])),
+                float(min(1.0, est[k] + Z95 * se[k])),
             ),
         )
         for k, row in enumerate(meta.itertuples())

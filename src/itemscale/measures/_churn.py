@@ -226,7 +226,7 @@ def _selector_vs_uniform(
     answers_u = [a if ok else None for a, ok in zip(mu.answers[ru, cu], answered, strict=True)]
     answers_s = [a if ok else None for a, ok in zip(ms.answers[rs, cs], answered, strict=True)]
     looks_same = same_input(answers_u, answers_s, frame_step=False)
-    used = frames_used(ms, rs, cs)
+    used = effective_frames_of(ms, rs, cs)
     return Selector(
         selector_series=ms.series,
         uniform_series=mu.series,
@@ -247,12 +247,14 @@ def _selector_vs_uniform(
         frames_used_mean=float(used.mean()) if used.size else None,
         frames_used_min=int(used.min()) if used.size else None,
         frames_used_max=int(used.max()) if used.size else None,
-        uniform_frames_used_mean=float(frames_used(mu, ru, cu).mean()) if used.size else None,
+        uniform_frames_used_mean=float(effective_frames_of(mu, ru, cu).mean())
+        if used.size
+        else None,
         matched_cost=matched_cost((ms, rs, cs), (mu, ru, cu), boot) if used.size else None,
     )
 
 
-def frames_used(m: ResponseMatrix, rows: np.ndarray, col: int) -> np.ndarray:
+def effective_frames_of(m: ResponseMatrix, rows: np.ndarray, col: int) -> np.ndarray:
     """The frames each cell of one configuration used: its recorded `effective_frames`, else
     the count of its recorded frame indices, else the configuration's frame count (a cap for
     an adaptive selection, which is why the recorded counts come first)."""
@@ -274,9 +276,9 @@ def matched_cost(selector: Side, uniform: Side, boot: VideoBootstrap | None) -> 
     mean lies outside them. Linear interpolation of per-item correctness gives the
     interpolated accuracy and lets the bootstrap resample the difference item by item."""
     (ms, rs, cs), (mu, ru, cu) = selector, uniform
-    target = float(frames_used(ms, rs, cs).mean())
+    target = float(effective_frames_of(ms, rs, cs).mean())
     budgets = [
-        (float(frames_used(mu, ru, k).mean()), k)
+        (float(effective_frames_of(mu, ru, k).mean()), k)
         for k in range(mu.n_configs)
         if mu.frames[k] > 0 and _same_pixels(float(mu.pixels[k]), float(mu.pixels[cu]))
     ]

@@ -142,7 +142,7 @@ def inputs_from_matrix(
     if resolved == "union":
         costs["frames"] = frame_union_costs(indices)
     else:
-        costs["frames"] = _value_costs(frames_used_matrix(matrix), resolved, bounds, "frames")
+        costs["frames"] = _value_costs(effective_frames_matrix(matrix), resolved, bounds, "frames")
     tokens = np.asarray(matrix.visual_tokens, dtype=np.float64).copy()
     tokens[:, text_column] = np.where(np.isnan(tokens[:, text_column]), 0.0, tokens[:, text_column])
     latency = np.asarray(matrix.latency, dtype=np.float64)
@@ -169,7 +169,7 @@ def inputs_from_matrix(
     )
 
 
-def frames_used_matrix(matrix: ResponseMatrix) -> FloatArray:
+def effective_frames_matrix(matrix: ResponseMatrix) -> FloatArray:
     """Every cell's frame count: the frames it used (`effective_frames`, else its recorded
     indices' count), else its configuration's count. An adaptive selection's frame count is a
     cap, so a cascade is charged what each cell used, not the cap."""
