@@ -431,7 +431,7 @@ def _model_names(logs: list[LogFile], model: str | None) -> dict[Path, str]:
     return {p: str(n) for p, n in names.items()}
 
 
-def _budget(log: LogFile, mixed: bool, positions: dict[str, int]) -> ConfigColumns:
+def _file_config(log: LogFile, mixed: bool, positions: dict[str, int]) -> ConfigColumns:
     """The file's configuration: the one its results.json's `model_args` spells, or its
     `--config` label at its frame count. `positions` holds each named configuration's place
     among the named ones (a new label is added), which orders named runs of one frame count."""
@@ -534,7 +534,7 @@ def run_lmms_eval_import(
     disagreements = compared = 0
     positions: dict[str, int] = {}  # a named configuration's place among the named ones
     for log in logs:
-        budget = _budget(log, mixed, positions)
+        budget = _file_config(log, mixed, positions)
         mname = names[log.path]
         task = task_name(log.path, log.results)
         # A file is one task at one configuration: a run of several tasks writes one file per

@@ -235,7 +235,9 @@ def parse_candidates(value: Any, where: str) -> tuple[str, ...]:
     return tuple(strip_option_prefix(str(v)) for v in value)
 
 
-def _budget(parts: NameParts, spec: ConfigSpec | None, position: int, where: str) -> ConfigColumns:
+def _file_config(
+    parts: NameParts, spec: ConfigSpec | None, position: int, where: str
+) -> ConfigColumns:
     """The file's budget: the one its dataset name spells, or its `--config` label."""
     from ..protocol import Configuration, SamplingPolicy
 
@@ -421,7 +423,7 @@ def run_vlmevalkit_import(
         records, unit = read_prediction_file(path)
         if spec is not None and (spec.frames or parts.frames or 0) > 0:
             position += 1
-        budget = _budget(parts, spec, position, str(path))
+        budget = _file_config(parts, spec, position, str(path))
         config_id = budget["config_id"]
         if config_id in seen_configs:
             raise ImportInputError(

@@ -1,0 +1,142 @@
+"""One vocabulary (docs/glossary.md, "One name per concept" and "Retired names"): the names
+retired for a concept appear nowhere in the package's code outside the shims that keep them
+working for one more release, and no two classes of the package share a name.
+
+The code is read as Python tokens, so a retired name inside a string (a JSON key a stored file
+still holds, such as `"n_boot"`) or a comment is not a use of it; a shim is a line that routes
+the old name to the new (`renamed_fields`, `renamed_keywords`, `warn_renamed`, or the
+deprecated property itself)."""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from functools import cache
+
+import pytest
+
+from _support.paths import DOCS, REPO, SRC
+
+PACKAGE = SRC / "itemscale"
+
+#: Retired identifiers, each with the name that replaced it (docs/glossary.md, "Retired names").
+RETIRED = {
+    "Budget": "protocol.Configuration (lmms-eval's budget record)",
+    "EvalBudget": "protocol.Configuration (the built-in model's evaluation)",
+    "budget_configuration": "protocol.Configuration (the built-in model's evaluation)",
+    "_budget": "protocol.Configuration and config_columns (VLMEvalKit's 5-tuple)",
+    "Statistic": "measures.Estimate (the cascade's and the intervention's intervals)",
+    "Interval": "measures.Estimate (the anchors' and compare's intervals)",
+    "n_boot": "bootstrap (the bootstrap's resample count)",
+    "frames_used_matrix": "effective_frames_matrix",
+}
+
+#: Where a name is checked when it is retired only there (the sweep's `_budget` module is the
+#: token-budget probe, another concept).
+SCOPE = {"_budget": "itemscale/importers/"}
+
+#: Modules of `itemscale compare`, whose own names move with its analysis: a retired name still
+#: there is listed apart, so that the rest of the package is checked now.
+COMPARE_MODULES = re.compile(
+    r"workflows/_compare[a-z_]*\.py$|artifact/_compare_page\.py$|cli/(cmd_compare|_compare_output)\.py$"
+)
+
+#: A line that keeps a retired name working for a release, with its warning.
+SHIM_LINE = re.compile(r"renamed_fields\(|renamed_keywords\(|warn_renamed\(|def n_boot\(")
+
+
+@cache
+def _identifiers() -> dict[str, list[tuple[str, int, str]]]:
+    """Every identifier of the package's modules -> (module, line, the line's text)."""
+    found: dict[str, list[tuple[str, int, str]]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        module = path.relative_to(SRC).as_posix()
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.NAME and token.string in RETIRED:
+                row = token.start[0]
+                found.setdefault(token.string, []).append((module, row, lines[row - 1]))
+    return found
+
+
+def _uses(name: str, *, in_compare: bool) -> list[str]:
+    return [
+        f"{module}:{row}: {line.strip()}"
+        for module, row, line in _identifiers().get(name, [])
+        if bool(COMPARE_MODULES.search(module)) == in_compare
+        and module.startswith(SCOPE.get(name, ""))
+        and not SHIM_LINE.search(line)
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(RETIRED))
+def test_a_retired_name_is_not_used_outside_its_shim(name: str) -> None:
+    uses = _uses(name, in_compare=False)
+    assert not uses, f"{name} is retired (use {RETIRED[name]}), yet:\n" + "\n".join(uses)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            name, marks=pytest.mark.xfail(reason="renamed by the compare move", strict=True)
+        )
+        if name in ("Interval", "n_boot")
+        else name
+        for name in sorted(RETIRED)
+    ],
+)
+def test_a_retired_name_is_not_used_by_compare(name: str) -> None:
+    uses = _uses(name, in_compare=True)
+    assert not uses, f"{name} is retired (use {RETIRED[name]}), yet:\n" + "\n".join(uses)
+
+
+def test_no_two_classes_share_a_name() -> None:
+    """A class name means one thing in the package: `BestFixed` is the record (its measure is
+    `BestFixedMeasure`), `Block` the analysis's block (a measure reads it as a `BlockLike`)."""
+    where: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                where.setdefault(node.name, []).append(path.relative_to(SRC).as_posix())
+    shared = {name: paths for name, paths in where.items() if len(paths) > 1}
+    assert not shared, f"classes defined more than once: {shared}"
+
+
+def test_the_retired_names_list_is_the_glossarys() -> None:
+    """Every name checked here is in the glossary's list of retired names, with what replaced
+    it, so that a reader of the code finds why a name went."""
+    page = (DOCS / "glossary.md").read_text(encoding="utf-8")
+    retired = page[page.index("## Retired names") :]
+    missing = [name for name in RETIRED if f"`{name}" not in retired and name not in retired]
+    assert not missing, f"docs/glossary.md, 'Retired names', does not list {missing}"
+
+
+@pytest.mark.parametrize("pattern", [r"\bn_boot=", r"\bStatistic\b", r"\bEvalBudget\b"])
+def test_the_pages_use_the_one_names(pattern: str) -> None:
+    """The docs show the one names (the glossary, which lists the retired ones, aside; `n_boot`
+    as a JSON key stored files hold is a key, not a keyword)."""
+    pages = [*sorted(DOCS.glob("*.md")), REPO / "README.md"]
+    hits = [
+        f"{page.name}:{row}"
+        for page in pages
+        if page.name != "glossary.md"
+        for row, line in enumerate(page.read_text(encoding="utf-8").splitlines(), start=1)
+        if re.search(pattern, line)
+    ]
+    assert not hits, f"{pattern} in {hits}"
+
+
+def test_the_check_finds_a_retired_name() -> None:
+    """The token scan sees an identifier and skips the same word in a string or a comment."""
+    source = 'x = CascadeSettings(n_boot=3)  # n_boot\ny = "n_boot"\n'
+    names = [
+        t.string
+        for t in tokenize.generate_tokens(io.StringIO(source).readline)
+        if t.type == tokenize.NAME and t.string in RETIRED
+    ]
+    assert names == ["n_boot"]
