@@ -135,7 +135,7 @@ def test_the_command_python_and_settings_agree(
     assert model["power"]["target"] == pytest.approx(0.05)
     assert (
         analyze_responses(df, settings).to_json()
-        == analyze_responses(df, n_boot=40, seed=5, ci="percentile", power_target=5.0).to_json()
+        == analyze_responses(df, bootstrap=40, seed=5, ci="percentile", power_target=5.0).to_json()
     )
 
 

@@ -113,3 +113,25 @@ def test_retired_names_go_at_their_stated_release() -> None:
     )
     with pytest.deprecated_call(match=rf"removed in itemscale {RENAMED_REMOVED_IN}"):
         importlib.import_module("itemscale.responses").normalize_answer  # noqa: B018
+
+
+def test_intervene_policy_is_the_retired_flag_of_intervention(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--policy` still selects the intervention, with a note naming `--intervention`; the
+    new flag gives none, and one of the two is required."""
+    from itemscale.cli import main
+
+    missing = str(tmp_path / "nope")
+    assert main(["intervene", missing, "--intervention", "nested"]) == 2
+    assert "deprecated" not in capsys.readouterr().err
+    assert main(["intervene", missing, "--policy", "nested"]) == 2
+    err = capsys.readouterr().err
+    assert "--policy is deprecated: use --intervention (removed in itemscale 0.2.0" in err
+    assert "nope" in err  # the same run as with --intervention: the missing folder is named
+    with pytest.raises(SystemExit) as stopped:
+        main(["intervene", missing])
+    assert stopped.value.code == 2
+    assert "--intervention is required" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["intervene", missing, "--intervention", "nested", "--policy", "nested"])

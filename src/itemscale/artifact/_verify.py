@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 from .. import __version__
 from ..audit import AUDIT_FILE, AUDIT_SUMMARY_FILE
+from ..errors import STORED
 from ..files import read_json
 from ..items import ITEMS_FILE
 from ..measures import AnalysisResult, AnalysisSettings
@@ -384,7 +385,7 @@ def _check_report(root: Path, result: VerifyResult) -> None:
         trajectories=again.trajectories if again.trajectories is not None else inputs.trajectories,
         # as the file holds it: sorted keys give the report its order of the rules
         cascade=(
-            CascadeReport.model_validate(as_stored(again.cascade.as_json()))
+            CascadeReport.model_validate(as_stored(again.cascade.as_json()), context=STORED)
             if again.cascade is not None
             else inputs.cascade
         ),

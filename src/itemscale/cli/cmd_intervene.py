@@ -1,9 +1,10 @@
-"""`itemscale intervene RUN_DIR --policy nested|phase-shift`: re-run the terminal budget of every
+"""`itemscale intervene RUN_DIR --intervention nested|phase-shift`: re-run the terminal budget of every
 terminal regression (and of a seeded control sample of correct items) with one controlled change
 of sampling, through the sweep, and report `recovered_rate` beside `broken_rate`.
 
 The workflow itself is `itemscale.intervene` (`workflows/_intervene.py`); this module reads the
-arguments and prints the result.
+arguments and prints the result. `--policy`, the flag's name before "policy" was kept for
+sampling alone, still works in 0.1.x: hidden from the help, with a note on stderr.
 """
 
 from __future__ import annotations
@@ -23,6 +24,27 @@ if TYPE_CHECKING:
     from ..policies import InterventionResult
 
 
+class _RetiredFlag(argparse.Action):
+    """`--policy`, the retired name of `--intervention`: it still works in 0.1.x, with a note
+    on stderr that names the new flag (docs/glossary.md, 'Retired names')."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        from ..errors import RENAMED_REMOVED_IN
+
+        print(
+            f"{parser.prog}: {option_string} is deprecated: use --intervention (removed in "
+            f"itemscale {RENAMED_REMOVED_IN}; docs/glossary.md, 'One name per concept')",
+            file=sys.stderr,
+        )
+        setattr(namespace, self.dest, values)
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "intervene",
@@ -33,12 +55,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "with 95% video-bootstrap intervals.",
     )
     p.add_argument("run_dir", help="run directory written by `itemscale sweep`")
-    p.add_argument(
-        "--policy",
-        required=True,
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument(
+        "--intervention",
         choices=["nested", "phase-shift"],
         help="nested: the terminal frame count with nested sampling; phase-shift: the same grid "
         "shifted by half a sampling interval",
+    )
+    which.add_argument(
+        "--policy",
+        dest="intervention",
+        choices=["nested", "phase-shift"],
+        action=_RetiredFlag,
+        help=argparse.SUPPRESS,
     )
     p.add_argument(
         "--control",
@@ -149,13 +178,13 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from_flags(
         InterventionSettings,
         {
-            "intervention": "--policy",
+            "intervention": "--intervention",
             "n_control": "--control",
             "bootstrap": "--bootstrap",
             "execute": "--no-run",
             "progress": "--no-progress",
         },
-        intervention=args.policy,
+        intervention=args.intervention,
         n_control=args.control,
         seed=args.seed,
         bootstrap=args.bootstrap,
