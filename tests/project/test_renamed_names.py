@@ -135,3 +135,45 @@ def test_intervene_policy_is_the_retired_flag_of_intervention(
     assert "--intervention is required" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["intervene", missing, "--intervention", "nested", "--policy", "nested"])
+
+
+def test_n_boot_is_the_retired_name_of_bootstrap() -> None:
+    """`bootstrap` is the resample count's one name; `n_boot` as a keyword or an attribute
+    warns, and stays the key stored files hold, read back without a warning."""
+    import warnings
+
+    import numpy as np
+    from pydantic import ValidationError
+
+    from itemscale.errors import STORED
+    from itemscale.measures import AnalysisSettings, BootstrapSettings, VideoBootstrap
+    from itemscale.policies import CascadeSettings, InterventionSettings
+
+    for cls, extra in (
+        (AnalysisSettings, {}),
+        (CascadeSettings, {}),
+        (InterventionSettings, {"intervention": "nested"}),
+    ):
+        name = cls.__name__
+        with pytest.deprecated_call(
+            match=rf"{name}\(n_boot=\.\.\.\) is deprecated: use {name}\(bootstrap=\.\.\.\)"
+        ):
+            old = cls(n_boot=7, **extra)
+        assert old == cls(bootstrap=7, **extra)
+    with pytest.raises(ValidationError, match="got both n_boot and bootstrap"):
+        CascadeSettings(n_boot=1, bootstrap=2)  # type: ignore[call-arg]
+    with pytest.deprecated_call(match=r"CascadeSettings\.n_boot is deprecated"):
+        assert CascadeSettings(bootstrap=3).n_boot == 3
+    boot = VideoBootstrap(np.array(["a", "b"], dtype=object), 4, 0)
+    with pytest.deprecated_call(match=r"VideoBootstrap\.n_boot is deprecated"):
+        assert boot.n_boot == boot.bootstrap == 4
+
+    dumped = CascadeSettings(bootstrap=5).model_dump(mode="json")
+    assert dumped["n_boot"] == 5 and "bootstrap" not in dumped  # cascade.json's key
+    record = BootstrapSettings(bootstrap=3, seed=0, unit="video", ci_level=0.95, interval="bca")
+    stored = record.model_dump(mode="json")
+    assert stored["n_boot"] == 3 and "bootstrap" not in stored  # measures.json's key
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert CascadeSettings.model_validate(dumped, context=STORED).bootstrap == 5
+        assert BootstrapSettings.model_validate(stored, context=STORED) == record
