@@ -57,7 +57,7 @@ def test_the_typed_report_is_the_command_s_file_byte_for_byte(
     assert main([*argv, "--json", str(out)]) == 0
     printed = capsys.readouterr().out
     df, _ = read_run(run)
-    settings = itemscale.CascadeSettings(n_boot=30, seed=1, threshold=0.6)
+    settings = itemscale.CascadeSettings(bootstrap=30, seed=1, threshold=0.6)
     report = itemscale.cascade_report(df, settings)
     assert isinstance(report, CascadeReport)
     text = out.read_text(encoding="utf-8")
@@ -94,7 +94,7 @@ def test_a_rule_s_counts_are_its_held_out_items(tmp_path: Path) -> None:
     """Hand-checked: the counts behind a rule's accuracy and its stop shares are the items."""
     df = _write_run(tmp_path / "run", n_items=20)
     report = itemscale.cascade_report(
-        itemscale.response_table(df), CascadeSettings(n_boot=0, seed=0)
+        itemscale.response_table(df), CascadeSettings(bootstrap=0, seed=0)
     )
     (block,) = report.results
     for rule in block.policies.values():
