@@ -64,8 +64,11 @@ def utc_now() -> str:
 
 @dataclass(frozen=True, slots=True)
 class CellRow:
-    """One cell's result: the response-table row plus the identity it was computed under."""
+    """One cell's result: the response-table row plus the identity it was computed under (the
+    cell's key, always set here, and the backend spec). The fields are written from the row's
+    one definition (`RESPONSE_COLUMNS`) by `python -m itemscale.responses._row_fields`."""
 
+    # <row fields sequence=tuple defaults first=cell_id:str,spec_id:str>
     cell_id: str
     spec_id: str
     model: str
@@ -103,6 +106,7 @@ class CellRow:
     attributes: str | None = None
     source: str | None = None
     session_id: int | None = None
+    # </row fields>
 
     def __post_init__(self) -> None:
         if self.status not in {s.value for s in Status}:
