@@ -143,14 +143,14 @@ def stale_files(root: Path = PACKAGE_DIR) -> list[Path]:
     return [p for p in block_files(root) if rewrite(p.read_text("utf-8")) != p.read_text("utf-8")]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Rewrite every row block in the package (`--check`: only say which are stale, exit 1)."""
+def main(argv: Sequence[str] | None = None, root: Path = PACKAGE_DIR) -> int:
+    """Rewrite every row block under `root` (`--check`: only say which are stale, exit 1)."""
     check = "--check" in (sys.argv[1:] if argv is None else argv)
-    stale = stale_files()
+    stale = stale_files(root)
     for path in stale:
         if not check:
             path.write_text(rewrite(path.read_text("utf-8")), "utf-8")
-        print(f"{'stale' if check else 'rewrote'}: {path.relative_to(PACKAGE_DIR.parent)}")
+        print(f"{'stale' if check else 'rewrote'}: {path.relative_to(root.parent)}")
     return 1 if check and stale else 0
 
 

@@ -44,7 +44,13 @@ from ..responses import (
     redact_value,
     write_run,
 )
-from ._migrations import MIGRATIONS, SCHEMA_VERSION, cells_layout
+from ._migrations import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    cells_layout,
+    missing_migration_message,
+    unmigrated_columns,
+)
 
 #: File name of the store inside a run directory.
 STORE_FILE = "store.sqlite"
@@ -259,6 +265,9 @@ class RunStore:
                     if statement.strip():
                         self._db.execute(statement)
                 self._db.execute(f"PRAGMA user_version = {number}")
+            present = [r[1] for r in self._db.execute("PRAGMA table_info(cells)")]
+            if missing := unmigrated_columns(present):
+                raise StoreError(f"{self.path}: {missing_migration_message(missing)}")
             self._db.execute("COMMIT")
         except BaseException:
             if self._db.in_transaction:
