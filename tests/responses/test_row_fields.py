@@ -11,10 +11,19 @@ import sqlite3
 import typing
 from pathlib import Path
 
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import itemscale.responses
-from itemscale.responses import RESPONSE_COLUMNS, ResponseColumn, ResponseRow
+from itemscale.responses import (
+    COLUMNS,
+    RESPONSE_COLUMNS,
+    ResponseColumn,
+    ResponseRow,
+    read_responses,
+)
 from itemscale.responses._row_fields import (
     PACKAGE_DIR,
     RowBlockError,
@@ -23,6 +32,7 @@ from itemscale.responses._row_fields import (
     rewrite,
     stale_files,
 )
+from itemscale.responses._schema import SCHEMA_VERSION, SCHEMA_VERSION_KEY
 from itemscale.store import MIGRATIONS, CellRow, RunStore, StoreError, cells_layout
 from itemscale.store._migrations import migrated_columns, unmigrated_columns
 from itemscale.sweep._execute import FrameFields, RowIdentity
@@ -187,3 +197,36 @@ def test_the_rewrite_fixes_a_stale_block_and_check_only_says_so(tmp_path: Path) 
 def test_a_block_it_cannot_read_is_refused(text: str) -> None:
     with pytest.raises(RowBlockError):
         rewrite(text)
+
+
+@pytest.mark.parametrize("version", range(2, SCHEMA_VERSION))
+def test_a_table_of_an_older_version_reads_with_its_later_columns_null(
+    tmp_path: Path, version: int
+) -> None:
+    """A column that only adds null needs no table migration: a table written at `version`,
+    without the columns added after it, reads with them empty."""
+    later = [c.name for c in RESPONSE_COLUMNS if c.since > version]
+    assert later
+    rows = pd.DataFrame(
+        {
+            "model": ["m", "m"],
+            "item_id": ["a", "b"],
+            "video_id": ["v", "v"],
+            "task_kind": ["mcqa", "mcqa"],
+            "series": ["default", "default"],
+            "config_id": ["8f", "8f"],
+            "config_label": ["8f", "8f"],
+            "axis_order": [8.0, 8.0],
+            "frames": [8, 8],
+            "repeat": [0, 0],
+            "status": ["ok", "ok"],
+            "answer": ["A", "B"],
+            "correct": [1.0, 0.0],
+        }
+    )
+    table = pa.Table.from_pandas(rows, preserve_index=False)
+    path = tmp_path / "old.parquet"
+    pq.write_table(table.replace_schema_metadata({SCHEMA_VERSION_KEY: str(version).encode()}), path)
+    back = read_responses(path)
+    assert list(back.columns) == list(COLUMNS)
+    assert back[later].isna().all().all() and back["answer"].tolist() == ["A", "B"]

@@ -15,10 +15,6 @@ from typing import Final, Literal, TypedDict
 
 import pyarrow as pa
 
-#: 2 added `margin` (top-two option probability margin); 3 added `scoring_rule`; 4 added
-#: `session_id` (the sweep session that produced the row).
-SCHEMA_VERSION: Final[int] = 4
-
 #: Metadata key (in the Parquet schema metadata) that carries the schema version.
 SCHEMA_VERSION_KEY: Final[bytes] = b"itemscale.schema_version"
 
@@ -171,6 +167,12 @@ RESPONSE_COLUMNS: Final[tuple[ResponseColumn, ...]] = (
     # before the column existed.
     ResponseColumn("session_id", "integer", "session", since=4),
 )
+
+#: The response table's schema version, in the Parquet metadata: the version of its newest
+#: column (2 added `margin`, the top-two option probability margin; 3 `scoring_rule`; 4
+#: `session_id`, the sweep session that produced the row), so a new column raises it. A change
+#: that added no column would write its number here instead.
+SCHEMA_VERSION: Final[int] = max(c.since for c in RESPONSE_COLUMNS)
 
 
 class ResponseRow(TypedDict, total=False):
