@@ -94,7 +94,7 @@ def analyze_with_anchors(args: argparse.Namespace) -> int:
 def print_prediction(result: AnchorPrediction) -> None:
     print(
         f"predicted from {result.anchors} anchors of {result.items} items "
-        "(2PL + stratified anchor residuals; 95% intervals):"
+        "(2PL + stratified anchor residuals, pooled over a model's configurations; 95% intervals):"
     )
     for c in result.configurations:
         acc = c.predicted_accuracy
