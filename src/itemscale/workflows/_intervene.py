@@ -183,7 +183,8 @@ def _recorded_run(run_dir: Path) -> tuple[pd.DataFrame, dict[str, object], Proto
     protocol that produced the terminal budget)."""
     from pydantic import ValidationError
 
-    from ..protocol import Protocol
+    from ..models import BACKENDS
+    from ..protocol import BACKENDS_CONTEXT, Protocol
     from ..responses import SchemaError, read_run
 
     try:
@@ -196,7 +197,9 @@ def _recorded_run(run_dir: Path) -> tuple[pd.DataFrame, dict[str, object], Proto
             "intervene re-runs the terminal budget and needs the protocol that produced it"
         )
     try:
-        protocol = Protocol.model_validate(provenance["protocol"])
+        protocol = Protocol.model_validate(
+            provenance["protocol"], context={BACKENDS_CONTEXT: BACKENDS}
+        )
     except ValidationError as exc:
         raise WorkflowError(f"{run_dir / RUN_FILE}: recorded protocol is invalid: {exc}") from exc
     return df, provenance, protocol
