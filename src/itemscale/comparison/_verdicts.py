@@ -4,7 +4,7 @@ input, which set-up differences could explain the gap, and where it sits, each w
 from __future__ import annotations
 
 from ..measures import DEFAULT_RERUN_FLOOR, SAME_INPUT_MIN_ITEMS, SameInput, rerun_bound
-from ._compare_result import (
+from ._records import (
     STACK_FIELDS,
     AnswerDiff,
     AttributeGaps,
