@@ -24,6 +24,7 @@ from ..measures import (
     DEFAULT_BOOTSTRAP,
     DEFAULT_CI,
     DEFAULT_RERUN_FLOOR,
+    Estimate,
     RerunFloor,
     SameInput,
     VideoBootstrap,
@@ -43,7 +44,6 @@ from ._records import (
     CompareSide,
     CompareTaskKind,
     GroupGap,
-    Interval,
     MatchCounts,
     RerunNoise,
     SelectionSide,
@@ -57,13 +57,16 @@ MAX_GROUPS = 12
 TOP_VIDEOS = 5
 
 
-def _interval(value: float | None, ci: np.ndarray | None) -> Interval:
+def _interval(value: float | None, ci: np.ndarray | None) -> Estimate:
+    """The estimate and its interval, each end None where undefined (no interval at all when
+    either end is)."""
+
     def clean(x: float | None) -> float | None:
         return None if x is None or not np.isfinite(x) else float(x)
 
     if ci is None:
-        return Interval(value=clean(value))
-    return Interval(value=clean(value), ci_low=clean(ci[0]), ci_high=clean(ci[1]))
+        return Estimate(clean(value))
+    return Estimate(clean(value), clean(ci[0]), clean(ci[1]))
 
 
 def _mean_intervals(
