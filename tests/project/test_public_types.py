@@ -15,11 +15,16 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, get_type_hints
 
 import pytest
+from pydantic import AliasChoices, BaseModel
 
 import itemscale
 from _support.paths import REPO, SRC
+from itemscale.measures import AnalysisOptions, AnalysisSettings
+from itemscale.policies import InterventionSettings
+from itemscale.workflows import InterventionOptions
 
 INIT = SRC / "itemscale" / "__init__.py"
 
@@ -101,6 +106,8 @@ import itemscale
 wrong = itemscale.analyze(42)
 count: int = itemscale.analyze("runs/demo")
 fine = itemscale.analyze("runs/demo").models
+typo = itemscale.analyze("runs/demo", bootstraps=200)
+method = itemscale.analyze("runs/demo", ci="bcaa")
 """
 
 
@@ -135,4 +142,37 @@ def test_a_user_s_mypy_sees_analyze_s_signature(tmp_path: Path) -> None:
         '"str | PathLike[str] | DataFrame"  [arg-type]',
         "user.py:4: error: Incompatible types in assignment (expression has type "
         '"AnalysisResult", variable has type "int")  [assignment]',
+        'user.py:6: error: Unexpected keyword argument "bootstraps" for "analyze"; did you mean '
+        '"bootstrap"?  [call-arg]',
+        'user.py:6: note: "analyze" defined in "itemscale.workflows._analyze"',
+        'user.py:7: error: Argument "ci" to "analyze" has incompatible type "Literal[\'bcaa\']"; '
+        "expected \"Literal['bca', 'percentile']\"  [arg-type]",
     ]
+
+
+def _keywords(settings: type[BaseModel]) -> set[str]:
+    """Every keyword a settings model takes: its fields' names and their other names."""
+    names: set[str] = set()
+    for name, field in settings.model_fields.items():
+        names.add(name)
+        alias = field.validation_alias
+        if isinstance(alias, AliasChoices):
+            names |= {a for a in alias.choices if isinstance(a, str)}
+        elif isinstance(alias, str):
+            names.add(alias)
+    return names
+
+
+@pytest.mark.parametrize(
+    ("options", "settings"),
+    [(AnalysisOptions, AnalysisSettings), (InterventionOptions, InterventionSettings)],
+    ids=["analysis", "intervention"],
+)
+def test_typed_keywords_are_the_settings_fields(
+    options: type[Any], settings: type[BaseModel]
+) -> None:
+    # `**options: Unpack[...]` types the keywords a call may give in place of the settings:
+    # a keyword the settings take but the typed dict lacks would be refused by a checker, one
+    # the dict has but the settings lack by pydantic
+    assert set(get_type_hints(options)) == _keywords(settings)
+    assert not options.__required_keys__

@@ -39,7 +39,7 @@ from ._demo import (
     selector_comparison,
 )
 from ._errors import WorkflowError
-from ._intervene import intervene
+from ._intervene import InterventionOptions, intervene
 from ._paper import (
     PAPER_TOLERANCE_POINTS,
     RELEASE_ANSWER_KEY,
@@ -75,6 +75,7 @@ __all__ = [
     "TABLE2_FILE",
     "AuditOutcome",
     "CompareResult",
+    "InterventionOptions",
     "PaperNumber",
     "PaperReproduction",
     "RegressionPathway",
