@@ -138,6 +138,27 @@ def order_violations(
     return sorted(wrong)
 
 
+def misplaced_boxes(
+    graph: Mapping[str, Iterable[str]], layers: tuple[tuple[str, ...], ...]
+) -> list[str]:
+    """Boxes not drawn one tier above the highest box they import (tier 0: none), each with the
+    tier its imports put it in: the table is the real order, not a plan the code has left (a
+    box drawn higher than it needs says it depends on what it does not)."""
+    tier = {box: i for i, boxes in enumerate(layers) for box in boxes}
+    needs: dict[str, int] = dict.fromkeys(tier, 0)
+    for source, targets in graph.items():
+        a = _box(source)
+        for target in targets:
+            b = _box(target)
+            if a != b and a in tier and b in tier:
+                needs[a] = max(needs[a], tier[b] + 1)
+    return sorted(
+        f"{box}: drawn in tier {tier[box]}, its imports put it in tier {needs[box]}"
+        for box in tier
+        if needs[box] != tier[box]
+    )
+
+
 def private_imports(name: str, source: str, *, is_package: bool) -> set[tuple[str, str]]:
     """(module, private module or name) for each import of another box's private part:
     `from ..x._y import z`, `import itemscale.x._y`, `from ..x import _y`."""
@@ -223,6 +244,11 @@ def test_no_box_imports_a_box_of_its_tier_or_above() -> None:
     assert not wrong, "imports against the pipeline's order:\n" + "\n".join(wrong)
 
 
+def test_each_box_is_drawn_just_above_what_it_imports() -> None:
+    wrong = misplaced_boxes(import_graph(_package_sources()), LAYERS)
+    assert not wrong, "move these boxes in docs/architecture.md's table:\n" + "\n".join(wrong)
+
+
 def test_analysis_needs_no_model_decoder_or_sweep() -> None:
     graph = import_graph(_package_sources())
     wrong = [
@@ -292,6 +318,21 @@ def test_order_rule_catches_an_import_of_a_later_or_same_tier() -> None:
         "itemscale.synth._suite -> itemscale.video",
         "itemscale.video._pipeline -> itemscale.sweep",
     ]
+
+
+def test_placement_rule_catches_a_box_drawn_too_high_or_too_low() -> None:
+    layers = (("responses", "audit"), ("video",), ("sweep", "measures"))
+    graph = {
+        "itemscale.video._pipeline": {"itemscale.responses"},
+        "itemscale.sweep._plan": {"itemscale.video", "itemscale.responses"},
+        "itemscale.measures._analyze": {"itemscale.responses"},
+        "itemscale.audit._frames": {"itemscale.video"},
+    }
+    assert misplaced_boxes(graph, layers) == [
+        "audit: drawn in tier 0, its imports put it in tier 2",
+        "measures: drawn in tier 2, its imports put it in tier 1",
+    ]
+    assert misplaced_boxes(graph, (("responses",), ("video", "measures"), ("sweep", "audit"))) == []
 
 
 def test_private_import_rule_catches_every_spelling() -> None:
