@@ -4,8 +4,9 @@ place of an `AnalysisSettings`, typed one by one.
 A call may give the settings whole or as keywords (`itemscale.analyze(run, bootstrap=200)`);
 typing the keywords (`**options: Unpack[AnalysisOptions]`) lets a user's type checker refuse a
 misspelt or mistyped one before it runs, where `**options: object` let anything through. The
-keys are `AnalysisSettings`' fields (and `n_boot`, the other name of `bootstrap`); a test holds
-the two equal, and the settings still check each value at run time.
+keys are `AnalysisSettings`' fields, a test holds the two equal, and the settings still check
+each value at run time; `n_boot`, the old name of `bootstrap`, is taken at run time but not
+typed, so a checker points a call that uses it to the one name.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ class AnalysisOptions(TypedDict, total=False):
     """`AnalysisSettings`' fields as keywords (each optional; the defaults are the settings')."""
 
     bootstrap: int
-    #: `bootstrap` by the name `CascadeSettings` and the JSON's `bootstrap.n_boot` use
-    n_boot: int
     seed: int
     ci: IntervalMethod
     configs: Sequence[str] | None
