@@ -57,7 +57,7 @@ def protocol_data(backend: str = "hf", kind: str = "synthetic") -> dict[str, Any
 
 def protocol_error(data: dict[str, Any]) -> str:
     with pytest.raises(ProtocolError) as info:
-        parse_protocol(data, source="p.toml")
+        parse_protocol(data, source="p.toml", backends=BACKENDS)
     return str(info.value)
 
 
@@ -177,7 +177,7 @@ def test_importing_models_and_protocol_imports_no_backend_dependency() -> None:
         "import sys, itemscale.models, itemscale.protocol\n"
         "itemscale.protocol.parse_protocol({'models': [{'name': 'm', 'backend': 'openai', "
         "'model': 'x'}], 'benchmark': {'kind': 'synthetic', 'path': 's'}, "
-        "'grid': {'frames': [4]}})\n"
+        "'grid': {'frames': [4]}}, backends=itemscale.models.BACKENDS)\n"
         "print([m for m in ('torch', 'transformers', 'httpx') if m in sys.modules])\n"
     )
     env = {**os.environ, "PYTHONPATH": str(SRC)}

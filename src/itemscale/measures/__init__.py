@@ -86,6 +86,7 @@ from ._measure import (
     counted_text,
     stat_text,
 )
+from ._options import AnalysisOptions
 from ._order import BudgetOrder, budget_order, main_chain, resolution_tag
 from ._paired_tests import PairedTest, clustered_mcnemar, holm, paired_tests
 from ._per_item import (
@@ -183,6 +184,7 @@ __all__ = [
     "TRAJECTORIES",
     "TRAJECTORY_CLASSES",
     "AnalysisLayout",
+    "AnalysisOptions",
     "AnalysisResult",
     "AnalysisSettings",
     "AnchorPrediction",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from typing import Unpack
 
 import numpy as np
 import pandas as pd
@@ -32,6 +33,7 @@ from ._inference import (
     inference_block,
 )
 from ._matrix import INTERVENTION_SERIES_PREFIX, ResponseMatrix, build_matrices
+from ._options import AnalysisOptions
 from ._result import ANALYSIS_SCHEMA_VERSION, AnalysisResult
 from ._result_models import (
     BootstrapSettings,
@@ -316,15 +318,17 @@ def _model_result(
 
 
 def analyze_responses(
-    df: pd.DataFrame, settings: AnalysisSettings | None = None, **options: object
+    df: pd.DataFrame,
+    settings: AnalysisSettings | None = None,
+    **options: Unpack[AnalysisOptions],
 ) -> AnalysisResult:
     """All measures for every model, as the typed `AnalysisResult` (its `to_json()` is the
     `analyze --json` layout).
 
-    `settings` (an `AnalysisSettings`) or its fields as keywords (`bootstrap`, or `n_boot`,
-    `seed`, `ci`, `configs`, `axis`, `by`, `metric`, `eps`, `power_target` in points,
-    `test_pairs`, `heterogeneity_draws`) say how; a bad value is a `ValidationError` naming
-    the setting.
+    `settings` (an `AnalysisSettings`) or its fields as keywords (`AnalysisOptions`, typed:
+    `bootstrap`, or `n_boot`, `seed`, `ci`, `configs`, `axis`, `by`, `metric`, `eps`,
+    `power_target` in points, `test_pairs`, `heterogeneity_draws`) say how; a bad value is a
+    `ValidationError` naming the setting.
 
     `models[MODEL]` holds the measures of the model's primary series (binary keys, and for
     continuous tasks the continuous keys under `continuous`); other series are under `other_series`,

@@ -194,9 +194,10 @@ class AnalysisResult(AnalysisLayout):
         out: dict[str, Any] = self.model_dump(mode="json")
         return out
 
-    def dumps(self, **kwargs: Any) -> str:
-        """The JSON text `analyze --json FILE` writes."""
-        return json.dumps(self.to_json(), **kwargs)
+    def dumps(self, *, indent: int | str | None = None, sort_keys: bool = False) -> str:
+        """The JSON text `analyze --json FILE` writes (`indent` and `sort_keys` as `json.dumps`
+        takes them)."""
+        return json.dumps(self.to_json(), indent=indent, sort_keys=sort_keys)
 
     @property
     def model_names(self) -> tuple[str, ...]:

@@ -257,7 +257,7 @@ def reproduce_paper(paper_dir: Path, *, n_boot: int, report: bool) -> PaperRepro
     page = None
     if report:
         title = "itemscale report: the seed paper's labels"
-        page = build_artifact(paper_dir, n_boot=n_boot, seed=0, title=title) / REPORT_FILE
+        page = build_artifact(paper_dir, bootstrap=n_boot, seed=0, title=title) / REPORT_FILE
     return PaperReproduction(
         run_dir=paper_dir,
         rows_added=added,
