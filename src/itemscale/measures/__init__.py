@@ -104,7 +104,15 @@ from ._power import (
     power_at,
     videos_needed,
 )
-from ._registry import MEASURES, measures_for, register_measure, unregister_measure
+from ._registry import (
+    BUILT_IN_MEASURES,
+    MEASURES,
+    measure_name,
+    measure_origins,
+    measures_for,
+    register_measure,
+    unregister_measure,
+)
 from ._result import (
     ANALYSIS_SCHEMA_VERSION,
     FRAME_COLUMNS,
@@ -135,6 +143,7 @@ from ._result_series import (
     ContinuousBlock,
     ContinuousWithText,
     OpenEndedSeries,
+    PluginMeasure,
     SeriesEntry,
 )
 from ._same_input import (
@@ -171,6 +180,7 @@ __all__ = [
     "IRT_METHOD",
     "IRT_SCHEMA_VERSION",
     "MAX_BUDGETS",
+    "BUILT_IN_MEASURES",
     "MEASURES",
     "MEASURE_KINDS",
     "MIN_VIDEOS",
@@ -215,6 +225,7 @@ __all__ = [
     "NoiseComparison",
     "NoiseRecord",
     "OpenEndedSeries",
+    "PluginMeasure",
     "PairPower",
     "PairedTest",
     "PairedTests",
@@ -265,6 +276,8 @@ __all__ = [
     "leave_one_model_out",
     "main_chain",
     "mcnemar_exact_p",
+    "measure_name",
+    "measure_origins",
     "measures_for",
     "membership",
     "minimum_detectable",
