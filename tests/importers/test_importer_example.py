@@ -54,9 +54,7 @@ def _write_files(folder: Path) -> list[str]:
     for config, answers in ANSWERS.items():
         path = folder / f"{config.split(':')[0]}.jsonl"
         lines = [
-            json.dumps(
-                {"id": i, "video": v, "options": ["red", "blue"], "gold": g, "output": out}
-            )
+            json.dumps({"id": i, "video": v, "options": ["red", "blue"], "gold": g, "output": out})
             for i, v, g, out in answers
         ]
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
