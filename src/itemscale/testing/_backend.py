@@ -6,6 +6,7 @@ among the item's letters, failures as statuses, and `close()`."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,8 +83,19 @@ def check_backend(
     _check_options(entry_, found)
     if model is not None:
         entry = CheckEntry("conformance", key, model, dtype=dtype, options=dict(options or {}))
-        _check_loaded(entry_, entry, settings or LoadSettings(), found)
+        ok, during = found.attempt(f"registering it as {key!r}", _registered, key, entry_)
+        if ok:
+            with during:
+                _check_loaded(entry_, entry, settings or LoadSettings(), found)
     found.done()
+
+
+def _registered(name: str, backend: Backend) -> AbstractContextManager[None]:
+    """The backend under `name` for the check (a spec names its backend, and the spec checks
+    the name against the registry), unless it is registered already."""
+    if BACKENDS.get(name) is backend:
+        return nullcontext()
+    return BACKENDS.registered(name, backend, package="itemscale.testing")
 
 
 def _check_options(backend: Backend, found: Findings) -> None:
@@ -111,7 +123,7 @@ def _check_loaded(
     ok, loaded = found.attempt("load", lambda: backend.load(entry, settings))
     if not ok:
         return
-    spec = getattr(loaded, "spec", None)
+    _, spec = found.attempt("spec", getattr, loaded, "spec")
     if found.check(isinstance(spec, BackendSpec), f"spec is a {type(spec).__name__}"):
         assert isinstance(spec, BackendSpec)
         found.check(spec.backend == entry.backend, f"spec.backend is {spec.backend!r}")
