@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from _support.packages import install_copy, itemscale_with
-from _support.paths import DATA
+from _support.paths import DATA, DOCS
 from _support.runs import make_run
 
 TOY = DATA / "toy_measure"
@@ -100,3 +100,11 @@ def test_verify_recomputes_a_plugin_measure_and_names_a_missing_plugin(
         "(entry point 'first_budget = toy_measure:register_measures', group "
         "itemscale.measures), which is not installed here: install toy-measure==0.1.0"
     ) in said
+
+
+def test_the_docs_show_the_toy_measure_package() -> None:
+    """docs/extending.md's "A measure as a separate package" shows these very files."""
+    page = (DOCS / "extending.md").read_text(encoding="utf-8")
+    for name, fence in (("pyproject.toml", "toml"), ("toy_measure.py", "python")):
+        text = (TOY / name).read_text(encoding="utf-8")
+        assert f"```{fence}\n{text}```\n" in page, f"docs/extending.md does not show {name}"
