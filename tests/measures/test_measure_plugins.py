@@ -108,3 +108,68 @@ def test_the_docs_show_the_toy_measure_package() -> None:
     for name, fence in (("pyproject.toml", "toml"), ("toy_measure.py", "python")):
         text = (TOY / name).read_text(encoding="utf-8")
         assert f"```{fence}\n{text}```\n" in page, f"docs/extending.md does not show {name}"
+
+
+def _site(root: Path, packages: dict[str, tuple[str, str]]) -> Path:
+    """A folder with one module and one `*.dist-info` per package (name -> (entry point line,
+    module source)): installed packages, as importlib.metadata sees them."""
+    site = root / "site"
+    site.mkdir()
+    for name, (entry, source) in packages.items():
+        module = name.replace("-", "_")
+        (site / f"{module}.py").write_text(source, encoding="utf-8")
+        info = site / f"{module}-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(
+            f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8"
+        )
+        (info / "entry_points.txt").write_text(f"[itemscale.measures]\n{entry}\n", encoding="utf-8")
+    return site
+
+
+def _share_plugin(key: str) -> str:
+    return (
+        "from itemscale.measures import ItemShare\n\n"
+        f"UNIT = ItemShare(key={key!r}, kinds=('binary',), console_label={key!r},\n"
+        "                 indicator=lambda d: d.y[:, -1])\n\n\n"
+        f"def register(register):\n    register({key!r}, UNIT)\n"
+    )
+
+
+def test_plugin_measures_come_in_distribution_order(run: Path, tmp_path: Path) -> None:
+    """Built-ins first, then by distribution name (zeta's package is installed first, and its
+    entry point name sorts first, yet alpha-measure's comes first)."""
+    site = _site(
+        tmp_path,
+        {
+            "zeta-measure": ("a_first = zeta_measure:register", _share_plugin("zeta_rate")),
+            "alpha-measure": ("z_last = alpha_measure:register", _share_plugin("alpha_rate")),
+        },
+    )
+    out = tmp_path / "m.json"
+    done = itemscale_with(
+        site, "analyze", str(run), "--bootstrap", "0", "--json", str(out), cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    data = json.loads(out.read_text())
+    assert [p["distribution"] for p in data["plugin_measures"]] == [
+        "alpha-measure",
+        "zeta-measure",
+    ]
+    said = done.stdout  # the console prints a block's measures in registry order
+    assert said.index("terminal regression") < said.index("alpha_rate:")
+    assert said.index("alpha_rate:") < said.index("zeta_rate:")
+
+
+def test_a_broken_measure_plugin_is_one_line_naming_it(run: Path, tmp_path: Path) -> None:
+    site = _site(
+        tmp_path,
+        {"clash-measure": ("clash = clash_measure:register", _share_plugin("harmful_rate"))},
+    )
+    done = itemscale_with(site, "analyze", str(run), "--bootstrap", "0", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == (
+        "itemscale analyze: error: measure plugin entry point 'clash = clash_measure:register' "
+        "of package clash-measure 1.0 (group itemscale.measures) registers measure "
+        "'harmful_rate': measure 'harmful_rate' is already registered for binary"
+    )
