@@ -159,8 +159,12 @@ def register_measure(measure: Measure) -> Measure:
 
 
 def unregister_measure(measure: Measure) -> None:
-    """Remove a measure added by `register_measure` (tests, notebooks trying one out)."""
-    MEASURES.remove(measure_name(measure))
+    """Remove a measure added by `register_measure` (tests, notebooks trying one out); a
+    ValueError for any other, as before the registry."""
+    try:
+        MEASURES.remove(measure_name(measure))
+    except KeyError as exc:
+        raise ValueError(f"measure {measure.key!r} was not added by register_measure") from exc
 
 
 # the built-in units' glossary lines before any lookup (read by name, without the registry)
