@@ -208,11 +208,9 @@ def load_tiny(path: str | os.PathLike[str], *, video_dir: Any = None) -> list[It
 
 
 @pytest.fixture
-def tiny_benchmark(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.setitem(
-        BENCHMARK_LOADERS,
-        "tinybench",
-        BenchmarkLoader(load=load_tiny, title="TinyBench", columns=frozenset({"clip", "choices"})),
+def tiny_benchmark(tmp_path: Path) -> Iterator[Path]:
+    loader = BenchmarkLoader(
+        load=load_tiny, title="TinyBench", columns=frozenset({"clip", "choices"})
     )
     path = tmp_path / "tiny.parquet"
     table = {
@@ -222,7 +220,8 @@ def tiny_benchmark(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
         "key": ["A", "C", "B"],
     }
     pq.write_table(pa.table(table), path)
-    return path
+    with BENCHMARK_LOADERS.registered("tinybench", loader):
+        yield path
 
 
 def test_benchmark_load_error_is_benchmark_file_error() -> None:
@@ -288,13 +287,10 @@ frames = [2, 4]
     assert set(table["model"]) == {"fake-model"} and set(table["status"]) == {"ok"}
 
 
-def test_a_removed_benchmark_is_refused_by_the_protocol_and_the_sweep(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_a_removed_benchmark_is_refused_by_the_protocol_and_the_sweep(tmp_path: Path) -> None:
     path = tmp_path / "q.parquet"
     pq.write_table(pa.table({"clip": ["v"]}), path)
-    with monkeypatch.context() as m:
-        m.setitem(BENCHMARK_LOADERS, "tinybench", BenchmarkLoader(load_tiny, "T", frozenset()))
+    with BENCHMARK_LOADERS.registered("tinybench", BenchmarkLoader(load_tiny, "T", frozenset())):
         entry = parse_protocol(
             {
                 **protocol_data(),
