@@ -290,8 +290,22 @@ def _text_only_rows(
 
 def _take(df: pd.DataFrame, column: str, rows: np.ndarray, **kwargs: object) -> np.ndarray:
     """`df[column]` at row positions `rows` as numpy: the rows are taken first, so a 10^6-row
-    string column is never converted whole (once per model)."""
-    return np.asarray(df[column].take(rows).to_numpy(**kwargs))  # type: ignore[call-overload]
+    string column is never converted whole (once per model). A numeric column held by numpy is
+    indexed directly: the same values without a pandas Series and index built per take (0.4 s
+    of the 5 x 10^6-row benchmark)."""
+    series = df[column]
+    if kwargs.get("dtype") is float and _numeric_numpy(series.dtype):
+        out = np.asarray(series.to_numpy()[rows], dtype=float)
+        if "na_value" in kwargs and series.dtype.kind == "f":
+            out[np.isnan(out)] = kwargs["na_value"]  # as pandas' na_value does
+        return out
+    return np.asarray(series.take(rows).to_numpy(**kwargs))  # type: ignore[call-overload]
+
+
+def _numeric_numpy(dtype: object) -> bool:
+    """A plain numpy bool, integer or float dtype (not a nullable or Arrow-backed one, whose
+    missing values `to_numpy`'s `na_value` converts)."""
+    return isinstance(dtype, np.dtype) and dtype.kind in "biuf"
 
 
 def _text_only_values(
