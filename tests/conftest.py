@@ -30,6 +30,25 @@ except ImportError:  # pragma: no cover
     pass
 
 
+#: the suite's longest test (it runs `make demo`, about half the suite's time alone): first
+LONGEST = "tests/project/test_docs_commands.py::test_document_commands_run_as_written[README.md]"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow modules first (any test marked `slow`; the docs commands, whose README test
+    runs the demo, first of all), each module's tests kept together and in their order. Under
+    `make test`'s two workers (`-n 2 --dist worksteal`) the long tests then start at once
+    and the other worker takes the short ones, instead of the demo starting last and running
+    alone at the end."""
+    rank: dict[str, int] = {}
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        slow = item.get_closest_marker("slow") is not None
+        mine = 0 if item.nodeid == LONGEST else 1 if slow else 2
+        rank[module] = min(rank.get(module, 2), mine)
+    items.sort(key=lambda item: (rank[item.nodeid.split("::", 1)[0]], item.nodeid != LONGEST))
+
+
 @pytest.fixture
 def fixtures_dir() -> Path:
     """../shared/fixtures, or a skip with its reason (a failure under
