@@ -190,6 +190,9 @@ class _Coded:
         config, config_names = codes("config_id")
         answer, answer_names = codes("answer")
         status, status_names = codes("status")
+        # answered by the status's code: each distinct status is looked up once, not each row
+        # (-1, a missing status, takes the last entry: not answered)
+        answered = np.array([*(s in ANSWERED_STATUSES for s in status_names.tolist()), False])
         return _Coded(
             item=item,
             item_names=item_names,
@@ -201,7 +204,7 @@ class _Coded:
             answer_names=np.array([*answer_names.tolist(), None], dtype=object),  # -1 -> None
             repeat=df["repeat"].to_numpy(dtype=np.int64),
             frames=df["frames"].to_numpy(dtype=np.int64),
-            answered=df["status"].isin(ANSWERED_STATUSES).to_numpy(),
+            answered=answered[status],
             status=status,
             status_names=status_names,
             has_frame_indices=bool(df["frame_indices"].notna().any()),
