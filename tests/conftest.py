@@ -35,6 +35,22 @@ LONGEST = "tests/project/test_docs_commands.py::test_document_commands_run_as_wr
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    _skip_extended(items)
+    _slow_first(items)
+
+
+def _skip_extended(items: list[pytest.Item]) -> None:
+    """Tests marked `extended` run under ITEMSCALE_TEST_EXTENDED=1, as .ci/run sets; a plain
+    `make test` skips them (at most 60 s of the suite, named in docs/performance.md)."""
+    if os.environ.get("ITEMSCALE_TEST_EXTENDED") == "1":
+        return
+    skip = pytest.mark.skip(reason="an extended test: ITEMSCALE_TEST_EXTENDED=1 runs it (CI does)")
+    for item in items:
+        if item.get_closest_marker("extended") is not None:
+            item.add_marker(skip)
+
+
+def _slow_first(items: list[pytest.Item]) -> None:
     """The slow modules first (any test marked `slow`; the docs commands, whose README test
     runs the demo, first of all), each module's tests kept together and in their order. Under
     `make test`'s two workers (`-n 2 --dist worksteal`) the long tests then start at once
