@@ -3,7 +3,10 @@ slower."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -78,15 +81,34 @@ def fixtures_dir() -> Path:
 # same files. Add a fixture here when a second test module would build the same thing.
 
 
+def built_once(
+    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]
+) -> Path:
+    """`build(folder)` run once per test session, also under `make test`'s two workers
+    (pytest-xdist): the workers share the session's temporary root, and the first to take
+    the folder's lock builds it while the other waits, then reads the same files."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # each worker's base folder sits in the session's one
+    folder = root / f"built-once-{name}"
+    with (root / f"built-once-{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / f"built-once-{name}.done").exists():
+            shutil.rmtree(folder, ignore_errors=True)  # what a failed build left
+            folder.mkdir()
+            build(folder)
+            (root / f"built-once-{name}.done").touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def shipped_release_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The run folder of the packaged seed-paper release (5 models, 786 questions), imported
     once per session (about 3 s of CPU each time it was imported per module)."""
     from itemscale.workflows import import_release
 
-    run = tmp_path_factory.mktemp("shipped_release") / "run"
-    import_release(run)
-    return run
+    folder = built_once(tmp_path_factory, "shipped_release", lambda f: import_release(f / "run"))
+    return folder / "run"
 
 
 @pytest.fixture(scope="session")
@@ -95,6 +117,7 @@ def small_synthetic_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     once per session: the built-in model's recipe tests all train and decode on it."""
     from itemscale.synth import generate_suite
 
-    out = tmp_path_factory.mktemp("small_synthetic_suite")
-    generate_suite(out, n_videos=3, seed=11, test_fraction=0.34)
-    return out
+    def build(folder: Path) -> None:
+        generate_suite(folder, n_videos=3, seed=11, test_fraction=0.34)
+
+    return built_once(tmp_path_factory, "small_synthetic_suite", build)
