@@ -3,9 +3,11 @@ slower."""
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import os
 import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,6 +26,14 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+if os.environ.get("PYTEST_XDIST_WORKER") and "RAY_TMPDIR" not in os.environ:
+    # `ray.init()` joins a cluster it finds recorded in Ray's temporary folder (/tmp/ray), so
+    # under two workers one worker's test joined the cluster the other's had started: each
+    # worker (and every process it starts) keeps its own, short for Ray's socket paths
+    _ray_tmp = tempfile.mkdtemp(prefix=f"ray-{os.environ['PYTEST_XDIST_WORKER']}-", dir="/tmp")
+    os.environ["RAY_TMPDIR"] = _ray_tmp
+    atexit.register(shutil.rmtree, _ray_tmp, ignore_errors=True)
 
 try:  # torch is optional for the analysis tests
     import torch
