@@ -17,8 +17,15 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
+# the demo's threads: 2 on an idle 2-core machine; the docs test runs it with 1 beside the
+# suite's other worker
+DEMO_THREADS ?= 2
+# the suite's workers (pytest-xdist): 2 on the 2-core machines the project runs on; PYTEST_WORKERS=0
+# runs it in one process
+PYTEST_WORKERS ?= 2
+
 demo: $(STAMP)
-	OMP_NUM_THREADS=2 $(BIN)/python -m itemscale demo --out $(DEMO_OUT)
+	OMP_NUM_THREADS=$(DEMO_THREADS) $(BIN)/python -m itemscale demo --out $(DEMO_OUT)
 
 lint: $(STAMP)
 	$(BIN)/ruff check --no-cache src tests benchmarks
@@ -27,8 +34,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# the slowest tests start first (tests/conftest.py), and an idle worker takes queued tests from
+# the busy one (worksteal); --durations lists the 20 slowest, the figures docs/performance.md keeps
 pytest: $(STAMP)
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal --durations=20
 
 test: lint typecheck pytest
 

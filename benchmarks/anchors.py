@@ -10,7 +10,8 @@ accuracy on all 786 items. Random K items (their plain mean, a simple-random-sam
 over the same seeds are the baseline. Per (method, K): the mean absolute error over a model's
 configurations, the median over the five models, averaged over seeds (and its median over
 seeds); how many of the 29 intervals covered the full-item accuracy (mean and worst seed); then
-the coverage on respondents simulated from the 2PL fitted to all five models. Ends with one
+the coverage on respondents simulated from the 2PL fitted to all five models (every five
+predicted together as one model's configurations, as the prediction pools them). Ends with one
 JSON line. docs/anchors.md shows the figures.
 """
 

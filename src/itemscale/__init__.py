@@ -15,7 +15,7 @@ suite) is used. `help(itemscale.NAME)` documents one name.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -89,10 +89,130 @@ _LAZY: dict[str, str] = {
     "response_table": "workflows",
     "intervene": "workflows",
     "compare": "workflows",
-    "CompareResult": "workflows",
+    "CompareResult": "comparison",
 }
 
-__all__ = ["__version__", *sorted(_LAZY)]
+#: A list a type checker can read (it cannot run `sorted(_LAZY)`); a test checks it is
+#: `__version__` and every name of `_LAZY`.
+__all__ = [
+    "EXTRACTOR_VERSION",
+    "NOANSWER",
+    "AnalysisResult",
+    "AnalysisSettings",
+    "CascadeReport",
+    "CascadeSettings",
+    "CompareResult",
+    "Configuration",
+    "Estimate",
+    "FrameCache",
+    "InterventionResult",
+    "InterventionSettings",
+    "Item",
+    "ItemShare",
+    "Measure",
+    "MediaError",
+    "Protocol",
+    "ResponseMatrix",
+    "SamplingPolicy",
+    "SchemaError",
+    "SeriesResult",
+    "Status",
+    "TaskKind",
+    "VideoBootstrap",
+    "VideoRequest",
+    "VideoResponse",
+    "__version__",
+    "analyze",
+    "analyze_responses",
+    "audit_transitions",
+    "build_artifact",
+    "build_matrices",
+    "cascade_report",
+    "compare",
+    "decode_for_configs",
+    "exact_match",
+    "extract_choice",
+    "generate_suite",
+    "import_table",
+    "intervene",
+    "intervention_outcomes",
+    "load_backend",
+    "load_benchmark",
+    "load_protocol",
+    "normalise_responses",
+    "per_item_labels",
+    "plan_sweep",
+    "read_items_jsonl",
+    "read_responses",
+    "read_run",
+    "register_measure",
+    "response_table",
+    "rouge_l",
+    "run_sweep",
+    "sample_indices",
+    "score_open_answer",
+    "token_f1",
+    "verify_artifact",
+    "write_items_jsonl",
+    "write_responses",
+    "write_run",
+]
+
+if TYPE_CHECKING:
+    # Each lazy name as a type checker sees it (the package ships `py.typed`): the same name
+    # from the same box as `_LAZY`, so a user's mypy checks a call of `itemscale.analyze`
+    # against its signature instead of taking it as `Any`. Never run: `import itemscale`
+    # stays as quick. tests/project/test_public_types.py checks the two lists agree.
+    from .artifact import build_artifact, verify_artifact
+    from .audit import audit_transitions
+    from .comparison import CompareResult
+    from .importers import import_table
+    from .items import Item, load_benchmark, read_items_jsonl, write_items_jsonl
+    from .measures import (
+        AnalysisResult,
+        AnalysisSettings,
+        Estimate,
+        ItemShare,
+        Measure,
+        ResponseMatrix,
+        SeriesResult,
+        VideoBootstrap,
+        analyze_responses,
+        build_matrices,
+        per_item_labels,
+        register_measure,
+    )
+    from .models import VideoRequest, VideoResponse, load_backend
+    from .policies import (
+        CascadeReport,
+        CascadeSettings,
+        InterventionResult,
+        InterventionSettings,
+        cascade_report,
+        intervention_outcomes,
+    )
+    from .protocol import Configuration, Protocol, SamplingPolicy, load_protocol
+    from .responses import (
+        EXTRACTOR_VERSION,
+        NOANSWER,
+        SchemaError,
+        Status,
+        TaskKind,
+        exact_match,
+        extract_choice,
+        normalise_responses,
+        read_responses,
+        read_run,
+        rouge_l,
+        score_open_answer,
+        token_f1,
+        write_responses,
+        write_run,
+    )
+    from .sweep import plan_sweep, run_sweep
+    from .synth import generate_suite
+    from .video import FrameCache, MediaError, decode_for_configs, sample_indices
+    from .workflows import analyze, compare, intervene, response_table
 
 
 def __getattr__(name: str) -> Any:

@@ -1,4 +1,4 @@
-"""Registries that installed packages can add to: backends and importers.
+"""Registries that installed packages can add to: backends, importers, benchmarks, measures.
 
 A registry is a read-only mapping of names (a protocol's `backend = "hf"`, the KIND of
 `itemscale import KIND`) to entries of one type. It is filled by *plugins*: functions that take
@@ -14,6 +14,11 @@ command that never reads the registry never imports a plugin). A plugin that can
 module fails to import, its entry point is not a function, it registers the wrong type or a name
 already taken) is a `PluginError` naming the entry point and the package it came from, raised on
 every lookup until it is fixed or uninstalled: a registry is never half-filled.
+
+The order is stated, not found: itemscale's own entries first (its built-in plugin), then each
+installed entry point sorted by (distribution name, entry point name), then what was added at
+run time (`add`, as `register_measure` does), in the order it was added. The measures print in
+that order, so the same installed packages give the same output on every machine.
 """
 
 from __future__ import annotations
@@ -31,6 +36,10 @@ from .errors import ItemscaleError
 BACKENDS_GROUP = "itemscale.backends"
 #: The entry point group of importers (`itemscale.importers.IMPORTERS`).
 IMPORTERS_GROUP = "itemscale.importers"
+#: The entry point group of benchmark loaders (`itemscale.items.BENCHMARK_LOADERS`).
+BENCHMARKS_GROUP = "itemscale.benchmarks"
+#: The entry point group of measures (`itemscale.measures.MEASURES`).
+MEASURES_GROUP = "itemscale.measures"
 
 #: What a registered name may be: it is written in protocol files and on command lines.
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -51,6 +60,14 @@ class Origin:
     entry_point: str | None
     #: the package (distribution) and its version: `toy-backend 0.1.0`
     package: str
+    #: the installed distribution's name and version, apart (None unless from an entry point)
+    distribution: str | None = None
+    version: str | None = None
+
+    @property
+    def built_in(self) -> bool:
+        """itemscale's own entry (its built-in plugin)."""
+        return self is BUILTIN or self == BUILTIN
 
     def __str__(self) -> str:
         if self.entry_point is None:
@@ -66,6 +83,13 @@ BUILTIN = Origin(None, "itemscale (built in)")
 #: A plugin: called with `register`, it registers its entries by name.
 Plugin = Callable[[Callable[[str, Any], None]], None]
 
+#: A registry's own rule for a new entry, beside the name and the type (a measure's key and
+#: glossary term): raises ValueError saying what is wrong; gets the entries registered so far.
+Check = Callable[[str, Any, Mapping[str, Any]], None]
+
+#: Told the registry's entries after every change (the measures refresh the glossary).
+Changed = Callable[[Mapping[str, Any]], None]
+
 
 class Registry(Mapping[str, T], Generic[T]):
     """Names to entries of type `kind`, from the built-in plugin and the entry point `group`.
@@ -74,13 +98,26 @@ class Registry(Mapping[str, T], Generic[T]):
     says which package registered a name. `registered(name, entry)` adds an entry for the length
     of a `with` block (tests)."""
 
-    def __init__(self, *, what: str, group: str, kind: type[T], builtin: Plugin) -> None:
+    def __init__(
+        self,
+        *,
+        what: str,
+        group: str,
+        kind: type[T],
+        builtin: Plugin,
+        check: Check | None = None,
+        changed: Changed | None = None,
+    ) -> None:
         self._what = what
         self._group = group
         self._kind = kind
         self._builtin = builtin
+        self._rule = check
+        self._changed = changed
         self._entries: dict[str, T] | None = None
         self._origins: dict[str, Origin] = {}
+        #: what `add` registered at run time, re-applied after a `reload`
+        self._added: dict[str, tuple[T, Origin]] = {}
         self._lock = threading.RLock()
 
     @property
@@ -95,8 +132,18 @@ class Registry(Mapping[str, T], Generic[T]):
             return entries
         with self._lock:
             if self._entries is None:
-                self._entries, self._origins = self._load()
+                entries, origins = self._load()
+                for name, (entry, origin) in self._added.items():
+                    self._check(name, entry, origin, entries, origins)
+                    entries[name] = entry
+                    origins[name] = origin
+                self._entries, self._origins = entries, origins
+                self._tell(entries)
             return self._entries
+
+    def _tell(self, entries: Mapping[str, T]) -> None:
+        if self._changed is not None:
+            self._changed(entries)
 
     def __getitem__(self, name: str) -> T:
         return self._loaded()[name]
@@ -133,7 +180,13 @@ class Registry(Mapping[str, T], Generic[T]):
             key=lambda ep: (_package(ep).lower(), ep.name, ep.value),
         )
         for ep in found:
-            origin = Origin(f"{ep.name} = {ep.value}", _package(ep))
+            dist = getattr(ep, "dist", None)
+            origin = Origin(
+                f"{ep.name} = {ep.value}",
+                _package(ep),
+                _dist_name(dist),
+                None if dist is None else str(dist.version),
+            )
             try:
                 plugin = ep.load()
             except KeyboardInterrupt:
@@ -184,6 +237,13 @@ class Registry(Mapping[str, T], Generic[T]):
                 f"registers {self._what} {name!r} as a {type(entry).__name__}, not an "
                 f"{self._kind.__module__.split('._')[0]}.{self._kind.__name__}",
             )
+        if self._rule is not None:
+            try:
+                self._rule(name, entry, entries)
+            except ValueError as exc:
+                if origin.entry_point is None:  # at run time: the caller's own ValueError
+                    raise
+                raise self._error(origin, f"registers {self._what} {name!r}: {exc}") from exc
         if name in entries:
             raise self._error(
                 origin,
@@ -198,22 +258,39 @@ class Registry(Mapping[str, T], Generic[T]):
     def registered(self, name: str, entry: T, *, package: str = "a test") -> Iterator[None]:
         """`name` registered for the length of the block, then removed again (the way a test
         adds an entry: `with BACKENDS.registered("fake", Backend(...)):`)."""
+        self.add(name, entry, package=package)
+        try:
+            yield
+        finally:
+            self.remove(name)
+
+    def add(self, name: str, entry: T, *, package: str = "added at run time") -> T:
+        """Register `name` from the running program (after every plugin; kept across
+        `reload`), checked as a plugin's entry is; returns the entry."""
         origin = Origin(None, package)
         with self._lock:
             entries = self._loaded()
             self._check(name, entry, origin, entries, self._origins)
             entries[name] = entry
             self._origins[name] = origin
-        try:
-            yield
-        finally:
-            with self._lock:
-                entries.pop(name, None)
-                self._origins.pop(name, None)
+            self._added[name] = (entry, origin)
+            self._tell(entries)
+        return entry
+
+    def remove(self, name: str) -> None:
+        """Take back what `add` registered (KeyError for any other name)."""
+        with self._lock:
+            if name not in self._added:
+                raise KeyError(f"{self._what} {name!r} was not added at run time")
+            del self._added[name]
+            entries = self._loaded()
+            entries.pop(name, None)
+            self._origins.pop(name, None)
+            self._tell(entries)
 
     def reload(self) -> None:
         """Forget what was loaded: the next lookup runs every plugin again (after a package
-        was installed into the running interpreter's path)."""
+        was installed into the running interpreter's path); what `add` registered stays."""
         with self._lock:
             self._entries, self._origins = None, {}
 
@@ -224,6 +301,13 @@ def _package(ep: Any) -> str:
         return "(unknown package)"
     name = dist.metadata["Name"] or getattr(dist, "name", None) or "(unnamed package)"
     return f"{name} {dist.version}"
+
+
+def _dist_name(dist: Any) -> str | None:
+    if dist is None:
+        return None
+    name = dist.metadata["Name"] or getattr(dist, "name", None)
+    return None if name is None else str(name)
 
 
 def _said(exc: BaseException) -> str:

@@ -134,14 +134,14 @@ def test_the_registry_refuses_a_second_unit_with_one_key() -> None:
         register_measure(retold)
     with pytest.raises(ValueError, match="kinds"):
         register_measure(ItemShare(key="x", kinds=("nope",), indicator=_first_budget_right))  # type: ignore[arg-type]
-    assert clash not in MEASURES and retold not in MEASURES
+    assert clash not in MEASURES.values() and retold not in MEASURES.values()
 
 
 def test_every_glossed_unit_is_in_the_glossary_and_the_docs() -> None:
     from _support.paths import DOCS
 
     glossary_md = (DOCS / "glossary.md").read_text(encoding="utf-8").lower()
-    for unit in MEASURES:
+    for unit in MEASURES.values():
         if unit.gloss:
             assert GLOSSARY[unit.term or ""] == unit.gloss
             assert f"**{(unit.term or '').lower()}" in glossary_md, unit.term

@@ -154,6 +154,7 @@ def test_bad_options_are_refused_before_anything_runs(args: list[str], message: 
 
 
 @pytest.mark.ray
+@pytest.mark.extended  # 20-35 s; .ci/run runs it
 def test_the_ray_executor_sweeps_the_same_answers(tmp_path: Path) -> None:
     """`--executor ray`: the grid again through a Ray actor that loads the saved model from its
     folder; every cell stored, no actor lost, and every answer the local sweep's."""

@@ -57,7 +57,7 @@ def protocol_data(backend: str = "hf", kind: str = "synthetic") -> dict[str, Any
 
 def protocol_error(data: dict[str, Any]) -> str:
     with pytest.raises(ProtocolError) as info:
-        parse_protocol(data, source="p.toml")
+        parse_protocol(data, source="p.toml", backends=BACKENDS)
     return str(info.value)
 
 
@@ -177,7 +177,7 @@ def test_importing_models_and_protocol_imports_no_backend_dependency() -> None:
         "import sys, itemscale.models, itemscale.protocol\n"
         "itemscale.protocol.parse_protocol({'models': [{'name': 'm', 'backend': 'openai', "
         "'model': 'x'}], 'benchmark': {'kind': 'synthetic', 'path': 's'}, "
-        "'grid': {'frames': [4]}})\n"
+        "'grid': {'frames': [4]}}, backends=itemscale.models.BACKENDS)\n"
         "print([m for m in ('torch', 'transformers', 'httpx') if m in sys.modules])\n"
     )
     env = {**os.environ, "PYTHONPATH": str(SRC)}
@@ -208,11 +208,9 @@ def load_tiny(path: str | os.PathLike[str], *, video_dir: Any = None) -> list[It
 
 
 @pytest.fixture
-def tiny_benchmark(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.setitem(
-        BENCHMARK_LOADERS,
-        "tinybench",
-        BenchmarkLoader(load=load_tiny, title="TinyBench", columns=frozenset({"clip", "choices"})),
+def tiny_benchmark(tmp_path: Path) -> Iterator[Path]:
+    loader = BenchmarkLoader(
+        load=load_tiny, title="TinyBench", columns=frozenset({"clip", "choices"})
     )
     path = tmp_path / "tiny.parquet"
     table = {
@@ -222,7 +220,8 @@ def tiny_benchmark(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
         "key": ["A", "C", "B"],
     }
     pq.write_table(pa.table(table), path)
-    return path
+    with BENCHMARK_LOADERS.registered("tinybench", loader):
+        yield path
 
 
 def test_benchmark_load_error_is_benchmark_file_error() -> None:
@@ -288,13 +287,10 @@ frames = [2, 4]
     assert set(table["model"]) == {"fake-model"} and set(table["status"]) == {"ok"}
 
 
-def test_a_removed_benchmark_is_refused_by_the_protocol_and_the_sweep(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_a_removed_benchmark_is_refused_by_the_protocol_and_the_sweep(tmp_path: Path) -> None:
     path = tmp_path / "q.parquet"
     pq.write_table(pa.table({"clip": ["v"]}), path)
-    with monkeypatch.context() as m:
-        m.setitem(BENCHMARK_LOADERS, "tinybench", BenchmarkLoader(load_tiny, "T", frozenset()))
+    with BENCHMARK_LOADERS.registered("tinybench", BenchmarkLoader(load_tiny, "T", frozenset())):
         entry = parse_protocol(
             {
                 **protocol_data(),

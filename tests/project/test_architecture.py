@@ -42,36 +42,12 @@ def layers_from_page(text: str) -> tuple[tuple[str, ...], ...]:
 
 
 LAYERS: tuple[tuple[str, ...], ...] = layers_from_page(ARCHITECTURE_PAGE.read_text("utf-8"))
-#: Imports against the page's order that the code has today, named so no other can join them.
-#: Each is reported, not allowed by loosening LAYERS; the entry goes when the code is fixed.
-AGAINST_ORDER: frozenset[tuple[str, str]] = frozenset(
-    {
-        # protocol checks `models[].backend` against the backend registry, models.BACKENDS,
-        # and reads `[decoding]` into the backends' one DecodingSettings (re-exported by its
-        # face); the page draws protocol above models
-        ("itemscale.protocol._protocol", "models"),
-        ("itemscale.protocol", "models"),
-        # the sweep commits every cell to the run store; the page draws the store below the
-        # sweep (data flows into it), while the sweep is what imports the store
-        ("itemscale.sweep._budget", "store"),
-        ("itemscale.sweep._execute", "store"),
-        ("itemscale.sweep._plan", "store"),
-        ("itemscale.sweep._ray", "store"),
-        ("itemscale.sweep._runner", "store"),
-        ("itemscale.sweep._session", "store"),
-    }
-)
 #: Boxes that read a response table alone: no model, decoder or sweep below them.
-ANALYSIS = ("measures", "policies", "audit", "artifact")
+ANALYSIS = ("measures", "comparison", "policies", "audit", "artifact")
 HEAVY = ("models", "video", "sweep", "builtin", "synth")
-#: Private modules of another box imported today: (importing module, private module imported).
-KNOWN_PRIVATE_IMPORTS: frozenset[tuple[str, str]] = frozenset()
 MAX_LINES = 600
 #: Statements of a function body after its docstring (blank lines and comments among them count).
 MAX_FUNCTION_LINES = 100
-#: Functions allowed over that, each by name so that no other can join it; none today (split a
-#: long function by step rather than naming it here).
-LONG_FUNCTIONS: frozenset[str] = frozenset()
 
 
 # -- reading the source -----------------------------------------------------------------------
@@ -143,25 +119,44 @@ def _package_sources() -> dict[str, tuple[str, bool]]:
 
 
 def order_violations(
-    graph: Mapping[str, Iterable[str]],
-    layers: tuple[tuple[str, ...], ...],
-    allowed: frozenset[tuple[str, str]] = frozenset(),
+    graph: Mapping[str, Iterable[str]], layers: tuple[tuple[str, ...], ...]
 ) -> list[str]:
-    """Imports of a box of the same or a later tier, and boxes missing from `layers`; an import
-    whose (module, box imported) is in `allowed` is left out."""
+    """Imports of a box of the same or a later tier, and boxes missing from `layers`. No import
+    is excepted by name: a box that needs a later one is drawn in the wrong tier."""
     tier = {box: i for i, boxes in enumerate(layers) for box in boxes}
     wrong = []
     for source, targets in graph.items():
         a = _box(source)
         for target in targets:
             b = _box(target)
-            if a == b or "itemscale" in (a, b) or a == "__main__" or (source, b) in allowed:
+            if a == b or "itemscale" in (a, b) or a == "__main__":
                 continue
             if a not in tier or b not in tier:
                 wrong.append(f"{source} -> {target}: a box missing from LAYERS")
             elif tier[b] >= tier[a]:
                 wrong.append(f"{source} -> {target}")
     return sorted(wrong)
+
+
+def misplaced_boxes(
+    graph: Mapping[str, Iterable[str]], layers: tuple[tuple[str, ...], ...]
+) -> list[str]:
+    """Boxes not drawn one tier above the highest box they import (tier 0: none), each with the
+    tier its imports put it in: the table is the real order, not a plan the code has left (a
+    box drawn higher than it needs says it depends on what it does not)."""
+    tier = {box: i for i, boxes in enumerate(layers) for box in boxes}
+    needs: dict[str, int] = dict.fromkeys(tier, 0)
+    for source, targets in graph.items():
+        a = _box(source)
+        for target in targets:
+            b = _box(target)
+            if a != b and a in tier and b in tier:
+                needs[a] = max(needs[a], tier[b] + 1)
+    return sorted(
+        f"{box}: drawn in tier {tier[box]}, its imports put it in tier {needs[box]}"
+        for box in tier
+        if needs[box] != tier[box]
+    )
 
 
 def private_imports(name: str, source: str, *, is_package: bool) -> set[tuple[str, str]]:
@@ -245,15 +240,13 @@ def test_every_box_is_in_layers_once() -> None:
 
 
 def test_no_box_imports_a_box_of_its_tier_or_above() -> None:
-    wrong = order_violations(import_graph(_package_sources()), LAYERS, AGAINST_ORDER)
+    wrong = order_violations(import_graph(_package_sources()), LAYERS)
     assert not wrong, "imports against the pipeline's order:\n" + "\n".join(wrong)
 
 
-def test_every_import_against_design_is_still_there() -> None:
-    graph = import_graph(_package_sources())
-    used = {(s, _box(t)) for s, targets in graph.items() for t in targets}
-    stale = sorted(AGAINST_ORDER - used)
-    assert not stale, f"fixed (remove from AGAINST_ORDER): {stale}"
+def test_each_box_is_drawn_just_above_what_it_imports() -> None:
+    wrong = misplaced_boxes(import_graph(_package_sources()), LAYERS)
+    assert not wrong, "move these boxes in docs/architecture.md's table:\n" + "\n".join(wrong)
 
 
 def test_analysis_needs_no_model_decoder_or_sweep() -> None:
@@ -271,12 +264,9 @@ def test_no_box_imports_another_box_s_private_modules() -> None:
     found: set[tuple[str, str]] = set()
     for name, (source, is_package) in _package_sources().items():
         found |= private_imports(name, source, is_package=is_package)
-    new = sorted(found - KNOWN_PRIVATE_IMPORTS)
-    assert not new, "import these through the package's __init__ (its __all__):\n" + "\n".join(
-        f"{s} imports {t}" for s, t in new
+    assert not found, "import these through the package's __init__ (its __all__):\n" + "\n".join(
+        f"{s} imports {t}" for s, t in sorted(found)
     )
-    stale = sorted(KNOWN_PRIVATE_IMPORTS - found)
-    assert not stale, f"fixed (remove from KNOWN_PRIVATE_IMPORTS): {stale}"
 
 
 def test_the_import_graph_has_no_circle() -> None:
@@ -306,13 +296,10 @@ def test_no_function_is_too_long() -> None:
     found: dict[str, int] = {}
     for name, (source, _) in _package_sources().items():
         found |= long_functions(name, source, MAX_FUNCTION_LINES)
-    new = {f: n for f, n in sorted(found.items()) if f not in LONG_FUNCTIONS}
-    assert not new, (
+    assert not found, (
         f"functions over {MAX_FUNCTION_LINES} lines (split them by step):\n"
-        + "\n".join(f"{f}: {n}" for f, n in new.items())
+        + "\n".join(f"{f}: {n}" for f, n in sorted(found.items()))
     )
-    stale = sorted(LONG_FUNCTIONS - set(found))
-    assert not stale, f"short enough now (remove from LONG_FUNCTIONS): {stale}"
 
 
 # -- each rule catches a planted violation ---------------------------------------------------------
@@ -331,12 +318,21 @@ def test_order_rule_catches_an_import_of_a_later_or_same_tier() -> None:
         "itemscale.synth._suite -> itemscale.video",
         "itemscale.video._pipeline -> itemscale.sweep",
     ]
-    allowed = frozenset(
-        {("itemscale.video._pipeline", "sweep"), ("itemscale.synth._suite", "video")}
-    )
-    assert order_violations(graph, layers, allowed) == [
-        "itemscale.audit._frames -> itemscale.responses: a box missing from LAYERS"
+
+
+def test_placement_rule_catches_a_box_drawn_too_high_or_too_low() -> None:
+    layers = (("responses", "audit"), ("video",), ("sweep", "measures"))
+    graph = {
+        "itemscale.video._pipeline": {"itemscale.responses"},
+        "itemscale.sweep._plan": {"itemscale.video", "itemscale.responses"},
+        "itemscale.measures._analyze": {"itemscale.responses"},
+        "itemscale.audit._frames": {"itemscale.video"},
+    }
+    assert misplaced_boxes(graph, layers) == [
+        "audit: drawn in tier 0, its imports put it in tier 2",
+        "measures: drawn in tier 2, its imports put it in tier 1",
     ]
+    assert misplaced_boxes(graph, (("responses",), ("video", "measures"), ("sweep", "audit"))) == []
 
 
 def test_private_import_rule_catches_every_spelling() -> None:

@@ -348,10 +348,12 @@ def test_document_commands_run_as_written(document: str, tmp_path: Path) -> None
         script = re.sub(r"(?<![\w/.])\.venv/bin/", f"{BIN}/", script)
         if "--device cuda" in script:
             script = _substitute(script, _device_substitutions())
-        # `make demo` runs the repository's Makefile, writing into this workspace
+        # `make demo` runs the repository's Makefile, writing into this workspace; beside the
+        # suite's other worker (`pytest -n 2`) on one thread, as two on two busy cores are slower
+        threads = " DEMO_THREADS=1" if os.environ.get("PYTEST_XDIST_WORKER") else ""
         script = re.sub(
             r"^make demo\b",
-            f"make -C {shlex.quote(str(REPO))} demo DEMO_OUT={ws}/runs/demo",
+            f"make -C {shlex.quote(str(REPO))} demo DEMO_OUT={ws}/runs/demo{threads}",
             script,
             flags=re.M,
         )

@@ -37,12 +37,6 @@ RETIRED = {
 #: token-budget probe, another concept).
 SCOPE = {"_budget": "itemscale/importers/"}
 
-#: Modules of `itemscale compare`, whose own names move with its analysis: a retired name still
-#: there is listed apart, so that the rest of the package is checked now.
-COMPARE_MODULES = re.compile(
-    r"workflows/_compare[a-z_]*\.py$|artifact/_compare_page\.py$|cli/(cmd_compare|_compare_output)\.py$"
-)
-
 #: A line that keeps a retired name working for a release, with its warning.
 SHIM_LINE = re.compile(r"renamed_fields\(|renamed_keywords\(|warn_renamed\(|def n_boot\(")
 
@@ -62,35 +56,17 @@ def _identifiers() -> dict[str, list[tuple[str, int, str]]]:
     return found
 
 
-def _uses(name: str, *, in_compare: bool) -> list[str]:
+def _uses(name: str) -> list[str]:
     return [
         f"{module}:{row}: {line.strip()}"
         for module, row, line in _identifiers().get(name, [])
-        if bool(COMPARE_MODULES.search(module)) == in_compare
-        and module.startswith(SCOPE.get(name, ""))
-        and not SHIM_LINE.search(line)
+        if module.startswith(SCOPE.get(name, "")) and not SHIM_LINE.search(line)
     ]
 
 
 @pytest.mark.parametrize("name", sorted(RETIRED))
 def test_a_retired_name_is_not_used_outside_its_shim(name: str) -> None:
-    uses = _uses(name, in_compare=False)
-    assert not uses, f"{name} is retired (use {RETIRED[name]}), yet:\n" + "\n".join(uses)
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(
-            name, marks=pytest.mark.xfail(reason="renamed by the compare move", strict=True)
-        )
-        if name in ("Interval", "n_boot")
-        else name
-        for name in sorted(RETIRED)
-    ],
-)
-def test_a_retired_name_is_not_used_by_compare(name: str) -> None:
-    uses = _uses(name, in_compare=True)
+    uses = _uses(name)
     assert not uses, f"{name} is retired (use {RETIRED[name]}), yet:\n" + "\n".join(uses)
 
 

@@ -183,9 +183,9 @@ def test_config_id_depends_only_on_canonical_fields(
         assert other.config_id != a.config_id and other.label != a.label
 
 
-def error_of(tmp_path: Path, text: str) -> str:
+def error_of(tmp_path: Path, text: str, backends: tuple[str, ...] | None = None) -> str:
     with pytest.raises(ProtocolError) as info:
-        load_protocol(write(tmp_path, text))
+        load_protocol(write(tmp_path, text), backends=backends)
     return str(info.value)
 
 
@@ -198,8 +198,12 @@ def test_errors_name_key_path_and_allowed_values(tmp_path: Path) -> None:
     message = error_of(tmp_path, PROTOCOL.replace('{ name = "interior" }', '{ name = "middle" }'))
     assert "grid.sampling[1].name" in message and "'interior'" in message and "'nested'" in message
 
-    message = error_of(tmp_path, PROTOCOL.replace('backend = "openai"', 'backend = "vllm"'))
-    assert "models[1].backend" in message and "'openai'" in message
+    # a backend is checked against the names the protocol is read with (the command line
+    # gives the installed ones, `itemscale.models.BACKENDS`); without them, any name is read
+    vllm = PROTOCOL.replace('backend = "openai"', 'backend = "vllm"')
+    message = error_of(tmp_path, vllm, backends=("hf", "openai"))
+    assert "models[1].backend: Input should be 'hf' or 'openai' (got 'vllm')" in message
+    assert load_protocol(write(tmp_path, vllm)).models[1].backend == "vllm"
 
     message = error_of(tmp_path, PROTOCOL.replace("frames = [32, 8, 16]", "framez = [32]"))
     assert "grid.framez" in message and "Extra inputs" in message
@@ -360,7 +364,7 @@ def test_the_decoding_table_is_the_backends_decoding_settings(tmp_path: Path) ->
         "score_options": True,
     }
     # the record is every field of the settings but the seed, as the settings dump them
-    from itemscale.protocol._protocol import DecodingRecord
+    from itemscale.protocol._decoding import DecodingRecord
 
     assert set(DecodingRecord.__annotations__) == set(BackendDecoding.model_fields) - {"seed"}
     assert protocol.model_dump(mode="json")["decoding"] == protocol.decoding.model_dump(

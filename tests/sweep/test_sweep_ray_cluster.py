@@ -80,6 +80,7 @@ def _cli_on_cluster(tmp: Path, suite: Path, address: str) -> str:
     return done.stdout
 
 
+@pytest.mark.extended  # 15-27 s; .ci/run runs it
 def test_sweep_survives_a_lost_node(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ray = pytest.importorskip("ray")
     from ray.cluster_utils import Cluster

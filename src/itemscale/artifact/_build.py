@@ -19,7 +19,7 @@ import socket
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, Final, Unpack, cast
 
 import pandas as pd
 import pyarrow as pa
@@ -29,7 +29,7 @@ from ..audit import ANNOTATIONS_FILE, AUDIT_FILE, AUDIT_SUMMARY_FILE, SHEETS_DIR
 from ..errors import ItemscaleError
 from ..files import no_space_is_typed, read_json, replace_dir, sha256_file, shared_mode
 from ..items import ITEMS_FILE, Item, read_items_jsonl
-from ..measures import AnalysisResult, AnalysisSettings
+from ..measures import AnalysisOptions, AnalysisResult, AnalysisSettings
 from ..policies import CASCADE_FILE, INTERVENTION_DIR, PLAN_SUFFIX
 from ..responses import (
     MANIFEST_FILE,
@@ -131,13 +131,13 @@ def build_artifact(
     title: str | None = None,
     analyze: Analyze | None = None,
     force: bool = False,
-    **options: object,
+    **options: Unpack[AnalysisOptions],
 ) -> Path:
     """Write the artifact folder (default RUN_DIR/artifact) and return its path.
 
     `settings` (an `AnalysisSettings`) says how the measures are computed, or its fields as
-    keywords (`bootstrap`, `seed`, `ci`, `configs`): the artifact records these
-    (`verify` recomputes with them), so other settings (`by`, `axis`, ...) are refused.
+    keywords (`AnalysisOptions`; `bootstrap`, `seed`, `ci`, `configs`): the artifact records
+    these (`verify` recomputes with them), so other settings (`by`, `axis`, ...) are refused.
     `configs` restricts the measures and trajectories to those configuration labels (as
     `analyze --configs`); responses.parquet stays whole, and the selection is recorded in
     provenance.json so `verify` recomputes the same thing.

@@ -30,7 +30,11 @@ def _interval(est: Mapping[str, Any] | None, signed: bool = False) -> str:
     if not est:
         return "unknown"
     text = _pts(est.get("value"), signed)
-    low, high = est.get("ci_low"), est.get("ci_high")
+    # layout 3 writes the interval as `ci: [low, high]` (an `Estimate`), layout 2 as its ends
+    ci = est.get("ci")
+    low, high = (
+        ci if isinstance(ci, list) and len(ci) == 2 else (est.get("ci_low"), est.get("ci_high"))
+    )
     if isinstance(low, int | float) and isinstance(high, int | float):
         text += f" [{_pts(low, signed)}, {_pts(high, signed)}]"
     return text

@@ -27,7 +27,8 @@ from ..audit import AUDIT_FILE, AUDIT_SUMMARY_FILE
 from ..errors import STORED
 from ..files import read_json
 from ..items import ITEMS_FILE
-from ..measures import AnalysisResult, AnalysisSettings
+from ..measures import AnalysisResult, AnalysisSettings, measure_origins
+from ..plugins import MEASURES_GROUP
 from ..policies import CASCADE_FILE, INTERVENTION_DIR, CascadeReport
 from ..responses import (
     RESPONSES_FILE,
@@ -461,6 +462,11 @@ def _check_measures(
     except (OSError, ValueError, KeyError, TypeError) as exc:  # a ValidationError too
         result.flag(MEASURES_FILE, f"cannot be read ({exc})")
         return
+    missing = missing_plugin_measures(raw.get("plugin_measures"))
+    if missing:  # the recomputation would lack their keys: say what to install instead
+        for line in missing:
+            result.flag(MEASURES_FILE, line)
+        return
     try:
         prov = read_json(root / PROVENANCE_FILE)
         recorded = prov["measures"]
@@ -498,6 +504,36 @@ def _check_measures(
             f"seed={seed}) at {diff}{hint}",
         )
     result.checks.append("measures")
+
+
+def missing_plugin_measures(recorded: Any) -> list[str]:
+    """What `plugin_measures` of a measures file names that this process cannot compute: a
+    measure of another package that is not installed (or installed without that measure), or
+    one a program registered with `register_measure` that is not registered now. Each line
+    says what to install; none when every recorded measure is here."""
+    if not isinstance(recorded, list):
+        return []
+    lines = []
+    have = {(unit.key, origin.distribution) for unit, origin in measure_origins()}
+    for entry in recorded:
+        if not isinstance(entry, Mapping):
+            continue
+        key, dist = entry.get("key"), entry.get("distribution")
+        if (key, dist) in have:
+            continue
+        if dist is None:
+            lines.append(
+                f"holds measure {key!r}, registered with register_measure by the program that "
+                "wrote it, and not registered here: register it before verifying"
+            )
+            continue
+        version, ep = entry.get("version"), entry.get("entry_point")
+        lines.append(
+            f"holds measure {key!r} of package {dist} {version} (entry point '{ep}', group "
+            f"{MEASURES_GROUP}), which is not installed here: install {dist}=={version} to "
+            "recompute the measures"
+        )
+    return lines
 
 
 def _tool_version(root: Path) -> str | None:

@@ -1,8 +1,10 @@
-"""The `itemscale` command line: the only place that wires pipeline stages together.
+"""The `itemscale` command line: flags in, a workflow or library call, printing out.
 
-Each subcommand lives in its own module `cmd_<name>.py` exposing `register(subparsers)`; the
-module imports its heavy dependencies (torch, PyAV, Ray) inside the command function, so
-`itemscale analyze` starts without them.
+Stages are wired together by `itemscale.workflows` (a command minus its flags and printing), so
+a script gets what a command computes; the CLI parses, calls and prints. Each subcommand lives
+in its own module `cmd_<name>.py` exposing `register(subparsers)`; the module imports its heavy
+dependencies (torch, PyAV, Ray) inside the command function, so `itemscale analyze` starts
+without them.
 
 Exit status: 0 done; 2 for input the user can fix (every `itemscale.errors.ItemscaleError`,
 printed as one `itemscale COMMAND: error: ...` line; argparse's usage errors too); 1 for a failure

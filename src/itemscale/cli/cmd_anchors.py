@@ -100,7 +100,7 @@ def _points(share: float | None) -> str:
 def print_prediction(result: AnchorPrediction) -> None:
     print(
         f"predicted from {result.anchors} anchors of {result.items} items "
-        "(2PL + stratified anchor residuals; 95% intervals):"
+        "(2PL + stratified anchor residuals, pooled over a model's configurations; 95% intervals):"
     )
     for c in result.configurations:
         acc = c.predicted_accuracy

@@ -242,6 +242,7 @@ def run(args: argparse.Namespace) -> int:
 
 def suite_and_sweep(args: argparse.Namespace, out: Path) -> None:
     """The synthetic suite (reused when intact) and the built-in model's sweep over it."""
+    from ..models import BACKENDS
     from ..protocol import load_protocol
     from ..sweep import run_sweep
     from ..synth import ensure_suite
@@ -263,7 +264,7 @@ def suite_and_sweep(args: argparse.Namespace, out: Path) -> None:
 
     protocol_file = out / "protocol.toml"
     protocol_file.write_text(demo_protocol(out, suite), encoding="utf-8")
-    protocol = load_protocol(protocol_file)
+    protocol = load_protocol(protocol_file, backends=BACKENDS)
 
     t = _step("sweep: built-in model over 5 frame counts x 2 resolutions + text-only")
     result = run_sweep(protocol, run_dir=out, progress=True, batch_size=args.batch_size)

@@ -47,13 +47,14 @@ def _grid(args: argparse.Namespace) -> list[Any]:
     from pydantic import ValidationError
 
     from ..errors import validation_message
+    from ..models import BACKENDS
     from ..protocol import Configuration, SamplingPolicy, load_protocol
 
     if args.protocol:
         for flag in ("policy", "fps", "seed", "pixels"):
             if getattr(args, flag) is not None:
                 raise CommandError(f"--{flag} is only used with --frames, not with --protocol")
-        protocol = load_protocol(args.protocol)
+        protocol = load_protocol(args.protocol, backends=BACKENDS)
         return [c for c in protocol.configurations() if not c.is_text_only]
     try:
         budgets = [int(part) for part in args.frames.split(",") if part.strip()]

@@ -56,6 +56,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..models import BACKENDS
     from ..protocol import load_protocol
     from ..sweep import load_benchmark_items
     from ..video import MediaError, write_selection_files
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--frames needs budgets >= 1 (got {args.frames!r})")
     name = args.name or args.method
     adaptive = _adaptive(args)
-    protocol = load_protocol(args.protocol)
+    protocol = load_protocol(args.protocol, backends=BACKENDS)
     items = load_benchmark_items(protocol.benchmark)
     try:
         files = write_selection_files(items, budgets, args.out, name=name, adaptive=adaptive)

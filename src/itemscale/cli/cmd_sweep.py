@@ -152,9 +152,10 @@ def _add_ray_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _load(args: argparse.Namespace) -> Any:
+    from ..models import BACKENDS
     from ..protocol import load_protocol
 
-    protocol = load_protocol(args.protocol)
+    protocol = load_protocol(args.protocol, backends=BACKENDS)
     if args.videos is not None:
         bench = protocol.benchmark.model_copy(update={"videos": str(args.videos.resolve())})
         protocol = protocol.model_copy(update={"benchmark": bench})

@@ -2,9 +2,11 @@
 
 Each importer only parses; `finish_import` merges the rows into a run directory (idempotently,
 refusing conflicting answers) and returns the summary the CLI prints. `run_import(kind, ...)` is
-the whole import the CLI runs, by kind (`IMPORTERS`).
+the whole import the CLI runs, by kind (`IMPORTERS`). `itemscale.importers.kit` is what an
+importer of another tool needs, public (docs/extending.md, "An importer").
 """
 
+from . import kit
 from ._absent import ABSENT_MARKER, ABSENT_MODES, DEFAULT_ABSENT, AbsentItems
 from ._common import (
     LABEL_CONFIG_ID_VERSION,
@@ -54,6 +56,7 @@ __all__ = [
     "import_record",
     "import_table",
     "key_from_benchmark",
+    "kit",
     "label_config_id",
     "load_answer_key",
     "merge_into_run",

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from ..responses import ResponseRow
 from ._absent import DEFAULT_ABSENT, AbsentItems, absent_items, check_absent_mode
@@ -93,55 +94,78 @@ def finish_import(
     )
 
 
+class ImportContext(BaseModel):
+    """What one import of a per-file tool was asked to do: which importer, the tool's name in
+    messages, the extractor version its answers were read with, and the values of the command
+    line (`--config`, `--model`, `--benchmark`, `--absent`, `--video-from-id`, `-o`,
+    `--dry-run`). A run function builds it once from its keywords and hands it to
+    `finish_parsed_import` with what it parsed; every importer records the same options the
+    same way."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: the registry name (`itemscale import KIND`), written into run.json's import record
+    importer: str
+    #: the tool's name in messages ("no rows in the VLMEvalKit import")
+    tool: str
+    #: `itemscale.responses.EXTRACTOR_VERSION` when the answers were re-extracted with it
+    extractor_version: str
+    run_dir: str
+    configs: tuple[str, ...] = ()
+    model: str | None = None
+    benchmark: str | None = None
+    dry_run: bool = False
+    absent: str = DEFAULT_ABSENT
+    video_from_id: str | None = None
+
+    @field_validator("run_dir", "benchmark", mode="before")
+    @classmethod
+    def _path_text(cls, value: object) -> object:
+        return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+
 def finish_parsed_import(
+    context: ImportContext,
     *,
-    importer: str,
-    tool: str,
     rows: list[ResponseRow],
-    extractor_version: str,
     sources: list[SourceRecord],
     jobs: Sequence[tuple[Path, Any]],
-    model: str | None,
-    benchmark: str | os.PathLike[str] | None,
-    configs: Sequence[str],
     skipped: Counter[str],
     notes: list[str],
-    run_dir: str | os.PathLike[str],
-    dry_run: bool,
-    absent: str = DEFAULT_ABSENT,
-    video_from_id: str | None = None,
 ) -> ImportSummary:
-    """The shared ending of the per-file importers (lmms-eval, VLMEvalKit): refuse an import
-    with no rows (saying why each was skipped), record the options and sources, then merge;
-    the benchmark's items without a row are reported (and added with `absent="noanswer"`);
-    items that name no video are counted, or given one by `video_from_id`."""
-    table = rows_frame(rows, where_=f"{tool} import") if rows else pd.DataFrame()
+    """The shared ending of the per-file importers (lmms-eval, VLMEvalKit, and one of another
+    package): refuse an import with no rows (saying why each was skipped), record the options
+    and sources, then merge; the benchmark's items without a row are reported (and added with
+    `absent="noanswer"`); items that name no video are counted, or given one by
+    `video_from_id`."""
+    benchmark = context.benchmark
+    table = rows_frame(rows, where_=f"{context.tool} import") if rows else pd.DataFrame()
     if table.empty:
         raise ImportInputError(
             "no rows to import: " + ", ".join(f"{k}: {v}" for k, v in skipped.items())
         )
-    table, video_note = video_clusters(table, video_from_id)
+    table, video_note = video_clusters(table, context.video_from_id)
     if video_note is not None:
         notes = [*notes, video_note]
     record = import_record(
-        importer,
+        context.importer,
         sources,
-        model=model,
+        model=context.model,
         benchmark=str(Path(benchmark).resolve()) if benchmark else None,
-        extractor_version=extractor_version,
-        configs=list(configs) or None,
-        absent=absent if benchmark else None,
-        video_from_id=video_from_id,
+        extractor_version=context.extractor_version,
+        configs=list(context.configs) or None,
+        absent=context.absent if benchmark else None,
+        video_from_id=context.video_from_id,
     )
     return finish_import(
-        importer=importer,
-        run_dir=run_dir,
+        importer=context.importer,
+        run_dir=context.run_dir,
         files=[str(p) for p, _ in jobs],
         rows=table,
         record=record,
         skipped=skipped,
         notes=notes,
-        dry_run=dry_run,
+        dry_run=context.dry_run,
         key=key_from_benchmark(benchmark) if benchmark else None,
-        absent=absent,
+        absent=context.absent,
     )

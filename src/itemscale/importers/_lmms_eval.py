@@ -48,7 +48,7 @@ from ._common import (
     json_object,
     source_record,
 )
-from ._finish import finish_parsed_import
+from ._finish import ImportContext, finish_parsed_import
 from ._jobs import (
     OPTION_LINE,
     BenchmarkIndex,
@@ -574,20 +574,18 @@ def run_lmms_eval_import(
     if index is not None:
         matched = sum(1 for r in rows if r["item_id"] in index.by_id)
         notes.append(f"benchmark: {matched} of {len(rows)} rows matched a benchmark item")
-    return finish_parsed_import(
+    context = ImportContext(
         importer="lmms-eval",
         tool="lmms-eval",
-        rows=rows,
         extractor_version=EXTRACTOR_VERSION,
-        sources=sources,
-        jobs=jobs,
+        run_dir=run_dir,
+        configs=tuple(configs),
         model=model,
         benchmark=benchmark,
-        configs=configs,
-        skipped=skipped,
-        notes=notes,
-        run_dir=run_dir,
         dry_run=dry_run,
         absent=absent,
         video_from_id=video_from_id,
+    )
+    return finish_parsed_import(
+        context, rows=rows, sources=sources, jobs=jobs, skipped=skipped, notes=notes
     )

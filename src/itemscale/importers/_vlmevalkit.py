@@ -47,7 +47,7 @@ from ._common import (
     not_utf8_message,
     source_record,
 )
-from ._finish import finish_parsed_import
+from ._finish import ImportContext, finish_parsed_import
 from ._jobs import (
     BenchmarkIndex,
     ConfigSpec,
@@ -461,20 +461,18 @@ def run_vlmevalkit_import(
             f"itemscale's extractor (v{EXTRACTOR_VERSION}) and VLMEvalKit's score disagree on "
             f"{disagreements} of {compared} rows"
         )
-    return finish_parsed_import(
+    context = ImportContext(
         importer="vlmevalkit",
         tool="VLMEvalKit",
-        rows=rows,
         extractor_version=EXTRACTOR_VERSION,
-        sources=sources,
-        jobs=jobs,
+        run_dir=run_dir,
+        configs=tuple(configs),
         model=model,
         benchmark=benchmark,
-        configs=configs,
-        skipped=skipped,
-        notes=notes,
-        run_dir=run_dir,
         dry_run=dry_run,
         absent=absent,
         video_from_id=video_from_id,
+    )
+    return finish_parsed_import(
+        context, rows=rows, sources=sources, jobs=jobs, skipped=skipped, notes=notes
     )

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, SupportsFloat, cast
 
+from ..plugins import BENCHMARKS_GROUP, Registry
 from ._fields import BenchmarkFileError, checked_item, text_of, video_path
 from ._generation import json_keys, load_avsd, load_mlvu_generation
 from ._records import OPTION_LETTERS, Item, read_items_jsonl
@@ -210,38 +211,64 @@ class BenchmarkLoader:
         return self.load(path, video_dir=video_dir)
 
 
-#: Every benchmark question file format, by the name a protocol's `benchmark.kind` writes. A
-#: new format is one loader (`path, *, video_dir -> list[Item]`) plus one line here; see
-#: docs/extending.md.
-BENCHMARK_LOADERS: Final[dict[str, BenchmarkLoader]] = {
-    "videomme": BenchmarkLoader(
-        load=load_videomme,
-        title="Video-MME",
-        columns=frozenset({"videoID", "question_id", "options"}),
-    ),
-    "mlvu": BenchmarkLoader(
-        load=load_mlvu,
-        title="MLVU",
-        columns=frozenset({"video_name", "candidates", "question_id"}),
-    ),
-    "longvideobench": BenchmarkLoader(
-        load=load_longvideobench,
-        title="LongVideoBench",
-        columns=frozenset({"correct_choice", "option0", "duration_group"}),
-    ),
-    "mlvu_generation": BenchmarkLoader(
-        load=load_mlvu_generation,
-        title="MLVU generation",
-        columns=frozenset({"video", "question", "answer", "question_type"}),
-        suffixes=frozenset({".json"}),
-    ),
-    "avsd": BenchmarkLoader(
-        load=load_avsd,
-        title="AVSD (DSTC7)",
-        columns=frozenset({"dialogs"}),
-        suffixes=frozenset({".json"}),
-    ),
-}
+def register_benchmarks(register: Callable[[str, BenchmarkLoader], None]) -> None:
+    """itemscale's own plugin of `BENCHMARK_LOADERS`: the published formats it reads, in the
+    order `detect_benchmark` tries them. A new format is one loader (`path, *, video_dir ->
+    list[Item]`) plus one call here, or an entry point of `itemscale.benchmarks` in a package
+    of its own; see docs/extending.md."""
+    register(
+        "videomme",
+        BenchmarkLoader(
+            load=load_videomme,
+            title="Video-MME",
+            columns=frozenset({"videoID", "question_id", "options"}),
+        ),
+    )
+    register(
+        "mlvu",
+        BenchmarkLoader(
+            load=load_mlvu,
+            title="MLVU",
+            columns=frozenset({"video_name", "candidates", "question_id"}),
+        ),
+    )
+    register(
+        "longvideobench",
+        BenchmarkLoader(
+            load=load_longvideobench,
+            title="LongVideoBench",
+            columns=frozenset({"correct_choice", "option0", "duration_group"}),
+        ),
+    )
+    register(
+        "mlvu_generation",
+        BenchmarkLoader(
+            load=load_mlvu_generation,
+            title="MLVU generation",
+            columns=frozenset({"video", "question", "answer", "question_type"}),
+            suffixes=frozenset({".json"}),
+        ),
+    )
+    register(
+        "avsd",
+        BenchmarkLoader(
+            load=load_avsd,
+            title="AVSD (DSTC7)",
+            columns=frozenset({"dialogs"}),
+            suffixes=frozenset({".json"}),
+        ),
+    )
+
+
+#: Every benchmark question file format, by the name a protocol's `benchmark.kind` writes:
+#: itemscale's own, then those of installed packages (entry point group
+#: `itemscale.benchmarks`, by distribution and entry point name).
+BENCHMARK_LOADERS: Final[Registry[BenchmarkLoader]] = Registry(
+    what="benchmark",
+    group=BENCHMARKS_GROUP,
+    kind=BenchmarkLoader,
+    builtin=register_benchmarks,
+)
 
 
 def _titles(suffix: str) -> str:

@@ -86,6 +86,7 @@ from ._measure import (
     counted_text,
     stat_text,
 )
+from ._options import AnalysisOptions
 from ._order import BudgetOrder, budget_order, main_chain, resolution_tag
 from ._paired_tests import PairedTest, clustered_mcnemar, holm, paired_tests
 from ._per_item import (
@@ -104,7 +105,15 @@ from ._power import (
     power_at,
     videos_needed,
 )
-from ._registry import MEASURES, measures_for, register_measure, unregister_measure
+from ._registry import (
+    BUILT_IN_MEASURES,
+    MEASURES,
+    measure_name,
+    measure_origins,
+    measures_for,
+    register_measure,
+    unregister_measure,
+)
 from ._result import (
     ANALYSIS_SCHEMA_VERSION,
     FRAME_COLUMNS,
@@ -136,6 +145,7 @@ from ._result_series import (
     ContinuousBlock,
     ContinuousWithText,
     OpenEndedSeries,
+    PluginMeasure,
     SeriesEntry,
 )
 from ._same_input import (
@@ -158,6 +168,7 @@ from ._stats import stat
 __all__ = [
     "ANALYSIS_SCHEMA_VERSION",
     "ANCHOR_SCHEMA_VERSION",
+    "BUILT_IN_MEASURES",
     "CI_METHODS",
     "CONTINUOUS_METRICS",
     "DEFAULT_BOOTSTRAP",
@@ -184,6 +195,7 @@ __all__ = [
     "TRAJECTORIES",
     "TRAJECTORY_CLASSES",
     "AnalysisLayout",
+    "AnalysisOptions",
     "AnalysisResult",
     "AnalysisSettings",
     "AnchorPrediction",
@@ -219,6 +231,7 @@ __all__ = [
     "PairPower",
     "PairedTest",
     "PairedTests",
+    "PluginMeasure",
     "Power",
     "PowerAnalysis",
     "Record",
@@ -267,6 +280,8 @@ __all__ = [
     "leave_one_model_out",
     "main_chain",
     "mcnemar_exact_p",
+    "measure_name",
+    "measure_origins",
     "measures_for",
     "membership",
     "minimum_detectable",

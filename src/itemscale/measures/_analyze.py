@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from typing import Unpack
 
 import numpy as np
 import pandas as pd
@@ -32,7 +33,13 @@ from ._inference import (
     inference_block,
 )
 from ._matrix import INTERVENTION_SERIES_PREFIX, ResponseMatrix, build_matrices
-from ._result import ANALYSIS_SCHEMA_VERSION, AnalysisResult
+from ._options import AnalysisOptions
+from ._registry import measure_origins
+from ._result import (
+    ANALYSIS_SCHEMA_VERSION,
+    ANALYSIS_SCHEMA_VERSION_WITHOUT_PLUGINS,
+    AnalysisResult,
+)
 from ._result_models import (
     BootstrapSettings,
     GridSelection,
@@ -48,6 +55,7 @@ from ._result_series import (
     ContinuousBlock,
     ContinuousWithText,
     OpenEndedSeries,
+    PluginMeasure,
 )
 from ._select import UnknownConfigError, select_configs
 from ._settings import AnalysisSettings
@@ -316,15 +324,17 @@ def _model_result(
 
 
 def analyze_responses(
-    df: pd.DataFrame, settings: AnalysisSettings | None = None, **options: object
+    df: pd.DataFrame,
+    settings: AnalysisSettings | None = None,
+    **options: Unpack[AnalysisOptions],
 ) -> AnalysisResult:
     """All measures for every model, as the typed `AnalysisResult` (its `to_json()` is the
     `analyze --json` layout).
 
-    `settings` (an `AnalysisSettings`) or its fields as keywords (`bootstrap`,
-    `seed`, `ci`, `configs`, `axis`, `by`, `metric`, `eps`, `power_target` in points,
-    `test_pairs`, `heterogeneity_draws`) say how; a bad value is a `ValidationError` naming
-    the setting.
+    `settings` (an `AnalysisSettings`) or its fields as keywords (`AnalysisOptions`, typed:
+    `bootstrap`, `seed`, `ci`, `configs`, `axis`, `by`, `metric`, `eps`, `power_target` in
+    points, `test_pairs`, `heterogeneity_draws`) say how; a bad value is a `ValidationError`
+    naming the setting.
 
     `models[MODEL]` holds the measures of the model's primary series (binary keys, and for
     continuous tasks the continuous keys under `continuous`); other series are under `other_series`,
@@ -358,8 +368,9 @@ def analyze_responses(
         model: _model_result(_series_blocks(mats, boots, chosen), mats, boots)
         for model, mats in grouped.items()
     }
+    used = _plugin_measures(models)
     return AnalysisResult(
-        schema_version=ANALYSIS_SCHEMA_VERSION,
+        schema_version=ANALYSIS_SCHEMA_VERSION if used else ANALYSIS_SCHEMA_VERSION_WITHOUT_PLUGINS,
         bootstrap=BootstrapSettings(
             bootstrap=chosen.bootstrap,
             seed=chosen.seed,
@@ -370,8 +381,43 @@ def analyze_responses(
         binary_repeat=0,
         metric=chosen.metric,
         models=models,
-        **given(grid=grid, scoring_rule_warnings=_models_rules(grouped) or None),
+        **given(
+            grid=grid,
+            scoring_rule_warnings=_models_rules(grouped) or None,
+            plugin_measures=used or None,
+        ),
     )
+
+
+def _plugin_measures(models: Mapping[str, ModelEntry]) -> list[PluginMeasure]:
+    """The measures of other packages whose keys the blocks hold, in registry order: the trace
+    that says what must be installed to compute these numbers again (`verify` reads it)."""
+    others = measure_origins()
+    if not others:
+        return []
+    keys: set[str] = set()
+    _keys_of({m: e.model_dump(mode="json") for m, e in models.items()}, keys)
+    return [
+        PluginMeasure(
+            key=unit.key,
+            kinds=list(unit.kinds),
+            distribution=origin.distribution,
+            version=origin.version,
+            entry_point=origin.entry_point,
+        )
+        for unit, origin in others
+        if unit.key in keys
+    ]
+
+
+def _keys_of(value: object, keys: set[str]) -> None:
+    if isinstance(value, dict):
+        keys.update(value)
+        for inner in value.values():
+            _keys_of(inner, keys)
+    elif isinstance(value, list):
+        for inner in value:
+            _keys_of(inner, keys)
 
 
 def _matrices(df: pd.DataFrame, settings: AnalysisSettings) -> list[ResponseMatrix]:

@@ -174,7 +174,8 @@ def predict_from_anchors(
         items = [*items, *missing]
         y = np.column_stack([y, np.zeros((len(y), len(missing)))])
         observed = np.column_stack([observed, np.zeros((len(y), len(missing)), dtype=bool)])
-    est, se, theta = predict_accuracy(fit, anchors, y, observed, items)
+    groups = (meta["model"].astype(str) + "/" + meta["series"].astype(str)).tolist()
+    est, se, theta = predict_accuracy(fit, anchors, y, observed, items, groups=groups)
     cols = [items.index(i) for i in anchors.items]
     answered = observed[:, cols].sum(axis=1)
     configs = tuple(

@@ -58,6 +58,7 @@ def leave_one_model_out(
     meta, items, y, observed = binary_matrix(df)
     truth = (y * observed).sum(axis=1) / observed.sum(axis=1)
     models = sorted(set(meta["model"]))
+    series = meta["series"].astype(str).to_numpy()
     fits: dict[str, IrtFit] = {m: fit_irt(df[df["model"] != m]) for m in models}
     out = []
     for k in ks:
@@ -71,7 +72,12 @@ def leave_one_model_out(
                     if method == "anchors":
                         anchors = choose_anchors(fits[m], k, strata=strata, seed=seed)
                         est, se, _ = predict_accuracy(
-                            fits[m], anchors, y[rows], observed[rows], items
+                            fits[m],
+                            anchors,
+                            y[rows],
+                            observed[rows],
+                            items,
+                            groups=list(series[rows]),
                         )
                     else:
                         est, se = _random_prediction(y[rows], k, rng)
@@ -84,11 +90,18 @@ def leave_one_model_out(
 
 
 def simulated_coverage(
-    fit: IrtFit, k: int, seeds: Sequence[int], *, respondents: int = 500, strata: int = 10
+    fit: IrtFit,
+    k: int,
+    seeds: Sequence[int],
+    *,
+    respondents: int = 500,
+    strata: int = 10,
+    per_model: int = 5,
 ) -> float:
     """Share of simulated held-out respondents whose accuracy on every item lies in the
     anchors' 95% interval: abilities drawn from a normal with the fit's respondents' mean and
-    spread, outcomes from the fitted 2PL, fresh anchors (and respondents) per seed."""
+    spread, outcomes from the fitted 2PL, fresh anchors (and respondents) per seed; every
+    `per_model` consecutive respondents are predicted as one model's configurations (pooled)."""
     a, b = fit.arrays()
     thetas = np.array([r.theta for r in fit.respondents])
     ids = fit.item_ids()
@@ -98,7 +111,10 @@ def simulated_coverage(
         theta = rng.normal(thetas.mean(), thetas.std(), respondents)
         y = (rng.random((respondents, len(ids))) < probability(theta, a, b)).astype(float)
         anchors = choose_anchors(fit, k, strata=strata, seed=seed)
-        est, se, _ = predict_accuracy(fit, anchors, y, np.ones_like(y, dtype=bool), ids)
+        groups = [str(r // per_model) for r in range(respondents)]
+        est, se, _ = predict_accuracy(
+            fit, anchors, y, np.ones_like(y, dtype=bool), ids, groups=groups
+        )
         hits += int((np.abs(est - y.mean(axis=1)) <= Z95 * se).sum())
         total += respondents
     return hits / total

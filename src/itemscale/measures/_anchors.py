@@ -8,11 +8,14 @@ The design (docs/anchors.md): the fit's items are cut into `strata` equal-size g
 difficulty; K anchors are drawn within the groups (seeded), more where the fitted respondents'
 outcomes vary most (Neyman allocation on the 2PL's expected variance, at least two per group),
 each group's by systematic sampling along the items' fitted discrimination (a random start,
-then every (size / n)-th item), so a group's anchors span its discriminations. A new respondent's ability is estimated from its anchor answers alone; its predicted
-accuracy on all N items is the 2PL's mean P(right) over the items plus, per group, the group's
-share of items times the mean residual (answer minus P) of its anchors: a model-assisted
-stratified estimate, unbiased over the draw of anchors whatever the 2PL's misfit, with the
-stratified sampling variance sum (N_h/N)^2 (1 - n_h/N_h) s_h^2 / n_h of the residuals.
+then every (size / n)-th item), so a group's anchors span its discriminations. A new
+respondent's ability is estimated from its anchor answers alone (prior: the fitted respondents'
+mean and spread); its predicted accuracy on all N items is the 2PL's mean P(right) over the
+items plus, per group, the group's share of items times the mean residual (answer minus P) of
+its anchors: a model-assisted stratified estimate, unbiased over the draw of anchors whatever
+the 2PL's misfit, with the stratified sampling variance sum (N_h/N)^2 (1 - n_h/N_h) s_h^2 / n_h
+of the residuals. The configurations of one model answer the same anchors: for the items they
+did not answer, their residual means are shrunk toward the model's (`pooled_corrections`).
 """
 
 from __future__ import annotations
@@ -210,11 +213,93 @@ def stratified_estimate(residuals: Sequence[np.ndarray], sizes: np.ndarray) -> t
     return est, var
 
 
+def _by_stratum(
+    values: np.ndarray, seen: np.ndarray, bounds: np.ndarray, sizes: np.ndarray
+) -> tuple[float, float]:
+    """`stratified_estimate` of one row of anchor values, over the anchors `seen`."""
+    groups = [values[lo:hi][seen[lo:hi]] for lo, hi in itertools.pairwise(bounds)]
+    return stratified_estimate(groups, sizes)
+
+
+def _unseen_items(
+    own: np.ndarray,
+    seen: np.ndarray,
+    shrunk: np.ndarray,
+    any_seen: np.ndarray,
+    bounds: np.ndarray,
+    sizes: np.ndarray,
+) -> tuple[float, float]:
+    """(correction, variance) of one configuration: per group, its answered anchors' residuals
+    in full and the shrunk residual mean for the group's other items, over N. The variance is
+    the shrunk mean's sampling variance plus the configuration's own residual variance over its
+    unanswered items (with its own residuals, the stratified variance of `stratified_estimate`)."""
+    total = float(sizes.sum())
+    pools = [shrunk[lo:hi][any_seen[lo:hi]] for lo, hi in itertools.pairwise(bounds)]
+    spread = [float(r.var(ddof=1)) for r in pools if len(r) >= 2]
+    fallback = float(np.mean(spread)) if spread else 0.25
+    est = var = 0.0
+    for h, (lo, hi) in enumerate(itertools.pairwise(bounds)):
+        mine, pool = own[lo:hi][seen[lo:hi]], pools[h]
+        if len(pool) == 0:
+            continue
+        unseen = max(0.0, float(sizes[h]) - len(mine))
+        s2_pool = float(pool.var(ddof=1)) if len(pool) >= 2 else fallback
+        s2_own = float(mine.var(ddof=1)) if len(mine) >= 2 else s2_pool
+        est += (float(mine.sum()) + unseen * float(pool.mean())) / total
+        if unseen > 0:
+            var += (unseen / total) ** 2 * (s2_pool / len(pool) + s2_own / unseen)
+    return est, var
+
+
+def pooled_corrections(
+    resid: np.ndarray, seen: np.ndarray, bounds: np.ndarray, sizes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(correction, its variance, pooling weight) of each configuration of one model from its
+    anchor residuals `resid` [configurations, anchors] (`seen`: answered).
+
+    Why: a model answers the same anchors at every configuration, and where the 2PL misfits
+    it, it mostly misfits at all of them alike. The correction for the items a configuration did
+    not answer is its own stratified residual mean shrunk toward the model's mean residual:
+    weight lam = tau^2 / (tau^2 + v_c), where v_c is the sampling variance of the
+    configuration's deviation from the model's mean and tau^2 the deviations' spread beyond it
+    (method of moments; one configuration keeps its own residuals, lam = 1). The anchors it
+    answered count as answered (their residuals in full). The variance adds to the sampling
+    variance the shrinkage's bias ((1 - lam) x the share of items unanswered) squared x
+    (d_c^2 + v_c / 2), d_c the configuration's deviation: d_c^2 alone (whose mean is the true
+    deviation squared plus v_c) covered 91% of simulated respondents, d_c^2 + v_c 98.3%
+    (docs/anchors.md)."""
+    n_conf = len(resid)
+    count = seen.sum(axis=0)
+    any_seen = count > 0
+    mean = np.where(any_seen, resid.sum(axis=0) / np.maximum(count, 1), 0.0)
+    dev = np.array([_by_stratum(resid[c] - mean, seen[c], bounds, sizes) for c in range(n_conf)])
+    d, v = dev[:, 0], dev[:, 1]
+    if n_conf > 1:
+        tau2 = max(0.0, float(n_conf / (n_conf - 1) * np.mean(d**2) - np.mean(v)))
+        lam = np.divide(tau2, tau2 + v, out=np.ones(n_conf), where=(tau2 + v) > 0)
+    else:
+        lam = np.ones(n_conf)
+    est, var = np.empty(n_conf), np.empty(n_conf)
+    for c in range(n_conf):
+        shrunk = np.where(seen[c], (1.0 - lam[c]) * mean + lam[c] * resid[c], mean)
+        est[c], var[c] = _unseen_items(resid[c], seen[c], shrunk, any_seen, bounds, sizes)
+        share_unseen = 1.0 - seen[c].sum() / float(sizes.sum())
+        var[c] += ((1.0 - lam[c]) * share_unseen) ** 2 * (d[c] ** 2 + v[c] / 2)
+    return est, var, lam
+
+
 def predict_accuracy(
-    fit: IrtFit, anchors: AnchorSet, y: np.ndarray, observed: np.ndarray, item_ids: list[str]
+    fit: IrtFit,
+    anchors: AnchorSet,
+    y: np.ndarray,
+    observed: np.ndarray,
+    item_ids: list[str],
+    groups: Sequence[str] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(predicted accuracy on the fit's whole item set, its standard error, theta) of every
-    respondent (row of `y` over `item_ids`) from its anchor answers alone."""
+    respondent (row of `y` over `item_ids`) from its anchor answers alone; rows sharing a
+    `groups` label (one model's configurations) pool their residuals (`pooled_corrections`),
+    rows without one stand alone. Abilities use the fitted respondents' spread as their prior."""
     from ._irt import theta_for
 
     a, b = fit.arrays()
@@ -222,17 +307,18 @@ def predict_accuracy(
     column = {item: j for j, item in enumerate(item_ids)}
     anchor_idx = np.array([index[i] for i in anchors.items])
     cols = np.array([column[i] for i in anchors.items])
-    ya, wa = y[:, cols], observed[:, cols].astype(float)
-    theta, _ = theta_for(ya, a[anchor_idx], b[anchor_idx], wa)
+    ya, seen = y[:, cols], observed[:, cols].astype(bool)
+    fitted = np.array([r.theta for r in fit.respondents])
+    prior = (float(fitted.mean()), max(float(fitted.std()), 1.0))
+    theta, _ = theta_for(ya, a[anchor_idx], b[anchor_idx], seen.astype(float), prior=prior)
     p_all = probability(theta, a, b)
     sizes = np.array([size if size else len(index) for size, _ in anchors.strata], dtype=float)
     bounds = np.cumsum([0] + [len(g) for _, g in anchors.strata])
-    est = np.empty(len(theta))
-    se = np.empty(len(theta))
-    for r in range(len(theta)):
-        resid = ya[r] - p_all[r, anchor_idx]
-        groups = [resid[lo:hi][wa[r, lo:hi] > 0] for lo, hi in itertools.pairwise(bounds)]
-        delta, var = stratified_estimate(groups, sizes)
-        est[r] = float(p_all[r].mean()) + delta
-        se[r] = float(np.sqrt(var))
-    return est, se, theta
+    resid = np.where(seen, ya - p_all[:, anchor_idx], 0.0)
+    labels = [str(r) for r in range(len(theta))] if groups is None else [str(g) for g in groups]
+    est, var = np.empty(len(theta)), np.empty(len(theta))
+    for label in sorted(set(labels)):
+        rows = np.array([r for r, g in enumerate(labels) if g == label])
+        delta, var[rows], _ = pooled_corrections(resid[rows], seen[rows], bounds, sizes)
+        est[rows] = p_all[rows].mean(axis=1) + delta
+    return est, np.sqrt(var), theta

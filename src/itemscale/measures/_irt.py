@@ -185,25 +185,31 @@ def standard_errors(
 
 
 def theta_for(
-    y: np.ndarray, a: np.ndarray, b: np.ndarray, mask: np.ndarray | None = None
+    y: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    mask: np.ndarray | None = None,
+    *,
+    prior: tuple[float, float] = (0.0, 1.0),
 ) -> tuple[np.ndarray, np.ndarray]:
     """(theta, se) of new respondents (rows of `y`) given fixed item parameters: the posterior
-    mode under the fit's N(0, 1) prior on a fine grid (robust for all-right or all-wrong rows),
-    refined by Newton steps."""
+    mode under a normal `prior` (mean, sd; the fit's N(0, 1) by default) on a fine grid (robust
+    for all-right or all-wrong rows), refined by Newton steps."""
     y = np.atleast_2d(np.asarray(y, dtype=float))
     w = np.ones_like(y) if mask is None else np.atleast_2d(np.asarray(mask, dtype=float))
+    mu, sd = prior
     grid = np.linspace(-8.0, 8.0, 641)
     z = a[None, :] * (grid[:, None] - b[None, :])
     log_p, log_q = -np.logaddexp(0.0, -z), -np.logaddexp(0.0, z)
-    post = (y * w) @ log_p.T + ((1.0 - y) * w) @ log_q.T - 0.5 * grid[None, :] ** 2
+    post = (y * w) @ log_p.T + ((1.0 - y) * w) @ log_q.T - 0.5 * ((grid[None, :] - mu) / sd) ** 2
     th = grid[np.argmax(post, axis=1)]
     for _ in range(4):
         p = probability(th, a, b)
-        grad = (w * (y - p) * a[None, :]).sum(axis=1) - th
-        hess = (w * p * (1.0 - p) * a[None, :] ** 2).sum(axis=1) + 1.0
+        grad = (w * (y - p) * a[None, :]).sum(axis=1) - (th - mu) / sd**2
+        hess = (w * p * (1.0 - p) * a[None, :] ** 2).sum(axis=1) + 1.0 / sd**2
         th = np.clip(th + grad / hess, -8.0, 8.0)
     p = probability(th, a, b)
-    se = 1.0 / np.sqrt((w * p * (1.0 - p) * a[None, :] ** 2).sum(axis=1) + 1.0)
+    se = 1.0 / np.sqrt((w * p * (1.0 - p) * a[None, :] ** 2).sum(axis=1) + 1.0 / sd**2)
     return th, se
 
 

@@ -190,6 +190,9 @@ class _Coded:
         config, config_names = codes("config_id")
         answer, answer_names = codes("answer")
         status, status_names = codes("status")
+        # answered by the status's code: each distinct status is looked up once, not each row
+        # (-1, a missing status, takes the last entry: not answered)
+        answered = np.array([*(s in ANSWERED_STATUSES for s in status_names.tolist()), False])
         return _Coded(
             item=item,
             item_names=item_names,
@@ -201,7 +204,7 @@ class _Coded:
             answer_names=np.array([*answer_names.tolist(), None], dtype=object),  # -1 -> None
             repeat=df["repeat"].to_numpy(dtype=np.int64),
             frames=df["frames"].to_numpy(dtype=np.int64),
-            answered=df["status"].isin(ANSWERED_STATUSES).to_numpy(),
+            answered=answered[status],
             status=status,
             status_names=status_names,
             has_frame_indices=bool(df["frame_indices"].notna().any()),
@@ -290,8 +293,22 @@ def _text_only_rows(
 
 def _take(df: pd.DataFrame, column: str, rows: np.ndarray, **kwargs: object) -> np.ndarray:
     """`df[column]` at row positions `rows` as numpy: the rows are taken first, so a 10^6-row
-    string column is never converted whole (once per model)."""
-    return np.asarray(df[column].take(rows).to_numpy(**kwargs))  # type: ignore[call-overload]
+    string column is never converted whole (once per model). A numeric column held by numpy is
+    indexed directly: the same values without a pandas Series and index built per take (0.4 s
+    of the 5 x 10^6-row benchmark)."""
+    series = df[column]
+    if kwargs.get("dtype") is float and _numeric_numpy(series.dtype):
+        out = np.asarray(series.to_numpy()[rows], dtype=float)
+        if "na_value" in kwargs and series.dtype.kind == "f":
+            out[np.isnan(out)] = kwargs["na_value"]  # as pandas' na_value does
+        return out
+    return np.asarray(series.take(rows).to_numpy(**kwargs))  # type: ignore[call-overload]
+
+
+def _numeric_numpy(dtype: object) -> bool:
+    """A plain numpy bool, integer or float dtype (not a nullable or Arrow-backed one, whose
+    missing values `to_numpy`'s `na_value` converts)."""
+    return isinstance(dtype, np.dtype) and dtype.kind in "biuf"
 
 
 def _text_only_values(

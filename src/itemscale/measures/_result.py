@@ -28,8 +28,12 @@ from ..responses import SchemaError
 from ._result_models import Estimate
 from ._result_series import AnalysisLayout
 
-#: Version of the `analyze --json` layout; a reader refuses a newer one.
-ANALYSIS_SCHEMA_VERSION = 1
+#: Version of the `analyze --json` layout; a reader refuses a newer one. 2 added
+#: `plugin_measures`; a result without it is written as version 1, the layout it fits, so a
+#: run that uses only itemscale's own measures writes what it always wrote.
+ANALYSIS_SCHEMA_VERSION = 2
+#: The version of a result that records no plugin measure.
+ANALYSIS_SCHEMA_VERSION_WITHOUT_PLUGINS = 1
 
 #: The columns of `AnalysisResult.to_frame()`, in order.
 FRAME_COLUMNS: tuple[str, ...] = (
@@ -194,9 +198,10 @@ class AnalysisResult(AnalysisLayout):
         out: dict[str, Any] = self.model_dump(mode="json")
         return out
 
-    def dumps(self, **kwargs: Any) -> str:
-        """The JSON text `analyze --json FILE` writes."""
-        return json.dumps(self.to_json(), **kwargs)
+    def dumps(self, *, indent: int | str | None = None, sort_keys: bool = False) -> str:
+        """The JSON text `analyze --json FILE` writes (`indent` and `sort_keys` as `json.dumps`
+        takes them)."""
+        return json.dumps(self.to_json(), indent=indent, sort_keys=sort_keys)
 
     @property
     def model_names(self) -> tuple[str, ...]:

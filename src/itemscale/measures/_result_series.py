@@ -61,7 +61,7 @@ def _extension_keys(kinds: tuple[str, ...]) -> set[str]:
     """The keys of the measures registered for these kinds of block."""
     from ._registry import MEASURES
 
-    return {m.key for m in MEASURES if set(m.kinds) & set(kinds)}
+    return {m.key for m in MEASURES.values() if set(m.kinds) & set(kinds)}
 
 
 class Block(Record):
@@ -349,6 +349,20 @@ SeriesEntry = Annotated[
 ]
 
 
+class PluginMeasure(Record):
+    """A measure of the result that is not itemscale's own: where it came from, so that a
+    reader (and `verify`) knows what must be installed to compute the same numbers."""
+
+    #: its JSON key in the blocks, and the kinds of block it belongs to
+    key: StrictStr
+    kinds: list[StrictStr]
+    #: the installed distribution and its version; None for a `register_measure` call
+    distribution: StrictStr | None
+    version: StrictStr | None
+    #: `name = module:function`, the entry point of `itemscale.measures`; None likewise
+    entry_point: StrictStr | None
+
+
 class AnalysisLayout(Record):
     """The whole `analyze --json` content, typed."""
 
@@ -359,6 +373,9 @@ class AnalysisLayout(Record):
     grid: GridSelection | None = None
     models: dict[str, SeriesEntry]
     scoring_rule_warnings: list[StrictStr] | None = None
+    #: the measures from other packages (or `register_measure`) whose keys the blocks hold;
+    #: absent when every measure is itemscale's own (schema version 2 added it)
+    plugin_measures: list[PluginMeasure] | None = None
 
 
 ByAttribute.model_rebuild()

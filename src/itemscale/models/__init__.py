@@ -9,6 +9,7 @@ entry point of the group `itemscale.backends` (docs/extending.md).
 """
 
 from ..plugins import PluginError
+from ..protocol import DecodingSettings
 from ._answers import completed_response
 from ._base import BaseVideoLM, serving_of, usage_of
 from ._contract import BackendUsage, FrameTransport, Serving
@@ -41,7 +42,6 @@ from ._types import (
     BackendError,
     BackendLoader,
     BackendSpec,
-    DecodingSettings,
     Frames,
     LoadSettings,
     ScoringRuleOf,

@@ -11,8 +11,9 @@ import math
 from collections.abc import Iterable, Mapping
 
 from ..items import Item
+from ..protocol import DecodingSettings
 from ..responses import NOANSWER, Status, TaskKind, extract_choice
-from ._types import SCORE_ONLY_MAX_NEW_TOKENS, DecodingSettings, VideoRequest, VideoResponse
+from ._types import SCORE_ONLY_MAX_NEW_TOKENS, VideoRequest, VideoResponse
 
 
 def letter_probs_from_logprobs(

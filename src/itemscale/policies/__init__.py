@@ -3,7 +3,7 @@ controlled sampling intervention. ("Policies" names this box only; docs/glossary
 concept its one name.)
 
 Analysis only: this package reads the response table and never imports models, decoders or the
-sweep; `itemscale intervene` wires the sweep in the CLI.
+sweep; the workflow `itemscale.workflows.intervene` wires the sweep to them.
 """
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING

@@ -1,14 +1,15 @@
 """Budget protocols: the protocol file and the typed configurations of a budget grid.
 
-`DecodingSettings` is the backends' own type (`itemscale.models`), re-exported here because a
-protocol's `[decoding]` table is read into it.
+`DecodingSettings` is the protocol's `[decoding]` table, the one type every backend request
+carries too (`itemscale.models` re-exports it). A model entry's `backend` is a name here; it is
+checked against the installed backends where the protocol meets them (`backends=` of
+`load_protocol`, given `itemscale.models.BACKENDS` by the command line and the sweep).
 """
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
 from ..errors import renamed_attribute as _renamed_attribute
-from ..models import DecodingSettings
 from ._config import (
     CONFIG_ID_VERSION,
     DEFAULT_FPS,
@@ -27,7 +28,9 @@ from ._config import (
     SamplingPolicyName,
     SelectionFormat,
 )
+from ._decoding import DecodingSettings
 from ._protocol import (
+    BACKENDS_CONTEXT,
     PROTOCOL_MAX_NEW_TOKENS,
     PROTOCOL_VERSION,
     BenchmarkEntry,
@@ -51,6 +54,7 @@ from ._selection_file import (
 )
 
 __all__ = [
+    "BACKENDS_CONTEXT",
     "CONFIG_ID_VERSION",
     "DEFAULT_FPS",
     "FRAMES_PER_TEMPORAL_PATCH",

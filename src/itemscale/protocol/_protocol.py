@@ -10,9 +10,9 @@ import hashlib
 import itertools
 import os
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Final, Self, TypedDict
+from typing import Annotated, Any, Final, Self
 
 from pydantic import (
     BaseModel,
@@ -29,7 +29,6 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from ..errors import ItemscaleError, validation_message
-from ..models import DecodingSettings
 from ._config import (
     FRAMES_PER_TEMPORAL_PATCH,
     MAX_FRAME_PIXELS,
@@ -43,6 +42,7 @@ from ._config import (
     SamplingPolicy,
     SelectionFormat,
 )
+from ._decoding import DecodingRecord, DecodingSettings
 from ._selection_file import cached_selection, read_bounded
 
 #: The protocol file format's version (the `version` key; absent means this one).
@@ -58,6 +58,9 @@ MAX_SEED: Final[int] = 2**63 - 1
 #: `max_new_tokens` of a protocol whose `[decoding]` table leaves it out: a sweep generates open
 #: answers too, so more than the 16 a backend called directly defaults to (`DecodingSettings`).
 PROTOCOL_MAX_NEW_TOKENS: Final[int] = 64
+
+#: The validation context key of the backend names a protocol is checked against.
+BACKENDS_CONTEXT: Final[str] = "backends"
 
 #: A count in a protocol file is a TOML integer: `true` or `"8"` is refused rather than read
 #: as 1 or 8 (pydantic's lax mode would convert both).
@@ -79,15 +82,6 @@ class ProtocolError(ItemscaleError, ValueError):
     """A protocol file that cannot be used: the message names the file and the key path."""
 
 
-class DecodingRecord(TypedDict):
-    """A protocol's decoding settings as run.json records them: every one but the seed."""
-
-    max_new_tokens: int
-    temperature: float
-    top_p: float
-    score_options: bool
-
-
 class ModelEntry(BaseModel):
     """One model to audit. `options` is checked later by the backend's own typed options."""
 
@@ -102,13 +96,15 @@ class ModelEntry(BaseModel):
 
     @field_validator("backend", mode="before")
     @classmethod
-    def _registered_backend(cls, value: Any) -> Any:
-        # Checked against the registry, not a Literal, so a backend added to
-        # `itemscale.models.BACKENDS` needs no edit here; the message is the Literal's.
-        from ..models import BACKENDS
-
-        if not isinstance(value, str) or value not in BACKENDS:
-            raise _not_one_of(BACKENDS)
+    def _registered_backend(cls, value: Any, info: ValidationInfo) -> Any:
+        # Checked against the names the protocol is read with (`backends=` of
+        # `parse_protocol`: the command line gives `itemscale.models.BACKENDS`), not a Literal,
+        # so a backend added to the registry needs no edit here; the message is the Literal's.
+        # The backends sit above the protocol: they are named to it, never imported by it.
+        context = info.context if isinstance(info.context, Mapping) else {}
+        backends: Collection[str] | None = context.get(BACKENDS_CONTEXT)
+        if backends is not None and (not isinstance(value, str) or value not in backends):
+            raise _not_one_of(backends)
         return value
 
 
@@ -518,10 +514,18 @@ class Protocol(BaseModel):
         return out
 
 
-def parse_protocol(data: Mapping[str, object], *, source: str = "<protocol>") -> Protocol:
-    """Validate an already parsed protocol mapping; errors name `source` and the key path."""
+def parse_protocol(
+    data: Mapping[str, object],
+    *,
+    source: str = "<protocol>",
+    backends: Collection[str] | None = None,
+) -> Protocol:
+    """Validate an already parsed protocol mapping; errors name `source` and the key path.
+    With `backends` (the installed ones: `itemscale.models.BACKENDS`), each model's `backend`
+    must be one of them, an error listing them in the same message as any other."""
+    context = None if backends is None else {BACKENDS_CONTEXT: backends}
     try:
-        return Protocol.model_validate(data)
+        return Protocol.model_validate(data, context=context)
     except ValidationError as exc:
         problems = validation_message(
             exc.errors(), separator="\n", indent="  ", show_input=True, model=Protocol
@@ -529,9 +533,10 @@ def parse_protocol(data: Mapping[str, object], *, source: str = "<protocol>") ->
         raise ProtocolError(f"{source}: invalid protocol:\n{problems}") from None
 
 
-def load_protocol(path: str | Path) -> Protocol:
+def load_protocol(path: str | Path, *, backends: Collection[str] | None = None) -> Protocol:
     """Read and validate `protocol.toml`. Relative benchmark paths, video folders and the output
-    folder are resolved against the file's folder, so a protocol runs the same from any cwd."""
+    folder are resolved against the file's folder, so a protocol runs the same from any cwd.
+    `backends`: the backend names a model entry may use (`parse_protocol`)."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -569,7 +574,7 @@ def load_protocol(path: str | Path) -> Protocol:
         }
     # selection files are read (and a missing one named) by `configurations()`, so a protocol
     # can be loaded to write its selections (`itemscale select`) before they exist
-    return parse_protocol(data, source=str(path))
+    return parse_protocol(data, source=str(path), backends=backends)
 
 
 def _resolve_selection_paths(entry: Any, base: Path) -> Any:

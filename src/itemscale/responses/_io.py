@@ -67,29 +67,13 @@ def _migrate_1_to_2(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _migrate_2_to_3(df: pd.DataFrame) -> pd.DataFrame:
-    """Version 3 added `scoring_rule`; an older table does not say how its answers were
-    chosen, so it is unknown (None)."""
-    df = df.copy()
-    if "scoring_rule" not in df.columns:
-        df["scoring_rule"] = None
-    return df
-
-
-def _migrate_3_to_4(df: pd.DataFrame) -> pd.DataFrame:
-    """Version 4 added `session_id`; an older table does not say which session produced a
-    row (None)."""
-    df = df.copy()
-    if "session_id" not in df.columns:
-        df["session_id"] = None
-    return df
-
-
+#: A version that only added nullable columns has no step here: an older table does not say
+#: what they hold, and `normalise_responses` fills a missing nullable column with null (3
+#: added `scoring_rule`, 4 `session_id`). A new column therefore needs a step only when its
+#: old rows can be computed from what they kept, as `margin` can.
 MIGRATIONS: dict[int, Callable[[pd.DataFrame], pd.DataFrame]] = {
     0: _migrate_0_to_1,
     1: _migrate_1_to_2,
-    2: _migrate_2_to_3,
-    3: _migrate_3_to_4,
 }
 
 
@@ -402,7 +386,8 @@ def read_responses(
     if categories:
         _sort_categories(df)
     while version < SCHEMA_VERSION:
-        df = MIGRATIONS[version](df)
+        if version in MIGRATIONS:
+            df = MIGRATIONS[version](df)
         version += 1
     return normalise_responses(df, where=str(path))
 

@@ -15,10 +15,6 @@ from typing import Final, Literal, TypedDict
 
 import pyarrow as pa
 
-#: 2 added `margin` (top-two option probability margin); 3 added `scoring_rule`; 4 added
-#: `session_id` (the sweep session that produced the row).
-SCHEMA_VERSION: Final[int] = 4
-
 #: Metadata key (in the Parquet schema metadata) that carries the schema version.
 SCHEMA_VERSION_KEY: Final[bytes] = b"itemscale.schema_version"
 
@@ -80,13 +76,25 @@ _SQL: Final[dict[str, str]] = {
 }
 
 
+#: Which part of a row a column belongs to, by what decides its value: `cell`, the cell before
+#: anything runs (its key, its item, its configuration, where the row comes from); `frames`,
+#: the frames the model was sent; `outcome`, the model's reply and its scores; `session`, the
+#: sweep session that recorded it. The sweep builds a row from these parts (`RowIdentity` is
+#: the `cell` part, `FrameFields` the `frames` part).
+RowPart = Literal["cell", "frames", "outcome", "session"]
+ROW_PARTS: Final[tuple[RowPart, ...]] = ("cell", "frames", "outcome", "session")
+
+
 @dataclass(frozen=True, slots=True)
 class ResponseColumn:
     """One column of the response table: the single definition the Parquet schema, the run
-    store's `cells` table and its migrations are derived from or tested against."""
+    store's `cells` table and its migrations are derived from, and the static row shapes
+    (`ResponseRow`, the store's `CellRow`, the sweep's `RowIdentity` and `FrameFields`) are
+    written from (`_row_fields`)."""
 
     name: str
     kind: ColumnKind
+    part: RowPart
     #: A required column is never null (Parquet `nullable=False`, SQLite `NOT NULL`).
     required: bool = False
     #: The response table's `SCHEMA_VERSION` that added it (a later column is appended to the
@@ -107,67 +115,75 @@ class ResponseColumn:
 
 #: The response table's columns, in order: the one definition of a row.
 RESPONSE_COLUMNS: Final[tuple[ResponseColumn, ...]] = (
-    ResponseColumn("model", "text", required=True),
-    ResponseColumn("item_id", "text", required=True),
-    ResponseColumn("video_id", "text", required=True),
-    ResponseColumn("task_kind", "text", required=True),
+    ResponseColumn("model", "text", "cell", required=True),
+    ResponseColumn("item_id", "text", "cell", required=True),
+    ResponseColumn("video_id", "text", "cell", required=True),
+    ResponseColumn("task_kind", "text", "cell", required=True),
     # The budget axis the configuration belongs to ("default" unless a run compares
     # protocols, e.g. two sampling policies or cached vs raw pipelines).
-    ResponseColumn("series", "text", required=True),
-    ResponseColumn("config_id", "text", required=True),
-    ResponseColumn("config_label", "text", required=True),
-    ResponseColumn("axis_order", "real", required=True),
-    ResponseColumn("frames", "integer", required=True),
-    ResponseColumn("effective_frames", "integer"),
-    ResponseColumn("pixels", "integer"),
-    ResponseColumn("sampling", "text"),
-    ResponseColumn("pipeline", "text"),
-    ResponseColumn("repeat", "integer", required=True),
-    ResponseColumn("status", "text", required=True),
-    ResponseColumn("error", "text"),
-    ResponseColumn("raw_text", "text"),
-    ResponseColumn("answer", "text"),
-    ResponseColumn("correct", "real"),
-    ResponseColumn("score", "real"),
-    ResponseColumn("token_f1", "real"),
-    ResponseColumn("rouge_l", "real"),
-    ResponseColumn("exact_match", "real"),
-    ResponseColumn("confidence", "real"),
+    ResponseColumn("series", "text", "cell", required=True),
+    ResponseColumn("config_id", "text", "cell", required=True),
+    ResponseColumn("config_label", "text", "cell", required=True),
+    ResponseColumn("axis_order", "real", "cell", required=True),
+    ResponseColumn("frames", "integer", "cell", required=True),
+    ResponseColumn("effective_frames", "integer", "frames"),
+    ResponseColumn("pixels", "integer", "frames"),
+    ResponseColumn("sampling", "text", "cell"),
+    ResponseColumn("pipeline", "text", "cell"),
+    ResponseColumn("repeat", "integer", "cell", required=True),
+    ResponseColumn("status", "text", "outcome", required=True),
+    ResponseColumn("error", "text", "outcome"),
+    ResponseColumn("raw_text", "text", "outcome"),
+    ResponseColumn("answer", "text", "outcome"),
+    ResponseColumn("correct", "real", "outcome"),
+    ResponseColumn("score", "real", "outcome"),
+    ResponseColumn("token_f1", "real", "outcome"),
+    ResponseColumn("rouge_l", "real", "outcome"),
+    ResponseColumn("exact_match", "real", "outcome"),
+    ResponseColumn("confidence", "real", "outcome"),
     # JSON object {option letter: probability}; JSON keeps Parquet readers of every
     # language able to read it without map-type support.
-    ResponseColumn("option_probs", "text"),
+    ResponseColumn("option_probs", "text", "outcome"),
     # Probability of the most likely option minus that of the runner-up (the seed paper's
     # `base_margin`): a stopping score that, unlike `confidence`, also says how close the
     # second choice was.
-    ResponseColumn("margin", "real", since=2),
+    ResponseColumn("margin", "real", "outcome", since=2),
     # How a multiple-choice answer was chosen (`SCORING_RULES`): `letter` (the model
     # generated the option's letter) or `likelihood` (each option's text scored as the
     # reply, the most likely one taken). None: open-ended items, failures, unknown (imports).
-    ResponseColumn("scoring_rule", "text", since=3),
-    ResponseColumn("reference", "text"),
-    ResponseColumn("visual_tokens", "integer"),
-    ResponseColumn("frame_indices", "integer_list"),
-    ResponseColumn("frame_timestamps", "real_list"),
-    ResponseColumn("latency_s", "real"),
+    ResponseColumn("scoring_rule", "text", "outcome", since=3),
+    ResponseColumn("reference", "text", "cell"),
+    ResponseColumn("visual_tokens", "integer", "outcome"),
+    ResponseColumn("frame_indices", "integer_list", "frames"),
+    ResponseColumn("frame_timestamps", "real_list", "frames"),
+    ResponseColumn("latency_s", "real", "outcome"),
     # JSON object of item attributes (duration group, task type, category, ...) used by
     # `analyze --by`.
-    ResponseColumn("attributes", "text"),
-    ResponseColumn("cell_id", "text"),
-    ResponseColumn("source", "text"),
+    ResponseColumn("attributes", "text", "cell"),
+    ResponseColumn("cell_id", "text", "cell"),
+    ResponseColumn("source", "text", "cell"),
     # The sweep session (run.json `sessions[].session_id`) that produced the row, so the
     # software stack behind each answer is known. None: imported rows, and cells stored
     # before the column existed.
-    ResponseColumn("session_id", "integer", since=4),
+    ResponseColumn("session_id", "integer", "session", since=4),
 )
+
+#: The response table's schema version, in the Parquet metadata: the version of its newest
+#: column (2 added `margin`, the top-two option probability margin; 3 `scoring_rule`; 4
+#: `session_id`, the sweep session that produced the row), so a new column raises it. A change
+#: that added no column would write its number here instead.
+SCHEMA_VERSION: Final[int] = max(c.since for c in RESPONSE_COLUMNS)
 
 
 class ResponseRow(TypedDict, total=False):
     """One row of the response table as a producer builds it before the table is normalised
     (`normalise_responses`): the keys are `RESPONSE_COLUMNS`' names, each with its column's
     Python type (a required column's value is never None). Every key is optional because a
-    producer writes the columns it knows and normalising fills the rest with null; a test
-    checks that the keys and types follow `RESPONSE_COLUMNS`."""
+    producer writes the columns it knows and normalising fills the rest with null. The fields
+    are written from `RESPONSE_COLUMNS` by `python -m itemscale.responses._row_fields`, never by
+    hand: mypy needs them spelled out to check a producer's keys and types."""
 
+    # <row fields sequence=list>
     model: str
     item_id: str
     video_id: str
@@ -204,6 +220,7 @@ class ResponseRow(TypedDict, total=False):
     cell_id: str | None
     source: str | None
     session_id: int | None
+    # </row fields>
 
 
 #: The Parquet schema of `responses.parquet`, derived from `RESPONSE_COLUMNS`.

@@ -8,7 +8,12 @@ than written into blindly.
 
 from __future__ import annotations
 
-from typing import Final
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from ..responses import ResponseColumn
 
 #: Migration N (1-based) brings a store from version N-1 to N. Append only; never edit a
 #: released entry, since stores already on disk went through it.
@@ -127,16 +132,18 @@ CELL_BOOKKEEPING_COLUMNS: Final[tuple[tuple[str, str, bool], ...]] = (
 )
 
 
-def cells_layout() -> tuple[tuple[str, str, bool], ...]:
+def cells_layout(
+    columns: Sequence[ResponseColumn] | None = None,
+) -> tuple[tuple[str, str, bool], ...]:
     """The `cells` table every store has once migrated, in order, derived from the response
-    row's one definition (`RESPONSE_COLUMNS`): the key columns, the response columns of the
-    first schema in their order, the bookkeeping columns, then each later response column in
-    the order the schema versions added them (a migration appends it). A test migrates a store
-    of every older version and compares its columns with this."""
+    row's one definition (`RESPONSE_COLUMNS`, or `columns`): the key columns, the response
+    columns of the first schema in their order, the bookkeeping columns, then each later
+    response column in the order the schema versions added them (a migration appends it). A
+    test migrates a store of every older version and compares its columns with this."""
     from ..responses import RESPONSE_COLUMNS
 
     keys = {name for name, _, _ in CELL_KEY_COLUMNS}
-    row = [c for c in RESPONSE_COLUMNS if c.name not in keys]
+    row = [c for c in (RESPONSE_COLUMNS if columns is None else columns) if c.name not in keys]
     first = [(c.name, c.sql_type, c.required) for c in row if c.since == 1]
     later = sorted((c for c in row if c.since > 1), key=lambda c: c.since)
     return (
@@ -144,4 +151,33 @@ def cells_layout() -> tuple[tuple[str, str, bool], ...]:
         *first,
         *CELL_BOOKKEEPING_COLUMNS,
         *((c.name, c.sql_type, c.required) for c in later),
+    )
+
+
+def unmigrated_columns(
+    present: Iterable[str], columns: Sequence[ResponseColumn] | None = None
+) -> list[str]:
+    """The columns of the layout (`cells_layout(columns)`) a `cells` table holding `present`
+    lacks: after every migration, a column of the row that no migration adds."""
+    have = set(present)
+    return [name for name, _, _ in cells_layout(columns) if name not in have]
+
+
+def migrated_columns(migrations: Sequence[str] = MIGRATIONS) -> list[tuple[str, str, bool]]:
+    """The `cells` table (name, SQLite type, NOT NULL) that `migrations` build from nothing."""
+    db = sqlite3.connect(":memory:")
+    try:
+        for script in migrations:
+            db.executescript(script)
+        return [(r[1], r[2], bool(r[3])) for r in db.execute("PRAGMA table_info(cells)")]
+    finally:
+        db.close()
+
+
+def missing_migration_message(missing: Sequence[str]) -> str:
+    """What a store says when the row has a column its migrations never add."""
+    return (
+        f"the response row defines {', '.join(missing)}, which no run store migration adds to "
+        "`cells`: append one to itemscale/store/_migrations.py "
+        "(`ALTER TABLE cells ADD COLUMN ...`)"
     )

@@ -44,7 +44,13 @@ from ..responses import (
     redact_value,
     write_run,
 )
-from ._migrations import MIGRATIONS, SCHEMA_VERSION, cells_layout
+from ._migrations import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    cells_layout,
+    missing_migration_message,
+    unmigrated_columns,
+)
 
 #: File name of the store inside a run directory.
 STORE_FILE = "store.sqlite"
@@ -64,8 +70,11 @@ def utc_now() -> str:
 
 @dataclass(frozen=True, slots=True)
 class CellRow:
-    """One cell's result: the response-table row plus the identity it was computed under."""
+    """One cell's result: the response-table row plus the identity it was computed under (the
+    cell's key, always set here, and the backend spec). The fields are written from the row's
+    one definition (`RESPONSE_COLUMNS`) by `python -m itemscale.responses._row_fields`."""
 
+    # <row fields sequence=tuple defaults first=cell_id:str,spec_id:str>
     cell_id: str
     spec_id: str
     model: str
@@ -103,6 +112,7 @@ class CellRow:
     attributes: str | None = None
     source: str | None = None
     session_id: int | None = None
+    # </row fields>
 
     def __post_init__(self) -> None:
         if self.status not in {s.value for s in Status}:
@@ -255,6 +265,9 @@ class RunStore:
                     if statement.strip():
                         self._db.execute(statement)
                 self._db.execute(f"PRAGMA user_version = {number}")
+            present = [r[1] for r in self._db.execute("PRAGMA table_info(cells)")]
+            if missing := unmigrated_columns(present):
+                raise StoreError(f"{self.path}: {missing_migration_message(missing)}")
             self._db.execute("COMMIT")
         except BaseException:
             if self._db.in_transaction:

@@ -16,13 +16,17 @@ import os
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ._execute import BatchKey, JobStats, PreparedJob, VideoJob, VideoJobRunner, failure_row
 from ._plan import Cell
 from ._session import Session
 
-Pending = tuple[Cell, Any]
+if TYPE_CHECKING:
+    from ..video import FrameSet
+
+    #: A cell waiting for a model call, with its frames (None: text-only).
+    Pending = tuple[Cell, FrameSet | None]
 
 
 def decode_threads() -> int:
@@ -39,7 +43,7 @@ class BatchPool:
         self._runner = runner
         self._groups: dict[BatchKey, list[Pending]] = {}
 
-    def add(self, cell: Cell, frames: Any) -> None:
+    def add(self, cell: Cell, frames: FrameSet | None) -> None:
         key = self._runner.batch_key(cell, frames)
         self._groups.setdefault(key, []).append((cell, frames))
 

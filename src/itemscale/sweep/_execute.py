@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from ..items import Item
 from ..models import DecodingSettings, VideoLM, VideoRequest, VideoResponse
@@ -36,14 +36,24 @@ from ._memory import (
 from ._plan import Cell
 from ._response_check import ResponseFieldError, checked_response
 
+if TYPE_CHECKING:
+    from ..video import FrameCache, FrameSet
+
+    #: A job's decoded frame sets by (config id, item key, repeat) (`_pass_key`).
+    FrameSets = dict[tuple[str, str, int], FrameSet]
+
 #: Cells that may share a model call (`VideoJobRunner.batch_key`): configuration id, task
 #: kind, decoding settings (greedy: seed 0), frame array shape (None: text-only).
 BatchKey = tuple[str, str, DecodingSettings, tuple[int, ...] | None]
 
 
 class RowIdentity(TypedDict):
-    """The `CellRow` fields `base_row` fills: the cell, its item and its configuration."""
+    """The `CellRow` fields `base_row` fills: the `cell` part of the row (the cell, its item, its
+    configuration), keyed by the cell and its backend spec. Written from `RESPONSE_COLUMNS` by
+    `python -m itemscale.responses._row_fields`: a new `cell` column appears here, and mypy then
+    holds `base_row` to filling it."""
 
+    # <row fields parts=cell sequence=tuple first=cell_id:str,spec_id:str>
     cell_id: str
     spec_id: str
     model: str
@@ -55,22 +65,26 @@ class RowIdentity(TypedDict):
     config_label: str
     axis_order: float
     frames: int
-    repeat: int
     sampling: str | None
     pipeline: str | None
+    repeat: int
     reference: str | None
     attributes: str | None
-    source: str
+    source: str | None
+    # </row fields>
 
 
 class FrameFields(TypedDict):
-    """The `CellRow` fields that say which frames a cell sent (`pixels` per frame, absent for a
-    text-only cell)."""
+    """The `CellRow` fields that say which frames a cell sent: the `frames` part of the row
+    (`pixels` per frame, None for a text-only cell), written from `RESPONSE_COLUMNS` like
+    `RowIdentity`."""
 
-    frame_indices: tuple[int, ...]
-    frame_timestamps: tuple[float, ...]
-    effective_frames: int
-    pixels: NotRequired[int]
+    # <row fields parts=frames sequence=tuple>
+    effective_frames: int | None
+    pixels: int | None
+    frame_indices: tuple[int, ...] | None
+    frame_timestamps: tuple[float, ...] | None
+    # </row fields>
 
 
 #: The `source` column of every row a sweep writes.
@@ -239,13 +253,13 @@ def base_row(cell: Cell) -> RowIdentity:
     }
 
 
-def failure_row(cell: Cell, status: Status, error: str, frames: Any = None) -> CellRow:
+def failure_row(cell: Cell, status: Status, error: str, frames: FrameSet | None = None) -> CellRow:
     if frames is None:
         return CellRow(**base_row(cell), status=status.value, error=error)
     return CellRow(**base_row(cell), **_frame_fields(frames), status=status.value, error=error)
 
 
-def _frame_fields(frames: Any) -> FrameFields:
+def _frame_fields(frames: FrameSet) -> FrameFields:
     indices = tuple(int(i) for i in frames.indices)
     return {
         "frame_indices": indices,
@@ -255,12 +269,12 @@ def _frame_fields(frames: Any) -> FrameFields:
     }
 
 
-def response_row(cell: Cell, frames: Any, response: VideoResponse) -> CellRow:
+def response_row(cell: Cell, frames: FrameSet | None, response: VideoResponse) -> CellRow:
     """The stored row of one answered (or failed) model call."""
     status, answer = parsed_answer(cell.item, response)
     sent: FrameFields
     if frames is None:
-        sent = {"frame_indices": (), "frame_timestamps": (), "effective_frames": 0}
+        sent = {"effective_frames": 0, "pixels": None, "frame_indices": (), "frame_timestamps": ()}
     else:
         sent = _frame_fields(frames)
         if response.frames_used is not None:
@@ -291,7 +305,7 @@ def response_row(cell: Cell, frames: Any, response: VideoResponse) -> CellRow:
     )
 
 
-def checked_row(cell: Cell, frames: Any, response: object, stats: JobStats) -> CellRow:
+def checked_row(cell: Cell, frames: FrameSet | None, response: object, stats: JobStats) -> CellRow:
     """The row of one response after the boundary check (`_response_check`): a field of a
     wrong type makes the cell a `model_error` naming the field; impossible values are nulled
     and counted in `stats.nulled`."""
@@ -308,18 +322,18 @@ def checked_row(cell: Cell, frames: Any, response: object, stats: JobStats) -> C
 class PreparedJob:
     """A job's decoded frames, keyed by (config id, item key, repeat), and its media failures."""
 
-    frames: dict[tuple[str, str, int], Any]
+    frames: FrameSets
     failed: dict[str, tuple[Status, str]]
     stats: JobStats
 
 
 @dataclass
 class VideoJobRunner:
-    """Runs jobs on one loaded backend. `cache` is an optional `itemscale.video.FrameCache`."""
+    """Runs jobs on one loaded backend, through a frame cache when `cache` is one."""
 
     backend: VideoLM
     batch_size: int = 1
-    cache: Any = None
+    cache: FrameCache | None = None
     decodings: dict[int, DecodingSettings] = field(default_factory=dict)
     #: the protocol's decoding settings (`Protocol.decoding`); each repeat adds its seed
     decoding_base: DecodingSettings = field(default_factory=DecodingSettings)
@@ -334,7 +348,7 @@ class VideoJobRunner:
     sizes: dict[BatchKey, int] = field(default_factory=dict)
     size_caps: dict[BatchKey, int] = field(default_factory=dict)
 
-    def size_for(self, key: BatchKey, frames: Any) -> int:
+    def size_for(self, key: BatchKey, frames: FrameSet | None) -> int:
         """How many cells of `key` one model call takes: decided once per key (`auto` reads
         the free memory then), lowered for good by an out-of-memory error."""
         if key not in self.sizes:
@@ -364,7 +378,7 @@ class VideoJobRunner:
 
     def _decode(
         self, job: VideoJob, stats: JobStats
-    ) -> tuple[dict[tuple[str, str, int], Any], dict[str, tuple[Status, str]]]:
+    ) -> tuple[FrameSets, dict[str, tuple[Status, str]]]:
         """Frame sets keyed by (config id, item key, repeat), and failures by cell id.
 
         Deterministic policies do not depend on the item or the repeat, so all of a video's
@@ -373,7 +387,7 @@ class VideoJobRunner:
         pass per draw. A selection that cannot be replayed (`SelectionError`) stops the sweep:
         it is a wrong protocol, not a failure of this cell.
         """
-        frames: dict[tuple[str, str, int], Any] = {}
+        frames: FrameSets = {}
         failed: dict[str, tuple[Status, str]] = {}
         video_cells = [c for c in job.cells if c.needs_video]
         if not video_cells:
@@ -468,7 +482,7 @@ class VideoJobRunner:
             ]
             yield from self.run_batch(batch, stats)
 
-    def batch_key(self, cell: Cell, frames: Any) -> BatchKey:
+    def batch_key(self, cell: Cell, frames: FrameSet | None) -> BatchKey:
         """Which cells may share a model call: one configuration, task kind and decoding
         settings (the seed only under sampling: it cannot change a greedy answer), and one
         frame geometry, as a batched processor call needs; the video does not matter."""
@@ -479,7 +493,7 @@ class VideoJobRunner:
         return (cell.config.config_id, cell.item.task_kind.value, decoding, shape)
 
     def run_batch(
-        self, batch: Sequence[tuple[Cell, Any]], stats: JobStats
+        self, batch: Sequence[tuple[Cell, FrameSet | None]], stats: JobStats
     ) -> Iterator[list[CellRow]]:
         """Rows of one batch of (cell, frames), as each model call returns. A call that runs
         out of device memory is split in two halves, run one after the other (`stats`
@@ -530,7 +544,7 @@ class VideoJobRunner:
         self.size_caps[key] = min(size, self.size_caps.get(key, size))
 
     @staticmethod
-    def frames_of(cell: Cell, frames: dict[tuple[str, str, int], Any]) -> Any:
+    def frames_of(cell: Cell, frames: FrameSets) -> FrameSet | None:
         if not cell.needs_video:
             return None
         return frames[(cell.config.config_id, *_pass_key(cell))]

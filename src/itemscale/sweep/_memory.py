@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..video import FrameSet
 
 #: The largest batch `auto` picks: beyond it a sweep's batches rarely fill (a configuration of
 #: a few hundred items) and the time per call no longer falls.
@@ -65,7 +68,7 @@ def free_memory_bytes(device: str) -> int | None:
         return None
 
 
-def estimated_visual_tokens(frames: Any) -> int:
+def estimated_visual_tokens(frames: FrameSet | None) -> int:
     """A cell's visual tokens estimated from its frames' geometry (`PIXELS_PER_VISUAL_TOKEN`);
     a text-only cell has none."""
     if frames is None:

@@ -46,6 +46,7 @@ def _ray() -> Any:
 
 
 if TYPE_CHECKING:
+    from ..video import FrameCache
     from ._session import BackendFactory, Session
 
 #: Jobs queued per actor beyond the one running, so an actor never waits on the driver.
@@ -103,7 +104,7 @@ class SweepActor:
         device: str,
         batch_size: int,
         decoding_base: DecodingSettings,
-        frame_cache: Any = None,
+        frame_cache: FrameCache | None = None,
     ) -> None:
         if device == "cpu":
             try:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Never
 
 import pandas as pd
 
@@ -69,7 +69,9 @@ from ._session import (
 from ._stack import Numerics, start_session
 
 if TYPE_CHECKING:
-    from ..video import VideoInfo
+    from tqdm import tqdm
+
+    from ..video import FrameCache, VideoInfo
 
 Executor = Literal["local", "ray"]
 
@@ -126,7 +128,7 @@ def stop_on_sigint(stop: SweepStop) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _progress(total: int, enabled: bool) -> Any:
+def _progress(total: int, enabled: bool) -> tqdm[Never]:
     from tqdm import tqdm
 
     # `delay`: nothing is drawn until a model loads or a cell runs, so a resume with every cell
@@ -279,7 +281,7 @@ def run_sweep(
     device: str = "cpu",
     batch_size: int | Literal["auto"] = 1,
     backend_factory: BackendFactory | None = None,
-    frame_cache: Any = None,
+    frame_cache: FrameCache | None = None,
     num_workers: int | None = None,
     ray_address: str | None = None,
     progress: bool = True,

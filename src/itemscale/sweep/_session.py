@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Never
 
 import pandas as pd
 
@@ -29,6 +29,11 @@ from ._execute import JobStats, VideoJob, group_by_video, repeat_decoding
 from ._plan import Cell, ModelPlanInfo, PlannedConfig, plan_cells
 from ._records import BudgetProbeRecord, SelectionRecord, SupersededSelection
 from ._stack import model_as_loaded
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+    from ..video import FrameCache
 
 #: Builds a loaded backend from a model entry, a device and a batch size. Must be picklable for
 #: the Ray executor (a module-level function).
@@ -221,8 +226,9 @@ class Session:
     factory: BackendFactory
     stop: SweepStop
     result: SweepResult
-    bar: Any
-    frame_cache: Any = None
+    #: the progress bar (disabled, not absent, without `--progress`)
+    bar: tqdm[Never]
+    frame_cache: FrameCache | None = None
     num_workers: int | None = None
     planned_ids: set[str] = field(default_factory=set)
     retry_errors: bool = False

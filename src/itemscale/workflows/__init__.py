@@ -2,7 +2,8 @@
 
 A workflow is what a command does, minus its arguments and its printing, so a notebook or a
 script gets the same result as the command line: `analyze` reads a run folder or a DataFrame
-and returns the typed measures; `compare` puts two runs side by side, item by item; `intervene`
+and returns the typed measures; `compare` chooses two sides of one or two run folders and runs
+the comparison on them (`itemscale.comparison`, re-exported here: `CompareResult`); `intervene`
 re-runs the model through the sweep and measures the outcome with the policies; `cascade` and
 `audit` run those commands' steps on a run folder; `write_audit_sheets` decodes the frames of the
 audited transitions and composes their contact sheets; `reproduce_paper` reproduces the seed
@@ -12,6 +13,7 @@ stage they wire together and below the CLI; they import the heavy stages (the sw
 decoder) only when called, so importing this package costs no torch or PyAV.
 """
 
+from ..comparison import COMPARE_SCHEMA_VERSION, CompareResult
 from ._analyze import (
     PER_ITEM_SUFFIXES,
     analyze,
@@ -21,7 +23,6 @@ from ._analyze import (
 )
 from ._audit_sheets import write_audit_sheets
 from ._compare import compare
-from ._compare_result import COMPARE_SCHEMA_VERSION, CompareResult
 from ._demo import (
     ADAPTIVE_SELECTOR_FILE,
     DEMO_ADAPTIVE_MIN_FRAMES,
@@ -38,7 +39,7 @@ from ._demo import (
     selector_comparison,
 )
 from ._errors import WorkflowError
-from ._intervene import intervene
+from ._intervene import InterventionOptions, intervene
 from ._paper import (
     PAPER_TOLERANCE_POINTS,
     RELEASE_ANSWER_KEY,
@@ -74,6 +75,7 @@ __all__ = [
     "TABLE2_FILE",
     "AuditOutcome",
     "CompareResult",
+    "InterventionOptions",
     "PaperNumber",
     "PaperReproduction",
     "RegressionPathway",

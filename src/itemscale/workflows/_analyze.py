@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Unpack
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from ..importers import TableOptions
-    from ..measures import AnalysisResult, AnalysisSettings
+    from ..measures import AnalysisOptions, AnalysisResult, AnalysisSettings
 
 
 def response_table(
@@ -50,7 +50,7 @@ def analyze(
     settings: AnalysisSettings | None = None,
     *,
     table_options: TableOptions | None = None,
-    **options: object,
+    **options: Unpack[AnalysisOptions],
 ) -> AnalysisResult:
     """Every measure of docs/measures.md for every model, as `itemscale analyze` computes it.
 
@@ -59,9 +59,10 @@ def analyze(
     `itemscale import table` reads (columns `model`, `item_id`, `config`, and `correct` or
     `score` or an `answer` with a `gold`; `table_options` for wide tables and renamed columns),
     checked with the same located errors. How to analyse is an `AnalysisSettings`, or its
-    fields as keywords (`itemscale analyze`'s options): `bootstrap` resamples (default 1000),
-    `seed`, `ci` (`bca` or `percentile`), `configs`, `axis`, `by`, `metric`, `eps`,
-    `power_target` (points, as `--power-target`), `test_pairs`, `heterogeneity_draws`. A bad
+    fields as keywords (`AnalysisOptions`, typed one by one; `itemscale analyze`'s options):
+    `bootstrap` resamples (default 1000), `seed`, `ci` (`bca` or `percentile`), `configs`,
+    `axis`, `by`, `metric`, `eps`, `power_target` (points, as `--power-target`), `test_pairs`,
+    `heterogeneity_draws`. A bad
     value is refused (a pydantic `ValidationError`, a `ValueError`, naming the setting) before
     the table is read.
     """

@@ -1,4 +1,5 @@
-"""Which rows of which run each side of a comparison is, and how the two sides' rows match.
+"""Which rows of which run each side of a comparison is (the comparison itself, matching the
+sides' rows included, is `itemscale.comparison`'s).
 
 A side is one (model, series, configuration) of one run folder. `compare A B` takes one from each
 run; `compare RUN` needs exactly one of --series, --model or --config given twice (the two sides),
@@ -10,38 +11,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from ..responses import ANSWERED_STATUSES, read_run
+from ..comparison import Side
+from ..responses import read_run
 from ._errors import WorkflowError
-
-#: the per-pair columns a comparison reads from each side
-PAIR_COLUMNS = (
-    "video_id",
-    "task_kind",
-    "status",
-    "raw_text",
-    "answer",
-    "correct",
-    "score",
-    "visual_tokens",
-    "effective_frames",
-    "attributes",
-)
-
-
-@dataclass(frozen=True)
-class Side:
-    run: str
-    provenance: dict[str, object]
-    rows: pd.DataFrame
-    model: str
-    series: str
-    config: str
-    config_id: str
 
 
 def load_run(path: str | os.PathLike[str]) -> tuple[pd.DataFrame, dict[str, object]]:
@@ -201,29 +177,3 @@ def select_sides(
     ):
         raise WorkflowError(f"{run_a}: both sides are the same slice ({sides[0].config}); name two")
     return sides[0], sides[1]
-
-
-@dataclass(frozen=True)
-class Matched:
-    """The pairs answered on both sides, aligned, and the counts of what did not match."""
-
-    pairs: pd.DataFrame  # columns: item_id, repeat, <col>_a, <col>_b for PAIR_COLUMNS
-    only_a: int
-    only_b: int
-    failed_a: int
-    failed_b: int
-
-
-def match_pairs(a: pd.DataFrame, b: pd.DataFrame) -> Matched:
-    """Rows matched by (item id, repeat); every row that did not match is counted by side."""
-    key = ["item_id", "repeat"]
-    left = a[key + list(PAIR_COLUMNS)].rename(columns={c: f"{c}_a" for c in PAIR_COLUMNS})
-    right = b[key + list(PAIR_COLUMNS)].rename(columns={c: f"{c}_b" for c in PAIR_COLUMNS})
-    merged = left.merge(right, on=key, how="outer", indicator=True)
-    only_a = int((merged["_merge"] == "left_only").sum())
-    only_b = int((merged["_merge"] == "right_only").sum())
-    both = merged[merged["_merge"] == "both"]
-    ok_a = both["status_a"].astype(str).isin(ANSWERED_STATUSES)
-    ok_b = both["status_b"].astype(str).isin(ANSWERED_STATUSES)
-    pairs = both[ok_a & ok_b].drop(columns="_merge").sort_values(key).reset_index(drop=True)
-    return Matched(pairs, only_a, only_b, int((~ok_a).sum()), int((~ok_b).sum()))

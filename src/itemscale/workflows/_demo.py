@@ -184,6 +184,7 @@ def selector_comparison(
     record then carries the frames it used and uniform sampling at that matched mean cost
     (RUN/selector_adaptive.json)."""
     from ..measures import VideoBootstrap, build_matrices, series_churn
+    from ..models import BACKENDS
     from ..protocol import (
         Configuration,
         SamplingPolicy,
@@ -198,7 +199,7 @@ def selector_comparison(
     k, side = DEMO_SELECTOR_FRAMES, DEMO_SELECTOR_SIDE
     name = DEMO_ADAPTIVE_SELECTION if adaptive else DEMO_SELECTION
     setting = Adaptive(min_frames=DEMO_ADAPTIVE_MIN_FRAMES) if adaptive else None
-    protocol = load_protocol(run_dir / "protocol.toml")
+    protocol = load_protocol(run_dir / "protocol.toml", backends=BACKENDS)
     items = load_benchmark_items(protocol.benchmark)
     selections = write_selection_files(
         items, [k], run_dir / SELECTOR_DIR, name=name, adaptive=setting

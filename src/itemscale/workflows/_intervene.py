@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, Literal, TypedDict, Unpack, cast
 
 from ..errors import renamed_keywords
-from ..policies import INTERVENTION_DIR, PLAN_SUFFIX, InterventionSettings
+from ..policies import INTERVENTION_DIR, PLAN_SUFFIX, InterventionName, InterventionSettings
 from ..responses import RUN_FILE
 from ._errors import WorkflowError
 
@@ -27,6 +27,24 @@ if TYPE_CHECKING:
     from ..policies import InterventionAxis, InterventionPlan, InterventionResult
     from ..protocol import Protocol
     from ..sweep import BackendFactory
+
+
+class InterventionOptions(TypedDict, total=False):
+    """`InterventionSettings`' fields as `intervene`'s keywords, typed one by one so a user's
+    type checker refuses a misspelt or mistyped one (a test holds the keys equal to the
+    settings' fields; the settings still check each value at run time)."""
+
+    intervention: InterventionName
+    n_control: int | None
+    seed: int
+    bootstrap: int
+    model: str | None
+    series: str | None
+    execute: bool
+    executor: Literal["local", "ray"]
+    device: str
+    batch_size: int
+    progress: bool
 
 
 class InterventionRunRecord(TypedDict):
@@ -121,16 +139,16 @@ def intervene(
     *,
     backend_factory: BackendFactory | None = None,
     on_note: Callable[[str], None] | None = None,
-    **options: Any,
+    **options: Unpack[InterventionOptions],
 ) -> InterventionResult:
     """Plan, run (through the sweep, resumably) and measure one intervention; returns the result
     that `RUN_DIR/intervention/<intervention>.json` holds (`to_json()` is that file's text).
 
     `settings` holds every option (`InterventionSettings`), or give them as keywords
-    (`intervene(run, intervention="nested", bootstrap=200)`). `execute=False` runs nothing and
-    measures the cells already stored. `on_note` receives the one line that says which axis
-    was chosen when the intervention's own series was set aside (the command line prints it);
-    the result is the same with or without it.
+    (`intervene(run, intervention="nested", bootstrap=200)`; `InterventionOptions` types each).
+    `execute=False` runs nothing and measures the cells already stored. `on_note` receives the
+    one line that says which axis was chosen when the intervention's own series was set aside
+    (the command line prints it); the result is the same with or without it.
     """
     from ..policies import InterventionError, intervention_outcomes, plan_intervention
     from ..responses import read_run, responses_digest, run_lock, write_json_atomic
@@ -183,7 +201,8 @@ def _recorded_run(run_dir: Path) -> tuple[pd.DataFrame, dict[str, object], Proto
     protocol that produced the terminal budget)."""
     from pydantic import ValidationError
 
-    from ..protocol import Protocol
+    from ..models import BACKENDS
+    from ..protocol import BACKENDS_CONTEXT, Protocol
     from ..responses import SchemaError, read_run
 
     try:
@@ -196,7 +215,9 @@ def _recorded_run(run_dir: Path) -> tuple[pd.DataFrame, dict[str, object], Proto
             "intervene re-runs the terminal budget and needs the protocol that produced it"
         )
     try:
-        protocol = Protocol.model_validate(provenance["protocol"])
+        protocol = Protocol.model_validate(
+            provenance["protocol"], context={BACKENDS_CONTEXT: BACKENDS}
+        )
     except ValidationError as exc:
         raise WorkflowError(f"{run_dir / RUN_FILE}: recorded protocol is invalid: {exc}") from exc
     return df, provenance, protocol

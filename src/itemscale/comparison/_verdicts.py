@@ -3,14 +3,19 @@ input, which set-up differences could explain the gap, and where it sits, each w
 
 from __future__ import annotations
 
-from ..measures import DEFAULT_RERUN_FLOOR, SAME_INPUT_MIN_ITEMS, SameInput, rerun_bound
-from ._compare_result import (
+from ..measures import (
+    DEFAULT_RERUN_FLOOR,
+    SAME_INPUT_MIN_ITEMS,
+    Estimate,
+    SameInput,
+    rerun_bound,
+)
+from ._records import (
     STACK_FIELDS,
     AnswerDiff,
     AttributeGaps,
     CompareSide,
     GroupGap,
-    Interval,
     MatchCounts,
     ProvenanceField,
     RerunNoise,
@@ -27,7 +32,7 @@ def _points(value: float | None) -> str:
     return "unknown" if value is None else f"{100 * value:+.2f}"
 
 
-def _ci(est: Interval) -> str:
+def _ci(est: Estimate) -> str:
     if est.ci_low is None or est.ci_high is None:
         return "no interval"
     return f"95% CI [{100 * est.ci_low:+.2f}, {100 * est.ci_high:+.2f}]"
@@ -78,7 +83,7 @@ def gap_sentence(counts: MatchCounts, answers: AnswerDiff, noise: RerunNoise | N
     return text
 
 
-def _share(est: Interval | None) -> str:
+def _share(est: Estimate | None) -> str:
     if est is None or est.value is None:
         return "unknown"
     return f"{100 * est.value:.1f}% ({_ci(est).replace('+', '')})"

@@ -11,18 +11,24 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ._compare_result import STACK_FIELDS, FieldStatus, ProvenanceField
+from ._records import STACK_FIELDS, FieldStatus, ProvenanceField
 
 #: model_args keys lmms-eval's model classes use for pixels per frame and fps
 _PIXEL_KEYS = ("max_pixels", "max_pixel", "image_max_pixels", "video_max_pixels")
 _FPS_KEYS = ("fps", "video_fps")
+
+
+#: How a model entry of run.json's protocol sends frames to its model (`Backend.transport`'s
+#: description), None when its backend is not installed: a question for the backend registry,
+#: which sits above the comparison, so whoever compares passes it in.
+Transport = Callable[[Mapping[str, Any]], str | None]
 
 
 @dataclass(frozen=True)
@@ -75,7 +81,9 @@ def _model_args(text: Any) -> dict[str, str]:
     return out
 
 
-def _sweep_fields(run: Mapping[str, Any], model: str) -> dict[str, str | None]:
+def _sweep_fields(
+    run: Mapping[str, Any], model: str, transport: Transport | None
+) -> dict[str, str | None]:
     protocol = run.get("protocol")
     if not isinstance(protocol, Mapping):
         return {}
@@ -98,7 +106,7 @@ def _sweep_fields(run: Mapping[str, Any], model: str) -> dict[str, str | None]:
         ),
         "backend": _plain(entry.get("backend")),
         "backend options": _plain(options) if options else "none",
-        "transport": _transport(entry),
+        "transport": transport(entry) if transport is not None else None,
         "decoding": _plain(protocol.get("decoding")),
         "prompt template": _plain(run.get("prompt_template_version")),
         "answer extractor": _version("itemscale", run.get("extractor_version")),
@@ -167,43 +175,6 @@ def _stored_spec(run: Mapping[str, Any], model: str) -> Mapping[str, Any]:
             spec = entry.get("spec")
             found = spec if isinstance(spec, Mapping) else found
     return found
-
-
-@dataclass(frozen=True)
-class _StoredEntry:
-    """A model entry as run.json's protocol stored it (what `Backend.transport` reads)."""
-
-    name: str
-    backend: str
-    model: str
-    revision: str | None
-    dtype: str | None
-    options: Any
-
-
-def _transport(entry: Mapping[str, Any]) -> str | None:
-    """How frames reach the model, as its backend declares it (`Backend.transport`: in process,
-    or over the network as one image part per frame or one video input); None for a backend
-    not registered here (a plugin not installed, or one that cannot be loaded)."""
-    from ..errors import ItemscaleError
-    from ..models import BACKENDS
-
-    backend = entry.get("backend")
-    try:
-        registered = BACKENDS.get(backend) if isinstance(backend, str) else None
-        if registered is None:
-            return None
-        stored = _StoredEntry(
-            name=str(entry.get("name")),
-            backend=str(backend),
-            model=str(entry.get("model")),
-            revision=entry.get("revision"),
-            dtype=entry.get("dtype"),
-            options=entry.get("options") if isinstance(entry.get("options"), Mapping) else {},
-        )
-        return registered.transport_of(stored).description
-    except (ItemscaleError, ValueError, TypeError):
-        return None
 
 
 def _version(name: str, version: Any) -> str | None:
@@ -298,9 +269,16 @@ def _prompt_text(prompt: Any) -> dict[str, str] | None:
 
 
 def side_setup(
-    run: Mapping[str, Any], rows: pd.DataFrame, model: str, config: str, config_id: str
+    run: Mapping[str, Any],
+    rows: pd.DataFrame,
+    model: str,
+    config: str,
+    config_id: str,
+    *,
+    transport: Transport | None = None,
 ) -> SideSetup:
-    """Every field this side recorded (None: unknown)."""
+    """Every field this side recorded (None: unknown); `transport` describes how a recorded
+    model entry's frames reach the model (None: the field is unknown)."""
     fields: dict[str, str | None] = {
         "model": model,
         "configuration": config,
@@ -320,7 +298,9 @@ def side_setup(
     # provenance of the way its own rows came in
     cells = rows["cell_id"] if "cell_id" in rows.columns else pd.Series([None] * len(rows))
     if cells.notna().any():
-        fields.update({k: v for k, v in _sweep_fields(run, model).items() if k not in fields or v})
+        fields.update(
+            {k: v for k, v in _sweep_fields(run, model, transport).items() if k not in fields or v}
+        )
         fields.update(_stack_fields(run, rows))
     imported: dict[str, str | None] = {}
     prompt_text = None

@@ -3,21 +3,24 @@
 Every record is a frozen pydantic model (`extra="forbid"`), so `CompareResult.model_dump_json()`
 is what `compare --json` writes and `CompareResult.model_validate_json` reads it back; the
 `schema_version` field lets a reader refuse a newer layout (docs/compare.md, "JSON layout").
+Every interval is the measures' one record, `itemscale.measures.Estimate` (`{"value", "ci"}`);
+a layout-2 file's `{"value", "ci_low", "ci_high"}` is still read.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..measures import SameInput
+from ..measures import Estimate, SameInput
 
 #: Version of the `compare --json` layout; bump it (and say so in docs/compare.md) on any change.
 #: 2 added `task_kind`, `outcomes` (multiple choice and open-ended apart), the graded answers
 #: of `same_input`, the `gap_open_ended` verdict, each side's frames used and selector record
-#: and the `cost` verdict.
-COMPARE_SCHEMA_VERSION = 2
+#: and the `cost` verdict. 3: every interval is an `Estimate`, `{"value", "ci": [low, high]}`
+#: (was `{"value", "ci_low", "ci_high"}`), as `analyze --json` writes one.
+COMPARE_SCHEMA_VERSION = 3
 
 #: `compare --task-kind`: multiple-choice items, or the open-ended ones (open QA, summary,
 #: dialogue)
@@ -44,14 +47,6 @@ STACK_FIELDS = (
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Interval(_Frozen):
-    """A point estimate with its 95% video-bootstrap interval (None where undefined)."""
-
-    value: float | None
-    ci_low: float | None = None
-    ci_high: float | None = None
 
 
 class SelectionSide(_Frozen):
@@ -140,9 +135,9 @@ class AnswerDiff(_Frozen):
     both_wrong: int | None
     right_only_a: int | None
     right_only_b: int | None
-    accuracy_a: Interval
-    accuracy_b: Interval
-    difference: Interval
+    accuracy_a: Estimate
+    accuracy_b: Estimate
+    difference: Estimate
     #: Durkalski et al.'s clustered McNemar (videos as clusters); binary only
     clustered_statistic: float | None
     clustered_p: float | None
@@ -159,9 +154,9 @@ class RerunNoise(_Frozen):
     repeats_a: int
     repeats_b: int
     items: int
-    noise_a: Interval | None
-    noise_b: Interval | None
-    between: Interval
+    noise_a: Estimate | None
+    noise_b: Estimate | None
+    between: Estimate
 
 
 class GroupGap(_Frozen):
@@ -188,7 +183,13 @@ class Verdict(_Frozen):
 
 
 class BootstrapInfo(_Frozen):
-    n_boot: int
+    """The bootstrap behind compare's intervals. `bootstrap` (the resample count) is written
+    `n_boot` in the JSON, the key every stored layout keeps (docs/glossary.md)."""
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, serialize_by_alias=True, validate_by_name=True
+    )
+    bootstrap: int = Field(alias="n_boot")
     seed: int
     method: str
 
@@ -219,6 +220,36 @@ class CompareResult(_Frozen):
     verdicts: tuple[Verdict, ...]
     bootstrap: BootstrapInfo
 
+    @model_validator(mode="before")
+    @classmethod
+    def _layout_2_intervals(cls, data: Any) -> Any:
+        """A layout-2 file's intervals (`ci_low`, `ci_high`) as the `ci` pair of an `Estimate`;
+        its `schema_version` is kept, so a reader still sees which layout it read."""
+        if not isinstance(data, dict) or data.get("schema_version") not in (1, 2):
+            return data
+        diff_keys = ("accuracy_a", "accuracy_b", "difference")
+        out = {**data, "answers": _layout_2_block(data.get("answers"), diff_keys)}
+        if isinstance(data.get("outcomes"), dict):
+            out["outcomes"] = {
+                kind: _layout_2_block(diff, diff_keys) for kind, diff in data["outcomes"].items()
+            }
+        out["repeats"] = _layout_2_block(data.get("repeats"), ("noise_a", "noise_b", "between"))
+        return {k: v for k, v in out.items() if k in data}
+
     def to_json(self) -> str:
         """The `compare --json` text."""
         return self.model_dump_json(indent=2) + "\n"
+
+
+def _layout_2_block(block: Any, keys: tuple[str, ...]) -> Any:
+    """A record of a layout-2 file with its intervals at `keys` read as `Estimate`s."""
+    if not isinstance(block, dict):
+        return block
+    out = dict(block)
+    for key in keys:
+        interval = out.get(key)
+        if isinstance(interval, dict) and "ci" not in interval:
+            low, high = interval.get("ci_low"), interval.get("ci_high")
+            ci = None if low is None or high is None else [low, high]
+            out[key] = {"value": interval.get("value"), "ci": ci}
+    return out
