@@ -212,3 +212,15 @@ def renamed_fields(data: Any, owner: str, context: Any, **renamed: str) -> Any:
             warn_renamed(f"{owner}({old}=...)", f"{owner}({new}=...)", stacklevel=5)
         out[new] = out.pop(old)
     return out
+
+
+def stored_value(record: Mapping[str, Any], new: str, old: str) -> Any:
+    """The value a stored JSON object holds under the key `new`, or under `old`, the key a
+    file written before the rename holds (`n_boot` before `bootstrap`): the readers of
+    untyped records (provenance.json, a compare page's JSON) read both layouts one way. A
+    record with neither is a KeyError naming the new key."""
+    if new in record:
+        return record[new]
+    if old in record:
+        return record[old]
+    raise KeyError(new)

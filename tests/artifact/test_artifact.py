@@ -129,12 +129,12 @@ def test_artifact_contents(artifact: Path) -> None:
     manifest = json.loads((artifact / MANIFEST_FILE).read_text())
     assert set(manifest["files"]) == names - {MANIFEST_FILE}
     measures = json.loads((artifact / "measures.json").read_text())
-    assert measures["bootstrap"]["n_boot"] == 50 and measures["bootstrap"]["seed"] == 3
+    assert measures["bootstrap"]["bootstrap"] == 50 and measures["bootstrap"]["seed"] == 3
     prov = json.loads((artifact / "provenance.json").read_text())
     assert prov["tool"]["version"]
     assert prov["measures"] == {
         "function": "itemscale.measures.analyze_responses",
-        "n_boot": 50,
+        "bootstrap": 50,
         "seed": 3,
         "interval": "bca",
     }

@@ -39,7 +39,7 @@ def test_settings_are_recorded_and_reproduced(artifact: Path, run: Path, tmp_pat
     prov = json.loads((artifact / "provenance.json").read_text(encoding="utf-8"))
     assert prov["measures"] == {
         "function": "itemscale.measures.analyze_responses",
-        "n_boot": 20,
+        "bootstrap": 20,
         "seed": 4,
         "interval": "percentile",
     }

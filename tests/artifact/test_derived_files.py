@@ -149,3 +149,59 @@ def test_an_audit_the_responses_moved_on_from_is_flagged_not_failed(
     assert main(["report", str(run), "--bootstrap", "20"]) == 0
     assert _json(art / "provenance.json")[DERIVED_KEY] == {}
     assert verify_artifact(art).notes == []
+
+
+#: (file, the block that holds the resample count, the schema version before `bootstrap`)
+_OLD_LAYOUTS = (
+    ("measures.json", ("bootstrap",), 1),
+    ("provenance.json", ("measures",), 1),
+    ("cascade.json", ("settings",), 3),
+    ("intervention/nested.json", ("bootstrap",), 1),
+)
+
+
+def _as_written_before_the_rename(art: Path) -> None:
+    """The artifact's files as the release before the rename wrote them: `n_boot` for
+    `bootstrap` and each file's older schema version, the manifest written again to match."""
+    from itemscale.artifact._crosscheck import canonical_json
+
+    for name, keys, version in _OLD_LAYOUTS:
+        payload = _json(art / name)
+        assert payload["schema_version"] == version + 1, name
+        payload["schema_version"] = version
+        block = payload
+        for key in keys:
+            block = block[key]
+        block["n_boot"] = block.pop("bootstrap")
+        (art / name).write_text(canonical_json(payload), encoding="utf-8")
+    write_manifest(art)
+
+
+@pytest.mark.slow
+def test_an_artifact_of_the_layout_before_the_rename_still_verifies(
+    workflow4: Path, tmp_path: Path
+) -> None:
+    """`bootstrap` is the key every file is written with now; an artifact written with `n_boot`
+    (and the schema versions of then) is read alike: `verify` recomputes every file of it and
+    finds nothing, while an edit to the old key is still found."""
+    run = workflow4
+    assert main(["report", str(run), "--bootstrap", "50"]) == 0
+    art = run / "artifact"
+    assert verify_artifact(art).ok
+    for name, keys, _ in _OLD_LAYOUTS:
+        block = _json(art / name)
+        for key in keys:
+            block = block[key]
+        assert block["bootstrap"] == 50 and "n_boot" not in block, name
+    old = tmp_path / "old"
+    shutil.copytree(art, old)
+    _as_written_before_the_rename(old)
+    result = verify_artifact(old)
+    assert result.ok, result.problems
+    assert {"measures", "cascade", "intervention", "provenance", "report"} <= set(result.checks)
+    # the old key is read, not skipped: a changed count is found in the old layout too
+    payload = _json(old / "measures.json")
+    payload["bootstrap"]["n_boot"] = 49
+    (old / "measures.json").write_text(json.dumps(payload), encoding="utf-8")
+    write_manifest(old)
+    assert "measures.json" in verify_artifact(old).bad_files

@@ -60,7 +60,7 @@ def test_every_written_file_is_readable_by_teammates(run: Path, tmp_path: Path) 
 def test_cascade_writes_its_json_into_the_run_by_default(run: Path) -> None:
     assert main(["cascade", str(run), "--bootstrap", "0"]) == 0
     report = json.loads((run / "cascade.json").read_text(encoding="utf-8"))
-    assert report["settings"]["n_boot"] == 0
+    assert report["settings"]["bootstrap"] == 0
     assert main(["report", str(run), "--bootstrap", "0"]) == 0
     assert (run / "artifact" / "cascade.json").is_file()  # the report found it
 

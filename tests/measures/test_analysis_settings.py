@@ -130,7 +130,7 @@ def test_the_command_python_and_settings_agree(
 
     from_command = json.loads(out.read_text(encoding="utf-8"))
     assert from_python == from_keywords == from_command
-    assert from_python["bootstrap"]["n_boot"] == 40
+    assert from_python["bootstrap"]["bootstrap"] == 40
     model = next(iter(from_python["models"].values()))
     assert model["power"]["target"] == pytest.approx(0.05)
     assert (

@@ -14,6 +14,7 @@ import pytest
 from _support.packages import install_copy, itemscale_with
 from _support.paths import DATA, DOCS
 from _support.runs import make_run
+from itemscale.measures import ANALYSIS_SCHEMA_VERSION
 
 TOY = DATA / "toy_measure"
 TRACE = {
@@ -56,7 +57,7 @@ def test_analyze_computes_and_traces_an_installed_plugin_measure(
     )
     assert done.returncode == 0, done.stderr
     data = json.loads(out.read_text())
-    assert data["schema_version"] == 2
+    assert data["schema_version"] == ANALYSIS_SCHEMA_VERSION == 3
     assert data["plugin_measures"] == [TRACE]
     block = next(iter(data["models"].values()))
     assert block["first_budget_rate"]["value"] == pytest.approx(right_at_8)
@@ -71,7 +72,7 @@ def test_analyze_computes_and_traces_an_installed_plugin_measure(
     )
     assert done.returncode == 0, done.stderr
     plain = json.loads(bare.read_text())
-    assert plain["schema_version"] == 1
+    assert plain["schema_version"] == ANALYSIS_SCHEMA_VERSION  # one layout, plugins or not
     assert "plugin_measures" not in plain
     assert "first_budget_rate" not in json.dumps(plain)
     assert "first-budget rate" not in done.stdout

@@ -55,8 +55,8 @@ def test_cascade_command_writes_json_and_summary(
     assert "confidence" in text and "agreement" in text and "learned" in text
     assert "terminal 32f" in text
     report = json.loads(out.read_text())
-    assert report["schema_version"] == 3
-    assert report["settings"]["seed"] == 2 and report["settings"]["n_boot"] == 50
+    assert report["schema_version"] == 4
+    assert report["settings"]["seed"] == 2 and report["settings"]["bootstrap"] == 50
     (block,) = report["results"]
     assert block["terminal"]["mean_cost_frames"]["value"] == 32
     assert block["cascade"]["cost_reduction"]["ci"] is not None

@@ -58,9 +58,10 @@ def _frame(rows: list[dict[str, Any]]) -> Any:
 
 
 def _as_layout_2(data: dict[str, Any]) -> dict[str, Any]:
-    """A layout-3 document written as layout 2 wrote it."""
+    """A layout-4 document written as layout 2 wrote it (intervals apart, `n_boot`)."""
     old = json.loads(json.dumps(data))
     old["schema_version"] = 2
+    old["bootstrap"] = {"n_boot" if k == "bootstrap" else k: v for k, v in old["bootstrap"].items()}
     blocks = [("answers", old["answers"]), ("repeats", old["repeats"])]
     blocks += [("answers", d) for d in old["outcomes"].values()]
     for kind, block in blocks:
@@ -75,7 +76,7 @@ def _as_layout_2(data: dict[str, Any]) -> dict[str, Any]:
 def test_every_interval_is_an_estimate(tmp_path: Path) -> None:
     a, b = _runs(tmp_path)
     result = compare(a, b, bootstrap=50)
-    assert result.schema_version == 3 and result.repeats is not None
+    assert result.schema_version == 4 and result.repeats is not None
     data = json.loads(result.to_json())
     for kind, keys in INTERVALS.items():
         for key in keys:
@@ -97,6 +98,12 @@ def test_a_layout_2_file_reads_back_to_the_same_result_and_page(tmp_path: Path) 
     assert read == result.model_copy(update={"schema_version": 2})
     # the page is the same but for the layout version it names
     assert render_compare_page(old) == render_compare_page({**new, "schema_version": 2})
+    # layout 3: intervals as now, the resample count under `n_boot`
+    three = {**new, "schema_version": 3, "bootstrap": old["bootstrap"]}
+    assert "n_boot" in three["bootstrap"] and "n_boot" not in new["bootstrap"]
+    read3 = CompareResult.model_validate_json(json.dumps(three))
+    assert read3 == result.model_copy(update={"schema_version": 3})
+    assert render_compare_page(three) == render_compare_page({**new, "schema_version": 3})
     # an interval a layout-2 file left open (no resamples) reads as no interval
     none = compare(a, b, bootstrap=0)
     back = CompareResult.model_validate_json(json.dumps(_as_layout_2(json.loads(none.to_json()))))

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..errors import stored_value
 from ..responses import redact
 from ._assets import CSS
 from ._escape import esc
@@ -246,7 +247,7 @@ def render_compare_page(result: Mapping[str, Any]) -> str:
 <header>
 <h1>{esc(title)}</h1>
 <ul class="headline">{verdicts}</ul>
-<div class="muted">intervals: {esc(boot["n_boot"])} resamples of whole videos, seed {esc(boot["seed"])}, {esc(boot["method"])}; itemscale compare, layout version {esc(result["schema_version"])}</div>
+<div class="muted">intervals: {esc(stored_value(boot, "bootstrap", "n_boot"))} resamples of whole videos, seed {esc(boot["seed"])}, {esc(boot["method"])}; itemscale compare, layout version {esc(result["schema_version"])}</div>
 </header>
 <main>
 <section id="sides"><h2>The two sides</h2>{_sides(result)}</section>

@@ -136,6 +136,15 @@ def fresh_intervention(
     return fresh.model_copy(update={k: getattr(stored, k) for k in _ADDED_KEYS if k != "models"})
 
 
+def in_layout_of(stored: Mapping[str, object], fresh: Any) -> Any:
+    """FRESH with the `schema_version` of STORED where that is an older layout: a file written
+    before a key was renamed is read into the same record, so its content compares alike."""
+    old, new = stored.get("schema_version"), fresh.get("schema_version")
+    if isinstance(old, int) and isinstance(new, int) and old < new:
+        return {**fresh, "schema_version": old}
+    return fresh
+
+
 def stored_and_fresh(path: Path, df: pd.DataFrame) -> tuple[ReportRecord, ReportRecord]:
     """A derived file validated (`ReportFileError` names the file and the key), and its
     recomputation: cascade.json, or an intervention's result beside its plan."""

@@ -21,6 +21,7 @@ import pandas as pd
 
 from .. import __version__
 from ..audit import AUDIT_FILE
+from ..errors import stored_value
 from ..files import sha256_file
 from ..items import Item
 from ..measures import AnalysisResult, AnalysisSettings
@@ -28,7 +29,9 @@ from ..policies import CASCADE_FILE
 from ..responses import RESPONSES_FILE, command_line
 from ._derived import Derived
 
-ARTIFACT_SCHEMA_VERSION: Final[int] = 1
+#: Version of provenance.json. 2: the resample count is `measures.bootstrap`, where version 1
+#: holds `measures.n_boot` (`recorded_bootstrap` reads both).
+ARTIFACT_SCHEMA_VERSION: Final[int] = 2
 #: The README's template; `verify` renders it again only for artifacts that record this one.
 README_VERSION: Final[int] = 1
 #: The libraries whose versions provenance.json records: those that compute the numbers, read
@@ -83,20 +86,21 @@ class TimesRecord(TypedDict):
     artifact_written: str
 
 
-#: How measures.json was computed: `verify` recomputes with these settings. The resample
-#: count (`bootstrap`) is the file's key `n_boot`, kept so that stored artifacts stay as they
-#: are (docs/glossary.md, 'One name per concept'): written as keys, not as fields, so that the
-#: retired name is no identifier of the code (tests/project/test_retired_names.py).
-MeasuresRecord = TypedDict(  # noqa: UP013
-    "MeasuresRecord",
-    {
-        "function": str,
-        "n_boot": int,
-        "seed": int,
-        "interval": str,
-        "configs": NotRequired[list[str]],
-    },
-)
+class MeasuresRecord(TypedDict):
+    """How measures.json was computed: `verify` recomputes with these settings. A file of
+    version 1 holds the resample count as `n_boot` (`recorded_bootstrap` reads both)."""
+
+    function: str
+    bootstrap: int
+    seed: int
+    interval: str
+    configs: NotRequired[list[str]]
+
+
+def recorded_bootstrap(record: Mapping[str, Any]) -> Any:
+    """The resample count a stored `bootstrap` block (measures.json's, provenance.json's
+    `measures`) records, under its key of any layout (docs/glossary.md, 'Retired names')."""
+    return stored_value(record, "bootstrap", "n_boot")
 
 
 class ResponsesDigest(TypedDict):
@@ -206,7 +210,7 @@ def measures_record(settings: AnalysisSettings) -> MeasuresRecord:
     """provenance.json's `measures`: the function and the settings it ran with."""
     record: MeasuresRecord = {
         "function": "itemscale.measures.analyze_responses",
-        "n_boot": settings.bootstrap,
+        "bootstrap": settings.bootstrap,
         "seed": settings.seed,
         "interval": settings.ci,
     }
@@ -270,7 +274,7 @@ def readme_text(prov: Provenance, optional: list[str]) -> str:
         "",
         "checks every file against MANIFEST.json, then recomputes every measure from "
         "`responses.parquet` with the recorded bootstrap "
-        f"(B = {boot['n_boot']}, seed = {boot['seed']}) and compares with `measures.json` "
+        f"(B = {recorded_bootstrap(boot)}, seed = {boot['seed']}) and compares with `measures.json` "
         "exactly, and the trajectories with `trajectories.parquet`. Any edited file is named. "
         "DIGEST is the sha256 of MANIFEST.json that `itemscale report` printed and the authors "
         "published beside their results: with it, an edit is found even when the manifest was "
@@ -280,7 +284,7 @@ def readme_text(prov: Provenance, optional: list[str]) -> str:
         "",
         "```",
         "mkdir -p rerun && cp responses.parquet rerun/ && cp run.json rerun/",
-        f"itemscale analyze rerun --bootstrap {boot['n_boot']} --seed {boot['seed']}{grid} "
+        f"itemscale analyze rerun --bootstrap {recorded_bootstrap(boot)} --seed {boot['seed']}{grid} "
         "--json rerun/measures.json   # = measures.json",
         f"itemscale report rerun{grid}   # = trajectories.parquet and the report's figures",
     ]

@@ -57,13 +57,14 @@ from ._crosscheck import (
 from ._derived import (
     ADDED_LATER,
     declared,
+    in_layout_of,
     intervention_results,
     stored_and_fresh,
     why_it_differs,
 )
 from ._derived import first_difference as _first_difference
 from ._manifest import check_manifest
-from ._provenance import Analyze, as_stored, compute_measures
+from ._provenance import Analyze, as_stored, compute_measures, recorded_bootstrap
 from ._trajectories import TRAJECTORY_COLUMNS, trajectory_table
 
 
@@ -285,7 +286,7 @@ def _differs(
     from ..files import sha256_file
     from ..responses import RESPONSES_DIGEST_KEY
 
-    diff = _first_difference(stored, fresh, added=ADDED_LATER)
+    diff = _first_difference(stored, in_layout_of(stored, fresh), added=ADDED_LATER)
     if not diff:
         return
     why, words = why_it_differs(
@@ -451,7 +452,7 @@ def _check_measures(
     try:
         raw = read_json(root / MEASURES_FILE)
         boot = raw["bootstrap"]
-        bootstrap, seed = int(boot["n_boot"]), int(boot["seed"])
+        bootstrap, seed = int(recorded_bootstrap(boot)), int(boot["seed"])
         settings = AnalysisSettings(
             bootstrap=bootstrap,
             seed=seed,
@@ -470,10 +471,11 @@ def _check_measures(
     try:
         prov = read_json(root / PROVENANCE_FILE)
         recorded = prov["measures"]
-        if (int(recorded["n_boot"]), int(recorded["seed"])) != (bootstrap, seed):
+        recorded_b = recorded_bootstrap(recorded)
+        if (int(recorded_b), int(recorded["seed"])) != (bootstrap, seed):
             result.flag(
                 PROVENANCE_FILE,
-                f"records B={recorded['n_boot']}, seed={recorded['seed']} but {MEASURES_FILE} "
+                f"records B={recorded_b}, seed={recorded['seed']} but {MEASURES_FILE} "
                 f"was computed with B={bootstrap}, seed={seed}",
             )
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -489,7 +491,7 @@ def _check_measures(
     except SchemaError as exc:  # names the key that does not fit
         result.flag(MEASURES_FILE, f"cannot be read ({exc})")
         return
-    diff = _first_difference(stored.to_json(), fresh.to_json())
+    diff = _first_difference(stored.to_json(), in_layout_of(stored.to_json(), fresh.to_json()))
     if diff:
         hint = ""
         written_by = _tool_version(root)

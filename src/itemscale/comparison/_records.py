@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
 from ..measures import Estimate, SameInput
 
@@ -19,8 +19,9 @@ from ..measures import Estimate, SameInput
 #: 2 added `task_kind`, `outcomes` (multiple choice and open-ended apart), the graded answers
 #: of `same_input`, the `gap_open_ended` verdict, each side's frames used and selector record
 #: and the `cost` verdict. 3: every interval is an `Estimate`, `{"value", "ci": [low, high]}`
-#: (was `{"value", "ci_low", "ci_high"}`), as `analyze --json` writes one.
-COMPARE_SCHEMA_VERSION = 3
+#: (was `{"value", "ci_low", "ci_high"}`), as `analyze --json` writes one. 4: the resample
+#: count is `bootstrap.bootstrap` (layouts 1 to 3 hold `bootstrap.n_boot`, read alike).
+COMPARE_SCHEMA_VERSION = 4
 
 #: `compare --task-kind`: multiple-choice items, or the open-ended ones (open QA, summary,
 #: dialogue)
@@ -183,13 +184,10 @@ class Verdict(_Frozen):
 
 
 class BootstrapInfo(_Frozen):
-    """The bootstrap behind compare's intervals. `bootstrap` (the resample count) is written
-    `n_boot` in the JSON, the key every stored layout keeps (docs/glossary.md)."""
+    """The bootstrap behind compare's intervals. `bootstrap` is the resample count; a file of
+    layout 1 to 3 holds it as `n_boot`, read as `bootstrap` (docs/glossary.md)."""
 
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, serialize_by_alias=True, validate_by_name=True
-    )
-    bootstrap: int = Field(alias="n_boot")
+    bootstrap: int = Field(validation_alias=AliasChoices("bootstrap", "n_boot"))
     seed: int
     method: str
 

@@ -37,7 +37,6 @@ from ._options import AnalysisOptions
 from ._registry import measure_origins
 from ._result import (
     ANALYSIS_SCHEMA_VERSION,
-    ANALYSIS_SCHEMA_VERSION_WITHOUT_PLUGINS,
     AnalysisResult,
 )
 from ._result_models import (
@@ -370,7 +369,7 @@ def analyze_responses(
     }
     used = _plugin_measures(models)
     return AnalysisResult(
-        schema_version=ANALYSIS_SCHEMA_VERSION if used else ANALYSIS_SCHEMA_VERSION_WITHOUT_PLUGINS,
+        schema_version=ANALYSIS_SCHEMA_VERSION,
         bootstrap=BootstrapSettings(
             bootstrap=chosen.bootstrap,
             seed=chosen.seed,

@@ -29,11 +29,10 @@ from ._result_models import Estimate
 from ._result_series import AnalysisLayout
 
 #: Version of the `analyze --json` layout; a reader refuses a newer one. 2 added
-#: `plugin_measures`; a result without it is written as version 1, the layout it fits, so a
-#: run that uses only itemscale's own measures writes what it always wrote.
-ANALYSIS_SCHEMA_VERSION = 2
-#: The version of a result that records no plugin measure.
-ANALYSIS_SCHEMA_VERSION_WITHOUT_PLUGINS = 1
+#: `plugin_measures` (a result without it was written as version 1). 3: the resample count is
+#: `bootstrap.bootstrap`, where versions 1 and 2 hold `bootstrap.n_boot` (read alike);
+#: `plugin_measures` is still written only where a plugin measure was used.
+ANALYSIS_SCHEMA_VERSION = 3
 
 #: The columns of `AnalysisResult.to_frame()`, in order.
 FRAME_COLUMNS: tuple[str, ...] = (

@@ -433,10 +433,10 @@ class GridSelection(Record):
 class BootstrapSettings(Record):
     """How the intervals were made: resamples of whole videos, their seed and method.
 
-    `bootstrap`, the resample count, is written `n_boot` in the JSON (the layout's key, kept
-    so that stored files and their readers stay as they are)."""
+    `bootstrap` is the resample count; a file of layout 1 or 2 holds it as `n_boot`, read
+    (under `STORED`) as `bootstrap`."""
 
-    bootstrap: StrictInt = Field(serialization_alias="n_boot")
+    bootstrap: StrictInt
     seed: StrictInt
     unit: StrictStr
     ci_level: Number

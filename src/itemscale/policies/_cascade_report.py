@@ -17,7 +17,7 @@ from pydantic import ConfigDict, Field, field_validator
 from ..measures import Count, Estimate
 from ._inputs import ScoreName
 from ._records import ReportRecord, json_text, stored_report
-from ._settings import CASCADE_SCHEMA_VERSION, CascadeSettings
+from ._settings import CASCADE_READ_VERSIONS, CASCADE_SCHEMA_VERSION, CascadeSettings
 
 #: The currencies, in the order the records name them.
 CURRENCIES: Final[tuple[str, ...]] = ("frames", "tokens", "latency")
@@ -298,10 +298,10 @@ class CascadeReport(ReportRecord):
     @field_validator("schema_version")
     @classmethod
     def _this_layout(cls, version: int) -> int:
-        if version != CASCADE_SCHEMA_VERSION:
+        if version not in CASCADE_READ_VERSIONS:
             raise ValueError(
-                f"schema version {version}, this itemscale reads {CASCADE_SCHEMA_VERSION}: "
-                "run `itemscale cascade` again"
+                f"schema version {version}, this itemscale reads "
+                f"{', '.join(map(str, CASCADE_READ_VERSIONS))}: run `itemscale cascade` again"
             )
         return version
 

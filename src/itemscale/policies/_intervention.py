@@ -34,6 +34,7 @@ from ..measures import (
 from ..protocol import PHASED_SAMPLING_POLICIES, Configuration, SamplingPolicy
 from ..responses import ANSWERED_STATUSES
 from ._intervention_report import (
+    INTERVENTION_PLAN_SCHEMA_VERSION,
     INTERVENTION_SCHEMA_VERSION,
     BootstrapRecord,
     GroupCounts,
@@ -135,7 +136,7 @@ class InterventionPlan(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    schema_version: int = INTERVENTION_SCHEMA_VERSION
+    schema_version: int = INTERVENTION_PLAN_SCHEMA_VERSION
     model: str
     source_series: str
     #: the intervention (`nested`, `phase-shift`), under the JSON key plan files always had

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any, ClassVar, Final, Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import ValidationInfo, field_validator, model_validator
 
 from ..errors import renamed_fields, warn_renamed
 from ..measures import Estimate
@@ -19,7 +19,13 @@ from ..protocol import Configuration
 from ._records import ReportRecord, json_text, stored_report
 from ._settings import InterventionName
 
-INTERVENTION_SCHEMA_VERSION: Final[int] = 1
+#: Version of an intervention's result. 2: the resample count is `bootstrap.bootstrap`, where
+#: version 1 holds `bootstrap.n_boot`.
+INTERVENTION_SCHEMA_VERSION: Final[int] = 2
+#: The layouts a reader takes: version 1 differs from 2 only in the resample count's key.
+INTERVENTION_READ_VERSIONS: Final[tuple[int, ...]] = (1, INTERVENTION_SCHEMA_VERSION)
+#: Version of an intervention's plan (`*.plan.json`), which records no resample count.
+INTERVENTION_PLAN_SCHEMA_VERSION: Final[int] = 1
 
 
 class ItemOutcome(ReportRecord):
@@ -62,10 +68,10 @@ class GroupCounts(ReportRecord):
 
 
 class BootstrapRecord(ReportRecord):
-    """The intervals' resamples and seed; `bootstrap` is written `n_boot`, the layout's key,
-    so that stored results and their readers stay as they are."""
+    """The intervals' resamples (`bootstrap`; a result of layout 1 holds it as `n_boot`, read
+    under `STORED` as `bootstrap`) and seed."""
 
-    bootstrap: int = Field(serialization_alias="n_boot")
+    bootstrap: int
     seed: int
 
     @model_validator(mode="before")
@@ -127,10 +133,11 @@ class InterventionResult(ReportRecord):
     @field_validator("schema_version")
     @classmethod
     def _this_layout(cls, version: int) -> int:
-        if version != INTERVENTION_SCHEMA_VERSION:
+        if version not in INTERVENTION_READ_VERSIONS:
             raise ValueError(
                 f"schema version {version}, this itemscale reads "
-                f"{INTERVENTION_SCHEMA_VERSION}: run `itemscale intervene --no-run` again"
+                f"{', '.join(map(str, INTERVENTION_READ_VERSIONS))}: run "
+                "`itemscale intervene --no-run` again"
             )
         return version
 

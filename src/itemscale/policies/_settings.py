@@ -30,7 +30,10 @@ from ._inputs import ScoreName, SharingChoice
 #: `best_match`. 3: `same_input_terminal` (a terminal that repeats its predecessor is dropped).
 #: Counts (`count` beside each accuracy, `stop_counts`, a frontier point's `count`) were added
 #: to version 3 without a bump: a reader of 3 that ignores them reads the file as before.
-CASCADE_SCHEMA_VERSION: Final[int] = 3
+#: 4: the resample count is `settings.bootstrap`, where version 3 holds `settings.n_boot`.
+CASCADE_SCHEMA_VERSION: Final[int] = 4
+#: The layouts a reader takes: version 3 differs from 4 only in the resample count's key.
+CASCADE_READ_VERSIONS: Final[tuple[int, ...]] = (3, CASCADE_SCHEMA_VERSION)
 
 InterventionName = Literal["nested", "phase-shift"]
 INTERVENTION_NAMES: Final[tuple[str, ...]] = ("nested", "phase-shift")
@@ -61,9 +64,9 @@ class CascadeSettings(_BootstrapSetting):
 
     model_config = ConfigDict(extra="forbid", frozen=True, serialize_by_alias=True)
 
-    #: Video-bootstrap resamples (0: no intervals); cascade.json's key for it is `n_boot`,
-    #: kept so that stored reports and their readers stay as they are.
-    bootstrap: int = Field(default=DEFAULT_BOOTSTRAP, ge=0, serialization_alias="n_boot")
+    #: Video-bootstrap resamples (0: no intervals); a cascade.json of layout 3 holds it as
+    #: `n_boot`, read (under `STORED`) as `bootstrap`.
+    bootstrap: int = Field(default=DEFAULT_BOOTSTRAP, ge=0)
     seed: int = 0
     #: The currency the thresholds minimise.
     cost: Literal["frames", "tokens", "latency"] = "frames"
