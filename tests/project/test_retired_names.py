@@ -2,10 +2,11 @@
 retired for a concept appear nowhere in the package's code outside the shims that keep them
 working for one more release, and no two classes of the package share a name.
 
-The code is read as Python tokens, so a retired name inside a string (a JSON key a stored file
-still holds, such as `"n_boot"`) or a comment is not a use of it; a shim is a line that routes
-the old name to the new (`renamed_fields`, `renamed_keywords`, `warn_renamed`, or the
-deprecated property itself)."""
+The code is read as Python tokens, so a retired name inside a comment is not a use of it; a
+shim is a line that routes the old name to the new (`renamed_fields`, `renamed_keywords`,
+`warn_renamed`, or the deprecated property itself). The retired JSON key `n_boot`, which files
+of older schema versions hold, may appear in a string only where a reader takes it from such a
+file (`stored_value`, an `AliasChoices`): every writer writes `bootstrap`."""
 
 from __future__ import annotations
 
@@ -64,6 +65,49 @@ def _uses(name: str) -> list[str]:
     ]
 
 
+#: A line that reads a retired JSON key from a stored file (`n_boot`, which files of the older
+#: schema versions hold): every writer writes the new key.
+READER_LINE = re.compile(r"stored_value\(|AliasChoices\(")
+#: The retired JSON key as a string's content (`"n_boot"`, `boot['n_boot']` in an f-string).
+RETIRED_KEY = re.compile(r"""["']n_boot["']""")
+
+
+def _key_uses() -> list[str]:
+    """Every line of the package with the retired key in a string that neither reads it from a
+    stored file nor routes it through a shim: an alias that writes it, a dict that holds it."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type not in (tokenize.STRING, tokenize.OP) and "FSTRING" not in str(
+                tokenize.tok_name.get(token.type)
+            ):
+                continue
+            for row in range(token.start[0], token.end[0] + 1):  # a string may span lines
+                line = lines[row - 1]
+                if RETIRED_KEY.search(line) and not (
+                    SHIM_LINE.search(line) or READER_LINE.search(line)
+                ):
+                    found.append(f"{path.relative_to(SRC).as_posix()}:{row}: {line.strip()}")
+    return found
+
+
+def test_the_retired_key_is_read_never_written() -> None:
+    """`n_boot` in a string is only ever read (docs/glossary.md: every file is written with
+    `bootstrap`; a file of an older schema version is read alike)."""
+    uses = _key_uses()
+    assert not uses, "the retired key n_boot outside a reader:\n" + "\n".join(uses)
+    source = 'a = Field(serialization_alias="n_boot")\nb = stored_value(x, "bootstrap", "n_boot")\n'
+    hits = [
+        t.start[0]
+        for t in tokenize.generate_tokens(io.StringIO(source).readline)
+        if t.type == tokenize.STRING and RETIRED_KEY.search(t.string)
+    ]
+    assert hits == [1, 2]
+    assert [SHIM_LINE.search(line) or READER_LINE.search(line) for line in source.splitlines()][1]
+
+
 @pytest.mark.parametrize("name", sorted(RETIRED))
 def test_a_retired_name_is_not_used_outside_its_shim(name: str) -> None:
     uses = _uses(name)
@@ -95,7 +139,7 @@ def test_the_retired_names_list_is_the_glossarys() -> None:
 @pytest.mark.parametrize("pattern", [r"\bn_boot=", r"\bStatistic\b", r"\bEvalBudget\b"])
 def test_the_pages_use_the_one_names(pattern: str) -> None:
     """The docs show the one names (the glossary, which lists the retired ones, aside; `n_boot`
-    as a JSON key stored files hold is a key, not a keyword)."""
+    named as the key older files hold is a key, not a keyword)."""
     pages = [*sorted(DOCS.glob("*.md")), REPO / "README.md"]
     hits = [
         f"{page.name}:{row}"
