@@ -19,6 +19,7 @@ from itemscale import intervene
 from itemscale.artifact import DERIVED_KEY, verify_artifact
 from itemscale.artifact._manifest import write_manifest
 from itemscale.cli import main
+from itemscale.files import sha256_file
 from itemscale.protocol import load_protocol
 from itemscale.responses import RESPONSES_DIGEST_KEY, read_run, responses_digest, write_run
 from itemscale.sweep import run_sweep
@@ -151,12 +152,12 @@ def test_an_audit_the_responses_moved_on_from_is_flagged_not_failed(
     assert verify_artifact(art).notes == []
 
 
-#: (file, the block that holds the resample count, the schema version before `bootstrap`)
+#: (file, the block that holds the resample count, its schema version before `bootstrap`, now)
 _OLD_LAYOUTS = (
-    ("measures.json", ("bootstrap",), 1),
-    ("provenance.json", ("measures",), 1),
-    ("cascade.json", ("settings",), 3),
-    ("intervention/nested.json", ("bootstrap",), 1),
+    ("measures.json", ("bootstrap",), 1, 3),
+    ("cascade.json", ("settings",), 3, 4),
+    ("intervention/nested.json", ("bootstrap",), 1, 2),
+    ("provenance.json", ("measures",), 1, 2),  # last: it holds the others' sha256
 )
 
 
@@ -165,14 +166,18 @@ def _as_written_before_the_rename(art: Path) -> None:
     `bootstrap` and each file's older schema version, the manifest written again to match."""
     from itemscale.artifact._crosscheck import canonical_json
 
-    for name, keys, version in _OLD_LAYOUTS:
+    for name, keys, version, now in _OLD_LAYOUTS:
         payload = _json(art / name)
-        assert payload["schema_version"] == version + 1, name
+        assert payload["schema_version"] == now, name
         payload["schema_version"] = version
         block = payload
         for key in keys:
             block = block[key]
         block["n_boot"] = block.pop("bootstrap")
+        if name == "provenance.json":  # the copied files as they were then
+            copied = payload["inputs"]["files"]
+            for rel in copied:
+                copied[rel] = sha256_file(art / rel)
         (art / name).write_text(canonical_json(payload), encoding="utf-8")
     write_manifest(art)
 
@@ -188,7 +193,7 @@ def test_an_artifact_of_the_layout_before_the_rename_still_verifies(
     assert main(["report", str(run), "--bootstrap", "50"]) == 0
     art = run / "artifact"
     assert verify_artifact(art).ok
-    for name, keys, _ in _OLD_LAYOUTS:
+    for name, keys, _, _ in _OLD_LAYOUTS:
         block = _json(art / name)
         for key in keys:
             block = block[key]
