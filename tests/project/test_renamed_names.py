@@ -139,7 +139,8 @@ def test_intervene_policy_is_the_retired_flag_of_intervention(
 
 def test_n_boot_is_the_retired_name_of_bootstrap() -> None:
     """`bootstrap` is the resample count's one name; `n_boot` as a keyword or an attribute
-    warns, and stays the key stored files hold, read back without a warning."""
+    warns; files are written with the key `bootstrap`, and `n_boot`, the key files of the older
+    schema versions hold, is read back without a warning."""
     import warnings
 
     import numpy as np
@@ -169,10 +170,13 @@ def test_n_boot_is_the_retired_name_of_bootstrap() -> None:
         assert boot.n_boot == boot.bootstrap == 4
 
     dumped = CascadeSettings(bootstrap=5).model_dump(mode="json")
-    assert dumped["n_boot"] == 5 and "bootstrap" not in dumped  # cascade.json's key
+    assert dumped["bootstrap"] == 5 and "n_boot" not in dumped  # cascade.json's key, schema 4
     record = BootstrapSettings(bootstrap=3, seed=0, unit="video", ci_level=0.95, interval="bca")
-    stored = record.model_dump(mode="json")
-    assert stored["n_boot"] == 3 and "bootstrap" not in stored  # measures.json's key
+    written = record.model_dump(mode="json")
+    assert written["bootstrap"] == 3 and "n_boot" not in written  # measures.json's, schema 3
+    # a file of the older schema versions holds n_boot: read without a warning
+    dumped = {"n_boot" if k == "bootstrap" else k: v for k, v in dumped.items()}
+    stored = {"n_boot" if k == "bootstrap" else k: v for k, v in written.items()}
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert CascadeSettings.model_validate(dumped, context=STORED).bootstrap == 5
