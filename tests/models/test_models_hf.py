@@ -169,7 +169,7 @@ def test_visual_tokens_and_pixels_are_what_the_processor_produced(
     assert response.status in (Status.OK, Status.NOANSWER), response.error
     assert response.visual_tokens == visual_tokens_expected(family, count)
     assert response.pixels == pixels_expected(family)
-    assert response.frames_used == count
+    assert response.effective_frames == count
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -273,7 +273,7 @@ def test_text_only_requests_have_no_visual_tokens(family: str, backends: TinyMod
     )
     assert response.status == Status.OK
     assert response.visual_tokens == 0 and response.pixels is None
-    assert response.frames_used is None
+    assert response.effective_frames is None
     assert with_video.visual_tokens == visual_tokens_expected(family, 2)
 
 

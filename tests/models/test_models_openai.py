@@ -100,7 +100,7 @@ def test_frames_go_as_image_parts_in_order_and_exact_with_png() -> None:
     assert parts[-1]["text"] == current_turn_text(MCQA)
     for part, frame in zip(parts[:3], given.array, strict=True):
         np.testing.assert_array_equal(decode_data_url(part["image_url"]["url"], "image/png"), frame)
-    assert response.frames_used == 3 and response.visual_tokens is None
+    assert response.effective_frames == 3 and response.visual_tokens is None
 
 
 def test_video_input_sends_one_vllm_video_part_with_every_frame() -> None:
@@ -133,7 +133,7 @@ def test_text_only_and_open_tasks_send_plain_text_without_logprobs() -> None:
     assert "logprobs" not in body
     assert response.status == Status.OK
     assert response.answer is None and response.raw_text == "a ball rolls"
-    assert response.option_probs is None and response.frames_used is None
+    assert response.option_probs is None and response.effective_frames is None
 
 
 def test_top_logprobs_become_option_probabilities_pooling_letter_spellings() -> None:

@@ -181,3 +181,35 @@ def test_n_boot_is_the_retired_name_of_bootstrap() -> None:
         warnings.simplefilter("error")
         assert CascadeSettings.model_validate(dumped, context=STORED).bootstrap == 5
         assert BootstrapSettings.model_validate(stored, context=STORED) == record
+
+
+def test_frames_used_is_the_retired_name_of_effective_frames() -> None:
+    """A backend's `VideoResponse` records the frames the model was given as `effective_frames`,
+    the response table's column; a backend written with `frames_used` keeps working, warned."""
+    import dataclasses
+
+    from itemscale.models import VideoResponse
+    from itemscale.responses import Status
+
+    fields = {
+        "raw_text": "A",
+        "answer": "A",
+        "option_probs": None,
+        "confidence": None,
+        "visual_tokens": 12,
+        "latency_s": 0.1,
+        "status": Status.OK,
+    }
+    new = VideoResponse(**fields, effective_frames=4)
+    assert "frames_used" not in {f.name for f in dataclasses.fields(VideoResponse)}
+    with pytest.deprecated_call(
+        match=r"VideoResponse\(frames_used=\.\.\.\) is deprecated: use "
+        r"VideoResponse\(effective_frames=\.\.\.\)"
+    ):
+        old = VideoResponse(**fields, frames_used=4)  # type: ignore[call-arg]
+    assert old == new
+    with pytest.deprecated_call(match=r"VideoResponse\.frames_used is deprecated"):
+        assert new.frames_used == 4
+    with pytest.raises(TypeError, match="both frames_used= and effective_frames="):
+        VideoResponse(**fields, frames_used=4, effective_frames=4)  # type: ignore[call-arg]
+    assert dataclasses.replace(new, effective_frames=2).effective_frames == 2

@@ -32,6 +32,7 @@ RETIRED = {
     "Interval": "measures.Estimate (the anchors' and compare's intervals)",
     "n_boot": "bootstrap (the bootstrap's resample count)",
     "frames_used_matrix": "effective_frames_matrix",
+    "frames_used": "effective_frames (VideoResponse.effective_frames, the backend contract's)",
 }
 
 #: Where a name is checked when it is retired only there (the sweep's `_budget` module is the
@@ -39,7 +40,9 @@ RETIRED = {
 SCOPE = {"_budget": "itemscale/importers/"}
 
 #: A line that keeps a retired name working for a release, with its warning.
-SHIM_LINE = re.compile(r"renamed_fields\(|renamed_keywords\(|warn_renamed\(|def n_boot\(")
+SHIM_LINE = re.compile(
+    r"renamed_fields\(|renamed_keywords\(|warn_renamed\(|def n_boot\(|def frames_used\("
+)
 
 
 @cache

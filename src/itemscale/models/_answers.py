@@ -98,7 +98,7 @@ def completed_response(
         status=status,
         error=None,
         pixels=pixels,
-        frames_used=None if request.frames is None else int(request.frames.array.shape[0]),
+        effective_frames=None if request.frames is None else int(request.frames.array.shape[0]),
         scoring_rule=(
             ("likelihood" if chosen is not None else "letter")
             if request.item.task_kind == TaskKind.MCQA

@@ -17,6 +17,7 @@ group `itemscale.backends`); `Backend` is what one says about itself before it i
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import json
@@ -155,7 +156,10 @@ class VideoResponse:
     status: Status
     error: str | None = None
     pixels: int | None = None
-    frames_used: int | None = None
+    #: the frames the model was given, as the processor counted them (the response table's
+    #: `effective_frames`); None when unknown. The retired name `frames_used` still works as a
+    #: constructor keyword and an attribute until itemscale 0.2.0, with a warning.
+    effective_frames: int | None = None
     #: how a multiple-choice answer was chosen: `letter` or `likelihood`
     #: (`itemscale.responses.SCORING_RULES`); None for open-ended items and failures
     scoring_rule: str | None = None
@@ -174,6 +178,32 @@ class VideoResponse:
             status=status,
             error=error,
         )
+
+    @property
+    def frames_used(self) -> int | None:
+        """The retired name of `effective_frames` (docs/glossary.md, 'One name per concept')."""
+        warn_renamed("VideoResponse.frames_used", "VideoResponse.effective_frames")
+        return self.effective_frames
+
+
+def _renamed_response_keywords(init: Callable[..., None]) -> Callable[..., None]:
+    """`VideoResponse.__init__` taking the retired keyword `frames_used` for `effective_frames`
+    for one more release, with a warning (a backend written before the rename keeps working)."""
+
+    @functools.wraps(init)
+    def __init__(self: VideoResponse, *args: Any, **kwargs: Any) -> None:
+        if "frames_used" in kwargs:
+            if "effective_frames" in kwargs:
+                raise TypeError("VideoResponse() got both frames_used= and effective_frames=")
+            warn_renamed("VideoResponse(frames_used=...)", "VideoResponse(effective_frames=...)")
+            kwargs["effective_frames"] = kwargs.pop("frames_used")
+        init(self, *args, **kwargs)
+
+    return __init__
+
+
+_init_taking_frames_used = _renamed_response_keywords(VideoResponse.__init__)
+VideoResponse.__init__ = _init_taking_frames_used  # type: ignore[method-assign]
 
 
 class SpecIdentity(TypedDict):

@@ -277,8 +277,8 @@ def response_row(cell: Cell, frames: FrameSet | None, response: VideoResponse) -
         sent = {"effective_frames": 0, "pixels": None, "frame_indices": (), "frame_timestamps": ()}
     else:
         sent = _frame_fields(frames)
-        if response.frames_used is not None:
-            sent["effective_frames"] = int(response.frames_used)
+        if response.effective_frames is not None:
+            sent["effective_frames"] = int(response.effective_frames)
         if response.pixels is not None:
             sent["pixels"] = int(response.pixels)
     probs = response.option_probs

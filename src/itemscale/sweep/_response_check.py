@@ -22,9 +22,9 @@ from ..models import VideoResponse
 from ..responses import Status
 
 _TEXT_FIELDS = ("raw_text", "answer", "error", "scoring_rule")
-_COUNT_FIELDS = ("visual_tokens", "pixels", "frames_used")
+_COUNT_FIELDS = ("visual_tokens", "pixels", "effective_frames")
 #: the smallest value a count field may hold (a frame's pixels are at least 1)
-_COUNT_MIN = {"visual_tokens": 0, "pixels": 1, "frames_used": 0}
+_COUNT_MIN = {"visual_tokens": 0, "pixels": 1, "effective_frames": 0}
 
 
 class ResponseFieldError(ValueError):
