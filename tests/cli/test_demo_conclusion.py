@@ -44,7 +44,7 @@ def _intervention(recovered: int, of: int, broken: int, controls: int) -> Interv
             "broken_rate": {"value": broken / controls, "ci": None},
             "net_accuracy_change_estimate": {"value": -0.09, "ci": [-0.265, 0.045]},
             "regressions": group(of, recovered), "controls": group(controls, broken),
-            "bootstrap": {"n_boot": 0, "seed": 0}, "items": [],
+            "bootstrap": {"bootstrap": 0, "seed": 0}, "items": [],
         }
     )  # fmt: skip
 
