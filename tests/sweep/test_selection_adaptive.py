@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from _support.sweep import pixel_factory, write_benchmark
+from itemscale.comparison import COMPARE_SCHEMA_VERSION
 from itemscale.protocol import load_protocol
 from itemscale.responses import read_run
 from itemscale.sweep import plan_sweep, run_sweep
@@ -183,7 +184,7 @@ def test_compare_shows_the_selector_record_and_charges_frames_used(
     run_sweep(load_protocol(proto), progress=False, backend_factory=pixel_factory)
     run = tmp_path / "run"
     result = compare(run, series=["linspace/cached", "selection:s/cached"], bootstrap=0)
-    assert result.schema_version == 2
+    assert result.schema_version == COMPARE_SCHEMA_VERSION
     assert result.a.selection is None and result.a.frames_used_mean == pytest.approx(8.0)
     sel = result.b.selection
     assert sel is not None and sel.selection == "s" and sel.cap is True
