@@ -31,6 +31,7 @@ import time
 import numpy as np
 import pandas as pd
 
+import itemscale.measures as measures_box
 from itemscale.measures import analyze_responses
 from itemscale.responses import normalise_responses
 
@@ -191,8 +192,10 @@ def main() -> None:
         f"{args.configs} configurations + text-only), B = {args.bootstrap}"
     )
 
+    # a tree from before the bootstrap count's rename (83f5cc4, the reference) takes `n_boot`
+    count = "bootstrap" if hasattr(measures_box, "AnalysisOptions") else "n_boot"
     start, cpu = time.perf_counter(), time.process_time()
-    typed = analyze_responses(df, bootstrap=args.bootstrap, seed=args.seed)
+    typed = analyze_responses(df, seed=args.seed, **{count: args.bootstrap})
     itemscale_s = time.perf_counter() - start
     itemscale_cpu_s = time.process_time() - cpu
     # the typed result (an older tree's src returns the JSON layout itself)
