@@ -160,7 +160,15 @@ def main() -> int:
         ("audit-swept", ["audit", "runs/swept", "--sheets", "--export", "coders.csv"]),
         (
             "intervene-swept",
-            ["intervene", "runs/swept", "--intervention", "nested", "--bootstrap", "50", "--no-progress"],
+            [
+                "intervene",
+                "runs/swept",
+                "--intervention",
+                "nested",
+                "--bootstrap",
+                "50",
+                "--no-progress",
+            ],
         ),
         ("report-swept", ["report", "runs/swept", "--bootstrap", "50"]),
         ("verify-swept", ["verify", "runs/swept/artifact"]),
