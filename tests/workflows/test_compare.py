@@ -15,29 +15,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.stats import chi2
 
+from _support.compare_rows import compare_row
 from itemscale import CompareResult, compare
 from itemscale.cli import main
 from itemscale.responses import normalise_responses, write_run
 from itemscale.workflows import COMPARE_SCHEMA_VERSION, WorkflowError
 
-
-def _row(item: str, video: str, correct: float | None, **extra: Any) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "model": "m",
-        "item_id": item,
-        "video_id": video,
-        "task_kind": "mcqa",
-        "series": "default",
-        "config_id": "c16",
-        "config_label": "16f",
-        "axis_order": 16.0,
-        "frames": 16,
-        "repeat": 0,
-        "status": "ok",
-        "correct": correct,
-    }
-    row.update(extra)
-    return row
+_row = compare_row
 
 
 def _write(

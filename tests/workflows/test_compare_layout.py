@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from _support.compare_rows import compare_row
 from itemscale import CompareResult, Estimate, compare
 from itemscale.artifact import render_compare_page
 from itemscale.responses import normalise_responses, write_run
@@ -20,21 +21,7 @@ INTERVALS = {
 
 
 def _row(item: str, video: str, correct: int, repeat: int = 0) -> dict[str, Any]:
-    return {
-        "model": "m",
-        "item_id": item,
-        "video_id": video,
-        "task_kind": "mcqa",
-        "series": "default",
-        "config_id": "c16",
-        "config_label": "16f",
-        "axis_order": 16.0,
-        "frames": 16,
-        "repeat": repeat,
-        "status": "ok",
-        "answer": "A" if correct else "B",
-        "correct": correct,
-    }
+    return compare_row(item, video, correct, repeat=repeat, answer="A" if correct else "B")
 
 
 def _runs(tmp_path: Path) -> tuple[Path, Path]:

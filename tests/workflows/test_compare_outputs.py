@@ -12,26 +12,13 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from _support.compare_rows import compare_row
 from itemscale.cli import main
 from itemscale.responses import normalise_responses, write_run
 
 
 def _row(item: str, video: str, correct: int) -> dict[str, Any]:
-    return {
-        "model": "m",
-        "item_id": item,
-        "video_id": video,
-        "task_kind": "mcqa",
-        "series": "default",
-        "config_id": "c16",
-        "config_label": "16f",
-        "axis_order": 16.0,
-        "frames": 16,
-        "repeat": 0,
-        "status": "ok",
-        "answer": "A" if correct else "B",
-        "correct": correct,
-    }
+    return compare_row(item, video, correct, answer="A" if correct else "B")
 
 
 def _runs(tmp_path: Path) -> tuple[Path, Path]:
