@@ -35,6 +35,7 @@ REFUSED = [
     ("eps", float("nan"), "must be a number (got nan)", ["--eps", "nan"]),
     ("ci", "bootstrap", "Input should be 'bca' or 'percentile'", None),
     ("metric", "bleu", "Input should be 'score'", None),
+    ("workers", 0, "give at least one worker thread (got 0)", ["--workers", "0"]),
 ]
 
 

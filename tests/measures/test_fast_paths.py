@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -93,3 +93,33 @@ def test_kept_float32_counts_give_the_blocked_products_bit_for_bit(
     assert np.array_equal(blocked.sums(values), sums)
     want = blocked.resampled(blocked.cluster_sums(values), min(n_boot, 5), dtype=np.float32)
     assert np.array_equal(want, rows)
+
+
+@settings(max_examples=150)
+@given(st.integers(0, 3000).flatmap(lambda n: st.tuples(st.integers(0, n // 2), st.just(n))))
+def test_vectorised_mcnemar_equals_scipy_binomtest_bit_for_bit(case: tuple[int, int]) -> None:
+    from scipy.stats import binomtest
+
+    from itemscale.measures._mcnemar import two_sided_binomial_ps
+
+    k, n = case
+    want = 1.0 if n == 0 else float(binomtest(k, n, 0.5).pvalue)
+    assert float(two_sided_binomial_ps(np.array([k]), np.array([n]))[0]) == want
+
+
+def test_mcnemar_every_small_count_and_by_hand() -> None:
+    from scipy.stats import binomtest
+
+    from itemscale.measures import mcnemar_exact_p
+    from itemscale.measures._mcnemar import mcnemar_exact_ps
+
+    down = np.array([d for n in range(40) for d in range(n + 1)])
+    up = np.array([n - d for n in range(40) for d in range(n + 1)])
+    want = [
+        1.0 if d + u == 0 else float(binomtest(min(d, u), d + u, 0.5).pvalue)
+        for d, u in zip(down.tolist(), up.tolist(), strict=True)
+    ]
+    assert mcnemar_exact_ps(down, up).tolist() == want
+    # 0 of 5 discordant pairs one way: 2 * 0.5^5
+    assert mcnemar_exact_p(0, 5) == 2 * 0.5**5 and mcnemar_exact_p(0, 0) == 1.0
+    assert mcnemar_exact_p(3, 3) == 1.0

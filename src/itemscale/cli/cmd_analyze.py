@@ -116,6 +116,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_ci_argument(p)
     add_inference_arguments(p)
     p.add_argument(
+        "--workers",
+        type=int,
+        default=DEFAULTS.workers,
+        metavar="N",
+        help="threads computing models at once (default: one per usable core); the numbers "
+        "do not depend on it",
+    )
+    p.add_argument(
         "--configs",
         type=parse_config_list,
         metavar="LABEL,LABEL,...",
@@ -482,6 +490,7 @@ def run(args: argparse.Namespace) -> int:
         power_target=args.power_target,
         test_pairs=args.test_pair,
         heterogeneity_draws=args.heterogeneity_draws,
+        workers=args.workers,
     )
     try:
         per_item = check_per_item_path(args.per_item) if args.per_item else None

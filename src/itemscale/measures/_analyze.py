@@ -8,6 +8,7 @@ model's primary series, the other series, membership and churn."""
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Unpack
@@ -25,7 +26,7 @@ from ._blocks import (
     continuous_fields,
     continuous_grid_with_text,
 )
-from ._bootstrap import DEFAULT_CI, VideoBootstrap
+from ._bootstrap import DEFAULT_CI, VideoBootstrap, resample_counts
 from ._inference import (
     check_requested,
     churn_records,
@@ -59,6 +60,7 @@ from ._result_series import (
 from ._select import UnknownConfigError, select_configs
 from ._settings import AnalysisSettings
 from ._small import small_sample
+from ._threads import thread_map
 
 #: A model's entry (and each of its series'): a series with multiple-choice items, or one of
 #: open-ended items only.
@@ -139,27 +141,33 @@ def _on_chain(matrices: list[ResponseMatrix], axis: str) -> list[ResponseMatrix]
 
 
 class _BootstrapCache:
-    """One count matrix per set of videos: models evaluated on the same videos share it."""
+    """One count matrix per set of videos: models evaluated on the same videos share it. Models
+    computed on several threads share it too: the first to need a video set draws its counts
+    (under the lock, so no set is drawn twice), and the draw depends only on the set and the
+    seed, never on which model asked first."""
 
     def __init__(self, bootstrap: int, seed: int, method: str = DEFAULT_CI) -> None:
         self.bootstrap = bootstrap
         self.seed = seed
         self.method = method
         self._counts: dict[tuple[str, ...], tuple[np.ndarray, dict[str, np.ndarray]]] = {}
+        self._lock = threading.Lock()
 
     def get(self, video_ids: np.ndarray) -> VideoBootstrap:
         videos = tuple(sorted(set(video_ids.tolist())))
-        counts, converted = self._counts.get(videos, (None, None))
-        boot = VideoBootstrap(
+        with self._lock:
+            shared = self._counts.get(videos)
+            if shared is None and videos:
+                counts = resample_counts(len(videos), self.bootstrap, self.seed)
+                shared = self._counts[videos] = (counts, {})
+        return VideoBootstrap(
             video_ids,
             self.bootstrap,
             self.seed,
-            counts=counts,
+            counts=None if shared is None else shared[0],
             method=self.method,
-            converted=converted,
+            converted=None if shared is None else shared[1],
         )
-        self._counts[videos] = (boot.counts, boot.converted)
-        return boot
 
     def boot_for(self, video_ids: np.ndarray) -> VideoBootstrap | None:
         return self.get(video_ids) if self.bootstrap > 0 and len(video_ids) else None
@@ -363,10 +371,12 @@ def analyze_responses(
     for m in matrices:
         grouped[m.model].append(m)
     boots = _BootstrapCache(chosen.bootstrap, chosen.seed, chosen.ci)
-    models = {
-        model: _model_result(_series_blocks(mats, boots, chosen), mats, boots)
-        for model, mats in grouped.items()
-    }
+
+    def one_model(mats: list[ResponseMatrix]) -> ModelEntry:
+        return _model_result(_series_blocks(mats, boots, chosen), mats, boots)
+
+    entries = thread_map(one_model, list(grouped.values()), chosen.workers)
+    models = dict(zip(grouped, entries, strict=True))
     used = _plugin_measures(models)
     return AnalysisResult(
         schema_version=ANALYSIS_SCHEMA_VERSION,
@@ -422,7 +432,7 @@ def _keys_of(value: object, keys: set[str]) -> None:
 def _matrices(df: pd.DataFrame, settings: AnalysisSettings) -> list[ResponseMatrix]:
     """The response matrices the settings measure: on the chosen chain, with every requested
     test pair and `by` attribute checked against what the run has."""
-    matrices = build_matrices(df, metric=settings.metric)
+    matrices = build_matrices(df, metric=settings.metric, workers=settings.workers)
     if settings.axis is not None:
         matrices = _on_chain(matrices, settings.axis)
     if settings.test_pairs:

@@ -8,17 +8,16 @@ measured.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import TypedDict
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
 
 from ..responses import NOANSWER
 from ._bootstrap import VideoBootstrap
 from ._matrix import ResponseMatrix
+from ._mcnemar import mcnemar_exact_ps
 from ._order import BudgetOrder
 from ._result_models import BudgetOrderRecord, CoverStep, Estimate
 from ._stats import Columns, scalar_stat, smooth_ci, stat
@@ -100,19 +99,9 @@ def eps_flips(s: np.ndarray, less: np.ndarray | None, eps: float) -> tuple[np.nd
 
 
 def mcnemar_exact_p(discordant_down: int, discordant_up: int) -> float:
-    """Two-sided exact McNemar p-value: binomial test on the discordant pairs."""
-    return _two_sided_binomial_p(
-        min(discordant_down, discordant_up), discordant_down + discordant_up
-    )
-
-
-@functools.lru_cache(maxsize=4096)
-def _two_sided_binomial_p(k: int, n: int) -> float:
-    """The paired tests ask again for the p-values of the adjacent pairs the block's McNemar
-    table computed (same counts): each is a dozen binomial evaluations in scipy."""
-    if n == 0:
-        return 1.0
-    return float(binomtest(k, n, 0.5).pvalue)
+    """Two-sided exact McNemar p-value: binomial test on the discordant pairs (scipy's
+    `binomtest`, bit for bit; `mcnemar_exact_ps` computes many at once)."""
+    return float(mcnemar_exact_ps(np.array([discordant_down]), np.array([discordant_up]))[0])
 
 
 def greedy_cover(y: np.ndarray, labels: Sequence[str]) -> list[CoverStep]:
@@ -158,9 +147,13 @@ def text_overwrite_counts(
     answers: np.ndarray,
     text_answer: np.ndarray,
     less: np.ndarray | None = None,
+    *,
+    vocab: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per item: number of harmful transitions (j<k, y_j=1, y_k=0), and how many of them have
-    the wrong answer at k equal to the text-only answer."""
+    the wrong answer at k equal to the text-only answer. With `vocab`, `answers` and
+    `text_answer` are integer codes into it (`AnswerCodes`): the same counts, compared as
+    integers."""
     right = (y >= 1).astype(np.int64)
     if less is None:
         right_before: np.ndarray = np.cumsum(right, axis=1) - right  # right strictly before k
@@ -168,10 +161,24 @@ def text_overwrite_counts(
         right_before = right @ less.astype(np.int64)
     wrong = y < 1
     harmful = np.where(wrong, right_before, 0)
-    valid_text = _valid_answers(text_answer)
+    if vocab is None:
+        valid_text = _valid_answers(text_answer)
+    else:  # each distinct answer judged once; code -1 takes the vocabulary's last entry, None
+        valid_text = np.array([_valid_answer(a) for a in vocab.tolist()], dtype=bool)[text_answer]
     same = (answers == text_answer[:, None]) & valid_text[:, None]
     overwrite = np.where(same, harmful, 0)
     return harmful.sum(axis=1).astype(float), overwrite.sum(axis=1).astype(float)
+
+
+def matrix_text_overwrite_counts(
+    y: np.ndarray, m: ResponseMatrix, less: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """`text_overwrite_counts` of a matrix's answers (`y` its outcomes or a chain's), on its
+    answer codes where it has them."""
+    codes = m.answer_codes
+    if codes is None:
+        return text_overwrite_counts(y, m.answers, m.text_answer, less)
+    return text_overwrite_counts(y, codes.cells, codes.text, less, vocab=codes.vocab)
 
 
 def order_record(m: ResponseMatrix) -> BudgetOrderRecord:

@@ -17,10 +17,11 @@ from typing import TypedDict
 import numpy as np
 
 from ..responses import NOANSWER
-from ._binary import greedy_cover, mcnemar_exact_p, order_record, pairs, repeat_block
+from ._binary import greedy_cover, order_record, pairs, repeat_block
 from ._bootstrap import VideoBootstrap
 from ._effective import effective_budget
 from ._matrix import ResponseMatrix
+from ._mcnemar import mcnemar_exact_ps
 from ._measure import (
     CURVE,
     BlockData,
@@ -138,14 +139,28 @@ def _pair_tables(
             resampled["pair_max"],
         )
         down_counts, up_counts = _flip_counts(y, a_idx, b_idx)
+        exact_ps = mcnemar_exact_ps(down_counts.astype(np.int64), up_counts.astype(np.int64))
         for p, (a, b) in enumerate(pair_list):
             arrow = f"{labels[a]}->{labels[b]}"
             n = y.shape[0]
             flip_down[arrow] = counted(stat(point["down"][p], fd_ci[p]), down_counts[p], n)
             flip_up[arrow] = counted(stat(point["up"][p], fu_ci[p]), up_counts[p], n)
-            mcnemar[arrow] = mcnemar_exact_p(int(down_counts[p]), int(up_counts[p]))
+            mcnemar[arrow] = float(exact_ps[p])
             complementarity[f"{labels[a]}|{labels[b]}"] = stat(comp_p[p], comp_ci[p])
     return {"flip_down": flip_down, "flip_up": flip_up}, mcnemar, complementarity
+
+
+def _noanswer_rates(m: ResponseMatrix, labels: list[str]) -> dict[str, Estimate]:
+    """Each configuration's share of `noanswer` answers (compared as codes where the matrix
+    has them)."""
+    codes = m.answer_codes
+    answers: np.ndarray = m.answers if codes is None else codes.cells
+    noanswer: object = NOANSWER if codes is None else codes.code_of(NOANSWER)
+    n = answers.shape[0]
+    return {
+        label: stat(float(np.mean(answers[:, j] == noanswer)) if n else None, None)
+        for j, label in enumerate(labels)
+    }
 
 
 def _block_data(
@@ -188,7 +203,6 @@ def binary_fields(
     """`binary_block`'s keys, which a series' block extends (`analyze`)."""
     data = _block_data("binary", m, boot, eps=0.0)
     y, labels, order = data.y, list(m.labels), m.budget_order
-    n = y.shape[0]
     pair_list = order.comparable_pairs if order.multi_axis else pairs(y.shape[1])
     extra: dict[str, np.ndarray] = {}
     if pair_list:
@@ -202,10 +216,7 @@ def binary_fields(
     block: BlockFields = {
         "kind": "binary",
         **_header(m),
-        "noanswer_rate": {
-            label: stat(float(np.mean(m.answers[:, j] == NOANSWER)) if n else None, None)
-            for j, label in enumerate(labels)
-        },
+        "noanswer_rate": _noanswer_rates(m, labels),
         "accuracy": _curve(res, labels),
         **entries["headline"],
         **flips,

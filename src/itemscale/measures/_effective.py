@@ -13,10 +13,12 @@ from ._same_input import SameInput, same_input
 
 
 def pair_verdict(m: ResponseMatrix, a: int, b: int) -> SameInput | None:
-    """`same_input` on columns a (the smaller budget) and b of one matrix."""
+    """`same_input` on columns a (the smaller budget) and b of one matrix (its answer codes
+    where it has them: the same verdict, without comparing strings)."""
+    answers = m.answers if m.answer_codes is None else m.answer_codes.cells
     return same_input(
-        m.answers[:, a],
-        m.answers[:, b],
+        answers[:, a],
+        answers[:, b],
         visual_tokens_from=m.visual_tokens[:, a],
         visual_tokens_to=m.visual_tokens[:, b],
         effective_frames_from=m.effective_frames[:, a],

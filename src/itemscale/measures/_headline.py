@@ -17,8 +17,8 @@ import numpy as np
 from ._binary import (
     beneficial_indicator,
     harmful_indicator,
+    matrix_text_overwrite_counts,
     terminal_regression_indicator,
-    text_overwrite_counts,
 )
 from ._measure import (
     CURVE,
@@ -121,7 +121,7 @@ class TextOverwrite(Measure):
         if not has.any():
             return {self.key: no_value(), "text_overwrite_item_rate": no_value()}
         m = data.matrix
-        harmful_n, overwrite_n = text_overwrite_counts(data.y, m.answers, m.text_answer, data.less)
+        harmful_n, overwrite_n = matrix_text_overwrite_counts(data.y, m, data.less)
         harmful_n = np.where(has, harmful_n, 0.0)
         overwrite_n = np.where(has, overwrite_n, 0.0)
         return {

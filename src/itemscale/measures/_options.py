@@ -31,3 +31,4 @@ class AnalysisOptions(TypedDict, total=False):
     power_target: float
     test_pairs: Sequence[tuple[str, str]]
     heterogeneity_draws: int
+    workers: int | None

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import chi2
 
-from ._binary import mcnemar_exact_p
 from ._bootstrap import VideoBootstrap, intervals, jackknife_means
+from ._mcnemar import mcnemar_exact_ps
 
 
 @dataclass(frozen=True)
@@ -120,6 +120,7 @@ def paired_tests(
         boot_p = bootstrap_p(point, samples)
     down = (diff < 0).sum(axis=0)
     up = (diff > 0).sum(axis=0)
+    exact_ps = mcnemar_exact_ps(down, up)
     out = []
     for p, (a, b) in enumerate(pairs):
         interval = None if np.isnan(ci[p]).any() else (float(ci[p, 0]), float(ci[p, 1]))
@@ -132,7 +133,7 @@ def paired_tests(
                 n_up=int(up[p]),
                 difference=float(point[p]),
                 difference_ci=interval,
-                exact_mcnemar_p=mcnemar_exact_p(int(down[p]), int(up[p])),
+                exact_mcnemar_p=float(exact_ps[p]),
                 clustered_statistic=float(statistic[p]),
                 clustered_p=float(clustered[p]),
                 bootstrap_p=None if np.isnan(boot_p[p]) else float(boot_p[p]),

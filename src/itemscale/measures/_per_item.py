@@ -24,8 +24,8 @@ from ._binary import (
     beneficial_indicator,
     eps_flips,
     harmful_indicator,
+    matrix_text_overwrite_counts,
     terminal_regression_indicator,
-    text_overwrite_counts,
 )
 from ._matrix import CONTINUOUS_METRICS, ResponseMatrix, build_matrices
 from ._order import with_text_first
@@ -176,7 +176,7 @@ def _binary_rows(m: ResponseMatrix, paper_prefix: str) -> dict[str, np.ndarray]:
     }
     has_text = ~np.isnan(m.text_value)
     cols["text_only_right"] = np.where(has_text, (m.text_value >= 1).astype(float), np.nan)
-    _, overwrite_n = text_overwrite_counts(y, m.answers, m.text_answer, less)
+    _, overwrite_n = matrix_text_overwrite_counts(y, m, less)
     cols["text_overwrite"] = np.where(has_text, (overwrite_n > 0).astype(float), np.nan)
     yt = np.column_stack([np.nan_to_num(m.text_value), y]) if n else np.zeros((0, k + 1))
     with_less = with_text_first(order).less if order.multi_axis else None

@@ -156,10 +156,17 @@ def _num(value: float | None) -> str:
     return f"{value:g}"
 
 
+def _present(answers: np.ndarray) -> np.ndarray:
+    """Which answers are present: not None, or a code >= 0 (`AnswerCodes`, -1 for none)."""
+    if answers.dtype.kind in "iu":
+        return np.asarray(answers >= 0)
+    return np.asarray(np.not_equal(answers, _NONE))
+
+
 def _identical(same: np.ndarray, answers_from: np.ndarray) -> int:
     """Items whose answers are present and equal, from `same` (`a == b` item by item): an
     answer equal to a present one is present too, so only one side is checked for None."""
-    return int(np.count_nonzero(same & np.not_equal(answers_from, _NONE)))
+    return int(np.count_nonzero(same & _present(answers_from)))
 
 
 def _does_not_grow(
@@ -190,8 +197,9 @@ def _as_float(values: Sequence[float | None] | np.ndarray | None, n: int) -> np.
 
 
 def _answers(values: Sequence[str | None] | np.ndarray) -> np.ndarray:
-    """A 1-D object array of the answers (an object array is used as it is)."""
-    if isinstance(values, np.ndarray) and values.dtype == object and values.ndim == 1:
+    """A 1-D object array of the answers (an object array, or integer codes with -1 for none,
+    used as they are)."""
+    if isinstance(values, np.ndarray) and values.ndim == 1 and values.dtype.kind in "Oiu":
         return values
     return np.asarray(list(values), dtype=object)
 
@@ -210,7 +218,8 @@ def same_input(
 ) -> SameInput | None:
     """The rule above on two aligned columns of matched items (`from` the smaller budget).
 
-    Every sequence is aligned item by item; a missing value is None or NaN. `frame_step` says
+    Every sequence is aligned item by item; a missing value is None or NaN (the answers may
+    be integer codes instead, equal codes for equal answers and -1 for none). `frame_step` says
     whether the two budgets ask for different frame counts (the effective-frames rule applies
     only then: a pixel step keeps the frame count by design). Returns None when the pair looks
     like different inputs, or when the rule cannot tell.
@@ -224,7 +233,7 @@ def same_input(
     # taken only where a verdict reports it
     same = np.asarray(a_from == a_to, dtype=bool) if n else np.zeros(0, dtype=bool)
     identical = _identical(same, a_from)
-    answered = int(np.count_nonzero(np.not_equal(a_from, _NONE) & np.not_equal(a_to, _NONE)))
+    answered = int(np.count_nonzero(_present(a_from) & _present(a_to)))
     differ = answered - identical
     bound = rerun_bound(answered, floor)
     graded = {

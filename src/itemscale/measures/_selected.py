@@ -29,8 +29,6 @@ basic interval. `benchmarks/coverage.py` measures the result; docs/measures.md s
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ._bootstrap import CI_LEVEL, column_quantiles, percentile_intervals
@@ -81,9 +79,10 @@ def selected_max_intervals(
     winner_resampled = by_config[winner, :, rows].T  # [B, M]
     differences = winner_resampled[None, :, :] - by_config
     if np.isnan(differences).any():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            spread = np.nan_to_num(np.nanstd(differences, axis=1))
+        # an all-NaN slice has no spread (0): computed on zeros, without the warning (and
+        # without `catch_warnings`, which is not thread-safe)
+        empty = np.isnan(differences).all(axis=1, keepdims=True)
+        spread = np.nan_to_num(np.nanstd(np.where(empty, 0.0, differences), axis=1))
     else:
         spread = differences.std(axis=1)  # [K, M]
 

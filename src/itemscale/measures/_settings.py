@@ -64,6 +64,9 @@ class AnalysisSettings(BaseModel):
     test_pairs: tuple[tuple[str, str], ...] = ()
     #: Resamples of the additive-model test (the first N of the video bootstrap).
     heterogeneity_draws: int = DEFAULT_DRAWS
+    #: Threads computing models at once (None: one per usable core). The numbers do not
+    #: depend on it.
+    workers: int | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -75,6 +78,13 @@ class AnalysisSettings(BaseModel):
     def _not_negative(cls, value: int) -> int:
         if value < 0:
             raise ValueError(f"resamples must be >= 0 (got {value})")
+        return value
+
+    @field_validator("workers")
+    @classmethod
+    def _threads(cls, value: int | None) -> int | None:
+        if value is not None and value < 1:
+            raise ValueError(f"give at least one worker thread (got {value})")
         return value
 
     @field_validator("power_target")

@@ -211,8 +211,11 @@ def normalise_responses(
     if dup.any():
         first = result.loc[dup, list(ROW_KEY)].iloc[0].to_dict()
         raise SchemaError(f"{where}: duplicate row key {first} ({int(dup.sum())} rows)")
-    answered = result["status"].isin(ANSWERED_STATUSES)
-    both = answered & result["correct"].notna() & result["score"].notna()
+    # the numeric columns first: the status of every row (a string look-up over the whole
+    # table, 0.13 s at 5.5 x 10^6 rows) is read only when some row holds both
+    both = result["correct"].notna() & result["score"].notna()
+    if both.any():
+        both &= result["status"].isin(ANSWERED_STATUSES)
     if both.any():
         row = int(np.flatnonzero(both.to_numpy())[0])
         raise SchemaError(f"{where}: row {row} has both 'correct' and 'score'")
