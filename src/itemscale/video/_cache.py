@@ -42,6 +42,7 @@ _INDEX_HEAD: Final[struct.Struct] = struct.Struct("<8sQ")  # magic, checksum of 
 # frame and keyframe timestamps, length of the codec name (UTF-8)
 _INDEX_BODY: Final[struct.Struct] = struct.Struct("<QddIIqqQQH")
 _INDEX_SUFFIX: Final[str] = ".idx"
+_INDEXED_MEMO_SIZE: Final[int] = 1 << 16
 _STALE_TEMP_S: Final[float] = 3600.0
 #: Recency is refreshed on a hit only when older than this: eviction needs no finer clock, and
 #: writing the time on every hit measured more than reading the frame.
@@ -79,6 +80,8 @@ class FrameCache:
         # Bytes on disk as last scanned plus what this process wrote since: a scan (the only
         # exact figure when several processes share the cache) runs only when this passes the cap.
         self._estimated_bytes = self.size_bytes()
+        # content hashes whose index this instance read or wrote: `keep_index` skips their stat
+        self._indexed: set[str] = set()
 
     def path_for(self, video_hash: str, index: int, height: int, width: int) -> Path:
         return Path(self._path_str(video_hash, index, height, width))
@@ -173,12 +176,29 @@ class FrameCache:
             self.stats.corrupted += 1
             return None
         self.stats.index_hits += 1
+        self._remember_indexed(video_hash)
         return index
 
     def put_index(self, video_hash: str, index: StreamIndex) -> None:
         """Store a video's stream index beside its frames (atomically, like `put`)."""
         if self._write(self.index_path(video_hash), [_pack_index(index)]):
             self.stats.index_writes += 1
+            self._remember_indexed(video_hash)
+
+    def keep_index(self, video_hash: str, index: StreamIndex) -> None:
+        """Store an index obtained elsewhere (memoised in this process) unless the cache already
+        holds one for this content; checked on disk once per content and instance."""
+        if video_hash in self._indexed:
+            return
+        if self.index_path(video_hash).exists():
+            self._remember_indexed(video_hash)
+        else:
+            self.put_index(video_hash, index)
+
+    def _remember_indexed(self, video_hash: str) -> None:
+        if len(self._indexed) >= _INDEXED_MEMO_SIZE:
+            self._indexed.clear()  # a long-lived process: re-checking costs one stat per video
+        self._indexed.add(video_hash)
 
     def _write(self, path: Path, chunks: Sequence[bytes | memoryview]) -> bool:
         """Write `chunks` to a temp file in `path`'s folder, then rename it to `path`. False when
