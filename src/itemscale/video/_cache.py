@@ -248,9 +248,9 @@ class FrameCache:
         return sum(size for _mtime, size, _path in self._entries())
 
     def evict(self, target_bytes: int | None = None) -> int:
-        """Delete least recently used entries (frames and indexes) until the cache holds at most `target_bytes`
-        (default: 90% of `max_bytes`, so eviction does not run on every write). Returns the
-        number of bytes freed."""
+        """Delete least recently used entries (frames and indexes) until the cache holds at most
+        `target_bytes` (default: 90% of `max_bytes`, so eviction does not run on every write).
+        Returns the number of bytes freed."""
         target = int(self.max_bytes * 0.9) if target_bytes is None else int(target_bytes)
         entries = sorted(self._entries())
         total = sum(size for _mtime, size, _path in entries)

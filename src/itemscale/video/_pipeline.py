@@ -153,8 +153,8 @@ def decode_raw(
 
 def _cached_index(path: str | os.PathLike[str], video_hash: str, cache: FrameCache) -> StreamIndex:
     """The video's stream index: memoised in this process, else stored in the frame cache (a hit
-    then demuxes nothing), else built; in each case the cache holds it afterwards. A video whose index cannot be built raises its
-    `MediaError` and leaves nothing in the cache."""
+    then demuxes nothing), else built; in each case the cache holds it afterwards. A video whose
+    index cannot be built raises its `MediaError` and leaves nothing in the cache."""
     index = remembered_index(path)
     if index is not None:
         # memoised before a cache was given (a probe, an uncached decode): store it all the same,
@@ -182,7 +182,9 @@ def decode_for_configs(
 
     `cached` configurations share one decode of the union of their indices (frames already in
     `cache` are not decoded again, and new ones are stored); `raw` configurations are decoded on
-    their own. Raises `MediaError` when the video cannot give the frames.
+    their own. With a cache, the video's stream index is read from it too (and stored there the
+    first time), so a warm cache needs no demux of the container. Raises `MediaError` when the
+    video cannot give the frames.
     """
     configs = list(configs)
     if cache is not None:
