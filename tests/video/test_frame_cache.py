@@ -95,7 +95,7 @@ def test_served_from_cache_across_copies_of_the_video(
             assert np.array_equal(got.indices, uncached[config.config_id].indices)
 
 
-@pytest.mark.parametrize("damage", ["flip", "truncate", "magic", "empty"])
+@pytest.mark.parametrize("damage", ["flip", "truncate", "extend", "magic", "empty"])
 def test_corrupted_entry_is_redecoded_not_served(
     video: Path, tmp_path: Path, damage: str, decode_calls: list[list[int]]
 ) -> None:
@@ -109,6 +109,8 @@ def test_corrupted_entry_is_redecoded_not_served(
         data[len(data) // 2] ^= 0x40
     elif damage == "truncate":
         data = data[: len(data) - 100]
+    elif damage == "extend":  # a frame's whole bytes, then more: not this entry
+        data += b"\x00"
     elif damage == "magic":
         data[:8] = b"XXXXXXXX"
     else:

@@ -2,8 +2,10 @@
 from (video content hash + frame index + size), so every model and run reuses them.
 
 Entries are raw RGB bytes behind a small header with a 64-bit checksum: lossless, fast to read,
-and a damaged entry is detected and re-decoded rather than served. Writers write a temp file and
-rename it, so two processes filling the cache at once never expose half a frame.
+and a damaged entry is detected and re-decoded rather than served. Beside a video's frames lies
+its stream index (the timestamps of every frame, which otherwise take a demux of the whole
+container to rebuild), checked the same way. Writers write a temp file and rename it, so two
+processes filling the cache at once never expose half a frame.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Final
 
 import numpy as np
 
 from ..files import is_no_space
+from ._media import INDEX_VERSION, StreamIndex, VideoInfo
 
 #: Magic + format version at the start of every entry; bump the digit to change the format.
 ENTRY_MAGIC: Final[bytes] = b"ISFRAME3"
@@ -30,6 +34,15 @@ _HEADER: Final[struct.Struct] = struct.Struct("<8sIIIQ")  # magic, height, width
 #: Part of every key: the resize method (changing it must not serve old pixels).
 RESIZE_VERSION: Final[str] = "yuvbicubic1"
 _SUFFIX: Final[str] = ".frame"
+#: Magic + format version of a stored stream index; bump the digit to change the format (what
+#: `_build_index` computes is versioned apart, by `INDEX_VERSION` in the file's name).
+INDEX_MAGIC: Final[bytes] = b"ISINDEX1"
+_INDEX_HEAD: Final[struct.Struct] = struct.Struct("<8sQ")  # magic, checksum of the rest
+# video_frames, fps, duration_s, width, height, time base numerator and denominator, number of
+# frame and keyframe timestamps, length of the codec name (UTF-8)
+_INDEX_BODY: Final[struct.Struct] = struct.Struct("<QddIIqqQQH")
+_INDEX_SUFFIX: Final[str] = ".idx"
+_INDEXED_MEMO_SIZE: Final[int] = 1 << 16
 _STALE_TEMP_S: Final[float] = 3600.0
 #: Recency is refreshed on a hit only when older than this: eviction needs no finer clock, and
 #: writing the time on every hit measured more than reading the frame.
@@ -43,8 +56,13 @@ class CacheStats:
     corrupted: int = 0
     writes: int = 0
     evicted: int = 0
-    #: frames not stored because the cache's disk was full (the sweep goes on without them)
+    #: frames (and indexes) not stored because the cache's disk was full (the sweep goes on)
     not_written: int = 0
+    #: stream indexes read back (a demux saved), not found or damaged, stored; a damaged one is
+    #: deleted, rebuilt and counted in `corrupted` too
+    index_hits: int = 0
+    index_misses: int = 0
+    index_writes: int = 0
 
 
 class FrameCache:
@@ -62,14 +80,23 @@ class FrameCache:
         # Bytes on disk as last scanned plus what this process wrote since: a scan (the only
         # exact figure when several processes share the cache) runs only when this passes the cap.
         self._estimated_bytes = self.size_bytes()
+        # content hashes whose index this instance read or wrote: `keep_index` skips their stat
+        self._indexed: set[str] = set()
 
     def path_for(self, video_hash: str, index: int, height: int, width: int) -> Path:
         return Path(self._path_str(video_hash, index, height, width))
 
     def _path_str(self, video_hash: str, index: int, height: int, width: int) -> str:
         # plain strings: a hit on a grid touches thousands of entries, pathlib is measurable
-        name = f"{int(index):08d}_{int(height)}x{int(width)}_{RESIZE_VERSION}{_SUFFIX}"
-        return os.path.join(self._root_str, video_hash[:2], video_hash, name)
+        return f"{self._folder(video_hash)}{_entry_name(index, height, width)}"
+
+    def _folder(self, video_hash: str) -> str:
+        """The video's folder with a trailing separator: joined once per call, not per frame."""
+        return os.path.join(self._root_str, video_hash[:2], video_hash, "")
+
+    def index_path(self, video_hash: str) -> Path:
+        """Where the stream index of this content lies, beside its frames."""
+        return Path(f"{self._folder(video_hash)}index_{INDEX_VERSION}{_INDEX_SUFFIX}")
 
     def get(self, video_hash: str, index: int, height: int, width: int) -> np.ndarray | None:
         """The cached frame, or None when absent or damaged (a damaged entry is deleted)."""
@@ -100,9 +127,11 @@ class FrameCache:
             if not out.flags.c_contiguous:
                 raise ValueError("read_into needs a C-contiguous destination")
 
+        folder = self._folder(video_hash)
+
         def one(request: tuple[int, np.ndarray]) -> str:
             index, out = request
-            return self._read_entry(video_hash, index, out)
+            return _read_entry(f"{folder}{_entry_name(index, out.shape[0], out.shape[1])}", out)
 
         if threads > 1 and len(requests) >= 4 * threads:
             with ThreadPoolExecutor(max_workers=threads) as pool:
@@ -117,52 +146,81 @@ class FrameCache:
                 self.stats.corrupted += outcome == "corrupted"
         return [outcome == "hit" for outcome in outcomes]
 
-    def _read_entry(self, video_hash: str, index: int, out: np.ndarray) -> str:
-        height, width = int(out.shape[0]), int(out.shape[1])
-        path = self._path_str(video_hash, index, height, width)
-        target = out.data.cast("B")
-        try:
-            with open(path, "rb", buffering=0) as handle:
-                header = handle.read(_HEADER.size)
-                got = handle.readinto(target)
-                trailing = handle.read(1)
-                valid = _valid(header, got, trailing, target, height, width)
-                if valid:
-                    _touch(handle.fileno())
-        except FileNotFoundError:
-            return "missing"
-        if not valid:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
-            return "corrupted"
-        return "hit"
-
     def put(self, video_hash: str, index: int, frame: np.ndarray) -> None:
         """Store a frame (uint8 [H, W, 3]) atomically: temp file in the same folder, then rename."""
         if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[2] != 3:
             raise ValueError(f"a cached frame is uint8 [H, W, 3] (got {frame.dtype} {frame.shape})")
         height, width = int(frame.shape[0]), int(frame.shape[1])
-        path = self.path_for(video_hash, index, height, width)
-        path.parent.mkdir(parents=True, exist_ok=True)
         payload = np.ascontiguousarray(frame).data.cast("B")
         header = _HEADER.pack(ENTRY_MAGIC, height, width, 3, frame_checksum(payload))
+        if self._write(self.path_for(video_hash, index, height, width), [header, payload]):
+            self.stats.writes += 1
+
+    def get_index(self, video_hash: str, path: str | os.PathLike[str]) -> StreamIndex | None:
+        """The stored stream index of this content, its `info.path` set to `path` (the caller's
+        name for the file), or None when absent or damaged (a damaged index is deleted)."""
+        file = self.index_path(video_hash)
+        try:
+            with open(file, "rb", buffering=0) as handle:
+                data = handle.readall()
+                index = _unpack_index(data, str(Path(path)))
+                if index is not None:
+                    _touch(handle.fileno())
+        except FileNotFoundError:
+            self.stats.index_misses += 1
+            return None
+        if index is None:
+            with contextlib.suppress(FileNotFoundError):
+                file.unlink()
+            self.stats.index_misses += 1
+            self.stats.corrupted += 1
+            return None
+        self.stats.index_hits += 1
+        self._remember_indexed(video_hash)
+        return index
+
+    def put_index(self, video_hash: str, index: StreamIndex) -> None:
+        """Store a video's stream index beside its frames (atomically, like `put`)."""
+        if self._write(self.index_path(video_hash), [_pack_index(index)]):
+            self.stats.index_writes += 1
+            self._remember_indexed(video_hash)
+
+    def keep_index(self, video_hash: str, index: StreamIndex) -> None:
+        """Store an index obtained elsewhere (memoised in this process) unless the cache already
+        holds one for this content; checked on disk once per content and instance."""
+        if video_hash in self._indexed:
+            return
+        if self.index_path(video_hash).exists():
+            self._remember_indexed(video_hash)
+        else:
+            self.put_index(video_hash, index)
+
+    def _remember_indexed(self, video_hash: str) -> None:
+        if len(self._indexed) >= _INDEXED_MEMO_SIZE:
+            self._indexed.clear()  # a long-lived process: re-checking costs one stat per video
+        self._indexed.add(video_hash)
+
+    def _write(self, path: Path, chunks: Sequence[bytes | memoryview]) -> bool:
+        """Write `chunks` to a temp file in `path`'s folder, then rename it to `path`. False when
+        the disk is full: a cache is an aid, and a full disk costs decodes, not cells."""
+        path.parent.mkdir(parents=True, exist_ok=True)
         temp = path.parent / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
         try:
             with temp.open("wb") as handle:
-                handle.write(header)
-                handle.write(payload)
+                for chunk in chunks:
+                    handle.write(chunk)
             os.replace(temp, path)
         except BaseException as exc:
             with contextlib.suppress(FileNotFoundError):
                 temp.unlink()
-            if is_no_space(exc):  # a cache is an aid: a full disk costs decodes, not cells
+            if is_no_space(exc):
                 self.stats.not_written += 1
-                return
+                return False
             raise
-        self.stats.writes += 1
-        self._estimated_bytes += len(header) + len(payload)
+        self._estimated_bytes += sum(len(chunk) for chunk in chunks)
         if self._estimated_bytes > self.max_bytes:
             self.evict()
+        return True
 
     def _entries(self) -> list[tuple[float, int, Path]]:
         out: list[tuple[float, int, Path]] = []
@@ -180,7 +238,9 @@ class FrameCache:
                         with contextlib.suppress(FileNotFoundError):
                             path.unlink()
                     continue
-                if name.endswith(_SUFFIX):
+                # Indexes count and are evicted like frames (a long video's is ~1 MB); frames
+                # whose index went are served all the same, the index is then built again.
+                if name.endswith((_SUFFIX, _INDEX_SUFFIX)):
                     out.append((stat.st_mtime, stat.st_size, path))
         return out
 
@@ -188,9 +248,9 @@ class FrameCache:
         return sum(size for _mtime, size, _path in self._entries())
 
     def evict(self, target_bytes: int | None = None) -> int:
-        """Delete least recently used entries until the cache holds at most `target_bytes`
-        (default: 90% of `max_bytes`, so eviction does not run on every write). Returns the
-        number of bytes freed."""
+        """Delete least recently used entries (frames and indexes) until the cache holds at most
+        `target_bytes` (default: 90% of `max_bytes`, so eviction does not run on every write).
+        Returns the number of bytes freed."""
         target = int(self.max_bytes * 0.9) if target_bytes is None else int(target_bytes)
         entries = sorted(self._entries())
         total = sum(size for _mtime, size, _path in entries)
@@ -239,6 +299,101 @@ def _odd_weights(count: int) -> np.ndarray:
     return np.arange(1, 2 * count, 2, dtype=np.uint64)
 
 
+def _entry_name(index: int, height: int, width: int) -> str:
+    return f"{int(index):08d}_{int(height)}x{int(width)}_{RESIZE_VERSION}{_SUFFIX}"
+
+
+def _read_entry(path: str, out: np.ndarray) -> str:
+    """Read one entry into `out`: "hit", "missing" or "corrupted" (then deleted). The file's
+    size (one `fstat`, which also gives the time for the LRU touch) stands in for reading past
+    the end, and one `readv` fills the header and the frame; no file object is built."""
+    height, width = int(out.shape[0]), int(out.shape[1])
+    header = bytearray(_HEADER.size)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return "missing"
+    try:
+        stat = os.fstat(fd)
+        size = _HEADER.size + out.nbytes
+        target = out.data.cast("B")
+        valid = (
+            stat.st_size == size
+            and os.readv(fd, [header, target]) == size
+            and _valid(header, target, height, width)
+        )
+        if valid and time.time() - stat.st_mtime > _TOUCH_AFTER_S:
+            with contextlib.suppress(OSError):
+                os.utime(fd)
+    finally:
+        os.close(fd)
+    if not valid:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        return "corrupted"
+    return "hit"
+
+
+def _pack_index(index: StreamIndex) -> bytes:
+    info = index.info
+    codec = info.codec.encode()
+    pts = np.ascontiguousarray(index.pts, dtype="<i8")
+    keys = np.ascontiguousarray(index.keyframe_pts, dtype="<i8")
+    body = b"".join(
+        [
+            _INDEX_BODY.pack(
+                info.video_frames,
+                info.fps,
+                info.duration_s,
+                info.width,
+                info.height,
+                info.time_base.numerator,
+                info.time_base.denominator,
+                pts.size,
+                keys.size,
+                len(codec),
+            ),
+            codec,
+            pts.tobytes(),
+            keys.tobytes(),
+        ]
+    )
+    return _INDEX_HEAD.pack(INDEX_MAGIC, frame_checksum(body)) + body
+
+
+def _unpack_index(data: bytes, path: str) -> StreamIndex | None:
+    """The index stored in `data`, or None when anything is off (magic, checksum, lengths)."""
+    if len(data) < _INDEX_HEAD.size + _INDEX_BODY.size:
+        return None
+    magic, checksum = _INDEX_HEAD.unpack_from(data)
+    body = memoryview(data)[_INDEX_HEAD.size :]
+    if magic != INDEX_MAGIC or frame_checksum(body) != checksum:
+        return None
+    frames, fps, duration, width, height, num, den, n_pts, n_keys, n_codec = (
+        _INDEX_BODY.unpack_from(body)
+    )
+    start = _INDEX_BODY.size + n_codec
+    if den <= 0 or len(body) != start + 8 * (n_pts + n_keys):
+        return None
+    try:
+        codec = bytes(body[_INDEX_BODY.size : start]).decode()
+    except UnicodeDecodeError:
+        return None
+    pts = np.frombuffer(body, dtype="<i8", count=n_pts, offset=start).astype(np.int64)
+    keys = np.frombuffer(body, dtype="<i8", count=n_keys, offset=start + 8 * n_pts)
+    info = VideoInfo(
+        path=path,
+        video_frames=frames,
+        fps=fps,
+        duration_s=duration,
+        width=width,
+        height=height,
+        codec=codec,
+        time_base=Fraction(num, den),
+    )
+    return StreamIndex(info=info, pts=pts, keyframe_pts=keys.astype(np.int64))
+
+
 def _touch(fd: int) -> None:
     """Mark an entry recently used (its mtime), at most once per `_TOUCH_AFTER_S`."""
     with contextlib.suppress(OSError):
@@ -246,11 +401,7 @@ def _touch(fd: int) -> None:
             os.utime(fd)
 
 
-def _valid(
-    header: bytes, got: int | None, trailing: bytes, payload: memoryview, height: int, width: int
-) -> bool:
-    if len(header) < _HEADER.size or trailing or got != len(payload):
-        return False
+def _valid(header: bytearray, payload: memoryview, height: int, width: int) -> bool:
     magic, h, w, c, crc = _HEADER.unpack(header)
     if magic != ENTRY_MAGIC or (h, w, c) != (height, width, 3):
         return False

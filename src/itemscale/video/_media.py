@@ -114,6 +114,13 @@ def _video_stream(container: Any, path: Path) -> Any:
     return stream
 
 
+#: The version of `_build_index`'s logic, part of the name of every stream index stored in the
+#: frame cache. Bump it whenever `_build_index` changes what it returns for some file (a field
+#: derived differently, packets kept or dropped differently): caches would otherwise keep serving
+#: indexes built the old way, since the content hash of the video does not change.
+INDEX_VERSION: Final[int] = 1
+
+
 def _build_index(path: Path) -> StreamIndex:
     import av
 
@@ -198,17 +205,41 @@ def stream_index(path: str | os.PathLike[str]) -> StreamIndex:
     path = Path(path)
     _check_file(path)
     key = _file_key(path)
+    hit = _memo_get(key)
+    if hit is not None:
+        return hit
+    index = _build_index(path)
+    _memo_put(key, index)
+    return index
+
+
+def remembered_index(path: str | os.PathLike[str]) -> StreamIndex | None:
+    """The index `stream_index` memoised for this version of the file, or None (nothing is
+    built): the frame cache's caller looks here before reading a stored index."""
+    path = Path(path)
+    _check_file(path)
+    return _memo_get(_file_key(path))
+
+
+def remember_index(path: str | os.PathLike[str], index: StreamIndex) -> None:
+    """Memoise an index obtained elsewhere (read back from the frame cache) for this version of
+    the file, so `stream_index` and the `raw` pipeline reuse it instead of demuxing again."""
+    _memo_put(_file_key(Path(path)), index)
+
+
+def _memo_get(key: tuple[str, int, int, int]) -> StreamIndex | None:
     with _INDEX_LOCK:
         hit = _INDEX_MEMO.get(key)
         if hit is not None:
             _INDEX_MEMO.move_to_end(key)
-            return hit
-    index = _build_index(path)
+        return hit
+
+
+def _memo_put(key: tuple[str, int, int, int], index: StreamIndex) -> None:
     with _INDEX_LOCK:
         _INDEX_MEMO[key] = index
         while len(_INDEX_MEMO) > _INDEX_MEMO_SIZE:
             _INDEX_MEMO.popitem(last=False)
-    return index
 
 
 def probe_video(path: str | os.PathLike[str]) -> VideoInfo:

@@ -17,7 +17,14 @@ import numpy as np
 from ..errors import warn_renamed
 from ..protocol import Configuration, SelectionError
 from ._cache import FrameCache
-from ._media import StreamIndex, decode_resized, stream_index, video_content_hash
+from ._media import (
+    StreamIndex,
+    decode_resized,
+    remember_index,
+    remembered_index,
+    stream_index,
+    video_content_hash,
+)
 from ._resize import target_size
 from ._sampling import sample_indices
 from ._selection import policy_selection, selected_frames
@@ -144,6 +151,25 @@ def decode_raw(
     return _frameset(index, plan, stack)
 
 
+def _cached_index(path: str | os.PathLike[str], video_hash: str, cache: FrameCache) -> StreamIndex:
+    """The video's stream index: memoised in this process, else stored in the frame cache (a hit
+    then demuxes nothing), else built; in each case the cache holds it afterwards. A video whose
+    index cannot be built raises its `MediaError` and leaves nothing in the cache."""
+    index = remembered_index(path)
+    if index is not None:
+        # memoised before a cache was given (a probe, an uncached decode): store it all the same,
+        # or every new process would demux this video again
+        cache.keep_index(video_hash, index)
+        return index
+    index = cache.get_index(video_hash, path)
+    if index is not None:
+        remember_index(path, index)
+        return index
+    index = stream_index(path)
+    cache.put_index(video_hash, index)
+    return index
+
+
 def decode_for_configs(
     path: str | os.PathLike[str],
     configs: Iterable[Configuration],
@@ -156,10 +182,17 @@ def decode_for_configs(
 
     `cached` configurations share one decode of the union of their indices (frames already in
     `cache` are not decoded again, and new ones are stored); `raw` configurations are decoded on
-    their own. Raises `MediaError` when the video cannot give the frames.
+    their own. With a cache, the video's stream index is read from it too (and stored there the
+    first time), so a warm cache needs no demux of the container. Raises `MediaError` when the
+    video cannot give the frames.
     """
     configs = list(configs)
-    index = stream_index(path)
+    if cache is not None:
+        video_hash = video_content_hash(path)
+        index = _cached_index(path, video_hash, cache)
+    else:
+        video_hash = ""
+        index = stream_index(path)
     plans = [plan_frames(index, c, item_key=item_key, repeat=repeat) for c in configs]
     shared = [p for p in plans if p.config.pipeline == "cached"]
     stacks = {id(p): _empty_stack(p) for p in shared}
@@ -171,7 +204,6 @@ def decode_for_configs(
         for slot, i in enumerate(plan.indices.tolist()):
             slots.setdefault((i, plan.height, plan.width), []).append(stack[slot])
 
-    video_hash = video_content_hash(path) if cache is not None else ""
     keys = list(slots)
     if cache is not None:
         hits = cache.read_many(video_hash, [(i, slots[(i, h, w)][0]) for i, h, w in keys])
