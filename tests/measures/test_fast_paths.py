@@ -123,3 +123,26 @@ def test_mcnemar_every_small_count_and_by_hand() -> None:
     # 0 of 5 discordant pairs one way: 2 * 0.5^5
     assert mcnemar_exact_p(0, 5) == 2 * 0.5**5 and mcnemar_exact_p(0, 0) == 1.0
     assert mcnemar_exact_p(3, 3) == 1.0
+
+
+@settings(max_examples=100)
+@given(st.integers(0, 400), st.integers(1, 5), st.booleans(), st.integers(0, 2**32 - 1))
+def test_bca_acceleration_without_nan_equals_nanmean_and_nansum(
+    videos: int, m: int, view: bool, seed: int
+) -> None:
+    """The jackknife's plain mean and sums (no NaN) give the bits nanmean and nansum give, on
+    a whole array and on a column slice of a wider one (what `Columns.resolve` hands over)."""
+    from itemscale.measures._bootstrap import acceleration
+
+    rng = np.random.default_rng(seed)
+    wide = rng.normal(size=(videos, m + 3))
+    jack = wide[:, 1 : 1 + m] if view else np.ascontiguousarray(wide[:, :m])
+    centred = np.nanmean(jack, axis=0) - jack if videos else np.zeros((0, m))
+    num = np.nansum(centred**3, axis=0)
+    den = 6.0 * np.nansum(centred**2, axis=0) ** 1.5
+    want = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+    assert np.array_equal(acceleration(jack, m), want)
+    # an all-NaN column is 0 and leaves the others as they were
+    holed = np.column_stack([jack, np.full(videos, np.nan)])
+    got = acceleration(holed, m + 1)
+    assert got[m] == 0.0 and np.isfinite(got).all()
