@@ -276,7 +276,11 @@ def _resampled_integers(boot: VideoBootstrap, per_video: np.ndarray, rows: int) 
     per_video = np.asarray(per_video, dtype=np.float64)
     bound = float(per_video.max(initial=0.0)) * boot.n_clusters
     if per_video.min(initial=0.0) >= 0 and bound < 2**24:
-        exact = boot.counts[:rows] @ per_video.astype(np.float32)
+        # the float32 copy of the counts the block's products keep, where there is one (else
+        # the first rows converted here): the same exact sums
+        kept = boot.float32_counts()
+        counts = kept[:rows] if kept is not None else boot.counts[:rows].astype(np.float32)
+        exact = counts @ per_video.astype(np.float32)
         return np.asarray(exact, dtype=np.float64)
     return boot.resampled(per_video, rows)
 
