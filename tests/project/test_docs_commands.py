@@ -19,6 +19,7 @@ measure) and are checked by the tests that define the same code.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -266,6 +267,13 @@ def _run(cwd: Path, script: str, timeout: int = 600) -> subprocess.CompletedProc
     return done
 
 
+@functools.cache
+def _script_help(script: Path) -> str:
+    """A script's `--help`, run once per test process: docs/performance.md alone names the
+    same benchmarks in 29 blocks (each run is a fresh interpreter, some importing torch)."""
+    return _run(REPO, f"{sys.executable} {shlex.quote(str(script))} --help").stdout
+
+
 def _check_without_running(block: Block) -> None:
     """A skipped block still names real options: `itemscale` lines go through the CLI parser,
     scripts' options must appear in their own `--help`."""
@@ -291,7 +299,7 @@ def _check_without_running(block: Block) -> None:
         elif words[0].endswith("python"):
             script = REPO / words[1]
             assert script.is_file(), f"{block.document}:{block.line}: no {words[1]}"
-            help_text = _run(REPO, f"{sys.executable} {shlex.quote(str(script))} --help").stdout
+            help_text = _script_help(script)
             for word in words[2:]:
                 if word.startswith("--"):
                     assert word in help_text, f"{block.document}:{block.line}: {word} not in help"
