@@ -255,7 +255,7 @@ def _part(
     )
     key_html = (
         "each pattern's band is at least one label tall, so a small group stays visible: band "
-        "heights are not proportional, the counts in the labels are"
+        "heights are not proportional to the counts; the labels give the counts"
     )
     table = (
         _headline_table(block, note)
