@@ -17,12 +17,17 @@ def install_copy(package: Path, root: Path) -> Path:
     """`package` (a source folder) copied under `root`, built and installed into `root/site`;
     returns the site folder."""
     source = shutil.copytree(package, root / package.name)  # pip builds in the copy
-    target = root / "site"
+    return pip_install(source, root / "site")
+
+
+def pip_install(package: Path, target: Path) -> Path:
+    """`package` (a source folder pip may build in) installed into `target` alone, never into
+    the environment; returns `target`."""
     done = subprocess.run(
         [
             sys.executable,
             *("-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation"),
-            *("--no-index", "--target", str(target), str(source)),
+            *("--no-index", "--target", str(target), str(package)),
         ],
         capture_output=True,
         text=True,

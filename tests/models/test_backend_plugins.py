@@ -7,16 +7,13 @@ the entry point and the package, never a traceback or a half-filled registry."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from _support.paths import REPO, SRC
+from _support.packages import install_copy, itemscale_with, pip_install
+from _support.paths import REPO
 from _support.sweep import write_benchmark, write_protocol
 from itemscale.importers import IMPORTERS
 from itemscale.models import BACKENDS, Backend, PluginError
@@ -106,28 +103,10 @@ def register_importers(register):
 """
 
 
-def pip_install(package: Path, target: Path) -> Path:
-    """`package` built and installed into `target` alone (never into the environment)."""
-    done = subprocess.run(
-        [
-            sys.executable,
-            *("-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation"),
-            *("--no-index", "--target", str(target), str(package)),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return target
-
-
 @pytest.fixture(scope="module")
 def toy_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("setuptools", reason="building the toy package needs setuptools")
-    root = tmp_path_factory.mktemp("toy")
-    source = shutil.copytree(TOY, root / "toy-backend")  # pip builds in the copy
-    return pip_install(source, root / "site")
+    return install_copy(TOY, tmp_path_factory.mktemp("toy"))
 
 
 @pytest.fixture(scope="module")
@@ -142,18 +121,6 @@ def broken_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return pip_install(source, root / "site")
 
 
-def itemscale(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{SRC}", "OMP_NUM_THREADS": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "itemscale", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-        cwd=cwd,
-    )
-
-
 def test_a_sweep_runs_a_backend_installed_from_another_package(
     toy_site: Path, tmp_path: Path
 ) -> None:
@@ -163,7 +130,7 @@ def test_a_sweep_runs_a_backend_installed_from_another_package(
         {"name": "toy1", "backend": "toy", "model": "toy", "options": {"shift": 1}},
     ]
     protocol = write_protocol(tmp_path / "p.toml", suite, frames=(2, 4), models=models)
-    done = itemscale(
+    done = itemscale_with(
         toy_site, "sweep", str(protocol), "--no-progress", "--concurrency", "3", cwd=tmp_path
     )
     assert done.returncode == 0, done.stderr
@@ -195,7 +162,7 @@ def test_the_protocol_lists_a_plugins_backend_among_the_known_ones(
     suite = write_benchmark(tmp_path / "suite", 1)
     models = [{"name": "m", "backend": "tyo", "model": "toy"}]
     protocol = write_protocol(tmp_path / "p.toml", suite, frames=(2,), models=models)
-    done = itemscale(toy_site, "sweep", str(protocol), "--dry-run", cwd=tmp_path)
+    done = itemscale_with(toy_site, "sweep", str(protocol), "--dry-run", cwd=tmp_path)
     assert done.returncode == 2
     assert "Input should be 'hf', 'openai', 'builtin' or 'toy' (got 'tyo')" in done.stderr
     assert "Traceback" not in done.stderr
@@ -206,7 +173,7 @@ def test_a_plugin_that_cannot_be_imported_is_one_line_naming_it(
 ) -> None:
     suite = write_benchmark(tmp_path / "suite", 1)
     protocol = write_protocol(tmp_path / "p.toml", suite, frames=(2,))
-    done = itemscale(broken_site, "sweep", str(protocol), "--dry-run", cwd=tmp_path)
+    done = itemscale_with(broken_site, "sweep", str(protocol), "--dry-run", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert done.stderr == (
         "itemscale sweep: error: backend plugin entry point 'broken = broken_import:register' "
@@ -214,16 +181,16 @@ def test_a_plugin_that_cannot_be_imported_is_one_line_naming_it(
         "ModuleNotFoundError: No module named 'a_module_nobody_installed'\n"
     )
     # a command that reads no backend is not stopped by it
-    assert itemscale(broken_site, "--version", cwd=tmp_path).returncode == 0
+    assert itemscale_with(broken_site, "--version", cwd=tmp_path).returncode == 0
 
 
 def test_an_importer_from_another_package_gets_its_subcommand(
     broken_site: Path, tmp_path: Path
 ) -> None:
-    shown = itemscale(broken_site, "import", "--help", cwd=tmp_path)
+    shown = itemscale_with(broken_site, "import", "--help", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert "MyTool result files" in shown.stdout
-    done = itemscale(broken_site, "import", "mytool", "a.json", "-o", "run", cwd=tmp_path)
+    done = itemscale_with(broken_site, "import", "mytool", "a.json", "-o", "run", cwd=tmp_path)
     assert (done.returncode, done.stderr) == (
         2,
         "itemscale import: error: mytool: read ['a.json']\n",

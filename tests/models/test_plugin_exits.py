@@ -5,15 +5,12 @@ into a temporary folder, as `test_backend_plugins.py` does."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from _support.paths import SRC
+from _support.packages import itemscale_with, pip_install
 from itemscale.models import Backend, PluginError
 from itemscale.models._load import register_backends
 from itemscale.plugins import Registry
@@ -81,34 +78,6 @@ def interrupted(register):
 """
 
 
-def pip_install(package: Path, target: Path) -> Path:
-    """`package` built and installed into `target` alone (never into the environment)."""
-    done = subprocess.run(
-        [
-            sys.executable,
-            *("-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation"),
-            *("--no-index", "--target", str(target), str(package)),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return target
-
-
-def itemscale(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{SRC}", "OMP_NUM_THREADS": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "itemscale", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-        cwd=cwd,
-    )
-
-
 @pytest.fixture(scope="module")
 def exit_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pytest.importorskip("setuptools", reason="building the package needs setuptools")
@@ -140,7 +109,7 @@ def test_a_plugin_exiting_at_import_is_an_error_naming_it(
     exit_site: Path, tmp_path: Path, args: tuple[str, ...]
 ) -> None:
     (tmp_path / "t.csv").write_text("model,item_id,config,frames,correct\nm,q1,8f,8,1\n")
-    done = itemscale(exit_site, *args, cwd=tmp_path)
+    done = itemscale_with(exit_site, *args, cwd=tmp_path)
     assert (done.returncode, done.stderr) == (2, EXIT_SAID)
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "run").exists()

@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from _support.compare_rows import compare_row
 from itemscale import compare
 from itemscale.cli import main
 from itemscale.responses import normalise_responses, write_run
@@ -17,21 +18,10 @@ from itemscale.workflows import WorkflowError
 
 
 def _rows(outcomes: list[Any], column: str = "correct") -> list[dict[str, Any]]:
+    if column == "correct":
+        return [compare_row(f"i{j}", f"v{j // 3}", value) for j, value in enumerate(outcomes)]
     return [
-        {
-            "model": "m",
-            "item_id": f"i{j}",
-            "video_id": f"v{j // 3}",
-            "task_kind": "mcqa" if column == "correct" else "open_qa",
-            "series": "default",
-            "config_id": "c16",
-            "config_label": "16f",
-            "axis_order": 16.0,
-            "frames": 16,
-            "repeat": 0,
-            "status": "ok",
-            column: value,
-        }
+        compare_row(f"i{j}", f"v{j // 3}", None, task_kind="open_qa", **{column: value})
         for j, value in enumerate(outcomes)
     ]
 
