@@ -139,7 +139,7 @@ def _pair_tables(
             resampled["pair_max"],
         )
         down_counts, up_counts = _flip_counts(y, a_idx, b_idx)
-        exact_ps = mcnemar_exact_ps(down_counts.astype(np.int64), up_counts.astype(np.int64))
+        exact_ps = mcnemar_exact_ps(down_counts, up_counts)
         for p, (a, b) in enumerate(pair_list):
             arrow = f"{labels[a]}->{labels[b]}"
             n = y.shape[0]

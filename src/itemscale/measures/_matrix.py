@@ -215,10 +215,12 @@ class _Coded:
 
         # each column's codes alone (Arrow's hashing releases the GIL: two cores code two)
         columns = ("item_id", "video_id", "config_id", "answer", "status")
-        (item, item_names), (video, video_names), (config, config_names), *rest = thread_map(
-            codes, columns, workers
-        )
-        (answer, answer_names), (status, status_names) = rest
+        coded = dict(zip(columns, thread_map(codes, columns, workers), strict=True))
+        item, item_names = coded["item_id"]
+        video, video_names = coded["video_id"]
+        config, config_names = coded["config_id"]
+        answer, answer_names = coded["answer"]
+        status, status_names = coded["status"]
         # answered by the status's code: each distinct status is looked up once, not each row
         # (-1, a missing status, takes the last entry: not answered)
         answered = np.array([*(s in ANSWERED_STATUSES for s in status_names.tolist()), False])
