@@ -322,9 +322,8 @@ def _read_entry(path: str, out: np.ndarray) -> str:
             and os.readv(fd, [header, target]) == size
             and _valid(header, target, height, width)
         )
-        if valid and time.time() - stat.st_mtime > _TOUCH_AFTER_S:
-            with contextlib.suppress(OSError):
-                os.utime(fd)
+        if valid:
+            _touch(fd, stat.st_mtime)
     finally:
         os.close(fd)
     if not valid:
@@ -394,10 +393,11 @@ def _unpack_index(data: bytes, path: str) -> StreamIndex | None:
     return StreamIndex(info=info, pts=pts, keyframe_pts=keys.astype(np.int64))
 
 
-def _touch(fd: int) -> None:
-    """Mark an entry recently used (its mtime), at most once per `_TOUCH_AFTER_S`."""
+def _touch(fd: int, mtime: float | None = None) -> None:
+    """Mark an entry recently used (its mtime), at most once per `_TOUCH_AFTER_S`; `mtime` is
+    the entry's, when the caller has already read it (else one `fstat` reads it)."""
     with contextlib.suppress(OSError):
-        if time.time() - os.fstat(fd).st_mtime > _TOUCH_AFTER_S:
+        if time.time() - (os.fstat(fd).st_mtime if mtime is None else mtime) > _TOUCH_AFTER_S:
             os.utime(fd)
 
 
