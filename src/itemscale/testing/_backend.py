@@ -75,11 +75,8 @@ def check_backend(
     with it, the backend loads `model` (with `options`) and answers generated requests."""
     key = backend if isinstance(backend, str) else (name or "conformance")
     found = Findings(f"backend {key!r}")
-    entry_ = BACKENDS.get(backend) if isinstance(backend, str) else backend
-    if not isinstance(entry_, Backend):
-        found.fail(f"is a {type(entry_).__name__}, not an itemscale.models.Backend")
-        found.done()
-        return
+    named = BACKENDS.get(backend) if isinstance(backend, str) else backend
+    entry_ = found.instance_of(named, Backend, "itemscale.models.Backend")
     _check_options(entry_, found)
     if model is not None:
         entry = CheckEntry("conformance", key, model, dtype=dtype, options=dict(options or {}))

@@ -33,11 +33,8 @@ def check_importer(
     temporary folders."""
     kind = importer if isinstance(importer, str) else (name or "conformance")
     found = Findings(f"importer {kind!r}")
-    entry = IMPORTERS.get(importer) if isinstance(importer, str) else importer
-    if not isinstance(entry, Importer):
-        found.fail(f"is a {type(entry).__name__}, not an itemscale.importers.Importer")
-        found.done()
-        return
+    named = IMPORTERS.get(importer) if isinstance(importer, str) else importer
+    entry = found.instance_of(named, Importer, "itemscale.importers.Importer")
     _check_declared(entry, found)
     with tempfile.TemporaryDirectory(prefix="itemscale-check-") as scratch:
         _check_unreadable(entry, Path(scratch), found)

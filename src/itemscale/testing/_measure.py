@@ -29,13 +29,9 @@ def check_measure(measure: Measure | str, *, bootstrap: int = 30) -> None:
     """Check a measure (a `Measure`, or a name of `itemscale.measures.MEASURES`); raises a
     `ConformanceError` listing every failure. A unit not registered yet is registered for the
     length of the check (and must not clash with the registered ones)."""
-    unit = MEASURES.get(measure) if isinstance(measure, str) else measure
-    key = getattr(unit, "key", measure)
-    found = Findings(f"measure {key!r}")
-    if not isinstance(unit, Measure):
-        found.fail(f"is a {type(unit).__name__}, not an itemscale.measures.Measure")
-        found.done()
-        return
+    named = MEASURES.get(measure) if isinstance(measure, str) else measure
+    found = Findings(f"measure {getattr(named, 'key', measure)!r}")
+    unit = found.instance_of(named, Measure, "itemscale.measures.Measure")
     _check_shape(unit, found)
     if found.failures:  # analyze would refuse it, or fail on it, for the same reasons
         found.done()

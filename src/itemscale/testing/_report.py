@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 class ConformanceError(AssertionError):
@@ -33,6 +35,14 @@ class Findings:
         if not ok:
             self.failures.append(message)
         return ok
+
+    def instance_of(self, thing: object, kind: type[T], name: str) -> T:
+        """`thing` as a `kind` (`name` is its public name), or this one failure raised at
+        once: nothing else can be checked on something of another type."""
+        if isinstance(thing, kind):
+            return thing
+        self.fail(f"is a {type(thing).__name__}, not an {name}")
+        raise ConformanceError(self.what, self.failures)
 
     def attempt(self, doing: str, call: Callable[..., Any], *args: Any) -> tuple[bool, Any]:
         """`call(*args)`, or a failure saying what raised (any exception: a plugin's bug is a
