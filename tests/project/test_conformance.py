@@ -135,3 +135,17 @@ def test_a_broken_importer_fails_naming_its_problems() -> None:
         "run takes no keyword model, which the command line passes",
         "a file it cannot read raised KeyError ('column'), not an ImportInputError naming the file",
     )
+
+
+@pytest.mark.parametrize(
+    ("check", "kind"),
+    [
+        (check_backend, "itemscale.models.Backend"),
+        (check_importer, "itemscale.importers.Importer"),
+        (check_measure, "itemscale.measures.Measure"),
+    ],
+)
+def test_something_of_another_type_is_one_failure(check: Any, kind: str) -> None:
+    with pytest.raises(ConformanceError) as caught:
+        check({"not": "a plugin"})
+    assert caught.value.failures == (f"is a dict, not an {kind}",)
