@@ -163,7 +163,7 @@ class ZipInputError(ItemscaleError, ValueError):
 
 #: The most the members of one zip-based input (an `.xlsx` workbook) may expand to, together.
 #: A results workbook of 10^5 rows is tens of MB of XML; a 2.8 MB "zip bomb" workbook that
-#: expands to 717 MB cost 387 s and 2.3 GB before this check (docs/performance.md).
+#: expands to 717 MB cost 387 s and 2.3 GB before this check (docs/importers.md).
 MAX_UNZIPPED_BYTES: Final[int] = 256 * 2**20
 
 

@@ -269,8 +269,8 @@ def _run(cwd: Path, script: str, timeout: int = 600) -> subprocess.CompletedProc
 
 @functools.cache
 def _script_help(script: Path) -> str:
-    """A script's `--help`, run once per test process: docs/performance.md alone names the
-    same benchmarks in 29 blocks (each run is a fresh interpreter, some importing torch)."""
+    """A script's `--help`, run once per test process: docs/performance.md names several
+    benchmarks on two or three lines each (each run is a fresh interpreter, some importing torch)."""
     return _run(REPO, f"{sys.executable} {shlex.quote(str(script))} --help").stdout
 
 
