@@ -132,7 +132,7 @@ def merged_series(mats: Sequence[ResponseMatrix]) -> ResponseMatrix | None:
         pixels=np.array([m.pixels[0] for m in binary], dtype=float),
         item_ids=first.item_ids[r0],
         video_ids=first.video_ids[r0],
-        values=stacked("values")[:, :, None],
+        values=np.stack([m.values[r, 0, :1] for m, r in zip(binary, rows, strict=True)], axis=1),
         answers=stacked("answers"),
         confidence=stacked("confidence"),
         margin=stacked("margin"),
