@@ -9,8 +9,8 @@ import re
 
 import pandas as pd
 import pytest
-from _support.tables import table
 
+from _support.tables import table
 from itemscale.cli.cmd_analyze import print_summary
 from itemscale.measures import (
     AlternativesSeries,

@@ -11,8 +11,8 @@ import re
 from pathlib import Path
 
 import pytest
-from _support.alternatives import COPIES, LABELS, write_alternative_runs
 
+from _support.alternatives import COPIES, LABELS, write_alternative_runs
 from itemscale.cli import main
 
 MODEL = "LLaVA-NeXT-Video-7B-Qwen2"
