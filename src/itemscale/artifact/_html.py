@@ -31,7 +31,7 @@ from ..policies import (
     InterventionResult,
     ReportFileError,
 )
-from ..responses import redact, stack_fields
+from ..responses import redact, source_files, stack_fields
 from ._assets import CSS, JS, script_hash
 from ._derived import DERIVED_KEY
 from ._escape import esc
@@ -370,7 +370,7 @@ def render_report(inputs: ReportInputs) -> str:
 <nav><a href="#measures">curves and trajectories</a>{nav_link(fit)}<a href="#cascade">compute savings</a><a href="#intervention">intervention</a><a href="#audit">frame audit</a><a href="#items">items</a><a href="#provenance">provenance</a></nav>
 </header>
 <main>
-<section id="measures"><h2>Which items does a bigger budget hurt?</h2>{comparison_section(inputs.comparison)}{measures_section(inputs.measures, inputs.trajectories)}</section>
+<section id="measures"><h2>Which items does a bigger budget hurt?</h2>{comparison_section(inputs.comparison)}{measures_section(inputs.measures, inputs.trajectories, source_files(inputs.run))}</section>
 {irt_section(fit)}<section id="cascade"><h2>How much compute can I save? (cascade and stopping policies)</h2>{_derived_notes(prov, CASCADE_FILE)}{cascade_section(inputs.cascade)}</section>
 <section id="intervention"><h2>Sampling intervention</h2>{_derived_notes(prov, INTERVENTION_DIR)}{intervention_section(inputs.intervention, GALLERY_LIMIT)}</section>
 <section id="audit"><h2>Why? The frame audit</h2>{_derived_notes(prov, AUDIT_FILE)}{_audit_section(inputs)}</section>

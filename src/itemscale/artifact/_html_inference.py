@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from ..measures import (
     GLOSSARY,
+    AlternativesSeries,
     BinarySeries,
     BinaryWithText,
     Churn,
@@ -193,7 +194,7 @@ def inference_tables(block: BinarySeries, pts: Points, note: str | None = None) 
     )
 
 
-def churn_tables(block: BinarySeries | OpenEndedSeries, pts: Points) -> str:
+def churn_tables(block: BinarySeries | OpenEndedSeries | AlternativesSeries, pts: Points) -> str:
     """A model's churn between each pair of its series."""
     parts = []
     for pair, churn in (block.churn or {}).items():

@@ -23,6 +23,7 @@ import pandas as pd
 from ..measures import (
     GLOSSARY,
     GRID_WITH_TEXT_TITLE,
+    AlternativesSeries,
     AnalysisResult,
     BestFixed,
     BinaryBlock,
@@ -36,14 +37,17 @@ from ..measures import (
     OpenEndedSeries,
     SeriesEntry,
     additive_sentence,
+    alternatives_headline,
     interval_note,
     measures_for,
     resolution_tag,
     small_sample_text,
     stat_text,
 )
+from ..responses import SourceFile
 from ._escape import esc
 from ._figures import accuracy_curve, budget_grid, chain_curves, flip_bars, heatmap, point
+from ._html_alternatives import alternatives_section
 from ._html_inference import churn_tables, inference_tables
 from ._trajectories import PATTERN_NAMES, PATTERNS
 
@@ -354,12 +358,24 @@ def _small_sample_warning(entry: SeriesEntry) -> str | None:
     return small_sample_text(entry)  # an open-ended series has no record of its own
 
 
-def _series_section(model: str, series: str, entry: SeriesEntry, traj: pd.DataFrame) -> str:
+def _series_section(
+    model: str,
+    series: str,
+    entry: SeriesEntry,
+    traj: pd.DataFrame,
+    files: Mapping[str, SourceFile],
+) -> str:
     """One series of one model. With too few videos (a `small_sample` record) its intervals,
     p-values, power figures and additive-model tests say "not estimable" (`interval_note`)."""
     warning = _small_sample_warning(entry)
     parts = [f"<p class='derived stale small-sample'><b>{esc(warning)}</b></p>"] if warning else []
     note = interval_note(entry)
+    if isinstance(entry, AlternativesSeries):
+        return "".join(parts) + alternatives_section(model, entry, files, note)
+    parts += [
+        f"<p class='derived stale'><b>warning:</b> {esc(w)}</p>"
+        for w in getattr(entry, "axis_warnings", None) or ()
+    ]
     if isinstance(entry, BinarySeries):
         parts += [
             _part(model, series, entry, traj, note),
@@ -391,7 +407,13 @@ def interval_method_text(boot: BootstrapSettings) -> str:
     return "95% intervals: percentile"
 
 
-def measures_section(measures: AnalysisResult, trajectories: pd.DataFrame) -> str:
+def measures_section(
+    measures: AnalysisResult,
+    trajectories: pd.DataFrame,
+    files: Mapping[str, SourceFile] | None = None,
+) -> str:
+    """Every model's series; `files` the source file of each imported configuration
+    (`source_files`), to name those imported from one file."""
     models = measures.models
     if not models:
         return "<p class='muted'>no answered responses</p>"
@@ -401,9 +423,9 @@ def measures_section(measures: AnalysisResult, trajectories: pd.DataFrame) -> st
         f"whole videos. Series: {esc(GLOSSARY['series'])}.</p>"
     ]
     for model, entry in models.items():
-        parts.append(_series_section(model, _series_name(entry), entry, trajectories))
+        parts.append(_series_section(model, _series_name(entry), entry, trajectories, files or {}))
         for series, other in _others(entry).items():
-            parts.append(_series_section(model, str(series), other, trajectories))
+            parts.append(_series_section(model, str(series), other, trajectories, files or {}))
         if not isinstance(entry, ContinuousBlock):
             parts.append(churn_tables(entry, partial(pts, note=interval_note(entry))))
     return "".join(parts)
@@ -424,7 +446,12 @@ def headline_sentence(measures: AnalysisResult, comparison: PaperComparison | No
         for model, block in measures.models.items()
         if isinstance(block, BinarySeries) and block.axis
     ]
-    parts: list[str] = []
+    # configurations that ask one budget are described as alternatives, never as budgets
+    parts: list[str] = [
+        alternatives_headline(str(model), block)
+        for model, block in measures.models.items()
+        if isinstance(block, AlternativesSeries)
+    ]
     if len(blocks) == 1:
         model, b = blocks[0]
         axis, n = b.axis, int(b.n_items or 0)

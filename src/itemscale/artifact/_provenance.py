@@ -51,7 +51,7 @@ PACKAGES: Final[tuple[str, ...]] = (
 )
 #: The settings of `analyze` an artifact records (provenance.json `measures`, and the
 #: bootstrap record of measures.json): what `verify` recomputes the measures with.
-RECORDED_SETTINGS: Final[tuple[str, ...]] = ("bootstrap", "seed", "ci", "configs")
+RECORDED_SETTINGS: Final[tuple[str, ...]] = ("bootstrap", "seed", "ci", "configs", "control")
 
 #: What computes the measures: `analyze_responses`, or a stand-in handed to `build_artifact`
 #: or `verify_artifact`, called with the recorded settings as keywords; it returns the typed
@@ -95,6 +95,8 @@ class MeasuresRecord(TypedDict):
     seed: int
     interval: str
     configs: NotRequired[list[str]]
+    #: `--control`: the reference among configurations that ask one budget
+    control: NotRequired[str]
 
 
 def recorded_bootstrap(record: Mapping[str, Any]) -> Any:
@@ -216,6 +218,8 @@ def measures_record(settings: AnalysisSettings) -> MeasuresRecord:
     }
     if settings.configs is not None:
         record["configs"] = list(settings.configs)
+    if settings.control is not None:
+        record["control"] = settings.control
     return record
 
 
@@ -235,6 +239,8 @@ def compute_measures(
         options["ci"] = settings.ci
     if settings.configs is not None:
         options["configs"] = list(settings.configs)
+    if settings.control is not None:
+        options["control"] = settings.control
     return AnalysisResult.from_json(analyze(df, **options), where="the analyze callable's result")
 
 
@@ -243,6 +249,8 @@ def readme_text(prov: Provenance, optional: list[str]) -> str:
     grid = f" --configs {','.join(boot['configs'])}" if boot.get("configs") else ""
     if boot.get("interval", "bca") != "bca":
         grid += f" --ci {boot['interval']}"
+    if boot.get("control"):
+        grid += f" --control {boot['control']}"
     lines = [
         "# itemscale audit artifact",
         "",

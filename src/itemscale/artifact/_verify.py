@@ -147,14 +147,14 @@ def verify_artifact(
         result.checks.append("digest")
     if not recompute:
         return result
-    configs = _recorded_configs(root)
+    configs, control = _recorded_selection(root)
     # the measures first, from the table read slim as `analyze` reads it; then the checks that
     # need every column; the report once that table is freed: one table in memory at a time
     measures = _run_check(
         root,
         result.recomputed,
         MEASURES_FILE,
-        lambda found: _check_measures(root, _slim_table(root), found, analyze, configs),
+        lambda found: _check_measures(root, _slim_table(root), found, analyze, configs, control),
     )
     with_table = _table_checks(root, result, configs)
     if with_table is None:
@@ -411,16 +411,15 @@ def _check_report(root: Path, result: VerifyResult) -> None:
     result.checks.append("report")
 
 
-def _recorded_configs(root: Path) -> list[str] | None:
-    """The `--configs` selection the artifact was written with (provenance.json), if any."""
+def _recorded_selection(root: Path) -> tuple[list[str] | None, str | None]:
+    """The `--configs` and `--control` the artifact was written with (provenance.json)."""
     try:
-        prov = read_json(root / PROVENANCE_FILE)
-        configs = prov["measures"].get("configs")
+        record = read_json(root / PROVENANCE_FILE)["measures"]
+        configs, control = record.get("configs"), record.get("control")
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
-    if isinstance(configs, list) and all(isinstance(c, str) for c in configs):
-        return configs
-    return None
+        return None, None
+    listed = isinstance(configs, list) and all(isinstance(c, str) for c in configs)
+    return (configs if listed else None), (control if isinstance(control, str) else None)
 
 
 def _check_trajectories(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
@@ -446,6 +445,7 @@ def _check_measures(
     result: VerifyResult,
     analyze: Analyze | None,
     configs: list[str] | None = None,
+    control: str | None = None,
 ) -> None:
     """measures.json, validated, against the measures recomputed from the responses with the
     bootstrap it records (and the configuration selection of provenance.json)."""
@@ -459,6 +459,7 @@ def _check_measures(
             # a file written before --ci records none: `analyze`'s default
             **({"ci": boot["interval"]} if "interval" in boot else {}),
             configs=configs,
+            control=control,
         )
     except (OSError, ValueError, KeyError, TypeError) as exc:  # a ValidationError too
         result.flag(MEASURES_FILE, f"cannot be read ({exc})")

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from ..measures import (
+    AlternativesSeries,
     BinarySeries,
     Estimate,
     Heterogeneity,
@@ -157,7 +158,9 @@ def print_inference(
     )
 
 
-def print_churn(block: BinarySeries | OpenEndedSeries, out: TextIO, gloss: Gloss) -> None:
+def print_churn(
+    block: BinarySeries | OpenEndedSeries | AlternativesSeries, out: TextIO, gloss: Gloss
+) -> None:
     """Churn between each pair of series of a model, one line per shared budget."""
     for pair, churn in (block.churn or {}).items():
         print(

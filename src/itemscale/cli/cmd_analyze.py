@@ -11,6 +11,7 @@ from ..measures import (
     CI_METHODS,
     DEFAULT_BOOTSTRAP,
     DEFAULT_DRAWS,
+    AlternativesSeries,
     AnalysisSettings,
     BinaryBlock,
     BinarySeries,
@@ -23,7 +24,9 @@ from ..measures import (
     counted_text,
     measures_for,
 )
+from ..responses import SourceFile, same_file_pairs, same_file_sentence
 from . import CommandError
+from ._alternatives_text import add_control_argument, print_alternatives, print_alternatives_notes
 from ._format import Glosses, points_text
 from ._inference_text import (
     not_tested_text,
@@ -114,6 +117,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "frames@RES (the frame counts at one resolution, e.g. frames@112) or resolution@Nf",
     )
     add_ci_argument(p)
+    add_control_argument(p)
     add_inference_arguments(p)
     p.add_argument(
         "--workers",
@@ -241,6 +245,8 @@ def _print_binary(
             line += f"   noise floor {points_text(noise[label], note)}"
         print(line, file=out)
     print_effective_budget(block, out, indent, gloss)
+    for warning in block.axis_warnings or ():
+        print(f"{indent}warning: {warning}", file=out)
     print(
         f"{indent}visual budgets only (the text-only answer is a baseline, not a budget):", file=out
     )
@@ -339,6 +345,8 @@ def _print_continuous(
         text = counted_text(block.mean_score[label], note=note)
         print(f"{indent}  {label:<{width}}  {text}", file=out)
     print_effective_budget(block, out, indent, gloss)
+    for warning in block.axis_warnings or ():
+        print(f"{indent}warning: {warning}", file=out)
     _print_measures(block, "continuous", out, indent, 21, gloss, note)
     tasks = block.tasks or {}
     if tasks:
@@ -363,7 +371,12 @@ def _print_continuous(
 
 
 def print_series(
-    block: SeriesEntry, out: TextIO, gloss: Glosses, indent: str = "  ", brief: bool = False
+    block: SeriesEntry,
+    out: TextIO,
+    gloss: Glosses,
+    indent: str = "  ",
+    brief: bool = False,
+    files: Mapping[str, SourceFile] | None = None,
 ) -> None:
     """One series' measures; `brief` leaves out the adjacent flips, the chains and the
     open-ended block's detail (`itemscale analyze` prints them all). With too few videos
@@ -375,6 +388,9 @@ def print_series(
     if warning:
         print(f"{indent}{warning}", file=out)
     note = interval_note(block)
+    if isinstance(block, AlternativesSeries):
+        print_alternatives(block, out, indent, gloss, files or {}, note)
+        return
     if isinstance(block, BinarySeries):
         _print_binary(block, out, indent, brief, gloss, note)
     c = block.continuous if not isinstance(block, ContinuousBlock) else None
@@ -386,6 +402,9 @@ def print_series(
         )
     elif c is not None:
         _print_continuous(c, out, indent, gloss, note)
+    axis = block.axis if not isinstance(block, ContinuousBlock) else []
+    for first, copy in same_file_pairs(files or {}, axis):
+        print(f"{indent}same log file: {same_file_sentence(first, copy)}", file=out)
     by = block.by if not isinstance(block, OpenEndedSeries) else None
     for attr, breakdown in (by or {}).items():
         for value, sub in breakdown.groups.items():
@@ -401,7 +420,7 @@ def _series_name(block: SeriesEntry) -> str:
     return block.series or "default"
 
 
-def _print_reruns(block: BinarySeries | OpenEndedSeries, out: TextIO) -> None:
+def _print_reruns(block: BinarySeries | OpenEndedSeries | AlternativesSeries, out: TextIO) -> None:
     """The intervention re-runs of a model's series, each as its curve in one line."""
     for series, rerun in (block.interventions or {}).items():
         acc = rerun.accuracy if isinstance(rerun, BinarySeries) else {}
@@ -421,9 +440,12 @@ def print_summary(
     out: TextIO | None = None,
     *,
     brief: bool = False,
+    files: Mapping[str, SourceFile] | None = None,
 ) -> None:
     """The analysis on the console; each term's explanation is given once per summary.
-    `result` is the typed result (`analyze_responses`), or its JSON form, read as one."""
+    `result` is the typed result (`analyze_responses`), or its JSON form, read as one;
+    `files` the source file of each imported configuration (`source_files`), to name those
+    imported from one file."""
     from ..measures import AnalysisResult
 
     result = AnalysisResult.from_json(result)
@@ -447,13 +469,13 @@ def print_summary(
         print(f"warning: {warning}", file=out)
     for model, block in result.models.items():
         print(f"\n== {model} (series {_series_name(block)}){gloss('series')}", file=out)
-        print_series(block, out, gloss, brief=brief)
+        print_series(block, out, gloss, brief=brief, files=files)
         if isinstance(block, ContinuousBlock):  # a `--by` group's form, not a model's entry
             continue
         _print_reruns(block, out)
         for series, other in (block.other_series or {}).items():
             print(f"\n-- {model}, series {series}", file=out)
-            print_series(other, out, gloss)
+            print_series(other, out, gloss, files=files)
         for pair, overlap in (block.membership or {}).items():
             h = overlap.harmful
             jac = "n/a" if h.jaccard is None else f"{h.jaccard:.2f}"
@@ -473,7 +495,7 @@ def run(args: argparse.Namespace) -> int:
         from .cmd_anchors import analyze_with_anchors
 
         return analyze_with_anchors(args)
-    from ..responses import read_run, stack_warnings, write_json_atomic
+    from ..responses import read_run, source_files, stack_warnings, write_json_atomic
     from ..workflows import check_per_item_path, write_per_item
 
     settings = settings_from_flags(
@@ -483,6 +505,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         ci=args.ci,
         configs=args.configs,
+        control=args.control,
         axis=args.axis,
         by=args.by,
         metric=args.metric,
@@ -515,7 +538,9 @@ def run(args: argparse.Namespace) -> int:
             df, configs=settings.configs, metric=settings.metric, eps=settings.eps
         )
         write_per_item(labels, per_item)
-    print_summary(result)
+    files = source_files(provenance)
+    print_summary(result, files=files)
+    print_alternatives_notes(result)
     print_absent(df)
     print_superseded(provenance)
     for line in stack_warnings(df, provenance):

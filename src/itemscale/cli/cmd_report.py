@@ -7,6 +7,7 @@ from typing import Any
 
 from ..measures import DEFAULT_BOOTSTRAP
 from . import CommandError
+from ._alternatives_text import add_control_argument
 from ._settings import settings_from_flags
 from .cmd_analyze import add_ci_argument, parse_config_list
 
@@ -44,6 +45,7 @@ def register(sub: Any) -> None:
         "folder or a folder that holds it)",
     )
     add_ci_argument(p)
+    add_control_argument(p)
     p.add_argument(
         "--configs",
         type=parse_config_list,
@@ -65,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         ci=args.ci,
         configs=args.configs,
+        control=args.control,
     )
     try:
         out = build_artifact(

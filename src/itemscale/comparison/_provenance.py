@@ -13,12 +13,17 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ._records import STACK_FIELDS, FieldStatus, ProvenanceField
+
+#: The imported file a side's rows came from, and its SHA-256 (byte-identical files are one run)
+SOURCE_FILE = "source file"
+SOURCE_SHA256 = "source file sha256"
 
 #: model_args keys lmms-eval's model classes use for pixels per frame and fps
 _PIXEL_KEYS = ("max_pixels", "max_pixel", "image_max_pixels", "video_max_pixels")
@@ -241,6 +246,8 @@ def _import_fields(
     fields: dict[str, str | None] = {
         "source": f"{importer} import" if importer else None,
         "answer extractor": _version("itemscale", options.get("extractor_version")),
+        SOURCE_FILE: PurePath(str(source.get("path") or "")).name or None,
+        SOURCE_SHA256: _plain(source.get("sha256")),
     }
     prompt_text = None
     if importer == "lmms-eval":

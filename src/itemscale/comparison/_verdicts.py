@@ -10,6 +10,8 @@ from ..measures import (
     SameInput,
     rerun_bound,
 )
+from ..responses import SourceFile, same_file_sentence
+from ._provenance import SOURCE_FILE, SOURCE_SHA256
 from ._records import (
     STACK_FIELDS,
     AnswerDiff,
@@ -25,7 +27,7 @@ from ._records import (
 #: the level a paired test's p must be below for "more than noise"
 ALPHA = 0.05
 #: fields that name where a number came from rather than how it was made
-_NOT_SETTINGS = frozenset({"source", "tool version"})
+_NOT_SETTINGS = frozenset({"source", "tool version", SOURCE_FILE, SOURCE_SHA256})
 
 
 def _points(value: float | None) -> str:
@@ -102,9 +104,25 @@ def setup_differences(setup: tuple[ProvenanceField, ...]) -> list[ProvenanceFiel
     return [f for f in setup if f.status == "differs" and f.field not in _NOT_SETTINGS]
 
 
+def _one_file(setup: tuple[ProvenanceField, ...]) -> str | None:
+    """`B is the same log file as A, sha256 ...` when both sides were imported from one
+    byte-identical file (their recorded SHA-256 agree), else None."""
+    fields = {f.field: f for f in setup}
+    digest = fields.get(SOURCE_SHA256)
+    if digest is None or digest.status != "same" or digest.a is None:
+        return None
+    names = fields.get(SOURCE_FILE)
+    name_a = names.a if names is not None and names.a else "name not recorded"
+    name_b = names.b if names is not None and names.b else name_a
+    return same_file_sentence(SourceFile("A", digest.a, name_a), SourceFile("B", digest.a, name_b))
+
+
 def same_input_sentence(
     counts: MatchCounts, same: SameInput | None, setup: tuple[ProvenanceField, ...]
 ) -> str:
+    one_file = _one_file(setup)
+    if one_file is not None:
+        return one_file[0].upper() + one_file[1:] + "."
     differs = setup_differences(setup)
     names = ", ".join(f.field for f in differs)
     identical = (

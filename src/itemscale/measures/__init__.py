@@ -7,6 +7,16 @@ the typed record of it. Each headline measure is a registered unit (`Measure`, `
 models, decoders or the sweep.
 """
 
+from ._alternatives_text import (
+    SYMBOLS as ALTERNATIVE_SYMBOLS,
+)
+from ._alternatives_text import (
+    alternatives_headline,
+    alternatives_title,
+    detected_note,
+    pair_grade,
+    pair_verdict_text,
+)
 from ._analyze import analyze_responses, membership
 from ._anchor_predict import AnchorPrediction, predict_from_anchors
 from ._anchor_validation import SeedOutcome, leave_one_model_out, simulated_coverage, summary_rows
@@ -122,6 +132,7 @@ from ._result import (
     schema_message,
 )
 from ._result_models import (
+    AlternativePair,
     BestFixed,
     BootstrapSettings,
     Churn,
@@ -138,6 +149,7 @@ from ._result_models import (
     SmallSample,
 )
 from ._result_series import (
+    AlternativesSeries,
     AnalysisLayout,
     BinaryBlock,
     BinarySeries,
@@ -166,6 +178,7 @@ from ._small import MIN_VIDEOS, NOT_ESTIMABLE, interval_note, small_sample_text
 from ._stats import stat
 
 __all__ = [
+    "ALTERNATIVE_SYMBOLS",
     "ANALYSIS_SCHEMA_VERSION",
     "ANCHOR_SCHEMA_VERSION",
     "BUILT_IN_MEASURES",
@@ -194,6 +207,8 @@ __all__ = [
     "THETA_GRID",
     "TRAJECTORIES",
     "TRAJECTORY_CLASSES",
+    "AlternativePair",
+    "AlternativesSeries",
     "AnalysisLayout",
     "AnalysisOptions",
     "AnalysisResult",
@@ -250,6 +265,8 @@ __all__ = [
     "UnknownConfigError",
     "VideoBootstrap",
     "additive_sentence",
+    "alternatives_headline",
+    "alternatives_title",
     "analyze_responses",
     "anchor_text",
     "bca_intervals",
@@ -262,6 +279,7 @@ __all__ = [
     "contender_kappa",
     "count_text",
     "counted_text",
+    "detected_note",
     "disagreement",
     "effective_budget",
     "effective_entry",
@@ -286,6 +304,8 @@ __all__ = [
     "membership",
     "minimum_detectable",
     "noise_comparison",
+    "pair_grade",
+    "pair_verdict_text",
     "paired_tests",
     "paper_labels",
     "per_item_labels",

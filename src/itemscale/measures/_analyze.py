@@ -17,6 +17,13 @@ import numpy as np
 import pandas as pd
 
 from ..responses import normalise_responses
+from ._alternatives import (
+    alternatives_fields,
+    axis_warnings,
+    is_alternatives,
+    members_of,
+    merged_series,
+)
 from ._binary import harmful_indicator, terminal_regression_indicator
 from ._blocks import (
     BlockFields,
@@ -49,6 +56,7 @@ from ._result_models import (
     given,
 )
 from ._result_series import (
+    AlternativesSeries,
     BinarySeries,
     BinaryWithText,
     ByAttribute,
@@ -62,9 +70,9 @@ from ._settings import AnalysisSettings
 from ._small import small_sample
 from ._threads import thread_map
 
-#: A model's entry (and each of its series'): a series with multiple-choice items, or one of
-#: open-ended items only.
-ModelEntry = BinarySeries | OpenEndedSeries
+#: A model's entry (and each of its series'): a series with multiple-choice items, one of
+#: open-ended items only, or configurations that ask one budget (alternatives).
+ModelEntry = BinarySeries | OpenEndedSeries | AlternativesSeries
 
 
 def _sets_overlap(p: set[str], q: set[str]) -> Overlap:
@@ -228,6 +236,9 @@ def _block(
     if with_text is not None:
         block["grid_with_text"] = with_text
     block["series"] = m.series
+    warnings = axis_warnings(m)
+    if warnings:
+        block["axis_warnings"] = warnings
     small = small_sample(len(set(m.video_ids.tolist())))
     if small is not None:
         block["small_sample"] = SmallSample.model_validate(small)
@@ -288,7 +299,10 @@ def _primary(entries: Mapping[str, ModelEntry]) -> str:
 
 
 def _entry(fields: BlockFields) -> ModelEntry:
-    """A series' entry: binary keys at the top (`kind`), or open-ended items only."""
+    """A series' entry: binary keys at the top (`kind`), alternatives, or open-ended items
+    only."""
+    if fields.get("kind") == "alternatives":
+        return AlternativesSeries.model_validate(fields)
     if "kind" in fields:
         return BinarySeries.model_validate(fields)
     return OpenEndedSeries.model_validate(fields)
@@ -318,10 +332,12 @@ def _model_result(
     }
     if reruns:  # controlled re-runs of chosen items: measured, but not as a budget axis
         result["interventions"] = reruns
-    overlap = membership(mats)
+    # alternatives have no budget order to flag items along, and are compared pair by pair
+    axes = [m for m in mats if not is_alternatives(m)]
+    overlap = membership(axes)
     if overlap:
         result["membership"] = overlap
-    churn = churn_records(mats, boots.boot_for)
+    churn = churn_records(axes, boots.boot_for)
     if churn:
         result["churn"] = churn
     rule_warnings = scoring_rule_warnings(mats)
@@ -370,6 +386,9 @@ def analyze_responses(
     grouped: dict[str, list[ResponseMatrix]] = defaultdict(list)
     for m in matrices:
         grouped[m.model].append(m)
+    for model, mats in grouped.items():
+        grouped[model] = _with_merged_series(mats)
+    _check_control(grouped, chosen.control)
     boots = _BootstrapCache(chosen.bootstrap, chosen.seed, chosen.ci)
 
     def one_model(mats: list[ResponseMatrix]) -> ModelEntry:
@@ -448,13 +467,56 @@ def _matrices(df: pd.DataFrame, settings: AnalysisSettings) -> list[ResponseMatr
     return matrices
 
 
+def _with_merged_series(mats: list[ResponseMatrix]) -> list[ResponseMatrix]:
+    """One model's matrices, its single-configuration series at one budget merged into one set
+    of alternatives named by series (`merged_series`) where it has them."""
+    merged = merged_series(mats)
+    if merged is None:
+        return mats
+    names = set(merged.labels)
+    return [merged, *(m for m in mats if m.kind != "binary" or m.series not in names)]
+
+
+def _check_control(grouped: Mapping[str, list[ResponseMatrix]], control: str | None) -> None:
+    """`--control` must name an alternative of some model (a configuration, or a series where
+    each alternative is its own series)."""
+    if control is None:
+        return
+    sets = [m for mats in grouped.values() for m in mats if is_alternatives(m)]
+    if any(control in m.labels for m in sets):
+        return
+    if not sets:
+        raise UnknownConfigError(
+            f"--control {control}: no configurations ask one budget here (no alternatives to "
+            "compare with a control); the control names one of a set of alternatives"
+        )
+    named = "; ".join(f"{m.model}: {', '.join(m.labels)}" for m in sets)
+    raise UnknownConfigError(f"--control {control}: not among the alternatives ({named})")
+
+
+def _alternatives_block(
+    m: ResponseMatrix, boots: _BootstrapCache, settings: AnalysisSettings
+) -> BlockFields:
+    """A set of alternatives' keys: its configurations, or its series when merged."""
+    boot = boots.boot_for(m.video_ids)
+    block = alternatives_fields(m, boot, settings.control, members_of(m))
+    small = small_sample(len(set(m.video_ids.tolist())))
+    if small is not None:
+        block["small_sample"] = SmallSample.model_validate(small)
+    return block
+
+
 def _series_blocks(
     mats: list[ResponseMatrix], boots: _BootstrapCache, settings: AnalysisSettings
 ) -> dict[str, BlockFields]:
     """One model's entries by series, as their keys: the binary keys at the top, the
-    continuous block under `continuous`, each with its `by` breakdown."""
+    continuous block under `continuous`, each with its `by` breakdown; a set of alternatives
+    as its own keys (no `by` breakdown: its pairs are its measures)."""
     per_series: dict[str, BlockFields] = {}
     for m in mats:
+        if is_alternatives(m):
+            per_series[m.series] = _alternatives_block(m, boots, settings)
+            continue
         by = {attr: _breakdown(m, attr, boots, settings) for attr in settings.by or ()}
         block = _block(m, boots, settings, by or None)
         entry = per_series.setdefault(m.series, {})

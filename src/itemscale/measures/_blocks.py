@@ -150,7 +150,7 @@ def _pair_tables(
     return {"flip_down": flip_down, "flip_up": flip_up}, mcnemar, complementarity
 
 
-def _noanswer_rates(m: ResponseMatrix, labels: list[str]) -> dict[str, Estimate]:
+def noanswer_rates(m: ResponseMatrix, labels: list[str]) -> dict[str, Estimate]:
     """Each configuration's share of `noanswer` answers (compared as codes where the matrix
     has them)."""
     codes = m.answer_codes
@@ -216,7 +216,7 @@ def binary_fields(
     block: BlockFields = {
         "kind": "binary",
         **_header(m),
-        "noanswer_rate": _noanswer_rates(m, labels),
+        "noanswer_rate": noanswer_rates(m, labels),
         "accuracy": _curve(res, labels),
         **entries["headline"],
         **flips,

@@ -42,4 +42,11 @@ GLOSSARY: Final[dict[str, str]] = {
     "option's letter; likelihood = each option's text is scored as the reply and the most "
     "likely one is taken",
     "churn": "items whose answer changes between two protocols at the same budget",
+    "alternatives": "configurations that ask one recorded budget (frames and pixels per frame) "
+    "and differ in selector, pipeline or prompt: compared with each other and a control, never "
+    "ordered as budgets",
+    "oracle over the alternatives": "items right under at least one alternative: a perfect "
+    "per-item choice among them",
+    "headroom share": "of the items the reference gets wrong and some alternative gets right "
+    "(the oracle's headroom over it), the share this alternative gets right",
 }

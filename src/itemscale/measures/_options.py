@@ -24,6 +24,7 @@ class AnalysisOptions(TypedDict, total=False):
     seed: int
     ci: IntervalMethod
     configs: Sequence[str] | None
+    control: str | None
     axis: str | None
     by: Sequence[str]
     metric: Metric

@@ -452,3 +452,27 @@ class BootstrapSettings(Record):
         """The retired name of `bootstrap` (docs/glossary.md, 'One name per concept')."""
         warn_renamed("BootstrapSettings.n_boot", "BootstrapSettings.bootstrap")
         return self.bootstrap
+
+
+class AlternativePair(Record):
+    """Alternative `b` against `a` (the control, or an alternative listed before `b`) on the
+    matched items: the selector record between two configurations that ask one budget."""
+
+    a: StrictStr
+    b: StrictStr
+    #: accuracy under `b` minus under `a`
+    accuracy_difference: Estimate
+    clustered_mcnemar_p: Number | None
+    exact_mcnemar_p: Number | None
+    #: wrong under `a` and right under `b` (fixed), and the reverse (broken)
+    n_fixed: StrictInt
+    n_broken: StrictInt
+    #: the oracle's headroom over `a`: items wrong under `a` and right under some alternative
+    n_headroom: StrictInt
+    #: of those, the share `b` gets right
+    headroom_share: Estimate
+    #: items both sides answered, and those whose parsed answers differ
+    answered: StrictInt
+    differ: StrictInt
+    #: the same-input rule's verdict on the pair (None: different inputs, or it cannot tell)
+    same_input: SameInput | None

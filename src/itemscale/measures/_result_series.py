@@ -35,6 +35,7 @@ from pydantic import (
 )
 
 from ._result_models import (
+    AlternativePair,
     BestFixed,
     BootstrapSettings,
     BudgetOrderRecord,
@@ -272,6 +273,9 @@ class ContinuousBlock(Block):
     tasks: dict[str, ContinuousBlock] | None = None
     grid_with_text: ContinuousWithText | None = None
     series: StrictStr | None = None
+    #: groups of the axis's configurations that ask one recorded budget, a sentence each: the
+    #: axis orders them as the table lists them, an order nobody chose (docs/measures.md)
+    axis_warnings: list[StrictStr] | None = None
     small_sample: SmallSample | None = None
     by: dict[str, ByAttribute] | None = None
 
@@ -292,6 +296,9 @@ class BinarySeries(BinaryBlock):
     heterogeneity: HeterogeneityEntry | None = None
     grid_with_text: BinaryWithText | None = None
     series: StrictStr
+    #: groups of the axis's configurations that ask one recorded budget, a sentence each: the
+    #: axis orders them as the table lists them, an order nobody chose (docs/measures.md)
+    axis_warnings: list[StrictStr] | None = None
     small_sample: SmallSample | None = None
     by: dict[str, ByAttribute] | None = None
     continuous: ContinuousBlock | None = None
@@ -327,6 +334,52 @@ class OpenEndedSeries(Record):
         return self.continuous.mean_score
 
 
+class AlternativesSeries(Record):
+    """Configurations that ask one recorded budget (selectors, pipelines, prompts at the same
+    frames and pixels): alternatives, not a budget axis. Their accuracies, the oracle over
+    them, and every pair's selector record (`pairs`, keyed `a|b`: the control against each
+    alternative first, then each pair in the order the table lists them); no measure along
+    an order of budgets. `members` says whether they are configurations of one series or
+    series of one configuration each (named by series)."""
+
+    kind: Literal["alternatives"]
+    series: StrictStr
+    members: Literal["configurations", "series"]
+    configs: list[StrictStr]
+    #: the one budget they ask, in words, and its recorded frames and pixels per frame
+    budget: StrictStr
+    frames: StrictInt
+    pixels: StrictInt | None
+    #: the reference named with `--control` (None: none named)
+    control: StrictStr | None
+    n_items: StrictInt
+    n_videos: StrictInt
+    n_dropped: StrictInt
+    drop_reasons: dict[str, StrictInt]
+    noanswer_rate: Curve
+    accuracy: Curve
+    #: items right under at least one alternative
+    oracle: Estimate
+    pairs: dict[str, AlternativePair]
+    scoring_rules: list[StrictStr] | None = None
+    small_sample: SmallSample | None = None
+    other_series: dict[str, SeriesEntry] | None = None
+    interventions: dict[str, SeriesEntry] | None = None
+    membership: dict[str, Membership] | None = None
+    churn: dict[str, Churn] | None = None
+    scoring_rule_warnings: list[StrictStr] | None = None
+
+    @property
+    def axis(self) -> list[str]:
+        """The configurations, as a series' `axis` lists them (here in the table's order,
+        not an order of budgets)."""
+        return self.configs
+
+    @property
+    def curve(self) -> Curve:
+        return self.accuracy
+
+
 def _series_kind(data: Any) -> str:
     if isinstance(data, dict):
         kind = data.get("kind")
@@ -336,6 +389,8 @@ def _series_kind(data: Any) -> str:
         return "series[binary]"
     if kind == "continuous":
         return "series[continuous block]"
+    if kind == "alternatives":
+        return "series[alternatives]"
     return "series[open-ended]"
 
 
@@ -344,7 +399,8 @@ def _series_kind(data: Any) -> str:
 SeriesEntry = Annotated[
     Annotated[BinarySeries, Tag("series[binary]")]
     | Annotated[ContinuousBlock, Tag("series[continuous block]")]
-    | Annotated[OpenEndedSeries, Tag("series[open-ended]")],
+    | Annotated[OpenEndedSeries, Tag("series[open-ended]")]
+    | Annotated[AlternativesSeries, Tag("series[alternatives]")],
     Discriminator(_series_kind),
 ]
 
@@ -383,4 +439,5 @@ BinaryBlock.model_rebuild()
 ContinuousBlock.model_rebuild()
 BinarySeries.model_rebuild()
 OpenEndedSeries.model_rebuild()
+AlternativesSeries.model_rebuild()
 AnalysisLayout.model_rebuild()

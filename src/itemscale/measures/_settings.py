@@ -50,6 +50,9 @@ class AnalysisSettings(BaseModel):
     ci: IntervalMethod = "bca"
     #: Restrict every measure to these configuration labels (None: the whole grid).
     configs: tuple[str, ...] | None = None
+    #: The reference among configurations that ask one budget (alternatives, not an axis):
+    #: a configuration label, or a series name where each alternative is its own series.
+    control: str | None = None
     #: One chain of a frames x resolutions grid as the axis (`frames@112`, `resolution@8f`).
     axis: str | None = None
     #: Item attributes to break every measure down by.
@@ -105,6 +108,11 @@ class AnalysisSettings(BaseModel):
     @classmethod
     def _config_labels(cls, configs: tuple[str, ...] | None) -> tuple[str, ...] | None:
         return None if configs is None else tuple(config_list(configs))
+
+    @field_validator("control")
+    @classmethod
+    def _control_label(cls, value: str | None) -> str | None:
+        return None if value is None else _labels("control label", (value,))[0]
 
     @field_validator("by")
     @classmethod

@@ -65,6 +65,7 @@ from ._scoring import (
     score_open_answer,
     token_f1,
 )
+from ._sources import SourceFile, same_file_pairs, same_file_sentence, source_files
 from ._stack import STACK_PACKAGES, stack_changes, stack_fields, stack_warnings
 
 __all__ = [
@@ -93,6 +94,7 @@ __all__ = [
     "ResponseRow",
     "RunLockedError",
     "SchemaError",
+    "SourceFile",
     "Status",
     "TaskKind",
     "check_replaceable",
@@ -116,7 +118,10 @@ __all__ = [
     "responses_digest",
     "rouge_l",
     "run_lock",
+    "same_file_pairs",
+    "same_file_sentence",
     "score_open_answer",
+    "source_files",
     "stack_changes",
     "stack_fields",
     "stack_warnings",

@@ -61,7 +61,7 @@ def analyze(
     checked with the same located errors. How to analyse is an `AnalysisSettings`, or its
     fields as keywords (`AnalysisOptions`, typed one by one; `itemscale analyze`'s options):
     `bootstrap` resamples (default 1000), `seed`, `ci` (`bca` or `percentile`), `configs`,
-    `axis`, `by`, `metric`, `eps`, `power_target` (points, as `--power-target`), `test_pairs`,
+    `control` (the reference among configurations that ask one budget), `axis`, `by`, `metric`, `eps`, `power_target` (points, as `--power-target`), `test_pairs`,
     `heterogeneity_draws`. A bad
     value is refused (a pydantic `ValidationError`, a `ValueError`, naming the setting) before
     the table is read.
