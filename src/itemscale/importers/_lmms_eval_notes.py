@@ -54,7 +54,7 @@ def side_name(source: Mapping[str, object]) -> str:
     """A configuration as the notes name it: its label, and its series when it has one."""
     label = str(source.get("config_label") or Path(str(source.get("path"))).name)
     series = source.get("series")
-    return f"{label} (series {series})" if series and series != DEFAULT_SERIES else label
+    return f"{label} of series {series}" if series and series != DEFAULT_SERIES else label
 
 
 def identical_files(

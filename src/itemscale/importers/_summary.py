@@ -94,8 +94,9 @@ class ImportSummary:
         )
         for model, per_config in self.items_per_config.items():
             lines.append(f"  model {model}:")
+            width = max([24, *(len(label) + 1 for label in per_config)])
             for label, n in per_config.items():
-                lines.append(f"    {label:<24} {n:>7} rows")
+                lines.append(f"    {label:<{width}} {n:>7} rows")
             lines.append(
                 f"    matched grid: {self.matched_items.get(model, 0)} items "
                 f"({self.unmatched_items.get(model, 0)} left out)"

@@ -162,7 +162,7 @@ def run_table_import(
             file_options = replace(options, model=model_of_file(name_pattern, f))
         rows, file_notes = import_table(f, file_options, key=key, left_out=left_out)
         tables.append(rows)
-        notes.extend(file_notes)
+        notes.extend(n for n in file_notes if n not in notes)  # one line for what files share
         sources.append(source_record(f, rows=len(rows)))
     table = pd.concat(tables, ignore_index=True) if len(tables) > 1 else tables[0]
     if model and len(tables) > 1:
