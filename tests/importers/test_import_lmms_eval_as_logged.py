@@ -51,6 +51,16 @@ def test_a_suffixed_samples_file_is_the_task_its_results_json_scores(tmp_path: P
     configs = [f"zero={zero.parent}", f"uniform={uniform.parent}"]
     summary = run_import("lmms-eval", configs=configs, run_dir=run)
 
+    # the two runs asked the same prompts (0 of N inputs differ): compare lists no prompt or
+    # task difference between them
+    out = tmp_path / "compare.json"
+    argv = ["compare", str(run), "--config", "zero", "--config", "uniform", "--bootstrap", "50"]
+    assert main([*argv, "--json", str(out)]) == 0
+    fields = {f["field"]: f for f in json.loads(out.read_text())["provenance"]}
+    for name in ("prompt template", "task", "task version", "benchmark digest"):
+        assert fields[name]["status"] == "same", fields[name]
+    assert fields["task"]["a"] == "videomme"
+
     df, prov = read_run(run)
     (imp,) = prov["imports"]
     by_label = {s["config_label"]: s for s in imp["sources"]}
@@ -66,16 +76,6 @@ def test_a_suffixed_samples_file_is_the_task_its_results_json_scores(tmp_path: P
     (said,) = [n for n in summary.notes if "the file name says videomme_aks" in n]
     assert "task videomme as results.json names it" in said
     assert {json.loads(a)["task"] for a in df["attributes"]} == {"videomme"}
-
-    # the two runs asked the same prompts (0 of N inputs differ): compare lists no prompt or
-    # task difference between them
-    out = tmp_path / "compare.json"
-    argv = ["compare", str(run), "--config", "zero", "--config", "uniform", "--bootstrap", "50"]
-    assert main([*argv, "--json", str(out)]) == 0
-    fields = {f["field"]: f for f in json.loads(out.read_text())["provenance"]}
-    for name in ("prompt template", "task", "task version", "benchmark digest"):
-        assert fields[name]["status"] == "same", fields[name]
-    assert fields["task"]["a"] == "videomme"
 
 
 def test_a_file_results_json_does_not_name_keeps_its_file_name_task_and_says_so(
