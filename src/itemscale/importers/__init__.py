@@ -16,7 +16,7 @@ from ._common import (
     merge_into_run,
     source_record,
 )
-from ._config_ids import LABEL_CONFIG_ID_VERSION, label_config_id
+from ._config_ids import LABEL_CONFIG_ID_VERSION, label_config_id, series_config_id
 from ._finish import finish_import
 from ._run import IMPORTERS, Importer, ImportOption, run_import
 from ._summary import ImportSummary, summarise
@@ -63,6 +63,7 @@ __all__ = [
     "pixels_from_label",
     "read_table_records",
     "run_import",
+    "series_config_id",
     "source_record",
     "summarise",
 ]
