@@ -454,7 +454,8 @@ def run_lmms_eval_import(
     for log in logs:
         budget = _file_config(log, mixed, positions, series_name)
         mname = names[log.path]
-        named = resolve_task(log.path, log.results, set(log.samples[0][1]))
+        every_key = set.intersection(*(set(sample) for _, sample in log.samples))
+        named = resolve_task(log.path, log.results, every_key)
         task = named.name
         notes.extend([named.note] if named.note else [])
         # A file is one task at one configuration: a run of several tasks writes one file per

@@ -117,13 +117,14 @@ def _metric_names(results: JsonObject, task: str) -> set[str]:
 
 
 def resolve_task(samples: Path, results: JsonObject | None, sample_keys: Set[str]) -> TaskName:
-    """The task of a samples file as its results.json keys it: the file name's task when
-    results.json scores one so named; else the one task whose metric is a key of the file's
-    samples (lmms-eval logs each metric's per-sample value under the metric's name), narrowed
-    by the file name beginning with the task's name; else results.json's only task. The file
-    name's task only when results.json names none of these, and the note says so: a file
-    renamed after the run (`..._samples_videomme_aks.jsonl` of task `videomme`) would
-    otherwise miss its results entry (its prompt, its reported score) and read as another task."""
+    """The task of a samples file as its results.json keys it (`sample_keys`: the keys every
+    sample of the file has): the file name's task when results.json scores one so named; else
+    the one task whose metric is one of `sample_keys` (lmms-eval logs each metric's per-sample
+    value under the metric's name), narrowed by the file name beginning with the task's name;
+    else results.json's only task. The file name's task only when results.json names none of
+    these, and the note says so: a file renamed after the run (`..._samples_videomme_aks.jsonl`
+    of task `videomme`) would otherwise miss its results entry (its prompt, its reported score)
+    and read as another task."""
     m = SAMPLES_NAME.match(samples.name)
     from_name = m["task"] if m else samples.stem
     configs, scored = (json_object((results or {}).get(k)) for k in ("configs", "results"))
