@@ -147,8 +147,6 @@ class FileResult:
     compared: int = 0
     #: samples by the number of repeats imported from them
     repeats_held: Counter[int] = field(default_factory=Counter)
-    #: the item each imported sample asked (`sample_item`), for the run's items.jsonl
-    items: list[Item] = field(default_factory=list)
 
 
 def _choice_columns(
@@ -248,12 +246,14 @@ def sample_rows(
     model: str,
     budget: ConfigColumns,
     benchmark: BenchmarkIndex | None,
+    items: dict[str, Item] | None = None,
 ) -> FileResult:
     """One samples file's rows, each sample under its benchmark item's id where the benchmark
-    knows it, so that runs logged with different ids still line up item by item."""
+    knows it, so that runs logged with different ids still line up item by item. `items`
+    (the import's items by id) gains the item each sample asked that it lacks."""
     result = FileResult(rows=[])
     payloads = [payload_of(s) for _, s in samples]
-    questions = question_texts(samples)
+    questions: list[str | None] | None = None  # read once a sample asks a new item
     id_key, names = item_names(samples, payloads)
     doc_lines: dict[object, int] = {}
     for pos, ((line, sample), payload) in enumerate(zip(samples, payloads, strict=True)):
@@ -297,10 +297,12 @@ def sample_rows(
             continue
         texts = repeat_texts(sample)
         result.rows.append(row)
-        options = (item.options if item else ()) or options_from_prompt(sample.get("input"))
-        asked = sample_item(row, item, questions[pos], options)
-        result.items.extend([asked] if asked is not None else [])
+        if items is not None and row["item_id"] not in items:
+            questions = question_texts(samples) if questions is None else questions
+            asked = sample_item(row, item, questions[pos], sample.get("input"))
+            items.update({row["item_id"]: asked} if asked is not None else {})
         if len(texts) > 1 and row["raw_text"] is not None:
+            options = (item.options if item else ()) or options_from_prompt(sample.get("input"))
             result.rows.extend(repeat_rows(row, texts, _choice_columns, options, result))
         result.repeats_held[max(len(texts), 1)] += 1
     return result
@@ -467,11 +469,15 @@ def run_lmms_eval_import(
             )
         seen_configs[key] = log.path
         fr = sample_rows(
-            log.path, log.samples, task=task, model=mname, budget=budget, benchmark=index
+            log.path,
+            log.samples,
+            task=task,
+            model=mname,
+            budget=budget,
+            benchmark=index,
+            items=items,
         )
         rows.extend(fr.rows)
-        for item in fr.items:
-            items.setdefault(item.item_id, item)
         skipped.update(fr.skipped)
         disagreements += fr.disagreements
         compared += fr.compared

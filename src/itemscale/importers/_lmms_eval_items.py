@@ -166,16 +166,17 @@ def question_texts(samples: Sequence[Sample]) -> list[str | None]:
 
 
 def sample_item(
-    row: ResponseRow, benchmark_item: Item | None, question: str | None, options: Sequence[str]
+    row: ResponseRow, benchmark_item: Item | None, question: str | None, prompt: object
 ) -> Item | None:
     """The item a sample asked, for the run's `items.jsonl`: the benchmark's own where
-    `--benchmark` found it, else one made from the log (its question, the options its prompt
-    lists, the gold answer it was scored against). None where the log does not say enough
-    for an item record (no question, or a multiple-choice item without two options)."""
+    `--benchmark` found it, else one made from the log (its question, the options its
+    `prompt` lists, the gold answer it was scored against). None where the log does not say
+    enough for an item record (no question, or a multiple-choice item without two options)."""
     if benchmark_item is not None:
         return benchmark_item
     if question is None:
         return None
+    options = options_from_prompt(prompt)
     reference = row.get("reference")
     choice = row.get("task_kind") == TaskKind.MCQA.value
     attributes = row.get("attributes")
