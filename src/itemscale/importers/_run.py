@@ -117,8 +117,8 @@ SERIES_OPTION: Final[ImportOption] = ImportOption(
     metavar="NAME",
     help="put every file of this call in series NAME (default: default): one call per "
     "frame selector, each its own series at one configuration label; a series named "
-    "selection:NAME is a frame selector's, which analyze compares with every other series at "
-    "each budget they share (the selector record)",
+    "selection:NAME is a frame selector's, whose record analyze gives against every series "
+    "that is not a selector's (the control) at each budget they share",
 )
 
 TABLE_OPTIONS: Final[tuple[ImportOption, ...]] = (
