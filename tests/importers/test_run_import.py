@@ -45,7 +45,8 @@ def test_lmms_eval_from_python_equals_the_cli(
     out = cli(["import", "lmms-eval", logs, "-o", str(tmp_path / "cli")], capsys)
     assert out == summary.format().replace(str(tmp_path / "py"), "RUN") + "\n"
     assert folder_bytes(tmp_path / "py") == folder_bytes(tmp_path / "cli")
-    assert set(folder_bytes(tmp_path / "py")) == {"responses.parquet", "run.json"}
+    # items.jsonl: the questions the log's samples asked, for the report's item explorer
+    assert set(folder_bytes(tmp_path / "py")) == {"responses.parquet", "run.json", "items.jsonl"}
 
 
 def test_lmms_eval_options_from_python_equal_the_cli(

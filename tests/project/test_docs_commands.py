@@ -201,7 +201,11 @@ def prepare_importers(ws: Path) -> None:
     benchmark = FIXTURES / "benchmarks" / "videomme-test.parquet"
     wide = FIXTURES / "scalegrid" / "Qwen3-VL-8B_V1_short_predictions_wide.csv"
     shutil.copy(benchmark, ws / "videomme-test.parquet")
-    shutil.copy(wide, ws)
+    for release in (FIXTURES / "scalegrid").glob("*_V1_short_predictions_wide.csv"):
+        shutil.copy(release, ws)  # the release's five files, one model each
+    # two real runs that both log max_frames_num=16: a uniform run and a frame selector's
+    _lmms_eval_run("videomme-uniform16", ws / "logs" / "uniform16", 16, 0)
+    _lmms_eval_run("videomme-dbfp8", ws / "logs" / "dbfp8", 16, 0)
     _per_item_long(ws / "per_item.csv", wide, benchmark)
     shutil.copy(SRC / "itemscale" / "data" / "scalegrid" / "V1_short_answer_key.csv", ws)
     generation = REPO / "tests" / "data" / "generation" / "mlvu_generation.json"
@@ -417,6 +421,13 @@ def _importers_outputs(ws: Path) -> None:
     assert len(items) == 786 and set(items["in_matched_grid"]) == {1}
     generation, _ = read_run(ws / "runs/mlvu-gen")
     assert set(generation["task_kind"]) == {"summary"} and generation["token_f1"].notna().all()
+    release, _ = read_run(ws / "runs/release")
+    assert (
+        release["model"].nunique() == 5
+        and release.groupby("model")["item_id"].nunique().eq(786).all()
+    )
+    by_series, _ = read_run(ws / "runs/by-series")
+    assert set(by_series["series"]) == {"control", "selection:dbfp8"}
 
 
 def _python_outputs(ws: Path) -> None:

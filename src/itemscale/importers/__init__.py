@@ -9,15 +9,14 @@ importer of another tool needs, public (docs/extending.md, "An importer").
 from . import kit
 from ._absent import ABSENT_MARKER, ABSENT_MODES, DEFAULT_ABSENT, AbsentItems
 from ._common import (
-    LABEL_CONFIG_ID_VERSION,
     ImportConflictError,
     ImportInputError,
     MergeResult,
     import_record,
-    label_config_id,
     merge_into_run,
     source_record,
 )
+from ._config_ids import LABEL_CONFIG_ID_VERSION, label_config_id, series_config_id
 from ._finish import finish_import
 from ._run import IMPORTERS, Importer, ImportOption, run_import
 from ._summary import ImportSummary, summarise
@@ -64,6 +63,7 @@ __all__ = [
     "pixels_from_label",
     "read_table_records",
     "run_import",
+    "series_config_id",
     "source_record",
     "summarise",
 ]

@@ -1,4 +1,5 @@
-"""What every importer shares: typed input errors, configuration ids, and the merge into a run.
+"""What every importer shares: typed input errors, provenance records and the merge into a run
+(the configuration ids of the rows are `_config_ids`).
 
 Importers only ever add rows to a run directory. Re-importing a file is a no-op (same keys,
 same answers); a different answer for a key that is already stored is a conflict the user must
@@ -10,16 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import hashlib
 import json
 import math
 import os
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Required, TypedDict, Unpack, cast
+from typing import Any, Final, Required, TypedDict, Unpack, cast
 
 import numpy as np
 import pandas as pd
@@ -27,6 +27,7 @@ import pandas as pd
 from .. import __version__
 from ..errors import ItemscaleError
 from ..files import LOADS_JSON_LIMITS, loads_json, sha256_file
+from ..items import Item
 from ..responses import (
     COLUMNS,
     IMPORT_MARKER,
@@ -40,12 +41,8 @@ from ..responses import (
     run_lock,
     write_run,
 )
-
-if TYPE_CHECKING:
-    from ..protocol import Configuration
-
-#: Version of the label-based configuration id (`label_config_id`); bump if its inputs change.
-LABEL_CONFIG_ID_VERSION: Final[int] = 1
+from ._config_ids import adopt_stored_ids
+from ._items_file import add_items
 
 #: Columns that must agree when a key is imported again; anything else (source, provenance)
 #: may differ between two imports of the same answers.
@@ -112,60 +109,6 @@ def not_utf8_message(exc: UnicodeDecodeError) -> str:
     )
 
 
-@lru_cache(maxsize=4096)
-def label_config_id(label: str, frames: int) -> str:
-    """Id of a configuration known only by its label and frame count (16 hex digits).
-
-    SHA-256 over the canonical JSON `{"frames": F, "label": L, "v": 1}`. Imported runs that differ
-    only in an external frame selector share every budget field, so the user's label is what
-    tells them apart; the frame count keeps a relabelled text-only baseline distinct.
-    """
-    text = json.dumps(
-        {"frames": int(frames), "label": str(label), "v": LABEL_CONFIG_ID_VERSION},
-        sort_keys=True,
-        separators=(",", ":"),
-    )
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-class ConfigColumns(TypedDict):
-    """A response row's configuration columns, as an importer writes them for one file."""
-
-    config_id: str
-    config_label: str
-    axis_order: float
-    frames: int
-    pixels: int | None
-    sampling: str | None
-
-
-def config_columns(
-    config: Configuration, *, name: str | None = None, order: float | None = None
-) -> ConfigColumns:
-    """The row columns of the budget a file was run at, a `protocol.Configuration` (the one
-    budget type). With `name` (a `--config LABEL` given to files that differ only in an
-    external frame selector) the user's label and `label_config_id` name it instead, at
-    `order` on the axis: the budget fields alone would not tell such files apart."""
-    if name is None:
-        return {
-            "config_id": config.config_id,
-            "config_label": config.label,
-            "axis_order": config.axis_order,
-            "frames": config.frames,
-            "pixels": config.max_pixels,
-            "sampling": config.sampling.tag,
-        }
-    frames = config.frames
-    return {
-        "config_id": label_config_id(name, frames),
-        "config_label": name,
-        "axis_order": float(frames if order is None else order) if frames > 0 else 0.0,
-        "frames": frames,
-        "pixels": None,
-        "sampling": None,
-    }
-
-
 #: A JSON object read from a foreign file (a log line, a results.json, a table record): untrusted,
 #: so every value is narrowed where it is read.
 JsonObject = Mapping[str, object]
@@ -182,9 +125,12 @@ class SourceDetails(TypedDict, total=False):
 
     rows: int
     task: str
+    #: where `task` came from: `results.json` (the task it scores) or `file name`
+    task_from: str
     dataset: str
     config_label: str
     config_id: str
+    series: str
     results_json: SourceRecord | None
     # lmms-eval's results.json, as logged (foreign values, kept verbatim)
     model_args: object
@@ -237,6 +183,8 @@ class ImportOptions(TypedDict, total=False):
     wide_values: str | None
     empty: str | None
     answer_key: SourceRecord | None
+    series: str | None
+    model_from_name: str | None
 
 
 class ImportRecord(TypedDict):
@@ -482,12 +430,14 @@ def merge_into_run(
     record: ImportRecord,
     *,
     dry_run: bool = False,
+    items: Sequence[Item] = (),
 ) -> MergeResult:
     """Add `new_rows` to the run in `run_dir` (created if absent) and record the import.
 
     Keys already stored with the same answers are skipped (re-import is idempotent: nothing is
     rewritten when nothing is new); a stored key with a different answer raises
-    `ImportConflictError` and nothing is written.
+    `ImportConflictError` and nothing is written. `items` (the questions an import's files
+    asked) are added, under the same lock, to the run's items.jsonl where it lacks them.
     """
     run_path = Path(run_dir)
     if run_path.exists() and not run_path.is_dir():
@@ -502,6 +452,7 @@ def merge_into_run(
             if first:  # killed before the table exists: every command says so (the marker)
                 mark_import_started(run_path)
             merged = _merge(run_path, new_rows, record, dry_run=False)
+            add_items(run_path, items)
             if first:
                 (run_path / IMPORT_MARKER).unlink(missing_ok=True)
             return merged
@@ -547,6 +498,7 @@ def _merge(
     else:
         existing = normalise_responses(pd.DataFrame(columns=list(COLUMNS)), where=str(run_path))
 
+    new = adopt_stored_ids(new, existing)  # a run stored before a series was in the id
     if existing.empty:  # a first import: nothing to compare with, no copy of the table
         _check_item_videos(new, where_=str(run_path))
         _check_item_kinds(new, where_=str(run_path))

@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from ..items import Item
 from ..responses import ResponseRow
 from ._absent import DEFAULT_ABSENT, AbsentItems, absent_items, check_absent_mode
 from ._common import (
@@ -67,11 +68,12 @@ def finish_import(
     key: AnswerKey | None = None,
     absent: str = DEFAULT_ABSENT,
     video_of: Callable[[str], str] | None = None,
+    items: Sequence[Item] = (),
 ) -> ImportSummary:
     """Merge `rows` into the run and summarise. With a `key` (the benchmark or answer key),
     its items without any row for a model are reported, and with `absent="noanswer"` added as
     wrong answers at every configuration of that model (`video_of` names their videos when the
-    key does not)."""
+    key does not). `items` are added to the run's items.jsonl where it lacks them."""
     mode = check_absent_mode(absent, key)
     reports: list[AbsentItems] = []
     if key is not None:
@@ -79,7 +81,7 @@ def finish_import(
         if extra is not None:
             added = rows_frame_from(extra, where_=f"absent items of {key.path}")
             rows = pd.concat([rows, added], ignore_index=True)
-    merged = merge_into_run(run_dir, rows, record, dry_run=dry_run)
+    merged = merge_into_run(run_dir, rows, record, dry_run=dry_run, items=items)
     return summarise(
         importer=importer,
         run_dir=str(Path(run_dir)),
@@ -97,8 +99,8 @@ def finish_import(
 class ImportContext(BaseModel):
     """What one import of a per-file tool was asked to do: which importer, the tool's name in
     messages, the extractor version its answers were read with, and the values of the command
-    line (`--config`, `--model`, `--benchmark`, `--absent`, `--video-from-id`, `-o`,
-    `--dry-run`). A run function builds it once from its keywords and hands it to
+    line (`--config`, `--model`, `--benchmark`, `--absent`, `--video-from-id`, `--series`,
+    `-o`, `--dry-run`). A run function builds it once from its keywords and hands it to
     `finish_parsed_import` with what it parsed; every importer records the same options the
     same way."""
 
@@ -117,6 +119,8 @@ class ImportContext(BaseModel):
     dry_run: bool = False
     absent: str = DEFAULT_ABSENT
     video_from_id: str | None = None
+    #: `--series NAME`: the series every file of the call is in (None: `default`)
+    series: str | None = None
 
     @field_validator("run_dir", "benchmark", mode="before")
     @classmethod
@@ -132,12 +136,13 @@ def finish_parsed_import(
     jobs: Sequence[tuple[Path, Any]],
     skipped: Counter[str],
     notes: list[str],
+    items: Sequence[Item] = (),
 ) -> ImportSummary:
     """The shared ending of the per-file importers (lmms-eval, VLMEvalKit, and one of another
     package): refuse an import with no rows (saying why each was skipped), record the options
     and sources, then merge; the benchmark's items without a row are reported (and added with
     `absent="noanswer"`); items that name no video are counted, or given one by
-    `video_from_id`."""
+    `video_from_id`. `items` (the questions the files asked) join the run's items.jsonl."""
     benchmark = context.benchmark
     table = rows_frame(rows, where_=f"{context.tool} import") if rows else pd.DataFrame()
     if table.empty:
@@ -156,6 +161,7 @@ def finish_parsed_import(
         configs=list(context.configs) or None,
         absent=context.absent if benchmark else None,
         video_from_id=context.video_from_id,
+        series=context.series,
     )
     return finish_import(
         importer=context.importer,
@@ -168,4 +174,5 @@ def finish_parsed_import(
         dry_run=context.dry_run,
         key=key_from_benchmark(benchmark) if benchmark else None,
         absent=context.absent,
+        items=items,
     )

@@ -19,7 +19,6 @@ configuration, in axis order.
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,19 +37,16 @@ from ..responses import (
 )
 from ._absent import DEFAULT_ABSENT
 from ._common import (
-    ConfigColumns,
     ImportInputError,
     JsonObject,
     PromptRecord,
     SourceRecord,
-    attributes_json,
-    config_columns,
     json_object,
     source_record,
 )
+from ._config_ids import DEFAULT_SERIES, ConfigColumns, config_columns
 from ._finish import ImportContext, finish_parsed_import
 from ._jobs import (
-    OPTION_LINE,
     BenchmarkIndex,
     ConfigSpec,
     config_jobs,
@@ -62,38 +58,34 @@ from ._lmms_eval_files import (
     LogFile,
     Sample,
     expand_paths,
-    identical_files,
     read_logs,
     same_configuration,
     spec_files,
 )
+from ._lmms_eval_items import (
+    ID_KEYS,
+    attributes_and_video,
+    first_value,
+    item_names,
+    options_from_prompt,
+    question_texts,
+    sample_item,
+)
+from ._lmms_eval_notes import identical_files, one_budget_note, series_option, stored_sources
 from ._lmms_eval_repeats import repeat_rows, repeat_texts, repeats_asked, repeats_note
 from ._lmms_eval_results import (
+    TaskName,
     budget_from_model_args,
     model_name,
     n_samples_of,
     package_versions,
     parse_model_args,
+    resolve_task,
     score_note,
-    task_name,
     task_version,
 )
 from ._summary import ImportSummary
 
-# Payload keys that carry per-item metadata, mapped to the shared attribute names.
-ATTRIBUTE_KEYS: Final[dict[str, str]] = {
-    "duration": "duration",
-    "duration_group": "duration",
-    "category": "domain",
-    "domain": "domain",
-    "sub_category": "sub_category",
-    "task_category": "task_type",
-    "task_type": "task_type",
-    "question_category": "question_category",
-    "topic_category": "topic_category",
-}
-ID_KEYS: Final[tuple[str, ...]] = ("question_id", "id", "q_uid", "qid", "index")
-VIDEO_KEYS: Final[tuple[str, ...]] = ("videoID", "video_id", "video_name", "video", "video_path")
 GOLD_KEYS: Final[tuple[str, ...]] = ("answer", "gt_answer", "gt", "ground_truth")
 PRED_KEYS: Final[tuple[str, ...]] = ("pred_answer", "parsed_pred", "pred")
 NOT_PAYLOAD: Final[frozenset[str]] = frozenset(
@@ -112,7 +104,6 @@ NOT_PAYLOAD: Final[frozenset[str]] = frozenset(
         "submission",
     }
 )
-_MAX_ID_CHARS: Final[int] = 64
 
 
 def response_text(sample: JsonObject) -> str | None:
@@ -148,29 +139,6 @@ def payload_of(sample: JsonObject) -> JsonObject:
     return {}
 
 
-def options_from_prompt(prompt: object) -> tuple[str, ...]:
-    """Options as listed in the prompt ("A. Apples." lines); () when they are not A, B, C..."""
-    if not prompt:
-        return ()
-    found: dict[str, str] = {}
-    for line in str(prompt).splitlines():
-        m = OPTION_LINE.match(line)
-        if m and m[1] not in found:
-            found[m[1]] = m[2]
-    letters = "".join(found)
-    if len(letters) < 2 or "ABCDEFGHIJ"[: len(letters)] != letters:
-        return ()
-    return tuple(found.values())
-
-
-def _first(mapping: JsonObject, keys: Sequence[str]) -> object:
-    for key in keys:
-        value = mapping.get(key)
-        if value is not None and str(value).strip() != "":
-            return value
-    return None
-
-
 @dataclass
 class FileResult:
     rows: list[ResponseRow]
@@ -179,49 +147,6 @@ class FileResult:
     compared: int = 0
     #: samples by the number of repeats imported from them
     repeats_held: Counter[int] = field(default_factory=Counter)
-
-
-def _present(value: object) -> bool:
-    return value is not None and not isinstance(value, dict | list) and bool(str(value).strip())
-
-
-def _usable_ids(ids: Sequence[object]) -> bool:
-    """Present on most samples (a log with a few damaged lines keeps its ids), unique where
-    present, and short enough to be an id rather than a question."""
-    texts = [str(v).strip() for v in ids if _present(v)]
-    if not texts or 2 * len(texts) < len(ids):
-        return False
-    return len(set(texts)) == len(texts) and all(
-        len(t) <= _MAX_ID_CHARS and "\n" not in t for t in texts
-    )
-
-
-def _video_from_id(task: str, item_id: str, payload_id_key: str | None) -> str | None:
-    if task.startswith("videomme") and re.fullmatch(r"\d{3}-\d+", item_id):
-        return item_id.split("-")[0]  # Video-MME's own video number ("001")
-    if task.startswith("longvideobench") and payload_id_key == "id" and "_" in item_id:
-        return item_id.rsplit("_", 1)[0]
-    return None
-
-
-def _item_names(
-    samples: list[Sample], payloads: list[JsonObject]
-) -> tuple[str | None, list[str | None] | None]:
-    """How the log names its items: (the payload key, None for `submission`; each sample's
-    name, None where it lacks one), or (None, None) when nothing does. One way for the whole
-    log, since a sample named another way would match nothing in the other runs."""
-    for key in ID_KEYS:
-        ids = [p.get(key) for p in payloads]
-        if _usable_ids(ids):
-            return key, [str(v).strip() if _present(v) else None for v in ids]
-    # EgoSchema-style logs carry the question uid only as the key of `submission`.
-    submitted: list[object] = [
-        next(iter(sub)) if isinstance(sub, dict) and len(sub) == 1 else None
-        for sub in (s.get("submission") for _, s in samples)
-    ]
-    if _usable_ids(submitted):
-        return None, [str(v) if _present(v) else None for v in submitted]
-    return None, None
 
 
 def _choice_columns(
@@ -253,28 +178,6 @@ def _choice_columns(
     }
 
 
-def _attributes_and_video(
-    task: str, payload: JsonObject, item: Item | None, item_id: str, id_key: str | None
-) -> tuple[str | None, str]:
-    """(attributes JSON, video id): the benchmark item's, which know the item, over the
-    payload's, which each task spells its own way; without a video named anywhere, the one the
-    task's item ids encode, else the item itself (a cluster of its own in the bootstrap)."""
-    attrs: dict[str, object] = {"task": task}
-    for key, name in ATTRIBUTE_KEYS.items():
-        if key in payload and payload[key] is not None:
-            attrs.setdefault(name, payload[key])
-    video = None
-    if item is not None:
-        video = item.video_id
-        attrs.update(item.attributes)
-    if video is None:
-        raw_video = _first(payload, VIDEO_KEYS)
-        video = Path(str(raw_video)).stem if raw_video is not None else None
-    if video is None:
-        video = _video_from_id(task, item_id, id_key) or item_id
-    return attributes_json(attrs), video
-
-
 def _sample_row(
     path: Path,
     line: int,
@@ -295,21 +198,21 @@ def _sample_row(
     if not options:
         options = options_from_prompt(sample.get("input"))
     text = response_text(sample)
-    lmms_pred = _first(payload, PRED_KEYS)
+    lmms_pred = first_value(payload, PRED_KEYS)
     scored_choice = text is None and is_loglikelihood(sample.get("filtered_resps"))
     if text is None and not (scored_choice and lmms_pred is not None):
         result.skipped["no response in the log line"] += 1
         return None
-    gold_raw = _first(payload, GOLD_KEYS)
+    gold_raw = first_value(payload, GOLD_KEYS)
     if gold_raw is None:
         gold_raw = sample.get("target")
     gold = item.answer if item is not None and item.answer else gold_letter(gold_raw, options)
-    attributes, video = _attributes_and_video(task, payload, item, item_id, id_key)
+    attributes, video = attributes_and_video(task, payload, item, item_id, id_key)
     row: ResponseRow = {
         "model": model,
         "item_id": item_id,
         "video_id": video,
-        "series": "default",
+        "series": budget["series"],
         "config_id": budget["config_id"],
         "config_label": budget["config_label"],
         "axis_order": budget["axis_order"],
@@ -343,12 +246,15 @@ def sample_rows(
     model: str,
     budget: ConfigColumns,
     benchmark: BenchmarkIndex | None,
+    items: dict[str, Item] | None = None,
 ) -> FileResult:
     """One samples file's rows, each sample under its benchmark item's id where the benchmark
-    knows it, so that runs logged with different ids still line up item by item."""
+    knows it, so that runs logged with different ids still line up item by item. `items`
+    (the import's items by id) gains the item each sample asked that it lacks."""
     result = FileResult(rows=[])
     payloads = [payload_of(s) for _, s in samples]
-    id_key, names = _item_names(samples, payloads)
+    questions: list[str | None] | None = None  # read once a sample asks a new item
+    id_key, names = item_names(samples, payloads)
     doc_lines: dict[object, int] = {}
     for pos, ((line, sample), payload) in enumerate(zip(samples, payloads, strict=True)):
         doc_id = sample["doc_id"]
@@ -391,6 +297,10 @@ def sample_rows(
             continue
         texts = repeat_texts(sample)
         result.rows.append(row)
+        if items is not None and row["item_id"] not in items:
+            questions = question_texts(samples) if questions is None else questions
+            asked = sample_item(row, item, questions[pos], sample.get("input"))
+            items.update({row["item_id"]: asked} if asked is not None else {})
         if len(texts) > 1 and row["raw_text"] is not None:
             options = (item.options if item else ()) or options_from_prompt(sample.get("input"))
             result.rows.extend(repeat_rows(row, texts, _choice_columns, options, result))
@@ -431,16 +341,19 @@ def _model_names(logs: list[LogFile], model: str | None) -> dict[Path, str]:
     return {p: str(n) for p, n in names.items()}
 
 
-def _file_config(log: LogFile, mixed: bool, positions: dict[str, int]) -> ConfigColumns:
-    """The file's configuration: the one its results.json's `model_args` spells, or its
-    `--config` label at its frame count. `positions` holds each named configuration's place
-    among the named ones (a new label is added), which orders named runs of one frame count."""
+def _file_config(
+    log: LogFile, mixed: bool, positions: dict[str, int], series: str = DEFAULT_SERIES
+) -> ConfigColumns:
+    """The file's configuration in `series`: the one its results.json's `model_args` spells,
+    or its `--config` label at its frame count. `positions` holds each named configuration's
+    place among the named ones (a new label is added), which orders named runs of one frame
+    count."""
     cfg_block = json_object((log.results or {}).get("config"))
     margs = parse_model_args(cfg_block.get("model_args", ""))
     where = f"{log.results_path or log.path}: config.model_args"
     spec = log.spec
     if spec is None:
-        return config_columns(budget_from_model_args(margs, where))
+        return config_columns(budget_from_model_args(margs, where), series=series)
     frames = spec.frames
     if frames is None:
         frames = budget_from_model_args(margs, where).frames
@@ -451,12 +364,13 @@ def _file_config(log: LogFile, mixed: bool, positions: dict[str, int]) -> Config
     order = float(frames) if mixed else float(frames) + positions.get(spec.label, 0) / 1000.0
     from ..protocol import Configuration
 
-    return config_columns(Configuration(frames=frames), name=spec.label, order=order)
+    return config_columns(Configuration(frames=frames), name=spec.label, order=order, series=series)
 
 
-def _source(log: LogFile, task: str, budget: ConfigColumns, rows: int) -> SourceRecord:
+def _source(log: LogFile, named: TaskName, budget: ConfigColumns, rows: int) -> SourceRecord:
     """The file's provenance with what results.json says of the run (model and generation
     arguments, seeds, lmms-eval's version, its own score), so the import can be reproduced."""
+    task = named.name
     results = log.results or {}
     cfg_block = json_object(results.get("config"))
     task_cfg = json_object(json_object(results.get("configs")).get(task))
@@ -464,8 +378,10 @@ def _source(log: LogFile, task: str, budget: ConfigColumns, rows: int) -> Source
         log.path,
         rows=rows,
         task=task,
+        task_from=named.origin,
         config_label=budget["config_label"],
         config_id=budget["config_id"],
+        series=budget["series"],
         results_json=source_record(log.results_path) if log.results_path else None,
         model_args=cfg_block.get("model_args"),
         generation_kwargs=task_cfg.get("generation_kwargs"),
@@ -520,13 +436,17 @@ def run_lmms_eval_import(
     dry_run: bool = False,
     absent: str = DEFAULT_ABSENT,
     video_from_id: str | None = None,
+    series: str | None = None,
 ) -> ImportSummary:
-    """Parse every file, check them against each other, then merge into the run."""
+    """Parse every file, check them against each other, then merge into the run. `series`
+    (`--series NAME`) puts every file of the call in that series, one call per selector."""
     jobs, mixed = _jobs(files, configs)
+    series_name = series_option(series)
     index = load_benchmark_index(benchmark)
     logs = read_logs(jobs, model)
     names = _model_names(logs, model)
     rows: list[ResponseRow] = []
+    items: dict[str, Item] = {}
     skipped: Counter[str] = Counter()
     sources: list[SourceRecord] = []
     notes: list[str] = []
@@ -534,9 +454,12 @@ def run_lmms_eval_import(
     disagreements = compared = 0
     positions: dict[str, int] = {}  # a named configuration's place among the named ones
     for log in logs:
-        budget = _file_config(log, mixed, positions)
+        budget = _file_config(log, mixed, positions, series_name)
         mname = names[log.path]
-        task = task_name(log.path, log.results)
+        every_key = set.intersection(*(set(sample) for _, sample in log.samples))
+        named = resolve_task(log.path, log.results, every_key)
+        task = named.name
+        notes.extend([named.note] if named.note else [])
         # A file is one task at one configuration: a run of several tasks writes one file per
         # task, all at the same configuration, and they import together.
         key = (mname, task, budget["config_id"])
@@ -546,7 +469,13 @@ def run_lmms_eval_import(
             )
         seen_configs[key] = log.path
         fr = sample_rows(
-            log.path, log.samples, task=task, model=mname, budget=budget, benchmark=index
+            log.path,
+            log.samples,
+            task=task,
+            model=mname,
+            budget=budget,
+            benchmark=index,
+            items=items,
         )
         rows.extend(fr.rows)
         skipped.update(fr.skipped)
@@ -564,8 +493,9 @@ def run_lmms_eval_import(
         if note:
             notes.append(note)
         notes.extend(repeats_note(log.path, repeats_asked(log.results, task), fr.repeats_held))
-        sources.append(_source(log, task, budget, len(fr.rows)))
-    notes.extend(identical_files(sources))
+        sources.append(_source(log, named, budget, len(fr.rows)))
+    notes.extend(identical_files(sources, stored_sources(run_dir)))
+    notes.extend(one_budget_note(rows))
     if compared:
         notes.append(
             f"itemscale's extractor (v{EXTRACTOR_VERSION}) and lmms-eval's parsed answer "
@@ -585,7 +515,14 @@ def run_lmms_eval_import(
         dry_run=dry_run,
         absent=absent,
         video_from_id=video_from_id,
+        series=series,
     )
     return finish_parsed_import(
-        context, rows=rows, sources=sources, jobs=jobs, skipped=skipped, notes=notes
+        context,
+        rows=rows,
+        sources=sources,
+        jobs=jobs,
+        skipped=skipped,
+        notes=notes,
+        items=list(items.values()),
     )

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._common import ImportInputError, JsonObject, SourceRecord, jsonl_values
+from ._common import ImportInputError, JsonObject, jsonl_values
 from ._jobs import ConfigSpec
 from ._lmms_eval_results import SAMPLES_NAME, find_results_json, read_results_json
 
@@ -153,20 +153,3 @@ def read_logs(jobs: list[tuple[Path, ConfigSpec | None]], model: str | None) -> 
             )
         logs.append(LogFile(path, spec, samples, results, results_path))
     return logs
-
-
-def identical_files(sources: list[SourceRecord]) -> list[str]:
-    """A warning for each group of byte-identical files under different configurations: the
-    same run imported twice would read as configurations that agree on every item."""
-    by_hash: dict[str, list[str]] = {}
-    for source in sources:
-        by_hash.setdefault(source["sha256"], []).append(
-            f"{Path(source['path']).name} ({source['config_label']})"
-        )
-    return [
-        "warning: byte-identical sample files under different configurations: "
-        + ", ".join(same)
-        + " (the same run imported twice?)"
-        for same in by_hash.values()
-        if len(same) > 1
-    ]

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -89,14 +90,73 @@ def find_results_json(samples: Path) -> Path | None:
     return others[0] if len(others) == 1 else None
 
 
-def task_name(samples: Path, results: JsonObject | None) -> str:
+@dataclass(frozen=True)
+class TaskName:
+    """The task a samples file holds, where the name came from (`results.json` or `file
+    name`), and the sentence the import's notes carry when results.json did not name it as the
+    file name does."""
+
+    name: str
+    origin: str
+    note: str | None = None
+
+
+def _metric_names(results: JsonObject, task: str) -> set[str]:
+    """The metrics results.json scores `task` with: its config's `metric_list` and the metric
+    part of its `results` keys (`videomme_perception_score,none`)."""
+    names: set[str] = set()
+    listed = json_object(json_object(results.get("configs")).get(task)).get("metric_list")
+    for metric in listed if isinstance(listed, list) else []:
+        if isinstance(metric, Mapping) and isinstance(metric.get("metric"), str):
+            names.add(metric["metric"])
+    for key in json_object(json_object(results.get("results")).get(task)):
+        name = key.split(",")[0]
+        if name != "alias" and not name.endswith("_stderr"):
+            names.add(name)
+    return names
+
+
+def resolve_task(samples: Path, results: JsonObject | None, sample_keys: Set[str]) -> TaskName:
+    """The task of a samples file as its results.json keys it (`sample_keys`: the keys every
+    sample of the file has): the file name's task when results.json scores one so named; else
+    the one task whose metric is one of `sample_keys` (lmms-eval logs each metric's per-sample
+    value under the metric's name), narrowed by the file name beginning with the task's name;
+    else results.json's only task. The file name's task only when results.json names none of
+    these, and the note says so: a file renamed after the run (`..._samples_videomme_aks.jsonl`
+    of task `videomme`) would otherwise miss its results entry (its prompt, its reported score)
+    and read as another task."""
     m = SAMPLES_NAME.match(samples.name)
-    if m:
-        return m["task"]
-    logged = results.get("results") if results else None
-    if isinstance(logged, dict) and len(logged) == 1:
-        return str(next(iter(logged)))
-    return samples.stem
+    from_name = m["task"] if m else samples.stem
+    configs, scored = (json_object((results or {}).get(k)) for k in ("configs", "results"))
+    logged = [str(t) for t in (configs or scored)]
+    if from_name in logged:
+        return TaskName(from_name, "results.json")
+    by_metric = [t for t in logged if _metric_names(results or {}, t) & sample_keys]
+    pool = by_metric or logged
+    by_name = [t for t in pool if from_name.startswith(f"{t}_")]
+    found: list[tuple[str, str]] = []
+    if len(by_metric) == 1:
+        metrics = sorted(_metric_names(results or {}, by_metric[0]) & sample_keys)
+        found.append((by_metric[0], f"its metric {metrics[0]} is a key of every sample here"))
+    if by_name:
+        task = max(by_name, key=len)
+        found.append((task, f"the file name's {from_name} begins with it"))
+    if len(logged) == 1:
+        found.append((logged[0], "the only task it scores"))
+    if found:
+        task, why = found[0]
+        note = (
+            f"{samples.name}: task {task} as results.json names it ({why}); the file name "
+            f"says {from_name}"
+        )
+        return TaskName(task, "results.json", note)
+    where = (
+        "no results.json beside it"
+        if results is None
+        else f"results.json scores {', '.join(logged) or 'no task'}"
+    )
+    note = f"{samples.name}: task {from_name} from the file name ({where})"
+    return TaskName(from_name, "file name", note)
 
 
 def model_name(results: JsonObject) -> str | None:

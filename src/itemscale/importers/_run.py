@@ -112,6 +112,15 @@ def file_import_options(
     )
 
 
+SERIES_OPTION: Final[ImportOption] = ImportOption(
+    ("--series",),
+    metavar="NAME",
+    help="put every file of this call in series NAME (default: default): one call per "
+    "frame selector, each its own series at one configuration label; a series named "
+    "selection:NAME is a frame selector's, whose record analyze gives against every series "
+    "that is not a selector's (the control) at each budget they share",
+)
+
 TABLE_OPTIONS: Final[tuple[ImportOption, ...]] = (
     ImportOption(
         ("files",),
@@ -132,7 +141,16 @@ TABLE_OPTIONS: Final[tuple[ImportOption, ...]] = (
         help="column holding the item id (default: item_id), e.g. sample_id",
     ),
     ImportOption(
-        ("--model",), metavar="NAME", help="model name, for tables without a model column"
+        ("--model",),
+        metavar="NAME",
+        help="model name, for tables without a model column (every file's, when several)",
+    ),
+    ImportOption(
+        ("--model-from-name",),
+        metavar="PATTERN",
+        help="each file's model from its name, for tables without a model column: PATTERN is "
+        "the file name with {model} where the model stands and * for any text, e.g. "
+        "'{model}_V1_short_predictions_wide.csv' (a release's file per model, in one call)",
     ),
     ImportOption(
         ("--frames",),
@@ -202,12 +220,15 @@ def register_importers(register: Callable[[str, Any], None]) -> None:
             description="Import lmms-eval sample logs. The configuration of each file comes from "
             "its results.json (config.model_args), unless given with --config LABEL[:FRAMES]=PATH "
             "(repeatable, in axis order).",
-            options=file_import_options(
-                files_help="samples JSONL files or directories",
-                config_help="label (and frame count) of the configuration PATH was run with",
-                model_help="model name to record (required when files disagree)",
-                benchmark_help="benchmark question file (Parquet or items JSONL) for video ids, "
-                "options and categories",
+            options=(
+                *file_import_options(
+                    files_help="samples JSONL files or directories",
+                    config_help="label (and frame count) of the configuration PATH was run with",
+                    model_help="model name to record (required when files disagree)",
+                    benchmark_help="benchmark question file (Parquet or items JSONL) for video "
+                    "ids, options and categories",
+                ),
+                SERIES_OPTION,
             ),
         ),
     )
@@ -252,9 +273,9 @@ def run_import(
     `options` are the CLI's flags as keywords (each `ImportOption.keyword` of the importer):
     `table` takes `wide`, `id_column`, `model`, `frames` and `rename` (lists of `LABEL=N` /
     `SRC=DST`), `wide_values`, `empty`, `benchmark`, `answer_key`, `absent` (`skip` or
-    `noanswer`) and `video_from_id`; `lmms-eval` and `vlmevalkit` take `configs` (the
-    `--config LABEL[:FRAMES]=PATH` values), `model`, `benchmark`, `absent` and
-    `video_from_id`.
+    `noanswer`), `video_from_id` and `model_from_name`; `lmms-eval` and `vlmevalkit` take
+    `configs` (the `--config LABEL[:FRAMES]=PATH` values), `model`, `benchmark`, `absent` and
+    `video_from_id`, and `lmms-eval` `series`.
     """
     importer = IMPORTERS.get(kind)
     if importer is None:

@@ -53,7 +53,8 @@ class ImportSummary:
     rows_unchanged: int
     #: model -> config label -> rows of that configuration in the run (all repeats)
     items_per_config: dict[str, dict[str, int]]
-    #: model -> items with an answer at every configuration (text-only excluded)
+    #: model -> items with an answer at every configuration of every series (text-only
+    #: excluded), each item once
     matched_items: dict[str, int]
     #: model -> items left out of the matched grid
     unmatched_items: dict[str, int]
@@ -93,8 +94,9 @@ class ImportSummary:
         )
         for model, per_config in self.items_per_config.items():
             lines.append(f"  model {model}:")
+            width = max([24, *(len(label) + 1 for label in per_config)])
             for label, n in per_config.items():
-                lines.append(f"    {label:<24} {n:>7} rows")
+                lines.append(f"    {label:<{width}} {n:>7} rows")
             lines.append(
                 f"    matched grid: {self.matched_items.get(model, 0)} items "
                 f"({self.unmatched_items.get(model, 0)} left out)"
@@ -127,6 +129,37 @@ class ImportSummary:
         return "\n".join(lines)
 
 
+def _rows_per_config(rows: pd.DataFrame) -> dict[str, int]:
+    """Rows per configuration, in axis order, each named by its label, and by its series too
+    where the model has several (two series at one label are two configurations)."""
+    cells = ["series", "config_id"]
+    order = rows.drop_duplicates(cells).sort_values(["axis_order", "frames", "series"])
+    sizes = rows.groupby(cells, as_index=False).size()
+    counts = {
+        (str(s), str(c)): int(n)
+        for s, c, n in zip(sizes["series"], sizes["config_id"], sizes["size"], strict=True)
+    }
+    several = rows["series"].nunique() > 1
+    return {
+        (f"{r.series}: {r.config_label}" if several else str(r.config_label)): counts[
+            (str(r.series), str(r.config_id))
+        ]
+        for r in order.itertuples(index=False)
+    }
+
+
+def _matched_grid(rows: pd.DataFrame) -> tuple[int, int]:
+    """(items answered at every non-text configuration of every series of one model, the
+    model's other items): an item counts once whatever the number of series it is in."""
+    visual = rows[rows["frames"] > 0]
+    answered = visual[visual["status"].isin(ANSWERED_STATUSES)]
+    n_cells = len(visual.drop_duplicates(["series", "config_id"]))
+    cells = answered.drop_duplicates(["item_id", "series", "config_id"])
+    full = cells.groupby("item_id").size()
+    n_matched = int((full == n_cells).sum())
+    return n_matched, int(visual["item_id"].nunique()) - n_matched
+
+
 def summarise(
     *,
     importer: str,
@@ -148,24 +181,8 @@ def summarise(
     models = list(dict.fromkeys(imported["model"].tolist()))
     for model in models:
         rows = run_table[run_table["model"] == model]
-        order = rows.drop_duplicates("config_id").sort_values(["axis_order", "frames"])
-        counts = rows.groupby("config_id").size()
-        per_config[model] = {
-            str(r.config_label): int(counts[r.config_id]) for r in order.itertuples(index=False)
-        }
-        visual = rows[rows["frames"] > 0]
-        answered = visual[visual["status"].isin(ANSWERED_STATUSES)]
-        grid_cells = visual.groupby(["series"])["config_id"].nunique()
-        n_matched = 0
-        n_items = 0
-        for series, n_configs in grid_cells.items():
-            items = visual.loc[visual["series"] == series, "item_id"].nunique()
-            ok = answered[answered["series"] == series]
-            full = ok.groupby("item_id")["config_id"].nunique()
-            n_matched += int((full == n_configs).sum())
-            n_items += int(items)
-        matched[model] = n_matched
-        unmatched[model] = n_items - n_matched
+        per_config[model] = _rows_per_config(rows)
+        matched[model], unmatched[model] = _matched_grid(rows)
     dropped: Counter[str] = Counter(skipped)
     marked = imported["error"].eq(ABSENT_MARKER).fillna(False).to_numpy(dtype=bool)
     if marked.any():

@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..responses import ANSWERED_STATUSES, NOANSWER, TaskKind, duplicated_keys
 from ._common import ImportInputError, rows_frame_from
+from ._config_ids import DEFAULT_SERIES
 from ._table_records import TableRecords
 from ._table_row import ATTRIBUTE_PREFIX, OPTIONAL, REQUIRED, ParsedFields, parse_row
 from ._table_shape import AnswerKey, TableOptions, shaped_records
@@ -70,18 +71,20 @@ def _check_consistency(src: TableRecords, rows: pd.DataFrame) -> pd.DataFrame:
     Failure rows then inherit their item's kind, so they are counted in the right matrix."""
     lines = rows["_line"].to_numpy()
     found: list[tuple[int, int, str]] = []  # (row position, check order, message)
-    key = ["model", "item_id", "config_label", "repeat"]
+    # one label in two series is two configurations (a control and a selector at `16f`)
+    key = ["model", "item_id", "series", "config_label", "repeat"]
     dup = np.flatnonzero(duplicated_keys(rows, key).to_numpy())
     if dup.size:
         pos = int(dup[0])
         r = rows.iloc[pos]
         same = np.flatnonzero((rows[key] == r[key].to_numpy()).all(axis=1).to_numpy())
+        series = f"series={r['series']!r}, " if r["series"] != DEFAULT_SERIES else ""
         found.append(
             (
                 pos,
                 0,
                 f"{src.at(int(lines[pos]))}: duplicate key (model={r['model']!r}, "
-                f"item_id={r['item_id']!r}, config={r['config_label']!r}, "
+                f"item_id={r['item_id']!r}, {series}config={r['config_label']!r}, "
                 f"repeat={r['repeat']}) first seen on line {int(lines[same[0]])}",
             )
         )

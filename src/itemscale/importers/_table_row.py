@@ -34,7 +34,8 @@ from ..responses import (
     extract_choice,
     score_open_answer,
 )
-from ._common import ImportInputError, attributes_json, forbidden_in_id, label_config_id
+from ._common import ImportInputError, attributes_json, forbidden_in_id
+from ._config_ids import label_config_id
 from ._jobs import gold_letter
 from ._table_records import TableRecords
 from ._table_shape import AnswerKey, KeyEntry
@@ -490,7 +491,7 @@ def parse_row(
         "video_id": _video_id(values.video_id, entry, item_id),
         "task_kind": kind.value,
         "series": values.series,
-        "config_id": label_config_id(values.config, frames),
+        "config_id": label_config_id(values.config, frames, values.series),
         "config_label": values.config,
         "axis_order": values.order if values.order is not None else float(frames),
         "frames": frames,

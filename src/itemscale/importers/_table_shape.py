@@ -141,6 +141,14 @@ def renamed(src: TableRecords, rename: Mapping[str, str]) -> TableRecords:
     return TableRecords(src.path, src.fmt, columns, stream, aliases)
 
 
+def suggested_pattern(file_name: str) -> str:
+    """A `--model-from-name` pattern for files named like `file_name`, for a hint: its part up
+    to the first `_` as the model (`Qwen3-VL-8B_V1_short_predictions_wide.csv` ->
+    `{model}_V1_short_predictions_wide.csv`)."""
+    _, sep, rest = file_name.partition("_")
+    return "{model}" + (f"_{rest}" if sep else Path(file_name).suffix)
+
+
 def _is_empty(value: Any) -> bool:
     return value is None or (isinstance(value, float) and value != value) or not str(value).strip()
 
@@ -157,7 +165,8 @@ def widened(src: TableRecords, options: TableOptions) -> TableRecords:
     if not has_model and not options.model:
         raise ImportInputError(
             f"{src.path}: a wide table has one row per item; give the model with --model NAME "
-            "(or a 'model' column)"
+            "(or a 'model' column), or, for several files of one model each, with "
+            f"--model-from-name PATTERN (e.g. '{suggested_pattern(src.path.name)}')"
         )
     item_cols = [
         c for c in src.columns if c == id_column or c in WIDE_ITEM_COLUMNS or c.startswith("attr_")

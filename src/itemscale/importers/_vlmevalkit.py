@@ -38,15 +38,14 @@ from ..responses import (
 )
 from ._absent import DEFAULT_ABSENT
 from ._common import (
-    ConfigColumns,
     ImportInputError,
     JsonObject,
     SourceRecord,
     attributes_json,
-    config_columns,
     not_utf8_message,
     source_record,
 )
+from ._config_ids import ConfigColumns, config_columns
 from ._finish import ImportContext, finish_parsed_import
 from ._jobs import (
     BenchmarkIndex,

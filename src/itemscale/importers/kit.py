@@ -19,9 +19,9 @@ from ._common import (
     ImportInputError,
     SourceRecord,
     attributes_json,
-    label_config_id,
     source_record,
 )
+from ._config_ids import label_config_id, series_config_id
 from ._finish import ImportContext, finish_parsed_import
 from ._jobs import (
     BenchmarkIndex,
@@ -53,5 +53,6 @@ __all__ = [
     "label_config_id",
     "load_benchmark_index",
     "parse_config_arg",
+    "series_config_id",
     "source_record",
 ]
