@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from ..errors import ItemscaleError
-from ..files import loads_json
+from ..files import file_kind, loads_json
 
 SelectionUnit = Literal["index", "seconds"]
 #: The formats a selection file can be read as (`auto` detects: `.csv`/`.jsonl` are tables, a
@@ -120,7 +120,7 @@ def read_bounded(path: Path) -> bytes:
     except OSError as exc:
         raise SelectionError(str(path), f"cannot read: {exc}") from None
     if not stat.S_ISREG(info.st_mode):
-        raise SelectionError(str(path), f"not a regular file ({_kind(info.st_mode)})")
+        raise SelectionError(str(path), f"not a regular file ({file_kind(info.st_mode)})")
     if info.st_size > MAX_SELECTION_BYTES:
         raise SelectionError(
             str(path),
@@ -138,18 +138,6 @@ def read_bounded(path: Path) -> bytes:
             str(path), f"more than a selection file may hold ({MAX_SELECTION_BYTES} bytes)"
         )
     return data
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a plain file"
 
 
 def _text(path: Path, data: bytes) -> str:
