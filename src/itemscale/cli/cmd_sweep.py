@@ -406,14 +406,16 @@ def _print_summary(result: Any, *, as_json: bool) -> None:
 
 
 def _print_selections(selections: dict[str, Any]) -> None:
-    """One line per selection configuration: its file, digest and duplicate frames removed;
-    for a cap (records list up to K frames), the frames listed; how records were matched when
+    """One line per selection configuration: its file, digest and duplicate frames removed
+    (and how many records lost frames that way); for a cap (records give up to K frames once
+    duplicates are merged), the frames they give; how records were matched when
     not by id; the selector's declared cost when the file gives one."""
     for label, sel in sorted(selections.items()):
-        extra = ""
+        lost = sel.get("items_with_duplicates") or 0
+        extra = f" ({lost} record(s) lost frames that way)" if lost else ""
         if sel.get("cap"):
             extra += (
-                f", frames listed {sel['frames_listed_min']}-{sel['frames_listed_max']} "
+                f", distinct frames {sel['frames_listed_min']}-{sel['frames_listed_max']} "
                 f"(mean {sel['frames_listed_mean']:.1f})"
             )
         if sel.get("frames_scored_mean") is not None:

@@ -98,9 +98,11 @@ class Selection:
         return (min(sizes), max(sizes)) if sizes else (0, 0)
 
     def is_exact(self, frames: int) -> bool:
-        """Whether every record lists exactly `frames` frames (the configuration is then a
-        fixed budget; otherwise its frame count is a cap, labelled `<=Kf`)."""
-        return all(len(e.values) == frames for e in self.listings)
+        """Whether every record lists exactly `frames` distinct frames (the configuration is
+        then a fixed budget; otherwise its frame count is a cap, labelled `<=Kf`). A value
+        listed twice is one frame (`[5, 5, 5, 5]` sends 1); timestamps that fall on one frame
+        of a video are merged too, which only the sweep can see (`check_selections`)."""
+        return all(len(set(e.values)) == frames for e in self.listings)
 
     def declared_cost(self) -> float | None:
         """The mean of the records' `frames_scored` (None unless every record declares it)."""
