@@ -214,15 +214,18 @@ def _print_stack(stack: Any, notes: Sequence[str]) -> None:
 
 
 def _dry_run_stack(protocol: Any, run_dir: Path, device: str) -> tuple[Any, list[str]]:
-    """The stack this machine would record for a session, and the notes a resume would print."""
+    """The stack this machine would record for a session, and the notes a resume would print
+    (compared with the sessions that computed the run's stored cells)."""
     from ..models import BACKENDS
-    from ..responses import read_provenance
+    from ..store import STORE_FILE, RunStore
     from ..sweep import software_stack, stack_notice
 
     local = any(BACKENDS[m.backend].on_device for m in protocol.models)
     stack = software_stack(device, local=local)
-    sessions = read_provenance(run_dir).get("sessions") if run_dir.is_dir() else None
-    notes = stack_notice(list(sessions), stack) if isinstance(sessions, list) else []
+    if not (run_dir / STORE_FILE).is_file():
+        return stack, stack_notice([], stack, cells_by_session={})
+    with RunStore(run_dir / STORE_FILE) as store:
+        notes = stack_notice(store.sessions(), stack, cells_by_session=store.cells_by_session())
     return stack, notes
 
 

@@ -65,7 +65,14 @@ from ._scoring import (
     score_open_answer,
     token_f1,
 )
-from ._stack import STACK_PACKAGES, stack_changes, stack_fields, stack_warnings
+from ._stack import (
+    STACK_PACKAGES,
+    stack_changes,
+    stack_disagreements,
+    stack_fields,
+    stack_sources,
+    stack_warnings,
+)
 
 __all__ = [
     "ANSWERED_STATUSES",
@@ -118,7 +125,9 @@ __all__ = [
     "run_lock",
     "score_open_answer",
     "stack_changes",
+    "stack_disagreements",
     "stack_fields",
+    "stack_sources",
     "stack_warnings",
     "superseded_configs",
     "token_f1",
