@@ -117,8 +117,8 @@ def test_the_session_the_notice_analyze_and_the_builtin_check_name_the_imported_
     note = saved_with_note(builtin_model_dir())
     assert note is not None
     assert (
-        f"saved with transformers 5.24.0 and transformers 5.17.0 is the one imported ({source})"
-        in note
+        "saved with transformers 5.24.0 and transformers 5.17.0 is the one imported (from "
+        f"{transformers.__file__}; the installed metadata says {INSTALLED})" in note
     )
 
 

@@ -47,8 +47,7 @@ def saved_with_note(folder: Path, installed: str | None = None) -> str | None:
         installed = running.version or running.metadata_version
         if running.matches_metadata is False:
             source = (
-                f" (imported from {running.file}; the installed metadata says "
-                f"{running.metadata_version})"
+                f" (from {running.file}; the installed metadata says {running.metadata_version})"
             )
         if installed is None:
             return None
