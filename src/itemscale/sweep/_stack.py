@@ -4,7 +4,10 @@ The same weights answer differently under another transformers release (the buil
 accuracy at 32f@56 moves by 5 points between transformers 5.24.0 and 5.17.0), so each session
 records its stack in run.json's `sessions[]`, where the answers are: Python and the platform,
 torch with its CUDA and cuDNN and the GPU where one is used, the libraries that turn frames and
-text into tensors, the decoder, itemscale itself, and the numerics flags that change results.
+text into tensors (as imported: a source checkout first on `PYTHONPATH` is what runs, so each
+module's `__version__` and file are recorded beside the installed metadata's version,
+`itemscale.models.imported_package`), the decoder, itemscale itself, and the numerics flags
+that change results.
 `compare` diffs these fields (`stack_fields`) and `analyze` warns when one series mixes
 sessions whose stacks differ (docs/compare.md, "The software stack").
 
