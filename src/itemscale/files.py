@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,6 +38,7 @@ __all__ = [
     "atomic_text_file",
     "check_sheet_size",
     "check_unzipped_size",
+    "file_kind",
     "is_no_space",
     "is_read_only",
     "loads_json",
@@ -107,6 +109,20 @@ def is_no_space(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and (
         exc.errno in _NO_SPACE or "No space left on device" in str(exc)
     )
+
+
+def file_kind(mode: int) -> str:
+    """What a path that is not a regular file is (from its `st_mode`), for the messages that
+    refuse it: a FIFO or a device (`/dev/zero`) never ends, a directory has no bytes."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a plain file"
 
 
 #: errno values that mean "this place cannot be written" (a read-only mount, no permission).

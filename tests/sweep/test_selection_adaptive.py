@@ -25,7 +25,7 @@ AKS_2 = [
     {"question_id": "v0-q0", "frame_idx": [3, 17]},
     {"question_id": "v0-q1", "frame_idx": [29, 0]},
     {"question_id": "v1-q0", "frame_idx": [5, 34]},
-    {"question_id": "v1-q1", "frame_idx": [12, 12]},
+    {"question_id": "v1-q1", "frame_idx": [12, 13]},
 ]
 
 #: 4 to 8 frames per question under an 8-frame configuration.
@@ -321,3 +321,59 @@ def test_sweep_dry_run_refuses_what_the_sweep_refuses(
     proto = _protocol(tmp_path, '[selections.s]\npath = "s.json"', "[2]")
     assert main(["sweep", str(proto), "--dry-run"]) == 2
     assert "s.json" in capsys.readouterr().err
+
+
+BUILTIN = {"name": "tiny", "backend": "builtin", "model": "builtin", "dtype": "float32"}
+#: 4 frames a record; v1-q0 lists one frame four times over (by index or by timestamps that
+#: all fall on frame 0 of a 10 fps video)
+REPEATED_4 = {
+    "index": [
+        {"question_id": "v0-q0", "frame_idx": [0, 4, 8, 12]},
+        {"question_id": "v0-q1", "frame_idx": [1, 3, 5, 7]},
+        {"question_id": "v1-q0", "frame_idx": [5, 5, 5, 5]},
+        {"question_id": "v1-q1", "frame_idx": [0, 10, 20, 30]},
+    ],
+    "timestamps": "item_id,timestamps\nv0-q0,0 0.4 0.8 1.2\nv0-q1,0.1 0.3 0.5 0.7\n"
+    "v1-q0,0.0 0.01 0.02 0.03\nv1-q1,0 1 2 3\n",
+}
+
+
+@pytest.mark.parametrize("unit", ["index", "timestamps"])
+def test_duplicates_that_leave_fewer_frames_than_the_budget_make_it_a_cap(
+    tmp_path: Path, unit: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """[5, 5, 5, 5] at 4 frames sends 1 frame: the budget is a cap (`<=4f`), run.json counts
+    the frames after duplicates are merged, and the sweep says how many records lost frames."""
+    from itemscale.cli import main
+
+    data = REPEATED_4[unit]
+    name = "s.json" if unit == "index" else "s.csv"
+    (tmp_path / name).write_text(json.dumps(data) if unit == "index" else str(data))
+    proto = _protocol(tmp_path, f'[selections.s]\npath = "{name}"', frames="[4]")
+    if unit == "index":  # through the command, with the built-in model: the printed line
+        text = proto.read_text().replace(
+            "\n".join(f'{k} = "{v}"' for k, v in PIXEL.items()),
+            "\n".join(f'{k} = "{v}"' for k, v in BUILTIN.items()),
+        )
+        proto.write_text(text)
+        assert main(["sweep", str(proto), "--no-progress"]) == 0
+        printed = capsys.readouterr().out
+        assert "selection <=4f/selection:s: " in printed
+        assert "3 duplicate frames removed (1 record(s) lost frames that way)" in printed
+        assert "distinct frames 1-4 (mean 3.2)" in printed
+    else:
+        run_sweep(load_protocol(proto), progress=False, backend_factory=pixel_factory)
+    df, prov = read_run(tmp_path / "run")
+    sel = df[df["series"] == "selection:s/cached"].set_index("item_id")
+    assert set(sel["config_label"]) == {"<=4f/selection:s"} and set(sel["status"]) == {"ok"}
+    assert list(sel.loc["v1-q0", "frame_indices"]) == [5 if unit == "index" else 0]
+    assert sel.loc["v1-q0", "effective_frames"] == 1
+    entry = prov["sweep"]["selections"]["<=4f/selection:s"]
+    assert entry["cap"] is True
+    assert (entry["frames_listed_min"], entry["frames_listed_max"]) == (1, 4)
+    assert entry["frames_listed_mean"] == pytest.approx((4 + 4 + 1 + 4) / 4)
+    assert (entry["duplicate_frames_removed"], entry["items_with_duplicates"]) == (3, 1)
+    assert plan_sweep(load_protocol(proto)).cells > 0  # the dry run plans it too
+    if unit == "timestamps":  # a resume finds every cell done, under the same label
+        again = run_sweep(load_protocol(proto), progress=False, backend_factory=pixel_factory)
+        assert again.ran == 0 and "<=4f/selection:s" in again.selections

@@ -85,7 +85,10 @@ def test_a_builtin_sweep_records_exactly_the_selection_files_frames(tmp_path: Pa
         assert list(row["frame_indices"]) == EXPECTED[(row["frames"], row["item_id"])]
         assert row["effective_frames"] == len(row["frame_indices"])
         assert row["sampling"] == "selection:s"
-        assert row["config_label"] == f"{row['frames']}f/selection:s"
+        # v1-q1's [12, 12] sends one frame: the 2-frame configuration is a cap
+        assert row["config_label"] == (
+            "<=2f/selection:s" if row["frames"] == 2 else "4f/selection:s"
+        )
     # uniform beside it is untouched
     uniform = df[df["series"] == "linspace/cached"]
     assert {tuple(r) for r in uniform[uniform["video_id"] == "v0"]["frame_indices"]} == {
@@ -93,16 +96,17 @@ def test_a_builtin_sweep_records_exactly_the_selection_files_frames(tmp_path: Pa
         (0, 9, 19, 29),
     }
     record = prov["sweep"]["selections"]
-    for frames, name in ((2, "s2.json"), (4, "s4.csv")):
-        entry = record[f"{frames}f/selection:s"]
+    for label, name in (("<=2f", "s2.json"), ("4f", "s4.csv")):
+        entry = record[f"{label}/selection:s"]
         assert entry["sha256"] == hashlib.sha256((tmp_path / name).read_bytes()).hexdigest()
-        assert entry["format"] == ("aks" if frames == 2 else "table")
+        assert entry["format"] == ("aks" if label == "<=2f" else "table")
         assert entry["items_checked"] == 4
-    assert record["2f/selection:s"]["duplicate_frames_removed"] == 1
-    assert record["2f/selection:s"]["items_with_duplicates"] == 1
+    assert record["<=2f/selection:s"]["duplicate_frames_removed"] == 1
+    assert record["<=2f/selection:s"]["items_with_duplicates"] == 1
+    assert record["<=2f/selection:s"]["frames_listed_min"] == 1
     assert record["4f/selection:s"]["duplicate_frames_removed"] == 0
     (session,) = prov["sessions"]
-    assert session["selections"]["2f/selection:s"]["sha256"] == entry_digest(tmp_path)
+    assert session["selections"]["<=2f/selection:s"]["sha256"] == entry_digest(tmp_path)
 
 
 def entry_digest(root: Path) -> str:
@@ -173,8 +177,8 @@ def test_a_timestamp_past_the_duration_is_refused(tmp_path: Path) -> None:
     bolt["v0"][1]["frames"] = [0.5, 2.95]
     (tmp_path / "s.json").write_text(json.dumps(bolt))
     result = run_sweep(load_protocol(proto), progress=False, backend_factory=pixel_factory)
-    assert result.selections["2f/selection:s"]["format"] == "bolt"
-    assert result.selections["2f/selection:s"]["duplicate_frames_removed"] == 1
+    assert result.selections["<=2f/selection:s"]["format"] == "bolt"  # [1.0, 1.0]: one frame
+    assert result.selections["<=2f/selection:s"]["duplicate_frames_removed"] == 1
     df, _ = read_run(tmp_path / "run")
     sel = df[df["series"] == "selection:s/cached"].set_index("item_id")["frame_indices"]
     assert list(sel["v0-q1"]) == [5, 29] and list(sel["v1-q1"]) == [10]

@@ -109,7 +109,7 @@ def test_a_checkpoint_saved_with_another_transformers_is_said(tmp_path: Path) ->
     assert saved_with_note(builtin_model_dir(), installed="5.24.0") is None
     note = saved_with_note(builtin_model_dir(), installed="5.17.0")
     assert note is not None
-    assert "saved with transformers 5.24.0 and transformers 5.17.0 is installed" in note
+    assert "saved with transformers 5.24.0 and transformers 5.17.0 is the one imported" in note
     # a folder without config.json, or one that does not say, is no warning
     assert saved_with_note(tmp_path, installed="5.17.0") is None
     (tmp_path / "config.json").write_text("{}")

@@ -306,7 +306,7 @@ def test_dry_run_prints_plan_and_cost(
     assert "total" in text and "4 cells already done" in text
     assert "software stack: " in text and "transformers 5.17.0" in text
     real = metadata.version("transformers")
-    assert "note: this session's software stack differs from session 1's" in text
+    assert "note: this session's software stack differs from that of session 1 (4 cells)" in text
     assert f"transformers {real} -> 5.17.0" in text
 
 

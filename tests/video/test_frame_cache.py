@@ -24,7 +24,7 @@ from itemscale.video import (
     encode_video,
     video_content_hash,
 )
-from itemscale.video._cache import ENTRY_MAGIC, frame_checksum
+from itemscale.video._cache_entries import ENTRY_MAGIC, frame_checksum
 
 
 def frames(n: int) -> list[np.ndarray]:

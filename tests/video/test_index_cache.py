@@ -18,6 +18,7 @@ from itemscale.video import (
     MediaError,
     StreamIndex,
     _cache,
+    _cache_entries,
     _media,
     decode_for_configs,
     encode_video,
@@ -122,7 +123,7 @@ def damage(data: bytes, how: str) -> bytes:
     if how == "flip-header":
         out[10] ^= 0x01  # in the checksum
     elif how == "flip-fields":
-        out[_cache._INDEX_HEAD.size + 9] ^= 0x20  # in fps
+        out[_cache_entries.INDEX_HEAD.size + 9] ^= 0x20  # in fps
     elif how == "flip-pts":
         out[-3] ^= 0x80
     elif how == "truncate":

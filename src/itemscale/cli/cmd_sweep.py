@@ -214,15 +214,18 @@ def _print_stack(stack: Any, notes: Sequence[str]) -> None:
 
 
 def _dry_run_stack(protocol: Any, run_dir: Path, device: str) -> tuple[Any, list[str]]:
-    """The stack this machine would record for a session, and the notes a resume would print."""
+    """The stack this machine would record for a session, and the notes a resume would print
+    (compared with the sessions that computed the run's stored cells)."""
     from ..models import BACKENDS
-    from ..responses import read_provenance
+    from ..store import STORE_FILE, RunStore
     from ..sweep import software_stack, stack_notice
 
     local = any(BACKENDS[m.backend].on_device for m in protocol.models)
     stack = software_stack(device, local=local)
-    sessions = read_provenance(run_dir).get("sessions") if run_dir.is_dir() else None
-    notes = stack_notice(list(sessions), stack) if isinstance(sessions, list) else []
+    if not (run_dir / STORE_FILE).is_file():
+        return stack, stack_notice([], stack, cells_by_session={})
+    with RunStore(run_dir / STORE_FILE) as store:
+        notes = stack_notice(store.sessions(), stack, cells_by_session=store.cells_by_session())
     return stack, notes
 
 
@@ -406,14 +409,16 @@ def _print_summary(result: Any, *, as_json: bool) -> None:
 
 
 def _print_selections(selections: dict[str, Any]) -> None:
-    """One line per selection configuration: its file, digest and duplicate frames removed;
-    for a cap (records list up to K frames), the frames listed; how records were matched when
+    """One line per selection configuration: its file, digest and duplicate frames removed
+    (and how many records lost frames that way); for a cap (records give up to K frames once
+    duplicates are merged), the frames they give; how records were matched when
     not by id; the selector's declared cost when the file gives one."""
     for label, sel in sorted(selections.items()):
-        extra = ""
+        lost = sel.get("items_with_duplicates") or 0
+        extra = f" ({lost} record(s) lost frames that way)" if lost else ""
         if sel.get("cap"):
             extra += (
-                f", frames listed {sel['frames_listed_min']}-{sel['frames_listed_max']} "
+                f", distinct frames {sel['frames_listed_min']}-{sel['frames_listed_max']} "
                 f"(mean {sel['frames_listed_mean']:.1f})"
             )
         if sel.get("frames_scored_mean") is not None:

@@ -29,6 +29,7 @@ from ._load import (
     scoring_rule_of,
     transport_of,
 )
+from ._packages import ImportedPackage, ModuleRecord, imported_package
 from ._prompts import (
     MCQA_INSTRUCTION,
     OPEN_QA_INSTRUCTION,
@@ -71,8 +72,10 @@ __all__ = [
     "DecodingSettings",
     "FrameTransport",
     "Frames",
+    "ImportedPackage",
     "LoadSettings",
     "ModelEntryLike",
+    "ModuleRecord",
     "PluginError",
     "ScoringRuleOf",
     "Serving",
@@ -87,6 +90,7 @@ __all__ = [
     "check_backend_options",
     "check_device",
     "completed_response",
+    "imported_package",
     "lazy",
     "load_backend",
     "load_fingerprint",

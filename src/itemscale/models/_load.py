@@ -20,6 +20,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from ._contract import FrameTransport
+from ._packages import imported_package
 from ._types import BACKENDS, Backend, BackendError, LoadSettings, VideoLM, lazy, one_of
 from ._types import ModelEntryLike as ModelEntryLike  # defined here before the registry
 
@@ -34,16 +35,21 @@ def builtin_model_dir() -> Path:
 
 def saved_with_note(folder: Path, installed: str | None = None) -> str | None:
     """A warning when a checkpoint folder's `config.json` names the transformers version it was
-    saved with and another one is installed: the same weights answer differently under another
+    saved with and another one answers now: the same weights answer differently under another
     release (the built-in model loses 5 points at 32 frames under transformers 5.17.0 against
-    the 5.24.0 it was saved with; docs/builtin-model.md). None when they agree or either is
-    unknown."""
+    the 5.24.0 it was saved with; docs/builtin-model.md). `installed`: the version to compare
+    with; by default the imported module's `__version__` (a source checkout first on
+    `PYTHONPATH` is what runs, whatever the installed metadata says; the warning then names
+    both). None when they agree or either is unknown."""
+    source = ""
     if installed is None:
-        from importlib import metadata
-
-        try:
-            installed = metadata.version("transformers")
-        except metadata.PackageNotFoundError:
+        running = imported_package("transformers")
+        installed = running.version or running.metadata_version
+        if running.matches_metadata is False:
+            source = (
+                f" (from {running.file}; the installed metadata says {running.metadata_version})"
+            )
+        if installed is None:
             return None
     try:
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
@@ -53,10 +59,10 @@ def saved_with_note(folder: Path, installed: str | None = None) -> str | None:
     if not isinstance(saved, str) or saved == installed:
         return None
     return (
-        f"{folder} was saved with transformers {saved} and transformers {installed} is "
-        f"installed: its answers may differ from those it gives under {saved} (the built-in "
-        "model's accuracy moves by 5 points at 32 frames between 5.24.0 and 5.17.0); the "
-        "session's stack records the version used"
+        f"{folder} was saved with transformers {saved} and transformers {installed} is the "
+        f"one imported{source}: its answers may differ from those it gives under {saved} (the "
+        "built-in model's accuracy moves by 5 points at 32 frames between 5.24.0 and 5.17.0); "
+        "the session's stack records the version used"
     )
 
 

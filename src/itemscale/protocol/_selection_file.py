@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from ..errors import ItemscaleError
-from ..files import loads_json
+from ..files import file_kind, loads_json
 
 SelectionUnit = Literal["index", "seconds"]
 #: The formats a selection file can be read as (`auto` detects: `.csv`/`.jsonl` are tables, a
@@ -98,9 +98,11 @@ class Selection:
         return (min(sizes), max(sizes)) if sizes else (0, 0)
 
     def is_exact(self, frames: int) -> bool:
-        """Whether every record lists exactly `frames` frames (the configuration is then a
-        fixed budget; otherwise its frame count is a cap, labelled `<=Kf`)."""
-        return all(len(e.values) == frames for e in self.listings)
+        """Whether every record lists exactly `frames` distinct frames (the configuration is
+        then a fixed budget; otherwise its frame count is a cap, labelled `<=Kf`). A value
+        listed twice is one frame (`[5, 5, 5, 5]` sends 1); timestamps that fall on one frame
+        of a video are merged too, which only the sweep can see (`check_selections`)."""
+        return all(len(set(e.values)) == frames for e in self.listings)
 
     def declared_cost(self) -> float | None:
         """The mean of the records' `frames_scored` (None unless every record declares it)."""
@@ -120,7 +122,7 @@ def read_bounded(path: Path) -> bytes:
     except OSError as exc:
         raise SelectionError(str(path), f"cannot read: {exc}") from None
     if not stat.S_ISREG(info.st_mode):
-        raise SelectionError(str(path), f"not a regular file ({_kind(info.st_mode)})")
+        raise SelectionError(str(path), f"not a regular file ({file_kind(info.st_mode)})")
     if info.st_size > MAX_SELECTION_BYTES:
         raise SelectionError(
             str(path),
@@ -138,18 +140,6 @@ def read_bounded(path: Path) -> bytes:
             str(path), f"more than a selection file may hold ({MAX_SELECTION_BYTES} bytes)"
         )
     return data
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a plain file"
 
 
 def _text(path: Path, data: bytes) -> str:

@@ -66,7 +66,14 @@ from ._scoring import (
     token_f1,
 )
 from ._sources import SourceFile, same_file_pairs, same_file_sentence, source_files
-from ._stack import STACK_PACKAGES, stack_changes, stack_fields, stack_warnings
+from ._stack import (
+    STACK_PACKAGES,
+    stack_changes,
+    stack_disagreements,
+    stack_fields,
+    stack_sources,
+    stack_warnings,
+)
 
 __all__ = [
     "ANSWERED_STATUSES",
@@ -123,7 +130,9 @@ __all__ = [
     "score_open_answer",
     "source_files",
     "stack_changes",
+    "stack_disagreements",
     "stack_fields",
+    "stack_sources",
     "stack_warnings",
     "superseded_configs",
     "token_f1",

@@ -49,9 +49,50 @@ def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+def stack_sources(stack: Mapping[str, Any]) -> dict[str, str]:
+    """Field (as `stack_fields` names it) -> `imported from FILE; the installed metadata says
+    V`, for each library whose imported module is not its installed distribution (another
+    version, or another file: a source checkout first on `PYTHONPATH`). The recorded version
+    is then the imported module's; older records, which kept only the metadata, say nothing."""
+    modules = stack.get("modules")
+    if not isinstance(modules, Mapping):
+        return {}
+    out: dict[str, str] = {}
+    for name, record in modules.items():
+        if isinstance(record, Mapping) and record.get("matches_metadata") is False:
+            field = "PyAV" if name == "av" else str(name)
+            out[field] = (
+                f"imported from {record.get('file')}; the installed metadata says "
+                f"{record.get('metadata_version')}"
+            )
+    return out
+
+
+def _shown_values(stack: Mapping[str, Any]) -> dict[str, str | None]:
+    """`stack_fields` with each library that did not come from its installed distribution
+    shown with where it came from (`5.17.0 (imported from ...; the installed metadata says
+    5.24.0)`): two records compare equal only when the same code ran."""
+    fields = stack_fields(stack)
+    for name, source in stack_sources(stack).items():
+        if fields.get(name) is not None:
+            fields[name] = f"{fields[name]} ({source})"
+    return fields
+
+
+def stack_disagreements(stack: Mapping[str, Any]) -> list[str]:
+    """One sentence per library a session imported from elsewhere than its installed
+    distribution: what it records, and why (the sweep says these when a session starts)."""
+    fields = stack_fields(stack)
+    return [
+        f"{name} {fields.get(name)} is {source}: the session records the imported version"
+        for name, source in stack_sources(stack).items()
+    ]
+
+
 def stack_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
-    """`transformers 5.17.0 -> 5.24.0` for each stack field recorded in both that differs."""
-    a, b = stack_fields(before), stack_fields(after)
+    """`transformers 5.17.0 -> 5.24.0` for each stack field recorded in both that differs (a
+    library imported from elsewhere than its installed distribution shows where from)."""
+    a, b = _shown_values(before), _shown_values(after)
     return [
         f"{name} {a[name]} -> {b[name]}"
         for name in a
@@ -61,14 +102,15 @@ def stack_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[s
 
 def stack_warnings(table: Any, provenance: Mapping[str, Any]) -> list[str]:
     """One line per (model, series) whose rows come from sweep sessions with different
-    software stacks, naming each differing field with its value per session and the rows each
-    session produced: a budget curve drawn across two stacks mixes the stack's effect with the
+    software stacks, naming each differing field with its value per session (and, for a
+    library imported from elsewhere than its installed distribution, where from) and the rows
+    each session produced: a budget curve drawn across two stacks mixes the stack's effect with the
     budget's (`analyze` prints these). Rows without a session (imports, older cells) and
     sessions that recorded no stack are left out."""
     if "session_id" not in getattr(table, "columns", ()):
         return []
     stacks = {
-        s.get("session_id"): stack_fields(s["stack"])
+        s.get("session_id"): (stack_fields(s["stack"]), stack_sources(s["stack"]))
         for s in provenance.get("sessions") or []
         if isinstance(s, Mapping) and isinstance(s.get("stack"), Mapping)
     }
@@ -81,13 +123,14 @@ def stack_warnings(table: Any, provenance: Mapping[str, Any]) -> list[str]:
         known = [int(s) for s in counts.index if int(s) in stacks]
         if len(known) < 2:
             continue
-        fields = sorted({f for s in known for f in stacks[s]})
+        fields = sorted({f for s in known for f in stacks[s][0]})
         parts = []
         for name in fields:
-            values = {s: stacks[s].get(name) for s in known}
-            if len({v for v in values.values() if v is not None}) > 1:
+            values = {s: (stacks[s][0].get(name), stacks[s][1].get(name)) for s in known}
+            if len({v for v in values.values() if v[0] is not None}) > 1:
                 shown = " vs ".join(
-                    f"{v} (session {s}, {int(counts[s])} rows)" for s, v in values.items()
+                    f"{v} (session {s}, {int(counts[s])} rows{f', {where}' if where else ''})"
+                    for s, (v, where) in values.items()
                 )
                 parts.append(f"{name} {shown}")
         if parts:

@@ -339,6 +339,15 @@ class RunStore:
         )
         return [(str(c), str(s), str(label), int(n)) for c, s, label, n in cur]
 
+    def cells_by_session(self) -> dict[int, int]:
+        """Session id -> the stored cells it computed (cells stored before sessions were
+        recorded name none): the sessions a new one's stack is compared with."""
+        cur = self._db.execute(
+            "SELECT session_id, COUNT(*) FROM cells WHERE session_id IS NOT NULL "
+            "GROUP BY session_id"
+        )
+        return {int(s): int(n) for s, n in cur}
+
     def attempts(self) -> dict[str, int]:
         return {r[0]: int(r[1]) for r in self._db.execute("SELECT cell_id, attempts FROM cells")}
 

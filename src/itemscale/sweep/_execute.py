@@ -442,6 +442,9 @@ class VideoJobRunner:
                 failed[cell.cell_id] = (Status.MEDIA_ERROR, "decode_error: no frames returned")
         if len(errors) < len(passes):
             stats.warnings += duration_mismatches(job.video_path, video_cells)
+        notice = self.cache.fault_notice() if self.cache is not None else None
+        if notice is not None:  # an entry bypassed: said once, no cell's fault
+            stats.warnings.append(notice)
         if job.hash_video and len(errors) < len(passes):
             try:
                 stats.video_hash = video_content_hash(job.video_path)

@@ -80,9 +80,11 @@ class SelectionRecord(TypedDict):
     items_with_duplicates: int
     #: the configuration's id (a changed file is a new id under the same label)
     config_id: NotRequired[str]
-    #: whether the frame count is a cap (records list 1..K frames: the label reads `<=Kf`)
+    #: whether the frame count is a cap (records give 1..K frames once duplicates are merged:
+    #: the label reads `<=Kf`)
     cap: NotRequired[bool]
-    #: frames the checked items' records list: fewest, mean, most
+    #: distinct frames the checked items' records give (an index listed twice, or timestamps
+    #: that fall on one frame, count once): fewest, mean, most
     frames_listed_min: NotRequired[int]
     frames_listed_mean: NotRequired[float]
     frames_listed_max: NotRequired[int]

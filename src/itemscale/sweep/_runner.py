@@ -309,7 +309,9 @@ def run_sweep(
         check_models(protocol, device=device if executor == "local" else None)
     chosen = load_sweep_items(protocol, items=items, item_filter=item_filter, limit=limit)
     configs = planned_configs(protocol.configurations(), list(extra_configs or ()))
-    selections = check_selections(configs, chosen)  # a bad selection stops before any model
+    # a bad selection stops before any model; one whose records give fewer frames than the
+    # budget once duplicates are merged runs as a cap (`<=Kf`)
+    configs, selections = check_selections(configs, chosen)
     stop = stop if stop is not None else SweepStop()
     result = SweepResult(out_dir, selections=selections, accept_budget_cap=accept_budget_cap)
     # a damaged run.json stops the sweep before it creates or runs anything, as it stops
@@ -513,7 +515,7 @@ def plan_sweep(
     check_models(protocol)
     chosen = load_sweep_items(protocol, items=items, item_filter=item_filter, limit=limit)
     configs = planned_configs(protocol.configurations(), list(extra_configs or ()))
-    check_selections(configs, chosen)  # the same checks as the run: a bad file is no plan
+    configs, _ = check_selections(configs, chosen)  # the run's checks: a bad file is no plan
     out_dir = Path(run_dir if run_dir is not None else protocol.output)
     stored: set[tuple[str, str, str, int]] = set()
     store_file = out_dir / STORE_FILE

@@ -9,6 +9,7 @@ its digest).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING
 
@@ -23,12 +24,16 @@ if TYPE_CHECKING:
 
 def check_selections(
     configs: Sequence[PlannedConfig], items: Sequence[Item]
-) -> dict[str, SelectionRecord]:
-    """The run.json `selections` record: per selection configuration (by label) its file, format,
-    SHA-256, unit, items checked and duplicate frames removed. Raises `SelectionError`."""
+) -> tuple[list[PlannedConfig], dict[str, SelectionRecord]]:
+    """The configurations as they run, and the run.json `selections` record: per selection
+    configuration (by label) its file, format, SHA-256, unit, items checked, duplicate frames
+    removed and the records that lost frames that way. Frames are counted after duplicates
+    are merged (an index listed twice, timestamps that fall on one frame of the video): a
+    configuration in which some record gives fewer frames than its budget is a cap, labelled
+    `<=Kf` (its id is unchanged). Raises `SelectionError`."""
     chosen = [p for p in configs if p.config.sampling.name == "selection"]
     if not chosen:
-        return {}
+        return list(configs), {}
     import numpy as np
 
     from ..video import (
@@ -54,6 +59,7 @@ def check_selections(
         return indexes[path]
 
     record: dict[str, SelectionRecord] = {}
+    capped: dict[str, PlannedConfig] = {}
     for planned in chosen:
         config = planned.config
         selection = policy_selection(config.sampling)
@@ -66,10 +72,10 @@ def check_selections(
             if not planned.applies_to(item):
                 continue
             entry = check_selection_count(selection, item.item_id, config.frames)
-            listed.append(len(entry.values))
             scored.append(entry.frames_scored)
             index = index_of(item.video_path) if item.video_path is not None else None
-            if index is None:
+            if index is None:  # what the file alone says: its distinct values
+                listed.append(len(set(entry.values)))
                 continue
             frames = selected_frames(
                 selection,
@@ -78,9 +84,14 @@ def check_selections(
                 video_frames=index.info.video_frames,
                 frame_times=index.timestamps(np.arange(index.info.video_frames)),
             )
+            listed.append(int(frames.indices.size))
             checked += 1
             duplicates += frames.duplicates
             items_with_duplicates += frames.duplicates > 0
+        if not config.sampling.selection_cap and min(listed, default=config.frames) < config.frames:
+            planned = _as_cap(planned)
+            config = planned.config
+            capped[planned.config_id] = planned
         known = [c for c in scored if c is not None]
         record[config.label] = {
             "selection": config.sampling.selection,
@@ -104,7 +115,16 @@ def check_selections(
             ),
             "matched_by": "question" if selection.by_question else "id",
         }
-    return record
+    return [capped.get(p.config_id, p) for p in configs], record
+
+
+def _as_cap(planned: PlannedConfig) -> PlannedConfig:
+    """The configuration with its frame count a cap (`selection_cap`: the label reads
+    `<=Kf`; the id, which carries the file's digest, is the same)."""
+    sampling = planned.config.sampling.model_copy(update={"selection_cap": True})
+    config = planned.config.model_copy(update={"sampling": sampling})
+    assert config.config_id == planned.config_id
+    return replace(planned, config=config)
 
 
 def _check_every_record_matched(

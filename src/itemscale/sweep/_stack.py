@@ -4,7 +4,10 @@ The same weights answer differently under another transformers release (the buil
 accuracy at 32f@56 moves by 5 points between transformers 5.24.0 and 5.17.0), so each session
 records its stack in run.json's `sessions[]`, where the answers are: Python and the platform,
 torch with its CUDA and cuDNN and the GPU where one is used, the libraries that turn frames and
-text into tensors, the decoder, itemscale itself, and the numerics flags that change results.
+text into tensors (as imported: a source checkout first on `PYTHONPATH` is what runs, so each
+module's `__version__` and file are recorded beside the installed metadata's version,
+`itemscale.models.imported_package`), the decoder, itemscale itself, and the numerics flags
+that change results.
 `compare` diffs these fields (`stack_fields`) and `analyze` warns when one series mixes
 sessions whose stacks differ (docs/compare.md, "The software stack").
 
@@ -31,8 +34,9 @@ from pydantic import BaseModel, ConfigDict
 
 from .. import __version__
 from ..errors import ItemscaleError
+from ..models import ModuleRecord, imported_package
 from ..protocol import Protocol
-from ..responses import STACK_PACKAGES, stack_changes
+from ..responses import STACK_PACKAGES, stack_changes, stack_disagreements
 from ._provenance import decoder_info, git_commit
 
 #: the test-only override (module docstring)
@@ -63,8 +67,13 @@ class StackInfo(TypedDict):
     platform: str
     machine: str
     itemscale: dict[str, str | None]
-    #: distribution name -> version (None: not installed)
+    #: distribution name -> the version that ran (None: not installed): the installed
+    #: metadata's when the imported module is that distribution, else the imported module's
+    #: `__version__` (a source checkout first on `PYTHONPATH`)
     packages: dict[str, str | None]
+    #: distribution name -> the module as imported: its `__version__`, file, the installed
+    #: metadata's version and whether the two are one (`itemscale.models.imported_package`)
+    modules: dict[str, ModuleRecord]
     ffmpeg: dict[str, str]
     #: torch's CUDA and cuDNN builds (None on a CPU build or without torch)
     cuda: str | None
@@ -157,7 +166,8 @@ def software_stack(device: str = "cpu", *, local: bool = True) -> StackInfo:
         cuda, cudnn, gpu, numerics = _torch_part("cpu")
         cuda, cudnn = None, None
     decoder = decoder_info()
-    packages = {name: _version(name) for name in STACK_PACKAGES}
+    probed = {name: imported_package(name) for name in STACK_PACKAGES}
+    packages = {name: p.running_version for name, p in probed.items()}
     override = _override()
     packages.update(override)
     stack: StackInfo = {
@@ -166,6 +176,7 @@ def software_stack(device: str = "cpu", *, local: bool = True) -> StackInfo:
         "machine": platform.machine(),
         "itemscale": {"version": __version__, "git_commit": git_commit()},
         "packages": packages,
+        "modules": {name: p.record() for name, p in probed.items()},
         "ffmpeg": dict(decoder.get("ffmpeg", {})),
         "cuda": cuda,
         "cudnn": cudnn,
@@ -177,24 +188,43 @@ def software_stack(device: str = "cpu", *, local: bool = True) -> StackInfo:
     return stack
 
 
-def stack_notice(sessions: list[dict[str, object]], stack: Mapping[str, Any]) -> list[str]:
-    """What a resumed sweep says before it runs when its stack differs from the last earlier
-    session that recorded one: its answers will sit beside answers computed by another stack
-    (one series may then mix them; `analyze` warns about that too)."""
-    earlier = [s for s in sessions if isinstance(s.get("stack"), Mapping)]
-    if not earlier:
-        return []
-    last = earlier[-1]
-    before = last["stack"]
-    assert isinstance(before, Mapping)
-    changes = stack_changes(before, stack)
-    if not changes:
-        return []
-    return [
-        f"this session's software stack differs from session {last.get('session_id')}'s, "
-        f"which computed cells of this run: {'; '.join(changes)}; answers may differ for "
-        "that reason alone (compare the two with `itemscale compare`)"
-    ]
+def stack_notice(
+    sessions: list[dict[str, object]],
+    stack: Mapping[str, Any],
+    *,
+    cells_by_session: Mapping[int, int],
+) -> list[str]:
+    """What a sweep says before it runs: each library this session imports from elsewhere
+    than its installed distribution, and, when its stack differs from that of the sessions
+    that computed the run's stored cells (`cells_by_session`: session id -> cells it owns;
+    a session that computed nothing is no comparison), how: its answers will sit beside
+    answers computed by another stack (one series may then mix them; `analyze` warns about
+    that too). Sessions that own cells under one stack are named together."""
+    lines = stack_disagreements(stack)
+    owners = {
+        _id(s): s["stack"]
+        for s in sessions
+        if isinstance(s.get("stack"), Mapping) and cells_by_session.get(_id(s), 0) > 0
+    }
+    by_changes: dict[tuple[str, ...], list[int]] = {}
+    for session_id, before in sorted(owners.items()):
+        assert isinstance(before, Mapping)
+        changes = tuple(stack_changes(before, stack))
+        if changes:
+            by_changes.setdefault(changes, []).append(session_id)
+    for changes, ids in by_changes.items():
+        named = ", ".join(f"{i} ({cells_by_session[i]} cells)" for i in ids)
+        lines.append(
+            f"this session's software stack differs from that of session{'s' if len(ids) > 1 else ''} "
+            f"{named}, which computed stored cells of this run: {'; '.join(changes)}; answers "
+            "may differ for that reason alone (compare the two with `itemscale compare`)"
+        )
+    return lines
+
+
+def _id(session: Mapping[str, object]) -> int:
+    value = session.get("session_id")
+    return int(value) if isinstance(value, int | str) and str(value).isdigit() else -1
 
 
 def model_as_loaded(backend: object, spec: Any) -> dict[str, object]:
@@ -292,6 +322,8 @@ class SessionStore(TypingProtocol):
 
     def sessions(self) -> list[dict[str, object]]: ...
 
+    def cells_by_session(self) -> dict[int, int]: ...
+
     def start_session(self, info: Mapping[str, Any]) -> int: ...
 
 
@@ -303,12 +335,14 @@ def start_session(
     settings: Mapping[str, object],
 ) -> int:
     """Set the numerics flags (before the stack is probed, since it records them, and before
-    any model loads), probe the software stack on the session's `device`, say how it differs
-    from the run's last session (also into `warnings`, run.json `sweep.warnings`), and start
-    the store's session with the stack and `settings`."""
+    any model loads), probe the software stack on the session's `device`, say where it imports
+    a library from elsewhere than its installed distribution and how it differs from the
+    sessions that computed the run's stored cells (also into `warnings`, run.json
+    `sweep.warnings`), and start the store's session with the stack and `settings`."""
     numerics.apply()
     stack = software_stack(str(settings.get("device", "cpu")), local=_runs_local(protocol))
-    for line in stack_notice(store.sessions(), stack):
+    notice = stack_notice(store.sessions(), stack, cells_by_session=store.cells_by_session())
+    for line in notice:
         print(f"itemscale sweep: {line}", file=sys.stderr)
         warnings.append(line)
     return store.start_session({"stack": stack, **settings})

@@ -4,49 +4,45 @@ from (video content hash + frame index + size), so every model and run reuses th
 Entries are raw RGB bytes behind a small header with a 64-bit checksum: lossless, fast to read,
 and a damaged entry is detected and re-decoded rather than served. Beside a video's frames lies
 its stream index (the timestamps of every frame, which otherwise take a demux of the whole
-container to rebuild), checked the same way. Writers write a temp file and rename it, so two
-processes filling the cache at once never expose half a frame.
+container to rebuild), checked the same way and bound to the video it describes (its content
+hash and size). Writers write a temp file and rename it, so two processes filling the cache at
+once never expose half a frame. An entry that is no regular file, larger than it can be,
+unreadable or damaged is bypassed and rebuilt from the video, said once (`fault_notice`): the
+cache is an aid, and its faults never become the video's (`_cache_entries`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
-import struct
 import time
 import uuid
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 from typing import Final
 
 import numpy as np
 
 from ..files import is_no_space
-from ._media import INDEX_VERSION, StreamIndex, VideoInfo
+from ._cache_entries import (
+    ENTRY_MAGIC,
+    HEADER,
+    EntryFault,
+    frame_checksum,
+    pack_index,
+    read_frame_entry,
+    read_index_entry,
+)
+from ._media import INDEX_VERSION, StreamIndex, video_content_hash
 
-#: Magic + format version at the start of every entry; bump the digit to change the format.
-ENTRY_MAGIC: Final[bytes] = b"ISFRAME3"
-_HEADER: Final[struct.Struct] = struct.Struct("<8sIIIQ")  # magic, height, width, channels, sum
 #: Part of every key: the resize method (changing it must not serve old pixels).
 RESIZE_VERSION: Final[str] = "yuvbicubic1"
 _SUFFIX: Final[str] = ".frame"
-#: Magic + format version of a stored stream index; bump the digit to change the format (what
-#: `_build_index` computes is versioned apart, by `INDEX_VERSION` in the file's name).
-INDEX_MAGIC: Final[bytes] = b"ISINDEX1"
-_INDEX_HEAD: Final[struct.Struct] = struct.Struct("<8sQ")  # magic, checksum of the rest
-# video_frames, fps, duration_s, width, height, time base numerator and denominator, number of
-# frame and keyframe timestamps, length of the codec name (UTF-8)
-_INDEX_BODY: Final[struct.Struct] = struct.Struct("<QddIIqqQQH")
 _INDEX_SUFFIX: Final[str] = ".idx"
 _INDEXED_MEMO_SIZE: Final[int] = 1 << 16
 _STALE_TEMP_S: Final[float] = 3600.0
-#: Recency is refreshed on a hit only when older than this: eviction needs no finer clock, and
-#: writing the time on every hit measured more than reading the frame.
-_TOUCH_AFTER_S: Final[float] = 600.0
 
 
 @dataclass
@@ -63,6 +59,10 @@ class CacheStats:
     index_hits: int = 0
     index_misses: int = 0
     index_writes: int = 0
+    #: entries bypassed because they were no regular file, larger than they can be, or could
+    #: not be read or written (the frame or index came from the video; counted in `misses` or
+    #: `index_misses` too)
+    bypassed: int = 0
 
 
 class FrameCache:
@@ -82,6 +82,9 @@ class FrameCache:
         self._estimated_bytes = self.size_bytes()
         # content hashes whose index this instance read or wrote: `keep_index` skips their stat
         self._indexed: set[str] = set()
+        # the first entry this instance bypassed or found damaged, and whether it was said
+        self._first_fault: str | None = None
+        self._fault_said = False
 
     def path_for(self, video_hash: str, index: int, height: int, width: int) -> Path:
         return Path(self._path_str(video_hash, index, height, width))
@@ -128,10 +131,19 @@ class FrameCache:
                 raise ValueError("read_into needs a C-contiguous destination")
 
         folder = self._folder(video_hash)
+        faults: list[str] = []  # appended from the reading threads too (list.append is atomic)
 
         def one(request: tuple[int, np.ndarray]) -> str:
             index, out = request
-            return _read_entry(f"{folder}{_entry_name(index, out.shape[0], out.shape[1])}", out)
+            path = f"{folder}{_entry_name(index, out.shape[0], out.shape[1])}"
+            try:
+                outcome = read_frame_entry(path, out)
+            except EntryFault as fault:
+                faults.append(str(fault))
+                return "bypassed"
+            if outcome == "corrupted":
+                faults.append(f"{path}: failed its check (deleted)")
+            return outcome
 
         if threads > 1 and len(requests) >= 4 * threads:
             with ThreadPoolExecutor(max_workers=threads) as pool:
@@ -144,7 +156,29 @@ class FrameCache:
             else:
                 self.stats.misses += 1
                 self.stats.corrupted += outcome == "corrupted"
+                self.stats.bypassed += outcome == "bypassed"
+        for fault in faults:
+            self._fault(fault)
         return [outcome == "hit" for outcome in outcomes]
+
+    def _fault(self, what: str) -> None:
+        """Keep the first entry found unusable, for `fault_notice`."""
+        if self._first_fault is None:
+            self._first_fault = what
+
+    def fault_notice(self) -> str | None:
+        """Once per cache instance, the sentence a sweep says when an entry was bypassed or
+        found damaged: the frame or index was rebuilt from the video, so no cell is affected
+        (a fault of the cache is never stored as the video's `media_error`). None otherwise,
+        and after it was said."""
+        if self._first_fault is None or self._fault_said:
+            return None
+        self._fault_said = True
+        return (
+            f"frame cache {self.root}: {self._first_fault}; the entry was bypassed and the "
+            "frame or index rebuilt from the video (said once; later faults are counted in "
+            "the cache's statistics, and answers are as without a cache)"
+        )
 
     def put(self, video_hash: str, index: int, frame: np.ndarray) -> None:
         """Store a frame (uint8 [H, W, 3]) atomically: temp file in the same folder, then rename."""
@@ -152,45 +186,66 @@ class FrameCache:
             raise ValueError(f"a cached frame is uint8 [H, W, 3] (got {frame.dtype} {frame.shape})")
         height, width = int(frame.shape[0]), int(frame.shape[1])
         payload = np.ascontiguousarray(frame).data.cast("B")
-        header = _HEADER.pack(ENTRY_MAGIC, height, width, 3, frame_checksum(payload))
+        header = HEADER.pack(ENTRY_MAGIC, height, width, 3, frame_checksum(payload))
         if self._write(self.path_for(video_hash, index, height, width), [header, payload]):
             self.stats.writes += 1
 
     def get_index(self, video_hash: str, path: str | os.PathLike[str]) -> StreamIndex | None:
         """The stored stream index of this content, its `info.path` set to `path` (the caller's
-        name for the file), or None when absent or damaged (a damaged index is deleted)."""
-        file = self.index_path(video_hash)
+        name for the file), or None when absent, of an older format, bound to another video
+        (content hash or size), damaged (then deleted) or no usable file (bypassed, left to the
+        rebuild to replace)."""
+        file = str(self.index_path(video_hash))
         try:
-            with open(file, "rb", buffering=0) as handle:
-                data = handle.readall()
-                index = _unpack_index(data, str(Path(path)))
-                if index is not None:
-                    _touch(handle.fileno())
-        except FileNotFoundError:
+            video_bytes = os.stat(path).st_size
+        except OSError:
+            video_bytes = -1  # the video's own error is raised by whoever builds its index
+        try:
+            index = (
+                None
+                if video_bytes < 0
+                else read_index_entry(file, str(path), video_hash, video_bytes)
+            )
+        except EntryFault as fault:
+            self._fault(str(fault))
             self.stats.index_misses += 1
+            self.stats.bypassed += 1
             return None
-        if index is None:
-            with contextlib.suppress(FileNotFoundError):
-                file.unlink()
+        if not isinstance(index, StreamIndex):
             self.stats.index_misses += 1
-            self.stats.corrupted += 1
+            if index is not None and index != "old format":
+                with contextlib.suppress(OSError):
+                    os.unlink(file)
+                self.stats.corrupted += 1
+                self._fault(f"{file}: {index} (deleted)")
             return None
         self.stats.index_hits += 1
         self._remember_indexed(video_hash)
         return index
 
     def put_index(self, video_hash: str, index: StreamIndex) -> None:
-        """Store a video's stream index beside its frames (atomically, like `put`)."""
-        if self._write(self.index_path(video_hash), [_pack_index(index)]):
+        """Store a video's stream index beside its frames (atomically, like `put`), bound to
+        the video it describes: the content hash and size of `index.info.path`, which must be
+        `video_hash` (`ValueError` otherwise: another video's index is never stored here)."""
+        described = video_content_hash(index.info.path)
+        if described != video_hash:
+            raise ValueError(
+                f"the stream index of {index.info.path} (content {described[:12]}) is not an "
+                f"index of content {video_hash[:12]}"
+            )
+        video_bytes = os.stat(index.info.path).st_size
+        entry = pack_index(index, video_hash, video_bytes)
+        if self._write(self.index_path(video_hash), [entry]):
             self.stats.index_writes += 1
             self._remember_indexed(video_hash)
 
     def keep_index(self, video_hash: str, index: StreamIndex) -> None:
         """Store an index obtained elsewhere (memoised in this process) unless the cache already
-        holds one for this content; checked on disk once per content and instance."""
+        holds one for this content as a regular file; checked on disk once per content and
+        instance."""
         if video_hash in self._indexed:
             return
-        if self.index_path(video_hash).exists():
+        if self.index_path(video_hash).is_file():
             self._remember_indexed(video_hash)
         else:
             self.put_index(video_hash, index)
@@ -202,20 +257,27 @@ class FrameCache:
 
     def _write(self, path: Path, chunks: Sequence[bytes | memoryview]) -> bool:
         """Write `chunks` to a temp file in `path`'s folder, then rename it to `path`. False when
-        the disk is full: a cache is an aid, and a full disk costs decodes, not cells."""
-        path.parent.mkdir(parents=True, exist_ok=True)
+        it cannot be written (a full disk, or something that is no entry in its place: a
+        directory, a folder without permission): a cache is an aid, and a write it cannot make
+        costs decodes, not cells."""
         temp = path.parent / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             with temp.open("wb") as handle:
                 for chunk in chunks:
                     handle.write(chunk)
             os.replace(temp, path)
-        except BaseException as exc:
-            with contextlib.suppress(FileNotFoundError):
+        except OSError as exc:
+            with contextlib.suppress(OSError):
                 temp.unlink()
-            if is_no_space(exc):
-                self.stats.not_written += 1
-                return False
+            self.stats.not_written += 1
+            if not is_no_space(exc):
+                self.stats.bypassed += 1
+                self._fault(f"{path}: cannot be written ({exc.strerror or exc})")
+            return False
+        except BaseException:
+            with contextlib.suppress(OSError):
+                temp.unlink()
             raise
         self._estimated_bytes += sum(len(chunk) for chunk in chunks)
         if self._estimated_bytes > self.max_bytes:
@@ -230,12 +292,12 @@ class FrameCache:
                 path = Path(dirpath) / name
                 try:
                     stat = path.stat()
-                except FileNotFoundError:
+                except OSError:  # gone, or a link that leads nowhere: not an entry
                     continue
                 if name.endswith(".tmp"):
                     # A writer that died mid-write leaves its temp file; nobody will rename it.
                     if now - stat.st_mtime > _STALE_TEMP_S:
-                        with contextlib.suppress(FileNotFoundError):
+                        with contextlib.suppress(OSError):
                             path.unlink()
                     continue
                 # Indexes count and are evicted like frames (a long video's is ~1 MB); frames
@@ -260,149 +322,13 @@ class FrameCache:
                 break
             try:
                 path.unlink()
-            except FileNotFoundError:
-                continue  # another process evicted it first
+            except OSError:
+                continue  # another process evicted it first, or it cannot be deleted
             freed += size
             self.stats.evicted += 1
         self._estimated_bytes = total - freed
         return freed
 
 
-_MASK64: Final[int] = (1 << 64) - 1
-_BLOCK_WORDS: Final[int] = 512  # 4 KiB blocks
-
-
-def frame_checksum(payload: memoryview | bytes) -> int:
-    """A 64-bit Fletcher-style checksum in one vectorised pass: the wrapping sum of each 4 KiB
-    block's 8-byte words, weighted by an odd number per block position, plus the length and
-    the tail bytes. Any change confined to one block (a flipped bit, a damaged word) changes
-    that block's sum, and an odd weight keeps the change nonzero modulo 2^64; moved blocks
-    change the weights; other damage goes unnoticed with probability about 2^-64. It runs
-    several times faster than zlib's CRC-32, which was half the cost of a cache hit."""
-    data = np.frombuffer(payload, dtype=np.uint8)
-    n_words = data.size // 8
-    words = data[: n_words * 8].view(np.uint64)
-    full = n_words // _BLOCK_WORDS
-    block_sums = np.empty(-(-n_words // _BLOCK_WORDS), dtype=np.uint64)
-    block_sums[:full] = (
-        words[: full * _BLOCK_WORDS].reshape(full, _BLOCK_WORDS).sum(axis=1, dtype=np.uint64)
-    )
-    if full < block_sums.size:
-        block_sums[full] = words[full * _BLOCK_WORDS :].sum(dtype=np.uint64)
-    total = int(np.dot(block_sums, _odd_weights(block_sums.size)))
-    tail = int.from_bytes(data[n_words * 8 :].tobytes(), "little")
-    return (total + (tail + 1) * 0x9E3779B97F4A7C15 + data.size) & _MASK64
-
-
-@functools.lru_cache(maxsize=64)
-def _odd_weights(count: int) -> np.ndarray:
-    return np.arange(1, 2 * count, 2, dtype=np.uint64)
-
-
 def _entry_name(index: int, height: int, width: int) -> str:
     return f"{int(index):08d}_{int(height)}x{int(width)}_{RESIZE_VERSION}{_SUFFIX}"
-
-
-def _read_entry(path: str, out: np.ndarray) -> str:
-    """Read one entry into `out`: "hit", "missing" or "corrupted" (then deleted). The file's
-    size (one `fstat`, which also gives the time for the LRU touch) stands in for reading past
-    the end, and one `readv` fills the header and the frame; no file object is built."""
-    height, width = int(out.shape[0]), int(out.shape[1])
-    header = bytearray(_HEADER.size)
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return "missing"
-    try:
-        stat = os.fstat(fd)
-        size = _HEADER.size + out.nbytes
-        target = out.data.cast("B")
-        valid = (
-            stat.st_size == size
-            and os.readv(fd, [header, target]) == size
-            and _valid(header, target, height, width)
-        )
-        if valid:
-            _touch(fd, stat.st_mtime)
-    finally:
-        os.close(fd)
-    if not valid:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-        return "corrupted"
-    return "hit"
-
-
-def _pack_index(index: StreamIndex) -> bytes:
-    info = index.info
-    codec = info.codec.encode()
-    pts = np.ascontiguousarray(index.pts, dtype="<i8")
-    keys = np.ascontiguousarray(index.keyframe_pts, dtype="<i8")
-    body = b"".join(
-        [
-            _INDEX_BODY.pack(
-                info.video_frames,
-                info.fps,
-                info.duration_s,
-                info.width,
-                info.height,
-                info.time_base.numerator,
-                info.time_base.denominator,
-                pts.size,
-                keys.size,
-                len(codec),
-            ),
-            codec,
-            pts.tobytes(),
-            keys.tobytes(),
-        ]
-    )
-    return _INDEX_HEAD.pack(INDEX_MAGIC, frame_checksum(body)) + body
-
-
-def _unpack_index(data: bytes, path: str) -> StreamIndex | None:
-    """The index stored in `data`, or None when anything is off (magic, checksum, lengths)."""
-    if len(data) < _INDEX_HEAD.size + _INDEX_BODY.size:
-        return None
-    magic, checksum = _INDEX_HEAD.unpack_from(data)
-    body = memoryview(data)[_INDEX_HEAD.size :]
-    if magic != INDEX_MAGIC or frame_checksum(body) != checksum:
-        return None
-    frames, fps, duration, width, height, num, den, n_pts, n_keys, n_codec = (
-        _INDEX_BODY.unpack_from(body)
-    )
-    start = _INDEX_BODY.size + n_codec
-    if den <= 0 or len(body) != start + 8 * (n_pts + n_keys):
-        return None
-    try:
-        codec = bytes(body[_INDEX_BODY.size : start]).decode()
-    except UnicodeDecodeError:
-        return None
-    pts = np.frombuffer(body, dtype="<i8", count=n_pts, offset=start).astype(np.int64)
-    keys = np.frombuffer(body, dtype="<i8", count=n_keys, offset=start + 8 * n_pts)
-    info = VideoInfo(
-        path=path,
-        video_frames=frames,
-        fps=fps,
-        duration_s=duration,
-        width=width,
-        height=height,
-        codec=codec,
-        time_base=Fraction(num, den),
-    )
-    return StreamIndex(info=info, pts=pts, keyframe_pts=keys.astype(np.int64))
-
-
-def _touch(fd: int, mtime: float | None = None) -> None:
-    """Mark an entry recently used (its mtime), at most once per `_TOUCH_AFTER_S`; `mtime` is
-    the entry's, when the caller has already read it (else one `fstat` reads it)."""
-    with contextlib.suppress(OSError):
-        if time.time() - (os.fstat(fd).st_mtime if mtime is None else mtime) > _TOUCH_AFTER_S:
-            os.utime(fd)
-
-
-def _valid(header: bytearray, payload: memoryview, height: int, width: int) -> bool:
-    magic, h, w, c, crc = _HEADER.unpack(header)
-    if magic != ENTRY_MAGIC or (h, w, c) != (height, width, 3):
-        return False
-    return bool(frame_checksum(payload) == crc)
