@@ -39,12 +39,13 @@ def register(sub: Any) -> None:
 
 
 def read_fit(path: str) -> IrtFit:
+    from ..files import InputFileError, read_input_text
     from ..measures import IrtFit
 
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CommandError(f"--irt {path}: {exc.strerror or exc}") from None
+        text = read_input_text(path, what="a fit file")
+    except InputFileError as exc:
+        raise CommandError(f"--irt {exc}") from None
     try:
         return IrtFit.from_json(text, where=path)
     except ValueError as exc:
@@ -73,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
 
 def analyze_with_anchors(args: argparse.Namespace) -> int:
     """`analyze RUN --anchors FILE --irt FIT`: predicted accuracy and estimated rates."""
+    from ..files import InputFileError
     from ..measures import predict_from_anchors, read_anchors
     from ..responses import read_run, write_json_atomic
 
@@ -81,8 +83,8 @@ def analyze_with_anchors(args: argparse.Namespace) -> int:
     fit = read_fit(args.irt)
     try:
         anchors = read_anchors(Path(args.anchors))
-    except OSError as exc:
-        raise CommandError(f"--anchors {args.anchors}: {exc.strerror or exc}") from None
+    except InputFileError as exc:
+        raise CommandError(f"--anchors {exc}") from None
     df, _ = read_run(args.run_dir, slim=True)
     result = predict_from_anchors(df, fit, anchors, bootstrap=args.bootstrap, seed=args.seed)
     print_prediction(result)

@@ -23,8 +23,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
-import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -32,7 +30,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from ..errors import ItemscaleError
-from ..files import loads_json
+from ..files import InputFileError, loads_json, read_input_bytes
 
 SelectionUnit = Literal["index", "seconds"]
 #: The formats a selection file can be read as (`auto` detects: `.csv`/`.jsonl` are tables, a
@@ -111,45 +109,13 @@ class Selection:
 
 
 def read_bounded(path: Path) -> bytes:
-    """A regular file's bytes, at most `MAX_SELECTION_BYTES`: a FIFO, a device (`/dev/zero`)
-    or a directory is refused before it is opened, so a path that never ends stops nothing."""
+    """A regular file's bytes, at most `MAX_SELECTION_BYTES` (`read_input_bytes`, the rule for
+    every file a command reads): a FIFO, a device (`/dev/zero`) or a directory is refused
+    before it is opened, so a path that never ends stops nothing."""
     try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise SelectionError(str(path), "file not found") from None
-    except OSError as exc:
-        raise SelectionError(str(path), f"cannot read: {exc}") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise SelectionError(str(path), f"not a regular file ({_kind(info.st_mode)})")
-    if info.st_size > MAX_SELECTION_BYTES:
-        raise SelectionError(
-            str(path),
-            f"{info.st_size} bytes, more than a selection file may hold "
-            f"({MAX_SELECTION_BYTES} bytes)",
-        )
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as handle:
-            data = handle.read(MAX_SELECTION_BYTES + 1)
-    except OSError as exc:
-        raise SelectionError(str(path), f"cannot read: {exc}") from None
-    if len(data) > MAX_SELECTION_BYTES:  # grew since stat
-        raise SelectionError(
-            str(path), f"more than a selection file may hold ({MAX_SELECTION_BYTES} bytes)"
-        )
-    return data
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a plain file"
+        return read_input_bytes(path, limit=MAX_SELECTION_BYTES, what="a selection file")
+    except InputFileError as exc:
+        raise SelectionError(str(path), exc.reason) from None
 
 
 def _text(path: Path, data: bytes) -> str:
