@@ -105,12 +105,15 @@ def systematic_draw(
 def choose_anchors(
     fit: IrtFit, k: int, *, strata: int = DEFAULT_STRATA, seed: int = 0
 ) -> AnchorSet:
-    """K anchors drawn under the design of the module docstring; `strata` is lowered to k // 2
-    when K is too small for two anchors per group."""
+    """K anchors drawn under the design of the module docstring; `strata` (at least 1) is
+    lowered to k // 2 when K is too small for two anchors per group (`len(strata)` of the
+    result says how many there are)."""
     ids = fit.item_ids()
     if not 2 <= k <= len(ids):
         raise IrtError(f"--k {k}: choose between 2 and the fit's {len(ids)} items")
-    strata = max(1, min(strata, k // 2, len(ids) // 2))
+    if strata < 1:
+        raise IrtError(f"--strata {strata}: at least 1 difficulty group")
+    strata = min(strata, k // 2, len(ids) // 2)
     labels = difficulty_strata(fit, strata)
     a, b = fit.arrays()
     p = probability(np.array([r.theta for r in fit.respondents]), a, b)
