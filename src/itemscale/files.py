@@ -52,6 +52,7 @@ __all__ = [
     "no_space_is_typed",
     "no_space_message",
     "open_input",
+    "parse_decimal",
     "read_input_bytes",
     "read_input_text",
     "read_json",
@@ -96,6 +97,24 @@ def loads_json(text: str | bytes) -> Any:
             lone = "a lone UTF-16 surrogate escape (\\udXXX) that no UTF-8 text can hold"
             raise json.JSONDecodeError(lone, _as_text(text), 0) from None
     return value
+
+
+#: A number as a table or a selection file writes it: a sign, ASCII digits with a fraction, an
+#: exponent. Python's `float` and `int` also take `1_6` (as 16) and digits of any script.
+_DECIMAL: Final[re.Pattern[str]] = re.compile(
+    r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)",
+    re.ASCII | re.IGNORECASE,
+)
+
+
+def parse_decimal(text: str) -> float:
+    """`float(text)` for a number written the plain way (spaces around it ignored; `nan` and
+    `inf` read, for the caller to refuse by name); anything else, `1_6` included, a
+    `ValueError`."""
+    stripped = text.strip()
+    if _DECIMAL.fullmatch(stripped) is None:
+        raise ValueError(f"not a plain decimal number: {text!r}")
+    return float(stripped)
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:

@@ -29,8 +29,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from ..errors import ItemscaleError
-from ..files import InputFileError, loads_json, read_input_bytes
+from ..errors import ItemscaleError, shown_value
+from ..files import InputFileError, loads_json, parse_decimal, read_input_bytes
 
 SelectionUnit = Literal["index", "seconds"]
 #: The formats a selection file can be read as (`auto` detects: `.csv`/`.jsonl` are tables, a
@@ -39,6 +39,9 @@ READ_FORMATS: Final[tuple[str, ...]] = ("aks", "bolt", "table", "positional")
 #: The most bytes a selection file (or its order file) may hold: AKS's 2,700-question files
 #: are under 1 MiB, so 64 MiB is room for any benchmark and a bound on what is read.
 MAX_SELECTION_BYTES: Final[int] = 64 * 2**20
+#: The largest frame index (or timestamp, or cost) a record may give: every whole number up to
+#: it is exact as a float, and no video comes near it.
+MAX_FRAME_VALUE: Final[int] = 2**53
 #: A record's optional count of the frames the selector scored to choose (its own cost).
 COST_KEY: Final[str] = "frames_scored"
 
@@ -170,29 +173,47 @@ def _numbers(path: Path, where: str, value: Any, unit: SelectionUnit) -> tuple[f
         raise SelectionError(str(path), f"{where}: no frames listed (a record lists 1 or more)")
     out: list[float] = []
     for v in value:
-        try:
-            number = float(v) if not isinstance(v, bool) else math.nan
-        except (TypeError, ValueError):
-            number = math.nan
-        if not math.isfinite(number) or number < 0:
-            raise SelectionError(str(path), f"{where}: {v!r} is not a frame {unit} >= 0")
+        number = _plain_number(v)
+        if number is None or number < 0:
+            raise SelectionError(str(path), f"{where}: {shown_value(v)} is not a frame {unit} >= 0")
+        if number > MAX_FRAME_VALUE:
+            raise SelectionError(
+                str(path),
+                f"{where}: frame {unit} {shown_value(v)} is past any video (at most "
+                f"{MAX_FRAME_VALUE})",
+            )
         if unit == "index" and number != int(number):
-            raise SelectionError(str(path), f"{where}: frame index {v!r} is not a whole number")
-        out.append(int(number) if unit == "index" else number)
+            raise SelectionError(
+                str(path), f"{where}: frame index {shown_value(v)} is not a whole number"
+            )
+        out.append(int(number) if unit == "index" else float(number))
     return tuple(out)
+
+
+def _plain_number(value: Any) -> int | float | None:
+    """A listed frame as a number (a JSON integer kept exact, text read strictly: `1_6` is not
+    16), or None for anything else (a bool, NaN, an infinity, a word)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    try:
+        number = parse_decimal(value) if isinstance(value, str) else float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _cost(path: Path, where: str, record: Mapping[str, Any]) -> float | None:
     value = record.get(COST_KEY)
     if value is None or value == "":
         return None
-    try:
-        number = float(value) if not isinstance(value, bool) else math.nan
-    except (TypeError, ValueError):
-        number = math.nan
-    if not math.isfinite(number) or number < 0:
-        raise SelectionError(str(path), f"{where}: `{COST_KEY}` {value!r} is not a count >= 0")
-    return number
+    number = _plain_number(value)
+    if number is None or not 0 <= number <= MAX_FRAME_VALUE:
+        raise SelectionError(
+            str(path), f"{where}: `{COST_KEY}` {shown_value(value)} is not a count >= 0"
+        )
+    return float(number)
 
 
 def _item_key(path: Path, where: str, value: Any) -> str:
