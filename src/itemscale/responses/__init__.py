@@ -65,7 +65,14 @@ from ._scoring import (
     score_open_answer,
     token_f1,
 )
-from ._stack import STACK_PACKAGES, stack_changes, stack_fields, stack_warnings
+from ._stack import (
+    STACK_PACKAGES,
+    repeated_sessions,
+    stack_changes,
+    stack_fields,
+    stack_warnings,
+    unrecorded_sessions,
+)
 
 __all__ = [
     "ANSWERED_STATUSES",
@@ -113,6 +120,7 @@ __all__ = [
     "redact",
     "redact_value",
     "register_secret",
+    "repeated_sessions",
     "responses_digest",
     "rouge_l",
     "run_lock",
@@ -122,6 +130,7 @@ __all__ = [
     "stack_warnings",
     "superseded_configs",
     "token_f1",
+    "unrecorded_sessions",
     "write_json_atomic",
     "write_parquet_atomic",
     "write_responses",
