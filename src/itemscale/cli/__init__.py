@@ -168,20 +168,23 @@ TABLE_COMMANDS: Final[frozenset[str]] = frozenset({"analyze", "report", "verify"
 #: into), by command. Each is checked by `itemscale.files.check_output_path` before the command
 #: runs, so that no output replaces a run's data or records, of any run (docs/run-folders.md).
 #: True: the command swaps the whole folder in (`train-builtin --out`), which may then not be a
-#: run folder either. The run folders a command writes by design (`import -o`, `sweep
-#: --output`, `demo --out`) are not outputs of this kind; `report --out` keeps its own rule too.
+#: run folder either. The run folders a command writes into by design (`import -o`, `sweep
+#: --output`, `demo --out`) may be runs, never a run's file; `report --out` and `compare` keep
+#: their own stricter rules beside this one.
 OUTPUT_FLAGS: Final[Mapping[str, Mapping[str, bool]]] = {
     "analyze": {"--json": False, "--per-item": False},
     "anchors": {"--out": False},
     "audit": {"--export": False},
     "cascade": {"--json": False},
     "compare": {"--json": False, "--html": False},
+    "demo": {"--out": False},
     "frames": {"--json": False, "--out": False},
-    "import": {"--summary-json": False},
+    "import": {"--summary-json": False, "--out": False},
     "intervene": {"--json": False},
     "irt": {"--json": False},
     "report": {"--out": False},
     "select": {"--out": False},
+    "sweep": {"--output": False},
     "synth": {"--out": False},
     "train-builtin": {"--out": True},
 }
