@@ -26,15 +26,7 @@ import pandas as pd
 
 from .. import __version__
 from ..errors import ItemscaleError
-from ..files import (
-    LOADS_JSON_LIMITS,
-    InputFileError,
-    MissingInputError,
-    checked_input,
-    loads_json,
-    open_input,
-    sha256_file,
-)
+from ..files import LOADS_JSON_LIMITS, loads_json, open_input, sha256_file
 from ..responses import (
     COLUMNS,
     IMPORT_MARKER,
@@ -91,24 +83,12 @@ def where(path: str | os.PathLike[str], line: int | None = None, column: str | N
 _TRUNCATED: Final[str] = "; is the line truncated?"
 
 
-def input_file(path: Path) -> Path:
-    """`path` once it is a regular file (`checked_input`: a FIFO would block the import, a
-    device be read without end), in the importers' words: a missing file is "no such file"."""
-    try:
-        checked_input(path)
-    except MissingInputError:
-        raise ImportInputError(f"{path}: no such file") from None
-    except InputFileError as exc:
-        raise ImportInputError(str(exc)) from None
-    return path
-
-
 def jsonl_values(path: Path) -> Iterator[tuple[int, object]]:
     """(1-based line, decoded value) for each non-blank line; a bad line names file and line.
 
     The usual bad line is the last one of a log cut off mid-write, hence the hint.
     """
-    with open_input(input_file(path)) as fh:
+    with open_input(path) as fh:
         for line, raw in enumerate(fh, start=1):
             try:
                 text = raw.decode("utf-8-sig" if line == 1 else "utf-8")

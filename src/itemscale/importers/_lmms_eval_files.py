@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._common import ImportInputError, JsonObject, SourceRecord, input_file, jsonl_values
+from ._common import ImportInputError, JsonObject, SourceRecord, jsonl_values
+from ._inputs import input_file
 from ._jobs import ConfigSpec
 from ._lmms_eval_results import SAMPLES_NAME, find_results_json, read_results_json
 

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Final
 
 from ..files import loads_json, read_input_bytes
 from ..responses import ResponseRow
-from ._common import ImportInputError, JsonObject, input_file, json_object, not_utf8_message
+from ._common import ImportInputError, JsonObject, json_object, not_utf8_message
+from ._inputs import input_file
 
 if TYPE_CHECKING:
     from ..protocol import Configuration

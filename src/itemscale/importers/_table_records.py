@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 from ..files import open_input
-from ._common import ImportInputError, input_file, jsonl_values, not_utf8_message
+from ._common import ImportInputError, jsonl_values, not_utf8_message
+from ._inputs import input_file
 
 FORMATS: Final[dict[str, str]] = {
     ".csv": "csv",

@@ -50,11 +50,11 @@ from ._common import (
     SourceRecord,
     attributes_json,
     config_columns,
-    input_file,
     not_utf8_message,
     source_record,
 )
 from ._finish import ImportContext, finish_parsed_import
+from ._inputs import input_file
 from ._jobs import (
     BenchmarkIndex,
     ConfigSpec,

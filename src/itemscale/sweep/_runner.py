@@ -386,10 +386,7 @@ def run_sweep(
             store.end_session(session_id, outcome, session_batches(result))
         result.interrupted = stop.is_set()
         result.wall_s = time.perf_counter() - t0
-        whole_run: SweepSettings = {
-            **run.settings,
-            "deterministic": run_deterministic(store.sessions()),
-        }
+        whole_run = run_level(run.settings, store.sessions())
         record = _run_record(protocol, configs, result, started=started, settings=whole_run)
         # the caller's own keys last (they may replace the sweep's)
         payload = _carry_over(out_dir, {**record, **dict(provenance or {})})
@@ -412,6 +409,12 @@ def _note_superseded(
     result.superseded_selections = superseded_selections(stored, configs)
     for config_id, superseded in result.superseded_selections.items():
         result.warnings.append(superseded_warning(config_id, superseded))
+
+
+def run_level(settings: SweepSettings, sessions: Sequence[Mapping[str, object]]) -> SweepSettings:
+    """This session's settings as run.json's `sweep` records them for the whole run: its
+    `deterministic` is every session's (`run_deterministic`)."""
+    return {**settings, "deterministic": run_deterministic(sessions)}
 
 
 def run_deterministic(sessions: Sequence[Mapping[str, object]]) -> bool | Literal["mixed"]:
