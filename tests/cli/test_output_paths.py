@@ -129,3 +129,18 @@ def test_a_symlinked_file_is_followed_to_the_run_file_it_names(
     (tmp_path / "out.json").symlink_to(run / "run.json")
     with pytest.raises(OutputPathError, match=r"it resolves to .*run\.json"):
         check_output_path(tmp_path / "out.json", flag="--json")
+
+
+def test_the_workflows_keep_the_rule_for_python_callers(runs: tuple[Path, Path, Path]) -> None:
+    from itemscale.policies import CascadeSettings
+    from itemscale.workflows import audit, cascade, check_per_item_path
+
+    run, _, _ = runs
+    before = _digests(run)
+    with pytest.raises(OutputPathError, match="json_out"):
+        cascade(run, CascadeSettings(), json_out=run / "run.json")
+    with pytest.raises(OutputPathError, match="export"):
+        audit(run, export=run / "responses.parquet")
+    with pytest.raises(OutputPathError, match="per-item file"):
+        check_per_item_path(run / "responses.parquet")
+    assert _digests(run) == before
