@@ -273,7 +273,10 @@ def check_output_path(
     too) to a run's data or records (`RUN_RECORD_FILES` in a folder that `holds_run_records`),
     of any run; with `replaces_folder` (a command that swaps a whole folder in), not to a run
     folder or an artifact either. Otherwise an `OutputPathError`, before anything is computed."""
-    target = Path(path).resolve()
+    try:
+        target = Path(path).resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop (RuntimeError before Python 3.13)
+        raise OutputPathError(f"{flag} {path}: cannot follow its symlinks ({exc})") from None
     via = "" if target == Path(path).absolute() else f" (it resolves to {target})"
     if replaces_folder and target.is_dir() and holds_run_records(target):
         raise OutputPathError(
