@@ -77,6 +77,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
 def test_the_cases_cover_every_output_flag_of_the_table() -> None:
     covered = {(name.split()[0], name.split()[-1]) for name in CASES}
     listed = {(command, flag) for command, flags in OUTPUT_FLAGS.items() for flag in flags}
+    listed |= {("compare", "--json"), ("compare", "--html")}  # checked within compare's rule
     assert listed <= covered, f"output flags without a case: {sorted(listed - covered)}"
 
 
@@ -94,7 +95,10 @@ def test_no_output_flag_replaces_a_run_file(
         argv = [a.format(R=run, R2=other, W=scratch, P=path) for a in CASES[case]]
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
-        assert RULE in err and f"{run}'s own {target}" in err, err
+        if case.startswith("compare"):  # its own rule speaks first for the runs it compares
+            assert f"inside the run folder {run}" in err, err
+        else:
+            assert RULE in err and f"{run}'s own {target}" in err, err
         assert _digests(run) == before, f"{case} changed the run through {path}"
 
 
@@ -120,6 +124,20 @@ def test_files_of_those_names_outside_any_run_and_other_files_in_a_run_are_outpu
         check_output_path(tmp_path / "art" / "MANIFEST.json", flag="--json")
     with pytest.raises(OutputPathError, match=r"annotations\.parquet"):
         check_output_path(run / "annotations.parquet", flag="--export")
+
+
+def test_compare_refuses_a_third_runs_files_by_the_shared_rule(
+    runs: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run, other, _ = runs
+    third = tmp_path / "R3"
+    make_irt_run(third, seed=3)
+    before = _digests(third)
+    for flag in ("--json", "--html"):
+        argv = ["compare", str(run), str(other), flag, str(third / "run.json")]
+        assert main(argv) == 2
+        assert RULE in capsys.readouterr().err
+    assert _digests(third) == before
 
 
 def test_a_symlinked_file_is_followed_to_the_run_file_it_names(

@@ -169,14 +169,13 @@ TABLE_COMMANDS: Final[frozenset[str]] = frozenset({"analyze", "report", "verify"
 #: runs, so that no output replaces a run's data or records, of any run (docs/run-folders.md).
 #: True: the command swaps the whole folder in (`train-builtin --out`), which may then not be a
 #: run folder either. The run folders a command writes into by design (`import -o`, `sweep
-#: --output`, `demo --out`) may be runs, never a run's file; `report --out` and `compare` keep
-#: their own stricter rules beside this one.
+#: --output`, `demo --out`) may be runs, never a run's file; `report --out` keeps its own
+#: stricter rule beside this one, and `compare` applies it within its own (`cmd_compare`).
 OUTPUT_FLAGS: Final[Mapping[str, Mapping[str, bool]]] = {
     "analyze": {"--json": False, "--per-item": False},
     "anchors": {"--out": False},
     "audit": {"--export": False},
     "cascade": {"--json": False},
-    "compare": {"--json": False, "--html": False},
     "demo": {"--out": False},
     "frames": {"--json": False, "--out": False},
     "import": {"--summary-json": False, "--out": False},
