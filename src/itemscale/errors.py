@@ -39,6 +39,24 @@ class ReadOnlyFolderError(ItemscaleError, OSError):
     2: copy the run to a writable folder, or remount it read-write."""
 
 
+#: The most characters of a value a message shows (`shown_value`).
+SHOWN_VALUE_CHARS = 40
+
+
+def shown_value(value: Any, limit: int = SHOWN_VALUE_CHARS) -> str:
+    """A value as a message shows it: its `repr` when short; a long run of digits (a 309-digit
+    frame index) as its first and last digits with the count; other long text cut with its
+    length. Exact where it is shown whole (an int is never shown through a float)."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    digits = str(value).strip().lstrip("+-")
+    if isinstance(value, int | str) and digits.isascii() and digits.isdigit():
+        sign = "-" if str(value).strip().startswith("-") else ""
+        return f"{sign}{digits[:12]}...{digits[-6:]} ({len(digits)} digits)"
+    return f"{text[: limit - 3]}... ({len(text)} characters)"
+
+
 def location_text(loc: Iterable[str | int], *, empty: str = "(top level)") -> str:
     """A pydantic error location as a user writes the key: `models[0].options.fps`."""
     path = ""

@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Final, TextIO
+from typing import Any, BinaryIO, Final, TextIO
 
 from .errors import DiskFullError, ItemscaleError, ReadOnlyFolderError
 
@@ -31,19 +31,31 @@ HASH_BLOCK: Final[int] = 1 << 20
 __all__ = [
     "HASH_BLOCK",
     "LOADS_JSON_LIMITS",
+    "MAX_INPUT_BYTES",
     "MAX_SHEET_CELLS",
     "MAX_SHEET_ROWS",
     "MAX_UNZIPPED_BYTES",
+    "RUN_RECORD_FILES",
+    "InputFileError",
+    "MissingInputError",
+    "OutputPathError",
     "ZipInputError",
     "atomic_text_file",
+    "check_output_path",
     "check_sheet_size",
     "check_unzipped_size",
+    "checked_input",
     "file_kind",
+    "holds_run_records",
     "is_no_space",
     "is_read_only",
     "loads_json",
     "no_space_is_typed",
     "no_space_message",
+    "open_input",
+    "parse_decimal",
+    "read_input_bytes",
+    "read_input_text",
     "read_json",
     "replace_dir",
     "sha256_file",
@@ -88,6 +100,24 @@ def loads_json(text: str | bytes) -> Any:
     return value
 
 
+#: A number as a table or a selection file writes it: a sign, ASCII digits with a fraction, an
+#: exponent. Python's `float` and `int` also take `1_6` (as 16) and digits of any script.
+_DECIMAL: Final[re.Pattern[str]] = re.compile(
+    r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)",
+    re.ASCII | re.IGNORECASE,
+)
+
+
+def parse_decimal(text: str) -> float:
+    """`float(text)` for a number written the plain way (spaces around it ignored; `nan` and
+    `inf` read, for the caller to refuse by name); anything else, `1_6` included, a
+    `ValueError`."""
+    stripped = text.strip()
+    if _DECIMAL.fullmatch(stripped) is None:
+        raise ValueError(f"not a plain decimal number: {text!r}")
+    return float(stripped)
+
+
 def read_json(path: str | os.PathLike[str]) -> Any:
     """A UTF-8 JSON file through `loads_json` (a non-UTF-8 file raises `UnicodeDecodeError`,
     a `ValueError` like the JSON errors)."""
@@ -98,6 +128,157 @@ def _as_text(text: str | bytes, *, whole: bool = False) -> str:
     if isinstance(text, str):
         return text
     return (text if whole else text[:200]).decode("utf-8", errors="replace")
+
+
+# -- files a command reads on the user's say-so -----------------------------------------------
+
+#: The most bytes an input read whole may hold unless its reader sets its own limit: a fit of
+#: 10^5 items or an item list of 10^6 ids is tens of MB. A table read streamed has no limit.
+MAX_INPUT_BYTES: Final[int] = 256 * 2**20
+
+
+class InputFileError(ItemscaleError, ValueError):
+    """A file a command was told to read that is not a regular file (a FIFO would block the
+    command forever, `/dev/zero` be read until memory runs out, a folder fail with a traceback),
+    cannot be opened, or holds more than its reader reads: refused before any of it is read.
+    `reason` is the message without the file's name."""
+
+    def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
+
+
+class MissingInputError(InputFileError, FileNotFoundError):
+    """An input that does not exist (a `FileNotFoundError` too, which callers already catch)."""
+
+
+def checked_input(path: str | os.PathLike[str], *, folder: bool = False) -> os.stat_result:
+    """The `stat` of an input (symlinks followed) that is a regular file (or, with `folder`, a
+    folder: an argument that takes either); anything else (a FIFO, a device, a socket) is an
+    `InputFileError` before the file is opened."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise MissingInputError(path, "file not found") from None
+    except OSError as exc:
+        raise InputFileError(path, f"cannot read: {exc.strerror or exc}") from None
+    if not (stat.S_ISREG(info.st_mode) or (folder and stat.S_ISDIR(info.st_mode))):
+        raise InputFileError(path, f"not a regular file ({file_kind(info.st_mode)})")
+    return info
+
+
+def open_input(path: str | os.PathLike[str]) -> BinaryIO:
+    """An input opened for reading in binary, for a reader that streams it: checked as
+    `checked_input`, opened without blocking (a FIFO put in its place after the check cannot
+    hang the open) and checked again on the open file."""
+    checked_input(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | os.O_CLOEXEC)
+    except OSError as exc:
+        raise InputFileError(path, f"cannot read: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise InputFileError(path, f"not a regular file ({file_kind(mode)})")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def read_input_bytes(
+    path: str | os.PathLike[str], *, limit: int = MAX_INPUT_BYTES, what: str = "an input file"
+) -> bytes:
+    """A regular file's bytes, at most `limit` (`what` names the kind of file in the message):
+    the one rule for every file a command reads whole (selection files, `--anchors`, `--irt`,
+    protocols, item lists)."""
+    size = checked_input(path).st_size
+    if size > limit:
+        raise InputFileError(path, f"{size} bytes, more than {what} may hold ({limit} bytes)")
+    with open_input(path) as handle:
+        try:
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise InputFileError(path, f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > limit:  # grew since stat
+        raise InputFileError(path, f"more than {what} may hold ({limit} bytes)")
+    return data
+
+
+def read_input_text(
+    path: str | os.PathLike[str], *, limit: int = MAX_INPUT_BYTES, what: str = "an input file"
+) -> str:
+    """`read_input_bytes` as UTF-8 text (a leading BOM dropped); bytes that are not UTF-8 are
+    an `InputFileError` naming the offset."""
+    data = read_input_bytes(path, limit=limit, what=what)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputFileError(
+            path,
+            f"not UTF-8 text (byte {data[exc.start : exc.start + 1]!r} at offset "
+            f"{exc.start}); save the file as UTF-8",
+        ) from None
+
+
+# -- paths a command writes on the user's say-so ----------------------------------------------
+
+#: The files that hold a run folder's data and records (and an artifact's manifest). No path a
+#: user gives for output may resolve to one of them, of any run: they are the only copy of the
+#: run (docs/run-folders.md, "Outputs never replace a run's data").
+RUN_RECORD_FILES: Final[frozenset[str]] = frozenset(
+    {
+        "responses.parquet",
+        "store.sqlite",
+        "store.sqlite-wal",
+        "store.sqlite-shm",
+        "store.sqlite-journal",
+        "run.json",
+        "run.lock",
+        "annotations.parquet",
+        "MANIFEST.json",
+    }
+)
+#: A folder holding one of these is a run folder (or an artifact): an interrupted first import
+#: leaves only its marker.
+_RUN_MARKERS: Final[frozenset[str]] = RUN_RECORD_FILES | {".import-incomplete"}
+
+
+class OutputPathError(ItemscaleError, ValueError):
+    """A path given for output that would replace a run's data or records; names the flag,
+    the path and the run folder. Nothing is written."""
+
+
+def holds_run_records(folder: str | os.PathLike[str]) -> bool:
+    """Whether `folder` is a run folder or an artifact: it holds a file only they hold."""
+    base = Path(folder)
+    return any(os.path.lexists(base / name) for name in _RUN_MARKERS)
+
+
+def check_output_path(
+    path: str | os.PathLike[str], *, flag: str, replaces_folder: bool = False
+) -> Path:
+    """`path` as given, once it is known not to resolve (every symlink followed, the last one
+    too) to a run's data or records (`RUN_RECORD_FILES` in a folder that `holds_run_records`),
+    of any run; with `replaces_folder` (a command that swaps a whole folder in), not to a run
+    folder or an artifact either. Otherwise an `OutputPathError`, before anything is computed."""
+    try:
+        target = Path(path).resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop (RuntimeError before Python 3.13)
+        raise OutputPathError(f"{flag} {path}: cannot follow its symlinks ({exc})") from None
+    via = "" if target == Path(path).absolute() else f" (it resolves to {target})"
+    if replaces_folder and target.is_dir() and holds_run_records(target):
+        raise OutputPathError(
+            f"{flag} {path}{via}: is a run folder (or an artifact), which this command would "
+            "replace; nothing was written: give a folder of its own"
+        )
+    if target.name in RUN_RECORD_FILES and holds_run_records(target.parent):
+        raise OutputPathError(
+            f"{flag} {path}{via}: is the run folder {target.parent}'s own {target.name}; no "
+            "output replaces a run's data or records (responses.parquet, store.sqlite and its "
+            "-wal/-shm, run.json, run.lock, annotations.parquet, an artifact's MANIFEST.json); "
+            "nothing was written: give another path"
+        )
+    return Path(path)
 
 
 #: errno values that mean "the file system is full" (space, or the user's quota).

@@ -55,7 +55,7 @@ def test_fit_anchors_and_prediction_end_to_end(
     assert "ESTIMATED from the anchors" in out
     record = json.loads(pred.read_text())
     assert record["anchors"] == 20 and record["items"] == 60
-    assert record["schema_version"] == 2  # 2: intervals are {"value", "ci": [low, high]}
+    assert record["schema_version"] == 3  # 2: intervals are {"value", "ci"}; 3: warnings
     assert [c["config_label"] for c in record["configurations"]] == ["textonly", "4f", "8f", "16f"]
     for c in record["configurations"]:
         acc = c["predicted_accuracy"]

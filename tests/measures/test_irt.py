@@ -72,7 +72,7 @@ def test_fit_record_round_trips_and_refuses_another_schema(tmp_path: Path) -> No
     again = IrtFit.from_json(fit.to_json())
     assert again == fit
     with pytest.raises(IrtError, match="schema_version 99"):
-        IrtFit.from_json(fit.to_json().replace('"schema_version": 1', '"schema_version": 99'))
+        IrtFit.from_json(fit.to_json().replace('"schema_version": 2', '"schema_version": 99'))
     with pytest.raises(IrtError, match="at least 3"):
         fit_irt(_table(y[:2]))
 

@@ -24,7 +24,14 @@ import pandas as pd
 
 from ..files import read_json, sha256_file
 from ..items import ITEMS_FILE, ItemFileError, read_items_jsonl
-from ..responses import MANIFEST_FILE, RUN_FILE, TaskKind, redact_value
+from ..responses import (
+    MANIFEST_FILE,
+    RUN_FILE,
+    TaskKind,
+    redact_value,
+    repeated_sessions,
+    unrecorded_sessions,
+)
 from ._build import MEASURES_FILE, PROVENANCE_FILE, README_FILE
 from ._manifest import manifest_digest
 from ._provenance import README_VERSION, Provenance, readme_text
@@ -163,3 +170,12 @@ def check_readme(root: Path, prov: Provenance) -> list[Problem]:
     if readme_text(prov, optional) != (root / README_FILE).read_text(encoding="utf-8"):
         return [(README_FILE, "differs from the README written again from provenance.json")]
     return []
+
+
+def check_sessions(df: pd.DataFrame, run_meta: Any) -> list[Problem]:
+    """run.json's sweep sessions against the rows: each recorded once, and every session a row
+    names recorded (else the stack that computed those rows is unknown)."""
+    if not isinstance(run_meta, Mapping):
+        return []
+    found = (repeated_sessions(run_meta), unrecorded_sessions(df, run_meta))
+    return [(RUN_FILE, message) for message in found if message is not None]

@@ -51,6 +51,7 @@ from ._crosscheck import (
     check_items,
     check_json_form,
     check_readme,
+    check_sessions,
     check_videos,
     parse_digest,
 )
@@ -363,6 +364,7 @@ def _check_sources(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
         *check_copied_files(root, prov),
         *check_items(root, df),
         *check_videos(prov, run_meta),
+        *check_sessions(df, run_meta),
         *check_readme(root, prov),
     ]
     for name, message in found:

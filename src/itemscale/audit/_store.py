@@ -9,6 +9,7 @@ rows, so a coder's work is never lost to a re-run. Every file carries a schema v
 from __future__ import annotations
 
 import csv
+import io
 import os
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -19,7 +20,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..files import atomic_text_file, sha256_file
+from ..files import (
+    InputFileError,
+    MissingInputError,
+    atomic_text_file,
+    open_input,
+    sha256_file,
+)
 from ..responses import (
     RESPONSES_DIGEST_KEY,
     responses_digest,
@@ -274,12 +281,16 @@ def import_annotations_csv(
     bad row raises `AuditError` naming file, line and column.
     """
     path = Path(path)
-    if not path.exists():
-        raise AuditError(f"{path}: no such file")
+    try:
+        handle = open_input(path)
+    except MissingInputError:
+        raise AuditError(f"{path}: no such file") from None
+    except InputFileError as exc:
+        raise AuditError(str(exc)) from None
     known = transitions.set_index("transition_id")
     stamp = now()
     rows: list[dict[str, object]] = []
-    with path.open(encoding="utf-8-sig", newline="") as fh:
+    with io.TextIOWrapper(handle, encoding="utf-8-sig", newline="") as fh:
         reader = csv.DictReader(fh)
         header = reader.fieldnames or []
         missing = [

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final, NoReturn
 
 from .. import __version__
@@ -163,6 +164,83 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 TABLE_COMMANDS: Final[frozenset[str]] = frozenset({"analyze", "report", "verify", "compare"})
 
 
+#: Every flag whose value is a path a command writes (a file, or a folder it writes files
+#: into), by command. Each is checked by `itemscale.files.check_output_path` before the command
+#: runs, so that no output replaces a run's data or records, of any run (docs/run-folders.md).
+#: True: the command swaps the whole folder in (`train-builtin --out`), which may then not be a
+#: run folder either. The run folders a command writes into by design (`import -o`, `sweep
+#: --output`, `demo --out`) may be runs, never a run's file; `report --out` keeps its own
+#: stricter rule beside this one, and `compare` applies it within its own (`cmd_compare`).
+OUTPUT_FLAGS: Final[Mapping[str, Mapping[str, bool]]] = {
+    "analyze": {"--json": False, "--per-item": False},
+    "anchors": {"--out": False},
+    "audit": {"--export": False},
+    "cascade": {"--json": False},
+    "demo": {"--out": False},
+    "frames": {"--json": False, "--out": False},
+    "import": {"--summary-json": False, "--out": False},
+    "intervene": {"--json": False},
+    "irt": {"--json": False},
+    "report": {"--out": False},
+    "select": {"--out": False},
+    "sweep": {"--output": False},
+    "synth": {"--out": False},
+    "train-builtin": {"--out": True},
+}
+
+
+#: Every argument whose value names a file a command reads (a flag, or a positional by its
+#: name), by command: each is checked by `itemscale.files.checked_input` before the command
+#: runs, so that a FIFO or a device (`/dev/zero`) is refused at once, not after minutes of
+#: computing. The readers themselves read through the same helpers (`read_input_bytes`,
+#: `open_input`), so a file swapped in meanwhile, or one a protocol names, is refused too. A
+#: missing file, or a folder where a command takes one, is left to the command to name.
+INPUT_ARGUMENTS: Final[Mapping[str, tuple[str, ...]]] = {
+    "analyze": ("--anchors", "--irt"),
+    "anchors": ("--irt",),
+    "audit": ("--items", "--import"),
+    "frames": ("video", "--protocol"),
+    "import": ("files", "--benchmark", "--answer-key"),
+    "report": ("--items",),
+    "select": ("protocol",),
+    "sweep": ("protocol",),
+    "train-builtin": ("--recipe",),
+}
+
+
+def _values(value: object) -> list[str]:
+    if isinstance(value, str | os.PathLike):
+        return [os.fspath(value)]
+    if isinstance(value, list | tuple):
+        return [os.fspath(v) for v in value if isinstance(v, str | os.PathLike)]
+    return []
+
+
+def check_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse (exit 2) an output of `OUTPUT_FLAGS` whose path resolves to a run's data or
+    records (`OutputPathError`), and an input of `INPUT_ARGUMENTS` that is a FIFO, a device or
+    a socket (`InputFileError`), before the command reads or computes anything."""
+    from ..files import InputFileError, MissingInputError, check_output_path, checked_input
+
+    command = getattr(args, "command", "")
+    outputs, inputs = OUTPUT_FLAGS.get(command, {}), INPUT_ARGUMENTS.get(command, ())
+    for action in _command_parser(parser, args)._actions:
+        value = getattr(args, action.dest, None)
+        for name in action.option_strings or [action.dest]:
+            for path in _values(value) if name in outputs or name in inputs else []:
+                if name in outputs:
+                    check_output_path(path, flag=name, replaces_folder=outputs[name])
+                    continue
+                try:
+                    checked_input(path, folder=True)
+                except MissingInputError:
+                    pass
+                except InputFileError as exc:
+                    if not name.startswith("-"):
+                        raise
+                    raise InputFileError(f"{name} {exc.path}", exc.reason) from None
+
+
 def _wanted_command(argv: Sequence[str]) -> str:
     """The command a command line names ('' for none: `--help`, `--version`)."""
     return next((a for a in argv if not a.startswith("-")), "")
@@ -183,6 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         unmap_large_blocks()  # a freed column goes back to the system (`_malloc`)
     try:
+        check_paths(parser, args)
         result = args.func(args)
     except ItemscaleError as exc:
         # every typed error names its file, key or flag: one line, no traceback

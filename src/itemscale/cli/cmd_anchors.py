@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from . import CommandError
 
 if TYPE_CHECKING:
-    from ..measures import AnchorPrediction, IrtFit
+    from ..measures import AnchorPrediction, Estimate, IrtFit
 
 HELP = "pick K anchor items from a run's 2PL fit: a sweep of only those predicts the full set"
 
@@ -39,16 +39,17 @@ def register(sub: Any) -> None:
 
 
 def read_fit(path: str) -> IrtFit:
+    from ..files import InputFileError, read_input_text
     from ..measures import IrtFit
 
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise CommandError(f"--irt {path}: {exc.strerror or exc}") from None
+        text = read_input_text(path, what="a fit file")
+    except InputFileError as exc:
+        raise CommandError(f"--irt {exc}") from None
     try:
         return IrtFit.from_json(text, where=path)
     except ValueError as exc:
-        raise CommandError(f"--irt {path}: {exc}") from None
+        raise CommandError(f"--irt {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,15 +65,30 @@ def run(args: argparse.Namespace) -> int:
     anchors = choose_anchors(fit, args.k, strata=args.strata, seed=args.seed)
     with atomic_text_file(Path(args.out)) as fh:
         fh.write(anchor_text(anchors))
+    groups = len(anchors.strata)
+    lowered = (
+        ""
+        if groups == args.strata
+        else f" (--strata {args.strata} lowered to {groups}: each group needs two anchors and "
+        "two items)"
+    )
     print(
         f"{args.out}: {anchors.k} anchors of {len(fit.items)} items, "
-        f"{len(anchors.strata)} difficulty groups, seed {args.seed} (fit {fit.data_digest[:12]})"
+        f"{groups} difficulty groups{lowered}, seed {args.seed} (fit {fit.data_digest[:12]})"
     )
+    print_caveats(fit.caveats())
     return 0
+
+
+def print_caveats(lines: list[str] | tuple[str, ...]) -> None:
+    """Each caveat of a fit or a prediction as a `warning:` line."""
+    for line in lines:
+        print(f"warning: {line}")
 
 
 def analyze_with_anchors(args: argparse.Namespace) -> int:
     """`analyze RUN --anchors FILE --irt FIT`: predicted accuracy and estimated rates."""
+    from ..files import InputFileError
     from ..measures import predict_from_anchors, read_anchors
     from ..responses import read_run, write_json_atomic
 
@@ -81,8 +97,8 @@ def analyze_with_anchors(args: argparse.Namespace) -> int:
     fit = read_fit(args.irt)
     try:
         anchors = read_anchors(Path(args.anchors))
-    except OSError as exc:
-        raise CommandError(f"--anchors {args.anchors}: {exc.strerror or exc}") from None
+    except InputFileError as exc:
+        raise CommandError(f"--anchors {exc}") from None
     df, _ = read_run(args.run_dir, slim=True)
     result = predict_from_anchors(df, fit, anchors, bootstrap=args.bootstrap, seed=args.seed)
     print_prediction(result)
@@ -92,9 +108,15 @@ def analyze_with_anchors(args: argparse.Namespace) -> int:
 
 
 def _points(share: float | None) -> str:
-    """A share in points to one decimal (an anchors' estimate always has a value and an
-    interval; 'n/a' would mark one without)."""
+    """A share in points to one decimal ('n/a' for none)."""
     return "n/a" if share is None else f"{100 * share:.1f}"
+
+
+def _interval(estimate: Estimate) -> str:
+    """`[low, high]`, or what stands in for an interval the anchors cannot give."""
+    if estimate.ci_low is None or estimate.ci_high is None:
+        return "[cannot tell]"
+    return f"[{_points(estimate.ci_low)}, {_points(estimate.ci_high)}]"
 
 
 def print_prediction(result: AnchorPrediction) -> None:
@@ -106,14 +128,13 @@ def print_prediction(result: AnchorPrediction) -> None:
         acc = c.predicted_accuracy
         print(
             f"  {c.model} {c.config_label:<14} accuracy {_points(acc.value):>5}% "
-            f"[{_points(acc.ci_low)}, {_points(acc.ci_high)}]   (on anchors "
-            f"{100 * c.anchor_accuracy:.1f}% of {c.anchors_answered})"
+            f"{_interval(acc)}   (on anchors {100 * c.anchor_accuracy:.1f}% of "
+            f"{c.anchors_answered})"
         )
     print("item-level rates, ESTIMATED from the anchors (wider intervals than a full sweep):")
     for r in result.rates:
         print(f"  {r.model} {r.series} ({', '.join(r.configurations)}):")
         for name in ("harmful_rate", "oracle", "best_fixed", "oracle_headroom"):
             v = getattr(r, name)
-            print(
-                f"    {name:<16} {_points(v.value):>5}% [{_points(v.ci_low)}, {_points(v.ci_high)}]"
-            )
+            print(f"    {name:<16} {_points(v.value):>5}% {_interval(v)}")
+    print_caveats(result.warnings)

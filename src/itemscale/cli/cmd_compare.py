@@ -97,8 +97,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _output(path: str, flag: str, runs: Sequence[Path], force: bool) -> Path:
     """An output file compare may write: not inside either run folder (an imported run's
     `responses.parquet` is the only copy of its answers), not inside an artifact folder (whose
-    manifest pins its files), and not an existing file unless an earlier compare wrote it and
+    manifest pins its files), no other run's data or records (`check_output_path`, the rule of
+    every command's outputs), and not an existing file unless an earlier compare wrote it and
     `--force` is given."""
+    from ..files import check_output_path
     from ._compare_output import is_compare_output
 
     target = Path(path).resolve()
@@ -116,6 +118,7 @@ def _output(path: str, flag: str, runs: Sequence[Path], force: bool) -> Path:
                 f"{flag} {path}: inside the run folder {run} (compare never writes into a run: "
                 "its files are the run's data): write it elsewhere"
             )
+    check_output_path(path, flag=flag)
     if not target.parent.is_dir():
         raise CommandError(f"{flag} {path}: folder {target.parent} does not exist")
     if target.exists() or target.is_symlink():

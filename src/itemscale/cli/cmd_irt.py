@@ -29,6 +29,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ..measures import THETA_GRID, fit_irt, information
     from ..responses import read_run
+    from .cmd_anchors import print_caveats
 
     df, _ = read_run(args.run_dir, slim=True)
     fit = fit_irt(df)
@@ -56,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
         f"interval): {len(negative)}"
         + (": " + ", ".join(it.item_id for it in negative[:20]) if negative else "")
     )
+    print_caveats(fit.caveats())
     if args.json_out:
         from ..responses import write_json_atomic
 

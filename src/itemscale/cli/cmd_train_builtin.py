@@ -80,9 +80,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def read_recipe(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """(train settings, architecture) overrides from a recipe file; errors name the file."""
+    from ..files import InputFileError, loads_json, read_input_text
+
     try:
-        payload = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+        payload = loads_json(read_input_text(path, what="a recipe file"))
+    except InputFileError as exc:
+        raise CommandError(f"--recipe {exc}") from None
+    except json.JSONDecodeError as exc:
         raise CommandError(f"--recipe {path}: cannot read it as JSON: {exc}") from exc
     if not isinstance(payload, dict) or set(payload) - {"train", "architecture"}:
         raise CommandError(f'--recipe {path}: expected an object with "train" and "architecture"')

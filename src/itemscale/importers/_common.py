@@ -26,7 +26,7 @@ import pandas as pd
 
 from .. import __version__
 from ..errors import ItemscaleError
-from ..files import LOADS_JSON_LIMITS, loads_json, sha256_file
+from ..files import LOADS_JSON_LIMITS, loads_json, open_input, sha256_file
 from ..items import Item
 from ..responses import (
     COLUMNS,
@@ -85,7 +85,7 @@ def jsonl_values(path: Path) -> Iterator[tuple[int, object]]:
 
     The usual bad line is the last one of a log cut off mid-write, hence the hint.
     """
-    with path.open("rb") as fh:
+    with open_input(path) as fh:
         for line, raw in enumerate(fh, start=1):
             try:
                 text = raw.decode("utf-8-sig" if line == 1 else "utf-8")

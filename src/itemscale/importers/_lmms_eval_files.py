@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ._common import ImportInputError, JsonObject, jsonl_values
+from ._inputs import input_file
 from ._jobs import ConfigSpec
 from ._lmms_eval_results import SAMPLES_NAME, find_results_json, read_results_json
 
@@ -103,8 +104,7 @@ Sample = tuple[int, JsonObject]
 
 
 def read_samples(path: Path) -> list[Sample]:
-    if not path.is_file():
-        raise ImportInputError(f"{path}: no such file")
+    input_file(path)
     out: list[Sample] = []
     for line, obj in jsonl_values(path):
         if not isinstance(obj, dict) or "doc_id" not in obj:

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from ..files import loads_json
+from ..files import loads_json, read_input_bytes
 from ..responses import ResponseRow
 from ._common import ImportInputError, JsonObject, json_object, not_utf8_message
+from ._inputs import input_file
 
 if TYPE_CHECKING:
     from ..protocol import Configuration
@@ -172,7 +173,7 @@ def read_results_json(path: Path) -> JsonObject:
     """The results object, its sections checked to be objects, so that reading them later
     cannot fail on a file damaged by hand."""
     try:
-        results = loads_json(path.read_text(encoding="utf-8"))
+        results = loads_json(read_input_bytes(input_file(path)).decode("utf-8"))
     except json.JSONDecodeError as exc:
         raise ImportInputError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
     except UnicodeDecodeError as exc:

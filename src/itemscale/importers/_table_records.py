@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:
     import pandas as pd
 
+from ..files import open_input
 from ._common import ImportInputError, jsonl_values, not_utf8_message
+from ._inputs import input_file
 
 FORMATS: Final[dict[str, str]] = {
     ".csv": "csv",
@@ -89,9 +91,7 @@ def table_format(path: Path) -> str:
 
 def read_table_records(path: str | os.PathLike[str]) -> TableRecords:
     """The columns of a CSV/TSV, JSONL, Parquet or .xlsx file and a stream of its records."""
-    p = Path(path)
-    if not p.is_file():
-        raise ImportInputError(f"{p}: no such file")
+    p = input_file(Path(path))
     fmt = table_format(p)
     if fmt in ("csv", "tsv"):
         header = _csv_header(p, fmt)
@@ -120,7 +120,7 @@ def read_table_records(path: str | os.PathLike[str]) -> TableRecords:
 def _decoded_lines(p: Path) -> Iterator[str]:
     """The file's lines as text (a UTF-8 BOM dropped); bytes that are not UTF-8 name their
     line."""
-    with p.open("rb") as fh:
+    with open_input(p) as fh:
         for number, raw in enumerate(fh, start=1):
             try:
                 yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
@@ -198,7 +198,7 @@ def _record_lines(p: Path, start: int, end: int) -> list[str]:
     line alone is read from the file's tail; a longer span (a record across lines) by reading
     the lines again."""
     if start == end:
-        with p.open("rb") as fh:
+        with open_input(p) as fh:
             size = fh.seek(0, os.SEEK_END)
             fh.seek(max(0, size - _TAIL_BYTES))
             tail = fh.read()
@@ -215,7 +215,7 @@ def _check_last_closed(p: Path, fmt: str, values: list[str], start: int, end: in
     a file that ends with a line end outside any quote; otherwise only the record's own lines
     are read again."""
     if not (values and values[-1].endswith(("\n", "\r"))):
-        with p.open("rb") as fh:
+        with open_input(p) as fh:
             if fh.seek(0, os.SEEK_END) == 0:
                 return
             fh.seek(-1, os.SEEK_END)

@@ -24,7 +24,8 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
-from ..files import loads_json
+from ..errors import shown_value
+from ..files import loads_json, parse_decimal
 from ..responses import (
     NOANSWER,
     OpenAnswerScores,
@@ -64,14 +65,17 @@ def _number(value: Any) -> float:
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, (int, float)):
-        out = float(value)
+        try:
+            out = float(value)
+        except OverflowError:  # an int past 1.8e308 (JSON keeps every digit)
+            raise _problem(f"{shown_value(value)} is too large") from None
     else:
         try:
-            out = float(str(value).strip())
+            out = parse_decimal(str(value))
         except ValueError:
-            raise _problem(f"{value!r} is not a number") from None
+            raise _problem(f"{shown_value(value)} is not a number") from None
     if not math.isfinite(out):
-        raise _problem(f"{value!r} is not a finite number")
+        raise _problem(f"{shown_value(value)} is not a finite number")
     return out
 
 
@@ -80,11 +84,11 @@ def _integer(value: Any, minimum: int) -> int:
         raise _problem(f"{value!r} is not a whole number")
     out = _number(value)
     if out != int(out):
-        raise _problem(f"{value!r} is not a whole number")
+        raise _problem(f"{shown_value(value)} is not a whole number")
     if out < minimum:
-        raise _problem(f"{value!r} is below {minimum}")
+        raise _problem(f"{shown_value(value)} is below {minimum}")
     if out > MAX_INTEGER:
-        raise _problem(f"{value!r} is too large (at most {MAX_INTEGER})")
+        raise _problem(f"{shown_value(value)} is too large (at most {MAX_INTEGER})")
     return int(out)
 
 

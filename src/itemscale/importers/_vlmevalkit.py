@@ -26,7 +26,13 @@ from typing import Any, Final
 
 import pandas as pd
 
-from ..files import ZipInputError, check_sheet_size, check_unzipped_size, loads_json
+from ..files import (
+    ZipInputError,
+    check_sheet_size,
+    check_unzipped_size,
+    loads_json,
+    read_input_bytes,
+)
 from ..items import Item, strip_option_prefix
 from ..responses import (
     EXTRACTOR_VERSION,
@@ -47,6 +53,7 @@ from ._common import (
 )
 from ._config_ids import ConfigColumns, config_columns
 from ._finish import ImportContext, finish_parsed_import
+from ._inputs import input_file
 from ._jobs import (
     BenchmarkIndex,
     ConfigSpec,
@@ -138,8 +145,7 @@ def split_file_name(path: Path) -> NameParts:
 
 def read_prediction_file(path: Path) -> tuple[list[PredictionRecord], str]:
     """(records with their 1-based line or row, unit word for errors)."""
-    if not path.is_file():
-        raise ImportInputError(f"{path}: no such file")
+    input_file(path)
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
         raise ImportInputError(
@@ -156,7 +162,7 @@ def read_prediction_file(path: Path) -> tuple[list[PredictionRecord], str]:
         elif suffix == ".tsv":
             return read_tsv(path), "line"
         else:
-            data = loads_json(path.read_text(encoding="utf-8"))
+            data = loads_json(read_input_bytes(path).decode("utf-8"))
             if isinstance(data, dict):
                 data = (
                     list(data.values())
@@ -184,7 +190,7 @@ def read_tsv(path: Path) -> list[PredictionRecord]:
     quote or a newline) as (first line of the record, record) pairs. A record with fewer or
     more fields than the header is refused with its line: the usual cause is a file cut off
     mid-write, whose last record pandas would fill with empty fields and import."""
-    data = path.read_bytes()
+    data = read_input_bytes(input_file(path))
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -394,8 +400,7 @@ def run_vlmevalkit_import(
     specs = [parse_config_arg(c) for c in configs]
     jobs = config_jobs(specs, files, inputs="prediction files")
     for path, _ in jobs:
-        if not path.is_file():
-            raise ImportInputError(f"{path}: no such file")
+        input_file(path)
     index = load_benchmark_index(benchmark)
     names = {path: split_file_name(path) for path, _ in jobs}
     found = sorted({n.model for n in names.values() if n.model})

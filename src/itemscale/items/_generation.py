@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from ..files import InputFileError, read_input_bytes
 from ..responses import TaskKind
 from ._fields import BenchmarkFileError, checked_item, text_of, video_path
 from ._records import DialogueTurn, Item
@@ -32,11 +33,11 @@ def read_json(path: Path) -> Any:
     JSON object per line (copies of MLVU's annotation files circulate in both forms) reads as
     the list of its lines' objects."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_input_bytes(path, what="a benchmark file").decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise BenchmarkFileError(f"{path}: not UTF-8 text (byte offset {exc.start})") from exc
-    except OSError as exc:
-        raise BenchmarkFileError(f"{path}: cannot be read ({exc})") from exc
+    except InputFileError as exc:
+        raise BenchmarkFileError(f"{path}: cannot be read ({exc.reason})") from exc
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

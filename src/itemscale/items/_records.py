@@ -16,7 +16,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import ItemscaleError, location_text
-from ..files import loads_json
+from ..files import InputFileError, loads_json, open_input
 from ..responses import TaskKind
 
 ITEMS_SCHEMA_VERSION = 1
@@ -106,10 +106,10 @@ def read_items_jsonl(path: str | os.PathLike[str]) -> list[Item]:
     path = Path(path)
     items: list[Item] = []
     seen: set[str] = set()
-    try:
-        fh = path.open("rb")  # bytes: a binary file (a video) is refused at its first line
-    except OSError as exc:
-        raise ItemFileError(f"{path}: cannot read the item file ({exc.strerror or exc})") from None
+    try:  # bytes: a binary file (a video) is refused at its first line
+        fh = open_input(path)
+    except InputFileError as exc:
+        raise ItemFileError(f"{path}: cannot read the item file ({exc.reason})") from None
     with fh:
         for lineno, raw in enumerate(fh, start=1):
             item = _item_line(path, lineno, raw)

@@ -21,12 +21,15 @@ from ._irt import IrtError, IrtFit, binary_matrix
 from ._result_models import Estimate
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import pandas as pd
 
 #: Version of the record `analyze --anchors --json` writes; bump on any change of its fields.
 #: 2: each interval is an `Estimate`, `{"value", "ci": [low, high]}` as in the analysis (it was
-#: `{"value", "low", "high"}`).
-ANCHOR_PREDICTION_SCHEMA_VERSION: Final[int] = 2
+#: `{"value", "low", "high"}`). 3: `warnings`, and no interval (`ci` null) where the anchor
+#: answers it would rest on are all alike.
+ANCHOR_PREDICTION_SCHEMA_VERSION: Final[int] = 3
 
 _FROZEN = ConfigDict(extra="forbid", frozen=True)
 
@@ -72,6 +75,11 @@ class AnchorPrediction(BaseModel):
     seed: int
     configurations: tuple[PredictedConfiguration, ...]
     rates: tuple[EstimatedRates, ...]
+    warnings: tuple[str, ...] = Field(
+        default=(),
+        description="what limits these numbers: the fit's caveats, configurations that "
+        "answered few anchors or answered them all alike",
+    )
 
     def to_json(self) -> str:
         return self.model_dump_json(indent=1)
@@ -133,8 +141,9 @@ def estimate_rates(
             )
             draws[r] = _rates(y[pick], less, weight[idx][pick])
         low, high = np.percentile(draws, [2.5, 97.5], axis=0) if bootstrap else (point, point)
-        values = [
-            Estimate(float(p), float(lo), float(hi))
+        alike = bool((y == y.flat[0]).all()) if y.size else True
+        values = [  # answers all alike: no resample can vary, the interval says nothing
+            Estimate(float(p), None if alike else float(lo), None if alike else float(hi))
             for p, lo, hi in zip(point, low, high, strict=True)
         ]
         out.append(
@@ -178,6 +187,8 @@ def predict_from_anchors(
     est, se, theta = predict_accuracy(fit, anchors, y, observed, items, groups=groups)
     cols = [items.index(i) for i in anchors.items]
     answered = observed[:, cols].sum(axis=1)
+    right = (y[:, cols] * observed[:, cols]).sum(axis=1)
+    alike = (right == 0) | (right == answered)  # every anchor answer right, or every one wrong
     configs = tuple(
         PredictedConfiguration(
             model=str(row.model),
@@ -190,8 +201,8 @@ def predict_from_anchors(
             theta=float(theta[k]),
             predicted_accuracy=Estimate(
                 float(est[k]),
-                float(max(0.0, est[k] - Z95 * se[k])),
-                float(min(1.0, est[k] + Z95 * se[k])),
+                None if alike[k] else float(max(0.0, est[k] - Z95 * se[k])),
+                None if alike[k] else float(min(1.0, est[k] + Z95 * se[k])),
             ),
         )
         for k, row in enumerate(meta.itertuples())
@@ -199,6 +210,7 @@ def predict_from_anchors(
     configs = tuple(sorted(configs, key=lambda c: (c.model, c.series, c.frames, c.config_label)))
     rates = estimate_rates(df, anchors, len(fit_items), bootstrap=bootstrap, seed=seed)
     return AnchorPrediction(
+        warnings=tuple(fit.caveats() + prediction_caveats(configs, rates, anchors.k)),
         fit_digest=fit.data_digest,
         items=len(fit_items),
         anchors=anchors.k,
@@ -207,3 +219,33 @@ def predict_from_anchors(
         configurations=configs,
         rates=tuple(rates),
     )
+
+
+def prediction_caveats(
+    configs: Sequence[PredictedConfiguration], rates: Sequence[EstimatedRates], k: int
+) -> list[str]:
+    """Which predictions rest on little: a configuration that answered fewer than the `k`
+    anchors, one whose anchor answers are all alike (no interval: the residuals' spread cannot
+    be estimated from answers that never vary), rates whose anchor answers are all alike."""
+    out = []
+    for c in configs:
+        name = f"{c.model} {c.config_label}"
+        if c.anchors_answered < k:
+            out.append(
+                f"{name}: predicted from {c.anchors_answered} of {k} anchors (the others "
+                "unanswered or failed): the prediction rests on those answers alone"
+            )
+        if c.predicted_accuracy.ci is None and c.anchors_answered > 0:
+            word = "right" if c.anchor_accuracy == 1 else "wrong"
+            out.append(
+                f"{name}: all {c.anchors_answered} anchor answers are {word}, so how far the "
+                "full set's accuracy is from the prediction cannot be told from them "
+                "(no interval); sweep more anchors"
+            )
+    for r in rates:
+        if r.harmful_rate.ci is None:
+            out.append(
+                f"{r.model} {r.series}: every anchor answer is alike at every configuration, so "
+                "the estimated rates have no interval (cannot tell); sweep more anchors"
+            )
+    return out

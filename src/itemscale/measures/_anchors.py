@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
+from ..files import read_input_text
 from ._irt import IrtError, IrtFit, probability
 
 if TYPE_CHECKING:
@@ -104,12 +105,15 @@ def systematic_draw(
 def choose_anchors(
     fit: IrtFit, k: int, *, strata: int = DEFAULT_STRATA, seed: int = 0
 ) -> AnchorSet:
-    """K anchors drawn under the design of the module docstring; `strata` is lowered to k // 2
-    when K is too small for two anchors per group."""
+    """K anchors drawn under the design of the module docstring; `strata` (at least 1) is
+    lowered to k // 2 when K is too small for two anchors per group (`len(strata)` of the
+    result says how many there are)."""
     ids = fit.item_ids()
     if not 2 <= k <= len(ids):
         raise IrtError(f"--k {k}: choose between 2 and the fit's {len(ids)} items")
-    strata = max(1, min(strata, k // 2, len(ids) // 2))
+    if strata < 1:
+        raise IrtError(f"--strata {strata}: at least 1 difficulty group")
+    strata = min(strata, k // 2, len(ids) // 2)
     labels = difficulty_strata(fit, strata)
     a, b = fit.arrays()
     p = probability(np.array([r.theta for r in fit.respondents]), a, b)
@@ -150,11 +154,15 @@ def anchor_text(anchors: AnchorSet) -> str:
     return "\n".join(lines) + "\n"
 
 
-def read_item_list(path: Path) -> list[str]:
+def read_item_list(path: Path, text: str | None = None) -> list[str]:
     """The item ids of a plain list (one a line; blank lines and `#` comments skipped), as the
-    protocol's `[benchmark] items` key reads it; a repeated id is refused with its line."""
+    protocol's `[benchmark] items` key reads it; a repeated id is refused with its line.
+    `text`: the file's text, already read (else it is read through `read_input_text`: a FIFO or
+    a device is refused, not waited on)."""
+    if text is None:
+        text = read_input_text(path, what="an item list")
     seen: dict[str, int] = {}
-    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -168,8 +176,9 @@ def read_item_list(path: Path) -> list[str]:
 
 def read_anchors(path: Path) -> AnchorSet:
     """An anchor file `anchor_text` wrote, or a plain item list (then one group, no digest)."""
-    items = read_item_list(path)
-    lines = path.read_text(encoding="utf-8").splitlines()
+    text = read_input_text(path, what="an anchor file")
+    items = read_item_list(path, text)
+    lines = text.splitlines()
     head = _HEADER.match(lines[0].strip()) if lines else None
     if head is None:
         return AnchorSet(tuple(items), None, None, None, ((0, tuple(items)),))

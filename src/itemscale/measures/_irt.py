@@ -18,26 +18,34 @@ item's (a, b) pair and each respondent's theta, holding the others at their esti
 from __future__ import annotations
 
 import hashlib
+import json
 import time
-from typing import TYPE_CHECKING, Final
+from collections import Counter
+from typing import TYPE_CHECKING, Final, Self
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..errors import ItemscaleError
+from ..errors import ItemscaleError, validation_message
+from ..files import loads_json
 
 if TYPE_CHECKING:
     import pandas as pd
 
 #: Version of the fit record `itemscale irt --json` writes; bump on any change of its fields.
-IRT_SCHEMA_VERSION: Final[int] = 1
+#: 2: `fit_digest`, the sha256 of the record's other fields, checked when the file is read
+#: (version 1 files, without it, are still read).
+IRT_SCHEMA_VERSION: Final[int] = 2
+#: The versions `IrtFit.from_json` reads.
+IRT_READABLE_VERSIONS: Final[frozenset[int]] = frozenset({1, 2})
 IRT_METHOD: Final[str] = "2PL, joint MAP (priors theta~N(0,1), a~N(1,1), b~N(0,9)), L-BFGS-B"
 #: Prior standard deviations of ability, discrimination (centred at 1) and difficulty.
 PRIOR_SD: Final[tuple[float, float, float]] = (1.0, 1.0, 3.0)
 #: The ability grid on which the test information is reported.
 THETA_GRID: Final[tuple[float, ...]] = tuple(round(-4.0 + 0.5 * i, 1) for i in range(17))
 
-_FROZEN = ConfigDict(extra="forbid", frozen=True)
+#: Every fitted number is finite: a NaN or an infinity typed into a fit file is refused by key.
+_FROZEN = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class IrtError(ItemscaleError, ValueError):
@@ -56,9 +64,9 @@ class Respondent(BaseModel):
     config_label: str
     frames: int
     theta: float
-    theta_se: float
-    accuracy: float = Field(description="observed share right over the items it answered")
-    answered: int
+    theta_se: float = Field(ge=0)
+    accuracy: float = Field(ge=0, le=1, description="observed share right over its items")
+    answered: int = Field(ge=0)
 
 
 class ItemParameters(BaseModel):
@@ -67,10 +75,10 @@ class ItemParameters(BaseModel):
     model_config = _FROZEN
     item_id: str
     difficulty: float
-    difficulty_se: float
+    difficulty_se: float = Field(ge=0)
     discrimination: float
-    discrimination_se: float
-    accuracy: float = Field(description="observed share right over the respondents")
+    discrimination_se: float = Field(ge=0)
+    accuracy: float = Field(ge=0, le=1, description="observed share right over the respondents")
 
 
 class IrtFit(BaseModel):
@@ -85,8 +93,32 @@ class IrtFit(BaseModel):
     iterations: int
     log_posterior: float
     seconds: float
-    respondents: tuple[Respondent, ...]
-    items: tuple[ItemParameters, ...]
+    respondents: tuple[Respondent, ...] = Field(min_length=1)
+    items: tuple[ItemParameters, ...] = Field(min_length=1)
+    fit_digest: str | None = Field(
+        default=None,
+        description="sha256 of every other field (`fitted_digest`): an edited fit is refused",
+    )
+
+    @model_validator(mode="after")
+    def _one_of_each(self) -> Self:
+        """Item ids and respondent keys are unique (a repeated one would be two parameters for
+        one name), and some item discriminates (with every discrimination 0 the fit says
+        nothing about ability)."""
+        for what, names in (
+            ("items", [it.item_id for it in self.items]),
+            ("respondents", [r.key for r in self.respondents]),
+        ):
+            repeated = sorted(n for n, c in Counter(names).items() if c > 1)
+            if repeated:
+                shown = ", ".join(repr(n) for n in repeated[:5])
+                raise ValueError(f"{what}: {len(repeated)} repeated ({shown})")
+        if all(it.discrimination == 0 for it in self.items):
+            raise ValueError(
+                "items: every discrimination is 0, so the fit places no item on the ability "
+                "scale; refit with `itemscale irt RUN --json FILE`"
+            )
+        return self
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """(discrimination, difficulty) in item order."""
@@ -100,19 +132,84 @@ class IrtFit(BaseModel):
     def to_json(self) -> str:
         return self.model_dump_json(indent=1)
 
+    def with_digest(self) -> IrtFit:
+        """This fit with its `fit_digest` set (what `fit_irt` returns and `irt --json` writes)."""
+        return self.model_copy(update={"fit_digest": fitted_digest(self)})
+
     @classmethod
     def from_json(cls, text: str, where: str = "fit") -> IrtFit:
-        """Read a fit record; a wrong schema version is refused naming the file."""
-        import json
-
-        raw = json.loads(text)
+        """Read a fit record. A schema version this itemscale does not read, a value that is
+        not finite or out of range, a repeated item or respondent, no respondents or items,
+        and (version 2) fitted numbers that no longer match the file's `fit_digest` are each
+        refused naming the file and the key."""
+        try:
+            raw = loads_json(text)
+        except json.JSONDecodeError as exc:
+            raise IrtError(f"{where}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
         version = raw.get("schema_version") if isinstance(raw, dict) else None
-        if version != IRT_SCHEMA_VERSION:
+        if isinstance(version, bool) or version not in IRT_READABLE_VERSIONS:
             raise IrtError(
                 f"{where}: item response fit schema_version {version!r}; this itemscale reads "
-                f"{IRT_SCHEMA_VERSION} (refit with `itemscale irt RUN --json FILE`)"
+                f"{', '.join(map(str, sorted(IRT_READABLE_VERSIONS)))} (refit with "
+                "`itemscale irt RUN --json FILE`)"
             )
-        return cls.model_validate(raw)
+        try:
+            fit = cls.model_validate(raw)
+        except ValidationError as exc:
+            problems = "; ".join(
+                str(e["ctx"]["error"])  # a whole-record check (`_one_of_each`) says it all
+                if e["type"] == "value_error" and not e["loc"]
+                else validation_message([e], show_input=True, model=cls)
+                for e in exc.errors()
+            )
+            raise IrtError(f"{where}: not a fit itemscale can use: {problems}") from None
+        if version >= 2 and fit.fit_digest != fitted_digest(fit):
+            raise IrtError(
+                f"{where}: fit_digest does not match the fitted values: the file was changed "
+                "after `itemscale irt` wrote it; refit with `itemscale irt RUN --json FILE`"
+            )
+        return fit
+
+    def caveats(self) -> list[str]:
+        """What limits this fit, in words, from the record itself: it did not converge, or
+        outcomes all alike left abilities or difficulties to the priors (printed by `irt`,
+        `anchors` and `analyze --anchors`, and written into the prediction's `warnings`)."""
+        out = []
+        if not self.converged:
+            out.append(
+                f"the fit did not converge (the optimiser stopped after {self.iterations} "
+                "iterations): its abilities and difficulties may be off"
+            )
+        item_acc = np.array([it.accuracy for it in self.items])
+        resp_acc = np.array([r.accuracy for r in self.respondents])
+        n_items, n_resp = len(item_acc), len(resp_acc)
+        if (item_acc == 1).all() or (item_acc == 0).all():
+            word = "right" if (item_acc == 1).all() else "wrong"
+            out.append(
+                f"every outcome is {word} (all {n_items} items, all {n_resp} respondents): the "
+                "data place nothing on the ability scale, so every ability and difficulty is "
+                "the priors' (cannot tell); sweep items that some configurations miss"
+            )
+            return out
+        for values, n, noun, meaning in (
+            (item_acc, n_items, "items", "their difficulty is the prior's, not measured"),
+            (resp_acc, n_resp, "respondents", "their ability is the prior's, not measured"),
+        ):
+            right, wrong = int((values == 1).sum()), int((values == 0).sum())
+            if right or wrong:
+                out.append(
+                    f"{right + wrong} of {n} {noun} have outcomes all alike ({right} all right, "
+                    f"{wrong} all wrong): {meaning}"
+                )
+        return out
+
+
+def fitted_digest(fit: IrtFit) -> str:
+    """sha256 of the fit record's canonical JSON without `fit_digest`: every fitted number, so
+    a value edited in the file (or a respondent removed) is found when the file is read."""
+    record = fit.model_dump(mode="json", exclude={"fit_digest"})
+    text = json.dumps(record, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
@@ -288,7 +385,7 @@ def fit_irt(df: pd.DataFrame, *, min_respondents: int = 3, min_items: int = 10) 
         )
         for j, item in enumerate(items)
     )
-    return IrtFit(
+    fit = IrtFit(
         data_digest=data_digest([str(k) for k in meta.index], items, y, observed),
         converged=bool(info["converged"]),
         iterations=int(info["iterations"]),
@@ -297,6 +394,7 @@ def fit_irt(df: pd.DataFrame, *, min_respondents: int = 3, min_items: int = 10) 
         respondents=respondents,
         items=params,
     )
+    return fit.with_digest()
 
 
 def simulate_2pl(

@@ -29,6 +29,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from ..errors import ItemscaleError, validation_message
+from ..files import InputFileError, MissingInputError, read_input_text
 from ._config import (
     FRAMES_PER_TEMPORAL_PATCH,
     MAX_FRAME_PIXELS,
@@ -539,11 +540,11 @@ def load_protocol(path: str | Path, *, backends: Collection[str] | None = None) 
     `backends`: the backend names a model entry may use (`parse_protocol`)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        text = read_input_text(path, what="a protocol file")
+    except MissingInputError:
         raise ProtocolError(f"{path}: protocol file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProtocolError(f"{path}: cannot read protocol file: {exc}") from None
+    except InputFileError as exc:
+        raise ProtocolError(f"{path}: cannot read protocol file: {exc.reason}") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

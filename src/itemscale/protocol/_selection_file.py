@@ -23,16 +23,14 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
-import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from ..errors import ItemscaleError
-from ..files import file_kind, loads_json
+from ..errors import ItemscaleError, shown_value
+from ..files import InputFileError, loads_json, parse_decimal, read_input_bytes
 
 SelectionUnit = Literal["index", "seconds"]
 #: The formats a selection file can be read as (`auto` detects: `.csv`/`.jsonl` are tables, a
@@ -41,6 +39,9 @@ READ_FORMATS: Final[tuple[str, ...]] = ("aks", "bolt", "table", "positional")
 #: The most bytes a selection file (or its order file) may hold: AKS's 2,700-question files
 #: are under 1 MiB, so 64 MiB is room for any benchmark and a bound on what is read.
 MAX_SELECTION_BYTES: Final[int] = 64 * 2**20
+#: The largest frame index (or timestamp, or cost) a record may give: every whole number up to
+#: it is exact as a float, and no video comes near it.
+MAX_FRAME_VALUE: Final[int] = 2**53
 #: A record's optional count of the frames the selector scored to choose (its own cost).
 COST_KEY: Final[str] = "frames_scored"
 
@@ -113,33 +114,13 @@ class Selection:
 
 
 def read_bounded(path: Path) -> bytes:
-    """A regular file's bytes, at most `MAX_SELECTION_BYTES`: a FIFO, a device (`/dev/zero`)
-    or a directory is refused before it is opened, so a path that never ends stops nothing."""
+    """A regular file's bytes, at most `MAX_SELECTION_BYTES` (`read_input_bytes`, the rule for
+    every file a command reads): a FIFO, a device (`/dev/zero`) or a directory is refused
+    before it is opened, so a path that never ends stops nothing."""
     try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise SelectionError(str(path), "file not found") from None
-    except OSError as exc:
-        raise SelectionError(str(path), f"cannot read: {exc}") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise SelectionError(str(path), f"not a regular file ({file_kind(info.st_mode)})")
-    if info.st_size > MAX_SELECTION_BYTES:
-        raise SelectionError(
-            str(path),
-            f"{info.st_size} bytes, more than a selection file may hold "
-            f"({MAX_SELECTION_BYTES} bytes)",
-        )
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as handle:
-            data = handle.read(MAX_SELECTION_BYTES + 1)
-    except OSError as exc:
-        raise SelectionError(str(path), f"cannot read: {exc}") from None
-    if len(data) > MAX_SELECTION_BYTES:  # grew since stat
-        raise SelectionError(
-            str(path), f"more than a selection file may hold ({MAX_SELECTION_BYTES} bytes)"
-        )
-    return data
+        return read_input_bytes(path, limit=MAX_SELECTION_BYTES, what="a selection file")
+    except InputFileError as exc:
+        raise SelectionError(str(path), exc.reason) from None
 
 
 def _text(path: Path, data: bytes) -> str:
@@ -194,29 +175,47 @@ def _numbers(path: Path, where: str, value: Any, unit: SelectionUnit) -> tuple[f
         raise SelectionError(str(path), f"{where}: no frames listed (a record lists 1 or more)")
     out: list[float] = []
     for v in value:
-        try:
-            number = float(v) if not isinstance(v, bool) else math.nan
-        except (TypeError, ValueError):
-            number = math.nan
-        if not math.isfinite(number) or number < 0:
-            raise SelectionError(str(path), f"{where}: {v!r} is not a frame {unit} >= 0")
+        number = _plain_number(v)
+        if number is None or number < 0:
+            raise SelectionError(str(path), f"{where}: {shown_value(v)} is not a frame {unit} >= 0")
+        if number > MAX_FRAME_VALUE:
+            raise SelectionError(
+                str(path),
+                f"{where}: frame {unit} {shown_value(v)} is past any video (at most "
+                f"{MAX_FRAME_VALUE})",
+            )
         if unit == "index" and number != int(number):
-            raise SelectionError(str(path), f"{where}: frame index {v!r} is not a whole number")
-        out.append(int(number) if unit == "index" else number)
+            raise SelectionError(
+                str(path), f"{where}: frame index {shown_value(v)} is not a whole number"
+            )
+        out.append(int(number) if unit == "index" else float(number))
     return tuple(out)
+
+
+def _plain_number(value: Any) -> int | float | None:
+    """A listed frame as a number (a JSON integer kept exact, text read strictly: `1_6` is not
+    16), or None for anything else (a bool, NaN, an infinity, a word)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    try:
+        number = parse_decimal(value) if isinstance(value, str) else float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _cost(path: Path, where: str, record: Mapping[str, Any]) -> float | None:
     value = record.get(COST_KEY)
     if value is None or value == "":
         return None
-    try:
-        number = float(value) if not isinstance(value, bool) else math.nan
-    except (TypeError, ValueError):
-        number = math.nan
-    if not math.isfinite(number) or number < 0:
-        raise SelectionError(str(path), f"{where}: `{COST_KEY}` {value!r} is not a count >= 0")
-    return number
+    number = _plain_number(value)
+    if number is None or not 0 <= number <= MAX_FRAME_VALUE:
+        raise SelectionError(
+            str(path), f"{where}: `{COST_KEY}` {shown_value(value)} is not a count >= 0"
+        )
+    return float(number)
 
 
 def _item_key(path: Path, where: str, value: Any) -> str:

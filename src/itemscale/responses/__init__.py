@@ -68,11 +68,13 @@ from ._scoring import (
 from ._sources import SourceFile, same_file_pairs, same_file_sentence, source_files
 from ._stack import (
     STACK_PACKAGES,
+    repeated_sessions,
     stack_changes,
     stack_disagreements,
     stack_fields,
     stack_sources,
     stack_warnings,
+    unrecorded_sessions,
 )
 
 __all__ = [
@@ -122,6 +124,7 @@ __all__ = [
     "redact",
     "redact_value",
     "register_secret",
+    "repeated_sessions",
     "responses_digest",
     "rouge_l",
     "run_lock",
@@ -136,6 +139,7 @@ __all__ = [
     "stack_warnings",
     "superseded_configs",
     "token_f1",
+    "unrecorded_sessions",
     "write_json_atomic",
     "write_parquet_atomic",
     "write_responses",

@@ -35,6 +35,7 @@ from ._schema import (
     Status,
     option_margin,
 )
+from ._stack import repeated_sessions
 
 RESPONSES_FILE = "responses.parquet"
 RUN_FILE = "run.json"
@@ -541,6 +542,8 @@ def read_provenance(run_dir: str | os.PathLike[str]) -> dict[str, object]:
             f"{run_file}: run.json schema version {version} is newer than this itemscale "
             f"reads ({RUN_SCHEMA_VERSION})"
         )
+    if (repeated := repeated_sessions(provenance)) is not None:
+        raise SchemaError(f"{run_file}: {repeated}; {damaged}")
     return provenance
 
 

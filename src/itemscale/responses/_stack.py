@@ -100,15 +100,67 @@ def stack_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[s
     ]
 
 
+def repeated_sessions(provenance: Mapping[str, Any]) -> str | None:
+    """What is wrong when run.json records a `session_id` twice (each session is recorded
+    once, so two records of one id are two stacks for the same rows: which computed them
+    cannot be told), or None. `read_provenance` refuses such a run.json."""
+    counts: dict[str, int] = {}
+    sessions = provenance.get("sessions")
+    for session in sessions if isinstance(sessions, list) else []:
+        if isinstance(session, Mapping) and "session_id" in session:
+            key = repr(session["session_id"])
+            counts[key] = counts.get(key, 0) + 1
+    repeated = {k: n for k, n in counts.items() if n > 1}
+    if not repeated:
+        return None
+    shown = ", ".join(f"{k} ({n} times)" for k, n in sorted(repeated.items())[:10])
+    return (
+        f"key 'sessions': session_id {shown} recorded more than once, so which stack "
+        "computed that session's rows cannot be told"
+    )
+
+
+def unrecorded_sessions(table: Any, provenance: Mapping[str, Any]) -> str | None:
+    """The sessions rows name (`session_id`) that run.json's `sessions` does not record, with
+    their rows, or None: the stack that computed those rows is unknown (a session deleted
+    from run.json, or one whose record is not an object)."""
+    if "session_id" not in getattr(table, "columns", ()):
+        return None
+    sessions = provenance.get("sessions")
+    recorded = {
+        s.get("session_id")
+        for s in (sessions if isinstance(sessions, list) else [])
+        if isinstance(s, Mapping)
+    }
+    named = table["session_id"].dropna().astype(int).value_counts().sort_index()
+    missing = [(int(s), int(n)) for s, n in named.items() if int(s) not in recorded]
+    if not missing:
+        return None
+    shown = ", ".join(f"{s} ({n} rows)" for s, n in missing[:10])
+    more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+    return (
+        f"rows name sweep session(s) {shown}{more} that run.json does not record: the software "
+        "stack that computed them is unknown (restore run.json from a copy or the run's "
+        "artifact/run.json, or rerun those cells)"
+    )
+
+
 def stack_warnings(table: Any, provenance: Mapping[str, Any]) -> list[str]:
     """One line per (model, series) whose rows come from sweep sessions with different
     software stacks, naming each differing field with its value per session (and, for a
     library imported from elsewhere than its installed distribution, where from) and the rows
     each session produced: a budget curve drawn across two stacks mixes the stack's effect with the
-    budget's (`analyze` prints these). Rows without a session (imports, older cells) and
+    budget's (`analyze` prints these). First, one line for rows whose session run.json does
+    not record (`unrecorded_sessions`). Rows without a session (imports, older cells) and
     sessions that recorded no stack are left out."""
     if "session_id" not in getattr(table, "columns", ()):
         return []
+    unknown = unrecorded_sessions(table, provenance)
+    return ([unknown] if unknown is not None else []) + _stack_lines(table, provenance)
+
+
+def _stack_lines(table: Any, provenance: Mapping[str, Any]) -> list[str]:
+    """`stack_warnings`' lines of sessions whose stacks differ."""
     stacks = {
         s.get("session_id"): (stack_fields(s["stack"]), stack_sources(s["stack"]))
         for s in provenance.get("sessions") or []

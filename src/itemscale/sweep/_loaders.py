@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..files import InputFileError, read_input_text
 from ..items import (
     BENCHMARK_LOADERS,
     ITEMS_FILE,
@@ -134,9 +135,9 @@ def _in_item_list(items: list[Item], path: Path) -> list[Item]:
     """The items named in a plain item list (`[benchmark] items`), in benchmark order; an id
     the benchmark does not hold is refused naming its line (a typo must not shrink a sweep)."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise BenchmarkFileError(f"{path}: item list ([benchmark] items): {exc.strerror}") from None
+        lines = read_input_text(path, what="an item list").splitlines()
+    except InputFileError as exc:
+        raise BenchmarkFileError(f"{path}: item list ([benchmark] items): {exc.reason}") from None
     wanted: dict[str, int] = {}
     for number, raw in enumerate(lines, start=1):
         line = raw.strip()

@@ -6,7 +6,7 @@ changes no byte of the file, and a reader of run.json gets the same keys back.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict
 
 
 class ToolInfo(TypedDict):
@@ -144,8 +144,8 @@ class SweepSettings(TypedDict):
     limit: int | None
     retry_errors: bool
     #: `sweep --deterministic` (`Numerics`): deterministic algorithms, TF32 off, one request
-    #: per model call
-    deterministic: bool
+    #: per model call; at the run level "mixed" when its sessions differ (`run_deterministic`)
+    deterministic: bool | Literal["mixed"]
 
 
 class ExtraConfigRecord(TypedDict):

@@ -7,12 +7,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from ..errors import ItemscaleError
 from ._memory import AUTO_MAX_BATCH
 from ._records import SweepSettings
 from ._stack import Numerics
 
 if TYPE_CHECKING:
     from ._session import SweepResult
+
+
+class RunSettingsError(ItemscaleError, ValueError):
+    """An executor or batch size a sweep cannot run with (`auto` under Ray, a batch below 1):
+    input to fix, exit 2, before anything is read or stored."""
 
 
 @dataclass(frozen=True)
@@ -35,7 +41,8 @@ def checked_settings(
     numerics: Numerics | None,
 ) -> RunSettings:
     """The run's settings checked before anything is read: the batch size (1 under
-    `--deterministic`, which refuses `auto`) and the executor; a bad value is a ValueError.
+    `--deterministic`, which refuses `auto`) and the executor; a bad value is a ValueError
+    (`RunSettingsError` for the executor and the batch size).
     The numerics default to not deterministic."""
     fixed_size, auto = _batch_setting(executor, batch_size)
     numerics = numerics if numerics is not None else Numerics()
@@ -51,15 +58,19 @@ def checked_settings(
 
 def _batch_setting(executor: str, batch_size: int | Literal["auto"]) -> tuple[int, bool]:
     """The batch size a backend loads with and whether `auto` sizes the batches (then the
-    backend's own cap is the largest batch `auto` may pick); a bad value is a ValueError."""
+    backend's own cap is the largest batch `auto` may pick); a bad value is a
+    `RunSettingsError`."""
     if executor not in ("local", "ray"):
-        raise ValueError(f"executor must be 'local' or 'ray', got {executor!r}")
+        raise RunSettingsError(f"executor must be 'local' or 'ray', got {executor!r}")
     if batch_size == "auto":
         if executor == "ray":
-            raise ValueError("batch_size 'auto' is for the local executor; give Ray a number")
+            raise RunSettingsError(
+                "--batch-size 'auto' is for the local executor (it sizes batches from this "
+                "machine's free memory); give --executor ray a number, e.g. --batch-size 4"
+            )
         return AUTO_MAX_BATCH, True
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1 or 'auto', got {batch_size!r}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise RunSettingsError(f"batch_size must be at least 1 or 'auto', got {batch_size!r}")
     return batch_size, False
 
 

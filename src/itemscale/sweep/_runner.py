@@ -388,7 +388,8 @@ def run_sweep(
             store.end_session(session_id, outcome, session_batches(result))
         result.interrupted = stop.is_set()
         result.wall_s = time.perf_counter() - t0
-        record = _run_record(protocol, configs, result, started=started, settings=run.settings)
+        whole_run = run_level(run.settings, store.sessions())
+        record = _run_record(protocol, configs, result, started=started, settings=whole_run)
         # the caller's own keys last (they may replace the sweep's)
         payload = _carry_over(out_dir, {**record, **dict(provenance or {})})
         exported = time.perf_counter()
@@ -410,6 +411,20 @@ def _note_superseded(
     result.superseded_selections = superseded_selections(stored, configs)
     for config_id, superseded in result.superseded_selections.items():
         result.warnings.append(superseded_warning(config_id, superseded))
+
+
+def run_level(settings: SweepSettings, sessions: Sequence[Mapping[str, object]]) -> SweepSettings:
+    """This session's settings as run.json's `sweep` records them for the whole run: its
+    `deterministic` is every session's (`run_deterministic`)."""
+    return {**settings, "deterministic": run_deterministic(sessions)}
+
+
+def run_deterministic(sessions: Sequence[Mapping[str, object]]) -> bool | Literal["mixed"]:
+    """run.json `sweep.deterministic`: true when every session of the run ran with
+    `--deterministic`, false when none did (a session recorded before the flag existed did
+    not), "mixed" when they differ: the run's cells then come from both."""
+    kinds = {s.get("deterministic") is True for s in sessions}
+    return kinds.pop() if len(kinds) == 1 else "mixed"
 
 
 def _run_record(

@@ -78,9 +78,12 @@ PER_ITEM_SUFFIXES = (".csv", ".parquet")
 
 
 def check_per_item_path(path: str | os.PathLike[str]) -> Path:
-    """The per-item file's path, if its suffix names a format it can be written in (checked
-    before the measures are computed, so a typo costs nothing)."""
-    out = Path(path)
+    """The per-item file's path, if its suffix names a format it can be written in and it is
+    no run's data (`check_output_path`): checked before the measures are computed, so a typo
+    costs nothing."""
+    from ..files import check_output_path
+
+    out = check_output_path(path, flag="per-item file")
     if out.suffix.lower() not in PER_ITEM_SUFFIXES:
         raise ValueError(f"{out}: the file must end in .csv or .parquet")
     return out

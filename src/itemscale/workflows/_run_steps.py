@@ -34,9 +34,12 @@ def cascade(
     `json_out` (default RUN/cascade.json, which the report picks up) unless `write` is False;
     inside the run folder, under its lock. A run with no budget axis a cascade can run on is a
     `WorkflowError` saying why for each series."""
+    from ..files import check_output_path
     from ..policies import CASCADE_FILE, cascade_report
     from ..responses import read_run, responses_digest, run_lock, write_json_atomic
 
+    if write and json_out is not None:  # never a run's data (docs/run-folders.md)
+        check_output_path(json_out, flag="json_out")
     digest = responses_digest(run_dir)  # before reading: a later change reads as stale
     df, _ = read_run(run_dir)
     try:
@@ -102,9 +105,12 @@ def audit(
         write_annotations,
         write_audit,
     )
+    from ..files import check_output_path
     from ..items import read_items_jsonl
     from ..responses import read_run, run_lock
 
+    if export:  # never a run's data, the annotations this audit writes included
+        check_output_path(export, flag="export")
     folder = Path(run_dir)
     df, meta = read_run(folder)
     items_path = find_items_file(folder, meta, None if items is None else str(items))
