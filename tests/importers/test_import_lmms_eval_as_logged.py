@@ -143,18 +143,23 @@ def test_one_call_per_selector_with_series_gives_the_selector_record_against_the
     measures = tmp_path / "m.json"
     assert main(["analyze", str(run), "--bootstrap", "30", "--json", str(measures)]) == 0
     (block,) = json.loads(measures.read_text())["models"].values()
+    # three series of one configuration each at one budget: alternatives named by series, the
+    # one series that is not a selector's the control, each selector's record against it
+    assert block["kind"] == "alternatives"
+    assert block["members"] == "series"
+    assert (block["control"], block["control_from"]) == ("control", "series")
     _, control = runs["zero"]
     for name in ("aks", "dbfp"):
         _, right = runs[name]
-        churn = block["churn"][f"series:control|selection:{name}"]
-        (at16,) = churn["budgets"].values()
-        record = at16["selector"]
-        assert record["selector_series"] == f"selection:{name}"
-        assert record["uniform_series"] == "control"
+        record = block["pairs"][f"control|selection:{name}"]
+        assert (record["a"], record["b"]) == ("control", f"selection:{name}")
         assert record["n_fixed"] == int((right & ~control).sum())
         assert record["n_broken"] == int((control & ~right).sum())
-        assert record["accuracy_selector"]["value"] == pytest.approx(right.mean())
-        assert record["accuracy_uniform"]["value"] == pytest.approx(control.mean())
+        assert block["accuracy"][f"selection:{name}"]["value"] == pytest.approx(right.mean())
+        assert record["accuracy_difference"]["value"] == pytest.approx(
+            right.mean() - control.mean()
+        )
+    assert block["accuracy"]["control"]["value"] == pytest.approx(control.mean())
 
 
 def test_series_needs_a_name(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from ..measures import (
     AlternativePair,
     AlternativesSeries,
     alternatives_title,
+    control_source,
     pair_grade,
     pair_verdict_text,
     stat_text,
@@ -168,7 +169,7 @@ def alternatives_section(
     ]
     if against:
         parts.append(
-            f"<h4>Against the control {esc(block.control)}</h4><p class='muted'>fixes: wrong "
+            f"<h4>Against the control {esc(block.control)}{esc(control_source(block))}</h4><p class='muted'>fixes: wrong "
             "under the control and right under the alternative; breaks: the reverse; "
             f"headroom share: {esc(GLOSSARY['headroom share'])}</p>"
             + _pair_rows(against, files, note)

@@ -15,6 +15,7 @@ from ..measures import (
     AlternativesSeries,
     AnalysisResult,
     alternatives_title,
+    control_source,
     counted_text,
     detected_note,
     pair_grade,
@@ -110,7 +111,8 @@ def print_alternatives(
     others = [p for p in block.pairs.values() if p.a != block.control]
     if block.control is not None:
         print(
-            f"{indent}against the control {block.control} ({columns}):{gloss('headroom share')}",
+            f"{indent}against the control {block.control}{control_source(block)} ({columns}):"
+            + gloss("headroom share"),
             file=out,
         )
         for pair in against:

@@ -13,6 +13,7 @@ from ._alternatives_text import (
 from ._alternatives_text import (
     alternatives_headline,
     alternatives_title,
+    control_source,
     detected_note,
     pair_grade,
     pair_verdict_text,
@@ -278,6 +279,7 @@ __all__ = [
     "choose_anchors",
     "clustered_mcnemar",
     "contender_kappa",
+    "control_source",
     "count_text",
     "counted_text",
     "detected_note",

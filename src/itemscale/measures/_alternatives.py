@@ -28,6 +28,7 @@ import pandas as pd
 
 from ._blocks import BlockFields, noanswer_rates
 from ._bootstrap import VideoBootstrap
+from ._churn import SELECTION_SERIES_PREFIX
 from ._effective import pair_verdict
 from ._matrix import INTERVENTION_SERIES_PREFIX, ResponseMatrix
 from ._paired_tests import paired_tests
@@ -150,6 +151,23 @@ def merged_series(mats: Sequence[ResponseMatrix]) -> ResponseMatrix | None:
     )
 
 
+def default_control(
+    m: ResponseMatrix, members: str, given: str | None
+) -> tuple[str | None, str | None]:
+    """The control and where it comes from: `--control` when it names one of these
+    alternatives; else, for series of one configuration each, the one series that is not a
+    frame selector's (`selection:*`) when every other is a selector's (the reference the
+    selector record has always used); else none."""
+    labels = list(m.labels)
+    if given is not None and given in labels:
+        return given, "given"
+    if given is None and members == "series":
+        plain = [s for s in labels if not s.startswith(SELECTION_SERIES_PREFIX)]
+        if len(plain) == 1 and len(labels) > 1:
+            return plain[0], "series"
+    return None, None
+
+
 def pair_order(labels: Sequence[str], control: str | None) -> list[tuple[int, int]]:
     """Every pair once: the control against each alternative first, then the others in the
     order the table lists them."""
@@ -207,6 +225,7 @@ def alternatives_fields(
 ) -> BlockFields:
     """The keys of an `AlternativesSeries` (its model-level keys are added by the caller)."""
     labels = list(m.labels)
+    control, control_from = default_control(m, members, control)
     y = (m.y >= 1).astype(float)
     n = m.n_items
     cols = Columns(boot)
@@ -229,7 +248,8 @@ def alternatives_fields(
         "budget": budget_words(key),
         "frames": key[0],
         "pixels": None if key[1] is None else int(key[1]),
-        "control": control if control in labels else None,
+        "control": control,
+        "control_from": control_from,
         "n_items": n,
         "n_videos": len(set(m.video_ids.tolist())),
         "n_dropped": m.n_dropped,

@@ -27,6 +27,13 @@ def alternatives_title(block: AlternativesSeries) -> str:
     )
 
 
+def control_source(block: AlternativesSeries) -> str:
+    """Where the control comes from, when `--control` did not name it (else "")."""
+    if block.control_from == "series":
+        return " (the one series that is not a frame selector's; --control names another)"
+    return ""
+
+
 def detected_note(model: str, block: AlternativesSeries) -> str:
     """What `analyze` says of a set it found in the record, and how to name one yourself."""
     named = ", ".join(block.configs)
@@ -36,7 +43,7 @@ def detected_note(model: str, block: AlternativesSeries) -> str:
         else "one configuration per series"
     )
     control = (
-        f"the control is {block.control}"
+        f"the control is {block.control}{control_source(block)}"
         if block.control is not None
         else f"name the reference with --control LABEL (e.g. --control {block.configs[0]})"
     )

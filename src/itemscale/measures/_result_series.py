@@ -350,8 +350,12 @@ class AlternativesSeries(Record):
     budget: StrictStr
     frames: StrictInt
     pixels: StrictInt | None
-    #: the reference named with `--control` (None: none named)
+    #: the reference: named with `--control`, or, for series of one configuration each, the one
+    #: series that is not a frame selector's (`selection:*`) beside selectors' series; None when
+    #: neither names one
     control: StrictStr | None
+    #: where `control` comes from: "given" (`--control`) or "series" (the one non-selector series)
+    control_from: Literal["given", "series"] | None = None
     n_items: StrictInt
     n_videos: StrictInt
     n_dropped: StrictInt
