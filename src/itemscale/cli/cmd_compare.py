@@ -74,6 +74,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--ci", choices=list(CI_METHODS), default=DEFAULT_CI, help="interval method")
     p.add_argument(
+        "--rerun",
+        metavar="RUN_OR_LABEL",
+        help="a second execution of one side's configuration (a run folder, or a "
+        "configuration label of run A): the rerun floor the same-input verdict grades the "
+        "answers against is measured on it (docs/compare.md, 'Reruns')",
+    )
+    p.add_argument(
+        "--rerun-floor",
+        type=float,
+        metavar="PERCENT",
+        help="the share of answers a rerun of one input moves, as you know it for this set-up "
+        "(percent, e.g. 0.3): the verdict grades the answers against it, labelled 'stated' "
+        "(default: measured from repeats and reruns, else none)",
+    )
+    p.add_argument(
         "--json",
         dest="json_out",
         metavar="OUT",
@@ -163,6 +178,8 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         ci=args.ci,
         task_kind=args.task_kind,
+        rerun=args.rerun,
+        rerun_floor=args.rerun_floor,
     )
     print_comparison(result, sys.stdout)
     if "--json" in outputs:
@@ -286,6 +303,8 @@ def print_comparison(result: CompareResult, out: TextIO) -> None:
             f"{_est(r.between)}%, A vs A {_est(r.noise_a)}%, B vs B {_est(r.noise_b)}%",
             file=out,
         )
+    if result.rerun_floor is not None:
+        print(f"  rerun floor: {result.rerun_floor.line()}", file=out)
     print("verdict:", file=out)
     for v in result.verdicts:
         print(f"  - {v.sentence}", file=out)
