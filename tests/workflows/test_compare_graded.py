@@ -99,13 +99,32 @@ def test_two_stacks_same_input_answers_beyond_a_rerun(
     assert fields["tokenizers"]["status"] == "same"
     sentences = {v["key"]: v["sentence"] for v in result["verdicts"]}
     same = sentences["same_input"]
-    assert same.lower().startswith("same input; answers differ beyond a rerun (5 of 20;")
+    # no repeat, no rerun, no floor stated: 5 differing answers of 20 cannot be judged
+    assert same.startswith(
+        "Same input; answers differ, whether beyond a rerun cannot be told (5 of 20 answers "
+        "differ; no rerun floor is measured"
+    )
     assert f"transformers {real} vs 5.17.0" in same
     assert "software stack that computed the answers differs" in same
     assert f"transformers: A {real} vs B 5.17.0" in sentences["setup"]
-    assert result["same_input"]["answers"] == "different"
+    assert result["same_input"]["answers"] == "cannot_tell"
     assert (result["same_input"]["differ"], result["same_input"]["answered"]) == (5, 20)
-    assert "answers differ beyond a rerun" in printed.lower()
+    assert result["rerun_floor"] is None
+    assert "rerun floor:" not in printed
+    # a floor the user states (0.3%: a rerun moves at most 1 of 20) judges them: beyond it
+    capsys.readouterr()
+    argv = ["compare", str(runs["a"]), str(runs["b"]), "--rerun-floor", "0.3"]
+    assert main([*argv, "--json", str(tmp_path / "s.json")]) == 0
+    printed = capsys.readouterr().out
+    stated = json.loads((tmp_path / "s.json").read_text())
+    same = next(v["sentence"] for v in stated["verdicts"] if v["key"] == "same_input")
+    assert same.startswith(
+        "Same input; answers differ beyond a rerun (5 of 20 answers differ, beyond what a "
+        "rerun moves (at most 1 at the stated floor, 0.30% per answer"
+    )
+    assert stated["same_input"]["answers"] == "different"
+    assert stated["rerun_floor"]["stated"] is True
+    assert "  rerun floor: stated, 0.3% per answer (--rerun-floor 0.3)" in printed
 
 
 def _videomme_sample(doc: int, qid: str, target: str, letter: str) -> dict[str, Any]:
@@ -169,25 +188,59 @@ def _imported_pair(tmp_path: Path, n: int, differ: int) -> tuple[Path, Path]:
     return runs[0], runs[1]
 
 
-def test_lmms_eval_pair_within_a_rerun(tmp_path: Path) -> None:
-    a, b = _imported_pair(tmp_path, 2700, 5)
+def test_lmms_eval_pair_without_a_floor_cannot_tell(tmp_path: Path) -> None:
+    """Done when (issue: same-input verdicts from evidence): a pair of lmms-eval runs over
+    2,700 Video-MME-shaped questions differing on 7 answers, nothing recorded telling the inputs
+    apart and no repeats: no verdict grades it within a rerun; with a stated floor of 0.3% it is
+    within that floor."""
+    a, b = _imported_pair(tmp_path, 2700, 7)
     r = compare(a, b, bootstrap=0)
-    assert r.counts.matched == 2700
-    assert r.same_input is not None and r.same_input.basis == "rerun_answers"
-    assert (r.same_input.differ, r.same_input.answered, r.same_input.rerun_bound) == (5, 2700, 12)
-    assert not r.same_input.floor.measured
+    assert r.counts.matched == 2700 and r.same_input is None and r.rerun_floor is None
+    assert r.answer_agreement is not None
+    assert (r.answer_agreement.differ, r.answer_agreement.answered) == (7, 2700)
+    assert r.answer_agreement.answers == "cannot_tell" and r.input_scale is None
     sentence = next(v.sentence for v in r.verdicts if v.key == "same_input")
-    assert sentence.startswith("Same input within a rerun: 5 of 2700 answers differ")
-    assert "a rerun moves at most 12" in sentence
+    assert sentence.startswith(
+        "Cannot tell whether the two sides are the same input: 7 of 2700 answers differ; no "
+        "rerun floor is measured, so whether a rerun moves that many cannot be told (measure "
+        "one with repeats of one configuration"
+    )
+    assert all("within" not in v.sentence and "a rerun:" not in v.sentence for v in r.verdicts)
+    stated = compare(a, b, bootstrap=0, rerun_floor=0.3)
+    assert stated.same_input is not None and stated.same_input.basis == "rerun_answers"
+    assert (stated.same_input.differ, stated.same_input.rerun_bound) == (7, 13)
+    sentence = next(v.sentence for v in stated.verdicts if v.key == "same_input")
+    assert sentence.startswith(
+        "Same input within the stated rerun floor: 7 of 2700 answers differ; a rerun moves at "
+        "most 13 (floor 0.30% per answer, stated: 0.3% per answer (--rerun-floor 0.3))"
+    )
+
+
+def test_compare_command_prints_the_counts_and_exits_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = _imported_pair(tmp_path, 2700, 7)
+    capsys.readouterr()
+    assert main(["compare", str(a), str(b), "--bootstrap", "0"]) == 0
+    printed = capsys.readouterr().out
+    assert (
+        "Cannot tell whether the two sides are the same input: 7 of 2700 answers differ" in printed
+    )
+    assert "within" not in printed.split("verdict:")[1].split("Set-up")[0]
+    assert main(["compare", str(a), str(b), "--bootstrap", "0", "--rerun-floor", "0.3"]) == 0
+    printed = capsys.readouterr().out
+    assert "Same input within the stated rerun floor: 7 of 2700 answers differ" in printed
+    assert main(["compare", str(a), str(b), "--rerun-floor", "-1"]) == 2
+    assert "--rerun-floor -1.0: give a percent of answers in [0, 100]" in capsys.readouterr().err
 
 
 def test_lmms_eval_pair_beyond_a_rerun(tmp_path: Path) -> None:
     a, b = _imported_pair(tmp_path, 80, 15)
-    r = compare(a, b, bootstrap=0)
+    r = compare(a, b, bootstrap=0, rerun_floor=0.26)
     assert r.same_input is None
     sentence = next(v.sentence for v in r.verdicts if v.key == "same_input")
     assert sentence.startswith("The two sides do not look like the same input")
-    assert "15 of 80 answers differ, beyond what a rerun moves (at most 1" in sentence
+    assert "15 of 80 answers differ, beyond what a rerun moves (at most 1 at the stated" in sentence
     # the package version each results.json states is the import's part of the stack
     fields = {f.field: f for f in r.provenance}
     assert (fields["transformers"].a, fields["transformers"].b) == ("4.57.1", "4.51.3")

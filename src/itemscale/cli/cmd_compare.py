@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..measures import CI_METHODS, DEFAULT_BOOTSTRAP, DEFAULT_CI
 from . import CommandError
+from ._settings import add_rerun_floor_argument
 
 if TYPE_CHECKING:
     from ..workflows import CompareResult
@@ -80,14 +81,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "configuration label of run A): the rerun floor the same-input verdict grades the "
         "answers against is measured on it (docs/compare.md, 'Reruns')",
     )
-    p.add_argument(
-        "--rerun-floor",
-        type=float,
-        metavar="PERCENT",
-        help="the share of answers a rerun of one input moves, as you know it for this set-up "
-        "(percent, e.g. 0.3): the verdict grades the answers against it, labelled 'stated' "
-        "(default: measured from repeats and reruns, else none)",
-    )
+    add_rerun_floor_argument(p)
     p.add_argument(
         "--json",
         dest="json_out",

@@ -115,7 +115,7 @@ def same_input_sentence(
     names = ", ".join(f.field for f in differs)
     if same is None:
         return _not_same(counts, setup, agreement, scale, names)
-    if same.answers == "different":
+    if same.answers == "different" or (same.answers == "cannot_tell" and same.differ):
         return _unexplained(same, setup)
     why = same.sentence("A", "B")
     if same.basis == "rerun_answers":
@@ -213,13 +213,16 @@ def _beyond(agreement: AnswerAgreement) -> str:
 
 
 def _unexplained(same: SameInput, setup: tuple[ProvenanceField, ...]) -> str:
-    """Same input by the recorded evidence, answers beyond a rerun: what differs in the
-    recorded set-up (the stack included) explains it, else something unrecorded does."""
+    """Same input by the recorded evidence, answers beyond a rerun (or, without a floor that
+    decides, answers that differ by an amount no floor can judge): what differs in the recorded
+    set-up (the stack included) can explain them, else something unrecorded does."""
     what = "visual tokens" if same.basis == "visual_tokens" else "frames actually sent"
-    head = (
-        f"Same input; answers differ beyond a rerun ({_beyond(same.agreement)}): the recorded "
-        f"{what} do not grow on any of {same.recorded} items"
+    answers = (
+        f"answers differ beyond a rerun ({_beyond(same.agreement)})"
+        if same.answers == "different"
+        else f"answers differ, whether beyond a rerun cannot be told ({same.counts()})"
     )
+    head = f"Same input; {answers}: the recorded {what} do not grow on any of {same.recorded} items"
     differs = setup_differences(setup)
     unknown = [f.field for f in setup if f.status == "unknown"]
     if differs:
