@@ -29,6 +29,7 @@ from itemscale.cli import main
 from itemscale.models import VideoRequest, VideoResponse
 from itemscale.protocol import ModelEntry, load_protocol
 from itemscale.sweep import STACK_OVERRIDE_ENV, run_sweep
+from itemscale.workflows import WorkflowError
 
 #: the items whose letter the "other stack" moves
 MOVED = {"v0-q0", "v1-q1", "v2-q0", "v3-q1", "v4-q0"}
@@ -246,3 +247,82 @@ def test_lmms_eval_pair_beyond_a_rerun(tmp_path: Path) -> None:
     assert (fields["transformers"].a, fields["transformers"].b) == ("4.57.1", "4.51.3")
     assert fields["transformers"].status == "differs"
     assert fields["tool version"].a == "55057fb"  # lmms-eval's git_hash
+
+
+def _moved(answers: list[str], differ: int, step: int = 97) -> list[str]:
+    other = list(answers)
+    for i in range(differ):
+        j = (i * step + 13) % len(answers)
+        other[j] = "ABCD"[("ABCD".index(answers[j]) + 2) % 4]
+    return other
+
+
+def test_a_rerun_imported_with_rerun_of_measures_the_floor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`import lmms-eval --rerun-of LABEL --config LABEL2=DIR` stores the second execution as
+    reruns of LABEL; compare grades against the floor they measure, labelled measured."""
+    n = 2700
+    a, b = _imported_pair(tmp_path, n, 7)
+    targets = ["ABCD"[(7 * i) % 4] for i in range(n)]
+    answers = ["ABCD"[(3 * i) % 4] for i in range(n)]
+    again = _lmms_eval_log(
+        tmp_path / "log-again", "20260102_000000", _moved(answers, 5, 101), targets, "4.57.1"
+    )
+    argv = ["import", "lmms-eval", "--rerun-of", "uniform16", "--config", f"again={again}"]
+    capsys.readouterr()
+    assert main([*argv, "-o", str(a)]) == 0
+    printed = capsys.readouterr().out
+    assert "again: 2700 rows stored as a rerun of uniform16" in printed
+    assert "rerun floor measured, 5 of 2700 answers moved" in printed
+    from itemscale.responses import read_run
+
+    table, provenance = read_run(a)
+    reruns = table[table["rerun_of"].notna()]
+    assert len(reruns) == n and set(reruns["repeat"]) == {1000}
+    assert set(reruns["config_label"]) == {"uniform16"}
+    imports = provenance["imports"]
+    assert isinstance(imports, list) and imports[-1]["options"]["rerun_of"] == "uniform16"
+    # a second import of the same file adds nothing
+    assert main([*argv, "-o", str(a)]) == 0
+    assert len(read_run(a)[0]) == 2 * n
+    r = compare(a, b, bootstrap=0)
+    assert r.rerun_floor is not None and r.rerun_floor.measured
+    assert (r.rerun_floor.moved, r.rerun_floor.answers) == (5, 2700)
+    assert r.counts.matched == n and r.counts.only_a == 0  # the reruns are no side's rows
+    assert r.same_input is not None and r.same_input.basis == "rerun_answers"
+    sentence = next(v.sentence for v in r.verdicts if v.key == "same_input")
+    assert sentence.startswith(
+        "Same input within the measured rerun floor: 7 of 2700 answers differ; a rerun moves "
+        "at most 9 (floor 0.19% per answer, measured: 5 of 2700 answers moved between A's "
+        "cells and their reruns (2700))"
+    )
+    # analyze prints the floor per model
+    capsys.readouterr()
+    assert main(["analyze", str(a), "--bootstrap", "0"]) == 0
+    assert "  rerun floor: measured, 5 of 2700 answers moved between the run's cells and" in (
+        capsys.readouterr().out
+    )
+
+
+def test_a_rerun_named_on_the_command_line(tmp_path: Path) -> None:
+    """`compare A B --rerun RUN`: a run folder holding a second execution of A's configuration;
+    without any evidence of its own the pair is graded against it."""
+    n = 2700
+    a, b = _imported_pair(tmp_path, n, 7)
+    targets = ["ABCD"[(7 * i) % 4] for i in range(n)]
+    answers = ["ABCD"[(3 * i) % 4] for i in range(n)]
+    again = _lmms_eval_log(
+        tmp_path / "log-again", "20260102_000000", _moved(answers, 30, 89), targets, "4.57.1"
+    )
+    rerun = tmp_path / "rerun"
+    assert main(["import", "lmms-eval", "--config", f"uniform16={again}", "-o", str(rerun)]) == 0
+    r = compare(a, b, bootstrap=0, rerun=rerun)
+    assert r.rerun_floor is not None and (r.rerun_floor.moved, r.rerun_floor.answers) == (30, n)
+    assert r.rerun_floor.source == (
+        f"measured: 30 of 2700 answers moved between side A ({a}, uniform16) and its rerun "
+        f"({rerun}, uniform16)"
+    )
+    assert r.same_input is not None and r.same_input.answers == "rerun"
+    with pytest.raises(WorkflowError, match="not a run folder, nor a configuration label"):
+        compare(a, b, bootstrap=0, rerun="nothing-here")

@@ -117,6 +117,8 @@ class ImportContext(BaseModel):
     dry_run: bool = False
     absent: str = DEFAULT_ABSENT
     video_from_id: str | None = None
+    #: `--rerun-of LABEL`: the import's other `--config` labels are a rerun of LABEL
+    rerun_of: str | None = None
 
     @field_validator("run_dir", "benchmark", mode="before")
     @classmethod
@@ -156,6 +158,7 @@ def finish_parsed_import(
         configs=list(context.configs) or None,
         absent=context.absent if benchmark else None,
         video_from_id=context.video_from_id,
+        rerun_of=context.rerun_of,
     )
     return finish_import(
         importer=context.importer,

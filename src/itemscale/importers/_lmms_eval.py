@@ -78,6 +78,7 @@ from ._lmms_eval_results import (
     task_name,
     task_version,
 )
+from ._reruns import mark_reruns
 from ._summary import ImportSummary
 
 # Payload keys that carry per-item metadata, mapped to the shared attribute names.
@@ -520,8 +521,11 @@ def run_lmms_eval_import(
     dry_run: bool = False,
     absent: str = DEFAULT_ABSENT,
     video_from_id: str | None = None,
+    rerun_of: str | None = None,
 ) -> ImportSummary:
-    """Parse every file, check them against each other, then merge into the run."""
+    """Parse every file, check them against each other, then merge into the run. With
+    `rerun_of` (a configuration label of this import or of the run), the files of the other
+    `--config` labels are a second execution of it, stored as its reruns (`_reruns`)."""
     jobs, mixed = _jobs(files, configs)
     index = load_benchmark_index(benchmark)
     logs = read_logs(jobs, model)
@@ -574,6 +578,10 @@ def run_lmms_eval_import(
     if index is not None:
         matched = sum(1 for r in rows if r["item_id"] in index.by_id)
         notes.append(f"benchmark: {matched} of {len(rows)} rows matched a benchmark item")
+    if rerun_of is not None:
+        labels = [spec.label for _, spec in jobs if spec is not None]
+        rows, rerun_notes = mark_reruns(rows, rerun_of, labels, run_dir)
+        notes.extend(rerun_notes)
     context = ImportContext(
         importer="lmms-eval",
         tool="lmms-eval",
@@ -585,6 +593,7 @@ def run_lmms_eval_import(
         dry_run=dry_run,
         absent=absent,
         video_from_id=video_from_id,
+        rerun_of=rerun_of,
     )
     return finish_parsed_import(
         context, rows=rows, sources=sources, jobs=jobs, skipped=skipped, notes=notes

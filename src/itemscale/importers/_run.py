@@ -202,12 +202,22 @@ def register_importers(register: Callable[[str, Any], None]) -> None:
             description="Import lmms-eval sample logs. The configuration of each file comes from "
             "its results.json (config.model_args), unless given with --config LABEL[:FRAMES]=PATH "
             "(repeatable, in axis order).",
-            options=file_import_options(
-                files_help="samples JSONL files or directories",
-                config_help="label (and frame count) of the configuration PATH was run with",
-                model_help="model name to record (required when files disagree)",
-                benchmark_help="benchmark question file (Parquet or items JSONL) for video ids, "
-                "options and categories",
+            options=(
+                *file_import_options(
+                    files_help="samples JSONL files or directories",
+                    config_help="label (and frame count) of the configuration PATH was run with",
+                    model_help="model name to record (required when files disagree)",
+                    benchmark_help="benchmark question file (Parquet or items JSONL) for video "
+                    "ids, options and categories",
+                ),
+                ImportOption(
+                    ("--rerun-of",),
+                    metavar="LABEL",
+                    help="the other --config files are a second execution of configuration "
+                    "LABEL (of this import or already in the run): stored as its reruns "
+                    "(repeats from 1000, marked rerun_of), which no measure counts and which "
+                    "measure the rerun floor same-input verdicts are graded against",
+                ),
             ),
         ),
     )
@@ -254,7 +264,8 @@ def run_import(
     `SRC=DST`), `wide_values`, `empty`, `benchmark`, `answer_key`, `absent` (`skip` or
     `noanswer`) and `video_from_id`; `lmms-eval` and `vlmevalkit` take `configs` (the
     `--config LABEL[:FRAMES]=PATH` values), `model`, `benchmark`, `absent` and
-    `video_from_id`.
+    `video_from_id`; `lmms-eval` also `rerun_of` (a configuration label the other `--config`
+    files execute again).
     """
     importer = IMPORTERS.get(kind)
     if importer is None:

@@ -67,14 +67,15 @@ def _pairs(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _evidence(repeats: int, reruns: int, name: str) -> str:
-    """`between B's own repeats`, `between cells and their reruns (40)`, or both."""
-    owner = f"{name}'s " if name else "the run's "
+    """`between A's own repeats (5)`, `between the run's cells and their reruns (40)`, or
+    both: what a measured floor compared, and how many answers each kind gave."""
+    owner = f"{name}'s" if name else "the run's"
     parts = []
     if repeats:
-        parts.append(f"{owner}own repeats ({repeats})")
+        parts.append(f"own repeats ({repeats})")
     if reruns:
-        parts.append(f"cells run again ({reruns} reruns)")
-    return "between " + " and ".join(parts)
+        parts.append(f"cells and their reruns ({reruns})")
+    return f"between {owner} " + " and ".join(parts)
 
 
 def measured_floors(df: pd.DataFrame, *, name: str = "") -> dict[str, RerunFloor]:
