@@ -38,7 +38,7 @@ def answer_keys(rows: pd.DataFrame) -> pd.Series:
     return out
 
 
-def _pairs(rows: pd.DataFrame) -> pd.DataFrame:
+def _pairs(rows: pd.DataFrame, reruns_only: bool = False) -> pd.DataFrame:
     """Every answered row that repeats a cell beside the execution it repeats: columns
     `model`, `rerun` (a rerun row, else a later repeat), `key`, `ref_key`."""
     answered = rows[rows["status"].astype(str).isin(list(ANSWERED_STATUSES))]
@@ -60,7 +60,7 @@ def _pairs(rows: pd.DataFrame) -> pd.DataFrame:
     first = base.groupby(_CELL, sort=False)["repeat"].transform("min")
     later = base[base["repeat"].to_numpy() != first.to_numpy()].assign(ref=first)
     reruns = frame[frame["rerun"]].assign(ref=of[frame["rerun"].to_numpy()].astype(np.int64))
-    probes = pd.concat([later, reruns], ignore_index=True)
+    probes = reruns.reset_index(drop=True) if reruns_only else pd.concat([later, reruns])
     reference = base[[*_CELL, "repeat", "key"]].rename(columns={"repeat": "ref", "key": "ref_key"})
     merged: pd.DataFrame = probes.merge(reference, on=[*_CELL, "ref"], how="inner")
     return merged
@@ -78,13 +78,16 @@ def _evidence(repeats: int, reruns: int, name: str) -> str:
     return f"between {owner} " + " and ".join(parts)
 
 
-def measured_floors(df: pd.DataFrame, *, name: str = "") -> dict[str, RerunFloor]:
+def measured_floors(
+    df: pd.DataFrame, *, name: str = "", reruns_only: bool = False
+) -> dict[str, RerunFloor]:
     """Per model, the rerun floor its repeats and reruns measure (a model without any, or
     whose repeats compare no answer, has none). `name` names the set-up in the floor's source
-    (`A` in `between A's own repeats`)."""
+    (`A` in `between A's own repeats`); `reruns_only` leaves the repeats out (a rerun check's
+    own figure)."""
     if df.empty or not (bool((df["repeat"] != 0).any()) or bool(rerun_mask(df).any())):
         return {}
-    pairs = _pairs(df)
+    pairs = _pairs(df, reruns_only)
     if pairs.empty:
         return {}
     key, ref = pairs["key"].to_numpy(dtype=object), pairs["ref_key"].to_numpy(dtype=object)
@@ -109,10 +112,12 @@ def measured_floors(df: pd.DataFrame, *, name: str = "") -> dict[str, RerunFloor
     return out
 
 
-def measured_floor(rows: pd.DataFrame, *, name: str = "") -> RerunFloor | None:
+def measured_floor(
+    rows: pd.DataFrame, *, name: str = "", reruns_only: bool = False
+) -> RerunFloor | None:
     """The floor the repeats and reruns of one set-up's rows measure (the rows of several
     models pooled: the caller chose them as one set-up); None without any."""
     if rows.empty:
         return None
-    floors = measured_floors(rows.assign(model=""), name=name)
+    floors = measured_floors(rows.assign(model=""), name=name, reruns_only=reruns_only)
     return floors.get("")
