@@ -46,8 +46,7 @@ def test_repeats_and_reruns_against_what_they_repeat() -> None:
     # 5 repeats (1 moved) + 6 reruns (2 moved): 3 of 11
     assert (floor.moved, floor.answers) == (3, 11)
     assert floor.source == (
-        "measured: 3 of 11 answers moved between A's own repeats (5) and cells and their "
-        "reruns (6)"
+        "measured: 3 of 11 answers moved between A's own repeats (5) and cells and their reruns (6)"
     )
     assert floor.weakness() is not None  # 11 answers: too few to decide
 

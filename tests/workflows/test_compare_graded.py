@@ -202,7 +202,7 @@ def test_lmms_eval_pair_without_a_floor_cannot_tell(tmp_path: Path) -> None:
     assert r.answer_agreement.answers == "cannot_tell" and r.input_scale is None
     sentence = next(v.sentence for v in r.verdicts if v.key == "same_input")
     assert sentence.startswith(
-        "Cannot tell whether the two sides are the same input: 7 of 2700 answers differ; no "
+        "Not identical: 7 of 2700 answers differ; no "
         "rerun floor is measured, so whether a rerun moves that many cannot be told (measure "
         "one with repeats of one configuration"
     )
@@ -224,9 +224,7 @@ def test_compare_command_prints_the_counts_and_exits_0(
     capsys.readouterr()
     assert main(["compare", str(a), str(b), "--bootstrap", "0"]) == 0
     printed = capsys.readouterr().out
-    assert (
-        "Cannot tell whether the two sides are the same input: 7 of 2700 answers differ" in printed
-    )
+    assert "Not identical: 7 of 2700 answers differ" in printed
     assert "within" not in printed.split("verdict:")[1].split("Set-up")[0]
     assert main(["compare", str(a), str(b), "--bootstrap", "0", "--rerun-floor", "0.3"]) == 0
     printed = capsys.readouterr().out
@@ -273,8 +271,12 @@ def test_a_rerun_imported_with_rerun_of_measures_the_floor(
     capsys.readouterr()
     assert main([*argv, "-o", str(a)]) == 0
     printed = capsys.readouterr().out
-    assert "again: 2700 rows stored as a rerun of uniform16" in printed
-    assert "rerun floor measured, 5 of 2700 answers moved" in printed
+    assert (
+        "again: 2700 rows stored as a rerun of uniform16 (repeats from 1000, marked rerun_of): "
+        "no measure counts them; same-input verdicts are graded against the floor they "
+        "measure; rerun floor measured, 5 of 2700 answers moved between the run's cells and "
+        "their reruns (2700) (0.19% per answer, 95% CI 0.06% to 0.43%)"
+    ) in printed
     from itemscale.responses import read_run
 
     table, provenance = read_run(a)

@@ -188,7 +188,7 @@ def _not_same(
         )
     if agreement.answers == "different":
         return f"The two sides do not look like the same input ({identical}; {_beyond(agreement)})."
-    text = f"Cannot tell whether the two sides are the same input: {agreement.counts()}"
+    text = f"Not identical: {agreement.counts()}"
     if scale is not None:
         text += f"; {scale.sentence()}"
     return text + "."
