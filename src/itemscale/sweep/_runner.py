@@ -49,7 +49,8 @@ from ._plan import (
 )
 from ._provenance import decoder_info, host_info, tool_info
 from ._records import RunRecord, SweepRecord, SweepSettings
-from ._rerun_check import RerunCheck, run_rerun_check
+from ._rerun_check import RerunCheck
+from ._rerun_run import run_rerun_check
 from ._run_settings import checked_settings, session_batches
 from ._selections import (
     check_selections,
