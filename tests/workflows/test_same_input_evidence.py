@@ -163,3 +163,33 @@ def test_no_answer_on_both_sides_is_never_identical(tmp_path: Path) -> None:
     assert "60 where neither side gave one, of 60" in sentence
     assert "was the setting applied" not in sentence
     assert _effective(run) == []
+
+
+def test_without_a_floor_the_runs_own_scale_is_given(tmp_path: Path) -> None:
+    """No floor, and nothing recorded deciding for the pair: the verdict gives the smallest answer
+    change the run shows between configurations whose recorded visual tokens differ."""
+    rows = []
+    for i in range(100):
+        # 8f and 16f record their visual tokens (100, 200): 12 answers change between them
+        rows.append(
+            _row(i, "8f", answer="B" if i < 12 else "A", correct=int(i >= 12), visual_tokens=100)
+        )
+        rows.append(_row(i, "16f", answer="A", correct=1, visual_tokens=200))
+        # 32f (imported without tokens) differs from 16f on 3 answers
+        rows.append(_row(i, "32f", answer="C" if i < 3 else "A", correct=int(i >= 3)))
+    run = _import(tmp_path, rows)
+    r = compare(run, configs=["16f", "32f"], bootstrap=0)
+    assert r.same_input is None and r.rerun_floor is None
+    assert r.input_scale is not None
+    assert (r.input_scale.config_a, r.input_scale.config_b) == ("8f", "16f")
+    assert (r.input_scale.changed, r.input_scale.items) == (12, 100)
+    assert _same_sentence(r) == (
+        "Not identical: 3 of 100 answers differ; no rerun floor is measured, so whether a rerun "
+        "moves that many cannot be told (measure one with repeats of one configuration, a rerun "
+        "of it (`compare A B --rerun RUN`, `import lmms-eval --rerun-of LABEL`) or `sweep "
+        "--rerun-check 0.2`, or state one with `--rerun-floor PERCENT`); the runs' own scale: 8f "
+        "and 16f, whose recorded visual tokens differ, change 12 of 100 answers (12.00%)."
+    )
+    # with a floor the scale is not needed, and not computed
+    stated = compare(run, configs=["16f", "32f"], bootstrap=0, rerun_floor=1.0)
+    assert stated.input_scale is None and stated.same_input is not None

@@ -98,10 +98,14 @@ def _series_scale(rows: pd.DataFrame) -> InputScale | None:
     input differs on most of their matched items (visual tokens, else frames sent)."""
     keys = rows.assign(_key=answer_keys(rows).to_numpy(), item=rows["item_id"].astype(str))
     answers = keys.pivot_table(index="item", columns="config_id", values="_key", aggfunc="first")
-    configs = list(answers.columns)
+    first = rows.drop_duplicates("config_id").set_index("config_id")
+    # the smaller budget first: by axis place, then id
+    place = pd.to_numeric(first["axis_order"], errors="coerce").to_dict()
+    configs = sorted(answers.columns, key=lambda c: (float(place.get(c, 0.0)), str(c)))
     if len(configs) < 2:
         return None
-    labels = rows.drop_duplicates("config_id").set_index("config_id")["config_label"]
+    answers = answers[configs]
+    labels = first["config_label"]
     key = answers.to_numpy(dtype=object)
     tokens = _recorded(rows, "visual_tokens", answers.index, configs)
     frames = _recorded(rows, "effective_frames", answers.index, configs)

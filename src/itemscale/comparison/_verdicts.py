@@ -116,7 +116,7 @@ def same_input_sentence(
     if same is None:
         return _not_same(counts, setup, agreement, scale, names)
     if same.answers == "different" or (same.answers == "cannot_tell" and same.differ):
-        return _unexplained(same, setup)
+        return _unexplained(same, setup, scale)
     why = same.sentence("A", "B")
     if same.basis == "rerun_answers":
         kind = "stated" if same.floor is not None and same.floor.stated else "measured"
@@ -212,7 +212,9 @@ def _beyond(agreement: AnswerAgreement) -> str:
     )
 
 
-def _unexplained(same: SameInput, setup: tuple[ProvenanceField, ...]) -> str:
+def _unexplained(
+    same: SameInput, setup: tuple[ProvenanceField, ...], scale: InputScale | None = None
+) -> str:
     """Same input by the recorded evidence, answers beyond a rerun (or, without a floor that
     decides, answers that differ by an amount no floor can judge): what differs in the recorded
     set-up (the stack included) can explain them, else something unrecorded does."""
@@ -220,7 +222,8 @@ def _unexplained(same: SameInput, setup: tuple[ProvenanceField, ...]) -> str:
     answers = (
         f"answers differ beyond a rerun ({_beyond(same.agreement)})"
         if same.answers == "different"
-        else f"answers differ, whether beyond a rerun cannot be told ({same.counts()})"
+        else f"answers differ, whether beyond a rerun cannot be told ({same.counts()}"
+        + (f"; {scale.sentence()})" if scale is not None else ")")
     )
     head = f"Same input; {answers}: the recorded {what} do not grow on any of {same.recorded} items"
     differs = setup_differences(setup)
