@@ -328,3 +328,44 @@ def test_a_rerun_named_on_the_command_line(tmp_path: Path) -> None:
     assert r.same_input is not None and r.same_input.answers == "rerun"
     with pytest.raises(WorkflowError, match="not a run folder, nor a configuration label"):
         compare(a, b, bootstrap=0, rerun="nothing-here")
+
+
+def test_rerun_of_a_configuration_of_the_same_import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    n = 300
+    targets = ["ABCD"[(7 * i) % 4] for i in range(n)]
+    answers = ["ABCD"[(3 * i) % 4] for i in range(n)]
+    first = _lmms_eval_log(tmp_path / "l1", "20260101_000000", answers, targets, "4.57.1")
+    again = _lmms_eval_log(
+        tmp_path / "l2", "20260102_000000", _moved(answers, 4), targets, "4.57.1"
+    )
+    run = tmp_path / "run"
+    argv = ["import", "lmms-eval", "--config", f"u16={first}", "--config", f"u16b={again}"]
+    assert main([*argv, "--rerun-of", "u16", "-o", str(run)]) == 0
+    from itemscale.responses import read_run
+
+    table, _ = read_run(run)
+    assert set(table["config_label"]) == {"u16"}
+    assert (table["rerun_of"].notna().sum(), len(table)) == (n, 2 * n)
+    capsys.readouterr()
+    assert main(["analyze", str(run), "--bootstrap", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "rerun floor: measured, 4 of 300 answers moved between the run's cells and their" in out
+    # a label no import and no run holds is refused, naming what the run holds
+    assert (
+        main(
+            [
+                "import",
+                "lmms-eval",
+                "--config",
+                f"x={again}",
+                "--rerun-of",
+                "nosuch",
+                "-o",
+                str(run),
+            ]
+        )
+        == 2
+    )
+    assert "--rerun-of nosuch: model 'V7B' has no configuration 'nosuch'" in capsys.readouterr().err
