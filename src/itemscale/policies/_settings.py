@@ -31,6 +31,8 @@ from ._inputs import ScoreName, SharingChoice
 #: Counts (`count` beside each accuracy, `stop_counts`, a frontier point's `count`) were added
 #: to version 3 without a bump: a reader of 3 that ignores them reads the file as before.
 #: 4: the resample count is `settings.bootstrap`, where version 3 holds `settings.n_boot`.
+#: `settings.rerun_floor` (the floor stated with `--rerun-floor`, null when none) was added to
+#: version 4 without a bump: a file without it reads as stating none.
 CASCADE_SCHEMA_VERSION: Final[int] = 4
 #: The layouts a reader takes: version 3 differs from 4 only in the resample count's key.
 CASCADE_READ_VERSIONS: Final[tuple[int, ...]] = (3, CASCADE_SCHEMA_VERSION)
