@@ -3,6 +3,7 @@ rows against the execution they repeat, per model, and rerun rows kept out of ev
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -122,3 +123,44 @@ def test_reruns_take_repeats_no_protocol_asks_for() -> None:
 
     # a protocol's repeats are numbered 0 .. MAX_REPEATS - 1: a rerun never takes their place
     assert RERUN_REPEAT_BASE >= MAX_REPEATS
+
+
+def test_a_slim_read_keeps_the_raw_outputs_the_floor_compares(tmp_path: Path) -> None:
+    from itemscale.responses import read_run, write_run
+
+    rows = [
+        _row(i, None, None, task_kind="open_qa", score=0.5, raw_text=f"reply {i}")  # type: ignore[arg-type]
+        for i in range(4)
+    ]
+    rows += [_row(i, "A", 1.0, raw_text="The answer is A.") for i in range(4, 6)]
+    rows += [
+        _row(
+            0,
+            None,
+            None,
+            task_kind="open_qa",
+            score=0.5,
+            raw_text="another reply",
+            repeat=RERUN_REPEAT_BASE,
+            rerun_of=0,
+        ),  # type: ignore[arg-type]
+        _row(
+            1,
+            None,
+            None,
+            task_kind="open_qa",
+            score=0.5,
+            raw_text="reply 1",
+            repeat=RERUN_REPEAT_BASE,
+            rerun_of=0,
+        ),  # type: ignore[arg-type]
+    ]
+    write_run(tmp_path, _table(rows), {"schema_version": 1})
+    slim, _ = read_run(tmp_path, slim=True)
+    kept = slim.set_index(["item_id", "repeat"])["raw_text"]
+    # the open-ended rows of the cells that were run again, and those only
+    assert kept[("q0", 0)] == "reply 0" and kept[("q0", RERUN_REPEAT_BASE)] == "another reply"
+    assert kept[("q1", RERUN_REPEAT_BASE)] == "reply 1"
+    assert pd.isna(kept[("q2", 0)]) and pd.isna(kept[("q4", 0)])
+    floor = measured_floors(slim)["m"]
+    assert (floor.moved, floor.answers) == (1, 2)

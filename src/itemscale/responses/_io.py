@@ -509,6 +509,8 @@ def _with_repeat_texts(df: pd.DataFrame, path: Path) -> pd.DataFrame:
     output). Only open-ended rows are read (`task_kind` filter) and only those cells' kept; a
     table without repeats or reruns is returned as it is, nothing read."""
     again = df["repeat"].to_numpy() != 0
+    if not again.any():  # the common case, decided on the integer column alone
+        return df
     open_ended = (df["task_kind"].astype(str) != "mcqa").to_numpy()
     if not (again & open_ended).any():
         return df
