@@ -18,6 +18,7 @@ from itemscale.measures import (
     UnknownConfigError,
     analyze_responses,
     pair_grade,
+    pair_verdict_text,
 )
 
 #: a console line of a measure along an order of budgets
@@ -58,7 +59,14 @@ def test_alternatives_are_measured_pair_by_pair_not_along_an_order() -> None:
     assert sel.headroom_share.value == pytest.approx(1.0)  # it fixes all of ctl's headroom
     assert sel.accuracy_difference.value == pytest.approx(5 / N)
     assert (sel.answered, sel.differ) == (N, 15)
-    assert pair_grade(sel) == "x"  # 15 of 60 answers differ: beyond a rerun
+    # 15 of 60 answers differ, and no rerun floor is measured or stated: not identical, and
+    # whether beyond a rerun cannot be told
+    assert (sel.answers, sel.floor, pair_grade(sel)) == ("cannot_tell", None, "?")
+    assert pair_verdict_text(sel).startswith("not identical: 15 of 60 answers differ")
+    stated = analyze_responses(df, bootstrap=0, seed=1, control="ctl", rerun_floor=1.0)
+    graded = stated.models["m"].pairs["ctl|sel"]  # type: ignore[union-attr]
+    # at a stated 1% per answer a rerun moves at most 2 of 60: 15 is beyond it
+    assert (graded.answers, graded.rerun_bound, pair_grade(graded)) == ("different", 2, "x")
     copy = entry.pairs["ctl|copy"]
     assert (copy.n_fixed, copy.n_broken, copy.headroom_share.value) == (0, 0, 0.0)
     assert pair_grade(copy) == "="

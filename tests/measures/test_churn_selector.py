@@ -34,7 +34,13 @@ def _answers(matrix: dict[str, list[int]]) -> dict[str, list[str]]:
     return {item: ["A" if y else "B" for y in ys] for item, ys in matrix.items()}
 
 
-def _selector_block(uniform: dict, selector: dict, videos: dict, bootstrap: int = 0) -> dict:
+def _selector_block(
+    uniform: dict,
+    selector: dict,
+    videos: dict,
+    bootstrap: int = 0,
+    rerun_floor: float | None = None,
+) -> dict:
     df = pd.concat(
         [
             table(uniform, answers=_answers(uniform), videos=videos, series="linspace/cached"),
@@ -48,7 +54,9 @@ def _selector_block(uniform: dict, selector: dict, videos: dict, bootstrap: int 
         ],
         ignore_index=True,
     )
-    res = analyze_responses(normalise_responses(df), bootstrap=bootstrap).to_json()["models"]["m"]
+    res = analyze_responses(
+        normalise_responses(df), bootstrap=bootstrap, rerun_floor=rerun_floor
+    ).to_json()["models"]["m"]
     (churn,) = res["churn"].values()
     return churn
 
@@ -85,15 +93,19 @@ def test_a_selection_that_changed_nothing_is_flagged() -> None:
         assert (v["n_fixed"], v["n_broken"]) == (0, 0)
         assert v["same_input"]["basis"] == "identical_answers"
         assert v["same_input"]["identical"] == 60
-    # one changed answer of 60 is what a rerun moves (the default floor's bound is 1): still
-    # the same input, graded as within a rerun; a second one and the flag goes
+    # one changed answer of 60: without a rerun floor it is no longer one input; at a stated
+    # floor of 0.26% (bound 1 at 60) it is, graded as within a rerun; a second one and the
+    # flag goes
     selector["i0"] = [1, 0]
     churn = _selector_block(uniform, selector, videos)
+    assert churn["budgets"]["8f"]["selector"]["same_input"] is None
+    churn = _selector_block(uniform, selector, videos, rerun_floor=0.26)
     rerun = churn["budgets"]["8f"]["selector"]["same_input"]
     assert rerun["basis"] == "rerun_answers" and rerun["answers"] == "rerun"
     assert (rerun["differ"], rerun["answered"], rerun["rerun_bound"]) == (1, 60, 1)
+    assert rerun["floor"]["stated"] is True
     selector["i1"] = [0, 0]
-    churn = _selector_block(uniform, selector, videos)
+    churn = _selector_block(uniform, selector, videos, rerun_floor=0.26)
     assert churn["budgets"]["8f"]["selector"]["same_input"] is None
 
 

@@ -213,3 +213,21 @@ def test_frames_used_is_the_retired_name_of_effective_frames() -> None:
     with pytest.raises(TypeError, match="both frames_used= and effective_frames="):
         VideoResponse(**fields, frames_used=4, effective_frames=4)  # type: ignore[call-arg]
     assert dataclasses.replace(new, effective_frames=2).effective_frames == 2
+
+
+def test_the_retired_default_floor_warns_and_says_why() -> None:
+    """`itemscale.measures.DEFAULT_RERUN_FLOOR` (issue: same-input verdicts from evidence) works
+    for one more release as the value it was, warning that a floor is measured or stated and
+    that the default came from the selector runs it judged; nothing in the package uses it."""
+    import itemscale.measures as measures
+
+    with pytest.deprecated_call(
+        match=r"itemscale\.measures\.DEFAULT_RERUN_FLOOR is deprecated: use a measured or "
+        r"stated floor .* the default was taken from the selector runs it judged"
+    ):
+        floor = measures.DEFAULT_RERUN_FLOOR
+    assert floor.rate == pytest.approx(7 / 2700) and not floor.measured and not floor.stated
+    assert "DEFAULT_RERUN_FLOOR" not in measures.__all__
+    # passed explicitly it is a floor like any other, with its source said
+    assert measures.grade_answers(5, 2700, floor) == "rerun"
+    assert "taken from the selector runs it judged" in floor.source

@@ -33,6 +33,7 @@ RETIRED = {
     "n_boot": "bootstrap (the bootstrap's resample count)",
     "frames_used_matrix": "effective_frames_matrix",
     "frames_used": "effective_frames (VideoResponse.effective_frames, the backend contract's)",
+    "DEFAULT_RERUN_FLOOR": "a measured or stated rerun floor (measured_floors, RerunFloor)",
 }
 
 #: Where a name is checked when it is retired only there (the sweep's `_budget` module is the
@@ -139,7 +140,10 @@ def test_the_retired_names_list_is_the_glossarys() -> None:
     assert not missing, f"docs/glossary.md, 'Retired names', does not list {missing}"
 
 
-@pytest.mark.parametrize("pattern", [r"\bn_boot=", r"\bStatistic\b", r"\bEvalBudget\b"])
+@pytest.mark.parametrize(
+    "pattern",
+    [r"\bn_boot=", r"\bStatistic\b", r"\bEvalBudget\b", r"\bDEFAULT_RERUN_FLOOR\b"],
+)
 def test_the_pages_use_the_one_names(pattern: str) -> None:
     """The docs show the one names (the glossary, which lists the retired ones, aside; `n_boot`
     named as the key older files hold is a key, not a keyword)."""

@@ -37,7 +37,7 @@ def test_round_trip_keeps_values_and_version(tmp_path: Path) -> None:
     path = tmp_path / "r.parquet"
     write_responses(rows(), path)
     meta = pq.read_schema(path).metadata
-    assert meta[b"itemscale.schema_version"] == b"4"
+    assert meta[b"itemscale.schema_version"] == b"5"
     back = read_responses(path)
     assert list(back.columns) == RESPONSE_SCHEMA.names
     assert back["correct"].tolist() == [1.0, 0.0]

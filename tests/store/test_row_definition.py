@@ -50,6 +50,7 @@ def test_the_parquet_schema_is_the_definition() -> None:
         "margin": 2,
         "scoring_rule": 3,
         "session_id": 4,
+        "rerun_of": 5,
     }
     assert max(c.since for c in RESPONSE_COLUMNS) == SCHEMA_VERSION
     assert RESPONSE_SCHEMA.field("frame_indices").type == pa.list_(pa.int64())

@@ -57,6 +57,7 @@ EXPECTED_SCHEMA = {
         ("margin", "REAL", 0, 0),
         ("scoring_rule", "TEXT", 0, 0),
         ("session_id", "INTEGER", 0, 0),
+        ("rerun_of", "INTEGER", 0, 0),
     ],
     "models": [("spec_id", "TEXT", 0, 1), ("name", "TEXT", 1, 0), ("spec_json", "TEXT", 1, 0)],
     "videos": [("video_id", "TEXT", 0, 1), ("path", "TEXT", 0, 0), ("content_hash", "TEXT", 0, 0)],
@@ -121,7 +122,7 @@ def _row(cell_id: str = "c1", **overrides: object) -> CellRow:
 
 def test_final_schema_and_version(tmp_path: Path) -> None:
     with open_store(tmp_path) as store:
-        assert store.schema_version == SCHEMA_VERSION == len(MIGRATIONS) == 6
+        assert store.schema_version == SCHEMA_VERSION == len(MIGRATIONS) == 7
     assert _schema(tmp_path / "store.sqlite") == EXPECTED_SCHEMA
     db = sqlite3.connect(tmp_path / "store.sqlite")
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -146,7 +147,9 @@ def test_migrates_an_old_store_keeping_its_cells(tmp_path: Path) -> None:
     db.commit()
     db.close()
     with RunStore(path) as store:
-        assert store.schema_version == 6
+        assert store.schema_version == 7
+        # an old cell is an ordinary one, no rerun (migration 7)
+        assert store.cells_frame()["rerun_of"].isna().all()
         # an old cell does not say which session produced it (migration 6): unknown
         assert store.cells_frame()["session_id"].isna().all()
         # an old cell does not say how its answer was chosen (migration 5): unknown

@@ -543,7 +543,7 @@ def test_a_run_mixing_task_kinds_compares_each_apart(tmp_path: Path) -> None:
     out = tmp_path / "c.json"
     assert main(["compare", str(a), str(b), "--bootstrap", "0", "--json", str(out)]) == 0
     written = json.loads(out.read_text())
-    assert written["schema_version"] == 4
+    assert written["schema_version"] == 5
     assert set(written["outcomes"]) == {"mcqa", "open_ended"}
     assert written["outcomes"]["open_ended"]["kind"] == "continuous"
     # the page shows each kind apart

@@ -63,7 +63,7 @@ def _as_layout_2(data: dict[str, Any]) -> dict[str, Any]:
 def test_every_interval_is_an_estimate(tmp_path: Path) -> None:
     a, b = _runs(tmp_path)
     result = compare(a, b, bootstrap=50)
-    assert result.schema_version == 4 and result.repeats is not None
+    assert result.schema_version == 5 and result.repeats is not None
     data = json.loads(result.to_json())
     for kind, keys in INTERVALS.items():
         for key in keys:

@@ -44,3 +44,18 @@ def settings_from_flags(
             loc = [str(part) for part in error["loc"]]
             lines.append(f"{flag(loc[0])}: {message}" if loc else message)
         raise CommandError("; ".join(lines)) from None
+
+
+def add_rerun_floor_argument(parser: Any) -> None:
+    """`--rerun-floor PERCENT`, as `analyze`, `compare` and `cascade` take it: a floor the user
+    states for the set-up, which the same-input verdicts grade answers against."""
+    parser.add_argument(
+        "--rerun-floor",
+        type=float,
+        default=None,
+        metavar="PERCENT",
+        help="the share of answers a rerun of one input moves on this set-up, as you know it "
+        "(percent, e.g. 0.3): the same-input verdicts grade answers against it, labelled "
+        "'stated' (default: the floor the run's repeats and reruns measure, else none: "
+        "identical answers or cannot tell; docs/compare.md, 'Reruns')",
+    )

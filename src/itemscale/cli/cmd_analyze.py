@@ -35,7 +35,7 @@ from ._inference_text import (
     print_heterogeneity,
     print_inference,
 )
-from ._settings import settings_from_flags
+from ._settings import add_rerun_floor_argument, settings_from_flags
 
 if TYPE_CHECKING:
     from ..measures import AnalysisResult
@@ -127,6 +127,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="threads computing models at once (default: one per usable core); the numbers "
         "do not depend on it",
     )
+    add_rerun_floor_argument(p)
     p.add_argument(
         "--configs",
         type=parse_config_list,
@@ -284,6 +285,16 @@ def print_effective_budget(
     """Beside the curve: each adjacent step the same-input rule flags, in a sentence."""
     for entry in block.effective_budget or ():
         print(f"{indent}same input: {entry.evidence.sentence}{gloss('same input')}", file=out)
+
+
+def print_rerun_floor(block: SeriesEntry, out: TextIO, gloss: Glosses) -> None:
+    """The rerun floor the model's same-input verdicts used, when one is measured (its repeats,
+    its reruns: `rerun floor: measured, k of n ...`) or stated (`--rerun-floor`)."""
+    floor = (
+        block.continuous.rerun_floor if isinstance(block, OpenEndedSeries) else block.rerun_floor
+    )
+    if floor is not None:
+        print(f"  rerun floor: {floor.line()}{gloss('rerun floor')}", file=out)
 
 
 def _print_chains(
@@ -469,6 +480,7 @@ def print_summary(
         print(f"warning: {warning}", file=out)
     for model, block in result.models.items():
         print(f"\n== {model} (series {_series_name(block)}){gloss('series')}", file=out)
+        print_rerun_floor(block, out, gloss)
         print_series(block, out, gloss, brief=brief, files=files)
         if isinstance(block, ContinuousBlock):  # a `--by` group's form, not a model's entry
             continue
@@ -514,6 +526,7 @@ def run(args: argparse.Namespace) -> int:
         test_pairs=args.test_pair,
         heterogeneity_draws=args.heterogeneity_draws,
         workers=args.workers,
+        rerun_floor=args.rerun_floor,
     )
     try:
         per_item = check_per_item_path(args.per_item) if args.per_item else None

@@ -16,7 +16,7 @@ from ..measures import DEFAULT_BOOTSTRAP, counted_text
 from ..policies import CURRENCIES, AvailableRule
 from . import CommandError
 from ._format import Glosses, number_text, points_text
-from ._settings import settings_from_flags
+from ._settings import add_rerun_floor_argument, settings_from_flags
 
 if TYPE_CHECKING:
     from ..measures import Estimate
@@ -91,6 +91,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "is >= T, no fitting, every item (the seed paper's code/cascade.py --theta)",
     )
     p.add_argument("--model", action="append", default=[], help="only this model (repeatable)")
+    add_rerun_floor_argument(p)
     p.set_defaults(func=run)
 
 
@@ -227,6 +228,7 @@ def run(args: argparse.Namespace) -> int:
         stages=stages,
         threshold=args.threshold,
         models=tuple(args.model) or None,
+        rerun_floor=args.rerun_floor,
     )
     json_out = (
         args.json_out if args.json_out is not None else str(Path(args.run_dir) / CASCADE_FILE)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from ..measures import CI_METHODS, DEFAULT_BOOTSTRAP, DEFAULT_CI
 from . import CommandError
+from ._settings import add_rerun_floor_argument
 
 if TYPE_CHECKING:
     from ..workflows import CompareResult
@@ -73,6 +74,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "with its own outcome, interval and test)",
     )
     p.add_argument("--ci", choices=list(CI_METHODS), default=DEFAULT_CI, help="interval method")
+    p.add_argument(
+        "--rerun",
+        metavar="RUN_OR_LABEL",
+        help="a second execution of one side's configuration (a run folder, or a "
+        "configuration label of run A): the rerun floor the same-input verdict grades the "
+        "answers against is measured on it (docs/compare.md, 'Reruns')",
+    )
+    add_rerun_floor_argument(p)
     p.add_argument(
         "--json",
         dest="json_out",
@@ -166,6 +175,8 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         ci=args.ci,
         task_kind=args.task_kind,
+        rerun=args.rerun,
+        rerun_floor=args.rerun_floor,
     )
     print_comparison(result, sys.stdout)
     if "--json" in outputs:
@@ -289,6 +300,8 @@ def print_comparison(result: CompareResult, out: TextIO) -> None:
             f"{_est(r.between)}%, A vs A {_est(r.noise_a)}%, B vs B {_est(r.noise_b)}%",
             file=out,
         )
+    if result.rerun_floor is not None:
+        print(f"  rerun floor: {result.rerun_floor.line()}", file=out)
     print("verdict:", file=out)
     for v in result.verdicts:
         print(f"  - {v.sentence}", file=out)

@@ -89,6 +89,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="print the plan (--dry-run) or the summary as one JSON object",
     )
+    _rerun_check_arguments(parser)
     parser.add_argument(
         "--deterministic",
         action="store_true",
@@ -97,6 +98,33 @@ def register(subparsers: Any) -> None:
         "it; docs/sweep.md)",
     )
     parser.set_defaults(func=run)
+
+
+def _rerun_check_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--rerun-check FRACTION` and its seed and batch size (docs/sweep.md, "Rerun check")."""
+    parser.add_argument(
+        "--rerun-check",
+        type=float,
+        default=None,
+        metavar="FRACTION",
+        help="after each model's grid, run this share of its finished cells again (a seeded "
+        "sample, shuffled, at another batch size), stored as reruns: the run's own rerun "
+        "floor, recorded per session in run.json and printed by analyze (local executor)",
+    )
+    parser.add_argument(
+        "--rerun-seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="seed of the rerun check's sample and order (default 0)",
+    )
+    parser.add_argument(
+        "--rerun-batch-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help="batch size of the reruns (default: 8 when the grid runs at batch size 1, else 1)",
+    )
 
 
 def _served_arguments(parser: argparse.ArgumentParser) -> None:
@@ -283,6 +311,24 @@ def _check_flags(args: argparse.Namespace) -> None:
         raise CommandError("--ray-address needs --executor ray")
     if args.workers is not None and args.workers < 1:
         raise CommandError(f"--workers must be at least 1 (got {args.workers})")
+    _rerun_check(args)
+
+
+def _rerun_check(args: argparse.Namespace) -> Any:
+    """`--rerun-check` and its options as the sweep's `RerunCheck` (None without it); a bad
+    value is a `CommandError` naming the flag."""
+    from ..sweep import RerunCheck
+
+    if args.rerun_check is None:
+        if args.rerun_batch_size is not None:
+            raise CommandError("--rerun-batch-size needs --rerun-check FRACTION")
+        return None
+    if args.executor != "local":
+        raise CommandError("--rerun-check runs on the local executor (it reuses the loaded model)")
+    try:
+        return RerunCheck(args.rerun_check, args.rerun_seed, args.rerun_batch_size)
+    except ValueError as exc:
+        raise CommandError(f"--rerun-check: {exc}") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -342,6 +388,7 @@ def run(args: argparse.Namespace) -> int:
             provenance={"argv": ["itemscale", "sweep", *sys.argv[2:]]},
             accept_budget_cap=args.accept_budget_cap,
             numerics=Numerics(deterministic=args.deterministic),
+            rerun_check=_rerun_check(args),
         )
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from None
@@ -370,6 +417,7 @@ def _print_summary(result: Any, *, as_json: bool) -> None:
         "throughput": result.throughput(),
         "batch_sizes": result.batch_sizes,
         "out_of_memory": result.out_of_memory,
+        "rerun_check": result.rerun_checks,
         "exit_status": result.exit_code,
     }
     if as_json:
@@ -400,12 +448,25 @@ def _print_summary(result: Any, *, as_json: bool) -> None:
             print(f"served model {model}: up to {seen['max_in_flight']} request(s) in flight")
             _print_budget_probe(model, result.budget_probe.get(model))
         _print_selections(result.selections)
+        _print_rerun_checks(result.rerun_checks)
         if result.ray:
             _print_ray(result.ray)
         for warning in result.warnings:
             print(f"warning: {warning}")
         if result.interrupted:
             print("interrupted: rerun the same command to resume", file=sys.stderr)
+
+
+def _print_rerun_checks(checks: dict[str, Any]) -> None:
+    """One line per model whose grid `--rerun-check` ran again in part."""
+    for model, record in sorted(checks.items()):
+        floor = record.get("floor") or "no answer to compare"
+        print(
+            f"rerun check, model {model}: {record['cells_sampled']} of "
+            f"{record['cells_finished']} finished cells run again ({record['cells_run']} this "
+            f"time) at batch size {record['batch_size']}, in a seeded shuffle (seed "
+            f"{record['seed']}); rerun floor: {floor}"
+        )
 
 
 def _print_selections(selections: dict[str, Any]) -> None:

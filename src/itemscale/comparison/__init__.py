@@ -10,9 +10,10 @@ and flags, and asking the installed backends how frames reached a model, is the 
 (`itemscale.workflows.compare`), which passes that in (`transport`).
 """
 
-from ._analysis import MAX_GROUPS, TOP_VIDEOS, compare_settings, compare_sides, rerun_floor
+from ._analysis import MAX_GROUPS, TOP_VIDEOS, compare_settings, compare_sides
 from ._errors import CompareError
-from ._pairs import PAIR_COLUMNS, Matched, Side, match_pairs
+from ._floor import input_scale, named_rerun_floor, rerun_floor
+from ._pairs import PAIR_COLUMNS, Matched, NamedRerun, Side, match_pairs
 from ._provenance import Transport
 from ._records import (
     COMPARE_SCHEMA_VERSION,
@@ -25,6 +26,7 @@ from ._records import (
     CompareTaskKind,
     FieldStatus,
     GroupGap,
+    InputScale,
     MatchCounts,
     ProvenanceField,
     RerunNoise,
@@ -47,8 +49,10 @@ __all__ = [
     "CompareTaskKind",
     "FieldStatus",
     "GroupGap",
+    "InputScale",
     "MatchCounts",
     "Matched",
+    "NamedRerun",
     "ProvenanceField",
     "RerunNoise",
     "SelectionSide",
@@ -57,6 +61,8 @@ __all__ = [
     "Verdict",
     "compare_settings",
     "compare_sides",
+    "input_scale",
     "match_pairs",
+    "named_rerun_floor",
     "rerun_floor",
 ]

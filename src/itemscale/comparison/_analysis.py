@@ -23,18 +23,21 @@ import pandas as pd
 from ..measures import (
     DEFAULT_BOOTSTRAP,
     DEFAULT_CI,
-    DEFAULT_RERUN_FLOOR,
+    AnswerAgreement,
     Estimate,
     RerunFloor,
     SameInput,
     VideoBootstrap,
+    answer_agreement,
+    answer_keys,
     intervals,
     paired_tests,
     same_input,
 )
 from ..responses import ANSWERED_STATUSES
 from ._errors import CompareError
-from ._pairs import Matched, Side, match_pairs
+from ._floor import choose_floor, input_scale
+from ._pairs import Matched, NamedRerun, Side, match_pairs
 from ._provenance import Transport, provenance_diff, side_setup
 from ._records import (
     AnswerDiff,
@@ -257,40 +260,25 @@ def _rerun_noise(
     )
 
 
-def rerun_floor(a: pd.DataFrame, b: pd.DataFrame) -> RerunFloor:
-    """The share of answers a rerun moves, measured from either side's repeats (each answered
-    repeat beyond the first against the item's first, answers compared; the larger of the two
-    sides' shares), else the documented default (`DEFAULT_RERUN_FLOOR`)."""
-    measured: list[tuple[float, int, int, str]] = []
-    for name, rows in (("A", a), ("B", b)):
-        answered = rows[rows["status"].astype(str).isin(ANSWERED_STATUSES)]
-        if answered["repeat"].nunique() < 2:
-            continue
-        table = answered.assign(
-            item=answered["item_id"].astype(str), ans=answered["answer"].astype(str)
-        ).sort_values(["item", "repeat"])
-        first = table.groupby("item")["ans"].transform("first")
-        later = table["repeat"] != table.groupby("item")["repeat"].transform("min")
-        n = int(later.sum())
-        if n == 0:
-            continue
-        k = int((table["ans"][later] != first[later]).sum())
-        measured.append((k / n, k, n, name))
-    if not measured:
-        return DEFAULT_RERUN_FLOOR
-    rate, k, n, name = max(measured)
-    return RerunFloor(
-        rate=rate,
-        source=f"measured: {k} of {n} answers moved between {name}'s own repeats",
-        measured=True,
+def _answer_keys(pairs: pd.DataFrame, side: str) -> np.ndarray:
+    """One side's answers as the rule compares them: the parsed answer of a multiple-choice
+    pair, the raw output of an open-ended one (which has no parsed answer)."""
+    frame = pd.DataFrame(
+        {
+            "task_kind": pairs[f"task_kind_{side}"].astype(str).to_numpy(),
+            "answer": pairs[f"answer_{side}"].astype(object).to_numpy(),
+            "raw_text": pairs[f"raw_text_{side}"].astype(object).to_numpy(),
+        }
     )
+    return answer_keys(frame).to_numpy(dtype=object)
 
 
-def _same_input(pairs: pd.DataFrame, a: Side, b: Side) -> SameInput | None:
+def _same_input(
+    pairs: pd.DataFrame, a: Side, b: Side, floor: RerunFloor | None
+) -> tuple[SameInput | None, AnswerAgreement]:
     """The one rule, both ways: the two sides are the same input only when neither side's
-    recorded input grows over the other's (or, with nothing recorded, the answers agree within
-    a rerun's floor, measured from the sides' repeats where they have them)."""
-    floor = rerun_floor(a.rows, b.rows)
+    recorded input grows over the other's (or, with nothing recorded on most items, the
+    answers agree, or agree within the rerun floor); with the answers graded either way."""
 
     def col(name: str) -> np.ndarray:
         return pd.to_numeric(pairs[name], errors="coerce").to_numpy(dtype=float)
@@ -298,9 +286,7 @@ def _same_input(pairs: pd.DataFrame, a: Side, b: Side) -> SameInput | None:
     frames_a = pd.to_numeric(a.rows["frames"], errors="coerce").dropna().unique()
     frames_b = pd.to_numeric(b.rows["frames"], errors="coerce").dropna().unique()
     frame_step = set(frames_a.tolist()) != set(frames_b.tolist())
-    answers = {
-        side: [None if pd.isna(v) else str(v) for v in pairs[f"answer_{side}"]] for side in "ab"
-    }
+    answers = {side: _answer_keys(pairs, side) for side in "ab"}
 
     def one_way(first: str, second: str) -> SameInput | None:
         """`same_input` with side `first` as the smaller budget."""
@@ -317,7 +303,8 @@ def _same_input(pairs: pd.DataFrame, a: Side, b: Side) -> SameInput | None:
 
     # equal budgets have no direction: the two sides are one input only if it holds both ways
     one_way_verdict, other_way = one_way("a", "b"), one_way("b", "a")
-    return one_way_verdict if one_way_verdict is not None and other_way is not None else None
+    same = one_way_verdict if one_way_verdict is not None and other_way is not None else None
+    return same, answer_agreement(answers["a"], answers["b"], floor=floor)
 
 
 def _attributes(pairs: pd.DataFrame) -> pd.DataFrame:
@@ -496,6 +483,8 @@ def compare_sides(
     ci: str | None = None,
     task_kind: CompareTaskKind | None = None,
     transport: Transport | None = None,
+    rerun: NamedRerun | None = None,
+    rerun_floor: RerunFloor | None = None,
 ) -> CompareResult:
     """Two chosen sides, item by item, as `itemscale compare` computes them (docs/compare.md).
 
@@ -505,7 +494,10 @@ def compare_sides(
     open-ended (`open_ended`) items only; without it sides holding both compare each apart
     (`outcomes`), the multiple-choice accuracy first. `transport` describes how a recorded
     model entry's frames reach its model (the set-up diff's `transport`; None: unknown), which
-    needs the installed backends, so the workflow passes it in.
+    needs the installed backends, so the workflow passes it in. The same-input verdict grades
+    the answers against a rerun floor from evidence only (`_floor.choose_floor`): `rerun_floor`
+    (stated, `--rerun-floor`), else the floor the named `rerun` measures (`--rerun`), else the
+    one the sides' own repeats and reruns measure; without any, identical or cannot tell.
     """
     resamples, method = compare_settings(bootstrap, ci, task_kind)
     side_a, side_b = _kind_rows(side_a, task_kind), _kind_rows(side_b, task_kind)
@@ -533,7 +525,12 @@ def compare_sides(
         if len(main)
         else None
     )
-    same = _same_input(pairs, side_a, side_b) if len(pairs) else None
+    try:
+        floor = choose_floor(side_a, side_b, rerun, rerun_floor)
+    except ValueError as exc:
+        raise CompareError(str(exc)) from None
+    same, agreement = _same_input(pairs, side_a, side_b, floor)
+    scale = input_scale(side_a, side_b) if floor is None and agreement.differ else None
     by_attribute, top = _where(main, ya, yb, by) if len(main) else ((), ())
     extra = _open_ended_gap(kinds, counts)
     record_a, record_b = _side_record("A", side_a), _side_record("B", side_b)
@@ -547,6 +544,9 @@ def compare_sides(
         outcomes={k: v[3] for k, v in kinds.items()},
         repeats=noise,
         same_input=same,
+        rerun_floor=floor,
+        answer_agreement=agreement,
+        input_scale=scale,
         by_attribute=by_attribute,
         top_videos=top,
         verdicts=(
@@ -560,6 +560,8 @@ def compare_sides(
                 top,
                 extra,
                 _subset_counts(counts, main) if extra is not None else None,
+                agreement=agreement,
+                scale=scale,
             ),
             *cost_verdict(record_a, record_b),
         ),

@@ -31,7 +31,12 @@ PAIR_COLUMNS = (
 
 @dataclass(frozen=True)
 class Side:
-    """One side: its run folder, that run's run.json, its rows and the slice they are."""
+    """One side: its run folder, that run's run.json, its rows and the slice they are.
+
+    `evidence` holds the rows its rerun floor is measured on: the side's model in its run,
+    every configuration, rerun rows (`rerun_of`) included, since a floor is a property of the
+    set-up, not of one configuration (None: the side's own rows). `rows` holds no rerun row.
+    """
 
     run: str
     provenance: dict[str, object]
@@ -40,6 +45,16 @@ class Side:
     series: str
     config: str
     config_id: str
+    evidence: pd.DataFrame | None = None
+
+
+@dataclass(frozen=True)
+class NamedRerun:
+    """A second execution of one side's configuration that the user names (`compare
+    --rerun`): its rows (one slice), and which side it executes again (`A` or `B`)."""
+
+    of: str
+    side: Side
 
 
 @dataclass(frozen=True)

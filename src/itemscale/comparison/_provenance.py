@@ -24,6 +24,10 @@ from ._records import STACK_FIELDS, FieldStatus, ProvenanceField
 #: The imported file a side's rows came from, and its SHA-256 (byte-identical files are one run)
 SOURCE_FILE = "source file"
 SOURCE_SHA256 = "source file sha256"
+#: whether that file holds this configuration alone (an lmms-eval or VLMEvalKit log) or several
+#: (a table): only files of one configuration each are "the same log file" across two labels
+SOURCE_HOLDS = "source file holds"
+ONE_CONFIGURATION = "this configuration alone"
 
 #: model_args keys lmms-eval's model classes use for pixels per frame and fps
 _PIXEL_KEYS = ("max_pixels", "max_pixel", "image_max_pixels", "video_max_pixels")
@@ -248,6 +252,9 @@ def _import_fields(
         "answer extractor": _version("itemscale", options.get("extractor_version")),
         SOURCE_FILE: PurePath(str(source.get("path") or "")).name or None,
         SOURCE_SHA256: _plain(source.get("sha256")),
+        SOURCE_HOLDS: ONE_CONFIGURATION
+        if source.get("config_id") == config_id
+        else "several configurations",
     }
     prompt_text = None
     if importer == "lmms-eval":

@@ -13,15 +13,18 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
-from ..measures import Estimate, SameInput
+from ..measures import AnswerAgreement, Estimate, RerunFloor, SameInput
 
 #: Version of the `compare --json` layout; bump it (and say so in docs/compare.md) on any change.
 #: 2 added `task_kind`, `outcomes` (multiple choice and open-ended apart), the graded answers
 #: of `same_input`, the `gap_open_ended` verdict, each side's frames used and selector record
 #: and the `cost` verdict. 3: every interval is an `Estimate`, `{"value", "ci": [low, high]}`
 #: (was `{"value", "ci_low", "ci_high"}`), as `analyze --json` writes one. 4: the resample
-#: count is `bootstrap.bootstrap` (layouts 1 to 3 hold `bootstrap.n_boot`, read alike).
-COMPARE_SCHEMA_VERSION = 4
+#: count is `bootstrap.bootstrap` (layouts 1 to 3 hold `bootstrap.n_boot`, read alike). 5: the
+#: rerun floor the verdicts used (`rerun_floor`, measured or stated: no default), the answers
+#: graded against it (`answer_agreement`) and the runs' own scale (`input_scale`); the graded
+#: answers may be `cannot_tell`.
+COMPARE_SCHEMA_VERSION = 5
 
 #: `compare --task-kind`: multiple-choice items, or the open-ended ones (open QA, summary,
 #: dialogue)
@@ -176,6 +179,27 @@ class AttributeGaps(_Frozen):
     groups: tuple[GroupGap, ...]
 
 
+class InputScale(_Frozen):
+    """The scale a comparison's own runs give where no rerun floor is known: the smallest share
+    of answers that changes between two configurations of one series whose recorded input
+    (visual tokens, else frames sent) differs on most of their matched items."""
+
+    config_a: str
+    config_b: str
+    basis: Literal["visual_tokens", "effective_frames"]
+    #: matched items (answered at both, not without an answer at both) whose answers differ
+    changed: int
+    items: int
+
+    def sentence(self) -> str:
+        what = "visual tokens" if self.basis == "visual_tokens" else "frames sent"
+        return (
+            f"the runs' own scale: {self.config_a} and {self.config_b}, whose recorded {what} "
+            f"differ, change {self.changed} of {self.items} answers "
+            f"({100 * self.changed / self.items:.2f}%)"
+        )
+
+
 class Verdict(_Frozen):
     """One sentence a reader can act on, with a key a program can test."""
 
@@ -210,8 +234,18 @@ class CompareResult(_Frozen):
     #: `mcqa` (accuracy) and `open_ended` (mean score), a key for each kind present
     outcomes: dict[CompareTaskKind, AnswerDiff]
     repeats: RerunNoise | None
-    #: the one "same input" rule applied to the two sides (None: they look like different inputs)
+    #: the one "same input" rule applied to the two sides (None: they look like different
+    #: inputs, or the rule cannot tell)
     same_input: SameInput | None
+    #: the rerun floor the verdicts grade answers against: measured (the sides' repeats and
+    #: reruns, a named `--rerun`) or stated (`--rerun-floor`); None: neither (schema 5)
+    rerun_floor: RerunFloor | None = None
+    #: the two sides' answers graded against it (multiple choice by parsed answer, open-ended
+    #: items by raw output), whatever the rule decided (schema 5)
+    answer_agreement: AnswerAgreement | None = None
+    #: without a floor: the smallest answer change the runs show between configurations whose
+    #: recorded input differs (schema 5; None: nothing recorded tells inputs apart)
+    input_scale: InputScale | None = None
     by_attribute: tuple[AttributeGaps, ...]
     #: the videos whose items move the gap most (|right only in B - right only in A|)
     top_videos: tuple[GroupGap, ...]

@@ -4,20 +4,20 @@ input, which set-up differences could explain the gap, and where it sits, each w
 from __future__ import annotations
 
 from ..measures import (
-    DEFAULT_RERUN_FLOOR,
     SAME_INPUT_MIN_ITEMS,
+    AnswerAgreement,
     Estimate,
     SameInput,
-    rerun_bound,
 )
 from ..responses import SourceFile, same_file_sentence
-from ._provenance import SOURCE_FILE, SOURCE_SHA256
+from ._provenance import ONE_CONFIGURATION, SOURCE_FILE, SOURCE_HOLDS, SOURCE_SHA256
 from ._records import (
     STACK_FIELDS,
     AnswerDiff,
     AttributeGaps,
     CompareSide,
     GroupGap,
+    InputScale,
     MatchCounts,
     ProvenanceField,
     RerunNoise,
@@ -27,7 +27,7 @@ from ._records import (
 #: the level a paired test's p must be below for "more than noise"
 ALPHA = 0.05
 #: fields that name where a number came from rather than how it was made
-_NOT_SETTINGS = frozenset({"source", "tool version", SOURCE_FILE, SOURCE_SHA256})
+_NOT_SETTINGS = frozenset({"source", "tool version", SOURCE_FILE, SOURCE_SHA256, SOURCE_HOLDS})
 
 
 def _points(value: float | None) -> str:
@@ -111,6 +111,11 @@ def _one_file(setup: tuple[ProvenanceField, ...]) -> str | None:
     digest = fields.get(SOURCE_SHA256)
     if digest is None or digest.status != "same" or digest.a is None:
         return None
+    holds = fields.get(SOURCE_HOLDS)
+    config = fields.get("configuration")
+    one_each = holds is not None and holds.a == holds.b == ONE_CONFIGURATION
+    if not one_each and (config is None or config.status != "same"):
+        return None  # one table holding both configurations: the file is shared by design
     names = fields.get(SOURCE_FILE)
     name_a = names.a if names is not None and names.a else "name not recorded"
     name_b = names.b if names is not None and names.b else name_a
@@ -118,47 +123,29 @@ def _one_file(setup: tuple[ProvenanceField, ...]) -> str | None:
 
 
 def same_input_sentence(
-    counts: MatchCounts, same: SameInput | None, setup: tuple[ProvenanceField, ...]
+    counts: MatchCounts,
+    same: SameInput | None,
+    setup: tuple[ProvenanceField, ...],
+    agreement: AnswerAgreement | None = None,
+    scale: InputScale | None = None,
 ) -> str:
+    """The `same_input` verdict: the rule's answer with its counts and the floor it used, or
+    why it cannot tell (no floor, a thin one, no answers to compare) and how to tell."""
     one_file = _one_file(setup)
     if one_file is not None:
         return one_file[0].upper() + one_file[1:] + "."
     differs = setup_differences(setup)
     names = ", ".join(f.field for f in differs)
-    identical = (
-        f"identical parsed answers on {counts.identical_answers} of {counts.answers_recorded} "
-        "matched pairs"
-    )
     if same is None:
-        evidence = [
-            f.field
-            for f in setup
-            if f.field in ("visual tokens", "frames sent (effective)") and f.status != "unknown"
-        ]
-        if counts.answers_recorded and counts.identical_answers == counts.answers_recorded:
-            if evidence:
-                return (
-                    f"Every answer agrees ({identical}), but the recorded {evidence[0]} say "
-                    "the model saw different inputs: it answered alike anyway."
-                )
-            return (
-                f"Every answer agrees ({identical}), but nothing recorded says what the model "
-                f"saw, and fewer than {SAME_INPUT_MIN_ITEMS} items are too few to tell the same "
-                "input from chance"
-                + (
-                    f"; the set-up says they differ in {names}: was the setting applied?"
-                    if differs
-                    else "."
-                )
-            )
-        return f"The two sides do not look like the same input ({identical}{_beyond(counts)})."
-    if same.answers == "different":
-        return _unexplained(same, setup)
+        return _not_same(counts, setup, agreement, scale, names)
+    if same.answers == "different" or (same.answers == "cannot_tell" and same.differ):
+        return _unexplained(same, setup, scale)
     why = same.sentence("A", "B")
     if same.basis == "rerun_answers":
+        kind = "stated" if same.floor is not None and same.floor.stated else "measured"
         why = (
-            f"Same input within a rerun: {same.counts()}, and nothing recorded (visual tokens, "
-            "frames sent) tells the two sides apart"
+            f"Same input within the {kind} rerun floor: {same.counts()}, and nothing recorded "
+            "(visual tokens, frames sent) tells the two sides apart"
         )
     settings = ", ".join(f.field for f in differs if f.field not in STACK_FIELDS)
     stack = ", ".join(f.field for f in differs if f.field in STACK_FIELDS)
@@ -166,35 +153,102 @@ def same_input_sentence(
         why += f", although the set-up says they differ in {settings}: was the setting applied?"
     if stack:
         why += f"{';' if settings else ','} the software stack differs ({stack}) and the answers "
-        why += "stay within a rerun"
+        why += "stay within the rerun floor" if same.answers == "rerun" else "agree"
     if differs:
         return why + ("" if why.endswith("?") else ".")
     return f"{why}; the recorded set-up shows no difference either."
 
 
-def _beyond(counts: MatchCounts) -> str:
-    """`; 15 of 80 answers differ, beyond a rerun (at most 1)` for the answers-only verdict."""
-    n, same = counts.answers_recorded, counts.identical_answers
-    if not n or same == n:
-        return ""
-    bound = rerun_bound(n)
+def _not_same(
+    counts: MatchCounts,
+    setup: tuple[ProvenanceField, ...],
+    agreement: AnswerAgreement | None,
+    scale: InputScale | None,
+    names: str,
+) -> str:
+    """The verdict where the rule did not call the two sides one input: different inputs by
+    the record, answers beyond the floor, or what is missing to tell."""
+    if agreement is None:  # a caller of the sentence alone: the parsed answers' counts
+        agreement = AnswerAgreement(
+            items=counts.answers_recorded,
+            answered=counts.answers_recorded,
+            identical=counts.identical_answers,
+            differ=counts.answers_recorded - counts.identical_answers,
+            answers="identical"
+            if counts.identical_answers == counts.answers_recorded
+            else "cannot_tell",
+        )
+    identical = (
+        f"identical answers on {agreement.identical} of {agreement.answered} compared pairs"
+        + agreement.no_answer_note()
+    )
+    if agreement.answered == 0:
+        return (
+            f"Cannot tell whether the two sides are the same input: no matched pair has an "
+            f"answer on either side to compare ({agreement.no_answer} where neither side gave "
+            f"one, of {agreement.items}), and nothing recorded on most items decides."
+        )
+    if agreement.differ == 0 and not agreement.missing:
+        evidence = [
+            f.field
+            for f in setup
+            if f.field in ("visual tokens", "frames sent (effective)") and f.status != "unknown"
+        ]
+        if agreement.answered >= SAME_INPUT_MIN_ITEMS and evidence:
+            return (
+                f"Every answer agrees ({identical}), but the recorded {evidence[0]} say "
+                "the model saw different inputs: it answered alike anyway."
+            )
+        return (
+            f"Every answer agrees ({identical}), but nothing recorded on most items says what "
+            f"the model saw, and fewer than {SAME_INPUT_MIN_ITEMS} compared items are too few "
+            "to tell the same input from chance"
+            + (
+                f"; the set-up says they differ in {names}: was the setting applied?"
+                if names
+                else "."
+            )
+        )
+    if agreement.answers == "different":
+        return f"The two sides do not look like the same input ({identical}; {_beyond(agreement)})."
+    text = f"Not identical: {agreement.counts()}"
+    if scale is not None:
+        text += f"; {scale.sentence()}"
+    return text + "."
+
+
+def _beyond(agreement: AnswerAgreement) -> str:
+    """`15 of 80 answers differ, beyond what a rerun moves (at most 1 at the measured floor,
+    ...)` for the answers-only verdict."""
+    floor = agreement.floor
+    head = f"{agreement.differ} of {agreement.answered} answers differ"
+    if floor is None:
+        return head
+    if floor.weakness() is not None:
+        return (
+            f"{head}, beyond what even the upper end of the thin rerun floor moves ({floor.line()})"
+        )
+    kind = "stated" if floor.stated else "measured"
     return (
-        f"; {n - same} of {n} answers differ, beyond what a rerun moves (at most {bound} at "
-        f"the default floor, {100 * DEFAULT_RERUN_FLOOR.rate:.2f}% per answer)"
-        if n - same > bound
-        else ""
+        f"{head}, beyond what a rerun moves (at most {agreement.rerun_bound} at the {kind} "
+        f"floor, {100 * floor.rate:.2f}% per answer: {floor.source})"
     )
 
 
-def _unexplained(same: SameInput, setup: tuple[ProvenanceField, ...]) -> str:
-    """Same input by the recorded evidence, answers beyond a rerun: what differs in the
-    recorded set-up (the stack included) explains it, else something unrecorded does."""
+def _unexplained(
+    same: SameInput, setup: tuple[ProvenanceField, ...], scale: InputScale | None = None
+) -> str:
+    """Same input by the recorded evidence, answers beyond a rerun (or, without a floor that
+    decides, answers that differ by an amount no floor can judge): what differs in the recorded
+    set-up (the stack included) can explain them, else something unrecorded does."""
     what = "visual tokens" if same.basis == "visual_tokens" else "frames actually sent"
-    head = (
-        f"Same input; answers differ beyond a rerun ({same.differ} of {same.answered}; a rerun "
-        f"moves at most {same.rerun_bound}, floor {100 * same.floor.rate:.2f}% per answer, "
-        f"{same.floor.source}): the recorded {what} do not grow on any of {same.recorded} items"
+    answers = (
+        f"answers differ beyond a rerun ({_beyond(same.agreement)})"
+        if same.answers == "different"
+        else f"answers differ, whether beyond a rerun cannot be told ({same.counts()}"
+        + (f"; {scale.sentence()})" if scale is not None else ")")
     )
+    head = f"Same input; {answers}: the recorded {what} do not grow on any of {same.recorded} items"
     differs = setup_differences(setup)
     unknown = [f.field for f in setup if f.status == "unknown"]
     if differs:
@@ -270,9 +324,14 @@ def verdicts(
     top: tuple[GroupGap, ...],
     open_ended: Verdict | None = None,
     gap_counts: MatchCounts | None = None,
+    *,
+    agreement: AnswerAgreement | None = None,
+    scale: InputScale | None = None,
 ) -> tuple[Verdict, ...]:
     """Every sentence; with both task kinds, `gap_counts` are the multiple-choice pairs' and
-    `open_ended` the open-ended items' own gap sentence."""
+    `open_ended` the open-ended items' own gap sentence. `agreement` is the two sides' answers
+    graded against the comparison's rerun floor, `scale` the runs' own scale where it has no
+    floor (the `same_input` sentence says both)."""
     gap = gap_sentence(gap_counts or counts, answers, noise)
     if open_ended is not None:  # both kinds: each its own sentence, multiple choice first
         gap = "Multiple-choice items: " + gap
@@ -280,7 +339,8 @@ def verdicts(
     if open_ended is not None:
         out.append(open_ended)
     if counts.matched:
-        out.append(Verdict(key="same_input", sentence=same_input_sentence(counts, same, setup)))
+        sentence = same_input_sentence(counts, same, setup, agreement, scale)
+        out.append(Verdict(key="same_input", sentence=sentence))
     out.append(Verdict(key="setup", sentence=setup_sentence(setup, answers)))
     if counts.matched:
         out.append(Verdict(key="where", sentence=where_sentence(attributes, top, answers)))

@@ -176,6 +176,7 @@ class ImportOptions(TypedDict, total=False):
     configs: list[str] | None
     absent: str | None
     video_from_id: str | None
+    rerun_of: str | None
     wide: bool | None
     id_column: str | None
     frames: Mapping[str, int] | None

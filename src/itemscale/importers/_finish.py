@@ -121,6 +121,8 @@ class ImportContext(BaseModel):
     video_from_id: str | None = None
     #: `--series NAME`: the series every file of the call is in (None: `default`)
     series: str | None = None
+    #: `--rerun-of LABEL`: the import's other `--config` labels are a rerun of LABEL
+    rerun_of: str | None = None
 
     @field_validator("run_dir", "benchmark", mode="before")
     @classmethod
@@ -162,6 +164,7 @@ def finish_parsed_import(
         absent=context.absent if benchmark else None,
         video_from_id=context.video_from_id,
         series=context.series,
+        rerun_of=context.rerun_of,
     )
     return finish_import(
         importer=context.importer,

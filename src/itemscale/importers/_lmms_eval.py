@@ -84,6 +84,7 @@ from ._lmms_eval_results import (
     score_note,
     task_version,
 )
+from ._reruns import mark_reruns
 from ._summary import ImportSummary
 
 GOLD_KEYS: Final[tuple[str, ...]] = ("answer", "gt_answer", "gt", "ground_truth")
@@ -437,9 +438,12 @@ def run_lmms_eval_import(
     absent: str = DEFAULT_ABSENT,
     video_from_id: str | None = None,
     series: str | None = None,
+    rerun_of: str | None = None,
 ) -> ImportSummary:
     """Parse every file, check them against each other, then merge into the run. `series`
-    (`--series NAME`) puts every file of the call in that series, one call per selector."""
+    (`--series NAME`) puts every file of the call in that series, one call per selector. With
+    `rerun_of` (a configuration label of this import or of the run), the files of the other
+    `--config` labels are a second execution of it, stored as its reruns (`_reruns`)."""
     jobs, mixed = _jobs(files, configs)
     series_name = series_option(series)
     index = load_benchmark_index(benchmark)
@@ -504,6 +508,10 @@ def run_lmms_eval_import(
     if index is not None:
         matched = sum(1 for r in rows if r["item_id"] in index.by_id)
         notes.append(f"benchmark: {matched} of {len(rows)} rows matched a benchmark item")
+    if rerun_of is not None:
+        labels = [spec.label for _, spec in jobs if spec is not None]
+        rows, rerun_notes = mark_reruns(rows, rerun_of, labels, run_dir)
+        notes.extend(rerun_notes)
     context = ImportContext(
         importer="lmms-eval",
         tool="lmms-eval",
@@ -516,6 +524,7 @@ def run_lmms_eval_import(
         absent=absent,
         video_from_id=video_from_id,
         series=series,
+        rerun_of=rerun_of,
     )
     return finish_parsed_import(
         context,

@@ -229,6 +229,14 @@ def register_importers(register: Callable[[str, Any], None]) -> None:
                     "ids, options and categories",
                 ),
                 SERIES_OPTION,
+                ImportOption(
+                    ("--rerun-of",),
+                    metavar="LABEL",
+                    help="the other --config files are a second execution of configuration "
+                    "LABEL (of this import or already in the run): stored as its reruns "
+                    "(repeats from 1000, marked rerun_of), which no measure counts and which "
+                    "measure the rerun floor same-input verdicts are graded against",
+                ),
             ),
         ),
     )
@@ -275,7 +283,8 @@ def run_import(
     `SRC=DST`), `wide_values`, `empty`, `benchmark`, `answer_key`, `absent` (`skip` or
     `noanswer`), `video_from_id` and `model_from_name`; `lmms-eval` and `vlmevalkit` take
     `configs` (the `--config LABEL[:FRAMES]=PATH` values), `model`, `benchmark`, `absent` and
-    `video_from_id`, and `lmms-eval` `series`.
+    `video_from_id`; `lmms-eval` also `series` and `rerun_of` (a configuration label the other
+    `--config` files execute again).
     """
     importer = IMPORTERS.get(kind)
     if importer is None:

@@ -7,6 +7,9 @@ the typed record of it. Each headline measure is a registered unit (`Measure`, `
 models, decoders or the sweep.
 """
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+
 from ._alternatives_text import (
     SYMBOLS as ALTERNATIVE_SYMBOLS,
 )
@@ -126,6 +129,16 @@ from ._registry import (
     register_measure,
     unregister_measure,
 )
+from ._rerun_evidence import answer_keys, measured_floor, measured_floors
+from ._rerun_floor import (
+    FLOOR_MAX_RATE,
+    FLOOR_MIN_ANSWERS,
+    HOW_TO_MEASURE,
+    AnswersGrade,
+    RerunFloor,
+    grade_answers,
+    rerun_bound,
+)
 from ._result import (
     ANALYSIS_SCHEMA_VERSION,
     FRAME_COLUMNS,
@@ -163,14 +176,12 @@ from ._result_series import (
     SeriesEntry,
 )
 from ._same_input import (
-    DEFAULT_RERUN_FLOOR,
     SAME_INPUT_MIN_ITEMS,
-    AnswersGrade,
-    RerunFloor,
+    AnswerAgreement,
     SameInput,
     SameInputBasis,
-    grade_answers,
-    rerun_bound,
+    answer_agreement,
+    recorded_decides,
     same_input,
 )
 from ._select import UnknownConfigError, select_configs
@@ -190,10 +201,12 @@ __all__ = [
     "DEFAULT_CI",
     "DEFAULT_DRAWS",
     "DEFAULT_POWER_TARGET",
-    "DEFAULT_RERUN_FLOOR",
+    "FLOOR_MAX_RATE",
+    "FLOOR_MIN_ANSWERS",
     "FRAME_COLUMNS",
     "GLOSSARY",
     "GRID_WITH_TEXT_TITLE",
+    "HOW_TO_MEASURE",
     "INTERVENTION_SERIES_PREFIX",
     "IRT_METHOD",
     "IRT_SCHEMA_VERSION",
@@ -217,6 +230,7 @@ __all__ = [
     "AnalysisSettings",
     "AnchorPrediction",
     "AnchorSet",
+    "AnswerAgreement",
     "AnswersGrade",
     "AxisPower",
     "BestFixed",
@@ -271,6 +285,8 @@ __all__ = [
     "alternatives_title",
     "analyze_responses",
     "anchor_text",
+    "answer_agreement",
+    "answer_keys",
     "bca_intervals",
     "beneficial_indicator",
     "binary_matrix",
@@ -304,6 +320,8 @@ __all__ = [
     "mcnemar_exact_p",
     "measure_name",
     "measure_origins",
+    "measured_floor",
+    "measured_floors",
     "measures_for",
     "membership",
     "minimum_detectable",
@@ -321,6 +339,7 @@ __all__ = [
     "predict_from_anchors",
     "read_anchors",
     "read_item_list",
+    "recorded_decides",
     "register_measure",
     "repeated_terminal",
     "rerun_bound",
@@ -344,3 +363,29 @@ __all__ = [
     "unregister_measure",
     "videos_needed",
 ]
+
+
+#: The one retired name of this face: the rerun floor every same-input verdict once fell back
+#: on, 7 of 2,700 answers (0.26%). It was taken from public lmms-eval runs of frame selectors
+#: whose selections never reached the model, not from reruns, and it judged those very runs:
+#: a floor is measured (`measured_floors`, `RerunFloor.of_counts`) or stated
+#: (`RerunFloor.of_percent`), never assumed (docs/compare.md, "Reruns").
+_RETIRED_FLOOR = "DEFAULT_RERUN_FLOOR"
+
+
+if not _TYPE_CHECKING:  # mypy checks every name imported from this face, the retired one refused
+
+    def __getattr__(name: str) -> _Any:
+        if name != _RETIRED_FLOOR:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        from ..errors import warn_renamed
+        from ._rerun_floor import retired_default_floor
+
+        warn_renamed(
+            f"{__name__}.{name}",
+            "a measured or stated floor (itemscale.measures.measured_floors, "
+            "RerunFloor.of_counts, RerunFloor.of_percent): the default was taken from the "
+            "selector runs it judged",
+            stacklevel=3,
+        )
+        return retired_default_floor()

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ..responses import NOANSWER
 from ._blocks import BlockFields, noanswer_rates
 from ._bootstrap import VideoBootstrap
 from ._churn import SELECTION_SERIES_PREFIX
@@ -33,6 +34,7 @@ from ._effective import pair_verdict
 from ._matrix import INTERVENTION_SERIES_PREFIX, ResponseMatrix
 from ._paired_tests import paired_tests
 from ._result_models import AlternativePair, Estimate
+from ._same_input import AnswerAgreement, answer_agreement
 from ._stats import Columns, counted, ratio_stat, smooth_ci, stat
 
 #: A configuration's recorded budget: frames, and pixels per frame (None: not recorded).
@@ -178,16 +180,15 @@ def pair_order(labels: Sequence[str], control: str | None) -> list[tuple[int, in
     return first + rest
 
 
-def _answered_and_differ(m: ResponseMatrix, a: int, b: int) -> tuple[int, int]:
-    """Items both configurations answered, and those whose parsed answers differ."""
-    if m.answer_codes is not None:
-        ca, cb = m.answer_codes.cells[:, a], m.answer_codes.cells[:, b]
-        both = (ca >= 0) & (cb >= 0)
-        return int(both.sum()), int((both & (ca != cb)).sum())
-    none = np.asarray(None, dtype=object)
-    xa, xb = m.answers[:, a], m.answers[:, b]
-    both = np.not_equal(xa, none) & np.not_equal(xb, none)
-    return int(both.sum()), int((both & np.not_equal(xa, xb)).sum())
+def _agreement(m: ResponseMatrix, a: int, b: int) -> AnswerAgreement:
+    """The two configurations' parsed answers compared item by item (the same-input rule's
+    count: items without an answer on both sides tell nothing) and graded against the run's
+    rerun floor (none: identical or cannot tell)."""
+    codes = m.answer_codes
+    if codes is not None:
+        cells, no_answer = codes.cells, codes.code_of(NOANSWER)
+        return answer_agreement(cells[:, a], cells[:, b], floor=m.rerun_floor, no_answer=no_answer)
+    return answer_agreement(m.answers[:, a], m.answers[:, b], floor=m.rerun_floor)
 
 
 def alternative_pairs(
@@ -202,7 +203,7 @@ def alternative_pairs(
     out = {}
     for (a, b), test in zip(order, tests, strict=True):
         wrong_a = 1.0 - y[:, a]
-        answered, differ = _answered_and_differ(m, a, b)
+        agreement = _agreement(m, a, b)
         out[f"{labels[a]}|{labels[b]}"] = AlternativePair(
             a=labels[a],
             b=labels[b],
@@ -213,8 +214,12 @@ def alternative_pairs(
             n_broken=test.n_down,
             n_headroom=int((wrong_a * any_right).sum()),
             headroom_share=ratio_stat(boot, wrong_a * y[:, b], wrong_a * any_right),
-            answered=answered,
-            differ=differ,
+            answered=agreement.answered,
+            differ=agreement.differ,
+            answers=agreement.answers,
+            rerun_bound=agreement.rerun_bound,
+            floor=agreement.floor,
+            no_answer=agreement.no_answer,
             same_input=pair_verdict(m, a, b),
         )
     return out
@@ -258,5 +263,6 @@ def alternatives_fields(
         "accuracy": {label: share("accuracy", j) for j, label in enumerate(labels)},
         "oracle": share("oracle", 0),
         "pairs": alternative_pairs(m, boot, control),
+        **({} if m.rerun_floor is None else {"rerun_floor": m.rerun_floor}),
         "scoring_rules": list(m.scoring_rules),
     }

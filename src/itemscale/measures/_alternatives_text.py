@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from ._result_models import AlternativePair
 from ._result_series import AlternativesSeries
-from ._same_input import SAME_INPUT_MIN_ITEMS, rerun_bound
+from ._same_input import SAME_INPUT_MIN_ITEMS, AnswerAgreement
 
 #: The all-pairs matrix's symbols, in the order its legend lists them.
 SYMBOLS: dict[str, str] = {
     "=": "identical answers (same input)",
-    "~": "within a rerun (same input)",
+    "~": "within the rerun floor (same input)",
     "x": "different inputs",
-    "?": "cannot tell",
+    "?": "cannot tell (no rerun floor that decides, or too few items)",
 }
 
 
@@ -56,28 +56,50 @@ def detected_note(model: str, block: AlternativesSeries) -> str:
 
 
 def pair_grade(pair: AlternativePair) -> str:
-    """The pair's verdict as one symbol of `SYMBOLS`."""
+    """The pair's verdict as one symbol of `SYMBOLS`: the same-input rule's grade where it
+    says one input, else the answers' grade against the rerun floor (different inputs only
+    beyond a floor that decides, or where the recorded input grows)."""
     same = pair.same_input
     if same is not None:
-        return {"identical": "=", "rerun": "~"}.get(same.answers, "x")
-    if pair.answered < SAME_INPUT_MIN_ITEMS:
+        return {"identical": "=", "rerun": "~", "cannot_tell": "?"}.get(same.answers, "x")
+    if pair.answers == "cannot_tell" or pair.answered < SAME_INPUT_MIN_ITEMS:
         return "?"
     return "x"
 
 
+def _agreement(pair: AlternativePair) -> AnswerAgreement:
+    return AnswerAgreement(
+        items=pair.answered + pair.no_answer,
+        answered=pair.answered,
+        identical=pair.answered - pair.differ,
+        differ=pair.differ,
+        no_answer=pair.no_answer,
+        answers=pair.answers,
+        rerun_bound=pair.rerun_bound,
+        floor=pair.floor,
+    )
+
+
 def pair_verdict_text(pair: AlternativePair) -> str:
-    """The graded same-input verdict in words, with its counts."""
+    """The graded same-input verdict in words, with its counts and the floor it used."""
     same = pair.same_input
-    counts = f"{pair.differ} of {pair.answered} answers differ"
+    agreement = _agreement(pair)
+    counts = agreement.counts() + agreement.no_answer_note()
     if same is not None:
         if same.answers == "identical":
-            return f"same input: identical answers on {same.identical} of {same.items} items"
+            return f"same input: identical answers on {same.identical} of {same.answered} items"
         if same.answers == "rerun":
-            return f"same input within a rerun ({counts}; a rerun moves at most {same.rerun_bound})"
+            return f"same input within the rerun floor ({counts})"
+        if same.answers == "cannot_tell":
+            return f"same recorded input; {counts}"
         return f"same recorded input, answers differ beyond a rerun ({counts}): something unrecorded differs"
     if pair.answered < SAME_INPUT_MIN_ITEMS:
-        return f"cannot tell ({pair.answered} items answered on both sides, fewer than {SAME_INPUT_MIN_ITEMS})"
-    return f"different inputs ({counts}; a rerun moves at most {rerun_bound(pair.answered)})"
+        return f"cannot tell ({pair.answered} items compared, fewer than {SAME_INPUT_MIN_ITEMS})"
+    if pair.answers == "cannot_tell":
+        return f"not identical: {counts}"
+    if pair.answers == "different":
+        return f"different inputs ({counts})"
+    return f"different inputs: the recorded visual tokens or frames sent grow ({counts})"
 
 
 def alternatives_headline(model: str, block: AlternativesSeries) -> str:
@@ -93,10 +115,13 @@ def alternatives_headline(model: str, block: AlternativesSeries) -> str:
     if block.control is None:
         return f"{opening}: {spread}; no control named."
     against = [p for p in block.pairs.values() if p.a == block.control]
-    same = [p.b for p in against if pair_grade(p) in ("=", "~")]
-    differ = [p.b for p in against if pair_grade(p) == "x"]
+    grades = [pair_grade(p) for p in against]
+    same, differ = sum(g in "=~" for g in grades), grades.count("x")
     verdict = (
-        f"{len(same)} of {len(against)} answer like the control {block.control} "
-        f"(the same input within a rerun), {len(differ)} differ from it"
+        f"{same} of {len(against)} answer like the control {block.control} (the same input: "
+        f"identical, or within a rerun floor), {differ} differ from it beyond one"
     )
+    unsure = grades.count("?")
+    if unsure:
+        verdict += f", {unsure} cannot tell (no rerun floor that decides, or too few items)"
     return f"{opening}: {spread}; {verdict}."

@@ -451,7 +451,9 @@ def _keys_of(value: object, keys: set[str]) -> None:
 def _matrices(df: pd.DataFrame, settings: AnalysisSettings) -> list[ResponseMatrix]:
     """The response matrices the settings measure: on the chosen chain, with every requested
     test pair and `by` attribute checked against what the run has."""
-    matrices = build_matrices(df, metric=settings.metric, workers=settings.workers)
+    matrices = build_matrices(
+        df, metric=settings.metric, workers=settings.workers, rerun_floor=settings.stated_floor
+    )
     if settings.axis is not None:
         matrices = _on_chain(matrices, settings.axis)
     if settings.test_pairs:

@@ -188,6 +188,12 @@ def _block_data(
     )
 
 
+def _floor(m: ResponseMatrix) -> BlockFields:
+    """The block's `rerun_floor` key: the floor its same-input verdicts were graded against
+    (left out when there is none)."""
+    return {} if m.rerun_floor is None else {"rerun_floor": m.rerun_floor}
+
+
 def binary_block(
     m: ResponseMatrix, boot: VideoBootstrap | None, *, chains: bool = True
 ) -> BinaryBlock:
@@ -222,6 +228,7 @@ def binary_fields(
         **flips,
         "adjacent": [f"{labels[a]}->{labels[b]}" for a, b in order.adjacent],
         "effective_budget": effective_budget(m),
+        **_floor(m),
         "scoring_rules": list(m.scoring_rules),
         "order": order_record(m),
         "mcnemar_p": mcnemar,
@@ -265,6 +272,7 @@ def continuous_fields(
         **entries["headline"],
         "order": order_record(m),
         "effective_budget": effective_budget(m),
+        **_floor(m),
         "scoring_rules": list(m.scoring_rules),
     }
     order = m.budget_order

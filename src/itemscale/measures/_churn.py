@@ -225,7 +225,7 @@ def _selector_vs_uniform(
     recorded, same = _same_frames(ms.frame_indices[rs, cs], mu.frame_indices[ru, cu])
     answers_u = [a if ok else None for a, ok in zip(mu.answers[ru, cu], answered, strict=True)]
     answers_s = [a if ok else None for a, ok in zip(ms.answers[rs, cs], answered, strict=True)]
-    looks_same = same_input(answers_u, answers_s, frame_step=False)
+    looks_same = same_input(answers_u, answers_s, frame_step=False, floor=ms.rerun_floor)
     used = effective_frames_of(ms, rs, cs)
     return Selector(
         selector_series=ms.series,

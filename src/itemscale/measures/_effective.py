@@ -7,6 +7,7 @@ actually sent and parsed answers, and to the last step of a cascade's stages.
 
 from __future__ import annotations
 
+from ..responses import NOANSWER
 from ._matrix import ResponseMatrix
 from ._result_models import EffectiveBudgetEntry, Evidence
 from ._same_input import SameInput, same_input
@@ -14,8 +15,12 @@ from ._same_input import SameInput, same_input
 
 def pair_verdict(m: ResponseMatrix, a: int, b: int) -> SameInput | None:
     """`same_input` on columns a (the smaller budget) and b of one matrix (its answer codes
-    where it has them: the same verdict, without comparing strings)."""
-    answers = m.answers if m.answer_codes is None else m.answer_codes.cells
+    where it has them: the same verdict, without comparing strings), graded against the
+    matrix's rerun floor (measured from the run's repeats and reruns, or stated; none: only
+    identical answers make one input)."""
+    codes = m.answer_codes
+    answers = m.answers if codes is None else codes.cells
+    no_answer: object = NOANSWER if codes is None else codes.code_of(NOANSWER)
     return same_input(
         answers[:, a],
         answers[:, b],
@@ -24,6 +29,8 @@ def pair_verdict(m: ResponseMatrix, a: int, b: int) -> SameInput | None:
         effective_frames_from=m.effective_frames[:, a],
         effective_frames_to=m.effective_frames[:, b],
         frame_step=bool(m.frames[a] != m.frames[b]),
+        floor=m.rerun_floor,
+        no_answer=no_answer,
     )
 
 

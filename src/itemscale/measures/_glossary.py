@@ -35,9 +35,12 @@ GLOSSARY: Final[dict[str, str]] = {
     "a world gives by chance, beside what the run shows",
     "noise bound": "the most harmful rate test-retest noise alone makes if no item's usual "
     "answer gets worse with budget",
-    "same input": "two budgets whose recorded visual tokens or frames do not grow (or, with "
-    "nothing recorded, whose answers are identical on every one of at least 50 items): what "
-    "the model saw did not change",
+    "same input": "two budgets whose recorded visual tokens or frames do not grow on most "
+    "items (or, with nothing recorded, whose answers are identical on at least 50 items, or "
+    "within a measured or stated rerun floor): what the model saw did not change",
+    "rerun floor": "the share of answers two executions of one configuration give differently, "
+    "measured from repeats and reruns or stated; fewer than 100 answers, or more than 5%, "
+    "cannot call a gap a rerun",
     "scoring rule": "how a multiple-choice answer is chosen: letter = the model generates the "
     "option's letter; likelihood = each option's text is scored as the reply and the most "
     "likely one is taken",

@@ -16,8 +16,10 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from ..responses import ANSWERED_STATUSES, ROW_KEY, SchemaError
+from ..responses import ANSWERED_STATUSES, ROW_KEY, SchemaError, without_reruns
 from ._order import BudgetOrder, budget_order
+from ._rerun_evidence import measured_floors
+from ._rerun_floor import RerunFloor
 from ._threads import thread_map
 
 Kind = Literal["binary", "continuous"]
@@ -89,6 +91,10 @@ class ResponseMatrix:
     #: `answers` and `text_answer` as integer codes (None for a matrix built by hand): the
     #: rules that compare answers compare integers, not strings
     answer_codes: AnswerCodes | None = None
+    #: the rerun floor of the model's set-up that the same-input rule grades answers against:
+    #: measured from the table's repeats and reruns, or stated (`build_matrices(rerun_floor=)`);
+    #: None: neither
+    rerun_floor: RerunFloor | None = None
 
     @property
     def n_items(self) -> int:
@@ -163,6 +169,7 @@ class ResponseMatrix:
             text_label=self.text_label,
             scoring_rules=self.scoring_rules,
             answer_codes=None if self.answer_codes is None else self.answer_codes.subset(mask),
+            rerun_floor=self.rerun_floor,
         )
 
 
@@ -249,6 +256,7 @@ def build_matrices(
     models: list[str] | None = None,
     text_on_axis: bool = False,
     workers: int | None = None,
+    rerun_floor: RerunFloor | None = None,
 ) -> list[ResponseMatrix]:
     """One matrix per (model, series, kind) on its matched grid.
 
@@ -259,10 +267,15 @@ def build_matrices(
     requires a text-only answer. Multiple-choice rows are binary, every other task kind
     continuous. `workers` threads build the matrices (None: one per usable core); the matrices
     do not depend on it.
+
+    Rerun rows (`rerun_of`) are in no matrix: with the repeats, they measure each model's rerun
+    floor (`measured_floors`), which its matrices carry (`ResponseMatrix.rerun_floor`) for the
+    same-input rule; `rerun_floor` (a stated one, `--rerun-floor`) takes its place.
     """
     if metric not in CONTINUOUS_METRICS:
         raise ValueError(f"unknown metric {metric!r}; allowed: {', '.join(CONTINUOUS_METRICS)}")
-    df = df.reset_index(drop=True)
+    floors = {} if rerun_floor is not None else measured_floors(df)
+    df = without_reruns(df).reset_index(drop=True)
     coded = _Coded.of(df, workers)
     binary = (df["task_kind"] == "mcqa").to_numpy()
     model_codes, model_names = pd.factorize(df["model"], sort=True)
@@ -287,7 +300,9 @@ def build_matrices(
 
     def build(piece: tuple[str, str, Kind, np.ndarray, np.ndarray]) -> ResponseMatrix:
         model, series, kind, rows, text_rows = piece
-        return _build_one(df, coded, model, series, kind, metric, rows, text_rows)
+        built = _build_one(df, coded, model, series, kind, metric, rows, text_rows)
+        floor = rerun_floor if rerun_floor is not None else floors.get(model)
+        return built if floor is None else dataclasses.replace(built, rerun_floor=floor)
 
     return thread_map(build, slices, workers)
 

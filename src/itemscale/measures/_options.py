@@ -33,3 +33,4 @@ class AnalysisOptions(TypedDict, total=False):
     test_pairs: Sequence[tuple[str, str]]
     heterogeneity_draws: int
     workers: int | None
+    rerun_floor: float | None

@@ -30,6 +30,7 @@ from pydantic import (
 )
 
 from ..errors import renamed_fields, warn_renamed
+from ._rerun_floor import AnswersGrade, RerunFloor
 from ._same_input import SameInput
 
 
@@ -471,8 +472,17 @@ class AlternativePair(Record):
     n_headroom: StrictInt
     #: of those, the share `b` gets right
     headroom_share: Estimate
-    #: items both sides answered, and those whose parsed answers differ
+    #: items compared (answered on both sides, not without an answer on both), and those
+    #: whose parsed answers differ
     answered: StrictInt
     differ: StrictInt
+    #: the answers graded against the run's rerun floor (`floor`, None: none measured or
+    #: stated): identical, within the floor (rerun), beyond it (different), or cannot tell;
+    #: the most a rerun moves of `answered` (None without a floor)
+    answers: AnswersGrade
+    rerun_bound: StrictInt | None = None
+    floor: RerunFloor | None = None
+    #: items where neither side gave an answer: they tell nothing
+    no_answer: StrictInt = 0
     #: the same-input rule's verdict on the pair (None: different inputs, or it cannot tell)
     same_input: SameInput | None

@@ -34,6 +34,7 @@ from pydantic import (
     model_validator,
 )
 
+from ._rerun_floor import RerunFloor
 from ._result_models import (
     AlternativePair,
     BestFixed,
@@ -216,6 +217,8 @@ class BinaryBlock(Block):
     adjacent: list[StrictStr]
     # added within schema 1: absent in files written before them, so optional on reading
     effective_budget: list[EffectiveBudgetEntry] | None = None
+    #: the rerun floor the same-input verdicts used (measured or stated; absent: none)
+    rerun_floor: RerunFloor | None = None
     scoring_rules: list[StrictStr] | None = None
     order: BudgetOrderRecord | None = None
     mcnemar_p: dict[str, Number | None]
@@ -265,6 +268,7 @@ class ContinuousBlock(Block):
     # added within schema 1: absent in files written before them, so optional on reading
     order: BudgetOrderRecord | None = None
     effective_budget: list[EffectiveBudgetEntry] | None = None
+    rerun_floor: RerunFloor | None = None
     scoring_rules: list[StrictStr] | None = None
     chains: dict[str, ContinuousBlock] | None = None
     n_text_only: StrictInt
@@ -365,6 +369,8 @@ class AlternativesSeries(Record):
     #: items right under at least one alternative
     oracle: Estimate
     pairs: dict[str, AlternativePair]
+    #: the rerun floor the pairs' verdicts used (measured or stated; absent: none)
+    rerun_floor: RerunFloor | None = None
     scoring_rules: list[StrictStr] | None = None
     small_sample: SmallSample | None = None
     other_series: dict[str, SeriesEntry] | None = None

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, mod
 from ..errors import renamed_fields
 from ._heterogeneity import DEFAULT_DRAWS
 from ._inference import DEFAULT_POWER_TARGET
+from ._rerun_floor import RerunFloor
 from ._select import config_list
 
 #: Video-bootstrap resamples `analyze` draws unless told otherwise.
@@ -70,6 +71,10 @@ class AnalysisSettings(BaseModel):
     #: Threads computing models at once (None: one per usable core). The numbers do not
     #: depend on it.
     workers: int | None = None
+    #: The rerun floor you state for the set-up, in percent of answers (`--rerun-floor`): the
+    #: same-input verdicts grade answers against it, labelled "stated" (None: the floor each
+    #: model's repeats and reruns measure, else none).
+    rerun_floor: float | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -89,6 +94,18 @@ class AnalysisSettings(BaseModel):
         if value is not None and value < 1:
             raise ValueError(f"give at least one worker thread (got {value})")
         return value
+
+    @field_validator("rerun_floor")
+    @classmethod
+    def _floor_percent(cls, value: float | None) -> float | None:
+        if value is not None:
+            RerunFloor.of_percent(value)  # a percent of answers in [0, 100], or refused
+        return value
+
+    @property
+    def stated_floor(self) -> RerunFloor | None:
+        """`rerun_floor` as the floor the same-input rule uses (None when not stated)."""
+        return None if self.rerun_floor is None else RerunFloor.of_percent(self.rerun_floor)
 
     @field_validator("power_target")
     @classmethod

@@ -26,6 +26,7 @@ from ..errors import renamed_keywords
 from ..measures import INTERVENTION_SERIES_PREFIX as MEASURED_APART
 from ..measures import (
     Count,
+    RerunFloor,
     ResponseMatrix,
     VideoBootstrap,
     build_matrices,
@@ -452,7 +453,9 @@ def _axis_matrix(
     sub = rows[rows["config_label"].isin(wanted) & ((rows["frames"] > 0) | text_wanted)]
     built = [
         m
-        for m in build_matrices(sub, models=[matrix.model], text_on_axis=text_wanted)
+        for m in build_matrices(
+            sub, models=[matrix.model], text_on_axis=text_wanted, rerun_floor=matrix.rerun_floor
+        )
         if m.series == matrix.series and m.kind == "binary"
     ]
     if not built:
@@ -497,7 +500,10 @@ def cascade_report(df: pd.DataFrame, settings: CascadeSettings) -> CascadeReport
         df = df[df["model"].isin(list(settings.models))]
     results: list[CascadeBlock] = []
     skipped: list[SkippedAxis] = []
-    for matrix in build_matrices(df):
+    stated = None if settings.rerun_floor is None else RerunFloor.of_percent(settings.rerun_floor)
+    # the same-input rule judges the terminal against the floor the run's repeats and reruns
+    # measure (each matrix carries its model's), or the one stated
+    for matrix in build_matrices(df, rerun_floor=stated):
         where = {"model": matrix.model, "series": matrix.series}
         if matrix.series.startswith(INTERVENTION_SERIES_PREFIX):
             skipped.append(

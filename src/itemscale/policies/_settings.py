@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 from ..errors import renamed_fields, warn_renamed
-from ..measures import DEFAULT_BOOTSTRAP
+from ..measures import DEFAULT_BOOTSTRAP, RerunFloor
 from ._inputs import ScoreName, SharingChoice
 
 #: 2: cost models (`sharing`), latency, `--stages`, `--score`, `--threshold`, agreement of
@@ -31,6 +31,8 @@ from ._inputs import ScoreName, SharingChoice
 #: Counts (`count` beside each accuracy, `stop_counts`, a frontier point's `count`) were added
 #: to version 3 without a bump: a reader of 3 that ignores them reads the file as before.
 #: 4: the resample count is `settings.bootstrap`, where version 3 holds `settings.n_boot`.
+#: `settings.rerun_floor` (the floor stated with `--rerun-floor`, null when none) was added to
+#: version 4 without a bump: a file without it reads as stating none.
 CASCADE_SCHEMA_VERSION: Final[int] = 4
 #: The layouts a reader takes: version 3 differs from 4 only in the resample count's key.
 CASCADE_READ_VERSIONS: Final[tuple[int, ...]] = (3, CASCADE_SCHEMA_VERSION)
@@ -86,6 +88,17 @@ class CascadeSettings(_BootstrapSetting):
     frontier_offsets: tuple[float, ...] = tuple(
         float(x) for x in np.round(np.linspace(-0.15, 0.05, 21), 4)
     )
+    #: The rerun floor you state, in percent of answers (`--rerun-floor`): a terminal whose
+    #: answers stay within it of the stage before is that stage (None: the floor the run's
+    #: repeats and reruns measure, else none: only identical answers repeat a stage).
+    rerun_floor: float | None = None
+
+    @field_validator("rerun_floor")
+    @classmethod
+    def _floor_percent(cls, value: float | None) -> float | None:
+        if value is not None:
+            RerunFloor.of_percent(value)  # a percent of answers in [0, 100], or refused
+        return value
 
     @field_validator("stages")
     @classmethod

@@ -486,6 +486,8 @@ def read_run(
     df = read_responses(
         run_dir / RESPONSES_FILE, skip=UNUSED_BY_ANALYSIS if slim else (), categories=slim
     )
+    if slim:
+        df = _with_repeat_texts(df, run_dir / RESPONSES_FILE)
     provenance = read_provenance(run_dir)
     gone = superseded_configs(provenance)
     if gone and not superseded:
@@ -500,6 +502,30 @@ def read_run(
                 }
             )
     return df, provenance
+
+
+def _with_repeat_texts(df: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """A slim table with the raw outputs the rerun floor compares put back: those of the
+    open-ended rows of every cell that has a repeat or a rerun (an open-ended answer is its raw
+    output). Only open-ended rows are read (`task_kind` filter) and only those cells' kept; a
+    table without repeats or reruns is returned as it is, nothing read."""
+    again = df["repeat"].to_numpy() != 0
+    if not again.any():  # the common case, decided on the integer column alone
+        return df
+    open_ended = (df["task_kind"].astype(str) != "mcqa").to_numpy()
+    if not (again & open_ended).any():
+        return df
+    keys = ["model", "item_id", "config_id"]
+    cells = df.loc[again & open_ended, keys].astype(str).drop_duplicates()
+    narrow = pq.read_table(
+        path, columns=[*keys, "repeat", "raw_text"], filters=[("task_kind", "!=", "mcqa")]
+    ).to_pandas()
+    narrow = narrow.merge(cells, on=keys, how="inner")
+    rows = df.loc[open_ended, keys].astype(str).assign(repeat=df.loc[open_ended, "repeat"])
+    placed = rows.reset_index().merge(narrow, on=[*keys, "repeat"], how="inner")
+    df["raw_text"] = df["raw_text"].astype(object)
+    df.loc[placed["index"].to_numpy(), "raw_text"] = placed["raw_text"].to_numpy(dtype=object)
+    return df
 
 
 def superseded_configs(provenance: Mapping[str, object]) -> dict[str, dict[str, object]]:

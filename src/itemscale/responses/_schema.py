@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final, Literal, TypedDict
 
+import numpy as np
+import pandas as pd
 import pyarrow as pa
 
 #: Metadata key (in the Parquet schema metadata) that carries the schema version.
@@ -166,11 +168,22 @@ RESPONSE_COLUMNS: Final[tuple[ResponseColumn, ...]] = (
     # software stack behind each answer is known. None: imported rows, and cells stored
     # before the column existed.
     ResponseColumn("session_id", "integer", "session", since=4),
+    # A rerun: the repeat of the same (model, item, configuration) this row executes again
+    # (`sweep --rerun-check`, `import lmms-eval --rerun-of`), its own repeat numbered from
+    # `RERUN_REPEAT_BASE`. Rerun rows measure the rerun floor only: no measure's matched grid
+    # holds them. None: an ordinary row.
+    ResponseColumn("rerun_of", "integer", "cell", since=5),
 )
+
+#: The first repeat number a rerun row takes (`rerun_of`): above every repeat a protocol may
+#: ask for (`protocol.MAX_REPEATS`), so a rerun never takes the place of a planned cell and
+#: every reader of repeat 0 (the binary measures, the explorer, the audit) never sees one.
+RERUN_REPEAT_BASE: Final[int] = 1000
 
 #: The response table's schema version, in the Parquet metadata: the version of its newest
 #: column (2 added `margin`, the top-two option probability margin; 3 `scoring_rule`; 4
-#: `session_id`, the sweep session that produced the row), so a new column raises it. A change
+#: `session_id`, the sweep session that produced the row; 5 `rerun_of`, a rerun's original
+#: repeat), so a new column raises it. A change
 #: that added no column would write its number here instead.
 SCHEMA_VERSION: Final[int] = max(c.since for c in RESPONSE_COLUMNS)
 
@@ -220,6 +233,7 @@ class ResponseRow(TypedDict, total=False):
     cell_id: str | None
     source: str | None
     session_id: int | None
+    rerun_of: int | None
     # </row fields>
 
 
@@ -232,6 +246,20 @@ REQUIRED_COLUMNS: Final[frozenset[str]] = frozenset(
 )
 #: Identity of a row: no two rows may share it.
 ROW_KEY: Final[tuple[str, ...]] = ("model", "item_id", "config_id", "repeat")
+
+
+def rerun_mask(df: pd.DataFrame) -> np.ndarray:
+    """Which rows of a response table are reruns (`rerun_of` set): the rows the rerun floor is
+    measured on and no measure's grid holds. A table without the column has none."""
+    if "rerun_of" not in df.columns or df.empty:
+        return np.zeros(len(df), dtype=bool)
+    return np.asarray(df["rerun_of"].notna().to_numpy(), dtype=bool)
+
+
+def without_reruns(df: pd.DataFrame) -> pd.DataFrame:
+    """The table without its rerun rows (the same frame, not a copy, when it has none)."""
+    mask = rerun_mask(df)
+    return df.loc[~mask].reset_index(drop=True) if mask.any() else df
 
 
 def option_margin(option_probs: Mapping[str, float] | None) -> float | None:

@@ -115,6 +115,11 @@ MIGRATIONS: Final[tuple[str, ...]] = (
     """
     ALTER TABLE cells ADD COLUMN session_id INTEGER;
     """,
+    # 7: a rerun's original repeat (response table schema 5, `sweep --rerun-check`); every
+    # cell stored before it is an ordinary one (NULL).
+    """
+    ALTER TABLE cells ADD COLUMN rerun_of INTEGER;
+    """,
 )
 
 SCHEMA_VERSION: Final[int] = len(MIGRATIONS)

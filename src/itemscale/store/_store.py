@@ -112,6 +112,7 @@ class CellRow:
     attributes: str | None = None
     source: str | None = None
     session_id: int | None = None
+    rerun_of: int | None = None
     # </row fields>
 
     def __post_init__(self) -> None:

@@ -4,6 +4,7 @@ Ray), commit results to the run store as they arrive, export the response table.
 from ._budget import BUDGET_GROWTH_TOLERANCE, BudgetNotHonouredError
 from ._loaders import BenchmarkLoadError, load_benchmark_items
 from ._plan import ExtraConfig, PlanCost
+from ._rerun_check import RerunCheck
 from ._runner import ServerRefusedError, plan_sweep, run_sweep
 from ._session import (
     FAILED_CELLS_EXIT,
@@ -32,6 +33,7 @@ __all__ = [
     "PlanCost",
     "RayActorsLostError",
     "RayUnreachableError",
+    "RerunCheck",
     "RuntimeBackendFactory",
     "ServerRefusedError",
     "StackInfo",

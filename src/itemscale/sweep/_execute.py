@@ -71,6 +71,7 @@ class RowIdentity(TypedDict):
     reference: str | None
     attributes: str | None
     source: str | None
+    rerun_of: int | None
     # </row fields>
 
 
@@ -250,6 +251,7 @@ def base_row(cell: Cell) -> RowIdentity:
         "reference": item.reference_text(),
         "attributes": json.dumps(item.attributes, sort_keys=True) if item.attributes else None,
         "source": SWEEP_SOURCE,
+        "rerun_of": cell.rerun_of,
     }
 
 
@@ -559,5 +561,5 @@ def _pass_key(cell: Cell) -> tuple[str, int]:
     every repeat the same frames)."""
     name = cell.config.sampling.name
     if name in PER_ITEM_SAMPLING_POLICIES:
-        return (cell.item.item_id, cell.repeat if name == "random" else 0)
+        return (cell.item.item_id, cell.draw if name == "random" else 0)
     return ("", 0)

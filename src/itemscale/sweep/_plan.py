@@ -57,6 +57,9 @@ class Cell:
     planned: PlannedConfig
     repeat: int
     seed: int
+    #: a rerun (`sweep --rerun-check`): the repeat of the same cell it executes again, whose
+    #: seed and frames it takes (its own `repeat` is numbered from `RERUN_REPEAT_BASE`)
+    rerun_of: int | None = None
 
     @property
     def config(self) -> Configuration:
@@ -65,6 +68,12 @@ class Cell:
     @property
     def needs_video(self) -> bool:
         return not self.config.is_text_only
+
+    @property
+    def draw(self) -> int:
+        """The repeat whose frames the cell samples: its own, or for a rerun the repeat it
+        executes again (a seeded `random` draw must be the same draw)."""
+        return self.repeat if self.rerun_of is None else self.rerun_of
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,8 @@ from ._plan import (
 )
 from ._provenance import decoder_info, host_info, tool_info
 from ._records import RunRecord, SweepRecord, SweepSettings
+from ._rerun_check import RerunCheck
+from ._rerun_run import run_rerun_check
 from ._run_settings import checked_settings, session_batches
 from ._selections import (
     check_selections,
@@ -151,14 +153,14 @@ def _run_local(session: Session) -> None:
         if session.finished_without_loading(entry):
             continue
         session.expect(entry)
-        backend = session.factory(entry, session.device, session.batch_size)
+        backend = session.factory(entry, session.device, session.load_batch_size)
         session.bar.set_description_str(entry.name, refresh=bool(session.bar.total))
         session.bar.unpause()  # the loading time is no cell's: keep it out of the rate and ETA
         runner: VideoJobRunner | None = None
         try:
             spec = backend.spec
             session.loaded(entry, spec, backend)
-            _, jobs = session.plan(entry, spec.spec_id)
+            cells, jobs = session.plan(entry, spec.spec_id)
             # A served model works on `requests_in_flight` requests at once: hand it that
             # many, or `--concurrency` would do nothing at the default batch size of 1.
             serving = serving_of(backend)
@@ -180,6 +182,8 @@ def _run_local(session: Session) -> None:
                 jobs = _probe(session, runner, entry.name, jobs)
                 jobs = _probe_budget(session, runner, entry.name, jobs)
             run_across_videos(session, runner, jobs)
+            if session.rerun_check is not None and not session.stop.is_set():
+                run_rerun_check(session, backend, entry.name, cells)
         finally:
             if runner is not None:
                 labels = {p.config_id: p.config.label for p in session.configs}
@@ -289,6 +293,7 @@ def run_sweep(
     provenance: Mapping[str, Any] | None = None,
     accept_budget_cap: bool = False,
     numerics: Numerics | None = None,
+    rerun_check: RerunCheck | None = None,
 ) -> SweepResult:
     """Run (or resume) a protocol's sweep into `run_dir` (default: the protocol's output).
 
@@ -299,8 +304,12 @@ def run_sweep(
     names the cluster (default: Ray's own rule, `RAY_ADDRESS` first). On SIGINT (or
     `stop.set()`) the cells in flight finish, everything is committed and exported, and
     `result.interrupted` is true. `numerics`: `Numerics(deterministic=True)` needs batch size 1.
+    `rerun_check` runs a seeded sample of each model's finished cells again after its grid
+    (local executor only), stored as reruns that measure the run's rerun floor.
     """
     run = checked_settings(batch_size, executor, limit, retry_errors, numerics)
+    if rerun_check is not None and executor != "local":
+        raise ValueError("a rerun check runs on the local executor (it reuses the loaded model)")
     t0, started = time.perf_counter(), utc_now()
     out_dir = Path(run_dir if run_dir is not None else protocol.output)
     if backend_factory is None or isinstance(backend_factory, RuntimeBackendFactory):
@@ -359,6 +368,7 @@ def run_sweep(
             num_workers=num_workers,
             ray_address=ray_address,
             session_id=session_id,
+            rerun_check=rerun_check,
         )
         outcome = "completed"
         refused: _Stopped | None = None

@@ -28,6 +28,7 @@ from ._budget import TokenRecord, token_record, unfit_cells
 from ._execute import JobStats, VideoJob, group_by_video, repeat_decoding
 from ._plan import Cell, ModelPlanInfo, PlannedConfig, plan_cells
 from ._records import BudgetProbeRecord, SelectionRecord, SupersededSelection
+from ._rerun_check import RerunCheck
 from ._stack import model_as_loaded
 
 if TYPE_CHECKING:
@@ -149,6 +150,9 @@ class SweepResult:
     #: started, actors lost, jobs put back in the queue after a loss, and cells stored as
     #: `model_error` because their job's actor was lost on every try
     ray: dict[str, int] = field(default_factory=dict)
+    #: per model, `--rerun-check`'s record: the sample run again and the floor it measures
+    #: (run.json `sessions[].rerun_check`)
+    rerun_checks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def throughput(self) -> dict[str, float]:
         """Cells and visual tokens per second of the sweep's wall time (model loading
@@ -239,6 +243,8 @@ class Session:
     #: the store's session this sweep runs as (its rows carry it; its info records each model
     #: as loaded); None: not recorded
     session_id: int | None = None
+    #: `--rerun-check`: after each model's grid, run a sample of its cells again
+    rerun_check: RerunCheck | None = None
     _expected: int = 0
     #: the pending cells by id, and per model what the per-cell budget check keeps
     _cell_of: dict[str, Cell] = field(default_factory=dict)
@@ -251,6 +257,14 @@ class Session:
     #: the last entry's planned cells, (name, spec_id, cells): the checks before a load and the
     #: plan after it share one cross product instead of hashing every cell id again
     _last_plan: tuple[str, str, list[Cell]] | None = None
+
+    @property
+    def load_batch_size(self) -> int:
+        """The batch size a backend loads with: the grid's, or the rerun check's when larger
+        (a backend never runs more requests at once than it loaded for)."""
+        if self.rerun_check is None:
+            return self.batch_size
+        return max(self.batch_size, self.rerun_check.size_for(self.batch_size, self.auto_batch))
 
     def _cells(self, entry: ModelEntry, spec_id: str) -> list[Cell]:
         if self._last_plan is not None and self._last_plan[:2] == (entry.name, spec_id):

@@ -21,7 +21,8 @@ from ..comparison import (
     compare_settings,
     compare_sides,
 )
-from ._compare_sides import select_sides
+from ..measures import RerunFloor
+from ._compare_sides import select_rerun, select_sides
 from ._errors import WorkflowError
 
 
@@ -37,6 +38,8 @@ def compare(
     seed: int = 0,
     ci: str | None = None,
     task_kind: CompareTaskKind | None = None,
+    rerun: str | os.PathLike[str] | None = None,
+    rerun_floor: float | None = None,
 ) -> CompareResult:
     """Two sides, item by item, as `itemscale compare` computes them (docs/compare.md).
 
@@ -47,10 +50,21 @@ def compare(
     or `percentile`) as `analyze` takes them. `task_kind` keeps multiple-choice (`mcqa`) or
     open-ended (`open_ended`) items only; without it a run holding both compares each apart
     (`outcomes`), the multiple-choice accuracy first.
+
+    The same-input verdict grades the answers against a rerun floor from evidence: `rerun_floor`
+    (a percent of answers the user states, `--rerun-floor`), else `rerun` (a run folder, or a
+    configuration label of run `a`, holding a second execution of one side's configuration,
+    `--rerun`), else the repeats and reruns of each side's model in its run; with none, the
+    answers are identical or the verdict cannot tell (docs/compare.md, "Reruns").
     """
     try:
         compare_settings(bootstrap, ci, task_kind)
+        stated = None if rerun_floor is None else RerunFloor.of_percent(rerun_floor)
+    except ValueError as exc:
+        raise WorkflowError(str(exc)) from None
+    try:
         side_a, side_b = select_sides(a, b, models=models, series=series, configs=configs)
+        named = None if rerun is None else select_rerun(rerun, side_a, side_b)
         return compare_sides(
             side_a,
             side_b,
@@ -60,6 +74,8 @@ def compare(
             ci=ci,
             task_kind=task_kind,
             transport=transport,
+            rerun=named,
+            rerun_floor=stated,
         )
     except CompareError as exc:
         raise WorkflowError(str(exc)) from None

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..comparison import Side
-from ..responses import read_run
+from ..comparison import NamedRerun, Side
+from ..responses import read_run, without_reruns
 from ._errors import WorkflowError
 
 
@@ -163,12 +163,27 @@ def select_sides(
     for index, (name, df, prov, run) in enumerate(
         (("A", df_a, prov_a, str(run_a)), ("B", df_b, prov_b, name_b))
     ):
+        # rerun rows measure the floor only: a side is the run's ordinary rows
         rows = _pick(
-            df, run, choice("--model", index), choice("--series", index), choice("--config", index)
+            without_reruns(df),
+            run,
+            choice("--model", index),
+            choice("--series", index),
+            choice("--config", index),
         )
         model, series_name, label, config_id = _one_slice(rows, run, name)
+        evidence = df[df["model"].astype(str) == model].reset_index(drop=True)
         sides.append(
-            Side(run, prov, rows.reset_index(drop=True), model, series_name, label, config_id)
+            Side(
+                run,
+                prov,
+                rows.reset_index(drop=True),
+                model,
+                series_name,
+                label,
+                config_id,
+                evidence=evidence,
+            )
         )
     if (
         run_b is None
@@ -177,3 +192,59 @@ def select_sides(
     ):
         raise WorkflowError(f"{run_a}: both sides are the same slice ({sides[0].config}); name two")
     return sides[0], sides[1]
+
+
+def select_rerun(value: str | os.PathLike[str], side_a: Side, side_b: Side) -> NamedRerun:
+    """The rerun `compare --rerun` names: a second execution of one side's configuration.
+
+    `value` is a run folder, or a configuration label of side A's run. A folder's rows of side
+    A's model and configuration label are a rerun of A, else those of side B's; a folder (or
+    a label) holding one slice of a side's model is a rerun of that side, A first."""
+    folder = Path(value)
+    if folder.is_dir():
+        df, prov = load_run(folder)
+        run = str(folder)
+    else:
+        run, prov = side_a.run, side_a.provenance
+        df = load_run(side_a.run)[0]
+        df = df[df["config_label"].astype(str) == str(value)]
+        if df.empty:
+            raise WorkflowError(
+                f"--rerun {value}: not a run folder, nor a configuration label of {side_a.run}"
+            )
+    rows = without_reruns(df)
+    for side in (side_a, side_b) if folder.is_dir() else ():
+        hit = rows[
+            (rows["model"].astype(str) == side.model)
+            & (rows["config_label"].astype(str) == side.config)
+        ]
+        if len(hit):
+            return _named(run, prov, hit, side, side_a)
+    slices = rows[["model", "config_label"]].astype(str).drop_duplicates()
+    for side in (side_a, side_b):
+        if len(slices) == 1 and slices.iloc[0]["model"] == side.model:
+            return _named(run, prov, rows, side, side_a)
+    held = "; ".join(f"{r.model} {r.config_label}" for r in slices.head(8).itertuples())
+    raise WorkflowError(
+        f"--rerun {value}: a rerun is a second execution of one side's configuration "
+        f"(A: {side_a.model} {side_a.config}; B: {side_b.model} {side_b.config}), but it holds "
+        f"{held or 'nothing'}"
+    )
+
+
+def _named(
+    run: str, prov: dict[str, object], rows: pd.DataFrame, side: Side, side_a: Side
+) -> NamedRerun:
+    first = rows.iloc[0]
+    return NamedRerun(
+        of="A" if side is side_a else "B",
+        side=Side(
+            run,
+            prov,
+            rows.reset_index(drop=True),
+            str(first["model"]),
+            str(first["series"]),
+            str(first["config_label"]),
+            str(first["config_id"]),
+        ),
+    )
