@@ -80,7 +80,7 @@ def test_one_disagreeing_repeat_sets_no_floor(tmp_path: Path) -> None:
     assert r.answer_agreement is not None and r.answer_agreement.answers == "cannot_tell"
     sentence = _same_sentence(r)
     assert sentence.startswith("Not identical: 100 of 100")
-    assert "measured, 1 of 1 answers moved between A's own repeats (1)" in sentence
+    assert "measured, 1 of 1 answers moved between A's own repeats" in sentence
     assert "too thin to call it a rerun" in sentence
     assert "same input as" not in sentence and "within" not in sentence
     assert _effective(run) == []

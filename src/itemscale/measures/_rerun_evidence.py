@@ -67,14 +67,15 @@ def _pairs(rows: pd.DataFrame, reruns_only: bool = False) -> pd.DataFrame:
 
 
 def _evidence(repeats: int, reruns: int, name: str) -> str:
-    """`between A's own repeats (5)`, `between the run's cells and their reruns (40)`, or
-    both: what a measured floor compared, and how many answers each kind gave."""
+    """`between A's own repeats`, `between the run's cells and their reruns`, or both, each
+    with how many answers it gave (with one kind alone, the floor's `k of n` says it)."""
     owner = f"{name}'s" if name else "the run's"
+    both = bool(repeats and reruns)
     parts = []
     if repeats:
-        parts.append(f"own repeats ({repeats})")
+        parts.append("own repeats" + (f" ({repeats})" if both else ""))
     if reruns:
-        parts.append(f"cells and their reruns ({reruns})")
+        parts.append("cells and their reruns" + (f" ({reruns})" if both else ""))
     return f"between {owner} " + " and ".join(parts)
 
 
