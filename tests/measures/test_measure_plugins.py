@@ -57,7 +57,7 @@ def test_analyze_computes_and_traces_an_installed_plugin_measure(
     )
     assert done.returncode == 0, done.stderr
     data = json.loads(out.read_text())
-    assert data["schema_version"] == ANALYSIS_SCHEMA_VERSION == 3
+    assert data["schema_version"] == ANALYSIS_SCHEMA_VERSION == 4
     assert data["plugin_measures"] == [TRACE]
     block = next(iter(data["models"].values()))
     assert block["first_budget_rate"]["value"] == pytest.approx(right_at_8)

@@ -98,6 +98,13 @@ def paired_tests_table(block: BinarySeries, pts: Points, note: str | None = None
     )
 
 
+def _power_cell(value: float | None, reason: str | None, text: Callable[[float], str]) -> str:
+    """A power figure, or "not estimable" with the reason `analyze` recorded."""
+    if reason is not None:
+        return f"not estimable ({reason})"
+    return "n/a" if value is None else text(float(value))
+
+
 def power_table(block: BinarySeries, note: str | None = None) -> str:
     power = block.power
     if power is None or not power.axes:
@@ -105,8 +112,10 @@ def power_table(block: BinarySeries, note: str | None = None) -> str:
     target = 100 * float(power.target)
     rows = []
     for axis, a in power.axes.items():
-        mde = note or ("n/a" if a.mde is None else f"{100 * float(a.mde):.1f}")
-        need = note or ("n/a" if a.videos_needed is None else f"{int(a.videos_needed):,}")
+        mde = note or _power_cell(a.mde, a.mde_not_estimable, lambda v: f"{100 * v:.1f}")
+        need = note or _power_cell(
+            a.videos_needed, a.videos_needed_not_estimable, lambda v: f"{int(v):,}"
+        )
         rows.append(
             f"<tr><th>{esc(axis)}</th><td class='num'>{esc(mde)}</td>"
             f"<td class='num'>{esc(need)}</td><td>{esc(', '.join(a.pairs))}</td></tr>"

@@ -6,7 +6,7 @@ piece stays one small function."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from ..measures import (
     BinarySeries,
@@ -72,6 +72,34 @@ def _figure(value: float | None, note: str | None, text: Callable[[float], str])
     return "n/a" if value is None else text(value)
 
 
+class PowerFigures(Protocol):
+    """An axis' (or a pair's) power record, as `analyze --json` writes it."""
+
+    @property
+    def mde(self) -> float | None: ...
+    @property
+    def videos_needed(self) -> float | None: ...
+    @property
+    def mde_not_estimable(self) -> str | None: ...
+    @property
+    def videos_needed_not_estimable(self) -> str | None: ...
+
+
+def power_figures_text(a: PowerFigures, target: float, note: str | None = None) -> str:
+    """An axis' minimum detectable effect and the videos `target` points need, or "not
+    estimable" with the reason for each that is (one reason when both share it)."""
+    mde_why, need_why = a.mde_not_estimable, a.videos_needed_not_estimable
+    if note is None and mde_why is not None and mde_why == need_why:
+        return f"not estimable ({mde_why})"
+    mde = f"not estimable ({mde_why})" if mde_why and note is None else None
+    need = f"not estimable ({need_why})" if need_why and note is None else None
+    mde = mde or _figure(a.mde, note, lambda v: f"{100 * v:.1f} points")
+    if need is not None:
+        return f"{mde}; {target:.1f} points: {need}"
+    need = _figure(a.videos_needed, note, lambda v: f"{int(v):,} videos")
+    return f"{mde} ({target:.1f} points needs {need})"
+
+
 def print_power(
     block: BinarySeries, out: TextIO, indent: str, gloss: Gloss, note: str | None = None
 ) -> None:
@@ -82,9 +110,7 @@ def print_power(
     target = 100 * power.target
     parts = []
     for axis, a in power.axes.items():
-        mde = _figure(a.mde, note, lambda v: f"{100 * v:.1f} points")
-        need = _figure(a.videos_needed, note, lambda v: f"{v:,} videos")
-        parts.append(f"{axis} {mde} ({target:.1f} points needs {need})")
+        parts.append(f"{axis} {power_figures_text(a, target, note)}")
     print(
         f"{indent}minimum detectable effect ({100 * power.power:.0f}% power, "
         f"{100 * power.alpha:.0f}% two-sided, clustered, {power.n_videos} videos): "

@@ -31,8 +31,10 @@ from ._result_series import AnalysisLayout
 #: Version of the `analyze --json` layout; a reader refuses a newer one. 2 added
 #: `plugin_measures` (a result without it was written as version 1). 3: the resample count is
 #: `bootstrap.bootstrap`, where versions 1 and 2 hold `bootstrap.n_boot` (read alike);
-#: `plugin_measures` is still written only where a plugin measure was used.
-ANALYSIS_SCHEMA_VERSION = 3
+#: `plugin_measures` is still written only where a plugin measure was used. 4: a power figure
+#: that is not estimable is null with its reason (`mde_not_estimable`,
+#: `videos_needed_not_estimable`), where 3 wrote the formula's number (read alike).
+ANALYSIS_SCHEMA_VERSION = 4
 
 #: The columns of `AnalysisResult.to_frame()`, in order.
 FRAME_COLUMNS: tuple[str, ...] = (

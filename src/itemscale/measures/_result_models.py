@@ -266,16 +266,25 @@ class PairedTests(Record):
 
 
 class PairPowerRecord(Record):
+    """One adjacent pair's power figures; a figure that is not estimable is null, with its
+    reason under `mde_not_estimable` / `videos_needed_not_estimable` (written only then)."""
+
     sd_per_video: Number | None
     mde: Number | None
     videos_needed: Number | None
+    mde_not_estimable: StrictStr | None = None
+    videos_needed_not_estimable: StrictStr | None = None
 
 
 class AxisPowerRecord(Record):
+    """An axis' power figures from its pairs' pooled variance (reasons as a pair's)."""
+
     pairs: list[StrictStr]
     sd_per_video: Number | None
     mde: Number | None
     videos_needed: Number | None
+    mde_not_estimable: StrictStr | None = None
+    videos_needed_not_estimable: StrictStr | None = None
 
 
 class Power(Record):
