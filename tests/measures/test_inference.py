@@ -21,6 +21,7 @@ from itemscale.measures import (
     mcnemar_exact_p,
     minimum_detectable,
     noise_comparison,
+    p_value_text,
     paired_tests,
     power_analysis,
     power_at,
@@ -394,3 +395,22 @@ def test_noise_alone_stays_under_the_bound() -> None:
         n = noise_comparison(values, values[:, :, 0], less, VideoBootstrap(videos, 200, s))
         rejected.append((n.p_value or 1.0) < 0.05)
     assert np.mean(rejected) <= 0.05
+
+
+def test_a_p_value_at_its_resampling_floor_prints_as_below_the_resolution() -> None:
+    """(1 + 0) / (draws + 1) is the smallest p the draws give: it is printed as '<sides/draws',
+    every larger p with its digits."""
+    assert p_value_text(2 / 201, draws=200, sides=2) == "<0.01"  # not 0.00995
+    assert p_value_text(4 / 201, draws=200, sides=2) == "0.0199"
+    assert p_value_text(1 / 1001, draws=1000) == "<0.001"
+    assert p_value_text(2 / 1001, draws=1000) == "0.002"
+    assert p_value_text(1 / 1001) == "0.000999"  # no draws named: a p like any other
+    assert p_value_text(None, draws=200) == "n/a"
+    assert p_value_text(0.5, note="not estimable") == "not estimable"
+    # what heterogeneity_test gives when no draw is as extreme
+    rng = np.random.default_rng(4)
+    y = (rng.random((600, 3)) < np.array([0.2, 0.5, 0.8])).astype(float)
+    y[:60] = [1, 0, 0]  # many items against the budget: far from additive
+    h = heterogeneity_test(y, total_order(3).less, VideoBootstrap(_names(np.arange(600)), 50, 1))
+    assert h.harmful.p_value == pytest.approx(2 / 51)
+    assert p_value_text(h.harmful.p_value, draws=50, sides=2) == "<0.04"

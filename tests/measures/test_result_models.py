@@ -194,8 +194,8 @@ def test_a_damaged_file_names_the_key(
 
 def test_a_newer_or_foreign_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "m.json"
-    path.write_text('{"schema_version": 4, "models": {}}', encoding="utf-8")
-    with pytest.raises(SchemaError, match=r"m\.json: schema_version 4 is newer"):
+    path.write_text('{"schema_version": 5, "models": {}}', encoding="utf-8")
+    with pytest.raises(SchemaError, match=r"m\.json: schema_version 5 is newer"):
         AnalysisResult.read(path)
     path.write_text("[1, 2]", encoding="utf-8")
     with pytest.raises(SchemaError, match=r"m\.json: not a JSON object"):

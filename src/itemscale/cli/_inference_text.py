@@ -15,18 +15,25 @@ from ..measures import (
     HeterogeneitySkipped,
     OpenEndedSeries,
     Selector,
+    p_value_text,
 )
 from ._format import points_text
 
 Gloss = Callable[[str], str]
 
 
-def p_text(value: float | None, note: str | None = None) -> str:
-    """A p-value as printed: 3 significant digits, 'n/a', or `note` ('not estimable', in
-    place of every p-value of a block with too few videos)."""
-    if note is not None:
-        return note
-    return "n/a" if value is None else f"{value:.3g}"
+def p_text(
+    value: float | None, note: str | None = None, *, draws: int | None = None, sides: int = 1
+) -> str:
+    """A p-value as printed: 3 significant digits, 'n/a', `note` ('not estimable', in place of
+    every p-value of a block with too few videos), or '<1/draws' at a resampled p's floor
+    (`measures.p_value_text`)."""
+    return p_value_text(value, draws=draws, sides=sides, note=note)
+
+
+def _eq(p: str) -> str:
+    """'=0.0123' or '<0.01': a p-value's text after the letter p."""
+    return p if p.startswith("<") else f"={p}"
 
 
 def _signed(stat: Estimate | None, note: str | None = None) -> str:
@@ -61,7 +68,7 @@ def print_paired_tests(
                 f"{lead}{arrow}: {_signed(t.difference, note)}; clustered p="
                 f"{p_text(t.clustered_mcnemar_p, note)}, Holm {p_text(t.holm_p, note)} "
                 f"({verdict}); exact p={p_text(t.exact_mcnemar_p, note)}; bootstrap "
-                f"p={p_text(t.bootstrap_p, note)}",
+                f"p{_eq(p_text(t.bootstrap_p, note, draws=tests.bootstrap_draws))}",
                 file=out,
             )
 
@@ -138,13 +145,14 @@ def print_heterogeneity(
     print(
         f"{indent}additive model (item + budget, no interaction): harmful "
         f"{points_text(h.observed)} observed vs {points_text(h.additive)} additive; "
-        f"difference {_signed(h.difference)}, p={p_text(h.p_value)} "
+        f"difference {_signed(h.difference)}, "
+        f"p{_eq(p_text(h.p_value, draws=h.n_null, sides=2))} "
         f"({h.n_null} parametric draws){gloss('additive model')}",
         file=out,
     )
     shares = ", ".join(
         f"{name} {100 * _value(t.observed):.1f} vs {100 * _value(t.additive):.1f} "
-        f"(p={p_text(t.p_value)})"
+        f"(p{_eq(p_text(t.p_value, draws=h.n_null, sides=2))})"
         for name, t in h.trajectories.items()
     )
     print(f"{indent}  by trajectory, observed vs additive: {shares}", file=out)

@@ -84,6 +84,7 @@ from ._measure import (
     StatLike,
     count_text,
     counted_text,
+    p_value_text,
     stat_text,
 )
 from ._options import AnalysisOptions
@@ -286,6 +287,7 @@ __all__ = [
     "membership",
     "minimum_detectable",
     "noise_comparison",
+    "p_value_text",
     "paired_tests",
     "paper_labels",
     "per_item_labels",

@@ -106,7 +106,10 @@ def paired_tests_record(
         n_family=len(adjacent),
         alpha=ALPHA,
         adjacent=_family(adjacent),
-        **given(requested=requested),
+        **given(
+            requested=requested,
+            bootstrap_draws=boot.bootstrap if boot is not None and boot.bootstrap else None,
+        ),
     )
 
 

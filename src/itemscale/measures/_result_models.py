@@ -263,6 +263,9 @@ class PairedTests(Record):
     alpha: Number
     adjacent: dict[str, PairedTestRecord]
     requested: dict[str, PairedTestRecord] | None = None
+    #: the resamples behind each `bootstrap_p` (its floor is 1 / (draws + 1)); written only
+    #: where there are some
+    bootstrap_draws: StrictInt | None = None
 
 
 class PairPowerRecord(Record):
