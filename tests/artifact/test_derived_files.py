@@ -154,7 +154,7 @@ def test_an_audit_the_responses_moved_on_from_is_flagged_not_failed(
 
 #: (file, the block that holds the resample count, its schema version before `bootstrap`, now)
 _OLD_LAYOUTS = (
-    ("measures.json", ("bootstrap",), 1, 3),
+    ("measures.json", ("bootstrap",), 1, 4),
     ("cascade.json", ("settings",), 3, 4),
     ("intervention/nested.json", ("bootstrap",), 1, 2),
     ("provenance.json", ("measures",), 1, 2),  # last: it holds the others' sha256

@@ -698,3 +698,46 @@ def test_explorer_opens_items_named_like_object_members(
         assert options == ("" if name in without else "red,green,blue,grey"), name
         assert "frame audit" in page.eval("document.getElementById('item-detail').textContent")
     assert page.errors() == []
+
+
+def test_the_explorer_draws_a_partial_order_as_one(
+    browser: DevTools, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Qwen2.5-VL-7B's released grid of frames x pixels: item 020-3 is right only at 64f_76k.
+    Its pattern, as the harmful rate's, follows the partial order ("harmful only": nothing
+    below 64f_76k is comparable to it), so the strip marks the neighbours that are not
+    comparable, and the opened item lists the pairs the pattern rests on."""
+    from itemscale.cli import main
+    from itemscale.workflows import release_dir
+
+    root = tmp_path_factory.mktemp("partial")
+    data, model = release_dir(), "Qwen2.5-VL-7B"
+    argv = ["import", "table", "--wide", "--id-column", "sample_id", "--model", model]
+    argv += ["--answer-key", str(data / "V1_short_answer_key.csv"), "-o", str(root / "run")]
+    assert main([*argv, str(data / f"{model}_V1_short_predictions_wide.csv")]) == 0
+    report = build_artifact(root / "run", bootstrap=0, seed=0) / "report.html"
+    page = Page(browser, report.as_uri())
+    assert page.errors() == []
+    page.eval(
+        "var s = document.getElementById('item-filter'); s.value = '020-3';"
+        " s.dispatchEvent(new Event('input'))"
+    )
+    row = "document.querySelector('#item-table tbody tr')"
+    assert page.eval(f"{row}.children[4].textContent") == "harmful only"
+    cells = page.eval(
+        f"Array.prototype.map.call({row}.querySelectorAll('td.traj span'),"
+        " function (s) { return s.classList.contains('tgap') ? '|' : s.title; }).join(' ')"
+    )
+    assert cells == (
+        "16f_151k: wrong 32f_151k: wrong 32f_302k: wrong | 64f_76k: right 64f_151k: wrong "
+        "64f_235k: wrong 64f_360k: wrong | 128f_76k: wrong 128f_151k: wrong 256f_151k: wrong"
+    )
+    page.eval(f"{row}.click()")
+    panel = page.eval("document.getElementById('item-detail').textContent")
+    assert (
+        "right, then wrong at a larger budget (the partial order of frames x pixels: only "
+        "comparable budgets): 64f_76k \u2192 64f_151k, 64f_76k \u2192 64f_235k" in panel
+    )
+    assert "wrong, then right at a larger budget: none" in panel
+    assert "output at the largest budget: not recorded" in panel  # a wide table has no text
+    page.screenshot_of("#items", SCREENSHOT_DIR / "itemscale_report_partial_order.png")
