@@ -445,6 +445,7 @@ def print_summary(
             print(f"  left out {model}: it lacks {', '.join(lacks)}", file=out)
     for warning in result.scoring_rule_warnings or ():
         print(f"warning: {warning}", file=out)
+    print_models_sentence(result, out)
     for model, block in result.models.items():
         print(f"\n== {model} (series {_series_name(block)}){gloss('series')}", file=out)
         print_series(block, out, gloss, brief=brief)
@@ -464,6 +465,19 @@ def print_summary(
         print_churn(block, out, gloss)
         for warning in block.scoring_rule_warnings or ():
             print(f"  warning: {model}: {warning}", file=out)
+
+
+def print_models_sentence(result: AnalysisResult, out: TextIO) -> None:
+    """Above the models' blocks, for two or more: the sentence the report opens with (each
+    model's grid named beside its numbers; `measures.models_sentence`)."""
+    import textwrap
+
+    from ..measures import models_sentence
+
+    sentence = models_sentence(result)
+    if sentence:
+        print(file=out)
+        print(textwrap.fill(sentence, width=100, break_on_hyphens=False), file=out)
 
 
 def run(args: argparse.Namespace) -> int:
