@@ -741,3 +741,40 @@ def test_the_explorer_draws_a_partial_order_as_one(
     assert "wrong, then right at a larger budget: none" in panel
     assert "output at the largest budget: not recorded" in panel  # a wide table has no text
     page.screenshot_of("#items", SCREENSHOT_DIR / "itemscale_report_partial_order.png")
+
+
+def test_the_compare_page_keeps_each_word_whole(
+    browser: DevTools, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The set-up table of `compare --html` on the release: a status ("unknown", "differs")
+    and a field name never break inside a word (it read "unknow/n"); a long digest still wraps
+    inside its own cell."""
+    from itemscale.cli import main
+    from itemscale.workflows import release_dir
+
+    root = tmp_path_factory.mktemp("compare-page")
+    data, model = release_dir(), "Qwen2.5-VL-7B"
+    argv = ["import", "table", "--wide", "--id-column", "sample_id", "--model", model]
+    argv += ["--answer-key", str(data / "V1_short_answer_key.csv"), "-o", str(root / "run")]
+    assert main([*argv, str(data / f"{model}_V1_short_predictions_wide.csv")]) == 0
+    page_path = root / "compare.html"
+    argv = ["compare", str(root / "run"), "--config", "64f_151k", "--config", "64f_235k"]
+    assert main([*argv, "--bootstrap", "0", "--html", str(page_path)]) == 0
+    page = Page(browser, page_path.as_uri())
+    lines = json.loads(
+        page.eval(
+            "JSON.stringify(Array.prototype.map.call("
+            "document.querySelectorAll('#setup tbody tr'), function (tr) {"
+            " return Array.prototype.slice.call(tr.children, 0, 2).map(function (td) {"
+            "  var r = document.createRange(); r.selectNodeContents(td);"
+            "  var words = td.textContent.split(' ').length;"
+            "  return [td.textContent, r.getClientRects().length, words]; }); }))"
+        )
+    )
+    statuses = [row[1] for row in lines]
+    assert any(text == "unknown" for text, _, _ in statuses)
+    for text, boxes, _ in statuses:
+        assert boxes == 1, f"status {text!r} broken over {boxes} lines"
+    for text, boxes, words in (row[0] for row in lines):
+        assert boxes <= words, f"field {text!r} broken inside a word"
+    page.screenshot_of("#setup", SCREENSHOT_DIR / "itemscale_compare_setup.png")

@@ -236,7 +236,7 @@ def _print_binary(
         line = f"{indent}  {label:<{width}}  {counted_text(block.accuracy[label], note=note)}"
         noans = block.noanswer_rate[label].value
         if noans:
-            line += f"   noanswer {100 * noans:.1f}"
+            line += f"   noanswer {noanswer_text(noans, block.n_items)}"
         if label in noise:
             line += f"   noise floor {points_text(noise[label], note)}"
         print(line, file=out)
@@ -270,6 +270,13 @@ def _print_binary(
         _print_with_text(block.grid_with_text, out, indent, gloss, note, untested)
     if not brief:
         _print_chains(block, out, indent, gloss)
+
+
+def noanswer_text(rate: float, n_items: int) -> str:
+    """A NOANSWER share in points with the items it counts ('1.7 (13 of 786)'); a share
+    below 0.05 points as its count alone ('1 of 2700'), never '0.0'."""
+    count = f"{round(rate * n_items)} of {n_items}"
+    return f"{100 * rate:.1f} ({count})" if 100 * rate >= 0.05 else count
 
 
 def print_effective_budget(
