@@ -100,6 +100,7 @@ def test_on_the_release_a_one_budget_rule_is_named_as_that_budget(
     capsys.readouterr()
     out_json = tmp_path / "cascade.json"
     args = ["cascade", str(run), "--bootstrap", "0", "--model", "Qwen2.5-VL-7B"]
+    args += ["--model", "Qwen3-VL-8B"]
     assert main([*args, "--sharing", "prefix", "--json", str(out_json)]) == 0
     out = capsys.readouterr().out
     assert (
@@ -110,8 +111,11 @@ def test_on_the_release_a_one_budget_rule_is_named_as_that_budget(
     assert "the learned rule stops every item at 128f_151k: that is the fixed budget" in out
     assert "stopping score: none recorded (no prob: probability of the chosen option" in out
     assert "stopping score: prob (" not in out
+    # a rule that never stops early is the terminal, named as such, not a "fixed budget"
+    assert "the learned rule never stops before the terminal budget 128f_151k" in out
+    assert "fixed budget 128f_151k (the learned rule stops every item there)" in out
     report = CascadeReport.load(out_json)
-    (block,) = report.results
+    block = next(b for b in report.results if b.model == "Qwen2.5-VL-7B")
     for name, rule in block.policies.items():
         assert name == "confidence" or "confidence" not in rule.description, name
     assert "answer features" in block.policies["learned"].description

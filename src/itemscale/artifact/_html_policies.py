@@ -66,7 +66,7 @@ def cascade_section(cascade: CascadeReport | ReportFileError | None) -> str:
                 continue
             acc, cost = pol.accuracy.value, pol.mean_cost.value
             if acc is not None and cost is not None:
-                series.append((f"{pname} (held out)", [(cost, acc)]))
+                series.append((f"{rule_label(pname, pol)} (held out)", [(cost, acc)]))
             mean = pol.mean_cost.value
             bound = pol.unshared.cost_reduction(primary) if pol.unshared is not None else None
             match = "matches" if pol.matches_terminal else "below"

@@ -183,16 +183,21 @@ class BestMatch(ReportRecord):
 
 def rule_label(name: str, rule: RuleRecord | None) -> str:
     """How the console and the report name a stopping rule: a rule that stops every item at
-    one stage is that fixed budget ("fixed 128f_151k"), whatever fitted it."""
+    one stage before the terminal is that fixed budget ("fixed 128f_151k"), whatever fitted
+    it."""
     budget = rule.fixed_budget if isinstance(rule, AvailableRule) else None
-    return f"fixed {budget}" if budget else name
+    if budget is None or not isinstance(rule, AvailableRule):
+        return name
+    return name if budget == list(rule.stop_share)[-1] else f"fixed {budget}"
 
 
 def fixed_budget_note(name: str, rule: RuleRecord | None) -> str | None:
     """Beside a rule that stops every item at one stage: what it is (None for any other)."""
     budget = rule.fixed_budget if isinstance(rule, AvailableRule) else None
-    if budget is None:
+    if budget is None or not isinstance(rule, AvailableRule):
         return None
+    if budget == list(rule.stop_share)[-1]:
+        return f"the {name} rule never stops before the terminal budget {budget}"
     return (
         f"the {name} rule stops every item at {budget}: that is the fixed budget {budget}, not a "
         "per-item choice (run alone, it pays its own frames under every cost model)"
