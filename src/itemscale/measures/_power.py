@@ -110,13 +110,18 @@ def _points(fraction: float) -> str:
     return f"{100 * fraction:.2g}" if abs(fraction) < 0.1 else f"{100 * fraction:.1f}"
 
 
+def _listed(counts: tuple[int, ...]) -> str:
+    """'5', '2 and 5', '1, 0 and 2': one count per pair of the figure."""
+    text = [f"{n:,}" for n in counts]
+    return text[0] if len(text) == 1 else ", ".join(text[:-1]) + f" and {text[-1]}"
+
+
 def _variance_reason(e: _Evidence) -> str | None:
     """Why the run's paired variance cannot be extrapolated (None when it can)."""
     if sum(e.n_differ) == 0:
         return "no item differs between the budgets: the paired variance is 0"
     if sum(e.videos_differ) < MIN_VIDEOS:
-        items = " and ".join(f"{n:,}" for n in e.n_differ)
-        videos = " and ".join(f"{n:,}" for n in e.videos_differ)
+        items, videos = _listed(e.n_differ), _listed(e.videos_differ)
         return (
             f"the budgets differ on {items} of {e.n_items:,} items, in {videos} of "
             f"{e.n_videos:,} videos: a paired variance from fewer than {MIN_VIDEOS} videos that "
