@@ -100,3 +100,28 @@ def test_a_grid_all_share_gives_one_range(
         f"; on the visual budgets alone (the text-only answer a baseline beside them), "
         f"{min(visual):.1f} to {max(visual):.1f}% and" in console
     )
+
+
+def test_no_label_says_the_papers_figure_where_the_number_is_not_the_releases(
+    release: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every harmful rate `analyze` labels "the paper's visual confusion" is the release's own
+    figure; Qwen2.5-VL-7B's partial-order rate (25.3, the release says 30.41) is not labelled
+    so."""
+    from itemscale.workflows import release_models
+
+    out, _ = _analyze(release, tmp_path, capsys)
+    released = {model: paper for model, _, paper in release_models()}
+    blocks = out.split("\n== ")[1:]
+    assert len(blocks) == 5
+    for block in blocks:
+        model = block.split(" ", 1)[0]
+        labelled = [x for x in block.splitlines() if "the paper's visual confusion" in x]
+        figure = released[model]["visual_confusion_rate"]
+        if model == "Qwen2.5-VL-7B":
+            assert labelled == [], labelled
+            (line,) = [x for x in block.splitlines() if "visual confusion under the partial" in x]
+            assert "harmful rate:      25.3" in line
+        else:
+            (line,) = labelled
+            assert f"harmful rate:      {figure:.1f}" in line, (model, line, figure)
