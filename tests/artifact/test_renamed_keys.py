@@ -38,7 +38,7 @@ def test_an_analysis_file_with_n_boot_reads_as_one_with_bootstrap(
         warnings.simplefilter("error")  # a stored file's old key is no deprecation
         old = AnalysisResult.from_json(_renamed_back(new, "bootstrap", version))
     assert old.schema_version == version and old.bootstrap.bootstrap == 7
-    assert {**old.to_json(), "schema_version": 4} == new
+    assert {**old.to_json(), "schema_version": ANALYSIS_SCHEMA_VERSION} == new
     with pytest.raises(Exception, match="both n_boot and bootstrap"):
         AnalysisResult.from_json({**new, "bootstrap": {**new["bootstrap"], "n_boot": 7}})
 

@@ -698,3 +698,83 @@ def test_explorer_opens_items_named_like_object_members(
         assert options == ("" if name in without else "red,green,blue,grey"), name
         assert "frame audit" in page.eval("document.getElementById('item-detail').textContent")
     assert page.errors() == []
+
+
+def test_the_explorer_draws_a_partial_order_as_one(
+    browser: DevTools, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Qwen2.5-VL-7B's released grid of frames x pixels: item 020-3 is right only at 64f_76k.
+    Its pattern, as the harmful rate's, follows the partial order ("harmful only": nothing
+    below 64f_76k is comparable to it), so the strip marks the neighbours that are not
+    comparable, and the opened item lists the pairs the pattern rests on."""
+    from itemscale.cli import main
+    from itemscale.workflows import release_dir
+
+    root = tmp_path_factory.mktemp("partial")
+    data, model = release_dir(), "Qwen2.5-VL-7B"
+    argv = ["import", "table", "--wide", "--id-column", "sample_id", "--model", model]
+    argv += ["--answer-key", str(data / "V1_short_answer_key.csv"), "-o", str(root / "run")]
+    assert main([*argv, str(data / f"{model}_V1_short_predictions_wide.csv")]) == 0
+    report = build_artifact(root / "run", bootstrap=0, seed=0) / "report.html"
+    page = Page(browser, report.as_uri())
+    assert page.errors() == []
+    page.eval(
+        "var s = document.getElementById('item-filter'); s.value = '020-3';"
+        " s.dispatchEvent(new Event('input'))"
+    )
+    row = "document.querySelector('#item-table tbody tr')"
+    assert page.eval(f"{row}.children[4].textContent") == "harmful only"
+    cells = page.eval(
+        f"Array.prototype.map.call({row}.querySelectorAll('td.traj span'),"
+        " function (s) { return s.classList.contains('tgap') ? '|' : s.title; }).join(' ')"
+    )
+    assert cells == (
+        "16f_151k: wrong 32f_151k: wrong 32f_302k: wrong | 64f_76k: right 64f_151k: wrong "
+        "64f_235k: wrong 64f_360k: wrong | 128f_76k: wrong 128f_151k: wrong 256f_151k: wrong"
+    )
+    page.eval(f"{row}.click()")
+    panel = page.eval("document.getElementById('item-detail').textContent")
+    assert (
+        "right, then wrong at a larger budget (the partial order of frames x pixels: only "
+        "comparable budgets): 64f_76k \u2192 64f_151k, 64f_76k \u2192 64f_235k" in panel
+    )
+    assert "wrong, then right at a larger budget: none" in panel
+    assert "output at the largest budget: not recorded" in panel  # a wide table has no text
+    page.screenshot_of("#items", SCREENSHOT_DIR / "itemscale_report_partial_order.png")
+
+
+def test_the_compare_page_keeps_each_word_whole(
+    browser: DevTools, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The set-up table of `compare --html` on the release: a status ("unknown", "differs")
+    and a field name never break inside a word (it read "unknow/n"); a long digest still wraps
+    inside its own cell."""
+    from itemscale.cli import main
+    from itemscale.workflows import release_dir
+
+    root = tmp_path_factory.mktemp("compare-page")
+    data, model = release_dir(), "Qwen2.5-VL-7B"
+    argv = ["import", "table", "--wide", "--id-column", "sample_id", "--model", model]
+    argv += ["--answer-key", str(data / "V1_short_answer_key.csv"), "-o", str(root / "run")]
+    assert main([*argv, str(data / f"{model}_V1_short_predictions_wide.csv")]) == 0
+    page_path = root / "compare.html"
+    argv = ["compare", str(root / "run"), "--config", "64f_151k", "--config", "64f_235k"]
+    assert main([*argv, "--bootstrap", "0", "--html", str(page_path)]) == 0
+    page = Page(browser, page_path.as_uri())
+    lines = json.loads(
+        page.eval(
+            "JSON.stringify(Array.prototype.map.call("
+            "document.querySelectorAll('#setup tbody tr'), function (tr) {"
+            " return Array.prototype.slice.call(tr.children, 0, 2).map(function (td) {"
+            "  var r = document.createRange(); r.selectNodeContents(td);"
+            "  var words = td.textContent.split(' ').length;"
+            "  return [td.textContent, r.getClientRects().length, words]; }); }))"
+        )
+    )
+    statuses = [row[1] for row in lines]
+    assert any(text == "unknown" for text, _, _ in statuses)
+    for text, boxes, _ in statuses:
+        assert boxes == 1, f"status {text!r} broken over {boxes} lines"
+    for text, boxes, words in (row[0] for row in lines):
+        assert boxes <= words, f"field {text!r} broken inside a word"
+    page.screenshot_of("#setup", SCREENSHOT_DIR / "itemscale_compare_setup.png")

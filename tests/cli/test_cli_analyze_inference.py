@@ -91,3 +91,35 @@ def test_the_report_shows_the_tests(tmp_path: Path) -> None:
     assert page.count("<b>holds</b>") >= held  # every change that holds is marked
     assert GLOSSARY["additive model"] in page and GLOSSARY["churn"] in page
     assert main(["verify", str(run / "artifact")]) == 0  # the rerun reproduces the tests
+
+
+def test_a_handful_of_differences_prints_not_estimable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nine runs of one model whose adjacent budgets differ on a handful of 2,700 answers (as
+    public lmms-eval runs at one frame count do): no minimum detectable effect and no video
+    count below what the discrete test allows, "not estimable" with the counts instead."""
+    rows = ["model,item_id,video_id,config,order,frames,correct"]
+    flipped = {1: {5, 800}, 2: {1200, 2201, 2650}}
+    for i in range(2700):
+        base = int(i % 10 < 6)
+        for order, frames in enumerate((8, 16, 32)):
+            right = 1 - base if i in flipped.get(order, set()) else base
+            rows.append(f"m,q{i},v{i // 3},{frames}f,{order},{frames},{right}")
+    src = tmp_path / "results.csv"
+    src.write_text("\n".join(rows) + "\n")
+    run = tmp_path / "run"
+    assert main(["import", "table", str(src), "-o", str(run)]) == 0
+    capsys.readouterr()
+    args = ["analyze", str(run), "--bootstrap", "0", "--heterogeneity-draws", "0"]
+    assert main([*args, "--json", str(tmp_path / "m.json")]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "minimum detectable effect" in x)
+    assert (
+        "axis not estimable (the budgets differ on 2 and 5 of 2,700 items, in 2 and 5 of " in line
+    )
+    assert "900 videos" in line and "needs" not in line and "points (" not in line
+    power = json.loads((tmp_path / "m.json").read_text())["models"]["m"]["power"]
+    assert power["axes"]["axis"]["mde"] is None and power["axes"]["axis"]["videos_needed"] is None
+    for pair in power["pairs"].values():
+        assert pair["mde"] is None and "fewer than 10 videos" in pair["mde_not_estimable"]

@@ -20,3 +20,11 @@ def test_missing_values_print_as_not_available() -> None:
         assert text(None) == "n/a"
         assert text({}) == "n/a"
         assert text({"value": None, "ci": [0.1, 0.2]}) == "n/a"
+
+
+def test_a_noanswer_share_is_never_printed_as_zero() -> None:
+    from itemscale.cli.cmd_analyze import noanswer_text
+
+    assert noanswer_text(1 / 2700, 2700) == "1 of 2700"  # 0.04 points: not "0.0"
+    assert noanswer_text(13 / 786, 786) == "1.7 (13 of 786)"
+    assert noanswer_text(0.5, 2) == "50.0 (1 of 2)"

@@ -87,3 +87,60 @@ def test_bad_combinations_are_refused(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "--k 61" in capsys.readouterr().err
     assert main(["analyze", str(run), "--anchors", str(anchors), "--irt", "missing.json"]) == 2
     assert "--irt missing.json" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_walk_through_on_the_release_covers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/anchors.md's walk-through: the 2PL fitted on four of the release's models, 100
+    anchors, Qwen3-VL-8B predicted from its anchor answers alone. Every interval covers its
+    accuracy on all 786 items; the predictions all err the same way, as one model's
+    configurations share one draw of anchors (docs/anchors.md says why); `irt` says how many
+    falling items it did not list."""
+    from itemscale.responses import read_run
+    from itemscale.workflows import release_dir
+
+    data = release_dir()
+    key = ["--answer-key", str(data / "V1_short_answer_key.csv")]
+    for model in ("InternVL3-8B", "InternVL3.5-8B", "LLaVA-NeXT-Video-7B", "Qwen2.5-VL-7B"):
+        argv = ["import", "table", "--wide", "--id-column", "sample_id", "--model", model, *key]
+        table = str(data / f"{model}_V1_short_predictions_wide.csv")
+        assert main([*argv, table, "-o", str(tmp_path / "four")]) == 0
+    argv = ["import", "table", "--wide", "--id-column", "sample_id", "--model", "Qwen3-VL-8B"]
+    table = str(data / "Qwen3-VL-8B_V1_short_predictions_wide.csv")
+    assert main([*argv, *key, table, "-o", str(tmp_path / "qwen3")]) == 0
+    fit, anchors, pred = tmp_path / "fit.json", tmp_path / "anchors.txt", tmp_path / "p.json"
+    capsys.readouterr()
+    assert main(["irt", str(tmp_path / "four"), "--json", str(fit)]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "interval): 21: 001-1, 003-1, " in out and f", 292-3 and 1 more (every one in {fit})" in out
+    )
+    assert (
+        main(
+            [
+                "anchors",
+                str(tmp_path / "four"),
+                "--k",
+                "100",
+                "--irt",
+                str(fit),
+                "--out",
+                str(anchors),
+            ]
+        )
+        == 0
+    )
+    argv = ["analyze", str(tmp_path / "qwen3"), "--anchors", str(anchors), "--irt", str(fit)]
+    assert main([*argv, "--json", str(pred)]) == 0
+    df, _ = read_run(tmp_path / "qwen3")
+    full = df.groupby("config_label")["correct"].mean()
+    errors = []
+    for c in json.loads(pred.read_text())["configurations"]:
+        acc = c["predicted_accuracy"]
+        truth = float(full[c["config_label"]])
+        assert acc["ci"][0] <= truth <= acc["ci"][1], (c["config_label"], acc, truth)
+        errors.append(acc["value"] - truth)
+    assert len(errors) == 6 and all(e > 0 for e in errors)  # one draw, one direction
+    assert 0.02 < float(np.mean(errors)) < 0.03  # 2.4 points on average (docs/anchors.md)

@@ -21,12 +21,14 @@ from itemscale.measures import (
     mcnemar_exact_p,
     minimum_detectable,
     noise_comparison,
+    p_value_text,
     paired_tests,
     power_analysis,
     power_at,
     videos_needed,
 )
 from itemscale.measures._order import total_order
+from itemscale.measures._power import smallest_rejectable
 
 
 def _names(codes: np.ndarray) -> np.ndarray:
@@ -183,14 +185,78 @@ def test_minimum_detectable_effect_and_videos_needed_are_inverse(
 
 
 def test_power_analysis_reads_the_run_variance() -> None:
-    # one item per video: s^2 is the variance of the item differences d_i
-    y = np.array([[0, 1], [0, 1], [1, 0], [1, 1], [0, 0], [0, 1]], dtype=float)
-    res = power_analysis(y, _names(np.arange(6)), [(0, 1)], ["a", "b"], ["frames"], 0.02)
+    # one item per video: s^2 is the variance of the item differences d_i; 12 of 40 videos
+    # differ (>= 10), so the variance may be extrapolated
+    y = np.tile(np.array([[0, 1], [0, 1], [1, 0], [1, 1], [0, 0], [0, 1], [1, 0], [0, 0]]), (5, 1))
+    y = y.astype(float)
+    res = power_analysis(y, _names(np.arange(40)), [(0, 1)], ["a", "b"], ["frames"], 0.2)
     d = y[:, 1] - y[:, 0]
-    assert res.pairs[0].sd_per_video == pytest.approx(np.std(d, ddof=1))
+    sd = np.std(d, ddof=1)
+    assert res.pairs[0].sd_per_video == pytest.approx(sd)
     assert res.axes[0].axis == "frames" and res.axes[0].pairs == ("a->b",)
-    assert res.items_per_video == 1.0 and res.n_videos == 6
-    assert res.pairs[0].videos_needed == int(videos_needed(0.02, np.std(d, ddof=1), 1.0, 1.0))
+    assert res.items_per_video == 1.0 and res.n_videos == 40
+    assert res.pairs[0].videos_needed == int(videos_needed(0.2, sd, 1.0, 1.0))
+    assert res.pairs[0].mde == pytest.approx(float(minimum_detectable(sd, 40, 1.0, 1.0)))
+    assert res.pairs[0].mde_not_estimable is None
+    assert res.pairs[0].videos_needed_not_estimable is None
+
+
+def test_the_clustered_test_rejects_only_a_net_change_of_four_items() -> None:
+    """X^2 = (sum D)^2 / sum D^2 <= |sum D| for whole items, so at 5% (z^2 = 3.84) the test needs
+    a net change of 4 items: checked on every split of up to 12 one-directional flips over
+    videos, and on random signed ones."""
+    assert smallest_rejectable() == 4 and smallest_rejectable(0.01) == 7  # 2.576^2 = 6.63
+    critical = chi2.isf(0.05, 1)
+    rng = np.random.default_rng(3)
+    for _ in range(2000):
+        per_video = rng.integers(-3, 4, size=int(rng.integers(1, 30)))
+        net, spread = abs(per_video.sum()), float((per_video**2).sum())
+        if spread and net**2 / spread >= critical:
+            assert net >= 4
+    # and 4 flips up in 4 videos is rejected (X^2 = 16 / 4): the floor is reached
+    (four,) = paired_tests(
+        np.array([[0, 1]] * 4, dtype=float), _names(np.arange(4)), [(0, 1)], ["a", "b"]
+    )
+    assert four.clustered_statistic == pytest.approx(4.0) and four.clustered_p < 0.05
+
+
+def test_a_handful_of_differences_is_not_estimable() -> None:
+    """2,700 items on 900 videos whose budgets differ on 5 items: the formula would promise a
+    0.2-point effect and a 2-point change with a few dozen videos; both are "not estimable", each
+    with the counts it rests on."""
+    n = 2700
+    y = np.ones((n, 2))
+    y[:700, :] = 0
+    y[[3, 400, 900, 1500, 2100], 1] = 1 - y[[3, 400, 900, 1500, 2100], 1]
+    videos = _names(np.arange(n) // 3)
+    res = power_analysis(y, videos, [(0, 1)], ["16f", "32f"], ["axis"], 0.02)
+    (pair,), (axis,) = res.pairs, res.axes
+    raw_mde = float(minimum_detectable(pair.sd_per_video, 900, 3.0, 9.0))
+    raw_need = float(videos_needed(0.02, pair.sd_per_video, 3.0, 9.0))
+    assert raw_mde < 0.005 and raw_need * 3 * 0.02 < 4  # what the formula alone would print
+    for record in (pair, axis):
+        assert record.mde is None and record.videos_needed is None
+        why = record.mde_not_estimable
+        assert why is not None and why == record.videos_needed_not_estimable
+        assert "differ on 5 of 2,700 items, in 5 of 900 videos" in why
+
+
+def test_below_the_discrete_floor_is_not_estimable() -> None:
+    """Enough videos differ (the variance is estimable) but the target needs fewer videos than
+    can hold a net change of 4 items: the video count is not estimable, the effect stands."""
+    rng = np.random.default_rng(5)
+    n = 3000
+    y = (rng.random((n, 1)) < 0.6).astype(float).repeat(2, axis=1)
+    flip = rng.choice(n, 15, replace=False)
+    y[flip, 1] = 1 - y[flip, 1]
+    videos = _names(np.arange(n) // 3)
+    (pair,) = power_analysis(y, videos, [(0, 1)], ["a", "b"], ["axis"], 0.02).pairs
+    raw_need = float(videos_needed(0.02, pair.sd_per_video, 3.0, 9.0))
+    assert raw_need * 3 * 0.02 < 4
+    assert pair.mde is not None and pair.mde * n >= 4 and pair.mde_not_estimable is None
+    assert pair.videos_needed is None
+    why = pair.videos_needed_not_estimable or ""
+    assert "rejects only a net change of at least 4 items (67 videos at the least)" in why
 
 
 # -- the additive-model test ---------------------------------------------------------------
@@ -329,3 +395,22 @@ def test_noise_alone_stays_under_the_bound() -> None:
         n = noise_comparison(values, values[:, :, 0], less, VideoBootstrap(videos, 200, s))
         rejected.append((n.p_value or 1.0) < 0.05)
     assert np.mean(rejected) <= 0.05
+
+
+def test_a_p_value_at_its_resampling_floor_prints_as_below_the_resolution() -> None:
+    """(1 + 0) / (draws + 1) is the smallest p the draws give: it is printed as '<sides/draws',
+    every larger p with its digits."""
+    assert p_value_text(2 / 201, draws=200, sides=2) == "<0.01"  # not 0.00995
+    assert p_value_text(4 / 201, draws=200, sides=2) == "0.0199"
+    assert p_value_text(1 / 1001, draws=1000) == "<0.001"
+    assert p_value_text(2 / 1001, draws=1000) == "0.002"
+    assert p_value_text(1 / 1001) == "0.000999"  # no draws named: a p like any other
+    assert p_value_text(None, draws=200) == "n/a"
+    assert p_value_text(0.5, note="not estimable") == "not estimable"
+    # what heterogeneity_test gives when no draw is as extreme
+    rng = np.random.default_rng(4)
+    y = (rng.random((600, 3)) < np.array([0.2, 0.5, 0.8])).astype(float)
+    y[:60] = [1, 0, 0]  # many items against the budget: far from additive
+    h = heterogeneity_test(y, total_order(3).less, VideoBootstrap(_names(np.arange(600)), 50, 1))
+    assert h.harmful.p_value == pytest.approx(2 / 51)
+    assert p_value_text(h.harmful.p_value, draws=50, sides=2) == "<0.04"

@@ -176,3 +176,46 @@ def test_leave_one_model_out_on_the_release_beats_random_items(tmp_path: Path) -
     assert anchors["mae_points_mean"] < random["mae_points_mean"] - 0.3
     assert anchors["mae_points_mean"] <= 2.3  # the target set for this feature
     assert anchors["covered_mean"] >= 27
+
+
+_FIT_ON_THE_RELEASE = """
+import sys, numpy as np
+from pathlib import Path
+from itemscale.measures import choose_anchors, fit_irt
+from itemscale.responses import read_run
+from itemscale.workflows import import_release
+import_release(Path(sys.argv[1]))
+df, _ = read_run(Path(sys.argv[1]), slim=True)
+fit = fit_irt(df[df["model"] != "Qwen3-VL-8B"])
+print(" ".join(f"{it.difficulty:.6f}" for it in fit.items[:50]))
+print(" ".join(choose_anchors(fit, 100, seed=0).items))
+"""
+
+
+@pytest.mark.skipif(
+    __import__("platform").machine() not in ("x86_64", "AMD64"), reason="x86 BLAS kernels"
+)
+def test_the_fit_does_not_depend_on_the_blas_kernels(tmp_path: Path) -> None:
+    """numpy's OpenBLAS picks its kernels by CPU; the docs' walk-through gave 183 iterations on
+    one and 255 on another, and another set of anchors. Converged to the optimum, two kernels
+    (forced with OPENBLAS_CORETYPE, as two CPUs would pick them) give the same difficulties to
+    1e-5 and the same anchors."""
+    import os
+    import subprocess
+    import sys
+
+    out = {}
+    for core in ("Prescott", "Haswell"):
+        done = subprocess.run(
+            [sys.executable, "-c", _FIT_ON_THE_RELEASE, str(tmp_path / core)],
+            env={**os.environ, "OPENBLAS_CORETYPE": core, "OMP_NUM_THREADS": "1"},
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=True,
+        )
+        out[core] = done.stdout.splitlines()
+    first = np.array(out["Prescott"][0].split(), dtype=float)
+    second = np.array(out["Haswell"][0].split(), dtype=float)
+    np.testing.assert_allclose(first, second, atol=1e-5)
+    assert out["Prescott"][1] == out["Haswell"][1]

@@ -120,3 +120,24 @@ def test_the_mixed_grid_follows_the_papers_config_order(tmp_path: Path) -> None:
     assert (
         paper_order["is_visually_confused"] < 0.95 and frames_order["is_visually_confused"] < 0.95
     )
+
+
+def test_one_definition_of_visually_confused_on_every_grid(tmp_path: Path) -> None:
+    """The per-item `is_visually_confused` is the item-level harmful rate with the text-only
+    answer as budget 0, under the grid's own order: its mean is `grid_with_text`'s harmful rate
+    for every model, Qwen2.5-VL-7B's grid of frames x pixels (a partial order) included, and an
+    item is visually confused exactly when its trajectory falls somewhere."""
+    import json
+
+    run = _import("V1_short", tmp_path)
+    items = _per_item(run, tmp_path / "items.csv", "--json", str(tmp_path / "m.json"))
+    measures = json.loads((tmp_path / "m.json").read_text())["models"]
+    for model, rows in items.groupby("model"):
+        confused = rows["is_visually_confused"].astype(int)
+        with_text = measures[model]["grid_with_text"]["harmful_rate"]["value"]
+        assert confused.mean() == pytest.approx(with_text), model
+        assert (confused == rows["harmful_with_text"].astype(int)).all(), model
+        falls = rows["trajectory_class"].isin(["monotonic_decreasing", "oscillating"])
+        assert (falls == (confused == 1)).all(), model
+    qwen = items[items["model"] == MIXED[1]]["is_visually_confused"].astype(int)
+    assert round(100 * qwen.mean(), 2) == 25.32  # the release says 30.41 (docs/measures.md)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -81,3 +82,54 @@ def test_cascade_command_errors_are_named(
     assert main(["cascade", str(run_dir), "--model", "other"]) == 2
     assert "no responses for model(s) other" in capsys.readouterr().err
     assert main(["cascade", str(run_dir), "--bootstrap", "-1"]) == 2
+
+
+def test_on_the_release_a_one_budget_rule_is_named_as_that_budget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`cascade --sharing prefix` on the release: Qwen2.5-VL-7B's learned rule stops every item
+    at 128 frames, so it is the fixed budget 128f_151k, never "learned"; the data has answers
+    only, so no line promises a confidence and no description names confidence features; and
+    without `--sharing` the default pays every stage in full and says why."""
+    from itemscale.cli._paper import print_cascade_table
+    from itemscale.policies import CascadeReport
+    from itemscale.workflows import import_release
+
+    run = tmp_path / "release"
+    import_release(run)
+    capsys.readouterr()
+    out_json = tmp_path / "cascade.json"
+    args = ["cascade", str(run), "--bootstrap", "0", "--model", "Qwen2.5-VL-7B"]
+    args += ["--model", "Qwen3-VL-8B"]
+    assert main([*args, "--sharing", "prefix", "--json", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "best match: the fixed budget 128f_151k (the learned rule stops every item there) saves "
+        "50.0% of the terminal's frames" in out
+    )
+    assert "best match: learned" not in out
+    assert "the learned rule stops every item at 128f_151k: that is the fixed budget" in out
+    assert "stopping score: none recorded (no prob: probability of the chosen option" in out
+    assert "stopping score: prob (" not in out
+    # a rule that never stops early is the terminal, named as such, not a "fixed budget"
+    assert "the learned rule never stops before the terminal budget 128f_151k" in out
+    assert "fixed budget 128f_151k (the learned rule stops every item there)" in out
+    report = CascadeReport.load(out_json)
+    block = next(b for b in report.results if b.model == "Qwen2.5-VL-7B")
+    for name, rule in block.policies.items():
+        assert name == "confidence" or "confidence" not in rule.description, name
+    assert "answer features" in block.policies["learned"].description
+    table = io.StringIO()
+    print_cascade_table(report, table)
+    row = next(x for x in table.getvalue().splitlines() if x.startswith("  Qwen2.5-VL-7B"))
+    assert " fixed 128f " in row and " learned " not in row
+    assert "fixed budget, Qwen2.5-VL-7B: the learned rule stops every item at 128f_151k" in (
+        table.getvalue()
+    )
+
+    assert main([*args, "--json", str(out_json)]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "cost model: none (every stage that runs pays in full: the default where no frame "
+        "indices are recorded" in out
+    )

@@ -80,9 +80,12 @@ def test_prefix_pays_what_each_stage_adds_beyond_the_previous_one_that_ran() -> 
     assert costs.basis == "prefix" and "previous stage" in costs.note
 
 
-def test_auto_sharing_is_union_with_indices_and_prefix_without() -> None:
+def test_auto_sharing_is_union_with_indices_and_none_without() -> None:
+    """The default claims only what the record supports: the recorded union (which is the
+    prefix cost where frames are nested), and without indices nothing shared."""
     assert resolve_sharing("auto", True) == "union"
-    assert resolve_sharing("auto", False) == "prefix"
+    assert resolve_sharing("auto", False) == "none"
+    assert resolve_sharing("prefix", False) == "prefix"
     assert resolve_sharing("none", False) == "none"
     with pytest.raises(ValueError, match="no recorded indices"):
         resolve_sharing("union", False)

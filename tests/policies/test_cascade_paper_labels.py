@@ -64,11 +64,21 @@ def test_prefix_sharing_saves_frames_at_the_terminal_accuracy_on_v1_short(
     assert "256f_151k is costed as 128f_151k" in qwen3["same_input_note"]
     assert qwen3["best_match"] is None
     assert all("same_input_terminal" not in b for b in report["results"] if b is not qwen3)
-    # auto sharing picks prefix for an imported run (no frame indices), the same numbers
+    # auto sharing pays every stage in full on an imported run (no frame indices: nothing
+    # shows that stages share frames), and says why; the same stops as `--sharing none`
     auto = cascade_report(v1_short, CascadeSettings(bootstrap=1000, seed=0)).as_json()
-    for block in (*auto["results"], *report["results"]):
-        block["cost"].pop("sharing_requested")
-    assert auto["results"] == report["results"]
+    none = cascade_report(v1_short, CascadeSettings(bootstrap=1000, seed=0, sharing="none"))
+    for block, plain in zip(auto["results"], none.as_json()["results"], strict=True):
+        assert block["cost"]["frames_basis"] == "none" and block["cost"]["unshared_bound"] is None
+        assert block["cost"]["frames_note"].startswith("every stage that runs pays in full: the ")
+        assert "no frame indices are recorded" in block["cost"]["frames_note"]
+        assert "--sharing prefix" in block["cost"]["frames_note"]
+        for name, rule in block["policies"].items():
+            assert rule == plain["policies"][name], (block["model"], name)
+    # under prefix, Qwen2.5-VL-7B's learned rule stops every item at 128f_151k: a fixed budget
+    qwen25 = next(b for b in report["results"] if b["model"] == "Qwen2.5-VL-7B")
+    shares = qwen25["policies"]["learned"]["stop_share"]
+    assert shares["128f_151k"] == 1.0 and sum(shares.values()) == 1.0
 
 
 def test_agreement_on_internvl3_is_the_rule_computed_by_hand(v1_short: pd.DataFrame) -> None:

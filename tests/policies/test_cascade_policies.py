@@ -219,11 +219,16 @@ def test_nested_budgets_share_frames() -> None:
         expected = sum(share * frames[label] for label, share in policy["stop_share"].items())
         assert policy["mean_cost_frames"]["value"] == pytest.approx(expected)
     assert block["terminal"]["mean_cost_frames"]["value"] == 16.0
+    # without indices, auto pays every stage in full (nothing recorded shows the sharing);
+    # prefix, asked for, pays what each stage adds (the stop stage's frames) with nothing
+    # shared (every stage that ran paid in full) beside it
+    (auto,) = cascade_report(_table(with_indices=False), CascadeSettings(bootstrap=0)).as_json()[
+        "results"
+    ]
+    assert auto["cost"]["frames_basis"] == "none" and auto["cost"]["unshared_bound"] is None
     (fallback,) = cascade_report(
-        _table(with_indices=False), CascadeSettings(bootstrap=0)
+        _table(with_indices=False), CascadeSettings(bootstrap=0, sharing="prefix")
     ).as_json()["results"]
-    # without indices, auto is prefix (each stage pays what it adds: the stop stage's frames)
-    # with nothing shared (every stage that ran paid in full) beside it
     assert fallback["cost"]["frames_basis"] == "prefix"
     assert fallback["cost"]["unshared_bound"] == "none"
     agreement = fallback["policies"]["agreement"]  # runs every stage

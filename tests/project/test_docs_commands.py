@@ -42,6 +42,15 @@ DOCUMENTS = ["README.md", *sorted(p.relative_to(REPO).as_posix() for p in REPO.g
 
 FENCE = re.compile(r"^```(?P<lang>[^\n`]*)\n(?P<body>.*?)^```$", re.S | re.M)
 SKIP = re.compile(r"<!-- docs-test: skip: (?P<reason>[^>]+?) -->\s*$")
+#: What a `text` block is: the printed output of a command this document runs ("output of":
+#: checked against what it printed, below), an excerpt of something the docs test does not
+#: run ("excerpt of": a named benchmark, test or check, with its command), or no output at all
+#: (a synopsis, a diagram).
+MARKER = re.compile(
+    r"<!-- docs-test: (?P<kind>output of|excerpt of|not output): (?P<what>[^>]+?) -->\s*$"
+)
+#: The documents whose console excerpts must each say where they come from.
+EXCERPT_DOCUMENTS = ("README.md", "docs/compare.md", "docs/anchors.md")
 
 pytestmark = pytest.mark.slow
 
@@ -53,6 +62,8 @@ class Block:
     lang: str
     body: str
     skip_reason: str | None
+    #: (kind, what) of a `<!-- docs-test: output of|excerpt of|not output: ... -->` line
+    marker: tuple[str, str] | None = None
 
 
 def blocks(document: str) -> list[Block]:
@@ -61,6 +72,7 @@ def blocks(document: str) -> list[Block]:
     for match in FENCE.finditer(text):
         before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
         skip = SKIP.search(before)
+        marker = MARKER.search(before)
         found.append(
             Block(
                 document,
@@ -68,6 +80,7 @@ def blocks(document: str) -> list[Block]:
                 match.group("lang").strip(),
                 match.group("body"),
                 skip.group("reason") if skip else None,
+                (marker.group("kind"), marker.group("what").strip()) if marker else None,
             )
         )
     return found
@@ -349,6 +362,7 @@ def test_document_commands_run_as_written(document: str, tmp_path: Path) -> None
     if prepare is not None:
         prepare(ws)
     ran = 0
+    printed: list[tuple[Block, str]] = []
     for block in blocks(document):
         if block.lang != "bash":
             continue
@@ -371,7 +385,8 @@ def test_document_commands_run_as_written(document: str, tmp_path: Path) -> None
         )
         if script.strip():
             # `make demo` takes ~3 min alone, several times that on 2 cores other suites share
-            _run(ws, script, timeout=1800)
+            done = _run(ws, script, timeout=1800)
+            printed.append((block, done.stdout.replace(f"{ws}/", "")))
             ran += 1
     if document in PYTHON_SESSIONS:
         cells = [b.body for b in blocks(document) if b.lang == "python" and not b.skip_reason]
@@ -381,6 +396,78 @@ def test_document_commands_run_as_written(document: str, tmp_path: Path) -> None
         ran += 1
     assert ran or all(b.skip_reason for b in blocks(document) if b.lang == "bash")
     EXPECTED_FILES.get(document, lambda _ws: None)(ws)
+    _check_excerpts(document, printed)
+
+
+def excerpt_lines_missing(excerpt: str, printed: str) -> list[str]:
+    """The lines of `excerpt` not found in `printed`, in order: each line must be a line of the
+    output after the previous one's (lines may be left out between them; a line `...` says so),
+    `...` inside a line stands for any text (a timing, a path, a long list cut short)."""
+    lines = [line.rstrip() for line in printed.splitlines()]
+    at, missing = 0, []
+    for wanted in excerpt.splitlines():
+        if not wanted.strip() or wanted.strip() == "...":
+            continue
+        pattern = re.compile(
+            ".*?".join(re.escape(part) for part in wanted.rstrip().split("...")) + r"\Z"
+        )
+        found = next((n for n in range(at, len(lines)) if pattern.match(lines[n])), None)
+        if found is None:
+            missing.append(wanted)
+        else:
+            at = found + 1
+    return missing
+
+
+def _check_excerpts(document: str, printed: list[tuple[Block, str]]) -> None:
+    """Each `text` block marked "output of: COMMAND" is, line by line and in order, what the
+    bash block running COMMAND printed on this run."""
+    problems = []
+    for block in blocks(document):
+        if block.lang != "text" or block.marker is None or block.marker[0] != "output of":
+            continue
+        command = block.marker[1]
+        outputs = [out for ran, out in printed if command in ran.body]
+        assert outputs, f"{document}:{block.line}: no bash block that ran {command!r}"
+        missing = excerpt_lines_missing(block.body, "\n".join(outputs))
+        if missing:
+            problems.append(
+                f"{document}:{block.line}: {len(missing)} line(s) not printed by {command!r}, "
+                f"first: {missing[0]!r}\n--- what it printed:\n" + "\n".join(outputs)
+            )
+    assert not problems, "\n".join(problems)
+
+
+def test_console_excerpts_say_where_they_come_from() -> None:
+    """In the README, docs/compare.md and docs/anchors.md every `text` block says what it is:
+    the output of a command the document runs (then checked against what it printed, above),
+    an excerpt of a named benchmark, test or check with its command, or no output at all; an
+    "output of" names a command of a bash block the docs test runs."""
+    unmarked, dangling = [], []
+    for document in EXCERPT_DOCUMENTS:
+        run = [b for b in blocks(document) if b.lang == "bash" and b.skip_reason is None]
+        for block in blocks(document):
+            if block.lang != "text":
+                continue
+            if block.marker is None:
+                unmarked.append(f"{document}:{block.line}")
+            elif block.marker[0] == "output of" and not any(block.marker[1] in b.body for b in run):
+                dangling.append(f"{document}:{block.line}: {block.marker[1]!r}")
+            elif block.marker[0] == "excerpt of":
+                assert re.search(r"itemscale |benchmarks/|tests/|make ", block.marker[1]), (
+                    f"{document}:{block.line}: an excerpt names the command that printed it"
+                )
+    assert not unmarked, "text blocks that do not say what they are: " + ", ".join(unmarked)
+    assert not dangling, "output of a command no bash block runs: " + ", ".join(dangling)
+
+
+def test_excerpts_are_matched_line_by_line_in_order() -> None:
+    printed = "a: 1\nb: 2 (0.7 s)\nc: 3\n  d: 4\n"
+    assert excerpt_lines_missing("a: 1\n...\nc: 3", printed) == []
+    assert excerpt_lines_missing("b: 2 (... s)\n  d: 4", printed) == []
+    assert excerpt_lines_missing("c: 3\na: 1", printed) == ["a: 1"]  # out of order
+    assert excerpt_lines_missing("b: 2", printed) == ["b: 2"]  # a whole line, not a prefix
+    assert excerpt_lines_missing("a: 9", printed) == ["a: 9"]
 
 
 def _readme_outputs(ws: Path) -> None:

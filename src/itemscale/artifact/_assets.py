@@ -55,6 +55,7 @@ pre.output { white-space: pre-wrap; word-break: break-word; background: var(--bg
 td.traj { white-space: nowrap; }
 .tcell { display: inline-block; width: 12px; height: 14px; margin-right: 1px;
   vertical-align: middle; }
+.tgap { display: inline-block; width: 6px; }
 .oc.y1 { background: #009e73; } .oc.y0 { background: #d55e00; } .oc.none { background: #ccc; }
 .oc.s0 { background: #deebf7; } .oc.s1 { background: #9ecae1; } .oc.s2 { background: #6baed6; }
 .oc.s3 { background: #3182bd; } .oc.s4 { background: #08519c; }
@@ -169,10 +170,32 @@ JS: Final[str] = """
     var mine = own(data.axes, r[F.model] + '\u001f' + r[F.series]);
     return mine || labels.map(function (_, j) { return j; });
   }
+  function order(r) {
+    // pairs [smaller, larger] the budget order compares: a partial order's listed ones, or
+    // every pair of the axis in its order
+    var partial = own(data.orders, r[F.model] + '\u001f' + r[F.series]);
+    if (partial) { return partial; }
+    var a = axis(r), out = [];
+    for (var x = 0; x < a.length; x++) {
+      for (var y = x + 1; y < a.length; y++) { out.push([a[x], a[y]]); }
+    }
+    return out;
+  }
+  function comparable(pairs, j, k) {
+    return pairs.some(function (p) { return p[0] === j && p[1] === k; });
+  }
   function trajectoryCell(r) {
     var td = el('td', null, 'traj');
     var binary = r[F.kind] === 'binary';
+    var partial = own(data.orders, r[F.model] + '\u001f' + r[F.series]);
+    var previous = null;
     axis(r).forEach(function (j) {
+      if (partial && previous !== null && !comparable(partial, previous, j)) {
+        var gap = el('span', null, 'tgap');
+        gap.title = labels[previous] + ' and ' + labels[j] + ' are not comparable';
+        td.appendChild(gap);
+      }
+      previous = j;
       var v = r[F.values][j];
       var o = outcome(v, binary);
       var span = el('span', null, 'tcell oc ' + o[0]);
@@ -180,6 +203,24 @@ JS: Final[str] = """
       td.appendChild(span);
     });
     return td;
+  }
+  function flips(r, binary) {
+    // right then wrong (down) and wrong then right (up) along the budget order
+    var down = [], up = [];
+    if (!binary) { return [down, up]; }
+    order(r).forEach(function (p) {
+      var a = r[F.values][p[0]], b = r[F.values][p[1]];
+      if (a === null || b === null || a === undefined || b === undefined) { return; }
+      var pair = labels[p[0]] + ' \u2192 ' + labels[p[1]];
+      if (a >= 0.5 && b < 0.5) { down.push(pair); }
+      if (a < 0.5 && b >= 0.5) { up.push(pair); }
+    });
+    return [down, up];
+  }
+  function listed(pairs) {
+    if (!pairs.length) { return 'none'; }
+    var text = pairs.slice(0, 6).join(', ');
+    return pairs.length > 6 ? text + ' and ' + (pairs.length - 6) + ' more' : text;
   }
 
   function matching() {
@@ -270,8 +311,19 @@ JS: Final[str] = """
       t.appendChild(tr);
     });
     detail.appendChild(t);
-    detail.appendChild(el('div', 'output at the largest budget:', 'muted'));
-    detail.appendChild(el('pre', r[F.output], 'output'));
+    if (binary) {
+      var moved = flips(r, binary);
+      var how = own(data.orders, r[F.model] + '\u001f' + r[F.series]) ?
+        ' (the partial order of frames x pixels: only comparable budgets)' : '';
+      line(detail, 'right, then wrong at a larger budget' + how, listed(moved[0]));
+      line(detail, 'wrong, then right at a larger budget', listed(moved[1]));
+    }
+    if (r[F.output] === null || r[F.output] === undefined || r[F.output] === '') {
+      line(detail, 'output at the largest budget', null);
+    } else {
+      detail.appendChild(el('div', 'output at the largest budget:', 'muted'));
+      detail.appendChild(el('pre', r[F.output], 'output'));
+    }
     if (r[F.attributes].length) { line(detail, 'attributes', r[F.attributes].join(', ')); }
     var key = [r[F.model], r[F.series], r[F.item]].join('\\u001f');
     var steps = own(data.audit, key) || [];

@@ -241,7 +241,9 @@ def render_compare_page(result: Mapping[str, Any]) -> str:
 <link rel="icon" href="data:,">
 <title>{esc(title)}</title>
 <style>{CSS}
-#setup td {{ overflow-wrap: anywhere; max-width: 520px; }}</style>
+#setup td {{ overflow-wrap: anywhere; max-width: 520px; }}
+#setup td:first-child {{ overflow-wrap: normal; }}
+#setup td:nth-child(2) {{ overflow-wrap: normal; white-space: nowrap; }}</style>
 </head>
 <body>
 <header>

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..responses import redact
 from ._escape import esc
-from ._trajectories import KEY_COLUMNS, PATTERN_NAMES, PATTERNS
+from ._trajectories import KEY_COLUMNS, PATTERN_NAMES, PATTERNS, partial_orders
 
 #: Rows embedded in report.html at most (the rest: trajectories.parquet).
 EMBED_LIMIT: Final[int] = 20_000
@@ -195,6 +195,9 @@ def explorer_payload(
             f"{m}\x1f{se}": [j for j, lab in enumerate(labels) if group[lab].notna().any()]
             for (m, se), group in traj.groupby(["model", "series"], sort=False)
         },
+        # on a grid of frames x pixels, the pairs [smaller, larger] (label positions) the
+        # budget order compares: the strip marks where it does not, the item lists its flips
+        "orders": _orders(responses, labels),
         "patterns": [p for p in PATTERNS if p in set(traj["pattern"])],
         "pattern_names": dict(PATTERN_NAMES),
         "models": sorted({str(m) for m in traj["model"]}),
@@ -203,6 +206,15 @@ def explorer_payload(
         "attributes": sorted(attr_values),
         "total": total,
         "page": PAGE,
+    }
+
+
+def _orders(responses: pd.DataFrame, labels: list[str]) -> dict[str, list[list[int]]]:
+    """`partial_orders` as the page reads it: (model, series) keys, label positions."""
+    where = {lab: j for j, lab in enumerate(labels)}
+    return {
+        f"{m}\x1f{se}": [[where[a], where[b]] for a, b in pairs if a in where and b in where]
+        for (m, se), pairs in partial_orders(responses).items()
     }
 
 
@@ -230,6 +242,15 @@ def explorer_section(payload: Mapping[str, Any]) -> str:
         "smallest first (green right, red wrong, blue shade a score, grey no answer). Filter, "
         "search by item id or question, click a row to open the item. The full table is "
         "<a href='trajectories.parquet'>trajectories.parquet</a>.</p>"
+        + (
+            "<p class='muted'>On a grid of frames x pixels the budgets form a partial order (a "
+            "budget is larger than another when it has at least as many frames and pixels, "
+            "and more of one): a gap in the strip separates neighbours that are not comparable "
+            "(one has more frames, the other more pixels), and the patterns, as the harmful "
+            "rate, count only comparable pairs. The opened item lists them.</p>"
+            if payload.get("orders")
+            else ""
+        )
         + cut
         + "<div class='controls'><input id='item-filter' type='search' "
         "placeholder='search item id or question' aria-label='search items'>"

@@ -59,6 +59,7 @@ REPORT_COLUMNS: Final[frozenset[str]] = frozenset(
         *("model", "series", "item_id", "config_label", "task_kind", "axis_order", "frames"),
         *("repeat", "status", "answer", "score", "raw_text", "reference", "attributes"),
         *("config_id", "correct"),  # the item response section's fit
+        "pixels",  # the explorer draws a grid of frames x pixels as the partial order it is
     }
 )
 

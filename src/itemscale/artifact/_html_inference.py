@@ -21,6 +21,7 @@ from ..measures import (
     HeterogeneitySkipped,
     NoiseRecord,
     OpenEndedSeries,
+    p_value_text,
 )
 from ._escape import esc
 
@@ -36,11 +37,12 @@ def _signed(pts: Points, stat: Estimate | None) -> str:
     return text
 
 
-def _p(value: float | None, note: str | None = None) -> str:
-    """A p-value, or the note ("not estimable") that replaces it on a small sample."""
-    if note is not None:
-        return note
-    return "n/a" if value is None else f"{float(value):.3g}"
+def _p(
+    value: float | None, note: str | None = None, *, draws: int | None = None, sides: int = 1
+) -> str:
+    """A p-value, the note ("not estimable") that replaces it on a small sample, or '<1/draws'
+    at a resampled p's floor (`measures.p_value_text`)."""
+    return p_value_text(value, draws=draws, sides=sides, note=note)
 
 
 def _budget_order(arrows: list[str], order: list[str]) -> list[str]:
@@ -80,7 +82,8 @@ def paired_tests_table(block: BinarySeries, pts: Points, note: str | None = None
                 f"<td class='num'>{esc(_p(t.clustered_mcnemar_p, note))}</td>"
                 f"<td class='num'>{esc(_p(t.holm_p, note))}</td><td>{mark}</td>"
                 f"<td class='num'>{esc(_p(t.exact_mcnemar_p, note))}</td>"
-                f"<td class='num'>{esc(_p(t.bootstrap_p, note))}</td></tr>"
+                f"<td class='num'>"
+                f"{esc(_p(t.bootstrap_p, note, draws=tests.bootstrap_draws))}</td></tr>"
             )
     head = [
         "pair",
@@ -99,6 +102,13 @@ def paired_tests_table(block: BinarySeries, pts: Points, note: str | None = None
     )
 
 
+def _power_cell(value: float | None, reason: str | None, text: Callable[[float], str]) -> str:
+    """A power figure, or "not estimable" with the reason `analyze` recorded."""
+    if reason is not None:
+        return f"not estimable ({reason})"
+    return "n/a" if value is None else text(float(value))
+
+
 def power_table(block: BinarySeries, note: str | None = None) -> str:
     power = block.power
     if power is None or not power.axes:
@@ -106,8 +116,10 @@ def power_table(block: BinarySeries, note: str | None = None) -> str:
     target = 100 * float(power.target)
     rows = []
     for axis, a in power.axes.items():
-        mde = note or ("n/a" if a.mde is None else f"{100 * float(a.mde):.1f}")
-        need = note or ("n/a" if a.videos_needed is None else f"{int(a.videos_needed):,}")
+        mde = note or _power_cell(a.mde, a.mde_not_estimable, lambda v: f"{100 * v:.1f}")
+        need = note or _power_cell(
+            a.videos_needed, a.videos_needed_not_estimable, lambda v: f"{int(v):,}"
+        )
         rows.append(
             f"<tr><th>{esc(axis)}</th><td class='num'>{esc(mde)}</td>"
             f"<td class='num'>{esc(need)}</td><td>{esc(', '.join(a.pairs))}</td></tr>"
@@ -144,7 +156,7 @@ def heterogeneity_table(
         f"<tr><th>{esc(name)}</th><td class='num'>{esc(pts(observed))}</td>"
         f"<td class='num'>{esc(pts(additive))}</td>"
         f"<td class='num'>{esc(_signed(pts, difference))}</td>"
-        f"<td class='num'>{esc(_p(p))}</td></tr>"
+        f"<td class='num'>{esc(_p(p, draws=h.n_null, sides=2))}</td></tr>"
         for name, observed, additive, difference, p in [
             ("harmful rate", h.observed, h.additive, h.difference, h.p_value),
             *(

@@ -40,6 +40,7 @@ from ..measures import (
     alternatives_headline,
     interval_note,
     measures_for,
+    models_sentence,
     resolution_tag,
     small_sample_text,
     stat_text,
@@ -477,18 +478,11 @@ def headline_sentence(measures: AnalysisResult, comparison: PaperComparison | No
             if additive:
                 parts.append(additive)
     elif blocks:
-        harm = [point(b.harmful_rate)[0] for _, b in blocks]
-        room = [point(b.oracle_headroom)[0] for _, b in blocks]
-        harm_known = [h for h in harm if h is not None]
-        room_known = [r for r in room if r is not None]
-        if harm_known and room_known:
-            parts.append(
-                f"Across {len(blocks)} models, {100 * min(harm_known):.1f} to "
-                f"{100 * max(harm_known):.1f}% of the items are right at some budget and wrong "
-                f"at a larger one, and choosing the budget per item would gain "
-                f"{100 * min(room_known):.1f} to {100 * max(room_known):.1f} points over the "
-                "best single budget."
-            )
+        # each model's grid named beside its numbers, the paper's reading first: the sentence
+        # `analyze` prints too
+        several = models_sentence(measures)
+        if several:
+            parts.append(several)
     rows = (comparison.get("rows") if comparison else None) or []
     if rows:
         same = sum(1 for r in rows if r.get("same"))

@@ -20,6 +20,8 @@ from ..policies import (
     GroupCounts,
     InterventionResult,
     ReportFileError,
+    fixed_budget_note,
+    rule_label,
 )
 from ._escape import esc
 from ._figures import frontier
@@ -64,7 +66,7 @@ def cascade_section(cascade: CascadeReport | ReportFileError | None) -> str:
                 continue
             acc, cost = pol.accuracy.value, pol.mean_cost.value
             if acc is not None and cost is not None:
-                series.append((f"{pname} (held out)", [(cost, acc)]))
+                series.append((f"{rule_label(pname, pol)} (held out)", [(cost, acc)]))
             mean = pol.mean_cost.value
             bound = pol.unshared.cost_reduction(primary) if pol.unshared is not None else None
             match = "matches" if pol.matches_terminal else "below"
@@ -78,7 +80,13 @@ def cascade_section(cascade: CascadeReport | ReportFileError | None) -> str:
                     if bound
                     else ""
                 )
-                + f"</td><td>{esc(pol.description)}</td></tr>"
+                + f"</td><td>{esc(pol.description)}"
+                + (
+                    f"<br><b>{esc(fixed_budget_note(pname, pol))}</b>"
+                    if fixed_budget_note(pname, pol)
+                    else ""
+                )
+                + "</td></tr>"
             )
         terminal = result.terminal
         if terminal.mean_cost.value is not None and terminal.accuracy.value is not None:
@@ -130,9 +138,12 @@ def _best_sentence(result: CascadeBlock) -> str:
     terminal = result.terminal.label
     if not best:
         return f"No policy saves anything with a change interval reaching 0 against {terminal}."
+    rule = result.policies.get(best.policy)
+    fixed = fixed_budget_note(best.policy, rule)
     return (
-        f"Best match: {best.policy} saves {pts(_stat(best.cost_reduction))}% of "
-        f"{terminal}'s cost at an accuracy change of {pts(_stat(best.accuracy_change))} points."
+        f"Best match: {rule_label(best.policy, rule)} saves "
+        f"{pts(_stat(best.cost_reduction))}% of {terminal}'s cost at an accuracy change of "
+        f"{pts(_stat(best.accuracy_change))} points" + (f" ({fixed})." if fixed else ".")
     )
 
 

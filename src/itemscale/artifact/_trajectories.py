@@ -14,6 +14,7 @@ import pandas as pd
 
 from ..measures import (
     INTERVENTION_SERIES_PREFIX,
+    BudgetOrder,
     beneficial_indicator,
     budget_order,
     eps_flips,
@@ -93,6 +94,53 @@ TRAJECTORY_COLUMNS: Final[frozenset[str]] = frozenset(
 )
 
 
+def _label_order(grid: pd.DataFrame) -> pd.DataFrame:
+    """Every visual budget label with its axis position, frames and pixels, in axis order (the
+    columns of the trajectory table)."""
+    return (
+        grid.groupby("config_label", sort=False)
+        .agg(order=("axis_order", "min"), frames=("frames", "min"), pixels=("pixels", "min"))
+        .reset_index()
+        .assign(pixels=lambda t: t["pixels"].astype(float).fillna(-1.0))
+        .sort_values(["order", "frames", "pixels", "config_label"], kind="stable")
+    )
+
+
+def _axis_order(order: pd.DataFrame, axis: list[str]) -> BudgetOrder:
+    """The budget order of one (model, series) axis: the measures' (a partial order on a grid
+    of frames x pixels)."""
+    at = order.set_index("config_label").reindex(axis)
+    return budget_order(
+        at["frames"].to_numpy(dtype=float),
+        at["pixels"].where(at["pixels"] >= 0).to_numpy(dtype=float),
+        axis,
+    )
+
+
+def partial_orders(responses: pd.DataFrame) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """For each (model, series) whose budgets form a partial order (a grid of frames x pixels),
+    every pair (smaller, larger) of its budget labels that the order compares: what its
+    patterns read, and what the explorer draws. One-axis series are not listed (their order is
+    the columns')."""
+    grid = responses[(responses["repeat"] == 0) & (responses["frames"] > 0)]
+    if grid.empty:
+        return {}
+    order = _label_order(grid)
+    labels = [str(x) for x in order["config_label"]]
+    out: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for (model, series), rows in grid.groupby(["model", "series"], sort=True):
+        present = set(rows["config_label"].astype(str).unique().tolist())
+        axis = [lab for lab in labels if lab in present]
+        found = _axis_order(order, axis)
+        if not found.multi_axis:
+            continue
+        less = found.less
+        out[(str(model), str(series))] = [
+            (axis[j], axis[k]) for j in range(len(axis)) for k in range(len(axis)) if less[j, k]
+        ]
+    return out
+
+
 def trajectory_table(responses: pd.DataFrame, *, eps: float = 0.1) -> pd.DataFrame:
     """Wide table: KEY_COLUMNS, `text_only`, then one column per budget label in axis order.
 
@@ -104,13 +152,7 @@ def trajectory_table(responses: pd.DataFrame, *, eps: float = 0.1) -> pd.DataFra
     value = value.where(df["status"].isin(ANSWERED_STATUSES))
     df = df.assign(_value=value, _kind=np.where(df["task_kind"] == "mcqa", "binary", "continuous"))
     grid = df[df["frames"] > 0]
-    order = (
-        grid.groupby("config_label", sort=False)
-        .agg(order=("axis_order", "min"), frames=("frames", "min"), pixels=("pixels", "min"))
-        .reset_index()
-        .assign(pixels=lambda t: t["pixels"].astype(float).fillna(-1.0))
-        .sort_values(["order", "frames", "pixels", "config_label"], kind="stable")
-    )
+    order = _label_order(grid)
     labels = [str(x) for x in order["config_label"]]
     text = df[df["frames"] == 0].sort_values(["axis_order", "config_label"], kind="stable")
     text_value = text.groupby(["model", "item_id"], sort=False)["_value"].first()
@@ -123,12 +165,7 @@ def trajectory_table(responses: pd.DataFrame, *, eps: float = 0.1) -> pd.DataFra
         axis = [lab for lab in labels if lab in present]
         wide = wide.reindex(columns=axis)
         vals = wide.to_numpy(dtype=float)
-        at = order.set_index("config_label").reindex(axis)
-        less = budget_order(
-            at["frames"].to_numpy(dtype=float),
-            at["pixels"].where(at["pixels"] >= 0).to_numpy(dtype=float),
-            axis,
-        ).less
+        less = _axis_order(order, axis).less
         part = pd.DataFrame(
             {
                 "model": str(model),

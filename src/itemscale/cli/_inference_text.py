@@ -6,7 +6,7 @@ piece stays one small function."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from ..measures import (
     AlternativesSeries,
@@ -16,18 +16,25 @@ from ..measures import (
     HeterogeneitySkipped,
     OpenEndedSeries,
     Selector,
+    p_value_text,
 )
 from ._format import points_text
 
 Gloss = Callable[[str], str]
 
 
-def p_text(value: float | None, note: str | None = None) -> str:
-    """A p-value as printed: 3 significant digits, 'n/a', or `note` ('not estimable', in
-    place of every p-value of a block with too few videos)."""
-    if note is not None:
-        return note
-    return "n/a" if value is None else f"{value:.3g}"
+def p_text(
+    value: float | None, note: str | None = None, *, draws: int | None = None, sides: int = 1
+) -> str:
+    """A p-value as printed: 3 significant digits, 'n/a', `note` ('not estimable', in place of
+    every p-value of a block with too few videos), or '<1/draws' at a resampled p's floor
+    (`measures.p_value_text`)."""
+    return p_value_text(value, draws=draws, sides=sides, note=note)
+
+
+def _eq(p: str) -> str:
+    """'=0.0123' or '<0.01': a p-value's text after the letter p."""
+    return p if p.startswith("<") else f"={p}"
 
 
 def _signed(stat: Estimate | None, note: str | None = None) -> str:
@@ -62,7 +69,7 @@ def print_paired_tests(
                 f"{lead}{arrow}: {_signed(t.difference, note)}; clustered p="
                 f"{p_text(t.clustered_mcnemar_p, note)}, Holm {p_text(t.holm_p, note)} "
                 f"({verdict}); exact p={p_text(t.exact_mcnemar_p, note)}; bootstrap "
-                f"p={p_text(t.bootstrap_p, note)}",
+                f"p{_eq(p_text(t.bootstrap_p, note, draws=tests.bootstrap_draws))}",
                 file=out,
             )
 
@@ -71,6 +78,34 @@ def _figure(value: float | None, note: str | None, text: Callable[[float], str])
     if note is not None:
         return note
     return "n/a" if value is None else text(value)
+
+
+class PowerFigures(Protocol):
+    """An axis' (or a pair's) power record, as `analyze --json` writes it."""
+
+    @property
+    def mde(self) -> float | None: ...
+    @property
+    def videos_needed(self) -> float | None: ...
+    @property
+    def mde_not_estimable(self) -> str | None: ...
+    @property
+    def videos_needed_not_estimable(self) -> str | None: ...
+
+
+def power_figures_text(a: PowerFigures, target: float, note: str | None = None) -> str:
+    """An axis' minimum detectable effect and the videos `target` points need, or "not
+    estimable" with the reason for each that is (one reason when both share it)."""
+    mde_why, need_why = a.mde_not_estimable, a.videos_needed_not_estimable
+    if note is None and mde_why is not None and mde_why == need_why:
+        return f"not estimable ({mde_why})"
+    mde = f"not estimable ({mde_why})" if mde_why and note is None else None
+    need = f"not estimable ({need_why})" if need_why and note is None else None
+    mde = mde or _figure(a.mde, note, lambda v: f"{100 * v:.1f} points")
+    if need is not None:
+        return f"{mde}; {target:.1f} points: {need}"
+    need = _figure(a.videos_needed, note, lambda v: f"{int(v):,} videos")
+    return f"{mde} ({target:.1f} points needs {need})"
 
 
 def print_power(
@@ -83,9 +118,7 @@ def print_power(
     target = 100 * power.target
     parts = []
     for axis, a in power.axes.items():
-        mde = _figure(a.mde, note, lambda v: f"{100 * v:.1f} points")
-        need = _figure(a.videos_needed, note, lambda v: f"{v:,} videos")
-        parts.append(f"{axis} {mde} ({target:.1f} points needs {need})")
+        parts.append(f"{axis} {power_figures_text(a, target, note)}")
     print(
         f"{indent}minimum detectable effect ({100 * power.power:.0f}% power, "
         f"{100 * power.alpha:.0f}% two-sided, clustered, {power.n_videos} videos): "
@@ -113,13 +146,14 @@ def print_heterogeneity(
     print(
         f"{indent}additive model (item + budget, no interaction): harmful "
         f"{points_text(h.observed)} observed vs {points_text(h.additive)} additive; "
-        f"difference {_signed(h.difference)}, p={p_text(h.p_value)} "
+        f"difference {_signed(h.difference)}, "
+        f"p{_eq(p_text(h.p_value, draws=h.n_null, sides=2))} "
         f"({h.n_null} parametric draws){gloss('additive model')}",
         file=out,
     )
     shares = ", ".join(
         f"{name} {100 * _value(t.observed):.1f} vs {100 * _value(t.additive):.1f} "
-        f"(p={p_text(t.p_value)})"
+        f"(p{_eq(p_text(t.p_value, draws=h.n_null, sides=2))})"
         for name, t in h.trajectories.items()
     )
     print(f"{indent}  by trajectory, observed vs additive: {shares}", file=out)

@@ -103,7 +103,7 @@ def print_cascade_table(report: CascadeReport, out: TextIO) -> None:
     """Per model: the terminal budget's accuracy with its items (k/n), the policy that matches
     it and saves the most (held out by video), its accuracy change, the share of frames it
     saves (95% intervals) and where it stops (share of items, with their count)."""
-    from ..policies import AvailableRule
+    from ..policies import AvailableRule, fixed_budget_note, rule_label
 
     print(
         f"\nthe prescription on the same labels: stopping policies held out by video, cost "
@@ -119,6 +119,7 @@ def print_cascade_table(report: CascadeReport, out: TextIO) -> None:
         file=out,
     )
     clear = 0
+    fixed: list[tuple[str, str]] = []
     for block in report.results:
         stages = " < ".join(label.split("_")[0] for label in block.labels)
         terminal = _points(block.terminal.accuracy)[0]
@@ -138,6 +139,8 @@ def print_cascade_table(report: CascadeReport, out: TextIO) -> None:
         saved = " ".join(_points(best.cost_reduction))
         unshared = policy.unshared.cost_reduction_frames if policy.unshared else None
         bound = _points(unshared)[0] if unshared else ""
+        if policy.fixed_budget is not None:  # one budget run alone shares nothing to begin with
+            bound = _points(best.cost_reduction)[0]
         clear += int((best.cost_reduction.value or 0.0) >= SAVING_BAR)
         stopped = policy.stop_counts or {}
         stops = ", ".join(
@@ -146,8 +149,12 @@ def print_cascade_table(report: CascadeReport, out: TextIO) -> None:
             for label, share in policy.stop_share.items()
             if share >= 0.005
         )
+        note = fixed_budget_note(best.policy, policy)
+        if note:
+            fixed.append((block.model, note))
         print(
-            f"  {block.model:<21} {stages:<34} {terminal:>19}  {best.policy:<11} "
+            f"  {block.model:<21} {stages:<34} {terminal:>19}  "
+            f"{_short(rule_label(best.policy, policy)):<11} "
             f"{change:<19} {saved:<22} {stops:<30} {bound}",
             file=out,
         )
@@ -157,7 +164,14 @@ def print_cascade_table(report: CascadeReport, out: TextIO) -> None:
         "(`itemscale cascade RUN --sharing prefix`; docs/policies.md)",
         file=out,
     )
+    for model, note in fixed:
+        print(f"  fixed budget, {model}: {note}", file=out)
     print_same_input_notes(report, out)
+
+
+def _short(label: str) -> str:
+    """A rule's name in the table's column: 'fixed 128f_151k' as 'fixed 128f'."""
+    return label.split("_")[0] if label.startswith("fixed ") else label
 
 
 def print_same_input_notes(report: CascadeReport, out: TextIO) -> None:

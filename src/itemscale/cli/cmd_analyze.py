@@ -241,7 +241,7 @@ def _print_binary(
         line = f"{indent}  {label:<{width}}  {counted_text(block.accuracy[label], note=note)}"
         noans = block.noanswer_rate[label].value
         if noans:
-            line += f"   noanswer {100 * noans:.1f}"
+            line += f"   noanswer {noanswer_text(noans, block.n_items)}"
         if label in noise:
             line += f"   noise floor {points_text(noise[label], note)}"
         print(line, file=out)
@@ -277,6 +277,13 @@ def _print_binary(
         _print_with_text(block.grid_with_text, out, indent, gloss, note, untested)
     if not brief:
         _print_chains(block, out, indent, gloss)
+
+
+def noanswer_text(rate: float, n_items: int) -> str:
+    """A NOANSWER share in points with the items it counts ('1.7 (13 of 786)'); a share
+    below 0.05 points as its count alone ('1 of 2700'), never '0.0'."""
+    count = f"{round(rate * n_items)} of {n_items}"
+    return f"{100 * rate:.1f} ({count})" if 100 * rate >= 0.05 else count
 
 
 def print_effective_budget(
@@ -478,6 +485,7 @@ def print_summary(
             print(f"  left out {model}: it lacks {', '.join(lacks)}", file=out)
     for warning in result.scoring_rule_warnings or ():
         print(f"warning: {warning}", file=out)
+    print_models_sentence(result, out)
     for model, block in result.models.items():
         print(f"\n== {model} (series {_series_name(block)}){gloss('series')}", file=out)
         print_rerun_floor(block, out, gloss)
@@ -498,6 +506,19 @@ def print_summary(
         print_churn(block, out, gloss)
         for warning in block.scoring_rule_warnings or ():
             print(f"  warning: {model}: {warning}", file=out)
+
+
+def print_models_sentence(result: AnalysisResult, out: TextIO) -> None:
+    """Above the models' blocks, for two or more: the sentence the report opens with (each
+    model's grid named beside its numbers; `measures.models_sentence`)."""
+    import textwrap
+
+    from ..measures import models_sentence
+
+    sentence = models_sentence(result)
+    if sentence:
+        print(file=out)
+        print(textwrap.fill(sentence, width=100, break_on_hyphens=False), file=out)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ..measures import DEFAULT_BOOTSTRAP, counted_text
-from ..policies import CURRENCIES, AvailableRule
+from ..policies import CURRENCIES, AvailableRule, fixed_budget_note, rule_label
 from . import CommandError
 from ._format import Glosses, number_text, points_text
 from ._settings import add_rerun_floor_argument, settings_from_flags
@@ -64,8 +64,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="cost model, what stages share: union = distinct recorded frame indices of the "
         "stages that ran; prefix = a stage pays only what it adds beyond the previous stage "
         "(the seed paper's shared cost; exact for nested frames); none = every stage pays in "
-        "full. auto (default): union where every cell recorded its frame indices, else prefix "
-        "with none shown beside it as the upper bound",
+        "full. auto (default): union where every cell recorded its frame indices, else none "
+        "(nothing recorded shows what the stages share), saying why",
     )
     p.add_argument(
         "--stages",
@@ -106,6 +106,7 @@ def _rate(stat: Estimate) -> str:
 def _policy_line(name: str, policy: RuleRecord, unit: str, gloss: Glosses) -> str:
     if not isinstance(policy, AvailableRule):
         return f"  {name:<11} not available: {policy.reason}"
+    fixed = fixed_budget_note(name, policy)
     match = "matches terminal" if policy.matches_terminal else "below terminal"
     line = (
         f"  {name:<11} accuracy {_rate(policy.accuracy)} ({match}: change "
@@ -117,12 +118,39 @@ def _policy_line(name: str, policy: RuleRecord, unit: str, gloss: Glosses) -> st
         primary = next(c for c in CURRENCIES if policy.unshared.cost_reduction(c) is not None)
         bound = policy.unshared.cost_reduction(primary)
         line += f" (nothing shared: {points_text(bound.as_json() if bound else None)}%)"
+    if fixed:
+        line += f"; {fixed}"
     return line + (gloss("matches terminal") if policy.matches_terminal else "")
 
 
 def _frontier_text(point: FrontierPoint) -> str:
     count = f" ({point.count.k} of {point.count.n})" if point.count is not None else ""
     return f"{100 * point.accuracy:.1f}{count}@{100 * (point.cost_reduction or 0):.0f}%"
+
+
+def score_text(block: CascadeBlock) -> str:
+    """The stopping score as the console names it: what it is, or that none was recorded (then
+    the rules stop on answers alone, and no line after it promises a confidence)."""
+    if block.score_recorded:
+        return f"{block.score.name} ({block.score.description})"
+    return (
+        f"none recorded (no {block.score.name}: {block.score.description}, below the terminal "
+        "budget), so the rules stop on answers alone"
+    )
+
+
+def best_match_name(block: CascadeBlock) -> str:
+    """The best match as a reader should read it: a rule that stops every item at one stage
+    is that fixed budget ("the fixed budget 128f_151k (the learned rule stops every item
+    there)")."""
+    best = block.best_match
+    if best is None:
+        return "none"
+    rule = block.policies.get(best.policy)
+    label = rule_label(best.policy, rule)
+    if label == best.policy:
+        return label
+    return f"the {label.replace('fixed ', 'fixed budget ')} (the {best.policy} rule stops every item there)"
 
 
 def print_block(block: CascadeBlock, primary: str, gloss: Glosses, out: TextIO) -> None:
@@ -143,16 +171,15 @@ def print_block(block: CascadeBlock, primary: str, gloss: Glosses, out: TextIO) 
     if block.same_input_note:
         print(f"  same input: {block.same_input_note}" + gloss("same input"), file=out)
     cost = block.cost
+    chosen = cost.sharing_requested == "auto" and cost.basis(primary) == "none"
     print(
         f"  cost model: {cost.basis(primary)}"
+        + (f" ({cost.note(primary)})" if chosen and cost.note(primary) else "")
         + ("; beside it none (nothing shared), the upper bound" if cost.unshared_bound else "")
         + gloss("cost model"),
         file=out,
     )
-    print(
-        f"  stopping score: {block.score.name} ({block.score.description})",
-        file=out,
-    )
+    print(f"  stopping score: {score_text(block)}", file=out)
     print(
         f"  terminal {terminal.label}: accuracy {_rate(terminal.accuracy)}, "
         f"{number_text(terminal.mean_cost.as_json())} {unit} per item",
@@ -163,9 +190,9 @@ def print_block(block: CascadeBlock, primary: str, gloss: Glosses, out: TextIO) 
     best = block.best_match
     if best:
         print(
-            f"  best match: {best.policy} saves {points_text(best.cost_reduction.as_json())}% "
-            f"of the terminal's {unit} at an accuracy change of "
-            f"{points_text(best.accuracy_change.as_json())} points",
+            f"  best match: {best_match_name(block)} saves "
+            f"{points_text(best.cost_reduction.as_json())}% of the terminal's {unit} at an "
+            f"accuracy change of {points_text(best.accuracy_change.as_json())} points",
             file=out,
         )
     else:

@@ -314,6 +314,7 @@ def demo_conclusion(
     import textwrap
 
     from ..measures import BinarySeries, additive_sentence
+    from ..policies import rule_label
     from ._format import points_text
 
     block = next(iter(measures.models.values()))
@@ -355,7 +356,8 @@ def demo_conclusion(
         best_match = result.best_match
         basis = result.cost.sharing
         sentences.append(
-            f"The best stopping policy ({best_match.policy}) saves "
+            f"The best stopping policy "
+            f"({rule_label(best_match.policy, result.policies.get(best_match.policy))}) saves "
             f"{pct(best_match.cost_reduction)}% of the terminal's frames at an "
             f"accuracy change of {pct(best_match.accuracy_change)} points ({basis} "
             "cost)."

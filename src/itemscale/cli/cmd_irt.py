@@ -24,6 +24,10 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+#: Falling items listed by id; the rest are counted ("and N more").
+LISTED = 20
+
+
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
@@ -52,10 +56,16 @@ def run(args: argparse.Namespace) -> int:
     print(f"test information peaks at theta {peak:.1f} ({total.max():.1f}); by theta:")
     print("  " + "  ".join(f"{t:+.1f}:{v:.0f}" for t, v in zip(grid, total, strict=True)))
     negative = [it for it in fit.items if it.discrimination + 1.96 * it.discrimination_se < 0]
+    shown = ", ".join(it.item_id for it in negative[:LISTED])
+    if len(negative) > LISTED:
+        shown += f" and {len(negative) - LISTED} more" + (
+            " (--json writes every item)"
+            if not args.json_out
+            else f" (every one in {args.json_out})"
+        )
     print(
         f"items whose outcome falls as ability rises (discrimination < 0 beyond its 95% "
-        f"interval): {len(negative)}"
-        + (": " + ", ".join(it.item_id for it in negative[:20]) if negative else "")
+        f"interval): {len(negative)}" + (f": {shown}" if negative else "")
     )
     print_caveats(fit.caveats())
     if args.json_out:

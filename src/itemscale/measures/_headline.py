@@ -361,7 +361,50 @@ WITH_TEXT_ORACLE_HEADROOM = OracleMinusBest(
     report_label="oracle headroom",
     paper=("headroom", "headroom"),
 )
-VISUAL_CONFUSION = ItemShare(
+#: What the harmful rate with the text-only answer as budget 0 is called on a grid of more
+#: than one axis: the paper's visual confusion is defined on one axis, and on its one released
+#: grid of frames x pixels its figure (30.41) follows from no order of its predictions, where
+#: the partial order gives 25.32 (docs/measures.md, "The paper's grid").
+PARTIAL_ORDER_NOTE = (
+    "visual confusion under the partial order of frames x pixels; on such a grid the seed "
+    "paper's figure follows an order it does not state, docs/measures.md"
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class VisualConfusion(ItemShare):
+    """The harmful rate of `grid_with_text`: labelled the paper's visual confusion on a
+    one-axis grid, where it is the paper's definition; on a grid of more than one axis it is
+    the partial order's, which is not the paper's figure there, and says so."""
+
+    def _multi_axis(self, block: BlockLike | Mapping[str, Any]) -> bool:
+        found = block.get("multi_axis") if isinstance(block, Mapping) else None
+        if found is None and not isinstance(block, Mapping):
+            found = getattr(block, "multi_axis", None)
+        return bool(found)
+
+    def console_line(
+        self,
+        block: BlockLike | Mapping[str, Any],
+        gloss: Gloss,
+        width: int,
+        note: str | None = None,
+    ) -> str | None:
+        line = super().console_line(block, gloss, width, note)
+        if line is None or not self._multi_axis(block) or not self.console_note:
+            return line
+        return line.replace(f"({self.console_note})", f"({PARTIAL_ORDER_NOTE})", 1)
+
+    def report_row(
+        self, block: BlockLike | Mapping[str, Any], note: str | None = None
+    ) -> tuple[str, str, str | None] | None:
+        row = super().report_row(block, note)
+        if row is None or not self._multi_axis(block):
+            return row
+        return f"harmful rate ({PARTIAL_ORDER_NOTE})", row[1], row[2]
+
+
+VISUAL_CONFUSION = VisualConfusion(
     key="harmful_rate",
     kinds=("binary_with_text",),
     term="harmful rate",

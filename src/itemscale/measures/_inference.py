@@ -106,7 +106,10 @@ def paired_tests_record(
         n_family=len(adjacent),
         alpha=ALPHA,
         adjacent=_family(adjacent),
-        **given(requested=requested),
+        **given(
+            requested=requested,
+            bootstrap_draws=boot.bootstrap if boot is not None and boot.bootstrap else None,
+        ),
     )
 
 
@@ -145,12 +148,22 @@ def power_record(m: ResponseMatrix, boot: VideoBootstrap | None, target: float) 
                 sd_per_video=a.sd_per_video,
                 mde=a.mde,
                 videos_needed=a.videos_needed,
+                **given(
+                    mde_not_estimable=a.mde_not_estimable,
+                    videos_needed_not_estimable=a.videos_needed_not_estimable,
+                ),
             )
             for a in res.axes
         },
         pairs={
             p.pair: PairPowerRecord(
-                sd_per_video=p.sd_per_video, mde=p.mde, videos_needed=p.videos_needed
+                sd_per_video=p.sd_per_video,
+                mde=p.mde,
+                videos_needed=p.videos_needed,
+                **given(
+                    mde_not_estimable=p.mde_not_estimable,
+                    videos_needed_not_estimable=p.videos_needed_not_estimable,
+                ),
             )
             for p in res.pairs
         },

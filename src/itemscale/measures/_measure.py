@@ -103,6 +103,23 @@ def counted_text(value: StatLike, scale: float = 100, *, note: str | None = None
     return f"{text}  ({count})" if count and text != "n/a" else text
 
 
+def p_value_text(
+    value: float | None, *, draws: int | None = None, sides: int = 1, note: str | None = None
+) -> str:
+    """A p-value as the console and the report print it: 3 significant digits, 'n/a', `note`
+    ('not estimable' on a small sample), or, for a p from `draws` resamples at its floor
+    (no resample as extreme: (1 + 0) / (draws + 1), times `sides`), '<' the resolution the draws
+    have (`sides / draws`): 200 parametric draws cannot tell a two-sided p below 0.01 (it is
+    printed '<0.01', not '0.00995')."""
+    if note is not None:
+        return note
+    if value is None:
+        return "n/a"
+    if draws and value <= sides / (draws + 1) * (1 + 1e-9):
+        return f"<{sides / draws:.3g}"
+    return f"{float(value):.3g}"
+
+
 def entry_of(block: BlockLike | Mapping[str, Any], key: str) -> Any:
     """A measure's entry of a block, typed (`BlockLike.entry`) or as JSON."""
     return block.get(key) if isinstance(block, Mapping) else block.entry(key)

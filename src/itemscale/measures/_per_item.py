@@ -7,7 +7,9 @@ exactly the indicators the rates average (the mean of `harmful` over matched ite
 `harmful_rate`, of `harmful_with_text` the `grid_with_text` harmful rate) plus the seed paper's
 labels as its release spells them (`labels/derived.csv`: `trajectory_class`,
 `is_visually_confused`, `is_text_overwritten`, `best_config`), computed with the text-only
-answer as budget 0 followed by the configurations in axis order. Items the matched grid drops
+answer as budget 0 followed by the configurations in axis order (on a grid of more than one
+axis, flips follow the partial order, as `harmful_with_text` does: the mean of
+`is_visually_confused` is the `grid_with_text` harmful rate on every grid). Items the matched grid drops
 are rows too, with `in_matched_grid` 0 and their reason, so no item leaves the file silently.
 """
 
@@ -114,13 +116,19 @@ def pattern_labels(harmful: np.ndarray, beneficial: np.ndarray, y: np.ndarray) -
 
 
 def paper_labels(
-    y: np.ndarray, labels: Sequence[str], *, text_first: bool = True
+    y: np.ndarray,
+    labels: Sequence[str],
+    *,
+    text_first: bool = True,
+    less: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """The seed paper's per-item labels of an [n, K+1] correctness matrix whose first column is
-    the text-only answer and whose others are in axis order (a total order: j < k by column).
+    the text-only answer and whose others are in axis order (j < k by column), or, on a grid of
+    more than one axis, ordered by `less` (the partial order `harmful_with_text` uses: one
+    definition of "visually confused" for the label and the rate, docs/measures.md).
     `text_first=False`: a grid without a text-only answer (nothing is text-overwritten)."""
-    down = harmful_indicator(y)
-    up = beneficial_indicator(y)
+    down = harmful_indicator(y, less)
+    up = beneficial_indicator(y, less)
     right = y >= 1
     trajectory = np.where(
         down & up,
@@ -184,10 +192,10 @@ def _binary_rows(m: ResponseMatrix, paper_prefix: str) -> dict[str, np.ndarray]:
     if m.text_label is None:
         # a model run without any text-only configuration: the paper labels the grid it has,
         # and no text-only answer can be overwritten
-        paper = paper_labels(y, list(m.labels), text_first=False)
+        paper = paper_labels(y, list(m.labels), text_first=False, less=less)
         has_text = np.ones(n, dtype=bool)
     else:
-        paper = paper_labels(yt, [m.text_label, *m.labels])
+        paper = paper_labels(yt, [m.text_label, *m.labels], less=with_less)
     for name in PAPER_COLUMNS:
         cols[paper_prefix + name] = _where(has_text, paper[name])
     return cols

@@ -15,10 +15,20 @@ target needs). The far tail is ignored, as in every sample-size formula of this 
 1987 for paired proportions; Donner & Klar 2000 for cluster designs). The variance is the run's
 own: the estimate a pilot study gives. `tests/measures/test_inference.py` checks the formula by
 simulation.
+
+Two limits make a figure "not estimable" (its reason recorded, the figure None). The variance
+is extrapolated: from fewer than `MIN_VIDEOS` videos with an item that differs it says nothing
+about a larger difference (budgets that differ on a handful of 2,700 answers give a variance
+near 0, and the formula a "2-point change needs 9 videos"). And the test is discrete: since
+D_v^2 >= |D_v| for whole items, X^2 <= |sum D_v|, so the clustered test rejects only a net
+change of at least z_{1-alpha/2}^2 items (4 at 5%); an effect smaller than that on the run's
+items, or a video count whose items hold less than that of the target, cannot be detected at
+all, whatever the formula says.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,6 +37,7 @@ from scipy.stats import norm
 
 from ._bootstrap import VideoBootstrap
 from ._paired_tests import cluster_boot
+from ._small import MIN_VIDEOS
 
 ALPHA = 0.05
 POWER = 0.8
@@ -39,6 +50,10 @@ class PairPower:
     sd_per_video: float
     mde: float | None
     videos_needed: int | None
+    #: why `mde` / `videos_needed` is None (no item differs, too few videos differ, below what
+    #: the discrete test can detect); None where the figure stands
+    mde_not_estimable: str | None = None
+    videos_needed_not_estimable: str | None = None
 
 
 @dataclass(frozen=True)
@@ -50,6 +65,8 @@ class AxisPower:
     sd_per_video: float
     mde: float | None
     videos_needed: int | None
+    mde_not_estimable: str | None = None
+    videos_needed_not_estimable: str | None = None
 
 
 @dataclass(frozen=True)
@@ -65,6 +82,99 @@ class PowerAnalysis:
 
 def _z(alpha: float, power: float) -> tuple[float, float]:
     return float(norm.ppf(1.0 - alpha / 2.0)), float(norm.ppf(power))
+
+
+def smallest_rejectable(alpha: float = ALPHA) -> int:
+    """The smallest net change in items (|sum_v D_v|) the clustered McNemar test can reject at
+    `alpha`: X^2 = (sum D_v)^2 / sum D_v^2 <= |sum D_v| for whole items, so it needs
+    |sum D_v| >= z_{1-alpha/2}^2 (4 items at 5%)."""
+    za, _ = _z(alpha, 0.5)
+    return math.ceil(za**2 - 1e-12)
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    """What a power figure rests on: the items and videos where the budgets differ, and the
+    run's size."""
+
+    #: per pair of the figure (one for a pair, an axis' pairs for an axis)
+    n_differ: tuple[int, ...]
+    videos_differ: tuple[int, ...]
+    n_items: int
+    n_videos: int
+    m1: float
+    alpha: float
+
+
+def _points(fraction: float) -> str:
+    return f"{100 * fraction:.2g}" if abs(fraction) < 0.1 else f"{100 * fraction:.1f}"
+
+
+def _listed(counts: tuple[int, ...]) -> str:
+    """'5', '2 and 5', '1, 0 and 2': one count per pair of the figure."""
+    text = [f"{n:,}" for n in counts]
+    return text[0] if len(text) == 1 else ", ".join(text[:-1]) + f" and {text[-1]}"
+
+
+def _variance_reason(e: _Evidence) -> str | None:
+    """Why the run's paired variance cannot be extrapolated (None when it can)."""
+    if sum(e.n_differ) == 0:
+        return "no item differs between the budgets: the paired variance is 0"
+    if sum(e.videos_differ) < MIN_VIDEOS:
+        items, videos = _listed(e.n_differ), _listed(e.videos_differ)
+        return (
+            f"the budgets differ on {items} of {e.n_items:,} items, in {videos} of "
+            f"{e.n_videos:,} videos: a paired variance from fewer than {MIN_VIDEOS} videos that "
+            "differ says nothing about a larger difference"
+        )
+    return None
+
+
+def _mde_reason(mde: float, e: _Evidence) -> str | None:
+    """Why a minimum detectable effect is not one (None when it is)."""
+    floor = smallest_rejectable(e.alpha)
+    if mde * e.n_items < floor:
+        return (
+            f"the formula gives {_points(mde)} points, {mde * e.n_items:.1f} of the run's "
+            f"{e.n_items:,} items; the clustered test rejects only a net change of at least "
+            f"{floor} items ({_points(floor / e.n_items)} points)"
+        )
+    return None
+
+
+def _videos_reason(videos: float, target: float, e: _Evidence) -> str | None:
+    """Why a video count is too small to show `target` (None when it can)."""
+    floor = smallest_rejectable(e.alpha)
+    items = target * e.m1 * videos
+    if items < floor:
+        least = math.ceil(floor / (target * e.m1) - 1e-9)
+        return (
+            f"the formula gives {int(videos):,} videos, whose {e.m1 * videos:,.0f} items hold "
+            f"{items:.1f} items' worth of a {_points(target)}-point change; the clustered test "
+            f"rejects only a net change of at least {floor} items ({least:,} videos at the "
+            "least)"
+        )
+    return None
+
+
+def _judged(
+    mde: float, need: float, target: float, e: _Evidence
+) -> tuple[float | None, int | None, str | None, str | None]:
+    """(mde, videos needed, why mde is not estimable, why the videos are not) of one pair or
+    axis: a figure with a reason is None."""
+    shared = _variance_reason(e)
+    mde_why = shared or (
+        "the formula has no solution at this many videos" if not np.isfinite(mde) else None
+    )
+    mde_why = mde_why or _mde_reason(mde, e)
+    need_why = shared or (None if np.isfinite(need) else "the paired variance is 0")
+    need_why = need_why or _videos_reason(need, target, e)
+    return (
+        None if mde_why else float(mde),
+        None if need_why else int(need),
+        mde_why,
+        need_why,
+    )
 
 
 def minimum_detectable(
@@ -126,14 +236,6 @@ def cluster_design(diff: np.ndarray, clusters: VideoBootstrap) -> tuple[np.ndarr
     return sd, float(m.mean()) if v else 0.0, float((m**2).mean()) if v else 0.0
 
 
-def _finite(x: float) -> float | None:
-    return float(x) if np.isfinite(x) else None
-
-
-def _count(x: float) -> int | None:
-    return int(x) if np.isfinite(x) else None
-
-
 def power_analysis(
     y: np.ndarray,
     video_ids: np.ndarray,
@@ -157,8 +259,24 @@ def power_analysis(
     mde = minimum_detectable(sd, v, m1, m2, alpha, power)
     need = videos_needed(target, sd, m1, m2, alpha, power)
     names = [f"{labels[a]}->{labels[b]}" for a, b in pairs]
+    differ = diff != 0
+    n_differ = differ.sum(axis=0).astype(np.int64)
+    videos_differ = (clusters.cluster_sums(differ.astype(float)) > 0).sum(axis=0)
+
+    def evidence(cols: Sequence[int]) -> _Evidence:
+        return _Evidence(
+            n_differ=tuple(int(n_differ[c]) for c in cols),
+            videos_differ=tuple(int(videos_differ[c]) for c in cols),
+            n_items=int(y.shape[0]),
+            n_videos=v,
+            m1=m1,
+            alpha=alpha,
+        )
+
     per_pair = tuple(
-        PairPower(names[p], float(sd[p]), _finite(mde[p]), _count(need[p]))
+        PairPower(
+            names[p], float(sd[p]), *_judged(float(mde[p]), float(need[p]), target, evidence([p]))
+        )
         for p in range(len(pairs))
     )
     axes = []
@@ -167,11 +285,15 @@ def power_analysis(
         pooled = float(np.sqrt(np.mean(sd[cols] ** 2)))
         axes.append(
             AxisPower(
-                axis=axis,
-                pairs=tuple(names[p] for p in cols),
-                sd_per_video=pooled,
-                mde=_finite(float(minimum_detectable(pooled, v, m1, m2, alpha, power))),
-                videos_needed=_count(float(videos_needed(target, pooled, m1, m2, alpha, power))),
+                axis,
+                tuple(names[p] for p in cols),
+                pooled,
+                *_judged(
+                    float(minimum_detectable(pooled, v, m1, m2, alpha, power)),
+                    float(videos_needed(target, pooled, m1, m2, alpha, power)),
+                    target,
+                    evidence(cols),
+                ),
             )
         )
     return PowerAnalysis(

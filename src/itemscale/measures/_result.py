@@ -32,8 +32,10 @@ from ._result_series import AnalysisLayout
 #: `plugin_measures` (a result without it was written as version 1). 3: the resample count is
 #: `bootstrap.bootstrap`, where versions 1 and 2 hold `bootstrap.n_boot` (read alike);
 #: `plugin_measures` is still written only where a plugin measure was used. 4 added the entry of
-#: configurations that ask one budget (`kind` "alternatives") and a series' `axis_warnings`; a
-#: file of version 1 to 3 has neither and reads as before.
+#: configurations that ask one budget (`kind` "alternatives") and a series' `axis_warnings`, and
+#: writes a power figure that is not estimable as null with its reason (`mde_not_estimable`,
+#: `videos_needed_not_estimable`) where 3 wrote the formula's number; a file of version 1 to 3
+#: reads as before.
 ANALYSIS_SCHEMA_VERSION = 4
 
 #: The columns of `AnalysisResult.to_frame()`, in order.

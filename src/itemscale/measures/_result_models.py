@@ -264,19 +264,31 @@ class PairedTests(Record):
     alpha: Number
     adjacent: dict[str, PairedTestRecord]
     requested: dict[str, PairedTestRecord] | None = None
+    #: the resamples behind each `bootstrap_p` (its floor is 1 / (draws + 1)); written only
+    #: where there are some
+    bootstrap_draws: StrictInt | None = None
 
 
 class PairPowerRecord(Record):
+    """One adjacent pair's power figures; a figure that is not estimable is null, with its
+    reason under `mde_not_estimable` / `videos_needed_not_estimable` (written only then)."""
+
     sd_per_video: Number | None
     mde: Number | None
     videos_needed: Number | None
+    mde_not_estimable: StrictStr | None = None
+    videos_needed_not_estimable: StrictStr | None = None
 
 
 class AxisPowerRecord(Record):
+    """An axis' power figures from its pairs' pooled variance (reasons as a pair's)."""
+
     pairs: list[StrictStr]
     sd_per_video: Number | None
     mde: Number | None
     videos_needed: Number | None
+    mde_not_estimable: StrictStr | None = None
+    videos_needed_not_estimable: StrictStr | None = None
 
 
 class Power(Record):

@@ -35,6 +35,8 @@ from ._cascade_report import (
     SkippedAxis,
     StopSummary,
     UnavailableRule,
+    fixed_budget_note,
+    rule_label,
     skipped_lines,
 )
 from ._cost import StageCosts, frame_union_costs, stage_value_costs
@@ -115,6 +117,7 @@ __all__ = [
     "cross_fit",
     "fit_threshold_path",
     "fit_thresholds",
+    "fixed_budget_note",
     "fixed_rule",
     "frame_union_costs",
     "inputs_from_matrix",
@@ -123,6 +126,7 @@ __all__ = [
     "optional_report",
     "plan_intervention",
     "resolve_stages",
+    "rule_label",
     "run_stopping_rules",
     "skipped_lines",
     "stage_value_costs",

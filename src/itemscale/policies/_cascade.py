@@ -118,6 +118,29 @@ STOPPING_RULE_DESCRIPTIONS: Final[dict[str, str]] = {
     ),
 }
 
+#: The same rules where no stopping score is recorded (an imported table of answers): a
+#: description lists only what the rule reads on such data.
+_ANSWERS_ONLY_DESCRIPTIONS: Final[dict[str, str]] = {
+    "agreement": "stage k answers when it gives the same answer as stage k-1 (answers alone: "
+    "no score is recorded)",
+    "agreement_3": "stage k answers when stages k-2, k-1 and k give one answer (answers alone: "
+    "no score is recorded)",
+    "learned": (
+        "stage k answers when a logistic stopping model on answer features (agreement with the "
+        "stage before, the run of agreeing stages, no answer, the stage's position; no score is "
+        "recorded), fitted on the other fold, predicts that stopping loses nothing against the "
+        "terminal budget with probability >= tau_k"
+    ),
+}
+
+
+def rule_description(name: str, has_score: bool) -> str:
+    """What a stopping rule reads, as the report states it: with a recorded score as
+    `STOPPING_RULE_DESCRIPTIONS` says, without one only the answers it reads."""
+    if has_score:
+        return STOPPING_RULE_DESCRIPTIONS[name]
+    return _ANSWERS_ONLY_DESCRIPTIONS.get(name, STOPPING_RULE_DESCRIPTIONS[name])
+
 
 #: Rules whose gate or features read the previous stage must run every stage; the
 #: confidence cascade may skip a stage that can never answer.
@@ -378,14 +401,14 @@ def run_stopping_rules(inputs: CascadeInputs, settings: CascadeSettings) -> Casc
         reason = _unavailable(name, inputs, has_score)
         if reason is not None:
             rules[name] = UnavailableRule(
-                available=False, reason=reason, description=STOPPING_RULE_DESCRIPTIONS[name]
+                available=False, reason=reason, description=rule_description(name, has_score)
             )
             continue
         offsets = (0.0, *settings.frontier_offsets) if name == "confidence" else (0.0,)
         held = cross_fit(name, inputs, folds, settings.cost, offsets)
         rules[name] = AvailableRule(
             available=True,
-            description=STOPPING_RULE_DESCRIPTIONS[name],
+            description=rule_description(name, has_score),
             folds=held[0].fold_fits,
             **dict(_summarise(held[0], inputs, settings.cost, boot)),
         )

@@ -123,6 +123,16 @@ class StopSummary(ReportRecord):
     #: stage label -> items that stopped there (the counts behind `stop_share`)
     stop_counts: dict[str, int] | None = None
 
+    @property
+    def fixed_budget(self) -> str | None:
+        """The stage every item stopped at, where there is one: such a rule is that fixed
+        budget, not a per-item choice, and is reported as it (None where items stop at
+        different stages)."""
+        for label, share in self.stop_share.items():
+            if share >= 1.0 - 1e-12:
+                return label
+        return None
+
 
 class FoldFit(ReportRecord):
     """What one fold's fit chose and reached, reported on the other fold."""
@@ -169,6 +179,29 @@ class BestMatch(ReportRecord):
     accuracy_change: Estimate
     cost_reduction: Estimate
     mean_cost: Estimate
+
+
+def rule_label(name: str, rule: RuleRecord | None) -> str:
+    """How the console and the report name a stopping rule: a rule that stops every item at
+    one stage before the terminal is that fixed budget ("fixed 128f_151k"), whatever fitted
+    it."""
+    budget = rule.fixed_budget if isinstance(rule, AvailableRule) else None
+    if budget is None or not isinstance(rule, AvailableRule):
+        return name
+    return name if budget == list(rule.stop_share)[-1] else f"fixed {budget}"
+
+
+def fixed_budget_note(name: str, rule: RuleRecord | None) -> str | None:
+    """Beside a rule that stops every item at one stage: what it is (None for any other)."""
+    budget = rule.fixed_budget if isinstance(rule, AvailableRule) else None
+    if budget is None or not isinstance(rule, AvailableRule):
+        return None
+    if budget == list(rule.stop_share)[-1]:
+        return f"the {name} rule never stops before the terminal budget {budget}"
+    return (
+        f"the {name} rule stops every item at {budget}: that is the fixed budget {budget}, not a "
+        "per-item choice (run alone, it pays its own frames under every cost model)"
+    )
 
 
 class FrontierPoint(ReportRecord):
@@ -265,6 +298,12 @@ class CascadeBlock(ReportRecord):
     same_input_note: str | None = None
     n_dropped: int
     drop_reasons: dict[str, int]
+
+    @property
+    def score_recorded(self) -> bool:
+        """Whether the stopping score was recorded below the terminal: the confidence cascade
+        is unavailable exactly when it was not (the other rules then read answers alone)."""
+        return not isinstance(self.cascade, UnavailableRule)
 
 
 class SkippedAxis(ReportRecord):

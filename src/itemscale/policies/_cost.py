@@ -11,7 +11,8 @@ claims (docs/policies.md, "Cost models"):
   `max(0, c_k - c_prev)`, so a stopped item pays (about) its stop stage's cost. Exact for nested
   sampling, where each budget's frames contain the smaller budget's; it is the seed paper's
   shared cost (its `code/cascade.py --mode shared` sums these increments over the stages
-  visited). For runs without frame indices it is the optimistic end.
+  visited). For runs without frame indices it is the optimistic end, and never the default
+  there: `--sharing auto` pays every stage in full (`none`) and says why (`AUTO_NONE_NOTE`).
 - `none`: every stage that runs pays in full (the pessimistic end: nothing is reused).
 
 A stage whose threshold is +inf can never answer, so a confidence cascade does not run it at all:
@@ -41,6 +42,13 @@ SHARING_NOTES: Final[dict[str, str]] = {
     ),
     "none": "every stage that runs pays in full (nothing is shared)",
 }
+#: Why `--sharing auto` pays every stage in full on a run without frame indices: nothing in
+#: the record shows what the stages share, and `prefix` is exact only for nested frames.
+AUTO_NONE_NOTE: Final[str] = (
+    "every stage that runs pays in full: the default where no frame indices are recorded, so "
+    "nothing shows what the stages share; --sharing prefix charges only the frames a stage "
+    "adds (exact for nested frames, the seed paper's shared cost)"
+)
 
 
 class StageCosts:
@@ -166,8 +174,11 @@ def frame_union_costs(frame_indices: npt.NDArray[np.object_]) -> StageCosts:
     )
 
 
-def stage_value_costs(values: FloatArray, sharing: Literal["prefix", "none"]) -> StageCosts:
-    """`prefix` or `none` cost from each cell's own cost (frames, visual tokens or seconds)."""
+def stage_value_costs(
+    values: FloatArray, sharing: Literal["prefix", "none"], note: str | None = None
+) -> StageCosts:
+    """`prefix` or `none` cost from each cell's own cost (frames, visual tokens or seconds);
+    `note` says why this model where the default chose it."""
     per_stage = np.asarray(values, dtype=np.float64)
     if per_stage.ndim != 2 or per_stage.shape[1] == 0:
         raise ValueError(f"stage costs must be [items, stages>=1], got shape {per_stage.shape}")
@@ -177,7 +188,7 @@ def stage_value_costs(values: FloatArray, sharing: Literal["prefix", "none"]) ->
         n_items=int(per_stage.shape[0]),
         n_stages=int(per_stage.shape[1]),
         basis=sharing,
-        note=SHARING_NOTES[sharing],
+        note=note or SHARING_NOTES[sharing],
         terminal=per_stage[:, -1].copy(),
         per_stage=per_stage.copy(),
     )

@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from ..measures import ResponseMatrix
 from ._cost import (
+    AUTO_NONE_NOTE,
     Sharing,
     StageCosts,
     frame_counts_matrix,
@@ -89,9 +90,11 @@ class CascadeInputs:
 
 
 def resolve_sharing(requested: SharingChoice, indices_recorded: bool) -> Sharing:
-    """`auto`: the recorded frame union where every cell has its indices, else `prefix`."""
+    """`auto`: the recorded frame union where every cell has its indices (what the record
+    supports: nested frames share exactly as `prefix` charges), else `none`, since nothing
+    recorded shows that the stages share frames (`AUTO_NONE_NOTE` says so)."""
     if requested == "auto":
-        return "union" if indices_recorded else "prefix"
+        return "union" if indices_recorded else "none"
     if requested == "union" and not indices_recorded:
         raise CostModelError(
             "--sharing union counts the distinct frame indices of the stages that ran, and some "
@@ -102,14 +105,18 @@ def resolve_sharing(requested: SharingChoice, indices_recorded: bool) -> Sharing
 
 
 def _value_costs(
-    values: FloatArray, sharing: Sharing, bounds: dict[str, StageCosts], currency: str
+    values: FloatArray,
+    sharing: Sharing,
+    bounds: dict[str, StageCosts],
+    currency: str,
+    note: str | None = None,
 ) -> StageCosts:
     """A per-cell cost under `sharing` (a `union` of frames is for frame indices only, so every
     other currency is paid in full there); the `none` bound beside a `prefix` cost."""
     own: Literal["prefix", "none"] = "prefix" if sharing == "prefix" else "none"
     if own == "prefix":
         bounds[currency] = stage_value_costs(values, "none")
-    return stage_value_costs(values, own)
+    return stage_value_costs(values, own, note)
 
 
 def inputs_from_matrix(
@@ -136,19 +143,22 @@ def inputs_from_matrix(
                     indices[i, k] = np.zeros(0, dtype=np.int64)
     recorded = has_all_indices(indices, n) and n > 0
     resolved = resolve_sharing(sharing, recorded)
+    note = AUTO_NONE_NOTE if sharing == "auto" and resolved == "none" else None
     bounds: dict[str, StageCosts] = {}
     costs: dict[str, StageCosts] = {}
     missing: dict[str, str] = {}
     if resolved == "union":
         costs["frames"] = frame_union_costs(indices)
     else:
-        costs["frames"] = _value_costs(effective_frames_matrix(matrix), resolved, bounds, "frames")
+        costs["frames"] = _value_costs(
+            effective_frames_matrix(matrix), resolved, bounds, "frames", note
+        )
     tokens = np.asarray(matrix.visual_tokens, dtype=np.float64).copy()
     tokens[:, text_column] = np.where(np.isnan(tokens[:, text_column]), 0.0, tokens[:, text_column])
     latency = np.asarray(matrix.latency, dtype=np.float64)
     for currency, values in (("tokens", tokens), ("latency", latency)):
         if n and np.all(np.isfinite(values)):
-            costs[currency] = _value_costs(values, resolved, bounds, currency)
+            costs[currency] = _value_costs(values, resolved, bounds, currency, note)
         else:
             missing[currency] = f"{int((~np.isfinite(values)).sum())} cell(s) lack a count"
     chosen = matrix.confidence if score == "prob" else matrix.margin
