@@ -13,7 +13,7 @@ from itemscale.cli import main
 from itemscale.protocol import load_protocol
 from itemscale.responses import read_run
 from itemscale.sweep import Numerics, run_sweep
-from itemscale.sweep._runner import run_deterministic
+from itemscale.sweep._run_file import run_deterministic
 
 
 def _protocol(tmp_path: Path) -> Path:

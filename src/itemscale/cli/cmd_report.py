@@ -8,8 +8,8 @@ from typing import Any
 from ..measures import DEFAULT_BOOTSTRAP
 from . import CommandError
 from ._alternatives_text import add_control_argument
+from ._analyze_options import add_ci_argument, parse_config_list
 from ._settings import settings_from_flags
-from .cmd_analyze import add_ci_argument, parse_config_list
 
 
 def register(sub: Any) -> None:

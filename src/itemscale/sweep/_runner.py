@@ -17,18 +17,14 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Never
 
-import pandas as pd
-
 from ..errors import ItemscaleError
 from ..items import Item
 from ..models import PROMPT_TEMPLATE_VERSION, FrameTransport, serving_of, transport_of
 from ..protocol import Configuration, Protocol
 from ..responses import (
     EXTRACTOR_VERSION,
-    RESPONSES_FILE,
     Status,
     read_provenance,
-    read_responses,
 )
 from ..store import STORE_FILE, RunStore, StoreError, open_store, run_dir_lock, utc_now
 from ._batching import run_across_videos
@@ -47,10 +43,9 @@ from ._plan import (
     planned_configs,
     select_items,
 )
-from ._provenance import decoder_info, host_info, tool_info
-from ._records import RunRecord, SweepRecord, SweepSettings
 from ._rerun_check import RerunCheck
 from ._rerun_run import run_rerun_check
+from ._run_file import carry_over, imported_rows, run_level, run_record
 from ._run_settings import checked_settings, session_batches
 from ._selections import (
     check_selections,
@@ -370,38 +365,13 @@ def run_sweep(
             session_id=session_id,
             rerun_check=rerun_check,
         )
-        outcome = "completed"
-        refused: _Stopped | None = None
-        try:
-            if executor == "local":
-                _run_local(session)
-            else:
-                from ._ray import run_ray
-
-                run_ray(session)
-        except KeyboardInterrupt:
-            stop.set()
-        except (ServerRefusedError, BudgetNotHonouredError) as exc:  # exported, then raised
-            refused = exc
-            outcome = "refused"
-        except (RayActorsLostError, VideoNotOnNodeError) as exc:  # the same
-            refused = exc
-            outcome = "failed"
-        finally:
-            if bar.n:  # the final count shown even when it came within the bar's `delay`
-                bar.refresh()
-            bar.close()
-            if progress and result.planned and not result.ran and not stop.is_set():
-                print(f"all {result.planned} cells already done; nothing to run", file=sys.stderr)
-            if stop.is_set():
-                outcome = "interrupted"
-            store.end_session(session_id, outcome, session_batches(result))
+        refused = _execute(session, session_id, executor, progress)
         result.interrupted = stop.is_set()
         result.wall_s = time.perf_counter() - t0
         whole_run = run_level(run.settings, store.sessions())
-        record = _run_record(protocol, configs, result, started=started, settings=whole_run)
+        record = run_record(protocol, configs, result, started=started, settings=whole_run)
         # the caller's own keys last (they may replace the sweep's)
-        payload = _carry_over(out_dir, {**record, **dict(provenance or {})})
+        payload = carry_over(out_dir, {**record, **dict(provenance or {})})
         exported = time.perf_counter()
         result.table = store.export(
             out_dir, payload, prefer=session.planned_ids, imported=imported_rows(out_dir)
@@ -410,6 +380,42 @@ def run_sweep(
     if refused is not None:
         raise refused
     return result
+
+
+def _execute(
+    session: Session, session_id: int, executor: Executor, progress: bool
+) -> _Stopped | None:
+    """Run the session's cells on the executor, and end the session with its outcome (the
+    bar closed, an interrupt or a refusal recorded); a refusal is returned, to be raised
+    after the run is exported."""
+    stop, result, bar = session.stop, session.result, session.bar
+    outcome = "completed"
+    refused: _Stopped | None = None
+    try:
+        if executor == "local":
+            _run_local(session)
+        else:
+            from ._ray import run_ray
+
+            run_ray(session)
+    except KeyboardInterrupt:
+        stop.set()
+    except (ServerRefusedError, BudgetNotHonouredError) as exc:  # exported, then raised
+        refused = exc
+        outcome = "refused"
+    except (RayActorsLostError, VideoNotOnNodeError) as exc:  # the same
+        refused = exc
+        outcome = "failed"
+    finally:
+        if bar.n:  # the final count shown even when it came within the bar's `delay`
+            bar.refresh()
+        bar.close()
+        if progress and result.planned and not result.ran and not stop.is_set():
+            print(f"all {result.planned} cells already done; nothing to run", file=sys.stderr)
+        if stop.is_set():
+            outcome = "interrupted"
+        session.store.end_session(session_id, outcome, session_batches(result))
+    return refused
 
 
 def _note_superseded(
@@ -421,104 +427,6 @@ def _note_superseded(
     result.superseded_selections = superseded_selections(stored, configs)
     for config_id, superseded in result.superseded_selections.items():
         result.warnings.append(superseded_warning(config_id, superseded))
-
-
-def run_level(settings: SweepSettings, sessions: Sequence[Mapping[str, object]]) -> SweepSettings:
-    """This session's settings as run.json's `sweep` records them for the whole run: its
-    `deterministic` is every session's (`run_deterministic`)."""
-    return {**settings, "deterministic": run_deterministic(sessions)}
-
-
-def run_deterministic(sessions: Sequence[Mapping[str, object]]) -> bool | Literal["mixed"]:
-    """run.json `sweep.deterministic`: true when every session of the run ran with
-    `--deterministic`, false when none did (a session recorded before the flag existed did
-    not), "mixed" when they differ: the run's cells then come from both."""
-    kinds = {s.get("deterministic") is True for s in sessions}
-    return kinds.pop() if len(kinds) == 1 else "mixed"
-
-
-def _run_record(
-    protocol: Protocol,
-    configs: Sequence[PlannedConfig],
-    result: SweepResult,
-    *,
-    started: str,
-    settings: SweepSettings,
-) -> RunRecord:
-    """run.json as this sweep writes it: the protocol, the tools, what ran and how it ended
-    (the caller's own provenance keys are added after it)."""
-    sweep: SweepRecord = {
-        "executor": settings["executor"],
-        "limit": settings["limit"],
-        "retry_errors": settings["retry_errors"],
-        "deterministic": settings["deterministic"],
-        "interrupted": result.interrupted,
-        "planned_cells": result.planned,
-        "skipped_cells": result.skipped,
-        "ran_cells": result.ran,
-        "by_status": dict(result.by_status),
-        "served": dict(result.served),
-        "accept_budget_cap": result.accept_budget_cap,
-        "budget_probe": dict(result.budget_probe),
-        "scoring_rules": dict(result.scoring_rules),
-        "warnings": list(result.warnings),
-        "selections": dict(result.selections),
-        "superseded_selections": dict(result.superseded_selections),
-        "extra_configs": [
-            {
-                "config_id": p.config_id,
-                "label": p.config.label,
-                "series": p.series,
-                "config": p.config.model_dump(mode="json"),
-            }
-            for p in configs[len(protocol.configurations()) :]
-        ],
-    }
-    if settings["executor"] == "ray":
-        sweep["ray"] = dict(result.ray)
-    return {
-        "protocol": protocol.model_dump(mode="json"),
-        "tool": tool_info(),
-        "decoder": decoder_info(),
-        "host": host_info(),
-        "prompt_template_version": PROMPT_TEMPLATE_VERSION,
-        "extractor_version": EXTRACTOR_VERSION,
-        "times": {"started": started, "finished": utc_now()},
-        "sweep": sweep,
-    }
-
-
-def imported_rows(run_dir: Path) -> pd.DataFrame | None:
-    """The rows of the run's response table that no sweep wrote (they came by `import`: no
-    cell id), which every export keeps."""
-    path = run_dir / RESPONSES_FILE
-    if not path.is_file():
-        return None
-    try:
-        table = read_responses(path)
-    except (OSError, ValueError) as exc:
-        raise StoreError(
-            f"{path}: cannot read the run's response table to keep its imported rows ({exc}); "
-            "nothing was exported (the store keeps every cell)"
-        ) from exc
-    rows = table[table["cell_id"].isna()]
-    return rows.reset_index(drop=True) if len(rows) else None
-
-
-#: run.json keys every export recomputes (from this sweep or from the store).
-_RECOMPUTED_KEYS = frozenset(
-    {"schema_version", "model_specs", "video_content_hashes", "sessions", "store"}
-)
-
-
-def _carry_over(run_dir: Path, payload: Mapping[str, object]) -> dict[str, object]:
-    """Keep what earlier writers put in run.json (e.g. `interventions` by `itemscale intervene`)
-    and this sweep does not set, so a later sweep does not erase another command's provenance.
-    The previous run's own `times`/`sweep` are replaced by this one's (sessions keep them all).
-    run.json is open to other commands' keys, so the merged file is JSON values by key."""
-    previous = read_provenance(run_dir)  # damaged: refused at the sweep's start already
-    kept = {k: v for k, v in previous.items() if k not in payload and k not in _RECOMPUTED_KEYS}
-    return {**kept, **payload}
 
 
 def plan_sweep(
