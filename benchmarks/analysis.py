@@ -31,9 +31,9 @@ import time
 import numpy as np
 import pandas as pd
 
-import itemscale.measures as measures_box
-from itemscale.measures import analyze_responses
-from itemscale.responses import normalise_responses
+import itemscale.analysis.measures as measures_box
+from itemscale.analysis.measures import analyze_responses
+from itemscale.core.responses import normalise_responses
 
 
 def make_table(n_models: int, n_items: int, n_configs: int, seed: int) -> pd.DataFrame:
@@ -144,9 +144,9 @@ def inference_seconds(df: pd.DataFrame, bootstrap: int, seed: int) -> tuple[floa
     """The tests between budgets of every model, on matrices and bootstraps built and warmed
     beforehand (as `analyze_responses` has them), timed alone: (paired tests and power, the
     additive-model test on both grids)."""
-    from itemscale.measures import build_matrices
-    from itemscale.measures._analyze import _BootstrapCache
-    from itemscale.measures._inference import (
+    from itemscale.analysis.measures import build_matrices
+    from itemscale.analysis.measures._analyze import _BootstrapCache
+    from itemscale.analysis.measures._inference import (
         DEFAULT_POWER_TARGET,
         heterogeneity_record,
         heterogeneity_with_text,
@@ -233,7 +233,7 @@ def main() -> None:
     ratio = pandas_s / itemscale_s
     print(f"ratio: {ratio:.0f}x (point estimates agree with the baseline)")
     start = time.perf_counter()
-    from itemscale.measures import per_item_labels
+    from itemscale.analysis.measures import per_item_labels
 
     labels = per_item_labels(df)
     per_item_s = time.perf_counter() - start

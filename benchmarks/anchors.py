@@ -33,13 +33,13 @@ def main() -> None:
         "--simulated", type=int, default=500, help="simulated respondents per seed (default 500)"
     )
     args = parser.parse_args()
-    from itemscale.measures import (
+    from itemscale.analysis.measures import (
         fit_irt,
         leave_one_model_out,
         simulated_coverage,
         summary_rows,
     )
-    from itemscale.responses import read_run
+    from itemscale.core.responses import read_run
     from itemscale.workflows._paper import import_release
 
     ks = [int(k) for k in args.k.split(",")]

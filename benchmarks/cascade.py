@@ -18,9 +18,9 @@ import time
 import numpy as np
 import pandas as pd
 
-from itemscale.policies import CascadeSettings, cascade_report, frame_union_costs
-from itemscale.policies._search import _Problem, outcome_at, stopping_stage
-from itemscale.responses import normalise_responses
+from itemscale.analysis.policies import CascadeSettings, cascade_report, frame_union_costs
+from itemscale.analysis.policies._search import _Problem, outcome_at, stopping_stage
+from itemscale.core.responses import normalise_responses
 
 
 def make_table(n_items: int, n_budgets: int, seed: int) -> pd.DataFrame:

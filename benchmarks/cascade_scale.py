@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from itemscale.policies import CascadeSettings, cascade_report
-from itemscale.protocol import load_protocol
-from itemscale.responses import TaskKind, read_run
-from itemscale.sweep import run_sweep
-from itemscale.synth import FocusKind, ensure_suite
+from itemscale.analysis.policies import CascadeSettings, cascade_report
+from itemscale.collect.protocol import load_protocol
+from itemscale.collect.sweep import run_sweep
+from itemscale.collect.synth import FocusKind, ensure_suite
+from itemscale.core.responses import TaskKind, read_run
 
 #: The demo's focus kinds (flash and longest the built-in model trained on, blink shorter than
 #: the sampling gap at 32 frames).

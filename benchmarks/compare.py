@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 import itemscale
-from itemscale.responses import normalise_responses, write_run
+from itemscale.core.responses import normalise_responses, write_run
 
 
 def side(n: int, label: str, p: float, rng: np.random.Generator) -> pd.DataFrame:

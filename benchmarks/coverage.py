@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from itemscale.measures import analyze_responses
-from itemscale.responses import normalise_responses
+from itemscale.analysis.measures import analyze_responses
+from itemscale.core.responses import normalise_responses
 
 BUDGETS = (8, 16, 32, 64)
 #: Shifts of the latent ability per budget: a rising curve whose top two budgets nearly tie.

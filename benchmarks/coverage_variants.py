@@ -9,7 +9,7 @@ a construction; a cell is the coverage with (% missed below / % missed above).
     .venv/bin/python benchmarks/coverage_variants.py --samples 500 --videos 80 --seed 3 --shifts -0.5 0.0 0.2 0.6
 
 Constructions (docs/measures.md, "Interval method"):
-- `shipped`: `itemscale.measures.selected_max_intervals`, the default;
+- `shipped`: `itemscale.analysis.measures.selected_max_intervals`, the default;
 - `percentile`: the percentile interval of the resampled best (or gap), `--ci percentile`;
 - `winner_only`: contenders for the optimistic end, the winner alone for the other end;
 - `contenders_both`: contenders for both ends;
@@ -28,7 +28,7 @@ import time
 import numpy as np
 from coverage import BUDGETS, MCQA_ITEMS, OPEN_ITEMS, SHIFTS, population
 
-from itemscale.measures import (
+from itemscale.analysis.measures import (
     contender_kappa,
     percentile_intervals,
     resample_counts,

@@ -32,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from itemscale.protocol import Configuration, SamplingPolicy
-from itemscale.video import (
+from itemscale.collect.protocol import Configuration, SamplingPolicy
+from itemscale.collect.video import (
     FrameCache,
     FrameConverter,
     _media,

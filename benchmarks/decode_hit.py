@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from decode import grid, make_video
 
-from itemscale.video import FrameCache, _media, decode_for_configs
+from itemscale.collect.video import FrameCache, _media, decode_for_configs
 
 
 def timed(run: Callable[[], object]) -> tuple[float, float]:

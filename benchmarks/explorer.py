@@ -79,10 +79,10 @@ def filter_times(report: Path, runs: int) -> dict[str, float]:
 
 def size_at(n_rows: int) -> dict[str, float]:
     """The explorer's JSON block for a synthetic table of about `n_rows` responses."""
-    from itemscale.artifact import trajectory_table
-    from itemscale.artifact._explorer import explorer_payload
-    from itemscale.artifact._html import json_for_script
-    from itemscale.responses import normalise_responses
+    from itemscale.core.responses import normalise_responses
+    from itemscale.report import trajectory_table
+    from itemscale.report._explorer import explorer_payload
+    from itemscale.report._html import json_for_script
 
     models, budgets = 5, 10
     n_items = n_rows // (models * (budgets + 1))

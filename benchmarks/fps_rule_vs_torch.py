@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from itemscale.video._sampling import fps_frame_count
+from itemscale.collect.video._sampling import fps_frame_count
 
 BANDS = ((8, 2_000), (2_000, 14_000), (14_000, 60_000), (60_000, 200_000))
 BUDGETS = (8, 16, 32, 64, 128, 256, 512, 768)

@@ -7,7 +7,7 @@ CUDA, swept through itemscale's `hf` backend and timed against a plain transform
 Phases, each timed: `suite` (a synthetic focus suite, 16 s at 10 fps, enough for 128 frames);
 `build` (random seeded weights allocated on the device, with the built-in model's tokenizer and
 processor: nothing is downloaded); `save` (safetensors); `loop` (the model just built, in a plain
-loop: frames decoded by itemscale.video, the processor's chat template and `processor(...)`,
+loop: frames decoded by itemscale.collect.video, the processor's chat template and `processor(...)`,
 `model.generate` with the sweep's decoding settings, B consecutive cells per call); `load` (the
 saved folder through `load_backend`, a protocol entry with `backend = "hf"`); `sweep`
 (`run_sweep` per frame count F and batch size B). One model is on the device at a time, so each
@@ -286,7 +286,7 @@ class LoopCell:
 class PlainLoop:
     """What a researcher writes around transformers: decode, template, process, generate.
 
-    The frames come from itemscale.video (the same configuration the sweep plans), the prompt
+    The frames come from itemscale.collect.video (the same configuration the sweep plans), the prompt
     text from itemscale's prompt builder, the rest is transformers' own API; the video metadata
     is what a plain loop knows: the stream's rate and frame count, and the chosen indices.
     """
@@ -304,7 +304,7 @@ class PlainLoop:
         self.video_token = int(self.tokenizer.convert_tokens_to_ids(self.processor.video_token))
 
     def run(self, items: Sequence[Any], config: Any, batch_size: int) -> None:
-        from itemscale.video import MediaError, decode_for_configs, probe_video
+        from itemscale.collect.video import MediaError, decode_for_configs, probe_video
 
         self.decode_s, self.cells = 0.0, {}
         pending: list[tuple[Any, Any, dict[str, Any]]] = []
@@ -345,7 +345,7 @@ class PlainLoop:
         }
 
     def _conversation(self, item: Any) -> list[dict[str, Any]]:
-        from itemscale.models import build_messages
+        from itemscale.collect.models import build_messages
 
         conversation = []
         for position, message in enumerate(build_messages(item)):
@@ -560,11 +560,11 @@ def run(plan: Plan, workdir: Path) -> dict[str, Any]:
     import transformers
     from transformers import AutoProcessor, Qwen2_5_VLForConditionalGeneration
 
-    from itemscale.models import builtin_model_dir, load_backend
-    from itemscale.protocol import load_protocol
-    from itemscale.sweep import load_benchmark_items, run_sweep
-    from itemscale.synth import generate_suite
-    from itemscale.video import stream_index
+    from itemscale.collect.models import builtin_model_dir, load_backend
+    from itemscale.collect.protocol import load_protocol
+    from itemscale.collect.sweep import load_benchmark_items, run_sweep
+    from itemscale.collect.synth import generate_suite
+    from itemscale.collect.video import stream_index
 
     device, dtype = Device(plan.device), getattr(torch, plan.dtype)
     phases: dict[str, float] = {}
@@ -732,8 +732,8 @@ def ray_grid(
     local sweep's for the same (frames, batch size, item)."""
     import ray
 
-    from itemscale.protocol import load_protocol
-    from itemscale.sweep import run_sweep
+    from itemscale.collect.protocol import load_protocol
+    from itemscale.collect.sweep import run_sweep
 
     protocol = load_protocol(
         write_protocol(
@@ -804,7 +804,7 @@ def setting_row(
 ) -> dict[str, Any]:
     """One setting's figures side by side. A sweep cell is answered or typed when its status
     is one of `Status`; a loop cell when it holds an answer or the error that stopped it."""
-    from itemscale.responses import Status
+    from itemscale.core.responses import Status
 
     statuses = {s.value for s in Status}
     sweep_typed = set(sweep["statuses"]) <= statuses

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from itemscale.importers import finish_import, import_table
-from itemscale.importers._common import import_record
-from itemscale.importers._lmms_eval import run_lmms_eval_import
+from itemscale.collect.importers import finish_import, import_table
+from itemscale.collect.importers._common import import_record
+from itemscale.collect.importers._lmms_eval import run_lmms_eval_import
 
 
 def write_table(path: Path, items: int, configs: int, rng: np.random.Generator) -> int:

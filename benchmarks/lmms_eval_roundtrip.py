@@ -142,7 +142,7 @@ def main() -> int:
     ).stdout.strip()
 
     from itemscale.cli import main as itemscale
-    from itemscale.responses import read_run
+    from itemscale.core.responses import read_run
 
     root = Path(tempfile.mkdtemp(prefix="lmms-rt-"))
     tasks = write_workspace(root)

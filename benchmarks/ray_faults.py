@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
 
     from itemscale.cli.cmd_demo import DEMO_FOCUS_KINDS, demo_protocol
-    from itemscale.synth import ensure_suite
+    from itemscale.collect.synth import ensure_suite
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="itemscale-ray-faults-"))
     suite, run_dir = workdir / "suite", workdir / "run"

@@ -21,7 +21,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from itemscale.responses import redact, register_secret
+from itemscale.core.responses import redact, register_secret
 
 KEY = "sk-bench-0123456789abcdefABCDEF"
 #: The pattern redact used before issue 23 (scheme part of the match).

@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from itemscale.artifact import build_artifact, trajectory_table, verify_artifact
-from itemscale.audit import audit_transitions
-from itemscale.items import EvidenceSpan, Item, write_items_jsonl
-from itemscale.responses import normalise_responses, write_run
+from itemscale.analysis.audit import audit_transitions
+from itemscale.collect.items import EvidenceSpan, Item, write_items_jsonl
+from itemscale.core.responses import normalise_responses, write_run
+from itemscale.report import build_artifact, trajectory_table, verify_artifact
 
 
 def make_run(

@@ -26,9 +26,9 @@ DEMO_SEED = 2026
 
 def _sweep(suite: Path, out: Path, frames: list[int], batch_size: int) -> Any:
     from itemscale.cli.cmd_demo import demo_protocol
-    from itemscale.protocol import load_protocol
-    from itemscale.responses import read_run
-    from itemscale.sweep import run_sweep
+    from itemscale.collect.protocol import load_protocol
+    from itemscale.collect.sweep import run_sweep
+    from itemscale.core.responses import read_run
 
     out.mkdir(parents=True, exist_ok=True)
     protocol_file = out / "protocol.toml"
@@ -68,7 +68,7 @@ def main() -> None:
     import torch
 
     from itemscale.cli.cmd_demo import DEMO_FOCUS_KINDS
-    from itemscale.synth import ensure_suite
+    from itemscale.collect.synth import ensure_suite
 
     suite = args.work / "suite"
     ensure_suite(

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, create_model
 
-from itemscale.responses import RESPONSE_COLUMNS, normalise_responses
+from itemscale.core.responses import RESPONSE_COLUMNS, normalise_responses
 
 PYTHON = {
     "text": str,

@@ -32,9 +32,9 @@ def main() -> int:
     args = parser.parse_args()
 
     from _support.sweep import write_benchmark, write_protocol
-    from itemscale.models import builtin_model_dir
-    from itemscale.protocol import load_protocol
-    from itemscale.sweep import RuntimeBackendFactory, run_sweep
+    from itemscale.collect.models import builtin_model_dir
+    from itemscale.collect.protocol import load_protocol
+    from itemscale.collect.sweep import RuntimeBackendFactory, run_sweep
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

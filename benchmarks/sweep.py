@@ -40,10 +40,10 @@ def main() -> None:
     torch.set_num_threads(1)
     from _support.models_tiny import build_qwen2_vl
     from _support.sweep import make_video, write_protocol
-    from itemscale.items import Item, write_items_jsonl
-    from itemscale.models import VideoLM
-    from itemscale.protocol import ModelEntry, load_protocol
-    from itemscale.sweep import default_backend_factory, run_sweep
+    from itemscale.collect.items import Item, write_items_jsonl
+    from itemscale.collect.models import VideoLM
+    from itemscale.collect.protocol import ModelEntry, load_protocol
+    from itemscale.collect.sweep import default_backend_factory, run_sweep
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from itemscale.synth import generate_suite
+from itemscale.collect.synth import generate_suite
 
 
 def main() -> None:

@@ -125,7 +125,7 @@ def shipped_release_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def small_synthetic_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 3-video synthetic suite (seed 11, a third of the videos in the test split), generated
     once per session: the built-in model's recipe tests all train and decode on it."""
-    from itemscale.synth import generate_suite
+    from itemscale.collect.synth import generate_suite
 
     def build(folder: Path) -> None:
         generate_suite(folder, n_videos=3, seed=11, test_fraction=0.34)

@@ -17,79 +17,82 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from .core.moved import install as _install_moved_modules
+from .core.version import __version__
+
+_install_moved_modules()
 
 # name -> submodule that defines it; resolved lazily by __getattr__.
 _LAZY: dict[str, str] = {
     # responses: the one table every stage shares
-    "NOANSWER": "responses",
-    "EXTRACTOR_VERSION": "responses",
-    "Status": "responses",
-    "TaskKind": "responses",
-    "SchemaError": "responses",
-    "extract_choice": "responses",
-    "read_responses": "responses",
-    "write_responses": "responses",
-    "read_run": "responses",
-    "write_run": "responses",
-    "normalise_responses": "responses",
-    "token_f1": "responses",
-    "rouge_l": "responses",
-    "exact_match": "responses",
-    "score_open_answer": "responses",
+    "NOANSWER": "core.responses",
+    "EXTRACTOR_VERSION": "core.responses",
+    "Status": "core.responses",
+    "TaskKind": "core.responses",
+    "SchemaError": "core.responses",
+    "extract_choice": "core.responses",
+    "read_responses": "core.responses",
+    "write_responses": "core.responses",
+    "read_run": "core.responses",
+    "write_run": "core.responses",
+    "normalise_responses": "core.responses",
+    "token_f1": "core.responses",
+    "rouge_l": "core.responses",
+    "exact_match": "core.responses",
+    "score_open_answer": "core.responses",
     # items and benchmark question files
-    "Item": "items",
-    "read_items_jsonl": "items",
-    "write_items_jsonl": "items",
-    "load_benchmark": "items",
+    "Item": "collect.items",
+    "read_items_jsonl": "collect.items",
+    "write_items_jsonl": "collect.items",
+    "load_benchmark": "collect.items",
     # measures
-    "analyze_responses": "measures",
-    "AnalysisResult": "measures",
-    "AnalysisSettings": "measures",
-    "Estimate": "measures",
-    "SeriesResult": "measures",
-    "Measure": "measures",
-    "ItemShare": "measures",
-    "register_measure": "measures",
-    "build_matrices": "measures",
-    "per_item_labels": "measures",
-    "ResponseMatrix": "measures",
-    "VideoBootstrap": "measures",
+    "analyze_responses": "analysis.measures",
+    "AnalysisResult": "analysis.measures",
+    "AnalysisSettings": "analysis.measures",
+    "Estimate": "analysis.measures",
+    "SeriesResult": "analysis.measures",
+    "Measure": "analysis.measures",
+    "ItemShare": "analysis.measures",
+    "register_measure": "analysis.measures",
+    "build_matrices": "analysis.measures",
+    "per_item_labels": "analysis.measures",
+    "ResponseMatrix": "analysis.measures",
+    "VideoBootstrap": "analysis.measures",
     # policies
-    "cascade_report": "policies",
-    "CascadeReport": "policies",
-    "CascadeSettings": "policies",
-    "intervention_outcomes": "policies",
-    "InterventionResult": "policies",
-    "InterventionSettings": "policies",
+    "cascade_report": "analysis.policies",
+    "CascadeReport": "analysis.policies",
+    "CascadeSettings": "analysis.policies",
+    "intervention_outcomes": "analysis.policies",
+    "InterventionResult": "analysis.policies",
+    "InterventionSettings": "analysis.policies",
     # audit and artifact
-    "audit_transitions": "audit",
-    "build_artifact": "artifact",
-    "verify_artifact": "artifact",
+    "audit_transitions": "analysis.audit",
+    "build_artifact": "report",
+    "verify_artifact": "report",
     # importers
-    "import_table": "importers",
+    "import_table": "collect.importers",
     # protocol and video
-    "Configuration": "protocol",
-    "SamplingPolicy": "protocol",
-    "Protocol": "protocol",
-    "load_protocol": "protocol",
-    "sample_indices": "video",
-    "decode_for_configs": "video",
-    "FrameCache": "video",
-    "MediaError": "video",
+    "Configuration": "collect.protocol",
+    "SamplingPolicy": "collect.protocol",
+    "Protocol": "collect.protocol",
+    "load_protocol": "collect.protocol",
+    "sample_indices": "collect.video",
+    "decode_for_configs": "collect.video",
+    "FrameCache": "collect.video",
+    "MediaError": "collect.video",
     # models, sweep, synthetic suite
-    "load_backend": "models",
-    "VideoRequest": "models",
-    "VideoResponse": "models",
-    "run_sweep": "sweep",
-    "plan_sweep": "sweep",
-    "generate_suite": "synth",
+    "load_backend": "collect.models",
+    "VideoRequest": "collect.models",
+    "VideoResponse": "collect.models",
+    "run_sweep": "collect.sweep",
+    "plan_sweep": "collect.sweep",
+    "generate_suite": "collect.synth",
     # workflows: several stages on a run folder as one call
     "analyze": "workflows",
     "response_table": "workflows",
     "intervene": "workflows",
     "compare": "workflows",
-    "CompareResult": "comparison",
+    "CompareResult": "analysis.comparison",
 }
 
 #: A list a type checker can read (it cannot run `sorted(_LAZY)`); a test checks it is
@@ -163,12 +166,9 @@ if TYPE_CHECKING:
     # from the same box as `_LAZY`, so a user's mypy checks a call of `itemscale.analyze`
     # against its signature instead of taking it as `Any`. Never run: `import itemscale`
     # stays as quick. tests/project/test_public_types.py checks the two lists agree.
-    from .artifact import build_artifact, verify_artifact
-    from .audit import audit_transitions
-    from .comparison import CompareResult
-    from .importers import import_table
-    from .items import Item, load_benchmark, read_items_jsonl, write_items_jsonl
-    from .measures import (
+    from .analysis.audit import audit_transitions
+    from .analysis.comparison import CompareResult
+    from .analysis.measures import (
         AnalysisResult,
         AnalysisSettings,
         Estimate,
@@ -182,8 +182,7 @@ if TYPE_CHECKING:
         per_item_labels,
         register_measure,
     )
-    from .models import VideoRequest, VideoResponse, load_backend
-    from .policies import (
+    from .analysis.policies import (
         CascadeReport,
         CascadeSettings,
         InterventionResult,
@@ -191,8 +190,14 @@ if TYPE_CHECKING:
         cascade_report,
         intervention_outcomes,
     )
-    from .protocol import Configuration, Protocol, SamplingPolicy, load_protocol
-    from .responses import (
+    from .collect.importers import import_table
+    from .collect.items import Item, load_benchmark, read_items_jsonl, write_items_jsonl
+    from .collect.models import VideoRequest, VideoResponse, load_backend
+    from .collect.protocol import Configuration, Protocol, SamplingPolicy, load_protocol
+    from .collect.sweep import plan_sweep, run_sweep
+    from .collect.synth import generate_suite
+    from .collect.video import FrameCache, MediaError, decode_for_configs, sample_indices
+    from .core.responses import (
         EXTRACTOR_VERSION,
         NOANSWER,
         SchemaError,
@@ -209,9 +214,7 @@ if TYPE_CHECKING:
         write_responses,
         write_run,
     )
-    from .sweep import plan_sweep, run_sweep
-    from .synth import generate_suite
-    from .video import FrameCache, MediaError, decode_for_configs, sample_indices
+    from .report import build_artifact, verify_artifact
     from .workflows import analyze, compare, intervene, response_table
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 
 from _support.runs import make_grid_run, make_mixed_run, make_run
 from _support.tables import table
-from itemscale.responses import normalise_responses, read_run
+from itemscale.core.responses import normalise_responses, read_run
 
 #: resamples for every scenario: enough for intervals and tests, few enough to be quick
 N_BOOT = 20

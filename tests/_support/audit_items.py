@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from itemscale.items import EvidenceSpan, Item
+from itemscale.collect.items import EvidenceSpan, Item
 
 
 def item(item_id: str, spans: Sequence[tuple[float, float]] = ()) -> Item:

@@ -17,7 +17,7 @@ from itemscale.builtin._build import (
 )
 from itemscale.builtin._data import DecodedVideo, decode_video
 from itemscale.builtin._plan import PlannedStep
-from itemscale.items import Item
+from itemscale.collect.items import Item
 
 TINY = BuiltinArchitecture(
     vocab_size=400,

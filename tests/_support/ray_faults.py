@@ -17,8 +17,8 @@ from typing import Any
 import itemscale
 from _support.paths import TESTS
 from _support.sweep import PixelBackend, read_log
-from itemscale.models import BackendSpec, BaseVideoLM, VideoRequest, VideoResponse
-from itemscale.protocol import ModelEntry
+from itemscale.collect.models import BackendSpec, BaseVideoLM, VideoRequest, VideoResponse
+from itemscale.collect.protocol import ModelEntry
 
 
 def worker_env() -> dict[str, Any]:

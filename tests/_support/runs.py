@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from itemscale.audit import (
+from itemscale.analysis.audit import (
     audit_transitions,
     automatic_annotations,
     write_annotations,
     write_audit,
 )
-from itemscale.items import EvidenceSpan, Item, write_items_jsonl
-from itemscale.responses import normalise_responses, write_run
+from itemscale.collect.items import EvidenceSpan, Item, write_items_jsonl
+from itemscale.core.responses import normalise_responses, write_run
 
 XSS_TEXT = (
     'The answer is <script>window.__pwned=1</script> <img src=x onerror="window.__pwned=2"> B'

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from itemscale.items import Item, write_items_jsonl
-from itemscale.models import BackendSpec, BaseVideoLM, VideoRequest, VideoResponse
-from itemscale.protocol import ModelEntry
-from itemscale.responses import Status, TaskKind
+from itemscale.collect.items import Item, write_items_jsonl
+from itemscale.collect.models import BackendSpec, BaseVideoLM, VideoRequest, VideoResponse
+from itemscale.collect.protocol import ModelEntry
+from itemscale.core.responses import Status, TaskKind
 
 #: An item whose question contains this makes the pixel backend produce an unparseable answer.
 GARBLE = "[garble]"

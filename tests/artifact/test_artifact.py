@@ -12,11 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from _support.runs import make_mixed_run, make_run
-from itemscale.artifact import build_artifact, trajectory_table, verify_artifact
-from itemscale.artifact._html import json_for_script
-from itemscale.artifact._trajectories import pattern_of
 from itemscale.cli import main
-from itemscale.responses import MANIFEST_FILE
+from itemscale.core.responses import MANIFEST_FILE
+from itemscale.report import build_artifact, trajectory_table, verify_artifact
+from itemscale.report._html import json_for_script
+from itemscale.report._trajectories import pattern_of
 
 
 def test_pattern_of_hand_computed() -> None:
@@ -49,7 +49,7 @@ def test_pattern_follows_the_budget_order_of_the_harmful_rate() -> None:
     """On a frames x resolution grid (2f@56, 2f@112, 4f@56, 4f@112), right at 2f@112 and wrong
     at 4f@56 is no harmful step: the budgets are not comparable. The patterns then agree with
     the harmful and beneficial rates item by item."""
-    from itemscale.measures import beneficial_indicator, budget_order, harmful_indicator
+    from itemscale.analysis.measures import beneficial_indicator, budget_order, harmful_indicator
 
     order = budget_order(
         np.array([2.0, 2.0, 4.0, 4.0]),
@@ -133,7 +133,7 @@ def test_artifact_contents(artifact: Path) -> None:
     prov = json.loads((artifact / "provenance.json").read_text())
     assert prov["tool"]["version"]
     assert prov["measures"] == {
-        "function": "itemscale.measures.analyze_responses",
+        "function": "itemscale.analysis.measures.analyze_responses",
         "bootstrap": 50,
         "seed": 3,
         "interval": "bca",
@@ -194,7 +194,7 @@ def test_verify_names_an_edited_file(
 
 def test_verify_recomputes_after_a_regenerated_manifest(artifact: Path, tmp_path: Path) -> None:
     """Editing a measure and rewriting the manifest is still caught by recomputation."""
-    from itemscale.artifact._manifest import write_manifest
+    from itemscale.report._manifest import write_manifest
 
     copy = _copy(artifact, tmp_path)
     measures = json.loads((copy / "measures.json").read_text())

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from _support.runs import make_run
-from itemscale.artifact import ArtifactError, build_artifact, verify_artifact
-from itemscale.artifact._build import load_report_inputs
-from itemscale.artifact._manifest import write_manifest
+from itemscale.analysis.measures import AnalysisResult, AnalysisSettings
 from itemscale.cli import main
-from itemscale.measures import AnalysisResult, AnalysisSettings
-from itemscale.responses import SchemaError
+from itemscale.core.responses import SchemaError
+from itemscale.report import ArtifactError, build_artifact, verify_artifact
+from itemscale.report._build import load_report_inputs
+from itemscale.report._manifest import write_manifest
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,7 @@ def artifact(run: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_settings_are_recorded_and_reproduced(artifact: Path, run: Path, tmp_path: Path) -> None:
     prov = json.loads((artifact / "provenance.json").read_text(encoding="utf-8"))
     assert prov["measures"] == {
-        "function": "itemscale.measures.analyze_responses",
+        "function": "itemscale.analysis.measures.analyze_responses",
         "bootstrap": 20,
         "seed": 4,
         "interval": "percentile",

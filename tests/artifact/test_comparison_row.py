@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import typing
 
-from itemscale.artifact._html_measures import ComparisonRow
+from itemscale.report._html_measures import ComparisonRow
 from itemscale.workflows._paper import PaperNumber
 
 

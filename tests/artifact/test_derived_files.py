@@ -16,13 +16,13 @@ import pytest
 from _support.runs import make_run
 from _support.sweep import pixel_factory, write_benchmark, write_protocol
 from itemscale import intervene
-from itemscale.artifact import DERIVED_KEY, verify_artifact
-from itemscale.artifact._manifest import write_manifest
 from itemscale.cli import main
-from itemscale.files import sha256_file
-from itemscale.protocol import load_protocol
-from itemscale.responses import RESPONSES_DIGEST_KEY, read_run, responses_digest, write_run
-from itemscale.sweep import run_sweep
+from itemscale.collect.protocol import load_protocol
+from itemscale.collect.sweep import run_sweep
+from itemscale.core.files import sha256_file
+from itemscale.core.responses import RESPONSES_DIGEST_KEY, read_run, responses_digest, write_run
+from itemscale.report import DERIVED_KEY, verify_artifact
+from itemscale.report._manifest import write_manifest
 
 
 def _json(path: Path) -> Any:
@@ -164,7 +164,7 @@ _OLD_LAYOUTS = (
 def _as_written_before_the_rename(art: Path) -> None:
     """The artifact's files as the release before the rename wrote them: `n_boot` for
     `bootstrap` and each file's older schema version, the manifest written again to match."""
-    from itemscale.artifact._crosscheck import canonical_json
+    from itemscale.report._crosscheck import canonical_json
 
     for name, keys, version, now in _OLD_LAYOUTS:
         payload = _json(art / name)

@@ -24,8 +24,10 @@ from hypothesis import strategies as st
 
 from _support.paths import SRC
 from _support.runs import make_run
-from itemscale.artifact import build_artifact
-from itemscale.artifact._figures import (
+from itemscale.analysis.measures import AnalysisResult, BinarySeries, Estimate, interval_note
+from itemscale.cli import main
+from itemscale.report import build_artifact
+from itemscale.report._figures import (
     accuracy_curve,
     band_edges,
     chain_curves,
@@ -33,9 +35,7 @@ from itemscale.artifact._figures import (
     heatmap,
     raster_items,
 )
-from itemscale.artifact._trajectories import PATTERN_NAMES, PATTERNS
-from itemscale.cli import main
-from itemscale.measures import AnalysisResult, BinarySeries, Estimate, interval_note
+from itemscale.report._trajectories import PATTERN_NAMES, PATTERNS
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -272,7 +272,7 @@ def test_the_same_numbers_give_the_same_bytes_whatever_the_users_settings() -> N
 
 def test_matplotlib_is_loaded_only_when_a_figure_is_drawn() -> None:
     code = (
-        "import sys, itemscale.cli, itemscale.artifact, itemscale.artifact._html; "
+        "import sys, itemscale.cli, itemscale.report, itemscale.report._html; "
         "print('matplotlib' in sys.modules)"
     )
     done = subprocess.run(

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from _support.runs import make_run
-from itemscale.artifact._provenance import recorded_bootstrap
+from itemscale.analysis.measures import ANALYSIS_SCHEMA_VERSION, AnalysisResult, analyze_responses
+from itemscale.analysis.policies import CASCADE_SCHEMA_VERSION, CascadeReport
 from itemscale.cli import main
-from itemscale.measures import ANALYSIS_SCHEMA_VERSION, AnalysisResult, analyze_responses
-from itemscale.policies import CASCADE_SCHEMA_VERSION, CascadeReport
+from itemscale.report._provenance import recorded_bootstrap
 
 
 def _renamed_back(payload: dict[str, Any], block: str, version: int) -> dict[str, Any]:

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 
 from _support.runs import make_mixed_run
-from itemscale.artifact._build import load_report_inputs
-from itemscale.artifact._html import REPORT_COLUMNS, render_report
-from itemscale.artifact._trajectories import TRAJECTORY_COLUMNS, trajectory_table
 from itemscale.cli import main
-from itemscale.responses import COLUMNS, read_response_columns, read_responses
+from itemscale.core.responses import COLUMNS, read_response_columns, read_responses
+from itemscale.report._build import load_report_inputs
+from itemscale.report._html import REPORT_COLUMNS, render_report
+from itemscale.report._trajectories import TRAJECTORY_COLUMNS, trajectory_table
 
 
 @pytest.fixture(scope="module")

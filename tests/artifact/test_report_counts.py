@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from _support.runs import make_mixed_run, make_run
-from itemscale.artifact import build_artifact
-from itemscale.measures import MeasureKind, measures_for
+from itemscale.analysis.measures import MeasureKind, measures_for
+from itemscale.report import build_artifact
 
 ROW = re.compile(r"<tr><th>(.*?)</th><td class='num'>(.*?)</td>", re.S)
 COUNT = re.compile(r"\((\d+) of (\d+)\)|\((\d+) items\)")
@@ -119,8 +119,8 @@ def test_counts_hold_with_failures_and_open_ended_items(tmp_path: Path) -> None:
 def test_an_open_ended_card_shows_scores_and_outputs(tmp_path: Path) -> None:
     """A scored item's audit card reads its scores and what the model said at both budgets,
     never "answer not recorded" (its answers are NaN once read back from Parquet)."""
-    from itemscale.audit import audit_transitions, write_audit
-    from itemscale.responses import read_run
+    from itemscale.analysis.audit import audit_transitions, write_audit
+    from itemscale.core.responses import read_run
 
     run = tmp_path / "run"
     items = make_mixed_run(run)

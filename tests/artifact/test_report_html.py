@@ -28,8 +28,8 @@ import pandas as pd
 import pytest
 
 from _support.runs import XSS_TEXT, make_irt_run, make_mixed_run, make_run
-from itemscale.artifact import build_artifact
-from itemscale.audit import contact_sheet, encode_png
+from itemscale.analysis.audit import contact_sheet, encode_png
+from itemscale.report import build_artifact
 
 pytestmark = [pytest.mark.chromium, pytest.mark.slow]
 
@@ -265,14 +265,14 @@ def _stored_cascade(run: Path) -> str:
     """A cascade.json as `itemscale cascade` writes it, with hand-set figures (three frontier
     points, one rule whose description carries markup) and settings these responses cannot
     recompute (no visual tokens for `cost="tokens"`): the report shows it as it is."""
-    from itemscale.measures import Estimate
-    from itemscale.policies import (
+    from itemscale.analysis.measures import Estimate
+    from itemscale.analysis.policies import (
         CascadeSettings,
         FrontierPoint,
         UnavailableRule,
         cascade_report,
     )
-    from itemscale.responses import read_run
+    from itemscale.core.responses import read_run
 
     df, _ = read_run(run)
     real = cascade_report(df[df["model"] == "tiny<b>model</b>"], CascadeSettings(bootstrap=0))
@@ -606,7 +606,7 @@ def _many_budget_run(run: Path) -> None:
     import numpy as np
 
     from _support.tables import table
-    from itemscale.responses import normalise_responses, write_run
+    from itemscale.core.responses import normalise_responses, write_run
 
     labels = [f"{f}f_{p}k" for f in (8, 16, 32, 64) for p in (76, 151, 302)]
     rng = np.random.default_rng(3)
@@ -664,8 +664,8 @@ def test_explorer_opens_items_named_like_object_members(
     explorer, with their own options where the benchmark gives some and none where it does
     not (the first two are left out of items.jsonl: `data.options[id]` would find
     Object.prototype's function and break the panel); the page reports no error."""
-    from itemscale.items import read_items_jsonl, write_items_jsonl
-    from itemscale.responses import read_run, write_run
+    from itemscale.collect.items import read_items_jsonl, write_items_jsonl
+    from itemscale.core.responses import read_run, write_run
 
     run = tmp_path_factory.mktemp("proto") / "run"
     _, items = make_run(run, n_items=8, with_audit=False)

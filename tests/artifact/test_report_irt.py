@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from _support.runs import IRT_PLANTED, irt_table, make_irt_run, make_run
-from itemscale.artifact import build_artifact, verify_artifact
-from itemscale.artifact._html_irt import IRT_MIN_ITEMS, IRT_MIN_RESPONDENTS, report_fit
+from itemscale.analysis.measures import IRT_METHOD
 from itemscale.cli import main
-from itemscale.measures import IRT_METHOD
+from itemscale.report import build_artifact, verify_artifact
+from itemscale.report._html_irt import IRT_MIN_ITEMS, IRT_MIN_RESPONDENTS, report_fit
 
 #: The page's navigation before the item response section existed (a small run keeps it).
 OLD_NAV = (

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 
 from _support.tables import table
-from itemscale.artifact import build_artifact
 from itemscale.cli import main
-from itemscale.responses import normalise_responses, write_run
+from itemscale.core.responses import normalise_responses, write_run
+from itemscale.report import build_artifact
 
 
 def test_report_names_the_same_input_step_beside_the_curve(tmp_path: Path) -> None:

@@ -22,19 +22,19 @@ import pytest
 
 from _support.runs import make_run
 from _support.sweep import pixel_factory, write_benchmark, write_protocol
-from itemscale.artifact import manifest_digest, verify_artifact
-from itemscale.artifact._build import load_report_inputs
-from itemscale.artifact._html import render_report
-from itemscale.artifact._manifest import write_manifest
 from itemscale.cli import main
-from itemscale.files import sha256_file
+from itemscale.core.files import sha256_file
+from itemscale.report import manifest_digest, verify_artifact
+from itemscale.report._build import load_report_inputs
+from itemscale.report._html import render_report
+from itemscale.report._manifest import write_manifest
 
 
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """A swept run over real H.264 videos named by the items, with its cascade, reported."""
-    from itemscale.protocol import load_protocol
-    from itemscale.sweep import run_sweep
+    from itemscale.collect.protocol import load_protocol
+    from itemscale.collect.sweep import run_sweep
 
     root = tmp_path_factory.mktemp("swept")
     suite = write_benchmark(root / "suite", 3)

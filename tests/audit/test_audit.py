@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _support.audit_items import item
-from itemscale.audit import (
+from itemscale.analysis.audit import (
     PATHWAYS,
     AuditError,
     audit_transitions,
@@ -28,9 +28,9 @@ from itemscale.audit import (
     write_annotations,
     write_audit,
 )
-from itemscale.audit._frames import TransitionFacts, classify_pathway
-from itemscale.items import Item
-from itemscale.responses import NOANSWER, normalise_responses
+from itemscale.analysis.audit._frames import TransitionFacts, classify_pathway
+from itemscale.collect.items import Item
+from itemscale.core.responses import NOANSWER, normalise_responses
 
 CONFIGS = {"text": (0, 0.0), "f8": (8, 1.0), "f16": (16, 2.0), "f32": (32, 3.0)}
 
@@ -604,7 +604,7 @@ def test_pathway_labels_by_hand(audit: pd.DataFrame) -> None:
 def test_evidence_span_is_half_open() -> None:
     """[start, end): a frame exactly at a span's start is evidence, one exactly at its end is
     not, whatever the span's length; an empty span holds nothing."""
-    from itemscale.audit import evidence_frames
+    from itemscale.analysis.audit import evidence_frames
 
     times = [0.0, 0.5, 1.0, 1.5, 2.0]
     assert evidence_frames(range(5), times, [(0.5, 1.5)]) == {1, 2}

@@ -11,18 +11,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from itemscale.artifact import verify_artifact
-from itemscale.audit import read_annotations, read_audit
+from itemscale.analysis.audit import read_annotations, read_audit
 from itemscale.cli import main
-from itemscale.items import EvidenceSpan, Item, write_items_jsonl
-from itemscale.responses import normalise_responses, write_run
+from itemscale.collect.items import EvidenceSpan, Item, write_items_jsonl
+from itemscale.core.responses import normalise_responses, write_run
+from itemscale.report import verify_artifact
 
 FPS = 8
 N_FRAMES = 40
 
 
 def _video(path: Path, seed: int) -> None:
-    from itemscale.video import encode_video
+    from itemscale.collect.video import encode_video
 
     rng = np.random.default_rng(seed)
     base = rng.integers(0, 255, (N_FRAMES, 3))
@@ -190,9 +190,9 @@ def test_audit_sheets_csv_round_trip_and_artifact(
 
 
 def test_audit_sheets_are_a_library_call(run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from itemscale.audit import audit_transitions
-    from itemscale.items import read_items_jsonl
-    from itemscale.responses import read_run
+    from itemscale.analysis.audit import audit_transitions
+    from itemscale.collect.items import read_items_jsonl
+    from itemscale.core.responses import read_run
     from itemscale.workflows import write_audit_sheets
 
     df, _ = read_run(run_dir)

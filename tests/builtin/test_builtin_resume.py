@@ -16,7 +16,7 @@ from _support.builtin_tiny import TINY
 from itemscale.builtin import TrainSettings, train_builtin
 from itemscale.builtin._checkpoint import CHECKPOINT_DIR
 from itemscale.cli import main
-from itemscale.synth import SuiteError, generate_suite
+from itemscale.collect.synth import SuiteError, generate_suite
 
 RECIPE = {
     "steps": 6,

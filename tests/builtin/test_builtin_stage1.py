@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from itemscale.builtin._stage1 import alignment_video
-from itemscale.synth import COLOURS, SHAPES
+from itemscale.collect.synth import COLOURS, SHAPES
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])

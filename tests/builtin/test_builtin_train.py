@@ -48,9 +48,9 @@ from itemscale.builtin._plan import (  # noqa: E402
     plan_steps,
 )
 from itemscale.cli import main  # noqa: E402
-from itemscale.items import Item, read_items_jsonl  # noqa: E402
-from itemscale.models import DecodingSettings, Frames, VideoRequest, load_backend  # noqa: E402
-from itemscale.protocol import ModelEntry  # noqa: E402
+from itemscale.collect.items import Item, read_items_jsonl  # noqa: E402
+from itemscale.collect.models import DecodingSettings, Frames, VideoRequest, load_backend  # noqa: E402
+from itemscale.collect.protocol import ModelEntry  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -34,7 +34,7 @@ def test_visual_tokens_reach_the_language_model() -> None:
         render_prompt,
         shared_prefix_logits,
     )
-    from itemscale.items import Item
+    from itemscale.collect.items import Item
 
     torch.manual_seed(0)
     tokenizer = train_tokenizer(["What colour is the video? red green blue yellow"] * 20, 400)

@@ -28,11 +28,11 @@ from itemscale.builtin._aux import (  # noqa: E402
 )
 from itemscale.builtin._loss import step_loss  # noqa: E402
 from itemscale.builtin._plan import as_open_item, teacher_mix  # noqa: E402
-from itemscale.items import Item, read_items_jsonl  # noqa: E402
-from itemscale.models import DecodingSettings, VideoRequest, load_backend  # noqa: E402
-from itemscale.protocol import ModelEntry  # noqa: E402
-from itemscale.responses import Status, TaskKind  # noqa: E402
-from itemscale.synth import COLOURS  # noqa: E402
+from itemscale.collect.items import Item, read_items_jsonl  # noqa: E402
+from itemscale.collect.models import DecodingSettings, VideoRequest, load_backend  # noqa: E402
+from itemscale.collect.protocol import ModelEntry  # noqa: E402
+from itemscale.collect.synth import COLOURS  # noqa: E402
+from itemscale.core.responses import Status, TaskKind  # noqa: E402
 
 TINY = BASE_TINY.model_copy(update={"rope_theta": 4.0})
 RECIPE = {
@@ -152,7 +152,7 @@ def test_teacher_steps_lower_the_loss_and_train_the_tower(suite: Path) -> None:
 def test_a_model_trained_on_option_texts_is_asked_by_option_likelihood(
     suite: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import itemscale.models._load as load_module
+    import itemscale.collect.models._load as load_module
 
     cfg = TrainSettings(
         steps=3, threads=1, warmup_steps=1, frame_counts=(4,), short_sides=(56,), **RECIPE
@@ -170,7 +170,7 @@ def test_a_model_trained_on_option_texts_is_asked_by_option_likelihood(
     [response] = backend.generate([VideoRequest(item, None, DecodingSettings())])
     assert response.status == Status.OK and response.raw_text in item.options
     from itemscale.builtin._eval import evaluate_suite
-    from itemscale.protocol import Configuration
+    from itemscale.collect.protocol import Configuration
 
     budgets = (Configuration.text_only(), Configuration(frames=4, short_side=56))
     payload = evaluate_suite(tmp_path / "m", suite, tmp_path / "eval.json", budgets=budgets)

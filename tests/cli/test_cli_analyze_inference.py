@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from itemscale.analysis.measures import GLOSSARY
 from itemscale.cli import main
-from itemscale.measures import GLOSSARY
 
 
 def _run(tmp_path: Path) -> Path:

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 
 from itemscale.cli import main
-from itemscale.video import encode_video
+from itemscale.collect.video import encode_video
 
 
 @pytest.fixture(scope="module")

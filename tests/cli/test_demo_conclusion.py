@@ -7,8 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from _support.runs import make_run
-from itemscale.cli.cmd_demo import demo_conclusion
-from itemscale.measures import (
+from itemscale.analysis.measures import (
     BinarySeries,
     ComparisonRecord,
     Estimate,
@@ -17,13 +16,14 @@ from itemscale.measures import (
     SmallSample,
     analyze_responses,
 )
-from itemscale.policies import (
+from itemscale.analysis.policies import (
     BestMatch,
     CascadeReport,
     CascadeSettings,
     InterventionResult,
     cascade_report,
 )
+from itemscale.cli.cmd_demo import demo_conclusion
 
 
 def _intervention(recovered: int, of: int, broken: int, controls: int) -> InterventionResult:
@@ -125,7 +125,7 @@ def _het(
 
 
 def test_the_headline_sets_the_harmful_rate_beside_the_additive_world() -> None:
-    from itemscale.measures import additive_sentence
+    from itemscale.analysis.measures import additive_sentence
 
     fewer = additive_sentence(_het(0.425, 0.665, [-0.3, -0.1], (0.05, 0.02, [0.01, 0.05])))
     assert fewer is not None

@@ -77,7 +77,7 @@ def test_a_misspelt_by_attribute_names_the_ones_that_exist(
 def test_lmms_eval_folders_in_config_mixing_and_the_reported_score(
     tmp_path: Path, fixtures_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from itemscale.responses import read_run
+    from itemscale.core.responses import read_run
 
     logs = fixtures_dir / "lmms-eval"
     run = tmp_path / "run"
@@ -101,7 +101,7 @@ def test_lmms_eval_folders_in_config_mixing_and_the_reported_score(
 def _two_axis_table() -> object:
     import pandas as pd
 
-    from itemscale.responses import normalise_responses
+    from itemscale.core.responses import normalise_responses
 
     grid = [
         ("2f@56", 2, 56 * 84),
@@ -140,7 +140,7 @@ def _two_axis_table() -> object:
 
 
 def test_a_two_axis_grid_uses_the_partial_order_and_reports_each_chain() -> None:
-    from itemscale.measures import analyze_responses
+    from itemscale.analysis.measures import analyze_responses
 
     block = analyze_responses(_two_axis_table(), bootstrap=0).to_json()["models"]["m"]  # type: ignore[arg-type]
     assert block["order"]["multi_axis"] and block["order"]["axes"] == ["frames", "pixels"]
@@ -169,7 +169,7 @@ def test_a_two_axis_grid_uses_the_partial_order_and_reports_each_chain() -> None
 def test_budget_order_keeps_one_axis_and_allocation_axes_as_they_were() -> None:
     import numpy as np
 
-    from itemscale.measures import budget_order
+    from itemscale.analysis.measures import budget_order
 
     one = budget_order(np.array([8, 16, 32]), np.array([np.nan] * 3), ["8f", "16f", "32f"])
     assert not one.multi_axis and one.adjacent == ((0, 1), (1, 2))
@@ -180,8 +180,8 @@ def test_budget_order_keeps_one_axis_and_allocation_axes_as_they_were() -> None:
 
 
 def test_model_locations_are_explained_before_transformers_speaks(tmp_path: Path) -> None:
-    from itemscale.models import BackendError, load_backend
-    from itemscale.protocol import ModelEntry
+    from itemscale.collect.models import BackendError, load_backend
+    from itemscale.collect.protocol import ModelEntry
 
     with pytest.raises(BackendError, match=r"the model folder .*nope does not exist"):
         load_backend(ModelEntry(name="m", backend="hf", model=str(tmp_path / "nope")))
@@ -208,16 +208,16 @@ def test_dry_run_names_the_missing_video_folder(
 
 
 def test_audit_cards_read_plainly() -> None:
-    from itemscale.artifact._html import _shown
+    from itemscale.report._html import _shown
 
     assert _shown(None) == "not recorded" and _shown(float("nan"), "not run") == "not run"
     assert _shown(4704.0) == "4704" and _shown("B") == "B"
 
 
 def test_the_item_explorer_shows_question_gold_and_text_only_answer(run: Path) -> None:
-    from itemscale.artifact import trajectory_table
-    from itemscale.artifact._explorer import explorer_payload
-    from itemscale.responses import read_run
+    from itemscale.core.responses import read_run
+    from itemscale.report import trajectory_table
+    from itemscale.report._explorer import explorer_payload
 
     df, _ = read_run(run)
     df = df.assign(reference="A")

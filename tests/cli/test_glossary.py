@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from _support.paths import REPO
+from itemscale.analysis.measures import GLOSSARY
 from itemscale.cli import main
-from itemscale.measures import GLOSSARY
 
 
 def _two_model_run(tmp_path: Path) -> Path:

@@ -1,4 +1,4 @@
-"""Every file a command reads is read by one rule (`itemscale.files.read_input_bytes` and
+"""Every file a command reads is read by one rule (`itemscale.core.files.read_input_bytes` and
 `open_input`, the rule selection files followed first): regular files only, bounded, opened
 without blocking. A FIFO (which would block the command forever) and `/dev/zero` (read until
 memory runs out) given to each flag that names a file to read stop the command with exit 2

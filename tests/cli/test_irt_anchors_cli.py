@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from itemscale.analysis.measures import IrtFit, simulate_2pl
 from itemscale.cli import main
-from itemscale.measures import IrtFit, simulate_2pl
 
 
 def _run(tmp_path: Path, name: str, models: tuple[str, ...], seed: int) -> Path:
@@ -98,7 +98,7 @@ def test_the_walk_through_on_the_release_covers(
     accuracy on all 786 items; the predictions all err the same way, as one model's
     configurations share one draw of anchors (docs/anchors.md says why); `irt` says how many
     falling items it did not list."""
-    from itemscale.responses import read_run
+    from itemscale.core.responses import read_run
     from itemscale.workflows import release_dir
 
     data = release_dir()

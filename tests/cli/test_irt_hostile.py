@@ -12,9 +12,9 @@ import pytest
 
 from _support.runs import make_irt_run
 from _support.tables import table
+from itemscale.analysis.measures import IrtError, IrtFit, fitted_digest
 from itemscale.cli import main
-from itemscale.measures import IrtError, IrtFit, fitted_digest
-from itemscale.responses import normalise_responses, write_run
+from itemscale.core.responses import normalise_responses, write_run
 
 
 @pytest.fixture(scope="module")
@@ -139,8 +139,8 @@ def test_outcomes_all_alike_say_cannot_tell_not_an_interval_of_width_0(
 def test_a_prediction_from_few_anchors_says_how_few(
     fitted: tuple[Path, Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from itemscale.measures import read_anchors
-    from itemscale.responses import read_run
+    from itemscale.analysis.measures import read_anchors
+    from itemscale.core.responses import read_run
 
     run, fit, anchors = fitted
     df, prov = read_run(run)

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from itemscale.artifact import build_artifact
 from itemscale.cli import main
+from itemscale.report import build_artifact
 from itemscale.workflows import import_release
 
 NUMBER = re.compile(r"(?<![\w.])\d+\.\d(?![\d])")

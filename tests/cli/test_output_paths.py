@@ -1,6 +1,6 @@
 """No output flag of any command replaces a run's data or records (docs/run-folders.md, "Outputs
 never replace a run's data"): every user-given output path is checked by one rule,
-`itemscale.files.check_output_path`, before the command reads or computes anything.
+`itemscale.core.files.check_output_path`, before the command reads or computes anything.
 
 Each flag is run against `R/responses.parquet`, `R/run.json` and `R/store.sqlite` of a real run
 (an imported table, a sweep's store beside it), directly and through a symlinked folder; the
@@ -16,8 +16,8 @@ import pytest
 
 from _support.runs import make_irt_run
 from itemscale.cli import OUTPUT_FLAGS, main
-from itemscale.files import OutputPathError, check_output_path
-from itemscale.store import open_store
+from itemscale.collect.store import open_store
+from itemscale.core.files import OutputPathError, check_output_path
 
 RULE = "no output replaces a run's data or records"
 TARGETS = ("responses.parquet", "run.json", "store.sqlite")
@@ -150,7 +150,7 @@ def test_a_symlinked_file_is_followed_to_the_run_file_it_names(
 
 
 def test_the_workflows_keep_the_rule_for_python_callers(runs: tuple[Path, Path, Path]) -> None:
-    from itemscale.policies import CascadeSettings
+    from itemscale.analysis.policies import CascadeSettings
     from itemscale.workflows import audit, cascade, check_per_item_path
 
     run, _, _ = runs

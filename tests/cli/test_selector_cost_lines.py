@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from itemscale.analysis.measures import Estimate
+from itemscale.analysis.measures._result_models import MatchedCost
 from itemscale.cli._inference_text import _cost_lines
-from itemscale.measures import Estimate
-from itemscale.measures._result_models import MatchedCost
 
 
 def _selector(frames: float, below: str, above: str, nearest: bool) -> Any:

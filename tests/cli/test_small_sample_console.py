@@ -14,9 +14,9 @@ import pandas as pd
 
 from _support.analyses import N_BOOT, repeats_and_groups
 from _support.runs import make_run
+from itemscale.analysis.measures import analyze_responses
 from itemscale.cli.cmd_analyze import print_summary
-from itemscale.measures import analyze_responses
-from itemscale.responses import normalise_responses
+from itemscale.core.responses import normalise_responses
 
 EXPECTED = Path(__file__).parent / "data" / "small_sample_console.txt"
 

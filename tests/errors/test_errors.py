@@ -14,31 +14,91 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from itemscale.errors import ItemscaleError, location_text, validation_message
-from itemscale.files import HASH_BLOCK, sha256_file
+from itemscale.core.errors import ItemscaleError, location_text, validation_message
+from itemscale.core.files import HASH_BLOCK, sha256_file
 
 #: (module that defines it, public module that re-exports it, class, built-in base it keeps,
 #: CLI exit code). Every exit code is 2 (input to fix) but a full disk's: the run failed, 1.
 FAMILY: list[tuple[str, str, str, type[BaseException], int]] = [
-    ("itemscale.measures._select", "itemscale.measures", "UnknownConfigError", ValueError, 2),
-    ("itemscale.protocol._protocol", "itemscale.protocol", "ProtocolError", ValueError, 2),
-    ("itemscale.policies._intervention", "itemscale.policies", "InterventionError", ValueError, 2),
-    ("itemscale.audit._frames", "itemscale.audit", "AuditError", ValueError, 2),
-    ("itemscale.sweep._loaders", "itemscale.sweep", "BenchmarkLoadError", ValueError, 2),
-    ("itemscale.items._benchmarks", "itemscale.items", "BenchmarkFileError", ValueError, 2),
-    ("itemscale.items._records", "itemscale.items", "ItemFileError", ValueError, 2),
-    ("itemscale.importers._common", "itemscale.importers", "ImportInputError", ValueError, 2),
-    ("itemscale.importers._common", "itemscale.importers", "ImportConflictError", ValueError, 2),
-    ("itemscale.models._types", "itemscale.models", "BackendError", RuntimeError, 2),
-    ("itemscale.store._store", "itemscale.store", "StoreError", RuntimeError, 2),
-    ("itemscale.artifact._build", "itemscale.artifact", "ArtifactError", ValueError, 2),
-    ("itemscale.responses._io", "itemscale.responses", "SchemaError", ValueError, 2),
-    ("itemscale.responses._safety", "itemscale.responses", "RunLockedError", RuntimeError, 2),
-    ("itemscale.responses._safety", "itemscale.responses", "OutputFolderError", ValueError, 2),
-    ("itemscale.video._errors", "itemscale.video", "MediaError", Exception, 2),
-    ("itemscale.synth._suite", "itemscale.synth", "SuiteError", ValueError, 2),
+    (
+        "itemscale.analysis.measures._select",
+        "itemscale.measures",
+        "UnknownConfigError",
+        ValueError,
+        2,
+    ),
+    (
+        "itemscale.collect.protocol._protocol",
+        "itemscale.collect.protocol",
+        "ProtocolError",
+        ValueError,
+        2,
+    ),
+    (
+        "itemscale.analysis.policies._intervention",
+        "itemscale.analysis.policies",
+        "InterventionError",
+        ValueError,
+        2,
+    ),
+    ("itemscale.analysis.audit._frames", "itemscale.analysis.audit", "AuditError", ValueError, 2),
+    (
+        "itemscale.collect.sweep._loaders",
+        "itemscale.collect.sweep",
+        "BenchmarkLoadError",
+        ValueError,
+        2,
+    ),
+    (
+        "itemscale.collect.items._benchmarks",
+        "itemscale.collect.items",
+        "BenchmarkFileError",
+        ValueError,
+        2,
+    ),
+    ("itemscale.core.items", "itemscale.collect.items", "ItemFileError", ValueError, 2),
+    (
+        "itemscale.collect.importers._common",
+        "itemscale.importers",
+        "ImportInputError",
+        ValueError,
+        2,
+    ),
+    (
+        "itemscale.collect.importers._common",
+        "itemscale.importers",
+        "ImportConflictError",
+        ValueError,
+        2,
+    ),
+    (
+        "itemscale.collect.models._types",
+        "itemscale.collect.models",
+        "BackendError",
+        RuntimeError,
+        2,
+    ),
+    ("itemscale.collect.store._store", "itemscale.collect.store", "StoreError", RuntimeError, 2),
+    ("itemscale.report._build", "itemscale.report", "ArtifactError", ValueError, 2),
+    ("itemscale.core.responses._io", "itemscale.core.responses", "SchemaError", ValueError, 2),
+    (
+        "itemscale.core.responses._safety",
+        "itemscale.core.responses",
+        "RunLockedError",
+        RuntimeError,
+        2,
+    ),
+    (
+        "itemscale.core.responses._safety",
+        "itemscale.core.responses",
+        "OutputFolderError",
+        ValueError,
+        2,
+    ),
+    ("itemscale.collect.video._errors", "itemscale.collect.video", "MediaError", Exception, 2),
+    ("itemscale.collect.synth._suite", "itemscale.collect.synth", "SuiteError", ValueError, 2),
     ("itemscale.cli", "itemscale.cli", "CommandError", Exception, 2),
-    ("itemscale.errors", "itemscale.errors", "DiskFullError", OSError, 1),
+    ("itemscale.core.errors", "itemscale.core.errors", "DiskFullError", OSError, 1),
 ]
 
 
@@ -139,7 +199,7 @@ def test_pydantic_tags_in_a_location_are_dropped() -> None:
 
 
 def test_the_protocol_message_is_unchanged() -> None:
-    from itemscale.protocol import ProtocolError, parse_protocol
+    from itemscale.collect.protocol import ProtocolError, parse_protocol
 
     with pytest.raises(ProtocolError) as info:
         parse_protocol(
@@ -173,21 +233,21 @@ def test_sha256_file_hashes_the_whole_file(tmp_path: Path) -> None:
 
 
 def test_the_old_homes_of_sha256_file_are_the_one_function() -> None:
-    import itemscale.artifact._manifest
-    import itemscale.importers._common
-    import itemscale.synth._suite
+    import itemscale.collect.importers._common
+    import itemscale.collect.synth._suite
+    import itemscale.report._manifest
 
-    assert vars(itemscale.artifact._manifest)["sha256_file"] is sha256_file
-    assert vars(itemscale.importers._common)["sha256_file"] is sha256_file
-    assert vars(itemscale.synth._suite)["sha256_file"] is sha256_file
+    assert vars(itemscale.report._manifest)["sha256_file"] is sha256_file
+    assert vars(itemscale.collect.importers._common)["sha256_file"] is sha256_file
+    assert vars(itemscale.collect.synth._suite)["sha256_file"] is sha256_file
 
 
 def test_the_file_helpers_need_nothing_of_itemscale_but_its_errors() -> None:
     code = (
-        "import sys, itemscale.files\n"
+        "import sys, itemscale.core.files\n"
         "mods = sorted(m for m in sys.modules if m.startswith('itemscale.'))\n"
         "print(mods)\n"
-        "sys.exit(0 if mods == ['itemscale.errors', 'itemscale.files'] else 1)\n"
+        "sys.exit(0 if mods == ['itemscale.core.errors', 'itemscale.core.files'] else 1)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -229,7 +289,7 @@ def test_cli_exits_with_the_errors_own_code(
 ) -> None:
     import itemscale.cli.cmd_verify as cmd_verify
     from itemscale.cli import main
-    from itemscale.store import StoreError
+    from itemscale.collect.store import StoreError
 
     class RunFailed(ItemscaleError):
         exit_code = 1

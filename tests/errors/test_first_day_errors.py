@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from itemscale.cli import main
-from itemscale.errors import did_you_mean
-from itemscale.importers._lmms_eval_results import n_samples_of, score_note
-from itemscale.protocol import ProtocolError, parse_protocol
+from itemscale.collect.importers._lmms_eval_results import n_samples_of, score_note
+from itemscale.collect.protocol import ProtocolError, parse_protocol
+from itemscale.core.errors import did_you_mean
 
 PROTOCOL = {
     "output": "runs/x",

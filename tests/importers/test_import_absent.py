@@ -15,8 +15,8 @@ import pytest
 from _support.paths import DATA, shared
 from _support.scalegrid import release_tables, split_key
 from itemscale.cli import cmd_analyze, main
-from itemscale.importers import ABSENT_MARKER, ImportInputError, run_import
-from itemscale.responses import read_run
+from itemscale.collect.importers import ABSENT_MARKER, ImportInputError, run_import
+from itemscale.core.responses import read_run
 
 KEY = "item_id,gold,video_id,attr_duration\nq1,A,v1,short\nq2,B,v1,short\nq3,C,v2,long\nq4,D,v3,long\n"
 # two of the key's four items, at text-only and two budgets (q1 right at 8f only, q2 at both)

@@ -20,9 +20,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from itemscale.errors import ItemscaleError
-from itemscale.importers import run_import
-from itemscale.protocol import load_protocol
+from itemscale.collect.importers import run_import
+from itemscale.collect.protocol import load_protocol
+from itemscale.core.errors import ItemscaleError
 
 PLACEHOLDER = "__HOSTILE__"
 #: Raw JSON texts that defeat a naive `json.loads` or a naive reader of its result.

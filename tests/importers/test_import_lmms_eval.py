@@ -12,17 +12,17 @@ from typing import Any
 import pytest
 
 from itemscale.cli import cmd_analyze, main
-from itemscale.importers import ImportInputError, label_config_id
-from itemscale.importers._common import ImportOptions, ImportRecord, SourceRecord
-from itemscale.importers._lmms_eval import (
+from itemscale.collect.importers import ImportInputError, label_config_id
+from itemscale.collect.importers._common import ImportOptions, ImportRecord, SourceRecord
+from itemscale.collect.importers._lmms_eval import (
     gold_letter,
     options_from_prompt,
     parse_config_arg,
     parse_model_args,
     run_lmms_eval_import,
 )
-from itemscale.protocol import Configuration
-from itemscale.responses import NOANSWER, read_run
+from itemscale.collect.protocol import Configuration
+from itemscale.core.responses import NOANSWER, read_run
 
 UNIFORM = "videomme-uniform16/20251106_202956_samples_videomme.jsonl"
 DBFP = "videomme-dbfp8/20251105_220439_samples_videomme.jsonl"

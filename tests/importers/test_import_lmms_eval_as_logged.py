@@ -18,9 +18,9 @@ import pytest
 
 from _support.videomme_logs import answers_right_at, videomme_questions, write_videomme_log
 from itemscale.cli import cmd_analyze, main
-from itemscale.importers import ImportInputError, run_import
-from itemscale.items import read_items_jsonl
-from itemscale.responses import read_run
+from itemscale.collect.importers import ImportInputError, run_import
+from itemscale.collect.items import read_items_jsonl
+from itemscale.core.responses import read_run
 
 N = 60
 
@@ -225,9 +225,9 @@ def test_each_samples_question_reaches_the_item_explorer(tmp_path: Path) -> None
     assert first.options == tuple(o.split(". ", 1)[1] for o in qs.loc[0, "options"])
     assert first.answer == qs.loc[0, "answer"] and first.video_id == "001"
 
-    from itemscale.artifact import build_artifact
-    from itemscale.artifact._build import load_report_inputs
-    from itemscale.artifact._explorer import explorer_payload
+    from itemscale.report import build_artifact
+    from itemscale.report._build import load_report_inputs
+    from itemscale.report._explorer import explorer_payload
 
     # the report reads the questions from the artifact's copy of the run's items.jsonl
     build_artifact(run, bootstrap=20)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from itemscale.cli import main
-from itemscale.responses import read_run
+from itemscale.core.responses import read_run
 
 DECOMPOSED, COMPOSED = "io\u0301", "i\u00f3"
 HEADER = "model,item_id,video_id,config,frames,correct\n"

@@ -14,15 +14,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from itemscale.cli import cmd_analyze, main
-from itemscale.importers import (
+from itemscale.collect.importers import (
     ImportConflictError,
     ImportInputError,
     import_table,
     label_config_id,
     merge_into_run,
 )
-from itemscale.importers._common import import_record
-from itemscale.responses import NOANSWER, read_run
+from itemscale.collect.importers._common import import_record
+from itemscale.core.responses import NOANSWER, read_run
 
 HEADER = "model,item_id,video_id,config,order,frames,correct,answer,attr_duration"
 GOOD = [

@@ -11,9 +11,9 @@ import pytest
 
 from _support.paths import SRC
 from itemscale.cli import main
-from itemscale.importers import ImportInputError, label_config_id, run_import
-from itemscale.importers._config_ids import series_config_id
-from itemscale.responses import read_run, write_run
+from itemscale.collect.importers import ImportInputError, label_config_id, run_import
+from itemscale.collect.importers._config_ids import series_config_id
+from itemscale.core.responses import read_run, write_run
 
 RELEASE = SRC / "itemscale" / "data" / "scalegrid"
 MODELS = ("InternVL3-8B", "InternVL3.5-8B", "LLaVA-NeXT-Video-7B", "Qwen2.5-VL-7B", "Qwen3-VL-8B")

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from itemscale.cli import main
-from itemscale.importers import (
+from itemscale.collect.importers import (
     ImportInputError,
     TableOptions,
     frames_from_label,
@@ -22,7 +22,7 @@ from itemscale.importers import (
     load_answer_key,
     pixels_from_label,
 )
-from itemscale.responses import NOANSWER, read_run
+from itemscale.core.responses import NOANSWER, read_run
 
 WIDE = """sample_id,textonly,8f,16f_151k,attr_split
 001-1,C,B,The answer is C,V1

@@ -10,8 +10,13 @@ from pathlib import Path
 import pytest
 
 from itemscale.cli import main
-from itemscale.importers import ImportInputError, TableOptions, import_table, load_answer_key
-from itemscale.responses import NOANSWER
+from itemscale.collect.importers import (
+    ImportInputError,
+    TableOptions,
+    import_table,
+    load_answer_key,
+)
+from itemscale.core.responses import NOANSWER
 
 
 def _write(tmp_path: Path, text: str, name: str = "t.csv") -> Path:

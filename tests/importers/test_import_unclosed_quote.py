@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from itemscale.cli import main
-from itemscale.importers import ImportInputError, import_table
+from itemscale.collect.importers import ImportInputError, import_table
 
 HEADER = "model,item_id,video_id,config,frames,correct,answer,prediction"
 

@@ -11,14 +11,14 @@ import pandas as pd
 import pytest
 
 from itemscale.cli import cmd_analyze, main
-from itemscale.importers import ImportInputError
-from itemscale.importers._vlmevalkit import (
+from itemscale.collect.importers import ImportInputError
+from itemscale.collect.importers._vlmevalkit import (
     read_prediction_file,
     run_vlmevalkit_import,
     split_file_name,
 )
-from itemscale.protocol import Configuration, SamplingPolicy
-from itemscale.responses import NOANSWER, read_run
+from itemscale.collect.protocol import Configuration, SamplingPolicy
+from itemscale.core.responses import NOANSWER, read_run
 
 
 @pytest.fixture(autouse=True)

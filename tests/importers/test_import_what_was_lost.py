@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 
 from itemscale.cli import main
-from itemscale.importers import ImportInputError
-from itemscale.importers._lmms_eval import repeat_texts, run_lmms_eval_import
-from itemscale.importers._vlmevalkit import run_vlmevalkit_import
-from itemscale.responses import read_run
+from itemscale.collect.importers import ImportInputError
+from itemscale.collect.importers._lmms_eval import repeat_texts, run_lmms_eval_import
+from itemscale.collect.importers._vlmevalkit import run_vlmevalkit_import
+from itemscale.core.responses import read_run
 
 OPTS = "A. yellow\nB. green\nC. blue\nD. red"
 GOLD = ["A", "C", "D", "B"]

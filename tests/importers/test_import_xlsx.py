@@ -1,6 +1,6 @@
 """`import table` reads an .xlsx workbook's first sheet (located by row), and every reader of a
 zip-based input (import table, import vlmevalkit) refuses a workbook that would expand past the
-one limit (`itemscale.files.MAX_UNZIPPED_BYTES`) before parsing any of it (docs/importers.md)."""
+one limit (`itemscale.core.files.MAX_UNZIPPED_BYTES`) before parsing any of it (docs/importers.md)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from itemscale.cli import main
-from itemscale.files import MAX_UNZIPPED_BYTES, ZipInputError, check_unzipped_size
-from itemscale.responses import read_run
+from itemscale.core.files import MAX_UNZIPPED_BYTES, ZipInputError, check_unzipped_size
+from itemscale.core.responses import read_run
 
 
 def test_import_table_reads_an_xlsx_like_the_same_csv(tmp_path: Path) -> None:

@@ -18,8 +18,8 @@ import pytest
 
 from _support.packages import itemscale_with
 from _support.paths import DOCS
-from itemscale.importers import IMPORTERS, Importer, ImportInputError, run_import
-from itemscale.responses import read_run
+from itemscale.collect.importers import IMPORTERS, Importer, ImportInputError, run_import
+from itemscale.core.responses import read_run
 
 #: (item, video, options, gold, output) of each budget's file; right at 8f: q1 (1 of 3);
 #: at 16f: q1, q2 (2 of 3); q3's output names no option (a NOANSWER)
@@ -104,7 +104,8 @@ def test_the_documented_importer_runs_as_an_installed_package(tmp_path: Path) ->
         "Metadata-Version: 2.1\nName: mytool-import\nVersion: 0.1.0\n", encoding="utf-8"
     )
     (info / "entry_points.txt").write_text(
-        "[itemscale.importers]\nmytool = mytool_import:register_importers\n", encoding="utf-8"
+        "[itemscale.collect.importers]\nmytool = mytool_import:register_importers\n",
+        encoding="utf-8",
     )
     configs = _write_files(tmp_path)
     args = [a for c in configs for a in ("--config", c)]

@@ -1,4 +1,4 @@
-"""`itemscale.importers.run_import` is the import the CLI runs: from Python it writes the same run
+"""`itemscale.collect.importers.run_import` is the import the CLI runs: from Python it writes the same run
 folder, byte for byte (the import's timestamp aside), and returns the summary the CLI prints."""
 
 from __future__ import annotations
@@ -12,7 +12,13 @@ from typing import Any
 import pytest
 
 from itemscale.cli import main
-from itemscale.importers import IMPORTERS, Importer, ImportInputError, ImportOption, run_import
+from itemscale.collect.importers import (
+    IMPORTERS,
+    Importer,
+    ImportInputError,
+    ImportOption,
+    run_import,
+)
 
 UNIFORM = "lmms-eval/videomme-uniform16"
 BENCHMARK = "benchmarks/videomme-test.parquet"

@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from itemscale.cli import main
-from itemscale.errors import SHOWN_VALUE_CHARS, shown_value
-from itemscale.files import parse_decimal
-from itemscale.protocol import read_selection
-from itemscale.video import SelectionError
+from itemscale.collect.protocol import read_selection
+from itemscale.collect.video import SelectionError
+from itemscale.core.errors import SHOWN_VALUE_CHARS, shown_value
+from itemscale.core.files import parse_decimal
 
 BIG = 99999999999999999999999
 

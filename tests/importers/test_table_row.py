@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from _support.paths import REPO
-from itemscale.importers import ImportInputError, import_table
-from itemscale.importers._table_row import OPTIONAL, REQUIRED, TableRow
+from itemscale.collect.importers import ImportInputError, import_table
+from itemscale.collect.importers._table_row import OPTIONAL, REQUIRED, TableRow
 
 GOOD: dict[str, Any] = {"model": "m", "item_id": "q1", "config": "u8", "frames": 8, "correct": 1}
 

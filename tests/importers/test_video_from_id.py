@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from itemscale.cli import cmd_analyze, main
-from itemscale.importers import ImportInputError, run_import
-from itemscale.responses import read_run
+from itemscale.collect.importers import ImportInputError, run_import
+from itemscale.core.responses import read_run
 
 LONG = (
     "model,item_id,config,frames,correct\n"

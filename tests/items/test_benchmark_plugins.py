@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from itemscale.items import BenchmarkLoader, Item
+from itemscale.collect.items import BenchmarkLoader, Item
 
 
 def load_tinybench(path, *, video_dir=None):
@@ -38,8 +38,8 @@ def register(register):
 """
 
 PROBE = """\
-from itemscale.items import BENCHMARK_LOADERS, load_benchmark
-from itemscale.items._benchmarks import detect_benchmark
+from itemscale.collect.items import BENCHMARK_LOADERS, load_benchmark
+from itemscale.collect.items._benchmarks import detect_benchmark
 import sys
 path = sys.argv[1]
 print(list(BENCHMARK_LOADERS)[-1], detect_benchmark(path))

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from itemscale.items import (
+from itemscale.collect.items import (
     BenchmarkFileError,
     Item,
     load_benchmark,
@@ -19,7 +19,7 @@ from itemscale.items import (
     strip_option_prefix,
     write_items_jsonl,
 )
-from itemscale.items._benchmarks import detect_benchmark
+from itemscale.collect.items._benchmarks import detect_benchmark
 
 
 def bench(fixtures_dir: Path, name: str) -> Path:

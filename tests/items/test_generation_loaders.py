@@ -10,16 +10,16 @@ from typing import Any
 import pytest
 
 from _support.paths import DATA
-from itemscale.items import (
+from itemscale.collect.items import (
     BENCHMARK_LOADERS,
     BenchmarkFileError,
     load_avsd,
     load_benchmark,
     load_mlvu_generation,
 )
-from itemscale.items._benchmarks import detect_benchmark
-from itemscale.models._prompts import build_messages
-from itemscale.responses import TaskKind
+from itemscale.collect.items._benchmarks import detect_benchmark
+from itemscale.collect.models._prompts import build_messages
+from itemscale.core.responses import TaskKind
 
 GEN = DATA / "generation"
 

@@ -11,8 +11,7 @@ import pandas as pd
 import pytest
 
 from _support.tables import table
-from itemscale.cli.cmd_analyze import print_summary
-from itemscale.measures import (
+from itemscale.analysis.measures import (
     AlternativesSeries,
     BinarySeries,
     UnknownConfigError,
@@ -20,6 +19,7 @@ from itemscale.measures import (
     pair_grade,
     pair_verdict_text,
 )
+from itemscale.cli.cmd_analyze import print_summary
 
 #: a console line of a measure along an order of budgets
 BUDGET_LINES = re.compile(

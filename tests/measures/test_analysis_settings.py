@@ -11,8 +11,7 @@ from pydantic import ValidationError
 
 import itemscale
 from _support.runs import make_run
-from itemscale.cli import main
-from itemscale.measures import (
+from itemscale.analysis.measures import (
     CI_METHODS,
     DEFAULT_BOOTSTRAP,
     DEFAULT_CI,
@@ -22,6 +21,7 @@ from itemscale.measures import (
     UnknownConfigError,
     analyze_responses,
 )
+from itemscale.cli import main
 
 #: (setting, bad value, words of the message, the command's flags for the same value)
 REFUSED = [

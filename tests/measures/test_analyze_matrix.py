@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from itemscale.measures import CI_METHODS, analyze_responses
-from itemscale.responses import normalise_responses
+from itemscale.analysis.measures import CI_METHODS, analyze_responses
+from itemscale.core.responses import normalise_responses
 
 #: (label, frames, pixels per frame): one axis, frames x pixels (two chains each way), and an
 #: allocation axis (more frames at fewer pixels each).

@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from itemscale.measures import analyze_responses, build_matrices, text_overwrite_counts
-from itemscale.measures._bootstrap import bca_intervals, percentile_intervals
-from itemscale.measures._same_input import same_input
-from itemscale.measures._threads import thread_count, thread_map
-from itemscale.responses import normalise_responses
+from itemscale.analysis.measures import analyze_responses, build_matrices, text_overwrite_counts
+from itemscale.analysis.measures._bootstrap import bca_intervals, percentile_intervals
+from itemscale.analysis.measures._same_input import same_input
+from itemscale.analysis.measures._threads import thread_count, thread_map
+from itemscale.core.responses import normalise_responses
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from analysis import make_table  # the benchmark's own table, small

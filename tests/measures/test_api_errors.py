@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from _support.runs import make_run
-from itemscale.measures import AnalysisResult, analyze_responses
+from itemscale.analysis.measures import AnalysisResult, analyze_responses
 
 
 def test_help_itemscale_is_short_and_points_at_the_docs() -> None:

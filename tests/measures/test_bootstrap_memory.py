@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from itemscale.measures import VideoBootstrap, _bootstrap, resample_counts
-from itemscale.measures._bootstrap import CHUNK
+from itemscale.analysis.measures import VideoBootstrap, _bootstrap, resample_counts
+from itemscale.analysis.measures._bootstrap import CHUNK
 
 
 def float_counts(n_clusters: int, n_boot: int, seed: int) -> np.ndarray:

@@ -8,8 +8,8 @@ import pytest
 from scipy.stats import chi2
 
 from _support.tables import table
-from itemscale.measures import analyze_responses
-from itemscale.responses import normalise_responses
+from itemscale.analysis.measures import analyze_responses
+from itemscale.core.responses import normalise_responses
 
 UNIFORM = {
     "i1": [1, 1, 1],

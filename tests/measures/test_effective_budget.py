@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 
 from _support.tables import table
+from itemscale.analysis.measures import analyze_responses
+from itemscale.analysis.policies import CascadeSettings, cascade_report
 from itemscale.cli.cmd_analyze import print_summary
-from itemscale.measures import analyze_responses
-from itemscale.policies import CascadeSettings, cascade_report
-from itemscale.responses import normalise_responses, read_run
+from itemscale.core.responses import normalise_responses, read_run
 
 LABELS = ["8f", "16f", "32f"]
 

@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from itemscale.measures import _bootstrap
-from itemscale.measures._binary import _valid_answer, _valid_answers
-from itemscale.measures._blocks import _flip_counts
-from itemscale.measures._bootstrap import VideoBootstrap
-from itemscale.measures._matrix import _first_index, _parse_all_attributes, _unique_inverse
+from itemscale.analysis.measures import _bootstrap
+from itemscale.analysis.measures._binary import _valid_answer, _valid_answers
+from itemscale.analysis.measures._blocks import _flip_counts
+from itemscale.analysis.measures._bootstrap import VideoBootstrap
+from itemscale.analysis.measures._matrix import _first_index, _parse_all_attributes, _unique_inverse
 
 codes = arrays(np.int64, st.integers(0, 60), elements=st.integers(0, 40))
 wide = arrays(np.int64, st.integers(0, 30), elements=st.integers(-(2**40), 2**40))
@@ -62,7 +62,7 @@ def test_flip_counts_by_hand() -> None:
 
 def test_valid_answers_judge_each_value_as_valid_answer_does() -> None:
     answers = np.array(["A", None, "", "B", float("nan"), "A", 3, "[no answer]"], dtype=object)
-    from itemscale.responses import NOANSWER
+    from itemscale.core.responses import NOANSWER
 
     answers[-1] = NOANSWER
     assert _valid_answers(answers).tolist() == [_valid_answer(a) for a in answers]
@@ -100,7 +100,7 @@ def test_kept_float32_counts_give_the_blocked_products_bit_for_bit(
 def test_vectorised_mcnemar_equals_scipy_binomtest_bit_for_bit(case: tuple[int, int]) -> None:
     from scipy.stats import binomtest
 
-    from itemscale.measures._mcnemar import two_sided_binomial_ps
+    from itemscale.analysis.measures._mcnemar import two_sided_binomial_ps
 
     k, n = case
     want = 1.0 if n == 0 else float(binomtest(k, n, 0.5).pvalue)
@@ -110,8 +110,8 @@ def test_vectorised_mcnemar_equals_scipy_binomtest_bit_for_bit(case: tuple[int, 
 def test_mcnemar_every_small_count_and_by_hand() -> None:
     from scipy.stats import binomtest
 
-    from itemscale.measures import mcnemar_exact_p
-    from itemscale.measures._mcnemar import mcnemar_exact_ps
+    from itemscale.analysis.measures import mcnemar_exact_p
+    from itemscale.analysis.measures._mcnemar import mcnemar_exact_ps
 
     down = np.array([d for n in range(40) for d in range(n + 1)])
     up = np.array([n - d for n in range(40) for d in range(n + 1)])
@@ -132,7 +132,7 @@ def test_bca_acceleration_without_nan_equals_nanmean_and_nansum(
 ) -> None:
     """The jackknife's plain mean and sums (no NaN) give the bits nanmean and nansum give, on
     a whole array and on a column slice of a wider one (what `Columns.resolve` hands over)."""
-    from itemscale.measures._bootstrap import acceleration
+    from itemscale.analysis.measures._bootstrap import acceleration
 
     rng = np.random.default_rng(seed)
     wide = rng.normal(size=(videos, m + 3))

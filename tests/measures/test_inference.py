@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import chi2
 
-from itemscale.measures import (
+from itemscale.analysis.measures import (
     VideoBootstrap,
     budget_order,
     clustered_mcnemar,
@@ -27,8 +27,8 @@ from itemscale.measures import (
     power_at,
     videos_needed,
 )
-from itemscale.measures._order import total_order
-from itemscale.measures._power import smallest_rejectable
+from itemscale.analysis.measures._order import total_order
+from itemscale.analysis.measures._power import smallest_rejectable
 
 
 def _names(codes: np.ndarray) -> np.ndarray:

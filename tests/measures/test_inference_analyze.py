@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from _support.tables import table
-from itemscale.measures import (
+from itemscale.analysis.measures import (
     MAX_BUDGETS,
     UnknownConfigError,
     analyze_responses,
@@ -19,7 +19,7 @@ from itemscale.measures import (
     holm,
     paired_tests,
 )
-from itemscale.responses import normalise_responses
+from itemscale.core.responses import normalise_responses
 
 
 def analyze(df: pd.DataFrame, **kw: object) -> dict:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy.stats import norm
 
 from _support.paths import REPO
-from itemscale.measures import (
+from itemscale.analysis.measures import (
     analyze_responses,
     bca_intervals,
     contender_kappa,
@@ -21,7 +21,7 @@ from itemscale.measures import (
     selected_intervals,
     selected_max_intervals,
 )
-from itemscale.responses import normalise_responses
+from itemscale.core.responses import normalise_responses
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 from coverage import coverage, population

@@ -14,7 +14,7 @@ import pytest
 from _support.packages import install_copy, itemscale_with
 from _support.paths import DATA, DOCS
 from _support.runs import make_run
-from itemscale.measures import ANALYSIS_SCHEMA_VERSION
+from itemscale.analysis.measures import ANALYSIS_SCHEMA_VERSION
 
 TOY = DATA / "toy_measure"
 TRACE = {
@@ -99,7 +99,7 @@ def test_verify_recomputes_a_plugin_measure_and_names_a_missing_plugin(
     assert (
         "measures.json: holds measure 'first_budget_rate' of package toy-measure 0.1.0 "
         "(entry point 'first_budget = toy_measure:register_measures', group "
-        "itemscale.measures), which is not installed here: install toy-measure==0.1.0"
+        "itemscale.analysis.measures), which is not installed here: install toy-measure==0.1.0"
     ) in said
 
 
@@ -124,13 +124,15 @@ def _site(root: Path, packages: dict[str, tuple[str, str]]) -> Path:
         (info / "METADATA").write_text(
             f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8"
         )
-        (info / "entry_points.txt").write_text(f"[itemscale.measures]\n{entry}\n", encoding="utf-8")
+        (info / "entry_points.txt").write_text(
+            f"[itemscale.analysis.measures]\n{entry}\n", encoding="utf-8"
+        )
     return site
 
 
 def _share_plugin(key: str) -> str:
     return (
-        "from itemscale.measures import ItemShare\n\n"
+        "from itemscale.analysis.measures import ItemShare\n\n"
         f"UNIT = ItemShare(key={key!r}, kinds=('binary',), console_label={key!r},\n"
         "                 indicator=lambda d: d.y[:, -1])\n\n\n"
         f"def register(register):\n    register({key!r}, UNIT)\n"

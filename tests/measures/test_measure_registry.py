@@ -15,8 +15,7 @@ import pytest
 
 from _support.runs import make_run
 from _support.tables import table
-from itemscale.cli.cmd_analyze import print_summary
-from itemscale.measures import (
+from itemscale.analysis.measures import (
     GLOSSARY,
     MEASURES,
     BlockData,
@@ -26,6 +25,7 @@ from itemscale.measures import (
     register_measure,
     unregister_measure,
 )
+from itemscale.cli.cmd_analyze import print_summary
 
 
 def _first_budget_right(data: BlockData) -> np.ndarray:
@@ -87,7 +87,7 @@ def test_a_toy_measure_appears_in_json_console_and_report(toy: ItemShare, tmp_pa
 
     run = tmp_path / "run"
     make_run(run, n_items=8, with_audit=False)
-    from itemscale.artifact import build_artifact
+    from itemscale.report import build_artifact
 
     artifact = build_artifact(run, bootstrap=20)
     html = (artifact / "report.html").read_text(encoding="utf-8")

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _support.tables import LABELS, table
-from itemscale.measures import (
+from itemscale.analysis.measures import (
     VideoBootstrap,
     analyze_responses,
     build_matrices,
@@ -20,7 +20,7 @@ from itemscale.measures import (
     mcnemar_exact_p,
     resample_counts,
 )
-from itemscale.responses import normalise_responses
+from itemscale.core.responses import normalise_responses
 
 
 def analyze(df: pd.DataFrame, **kw: object) -> dict:

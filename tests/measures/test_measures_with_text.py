@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _support.tables import table
-from itemscale.measures import UnknownConfigError, analyze_responses, select_configs
-from itemscale.responses import normalise_responses
+from itemscale.analysis.measures import UnknownConfigError, analyze_responses, select_configs
+from itemscale.core.responses import normalise_responses
 
 LABELS2 = ["8f", "16f"]
 #        text  8f  16f
@@ -147,9 +147,9 @@ def test_configs_errors_and_excluded_models() -> None:
 
 
 def test_cli_analyze_and_report_configs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from itemscale.artifact import verify_artifact
     from itemscale.cli import main
-    from itemscale.responses import write_run
+    from itemscale.core.responses import write_run
+    from itemscale.report import verify_artifact
 
     run = tmp_path / "run"
     write_run(run, _hand_table(), {"note": "test"})

@@ -14,16 +14,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _support.tables import table
-from itemscale.cli import cmd_analyze, main
-from itemscale.importers import run_import
-from itemscale.measures import (
+from itemscale.analysis.measures import (
     PER_ITEM_SCHEMA_VERSION,
     TRAJECTORY_CLASSES,
     analyze_responses,
     paper_labels,
     per_item_labels,
 )
-from itemscale.responses import normalise_responses
+from itemscale.cli import cmd_analyze, main
+from itemscale.collect.importers import run_import
+from itemscale.core.responses import normalise_responses
 
 # gold A; text-only answer, then 8f, 16f, 32f
 HAND = """model,item_id,video_id,config,frames,answer,gold,status
@@ -94,7 +94,7 @@ def _none(value: object) -> object:
 
 
 def test_labels_by_hand(tmp_path: Path) -> None:
-    from itemscale.responses import read_run
+    from itemscale.core.responses import read_run
 
     df, _ = read_run(_hand_run(tmp_path))
     labels = per_item_labels(df).set_index("item_id")

@@ -9,14 +9,14 @@ from typing import Any
 import pandas as pd
 
 from _support.compare_rows import compare_row
-from itemscale.measures import (
+from itemscale.analysis.measures import (
     analyze_responses,
     answer_keys,
     build_matrices,
     measured_floor,
     measured_floors,
 )
-from itemscale.responses import NOANSWER, RERUN_REPEAT_BASE, normalise_responses
+from itemscale.core.responses import NOANSWER, RERUN_REPEAT_BASE, normalise_responses
 
 
 def _row(item: int, answer: str, correct: float, **extra: Any) -> dict[str, Any]:
@@ -111,7 +111,7 @@ def test_rerun_rows_are_in_no_matrix_and_set_its_floor() -> None:
     assert block.pop("rerun_floor")["answers"] == 100
     assert with_reruns == without
     # a stated floor takes the measured one's place
-    from itemscale.measures import RerunFloor
+    from itemscale.analysis.measures import RerunFloor
 
     stated = RerunFloor.of_percent(0.3)
     (matrix,) = build_matrices(table, rerun_floor=stated)
@@ -119,14 +119,14 @@ def test_rerun_rows_are_in_no_matrix_and_set_its_floor() -> None:
 
 
 def test_reruns_take_repeats_no_protocol_asks_for() -> None:
-    from itemscale.protocol._protocol import MAX_REPEATS
+    from itemscale.collect.protocol._protocol import MAX_REPEATS
 
     # a protocol's repeats are numbered 0 .. MAX_REPEATS - 1: a rerun never takes their place
     assert RERUN_REPEAT_BASE >= MAX_REPEATS
 
 
 def test_a_slim_read_keeps_the_raw_outputs_the_floor_compares(tmp_path: Path) -> None:
-    from itemscale.responses import read_run, write_run
+    from itemscale.core.responses import read_run, write_run
 
     rows = [
         _row(i, None, None, task_kind="open_qa", score=0.5, raw_text=f"reply {i}")  # type: ignore[arg-type]

@@ -19,8 +19,7 @@ from hypothesis import strategies as st
 from _support.analyses import N_BOOT, scenarios
 from _support.paths import shared
 from _support.runs import make_mixed_run
-from itemscale.cli import main
-from itemscale.measures import (
+from itemscale.analysis.measures import (
     AnalysisResult,
     BinarySeries,
     Estimate,
@@ -30,8 +29,9 @@ from itemscale.measures import (
     register_measure,
     unregister_measure,
 )
-from itemscale.measures._result_series import AnalysisLayout
-from itemscale.responses import SchemaError, write_json_atomic
+from itemscale.analysis.measures._result_series import AnalysisLayout
+from itemscale.cli import main
+from itemscale.core.responses import SchemaError, write_json_atomic
 
 
 def _written(data: Any) -> str:

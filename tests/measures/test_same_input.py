@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.stats import beta, binom
 
-from itemscale.measures import (
+from itemscale.analysis.measures import (
     FLOOR_MIN_ANSWERS,
     SAME_INPUT_MIN_ITEMS,
     RerunFloor,
@@ -24,7 +24,7 @@ from itemscale.measures import (
     rerun_bound,
     same_input,
 )
-from itemscale.responses import NOANSWER
+from itemscale.core.responses import NOANSWER
 
 #: a floor measured on enough answers: 7 of 2,700 (0.26%)
 MEASURED = RerunFloor.of_counts(7, 2700, "between the run's own repeats (2700)")

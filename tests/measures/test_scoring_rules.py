@@ -8,8 +8,8 @@ import io
 import pandas as pd
 
 from _support.tables import table
+from itemscale.analysis.measures import analyze_responses
 from itemscale.cli.cmd_analyze import print_summary
-from itemscale.measures import analyze_responses
 
 MATRIX = {f"q{i}": [float(i % 2), float(i % 3 == 0), 1.0] for i in range(8)}
 

@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 
 from _support.runs import make_run
+from itemscale.analysis.measures import MIN_VIDEOS, NOT_ESTIMABLE, analyze_responses, interval_note
 from itemscale.cli.cmd_analyze import print_summary
-from itemscale.measures import MIN_VIDEOS, NOT_ESTIMABLE, analyze_responses, interval_note
 
 
 def _console(result: dict[str, object]) -> str:

@@ -14,7 +14,7 @@ import pytest
 from pydantic import ValidationError
 
 from _support.sweep import PixelBackend, write_benchmark, write_protocol
-from itemscale.models import (
+from itemscale.collect.models import (
     BACKENDS,
     Backend,
     BackendError,
@@ -29,9 +29,9 @@ from itemscale.models import (
     transport_of,
     usage_of,
 )
-from itemscale.models._openai import OpenAIBackend
-from itemscale.protocol import ModelEntry, load_protocol
-from itemscale.sweep import plan_sweep
+from itemscale.collect.models._openai import OpenAIBackend
+from itemscale.collect.protocol import ModelEntry, load_protocol
+from itemscale.collect.sweep import plan_sweep
 
 
 def test_the_records_refuse_what_cannot_be() -> None:
@@ -92,7 +92,9 @@ def test_a_contract_member_of_the_wrong_type_is_a_backend_error() -> None:
         def usage(self) -> Any:
             return {"max_in_flight": 1}
 
-    with pytest.raises(BackendError, match=r"Odd\.serving is a dict, not an itemscale\.models"):
+    with pytest.raises(
+        BackendError, match=r"Odd\.serving is a dict, not an itemscale\.collect\.models"
+    ):
         serving_of(Odd())
     with pytest.raises(BackendError, match=r"Odd\.usage\(\) returned a dict, not an"):
         usage_of(Odd())
@@ -131,7 +133,7 @@ def test_transport_and_scoring_rule_come_from_the_registry() -> None:
 @pytest.fixture
 def plugin_backends() -> Iterator[None]:
     """Two backends the sweep knows only by what they declare: one sending image parts."""
-    parse = lazy("itemscale.models._openai:parse_options")
+    parse = lazy("itemscale.collect.models._openai:parse_options")
 
     def load(entry: Any, settings: Any) -> PixelBackend:
         return PixelBackend(name=entry.name)

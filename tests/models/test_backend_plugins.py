@@ -15,11 +15,11 @@ import pytest
 from _support.packages import install_copy, itemscale_with, pip_install
 from _support.paths import REPO
 from _support.sweep import write_benchmark, write_protocol
-from itemscale.importers import IMPORTERS
-from itemscale.models import BACKENDS, Backend, PluginError
-from itemscale.models._load import register_backends
-from itemscale.plugins import Registry
-from itemscale.responses import read_run
+from itemscale.collect.importers import IMPORTERS
+from itemscale.collect.models import BACKENDS, Backend, PluginError
+from itemscale.collect.models._load import register_backends
+from itemscale.core.plugins import Registry
+from itemscale.core.responses import read_run
 
 TOY = Path(__file__).resolve().parents[1] / "data" / "toy_backend"
 
@@ -62,8 +62,8 @@ py-modules = ["broken_import", "broken_plugins"]
 BROKEN_IMPORT = "import a_module_nobody_installed\n\n\ndef register(register):\n    pass\n"
 
 BROKEN_PLUGINS = """\
-from itemscale.importers import Importer, ImportInputError, ImportOption
-from itemscale.models import Backend, lazy
+from itemscale.collect.importers import Importer, ImportInputError, ImportOption
+from itemscale.collect.models import Backend, lazy
 
 NOT_A_FUNCTION = {"toy": "not a plugin"}
 GOOD = Backend(parse_options=lazy("json:loads"), load=lazy("json:loads"))
@@ -216,7 +216,7 @@ def broken_path(broken_site: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
             "wrong_type",
             "entry point 'odd = broken_plugins:wrong_type' of package plugin-cases 0.2.0 "
             "(group itemscale_tests.wrong_type) registers backend 'odd' as a dict, not an "
-            "itemscale.models.Backend",
+            "itemscale.collect.models.Backend",
         ),
         (
             "duplicate",

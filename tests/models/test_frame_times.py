@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from _support.openai_server import ChatServer, Reply
-from itemscale.items import Item
-from itemscale.models import BackendError, Frames, VideoRequest, load_backend
-from itemscale.protocol import ModelEntry
-from itemscale.responses import TaskKind
+from itemscale.collect.items import Item
+from itemscale.collect.models import BackendError, Frames, VideoRequest, load_backend
+from itemscale.collect.protocol import ModelEntry
+from itemscale.core.responses import TaskKind
 
 OPEN = Item(
     item_id="q", video_id="v", task_kind=TaskKind.OPEN_QA, question="When?", references=("x",)

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from _support.paths import REPO
-from itemscale.responses import Status
+from itemscale.core.responses import Status
 
 SCRIPT = REPO / "benchmarks" / "gpu_sweep.py"
 

@@ -17,8 +17,8 @@ import pytest
 import torch
 
 from _support.models_tiny import BUILDERS, LLAVA_IMAGE, LLAVA_PATCH
-from itemscale.items import DialogueTurn, Item
-from itemscale.models import (
+from itemscale.collect.items import DialogueTurn, Item
+from itemscale.collect.models import (
     BackendError,
     DecodingSettings,
     Frames,
@@ -26,10 +26,10 @@ from itemscale.models import (
     VideoRequest,
     load_backend,
 )
-from itemscale.models._hf import HFBackend
-from itemscale.protocol import ModelEntry
-from itemscale.responses import Status, TaskKind
-from itemscale.video import FrameSet
+from itemscale.collect.models._hf import HFBackend
+from itemscale.collect.protocol import ModelEntry
+from itemscale.collect.video import FrameSet
+from itemscale.core.responses import Status, TaskKind
 
 pytestmark = pytest.mark.slow  # the tiny models take a few seconds to build and load
 
@@ -291,7 +291,7 @@ def test_generation_mode_reads_the_answer_from_the_text(backends: TinyModels) ->
     [response] = backends["qwen2.5-vl"].generate(
         [VideoRequest(ITEMS[0], frames(2), DecodingSettings(max_new_tokens=4))]
     )
-    from itemscale.responses import extract_choice
+    from itemscale.core.responses import extract_choice
 
     assert response.answer == extract_choice(response.raw_text, ITEMS[0].options)
     assert response.option_probs is not None
@@ -383,7 +383,7 @@ def test_unsupported_or_missing_models_are_clear_errors(tmp_path: Path) -> None:
 def test_builtin_loads_the_packaged_folder_or_says_it_is_missing(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, model_dirs: Any
 ) -> None:
-    import itemscale.models._load as load_module
+    import itemscale.collect.models._load as load_module
 
     entry = ModelEntry(name="builtin", backend="builtin", model="builtin", dtype="float32")
     monkeypatch.setattr(load_module, "builtin_model_dir", lambda: tmp_path / "absent")

@@ -18,17 +18,17 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from _support.openai_server import ChatServer, Reply
-from itemscale.items import Item
-from itemscale.models import (
+from itemscale.collect.items import Item
+from itemscale.collect.models import (
     BackendError,
     DecodingSettings,
     Frames,
     VideoRequest,
     load_backend,
 )
-from itemscale.models._prompts import current_turn_text
-from itemscale.protocol import ModelEntry
-from itemscale.responses import NOANSWER, Status, TaskKind, register_secret
+from itemscale.collect.models._prompts import current_turn_text
+from itemscale.collect.protocol import ModelEntry
+from itemscale.core.responses import NOANSWER, Status, TaskKind, register_secret
 
 MCQA = Item(
     item_id="q1",
@@ -257,7 +257,7 @@ def test_malformed_replies_are_model_errors() -> None:
 def test_log_probabilities_of_the_wrong_shape_are_passed_over_not_read() -> None:
     """The reply's `logprobs.content` is untrusted JSON: an entry or a top that is not an
     object, or a field of the wrong type, is skipped; the first usable token decides."""
-    from itemscale.models._openai import first_answer_position
+    from itemscale.collect.models._openai import first_answer_position
 
     good = {"token": "B", "logprob": -0.1, "top_logprobs": [{"token": "B", "logprob": -0.1}]}
     assert first_answer_position(["B", 3, None, {"token": " "}, good]) == [("B", -0.1)]
@@ -348,7 +348,7 @@ def test_unknown_option_key_is_named() -> None:
 
 
 def test_backoff_is_exponential_with_seeded_bounded_jitter() -> None:
-    from itemscale.models._openai import OpenAIBackend
+    from itemscale.collect.models._openai import OpenAIBackend
 
     def delays(seed: int) -> list[float]:
         backend = OpenAIBackend.create(
@@ -384,7 +384,7 @@ def test_a_served_tiny_transformers_model_answers_like_the_same_model_run_locall
     import torch
 
     from _support.models_tiny import build_qwen2_vl
-    from itemscale.models._hf import HFBackend
+    from itemscale.collect.models._hf import HFBackend
 
     folder = build_qwen2_vl(tmp_path / "tiny", version="2")
     local = load_backend(ModelEntry(name="t", backend="hf", model=str(folder), dtype="float32"))
@@ -489,7 +489,7 @@ def test_retry_after_reads_seconds_and_http_dates() -> None:
 
     import httpx
 
-    from itemscale.models._http import retry_after_s
+    from itemscale.collect.models._http import retry_after_s
 
     now = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
     assert retry_after_s(httpx.Headers({"Retry-After": "7"})) == 7.0
@@ -527,7 +527,7 @@ def test_a_key_echoed_at_any_offset_of_any_body_is_redacted(
         [response] = backend.generate([VideoRequest(OPEN, None)])
         backend.close()
     stored = (response.error or "") + (response.raw_text or "")
-    from itemscale.responses import redact
+    from itemscale.core.responses import redact
 
     stored = redact(stored)  # what the store keeps of the raw text
     for start in range(len(key) - 3):  # not even four characters of it in a row

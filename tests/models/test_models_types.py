@@ -10,16 +10,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from itemscale.items import Item
-from itemscale.models import (
+from itemscale.collect.items import Item
+from itemscale.collect.models import (
     BackendSpec,
     DecodingSettings,
     Frames,
     VideoRequest,
     VideoResponse,
 )
-from itemscale.models._answers import finish_response_fields, letter_probs_from_logprobs
-from itemscale.responses import NOANSWER, Status, TaskKind
+from itemscale.collect.models._answers import finish_response_fields, letter_probs_from_logprobs
+from itemscale.core.responses import NOANSWER, Status, TaskKind
 
 ITEM = Item(item_id="q", video_id="v", question="Q?", options=("a", "b", "c"), answer="A")
 

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from _support.openai_server import ChatServer, Reply
-from itemscale.items import Item
-from itemscale.models import Frames, VideoRequest, load_backend
-from itemscale.protocol import ModelEntry
-from itemscale.responses import Status
+from itemscale.collect.items import Item
+from itemscale.collect.models import Frames, VideoRequest, load_backend
+from itemscale.collect.protocol import ModelEntry
+from itemscale.core.responses import Status
 
 MCQA = Item(item_id="q1", video_id="v1", question="Which?", options=("red", "blue"), answer="B")
 #: Python exception class names a message must not show.

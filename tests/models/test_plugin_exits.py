@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from _support.packages import itemscale_with, pip_install
-from itemscale.models import Backend, PluginError
-from itemscale.models._load import register_backends
-from itemscale.plugins import Registry
+from itemscale.collect.models import Backend, PluginError
+from itemscale.collect.models._load import register_backends
+from itemscale.core.plugins import Registry
 
 PYPROJECT = """\
 [build-system]

@@ -19,18 +19,18 @@ import pyarrow.parquet as pq
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-import itemscale.sweep
+import itemscale.collect.sweep
 from _support.paths import SRC
 from _support.sweep import PixelBackend, make_video
-from itemscale.items import (
+from itemscale.collect.items import (
     BENCHMARK_LOADERS,
     BenchmarkFileError,
     BenchmarkLoader,
     Item,
     load_benchmark,
 )
-from itemscale.items._benchmarks import detect_benchmark
-from itemscale.models import (
+from itemscale.collect.items._benchmarks import detect_benchmark
+from itemscale.collect.models import (
     BACKENDS,
     Backend,
     BackendError,
@@ -42,9 +42,9 @@ from itemscale.models import (
     load_backend,
     load_fingerprint,
 )
-from itemscale.models._types import parse_backend_options
-from itemscale.protocol import ModelEntry, ProtocolError, load_protocol, parse_protocol
-from itemscale.sweep import BenchmarkLoadError, load_benchmark_items, run_sweep
+from itemscale.collect.models._types import parse_backend_options
+from itemscale.collect.protocol import ModelEntry, ProtocolError, load_protocol, parse_protocol
+from itemscale.collect.sweep import BenchmarkLoadError, load_benchmark_items, run_sweep
 
 
 def protocol_data(backend: str = "hf", kind: str = "synthetic") -> dict[str, Any]:
@@ -174,10 +174,10 @@ def test_lazy_targets_import_on_first_call_and_are_checked() -> None:
 
 def test_importing_models_and_protocol_imports_no_backend_dependency() -> None:
     code = (
-        "import sys, itemscale.models, itemscale.protocol\n"
-        "itemscale.protocol.parse_protocol({'models': [{'name': 'm', 'backend': 'openai', "
+        "import sys, itemscale.collect.models, itemscale.collect.protocol\n"
+        "itemscale.collect.protocol.parse_protocol({'models': [{'name': 'm', 'backend': 'openai', "
         "'model': 'x'}], 'benchmark': {'kind': 'synthetic', 'path': 's'}, "
-        "'grid': {'frames': [4]}}, backends=itemscale.models.BACKENDS)\n"
+        "'grid': {'frames': [4]}}, backends=itemscale.collect.models.BACKENDS)\n"
         "print([m for m in ('torch', 'transformers', 'httpx') if m in sys.modules])\n"
     )
     env = {**os.environ, "PYTHONPATH": str(SRC)}
@@ -226,7 +226,7 @@ def tiny_benchmark(tmp_path: Path) -> Iterator[Path]:
 
 def test_benchmark_load_error_is_benchmark_file_error() -> None:
     assert BenchmarkLoadError is BenchmarkFileError
-    assert itemscale.sweep.BenchmarkLoadError is BenchmarkFileError
+    assert itemscale.collect.sweep.BenchmarkLoadError is BenchmarkFileError
     assert issubclass(BenchmarkLoadError, ValueError)
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from itemscale.cli import main
-from itemscale.responses import write_run
+from itemscale.core.responses import write_run
 
 
 def _write_run(run_dir: Path, n_items: int = 40) -> None:
@@ -91,8 +91,8 @@ def test_on_the_release_a_one_budget_rule_is_named_as_that_budget(
     at 128 frames, so it is the fixed budget 128f_151k, never "learned"; the data has answers
     only, so no line promises a confidence and no description names confidence features; and
     without `--sharing` the default pays every stage in full and says why."""
+    from itemscale.analysis.policies import CascadeReport
     from itemscale.cli._paper import print_cascade_table
-    from itemscale.policies import CascadeReport
     from itemscale.workflows import import_release
 
     run = tmp_path / "release"

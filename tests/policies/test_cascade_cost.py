@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from itemscale.policies import frame_union_costs, stage_value_costs
-from itemscale.policies._cost import frame_counts_matrix
-from itemscale.policies._inputs import resolve_sharing
+from itemscale.analysis.policies import frame_union_costs, stage_value_costs
+from itemscale.analysis.policies._cost import frame_counts_matrix
+from itemscale.analysis.policies._inputs import resolve_sharing
 
 
 def _cells(rows: list[list[list[int]]]) -> np.ndarray:
@@ -138,9 +138,9 @@ def test_a_cascade_is_charged_the_frames_each_cell_used() -> None:
     import pandas as pd
 
     from _support.tables import table
-    from itemscale.measures import build_matrices
-    from itemscale.policies._inputs import inputs_from_matrix
-    from itemscale.responses import normalise_responses
+    from itemscale.analysis.measures import build_matrices
+    from itemscale.analysis.policies._inputs import inputs_from_matrix
+    from itemscale.core.responses import normalise_responses
 
     df = table({"a": [1, 1], "b": [0, 1], "c": [1, 0]}, labels=["<=8f", "<=16f"])
     df["effective_frames"] = pd.array([3, 8, 8, 11, None, 16], dtype="Int64")

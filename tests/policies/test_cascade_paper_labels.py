@@ -15,8 +15,8 @@ import pandas as pd
 import pytest
 
 from _support.paths import DATA, shared
-from itemscale.policies import CascadeSettings, cascade_report
-from itemscale.responses import read_run
+from itemscale.analysis.policies import CascadeSettings, cascade_report
+from itemscale.core.responses import read_run
 from itemscale.workflows import RELEASE_ANSWER_KEY as ANSWER_KEY
 from itemscale.workflows import release_dir
 
@@ -109,8 +109,13 @@ def test_agreement_on_internvl3_is_the_rule_computed_by_hand(v1_short: pd.DataFr
 
 
 def test_a_split_nothing_was_tuned_on(tmp_path: Path) -> None:
-    from itemscale.importers import TableOptions, finish_import, import_table, key_from_benchmark
-    from itemscale.importers._common import import_record, source_record
+    from itemscale.collect.importers import (
+        TableOptions,
+        finish_import,
+        import_table,
+        key_from_benchmark,
+    )
+    from itemscale.collect.importers._common import import_record, source_record
 
     key = key_from_benchmark(shared("benchmarks/videomme-test.parquet"))
     for table in sorted(MEDIUM.glob("*_predictions_wide.csv")):

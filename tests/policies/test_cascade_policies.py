@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from itemscale.policies import (
+from itemscale.analysis.policies import (
     CascadeInputs,
     CascadeSettings,
     UnavailableRule,
@@ -22,15 +22,15 @@ from itemscale.policies import (
     stopping_stage,
     video_folds,
 )
-from itemscale.policies._cost import frame_counts_matrix
-from itemscale.policies._learned import (
+from itemscale.analysis.policies._cost import frame_counts_matrix
+from itemscale.analysis.policies._learned import (
     agreement_matrix,
     fit_stopping_model,
     stopping_features,
     stopping_targets,
 )
-from itemscale.policies._search import outcome_at
-from itemscale.responses import NOANSWER, normalise_responses
+from itemscale.analysis.policies._search import outcome_at
+from itemscale.core.responses import NOANSWER, normalise_responses
 
 
 def test_folds_split_videos_deterministically() -> None:
@@ -411,7 +411,7 @@ def test_thresholds_are_applied_to_the_other_fold() -> None:
     but wrong there. Fitted on fold 0, tau_0 <= 0.7 sends fold 1 home wrong at stage 0 (2
     frames); fitted on fold 1, stage 0 never answers and fold 0 stops at stage 1 (4 frames).
     Held out: accuracy 1/2, mean cost 3. Fitting and reporting on the same fold would give 1."""
-    from itemscale.policies import video_folds
+    from itemscale.analysis.policies import video_folds
 
     n = 4
     video_ids = np.array([f"v{i}" for i in range(n)], dtype=object)

@@ -10,9 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from itemscale.policies import fit_thresholds, frame_union_costs, stage_value_costs, stopping_stage
-from itemscale.policies._cost import frame_counts_matrix
-from itemscale.policies._search import (
+from itemscale.analysis.policies import (
+    fit_thresholds,
+    frame_union_costs,
+    stage_value_costs,
+    stopping_stage,
+)
+from itemscale.analysis.policies._cost import frame_counts_matrix
+from itemscale.analysis.policies._search import (
     active_stages,
     fixed_cost,
     outcome_at,

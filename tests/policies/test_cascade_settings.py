@@ -9,8 +9,8 @@ import pytest
 from pydantic import ValidationError
 
 from _support.runs import make_grid_run
+from itemscale.analysis.policies import CascadeSettings
 from itemscale.cli import main
-from itemscale.policies import CascadeSettings
 
 
 def test_union_sharing_needs_a_frame_cost_in_the_library() -> None:
@@ -50,7 +50,7 @@ def test_the_model_filter_is_a_setting_the_library_applies(tmp_path: Path) -> No
     import json
 
     from _support.runs import make_run
-    from itemscale.policies import cascade_report
+    from itemscale.analysis.policies import cascade_report
 
     with pytest.raises(ValidationError, match="name at least one model"):
         CascadeSettings(models=())

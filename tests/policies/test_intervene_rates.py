@@ -9,16 +9,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from itemscale.measures import build_matrices
-from itemscale.policies import (
+from itemscale.analysis.measures import build_matrices
+from itemscale.analysis.policies import (
     InterventionError,
     InterventionPlan,
     intervention_configuration,
     intervention_outcomes,
     plan_intervention,
 )
-from itemscale.protocol import Configuration, SamplingPolicy
-from itemscale.responses import NOANSWER, normalise_responses
+from itemscale.collect.protocol import Configuration, SamplingPolicy
+from itemscale.core.responses import NOANSWER, normalise_responses
 
 LABELS = ("2f", "4f", "8f")
 FRAMES = (2, 4, 8)
@@ -418,7 +418,7 @@ def test_a_rate_every_rerun_agrees_on_gets_an_exact_interval() -> None:
 
 
 def test_clopper_pearson_by_hand() -> None:
-    from itemscale.policies._intervention import clopper_pearson
+    from itemscale.analysis.policies._intervention import clopper_pearson
 
     assert clopper_pearson(0, 4) == [0.0, pytest.approx(1 - 0.025**0.25)]  # 0.6024
     assert clopper_pearson(4, 4) == [pytest.approx(0.025**0.25), 1.0]

@@ -7,8 +7,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from itemscale.protocol import Configuration, SamplingPolicy
-from itemscale.video import sample_indices
+from itemscale.collect.protocol import Configuration, SamplingPolicy
+from itemscale.collect.video import sample_indices
 
 
 @settings(max_examples=200, deadline=None)

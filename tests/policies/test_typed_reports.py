@@ -16,15 +16,15 @@ import pytest
 from pydantic import ValidationError
 
 import itemscale
-from itemscale.cli import main
-from itemscale.policies import (
+from itemscale.analysis.policies import (
     CascadeReport,
     CascadeSettings,
     InterventionResult,
     InterventionSettings,
     ReportFileError,
 )
-from itemscale.responses import read_run, responses_digest, write_run
+from itemscale.cli import main
+from itemscale.core.responses import read_run, responses_digest, write_run
 
 
 def _write_run(run_dir: Path, n_items: int = 40) -> pd.DataFrame:
@@ -247,8 +247,8 @@ def test_cascade_rules_live_in_the_settings(
 
 
 def test_the_report_names_a_damaged_cascade_in_its_section(tmp_path: Path) -> None:
-    from itemscale.artifact._html_policies import cascade_section
-    from itemscale.policies import optional_report
+    from itemscale.analysis.policies import optional_report
+    from itemscale.report._html_policies import cascade_section
 
     path, payload = _stored(tmp_path)
     results = payload["results"]

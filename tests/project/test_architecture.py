@@ -1,6 +1,8 @@
-"""The package's shape, checked from the source: the boxes import one another only in the order
-of docs/architecture.md's tiers, never through another box's private modules, with no circle; analysis
-never needs torch or a decoder; no module or function is longer than a reader can hold.
+"""The package's shape, checked from the source: a core and two wings, each importing only the
+wings it may (the analysis never imports the write wing, so it never needs torch or a
+decoder), and no box importing the package root; within them the boxes import one another only
+in the order of docs/architecture.md's tiers, never through another box's private modules,
+with no circle; no module or function is longer than a reader can hold.
 
 Each rule is a function of plain data (a module's source, an import graph), applied to the real
 package by one test and to a planted violation by another, so a rule that stopped catching
@@ -34,7 +36,7 @@ def layers_from_page(text: str) -> tuple[tuple[str, ...], ...]:
     for line in text.splitlines():
         match = re.match(r"^\| (\d+) \| ([^|]*) \|", line)
         if match:
-            tiers.append((int(match[1]), tuple(re.findall(r"`(\w+)`", match[2]))))
+            tiers.append((int(match[1]), tuple(re.findall(r"`([\w.]+)`", match[2]))))
     numbers = [n for n, _ in tiers]
     if numbers != list(range(len(tiers))):
         raise ValueError(f"docs/architecture.md: tiers are not numbered 0, 1, 2, ...: {numbers}")
@@ -42,9 +44,24 @@ def layers_from_page(text: str) -> tuple[tuple[str, ...], ...]:
 
 
 LAYERS: tuple[tuple[str, ...], ...] = layers_from_page(ARCHITECTURE_PAGE.read_text("utf-8"))
-#: Boxes that read a response table alone: no model, decoder or sweep below them.
-ANALYSIS = ("measures", "comparison", "policies", "audit", "artifact")
-HEAVY = ("models", "video", "sweep", "builtin", "synth")
+#: The wings (docs/architecture.md, "Two wings and a core") and the wings each may import: the
+#: core is the contract both wings share; the write wing (`collect`) produces rows and the
+#: analysis wing reads them, neither importing the other; the presentation (`report`) renders
+#: the analysis; only `workflows` and `cli` import every wing.
+WINGS: dict[str, frozenset[str]] = {
+    "core": frozenset(),
+    "collect": frozenset({"core"}),
+    "analysis": frozenset({"core"}),
+    "report": frozenset({"core", "analysis"}),
+    "workflows": frozenset({"core", "collect", "analysis", "report"}),
+    "cli": frozenset({"core", "collect", "analysis", "report", "workflows", "builtin"}),
+    # training the built-in model: makes the shipped weights from the write wing's suite,
+    # backends and decoder; the workshop is to leave the installed package
+    "builtin": frozenset({"core", "collect"}),
+}
+#: Wings whose subpackages and modules are boxes of their own (`collect.sweep`, `core.errors`);
+#: `report`, `workflows` and `cli` are one box each.
+SPLIT_WINGS = ("core", "collect", "analysis")
 MAX_LINES = 600
 #: Statements of a function body after its docstring (blank lines and comments among them count).
 MAX_FUNCTION_LINES = 100
@@ -66,7 +83,19 @@ def _modules() -> dict[str, Path]:
 
 
 def _box(module: str) -> str:
-    """`itemscale.sweep._plan` -> `sweep`; the top-level package is the box `itemscale`."""
+    """`itemscale.collect.sweep._plan` -> `collect.sweep`, `itemscale.core.errors` ->
+    `core.errors`, `itemscale.report._html` -> `report`; the package root, and a wing's own
+    face (`itemscale.collect`, which imports nothing), are the box `itemscale`."""
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "itemscale"
+    if parts[1] in SPLIT_WINGS:
+        return f"{parts[1]}.{parts[2]}" if len(parts) > 2 else "itemscale"
+    return parts[1]
+
+
+def _wing(module: str) -> str:
+    """`itemscale.collect.sweep._plan` -> `collect`; the package root is `itemscale`."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "itemscale"
 
@@ -102,7 +131,11 @@ def import_graph(sources: Mapping[str, tuple[str, bool]]) -> dict[str, set[str]]
     graph: dict[str, set[str]] = defaultdict(set)
     for name, (source, is_package) in sources.items():
         for target, names in imports_of(name, source, is_package=is_package):
-            for module in (target, *(f"{target}.{n}" for n in names)):
+            submodules = [f"{target}.{n}" for n in names if f"{target}.{n}" in sources]
+            # `from .. import x` takes a module x from its package, not the package's face
+            # (the root's face only where a name is not a module: `from .. import __version__`)
+            faces = [] if submodules and len(submodules) == len(names) else [target]
+            for module in (*faces, *submodules):
                 if module in sources and module != name:
                     graph[name].add(module)
     return graph
@@ -136,6 +169,36 @@ def order_violations(
             elif tier[b] >= tier[a]:
                 wrong.append(f"{source} -> {target}")
     return sorted(wrong)
+
+
+def wing_violations(graph: Mapping[str, Iterable[str]]) -> list[str]:
+    """Imports of a wing the importing wing may not use (`WINGS`), and modules outside any
+    wing."""
+    wrong = []
+    for source, targets in graph.items():
+        a = _wing(source)
+        if a in ("itemscale", "__main__"):
+            continue
+        for target in targets:
+            b = _wing(target)
+            if a == b or b == "itemscale":
+                continue
+            if a not in WINGS or b not in WINGS:
+                wrong.append(f"{source} -> {target}: a module outside the wings")
+            elif b not in WINGS[a]:
+                wrong.append(f"{source} -> {target}: {a} may not import {b}")
+    return sorted(wrong)
+
+
+def root_imports(graph: Mapping[str, Iterable[str]]) -> list[str]:
+    """Imports of the package root (`from .. import __version__`, `import itemscale`) by any
+    module but `itemscale.__main__`: the root's lazy names are for users, and a box that reads
+    them runs back up the pipeline."""
+    return sorted(
+        f"{source} -> itemscale"
+        for source, targets in graph.items()
+        if source not in ("itemscale", "itemscale.__main__") and "itemscale" in targets
+    )
 
 
 def misplaced_boxes(
@@ -249,15 +312,19 @@ def test_each_box_is_drawn_just_above_what_it_imports() -> None:
     assert not wrong, "move these boxes in docs/architecture.md's table:\n" + "\n".join(wrong)
 
 
-def test_analysis_needs_no_model_decoder_or_sweep() -> None:
-    graph = import_graph(_package_sources())
-    wrong = [
-        f"{s} -> {t}"
-        for s, targets in graph.items()
-        for t in targets
-        if _box(s) in ANALYSIS and _box(t) in HEAVY
-    ]
-    assert not wrong, "\n".join(sorted(wrong))
+def test_each_wing_imports_only_the_wings_it_may() -> None:
+    wrong = wing_violations(import_graph(_package_sources()))
+    assert not wrong, "imports across the wings (docs/architecture.md):\n" + "\n".join(wrong)
+
+
+def test_no_box_imports_the_package_root() -> None:
+    wrong = root_imports(import_graph(_package_sources()))
+    assert not wrong, "import the name from its own module:\n" + "\n".join(wrong)
+
+
+def test_the_subpackages_are_the_wings() -> None:
+    subpackages = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))
+    assert subpackages == sorted(WINGS), subpackages
 
 
 def test_no_box_imports_another_box_s_private_modules() -> None:
@@ -318,6 +385,46 @@ def test_order_rule_catches_an_import_of_a_later_or_same_tier() -> None:
         "itemscale.synth._suite -> itemscale.video",
         "itemscale.video._pipeline -> itemscale.sweep",
     ]
+
+
+def test_wing_rule_catches_an_import_across_the_wings() -> None:
+    graph = {
+        "itemscale.analysis.measures._analyze": {
+            "itemscale.core.responses",
+            "itemscale.collect.sweep",
+            "itemscale.analysis.comparison",
+        },
+        "itemscale.collect.importers._run": {"itemscale.analysis.measures", "itemscale.core"},
+        "itemscale.report._html": {"itemscale.analysis.measures", "itemscale.workflows"},
+        "itemscale.cli.cmd_analyze": {"itemscale.workflows", "itemscale.collect.models"},
+        "itemscale.extra._x": {"itemscale.core.errors"},
+    }
+    assert wing_violations(graph) == [
+        "itemscale.analysis.measures._analyze -> itemscale.collect.sweep: analysis may not "
+        "import collect",
+        "itemscale.collect.importers._run -> itemscale.analysis.measures: collect may not "
+        "import analysis",
+        "itemscale.extra._x -> itemscale.core.errors: a module outside the wings",
+        "itemscale.report._html -> itemscale.workflows: report may not import workflows",
+    ]
+
+
+def test_root_rule_catches_an_import_of_the_package_root() -> None:
+    sources = {
+        "itemscale": ("__version__ = '0'", True),
+        "itemscale.__main__": ("from .cli import main", False),
+        "itemscale.cli": ("from .. import __version__", True),
+        "itemscale.core": ("", True),
+        "itemscale.core.version": ("__version__ = '0'", False),
+        "itemscale.report._build": ("from ..core import version", False),
+        "itemscale.collect.synth._suite": ("import itemscale", False),
+    }
+    graph = import_graph(sources)
+    assert root_imports(graph) == [
+        "itemscale.cli -> itemscale",
+        "itemscale.collect.synth._suite -> itemscale",
+    ]
+    assert graph["itemscale.report._build"] == {"itemscale.core.version"}
 
 
 def test_placement_rule_catches_a_box_drawn_too_high_or_too_low() -> None:

@@ -1,4 +1,4 @@
-"""`itemscale.testing`: itemscale's own backends, importers and measures pass the conformance
+"""`itemscale.workflows.testing`: itemscale's own backends, importers and measures pass the conformance
 checks a plugin's author runs, and a broken toy of each kind fails them with a message naming
 every problem, so the checks can fail."""
 
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from pydantic import BaseModel
 
-from itemscale.importers import IMPORTERS, Importer, ImportOption
-from itemscale.measures import MEASURES, BlockData, ItemShare
-from itemscale.models import (
+from itemscale.analysis.measures import MEASURES, BlockData, ItemShare
+from itemscale.collect.importers import IMPORTERS, Importer, ImportOption
+from itemscale.collect.models import (
     BACKENDS,
     Backend,
     BackendSpec,
@@ -25,8 +25,13 @@ from itemscale.models import (
     VideoRequest,
     VideoResponse,
 )
-from itemscale.responses import Status
-from itemscale.testing import ConformanceError, check_backend, check_importer, check_measure
+from itemscale.core.responses import Status
+from itemscale.workflows.testing import (
+    ConformanceError,
+    check_backend,
+    check_importer,
+    check_measure,
+)
 
 
 @pytest.mark.parametrize("name", list(MEASURES))
@@ -140,9 +145,9 @@ def test_a_broken_importer_fails_naming_its_problems() -> None:
 @pytest.mark.parametrize(
     ("check", "kind"),
     [
-        (check_backend, "itemscale.models.Backend"),
-        (check_importer, "itemscale.importers.Importer"),
-        (check_measure, "itemscale.measures.Measure"),
+        (check_backend, "itemscale.collect.models.Backend"),
+        (check_importer, "itemscale.collect.importers.Importer"),
+        (check_measure, "itemscale.analysis.measures.Measure"),
     ],
 )
 def test_something_of_another_type_is_one_failure(check: Any, kind: str) -> None:

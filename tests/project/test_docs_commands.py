@@ -199,7 +199,7 @@ def prepare_readme(ws: Path) -> None:
 def _generation_predictions(path: Path, benchmark: Path) -> None:
     """`mlvu_predictions.csv`: a model's answers to the hand-made MLVU generation file at two
     budgets (the reference's first word at 8 frames, its first six words at 16)."""
-    from itemscale.items import load_benchmark
+    from itemscale.collect.items import load_benchmark
 
     rows = []
     for item in load_benchmark(benchmark):
@@ -495,7 +495,7 @@ def _readme_outputs(ws: Path) -> None:
 
 
 def _importers_outputs(ws: Path) -> None:
-    from itemscale.responses import read_run
+    from itemscale.core.responses import read_run
 
     wide, _ = read_run(ws / "runs/paper")
     long, _ = read_run(ws / "runs/paper-long")

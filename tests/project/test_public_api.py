@@ -91,7 +91,7 @@ def test_analysis_imports_neither_torch_nor_a_decoder() -> None:
     code = (
         "import sys, itemscale\n"
         "from itemscale import analyze_responses, cascade_report, audit_transitions, import_table\n"
-        "from itemscale.comparison import compare_sides\n"
+        "from itemscale.analysis.comparison import compare_sides\n"
         "import itemscale.cli.cmd_analyze\n"
         "bad = [m for m in ('torch', 'av', 'transformers', 'ray') if m in sys.modules]\n"
         "print(bad)\n"

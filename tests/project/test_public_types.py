@@ -22,8 +22,8 @@ from pydantic import BaseModel
 
 import itemscale
 from _support.paths import REPO, SRC
-from itemscale.measures import AnalysisOptions, AnalysisSettings
-from itemscale.policies import InterventionSettings
+from itemscale.analysis.measures import AnalysisOptions, AnalysisSettings
+from itemscale.analysis.policies import InterventionSettings
 from itemscale.workflows import InterventionOptions
 
 INIT = SRC / "itemscale" / "__init__.py"

@@ -4,21 +4,22 @@ release: each resolves to what its new name is, with a DeprecationWarning that n
 from __future__ import annotations
 
 import importlib
+import re
 from pathlib import Path
 
 import pytest
 
 #: (module, retired name, its one name now)
 RENAMED_MODULE_NAMES = [
-    ("itemscale.responses", "normalize_answer", "normalise_answer"),
-    ("itemscale.protocol", "POLICY_NAMES", "SAMPLING_POLICY_NAMES"),
-    ("itemscale.protocol", "PolicyName", "SamplingPolicyName"),
-    ("itemscale.protocol", "PHASED_POLICIES", "PHASED_SAMPLING_POLICIES"),
-    ("itemscale.policies", "POLICY_NAMES", "STOPPING_RULE_NAMES"),
-    ("itemscale.policies", "POLICY_DESCRIPTIONS", "STOPPING_RULE_DESCRIPTIONS"),
-    ("itemscale.policies", "run_policies", "run_stopping_rules"),
-    ("itemscale.policies", "Statistic", "Estimate"),
-    ("itemscale.policies", "Record", "ReportRecord"),
+    ("itemscale.core.responses", "normalize_answer", "normalise_answer"),
+    ("itemscale.collect.protocol", "POLICY_NAMES", "SAMPLING_POLICY_NAMES"),
+    ("itemscale.collect.protocol", "PolicyName", "SamplingPolicyName"),
+    ("itemscale.collect.protocol", "PHASED_POLICIES", "PHASED_SAMPLING_POLICIES"),
+    ("itemscale.analysis.policies", "POLICY_NAMES", "STOPPING_RULE_NAMES"),
+    ("itemscale.analysis.policies", "POLICY_DESCRIPTIONS", "STOPPING_RULE_DESCRIPTIONS"),
+    ("itemscale.analysis.policies", "run_policies", "run_stopping_rules"),
+    ("itemscale.analysis.policies", "Statistic", "Estimate"),
+    ("itemscale.analysis.policies", "Record", "ReportRecord"),
 ]
 
 
@@ -32,8 +33,8 @@ def test_a_retired_module_name_warns_and_is_the_new_one(module: str, old: str, n
 
 
 def test_a_retired_keyword_warns_and_means_the_new_one() -> None:
-    from itemscale.policies import intervention_configuration
-    from itemscale.protocol import Configuration
+    from itemscale.analysis.policies import intervention_configuration
+    from itemscale.collect.protocol import Configuration
 
     terminal = Configuration(frames=8)
     now = intervention_configuration(terminal, intervention="phase-shift")
@@ -48,7 +49,7 @@ def test_a_retired_keyword_warns_and_means_the_new_one() -> None:
 
 
 def test_an_unknown_name_is_still_an_attribute_error() -> None:
-    face = importlib.import_module("itemscale.responses")
+    face = importlib.import_module("itemscale.core.responses")
     with pytest.raises(AttributeError, match="has no attribute 'normalise_answers'"):
         face.normalise_answers  # noqa: B018
 
@@ -56,9 +57,9 @@ def test_an_unknown_name_is_still_an_attribute_error() -> None:
 def test_the_pixel_array_is_array_and_frames_still_reads_it() -> None:
     import numpy as np
 
-    from itemscale.items import Item
-    from itemscale.models import Frames, VideoRequest
-    from itemscale.video import FrameSet
+    from itemscale.collect.items import Item
+    from itemscale.collect.models import Frames, VideoRequest
+    from itemscale.collect.video import FrameSet
 
     pixels = np.zeros((2, 4, 4, 3), dtype=np.uint8)
     plain = Frames(pixels, (0, 5), (0.0, 0.5))
@@ -81,7 +82,7 @@ def test_the_pixel_array_is_array_and_frames_still_reads_it() -> None:
 
 def test_the_videos_length_is_video_frames(tmp_path: Path) -> None:
     from _support.sweep import make_video
-    from itemscale.video import probe_video
+    from itemscale.collect.video import probe_video
 
     info = probe_video(make_video(tmp_path / "v.mp4", n_frames=6))
     assert info.video_frames == 6
@@ -103,7 +104,7 @@ def test_retired_names_go_at_their_stated_release() -> None:
     """Each shim says it is removed in RENAMED_REMOVED_IN: a release at or past it with shims
     still in place would break that promise (remove them, then this test and the table)."""
     import itemscale
-    from itemscale.errors import RENAMED_REMOVED_IN
+    from itemscale.core.errors import RENAMED_REMOVED_IN
 
     def version(text: str) -> tuple[int, ...]:
         return tuple(int(part) for part in text.split(".")[:3])
@@ -112,7 +113,7 @@ def test_retired_names_go_at_their_stated_release() -> None:
         f"itemscale {itemscale.__version__} still has the names retired for {RENAMED_REMOVED_IN}"
     )
     with pytest.deprecated_call(match=rf"removed in itemscale {RENAMED_REMOVED_IN}"):
-        importlib.import_module("itemscale.responses").normalize_answer  # noqa: B018
+        importlib.import_module("itemscale.core.responses").normalize_answer  # noqa: B018
 
 
 def test_intervene_policy_is_the_retired_flag_of_intervention(
@@ -146,9 +147,9 @@ def test_n_boot_is_the_retired_name_of_bootstrap() -> None:
     import numpy as np
     from pydantic import ValidationError
 
-    from itemscale.errors import STORED
-    from itemscale.measures import AnalysisSettings, BootstrapSettings, VideoBootstrap
-    from itemscale.policies import CascadeSettings, InterventionSettings
+    from itemscale.analysis.measures import AnalysisSettings, BootstrapSettings, VideoBootstrap
+    from itemscale.analysis.policies import CascadeSettings, InterventionSettings
+    from itemscale.core.errors import STORED
 
     for cls, extra in (
         (AnalysisSettings, {}),
@@ -188,8 +189,8 @@ def test_frames_used_is_the_retired_name_of_effective_frames() -> None:
     the response table's column; a backend written with `frames_used` keeps working, warned."""
     import dataclasses
 
-    from itemscale.models import VideoResponse
-    from itemscale.responses import Status
+    from itemscale.collect.models import VideoResponse
+    from itemscale.core.responses import Status
 
     fields = {
         "raw_text": "A",
@@ -216,13 +217,13 @@ def test_frames_used_is_the_retired_name_of_effective_frames() -> None:
 
 
 def test_the_retired_default_floor_warns_and_says_why() -> None:
-    """`itemscale.measures.DEFAULT_RERUN_FLOOR` (issue: same-input verdicts from evidence) works
+    """`itemscale.analysis.measures.DEFAULT_RERUN_FLOOR` (issue: same-input verdicts from evidence) works
     for one more release as the value it was, warning that a floor is measured or stated and
     that the default came from the selector runs it judged; nothing in the package uses it."""
-    import itemscale.measures as measures
+    import itemscale.analysis.measures as measures
 
     with pytest.deprecated_call(
-        match=r"itemscale\.measures\.DEFAULT_RERUN_FLOOR is deprecated: use a measured or "
+        match=r"itemscale\.analysis\.measures\.DEFAULT_RERUN_FLOOR is deprecated: use a measured or "
         r"stated floor .* the default was taken from the selector runs it judged"
     ):
         floor = measures.DEFAULT_RERUN_FLOOR
@@ -231,3 +232,30 @@ def test_the_retired_default_floor_warns_and_says_why() -> None:
     # passed explicitly it is a floor like any other, with its source said
     assert measures.grade_answers(5, 2700, floor) == "rerun"
     assert "taken from the selector runs it judged" in floor.source
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("itemscale.measures", "itemscale.analysis.measures"),
+        ("itemscale.responses", "itemscale.core.responses"),
+        ("itemscale.errors", "itemscale.core.errors"),
+        ("itemscale.models", "itemscale.collect.models"),
+        ("itemscale.artifact", "itemscale.report"),
+        ("itemscale.testing", "itemscale.workflows.testing"),
+        ("itemscale.policies._cascade", "itemscale.analysis.policies._cascade"),
+    ],
+)
+def test_a_module_path_before_the_wings_is_the_module_at_its_new_path(old: str, new: str) -> None:
+    """`import itemscale.measures` still works until 0.2.0, with a warning, and gives the very
+    module at its new path (one object: isinstance and monkeypatching see one module)."""
+    import sys
+
+    for name in [n for n in sys.modules if n == old or n.startswith(old + ".")]:
+        del sys.modules[name]  # an earlier test may have imported it already
+    with pytest.deprecated_call(
+        match=rf"the module path {re.escape(old)} is deprecated: use {re.escape(new)}"
+    ):
+        module = importlib.import_module(old)
+    assert module is importlib.import_module(new)
+    assert sys.modules[old] is module

@@ -38,7 +38,7 @@ RETIRED = {
 
 #: Where a name is checked when it is retired only there (the sweep's `_budget` module is the
 #: token-budget probe, another concept).
-SCOPE = {"_budget": "itemscale/importers/"}
+SCOPE = {"_budget": "itemscale/collect/importers/"}
 
 #: A line that keeps a retired name working for a release, with its warning.
 SHIM_LINE = re.compile(

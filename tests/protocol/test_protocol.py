@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from itemscale.protocol import (
+from itemscale.collect.protocol import (
     Configuration,
     ProtocolError,
     SamplingPolicy,
@@ -199,7 +199,7 @@ def test_errors_name_key_path_and_allowed_values(tmp_path: Path) -> None:
     assert "grid.sampling[1].name" in message and "'interior'" in message and "'nested'" in message
 
     # a backend is checked against the names the protocol is read with (the command line
-    # gives the installed ones, `itemscale.models.BACKENDS`); without them, any name is read
+    # gives the installed ones, `itemscale.collect.models.BACKENDS`); without them, any name is read
     vllm = PROTOCOL.replace('backend = "openai"', 'backend = "vllm"')
     message = error_of(tmp_path, vllm, backends=("hf", "openai"))
     assert "models[1].backend: Input should be 'hf' or 'openai' (got 'vllm')" in message
@@ -347,8 +347,8 @@ def test_toml_nested_too_deeply_or_with_a_huge_integer_is_typed(tmp_path: Path) 
 
 
 def test_the_decoding_table_is_the_backends_decoding_settings(tmp_path: Path) -> None:
-    from itemscale.models import DecodingSettings as BackendDecoding
-    from itemscale.protocol import PROTOCOL_MAX_NEW_TOKENS, DecodingSettings, Protocol
+    from itemscale.collect.models import DecodingSettings as BackendDecoding
+    from itemscale.collect.protocol import PROTOCOL_MAX_NEW_TOKENS, DecodingSettings, Protocol
 
     assert DecodingSettings is BackendDecoding
     no_table = PROTOCOL[: PROTOCOL.index("[decoding]")]
@@ -364,7 +364,7 @@ def test_the_decoding_table_is_the_backends_decoding_settings(tmp_path: Path) ->
         "score_options": True,
     }
     # the record is every field of the settings but the seed, as the settings dump them
-    from itemscale.protocol._decoding import DecodingRecord
+    from itemscale.collect.protocol._decoding import DecodingRecord
 
     assert set(DecodingRecord.__annotations__) == set(BackendDecoding.model_fields) - {"seed"}
     assert protocol.model_dump(mode="json")["decoding"] == protocol.decoding.model_dump(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from itemscale.protocol import ProtocolError, load_protocol
+from itemscale.collect.protocol import ProtocolError, load_protocol
 
 BASE = """output = "run"
 {top}
@@ -54,7 +54,7 @@ def test_a_boolean_written_as_text_or_a_number_is_refused(
 
 
 def test_a_backend_boolean_option_is_strict_too(tmp_path: Path) -> None:
-    from itemscale.models import BackendError, check_backend_options
+    from itemscale.collect.models import BackendError, check_backend_options
 
     protocol = load_protocol(_write(tmp_path, option='video_input = "no"'))
     with pytest.raises(BackendError, match="option 'video_input': must be true or false"):

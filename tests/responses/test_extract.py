@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from itemscale.responses import EXTRACTOR_VERSION, NOANSWER, extract_choice
+from itemscale.core.responses import EXTRACTOR_VERSION, NOANSWER, extract_choice
 
 XMAS = ("Apples.", "Candles.", "Berries.", "The three kinds are of the same number.")
 SOCKS = ("A. 1.", "B. 4.", "C. 2.", "D. 3.")

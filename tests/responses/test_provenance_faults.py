@@ -19,7 +19,7 @@ import pytest
 
 from _support.sweep import pixel_factory, write_benchmark, write_protocol
 from itemscale.cli import main
-from itemscale.responses import IMPORT_MARKER, RunLockedError, read_run, run_lock
+from itemscale.core.responses import IMPORT_MARKER, RunLockedError, read_run, run_lock
 
 HEADER = "model,item_id,video_id,config,frames,correct"
 
@@ -42,7 +42,7 @@ def _env() -> dict[str, str]:
 def test_a_damaged_run_json_stops_a_sweep_and_an_import_before_anything_is_written(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str
 ) -> None:
-    from itemscale.sweep import run_sweep
+    from itemscale.collect.sweep import run_sweep
 
     run_dir = tmp_path / "run"
     assert main(["import", "table", str(_table(tmp_path / "a.csv")), "-o", str(run_dir)]) == 0
@@ -50,7 +50,7 @@ def test_a_damaged_run_json_stops_a_sweep_and_an_import_before_anything_is_writt
     before = {p.name: p.read_bytes() for p in run_dir.iterdir()}
     suite = write_benchmark(tmp_path / "suite", 2)
     proto = write_protocol(tmp_path / "p.toml", suite, frames=(2,), output=run_dir)
-    from itemscale.protocol import load_protocol
+    from itemscale.collect.protocol import load_protocol
 
     with pytest.raises(ValueError, match=r"run.json.*provenance is damaged"):
         run_sweep(load_protocol(proto), backend_factory=pixel_factory, progress=False)
@@ -64,7 +64,7 @@ def test_a_damaged_run_json_stops_a_sweep_and_an_import_before_anything_is_writt
 
 _HOLD = """
 import sys, time
-from itemscale.responses import run_lock
+from itemscale.core.responses import run_lock
 with run_lock(sys.argv[1], what="sweep"):
     print("held", flush=True)
     time.sleep(60)

@@ -10,16 +10,16 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from itemscale.analysis.measures import analyze_responses
 from itemscale.cli import main
-from itemscale.measures import analyze_responses
-from itemscale.responses import (
+from itemscale.core.responses import (
     duplicated_keys,
     normalise_responses,
     read_responses,
     read_run,
     write_responses,
 )
-from itemscale.responses._io import UNUSED_BY_ANALYSIS
+from itemscale.core.responses._io import UNUSED_BY_ANALYSIS
 
 KEYS = st.lists(
     st.tuples(

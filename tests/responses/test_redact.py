@@ -13,15 +13,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from itemscale.cli import main
-from itemscale.responses import (
+from itemscale.core.responses import (
     excerpt,
     normalise_responses,
     read_run,
     redact,
     register_secret,
 )
-from itemscale.responses._io import redact_free_text
-from itemscale.responses._safety import redaction_trigger
+from itemscale.core.responses._io import redact_free_text
+from itemscale.core.responses._safety import redaction_trigger
 
 KEY = "sk-redact-test-5f3a9c1e7b"
 

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from _support.sweep import write_benchmark, write_protocol
 from itemscale.cli import main
-from itemscale.responses import redact, register_secret
-from itemscale.responses._safety import REDACTED, _base64_cores, redaction_trigger
+from itemscale.core.responses import redact, register_secret
+from itemscale.core.responses._safety import REDACTED, _base64_cores, redaction_trigger
 
 KEY = "sk-zq7Xv/Pm3+Rt9KwLhJ4nYgQsT8uVd"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import types
 import typing
 
-from itemscale.responses import RESPONSE_COLUMNS, ResponseRow
+from itemscale.core.responses import RESPONSE_COLUMNS, ResponseRow
 
 _PYTHON: dict[str, object] = {
     "text": str,

@@ -9,8 +9,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from itemscale.responses import SchemaError, read_responses, read_run, write_responses, write_run
-from itemscale.responses._schema import RESPONSE_SCHEMA
+from itemscale.core.responses import (
+    SchemaError,
+    read_responses,
+    read_run,
+    write_responses,
+    write_run,
+)
+from itemscale.core.responses._schema import RESPONSE_SCHEMA
 
 
 def rows(n: int = 2) -> pd.DataFrame:
@@ -102,7 +108,7 @@ def test_bad_tables_are_refused_and_nothing_is_written(
 
 
 def test_atomic_text_file_keeps_the_old_file_when_the_writer_fails(tmp_path: Path) -> None:
-    from itemscale.files import atomic_text_file
+    from itemscale.core.files import atomic_text_file
 
     target = tmp_path / "sub" / "notes.csv"
     with atomic_text_file(target, newline="") as fh:
@@ -118,7 +124,7 @@ def test_atomic_text_file_keeps_the_old_file_when_the_writer_fails(tmp_path: Pat
 def test_write_parquet_atomic_replaces_pandas_metadata_and_leaves_no_temp(
     tmp_path: Path,
 ) -> None:
-    from itemscale.responses import write_parquet_atomic
+    from itemscale.core.responses import write_parquet_atomic
 
     table = pa.Table.from_pandas(pd.DataFrame({"x": [1, 2]}), preserve_index=False)
     assert b"pandas" in (table.schema.metadata or {})
@@ -131,7 +137,7 @@ def test_write_parquet_atomic_replaces_pandas_metadata_and_leaves_no_temp(
 
 
 def test_replace_dir_swaps_a_whole_directory_in_and_leaves_nothing_aside(tmp_path: Path) -> None:
-    from itemscale.files import replace_dir
+    from itemscale.core.files import replace_dir
 
     target = tmp_path / "sheets"
     first = tmp_path / ".new-1"

@@ -16,15 +16,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import itemscale.responses
-from itemscale.responses import (
+import itemscale.core.responses
+from itemscale.collect.store import MIGRATIONS, CellRow, RunStore, StoreError, cells_layout
+from itemscale.collect.store._migrations import migrated_columns, unmigrated_columns
+from itemscale.collect.sweep._execute import FrameFields, RowIdentity
+from itemscale.core.responses import (
     COLUMNS,
     RESPONSE_COLUMNS,
     ResponseColumn,
     ResponseRow,
     read_responses,
 )
-from itemscale.responses._row_fields import (
+from itemscale.core.responses._row_fields import (
     PACKAGE_DIR,
     RowBlockError,
     block_files,
@@ -32,10 +35,7 @@ from itemscale.responses._row_fields import (
     rewrite,
     stale_files,
 )
-from itemscale.responses._schema import SCHEMA_VERSION, SCHEMA_VERSION_KEY
-from itemscale.store import MIGRATIONS, CellRow, RunStore, StoreError, cells_layout
-from itemscale.store._migrations import migrated_columns, unmigrated_columns
-from itemscale.sweep._execute import FrameFields, RowIdentity
+from itemscale.core.responses._schema import SCHEMA_VERSION, SCHEMA_VERSION_KEY
 
 #: Where each shape's block lives, by class name.
 SHAPES = {
@@ -85,7 +85,7 @@ def _source(class_name: str) -> str:
 
 def test_every_block_is_what_the_definition_writes() -> None:
     """A hand edit of a block, or a column added without the rewrite, fails here."""
-    assert stale_files() == [], "run `python -m itemscale.responses._row_fields`"
+    assert stale_files() == [], "run `python -m itemscale.core.responses._row_fields`"
     assert {str(p.relative_to(PACKAGE_DIR)) for p in block_files()} == set(SHAPES.values())
 
 
@@ -151,7 +151,7 @@ def test_a_store_refuses_a_row_its_migrations_do_not_hold(
 ) -> None:
     with RunStore(tmp_path / "store.sqlite"):
         pass
-    monkeypatch.setattr(itemscale.responses, "RESPONSE_COLUMNS", (*RESPONSE_COLUMNS, HOST))
+    monkeypatch.setattr(itemscale.core.responses, "RESPONSE_COLUMNS", (*RESPONSE_COLUMNS, HOST))
     with pytest.raises(StoreError, match=r"defines host, which no run store migration adds"):
         RunStore(tmp_path / "store.sqlite")
     with pytest.raises(StoreError, match="host"):

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from _support.sweep import pixel_factory, write_benchmark, write_protocol
 from itemscale.cli import main
-from itemscale.importers import ImportInputError, import_table, run_import
-from itemscale.responses import read_run, run_lock
+from itemscale.collect.importers import ImportInputError, import_table, run_import
+from itemscale.core.responses import read_run, run_lock
 
 HEADER = "model,item_id,video_id,config,frames,correct"
 
@@ -134,8 +134,8 @@ def test_a_held_lock_is_a_typed_error_after_the_wait(tmp_path: Path) -> None:
 
 
 def test_sweep_after_import_keeps_the_imported_rows(tmp_path: Path) -> None:
-    from itemscale.protocol import load_protocol
-    from itemscale.sweep import run_sweep
+    from itemscale.collect.protocol import load_protocol
+    from itemscale.collect.sweep import run_sweep
 
     suite = write_benchmark(tmp_path / "suite", 2)
     proto = load_protocol(write_protocol(tmp_path / "p.toml", suite))
@@ -276,8 +276,8 @@ def artifact(run: Path) -> Path:
 
 
 def _rebuilt(artifact: Path, tmp_path: Path, edit: Any) -> Any:
-    from itemscale.artifact import verify_artifact
-    from itemscale.artifact._manifest import write_manifest
+    from itemscale.report import verify_artifact
+    from itemscale.report._manifest import write_manifest
 
     copy = tmp_path / f"copy-{len(list(tmp_path.iterdir()))}"
     shutil.copytree(artifact, copy)
@@ -287,7 +287,7 @@ def _rebuilt(artifact: Path, tmp_path: Path, edit: Any) -> Any:
 
 
 def test_verify_catches_edits_behind_a_rebuilt_manifest(artifact: Path, tmp_path: Path) -> None:
-    from itemscale.artifact import verify_artifact
+    from itemscale.report import verify_artifact
 
     assert verify_artifact(artifact).ok
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from itemscale.responses import (
+from itemscale.core.responses import (
     OpenAnswerScores,
     exact_match,
     normalise_answer,

@@ -11,8 +11,8 @@ import pytest
 
 from _support.tables import table
 from itemscale.cli import main
-from itemscale.responses import normalise_responses, read_provenance, write_run
-from itemscale.responses._io import SchemaError
+from itemscale.core.responses import normalise_responses, read_provenance, write_run
+from itemscale.core.responses._io import SchemaError
 
 STACK = {"packages": {"transformers": "5.24.0"}, "python": "3.11.7"}
 

@@ -25,9 +25,9 @@ import pytest
 
 from _support.paths import REPO
 from itemscale.cli import main
-from itemscale.errors import DiskFullError
-from itemscale.store import CellRow, RunStore
-from itemscale.store._store import WAL_CHECKPOINT_PAGES
+from itemscale.collect.store import CellRow, RunStore
+from itemscale.collect.store._store import WAL_CHECKPOINT_PAGES
+from itemscale.core.errors import DiskFullError
 
 HEADER = "model,item_id,video_id,config,frames,correct,prediction"
 CONFIGS = (("8f", 8), ("16f", 16))
@@ -137,7 +137,7 @@ INNER = textwrap.dedent(
     from _support.openai_server import ChatServer, Reply
     from _support.sweep import write_benchmark, write_protocol
     from itemscale.cli import main
-    from itemscale.store import RunStore
+    from itemscale.collect.store import RunStore
 
     out = {}
     def tree(root):

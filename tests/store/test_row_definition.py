@@ -11,14 +11,14 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from itemscale.responses import (
+from itemscale.collect.store import MIGRATIONS, CellRow, RunStore, cells_layout, open_store
+from itemscale.core.responses import (
     COLUMNS,
     REQUIRED_COLUMNS,
     RESPONSE_COLUMNS,
     read_run,
 )
-from itemscale.responses._schema import RESPONSE_SCHEMA, SCHEMA_VERSION
-from itemscale.store import MIGRATIONS, CellRow, RunStore, cells_layout, open_store
+from itemscale.core.responses._schema import RESPONSE_SCHEMA, SCHEMA_VERSION
 
 #: What each kind of value is in a row (`CellRow`'s annotation for a nullable column adds
 #: `| None`).

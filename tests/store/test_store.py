@@ -10,10 +10,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from itemscale.items import Item
-from itemscale.responses import read_run
-from itemscale.store import MIGRATIONS, CellRow, RunStore, StoreError, cell_identity, open_store
-from itemscale.store._migrations import SCHEMA_VERSION
+from itemscale.collect.items import Item
+from itemscale.collect.store import (
+    MIGRATIONS,
+    CellRow,
+    RunStore,
+    StoreError,
+    cell_identity,
+    open_store,
+)
+from itemscale.collect.store._migrations import SCHEMA_VERSION
+from itemscale.core.responses import read_run
 
 # The final schema, written out by hand: a migration that changes it must change this too.
 EXPECTED_SCHEMA = {

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from _support.sweep import pixel_factory, write_benchmark, write_protocol
-from itemscale.protocol import load_protocol
-from itemscale.store import StoreError, open_store
-from itemscale.sweep import run_sweep
+from itemscale.collect.protocol import load_protocol
+from itemscale.collect.store import StoreError, open_store
+from itemscale.collect.sweep import run_sweep
 
 
 @pytest.mark.parametrize(

@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from _support.sweep import PixelBackend, write_benchmark, write_protocol
-from itemscale.models import VideoRequest, VideoResponse
-from itemscale.protocol import ModelEntry, load_protocol
-from itemscale.responses import Status, read_run
-from itemscale.sweep import run_sweep
+from itemscale.collect.models import VideoRequest, VideoResponse
+from itemscale.collect.protocol import ModelEntry, load_protocol
+from itemscale.collect.sweep import run_sweep
+from itemscale.core.responses import Status, read_run
 
 NAN, INF = float("nan"), float("inf")
 

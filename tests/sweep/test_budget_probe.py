@@ -12,13 +12,13 @@ import pytest
 
 from _support.openai_server import ChatServer, Reply
 from _support.sweep import write_benchmark, write_protocol
+from itemscale.analysis.measures import analyze_responses
 from itemscale.cli import main
-from itemscale.measures import analyze_responses
-from itemscale.protocol import load_protocol
-from itemscale.responses import read_run
-from itemscale.store import CellRow
-from itemscale.sweep import BudgetNotHonouredError, run_sweep
-from itemscale.sweep._budget import budget_verdict, unfit_cells
+from itemscale.collect.protocol import load_protocol
+from itemscale.collect.store import CellRow
+from itemscale.collect.sweep import BudgetNotHonouredError, run_sweep
+from itemscale.collect.sweep._budget import budget_verdict, unfit_cells
+from itemscale.core.responses import read_run
 
 FAST = {"backoff_base_s": 0.01, "backoff_max_s": 0.02}
 FRAMES = (2, 4, 8, 16)

@@ -20,10 +20,10 @@ from pathlib import Path
 import pandas as pd
 
 from _support.sweep import pixel_factory, write_benchmark, write_protocol
-from itemscale.protocol import load_protocol
-from itemscale.responses import read_run
-from itemscale.sweep import run_sweep
-from itemscale.video import FrameCache, video_content_hash
+from itemscale.collect.protocol import load_protocol
+from itemscale.collect.sweep import run_sweep
+from itemscale.collect.video import FrameCache, video_content_hash
+from itemscale.core.responses import read_run
 
 TESTS = Path(__file__).resolve().parents[1]
 #: the issue's bound: the sweep of 4 short videos takes a few seconds, most of it imports
@@ -35,9 +35,9 @@ import json, resource, sys
 resource.setrlimit(resource.RLIMIT_DATA, ({limit}, {limit}))
 sys.path.insert(0, {tests!r})
 from _support.sweep import pixel_factory
-from itemscale.protocol import load_protocol
-from itemscale.sweep import run_sweep
-from itemscale.video import FrameCache
+from itemscale.collect.protocol import load_protocol
+from itemscale.collect.sweep import run_sweep
+from itemscale.collect.video import FrameCache
 
 cache = FrameCache({cache!r})
 result = run_sweep(

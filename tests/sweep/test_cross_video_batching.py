@@ -17,12 +17,18 @@ import pandas as pd
 import pytest
 
 from _support.sweep import PixelBackend, read_log, write_benchmark, write_protocol
-from itemscale.items import Item
-from itemscale.models import VideoLM, VideoRequest, VideoResponse, builtin_model_dir, load_backend
-from itemscale.protocol import ModelEntry, load_protocol
-from itemscale.sweep import SweepStop, load_benchmark_items, run_sweep
-from itemscale.sweep import _runner as runner_module
-from itemscale.sweep._memory import AUTO_MAX_BATCH, DEFAULT_BYTES_PER_VISUAL_TOKEN
+from itemscale.collect.items import Item
+from itemscale.collect.models import (
+    VideoLM,
+    VideoRequest,
+    VideoResponse,
+    builtin_model_dir,
+    load_backend,
+)
+from itemscale.collect.protocol import ModelEntry, load_protocol
+from itemscale.collect.sweep import SweepStop, load_benchmark_items, run_sweep
+from itemscale.collect.sweep import _runner as runner_module
+from itemscale.collect.sweep._memory import AUTO_MAX_BATCH, DEFAULT_BYTES_PER_VISUAL_TOKEN
 
 
 def _one_question_per_video(root: Path, videos: int = 8) -> tuple[Any, list[Item]]:
@@ -153,7 +159,7 @@ def _pixel_sweep(tmp_path: Path, videos: int = 6, **kwargs: Any) -> tuple[Any, P
 def test_pixel_batches_cross_videos_and_an_interrupted_sweep_resumes_once_per_cell(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, decoding_at_once: int
 ) -> None:
-    from itemscale.sweep import _batching
+    from itemscale.collect.sweep import _batching
 
     monkeypatch.setattr(_batching, "decode_threads", lambda: decoding_at_once)
     protocol, log = _pixel_sweep(tmp_path)
@@ -277,7 +283,7 @@ def test_the_cli_takes_auto_and_prints_the_throughput(
 
 
 def test_auto_dtype_is_bfloat16_on_cuda_and_float32_elsewhere() -> None:
-    from itemscale.models._hf import resolve_dtype
+    from itemscale.collect.models._hf import resolve_dtype
 
     assert resolve_dtype("auto", "cuda") == resolve_dtype("auto", "cuda:1") == "bfloat16"
     assert resolve_dtype("auto", "cpu") == resolve_dtype("auto", "mps") == "float32"

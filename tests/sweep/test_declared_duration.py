@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from _support.sweep import make_items, make_video, pixel_factory, write_protocol
-from itemscale.items import write_items_jsonl
-from itemscale.protocol import load_protocol
-from itemscale.responses import read_run
-from itemscale.sweep import run_sweep
+from itemscale.collect.items import write_items_jsonl
+from itemscale.collect.protocol import load_protocol
+from itemscale.collect.sweep import run_sweep
+from itemscale.core.responses import read_run
 
 
 def test_a_declared_duration_far_from_the_videos_is_a_warning_with_the_figures(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from itemscale.sweep._plan import estimate_image_tokens, estimate_visual_tokens
+from itemscale.collect.sweep._plan import estimate_image_tokens, estimate_visual_tokens
 
 SIZES = [(48, 64), (57, 85), (90, 160), (112, 200), (224, 224), (360, 640), (480, 854)]
 
@@ -18,7 +18,7 @@ def test_hf_video_tokens_equal_the_processors(height: int, width: int, frames: i
     from transformers.models.qwen2_vl.video_processing_qwen2_vl import Qwen2VLVideoProcessor
 
     processor = Qwen2VLVideoProcessor()
-    # the bounds `itemscale.models._hf_families.resize_kwargs` passes: one patch below, the
+    # the bounds `itemscale.collect.models._hf_families.resize_kwargs` passes: one patch below, the
     # frame rounded up to the patch grid above
     ceiling = -(-height // 28) * 28 * (-(-width // 28) * 28)
     video = np.random.default_rng(0).integers(0, 256, (frames, height, width, 3), dtype=np.uint8)

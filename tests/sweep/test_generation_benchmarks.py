@@ -15,11 +15,11 @@ import pytest
 from _support.paths import DATA
 from _support.sweep import make_video
 from itemscale.cli import cmd_analyze, main
-from itemscale.importers import run_import
-from itemscale.items import load_benchmark
-from itemscale.protocol import load_protocol
-from itemscale.responses import read_run, rouge_l, token_f1
-from itemscale.sweep import run_sweep
+from itemscale.collect.importers import run_import
+from itemscale.collect.items import load_benchmark
+from itemscale.collect.protocol import load_protocol
+from itemscale.collect.sweep import run_sweep
+from itemscale.core.responses import read_run, rouge_l, token_f1
 
 GEN = DATA / "generation"
 CASES = {

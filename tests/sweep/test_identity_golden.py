@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from _support.sweep import pixel_factory, write_benchmark, write_protocol
-from itemscale.files import read_json
-from itemscale.protocol import Protocol, load_protocol
-from itemscale.responses import read_run
-from itemscale.sweep import run_sweep
+from itemscale.collect.protocol import Protocol, load_protocol
+from itemscale.collect.sweep import run_sweep
+from itemscale.core.files import read_json
+from itemscale.core.responses import read_run
 
 Cells = list[tuple[str, int, int, str]]
 

@@ -9,10 +9,10 @@ import pytest
 
 from _support.sweep import write_benchmark, write_protocol
 from itemscale.cli import main
-from itemscale.errors import ItemscaleError
-from itemscale.protocol import load_protocol
-from itemscale.responses import read_run
-from itemscale.sweep import run_sweep
+from itemscale.collect.protocol import load_protocol
+from itemscale.collect.sweep import run_sweep
+from itemscale.core.errors import ItemscaleError
+from itemscale.core.responses import read_run
 
 BUILTIN = {"name": "tiny", "backend": "builtin", "model": "builtin", "dtype": "float32"}
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 
 from _support.sweep import PixelBackend, make_items, make_video, read_log
-from itemscale.models import VideoRequest
+from itemscale.collect.models import VideoRequest
 
 
 def test_pixel_backend_answers_from_pixels(tmp_path: Path) -> None:
-    from itemscale.models import Frames
+    from itemscale.collect.models import Frames
 
     item = make_items(1)[0]
     backend = PixelBackend(str(tmp_path / "log.jsonl"))
@@ -30,7 +30,7 @@ def test_pixel_backend_answers_from_pixels(tmp_path: Path) -> None:
 
 
 def test_make_video_decodes_to_distinct_colours(tmp_path: Path) -> None:
-    from itemscale.video import probe_video
+    from itemscale.collect.video import probe_video
 
     path = make_video(tmp_path / "x.mp4", n_frames=12)
     info = probe_video(path)

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from _support.sweep import pixel_factory, write_benchmark, write_protocol
-from itemscale.protocol import load_protocol
-from itemscale.sweep import RayUnreachableError, run_sweep
-from itemscale.sweep._ray import check_reachable
+from itemscale.collect.protocol import load_protocol
+from itemscale.collect.sweep import RayUnreachableError, run_sweep
+from itemscale.collect.sweep._ray import check_reachable
 
 
 def _closed_port() -> int:

@@ -12,7 +12,7 @@ import pytest
 from _support.openai_server import ChatServer, Reply
 from _support.sweep import write_benchmark, write_protocol
 from itemscale.cli import main
-from itemscale.responses import read_run
+from itemscale.core.responses import read_run
 
 KEY = "sk-Cap7Straddle3Key9Xy2Wv8Ut"
 

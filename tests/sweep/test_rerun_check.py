@@ -14,10 +14,10 @@ import pytest
 
 from _support.sweep import PixelBackend, write_benchmark, write_protocol
 from itemscale.cli import main
-from itemscale.models import VideoRequest, VideoResponse
-from itemscale.protocol import ModelEntry, load_protocol
-from itemscale.responses import RERUN_REPEAT_BASE, read_run
-from itemscale.sweep import RerunCheck, run_sweep
+from itemscale.collect.models import VideoRequest, VideoResponse
+from itemscale.collect.protocol import ModelEntry, load_protocol
+from itemscale.collect.sweep import RerunCheck, run_sweep
+from itemscale.core.responses import RERUN_REPEAT_BASE, read_run
 
 #: the number of requests of every model call, in order (the factory's backends append)
 CALLS: list[int] = []
@@ -108,10 +108,10 @@ def test_the_sample_and_its_order_follow_the_seed() -> None:
 
 
 def test_a_rerun_draws_the_frames_of_the_cell_it_repeats() -> None:
-    from itemscale.items import Item
-    from itemscale.protocol import Configuration, SamplingPolicy
-    from itemscale.sweep._execute import _pass_key
-    from itemscale.sweep._plan import Cell, PlannedConfig
+    from itemscale.collect.items import Item
+    from itemscale.collect.protocol import Configuration, SamplingPolicy
+    from itemscale.collect.sweep._execute import _pass_key
+    from itemscale.collect.sweep._plan import Cell, PlannedConfig
 
     item = Item(item_id="q", video_id="v", question="?", options=("a", "b"), answer="A")
     config = Configuration(frames=4, sampling=SamplingPolicy(name="random"))

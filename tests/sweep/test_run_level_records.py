@@ -10,10 +10,10 @@ import pytest
 
 from _support.sweep import pixel_factory, write_benchmark, write_protocol
 from itemscale.cli import main
-from itemscale.protocol import load_protocol
-from itemscale.responses import read_run
-from itemscale.sweep import Numerics, run_sweep
-from itemscale.sweep._run_file import run_deterministic
+from itemscale.collect.protocol import load_protocol
+from itemscale.collect.sweep import Numerics, run_sweep
+from itemscale.collect.sweep._run_file import run_deterministic
+from itemscale.core.responses import read_run
 
 
 def _protocol(tmp_path: Path) -> Path:

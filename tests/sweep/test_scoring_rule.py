@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from _support.sweep import write_benchmark, write_protocol
-from itemscale.models import builtin_model_dir, scoring_rule_of
-from itemscale.protocol import ModelEntry, load_protocol
-from itemscale.responses import read_run
-from itemscale.store import open_store
-from itemscale.sweep import run_sweep
+from itemscale.collect.models import builtin_model_dir, scoring_rule_of
+from itemscale.collect.protocol import ModelEntry, load_protocol
+from itemscale.collect.store import open_store
+from itemscale.collect.sweep import run_sweep
+from itemscale.core.responses import read_run
 
 
 def test_hf_and_builtin_on_the_builtin_folder_answer_alike(

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from _support.sweep import pixel_factory, write_benchmark
-from itemscale.comparison import COMPARE_SCHEMA_VERSION
-from itemscale.protocol import load_protocol
-from itemscale.responses import read_run
-from itemscale.sweep import plan_sweep, run_sweep
-from itemscale.video import SelectionError
+from itemscale.analysis.comparison import COMPARE_SCHEMA_VERSION
+from itemscale.collect.protocol import load_protocol
+from itemscale.collect.sweep import plan_sweep, run_sweep
+from itemscale.collect.video import SelectionError
+from itemscale.core.responses import read_run
 
 PIXEL = {"name": "pixel", "backend": "hf", "model": "pixel-test"}
 AKS_2 = [

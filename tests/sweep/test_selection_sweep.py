@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from _support.sweep import pixel_factory, write_benchmark
-from itemscale.protocol import ProtocolError, load_protocol
-from itemscale.responses import read_run
-from itemscale.sweep import run_sweep
-from itemscale.video import SelectionError
+from itemscale.collect.protocol import ProtocolError, load_protocol
+from itemscale.collect.sweep import run_sweep
+from itemscale.collect.video import SelectionError
+from itemscale.core.responses import read_run
 
 #: 2-frame AKS selection: source-video frame numbers, one record per question.
 AKS_2 = [

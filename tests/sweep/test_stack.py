@@ -18,9 +18,9 @@ import pytest
 
 from _support.sweep import pixel_factory, write_benchmark, write_protocol
 from itemscale.cli import main
-from itemscale.protocol import load_protocol
-from itemscale.responses import read_run, stack_changes, stack_fields
-from itemscale.sweep import STACK_OVERRIDE_ENV, run_sweep, software_stack
+from itemscale.collect.protocol import load_protocol
+from itemscale.collect.sweep import STACK_OVERRIDE_ENV, run_sweep, software_stack
+from itemscale.core.responses import read_run, stack_changes, stack_fields
 
 
 def _sweep(tmp_path: Path, **kw: object) -> object:
@@ -102,7 +102,7 @@ def test_a_bad_override_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_checkpoint_saved_with_another_transformers_is_said(tmp_path: Path) -> None:
-    from itemscale.models import builtin_model_dir, saved_with_note
+    from itemscale.collect.models import builtin_model_dir, saved_with_note
 
     shipped = json.loads((builtin_model_dir() / "config.json").read_text())["transformers_version"]
     assert shipped == "5.24.0"
@@ -121,7 +121,7 @@ def test_deterministic_mode_is_applied_recorded_and_needs_batch_size_one(
 ) -> None:
     import torch
 
-    from itemscale.sweep import Numerics
+    from itemscale.collect.sweep import Numerics
 
     monkeypatch.delenv(STACK_OVERRIDE_ENV, raising=False)
     with pytest.raises(ValueError, match="one request per model call"):

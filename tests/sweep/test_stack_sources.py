@@ -23,10 +23,10 @@ import pytest
 
 from _support.sweep import pixel_factory, write_benchmark, write_protocol
 from itemscale.cli import main
-from itemscale.models import builtin_model_dir, imported_package, saved_with_note
-from itemscale.protocol import load_protocol
-from itemscale.responses import read_run
-from itemscale.sweep import STACK_OVERRIDE_ENV, run_sweep, software_stack, stack_notice
+from itemscale.collect.models import builtin_model_dir, imported_package, saved_with_note
+from itemscale.collect.protocol import load_protocol
+from itemscale.collect.sweep import STACK_OVERRIDE_ENV, run_sweep, software_stack, stack_notice
+from itemscale.core.responses import read_run
 
 INSTALLED = metadata.version("transformers")
 
@@ -57,7 +57,7 @@ def test_a_copy_first_on_pythonpath_is_recorded_by_its_own_version_and_file(
     )
     (checkout / "PIL" / "_version.py").write_text('__version__ = "1.2.3"\n')
     code = (
-        "import json; from itemscale.models import imported_package; "
+        "import json; from itemscale.collect.models import imported_package; "
         "p = imported_package('Pillow'); "
         "print(json.dumps({**p.record(), 'running': p.running_version}))"
     )

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import itemscale.video
+import itemscale.collect.video
 from _support.paths import DOCS
 from _support.sweep import (
     PixelBackend,
@@ -28,12 +28,12 @@ from _support.sweep import (
     write_protocol,
 )
 from itemscale.cli import main
-from itemscale.items import Item
-from itemscale.protocol import Configuration, ModelEntry, SamplingPolicy, load_protocol
-from itemscale.responses import read_run
-from itemscale.store import open_store
-from itemscale.sweep import ExtraConfig, SweepStop, plan_sweep, run_sweep
-from itemscale.sweep._plan import ModelPlanInfo, plan_cells, planned_configs
+from itemscale.collect.items import Item
+from itemscale.collect.protocol import Configuration, ModelEntry, SamplingPolicy, load_protocol
+from itemscale.collect.store import open_store
+from itemscale.collect.sweep import ExtraConfig, SweepStop, plan_sweep, run_sweep
+from itemscale.collect.sweep._plan import ModelPlanInfo, plan_cells, planned_configs
+from itemscale.core.responses import read_run
 
 LETTERS = "ABCD"
 
@@ -159,7 +159,7 @@ def test_a_resume_with_every_cell_done_says_so(
 def test_each_video_is_decoded_once_for_all_its_configurations(
     bench: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = itemscale.video.decode_for_configs
+    real = itemscale.collect.video.decode_for_configs
     calls: list[tuple[str, int, str, int]] = []
 
     def counting(path: Any, configs: Any, **kw: Any) -> Any:
@@ -167,7 +167,7 @@ def test_each_video_is_decoded_once_for_all_its_configurations(
         calls.append((Path(path).name, len(configs), kw["item_key"], kw["repeat"]))
         return real(path, configs, **kw)
 
-    monkeypatch.setattr(itemscale.video, "decode_for_configs", counting)
+    monkeypatch.setattr(itemscale.collect.video, "decode_for_configs", counting)
     _run(bench)
     assert sorted(calls) == [("v0.mp4", 3, "", 0), ("v1.mp4", 3, "", 0)]
     # Seeded random sampling draws per item (and repeat): one extra pass per item for it.
@@ -279,7 +279,7 @@ def test_dry_run_prints_plan_and_cost(
     bench: dict[str, Any], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the test backend's options (`log`) are not the real hf backend's, which --dry-run checks
-    monkeypatch.setattr("itemscale.sweep._runner.check_models", lambda protocol: None)
+    monkeypatch.setattr("itemscale.collect.sweep._runner.check_models", lambda protocol: None)
     assert main(["sweep", str(bench["protocol_file"]), "--dry-run", "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)
     # 4 items x (2+4+8) frames; a 64x48 frame is resized to 56x56 as the processor rounds it:
@@ -389,7 +389,7 @@ def test_rerun_keeps_provenance_other_commands_added(bench: dict[str, Any]) -> N
 def test_a_second_sweep_on_the_same_run_directory_is_refused(bench: dict[str, Any]) -> None:
     import os
 
-    from itemscale.store import StoreError, run_dir_lock
+    from itemscale.collect.store import StoreError, run_dir_lock
 
     with run_dir_lock(bench["root"] / "run"):
         with pytest.raises(
@@ -401,7 +401,7 @@ def test_a_second_sweep_on_the_same_run_directory_is_refused(bench: dict[str, An
 
 
 def test_two_models_share_decoded_frames_through_the_frame_cache(tmp_path: Path) -> None:
-    from itemscale.video import FrameCache
+    from itemscale.collect.video import FrameCache
 
     suite = write_benchmark(tmp_path / "suite", 2)
     logs = {name: tmp_path / f"{name}.jsonl" for name in ("a", "b")}
@@ -445,16 +445,16 @@ def test_a_no_op_resume_does_not_load_the_model(
 ) -> None:
     """The shipped model through the real loader: a resume whose cells are all done under the
     spec an identical load produced skips loading; a changed entry or device loads again."""
-    import itemscale.models
+    import itemscale.collect.models
 
     loads: list[str] = []
-    real_load = itemscale.models.load_backend
+    real_load = itemscale.collect.models.load_backend
 
     def counting_load(entry: Any, **kw: Any) -> Any:
         loads.append(entry.name)
         return real_load(entry, **kw)
 
-    monkeypatch.setattr(itemscale.models, "load_backend", counting_load)
+    monkeypatch.setattr(itemscale.collect.models, "load_backend", counting_load)
     suite = write_benchmark(tmp_path / "suite", 2, per_video=1)
     entry = {"name": "tiny", "backend": "builtin", "model": "builtin", "dtype": "float32"}
     proto = write_protocol(tmp_path / "p.toml", suite, frames=(2,), models=[entry])
@@ -479,7 +479,7 @@ def test_a_no_op_resume_does_not_load_the_model(
 
 
 def test_the_load_fingerprint_follows_the_entry_device_and_folder(tmp_path: Path) -> None:
-    from itemscale.models import load_fingerprint
+    from itemscale.collect.models import load_fingerprint
 
     folder = tmp_path / "ckpt"
     folder.mkdir()

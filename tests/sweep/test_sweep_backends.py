@@ -20,9 +20,9 @@ import pytest
 
 from _support.sweep import write_benchmark, write_protocol
 from itemscale.cli import main
-from itemscale.protocol import load_protocol
-from itemscale.responses import read_run
-from itemscale.sweep import run_sweep
+from itemscale.collect.protocol import load_protocol
+from itemscale.collect.sweep import run_sweep
+from itemscale.core.responses import read_run
 
 FRAMES = (2, 4, 6, 8, 12)
 

@@ -12,9 +12,9 @@ import pytest
 from _support.paths import FIXTURES, shared
 from _support.sweep import make_video, pixel_factory
 from itemscale.cli import main
-from itemscale.items import Item, write_items_jsonl
-from itemscale.protocol import BenchmarkEntry, load_protocol
-from itemscale.sweep import BenchmarkLoadError, load_benchmark_items, run_sweep
+from itemscale.collect.items import Item, write_items_jsonl
+from itemscale.collect.protocol import BenchmarkEntry, load_protocol
+from itemscale.collect.sweep import BenchmarkLoadError, load_benchmark_items, run_sweep
 
 BENCH = FIXTURES / "benchmarks"
 

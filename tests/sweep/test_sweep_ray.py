@@ -11,9 +11,9 @@ import pytest
 
 from _support.ray_faults import worker_env
 from _support.sweep import pixel_factory, read_log, write_benchmark, write_protocol
-from itemscale.protocol import load_protocol
-from itemscale.responses import read_run
-from itemscale.sweep import SweepStop, run_sweep
+from itemscale.collect.protocol import load_protocol
+from itemscale.collect.sweep import SweepStop, run_sweep
+from itemscale.core.responses import read_run
 
 
 class StopOnceStored(SweepStop):

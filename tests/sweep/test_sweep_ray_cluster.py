@@ -18,9 +18,9 @@ import pytest
 from _support.openai_server import ChatServer
 from _support.ray_faults import computed_twice, fault_factory, worker_env
 from _support.sweep import pixel_factory, read_log, write_benchmark, write_protocol
-from itemscale.protocol import Protocol, load_protocol
-from itemscale.responses import read_run
-from itemscale.sweep import run_sweep
+from itemscale.collect.protocol import Protocol, load_protocol
+from itemscale.collect.sweep import run_sweep
+from itemscale.core.responses import read_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 

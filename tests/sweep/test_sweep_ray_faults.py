@@ -14,10 +14,10 @@ import pytest
 
 from _support.ray_faults import KillLastAnswering, computed_twice, fault_factory, worker_env
 from _support.sweep import make_items, pixel_factory, read_log, write_benchmark, write_protocol
-from itemscale.protocol import Protocol, load_protocol
-from itemscale.responses import read_run
-from itemscale.sweep import RayActorsLostError, VideoNotOnNodeError, run_sweep
-from itemscale.sweep._ray import JOB_TRIES, LOAD_TRIES
+from itemscale.collect.protocol import Protocol, load_protocol
+from itemscale.collect.sweep import RayActorsLostError, VideoNotOnNodeError, run_sweep
+from itemscale.collect.sweep._ray import JOB_TRIES, LOAD_TRIES
+from itemscale.core.responses import read_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
 

@@ -14,17 +14,17 @@ import pytest
 
 from _support.paths import TESTS
 from _support.sweep import pixel_factory, read_log, write_benchmark, write_protocol
-from itemscale.protocol import load_protocol
-from itemscale.responses import read_run
-from itemscale.store import open_store
-from itemscale.sweep import run_sweep
+from itemscale.collect.protocol import load_protocol
+from itemscale.collect.store import open_store
+from itemscale.collect.sweep import run_sweep
+from itemscale.core.responses import read_run
 
 SCRIPT = """
 import sys
 sys.path.insert(0, {tests!r})
 from _support.sweep import pixel_factory
-from itemscale.protocol import load_protocol
-from itemscale.sweep import run_sweep
+from itemscale.collect.protocol import load_protocol
+from itemscale.collect.sweep import run_sweep
 result = run_sweep(load_protocol({protocol!r}), backend_factory=pixel_factory, progress=False,
                    batch_size=1)
 sys.exit(result.exit_code)

@@ -13,9 +13,9 @@ import pytest
 from _support.openai_server import ChatServer, Reply
 from _support.sweep import write_benchmark, write_protocol
 from itemscale.cli import main
-from itemscale.protocol import load_protocol
-from itemscale.responses import read_run
-from itemscale.sweep import ServerRefusedError, plan_sweep, run_sweep
+from itemscale.collect.protocol import load_protocol
+from itemscale.collect.sweep import ServerRefusedError, plan_sweep, run_sweep
+from itemscale.core.responses import read_run
 
 FAST = {"backoff_base_s": 0.01, "backoff_max_s": 0.02}
 

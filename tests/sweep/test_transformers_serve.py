@@ -23,10 +23,10 @@ from pathlib import Path
 import pytest
 
 from _support.sweep import write_benchmark, write_protocol
-from itemscale.models import builtin_model_dir
-from itemscale.protocol import load_protocol
-from itemscale.responses import read_run
-from itemscale.sweep import ServerRefusedError, run_sweep
+from itemscale.collect.models import builtin_model_dir
+from itemscale.collect.protocol import load_protocol
+from itemscale.collect.sweep import ServerRefusedError, run_sweep
+from itemscale.core.responses import read_run
 
 pytestmark = pytest.mark.slow
 

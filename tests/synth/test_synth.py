@@ -15,9 +15,8 @@ import pytest
 
 from _support.paths import DOCS
 from itemscale.cli import main
-from itemscale.items import OPTION_LETTERS, Item, read_items_jsonl
-from itemscale.responses import TaskKind
-from itemscale.synth import (
+from itemscale.collect.items import OPTION_LETTERS, Item, read_items_jsonl
+from itemscale.collect.synth import (
     COLOURS,
     SuiteError,
     SuiteManifest,
@@ -26,9 +25,10 @@ from itemscale.synth import (
     read_manifest,
     verify_suite,
 )
-from itemscale.synth._questions import QUESTION_KINDS
-from itemscale.synth._scene import SceneEvent
-from itemscale.synth._vocab import COUNT_WORDS, GLYPH_HEIGHT, GLYPH_WIDTH, GLYPHS
+from itemscale.collect.synth._questions import QUESTION_KINDS
+from itemscale.collect.synth._scene import SceneEvent
+from itemscale.collect.synth._vocab import COUNT_WORDS, GLYPH_HEIGHT, GLYPH_WIDTH, GLYPHS
+from itemscale.core.responses import TaskKind
 
 SMALL = {"width": 160, "height": 120, "fps": 8, "duration_s": 8.0}
 #: yuv420p with crf 18 keeps flat colours within a few levels; 40 leaves room for chroma bleed.
@@ -353,8 +353,8 @@ def test_cli_writes_what_it_says(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 def test_the_sweep_loader_reads_the_suite(suite: tuple[Path, SuiteManifest]) -> None:
     """The contract with the sweep: a suite folder is a `synthetic` benchmark, paths resolve."""
-    from itemscale.protocol import BenchmarkEntry
-    from itemscale.sweep import load_benchmark_items
+    from itemscale.collect.protocol import BenchmarkEntry
+    from itemscale.collect.sweep import load_benchmark_items
 
     out, manifest = suite
     entry = BenchmarkEntry(kind="synthetic", path=str(out), split="test")

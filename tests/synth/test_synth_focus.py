@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from itemscale.items import read_items_jsonl
-from itemscale.synth import COLOURS, generate_suite, read_manifest, reusable_suite
-from itemscale.synth._focus import FOCUS_QUESTIONS, build_focus_items, plan_focus_scene
-from itemscale.synth._scene import render_frame
+from itemscale.collect.items import read_items_jsonl
+from itemscale.collect.synth import COLOURS, generate_suite, read_manifest, reusable_suite
+from itemscale.collect.synth._focus import FOCUS_QUESTIONS, build_focus_items, plan_focus_scene
+from itemscale.collect.synth._scene import render_frame
 
 SIZE = {"width": 160, "height": 120, "fps": 10, "duration_s": 12.0}
 
@@ -77,8 +77,8 @@ def test_blink_is_shorter_than_the_sampling_gap_so_phase_decides_what_a_budget_s
     some blinks are seen by a smaller budget and missed at 32 (temporal aliasing; about 10% of
     blinks, from the scene plans), and a nested 32-frame grid that keeps the 16 frames never
     misses what 16 saw."""
-    from itemscale.protocol import SamplingPolicy
-    from itemscale.video import sample_indices
+    from itemscale.collect.protocol import SamplingPolicy
+    from itemscale.collect.video import sample_indices
 
     linspace = SamplingPolicy(name="linspace")
     nested = SamplingPolicy(name="linspace", keep_frames=16)

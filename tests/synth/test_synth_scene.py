@@ -13,11 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from itemscale.items import OPTION_LETTERS, Item, write_items_jsonl
-from itemscale.responses import TaskKind
-from itemscale.synth import COLOURS, SHAPES, VideoScene, plan_scene
-from itemscale.synth._questions import QUESTION_KINDS, build_items
-from itemscale.synth._scene import (
+from itemscale.collect.items import OPTION_LETTERS, Item, write_items_jsonl
+from itemscale.collect.synth import COLOURS, SHAPES, VideoScene, plan_scene
+from itemscale.collect.synth._questions import QUESTION_KINDS, build_items
+from itemscale.collect.synth._scene import (
     CELLS,
     GRID_COLUMNS,
     GRID_ROWS,
@@ -26,12 +25,13 @@ from itemscale.synth._scene import (
     place_intervals,
     render_frame,
 )
-from itemscale.synth._suite import (
+from itemscale.collect.synth._suite import (
     GENERATOR_VERSION,
     assign_splits,
     balanced_positions,
     rgb_to_yuv420p,
 )
+from itemscale.core.responses import TaskKind
 
 SIZES = [(160, 120), (224, 160), (128, 96)]
 

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from itemscale.protocol import Configuration, SamplingPolicy
-from itemscale.video import (
+from itemscale.collect.protocol import Configuration, SamplingPolicy
+from itemscale.collect.video import (
     FrameCache,
     _cache_entries,
     _media,

@@ -10,8 +10,8 @@ import numpy as np
 
 from _support.sweep import write_benchmark, write_protocol
 from itemscale.cli import main
-from itemscale.video import pick_by_change, read_selection, sample_indices
-from itemscale.video._content import segment_bounds
+from itemscale.collect.video import pick_by_change, read_selection, sample_indices
+from itemscale.collect.video._content import segment_bounds
 
 
 def test_segments_cover_the_video_in_equal_parts() -> None:
@@ -25,7 +25,7 @@ def test_a_flash_between_uniform_frames_is_picked() -> None:
     `change` takes frame 57 in its segment and the first frame of every quiet segment."""
     stack = np.full((120, 24, 32, 3), 100, dtype=np.uint8)
     stack[57:59] = (255, 0, 0)
-    from itemscale.protocol import SamplingPolicy
+    from itemscale.collect.protocol import SamplingPolicy
 
     uniform = sample_indices(SamplingPolicy(), 120, 4, fps=10.0)
     assert not set(uniform.tolist()) & {57, 58}
@@ -54,8 +54,8 @@ def test_the_adaptive_selector_keeps_the_segments_that_changed() -> None:
     """Grey video, a red flash at 57-58 and a blue one at 95: at a cap of 4 the adaptive
     selector keeps the two flashing segments' frames; with --min-frames 3 the highest-scoring
     quiet segment is added (all quiet segments score 0: the earliest)."""
-    from itemscale.video import Adaptive
-    from itemscale.video._content import pick_adaptive
+    from itemscale.collect.video import Adaptive
+    from itemscale.collect.video._content import pick_adaptive
 
     stack = np.full((120, 24, 32, 3), 100, dtype=np.uint8)
     stack[57:59] = (255, 0, 0)

@@ -6,8 +6,8 @@ import hashlib
 import os
 from pathlib import Path
 
-from itemscale.video import _media
-from itemscale.video._media import video_content_hash
+from itemscale.collect.video import _media
+from itemscale.collect.video._media import video_content_hash
 
 
 def test_an_edited_file_is_hashed_again(tmp_path: Path) -> None:

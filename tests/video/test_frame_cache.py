@@ -16,15 +16,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from itemscale.protocol import Configuration, SamplingPolicy
-from itemscale.video import (
+from itemscale.collect.protocol import Configuration, SamplingPolicy
+from itemscale.collect.video import (
     FrameCache,
     _pipeline,
     decode_for_configs,
     encode_video,
     video_content_hash,
 )
-from itemscale.video._cache_entries import ENTRY_MAGIC, frame_checksum
+from itemscale.collect.video._cache_entries import ENTRY_MAGIC, frame_checksum
 
 
 def frames(n: int) -> list[np.ndarray]:
@@ -156,8 +156,8 @@ def test_eviction_keeps_recently_used(tmp_path: Path) -> None:
 FILL = textwrap.dedent(
     """
     import os, sys, time
-    from itemscale.protocol import Configuration, SamplingPolicy
-    from itemscale.video import FrameCache, decode_for_configs
+    from itemscale.collect.protocol import Configuration, SamplingPolicy
+    from itemscale.collect.video import FrameCache, decode_for_configs
     configs = [Configuration(frames=k, sampling=SamplingPolicy(name=p), short_side=s)
                for k in (8, 16, 32) for p in ("linspace", "centre") for s in (None, 56)]
     cache = FrameCache(sys.argv[2])

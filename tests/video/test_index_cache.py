@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from itemscale.protocol import Configuration, SamplingPolicy
-from itemscale.video import (
+from itemscale.collect.protocol import Configuration, SamplingPolicy
+from itemscale.collect.video import (
     FrameCache,
     MediaError,
     StreamIndex,

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from itemscale.protocol import SAMPLING_POLICY_NAMES, SamplingPolicy
-from itemscale.video import sample_indices
-from itemscale.video._sampling import fps_frame_count
+from itemscale.collect.protocol import SAMPLING_POLICY_NAMES, SamplingPolicy
+from itemscale.collect.video import sample_indices
+from itemscale.collect.video._sampling import fps_frame_count
 
 
 def idx(name: str, n: int, k: int, *, fps: float = 30.0, **policy: object) -> list[int]:
@@ -354,7 +354,7 @@ def test_fps_float32_ties_of_qwen() -> None:
 def test_fps_budgets_above_768_frames_take_their_own_count() -> None:
     """qwen-vl-utils asked with max_frames = K above its default cap of 768 takes up to K: a
     30-minute video at 30 fps sampled at 2 fps wants 3600 frames."""
-    from itemscale.video._sampling import fps_frame_count
+    from itemscale.collect.video._sampling import fps_frame_count
 
     assert fps_frame_count(54_000, 1024, video_fps=30.0, fps=2.0) == 1024
     assert fps_frame_count(54_000, 1001, video_fps=30.0, fps=2.0) == 1000  # floored to even

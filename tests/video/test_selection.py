@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from itemscale.protocol import SamplingPolicy
-from itemscale.video import SelectionError, read_selection, sample_indices, selected_frames
+from itemscale.collect.protocol import SamplingPolicy
+from itemscale.collect.video import SelectionError, read_selection, sample_indices, selected_frames
 
 
 def _write(tmp_path: Path, name: str, text: str) -> Path:
@@ -124,7 +124,7 @@ def _in_a_thread(call: Callable[[], object], seconds: float = 10.0) -> BaseExcep
 def test_a_fifo_or_a_device_is_refused_within_seconds(tmp_path: Path) -> None:
     import os
 
-    from itemscale.protocol import selection_file_digest
+    from itemscale.collect.protocol import selection_file_digest
 
     fifo = tmp_path / "sel.json"
     os.mkfifo(fifo)
@@ -140,7 +140,7 @@ def test_a_fifo_or_a_device_is_refused_within_seconds(tmp_path: Path) -> None:
 
 
 def test_the_bytes_read_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import itemscale.protocol._selection_file as reader
+    import itemscale.collect.protocol._selection_file as reader
 
     path = _write(tmp_path, "big.json", json.dumps([{"question_id": "q", "frame_idx": [1]}]))
     monkeypatch.setattr(reader, "MAX_SELECTION_BYTES", 16)

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from itemscale.protocol import Configuration, SamplingPolicy
-from itemscale.video import (
+from itemscale.collect.protocol import Configuration, SamplingPolicy
+from itemscale.collect.video import (
     MediaError,
     _pipeline,
     allocation_max_pixels,
@@ -282,7 +282,7 @@ def test_imprecise_seek_falls_back_to_decoding_through(
     videos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A container whose seeks land one keyframe late: the frames must still be the right ones."""
-    from itemscale.video import _media
+    from itemscale.collect.video import _media
 
     path = videos[".mp4"]
     index = stream_index(path)
@@ -309,7 +309,7 @@ def test_converted_frames_match_pyav_reference(videos: dict[str, Path]) -> None:
     conversion of the same scaled frame, at widths whose RGB rows need padding."""
     import av
 
-    from itemscale.video import FrameConverter
+    from itemscale.collect.video import FrameConverter
 
     convert = FrameConverter()
     with av.open(str(videos[".mp4"])) as container:

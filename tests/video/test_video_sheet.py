@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from itemscale.video import FrameSet, write_contact_sheet
-from itemscale.video._sheet import render_contact_sheet
+from itemscale.collect.video import FrameSet, write_contact_sheet
+from itemscale.collect.video._sheet import render_contact_sheet
 
 
 def frameset(colours: list[tuple[int, int, int]]) -> FrameSet:
@@ -60,10 +60,10 @@ def test_empty_frameset_renders_title_only() -> None:
 
 def test_both_kinds_of_sheet_draw_with_the_same_primitives(tmp_path: Path) -> None:
     """The frames sheet and the audit's transition sheet share one resize, caption and PNG
-    encoder (`itemscale.sheets`): a caption is the same ink either way, and a written sheet is
+    encoder (`itemscale.core.sheets`): a caption is the same ink either way, and a written sheet is
     exactly the shared encoder's bytes of the rendered one."""
-    from itemscale.audit import contact_sheet
-    from itemscale.sheets import INK, draw_text, encode_png
+    from itemscale.analysis.audit import contact_sheet
+    from itemscale.core.sheets import INK, draw_text, encode_png
 
     frames = frameset([(255, 0, 0), (0, 255, 0)])
     path = write_contact_sheet(tmp_path / "sheet.png", frames, title="demo")

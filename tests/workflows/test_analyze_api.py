@@ -11,10 +11,10 @@ import pytest
 
 import itemscale
 from _support.runs import make_run
+from itemscale.analysis.measures import FRAME_COLUMNS, AnalysisResult, Estimate
 from itemscale.cli import main
-from itemscale.importers import ImportInputError
-from itemscale.measures import FRAME_COLUMNS, AnalysisResult, Estimate
-from itemscale.responses import SchemaError
+from itemscale.collect.importers import ImportInputError
+from itemscale.core.responses import SchemaError
 
 
 def _results_table() -> pd.DataFrame:
@@ -139,7 +139,7 @@ def test_a_newer_layout_is_refused() -> None:
 def test_a_duplicated_row_key_is_refused_not_overwritten(tmp_path: Path) -> None:
     """Two rows of one (model, item, configuration, repeat), on the axis or the text-only
     baseline: the matrix would keep one of them silently."""
-    from itemscale.measures import analyze_responses, build_matrices
+    from itemscale.analysis.measures import analyze_responses, build_matrices
 
     run = tmp_path / "run"
     df, _ = make_run(run, n_items=6, with_audit=False)

@@ -18,7 +18,7 @@ from scipy.stats import chi2
 from _support.compare_rows import compare_row
 from itemscale import CompareResult, compare
 from itemscale.cli import main
-from itemscale.responses import normalise_responses, write_run
+from itemscale.core.responses import normalise_responses, write_run
 from itemscale.workflows import COMPARE_SCHEMA_VERSION, WorkflowError
 
 _row = compare_row
@@ -408,8 +408,8 @@ def test_two_real_sweeps(tmp_path: Path) -> None:
     """Two sweeps of one model (the test suite's deterministic pixel backend on real H.264
     videos) at 4 and 8 frames with other decoding: the set-up read from run.json and the table."""
     from _support.sweep import pixel_factory, write_benchmark, write_protocol
-    from itemscale.protocol import load_protocol
-    from itemscale.sweep import run_sweep
+    from itemscale.collect.protocol import load_protocol
+    from itemscale.collect.sweep import run_sweep
 
     suite = write_benchmark(tmp_path / "suite", 3)
     four = write_protocol(tmp_path / "a.toml", suite, frames=(4,), output=tmp_path / "ra")
@@ -458,8 +458,8 @@ def test_a_swept_and_an_imported_slice_of_one_run(tmp_path: Path) -> None:
     """Each side reads the provenance of the way its own rows came in: the sweep's for the
     swept slice, the import's record for rows imported into the same run folder."""
     from _support.sweep import pixel_factory, write_benchmark, write_protocol
-    from itemscale.protocol import load_protocol
-    from itemscale.sweep import run_sweep
+    from itemscale.collect.protocol import load_protocol
+    from itemscale.collect.sweep import run_sweep
 
     suite = write_benchmark(tmp_path / "suite", 3)
     protocol = write_protocol(tmp_path / "p.toml", suite, frames=(4,), output=tmp_path / "run")

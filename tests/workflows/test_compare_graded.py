@@ -26,9 +26,9 @@ import pytest
 from _support.sweep import PixelBackend, write_benchmark, write_protocol
 from itemscale import compare
 from itemscale.cli import main
-from itemscale.models import VideoRequest, VideoResponse
-from itemscale.protocol import ModelEntry, load_protocol
-from itemscale.sweep import STACK_OVERRIDE_ENV, run_sweep
+from itemscale.collect.models import VideoRequest, VideoResponse
+from itemscale.collect.protocol import ModelEntry, load_protocol
+from itemscale.collect.sweep import STACK_OVERRIDE_ENV, run_sweep
 from itemscale.workflows import WorkflowError
 
 #: the items whose letter the "other stack" moves
@@ -277,7 +277,7 @@ def test_a_rerun_imported_with_rerun_of_measures_the_floor(
         "measure; rerun floor measured, 5 of 2700 answers moved between the run's cells and "
         "their reruns (0.19% per answer, 95% CI 0.06% to 0.43%)"
     ) in printed
-    from itemscale.responses import read_run
+    from itemscale.core.responses import read_run
 
     table, provenance = read_run(a)
     reruns = table[table["rerun_of"].notna()]
@@ -343,7 +343,7 @@ def test_rerun_of_a_configuration_of_the_same_import(
     run = tmp_path / "run"
     argv = ["import", "lmms-eval", "--config", f"u16={first}", "--config", f"u16b={again}"]
     assert main([*argv, "--rerun-of", "u16", "-o", str(run)]) == 0
-    from itemscale.responses import read_run
+    from itemscale.core.responses import read_run
 
     table, _ = read_run(run)
     assert set(table["config_label"]) == {"u16"}

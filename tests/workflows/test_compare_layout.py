@@ -10,8 +10,8 @@ from typing import Any
 
 from _support.compare_rows import compare_row
 from itemscale import CompareResult, Estimate, compare
-from itemscale.artifact import render_compare_page
-from itemscale.responses import normalise_responses, write_run
+from itemscale.core.responses import normalise_responses, write_run
+from itemscale.report import render_compare_page
 
 #: where a comparison holds an interval, by record
 INTERVALS = {

@@ -14,7 +14,7 @@ import pytest
 
 from _support.compare_rows import compare_row
 from itemscale.cli import main
-from itemscale.responses import normalise_responses, write_run
+from itemscale.core.responses import normalise_responses, write_run
 
 
 def _row(item: str, video: str, correct: int) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import pytest
 from _support.compare_rows import compare_row
 from itemscale import compare
 from itemscale.cli import main
-from itemscale.responses import normalise_responses, write_run
+from itemscale.core.responses import normalise_responses, write_run
 from itemscale.workflows import WorkflowError
 
 

@@ -16,7 +16,7 @@ def test_the_adaptive_selector_is_charged_what_it_used_beside_uniform(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from itemscale.cli._demo_selector import adaptive_selector_step
-    from itemscale.responses import read_run
+    from itemscale.core.responses import read_run
 
     suite = tmp_path / "suite"
     assert main(["synth", "--out", str(suite), "--n", "6", "--seed", "5", "--layout", "focus"]) == 0

@@ -13,8 +13,8 @@ from types import SimpleNamespace
 import pytest
 
 from _support.runs import make_run
-from itemscale.audit import audit_transitions
-from itemscale.policies import CascadeSettings
+from itemscale.analysis.audit import audit_transitions
+from itemscale.analysis.policies import CascadeSettings
 from itemscale.workflows import (
     TABLE2_CONFIGS,
     WorkflowError,
@@ -132,8 +132,8 @@ def test_selector_comparison_file_holds_the_churn_blocks_selector_record() -> No
     shared with uniform sampling, that budget and the selector's record exactly as the churn
     block of `analyze --json` writes it."""
     from _support.analyses import series_selector_interventions
-    from itemscale.measures import BinarySeries, analyze_responses
-    from itemscale.responses import normalise_responses
+    from itemscale.analysis.measures import BinarySeries, analyze_responses
+    from itemscale.core.responses import normalise_responses
     from itemscale.workflows import SelectorComparison
 
     df, _ = series_selector_interventions()

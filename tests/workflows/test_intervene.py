@@ -14,12 +14,12 @@ from pydantic import ValidationError
 
 from _support.sweep import pixel_factory, read_log, write_benchmark, write_protocol
 from itemscale import intervene
+from itemscale.analysis.policies import InterventionSettings
 from itemscale.cli import main
-from itemscale.policies import InterventionSettings
-from itemscale.protocol import Configuration, load_protocol
-from itemscale.responses import read_run, write_run
-from itemscale.sweep import run_sweep
-from itemscale.video import sample_indices
+from itemscale.collect.protocol import Configuration, load_protocol
+from itemscale.collect.sweep import run_sweep
+from itemscale.collect.video import sample_indices
+from itemscale.core.responses import read_run, write_run
 
 LETTERS = "ABCD"
 
@@ -123,7 +123,7 @@ def test_nested_intervention_end_to_end(swept: dict[str, Any]) -> None:
     assert again["broken_rate"] == result["broken_rate"]
 
     # analyze keeps the re-runs apart from the budget axes
-    from itemscale.measures import analyze_responses
+    from itemscale.analysis.measures import analyze_responses
 
     block = analyze_responses(df, bootstrap=0).to_json()["models"]["pixel"]
     assert not block["series"].startswith("intervention:")

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from itemscale import compare
+from itemscale.analysis.measures import BinarySeries
+from itemscale.analysis.policies import CascadeSettings
 from itemscale.cli import main
-from itemscale.measures import BinarySeries
-from itemscale.policies import CascadeSettings
 from itemscale.workflows import analyze, cascade
 
 COLUMNS = [

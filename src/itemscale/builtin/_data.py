@@ -16,11 +16,11 @@ from typing import Any, TypedDict
 import numpy as np
 import numpy.typing as npt
 
-from ..items import Item
-from ..models import ChatTemplateMessage, ContentPart, build_messages
-from ..protocol import IMAGE_FACTOR
-from ..responses import TaskKind
-from ..video import MediaError
+from ..collect.items import Item
+from ..collect.models import ChatTemplateMessage, ContentPart, build_messages
+from ..collect.protocol import IMAGE_FACTOR
+from ..collect.video import MediaError
+from ..core.responses import TaskKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +168,7 @@ def process_video(
     ones the backend produces at audit time."""
     from transformers.video_utils import VideoMetadata
 
-    from ..models import Frames, video_metadata, writable
+    from ..collect.models import Frames, video_metadata, writable
 
     video_processor = processor.video_processor
     described = video_metadata(

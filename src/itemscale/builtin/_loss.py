@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from ..items import Item
-from ..responses import TaskKind
-from ..synth import COLOURS
+from ..collect.items import Item
+from ..collect.synth import COLOURS
+from ..core.responses import TaskKind
 from ._aux import (
     NO_COLOUR_WORD,
     aux_loss,

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..items import ITEMS_FILE, Item, read_items_jsonl
-from ..responses import TaskKind
-from ..synth import SuiteError
+from ..collect.items import ITEMS_FILE, Item, read_items_jsonl
+from ..collect.synth import SuiteError
+from ..core.responses import TaskKind
 from ._config import TrainSettings
 
 

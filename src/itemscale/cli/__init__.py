@@ -6,7 +6,7 @@ in its own module `cmd_<name>.py` exposing `register(subparsers)`; the module im
 dependencies (torch, PyAV, Ray) inside the command function, so `itemscale analyze` starts
 without them.
 
-Exit status: 0 done; 2 for input the user can fix (every `itemscale.errors.ItemscaleError`,
+Exit status: 0 done; 2 for input the user can fix (every `itemscale.core.errors.ItemscaleError`,
 printed as one `itemscale COMMAND: error: ...` line; argparse's usage errors too); 1 for a failure
 of the run itself (`verify` found a problem; a full disk, `DiskFullError`, printed the same way;
 an unexpected error, with its traceback); 130 interrupted (Ctrl-C); 141 when the reader of stdout
@@ -24,8 +24,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Final, NoReturn
 
-from .. import __version__
-from ..errors import ItemscaleError
+from ..core.errors import ItemscaleError
+from ..core.version import __version__
 
 #: The packages of each pyproject extra: a command that needs one of them, in an install
 #: without it, says which extra to add instead of a traceback.
@@ -165,7 +165,7 @@ TABLE_COMMANDS: Final[frozenset[str]] = frozenset({"analyze", "report", "verify"
 
 
 #: Every flag whose value is a path a command writes (a file, or a folder it writes files
-#: into), by command. Each is checked by `itemscale.files.check_output_path` before the command
+#: into), by command. Each is checked by `itemscale.core.files.check_output_path` before the command
 #: runs, so that no output replaces a run's data or records, of any run (docs/run-folders.md).
 #: True: the command swaps the whole folder in (`train-builtin --out`), which may then not be a
 #: run folder either. The run folders a command writes into by design (`import -o`, `sweep
@@ -190,7 +190,7 @@ OUTPUT_FLAGS: Final[Mapping[str, Mapping[str, bool]]] = {
 
 
 #: Every argument whose value names a file a command reads (a flag, or a positional by its
-#: name), by command: each is checked by `itemscale.files.checked_input` before the command
+#: name), by command: each is checked by `itemscale.core.files.checked_input` before the command
 #: runs, so that a FIFO or a device (`/dev/zero`) is refused at once, not after minutes of
 #: computing. The readers themselves read through the same helpers (`read_input_bytes`,
 #: `open_input`), so a file swapped in meanwhile, or one a protocol names, is refused too. A
@@ -220,7 +220,7 @@ def check_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
     """Refuse (exit 2) an output of `OUTPUT_FLAGS` whose path resolves to a run's data or
     records (`OutputPathError`), and an input of `INPUT_ARGUMENTS` that is a FIFO, a device or
     a socket (`InputFileError`), before the command reads or computes anything."""
-    from ..files import InputFileError, MissingInputError, check_output_path, checked_input
+    from ..core.files import InputFileError, MissingInputError, check_output_path, checked_input
 
     command = getattr(args, "command", "")
     outputs, inputs = OUTPUT_FLAGS.get(command, {}), INPUT_ARGUMENTS.get(command, ())

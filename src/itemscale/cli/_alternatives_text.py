@@ -9,7 +9,7 @@ import sys
 from collections.abc import Mapping
 from typing import TextIO
 
-from ..measures import (
+from ..analysis.measures import (
     ALTERNATIVE_SYMBOLS,
     AlternativePair,
     AlternativesSeries,
@@ -21,7 +21,7 @@ from ..measures import (
     pair_grade,
     pair_verdict_text,
 )
-from ..responses import SourceFile, same_file_pairs, same_file_sentence
+from ..core.responses import SourceFile, same_file_pairs, same_file_sentence
 from ._format import Glosses, points_text
 from ._inference_text import p_text
 

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from ..measures import CI_METHODS, DEFAULT_DRAWS, AnalysisSettings
+from ..analysis.measures import CI_METHODS, DEFAULT_DRAWS, AnalysisSettings
 
 #: The flags' defaults are the settings' own (one definition, `AnalysisSettings`).
 DEFAULTS = AnalysisSettings()
@@ -76,7 +76,7 @@ def print_superseded(provenance: Mapping[str, object], out: TextIO | None = None
     """One line per selection configuration left out because its file changed since its
     cells ran (run.json `sweep.superseded_selections`): the budget is shown once, with the
     current file's cells."""
-    from ..responses import superseded_configs
+    from ..core.responses import superseded_configs
 
     for config_id, record in sorted(superseded_configs(provenance).items()):
         print(
@@ -90,7 +90,7 @@ def print_superseded(provenance: Mapping[str, object], out: TextIO | None = None
 def print_absent(df: Any, out: TextIO | None = None) -> None:
     """Say which models' denominators hold items their results lacked (`import --absent
     noanswer` added them as wrong answers, marked `error` "absent")."""
-    from ..importers import ABSENT_MARKER
+    from ..collect.importers import ABSENT_MARKER
 
     marked = df[df["error"] == ABSENT_MARKER]
     if marked.empty:

@@ -34,7 +34,7 @@ def _is_compare_json(text: str) -> bool:
 
 def is_compare_output(path: Path) -> bool:
     """True when `path` is a regular file that an earlier `compare --json` or `--html` wrote."""
-    from ..artifact import COMPARE_PAGE_GENERATOR
+    from ..report import COMPARE_PAGE_GENERATOR
 
     if path.is_symlink() or not path.is_file():
         return False

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..measures import GLOSSARY, StatLike, stat_text
+from ..analysis.measures import GLOSSARY, StatLike, stat_text
 
 
 def points_text(stat: StatLike, note: str | None = None) -> str:

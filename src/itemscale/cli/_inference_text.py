@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol, TextIO
 
-from ..measures import (
+from ..analysis.measures import (
     AlternativesSeries,
     BinarySeries,
     Estimate,

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, TextIO
 from ..workflows import SAVING_BAR, TABLE2_CONFIGS, PaperNumber
 
 if TYPE_CHECKING:
-    from ..measures import AnalysisResult, BestFixed, Estimate
-    from ..policies import CascadeReport
+    from ..analysis.measures import AnalysisResult, BestFixed, Estimate
+    from ..analysis.policies import CascadeReport
 
 
 def _points(stat: Estimate | BestFixed | None) -> tuple[str, str]:
@@ -75,7 +75,7 @@ def print_comparison(rows: Sequence[PaperNumber], out: TextIO) -> None:
 def print_table2(measures: AnalysisResult, out: TextIO) -> None:
     """The paper's Table 2: text-only, 16, 32 and 64 frames at 151k pixels, text-only as 0
     (a model without a text-only grid has no row)."""
-    from ..measures import BinarySeries
+    from ..analysis.measures import BinarySeries
 
     print(
         f"\nthe paper's Table 2 grid ({', '.join(TABLE2_CONFIGS)}), text-only as budget 0, points:",
@@ -103,7 +103,7 @@ def print_cascade_table(report: CascadeReport, out: TextIO) -> None:
     """Per model: the terminal budget's accuracy with its items (k/n), the policy that matches
     it and saves the most (held out by video), its accuracy change, the share of frames it
     saves (95% intervals) and where it stops (share of items, with their count)."""
-    from ..policies import AvailableRule, fixed_budget_note, rule_label
+    from ..analysis.policies import AvailableRule, fixed_budget_note, rule_label
 
     print(
         f"\nthe prescription on the same labels: stopping policies held out by video, cost "

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO, get_args
 
-from ..measures import (
+from ..analysis.measures import (
     DEFAULT_BOOTSTRAP,
     AlternativesSeries,
     AnalysisSettings,
@@ -22,7 +22,7 @@ from ..measures import (
     counted_text,
     measures_for,
 )
-from ..responses import SourceFile, same_file_pairs, same_file_sentence
+from ..core.responses import SourceFile, same_file_pairs, same_file_sentence
 from . import CommandError
 from ._alternatives_text import add_control_argument, print_alternatives, print_alternatives_notes
 from ._analyze_options import (
@@ -44,7 +44,7 @@ from ._inference_text import (
 from ._settings import add_rerun_floor_argument, settings_from_flags
 
 if TYPE_CHECKING:
-    from ..measures import AnalysisResult
+    from ..analysis.measures import AnalysisResult
 
 #: What the console writes in place of a block's intervals, p-values and power figures
 #: ("not estimable" with too few videos, `interval_note`), or None: the numbers are shown.
@@ -289,7 +289,7 @@ def _print_with_text(
     note: Note,
     untested: str | None,
 ) -> None:
-    from ..measures import GRID_WITH_TEXT_TITLE
+    from ..analysis.measures import GRID_WITH_TEXT_TITLE
 
     print(f"{indent}{GRID_WITH_TEXT_TITLE}:", file=out)
     print(f"{indent}  grid {_grid_line(g)}", file=out)
@@ -327,7 +327,7 @@ def _print_continuous(
     _print_chains(block, out, indent, gloss)
     g = block.grid_with_text
     if g is not None:
-        from ..measures import GRID_WITH_TEXT_TITLE
+        from ..analysis.measures import GRID_WITH_TEXT_TITLE
 
         print(f"{indent}{GRID_WITH_TEXT_TITLE}:", file=out)
         print(f"{indent}  grid {_grid_line(g)}", file=out)
@@ -346,7 +346,7 @@ def print_series(
     open-ended block's detail (`itemscale analyze` prints them all). With too few videos
     (`small_sample`), it says so and prints "not estimable" for the intervals and tests (an
     open-ended series has its record on its continuous block and is printed as it is)."""
-    from ..measures import interval_note, small_sample_text
+    from ..analysis.measures import interval_note, small_sample_text
 
     warning = small_sample_text(block)
     if warning:
@@ -410,7 +410,7 @@ def print_summary(
     `result` is the typed result (`analyze_responses`), or its JSON form, read as one;
     `files` the source file of each imported configuration (`source_files`), to name those
     imported from one file."""
-    from ..measures import AnalysisResult
+    from ..analysis.measures import AnalysisResult
 
     result = AnalysisResult.from_json(result)
     gloss = Glosses()
@@ -459,7 +459,7 @@ def print_models_sentence(result: AnalysisResult, out: TextIO) -> None:
     model's grid named beside its numbers; `measures.models_sentence`)."""
     import textwrap
 
-    from ..measures import models_sentence
+    from ..analysis.measures import models_sentence
 
     sentence = models_sentence(result)
     if sentence:
@@ -468,13 +468,13 @@ def print_models_sentence(result: AnalysisResult, out: TextIO) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..measures import AnalysisSettings, UnknownConfigError, analyze_responses
+    from ..analysis.measures import AnalysisSettings, UnknownConfigError, analyze_responses
 
     if args.anchors or args.irt:
         from .cmd_anchors import analyze_with_anchors
 
         return analyze_with_anchors(args)
-    from ..responses import read_run, source_files, stack_warnings, write_json_atomic
+    from ..core.responses import read_run, source_files, stack_warnings, write_json_atomic
     from ..workflows import check_per_item_path, write_per_item
 
     settings = settings_from_flags(
@@ -512,7 +512,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json_out:  # written before printing, so a closed pipe (`| head`) cannot lose it
         write_json_atomic(args.json_out, result.to_json())
     if per_item is not None:
-        from ..measures import per_item_labels
+        from ..analysis.measures import per_item_labels
 
         labels = per_item_labels(
             df, configs=settings.configs, metric=settings.metric, eps=settings.eps

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from . import CommandError
 
 if TYPE_CHECKING:
-    from ..measures import AnchorPrediction, Estimate, IrtFit
+    from ..analysis.measures import AnchorPrediction, Estimate, IrtFit
 
 HELP = "pick K anchor items from a run's 2PL fit: a sweep of only those predicts the full set"
 
@@ -39,8 +39,8 @@ def register(sub: Any) -> None:
 
 
 def read_fit(path: str) -> IrtFit:
-    from ..files import InputFileError, read_input_text
-    from ..measures import IrtFit
+    from ..analysis.measures import IrtFit
+    from ..core.files import InputFileError, read_input_text
 
     try:
         text = read_input_text(path, what="a fit file")
@@ -53,9 +53,9 @@ def read_fit(path: str) -> IrtFit:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..files import atomic_text_file
-    from ..measures import anchor_text, choose_anchors, fit_irt
-    from ..responses import read_run
+    from ..analysis.measures import anchor_text, choose_anchors, fit_irt
+    from ..core.files import atomic_text_file
+    from ..core.responses import read_run
 
     if args.irt:
         fit = read_fit(args.irt)
@@ -88,9 +88,9 @@ def print_caveats(lines: list[str] | tuple[str, ...]) -> None:
 
 def analyze_with_anchors(args: argparse.Namespace) -> int:
     """`analyze RUN --anchors FILE --irt FIT`: predicted accuracy and estimated rates."""
-    from ..files import InputFileError
-    from ..measures import predict_from_anchors, read_anchors
-    from ..responses import read_run, write_json_atomic
+    from ..analysis.measures import predict_from_anchors, read_anchors
+    from ..core.files import InputFileError
+    from ..core.responses import read_run, write_json_atomic
 
     if not args.irt:
         raise CommandError("--anchors needs --irt FIT.json (the fit the anchors were drawn from)")

@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
 def print_audit(outcome: AuditOutcome, *, import_csv: str | None, export: str | None) -> None:
     """What the audit found and wrote: the human labels read back, the transitions audited,
     each model's pathways, the coders' CSV."""
-    from ..audit import PATHWAYS, pathway_counts
+    from ..analysis.audit import PATHWAYS, pathway_counts
 
     if import_csv:
         print(f"imported {outcome.human_labels} human label(s) from {import_csv}")

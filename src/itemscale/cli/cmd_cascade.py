@@ -12,15 +12,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ..measures import DEFAULT_BOOTSTRAP, counted_text
-from ..policies import CURRENCIES, AvailableRule, fixed_budget_note, rule_label
+from ..analysis.measures import DEFAULT_BOOTSTRAP, counted_text
+from ..analysis.policies import CURRENCIES, AvailableRule, fixed_budget_note, rule_label
 from . import CommandError
 from ._format import Glosses, number_text, points_text
 from ._settings import add_rerun_floor_argument, settings_from_flags
 
 if TYPE_CHECKING:
-    from ..measures import Estimate
-    from ..policies import CascadeBlock, CascadeReport, FrontierPoint, RuleRecord
+    from ..analysis.measures import Estimate
+    from ..analysis.policies import CascadeBlock, CascadeReport, FrontierPoint, RuleRecord
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -238,7 +238,7 @@ def print_summary(report: CascadeReport, out: TextIO | None = None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..policies import CASCADE_FILE, CascadeSettings
+    from ..analysis.policies import CASCADE_FILE, CascadeSettings
     from ..workflows import cascade
 
     stages = None

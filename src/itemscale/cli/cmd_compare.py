@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..measures import CI_METHODS, DEFAULT_BOOTSTRAP, DEFAULT_CI
+from ..analysis.measures import CI_METHODS, DEFAULT_BOOTSTRAP, DEFAULT_CI
 from . import CommandError
 from ._settings import add_rerun_floor_argument
 
@@ -109,7 +109,7 @@ def _output(path: str, flag: str, runs: Sequence[Path], force: bool) -> Path:
     manifest pins its files), no other run's data or records (`check_output_path`, the rule of
     every command's outputs), and not an existing file unless an earlier compare wrote it and
     `--force` is given."""
-    from ..files import check_output_path
+    from ..core.files import check_output_path
     from ._compare_output import is_compare_output
 
     target = Path(path).resolve()
@@ -158,9 +158,9 @@ def _outputs(args: argparse.Namespace) -> dict[str, Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..artifact import render_compare_page
-    from ..files import atomic_text_file
-    from ..responses import redact
+    from ..core.files import atomic_text_file
+    from ..core.responses import redact
+    from ..report import render_compare_page
     from ..workflows import compare
 
     outputs = _outputs(args)

@@ -14,14 +14,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Required, TypedDict
 
-from ..measures import DEFAULT_BOOTSTRAP
+from ..analysis.measures import DEFAULT_BOOTSTRAP
 from . import CommandError
 from ._demo_selector import adaptive_selector_step, print_cascade_at_scale, selector_step
 
 if TYPE_CHECKING:
-    from ..measures import AnalysisResult, BestFixed, Estimate
-    from ..policies import CascadeReport, InterventionResult
-    from ..synth import FocusKind
+    from ..analysis.measures import AnalysisResult, BestFixed, Estimate
+    from ..analysis.policies import CascadeReport, InterventionResult
+    from ..collect.synth import FocusKind
     from ..workflows import RegressionPathways
 
 DEMO_FRAMES = (2, 4, 8, 16, 32)
@@ -166,10 +166,10 @@ def print_regression_pathways(found: RegressionPathways) -> None:
 def run(args: argparse.Namespace) -> int:
     import torch
 
-    from ..artifact import ARTIFACT_DIR, MEASURES_FILE, REPORT_FILE
-    from ..measures import AnalysisSettings, analyze_responses
-    from ..policies import CASCADE_FILE, CascadeReport
-    from ..responses import read_run, write_json_atomic
+    from ..analysis.measures import AnalysisSettings, analyze_responses
+    from ..analysis.policies import CASCADE_FILE, CascadeReport
+    from ..core.responses import read_run, write_json_atomic
+    from ..report import ARTIFACT_DIR, MEASURES_FILE, REPORT_FILE
     from .cmd_analyze import print_summary
 
     torch.set_num_threads(2)
@@ -242,10 +242,10 @@ def run(args: argparse.Namespace) -> int:
 
 def suite_and_sweep(args: argparse.Namespace, out: Path) -> None:
     """The synthetic suite (reused when intact) and the built-in model's sweep over it."""
-    from ..models import BACKENDS
-    from ..protocol import load_protocol
-    from ..sweep import run_sweep
-    from ..synth import ensure_suite
+    from ..collect.models import BACKENDS
+    from ..collect.protocol import load_protocol
+    from ..collect.sweep import run_sweep
+    from ..collect.synth import ensure_suite
 
     suite = out / "suite"
     t = _step(f"synthetic suite: {args.videos} videos, seed {args.seed} -> {suite}")
@@ -276,8 +276,8 @@ def suite_and_sweep(args: argparse.Namespace, out: Path) -> None:
 def report_steps(out: Path, intervention: InterventionResult) -> None:
     """The cascade, the frame audit with its contact sheets and the report, each the library
     call its command makes (with the command's defaults), printed as the command prints it."""
-    from ..artifact import build_artifact
-    from ..policies import CASCADE_FILE, CascadeSettings
+    from ..analysis.policies import CASCADE_FILE, CascadeSettings
+    from ..report import build_artifact
     from ..workflows import audit, audit_sheets, cascade, regression_pathways
     from .cmd_audit import print_audit, print_sheets
     from .cmd_cascade import print_summary as print_cascade
@@ -313,8 +313,8 @@ def demo_conclusion(
     (`paper` is the paper step's entry of demo.json, `PaperReproduction.summary`)."""
     import textwrap
 
-    from ..measures import BinarySeries, additive_sentence
-    from ..policies import rule_label
+    from ..analysis.measures import BinarySeries, additive_sentence
+    from ..analysis.policies import rule_label
     from ._format import points_text
 
     block = next(iter(measures.models.values()))

@@ -46,9 +46,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _grid(args: argparse.Namespace) -> list[Any]:
     from pydantic import ValidationError
 
-    from ..errors import validation_message
-    from ..models import BACKENDS
-    from ..protocol import Configuration, SamplingPolicy, load_protocol
+    from ..collect.models import BACKENDS
+    from ..collect.protocol import Configuration, SamplingPolicy, load_protocol
+    from ..core.errors import validation_message
 
     if args.protocol:
         for flag in ("policy", "fps", "seed", "pixels"):
@@ -89,8 +89,8 @@ def _file_name(label: str, taken: set[str]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..responses import write_json_atomic
-    from ..video import MediaError, decode_for_configs, probe_video, write_contact_sheet
+    from ..collect.video import MediaError, decode_for_configs, probe_video, write_contact_sheet
+    from ..core.responses import write_json_atomic
 
     configs = _grid(args)
     if not configs:

@@ -1,6 +1,6 @@
 """`itemscale import KIND PATH... -o RUN_DIR`: other tools' results into a run.
 
-One subcommand per entry of `itemscale.importers.IMPORTERS` (table, lmms-eval, vlmevalkit),
+One subcommand per entry of `itemscale.collect.importers.IMPORTERS` (table, lmms-eval, vlmevalkit),
 built from the arguments each entry declares. Every import validates all its input before
 writing, merges into the run directory idempotently (a second import of the same file adds
 nothing; a conflicting answer is an error) and prints a summary of what was read, what landed
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..importers import ImportOption
+    from ..collect.importers import ImportOption
 
 
 def _common_args(p: argparse.ArgumentParser) -> None:
@@ -53,7 +53,7 @@ def _add_option(p: argparse.ArgumentParser, option: ImportOption) -> str:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from ..importers import IMPORTERS
+    from ..collect.importers import IMPORTERS
 
     p = sub.add_parser(
         "import",
@@ -70,7 +70,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run_importer(args: argparse.Namespace, *, kind: str, keywords: Mapping[str, str]) -> int:
     """`itemscale import KIND`: the parsed arguments (by dest) as `run_import`'s keywords."""
-    from ..importers import run_import
+    from ..collect.importers import run_import
 
     options = {keyword: getattr(args, dest) for dest, keyword in keywords.items()}
     summary = run_import(kind, run_dir=args.run_dir, dry_run=args.dry_run, **options)

@@ -14,14 +14,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ..measures import DEFAULT_BOOTSTRAP
-from ..policies import INTERVENTION_DIR, InterventionSettings
+from ..analysis.measures import DEFAULT_BOOTSTRAP
+from ..analysis.policies import INTERVENTION_DIR, InterventionSettings
 from ..workflows import intervene
 from ._format import points_text
 from ._settings import settings_from_flags
 
 if TYPE_CHECKING:
-    from ..policies import InterventionResult
+    from ..analysis.policies import InterventionResult
 
 
 class _RetiredFlag(argparse.Action):
@@ -35,7 +35,7 @@ class _RetiredFlag(argparse.Action):
         values: object,
         option_string: str | None = None,
     ) -> None:
-        from ..errors import RENAMED_REMOVED_IN
+        from ..core.errors import RENAMED_REMOVED_IN
 
         print(
             f"{parser.prog}: {option_string} is deprecated: use --intervention (removed in "
@@ -173,7 +173,7 @@ def print_summary(result: InterventionResult, out: TextIO | None = None) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..files import atomic_text_file
+    from ..core.files import atomic_text_file
 
     settings = settings_from_flags(
         InterventionSettings,

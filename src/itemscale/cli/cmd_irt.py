@@ -31,8 +31,8 @@ LISTED = 20
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from ..measures import THETA_GRID, fit_irt, information
-    from ..responses import read_run
+    from ..analysis.measures import THETA_GRID, fit_irt, information
+    from ..core.responses import read_run
     from .cmd_anchors import print_caveats
 
     df, _ = read_run(args.run_dir, slim=True)
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     )
     print_caveats(fit.caveats())
     if args.json_out:
-        from ..responses import write_json_atomic
+        from ..core.responses import write_json_atomic
 
         write_json_atomic(Path(args.json_out), fit.model_dump(mode="json"))
         print(f"fit written to {args.json_out}")

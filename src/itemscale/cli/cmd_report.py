@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..measures import DEFAULT_BOOTSTRAP
+from ..analysis.measures import DEFAULT_BOOTSTRAP
 from . import CommandError
 from ._alternatives_text import add_control_argument
 from ._analyze_options import add_ci_argument, parse_config_list
@@ -57,8 +57,8 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..artifact import build_artifact
-    from ..measures import AnalysisSettings, UnknownConfigError
+    from ..analysis.measures import AnalysisSettings, UnknownConfigError
+    from ..report import build_artifact
 
     # the analysis settings' own checks, as `analyze` applies them (errors name the flag)
     settings = settings_from_flags(
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 def print_artifact(out: Any) -> None:
     """Where the artifact is, what it recomputed, and its digest with the command that checks
     it."""
-    from ..artifact import REPORT_FILE, manifest_digest
+    from ..report import REPORT_FILE, manifest_digest
 
     digest = manifest_digest(out)
     print(f"artifact written to {out}")
@@ -104,7 +104,7 @@ def print_derived(artifact: Any) -> None:
     import json
     from pathlib import Path
 
-    from ..artifact import DERIVED_KEY, PROVENANCE_FILE
+    from ..report import DERIVED_KEY, PROVENANCE_FILE
 
     prov = json.loads((Path(artifact) / PROVENANCE_FILE).read_text(encoding="utf-8"))
     for name, entry in sorted((prov.get(DERIVED_KEY) or {}).items()):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from . import CommandError
 
 if TYPE_CHECKING:
-    from ..video import Adaptive
+    from ..collect.video import Adaptive
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -56,10 +56,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..models import BACKENDS
-    from ..protocol import load_protocol
-    from ..sweep import load_benchmark_items
-    from ..video import MediaError, write_selection_files
+    from ..collect.models import BACKENDS
+    from ..collect.protocol import load_protocol
+    from ..collect.sweep import load_benchmark_items
+    from ..collect.video import MediaError, write_selection_files
 
     try:
         budgets = [int(part) for part in args.frames.split(",") if part.strip()]
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
 def _adaptive(args: argparse.Namespace) -> Adaptive | None:
     """The adaptive setting of `--adaptive --min-frames M --threshold T` (None without
     `--adaptive`; either option without it is an error)."""
-    from ..video import DEFAULT_CHANGE_THRESHOLD, Adaptive
+    from ..collect.video import DEFAULT_CHANGE_THRESHOLD, Adaptive
 
     if not args.adaptive:
         if args.min_frames is not None or args.threshold is not None:

@@ -180,8 +180,8 @@ def _add_ray_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _load(args: argparse.Namespace) -> Any:
-    from ..models import BACKENDS
-    from ..protocol import load_protocol
+    from ..collect.models import BACKENDS
+    from ..collect.protocol import load_protocol
 
     protocol = load_protocol(args.protocol, backends=BACKENDS)
     if args.videos is not None:
@@ -230,7 +230,7 @@ def _print_plan(
 def _print_stack(stack: Any, notes: Sequence[str]) -> None:
     """The software stack the sweep would run under (each field `stack_fields` reads), and how
     it differs from the run's earlier sessions."""
-    from ..responses import stack_fields
+    from ..core.responses import stack_fields
 
     if stack is None:
         return
@@ -244,9 +244,9 @@ def _print_stack(stack: Any, notes: Sequence[str]) -> None:
 def _dry_run_stack(protocol: Any, run_dir: Path, device: str) -> tuple[Any, list[str]]:
     """The stack this machine would record for a session, and the notes a resume would print
     (compared with the sessions that computed the run's stored cells)."""
-    from ..models import BACKENDS
-    from ..store import STORE_FILE, RunStore
-    from ..sweep import software_stack, stack_notice
+    from ..collect.models import BACKENDS
+    from ..collect.store import STORE_FILE, RunStore
+    from ..collect.sweep import software_stack, stack_notice
 
     local = any(BACKENDS[m.backend].on_device for m in protocol.models)
     stack = software_stack(device, local=local)
@@ -317,7 +317,7 @@ def _check_flags(args: argparse.Namespace) -> None:
 def _rerun_check(args: argparse.Namespace) -> Any:
     """`--rerun-check` and its options as the sweep's `RerunCheck` (None without it); a bad
     value is a `CommandError` naming the flag."""
-    from ..sweep import RerunCheck
+    from ..collect.sweep import RerunCheck
 
     if args.rerun_check is None:
         if args.rerun_batch_size is not None:
@@ -332,7 +332,7 @@ def _rerun_check(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..sweep import Numerics, RuntimeBackendFactory, plan_sweep, run_sweep
+    from ..collect.sweep import Numerics, RuntimeBackendFactory, plan_sweep, run_sweep
 
     _check_flags(args)
     protocol = _load(args)
@@ -353,7 +353,7 @@ def run(args: argparse.Namespace) -> int:
                 hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
             except ImportError:  # analysis-only install: no local models
                 pass
-        from ..models import BACKENDS
+        from ..collect.models import BACKENDS
 
         local = [m.name for m in protocol.models if BACKENDS[m.backend].on_device]
         if local:
@@ -365,7 +365,7 @@ def run(args: argparse.Namespace) -> int:
             )
         cache = None
         if args.frame_cache is not None:
-            from ..video import FrameCache
+            from ..collect.video import FrameCache
 
             cache = FrameCache(args.frame_cache)
         result = run_sweep(
@@ -495,7 +495,7 @@ def _print_selections(selections: dict[str, Any]) -> None:
 
 def _say_failures(result: Any) -> None:
     """How many cells failed, of which kind; past the limit, why the exit status is 3."""
-    from ..sweep import FAILED_CELLS_EXIT, FAILED_SHARE_LIMIT
+    from ..collect.sweep import FAILED_CELLS_EXIT, FAILED_SHARE_LIMIT
 
     said = result.failure_summary()
     if not said or result.interrupted:

@@ -69,7 +69,7 @@ def register(subparsers: Any) -> None:
 
 
 def run_synth(args: argparse.Namespace) -> int:
-    from ..synth import generate_suite, reusable_suite
+    from ..collect.synth import generate_suite, reusable_suite
 
     params = {
         "n_videos": args.n,

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import location_text
+from ..core.errors import location_text
 from . import CommandError
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def read_recipe(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """(train settings, architecture) overrides from a recipe file; errors name the file."""
-    from ..files import InputFileError, loads_json, read_input_text
+    from ..core.files import InputFileError, loads_json, read_input_text
 
     try:
         payload = loads_json(read_input_text(path, what="a recipe file"))
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from ..builtin import BuiltinArchitecture, TrainSettings, train_builtin
-    from ..video import MediaError
+    from ..collect.video import MediaError
 
     if not args.suite.is_dir():
         raise CommandError(f"--suite {args.suite}: not a folder")

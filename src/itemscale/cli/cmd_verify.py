@@ -37,7 +37,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..artifact import parse_digest, verify_artifact
+    from ..report import parse_digest, verify_artifact
 
     digest = None
     if args.digest is not None:

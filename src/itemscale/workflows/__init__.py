@@ -3,7 +3,7 @@
 A workflow is what a command does, minus its arguments and its printing, so a notebook or a
 script gets the same result as the command line: `analyze` reads a run folder or a DataFrame
 and returns the typed measures; `compare` chooses two sides of one or two run folders and runs
-the comparison on them (`itemscale.comparison`, re-exported here: `CompareResult`); `intervene`
+the comparison on them (`itemscale.analysis.comparison`, re-exported here: `CompareResult`); `intervene`
 re-runs the model through the sweep and measures the outcome with the policies; `cascade` and
 `audit` run those commands' steps on a run folder; `write_audit_sheets` decodes the frames of the
 audited transitions and composes their contact sheets; `reproduce_paper` reproduces the seed
@@ -13,7 +13,7 @@ stage they wire together and below the CLI; they import the heavy stages (the sw
 decoder) only when called, so importing this package costs no torch or PyAV.
 """
 
-from ..comparison import COMPARE_SCHEMA_VERSION, CompareResult
+from ..analysis.comparison import COMPARE_SCHEMA_VERSION, CompareResult
 from ._analyze import (
     PER_ITEM_SUFFIXES,
     analyze,

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Unpack
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..importers import TableOptions
-    from ..measures import AnalysisOptions, AnalysisResult, AnalysisSettings
+    from ..analysis.measures import AnalysisOptions, AnalysisResult, AnalysisSettings
+    from ..collect.importers import TableOptions
 
 
 def response_table(
@@ -28,8 +28,8 @@ def response_table(
     (`DataFrame: row 6: column 'correct': ...`)."""
     import pandas as pd
 
-    from ..importers import frame_records, import_table
-    from ..responses import REQUIRED_COLUMNS, normalise_responses, read_run
+    from ..collect.importers import frame_records, import_table
+    from ..core.responses import REQUIRED_COLUMNS, normalise_responses, read_run
 
     if not isinstance(source, pd.DataFrame):
         path = Path(source)
@@ -66,7 +66,7 @@ def analyze(
     value is refused (a pydantic `ValidationError`, a `ValueError`, naming the setting) before
     the table is read.
     """
-    from ..measures import AnalysisSettings, analyze_responses
+    from ..analysis.measures import AnalysisSettings, analyze_responses
 
     chosen = AnalysisSettings.of(settings, options)
     df = response_table(source, table_options)
@@ -81,7 +81,7 @@ def check_per_item_path(path: str | os.PathLike[str]) -> Path:
     """The per-item file's path, if its suffix names a format it can be written in and it is
     no run's data (`check_output_path`): checked before the measures are computed, so a typo
     costs nothing."""
-    from ..files import check_output_path
+    from ..core.files import check_output_path
 
     out = check_output_path(path, flag="per-item file")
     if out.suffix.lower() not in PER_ITEM_SUFFIXES:
@@ -96,9 +96,9 @@ def write_per_item(labels: pd.DataFrame, path: str | os.PathLike[str]) -> None:
     redactor, as every file itemscale writes."""
     import pyarrow as pa
 
-    from ..files import atomic_text_file
-    from ..measures import PER_ITEM_SCHEMA_VERSION
-    from ..responses import write_parquet_atomic
+    from ..analysis.measures import PER_ITEM_SCHEMA_VERSION
+    from ..core.files import atomic_text_file
+    from ..core.responses import write_parquet_atomic
 
     out = check_per_item_path(path)
     labels = _redacted(labels)
@@ -112,7 +112,7 @@ def write_per_item(labels: pd.DataFrame, path: str | os.PathLike[str]) -> None:
 
 
 def _redacted(labels: pd.DataFrame) -> pd.DataFrame:
-    from ..responses import redact
+    from ..core.responses import redact
 
     out = labels.copy()
     for col in out.columns:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..sheets import resize_nearest
+from ..core.sheets import resize_nearest
 
 
 def at_pixels(frame: np.ndarray, pixels: object) -> np.ndarray:
@@ -40,9 +40,9 @@ def write_audit_sheets(
     `RUN_DIR/audit_sheets/`, which is replaced whole so no sheet of an earlier audit lingers.
     `items` maps item ids to items (their video path, relative to `base` unless absolute, and
     evidence spans). Returns (sheets written, one line per transition left without a sheet)."""
-    from ..audit import SHEETS_DIR, contact_sheet, encode_png, evidence_frames
-    from ..files import replace_dir, shared_mode
-    from ..video import MediaError, decode_frames, stream_index
+    from ..analysis.audit import SHEETS_DIR, contact_sheet, encode_png, evidence_frames
+    from ..collect.video import MediaError, decode_frames, stream_index
+    from ..core.files import replace_dir, shared_mode
 
     run_dir, base = Path(run_dir), Path(base)
     target = run_dir / SHEETS_DIR

@@ -3,7 +3,7 @@ by item, as `itemscale compare` computes them (docs/compare.md).
 
 The workflow chooses the two sides from the run folders and the flags (`_compare_sides`) and
 tells the comparison how each recorded model entry sends frames to its model, a question for
-the installed backends; the analysis itself is `itemscale.comparison.compare_sides`, which
+the installed backends; the analysis itself is `itemscale.analysis.comparison.compare_sides`, which
 needs neither.
 """
 
@@ -14,14 +14,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..comparison import (
+from ..analysis.comparison import (
     CompareError,
     CompareResult,
     CompareTaskKind,
     compare_settings,
     compare_sides,
 )
-from ..measures import RerunFloor
+from ..analysis.measures import RerunFloor
 from ._compare_sides import select_rerun, select_sides
 from ._errors import WorkflowError
 
@@ -97,8 +97,8 @@ def transport(entry: Mapping[str, Any]) -> str | None:
     """How frames reach the model, as its backend declares it (`Backend.transport`: in process,
     or over the network as one image part per frame or one video input); None for a backend
     not registered here (a plugin not installed, or one that cannot be loaded)."""
-    from ..errors import ItemscaleError
-    from ..models import BACKENDS
+    from ..collect.models import BACKENDS
+    from ..core.errors import ItemscaleError
 
     backend = entry.get("backend")
     try:

@@ -1,5 +1,5 @@
 """Which rows of which run each side of a comparison is (the comparison itself, matching the
-sides' rows included, is `itemscale.comparison`'s).
+sides' rows included, is `itemscale.analysis.comparison`'s).
 
 A side is one (model, series, configuration) of one run folder. `compare A B` takes one from each
 run; `compare RUN` needs exactly one of --series, --model or --config given twice (the two sides),
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..comparison import NamedRerun, Side
-from ..responses import read_run, without_reruns
+from ..analysis.comparison import NamedRerun, Side
+from ..core.responses import read_run, without_reruns
 from ._errors import WorkflowError
 
 

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any, Final, Required, TypedDict
 
 from pydantic import JsonValue
 
-from ..errors import renamed_keywords
-from ..measures import Selector
+from ..analysis.measures import Selector
+from ..core.errors import renamed_keywords
 
 if TYPE_CHECKING:
-    from ..policies import InterventionResult
+    from ..analysis.policies import InterventionResult
 
 #: What the audit saw of an item's evidence between the budget it was right at and the
 #: terminal, in words (the groups `regression_pathways` tallies).
@@ -79,9 +79,9 @@ def regression_pathways(
     re-run did, so a reader sees which regressions a sampling change can fix (evidence dropped
     by the larger grid) and which it cannot (the evidence was there, and diluted). The items
     (their evidence spans) come from `items_file`, by default the demo's RUN/suite/items.jsonl."""
-    from ..audit import audit_transitions
-    from ..items import ITEMS_FILE, read_items_jsonl
-    from ..responses import read_run
+    from ..analysis.audit import audit_transitions
+    from ..collect.items import ITEMS_FILE, read_items_jsonl
+    from ..core.responses import read_run
 
     path = items_file if items_file is not None else run_dir / "suite" / ITEMS_FILE
     items = {item.item_id: item for item in read_items_jsonl(path)}
@@ -183,18 +183,18 @@ def selector_comparison(
     at a cap of the same budget (at least `DEMO_ADAPTIVE_MIN_FRAMES` frames a video), whose
     record then carries the frames it used and uniform sampling at that matched mean cost
     (RUN/selector_adaptive.json)."""
-    from ..measures import VideoBootstrap, build_matrices, series_churn
-    from ..models import BACKENDS
-    from ..protocol import (
+    from ..analysis.measures import VideoBootstrap, build_matrices, series_churn
+    from ..collect.models import BACKENDS
+    from ..collect.protocol import (
         Configuration,
         SamplingPolicy,
         load_protocol,
         read_selection,
         selection_file_digest,
     )
-    from ..responses import read_run, write_json_atomic
-    from ..sweep import load_benchmark_items, run_sweep
-    from ..video import Adaptive, write_selection_files
+    from ..collect.sweep import load_benchmark_items, run_sweep
+    from ..collect.video import Adaptive, write_selection_files
+    from ..core.responses import read_run, write_json_atomic
 
     k, side = DEMO_SELECTOR_FRAMES, DEMO_SELECTOR_SIDE
     name = DEMO_ADAPTIVE_SELECTION if adaptive else DEMO_SELECTION

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import ItemscaleError
+from ..core.errors import ItemscaleError
 
 
 class WorkflowError(ItemscaleError, ValueError):

@@ -5,7 +5,7 @@ sample of correct items) with one controlled change of sampling, through the swe
 The re-runs are stored in the run like any other cells, as a configuration of their own series
 (`intervention:<intervention>`), so `itemscale analyze` sees them and a crash resumes where it stopped.
 The plan (which items, which control sample, which configuration) and the result are written to
-`RUN_DIR/intervention/`. `itemscale.policies` only plans and measures; re-running needs the model and the
+`RUN_DIR/intervention/`. `itemscale.analysis.policies` only plans and measures; re-running needs the model and the
 decoder, which is why this lives above both rather than in `policies`.
 """
 
@@ -15,18 +15,23 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypedDict, Unpack, cast
 
-from ..errors import renamed_keywords
-from ..policies import INTERVENTION_DIR, PLAN_SUFFIX, InterventionName, InterventionSettings
-from ..responses import RUN_FILE
+from ..analysis.policies import (
+    INTERVENTION_DIR,
+    PLAN_SUFFIX,
+    InterventionName,
+    InterventionSettings,
+)
+from ..core.errors import renamed_keywords
+from ..core.responses import RUN_FILE
 from ._errors import WorkflowError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..measures import ResponseMatrix
-    from ..policies import InterventionAxis, InterventionPlan, InterventionResult
-    from ..protocol import Protocol
-    from ..sweep import BackendFactory
+    from ..analysis.measures import ResponseMatrix
+    from ..analysis.policies import InterventionAxis, InterventionPlan, InterventionResult
+    from ..collect.protocol import Protocol
+    from ..collect.sweep import BackendFactory
 
 
 class InterventionOptions(TypedDict, total=False):
@@ -74,7 +79,7 @@ def pick_axis(
     the user's. Among several, a series that already samples as the intervention would
     (`nested/cached` for `--policy nested`) is set aside, since re-running it with the same
     sampling would compare the sampling policy with itself."""
-    from ..policies import INTERVENTION_SERIES_PREFIX
+    from ..analysis.policies import INTERVENTION_SERIES_PREFIX
 
     axes = [
         m
@@ -150,8 +155,8 @@ def intervene(
     one line that says which axis was chosen when the intervention's own series was set aside
     (the command line prints it); the result is the same with or without it.
     """
-    from ..policies import InterventionError, intervention_outcomes, plan_intervention
-    from ..responses import read_run, responses_digest, run_lock, write_json_atomic
+    from ..analysis.policies import InterventionError, intervention_outcomes, plan_intervention
+    from ..core.responses import read_run, responses_digest, run_lock, write_json_atomic
 
     chosen = intervention_settings(settings, options)
     intervention = chosen.intervention
@@ -201,9 +206,9 @@ def _recorded_run(run_dir: Path) -> tuple[pd.DataFrame, dict[str, object], Proto
     protocol that produced the terminal budget)."""
     from pydantic import ValidationError
 
-    from ..models import BACKENDS
-    from ..protocol import BACKENDS_CONTEXT, Protocol
-    from ..responses import SchemaError, read_run
+    from ..collect.models import BACKENDS
+    from ..collect.protocol import BACKENDS_CONTEXT, Protocol
+    from ..core.responses import SchemaError, read_run
 
     try:
         df, provenance = read_run(run_dir)
@@ -233,8 +238,8 @@ def _axis(
 ) -> tuple[ResponseMatrix, InterventionAxis]:
     """The budget axis to intervene on (on a frames x resolutions grid, its frame chain) and
     what the result records of it."""
-    from ..measures import build_matrices, main_chain
-    from ..policies import InterventionAxis
+    from ..analysis.measures import build_matrices, main_chain
+    from ..analysis.policies import InterventionAxis
 
     matrix, note = pick_axis(build_matrices(df), model, series, str(run_dir), intervention)
     if note is not None and on_note is not None:
@@ -264,9 +269,9 @@ def _rerun(
 ) -> None:
     """The plan's configurations swept for its items (resumably, into the run's own store), with
     the intervention recorded in run.json."""
-    from ..models import BackendError
-    from ..store import StoreError
-    from ..sweep import BenchmarkLoadError, ExtraConfig, run_sweep
+    from ..collect.models import BackendError
+    from ..collect.store import StoreError
+    from ..collect.sweep import BenchmarkLoadError, ExtraConfig, run_sweep
 
     entry = next((m for m in protocol.models if m.name == plan.model), None)
     if entry is None:

@@ -18,17 +18,17 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from ..errors import renamed_keywords
+from ..core.errors import renamed_keywords
 
 if TYPE_CHECKING:
-    from ..measures import AnalysisResult, Estimate
-    from ..policies import CascadeReport
+    from ..analysis.measures import AnalysisResult, Estimate
+    from ..analysis.policies import CascadeReport
 
 
 def paper_measures() -> list[tuple[str, str, str]]:
     """(the paper's name, its key in the release's JSON, itemscale's key under
     `grid_with_text`) of every registered measure the paper publishes, in registry order."""
-    from ..measures import measures_for
+    from ..analysis.measures import measures_for
 
     return [
         (unit.paper[0], unit.paper[1], unit.key)
@@ -61,7 +61,7 @@ def release_models(root: Path | None = None) -> list[tuple[str, Path, dict[str, 
 
 def import_release(run_dir: Path, root: Path | None = None) -> tuple[int, int]:
     """Import every wide table into `run_dir` (idempotent); (rows added, rows already there)."""
-    from ..importers import (
+    from ..collect.importers import (
         TableOptions,
         finish_import,
         import_record,
@@ -126,7 +126,7 @@ def compare_with_paper(
     computed on the model's whole released grid, which is the grid of its JSON. `measures` is
     the analysis (`analyze_responses`), or an `analyze --json` file's content, read as one.
     """
-    from ..measures import AnalysisResult, BinarySeries
+    from ..analysis.measures import AnalysisResult, BinarySeries
 
     result = AnalysisResult.from_json(measures)
     rows: list[PaperNumber] = []
@@ -167,7 +167,7 @@ def compare_with_paper(
 def _estimate(entry: object) -> Estimate:
     """A measure's entry as an estimate: a field's `Estimate` or `BestFixed` (its
     configuration left out), or a registered measure's JSON entry."""
-    from ..measures import BestFixed, Estimate
+    from ..analysis.measures import BestFixed, Estimate
 
     if isinstance(entry, BestFixed):
         return entry.estimate
@@ -216,8 +216,8 @@ class PaperReproduction:
 
     def summary(self) -> dict[str, object]:
         """The paper's entry of `demo.json`: the files written and the count reproduced."""
-        from ..artifact import MEASURES_FILE
-        from ..policies import CASCADE_FILE
+        from ..analysis.policies import CASCADE_FILE
+        from ..report import MEASURES_FILE
 
         out: dict[str, object] = {
             "run_dir": str(self.run_dir),
@@ -236,10 +236,10 @@ class PaperReproduction:
 def reproduce_paper(paper_dir: Path, *, bootstrap: int, report: bool) -> PaperReproduction:
     """Import the seed paper's released labels into `paper_dir`, reproduce its numbers, measure
     its Table 2 grid, fit the cascade on them and (with `report`) write their report."""
-    from ..artifact import COMPARISON_FILE, MEASURES_FILE, REPORT_FILE, build_artifact
-    from ..measures import AnalysisSettings, analyze_responses
-    from ..policies import CASCADE_FILE, CascadeSettings, cascade_report
-    from ..responses import read_run, responses_digest, write_json_atomic
+    from ..analysis.measures import AnalysisSettings, analyze_responses
+    from ..analysis.policies import CASCADE_FILE, CascadeSettings, cascade_report
+    from ..core.responses import read_run, responses_digest, write_json_atomic
+    from ..report import COMPARISON_FILE, MEASURES_FILE, REPORT_FILE, build_artifact
 
     added, unchanged = import_release(paper_dir)
     df, _ = read_run(paper_dir)

@@ -19,8 +19,8 @@ from ._errors import WorkflowError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..items import Item
-    from ..policies import CascadeReport, CascadeSettings
+    from ..analysis.policies import CascadeReport, CascadeSettings
+    from ..collect.items import Item
 
 
 def cascade(
@@ -34,9 +34,9 @@ def cascade(
     `json_out` (default RUN/cascade.json, which the report picks up) unless `write` is False;
     inside the run folder, under its lock. A run with no budget axis a cascade can run on is a
     `WorkflowError` saying why for each series."""
-    from ..files import check_output_path
-    from ..policies import CASCADE_FILE, cascade_report
-    from ..responses import read_run, responses_digest, run_lock, write_json_atomic
+    from ..analysis.policies import CASCADE_FILE, cascade_report
+    from ..core.files import check_output_path
+    from ..core.responses import read_run, responses_digest, run_lock, write_json_atomic
 
     if write and json_out is not None:  # never a run's data (docs/run-folders.md)
         check_output_path(json_out, flag="json_out")
@@ -93,8 +93,7 @@ def audit(
     RUN/audit.json and the annotations (the automatic labels, and a coded CSV's when
     `import_csv` names one) written under the run's lock; `export` writes a CSV for coders.
     `items` is the item file (default: RUN/items.jsonl or the file run.json names)."""
-    from ..artifact import find_items_file
-    from ..audit import (
+    from ..analysis.audit import (
         ANNOTATIONS_FILE,
         audit_transitions,
         automatic_annotations,
@@ -105,9 +104,10 @@ def audit(
         write_annotations,
         write_audit,
     )
-    from ..files import check_output_path
-    from ..items import read_items_jsonl
-    from ..responses import read_run, run_lock
+    from ..collect.items import read_items_jsonl
+    from ..core.files import check_output_path
+    from ..core.responses import read_run, run_lock
+    from ..report import find_items_file
 
     if export:  # never a run's data, the annotations this audit writes included
         check_output_path(export, flag="export")
@@ -140,7 +140,7 @@ def audit_sheets(
     """Decode the frames of the audited transitions and write their contact sheets to
     RUN/audit_sheets/ (at most `max_sheets`), under the run's lock: (sheets written, one line
     per transition without a sheet). Needs the item file (its video paths)."""
-    from ..responses import run_lock
+    from ..core.responses import run_lock
     from ._audit_sheets import write_audit_sheets
 
     if outcome.items_path is None:

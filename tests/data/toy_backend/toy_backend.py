@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from itemscale.models import (
+from itemscale.collect.models import (
     Backend,
     BackendSpec,
     BackendUsage,

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from itemscale.measures import BlockData, ItemShare, Measure
+from itemscale.analysis.measures import BlockData, ItemShare, Measure
 
 
 def _right_at_first(data: BlockData) -> np.ndarray:

@@ -1,0 +1,105 @@
+"""What the cascade and the intervention reports share: their record base and loading a
+stored report.
+
+Every record is a frozen pydantic model (`extra="forbid"`), a `measures.Record`; a statistic
+with its interval is a `measures.Estimate`, its count a `measures.Count`. A field listed in a
+record's `OMIT_NONE` is written only when it has a value: the JSON layouts predate the models
+and have keys that appear only in some blocks (a currency the run recorded, a fixed rule asked
+for), so `model_dump(mode="json")` gives the layout the commands always wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import ClassVar, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ...core.errors import STORED, ItemscaleError, validation_message
+from ..measures import Record
+
+RecordT = TypeVar("RecordT", bound=BaseModel)
+
+
+class ReportFileError(ItemscaleError, ValueError):
+    """A stored cascade or intervention report that cannot be read: not JSON, or a key its
+    layout does not have (named with the file and the key)."""
+
+
+class ReportRecord(Record):
+    """A record of a cascade or intervention report: the one record base (`measures.Record`)
+    with the report's defaults written (`schema_version`) and its `OMIT_NONE` keys left out when
+    None. Intervals are `measures.Estimate` and counts `measures.Count`, as in the analysis."""
+
+    OMIT_UNSET: ClassVar[bool] = False
+
+
+def stored_report(cls: type[RecordT], path: str | os.PathLike[str]) -> RecordT:
+    """A report file read and validated as `cls`; a file that is not JSON or does not fit the
+    layout raises `ReportFileError` naming the file and each key at fault."""
+    where = Path(path)
+    try:
+        payload = json.loads(where.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReportFileError(f"{where}: not a JSON report ({exc})") from None
+    return report_from_json(cls, payload, str(where))
+
+
+def optional_report(
+    cls: type[RecordT], path: str | os.PathLike[str]
+) -> RecordT | ReportFileError | None:
+    """A report file that may be absent (None) or damaged (its `ReportFileError`, for a page
+    that names it in place rather than failing)."""
+    if not Path(path).is_file():
+        return None
+    try:
+        return stored_report(cls, path)
+    except ReportFileError as exc:
+        return exc
+
+
+def report_from_json(cls: type[RecordT], payload: object, where: str) -> RecordT:
+    """`cls` validated from a parsed JSON value; errors name `where` and the keys."""
+    if not isinstance(payload, Mapping):
+        raise ReportFileError(f"{where}: not a JSON object")
+    try:
+        return cls.model_validate(payload, context=STORED)
+    except ValidationError as exc:
+        lines = []
+        for error in exc.errors():
+            loc = _file_keys(payload, error["loc"])
+            # under a tag the keys known depend on it: no "did you mean" is offered there
+            tagged = len(loc) != len(error["loc"])
+            lines.append(
+                validation_message(
+                    [{**error, "loc": loc}], model=None if tagged else cls, show_input=True
+                )
+            )
+        raise ReportFileError(f"{where}: {'; '.join(lines)}") from None
+
+
+def _file_keys(payload: object, loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
+    """An error's location as keys of the file: a union's tag (a stopping rule's `available`,
+    which pydantic puts in the location as 1 or 0) is no key, and is left out."""
+    keys: list[int | str] = []
+    node: object = payload
+    for part in loc:
+        if isinstance(part, int) and not isinstance(node, list):
+            continue  # a tag: the node is the tagged record itself
+        keys.append(part)
+        if isinstance(node, list) and isinstance(part, int):
+            node = node[part] if part < len(node) else None
+        else:
+            node = node.get(part) if isinstance(node, Mapping) else None
+    return tuple(keys)
+
+
+def json_text(payload: object) -> str:
+    """The text every report file holds: sorted keys, two-space indent, secrets redacted,
+    one newline at the end (what `write_json_atomic` writes)."""
+    from ...core.responses import redact_value
+
+    return json.dumps(redact_value(payload), indent=2, sort_keys=True, default=str) + "\n"

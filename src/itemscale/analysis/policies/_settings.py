@@ -1,0 +1,159 @@
+"""One settings object per policy command: every option of `itemscale cascade`
+(`CascadeSettings`) and of `itemscale intervene` (`InterventionSettings`), with each rule about
+an option or a combination of options held here once.
+
+The command line builds these from its flags (`cli/_settings.py` names the flag of a setting in
+the message), a notebook passes them (or keywords) to `cascade_report` and `intervene`: both
+refuse the same input with the same reason, a `pydantic.ValidationError` that names the setting.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+import numpy as np
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from ...core.errors import renamed_fields, warn_renamed
+from ..measures import DEFAULT_BOOTSTRAP, RerunFloor
+from ._inputs import ScoreName, SharingChoice
+
+#: 2: cost models (`sharing`), latency, `--stages`, `--score`, `--threshold`, agreement of
+#: three stages (`agreement_3`), `matches_terminal` by the interval of the change,
+#: `best_match`. 3: `same_input_terminal` (a terminal that repeats its predecessor is dropped).
+#: Counts (`count` beside each accuracy, `stop_counts`, a frontier point's `count`) were added
+#: to version 3 without a bump: a reader of 3 that ignores them reads the file as before.
+#: 4: the resample count is `settings.bootstrap`, where version 3 holds `settings.n_boot`.
+#: `settings.rerun_floor` (the floor stated with `--rerun-floor`, null when none) was added to
+#: version 4 without a bump: a file without it reads as stating none.
+CASCADE_SCHEMA_VERSION: Final[int] = 4
+#: The layouts a reader takes: version 3 differs from 4 only in the resample count's key.
+CASCADE_READ_VERSIONS: Final[tuple[int, ...]] = (3, CASCADE_SCHEMA_VERSION)
+
+InterventionName = Literal["nested", "phase-shift"]
+INTERVENTION_NAMES: Final[tuple[str, ...]] = ("nested", "phase-shift")
+
+
+class _BootstrapSetting(BaseModel):
+    """The resample count of a policy command, `bootstrap` (its one name, as `--bootstrap`);
+    the retired `n_boot` is still taken in 0.1.x, with a warning, and read from stored files
+    silently."""
+
+    if TYPE_CHECKING:  # each command's own field, in its place among the others
+        bootstrap: int
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any, info: ValidationInfo) -> Any:
+        return renamed_fields(data, cls.__name__, info.context, n_boot="bootstrap")
+
+    @property
+    def n_boot(self) -> int:
+        """The retired name of `bootstrap` (docs/glossary.md, 'One name per concept')."""
+        warn_renamed(f"{type(self).__name__}.n_boot", f"{type(self).__name__}.bootstrap")
+        return self.bootstrap
+
+
+class CascadeSettings(_BootstrapSetting):
+    """How `itemscale cascade` fits and reports its stopping rules."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, serialize_by_alias=True)
+
+    #: Video-bootstrap resamples (0: no intervals); a cascade.json of layout 3 holds it as
+    #: `n_boot`, read (under `STORED`) as `bootstrap`.
+    bootstrap: int = Field(default=DEFAULT_BOOTSTRAP, ge=0)
+    seed: int = 0
+    #: The currency the thresholds minimise.
+    cost: Literal["frames", "tokens", "latency"] = "frames"
+    #: What stages share (docs/policies.md, "Cost models"); `auto`: the recorded frame union
+    #: where every cell has its indices, else `prefix` with `none` beside it.
+    sharing: SharingChoice = "auto"
+    #: The stopping score: the chosen option's probability or the top-two margin.
+    score: ScoreName = "prob"
+    #: Stage labels in order (None: the budget axis, or its main chain on a grid of two axes).
+    stages: tuple[str, ...] | None = None
+    #: A fixed threshold on the score (no fitting, every item): the seed paper's rule.
+    threshold: float | None = None
+    #: Only these models' responses (None: every model); a name without responses is an error.
+    #: The report records it once, as its own `models` key, not among the settings.
+    models: tuple[str, ...] | None = Field(default=None, exclude=True)
+    #: Frontier targets: held-out accuracy offsets from the terminal budget's fit-fold accuracy.
+    frontier_offsets: tuple[float, ...] = tuple(
+        float(x) for x in np.round(np.linspace(-0.15, 0.05, 21), 4)
+    )
+    #: The rerun floor you state, in percent of answers (`--rerun-floor`): a terminal whose
+    #: answers stay within it of the stage before is that stage (None: the floor the run's
+    #: repeats and reruns measure, else none: only identical answers repeat a stage).
+    rerun_floor: float | None = None
+
+    @field_validator("rerun_floor")
+    @classmethod
+    def _floor_percent(cls, value: float | None) -> float | None:
+        if value is not None:
+            RerunFloor.of_percent(value)  # a percent of answers in [0, 100], or refused
+        return value
+
+    @field_validator("stages")
+    @classmethod
+    def _two_stages_or_more(cls, stages: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if stages is None:
+            return None
+        named = tuple(s.strip() for s in stages if s.strip())
+        if len(named) < 2:
+            raise ValueError(f"stages={list(stages)}: a cascade needs at least two stages")
+        return named
+
+    @field_validator("models")
+    @classmethod
+    def _named_models(cls, models: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if models is None:
+            return None
+        if not models or any(not m.strip() for m in models):
+            raise ValueError(f"models={list(models)}: name at least one model, none empty")
+        return tuple(dict.fromkeys(models))
+
+    @model_validator(mode="after")
+    def _union_counts_frames(self) -> CascadeSettings:
+        """`union` shares distinct frame indices, which only a frame cost has: held here, so the
+        command line and a notebook refuse the same combination with one message."""
+        if self.sharing == "union" and self.cost != "frames":
+            raise ValueError(
+                f"sharing='union' counts distinct frame indices; with cost={self.cost!r} "
+                "choose sharing='prefix' or sharing='none'"
+            )
+        return self
+
+
+class InterventionSettings(_BootstrapSetting):
+    """Every option of `itemscale intervene` (docs/policies.md): which change of sampling, how
+    many controls, the seed and resamples, which axis, and where the re-runs execute."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: The change of sampling: `nested` or `phase-shift` (`--policy`).
+    intervention: InterventionName
+    #: Control items (right at the terminal budget) to re-run; None: as many as there are
+    #: terminal regressions.
+    n_control: int | None = Field(default=None, ge=0)
+    #: Seed of the control sample and of the bootstrap.
+    seed: int = 0
+    #: Video-bootstrap resamples (`--bootstrap`).
+    bootstrap: int = Field(default=DEFAULT_BOOTSTRAP, ge=0)
+    #: The model and the series (budget axis) to intervene on; needed when there are several.
+    model: str | None = None
+    series: str | None = None
+    #: False: run nothing, measure the cells already stored (`--no-run`).
+    execute: bool = True
+    executor: Literal["local", "ray"] = "local"
+    #: cpu, cuda, cuda:1, ... (local models)
+    device: str = "cpu"
+    #: Requests per model call.
+    batch_size: int = Field(default=1, ge=1)
+    progress: bool = True

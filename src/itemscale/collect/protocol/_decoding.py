@@ -1,0 +1,81 @@
+"""How a model decodes: the one type a protocol's `[decoding]` table is read into and every
+backend request carries.
+
+It lives with the protocol, below the backends, because the protocol file is where decoding is
+written down: the protocol reads it without knowing any backend, and `itemscale.collect.models`
+re-exports it for the requests its backends answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
+
+
+class DecodingCanonical(TypedDict):
+    """`DecodingSettings` as a cell's identity hashes them (`DecodingSettings.canonical`)."""
+
+    max_new_tokens: int
+    temperature: float
+    top_p: float
+    seed: int
+    score_options: bool
+
+
+class DecodingSettings(BaseModel):
+    """How the model decodes: the one type a protocol's `[decoding]` table is read into and
+    every backend request carries. Part of a cell's identity (`canonical()`): different
+    settings, different cell.
+
+    Defaults depend on who asks: a backend called directly (`VideoRequest(item, frames)`)
+    decodes up to 16 new tokens; a protocol whose `[decoding]` table leaves `max_new_tokens` out
+    asks for 64 (`itemscale.collect.protocol.PROTOCOL_MAX_NEW_TOKENS`), since a sweep generates open
+    answers too. `top_p = 1.0` is no nucleus cut-off; None (what run.json recorded for it before
+    the protocol and the backends shared this type) reads as 1.0. `seed` seeds sampled decoding;
+    in a sweep it is the repeat's seed (`Protocol.seeds`), so a protocol file cannot set it.
+
+    `score_options`: for multiple-choice items, also read the next-token distribution over the
+    option letters (option probabilities and confidence). When `max_new_tokens` is small (at most
+    `itemscale.collect.models.SCORE_ONLY_MAX_NEW_TOKENS`) the parsed answer is the most probable letter;
+    otherwise it is extracted from the generated text, and the probabilities are recorded beside
+    it.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    #: a whole number (`True` or `"16"` is refused, as every count of a protocol is)
+    max_new_tokens: StrictInt = Field(default=16, gt=0, le=65536)
+    temperature: float = Field(default=0.0, ge=0.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    seed: int = 0
+    score_options: StrictBool = True
+
+    @field_validator("top_p", mode="before")
+    @classmethod
+    def _none_is_no_cutoff(cls, value: Any) -> Any:
+        return 1.0 if value is None else value
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0.0
+
+    def canonical(self) -> DecodingCanonical:
+        """The settings as the cell identity hashes them (every field, JSON types: what
+        `model_dump(mode="json")` gives, field by field)."""
+        return {
+            "max_new_tokens": self.max_new_tokens,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "seed": self.seed,
+            "score_options": self.score_options,
+        }
+
+
+class DecodingRecord(TypedDict):
+    """A protocol's decoding settings as run.json records them: every one but the seed."""
+
+    max_new_tokens: int
+    temperature: float
+    top_p: float
+    score_options: bool

@@ -1,0 +1,99 @@
+"""Running `sweep --rerun-check` (`_rerun_check.RerunCheck` says what is asked): after a model's
+grid, the seeded sample of its finished cells run again on the loaded model as reruns, and the
+session's record of the floor they measure (run.json `sessions[].rerun_check`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ...core.responses import EXTRACTOR_VERSION, RERUN_REPEAT_BASE
+from ..models import PROMPT_TEMPLATE_VERSION
+from ..store import cell_identity
+from ._batching import run_across_videos
+from ._execute import VideoJobRunner, group_by_video, repeat_decoding
+from ._rerun_check import RerunCheck
+
+if TYPE_CHECKING:
+    from ..models import VideoLM
+    from ._plan import Cell
+    from ._session import Session
+
+
+def as_rerun(cell: Cell, session: Session) -> Cell:
+    """The rerun of `cell`: its repeat numbered from `RERUN_REPEAT_BASE`, its seed and frames
+    the cell's own (`rerun_of`), its own identity."""
+    repeat = RERUN_REPEAT_BASE + cell.repeat
+    decoding = repeat_decoding(session.protocol.decoding, cell.seed).canonical()
+    cell_id = cell_identity(
+        item=cell.item,
+        spec_id=cell.spec_id,
+        config_id=cell.config.config_id,
+        prompt_template_version=PROMPT_TEMPLATE_VERSION,
+        decoding=decoding,
+        extractor_version=EXTRACTOR_VERSION,
+        repeat=repeat,
+    )
+    return replace(cell, cell_id=cell_id, repeat=repeat, rerun_of=cell.repeat)
+
+
+def run_rerun_check(session: Session, backend: VideoLM, model: str, planned: list[Cell]) -> None:
+    """Run the rerun check of one loaded model over its planned cells, commit the reruns as
+    they return, and record the sample and the floor they measure in the session."""
+    check = session.rerun_check
+    if check is None:
+        return
+    answered = session.store.done_cell_ids(retry_errors=True)
+    finished = [c for c in planned if c.cell_id in answered and c.rerun_of is None]
+    chosen = check.sample(finished)
+    reruns = [as_rerun(c, session) for c in chosen]
+    stored = session.store.done_cell_ids()
+    pending = [c for c in reruns if c.cell_id not in stored]
+    size = check.size_for(session.batch_size, session.auto_batch)
+    runner = VideoJobRunner(
+        backend,
+        batch_size=size,
+        cache=session.frame_cache,
+        decoding_base=session.protocol.decoding,
+    )
+    session.bar.total = (session.bar.total or 0) + len(pending)
+    run_across_videos(session, runner, group_by_video(pending, session.known_hashes))
+    record = _record(session, check, size, finished, chosen, reruns, len(pending))
+    session.result.rerun_checks[model] = record
+    if session.session_id is not None:
+        session.store.add_session_info(session.session_id, "rerun_check", model, record)
+
+
+def _record(
+    session: Session,
+    check: RerunCheck,
+    size: int,
+    finished: list[Cell],
+    chosen: list[Cell],
+    reruns: list[Cell],
+    ran: int,
+) -> dict[str, Any]:
+    """The session's record of one model's rerun check: what was sampled and run, and the
+    floor the reruns measure against the cells they repeat."""
+    from ...core.rerun_evidence import measured_floor
+
+    ids = {c.cell_id for c in chosen} | {c.cell_id for c in reruns}
+    frame = session.store.cells_frame()
+    rows = frame[frame["cell_id"].isin(ids)]
+    floor = measured_floor(rows, reruns_only=True)
+    interval = None if floor is None else floor.interval
+    return {
+        "fraction": check.fraction,
+        "seed": check.seed,
+        "batch_size": size,
+        "grid_batch_size": "auto" if session.auto_batch else session.batch_size,
+        "order": "seeded shuffle",
+        "cells_finished": len(finished),
+        "cells_sampled": len(chosen),
+        "cells_run": ran,
+        "answers": None if floor is None else floor.answers,
+        "moved": None if floor is None else floor.moved,
+        "rate": None if floor is None else floor.rate,
+        "ci": None if interval is None else list(interval),
+        "floor": None if floor is None else floor.line(),
+    }

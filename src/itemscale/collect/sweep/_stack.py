@@ -1,0 +1,348 @@
+"""The software stack behind a sweep session: what computed its answers.
+
+The same weights answer differently under another transformers release (the built-in model's
+accuracy at 32f@56 moves by 5 points between transformers 5.24.0 and 5.17.0), so each session
+records its stack in run.json's `sessions[]`, where the answers are: Python and the platform,
+torch with its CUDA and cuDNN and the GPU where one is used, the libraries that turn frames and
+text into tensors (as imported: a source checkout first on `PYTHONPATH` is what runs, so each
+module's `__version__` and file are recorded beside the installed metadata's version,
+`itemscale.collect.models.imported_package`), the decoder, itemscale itself, and the numerics flags
+that change results.
+`compare` diffs these fields (`stack_fields`) and `analyze` warns when one series mixes
+sessions whose stacks differ (docs/compare.md, "The software stack").
+
+`ITEMSCALE_TEST_STACK` (a JSON object of package -> version) replaces the probed versions of
+the packages it names. It exists for tests only: a second transformers cannot be installed
+beside the first, so a test that checks how a version difference is recorded and reported sets
+it; the session then records `"overridden": [...]` naming what was replaced, so such a run can
+never pass for a real one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Mapping
+from importlib import metadata
+from typing import Any, NotRequired, TypedDict
+from typing import Protocol as TypingProtocol
+
+from pydantic import BaseModel, ConfigDict
+
+from ...core.errors import ItemscaleError
+from ...core.responses import STACK_PACKAGES, stack_changes, stack_disagreements
+from ...core.version import __version__
+from ..models import ModuleRecord, imported_package
+from ..protocol import Protocol
+from ._provenance import decoder_info, git_commit
+
+#: the test-only override (module docstring)
+STACK_OVERRIDE_ENV = "ITEMSCALE_TEST_STACK"
+
+
+class GpuInfo(TypedDict):
+    name: str
+    count: int
+    driver: str | None
+    capability: str
+
+
+class NumericsInfo(TypedDict):
+    """torch's flags that change a float result (None: torch not loaded)."""
+
+    tf32_matmul: bool | None
+    tf32_cudnn: bool | None
+    matmul_precision: str | None
+    deterministic_algorithms: bool | None
+    cudnn_benchmark: bool | None
+
+
+class StackInfo(TypedDict):
+    """run.json `sessions[].stack`."""
+
+    python: str
+    platform: str
+    machine: str
+    itemscale: dict[str, str | None]
+    #: distribution name -> the version that ran (None: not installed): the installed
+    #: metadata's when the imported module is that distribution, else the imported module's
+    #: `__version__` (a source checkout first on `PYTHONPATH`)
+    packages: dict[str, str | None]
+    #: distribution name -> the module as imported: its `__version__`, file, the installed
+    #: metadata's version and whether the two are one (`itemscale.collect.models.imported_package`)
+    modules: dict[str, ModuleRecord]
+    ffmpeg: dict[str, str]
+    #: torch's CUDA and cuDNN builds (None on a CPU build or without torch)
+    cuda: str | None
+    cudnn: str | None
+    #: the GPU the session ran on (None: no GPU used)
+    gpu: GpuInfo | None
+    numerics: NumericsInfo
+    #: the packages `ITEMSCALE_TEST_STACK` replaced (tests only)
+    overridden: NotRequired[list[str]]
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _driver() -> str | None:
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    first = out.stdout.strip().splitlines()
+    return first[0].strip() if out.returncode == 0 and first else None
+
+
+def _torch_part(device: str) -> tuple[str | None, str | None, GpuInfo | None, NumericsInfo]:
+    """torch's CUDA/cuDNN builds, the GPU `device` names and the numerics flags; torch is
+    imported only when installed (a served-only sweep on a machine without it records None)."""
+    none: NumericsInfo = {
+        "tf32_matmul": None,
+        "tf32_cudnn": None,
+        "matmul_precision": None,
+        "deterministic_algorithms": None,
+        "cudnn_benchmark": None,
+    }
+    if _version("torch") is None:
+        return None, None, None, none
+    import torch
+
+    available = torch.backends.cudnn.is_available()  # type: ignore[no-untyped-call]
+    cudnn = torch.backends.cudnn.version() if available else None  # type: ignore[no-untyped-call]
+    numerics: NumericsInfo = {
+        "tf32_matmul": bool(torch.backends.cuda.matmul.allow_tf32),
+        "tf32_cudnn": bool(torch.backends.cudnn.allow_tf32),
+        "matmul_precision": str(torch.get_float32_matmul_precision()),
+        "deterministic_algorithms": bool(torch.are_deterministic_algorithms_enabled()),
+        "cudnn_benchmark": bool(torch.backends.cudnn.benchmark),
+    }
+    gpu: GpuInfo | None = None
+    if device.startswith("cuda") and torch.cuda.is_available():
+        index = torch.cuda.current_device() if ":" not in device else int(device.split(":")[1])
+        major, minor = torch.cuda.get_device_capability(index)
+        gpu = {
+            "name": torch.cuda.get_device_name(index),
+            "count": torch.cuda.device_count(),
+            "driver": _driver(),
+            "capability": f"{major}.{minor}",
+        }
+    cuda = getattr(torch.version, "cuda", None)
+    return cuda, None if cudnn is None else str(cudnn), gpu, numerics
+
+
+def _override() -> dict[str, str | None]:
+    raw = os.environ.get(STACK_OVERRIDE_ENV)
+    if not raw:
+        return {}
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{STACK_OVERRIDE_ENV}: not a JSON object ({exc})") from exc
+    if not isinstance(parsed, dict) or not all(isinstance(v, str | None) for v in parsed.values()):
+        raise ValueError(f"{STACK_OVERRIDE_ENV}: expected a JSON object of name -> version")
+    return {str(k): v for k, v in parsed.items()}
+
+
+def software_stack(device: str = "cpu", *, local: bool = True) -> StackInfo:
+    """The stack of this process for a session on `device`. `local`: a model runs in this
+    process (for served models only the client side is recorded: no torch, no GPU)."""
+    if local:
+        cuda, cudnn, gpu, numerics = _torch_part(device)
+    else:
+        cuda, cudnn, gpu, numerics = _torch_part("cpu")
+        cuda, cudnn = None, None
+    decoder = decoder_info()
+    probed = {name: imported_package(name) for name in STACK_PACKAGES}
+    packages = {name: p.running_version for name, p in probed.items()}
+    override = _override()
+    packages.update(override)
+    stack: StackInfo = {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "itemscale": {"version": __version__, "git_commit": git_commit()},
+        "packages": packages,
+        "modules": {name: p.record() for name, p in probed.items()},
+        "ffmpeg": dict(decoder.get("ffmpeg", {})),
+        "cuda": cuda,
+        "cudnn": cudnn,
+        "gpu": gpu,
+        "numerics": numerics,
+    }
+    if override:
+        stack["overridden"] = sorted(override)
+    return stack
+
+
+def stack_notice(
+    sessions: list[dict[str, object]],
+    stack: Mapping[str, Any],
+    *,
+    cells_by_session: Mapping[int, int],
+) -> list[str]:
+    """What a sweep says before it runs: each library this session imports from elsewhere
+    than its installed distribution, and, when its stack differs from that of the sessions
+    that computed the run's stored cells (`cells_by_session`: session id -> cells it owns;
+    a session that computed nothing is no comparison), how: its answers will sit beside
+    answers computed by another stack (one series may then mix them; `analyze` warns about
+    that too). Sessions that own cells under one stack are named together."""
+    lines = stack_disagreements(stack)
+    owners = {
+        _id(s): s["stack"]
+        for s in sessions
+        if isinstance(s.get("stack"), Mapping) and cells_by_session.get(_id(s), 0) > 0
+    }
+    by_changes: dict[tuple[str, ...], list[int]] = {}
+    for session_id, before in sorted(owners.items()):
+        assert isinstance(before, Mapping)
+        changes = tuple(stack_changes(before, stack))
+        if changes:
+            by_changes.setdefault(changes, []).append(session_id)
+    for changes, ids in by_changes.items():
+        named = ", ".join(f"{i} ({cells_by_session[i]} cells)" for i in ids)
+        lines.append(
+            f"this session's software stack differs from that of session{'s' if len(ids) > 1 else ''} "
+            f"{named}, which computed stored cells of this run: {'; '.join(changes)}; answers "
+            "may differ for that reason alone (compare the two with `itemscale compare`)"
+        )
+    return lines
+
+
+def _id(session: Mapping[str, object]) -> int:
+    value = session.get("session_id")
+    return int(value) if isinstance(value, int | str) and str(value).isdigit() else -1
+
+
+def model_as_loaded(backend: object, spec: Any) -> dict[str, object]:
+    """A local model as it was loaded (run.json `sessions[].models_loaded[MODEL]`): its spec
+    id, the dtype of its weights, the attention implementation transformers chose and where
+    its layers sit (`hf_device_map`, else the one device). A backend that holds no
+    transformers model (a served one, a plugin) records its spec id only."""
+    out: dict[str, object] = {"spec_id": getattr(spec, "spec_id", None)}
+    model = getattr(backend, "_model", None)
+    if model is None:
+        return out
+    config = getattr(model, "config", None)
+    device_map = getattr(model, "hf_device_map", None)
+    out.update(
+        {
+            "dtype": _text(getattr(model, "dtype", None)),
+            "attn_implementation": _text(getattr(config, "_attn_implementation", None)),
+            "device_map": (
+                {str(k): str(v) for k, v in device_map.items()}
+                if isinstance(device_map, Mapping)
+                else _text(getattr(model, "device", None))
+            ),
+        }
+    )
+    return out
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+class Numerics(BaseModel):
+    """How a local model's floating point is set up for a sweep (`sweep --deterministic`).
+
+    Deterministic: torch's deterministic algorithms (an operation without one raises instead
+    of running a non-deterministic kernel), TF32 off for matrix products and convolutions,
+    float32 matmul precision `highest`, cuDNN's autotuner off, and one request per model call
+    (batch size 1), so a cell's answer never depends on which other cells shared its batch, on
+    any run or on a resume that runs a different set of cells. Recorded in run.json (`sweep.
+    deterministic`) and in each session's stack (its numerics flags)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    deterministic: bool = False
+
+    def check_batch_size(self, batch_size: int | str) -> None:
+        """Refuse a batch of several requests under `deterministic` (its answers would depend
+        on the batch's other cells: padding, kernel choice), and `auto` (its batches depend on
+        the device's free memory, so a rerun or a resume could group them otherwise)."""
+        if self.deterministic and batch_size == "auto":
+            raise ValueError(
+                "deterministic mode refuses batch_size 'auto': batches sized by free memory "
+                "are not grouped the same way on every run; drop --batch-size (or give 1)"
+            )
+        if self.deterministic and batch_size != 1:
+            raise ValueError(
+                f"deterministic mode runs one request per model call, got batch_size "
+                f"{batch_size}: drop --batch-size (or give 1)"
+            )
+
+    def apply(self) -> None:
+        """Set torch's flags for this process (nothing when not deterministic, or without
+        torch: a served-only sweep computes nothing here)."""
+        if not self.deterministic or _version("torch") is None:
+            return
+        # cuBLAS needs a fixed workspace for deterministic results (CUDA >= 10.2); set before
+        # the first CUDA call
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        import torch
+
+        torch.use_deterministic_algorithms(True)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cudnn.benchmark = False
+        torch.backends.cudnn.deterministic = True
+        torch.set_float32_matmul_precision("highest")
+
+
+def _runs_local(protocol: Protocol) -> bool:
+    """Whether any model of the protocol runs in this process (then torch, CUDA and the GPU
+    computed its answers and are part of the session's stack)."""
+    from ..models import FrameTransport, transport_of
+
+    for entry in protocol.models:
+        try:
+            if transport_of(entry) == FrameTransport.IN_PROCESS:
+                return True
+        except (ItemscaleError, ValueError, TypeError):
+            return True  # not known: record everything
+    return False
+
+
+class SessionStore(TypingProtocol):
+    """What `start_session` needs of the run store (`itemscale.collect.store.RunStore`)."""
+
+    def sessions(self) -> list[dict[str, object]]: ...
+
+    def cells_by_session(self) -> dict[int, int]: ...
+
+    def start_session(self, info: Mapping[str, Any]) -> int: ...
+
+
+def start_session(
+    store: SessionStore,
+    protocol: Protocol,
+    warnings: list[str],
+    numerics: Numerics,
+    settings: Mapping[str, object],
+) -> int:
+    """Set the numerics flags (before the stack is probed, since it records them, and before
+    any model loads), probe the software stack on the session's `device`, say where it imports
+    a library from elsewhere than its installed distribution and how it differs from the
+    sessions that computed the run's stored cells (also into `warnings`, run.json
+    `sweep.warnings`), and start the store's session with the stack and `settings`."""
+    numerics.apply()
+    stack = software_stack(str(settings.get("device", "cpu")), local=_runs_local(protocol))
+    notice = stack_notice(store.sessions(), stack, cells_by_session=store.cells_by_session())
+    for line in notice:
+        print(f"itemscale sweep: {line}", file=sys.stderr)
+        warnings.append(line)
+    return store.start_session({"stack": stack, **settings})

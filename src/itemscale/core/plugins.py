@@ -1,0 +1,319 @@
+"""Registries that installed packages can add to: backends, importers, benchmarks, measures.
+
+A registry is a read-only mapping of names (a protocol's `backend = "hf"`, the KIND of
+`itemscale import KIND`) to entries of one type. It is filled by *plugins*: functions that take
+a `register(name, entry)` callable and call it once per entry. itemscale's own backends and
+importers are one such plugin, registered by the same call as every other; another package
+adds its own through an entry point of the registry's group in its `pyproject.toml`:
+
+    [project.entry-points."itemscale.backends"]
+    toy = "toy_backend:register"
+
+Nothing is imported until a name is looked up or listed (`itemscale --help` stays fast, and a
+command that never reads the registry never imports a plugin). A plugin that cannot be used (its
+module fails to import, its entry point is not a function, it registers the wrong type or a name
+already taken) is a `PluginError` naming the entry point and the package it came from, raised on
+every lookup until it is fixed or uninstalled: a registry is never half-filled.
+
+The order is stated, not found: itemscale's own entries first (its built-in plugin), then each
+installed entry point sorted by (distribution name, entry point name), then what was added at
+run time (`add`, as `register_measure` does), in the order it was added. The measures print in
+that order, so the same installed packages give the same output on every machine.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from .errors import ItemscaleError
+
+#: The entry point group of backends (`itemscale.collect.models.BACKENDS`).
+BACKENDS_GROUP = "itemscale.backends"
+#: The entry point group of importers (`itemscale.collect.importers.IMPORTERS`).
+IMPORTERS_GROUP = "itemscale.importers"
+#: The entry point group of benchmark loaders (`itemscale.collect.items.BENCHMARK_LOADERS`).
+BENCHMARKS_GROUP = "itemscale.benchmarks"
+#: The entry point group of measures (`itemscale.analysis.measures.MEASURES`).
+MEASURES_GROUP = "itemscale.measures"
+
+#: What a registered name may be: it is written in protocol files and on command lines.
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+T = TypeVar("T")
+
+
+class PluginError(ItemscaleError, RuntimeError):
+    """An installed plugin cannot be registered; the message names the entry point, the
+    package that declares it and what is wrong. Exit status 2: fix or uninstall the package."""
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a registered name came from: itemscale itself, a test, or an entry point."""
+
+    #: `toy = toy_backend:register`, or None for itemscale's own and test registrations
+    entry_point: str | None
+    #: the package (distribution) and its version: `toy-backend 0.1.0`
+    package: str
+    #: the installed distribution's name and version, apart (None unless from an entry point)
+    distribution: str | None = None
+    version: str | None = None
+
+    @property
+    def built_in(self) -> bool:
+        """itemscale's own entry (its built-in plugin)."""
+        return self is BUILTIN or self == BUILTIN
+
+    def __str__(self) -> str:
+        if self.entry_point is None:
+            return self.package
+        return f"entry point '{self.entry_point}' of package {self.package}"
+
+
+#: The origin of itemscale's own entries (its built-in plugin is no installed entry point, so a
+#: stale or missing install of itemscale's own metadata never loses them).
+BUILTIN = Origin(None, "itemscale (built in)")
+
+
+#: A plugin: called with `register`, it registers its entries by name.
+Plugin = Callable[[Callable[[str, Any], None]], None]
+
+#: A registry's own rule for a new entry, beside the name and the type (a measure's key and
+#: glossary term): raises ValueError saying what is wrong; gets the entries registered so far.
+Check = Callable[[str, Any, Mapping[str, Any]], None]
+
+#: Told the registry's entries after every change (the measures refresh the glossary).
+Changed = Callable[[Mapping[str, Any]], None]
+
+
+class Registry(Mapping[str, T], Generic[T]):
+    """Names to entries of type `kind`, from the built-in plugin and the entry point `group`.
+
+    Read it as a mapping (`"hf" in BACKENDS`, `BACKENDS["hf"]`, `list(BACKENDS)`); `origin(name)`
+    says which package registered a name. `registered(name, entry)` adds an entry for the length
+    of a `with` block (tests)."""
+
+    def __init__(
+        self,
+        *,
+        what: str,
+        group: str,
+        kind: type[T],
+        builtin: Plugin,
+        check: Check | None = None,
+        changed: Changed | None = None,
+    ) -> None:
+        self._what = what
+        self._group = group
+        self._kind = kind
+        self._builtin = builtin
+        self._rule = check
+        self._changed = changed
+        self._entries: dict[str, T] | None = None
+        self._origins: dict[str, Origin] = {}
+        #: what `add` registered at run time, re-applied after a `reload`
+        self._added: dict[str, tuple[T, Origin]] = {}
+        self._lock = threading.RLock()
+
+    @property
+    def group(self) -> str:
+        return self._group
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _loaded(self) -> dict[str, T]:
+        entries = self._entries
+        if entries is not None:
+            return entries
+        with self._lock:
+            if self._entries is None:
+                entries, origins = self._load()
+                for name, (entry, origin) in self._added.items():
+                    self._check(name, entry, origin, entries, origins)
+                    entries[name] = entry
+                    origins[name] = origin
+                self._entries, self._origins = entries, origins
+                self._tell(entries)
+            return self._entries
+
+    def _tell(self, entries: Mapping[str, T]) -> None:
+        if self._changed is not None:
+            self._changed(entries)
+
+    def __getitem__(self, name: str) -> T:
+        return self._loaded()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._loaded()))
+
+    def __len__(self) -> int:
+        return len(self._loaded())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._loaded()
+
+    def __repr__(self) -> str:
+        return f"Registry({self._group!r}, {list(self)})"
+
+    def origin(self, name: str) -> Origin:
+        """The package that registered `name` (KeyError when none did)."""
+        self._loaded()
+        return self._origins[name]
+
+    # -- filling ---------------------------------------------------------------------------
+
+    def _load(self) -> tuple[dict[str, T], dict[str, Origin]]:
+        """Every plugin's entries: the built-in one first, then each entry point of the group
+        (by package and entry point name, so the order does not depend on the file system)."""
+        from importlib.metadata import entry_points
+
+        entries: dict[str, T] = {}
+        origins: dict[str, Origin] = {}
+        self._run_plugin(self._builtin, BUILTIN, entries, origins)
+        found = sorted(
+            entry_points(group=self._group),
+            key=lambda ep: (_package(ep).lower(), ep.name, ep.value),
+        )
+        for ep in found:
+            dist = getattr(ep, "dist", None)
+            origin = Origin(
+                f"{ep.name} = {ep.value}",
+                _package(ep),
+                _dist_name(dist),
+                None if dist is None else str(dist.version),
+            )
+            try:
+                plugin = ep.load()
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # a plugin that calls sys.exit must not end the CLI
+                raise self._error(origin, f"cannot be imported: {_said(exc)}") from exc
+            if not callable(plugin):
+                raise self._error(
+                    origin,
+                    f"is a {type(plugin).__name__}, not a function that takes `register` and "
+                    f"registers {self._what}s",
+                )
+            self._run_plugin(plugin, origin, entries, origins)
+        return entries, origins
+
+    def _run_plugin(
+        self, plugin: Plugin, origin: Origin, entries: dict[str, T], origins: dict[str, Origin]
+    ) -> None:
+        def register(name: str, entry: Any) -> None:
+            self._check(name, entry, origin, entries, origins)
+            entries[name] = entry
+            origins[name] = origin
+
+        try:
+            plugin(register)
+        except (PluginError, KeyboardInterrupt):
+            raise
+        except BaseException as exc:  # SystemExit and the like too: the CLI names the plugin
+            raise self._error(origin, f"failed while registering: {_said(exc)}") from exc
+
+    def _check(
+        self,
+        name: Any,
+        entry: Any,
+        origin: Origin,
+        entries: Mapping[str, T],
+        origins: Mapping[str, Origin],
+    ) -> None:
+        if not isinstance(name, str) or not NAME.fullmatch(name):
+            raise self._error(
+                origin,
+                f"registers the {self._what} name {name!r}: a name is letters, digits, '_', "
+                "'.' and '-', starting with a letter or digit (at most 64 characters)",
+            )
+        if not isinstance(entry, self._kind):
+            raise self._error(
+                origin,
+                f"registers {self._what} {name!r} as a {type(entry).__name__}, not an "
+                f"{self._kind.__module__.split('._')[0]}.{self._kind.__name__}",
+            )
+        if self._rule is not None:
+            try:
+                self._rule(name, entry, entries)
+            except ValueError as exc:
+                if origin.entry_point is None:  # at run time: the caller's own ValueError
+                    raise
+                raise self._error(origin, f"registers {self._what} {name!r}: {exc}") from exc
+        if name in entries:
+            raise self._error(
+                origin,
+                f"registers {self._what} {name!r}, which {origins[name]} registered already; "
+                "uninstall one of the two packages",
+            )
+
+    def _error(self, origin: Origin, what: str) -> PluginError:
+        return PluginError(f"{self._what} plugin {origin} (group {self._group}) {what}")
+
+    @contextmanager
+    def registered(self, name: str, entry: T, *, package: str = "a test") -> Iterator[None]:
+        """`name` registered for the length of the block, then removed again (the way a test
+        adds an entry: `with BACKENDS.registered("fake", Backend(...)):`)."""
+        self.add(name, entry, package=package)
+        try:
+            yield
+        finally:
+            self.remove(name)
+
+    def add(self, name: str, entry: T, *, package: str = "added at run time") -> T:
+        """Register `name` from the running program (after every plugin; kept across
+        `reload`), checked as a plugin's entry is; returns the entry."""
+        origin = Origin(None, package)
+        with self._lock:
+            entries = self._loaded()
+            self._check(name, entry, origin, entries, self._origins)
+            entries[name] = entry
+            self._origins[name] = origin
+            self._added[name] = (entry, origin)
+            self._tell(entries)
+        return entry
+
+    def remove(self, name: str) -> None:
+        """Take back what `add` registered (KeyError for any other name)."""
+        with self._lock:
+            if name not in self._added:
+                raise KeyError(f"{self._what} {name!r} was not added at run time")
+            del self._added[name]
+            entries = self._loaded()
+            entries.pop(name, None)
+            self._origins.pop(name, None)
+            self._tell(entries)
+
+    def reload(self) -> None:
+        """Forget what was loaded: the next lookup runs every plugin again (after a package
+        was installed into the running interpreter's path); what `add` registered stays."""
+        with self._lock:
+            self._entries, self._origins = None, {}
+
+
+def _package(ep: Any) -> str:
+    dist = getattr(ep, "dist", None)
+    if dist is None:
+        return "(unknown package)"
+    name = dist.metadata["Name"] or getattr(dist, "name", None) or "(unnamed package)"
+    return f"{name} {dist.version}"
+
+
+def _dist_name(dist: Any) -> str | None:
+    if dist is None:
+        return None
+    name = dist.metadata["Name"] or getattr(dist, "name", None)
+    return None if name is None else str(name)
+
+
+def _said(exc: BaseException) -> str:
+    """`ModuleNotFoundError: No module named 'x'`: what went wrong, on one line (an exit names
+    the exit: `SystemExit: sys.exit(3)`)."""
+    if isinstance(exc, SystemExit):
+        return f"SystemExit: sys.exit({exc.code!r})"
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

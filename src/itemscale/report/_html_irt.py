@@ -1,0 +1,235 @@
+"""The report's item response section: where the benchmark measures well along each budget, and
+the items whose outcome falls as the budget's ability rises.
+
+Why: the accuracy curve says how much a bigger budget gains; a two-parameter logistic model
+(`measures._irt`, docs/anchors.md) says where on one ability scale each (model, budget) sits, how
+precisely the benchmark's items measure an ability there (the test information, sum over items
+of a^2 P (1 - P)), and which items have a negative discrimination: the more able the respondent,
+the likelier it gets them wrong. The fit is the one `itemscale irt RUN` makes, from a fixed start
+(abilities 0, discriminations 1, difficulties 0) by a deterministic optimiser, so `verify`
+re-renders the same bytes from responses.parquet. A run with fewer than `IRT_MIN_RESPONDENTS`
+respondents or `IRT_MIN_ITEMS` items gets no section (and its page is as before).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+import pandas as pd
+
+from ..analysis.measures import IRT_METHOD, THETA_GRID, IrtError, IrtFit, fit_irt, information
+from ._escape import esc
+from ._plot import INK, MARKERS, OKABE_ITO, Marks, draw, legend_outside, new_figure, text_width
+
+if TYPE_CHECKING:
+    from ._figures import Made
+
+#: The least number of (model, series, configuration) respondents for the section.
+IRT_MIN_RESPONDENTS: Final[int] = 10
+#: The least number of multiple-choice items for the section.
+IRT_MIN_ITEMS: Final[int] = 50
+#: At most this many negative-discrimination items are listed (all are counted).
+NEGATIVE_ROWS: Final[int] = 20
+
+
+def report_fit(responses: pd.DataFrame) -> IrtFit | None:
+    """The run's 2PL fit, or None when it has too few respondents or items (or no binary
+    outcomes) for one."""
+    try:
+        return fit_irt(responses, min_respondents=IRT_MIN_RESPONDENTS, min_items=IRT_MIN_ITEMS)
+    except IrtError:
+        return None
+
+
+def _natural(label: str) -> tuple[object, ...]:
+    """A label's sort key with its numbers as numbers: 64f_76k before 64f_151k."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", label))
+
+
+def _groups(fit: IrtFit) -> list[tuple[str, list[int]]]:
+    """(model / series, respondent indices in budget order) for each model's series."""
+    out: dict[str, list[int]] = {}
+    for k, r in enumerate(fit.respondents):
+        out.setdefault(f"{r.model} / {r.series}", []).append(k)
+    rs = fit.respondents
+    return [
+        (name, sorted(idx, key=lambda k: (rs[k].frames, _natural(rs[k].config_label))))
+        for name, idx in sorted(out.items())
+    ]
+
+
+def _respondent_information(fit: IrtFit) -> np.ndarray:
+    """Each respondent's test information at its own ability, over all the fit's items (the
+    curve's value at that ability)."""
+    a, b = fit.arrays()
+    theta = np.array([r.theta for r in fit.respondents])
+    return np.asarray(information(theta, a, b).sum(axis=1))
+
+
+def _information_figure(marks: Marks, fit: IrtFit) -> Made:
+    a, b = fit.arrays()
+    thetas = [r.theta for r in fit.respondents]
+    low = float(min(THETA_GRID[0], np.floor(min(thetas)) - 0.5))
+    high = float(max(THETA_GRID[-1], np.ceil(max(thetas)) + 0.5))
+    curve = np.linspace(low, high, round(20 * (high - low)) + 1)
+    total = information(curve, a, b).sum(axis=1)
+    at = _respondent_information(fit)
+    groups = _groups(fit)
+    # as many legend columns as the longest label lets fit across the figure (6.4 in), so the
+    # legend under the plot is never wider than the figure and cut at its edges
+    labels = ["test information", *(name for name, _ in groups)]
+    widest = max(text_width(label, 8.0) for label in labels) + 40.0
+    ncols = max(1, min(len(labels), int(6.4 * 72 // widest)))
+    rows = -(-len(labels) // ncols)
+    fig = new_figure(6.4, 3.4 + 0.2 * rows)
+    ax = fig.add_subplot()
+    ax.plot(curve, total, color=INK, linewidth=1.6, label="test information", zorder=1)
+    for n, (name, idx) in enumerate(groups):
+        colour, marker = OKABE_ITO[n % 7], MARKERS[n % len(MARKERS)]
+        for k in idx:
+            r = fit.respondents[k]
+            ax.plot(
+                [r.theta],
+                [at[k]],
+                marker=marker,
+                color=colour,
+                markersize=5,
+                linestyle="none",
+                zorder=3,
+                gid=marks.gid(
+                    "irt-budget",
+                    f"{r.model} {r.config_label}: ability {r.theta:.2f} (SE {r.theta_se:.2f}),"
+                    f" information {at[k]:.1f}",
+                ),
+            )
+        ax.plot([], [], marker=marker, color=colour, linestyle="none", label=name)
+    ax.set_xlim(low, high)
+    ax.set_ylim(0, 1.08 * max(float(total.max()), float(at.max()) if len(at) else 0.0, 1e-9))
+    ax.set_xlabel("ability (2PL latent scale)")
+    ax.set_ylabel("test information")
+    title = "Test information against ability; each budget marked at its ability"
+    ax.set_title(title)
+    ax.grid(axis="y", color="#e6e6e6", linewidth=0.8)
+    legend_outside(ax, "below", ncols=ncols)
+    return fig, "irt-information", title
+
+
+def information_figure(fit: IrtFit) -> str:
+    """The test information curve with every (model, budget) marked at its ability."""
+    return draw(_information_figure, fit)
+
+
+def _budget_table(fit: IrtFit) -> str:
+    at = _respondent_information(fit)
+    rows = []
+    for name, idx in _groups(fit):
+        for k in idx:
+            r = fit.respondents[k]
+            rows.append(
+                f"<tr><td>{esc(name)}</td><td>{esc(r.config_label)}</td>"
+                f"<td class='num'>{r.theta:.2f} ({r.theta_se:.2f})</td>"
+                f"<td class='num'>{100 * r.accuracy:.1f}</td>"
+                f"<td class='num'>{at[k]:.1f}</td><td class='num'>{r.answered}</td></tr>"
+            )
+    return (
+        "<div class='scroll-x'><table class='irt-budgets'><thead><tr><th>model / series</th>"
+        "<th>budget</th><th>ability (SE)</th><th>accuracy (%)</th><th>information at its "
+        "ability</th><th>items answered</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table></div>"
+    )
+
+
+def negative_items(fit: IrtFit) -> list[int]:
+    """Indices of the items whose discrimination is below 0 beyond its 95% interval (a +
+    1.96 SE < 0), most negative first: their outcome falls as the budget's ability rises."""
+    neg = [
+        j for j, it in enumerate(fit.items) if it.discrimination + 1.96 * it.discrimination_se < 0
+    ]
+    return sorted(neg, key=lambda j: (fit.items[j].discrimination, fit.items[j].item_id))
+
+
+def _negative_table(fit: IrtFit) -> str:
+    neg = negative_items(fit)
+    below = sum(it.discrimination < 0 for it in fit.items)
+    head = (
+        f"<p>{len(neg)} of {len(fit.items)} items have a discrimination below zero beyond its "
+        f"95% interval (discrimination + 1.96 SE &lt; 0); {below} have a negative estimate at "
+        "all. On these items the more able a (model, budget), the likelier it answers wrong: "
+        "the items a bigger budget tends to hurt, in the model's own terms."
+        + (
+            " The text-only answers are respondents too (no frames: usually the lowest "
+            "abilities), so an item the text-only runs get right and the visual budgets wrong "
+            "counts here."
+            if any(r.frames == 0 for r in fit.respondents)
+            else ""
+        )
+        + "</p>"
+    )
+    if not neg:
+        return head
+    rows = "".join(
+        f"<tr><td>{esc(it.item_id)}</td><td class='num'>{it.discrimination:.2f}</td>"
+        f"<td class='num'>{it.discrimination_se:.2f}</td>"
+        f"<td class='num'>{it.difficulty:.2f} ({it.difficulty_se:.2f})</td>"
+        f"<td class='num'>{100 * it.accuracy:.1f}</td></tr>"
+        for it in (fit.items[j] for j in neg[:NEGATIVE_ROWS])
+    )
+    more = len(neg) - NEGATIVE_ROWS
+    return (
+        head + "<div class='scroll-x'><table class='irt-negative'><thead><tr><th>item</th>"
+        "<th>discrimination</th><th>SE</th><th>difficulty (SE)</th><th>accuracy over "
+        "respondents (%)</th></tr></thead><tbody>"
+        + rows
+        + "</tbody></table></div>"
+        + (
+            f"<p class='muted'>{more} more; <code>itemscale irt RUN --json FILE</code> lists every "
+            "item</p>"
+            if more > 0
+            else ""
+        )
+    )
+
+
+def irt_section(fit: IrtFit | None) -> str:
+    """The whole `<section id="irt">`, or '' when the run is too small for a fit."""
+    if fit is None:
+        return ""
+    a, b = fit.arrays()
+    grid = np.array(THETA_GRID)
+    total = information(grid, a, b).sum(axis=1)
+    peak = float(grid[int(np.argmax(total))])
+    state = (
+        f"converged in {fit.iterations} iterations"
+        if fit.converged
+        else f"NOT converged after {fit.iterations} iterations: read the numbers with care"
+    )
+    return (
+        "<section id='irt'><h2>Where does the benchmark measure well? (item response model)</h2>"
+        f"<p>A model fit, not a count: a two-parameter logistic item response model "
+        f"({esc(IRT_METHOD)}) fitted to the run's {len(fit.respondents)} (model, series, "
+        f"budget) respondents on {len(fit.items)} multiple-choice items, from a fixed start "
+        f"(abilities 0, discriminations 1, difficulties 0); {esc(state)}. It is the fit "
+        "<code>itemscale irt RUN</code> makes (docs/anchors.md). Shown when a run has at least "
+        f"{IRT_MIN_RESPONDENTS} respondents and {IRT_MIN_ITEMS} items. The items are the same at "
+        "every budget, so the test information is one curve over ability; each budget is marked "
+        "at its own ability, and the higher its mark, the more precisely the benchmark measures "
+        f"that budget (SE = 1 / sqrt(information)). The information peaks at ability {peak:+.1f} "
+        f"({total.max():.1f}).</p>"
+        + information_figure(fit)
+        + "<h3>Each budget's ability</h3>"
+        + _budget_table(fit)
+        + "<h3>Items whose outcome falls as the budget's ability rises</h3>"
+        + _negative_table(fit)
+        + "</section>"
+    )
+
+
+def nav_link(fit: IrtFit | None) -> str:
+    return "" if fit is None else '<a href="#irt">item response model</a>'
+
+
+__all__: Sequence[str] = ("IRT_MIN_ITEMS", "IRT_MIN_RESPONDENTS", "irt_section", "report_fit")
