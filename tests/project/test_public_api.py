@@ -15,10 +15,27 @@ import pytest
 import itemscale
 from _support.paths import DOCS, REPO, SRC
 
-#: Subpackages with a curated face; `cli` is the command line, not a library face.
+#: The folders of the wings that are split into boxes: their `__init__.py` is a docstring
+#: (what the wing holds), not a face; each box inside has its own.
+WING_FOLDERS = ("analysis", "collect", "core")
+
+#: Packages with a curated face (`analysis.measures`, `report`, ...); `cli` is the command line,
+#: not a library face.
 FACES = sorted(
-    p.parent.name for p in (SRC / "itemscale").glob("*/__init__.py") if p.parent.name != "cli"
+    ".".join(p.parent.relative_to(SRC / "itemscale").parts)
+    for p in (SRC / "itemscale").glob("**/__init__.py")
+    if p.parent != SRC / "itemscale"
+    and p.parent.name != "cli"
+    and p.parent.relative_to(SRC / "itemscale").as_posix() not in WING_FOLDERS
 )
+
+
+@pytest.mark.parametrize("wing", WING_FOLDERS)
+def test_a_wing_folder_is_a_docstring_not_a_face(wing: str) -> None:
+    """Importing `itemscale.analysis` loads nothing else: a wing's names live in its boxes."""
+    tree = ast.parse((SRC / "itemscale" / wing / "__init__.py").read_text(encoding="utf-8"))
+    assert ast.get_docstring(tree), wing
+    assert len(tree.body) == 1, f"itemscale/{wing}/__init__.py holds more than its docstring"
 
 
 def test_every_public_name_resolves() -> None:
@@ -39,7 +56,8 @@ def test_a_face_exports_exactly_what_it_imports(box: str) -> None:
     assert not [n for n in exported if n.startswith("_")], exported
     for name in exported:
         assert getattr(module, name) is not None, f"itemscale.{box}.{name}"
-    tree = ast.parse((SRC / "itemscale" / box / "__init__.py").read_text(encoding="utf-8"))
+    face = SRC / "itemscale" / box.replace(".", "/") / "__init__.py"
+    tree = ast.parse(face.read_text(encoding="utf-8"))
     imported = {
         alias.asname or alias.name
         for node in tree.body
