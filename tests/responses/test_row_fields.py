@@ -39,10 +39,10 @@ from itemscale.core.responses._schema import SCHEMA_VERSION, SCHEMA_VERSION_KEY
 
 #: Where each shape's block lives, by class name.
 SHAPES = {
-    "ResponseRow": "responses/_schema.py",
-    "CellRow": "store/_store.py",
-    "RowIdentity": "sweep/_execute.py",
-    "FrameFields": "sweep/_execute.py",
+    "ResponseRow": "core/responses/_schema.py",
+    "CellRow": "collect/store/_store.py",
+    "RowIdentity": "collect/sweep/_execute.py",
+    "FrameFields": "collect/sweep/_execute.py",
 }
 
 #: A column a later release might add (the session that computed a row is `session_id`; this

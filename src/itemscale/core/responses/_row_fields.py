@@ -35,7 +35,7 @@ from typing import Final, Literal
 from ._schema import RESPONSE_COLUMNS, ROW_PARTS, ResponseColumn, RowPart
 
 #: The package whose modules hold row blocks.
-PACKAGE_DIR: Final[Path] = Path(__file__).resolve().parents[1]
+PACKAGE_DIR: Final[Path] = Path(__file__).resolve().parents[2]
 
 _BEGIN = re.compile(r"^(?P<indent>[ \t]*)# <row fields(?P<spec>[^>]*)>[ \t]*$")
 _END = re.compile(r"^[ \t]*# </row fields>[ \t]*$")
