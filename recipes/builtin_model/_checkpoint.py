@@ -18,6 +18,7 @@ import numpy as np
 
 from itemscale.collect.models import BUILTIN_META_FILE
 from itemscale.collect.synth import SuiteError
+
 from ._config import BuiltinArchitecture, TrainSettings
 
 if TYPE_CHECKING:

@@ -19,6 +19,7 @@ import numpy as np
 from itemscale.collect.items import ITEMS_FILE, Item
 from itemscale.collect.models import builtin_backend_options
 from itemscale.core.responses import TaskKind, token_f1
+
 from ._data import encode_batch, expand_video_tokens, process_video, render_prompt
 
 if TYPE_CHECKING:

@@ -14,6 +14,7 @@ import numpy as np
 from itemscale.collect.items import Item
 from itemscale.collect.synth import COLOURS
 from itemscale.core.responses import TaskKind
+
 from ._aux import (
     NO_COLOUR_WORD,
     aux_loss,

@@ -17,6 +17,7 @@ import numpy as np
 from itemscale.collect.items import ITEMS_FILE, Item, read_items_jsonl
 from itemscale.collect.synth import SuiteError
 from itemscale.core.responses import TaskKind
+
 from ._config import TrainSettings
 
 

@@ -180,7 +180,7 @@ def read_slice(path: Path) -> ReferenceSlice:
 
 
 def _main() -> None:
-    """`python -m itemscale.builtin._slice --model DIR`: record the slice of the model
+    """`python -m recipes.builtin_model._slice --model DIR`: record the slice of the model
     in DIR into DIR/reference_slice.json (after training, before shipping)."""
     import argparse
     import tempfile

@@ -25,16 +25,16 @@ COLOURS = {
 
 @pytest.mark.slow
 def test_visual_tokens_reach_the_language_model() -> None:
-    from itemscale.builtin import BuiltinArchitecture
-    from itemscale.builtin._build import build_model, build_processor, train_tokenizer
-    from itemscale.builtin._data import (
+    from itemscale.collect.items import Item
+    from recipes.builtin_model import BuiltinArchitecture
+    from recipes.builtin_model._build import build_model, build_processor, train_tokenizer
+    from recipes.builtin_model._data import (
         expand_video_tokens,
         per_example_loss,
         process_video,
         render_prompt,
         shared_prefix_logits,
     )
-    from itemscale.collect.items import Item
 
     torch.manual_seed(0)
     tokenizer = train_tokenizer(["What colour is the video? red green blue yellow"] * 20, 400)

@@ -17,7 +17,7 @@ RECIPE = "python -m recipes.builtin_model"
 MOVED = (
     "training the built-in model is not part of the installed package: it is the recipe "
     "recipes/builtin_model/ of an itemscale checkout, with the same flags "
-    "(docs/builtin-model.md, \"Training\"); from the checkout's root run: {command}"
+    '(docs/builtin-model.md, "How it was trained"); from the checkout\'s root run: {command}'
 )
 
 
