@@ -30,7 +30,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         prefix_chars="+",
         add_help=False,
     )
-    parser.add_argument("arguments", nargs="*")
+    parser.add_argument(
+        "arguments",
+        nargs="*",
+        help="the old command line's arguments, printed back in the recipe's",
+    )
     parser.set_defaults(func=run)
 
 
