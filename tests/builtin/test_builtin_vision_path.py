@@ -1,7 +1,7 @@
 """The built-in model's training path really lets the language model read its visual tokens.
 
 A plumbing check, not a quality claim: on videos whose only content is one solid colour, a few
-dozen steps through the same shared-prefix forward that `train-builtin` uses must take the
+dozen steps through the same shared-prefix forward that the recipe uses must take the
 colour token's loss far below chance (ln 4 for four colours). A broken path (visual features not
 reaching the language model, wrong placeholders) stays at chance.
 """
