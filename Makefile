@@ -28,8 +28,8 @@ demo: $(STAMP)
 	OMP_NUM_THREADS=$(DEMO_THREADS) $(BIN)/python -m itemscale demo --out $(DEMO_OUT)
 
 lint: $(STAMP)
-	$(BIN)/ruff check --no-cache src tests benchmarks
-	$(BIN)/ruff format --no-cache --check src tests benchmarks
+	$(BIN)/ruff check --no-cache src tests benchmarks recipes
+	$(BIN)/ruff format --no-cache --check src tests benchmarks recipes
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

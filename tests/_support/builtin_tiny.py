@@ -8,16 +8,16 @@ from typing import Any
 
 import torch
 
-from itemscale.builtin import BuiltinArchitecture
-from itemscale.builtin._build import (
+from itemscale.collect.items import Item
+from recipes.builtin_model import BuiltinArchitecture
+from recipes.builtin_model._build import (
     build_model,
     build_processor,
     item_texts,
     train_tokenizer,
 )
-from itemscale.builtin._data import DecodedVideo, decode_video
-from itemscale.builtin._plan import PlannedStep
-from itemscale.collect.items import Item
+from recipes.builtin_model._data import DecodedVideo, decode_video
+from recipes.builtin_model._plan import PlannedStep
 
 TINY = BuiltinArchitecture(
     vocab_size=400,

@@ -1,5 +1,6 @@
-"""`train-builtin --stop-at` / `--resume`: a run split into sessions ends with exactly the
-weights of the same run made in one go (weights, optimiser moments and RNG states carried)."""
+"""The recipe's `--stop-at` / `--resume` (`python -m recipes.builtin_model`): a run split into
+sessions ends with exactly the weights of the same run made in one go (weights, optimiser
+moments and RNG states carried)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,9 @@ import torch
 from safetensors.torch import load_file
 
 from _support.builtin_tiny import TINY
-from itemscale.builtin import TrainSettings, train_builtin
-from itemscale.builtin._checkpoint import CHECKPOINT_DIR
-from itemscale.cli import main
 from itemscale.collect.synth import SuiteError, generate_suite
+from recipes.builtin_model import TrainSettings, main, train_builtin
+from recipes.builtin_model._checkpoint import CHECKPOINT_DIR
 
 RECIPE = {
     "steps": 6,
@@ -71,7 +71,6 @@ def test_cli_resume_flag_errors(
     assert (
         main(
             [
-                "train-builtin",
                 "--suite",
                 str(suite),
                 "--out",

@@ -13,11 +13,17 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from itemscale.builtin._config import BUILTIN_FORMAT_VERSION
-from itemscale.builtin._slice import SLICE_FILE, read_slice, run_slice, slice_accuracy, slice_suite
 from itemscale.collect.models import builtin_model_dir as model_dir
 from itemscale.collect.models import load_backend
 from itemscale.collect.protocol import ModelEntry
+from recipes.builtin_model._config import BUILTIN_FORMAT_VERSION
+from recipes.builtin_model._slice import (
+    SLICE_FILE,
+    read_slice,
+    run_slice,
+    slice_accuracy,
+    slice_suite,
+)
 
 SHIPPED = model_dir()
 MAX_BYTES = 20 * 1024 * 1024

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from itemscale.builtin._stage1 import alignment_video
 from itemscale.collect.synth import COLOURS, SHAPES
+from recipes.builtin_model._stage1 import alignment_video
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])

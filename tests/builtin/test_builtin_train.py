@@ -20,15 +20,22 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from _support.builtin_tiny import TINY, first_video_step  # noqa: E402
-from itemscale.builtin import TrainSettings, train_builtin  # noqa: E402
-from itemscale.builtin._build import (  # noqa: E402
+from itemscale.collect.items import Item, read_items_jsonl  # noqa: E402
+from itemscale.collect.models import DecodingSettings, Frames, VideoRequest, load_backend  # noqa: E402
+from itemscale.collect.protocol import ModelEntry  # noqa: E402
+from recipes.builtin_model import (  # noqa: E402
+    TrainSettings,
+    main,
+    train_builtin,
+)
+from recipes.builtin_model._build import (  # noqa: E402
     build_model,
     build_processor,
     item_texts,
     train_tokenizer,
 )
-from itemscale.builtin._config import SPECIAL_TOKENS  # noqa: E402
-from itemscale.builtin._data import (  # noqa: E402
+from recipes.builtin_model._config import SPECIAL_TOKENS  # noqa: E402
+from recipes.builtin_model._data import (  # noqa: E402
     answer_target,
     decode_video,
     encode_batch,
@@ -41,16 +48,12 @@ from itemscale.builtin._data import (  # noqa: E402
     segment_indices,
     shared_prefix_logits,
 )
-from itemscale.builtin._loss import step_loss  # noqa: E402
-from itemscale.builtin._plan import (  # noqa: E402
+from recipes.builtin_model._loss import step_loss  # noqa: E402
+from recipes.builtin_model._plan import (  # noqa: E402
     group_by_video,
     learning_rate_factor,
     plan_steps,
 )
-from itemscale.cli import main  # noqa: E402
-from itemscale.collect.items import Item, read_items_jsonl  # noqa: E402
-from itemscale.collect.models import DecodingSettings, Frames, VideoRequest, load_backend  # noqa: E402
-from itemscale.collect.protocol import ModelEntry  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -282,7 +285,7 @@ def test_train_builtin_is_deterministic_and_saves_a_loadable_model(
 
 
 def test_cli_reports_a_missing_suite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["train-builtin", "--suite", str(tmp_path / "nope"), "--out", str(tmp_path / "o")])
+    code = main(["--suite", str(tmp_path / "nope"), "--out", str(tmp_path / "o")])
     assert code == 2
     assert "not a folder" in capsys.readouterr().err
 
@@ -290,21 +293,19 @@ def test_cli_reports_a_missing_suite(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_cli_reports_a_folder_without_items(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["train-builtin", "--suite", str(tmp_path), "--out", str(tmp_path / "o")])
+    code = main(["--suite", str(tmp_path), "--out", str(tmp_path / "o")])
     assert code == 2
     assert "items.jsonl" in capsys.readouterr().err
 
 
 def test_cli_rejects_bad_settings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(
-        ["train-builtin", "--suite", str(tmp_path), "--out", str(tmp_path / "o"), "--steps", "0"]
-    )
+    code = main(["--suite", str(tmp_path), "--out", str(tmp_path / "o"), "--steps", "0"])
     assert code == 2
     assert "--steps" in capsys.readouterr().err
 
 
 def test_region_colour_targets_follow_the_merged_token_order() -> None:
-    from itemscale.builtin._aux import AUX_CLASSES, HUE_BINS, region_colour_targets
+    from recipes.builtin_model._aux import AUX_CLASSES, HUE_BINS, region_colour_targets
 
     frames = np.zeros((4, 56, 84, 3), dtype=np.uint8)
     frames[:, 0:20, 28:50] = (225, 30, 30)  # red, top-middle region, every frame

@@ -1,7 +1,7 @@
 """The built-in model's training path really lets the language model read its visual tokens.
 
 A plumbing check, not a quality claim: on videos whose only content is one solid colour, a few
-dozen steps through the same shared-prefix forward that `train-builtin` uses must take the
+dozen steps through the same shared-prefix forward that the recipe uses must take the
 colour token's loss far below chance (ln 4 for four colours). A broken path (visual features not
 reaching the language model, wrong placeholders) stays at chance.
 """
@@ -25,16 +25,16 @@ COLOURS = {
 
 @pytest.mark.slow
 def test_visual_tokens_reach_the_language_model() -> None:
-    from itemscale.builtin import BuiltinArchitecture
-    from itemscale.builtin._build import build_model, build_processor, train_tokenizer
-    from itemscale.builtin._data import (
+    from itemscale.collect.items import Item
+    from recipes.builtin_model import BuiltinArchitecture
+    from recipes.builtin_model._build import build_model, build_processor, train_tokenizer
+    from recipes.builtin_model._data import (
         expand_video_tokens,
         per_example_loss,
         process_video,
         render_prompt,
         shared_prefix_logits,
     )
-    from itemscale.collect.items import Item
 
     torch.manual_seed(0)
     tokenizer = train_tokenizer(["What colour is the video? red green blue yellow"] * 20, 400)

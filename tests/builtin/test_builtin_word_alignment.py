@@ -13,26 +13,26 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from _support.paths import DOCS
+from _support.paths import REPO
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from _support.builtin_tiny import TINY as BASE_TINY  # noqa: E402
 from _support.builtin_tiny import first_video_step  # noqa: E402
-from itemscale.builtin import BuiltinArchitecture, TrainSettings, train_builtin  # noqa: E402
-from itemscale.builtin._aux import (  # noqa: E402
-    palette_token_targets,
-    word_alignment_loss,
-    word_targets,
-)
-from itemscale.builtin._loss import step_loss  # noqa: E402
-from itemscale.builtin._plan import as_open_item, teacher_mix  # noqa: E402
 from itemscale.collect.items import Item, read_items_jsonl  # noqa: E402
 from itemscale.collect.models import DecodingSettings, VideoRequest, load_backend  # noqa: E402
 from itemscale.collect.protocol import ModelEntry  # noqa: E402
 from itemscale.collect.synth import COLOURS  # noqa: E402
 from itemscale.core.responses import Status, TaskKind  # noqa: E402
+from recipes.builtin_model import BuiltinArchitecture, TrainSettings, train_builtin  # noqa: E402
+from recipes.builtin_model._aux import (  # noqa: E402
+    palette_token_targets,
+    word_alignment_loss,
+    word_targets,
+)
+from recipes.builtin_model._loss import step_loss  # noqa: E402
+from recipes.builtin_model._plan import as_open_item, teacher_mix  # noqa: E402
 
 TINY = BASE_TINY.model_copy(update={"rope_theta": 4.0})
 RECIPE = {
@@ -169,8 +169,8 @@ def test_a_model_trained_on_option_texts_is_asked_by_option_likelihood(
     item = next(i for i in read_items_jsonl(suite / "items.jsonl") if i.task_kind == TaskKind.MCQA)
     [response] = backend.generate([VideoRequest(item, None, DecodingSettings())])
     assert response.status == Status.OK and response.raw_text in item.options
-    from itemscale.builtin._eval import evaluate_suite
     from itemscale.collect.protocol import Configuration
+    from recipes.builtin_model._eval import evaluate_suite
 
     budgets = (Configuration.text_only(), Configuration(frames=4, short_side=56))
     payload = evaluate_suite(tmp_path / "m", suite, tmp_path / "eval.json", budgets=budgets)
@@ -192,12 +192,12 @@ def test_a_model_trained_on_option_texts_is_asked_by_option_likelihood(
 def test_cli_recipe_file_trains_the_opt_in_recipe_and_names_bad_keys(
     suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from itemscale.cli import main
+    from recipes.builtin_model import main
 
     recipe = tmp_path / "recipe.json"
     train = {"steps": 2, "warmup_steps": 1, "frame_counts": [4], "short_sides": [56], **RECIPE}
     recipe.write_text(json.dumps({"train": train, "architecture": TINY.model_dump()}))
-    args = ["train-builtin", "--suite", str(suite), "--threads", "1", "--recipe", str(recipe)]
+    args = ["--suite", str(suite), "--threads", "1", "--recipe", str(recipe)]
     assert main([*args, "--out", str(tmp_path / "m")]) == 0
     meta = json.loads((tmp_path / "m" / "builtin_meta.json").read_text())
     assert meta["train_settings"]["word_align_weight"] == 3.0 and meta["steps_done"] == 2
@@ -223,7 +223,7 @@ def test_cli_recipe_file_trains_the_opt_in_recipe_and_names_bad_keys(
 
 @pytest.mark.parametrize("name", ["word-alignment-v1.json", "word-alignment-v2-captions3x.json"])
 def test_the_documented_recipe_files_are_valid_recipes(name: str) -> None:
-    path = DOCS / "builtin-recipes" / name
+    path = REPO / "recipes" / "builtin_model" / name
     payload = json.loads(path.read_text())
     train = TrainSettings.model_validate(payload["train"])
     arch = BuiltinArchitecture.model_validate(payload["architecture"])

@@ -9,9 +9,9 @@ import typing
 
 import pytest
 
-from itemscale.builtin._checkpoint import StepFields, StepRecord, step_fields
-from itemscale.builtin._eval import EvalRecord, EvalRecordFields
-from itemscale.builtin._slice import SliceAnswer, SliceAnswerRecord
+from recipes.builtin_model._checkpoint import StepFields, StepRecord, step_fields
+from recipes.builtin_model._eval import EvalRecord, EvalRecordFields
+from recipes.builtin_model._slice import SliceAnswer, SliceAnswerRecord
 
 
 @pytest.mark.parametrize(

@@ -43,7 +43,6 @@ CASES: dict[str, list[str]] = {
     "report --items": ["report", "{R}", "--items", "{F}", "--out", "{W}/art"],
     "select protocol": ["select", "{F}", "--frames", "2", "--out", "{W}/sel"],
     "sweep protocol": ["sweep", "{F}", "--dry-run"],
-    "train-builtin --recipe": ["train-builtin", "--suite", "{W}", "--out", "{W}/m", "--recipe", "{F}"],
     "protocol [selections] path": ["sweep", "{W}/sel.toml", "--dry-run"],
     "protocol [benchmark] items": ["sweep", "{W}/items.toml", "--dry-run"],
 }  # fmt: skip

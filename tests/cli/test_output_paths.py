@@ -45,7 +45,6 @@ CASES: dict[str, list[str]] = {
     "select --out": ["select", "{W}/p.toml", "--frames", "2", "--out", "{P}"],
     "sweep --output": ["sweep", "{W}/p.toml", "--output", "{P}"],
     "synth --out": ["synth", "--out", "{P}", "--n", "2", "--seed", "0"],
-    "train-builtin --out": ["train-builtin", "--suite", "{W}", "--out", "{P}"],
     "demo --out": ["demo", "--out", "{P}"],
 }  # fmt: skip
 

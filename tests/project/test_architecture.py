@@ -54,11 +54,11 @@ WINGS: dict[str, frozenset[str]] = {
     "analysis": frozenset({"core"}),
     "report": frozenset({"core", "analysis"}),
     "workflows": frozenset({"core", "collect", "analysis", "report"}),
-    "cli": frozenset({"core", "collect", "analysis", "report", "workflows", "builtin"}),
-    # training the built-in model: makes the shipped weights from the write wing's suite,
-    # backends and decoder; the workshop is to leave the installed package
-    "builtin": frozenset({"core", "collect"}),
+    "cli": frozenset({"core", "collect", "analysis", "report", "workflows"}),
 }
+#: Folders of the repository run from a checkout, beside the package (training the built-in
+#: model): users of the package's faces, never imported by it.
+RECIPES = SRC.parent / "recipes"
 #: Wings whose subpackages and modules are boxes of their own (`collect.sweep`, `core.errors`);
 #: `report`, `workflows` and `cli` are one box each.
 SPLIT_WINGS = ("core", "collect", "analysis")
@@ -325,6 +325,30 @@ def test_no_box_imports_the_package_root() -> None:
 def test_the_subpackages_are_the_wings() -> None:
     subpackages = sorted(p.parent.name for p in PACKAGE.glob("*/__init__.py"))
     assert subpackages == sorted(WINGS), subpackages
+
+
+def test_the_recipes_use_the_package_s_faces_and_the_package_never_imports_them() -> None:
+    """The built-in model's training left the package (docs/architecture.md): the package runs
+    without a checkout's recipes, and a recipe reads only what the package exports."""
+    wrong = [
+        f"{name} imports the recipes"
+        for name, (source, _) in _package_sources().items()
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        and any(
+            (n or "").split(".")[0] == "recipes"
+            for n in (
+                [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module]
+            )
+        )
+    ]
+    for path in sorted(RECIPES.rglob("*.py")):
+        name = ".".join(path.relative_to(RECIPES.parent).with_suffix("").parts)
+        for target, _ in imports_of(name, path.read_text(encoding="utf-8"), is_package=False):
+            if target.startswith("itemscale") and any(map(_is_private, target.split("."))):
+                wrong.append(f"{name} imports {target}")
+    assert len(list(RECIPES.rglob("*.py"))) > 10
+    assert not wrong, "\n".join(wrong)
 
 
 def test_no_box_imports_another_box_s_private_modules() -> None:

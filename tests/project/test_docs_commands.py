@@ -285,10 +285,11 @@ def _run(cwd: Path, script: str, timeout: int = 600) -> subprocess.CompletedProc
 
 
 @functools.cache
-def _script_help(script: Path) -> str:
-    """A script's `--help`, run once per test process: docs/performance.md names several
-    benchmarks on two or three lines each (each run is a fresh interpreter, some importing torch)."""
-    return _run(REPO, f"{sys.executable} {shlex.quote(str(script))} --help").stdout
+def _script_help(script: str) -> str:
+    """A script's (or, `-m MODULE`, a module's) `--help`, run once per test process:
+    docs/performance.md names several benchmarks on two or three lines each (each run is a
+    fresh interpreter, some importing torch)."""
+    return _run(REPO, f"{sys.executable} {script} --help").stdout
 
 
 def _check_without_running(block: Block) -> None:
@@ -314,8 +315,11 @@ def _check_without_running(block: Block) -> None:
                 if exc.code != 0:
                     raise AssertionError(f"{block.document}:{block.line}: {command!r}") from exc
         elif words[0].endswith("python"):
-            script = REPO / words[1]
-            assert script.is_file(), f"{block.document}:{block.line}: no {words[1]}"
+            if words[1] == "-m":  # a recipe, run from the checkout's root
+                target, script = REPO.joinpath(*words[2].split(".")), f"-m {words[2]}"
+            else:
+                target, script = REPO / words[1], shlex.quote(str(REPO / words[1]))
+            assert target.exists(), f"{block.document}:{block.line}: no {target}"
             help_text = _script_help(script)
             for word in words[2:]:
                 if word.startswith("--"):

@@ -75,7 +75,7 @@ def mcqa_accuracy(m, p, test, video_ids, budgets, features_for):
     (frames, short side; 0 frames = text-only): (mean, [per kind in KINDS]).
     `features_for(video_id, video_path, frames, short_side)` -> (video inputs, visual tokens)."""
     import collections
-    from itemscale.builtin._data import (render_prompt, expand_video_tokens,
+    from recipes.builtin_model._data import (render_prompt, expand_video_tokens,
         shared_prefix_logits, encode_batch)
     m.eval(); out={}
     for (f,s) in budgets:

@@ -5,10 +5,10 @@ from common import *
 import torch
 torch.set_num_threads(1)
 from transformers.modeling_outputs import BaseModelOutputWithPooling
-from itemscale.builtin._build import build_model, build_processor, item_texts, train_tokenizer
-from itemscale.builtin import BuiltinArchitecture
-from itemscale.builtin._plan import as_open_item, group_by_video
-from itemscale.builtin._data import (decode_video, segment_indices, frame_size, resize_frames, process_video,
+from recipes.builtin_model._build import build_model, build_processor, item_texts, train_tokenizer
+from recipes.builtin_model import BuiltinArchitecture
+from recipes.builtin_model._plan import as_open_item, group_by_video
+from recipes.builtin_model._data import (decode_video, segment_indices, frame_size, resize_frames, process_video,
     render_prompt, expand_video_tokens, shared_prefix_logits, per_example_loss, answer_target, encode_batch)
 from itemscale.synth import COLOURS
 from itemscale.synth._vocab import SHAPES, SIGN_WORDS

@@ -7,10 +7,10 @@ torch.set_num_threads(1)
 from transformers.modeling_outputs import BaseModelOutputWithPooling
 from itemscale.items import read_items_jsonl, Item
 from itemscale.responses import TaskKind
-from itemscale.builtin._build import build_model, build_processor, item_texts, train_tokenizer
-from itemscale.builtin import BuiltinArchitecture
-from itemscale.builtin._plan import as_open_item, group_by_video
-from itemscale.builtin._data import (decode_video, segment_indices, frame_size, resize_frames, process_video,
+from recipes.builtin_model._build import build_model, build_processor, item_texts, train_tokenizer
+from recipes.builtin_model import BuiltinArchitecture
+from recipes.builtin_model._plan import as_open_item, group_by_video
+from recipes.builtin_model._data import (decode_video, segment_indices, frame_size, resize_frames, process_video,
     render_prompt, expand_video_tokens, shared_prefix_logits, per_example_loss, answer_target, encode_batch)
 ap=argparse.ArgumentParser(); ap.add_argument("--steps",type=int,default=1000); ap.add_argument("--lr",type=float,default=2e-3)
 ap.add_argument("--hold",type=int,default=150); ap.add_argument("--ramp",type=int,default=500); ap.add_argument("--eval_every",type=int,default=250)

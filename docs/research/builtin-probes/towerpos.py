@@ -4,9 +4,9 @@ import sys, time, math; sys.path.insert(0,os.path.dirname(os.path.abspath(__file
 from common import *
 import torch
 torch.set_num_threads(1)
-from itemscale.builtin._build import build_model, build_processor, item_texts, train_tokenizer
-from itemscale.builtin import BuiltinArchitecture
-from itemscale.builtin._data import decode_video, segment_indices, frame_size, resize_frames, process_video
+from recipes.builtin_model._build import build_model, build_processor, item_texts, train_tokenizer
+from recipes.builtin_model import BuiltinArchitecture
+from recipes.builtin_model._data import decode_video, segment_indices, frame_size, resize_frames, process_video
 items=read_items_jsonl(SUITE/"items.jsonl")
 train=[i for i in items if i.split=="train"]
 torch.manual_seed(0); rng=np.random.default_rng(0)

@@ -63,7 +63,7 @@ COMMAND_HELP: dict[str, str] = {
     "report.html, MANIFEST.json)",
     "sweep": "run a protocol's budget grid against its models (resumable)",
     "synth": "generate the synthetic video suite (H.264 videos, items.jsonl, suite.json)",
-    "train-builtin": "train the built-in tiny Video LLM on a synthetic suite's training split",
+    "train-builtin": "where training the built-in model went (a recipe run from a checkout)",
     "verify": "check an audit artifact: every file's sha256, and every measure recomputed",
 }
 
@@ -167,25 +167,23 @@ TABLE_COMMANDS: Final[frozenset[str]] = frozenset({"analyze", "report", "verify"
 #: Every flag whose value is a path a command writes (a file, or a folder it writes files
 #: into), by command. Each is checked by `itemscale.core.files.check_output_path` before the command
 #: runs, so that no output replaces a run's data or records, of any run (docs/run-folders.md).
-#: True: the command swaps the whole folder in (`train-builtin --out`), which may then not be a
-#: run folder either. The run folders a command writes into by design (`import -o`, `sweep
-#: --output`, `demo --out`) may be runs, never a run's file; `report --out` keeps its own
-#: stricter rule beside this one, and `compare` applies it within its own (`cmd_compare`).
-OUTPUT_FLAGS: Final[Mapping[str, Mapping[str, bool]]] = {
-    "analyze": {"--json": False, "--per-item": False},
-    "anchors": {"--out": False},
-    "audit": {"--export": False},
-    "cascade": {"--json": False},
-    "demo": {"--out": False},
-    "frames": {"--json": False, "--out": False},
-    "import": {"--summary-json": False, "--out": False},
-    "intervene": {"--json": False},
-    "irt": {"--json": False},
-    "report": {"--out": False},
-    "select": {"--out": False},
-    "sweep": {"--output": False},
-    "synth": {"--out": False},
-    "train-builtin": {"--out": True},
+#: The run folders a command writes into by design (`import -o`, `sweep --output`, `demo --out`)
+#: may be runs, never a run's file; `report --out` keeps its own stricter rule beside this one,
+#: and `compare` applies it within its own (`cmd_compare`).
+OUTPUT_FLAGS: Final[Mapping[str, tuple[str, ...]]] = {
+    "analyze": ("--json", "--per-item"),
+    "anchors": ("--out",),
+    "audit": ("--export",),
+    "cascade": ("--json",),
+    "demo": ("--out",),
+    "frames": ("--json", "--out"),
+    "import": ("--summary-json", "--out"),
+    "intervene": ("--json",),
+    "irt": ("--json",),
+    "report": ("--out",),
+    "select": ("--out",),
+    "sweep": ("--output",),
+    "synth": ("--out",),
 }
 
 
@@ -204,7 +202,6 @@ INPUT_ARGUMENTS: Final[Mapping[str, tuple[str, ...]]] = {
     "report": ("--items",),
     "select": ("protocol",),
     "sweep": ("protocol",),
-    "train-builtin": ("--recipe",),
 }
 
 
@@ -223,13 +220,13 @@ def check_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
     from ..core.files import InputFileError, MissingInputError, check_output_path, checked_input
 
     command = getattr(args, "command", "")
-    outputs, inputs = OUTPUT_FLAGS.get(command, {}), INPUT_ARGUMENTS.get(command, ())
+    outputs, inputs = OUTPUT_FLAGS.get(command, ()), INPUT_ARGUMENTS.get(command, ())
     for action in _command_parser(parser, args)._actions:
         value = getattr(args, action.dest, None)
         for name in action.option_strings or [action.dest]:
             for path in _values(value) if name in outputs or name in inputs else []:
                 if name in outputs:
-                    check_output_path(path, flag=name, replaces_folder=outputs[name])
+                    check_output_path(path, flag=name)
                     continue
                 try:
                     checked_input(path, folder=True)

@@ -1,150 +1,48 @@
-"""`itemscale train-builtin`: train the built-in tiny Video LLM on a synthetic suite.
+"""`itemscale train-builtin`: where training the built-in model went.
 
-The package ships the result (src/itemscale/data/builtin); this command is how it was made and
-how anyone can remake it (same seed, same steps, same thread count: same weights).
+Training the shipped tiny model is a recipe of the repository (recipes/builtin_model/), not part
+of the installed package, which runs only the shipped weights. The command stays so that an old
+command line says where to go, with its own arguments, instead of "invalid choice".
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+import shlex
 
-from ..core.errors import location_text
 from . import CommandError
 
-if TYPE_CHECKING:
-    from pydantic import ValidationError
+RECIPE = "python -m recipes.builtin_model"
+
+MOVED = (
+    "training the built-in model is not part of the installed package: it is the recipe "
+    "recipes/builtin_model/ of an itemscale checkout, with the same flags "
+    '(docs/builtin-model.md, "How it was trained"); from the checkout\'s root run: {command}'
+)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    # "+" prefixes: every argument an old command line gives (--suite, --out, ...) is kept
+    # as it is, to be printed back in the recipe's command line
     parser = subparsers.add_parser(
         "train-builtin",
-        help="train the built-in tiny Video LLM on a synthetic suite's training split",
-        description=(
-            "Train the built-in tiny Qwen2.5-VL-class model on the training split of a suite "
-            "written by `itemscale synth`, across a mix of frame counts and resolutions, and "
-            "save it (weights, tokenizer, processor) to --out. Deterministic for a given seed, "
-            "step count and thread count."
-        ),
-    )
-    parser.add_argument("--suite", required=True, type=Path, help="suite folder (items.jsonl)")
-    parser.add_argument("--out", required=True, type=Path, help="folder to save the model in")
-    parser.add_argument("--seed", type=int, default=0, help="training seed (default 0)")
-    parser.add_argument(
-        "--steps", type=int, default=None, help="training steps (default: the shipped recipe's)"
+        help="where training the built-in model went (a recipe run from a checkout)",
+        prefix_chars="+",
+        add_help=False,
     )
     parser.add_argument(
-        "--minutes",
-        type=float,
-        default=None,
-        help="stop (with a checkpoint) after this many minutes even if steps remain (default: "
-        "the recipe's, else 30)",
-    )
-    parser.add_argument(
-        "--threads",
-        type=int,
-        default=None,
-        help="torch threads for training (default: the recipe's, else 2; use 1 on a busy "
-        "shared machine; the same recipe on another thread count gives other weights)",
-    )
-    parser.add_argument(
-        "--recipe",
-        type=Path,
-        default=None,
-        help=(
-            'JSON file {"train": {...}, "architecture": {...}} of TrainSettings and '
-            "BuiltinArchitecture fields that differ from the shipped recipe (the flags above "
-            "still apply on top)"
-        ),
-    )
-    parser.add_argument(
-        "--resume",
-        type=Path,
-        default=None,
-        metavar="CHECKPOINT",
-        help="continue a run from its checkpoint folder (OUT/checkpoint), bit for bit, with the "
-        "same recipe and thread count",
-    )
-    parser.add_argument(
-        "--stop-at",
-        type=int,
-        default=None,
-        metavar="STEP",
-        help="stop after this step with a checkpoint (split a long recipe into sessions)",
+        "arguments",
+        nargs="*",
+        help="the old command line's arguments, printed back in the recipe's",
     )
     parser.set_defaults(func=run)
 
 
-def read_recipe(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(train settings, architecture) overrides from a recipe file; errors name the file."""
-    from ..core.files import InputFileError, loads_json, read_input_text
-
-    try:
-        payload = loads_json(read_input_text(path, what="a recipe file"))
-    except InputFileError as exc:
-        raise CommandError(f"--recipe {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise CommandError(f"--recipe {path}: cannot read it as JSON: {exc}") from exc
-    if not isinstance(payload, dict) or set(payload) - {"train", "architecture"}:
-        raise CommandError(f'--recipe {path}: expected an object with "train" and "architecture"')
-    train, architecture = payload.get("train", {}), payload.get("architecture", {})
-    if not isinstance(train, dict) or not isinstance(architecture, dict):
-        raise CommandError(f'--recipe {path}: "train" and "architecture" must be objects')
-    return train, architecture
-
-
-def first_error(exc: ValidationError) -> tuple[str, str]:
-    """(key of the first error, "" for a whole-model check; its message)."""
-    err = exc.errors()[0]
-    return location_text(err["loc"], empty=""), err["msg"]
-
-
 def run(args: argparse.Namespace) -> int:
-    from pydantic import ValidationError
-
-    from ..builtin import BuiltinArchitecture, TrainSettings, train_builtin
-    from ..collect.video import MediaError
-
-    if not args.suite.is_dir():
-        raise CommandError(f"--suite {args.suite}: not a folder")
-    recipe, architecture = read_recipe(args.recipe) if args.recipe else ({}, {})
-    overrides: dict[str, object] = {**recipe, "seed": args.seed}
-    if args.minutes is not None:
-        overrides["minutes"] = args.minutes
-    if args.threads is not None:
-        overrides["threads"] = args.threads
-    if args.steps is not None:
-        overrides["steps"] = args.steps
-    try:
-        settings = TrainSettings.model_validate(overrides)
-    except ValidationError as exc:
-        key, message = first_error(exc)
-        if key in recipe or (not key and args.recipe):
-            where = f"--recipe {args.recipe}: train" + (f".{key}" if key else "")
-        else:
-            where = f"--{key}"
-        raise CommandError(f"{where}: {message}") from exc
-    try:
-        arch = BuiltinArchitecture.model_validate(architecture)
-    except ValidationError as exc:
-        key, message = first_error(exc)
-        where = f"--recipe {args.recipe}: architecture" + (f".{key}" if key else "")
-        raise CommandError(f"{where}: {message}") from exc
-    try:
-        result = train_builtin(
-            args.suite,
-            args.out,
-            settings,
-            arch,
-            progress=lambda msg: print(msg, file=sys.stderr, flush=True),
-            resume=args.resume,
-            stop_at=args.stop_at,
-        )
-    except MediaError as exc:  # its own str() adds the reason; training never printed one
-        raise CommandError(f"{exc.path}: {exc.detail}") from exc
-    note = " (stopped by --minutes)" if result.stopped_by_time else ""
-    print(f"trained {result.steps_done} steps in {result.seconds:.0f}s{note}; saved {args.out}")
-    return 0
+    """`--help` (or `-h`): the pointer on stdout, exit 0; any other command line: the pointer
+    as an error (exit 2), since nothing was trained."""
+    arguments: list[str] = args.arguments
+    if arguments in (["--help"], ["-h"]):
+        print(MOVED.format(command=f"{RECIPE} --help"))
+        return 0
+    raise CommandError(MOVED.format(command=shlex.join([*RECIPE.split(), *arguments])))

@@ -42,6 +42,14 @@ MOVED_MODULES: Final[dict[str, str]] = {
     "testing": "workflows.testing",
 }
 
+#: old path below `itemscale.` -> where it went, for a module that left the installed package:
+#: importing it (or a module below it) is a `ModuleNotFoundError` that says so
+LEFT_PACKAGE: Final[dict[str, str]] = {
+    "builtin": "training the built-in model is the recipe recipes/builtin_model/ of an itemscale "
+    "checkout, not part of the installed package: import recipes.builtin_model from the "
+    "checkout's root (docs/builtin-model.md)",
+}
+
 _ROOT = __name__.rsplit(".", 2)[0]  # "itemscale"
 
 
@@ -80,6 +88,9 @@ class MovedModuleFinder(importlib.abc.MetaPathFinder):
         path: Sequence[str] | None,
         target: ModuleType | None = None,
     ) -> importlib.machinery.ModuleSpec | None:
+        head = fullname.removeprefix(_ROOT + ".").partition(".")[0]
+        if fullname.startswith(_ROOT + ".") and head in LEFT_PACKAGE:
+            raise ModuleNotFoundError(f"{fullname}: {LEFT_PACKAGE[head]}")
         new = moved_to(fullname)
         if new is None:
             return None

@@ -1,7 +1,6 @@
 """Model backends behind one `VideoLM` protocol: transformers (`hf`), OpenAI-compatible servers
 (`openai`) and the built-in tiny model (`builtin`, the `hf` backend on packaged weights).
-Making those weights needs the suite generator and the decoder, which no backend does, so it
-lives above this package, in `itemscale.builtin`.
+Making those weights is the recipe `recipes/builtin_model/` of a checkout, not installed.
 
 Heavy dependencies (torch, transformers, httpx) are imported only when a backend is loaded.
 Backends are registered in `BACKENDS` by plugins: itemscale's own, and any installed package's

@@ -1,5 +1,5 @@
 """What running a transformers video model needs around the model call, shared by the `hf`
-backend and the built-in model's training (`itemscale.builtin`), so both hand frames to a
+backend and the built-in model's training (`recipes/builtin_model/`), so both hand frames to a
 processor and load weights the same way. Importing it costs neither torch nor transformers.
 """
 

@@ -243,7 +243,7 @@ def _load_local(
 
 def _folder_options(model: str) -> dict[str, object]:
     """The backend options a local model folder asks for in its `builtin_meta.json` (the
-    built-in model's, or a folder trained by `itemscale train-builtin`); none elsewhere."""
+    built-in model's, or a folder its recipe trained); none elsewhere."""
     folder = Path(model)
     return builtin_backend_options(folder) if folder.is_dir() else {}
 

@@ -21,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from ..collect.items import ITEMS_FILE, Item
-from ..collect.synth import SuiteError
+from itemscale.collect.items import ITEMS_FILE, Item
+from itemscale.collect.synth import SuiteError
+
 from ._aux import make_aux_head
 from ._build import build_model, build_processor, item_texts, train_tokenizer
 from ._checkpoint import (

@@ -11,9 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from ..collect.items import Item
-from ..collect.synth import COLOURS
-from ..core.responses import TaskKind
+from itemscale.collect.items import Item
+from itemscale.collect.synth import COLOURS
+from itemscale.core.responses import TaskKind
+
 from ._aux import (
     NO_COLOUR_WORD,
     aux_loss,

@@ -77,7 +77,7 @@ def _answer_record(answer: SliceAnswer) -> SliceAnswerRecord:
 
 def slice_suite(work_dir: Path) -> Path:
     """Generate the slice's videos and items (test split only) into `work_dir`."""
-    from ..collect.synth import generate_suite
+    from itemscale.collect.synth import generate_suite
 
     generate_suite(
         work_dir,
@@ -91,11 +91,11 @@ def slice_suite(work_dir: Path) -> Path:
 
 def run_slice(backend: Any, suite_dir: Path) -> list[SliceAnswer]:
     """Every slice item at every slice budget, through `backend` (a loaded `VideoLM`)."""
-    from ..collect.items import ITEMS_FILE, read_items_jsonl
-    from ..collect.models import DecodingSettings, VideoRequest
-    from ..collect.protocol import Configuration
-    from ..collect.video import decode_for_configs
-    from ..core.responses import TaskKind, token_f1
+    from itemscale.collect.items import ITEMS_FILE, read_items_jsonl
+    from itemscale.collect.models import DecodingSettings, VideoRequest
+    from itemscale.collect.protocol import Configuration
+    from itemscale.collect.video import decode_for_configs
+    from itemscale.core.responses import TaskKind, token_f1
 
     items = read_items_jsonl(suite_dir / ITEMS_FILE)
     configs = {
@@ -180,15 +180,15 @@ def read_slice(path: Path) -> ReferenceSlice:
 
 
 def _main() -> None:
-    """`python -m itemscale.builtin._slice --model DIR`: record the slice of the model
+    """`python -m recipes.builtin_model._slice --model DIR`: record the slice of the model
     in DIR into DIR/reference_slice.json (after training, before shipping)."""
     import argparse
     import tempfile
 
     import torch
 
-    from ..collect.models import builtin_backend_options, load_backend
-    from ..collect.protocol import ModelEntry
+    from itemscale.collect.models import builtin_backend_options, load_backend
+    from itemscale.collect.protocol import ModelEntry
 
     parser = argparse.ArgumentParser(description=_main.__doc__)
     parser.add_argument("--model", type=Path, required=True)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..collect.protocol import FRAMES_PER_TEMPORAL_PATCH, IMAGE_FACTOR
+from itemscale.collect.protocol import FRAMES_PER_TEMPORAL_PATCH, IMAGE_FACTOR
 
 HUE_BINS = 12
 #: Hue bins of saturated pixels, then one class for bright unsaturated pixels (paper, text).

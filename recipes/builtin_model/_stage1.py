@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from ..collect.items import Item
-from ..collect.synth import COLOURS, SHAPES
-from ..core.responses import TaskKind
+from itemscale.collect.items import Item
+from itemscale.collect.synth import COLOURS, SHAPES
+from itemscale.core.responses import TaskKind
 
 #: Dark backgrounds, like the suite's (every colour stands out against them).
 _BACKGROUNDS = ((30, 30, 30), (55, 55, 60), (20, 30, 50))

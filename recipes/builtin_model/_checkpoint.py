@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 import numpy as np
 
-from ..collect.models import BUILTIN_META_FILE
-from ..collect.synth import SuiteError
+from itemscale.collect.models import BUILTIN_META_FILE
+from itemscale.collect.synth import SuiteError
+
 from ._config import BuiltinArchitecture, TrainSettings
 
 if TYPE_CHECKING:

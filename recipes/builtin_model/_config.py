@@ -1,4 +1,4 @@
-"""Settings of the built-in tiny Video LLM: its architecture and how `train-builtin` trains it.
+"""Settings of the built-in tiny Video LLM: its architecture and how the recipe trains it.
 
 The architecture is a real `Qwen2_5_VLForConditionalGeneration`, only small, so the shipped model
 exercises the same processor, chat template, 3D rotary positions and loading path as a user's
@@ -99,7 +99,7 @@ class BuiltinArchitecture(BaseModel):
 
 
 class TrainSettings(BaseModel):
-    """How `train-builtin` trains. Steps, not wall time, define the run, so a run is
+    """How the recipe trains. Steps, not wall time, define the run, so a run is
     reproducible; `minutes` is only a safety cap (a run stopped by it says so)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -16,11 +16,11 @@ from typing import Any, TypedDict
 import numpy as np
 import numpy.typing as npt
 
-from ..collect.items import Item
-from ..collect.models import ChatTemplateMessage, ContentPart, build_messages
-from ..collect.protocol import IMAGE_FACTOR
-from ..collect.video import MediaError
-from ..core.responses import TaskKind
+from itemscale.collect.items import Item
+from itemscale.collect.models import ChatTemplateMessage, ContentPart, build_messages
+from itemscale.collect.protocol import IMAGE_FACTOR
+from itemscale.collect.video import MediaError
+from itemscale.core.responses import TaskKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +168,7 @@ def process_video(
     ones the backend produces at audit time."""
     from transformers.video_utils import VideoMetadata
 
-    from ..collect.models import Frames, video_metadata, writable
+    from itemscale.collect.models import Frames, video_metadata, writable
 
     video_processor = processor.video_processor
     described = video_metadata(

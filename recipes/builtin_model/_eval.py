@@ -16,16 +16,17 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
 import numpy as np
 
-from ..collect.items import ITEMS_FILE, Item
-from ..collect.models import builtin_backend_options
-from ..core.responses import TaskKind, token_f1
+from itemscale.collect.items import ITEMS_FILE, Item
+from itemscale.collect.models import builtin_backend_options
+from itemscale.core.responses import TaskKind, token_f1
+
 from ._data import encode_batch, expand_video_tokens, process_video, render_prompt
 
 if TYPE_CHECKING:
     import torch
 
-    from ..collect.protocol import Configuration
-    from ..collect.video import FrameSet
+    from itemscale.collect.protocol import Configuration
+    from itemscale.collect.video import FrameSet
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +112,7 @@ def load_builtin(model_dir: str | Path) -> tuple[Any, Any]:
 
     auto_processor: Any = AutoProcessor
     model_cls: Any = Qwen2_5_VLForConditionalGeneration
-    from ..collect.models import no_loading_bars
+    from itemscale.collect.models import no_loading_bars
 
     processor = auto_processor.from_pretrained(str(model_dir), local_files_only=True)
     with no_loading_bars():  # the sweep's bar already says "loading builtin"
@@ -140,7 +141,7 @@ def evaluate_video(
     """All `items` of one video at one budget; `frame_set` None is text-only."""
     import torch
 
-    from ..collect.models import source_fps
+    from itemscale.collect.models import source_fps
 
     text_only = frame_set is None
     inputs = (
@@ -242,7 +243,7 @@ def evaluate_through_backend(
 ) -> list[EvalRecord]:
     """Multiple-choice items scored by the `hf` backend itself (used for option-likelihood
     scoring, which this module does not reimplement)."""
-    from ..collect.models import DecodingSettings, VideoRequest
+    from itemscale.collect.models import DecodingSettings, VideoRequest
 
     requests = [VideoRequest(item, frame_set, DecodingSettings(max_new_tokens=1)) for item in items]
     return [
@@ -272,7 +273,7 @@ def evaluate(
 
     `mcqa_backend`: a loaded backend that answers the multiple-choice items instead (the
     model's own `hf` backend with option-likelihood scoring)."""
-    from ..collect.video import decode_for_configs
+    from itemscale.collect.video import decode_for_configs
 
     groups: dict[str, list[Item]] = {}
     for item in items:
@@ -347,7 +348,7 @@ REPORT_BUDGETS: tuple[tuple[int, int], ...] = (
 def eval_configuration(frames: int, short_side: int | None = None) -> Configuration:
     """The configuration of a budget given as a frame count and a short side (none or 0:
     native size); 0 frames is the text-only baseline."""
-    from ..collect.protocol import Configuration
+    from itemscale.collect.protocol import Configuration
 
     if frames == 0:
         return Configuration.text_only()
@@ -367,7 +368,7 @@ def evaluate_suite(
     import json
     import os
 
-    from ..collect.items import read_items_jsonl
+    from itemscale.collect.items import read_items_jsonl
 
     items = [i for i in read_items_jsonl(suite_dir / ITEMS_FILE) if i.split == "test"]
     video_ids = sorted({i.video_id for i in items})[:max_videos]
@@ -378,8 +379,8 @@ def evaluate_suite(
     mcqa_backend = None
     options = builtin_backend_options(model_dir)
     if options.get("mcqa_scoring", "letter") != "letter":
-        from ..collect.models import load_backend
-        from ..collect.protocol import ModelEntry
+        from itemscale.collect.models import load_backend
+        from itemscale.collect.protocol import ModelEntry
 
         entry = ModelEntry(
             name="builtin", backend="hf", model=str(model_dir), dtype="float32", options=options

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..collect.items import Item
-from ..collect.models import MCQA_INSTRUCTION, OPEN_QA_INSTRUCTION, SUMMARY_INSTRUCTION
-from ..collect.protocol import PIXELS_PER_VISUAL_TOKEN
+from itemscale.collect.items import Item
+from itemscale.collect.models import MCQA_INSTRUCTION, OPEN_QA_INSTRUCTION, SUMMARY_INSTRUCTION
+from itemscale.collect.protocol import PIXELS_PER_VISUAL_TOKEN
+
 from ._config import CHAT_TEMPLATE, SPECIAL_TOKENS, BuiltinArchitecture
 
 if TYPE_CHECKING:

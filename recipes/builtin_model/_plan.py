@@ -14,9 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..collect.items import ITEMS_FILE, Item, read_items_jsonl
-from ..collect.synth import SuiteError
-from ..core.responses import TaskKind
+from itemscale.collect.items import ITEMS_FILE, Item, read_items_jsonl
+from itemscale.collect.synth import SuiteError
+from itemscale.core.responses import TaskKind
+
 from ._config import TrainSettings
 
 

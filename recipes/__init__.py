@@ -1,0 +1,1 @@
+"""Recipes run from a checkout of itemscale, not installed with the package."""
