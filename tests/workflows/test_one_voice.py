@@ -23,7 +23,7 @@ from itemscale.analysis.measures import GRID_WITH_TEXT_TITLE, MeasureKind, measu
 from itemscale.cli import main
 from itemscale.cli._paper import print_comparison
 from itemscale.core.responses import write_json_atomic
-from itemscale.report import COMPARISON_FILE, build_artifact
+from itemscale.report import COMPARISON_FILE, PaperComparison, build_artifact
 from itemscale.workflows import compare_with_paper
 
 #: A number as both sides print it; a budget's label (`f32`, `16f_151k`) is not one.
@@ -209,10 +209,7 @@ def test_the_release_labels_say_the_same_numbers(
     assert main(["analyze", str(run), "--bootstrap", "0", "--json", str(measures)]) == 0
     out = capsys.readouterr().out
     rows = compare_with_paper(json.loads(measures.read_text(encoding="utf-8")))
-    write_json_atomic(
-        run / COMPARISON_FILE,
-        {"schema_version": 1, "rows": [row.__dict__ for row in rows]},
-    )
+    write_json_atomic(run / COMPARISON_FILE, PaperComparison(tuple(rows)).as_json())
     table = io.StringIO()
     print_comparison(rows, table)
     page = _report(run, 0)
