@@ -455,16 +455,16 @@ def print_summary(
 
 
 def print_models_sentence(result: AnalysisResult, out: TextIO) -> None:
-    """Above the models' blocks, for two or more: the sentence the report opens with (each
-    model's grid named beside its numbers; `measures.models_sentence`)."""
+    """Above the models' blocks, for two or more: the sentence the report opens with, written
+    from the same record (`report.Headline`: each model's grid named beside its numbers)."""
     import textwrap
 
-    from ..analysis.measures import models_sentence
+    from ..report import Headline
 
-    sentence = models_sentence(result)
-    if sentence:
+    models = Headline.of(result).models
+    if models is not None:
         print(file=out)
-        print(textwrap.fill(sentence, width=100, break_on_hyphens=False), file=out)
+        print(textwrap.fill(models.text(), width=100, break_on_hyphens=False), file=out)
 
 
 def run(args: argparse.Namespace) -> int:

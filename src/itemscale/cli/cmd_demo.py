@@ -313,32 +313,32 @@ def demo_conclusion(
     (`paper` is the paper step's entry of demo.json, `PaperReproduction.summary`)."""
     import textwrap
 
-    from ..analysis.measures import BinarySeries, additive_sentence
+    from ..analysis.measures import BinarySeries
     from ..analysis.policies import rule_label
+    from ..report import CurveHeadline
     from ._format import points_text
 
-    block = next(iter(measures.models.values()))
-    if not isinstance(block, BinarySeries):
+    model, block = next(iter(measures.models.items()))
+    curve = CurveHeadline.of(str(model), block) if isinstance(block, BinarySeries) else None
+    if not isinstance(block, BinarySeries) or curve is None:
         raise CommandError("the demo's first model has no multiple-choice items to describe")
-    axis, n = block.axis, block.n_items
 
     def pct(stat: Estimate | BestFixed) -> str:
         return f"{100 * _value(stat):.1f}"
 
+    # the report's opening sentence's numbers (`CurveHeadline`), with the demo's own words
     best = block.best_fixed
-    harmful = _value(block.harmful_rate)
     terminal = _value(block.terminal_regression_rate)
     sentences = [
-        f"The accuracy curve rises from {pct(block.accuracy[axis[0]])} at {axis[0]} to "
-        f"{pct(block.accuracy[axis[-1]])} at {axis[-1]} (best fixed {pct(best)} at "
-        f"{best.config}), yet {100 * harmful:.1f}% of the {n} items "
-        f"({round(harmful * n)}) are right at some budget and wrong at a larger one, "
-        f"and {round(terminal * n)} end wrong at the largest budget though a smaller "
-        "one got them right.",
+        f"The accuracy curve rises from {100 * curve.first_accuracy:.1f} at {curve.grid[0]} to "
+        f"{100 * curve.last_accuracy:.1f} at {curve.grid[-1]} (best fixed {pct(best)} at "
+        f"{best.config}), yet {100 * curve.harmful_rate:.1f}% of the {curve.n_items} items "
+        f"({curve.harmful_items}) are right at some budget and wrong at a larger one, "
+        f"and {round(terminal * curve.n_items)} end wrong at the largest budget though a "
+        "smaller one got them right.",
     ]
-    additive = additive_sentence(block)
-    if additive:
-        sentences.append(additive)
+    if curve.additive:
+        sentences.append(curve.additive)
     reg, ctrl = intervention.regressions, intervention.controls
     net = points_text(intervention.net_accuracy_change_estimate.as_json())
     recovered, broken = reg.n_changed or 0, ctrl.n_changed or 0

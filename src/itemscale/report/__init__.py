@@ -12,8 +12,10 @@ from ._build import (
     find_items_file,
 )
 from ._compare_page import COMPARE_PAGE_GENERATOR, render_compare_page
+from ._comparison import PaperComparison, PaperNumber
 from ._crosscheck import parse_digest
 from ._derived import DERIVED_KEY
+from ._headline import CurveHeadline, Headline
 from ._manifest import manifest_digest
 from ._trajectories import trajectory_table
 from ._verify import VerifyResult, verify_artifact
@@ -27,6 +29,10 @@ __all__ = [
     "PROVENANCE_FILE",
     "REPORT_FILE",
     "ArtifactError",
+    "CurveHeadline",
+    "Headline",
+    "PaperComparison",
+    "PaperNumber",
     "VerifyResult",
     "build_artifact",
     "find_items_file",

@@ -19,7 +19,7 @@ import socket
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Final, Unpack, cast
+from typing import Any, Final, Unpack
 
 import pandas as pd
 import pyarrow as pa
@@ -41,9 +41,9 @@ from ..core.responses import (
     run_lock,
     write_json_atomic,
 )
+from ._comparison import PaperComparison
 from ._derived import refresh_derived, stored_reports
 from ._html import REPORT_COLUMNS, ReportInputs, render_report
-from ._html_measures import PaperComparison
 from ._manifest import write_manifest
 from ._provenance import (
     README_VERSION,
@@ -393,7 +393,7 @@ def load_report_inputs(root: Path, measures: AnalysisResult | None = None) -> Re
         annotations=_read_optional_parquet(root / ANNOTATIONS_FILE),
         sheets=sheets,
         cascade=cascade,
-        comparison=cast("PaperComparison | None", _read_optional_json(root / COMPARISON_FILE)),
+        comparison=_read_comparison(root / COMPARISON_FILE),
         intervention=interventions or None,
         run=run_meta if isinstance(run_meta, dict) else {},
         title=str(title) if title else "itemscale report",
@@ -407,6 +407,17 @@ def _read_optional_parquet(path: Path) -> pd.DataFrame | None:
         return None
     df: pd.DataFrame = pq.read_table(path).to_pandas()
     return df
+
+
+def _read_comparison(path: Path) -> PaperComparison | None:
+    """comparison.json, when the run is the seed paper's release, as its record."""
+    payload = _read_optional_json(path)
+    if payload is None:
+        return None
+    try:
+        return PaperComparison.from_json(payload)
+    except (TypeError, ValueError) as exc:
+        raise ArtifactError(f"{path}: {exc}") from exc
 
 
 def _read_optional_json(path: Path) -> dict[str, Any] | None:

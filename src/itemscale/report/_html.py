@@ -33,12 +33,12 @@ from ..analysis.policies import (
 )
 from ..core.responses import redact, source_files, stack_fields
 from ._assets import CSS, JS, script_hash
+from ._comparison import PaperComparison
 from ._derived import DERIVED_KEY
 from ._escape import esc
 from ._explorer import explorer_payload, explorer_section
 from ._html_irt import irt_section, nav_link, report_fit
 from ._html_measures import (
-    PaperComparison,
     comparison_section,
     headline_sentence,
     interval_method_text,

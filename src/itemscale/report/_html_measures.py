@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import partial
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -36,44 +36,20 @@ from ..analysis.measures import (
     MeasureKind,
     OpenEndedSeries,
     SeriesEntry,
-    additive_sentence,
-    alternatives_headline,
     interval_note,
     measures_for,
-    models_sentence,
     resolution_tag,
     small_sample_text,
     stat_text,
 )
 from ..core.responses import SourceFile
+from ._comparison import PaperComparison
 from ._escape import esc
 from ._figures import accuracy_curve, budget_grid, chain_curves, flip_bars, heatmap, point
+from ._headline import Headline
 from ._html_alternatives import alternatives_section
 from ._html_inference import churn_tables, inference_tables
 from ._trajectories import PATTERN_NAMES, PATTERNS
-
-
-class ComparisonRow(TypedDict):
-    """One row of comparison.json (`workflows.PaperNumber`): a published number beside
-    itemscale's, in points."""
-
-    model: str
-    measure: str
-    paper: float
-    itemscale: float
-    ci: list[float] | None
-    same: bool
-    n_items: int
-    n_videos: int
-    configs: list[str]
-
-
-class PaperComparison(TypedDict):
-    """comparison.json: the seed paper's published numbers beside itemscale's (`make demo`)."""
-
-    schema_version: int
-    rows: list[ComparisonRow]
-
 
 #: A block the report shows a headline table of.
 TableBlock = BinarySeries | ContinuousBlock | BinaryWithText | ContinuousWithText
@@ -432,79 +408,24 @@ def measures_section(
     return "".join(parts)
 
 
-def _count(rate: Estimate, n: int) -> int:
-    """The items behind a rate over n items (rates are k / n, so this is exact)."""
-    value = point(rate)[0]
-    return round((value or 0.0) * n)
-
-
 def headline_sentence(measures: AnalysisResult, comparison: PaperComparison | None) -> str:
-    """The report's first line, computed from its numbers: the curve's ends beside what it
-    hides (items right at a budget and wrong at a larger one, the per-item oracle's headroom),
-    and for a reproduction, how many published numbers it reproduced."""
-    blocks = [
-        (str(model), block)
-        for model, block in measures.models.items()
-        if isinstance(block, BinarySeries) and block.axis
-    ]
-    # configurations that ask one budget are described as alternatives, never as budgets
-    parts: list[str] = [
-        alternatives_headline(str(model), block)
-        for model, block in measures.models.items()
-        if isinstance(block, AlternativesSeries)
-    ]
-    if len(blocks) == 1:
-        model, b = blocks[0]
-        axis, n = b.axis, int(b.n_items or 0)
-        first, last = point(b.accuracy[axis[0]])[0], point(b.accuracy[axis[-1]])[0]
-        harmful = point(b.harmful_rate)[0]
-        headroom = point(b.oracle_headroom)[0]
-        if first is not None and last is not None and harmful is not None:
-            parts.append(
-                f"{model}: accuracy goes from {100 * first:.1f} at {axis[0]} to "
-                f"{100 * last:.1f} at {axis[-1]}, yet {100 * harmful:.1f}% of the {n} items "
-                f"({_count(b.harmful_rate, n)}) are right at some budget and wrong at a larger "
-                f"one"
-                + (
-                    f", and choosing the budget per item would gain {100 * headroom:.1f} points "
-                    "over the best single budget"
-                    if headroom is not None
-                    else ""
-                )
-                + "."
-            )
-            # the sentence `demo` prints too
-            additive = additive_sentence(b)
-            if additive:
-                parts.append(additive)
-    elif blocks:
-        # each model's grid named beside its numbers, the paper's reading first: the sentence
-        # `analyze` prints too
-        several = models_sentence(measures)
-        if several:
-            parts.append(several)
-    rows = (comparison.get("rows") if comparison else None) or []
-    if rows:
-        same = sum(1 for r in rows if r.get("same"))
-        parts.append(
-            f"{same} of {len(rows)} of the seed paper's published numbers are reproduced to "
-            "0.01 points (below)."
-        )
-    return " ".join(parts)
+    """The report's first line, computed from its numbers (`Headline`, the record the console's
+    opening paragraph is written from too)."""
+    return Headline.of(measures, comparison).text()
 
 
 def comparison_section(comparison: PaperComparison | None) -> str:
     """The seed paper's published numbers beside itemscale's (comparison.json, as `make demo`
     writes it for the paper's released labels); nothing for other runs."""
-    rows = (comparison.get("rows") if comparison else None) or []
+    rows = comparison.rows if comparison is not None else ()
     if not rows:
         return ""
-    same = sum(1 for r in rows if r.get("same"))
+    same = sum(r.same for r in rows)
     body = "".join(
-        f"<tr{'' if r.get('same') else ' class=differs'}><td>{esc(r.get('model'))}</td>"
-        f"<td>{esc(r.get('measure'))}</td><td class='num'>{float(r['paper']):.2f}</td>"
-        f"<td class='num'>{float(r['itemscale']):.2f}</td>"
-        f"<td>{'same' if r.get('same') else 'differs by ' + format(float(r['itemscale']) - float(r['paper']), '.2f')}</td></tr>"
+        f"<tr{'' if r.same else ' class=differs'}><td>{esc(r.model)}</td>"
+        f"<td>{esc(r.measure)}</td><td class='num'>{r.paper:.2f}</td>"
+        f"<td class='num'>{r.itemscale:.2f}</td>"
+        f"<td>{'same' if r.same else 'differs by ' + format(r.itemscale - r.paper, '.2f')}</td></tr>"
         for r in rows
     )
     return (

@@ -14,6 +14,7 @@ decoder) only when called, so importing this package costs no torch or PyAV.
 """
 
 from ..analysis.comparison import COMPARE_SCHEMA_VERSION, CompareResult
+from ..report import PaperNumber
 from ._analyze import (
     PER_ITEM_SUFFIXES,
     analyze,
@@ -46,7 +47,6 @@ from ._paper import (
     SAVING_BAR,
     TABLE2_CONFIGS,
     TABLE2_FILE,
-    PaperNumber,
     PaperReproduction,
     compare_with_paper,
     import_release,

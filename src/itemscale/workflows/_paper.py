@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ..core.errors import renamed_keywords
+from ..report import PaperComparison, PaperNumber
 
 if TYPE_CHECKING:
     from ..analysis.measures import AnalysisResult, Estimate
@@ -96,25 +97,6 @@ def import_release(run_dir: Path, root: Path | None = None) -> tuple[int, int]:
         added += summary.rows_added
         unchanged += summary.rows_unchanged
     return added, unchanged
-
-
-@dataclass(frozen=True)
-class PaperNumber:
-    """One published number beside itemscale's (points), and whether they agree to
-    `PAPER_TOLERANCE_POINTS`; `dataclasses.asdict` of it is a row of comparison.json."""
-
-    model: str
-    #: `accuracy CONFIG`, or the paper's name of a measure (`visual confusion`, ...).
-    measure: str
-    paper: float
-    itemscale: float
-    #: itemscale's 95% interval in points (None without a bootstrap).
-    ci: list[float] | None
-    same: bool
-    n_items: int
-    n_videos: int
-    #: The grid both were computed on.
-    configs: list[str]
 
 
 def compare_with_paper(
@@ -246,8 +228,7 @@ def reproduce_paper(paper_dir: Path, *, bootstrap: int, report: bool) -> PaperRe
     measures = analyze_responses(df, AnalysisSettings(bootstrap=bootstrap, seed=0))
     write_json_atomic(paper_dir / MEASURES_FILE, measures.to_json())
     rows = compare_with_paper(measures)
-    written = [asdict(r) for r in rows]
-    write_json_atomic(paper_dir / COMPARISON_FILE, {"schema_version": 1, "rows": written})
+    write_json_atomic(paper_dir / COMPARISON_FILE, PaperComparison(tuple(rows)).as_json())
     grid = AnalysisSettings(bootstrap=bootstrap, seed=0, configs=TABLE2_CONFIGS)
     table2 = analyze_responses(df, grid)
     write_json_atomic(paper_dir / TABLE2_FILE, table2.to_json())

@@ -112,7 +112,6 @@ from ._measure import (
     p_value_text,
     stat_text,
 )
-from ._models_sentence import models_sentence
 from ._options import AnalysisOptions
 from ._order import BudgetOrder, budget_order, main_chain, resolution_tag
 from ._paired_tests import PairedTest, clustered_mcnemar, holm, paired_tests
@@ -327,7 +326,6 @@ __all__ = [
     "measures_for",
     "membership",
     "minimum_detectable",
-    "models_sentence",
     "noise_comparison",
     "p_value_text",
     "pair_grade",
