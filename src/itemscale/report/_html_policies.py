@@ -184,7 +184,7 @@ def _one_intervention(
             if text.startswith("exact")
         ],
         "counts": counts,
-        "items": result.items[:limit],
+        "reran": result.items[:limit],
     }
 
 
