@@ -149,7 +149,8 @@ def negative_items(fit: IrtFit) -> list[int]:
 
 
 def irt_section(fit: IrtFit | None) -> Markup:
-    """The whole `<section id="irt">`, or '' when the run is too small for a fit."""
+    """The whole item response section (`templates/section_irt.html`), or empty when the run
+    is too small for a fit."""
     if fit is None:
         return Markup("")
     a, b = fit.arrays()
