@@ -1,8 +1,8 @@
 """`compare --html`: one self-contained page of a comparison (no script, no file beside it).
 
 It renders the `compare --json` layout (a plain mapping, so this package needs nothing of the
-workflow that computed it) with the report's stylesheet, every text escaped, and a
-Content-Security-Policy that allows no script at all. A comparison spans two runs, so the page
+workflow that computed it) through `templates/compare_page.html`, with the report's stylesheet,
+every text escaped by the template, and a Content-Security-Policy that allows no script at all. A comparison spans two runs, so the page
 is written where the user asks, never into either run's artifact.
 """
 
