@@ -1,24 +1,23 @@
 """`compare --html`: one self-contained page of a comparison (no script, no file beside it).
 
 It renders the `compare --json` layout (a plain mapping, so this package needs nothing of the
-workflow that computed it) with the report's stylesheet, every text escaped, and a
-Content-Security-Policy that allows no script at all. A comparison spans two runs, so the page
+workflow that computed it) through `templates/compare_page.html`, with the report's stylesheet,
+every text escaped by the template, and a Content-Security-Policy that allows no script at all. A comparison spans two runs, so the page
 is written where the user asks, never into either run's artifact.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ..core.errors import stored_value
 from ..core.responses import redact
 from ._assets import CSS
-from ._escape import esc
+from ._templating import Markup, render
 
 #: the page's mark of authorship: `compare --html --force` overwrites only a file carrying it
 COMPARE_PAGE_GENERATOR = '<meta name="generator" content="itemscale compare">'
-_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 
 
 def _pts(value: Any, signed: bool = False) -> str:
@@ -45,51 +44,12 @@ def _p(value: Any) -> str:
     return f"{value:.3g}" if isinstance(value, int | float) else "n/a"
 
 
-def _row(cells: Sequence[Any], cls: str = "") -> str:
-    attr = f' class="{cls}"' if cls else ""
-    return f"<tr{attr}>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>"
-
-
-def _table(head: Sequence[str], rows: Sequence[str]) -> str:
-    header = "".join(f"<th>{esc(h)}</th>" for h in head)
-    return f"<table><tr>{header}</tr>{''.join(rows)}</table>"
-
-
-def _sides(result: Mapping[str, Any]) -> str:
-    rows = []
-    for key in ("a", "b"):
-        s = result[key]
-        rows.append(
-            _row(
-                [
-                    s["name"],
-                    s["run"],
-                    s["model"],
-                    s["series"],
-                    s["config"],
-                    s["rows"],
-                    s["items"],
-                    s["videos"],
-                    s["repeats"],
-                    _selector_cell(s.get("selection")),
-                ]
-            )
-        )
-    return _table(
-        [
-            "side",
-            "run",
-            "model",
-            "series",
-            "configuration",
-            "rows",
-            "items",
-            "videos",
-            "repeats",
-            "selector (frames used)",
-        ],
-        rows,
-    )
+def _sides(result: Mapping[str, Any]) -> list[list[Any]]:
+    keys = ("name", "run", "model", "series", "config", "rows", "items", "videos", "repeats")
+    return [
+        [*(result[side][k] for k in keys), _selector_cell(result[side].get("selection"))]
+        for side in ("a", "b")
+    ]
 
 
 def _selector_cell(sel: Mapping[str, Any] | None) -> str:
@@ -111,71 +71,60 @@ def _selector_cell(sel: Mapping[str, Any] | None) -> str:
     return text
 
 
-def _setup(result: Mapping[str, Any]) -> str:
-    rows = []
-    for f in result["provenance"]:
-        a = "unknown" if f["a"] is None else f["a"]
-        b = "unknown" if f["b"] is None else f["b"]
-        note = f.get("note") or ""
-        rows.append(
-            _row(
-                [f["field"], f["status"], a, b, note], "differs" if f["status"] == "differs" else ""
-            )
-        )
-    return _table(["field", "status", "A", "B", "note"], rows)
+def _setup(result: Mapping[str, Any]) -> list[list[Any]]:
+    return [
+        [
+            f["field"],
+            f["status"],
+            "unknown" if f["a"] is None else f["a"],
+            "unknown" if f["b"] is None else f["b"],
+            f.get("note") or "",
+        ]
+        for f in result["provenance"]
+    ]
 
 
-def _outcome_rows(a: Mapping[str, Any], head: str) -> list[str]:
+def _outcome_rows(a: Mapping[str, Any], head: str) -> list[list[Any]]:
     """One task kind's rows: the 2x2 table (multiple choice), each side's accuracy or mean
     score, the difference and its tests; `head` names the kind when a run holds both."""
     rows = []
     if a["kind"] == "binary":
         rows += [
-            _row([f"{head}both right / both wrong", f"{a['both_right']} / {a['both_wrong']}"]),
-            _row(
-                [
-                    f"{head}right only in A / right only in B",
-                    f"{a['right_only_a']} / {a['right_only_b']}",
-                ]
-            ),
+            [f"{head}both right / both wrong", f"{a['both_right']} / {a['both_wrong']}"],
+            [
+                f"{head}right only in A / right only in B",
+                f"{a['right_only_a']} / {a['right_only_b']}",
+            ],
         ]
     what = "accuracy" if a["kind"] == "binary" else "mean score"
     return [
         *rows,
-        _row([f"{head}{what} of A (points, 95% CI)", _interval(a["accuracy_a"])]),
-        _row([f"{head}{what} of B (points, 95% CI)", _interval(a["accuracy_b"])]),
-        _row(
-            [f"{head}B minus A (points, 95% CI, video bootstrap)", _interval(a["difference"], True)]
-        ),
-        _row([f"{head}clustered McNemar p (videos as clusters)", _p(a.get("clustered_p"))]),
-        _row([f"{head}exact McNemar p (items independent)", _p(a.get("exact_mcnemar_p"))]),
-        _row([f"{head}paired video bootstrap p", _p(a.get("bootstrap_p"))]),
+        [f"{head}{what} of A (points, 95% CI)", _interval(a["accuracy_a"])],
+        [f"{head}{what} of B (points, 95% CI)", _interval(a["accuracy_b"])],
+        [f"{head}B minus A (points, 95% CI, video bootstrap)", _interval(a["difference"], True)],
+        [f"{head}clustered McNemar p (videos as clusters)", _p(a.get("clustered_p"))],
+        [f"{head}exact McNemar p (items independent)", _p(a.get("exact_mcnemar_p"))],
+        [f"{head}paired video bootstrap p", _p(a.get("bootstrap_p"))],
     ]
 
 
-def _answers(result: Mapping[str, Any]) -> str:
+def _answers(result: Mapping[str, Any]) -> list[list[Any]]:
     c, a = result["counts"], result["answers"]
     rows = [
-        _row(["matched (item, repeat) pairs", c["matched"]]),
-        _row(["matched items / videos", f"{c['matched_items']} / {c['matched_videos']}"]),
-        _row(
-            ["only in A / only in B (no row on the other side)", f"{c['only_a']} / {c['only_b']}"]
-        ),
-        _row(
-            [
-                "failed in A / failed in B (row present, no answer)",
-                f"{c['failed_a']} / {c['failed_b']}",
-            ]
-        ),
-        _row(
-            [
-                "identical raw responses",
-                f"{c['identical_raw']} of {c['raw_recorded']}"
-                if c["raw_recorded"]
-                else "raw text not recorded",
-            ]
-        ),
-        _row(["identical parsed answers", f"{c['identical_answers']} of {c['answers_recorded']}"]),
+        ["matched (item, repeat) pairs", c["matched"]],
+        ["matched items / videos", f"{c['matched_items']} / {c['matched_videos']}"],
+        ["only in A / only in B (no row on the other side)", f"{c['only_a']} / {c['only_b']}"],
+        [
+            "failed in A / failed in B (row present, no answer)",
+            f"{c['failed_a']} / {c['failed_b']}",
+        ],
+        [
+            "identical raw responses",
+            f"{c['identical_raw']} of {c['raw_recorded']}"
+            if c["raw_recorded"]
+            else "raw text not recorded",
+        ],
+        ["identical parsed answers", f"{c['identical_answers']} of {c['answers_recorded']}"],
     ]
     # each task kind's outcome apart (layout 2); one kind (or a layout-1 record): `answers`
     outcomes = result.get("outcomes") or {"": a}
@@ -187,77 +136,46 @@ def _answers(result: Mapping[str, Any]) -> str:
     noise = result.get("repeats")
     if noise:
         rows += [
-            _row(
-                ["a run of A vs a run of B disagree (share of items)", _interval(noise["between"])]
-            ),
-            _row(["A's own reruns disagree (noise floor)", _interval(noise.get("noise_a"))]),
-            _row(["B's own reruns disagree (noise floor)", _interval(noise.get("noise_b"))]),
+            ["a run of A vs a run of B disagree (share of items)", _interval(noise["between"])],
+            ["A's own reruns disagree (noise floor)", _interval(noise.get("noise_a"))],
+            ["B's own reruns disagree (noise floor)", _interval(noise.get("noise_b"))],
         ]
-    return _table(["", "value"], rows)
+    return rows
 
 
-def _gap_table(first_column: str, groups: list[Mapping[str, Any]]) -> str:
+def _gaps(groups: list[Mapping[str, Any]]) -> list[list[Any]]:
     """Where the gap sits, one row per group (an attribute's value, or a video)."""
-    rows = [
-        _row(
-            [
-                g["value"],
-                g["pairs"],
-                g["right_only_a"],
-                g["right_only_b"],
-                _pts(g["difference"], True),
-            ]
-        )
-        for g in groups
+    keys = ("value", "pairs", "right_only_a", "right_only_b")
+    return [[*(g[k] for k in keys), _pts(g["difference"], True)] for g in groups]
+
+
+def _where(result: Mapping[str, Any]) -> list[tuple[str, str, list[list[Any]]]]:
+    blocks = [
+        (f"by {block['attribute']}", block["attribute"], _gaps(block["groups"]))
+        for block in result["by_attribute"]
     ]
-    header = [first_column, "pairs", "right only in A", "right only in B", "B - A (points)"]
-    return _table(header, rows)
-
-
-def _where(result: Mapping[str, Any]) -> str:
-    parts = []
-    for block in result["by_attribute"]:
-        parts.append(f"<h3>by {esc(block['attribute'])}</h3>")
-        parts.append(_gap_table(block["attribute"], block["groups"]))
     if result["top_videos"]:
-        parts.append("<h3>videos contributing most</h3>")
-        parts.append(_gap_table("video", result["top_videos"]))
-    return "".join(parts) or '<p class="muted">No item attribute recorded.</p>'
+        blocks.append(("videos contributing most", "video", _gaps(result["top_videos"])))
+    return blocks
 
 
 def render_compare_page(result: Mapping[str, Any]) -> str:
     """The page of one comparison, from its `compare --json` mapping."""
     a, b = result["a"], result["b"]
-    title = f"compare: {a['model']} {a['config']} (A) vs {b['model']} {b['config']} (B)"
-    verdicts = "".join(f"<li>{esc(v['sentence'])}</li>" for v in result["verdicts"])
     boot = result["bootstrap"]
-    page = f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-{COMPARE_PAGE_GENERATOR}
-<meta http-equiv="Content-Security-Policy" content="{esc(_CSP)}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="icon" href="data:,">
-<title>{esc(title)}</title>
-<style>{CSS}
-#setup td {{ overflow-wrap: anywhere; max-width: 520px; }}
-#setup td:first-child {{ overflow-wrap: normal; }}
-#setup td:nth-child(2) {{ overflow-wrap: normal; white-space: nowrap; }}</style>
-</head>
-<body>
-<header>
-<h1>{esc(title)}</h1>
-<ul class="headline">{verdicts}</ul>
-<div class="muted">intervals: {esc(stored_value(boot, "bootstrap", "n_boot"))} resamples of whole videos, seed {esc(boot["seed"])}, {esc(boot["method"])}; itemscale compare, layout version {esc(result["schema_version"])}</div>
-</header>
-<main>
-<section id="sides"><h2>The two sides</h2>{_sides(result)}</section>
-<section id="setup"><h2>What differs in the set-up</h2>{_setup(result)}</section>
-<section id="answers"><h2>What differs in the answers</h2>{_answers(result)}</section>
-<section id="where"><h2>Where the gap sits</h2>{_where(result)}</section>
-</main>
-</body>
-</html>
-"""
-    return redact(page)
+    page = render(
+        "compare_page.html",
+        generator=Markup(COMPARE_PAGE_GENERATOR),
+        css=Markup(CSS),
+        title=f"compare: {a['model']} {a['config']} (A) vs {b['model']} {b['config']} (B)",
+        verdicts=[v["sentence"] for v in result["verdicts"]],
+        n_boot=stored_value(boot, "bootstrap", "n_boot"),
+        seed=boot["seed"],
+        method=boot["method"],
+        schema_version=result["schema_version"],
+        sides=_sides(result),
+        setup=_setup(result),
+        answers=_answers(result),
+        where=_where(result),
+    )
+    return redact(page + "\n")

@@ -4,9 +4,9 @@ search by item id or question text, and a click that opens the item: its questio
 gold answer, the answer at every budget, the output at the largest budget, its audit pathway
 and contact sheet.
 
-The data is one JSON block the page's script reads (`textContent` only, never `innerHTML`). At
-most `EMBED_LIMIT` rows are embedded, harmful and mixed items first, so a 2-million-row run
-still gives a report of a few MB; the full table is `trajectories.parquet` beside the report.
+The data is one JSON block the page's script (`static/explorer.js`) reads (`textContent` only,
+never `innerHTML`). At most `EMBED_LIMIT` rows are embedded, harmful and mixed items first, so a
+2-million-row run still gives a report of a few MB; the full table is `trajectories.parquet`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.responses import redact
-from ._escape import esc
+from ._templating import Markup, render
 from ._trajectories import KEY_COLUMNS, PATTERN_NAMES, PATTERNS, partial_orders
 
 #: Rows embedded in report.html at most (the rest: trajectories.parquet).
@@ -218,47 +218,14 @@ def _orders(responses: pd.DataFrame, labels: list[str]) -> dict[str, list[list[i
     }
 
 
-def explorer_section(payload: Mapping[str, Any]) -> str:
-    """The explorer's controls, table and detail panel (the script fills them)."""
-    cut = ""
-    if payload["total"] > len(payload["rows"]):
-        cut = (
-            f"<p class='derived stale'>{len(payload['rows']):,} of {payload['total']:,} item "
-            "trajectories are embedded here (harmful and mixed first); every one is in "
-            "<a href='trajectories.parquet'>trajectories.parquet</a> beside this report.</p>"
-        )
-    selects = "".join(
-        f"<select id='{name}-filter' aria-label='{esc(label)}'></select>"
-        for name, label in (
-            ("pattern", "pattern"),
-            ("model", "model"),
-            ("series", "series"),
-            ("video", "video"),
-            ("attr", "attribute"),
-        )
-    )
-    return (
-        "<p class='muted'>One row per item (per model and series): its outcome at every budget, "
-        "smallest first (green right, red wrong, blue shade a score, grey no answer). Filter, "
-        "search by item id or question, click a row to open the item. The full table is "
-        "<a href='trajectories.parquet'>trajectories.parquet</a>.</p>"
-        + (
-            "<p class='muted'>On a grid of frames x pixels the budgets form a partial order (a "
-            "budget is larger than another when it has at least as many frames and pixels, "
-            "and more of one): a gap in the strip separates neighbours that are not comparable "
-            "(one has more frames, the other more pixels), and the patterns, as the harmful "
-            "rate, count only comparable pairs. The opened item lists them.</p>"
-            if payload.get("orders")
-            else ""
-        )
-        + cut
-        + "<div class='controls'><input id='item-filter' type='search' "
-        "placeholder='search item id or question' aria-label='search items'>"
-        + selects
-        + "<span id='item-count' class='muted'></span></div>"
-        "<div class='explorer'><div class='table-wrap'><table id='item-table'></table>"
-        "<button id='item-more' type='button' hidden>show more</button></div>"
-        "<aside id='item-detail' class='muted'>Click a row to open the item.</aside></div>"
-        "<noscript><p>The explorer needs JavaScript; the same data is in "
-        "trajectories.parquet.</p></noscript>"
+def explorer_section(payload: Mapping[str, Any]) -> Markup:
+    """The explorer's controls, table and detail panel (the script, static/explorer.js, fills
+    them)."""
+    embedded, total = len(payload["rows"]), payload["total"]
+    return render(
+        "explorer.html",
+        partial_order=bool(payload.get("orders")),
+        cut=total > embedded,
+        embedded=f"{embedded:,}",
+        total=f"{total:,}",
     )

@@ -1,14 +1,15 @@
 """The report's inference tables: cluster-aware paired tests with Holm's adjustment (marking
 the changes that hold), the minimum detectable effect, the additive-model heterogeneity test,
 and churn between series at equal budgets. Each is one small function over the typed series
-block, so the measures section calls them without knowing their layout; it hands in `pts`, its
-one way of writing a statistic with its interval (with the block's `interval_note` bound), and
-the note itself, which replaces the p-values, the power figures and the additive-model test of
-a block with too few videos."""
+block that gathers a table's cells (`templates/section_inference.html`, `section_churn.html`
+lay them out); the measures section hands in `pts`, its one way of writing a statistic with its
+interval (with the block's `interval_note` bound), and the note itself, which replaces the
+p-values, the power figures and the additive-model test of a block with too few videos."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from ..analysis.measures import (
     GLOSSARY,
@@ -19,11 +20,10 @@ from ..analysis.measures import (
     Estimate,
     Heterogeneity,
     HeterogeneitySkipped,
-    NoiseRecord,
     OpenEndedSeries,
     p_value_text,
 )
-from ._escape import esc
+from ._templating import Markup, render
 
 #: The report's writer of one statistic (`_html_measures.pts`, its note bound).
 Points = Callable[[Estimate | None], str]
@@ -51,55 +51,28 @@ def _budget_order(arrows: list[str], order: list[str]) -> list[str]:
     return sorted(arrows, key=lambda a: (rank.get(a, len(rank)), a))
 
 
-def _table(head: list[str], rows: list[str]) -> str:
-    cells = "".join(f"<th>{esc(h)}</th>" for h in head)
-    return (
-        f"<table class='headline'><thead><tr>{cells}</tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table>"
-    )
-
-
-def paired_tests_table(block: BinarySeries, pts: Points, note: str | None = None) -> str:
+def _paired(block: BinarySeries, pts: Points, note: str | None) -> dict[str, Any] | None:
+    """The paired tests' rows: pair, change, clustered p, Holm p, holds at 5% (None: not
+    estimable), exact p, bootstrap p."""
     tests = block.paired_tests
     if tests is None or not tests.adjacent:
-        return ""
+        return None
     rows = []
     for family, chosen in (("adjacent", tests.adjacent), ("requested", tests.requested or {})):
         for arrow in _budget_order(list(chosen), list(block.adjacent)):
             t = chosen[arrow]
-            holds = None if note is not None else t.significant_after_holm
-            mark = (
-                "<span class='muted'>not estimable</span>"
-                if holds is None
-                else "<b>holds</b>"
-                if holds
-                else "<span class='muted'>does not hold</span>"
-            )
             rows.append(
-                f"<tr><th>{esc(arrow)}{' (requested)' if family == 'requested' else ''}</th>"
-                f"<td class='num'>{esc(_signed(pts, t.difference))}</td>"
-                f"<td class='num'>{esc(_p(t.clustered_mcnemar_p, note))}</td>"
-                f"<td class='num'>{esc(_p(t.holm_p, note))}</td><td>{mark}</td>"
-                f"<td class='num'>{esc(_p(t.exact_mcnemar_p, note))}</td>"
-                f"<td class='num'>"
-                f"{esc(_p(t.bootstrap_p, note, draws=tests.bootstrap_draws))}</td></tr>"
+                (
+                    arrow + (" (requested)" if family == "requested" else ""),
+                    _signed(pts, t.difference),
+                    _p(t.clustered_mcnemar_p, note),
+                    _p(t.holm_p, note),
+                    None if note is not None else t.significant_after_holm,
+                    _p(t.exact_mcnemar_p, note),
+                    _p(t.bootstrap_p, note, draws=tests.bootstrap_draws),
+                )
             )
-    head = [
-        "pair",
-        "accuracy change (points, 95% interval)",
-        "clustered McNemar p",
-        "Holm p",
-        "at 5%",
-        "exact McNemar p",
-        "video bootstrap p",
-    ]
-    return (
-        "<h4>Paired tests between adjacent budgets</h4><p class='muted'>"
-        f"{esc(GLOSSARY['clustered test'])}. Holm over the {tests.n_family} adjacent "
-        f"pairs of the grid (requested pairs form their own family): "
-        f"{esc(GLOSSARY['Holm'])}.</p>" + _table(head, rows)
-    )
+    return {"n_family": tests.n_family, "rows": rows}
 
 
 def _power_cell(value: float | None, reason: str | None, text: Callable[[float], str]) -> str:
@@ -109,54 +82,49 @@ def _power_cell(value: float | None, reason: str | None, text: Callable[[float],
     return "n/a" if value is None else text(float(value))
 
 
-def power_table(block: BinarySeries, note: str | None = None) -> str:
+def _power(block: BinarySeries, note: str | None) -> dict[str, Any] | None:
     power = block.power
     if power is None or not power.axes:
-        return ""
-    target = 100 * float(power.target)
-    rows = []
-    for axis, a in power.axes.items():
-        mde = note or _power_cell(a.mde, a.mde_not_estimable, lambda v: f"{100 * v:.1f}")
-        need = note or _power_cell(
-            a.videos_needed, a.videos_needed_not_estimable, lambda v: f"{int(v):,}"
+        return None
+    rows = [
+        (
+            axis,
+            note or _power_cell(a.mde, a.mde_not_estimable, lambda v: f"{100 * v:.1f}"),
+            note
+            or _power_cell(a.videos_needed, a.videos_needed_not_estimable, lambda v: f"{int(v):,}"),
+            ", ".join(a.pairs),
         )
-        rows.append(
-            f"<tr><th>{esc(axis)}</th><td class='num'>{esc(mde)}</td>"
-            f"<td class='num'>{esc(need)}</td><td>{esc(', '.join(a.pairs))}</td></tr>"
-        )
-    head = [
-        "axis",
-        "minimum detectable effect (points)",
-        f"videos for {target:.1f} points",
-        "pairs",
+        for axis, a in power.axes.items()
     ]
-    videos = "?" if power.n_videos is None else power.n_videos
-    return (
-        "<h4>Power</h4><p class='muted'>"
-        f"{esc(GLOSSARY['minimum detectable effect'])}; {videos} videos, "
-        f"{float(power.items_per_video or 0.0):.2f} items per video, clustered McNemar test.</p>"
-        + _table(head, rows)
-    )
+    return {
+        "target": f"{100 * float(power.target):.1f}",
+        "videos": "?" if power.n_videos is None else power.n_videos,
+        "per_video": f"{float(power.items_per_video or 0.0):.2f}",
+        "rows": rows,
+    }
 
 
-def heterogeneity_table(
+def _heterogeneity(
     h: Heterogeneity | HeterogeneitySkipped | None,
     title: str,
     pts: Points,
-    not_estimable: str | None = None,
-) -> str:
+    not_estimable: str | None,
+) -> dict[str, Any] | None:
     """The additive-model test; `not_estimable` (why, on a small sample) in place of a test
     that ran."""
     if h is None:
-        return ""
+        return None
     if isinstance(h, HeterogeneitySkipped) or not_estimable is not None:
         why = h.skipped if isinstance(h, HeterogeneitySkipped) else not_estimable
-        return f"<h4>{esc(title)}</h4><p class='muted'>not tested: {esc(why)}</p>"
+        return {"title": title, "skipped": why}
     rows = [
-        f"<tr><th>{esc(name)}</th><td class='num'>{esc(pts(observed))}</td>"
-        f"<td class='num'>{esc(pts(additive))}</td>"
-        f"<td class='num'>{esc(_signed(pts, difference))}</td>"
-        f"<td class='num'>{esc(_p(p, draws=h.n_null, sides=2))}</td></tr>"
+        (
+            name,
+            pts(observed),
+            pts(additive),
+            _signed(pts, difference),
+            _p(p, draws=h.n_null, sides=2),
+        )
         for name, observed, additive, difference, p in [
             ("harmful rate", h.observed, h.additive, h.difference, h.p_value),
             *(
@@ -165,90 +133,89 @@ def heterogeneity_table(
             ),
         ]
     ]
-    head = ["share of items", "observed", "additive model", "difference", "p"]
-    return (
-        f"<h4>{esc(title)}</h4><p class='muted'>{esc(GLOSSARY['additive model'])}. "
-        f"{h.n_informative} of {h.n_items} items are right at some budgets "
-        "and wrong at others; p from a parametric bootstrap over whole videos "
-        f"({h.n_null} draws), percentile intervals. The oracle headroom is a function "
-        "of the margins and the additive model reproduces it exactly.</p>"
-        + _table(head, rows)
-        + _noise_line(h.noise, pts)
-    )
+    noise = h.noise
+    return {
+        "title": title,
+        "skipped": None,
+        "n_informative": h.n_informative,
+        "n_items": h.n_items,
+        "n_null": h.n_null,
+        "rows": rows,
+        "noise": None
+        if noise is None
+        else (pts(noise.noise_bound), _signed(pts, noise.difference), _p(noise.p_value)),
+    }
 
 
-def _noise_line(noise: NoiseRecord | None, pts: Points) -> str:
-    if noise is None:
-        return ""
-    return (
-        f"<p>Noise bound: {esc(pts(noise.noise_bound))}; harmful rate minus the bound "
-        f"{esc(_signed(pts, noise.difference))}, one-sided p "
-        f"{esc(_p(noise.p_value))}. <span class='muted'>{esc(GLOSSARY['noise bound'])}"
-        "</span></p>"
-    )
-
-
-def inference_tables(block: BinarySeries, pts: Points, note: str | None = None) -> str:
+def inference_tables(block: BinarySeries, pts: Points, note: str | None = None) -> Markup:
     """Everything a binary block adds to its section; `note` ("not estimable" on a small
     sample) replaces its p-values, power figures and additive-model tests."""
     with_text: BinaryWithText | None = block.grid_with_text
     why = None if note is None else f"{note} with {block.n_videos} video(s)"
-    return (
-        paired_tests_table(block, pts, note)
-        + power_table(block, note)
-        + heterogeneity_table(block.heterogeneity, "Heterogeneity: visual budgets", pts, why)
-        + heterogeneity_table(
+    tests = [
+        _heterogeneity(block.heterogeneity, "Heterogeneity: visual budgets", pts, why),
+        _heterogeneity(
             with_text.heterogeneity if with_text is not None else None,
             "Heterogeneity: with the text-only answer as budget 0",
             pts,
             why,
-        )
+        ),
+    ]
+    return render(
+        "section_inference.html",
+        glossary=GLOSSARY,
+        paired=_paired(block, pts, note),
+        power=_power(block, note),
+        heterogeneity=[h for h in tests if h is not None],
     )
 
 
-def churn_tables(block: BinarySeries | OpenEndedSeries | AlternativesSeries, pts: Points) -> str:
-    """A model's churn between each pair of its series."""
-    parts = []
-    for pair, churn in (block.churn or {}).items():
-        rows = []
-        for budget, b in churn.budgets.items():
-            floors = " / ".join(
-                pts(floor) for floor in (b.noise_floor_p, b.noise_floor_q) if floor is not None
-            )
-            rows.append(
-                f"<tr><th>{esc(budget)}</th><td class='num'>{esc(pts(b.answer_change))}"
-                f"</td><td class='num'>{esc(_signed(pts, b.accuracy_difference))}</td>"
-                f"<td class='num'>{esc(pts(b.flip_down))}</td>"
-                f"<td class='num'>{esc(pts(b.flip_up))}</td>"
-                f"<td class='num'>{esc(floors or 'no repeats')}</td></tr>"
-            )
-        head = ["budget", "answers changed", "accuracy change", "down", "up", "noise floor"]
-        parts.append(
-            f"<h4>Churn {esc(pair)}</h4><p class='muted'>{esc(GLOSSARY['churn'])}; "
-            f"{churn.n_common_items} items in both, points, 95% interval.</p>"
-            + _table(head, rows)
-            + selector_table(churn, pts)
-        )
-    return "".join(parts)
+def churn_tables(block: BinarySeries | OpenEndedSeries | AlternativesSeries, pts: Points) -> Markup:
+    """A model's churn between each pair of its series, each with its frame selector against
+    uniform sampling where the pair has one."""
+    churns = [
+        {
+            "pair": pair,
+            "n_common": churn.n_common_items,
+            "rows": [
+                (
+                    budget,
+                    pts(b.answer_change),
+                    _signed(pts, b.accuracy_difference),
+                    pts(b.flip_down),
+                    pts(b.flip_up),
+                    " / ".join(pts(f) for f in (b.noise_floor_p, b.noise_floor_q) if f is not None)
+                    or "no repeats",
+                )
+                for budget, b in churn.budgets.items()
+            ],
+            "selector": _selector(churn, pts),
+        }
+        for pair, churn in (block.churn or {}).items()
+    ]
+    return render("section_churn.html", glossary=GLOSSARY, churns=churns)
 
 
-def selector_table(churn: Churn, pts: Points) -> str:
-    """A frame selector's series against uniform sampling, budget by budget ('' for a pair
-    without a selector)."""
-    rows = []
-    notes = []
+def _selector(churn: Churn, pts: Points) -> dict[str, list[Any]]:
+    """A frame selector's series against uniform sampling, budget by budget (no rows for a
+    pair without a selector)."""
+    rows: list[Any] = []
+    notes: list[Any] = []
     for budget, b in churn.budgets.items():
         v = b.selector
         if v is None:
             continue
-        headroom = v.n_uniform_wrong_everywhere
         rows.append(
-            f"<tr><th>{esc(budget)}</th><td class='num'>{esc(pts(v.accuracy_selector))}</td>"
-            f"<td class='num'>{esc(pts(v.accuracy_uniform))}</td>"
-            f"<td class='num'>{esc(_signed(pts, v.accuracy_difference))}</td>"
-            f"<td class='num'>{esc(_p(v.clustered_mcnemar_p))}</td>"
-            f"<td class='num'>{v.n_fixed}</td><td class='num'>{v.n_broken}</td>"
-            f"<td class='num'>{v.n_headroom_fixed} of {headroom}</td></tr>"
+            (
+                budget,
+                pts(v.accuracy_selector),
+                pts(v.accuracy_uniform),
+                _signed(pts, v.accuracy_difference),
+                _p(v.clustered_mcnemar_p),
+                v.n_fixed,
+                v.n_broken,
+                f"{v.n_headroom_fixed} of {v.n_uniform_wrong_everywhere}",
+            )
         )
         if v.same_input is not None:
             notes.append(
@@ -256,22 +223,4 @@ def selector_table(churn: Churn, pts: Points) -> str:
                 f"{v.same_input.identical} of {v.same_input.items} items): was the "
                 "selection applied?"
             )
-    if not rows:
-        return ""
-    head = [
-        "budget",
-        "selector accuracy",
-        "uniform accuracy",
-        "change",
-        "clustered McNemar p",
-        "fixed",
-        "broken",
-        "uniform's always-wrong items it gets right",
-    ]
-    note = "".join(f"<p class='warn'>{esc(n)}</p>" for n in notes)
-    return (
-        "<p class='muted'>The frame selector against uniform sampling at each shared budget "
-        "(points, 95% interval; fixed: wrong under uniform, right under the selector).</p>"
-        + _table(head, rows)
-        + note
-    )
+    return {"rows": rows, "notes": notes}

@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.measures import IRT_METHOD, THETA_GRID, IrtError, IrtFit, fit_irt, information
-from ._escape import esc
 from ._plot import INK, MARKERS, OKABE_ITO, Marks, draw, legend_outside, new_figure, text_width
+from ._templating import Markup, render
 
 if TYPE_CHECKING:
     from ._figures import Made
@@ -122,25 +122,21 @@ def information_figure(fit: IrtFit) -> str:
     return draw(_information_figure, fit)
 
 
-def _budget_table(fit: IrtFit) -> str:
+def _budget_rows(fit: IrtFit) -> list[tuple[str, ...]]:
     at = _respondent_information(fit)
-    rows = []
-    for name, idx in _groups(fit):
-        for k in idx:
-            r = fit.respondents[k]
-            rows.append(
-                f"<tr><td>{esc(name)}</td><td>{esc(r.config_label)}</td>"
-                f"<td class='num'>{r.theta:.2f} ({r.theta_se:.2f})</td>"
-                f"<td class='num'>{100 * r.accuracy:.1f}</td>"
-                f"<td class='num'>{at[k]:.1f}</td><td class='num'>{r.answered}</td></tr>"
-            )
-    return (
-        "<div class='scroll-x'><table class='irt-budgets'><thead><tr><th>model / series</th>"
-        "<th>budget</th><th>ability (SE)</th><th>accuracy (%)</th><th>information at its "
-        "ability</th><th>items answered</th></tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table></div>"
-    )
+    rs = fit.respondents
+    return [
+        (
+            name,
+            rs[k].config_label,
+            f"{rs[k].theta:.2f} ({rs[k].theta_se:.2f})",
+            f"{100 * rs[k].accuracy:.1f}",
+            f"{at[k]:.1f}",
+            str(rs[k].answered),
+        )
+        for name, idx in _groups(fit)
+        for k in idx
+    ]
 
 
 def negative_items(fit: IrtFit) -> list[int]:
@@ -152,52 +148,11 @@ def negative_items(fit: IrtFit) -> list[int]:
     return sorted(neg, key=lambda j: (fit.items[j].discrimination, fit.items[j].item_id))
 
 
-def _negative_table(fit: IrtFit) -> str:
-    neg = negative_items(fit)
-    below = sum(it.discrimination < 0 for it in fit.items)
-    head = (
-        f"<p>{len(neg)} of {len(fit.items)} items have a discrimination below zero beyond its "
-        f"95% interval (discrimination + 1.96 SE &lt; 0); {below} have a negative estimate at "
-        "all. On these items the more able a (model, budget), the likelier it answers wrong: "
-        "the items a bigger budget tends to hurt, in the model's own terms."
-        + (
-            " The text-only answers are respondents too (no frames: usually the lowest "
-            "abilities), so an item the text-only runs get right and the visual budgets wrong "
-            "counts here."
-            if any(r.frames == 0 for r in fit.respondents)
-            else ""
-        )
-        + "</p>"
-    )
-    if not neg:
-        return head
-    rows = "".join(
-        f"<tr><td>{esc(it.item_id)}</td><td class='num'>{it.discrimination:.2f}</td>"
-        f"<td class='num'>{it.discrimination_se:.2f}</td>"
-        f"<td class='num'>{it.difficulty:.2f} ({it.difficulty_se:.2f})</td>"
-        f"<td class='num'>{100 * it.accuracy:.1f}</td></tr>"
-        for it in (fit.items[j] for j in neg[:NEGATIVE_ROWS])
-    )
-    more = len(neg) - NEGATIVE_ROWS
-    return (
-        head + "<div class='scroll-x'><table class='irt-negative'><thead><tr><th>item</th>"
-        "<th>discrimination</th><th>SE</th><th>difficulty (SE)</th><th>accuracy over "
-        "respondents (%)</th></tr></thead><tbody>"
-        + rows
-        + "</tbody></table></div>"
-        + (
-            f"<p class='muted'>{more} more; <code>itemscale irt RUN --json FILE</code> lists every "
-            "item</p>"
-            if more > 0
-            else ""
-        )
-    )
-
-
-def irt_section(fit: IrtFit | None) -> str:
-    """The whole `<section id="irt">`, or '' when the run is too small for a fit."""
+def irt_section(fit: IrtFit | None) -> Markup:
+    """The whole item response section (`templates/section_irt.html`), or empty when the run
+    is too small for a fit."""
     if fit is None:
-        return ""
+        return Markup("")
     a, b = fit.arrays()
     grid = np.array(THETA_GRID)
     total = information(grid, a, b).sum(axis=1)
@@ -207,29 +162,35 @@ def irt_section(fit: IrtFit | None) -> str:
         if fit.converged
         else f"NOT converged after {fit.iterations} iterations: read the numbers with care"
     )
-    return (
-        "<section id='irt'><h2>Where does the benchmark measure well? (item response model)</h2>"
-        f"<p>A model fit, not a count: a two-parameter logistic item response model "
-        f"({esc(IRT_METHOD)}) fitted to the run's {len(fit.respondents)} (model, series, "
-        f"budget) respondents on {len(fit.items)} multiple-choice items, from a fixed start "
-        f"(abilities 0, discriminations 1, difficulties 0); {esc(state)}. It is the fit "
-        "<code>itemscale irt RUN</code> makes (docs/anchors.md). Shown when a run has at least "
-        f"{IRT_MIN_RESPONDENTS} respondents and {IRT_MIN_ITEMS} items. The items are the same at "
-        "every budget, so the test information is one curve over ability; each budget is marked "
-        "at its own ability, and the higher its mark, the more precisely the benchmark measures "
-        f"that budget (SE = 1 / sqrt(information)). The information peaks at ability {peak:+.1f} "
-        f"({total.max():.1f}).</p>"
-        + information_figure(fit)
-        + "<h3>Each budget's ability</h3>"
-        + _budget_table(fit)
-        + "<h3>Items whose outcome falls as the budget's ability rises</h3>"
-        + _negative_table(fit)
-        + "</section>"
+    return render(
+        "section_irt.html",
+        method=IRT_METHOD,
+        n_respondents=len(fit.respondents),
+        n_items=len(fit.items),
+        state=state,
+        min_respondents=IRT_MIN_RESPONDENTS,
+        min_items=IRT_MIN_ITEMS,
+        peak=f"{peak:+.1f} ({total.max():.1f})",
+        figure=Markup(information_figure(fit)),
+        budgets=_budget_rows(fit),
+        below=sum(it.discrimination < 0 for it in fit.items),
+        text_only=any(r.frames == 0 for r in fit.respondents),
+        negative=[
+            (
+                it.item_id,
+                f"{it.discrimination:.2f}",
+                f"{it.discrimination_se:.2f}",
+                f"{it.difficulty:.2f} ({it.difficulty_se:.2f})",
+                f"{100 * it.accuracy:.1f}",
+            )
+            for it in (fit.items[j] for j in negative_items(fit))
+        ],
+        rows=NEGATIVE_ROWS,
     )
 
 
-def nav_link(fit: IrtFit | None) -> str:
-    return "" if fit is None else '<a href="#irt">item response model</a>'
+def nav_link(fit: IrtFit | None) -> Markup:
+    return Markup("") if fit is None else render("irt_nav.html")
 
 
 __all__: Sequence[str] = ("IRT_MIN_ITEMS", "IRT_MIN_RESPONDENTS", "irt_section", "report_fit")

@@ -23,9 +23,9 @@ from ..analysis.policies import (
     fixed_budget_note,
     rule_label,
 )
-from ._escape import esc
 from ._figures import frontier
 from ._html_measures import pts
+from ._templating import Markup, render
 
 #: How the cost-accuracy figure names the threshold sweep: chosen on the items it scores.
 IN_SAMPLE = "threshold sweep (in-sample)"
@@ -35,89 +35,66 @@ def _stat(stat: Estimate | None) -> dict[str, Any] | None:
     return None if stat is None else stat.as_json()
 
 
-def cascade_section(cascade: CascadeReport | ReportFileError | None) -> str:
-    if cascade is None:
-        return "<p class='muted'>not run (no cascade.json in the run directory; run <code>itemscale cascade RUN_DIR</code>)</p>"
-    if isinstance(cascade, ReportFileError):
-        return (
-            f"<p class='muted'>cascade.json cannot be read: {esc(str(cascade))}; run "
-            "<code>itemscale cascade RUN_DIR</code> to write it anew</p>"
-        )
-    parts = [
-        f"<p class='muted'>Cost model: {esc(GLOSSARY['cost model'])}. Matches terminal: "
-        f"{esc(GLOSSARY['matches terminal'])}. Frontier: {esc(GLOSSARY['frontier'])}.</p>"
-    ]
-    for result in cascade.results:
-        name = f"{result.model} / {result.series}"
-        primary = result.cost.primary
-        series: list[tuple[str, list[tuple[float, float]]]] = []
-        front = [(p.mean_cost, p.accuracy) for p in result.frontier]
-        if front:
-            series.append(("confidence frontier (held out)", front))
-        sweep = [(p.mean_cost, p.accuracy) for p in result.threshold_sweep]
-        if sweep:
-            series.append((IN_SAMPLE, sweep))
-        rows = []
-        for pname, pol in result.policies.items():
-            if not isinstance(pol, AvailableRule):
-                rows.append(
-                    f"<tr><td>{esc(pname)}</td><td colspan='4' class='muted'>{esc(pol.reason)}</td></tr>"
-                )
-                continue
+def _policy_row(name: str, pol: Any, primary: str) -> dict[str, Any]:
+    """One policy's row of the cascade table: its reason when it cannot run."""
+    if not isinstance(pol, AvailableRule):
+        return {"name": name, "reason": pol.reason}
+    mean = pol.mean_cost.value
+    bound = pol.unshared.cost_reduction(primary) if pol.unshared is not None else None
+    return {
+        "name": name,
+        "reason": None,
+        "accuracy": counted_text(_stat(pol.accuracy)),
+        "change": f"{pts(_stat(pol.accuracy_change))} "
+        f"({'matches' if pol.matches_terminal else 'below'})",
+        "mean": "n/a" if mean is None else f"{mean:.1f}",
+        "reduction": pts(_stat(pol.cost_reduction)),
+        "unshared": pts(_stat(bound)) if bound else None,
+        "description": pol.description,
+        "fixed": fixed_budget_note(name, pol),
+    }
+
+
+def _cascade_block(result: CascadeBlock) -> dict[str, Any]:
+    """One (model, series): its sentences, its cost-accuracy figure and its policies' rows."""
+    primary = result.cost.primary
+    series: list[tuple[str, list[tuple[float, float]]]] = []
+    front = [(p.mean_cost, p.accuracy) for p in result.frontier]
+    if front:
+        series.append(("confidence frontier (held out)", front))
+    sweep = [(p.mean_cost, p.accuracy) for p in result.threshold_sweep]
+    if sweep:
+        series.append((IN_SAMPLE, sweep))
+    for name, pol in result.policies.items():
+        if isinstance(pol, AvailableRule):
             acc, cost = pol.accuracy.value, pol.mean_cost.value
             if acc is not None and cost is not None:
-                series.append((f"{rule_label(pname, pol)} (held out)", [(cost, acc)]))
-            mean = pol.mean_cost.value
-            bound = pol.unshared.cost_reduction(primary) if pol.unshared is not None else None
-            match = "matches" if pol.matches_terminal else "below"
-            rows.append(
-                f"<tr><td>{esc(pname)}</td><td class='num'>{esc(counted_text(_stat(pol.accuracy)))}</td>"
-                f"<td class='num'>{esc(pts(_stat(pol.accuracy_change)))} ({match})</td>"
-                f"<td class='num'>{esc('n/a' if mean is None else f'{mean:.1f}')}</td>"
-                f"<td class='num'>{esc(pts(_stat(pol.cost_reduction)))}"
-                + (
-                    f"<br><span class='muted'>nothing shared: {esc(pts(_stat(bound)))}</span>"
-                    if bound
-                    else ""
-                )
-                + f"</td><td>{esc(pol.description)}"
-                + (
-                    f"<br><b>{esc(fixed_budget_note(pname, pol))}</b>"
-                    if fixed_budget_note(pname, pol)
-                    else ""
-                )
-                + "</td></tr>"
-            )
-        terminal = result.terminal
-        if terminal.mean_cost.value is not None and terminal.accuracy.value is not None:
-            series.append(
-                (f"fixed {terminal.label}", [(terminal.mean_cost.value, terminal.accuracy.value)])
-            )
-        cost_basis = primary
-        parts.append(f"<h3>{esc(name)}</h3>")
-        parts.append(f"<p>{esc(_cost_sentence(result))} {esc(_best_sentence(result))}</p>")
-        parts.append("<div class='row'><div>")
-        parts.append(
-            frontier(series, x_label=f"mean cost per item ({cost_basis})", dashed=(IN_SAMPLE,))
-            or "<p class='muted'>no frontier points</p>"
+                series.append((f"{rule_label(name, pol)} (held out)", [(cost, acc)]))
+    terminal = result.terminal
+    if terminal.mean_cost.value is not None and terminal.accuracy.value is not None:
+        series.append(
+            (f"fixed {terminal.label}", [(terminal.mean_cost.value, terminal.accuracy.value)])
         )
-        if sweep:
-            parts.append(
-                "<p class='muted'>Held out: each policy and the frontier are fitted on one half "
-                "of the videos and scored on the other, then the halves swap. The dashed threshold sweep is "
-                "<b>in-sample</b>: every one of 128 shared thresholds scored on all items and "
-                "only the best kept, so it is optimistic and no policy can be expected to reach "
-                "it.</p>"
-            )
-        parts.append(
-            "</div><div><table><thead><tr><th>policy</th><th>accuracy (held out)</th>"
-            "<th>change vs terminal</th><th>mean cost</th><th>cost reduction</th>"
-            "<th>what it does</th></tr></thead><tbody>"
-            + "".join(rows)
-            + "</tbody></table></div></div>"
-        )
-    parts += [f"<p class='muted'>{esc(line)}</p>" for line in cascade.skipped_lines()]
-    return "".join(parts) or "<p class='muted'>cascade.json has no results</p>"
+    figure = frontier(series, x_label=f"mean cost per item ({primary})", dashed=(IN_SAMPLE,))
+    return {
+        "name": f"{result.model} / {result.series}",
+        "sentence": f"{_cost_sentence(result)} {_best_sentence(result)}",
+        "figure": Markup(figure) if figure else None,
+        "sweep": bool(sweep),
+        "rows": [_policy_row(name, pol, primary) for name, pol in result.policies.items()],
+    }
+
+
+def cascade_section(cascade: CascadeReport | ReportFileError | None) -> Markup:
+    if isinstance(cascade, ReportFileError):
+        return render("section_cascade.html", error=str(cascade), results=None)
+    return render(
+        "section_cascade.html",
+        error=None,
+        glossary=GLOSSARY,
+        results=None if cascade is None else [_cascade_block(r) for r in cascade.results],
+        skipped=[] if cascade is None else cascade.skipped_lines(),
+    )
 
 
 def _cost_sentence(result: CascadeBlock) -> str:
@@ -161,20 +138,18 @@ def _find_stats(obj: Any, path: str, out: list[tuple[str, Any]]) -> None:
 
 def _one_intervention(
     name: str, result: InterventionResult | ReportFileError | dict[str, Any], limit: int
-) -> str:
+) -> dict[str, Any]:
     if isinstance(result, ReportFileError):
-        return f"<h3>{esc(name)}</h3><p class='muted'>cannot be read: {esc(str(result))}</p>"
+        return {"name": name, "error": str(result)}
     if not isinstance(result, InterventionResult):  # the one-file layout before intervention/
         found: list[tuple[str, Any]] = []
         _find_stats(result, "", found)
-        found_rows = "".join(
-            f"<tr><td>{esc(path)}</td><td class='num'>{esc(pts(stat))}</td></tr>"
-            for path, stat in found
-        )
-        return (
-            f"<h3>{esc(name)}</h3><table class='intervention'><thead><tr><th>measure</th>"
-            f"<th>points, 95% CI</th></tr></thead><tbody>{found_rows}</tbody></table>"
-        )
+        return {
+            "name": name,
+            "error": None,
+            "result": None,
+            "rows": [(p, pts(s)) for p, s in found],
+        }
     reg, ctl = result.regressions, result.controls
     intervals = result.intervals
 
@@ -193,51 +168,35 @@ def _one_intervention(
         ("broken rate (control items now wrong)", rate("broken_rate", result.broken_rate, ctl)),
         ("net accuracy change (estimate)", pts(result.net_accuracy_change_estimate.as_json())),
     ]
-    body = "".join(f"<tr><td>{esc(k)}</td><td class='num'>{esc(v)}</td></tr>" for k, v in rows)
-    notes = "".join(
-        f"<p class='muted'>{esc(key.replace('_', ' '))}: {esc(text)}</p>"
-        for key, text in sorted(intervals.items())
-        if text.startswith("exact")
-    )
     counts = (
         f"terminal regressions: {reg.n_answered} answered of {reg.n_planned} planned "
         f"({reg.n_failed} failed); controls: {ctl.n_answered} answered of {ctl.n_planned} "
         f"planned ({ctl.n_failed} failed)"
     )
-    item_rows = "".join(
-        f"<tr><td>{esc(r.item_id)}</td><td>{esc(r.group)}</td>"
-        f"<td>{esc(r.answer_before)}</td><td>{esc(r.answer_after)}</td>"
-        f"<td class='num'>{esc(r.after)}</td><td>{esc(r.status)}</td></tr>"
-        for r in result.items[:limit]
-    )
-    return (
-        f"<h3>{esc(name)} <span class='muted'>{esc(result.model)}, terminal budget "
-        f"{esc(result.terminal_label)}</span></h3>"
-        f"<p>{esc(result.description)}</p>"
-        f"<table class='intervention'><thead><tr><th>measure</th><th>points, 95% CI</th></tr>"
-        f"</thead><tbody>{body}</tbody></table>{notes}<p class='muted'>{esc(counts)}</p>"
-        + (
-            "<details><summary>items</summary><table><thead><tr><th>item</th><th>group</th>"
-            "<th>answer before</th><th>answer after</th><th>correct after</th><th>status</th>"
-            f"</tr></thead><tbody>{item_rows}</tbody></table></details>"
-            if item_rows
-            else ""
-        )
-    )
+    return {
+        "name": name,
+        "error": None,
+        "result": result,
+        "rows": rows,
+        "notes": [
+            (key.replace("_", " "), text)
+            for key, text in sorted(intervals.items())
+            if text.startswith("exact")
+        ],
+        "counts": counts,
+        "reran": result.items[:limit],
+    }
 
 
 def intervention_section(
     intervention: Mapping[str, InterventionResult | ReportFileError | dict[str, Any]] | None,
     limit: int,
-) -> str:
+) -> Markup:
     """The intervention results (a result file that cannot be read is named with its error;
     the one-file layout before `intervention/` as the statistics it holds); each lists at most
     `limit` of its re-run items."""
-    if not intervention:
-        return (
-            "<p class='muted'>not run (no RUN_DIR/intervention/&lt;policy&gt;.json; run "
-            "<code>itemscale intervene RUN_DIR --policy nested</code>)</p>"
-        )
-    return "".join(
-        _one_intervention(name, result, limit) for name, result in sorted(intervention.items())
-    )
+    entries = [
+        _one_intervention(name, result, limit)
+        for name, result in sorted((intervention or {}).items())
+    ]
+    return render("section_intervention.html", entries=entries)
