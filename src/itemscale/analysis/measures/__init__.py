@@ -399,5 +399,6 @@ else:  # mypy checks every name imported from this face, the retired one refused
         )
         return retired_default_floor()
 
+
 # itemscale's own units declare themselves, and their glossary lines, in their modules
 MEASURES.import_package()
