@@ -1,5 +1,5 @@
-"""The headline measures of docs/measures.md as registered units, each declared here with its
-place in the order the console and the report show them (`builtin_measure(..., order=N)`).
+"""The headline measures of docs/measures.md as registered units, each declared below its
+definition with its place in the order the console and the report show them.
 
 One instance per block it renders differently in: the visual-only block keeps the text-only
 answer off the axis, the `*_with_text` blocks put it first (the seed paper's reading), and
@@ -232,186 +232,153 @@ def _overwrite_eps(d: BlockData) -> np.ndarray:
 
 
 # -- visual budgets only, multiple choice (`binary`) ------------------------------------------
-BEST_FIXED = builtin_measure(
-    BestFixedMeasure(
-        key="best_fixed",
-        kinds=("binary",),
-        term="best fixed",
-        gloss="the one budget with the highest accuracy",
-        console_label="best fixed",
-        report_label="best fixed budget",
-    ),
-    order=10,
+BEST_FIXED = BestFixedMeasure(
+    key="best_fixed",
+    kinds=("binary",),
+    term="best fixed",
+    gloss="the one budget with the highest accuracy",
+    console_label="best fixed",
+    report_label="best fixed budget",
 )
-ORACLE = builtin_measure(
-    ItemBest(
-        key="oracle",
-        kinds=("binary",),
-        term="oracle",
-        gloss="items right at one or more budgets: a perfect per-item choice of budget",
-        console_label="oracle",
-        report_label="oracle (any budget right)",
-    ),
-    order=20,
+builtin_measure(BEST_FIXED, order=10)
+ORACLE = ItemBest(
+    key="oracle",
+    kinds=("binary",),
+    term="oracle",
+    gloss="items right at one or more budgets: a perfect per-item choice of budget",
+    console_label="oracle",
+    report_label="oracle (any budget right)",
 )
-ORACLE_HEADROOM = builtin_measure(
-    OracleMinusBest(
-        key="oracle_headroom",
-        kinds=("binary",),
-        term="oracle headroom",
-        gloss="oracle minus best fixed: what one budget for every item leaves behind",
-        console_label="oracle headroom",
-        report_label="oracle headroom",
-    ),
-    order=30,
+builtin_measure(ORACLE, order=20)
+ORACLE_HEADROOM = OracleMinusBest(
+    key="oracle_headroom",
+    kinds=("binary",),
+    term="oracle headroom",
+    gloss="oracle minus best fixed: what one budget for every item leaves behind",
+    console_label="oracle headroom",
+    report_label="oracle headroom",
 )
-HARMFUL_RATE = builtin_measure(
-    ItemShare(
-        key="harmful_rate",
-        kinds=("binary",),
-        term="harmful rate",
-        gloss="items right at some smaller budget and wrong at a larger one",
-        console_label="harmful rate",
-        report_label="harmful rate",
-        indicator=_harmful,
-    ),
-    order=40,
+builtin_measure(ORACLE_HEADROOM, order=30)
+HARMFUL_RATE = ItemShare(
+    key="harmful_rate",
+    kinds=("binary",),
+    term="harmful rate",
+    gloss="items right at some smaller budget and wrong at a larger one",
+    console_label="harmful rate",
+    report_label="harmful rate",
+    indicator=_harmful,
 )
-BENEFICIAL_RATE = builtin_measure(
-    ItemShare(
-        key="beneficial_rate",
-        kinds=("binary",),
-        term="beneficial rate",
-        gloss="items wrong at some smaller budget and right at a larger one",
-        console_label="beneficial rate",
-        report_label="beneficial rate",
-        indicator=_beneficial,
-    ),
-    order=50,
+builtin_measure(HARMFUL_RATE, order=40)
+BENEFICIAL_RATE = ItemShare(
+    key="beneficial_rate",
+    kinds=("binary",),
+    term="beneficial rate",
+    gloss="items wrong at some smaller budget and right at a larger one",
+    console_label="beneficial rate",
+    report_label="beneficial rate",
+    indicator=_beneficial,
 )
-TERMINAL_REGRESSION_RATE = builtin_measure(
-    ItemShare(
-        key="terminal_regression_rate",
-        kinds=("binary",),
-        term="terminal regression",
-        gloss="items wrong at the largest budget but right at a smaller one",
-        console_label="terminal regression",
-        report_label="terminal regression rate",
-        indicator=_terminal,
-    ),
-    order=60,
+builtin_measure(BENEFICIAL_RATE, order=50)
+TERMINAL_REGRESSION_RATE = ItemShare(
+    key="terminal_regression_rate",
+    kinds=("binary",),
+    term="terminal regression",
+    gloss="items wrong at the largest budget but right at a smaller one",
+    console_label="terminal regression",
+    report_label="terminal regression rate",
+    indicator=_terminal,
 )
-TEXT_ANSWERABLE_RATE = builtin_measure(
-    TextOnlyMean(
-        key="text_answerable_rate",
-        kinds=("binary",),
-        term="text-answerable",
-        gloss="items right with no frames at all",
-        console_label="text-answerable",
-        report_label="text-answerable rate",
-        placement="text",
-    ),
-    order=70,
+builtin_measure(TERMINAL_REGRESSION_RATE, order=60)
+TEXT_ANSWERABLE_RATE = TextOnlyMean(
+    key="text_answerable_rate",
+    kinds=("binary",),
+    term="text-answerable",
+    gloss="items right with no frames at all",
+    console_label="text-answerable",
+    report_label="text-answerable rate",
+    placement="text",
 )
-TEXT_OVERWRITE_RATE = builtin_measure(
-    TextOverwrite(
-        key="text_overwrite_rate",
-        kinds=("binary",),
-        term="text overwrite",
-        gloss="of the harmful transitions (right at a budget, wrong at a larger one), the share "
-        "whose wrong answer is the text-only answer",
-        console_label="text overwrite",
-        report_label="text overwrite rate (harmful transitions)",
-        placement="text",
-    ),
-    order=80,
+builtin_measure(TEXT_ANSWERABLE_RATE, order=70)
+TEXT_OVERWRITE_RATE = TextOverwrite(
+    key="text_overwrite_rate",
+    kinds=("binary",),
+    term="text overwrite",
+    gloss="of the harmful transitions (right at a budget, wrong at a larger one), the share "
+    "whose wrong answer is the text-only answer",
+    console_label="text overwrite",
+    report_label="text overwrite rate (harmful transitions)",
+    placement="text",
 )
+builtin_measure(TEXT_OVERWRITE_RATE, order=80)
 
 # -- visual budgets only, open-ended (`continuous`) -------------------------------------------
-BEST_FIXED_SCORE = builtin_measure(
-    BestFixedMeasure(
-        key="best_fixed", kinds=("continuous",), term="best fixed", report_label="best fixed budget"
-    ),
-    order=90,
+BEST_FIXED_SCORE = BestFixedMeasure(
+    key="best_fixed", kinds=("continuous",), term="best fixed", report_label="best fixed budget"
 )
-ORACLE_SCORE = builtin_measure(
-    ItemBest(key="oracle_score", kinds=("continuous",), report_label="oracle score"), order=100
+builtin_measure(BEST_FIXED_SCORE, order=90)
+ORACLE_SCORE = ItemBest(key="oracle_score", kinds=("continuous",), report_label="oracle score")
+builtin_measure(ORACLE_SCORE, order=100)
+ORACLE_GAP = OracleMinusBest(
+    key="oracle_gap",
+    kinds=("continuous",),
+    term="oracle gap",
+    gloss="the continuous oracle headroom: mean best score per item minus best fixed",
+    console_label="oracle gap",
+    report_label="oracle gap",
 )
-ORACLE_GAP = builtin_measure(
-    OracleMinusBest(
-        key="oracle_gap",
-        kinds=("continuous",),
-        term="oracle gap",
-        gloss="the continuous oracle headroom: mean best score per item minus best fixed",
-        console_label="oracle gap",
-        report_label="oracle gap",
-    ),
-    order=110,
+builtin_measure(ORACLE_GAP, order=110)
+HARMFUL_RATE_EPS = EpsShare(
+    key="harmful_rate_eps",
+    kinds=("continuous",),
+    console_label="harmful (eps={eps})",
+    report_label="harmful rate (drop > {eps})",
+    indicator=_harmful_eps,
 )
-HARMFUL_RATE_EPS = builtin_measure(
-    EpsShare(
-        key="harmful_rate_eps",
-        kinds=("continuous",),
-        console_label="harmful (eps={eps})",
-        report_label="harmful rate (drop > {eps})",
-        indicator=_harmful_eps,
-    ),
-    order=120,
+builtin_measure(HARMFUL_RATE_EPS, order=120)
+BENEFICIAL_RATE_EPS = EpsShare(
+    key="beneficial_rate_eps",
+    kinds=("continuous",),
+    report_label="beneficial rate",
+    indicator=_beneficial_eps,
 )
-BENEFICIAL_RATE_EPS = builtin_measure(
-    EpsShare(
-        key="beneficial_rate_eps",
-        kinds=("continuous",),
-        report_label="beneficial rate",
-        indicator=_beneficial_eps,
-    ),
-    order=130,
+builtin_measure(BENEFICIAL_RATE_EPS, order=130)
+TEXT_MEAN_SCORE = TextOnlyMean(
+    key="text_mean_score",
+    kinds=("continuous",),
+    console_label="text-only score",
+    report_label="text-only mean score",
+    placement="text",
 )
-TEXT_MEAN_SCORE = builtin_measure(
-    TextOnlyMean(
-        key="text_mean_score",
-        kinds=("continuous",),
-        console_label="text-only score",
-        report_label="text-only mean score",
-        placement="text",
-    ),
-    order=140,
-)
+builtin_measure(TEXT_MEAN_SCORE, order=140)
 
 # -- the text-only answer as budget 0 (`grid_with_text`, the seed paper's reading) -------------
-WITH_TEXT_BEST_FIXED = builtin_measure(
-    BestFixedMeasure(
-        key="best_fixed",
-        kinds=("binary_with_text", "continuous_with_text"),
-        term="best fixed",
-        console_label="best fixed",
-        report_label="best fixed",
-        paper=("best fixed", "best_fixed"),
-    ),
-    order=150,
+WITH_TEXT_BEST_FIXED = BestFixedMeasure(
+    key="best_fixed",
+    kinds=("binary_with_text", "continuous_with_text"),
+    term="best fixed",
+    console_label="best fixed",
+    report_label="best fixed",
+    paper=("best fixed", "best_fixed"),
 )
-WITH_TEXT_ORACLE = builtin_measure(
-    ItemBest(
-        key="oracle",
-        kinds=("binary_with_text",),
-        term="oracle",
-        console_label="oracle",
-        report_label="oracle",
-        paper=("oracle", "oracle"),
-    ),
-    order=160,
+builtin_measure(WITH_TEXT_BEST_FIXED, order=150)
+WITH_TEXT_ORACLE = ItemBest(
+    key="oracle",
+    kinds=("binary_with_text",),
+    term="oracle",
+    console_label="oracle",
+    report_label="oracle",
+    paper=("oracle", "oracle"),
 )
-WITH_TEXT_ORACLE_HEADROOM = builtin_measure(
-    OracleMinusBest(
-        key="oracle_headroom",
-        kinds=("binary_with_text",),
-        term="oracle headroom",
-        console_label="oracle headroom",
-        report_label="oracle headroom",
-        paper=("headroom", "headroom"),
-    ),
-    order=170,
+builtin_measure(WITH_TEXT_ORACLE, order=160)
+WITH_TEXT_ORACLE_HEADROOM = OracleMinusBest(
+    key="oracle_headroom",
+    kinds=("binary_with_text",),
+    term="oracle headroom",
+    console_label="oracle headroom",
+    report_label="oracle headroom",
+    paper=("headroom", "headroom"),
 )
+builtin_measure(WITH_TEXT_ORACLE_HEADROOM, order=170)
 #: What the harmful rate with the text-only answer as budget 0 is called on a grid of more
 #: than one axis: the paper's visual confusion is defined on one axis, and on its one released
 #: grid of frames x pixels its figure (30.41) follows from no order of its predictions, where
@@ -455,64 +422,54 @@ class VisualConfusion(ItemShare):
         return f"harmful rate ({PARTIAL_ORDER_NOTE})", row[1], row[2]
 
 
-VISUAL_CONFUSION = builtin_measure(
-    VisualConfusion(
-        key="harmful_rate",
-        kinds=("binary_with_text",),
-        term="harmful rate",
-        console_label="harmful rate",
-        console_note="the paper's visual confusion",
-        report_label="harmful rate (the paper's visual confusion)",
-        indicator=_harmful,
-        paper=("visual confusion", "visual_confusion_rate"),
-    ),
-    order=180,
+VISUAL_CONFUSION = VisualConfusion(
+    key="harmful_rate",
+    kinds=("binary_with_text",),
+    term="harmful rate",
+    console_label="harmful rate",
+    console_note="the paper's visual confusion",
+    report_label="harmful rate (the paper's visual confusion)",
+    indicator=_harmful,
+    paper=("visual confusion", "visual_confusion_rate"),
 )
-OVERWRITE_RATE = builtin_measure(
-    ItemShare(
-        key="overwrite_rate",
-        kinds=("binary_with_text",),
-        term="overwrite",
-        gloss="the seed paper's: items right with no frames and wrong at some visual budget "
-        "(not text overwrite)",
-        console_label="overwrite rate",
-        report_label="overwrite rate",
-        indicator=_overwrite,
-        paper=("overwrite", "overwrite_rate"),
-    ),
-    order=190,
+builtin_measure(VISUAL_CONFUSION, order=180)
+OVERWRITE_RATE = ItemShare(
+    key="overwrite_rate",
+    kinds=("binary_with_text",),
+    term="overwrite",
+    gloss="the seed paper's: items right with no frames and wrong at some visual budget "
+    "(not text overwrite)",
+    console_label="overwrite rate",
+    report_label="overwrite rate",
+    indicator=_overwrite,
+    paper=("overwrite", "overwrite_rate"),
 )
-WITH_TEXT_ORACLE_SCORE = builtin_measure(
-    ItemBest(key="oracle_score", kinds=("continuous_with_text",), report_label="oracle score"),
-    order=200,
+builtin_measure(OVERWRITE_RATE, order=190)
+WITH_TEXT_ORACLE_SCORE = ItemBest(
+    key="oracle_score", kinds=("continuous_with_text",), report_label="oracle score"
 )
-WITH_TEXT_ORACLE_GAP = builtin_measure(
-    OracleMinusBest(
-        key="oracle_gap",
-        kinds=("continuous_with_text",),
-        term="oracle gap",
-        console_label="oracle gap",
-        report_label="oracle gap",
-    ),
-    order=210,
+builtin_measure(WITH_TEXT_ORACLE_SCORE, order=200)
+WITH_TEXT_ORACLE_GAP = OracleMinusBest(
+    key="oracle_gap",
+    kinds=("continuous_with_text",),
+    term="oracle gap",
+    console_label="oracle gap",
+    report_label="oracle gap",
 )
-WITH_TEXT_HARMFUL_RATE_EPS = builtin_measure(
-    EpsShare(
-        key="harmful_rate_eps",
-        kinds=("continuous_with_text",),
-        console_label="harmful (eps={eps})",
-        report_label="harmful rate (drop > {eps})",
-        indicator=_harmful_eps,
-    ),
-    order=220,
+builtin_measure(WITH_TEXT_ORACLE_GAP, order=210)
+WITH_TEXT_HARMFUL_RATE_EPS = EpsShare(
+    key="harmful_rate_eps",
+    kinds=("continuous_with_text",),
+    console_label="harmful (eps={eps})",
+    report_label="harmful rate (drop > {eps})",
+    indicator=_harmful_eps,
 )
-OVERWRITE_RATE_EPS = builtin_measure(
-    EpsShare(
-        key="overwrite_rate_eps",
-        kinds=("continuous_with_text",),
-        console_label="overwrite (eps={eps})",
-        report_label="overwrite rate (drop > {eps})",
-        indicator=_overwrite_eps,
-    ),
-    order=230,
+builtin_measure(WITH_TEXT_HARMFUL_RATE_EPS, order=220)
+OVERWRITE_RATE_EPS = EpsShare(
+    key="overwrite_rate_eps",
+    kinds=("continuous_with_text",),
+    console_label="overwrite (eps={eps})",
+    report_label="overwrite rate (drop > {eps})",
+    indicator=_overwrite_eps,
 )
+builtin_measure(OVERWRITE_RATE_EPS, order=230)

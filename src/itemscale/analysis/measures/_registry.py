@@ -112,10 +112,9 @@ def unregister_measure(measure: Measure) -> None:
 
 
 def builtin_measure(measure: M, *, order: float) -> M:
-    """Declare one of itemscale's own measures where its unit is defined (`HARMFUL_RATE =
-    builtin_measure(ItemShare(...), order=40)`); `order` is its place in each block's listing
-    (lower first). Its glossary line is there at once, for the console and report that read a
-    term by name."""
+    """Declare one of itemscale's own measures below its definition (`builtin_measure(
+    HARMFUL_RATE, order=40)`); `order` is its place in each block's listing (lower first). Its
+    glossary line is there at once, for the console and report that read a term by name."""
     if measure.gloss is not None and measure.term:
         GLOSSARY.setdefault(measure.term, measure.gloss)
     return MEASURES.declare(measure_name(measure), measure, order=order)
