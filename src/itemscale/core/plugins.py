@@ -1,10 +1,13 @@
 """Registries that installed packages can add to: backends, importers, benchmarks, measures.
 
 A registry is a read-only mapping of names (a protocol's `backend = "hf"`, the KIND of
-`itemscale import KIND`) to entries of one type. It is filled by *plugins*: functions that take
-a `register(name, entry)` callable and call it once per entry. itemscale's own backends and
-importers are one such plugin, registered by the same call as every other; another package
-adds its own through an entry point of the registry's group in its `pyproject.toml`:
+`itemscale import KIND`) to entries of one type. itemscale's own entries are declared where they
+are defined, one `REGISTRY.declare(name, entry, order=...)` in the module that defines each (a
+measure's unit, a benchmark's loader, an importer's run function); the registry imports every
+module of its `package` when it is first read, so adding one is one file and no list is edited.
+Another package adds its own through an entry point of the registry's group in its
+`pyproject.toml`, naming a *plugin*: a function that takes a `register(name, entry)` callable
+and calls it once per entry:
 
     [project.entry-points."itemscale.backends"]
     toy = "toy_backend:register"
@@ -15,20 +18,22 @@ module fails to import, its entry point is not a function, it registers the wron
 already taken) is a `PluginError` naming the entry point and the package it came from, raised on
 every lookup until it is fixed or uninstalled: a registry is never half-filled.
 
-The order is stated, not found: itemscale's own entries first (its built-in plugin), then each
-installed entry point sorted by (distribution name, entry point name), then what was added at
-run time (`add`, as `register_measure` does), in the order it was added. The measures print in
-that order, so the same installed packages give the same output on every machine.
+The order is stated, not found: itemscale's own entries first, by their `order` (then name),
+then each installed entry point sorted by (distribution name, entry point name), then what was
+added at run time (`add`, as `register_measure` does), in the order it was added. The measures
+print in that order, so the same installed packages give the same output on every machine.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from .errors import ItemscaleError
 
@@ -45,6 +50,7 @@ MEASURES_GROUP = "itemscale.measures"
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 T = TypeVar("T")
+E = TypeVar("E")
 
 
 class PluginError(ItemscaleError, RuntimeError):
@@ -92,11 +98,13 @@ Changed = Callable[[Mapping[str, Any]], None]
 
 
 class Registry(Mapping[str, T], Generic[T]):
-    """Names to entries of type `kind`, from the built-in plugin and the entry point `group`.
+    """Names to entries of type `kind`: itemscale's own (declared in the modules of `package`),
+    then the entry points of `group`.
 
     Read it as a mapping (`"hf" in BACKENDS`, `BACKENDS["hf"]`, `list(BACKENDS)`); `origin(name)`
     says which package registered a name. `registered(name, entry)` adds an entry for the length
-    of a `with` block (tests)."""
+    of a `with` block (tests). `builtin`, when given, is the plugin that registers itemscale's
+    own entries instead of `builtins` (a test's registry)."""
 
     def __init__(
         self,
@@ -104,14 +112,18 @@ class Registry(Mapping[str, T], Generic[T]):
         what: str,
         group: str,
         kind: type[T],
-        builtin: Plugin,
+        package: str | None = None,
+        builtin: Plugin | None = None,
         check: Check | None = None,
         changed: Changed | None = None,
     ) -> None:
         self._what = what
         self._group = group
         self._kind = kind
-        self._builtin = builtin
+        self._package = package
+        self._builtin: Plugin = self.builtins if builtin is None else builtin
+        #: itemscale's own entries by name, with their `order` (filled by `declare`)
+        self._declared: dict[str, tuple[float, T]] = {}
         self._rule = check
         self._changed = changed
         self._entries: dict[str, T] | None = None
@@ -166,6 +178,37 @@ class Registry(Mapping[str, T], Generic[T]):
         return self._origins[name]
 
     # -- filling ---------------------------------------------------------------------------
+
+    def declare(self, name: str, entry: E, *, order: float) -> E:
+        """Declare one of itemscale's own entries in the module that defines it; returns the
+        entry (`UNIT = MEASURES.declare(...)`, or a decorator's body). `order` places it among
+        itemscale's own when they are listed (lower first; the shipped ones use multiples of
+        10, so a new one can go between two). It is registered, and checked, when the registry
+        is first read, as an entry point's entries are."""
+        with self._lock:
+            if name in self._declared:
+                raise ValueError(f"{self._what} {name!r} is declared twice")
+            self._declared[name] = (order, cast("T", entry))
+        return entry
+
+    def import_package(self) -> None:
+        """Import every module of `package`, so that each declares the entries it defines."""
+        if self._package is not None:
+            package = importlib.import_module(self._package)
+            for module in pkgutil.iter_modules(package.__path__, f"{self._package}."):
+                importlib.import_module(module.name)
+
+    def declared(self) -> dict[str, T]:
+        """itemscale's own entries by name, by `order` then name: every module of `package`
+        imported, no entry point read."""
+        self.import_package()
+        ordered = sorted(self._declared.items(), key=lambda d: (d[1][0], d[0]))
+        return {name: entry for name, (_, entry) in ordered}
+
+    def builtins(self, register: Callable[[str, Any], None]) -> None:
+        """itemscale's own plugin: registers what `declared` finds."""
+        for name, entry in self.declared().items():
+            register(name, entry)
 
     def _load(self) -> tuple[dict[str, T], dict[str, Origin]]:
         """Every plugin's entries: the built-in one first, then each entry point of the group

@@ -132,7 +132,6 @@ from ._power import (
     videos_needed,
 )
 from ._registry import (
-    BUILT_IN_MEASURES,
     MEASURES,
     measure_name,
     measure_origins,
@@ -375,9 +374,15 @@ __all__ = [
 _RETIRED_FLOOR = "DEFAULT_RERUN_FLOOR"
 
 
-if not _TYPE_CHECKING:  # mypy checks every name imported from this face, the retired one refused
+if _TYPE_CHECKING:
+    from ._registry import BUILT_IN_MEASURES
+else:  # mypy checks every name imported from this face, the retired one refused
 
     def __getattr__(name: str) -> _Any:
+        if name == "BUILT_IN_MEASURES":  # read from the registry, on first use
+            from ._registry import BUILT_IN_MEASURES
+
+            return BUILT_IN_MEASURES
         if name != _RETIRED_FLOOR:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
         from ...core.errors import warn_renamed
@@ -391,3 +396,7 @@ if not _TYPE_CHECKING:  # mypy checks every name imported from this face, the re
             stacklevel=3,
         )
         return retired_default_floor()
+
+
+# itemscale's own units declare themselves, and their glossary lines, in their modules
+MEASURES.import_package()

@@ -1,5 +1,5 @@
-"""The headline measures of docs/measures.md as registered units (`_registry.MEASURES` lists
-them in the order the console and the report show them).
+"""The headline measures of docs/measures.md as registered units, each declared below its
+definition with its place in the order the console and the report show them.
 
 One instance per block it renders differently in: the visual-only block keeps the text-only
 answer off the axis, the `*_with_text` blocks put it first (the seed paper's reading), and
@@ -34,6 +34,7 @@ from ._measure import (
     no_value,
     stat_text,
 )
+from ._registry import builtin_measure
 from ._result_models import BestFixed, Estimate, TextOverwriteCounts
 from ._stats import best_stat, count_of, gap_stat
 
@@ -239,6 +240,7 @@ BEST_FIXED = BestFixedMeasure(
     console_label="best fixed",
     report_label="best fixed budget",
 )
+builtin_measure(BEST_FIXED, order=10)
 ORACLE = ItemBest(
     key="oracle",
     kinds=("binary",),
@@ -247,6 +249,7 @@ ORACLE = ItemBest(
     console_label="oracle",
     report_label="oracle (any budget right)",
 )
+builtin_measure(ORACLE, order=20)
 ORACLE_HEADROOM = OracleMinusBest(
     key="oracle_headroom",
     kinds=("binary",),
@@ -255,6 +258,7 @@ ORACLE_HEADROOM = OracleMinusBest(
     console_label="oracle headroom",
     report_label="oracle headroom",
 )
+builtin_measure(ORACLE_HEADROOM, order=30)
 HARMFUL_RATE = ItemShare(
     key="harmful_rate",
     kinds=("binary",),
@@ -264,6 +268,7 @@ HARMFUL_RATE = ItemShare(
     report_label="harmful rate",
     indicator=_harmful,
 )
+builtin_measure(HARMFUL_RATE, order=40)
 BENEFICIAL_RATE = ItemShare(
     key="beneficial_rate",
     kinds=("binary",),
@@ -273,6 +278,7 @@ BENEFICIAL_RATE = ItemShare(
     report_label="beneficial rate",
     indicator=_beneficial,
 )
+builtin_measure(BENEFICIAL_RATE, order=50)
 TERMINAL_REGRESSION_RATE = ItemShare(
     key="terminal_regression_rate",
     kinds=("binary",),
@@ -282,6 +288,7 @@ TERMINAL_REGRESSION_RATE = ItemShare(
     report_label="terminal regression rate",
     indicator=_terminal,
 )
+builtin_measure(TERMINAL_REGRESSION_RATE, order=60)
 TEXT_ANSWERABLE_RATE = TextOnlyMean(
     key="text_answerable_rate",
     kinds=("binary",),
@@ -291,6 +298,7 @@ TEXT_ANSWERABLE_RATE = TextOnlyMean(
     report_label="text-answerable rate",
     placement="text",
 )
+builtin_measure(TEXT_ANSWERABLE_RATE, order=70)
 TEXT_OVERWRITE_RATE = TextOverwrite(
     key="text_overwrite_rate",
     kinds=("binary",),
@@ -301,12 +309,15 @@ TEXT_OVERWRITE_RATE = TextOverwrite(
     report_label="text overwrite rate (harmful transitions)",
     placement="text",
 )
+builtin_measure(TEXT_OVERWRITE_RATE, order=80)
 
 # -- visual budgets only, open-ended (`continuous`) -------------------------------------------
 BEST_FIXED_SCORE = BestFixedMeasure(
     key="best_fixed", kinds=("continuous",), term="best fixed", report_label="best fixed budget"
 )
+builtin_measure(BEST_FIXED_SCORE, order=90)
 ORACLE_SCORE = ItemBest(key="oracle_score", kinds=("continuous",), report_label="oracle score")
+builtin_measure(ORACLE_SCORE, order=100)
 ORACLE_GAP = OracleMinusBest(
     key="oracle_gap",
     kinds=("continuous",),
@@ -315,6 +326,7 @@ ORACLE_GAP = OracleMinusBest(
     console_label="oracle gap",
     report_label="oracle gap",
 )
+builtin_measure(ORACLE_GAP, order=110)
 HARMFUL_RATE_EPS = EpsShare(
     key="harmful_rate_eps",
     kinds=("continuous",),
@@ -322,12 +334,14 @@ HARMFUL_RATE_EPS = EpsShare(
     report_label="harmful rate (drop > {eps})",
     indicator=_harmful_eps,
 )
+builtin_measure(HARMFUL_RATE_EPS, order=120)
 BENEFICIAL_RATE_EPS = EpsShare(
     key="beneficial_rate_eps",
     kinds=("continuous",),
     report_label="beneficial rate",
     indicator=_beneficial_eps,
 )
+builtin_measure(BENEFICIAL_RATE_EPS, order=130)
 TEXT_MEAN_SCORE = TextOnlyMean(
     key="text_mean_score",
     kinds=("continuous",),
@@ -335,6 +349,7 @@ TEXT_MEAN_SCORE = TextOnlyMean(
     report_label="text-only mean score",
     placement="text",
 )
+builtin_measure(TEXT_MEAN_SCORE, order=140)
 
 # -- the text-only answer as budget 0 (`grid_with_text`, the seed paper's reading) -------------
 WITH_TEXT_BEST_FIXED = BestFixedMeasure(
@@ -345,6 +360,7 @@ WITH_TEXT_BEST_FIXED = BestFixedMeasure(
     report_label="best fixed",
     paper=("best fixed", "best_fixed"),
 )
+builtin_measure(WITH_TEXT_BEST_FIXED, order=150)
 WITH_TEXT_ORACLE = ItemBest(
     key="oracle",
     kinds=("binary_with_text",),
@@ -353,6 +369,7 @@ WITH_TEXT_ORACLE = ItemBest(
     report_label="oracle",
     paper=("oracle", "oracle"),
 )
+builtin_measure(WITH_TEXT_ORACLE, order=160)
 WITH_TEXT_ORACLE_HEADROOM = OracleMinusBest(
     key="oracle_headroom",
     kinds=("binary_with_text",),
@@ -361,6 +378,7 @@ WITH_TEXT_ORACLE_HEADROOM = OracleMinusBest(
     report_label="oracle headroom",
     paper=("headroom", "headroom"),
 )
+builtin_measure(WITH_TEXT_ORACLE_HEADROOM, order=170)
 #: What the harmful rate with the text-only answer as budget 0 is called on a grid of more
 #: than one axis: the paper's visual confusion is defined on one axis, and on its one released
 #: grid of frames x pixels its figure (30.41) follows from no order of its predictions, where
@@ -414,6 +432,7 @@ VISUAL_CONFUSION = VisualConfusion(
     indicator=_harmful,
     paper=("visual confusion", "visual_confusion_rate"),
 )
+builtin_measure(VISUAL_CONFUSION, order=180)
 OVERWRITE_RATE = ItemShare(
     key="overwrite_rate",
     kinds=("binary_with_text",),
@@ -425,9 +444,11 @@ OVERWRITE_RATE = ItemShare(
     indicator=_overwrite,
     paper=("overwrite", "overwrite_rate"),
 )
+builtin_measure(OVERWRITE_RATE, order=190)
 WITH_TEXT_ORACLE_SCORE = ItemBest(
     key="oracle_score", kinds=("continuous_with_text",), report_label="oracle score"
 )
+builtin_measure(WITH_TEXT_ORACLE_SCORE, order=200)
 WITH_TEXT_ORACLE_GAP = OracleMinusBest(
     key="oracle_gap",
     kinds=("continuous_with_text",),
@@ -435,6 +456,7 @@ WITH_TEXT_ORACLE_GAP = OracleMinusBest(
     console_label="oracle gap",
     report_label="oracle gap",
 )
+builtin_measure(WITH_TEXT_ORACLE_GAP, order=210)
 WITH_TEXT_HARMFUL_RATE_EPS = EpsShare(
     key="harmful_rate_eps",
     kinds=("continuous_with_text",),
@@ -442,6 +464,7 @@ WITH_TEXT_HARMFUL_RATE_EPS = EpsShare(
     report_label="harmful rate (drop > {eps})",
     indicator=_harmful_eps,
 )
+builtin_measure(WITH_TEXT_HARMFUL_RATE_EPS, order=220)
 OVERWRITE_RATE_EPS = EpsShare(
     key="overwrite_rate_eps",
     kinds=("continuous_with_text",),
@@ -449,3 +472,4 @@ OVERWRITE_RATE_EPS = EpsShare(
     report_label="overwrite rate (drop > {eps})",
     indicator=_overwrite_eps,
 )
+builtin_measure(OVERWRITE_RATE_EPS, order=230)

@@ -1,7 +1,7 @@
 """The registry of measures: the one registry that the block builders, the console, the report
 and the glossary read, filled as the backends' is (`itemscale.core.plugins.Registry`): itemscale's
-own units through its built-in plugin (`register_measures`, below), then the entry points of the
-group `itemscale.measures` of every installed package, sorted by distribution and entry point
+own units, each declared where it is defined (`builtin_measure`, below), then the entry points of
+the group `itemscale.measures` of every installed package, sorted by distribution and entry point
 name, then `register_measure` calls of the running program. So a measure from another package is
 seen by every command that analyses (`analyze`, `report`, `verify`), in a fresh process too
 (docs/extending.md, "A measure").
@@ -9,65 +9,15 @@ seen by every command that analyses (`analyze`, `report`, `verify`), in a fresh 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from ...core.plugins import MEASURES_GROUP, Origin, Registry
 from ._glossary import GLOSSARY
-from ._headline import (
-    BENEFICIAL_RATE,
-    BENEFICIAL_RATE_EPS,
-    BEST_FIXED,
-    BEST_FIXED_SCORE,
-    HARMFUL_RATE,
-    HARMFUL_RATE_EPS,
-    ORACLE,
-    ORACLE_GAP,
-    ORACLE_HEADROOM,
-    ORACLE_SCORE,
-    OVERWRITE_RATE,
-    OVERWRITE_RATE_EPS,
-    TERMINAL_REGRESSION_RATE,
-    TEXT_ANSWERABLE_RATE,
-    TEXT_MEAN_SCORE,
-    TEXT_OVERWRITE_RATE,
-    VISUAL_CONFUSION,
-    WITH_TEXT_BEST_FIXED,
-    WITH_TEXT_HARMFUL_RATE_EPS,
-    WITH_TEXT_ORACLE,
-    WITH_TEXT_ORACLE_GAP,
-    WITH_TEXT_ORACLE_HEADROOM,
-    WITH_TEXT_ORACLE_SCORE,
-)
 from ._measure import MEASURE_KINDS, Measure, MeasureKind
 
-#: Every built-in measure, in the order the console and the report show each block's.
-BUILT_IN_MEASURES: Final[tuple[Measure, ...]] = (
-    BEST_FIXED,
-    ORACLE,
-    ORACLE_HEADROOM,
-    HARMFUL_RATE,
-    BENEFICIAL_RATE,
-    TERMINAL_REGRESSION_RATE,
-    TEXT_ANSWERABLE_RATE,
-    TEXT_OVERWRITE_RATE,
-    BEST_FIXED_SCORE,
-    ORACLE_SCORE,
-    ORACLE_GAP,
-    HARMFUL_RATE_EPS,
-    BENEFICIAL_RATE_EPS,
-    TEXT_MEAN_SCORE,
-    WITH_TEXT_BEST_FIXED,
-    WITH_TEXT_ORACLE,
-    WITH_TEXT_ORACLE_HEADROOM,
-    VISUAL_CONFUSION,
-    OVERWRITE_RATE,
-    WITH_TEXT_ORACLE_SCORE,
-    WITH_TEXT_ORACLE_GAP,
-    WITH_TEXT_HARMFUL_RATE_EPS,
-    OVERWRITE_RATE_EPS,
-)
+M = TypeVar("M", bound=Measure)
 
 #: The glossary without any measure's line: the measures' lines are added to it from the
 #: registry (so a plugin's term is explained beside its value, and leaves with it).
@@ -78,12 +28,6 @@ def measure_name(measure: Measure) -> str:
     """The registry name `register_measure` gives a unit: its key and its first kind of block
     (`harmful_rate.binary`), since one key may mean one thing per kind."""
     return f"{measure.key}.{measure.kinds[0] if measure.kinds else 'none'}"
-
-
-def register_measures(register: Callable[[str, Measure], None]) -> None:
-    """itemscale's own plugin of `MEASURES`: the built-in units, in console order."""
-    for unit in BUILT_IN_MEASURES:
-        register(measure_name(unit), unit)
 
 
 def _check(name: str, measure: Any, entries: Mapping[str, Measure]) -> None:
@@ -128,7 +72,7 @@ MEASURES: Final[Registry[Measure]] = Registry(
     what="measure",
     group=MEASURES_GROUP,
     kind=Measure,
-    builtin=register_measures,
+    package=__package__,
     check=_check,
     changed=_refresh_glossary,
 )
@@ -167,5 +111,17 @@ def unregister_measure(measure: Measure) -> None:
         raise ValueError(f"measure {measure.key!r} was not added by register_measure") from exc
 
 
-# the built-in units' glossary lines before any lookup (read by name, without the registry)
-_refresh_glossary({measure_name(m): m for m in BUILT_IN_MEASURES})
+def builtin_measure(measure: M, *, order: float) -> M:
+    """Declare one of itemscale's own measures below its definition (`builtin_measure(
+    HARMFUL_RATE, order=40)`); `order` is its place in each block's listing (lower first). Its
+    glossary line is there at once, for the console and report that read a term by name."""
+    if measure.gloss is not None and measure.term:
+        GLOSSARY.setdefault(measure.term, measure.gloss)
+    return MEASURES.declare(measure_name(measure), measure, order=order)
+
+
+def __getattr__(name: str) -> tuple[Measure, ...]:
+    """`BUILT_IN_MEASURES`: itemscale's own units, in console order."""
+    if name == "BUILT_IN_MEASURES":
+        return tuple(MEASURES.declared().values())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -85,6 +85,7 @@ from ._lmms_eval_results import (
     task_version,
 )
 from ._reruns import mark_reruns
+from ._run import SERIES_OPTION, ImportOption, file_import_options, importer
 from ._summary import ImportSummary
 
 GOLD_KEYS: Final[tuple[str, ...]] = ("answer", "gt_answer", "gt", "ground_truth")
@@ -427,6 +428,32 @@ def _prompt(log: LogFile, cfg_block: JsonObject, task_cfg: JsonObject) -> Prompt
     return out or None
 
 
+@importer(
+    "lmms-eval",
+    order=20,
+    help="lmms-eval --log_samples JSONL files (with the results.json beside each)",
+    description="Import lmms-eval sample logs. The configuration of each file comes from "
+    "its results.json (config.model_args), unless given with --config LABEL[:FRAMES]=PATH "
+    "(repeatable, in axis order).",
+    options=(
+        *file_import_options(
+            files_help="samples JSONL files or directories",
+            config_help="label (and frame count) of the configuration PATH was run with",
+            model_help="model name to record (required when files disagree)",
+            benchmark_help="benchmark question file (Parquet or items JSONL) for video "
+            "ids, options and categories",
+        ),
+        SERIES_OPTION,
+        ImportOption(
+            ("--rerun-of",),
+            metavar="LABEL",
+            help="the other --config files are a second execution of configuration "
+            "LABEL (of this import or already in the run): stored as its reruns "
+            "(repeats from 1000, marked rerun_of), which no measure counts and which "
+            "measure the rerun floor same-input verdicts are graded against",
+        ),
+    ),
+)
 def run_lmms_eval_import(
     *,
     files: Sequence[str],

@@ -12,15 +12,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from ...core.plugins import IMPORTERS_GROUP, Registry
 from ._absent import ABSENT_MODES, DEFAULT_ABSENT
 from ._common import ImportInputError
-from ._lmms_eval import run_lmms_eval_import
 from ._summary import ImportSummary
-from ._table_run import run_table_import
-from ._vlmevalkit import run_vlmevalkit_import
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,77 +191,34 @@ TABLE_OPTIONS: Final[tuple[ImportOption, ...]] = (
 )
 
 
-def register_importers(register: Callable[[str, Any], None]) -> None:
-    """itemscale's own importers: the built-in plugin of `IMPORTERS`, called as an installed
-    package's `itemscale.importers` entry point is. Each is a module with a
-    `run_<tool>_import(*, files, run_dir, dry_run, **options) -> ImportSummary` plus one call
-    here, its arguments included; see docs/extending.md."""
-    register(
-        "table",
-        Importer(
-            run=run_table_import,
-            help="CSV, TSV, JSONL or Parquet with one row per (model, item, config, repeat)",
-            # a space after each comma, so the help wraps between column names, never inside one
-            description="Columns: model, item_id, config, frames and correct (0/1) or score "
-            "([0,1]); optional video_id, order, answer, confidence, repeat, prediction, reference, "
-            "status, series, task_kind, pixels, visual_tokens, latency_s and attr_* item "
-            "attributes. frames == 0 is the text-only baseline. See docs/importers.md.",
-            options=TABLE_OPTIONS,
-        ),
-    )
-    register(
-        "lmms-eval",
-        Importer(
-            run=run_lmms_eval_import,
-            help="lmms-eval --log_samples JSONL files (with the results.json beside each)",
-            description="Import lmms-eval sample logs. The configuration of each file comes from "
-            "its results.json (config.model_args), unless given with --config LABEL[:FRAMES]=PATH "
-            "(repeatable, in axis order).",
-            options=(
-                *file_import_options(
-                    files_help="samples JSONL files or directories",
-                    config_help="label (and frame count) of the configuration PATH was run with",
-                    model_help="model name to record (required when files disagree)",
-                    benchmark_help="benchmark question file (Parquet or items JSONL) for video "
-                    "ids, options and categories",
-                ),
-                SERIES_OPTION,
-                ImportOption(
-                    ("--rerun-of",),
-                    metavar="LABEL",
-                    help="the other --config files are a second execution of configuration "
-                    "LABEL (of this import or already in the run): stored as its reruns "
-                    "(repeats from 1000, marked rerun_of), which no measure counts and which "
-                    "measure the rerun floor same-input verdicts are graded against",
-                ),
-            ),
-        ),
-    )
-    register(
-        "vlmevalkit",
-        Importer(
-            run=run_vlmevalkit_import,
-            help="VLMEvalKit prediction files ({model}_{dataset}.xlsx/.tsv/.json)",
-            description="Import VLMEvalKit predictions; the budget is read from the dataset name "
-            "(Video-MME_8frame, MVBench_1fps) unless given with --config LABEL[:FRAMES]=PATH.",
-            options=file_import_options(
-                files_help="prediction files ({model}_{dataset}.xlsx/.tsv/.json)",
-                config_help="label (and frame count) of the configuration PATH was run with, "
-                "where the dataset name does not say it",
-                model_help="model name to record (default: from the file name)",
-                benchmark_help="benchmark question file (Parquet or items JSONL) for video ids, "
-                "options and categories",
-            ),
-        ),
-    )
-
-
 #: Every importer, by the KIND of `itemscale import KIND`: a read-only mapping filled on the
-#: first lookup by `register_importers` and then by every installed package's entry point of
-#: the group `itemscale.importers` (docs/extending.md).
+#: first lookup with itemscale's own (`@importer` on each run function of this package) and
+#: then every installed package's entry point of the group `itemscale.importers`
+#: (docs/extending.md).
 IMPORTERS: Final[Registry[Importer]] = Registry(
-    what="importer", group=IMPORTERS_GROUP, kind=Importer, builtin=register_importers
+    what="importer", group=IMPORTERS_GROUP, kind=Importer, package=__package__
 )
+
+R = TypeVar("R", bound=Callable[..., ImportSummary])
+
+
+def importer(
+    kind: str,
+    *,
+    order: float,
+    help: str,
+    description: str,
+    options: tuple[ImportOption, ...],
+) -> Callable[[R], R]:
+    """Declare the decorated run function (`*, files, run_dir, dry_run, **options ->
+    ImportSummary`) one of itemscale's own importers, `itemscale import KIND`, where it is
+    defined; `order` is its place in `itemscale import --help`."""
+
+    def declare(run: R) -> R:
+        IMPORTERS.declare(kind, Importer(run, help, description, options), order=order)
+        return run
+
+    return declare
 
 
 def run_import(

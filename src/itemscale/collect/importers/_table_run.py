@@ -20,6 +20,7 @@ from ...core.responses import duplicated_keys
 from ._absent import DEFAULT_ABSENT, check_absent_mode
 from ._common import ImportInputError, ImportOptions, import_record, source_record
 from ._finish import finish_import
+from ._run import TABLE_OPTIONS, importer
 from ._summary import ImportSummary
 from ._table import import_table
 from ._table_shape import (
@@ -88,6 +89,17 @@ def _one_model_twice(table: pd.DataFrame, model: str) -> None:
     )
 
 
+@importer(
+    "table",
+    order=10,
+    help="CSV, TSV, JSONL or Parquet with one row per (model, item, config, repeat)",
+    # a space after each comma, so the help wraps between column names, never inside one
+    description="Columns: model, item_id, config, frames and correct (0/1) or score "
+    "([0,1]); optional video_id, order, answer, confidence, repeat, prediction, reference, "
+    "status, series, task_kind, pixels, visual_tokens, latency_s and attr_* item "
+    "attributes. frames == 0 is the text-only baseline. See docs/importers.md.",
+    options=TABLE_OPTIONS,
+)
 def run_table_import(
     *,
     files: Sequence[str | os.PathLike[str]],

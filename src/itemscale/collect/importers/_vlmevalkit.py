@@ -62,6 +62,7 @@ from ._jobs import (
     load_benchmark_index,
     parse_config_arg,
 )
+from ._run import file_import_options, importer
 from ._summary import ImportSummary
 
 #: Dataset names VLMEvalKit uses for video benchmarks (the prefix of the dataset part of a
@@ -386,6 +387,21 @@ def file_rows(
     return rows, compared, disagreements
 
 
+@importer(
+    "vlmevalkit",
+    order=30,
+    help="VLMEvalKit prediction files ({model}_{dataset}.xlsx/.tsv/.json)",
+    description="Import VLMEvalKit predictions; the budget is read from the dataset name "
+    "(Video-MME_8frame, MVBench_1fps) unless given with --config LABEL[:FRAMES]=PATH.",
+    options=file_import_options(
+        files_help="prediction files ({model}_{dataset}.xlsx/.tsv/.json)",
+        config_help="label (and frame count) of the configuration PATH was run with, "
+        "where the dataset name does not say it",
+        model_help="model name to record (default: from the file name)",
+        benchmark_help="benchmark question file (Parquet or items JSONL) for video ids, "
+        "options and categories",
+    ),
+)
 def run_vlmevalkit_import(
     *,
     files: Sequence[str],

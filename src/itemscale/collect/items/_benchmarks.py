@@ -14,14 +14,20 @@ from __future__ import annotations
 import ast
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final, SupportsFloat, cast
+from typing import Any, SupportsFloat, cast
 
 from ...core.items import OPTION_LETTERS, Item, read_items_jsonl
-from ...core.plugins import BENCHMARKS_GROUP, Registry
-from ._fields import BenchmarkFileError, checked_item, text_of, video_path
+from ._fields import (
+    BENCHMARK_LOADERS,
+    BenchmarkFileError,
+    BenchmarkLoader,
+    benchmark,
+    checked_item,
+    text_of,
+    video_path,
+)
 from ._generation import json_keys, load_avsd, load_mlvu_generation
 
 _LETTER_PREFIX = re.compile(r"^\s*\(?([A-J])[.)]\s*")
@@ -72,6 +78,7 @@ def strip_option_prefix(option: str) -> str:
     return _LETTER_PREFIX.sub("", option, count=1).strip()
 
 
+@benchmark("videomme", order=10, title="Video-MME", columns=("videoID", "question_id", "options"))
 def load_videomme(
     path: str | os.PathLike[str], *, video_dir: str | os.PathLike[str] | None = None
 ) -> list[Item]:
@@ -109,6 +116,7 @@ def load_videomme(
     return items
 
 
+@benchmark("mlvu", order=20, title="MLVU", columns=("video_name", "candidates", "question_id"))
 def load_mlvu(
     path: str | os.PathLike[str], *, video_dir: str | os.PathLike[str] | None = None
 ) -> list[Item]:
@@ -144,6 +152,12 @@ def load_mlvu(
     return items
 
 
+@benchmark(
+    "longvideobench",
+    order=30,
+    title="LongVideoBench",
+    columns=("correct_choice", "option0", "duration_group"),
+)
 def load_longvideobench(
     path: str | os.PathLike[str], *, video_dir: str | os.PathLike[str] | None = None
 ) -> list[Item]:
@@ -189,86 +203,6 @@ def load_longvideobench(
             )
         )
     return items
-
-
-@dataclass(frozen=True, slots=True)
-class BenchmarkLoader:
-    """One benchmark question file format: how to read it, its name in messages, and the
-    columns that tell its file apart from the others', so that `load_benchmark` (and every
-    importer's `--benchmark FILE`) recognises it without being told. Called like the loader.
-
-    `suffixes` are the file kinds it reads: Parquet files are told apart by their columns,
-    JSON files by their keys (the top-level object's, or every record's of a top-level list)."""
-
-    load: Callable[..., list[Item]]
-    title: str
-    columns: frozenset[str]
-    suffixes: frozenset[str] = frozenset({".parquet"})
-
-    def __call__(
-        self, path: str | os.PathLike[str], *, video_dir: str | os.PathLike[str] | None = None
-    ) -> list[Item]:
-        return self.load(path, video_dir=video_dir)
-
-
-def register_benchmarks(register: Callable[[str, BenchmarkLoader], None]) -> None:
-    """itemscale's own plugin of `BENCHMARK_LOADERS`: the published formats it reads, in the
-    order `detect_benchmark` tries them. A new format is one loader (`path, *, video_dir ->
-    list[Item]`) plus one call here, or an entry point of `itemscale.benchmarks` in a package
-    of its own; see docs/extending.md."""
-    register(
-        "videomme",
-        BenchmarkLoader(
-            load=load_videomme,
-            title="Video-MME",
-            columns=frozenset({"videoID", "question_id", "options"}),
-        ),
-    )
-    register(
-        "mlvu",
-        BenchmarkLoader(
-            load=load_mlvu,
-            title="MLVU",
-            columns=frozenset({"video_name", "candidates", "question_id"}),
-        ),
-    )
-    register(
-        "longvideobench",
-        BenchmarkLoader(
-            load=load_longvideobench,
-            title="LongVideoBench",
-            columns=frozenset({"correct_choice", "option0", "duration_group"}),
-        ),
-    )
-    register(
-        "mlvu_generation",
-        BenchmarkLoader(
-            load=load_mlvu_generation,
-            title="MLVU generation",
-            columns=frozenset({"video", "question", "answer", "question_type"}),
-            suffixes=frozenset({".json"}),
-        ),
-    )
-    register(
-        "avsd",
-        BenchmarkLoader(
-            load=load_avsd,
-            title="AVSD (DSTC7)",
-            columns=frozenset({"dialogs"}),
-            suffixes=frozenset({".json"}),
-        ),
-    )
-
-
-#: Every benchmark question file format, by the name a protocol's `benchmark.kind` writes:
-#: itemscale's own, then those of installed packages (entry point group
-#: `itemscale.benchmarks`, by distribution and entry point name).
-BENCHMARK_LOADERS: Final[Registry[BenchmarkLoader]] = Registry(
-    what="benchmark",
-    group=BENCHMARKS_GROUP,
-    kind=BenchmarkLoader,
-    builtin=register_benchmarks,
-)
 
 
 def _titles(suffix: str) -> str:

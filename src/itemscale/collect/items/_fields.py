@@ -1,4 +1,5 @@
-"""What every benchmark loader shares: its error type and the steps from a raw record to an `Item`.
+"""What every benchmark loader shares: its error type, the steps from a raw record to an `Item`,
+and the registry it declares itself in (`@benchmark(...)` on the loader).
 
 The Parquet loaders (Video-MME, MLVU, LongVideoBench) and the JSON loaders (MLVU's generation
 tasks, AVSD) read different containers but must name a bad record the same way (file, row,
@@ -8,13 +9,18 @@ field) and build items through the same validation, so a fault is never a bare p
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, TypeVar
 
 from pydantic import ValidationError
 
 from ...core.errors import ItemscaleError, location_text
 from ...core.items import Item
+from ...core.plugins import BENCHMARKS_GROUP, Registry
+
+L = TypeVar("L", bound=Callable[..., list[Item]])
 
 
 class BenchmarkFileError(ItemscaleError, ValueError):
@@ -36,3 +42,54 @@ def checked_item(where: str, **fields: Any) -> Item:
 
 def text_of(value: Any) -> str:
     return "" if value is None else str(value).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class BenchmarkLoader:
+    """One benchmark question file format: how to read it, its name in messages, and the
+    columns that tell its file apart from the others', so that `load_benchmark` (and every
+    importer's `--benchmark FILE`) recognises it without being told. Called like the loader.
+
+    `suffixes` are the file kinds it reads: Parquet files are told apart by their columns,
+    JSON files by their keys (the top-level object's, or every record's of a top-level list)."""
+
+    load: Callable[..., list[Item]]
+    title: str
+    columns: frozenset[str]
+    suffixes: frozenset[str] = frozenset({".parquet"})
+
+    def __call__(
+        self, path: str | os.PathLike[str], *, video_dir: str | os.PathLike[str] | None = None
+    ) -> list[Item]:
+        return self.load(path, video_dir=video_dir)
+
+
+#: Every benchmark question file format, by the name a protocol's `benchmark.kind` writes, in
+#: the order `detect_benchmark` tries them: itemscale's own (`@benchmark` on each loader of this
+#: package), then those of installed packages (entry point group
+#: `itemscale.benchmarks`, by distribution and entry point name).
+BENCHMARK_LOADERS: Final[Registry[BenchmarkLoader]] = Registry(
+    what="benchmark",
+    group=BENCHMARKS_GROUP,
+    kind=BenchmarkLoader,
+    package=__package__,
+)
+
+
+def benchmark(
+    name: str,
+    *,
+    order: float,
+    title: str,
+    columns: Iterable[str],
+    suffixes: Iterable[str] = (".parquet",),
+) -> Callable[[L], L]:
+    """Declare the decorated loader (`path, *, video_dir -> list[Item]`) one of itemscale's
+    own formats in `BENCHMARK_LOADERS`, where it is defined; `order` is its place among them."""
+
+    def declare(load: L) -> L:
+        found = BenchmarkLoader(load, title, frozenset(columns), frozenset(suffixes))
+        BENCHMARK_LOADERS.declare(name, found, order=order)
+        return load
+
+    return declare

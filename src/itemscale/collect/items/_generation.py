@@ -20,7 +20,7 @@ from typing import Any, Final
 from ...core.files import InputFileError, read_input_bytes
 from ...core.items import DialogueTurn, Item
 from ...core.responses import TaskKind
-from ._fields import BenchmarkFileError, checked_item, text_of, video_path
+from ._fields import BenchmarkFileError, benchmark, checked_item, text_of, video_path
 
 #: The answer DSTC7's AVSD test file writes in place of the hidden last turn's reference.
 AVSD_UNDISCLOSED: Final[str] = "__UNDISCLOSED__"
@@ -100,6 +100,13 @@ def _duration(record: Mapping[str, object], where: str) -> float | None:
     return seconds
 
 
+@benchmark(
+    "mlvu_generation",
+    order=40,
+    title="MLVU generation",
+    columns=("video", "question", "answer", "question_type"),
+    suffixes=(".json",),
+)
 def load_mlvu_generation(
     path: str | os.PathLike[str], *, video_dir: str | os.PathLike[str] | None = None
 ) -> list[Item]:
@@ -156,6 +163,7 @@ def _answers(value: Any, where: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+@benchmark("avsd", order=50, title="AVSD (DSTC7)", columns=("dialogs",), suffixes=(".json",))
 def load_avsd(
     path: str | os.PathLike[str], *, video_dir: str | os.PathLike[str] | None = None
 ) -> list[Item]:

@@ -1,27 +1,24 @@
 """Choosing and loading a backend from a protocol's model entry, through `BACKENDS`.
 
 Runtime settings (device, batch size, concurrency, timeouts) are arguments here, not fields of
-the entry's options, because they must not change a cell's identity. The loaders of the three
-shipped backends live here rather than in their modules so that those modules (torch,
-transformers, httpx) are imported only when an entry of theirs is loaded; `register_backends`
-registers them, the same way an installed package's plugin registers its own.
+the entry's options, because they must not change a cell's identity. The shipped backends are
+declared one module each in `backends/` (their modules, torch, transformers and httpx are
+imported only when an entry of theirs is loaded); what `hf` and `builtin` share is here.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import numpy as np
-from pydantic import BaseModel
 
 from ._contract import FrameTransport
 from ._packages import imported_package
-from ._types import BACKENDS, Backend, BackendError, LoadSettings, VideoLM, lazy, one_of
+from ._types import BACKENDS, Backend, BackendError, LoadSettings, VideoLM, one_of
 from ._types import ModelEntryLike as ModelEntryLike  # defined here before the registry
 
 #: The built-in model's own metadata file beside its weights (written by its training).
@@ -176,10 +173,10 @@ def load_backend(
     return backend_of(entry).load(entry, settings)
 
 
-# -- the shipped backends (registered by `register_backends`) --------------------------------
+# -- what the shipped local backends share (each is declared in `backends/`) -----------------
 
 
-def _checkpoint_fingerprint(entry: ModelEntryLike, model: str, device: str) -> str | None:
+def checkpoint_fingerprint(entry: ModelEntryLike, model: str, device: str) -> str | None:
     """The entry (backend, model, revision, dtype, options), the device (dtype `auto` resolves
     per device) and the checkpoint folder's fingerprint (`local_revision`: its config files by
     content, weights by size). None for a hub id without a pinned revision: it resolves to
@@ -202,29 +199,14 @@ def _checkpoint_fingerprint(entry: ModelEntryLike, model: str, device: str) -> s
         "device": device,
         "weights": weights,
     }
-    asked = _folder_options(str(model))
+    asked = folder_options(str(model))
     if asked:  # what the folder's builtin_meta.json asks for decides the spec too
         identity["folder_options"] = asked
     canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def hf_fingerprint(entry: ModelEntryLike, *, device: str) -> str | None:
-    return _checkpoint_fingerprint(entry, entry.model, device)
-
-
-def builtin_fingerprint(entry: ModelEntryLike, *, device: str) -> str | None:
-    return _checkpoint_fingerprint(entry, str(builtin_model_dir()), device)
-
-
-def parse_builtin_options(options: Mapping[str, object], model_name: str) -> BaseModel:
-    """The `hf` options, over the ones the built-in model was trained to be asked with."""
-    from ._hf import parse_options
-
-    return parse_options({**builtin_backend_options(builtin_model_dir()), **options}, model_name)
-
-
-def _load_local(
+def load_local(
     entry: ModelEntryLike, model: str, options: Mapping[str, object], settings: LoadSettings
 ) -> VideoLM:
     from ._hf import HFBackend
@@ -241,7 +223,7 @@ def _load_local(
     )
 
 
-def _folder_options(model: str) -> dict[str, object]:
+def folder_options(model: str) -> dict[str, object]:
     """The backend options a local model folder asks for in its `builtin_meta.json` (the
     built-in model's, or a folder its recipe trained); none elsewhere."""
     folder = Path(model)
@@ -269,80 +251,11 @@ def local_scoring_rule(entry: ModelEntryLike) -> tuple[str, str]:
     if "mcqa_scoring" in options:
         return str(options["mcqa_scoring"]), "the protocol's options set mcqa_scoring"
     folder = builtin_model_dir() if entry.backend == "builtin" else Path(entry.model)
-    asked = _folder_options(str(folder)).get("mcqa_scoring")
+    asked = folder_options(str(folder)).get("mcqa_scoring")
     if asked is not None:
         return str(asked), f"{folder / BUILTIN_META_FILE} asks for it (backend_options)"
     return "letter", "the hf backend's default"
 
 
-def openai_transport(entry: ModelEntryLike) -> FrameTransport:
-    """One video input with the `video_input` option, else one image part per frame."""
-    video = bool(dict(entry.options or {}).get("video_input", False))
-    return FrameTransport.VIDEO if video else FrameTransport.IMAGE_PARTS
-
-
-def load_hf(entry: ModelEntryLike, settings: LoadSettings) -> VideoLM:
-    # a folder whose builtin_meta.json asks for a scoring rule gets it here too, so `hf` and
-    # `builtin` on one folder answer alike; the protocol's own options override it
-    options = {**_folder_options(entry.model), **dict(entry.options or {})}
-    return _load_local(entry, entry.model, options, settings)
-
-
-def load_builtin(entry: ModelEntryLike, settings: LoadSettings) -> VideoLM:
-    folder = builtin_model_dir()
-    if not (folder / "config.json").is_file():
-        raise BackendError(
-            f"model {entry.name!r}: the built-in model is not installed (no weights "
-            f"in {folder}); build it first, or use backend 'hf' with a model path"
-        )
-    options = {**builtin_backend_options(folder), **dict(entry.options or {})}
-    return _load_local(entry, str(folder), options, settings)
-
-
-def load_openai(entry: ModelEntryLike, settings: LoadSettings) -> VideoLM:
-    from ._openai import OpenAIBackend
-
-    return OpenAIBackend.create(
-        name=entry.name,
-        model=entry.model,
-        revision=entry.revision,
-        dtype=entry.dtype,
-        options=dict(entry.options or {}),
-        concurrency=settings.concurrency,
-        timeout_s=settings.timeout_s,
-        max_retries=settings.max_retries,
-        rng=settings.rng,
-    )
-
-
-def register_backends(register: Callable[[str, Any], None]) -> None:
-    """itemscale's own backends: the built-in plugin of `BACKENDS`, called as an installed
-    package's `itemscale.backends` entry point is (docs/extending.md)."""
-    register(
-        "hf",
-        Backend(
-            parse_options=lazy("itemscale.collect.models._hf:parse_options"),
-            load=load_hf,
-            fingerprint=hf_fingerprint,
-            on_device=True,
-            scoring_rule=local_scoring_rule,
-        ),
-    )
-    register(
-        "openai",
-        Backend(
-            parse_options=lazy("itemscale.collect.models._openai:parse_options"),
-            load=load_openai,
-            transport=openai_transport,
-        ),
-    )
-    register(
-        "builtin",
-        Backend(
-            parse_options=parse_builtin_options,
-            load=load_builtin,
-            fingerprint=builtin_fingerprint,
-            on_device=True,
-            scoring_rule=local_scoring_rule,
-        ),
-    )
+#: itemscale's own plugin of `BACKENDS` (a test's registry is built with it)
+register_backends = BACKENDS.builtins

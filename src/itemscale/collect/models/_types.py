@@ -11,8 +11,8 @@ settings) and so belongs in a cell's identity; runtime settings (batch size, con
 timeouts, device) do not change answers and are deliberately left out of it.
 
 `BACKENDS`, at the end, is the registry of backends: a read-only mapping filled by plugins
-(itemscale's own, `_load.register_backends`, and any installed package's entry point of the
-group `itemscale.backends`); `Backend` is what one says about itself before it is loaded.
+(itemscale's own, one module each in `backends/`, and any installed package's entry point of
+the group `itemscale.backends`); `Backend` is what one says about itself before it is loaded.
 """
 
 from __future__ import annotations
@@ -437,14 +437,11 @@ def lazy(target: str) -> Callable[..., Any]:
 
 
 #: Every backend a protocol's `models[].backend` may name: a read-only mapping, filled on the
-#: first lookup by itemscale's own plugin (`_load.register_backends`, imported only then) and
-#: then by every installed package's entry point of the group `itemscale.backends`
+#: first lookup with itemscale's own (one module each in `backends/`, imported only then) and
+#: then every installed package's entry point of the group `itemscale.backends`
 #: (docs/extending.md).
 BACKENDS: Registry[Backend] = Registry(
-    what="backend",
-    group=BACKENDS_GROUP,
-    kind=Backend,
-    builtin=lazy("itemscale.collect.models._load:register_backends"),
+    what="backend", group=BACKENDS_GROUP, kind=Backend, package=f"{__package__}.backends"
 )
 
 
