@@ -151,6 +151,7 @@ from ._result import (
 from ._result_models import (
     AlternativePair,
     BestFixed,
+    BootstrapRecord,
     BootstrapSettings,
     Churn,
     ComparisonRecord,
@@ -164,6 +165,7 @@ from ._result_models import (
     Record,
     Selector,
     SmallSample,
+    WithBootstrapCount,
 )
 from ._result_series import (
     AlternativesSeries,
@@ -240,6 +242,7 @@ __all__ = [
     "BinarySeries",
     "BinaryWithText",
     "BlockData",
+    "BootstrapRecord",
     "BootstrapSettings",
     "BudgetChurn",
     "BudgetOrder",
@@ -282,6 +285,7 @@ __all__ = [
     "StatLike",
     "UnknownConfigError",
     "VideoBootstrap",
+    "WithBootstrapCount",
     "additive_sentence",
     "alternatives_headline",
     "alternatives_title",

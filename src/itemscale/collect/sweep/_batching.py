@@ -43,9 +43,9 @@ class BatchPool:
         self._runner = runner
         self._groups: dict[BatchKey, list[Pending]] = {}
 
-    def add(self, cell: Cell, frames: FrameSet | None) -> None:
-        key = self._runner.batch_key(cell, frames)
-        self._groups.setdefault(key, []).append((cell, frames))
+    def add(self, cell: Cell, frame_set: FrameSet | None) -> None:
+        key = self._runner.batch_key(cell, frame_set)
+        self._groups.setdefault(key, []).append((cell, frame_set))
 
     def _size(self, key: BatchKey) -> int:
         return self._runner.size_for(key, self._groups[key][0][1])
@@ -67,10 +67,10 @@ class BatchPool:
         """Bytes of the decoded frames the waiting cells hold (a frame set shared by several
         cells counted once)."""
         arrays = {
-            id(frames.array): int(getattr(frames.array, "nbytes", 0))
+            id(frame_set.array): int(getattr(frame_set.array, "nbytes", 0))
             for group in self._groups.values()
-            for _, frames in group
-            if frames is not None
+            for _, frame_set in group
+            if frame_set is not None
         }
         return sum(arrays.values())
 
@@ -125,7 +125,7 @@ def run_across_videos(session: Session, runner: VideoJobRunner, jobs: Sequence[V
                 )
             for cell in job.cells:
                 if cell.cell_id not in failed:
-                    pool.add(cell, runner.frames_of(cell, prepared.frames))
+                    pool.add(cell, runner.frames_of(cell, prepared.frame_sets))
             if not (run(pool.full()) and run(pool.over_bound())):
                 going = False
                 break
