@@ -95,6 +95,24 @@ def test_a_frame_set_argument_is_frame_set() -> None:
             assert helper(frames=frame_set) == helper(frame_set)  # type: ignore[call-arg]
 
 
+def test_num_workers_is_the_retired_keyword_of_workers() -> None:
+    """`run_sweep` counts its Ray actors per model in `workers`, as `--workers` and
+    `AnalysisSettings.workers` do; `num_workers=` still reaches it for one release, warned."""
+    import inspect
+
+    from itemscale.collect.sweep import run_sweep
+
+    assert "workers" in inspect.signature(run_sweep).parameters
+    assert "num_workers" not in inspect.signature(run_sweep).parameters
+    with pytest.raises(TypeError, match="got both num_workers= and workers="):
+        run_sweep(None, num_workers=1, workers=1)  # type: ignore[arg-type, call-arg]
+    with (
+        pytest.deprecated_call(match=r"run_sweep\(num_workers=\.\.\.\) is deprecated"),
+        pytest.raises(AttributeError),  # reached run_sweep, which reads the (absent) protocol
+    ):
+        run_sweep(None, num_workers=1)  # type: ignore[arg-type, call-arg]
+
+
 def test_the_videos_length_is_video_frames(tmp_path: Path) -> None:
     from _support.sweep import make_video
     from itemscale.collect.video import probe_video

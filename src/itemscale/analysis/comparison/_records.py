@@ -260,11 +260,9 @@ class CompareResult(_Frozen):
         if not isinstance(data, dict) or data.get("schema_version") not in (1, 2, 3):
             return data
         boot = data.get("bootstrap")
-        if isinstance(boot, dict) and "n_boot" in boot:  # layouts 1 to 3: read silently
-            data = {
-                **data,
-                "bootstrap": renamed_fields(boot, "BootstrapInfo", STORED, n_boot="bootstrap"),
-            }
+        if isinstance(boot, dict):  # layouts 1 to 3 hold the count as n_boot: read silently
+            stored = renamed_fields(boot, "BootstrapInfo", STORED, n_boot="bootstrap")
+            data = {**data, "bootstrap": stored}
         if data["schema_version"] == 3:
             return data
         diff_keys = ("accuracy_a", "accuracy_b", "difference")

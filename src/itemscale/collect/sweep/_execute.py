@@ -304,7 +304,7 @@ def response_row(cell: Cell, frame_set: FrameSet | None, response: VideoResponse
         visual_tokens=response.visual_tokens,
         scoring_rule=response.scoring_rule if status.answered else None,
         latency_s=response.latency_s,
-        session_id=None,  # the session sets it when it records the row (`Session.record`)
+        session_id=None,  # set when the sweep records the row (`SweepContext.record`)
         **_score_fields(cell.item, status, answer, response.raw_text),
     )
 
