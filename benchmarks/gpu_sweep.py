@@ -763,7 +763,7 @@ def ray_grid(
                 run_dir=workdir / "runs" / f"ray-b{b}",
                 device=plan.device,
                 batch_size=b,
-                num_workers=1,
+                workers=1,
                 progress=False,
             )
             wall = time.perf_counter() - start

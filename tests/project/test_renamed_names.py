@@ -80,6 +80,39 @@ def test_the_pixel_array_is_array_and_frames_still_reads_it() -> None:
     assert tuple(request.frames.indices) == (0, 5)
 
 
+def test_a_frame_set_argument_is_frame_set() -> None:
+    """The public helpers that take a frame set name it `frame_set`; `frames=` (the frame
+    count's name elsewhere) still works for one release, warned."""
+    import numpy as np
+
+    from itemscale.collect.models import Frames, source_fps, video_metadata
+
+    frame_set = Frames(np.zeros((2, 4, 6, 3), dtype=np.uint8), (0, 10), (0.0, 0.5))
+    assert source_fps(frame_set=frame_set) == 20.0
+    for helper in (source_fps, video_metadata):
+        name = helper.__name__
+        with pytest.deprecated_call(match=rf"{name}\(frames=\.\.\.\) is deprecated: use"):
+            assert helper(frames=frame_set) == helper(frame_set)  # type: ignore[call-arg]
+
+
+def test_num_workers_is_the_retired_keyword_of_workers() -> None:
+    """`run_sweep` counts its Ray actors per model in `workers`, as `--workers` and
+    `AnalysisSettings.workers` do; `num_workers=` still reaches it for one release, warned."""
+    import inspect
+
+    from itemscale.collect.sweep import run_sweep
+
+    assert "workers" in inspect.signature(run_sweep).parameters
+    assert "num_workers" not in inspect.signature(run_sweep).parameters
+    with pytest.raises(TypeError, match="got both num_workers= and workers="):
+        run_sweep(None, num_workers=1, workers=1)  # type: ignore[arg-type, call-arg]
+    with (
+        pytest.deprecated_call(match=r"run_sweep\(num_workers=\.\.\.\) is deprecated"),
+        pytest.raises(AttributeError),  # reached run_sweep, which reads the (absent) protocol
+    ):
+        run_sweep(None, num_workers=1)  # type: ignore[arg-type, call-arg]
+
+
 def test_the_videos_length_is_video_frames(tmp_path: Path) -> None:
     from _support.sweep import make_video
     from itemscale.collect.video import probe_video
@@ -182,6 +215,34 @@ def test_n_boot_is_the_retired_name_of_bootstrap() -> None:
         warnings.simplefilter("error")
         assert CascadeSettings.model_validate(dumped, context=STORED).bootstrap == 5
         assert BootstrapSettings.model_validate(stored, context=STORED) == record
+
+
+def test_every_record_of_the_bootstrap_count_takes_n_boot_one_way() -> None:
+    """The analysis's, the intervention's and the comparison's records of the video bootstrap
+    are one record (`BootstrapRecord`: count and seed) with their layouts' extra keys, and share
+    its one check of the retired `n_boot`: warned from code, read silently from a stored file."""
+    import warnings
+
+    from itemscale.analysis.comparison import BootstrapInfo
+    from itemscale.analysis.measures import AnalysisSettings, BootstrapRecord, BootstrapSettings
+    from itemscale.analysis.policies import InterventionResult
+    from itemscale.core.errors import STORED
+
+    assert InterventionResult.model_fields["bootstrap"].annotation is BootstrapRecord
+    assert issubclass(BootstrapSettings, BootstrapRecord)
+    info = BootstrapInfo(bootstrap=3, seed=1, method="bca")
+    assert isinstance(info, BootstrapRecord)
+    with pytest.deprecated_call(match=r"BootstrapInfo\(n_boot=\.\.\.\) is deprecated"):
+        assert BootstrapInfo(n_boot=3, seed=1, method="bca") == info  # type: ignore[call-arg]
+    with pytest.deprecated_call(match=r"BootstrapInfo\.n_boot is deprecated"):
+        assert info.n_boot == 3
+    with pytest.deprecated_call(match=r"AnalysisSettings\.n_boot is deprecated"):
+        assert AnalysisSettings(bootstrap=4).n_boot == 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        stored = {"n_boot": 3, "seed": 1, "method": "bca"}
+        assert BootstrapInfo.model_validate(stored, context=STORED) == info
+        assert info.model_dump(mode="json") == {"bootstrap": 3, "seed": 1, "method": "bca"}
 
 
 def test_frames_used_is_the_retired_name_of_effective_frames() -> None:

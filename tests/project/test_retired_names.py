@@ -6,7 +6,7 @@ The code is read as Python tokens, so a retired name inside a comment is not a u
 shim is a line that routes the old name to the new (`renamed_fields`, `renamed_keywords`,
 `warn_renamed`, or the deprecated property itself). The retired JSON key `n_boot`, which files
 of older schema versions hold, may appear in a string only where a reader takes it from such a
-file (`stored_value`, an `AliasChoices`): every writer writes `bootstrap`."""
+file (`stored_value`, `renamed_fields`, an `AliasChoices`): every writer writes `bootstrap`."""
 
 from __future__ import annotations
 
@@ -34,6 +34,8 @@ RETIRED = {
     "frames_used_matrix": "effective_frames_matrix",
     "frames_used": "effective_frames (VideoResponse.effective_frames, the backend contract's)",
     "DEFAULT_RERUN_FLOOR": "a measured or stated rerun floor (measured_floors, RerunFloor)",
+    "num_workers": "workers (run_sweep(workers=...), the Ray actors per model)",
+    "Session": "SweepContext (a session is the store's record of one sweep)",
 }
 
 #: Where a name is checked when it is retired only there (the sweep's `_budget` module is the

@@ -95,7 +95,7 @@ def test_ray_executor_matches_local_and_resumes(tmp_path: Path) -> None:
             backend_factory=pixel_factory,  # type: ignore[arg-type]
             progress=False,
             stop=stop,
-            num_workers=1,
+            workers=1,
         )
     finally:
         ray.shutdown()

@@ -175,7 +175,7 @@ def test_model_dying_while_loading_stops_with_typed_error(ray_local: Any, tmp_pa
             executor="ray",
             backend_factory=fault_factory,  # type: ignore[arg-type]
             progress=False,
-            num_workers=1,
+            workers=1,
         )
     assert info.value.exit_code == 1
     assert f"{1 + LOAD_TRIES} actors lost" in str(info.value)
@@ -210,7 +210,7 @@ def test_video_not_readable_on_a_node_is_a_clear_error(
             items=items,
             backend_factory=fault_factory,  # type: ignore[arg-type]
             progress=False,
-            num_workers=1,
+            workers=1,
         )
     assert "/proc/self/cwd/suite/videos/v0.mp4" in str(info.value)
     assert "same paths" in str(info.value) and info.value.exit_code == 2

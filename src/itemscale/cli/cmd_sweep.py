@@ -382,7 +382,7 @@ def run(args: argparse.Namespace) -> int:
                 max_retries=args.max_retries,
             ),
             frame_cache=cache,
-            num_workers=args.workers,
+            workers=args.workers,
             ray_address=args.ray_address,
             progress=not args.no_progress,
             provenance={"argv": ["itemscale", "sweep", *sys.argv[2:]]},

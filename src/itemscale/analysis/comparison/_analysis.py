@@ -166,7 +166,7 @@ def _kind_rows(side: Side, kind: CompareTaskKind | None) -> Side:
 
 
 def _by_kind(
-    pairs: pd.DataFrame, resamples: int, seed: int, method: str
+    pairs: pd.DataFrame, bootstrap: int, seed: int, method: str
 ) -> dict[CompareTaskKind, tuple[pd.DataFrame, np.ndarray, np.ndarray, AnswerDiff]]:
     """Each task kind's matched pairs, outcomes and difference, apart: multiple choice scored
     by correctness, open-ended items by their score, each with its own bootstrap and test."""
@@ -178,7 +178,7 @@ def _by_kind(
             continue
         kind, ya, yb = _outcomes(sub)
         videos = sub["video_id_a"].astype(str).to_numpy()
-        boot = VideoBootstrap(videos, resamples, seed, method=method)
+        boot = VideoBootstrap(videos, bootstrap, seed, method=method)
         key: CompareTaskKind = "mcqa" if name == "mcqa" else "open_ended"
         out[key] = (sub, ya, yb, _answer_diff(kind, ya, yb, videos, boot))
     return out
@@ -222,7 +222,7 @@ def _repeat_means(rows: pd.DataFrame, items: pd.Index) -> tuple[int, pd.DataFram
 
 
 def _rerun_noise(
-    pairs: pd.DataFrame, a: Side, b: Side, kind: str, resamples: int, seed: int, method: str
+    pairs: pd.DataFrame, a: Side, b: Side, kind: str, bootstrap: int, seed: int, method: str
 ) -> RerunNoise | None:
     """With repeats on either side: each side's noise floor (P two of its own reruns disagree
     on correctness, docs/measures.md "Repeats") beside P(a run of A and a run of B disagree),
@@ -241,7 +241,7 @@ def _rerun_noise(
     between = pa * (1 - pb) + pb * (1 - pa)
     first = pairs.assign(item=pairs["item_id"].astype(str)).drop_duplicates("item")
     videos = first.set_index("item").loc[full, "video_id_a"].astype(str).to_numpy()
-    boot = VideoBootstrap(videos, resamples, seed, method=method)
+    boot = VideoBootstrap(videos, bootstrap, seed, method=method)
     nan = np.full(len(full), np.nan)
     noise = [
         s.loc[full, "noise"].to_numpy() if r >= 2 else nan
@@ -460,17 +460,17 @@ def _side_record(name: str, side: Side) -> CompareSide:
 def compare_settings(
     bootstrap: int | None, ci: str | None, task_kind: str | None
 ) -> tuple[int, str]:
-    """(resamples, interval method) of a comparison, defaults filled in; a value no comparison
+    """(bootstrap, interval method) of a comparison, defaults filled in; a value no comparison
     takes is refused before any run is read."""
-    resamples = DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap
+    bootstrap = DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap
     method = DEFAULT_CI if ci is None else ci
-    if resamples < 0:
-        raise CompareError(f"bootstrap={resamples}: resamples must be >= 0")
+    if bootstrap < 0:
+        raise CompareError(f"bootstrap={bootstrap}: resamples must be >= 0")
     if method not in ("bca", "percentile"):
         raise CompareError(f"ci={method!r}: use bca or percentile")
     if task_kind not in (None, "mcqa", "open_ended"):
         raise CompareError(f"task_kind={task_kind!r}: use mcqa or open_ended")
-    return resamples, method
+    return bootstrap, method
 
 
 def compare_sides(
@@ -499,7 +499,7 @@ def compare_sides(
     (stated, `--rerun-floor`), else the floor the named `rerun` measures (`--rerun`), else the
     one the sides' own repeats and reruns measure; without any, identical or cannot tell.
     """
-    resamples, method = compare_settings(bootstrap, ci, task_kind)
+    bootstrap, method = compare_settings(bootstrap, ci, task_kind)
     side_a, side_b = _kind_rows(side_a, task_kind), _kind_rows(side_b, task_kind)
     matched = match_pairs(side_a.rows, side_b.rows)
     pairs = matched.pairs
@@ -510,7 +510,7 @@ def compare_sides(
             for s in (side_a, side_b)
         )
     )
-    kinds = _by_kind(pairs, resamples, seed, method)
+    kinds = _by_kind(pairs, bootstrap, seed, method)
     if kinds:
         # the first kind (multiple choice where present) is the headline: its gap, noise, where
         main, ya, yb, answers = next(iter(kinds.values()))
@@ -518,10 +518,10 @@ def compare_sides(
         main, ya, yb = pairs, np.zeros(0), np.zeros(0)
         videos = pairs["video_id_a"].astype(str).to_numpy()
         answers = _answer_diff(
-            "binary", ya, yb, videos, VideoBootstrap(videos, resamples, seed, method=method)
+            "binary", ya, yb, videos, VideoBootstrap(videos, bootstrap, seed, method=method)
         )
     noise = (
-        _rerun_noise(main, side_a, side_b, answers.kind, resamples, seed, method)
+        _rerun_noise(main, side_a, side_b, answers.kind, bootstrap, seed, method)
         if len(main)
         else None
     )
@@ -565,5 +565,5 @@ def compare_sides(
             ),
             *cost_verdict(record_a, record_b),
         ),
-        bootstrap=BootstrapInfo(bootstrap=resamples, seed=seed, method=method),
+        bootstrap=BootstrapInfo(bootstrap=bootstrap, seed=seed, method=method),
     )

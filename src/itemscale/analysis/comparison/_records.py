@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, model_validator
 
-from ..measures import AnswerAgreement, Estimate, RerunFloor, SameInput
+from ...core.errors import STORED, renamed_fields
+from ..measures import AnswerAgreement, BootstrapRecord, Estimate, RerunFloor, SameInput
 
 #: Version of the `compare --json` layout; bump it (and say so in docs/compare.md) on any change.
 #: 2 added `task_kind`, `outcomes` (multiple choice and open-ended apart), the graded answers
@@ -207,12 +208,10 @@ class Verdict(_Frozen):
     sentence: str
 
 
-class BootstrapInfo(_Frozen):
-    """The bootstrap behind compare's intervals. `bootstrap` is the resample count; a file of
-    layout 1 to 3 holds it as `n_boot`, read as `bootstrap` (docs/glossary.md)."""
+class BootstrapInfo(BootstrapRecord):
+    """The bootstrap behind compare's intervals: the resample count (`bootstrap`; a file of
+    layout 1 to 3 holds it as `n_boot`, read as `bootstrap`), its seed and interval method."""
 
-    bootstrap: int = Field(validation_alias=AliasChoices("bootstrap", "n_boot"))
-    seed: int
     method: str
 
 
@@ -255,9 +254,16 @@ class CompareResult(_Frozen):
     @model_validator(mode="before")
     @classmethod
     def _layout_2_intervals(cls, data: Any) -> Any:
-        """A layout-2 file's intervals (`ci_low`, `ci_high`) as the `ci` pair of an `Estimate`;
-        its `schema_version` is kept, so a reader still sees which layout it read."""
-        if not isinstance(data, dict) or data.get("schema_version") not in (1, 2):
+        """A layout-2 file's intervals (`ci_low`, `ci_high`) as the `ci` pair of an `Estimate`,
+        and a layout 1 to 3 file's `bootstrap.n_boot` as `bootstrap`; its `schema_version` is
+        kept, so a reader still sees which layout it read."""
+        if not isinstance(data, dict) or data.get("schema_version") not in (1, 2, 3):
+            return data
+        boot = data.get("bootstrap")
+        if isinstance(boot, dict):  # layouts 1 to 3 hold the count as n_boot: read silently
+            stored = renamed_fields(boot, "BootstrapInfo", STORED, n_boot="bootstrap")
+            data = {**data, "bootstrap": stored}
+        if data["schema_version"] == 3:
             return data
         diff_keys = ("accuracy_a", "accuracy_b", "difference")
         out = {**data, "answers": _layout_2_block(data.get("answers"), diff_keys)}

@@ -149,6 +149,7 @@ from ._result import (
 from ._result_models import (
     AlternativePair,
     BestFixed,
+    BootstrapRecord,
     BootstrapSettings,
     Churn,
     ComparisonRecord,
@@ -162,6 +163,7 @@ from ._result_models import (
     Record,
     Selector,
     SmallSample,
+    WithBootstrapCount,
 )
 from ._result_series import (
     AlternativesSeries,
@@ -238,6 +240,7 @@ __all__ = [
     "BinarySeries",
     "BinaryWithText",
     "BlockData",
+    "BootstrapRecord",
     "BootstrapSettings",
     "BudgetChurn",
     "BudgetOrder",
@@ -280,6 +283,7 @@ __all__ = [
     "StatLike",
     "UnknownConfigError",
     "VideoBootstrap",
+    "WithBootstrapCount",
     "additive_sentence",
     "alternatives_headline",
     "alternatives_title",

@@ -11,7 +11,7 @@ null), integers stay integers and floats floats. The series blocks are in `_resu
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -443,28 +443,42 @@ class GridSelection(Record):
     excluded_models: dict[str, list[StrictStr]]
 
 
-class BootstrapSettings(Record):
-    """How the intervals were made: resamples of whole videos, their seed and method.
+class WithBootstrapCount(BaseModel):
+    """A model holding the video bootstrap's resample count as `bootstrap`, its one name: the
+    retired `n_boot` is still taken in 0.1.x, with a warning, and read from stored files
+    (under `STORED`) silently. Every record and setting of the count shares this one check."""
 
-    `bootstrap` is the resample count; a file of layout 1 or 2 holds it as `n_boot`, read
-    (under `STORED`) as `bootstrap`."""
-
-    bootstrap: StrictInt
-    seed: StrictInt
-    unit: StrictStr
-    ci_level: Number
-    interval: StrictStr
+    if TYPE_CHECKING:  # each model's own field, in its place among the others
+        bootstrap: int
 
     @model_validator(mode="before")
     @classmethod
-    def _stored_key(cls, data: Any, info: ValidationInfo) -> Any:
-        return renamed_fields(data, "BootstrapSettings", info.context, n_boot="bootstrap")
+    def _renamed(cls, data: Any, info: ValidationInfo) -> Any:
+        return renamed_fields(data, cls.__name__, info.context, n_boot="bootstrap")
 
     @property
     def n_boot(self) -> int:
         """The retired name of `bootstrap` (docs/glossary.md, 'One name per concept')."""
-        warn_renamed("BootstrapSettings.n_boot", "BootstrapSettings.bootstrap")
+        warn_renamed(f"{type(self).__name__}.n_boot", f"{type(self).__name__}.bootstrap")
         return self.bootstrap
+
+
+class BootstrapRecord(WithBootstrapCount, Record):
+    """The intervals' video bootstrap: its resample count (`bootstrap`) and seed, as an
+    intervention's result records it; `BootstrapSettings` (analyze) and the comparison's
+    `BootstrapInfo` add how the intervals were made, under their layouts' keys."""
+
+    bootstrap: StrictInt
+    seed: StrictInt
+
+
+class BootstrapSettings(BootstrapRecord):
+    """How the intervals were made: resamples of whole videos, their seed and method (a file
+    of layout 1 or 2 holds the count as `n_boot`)."""
+
+    unit: StrictStr
+    ci_level: Number
+    interval: StrictStr
 
 
 class AlternativePair(Record):

@@ -8,14 +8,14 @@ same reason; each error names the setting (the command line shows the flag inste
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator, model_validator
+from pydantic import ConfigDict, field_validator
 
-from ...core.errors import renamed_fields
 from ...core.rerun_floor import RerunFloor
 from ._heterogeneity import DEFAULT_DRAWS
 from ._inference import DEFAULT_POWER_TARGET
+from ._result_models import WithBootstrapCount
 from ._select import config_list
 
 #: Video-bootstrap resamples `analyze` draws unless told otherwise.
@@ -34,7 +34,7 @@ def _labels(name: str, labels: tuple[str, ...]) -> tuple[str, ...]:
     return cleaned
 
 
-class AnalysisSettings(BaseModel):
+class AnalysisSettings(WithBootstrapCount):
     """How `analyze` computes its measures (docs/measures.md); the defaults are the command's.
 
     `bootstrap` is the resample count's one name (`--bootstrap`; the retired `n_boot` still
@@ -75,11 +75,6 @@ class AnalysisSettings(BaseModel):
     #: same-input verdicts grade answers against it, labelled "stated" (None: the floor each
     #: model's repeats and reruns measure, else none).
     rerun_floor: float | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _renamed(cls, data: Any, info: ValidationInfo) -> Any:
-        return renamed_fields(data, "AnalysisSettings", info.context, n_boot="bootstrap")
 
     @field_validator("bootstrap", "heterogeneity_draws")
     @classmethod

@@ -26,6 +26,7 @@ from ...core.errors import ItemscaleError, renamed_keywords, warn_renamed
 from ...core.responses import ANSWERED_STATUSES
 from ..measures import (
     DEFAULT_BOOTSTRAP,
+    BootstrapRecord,
     Count,
     Estimate,
     ResponseMatrix,
@@ -36,7 +37,6 @@ from ..measures import (
 from ._intervention_report import (
     INTERVENTION_PLAN_SCHEMA_VERSION,
     INTERVENTION_SCHEMA_VERSION,
-    BootstrapRecord,
     GroupCounts,
     InterventionResult,
     ItemOutcome,

@@ -9,13 +9,12 @@ key). The layout is docs/policies.md's (`itemscale intervene`, "The result").
 from __future__ import annotations
 
 import os
-from typing import Any, ClassVar, Final, Literal
+from typing import ClassVar, Final, Literal
 
-from pydantic import ValidationInfo, field_validator, model_validator
+from pydantic import field_validator
 
 from ...core.configuration import Configuration
-from ...core.errors import renamed_fields, warn_renamed
-from ..measures import Estimate
+from ..measures import BootstrapRecord, Estimate
 from ._records import ReportRecord, json_text, stored_report
 from ._settings import InterventionName
 
@@ -65,25 +64,6 @@ class GroupCounts(ReportRecord):
     reference_frames_kept: float | None
     reference_frames_kept_before: float | None
     terminal_frames_changed: float | None
-
-
-class BootstrapRecord(ReportRecord):
-    """The intervals' resamples (`bootstrap`; a result of layout 1 holds it as `n_boot`, read
-    under `STORED` as `bootstrap`) and seed."""
-
-    bootstrap: int
-    seed: int
-
-    @model_validator(mode="before")
-    @classmethod
-    def _stored_key(cls, data: Any, info: ValidationInfo) -> Any:
-        return renamed_fields(data, "BootstrapRecord", info.context, n_boot="bootstrap")
-
-    @property
-    def n_boot(self) -> int:
-        """The retired name of `bootstrap` (docs/glossary.md, 'One name per concept')."""
-        warn_renamed("BootstrapRecord.n_boot", "BootstrapRecord.bootstrap")
-        return self.bootstrap
 
 
 class InterventionAxis(ReportRecord):

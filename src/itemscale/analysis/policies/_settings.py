@@ -9,20 +9,17 @@ refuse the same input with the same reason, a `pydantic.ValidationError` that na
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Final, Literal
 
 import numpy as np
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
-    ValidationInfo,
     field_validator,
     model_validator,
 )
 
-from ...core.errors import renamed_fields, warn_renamed
-from ..measures import DEFAULT_BOOTSTRAP, RerunFloor
+from ..measures import DEFAULT_BOOTSTRAP, RerunFloor, WithBootstrapCount
 from ._inputs import ScoreName, SharingChoice
 
 #: 2: cost models (`sharing`), latency, `--stages`, `--score`, `--threshold`, agreement of
@@ -41,27 +38,7 @@ InterventionName = Literal["nested", "phase-shift"]
 INTERVENTION_NAMES: Final[tuple[str, ...]] = ("nested", "phase-shift")
 
 
-class _BootstrapSetting(BaseModel):
-    """The resample count of a policy command, `bootstrap` (its one name, as `--bootstrap`);
-    the retired `n_boot` is still taken in 0.1.x, with a warning, and read from stored files
-    silently."""
-
-    if TYPE_CHECKING:  # each command's own field, in its place among the others
-        bootstrap: int
-
-    @model_validator(mode="before")
-    @classmethod
-    def _renamed(cls, data: Any, info: ValidationInfo) -> Any:
-        return renamed_fields(data, cls.__name__, info.context, n_boot="bootstrap")
-
-    @property
-    def n_boot(self) -> int:
-        """The retired name of `bootstrap` (docs/glossary.md, 'One name per concept')."""
-        warn_renamed(f"{type(self).__name__}.n_boot", f"{type(self).__name__}.bootstrap")
-        return self.bootstrap
-
-
-class CascadeSettings(_BootstrapSetting):
+class CascadeSettings(WithBootstrapCount):
     """How `itemscale cascade` fits and reports its stopping rules."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, serialize_by_alias=True)
@@ -131,7 +108,7 @@ class CascadeSettings(_BootstrapSetting):
         return self
 
 
-class InterventionSettings(_BootstrapSetting):
+class InterventionSettings(WithBootstrapCount):
     """Every option of `itemscale intervene` (docs/policies.md): which change of sampling, how
     many controls, the seed and resamples, which axis, and where the re-runs execute."""
 

@@ -350,9 +350,9 @@ class HFBackend(BaseVideoLM):
             # so the processor gets writable copies and the cache stays untouched. One
             # (frames, height, width, 3) array per video, as a plain loop passes it: a list of
             # frame arrays costs the processor about a third more time (128 frames of 448x336)
-            kwargs["videos"] = [writable(np.asarray(frames.array)) for frames in videos]
+            kwargs["videos"] = [writable(np.asarray(frame_set.array)) for frame_set in videos]
             kwargs["do_sample_frames"] = False
-            kwargs["video_metadata"] = [video_metadata(frames) for frames in videos]
+            kwargs["video_metadata"] = [video_metadata(frame_set) for frame_set in videos]
             bounds = resize_kwargs(self.family, self._processor, batch[0], self._options.min_pixels)
             if bounds is not None:
                 kwargs["size"] = bounds["size"]

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.errors import renamed_keywords
 from ._hf_wire import ResizeKwargs, VideoMetadataFields
 from ._types import Frames, FramesLike, VideoRequest
 
@@ -29,12 +30,13 @@ FAMILIES: dict[str, str] = {
 PIXEL_RANGE_FAMILIES = frozenset({"qwen2-vl", "qwen2.5-vl", "qwen3-vl"})
 
 
-def source_fps(frames: FramesLike) -> float:
+@renamed_keywords(frames="frame_set")
+def source_fps(frame_set: FramesLike) -> float:
     """The video's frame rate implied by the frames' indices and timestamps (needed so a
     timestamp-aware processor computes each frame's true time from its index)."""
-    indices = np.asarray(frames.indices, dtype=np.float64)
-    times = np.asarray(frames.timestamps, dtype=np.float64)
-    fps = getattr(frames, "fps", None)
+    indices = np.asarray(frame_set.indices, dtype=np.float64)
+    times = np.asarray(frame_set.timestamps, dtype=np.float64)
+    fps = getattr(frame_set, "fps", None)
     if isinstance(fps, int | float) and fps > 0:
         return float(fps)
     if len(indices) >= 2:
@@ -47,7 +49,8 @@ def source_fps(frames: FramesLike) -> float:
     return 1.0
 
 
-def video_metadata(frames: FramesLike) -> VideoMetadataFields:
+@renamed_keywords(frames="frame_set")
+def video_metadata(frame_set: FramesLike) -> VideoMetadataFields:
     """transformers' video metadata for frames we already chose.
 
     `frames_indices` with the source `fps` give each frame's true time (Qwen3-VL, SmolVLM2 print
@@ -55,13 +58,13 @@ def video_metadata(frames: FramesLike) -> VideoMetadataFields:
     (frames / total * fps) equals the rate the frames were actually taken at, which is what
     Qwen2.5-VL turns into the temporal position step.
     """
-    fps = source_fps(frames)
-    indices = [int(i) for i in frames.indices]
+    fps = source_fps(frame_set)
+    indices = [int(i) for i in frame_set.indices]
     count = len(indices)
     span = indices[-1] - indices[0]
     step = span / (count - 1) if count >= 2 and span > 0 else 1.0
     total = max(count, round(count * step))
-    height, width = int(frames.array.shape[1]), int(frames.array.shape[2])
+    height, width = int(frame_set.array.shape[1]), int(frame_set.array.shape[2])
     return {
         "total_num_frames": total,
         "fps": fps,
@@ -77,20 +80,20 @@ def qwen_factor(processor: Any) -> int:
     return int(video.patch_size) * int(video.merge_size)
 
 
-def fill_temporal_patch(family: str, processor: Any, frames: FramesLike) -> FramesLike:
+def fill_temporal_patch(family: str, processor: Any, frame_set: FramesLike) -> FramesLike:
     """Repeat the last frame up to one temporal patch for Qwen3-VL, whose processor refuses
     fewer frames; Qwen2/2.5-VL's processors do the same repetition themselves, so a
     one-frame budget means the same thing in all three."""
     if family != "qwen3-vl":
-        return frames
+        return frame_set
     temporal = int(processor.video_processor.temporal_patch_size)
-    missing = temporal - int(frames.array.shape[0])
+    missing = temporal - int(frame_set.array.shape[0])
     if missing <= 0:
-        return frames
-    indices = [int(i) for i in frames.indices]
-    times = [float(t) for t in frames.timestamps]
+        return frame_set
+    indices = [int(i) for i in frame_set.indices]
+    times = [float(t) for t in frame_set.timestamps]
     return Frames(
-        np.concatenate([frames.array, np.repeat(frames.array[-1:], missing, axis=0)]),
+        np.concatenate([frame_set.array, np.repeat(frame_set.array[-1:], missing, axis=0)]),
         tuple(indices + [indices[-1]] * missing),
         tuple(times + [times[-1]] * missing),
     )

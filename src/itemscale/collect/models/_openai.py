@@ -158,21 +158,21 @@ def encode_frame(frame: npt.NDArray[np.uint8], image_format: str, quality: int) 
 
 
 def build_chat_messages(
-    item: Item, frames: FramesLike | None, options: OpenAIOptions
+    item: Item, frame_set: FramesLike | None, options: OpenAIOptions
 ) -> list[ChatCompletionMessageParam]:
     """OpenAI chat messages: the shared prompt, with the frames at the start of the first user
     message (that is where every open Video LLM's own chat template puts the video)."""
     messages: list[ChatCompletionMessageParam] = []
     for position, message in enumerate(build_messages(item)):
-        if position == 0 and frames is not None:
+        if position == 0 and frame_set is not None:
             parts: list[ChatCompletionContentPartParam] = []
             if options.video_input:
-                encoded = [encode_frame(f, "jpeg", options.jpeg_quality) for f in frames.array]
+                encoded = [encode_frame(f, "jpeg", options.jpeg_quality) for f in frame_set.array]
                 url = "data:video/jpeg;base64," + ",".join(encoded)
                 parts.append({"type": "video_url", "video_url": {"url": url}})
             else:
                 mime = "image/png" if options.image_format == "png" else "image/jpeg"
-                for frame in frames.array:
+                for frame in frame_set.array:
                     data = encode_frame(frame, options.image_format, options.jpeg_quality)
                     parts.append(
                         {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}}
@@ -184,12 +184,12 @@ def build_chat_messages(
     return messages
 
 
-def frame_times_field(frames: FramesLike) -> MediaIOKwargs:
+def frame_times_field(frame_set: FramesLike) -> MediaIOKwargs:
     """vLLM's `media_io_kwargs` for a `data:video/jpeg` frame list: the frames' indices in the
     video, the video's frame rate, frame count and duration (transformers' video metadata, as
     the `hf` backend passes it), every frame kept (`num_frames = -1`: vLLM otherwise keeps the
     first 32 of a JPEG list) and no sampling again (`do_sample_frames = false`)."""
-    meta = video_metadata(frames)
+    meta = video_metadata(frame_set)
     return {
         "video": {
             "num_frames": -1,

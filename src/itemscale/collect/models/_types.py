@@ -92,19 +92,19 @@ class Frames:
         return self.array
 
 
-def check_frames(frames: FramesLike) -> None:
+def check_frames(frame_set: FramesLike) -> None:
     """Refuse a frame array a processor would silently misread (wrong dtype, layout, count)."""
-    arr = frames.array
+    arr = frame_set.array
     if not isinstance(arr, np.ndarray) or arr.dtype != np.uint8:
         raise ValueError("frames must be a numpy uint8 array")
     if arr.ndim != 4 or arr.shape[-1] != 3:
         raise ValueError(f"frames must have shape [F, H, W, 3], got {list(arr.shape)}")
     if arr.shape[0] < 1:
         raise ValueError("a frame set needs at least one frame (use frames=None for text-only)")
-    if len(frames.indices) != arr.shape[0] or len(frames.timestamps) != arr.shape[0]:
+    if len(frame_set.indices) != arr.shape[0] or len(frame_set.timestamps) != arr.shape[0]:
         raise ValueError(
-            f"{arr.shape[0]} frames but {len(frames.indices)} indices and "
-            f"{len(frames.timestamps)} timestamps"
+            f"{arr.shape[0]} frames but {len(frame_set.indices)} indices and "
+            f"{len(frame_set.timestamps)} timestamps"
         )
 
 

@@ -63,9 +63,9 @@ PROTOCOL_MAX_NEW_TOKENS: Final[int] = 64
 #: The validation context key of the backend names a protocol is checked against.
 BACKENDS_CONTEXT: Final[str] = "backends"
 
-#: A count in a protocol file is a TOML integer: `true` or `"8"` is refused rather than read
-#: as 1 or 8 (pydantic's lax mode would convert both).
-Count = Annotated[StrictInt, Field(gt=0)]
+#: A count in a protocol file (frames, repeats, a limit) is a positive TOML integer: `true` or
+#: `"8"` is refused rather than read as 1 or 8 (pydantic's lax mode would convert both).
+StrictPositiveInt = Annotated[StrictInt, Field(gt=0)]
 
 
 def _not_one_of(names: Iterable[str]) -> PydanticCustomError:
@@ -118,7 +118,7 @@ class BenchmarkEntry(BaseModel):
     path: str | None = None
     videos: str | None = None
     split: str | None = None
-    limit: Count | None = None
+    limit: StrictPositiveInt | None = None
     #: A plain item list (one item id a line, `#` comments; what `itemscale anchors` writes):
     #: sweep only these items.
     items: str | None = None
@@ -147,10 +147,10 @@ class GridSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    frames: tuple[Count, ...] = Field(min_length=1)
-    max_pixels: tuple[Count, ...] = ()
-    short_side: tuple[Count, ...] = ()
-    token_budgets: tuple[Count, ...] = ()
+    frames: tuple[StrictPositiveInt, ...] = Field(min_length=1)
+    max_pixels: tuple[StrictPositiveInt, ...] = ()
+    short_side: tuple[StrictPositiveInt, ...] = ()
+    token_budgets: tuple[StrictPositiveInt, ...] = ()
     native: StrictBool | None = None
     sampling: tuple[SamplingPolicy, ...] = (SamplingPolicy(),)
     pipeline: tuple[Pipeline, ...] = ("cached",)
@@ -323,7 +323,7 @@ class Protocol(BaseModel):
     models: tuple[ModelEntry, ...] = Field(min_length=1)
     benchmark: BenchmarkEntry
     grid: GridSpec
-    repeats: Count = 1
+    repeats: StrictPositiveInt = 1
     seeds: tuple[Annotated[StrictInt, Field(ge=0, le=MAX_SEED)], ...] | None = None
     text_only: StrictBool = True
     output: str = "runs/itemscale"

@@ -2,11 +2,7 @@
 Ray), commit results to the run store as they arrive, export the response table."""
 
 from ._budget import BUDGET_GROWTH_TOLERANCE, BudgetNotHonouredError
-from ._loaders import BenchmarkLoadError, load_benchmark_items
-from ._plan import ExtraConfig, PlanCost
-from ._rerun_check import RerunCheck
-from ._runner import ServerRefusedError, plan_sweep, run_sweep
-from ._session import (
+from ._context import (
     FAILED_CELLS_EXIT,
     FAILED_SHARE_LIMIT,
     BackendFactory,
@@ -18,6 +14,10 @@ from ._session import (
     VideoNotOnNodeError,
     default_backend_factory,
 )
+from ._loaders import BenchmarkLoadError, load_benchmark_items
+from ._plan import ExtraConfig, PlanCost
+from ._rerun_check import RerunCheck
+from ._runner import ServerRefusedError, plan_sweep, run_sweep
 from ._stack import STACK_OVERRIDE_ENV, Numerics, StackInfo, software_stack, stack_notice
 
 __all__ = [

@@ -18,9 +18,9 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from ._context import SweepContext
 from ._execute import BatchKey, JobStats, PreparedJob, VideoJob, VideoJobRunner, failure_row
 from ._plan import Cell
-from ._session import Session
 
 if TYPE_CHECKING:
     from ..video import FrameSet
@@ -43,9 +43,9 @@ class BatchPool:
         self._runner = runner
         self._groups: dict[BatchKey, list[Pending]] = {}
 
-    def add(self, cell: Cell, frames: FrameSet | None) -> None:
-        key = self._runner.batch_key(cell, frames)
-        self._groups.setdefault(key, []).append((cell, frames))
+    def add(self, cell: Cell, frame_set: FrameSet | None) -> None:
+        key = self._runner.batch_key(cell, frame_set)
+        self._groups.setdefault(key, []).append((cell, frame_set))
 
     def _size(self, key: BatchKey) -> int:
         return self._runner.size_for(key, self._groups[key][0][1])
@@ -67,10 +67,10 @@ class BatchPool:
         """Bytes of the decoded frames the waiting cells hold (a frame set shared by several
         cells counted once)."""
         arrays = {
-            id(frames.array): int(getattr(frames.array, "nbytes", 0))
+            id(frame_set.array): int(getattr(frame_set.array, "nbytes", 0))
             for group in self._groups.values()
-            for _, frames in group
-            if frames is not None
+            for _, frame_set in group
+            if frame_set is not None
         }
         return sum(arrays.values())
 
@@ -87,9 +87,11 @@ class BatchPool:
             yield self._take(key, self._size(key))
 
 
-def run_across_videos(session: Session, runner: VideoJobRunner, jobs: Sequence[VideoJob]) -> None:
+def run_across_videos(
+    context: SweepContext, runner: VideoJobRunner, jobs: Sequence[VideoJob]
+) -> None:
     """Run a model's jobs with batches across videos, committing each batch as it returns.
-    Stops between calls when the session's stop is set (the cells not run stay pending)."""
+    Stops between calls when the sweep's stop is set (the cells not run stay pending)."""
     if not jobs:
         return
     pool = BatchPool(runner)
@@ -97,10 +99,10 @@ def run_across_videos(session: Session, runner: VideoJobRunner, jobs: Sequence[V
 
     def run(batches: Iterator[list[Pending]]) -> bool:
         for batch in batches:
-            if session.stop.is_set():
+            if context.stop.is_set():
                 return False
             for rows in runner.run_batch(batch, stats):
-                session.record(rows)
+                context.record(rows)
         return True
 
     depth = decode_threads()
@@ -111,21 +113,21 @@ def run_across_videos(session: Session, runner: VideoJobRunner, jobs: Sequence[V
         )
         going = True
         for position, job in enumerate(jobs):
-            if session.stop.is_set():
+            if context.stop.is_set():
                 going = False
                 break
             prepared = ahead.popleft().result()
             if position + depth < len(jobs):
                 ahead.append(decoder.submit(runner.prepare, jobs[position + depth]))
-            session.record_stats(job, prepared.stats)
+            context.record_stats(job, prepared.stats)
             failed = prepared.failed
             if failed:
-                session.record(
+                context.record(
                     [failure_row(c, *failed[c.cell_id]) for c in job.cells if c.cell_id in failed]
                 )
             for cell in job.cells:
                 if cell.cell_id not in failed:
-                    pool.add(cell, runner.frames_of(cell, prepared.frames))
+                    pool.add(cell, runner.frames_of(cell, prepared.frame_sets))
             if not (run(pool.full()) and run(pool.over_bound())):
                 going = False
                 break
@@ -133,4 +135,4 @@ def run_across_videos(session: Session, runner: VideoJobRunner, jobs: Sequence[V
             run(pool.rest())
         for future in ahead:
             future.cancel()
-    session.record_model_time(stats)
+    context.record_model_time(stats)

@@ -255,30 +255,32 @@ def base_row(cell: Cell) -> RowIdentity:
     }
 
 
-def failure_row(cell: Cell, status: Status, error: str, frames: FrameSet | None = None) -> CellRow:
-    if frames is None:
+def failure_row(
+    cell: Cell, status: Status, error: str, frame_set: FrameSet | None = None
+) -> CellRow:
+    if frame_set is None:
         return CellRow(**base_row(cell), status=status.value, error=error)
-    return CellRow(**base_row(cell), **_frame_fields(frames), status=status.value, error=error)
+    return CellRow(**base_row(cell), **_frame_fields(frame_set), status=status.value, error=error)
 
 
-def _frame_fields(frames: FrameSet) -> FrameFields:
-    indices = tuple(int(i) for i in frames.indices)
+def _frame_fields(frame_set: FrameSet) -> FrameFields:
+    indices = tuple(int(i) for i in frame_set.indices)
     return {
         "frame_indices": indices,
-        "frame_timestamps": tuple(float(t) for t in frames.timestamps),
+        "frame_timestamps": tuple(float(t) for t in frame_set.timestamps),
         "effective_frames": len(indices),
-        "pixels": int(frames.width) * int(frames.height),
+        "pixels": int(frame_set.width) * int(frame_set.height),
     }
 
 
-def response_row(cell: Cell, frames: FrameSet | None, response: VideoResponse) -> CellRow:
+def response_row(cell: Cell, frame_set: FrameSet | None, response: VideoResponse) -> CellRow:
     """The stored row of one answered (or failed) model call."""
     status, answer = parsed_answer(cell.item, response)
     sent: FrameFields
-    if frames is None:
+    if frame_set is None:
         sent = {"effective_frames": 0, "pixels": None, "frame_indices": (), "frame_timestamps": ()}
     else:
-        sent = _frame_fields(frames)
+        sent = _frame_fields(frame_set)
         if response.effective_frames is not None:
             sent["effective_frames"] = int(response.effective_frames)
         if response.pixels is not None:
@@ -302,29 +304,31 @@ def response_row(cell: Cell, frames: FrameSet | None, response: VideoResponse) -
         visual_tokens=response.visual_tokens,
         scoring_rule=response.scoring_rule if status.answered else None,
         latency_s=response.latency_s,
-        session_id=None,  # the session sets it when it records the row (`Session.record`)
+        session_id=None,  # set when the sweep records the row (`SweepContext.record`)
         **_score_fields(cell.item, status, answer, response.raw_text),
     )
 
 
-def checked_row(cell: Cell, frames: FrameSet | None, response: object, stats: JobStats) -> CellRow:
+def checked_row(
+    cell: Cell, frame_set: FrameSet | None, response: object, stats: JobStats
+) -> CellRow:
     """The row of one response after the boundary check (`_response_check`): a field of a
     wrong type makes the cell a `model_error` naming the field; impossible values are nulled
     and counted in `stats.nulled`."""
     try:
         clean, nulled = checked_response(response)
     except ResponseFieldError as exc:
-        return failure_row(cell, Status.MODEL_ERROR, str(exc), frames)
+        return failure_row(cell, Status.MODEL_ERROR, str(exc), frame_set)
     for reason, n in nulled.items():
         stats.nulled[reason] = stats.nulled.get(reason, 0) + n
-    return response_row(cell, frames, clean)
+    return response_row(cell, frame_set, clean)
 
 
 @dataclass(frozen=True)
 class PreparedJob:
     """A job's decoded frames, keyed by (config id, item key, repeat), and its media failures."""
 
-    frames: FrameSets
+    frame_sets: FrameSets
     failed: dict[str, tuple[Status, str]]
     stats: JobStats
 
@@ -350,13 +354,15 @@ class VideoJobRunner:
     sizes: dict[BatchKey, int] = field(default_factory=dict)
     size_caps: dict[BatchKey, int] = field(default_factory=dict)
 
-    def size_for(self, key: BatchKey, frames: FrameSet | None) -> int:
+    def size_for(self, key: BatchKey, frame_set: FrameSet | None) -> int:
         """How many cells of `key` one model call takes: decided once per key (`auto` reads
         the free memory then), lowered for good by an out-of-memory error."""
         if key not in self.sizes:
             self.sizes[key] = (
                 auto_batch_size(
-                    estimated_visual_tokens(frames), self.bytes_per_visual_token, self.free_memory()
+                    estimated_visual_tokens(frame_set),
+                    self.bytes_per_visual_token,
+                    self.free_memory(),
                 )
                 if self.auto_batch
                 else self.batch_size
@@ -389,11 +395,11 @@ class VideoJobRunner:
         pass per draw. A selection that cannot be replayed (`SelectionError`) stops the sweep:
         it is a wrong protocol, not a failure of this cell.
         """
-        frames: FrameSets = {}
+        frame_sets: FrameSets = {}
         failed: dict[str, tuple[Status, str]] = {}
         video_cells = [c for c in job.cells if c.needs_video]
         if not video_cells:
-            return frames, failed
+            return frame_sets, failed
         from ..video import (
             MediaError,
             SelectionError,
@@ -411,7 +417,7 @@ class VideoJobRunner:
                     Status.MEDIA_ERROR,
                     f"missing_file: no video file for video_id {job.video_id!r}",
                 )
-            return frames, failed
+            return frame_sets, failed
         passes: dict[tuple[str, int], dict[str, Configuration]] = {}
         for cell in video_cells:
             key = _pass_key(cell)
@@ -435,12 +441,12 @@ class VideoJobRunner:
                 errors[(item_key, repeat)] = f"decode_error: {type(exc).__name__}: {exc}"
                 continue
             for config_id, frame_set in got.items():
-                frames[(config_id, item_key, repeat)] = frame_set
+                frame_sets[(config_id, item_key, repeat)] = frame_set
         for cell in video_cells:
             key = _pass_key(cell)
             if key in errors:
                 failed[cell.cell_id] = (Status.MEDIA_ERROR, errors[key])
-            elif (cell.config.config_id, *key) not in frames:
+            elif (cell.config.config_id, *key) not in frame_sets:
                 failed[cell.cell_id] = (Status.MEDIA_ERROR, "decode_error: no frames returned")
         if len(errors) < len(passes):
             stats.warnings += duration_mismatches(job.video_path, video_cells)
@@ -453,14 +459,14 @@ class VideoJobRunner:
             except (MediaError, OSError):
                 stats.video_hash = None
         stats.decode_s += time.perf_counter() - start
-        return frames, failed
+        return frame_sets, failed
 
     def prepare(self, job: VideoJob) -> PreparedJob:
         """Decode a job's frames (thread-safe: the local executor decodes the next video in a
         background thread while the model runs on this one)."""
         stats = JobStats()
-        frames, failed = self._decode(job, stats)
-        return PreparedJob(frames, failed, stats)
+        frame_sets, failed = self._decode(job, stats)
+        return PreparedJob(frame_sets, failed, stats)
 
     def run(
         self,
@@ -472,7 +478,7 @@ class VideoJobRunner:
         """Rows per batch, as they are computed. Stops between batches when `should_stop()`."""
         stats = stats if stats is not None else JobStats()
         prepared = prepared if prepared is not None else self.prepare(job)
-        frames, failed = prepared.frames, prepared.failed
+        frame_sets, failed = prepared.frame_sets, prepared.failed
         stats.decode_s += prepared.stats.decode_s
         stats.video_hash = prepared.stats.video_hash
         stats.warnings += prepared.stats.warnings
@@ -483,18 +489,19 @@ class VideoJobRunner:
             if should_stop is not None and should_stop():
                 return
             batch = [
-                (c, self.frames_of(c, frames)) for c in runnable[start : start + self.batch_size]
+                (c, self.frames_of(c, frame_sets))
+                for c in runnable[start : start + self.batch_size]
             ]
             yield from self.run_batch(batch, stats)
 
-    def batch_key(self, cell: Cell, frames: FrameSet | None) -> BatchKey:
+    def batch_key(self, cell: Cell, frame_set: FrameSet | None) -> BatchKey:
         """Which cells may share a model call: one configuration, task kind and decoding
         settings (the seed only under sampling: it cannot change a greedy answer), and one
         frame geometry, as a batched processor call needs; the video does not matter."""
         decoding = self._decoding(cell.seed)
         if decoding.greedy:
             decoding = self._decoding(0)
-        shape = None if frames is None else tuple(getattr(frames.array, "shape", ()))
+        shape = None if frame_set is None else tuple(getattr(frame_set.array, "shape", ()))
         return (cell.config.config_id, cell.item.task_kind.value, decoding, shape)
 
     def run_batch(
@@ -549,10 +556,10 @@ class VideoJobRunner:
         self.size_caps[key] = min(size, self.size_caps.get(key, size))
 
     @staticmethod
-    def frames_of(cell: Cell, frames: FrameSets) -> FrameSet | None:
+    def frames_of(cell: Cell, frame_sets: FrameSets) -> FrameSet | None:
         if not cell.needs_video:
             return None
-        return frames[(cell.config.config_id, *_pass_key(cell))]
+        return frame_sets[(cell.config.config_id, *_pass_key(cell))]
 
 
 def _pass_key(cell: Cell) -> tuple[str, int]:

@@ -68,12 +68,12 @@ def free_memory_bytes(device: str) -> int | None:
         return None
 
 
-def estimated_visual_tokens(frames: FrameSet | None) -> int:
+def estimated_visual_tokens(frame_set: FrameSet | None) -> int:
     """A cell's visual tokens estimated from its frames' geometry (`PIXELS_PER_VISUAL_TOKEN`);
     a text-only cell has none."""
-    if frames is None:
+    if frame_set is None:
         return 0
-    shape = tuple(getattr(frames.array, "shape", ()))
+    shape = tuple(getattr(frame_set.array, "shape", ()))
     if len(shape) < 3:
         return 0
     count, height, width = int(shape[0]), int(shape[1]), int(shape[2])

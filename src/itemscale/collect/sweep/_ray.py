@@ -35,9 +35,9 @@ from ...core.responses import Status
 from ..models import BackendSpec, DecodingSettings, Serving, serving_of
 from ..protocol import ModelEntry
 from ..store import CellRow
+from ._context import RayActorsLostError, RayUnreachableError, VideoNotOnNodeError
 from ._execute import JobStats, VideoJob, VideoJobRunner, failure_row
 from ._records import ActorSpec
-from ._session import RayActorsLostError, RayUnreachableError, VideoNotOnNodeError
 
 
 def _ray() -> Any:
@@ -47,7 +47,7 @@ def _ray() -> Any:
 
 if TYPE_CHECKING:
     from ..video import FrameCache
-    from ._session import BackendFactory, Session
+    from ._context import BackendFactory, SweepContext
 
 #: Jobs queued per actor beyond the one running, so an actor never waits on the driver.
 JOBS_AHEAD_PER_ACTOR = 1
@@ -146,7 +146,7 @@ class SweepActor:
         self._backend.close()
 
 
-def _slots(device: str, num_workers: int | None) -> tuple[int, dict[str, float]]:
+def _slots(device: str, workers: int | None) -> tuple[int, dict[str, float]]:
     ray = _ray()
 
     resources = ray.cluster_resources()
@@ -154,9 +154,9 @@ def _slots(device: str, num_workers: int | None) -> tuple[int, dict[str, float]]
         gpus = int(resources.get("GPU", 0))
         if gpus < 1:
             raise RuntimeError(f"--device {device} with --executor ray: the Ray cluster has no GPU")
-        return (min(gpus, num_workers) if num_workers else gpus), {"num_gpus": 1, "num_cpus": 1}
+        return (min(gpus, workers) if workers else gpus), {"num_gpus": 1, "num_cpus": 1}
     cpus = max(1, int(resources.get("CPU", 1)))
-    return (min(cpus, num_workers) if num_workers else cpus), {"num_cpus": 1}
+    return (min(cpus, workers) if workers else cpus), {"num_cpus": 1}
 
 
 #: seconds to wait for a TCP connection to a named Ray head before calling it unreachable
@@ -186,32 +186,32 @@ def check_reachable(address: str | None, timeout: float = REACH_TIMEOUT_S) -> No
         ) from None
 
 
-def run_ray(session: Session) -> None:
-    """Run every model of the session on actors of the Ray cluster: the one at
-    `session.ray_address`, else Ray's own choice (`RAY_ADDRESS`, else the Ray `ray start`
+def run_ray(context: SweepContext) -> None:
+    """Run every model of the sweep on actors of the Ray cluster: the one at
+    `context.ray_address`, else Ray's own choice (`RAY_ADDRESS`, else the Ray `ray start`
     started on this machine, else a local one started here and stopped after)."""
     ray = _ray()
 
-    entries = [e for e in session.protocol.models if not session.finished_without_loading(e)]
+    entries = [e for e in context.protocol.models if not context.finished_without_loading(e)]
     if not entries:
         return  # a no-op resume: no cluster, no model
     started_here = False
     if not ray.is_initialized():
-        address = session.ray_address or os.environ.get("RAY_ADDRESS") or None
+        address = context.ray_address or os.environ.get("RAY_ADDRESS") or None
         check_reachable(address)
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
         started_here = True
-    figures = session.result.ray
+    figures = context.result.ray
     for key in ("actors", "actors_lost", "jobs_retried", "cells_failed_actor_lost"):
         figures.setdefault(key, 0)
     figures["nodes"] = sum(1 for n in ray.nodes() if n.get("Alive"))
     try:
         for entry in entries:
-            if session.stop.is_set():
+            if context.stop.is_set():
                 return
-            session.expect(entry)
-            count, options = _slots(session.device, session.num_workers)
-            _ModelRun(session, entry, count, options).run()
+            context.expect(entry)
+            count, options = _slots(context.device, context.workers)
+            _ModelRun(context, entry, count, options).run()
     finally:
         if started_here:
             ray.shutdown()
@@ -237,9 +237,9 @@ class _ModelRun:
     """One model's jobs on a pool of actors that replaces the ones it loses."""
 
     def __init__(
-        self, session: Session, entry: ModelEntry, count: int, options: dict[str, float]
+        self, context: SweepContext, entry: ModelEntry, count: int, options: dict[str, float]
     ) -> None:
-        self.session = session
+        self.context = context
         self.entry = entry
         self.actor_class = _ray().remote(**options)(SweepActor)
         self.lost_errors = tuple(getattr(_ray().exceptions, n) for n in _LOST_ERRORS)
@@ -247,7 +247,7 @@ class _ModelRun:
         self.queue: list[VideoJob] = []  # popped from the end
         self.pending: dict[Any, tuple[_Slot, VideoJob | None]] = {}  # None: a spec call
         self.tries: dict[str, int] = {}
-        self.figures = session.result.ray
+        self.figures = context.result.ray
         self.slots = [self._start(_Slot(None, None)) for _ in range(count)]
         self.shown = ""
         self.losses = 0  # this model's actors lost
@@ -256,7 +256,7 @@ class _ModelRun:
         self.last_alive = time.monotonic()
 
     def _start(self, slot: _Slot) -> _Slot:
-        s = self.session
+        s = self.context
         slot.actor = self.actor_class.remote(
             s.factory, self.entry, s.device, s.batch_size, s.protocol.decoding, s.frame_cache
         )
@@ -269,7 +269,7 @@ class _ModelRun:
         ray = _ray()
         try:
             while self.spec_id is None or self.queue or any(s.jobs for s in self.slots):
-                if self.session.stop.is_set():
+                if self.context.stop.is_set():
                     break  # abandon the jobs in flight: they are simply not recorded
                 if not self.pending:
                     raise self._all_lost()
@@ -320,11 +320,11 @@ class _ModelRun:
                 "must see the benchmark's videos at the same paths (a shared filesystem, or a "
                 "copy at the same path: docs/sweep.md, Ray). The cells stored so far are kept."
             )
-        self.session.record(done.rows)
-        self.session.record_stats(job, done.stats)
+        self.context.record(done.rows)
+        self.context.record_stats(job, done.stats)
 
     def _loaded(self, spec: ActorSpec) -> None:
-        s = self.session
+        s = self.context
         if self.spec_id is not None:
             if spec["spec_id"] != self.spec_id:
                 raise RuntimeError(
@@ -354,7 +354,7 @@ class _ModelRun:
                 return
             self.started = True
         alive = [s for s in self.slots if s.alive]
-        while self.queue and alive and not self.session.stop.is_set():
+        while self.queue and alive and not self.context.stop.is_set():
             slot = min(alive, key=lambda s: len(s.jobs))
             if len(slot.jobs) > JOBS_AHEAD_PER_ACTOR:
                 return
@@ -413,7 +413,7 @@ class _ModelRun:
 
     def _fail(self, job: VideoJob, reason: str, counted: str | None = None) -> None:
         rows = [failure_row(cell, Status.MODEL_ERROR, reason) for cell in job.cells]
-        self.session.record(rows)
+        self.context.record(rows)
         if counted:
             self.figures[counted] += len(rows)
 
@@ -438,7 +438,7 @@ class _ModelRun:
             text += f", {self.losses} lost"
         if text != self.shown:
             self.shown = text
-            self.session.bar.set_postfix_str(text, refresh=bool(self.session.bar.total))
+            self.context.bar.set_postfix_str(text, refresh=bool(self.context.bar.total))
 
     def _all_lost(self, why: str = "") -> RayActorsLostError:
         detail = why or (

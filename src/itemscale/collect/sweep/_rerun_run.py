@@ -16,15 +16,15 @@ from ._rerun_check import RerunCheck
 
 if TYPE_CHECKING:
     from ..models import VideoLM
+    from ._context import SweepContext
     from ._plan import Cell
-    from ._session import Session
 
 
-def as_rerun(cell: Cell, session: Session) -> Cell:
+def as_rerun(cell: Cell, context: SweepContext) -> Cell:
     """The rerun of `cell`: its repeat numbered from `RERUN_REPEAT_BASE`, its seed and frames
     the cell's own (`rerun_of`), its own identity."""
     repeat = RERUN_REPEAT_BASE + cell.repeat
-    decoding = repeat_decoding(session.protocol.decoding, cell.seed).canonical()
+    decoding = repeat_decoding(context.protocol.decoding, cell.seed).canonical()
     cell_id = cell_identity(
         item=cell.item,
         spec_id=cell.spec_id,
@@ -37,35 +37,37 @@ def as_rerun(cell: Cell, session: Session) -> Cell:
     return replace(cell, cell_id=cell_id, repeat=repeat, rerun_of=cell.repeat)
 
 
-def run_rerun_check(session: Session, backend: VideoLM, model: str, planned: list[Cell]) -> None:
+def run_rerun_check(
+    context: SweepContext, backend: VideoLM, model: str, planned: list[Cell]
+) -> None:
     """Run the rerun check of one loaded model over its planned cells, commit the reruns as
     they return, and record the sample and the floor they measure in the session."""
-    check = session.rerun_check
+    check = context.rerun_check
     if check is None:
         return
-    answered = session.store.done_cell_ids(retry_errors=True)
+    answered = context.store.done_cell_ids(retry_errors=True)
     finished = [c for c in planned if c.cell_id in answered and c.rerun_of is None]
     chosen = check.sample(finished)
-    reruns = [as_rerun(c, session) for c in chosen]
-    stored = session.store.done_cell_ids()
+    reruns = [as_rerun(c, context) for c in chosen]
+    stored = context.store.done_cell_ids()
     pending = [c for c in reruns if c.cell_id not in stored]
-    size = check.size_for(session.batch_size, session.auto_batch)
+    size = check.size_for(context.batch_size, context.auto_batch)
     runner = VideoJobRunner(
         backend,
         batch_size=size,
-        cache=session.frame_cache,
-        decoding_base=session.protocol.decoding,
+        cache=context.frame_cache,
+        decoding_base=context.protocol.decoding,
     )
-    session.bar.total = (session.bar.total or 0) + len(pending)
-    run_across_videos(session, runner, group_by_video(pending, session.known_hashes))
-    record = _record(session, check, size, finished, chosen, reruns, len(pending))
-    session.result.rerun_checks[model] = record
-    if session.session_id is not None:
-        session.store.add_session_info(session.session_id, "rerun_check", model, record)
+    context.bar.total = (context.bar.total or 0) + len(pending)
+    run_across_videos(context, runner, group_by_video(pending, context.known_hashes))
+    record = _record(context, check, size, finished, chosen, reruns, len(pending))
+    context.result.rerun_checks[model] = record
+    if context.session_id is not None:
+        context.store.add_session_info(context.session_id, "rerun_check", model, record)
 
 
 def _record(
-    session: Session,
+    context: SweepContext,
     check: RerunCheck,
     size: int,
     finished: list[Cell],
@@ -78,7 +80,7 @@ def _record(
     from ...core.rerun_evidence import measured_floor
 
     ids = {c.cell_id for c in chosen} | {c.cell_id for c in reruns}
-    frame = session.store.cells_frame()
+    frame = context.store.cells_frame()
     rows = frame[frame["cell_id"].isin(ids)]
     floor = measured_floor(rows, reruns_only=True)
     interval = None if floor is None else floor.interval
@@ -86,7 +88,7 @@ def _record(
         "fraction": check.fraction,
         "seed": check.seed,
         "batch_size": size,
-        "grid_batch_size": "auto" if session.auto_batch else session.batch_size,
+        "grid_batch_size": "auto" if context.auto_batch else context.batch_size,
         "order": "seeded shuffle",
         "cells_finished": len(finished),
         "cells_sampled": len(chosen),

@@ -19,14 +19,14 @@ from ...core.responses import (
 from ..models import PROMPT_TEMPLATE_VERSION
 from ..protocol import Protocol
 from ..store import StoreError, utc_now
+from ._context import (
+    SweepResult,
+)
 from ._plan import (
     PlannedConfig,
 )
 from ._provenance import decoder_info, host_info, tool_info
 from ._records import RunRecord, SweepRecord, SweepSettings
-from ._session import (
-    SweepResult,
-)
 
 
 def run_level(settings: SweepSettings, sessions: Sequence[Mapping[str, object]]) -> SweepSettings:

@@ -13,7 +13,7 @@ from ._records import SweepSettings
 from ._stack import Numerics
 
 if TYPE_CHECKING:
-    from ._session import SweepResult
+    from ._context import SweepResult
 
 
 class RunSettingsError(ItemscaleError, ValueError):

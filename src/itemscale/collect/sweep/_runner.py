@@ -17,7 +17,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Never
 
-from ...core.errors import ItemscaleError
+from ...core.errors import ItemscaleError, renamed_keywords
 from ...core.responses import (
     EXTRACTOR_VERSION,
     Status,
@@ -29,6 +29,16 @@ from ..protocol import Configuration, Protocol
 from ..store import STORE_FILE, RunStore, StoreError, open_store, run_dir_lock, utc_now
 from ._batching import run_across_videos
 from ._budget import BudgetNotHonouredError, budget_message, budget_verdict, probe_pair
+from ._context import (
+    BackendFactory,
+    RayActorsLostError,
+    RuntimeBackendFactory,
+    SweepContext,
+    SweepResult,
+    SweepStop,
+    VideoNotOnNodeError,
+    default_backend_factory,
+)
 from ._execute import VideoJob, VideoJobRunner
 from ._loaders import load_benchmark_items
 from ._memory import DEFAULT_BYTES_PER_VISUAL_TOKEN, free_memory_bytes
@@ -52,16 +62,6 @@ from ._selections import (
     session_selections,
     superseded_selections,
     superseded_warning,
-)
-from ._session import (
-    BackendFactory,
-    RayActorsLostError,
-    RuntimeBackendFactory,
-    Session,
-    SweepResult,
-    SweepStop,
-    VideoNotOnNodeError,
-    default_backend_factory,
 )
 from ._stack import Numerics, start_session
 
@@ -141,21 +141,21 @@ def _progress(total: int, enabled: bool) -> tqdm[Never]:
     )
 
 
-def _run_local(session: Session) -> None:
-    for entry in session.protocol.models:
-        if session.stop.is_set():
+def _run_local(context: SweepContext) -> None:
+    for entry in context.protocol.models:
+        if context.stop.is_set():
             return
-        if session.finished_without_loading(entry):
+        if context.finished_without_loading(entry):
             continue
-        session.expect(entry)
-        backend = session.factory(entry, session.device, session.load_batch_size)
-        session.bar.set_description_str(entry.name, refresh=bool(session.bar.total))
-        session.bar.unpause()  # the loading time is no cell's: keep it out of the rate and ETA
+        context.expect(entry)
+        backend = context.factory(entry, context.device, context.load_batch_size)
+        context.bar.set_description_str(entry.name, refresh=bool(context.bar.total))
+        context.bar.unpause()  # the loading time is no cell's: keep it out of the rate and ETA
         runner: VideoJobRunner | None = None
         try:
             spec = backend.spec
-            session.loaded(entry, spec, backend)
-            cells, jobs = session.plan(entry, spec.spec_id)
+            context.loaded(entry, spec, backend)
+            cells, jobs = context.plan(entry, spec.spec_id)
             # A served model works on `requests_in_flight` requests at once: hand it that
             # many, or `--concurrency` would do nothing at the default batch size of 1.
             serving = serving_of(backend)
@@ -164,28 +164,28 @@ def _run_local(session: Session) -> None:
             local = serving.requests_in_flight == 1 and not serving.probes_first
             runner = VideoJobRunner(
                 backend,
-                batch_size=max(session.batch_size, serving.requests_in_flight),
-                cache=session.frame_cache,
-                decoding_base=session.protocol.decoding,
-                auto_batch=session.auto_batch and local,
-                free_memory=lambda: free_memory_bytes(session.device),
+                batch_size=max(context.batch_size, serving.requests_in_flight),
+                cache=context.frame_cache,
+                decoding_base=context.protocol.decoding,
+                auto_batch=context.auto_batch and local,
+                free_memory=lambda: free_memory_bytes(context.device),
                 bytes_per_visual_token=(
                     serving.bytes_per_visual_token or DEFAULT_BYTES_PER_VISUAL_TOKEN
                 ),
             )
             if serving.probes_first:
-                jobs = _probe(session, runner, entry.name, jobs)
-                jobs = _probe_budget(session, runner, entry.name, jobs)
-            run_across_videos(session, runner, jobs)
-            if session.rerun_check is not None and not session.stop.is_set():
-                run_rerun_check(session, backend, entry.name, cells)
+                jobs = _probe(context, runner, entry.name, jobs)
+                jobs = _probe_budget(context, runner, entry.name, jobs)
+            run_across_videos(context, runner, jobs)
+            if context.rerun_check is not None and not context.stop.is_set():
+                run_rerun_check(context, backend, entry.name, cells)
         finally:
             if runner is not None:
-                labels = {p.config_id: p.config.label for p in session.configs}
+                labels = {p.config_id: p.config.label for p in context.configs}
                 used = runner.sizes_by_config(labels)
                 if used:
-                    session.result.batch_sizes[entry.name] = used
-            session.backend_notes(entry.name, backend)
+                    context.result.batch_sizes[entry.name] = used
+            context.backend_notes(entry.name, backend)
             backend.close()
 
 
@@ -198,7 +198,7 @@ class ServerRefusedError(ItemscaleError, RuntimeError):
 
 
 def _probe(
-    session: Session, runner: VideoJobRunner, model: str, jobs: Sequence[VideoJob]
+    context: SweepContext, runner: VideoJobRunner, model: str, jobs: Sequence[VideoJob]
 ) -> list[VideoJob]:
     """Run the first cell with frames alone; raise `ServerRefusedError` when the server
     refuses it, else return the jobs without that cell."""
@@ -208,7 +208,7 @@ def _probe(
             continue
         probe_job = dataclasses.replace(job, cells=(cell,))
         rows = [row for batch in runner.run(probe_job) for row in batch]
-        session.record(rows)
+        context.record(rows)
         (row,) = rows
         if row.status in (Status.MODEL_ERROR.value, Status.TIMEOUT.value):
             what = (
@@ -226,7 +226,7 @@ def _probe(
 
 
 def _probe_budget(
-    session: Session, runner: VideoJobRunner, model: str, jobs: Sequence[VideoJob]
+    context: SweepContext, runner: VideoJobRunner, model: str, jobs: Sequence[VideoJob]
 ) -> list[VideoJob]:
     """Run one item at the smallest and the largest frame budget first; raise
     `BudgetNotHonouredError` when the visual tokens do not grow with the frames (unless the
@@ -238,16 +238,16 @@ def _probe_budget(
     position = next(p for p, job in enumerate(jobs) if pair[0] in job.cells)
     job = jobs[position]
     rows = [row for batch in runner.run(dataclasses.replace(job, cells=pair)) for row in batch]
-    session.record(rows)
+    context.record(rows)
     by_cell = {row.cell_id: row for row in rows}
     record = budget_verdict(by_cell[pair[0].cell_id], by_cell[pair[1].cell_id])
-    record["accepted"] = session.result.accept_budget_cap
-    session.result.budget_probe[model] = record
+    record["accepted"] = context.result.accept_budget_cap
+    context.result.budget_probe[model] = record
     if record["honoured"] is False:
         message = budget_message(model, record)
-        if not session.result.accept_budget_cap:
+        if not context.result.accept_budget_cap:
             raise BudgetNotHonouredError(message)
-        session.result.warnings.append(f"accepted with --accept-budget-cap: {message}")
+        context.result.warnings.append(f"accepted with --accept-budget-cap: {message}")
     rest = dataclasses.replace(job, cells=tuple(c for c in job.cells if c not in pair))
     return [*jobs[:position], rest, *jobs[position + 1 :]]
 
@@ -267,6 +267,7 @@ def load_sweep_items(
 _Stopped = ServerRefusedError | BudgetNotHonouredError | RayActorsLostError | VideoNotOnNodeError
 
 
+@renamed_keywords(num_workers="workers")
 def run_sweep(
     protocol: Protocol,
     *,
@@ -281,7 +282,7 @@ def run_sweep(
     batch_size: int | Literal["auto"] = 1,
     backend_factory: BackendFactory | None = None,
     frame_cache: FrameCache | None = None,
-    num_workers: int | None = None,
+    workers: int | None = None,
     ray_address: str | None = None,
     progress: bool = True,
     stop: SweepStop | None = None,
@@ -344,7 +345,7 @@ def run_sweep(
             },
         )
         bar = _progress(0, progress)
-        session = Session(
+        context = SweepContext(
             protocol=protocol,
             store=store,
             items=chosen,
@@ -360,12 +361,12 @@ def run_sweep(
             result=result,
             bar=bar,
             frame_cache=frame_cache,
-            num_workers=num_workers,
+            workers=workers,
             ray_address=ray_address,
             session_id=session_id,
             rerun_check=rerun_check,
         )
-        refused = _execute(session, session_id, executor, progress)
+        refused = _execute(context, session_id, executor, progress)
         result.interrupted = stop.is_set()
         result.wall_s = time.perf_counter() - t0
         whole_run = run_level(run.settings, store.sessions())
@@ -374,7 +375,7 @@ def run_sweep(
         payload = carry_over(out_dir, {**record, **dict(provenance or {})})
         exported = time.perf_counter()
         result.table = store.export(
-            out_dir, payload, prefer=session.planned_ids, imported=imported_rows(out_dir)
+            out_dir, payload, prefer=context.planned_ids, imported=imported_rows(out_dir)
         )
         result.store_s += time.perf_counter() - exported
     if refused is not None:
@@ -383,21 +384,21 @@ def run_sweep(
 
 
 def _execute(
-    session: Session, session_id: int, executor: Executor, progress: bool
+    context: SweepContext, session_id: int, executor: Executor, progress: bool
 ) -> _Stopped | None:
     """Run the session's cells on the executor, and end the session with its outcome (the
     bar closed, an interrupt or a refusal recorded); a refusal is returned, to be raised
     after the run is exported."""
-    stop, result, bar = session.stop, session.result, session.bar
+    stop, result, bar = context.stop, context.result, context.bar
     outcome = "completed"
     refused: _Stopped | None = None
     try:
         if executor == "local":
-            _run_local(session)
+            _run_local(context)
         else:
             from ._ray import run_ray
 
-            run_ray(session)
+            run_ray(context)
     except KeyboardInterrupt:
         stop.set()
     except (ServerRefusedError, BudgetNotHonouredError) as exc:  # exported, then raised
@@ -414,7 +415,7 @@ def _execute(
             print(f"all {result.planned} cells already done; nothing to run", file=sys.stderr)
         if stop.is_set():
             outcome = "interrupted"
-        session.store.end_session(session_id, outcome, session_batches(result))
+        context.store.end_session(session_id, outcome, session_batches(result))
     return refused
 
 

@@ -1,8 +1,8 @@
-"""What both executors share while a sweep runs: the session (the store, the plan, the progress
+"""What both executors share while a sweep runs: its context (the store, the plan, the progress
 bar, the stop request), the sweep's result, and the factories that load a backend.
 
 The local executor and the orchestration (`_runner`) and the Ray executor (`_ray`) each drive
-a session. Kept apart from both, it lets the Ray executor know the session without knowing the
+a context. Kept apart from both, it lets the Ray executor know the context without knowing the
 orchestration, which loads the Ray executor only when asked: one direction, no circle.
 """
 
@@ -216,8 +216,9 @@ class SweepStop:
 
 
 @dataclass
-class Session:
-    """Everything the executors share while a sweep runs."""
+class SweepContext:
+    """Everything the executors share while a sweep runs (not a session: that is the store's
+    record of one execution, `session_id` below; docs/glossary.md)."""
 
     protocol: Protocol
     store: RunStore
@@ -233,7 +234,7 @@ class Session:
     #: the progress bar (disabled, not absent, without `--progress`)
     bar: tqdm[Never]
     frame_cache: FrameCache | None = None
-    num_workers: int | None = None
+    workers: int | None = None
     planned_ids: set[str] = field(default_factory=set)
     retry_errors: bool = False
     #: `--batch-size auto`: batches sized per configuration from the free memory
