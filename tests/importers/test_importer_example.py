@@ -104,7 +104,7 @@ def test_the_documented_importer_runs_as_an_installed_package(tmp_path: Path) ->
         "Metadata-Version: 2.1\nName: mytool-import\nVersion: 0.1.0\n", encoding="utf-8"
     )
     (info / "entry_points.txt").write_text(
-        "[itemscale.collect.importers]\nmytool = mytool_import:register_importers\n",
+        "[itemscale.importers]\nmytool = mytool_import:register_importers\n",
         encoding="utf-8",
     )
     configs = _write_files(tmp_path)

@@ -99,7 +99,7 @@ def test_verify_recomputes_a_plugin_measure_and_names_a_missing_plugin(
     assert (
         "measures.json: holds measure 'first_budget_rate' of package toy-measure 0.1.0 "
         "(entry point 'first_budget = toy_measure:register_measures', group "
-        "itemscale.analysis.measures), which is not installed here: install toy-measure==0.1.0"
+        "itemscale.measures), which is not installed here: install toy-measure==0.1.0"
     ) in said
 
 
@@ -125,7 +125,7 @@ def _site(root: Path, packages: dict[str, tuple[str, str]]) -> Path:
             f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8"
         )
         (info / "entry_points.txt").write_text(
-            f"[itemscale.analysis.measures]\n{entry}\n", encoding="utf-8"
+            f"[itemscale.measures]\n{entry}\n", encoding="utf-8"
         )
     return site
 
