@@ -124,9 +124,7 @@ def _site(root: Path, packages: dict[str, tuple[str, str]]) -> Path:
         (info / "METADATA").write_text(
             f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8"
         )
-        (info / "entry_points.txt").write_text(
-            f"[itemscale.measures]\n{entry}\n", encoding="utf-8"
-        )
+        (info / "entry_points.txt").write_text(f"[itemscale.measures]\n{entry}\n", encoding="utf-8")
     return site
 
 

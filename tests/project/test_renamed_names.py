@@ -4,6 +4,7 @@ release: each resolves to what its new name is, with a DeprecationWarning that n
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import re
 from pathlib import Path
 
@@ -320,3 +321,6 @@ def test_a_module_path_before_the_wings_is_the_module_at_its_new_path(old: str, 
         module = importlib.import_module(old)
     assert module is importlib.import_module(new)
     assert sys.modules[old] is module
+    # the module keeps its own spec: its package data is still found through it
+    assert module.__spec__ is not None and module.__spec__.name == new
+    assert importlib.util.find_spec(new) is module.__spec__

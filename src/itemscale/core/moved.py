@@ -73,10 +73,15 @@ class _Alias(importlib.abc.Loader):
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         warn_renamed(f"the module path {spec.name}", self.new, stacklevel=8)
-        return importlib.import_module(self.new)
+        module = importlib.import_module(self.new)
+        self.spec = module.__spec__
+        return module
 
     def exec_module(self, module: ModuleType) -> None:
-        """The module at its new path is already executed."""
+        """The module at its new path is already executed. The import system has just set its
+        `__spec__` to the alias's: put its own back, or its package data (the report's
+        templates) could no longer be found through it."""
+        module.__spec__ = self.spec
 
 
 class MovedModuleFinder(importlib.abc.MetaPathFinder):

@@ -169,7 +169,7 @@ def render_compare_page(result: Mapping[str, Any]) -> str:
         css=Markup(CSS),
         title=f"compare: {a['model']} {a['config']} (A) vs {b['model']} {b['config']} (B)",
         verdicts=[v["sentence"] for v in result["verdicts"]],
-        n_boot=stored_value(boot, "bootstrap", "n_boot"),
+        bootstrap=stored_value(boot, "bootstrap", "n_boot"),
         seed=boot["seed"],
         method=boot["method"],
         schema_version=result["schema_version"],
