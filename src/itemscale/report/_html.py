@@ -125,7 +125,6 @@ def _audit_section(inputs: ReportInputs) -> Markup:
     kinds = inputs.responses[["model", "item_id", "task_kind"]].drop_duplicates()
     open_ended = {(str(m), str(i)) for m, i, k in kinds.itertuples(index=False) if str(k) != "mcqa"}
     for t in shown.itertuples(index=False):
-        png = inputs.sheets.get(str(t.transition_id))
         ev = (
             f"evidence frames {t.evidence_from} at j, {t.evidence_to} at k"
             if bool(t.evidence_known)
@@ -143,26 +142,13 @@ def _audit_section(inputs: ReportInputs) -> Markup:
             else f"answer {_shown(t.from_answer)} -> {_shown(t.to_answer)}"
         )
         blind = text_only.get((str(t.model), str(t.item_id)), "not run")
-        cards.append(
-            {
-                "transition": t.transition_id,
-                "pathway": t.pathway,
-                "item": t.item_id,
-                "model": t.model,
-                "series": t.series,
-                "step": f"{t.from_label} -> {t.to_label}",
-                "detail": f"frames kept {t.n_kept}, dropped {t.n_dropped}, added {t.n_added}; "
-                f"pixels/frame {_shown(t.pixels_from)} -> {_shown(t.pixels_to)}; {ev}; "
-                f"{change} (text-only {blind})",
-                "reason": t.reason,
-                "labels": human.get(str(t.transition_id), []),
-                "sheet": "data:image/png;base64," + base64.b64encode(png).decode("ascii")
-                if png
-                else None,
-                "from_label": t.from_label,
-                "to_label": t.to_label,
-            }
+        png = inputs.sheets.get(str(t.transition_id))
+        sheet = "data:image/png;base64," + base64.b64encode(png).decode("ascii") if png else ""
+        detail = (
+            f"frames kept {t.n_kept}, dropped {t.n_dropped}, added {t.n_added}; pixels/frame "
+            f"{_shown(t.pixels_from)} -> {_shown(t.pixels_to)}; {ev}; {change} (text-only {blind})"
         )
+        cards.append((t, detail, human.get(str(t.transition_id), []), sheet))
     return render(
         "audit.html",
         audited=True,

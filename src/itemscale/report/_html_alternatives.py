@@ -7,6 +7,7 @@ are the console's (`measures._alternatives_text`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ..analysis.measures import (
@@ -82,26 +83,14 @@ def _one_file(pair: AlternativePair, files: Mapping[str, SourceFile]) -> SourceF
 
 def _pair_rows(
     pairs: Sequence[AlternativePair], files: Mapping[str, SourceFile], note: str | None
-) -> list[dict[str, object]]:
-    rows: list[dict[str, object]] = []
+) -> list[tuple[AlternativePair, str, str]]:
+    """Each pair with its same-input verdict (one log file, where it is) and its p-value."""
+    rows = []
     for p in pairs:
         same = _one_file(p, files)
+        verdict = f"one log file (sha256 {same.sha256[:12]}...)" if same else pair_verdict_text(p)
         p_value = "n/a" if p.clustered_mcnemar_p is None else f"{p.clustered_mcnemar_p:.3g}"
-        rows.append(
-            {
-                "a": p.a,
-                "b": p.b,
-                "difference": stat_text(p.accuracy_difference, note=note),
-                "fixed": p.n_fixed,
-                "broken": p.n_broken,
-                "p": note or p_value,
-                "share": stat_text(p.headroom_share, note=note),
-                "headroom": p.n_headroom,
-                "verdict": f"one log file (sha256 {same.sha256[:12]}...)"
-                if same
-                else pair_verdict_text(p),
-            }
-        )
+        rows.append((p, verdict, note or p_value))
     return rows
 
 
@@ -138,14 +127,6 @@ def alternatives_section(
         [point(block.accuracy.get(c), note) for c in labels],
         title=f"accuracy at {block.budget} (points, 95% CI)",
     )
-    accuracy = [
-        (
-            f"{c}{' (control)' if c == block.control else ''}",
-            stat_text(block.accuracy[c], note=note),
-        )
-        for c in labels
-    ]
-    accuracy.append(("oracle over the alternatives", stat_text(block.oracle, note=note)))
     against = [p for p in block.pairs.values() if p.a == block.control]
     copies = {c.label for _, c in same_file_pairs(files, labels)}
     others = [
@@ -156,23 +137,16 @@ def alternatives_section(
     return render(
         "alternatives.html",
         model=model,
-        series=block.series,
+        block=block,
+        stat=partial(stat_text, note=note),
         title=alternatives_title(block),
         gloss=GLOSSARY,
         figure=Markup(figure),
-        accuracy=accuracy,
-        n_items=block.n_items,
-        n_videos=block.n_videos,
-        n_dropped=block.n_dropped,
-        control=block.control,
         control_source=control_source(block),
         against=_pair_rows(against, files, note),
         others=_pair_rows(others, files, note),
         left_out=" (copies of one log file left out: their pairs are its own)" if copies else "",
-        configs=block.configs,
         matrix=_matrix(block, files),
         legend="; ".join(f"{s} {what}" for s, what in ALTERNATIVE_SYMBOLS.items()),
-        same_file=[
-            same_file_sentence(first, copy) for first, copy in same_file_pairs(files, labels)
-        ],
+        same_file=[same_file_sentence(a, copy) for a, copy in same_file_pairs(files, labels)],
     )
