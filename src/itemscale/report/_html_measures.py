@@ -89,12 +89,8 @@ def _measure_rows(
     block: TableBlock, kind: MeasureKind, note: str | None
 ) -> list[tuple[str, str, str | None]]:
     """The registered measures of one block as (header, value, glossary term) rows."""
-    rows = []
-    for unit in measures_for(kind):
-        row = unit.report_row(block, note)
-        if row is not None:
-            rows.append(row)
-    return rows
+    rows = (unit.report_row(block, note) for unit in measures_for(kind))
+    return [row for row in rows if row is not None]
 
 
 def _headline_table(block: BinarySeries, note: str | None) -> dict[str, Any]:
