@@ -124,24 +124,6 @@ def _complementarity(block: BinaryBlock, note: str | None) -> dict[str, Any] | N
     return {"labels": labels, "rows": rows}
 
 
-def _text_overwrite(block: BinarySeries, note: str | None) -> dict[str, str] | None:
-    counts = block.text_overwrite_counts
-    if not block.n_text_only and counts is None:
-        return None
-    detail = ""
-    if counts is not None:
-        detail = (
-            f" {counts.overwrite_transitions} of {counts.harmful_transitions} "
-            f"harmful transitions ({counts.overwrite_items} of "
-            f"{counts.harmful_items} harmful items) end on the text-only answer."
-        )
-    return {
-        "rate": pts(block.text_overwrite_rate, note),
-        "item_rate": pts(block.text_overwrite_item_rate, note),
-        "detail": detail,
-    }
-
-
 def _with_text_table(
     g: BinaryWithText | ContinuousWithText | None, kind: str, note: str | None
 ) -> list[dict[str, Any]]:
@@ -264,21 +246,6 @@ def _grid_figures(
     return curves, grid
 
 
-def _chains_table(block: BinaryBlock, note: str | None) -> list[tuple[str, str, str]]:
-    """A multi-axis grid: each chain's curve (each axis at each level of the others)."""
-    order = block.order
-    if order is None or not order.multi_axis or not block.chains:
-        return []
-    return [
-        (
-            name,
-            ", ".join(f"{lab} {pts(sub.curve[lab], note)}" for lab in sub.axis),
-            pts(sub.harmful_rate, note),
-        )
-        for name, sub in block.chains.items()
-    ]
-
-
 def _series_name(entry: SeriesEntry) -> str:
     """The series a model's entry is shown as: the layout's `series` key, "default" where the
     entry has none (an open-ended series' entry keeps it in its continuous block)."""
@@ -316,8 +283,8 @@ def _series_section(
             "binary": _part(model, series, entry, traj, note),
             "flips": Markup(flip_bars(entry, note)),
             "comp": _complementarity(entry, note),
-            "overwrite": _text_overwrite(entry, note),
-            "chains": _chains_table(entry, note),
+            "block": entry,
+            "stat": partial(pts, note=note),
             "inference": Markup(inference_tables(entry, partial(pts, note=note), note)),
         }
     if isinstance(entry, BinarySeries | OpenEndedSeries) and entry.continuous is not None:
