@@ -2,9 +2,9 @@
 map, the headline numbers in both readings of the grid (visual budgets only; the text-only
 answer as budget 0), flips, complementarity, text overwrite and the chains of a multi-axis grid.
 
-Kept apart from the page (`_html`) because it is most of the page's text; `pts` is the one way
-the report writes a statistic with its interval (and `_figures.point` the one way it plots
-one), so the other sections use them. Everything is read from the typed `AnalysisResult`; a
+Kept apart from the page (`_html`) because it is most of the page's text (its markup is
+`templates/measures.html`); `pts` is the one way the report writes a statistic with its
+interval (and `_figures.point` the one way it plots one), so the other sections use them. Everything is read from the typed `AnalysisResult`; a
 series with too few videos (a `small_sample` record) is shown with "not estimable" in place of
 its intervals, p-values, power figures and additive-model tests, decided here at display time
 (`interval_note`), the stored numbers untouched.
