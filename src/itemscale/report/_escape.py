@@ -1,5 +1,6 @@
-"""The one way the report's pages escape text: model outputs, item ids, model names and benchmark
-names are untrusted, so every piece of text that reaches HTML or SVG goes through `esc`."""
+"""How the figures' SVG post-processing (`_plot`) escapes text: model names and labels are
+untrusted, so every piece of text it writes into SVG goes through `esc` (HTML is escaped by the
+templates, `_templating`)."""
 
 from __future__ import annotations
 

@@ -3,12 +3,12 @@ and how much compute can I save".
 
 Everything on the page is built from the artifact's own files (measures, trajectories,
 responses, audit, cascade, intervention), so the page shows exactly the numbers `verify`
-checks. This module assembles the page and draws the audit, the item table and the provenance;
-the measures section is `_html_measures`, the cascade and intervention sections
-`_html_policies`. Model outputs, item ids and model names are untrusted: text goes through `html.escape`,
-the item table's data is a JSON block with `<`, `>` and `&` written as unicode escapes, the
-script builds cells with `textContent`, and a Content-Security-Policy allows only the page's
-own script.
+checks. This module gathers what the page's templates (`templates/report.html`, `audit.html`,
+`provenance.html`) show; the measures section is `_html_measures`, the cascade and intervention
+sections `_html_policies`. Model outputs, item ids and model names are untrusted: the templates
+escape every piece of text, the item table's data is a JSON block with `<`, `>` and `&` written
+as unicode escapes, the script builds cells with `textContent`, and a Content-Security-Policy
+allows only the page's own script.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from ..core.responses import redact, source_files, stack_fields
 from ._assets import CSS, JS, script_hash
 from ._comparison import PaperComparison
 from ._derived import DERIVED_KEY
-from ._escape import esc
 from ._explorer import explorer_payload, explorer_section
 from ._html_irt import irt_section, nav_link, report_fit
 from ._html_measures import (
@@ -46,6 +45,7 @@ from ._html_measures import (
 )
 from ._html_policies import cascade_section, intervention_section
 from ._provenance import Provenance
+from ._templating import Markup, render
 
 ROW_LIMIT: Final[int] = 2000
 GALLERY_LIMIT: Final[int] = 60
@@ -103,18 +103,11 @@ def json_for_script(payload: Any) -> str:
     )
 
 
-def _audit_section(inputs: ReportInputs) -> str:
+def _audit_section(inputs: ReportInputs) -> Markup:
     audit = inputs.audit
-    if audit is None:
-        return "<p class='muted'>not run (no audit.parquet; run <code>itemscale audit RUN_DIR --sheets</code>)</p>"
-    if audit.empty:
-        return "<p>No harmful transitions to audit.</p>"
+    if audit is None or audit.empty:
+        return render("audit.html", audited=audit is not None, cards=[])
     counts = audit.groupby(["model", "series", "pathway"]).size().reset_index(name="n")
-    rows = "".join(
-        f"<tr><td>{esc(c.model)}</td><td>{esc(c.series)}</td><td>{esc(c.pathway)}</td>"
-        f"<td class='num'>{int(str(c.n))}</td></tr>"
-        for c in counts.itertuples(index=False)
-    )
     human: dict[str, list[str]] = {}
     ann = inputs.annotations
     if ann is not None and not ann.empty:
@@ -132,17 +125,11 @@ def _audit_section(inputs: ReportInputs) -> str:
     kinds = inputs.responses[["model", "item_id", "task_kind"]].drop_duplicates()
     open_ended = {(str(m), str(i)) for m, i, k in kinds.itertuples(index=False) if str(k) != "mcqa"}
     for t in shown.itertuples(index=False):
-        img = ""
-        png = inputs.sheets.get(str(t.transition_id))
-        if png:
-            uri = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
-            img = f"<img class='sheet' alt='frames at {esc(t.from_label)} (left) and {esc(t.to_label)} (right)' src='{uri}'>"
         ev = (
             f"evidence frames {t.evidence_from} at j, {t.evidence_to} at k"
             if bool(t.evidence_known)
             else "no evidence spans"
         )
-        labels = "".join(f"<li>{esc(h)}</li>" for h in human.get(str(t.transition_id), []))
         # an open-ended item (scored, not a letter; its answers may be NaN from Parquet)
         scored = (t.model, t.item_id) in open_ended or (
             _missing(t.from_answer) and _missing(t.to_answer)
@@ -155,27 +142,21 @@ def _audit_section(inputs: ReportInputs) -> str:
             else f"answer {_shown(t.from_answer)} -> {_shown(t.to_answer)}"
         )
         blind = text_only.get((str(t.model), str(t.item_id)), "not run")
-        cards.append(
-            f"<div class='card' data-transition='{esc(t.transition_id)}'>"
-            f"<div><span class='tag'>{esc(t.pathway)}</span><b>{esc(t.item_id)}</b> "
-            f"<span class='muted'>{esc(t.model)} / {esc(t.series)}: {esc(t.from_label)} -> {esc(t.to_label)}</span></div>"
-            f"<div>frames kept {t.n_kept}, dropped {t.n_dropped}, added {t.n_added}; pixels/frame "
-            f"{esc(_shown(t.pixels_from))} -> {esc(_shown(t.pixels_to))}; {esc(ev)}; "
-            f"{esc(change)} (text-only {esc(blind)})</div>"
-            f"<div class='muted'>rule: {esc(t.reason)}</div>"
-            + (f"<div>human labels:<ul>{labels}</ul></div>" if labels else "")
-            + img
-            + "</div>"
+        png = inputs.sheets.get(str(t.transition_id))
+        sheet = "data:image/png;base64," + base64.b64encode(png).decode("ascii") if png else ""
+        detail = (
+            f"frames kept {t.n_kept}, dropped {t.n_dropped}, added {t.n_added}; pixels/frame "
+            f"{_shown(t.pixels_from)} -> {_shown(t.pixels_to)}; {ev}; {change} (text-only {blind})"
         )
-    more = len(audit) - len(shown)
-    return (
-        "<table><thead><tr><th>model</th><th>series</th><th>pathway</th><th>transitions</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table>"
-        "<p class='legend muted'>contact sheets: budget j left, k right; <span style='background:#969696'>kept</span>"
-        "<span style='background:#d73027'>dropped</span><span style='background:#3182bd'>added</span>"
-        "<span style='background:#1a9850'>evidence</span></p>"
-        f"<div class='gallery'>{''.join(cards)}</div>"
-        + (f"<p class='muted'>{more} more transitions in audit.parquet</p>" if more > 0 else "")
+        cards.append((t, detail, human.get(str(t.transition_id), []), sheet))
+    return render(
+        "audit.html",
+        audited=True,
+        counts=[
+            (c.model, c.series, c.pathway, int(str(c.n))) for c in counts.itertuples(index=False)
+        ],
+        cards=cards,
+        more=len(audit) - len(shown),
     )
 
 
@@ -235,28 +216,23 @@ def _shown(value: Any, missing: str = "not recorded") -> str:
     return str(value)
 
 
-def _key_values(value: Any, depth: int = 0) -> str:
-    """A JSON value as nested key: value lines, readable rather than an escaped JSON string."""
+def _key_values(value: Any) -> Any:
+    """A JSON value as the provenance template's nested key: value lists (a dict as its sorted
+    (key, value) pairs; any other value as text), readable rather than an escaped JSON string."""
     if isinstance(value, dict):
-        if not value:
-            return "<span class='muted'>(none)</span>"
-        items = "".join(
-            f"<li><b>{esc(str(k))}</b>: {_key_values(v, depth + 1)}</li>"
-            for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))
-        )
-        return f"<ul class='kv'>{items}</ul>"
+        return [
+            (str(k), _key_values(v)) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))
+        ]
     if isinstance(value, list):
-        return esc(
-            ", ".join(json.dumps(v) if isinstance(v, dict | list) else str(v) for v in value)
-        )
-    return esc("null" if value is None else str(value))
+        return ", ".join(json.dumps(v) if isinstance(v, dict | list) else str(v) for v in value)
+    return "null" if value is None else str(value)
 
 
 def _provenance_section(
     prov: Provenance, boot: BootstrapSettings, run: Mapping[str, object]
-) -> str:
+) -> Markup:
     tool = prov.get("tool", {})
-    rows = [
+    rows: list[tuple[str, Any]] = [
         (
             "itemscale",
             f"{tool.get('version', '?')} (commit {tool.get('git_commit') or 'unknown'}{' + local edits' if tool.get('git_dirty') else ''})",
@@ -288,13 +264,8 @@ def _provenance_section(
     protocol = run.get("protocol")
     if isinstance(protocol, dict) and isinstance(protocol.get("benchmark"), dict):
         nested.append(("benchmark", protocol["benchmark"]))
-    body = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in rows)
-    body += "".join(f"<tr><th>{esc(k)}</th><td>{_key_values(v)}</td></tr>" for k, v in nested)
-    return (
-        f"<table><tbody>{body}</tbody></table><p>Every number here is recomputed from "
-        "<code>responses.parquet</code> by <code>itemscale verify ARTIFACT</code>; README.md lists "
-        "the commands.</p>"
-    )
+    rows += [(k, _key_values(v)) for k, v in nested]
+    return render("provenance.html", rows=rows)
 
 
 def _session_stacks(run: Mapping[str, object]) -> list[tuple[str, Any]]:
@@ -313,18 +284,17 @@ def _session_stacks(run: Mapping[str, object]) -> list[tuple[str, Any]]:
     return out
 
 
-def _derived_notes(prov: Provenance, *names: str) -> str:
-    """What the report did with a derived file that no longer fit the responses (recomputed it,
-    or shows it flagged as stale), said where its section starts."""
+def _derived_notes(prov: Provenance) -> list[tuple[str, str, str]]:
+    """What the report did with each derived file that no longer fit the responses (recomputed
+    it, or shows it flagged as stale): (file, status, reason), said where its section starts."""
     record = prov.get(DERIVED_KEY) if isinstance(prov, dict) else None
     if not isinstance(record, dict):
-        return ""
-    return "".join(
-        f"<p class='derived {esc(entry.get('status'))}'><b>{esc(name)}: "
-        f"{esc(entry.get('status'))}</b>. {esc(entry.get('reason'))}</p>"
+        return []
+    return [
+        (name, str(entry.get("status")), str(entry.get("reason")))
         for name, entry in sorted(record.items())
-        if isinstance(entry, dict) and any(name.startswith(n) for n in names)
-    )
+        if isinstance(entry, dict)
+    ]
 
 
 def render_report(inputs: ReportInputs) -> str:
@@ -350,36 +320,30 @@ def render_report(inputs: ReportInputs) -> str:
     counted = f"{n_items} items" + (
         f" ({n_traj} trajectories over models and series)" if n_traj != n_items else ""
     )
-    models = ", ".join(sorted({str(m) for m in inputs.trajectories["model"]}))
     prov = inputs.provenance
     fit = report_fit(inputs.responses)
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{esc(csp)}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="icon" href="data:,">
-<title>{esc(inputs.title)}</title>
-<style>{CSS}</style>
-</head>
-<body>
-<header>
-<h1>{esc(inputs.title)}</h1>
-<p class="headline">{esc(headline_sentence(inputs.measures, inputs.comparison))}</p>
-<div class="muted">models: {esc(models)}; {esc(counted)}</div>
-<nav><a href="#measures">curves and trajectories</a>{nav_link(fit)}<a href="#cascade">compute savings</a><a href="#intervention">intervention</a><a href="#audit">frame audit</a><a href="#items">items</a><a href="#provenance">provenance</a></nav>
-</header>
-<main>
-<section id="measures"><h2>Which items does a bigger budget hurt?</h2>{comparison_section(inputs.comparison)}{measures_section(inputs.measures, inputs.trajectories, source_files(inputs.run))}</section>
-{irt_section(fit)}<section id="cascade"><h2>How much compute can I save? (cascade and stopping policies)</h2>{_derived_notes(prov, CASCADE_FILE)}{cascade_section(inputs.cascade)}</section>
-<section id="intervention"><h2>Sampling intervention</h2>{_derived_notes(prov, INTERVENTION_DIR)}{intervention_section(inputs.intervention, GALLERY_LIMIT)}</section>
-<section id="audit"><h2>Why? The frame audit</h2>{_derived_notes(prov, AUDIT_FILE)}{_audit_section(inputs)}</section>
-<section id="items"><h2>Items</h2>{explorer_section(payload)}</section>
-<section id="provenance"><h2>Provenance</h2>{_provenance_section(inputs.provenance, inputs.measures.bootstrap, inputs.run)}</section>
-</main>
-<script type="application/json" id="itemscale-data">{json_for_script(payload)}</script>
-<script>{JS}</script>
-</body>
-</html>
-"""
+    page = render(
+        "report.html",
+        csp=csp,
+        css=Markup(CSS),
+        title=inputs.title,
+        headline=headline_sentence(inputs.measures, inputs.comparison),
+        models=", ".join(sorted({str(m) for m in inputs.trajectories["model"]})),
+        counted=counted,
+        irt_link=Markup(nav_link(fit)),
+        comparison=comparison_section(inputs.comparison),
+        measures=measures_section(inputs.measures, inputs.trajectories, source_files(inputs.run)),
+        irt=Markup(irt_section(fit)),
+        derived_notes=_derived_notes(prov),
+        cascade_file=CASCADE_FILE,
+        cascade=Markup(cascade_section(inputs.cascade)),
+        intervention_dir=INTERVENTION_DIR,
+        intervention=Markup(intervention_section(inputs.intervention, GALLERY_LIMIT)),
+        audit_file=AUDIT_FILE,
+        audit=_audit_section(inputs),
+        items=Markup(explorer_section(payload)),
+        provenance=_provenance_section(prov, inputs.measures.bootstrap, inputs.run),
+        data=Markup(json_for_script(payload)),
+        script=Markup(JS),
+    )
+    return str(page) + "\n"

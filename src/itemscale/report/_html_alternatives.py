@@ -7,6 +7,7 @@ are the console's (`measures._alternatives_text`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from ..analysis.measures import (
@@ -21,9 +22,9 @@ from ..analysis.measures import (
     stat_text,
 )
 from ..core.responses import SourceFile, same_file_pairs, same_file_sentence
-from ._escape import esc
 from ._figures import Made, Point, point
 from ._plot import BLUE, Marks, category_ticks, draw, legend_outside, new_figure
+from ._templating import Markup, render
 
 if TYPE_CHECKING:
     from matplotlib.artist import Artist
@@ -82,51 +83,33 @@ def _one_file(pair: AlternativePair, files: Mapping[str, SourceFile]) -> SourceF
 
 def _pair_rows(
     pairs: Sequence[AlternativePair], files: Mapping[str, SourceFile], note: str | None
-) -> str:
+) -> list[tuple[AlternativePair, str, str]]:
+    """Each pair with its same-input verdict (one log file, where it is) and its p-value."""
     rows = []
     for p in pairs:
         same = _one_file(p, files)
         verdict = f"one log file (sha256 {same.sha256[:12]}...)" if same else pair_verdict_text(p)
         p_value = "n/a" if p.clustered_mcnemar_p is None else f"{p.clustered_mcnemar_p:.3g}"
-        rows.append(
-            f"<tr><th>{esc(p.b)}</th><td>{esc(p.a)}</td>"
-            f"<td class='num'>{esc(stat_text(p.accuracy_difference, note=note))}</td>"
-            f"<td class='num'>{p.n_fixed}</td><td class='num'>{p.n_broken}</td>"
-            f"<td class='num'>{esc(note or p_value)}</td>"
-            f"<td class='num'>{esc(stat_text(p.headroom_share, note=note))} "
-            f"({p.n_fixed} of {p.n_headroom})</td><td>{esc(verdict)}</td></tr>"
-        )
-    return (
-        "<table class='headline'><thead><tr><th>alternative</th><th>against</th>"
-        "<th>accuracy difference (points)</th><th>fixes</th><th>breaks</th>"
-        "<th>clustered McNemar p</th><th>headroom share (%)</th><th>same input?</th></tr>"
-        "</thead><tbody>" + "".join(rows) + "</tbody></table>"
-    )
+        rows.append((p, verdict, note or p_value))
+    return rows
 
 
-def _matrix(block: AlternativesSeries, files: Mapping[str, SourceFile]) -> str:
-    """The all-pairs same-input matrix, one symbol per pair, coloured."""
+def _matrix(
+    block: AlternativesSeries, files: Mapping[str, SourceFile]
+) -> list[tuple[str, list[tuple[str, str, str]]]]:
+    """The all-pairs same-input matrix, one symbol per pair: (colour, why, symbol) cells."""
     cell: dict[tuple[str, str], tuple[str, str]] = {}
     for p in block.pairs.values():
         symbol = "F" if _one_file(p, files) else pair_grade(p)
         cell[(p.a, p.b)] = cell[(p.b, p.a)] = (symbol, pair_verdict_text(p))
-    head = "".join(f"<th>{esc(c)}</th>" for c in block.configs)
     rows = []
     for a in block.configs:
-        tds = []
+        cells = []
         for b in block.configs:
             symbol, why = cell.get((a, b), (".", "the same alternative"))
-            colour = _CELL.get(symbol, "#ffffff")
-            tds.append(
-                f"<td class='num' style='background:{colour}' title='{esc(why)}'>{esc(symbol)}</td>"
-            )
-        rows.append(f"<tr><th>{esc(a)}</th>{''.join(tds)}</tr>")
-    legend = "; ".join(f"{s} {what}" for s, what in ALTERNATIVE_SYMBOLS.items())
-    return (
-        f"<h4>Same input, every pair</h4><p class='muted'>{esc(legend)}; F one log file. "
-        f"{esc(GLOSSARY['same input'])}.</p><table class='headline'><thead><tr><th></th>{head}"
-        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-    )
+            cells.append((_CELL.get(symbol, "#ffffff"), why, symbol))
+        rows.append((a, cells))
+    return rows
 
 
 def alternatives_section(
@@ -134,7 +117,7 @@ def alternatives_section(
     block: AlternativesSeries,
     files: Mapping[str, SourceFile],
     note: str | None,
-) -> str:
+) -> Markup:
     """One set of alternatives of one model (`note` in place of intervals and p-values on a
     small sample)."""
     labels = list(block.configs)
@@ -144,15 +127,6 @@ def alternatives_section(
         [point(block.accuracy.get(c), note) for c in labels],
         title=f"accuracy at {block.budget} (points, 95% CI)",
     )
-    accuracy = "".join(
-        f"<tr><th>{esc(c)}{' (control)' if c == block.control else ''}</th>"
-        f"<td class='num'>{esc(stat_text(block.accuracy[c], note=note))}</td></tr>"
-        for c in labels
-    )
-    accuracy += (
-        f"<tr><th>oracle over the alternatives</th>"
-        f"<td class='num'>{esc(stat_text(block.oracle, note=note))}</td></tr>"
-    )
     against = [p for p in block.pairs.values() if p.a == block.control]
     copies = {c.label for _, c in same_file_pairs(files, labels)}
     others = [
@@ -160,33 +134,19 @@ def alternatives_section(
         for p in block.pairs.values()
         if p.a != block.control and p.a not in copies and p.b not in copies
     ]
-    parts = [
-        f"<h3>{esc(model)} <span class='muted'>series {esc(block.series)}, alternatives</span></h3>",
-        f"<p><b>{esc(alternatives_title(block))}.</b> {esc(GLOSSARY['alternatives'])}.</p>",
-        f"<div class='row'><div>{figure}</div><div><table class='headline'><tbody>{accuracy}"
-        f"</tbody></table><p class='muted'>{block.n_items} items on {block.n_videos} videos; "
-        f"dropped {block.n_dropped}</p></div></div>",
-    ]
-    if against:
-        parts.append(
-            f"<h4>Against the control {esc(block.control)}{esc(control_source(block))}</h4><p class='muted'>fixes: wrong "
-            "under the control and right under the alternative; breaks: the reverse; "
-            f"headroom share: {esc(GLOSSARY['headroom share'])}</p>"
-            + _pair_rows(against, files, note)
-        )
-    elif block.control is None:
-        parts.append(
-            "<p class='muted'>No control named: <code>--control LABEL</code> names the "
-            "reference (a frame-0 or uniform run) whose record comes first.</p>"
-        )
-    if others:
-        left_out = " (copies of one log file left out: their pairs are its own)" if copies else ""
-        parts.append(
-            f"<h4>Each pair of the others{esc(left_out)}</h4>" + _pair_rows(others, files, note)
-        )
-    parts.append(_matrix(block, files))
-    parts += [
-        f"<p><b>Same log file:</b> {esc(same_file_sentence(first, copy))}</p>"
-        for first, copy in same_file_pairs(files, labels)
-    ]
-    return "".join(parts)
+    return render(
+        "alternatives.html",
+        model=model,
+        block=block,
+        stat=partial(stat_text, note=note),
+        title=alternatives_title(block),
+        gloss=GLOSSARY,
+        figure=Markup(figure),
+        control_source=control_source(block),
+        against=_pair_rows(against, files, note),
+        others=_pair_rows(others, files, note),
+        left_out=" (copies of one log file left out: their pairs are its own)" if copies else "",
+        matrix=_matrix(block, files),
+        legend="; ".join(f"{s} {what}" for s, what in ALTERNATIVE_SYMBOLS.items()),
+        same_file=[same_file_sentence(a, copy) for a, copy in same_file_pairs(files, labels)],
+    )
