@@ -255,7 +255,7 @@ def refresh_derived(root: Path, df: pd.DataFrame, items: list[Any]) -> list[Deri
     if cascade.is_file():
         refresh(cascade, "itemscale cascade RUN")
     for result, _ in intervention_results(root):
-        refresh(result, f"itemscale intervene RUN --policy {result.stem} --no-run")
+        refresh(result, f"itemscale intervene RUN --intervention {result.stem} --no-run")
     if (root / AUDIT_FILE).is_file() and (root / AUDIT_SUMMARY_FILE).is_file():
         diff = audit_difference(root, df, items)
         if diff is not None:
