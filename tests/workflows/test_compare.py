@@ -321,6 +321,30 @@ def test_two_series_of_one_run(tmp_path: Path) -> None:
     assert (r.answers.right_only_a, r.answers.right_only_b, r.answers.both_right) == (2, 1, 1)
 
 
+def test_a_bootstrap_p_at_its_floor_says_what_the_draws_can_resolve(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """B scores 0.5 higher on every one of 20 videos: no resample is as extreme as 0, so the p is
+    1 / 201 with 200 draws, which the draws cannot tell from anything smaller: the verdict, the
+    console and the page say '< 0.005' (1 / 200), never '0.00498'."""
+
+    def rows(score: float) -> list[dict[str, Any]]:
+        return [
+            _row(f"q{i}", f"v{i}", None, task_kind="open_qa", score=score, answer=f"t{i}")
+            for i in range(20)
+        ]
+
+    a = _write(tmp_path / "a", rows(0.25))
+    b = _write(tmp_path / "b", rows(0.75))
+    r = compare(a, b, bootstrap=200)
+    assert r.answers.bootstrap_p == pytest.approx(1 / 201)
+    assert "paired video bootstrap p < 0.005 on 20 matched pairs" in r.verdicts[0].sentence
+    page = tmp_path / "page.html"
+    assert main(["compare", str(a), str(b), "--bootstrap", "200", "--html", str(page)]) == 0
+    assert ", bootstrap p <0.005\n" in capsys.readouterr().out
+    assert "paired video bootstrap p</td><td>&lt;0.005</td>" in page.read_text("utf-8")
+
+
 def test_scored_answers(tmp_path: Path) -> None:
     def rows(scores: list[float]) -> list[dict[str, Any]]:
         out = []

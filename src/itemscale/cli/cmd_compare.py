@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..analysis.measures import CI_METHODS, DEFAULT_BOOTSTRAP, DEFAULT_CI
+from ..analysis.measures import CI_METHODS, DEFAULT_BOOTSTRAP, DEFAULT_CI, p_value_text
 from . import CommandError
 from ._settings import add_rerun_floor_argument
 
@@ -205,7 +205,7 @@ def _est(est: Any, signed: bool = False) -> str:
     return text
 
 
-def _print_outcome(a: Any, matched: int, out: TextIO, indent: str) -> None:
+def _print_outcome(a: Any, matched: int, out: TextIO, indent: str, draws: int) -> None:
     """One task kind's outcome: the 2x2 table (multiple choice), each side's accuracy or mean
     score, the difference and its tests."""
     if a.kind == "binary":
@@ -226,7 +226,9 @@ def _print_outcome(a: Any, matched: int, out: TextIO, indent: str) -> None:
         if matched == 0
         else "no clustered test (scored answers)"
     )
-    boot_p = "" if a.bootstrap_p is None else f", bootstrap p {a.bootstrap_p:.3g}"
+    boot_p = (
+        "" if a.bootstrap_p is None else f", bootstrap p {p_value_text(a.bootstrap_p, draws=draws)}"
+    )
     print(f"{indent}B - A {_est(a.difference, True)} points; {p_text}{boot_p}", file=out)
 
 
@@ -292,7 +294,7 @@ def print_comparison(result: CompareResult, out: TextIO) -> None:
     for name, diff in result.outcomes.items() if result.outcomes else [("", a)]:
         if both:
             print(f"  {'multiple choice' if name == 'mcqa' else 'open-ended'}:", file=out)
-        _print_outcome(diff, c.matched, out, "    " if both else "  ")
+        _print_outcome(diff, c.matched, out, "    " if both else "  ", result.bootstrap.bootstrap)
     if result.repeats is not None:
         r = result.repeats
         print(

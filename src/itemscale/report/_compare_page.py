@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..analysis.measures import p_value_text
 from ..core.errors import stored_value
 from ..core.responses import redact
 from ._assets import CSS
@@ -42,6 +43,11 @@ def _interval(est: Mapping[str, Any] | None, signed: bool = False) -> str:
 
 def _p(value: Any) -> str:
     return f"{value:.3g}" if isinstance(value, int | float) else "n/a"
+
+
+def _bootstrap_p(value: Any, draws: int) -> str:
+    """'< 0.01' where the p is at the floor its draws can resolve (`p_value_text`)."""
+    return p_value_text(value, draws=draws) if isinstance(value, int | float) else "n/a"
 
 
 def _sides(result: Mapping[str, Any]) -> list[list[Any]]:
@@ -84,7 +90,7 @@ def _setup(result: Mapping[str, Any]) -> list[list[Any]]:
     ]
 
 
-def _outcome_rows(a: Mapping[str, Any], head: str) -> list[list[Any]]:
+def _outcome_rows(a: Mapping[str, Any], head: str, draws: int) -> list[list[Any]]:
     """One task kind's rows: the 2x2 table (multiple choice), each side's accuracy or mean
     score, the difference and its tests; `head` names the kind when a run holds both."""
     rows = []
@@ -104,12 +110,13 @@ def _outcome_rows(a: Mapping[str, Any], head: str) -> list[list[Any]]:
         [f"{head}B minus A (points, 95% CI, video bootstrap)", _interval(a["difference"], True)],
         [f"{head}clustered McNemar p (videos as clusters)", _p(a.get("clustered_p"))],
         [f"{head}exact McNemar p (items independent)", _p(a.get("exact_mcnemar_p"))],
-        [f"{head}paired video bootstrap p", _p(a.get("bootstrap_p"))],
+        [f"{head}paired video bootstrap p", _bootstrap_p(a.get("bootstrap_p"), draws)],
     ]
 
 
 def _answers(result: Mapping[str, Any]) -> list[list[Any]]:
     c, a = result["counts"], result["answers"]
+    draws = int(stored_value(result["bootstrap"], "bootstrap", "n_boot"))
     rows = [
         ["matched (item, repeat) pairs", c["matched"]],
         ["matched items / videos", f"{c['matched_items']} / {c['matched_videos']}"],
@@ -132,7 +139,7 @@ def _answers(result: Mapping[str, Any]) -> list[list[Any]]:
         head = (
             "" if len(outcomes) < 2 else ("multiple choice: " if name == "mcqa" else "open-ended: ")
         )
-        rows += _outcome_rows(outcome, head)
+        rows += _outcome_rows(outcome, head, draws)
     noise = result.get("repeats")
     if noise:
         rows += [

@@ -426,6 +426,7 @@ def _subset_counts(counts: MatchCounts, pairs: pd.DataFrame) -> MatchCounts:
 def _open_ended_gap(
     kinds: dict[CompareTaskKind, tuple[pd.DataFrame, np.ndarray, np.ndarray, AnswerDiff]],
     counts: MatchCounts,
+    draws: int,
 ) -> Verdict | None:
     """The open-ended items' own gap sentence, beside the multiple-choice headline, when the
     matched pairs hold both kinds."""
@@ -434,7 +435,8 @@ def _open_ended_gap(
     sub, _, _, diff = kinds["open_ended"]
     own = _subset_counts(counts, sub)
     return Verdict(
-        key="gap_open_ended", sentence="Open-ended items: " + gap_sentence(own, diff, None)
+        key="gap_open_ended",
+        sentence="Open-ended items: " + gap_sentence(own, diff, None, draws=draws),
     )
 
 
@@ -532,7 +534,7 @@ def compare_sides(
     same, agreement = _same_input(pairs, side_a, side_b, floor)
     scale = input_scale(side_a, side_b) if floor is None and agreement.differ else None
     by_attribute, top = _where(main, ya, yb, by) if len(main) else ((), ())
-    extra = _open_ended_gap(kinds, counts)
+    extra = _open_ended_gap(kinds, counts, bootstrap)
     record_a, record_b = _side_record("A", side_a), _side_record("B", side_b)
     return CompareResult(
         a=record_a,
@@ -562,6 +564,7 @@ def compare_sides(
                 _subset_counts(counts, main) if extra is not None else None,
                 agreement=agreement,
                 scale=scale,
+                draws=bootstrap,
             ),
             *cost_verdict(record_a, record_b),
         ),

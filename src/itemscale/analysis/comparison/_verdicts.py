@@ -9,6 +9,7 @@ from ..measures import (
     AnswerAgreement,
     Estimate,
     SameInput,
+    p_value_text,
 )
 from ._provenance import ONE_CONFIGURATION, SOURCE_FILE, SOURCE_HOLDS, SOURCE_SHA256
 from ._records import (
@@ -44,16 +45,27 @@ def _p(p: float | None) -> str:
     return "unknown" if p is None else f"{p:.3g}"
 
 
-def gap_sentence(counts: MatchCounts, answers: AnswerDiff, noise: RerunNoise | None) -> str:
+def _p_is(p: float | None, draws: int | None) -> str:
+    """'= 0.0123', or '< 0.01' for a bootstrap p at its floor."""
+    text = "unknown" if p is None else p_value_text(p, draws=draws)
+    return f"< {text[1:]}" if text.startswith("<") else f"= {text}"
+
+
+def gap_sentence(
+    counts: MatchCounts, answers: AnswerDiff, noise: RerunNoise | None, *, draws: int | None = None
+) -> str:
+    """The gap and its test; `draws` the video bootstrap's resamples, so a bootstrap p at its
+    floor reads '< 1/draws' (`p_value_text`), not a number the draws cannot resolve."""
     if counts.matched == 0:
         return "No item was answered on both sides: there is nothing to compare."
     what = "accuracy" if answers.kind == "binary" else "mean score"
     p = answers.clustered_p if answers.kind == "binary" else answers.bootstrap_p
+    floor_draws = None if answers.kind == "binary" else draws  # the clustered p is analytic
     test = "clustered McNemar" if answers.kind == "binary" else "paired video bootstrap"
     beyond = p is not None and p < ALPHA
     head = (
         f"B's {what} is {_points(answers.difference.value)} points against A's "
-        f"({_ci(answers.difference)}; {test} p = {_p(p)} on {counts.matched} matched pairs, "
+        f"({_ci(answers.difference)}; {test} p {_p_is(p, floor_draws)} on {counts.matched} matched pairs, "
         f"{counts.matched_videos} videos)"
     )
     if answers.kind == "binary":
@@ -327,12 +339,13 @@ def verdicts(
     *,
     agreement: AnswerAgreement | None = None,
     scale: InputScale | None = None,
+    draws: int | None = None,
 ) -> tuple[Verdict, ...]:
     """Every sentence; with both task kinds, `gap_counts` are the multiple-choice pairs' and
     `open_ended` the open-ended items' own gap sentence. `agreement` is the two sides' answers
     graded against the comparison's rerun floor, `scale` the runs' own scale where it has no
     floor (the `same_input` sentence says both)."""
-    gap = gap_sentence(gap_counts or counts, answers, noise)
+    gap = gap_sentence(gap_counts or counts, answers, noise, draws=draws)
     if open_ended is not None:  # both kinds: each its own sentence, multiple choice first
         gap = "Multiple-choice items: " + gap
     out = [Verdict(key="gap", sentence=gap)]
