@@ -41,12 +41,9 @@ def _interval(est: Mapping[str, Any] | None, signed: bool = False) -> str:
     return text
 
 
-def _p(value: Any) -> str:
-    return f"{value:.3g}" if isinstance(value, int | float) else "n/a"
-
-
-def _bootstrap_p(value: Any, draws: int) -> str:
-    """'< 0.01' where the p is at the floor its draws can resolve (`p_value_text`)."""
+def _p(value: Any, draws: int | None = None) -> str:
+    """A p-value as the console prints it; with `draws`, a bootstrap p at its floor is '<' what
+    the draws can resolve (`p_value_text`)."""
     return p_value_text(value, draws=draws) if isinstance(value, int | float) else "n/a"
 
 
@@ -110,7 +107,7 @@ def _outcome_rows(a: Mapping[str, Any], head: str, draws: int) -> list[list[Any]
         [f"{head}B minus A (points, 95% CI, video bootstrap)", _interval(a["difference"], True)],
         [f"{head}clustered McNemar p (videos as clusters)", _p(a.get("clustered_p"))],
         [f"{head}exact McNemar p (items independent)", _p(a.get("exact_mcnemar_p"))],
-        [f"{head}paired video bootstrap p", _bootstrap_p(a.get("bootstrap_p"), draws)],
+        [f"{head}paired video bootstrap p", _p(a.get("bootstrap_p"), draws)],
     ]
 
 

@@ -41,10 +41,6 @@ def _ci(est: Estimate) -> str:
     return f"95% CI [{100 * est.ci_low:+.2f}, {100 * est.ci_high:+.2f}]"
 
 
-def _p(p: float | None) -> str:
-    return "unknown" if p is None else f"{p:.3g}"
-
-
 def _p_is(p: float | None, draws: int | None) -> str:
     """'= 0.0123', or '< 0.01' for a bootstrap p at its floor."""
     text = "unknown" if p is None else p_value_text(p, draws=draws)
