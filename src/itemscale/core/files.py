@@ -1,12 +1,7 @@
-"""Writing files so that a reader never sees half of one, and hashing them.
-
-Every stage writes into folders that other processes read (a report over a run a sweep still
-writes to, a teammate opening an artifact), so each file is written under a private temporary
-name beside its target and renamed into place. These helpers know nothing of what they write;
-the writers that know a schema or must redact secrets (`itemscale.core.responses.write_json_atomic`,
-`write_parquet_atomic`) are built on them. Nothing here imports from itemscale but `errors`, so
-every layer can use it.
-"""
+"""Writing files so that a reader never sees half of one, and hashing them: each file is written
+under a private temporary name beside its target and renamed into place, because other processes
+read the same folders (a report over a run a sweep still writes to). Nothing here imports from
+itemscale but `errors`, so every layer can use it."""
 
 from __future__ import annotations
 
@@ -25,7 +20,6 @@ from typing import Any, BinaryIO, Final, TextIO
 
 from .errors import DiskFullError, ItemscaleError, ReadOnlyFolderError
 
-#: Read size of `sha256_file`: a video or a weight file is hashed without being held in memory.
 HASH_BLOCK: Final[int] = 1 << 20
 
 __all__ = [
@@ -78,10 +72,9 @@ _SURROGATE_ESCAPE: Final[re.Pattern[str]] = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def loads_json(text: str | bytes) -> Any:
-    """`json.loads`, with every way a foreign file can defeat it raised as the
-    `json.JSONDecodeError` callers already turn into a located error: an integer past Python's
-    4300-digit conversion limit (a `ValueError`) and nesting deeper than the interpreter's stack
-    (a `RecursionError`) would otherwise escape as tracebacks."""
+    """`json.loads`, with an integer past Python's 4300-digit limit (a `ValueError`), nesting
+    past the stack (a `RecursionError`) and a lone surrogate escape raised as the
+    `json.JSONDecodeError` callers already locate."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError:
@@ -109,9 +102,8 @@ _DECIMAL: Final[re.Pattern[str]] = re.compile(
 
 
 def parse_decimal(text: str) -> float:
-    """`float(text)` for a number written the plain way (spaces around it ignored; `nan` and
-    `inf` read, for the caller to refuse by name); anything else, `1_6` included, a
-    `ValueError`."""
+    """`float(text)` for a plainly written number (`nan`/`inf` read, for the caller to refuse by
+    name); anything else, `1_6` included, a `ValueError`."""
     stripped = text.strip()
     if _DECIMAL.fullmatch(stripped) is None:
         raise ValueError(f"not a plain decimal number: {text!r}")
@@ -119,8 +111,7 @@ def parse_decimal(text: str) -> float:
 
 
 def read_json(path: str | os.PathLike[str]) -> Any:
-    """A UTF-8 JSON file through `loads_json` (a non-UTF-8 file raises `UnicodeDecodeError`,
-    a `ValueError` like the JSON errors)."""
+    """A UTF-8 JSON file through `loads_json` (a non-UTF-8 file: `UnicodeDecodeError`)."""
     return loads_json(Path(path).read_text(encoding="utf-8"))
 
 
@@ -132,16 +123,14 @@ def _as_text(text: str | bytes, *, whole: bool = False) -> str:
 
 # -- files a command reads on the user's say-so -----------------------------------------------
 
-#: The most bytes an input read whole may hold unless its reader sets its own limit: a fit of
-#: 10^5 items or an item list of 10^6 ids is tens of MB. A table read streamed has no limit.
+#: The most bytes an input read whole may hold unless its reader sets its own (streamed: none).
 MAX_INPUT_BYTES: Final[int] = 256 * 2**20
 
 
 class InputFileError(ItemscaleError, ValueError):
-    """A file a command was told to read that is not a regular file (a FIFO would block the
-    command forever, `/dev/zero` be read until memory runs out, a folder fail with a traceback),
-    cannot be opened, or holds more than its reader reads: refused before any of it is read.
-    `reason` is the message without the file's name."""
+    """An input that is not a regular file (a FIFO would block forever, `/dev/zero` exhaust
+    memory), cannot be opened, or is too large: refused before any of it is read. `reason` is the
+    message without the file's name."""
 
     def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
         self.path = str(path)
@@ -154,9 +143,8 @@ class MissingInputError(InputFileError, FileNotFoundError):
 
 
 def checked_input(path: str | os.PathLike[str], *, folder: bool = False) -> os.stat_result:
-    """The `stat` of an input (symlinks followed) that is a regular file (or, with `folder`, a
-    folder: an argument that takes either); anything else (a FIFO, a device, a socket) is an
-    `InputFileError` before the file is opened."""
+    """The `stat` of an input that is a regular file (or, with `folder`, a folder), symlinks
+    followed; anything else is an `InputFileError` before the file is opened."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -169,9 +157,8 @@ def checked_input(path: str | os.PathLike[str], *, folder: bool = False) -> os.s
 
 
 def open_input(path: str | os.PathLike[str]) -> BinaryIO:
-    """An input opened for reading in binary, for a reader that streams it: checked as
-    `checked_input`, opened without blocking (a FIFO put in its place after the check cannot
-    hang the open) and checked again on the open file."""
+    """An input opened in binary for streaming, opened without blocking (a FIFO swapped in after
+    the check cannot hang the open) and checked again on the open file."""
     checked_input(path)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | os.O_CLOEXEC)
@@ -188,9 +175,8 @@ def open_input(path: str | os.PathLike[str]) -> BinaryIO:
 def read_input_bytes(
     path: str | os.PathLike[str], *, limit: int = MAX_INPUT_BYTES, what: str = "an input file"
 ) -> bytes:
-    """A regular file's bytes, at most `limit` (`what` names the kind of file in the message):
-    the one rule for every file a command reads whole (selection files, `--anchors`, `--irt`,
-    protocols, item lists)."""
+    """A regular file's bytes, at most `limit` (`what` names the file's kind in the message): the
+    one rule for every file a command reads whole."""
     size = checked_input(path).st_size
     if size > limit:
         raise InputFileError(path, f"{size} bytes, more than {what} may hold ({limit} bytes)")
@@ -207,8 +193,8 @@ def read_input_bytes(
 def read_input_text(
     path: str | os.PathLike[str], *, limit: int = MAX_INPUT_BYTES, what: str = "an input file"
 ) -> str:
-    """`read_input_bytes` as UTF-8 text (a leading BOM dropped); bytes that are not UTF-8 are
-    an `InputFileError` naming the offset."""
+    """`read_input_bytes` as UTF-8 (a BOM dropped); non-UTF-8 bytes are an `InputFileError`
+    naming the offset."""
     data = read_input_bytes(path, limit=limit, what=what)
     try:
         return data.decode("utf-8-sig")
@@ -238,14 +224,12 @@ RUN_RECORD_FILES: Final[frozenset[str]] = frozenset(
         "MANIFEST.json",
     }
 )
-#: A folder holding one of these is a run folder (or an artifact): an interrupted first import
-#: leaves only its marker.
+#: A folder holding one of these is a run folder or an artifact (or an interrupted first import).
 _RUN_MARKERS: Final[frozenset[str]] = RUN_RECORD_FILES | {".import-incomplete"}
 
 
 class OutputPathError(ItemscaleError, ValueError):
-    """A path given for output that would replace a run's data or records; names the flag,
-    the path and the run folder. Nothing is written."""
+    """A path given for output that would replace a run's data or records; nothing is written."""
 
 
 def holds_run_records(folder: str | os.PathLike[str]) -> bool:
@@ -257,10 +241,9 @@ def holds_run_records(folder: str | os.PathLike[str]) -> bool:
 def check_output_path(
     path: str | os.PathLike[str], *, flag: str, replaces_folder: bool = False
 ) -> Path:
-    """`path` as given, once it is known not to resolve (every symlink followed, the last one
-    too) to a run's data or records (`RUN_RECORD_FILES` in a folder that `holds_run_records`),
-    of any run; with `replaces_folder` (a command that swaps a whole folder in), not to a run
-    folder or an artifact either. Otherwise an `OutputPathError`, before anything is computed."""
+    """`path` as given, once it is known not to resolve (every symlink followed) to a run's
+    `RUN_RECORD_FILES`, of any run, nor, with `replaces_folder`, to a run folder or an artifact;
+    otherwise an `OutputPathError`, before anything is computed."""
     try:
         target = Path(path).resolve()
     except (OSError, RuntimeError) as exc:  # a symlink loop (RuntimeError before Python 3.13)
@@ -293,8 +276,7 @@ def is_no_space(exc: BaseException) -> bool:
 
 
 def file_kind(mode: int) -> str:
-    """What a path that is not a regular file is (from its `st_mode`), for the messages that
-    refuse it: a FIFO or a device (`/dev/zero`) never ends, a directory has no bytes."""
+    """What a path that is not a regular file is, for the messages that refuse it."""
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):
@@ -337,9 +319,8 @@ def no_space_message(where: str | os.PathLike[str], what: str = "") -> str:
 
 @contextmanager
 def no_space_is_typed(where: str | os.PathLike[str], what: str = "") -> Iterator[None]:
-    """A full file system inside the block is a `DiskFullError` naming `where`, not an
-    `OSError: [Errno 28]` traceback; a read-only one (or no write permission) likewise a
-    `ReadOnlyFolderError`."""
+    """A full file system inside the block is a `DiskFullError` naming `where`, a read-only one a
+    `ReadOnlyFolderError`, not an `OSError` traceback."""
     try:
         yield
     except (DiskFullError, ReadOnlyFolderError):
@@ -354,8 +335,7 @@ def no_space_is_typed(where: str | os.PathLike[str], what: str = "") -> Iterator
 
 
 class ZipInputError(ItemscaleError, ValueError):
-    """A zip-based input (an `.xlsx` workbook) that is not a readable zip, or that would expand
-    past `MAX_UNZIPPED_BYTES`: refused before any of it is parsed. Names the file."""
+    """An `.xlsx` workbook that is not a readable zip or would expand past `MAX_UNZIPPED_BYTES`."""
 
 
 #: The most the members of one zip-based input (an `.xlsx` workbook) may expand to, together.
@@ -365,11 +345,9 @@ MAX_UNZIPPED_BYTES: Final[int] = 256 * 2**20
 
 
 def check_unzipped_size(path: str | os.PathLike[str], limit: int = MAX_UNZIPPED_BYTES) -> int:
-    """The bytes the zip at `path` expands to, from its directory (no member is read); past
-    `limit`, or not a zip, a `ZipInputError`. Every reader of a zip-based input calls it before
-    parsing. The directory's sizes bound what is read: Python's `zipfile` (which openpyxl uses)
-    stops a member at its recorded size and fails its CRC check, so a member that lies about
-    its size cannot expand further."""
+    """The bytes the zip at `path` expands to, from its directory; past `limit`, or not a zip, a
+    `ZipInputError`. The directory bounds what is read: `zipfile` (openpyxl's) stops a member at
+    its recorded size and fails its CRC check."""
     import zipfile
 
     try:
@@ -388,10 +366,9 @@ def check_unzipped_size(path: str | os.PathLike[str], limit: int = MAX_UNZIPPED_
     return total
 
 
-#: The most rows, and cells (rows x columns), one worksheet of a workbook may have: a results
-#: table is at most some 10^5 rows (a 10^6-row workbook had not finished importing after 400 s);
-#: a larger table belongs in CSV or Parquet, which are read streamed. Read when checked, so a
-#: caller (a test) may lower them.
+#: The most rows, and cells, one worksheet may have (a 10^6-row workbook had not finished
+#: importing after 400 s): a larger table belongs in CSV or Parquet. Read when checked, so a test
+#: may lower them.
 MAX_SHEET_ROWS: int = 100_000
 MAX_SHEET_CELLS: int = 2_000_000
 
@@ -414,8 +391,6 @@ def _column_number(letters: bytes) -> int:
 
 
 def _first_sheet_member(archive: Any) -> str | None:
-    """The zip member of the workbook's first sheet, from `xl/workbook.xml` and its relations
-    (read as text, up to `_HEAD_BYTES` each); None when they do not say."""
     try:
         with archive.open("xl/workbook.xml") as fh:
             book = fh.read(_HEAD_BYTES)
@@ -436,9 +411,8 @@ def _first_sheet_member(archive: Any) -> str | None:
 
 
 def sheet_dimension(path: str | os.PathLike[str]) -> tuple[int, int] | None:
-    """(rows, columns) the workbook's first sheet declares in its `<dimension>` element (its
-    last cell's row and column), read from the start of the sheet's XML without parsing the
-    sheet; None when the workbook declares none (the reader's own count then bounds it)."""
+    """(rows, columns) the first sheet declares in its `<dimension>` element, read from the start
+    of the sheet's XML without parsing it; None when it declares none."""
     import zipfile
 
     try:
@@ -462,8 +436,7 @@ def sheet_dimension(path: str | os.PathLike[str]) -> tuple[int, int] | None:
 
 
 def sheet_too_large(path: str | os.PathLike[str], rows: int, columns: int) -> str | None:
-    """The message refusing a sheet of `rows` x `columns` past `MAX_SHEET_ROWS` or
-    `MAX_SHEET_CELLS`, or None within them."""
+    """The message refusing a sheet past `MAX_SHEET_ROWS` or `MAX_SHEET_CELLS`, or None."""
     if rows <= MAX_SHEET_ROWS and rows * columns <= MAX_SHEET_CELLS:
         return None
     return (
@@ -475,18 +448,15 @@ def sheet_too_large(path: str | os.PathLike[str], rows: int, columns: int) -> st
 
 
 def check_sheet_size(path: str | os.PathLike[str]) -> None:
-    """Refuse, before any of it is parsed, a workbook whose first sheet declares more than
-    `MAX_SHEET_ROWS` rows or `MAX_SHEET_CELLS` cells (a `ZipInputError` naming the file and
-    pointing to CSV or Parquet). A sheet that declares no size, or declares a false one, is
-    bounded by its reader's count of the rows it parses (`sheet_too_large`)."""
+    """Refuse, before parsing, a workbook whose first sheet declares too many rows or cells (a
+    `ZipInputError`); a sheet that declares no size, or a false one, is bounded by its reader's
+    count (`sheet_too_large`)."""
     size = sheet_dimension(path)
     if size is not None and (said := sheet_too_large(path, *size)) is not None:
         raise ZipInputError(said)
 
 
 def sha256_file(path: str | os.PathLike[str]) -> str:
-    """The hex SHA-256 of the whole file, read in `HASH_BLOCK` pieces (provenance records and
-    manifests name their inputs by it)."""
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         while block := fh.read(HASH_BLOCK):
@@ -501,8 +471,7 @@ def _current_umask() -> int:
 
 
 def shared_mode(path: str | os.PathLike[str], *, folder: bool = False) -> None:
-    """Give a file (or folder) written through a private temporary name the permissions a
-    plain `open` would have given it under the user's umask (0644 / 0755 under umask 022), so
+    """The permissions a plain `open` gives under the user's umask (0644 / 0755 under 022), so
     teammates can read a run; `mkstemp`/`mkdtemp` create them 0600 / 0700."""
     os.chmod(path, (0o777 if folder else 0o666) & ~_current_umask())
 
@@ -511,11 +480,8 @@ def shared_mode(path: str | os.PathLike[str], *, folder: bool = False) -> None:
 def atomic_text_file(
     path: str | os.PathLike[str], *, newline: str | None = None
 ) -> Iterator[TextIO]:
-    """A UTF-8 text file that appears at `path` only once the block completes.
-
-    It is written as `.{name}-<random>` beside `path` and renamed over it at the end; if the
-    block raises, the temporary file is removed and `path` is left as it was.
-    """
+    """A UTF-8 text file that appears at `path` only once the block completes (written as
+    `.{name}-<random>` beside it; removed if the block raises)."""
     path = Path(path)
     with no_space_is_typed(path.parent, path.name):
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -531,12 +497,9 @@ def atomic_text_file(
 
 
 def replace_dir(tmp: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
-    """Put the fully written directory `tmp` in the place of `target`.
-
-    Directories cannot be renamed over one another, so an existing `target` is first renamed
-    aside (`.{name}-old-{pid}`) and removed once the new one is in place: a reader sees the old
-    directory or the new one, never a half-written one.
-    """
+    """Put the fully written directory `tmp` in the place of `target`: an existing `target` is
+    renamed aside (directories cannot be renamed over one another) and removed once the new one
+    is in place, so a reader never sees a half-written one."""
     tmp, target = Path(tmp), Path(target)
     if target.exists():
         old = target.with_name(f".{target.name}-old-{os.getpid()}")

@@ -1,17 +1,12 @@
 """The run store: a SQLite file that makes a sweep resumable.
 
 Every result is committed as it arrives (one transaction per batch), in WAL mode with
-`synchronous=NORMAL`: a killed process loses at most the cells that were in flight, and readers
-(an `export` while a sweep runs) never block the writer. The response table is an export of this
-store, never the other way round, so a crash cannot leave a half-written Parquet file as the only
-copy of a run.
+`synchronous=NORMAL`: a killed process loses at most the cells in flight, and readers never block
+the writer. The response table is an export of this store, never the other way round.
 
-The write-ahead log is checkpointed (without waiting for readers) whenever it passes
-`WAL_CHECKPOINT_PAGES` pages, cut back to `WAL_LIMIT_BYTES` after a checkpoint, and
-checkpointed and truncated to nothing when the store closes: left at SQLite's defaults it grows
-to 1000 pages (4 MB) before its first checkpoint and keeps that size, space a nearly full disk
-may not have. A full disk is a `DiskFullError` naming the store (SQLite has rolled the
-batch back; every earlier commit is intact), never "damaged".
+The WAL is checkpointed past `WAL_CHECKPOINT_PAGES`, cut back to `WAL_LIMIT_BYTES` and truncated
+to nothing on close (SQLite's defaults keep 4 MB, space a nearly full disk may not have). A full
+disk is a `DiskFullError` naming the store (the batch rolled back, earlier commits intact).
 """
 
 from __future__ import annotations
@@ -52,7 +47,6 @@ from ._migrations import (
     unmigrated_columns,
 )
 
-#: File name of the store inside a run directory.
 STORE_FILE = "store.sqlite"
 #: WAL size (pages of 4 KiB) that triggers a checkpoint at commit (SQLite's default: 1000).
 WAL_CHECKPOINT_PAGES = 128
@@ -70,9 +64,8 @@ def utc_now() -> str:
 
 @dataclass(frozen=True, slots=True)
 class CellRow:
-    """One cell's result: the response-table row plus the identity it was computed under (the
-    cell's key, always set here, and the backend spec). The fields are written from the row's
-    one definition (`RESPONSE_COLUMNS`) by `python -m itemscale.core.responses._row_fields`."""
+    """One cell's result: the response-table row plus its cell key and backend spec, written from
+    `RESPONSE_COLUMNS` by `python -m itemscale.core.responses._row_fields`."""
 
     # <row fields sequence=tuple defaults first=cell_id:str,spec_id:str>
     cell_id: str
@@ -124,13 +117,11 @@ class CellRow:
         return self.status in ANSWERED_STATUSES
 
 
-#: The columns `record` writes, in the table's order: every column of `cells_layout()` (derived
-#: from the response row's one definition) but the two the store keeps itself. `CellRow` has
-#: exactly these fields (tests/store/test_row_definition.py).
+#: The columns `record` writes, in the table's order: `cells_layout()` but the two the store keeps
+#: itself (`CellRow` has exactly these fields: tests/store/test_row_definition.py).
 _ROW_FIELDS: tuple[str, ...] = tuple(
     name for name, _, _ in cells_layout() if name not in ("attempts", "finished_at")
 )
-#: List columns, stored as JSON text.
 _JSON_LIST_FIELDS = frozenset(c.name for c in RESPONSE_COLUMNS if c.kind.endswith("_list"))
 
 
@@ -161,7 +152,7 @@ def full_store_error(path: Path, exc: BaseException) -> DiskFullError:
 
 class StoredModel(TypedDict):
     """A backend spec the store holds (`RunStore.models()`): the model's name and the spec as
-    `record_model` stored it (JSON from the store; the models package defines its keys)."""
+    `record_model` stored it."""
 
     name: str
     spec: dict[str, Any]
@@ -202,8 +193,8 @@ class RunStore:
 
     # -- lifecycle -------------------------------------------------------------------------
     def close(self) -> None:
-        """Checkpoint the WAL into the database and cut it to zero bytes (without waiting long
-        for a reader: then the next open or the next writer does it), then close."""
+        """Checkpoint the WAL and cut it to zero bytes (without waiting long for a reader: the
+        next open does it then), then close."""
         try:
             self._db.execute("PRAGMA busy_timeout = 1000")
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
@@ -221,8 +212,8 @@ class RunStore:
             raise
 
     def _write(self, statements: Any) -> None:
-        """Run `statements(db)` in one immediate transaction; SQLite's own rollback after a
-        full disk leaves no transaction to roll back, so only an open one is."""
+        """SQLite's own rollback after a full disk leaves no transaction, so only an open one is
+        rolled back."""
         self._db.execute("BEGIN IMMEDIATE")
         try:
             statements(self._db)
@@ -277,10 +268,8 @@ class RunStore:
 
     # -- cells -----------------------------------------------------------------------------
     def record(self, rows: Iterable[CellRow]) -> int:
-        """Insert or replace results in one transaction; returns how many were written.
-
-        A cell already stored is overwritten (a retried error) and its attempt count grows.
-        """
+        """Insert or replace results in one transaction; returns how many were written. A stored
+        cell is overwritten (a retried error) and its attempt count grows."""
         now = utc_now()
         batch = [(*(_to_sql(n, _clean(n, getattr(r, n))) for n in _ROW_FIELDS), now) for r in rows]
         if not batch:
@@ -296,8 +285,8 @@ class RunStore:
         return len(batch)
 
     def done_row_keys(self, model: str, *, retry_errors: bool = False) -> set[tuple[str, str, int]]:
-        """(item, configuration, repeat) of the model's finished cells under any spec: what a
-        progress bar can count before the model is loaded and its spec known."""
+        """(item, configuration, repeat) of the model's finished cells under any spec: countable
+        before the model loads and its spec is known."""
         query = "SELECT item_id, config_id, repeat FROM cells WHERE model = ?"
         params: list[Any] = [model]
         if retry_errors:
@@ -306,12 +295,9 @@ class RunStore:
         return {(str(i), str(c), int(r)) for i, c, r in self._db.execute(query, params)}
 
     def done_cell_ids(self, *, retry_errors: bool = False) -> set[str]:
-        """Cells a sweep must not run again.
-
-        `ok`/`noanswer` cells are finished and never re-run. A cell stored with a failure
-        status (`media_error`, `model_error`, `timeout`) is also skipped, so a rerun is
-        reproducible and a broken video is not re-decoded every time, unless `retry_errors`.
-        """
+        """Cells a sweep must not run again: `ok`/`noanswer` cells, and failed cells unless
+        `retry_errors` (a rerun stays reproducible and a broken video is not re-decoded every
+        time)."""
         if retry_errors:
             marks = ", ".join("?" for _ in ANSWERED_STATUSES)
             cur = self._db.execute(
@@ -329,9 +315,9 @@ class RunStore:
         )
 
     def stored_configs(self, series_prefix: str = "") -> list[tuple[str, str, str, int]]:
-        """(config id, series, label, cells) of every configuration with stored cells whose
-        series starts with `series_prefix`: what a sweep compares its grid with (a changed
-        selection file leaves an earlier configuration under the same label)."""
+        """(config id, series, label, cells) of every stored configuration whose series starts
+        with `series_prefix` (a changed selection file leaves an earlier one under the same
+        label)."""
         cur = self._db.execute(
             "SELECT config_id, series, config_label, COUNT(*) FROM cells "
             "WHERE substr(series, 1, ?) = ? GROUP BY config_id, series, config_label "
@@ -341,8 +327,8 @@ class RunStore:
         return [(str(c), str(s), str(label), int(n)) for c, s, label, n in cur]
 
     def cells_by_session(self) -> dict[int, int]:
-        """Session id -> the stored cells it computed (cells stored before sessions were
-        recorded name none): the sessions a new one's stack is compared with."""
+        """Session id -> the stored cells it computed (cells stored before sessions were recorded
+        name none)."""
         cur = self._db.execute(
             "SELECT session_id, COUNT(*) FROM cells WHERE session_id IS NOT NULL "
             "GROUP BY session_id"
@@ -369,8 +355,7 @@ class RunStore:
         return frame
 
     def _json_cell(self, value: str, row: str, column: str, *, want: type) -> Any:
-        """A JSON value stored in a column, or a `StoreError` naming the table, row and column
-        (a hand-edited or damaged store), never a `JSONDecodeError` traceback."""
+        """A JSON value stored in a column, or a `StoreError` naming the table, row and column."""
         try:
             parsed = loads_json(value)
         except ValueError as exc:
@@ -388,12 +373,9 @@ class RunStore:
         return parsed
 
     def responses(self, *, prefer: Collection[str] | None = None) -> pd.DataFrame:
-        """The response table of this store.
-
-        When several stored cells share a row key (model, item, configuration, repeat), for
-        example after the prompt template or the decoding settings changed, the one whose id is
-        in `prefer` (the current plan) wins, else the most recently finished one.
-        """
+        """The response table of this store. When stored cells share a row key (the prompt
+        template or the decoding settings changed), the one in `prefer` (the current plan) wins,
+        else the latest."""
         frame = self.cells_frame()
         if frame.empty:
             return empty_responses()
@@ -489,8 +471,7 @@ class RunStore:
         )
 
     def add_session_info(self, session_id: int, key: str, name: str, value: object) -> None:
-        """Set `info[key][name] = value` in a session's info (e.g. each model as it was
-        loaded, known only once it is), keeping everything else it holds."""
+        """Set `info[key][name] = value` in a session's info, keeping everything else it holds."""
         info = self._session_info(session_id)
         if info is None:
             return
@@ -502,8 +483,7 @@ class RunStore:
     def end_session(
         self, session_id: int, outcome: str, info: Mapping[str, Any] | None = None
     ) -> None:
-        """Close a session; `info` adds what was learnt while it ran (the batch sizes used)
-        to the info it was started with."""
+        """Close a session; `info` adds what was learnt while it ran (the batch sizes used)."""
         if info:
             self._merge_session_info(session_id, info)
         self._autocommit(
@@ -512,8 +492,7 @@ class RunStore:
         )
 
     def sessions(self) -> list[dict[str, object]]:
-        """Every session: its row's columns, then the info it was started with (JSON from the
-        store, exported to run.json as it is)."""
+        """Every session: its row's columns, then the info it was started with."""
         cur = self._db.execute(
             "SELECT session_id, started_at, finished_at, outcome, host, info_json "
             "FROM sessions ORDER BY session_id"
@@ -541,11 +520,9 @@ class RunStore:
     ) -> pd.DataFrame:
         """Write `RUN_DIR/responses.parquet` + `run.json` from the store; returns the table.
 
-        The store's own provenance (backend specs, video hashes, sessions) is added to the
-        caller's, so an export on another machine still says how each cell was produced.
-        `imported`: rows that came into the run by `itemscale import` (no store cell), kept
-        beside the store's: a sweep over a run with imported rows never drops them. A row key
-        held by both is refused, since one of the two answers would be lost.
+        The store's provenance (backend specs, video hashes, sessions) is added to the caller's.
+        `imported`: rows that came by `itemscale import` (no store cell), kept beside the
+        store's; a row key held by both is refused, since one of the two answers would be lost.
         """
         table = self.responses(prefer=prefer)
         if imported is not None and len(imported):

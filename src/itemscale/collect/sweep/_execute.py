@@ -1,8 +1,6 @@
-"""Running cells: decode a video once for all its cells, batch the model calls, build rows.
-
-The same `VideoJobRunner` runs in the local executor and inside each Ray actor, so the two
-executors produce identical rows for identical cells; only who owns the store differs.
-"""
+"""Running cells: decode a video once for all its cells, batch the model calls, build rows. The
+same `VideoJobRunner` runs locally and inside each Ray actor, so both executors produce identical
+rows for identical cells."""
 
 from __future__ import annotations
 
@@ -48,10 +46,8 @@ BatchKey = tuple[str, str, DecodingSettings, tuple[int, ...] | None]
 
 
 class RowIdentity(TypedDict):
-    """The `CellRow` fields `base_row` fills: the `cell` part of the row (the cell, its item, its
-    configuration), keyed by the cell and its backend spec. Written from `RESPONSE_COLUMNS` by
-    `python -m itemscale.core.responses._row_fields`: a new `cell` column appears here, and mypy then
-    holds `base_row` to filling it."""
+    """The `cell` part of a `CellRow`, which `base_row` fills; written from `RESPONSE_COLUMNS` by
+    `python -m itemscale.core.responses._row_fields`, so mypy holds `base_row` to a new column."""
 
     # <row fields parts=cell sequence=tuple first=cell_id:str,spec_id:str>
     cell_id: str
@@ -76,9 +72,8 @@ class RowIdentity(TypedDict):
 
 
 class FrameFields(TypedDict):
-    """The `CellRow` fields that say which frames a cell sent: the `frames` part of the row
-    (`pixels` per frame, None for a text-only cell), written from `RESPONSE_COLUMNS` like
-    `RowIdentity`."""
+    """The `frames` part of a `CellRow` (`pixels` per frame, None for a text-only cell), written
+    like `RowIdentity`."""
 
     # <row fields parts=frames sequence=tuple>
     effective_frames: int | None
@@ -114,8 +109,7 @@ class JobStats:
     out_of_memory: int = 0
     #: what the reader must know about this video (a declared duration far from the video's)
     warnings: list[str] = field(default_factory=list)
-    #: backend values of the right type that cannot be measurements, stored as null, by reason
-    #: (`_response_check`)
+    #: backend values of the right type that cannot be measurements, nulled, by reason
     nulled: dict[str, int] = field(default_factory=dict)
 
 
@@ -126,9 +120,9 @@ DURATION_TOLERANCE_S = 2.0
 
 
 def duration_mismatches(video_path: str, cells: Sequence[Cell]) -> list[str]:
-    """A warning (with the figures) for each item whose declared `duration_s` disagrees with
-    its video's by more than the tolerance; the video's own duration is what the sampling
-    uses, so a wrong declaration (36,000 s for a 12 s clip) is said, not silently kept."""
+    """A warning for each item whose declared `duration_s` disagrees with its video's by more
+    than the tolerance: the sampling uses the video's, so a wrong declaration is said, not
+    silently kept."""
     declared = {c.item.item_id: c.item.duration_s for c in cells if c.item.duration_s is not None}
     if not declared:
         return []
@@ -152,8 +146,8 @@ def duration_mismatches(video_path: str, cells: Sequence[Cell]) -> list[str]:
 
 
 def group_by_video(cells: Sequence[Cell], known_hashes: set[str] | None = None) -> list[VideoJob]:
-    """One job per video, in first-seen order, cells sorted by configuration inside each, so a
-    batch holds requests of one budget (similar visual token counts, little padding)."""
+    """One job per video, in first-seen order, cells sorted by configuration, so a batch holds
+    one budget (similar token counts, little padding)."""
     groups: dict[str, list[Cell]] = {}
     paths: dict[str, str | None] = {}
     for cell in cells:
@@ -175,8 +169,8 @@ def group_by_video(cells: Sequence[Cell], known_hashes: set[str] | None = None) 
 
 
 def repeat_decoding(base: DecodingSettings, seed: int) -> DecodingSettings:
-    """The protocol's decoding settings with one repeat's seed: what the backend is asked with
-    and what the cell identity hashes (`canonical()`)."""
+    """The decoding settings with one repeat's seed: what the backend gets and the cell identity
+    hashes."""
     return base.model_copy(update={"seed": int(seed)})
 
 
@@ -193,8 +187,6 @@ def _cell_max_pixels(config: Configuration) -> int | None:
 def _score_fields(
     item: Item, status: Status, answer: str | None, raw_text: str | None
 ) -> dict[str, float]:
-    """The row's score columns: `correct` of a multiple-choice answer, an open answer's scores
-    (`OpenAnswerScores.columns`), none for a failure or an item without its answer."""
     if not status.answered:
         return {}
     if item.task_kind == TaskKind.MCQA:
@@ -207,12 +199,9 @@ def _score_fields(
 
 
 def parsed_answer(item: Item, response: VideoResponse) -> tuple[Status, str | None]:
-    """The status and answer to record, checked here whatever the backend did.
-
-    A multiple-choice answer must be one of the item's option letters; anything else (no answer
-    given, a letter beyond the options) is re-read from the raw text by the shared extractor and
-    becomes NOANSWER when the text names no option: never a guessed letter.
-    """
+    """The status and answer to record, checked whatever the backend did: a multiple-choice
+    answer that is no option letter is re-read from the raw text by the shared extractor, and is
+    NOANSWER when the text names no option: never a guessed letter."""
     status = Status(response.status)
     if not status.answered:
         return status, None
@@ -229,8 +218,7 @@ def parsed_answer(item: Item, response: VideoResponse) -> tuple[Status, str | No
 
 
 def base_row(cell: Cell) -> RowIdentity:
-    """The fields of a cell's row that its identity and its item decide (every row of the
-    cell has them, answered or failed)."""
+    """The fields of a cell's row that its identity and its item decide."""
     config = cell.config
     item = cell.item
     return {
@@ -312,9 +300,8 @@ def response_row(cell: Cell, frame_set: FrameSet | None, response: VideoResponse
 def checked_row(
     cell: Cell, frame_set: FrameSet | None, response: object, stats: JobStats
 ) -> CellRow:
-    """The row of one response after the boundary check (`_response_check`): a field of a
-    wrong type makes the cell a `model_error` naming the field; impossible values are nulled
-    and counted in `stats.nulled`."""
+    """The row of one response after the boundary check (`_response_check`): a field of a wrong
+    type makes a `model_error` naming it; impossible values are nulled and counted."""
     try:
         clean, nulled = checked_response(response)
     except ResponseFieldError as exc:
@@ -349,14 +336,13 @@ class VideoJobRunner:
     bytes_per_visual_token: int = DEFAULT_BYTES_PER_VISUAL_TOKEN
     #: the decoded frames held while batches fill across videos (`FRAMES_HELD_BYTES`)
     frames_held_bytes: int = FRAMES_HELD_BYTES
-    #: per batch key: the size decided (`auto` or `batch_size`), and the bound an
-    #: out-of-memory error set
+    #: per batch key: the size decided, and the bound an out-of-memory error set
     sizes: dict[BatchKey, int] = field(default_factory=dict)
     size_caps: dict[BatchKey, int] = field(default_factory=dict)
 
     def size_for(self, key: BatchKey, frame_set: FrameSet | None) -> int:
-        """How many cells of `key` one model call takes: decided once per key (`auto` reads
-        the free memory then), lowered for good by an out-of-memory error."""
+        """Decided once per key (`auto` reads the free memory then), lowered for good by an
+        out-of-memory error."""
         if key not in self.sizes:
             self.sizes[key] = (
                 auto_batch_size(
@@ -370,8 +356,7 @@ class VideoJobRunner:
         return min(self.sizes[key], self.size_caps.get(key, self.sizes[key]))
 
     def sizes_by_config(self, label_of: Mapping[str, str]) -> dict[str, int]:
-        """The batch size each configuration ran with at the end (by label; the smallest of
-        its keys'): what a session records."""
+        """The batch size each configuration ended with (by label; the smallest of its keys')."""
         out: dict[str, int] = {}
         for key, size in self.sizes.items():
             label = label_of.get(key[0], key[0])
@@ -387,14 +372,9 @@ class VideoJobRunner:
     def _decode(
         self, job: VideoJob, stats: JobStats
     ) -> tuple[FrameSets, dict[str, tuple[Status, str]]]:
-        """Frame sets keyed by (config id, item key, repeat), and failures by cell id.
-
-        Deterministic policies do not depend on the item or the repeat, so all of a video's
-        deterministic configurations are decoded in one pass; the seeded `random` policy draws
-        per item and repeat, and a `selection` gives each item its own frames, so they get one
-        pass per draw. A selection that cannot be replayed (`SelectionError`) stops the sweep:
-        it is a wrong protocol, not a failure of this cell.
-        """
+        """Frame sets keyed by `_pass_key`, and failures by cell id. A selection that cannot be
+        replayed (`SelectionError`) stops the sweep: a wrong protocol, not a failure of this
+        cell."""
         frame_sets: FrameSets = {}
         failed: dict[str, tuple[Status, str]] = {}
         video_cells = [c for c in job.cells if c.needs_video]
@@ -462,8 +442,8 @@ class VideoJobRunner:
         return frame_sets, failed
 
     def prepare(self, job: VideoJob) -> PreparedJob:
-        """Decode a job's frames (thread-safe: the local executor decodes the next video in a
-        background thread while the model runs on this one)."""
+        """Decode a job's frames; thread-safe (the local executor decodes the next video in the
+        background)."""
         stats = JobStats()
         frame_sets, failed = self._decode(job, stats)
         return PreparedJob(frame_sets, failed, stats)
@@ -495,9 +475,8 @@ class VideoJobRunner:
             yield from self.run_batch(batch, stats)
 
     def batch_key(self, cell: Cell, frame_set: FrameSet | None) -> BatchKey:
-        """Which cells may share a model call: one configuration, task kind and decoding
-        settings (the seed only under sampling: it cannot change a greedy answer), and one
-        frame geometry, as a batched processor call needs; the video does not matter."""
+        """Cells that may share a model call: one configuration, task kind, decoding settings
+        (the seed only under sampling) and frame geometry; the video does not matter."""
         decoding = self._decoding(cell.seed)
         if decoding.greedy:
             decoding = self._decoding(0)
@@ -507,9 +486,9 @@ class VideoJobRunner:
     def run_batch(
         self, batch: Sequence[tuple[Cell, FrameSet | None]], stats: JobStats
     ) -> Iterator[list[CellRow]]:
-        """Rows of one batch of (cell, frames), as each model call returns. A call that runs
-        out of device memory is split in two halves, run one after the other (`stats`
-        counts it); a cell that runs out of memory alone is a `model_error` that says so."""
+        """Rows of one batch, as each model call returns. A call out of device memory is split in
+        halves run in turn (counted); a single cell out of memory is a `model_error` that says
+        so."""
         remaining, size = list(batch), len(batch)
         while remaining:
             part = remaining[:size]
@@ -551,8 +530,8 @@ class VideoJobRunner:
             yield [checked_row(c, f, r, stats) for (c, f), r in zip(part, responses, strict=True)]
 
     def shrink(self, key: BatchKey, size: int) -> None:
-        """After an out-of-memory error: batches of `key` hold at most `size` cells from now on
-        (the bound holds for the rest of the session, and the session records it)."""
+        """After an out-of-memory error: batches of `key` hold at most `size` cells for the
+        session."""
         self.size_caps[key] = min(size, self.size_caps.get(key, size))
 
     @staticmethod
@@ -563,9 +542,9 @@ class VideoJobRunner:
 
 
 def _pass_key(cell: Cell) -> tuple[str, int]:
-    """Which decode pass a cell's frames come from: one per video, one per item and repeat for
-    `random` (each repeat draws its own frames), one per item for `selection` (the file gives
-    every repeat the same frames)."""
+    """The decode pass of a cell's frames: one per video (deterministic policies), per item and
+    repeat for `random` (each repeat draws its own), per item for `selection` (same frames every
+    repeat)."""
     name = cell.config.sampling.name
     if name in PER_ITEM_SAMPLING_POLICIES:
         return (cell.item.item_id, cell.draw if name == "random" else 0)

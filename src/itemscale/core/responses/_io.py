@@ -58,7 +58,7 @@ def _migrate_0_to_1(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _migrate_1_to_2(df: pd.DataFrame) -> pd.DataFrame:
-    """Version 2 added `margin`; a version-1 table that kept option probabilities has it."""
+    """A version-1 table that kept option probabilities has its `margin`."""
     df = df.copy()
     if "margin" not in df.columns:
         probs = df["option_probs"] if "option_probs" in df.columns else pd.Series([None] * len(df))
@@ -86,9 +86,8 @@ def empty_responses() -> pd.DataFrame:
 def duplicated_keys(
     df: pd.DataFrame, columns: list[str], *, keep: Literal["first", False] = "first"
 ) -> pd.Series:
-    """`df.duplicated(columns, keep=keep)`, found through one 64-bit hash per row: on a
-    10^6-row table that is 8 MB instead of a tuple per row; rows whose hash repeats are then
-    compared exactly."""
+    """`df.duplicated(columns, keep=keep)` through one 64-bit number per row (8 MB on 10^6 rows,
+    not a tuple per row); rows whose number repeats are compared exactly."""
     if df.empty:
         return pd.Series(np.zeros(0, dtype=bool), index=df.index)
     hashed = _row_codes(df, columns)
@@ -101,11 +100,9 @@ def duplicated_keys(
 
 
 def _row_codes(df: pd.DataFrame, columns: list[str]) -> pd.Series:
-    """One 64-bit number per row for `columns`: the columns' factorized codes combined one
-    column at a time (no copy of the columns, no Python string per value: on 2 x 10^6 rows the
-    hash of the copied columns peaked 300 MB above the table). Exact while the product of the
-    columns' distinct counts fits 63 bits, a hash of the codes past that (rows whose numbers
-    repeat are compared exactly by the caller either way)."""
+    """The columns' factorized codes combined one column at a time (the hash of the copied
+    columns peaked 300 MB above a 2 x 10^6-row table); exact while the product of the distinct
+    counts fits 63 bits, a hash past that."""
     combined = np.zeros(len(df), dtype=np.uint64)
     span = 1
     for name in columns:
@@ -122,8 +119,7 @@ def _row_codes(df: pd.DataFrame, columns: list[str]) -> pd.Series:
 
 
 def _in_schema_types(df: pd.DataFrame) -> bool:
-    """The frame has exactly the schema's columns, in order, each in the dtype Arrow's
-    conversion gives it (strings as pandas strings, integers as int64, or float64 with nulls)."""
+    """Exactly the schema's columns, in order, each in the dtype Arrow's conversion gives it."""
     if list(df.columns) != list(COLUMNS) or not isinstance(df.index, pd.RangeIndex):
         return False
     for field in RESPONSE_SCHEMA:
@@ -147,9 +143,8 @@ def _in_schema_types(df: pd.DataFrame) -> bool:
 
 
 def _sorted_categories(dtype: Any) -> bool:
-    """A string column held as an unordered categorical whose categories are strings in
-    sorted order (`read_responses(..., categories=True)`): it sorts, factorizes and compares
-    as the strings themselves."""
+    """A string column as an unordered categorical with sorted string categories
+    (`read_responses(..., categories=True)`): it sorts and compares as the strings."""
     if not isinstance(dtype, pd.CategoricalDtype) or dtype.ordered:
         return False
     cats = dtype.categories
@@ -157,7 +152,6 @@ def _sorted_categories(dtype: Any) -> bool:
 
 
 def _plain_strings(df: pd.DataFrame) -> pd.DataFrame:
-    """`df` with every categorical column as plain strings (what the writer redacts)."""
     cats = {
         n: df[n].astype("str") for n in df.columns if isinstance(df[n].dtype, pd.CategoricalDtype)
     }
@@ -201,8 +195,7 @@ def normalise_responses(
         if df[name].isna().any():
             row = int(np.flatnonzero(df[name].isna().to_numpy())[0])
             raise SchemaError(f"{where}: column '{name}' is empty in row {row}")
-    # Already in the schema's types (the usual case between stages): no copy. Otherwise one
-    # column at a time through Arrow, so a 10^6-row table is never held three times over.
+    # the usual case between stages: no copy (else column by column, never held three times over)
     result = df.copy(deep=False) if _in_schema_types(df) else _to_schema_types(df, where)
     dup = (
         duplicated_keys(result, list(ROW_KEY), keep=False)
@@ -212,8 +205,7 @@ def normalise_responses(
     if dup.any():
         first = result.loc[dup, list(ROW_KEY)].iloc[0].to_dict()
         raise SchemaError(f"{where}: duplicate row key {first} ({int(dup.sum())} rows)")
-    # the numeric columns first: the status of every row (a string look-up over the whole
-    # table, 0.13 s at 5.5 x 10^6 rows) is read only when some row holds both
+    # status (a string look-up, 0.13 s at 5.5 x 10^6 rows) read only when some row holds both
     both = result["correct"].notna() & result["score"].notna()
     if both.any():
         both &= result["status"].isin(ANSWERED_STATUSES)
@@ -248,9 +240,9 @@ FREE_TEXT_COLUMNS: Final[tuple[str, ...]] = (
 
 
 def redact_free_text(frame: pd.DataFrame) -> pd.DataFrame:
-    """`frame` with `redact` applied to every value of the free-text columns. The column is
-    scanned once in C++ for anything `redact` could change (`redaction_trigger`); only the
-    distinct values that match go through `redact` (10^6 distinct replies: 0.9 s, not 8)."""
+    """`frame` with `redact` applied to the free-text columns: one C++ scan per column for
+    anything `redact` could change, then `redact` on the distinct matches only (10^6 replies: 0.9
+    s, not 8)."""
     import pyarrow.compute as pc
 
     trigger = redaction_trigger()
@@ -281,12 +273,8 @@ def write_parquet_atomic(
     *,
     temp_prefix: str | None = None,
 ) -> None:
-    """Write a Parquet file whole or not at all (a temporary file beside it, then a rename).
-
-    pandas' own schema metadata is dropped and `metadata` (the schema version and the like) is
-    set in its place. The temporary file is named `temp_prefix` (default `.{stem}-`) plus a
-    random part and `.parquet`.
-    """
+    """Write a Parquet file whole or not at all (a temporary file beside it, then a rename), with
+    `metadata` in place of pandas' own; the temporary name is `temp_prefix` (default `.{stem}-`)."""
     path = Path(path)
     meta = dict(table.schema.metadata or {})
     meta.pop(b"pandas", None)
@@ -319,7 +307,6 @@ class IncompleteRunError(ItemscaleError, FileNotFoundError):
 
 
 def mark_import_started(run_dir: Path) -> None:
-    """Mark `run_dir` as holding an import that has not written its first table yet."""
     with atomic_text_file(run_dir / IMPORT_MARKER) as fh:
         fh.write(
             f"pid {os.getpid()}, started {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n"
@@ -327,7 +314,6 @@ def mark_import_started(run_dir: Path) -> None:
 
 
 def _missing_table(path: Path) -> FileNotFoundError:
-    """Why `path` (a response table) is missing, in the words of what left the folder so."""
     folder = path.parent
     if (folder / IMPORT_MARKER).is_file():
         try:
@@ -361,12 +347,10 @@ def read_responses(
 ) -> pd.DataFrame:
     """Read a response table, refusing newer schema versions and migrating older ones.
 
-    `skip` names nullable columns a reader does not use (`analyze` never reads the reply
-    text or the frame timestamps): they are not read from the file and come back empty, so
-    a 2 x 10^6-row table is not held with every reply in memory. `categories`: every string
-    column as a pandas categorical with its categories sorted (read from the file's
-    dictionaries, one code per row instead of a string: at 2 x 10^6 rows the table falls
-    from ~860 to ~300 MB); such a column sorts, factorizes and compares as its strings."""
+    `skip`: nullable columns not read, left empty (`analyze` never reads the replies).
+    `categories`: string columns as categoricals with sorted categories (2 x 10^6 rows: ~300 MB,
+    not ~860).
+    """
     path = Path(path)
     if not path.exists():
         raise _missing_table(path)
@@ -384,7 +368,6 @@ def read_responses(
             f"{path}: written with response-table schema version {version}, this itemscale "
             f"reads up to {SCHEMA_VERSION}; upgrade itemscale to read it"
         )
-    # column by column, each Arrow buffer freed once converted: the table is not held twice
     df = table.to_pandas(self_destruct=True, split_blocks=True)
     del table
     if categories:
@@ -397,11 +380,9 @@ def read_responses(
 
 
 def read_response_columns(path: str | os.PathLike[str], columns: Collection[str]) -> pd.DataFrame:
-    """Only `columns` of a response table, in the schema's order, for a reader that needs a
-    few of them (the report page): the other columns are neither read nor filled with nulls,
-    which at 2 x 10^6 rows would take 16 MB each. The columns come as `read_responses` gives
-    them; the table is not validated again (`read_responses` does that). A table written
-    with an older schema version is read whole and migrated first."""
+    """Only `columns` of a response table, in the schema's order, not validated again (the report
+    page needs a few; each other column would take 16 MB at 2 x 10^6 rows). An older table is
+    read whole and migrated."""
     path = Path(path)
     unknown = sorted(set(columns) - set(COLUMNS))
     if unknown:
@@ -429,8 +410,6 @@ def write_json_atomic(path: str | os.PathLike[str], payload: Any) -> None:
 
 
 def _read_table(path: Path, skip: Collection[str], categories: bool = False) -> pa.Table:
-    """The Parquet table, the `skip` columns replaced by nulls of their type (not read);
-    with `categories`, its string columns dictionary-encoded."""
     if not skip and not categories:
         return pq.read_table(path)
     schema = pq.read_schema(path)
@@ -451,8 +430,7 @@ def _read_table(path: Path, skip: Collection[str], categories: bool = False) -> 
 
 
 def _sort_categories(df: pd.DataFrame) -> None:
-    """Put each categorical column's categories in sorted order (Arrow gives them in the
-    order first seen), in place: codes then order as the strings do."""
+    """Arrow gives categories in the order first seen; sorted, codes order as the strings do."""
     for name in df.columns:
         column = df[name]
         if isinstance(column.dtype, pd.CategoricalDtype):
@@ -472,14 +450,13 @@ UNUSED_BY_ANALYSIS: Final[frozenset[str]] = frozenset(
 def read_run(
     run_dir: str | os.PathLike[str], *, slim: bool = False, superseded: bool = False
 ) -> tuple[pd.DataFrame, dict[str, object]]:
-    """Read a run directory: (response table, provenance). `slim`: without the columns no
-    measure reads (`UNUSED_BY_ANALYSIS`, left empty) and with the string columns as sorted
-    categoricals (`read_responses(..., categories=True)`), for `analyze` on a large run.
+    """Read a run directory: (response table, provenance). `slim`: without `UNUSED_BY_ANALYSIS`
+    and with string columns as sorted categoricals, for `analyze` on a large run.
 
     The cells of a selection configuration whose file changed since (run.json
-    `sweep.superseded_selections`, by config id) are left out unless `superseded`: the
-    protocol names one file per budget, and two configurations under one label would be
-    measured as two budgets. They stay in `responses.parquet` and the store."""
+    `sweep.superseded_selections`) are left out unless `superseded`: two configurations under one
+    label would be measured as two budgets.
+    """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise FileNotFoundError(f"{run_dir}: not a run directory")
@@ -505,10 +482,8 @@ def read_run(
 
 
 def _with_repeat_texts(df: pd.DataFrame, path: Path) -> pd.DataFrame:
-    """A slim table with the raw outputs the rerun floor compares put back: those of the
-    open-ended rows of every cell that has a repeat or a rerun (an open-ended answer is its raw
-    output). Only open-ended rows are read (`task_kind` filter) and only those cells' kept; a
-    table without repeats or reruns is returned as it is, nothing read."""
+    """Put back the raw outputs the rerun floor compares (open-ended rows of cells with a repeat
+    or a rerun), reading only those rows; nothing is read when there are none."""
     again = df["repeat"].to_numpy() != 0
     if not again.any():  # the common case, decided on the integer column alone
         return df
@@ -529,8 +504,7 @@ def _with_repeat_texts(df: pd.DataFrame, path: Path) -> pd.DataFrame:
 
 
 def superseded_configs(provenance: Mapping[str, object]) -> dict[str, dict[str, object]]:
-    """run.json's `sweep.superseded_selections` (config id -> what replaced it), {} when the
-    run has none."""
+    """run.json's `sweep.superseded_selections` (config id -> what replaced it), {} when none."""
     sweep = provenance.get("sweep")
     found = sweep.get("superseded_selections") if isinstance(sweep, dict) else None
     if not isinstance(found, dict):
@@ -539,9 +513,8 @@ def superseded_configs(provenance: Mapping[str, object]) -> dict[str, dict[str, 
 
 
 def read_provenance(run_dir: str | os.PathLike[str]) -> dict[str, object]:
-    """RUN_DIR/run.json ({} when there is none); a damaged one is a `SchemaError`, which every
-    writer of the run folder meets before it writes (`write_run`, a sweep's start), so the
-    provenance of earlier imports and sweeps is never replaced by a rewritten file."""
+    """RUN_DIR/run.json ({} when there is none); a damaged one is a `SchemaError`, met by every
+    writer of the run folder before it writes, so earlier provenance is never replaced."""
     run_file = Path(run_dir) / RUN_FILE
     if not run_file.exists():
         return {}
@@ -578,8 +551,8 @@ def write_run(
     responses: pd.DataFrame,
     provenance: Mapping[str, Any],
 ) -> None:
-    """Write a run directory (table first, then provenance, each atomically). A damaged
-    run.json already there stops it before anything is written (`read_provenance`)."""
+    """Write a run directory (table, then provenance, each atomically); a damaged run.json stops
+    it first."""
     run_dir = Path(run_dir)
     read_provenance(run_dir)
     write_responses(responses, run_dir / RESPONSES_FILE)

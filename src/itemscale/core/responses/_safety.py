@@ -1,18 +1,12 @@
-"""Nothing lost, ever: the run folder's lock, output folders, and secrets.
+"""Nothing lost, ever: the run folder's lock, output folders, and secrets (docs/run-folders.md).
 
-Three rules every command keeps (docs/run-folders.md):
-
-1. **Every writer of a run folder holds its lock.** Two imports at once, an import during a
-   report, a cascade written while a sweep exports: each takes `run_lock(run_dir)` for its
-   read-modify-write, so one waits for the other instead of both reading the old table and the
-   later write silently dropping the earlier one's rows. A sweep holds it for its whole run
-   and does not wait (a second sweep on one store would pay for every cell twice).
-2. **A command writes only inside its own output folder, and never replaces a folder it did
-   not create** unless told to (`--force`); it never replaces the run folder itself or a
-   folder that holds it. An itemscale artifact says so in its `MANIFEST.json`.
-3. **Secrets are never stored.** Every string that reaches a file (error bodies, run.json,
-   provenance) goes through `redact`, which removes the API keys the process knows (from the
-   environment and from the backends' options) and credentials written into URLs.
+1. **Every writer of a run folder holds its lock** (`run_lock`) for its read-modify-write, so two
+writers wait for each other instead of the later silently dropping the earlier one's rows. A
+sweep holds it for its whole run and does not wait (a second sweep would pay for every cell
+twice). 2. **A command never replaces a folder it did not create** unless told to (`--force`),
+and never the run folder or a folder that holds it; an itemscale artifact says so in its
+`MANIFEST.json`. 3. **Secrets are never stored**: every string that reaches a file goes through
+`redact`.
 """
 
 from __future__ import annotations
@@ -87,8 +81,8 @@ def _default_wait() -> float:
 
 
 def _open_lock_file(folder: Path, *, needed: bool) -> int | None:
-    """The lock file's descriptor; a folder that cannot be written is a `ReadOnlyFolderError`
-    when the command writes the run (`needed`), else None (the folder's own lock holds)."""
+    """A folder that cannot be written is a `ReadOnlyFolderError` when the command writes the run
+    (`needed`), else None (the folder's own lock holds)."""
     try:
         with no_space_is_typed(folder, LOCK_FILE):
             return os.open(folder / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
@@ -128,14 +122,12 @@ def run_lock(
     what: str = "write",
     writes_run: bool = True,
 ) -> Iterator[None]:
-    """Hold the run folder's lock: an advisory `flock` on the folder itself, and on
-    `RUN_DIR/run.lock` (which names the holder), both dropped by the kernel if the process dies,
-    so a killed command never leaves a stale lock. Deleting `run.lock` cannot lose the lock:
-    the folder's own lock stays held, and a `run.lock` that is no longer the file at its path
-    once locked is opened and locked again. Waits up to `wait_s` seconds (default
-    `$ITEMSCALE_LOCK_WAIT_S`, else 120), then raises `RunLockedError` naming the holder.
-    Creates the run folder if needed; a folder that cannot be written is a typed error
-    when the command writes the run (`writes_run`): a `ReadOnlyFolderError`."""
+    """Hold the run folder's lock: an advisory `flock` on the folder and on `RUN_DIR/run.lock`
+    (which names the holder), dropped by the kernel if the process dies. Deleting `run.lock`
+    cannot lose it: the folder's lock stays held, and a replaced `run.lock` is locked again.
+    Waits up to `wait_s` (default `$ITEMSCALE_LOCK_WAIT_S`, else 120), then raises
+    `RunLockedError` naming the holder. Creates the folder; one that cannot be written is a
+    `ReadOnlyFolderError` when `writes_run`."""
     if wait_s is None:
         wait_s = _default_wait()
     try:
@@ -215,11 +207,8 @@ def check_replaceable(
     force: bool = False,
     protect: Iterable[str | os.PathLike[str]] = (),
 ) -> None:
-    """Refuse to replace `target` unless it is absent, empty, an itemscale output, or `force`.
-
-    Never replaced, even with `force`: a folder in `protect` (the run folder) or one that
-    contains one (its parent, the home folder, ...).
-    """
+    """Refuse to replace `target` unless it is absent, empty, an itemscale output, or `force`;
+    never a folder in `protect` (the run folder) or one that contains one."""
     path = Path(target)
     _refuse_virtual(path)
     resolved = path.resolve()
@@ -250,11 +239,9 @@ _SECRET_ENV: Final[tuple[str, ...]] = (
     "ANTHROPIC_API_KEY",
 )
 _registered: set[str] = set()
-# Every pattern is anchored on a literal ("://", "Bearer", "?key=") and scans forward from it
-# only up to a character the pattern cannot contain, so `redact` is linear in the text's length
-# (a model reply is foreign and may be megabytes of letters; docs/performance.md measures it).
-# The URL pattern keeps the scheme out of the match: a scheme written as `[a-z][a-z0-9+.-]*`
-# before "://" made every letter of a long run a start that rescanned the run (quadratic).
+# Every pattern is anchored on a literal ("://", "Bearer", "?key=") and scans forward only up to
+# a character it cannot contain, so `redact` is linear (a reply may be megabytes of letters); a
+# scheme pattern `[a-z][a-z0-9+.-]*` before "://" made it quadratic.
 _URL_CREDENTIALS = re.compile(r"://(?P<cred>[^/@\s:]+(?::[^/@\s]*)?)@")
 _BEARER = re.compile(r"(?P<head>\bBearer\s+)(?P<token>[A-Za-z0-9._~+/=-]{8,})", re.I)
 _KEY_PARAM = re.compile(
@@ -265,27 +252,22 @@ _URL_REST = re.compile(r"://[^\s\"'<>]+")
 #: A piece of a URL that looks like a key: a run of 20+ letters and digits holding both.
 _KEYLIKE_RUN = re.compile(r"[A-Za-z0-9]{20,}")
 _URL_PIECE_SEP = re.compile(r"([/?&=#;@:,])")
-#: Tokens that announce themselves as keys (the prefixes of the common providers' keys), at 16
-#: or more characters after the prefix with a random-looking run among them (`_RANDOM_RUN`):
-#: redacted even when the process never knew the key (a key typed where a variable's name
-#: belongs, a key in a URL's path).
+#: Tokens with the common providers' key prefixes, 16+ characters after the prefix with a
+#: random-looking run (`_RANDOM_RUN`): redacted even when the process never knew the key.
 _KEY_PREFIXES: Final[str] = r"sk-|sk_|hf_|gsk_|xai-|ghp_|gho_|github_pat_|glpat-|AIza"
 _PREFIXED_KEY = re.compile(rf"(?:{_KEY_PREFIXES})[A-Za-z0-9_-]{{16,}}")
 REDACTED: Final[str] = "[REDACTED]"
-#: What every text `redact` would change contains (besides a known secret): a superset of the
-#: patterns, in syntax both Python's `re` and RE2 (pyarrow's) read, so a column of a
-#: million values is scanned once in C++ and only the rows that match are redacted one by one.
+#: A superset of the patterns in syntax both `re` and RE2 (pyarrow's) read, so a column is
+#: scanned once in C++ and only the matching rows are redacted one by one.
 REDACTION_TRIGGERS: Final[str] = (
     r"://|(?i:bearer)|[?&](?i:api[_-]?key|key|token|access_token)=|" + f"(?:{_KEY_PREFIXES})"
 )
-#: What may split an echoed key (a wrapped line, an indent, a JSON-escaped newline): at most
-#: this many characters between two of its characters. Written as a class both `re` and RE2
-#: read the same way (`\s` differs between them).
+#: What may split an echoed key (a wrapped line, an indent, an escaped newline): at most this
+#: many characters between two of its characters (a class: `\s` differs between `re` and RE2).
 _GAP: Final[str] = "(?:[\t\n\x0b\x0c\r \u00a0\u200b\u2028\u2029]|\\\\[nrt]){0,8}"
 #: The shortest secret matched with its case changed, split or escaped (shorter: as sent only).
 FUZZY_MIN_CHARS: Final[int] = 12
-#: A partial echo ("sk-abc...wxyz", "sk-proj-****wxyz") keeps at least this many characters of
-#: the key's start and of its end around a mask.
+#: A partial echo ("sk-abc...wxyz") keeps at least this many characters of each end of the key.
 _PARTIAL_HEAD, _PARTIAL_TAIL = 3, 3
 _MASK: Final[str] = "[*.\u2026\u2022xX#_-]{1,128}"
 _patterns: dict[tuple[str, ...], tuple[re.Pattern[str], str]] = {}
@@ -313,9 +295,8 @@ def _any_spelling(char: str) -> str:
 
 
 def _base64_cores(secret: str) -> list[str]:
-    """The base64 text every encoding of a longer string holding `secret` contains, for each of
-    the three alignments of the secret in it (so base64 of "Bearer KEY", of "user:KEY" or of a
-    whole JSON body is found), in the standard and the URL-safe alphabet."""
+    """The base64 text every encoding of a string holding `secret` contains, for each of the
+    three alignments (base64 of "Bearer KEY", "user:KEY", a JSON body), standard and URL-safe."""
     raw = secret.encode()
     cores: set[str] = set()
     for offset in range(3):
@@ -333,17 +314,16 @@ def _chars_of(text: str) -> str:
 
 
 def _partial(secret: str) -> str:
-    """A partial echo: the key's first 3 characters and up to 13 more of its characters, a mask,
-    then up to 13 of its characters and its last 3 (the in-between runs are character classes,
-    so a backtrack over a long mask costs one step a character, not one per character of it)."""
+    """A partial echo: the key's first 3 and up to 13 more characters, a mask, up to 13 and its
+    last 3 (character classes between, so a backtrack over a long mask is one step a character)."""
     head = _literal(secret[:_PARTIAL_HEAD]) + _chars_of(secret[_PARTIAL_HEAD:16]) + "{0,13}"
     tail = _chars_of(secret[-16:-_PARTIAL_TAIL]) + "{0,13}" + _literal(secret[-_PARTIAL_TAIL:])
     return f"{head}{_MASK}{tail}"
 
 
 def _secret_pattern(secrets: tuple[str, ...]) -> tuple[re.Pattern[str], str]:
-    """One pattern for every spelling of every known secret (compiled once per set of secrets),
-    and its source (the pre-filter of a table's columns uses the same text in RE2)."""
+    """One pattern for every spelling of every known secret (compiled once per set), and its
+    source for the RE2 pre-filter."""
     cached = _patterns.get(secrets)
     if cached is not None:
         return cached
@@ -377,8 +357,7 @@ def known_secrets() -> list[str]:
 
 
 def redaction_trigger() -> str:
-    """A regex any text `redact` would change matches: the triggers and every spelling of the
-    known secrets (the same pattern `redact` uses, read by RE2 as well as by `re`)."""
+    """A regex any text `redact` would change matches, read by RE2 as well as by `re`."""
     secrets = tuple(known_secrets())
     if not secrets:
         return REDACTION_TRIGGERS
@@ -386,8 +365,7 @@ def redaction_trigger() -> str:
 
 
 def _url_pieces(match: re.Match[str]) -> str:
-    """A URL's path, query and fragment with every piece that looks like a key redacted (the
-    host is kept: it names the server, and `_URL_CREDENTIALS` took any `user:key@`)."""
+    """The host is kept (it names the server; `_URL_CREDENTIALS` took any `user:key@`)."""
     rest = match.group(0)
     cut = rest.find("/", 3)
     if cut < 0 or not _KEYLIKE_RUN.search(rest, cut):
@@ -420,15 +398,15 @@ def _prefixed(match: re.Match[str]) -> str:
 def redact(text: str) -> str:
     """`text` without known secrets, URL credentials, bearer tokens and key query parameters.
 
-    A known secret is found as sent and as it comes back transformed: its case changed, split
-    by whitespace or an escaped newline, its characters JSON-escaped (`\\/`, `\\u002f`) or
-    URL-encoded (`%2F`), base64-encoded alone or inside a longer string ("Bearer KEY"), and
-    as a partial echo keeping its first and last characters around a mask ("sk-abc...wxyz").
-    A URL's path or query piece holding a 20-character run of letters and digits, and a token
-    with a known key prefix (`sk-`, `hf_`, ...) holding a 12-character run of letters and
-    digits with both in it, are redacted even when the key is not known (identifiers made of
-    words, `hf_model_v2_checkpoint_final`, are not). Linear in `len(text)`. Apply it to the whole foreign string before cutting it
-    to any length (`excerpt`): a cut first can split a secret so that neither half is found."""
+    A known secret is found as sent and as it comes back: case changed, split by whitespace or an
+    escaped newline, JSON-escaped (`\\/`, `\\u002f`), URL-encoded (`%2F`), base64-encoded alone
+    or inside a longer string, and as a partial echo ("sk-abc...wxyz"). A URL piece holding a
+    20-character run of letters and digits, and a token with a known key prefix (`sk-`, `hf_`,
+    ...) holding a 12-character run with both, are redacted even when unknown
+    (`hf_model_v2_checkpoint` is not). Linear in `len(text)`. Apply it to the whole foreign
+    string before cutting it (`excerpt`): a cut first can split a secret so that neither half is
+    found.
+    """
     if not text:
         return text
     secrets = tuple(known_secrets())
@@ -443,8 +421,8 @@ def redact(text: str) -> str:
 
 
 def excerpt(text: str, limit: int) -> str:
-    """The first `limit` characters of `text` once redacted (never the other way round), with
-    how many characters were cut: what a stored error or a report cell keeps of a long body."""
+    """The first `limit` characters of `text` once redacted (never the other way round), with how
+    many were cut."""
     clean = redact(text)
     if len(clean) <= limit:
         return clean
