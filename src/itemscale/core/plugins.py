@@ -1,27 +1,18 @@
 """Registries that installed packages can add to: backends, importers, benchmarks, measures.
 
-A registry is a read-only mapping of names (a protocol's `backend = "hf"`, the KIND of
-`itemscale import KIND`) to entries of one type. itemscale's own entries are declared where they
-are defined, one `REGISTRY.declare(name, entry, order=...)` in the module that defines each (a
-measure's unit, a benchmark's loader, an importer's run function); the registry imports every
-module of its `package` when it is first read, so adding one is one file and no list is edited.
-Another package adds its own through an entry point of the registry's group in its
-`pyproject.toml`, naming a *plugin*: a function that takes a `register(name, entry)` callable
-and calls it once per entry:
+A registry maps names (a protocol's `backend = "hf"`, `itemscale import KIND`) to entries of one
+type. itemscale's own are declared where they are defined (`REGISTRY.declare(name, entry,
+order=...)`), every module of the registry's `package` imported on first read, so adding one is
+one file. Another package adds a *plugin* (a function called with `register(name, entry)`)
+through an entry point of the registry's group:
 
-    [project.entry-points."itemscale.backends"]
-    toy = "toy_backend:register"
+[project.entry-points."itemscale.backends"] toy = "toy_backend:register"
 
-Nothing is imported until a name is looked up or listed (`itemscale --help` stays fast, and a
-command that never reads the registry never imports a plugin). A plugin that cannot be used (its
-module fails to import, its entry point is not a function, it registers the wrong type or a name
-already taken) is a `PluginError` naming the entry point and the package it came from, raised on
-every lookup until it is fixed or uninstalled: a registry is never half-filled.
-
-The order is stated, not found: itemscale's own entries first, by their `order` (then name),
-then each installed entry point sorted by (distribution name, entry point name), then what was
-added at run time (`add`, as `register_measure` does), in the order it was added. The measures
-print in that order, so the same installed packages give the same output on every machine.
+Nothing is imported until a name is looked up or listed (`itemscale --help` stays fast). A plugin
+that cannot be used is a `PluginError` naming the entry point and its package, raised on every
+lookup until fixed: a registry is never half-filled. The order is stated: itemscale's own by
+`order` (then name), then entry points by (distribution, entry point name), then run-time
+additions (`add`) as added, so the same packages print the same on every machine.
 """
 
 from __future__ import annotations
@@ -37,13 +28,10 @@ from typing import Any, Generic, TypeVar, cast
 
 from .errors import ItemscaleError
 
-#: The entry point group of backends (`itemscale.collect.models.BACKENDS`).
+#: The entry point groups of `BACKENDS`, `IMPORTERS`, `BENCHMARK_LOADERS` and `MEASURES`.
 BACKENDS_GROUP = "itemscale.backends"
-#: The entry point group of importers (`itemscale.collect.importers.IMPORTERS`).
 IMPORTERS_GROUP = "itemscale.importers"
-#: The entry point group of benchmark loaders (`itemscale.collect.items.BENCHMARK_LOADERS`).
 BENCHMARKS_GROUP = "itemscale.benchmarks"
-#: The entry point group of measures (`itemscale.analysis.measures.MEASURES`).
 MEASURES_GROUP = "itemscale.measures"
 
 #: What a registered name may be: it is written in protocol files and on command lines.
@@ -54,8 +42,8 @@ E = TypeVar("E")
 
 
 class PluginError(ItemscaleError, RuntimeError):
-    """An installed plugin cannot be registered; the message names the entry point, the
-    package that declares it and what is wrong. Exit status 2: fix or uninstall the package."""
+    """An installed plugin cannot be registered (entry point, package and what is wrong named).
+    Exit status 2: fix or uninstall the package."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,13 +86,9 @@ Changed = Callable[[Mapping[str, Any]], None]
 
 
 class Registry(Mapping[str, T], Generic[T]):
-    """Names to entries of type `kind`: itemscale's own (declared in the modules of `package`),
-    then the entry points of `group`.
-
-    Read it as a mapping (`"hf" in BACKENDS`, `BACKENDS["hf"]`, `list(BACKENDS)`); `origin(name)`
-    says which package registered a name. `registered(name, entry)` adds an entry for the length
-    of a `with` block (tests). `builtin`, when given, is the plugin that registers itemscale's
-    own entries instead of `builtins` (a test's registry)."""
+    """Names to entries of type `kind`: itemscale's own (declared in `package`'s modules), then
+    the entry points of `group`. Read as a mapping; `origin(name)` names the registering package;
+    `builtin` replaces `builtins` as the plugin of itemscale's own entries (a test's registry)."""
 
     def __init__(
         self,
@@ -180,11 +164,9 @@ class Registry(Mapping[str, T], Generic[T]):
     # -- filling ---------------------------------------------------------------------------
 
     def declare(self, name: str, entry: E, *, order: float) -> E:
-        """Declare one of itemscale's own entries in the module that defines it; returns the
-        entry (`UNIT = MEASURES.declare(...)`, or a decorator's body). `order` places it among
-        itemscale's own when they are listed (lower first; the shipped ones use multiples of
-        10, so a new one can go between two). It is registered, and checked, when the registry
-        is first read, as an entry point's entries are."""
+        """Declare one of itemscale's own entries where it is defined; returns the entry. `order`
+        places it among itemscale's own (the shipped ones use multiples of 10, so a new one fits
+        between). It is registered and checked on the registry's first read."""
         with self._lock:
             if name in self._declared:
                 raise ValueError(f"{self._what} {name!r} is declared twice")
@@ -199,8 +181,7 @@ class Registry(Mapping[str, T], Generic[T]):
                 importlib.import_module(module.name)
 
     def declared(self) -> dict[str, T]:
-        """itemscale's own entries by name, by `order` then name: every module of `package`
-        imported, no entry point read."""
+        """itemscale's own entries by `order` then name (no entry point read)."""
         self.import_package()
         ordered = sorted(self._declared.items(), key=lambda d: (d[1][0], d[0]))
         return {name: entry for name, (_, entry) in ordered}
@@ -211,8 +192,8 @@ class Registry(Mapping[str, T], Generic[T]):
             register(name, entry)
 
     def _load(self) -> tuple[dict[str, T], dict[str, Origin]]:
-        """Every plugin's entries: the built-in one first, then each entry point of the group
-        (by package and entry point name, so the order does not depend on the file system)."""
+        """The built-in plugin first, then each entry point by package and name (not file-system
+        order)."""
         from importlib.metadata import entry_points
 
         entries: dict[str, T] = {}
@@ -299,8 +280,7 @@ class Registry(Mapping[str, T], Generic[T]):
 
     @contextmanager
     def registered(self, name: str, entry: T, *, package: str = "a test") -> Iterator[None]:
-        """`name` registered for the length of the block, then removed again (the way a test
-        adds an entry: `with BACKENDS.registered("fake", Backend(...)):`)."""
+        """`name` registered for the length of the block (how a test adds an entry)."""
         self.add(name, entry, package=package)
         try:
             yield
@@ -308,8 +288,8 @@ class Registry(Mapping[str, T], Generic[T]):
             self.remove(name)
 
     def add(self, name: str, entry: T, *, package: str = "added at run time") -> T:
-        """Register `name` from the running program (after every plugin; kept across
-        `reload`), checked as a plugin's entry is; returns the entry."""
+        """Register `name` at run time (after every plugin; kept across `reload`), checked as a
+        plugin's."""
         origin = Origin(None, package)
         with self._lock:
             entries = self._loaded()
@@ -332,8 +312,8 @@ class Registry(Mapping[str, T], Generic[T]):
             self._tell(entries)
 
     def reload(self) -> None:
-        """Forget what was loaded: the next lookup runs every plugin again (after a package
-        was installed into the running interpreter's path); what `add` registered stays."""
+        """Forget what was loaded (a package was installed meanwhile); what `add` registered
+        stays."""
         with self._lock:
             self._entries, self._origins = None, {}
 
@@ -354,8 +334,8 @@ def _dist_name(dist: Any) -> str | None:
 
 
 def _said(exc: BaseException) -> str:
-    """`ModuleNotFoundError: No module named 'x'`: what went wrong, on one line (an exit names
-    the exit: `SystemExit: sys.exit(3)`)."""
+    """`ModuleNotFoundError: No module named 'x'` on one line (an exit: `SystemExit:
+    sys.exit(3)`)."""
     if isinstance(exc, SystemExit):
         return f"SystemExit: sys.exit({exc.code!r})"
     text = " ".join(str(exc).split())

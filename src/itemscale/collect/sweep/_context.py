@@ -1,10 +1,6 @@
-"""What both executors share while a sweep runs: its context (the store, the plan, the progress
-bar, the stop request), the sweep's result, and the factories that load a backend.
-
-The local executor and the orchestration (`_runner`) and the Ray executor (`_ray`) each drive
-a context. Kept apart from both, it lets the Ray executor know the context without knowing the
-orchestration, which loads the Ray executor only when asked: one direction, no circle.
-"""
+"""What both executors share while a sweep runs: its context, its result, and the backend
+factories. Kept apart from the orchestration (`_runner`), so the Ray executor (`_ray`) knows the
+context without knowing the orchestration that loads it: one direction, no circle."""
 
 from __future__ import annotations
 
@@ -42,12 +38,10 @@ BackendFactory = Callable[[ModelEntry, str, int], VideoLM]
 
 #: Exit status of an interrupted sweep (128 + SIGINT), as shells report it.
 INTERRUPTED_EXIT = 130
-#: Exit status of a sweep that finished but whose cells run this time failed (`model_error`,
-#: `timeout`, `media_error`) more often than `FAILED_SHARE_LIMIT`: everything is stored and
-#: exported, but the run is mostly failures and a script must not take it for a result.
+#: Exit status of a sweep whose cells run this time failed more often than `FAILED_SHARE_LIMIT`
+#: (more than a quarter): everything is stored and exported, but a script must not take it for a
+#: result.
 FAILED_CELLS_EXIT = 3
-#: The share of a sweep's cells run this time that may fail before it exits with
-#: `FAILED_CELLS_EXIT` (more than a quarter).
 FAILED_SHARE_LIMIT = 0.25
 
 
@@ -59,9 +53,8 @@ def default_backend_factory(entry: ModelEntry, device: str, batch_size: int) -> 
 
 @dataclass(frozen=True)
 class RuntimeBackendFactory:
-    """Loads backends with the served-model runtime settings a user chose on the command line
-    (requests in flight, timeout, retries). Like batch size, none of them is part of a cell's
-    identity. A frozen dataclass, so Ray can ship it to its actors."""
+    """Loads backends with the served-model runtime settings chosen on the command line (none of
+    them part of a cell's identity); frozen, so Ray can ship it to its actors."""
 
     concurrency: int = 8
     timeout_s: float = 120.0
@@ -81,25 +74,22 @@ class RuntimeBackendFactory:
 
 
 class RayActorsLostError(ItemscaleError, RuntimeError):
-    """Every actor of a model was lost and none could be started again (the model dies while
-    loading, or the cluster has no room left). The cells stored so far are kept; rerun to
-    resume. Exit status 1: the run failed, not its input."""
+    """Every actor of a model was lost and none could be started again; the stored cells are
+    kept. Exit status 1: the run failed, not its input."""
 
     exit_code: ClassVar[int] = 1
 
 
 class RayUnreachableError(ItemscaleError, RuntimeError):
-    """`--ray-address` (or `RAY_ADDRESS`) names a host and port nothing answers on: Ray's own
-    `ray.init` would wait there without a word. Exit status 2: the address is the user's
-    input; nothing was run or stored."""
+    """`--ray-address` (or `RAY_ADDRESS`) names a host and port nothing answers on (`ray.init`
+    would wait there without a word). Exit status 2: the address is the user's input."""
 
     exit_code: ClassVar[int] = 2
 
 
 class VideoNotOnNodeError(ItemscaleError, RuntimeError):
-    """A video the driver can read is not readable on the Ray node an actor runs on: every node
-    must see the benchmark's videos at the same paths. Stops the sweep before any of that
-    video's cells is stored as a false `media_error`; the stored cells are kept."""
+    """A video the driver reads is not readable on an actor's Ray node (every node must see the
+    videos at the same paths): the sweep stops before storing a false `media_error`."""
 
 
 @dataclass
@@ -127,9 +117,8 @@ class SweepResult:
     visual_tokens: int = 0
     store_s: float = 0.0
     table: pd.DataFrame = field(default_factory=pd.DataFrame)
-    #: per model whose backend reports usage (`VideoLM.usage()`: served models): its counts
-    #: (the most requests in flight at once, multiple-choice replies that carried no
-    #: log-probabilities, replies cut) and the visual-token fit check (run.json `sweep.served`)
+    #: per model whose backend reports usage (served models): its counts and the visual-token
+    #: fit check (run.json `sweep.served`)
     served: dict[str, dict[str, int]] = field(default_factory=dict)
     #: what the reader must know about the run's numbers (run.json `sweep.warnings`)
     warnings: list[str] = field(default_factory=list)
@@ -146,18 +135,14 @@ class SweepResult:
     #: stored selection configurations an edited file replaced, by config id (run.json
     #: `sweep.superseded_selections`)
     superseded_selections: dict[str, SupersededSelection] = field(default_factory=dict)
-    #: the Ray executor's figures (run.json `sweep.ray`): nodes alive at the start, actors
-    #: started, actors lost, jobs put back in the queue after a loss, and cells stored as
-    #: `model_error` because their job's actor was lost on every try
+    #: the Ray executor's figures (run.json `sweep.ray`)
     ray: dict[str, int] = field(default_factory=dict)
-    #: per model, `--rerun-check`'s record: the sample run again and the floor it measures
-    #: (run.json `sessions[].rerun_check`)
+    #: per model, `--rerun-check`'s record (run.json `sessions[].rerun_check`)
     rerun_checks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def throughput(self) -> dict[str, float]:
-        """Cells and visual tokens per second of the sweep's wall time (model loading
-        included), and the seconds in the model, in decoding (a background thread: it overlaps
-        the model) and in the store."""
+        """Rates over the sweep's wall time (model loading included) and the seconds in the
+        model, in decoding (overlapping the model) and in the store."""
         wall = self.wall_s
         return {  # (no wall time, no rate: JSON has no NaN)
             "cells_per_s": round(self.ran / wall, 3) if wall > 0 else 0.0,
@@ -217,8 +202,8 @@ class SweepStop:
 
 @dataclass
 class SweepContext:
-    """Everything the executors share while a sweep runs (not a session: that is the store's
-    record of one execution, `session_id` below; docs/glossary.md)."""
+    """Everything the executors share while a sweep runs (not a session: the store's record of
+    one execution; docs/glossary.md)."""
 
     protocol: Protocol
     store: RunStore
@@ -255,14 +240,14 @@ class SweepContext:
     #: backend values stored as null over the sweep, by reason, and the warning saying so
     _nulled: dict[str, int] = field(default_factory=dict)
     _nulled_line: str = ""
-    #: the last entry's planned cells, (name, spec_id, cells): the checks before a load and the
-    #: plan after it share one cross product instead of hashing every cell id again
+    #: the last entry's planned cells (name, spec_id, cells), shared by the checks before a load
+    #: and the plan after it
     _last_plan: tuple[str, str, list[Cell]] | None = None
 
     @property
     def load_batch_size(self) -> int:
-        """The batch size a backend loads with: the grid's, or the rerun check's when larger
-        (a backend never runs more requests at once than it loaded for)."""
+        """The grid's batch size, or the rerun check's when larger (a backend never runs more at
+        once than it loaded for)."""
         if self.rerun_check is None:
             return self.batch_size
         return max(self.batch_size, self.rerun_check.size_for(self.batch_size, self.auto_batch))
@@ -294,9 +279,8 @@ class SweepContext:
         return load_fingerprint(entry, device=self.device)
 
     def finished_without_loading(self, entry: ModelEntry) -> bool:
-        """True, and the entry's cells counted as done, when an earlier load of this very
-        model (same entry, device and checkpoint folder) produced a spec whose every planned
-        cell is finished: a no-op resume then costs no model load."""
+        """True, and the entry's cells counted as done, when an earlier load of this very model
+        produced a spec whose every planned cell is finished: a no-op resume loads no model."""
         fingerprint = self._fingerprint(entry)
         spec_id = None if fingerprint is None else self.store.loaded_spec(fingerprint)
         if spec_id is None:
@@ -308,9 +292,8 @@ class SweepContext:
         return True
 
     def expect(self, entry: ModelEntry) -> None:
-        """Before a model loads: grow the bar's total by the cells it will likely run (those
-        whose item, configuration and repeat no earlier spec finished), so the bar has a
-        total while the weights load; `plan` then puts the exact count in its place."""
+        """Before a model loads: grow the bar's total by the cells likely to run, so the bar has
+        a total while the weights load; `plan` then puts the exact count in its place."""
         done = self.store.done_row_keys(entry.name, retry_errors=self.retry_errors)
         # the row keys do not depend on the spec: cells planned under a recorded one will do
         last = self._last_plan
@@ -327,9 +310,8 @@ class SweepContext:
         self.bar.set_description_str(f"loading {entry.name}", refresh=bool(self._expected))
 
     def loaded(self, entry: ModelEntry, spec: BackendSpec, backend: VideoLM | None = None) -> None:
-        """Record a freshly loaded backend's spec (and what it was loaded from), and say the
-        multiple-choice scoring rule it answers by, and when an earlier spec of the same model
-        in this run used another one (its cells are then not reused)."""
+        """Record a freshly loaded backend's spec and origin, and say its multiple-choice scoring
+        rule (and when an earlier spec of the model in this run used another)."""
         self._scoring_rule(entry, spec)
         self._saved_with(entry)
         self.store.record_model(spec.spec_id, entry.name, spec.model_dump(mode="json"))
@@ -342,8 +324,8 @@ class SweepContext:
             self.store.record_load(fingerprint, spec.spec_id, entry.name)
 
     def _saved_with(self, entry: ModelEntry) -> None:
-        """Say (and keep in run.json `sweep.warnings`) when a local checkpoint was saved with
-        another transformers than the one answering now."""
+        """A local checkpoint saved with another transformers than the one answering now is
+        warned of."""
         from ..models import FrameTransport, builtin_model_dir, saved_with_note, transport_of
 
         if entry.backend == "builtin":
@@ -425,9 +407,8 @@ class SweepContext:
         self.bar.update(len(rows))
 
     def backend_notes(self, model: str, backend: VideoLM) -> None:
-        """What a backend counted while it ran (`VideoLM.usage()`; served backends report it):
-        requests in flight, and replies without log-probabilities (a server that ignores
-        `logprobs` leaves every confidence empty, and nothing else would say so)."""
+        """What a served backend counted while it ran (`VideoLM.usage()`); a server that ignores
+        `logprobs` leaves every confidence empty, and nothing else would say so."""
         identity = getattr(backend, "served_identity", None)
         if self.session_id is not None and callable(identity):
             self.store.add_session_info(self.session_id, "served", model, identity())
@@ -469,15 +450,14 @@ class SweepContext:
             )
 
     def record_model_time(self, stats: JobStats) -> None:
-        """The model's time, calls and out-of-memory errors of batches that crossed videos."""
         self.result.model_s += stats.model_s
         self.result.model_calls += stats.model_calls
         self.result.out_of_memory += stats.out_of_memory
         self._note_nulled(stats.nulled)
 
     def _note_nulled(self, nulled: dict[str, int]) -> None:
-        """Backend values stored as null (`_response_check`), counted over the sweep and said
-        in one warning line (replaced as the counts grow)."""
+        """Backend values stored as null, counted over the sweep in one warning line (replaced as
+        it grows)."""
         if not nulled:
             return
         for reason, n in nulled.items():

@@ -1,23 +1,11 @@
-"""The Ray executor: one actor per GPU (or CPU slot) holds a model; the driver owns the store.
+"""The Ray executor: one actor per GPU (or CPU slot) holds a model; the driver owns the store and
+commits each job's rows as they arrive, as the local executor does.
 
-Actors receive whole video jobs (decode once, run every pending cell of that video) and return
-rows; the driver commits each job's rows as it arrives, so killing the driver loses at most the
-jobs in flight, exactly as with the local executor.
-
-A lost actor (its process killed, its node gone, out of memory) costs only the jobs it held.
-Ray detects the loss (the job's result raises `ActorDiedError`, `NodeDiedError`, ...); the
-driver's own queue does the rest: the jobs the actor held go back in the queue, a new actor
-replaces the lost one (Ray places it on a node with room), and the job that was running when
-the actor died is charged one try. A job charged `JOB_TRIES` times (a poison video, a model that
-runs out of memory at one budget) becomes `model_error` rows of its cells with the reason, and
-the sweep goes on. Ray's own actor restarts and task retries are not used: Ray would retry every
-task the actor held, each charged alike (the innocent job queued behind a poison one would fail
-with it), and the last failure would reach the driver as an error, not as the cells' rows.
-
-Of the backend contract (`VideoLM.serving`, `usage()`), each actor honours
-`requests_in_flight` (its batches are at least that large); it sends no probe first (a backend
-that asks for one gets a warning in run.json instead), and what a backend counts (`usage()`)
-stays in its actor, so a Ray sweep records no `served` counts.
+A lost actor costs only the jobs it held: they go back in the driver's queue, a replacement
+starts, and the job it was running is charged one try; after `JOB_TRIES` its cells become
+`model_error` rows and the sweep goes on. Ray's own restarts and retries are not used: they would
+charge every job the actor held alike (docs/sweep.md). Each actor honours `requests_in_flight`,
+sends no probe first, and keeps its backend's `usage()` (a Ray sweep records no `served` counts).
 """
 
 from __future__ import annotations
@@ -51,17 +39,15 @@ if TYPE_CHECKING:
 
 #: Jobs queued per actor beyond the one running, so an actor never waits on the driver.
 JOBS_AHEAD_PER_ACTOR = 1
-#: The first jobs wait for every first actor to load (so they spread over the actors), but no
-#: longer than this after the first one is ready (an actor the cluster cannot place yet).
+#: How long the first jobs wait for the other first actors to load once one is ready (spreading).
 FIRST_JOBS_WAIT_S = 30.0
 #: Tries of one video job whose actor is lost while running it; after the last, its cells are
 #: stored as `model_error` ("actor_lost: ...").
 JOB_TRIES = 3
-#: An actor slot whose actor is lost this many times in a row while loading the model is given
-#: up (the model cannot be loaded there); the others go on.
+#: An actor slot whose actor is lost this many times in a row while loading is given up.
 LOAD_TRIES = 3
-#: With no actor alive after a loss (the cluster has no room for a replacement), how long the
-#: driver waits for one before it stops with `RayActorsLostError` (the stored cells are kept).
+#: With no actor alive after a loss, how long the driver waits for one before it stops with
+#: `RayActorsLostError`.
 ACTOR_WAIT_S = 900.0
 
 #: Ray's errors that mean "the actor (or its node, or the object holding its result) is gone",
@@ -78,8 +64,8 @@ _LOST_ERRORS = (
 
 @dataclass
 class JobResult:
-    """What an actor returns for one job: its rows and timings, or, when the video the driver
-    can read is not readable on the actor's node, that node's name (and no rows)."""
+    """An actor's rows and timings for one job, or the name of its node when the video is not
+    readable there."""
 
     rows: list[CellRow]
     stats: JobStats
@@ -164,9 +150,8 @@ REACH_TIMEOUT_S = 10.0
 
 
 def check_reachable(address: str | None, timeout: float = REACH_TIMEOUT_S) -> None:
-    """Refuse a Ray address nothing answers on, before `ray.init` (which waits there for
-    minutes without a word). Only a `HOST:PORT` (or `ray://HOST:PORT`) is checked; `auto`,
-    `local` and no address are Ray's own rules."""
+    """Refuse a `HOST:PORT` (or `ray://HOST:PORT`) nothing answers on, before `ray.init` waits
+    there for minutes without a word; `auto`, `local` and none are Ray's own rules."""
     if address is None or address in ("auto", "local"):
         return
     target = address.removeprefix("ray://")
@@ -187,9 +172,8 @@ def check_reachable(address: str | None, timeout: float = REACH_TIMEOUT_S) -> No
 
 
 def run_ray(context: SweepContext) -> None:
-    """Run every model of the sweep on actors of the Ray cluster: the one at
-    `context.ray_address`, else Ray's own choice (`RAY_ADDRESS`, else the Ray `ray start`
-    started on this machine, else a local one started here and stopped after)."""
+    """Run every model on actors of the Ray cluster at `context.ray_address`, else Ray's own
+    choice (a local one is started here and stopped after)."""
     ray = _ray()
 
     entries = [e for e in context.protocol.models if not context.finished_without_loading(e)]
@@ -219,8 +203,8 @@ def run_ray(context: SweepContext) -> None:
 
 @dataclass
 class _Slot:
-    """One actor place: its actor, the spec call while it loads, the jobs sent to it (in
-    order: the first is the one running)."""
+    """One actor place: its actor, the spec call while it loads, its jobs (the first one
+    running)."""
 
     actor: Any
     loading: Any | None
@@ -365,8 +349,8 @@ class _ModelRun:
             self.pending[ref] = (slot, job)
 
     def _lose(self, slot: _Slot, exc: BaseException) -> None:
-        """The slot's actor is gone: keep what it returned, put its other jobs back in the
-        queue (the one it was running charged a try), start a replacement."""
+        """The slot's actor is gone: keep what it returned, requeue its other jobs (the running
+        one charged a try), start a replacement."""
         ray = _ray()
         self.figures["actors_lost"] += 1
         self.losses += 1
@@ -451,8 +435,8 @@ class _ModelRun:
 
 
 def _reason(exc: BaseException) -> str:
-    """The first line of a Ray error, with its class: what a failed cell's `error` says. For a
-    job that raised (`RayTaskError`), the exception it raised, not Ray's wrapper."""
+    """The first line of a Ray error, with its class (for a `RayTaskError`, the exception
+    raised)."""
     cause = getattr(exc, "cause", None)
     if isinstance(exc, _ray().exceptions.RayTaskError) and isinstance(cause, BaseException):
         exc = cause

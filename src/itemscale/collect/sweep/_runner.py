@@ -1,8 +1,5 @@
-"""`run_sweep`: plan, skip what is finished, run the rest, commit as results arrive, export.
-
-The driver (this process) is the only writer of the run store, whichever executor runs the
-model: a crash loses at most the cells in flight, and every rerun recomputes nothing finished.
-"""
+"""`run_sweep`: plan, skip what is finished, run the rest, commit as results arrive, export. The
+driver is the only writer of the run store, whichever executor runs the model."""
 
 from __future__ import annotations
 
@@ -92,8 +89,8 @@ def _damage_is_typed(run_dir: Path) -> Iterator[None]:
 
 
 def check_models(protocol: Protocol, *, device: str | None = None) -> None:
-    """Every model entry's backend options, validated without loading a model; with `device`,
-    that device is usable when a model runs on it."""
+    """Every model entry's backend options (and `device`, when given) checked without loading a
+    model."""
     from ..models import BACKENDS, check_backend_options, check_device
 
     for entry in protocol.models:
@@ -128,8 +125,7 @@ def stop_on_sigint(stop: SweepStop) -> Iterator[None]:
 def _progress(total: int, enabled: bool) -> tqdm[Never]:
     from tqdm import tqdm
 
-    # `delay`: nothing is drawn until a model loads or a cell runs, so a resume with every cell
-    # done prints one sentence instead of an empty `0cell [00:00, ?cell/s]` bar
+    # `delay`: a resume with every cell done prints one sentence, not an empty bar
     return tqdm(
         total=total,
         unit="cell",
@@ -156,11 +152,10 @@ def _run_local(context: SweepContext) -> None:
             spec = backend.spec
             context.loaded(entry, spec, backend)
             cells, jobs = context.plan(entry, spec.spec_id)
-            # A served model works on `requests_in_flight` requests at once: hand it that
-            # many, or `--concurrency` would do nothing at the default batch size of 1.
+            # a served model gets `requests_in_flight` requests at once (else `--concurrency`
+            # does nothing at batch size 1)
             serving = serving_of(backend)
-            # `auto` sizes the batches of a model held here; a served model takes
-            # `requests_in_flight` per call, its memory is the server's
+            # `auto` sizes only a model held here (a served model's memory is the server's)
             local = serving.requests_in_flight == 1 and not serving.probes_first
             runner = VideoJobRunner(
                 backend,
@@ -190,9 +185,9 @@ def _run_local(context: SweepContext) -> None:
 
 
 class ServerRefusedError(ItemscaleError, RuntimeError):
-    """A served model refused the sweep's first request: every cell would fail the same way, so
-    the sweep stops with the server's own message (exit status 1; the cell is stored as its
-    failure and is tried again on resume)."""
+    """A served model refused the sweep's first request: every cell would fail alike, so the
+    sweep stops with the server's message (exit status 1; the cell is stored and tried again on
+    resume)."""
 
     exit_code: ClassVar[int] = 1
 
@@ -200,8 +195,7 @@ class ServerRefusedError(ItemscaleError, RuntimeError):
 def _probe(
     context: SweepContext, runner: VideoJobRunner, model: str, jobs: Sequence[VideoJob]
 ) -> list[VideoJob]:
-    """Run the first cell with frames alone; raise `ServerRefusedError` when the server
-    refuses it, else return the jobs without that cell."""
+    """Run the first cell with frames alone; `ServerRefusedError` when the server refuses it."""
     for position, job in enumerate(jobs):
         cell = next((c for c in job.cells if c.needs_video), None)
         if cell is None:
@@ -228,9 +222,8 @@ def _probe(
 def _probe_budget(
     context: SweepContext, runner: VideoJobRunner, model: str, jobs: Sequence[VideoJob]
 ) -> list[VideoJob]:
-    """Run one item at the smallest and the largest frame budget first; raise
-    `BudgetNotHonouredError` when the visual tokens do not grow with the frames (unless the
-    session accepts it), else return the jobs without those two cells."""
+    """Run one item at the smallest and the largest frame budget first; `BudgetNotHonouredError`
+    when the visual tokens do not grow with the frames (unless the session accepts it)."""
     pending = [c for job in jobs for c in job.cells]
     pair = probe_pair(pending)
     if pair is None:
@@ -293,15 +286,13 @@ def run_sweep(
 ) -> SweepResult:
     """Run (or resume) a protocol's sweep into `run_dir` (default: the protocol's output).
 
-    `extra_configs` adds configurations to the grid (an `ExtraConfig` can name its own series
-    and restrict itself to some items); `item_filter` keeps items by predicate or by id; `items`
-    replaces the benchmark loader. Finished cells are never run again; cells stored with a
-    failure status are re-run only with `retry_errors`. With `executor="ray"`, `ray_address`
-    names the cluster (default: Ray's own rule, `RAY_ADDRESS` first). On SIGINT (or
-    `stop.set()`) the cells in flight finish, everything is committed and exported, and
-    `result.interrupted` is true. `numerics`: `Numerics(deterministic=True)` needs batch size 1.
-    `rerun_check` runs a seeded sample of each model's finished cells again after its grid
-    (local executor only), stored as reruns that measure the run's rerun floor.
+    `extra_configs` adds configurations (an `ExtraConfig` may name its series and items);
+    `item_filter` keeps items by predicate or id; `items` replaces the benchmark loader. Cells
+    stored with a failure status run again only with `retry_errors`. `ray_address`: the Ray
+    cluster (default: Ray's rule, `RAY_ADDRESS` first). On SIGINT (or `stop.set()`) the cells in
+    flight finish, everything is committed and exported, and `result.interrupted` is true.
+    `Numerics(deterministic=True)` needs batch size 1. `rerun_check` runs a seeded sample of each
+    model's finished cells again (local executor only), stored as reruns.
     """
     run = checked_settings(batch_size, executor, limit, retry_errors, numerics)
     if rerun_check is not None and executor != "local":
@@ -309,18 +300,15 @@ def run_sweep(
     t0, started = time.perf_counter(), utc_now()
     out_dir = Path(run_dir if run_dir is not None else protocol.output)
     if backend_factory is None or isinstance(backend_factory, RuntimeBackendFactory):
-        # a bad option, or a device this machine lacks, stops here: before a store exists
-        # (Ray actors check their own devices)
+        # a bad option, or a missing device, stops before a store exists (Ray actors check theirs)
         check_models(protocol, device=device if executor == "local" else None)
     chosen = load_sweep_items(protocol, items=items, item_filter=item_filter, limit=limit)
     configs = planned_configs(protocol.configurations(), list(extra_configs or ()))
-    # a bad selection stops before any model; one whose records give fewer frames than the
-    # budget once duplicates are merged runs as a cap (`<=Kf`)
+    # a bad selection stops before any model; fewer distinct frames than the budget: a cap
     configs, selections = check_selections(configs, chosen)
     stop = stop if stop is not None else SweepStop()
     result = SweepResult(out_dir, selections=selections, accept_budget_cap=accept_budget_cap)
-    # a damaged run.json stops the sweep before it creates or runs anything, as it stops
-    # `analyze`: the export would otherwise replace it, losing earlier imports' provenance
+    # a damaged run.json stops the sweep before anything is created: the export would lose it
     read_provenance(out_dir)
     with (
         run_dir_lock(out_dir),
@@ -386,9 +374,8 @@ def run_sweep(
 def _execute(
     context: SweepContext, session_id: int, executor: Executor, progress: bool
 ) -> _Stopped | None:
-    """Run the session's cells on the executor, and end the session with its outcome (the
-    bar closed, an interrupt or a refusal recorded); a refusal is returned, to be raised
-    after the run is exported."""
+    """Run the session's cells and end the session with its outcome; a refusal is returned, to be
+    raised after the export."""
     stop, result, bar = context.stop, context.result, context.bar
     outcome = "completed"
     refused: _Stopped | None = None
@@ -440,12 +427,9 @@ def plan_sweep(
     items: Sequence[Item] | None = None,
     run_dir: str | Path | None = None,
 ) -> PlanCost:
-    """The plan's cost without loading any model: `--dry-run`.
-
-    Backend specs are not known before a model loads, so a cell counts as done here when the
-    store holds a result for its row (model, item, configuration, repeat); the real run decides
-    by full cell identity. Visual tokens are estimated from each video's probed size.
-    """
+    """The plan's cost without loading any model: `--dry-run`. Specs are unknown before a model
+    loads, so a cell counts as done when the store holds its row key; visual tokens are estimated
+    from each video's probed size."""
     check_models(protocol)
     chosen = load_sweep_items(protocol, items=items, item_filter=item_filter, limit=limit)
     configs = planned_configs(protocol.configurations(), list(extra_configs or ()))

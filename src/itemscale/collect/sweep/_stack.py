@@ -1,21 +1,15 @@
 """The software stack behind a sweep session: what computed its answers.
 
 The same weights answer differently under another transformers release (the built-in model's
-accuracy at 32f@56 moves by 5 points between transformers 5.24.0 and 5.17.0), so each session
-records its stack in run.json's `sessions[]`, where the answers are: Python and the platform,
-torch with its CUDA and cuDNN and the GPU where one is used, the libraries that turn frames and
-text into tensors (as imported: a source checkout first on `PYTHONPATH` is what runs, so each
-module's `__version__` and file are recorded beside the installed metadata's version,
-`itemscale.collect.models.imported_package`), the decoder, itemscale itself, and the numerics flags
-that change results.
-`compare` diffs these fields (`stack_fields`) and `analyze` warns when one series mixes
-sessions whose stacks differ (docs/compare.md, "The software stack").
+accuracy at 32f@56 moves by 5 points between 5.24.0 and 5.17.0), so each session records its
+stack in run.json's `sessions[]`: Python and the platform, torch with CUDA, cuDNN and the GPU,
+the libraries as imported (a source checkout first on `PYTHONPATH` is what runs), the decoder,
+itemscale and the numerics flags. `compare` diffs them and `analyze` warns when a series mixes
+stacks (docs/compare.md, "The software stack").
 
-`ITEMSCALE_TEST_STACK` (a JSON object of package -> version) replaces the probed versions of
-the packages it names. It exists for tests only: a second transformers cannot be installed
-beside the first, so a test that checks how a version difference is recorded and reported sets
-it; the session then records `"overridden": [...]` naming what was replaced, so such a run can
-never pass for a real one.
+`ITEMSCALE_TEST_STACK` (JSON, package -> version) replaces the probed versions, for tests only (a
+second transformers cannot be installed beside the first); the session records `"overridden"`, so
+such a run never passes for a real one.
 """
 
 from __future__ import annotations
@@ -68,11 +62,9 @@ class StackInfo(TypedDict):
     machine: str
     itemscale: dict[str, str | None]
     #: distribution name -> the version that ran (None: not installed): the installed
-    #: metadata's when the imported module is that distribution, else the imported module's
-    #: `__version__` (a source checkout first on `PYTHONPATH`)
+    #: metadata's, or the imported module's `__version__` when that is another (a checkout)
     packages: dict[str, str | None]
-    #: distribution name -> the module as imported: its `__version__`, file, the installed
-    #: metadata's version and whether the two are one (`itemscale.collect.models.imported_package`)
+    #: distribution name -> the module as imported (`itemscale.collect.models.imported_package`)
     modules: dict[str, ModuleRecord]
     ffmpeg: dict[str, str]
     #: torch's CUDA and cuDNN builds (None on a CPU build or without torch)
@@ -108,8 +100,8 @@ def _driver() -> str | None:
 
 
 def _torch_part(device: str) -> tuple[str | None, str | None, GpuInfo | None, NumericsInfo]:
-    """torch's CUDA/cuDNN builds, the GPU `device` names and the numerics flags; torch is
-    imported only when installed (a served-only sweep on a machine without it records None)."""
+    """torch's CUDA/cuDNN builds, the GPU `device` names and the numerics flags (None without
+    torch)."""
     none: NumericsInfo = {
         "tf32_matmul": None,
         "tf32_cudnn": None,
@@ -158,8 +150,8 @@ def _override() -> dict[str, str | None]:
 
 
 def software_stack(device: str = "cpu", *, local: bool = True) -> StackInfo:
-    """The stack of this process for a session on `device`. `local`: a model runs in this
-    process (for served models only the client side is recorded: no torch, no GPU)."""
+    """The stack of this process on `device`; with `local` False (served models only), the client
+    side alone: no torch, no GPU."""
     if local:
         cuda, cudnn, gpu, numerics = _torch_part(device)
     else:
@@ -194,12 +186,10 @@ def stack_notice(
     *,
     cells_by_session: Mapping[int, int],
 ) -> list[str]:
-    """What a sweep says before it runs: each library this session imports from elsewhere
-    than its installed distribution, and, when its stack differs from that of the sessions
-    that computed the run's stored cells (`cells_by_session`: session id -> cells it owns;
-    a session that computed nothing is no comparison), how: its answers will sit beside
-    answers computed by another stack (one series may then mix them; `analyze` warns about
-    that too). Sessions that own cells under one stack are named together."""
+    """What a sweep says before it runs: each library imported from elsewhere than its installed
+    distribution, and how its stack differs from those of the sessions that computed the stored
+    cells (session id -> cells; one that computed nothing is no comparison), sessions of one
+    stack named together."""
     lines = stack_disagreements(stack)
     owners = {
         _id(s): s["stack"]
@@ -228,10 +218,9 @@ def _id(session: Mapping[str, object]) -> int:
 
 
 def model_as_loaded(backend: object, spec: Any) -> dict[str, object]:
-    """A local model as it was loaded (run.json `sessions[].models_loaded[MODEL]`): its spec
-    id, the dtype of its weights, the attention implementation transformers chose and where
-    its layers sit (`hf_device_map`, else the one device). A backend that holds no
-    transformers model (a served one, a plugin) records its spec id only."""
+    """A local model as loaded (run.json `sessions[].models_loaded[MODEL]`): spec id, weights'
+    dtype, attention implementation, layer placement; a backend without a transformers model
+    records its spec id only."""
     out: dict[str, object] = {"spec_id": getattr(spec, "spec_id", None)}
     model = getattr(backend, "_model", None)
     if model is None:
@@ -259,21 +248,19 @@ def _text(value: Any) -> str | None:
 class Numerics(BaseModel):
     """How a local model's floating point is set up for a sweep (`sweep --deterministic`).
 
-    Deterministic: torch's deterministic algorithms (an operation without one raises instead
-    of running a non-deterministic kernel), TF32 off for matrix products and convolutions,
-    float32 matmul precision `highest`, cuDNN's autotuner off, and one request per model call
-    (batch size 1), so a cell's answer never depends on which other cells shared its batch, on
-    any run or on a resume that runs a different set of cells. Recorded in run.json (`sweep.
-    deterministic`) and in each session's stack (its numerics flags)."""
+    Deterministic: torch's deterministic algorithms (raising rather than running a
+    non-deterministic kernel), TF32 off, float32 matmul precision `highest`, cuDNN's autotuner
+    off, and batch size 1, so a cell's answer never depends on which cells shared its batch.
+    Recorded in run.json (`sweep.deterministic`) and in each session's stack.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     deterministic: bool = False
 
     def check_batch_size(self, batch_size: int | str) -> None:
-        """Refuse a batch of several requests under `deterministic` (its answers would depend
-        on the batch's other cells: padding, kernel choice), and `auto` (its batches depend on
-        the device's free memory, so a rerun or a resume could group them otherwise)."""
+        """Refuse several requests per batch under `deterministic` (answers would depend on the
+        batch: padding, kernels), and `auto` (its batches depend on the free memory)."""
         if self.deterministic and batch_size == "auto":
             raise ValueError(
                 "deterministic mode refuses batch_size 'auto': batches sized by free memory "
@@ -286,8 +273,7 @@ class Numerics(BaseModel):
             )
 
     def apply(self) -> None:
-        """Set torch's flags for this process (nothing when not deterministic, or without
-        torch: a served-only sweep computes nothing here)."""
+        """Set torch's flags for this process (nothing when not deterministic, or without torch)."""
         if not self.deterministic or _version("torch") is None:
             return
         # cuBLAS needs a fixed workspace for deterministic results (CUDA >= 10.2); set before
@@ -304,8 +290,7 @@ class Numerics(BaseModel):
 
 
 def _runs_local(protocol: Protocol) -> bool:
-    """Whether any model of the protocol runs in this process (then torch, CUDA and the GPU
-    computed its answers and are part of the session's stack)."""
+    """Whether a model runs in this process (then torch and the GPU are part of the stack)."""
     from ..models import FrameTransport, transport_of
 
     for entry in protocol.models:
@@ -334,11 +319,9 @@ def start_session(
     numerics: Numerics,
     settings: Mapping[str, object],
 ) -> int:
-    """Set the numerics flags (before the stack is probed, since it records them, and before
-    any model loads), probe the software stack on the session's `device`, say where it imports
-    a library from elsewhere than its installed distribution and how it differs from the
-    sessions that computed the run's stored cells (also into `warnings`, run.json
-    `sweep.warnings`), and start the store's session with the stack and `settings`."""
+    """Set the numerics flags (before the stack is probed and any model loads), probe the stack
+    on `device`, say where it differs (also into `warnings`), and start the store's session with
+    the stack and `settings`."""
     numerics.apply()
     stack = software_stack(str(settings.get("device", "cpu")), local=_runs_local(protocol))
     notice = stack_notice(store.sessions(), stack, cells_by_session=store.cells_by_session())
