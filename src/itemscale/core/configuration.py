@@ -1,8 +1,6 @@
-"""Sampling policies and configurations: one budget of the grid as typed, hashable data.
-
-A configuration is data, not a string: every backend translates this one record, and its id is
-a hash of its canonical fields so the same budget gets the same id on every machine and run.
-"""
+"""Sampling policies and configurations: one budget of the grid as typed, hashable data. Every
+backend translates this one record, and its id hashes its canonical fields, so the same budget
+gets the same id on every machine and run."""
 
 from __future__ import annotations
 
@@ -36,8 +34,7 @@ PER_ITEM_SAMPLING_POLICIES: Final[frozenset[str]] = frozenset({"random", "select
 #: Selection file formats (`itemscale.collect.video.read_selection`); `auto` detects the format.
 SelectionFormat = Literal["auto", "aks", "bolt", "table", "positional"]
 SELECTION_FORMATS: Final[tuple[str, ...]] = ("auto", "aks", "bolt", "table", "positional")
-#: Sampling policies whose index grid can be shifted by a fraction of one spacing (issue 7's
-#: sampling intervention compares answers across such phase shifts).
+#: Policies whose index grid can be shifted by a fraction of one spacing (issue 7's intervention).
 PHASED_SAMPLING_POLICIES: Final[frozenset[str]] = frozenset(
     {"linspace", "interior", "centre", "left"}
 )
@@ -47,8 +44,8 @@ DEFAULT_FPS: Final[float] = 2.0
 Pipeline = Literal["cached", "raw"]
 
 # -- what a budget can plausibly be (a protocol grid outside these is refused, key named) --
-#: The most frames one configuration may take. No Video LLM takes more than a few thousand
-#: (Qwen's utilities cap at 768); a larger count is a typo that would decode for hours.
+#: The most frames one configuration may take (Qwen's utilities cap at 768): more is a typo that
+#: would decode for hours.
 MAX_FRAMES: Final[int] = 10_000
 #: Frame sizes follow the Qwen processors' rounding: sides are multiples of 28 pixels.
 IMAGE_FACTOR: Final[int] = 28
@@ -60,31 +57,27 @@ MAX_FRAME_PIXELS: Final[int] = 16384 * IMAGE_FACTOR * IMAGE_FACTOR
 #: A short side below one 28-pixel patch is rounded up to it; above 8K's short side, implausible.
 MIN_SHORT_SIDE: Final[int] = IMAGE_FACTOR
 MAX_SHORT_SIDE: Final[int] = 4320
-#: Pixels of one visual token: a 28x28 patch after merge (Qwen2-VL's 14-pixel patches merged
-#: 2x2). The allocation mode and the sweep's token estimate count tokens with it.
+#: Pixels of one visual token: a 28x28 patch after merge (Qwen2-VL's 14-pixel patches, 2x2).
 PIXELS_PER_VISUAL_TOKEN: Final[int] = IMAGE_FACTOR * IMAGE_FACTOR
 #: Frames one visual token spans: Qwen2-VL's temporal patch of 2 frames.
 FRAMES_PER_TEMPORAL_PATCH: Final[int] = 2
 
 
 class SamplingPolicy(BaseModel):
-    """Which frame indices a budget of K frames picks; see `itemscale.collect.video.sample_indices`.
+    """Which frame indices a budget of K frames picks; see
+    `itemscale.collect.video.sample_indices`.
 
-    `phase` shifts the grid by a fraction of one spacing (0 <= phase < 1) so two configurations can
-    differ only in phase; `fps` is the rate of the `fps` policy; `seed` seeds `random` (per item and
-    repeat on top of it). `keep_frames` makes a budget keep every frame the same formula picks at
-    that smaller budget (the sampling intervention's nested change); the id of a policy without it
-    is unchanged.
+    `phase` shifts the grid by a fraction of one spacing (0 <= phase < 1); `fps` is the `fps`
+    policy's rate; `seed` seeds `random` (per item and repeat on top). `keep_frames` keeps every
+    frame the same formula picks at that smaller budget (the nested change); without it the id is
+    unchanged.
 
-    `selection` replays a frame selector's own per-item frames: `selection` names the protocol's
-    `[selections.NAME]` table. The protocol fills in, per frame count, the file
-    (`selection_path`), its SHA-256 (`selection_digest`, part of the configuration id, so a
-    changed file is a new configuration and new cells) and its format; the path is not part of
-    the id (a moved file is the same selection). A positional file's order file
-    (`selection_order`) enters the id by its digest (`selection_order_digest`) and its id key
-    (`selection_order_key`). `selection_cap` is set when the file's records list fewer frames
-    than the budget for some item: the frame count is then a cap, which the label shows
-    (`<=32f`); it is not part of the id (the digest already is).
+    `selection` replays a frame selector's per-item frames from the protocol's
+    `[selections.NAME]`. The protocol fills in per frame count the file (`selection_path`, not in
+    the id: a moved file is the same selection), its SHA-256 (`selection_digest`, in the id: a
+    changed file is new cells), its format, a positional file's order file
+    (`selection_order_digest`, `selection_order_key`, in the id), and `selection_cap` when the
+    records list fewer frames than the budget (the label shows `<=32f`; not in the id).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -167,8 +160,8 @@ def _num(value: float | None) -> str:
 
 
 class CanonicalSampling(TypedDict):
-    """A sampling policy's part of `Configuration.canonical()`: the policy's fields that define
-    frames, the optional ones only when set (so that ids from before they existed stay)."""
+    """A policy's part of `Configuration.canonical()`: optional fields only when set (so older
+    ids stay)."""
 
     name: str
     fps: float | None
@@ -196,10 +189,7 @@ class CanonicalConfiguration(TypedDict):
 
 class Configuration(BaseModel):
     """One visual budget: frame count, resolution (or a total token budget), sampling, pipeline.
-
-    `frames == 0` is the text-only baseline; it has no resolution, and its sampling and pipeline
-    are normalised so there is exactly one text-only configuration.
-    """
+    `frames == 0` is the text-only baseline, normalised so there is exactly one."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -288,11 +278,9 @@ class Configuration(BaseModel):
 
     @property
     def series(self) -> str:
-        """The axis this configuration lies on: every field except frames and resolution.
-
-        An allocation budget keeps its total token budget in the series, since along that axis
-        frames and pixels per frame move together at a fixed total.
-        """
+        """The axis this configuration lies on: every field except frames and resolution (an
+        allocation budget keeps its total token budget: frames and pixels move together at a
+        fixed total)."""
         if self.is_text_only:
             return TEXT_ONLY_LABEL
         series = f"{self.sampling.tag}/{self.pipeline}"
@@ -316,8 +304,8 @@ class Configuration(BaseModel):
 
     @property
     def pixel_key(self) -> int:
-        """A resolution size for ordering: max pixels, short side squared, or the per-frame share
-        of the token budget; native resolution sorts above every explicit one."""
+        """A resolution size for ordering (max pixels, short side squared, or the per-frame token
+        share); native sorts above every explicit one."""
         if self.max_pixels is not None:
             return self.max_pixels
         if self.short_side is not None:

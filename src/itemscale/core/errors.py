@@ -1,12 +1,7 @@
-"""One family for every error itemscale raises on purpose.
-
-Each typed error (a bad protocol, a damaged store, a video that will not decode, ...) derives
-from `ItemscaleError` as well as from the built-in class it always had (`ValueError`,
-`RuntimeError`), so `except ValueError` in a user's code keeps working and the CLI catches the
-family once. `exit_code` is what the CLI exits with: 2 for input the user can fix (the
-default), 1 for a failure of the run itself. This module imports nothing from itemscale, so
-every layer can use it.
-"""
+"""One family for every error itemscale raises on purpose: each derives from `ItemscaleError` and
+from the built-in class it always had (`ValueError`, `RuntimeError`), so a user's `except
+ValueError` keeps working and the CLI catches the family once. `exit_code`: 2 for input the user
+can fix (the default), 1 for a failure of the run. Imports nothing from itemscale."""
 
 from __future__ import annotations
 
@@ -26,17 +21,15 @@ class ItemscaleError(Exception):
 
 class DiskFullError(ItemscaleError, OSError):
     """No space (or quota) left where a command was writing; names the folder. Every writer
-    writes to a temporary name and renames it into place, so what was there before is kept
-    whole: free space and run the command again (a sweep resumes where it stopped). Exit
-    status 1: the run failed, the input was fine."""
+    renames a temporary file into place, so what was there is kept whole. Exit status 1: the
+    input was fine."""
 
     exit_code: ClassVar[int] = 1
 
 
 class ReadOnlyFolderError(ItemscaleError, OSError):
-    """A folder a command must write cannot be written: a read-only file system (a read-only
-    mount stops root too) or no write permission. Names the folder and the file; exit status
-    2: copy the run to a writable folder, or remount it read-write."""
+    """A folder a command must write cannot be written (a read-only mount stops root too, or no
+    permission); names the folder and the file. Exit status 2."""
 
 
 #: The most characters of a value a message shows (`shown_value`).
@@ -44,9 +37,8 @@ SHOWN_VALUE_CHARS = 40
 
 
 def shown_value(value: Any, limit: int = SHOWN_VALUE_CHARS) -> str:
-    """A value as a message shows it: its `repr` when short; a long run of digits (a 309-digit
-    frame index) as its first and last digits with the count; other long text cut with its
-    length. Exact where it is shown whole (an int is never shown through a float)."""
+    """A value as a message shows it: its `repr` when short; a long run of digits as its ends
+    with the count; other long text cut with its length (an int never through a float)."""
     text = repr(value)
     if len(text) <= limit:
         return text
@@ -69,8 +61,8 @@ def location_text(loc: Iterable[str | int], *, empty: str = "(top level)") -> st
 
 
 def _fields_at(model: Any, loc: Sequence[str | int]) -> list[str]:
-    """The field names of the pydantic model that `loc` (without its last part) lands in,
-    following fields through lists, tuples, dicts and optionals; [] where it cannot tell."""
+    """The field names of the model `loc` (less its last part) lands in, through containers and
+    optionals; [] where it cannot tell."""
     import typing
 
     current: Any = model
@@ -113,12 +105,11 @@ def validation_message(
 ) -> str:
     """Every error of a pydantic `ValidationError.errors()` as `key: message`, joined.
 
-    Pydantic's internal tags in a location (`function-after[...]`, union member names in
-    brackets) are dropped: they name no key of the user's file. A `too_short` error on a list
-    whose items have their own errors is left out, as their consequence. `show_input` adds the
-    offending scalar (`(got 'x')`). Given the validated `model`, a key it does not know gets
-    the closest key it does (`grid.short_sides: Extra inputs are not permitted (did you mean
-    'short_side'?); known keys: ...`).
+    Pydantic's internal location tags are dropped (they name no key of the user's file), and a
+    `too_short` on a list whose items have their own errors is left out. `show_input` adds the
+    offending scalar. Given `model`, an unknown key gets the closest known one
+    (`grid.short_sides: Extra inputs are not permitted (did you mean 'short_side'?); known keys:
+    ...`).
     """
     errors = list(errors)
     lines = []
@@ -161,9 +152,8 @@ RENAMED_REMOVED_IN = "0.2.0"
 
 
 def warn_renamed(old: str, new: str, *, stacklevel: int = 3) -> None:
-    """The `DeprecationWarning` of a name kept for one release after issue 27 gave its concept
-    one name (docs/glossary.md, "One name per concept"). `stacklevel` 3 points at the caller of
-    the function or property that calls this."""
+    """The `DeprecationWarning` of a name kept for one release after issue 27 (docs/glossary.md,
+    "One name per concept"); `stacklevel` 3 points at the caller's caller."""
     import warnings
 
     warnings.warn(
@@ -177,8 +167,7 @@ def warn_renamed(old: str, new: str, *, stacklevel: int = 3) -> None:
 def renamed_attribute(
     module: str, namespace: Mapping[str, Any], renamed: Mapping[str, str], name: str
 ) -> Any:
-    """A module `__getattr__` for its renamed names: the value under its new name, with a
-    `DeprecationWarning`; any other name is the usual AttributeError."""
+    """A module `__getattr__` giving renamed names' values with a `DeprecationWarning`."""
     new = renamed.get(name)
     if new is None:
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
@@ -187,8 +176,8 @@ def renamed_attribute(
 
 
 def renamed_keywords(**renamed: str) -> Callable[[Callable[_P, _R]], Callable[_P, _R]]:
-    """A function whose keyword arguments were renamed (`old="new"`): a call with an old name
-    still works for one release, with a `DeprecationWarning`; one with both is a TypeError."""
+    """Old keyword names (`old="new"`) still work for one release with a `DeprecationWarning`;
+    both at once is a TypeError."""
 
     def decorate(func: Callable[_P, _R]) -> Callable[_P, _R]:
         @functools.wraps(func)
@@ -212,11 +201,9 @@ STORED: Mapping[str, bool] = {"stored": True}
 
 
 def renamed_fields(data: Any, owner: str, context: Any, **renamed: str) -> Any:
-    """A model's input (a pydantic `mode="before"` validator's) with its renamed fields
-    (`old="new"`) under their new names. User code that still passes an old name gets the
-    `DeprecationWarning` of `renamed_keywords`; a stored file read under `STORED` (a file
-    written before the rename: `n_boot` in an artifact's `measures.json`) is read as it is,
-    silently. A mapping with both names is a ValueError."""
+    """A model's input with its renamed fields (`old="new"`) under their new names: user code
+    passing an old name gets `renamed_keywords`' warning, a stored file read under `STORED`
+    (`n_boot` in an artifact's `measures.json`) none. Both names is a ValueError."""
     if not isinstance(data, Mapping) or not any(old in data for old in renamed):
         return data
     stored = isinstance(context, Mapping) and bool(context.get("stored"))
@@ -233,10 +220,8 @@ def renamed_fields(data: Any, owner: str, context: Any, **renamed: str) -> Any:
 
 
 def stored_value(record: Mapping[str, Any], new: str, old: str) -> Any:
-    """The value a stored JSON object holds under the key `new`, or under `old`, the key a
-    file written before the rename holds (`n_boot` before `bootstrap`): the readers of
-    untyped records (provenance.json, a compare page's JSON) read both layouts one way. A
-    record with neither is a KeyError naming the new key."""
+    """The value a stored JSON object holds under `new`, or under `old` (a file written before
+    the rename); neither is a KeyError naming `new`."""
     if new in record:
         return record[new]
     if old in record:

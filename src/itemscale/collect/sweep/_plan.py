@@ -1,8 +1,6 @@
 """Planning a sweep: the cells (models x items x configurations x repeats) and what they cost.
-
-Planning is pure: it needs the backend specs (for the cell identities) but no model call and no
-decoded frame, so `--dry-run` and resumption agree on exactly which cells exist.
-"""
+Planning is pure (backend specs, no model call, no decoded frame), so `--dry-run` and resumption
+agree on exactly which cells exist."""
 
 from __future__ import annotations
 
@@ -19,11 +17,8 @@ from ._records import PlanCostRecord
 
 @dataclass(frozen=True)
 class ExtraConfig:
-    """A configuration added to a protocol's grid (e.g. by the sampling intervention).
-
-    `series` overrides the configuration's own series name, so added budgets are analysed as
-    their own axis (`intervention:nested`); `item_ids` restricts it to some items.
-    """
+    """A configuration added to the grid (the sampling intervention's): `series` makes it its own
+    axis (`intervention:nested`); `item_ids` restricts it to some items."""
 
     config: Configuration
     series: str | None = None
@@ -71,8 +66,8 @@ class Cell:
 
     @property
     def draw(self) -> int:
-        """The repeat whose frames the cell samples: its own, or for a rerun the repeat it
-        executes again (a seeded `random` draw must be the same draw)."""
+        """The repeat whose frames the cell samples: its own, or a rerun's original (the same
+        seeded draw)."""
         return self.repeat if self.rerun_of is None else self.rerun_of
 
 
@@ -87,11 +82,8 @@ class ModelPlanInfo:
 def planned_configs(
     grid: Sequence[Configuration], extra: Sequence[Configuration | ExtraConfig] = ()
 ) -> list[PlannedConfig]:
-    """The grid (each configuration on its own series) followed by the extra configurations.
-
-    A configuration given twice is planned once (its first entry wins), so an intervention that
-    re-adds a grid budget does not duplicate cells.
-    """
+    """The grid (each configuration on its own series), then the extra configurations; one given
+    twice is planned once (the first wins), so a re-added grid budget duplicates no cells."""
     out: list[PlannedConfig] = []
     seen: set[str] = set()
     for cfg in grid:
@@ -117,8 +109,8 @@ def select_items(
     item_filter: Callable[[Item], bool] | Collection[str] | None = None,
     limit: int | None = None,
 ) -> list[Item]:
-    """Items kept by `item_filter` (a predicate or a collection of item ids), then the first
-    `limit` of them (benchmark order, so `--limit` is reproducible)."""
+    """Items kept by `item_filter` (a predicate or item ids), then the first `limit` in benchmark
+    order (so `--limit` is reproducible)."""
     if item_filter is None:
         chosen = list(items)
     elif callable(item_filter):
@@ -200,8 +192,8 @@ SERVED_IMAGE_MAX_PIXELS = 28 * 28 * 1280
 
 
 def _merged_patches(height: int, width: int, min_pixels: int, max_pixels: int) -> int:
-    """Merged 28 x 28 patches of one frame after the processor's own `smart_resize` (sides
-    rounded to the nearest multiple of 28 within the pixel bounds)."""
+    """Merged 28 x 28 patches after `smart_resize` (sides rounded to multiples of 28 within the
+    bounds)."""
     from ..video import smart_resize
 
     h, w = smart_resize(height, width, min_pixels=min_pixels, max_pixels=max_pixels)
@@ -209,14 +201,10 @@ def _merged_patches(height: int, width: int, min_pixels: int, max_pixels: int) -
 
 
 def estimate_visual_tokens(frames: int, height: int, width: int) -> int:
-    """Visual tokens a Qwen2-VL-style processor makes of `frames` frames of height x width, as
-    the `hf` backend asks it to resize them: within one 28 x 28 patch and the frame rounded up
-    to the patch grid, so its `smart_resize` rounds each side to the nearest multiple of 28
-    (`tests/sweep/test_dry_run_estimates.py` checks it against transformers' processor).
-
-    Other families count differently (LLaVA pools per frame, InternVL tiles); the estimate is
-    for sizing a run, the table records what the processor actually produced.
-    """
+    """Visual tokens a Qwen2-VL-style processor makes of `frames` frames of height x width as the
+    `hf` backend sends them (`tests/sweep/test_dry_run_estimates.py` checks it against
+    transformers' processor). Other families count otherwise (LLaVA pools, InternVL tiles): the
+    estimate sizes a run; the table records what the processor produced."""
     if frames <= 0:
         return 0
     ceiling = math.ceil(height / IMAGE_FACTOR) * math.ceil(width / IMAGE_FACTOR)
@@ -232,9 +220,9 @@ IMAGE_MARKER_TOKENS = 2
 
 
 def estimate_image_tokens(frames: int, height: int, width: int) -> int:
-    """Prompt tokens of `frames` frames sent as separate image parts to a Qwen2-VL-style
-    server: each image is its own temporal patch (the frame counted twice over, so twice the
-    video's tokens per frame) between its own two markers. What `usage.prompt_tokens` shows."""
+    """Prompt tokens of `frames` frames sent as image parts to a Qwen2-VL-style server (each
+    image its own temporal patch, so twice a video frame's tokens, between two markers):
+    `usage.prompt_tokens`."""
     if frames <= 0:
         return 0
     per_patch = _merged_patches(height, width, SERVED_IMAGE_MIN_PIXELS, SERVED_IMAGE_MAX_PIXELS)
@@ -249,13 +237,9 @@ def estimate_cost(
     video_frames: Callable[[Cell], int | None] | None = None,
     as_images: Callable[[Cell], bool] | None = None,
 ) -> PlanCost:
-    """Cost of the cells still to run (cells already done are counted but cost nothing).
-
-    `frame_size(cell)` is the (height, width) the cell's frames are served at, None when it
-    cannot be known without the video (missing file); `video_frames(cell)` the video's length in
-    frames (a video shorter than the budget gives fewer than the budget), None when unknown;
-    `as_images(cell)` whether the cell's frames go to a server as separate image parts.
-    """
+    """Cost of the cells still to run (done cells are counted but cost nothing).
+    `frame_size(cell)`: the served (height, width); `video_frames(cell)`: the video's length in
+    frames; either None when unknown; `as_images(cell)`: frames sent as separate image parts."""
     cost = PlanCost()
     for cell in cells:
         cost.cells += 1
