@@ -162,10 +162,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    # Each lazy name as a type checker sees it (the package ships `py.typed`): the same name
-    # from the same box as `_LAZY`, so a user's mypy checks a call of `itemscale.analyze`
-    # against its signature instead of taking it as `Any`. Never run: `import itemscale`
-    # stays as quick. tests/project/test_public_types.py checks the two lists agree.
+    # Each lazy name as a type checker sees it (the package ships `py.typed`), never run:
+    # tests/project/test_public_types.py checks it agrees with `_LAZY`.
     from .analysis.audit import audit_transitions
     from .analysis.comparison import CompareResult
     from .analysis.measures import (
@@ -228,7 +226,6 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    # the module's own names, not the API's: pydoc documents every name dir() lists, so
-    # listing the API made `help(itemscale)` 4,500 lines of every class (even names already
-    # used, which `__getattr__` keeps in globals); `itemscale.__all__` lists the API
+    # the module's own names: pydoc documents every name dir() lists, and listing the API made
+    # `help(itemscale)` 4,500 lines; `itemscale.__all__` lists the API
     return sorted(n for n in globals() if n not in _LAZY)

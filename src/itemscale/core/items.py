@@ -1,9 +1,6 @@
-"""Item records: one question about one video, whatever benchmark it came from.
-
-Benchmark loaders, the generic JSONL item format and the synthetic suite all produce these, so the
-sweep, the importers and the audit see one type. The video is the bootstrap's resampling cluster,
-so `video_id` is always set.
-"""
+"""Item records: one question about one video, whatever benchmark it came from, so the sweep, the
+importers and the audit see one type. The video is the bootstrap's resampling cluster, so
+`video_id` is always set."""
 
 from __future__ import annotations
 
@@ -98,11 +95,8 @@ class ItemFileError(ItemscaleError, ValueError):
 
 
 def read_items_jsonl(path: str | os.PathLike[str]) -> list[Item]:
-    """Read the generic JSONL item format: one `Item` object per line.
-
-    A first line `{"itemscale_items": N}` declares the format version; files without it are read
-    as version 1.
-    """
+    """Read the generic JSONL item format: one `Item` per line, after an optional
+    `{"itemscale_items": N}` version line (none: version 1)."""
     path = Path(path)
     items: list[Item] = []
     seen: set[str] = set()

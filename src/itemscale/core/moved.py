@@ -1,11 +1,7 @@
-"""The module paths of itemscale 0.1's boxes before the wings (`itemscale.measures`,
-`itemscale.models`, ...), kept for one release: importing an old path gives the module at its
-new path (the same object, so `isinstance` and monkeypatching see one module) with the
-`DeprecationWarning` every retired name gives (docs/glossary.md, "Retired names").
-
-The finder sits first on `sys.meta_path`, so an old path never loads a second copy of a module
-from the files of its new one; `itemscale/__init__.py` installs it.
-"""
+"""The module paths of itemscale 0.1 before the wings (`itemscale.measures`, ...), kept for one
+release: an old path gives the module at its new path (the same object) with the retired names'
+`DeprecationWarning` (docs/glossary.md, "Retired names"). The finder sits first on
+`sys.meta_path`, so an old path never loads a second copy; `itemscale/__init__.py` installs it."""
 
 from __future__ import annotations
 
@@ -54,8 +50,7 @@ _ROOT = __name__.rsplit(".", 2)[0]  # "itemscale"
 
 
 def moved_to(fullname: str) -> str | None:
-    """The new path of an old module path (`itemscale.measures._power` ->
-    `itemscale.analysis.measures._power`), or None when the path did not move."""
+    """The new path of an old module path, or None when it did not move."""
     prefix = _ROOT + "."
     if not fullname.startswith(prefix):
         return None
@@ -78,9 +73,8 @@ class _Alias(importlib.abc.Loader):
         return module
 
     def exec_module(self, module: ModuleType) -> None:
-        """The module at its new path is already executed. The import system has just set its
-        `__spec__` to the alias's: put its own back, or its package data (the report's
-        templates) could no longer be found through it."""
+        """The import system has just set the module's `__spec__` to the alias's: put its own
+        back, or its package data (the report's templates) could not be found."""
         module.__spec__ = self.spec
 
 

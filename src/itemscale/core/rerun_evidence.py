@@ -1,12 +1,9 @@
-"""The rerun floor measured from a response table: every answered row that executes a cell
-again (a later repeat of the same item and configuration, or a rerun row, `rerun_of`) against
-the execution it repeats, answers compared (docs/compare.md, "Reruns").
+"""The rerun floor measured from a response table: every answered row that executes a cell again
+(a later repeat, or a rerun row) against the execution it repeats (docs/compare.md, "Reruns").
 
-A floor is a property of a set-up (one model of one run: its batching, kernels, precision), so
-it is measured over all of that model's configurations together. Multiple-choice rows compare
-their parsed answers, open-ended rows their raw outputs (where the table holds them); a pair
-with no answer on either execution tells nothing and is left out. Vectorised: one merge of the
-repeating rows with the rows they repeat, whatever the table's size.
+A floor belongs to a set-up (one model of one run), so it pools the model's configurations.
+Multiple-choice rows compare parsed answers, open-ended rows raw outputs; a pair with no answer
+on either side tells nothing and is left out. One merge, whatever the table's size.
 """
 
 from __future__ import annotations
@@ -21,9 +18,8 @@ _CELL = ["model", "item_id", "config_id"]
 
 
 def answer_keys(rows: pd.DataFrame) -> pd.Series:
-    """What two executions of an item are compared by: the parsed answer of a multiple-choice
-    row, the raw output of any other (an empty one is no answer, `NOANSWER`); None where the
-    row holds neither (a table read without its raw outputs)."""
+    """What two executions are compared by: a multiple-choice row's parsed answer, any other's
+    raw output (empty: `NOANSWER`); None where the row holds neither."""
     mcqa = rows["task_kind"].astype(str) == "mcqa"
     answer = rows["answer"].astype(object)
     answer = answer.where(answer.notna(), None)
@@ -39,8 +35,7 @@ def answer_keys(rows: pd.DataFrame) -> pd.Series:
 
 
 def _pairs(rows: pd.DataFrame, reruns_only: bool = False) -> pd.DataFrame:
-    """Every answered row that repeats a cell beside the execution it repeats: columns
-    `model`, `rerun` (a rerun row, else a later repeat), `key`, `ref_key`."""
+    """Columns `model`, `rerun` (a rerun row, else a later repeat), `key`, `ref_key`."""
     answered = rows[rows["status"].astype(str).isin(list(ANSWERED_STATUSES))]
     frame = pd.DataFrame(
         {
@@ -67,8 +62,8 @@ def _pairs(rows: pd.DataFrame, reruns_only: bool = False) -> pd.DataFrame:
 
 
 def _evidence(repeats: int, reruns: int, name: str) -> str:
-    """`between A's own repeats`, `between the run's cells and their reruns`, or both, each
-    with how many answers it gave (with one kind alone, the floor's `k of n` says it)."""
+    """`between A's own repeats`, `between the run's cells and their reruns`, or both with their
+    counts."""
     owner = f"{name}'s" if name else "the run's"
     both = bool(repeats and reruns)
     parts = []
@@ -82,10 +77,8 @@ def _evidence(repeats: int, reruns: int, name: str) -> str:
 def measured_floors(
     df: pd.DataFrame, *, name: str = "", reruns_only: bool = False
 ) -> dict[str, RerunFloor]:
-    """Per model, the rerun floor its repeats and reruns measure (a model without any, or
-    whose repeats compare no answer, has none). `name` names the set-up in the floor's source
-    (`A` in `between A's own repeats`); `reruns_only` leaves the repeats out (a rerun check's
-    own figure)."""
+    """Per model, the rerun floor its repeats and reruns measure (none without any). `name` names
+    the set-up (`A` in `between A's own repeats`); `reruns_only` leaves the repeats out."""
     if df.empty or not (bool((df["repeat"] != 0).any()) or bool(rerun_mask(df).any())):
         return {}
     pairs = _pairs(df, reruns_only)
@@ -116,8 +109,8 @@ def measured_floors(
 def measured_floor(
     rows: pd.DataFrame, *, name: str = "", reruns_only: bool = False
 ) -> RerunFloor | None:
-    """The floor the repeats and reruns of one set-up's rows measure (the rows of several
-    models pooled: the caller chose them as one set-up); None without any."""
+    """The floor one set-up's rows measure (several models pooled as the caller chose); None
+    without any."""
     if rows.empty:
         return None
     floors = measured_floors(rows.assign(model=""), name=name, reruns_only=reruns_only)

@@ -1,11 +1,6 @@
-"""The drawing both kinds of contact sheet are made of: tiles resized, captions written, PNG bytes.
-
-`itemscale frames` draws what each budget saw (in `video`) and `itemscale audit --sheets` draws
-the two budgets of a transition (in `audit`); `video` may not import the audit and the audit may
-not import the decoder, so the pixels both put on a page are drawn here, in a box below both
-that knows neither frames nor transitions. Pillow is imported on use: it belongs to the `video`
-extra, and the analysis that imports the audit must not need it.
-"""
+"""The drawing both kinds of contact sheet are made of: tiles resized, captions written, PNG
+bytes. `video` (`itemscale frames`) and `audit` (`audit --sheets`) may not import each other, so
+it lives in a box below both. Pillow is imported on use: it belongs to the `video` extra."""
 
 from __future__ import annotations
 
@@ -25,8 +20,8 @@ Caption = tuple[tuple[int, int], str]
 
 
 def resize_nearest(frame: np.ndarray, height: int, width: int | None = None) -> np.ndarray:
-    """Nearest-neighbour resize, so a low-resolution budget shows as blocks, not as a blur that
-    resizing would add. `width` defaults to keeping the aspect ratio."""
+    """Nearest-neighbour, so a low-resolution budget shows as blocks, not a blur; `width`
+    defaults to the aspect ratio's."""
     h, w = frame.shape[:2]
     if width is None:
         width = max(1, round(w * height / h))
@@ -37,8 +32,8 @@ def resize_nearest(frame: np.ndarray, height: int, width: int | None = None) -> 
 
 
 def resize_bilinear(frame: np.ndarray, height: int) -> np.ndarray:
-    """Bilinear resize to `height` keeping the aspect ratio (Pillow's), for a sheet meant to show
-    the picture rather than its pixel grid."""
+    """Bilinear resize to `height` keeping the aspect ratio, to show the picture, not its pixel
+    grid."""
     from PIL import Image
 
     image = Image.fromarray(np.ascontiguousarray(frame), mode="RGB")
@@ -60,8 +55,8 @@ def draw_text(
 
 
 def encode_png(image: np.ndarray, *, optimize: bool = True) -> bytes:
-    """PNG bytes of an HxWx3 uint8 image. `optimize` trades encoding time for a smaller file
-    (the audit's sheets are embedded in the report, the frames sheets are not)."""
+    """PNG bytes of an HxWx3 uint8 image; `optimize` (smaller, slower) for sheets embedded in the
+    report."""
     from PIL import Image
 
     buf = io.BytesIO()

@@ -1,26 +1,18 @@
-"""The row's static shapes, written from its one definition (`RESPONSE_COLUMNS`).
+"""The row's static shapes (`ResponseRow`, the store's `CellRow`, the sweep's `RowIdentity` and
+`FrameFields`), written from its one definition (`RESPONSE_COLUMNS`). mypy --strict checks a row
+only against fields written in the source (a `make_dataclass` would leave every producer
+unchecked), so the fields stay written out between two markers and are rewritten here, never by
+hand:
 
-A row takes four shapes: `ResponseRow` (what importers build), the store's `CellRow` (what a
-sweep records), and the sweep's `RowIdentity` and `FrameFields` (the parts of a `CellRow` it
-builds first). mypy --strict checks a row only against fields it can read in the source, so a
-shape built at run time (`make_dataclass`, a functional `TypedDict`) would leave every producer
-unchecked. The fields therefore stay written out, but between two marker comments, and every
-line between them is written here from `RESPONSE_COLUMNS`, never by hand:
+# <row fields parts=cell sequence=tuple first=cell_id:str,spec_id:str> ... # </row fields>
 
-    # <row fields parts=cell sequence=tuple first=cell_id:str,spec_id:str>
-    ...
-    # </row fields>
+`parts`: the columns of those `RowPart`s (all when absent); `sequence`: a list column as
+`list[int]` or `tuple[int, ...]`; `defaults`: dataclass fields, required first, each nullable `=
+None`; `first`: fields before the columns, replacing the column of their name.
 
-The marker says which columns the shape holds and how: `parts` (the columns of those
-`RowPart`s; all of them when absent), `sequence` (a list column as `list[int]` or
-`tuple[int, ...]`), `defaults` (dataclass fields: the required ones first, then each nullable
-one `= None`), `first` (fields written before the columns, each replacing the column of its
-name: the store's cell key).
-
-Adding a column is its `ResponseColumn`, `python -m itemscale.core.responses._row_fields` (which
-rewrites every block in the package), and the store migration that adds it to `cells` (a store
-refuses to open when its table lacks a column of the row). tests/responses/test_row_fields.py
-fails while a block differs from what this writes, so a forgotten rewrite cannot pass.
+Adding a column: its `ResponseColumn`, `python -m itemscale.core.responses._row_fields`, and the
+store migration that adds it to `cells`. tests/responses/test_row_fields.py fails while a block
+differs from what this writes.
 """
 
 from __future__ import annotations

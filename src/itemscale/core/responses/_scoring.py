@@ -1,14 +1,9 @@
 """Scores for open answers against reference texts: token F1, ROUGE-L and exact match.
 
-Token F1 and exact match follow the SQuAD evaluation script's normalisation (lower case, strip
-punctuation, drop the articles a/an/the, split on white space) because that is what open-ended
-video QA papers report, so our numbers can be compared with theirs. ROUGE-L is Google's
-`rouge-score` implementation (its own tokeniser, no stemming) rather than a re-implementation,
-for the same reason. Every score is the maximum over the accepted references.
-
-`score_open_answer` is the one place that decides which scores an open answer gets and which of
-them is the response table's `score`: the sweep and every importer call it, so a sweep and an
-import of the same answers record the same numbers.
+Token F1 and exact match follow the SQuAD script's normalisation, and ROUGE-L is Google's
+`rouge-score` (its tokeniser, no stemming), because that is what open-ended video QA papers
+report. Every score is the maximum over the accepted references. `score_open_answer` is the one
+place that decides an open answer's scores and its `score`, for the sweep and every importer.
 """
 
 from __future__ import annotations
@@ -92,8 +87,7 @@ class OpenAnswerScores:
 
     @property
     def score(self) -> float:
-        """The response table's `score` of an open answer: token F1, the number open-ended
-        video QA papers report (ROUGE-L and exact match stay in their own columns)."""
+        """An open answer's `score`: token F1, the number open-ended video QA papers report."""
         return self.token_f1
 
     def columns(self) -> dict[str, float]:
@@ -116,8 +110,7 @@ class OpenAnswerScores:
 
 
 def score_open_answer(prediction: str, references: Sequence[str]) -> OpenAnswerScores:
-    """Token F1, ROUGE-L and exact match of `prediction` against `references` (a non-empty
-    sequence of accepted answers; each score is its maximum over them)."""
+    """Token F1, ROUGE-L and exact match of `prediction`, each its maximum over `references`."""
     return OpenAnswerScores(
         token_f1=token_f1(prediction, references),
         rouge_l=rouge_l(prediction, references),

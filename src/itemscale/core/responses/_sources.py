@@ -1,11 +1,6 @@
-"""Which configurations of a run were imported from one byte-identical source file.
-
-An import records each source file's SHA-256 beside the configuration it made (run.json's
-`imports[].sources[]`). Two configurations made from one file are not two runs: their answers
-agree on every item because they are the same answers, and "was the setting applied?" is the
-wrong question. `analyze`, `compare` and the report name such a pair as one file, in one
-sentence (`same_file_sentence`).
-"""
+"""Which configurations of a run were imported from one byte-identical source file (run.json
+`imports[].sources[]` SHA-256s): their answers agree because they are the same answers, so
+`analyze`, `compare` and the report name such a pair in one sentence (`same_file_sentence`)."""
 
 from __future__ import annotations
 
@@ -33,9 +28,8 @@ def _sources(provenance: Mapping[str, object]) -> Iterable[Mapping[str, object]]
 
 
 def source_files(provenance: Mapping[str, object]) -> dict[str, SourceFile]:
-    """Configuration label (and series name, where an import records one) -> the file it was
-    imported from, as run.json records it (a later import of a label replaces an earlier one);
-    {} for a swept run."""
+    """Configuration label (and series, where recorded) -> its source file as run.json records it
+    (a later import replaces an earlier); {} for a swept run."""
     out: dict[str, SourceFile] = {}
     for source in _sources(provenance):
         name = PurePath(str(source.get("path", ""))).name
@@ -49,8 +43,7 @@ def source_files(provenance: Mapping[str, object]) -> dict[str, SourceFile]:
 def same_file_pairs(
     files: Mapping[str, SourceFile], labels: Iterable[str]
 ) -> list[tuple[SourceFile, SourceFile]]:
-    """(first, copy) for each of `labels` whose file is byte-identical to that of a label
-    listed before it (the first of each group, in the order given)."""
+    """(first, copy) for each label whose file is byte-identical to an earlier label's."""
     first: dict[str, SourceFile] = {}
     out = []
     for label in labels:
@@ -65,8 +58,8 @@ def same_file_pairs(
 
 
 def same_file_sentence(first: SourceFile, copy: SourceFile) -> str:
-    """`B is the same log file as A, sha256 ... (NAME)`: one sentence for the console, the
-    report and `compare`."""
+    """`B is the same log file as A, sha256 ... (NAME)`, for the console, the report and
+    `compare`."""
     return (
         f"{copy.label} is the same log file as {first.label}, sha256 {first.sha256} "
         f"({first.name}): one run imported twice, not two settings"

@@ -1,7 +1,5 @@
-"""A sweep session's recorded software stack (run.json `sessions[].stack`, written by the sweep)
-as flat, comparable fields: what `compare` diffs, `analyze` checks within a series and the
-report shows, without importing anything the sweep needs (docs/compare.md, "The software
-stack")."""
+"""A session's recorded software stack (run.json `sessions[].stack`) as flat, comparable fields
+for `compare`, `analyze` and the report, importing nothing the sweep needs (docs/compare.md)."""
 
 from __future__ import annotations
 
@@ -13,8 +11,8 @@ STACK_PACKAGES = ("torch", "transformers", "tokenizers", "Pillow", "numpy", "av"
 
 
 def stack_fields(stack: Mapping[str, Any]) -> dict[str, str | None]:
-    """A recorded stack as flat, comparable fields (`transformers` -> `5.24.0`; None:
-    not recorded). Reads what older or partial records hold without failing."""
+    """A recorded stack as flat fields (`transformers` -> `5.24.0`; None: not recorded), read
+    without failing from older or partial records."""
     packages = stack.get("packages")
     packages = packages if isinstance(packages, Mapping) else {}
     fields: dict[str, str | None] = {
@@ -50,10 +48,9 @@ def _text(value: Any) -> str | None:
 
 
 def stack_sources(stack: Mapping[str, Any]) -> dict[str, str]:
-    """Field (as `stack_fields` names it) -> `imported from FILE; the installed metadata says
-    V`, for each library whose imported module is not its installed distribution (another
-    version, or another file: a source checkout first on `PYTHONPATH`). The recorded version
-    is then the imported module's; older records, which kept only the metadata, say nothing."""
+    """Field -> `imported from FILE; the installed metadata says V`, for each library not
+    imported from its installed distribution (a checkout first on `PYTHONPATH`); older records
+    say nothing."""
     modules = stack.get("modules")
     if not isinstance(modules, Mapping):
         return {}
@@ -69,9 +66,8 @@ def stack_sources(stack: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _shown_values(stack: Mapping[str, Any]) -> dict[str, str | None]:
-    """`stack_fields` with each library that did not come from its installed distribution
-    shown with where it came from (`5.17.0 (imported from ...; the installed metadata says
-    5.24.0)`): two records compare equal only when the same code ran."""
+    """Each library imported from elsewhere shown with where from, so two records compare equal
+    only when the same code ran."""
     fields = stack_fields(stack)
     for name, source in stack_sources(stack).items():
         if fields.get(name) is not None:
@@ -81,7 +77,7 @@ def _shown_values(stack: Mapping[str, Any]) -> dict[str, str | None]:
 
 def stack_disagreements(stack: Mapping[str, Any]) -> list[str]:
     """One sentence per library a session imported from elsewhere than its installed
-    distribution: what it records, and why (the sweep says these when a session starts)."""
+    distribution."""
     fields = stack_fields(stack)
     return [
         f"{name} {fields.get(name)} is {source}: the session records the imported version"
@@ -90,8 +86,7 @@ def stack_disagreements(stack: Mapping[str, Any]) -> list[str]:
 
 
 def stack_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
-    """`transformers 5.17.0 -> 5.24.0` for each stack field recorded in both that differs (a
-    library imported from elsewhere than its installed distribution shows where from)."""
+    """`transformers 5.17.0 -> 5.24.0` for each stack field recorded in both that differs."""
     a, b = _shown_values(before), _shown_values(after)
     return [
         f"{name} {a[name]} -> {b[name]}"
@@ -101,9 +96,8 @@ def stack_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[s
 
 
 def repeated_sessions(provenance: Mapping[str, Any]) -> str | None:
-    """What is wrong when run.json records a `session_id` twice (each session is recorded
-    once, so two records of one id are two stacks for the same rows: which computed them
-    cannot be told), or None. `read_provenance` refuses such a run.json."""
+    """What is wrong when run.json records a `session_id` twice (two stacks for the same rows),
+    or None."""
     counts: dict[str, int] = {}
     sessions = provenance.get("sessions")
     for session in sessions if isinstance(sessions, list) else []:
@@ -121,9 +115,8 @@ def repeated_sessions(provenance: Mapping[str, Any]) -> str | None:
 
 
 def unrecorded_sessions(table: Any, provenance: Mapping[str, Any]) -> str | None:
-    """The sessions rows name (`session_id`) that run.json's `sessions` does not record, with
-    their rows, or None: the stack that computed those rows is unknown (a session deleted
-    from run.json, or one whose record is not an object)."""
+    """The sessions rows name that run.json does not record, with their rows, or None: the stack
+    behind those rows is unknown."""
     if "session_id" not in getattr(table, "columns", ()):
         return None
     sessions = provenance.get("sessions")
@@ -146,13 +139,10 @@ def unrecorded_sessions(table: Any, provenance: Mapping[str, Any]) -> str | None
 
 
 def stack_warnings(table: Any, provenance: Mapping[str, Any]) -> list[str]:
-    """One line per (model, series) whose rows come from sweep sessions with different
-    software stacks, naming each differing field with its value per session (and, for a
-    library imported from elsewhere than its installed distribution, where from) and the rows
-    each session produced: a budget curve drawn across two stacks mixes the stack's effect with the
-    budget's (`analyze` prints these). First, one line for rows whose session run.json does
-    not record (`unrecorded_sessions`). Rows without a session (imports, older cells) and
-    sessions that recorded no stack are left out."""
+    """One line per (model, series) whose rows come from sessions with different stacks, naming
+    each differing field per session and each session's rows: such a curve mixes the stack's
+    effect with the budget's (`analyze` prints these). First, one line for rows of unrecorded
+    sessions; rows without a session and sessions without a stack are left out."""
     if "session_id" not in getattr(table, "columns", ()):
         return []
     unknown = unrecorded_sessions(table, provenance)
