@@ -1,14 +1,8 @@
-"""Batches across videos: the local executor fills each model call with cells of one
-configuration, task kind, decoding settings and frame geometry from as many videos as it takes.
-
-A video of a real benchmark holds one to three questions, so batching the cells of one video
-alone sends one to three rows per call whatever `--batch-size` says. Here each video is decoded
-once (the next ones in background threads while the model runs), its cells join the pool of
-batches waiting to fill, and a batch runs as soon as it is full. The decoded frames the pool
-holds are bounded (`VideoJobRunner.frames_held_bytes`): past the bound, the oldest partial batch
-runs as it is. Every batch's rows are committed as its call returns, so an interrupted sweep
-loses only the calls in flight and a resume runs exactly the cells not stored.
-"""
+"""Batches across videos: a real benchmark's video holds one to three questions, so the local
+executor fills each model call with cells of one batch key from as many videos as it takes. Each
+video is decoded once (ahead, in background threads), its cells join the pool, and a full batch
+runs; past `VideoJobRunner.frames_held_bytes` the oldest partial batch runs as it is. Each
+batch's rows are committed as its call returns."""
 
 from __future__ import annotations
 
@@ -30,9 +24,8 @@ if TYPE_CHECKING:
 
 
 def decode_threads() -> int:
-    """Videos decoded at once ahead of the model: a batch across videos waits for several, so
-    they decode side by side (each decoder is threaded too, and its work releases the GIL):
-    one per four cores, 1 to 4 (one on a small machine, where threads would only compete)."""
+    """Videos decoded at once ahead of the model (decoders release the GIL): one per four cores,
+    1 to 4."""
     return max(1, min(4, (os.cpu_count() or 1) // 4))
 
 
@@ -64,8 +57,7 @@ class BatchPool:
                 yield self._take(key, self._size(key))
 
     def held_bytes(self) -> int:
-        """Bytes of the decoded frames the waiting cells hold (a frame set shared by several
-        cells counted once)."""
+        """A frame set shared by several cells counts once."""
         arrays = {
             id(frame_set.array): int(getattr(frame_set.array, "nbytes", 0))
             for group in self._groups.values()
@@ -90,8 +82,8 @@ class BatchPool:
 def run_across_videos(
     context: SweepContext, runner: VideoJobRunner, jobs: Sequence[VideoJob]
 ) -> None:
-    """Run a model's jobs with batches across videos, committing each batch as it returns.
-    Stops between calls when the sweep's stop is set (the cells not run stay pending)."""
+    """Run a model's jobs with batches across videos, committing each; stops between calls on the
+    sweep's stop (the cells not run stay pending)."""
     if not jobs:
         return
     pool = BatchPool(runner)

@@ -1,13 +1,11 @@
 """Does a served model see the budget it is sent? The budget probe and the per-cell check.
 
-A server may cap, resample or drop frames on its own (vLLM samples a video file to a fixed
-frame count unless told otherwise; an SGLang release sampled Qwen-VL frames twice), and the
-sweep would still finish with a clean, wrong curve. Before the rest of a served model's cells
-run, the probe sends one item at the smallest and at the largest frame budget of one setting
-(the backend reads the text-only prompt's tokens for the same item), and compares how the
-visual tokens grew with how the frames grew (docs/backends.md, "Does the server honour the
-budget?"). During the sweep, every cell whose visual tokens do not grow with its frames against
-the same item's smaller budget is counted.
+A server may cap, resample or drop frames (vLLM samples a video file to a fixed count unless told
+otherwise; an SGLang release sampled Qwen-VL frames twice), and the sweep would finish with a
+clean, wrong curve. The probe sends one item at the smallest and largest frame budget first and
+compares the visual tokens' growth with the frames' (docs/backends.md, "Does the server honour
+the budget?"); during the sweep, every cell whose tokens do not grow against the item's smaller
+budget is counted.
 """
 
 from __future__ import annotations
@@ -43,9 +41,8 @@ FRAME_CAPPING_SETTINGS: Final[tuple[str, ...]] = (
 
 
 class BudgetNotHonouredError(ItemscaleError, RuntimeError):
-    """The probe found that the server does not show the model the frames it is sent: the
-    sweep stops before the rest of the model's cells (exit status 1), unless accepted with
-    `--accept-budget-cap`, which run.json records."""
+    """The server does not show the model the frames it is sent: the sweep stops (exit status 1),
+    unless accepted with `--accept-budget-cap`, which run.json records."""
 
     exit_code: ClassVar[int] = 1
 
@@ -66,9 +63,8 @@ def _setting(cell: Cell) -> tuple[Any, ...]:
 
 
 def probe_pair(cells: Sequence[Cell]) -> tuple[Cell, Cell] | None:
-    """The smallest and largest frame budget of one item at one setting of everything else,
-    the pair with the widest frame ratio (first seen on a tie). Configurations under a fixed
-    token budget are left out: their tokens do not grow with frames by design."""
+    """The smallest and largest frame budget of one item at one setting (the widest ratio, first
+    on a tie); fixed token budgets are left out (their tokens do not grow with frames)."""
     groups: dict[tuple[Any, ...], list[Cell]] = {}
     for cell in cells:
         if cell.config.frames > 0 and cell.config.token_budget is None:
@@ -97,9 +93,8 @@ def _side(row: CellRow) -> BudgetSide:
 def budget_verdict(
     small: CellRow, large: CellRow, tolerance: float = BUDGET_GROWTH_TOLERANCE
 ) -> BudgetProbeRecord:
-    """The probe's record (run.json `sweep.budget_probe[MODEL]`): both budgets with the frames
-    sent and the visual tokens, the two ratios, the ratio required, and `honoured` (None when
-    the server's replies cannot tell: a failed cell, or no `usage.prompt_tokens`)."""
+    """The probe's record (run.json `sweep.budget_probe[MODEL]`); `honoured` is None when the
+    replies cannot tell (a failed cell, no `usage.prompt_tokens`)."""
     record: BudgetProbeRecord = {
         "item_id": small.item_id,
         "small": _side(small),
@@ -153,8 +148,7 @@ def budget_message(model: str, record: BudgetProbeRecord) -> str:
     )
 
 
-#: What the per-cell check keeps of a recorded cell: its setting (`_setting`: item, repeat,
-#: series, pixels, sampling, pipeline), the frames sent and the visual tokens.
+#: What the per-cell check keeps of a recorded cell: its setting, the frames and visual tokens.
 TokenRecord = tuple[tuple[Any, ...], int, int]
 
 
@@ -169,8 +163,8 @@ def token_record(cell: Cell, row: CellRow) -> TokenRecord | None:
 
 
 def unfit_cells(records: Sequence[TokenRecord]) -> int:
-    """Cells whose visual tokens do not fit their budget: against the same item's cell with
-    the next smaller frame count at one setting, more frames sent and no more tokens."""
+    """Cells with more frames than the same item's next smaller budget at one setting, and no
+    more tokens."""
     by_setting: dict[tuple[Any, ...], list[tuple[int, int]]] = {}
     for setting, sent, tokens in records:
         by_setting.setdefault(setting, []).append((sent, tokens))

@@ -1,9 +1,6 @@
-"""Items for a sweep, from whatever benchmark the protocol names, with their video files found.
-
-Every loader returns `Item` records whose `video_path` is an absolute path (or None when the
-file is missing: the sweep then records `media_error: missing_file` for that video's cells
-instead of stopping, so one missing video never costs a whole run).
-"""
+"""Items for a sweep, with their video files found: an absolute `video_path`, or None when the
+file is missing (its cells are then `media_error: missing_file`, so one missing video never costs
+a whole run)."""
 
 from __future__ import annotations
 
@@ -23,14 +20,12 @@ from ..protocol import BenchmarkEntry
 #: Extensions tried, in order, when a video file is named by its video id.
 VIDEO_EXTENSIONS: tuple[str, ...] = (".mp4", ".mkv", ".webm", ".avi", ".mov", ".m4v")
 
-#: The name the sweep's callers catch: one error class for a benchmark that cannot be read,
-#: whether the sweep or a loader in `itemscale.collect.items` found the fault.
+#: One error class for a benchmark that cannot be read, whoever found the fault.
 BenchmarkLoadError = BenchmarkFileError
 
 
 def find_video(videos_dir: Path, video_id: str) -> Path | None:
-    """The file for `video_id` in `videos_dir`: the id itself if it has an extension, else the
-    id plus one of `VIDEO_EXTENSIONS`."""
+    """The id itself if it has an extension, else the id plus one of `VIDEO_EXTENSIONS`."""
     direct = videos_dir / video_id
     if direct.suffix and direct.is_file():
         return direct
@@ -52,8 +47,7 @@ def _with_video(item: Item, base: Path, videos_dir: Path | None) -> Item:
 
 
 def _published_video(item: Item, videos_dir: Path) -> Item:
-    """The loader's own file name when it exists (MLVU names files, LongVideoBench has a
-    `video_path` column), else the video id with any known extension."""
+    """The loader's own file name when it exists (MLVU, LongVideoBench), else the id's."""
     given = Path(item.video_path) if item.video_path else None
     if given is not None and given.is_file():
         path = given
@@ -70,14 +64,9 @@ def _read_jsonl(path: Path) -> list[Item]:
 
 
 def load_benchmark_items(entry: BenchmarkEntry) -> list[Item]:
-    """The items of `entry`, split- and limit-filtered, with absolute video paths.
-
-    `jsonl`: the generic item format; relative `video_path`s are relative to the file, items
-    without one are looked up in `videos` by video id. `synthetic`: a suite folder written by
-    `itemscale synth` (items.jsonl + videos/). Any other kind: a benchmark question file, read
-    by its loader in `itemscale.collect.items.BENCHMARK_LOADERS`, with videos named by video id in
-    `videos`.
-    """
+    """The items of `entry`, split- and limit-filtered, with absolute video paths: `jsonl` (paths
+    relative to the file, else by id in `videos`), `synthetic` (an `itemscale synth` folder), or
+    a benchmark question file read by its `BENCHMARK_LOADERS` entry (videos by id in `videos`)."""
     if entry.path is None:
         raise BenchmarkFileError(
             f"benchmark kind {entry.kind!r} needs a path (for synthetic: a folder written by "
@@ -132,8 +121,8 @@ def load_benchmark_items(entry: BenchmarkEntry) -> list[Item]:
 
 
 def _in_item_list(items: list[Item], path: Path) -> list[Item]:
-    """The items named in a plain item list (`[benchmark] items`), in benchmark order; an id
-    the benchmark does not hold is refused naming its line (a typo must not shrink a sweep)."""
+    """The items a `[benchmark] items` list names, in benchmark order; an unknown id is refused
+    naming its line (a typo must not shrink a sweep)."""
     try:
         lines = read_input_text(path, what="an item list").splitlines()
     except InputFileError as exc:
@@ -157,8 +146,7 @@ def _in_item_list(items: list[Item], path: Path) -> list[Item]:
 
 
 def _in_split(items: list[Item], split: str, *, where: str | Path) -> list[Item]:
-    """The items of `split`; none (a typo in `split`) is an error naming the splits there are,
-    not an empty run that exits 0."""
+    """The items of `split`; none is an error naming the splits there are (not an empty run)."""
     kept = [i for i in items if i.split == split or i.attributes.get("split") == split]
     if kept or not items:
         return kept

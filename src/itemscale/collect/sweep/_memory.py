@@ -1,12 +1,7 @@
-"""Device memory and batch sizes: `--batch-size auto`, out-of-memory errors, the frames a sweep
-holds while it fills batches across videos.
-
-`auto` picks, per configuration, the largest power of two (at most `AUTO_MAX_BATCH`) whose
-visual tokens fit in half of the device's free memory at the backend's cost per visual token
-(`Serving.bytes_per_visual_token`, `DEFAULT_BYTES_PER_VISUAL_TOKEN` when it says none). The
-estimate is a start, not a promise: a call that runs out of memory anyway is halved and run
-again (`VideoJobRunner.run_batch`), so a wrong estimate costs time, never a cell.
-"""
+"""Device memory and batch sizes. `--batch-size auto` picks per configuration the largest power
+of two whose visual tokens fit in half the free memory at the backend's cost per token; a call
+that runs out of memory anyway is halved and run again, so a wrong estimate costs time, never a
+cell."""
 
 from __future__ import annotations
 
@@ -27,8 +22,7 @@ AUTO_MEMORY_SHARE = 0.5
 #: Qwen2.5-VL-7B in bf16 measured about 230 KiB per visual token, KV cache and activations of
 #: the language model and the vision tower together, docs/performance.md).
 DEFAULT_BYTES_PER_VISUAL_TOKEN = 256 * 2**10
-#: Pixels per visual token when a backend cannot count them before a call: a Qwen-style
-#: processor's 14 px patches, merged 2x2, two frames per temporal patch.
+#: Pixels per visual token when a backend cannot count them: 14 px patches, 2x2, two frames each.
 PIXELS_PER_VISUAL_TOKEN = 28 * 28 * 2
 #: The decoded frames the local executor holds while it fills batches across videos (2 GiB);
 #: past it, the oldest partial batch runs as it is (a video is still decoded whole).
@@ -36,8 +30,7 @@ FRAMES_HELD_BYTES = 2 * 2**30
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
-    """torch's out-of-memory error (CUDA, MPS or host allocator), without importing torch when
-    the backend never did."""
+    """torch's out-of-memory error, without importing torch when the backend never did."""
     torch = sys.modules.get("torch")
     kind = getattr(torch, "OutOfMemoryError", None) if torch is not None else None
     if isinstance(kind, type) and isinstance(exc, kind):
@@ -46,16 +39,16 @@ def is_out_of_memory(exc: BaseException) -> bool:
 
 
 def release_device_memory() -> None:
-    """Hand the allocator's cached blocks back after an out-of-memory error, so the halved
-    batch starts from the memory the failed one left."""
+    """Hand the allocator's cached blocks back, so the halved batch starts from what the failed
+    one left."""
     torch = sys.modules.get("torch")
     if torch is not None and torch.cuda.is_available():
         torch.cuda.empty_cache()
 
 
 def free_memory_bytes(device: str) -> int | None:
-    """Free memory where the model runs: the CUDA device's (`torch.cuda.mem_get_info`), else
-    the host's available memory; None when neither can be read."""
+    """The CUDA device's free memory, else the host's available memory; None when neither can be
+    read."""
     if device.startswith("cuda"):
         import torch
 
@@ -69,8 +62,7 @@ def free_memory_bytes(device: str) -> int | None:
 
 
 def estimated_visual_tokens(frame_set: FrameSet | None) -> int:
-    """A cell's visual tokens estimated from its frames' geometry (`PIXELS_PER_VISUAL_TOKEN`);
-    a text-only cell has none."""
+    """A cell's visual tokens from its frames' geometry; a text-only cell has none."""
     if frame_set is None:
         return 0
     shape = tuple(getattr(frame_set.array, "shape", ()))
@@ -81,9 +73,8 @@ def estimated_visual_tokens(frame_set: FrameSet | None) -> int:
 
 
 def auto_batch_size(visual_tokens: int, bytes_per_token: int, free_bytes: int | None) -> int:
-    """The largest power of two up to `AUTO_MAX_BATCH` whose cells' visual tokens fit in
-    `AUTO_MEMORY_SHARE` of the free memory; 1 when the memory cannot be read, the maximum for
-    text-only cells (the prompt is small against any device)."""
+    """The largest power of two up to `AUTO_MAX_BATCH` that fits `AUTO_MEMORY_SHARE` of the free
+    memory; 1 when it cannot be read, the maximum for text-only cells."""
     if free_bytes is None:
         return 1
     if visual_tokens <= 0:

@@ -1,7 +1,5 @@
 """The records a sweep writes into run.json (and returns in `SweepResult`), as typed
-dictionaries: they are JSON as they stand (run.json is written with sorted keys), so typing them
-changes no byte of the file, and a reader of run.json gets the same keys back.
-"""
+dictionaries: JSON as they stand, so typing them changes no byte of the file."""
 
 from __future__ import annotations
 
@@ -59,8 +57,7 @@ class BudgetProbeRecord(TypedDict):
     #: None when the replies cannot tell (then `reason` says why)
     honoured: bool | None
     reason: NotRequired[str]
-    #: whether the sweep accepts a budget not honoured (`--accept-budget-cap`); set by the
-    #: sweep beside the verdict, which does not know it
+    #: `--accept-budget-cap`, set by the sweep beside the verdict
     accepted: NotRequired[bool]
 
 
@@ -80,11 +77,9 @@ class SelectionRecord(TypedDict):
     items_with_duplicates: int
     #: the configuration's id (a changed file is a new id under the same label)
     config_id: NotRequired[str]
-    #: whether the frame count is a cap (records give 1..K frames once duplicates are merged:
-    #: the label reads `<=Kf`)
+    #: whether the frame count is a cap (the label reads `<=Kf`)
     cap: NotRequired[bool]
-    #: distinct frames the checked items' records give (an index listed twice, or timestamps
-    #: that fall on one frame, count once): fewest, mean, most
+    #: distinct frames the checked items' records give: fewest, mean, most
     frames_listed_min: NotRequired[int]
     frames_listed_mean: NotRequired[float]
     frames_listed_max: NotRequired[int]
@@ -95,10 +90,9 @@ class SelectionRecord(TypedDict):
 
 
 class SupersededSelection(TypedDict):
-    """run.json `sweep.superseded_selections[CONFIG_ID]`: a selection configuration whose
-    cells are stored but whose file the protocol no longer names (the file changed: a new
-    digest, a new id, the same place on the axis). Its cells stay in the store and in
-    `responses.parquet`; `read_run` leaves them out of the analysis unless asked."""
+    """run.json `sweep.superseded_selections[CONFIG_ID]`: a selection configuration whose file
+    the protocol no longer names (it changed); its cells stay stored, and `read_run` leaves them
+    out of the analysis unless asked."""
 
     label: str
     series: str
@@ -116,8 +110,7 @@ class SessionSelection(TypedDict):
 
 
 class ActorSpec(TypedDict):
-    """What a Ray actor reports of the model it loaded: JSON, revalidated on the driver
-    (`BackendSpec`, `Serving`)."""
+    """What a Ray actor reports of its loaded model: JSON, revalidated on the driver."""
 
     spec_id: str
     spec: Mapping[str, object]
@@ -143,8 +136,7 @@ class SweepSettings(TypedDict):
     executor: str
     limit: int | None
     retry_errors: bool
-    #: `sweep --deterministic` (`Numerics`): deterministic algorithms, TF32 off, one request
-    #: per model call; at the run level "mixed" when its sessions differ (`run_deterministic`)
+    #: `sweep --deterministic` (`Numerics`); at the run level "mixed" when its sessions differ
     deterministic: bool | Literal["mixed"]
 
 
@@ -184,8 +176,7 @@ class RunTimes(TypedDict):
 
 
 class RunRecord(TypedDict):
-    """run.json as a sweep writes it, before the caller's provenance keys, what earlier writers
-    put there and the store's own keys are added."""
+    """run.json as a sweep writes it, before the caller's, earlier writers' and the store's keys."""
 
     #: the protocol's JSON dump
     protocol: Mapping[str, object]

@@ -1,10 +1,6 @@
 """Selections checked before a sweep runs: every item of every `selection` configuration has its
-frames in the file, as many as the budget, inside its video; and what run.json records of them.
-
-A bad selection is found here, before any model loads, and stops the sweep with the file, the
-item and the value named; the decode step checks again (a file changed mid-sweep is refused by
-its digest).
-"""
+frames in the file, as many as the budget, inside its video; and what run.json records of them. A
+bad selection stops the sweep before any model loads, naming the file, item and value."""
 
 from __future__ import annotations
 
@@ -25,12 +21,10 @@ if TYPE_CHECKING:
 def check_selections(
     configs: Sequence[PlannedConfig], items: Sequence[Item]
 ) -> tuple[list[PlannedConfig], dict[str, SelectionRecord]]:
-    """The configurations as they run, and the run.json `selections` record: per selection
-    configuration (by label) its file, format, SHA-256, unit, items checked, duplicate frames
-    removed and the records that lost frames that way. Frames are counted after duplicates
-    are merged (an index listed twice, timestamps that fall on one frame of the video): a
-    configuration in which some record gives fewer frames than its budget is a cap, labelled
-    `<=Kf` (its id is unchanged). Raises `SelectionError`."""
+    """The configurations as they run, and the run.json `selections` record per label. Frames
+    count once duplicates are merged (an index listed twice, timestamps on one frame): a
+    configuration in which a record gives fewer frames than its budget is a cap, `<=Kf` (same
+    id). Raises `SelectionError`."""
     chosen = [p for p in configs if p.config.sampling.name == "selection"]
     if not chosen:
         return list(configs), {}
@@ -119,8 +113,8 @@ def check_selections(
 
 
 def _as_cap(planned: PlannedConfig) -> PlannedConfig:
-    """The configuration with its frame count a cap (`selection_cap`: the label reads
-    `<=Kf`; the id, which carries the file's digest, is the same)."""
+    """`selection_cap` set: the label reads `<=Kf`; the id, which carries the file's digest, is
+    the same."""
     sampling = planned.config.sampling.model_copy(update={"selection_cap": True})
     config = planned.config.model_copy(update={"sampling": sampling})
     assert config.config_id == planned.config_id
@@ -133,8 +127,8 @@ def _check_every_record_matched(
     items: Sequence[Item],
     entry_of: Callable[[Selection, str], ListedFrames | None],
 ) -> None:
-    """In a file matched by question text, a record of a video the sweep runs that no item
-    of that video matched is an error naming the record (its question text matches none)."""
+    """In a file matched by question text, a record of a swept video that no item matched is an
+    error."""
     chosen = [i for i in items if planned.applies_to(i)]
     used = {id(entry_of(selection, i.item_id)) for i in chosen}
     videos = {i.video_id for i in chosen} | {
@@ -150,8 +144,8 @@ def _check_every_record_matched(
 
 
 def session_selections(record: Mapping[str, SelectionRecord]) -> dict[str, SessionSelection]:
-    """What each session keeps in the store of its selections (file, SHA-256, duplicates): a
-    later sweep's run.json `sweep` replaces this one's, the sessions keep every digest."""
+    """Each session keeps its selections' digests (a later sweep's run.json `sweep` replaces this
+    one's)."""
     return {
         label: {
             "path": v["path"],
@@ -163,18 +157,17 @@ def session_selections(record: Mapping[str, SelectionRecord]) -> dict[str, Sessi
 
 
 def _axis_place(series: str, label: str) -> tuple[str, str]:
-    """A configuration's place on its axis: the series and the label without the cap mark
-    (`<=8f@56/selection:s` and `8f@56/selection:s` are one place: frames, resolution)."""
+    """The series and the label without the cap mark: `<=8f@56/selection:s` and
+    `8f@56/selection:s` are one place."""
     return series, label.removeprefix("<=")
 
 
 def superseded_selections(
     stored: Sequence[tuple[str, str, str, int]], configs: Sequence[PlannedConfig]
 ) -> dict[str, SupersededSelection]:
-    """The stored selection configurations (config id, series, label, cells) whose place on
-    the axis a configuration of this sweep now holds under another id: the protocol names
-    one file per place, so an edited file's earlier cells are superseded, kept in the store
-    and left out of the analysis, never a second budget under the same label."""
+    """The stored selection configurations (config id, series, label, cells) whose place on the
+    axis this sweep's configuration now holds under another id: one file per place, so an edited
+    file's earlier cells are superseded, never a second budget under one label."""
     current = {
         _axis_place(p.series, p.config.label): p.config
         for p in configs
