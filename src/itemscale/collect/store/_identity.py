@@ -1,11 +1,7 @@
-"""Cell identity: what makes two answers answers to the same question.
-
-A cell is re-run only when something that can change its answer changed: the item, the model
-(backend spec: name, revision, dtype, processor settings), the configuration, the prompt
-template, the decoding settings, the answer extractor, or the repeat number. Runtime settings
-(batch size, concurrency, timeouts, device) are deliberately absent: a sweep resumed with a
-different batch size must find every finished cell.
-"""
+"""Cell identity: what makes two answers answers to the same question. It holds what can change
+an answer (item, backend spec, configuration, prompt template, decoding, extractor, repeat),
+never runtime settings (batch size, concurrency, timeouts, device): a sweep resumed with another
+batch size must find every finished cell."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""One sweep per run directory at a time.
-
-Two drivers on one store would not corrupt it (SQLite serialises their writes) but would run the
-same pending cells twice, paying for every model call twice. A sweep therefore holds the run
-folder's lock (`responses.run_lock`, the lock every writer of a run folder takes) for its whole
-run and does not wait for it; the kernel drops the lock when its process dies, so a killed sweep
-never leaves a stale lock behind.
-"""
+"""One sweep per run directory at a time: two drivers would not corrupt the store but would pay
+for every pending cell twice. A sweep holds the run folder's lock (`responses.run_lock`) for its
+whole run without waiting; the kernel drops it when the process dies."""
 
 from __future__ import annotations
 

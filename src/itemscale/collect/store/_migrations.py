@@ -1,10 +1,6 @@
-"""Numbered migrations of the run store's SQLite schema.
-
-The store outlives the itemscale that created it (a sweep is resumed weeks later with a newer
-release), so its layout changes only by appending a migration here. `PRAGMA user_version` holds
-the number of migrations applied; a store with a larger number than this list is refused rather
-than written into blindly.
-"""
+"""Numbered migrations of the run store's SQLite schema. A store outlives the itemscale that
+created it, so its layout changes only by appending here; `PRAGMA user_version` counts those
+applied, and a store with more than this list is refused."""
 
 from __future__ import annotations
 
@@ -140,11 +136,10 @@ CELL_BOOKKEEPING_COLUMNS: Final[tuple[tuple[str, str, bool], ...]] = (
 def cells_layout(
     columns: Sequence[ResponseColumn] | None = None,
 ) -> tuple[tuple[str, str, bool], ...]:
-    """The `cells` table every store has once migrated, in order, derived from the response
-    row's one definition (`RESPONSE_COLUMNS`, or `columns`): the key columns, the response
-    columns of the first schema in their order, the bookkeeping columns, then each later
-    response column in the order the schema versions added them (a migration appends it). A
-    test migrates a store of every older version and compares its columns with this."""
+    """The `cells` table every migrated store has, from `RESPONSE_COLUMNS` (or `columns`): key
+    columns, the first schema's response columns, bookkeeping columns, then later response
+    columns in the order the versions added them (a test migrates every older version and
+    compares)."""
     from ...core.responses import RESPONSE_COLUMNS
 
     keys = {name for name, _, _ in CELL_KEY_COLUMNS}
@@ -162,8 +157,8 @@ def cells_layout(
 def unmigrated_columns(
     present: Iterable[str], columns: Sequence[ResponseColumn] | None = None
 ) -> list[str]:
-    """The columns of the layout (`cells_layout(columns)`) a `cells` table holding `present`
-    lacks: after every migration, a column of the row that no migration adds."""
+    """The layout's columns a `cells` table holding `present` lacks (a row column no migration
+    adds)."""
     have = set(present)
     return [name for name, _, _ in cells_layout(columns) if name not in have]
 

@@ -1,16 +1,11 @@
-"""`sweep --rerun-check FRACTION`: the sweep measures its own rerun floor (what is asked; the
-run itself is `_rerun_run`).
+"""`sweep --rerun-check FRACTION`: the sweep measures its own rerun floor.
 
-After a model's grid, a seeded random sample of its finished answered cells is run again on the
-same loaded model, in a shuffled order and at another batch size than the grid's (8 when the
-grid ran one request per call, else 1), so each cell meets other neighbours, another batch
-position and another batch size: what moves greedy answers on a GPU. Each rerun is stored as a
-rerun row (`rerun_of`: the repeat it executes again; its own repeat numbered from
-`RERUN_REPEAT_BASE`), with the seed and frames of the cell it repeats. No measure counts a
-rerun row; every same-input verdict on the run is graded against the floor they measure
-(docs/compare.md, "Reruns"). The session records, per model, the sample and the floor
-(run.json `sessions[].rerun_check`). A resumed sweep draws the same sample and runs only the
-reruns not yet stored.
+After a model's grid, a seeded sample of its finished answered cells runs again on the loaded
+model, shuffled and at another batch size (8 after one request per call, else 1), so each cell
+meets other neighbours, position and batch size: what moves greedy answers on a GPU. Reruns are
+stored as rerun rows with the seed and frames of the cell they repeat; no measure counts them,
+and every same-input verdict on the run is graded against their floor (docs/compare.md,
+"Reruns"). A resumed sweep draws the same sample and runs only the reruns not stored.
 """
 
 from __future__ import annotations
@@ -30,9 +25,8 @@ OTHER_BATCH_SIZE = 8
 
 @dataclass(frozen=True)
 class RerunCheck:
-    """What `--rerun-check` asks: the share of finished cells to run again, the seed of the
-    sample and of its order, and the batch size of the reruns (None: 8 when the grid ran at
-    batch size 1, else 1)."""
+    """What `--rerun-check` asks: the share to run again, the seed of the sample and its order,
+    and the reruns' batch size (None: 8 after batch size 1, else 1)."""
 
     fraction: float
     seed: int = 0
@@ -53,8 +47,7 @@ class RerunCheck:
         return OTHER_BATCH_SIZE if grid_batch_size == 1 and not auto else 1
 
     def sample(self, finished: list[Cell]) -> list[Cell]:
-        """The seeded sample of `finished` (at least one cell when there is one), in the
-        seeded order it runs in."""
+        """The seeded sample of `finished` (at least one cell), in its seeded order."""
         if not finished:
             return []
         rng = np.random.default_rng(self.seed)

@@ -1,6 +1,5 @@
-"""Running `sweep --rerun-check` (`_rerun_check.RerunCheck` says what is asked): after a model's
-grid, the seeded sample of its finished cells run again on the loaded model as reruns, and the
-session's record of the floor they measure (run.json `sessions[].rerun_check`)."""
+"""Running `sweep --rerun-check` (`_rerun_check` says what is asked): the sample run again on the
+loaded model as reruns, and the session's record of the floor they measure."""
 
 from __future__ import annotations
 
@@ -21,8 +20,8 @@ if TYPE_CHECKING:
 
 
 def as_rerun(cell: Cell, context: SweepContext) -> Cell:
-    """The rerun of `cell`: its repeat numbered from `RERUN_REPEAT_BASE`, its seed and frames
-    the cell's own (`rerun_of`), its own identity."""
+    """The rerun of `cell`: repeat from `RERUN_REPEAT_BASE`, the cell's own seed and frames, its
+    own id."""
     repeat = RERUN_REPEAT_BASE + cell.repeat
     decoding = repeat_decoding(context.protocol.decoding, cell.seed).canonical()
     cell_id = cell_identity(
@@ -40,8 +39,8 @@ def as_rerun(cell: Cell, context: SweepContext) -> Cell:
 def run_rerun_check(
     context: SweepContext, backend: VideoLM, model: str, planned: list[Cell]
 ) -> None:
-    """Run the rerun check of one loaded model over its planned cells, commit the reruns as
-    they return, and record the sample and the floor they measure in the session."""
+    """Run one loaded model's rerun check, commit the reruns, record the sample and floor in the
+    session."""
     check = context.rerun_check
     if check is None:
         return
@@ -75,8 +74,6 @@ def _record(
     reruns: list[Cell],
     ran: int,
 ) -> dict[str, Any]:
-    """The session's record of one model's rerun check: what was sampled and run, and the
-    floor the reruns measure against the cells they repeat."""
     from ...core.rerun_evidence import measured_floor
 
     ids = {c.cell_id for c in chosen} | {c.cell_id for c in reruns}

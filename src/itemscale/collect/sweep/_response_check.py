@@ -1,13 +1,8 @@
-"""A backend's response checked at the boundary, before anything reads it.
-
-A backend is a plugin: nothing but this check stands between what it returns and the store.
-A field of the wrong type (an `answer` of 7, a `status` that is no status) makes the cell a
-`model_error` whose error names the field, so one bad reply never ends the sweep. A value of
-the right type that cannot be a measurement (a NaN or infinite option probability, a
-probability outside [0, 1], negative visual tokens, a NaN latency) is stored as null and
-counted: the store never holds non-standard JSON (`NaN`, `Infinity`) or an impossible count.
-Numbers of numpy's types become Python's, so the row is written as plain JSON.
-"""
+"""A backend's response checked at the boundary: a backend is a plugin, and nothing else stands
+between what it returns and the store. A field of the wrong type makes the cell a `model_error`
+naming the field (one bad reply never ends the sweep); a right-typed value that cannot be a
+measurement (a NaN probability, negative visual tokens) is stored as null and counted, so the
+store never holds `NaN`, `Infinity` or an impossible count. numpy numbers become Python's."""
 
 from __future__ import annotations
 
@@ -82,8 +77,7 @@ def _probs(value: object, nulled: Counter[str]) -> dict[str, float] | None:
 
 
 def _real(name: str, value: object, nulled: Counter[str], *, unit: bool) -> float | None:
-    """A float field: None stays None; NaN, infinite, negative (or, for a probability, above
-    1) is nulled and counted."""
+    """None stays None; NaN, infinite, negative (a probability: above 1) is nulled and counted."""
     if value is None:
         return None
     if not _is_real(value):
@@ -97,8 +91,8 @@ def _real(name: str, value: object, nulled: Counter[str], *, unit: bool) -> floa
 
 
 def checked_response(response: object) -> tuple[VideoResponse, Counter[str]]:
-    """The response with every field of the type its row column takes, and the values nulled
-    (by reason). Raises `ResponseFieldError` naming the first field of a wrong type."""
+    """The response with every field of its column's type, and the values nulled (by reason); a
+    field of a wrong type raises `ResponseFieldError` naming it."""
     if not isinstance(response, VideoResponse):
         raise ResponseFieldError(
             f"backend returned {type(response).__name__} {_shown(response)}, not a VideoResponse"

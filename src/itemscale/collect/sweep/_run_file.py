@@ -1,6 +1,5 @@
-"""run.json as a sweep writes it: the run-level record of this sweep (its settings with every
-session's `deterministic`), the keys earlier writers put there that it keeps, and the imported
-rows every export keeps beside the store's cells."""
+"""run.json as a sweep writes it: the run-level record, the earlier writers' keys it keeps, and
+the imported rows every export keeps beside the store's cells."""
 
 from __future__ import annotations
 
@@ -30,15 +29,14 @@ from ._records import RunRecord, SweepRecord, SweepSettings
 
 
 def run_level(settings: SweepSettings, sessions: Sequence[Mapping[str, object]]) -> SweepSettings:
-    """This session's settings as run.json's `sweep` records them for the whole run: its
-    `deterministic` is every session's (`run_deterministic`)."""
+    """This session's settings as run.json's `sweep` records them, `deterministic` over every
+    session."""
     return {**settings, "deterministic": run_deterministic(sessions)}
 
 
 def run_deterministic(sessions: Sequence[Mapping[str, object]]) -> bool | Literal["mixed"]:
-    """run.json `sweep.deterministic`: true when every session of the run ran with
-    `--deterministic`, false when none did (a session recorded before the flag existed did
-    not), "mixed" when they differ: the run's cells then come from both."""
+    """run.json `sweep.deterministic`: true when every session ran with `--deterministic`, false
+    when none did (nor one recorded before the flag), "mixed" when they differ."""
     kinds = {s.get("deterministic") is True for s in sessions}
     return kinds.pop() if len(kinds) == 1 else "mixed"
 
@@ -51,8 +49,7 @@ def run_record(
     started: str,
     settings: SweepSettings,
 ) -> RunRecord:
-    """run.json as this sweep writes it: the protocol, the tools, what ran and how it ended
-    (the caller's own provenance keys are added after it)."""
+    """run.json as this sweep writes it, before the caller's own provenance keys."""
     sweep: SweepRecord = {
         "executor": settings["executor"],
         "limit": settings["limit"],
@@ -95,8 +92,7 @@ def run_record(
 
 
 def imported_rows(run_dir: Path) -> pd.DataFrame | None:
-    """The rows of the run's response table that no sweep wrote (they came by `import`: no
-    cell id), which every export keeps."""
+    """The rows of the run's table that came by `import` (no cell id), which every export keeps."""
     path = run_dir / RESPONSES_FILE
     if not path.is_file():
         return None
@@ -118,10 +114,8 @@ _RECOMPUTED_KEYS = frozenset(
 
 
 def carry_over(run_dir: Path, payload: Mapping[str, object]) -> dict[str, object]:
-    """Keep what earlier writers put in run.json (e.g. `interventions` by `itemscale intervene`)
-    and this sweep does not set, so a later sweep does not erase another command's provenance.
-    The previous run's own `times`/`sweep` are replaced by this one's (sessions keep them all).
-    run.json is open to other commands' keys, so the merged file is JSON values by key."""
+    """Keep what earlier writers put in run.json (`interventions`, ...) and this sweep does not
+    set; the previous `times`/`sweep` are replaced (sessions keep them all)."""
     previous = read_provenance(run_dir)  # damaged: refused at the sweep's start already
     kept = {k: v for k, v in previous.items() if k not in payload and k not in _RECOMPUTED_KEYS}
     return {**kept, **payload}

@@ -1,6 +1,5 @@
-"""A sweep's run settings, checked before anything is read: the executor, the batch size (a
-number, or `auto` sized from free memory), the numerics (`--deterministic`), and what a
-session adds to its record when it ends."""
+"""A sweep's run settings, checked before anything is read: executor, batch size, numerics, and
+what a session adds to its record when it ends."""
 
 from __future__ import annotations
 
@@ -17,15 +16,12 @@ if TYPE_CHECKING:
 
 
 class RunSettingsError(ItemscaleError, ValueError):
-    """An executor or batch size a sweep cannot run with (`auto` under Ray, a batch below 1):
-    input to fix, exit 2, before anything is read or stored."""
+    """An executor or batch size a sweep cannot run with (`auto` under Ray, below 1): exit 2."""
 
 
 @dataclass(frozen=True)
 class RunSettings:
-    """The checked settings: the numerics, what run.json records, the batch size a backend
-    loads with, and whether `auto` sizes the batches (then that size is the largest it may
-    pick)."""
+    """The checked settings; with `auto_batch`, `batch_size` is the largest `auto` may pick."""
 
     numerics: Numerics
     settings: SweepSettings
@@ -40,10 +36,8 @@ def checked_settings(
     retry: bool,
     numerics: Numerics | None,
 ) -> RunSettings:
-    """The run's settings checked before anything is read: the batch size (1 under
-    `--deterministic`, which refuses `auto`) and the executor; a bad value is a ValueError
-    (`RunSettingsError` for the executor and the batch size).
-    The numerics default to not deterministic."""
+    """The run's settings checked before anything is read (`--deterministic` needs batch size 1);
+    a bad value is a ValueError (`RunSettingsError` for the executor and the batch size)."""
     fixed_size, auto = _batch_setting(executor, batch_size)
     numerics = numerics if numerics is not None else Numerics()
     numerics.check_batch_size(batch_size)
@@ -57,9 +51,6 @@ def checked_settings(
 
 
 def _batch_setting(executor: str, batch_size: int | Literal["auto"]) -> tuple[int, bool]:
-    """The batch size a backend loads with and whether `auto` sizes the batches (then the
-    backend's own cap is the largest batch `auto` may pick); a bad value is a
-    `RunSettingsError`."""
     if executor not in ("local", "ray"):
         raise RunSettingsError(f"executor must be 'local' or 'ray', got {executor!r}")
     if batch_size == "auto":
@@ -75,7 +66,6 @@ def _batch_setting(executor: str, batch_size: int | Literal["auto"]) -> tuple[in
 
 
 def session_batches(result: SweepResult) -> dict[str, object]:
-    """What a session adds to its record when it ends (run.json `sessions[]`): per model and
-    configuration the batch size its cells ran with (after any halving), and the model calls
-    that ran out of memory."""
+    """What a session adds to its record when it ends: per model and configuration the batch size
+    its cells ran with, and the out-of-memory calls."""
     return {"batch_sizes": result.batch_sizes, "out_of_memory": result.out_of_memory}
