@@ -1,10 +1,7 @@
-"""The response table: the one format every stage writes or reads.
-
-Long format, one row per (model, item, configuration, repeat). Upstream stages (sweeps,
-importers) only write it; downstream stages (measures, policies, audit, artifact) only read it.
-The column list below is the contract; `SCHEMA_VERSION` goes into the Parquet metadata so a
-reader can refuse a file written by a newer itemscale and migrate an older one.
-"""
+"""The response table: the one format every stage writes or reads, one row per (model, item,
+configuration, repeat). Upstream stages only write it, downstream stages only read it; the column
+list below is the contract, and `SCHEMA_VERSION` in the Parquet metadata lets a reader refuse a
+newer file and migrate an older one."""
 
 from __future__ import annotations
 
@@ -78,29 +75,24 @@ _SQL: Final[dict[str, str]] = {
 }
 
 
-#: Which part of a row a column belongs to, by what decides its value: `cell`, the cell before
-#: anything runs (its key, its item, its configuration, where the row comes from); `frames`,
-#: the frames the model was sent; `outcome`, the model's reply and its scores; `session`, the
-#: sweep session that recorded it. The sweep builds a row from these parts (`RowIdentity` is
-#: the `cell` part, `FrameFields` the `frames` part).
+#: Which part of a row a column belongs to, by what decides its value: `cell` (before anything
+#: runs), `frames` (the frames sent), `outcome` (the reply and its scores), `session` (the sweep
+#: session that recorded it). The sweep builds a row from these parts.
 RowPart = Literal["cell", "frames", "outcome", "session"]
 ROW_PARTS: Final[tuple[RowPart, ...]] = ("cell", "frames", "outcome", "session")
 
 
 @dataclass(frozen=True, slots=True)
 class ResponseColumn:
-    """One column of the response table: the single definition the Parquet schema, the run
-    store's `cells` table and its migrations are derived from, and the static row shapes
-    (`ResponseRow`, the store's `CellRow`, the sweep's `RowIdentity` and `FrameFields`) are
-    written from (`_row_fields`)."""
+    """One column: the single definition the Parquet schema, the store's `cells` table and its
+    migrations and the static row shapes (`_row_fields`) derive from."""
 
     name: str
     kind: ColumnKind
     part: RowPart
     #: A required column is never null (Parquet `nullable=False`, SQLite `NOT NULL`).
     required: bool = False
-    #: The response table's `SCHEMA_VERSION` that added it (a later column is appended to the
-    #: store by a migration, so the store's order is by this first).
+    #: The `SCHEMA_VERSION` that added it (the store appends later columns by migration).
     since: int = 1
 
     @property
@@ -146,13 +138,10 @@ RESPONSE_COLUMNS: Final[tuple[ResponseColumn, ...]] = (
     # JSON object {option letter: probability}; JSON keeps Parquet readers of every
     # language able to read it without map-type support.
     ResponseColumn("option_probs", "text", "outcome"),
-    # Probability of the most likely option minus that of the runner-up (the seed paper's
-    # `base_margin`): a stopping score that, unlike `confidence`, also says how close the
-    # second choice was.
+    # Top minus runner-up option probability (the seed paper's `base_margin`): unlike
+    # `confidence`, it says how close the second choice was.
     ResponseColumn("margin", "real", "outcome", since=2),
-    # How a multiple-choice answer was chosen (`SCORING_RULES`): `letter` (the model
-    # generated the option's letter) or `likelihood` (each option's text scored as the
-    # reply, the most likely one taken). None: open-ended items, failures, unknown (imports).
+    # `SCORING_RULES`; None: open-ended items, failures, unknown (imports).
     ResponseColumn("scoring_rule", "text", "outcome", since=3),
     ResponseColumn("reference", "text", "cell"),
     ResponseColumn("visual_tokens", "integer", "outcome"),
@@ -164,14 +153,11 @@ RESPONSE_COLUMNS: Final[tuple[ResponseColumn, ...]] = (
     ResponseColumn("attributes", "text", "cell"),
     ResponseColumn("cell_id", "text", "cell"),
     ResponseColumn("source", "text", "cell"),
-    # The sweep session (run.json `sessions[].session_id`) that produced the row, so the
-    # software stack behind each answer is known. None: imported rows, and cells stored
-    # before the column existed.
+    # The sweep session (run.json `sessions[].session_id`) that produced the row, so its
+    # software stack is known; None: imported rows, cells stored before the column.
     ResponseColumn("session_id", "integer", "session", since=4),
-    # A rerun: the repeat of the same (model, item, configuration) this row executes again
-    # (`sweep --rerun-check`, `import lmms-eval --rerun-of`), its own repeat numbered from
-    # `RERUN_REPEAT_BASE`. Rerun rows measure the rerun floor only: no measure's matched grid
-    # holds them. None: an ordinary row.
+    # A rerun (`RERUN_REPEAT_BASE`): the repeat it executes again; no measure's matched grid
+    # holds it. None: an ordinary row.
     ResponseColumn("rerun_of", "integer", "cell", since=5),
 )
 
@@ -180,21 +166,17 @@ RESPONSE_COLUMNS: Final[tuple[ResponseColumn, ...]] = (
 #: every reader of repeat 0 (the binary measures, the explorer, the audit) never sees one.
 RERUN_REPEAT_BASE: Final[int] = 1000
 
-#: The response table's schema version, in the Parquet metadata: the version of its newest
-#: column (2 added `margin`, the top-two option probability margin; 3 `scoring_rule`; 4
-#: `session_id`, the sweep session that produced the row; 5 `rerun_of`, a rerun's original
-#: repeat), so a new column raises it. A change
-#: that added no column would write its number here instead.
+#: The response table's schema version, the version of its newest column (2 `margin`, 3
+#: `scoring_rule`, 4 `session_id`, 5 `rerun_of`); a change that added no column would write its
+#: number here instead.
 SCHEMA_VERSION: Final[int] = max(c.since for c in RESPONSE_COLUMNS)
 
 
 class ResponseRow(TypedDict, total=False):
-    """One row of the response table as a producer builds it before the table is normalised
-    (`normalise_responses`): the keys are `RESPONSE_COLUMNS`' names, each with its column's
-    Python type (a required column's value is never None). Every key is optional because a
-    producer writes the columns it knows and normalising fills the rest with null. The fields
-    are written from `RESPONSE_COLUMNS` by `python -m itemscale.core.responses._row_fields`, never by
-    hand: mypy needs them spelled out to check a producer's keys and types."""
+    """One row as a producer builds it before `normalise_responses`: `RESPONSE_COLUMNS`' names
+    and Python types, every key optional (normalising fills the rest with null). Written by
+    `python -m itemscale.core.responses._row_fields`, never by hand: mypy needs the fields
+    spelled out."""
 
     # <row fields sequence=list>
     model: str
@@ -249,22 +231,21 @@ ROW_KEY: Final[tuple[str, ...]] = ("model", "item_id", "config_id", "repeat")
 
 
 def rerun_mask(df: pd.DataFrame) -> np.ndarray:
-    """Which rows of a response table are reruns (`rerun_of` set): the rows the rerun floor is
-    measured on and no measure's grid holds. A table without the column has none."""
+    """Rows with `rerun_of` set (none without the column): no measure's grid holds them."""
     if "rerun_of" not in df.columns or df.empty:
         return np.zeros(len(df), dtype=bool)
     return np.asarray(df["rerun_of"].notna().to_numpy(), dtype=bool)
 
 
 def without_reruns(df: pd.DataFrame) -> pd.DataFrame:
-    """The table without its rerun rows (the same frame, not a copy, when it has none)."""
+    """The table without its rerun rows (the same frame when it has none)."""
     mask = rerun_mask(df)
     return df.loc[~mask].reset_index(drop=True) if mask.any() else df
 
 
 def option_margin(option_probs: Mapping[str, float] | None) -> float | None:
-    """Top option probability minus the runner-up's (the top one alone with a single option);
-    None without probabilities."""
+    """Top option probability minus the runner-up's (the top alone with one option); None
+    without."""
     if not option_probs:
         return None
     top = sorted((float(p) for p in option_probs.values()), reverse=True)
