@@ -114,19 +114,7 @@ class SamplingPolicy(BaseModel):
                 )
             if self.keep_frames is not None:
                 raise ValueError("keep_frames is not allowed with name='selection'")
-        elif any(
-            v is not None
-            for v in (
-                self.selection,
-                self.selection_format,
-                self.selection_digest,
-                self.selection_path,
-                self.selection_order,
-                self.selection_order_key,
-                self.selection_order_digest,
-                self.selection_cap,
-            )
-        ):
+        elif any(getattr(self, f) is not None for f in _SELECTION_FIELDS):
             raise ValueError(
                 f"selection fields are only allowed with name='selection' (got {self.name!r})"
             )
@@ -151,6 +139,11 @@ class SamplingPolicy(BaseModel):
         if self.keep_frames is not None:
             tag += f"+keep{self.keep_frames}"
         return tag
+
+
+_SELECTION_FIELDS: Final[tuple[str, ...]] = tuple(
+    f for f in SamplingPolicy.model_fields if f.startswith("selection")
+)
 
 
 def _num(value: float | None) -> str:

@@ -34,6 +34,7 @@ __all__ = [
     "MissingInputError",
     "OutputPathError",
     "ZipInputError",
+    "atomic_path",
     "atomic_text_file",
     "check_output_path",
     "check_sheet_size",
@@ -477,23 +478,34 @@ def shared_mode(path: str | os.PathLike[str], *, folder: bool = False) -> None:
 
 
 @contextmanager
-def atomic_text_file(
-    path: str | os.PathLike[str], *, newline: str | None = None
-) -> Iterator[TextIO]:
-    """A UTF-8 text file that appears at `path` only once the block completes (written as
-    `.{name}-<random>` beside it; removed if the block raises)."""
+def atomic_path(
+    path: str | os.PathLike[str], *, prefix: str | None = None, suffix: str = ""
+) -> Iterator[str]:
+    """A private temporary name beside `path` (`prefix`, default `.{name}-`, a random part and
+    `suffix`) to write; renamed over `path` once the block completes, removed if it raises."""
     path = Path(path)
     with no_space_is_typed(path.parent, path.name):
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{path.name}-" if prefix is None else prefix, suffix=suffix, dir=path.parent
+        )
+        os.close(fd)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as fh:
-                yield fh
+            yield tmp
             shared_mode(tmp)
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+
+@contextmanager
+def atomic_text_file(
+    path: str | os.PathLike[str], *, newline: str | None = None
+) -> Iterator[TextIO]:
+    """A UTF-8 text file that appears at `path` only once the block completes (`atomic_path`)."""
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline=newline) as fh:
+        yield fh
 
 
 def replace_dir(tmp: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:

@@ -1,20 +1,13 @@
 """The rerun floor: the share of answers two executions of one configuration give differently,
 and how a count of differing answers is graded against it.
 
-Greedy decoding of one model on one input is not bit-identical across runs on a GPU: batch
-composition, kernels and reduction order move a few answers. Whether k differing answers of n
-are "a rerun" therefore needs the floor of the set-up that produced them, and that floor is a
-property of the set-up (batching, kernels, precision), never of the pair it judges. It comes
-from evidence only (docs/compare.md, "Reruns"):
-
-- **measured**: repeats of one configuration, or reruns of finished cells (`sweep
-  --rerun-check`, `import lmms-eval --rerun-of`, `compare --rerun`): `RerunFloor.of_counts`;
-- **stated** by the user (`--rerun-floor PERCENT`): `RerunFloor.of_percent`.
-
-Without one the grade is *identical* or *cannot tell*. Evidence has a size: a floor measured on
-fewer than `FLOOR_MIN_ANSWERS` answers, or above `FLOOR_MAX_RATE`, is reported with its
-interval and cannot call a gap a rerun (`RerunFloor.weakness`); a count beyond what even the
-interval's upper end moves is still *different*.
+Greedy decoding is not bit-identical across GPU runs (batching, kernels, reduction order), so
+whether k of n differing answers are "a rerun" needs the floor of the set-up, never of the pair
+it judges, and from evidence only (docs/compare.md, "Reruns"): **measured** from repeats or
+reruns (`RerunFloor.of_counts`) or **stated** by the user (`--rerun-floor`,
+`RerunFloor.of_percent`). Without one the grade is *identical* or *cannot tell*; a floor on fewer
+than `FLOOR_MIN_ANSWERS` answers or above `FLOOR_MAX_RATE` cannot call a gap a rerun
+(`RerunFloor.weakness`).
 """
 
 from __future__ import annotations
@@ -25,17 +18,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 from scipy.stats import beta, binom
 
-#: how two sides' answers compare: all identical, within a rerun's floor, beyond it, or not to
-#: be told (no floor, a floor too thin to decide, or no answer on either side)
+#: how two sides' answers compare (cannot tell: no floor, one too thin, or no answer)
 AnswersGrade = Literal["identical", "rerun", "different", "cannot_tell"]
-#: the one-sided level of the rerun bound: a count a rerun reaches with probability < 5% is
-#: beyond a rerun
+#: the one-sided level of the rerun bound (a count a rerun reaches with p < 5% is beyond one)
 RERUN_LEVEL = 0.95
-#: the fewest answers a measured floor must rest on to call a gap "a rerun" (below it, one
-#: disagreeing repeat would set the floor)
+#: the fewest answers a measured floor must rest on to call a gap "a rerun"
 FLOOR_MIN_ANSWERS = 100
-#: the largest floor that can call a gap "a rerun": a set-up whose reruns move more than this
-#: share of answers is not one input run twice, and its floor excuses no gap
+#: the largest floor that can call a gap "a rerun" (beyond it, no one input run twice)
 FLOOR_MAX_RATE = 0.05
 #: what every verdict without a floor says, so the reader knows how to get one
 HOW_TO_MEASURE = (
@@ -51,8 +40,7 @@ class RerunFloor(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     rate: float = Field(ge=0.0, le=1.0)
-    #: one sentence naming the evidence: `measured: k of n answers moved between ...` or
-    #: `stated: 0.3% per answer (--rerun-floor 0.3)`
+    #: one sentence naming the evidence (`measured: k of n answers moved between ...`)
     source: str
     #: measured from executions the caller has (repeats, reruns)
     measured: bool = False
@@ -66,8 +54,8 @@ class RerunFloor(BaseModel):
 
     @classmethod
     def of_counts(cls, moved: int, answers: int, evidence: str) -> RerunFloor:
-        """The floor measured as `moved` of `answers` answers moving `evidence` (`between
-        cells and their reruns`); `answers` must be at least 1."""
+        """`moved` of `answers` (at least 1) answers moving `evidence` (`between cells and their
+        reruns`)."""
         if answers < 1 or not 0 <= moved <= answers:
             raise ValueError(f"a floor needs 0 <= moved <= answers >= 1 (got {moved} of {answers})")
         return cls(
@@ -92,8 +80,7 @@ class RerunFloor(BaseModel):
 
     @property
     def interval(self) -> tuple[float, float] | None:
-        """The two-sided 95% Clopper-Pearson interval of a measured rate (None without
-        counts: a stated floor, or one read from a file written before counts were kept)."""
+        """The two-sided 95% Clopper-Pearson interval of a measured rate (None without counts)."""
         if self.moved is None or not self.answers:
             return None
         k, n = self.moved, self.answers
@@ -102,8 +89,8 @@ class RerunFloor(BaseModel):
         return low, high
 
     def weakness(self) -> str | None:
-        """Why this floor cannot call a gap "a rerun" (too few answers, or too high a rate),
-        None when it can."""
+        """Why this floor cannot call a gap "a rerun" (too few answers, too high a rate), or
+        None."""
         if self.measured and self.answers is not None and self.answers < FLOOR_MIN_ANSWERS:
             return (
                 f"it rests on {self.answers} answer{'s' if self.answers != 1 else ''}, fewer "
@@ -135,8 +122,7 @@ class RerunFloor(BaseModel):
 
     @property
     def upper(self) -> float:
-        """The highest rate the evidence allows: the interval's upper end (the rate itself for
-        a stated floor)."""
+        """The interval's upper end (the rate itself for a stated floor)."""
         interval = self.interval
         return self.rate if interval is None else max(self.rate, interval[1])
 
@@ -152,9 +138,8 @@ def _bound(n: int, rate: float) -> int:
 
 
 def rerun_bound(n: int, floor: RerunFloor | None = None) -> int | None:
-    """The most answers of `n` a rerun moves: the exact one-sided 95% binomial bound, the
-    smallest k with P(X <= k) >= 0.95 for X ~ Binomial(n, floor.rate); None without a floor
-    (no bound is known)."""
+    """The most answers of `n` a rerun moves: the smallest k with P(X <= k) >= 0.95 for X ~
+    Binomial(n, floor.rate); None without a floor."""
     if floor is None:
         return None
     return _bound(n, floor.rate)
@@ -177,10 +162,9 @@ def grade_answers(differ: int, n: int, floor: RerunFloor | None = None) -> Answe
 
 
 def retired_default_floor() -> RerunFloor:
-    """The floor once used where no evidence was at hand, 7 of 2,700 answers (0.26%), kept for
-    the retired name's one release (`itemscale.analysis.measures` warns on it). It came from eight
-    public lmms-eval runs of frame selectors measured against a control whose selection never
-    reached the model: the runs it then judged, and no rerun at all."""
+    """The floor once used without evidence, 7 of 2,700 answers (0.26%), kept for the retired
+    name's one release: it came from eight public lmms-eval runs of frame selectors against a
+    control, the runs it then judged, and no rerun at all."""
     return RerunFloor(
         rate=7 / 2700,
         source=(

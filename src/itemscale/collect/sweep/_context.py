@@ -32,15 +32,13 @@ if TYPE_CHECKING:
 
     from ..video import FrameCache
 
-#: Builds a loaded backend from a model entry, a device and a batch size. Must be picklable for
-#: the Ray executor (a module-level function).
+#: Builds a loaded backend from a model entry, a device and a batch size (picklable for Ray).
 BackendFactory = Callable[[ModelEntry, str, int], VideoLM]
 
 #: Exit status of an interrupted sweep (128 + SIGINT), as shells report it.
 INTERRUPTED_EXIT = 130
-#: Exit status of a sweep whose cells run this time failed more often than `FAILED_SHARE_LIMIT`
-#: (more than a quarter): everything is stored and exported, but a script must not take it for a
-#: result.
+#: Exit status of a sweep whose cells run this time failed more often than `FAILED_SHARE_LIMIT`:
+#: everything is stored, but a script must not take it for a result.
 FAILED_CELLS_EXIT = 3
 FAILED_SHARE_LIMIT = 0.25
 
@@ -112,13 +110,11 @@ class SweepResult:
     out_of_memory: int = 0
     #: per model, per configuration label: the batch size its cells ran with at the end
     batch_sizes: dict[str, dict[str, int]] = field(default_factory=dict)
-    #: visual tokens of the cells run this time, and the time spent storing them (commits
-    #: and the export): the throughput line
+    #: the cells' visual tokens and the time spent storing them: the throughput line
     visual_tokens: int = 0
     store_s: float = 0.0
     table: pd.DataFrame = field(default_factory=pd.DataFrame)
-    #: per model whose backend reports usage (served models): its counts and the visual-token
-    #: fit check (run.json `sweep.served`)
+    #: per served model: its usage counts and the visual-token fit check (run.json `sweep.served`)
     served: dict[str, dict[str, int]] = field(default_factory=dict)
     #: what the reader must know about the run's numbers (run.json `sweep.warnings`)
     warnings: list[str] = field(default_factory=list)
@@ -129,11 +125,9 @@ class SweepResult:
     #: sweep a served model whose probe finds the budget not honoured (`--accept-budget-cap`)
     accept_budget_cap: bool = False
 
-    #: per `selection` configuration (by label): file, format, SHA-256, items checked and the
-    #: duplicate frames removed (run.json `sweep.selections`)
+    #: per `selection` configuration (by label): run.json `sweep.selections`
     selections: dict[str, SelectionRecord] = field(default_factory=dict)
-    #: stored selection configurations an edited file replaced, by config id (run.json
-    #: `sweep.superseded_selections`)
+    #: stored selection configurations an edited file replaced (`sweep.superseded_selections`)
     superseded_selections: dict[str, SupersededSelection] = field(default_factory=dict)
     #: the Ray executor's figures (run.json `sweep.ray`)
     ray: dict[str, int] = field(default_factory=dict)
@@ -226,8 +220,7 @@ class SweepContext:
     auto_batch: bool = False
     #: the Ray cluster to connect to (`--ray-address`); None: Ray's own rule (`RAY_ADDRESS`, ...)
     ray_address: str | None = None
-    #: the store's session this sweep runs as (its rows carry it; its info records each model
-    #: as loaded); None: not recorded
+    #: the store's session this sweep runs as (None: not recorded)
     session_id: int | None = None
     #: `--rerun-check`: after each model's grid, run a sample of its cells again
     rerun_check: RerunCheck | None = None
@@ -240,8 +233,7 @@ class SweepContext:
     #: backend values stored as null over the sweep, by reason, and the warning saying so
     _nulled: dict[str, int] = field(default_factory=dict)
     _nulled_line: str = ""
-    #: the last entry's planned cells (name, spec_id, cells), shared by the checks before a load
-    #: and the plan after it
+    #: the last entry's planned cells (name, spec_id, cells), shared by the checks and the plan
     _last_plan: tuple[str, str, list[Cell]] | None = None
 
     @property

@@ -12,32 +12,25 @@ from ...core.version import __version__
 from ._records import DecoderInfo, HostInfo, ToolInfo
 
 
+def command_output(args: list[str], cwd: Path | None = None) -> str | None:
+    """A short command's stripped output; None when it cannot run, times out or fails."""
+    try:
+        out = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
 def git_commit(path: Path | None = None) -> str | None:
     """The commit of the itemscale source tree, when it is a git checkout (else None)."""
     where = path or Path(__file__).resolve().parent
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=where,
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+    commit = command_output(["git", "rev-parse", "HEAD"], where)
+    if commit is None or len(commit) != 40:
         return None
-    commit = out.stdout.strip()
-    if out.returncode != 0 or len(commit) != 40:
-        return None
-    dirty = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no", "--", "."],
-        cwd=where,
-        capture_output=True,
-        text=True,
-        timeout=10,
-        check=False,
+    dirty = command_output(
+        ["git", "status", "--porcelain", "--untracked-files=no", "--", "."], where
     )
-    return commit + ("+dirty" if dirty.stdout.strip() else "")
+    return commit + ("+dirty" if dirty else "")
 
 
 def decoder_info() -> DecoderInfo:

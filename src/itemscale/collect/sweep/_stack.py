@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import subprocess
 import sys
 from collections.abc import Mapping
 from importlib import metadata
@@ -31,7 +30,7 @@ from ...core.responses import STACK_PACKAGES, stack_changes, stack_disagreements
 from ...core.version import __version__
 from ..models import ModuleRecord, imported_package
 from ..protocol import Protocol
-from ._provenance import decoder_info, git_commit
+from ._provenance import command_output, decoder_info, git_commit
 
 #: the test-only override (module docstring)
 STACK_OVERRIDE_ENV = "ITEMSCALE_TEST_STACK"
@@ -85,18 +84,9 @@ def _version(dist: str) -> str | None:
 
 
 def _driver() -> str | None:
-    try:
-        out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    first = out.stdout.strip().splitlines()
-    return first[0].strip() if out.returncode == 0 and first else None
+    out = command_output(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
+    first = (out or "").splitlines()
+    return first[0].strip() if first else None
 
 
 def _torch_part(device: str) -> tuple[str | None, str | None, GpuInfo | None, NumericsInfo]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
@@ -21,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import ItemscaleError
-from ..files import atomic_text_file, no_space_is_typed, read_json, sha256_file, shared_mode
+from ..files import atomic_path, atomic_text_file, read_json, sha256_file
 from ..files import replace_dir as replace_dir  # its old private path keeps importing
 from ._safety import redact, redact_value, redaction_trigger
 from ._schema import (
@@ -281,17 +280,8 @@ def write_parquet_atomic(
     meta.update(metadata)
     table = table.replace_schema_metadata(meta)
     prefix = temp_prefix if temp_prefix is not None else f".{path.stem}-"
-    with no_space_is_typed(path.parent, path.name):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".parquet", dir=path.parent)
-        os.close(fd)
-        try:
-            pq.write_table(table, tmp)
-            shared_mode(tmp)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+    with atomic_path(path, prefix=prefix, suffix=".parquet") as tmp:
+        pq.write_table(table, tmp)
 
 
 #: Written into a run folder by an import that is about to write its first table, removed once
