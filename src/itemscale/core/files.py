@@ -94,8 +94,8 @@ def loads_json(text: str | bytes) -> Any:
     return value
 
 
-#: A number as a table or a selection file writes it: a sign, ASCII digits with a fraction, an
-#: exponent. Python's `float` and `int` also take `1_6` (as 16) and digits of any script.
+#: A number as a table writes it (Python's `float` and `int` also take `1_6` and any script's
+#: digits).
 _DECIMAL: Final[re.Pattern[str]] = re.compile(
     r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)",
     re.ASCII | re.IGNORECASE,
@@ -209,9 +209,8 @@ def read_input_text(
 
 # -- paths a command writes on the user's say-so ----------------------------------------------
 
-#: The files that hold a run folder's data and records (and an artifact's manifest). No path a
-#: user gives for output may resolve to one of them, of any run: they are the only copy of the
-#: run (docs/run-folders.md, "Outputs never replace a run's data").
+#: The files that are a run's only copy of its data and records (and an artifact's manifest): no
+#: output path may resolve to one (docs/run-folders.md, "Outputs never replace a run's data").
 RUN_RECORD_FILES: Final[frozenset[str]] = frozenset(
     {
         "responses.parquet",
@@ -339,9 +338,8 @@ class ZipInputError(ItemscaleError, ValueError):
     """An `.xlsx` workbook that is not a readable zip or would expand past `MAX_UNZIPPED_BYTES`."""
 
 
-#: The most the members of one zip-based input (an `.xlsx` workbook) may expand to, together.
-#: A results workbook of 10^5 rows is tens of MB of XML; a 2.8 MB "zip bomb" workbook that
-#: expands to 717 MB cost 387 s and 2.3 GB before this check (docs/importers.md).
+#: The most one `.xlsx` workbook's members may expand to: a 2.8 MB "zip bomb" expanding to 717 MB
+#: cost 387 s and 2.3 GB before this check (docs/importers.md).
 MAX_UNZIPPED_BYTES: Final[int] = 256 * 2**20
 
 

@@ -69,16 +69,16 @@ class Origin:
         return f"entry point '{self.entry_point}' of package {self.package}"
 
 
-#: The origin of itemscale's own entries (its built-in plugin is no installed entry point, so a
-#: stale or missing install of itemscale's own metadata never loses them).
+#: The origin of itemscale's own entries (no installed entry point, so a stale install of
+#: itemscale's metadata never loses them).
 BUILTIN = Origin(None, "itemscale (built in)")
 
 
 #: A plugin: called with `register`, it registers its entries by name.
 Plugin = Callable[[Callable[[str, Any], None]], None]
 
-#: A registry's own rule for a new entry, beside the name and the type (a measure's key and
-#: glossary term): raises ValueError saying what is wrong; gets the entries registered so far.
+#: A registry's own rule for a new entry (a measure's key and glossary term): raises ValueError;
+#: gets the entries registered so far.
 Check = Callable[[str, Any, Mapping[str, Any]], None]
 
 #: Told the registry's entries after every change (the measures refresh the glossary).

@@ -41,17 +41,14 @@ if TYPE_CHECKING:
 JOBS_AHEAD_PER_ACTOR = 1
 #: How long the first jobs wait for the other first actors to load once one is ready (spreading).
 FIRST_JOBS_WAIT_S = 30.0
-#: Tries of one video job whose actor is lost while running it; after the last, its cells are
-#: stored as `model_error` ("actor_lost: ...").
+#: Tries of a video job whose actor is lost while running it; then its cells are `model_error`.
 JOB_TRIES = 3
 #: An actor slot whose actor is lost this many times in a row while loading is given up.
 LOAD_TRIES = 3
-#: With no actor alive after a loss, how long the driver waits for one before it stops with
-#: `RayActorsLostError`.
+#: With no actor alive after a loss, how long the driver waits for one (`RayActorsLostError`).
 ACTOR_WAIT_S = 900.0
 
-#: Ray's errors that mean "the actor (or its node, or the object holding its result) is gone",
-#: as opposed to `RayTaskError` (the job itself raised).
+#: Ray's errors that mean the actor, its node or its result is gone (not `RayTaskError`).
 _LOST_ERRORS = (
     "RayActorError",  # ActorDiedError, ActorUnavailableError
     "ObjectLostError",  # OwnerDiedError, ObjectReconstructionFailedError, ...

@@ -67,10 +67,9 @@ def _migrate_1_to_2(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-#: A version that only added nullable columns has no step here: an older table does not say
-#: what they hold, and `normalise_responses` fills a missing nullable column with null (3
-#: added `scoring_rule`, 4 `session_id`). A new column therefore needs a step only when its
-#: old rows can be computed from what they kept, as `margin` can.
+#: A version that only added nullable columns has no step (3 `scoring_rule`, 4 `session_id`):
+#: `normalise_responses` fills them with null. A step is needed only when old rows can be
+#: computed from what they kept, as `margin` can.
 MIGRATIONS: dict[int, Callable[[pd.DataFrame], pd.DataFrame]] = {
     0: _migrate_0_to_1,
     1: _migrate_1_to_2,
@@ -227,8 +226,7 @@ def write_responses(df: pd.DataFrame, path: str | os.PathLike[str]) -> None:
     )
 
 
-#: Columns that hold text a model, a server or another tool wrote (an error body that echoes
-#: a key, a reply, an imported log's fields): redacted whole on every write.
+#: Columns of text a model, a server or another tool wrote: redacted whole on every write.
 FREE_TEXT_COLUMNS: Final[tuple[str, ...]] = (
     "error",
     "raw_text",
@@ -284,8 +282,8 @@ def write_parquet_atomic(
         pq.write_table(table, tmp)
 
 
-#: Written into a run folder by an import that is about to write its first table, removed once
-#: the table is written: a folder holding it was left by an import that was killed.
+#: Written into a run folder by an import before its first table, removed once it is written: a
+#: folder holding it was left by a killed import.
 IMPORT_MARKER: Final[str] = ".import-incomplete"
 #: The sweep's store (the `store` package names it; the response layer sits below it).
 _STORE_FILE: Final[str] = "store.sqlite"
@@ -429,9 +427,8 @@ def _sort_categories(df: pd.DataFrame) -> None:
                 df[name] = column.cat.reorder_categories(sorted(cats))
 
 
-#: Columns `analyze` (and every measure) never reads: `read_run(..., slim=True)` leaves them
-#: empty. The reply text, its source line and cell id, the option probabilities' JSON, the
-#: references and the frame timestamps are most of a large table's memory.
+#: Columns no measure reads, most of a large table's memory: `read_run(..., slim=True)` leaves
+#: them empty.
 UNUSED_BY_ANALYSIS: Final[frozenset[str]] = frozenset(
     {"raw_text", "source", "cell_id", "option_probs", "frame_timestamps", "reference"}
 )
@@ -550,9 +547,8 @@ def write_run(
     write_json_atomic(run_dir / RUN_FILE, payload)
 
 
-#: The key under which a file computed from a run's responses (cascade.json, an intervention's
-#: result, audit.json) records the sha256 of the responses.parquet it read, so `report` and
-#: `verify` can tell a file the responses moved on from (stale) from one edited afterwards.
+#: The key under which a file computed from a run's responses records the sha256 of the
+#: responses.parquet it read, so `report` and `verify` can tell stale from edited.
 RESPONSES_DIGEST_KEY: Final[str] = "responses_sha256"
 
 
