@@ -68,14 +68,19 @@ BACKENDS_CONTEXT: Final[str] = "backends"
 StrictPositiveInt = Annotated[StrictInt, Field(gt=0)]
 
 
-def _not_one_of(names: Iterable[str]) -> PydanticCustomError:
-    """The error pydantic gives a value outside a Literal (`Input should be 'a', 'b' or 'c'`),
-    for a choice read from a registry: registering a name adds it to the list, and the
-    message a user sees keeps its wording."""
-    shown = [repr(n) for n in names]
-    expected = ", ".join(shown[:-1]) + " or " + shown[-1] if len(shown) > 1 else "".join(shown)
+def one_of(names: Iterable[str], *, quote: bool = True) -> str:
+    """`'hf', 'openai' or 'builtin'`: a registry's names as pydantic lists a Literal's."""
+    shown = [repr(n) if quote else str(n) for n in names]
+    if len(shown) < 2:
+        return "".join(shown)
+    return ", ".join(shown[:-1]) + " or " + shown[-1]
+
+
+def not_one_of(names: Iterable[str]) -> PydanticCustomError:
+    """The error pydantic gives a value outside a Literal, for a choice read from a registry:
+    registering a name changes the list, never the message's wording."""
     return PydanticCustomError(
-        "literal_error", "Input should be {expected}", {"expected": expected}
+        "literal_error", "Input should be {expected}", {"expected": one_of(names)}
     )
 
 
@@ -105,7 +110,7 @@ class ModelEntry(BaseModel):
         context = info.context if isinstance(info.context, Mapping) else {}
         backends: Collection[str] | None = context.get(BACKENDS_CONTEXT)
         if backends is not None and (not isinstance(value, str) or value not in backends):
-            raise _not_one_of(backends)
+            raise not_one_of(backends)
         return value
 
 
@@ -130,7 +135,7 @@ class BenchmarkEntry(BaseModel):
 
         kinds = (*BENCHMARK_LOADERS, *ITEM_FILE_KINDS)
         if not isinstance(value, str) or value not in kinds:
-            raise _not_one_of(kinds)
+            raise not_one_of(kinds)
         return value
 
     @model_validator(mode="after")
@@ -488,25 +493,17 @@ class Protocol(BaseModel):
         """The whole grid, text-only first when on, in a fixed order (series, then axis order)."""
         grid = self.grid
         out: list[Configuration] = [Configuration.text_only()] if self.text_only else []
+        series = grid.resolutions  # a fresh list
+        series += [{"token_budget": budget} for budget in grid.token_budgets]
         for pipeline, sampling in itertools.product(grid.pipeline, grid.sampling):
-            for resolution in grid.resolutions:
+            for budget in series:
                 for frames in sorted(grid.frames):
                     out.append(
                         Configuration(
                             frames=frames,
                             sampling=self.selection_policy(sampling, frames),
                             pipeline=pipeline,
-                            **resolution,
-                        )
-                    )
-            for budget in grid.token_budgets:
-                for frames in sorted(grid.frames):
-                    out.append(
-                        Configuration(
-                            frames=frames,
-                            token_budget=budget,
-                            sampling=self.selection_policy(sampling, frames),
-                            pipeline=pipeline,
+                            **budget,
                         )
                     )
         labels = [c.label for c in out]
@@ -559,18 +556,12 @@ def load_protocol(path: str | Path, *, backends: Collection[str] | None = None) 
         )
         raise ProtocolError(f"{path}: not valid TOML: {said}") from None
     base = path.resolve().parent
-    bench = data.get("benchmark")
-    if isinstance(bench, dict):
-        bench = dict(bench)
-        for key in ("path", "videos", "items"):
-            if isinstance(bench.get(key), str):
-                bench[key] = str(base / Path(bench[key]).expanduser())
-        data["benchmark"] = bench
-    if isinstance(data.get("output"), str):
-        data["output"] = str(base / Path(data["output"]).expanduser())
+    data = _resolved(data, base, ("output",))
+    if "benchmark" in data:
+        data["benchmark"] = _resolved(data["benchmark"], base, ("path", "videos", "items"))
     if isinstance(data.get("selections"), dict):
         data["selections"] = {
-            name: _resolve_selection_paths(entry, base)
+            name: _resolved(entry, base, ("path", "order", "paths"))
             for name, entry in data["selections"].items()
         }
     # selection files are read (and a missing one named) by `configurations()`, so a protocol
@@ -578,18 +569,19 @@ def load_protocol(path: str | Path, *, backends: Collection[str] | None = None) 
     return parse_protocol(data, source=str(path), backends=backends)
 
 
-def _resolve_selection_paths(entry: Any, base: Path) -> Any:
-    """A `[selections.NAME]` table with its file paths resolved against the protocol's folder."""
-    if not isinstance(entry, dict):
-        return entry  # pydantic says what is wrong with it
-    entry = dict(entry)
-    if isinstance(entry.get("path"), str):
-        entry["path"] = str(base / Path(entry["path"]).expanduser())
-    if isinstance(entry.get("order"), str):
-        entry["order"] = str(base / Path(entry["order"]).expanduser())
-    if isinstance(entry.get("paths"), dict):
-        entry["paths"] = {
-            k: str(base / Path(v).expanduser()) if isinstance(v, str) else v
-            for k, v in entry["paths"].items()
-        }
-    return entry
+def _resolved(table: Any, base: Path, keys: tuple[str, ...]) -> Any:
+    """A table with the paths under `keys` (and in its `paths` table) resolved against the
+    protocol's folder."""
+    if not isinstance(table, dict):
+        return table  # pydantic says what is wrong with it
+    table = dict(table)
+    for key in keys:
+        value = table.get(key)
+        if isinstance(value, str):
+            table[key] = str(base / Path(value).expanduser())
+        elif key == "paths" and isinstance(value, dict):
+            table[key] = {
+                k: str(base / Path(v).expanduser()) if isinstance(v, str) else v
+                for k, v in value.items()
+            }
+    return table
