@@ -22,13 +22,12 @@ from ...core.items import OPTION_LETTERS, Item, read_items_jsonl
 from ._fields import (
     BENCHMARK_LOADERS,
     BenchmarkFileError,
-    BenchmarkLoader,
     benchmark,
     checked_item,
     text_of,
     video_path,
 )
-from ._generation import json_keys, load_avsd, load_mlvu_generation
+from ._generation import json_keys
 
 _LETTER_PREFIX = re.compile(r"^\s*\(?([A-J])[.)]\s*")
 _INLINE_OPTIONS = re.compile(r"\n\s*\(A\)")
@@ -254,18 +253,3 @@ def load_benchmark(
             f"unknown benchmark {key!r}; known: {', '.join(sorted(BENCHMARK_LOADERS))}"
         )
     return BENCHMARK_LOADERS[key](p, video_dir=video_dir)
-
-
-__all__ = [
-    "BENCHMARK_LOADERS",
-    "BenchmarkFileError",
-    "BenchmarkLoader",
-    "detect_benchmark",
-    "load_avsd",
-    "load_benchmark",
-    "load_longvideobench",
-    "load_mlvu",
-    "load_mlvu_generation",
-    "load_videomme",
-    "strip_option_prefix",
-]

@@ -47,11 +47,8 @@ def text_of(value: Any) -> str:
 @dataclass(frozen=True, slots=True)
 class BenchmarkLoader:
     """One benchmark question file format: how to read it, its name in messages, and the
-    columns that tell its file apart from the others', so that `load_benchmark` (and every
-    importer's `--benchmark FILE`) recognises it without being told. Called like the loader.
-
-    `suffixes` are the file kinds it reads: Parquet files are told apart by their columns,
-    JSON files by their keys (the top-level object's, or every record's of a top-level list)."""
+    columns (Parquet) or keys (JSON) that tell its files apart, so `load_benchmark` recognises
+    it without being told. Called like the loader."""
 
     load: Callable[..., list[Item]]
     title: str

@@ -103,10 +103,8 @@ class ModelEntry(BaseModel):
     @field_validator("backend", mode="before")
     @classmethod
     def _registered_backend(cls, value: Any, info: ValidationInfo) -> Any:
-        # Checked against the names the protocol is read with (`backends=` of
-        # `parse_protocol`: the command line gives `itemscale.collect.models.BACKENDS`), not a Literal,
-        # so a backend added to the registry needs no edit here; the message is the Literal's.
-        # The backends sit above the protocol: they are named to it, never imported by it.
+        # The names the protocol is read with (`parse_protocol(backends=)`), not a Literal: the
+        # backends sit above the protocol, named to it, never imported by it.
         context = info.context if isinstance(info.context, Mapping) else {}
         backends: Collection[str] | None = context.get(BACKENDS_CONTEXT)
         if backends is not None and (not isinstance(value, str) or value not in backends):
@@ -262,15 +260,9 @@ class GridSpec(BaseModel):
 
 
 class SelectionEntry(BaseModel):
-    """`[selections.NAME]`: a frame selector's per-item frames, one file per frame count.
-
-    `paths` maps each of the grid's frame counts to its file (`{8 = "aks_8.json"}`); `path` is
-    the one file of a grid with one frame count. Relative paths are resolved against the
-    protocol file. `format` names the file format (`aks`, `bolt`, `table`, `positional`) or,
-    by default, lets the reader detect it (docs/selectors.md). A `positional` file (one list of
-    frames per question, no ids) needs `order`, a file of the question ids in the file's order
-    (one a line, or a JSON list of records whose `order_key` names the id).
-    """
+    """`[selections.NAME]`: a frame selector's per-item frames, one file per frame count
+    (`paths`, `{8 = "aks_8.json"}`, or `path` for a grid with one frame count); the fields are
+    described in docs/selectors.md."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -519,8 +511,7 @@ def parse_protocol(
     backends: Collection[str] | None = None,
 ) -> Protocol:
     """Validate an already parsed protocol mapping; errors name `source` and the key path.
-    With `backends` (the installed ones: `itemscale.collect.models.BACKENDS`), each model's `backend`
-    must be one of them, an error listing them in the same message as any other."""
+    With `backends` (`itemscale.collect.models.BACKENDS`), each model's `backend` is one of them."""
     context = None if backends is None else {BACKENDS_CONTEXT: backends}
     try:
         return Protocol.model_validate(data, context=context)

@@ -114,9 +114,8 @@ class Selection:
 
 
 def read_bounded(path: Path) -> bytes:
-    """A regular file's bytes, at most `MAX_SELECTION_BYTES` (`read_input_bytes`, the rule for
-    every file a command reads): a FIFO, a device (`/dev/zero`) or a directory is refused
-    before it is opened, so a path that never ends stops nothing."""
+    """A regular file's bytes, at most `MAX_SELECTION_BYTES` (a FIFO, a device or a directory
+    is refused before it is opened)."""
     try:
         return read_input_bytes(path, limit=MAX_SELECTION_BYTES, what="a selection file")
     except InputFileError as exc:

@@ -119,9 +119,8 @@ class FrameCache:
         *,
         threads: int | None = None,
     ) -> list[bool]:
-        """`read_into` for many frames. One result per request, in order. With more than two
-        cores, a few threads read at once (reading and checking release the GIL); on two
-        shared cores threads measured slower, so the default there is one."""
+        """`read_into` for many frames, in order; threads only with more than two cores (on
+        two shared cores they measured slower)."""
         if threads is None:
             threads = max(1, min(4, (os.cpu_count() or 1) // 2))
         for _index, out in requests:
@@ -168,9 +167,7 @@ class FrameCache:
 
     def fault_notice(self) -> str | None:
         """Once per cache instance, the sentence a sweep says when an entry was bypassed or
-        found damaged: the frame or index was rebuilt from the video, so no cell is affected
-        (a fault of the cache is never stored as the video's `media_error`). None otherwise,
-        and after it was said."""
+        found damaged (rebuilt from the video: never a cell's `media_error`); else None."""
         if self._first_fault is None or self._fault_said:
             return None
         self._fault_said = True
@@ -240,9 +237,8 @@ class FrameCache:
             self._remember_indexed(video_hash)
 
     def keep_index(self, video_hash: str, index: StreamIndex) -> None:
-        """Store an index obtained elsewhere (memoised in this process) unless the cache already
-        holds one for this content as a regular file; checked on disk once per content and
-        instance."""
+        """Store an index obtained elsewhere unless the cache holds one for this content
+        (checked on disk once per content and instance)."""
         if video_hash in self._indexed:
             return
         if self.index_path(video_hash).is_file():
@@ -256,10 +252,8 @@ class FrameCache:
         self._indexed.add(video_hash)
 
     def _write(self, path: Path, chunks: Sequence[bytes | memoryview]) -> bool:
-        """Write `chunks` to a temp file in `path`'s folder, then rename it to `path`. False when
-        it cannot be written (a full disk, or something that is no entry in its place: a
-        directory, a folder without permission): a cache is an aid, and a write it cannot make
-        costs decodes, not cells."""
+        """Write `chunks` to a temp file beside `path`, then rename it; False when it cannot be
+        written (a cache is an aid: a failed write costs decodes, not cells)."""
         temp = path.parent / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

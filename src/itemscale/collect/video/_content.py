@@ -127,16 +127,10 @@ def write_selection_files(
     adaptive: Adaptive | None = None,
 ) -> dict[int, Path]:
     """Run the `change` selector over the items' videos and write one selection file per budget,
-    `OUT/NAME_K.jsonl` (the `table` format: one `{"item_id", "indices"}` line per item; every
-    question of a video gets its video's frames). Returns the file of each budget.
-
-    With `adaptive`, each budget is a cap: a video gets the segments that changed (see
-    `pick_adaptive`), and each line declares the selector's own cost, `frames_scored` (every
-    frame of the video, which it decoded and scored).
-
-    Raises `MediaError` naming the video when one cannot be decoded, and `ValueError` for an
-    item without a video file: a selection must cover every item it will be replayed on.
-    """
+    `OUT/NAME_K.jsonl` (the `table` format; every question of a video gets its video's frames).
+    With `adaptive`, each budget is a cap and each line declares the selector's own cost,
+    `frames_scored` (every frame of the video). Raises `MediaError` naming an undecodable video,
+    `ValueError` for an item without a video file (a selection must cover every item)."""
     budgets = tuple(dict.fromkeys(int(k) for k in frames))
     if not budgets or min(budgets) < 1:
         raise ValueError(f"frame budgets must be >= 1 (got {list(frames)})")

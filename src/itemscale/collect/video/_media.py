@@ -273,11 +273,10 @@ def _frames_from(container: Any, stream: Any, seek_pts: int | None) -> Iterator[
 
 
 class FrameConverter:
-    """Decoded frames to RGB at a given size: scaled (bicubic, swscale) in the decoder's own
-    pixel format, where chroma is a quarter of the pixels, then converted by swscale's fast
-    unscaled path. One scaler is kept per output size: building a bicubic scaler costs more
-    than using it, and a new frame would otherwise build a new one every time. Both pipelines
-    convert through this, so they agree bit for bit."""
+    """Decoded frames to RGB at a given size: scaled (bicubic) in the decoder's own pixel
+    format, where chroma is a quarter of the pixels, then converted by swscale's fast unscaled
+    path. One scaler is kept per output size (building one costs more than using it). Both
+    pipelines convert through this, so they agree bit for bit."""
 
     def __init__(self) -> None:
         # keyed by output size: a scaler and an RGB converter whose input size never changes
@@ -319,14 +318,11 @@ def decode_resized(
     *,
     sink: Callable[[int, int, int, np.ndarray], None] | None = None,
 ) -> dict[tuple[int, int, int], np.ndarray]:
-    """Frames by index, each at every (height, width) asked for it, from one forward pass.
-
-    Before each wanted frame whose keyframe lies beyond the frames decoded so far, seek to that
-    keyframe; frames in between are decoded (the codec needs them) but never converted. With a
-    `sink`, each converted frame goes to `sink(index, height, width, frame)` as soon as it is
-    decoded instead of into the returned (then empty) dict, so a long grid is never held twice;
-    that frame is a view of the decoder's buffer (rows may be padded), to be copied by the sink.
-    """
+    """Frames by index, each at every (height, width) asked for it, from one forward pass:
+    seek only to a wanted frame's keyframe beyond what was decoded; frames in between are
+    decoded but never converted. With a `sink`, each frame goes to `sink(index, height, width,
+    frame)` instead of the returned (then empty) dict, so a long grid is never held twice; it
+    is a view of the decoder's buffer (rows may be padded), to be copied by the sink."""
     import av
 
     wanted = np.unique(np.asarray(list(requests), dtype=np.int64))

@@ -178,14 +178,10 @@ def decode_for_configs(
     repeat: int = 0,
     cache: FrameCache | None = None,
 ) -> dict[str, FrameSet]:
-    """Every configuration's frames from one pass over the video, keyed by config id.
-
-    `cached` configurations share one decode of the union of their indices (frames already in
-    `cache` are not decoded again, and new ones are stored); `raw` configurations are decoded on
-    their own. With a cache, the video's stream index is read from it too (and stored there the
-    first time), so a warm cache needs no demux of the container. Raises `MediaError` when the
-    video cannot give the frames.
-    """
+    """Every configuration's frames from one pass over the video, keyed by config id. `cached`
+    configurations share one decode of the union of their indices (and the frame cache, which
+    also holds the stream index, so a warm cache needs no demux); `raw` ones are decoded on
+    their own. Raises `MediaError` when the video cannot give the frames."""
     configs = list(configs)
     if cache is not None:
         video_hash = video_content_hash(path)

@@ -115,13 +115,10 @@ def selected_frames(
     video_frames: int,
     frame_times: np.ndarray,
 ) -> SelectedFrames:
-    """An item's selected frame indices for one video of `video_frames` frames whose frames
-    start at `frame_times` (seconds since the first frame).
-
-    A timestamp selects the frame on screen at that time (the last frame starting at or before
+    """An item's selected frame indices for a video whose frames start at `frame_times`
+    (seconds). A timestamp selects the frame on screen then (the last starting at or before
     it). Raises `SelectionError` for a missing item, more frames than `frames`, an index past
-    the video's end or a timestamp past its duration (the last frame's start plus one frame).
-    """
+    the video's end or a timestamp past its duration (the last frame's start plus one frame)."""
     entry = check_selection_count(selection, item_id, frames)
     values = np.asarray(entry.values, dtype=np.float64)
     if entry.unit == "index":
