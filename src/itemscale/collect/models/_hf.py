@@ -81,18 +81,11 @@ __all__ = [
 
 
 class HFOptions(BaseModel):
-    """Options of an `hf`/`builtin` model entry (the protocol file's `options` table).
-
-    `min_pixels`: lower resize bound for the pixel-range families (frames smaller than it are
-    enlarged by the processor, which the response records).
-    `mcqa_scoring`: how a multiple-choice item is answered. `letter` (the default, what
-    lmms-eval and VLMEvalKit do) asks with the options listed and reads the option letters'
-    next-token probabilities or the generated text. `likelihood` asks the question open-ended
-    and scores each option's text as the reply (the sum of its tokens' log-probabilities, end of
-    turn included), as lm-evaluation-harness scores multiple choice; the answer is the most
-    likely option and the option probabilities are the softmax of those sums. It suits small
-    models that know the answer but cannot yet bind it to a letter.
-    """
+    """Options of an `hf`/`builtin` model entry (docs/backends.md). `min_pixels`: lower resize
+    bound of the pixel-range families. `mcqa_scoring`: `letter` (lmms-eval's and VLMEvalKit's
+    way) lists the options and reads the letter; `likelihood` asks open-ended and scores each
+    option's text as the reply (lm-evaluation-harness's way), the probabilities the softmax of
+    those log-likelihood sums."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -137,8 +130,7 @@ def letter_token_ids(tokenizer: Any, letters: str) -> dict[str, list[int]]:
 
 
 class HFBackend(BaseVideoLM):
-    """A transformers Video LLM held in memory; requests are run in left-padded batches of
-    requests that share frame geometry and decoding settings."""
+    """Requests run in left-padded batches that share frame geometry and decoding settings."""
 
     def __init__(
         self,
@@ -328,8 +320,7 @@ class HFBackend(BaseVideoLM):
     def processor_inputs(
         self, batch: Sequence[VideoRequest], texts: Sequence[str] | None = None
     ) -> Any:
-        """The processor's output for a batch (exposed so tests can check what the model sees).
-
+        """The processor's output for a batch (public so tests can check what the model sees);
         `texts`: one rendered text per request instead of the generation prompts."""
         if texts is None:
             texts = [
@@ -404,8 +395,6 @@ class HFBackend(BaseVideoLM):
             probs = None
             if request.item.task_kind == TaskKind.MCQA and decoding.score_options:
                 probs = self._option_probs(first_logits[row], request.item.option_letters)
-            # one batch shares its decoding settings (see `_batch_key`), so `request.decoding`
-            # is `decoding` as far as the answer is concerned
             responses.append(
                 completed_response(
                     request,

@@ -185,10 +185,9 @@ def build_chat_messages(
 
 
 def frame_times_field(frame_set: FramesLike) -> MediaIOKwargs:
-    """vLLM's `media_io_kwargs` for a `data:video/jpeg` frame list: the frames' indices in the
-    video, the video's frame rate, frame count and duration (transformers' video metadata, as
-    the `hf` backend passes it), every frame kept (`num_frames = -1`: vLLM otherwise keeps the
-    first 32 of a JPEG list) and no sampling again (`do_sample_frames = false`)."""
+    """vLLM's `media_io_kwargs` for a `data:video/jpeg` frame list: transformers' video
+    metadata, as the `hf` backend passes it, every frame kept (`num_frames = -1`: vLLM
+    otherwise keeps the first 32 of a JPEG list) and no sampling again."""
     meta = video_metadata(frame_set)
     return {
         "video": {
@@ -203,11 +202,8 @@ def frame_times_field(frame_set: FramesLike) -> MediaIOKwargs:
 
 
 def first_answer_position(content: Sequence[object]) -> list[tuple[str, float]] | None:
-    """Top log-probabilities at the first generated token that is not whitespace.
-
-    `content` is a reply's `choices[0].logprobs.content` as the server sent it (untrusted
-    JSON): an entry or a top that is not an object, or a field of the wrong type, is passed
-    over rather than read."""
+    """Top log-probabilities at the first generated token that is not whitespace, from a
+    reply's untrusted `choices[0].logprobs.content` (ill-typed entries are passed over)."""
     for entry in content:
         if not isinstance(entry, Mapping):
             continue
@@ -247,32 +243,28 @@ def _transport_words(exc: Exception) -> str:
 
 
 def _choice_and_text(payload: Mapping[str, object]) -> tuple[Mapping[str, object], str]:
-    """The first choice of a chat completion (`ChatCompletion.choices[0]`) and its
-    `message.content`; a reply without them is a `model_error` saying what is missing, in
-    words. The choice is returned as the untrusted object it is (its `logprobs` are narrowed
-    where they are read)."""
+    """The first choice of a chat completion, as the untrusted object it is, and its
+    `message.content`; a reply without them is a `model_error` saying what is missing."""
     choices = payload.get("choices")
     if not isinstance(choices, list) or not choices:
         said = "no 'choices'" if choices is None else "'choices' is not a non-empty list"
-        raise _RequestFailed(Status.MODEL_ERROR, f"malformed chat completion: {said}")
+        raise _malformed(said)
     choice: object = choices[0]
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(choice, dict) or not isinstance(message, dict):
-        raise _RequestFailed(
-            Status.MODEL_ERROR, "malformed chat completion: the first choice has no 'message'"
-        )
+        raise _malformed("the first choice has no 'message'")
     if "content" not in message:
-        raise _RequestFailed(
-            Status.MODEL_ERROR, "malformed chat completion: the message has no 'content'"
-        )
+        raise _malformed("the message has no 'content'")
     text = message["content"]
     if text is None:
         text = ""
     if not isinstance(text, str):
-        raise _RequestFailed(
-            Status.MODEL_ERROR, "malformed chat completion: the message's content is not text"
-        )
+        raise _malformed("the message's content is not text")
     return choice, text
+
+
+def _malformed(said: str) -> _RequestFailed:
+    return _RequestFailed(Status.MODEL_ERROR, f"malformed chat completion: {said}")
 
 
 class _RequestFailed(Exception):
@@ -380,10 +372,8 @@ class OpenAIBackend(BaseVideoLM):
 
     @property
     def serving(self) -> Serving:
-        """The sweep hands over `concurrency` requests at once (the server works on them in
-        parallel, whatever the local batch size), and sends one request alone first, stopping
-        with the server's own message when it is refused (rather than failing every cell the
-        same way), then the budget probe."""
+        """`concurrency` requests at once, whatever the local batch size; one request alone
+        first, so a refusal stops the sweep with the server's own message."""
         return Serving(requests_in_flight=self._concurrency, probes_first=True)
 
     def usage(self) -> BackendUsage:
@@ -436,7 +426,7 @@ class OpenAIBackend(BaseVideoLM):
         return delay
 
     def _attempt(self, body: CompletionCreateParams) -> Reply:
-        """One POST, whole (connect, send, every byte of the reply) within `timeout_s`."""
+        """One POST, whole (connect, send, every byte of the reply), within `timeout_s`."""
         with (
             deadline(self._timeout_s),
             self._client.stream("POST", "chat/completions", json=body) as response,
@@ -505,7 +495,6 @@ class OpenAIBackend(BaseVideoLM):
         )
 
     def served_identity(self) -> dict[str, list[str]]:
-        """What the server's replies said it is (`ServedIdentity.seen`)."""
         return self._identity.seen()
 
     def _counted_post(self, body: CompletionCreateParams) -> Mapping[str, object]:

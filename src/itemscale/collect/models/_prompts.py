@@ -51,11 +51,8 @@ def cloze_turn_text(item: Item) -> str:
 
 
 def build_messages(item: Item, *, cloze: bool = False) -> list[ChatMessage]:
-    """Chat messages for `item`: the fixed dialogue history (if any), then the current turn.
-
-    The first message is always a user message, so backends can attach the video to it.
-    `cloze`: ask a multiple-choice item without its options (see `cloze_turn_text`).
-    """
+    """Chat messages for `item`: the fixed dialogue history (if any), then the current turn;
+    the first is always a user message, so backends can attach the video to it."""
     messages: list[ChatMessage] = [
         ChatMessage(role=turn.role, text=turn.text) for turn in item.history
     ]
