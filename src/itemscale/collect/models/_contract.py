@@ -1,11 +1,6 @@
-"""What the sweep asks of a backend besides its answers, as typed records.
-
-Every `VideoLM` declares `serving` (how the sweep drives it: requests handed over at once, a
-probe first) and answers `usage()` (what it counted while it ran: requests in flight,
-log-probabilities asked for and missing, replies cut); `BaseVideoLM` (`_base`) gives both a local
-model's defaults. How frames travel (`FrameTransport`) is known before anything loads, from the
-model entry, so it is the registry's (`Backend.transport`), as is the multiple-choice scoring
-rule. The sweep reads these and nothing else: no backend is recognised by its name.
+"""What the sweep asks of a backend besides its answers, as typed records: `serving` (how the
+sweep drives it) and `usage()` (what it counted while it ran). The sweep reads these and
+nothing else: no backend is recognised by its name.
 """
 
 from __future__ import annotations

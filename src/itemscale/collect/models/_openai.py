@@ -4,14 +4,10 @@ Frames travel as base64 image parts, or, with `video_input`, as one vLLM `video_
 data URL holds the JPEG frames comma-separated (vLLM's `video/jpeg` input), so the server sees
 exactly the frames we chose and does not resample a video file itself.
 
-Failure handling is what keeps a sweep honest: 429, 5xx and connection errors are retried with
-exponential backoff and seeded jitter (longer when the server's Retry-After asks, up to a cap);
-any other 4xx is a request the server will never accept and fails at once; exhausted retries
-become `model_error`. `timeout_s` is a deadline for a whole attempt (connect, send, every byte
-of the reply; `_http`), past which the cell is `timeout`; a reply body past `max_reply_bytes` is
-refused unread. Failures carry no answer. The API key is read from the environment variable
-named in the options and is never part of the spec (which is stored in the run store and
-provenance); an error body is redacted whole before it is cut to `ERROR_BODY_CHARS`.
+429, 5xx and connection errors are retried with exponential backoff and seeded jitter; any other
+4xx fails at once; exhausted retries become `model_error`, a whole attempt past `timeout_s` is
+`timeout` (docs/backends.md). The API key is read from the environment variable named in the
+options and is never part of the spec; an error body is redacted whole before it is cut.
 """
 
 from __future__ import annotations

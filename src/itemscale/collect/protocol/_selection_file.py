@@ -1,17 +1,5 @@
-"""Frame selection files: a frame selector's own per-item frames, read from the file it wrote.
-
-A selector (AKS, BOLT, Q-Frame, ...) picks each question's frames and writes them to a file; the
-`selection` sampling policy replays that file exactly. The formats read:
-
-- `aks`: a JSON list of records, each with `question_id` and `frame_idx` (frame indices in the
-  source video's numbering), as AKS's evaluation scripts write them;
-- `bolt`: a JSON object `{video: [{question_id, frames: [seconds]}]}`, as BOLT writes them; when
-  ids repeat (BOLT on MLVU writes the video name as `question_id`), records are matched to the
-  benchmark's questions by (video, `question` text);
-- `table`: CSV or JSON Lines with `item_id` and either `indices` or `timestamps` (seconds); in CSV
-  a list is a JSON list (`[0, 12, 40]`) or numbers separated by spaces or semicolons;
-- `positional`: a JSON list of lists of frame indices, one per question in the order an order
-  file gives (AKS's `selected_frames/...json`).
+"""Frame selection files: a frame selector's own per-item frames, read from the file it wrote
+(`aks`, `bolt`, `table`, `positional`; docs/selectors.md), replayed by the `selection` policy.
 
 The reader lives in the protocol box because a configuration's label says whether its file
 lists exactly the budget's frames or up to it (`<=32f`), which the protocol must know when it

@@ -1,14 +1,10 @@
 """The on-disk frame cache: decoded, resized frames keyed by what they are, not where they came
 from (video content hash + frame index + size), so every model and run reuses them.
 
-Entries are raw RGB bytes behind a small header with a 64-bit checksum: lossless, fast to read,
-and a damaged entry is detected and re-decoded rather than served. Beside a video's frames lies
-its stream index (the timestamps of every frame, which otherwise take a demux of the whole
-container to rebuild), checked the same way and bound to the video it describes (its content
-hash and size). Writers write a temp file and rename it, so two processes filling the cache at
-once never expose half a frame. An entry that is no regular file, larger than it can be,
-unreadable or damaged is bypassed and rebuilt from the video, said once (`fault_notice`): the
-cache is an aid, and its faults never become the video's (`_cache_entries`).
+Entries are raw RGB bytes behind a small header with a 64-bit checksum; beside a video's frames
+lies its stream index (which otherwise takes a demux of the whole container), checked the same
+way. Writers write a temp file and rename it, so concurrent processes never expose half a frame;
+a bad entry is bypassed, rebuilt from the video and said once (`fault_notice`).
 """
 
 from __future__ import annotations
@@ -188,10 +184,8 @@ class FrameCache:
             self.stats.writes += 1
 
     def get_index(self, video_hash: str, path: str | os.PathLike[str]) -> StreamIndex | None:
-        """The stored stream index of this content, its `info.path` set to `path` (the caller's
-        name for the file), or None when absent, of an older format, bound to another video
-        (content hash or size), damaged (then deleted) or no usable file (bypassed, left to the
-        rebuild to replace)."""
+        """The stored stream index of this content, its `info.path` set to `path`, or None when
+        absent, older, bound to another video, damaged (then deleted) or bypassed."""
         file = str(self.index_path(video_hash))
         try:
             video_bytes = os.stat(path).st_size
@@ -221,9 +215,8 @@ class FrameCache:
         return index
 
     def put_index(self, video_hash: str, index: StreamIndex) -> None:
-        """Store a video's stream index beside its frames (atomically, like `put`), bound to
-        the video it describes: the content hash and size of `index.info.path`, which must be
-        `video_hash` (`ValueError` otherwise: another video's index is never stored here)."""
+        """Store a video's stream index beside its frames, atomically, bound to the content hash
+        and size of `index.info.path` (`ValueError` unless that is `video_hash`)."""
         described = video_content_hash(index.info.path)
         if described != video_hash:
             raise ValueError(
@@ -304,9 +297,8 @@ class FrameCache:
         return sum(size for _mtime, size, _path in self._entries())
 
     def evict(self, target_bytes: int | None = None) -> int:
-        """Delete least recently used entries (frames and indexes) until the cache holds at most
-        `target_bytes` (default: 90% of `max_bytes`, so eviction does not run on every write).
-        Returns the number of bytes freed."""
+        """Delete least recently used entries until the cache holds at most `target_bytes`
+        (default 90% of `max_bytes`, so eviction does not run on every write); bytes freed."""
         target = int(self.max_bytes * 0.9) if target_bytes is None else int(target_bytes)
         entries = sorted(self._entries())
         total = sum(size for _mtime, size, _path in entries)

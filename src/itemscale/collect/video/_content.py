@@ -1,14 +1,10 @@
 """A built-in content-aware frame selector that needs no model: `change`.
 
-Uniform spacing misses a short event that falls between two sampled frames (a flash of two
-frames is missed by any grid whose gap is wider). `change` keeps uniform sampling's coverage (one
-frame per equal segment of the video) but, inside each segment, takes the frame that differs
-most from the rest of the segment: the frame of a short event, where there is one. It is
-question-agnostic (every question of a video gets the same frames) and content-aware; its output
-is an ordinary selection file, replayed by the `selection` sampling policy like any selector's.
-
-Score of frame t in segment S: the mean absolute difference between the frame (grey, shrunk to
-`CHANGE_SIZE`) and the per-pixel median of S's frames. Ties go to the earliest frame.
+Uniform spacing misses a short event that falls between two sampled frames. `change` keeps
+uniform sampling's coverage (one frame per equal segment) but takes, inside each segment, the
+frame whose grey, shrunk (`CHANGE_SIZE`) pixels differ most (mean absolute difference) from the
+segment's per-pixel median, ties to the earliest. Every question of a video gets the same
+frames; the output is an ordinary selection file, replayed by the `selection` policy.
 """
 
 from __future__ import annotations
@@ -101,8 +97,7 @@ def change_selection(
     path: str | os.PathLike[str], frames: tuple[int, ...], adaptive: Adaptive | None = None
 ) -> dict[int, list[int]]:
     """The `change` selector's frames of one video for each budget in `frames` (every frame
-    decoded once, shrunk, then scored per budget); `adaptive`: up to each budget, as
-    `pick_adaptive` keeps them. Raises `MediaError` for an unreadable video."""
+    decoded once); `adaptive`: up to each budget (`pick_adaptive`)."""
     stack = _small_frames(path)
     if adaptive is None:
         return {k: pick_by_change(stack, k).tolist() for k in frames}

@@ -257,8 +257,7 @@ def video_content_hash(path: str | os.PathLike[str]) -> str:
 @functools.lru_cache(maxsize=4096)
 def _content_hash(key: tuple[str, int, int, int]) -> str:
     """Memoised on (resolved path, size, mtime, inode), so an edited file is hashed again;
-    bounded, since a long-lived process (a Ray actor, a notebook) may hash many thousands of
-    videos."""
+    bounded, since a long-lived process may hash many thousands of videos."""
     digest = hashlib.sha256()
     with Path(key[0]).open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):

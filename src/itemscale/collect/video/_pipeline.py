@@ -152,9 +152,8 @@ def decode_raw(
 
 
 def _cached_index(path: str | os.PathLike[str], video_hash: str, cache: FrameCache) -> StreamIndex:
-    """The video's stream index: memoised in this process, else stored in the frame cache (a hit
-    then demuxes nothing), else built; in each case the cache holds it afterwards. A video whose
-    index cannot be built raises its `MediaError` and leaves nothing in the cache."""
+    """The video's stream index: memoised in this process, else from the frame cache, else
+    built; the cache holds it afterwards (nothing when it raises `MediaError`)."""
     index = remembered_index(path)
     if index is not None:
         # memoised before a cache was given (a probe, an uncached decode): store it all the same,
