@@ -1,12 +1,10 @@
 """Loaders for the published question files of Video-MME, MLVU and LongVideoBench, and the
 registry of every benchmark format (the generation benchmarks' JSON loaders are in `_generation`).
 
-Each benchmark spells the same things differently (a letter, a digit, or option text inlined in
-the question; "short/medium/long" or 15/60/600/3600 duration groups). The loaders read the
-Parquet files as published and turn every row into the one `Item` record, so importers can
-attach video ids and categories and the sweep can run the questions. Attribute names are shared
-across benchmarks where they mean the same thing (`duration` is the benchmark's own duration
-group, `task_type` its question type) because `analyze --by duration` should work on any of them.
+Each benchmark spells the same things differently; the loaders turn every row into the one
+`Item` record, with attribute names shared where they mean the same thing (`duration` is the
+benchmark's own duration group, `task_type` its question type) so `analyze --by duration` works
+on any of them.
 """
 
 from __future__ import annotations

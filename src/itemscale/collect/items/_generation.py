@@ -1,11 +1,7 @@
 """Loaders for the two open-ended generation benchmarks the seed paper measures: MLVU's
 generation tasks and AVSD (DSTC7) fixed-history dialogue, from the JSON files as published.
-
-Both are scored by Token-F1 and ROUGE-L against their reference answers, so each item carries
-its references and a task kind that is not multiple choice. AVSD is a dialogue: turn t is asked
-with the *gold* history of turns 1..t-1 (what the annotators said, never the model's own earlier
-replies), so every turn is one item whose answer depends on the video and the current question
-alone, and a larger visual budget is compared on the same prompt.
+AVSD turn t is asked with the *gold* history of turns 1..t-1, never the model's own earlier
+replies, so a larger visual budget is compared on the same prompt.
 """
 
 from __future__ import annotations

@@ -35,17 +35,10 @@ _TRANSPORT_WORDS = {
 
 
 class Serving(BaseModel):
-    """How the sweep drives a loaded backend (`VideoLM.serving`). Defaults: a local model's.
-
-    `requests_in_flight`: the requests the backend works on at once; the local executor (and
-    each Ray actor) hands it at least that many per call whatever `--batch-size` says, so a
-    served model's `--concurrency` takes effect at the default batch size of 1.
-    `probes_first`: the local executor sends the model's first cell with frames alone and stops
-    with the server's message when it is refused (`ServerRefusedError`), then runs the budget
-    probe (one item at the smallest and the largest budget; `BudgetNotHonouredError`). The Ray
-    executor sends no probe (docs/backends.md, "The backend contract").
-    `bytes_per_visual_token`: the device memory one more visual token in a batch costs, which
-    `--batch-size auto` divides the free memory by (None: the sweep's default estimate)."""
+    """How the sweep drives a loaded backend (`VideoLM.serving`; docs/backends.md, "The backend
+    contract"). Defaults: a local model's. `requests_in_flight`: handed over per call whatever
+    `--batch-size` says; `probes_first`: one cell alone, then the budget probe;
+    `bytes_per_visual_token`: what `--batch-size auto` divides the free memory by."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

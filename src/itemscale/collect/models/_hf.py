@@ -68,17 +68,6 @@ if TYPE_CHECKING:
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 
-__all__ = [
-    "DTYPES",
-    "FAMILIES",
-    "HFBackend",
-    "HFOptions",
-    "letter_token_ids",
-    "local_revision",
-    "parse_options",
-    "processor_settings",
-]
-
 
 class HFOptions(BaseModel):
     """Options of an `hf`/`builtin` model entry (docs/backends.md). `min_pixels`: lower resize

@@ -93,13 +93,6 @@ class Selection:
         of a video are merged too, which only the sweep can see (`check_selections`)."""
         return all(len(set(e.values)) == frames for e in self.listings)
 
-    def declared_cost(self) -> float | None:
-        """The mean of the records' `frames_scored` (None unless every record declares it)."""
-        costs = [e.frames_scored for e in self.listings]
-        if not costs or any(c is None for c in costs):
-            return None
-        return sum(c for c in costs if c is not None) / len(costs)
-
 
 def read_bounded(path: Path) -> bytes:
     """A regular file's bytes, at most `MAX_SELECTION_BYTES` (a FIFO, a device or a directory

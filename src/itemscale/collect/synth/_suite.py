@@ -1,11 +1,9 @@
 """Writing a suite: H.264 videos, the item file and the manifest.
 
 Every video's content comes from its own child of the suite seed (`SeedSequence(seed).spawn`),
-so video i is the same whatever `n_videos` is, and a test-only subset (`only_split="test"`)
-regenerates exactly the test videos of the full suite without encoding the training videos.
-The split and the answer positions come from a separate child, so they balance over the suite.
-Every file is written to a temporary name and renamed, and `suite.json` (with the hashes of all
-files) is written last: a suite with a manifest is complete.
+so video i is the same whatever `n_videos` is and a test-only subset regenerates exactly the
+test videos; the split and answer positions come from a separate child. `suite.json` (with the
+hashes of all files) is written last: a suite with a manifest is complete.
 """
 
 from __future__ import annotations
