@@ -126,8 +126,8 @@ _SHOWN_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
 
 
 def parse_options(options: Mapping[str, object], model_name: str) -> OpenAIOptions:
-    """The typed options; an `api_key_env` the protocol sets must name a variable that is set
-    (the default, `OPENAI_API_KEY`, may be unset: no key, no `Authorization` header)."""
+    """The typed options; an `api_key_env` the protocol sets must be set (the default may be
+    unset: no key, no `Authorization` header)."""
     parsed = parse_backend_options(OpenAIOptions, options, model_name)
     name = parsed.api_key_env
     if "api_key_env" in parsed.model_fields_set and not os.environ.get(name):
@@ -156,8 +156,8 @@ def encode_frame(frame: npt.NDArray[np.uint8], image_format: str, quality: int) 
 def build_chat_messages(
     item: Item, frame_set: FramesLike | None, options: OpenAIOptions
 ) -> list[ChatCompletionMessageParam]:
-    """OpenAI chat messages: the shared prompt, with the frames at the start of the first user
-    message (that is where every open Video LLM's own chat template puts the video)."""
+    """The shared prompt, the frames at the start of the first user message (where every open
+    Video LLM's own chat template puts the video)."""
     messages: list[ChatCompletionMessageParam] = []
     for position, message in enumerate(build_messages(item)):
         if position == 0 and frame_set is not None:
@@ -305,19 +305,15 @@ class OpenAIBackend(BaseVideoLM):
         )
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="itemscale-oai")
         self._in_flight = 0
-        #: what `usage()` reports: the most requests in flight at once, multiple-choice replies
-        #: that asked for log-probabilities and those that had none, replies longer than
-        #: `max_reply_chars` and the characters cut from them
+        #: the counts `usage()` reports (`BackendUsage`)
         self.max_in_flight = 0
         self.logprob_requests = 0
         self.logprob_missing = 0
         self.replies_cut = 0
         self.reply_chars_cut = 0
-        #: prompt tokens of each item's text-only prompt, to read the frames' share of a reply's
-        #: `usage.prompt_tokens` (what the server's processor made of them)
+        #: prompt tokens of each item's text-only prompt: the rest of a reply's are the frames'
         self._text_tokens: dict[str, int | None] = {}
         self._text_lock = threading.Lock()
-        #: what the server says it is, from its replies (`served_identity`)
         self._identity = ServedIdentity()
 
     @classmethod

@@ -401,16 +401,8 @@ class Protocol(BaseModel):
                 continue
             filled = [
                 key
-                for key in (
-                    "selection_format",
-                    "selection_digest",
-                    "selection_path",
-                    "selection_order",
-                    "selection_order_key",
-                    "selection_order_digest",
-                    "selection_cap",
-                )
-                if getattr(policy, key) is not None
+                for key in SamplingPolicy.model_fields
+                if key.startswith("selection_") and getattr(policy, key) is not None
             ]
             if filled:
                 raise ValueError(
