@@ -1,9 +1,6 @@
-"""What every benchmark loader shares: its error type, the steps from a raw record to an `Item`,
-and the registry it declares itself in (`@benchmark(...)` on the loader).
-
-The Parquet loaders (Video-MME, MLVU, LongVideoBench) and the JSON loaders (MLVU's generation
-tasks, AVSD) read different containers but must name a bad record the same way (file, row,
-field) and build items through the same validation, so a fault is never a bare pydantic trace.
+"""What every benchmark loader shares: its error type, the steps from a raw record to an `Item`
+(a bad record named the same way, file, row and field, never a bare pydantic trace), and the
+registry it declares itself in (`@benchmark(...)` on the loader).
 """
 
 from __future__ import annotations
@@ -62,9 +59,8 @@ class BenchmarkLoader:
 
 
 #: Every benchmark question file format, by the name a protocol's `benchmark.kind` writes, in
-#: the order `detect_benchmark` tries them: itemscale's own (`@benchmark` on each loader of this
-#: package), then those of installed packages (entry point group
-#: `itemscale.benchmarks`, by distribution and entry point name).
+#: the order `detect_benchmark` tries them: itemscale's own, then the entry points of
+#: `itemscale.benchmarks`.
 BENCHMARK_LOADERS: Final[Registry[BenchmarkLoader]] = Registry(
     what="benchmark",
     group=BENCHMARKS_GROUP,

@@ -37,7 +37,7 @@ FOCUS_QUESTIONS: Final[dict[str, str]] = {
 #: Share of the frame's short side the square covers (centred).
 SQUARE_FILL: Final[float] = 0.7
 FLASH_S: Final[tuple[float, float]] = (0.4, 0.6)
-#: A blink: shorter than the sampling gap of the largest budgets (see the module docstring).
+#: A blink: shorter than the sampling gap of the largest budgets (docs/synthetic-suite.md).
 BLINK_S: Final[tuple[float, float]] = (0.15, 0.3)
 FLASH_MARGIN_S: Final[float] = 0.5
 #: Shares of the video of the longest block, and how much shorter the runner-up is.
