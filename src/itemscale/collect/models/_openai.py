@@ -88,13 +88,10 @@ class OpenAIOptions(BaseModel):
     retry_after_max_s: float = Field(default=60.0, ge=0.0)
     #: a reply body larger than this is refused unread (`model_error`), whatever its status
     max_reply_bytes: int = Field(default=DEFAULT_MAX_REPLY_BYTES, ge=1024)
-    #: the characters of a reply's text that are stored (and read for its answer); the rest is
-    #: cut and counted (`... (N more characters)`; run.json `served.<model>.reply_chars_cut`)
+    #: the characters of a reply's text that are stored and read; the rest is cut and counted
     max_reply_chars: int = Field(default=DEFAULT_MAX_REPLY_CHARS, ge=256)
 
-    #: with `video_input`: send each frame's index in the video and the video's frame rate as
-    #: vLLM's request field `media_io_kwargs.video` (with `num_frames = -1` and
-    #: `do_sample_frames = false`), so a timestamp-aware model sees the frames' true times
+    #: with `video_input`: send the frames' true times as vLLM's `media_io_kwargs.video`
     #: (docs/backends.md, "What travels")
     frame_times: StrictBool = False
 

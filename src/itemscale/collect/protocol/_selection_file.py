@@ -57,10 +57,8 @@ class ListedFrames:
 
 @dataclass(frozen=True)
 class Selection:
-    """A whole selection file: item id -> its frames, with the file's format and digest.
-
-    `by_question` holds the records of a file whose ids repeat, keyed by (id, question text):
-    BOLT's MLVU output names the video as `question_id`; `entries` is then empty."""
+    """A whole selection file: item id -> its frames, with the file's format and digest;
+    `by_question` holds a file whose ids repeat (BOLT on MLVU) by (id, question text)."""
 
     path: str
     format: str
@@ -211,8 +209,7 @@ def _aks(path: Path, data: Any) -> Iterator[Keyed]:
     if not isinstance(data, list):
         raise SelectionError(str(path), "an AKS selection is a JSON list of records")
     for n, record in enumerate(data):
-        where = f"record {n}"
-        yield _keyed_record(path, where, record, "frame_idx", "index")
+        yield _keyed_record(path, f"record {n}", record, "frame_idx", "index")
 
 
 def _keyed_record(path: Path, where: str, record: Any, field: str, unit: SelectionUnit) -> Keyed:
@@ -238,8 +235,7 @@ def _bolt(path: Path, data: Any) -> Iterator[Keyed]:
         if not isinstance(records, list):
             raise SelectionError(str(path), f"video {video!r}: a list of question records")
         for n, record in enumerate(records):
-            where = f"video {video!r} record {n}"
-            yield _keyed_record(path, where, record, "frames", "seconds")
+            yield _keyed_record(path, f"video {video!r} record {n}", record, "frames", "seconds")
 
 
 def _table_record(path: Path, where: str, row: Mapping[str, Any]) -> Keyed:
