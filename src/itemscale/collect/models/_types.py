@@ -103,12 +103,8 @@ def check_frames(frame_set: FramesLike) -> None:
 
 @dataclass(frozen=True, slots=True)
 class VideoRequest:
-    """One cell's model call: the item (question, options or dialogue history, task kind), the
-    frames chosen for this configuration (None for the text-only baseline) and decoding.
-
-    `max_pixels` is the configuration's per-frame pixel cap, for backends whose processor resizes
-    (the frames are normally already at it; the processor must not enlarge them past it).
-    """
+    """One cell's model call (docs/backends.md): `frames` None for the text-only baseline;
+    `max_pixels`, the configuration's per-frame cap, which a resizing processor must not pass."""
 
     item: Item
     frames: FramesLike | None
@@ -129,16 +125,10 @@ class VideoRequest:
 
 @dataclass(frozen=True, slots=True)
 class VideoResponse:
-    """What came back for one request.
-
-    `answer`: an option letter or NOANSWER for multiple choice, None for open tasks and failures.
-    `confidence` is the probability of the chosen option (None when the backend cannot score).
-    `visual_tokens` and `pixels` (per frame, after the processor's resizing) are what the model
-    was given, as the processor produced them; None when unknown (a served model).
-    Only `ok`/`noanswer` responses carry an answer; failures carry `error` and no answer.
-    `latency_s` is the request's share of its batch's wall time (local models) or its own
-    round trip including retries (served models).
-    """
+    """What came back for one request (docs/backends.md). `visual_tokens` and `pixels` (per
+    frame) are what the processor gave the model, None when unknown (a served model); only
+    `ok`/`noanswer` responses carry an answer, failures carry `error`. `latency_s` is the
+    request's share of its batch's wall time, or a served request's round trip with retries."""
 
     raw_text: str | None
     answer: str | None
@@ -149,9 +139,7 @@ class VideoResponse:
     status: Status
     error: str | None = None
     pixels: int | None = None
-    #: the frames the model was given, as the processor counted them (the response table's
-    #: `effective_frames`); None when unknown. The retired name `frames_used` still works as a
-    #: constructor keyword and an attribute until itemscale 0.2.0, with a warning.
+    #: the frames the model was given (None when unknown); `frames_used` until 0.2.0
     effective_frames: int | None = None
     #: how a multiple-choice answer was chosen: `letter` or `likelihood`
     #: (`itemscale.core.responses.SCORING_RULES`); None for open-ended items and failures
@@ -211,12 +199,8 @@ class SpecIdentity(TypedDict):
 
 class BackendSpec(BaseModel):
     """What a backend is, as far as answers depend on it: goes into cell identity and provenance.
-
-    `model` is where the weights come from (a hub id, a local folder, a served model name); it is
-    kept for provenance but is not part of `spec_id`, so moving a checkpoint folder does not
-    invalidate finished cells. `revision` identifies the weights (a hub commit, or a fingerprint
-    of a local folder). Secrets (API keys) never go here.
-    """
+    `model` (where the weights come from) is not part of `spec_id`, so moving a checkpoint
+    folder does not invalidate finished cells. Secrets (API keys) never go here."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -263,9 +247,7 @@ class BackendSpec(BaseModel):
 class VideoLM(Protocol):
     """A loaded model: everything the sweep asks of one (docs/backends.md, "The backend
     contract"). `generate` never raises for one request's failure: it returns a response with a
-    failure status in that request's position (same length and order as `requests`).
-    `serving` says how the sweep drives it and `usage()` what it counted while it ran
-    (`itemscale.collect.models.BaseVideoLM` gives both a local model's defaults)."""
+    failure status in that request's position (same length and order as `requests`)."""
 
     @property
     def spec(self) -> BackendSpec: ...
