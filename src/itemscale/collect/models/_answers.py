@@ -1,8 +1,6 @@
-"""Turning a backend's raw output into the response's answer, option probabilities and status.
-
-Shared by every backend so that a local model and a served model answering the same text get the
-same parsed answer. Option probabilities are renormalised over the option letters only: they say
-how the model splits its belief among the choices, the quantity confidence measures need.
+"""Turning a backend's raw output into the response's answer, option probabilities and status,
+shared so a local and a served model answering the same text get the same parsed answer.
+Option probabilities are renormalised over the option letters only.
 """
 
 from __future__ import annotations

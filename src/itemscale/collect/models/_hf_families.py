@@ -1,9 +1,6 @@
 """What differs between the video families the transformers backend runs: which model types are
 families, how each is told the frames' true positions, and how our pixel budget becomes its
-processor's resize bounds.
-
-The backend (`_hf`) is the same for every family; what a family's processor needs around the
-frames we chose is kept here, so adding a family changes this module and the backend not at all.
+processor's resize bounds; adding a family changes this module and the backend not at all.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Prompt templates: how an item becomes chat messages, the same for every backend.
 
 The template version is part of a cell's identity, so changing any wording here must bump
-`PROMPT_TEMPLATE_VERSION`: a cell answered under another prompt is a different cell.
-The video is not part of these messages; each backend inserts its own video (or image) parts at
-the start of the first user message, in its own format.
+`PROMPT_TEMPLATE_VERSION`. Each backend inserts its own video (or image) parts at the start of
+the first user message.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """How a model decodes: the one type a protocol's `[decoding]` table is read into and every
-backend request carries.
-
-It lives with the protocol, below the backends, because the protocol file is where decoding is
-written down: the protocol reads it without knowing any backend, and `itemscale.collect.models`
-re-exports it for the requests its backends answer.
+backend request carries. It lives with the protocol, below the backends, because the protocol
+file is where decoding is written down; `itemscale.collect.models` re-exports it.
 """
 
 from __future__ import annotations

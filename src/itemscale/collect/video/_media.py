@@ -2,8 +2,7 @@
 
 A frame's index is its position in presentation order among the stream's frames, taken from the
 packets' timestamps (not from a nominal frame rate), so variable frame rate videos get the right
-count, the right timestamps and the right frames. Decoding seeks to the keyframe before each run
-of wanted frames and converts only the wanted frames to RGB.
+count, the right timestamps and the right frames.
 """
 
 from __future__ import annotations

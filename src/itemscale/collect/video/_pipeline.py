@@ -1,8 +1,6 @@
-"""From a video and a grid of configurations to the exact frames each configuration sees.
-
-`decode_for_configs` decodes the union of every configuration's indices once and serves each
-configuration from it (through the frame cache when one is given); `decode_raw` decodes one
-configuration on its own, the way evaluation harnesses do, and exists so a test can prove the
+"""From a video and a grid of configurations to the exact frames each configuration sees:
+`decode_for_configs` decodes the union of every configuration's indices once; `decode_raw`
+decodes one configuration on its own, the way evaluation harnesses do, so a test can prove the
 two give the same pixels.
 """
 

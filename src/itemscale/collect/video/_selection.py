@@ -1,9 +1,6 @@
-"""Replaying a frame selection on a video: an item's listed frames, checked against the video.
-
-The files are read by the protocol box (`itemscale.collect.protocol.read_selection`: the formats, the
-located errors); here an item's entry becomes frame indices of one decoded video. Under a
-selection, a configuration's frame count is a cap: a record lists 1..K frames (an adaptive
-selector picks fewer for an easy question) and every cell records the frames it used.
+"""Replaying a frame selection on a video: an item's listed frames, checked against the video
+(the files are read by `itemscale.collect.protocol.read_selection`). Under a selection, a
+configuration's frame count is a cap: a record lists 1..K frames.
 """
 
 from __future__ import annotations
