@@ -23,8 +23,7 @@ import numpy as np
 from ...core.files import file_kind
 from ._media import StreamIndex, VideoInfo
 
-#: Magic + format version at the start of every frame entry; bump the digit to change the
-#: format.
+#: Magic + format version at the start of every frame entry (bump the digit to change it).
 ENTRY_MAGIC: Final[bytes] = b"ISFRAME3"
 HEADER: Final[struct.Struct] = struct.Struct("<8sIIIQ")  # magic, height, width, channels, sum
 #: Magic + format version of a stored stream index; bump the digit to change the format (what
@@ -47,8 +46,7 @@ _OPEN_FLAGS: Final[int] = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(o
 
 
 class EntryFault(Exception):
-    """An entry the cache cannot use as a file: not a regular file, larger than it can be, or
-    unreadable. The message names the entry and why."""
+    """An entry the cache cannot use as a file; the message names the entry and why."""
 
 
 def index_size_cap(video_bytes: int) -> int:
@@ -141,8 +139,7 @@ def read_index_entry(
 
 
 def pack_index(index: StreamIndex, video_hash: str, video_bytes: int) -> bytes:
-    """A stream index as stored: magic, checksum, then the fields, the codec name, the content
-    hash and size of the video it describes, and the two timestamp arrays."""
+
     info = index.info
     codec = info.codec.encode()
     digest = video_hash.encode()
@@ -215,8 +212,7 @@ def unpack_index(
 
 
 def touch(fd: int, mtime: float | None = None) -> None:
-    """Mark an entry recently used (its mtime), at most once per `TOUCH_AFTER_S`; `mtime` is
-    the entry's, when the caller has already read it (else one `fstat` reads it)."""
+    """Mark an entry recently used (its mtime), at most once per `TOUCH_AFTER_S`."""
     with contextlib.suppress(OSError):
         if time.time() - (os.fstat(fd).st_mtime if mtime is None else mtime) > TOUCH_AFTER_S:
             os.utime(fd)

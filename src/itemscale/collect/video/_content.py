@@ -79,9 +79,8 @@ def pick_by_change(stack: np.ndarray, frames: int) -> np.ndarray:
 
 def pick_adaptive(stack: np.ndarray, frames: int, adaptive: Adaptive) -> np.ndarray:
     """The adaptive selector's indices (sorted): of the `frames` segments' best frames, those
-    scoring at least the threshold; when fewer than `min_frames` do, the `min_frames`
-    highest-scoring ones (ties to the earliest). At most `frames`, at least
-    min(`min_frames`, segments)."""
+    scoring at least the threshold, or the `min_frames` highest-scoring ones when fewer do
+    (ties to the earliest)."""
     bounds = segment_bounds(stack.shape[0], frames)
     scores = change_scores(stack, bounds)
     best = [(start + int(np.argmax(scores[start:end]))) for start, end in bounds]

@@ -30,9 +30,8 @@ from ._selection import policy_selection, selected_frames
 
 @dataclass(frozen=True)
 class FrameSet:
-    """The frames one configuration saw, with what was actually used: the pixels (`array`),
-    indices, stream timestamps (seconds since the first frame), and the size every frame was
-    served at. `effective_frames` and `requested_frames` are frame counts."""
+    """The frames one configuration saw (`array`), their indices, stream timestamps (seconds
+    since the first frame) and the size every frame was served at."""
 
     array: np.ndarray  # uint8 [F, H, W, 3], read-only
     indices: np.ndarray  # int64 [F]
@@ -73,10 +72,9 @@ def plan_frames(
     item_key: str = "",
     repeat: int = 0,
 ) -> FramePlan:
-    """Indices and output size for one configuration of one video. The `fps` policy counts
-    frames as Qwen's utilities do, video_frames / fps * rate, which is the stream's duration;
-    the `selection` policy takes item `item_key`'s frames from its file (`SelectionError` when
-    they cannot be replayed on this video)."""
+    """Indices and output size for one configuration of one video; the `selection` policy
+    takes item `item_key`'s frames from its file (`SelectionError` when they cannot be
+    replayed on this video)."""
     info = index.info
     if config.is_text_only:
         return FramePlan(config, np.empty(0, dtype=np.int64), 0, 0)
