@@ -57,6 +57,8 @@ from ._prompts import build_messages
 from ._types import (
     BackendError,
     BackendSpec,
+    LoadSettings,
+    ModelEntryLike,
     SettingValue,
     VideoRequest,
     VideoResponse,
@@ -149,21 +151,18 @@ class HFBackend(BaseVideoLM):
     @classmethod
     def load(
         cls,
-        *,
-        name: str,
+        entry: ModelEntryLike,
         model: str,
-        revision: str | None,
-        dtype: str | None,
         options: Mapping[str, object],
-        device: str,
-        batch_size: int,
-        backend: str,
+        settings: LoadSettings,
     ) -> HFBackend:
+        """Load `entry` from `model` (a folder or a hub id) with the merged `options`."""
         import torch
         from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
 
+        name, revision, backend, device = entry.name, entry.revision, entry.backend, settings.device
         parsed = parse_options(options, name)
-        dtype = dtype or "auto"
+        dtype = entry.dtype or "auto"
         if dtype not in DTYPES:
             raise BackendError(f"model {name!r}: dtype {dtype!r} is not one of {', '.join(DTYPES)}")
         load_kwargs: PretrainedKwargs = {"local_files_only": parsed.local_files_only}
@@ -224,7 +223,7 @@ class HFBackend(BaseVideoLM):
             processor=processor,
             options=parsed,
             device=device,
-            batch_size=batch_size,
+            batch_size=settings.batch_size,
         )
 
     @property

@@ -197,16 +197,7 @@ def load_local(
 ) -> VideoLM:
     from ._hf import HFBackend
 
-    return HFBackend.load(
-        name=entry.name,
-        model=model,
-        revision=entry.revision,
-        dtype=entry.dtype,
-        options=options,
-        device=settings.device,
-        batch_size=settings.batch_size,
-        backend=entry.backend,
-    )
+    return HFBackend.load(entry, model, options, settings)
 
 
 def folder_options(model: str) -> dict[str, object]:
