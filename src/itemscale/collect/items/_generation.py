@@ -106,11 +106,10 @@ def _duration(record: Mapping[str, object], where: str) -> float | None:
 def load_mlvu_generation(
     path: str | os.PathLike[str], *, video_dir: str | os.PathLike[str] | None = None
 ) -> list[Item]:
-    """MLVU's generation tasks (Sub-Scene Captioning, `question_type` "subPlot"; Video
-    Summarization, "summary"): a JSON list of `{video, duration, question, answer,
-    question_type[, scoring_points]}`. Item id = the video's file name without its extension
-    (MLVU's own prediction files name items by video), `#2`, `#3`, ... for further questions
-    about one video; the reference is `answer`."""
+    """MLVU's generation tasks (`question_type` "subPlot" and "summary"): a JSON list of
+    `{video, duration, question, answer, question_type}`. Item id = the video's file name
+    without its extension (as MLVU's prediction files name items), `#2`, `#3`, ... for further
+    questions about one video."""
     p = Path(path)
     records = read_json(p)
     if not isinstance(records, list):

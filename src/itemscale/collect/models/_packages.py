@@ -74,9 +74,8 @@ class ImportedPackage:
 
 
 def imported_package(distribution: str) -> ImportedPackage:
-    """`distribution` as this process imports it (imported now when it was not yet: the same
-    module a model would get, since a process imports a name once); a module that fails to
-    import is recorded with no version and no file."""
+    """`distribution` as this process imports it (imported now when it was not yet); one that
+    fails to import is recorded with no version and no file."""
     module_name = IMPORT_NAMES.get(distribution, distribution)
     version: str | None = None
     file: str | None = None

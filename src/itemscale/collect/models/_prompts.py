@@ -42,10 +42,9 @@ def current_turn_text(item: Item) -> str:
 
 
 def cloze_turn_text(item: Item) -> str:
-    """The current turn of a multiple-choice item asked as an open question, for scoring each
-    option's text as the answer (option-likelihood scoring): the options are not listed, as in
-    lm-evaluation-harness's multiple-choice tasks, so the score is the model's belief in each
-    answer, not its ability to map an answer to a letter."""
+    """The current turn of a multiple-choice item asked as an open question (option-likelihood
+    scoring): the options are not listed, as in lm-evaluation-harness, so the score is the
+    model's belief in each answer, not its ability to map an answer to a letter."""
     return f"{item.question}\n{OPEN_QA_INSTRUCTION}"
 
 

@@ -435,10 +435,9 @@ class Protocol(BaseModel):
                     )
 
     def selection_policy(self, policy: SamplingPolicy, frames: int) -> SamplingPolicy:
-        """A `selection` policy with its file for `frames` filled in (path, format, digest,
-        and whether the file lists up to `frames` rather than exactly: `selection_cap`); any
-        other policy as it is. Raises `ProtocolError` naming the file when it is missing and
-        `SelectionError` when it cannot be read."""
+        """A `selection` policy with its file for `frames` filled in (`selection_cap` when it
+        lists up to `frames`); any other policy as it is. `ProtocolError` for a missing file,
+        `SelectionError` for an unreadable one."""
         if policy.name != "selection" or policy.selection is None:
             return policy
         entry = self.selections[policy.selection]

@@ -320,10 +320,9 @@ def read_selection(
     order: str | Path | None = None,
     order_key: str | None = None,
 ) -> Selection:
-    """Read a selection file (format named, or detected with `auto`); raises `SelectionError`
-    naming the file and the record for anything it cannot read. An id given twice is an
-    error, unless every record of the file carries its `question` text: then the file's ids
-    name videos (BOLT on MLVU) and its records are matched by (id, question)."""
+    """Read a selection file (format named, or detected with `auto`). An id given twice is an
+    error unless every record carries its `question` text: its records are then matched by
+    (id, question) (BOLT on MLVU names videos as ids)."""
     where = Path(path)
     if format not in ("auto", *READ_FORMATS):
         raise SelectionError(str(where), f"unknown format {format!r} (one of {READ_FORMATS})")
