@@ -131,7 +131,6 @@ def load_mlvu(
         if cut:
             question = question[: cut.start()].strip()
         name = text_of(row["video_name"])
-        duration = row.get("duration")
         items.append(
             checked_item(
                 where,
@@ -141,7 +140,7 @@ def load_mlvu(
                 options=tuple(strip_option_prefix(c) for c in _as_list(row["candidates"], where)),
                 answer=text_of(row["answer"]).upper(),
                 video_path=video_path(video_dir, name),
-                duration_s=_seconds(duration),
+                duration_s=_seconds(row.get("duration")),
                 attributes={"task_type": text_of(row["task_type"])},
                 split="test",
             )
@@ -183,7 +182,6 @@ def load_longvideobench(
             "question_category": text_of(row.get("question_category")),
             "topic_category": text_of(row.get("topic_category")),
         }
-        duration = row.get("duration")
         video = text_of(row["video_id"])
         items.append(
             checked_item(
@@ -194,7 +192,7 @@ def load_longvideobench(
                 options=tuple(options),
                 answer=OPTION_LETTERS[choice],
                 video_path=video_path(video_dir, text_of(row.get("video_path")) or f"{video}.mp4"),
-                duration_s=_seconds(duration),
+                duration_s=_seconds(row.get("duration")),
                 attributes={k: v for k, v in attrs.items() if v},
                 split="val",
             )

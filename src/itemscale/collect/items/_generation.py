@@ -6,6 +6,7 @@ replies, so a larger visual budget is compared on the same prompt.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections import Counter
@@ -83,15 +84,11 @@ def _duration(record: Mapping[str, object], where: str) -> float | None:
     value = record.get("duration")
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise BenchmarkFileError(f"{where}: key 'duration' {value!r} is not a number of seconds")
-    try:
-        seconds = float(value)
-    except ValueError:
-        raise BenchmarkFileError(
-            f"{where}: key 'duration' {value!r} is not a number of seconds"
-        ) from None
-    if not seconds >= 0:
+    seconds = None
+    if isinstance(value, int | float | str) and not isinstance(value, bool):
+        with contextlib.suppress(ValueError):
+            seconds = float(value)
+    if seconds is None or not seconds >= 0:
         raise BenchmarkFileError(f"{where}: key 'duration' {value!r} is not a number of seconds")
     return seconds
 
