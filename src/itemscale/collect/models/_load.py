@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..protocol._protocol import one_of
+from ..protocol import one_of
 from ._contract import FrameTransport
 from ._packages import imported_package
 from ._types import BACKENDS, Backend, BackendError, LoadSettings, VideoLM

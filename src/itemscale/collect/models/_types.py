@@ -35,8 +35,7 @@ from ...core.errors import ItemscaleError, location_text, warn_renamed
 from ...core.plugins import BACKENDS_GROUP, Registry
 from ...core.responses import Status
 from ..items import Item
-from ..protocol import DecodingSettings
-from ..protocol._protocol import not_one_of
+from ..protocol import DecodingSettings, not_one_of
 from ._contract import BackendUsage, FrameTransport, Serving
 
 #: A backend's name: a key of `BACKENDS` (checked where an entry or a spec is read).

@@ -38,6 +38,8 @@ from ._protocol import (
     ProtocolError,
     SelectionEntry,
     load_protocol,
+    not_one_of,
+    one_of,
     parse_protocol,
     selection_file_digest,
 )
@@ -84,6 +86,8 @@ __all__ = [
     "SelectionFormat",
     "cached_selection",
     "load_protocol",
+    "not_one_of",
+    "one_of",
     "parse_protocol",
     "read_order",
     "read_selection",
