@@ -26,9 +26,8 @@ AVSD_TASK_TYPE: Final[str] = "dialogue"
 
 
 def read_json(path: Path) -> Any:
-    """The file's JSON value; a file that is not JSON names the line and column. A file of one
-    JSON object per line (copies of MLVU's annotation files circulate in both forms) reads as
-    the list of its lines' objects."""
+    """The file's JSON value (an error names line and column); a file of one JSON object per
+    line (MLVU's annotation files circulate in both forms) reads as the list of them."""
     try:
         text = read_input_bytes(path, what="a benchmark file").decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -159,13 +158,10 @@ def _answers(value: Any, where: str) -> tuple[str, ...]:
 def load_avsd(
     path: str | os.PathLike[str], *, video_dir: str | os.PathLike[str] | None = None
 ) -> list[Item]:
-    """AVSD as DSTC7 released it: `{"dialogs": [{image_id, summary, caption, dialog:
-    [{question, answer}, ...]}]}`. One item per (dialog, turn): id `<image_id>-<turn>` (turns
-    from 1), video `<image_id>`, the question of turn t after the gold history of turns < t,
-    turn t's answer as the reference. A last turn without a reference (the test file's hidden
-    turn, `__UNDISCLOSED__`) is not an item; a turn after one is an error.
-    `summary` and `caption` describe the video, so they are not put in the prompt: the
-    text-only answer would see the video through them."""
+    """AVSD as DSTC7 released it: one item per (dialog, turn), id `<image_id>-<turn>` (turns
+    from 1), the question of turn t after the gold history of turns < t. A last turn without a
+    reference (`__UNDISCLOSED__`) is not an item; a turn after one is an error. `summary` and
+    `caption` are left out of the prompt: the text-only answer would see the video through them."""
     p = Path(path)
     data = read_json(p)
     if not isinstance(data, dict) or "dialogs" not in data:

@@ -435,9 +435,8 @@ def _answer_plan(
 ) -> tuple[
     dict[tuple[int, QuestionKind], int], list[QuestionKind], dict[int, FocusKind], dict[int, int]
 ]:
-    """Where each video's answers sit (balanced within each split and question kind), which
-    kind its dialogue asks, and with the focus layout its kind and answer position; drawn from
-    `suite_rng` in this order, so a seed gives the same suite."""
+    """Where each video's answers sit, which kind its dialogue asks, and with the focus layout
+    its kind and answer position; drawn from `suite_rng` in this order (a seed, one suite)."""
     n_videos = len(splits)
     # Positions balanced within each (split, question kind), so each split is balanced alone.
     positions: dict[tuple[int, QuestionKind], int] = {}

@@ -103,9 +103,8 @@ class FrameCache:
         return frame if self.read_into(video_hash, index, frame) else None
 
     def read_into(self, video_hash: str, index: int, out: np.ndarray) -> bool:
-        """Read a cached frame straight into `out` (a C-contiguous uint8 [H, W, 3] array, e.g.
-        one slot of a frame stack, which saves a copy per frame). False when absent or damaged;
-        `out` then holds garbage and a damaged entry is deleted."""
+        """Read a cached frame straight into `out` (e.g. one slot of a frame stack, saving a
+        copy per frame); False when absent or damaged (`out` then holds garbage)."""
         return self.read_many(video_hash, [(index, out)])[0]
 
     def read_many(

@@ -32,10 +32,9 @@ _SIGNATURES: Final[tuple[tuple[int, bytes], ...]] = (
 
 @dataclass(frozen=True)
 class VideoInfo:
-    """What the stream says about a video. `video_frames` counts the stream's frames (packets
-    with timestamps: the video's length, where `frames` is a budget's count) and `duration_s`
-    spans their timestamps; `fps` is video_frames / duration_s (the container's nominal rate
-    when the two agree within 0.5%), so all three stay right for variable frame rates."""
+    """What the stream says about a video: `video_frames` counts the stream's frames, and `fps`
+    is video_frames / duration_s (the container's nominal rate when the two agree within 0.5%),
+    so all three stay right for variable frame rates."""
 
     path: str
     video_frames: int

@@ -60,9 +60,8 @@ def remember_questions(items: Iterable[Item]) -> None:
 
 
 def selection_entry(selection: Selection, item_id: str) -> ListedFrames | None:
-    """The item's record: by id, or, in a file whose ids repeat, by (video, question text):
-    the record's id names the item's video (its id or its file's name without suffix) and
-    its `question` equals the item's question (whitespace runs read as one space)."""
+    """The item's record: by id, or, in a file whose ids repeat, by (video, question text),
+    whitespace runs read as one space."""
     entry = selection.entries.get(item_id)
     if entry is not None or not selection.by_question:
         return entry
