@@ -324,11 +324,9 @@ class HFBackend(BaseVideoLM):
             if r.frames is not None
         ]
         if videos:
-            # decoded frames are shared read-only (the frame cache hands the same arrays to
-            # every configuration); torch refuses to wrap a read-only array without a warning,
-            # so the processor gets writable copies and the cache stays untouched. One
-            # (frames, height, width, 3) array per video, as a plain loop passes it: a list of
-            # frame arrays costs the processor about a third more time (128 frames of 448x336)
+            # decoded frames are shared read-only, which torch warns about: writable copies.
+            # One [F, H, W, 3] array per video: a list of frame arrays costs the processor
+            # about a third more time (128 frames of 448x336)
             kwargs["videos"] = [writable(np.asarray(frame_set.array)) for frame_set in videos]
             kwargs["do_sample_frames"] = False
             kwargs["video_metadata"] = [video_metadata(frame_set) for frame_set in videos]

@@ -542,8 +542,7 @@ class OpenAIBackend(BaseVideoLM):
                 with self._rng_lock:
                     self.logprob_requests += 1
                     self.logprob_missing += int(not content)
-        # What the server's processor made of the frames: the prompt tokens they added to the
-        # same prompt without them (markers around each image included); pixels stay unknown.
+        # The frames' tokens: what they added to the same prompt without them; pixels unknown.
         visual_tokens = 0 if request.frames is None else None
         prompt = _prompt_tokens(payload)
         if request.frames is not None and prompt is not None:

@@ -546,8 +546,7 @@ def load_protocol(path: str | Path, *, backends: Collection[str] | None = None) 
             name: _resolved(entry, base, ("path", "order", "paths"))
             for name, entry in data["selections"].items()
         }
-    # selection files are read (and a missing one named) by `configurations()`, so a protocol
-    # can be loaded to write its selections (`itemscale select`) before they exist
+    # selection files are read by `configurations()`: `itemscale select` writes them after
     return parse_protocol(data, source=str(path), backends=backends)
 
 
