@@ -11,17 +11,14 @@ from ...core.items import (
     write_items_jsonl,
 )
 from ._benchmarks import (
-    BENCHMARK_LOADERS,
-    BenchmarkFileError,
-    BenchmarkLoader,
-    load_avsd,
     load_benchmark,
     load_longvideobench,
     load_mlvu,
-    load_mlvu_generation,
     load_videomme,
     strip_option_prefix,
 )
+from ._fields import BENCHMARK_LOADERS, BenchmarkFileError, BenchmarkLoader
+from ._generation import load_avsd, load_mlvu_generation
 
 __all__ = [
     "BENCHMARK_LOADERS",

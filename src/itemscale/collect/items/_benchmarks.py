@@ -1,12 +1,10 @@
 """Loaders for the published question files of Video-MME, MLVU and LongVideoBench, and the
 registry of every benchmark format (the generation benchmarks' JSON loaders are in `_generation`).
 
-Each benchmark spells the same things differently (a letter, a digit, or option text inlined in
-the question; "short/medium/long" or 15/60/600/3600 duration groups). The loaders read the
-Parquet files as published and turn every row into the one `Item` record, so importers can
-attach video ids and categories and the sweep can run the questions. Attribute names are shared
-across benchmarks where they mean the same thing (`duration` is the benchmark's own duration
-group, `task_type` its question type) because `analyze --by duration` should work on any of them.
+Each benchmark spells the same things differently; the loaders turn every row into the one
+`Item` record, with attribute names shared where they mean the same thing (`duration` is the
+benchmark's own duration group, `task_type` its question type) so `analyze --by duration` works
+on any of them.
 """
 
 from __future__ import annotations
@@ -22,13 +20,12 @@ from ...core.items import OPTION_LETTERS, Item, read_items_jsonl
 from ._fields import (
     BENCHMARK_LOADERS,
     BenchmarkFileError,
-    BenchmarkLoader,
     benchmark,
     checked_item,
     text_of,
     video_path,
 )
-from ._generation import json_keys, load_avsd, load_mlvu_generation
+from ._generation import json_keys
 
 _LETTER_PREFIX = re.compile(r"^\s*\(?([A-J])[.)]\s*")
 _INLINE_OPTIONS = re.compile(r"\n\s*\(A\)")
@@ -134,7 +131,6 @@ def load_mlvu(
         if cut:
             question = question[: cut.start()].strip()
         name = text_of(row["video_name"])
-        duration = row.get("duration")
         items.append(
             checked_item(
                 where,
@@ -144,7 +140,7 @@ def load_mlvu(
                 options=tuple(strip_option_prefix(c) for c in _as_list(row["candidates"], where)),
                 answer=text_of(row["answer"]).upper(),
                 video_path=video_path(video_dir, name),
-                duration_s=_seconds(duration),
+                duration_s=_seconds(row.get("duration")),
                 attributes={"task_type": text_of(row["task_type"])},
                 split="test",
             )
@@ -186,7 +182,6 @@ def load_longvideobench(
             "question_category": text_of(row.get("question_category")),
             "topic_category": text_of(row.get("topic_category")),
         }
-        duration = row.get("duration")
         video = text_of(row["video_id"])
         items.append(
             checked_item(
@@ -197,7 +192,7 @@ def load_longvideobench(
                 options=tuple(options),
                 answer=OPTION_LETTERS[choice],
                 video_path=video_path(video_dir, text_of(row.get("video_path")) or f"{video}.mp4"),
-                duration_s=_seconds(duration),
+                duration_s=_seconds(row.get("duration")),
                 attributes={k: v for k, v in attrs.items() if v},
                 split="val",
             )
@@ -254,18 +249,3 @@ def load_benchmark(
             f"unknown benchmark {key!r}; known: {', '.join(sorted(BENCHMARK_LOADERS))}"
         )
     return BENCHMARK_LOADERS[key](p, video_dir=video_dir)
-
-
-__all__ = [
-    "BENCHMARK_LOADERS",
-    "BenchmarkFileError",
-    "BenchmarkLoader",
-    "detect_benchmark",
-    "load_avsd",
-    "load_benchmark",
-    "load_longvideobench",
-    "load_mlvu",
-    "load_mlvu_generation",
-    "load_videomme",
-    "strip_option_prefix",
-]

@@ -1,9 +1,6 @@
-"""What every benchmark loader shares: its error type, the steps from a raw record to an `Item`,
-and the registry it declares itself in (`@benchmark(...)` on the loader).
-
-The Parquet loaders (Video-MME, MLVU, LongVideoBench) and the JSON loaders (MLVU's generation
-tasks, AVSD) read different containers but must name a bad record the same way (file, row,
-field) and build items through the same validation, so a fault is never a bare pydantic trace.
+"""What every benchmark loader shares: its error type, the steps from a raw record to an `Item`
+(a bad record named the same way, file, row and field, never a bare pydantic trace), and the
+registry it declares itself in (`@benchmark(...)` on the loader).
 """
 
 from __future__ import annotations
@@ -47,11 +44,8 @@ def text_of(value: Any) -> str:
 @dataclass(frozen=True, slots=True)
 class BenchmarkLoader:
     """One benchmark question file format: how to read it, its name in messages, and the
-    columns that tell its file apart from the others', so that `load_benchmark` (and every
-    importer's `--benchmark FILE`) recognises it without being told. Called like the loader.
-
-    `suffixes` are the file kinds it reads: Parquet files are told apart by their columns,
-    JSON files by their keys (the top-level object's, or every record's of a top-level list)."""
+    columns (Parquet) or keys (JSON) that tell its files apart, so `load_benchmark` recognises
+    it without being told. Called like the loader."""
 
     load: Callable[..., list[Item]]
     title: str
@@ -65,9 +59,8 @@ class BenchmarkLoader:
 
 
 #: Every benchmark question file format, by the name a protocol's `benchmark.kind` writes, in
-#: the order `detect_benchmark` tries them: itemscale's own (`@benchmark` on each loader of this
-#: package), then those of installed packages (entry point group
-#: `itemscale.benchmarks`, by distribution and entry point name).
+#: the order `detect_benchmark` tries them: itemscale's own, then the entry points of
+#: `itemscale.benchmarks`.
 BENCHMARK_LOADERS: Final[Registry[BenchmarkLoader]] = Registry(
     what="benchmark",
     group=BENCHMARKS_GROUP,

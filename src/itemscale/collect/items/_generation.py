@@ -1,15 +1,12 @@
 """Loaders for the two open-ended generation benchmarks the seed paper measures: MLVU's
 generation tasks and AVSD (DSTC7) fixed-history dialogue, from the JSON files as published.
-
-Both are scored by Token-F1 and ROUGE-L against their reference answers, so each item carries
-its references and a task kind that is not multiple choice. AVSD is a dialogue: turn t is asked
-with the *gold* history of turns 1..t-1 (what the annotators said, never the model's own earlier
-replies), so every turn is one item whose answer depends on the video and the current question
-alone, and a larger visual budget is compared on the same prompt.
+AVSD turn t is asked with the *gold* history of turns 1..t-1, never the model's own earlier
+replies, so a larger visual budget is compared on the same prompt.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections import Counter
@@ -29,9 +26,8 @@ AVSD_TASK_TYPE: Final[str] = "dialogue"
 
 
 def read_json(path: Path) -> Any:
-    """The file's JSON value; a file that is not JSON names the line and column. A file of one
-    JSON object per line (copies of MLVU's annotation files circulate in both forms) reads as
-    the list of its lines' objects."""
+    """The file's JSON value (an error names line and column); a file of one JSON object per
+    line (MLVU's annotation files circulate in both forms) reads as the list of them."""
     try:
         text = read_input_bytes(path, what="a benchmark file").decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -87,15 +83,11 @@ def _duration(record: Mapping[str, object], where: str) -> float | None:
     value = record.get("duration")
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise BenchmarkFileError(f"{where}: key 'duration' {value!r} is not a number of seconds")
-    try:
-        seconds = float(value)
-    except ValueError:
-        raise BenchmarkFileError(
-            f"{where}: key 'duration' {value!r} is not a number of seconds"
-        ) from None
-    if not seconds >= 0:
+    seconds = None
+    if isinstance(value, int | float | str) and not isinstance(value, bool):
+        with contextlib.suppress(ValueError):
+            seconds = float(value)
+    if seconds is None or not seconds >= 0:
         raise BenchmarkFileError(f"{where}: key 'duration' {value!r} is not a number of seconds")
     return seconds
 
@@ -110,11 +102,10 @@ def _duration(record: Mapping[str, object], where: str) -> float | None:
 def load_mlvu_generation(
     path: str | os.PathLike[str], *, video_dir: str | os.PathLike[str] | None = None
 ) -> list[Item]:
-    """MLVU's generation tasks (Sub-Scene Captioning, `question_type` "subPlot"; Video
-    Summarization, "summary"): a JSON list of `{video, duration, question, answer,
-    question_type[, scoring_points]}`. Item id = the video's file name without its extension
-    (MLVU's own prediction files name items by video), `#2`, `#3`, ... for further questions
-    about one video; the reference is `answer`."""
+    """MLVU's generation tasks (`question_type` "subPlot" and "summary"): a JSON list of
+    `{video, duration, question, answer, question_type}`. Item id = the video's file name
+    without its extension (as MLVU's prediction files name items), `#2`, `#3`, ... for further
+    questions about one video."""
     p = Path(path)
     records = read_json(p)
     if not isinstance(records, list):
@@ -167,13 +158,10 @@ def _answers(value: Any, where: str) -> tuple[str, ...]:
 def load_avsd(
     path: str | os.PathLike[str], *, video_dir: str | os.PathLike[str] | None = None
 ) -> list[Item]:
-    """AVSD as DSTC7 released it: `{"dialogs": [{image_id, summary, caption, dialog:
-    [{question, answer}, ...]}]}`. One item per (dialog, turn): id `<image_id>-<turn>` (turns
-    from 1), video `<image_id>`, the question of turn t after the gold history of turns < t,
-    turn t's answer as the reference. A last turn without a reference (the test file's hidden
-    turn, `__UNDISCLOSED__`) is not an item; a turn after one is an error.
-    `summary` and `caption` describe the video, so they are not put in the prompt: the
-    text-only answer would see the video through them."""
+    """AVSD as DSTC7 released it: one item per (dialog, turn), id `<image_id>-<turn>` (turns
+    from 1), the question of turn t after the gold history of turns < t. A last turn without a
+    reference (`__UNDISCLOSED__`) is not an item; a turn after one is an error. `summary` and
+    `caption` are left out of the prompt: the text-only answer would see the video through them."""
     p = Path(path)
     data = read_json(p)
     if not isinstance(data, dict) or "dialogs" not in data:

@@ -1,10 +1,7 @@
 """Model backends behind one `VideoLM` protocol: transformers (`hf`), OpenAI-compatible servers
 (`openai`) and the built-in tiny model (`builtin`, the `hf` backend on packaged weights).
-Making those weights is the recipe `recipes/builtin_model/` of a checkout, not installed.
-
-Heavy dependencies (torch, transformers, httpx) are imported only when a backend is loaded.
-Backends are registered in `BACKENDS` by plugins: itemscale's own, and any installed package's
-entry point of the group `itemscale.backends` (docs/extending.md).
+Heavy dependencies (torch, transformers, httpx) are imported only when a backend is loaded;
+backends are registered in `BACKENDS` by plugins (docs/extending.md).
 """
 
 from ...core.plugins import PluginError

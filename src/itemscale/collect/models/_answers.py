@@ -1,8 +1,6 @@
-"""Turning a backend's raw output into the response's answer, option probabilities and status.
-
-Shared by every backend so that a local model and a served model answering the same text get the
-same parsed answer. Option probabilities are renormalised over the option letters only: they say
-how the model splits its belief among the choices, the quantity confidence measures need.
+"""Turning a backend's raw output into the response's answer, option probabilities and status,
+shared so a local and a served model answering the same text get the same parsed answer.
+Option probabilities are renormalised over the option letters only.
 """
 
 from __future__ import annotations
@@ -19,12 +17,9 @@ from ._types import SCORE_ONLY_MAX_NEW_TOKENS, VideoRequest, VideoResponse
 def letter_probs_from_logprobs(
     candidates: Iterable[tuple[str, float]], letters: str
 ) -> dict[str, float] | None:
-    """Option probabilities from (token text, log-probability) pairs of one position.
-
-    Tokens that are a letter once surrounding whitespace is stripped (`"A"`, `" A"`, `"\\nA"`)
-    pool their mass into that letter, because tokenizers spell the same answer several ways.
-    None when no option letter is among the candidates (nothing to normalise).
-    """
+    """Option probabilities from (token text, log-probability) pairs of one position: tokens
+    that are a letter once whitespace is stripped (`"A"`, `" A"`, `"\\nA"`) pool their mass,
+    as tokenizers spell one answer several ways. None when no option letter is a candidate."""
     mass = dict.fromkeys(letters, 0.0)
     for token, logprob in candidates:
         letter = token.strip()
@@ -42,13 +37,10 @@ def finish_response_fields(
     option_probs: Mapping[str, float] | None,
     decoding: DecodingSettings,
 ) -> tuple[str | None, float | None, Status]:
-    """(answer, confidence, status) for a completed generation.
-
-    Multiple choice: when the model was asked for at most one token and its option
-    probabilities are known, the answer is the most probable letter (scoring mode); otherwise
-    the answer is read from the text by the shared extractor (never a guess: NOANSWER when the
-    text names no option). Open tasks carry no parsed answer.
-    """
+    """(answer, confidence, status) for a completed generation. Multiple choice: the most
+    probable letter when at most one token was asked for and the probabilities are known, else
+    what the shared extractor reads from the text (NOANSWER, never a guess, when it names no
+    option). Open tasks carry no parsed answer."""
     if item.task_kind != TaskKind.MCQA:
         return None, None, Status.OK
     if option_probs is not None and decoding.max_new_tokens <= SCORE_ONLY_MAX_NEW_TOKENS:
@@ -72,12 +64,8 @@ def completed_response(
     chosen: str | None = None,
 ) -> VideoResponse:
     """The response to a request whose generation completed, built the same way by every
-    backend: answer, confidence and status from `finish_response_fields`, and as frames used
-    the number of frames the request carried (None for text-only).
-
-    `chosen`: the option letter a scoring backend picked without generating (option-likelihood
-    scoring); it is the answer, and its probability the confidence.
-    """
+    backend. `chosen`: the option letter a backend picked without generating (option-likelihood
+    scoring); it is the answer, and its probability the confidence."""
     answer: str | None
     confidence: float | None
     if chosen is not None:

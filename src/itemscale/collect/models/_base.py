@@ -58,8 +58,7 @@ def _without(backend: Any, member: str) -> None:
 
 
 def serving_of(backend: Any) -> Serving:
-    """The backend's `serving`, checked: a value of another type is a `BackendError` naming
-    the backend's class."""
+    """The backend's `serving`; a value of another type is a `BackendError`."""
     serving = getattr(backend, "serving", None)
     if serving is None:
         _without(backend, "serving")

@@ -1,11 +1,6 @@
-"""What the sweep asks of a backend besides its answers, as typed records.
-
-Every `VideoLM` declares `serving` (how the sweep drives it: requests handed over at once, a
-probe first) and answers `usage()` (what it counted while it ran: requests in flight,
-log-probabilities asked for and missing, replies cut); `BaseVideoLM` (`_base`) gives both a local
-model's defaults. How frames travel (`FrameTransport`) is known before anything loads, from the
-model entry, so it is the registry's (`Backend.transport`), as is the multiple-choice scoring
-rule. The sweep reads these and nothing else: no backend is recognised by its name.
+"""What the sweep asks of a backend besides its answers, as typed records: `serving` (how the
+sweep drives it) and `usage()` (what it counted while it ran). The sweep reads these and
+nothing else: no backend is recognised by its name.
 """
 
 from __future__ import annotations
@@ -40,17 +35,10 @@ _TRANSPORT_WORDS = {
 
 
 class Serving(BaseModel):
-    """How the sweep drives a loaded backend (`VideoLM.serving`). Defaults: a local model's.
-
-    `requests_in_flight`: the requests the backend works on at once; the local executor (and
-    each Ray actor) hands it at least that many per call whatever `--batch-size` says, so a
-    served model's `--concurrency` takes effect at the default batch size of 1.
-    `probes_first`: the local executor sends the model's first cell with frames alone and stops
-    with the server's message when it is refused (`ServerRefusedError`), then runs the budget
-    probe (one item at the smallest and the largest budget; `BudgetNotHonouredError`). The Ray
-    executor sends no probe (docs/backends.md, "The backend contract").
-    `bytes_per_visual_token`: the device memory one more visual token in a batch costs, which
-    `--batch-size auto` divides the free memory by (None: the sweep's default estimate)."""
+    """How the sweep drives a loaded backend (`VideoLM.serving`; docs/backends.md, "The backend
+    contract"). Defaults: a local model's. `requests_in_flight`: handed over per call whatever
+    `--batch-size` says; `probes_first`: one cell alone, then the budget probe;
+    `bytes_per_visual_token`: what `--batch-size auto` divides the free memory by."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

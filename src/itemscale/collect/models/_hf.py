@@ -57,6 +57,8 @@ from ._prompts import build_messages
 from ._types import (
     BackendError,
     BackendSpec,
+    LoadSettings,
+    ModelEntryLike,
     SettingValue,
     VideoRequest,
     VideoResponse,
@@ -68,31 +70,13 @@ if TYPE_CHECKING:
 
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 
-__all__ = [
-    "DTYPES",
-    "FAMILIES",
-    "HFBackend",
-    "HFOptions",
-    "letter_token_ids",
-    "local_revision",
-    "parse_options",
-    "processor_settings",
-]
-
 
 class HFOptions(BaseModel):
-    """Options of an `hf`/`builtin` model entry (the protocol file's `options` table).
-
-    `min_pixels`: lower resize bound for the pixel-range families (frames smaller than it are
-    enlarged by the processor, which the response records).
-    `mcqa_scoring`: how a multiple-choice item is answered. `letter` (the default, what
-    lmms-eval and VLMEvalKit do) asks with the options listed and reads the option letters'
-    next-token probabilities or the generated text. `likelihood` asks the question open-ended
-    and scores each option's text as the reply (the sum of its tokens' log-probabilities, end of
-    turn included), as lm-evaluation-harness scores multiple choice; the answer is the most
-    likely option and the option probabilities are the softmax of those sums. It suits small
-    models that know the answer but cannot yet bind it to a letter.
-    """
+    """Options of an `hf`/`builtin` model entry (docs/backends.md). `min_pixels`: lower resize
+    bound of the pixel-range families. `mcqa_scoring`: `letter` (lmms-eval's and VLMEvalKit's
+    way) lists the options and reads the letter; `likelihood` asks open-ended and scores each
+    option's text as the reply (lm-evaluation-harness's way), the probabilities the softmax of
+    those log-likelihood sums."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -137,8 +121,7 @@ def letter_token_ids(tokenizer: Any, letters: str) -> dict[str, list[int]]:
 
 
 class HFBackend(BaseVideoLM):
-    """A transformers Video LLM held in memory; requests are run in left-padded batches of
-    requests that share frame geometry and decoding settings."""
+    """Requests run in left-padded batches that share frame geometry and decoding settings."""
 
     def __init__(
         self,
@@ -168,21 +151,18 @@ class HFBackend(BaseVideoLM):
     @classmethod
     def load(
         cls,
-        *,
-        name: str,
+        entry: ModelEntryLike,
         model: str,
-        revision: str | None,
-        dtype: str | None,
         options: Mapping[str, object],
-        device: str,
-        batch_size: int,
-        backend: str,
+        settings: LoadSettings,
     ) -> HFBackend:
+        """Load `entry` from `model` (a folder or a hub id) with the merged `options`."""
         import torch
         from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
 
+        name, revision, backend, device = entry.name, entry.revision, entry.backend, settings.device
         parsed = parse_options(options, name)
-        dtype = dtype or "auto"
+        dtype = entry.dtype or "auto"
         if dtype not in DTYPES:
             raise BackendError(f"model {name!r}: dtype {dtype!r} is not one of {', '.join(DTYPES)}")
         load_kwargs: PretrainedKwargs = {"local_files_only": parsed.local_files_only}
@@ -243,7 +223,7 @@ class HFBackend(BaseVideoLM):
             processor=processor,
             options=parsed,
             device=device,
-            batch_size=batch_size,
+            batch_size=settings.batch_size,
         )
 
     @property
@@ -328,8 +308,7 @@ class HFBackend(BaseVideoLM):
     def processor_inputs(
         self, batch: Sequence[VideoRequest], texts: Sequence[str] | None = None
     ) -> Any:
-        """The processor's output for a batch (exposed so tests can check what the model sees).
-
+        """The processor's output for a batch (public so tests can check what the model sees);
         `texts`: one rendered text per request instead of the generation prompts."""
         if texts is None:
             texts = [
@@ -345,11 +324,9 @@ class HFBackend(BaseVideoLM):
             if r.frames is not None
         ]
         if videos:
-            # decoded frames are shared read-only (the frame cache hands the same arrays to
-            # every configuration); torch refuses to wrap a read-only array without a warning,
-            # so the processor gets writable copies and the cache stays untouched. One
-            # (frames, height, width, 3) array per video, as a plain loop passes it: a list of
-            # frame arrays costs the processor about a third more time (128 frames of 448x336)
+            # decoded frames are shared read-only, which torch warns about: writable copies.
+            # One [F, H, W, 3] array per video: a list of frame arrays costs the processor
+            # about a third more time (128 frames of 448x336)
             kwargs["videos"] = [writable(np.asarray(frame_set.array)) for frame_set in videos]
             kwargs["do_sample_frames"] = False
             kwargs["video_metadata"] = [video_metadata(frame_set) for frame_set in videos]
@@ -404,8 +381,6 @@ class HFBackend(BaseVideoLM):
             probs = None
             if request.item.task_kind == TaskKind.MCQA and decoding.score_options:
                 probs = self._option_probs(first_logits[row], request.item.option_letters)
-            # one batch shares its decoding settings (see `_batch_key`), so `request.decoding`
-            # is `decoding` as far as the answer is concerned
             responses.append(
                 completed_response(
                     request,

@@ -1,9 +1,6 @@
 """What differs between the video families the transformers backend runs: which model types are
 families, how each is told the frames' true positions, and how our pixel budget becomes its
-processor's resize bounds.
-
-The backend (`_hf`) is the same for every family; what a family's processor needs around the
-frames we chose is kept here, so adding a family changes this module and the backend not at all.
+processor's resize bounds; adding a family changes this module and the backend not at all.
 """
 
 from __future__ import annotations
@@ -51,13 +48,10 @@ def source_fps(frame_set: FramesLike) -> float:
 
 @renamed_keywords(frames="frame_set")
 def video_metadata(frame_set: FramesLike) -> VideoMetadataFields:
-    """transformers' video metadata for frames we already chose.
-
-    `frames_indices` with the source `fps` give each frame's true time (Qwen3-VL, SmolVLM2 print
-    it into the prompt). `total_num_frames` is set so that the processor's "sampled fps"
-    (frames / total * fps) equals the rate the frames were actually taken at, which is what
-    Qwen2.5-VL turns into the temporal position step.
-    """
+    """transformers' video metadata for frames we already chose: `frames_indices` with the
+    source `fps` give each frame's true time (Qwen3-VL, SmolVLM2 print it into the prompt);
+    `total_num_frames` makes the processor's "sampled fps" (frames / total * fps) the rate the
+    frames were taken at, Qwen2.5-VL's temporal position step."""
     fps = source_fps(frame_set)
     indices = [int(i) for i in frame_set.indices]
     count = len(indices)

@@ -42,10 +42,8 @@ DEFAULT_ATTENTION = "sdpa"
 
 
 def resolve_dtype(dtype: str, device: str, *, builtin: bool = False) -> str:
-    """The dtype a model loads in: `auto` is bfloat16 on CUDA and float32 elsewhere (half
-    precision on a CPU is slow and not what a CPU run is compared with); the built-in model
-    stays float32 everywhere, so its answers do not depend on the device. The resolved dtype is
-    the spec's, so it is part of every cell's identity."""
+    """The dtype a model loads in: `auto` is bfloat16 on CUDA and float32 elsewhere; the
+    built-in model stays float32 everywhere, so its answers do not depend on the device."""
     if dtype != "auto":
         return dtype
     if builtin:

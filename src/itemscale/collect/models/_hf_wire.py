@@ -1,9 +1,6 @@
-"""What the transformers backend hands to transformers, as typed dictionaries: the chat
-conversation its processors' chat templates render, the video metadata, and the keyword
-arguments of the processor call, `generate` and `from_pretrained` whose keys we set.
-
-Only the keys this package passes are listed; the tensors a processor returns (`BatchFeature`)
-and the model's own keyword arguments stay untyped (transformers declares them per model).
+"""What the transformers backend hands to transformers, as typed dictionaries: only the keys
+this package passes; the processor's output and the model's own keyword arguments stay untyped
+(transformers declares them per model).
 """
 
 from __future__ import annotations

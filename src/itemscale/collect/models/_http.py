@@ -2,15 +2,10 @@
 
 httpx's `timeout` bounds each socket operation, not a request: a server that sends one byte
 every half second never trips a 3-second read timeout and holds a cell for minutes. Here every
-connect, read and write of an attempt is given at most the time left before the attempt's
-deadline (a thread-local the caller sets around the attempt: each request runs in its own worker
-thread, and a sync httpx client does its I/O in the calling thread), so the attempt ends at its
-deadline whatever the server's pace. The transport is httpcore's connection pool with that
-network backend, behind httpx's public transport interface; proxies named by the environment
-(`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`) are used as httpx would use them.
-
-The body is read in chunks and refused past `max_bytes` (a 200 MB reply would otherwise be held
-whole in memory, then decoded and parsed twice more).
+connect, read and write of an attempt gets at most the time left before the attempt's deadline
+(a thread-local set around the attempt: a sync httpx client does its I/O in the calling thread),
+so the attempt ends at its deadline whatever the server's pace. The body is read in chunks and
+refused past `max_bytes` rather than held whole in memory.
 """
 
 from __future__ import annotations

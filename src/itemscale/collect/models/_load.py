@@ -1,9 +1,8 @@
 """Choosing and loading a backend from a protocol's model entry, through `BACKENDS`.
 
 Runtime settings (device, batch size, concurrency, timeouts) are arguments here, not fields of
-the entry's options, because they must not change a cell's identity. The shipped backends are
-declared one module each in `backends/` (their modules, torch, transformers and httpx are
-imported only when an entry of theirs is loaded); what `hf` and `builtin` share is here.
+the entry's options, because they must not change a cell's identity. What `hf` and `builtin`
+share is here.
 """
 
 from __future__ import annotations
@@ -16,9 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..protocol import one_of
 from ._contract import FrameTransport
 from ._packages import imported_package
-from ._types import BACKENDS, Backend, BackendError, LoadSettings, VideoLM, one_of
+from ._types import BACKENDS, Backend, BackendError, LoadSettings, VideoLM
 from ._types import ModelEntryLike as ModelEntryLike  # defined here before the registry
 
 #: The built-in model's own metadata file beside its weights (written by its training).
@@ -31,13 +31,10 @@ def builtin_model_dir() -> Path:
 
 
 def saved_with_note(folder: Path, installed: str | None = None) -> str | None:
-    """A warning when a checkpoint folder's `config.json` names the transformers version it was
-    saved with and another one answers now: the same weights answer differently under another
-    release (the built-in model loses 5 points at 32 frames under transformers 5.17.0 against
-    the 5.24.0 it was saved with; docs/builtin-model.md). `installed`: the version to compare
-    with; by default the imported module's `__version__` (a source checkout first on
-    `PYTHONPATH` is what runs, whatever the installed metadata says; the warning then names
-    both). None when they agree or either is unknown."""
+    """A warning when a checkpoint folder's `config.json` names another transformers version
+    than the one answering now (docs/builtin-model.md). `installed` defaults to the imported
+    module's `__version__` (a source checkout first on `PYTHONPATH` is what runs, whatever the
+    installed metadata says). None when they agree or either is unknown."""
     source = ""
     if installed is None:
         running = imported_package("transformers")
@@ -65,9 +62,7 @@ def saved_with_note(folder: Path, installed: str | None = None) -> str | None:
 
 def builtin_backend_options(folder: Path) -> dict[str, object]:
     """The backend options the built-in model was trained to be asked with (its
-    `builtin_meta.json`'s `backend_options`, e.g. option-likelihood MCQA scoring); a protocol's
-    own options override them. The table is read as it is (JSON values, checked by the `hf`
-    backend's typed options when a model loads)."""
+    `builtin_meta.json`'s `backend_options`); a protocol's own options override them."""
     meta_path = folder / BUILTIN_META_FILE
     if not meta_path.is_file():
         return {}
@@ -84,8 +79,7 @@ def builtin_backend_options(folder: Path) -> dict[str, object]:
 
 
 def backend_of(entry: ModelEntryLike) -> Backend:
-    """The registered backend an entry names; an entry not built by the protocol (which
-    refuses an unknown name itself) gets the same list of known names."""
+
     backend = BACKENDS.get(entry.backend)
     if backend is None:
         raise BackendError(
@@ -96,15 +90,13 @@ def backend_of(entry: ModelEntryLike) -> Backend:
 
 
 def check_backend_options(entry: ModelEntryLike) -> None:
-    """Validate a model entry's options against its backend's typed options, without loading
-    anything: a sweep (and its `--dry-run`) refuses a bad option before it creates a store."""
+    """A sweep (and its `--dry-run`) refuses a bad option before it creates a store."""
     backend_of(entry).parse_options(dict(entry.options or {}), entry.name)
 
 
 def check_device(device: str) -> None:
-    """Refuse a device torch cannot use here, before anything is created: a `--device cuda`
-    on a machine without a GPU otherwise fails deep in the first model load, after the sweep
-    has made its store."""
+    """Refuse a device torch cannot use here before the sweep makes its store (it would
+    otherwise fail deep in the first model load)."""
     if device == "cpu":
         return
     import warnings
@@ -136,9 +128,8 @@ def check_device(device: str) -> None:
 
 
 def load_fingerprint(entry: ModelEntryLike, *, device: str) -> str | None:
-    """What decides a local model's loaded spec, read without loading it. A sweep that finds
-    every cell done under the spec this fingerprint loaded before need not load the model
-    again. None when the spec cannot be known in advance (see `Backend.fingerprint`)."""
+    """What decides a local model's loaded spec, read without loading it (a sweep whose cells
+    are all done under it need not load the model); None when it cannot be known in advance."""
     backend = BACKENDS.get(entry.backend)
     if backend is None or backend.fingerprint is None:
         return None
@@ -155,11 +146,8 @@ def load_backend(
     max_retries: int = 4,
     rng: np.random.Generator | None = None,
 ) -> VideoLM:
-    """Load the backend a model entry names.
-
-    `batch_size` and `device` apply to local models (`hf`, `builtin`); `concurrency`,
-    `timeout_s`, `max_retries` and `rng` (backoff jitter) to served models (`openai`).
-    """
+    """Load the backend a model entry names. `batch_size` and `device` apply to local models,
+    `concurrency`, `timeout_s`, `max_retries` and `rng` (backoff jitter) to served ones."""
     if batch_size < 1:
         raise BackendError(f"batch_size must be at least 1, got {batch_size}")
     settings = LoadSettings(
@@ -177,10 +165,8 @@ def load_backend(
 
 
 def checkpoint_fingerprint(entry: ModelEntryLike, model: str, device: str) -> str | None:
-    """The entry (backend, model, revision, dtype, options), the device (dtype `auto` resolves
-    per device) and the checkpoint folder's fingerprint (`local_revision`: its config files by
-    content, weights by size). None for a hub id without a pinned revision: it resolves to
-    whatever the hub's head is."""
+    """The entry, the device (dtype `auto` resolves per device) and the checkpoint folder's
+    `local_revision`; None for a hub id without a pinned revision (it follows the hub's head)."""
     folder = Path(model) if model else None
     if folder is not None and folder.is_dir():
         from ._hf import local_revision
@@ -211,36 +197,23 @@ def load_local(
 ) -> VideoLM:
     from ._hf import HFBackend
 
-    return HFBackend.load(
-        name=entry.name,
-        model=model,
-        revision=entry.revision,
-        dtype=entry.dtype,
-        options=options,
-        device=settings.device,
-        batch_size=settings.batch_size,
-        backend=entry.backend,
-    )
+    return HFBackend.load(entry, model, options, settings)
 
 
 def folder_options(model: str) -> dict[str, object]:
-    """The backend options a local model folder asks for in its `builtin_meta.json` (the
-    built-in model's, or a folder its recipe trained); none elsewhere."""
+    """The backend options a local model folder's `builtin_meta.json` asks for; none elsewhere."""
     folder = Path(model)
     return builtin_backend_options(folder) if folder.is_dir() else {}
 
 
 def scoring_rule_of(entry: ModelEntryLike) -> tuple[str, str]:
-    """(rule, why): how the entry's backend answers a multiple-choice item (`letter` or
-    `likelihood`, `itemscale.core.responses.SCORING_RULES`) and where that comes from, read without
-    loading anything (`Backend.scoring_rule`); the sweep states it at the start and records it
-    in run.json."""
+    """(rule, why): how the entry's backend answers a multiple-choice item, read without
+    loading anything; the sweep states it at the start and records it in run.json."""
     return backend_of(entry).scoring_rule_of(entry)
 
 
 def transport_of(entry: ModelEntryLike) -> FrameTransport:
-    """How the entry's frames reach its model, read without loading anything
-    (`Backend.transport`)."""
+    """How the entry's frames reach its model, read without loading anything."""
     return backend_of(entry).transport_of(entry)
 
 

@@ -4,14 +4,10 @@ Frames travel as base64 image parts, or, with `video_input`, as one vLLM `video_
 data URL holds the JPEG frames comma-separated (vLLM's `video/jpeg` input), so the server sees
 exactly the frames we chose and does not resample a video file itself.
 
-Failure handling is what keeps a sweep honest: 429, 5xx and connection errors are retried with
-exponential backoff and seeded jitter (longer when the server's Retry-After asks, up to a cap);
-any other 4xx is a request the server will never accept and fails at once; exhausted retries
-become `model_error`. `timeout_s` is a deadline for a whole attempt (connect, send, every byte
-of the reply; `_http`), past which the cell is `timeout`; a reply body past `max_reply_bytes` is
-refused unread. Failures carry no answer. The API key is read from the environment variable
-named in the options and is never part of the spec (which is stored in the run store and
-provenance); an error body is redacted whole before it is cut to `ERROR_BODY_CHARS`.
+429, 5xx and connection errors are retried with exponential backoff and seeded jitter; any other
+4xx fails at once; exhausted retries become `model_error`, a whole attempt past `timeout_s` is
+`timeout` (docs/backends.md). The API key is read from the environment variable named in the
+options and is never part of the spec; an error body is redacted whole before it is cut.
 """
 
 from __future__ import annotations
@@ -92,13 +88,10 @@ class OpenAIOptions(BaseModel):
     retry_after_max_s: float = Field(default=60.0, ge=0.0)
     #: a reply body larger than this is refused unread (`model_error`), whatever its status
     max_reply_bytes: int = Field(default=DEFAULT_MAX_REPLY_BYTES, ge=1024)
-    #: the characters of a reply's text that are stored (and read for its answer); the rest is
-    #: cut and counted (`... (N more characters)`; run.json `served.<model>.reply_chars_cut`)
+    #: the characters of a reply's text that are stored and read; the rest is cut and counted
     max_reply_chars: int = Field(default=DEFAULT_MAX_REPLY_CHARS, ge=256)
 
-    #: with `video_input`: send each frame's index in the video and the video's frame rate as
-    #: vLLM's request field `media_io_kwargs.video` (with `num_frames = -1` and
-    #: `do_sample_frames = false`), so a timestamp-aware model sees the frames' true times
+    #: with `video_input`: send the frames' true times as vLLM's `media_io_kwargs.video`
     #: (docs/backends.md, "What travels")
     frame_times: StrictBool = False
 
@@ -130,8 +123,8 @@ _SHOWN_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
 
 
 def parse_options(options: Mapping[str, object], model_name: str) -> OpenAIOptions:
-    """The typed options; an `api_key_env` the protocol sets must name a variable that is set
-    (the default, `OPENAI_API_KEY`, may be unset: no key, no `Authorization` header)."""
+    """The typed options; an `api_key_env` the protocol sets must be set (the default may be
+    unset: no key, no `Authorization` header)."""
     parsed = parse_backend_options(OpenAIOptions, options, model_name)
     name = parsed.api_key_env
     if "api_key_env" in parsed.model_fields_set and not os.environ.get(name):
@@ -160,8 +153,8 @@ def encode_frame(frame: npt.NDArray[np.uint8], image_format: str, quality: int) 
 def build_chat_messages(
     item: Item, frame_set: FramesLike | None, options: OpenAIOptions
 ) -> list[ChatCompletionMessageParam]:
-    """OpenAI chat messages: the shared prompt, with the frames at the start of the first user
-    message (that is where every open Video LLM's own chat template puts the video)."""
+    """The shared prompt, the frames at the start of the first user message (where every open
+    Video LLM's own chat template puts the video)."""
     messages: list[ChatCompletionMessageParam] = []
     for position, message in enumerate(build_messages(item)):
         if position == 0 and frame_set is not None:
@@ -185,10 +178,9 @@ def build_chat_messages(
 
 
 def frame_times_field(frame_set: FramesLike) -> MediaIOKwargs:
-    """vLLM's `media_io_kwargs` for a `data:video/jpeg` frame list: the frames' indices in the
-    video, the video's frame rate, frame count and duration (transformers' video metadata, as
-    the `hf` backend passes it), every frame kept (`num_frames = -1`: vLLM otherwise keeps the
-    first 32 of a JPEG list) and no sampling again (`do_sample_frames = false`)."""
+    """vLLM's `media_io_kwargs` for a `data:video/jpeg` frame list: transformers' video
+    metadata, as the `hf` backend passes it, every frame kept (`num_frames = -1`: vLLM
+    otherwise keeps the first 32 of a JPEG list) and no sampling again."""
     meta = video_metadata(frame_set)
     return {
         "video": {
@@ -203,11 +195,8 @@ def frame_times_field(frame_set: FramesLike) -> MediaIOKwargs:
 
 
 def first_answer_position(content: Sequence[object]) -> list[tuple[str, float]] | None:
-    """Top log-probabilities at the first generated token that is not whitespace.
-
-    `content` is a reply's `choices[0].logprobs.content` as the server sent it (untrusted
-    JSON): an entry or a top that is not an object, or a field of the wrong type, is passed
-    over rather than read."""
+    """Top log-probabilities at the first generated token that is not whitespace, from a
+    reply's untrusted `choices[0].logprobs.content` (ill-typed entries are passed over)."""
     for entry in content:
         if not isinstance(entry, Mapping):
             continue
@@ -247,32 +236,28 @@ def _transport_words(exc: Exception) -> str:
 
 
 def _choice_and_text(payload: Mapping[str, object]) -> tuple[Mapping[str, object], str]:
-    """The first choice of a chat completion (`ChatCompletion.choices[0]`) and its
-    `message.content`; a reply without them is a `model_error` saying what is missing, in
-    words. The choice is returned as the untrusted object it is (its `logprobs` are narrowed
-    where they are read)."""
+    """The first choice of a chat completion, as the untrusted object it is, and its
+    `message.content`; a reply without them is a `model_error` saying what is missing."""
     choices = payload.get("choices")
     if not isinstance(choices, list) or not choices:
         said = "no 'choices'" if choices is None else "'choices' is not a non-empty list"
-        raise _RequestFailed(Status.MODEL_ERROR, f"malformed chat completion: {said}")
+        raise _malformed(said)
     choice: object = choices[0]
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(choice, dict) or not isinstance(message, dict):
-        raise _RequestFailed(
-            Status.MODEL_ERROR, "malformed chat completion: the first choice has no 'message'"
-        )
+        raise _malformed("the first choice has no 'message'")
     if "content" not in message:
-        raise _RequestFailed(
-            Status.MODEL_ERROR, "malformed chat completion: the message has no 'content'"
-        )
+        raise _malformed("the message has no 'content'")
     text = message["content"]
     if text is None:
         text = ""
     if not isinstance(text, str):
-        raise _RequestFailed(
-            Status.MODEL_ERROR, "malformed chat completion: the message's content is not text"
-        )
+        raise _malformed("the message's content is not text")
     return choice, text
+
+
+def _malformed(said: str) -> _RequestFailed:
+    return _RequestFailed(Status.MODEL_ERROR, f"malformed chat completion: {said}")
 
 
 class _RequestFailed(Exception):
@@ -317,19 +302,15 @@ class OpenAIBackend(BaseVideoLM):
         )
         self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="itemscale-oai")
         self._in_flight = 0
-        #: what `usage()` reports: the most requests in flight at once, multiple-choice replies
-        #: that asked for log-probabilities and those that had none, replies longer than
-        #: `max_reply_chars` and the characters cut from them
+        #: the counts `usage()` reports (`BackendUsage`)
         self.max_in_flight = 0
         self.logprob_requests = 0
         self.logprob_missing = 0
         self.replies_cut = 0
         self.reply_chars_cut = 0
-        #: prompt tokens of each item's text-only prompt, to read the frames' share of a reply's
-        #: `usage.prompt_tokens` (what the server's processor made of them)
+        #: prompt tokens of each item's text-only prompt: the rest of a reply's are the frames'
         self._text_tokens: dict[str, int | None] = {}
         self._text_lock = threading.Lock()
-        #: what the server says it is, from its replies (`served_identity`)
         self._identity = ServedIdentity()
 
     @classmethod
@@ -380,10 +361,8 @@ class OpenAIBackend(BaseVideoLM):
 
     @property
     def serving(self) -> Serving:
-        """The sweep hands over `concurrency` requests at once (the server works on them in
-        parallel, whatever the local batch size), and sends one request alone first, stopping
-        with the server's own message when it is refused (rather than failing every cell the
-        same way), then the budget probe."""
+        """`concurrency` requests at once, whatever the local batch size; one request alone
+        first, so a refusal stops the sweep with the server's own message."""
         return Serving(requests_in_flight=self._concurrency, probes_first=True)
 
     def usage(self) -> BackendUsage:
@@ -436,7 +415,7 @@ class OpenAIBackend(BaseVideoLM):
         return delay
 
     def _attempt(self, body: CompletionCreateParams) -> Reply:
-        """One POST, whole (connect, send, every byte of the reply) within `timeout_s`."""
+        """One POST, whole (connect, send, every byte of the reply), within `timeout_s`."""
         with (
             deadline(self._timeout_s),
             self._client.stream("POST", "chat/completions", json=body) as response,
@@ -505,7 +484,6 @@ class OpenAIBackend(BaseVideoLM):
         )
 
     def served_identity(self) -> dict[str, list[str]]:
-        """What the server's replies said it is (`ServedIdentity.seen`)."""
         return self._identity.seen()
 
     def _counted_post(self, body: CompletionCreateParams) -> Mapping[str, object]:
@@ -564,8 +542,7 @@ class OpenAIBackend(BaseVideoLM):
                 with self._rng_lock:
                     self.logprob_requests += 1
                     self.logprob_missing += int(not content)
-        # What the server's processor made of the frames: the prompt tokens they added to the
-        # same prompt without them (markers around each image included); pixels stay unknown.
+        # The frames' tokens: what they added to the same prompt without them; pixels unknown.
         visual_tokens = 0 if request.frames is None else None
         prompt = _prompt_tokens(payload)
         if request.frames is not None and prompt is not None:

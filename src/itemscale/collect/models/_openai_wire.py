@@ -84,10 +84,8 @@ class CompletionCreateParams(TypedDict):
 
 
 class ServedIdentity:
-    """What a served model's replies say it is: the model id the server reports, its
-    `system_fingerprint` where a reply carries one, and any `server` or `*-version` header
-    (each value seen, so a server that changed while the sweep ran shows both). Thread-safe:
-    requests are in flight at once."""
+    """What a served model's replies say it is: model id, `system_fingerprint`, `server` and
+    `*-version` headers, each value seen (a server that changed mid-sweep shows both)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -1,11 +1,7 @@
 """Which copy of a library this process really runs: the imported module's `__version__` and
-file, beside what the installed distribution's metadata says.
-
-The two can disagree: a researcher patching a model puts a source checkout of transformers first
-on `PYTHONPATH`, and `importlib.metadata` still reports the installed wheel's version while the
-checkout's code computes every answer. A stack record or a version check that reads the
-metadata then names a library that never ran. Every version itemscale records or compares for a
-model's answers comes from here (`itemscale.collect.sweep.software_stack`, `saved_with_note`).
+file, beside what the installed distribution's metadata says. The two disagree when a source
+checkout comes first on `PYTHONPATH` (the metadata then names a library that never ran), so
+every version itemscale records or compares for a model's answers comes from here.
 """
 
 from __future__ import annotations
@@ -78,9 +74,8 @@ class ImportedPackage:
 
 
 def imported_package(distribution: str) -> ImportedPackage:
-    """`distribution` as this process imports it (imported now when it was not yet: the same
-    module a model would get, since a process imports a name once); a module that fails to
-    import is recorded with no version and no file."""
+    """`distribution` as this process imports it (imported now when it was not yet); one that
+    fails to import is recorded with no version and no file."""
     module_name = IMPORT_NAMES.get(distribution, distribution)
     version: str | None = None
     file: str | None = None

@@ -1,9 +1,8 @@
 """Prompt templates: how an item becomes chat messages, the same for every backend.
 
 The template version is part of a cell's identity, so changing any wording here must bump
-`PROMPT_TEMPLATE_VERSION`: a cell answered under another prompt is a different cell.
-The video is not part of these messages; each backend inserts its own video (or image) parts at
-the start of the first user message, in its own format.
+`PROMPT_TEMPLATE_VERSION`. Each backend inserts its own video (or image) parts at the start of
+the first user message.
 """
 
 from __future__ import annotations
@@ -43,19 +42,15 @@ def current_turn_text(item: Item) -> str:
 
 
 def cloze_turn_text(item: Item) -> str:
-    """The current turn of a multiple-choice item asked as an open question, for scoring each
-    option's text as the answer (option-likelihood scoring): the options are not listed, as in
-    lm-evaluation-harness's multiple-choice tasks, so the score is the model's belief in each
-    answer, not its ability to map an answer to a letter."""
+    """The current turn of a multiple-choice item asked as an open question (option-likelihood
+    scoring): the options are not listed, as in lm-evaluation-harness, so the score is the
+    model's belief in each answer, not its ability to map an answer to a letter."""
     return f"{item.question}\n{OPEN_QA_INSTRUCTION}"
 
 
 def build_messages(item: Item, *, cloze: bool = False) -> list[ChatMessage]:
-    """Chat messages for `item`: the fixed dialogue history (if any), then the current turn.
-
-    The first message is always a user message, so backends can attach the video to it.
-    `cloze`: ask a multiple-choice item without its options (see `cloze_turn_text`).
-    """
+    """Chat messages for `item`: the fixed dialogue history (if any), then the current turn;
+    the first is always a user message, so backends can attach the video to it."""
     messages: list[ChatMessage] = [
         ChatMessage(role=turn.role, text=turn.text) for turn in item.history
     ]

@@ -9,10 +9,6 @@ cannot stop a sweep.
 The spec (`BackendSpec`) is the part of a backend that changes answers (weights, dtype, processor
 settings) and so belongs in a cell's identity; runtime settings (batch size, concurrency,
 timeouts, device) do not change answers and are deliberately left out of it.
-
-`BACKENDS`, at the end, is the registry of backends: a read-only mapping filled by plugins
-(itemscale's own, one module each in `backends/`, and any installed package's entry point of
-the group `itemscale.backends`); `Backend` is what one says about itself before it is loaded.
 """
 
 from __future__ import annotations
@@ -21,7 +17,7 @@ import functools
 import hashlib
 import importlib
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict, TypeVar, runtime_checkable
 
@@ -34,13 +30,12 @@ from pydantic import (
     ValidationError,
     field_validator,
 )
-from pydantic_core import PydanticCustomError
 
 from ...core.errors import ItemscaleError, location_text, warn_renamed
 from ...core.plugins import BACKENDS_GROUP, Registry
 from ...core.responses import Status
 from ..items import Item
-from ..protocol import DecodingSettings
+from ..protocol import DecodingSettings, not_one_of
 from ._contract import BackendUsage, FrameTransport, Serving
 
 #: A backend's name: a key of `BACKENDS` (checked where an entry or a spec is read).
@@ -56,13 +51,10 @@ SCORE_ONLY_MAX_NEW_TOKENS = 1
 
 @runtime_checkable
 class FramesLike(Protocol):
-    """What a backend needs from a decoded frame set (`itemscale.collect.video.FrameSet` fits).
-
-    `array` is the pixels, uint8 [F, H, W, 3] RGB; `indices` and `timestamps` say where in the
-    video each frame came from. (Until issue 27 the array was `frames`, the word the protocol and
-    the table use for the frame count; a frame set with only `frames` is still taken for one
-    release, with a DeprecationWarning.)
-    """
+    """What a backend needs from a decoded frame set (`itemscale.collect.video.FrameSet` fits):
+    `array`, uint8 [F, H, W, 3] RGB, and where in the video each frame came from. (Until issue
+    27 the array was `frames`; a frame set with only `frames` is still taken for one release,
+    with a DeprecationWarning.)"""
 
     @property
     def array(self) -> npt.NDArray[np.uint8]: ...
@@ -110,12 +102,8 @@ def check_frames(frame_set: FramesLike) -> None:
 
 @dataclass(frozen=True, slots=True)
 class VideoRequest:
-    """One cell's model call: the item (question, options or dialogue history, task kind), the
-    frames chosen for this configuration (None for the text-only baseline) and decoding.
-
-    `max_pixels` is the configuration's per-frame pixel cap, for backends whose processor resizes
-    (the frames are normally already at it; the processor must not enlarge them past it).
-    """
+    """One cell's model call (docs/backends.md): `frames` None for the text-only baseline;
+    `max_pixels`, the configuration's per-frame cap, which a resizing processor must not pass."""
 
     item: Item
     frames: FramesLike | None
@@ -136,16 +124,10 @@ class VideoRequest:
 
 @dataclass(frozen=True, slots=True)
 class VideoResponse:
-    """What came back for one request.
-
-    `answer`: an option letter or NOANSWER for multiple choice, None for open tasks and failures.
-    `confidence` is the probability of the chosen option (None when the backend cannot score).
-    `visual_tokens` and `pixels` (per frame, after the processor's resizing) are what the model
-    was given, as the processor produced them; None when unknown (a served model).
-    Only `ok`/`noanswer` responses carry an answer; failures carry `error` and no answer.
-    `latency_s` is the request's share of its batch's wall time (local models) or its own
-    round trip including retries (served models).
-    """
+    """What came back for one request (docs/backends.md). `visual_tokens` and `pixels` (per
+    frame) are what the processor gave the model, None when unknown (a served model); only
+    `ok`/`noanswer` responses carry an answer, failures carry `error`. `latency_s` is the
+    request's share of its batch's wall time, or a served request's round trip with retries."""
 
     raw_text: str | None
     answer: str | None
@@ -156,9 +138,7 @@ class VideoResponse:
     status: Status
     error: str | None = None
     pixels: int | None = None
-    #: the frames the model was given, as the processor counted them (the response table's
-    #: `effective_frames`); None when unknown. The retired name `frames_used` still works as a
-    #: constructor keyword and an attribute until itemscale 0.2.0, with a warning.
+    #: the frames the model was given (None when unknown); `frames_used` until 0.2.0
     effective_frames: int | None = None
     #: how a multiple-choice answer was chosen: `letter` or `likelihood`
     #: (`itemscale.core.responses.SCORING_RULES`); None for open-ended items and failures
@@ -207,7 +187,7 @@ VideoResponse.__init__ = _init_taking_frames_used  # type: ignore[method-assign]
 
 
 class SpecIdentity(TypedDict):
-    """The fields of a `BackendSpec` that its `spec_id` hashes (`BackendSpec.identity`)."""
+    """The fields of a `BackendSpec` that its `spec_id` hashes."""
 
     backend: str
     name: str
@@ -218,12 +198,8 @@ class SpecIdentity(TypedDict):
 
 class BackendSpec(BaseModel):
     """What a backend is, as far as answers depend on it: goes into cell identity and provenance.
-
-    `model` is where the weights come from (a hub id, a local folder, a served model name); it is
-    kept for provenance but is not part of `spec_id`, so moving a checkpoint folder does not
-    invalidate finished cells. `revision` identifies the weights (a hub commit, or a fingerprint
-    of a local folder). Secrets (API keys) never go here.
-    """
+    `model` (where the weights come from) is not part of `spec_id`, so moving a checkpoint
+    folder does not invalidate finished cells. Secrets (API keys) never go here."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -250,8 +226,8 @@ class BackendSpec(BaseModel):
         return value
 
     def identity(self) -> SpecIdentity:
-        """What `spec_id` hashes: every field but `model` (a moved checkpoint folder or a
-        renamed served model keeps its cells), the processor settings sorted."""
+        """Every field but `model` (a moved checkpoint folder or a renamed served model keeps
+        its cells), the processor settings sorted."""
         return {
             "backend": self.backend,
             "name": self.name,
@@ -270,9 +246,7 @@ class BackendSpec(BaseModel):
 class VideoLM(Protocol):
     """A loaded model: everything the sweep asks of one (docs/backends.md, "The backend
     contract"). `generate` never raises for one request's failure: it returns a response with a
-    failure status in that request's position (same length and order as `requests`).
-    `serving` says how the sweep drives it and `usage()` what it counted while it ran
-    (`itemscale.collect.models.BaseVideoLM` gives both a local model's defaults)."""
+    failure status in that request's position (same length and order as `requests`)."""
 
     @property
     def spec(self) -> BackendSpec: ...
@@ -314,8 +288,7 @@ def parse_backend_options(
 
 
 class ModelEntryLike(Protocol):
-    """What a backend reads from a model entry (`itemscale.collect.protocol.ModelEntry` fits); a
-    protocol so this layer need not import the protocol, which sits above it."""
+    """What a backend reads from a model entry (`itemscale.collect.protocol.ModelEntry` fits)."""
 
     @property
     def name(self) -> str: ...
@@ -338,20 +311,16 @@ class ModelEntryLike(Protocol):
 
 class OptionsParser(Protocol):
     """A backend's typed options (a pydantic model with `extra="forbid"`) from a protocol's
-    `options` table; raises `BackendError` naming the model and the key.
-
-    The table is open (each backend has its own keys) and is handed over as the dict it is:
-    plugins implement this with `dict[str, Any]` (docs/extending.md), so the protocol keeps
-    that type (the shipped parsers take any `Mapping[str, object]`, which fits it)."""
+    `options` table; raises `BackendError` naming the model and the key. `dict[str, Any]`
+    because plugins implement it so (docs/extending.md)."""
 
     def __call__(self, options: dict[str, Any], model_name: str, /) -> BaseModel: ...
 
 
 @dataclass(frozen=True)
 class LoadSettings:
-    """The runtime settings a loader may use: local models take the device and batch size,
-    served ones the requests in flight, timeout, retries and the backoff jitter's generator.
-    None of them is part of a cell's identity, so they are never backend options."""
+    """The runtime settings a loader may use; none is part of a cell's identity, so they are
+    never backend options."""
 
     device: str = "cpu"
     batch_size: int = 1
@@ -362,8 +331,7 @@ class LoadSettings:
 
 
 class BackendLoader(Protocol):
-    """Loads an entry. Every loader gets the same `LoadSettings` and uses the ones that apply
-    to it, so `load_backend` needs no per-backend branch."""
+    """Every loader gets the same `LoadSettings`, so `load_backend` has no per-backend branch."""
 
     def __call__(self, entry: ModelEntryLike, settings: LoadSettings, /) -> VideoLM: ...
 
@@ -381,25 +349,17 @@ class TransportOf(Protocol):
 
 
 class ScoringRuleOf(Protocol):
-    """(rule, why): how the entry's model answers a multiple-choice item (`letter` or
-    `likelihood`, `itemscale.core.responses.SCORING_RULES`) and where that comes from, read from the
-    entry alone. A backend whose rule an option changes records the rule in its spec's
-    `processor["mcqa_scoring"]`."""
+    """(rule, why): how the entry's model answers a multiple-choice item
+    (`itemscale.core.responses.SCORING_RULES`), read from the entry alone."""
 
     def __call__(self, entry: ModelEntryLike, /) -> tuple[str, str]: ...
 
 
 @dataclass(frozen=True, slots=True)
 class Backend:
-    """One entry of `BACKENDS`: everything the protocol, the sweep and the loader need to know
-    about a backend before it is loaded, under the one name a protocol file writes. What they
-    need of a loaded one is `VideoLM`'s (`serving`, `usage()`).
-
-    `fingerprint` is None for backends whose loaded spec cannot be known in advance (a served
-    model: its server may change), so a resumed sweep always loads them. `transport` (None: in
-    process) and `scoring_rule` (None: the letter the model generates) are read without loading
-    the model, by the dry run's estimate and the sweep's first lines.
-    """
+    """One entry of `BACKENDS`: what the protocol, the sweep and the loader need to know about
+    a backend before it is loaded. `fingerprint` is None where the loaded spec cannot be known
+    in advance (a served model's server may change), so a resumed sweep always loads them."""
 
     parse_options: OptionsParser
     load: BackendLoader
@@ -436,26 +396,8 @@ def lazy(target: str) -> Callable[..., Any]:
     return _Lazy(target)
 
 
-#: Every backend a protocol's `models[].backend` may name: a read-only mapping, filled on the
-#: first lookup with itemscale's own (one module each in `backends/`, imported only then) and
-#: then every installed package's entry point of the group `itemscale.backends`
-#: (docs/extending.md).
+#: Every backend a protocol's `models[].backend` may name: filled on the first lookup with
+#: itemscale's own (`backends/`) and every entry point of `itemscale.backends`.
 BACKENDS: Registry[Backend] = Registry(
     what="backend", group=BACKENDS_GROUP, kind=Backend, package=f"{__package__}.backends"
 )
-
-
-def one_of(names: Iterable[str], *, quote: bool = True) -> str:
-    """`'hf', 'openai' or 'builtin'`: a registry's names as pydantic lists a Literal's."""
-    shown = [repr(n) if quote else str(n) for n in names]
-    if len(shown) < 2:
-        return "".join(shown)
-    return ", ".join(shown[:-1]) + " or " + shown[-1]
-
-
-def not_one_of(names: Iterable[str]) -> PydanticCustomError:
-    """The error pydantic gives a value outside a Literal, for a choice read from a registry:
-    registering a name changes the list, never the message's wording."""
-    return PydanticCustomError(
-        "literal_error", "Input should be {expected}", {"expected": one_of(names)}
-    )

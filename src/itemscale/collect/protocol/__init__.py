@@ -1,9 +1,7 @@
 """Budget protocols: the protocol file and the typed configurations of a budget grid.
 
-`DecodingSettings` is the protocol's `[decoding]` table, the one type every backend request
-carries too (`itemscale.collect.models` re-exports it). A model entry's `backend` is a name here; it is
-checked against the installed backends where the protocol meets them (`backends=` of
-`load_protocol`, given `itemscale.collect.models.BACKENDS` by the command line and the sweep).
+A model entry's `backend` is a name here, checked against the installed backends where the
+protocol meets them (`backends=` of `load_protocol`).
 """
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
@@ -40,6 +38,8 @@ from ._protocol import (
     ProtocolError,
     SelectionEntry,
     load_protocol,
+    not_one_of,
+    one_of,
     parse_protocol,
     selection_file_digest,
 )
@@ -86,6 +86,8 @@ __all__ = [
     "SelectionFormat",
     "cached_selection",
     "load_protocol",
+    "not_one_of",
+    "one_of",
     "parse_protocol",
     "read_order",
     "read_selection",

@@ -1,9 +1,6 @@
 """How a model decodes: the one type a protocol's `[decoding]` table is read into and every
-backend request carries.
-
-It lives with the protocol, below the backends, because the protocol file is where decoding is
-written down: the protocol reads it without knowing any backend, and `itemscale.collect.models`
-re-exports it for the requests its backends answer.
+backend request carries. It lives with the protocol, below the backends, because the protocol
+file is where decoding is written down; `itemscale.collect.models` re-exports it.
 """
 
 from __future__ import annotations
@@ -25,21 +22,14 @@ class DecodingCanonical(TypedDict):
 
 class DecodingSettings(BaseModel):
     """How the model decodes: the one type a protocol's `[decoding]` table is read into and
-    every backend request carries. Part of a cell's identity (`canonical()`): different
-    settings, different cell.
+    every backend request carries; part of a cell's identity (`canonical()`).
 
-    Defaults depend on who asks: a backend called directly (`VideoRequest(item, frames)`)
-    decodes up to 16 new tokens; a protocol whose `[decoding]` table leaves `max_new_tokens` out
-    asks for 64 (`itemscale.collect.protocol.PROTOCOL_MAX_NEW_TOKENS`), since a sweep generates open
-    answers too. `top_p = 1.0` is no nucleus cut-off; None (what run.json recorded for it before
-    the protocol and the backends shared this type) reads as 1.0. `seed` seeds sampled decoding;
-    in a sweep it is the repeat's seed (`Protocol.seeds`), so a protocol file cannot set it.
-
-    `score_options`: for multiple-choice items, also read the next-token distribution over the
-    option letters (option probabilities and confidence). When `max_new_tokens` is small (at most
-    `itemscale.collect.models.SCORE_ONLY_MAX_NEW_TOKENS`) the parsed answer is the most probable letter;
-    otherwise it is extracted from the generated text, and the probabilities are recorded beside
-    it.
+    A backend called directly decodes up to 16 new tokens, a protocol that leaves
+    `max_new_tokens` out 64 (`PROTOCOL_MAX_NEW_TOKENS`: a sweep generates open answers too).
+    `top_p` None (what older run.json files recorded) reads as 1.0, no cut-off. In a sweep
+    `seed` is the repeat's (`Protocol.seeds`). `score_options`: for multiple-choice items, also
+    read the next-token distribution over the option letters; at most
+    `SCORE_ONLY_MAX_NEW_TOKENS` new tokens, the answer is the most probable letter.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -68,14 +68,19 @@ BACKENDS_CONTEXT: Final[str] = "backends"
 StrictPositiveInt = Annotated[StrictInt, Field(gt=0)]
 
 
-def _not_one_of(names: Iterable[str]) -> PydanticCustomError:
-    """The error pydantic gives a value outside a Literal (`Input should be 'a', 'b' or 'c'`),
-    for a choice read from a registry: registering a name adds it to the list, and the
-    message a user sees keeps its wording."""
-    shown = [repr(n) for n in names]
-    expected = ", ".join(shown[:-1]) + " or " + shown[-1] if len(shown) > 1 else "".join(shown)
+def one_of(names: Iterable[str], *, quote: bool = True) -> str:
+    """`'hf', 'openai' or 'builtin'`: a registry's names as pydantic lists a Literal's."""
+    shown = [repr(n) if quote else str(n) for n in names]
+    if len(shown) < 2:
+        return "".join(shown)
+    return ", ".join(shown[:-1]) + " or " + shown[-1]
+
+
+def not_one_of(names: Iterable[str]) -> PydanticCustomError:
+    """The error pydantic gives a value outside a Literal, for a choice read from a registry:
+    registering a name changes the list, never the message's wording."""
     return PydanticCustomError(
-        "literal_error", "Input should be {expected}", {"expected": expected}
+        "literal_error", "Input should be {expected}", {"expected": one_of(names)}
     )
 
 
@@ -98,14 +103,12 @@ class ModelEntry(BaseModel):
     @field_validator("backend", mode="before")
     @classmethod
     def _registered_backend(cls, value: Any, info: ValidationInfo) -> Any:
-        # Checked against the names the protocol is read with (`backends=` of
-        # `parse_protocol`: the command line gives `itemscale.collect.models.BACKENDS`), not a Literal,
-        # so a backend added to the registry needs no edit here; the message is the Literal's.
-        # The backends sit above the protocol: they are named to it, never imported by it.
+        # The names the protocol is read with (`parse_protocol(backends=)`), not a Literal: the
+        # backends sit above the protocol, named to it, never imported by it.
         context = info.context if isinstance(info.context, Mapping) else {}
         backends: Collection[str] | None = context.get(BACKENDS_CONTEXT)
         if backends is not None and (not isinstance(value, str) or value not in backends):
-            raise _not_one_of(backends)
+            raise not_one_of(backends)
         return value
 
 
@@ -130,7 +133,7 @@ class BenchmarkEntry(BaseModel):
 
         kinds = (*BENCHMARK_LOADERS, *ITEM_FILE_KINDS)
         if not isinstance(value, str) or value not in kinds:
-            raise _not_one_of(kinds)
+            raise not_one_of(kinds)
         return value
 
     @model_validator(mode="after")
@@ -257,15 +260,9 @@ class GridSpec(BaseModel):
 
 
 class SelectionEntry(BaseModel):
-    """`[selections.NAME]`: a frame selector's per-item frames, one file per frame count.
-
-    `paths` maps each of the grid's frame counts to its file (`{8 = "aks_8.json"}`); `path` is
-    the one file of a grid with one frame count. Relative paths are resolved against the
-    protocol file. `format` names the file format (`aks`, `bolt`, `table`, `positional`) or,
-    by default, lets the reader detect it (docs/selectors.md). A `positional` file (one list of
-    frames per question, no ids) needs `order`, a file of the question ids in the file's order
-    (one a line, or a JSON list of records whose `order_key` names the id).
-    """
+    """`[selections.NAME]`: a frame selector's per-item frames, one file per frame count
+    (`paths`, `{8 = "aks_8.json"}`, or `path` for a grid with one frame count); the fields are
+    described in docs/selectors.md."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -404,16 +401,8 @@ class Protocol(BaseModel):
                 continue
             filled = [
                 key
-                for key in (
-                    "selection_format",
-                    "selection_digest",
-                    "selection_path",
-                    "selection_order",
-                    "selection_order_key",
-                    "selection_order_digest",
-                    "selection_cap",
-                )
-                if getattr(policy, key) is not None
+                for key in SamplingPolicy.model_fields
+                if key.startswith("selection_") and getattr(policy, key) is not None
             ]
             if filled:
                 raise ValueError(
@@ -446,10 +435,9 @@ class Protocol(BaseModel):
                     )
 
     def selection_policy(self, policy: SamplingPolicy, frames: int) -> SamplingPolicy:
-        """A `selection` policy with its file for `frames` filled in (path, format, digest,
-        and whether the file lists up to `frames` rather than exactly: `selection_cap`); any
-        other policy as it is. Raises `ProtocolError` naming the file when it is missing and
-        `SelectionError` when it cannot be read."""
+        """A `selection` policy with its file for `frames` filled in (`selection_cap` when it
+        lists up to `frames`); any other policy as it is. `ProtocolError` for a missing file,
+        `SelectionError` for an unreadable one."""
         if policy.name != "selection" or policy.selection is None:
             return policy
         entry = self.selections[policy.selection]
@@ -488,25 +476,17 @@ class Protocol(BaseModel):
         """The whole grid, text-only first when on, in a fixed order (series, then axis order)."""
         grid = self.grid
         out: list[Configuration] = [Configuration.text_only()] if self.text_only else []
+        series = grid.resolutions  # a fresh list
+        series += [{"token_budget": budget} for budget in grid.token_budgets]
         for pipeline, sampling in itertools.product(grid.pipeline, grid.sampling):
-            for resolution in grid.resolutions:
+            for budget in series:
                 for frames in sorted(grid.frames):
                     out.append(
                         Configuration(
                             frames=frames,
                             sampling=self.selection_policy(sampling, frames),
                             pipeline=pipeline,
-                            **resolution,
-                        )
-                    )
-            for budget in grid.token_budgets:
-                for frames in sorted(grid.frames):
-                    out.append(
-                        Configuration(
-                            frames=frames,
-                            token_budget=budget,
-                            sampling=self.selection_policy(sampling, frames),
-                            pipeline=pipeline,
+                            **budget,
                         )
                     )
         labels = [c.label for c in out]
@@ -522,8 +502,7 @@ def parse_protocol(
     backends: Collection[str] | None = None,
 ) -> Protocol:
     """Validate an already parsed protocol mapping; errors name `source` and the key path.
-    With `backends` (the installed ones: `itemscale.collect.models.BACKENDS`), each model's `backend`
-    must be one of them, an error listing them in the same message as any other."""
+    With `backends` (`itemscale.collect.models.BACKENDS`), each model's `backend` is one of them."""
     context = None if backends is None else {BACKENDS_CONTEXT: backends}
     try:
         return Protocol.model_validate(data, context=context)
@@ -559,37 +538,31 @@ def load_protocol(path: str | Path, *, backends: Collection[str] | None = None) 
         )
         raise ProtocolError(f"{path}: not valid TOML: {said}") from None
     base = path.resolve().parent
-    bench = data.get("benchmark")
-    if isinstance(bench, dict):
-        bench = dict(bench)
-        for key in ("path", "videos", "items"):
-            if isinstance(bench.get(key), str):
-                bench[key] = str(base / Path(bench[key]).expanduser())
-        data["benchmark"] = bench
-    if isinstance(data.get("output"), str):
-        data["output"] = str(base / Path(data["output"]).expanduser())
+    data = _resolved(data, base, ("output",))
+    if "benchmark" in data:
+        data["benchmark"] = _resolved(data["benchmark"], base, ("path", "videos", "items"))
     if isinstance(data.get("selections"), dict):
         data["selections"] = {
-            name: _resolve_selection_paths(entry, base)
+            name: _resolved(entry, base, ("path", "order", "paths"))
             for name, entry in data["selections"].items()
         }
-    # selection files are read (and a missing one named) by `configurations()`, so a protocol
-    # can be loaded to write its selections (`itemscale select`) before they exist
+    # selection files are read by `configurations()`: `itemscale select` writes them after
     return parse_protocol(data, source=str(path), backends=backends)
 
 
-def _resolve_selection_paths(entry: Any, base: Path) -> Any:
-    """A `[selections.NAME]` table with its file paths resolved against the protocol's folder."""
-    if not isinstance(entry, dict):
-        return entry  # pydantic says what is wrong with it
-    entry = dict(entry)
-    if isinstance(entry.get("path"), str):
-        entry["path"] = str(base / Path(entry["path"]).expanduser())
-    if isinstance(entry.get("order"), str):
-        entry["order"] = str(base / Path(entry["order"]).expanduser())
-    if isinstance(entry.get("paths"), dict):
-        entry["paths"] = {
-            k: str(base / Path(v).expanduser()) if isinstance(v, str) else v
-            for k, v in entry["paths"].items()
-        }
-    return entry
+def _resolved(table: Any, base: Path, keys: tuple[str, ...]) -> Any:
+    """A table with the paths under `keys` (and in its `paths` table) resolved against the
+    protocol's folder."""
+    if not isinstance(table, dict):
+        return table  # pydantic says what is wrong with it
+    table = dict(table)
+    for key in keys:
+        value = table.get(key)
+        if isinstance(value, str):
+            table[key] = str(base / Path(value).expanduser())
+        elif key == "paths" and isinstance(value, dict):
+            table[key] = {
+                k: str(base / Path(v).expanduser()) if isinstance(v, str) else v
+                for k, v in value.items()
+            }
+    return table

@@ -1,17 +1,5 @@
-"""Frame selection files: a frame selector's own per-item frames, read from the file it wrote.
-
-A selector (AKS, BOLT, Q-Frame, ...) picks each question's frames and writes them to a file; the
-`selection` sampling policy replays that file exactly. The formats read:
-
-- `aks`: a JSON list of records, each with `question_id` and `frame_idx` (frame indices in the
-  source video's numbering), as AKS's evaluation scripts write them;
-- `bolt`: a JSON object `{video: [{question_id, frames: [seconds]}]}`, as BOLT writes them; when
-  ids repeat (BOLT on MLVU writes the video name as `question_id`), records are matched to the
-  benchmark's questions by (video, `question` text);
-- `table`: CSV or JSON Lines with `item_id` and either `indices` or `timestamps` (seconds); in CSV
-  a list is a JSON list (`[0, 12, 40]`) or numbers separated by spaces or semicolons;
-- `positional`: a JSON list of lists of frame indices, one per question in the order an order
-  file gives (AKS's `selected_frames/...json`).
+"""Frame selection files: a frame selector's own per-item frames, read from the file it wrote
+(`aks`, `bolt`, `table`, `positional`; docs/selectors.md), replayed by the `selection` policy.
 
 The reader lives in the protocol box because a configuration's label says whether its file
 lists exactly the budget's frames or up to it (`<=32f`), which the protocol must know when it
@@ -69,10 +57,8 @@ class ListedFrames:
 
 @dataclass(frozen=True)
 class Selection:
-    """A whole selection file: item id -> its frames, with the file's format and digest.
-
-    `by_question` holds the records of a file whose ids repeat, keyed by (id, question text):
-    BOLT's MLVU output names the video as `question_id`; `entries` is then empty."""
+    """A whole selection file: item id -> its frames, with the file's format and digest;
+    `by_question` holds a file whose ids repeat (BOLT on MLVU) by (id, question text)."""
 
     path: str
     format: str
@@ -105,18 +91,10 @@ class Selection:
         of a video are merged too, which only the sweep can see (`check_selections`)."""
         return all(len(set(e.values)) == frames for e in self.listings)
 
-    def declared_cost(self) -> float | None:
-        """The mean of the records' `frames_scored` (None unless every record declares it)."""
-        costs = [e.frames_scored for e in self.listings]
-        if not costs or any(c is None for c in costs):
-            return None
-        return sum(c for c in costs if c is not None) / len(costs)
-
 
 def read_bounded(path: Path) -> bytes:
-    """A regular file's bytes, at most `MAX_SELECTION_BYTES` (`read_input_bytes`, the rule for
-    every file a command reads): a FIFO, a device (`/dev/zero`) or a directory is refused
-    before it is opened, so a path that never ends stops nothing."""
+    """A regular file's bytes, at most `MAX_SELECTION_BYTES` (a FIFO, a device or a directory
+    is refused before it is opened)."""
     try:
         return read_input_bytes(path, limit=MAX_SELECTION_BYTES, what="a selection file")
     except InputFileError as exc:
@@ -231,8 +209,7 @@ def _aks(path: Path, data: Any) -> Iterator[Keyed]:
     if not isinstance(data, list):
         raise SelectionError(str(path), "an AKS selection is a JSON list of records")
     for n, record in enumerate(data):
-        where = f"record {n}"
-        yield _keyed_record(path, where, record, "frame_idx", "index")
+        yield _keyed_record(path, f"record {n}", record, "frame_idx", "index")
 
 
 def _keyed_record(path: Path, where: str, record: Any, field: str, unit: SelectionUnit) -> Keyed:
@@ -258,8 +235,7 @@ def _bolt(path: Path, data: Any) -> Iterator[Keyed]:
         if not isinstance(records, list):
             raise SelectionError(str(path), f"video {video!r}: a list of question records")
         for n, record in enumerate(records):
-            where = f"video {video!r} record {n}"
-            yield _keyed_record(path, where, record, "frames", "seconds")
+            yield _keyed_record(path, f"video {video!r} record {n}", record, "frames", "seconds")
 
 
 def _table_record(path: Path, where: str, row: Mapping[str, Any]) -> Keyed:
@@ -344,10 +320,9 @@ def read_selection(
     order: str | Path | None = None,
     order_key: str | None = None,
 ) -> Selection:
-    """Read a selection file (format named, or detected with `auto`); raises `SelectionError`
-    naming the file and the record for anything it cannot read. An id given twice is an
-    error, unless every record of the file carries its `question` text: then the file's ids
-    name videos (BOLT on MLVU) and its records are matched by (id, question)."""
+    """Read a selection file (format named, or detected with `auto`). An id given twice is an
+    error unless every record carries its `question` text: its records are then matched by
+    (id, question) (BOLT on MLVU names videos as ids)."""
     where = Path(path)
     if format not in ("auto", *READ_FORMATS):
         raise SelectionError(str(where), f"unknown format {format!r} (one of {READ_FORMATS})")

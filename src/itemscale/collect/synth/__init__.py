@@ -1,9 +1,6 @@
-"""The synthetic video suite: procedurally generated H.264 videos with ground-truth evidence.
-
-It lets `make demo` and the built-in model run offline: each video holds storylines that need a
-different visual budget (a brief flash needs frame rate, a small sign needs resolution, counting
-and turn order need coverage, a stayer with look-alikes punishes dense sampling), and every
-question carries the time spans that hold its evidence. `docs/synthetic-suite.md` describes it.
+"""The synthetic video suite: procedurally generated H.264 videos with ground-truth evidence,
+each storyline needing a different visual budget, so `make demo` and the built-in model run
+offline (docs/synthetic-suite.md).
 """
 
 from ._focus import FocusKind

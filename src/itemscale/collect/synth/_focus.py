@@ -1,29 +1,10 @@
 """The `focus` layout: one large storyline per video, for a model that must learn from scratch.
 
-The `grid` layout asks five questions about five small storylines in one frame. A from-scratch
-4-layer language model needs far more examples to learn *which* of several objects a question
-is about than to learn to read one (docs/builtin-model.md), so the built-in model trains and is
-audited on this layout: each video holds one storyline drawn large, in the middle of the frame,
-and each question is about that storyline alone. What the budget decides is unchanged in kind:
-
-- `flash` (budget axis `frame_rate`): a dark screen on which a large square flashes once, for
-  0.4-0.6 s. "Which colour flashes?" A small frame budget usually misses the flash entirely; a
-  large one catches it, but then the flash is a small share of the frames seen, which a small
-  model's attention dilutes.
-- `blink` (budget axis `sampling_phase`; opt-in, `focus_kinds`): the same flash, but for 0.15-0.3 s
-  (2-3 frames at 10 fps), shorter than the gap between sampled frames at the largest budgets (3.8
-  frames at 32 of 120). Whether a budget sees it depends on where its samples fall, not only on
-  how many there are (temporal aliasing): a smaller budget may catch it and a larger one miss
-  it, which a nested grid (every smaller budget's frames kept) repairs and more frames of the
-  same formula do not.
-- `longest` (budget axis `coverage`): the square is always there and changes colour twice,
-  showing three colours in three contiguous blocks of close lengths. "Which colour is shown the
-  longest?" Endpoint-only or sparse sampling can miss or over-count a block, so the answer
-  flips with the budget (right at one, wrong at the next) before it settles at high coverage.
-
-Both kinds are asked as 4-option multiple choice and as an open question; wrong options are
-colours, one of them always on screen in `longest` (the runner-up block). The text alone says
-nothing about the answer (the correct position is balanced by the caller).
+A from-scratch 4-layer language model needs far more examples to learn *which* of several
+objects a question is about than to learn to read one (docs/builtin-model.md), so the built-in
+model trains and is audited on this layout: each video holds one storyline (`flash`, `blink`,
+`longest`; docs/synthetic-suite.md) drawn large in the middle of the frame, asked as 4-option
+multiple choice and as an open question, its correct position balanced by the caller.
 """
 
 from __future__ import annotations
@@ -56,7 +37,7 @@ FOCUS_QUESTIONS: Final[dict[str, str]] = {
 #: Share of the frame's short side the square covers (centred).
 SQUARE_FILL: Final[float] = 0.7
 FLASH_S: Final[tuple[float, float]] = (0.4, 0.6)
-#: A blink: shorter than the sampling gap of the largest budgets (see the module docstring).
+#: A blink: shorter than the sampling gap of the largest budgets (docs/synthetic-suite.md).
 BLINK_S: Final[tuple[float, float]] = (0.15, 0.3)
 FLASH_MARGIN_S: Final[float] = 0.5
 #: Shares of the video of the longest block, and how much shorter the runner-up is.

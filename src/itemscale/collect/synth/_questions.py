@@ -1,11 +1,9 @@
 """Questions about a planned scene, in every task kind.
 
-Each storyline stresses one budget axis (see docs/synthetic-suite.md): the brief flash needs
-frame rate, the sign needs resolution, counting and turn order need coverage of the whole video,
-and the stayer needs a model not to be swayed by look-alikes that only dense sampling reveals.
-Wrong options are plausible on purpose (shapes that are on screen, digits a blurred view
-confuses, the look-alikes' colour), and the correct option's position is handed in by the caller,
-which balances positions across the suite so a text-only model learns nothing from them.
+Each storyline stresses one budget axis (docs/synthetic-suite.md). Wrong options are plausible
+on purpose (shapes that are on screen, digits a blurred view confuses, the look-alikes' colour),
+and the correct option's position is handed in by the caller, which balances positions across
+the suite so a text-only model learns nothing from them.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """Scene plans and their rendering.
 
-A video is planned first (a `VideoScene`: who appears where, in which frames) and only then drawn,
-so the ground truth the questions are written from is the very record the renderer draws from,
-and it is stored in `suite.json` for audits. Frame numbers, not seconds, are the unit of the plan:
-an event occupying frames [start, end) is on screen from start/fps to end/fps seconds, exactly.
-
-The layout is a fixed 3x2 grid of cells, one storyline per cell (with a little jitter), because
-the built-in model is tiny and trained for minutes on CPU: it can learn "the top-middle cell
-flashes", and what it then gets right or wrong depends on whether the sampled frames caught the
-event and resolved the detail, which is what the suite measures.
+A video is planned first (a `VideoScene`: who appears where, in which frames, in frame numbers)
+and only then drawn, so the ground truth the questions are written from is the very record the
+renderer draws from, stored in `suite.json`. The layout is a fixed 3x2 grid of cells, one
+storyline per cell, because the built-in model is tiny and trained for minutes on CPU: what it
+then gets right depends on whether the sampled frames caught the event and resolved the detail.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Writing a suite: H.264 videos, the item file and the manifest.
 
 Every video's content comes from its own child of the suite seed (`SeedSequence(seed).spawn`),
-so video i is the same whatever `n_videos` is, and a test-only subset (`only_split="test"`)
-regenerates exactly the test videos of the full suite without encoding the training videos.
-The split and the answer positions come from a separate child, so they balance over the suite.
-Every file is written to a temporary name and renamed, and `suite.json` (with the hashes of all
-files) is written last: a suite with a manifest is complete.
+so video i is the same whatever `n_videos` is and a test-only subset regenerates exactly the
+test videos; the split and answer positions come from a separate child. `suite.json` (with the
+hashes of all files) is written last: a suite with a manifest is complete.
 """
 
 from __future__ import annotations
@@ -136,12 +134,9 @@ def encoder_provenance() -> dict[str, str]:
 
 
 def rgb_to_yuv420p(rgb: np.ndarray) -> np.ndarray:
-    """BT.601 limited-range YUV 4:2:0, planar, as PyAV's `yuv420p` ndarray (height * 3/2 rows).
-
-    Integer arithmetic in numpy (the usual 8-bit BT.601 coefficients) rather than swscale,
-    whose SIMD paths may round differently on another CPU: the encoder's input, and so the
-    video, is then the same everywhere. Chroma is the rounded mean of each 2x2 block.
-    """
+    """BT.601 limited-range YUV 4:2:0, planar, as PyAV's `yuv420p` ndarray (height * 3/2 rows),
+    in numpy integers rather than swscale, whose SIMD paths may round differently on another
+    CPU. Chroma is the rounded mean of each 2x2 block."""
     h, w, _ = rgb.shape
     r, g, b = (rgb[..., i].astype(np.int32) for i in range(3))
     y = ((66 * r + 129 * g + 25 * b + 128) >> 8) + 16
@@ -161,15 +156,10 @@ def rgb_to_yuv420p(rgb: np.ndarray) -> np.ndarray:
 def encode_h264(
     frames: Iterable[np.ndarray], path: Path, *, width: int, height: int, fps: int, crf: int
 ) -> None:
-    """Encode RGB frames as an H.264 (yuv420p, BT.601) MP4, via a temporary file renamed into
-    place.
-
-    Keyframes every two seconds so decoders can seek; B-frames kept, as in real videos.
-    Reproducible bytes and pixels need two settings: one encoder thread (x264's output depends on
-    its thread count, so threads=auto differs between machines), and no macroblock tree: with
-    mbtree on, this x264 build read uninitialised memory and the same frames encoded differently
-    from run to run (found with MALLOC_PERTURB_; x264 core 165).
-    """
+    """Encode RGB frames as an H.264 (yuv420p, BT.601) MP4 via a temporary file; keyframes
+    every two seconds, B-frames kept. Reproducible bytes need one encoder thread (x264's output
+    depends on its thread count) and no macroblock tree (with mbtree, x264 core 165 read
+    uninitialised memory and encoded the same frames differently run to run; MALLOC_PERTURB_)."""
     import av
 
     tmp = path.with_name(f".{path.name}.tmp")
@@ -201,11 +191,8 @@ def encode_h264(
 
 
 def assign_splits(rng: np.random.Generator, n_videos: int, test_fraction: float) -> list[Split]:
-    """Split per video (the video is the bootstrap cluster, so its items never straddle splits).
-
-    With two or more videos each split gets at least one when `test_fraction` is strictly
-    between 0 and 1.
-    """
+    """Split per video (the bootstrap cluster); with two or more videos and 0 < `test_fraction`
+    < 1, each split gets at least one."""
     n_test = round(n_videos * test_fraction)
     if n_videos >= 2 and 0 < test_fraction < 1:
         n_test = min(max(n_test, 1), n_videos - 1)
@@ -318,14 +305,9 @@ def generate_suite(
     layout: Layout = "grid",
     focus_kinds: tuple[FocusKind, ...] = FOCUS_KINDS,
 ) -> SuiteManifest:
-    """Generate the synthetic video suite into `out_dir` and return its manifest.
-
-    Writes `videos/<video_id>.mp4`, `items.jsonl` (generic item format, `video_path` relative to
-    `out_dir`) and `suite.json`. The same arguments give byte-identical `items.jsonl` and the same
-    decoded frames. `only_split` writes only that split's videos and items (the split of each
-    video is the one it has in the full suite). `workers` > 1 encodes videos in that many
-    processes; the output does not depend on it.
-    """
+    """Generate the synthetic video suite into `out_dir` (`videos/`, `items.jsonl`, `suite.json`)
+    and return its manifest. The same arguments give byte-identical `items.jsonl` and the same
+    decoded frames, whatever `workers`; `only_split` writes that split of the full suite."""
     out_dir = Path(out_dir)
     focus_kinds = _checked_arguments(
         n_videos=n_videos,
@@ -453,9 +435,8 @@ def _answer_plan(
 ) -> tuple[
     dict[tuple[int, QuestionKind], int], list[QuestionKind], dict[int, FocusKind], dict[int, int]
 ]:
-    """Where each video's answers sit (balanced within each split and question kind), which
-    kind its dialogue asks, and with the focus layout its kind and answer position; drawn from
-    `suite_rng` in this order, so a seed gives the same suite."""
+    """Where each video's answers sit, which kind its dialogue asks, and with the focus layout
+    its kind and answer position; drawn from `suite_rng` in this order (a seed, one suite)."""
     n_videos = len(splits)
     # Positions balanced within each (split, question kind), so each split is balanced alone.
     positions: dict[tuple[int, QuestionKind], int] = {}
@@ -582,12 +563,8 @@ class SuiteArgs(TypedDict, total=False):
 
 
 def ensure_suite(out_dir: Path, *, workers: int = 1, **params: Unpack[SuiteArgs]) -> SuiteManifest:
-    """The suite these arguments describe: reused when `out_dir` already holds it (see
-    `reusable_suite`), otherwise (re)generated in place, replacing what is there.
-
-    What `make demo` and repeated training runs want: a second run costs a hash check, and a
-    suite from other arguments, an older generator or with a changed file is never reused.
-    """
+    """The suite these arguments describe: reused when `out_dir` holds it intact
+    (`reusable_suite`: a second run costs a hash check), otherwise regenerated in place."""
     existing = reusable_suite(out_dir, **params)
     if existing is not None:
         return existing

@@ -1,10 +1,6 @@
-"""The suite's closed visual and verbal vocabulary.
-
-A tiny model trained on CPU must be able to learn the suite, so everything it has to name comes
-from a short list: a few saturated colours that survive yuv420p chroma subsampling, four convex
-shapes whose centre pixel is always inside the shape, the digits and a handful of three-letter
-words. Text is drawn from the bitmap glyphs below rather than a system font, so a fresh machine
-renders the same pixels whatever fonts it has installed.
+"""The suite's closed visual and verbal vocabulary: few enough names for a tiny model trained
+on CPU to learn, colours that survive yuv420p chroma subsampling, and bitmap glyphs rather than
+a system font, so every machine renders the same pixels.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """The on-disk frame cache: decoded, resized frames keyed by what they are, not where they came
 from (video content hash + frame index + size), so every model and run reuses them.
 
-Entries are raw RGB bytes behind a small header with a 64-bit checksum: lossless, fast to read,
-and a damaged entry is detected and re-decoded rather than served. Beside a video's frames lies
-its stream index (the timestamps of every frame, which otherwise take a demux of the whole
-container to rebuild), checked the same way and bound to the video it describes (its content
-hash and size). Writers write a temp file and rename it, so two processes filling the cache at
-once never expose half a frame. An entry that is no regular file, larger than it can be,
-unreadable or damaged is bypassed and rebuilt from the video, said once (`fault_notice`): the
-cache is an aid, and its faults never become the video's (`_cache_entries`).
+Entries are raw RGB bytes behind a small header with a 64-bit checksum; beside a video's frames
+lies its stream index (which otherwise takes a demux of the whole container), checked the same
+way. Writers write a temp file and rename it, so concurrent processes never expose half a frame;
+a bad entry is bypassed, rebuilt from the video and said once (`fault_notice`).
 """
 
 from __future__ import annotations
@@ -107,9 +103,8 @@ class FrameCache:
         return frame if self.read_into(video_hash, index, frame) else None
 
     def read_into(self, video_hash: str, index: int, out: np.ndarray) -> bool:
-        """Read a cached frame straight into `out` (a C-contiguous uint8 [H, W, 3] array, e.g.
-        one slot of a frame stack, which saves a copy per frame). False when absent or damaged;
-        `out` then holds garbage and a damaged entry is deleted."""
+        """Read a cached frame straight into `out` (e.g. one slot of a frame stack, saving a
+        copy per frame); False when absent or damaged (`out` then holds garbage)."""
         return self.read_many(video_hash, [(index, out)])[0]
 
     def read_many(
@@ -119,9 +114,8 @@ class FrameCache:
         *,
         threads: int | None = None,
     ) -> list[bool]:
-        """`read_into` for many frames. One result per request, in order. With more than two
-        cores, a few threads read at once (reading and checking release the GIL); on two
-        shared cores threads measured slower, so the default there is one."""
+        """`read_into` for many frames, in order; threads only with more than two cores (on
+        two shared cores they measured slower)."""
         if threads is None:
             threads = max(1, min(4, (os.cpu_count() or 1) // 2))
         for _index, out in requests:
@@ -168,9 +162,7 @@ class FrameCache:
 
     def fault_notice(self) -> str | None:
         """Once per cache instance, the sentence a sweep says when an entry was bypassed or
-        found damaged: the frame or index was rebuilt from the video, so no cell is affected
-        (a fault of the cache is never stored as the video's `media_error`). None otherwise,
-        and after it was said."""
+        found damaged (rebuilt from the video: never a cell's `media_error`); else None."""
         if self._first_fault is None or self._fault_said:
             return None
         self._fault_said = True
@@ -191,10 +183,8 @@ class FrameCache:
             self.stats.writes += 1
 
     def get_index(self, video_hash: str, path: str | os.PathLike[str]) -> StreamIndex | None:
-        """The stored stream index of this content, its `info.path` set to `path` (the caller's
-        name for the file), or None when absent, of an older format, bound to another video
-        (content hash or size), damaged (then deleted) or no usable file (bypassed, left to the
-        rebuild to replace)."""
+        """The stored stream index of this content, its `info.path` set to `path`, or None when
+        absent, older, bound to another video, damaged (then deleted) or bypassed."""
         file = str(self.index_path(video_hash))
         try:
             video_bytes = os.stat(path).st_size
@@ -224,9 +214,8 @@ class FrameCache:
         return index
 
     def put_index(self, video_hash: str, index: StreamIndex) -> None:
-        """Store a video's stream index beside its frames (atomically, like `put`), bound to
-        the video it describes: the content hash and size of `index.info.path`, which must be
-        `video_hash` (`ValueError` otherwise: another video's index is never stored here)."""
+        """Store a video's stream index beside its frames, atomically, bound to the content hash
+        and size of `index.info.path` (`ValueError` unless that is `video_hash`)."""
         described = video_content_hash(index.info.path)
         if described != video_hash:
             raise ValueError(
@@ -240,9 +229,8 @@ class FrameCache:
             self._remember_indexed(video_hash)
 
     def keep_index(self, video_hash: str, index: StreamIndex) -> None:
-        """Store an index obtained elsewhere (memoised in this process) unless the cache already
-        holds one for this content as a regular file; checked on disk once per content and
-        instance."""
+        """Store an index obtained elsewhere unless the cache holds one for this content
+        (checked on disk once per content and instance)."""
         if video_hash in self._indexed:
             return
         if self.index_path(video_hash).is_file():
@@ -256,10 +244,8 @@ class FrameCache:
         self._indexed.add(video_hash)
 
     def _write(self, path: Path, chunks: Sequence[bytes | memoryview]) -> bool:
-        """Write `chunks` to a temp file in `path`'s folder, then rename it to `path`. False when
-        it cannot be written (a full disk, or something that is no entry in its place: a
-        directory, a folder without permission): a cache is an aid, and a write it cannot make
-        costs decodes, not cells."""
+        """Write `chunks` to a temp file beside `path`, then rename it; False when it cannot be
+        written (a cache is an aid: a failed write costs decodes, not cells)."""
         temp = path.parent / f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -310,9 +296,8 @@ class FrameCache:
         return sum(size for _mtime, size, _path in self._entries())
 
     def evict(self, target_bytes: int | None = None) -> int:
-        """Delete least recently used entries (frames and indexes) until the cache holds at most
-        `target_bytes` (default: 90% of `max_bytes`, so eviction does not run on every write).
-        Returns the number of bytes freed."""
+        """Delete least recently used entries until the cache holds at most `target_bytes`
+        (default 90% of `max_bytes`, so eviction does not run on every write); bytes freed."""
         target = int(self.max_bytes * 0.9) if target_bytes is None else int(target_bytes)
         entries = sorted(self._entries())
         total = sum(size for _mtime, size, _path in entries)

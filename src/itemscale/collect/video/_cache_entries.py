@@ -1,12 +1,10 @@
 """One frame-cache entry on disk: its bytes, its checks, and how it is opened.
 
 A cache lives in a folder anyone can write to, so an entry is trusted only after it proves
-itself: it must be a regular file (a FIFO would block `open` and `read` for ever, a symlink to
-`/dev/zero` would be read without end), no larger than what it should hold, readable, and its
-checksum, shape and, for a stream index, the video it describes (content hash and size, inside
-the checksummed bytes) must match what the caller asks for. An entry that fails is an
-`EntryFault` or a failed check; the cache then bypasses it and the frame or index is rebuilt
-from the video (`FrameCache`), so a fault of the cache never becomes the video's.
+itself: a regular file (a FIFO would block `open` for ever, a symlink to `/dev/zero` would be
+read without end), no larger than it should be, readable, and its checksum, shape and (for a
+stream index) bound video all match. One that fails is bypassed and rebuilt from the video
+(`FrameCache`), so a fault of the cache never becomes the video's.
 """
 
 from __future__ import annotations
@@ -25,8 +23,7 @@ import numpy as np
 from ...core.files import file_kind
 from ._media import StreamIndex, VideoInfo
 
-#: Magic + format version at the start of every frame entry; bump the digit to change the
-#: format.
+#: Magic + format version at the start of every frame entry (bump the digit to change it).
 ENTRY_MAGIC: Final[bytes] = b"ISFRAME3"
 HEADER: Final[struct.Struct] = struct.Struct("<8sIIIQ")  # magic, height, width, channels, sum
 #: Magic + format version of a stored stream index; bump the digit to change the format (what
@@ -49,8 +46,7 @@ _OPEN_FLAGS: Final[int] = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(o
 
 
 class EntryFault(Exception):
-    """An entry the cache cannot use as a file: not a regular file, larger than it can be, or
-    unreadable. The message names the entry and why."""
+    """An entry the cache cannot use as a file; the message names the entry and why."""
 
 
 def index_size_cap(video_bytes: int) -> int:
@@ -82,9 +78,8 @@ def open_entry(path: str) -> tuple[int, os.stat_result]:
 
 def read_frame_entry(path: str, out: np.ndarray) -> str:
     """Read one frame entry into `out`: "hit", "missing" or "corrupted" (then deleted); an
-    `EntryFault` when it is no regular file or cannot be read. The file's size (one `fstat`,
-    which also gives the time for the LRU touch) stands in for reading past the end, and one
-    `readv` fills the header and the frame; no file object is built."""
+    `EntryFault` when it is no regular file or cannot be read. One `fstat` (size and LRU time)
+    and one `readv` (header and frame); no file object is built."""
     height, width = int(out.shape[0]), int(out.shape[1])
     header = bytearray(HEADER.size)
     try:
@@ -116,10 +111,9 @@ def read_frame_entry(path: str, out: np.ndarray) -> str:
 def read_index_entry(
     path: str, video_path: str, video_hash: str, video_bytes: int
 ) -> StreamIndex | str | None:
-    """The index entry at `path` for the video at `video_path` (content `video_hash`,
-    `video_bytes` long), touched on a hit; None when there is none, else why it is not
-    served (`unpack_index`). `EntryFault` when it is no regular file, larger than an index
-    of this video can be, or cannot be read."""
+    """The index entry at `path` for the video, touched on a hit; None when there is none,
+    else why it is not served (`unpack_index`). `EntryFault` when it is no regular file,
+    larger than an index of this video can be, or cannot be read."""
     try:
         fd, info = open_entry(path)
     except FileNotFoundError:
@@ -145,8 +139,7 @@ def read_index_entry(
 
 
 def pack_index(index: StreamIndex, video_hash: str, video_bytes: int) -> bytes:
-    """A stream index as stored: magic, checksum, then the fields, the codec name, the content
-    hash and size of the video it describes, and the two timestamp arrays."""
+
     info = index.info
     codec = info.codec.encode()
     digest = video_hash.encode()
@@ -180,10 +173,8 @@ def pack_index(index: StreamIndex, video_hash: str, video_bytes: int) -> bytes:
 def unpack_index(
     data: bytes | bytearray, path: str, video_hash: str, video_bytes: int
 ) -> StreamIndex | str:
-    """The index stored in `data` for the video at `path` (content `video_hash`, `video_bytes`
-    long), or why not: "old format" (an earlier format: absent, not damaged), "failed its
-    check" (magic, checksum, lengths) or "describes another video" (its bound content hash or
-    size is not this video's)."""
+    """The index stored in `data` for the video at `path`, or why not: "old format" (absent,
+    not damaged), "failed its check" or "describes another video"."""
     if len(data) < INDEX_HEAD.size + INDEX_BODY.size:
         return "failed its check"
     magic, checksum = INDEX_HEAD.unpack_from(data)
@@ -221,8 +212,7 @@ def unpack_index(
 
 
 def touch(fd: int, mtime: float | None = None) -> None:
-    """Mark an entry recently used (its mtime), at most once per `TOUCH_AFTER_S`; `mtime` is
-    the entry's, when the caller has already read it (else one `fstat` reads it)."""
+    """Mark an entry recently used (its mtime), at most once per `TOUCH_AFTER_S`."""
     with contextlib.suppress(OSError):
         if time.time() - (os.fstat(fd).st_mtime if mtime is None else mtime) > TOUCH_AFTER_S:
             os.utime(fd)

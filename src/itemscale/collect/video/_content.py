@@ -1,14 +1,10 @@
 """A built-in content-aware frame selector that needs no model: `change`.
 
-Uniform spacing misses a short event that falls between two sampled frames (a flash of two
-frames is missed by any grid whose gap is wider). `change` keeps uniform sampling's coverage (one
-frame per equal segment of the video) but, inside each segment, takes the frame that differs
-most from the rest of the segment: the frame of a short event, where there is one. It is
-question-agnostic (every question of a video gets the same frames) and content-aware; its output
-is an ordinary selection file, replayed by the `selection` sampling policy like any selector's.
-
-Score of frame t in segment S: the mean absolute difference between the frame (grey, shrunk to
-`CHANGE_SIZE`) and the per-pixel median of S's frames. Ties go to the earliest frame.
+Uniform spacing misses a short event that falls between two sampled frames. `change` keeps
+uniform sampling's coverage (one frame per equal segment) but takes, inside each segment, the
+frame whose grey, shrunk (`CHANGE_SIZE`) pixels differ most (mean absolute difference) from the
+segment's per-pixel median, ties to the earliest. Every question of a video gets the same
+frames; the output is an ordinary selection file, replayed by the `selection` policy.
 """
 
 from __future__ import annotations
@@ -83,9 +79,8 @@ def pick_by_change(stack: np.ndarray, frames: int) -> np.ndarray:
 
 def pick_adaptive(stack: np.ndarray, frames: int, adaptive: Adaptive) -> np.ndarray:
     """The adaptive selector's indices (sorted): of the `frames` segments' best frames, those
-    scoring at least the threshold; when fewer than `min_frames` do, the `min_frames`
-    highest-scoring ones (ties to the earliest). At most `frames`, at least
-    min(`min_frames`, segments)."""
+    scoring at least the threshold, or the `min_frames` highest-scoring ones when fewer do
+    (ties to the earliest)."""
     bounds = segment_bounds(stack.shape[0], frames)
     scores = change_scores(stack, bounds)
     best = [(start + int(np.argmax(scores[start:end]))) for start, end in bounds]
@@ -101,8 +96,7 @@ def change_selection(
     path: str | os.PathLike[str], frames: tuple[int, ...], adaptive: Adaptive | None = None
 ) -> dict[int, list[int]]:
     """The `change` selector's frames of one video for each budget in `frames` (every frame
-    decoded once, shrunk, then scored per budget); `adaptive`: up to each budget, as
-    `pick_adaptive` keeps them. Raises `MediaError` for an unreadable video."""
+    decoded once); `adaptive`: up to each budget (`pick_adaptive`)."""
     stack = _small_frames(path)
     if adaptive is None:
         return {k: pick_by_change(stack, k).tolist() for k in frames}
@@ -127,16 +121,10 @@ def write_selection_files(
     adaptive: Adaptive | None = None,
 ) -> dict[int, Path]:
     """Run the `change` selector over the items' videos and write one selection file per budget,
-    `OUT/NAME_K.jsonl` (the `table` format: one `{"item_id", "indices"}` line per item; every
-    question of a video gets its video's frames). Returns the file of each budget.
-
-    With `adaptive`, each budget is a cap: a video gets the segments that changed (see
-    `pick_adaptive`), and each line declares the selector's own cost, `frames_scored` (every
-    frame of the video, which it decoded and scored).
-
-    Raises `MediaError` naming the video when one cannot be decoded, and `ValueError` for an
-    item without a video file: a selection must cover every item it will be replayed on.
-    """
+    `OUT/NAME_K.jsonl` (the `table` format; every question of a video gets its video's frames).
+    With `adaptive`, each budget is a cap and each line declares the selector's own cost,
+    `frames_scored` (every frame of the video). Raises `MediaError` naming an undecodable video,
+    `ValueError` for an item without a video file (a selection must cover every item)."""
     budgets = tuple(dict.fromkeys(int(k) for k in frames))
     if not budgets or min(budgets) < 1:
         raise ValueError(f"frame budgets must be >= 1 (got {list(frames)})")

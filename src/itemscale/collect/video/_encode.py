@@ -31,12 +31,8 @@ def encode_video(
     options: Mapping[str, str] | None = None,
     container_options: Mapping[str, str] | None = None,
 ) -> Path:
-    """Encode RGB uint8 frames [H, W, 3] to `path` (temp file, then rename).
-
-    `pts_s` gives each frame's presentation time in seconds (variable frame rate); otherwise
-    frames are 1/fps apart. `options` go to the encoder, `container_options` to the muxer
-    (e.g. `{"movflags": "faststart"}`).
-    """
+    """Encode RGB uint8 frames [H, W, 3] to `path` (temp file, then rename). `pts_s`: each
+    frame's presentation time in seconds (variable frame rate; else 1/fps apart)."""
     import av
 
     path = Path(path)

@@ -2,8 +2,7 @@
 
 A frame's index is its position in presentation order among the stream's frames, taken from the
 packets' timestamps (not from a nominal frame rate), so variable frame rate videos get the right
-count, the right timestamps and the right frames. Decoding seeks to the keyframe before each run
-of wanted frames and converts only the wanted frames to RGB.
+count, the right timestamps and the right frames.
 """
 
 from __future__ import annotations
@@ -33,10 +32,9 @@ _SIGNATURES: Final[tuple[tuple[int, bytes], ...]] = (
 
 @dataclass(frozen=True)
 class VideoInfo:
-    """What the stream says about a video. `video_frames` counts the stream's frames (packets
-    with timestamps: the video's length, where `frames` is a budget's count) and `duration_s`
-    spans their timestamps; `fps` is video_frames / duration_s (the container's nominal rate
-    when the two agree within 0.5%), so all three stay right for variable frame rates."""
+    """What the stream says about a video: `video_frames` counts the stream's frames, and `fps`
+    is video_frames / duration_s (the container's nominal rate when the two agree within 0.5%),
+    so all three stay right for variable frame rates."""
 
     path: str
     video_frames: int
@@ -257,8 +255,7 @@ def video_content_hash(path: str | os.PathLike[str]) -> str:
 @functools.lru_cache(maxsize=4096)
 def _content_hash(key: tuple[str, int, int, int]) -> str:
     """Memoised on (resolved path, size, mtime, inode), so an edited file is hashed again;
-    bounded, since a long-lived process (a Ray actor, a notebook) may hash many thousands of
-    videos."""
+    bounded, since a long-lived process may hash many thousands of videos."""
     digest = hashlib.sha256()
     with Path(key[0]).open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -273,11 +270,10 @@ def _frames_from(container: Any, stream: Any, seek_pts: int | None) -> Iterator[
 
 
 class FrameConverter:
-    """Decoded frames to RGB at a given size: scaled (bicubic, swscale) in the decoder's own
-    pixel format, where chroma is a quarter of the pixels, then converted by swscale's fast
-    unscaled path. One scaler is kept per output size: building a bicubic scaler costs more
-    than using it, and a new frame would otherwise build a new one every time. Both pipelines
-    convert through this, so they agree bit for bit."""
+    """Decoded frames to RGB at a given size: scaled (bicubic) in the decoder's own pixel
+    format, where chroma is a quarter of the pixels, then converted by swscale's fast unscaled
+    path. One scaler is kept per output size (building one costs more than using it). Both
+    pipelines convert through this, so they agree bit for bit."""
 
     def __init__(self) -> None:
         # keyed by output size: a scaler and an RGB converter whose input size never changes
@@ -319,14 +315,11 @@ def decode_resized(
     *,
     sink: Callable[[int, int, int, np.ndarray], None] | None = None,
 ) -> dict[tuple[int, int, int], np.ndarray]:
-    """Frames by index, each at every (height, width) asked for it, from one forward pass.
-
-    Before each wanted frame whose keyframe lies beyond the frames decoded so far, seek to that
-    keyframe; frames in between are decoded (the codec needs them) but never converted. With a
-    `sink`, each converted frame goes to `sink(index, height, width, frame)` as soon as it is
-    decoded instead of into the returned (then empty) dict, so a long grid is never held twice;
-    that frame is a view of the decoder's buffer (rows may be padded), to be copied by the sink.
-    """
+    """Frames by index, each at every (height, width) asked for it, from one forward pass:
+    seek only to a wanted frame's keyframe beyond what was decoded; frames in between are
+    decoded but never converted. With a `sink`, each frame goes to `sink(index, height, width,
+    frame)` instead of the returned (then empty) dict, so a long grid is never held twice; it
+    is a view of the decoder's buffer (rows may be padded), to be copied by the sink."""
     import av
 
     wanted = np.unique(np.asarray(list(requests), dtype=np.int64))

@@ -1,8 +1,6 @@
-"""From a video and a grid of configurations to the exact frames each configuration sees.
-
-`decode_for_configs` decodes the union of every configuration's indices once and serves each
-configuration from it (through the frame cache when one is given); `decode_raw` decodes one
-configuration on its own, the way evaluation harnesses do, and exists so a test can prove the
+"""From a video and a grid of configurations to the exact frames each configuration sees:
+`decode_for_configs` decodes the union of every configuration's indices once; `decode_raw`
+decodes one configuration on its own, the way evaluation harnesses do, so a test can prove the
 two give the same pixels.
 """
 
@@ -32,9 +30,8 @@ from ._selection import policy_selection, selected_frames
 
 @dataclass(frozen=True)
 class FrameSet:
-    """The frames one configuration saw, with what was actually used: the pixels (`array`),
-    indices, stream timestamps (seconds since the first frame), and the size every frame was
-    served at. `effective_frames` and `requested_frames` are frame counts."""
+    """The frames one configuration saw (`array`), their indices, stream timestamps (seconds
+    since the first frame) and the size every frame was served at."""
 
     array: np.ndarray  # uint8 [F, H, W, 3], read-only
     indices: np.ndarray  # int64 [F]
@@ -75,10 +72,9 @@ def plan_frames(
     item_key: str = "",
     repeat: int = 0,
 ) -> FramePlan:
-    """Indices and output size for one configuration of one video. The `fps` policy counts
-    frames as Qwen's utilities do, video_frames / fps * rate, which is the stream's duration;
-    the `selection` policy takes item `item_key`'s frames from its file (`SelectionError` when
-    they cannot be replayed on this video)."""
+    """Indices and output size for one configuration of one video; the `selection` policy
+    takes item `item_key`'s frames from its file (`SelectionError` when they cannot be
+    replayed on this video)."""
     info = index.info
     if config.is_text_only:
         return FramePlan(config, np.empty(0, dtype=np.int64), 0, 0)
@@ -152,9 +148,8 @@ def decode_raw(
 
 
 def _cached_index(path: str | os.PathLike[str], video_hash: str, cache: FrameCache) -> StreamIndex:
-    """The video's stream index: memoised in this process, else stored in the frame cache (a hit
-    then demuxes nothing), else built; in each case the cache holds it afterwards. A video whose
-    index cannot be built raises its `MediaError` and leaves nothing in the cache."""
+    """The video's stream index: memoised in this process, else from the frame cache, else
+    built; the cache holds it afterwards (nothing when it raises `MediaError`)."""
     index = remembered_index(path)
     if index is not None:
         # memoised before a cache was given (a probe, an uncached decode): store it all the same,
@@ -178,14 +173,10 @@ def decode_for_configs(
     repeat: int = 0,
     cache: FrameCache | None = None,
 ) -> dict[str, FrameSet]:
-    """Every configuration's frames from one pass over the video, keyed by config id.
-
-    `cached` configurations share one decode of the union of their indices (frames already in
-    `cache` are not decoded again, and new ones are stored); `raw` configurations are decoded on
-    their own. With a cache, the video's stream index is read from it too (and stored there the
-    first time), so a warm cache needs no demux of the container. Raises `MediaError` when the
-    video cannot give the frames.
-    """
+    """Every configuration's frames from one pass over the video, keyed by config id. `cached`
+    configurations share one decode of the union of their indices (and the frame cache, which
+    also holds the stream index, so a warm cache needs no demux); `raw` ones are decoded on
+    their own. Raises `MediaError` when the video cannot give the frames."""
     configs = list(configs)
     if cache is not None:
         video_hash = video_content_hash(path)

@@ -1,8 +1,6 @@
-"""Frame sizes: short side, pixel budget, or a total token budget spread over F frames.
-
-Sizes follow the Qwen-family processors (qwen-vl-utils `smart_resize`): both sides multiples of
-28, aspect ratio kept as closely as rounding allows, pixels within [min, max]. Using the same
-rounding as the model's processor means the processor does not resize the frames again.
+"""Frame sizes: short side, pixel budget, or a total token budget spread over F frames, rounded
+as the Qwen-family processors round (qwen-vl-utils `smart_resize`: both sides multiples of 28,
+aspect ratio kept, pixels within [min, max]), so the processor does not resize them again.
 """
 
 from __future__ import annotations

@@ -135,14 +135,9 @@ def sample_indices(
     duration_s: float | None = None,
 ) -> np.ndarray:
     """Sorted, unique int64 frame indices of a video `video_frames` long for a budget of
-    `frames` frames.
-
-    At most `frames` indices, never repeated: a video shorter than the budget yields fewer (the
-    effective count), and no sampling policy ever decodes the whole video in place of the
-    budget. `fps` is the video's frame rate (used by the `fps` policy with `duration_s` when
-    known); `item_key` and `repeat` seed the `random` policy so every item and repeat draws its
-    own frames.
-    """
+    `frames` frames: at most `frames` (a shorter video yields fewer, the effective count; no
+    policy ever decodes the whole video in place of the budget). `item_key` and `repeat` seed
+    the `random` policy so every item and repeat draws its own frames."""
     if video_frames <= 0:
         raise ValueError(f"video_frames must be > 0 (got {video_frames})")
     if frames < 0:

@@ -1,9 +1,6 @@
-"""Replaying a frame selection on a video: an item's listed frames, checked against the video.
-
-The files are read by the protocol box (`itemscale.collect.protocol.read_selection`: the formats, the
-located errors); here an item's entry becomes frame indices of one decoded video. Under a
-selection, a configuration's frame count is a cap: a record lists 1..K frames (an adaptive
-selector picks fewer for an easy question) and every cell records the frames it used.
+"""Replaying a frame selection on a video: an item's listed frames, checked against the video
+(the files are read by `itemscale.collect.protocol.read_selection`). Under a selection, a
+configuration's frame count is a cap: a record lists 1..K frames.
 """
 
 from __future__ import annotations
@@ -63,9 +60,8 @@ def remember_questions(items: Iterable[Item]) -> None:
 
 
 def selection_entry(selection: Selection, item_id: str) -> ListedFrames | None:
-    """The item's record: by id, or, in a file whose ids repeat, by (video, question text):
-    the record's id names the item's video (its id or its file's name without suffix) and
-    its `question` equals the item's question (whitespace runs read as one space)."""
+    """The item's record: by id, or, in a file whose ids repeat, by (video, question text),
+    whitespace runs read as one space."""
     entry = selection.entries.get(item_id)
     if entry is not None or not selection.by_question:
         return entry
@@ -115,13 +111,10 @@ def selected_frames(
     video_frames: int,
     frame_times: np.ndarray,
 ) -> SelectedFrames:
-    """An item's selected frame indices for one video of `video_frames` frames whose frames
-    start at `frame_times` (seconds since the first frame).
-
-    A timestamp selects the frame on screen at that time (the last frame starting at or before
+    """An item's selected frame indices for a video whose frames start at `frame_times`
+    (seconds). A timestamp selects the frame on screen then (the last starting at or before
     it). Raises `SelectionError` for a missing item, more frames than `frames`, an index past
-    the video's end or a timestamp past its duration (the last frame's start plus one frame).
-    """
+    the video's end or a timestamp past its duration (the last frame's start plus one frame)."""
     entry = check_selection_count(selection, item_id, frames)
     values = np.asarray(entry.values, dtype=np.float64)
     if entry.unit == "index":
