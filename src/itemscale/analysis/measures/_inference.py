@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Protocol, TypedDict
+from typing import Any, Protocol, TypedDict
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from ._heterogeneity import (
 from ._matrix import INTERVENTION_SERIES_PREFIX, ResponseMatrix
 from ._order import with_text_first
 from ._paired_tests import PairedTest, holm, paired_tests
-from ._power import ALPHA, POWER, power_analysis
+from ._power import ALPHA, POWER, AxisPower, PairPower, power_analysis
 from ._result_models import (
     AxisPowerRecord,
     BudgetChurnRecord,
@@ -142,32 +142,21 @@ def power_record(m: ResponseMatrix, boot: VideoBootstrap | None, target: float) 
         target=res.target,
         n_videos=res.n_videos,
         items_per_video=res.items_per_video,
-        axes={
-            a.axis: AxisPowerRecord(
-                pairs=list(a.pairs),
-                sd_per_video=a.sd_per_video,
-                mde=a.mde,
-                videos_needed=a.videos_needed,
-                **given(
-                    mde_not_estimable=a.mde_not_estimable,
-                    videos_needed_not_estimable=a.videos_needed_not_estimable,
-                ),
-            )
-            for a in res.axes
-        },
-        pairs={
-            p.pair: PairPowerRecord(
-                sd_per_video=p.sd_per_video,
-                mde=p.mde,
-                videos_needed=p.videos_needed,
-                **given(
-                    mde_not_estimable=p.mde_not_estimable,
-                    videos_needed_not_estimable=p.videos_needed_not_estimable,
-                ),
-            )
-            for p in res.pairs
-        },
+        axes={a.axis: AxisPowerRecord(pairs=list(a.pairs), **_figures(a)) for a in res.axes},
+        pairs={p.pair: PairPowerRecord(**_figures(p)) for p in res.pairs},
     )
+
+
+def _figures(p: PairPower | AxisPower) -> dict[str, Any]:
+    return {
+        "sd_per_video": p.sd_per_video,
+        "mde": p.mde,
+        "videos_needed": p.videos_needed,
+        **given(
+            mde_not_estimable=p.mde_not_estimable,
+            videos_needed_not_estimable=p.videos_needed_not_estimable,
+        ),
+    }
 
 
 def _comparison(c: Comparison) -> ComparisonRecord:

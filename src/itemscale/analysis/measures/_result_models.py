@@ -101,6 +101,21 @@ class Count(Record):
     n: StrictInt
 
 
+class _Interval:
+    """The interval ends of a record with a `ci` (an estimate, a best fixed budget)."""
+
+    if TYPE_CHECKING:  # each record's own field, in its place among the others
+        ci: list[int | float] | None
+
+    @property
+    def ci_low(self) -> float | None:
+        return None if self.ci is None else self.ci[0]
+
+    @property
+    def ci_high(self) -> float | None:
+        return None if self.ci is None else self.ci[1]
+
+
 class _Unset:
     """No positional value given (`Estimate(value=..., ci=...)`)."""
 
@@ -108,7 +123,7 @@ class _Unset:
 _UNSET = _Unset()
 
 
-class Estimate(Record):
+class Estimate(_Interval, Record):
     """A point estimate and its 95% interval (None where undefined: no items, no resamples),
     with the count it comes from where it is a share or a mean of items.
 
@@ -135,14 +150,6 @@ class Estimate(Record):
             data.setdefault("ci", None if ci_low is None or ci_high is None else [ci_low, ci_high])
         super().__init__(**data)
 
-    @property
-    def ci_low(self) -> float | None:
-        return None if self.ci is None else self.ci[0]
-
-    @property
-    def ci_high(self) -> float | None:
-        return None if self.ci is None else self.ci[1]
-
     @classmethod
     def from_json(cls, data: Any) -> Estimate:
         """The estimate of a `{"value", "ci"}` entry (a `best_fixed` entry's `config` is left
@@ -158,21 +165,13 @@ class Estimate(Record):
         return out
 
 
-class BestFixed(Record):
+class BestFixed(_Interval, Record):
     """The best fixed budget: its configuration and its estimate (None without items)."""
 
     config: StrictStr | None
     value: Number | None
     ci: Annotated[list[Number], Field(min_length=2, max_length=2)] | None
     count: Count | None = None
-
-    @property
-    def ci_low(self) -> float | None:
-        return None if self.ci is None else self.ci[0]
-
-    @property
-    def ci_high(self) -> float | None:
-        return None if self.ci is None else self.ci[1]
 
     @property
     def estimate(self) -> Estimate:
