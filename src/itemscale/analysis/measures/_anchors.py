@@ -2,20 +2,9 @@
 
 Why: a budget sweep costs models x budgets x items; most users can afford the full benchmark at
 one or two budgets, not at eight. Anchors are chosen from the 2PL fitted to runs already made
-(`fit_irt`), so a new model need only answer them.
-
-The design (docs/anchors.md): the fit's items are cut into `strata` equal-size groups by fitted
-difficulty; K anchors are drawn within the groups (seeded), more where the fitted respondents'
-outcomes vary most (Neyman allocation on the 2PL's expected variance, at least two per group),
-each group's by systematic sampling along the items' fitted discrimination (a random start,
-then every (size / n)-th item), so a group's anchors span its discriminations. A new
-respondent's ability is estimated from its anchor answers alone (prior: the fitted respondents'
-mean and spread); its predicted accuracy on all N items is the 2PL's mean P(right) over the
-items plus, per group, the group's share of items times the mean residual (answer minus P) of
-its anchors: a model-assisted stratified estimate, unbiased over the draw of anchors whatever
-the 2PL's misfit, with the stratified sampling variance sum (N_h/N)^2 (1 - n_h/N_h) s_h^2 / n_h
-of the residuals. The configurations of one model answer the same anchors: for the items they
-did not answer, their residual means are shrunk toward the model's (`pooled_corrections`).
+(`fit_irt`), so a new model need only answer them. The design (strata by difficulty, Neyman
+allocation, systematic draws along discrimination, a model-assisted stratified estimate) is
+docs/anchors.md's.
 """
 
 from __future__ import annotations

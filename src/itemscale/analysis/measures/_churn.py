@@ -1,20 +1,9 @@
 """Churn between two protocols of one model at equal budgets.
 
-Two sampling phases (linspace, centre, left), two pipelines (raw, cached) or two seeds can give
-the same accuracy at 16 frames while answering many items differently: the accuracy curve and
-the harmful sets that membership compares both hide it. At every budget the two series share
-(the same frame count and pixels per frame), on the items matched in both: the share of items
-whose parsed answer differs, the accuracy difference, and the flips between the two (right
-under the first protocol and wrong under the second, and the reverse), each with its
-video-bootstrap interval, and each series' noise floor at that budget when it has repeats
-(churn above the noise floor is the protocol's doing).
-
-When one series replays a frame selector (`selection:NAME`, the `selection` sampling policy) and
-the other is a formula (uniform sampling), each shared budget also gets the selector's record
-(`Selector`): both accuracies, the clustered paired test between them, the items the
-selector fixes and breaks, and how many of the items the formula series gets wrong at every
-budget it ran the selector gets right (its share of the oracle's headroom), with whether the
-two look like the same input (`same_input`: "was the selection applied?").
+Two sampling phases, pipelines or seeds can give the same accuracy at 16 frames while answering
+many items differently, which the accuracy curve and membership both hide. At every shared
+budget: answer change, accuracy difference and flips, with intervals and each series' noise
+floor; beside a frame selector's series, the selector's record (`Selector`; docs/measures.md).
 """
 
 from __future__ import annotations

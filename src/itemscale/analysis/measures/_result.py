@@ -1,12 +1,7 @@
 """`analyze`'s result as a typed, versioned record (`AnalysisResult`): what a notebook holds,
-what `analyze --json` writes (`to_json`, the same layout byte for byte) and a tidy table of every
-estimate (`to_frame`: model, series, measure, config, value, ci_low, ci_high).
-
-`AnalysisResult` is the frozen pydantic model of the whole layout (`_result_series`,
-`_result_models`): `result.models["m"].accuracy["8f"].ci_low` reads one estimate, and
-`AnalysisResult.from_json` validates a stored file's content, so a damaged one is a
-`SchemaError` naming the key (`models.m.accuracy.8f.value: ...`). `SeriesResult` reads one
-series' block by measure name, as `to_frame` does.
+what `analyze --json` writes (`to_json`, byte for byte) and a tidy table of every estimate
+(`to_frame`). `AnalysisResult.from_json` validates a stored file, so a damaged one is a
+`SchemaError` naming the key.
 """
 
 from __future__ import annotations

@@ -1,36 +1,12 @@
 """Do two budgets (or two series, or two runs) look like the same input to the model?
 
-itemscale's claim is "how answers change as the visual budget changes", so every number that
-compares two budgets rests on the model having seen something different at each. It often did
-not: a video shorter than the frame budget adds no frame, a server caps frames at its own limit,
-a selector file was never applied. Nothing downstream may report a saving, a difference or a
-label that rests on such a pair, so one rule decides it, used by `analyze` (the
-`effective_budget` block), `cascade` (a terminal that repeats its predecessor), `compare` and the
-selector reports (docs/measures.md, "Budgets that add nothing"):
-
-1. Where both sides record the visual tokens the model counted on **most** matched items (more
-   than half), the pair is the same input when the larger side's tokens do not grow on any item
-   that records them on both sides.
-2. Otherwise, where both sides record the frames actually sent on most matched items and the
-   two budgets ask for different frame counts, the pair is the same input when the effective
-   frames do not grow on any such item.
-3. Otherwise (nothing recorded, or recorded on too few items to speak for the rest: imported
-   labels, a release of answers), the pair is the same input when every matched item is
-   answered on both sides and the answers are identical on every compared item, or differ on
-   no more items than a rerun of one input does (`rerun_bound`, with a floor that can decide),
-   and there are at least `SAME_INPUT_MIN_ITEMS` compared items (below that, identical answers
-   are too likely by chance).
-
-The answers are graded under every rule (`AnswerAgreement`): items where both sides gave no
-answer (`NOANSWER`) tell nothing and are left out of the comparison, never counted identical;
-the rest are *identical*, *rerun*, *different* or *cannot_tell* against the rerun floor the
-caller has evidence for (`RerunFloor`: measured or stated; none: identical or cannot tell,
-`_rerun_floor`). Open-ended items have no parsed answer: the caller passes their raw outputs.
-Same input (by rules 1-2) with answers *different* means something unrecorded differs.
-
-Recorded evidence wins over answers: two budgets whose recorded tokens grow are different inputs
-even when every answer agrees (the model may simply be robust), and the rule says so by
-returning None.
+Every number that compares two budgets rests on the model having seen something different at
+each, and often it did not (a short video, a server's frame cap, a selector never applied). One
+rule decides it for `analyze`, `cascade`, `compare` and the selector reports: recorded visual
+tokens, else recorded frames, else the answers against the rerun floor (docs/measures.md,
+"Budgets that add nothing", states the three rules and the grading). Recorded evidence wins
+over answers: recorded tokens that grow mean different inputs even when every answer agrees,
+and the rule says so by returning None.
 """
 
 from __future__ import annotations

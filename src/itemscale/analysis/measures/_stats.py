@@ -1,10 +1,6 @@
-"""How a statistic is written and resampled: its record (`Estimate`, whose JSON form is
-`{"value", "ci"}`), the per-item columns
-that are resampled together in one product, and the interval of each kind of statistic (smooth,
-a ratio of sums, a maximum over configurations and an oracle minus it).
-
-Every measure's number goes through these, so the point and its interval always come from the
-same per-item columns, and a new measure needs no bootstrap code of its own.
+"""How a statistic is written and resampled: its record (`Estimate`), the per-item columns
+resampled together in one product, and the interval of each kind of statistic. Every measure's
+number goes through these, so the point and its interval always come from the same columns.
 """
 
 from __future__ import annotations
