@@ -51,6 +51,21 @@ class AnswerCodes:
         return AnswerCodes(cells=self.cells[mask], text=self.text[mask], vocab=self.vocab)
 
 
+#: The arrays of a `ResponseMatrix` with a row per item ([n]), and those with a cell per item
+#: and configuration ([n, K, ...]): what `subset` and `chain` cut.
+_PER_ITEM = ("item_ids", "video_ids", "text_answer", "text_value")
+_PER_CELL = (
+    "values",
+    "answers",
+    "confidence",
+    "margin",
+    "latency",
+    "visual_tokens",
+    "effective_frames",
+    "frame_indices",
+)
+
+
 @dataclass(frozen=True, eq=False)
 class ResponseMatrix:
     """One (model, series, kind) slice of the table as aligned numpy arrays.
@@ -128,48 +143,19 @@ class ResponseMatrix:
             config_ids=tuple(self.config_ids[i] for i in cols),
             frames=self.frames[cols],
             pixels=self.pixels[cols],
-            values=self.values[:, cols],
-            answers=self.answers[:, cols],
-            confidence=self.confidence[:, cols],
-            margin=self.margin[:, cols],
-            latency=self.latency[:, cols],
-            visual_tokens=self.visual_tokens[:, cols],
-            effective_frames=self.effective_frames[:, cols],
-            frame_indices=self.frame_indices[:, cols],
+            **{name: getattr(self, name)[:, cols] for name in _PER_CELL},
             answer_codes=None if self.answer_codes is None else self.answer_codes.chain(cols),
         )
 
     def subset(self, mask: np.ndarray) -> ResponseMatrix:
         """The same matrix restricted to the items where `mask` is true."""
         mask = np.asarray(mask, dtype=bool)
-        return ResponseMatrix(
-            model=self.model,
-            series=self.series,
-            kind=self.kind,
-            metric=self.metric,
-            labels=self.labels,
-            config_ids=self.config_ids,
-            frames=self.frames,
-            pixels=self.pixels,
-            item_ids=self.item_ids[mask],
-            video_ids=self.video_ids[mask],
-            values=self.values[mask],
-            answers=self.answers[mask],
-            confidence=self.confidence[mask],
-            margin=self.margin[mask],
-            latency=self.latency[mask],
-            visual_tokens=self.visual_tokens[mask],
-            effective_frames=self.effective_frames[mask],
-            frame_indices=self.frame_indices[mask],
-            text_answer=self.text_answer[mask],
-            text_value=self.text_value[mask],
+        return dataclasses.replace(
+            self,
+            **{name: getattr(self, name)[mask] for name in (*_PER_ITEM, *_PER_CELL)},
             attributes=tuple(a for a, m in zip(self.attributes, mask, strict=True) if m),
-            n_dropped=self.n_dropped,
             drop_reasons=dict(self.drop_reasons),
-            text_label=self.text_label,
-            scoring_rules=self.scoring_rules,
             answer_codes=None if self.answer_codes is None else self.answer_codes.subset(mask),
-            rerun_floor=self.rerun_floor,
         )
 
 

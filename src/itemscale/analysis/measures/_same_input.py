@@ -278,7 +278,7 @@ def same_input(
     floor: RerunFloor | None = None,
     no_answer: object = NOANSWER,
 ) -> SameInput | None:
-    """The rule above on two aligned columns of matched items (`from` the smaller budget).
+    """The rule on two aligned columns of matched items (`from` the smaller budget).
 
     Every sequence is aligned item by item; a missing value is None or NaN (the answers may
     be integer codes instead, equal codes for equal answers and -1 for none, with `no_answer`
