@@ -482,32 +482,24 @@ class BootstrapSettings(BootstrapRecord):
 
 class AlternativePair(Record):
     """Alternative `b` against `a` (the control, or an alternative listed before `b`) on the
-    matched items: the selector record between two configurations that ask one budget."""
+    matched items: the selector record between two configurations that ask one budget
+    (docs/measures.md, "Alternatives at one budget")."""
 
     a: StrictStr
     b: StrictStr
-    #: accuracy under `b` minus under `a`
     accuracy_difference: Estimate
     clustered_mcnemar_p: Number | None
     exact_mcnemar_p: Number | None
-    #: wrong under `a` and right under `b` (fixed), and the reverse (broken)
     n_fixed: StrictInt
     n_broken: StrictInt
-    #: the oracle's headroom over `a`: items wrong under `a` and right under some alternative
     n_headroom: StrictInt
-    #: of those, the share `b` gets right
     headroom_share: Estimate
-    #: items compared (answered on both sides, not without an answer on both), and those
-    #: whose parsed answers differ
+    #: the same-input rule's grading of the answers (`AnswerAgreement`'s fields)
     answered: StrictInt
     differ: StrictInt
-    #: the answers graded against the run's rerun floor (`floor`, None: none measured or
-    #: stated): identical, within the floor (rerun), beyond it (different), or cannot tell;
-    #: the most a rerun moves of `answered` (None without a floor)
     answers: AnswersGrade
     rerun_bound: StrictInt | None = None
     floor: RerunFloor | None = None
-    #: items where neither side gave an answer: they tell nothing
     no_answer: StrictInt = 0
     #: the same-input rule's verdict on the pair (None: different inputs, or it cannot tell)
     same_input: SameInput | None

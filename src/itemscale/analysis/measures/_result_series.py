@@ -300,9 +300,7 @@ class BinarySeries(BinaryBlock):
     heterogeneity: HeterogeneityEntry | None = None
     grid_with_text: BinaryWithText | None = None
     series: StrictStr
-    #: groups of the axis's configurations that ask one recorded budget, a sentence each: the
-    #: axis orders them as the table lists them, an order nobody chose (docs/measures.md)
-    axis_warnings: list[StrictStr] | None = None
+    axis_warnings: list[StrictStr] | None = None  # as `ContinuousBlock.axis_warnings`
     small_sample: SmallSample | None = None
     by: dict[str, ByAttribute] | None = None
     continuous: ContinuousBlock | None = None
@@ -354,11 +352,9 @@ class AlternativesSeries(Record):
     budget: StrictStr
     frames: StrictInt
     pixels: StrictInt | None
-    #: the reference: named with `--control`, or, for series of one configuration each, the one
-    #: series that is not a frame selector's (`selection:*`) beside selectors' series; None when
-    #: neither names one
+    #: the reference: `--control`, else the one series that is not a frame selector's
+    #: (`control_from`: "given" or "series"); None when neither names one
     control: StrictStr | None
-    #: where `control` comes from: "given" (`--control`) or "series" (the one non-selector series)
     control_from: Literal["given", "series"] | None = None
     n_items: StrictInt
     n_videos: StrictInt
@@ -366,10 +362,8 @@ class AlternativesSeries(Record):
     drop_reasons: dict[str, StrictInt]
     noanswer_rate: Curve
     accuracy: Curve
-    #: items right under at least one alternative
     oracle: Estimate
     pairs: dict[str, AlternativePair]
-    #: the rerun floor the pairs' verdicts used (measured or stated; absent: none)
     rerun_floor: RerunFloor | None = None
     scoring_rules: list[StrictStr] | None = None
     small_sample: SmallSample | None = None
