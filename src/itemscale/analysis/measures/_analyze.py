@@ -1,10 +1,6 @@
 """`analyze`: every measure for every model of a response table, as the typed records of the
 documented JSON layout (`AnalysisResult`).
-
-Each block's keys are gathered in the layout's order with their values already records (the
-order places a registered measure's key), then validated as the block's model; a series'
-block gains its tests, its grid with the text-only answer, its `--by` groups and, for the
-model's primary series, the other series, membership and churn."""
+"""
 
 from __future__ import annotations
 

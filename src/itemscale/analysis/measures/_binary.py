@@ -1,9 +1,6 @@
 """The per-item definitions of docs/measures.md (harmful, beneficial, terminal regression, the
-flips of a pair, text overwrite counts, greedy cover) and the repeat measures of one matrix.
-
-Each measure is a per-item column whose mean (or ratio of sums) is the statistic; the blocks
-(`_blocks`) resample those columns together, so point and interval never disagree about what is
-measured.
+flips of a pair, text overwrite counts, greedy cover) and the repeat measures of one matrix:
+per-item columns the blocks resample together, so point and interval agree on what is measured.
 """
 
 from __future__ import annotations

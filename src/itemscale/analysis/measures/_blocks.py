@@ -1,12 +1,9 @@
 """The blocks of `analyze --json`: one series' measures on its visual budgets (binary or
-continuous) and, where the series has text-only answers, the same with the text-only answer as
-budget 0 (`grid_with_text`).
+continuous) and, where it has text-only answers, with the text-only answer as budget 0.
 
-A block is its curve and pair tables (written here) plus every registered measure of its kind
-(`_registry.MEASURES`), whose per-item columns are resolved with the curve's in one bootstrap
-product. Its keys are gathered in the layout's order with their values already records, then
-validated as the block's model (`BinaryBlock`, `ContinuousBlock`, `BinaryWithText`,
-`ContinuousWithText`): a registered measure's key is kept where it was put.
+A block is its curve and pair tables (here) plus every registered measure of its kind, all
+resolved in one bootstrap product, gathered in the layout's order, then validated as the
+block's model (a registered measure's key is kept where it was put).
 """
 
 from __future__ import annotations

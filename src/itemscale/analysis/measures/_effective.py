@@ -1,8 +1,5 @@
-"""The `effective_budget` block: the adjacent budgets of a series that look like the same input.
-
-The rule is `same_input` (docs/measures.md, "Budgets that add nothing"); this module applies it
-to each pair of a block's `adjacent` list, on the matrix's recorded visual tokens, frames
-actually sent and parsed answers, and to the last step of a cascade's stages.
+"""The `effective_budget` block: the adjacent budgets of a series that look like the same input
+(`same_input`, docs/measures.md, "Budgets that add nothing"), and the last step of a cascade.
 """
 
 from __future__ import annotations

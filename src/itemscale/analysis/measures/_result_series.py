@@ -1,18 +1,11 @@
-"""The typed series blocks of `analyze --json`: a binary (multiple-choice) block and a
-continuous (open-ended) one on the visual budgets, each with the text-only answer as budget 0
-(`grid_with_text`), the series block a model's entry is (its curve, headline estimates,
-paired tests, power, heterogeneity, repeats, chains, `--by` groups, other series,
-interventions, membership, churn) and the whole layout (`AnalysisLayout`).
+"""The typed series blocks of `analyze --json` (binary, continuous, each with the text-only
+answer as budget 0, the series entry of a model) and the whole layout (`AnalysisLayout`).
 
 Field order is the layout's key order and an unset optional field is not written, so
-`model_dump(mode="json")` is the layout byte for byte (`_result_models`). Two things the
-field order alone cannot say are kept by the blocks themselves:
-
-- a measure registered with `register_measure` adds its key to every block of its kinds: a
-  block accepts the key of a measure registered for its kinds (and only while it is
-  registered), keeps its JSON value as it is and writes it back where it was;
-- a series of open-ended items only has no binary keys: its entry is `{"continuous": ...,
-  "axis": [...]}` then the model-level keys, and it is written in that order.
+`model_dump(mode="json")` is the layout byte for byte (`_result_models`). Two things field
+order cannot say are kept by the blocks: a measure registered with `register_measure` adds its
+key to every block of its kinds (kept as JSON where it was, only while registered), and a
+series of open-ended items only is `{"continuous": ..., "axis": [...]}` then the model keys.
 """
 
 from __future__ import annotations
