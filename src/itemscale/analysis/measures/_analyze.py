@@ -348,26 +348,14 @@ def analyze_responses(
     **options: Unpack[AnalysisOptions],
 ) -> AnalysisResult:
     """All measures for every model, as the typed `AnalysisResult` (its `to_json()` is the
-    `analyze --json` layout).
+    `analyze --json` layout of docs/measures.md).
 
     `settings` (an `AnalysisSettings`) or its fields as keywords (`AnalysisOptions`, typed:
     `bootstrap`, `seed`, `ci`, `configs`, `axis`, `by`, `metric`, `eps`, `power_target` in
     points, `test_pairs`, `heterogeneity_draws`) say how; a bad value is a `ValidationError`
-    naming the setting.
-
-    `models[MODEL]` holds the measures of the model's primary series (binary keys, and for
-    continuous tasks the continuous keys under `continuous`); other series are under `other_series`,
-    protocol overlaps under `membership`, attribute breakdowns under `by`. Where the model has
-    a text-only answer, each block also holds `grid_with_text` (the text-only answer as budget 0).
-
-    `configs` restricts every measure to those configuration labels (the matched grid is
-    recomputed on them); a model that lacks one of them is left out and listed under
-    `grid.excluded_models`. An unknown label raises `UnknownConfigError`.
-
-    Each binary block also holds `paired_tests` (adjacent pairs, and the `test_pairs` asked
-    for), `power` (minimum detectable effect; videos needed for `power_target`) and
-    `heterogeneity` (on the first `heterogeneity_draws` resamples); a model with two or more
-    series holds `churn`.
+    naming the setting. `configs` restricts every measure to those configuration labels (a
+    model lacking one is listed under `grid.excluded_models`; an unknown label raises
+    `UnknownConfigError`).
     """
     chosen = AnalysisSettings.of(settings, options)
     # a table built by hand (a notebook) gets the checks a stored one had: a missing optional

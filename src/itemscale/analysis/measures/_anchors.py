@@ -255,17 +255,10 @@ def pooled_corrections(
     """(correction, its variance, pooling weight) of each configuration of one model from its
     anchor residuals `resid` [configurations, anchors] (`seen`: answered).
 
-    Why: a model answers the same anchors at every configuration, and where the 2PL misfits
-    it, it mostly misfits at all of them alike. The correction for the items a configuration did
-    not answer is its own stratified residual mean shrunk toward the model's mean residual:
-    weight lam = tau^2 / (tau^2 + v_c), where v_c is the sampling variance of the
-    configuration's deviation from the model's mean and tau^2 the deviations' spread beyond it
-    (method of moments; one configuration keeps its own residuals, lam = 1). The anchors it
-    answered count as answered (their residuals in full). The variance adds to the sampling
-    variance the shrinkage's bias ((1 - lam) x the share of items unanswered) squared x
-    (d_c^2 + v_c / 2), d_c the configuration's deviation: d_c^2 alone (whose mean is the true
-    deviation squared plus v_c) covered 91% of simulated respondents, d_c^2 + v_c 98.3%
-    (docs/anchors.md)."""
+    Why: where the 2PL misfits a model it mostly misfits all its configurations alike, so a
+    configuration's residual mean is shrunk toward the model's (method of moments), and the
+    shrinkage's bias is added to the variance as d_c^2 + v_c / 2, the choice docs/anchors.md
+    measures against d_c^2 and d_c^2 + v_c."""
     n_conf = len(resid)
     count = seen.sum(axis=0)
     any_seen = count > 0
