@@ -194,9 +194,8 @@ def _floor(m: ResponseMatrix) -> BlockFields:
 def binary_block(
     m: ResponseMatrix, boot: VideoBootstrap | None, *, chains: bool = True
 ) -> BinaryBlock:
-    """Every binary measure of docs/measures.md for one matrix (repeat 0), with intervals. On a
-    multi-axis grid, `chains` adds the block of each chain (each axis at each level of the
-    others) under `chains`."""
+    """Every binary measure of docs/measures.md for one matrix (repeat 0), with intervals, and
+    with `chains` the block of each chain of a multi-axis grid."""
     return BinaryBlock.model_validate(binary_fields(m, boot, chains=chains))
 
 
@@ -339,10 +338,8 @@ def binary_grid_with_text(
     boot_for: BootFor,
     heterogeneity: Heterogeneity | HeterogeneitySkipped | None = None,
 ) -> BinaryWithText | None:
-    """`accuracy`, `best_fixed`, `oracle`, `oracle_headroom`, `harmful_rate` (the paper's
-    visual confusion) and `overwrite_rate` on text-only < c_1 < ... < c_K (and any other
-    registered `binary_with_text` measure), with the additive-model test on that grid where
-    one is given; None without any text-only answer."""
+    """The `binary_with_text` measures on text-only < c_1 < ... < c_K, with the additive-model
+    test on that grid where one is given; None without any text-only answer."""
     built = _grid_with_text("binary_with_text", m, boot_for, 0.0)
     if built is None:
         return None
@@ -356,9 +353,7 @@ def binary_grid_with_text(
 def continuous_grid_with_text(
     m: ResponseMatrix, boot_for: BootFor, eps: float
 ) -> ContinuousWithText | None:
-    """The continuous counterpart: `mean_score`, `best_fixed`, `oracle_score`, `oracle_gap`,
-    `harmful_rate_eps` and `overwrite_rate_eps` (text-only score above some visual
-    configuration's by more than eps), text-only first on the axis."""
+    """The continuous counterpart: the `continuous_with_text` measures, text-only first."""
     built = _grid_with_text("continuous_with_text", m, boot_for, eps)
     if built is None:
         return None

@@ -68,12 +68,9 @@ _PER_CELL = (
 
 @dataclass(frozen=True, eq=False)
 class ResponseMatrix:
-    """One (model, series, kind) slice of the table as aligned numpy arrays.
-
-    `values[i, k, r]` is correctness (binary) or score (continuous) of item i at configuration k
-    in repeat r. Binary measures use repeat 0 (what a single run would show); repeat measures
-    use all repeats.
-    """
+    """One (model, series, kind) slice of the table as aligned numpy arrays: `values[i, k, r]`
+    is correctness or score of item i at configuration k in repeat r (repeat 0: what a single
+    run would show)."""
 
     model: str
     series: str

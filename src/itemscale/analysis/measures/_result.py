@@ -144,12 +144,8 @@ def _walk(block: Mapping[str, Any], prefix: str) -> Iterator[tuple[str, str | No
 
 
 class AnalysisResult(AnalysisLayout):
-    """Every measure for every model of a response table (what `itemscale analyze` prints).
-
-    The typed `analyze --json` layout: `schema_version`, `bootstrap` (`BootstrapSettings`),
-    `binary_repeat`, `metric`, `grid` (with `--configs`), `models` (each model's primary
-    series block, with its other series and re-runs inside) and `scoring_rule_warnings`.
-    `data` is the same content as read-only JSON."""
+    """Every measure for every model of a response table (what `itemscale analyze` prints): the
+    typed `analyze --json` layout of docs/measures.md; `data` is the same as read-only JSON."""
 
     @classmethod
     def from_json(

@@ -99,10 +99,8 @@ class Block(Record):
         return out
 
     def entry(self, key: str) -> Any:
-        """A measure's entry by its JSON key: the field's value (an `Estimate`, a `BestFixed`,
-        a record) or a registered measure's JSON value; None where the block has none. The
-        console and the report read measures this way, so a registered measure needs no
-        field."""
+        """A measure's entry by its JSON key: the field's record or a registered measure's JSON
+        value (so a registered measure needs no field); None where the block has none."""
         name = _field_names(type(self)).get(key)
         if name is not None:
             return getattr(self, name)
@@ -330,12 +328,8 @@ class OpenEndedSeries(Record):
 
 
 class AlternativesSeries(Record):
-    """Configurations that ask one recorded budget (selectors, pipelines, prompts at the same
-    frames and pixels): alternatives, not a budget axis. Their accuracies, the oracle over
-    them, and every pair's selector record (`pairs`, keyed `a|b`: the control against each
-    alternative first, then each pair in the order the table lists them); no measure along
-    an order of budgets. `members` says whether they are configurations of one series or
-    series of one configuration each (named by series)."""
+    """Configurations that ask one recorded budget: alternatives, not a budget axis
+    (`_alternatives`; `pairs` keyed `a|b`, the control's first)."""
 
     kind: Literal["alternatives"]
     series: StrictStr

@@ -278,15 +278,11 @@ def same_input(
     floor: RerunFloor | None = None,
     no_answer: object = NOANSWER,
 ) -> SameInput | None:
-    """The rule on two aligned columns of matched items (`from` the smaller budget).
-
-    Every sequence is aligned item by item; a missing value is None or NaN (the answers may
-    be integer codes instead, equal codes for equal answers and -1 for none, with `no_answer`
-    the code of `NOANSWER`). `frame_step` says whether the two budgets ask for different frame
-    counts (the effective-frames rule applies only then: a pixel step keeps the frame count by
-    design). `floor` is the rerun floor the caller has evidence for (measured or stated; None:
-    the answers rule calls a pair the same input only when its answers are identical). Returns
-    None when the pair looks like different inputs, or when the rule cannot tell.
+    """The rule on aligned columns of matched items (`from` the smaller budget); a missing value
+    is None or NaN (answers may be integer codes, -1 for none, `no_answer` the code of
+    `NOANSWER`). `frame_step`: the budgets ask different frame counts (the frames rule applies
+    only then). `floor`: the rerun floor the caller has evidence for (None: only identical
+    answers make one input). None when the pair looks like different inputs, or cannot tell.
     """
     agreement = answer_agreement(answers_from, answers_to, floor=floor, no_answer=no_answer)
     n = agreement.items
