@@ -85,8 +85,7 @@ SERIES_JOIN = ", "
 
 
 def members_of(m: ResponseMatrix) -> str:
-    """`series` for a set merged from series (its labels are their names), else
-    `configurations`."""
+    """`series` for a set merged from series (labels are their names), else `configurations`."""
     return "series" if m.series == SERIES_JOIN.join(m.labels) else "configurations"
 
 
@@ -162,8 +161,7 @@ def default_control(
 
 
 def pair_order(labels: Sequence[str], control: str | None) -> list[tuple[int, int]]:
-    """Every pair once: the control against each alternative first, then the others in the
-    order the table lists them."""
+    """Every pair once: the control's pairs first, then the others in the table's order."""
     k = len(labels)
     c = labels.index(control) if control in labels else None
     first = [(c, j) for j in range(k) if c is not None and j != c]

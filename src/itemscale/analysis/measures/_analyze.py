@@ -295,8 +295,7 @@ def _primary(entries: Mapping[str, ModelEntry]) -> str:
 
 
 def _entry(fields: BlockFields) -> ModelEntry:
-    """A series' entry: binary keys at the top (`kind`), alternatives, or open-ended items
-    only."""
+    """A series' entry: binary keys at the top, alternatives, or open-ended items only."""
     if fields.get("kind") == "alternatives":
         return AlternativesSeries.model_validate(fields)
     if "kind" in fields:
@@ -454,8 +453,7 @@ def _matrices(df: pd.DataFrame, settings: AnalysisSettings) -> list[ResponseMatr
 
 
 def _with_merged_series(mats: list[ResponseMatrix]) -> list[ResponseMatrix]:
-    """One model's matrices, its single-configuration series at one budget merged into one set
-    of alternatives named by series (`merged_series`) where it has them."""
+    """One model's matrices, its one-configuration series at one budget `merged_series`."""
     merged = merged_series(mats)
     if merged is None:
         return mats

@@ -39,8 +39,7 @@ class SeedOutcome:
 
 
 def _random_prediction(y: np.ndarray, k: int, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
-    """The baseline: K items drawn uniformly, accuracy = their mean, a simple-random-sample
-    interval."""
+    """The baseline: K items drawn uniformly, their mean, a simple-random-sample interval."""
     n = y.shape[1]
     cols = rng.choice(n, size=k, replace=False)
     ya = y[:, cols]

@@ -67,8 +67,7 @@ def difficulty_strata(fit: IrtFit, strata: int) -> np.ndarray:
 def neyman_allocation(
     sizes: np.ndarray, spread: np.ndarray, k: int, minimum: int = 2
 ) -> np.ndarray:
-    """Anchors per group: proportional to size x spread, at least `minimum`, at most the group's
-    size, summing to k (largest remainders)."""
+    """Anchors per group: size x spread, in [`minimum`, size], summing to k (largest remainders)."""
     target = k * sizes * spread / (sizes * spread).sum()
     n = np.minimum(np.maximum(minimum, np.floor(target).astype(int)), sizes)
     while n.sum() > k:

@@ -148,8 +148,7 @@ def _pair_tables(
 
 
 def noanswer_rates(m: ResponseMatrix, labels: list[str]) -> dict[str, Estimate]:
-    """Each configuration's share of `noanswer` answers (compared as codes where the matrix
-    has them)."""
+    """Each configuration's share of `noanswer` answers (as codes where the matrix has them)."""
     codes = m.answer_codes
     answers: np.ndarray = m.answers if codes is None else codes.cells
     noanswer: object = NOANSWER if codes is None else codes.code_of(NOANSWER)
@@ -186,8 +185,7 @@ def _block_data(
 
 
 def _floor(m: ResponseMatrix) -> BlockFields:
-    """The block's `rerun_floor` key: the floor its same-input verdicts were graded against
-    (left out when there is none)."""
+    """The block's `rerun_floor` key: the floor its same-input verdicts used (none: absent)."""
     return {} if m.rerun_floor is None else {"rerun_floor": m.rerun_floor}
 
 

@@ -97,8 +97,7 @@ def series_churn(
     mq: ResponseMatrix,
     boot_for: Callable[[np.ndarray], VideoBootstrap | None],
 ) -> SeriesChurn | None:
-    """Churn at every shared budget, on the items matched in both (None when no budget is
-    shared). `boot_for` gives the bootstrap of a set of videos."""
+    """Churn at every shared budget, on the items matched in both (None: no budget shared)."""
     budgets = shared_budgets(mp, mq)
     if not budgets:
         return None

@@ -220,8 +220,7 @@ def _refit(
 
 
 def _expected(beta: np.ndarray, row_sum_counts: np.ndarray, pat: _Patterns) -> np.ndarray:
-    """Expected shares [B, 4] (harmful, TRAJECTORIES) for effects [B, K] and row-sum
-    histograms [B, K+1]."""
+    """Expected shares [B, 4] (harmful, TRAJECTORIES) for effects [B, K], histograms [B, K+1]."""
     _, probs, _ = _conditional(beta, pat)
     with np.errstate(invalid="ignore", divide="ignore"):
         total = np.einsum("br,brj->bj", row_sum_counts, probs)

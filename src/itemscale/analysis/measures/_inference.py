@@ -76,8 +76,7 @@ def requested_pairs(m: ResponseMatrix, pairs: Sequence[tuple[str, str]]) -> list
 
 
 def check_requested(matrices: Sequence[ResponseMatrix], pairs: Sequence[tuple[str, str]]) -> None:
-    """A requested pair that no binary series has both labels of is an error naming the labels
-    the run has."""
+    """A requested pair no binary series has is an error naming the run's labels."""
     binary = [m for m in matrices if m.kind == "binary"]
     for a, b in pairs:
         if a == b:
@@ -121,8 +120,7 @@ def _axis_of(m: ResponseMatrix, a: int, b: int) -> str:
 
 
 def power_record(m: ResponseMatrix, boot: VideoBootstrap | None, target: float) -> Power:
-    """Minimum detectable effect and videos needed per axis and adjacent pair (without a pair
-    to test, only the settings)."""
+    """Minimum detectable effect and videos needed per axis and adjacent pair."""
     pairs = list(m.budget_order.adjacent)
     if not pairs or m.n_items == 0:
         return Power(alpha=ALPHA, power=POWER, target=target, axes={}, pairs={})

@@ -41,8 +41,7 @@ _FROZEN = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class IrtError(ItemscaleError, ValueError):
-    """A response table an item response model cannot be fitted to (too few respondents or
-    items, no binary outcomes); the message names what is missing."""
+    """A response table no item response model fits (the message names what is missing)."""
 
 
 class Respondent(BaseModel):

@@ -127,8 +127,7 @@ class ResponseMatrix:
 
     @functools.cached_property
     def budget_order(self) -> BudgetOrder:
-        """Which configuration is the larger budget (a total order on one axis; the partial
-        order over frames and pixels on a grid of both)."""
+        """Which configuration is the larger budget (`_order`)."""
         return budget_order(self.frames, self.pixels, self.labels)
 
     def chain(self, positions: tuple[int, ...]) -> ResponseMatrix:
@@ -309,8 +308,7 @@ def _check_one_row_per_key(df: pd.DataFrame, rows: np.ndarray, cell: np.ndarray)
 def _text_only_rows(
     df: pd.DataFrame, coded: _Coded, in_model: np.ndarray, *, all_repeats: bool = False
 ) -> np.ndarray:
-    """Row positions of the model's text-only baseline (its first text-only configuration),
-    repeat 0 unless `all_repeats`."""
+    """Rows of the model's first text-only configuration, repeat 0 unless `all_repeats`."""
     blind = in_model[coded.frames[in_model] == 0]
     text = blind[coded.repeat[blind] == 0]
     if text.size == 0:
@@ -507,8 +505,8 @@ def _cell_values(
     shape: tuple[int, int],
     column: str,
 ) -> np.ndarray:
-    """A numeric column's repeat-0 values as an [n, K] matrix (NaN where absent): row `fr[j]`
-    goes to item `fi[j]`, configuration `fc[j]`."""
+    """A numeric column's repeat-0 values as [n, K] (NaN where absent): row `fr[j]` at
+    (`fi[j]`, `fc[j]`)."""
     out = np.full(shape, np.nan)
     out[fi, fc] = _take(df, column, fr, dtype=float, na_value=np.nan)
     return out

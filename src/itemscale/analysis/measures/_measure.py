@@ -305,8 +305,7 @@ class ItemShare(Measure):
 def resolve_block(
     data: BlockData, units: tuple[Measure, ...], extra: Mapping[str, np.ndarray] | None = None
 ) -> Resolved:
-    """Every column of the block (the curve, each item's best value, `extra` columns of the
-    block builder and each unit's) resampled in one product."""
+    """Every column of the block (core, `extra` and each unit's) resampled in one product."""
     y = data.y
     n, k = y.shape
     cols = Columns(data.boot)

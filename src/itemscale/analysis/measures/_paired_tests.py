@@ -85,8 +85,7 @@ def paired_tests(
     labels: Sequence[str],
     boot: VideoBootstrap | None = None,
 ) -> list[PairedTest]:
-    """The exact, clustered and bootstrap tests of each pair (a, b) of columns of the binary
-    matrix `y` [n, K], all pairs at once."""
+    """The exact, clustered and bootstrap tests of each pair (a, b) of columns of `y` [n, K]."""
     if not pairs:
         return []
     a_idx = np.array([a for a, _ in pairs], dtype=np.int64)

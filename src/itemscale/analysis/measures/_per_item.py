@@ -210,8 +210,7 @@ def _continuous_rows(m: ResponseMatrix, eps: float) -> dict[str, np.ndarray | No
 
 
 def _dropped(df: pd.DataFrame, m: ResponseMatrix, value_col: str) -> pd.DataFrame:
-    """The items of the matrix's slice that the matched grid left out, with their reasons
-    (the statuses of their failed cells, `missing`, `no_<value>`), as `drop_reason`."""
+    """The slice's items the matched grid left out, with their reasons as `drop_reason`."""
     if m.n_dropped == 0:  # the usual case; filtering a large table costs more than the labels
         return pd.DataFrame({"item_id": [], "video_id": [], "drop_reason": []})
     mine = df[df["model"] == m.model]

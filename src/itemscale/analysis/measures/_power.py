@@ -77,8 +77,7 @@ def smallest_rejectable(alpha: float = ALPHA) -> int:
 
 @dataclass(frozen=True)
 class _Evidence:
-    """What a power figure rests on: the items and videos where the budgets differ, and the
-    run's size."""
+    """What a power figure rests on: where the budgets differ, and the run's size."""
 
     #: per pair of the figure (one for a pair, an axis' pairs for an axis)
     n_differ: tuple[int, ...]

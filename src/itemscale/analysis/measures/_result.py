@@ -64,8 +64,7 @@ def _is_stat(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class SeriesResult:
-    """One series of one model: its block of `analyze --json`, read-only, with typed access to
-    its estimates."""
+    """One series of one model: its block, read-only, with typed access to its estimates."""
 
     model: str
     series: str
@@ -193,8 +192,7 @@ class AnalysisResult(AnalysisLayout):
         return out
 
     def dumps(self, *, indent: int | str | None = None, sort_keys: bool = False) -> str:
-        """The JSON text `analyze --json FILE` writes (`indent` and `sort_keys` as `json.dumps`
-        takes them)."""
+        """The JSON text `analyze --json FILE` writes (arguments as `json.dumps`')."""
         return json.dumps(self.to_json(), indent=indent, sort_keys=sort_keys)
 
     @property

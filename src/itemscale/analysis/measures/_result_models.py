@@ -94,8 +94,7 @@ class Record(BaseModel):
 
 
 class Count(Record):
-    """What an estimate is computed from: `k` items (or transitions) of `n`; `k` is None for a
-    mean score."""
+    """What an estimate comes from: `k` items (or transitions) of `n`; `k` None: a mean score."""
 
     k: StrictInt | None
     n: StrictInt
@@ -152,8 +151,7 @@ class Estimate(_Interval, Record):
 
     @classmethod
     def from_json(cls, data: Any) -> Estimate:
-        """The estimate of a `{"value", "ci"}` entry (a `best_fixed` entry's `config` is left
-        out)."""
+        """The estimate of a `{"value", "ci"}` entry (a `best_fixed`'s `config` left out)."""
         if isinstance(data, Estimate):
             return data
         keep = {k: v for k, v in dict(data).items() if k in ("value", "ci", "count")}
@@ -215,8 +213,7 @@ class Evidence(Record):
 
 
 class EffectiveBudgetEntry(Record):
-    """An adjacent step that looks like the same input (docs/measures.md, "Budgets that add
-    nothing")."""
+    """An adjacent step that looks like the same input (`_same_input`)."""
 
     from_: StrictStr = Field(alias="from")
     to: StrictStr

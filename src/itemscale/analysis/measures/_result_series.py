@@ -236,8 +236,7 @@ class BinaryBlock(Block):
 
 
 class ContinuousBlock(Block):
-    """A continuous (open-ended) block: a model's `continuous`, a task's, a chain's, or a
-    `--by` group's."""
+    """A continuous block: a model's `continuous`, a task's, a chain's, or a `--by` group's."""
 
     MEASURE_KINDS: ClassVar[tuple[str, ...]] = ("continuous",)
 
@@ -303,8 +302,7 @@ class BinarySeries(BinaryBlock):
 
 
 class OpenEndedSeries(Record):
-    """A series of open-ended items only: its continuous block and axis, then the model-level
-    keys (written in this order)."""
+    """A series of open-ended items only: its continuous block and axis, then the model keys."""
 
     continuous: ContinuousBlock
     axis: list[StrictStr]
@@ -362,8 +360,7 @@ class AlternativesSeries(Record):
 
     @property
     def axis(self) -> list[str]:
-        """The configurations, as a series' `axis` lists them (here in the table's order,
-        not an order of budgets)."""
+        """The configurations, in the table's order (not an order of budgets)."""
         return self.configs
 
     @property

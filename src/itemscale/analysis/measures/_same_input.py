@@ -108,8 +108,7 @@ def _equal_to(answers: np.ndarray, value: object) -> np.ndarray:
 
 
 def _answers(values: Answers) -> np.ndarray:
-    """A 1-D object array of the answers (an object array, or integer codes with -1 for none,
-    used as they are)."""
+    """A 1-D array of the answers (an object array or integer codes used as they are)."""
     if isinstance(values, np.ndarray) and values.ndim == 1 and values.dtype.kind in "Oiu":
         return values
     return np.asarray(list(values), dtype=object)
@@ -235,8 +234,7 @@ class SameInput(BaseModel):
 def _does_not_grow(
     before: np.ndarray, after: np.ndarray
 ) -> tuple[bool, int, float | None, float | None]:
-    """Whether `after` grows on no item recorded on both sides, with the count and medians;
-    (False, 0, ...) when nothing is recorded on both sides."""
+    """Whether `after` grows on no item recorded on both sides, with the count and medians."""
     both = np.isfinite(before) & np.isfinite(after)
     n = int(both.sum())
     if n == 0:

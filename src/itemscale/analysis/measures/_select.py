@@ -14,8 +14,7 @@ from ._result_models import GridSelection
 
 
 class UnknownConfigError(ItemscaleError, ValueError):
-    """A `--configs` label (or `--by` attribute) that names nothing in the run; the message
-    lists what exists."""
+    """A `--configs` label (or `--by` attribute) naming nothing in the run; lists what exists."""
 
 
 def config_list(configs: Sequence[str]) -> list[str]:

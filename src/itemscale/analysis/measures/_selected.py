@@ -16,8 +16,7 @@ from ._bootstrap import CI_LEVEL, column_quantiles, percentile_intervals
 
 
 def _column_quantile(samples: np.ndarray, q: float) -> np.ndarray:
-    """The q-quantile of each column of [B, M], as `np.quantile` (NaN resamples ignored; NaN
-    where a column has none)."""
+    """The q-quantile of each column of [B, M], as `np.quantile`, NaN resamples ignored."""
     return np.asarray(column_quantiles(samples, np.full((1, samples.shape[1]), q))[0])
 
 

@@ -28,8 +28,7 @@ UNTRUSTED: Final[dict[str, str]] = {
 
 
 def small_sample(n_videos: int) -> SmallSample | None:
-    """The `small_sample` record of a block over `n_videos` videos, or None when there are
-    enough."""
+    """The `small_sample` record of a block over `n_videos` videos, None when enough."""
     if n_videos >= MIN_VIDEOS:
         return None
     return SmallSample(

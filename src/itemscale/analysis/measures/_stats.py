@@ -66,8 +66,7 @@ class Columns:
     def resolve(
         self,
     ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
-        """Point means, resampled means [B, m] and (for BCa) leave-one-video-out means [V, m]
-        for every column."""
+        """Point, resampled [B, m] and leave-one-video-out [V, m] means of every column."""
         points: dict[str, np.ndarray] = {}
         samples: dict[str, np.ndarray] = {}
         jack: dict[str, np.ndarray] = {}
@@ -106,8 +105,7 @@ def smooth_ci(
     samples: np.ndarray,
     jack: np.ndarray | None,
 ) -> np.ndarray:
-    """[M, 2] intervals of smooth statistics with the bootstrap's interval method (NaN without
-    resamples)."""
+    """[M, 2] intervals of smooth statistics, by the bootstrap's interval method."""
     method = boot.method if boot is not None else "percentile"
     return intervals(np.atleast_1d(np.asarray(point, dtype=float)), samples, jack, method)
 

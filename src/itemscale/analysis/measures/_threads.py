@@ -25,8 +25,7 @@ def usable_cores() -> int:
 
 
 def thread_count(workers: int | None, pieces: int) -> int:
-    """Threads for `pieces` independent pieces: `workers` (None: one per usable core), never
-    more than there are pieces."""
+    """`workers` threads (None: one per usable core), never more than `pieces`."""
     wanted = usable_cores() if workers is None else workers
     return max(1, min(wanted, pieces))
 
