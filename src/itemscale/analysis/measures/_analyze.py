@@ -267,23 +267,21 @@ def scoring_rule_warnings(matrices: Sequence[ResponseMatrix]) -> list[str]:
                 f"series {series} mixes scoring rules ({', '.join(sorted(rules))}): its budgets "
                 "are not compared on one rule"
             )
-    single = {s: next(iter(r)) for s, r in by_series.items() if len(r) == 1}
-    if len(set(single.values())) > 1:
-        named = ", ".join(f"{s}: {r}" for s, r in sorted(single.items()))
-        out.append(
-            f"series scored by different rules ({named}): comparing them compares the rules too"
-        )
-    return out
+    return out + _different_rules("series", by_series)
 
 
 def _models_rules(grouped: dict[str, list[ResponseMatrix]]) -> list[str]:
     """Models whose multiple choice is answered by different rules (each by one)."""
     rules = {model: {r for m in mats for r in m.scoring_rules} for model, mats in grouped.items()}
-    single = {model: next(iter(r)) for model, r in rules.items() if len(r) == 1}
+    return _different_rules("models", rules)
+
+
+def _different_rules(what: str, rules: Mapping[str, set[str]]) -> list[str]:
+    single = {name: next(iter(r)) for name, r in rules.items() if len(r) == 1}
     if len(set(single.values())) < 2:
         return []
-    named = ", ".join(f"{model}: {rule}" for model, rule in sorted(single.items()))
-    return [f"models scored by different rules ({named}): comparing them compares the rules too"]
+    named = ", ".join(f"{name}: {rule}" for name, rule in sorted(single.items()))
+    return [f"{what} scored by different rules ({named}): comparing them compares the rules too"]
 
 
 def _primary(entries: Mapping[str, ModelEntry]) -> str:
