@@ -170,9 +170,7 @@ def pair_order(labels: Sequence[str], control: str | None) -> list[tuple[int, in
 
 
 def _agreement(m: ResponseMatrix, a: int, b: int) -> AnswerAgreement:
-    """The two configurations' parsed answers compared item by item (the same-input rule's
-    count: items without an answer on both sides tell nothing) and graded against the run's
-    rerun floor (none: identical or cannot tell)."""
+    """The two configurations' answers compared and graded as the same-input rule does."""
     codes = m.answer_codes
     if codes is not None:
         cells, no_answer = codes.cells, codes.code_of(NOANSWER)

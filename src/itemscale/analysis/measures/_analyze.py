@@ -128,9 +128,8 @@ def membership(matrices: list[ResponseMatrix]) -> dict[str, Membership]:
 
 
 def _on_chain(matrices: list[ResponseMatrix], axis: str) -> list[ResponseMatrix]:
-    """Each multi-axis matrix restricted to the chain `axis` (`frames@112`, `resolution@8f`);
-    one-axis matrices are kept as they are. A name no matrix has is an error listing those
-    that exist."""
+    """Each multi-axis matrix restricted to the chain `axis` (`frames@112`); an unknown name is
+    an error listing the chains."""
     known = sorted({name for m in matrices for name in m.budget_order.chains})
     if axis not in known:
         raise UnknownConfigError(
@@ -202,8 +201,7 @@ def _block(
     by: dict[str, ByAttribute] | None = None,
 ) -> BlockFields:
     """One matrix's measures: a binary block with its tests, or a continuous one with its
-    tasks; the grid with the text-only answer as budget 0 where there is one; `by`, the
-    breakdown by item attribute, last."""
+    tasks; the grid with the text-only answer where there is one; `by` last."""
     boot = boots.boot_for(m.video_ids)
     eps = settings.eps
     if m.kind == "binary":
@@ -306,8 +304,7 @@ def _model_result(
     mats: list[ResponseMatrix],
     boots: _BootstrapCache,
 ) -> ModelEntry:
-    """One model's entry: its primary series' block, the other series and re-runs inside it,
-    the protocol overlaps, the churn between series and the scoring-rule warnings."""
+    """One model's entry: its primary series' block with the model-level keys."""
     entries = {s: _entry(fields) for s, fields in per_series.items()}
     primary = _primary(entries)
     result = dict(per_series[primary])
@@ -430,8 +427,7 @@ def _keys_of(value: object, keys: set[str]) -> None:
 
 
 def _matrices(df: pd.DataFrame, settings: AnalysisSettings) -> list[ResponseMatrix]:
-    """The response matrices the settings measure: on the chosen chain, with every requested
-    test pair and `by` attribute checked against what the run has."""
+    """The matrices the settings measure, with requested pairs and `by` attributes checked."""
     matrices = build_matrices(
         df, metric=settings.metric, workers=settings.workers, rerun_floor=settings.stated_floor
     )
@@ -491,9 +487,8 @@ def _alternatives_block(
 def _series_blocks(
     mats: list[ResponseMatrix], boots: _BootstrapCache, settings: AnalysisSettings
 ) -> dict[str, BlockFields]:
-    """One model's entries by series, as their keys: the binary keys at the top, the
-    continuous block under `continuous`, each with its `by` breakdown; a set of alternatives
-    as its own keys (no `by` breakdown: its pairs are its measures)."""
+    """One model's entries by series, as their keys (no `by` breakdown for a set of
+    alternatives: its pairs are its measures)."""
     per_series: dict[str, BlockFields] = {}
     for m in mats:
         if is_alternatives(m):

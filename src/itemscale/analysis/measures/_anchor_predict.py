@@ -32,8 +32,7 @@ _FROZEN = ConfigDict(extra="forbid", frozen=True)
 
 
 class PredictedConfiguration(BaseModel):
-    """One (model, series, configuration) swept on the anchors: its predicted accuracy on the
-    fit's whole item set, with a 95% interval."""
+    """One configuration swept on the anchors: its predicted accuracy on all items, with CI."""
 
     model_config = _FROZEN
     model: str

@@ -74,8 +74,8 @@ def shared_budgets(mp: ResponseMatrix, mq: ResponseMatrix) -> list[tuple[int, in
 
 
 def budget_name(label_p: str, label_q: str) -> str:
-    """The leading `/` parts the two labels of one budget share (`16f@56/centre` and
-    `16f@56/left` -> `16f@56`), or the first label when they share none."""
+    """The leading `/` parts two labels share (`16f@56/centre`, `16f@56/left` -> `16f@56`), or
+    the first label when they share none."""
     shared = []
     if label_p.startswith("<=") != label_q.startswith("<="):  # a cap and a fixed budget
         label_p, label_q = label_p.removeprefix("<="), label_q.removeprefix("<=")

@@ -55,8 +55,7 @@ def effective_entry(label_from: str, label_to: str, verdict: SameInput) -> Effec
 
 
 def effective_budget(m: ResponseMatrix) -> list[EffectiveBudgetEntry]:
-    """One entry per adjacent pair of the matrix's budget order that the rule flags, in the
-    order of the block's `adjacent` list (empty when every step adds something)."""
+    """One entry per adjacent pair the rule flags, in the order of the block's `adjacent`."""
     labels = m.labels
     out = []
     for a, b in m.budget_order.adjacent:

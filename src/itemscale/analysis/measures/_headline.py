@@ -81,8 +81,7 @@ class ItemBest(Measure):
 
 @dataclass(frozen=True, kw_only=True)
 class OracleMinusBest(Measure):
-    """The oracle minus best fixed (headroom, or the continuous oracle gap), with the interval
-    of an oracle minus a selected maximum."""
+    """The oracle minus best fixed (headroom, or the continuous oracle gap)."""
 
     def compute(self, data: BlockData, res: Resolved) -> dict[str, Estimate]:
         n, k = data.y.shape

@@ -121,8 +121,7 @@ def _patterns_cached(k: int, less_bytes: bytes) -> _Patterns:
 def _item_indicators(
     y: np.ndarray, right: np.ndarray, less: np.ndarray, pat: _Patterns
 ) -> np.ndarray:
-    """`_indicators` of every item [n, 4]: looked up by the item's answer pattern when every
-    cell is 0 or 1 (an indicator is a function of the pattern), else computed."""
+    """`_indicators` of every item [n, 4], looked up by answer pattern where every cell is 0/1."""
     if not ((y == 0) | (y == 1)).all():
         return _indicators(y, less)
     codes = right.astype(np.int64) @ (np.int64(1) << np.arange(y.shape[1], dtype=np.int64))

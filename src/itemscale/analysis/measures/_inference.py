@@ -234,8 +234,7 @@ def inference_block(
 
 
 def _budget_churn(b: BudgetChurn) -> BudgetChurnRecord:
-    """One budget's churn record (the noise floors only with repeats, the selector's record
-    only beside a formula series)."""
+    """One budget's churn record."""
     return BudgetChurnRecord(
         config_p=b.config_p,
         config_q=b.config_q,

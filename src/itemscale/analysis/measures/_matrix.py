@@ -352,8 +352,7 @@ def _text_only_values(
     item_codes: np.ndarray,
     value_col: str,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each item's answered text-only answer, its code and its correctness (or score), aligned
-    with `item_codes` (None, -1 and NaN where the item has none)."""
+    """Each item's text-only answer, its code and its value (None, -1, NaN where none)."""
     n = len(item_codes)
     text_answer = np.full(n, None, dtype=object)
     text_code = np.full(n, -1, dtype=np.int32)
@@ -382,8 +381,7 @@ def _unique_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _first_index(positions: np.ndarray, n_values: int) -> np.ndarray:
-    """Where each of the values 0..n_values-1 (every one present) first occurs in
-    `positions`: `np.unique(positions, return_index=True)[1]` without sorting."""
+    """`np.unique(positions, return_index=True)[1]` without sorting (every value present)."""
     first = np.full(n_values, positions.size, dtype=np.int64)
     np.minimum.at(first, positions, np.arange(positions.size, dtype=np.int64))
     return first

@@ -37,8 +37,8 @@ Placement = Literal["headline", "text"]
 
 
 class BlockLike(Protocol):
-    """A typed block of `analyze --json` as a measure unit reads it (`_result_series.Block`:
-    a protocol here, since the blocks read the registry that holds the units)."""
+    """A typed block as a unit reads it (`_result_series.Block`; a protocol, as the blocks
+    read the registry that holds the units)."""
 
     def entry(self, key: str) -> Any:
         """A measure's entry by its JSON key; None where the block has none."""

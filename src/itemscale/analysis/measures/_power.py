@@ -142,8 +142,7 @@ def _videos_reason(videos: float, target: float, e: _Evidence) -> str | None:
 def _judged(
     mde: float, need: float, target: float, e: _Evidence
 ) -> tuple[float | None, int | None, str | None, str | None]:
-    """(mde, videos needed, why mde is not estimable, why the videos are not) of one pair or
-    axis: a figure with a reason is None."""
+    """(mde, videos needed, and why each is not estimable: a figure with a reason is None)."""
     shared = _variance_reason(e)
     mde_why = shared or (
         "the formula has no solution at this many videos" if not np.isfinite(mde) else None
@@ -229,8 +228,8 @@ def power_analysis(
     alpha: float = ALPHA,
     power: float = POWER,
 ) -> PowerAnalysis:
-    """Minimum detectable effect and videos needed for `target` (a difference in accuracy, a
-    fraction) for each pair (a, b) of columns of `y` and each axis of pairs."""
+    """Minimum detectable effect and videos needed for `target` (a fraction) for each pair of
+    columns of `y` and each axis of pairs."""
     clusters = cluster_boot(video_ids, boot)
     right = (y >= 1).astype(float)
     a_idx = np.array([a for a, _ in pairs], dtype=np.int64)

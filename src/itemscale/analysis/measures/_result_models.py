@@ -178,8 +178,7 @@ class BestFixed(_Interval, Record):
 
 
 class Overlap(Record):
-    """Items flagged under two protocols: each side's count, both, Jaccard, and the share of
-    the first side's that the second keeps."""
+    """Items flagged under two protocols: each side's count, both, Jaccard, the share kept."""
 
     n_p: StrictInt
     n_q: StrictInt
@@ -266,8 +265,7 @@ class PairedTests(Record):
 
 
 class PairPowerRecord(Record):
-    """One adjacent pair's power figures; a figure that is not estimable is null, with its
-    reason under `mde_not_estimable` / `videos_needed_not_estimable` (written only then)."""
+    """One adjacent pair's power figures; one not estimable is null, with its reason."""
 
     sd_per_video: Number | None
     mde: Number | None
@@ -288,8 +286,7 @@ class AxisPowerRecord(Record):
 
 
 class Power(Record):
-    """Minimum detectable effect and videos needed, per axis and per adjacent pair (`test`,
-    `n_videos` and `items_per_video` only where there is a pair to test)."""
+    """Minimum detectable effect and videos needed, per axis and adjacent pair (`_power`)."""
 
     test: StrictStr | None = None
     alpha: Number
@@ -404,8 +401,7 @@ class Selector(Record):
 
 
 class BudgetChurnRecord(Record):
-    """One budget both series ran: answer change, accuracy difference, flips; the noise
-    floors with repeats; the selector's record beside a formula series."""
+    """One budget both series ran (`_churn`)."""
 
     config_p: StrictStr
     config_q: StrictStr

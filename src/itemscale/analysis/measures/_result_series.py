@@ -394,8 +394,7 @@ SeriesEntry = Annotated[
 
 
 class PluginMeasure(Record):
-    """A measure of the result that is not itemscale's own: where it came from, so that a
-    reader (and `verify`) knows what must be installed to compute the same numbers."""
+    """A measure that is not itemscale's own, and where it came from (what `verify` needs)."""
 
     #: its JSON key in the blocks, and the kinds of block it belongs to
     key: StrictStr

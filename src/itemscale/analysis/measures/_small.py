@@ -54,8 +54,7 @@ def _record(block: Any) -> SmallSample | Mapping[str, Any] | None:
 
 
 def small_sample_text(block: Any) -> str | None:
-    """One sentence for the console and the report, or None. `block` is a typed series block
-    (`BinarySeries`, `ContinuousBlock`, `OpenEndedSeries`) or its JSON form."""
+    """One sentence for the console and the report, or None; `block` typed or as JSON."""
     record = _record(block)
     if record is None:
         return None

@@ -143,8 +143,7 @@ def selected_ci(
 
 
 def best_stat(boot: VideoBootstrap | None, values: np.ndarray, resampled: np.ndarray) -> Estimate:
-    """Best fixed: the largest of `values` [K], with the interval of a selected maximum (the
-    best configuration is chosen again in every resample)."""
+    """Best fixed: the largest of `values` [K], with the interval of a selected maximum."""
     if not values.size:
         return stat(None, None)
     return stat(float(values.max()), selected_ci(boot, values[None, :], resampled[:, None, :])[0])
@@ -157,8 +156,7 @@ def gap_stat(
     oracle: float | None,
     oracle_resampled: np.ndarray,
 ) -> Estimate:
-    """The item-level oracle minus the best of `values` [K] (oracle headroom, oracle gap),
-    with the interval of an oracle minus a selected maximum."""
+    """The oracle minus the best of `values` [K], with the interval of such a gap."""
     if not values.size or oracle is None:
         return stat(None, None)
     row, rows = values[None, :], resampled[:, None, :]
