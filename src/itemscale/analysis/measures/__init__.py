@@ -41,7 +41,6 @@ from ._anchors import (
     choose_anchors,
     predict_accuracy,
     read_anchors,
-    read_item_list,
 )
 from ._binary import (
     beneficial_indicator,
@@ -51,7 +50,6 @@ from ._binary import (
     greedy_cover,
     harmful_indicator,
     mcnemar_exact_p,
-    terminal_regression_indicator,
     text_overwrite_counts,
 )
 from ._blocks import GRID_WITH_TEXT_TITLE
@@ -61,17 +59,15 @@ from ._bootstrap import (
     VideoBootstrap,
     bca_intervals,
     intervals,
-    percentile_interval,
     percentile_intervals,
     resample_counts,
 )
 from ._churn import BudgetChurn, SeriesChurn, series_churn
-from ._effective import effective_budget, effective_entry, repeated_terminal
+from ._effective import effective_budget, repeated_terminal
 from ._glossary import GLOSSARY
 from ._heterogeneity import (
     DEFAULT_DRAWS,
     MAX_BUDGETS,
-    TRAJECTORIES,
     Comparison,
     HeterogeneityTest,
     NoiseComparison,
@@ -86,7 +82,6 @@ from ._irt import (
     THETA_GRID,
     IrtError,
     IrtFit,
-    binary_matrix,
     fit_irt,
     fitted_digest,
     information,
@@ -94,7 +89,6 @@ from ._irt import (
     theta_for,
 )
 from ._matrix import (
-    CONTINUOUS_METRICS,
     INTERVENTION_SERIES_PREFIX,
     ResponseMatrix,
     build_matrices,
@@ -107,7 +101,6 @@ from ._measure import (
     MeasureKind,
     Resolved,
     StatLike,
-    count_text,
     counted_text,
     p_value_text,
     stat_text,
@@ -116,7 +109,6 @@ from ._options import AnalysisOptions
 from ._order import BudgetOrder, budget_order, main_chain, resolution_tag
 from ._paired_tests import PairedTest, clustered_mcnemar, holm, paired_tests
 from ._per_item import (
-    PAPER_COLUMNS,
     PER_ITEM_SCHEMA_VERSION,
     TRAJECTORY_CLASSES,
     paper_labels,
@@ -144,7 +136,6 @@ from ._result import (
     FRAME_COLUMNS,
     AnalysisResult,
     SeriesResult,
-    schema_message,
 )
 from ._result_models import (
     AlternativePair,
@@ -157,8 +148,6 @@ from ._result_models import (
     Estimate,
     Heterogeneity,
     HeterogeneitySkipped,
-    NoiseRecord,
-    PairedTests,
     Power,
     Record,
     Selector,
@@ -174,20 +163,18 @@ from ._result_series import (
     ContinuousBlock,
     ContinuousWithText,
     OpenEndedSeries,
-    PluginMeasure,
     SeriesEntry,
 )
 from ._same_input import (
     SAME_INPUT_MIN_ITEMS,
     AnswerAgreement,
     SameInput,
-    SameInputBasis,
     answer_agreement,
     recorded_decides,
     same_input,
 )
 from ._select import UnknownConfigError, select_configs
-from ._selected import PRACTICAL_TIE, contender_kappa, selected_intervals, selected_max_intervals
+from ._selected import contender_kappa, selected_intervals, selected_max_intervals
 from ._settings import DEFAULT_BOOTSTRAP, AnalysisSettings
 from ._small import MIN_VIDEOS, NOT_ESTIMABLE, interval_note, small_sample_text
 from ._stats import stat
@@ -198,7 +185,6 @@ __all__ = [
     "ANCHOR_SCHEMA_VERSION",
     "BUILT_IN_MEASURES",
     "CI_METHODS",
-    "CONTINUOUS_METRICS",
     "DEFAULT_BOOTSTRAP",
     "DEFAULT_CI",
     "DEFAULT_DRAWS",
@@ -217,12 +203,9 @@ __all__ = [
     "MEASURE_KINDS",
     "MIN_VIDEOS",
     "NOT_ESTIMABLE",
-    "PAPER_COLUMNS",
     "PER_ITEM_SCHEMA_VERSION",
-    "PRACTICAL_TIE",
     "SAME_INPUT_MIN_ITEMS",
     "THETA_GRID",
-    "TRAJECTORIES",
     "TRAJECTORY_CLASSES",
     "AlternativePair",
     "AlternativesSeries",
@@ -260,12 +243,9 @@ __all__ = [
     "Measure",
     "MeasureKind",
     "NoiseComparison",
-    "NoiseRecord",
     "OpenEndedSeries",
     "PairPower",
     "PairedTest",
-    "PairedTests",
-    "PluginMeasure",
     "Power",
     "PowerAnalysis",
     "Record",
@@ -273,7 +253,6 @@ __all__ = [
     "Resolved",
     "ResponseMatrix",
     "SameInput",
-    "SameInputBasis",
     "SeedOutcome",
     "Selector",
     "SeriesChurn",
@@ -293,19 +272,16 @@ __all__ = [
     "answer_keys",
     "bca_intervals",
     "beneficial_indicator",
-    "binary_matrix",
     "budget_order",
     "build_matrices",
     "choose_anchors",
     "clustered_mcnemar",
     "contender_kappa",
     "control_source",
-    "count_text",
     "counted_text",
     "detected_note",
     "disagreement",
     "effective_budget",
-    "effective_entry",
     "eps_flips",
     "expected_harmful",
     "fit_budget_effects",
@@ -336,14 +312,12 @@ __all__ = [
     "paired_tests",
     "paper_labels",
     "per_item_labels",
-    "percentile_interval",
     "percentile_intervals",
     "power_analysis",
     "power_at",
     "predict_accuracy",
     "predict_from_anchors",
     "read_anchors",
-    "read_item_list",
     "recorded_decides",
     "register_measure",
     "repeated_terminal",
@@ -351,7 +325,6 @@ __all__ = [
     "resample_counts",
     "resolution_tag",
     "same_input",
-    "schema_message",
     "select_configs",
     "selected_intervals",
     "selected_max_intervals",
@@ -362,7 +335,6 @@ __all__ = [
     "stat",
     "stat_text",
     "summary_rows",
-    "terminal_regression_indicator",
     "text_overwrite_counts",
     "theta_for",
     "unregister_measure",

@@ -1,20 +1,11 @@
 """Configurations that ask one budget are alternatives, not an axis (docs/measures.md,
 "Alternatives at one budget").
 
-Two frame selectors at 16 frames, a uniform run and a frame-0 control at 16 frames, one model
-under two prompts: none of them is "more budget" than another, so best fixed, the harmful rate,
-terminal regression, adjacent flips and the additive-model test, which all read an order of
-budgets, would read the order the configurations happen to be listed in. The record says what
-each configuration asked (its recorded frames and pixels per frame), and configurations that ask
-the same are compared as alternatives: each one's accuracy, the oracle over them, and for every
-pair (the control named with `--control` against each alternative first) the selector record:
-the items one fixes and breaks against the other, the clustered test, the same-input verdict,
-and the share of the oracle's headroom over the reference that the alternative takes.
-
-A series whose configurations all ask one budget is such a set; so are a model's series when
-each holds one configuration and all ask one budget (a selector imported as its own series),
-named by series. An axis where only some configurations share a budget stays an axis, with a
-warning naming them.
+Two frame selectors at 16 frames, or one model under two prompts: none is "more budget" than
+another, so every measure that reads an order of budgets would read the order they happen to
+be listed in. They are compared as alternatives instead: accuracies, the oracle over them, and
+every pair's selector record. An axis where only some configurations share a budget stays an
+axis, with a warning naming them.
 """
 
 from __future__ import annotations
@@ -94,8 +85,7 @@ SERIES_JOIN = ", "
 
 
 def members_of(m: ResponseMatrix) -> str:
-    """`series` for a set merged from series (its labels are their names), else
-    `configurations`."""
+    """`series` for a set merged from series (labels are their names), else `configurations`."""
     return "series" if m.series == SERIES_JOIN.join(m.labels) else "configurations"
 
 
@@ -171,8 +161,7 @@ def default_control(
 
 
 def pair_order(labels: Sequence[str], control: str | None) -> list[tuple[int, int]]:
-    """Every pair once: the control against each alternative first, then the others in the
-    order the table lists them."""
+    """Every pair once: the control's pairs first, then the others in the table's order."""
     k = len(labels)
     c = labels.index(control) if control in labels else None
     first = [(c, j) for j in range(k) if c is not None and j != c]
@@ -181,9 +170,7 @@ def pair_order(labels: Sequence[str], control: str | None) -> list[tuple[int, in
 
 
 def _agreement(m: ResponseMatrix, a: int, b: int) -> AnswerAgreement:
-    """The two configurations' parsed answers compared item by item (the same-input rule's
-    count: items without an answer on both sides tell nothing) and graded against the run's
-    rerun floor (none: identical or cannot tell)."""
+    """The two configurations' answers compared and graded as the same-input rule does."""
     codes = m.answer_codes
     if codes is not None:
         cells, no_answer = codes.cells, codes.code_of(NOANSWER)

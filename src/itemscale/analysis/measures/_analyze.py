@@ -1,10 +1,6 @@
 """`analyze`: every measure for every model of a response table, as the typed records of the
 documented JSON layout (`AnalysisResult`).
-
-Each block's keys are gathered in the layout's order with their values already records (the
-order places a registered measure's key), then validated as the block's model; a series'
-block gains its tests, its grid with the text-only answer, its `--by` groups and, for the
-model's primary series, the other series, membership and churn."""
+"""
 
 from __future__ import annotations
 
@@ -132,9 +128,8 @@ def membership(matrices: list[ResponseMatrix]) -> dict[str, Membership]:
 
 
 def _on_chain(matrices: list[ResponseMatrix], axis: str) -> list[ResponseMatrix]:
-    """Each multi-axis matrix restricted to the chain `axis` (`frames@112`, `resolution@8f`);
-    one-axis matrices are kept as they are. A name no matrix has is an error listing those
-    that exist."""
+    """Each multi-axis matrix restricted to the chain `axis` (`frames@112`); an unknown name is
+    an error listing the chains."""
     known = sorted({name for m in matrices for name in m.budget_order.chains})
     if axis not in known:
         raise UnknownConfigError(
@@ -206,8 +201,7 @@ def _block(
     by: dict[str, ByAttribute] | None = None,
 ) -> BlockFields:
     """One matrix's measures: a binary block with its tests, or a continuous one with its
-    tasks; the grid with the text-only answer as budget 0 where there is one; `by`, the
-    breakdown by item attribute, last."""
+    tasks; the grid with the text-only answer where there is one; `by` last."""
     boot = boots.boot_for(m.video_ids)
     eps = settings.eps
     if m.kind == "binary":
@@ -271,23 +265,21 @@ def scoring_rule_warnings(matrices: Sequence[ResponseMatrix]) -> list[str]:
                 f"series {series} mixes scoring rules ({', '.join(sorted(rules))}): its budgets "
                 "are not compared on one rule"
             )
-    single = {s: next(iter(r)) for s, r in by_series.items() if len(r) == 1}
-    if len(set(single.values())) > 1:
-        named = ", ".join(f"{s}: {r}" for s, r in sorted(single.items()))
-        out.append(
-            f"series scored by different rules ({named}): comparing them compares the rules too"
-        )
-    return out
+    return out + _different_rules("series", by_series)
 
 
 def _models_rules(grouped: dict[str, list[ResponseMatrix]]) -> list[str]:
     """Models whose multiple choice is answered by different rules (each by one)."""
     rules = {model: {r for m in mats for r in m.scoring_rules} for model, mats in grouped.items()}
-    single = {model: next(iter(r)) for model, r in rules.items() if len(r) == 1}
+    return _different_rules("models", rules)
+
+
+def _different_rules(what: str, rules: Mapping[str, set[str]]) -> list[str]:
+    single = {name: next(iter(r)) for name, r in rules.items() if len(r) == 1}
     if len(set(single.values())) < 2:
         return []
-    named = ", ".join(f"{model}: {rule}" for model, rule in sorted(single.items()))
-    return [f"models scored by different rules ({named}): comparing them compares the rules too"]
+    named = ", ".join(f"{name}: {rule}" for name, rule in sorted(single.items()))
+    return [f"{what} scored by different rules ({named}): comparing them compares the rules too"]
 
 
 def _primary(entries: Mapping[str, ModelEntry]) -> str:
@@ -299,8 +291,7 @@ def _primary(entries: Mapping[str, ModelEntry]) -> str:
 
 
 def _entry(fields: BlockFields) -> ModelEntry:
-    """A series' entry: binary keys at the top (`kind`), alternatives, or open-ended items
-    only."""
+    """A series' entry: binary keys at the top, alternatives, or open-ended items only."""
     if fields.get("kind") == "alternatives":
         return AlternativesSeries.model_validate(fields)
     if "kind" in fields:
@@ -313,8 +304,7 @@ def _model_result(
     mats: list[ResponseMatrix],
     boots: _BootstrapCache,
 ) -> ModelEntry:
-    """One model's entry: its primary series' block, the other series and re-runs inside it,
-    the protocol overlaps, the churn between series and the scoring-rule warnings."""
+    """One model's entry: its primary series' block with the model-level keys."""
     entries = {s: _entry(fields) for s, fields in per_series.items()}
     primary = _primary(entries)
     result = dict(per_series[primary])
@@ -352,26 +342,14 @@ def analyze_responses(
     **options: Unpack[AnalysisOptions],
 ) -> AnalysisResult:
     """All measures for every model, as the typed `AnalysisResult` (its `to_json()` is the
-    `analyze --json` layout).
+    `analyze --json` layout of docs/measures.md).
 
     `settings` (an `AnalysisSettings`) or its fields as keywords (`AnalysisOptions`, typed:
     `bootstrap`, `seed`, `ci`, `configs`, `axis`, `by`, `metric`, `eps`, `power_target` in
     points, `test_pairs`, `heterogeneity_draws`) say how; a bad value is a `ValidationError`
-    naming the setting.
-
-    `models[MODEL]` holds the measures of the model's primary series (binary keys, and for
-    continuous tasks the continuous keys under `continuous`); other series are under `other_series`,
-    protocol overlaps under `membership`, attribute breakdowns under `by`. Where the model has
-    a text-only answer, each block also holds `grid_with_text` (the text-only answer as budget 0).
-
-    `configs` restricts every measure to those configuration labels (the matched grid is
-    recomputed on them); a model that lacks one of them is left out and listed under
-    `grid.excluded_models`. An unknown label raises `UnknownConfigError`.
-
-    Each binary block also holds `paired_tests` (adjacent pairs, and the `test_pairs` asked
-    for), `power` (minimum detectable effect; videos needed for `power_target`) and
-    `heterogeneity` (on the first `heterogeneity_draws` resamples); a model with two or more
-    series holds `churn`.
+    naming the setting. `configs` restricts every measure to those configuration labels (a
+    model lacking one is listed under `grid.excluded_models`; an unknown label raises
+    `UnknownConfigError`).
     """
     chosen = AnalysisSettings.of(settings, options)
     # a table built by hand (a notebook) gets the checks a stored one had: a missing optional
@@ -449,8 +427,7 @@ def _keys_of(value: object, keys: set[str]) -> None:
 
 
 def _matrices(df: pd.DataFrame, settings: AnalysisSettings) -> list[ResponseMatrix]:
-    """The response matrices the settings measure: on the chosen chain, with every requested
-    test pair and `by` attribute checked against what the run has."""
+    """The matrices the settings measure, with requested pairs and `by` attributes checked."""
     matrices = build_matrices(
         df, metric=settings.metric, workers=settings.workers, rerun_floor=settings.stated_floor
     )
@@ -470,8 +447,7 @@ def _matrices(df: pd.DataFrame, settings: AnalysisSettings) -> list[ResponseMatr
 
 
 def _with_merged_series(mats: list[ResponseMatrix]) -> list[ResponseMatrix]:
-    """One model's matrices, its single-configuration series at one budget merged into one set
-    of alternatives named by series (`merged_series`) where it has them."""
+    """One model's matrices, its one-configuration series at one budget `merged_series`."""
     merged = merged_series(mats)
     if merged is None:
         return mats
@@ -511,9 +487,8 @@ def _alternatives_block(
 def _series_blocks(
     mats: list[ResponseMatrix], boots: _BootstrapCache, settings: AnalysisSettings
 ) -> dict[str, BlockFields]:
-    """One model's entries by series, as their keys: the binary keys at the top, the
-    continuous block under `continuous`, each with its `by` breakdown; a set of alternatives
-    as its own keys (no `by` breakdown: its pairs are its measures)."""
+    """One model's entries by series, as their keys (no `by` breakdown for a set of
+    alternatives: its pairs are its measures)."""
     per_series: dict[str, BlockFields] = {}
     for m in mats:
         if is_alternatives(m):

@@ -1,12 +1,9 @@
 """`analyze --anchors FILE --irt FIT`: what a model swept on the anchors alone says about the
 whole item set, as a typed record.
 
-Why: a user who swept a new model on K anchors wants the numbers of the full grid: its accuracy
-at every configuration (predicted from the 2PL plus the anchors' residuals, `predict_accuracy`)
-and the item-level rates the accuracy curve hides. The rates are estimated from the anchors as a
-stratified sample of the items (each anchor stands for N_h / n_h items of its group), with
-percentile intervals from resampling anchors within their groups; they are estimates, and with
-K of N items their intervals are wider than a full sweep's.
+Accuracy at every configuration comes from the 2PL plus the anchors' residuals
+(`predict_accuracy`); the item-level rates are estimated from the anchors as a stratified
+sample, with intervals from resampling anchors within their groups, wider than a full sweep's.
 """
 
 from __future__ import annotations
@@ -35,8 +32,7 @@ _FROZEN = ConfigDict(extra="forbid", frozen=True)
 
 
 class PredictedConfiguration(BaseModel):
-    """One (model, series, configuration) swept on the anchors: its predicted accuracy on the
-    fit's whole item set, with a 95% interval."""
+    """One configuration swept on the anchors: its predicted accuracy on all items, with CI."""
 
     model_config = _FROZEN
     model: str

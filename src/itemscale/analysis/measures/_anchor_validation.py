@@ -1,10 +1,8 @@
 """Leave-one-model-out validation of anchor subsets, and coverage on simulated respondents.
 
-Why: an anchor subset is only worth its savings if a model it never saw is predicted well. For
-each model of a table: fit the 2PL to the other models' respondents, draw anchors from that fit,
-predict the held-out model's accuracy at each of its configurations from its anchor answers
-alone, and compare with its accuracy on every item. The figure (docs/anchors.md): the mean
-absolute error over a model's configurations, then the median over the models, per seed.
+An anchor subset is only worth its savings if a model it never saw is predicted well: each
+model is held out, anchors drawn from the others' fit predict it, and the figure is the median
+over models of the mean absolute error over configurations, per seed (docs/anchors.md).
 """
 
 from __future__ import annotations
@@ -41,8 +39,7 @@ class SeedOutcome:
 
 
 def _random_prediction(y: np.ndarray, k: int, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
-    """The baseline: K items drawn uniformly, accuracy = their mean, a simple-random-sample
-    interval."""
+    """The baseline: K items drawn uniformly, their mean, a simple-random-sample interval."""
     n = y.shape[1]
     cols = rng.choice(n, size=k, replace=False)
     ya = y[:, cols]

@@ -2,20 +2,9 @@
 
 Why: a budget sweep costs models x budgets x items; most users can afford the full benchmark at
 one or two budgets, not at eight. Anchors are chosen from the 2PL fitted to runs already made
-(`fit_irt`), so a new model need only answer them.
-
-The design (docs/anchors.md): the fit's items are cut into `strata` equal-size groups by fitted
-difficulty; K anchors are drawn within the groups (seeded), more where the fitted respondents'
-outcomes vary most (Neyman allocation on the 2PL's expected variance, at least two per group),
-each group's by systematic sampling along the items' fitted discrimination (a random start,
-then every (size / n)-th item), so a group's anchors span its discriminations. A new
-respondent's ability is estimated from its anchor answers alone (prior: the fitted respondents'
-mean and spread); its predicted accuracy on all N items is the 2PL's mean P(right) over the
-items plus, per group, the group's share of items times the mean residual (answer minus P) of
-its anchors: a model-assisted stratified estimate, unbiased over the draw of anchors whatever
-the 2PL's misfit, with the stratified sampling variance sum (N_h/N)^2 (1 - n_h/N_h) s_h^2 / n_h
-of the residuals. The configurations of one model answer the same anchors: for the items they
-did not answer, their residual means are shrunk toward the model's (`pooled_corrections`).
+(`fit_irt`), so a new model need only answer them. The design (strata by difficulty, Neyman
+allocation, systematic draws along discrimination, a model-assisted stratified estimate) is
+docs/anchors.md's.
 """
 
 from __future__ import annotations
@@ -78,8 +67,7 @@ def difficulty_strata(fit: IrtFit, strata: int) -> np.ndarray:
 def neyman_allocation(
     sizes: np.ndarray, spread: np.ndarray, k: int, minimum: int = 2
 ) -> np.ndarray:
-    """Anchors per group: proportional to size x spread, at least `minimum`, at most the group's
-    size, summing to k (largest remainders)."""
+    """Anchors per group: size x spread, in [`minimum`, size], summing to k (largest remainders)."""
     target = k * sizes * spread / (sizes * spread).sum()
     n = np.minimum(np.maximum(minimum, np.floor(target).astype(int)), sizes)
     while n.sum() > k:
@@ -266,17 +254,10 @@ def pooled_corrections(
     """(correction, its variance, pooling weight) of each configuration of one model from its
     anchor residuals `resid` [configurations, anchors] (`seen`: answered).
 
-    Why: a model answers the same anchors at every configuration, and where the 2PL misfits
-    it, it mostly misfits at all of them alike. The correction for the items a configuration did
-    not answer is its own stratified residual mean shrunk toward the model's mean residual:
-    weight lam = tau^2 / (tau^2 + v_c), where v_c is the sampling variance of the
-    configuration's deviation from the model's mean and tau^2 the deviations' spread beyond it
-    (method of moments; one configuration keeps its own residuals, lam = 1). The anchors it
-    answered count as answered (their residuals in full). The variance adds to the sampling
-    variance the shrinkage's bias ((1 - lam) x the share of items unanswered) squared x
-    (d_c^2 + v_c / 2), d_c the configuration's deviation: d_c^2 alone (whose mean is the true
-    deviation squared plus v_c) covered 91% of simulated respondents, d_c^2 + v_c 98.3%
-    (docs/anchors.md)."""
+    Why: where the 2PL misfits a model it mostly misfits all its configurations alike, so a
+    configuration's residual mean is shrunk toward the model's (method of moments), and the
+    shrinkage's bias is added to the variance as d_c^2 + v_c / 2, the choice docs/anchors.md
+    measures against d_c^2 and d_c^2 + v_c."""
     n_conf = len(resid)
     count = seen.sum(axis=0)
     any_seen = count > 0

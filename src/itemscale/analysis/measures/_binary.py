@@ -1,9 +1,6 @@
 """The per-item definitions of docs/measures.md (harmful, beneficial, terminal regression, the
-flips of a pair, text overwrite counts, greedy cover) and the repeat measures of one matrix.
-
-Each measure is a per-item column whose mean (or ratio of sums) is the statistic; the blocks
-(`_blocks`) resample those columns together, so point and interval never disagree about what is
-measured.
+flips of a pair, text overwrite counts, greedy cover) and the repeat measures of one matrix:
+per-item columns the blocks resample together, so point and interval agree on what is measured.
 """
 
 from __future__ import annotations
@@ -33,8 +30,7 @@ def _reach(mask: np.ndarray, less: np.ndarray) -> np.ndarray:
 
 
 def harmful_indicator(y: np.ndarray, less: np.ndarray | None = None) -> np.ndarray:
-    """Items right at some smaller budget and wrong at a larger one (`less`: the budget order,
-    default the axis order)."""
+    """Items right at some smaller budget and wrong at a larger one (`less`: None, axis order)."""
     if y.shape[1] < 2:
         return np.zeros(y.shape[0], dtype=bool)
     if less is None:
@@ -173,8 +169,7 @@ def text_overwrite_counts(
 def matrix_text_overwrite_counts(
     y: np.ndarray, m: ResponseMatrix, less: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """`text_overwrite_counts` of a matrix's answers (`y` its outcomes or a chain's), on its
-    answer codes where it has them."""
+    """`text_overwrite_counts` of a matrix's answers, on its answer codes where it has them."""
     codes = m.answer_codes
     if codes is None:
         return text_overwrite_counts(y, m.answers, m.text_answer, less)

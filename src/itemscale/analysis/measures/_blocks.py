@@ -1,12 +1,9 @@
 """The blocks of `analyze --json`: one series' measures on its visual budgets (binary or
-continuous) and, where the series has text-only answers, the same with the text-only answer as
-budget 0 (`grid_with_text`).
+continuous) and, where it has text-only answers, with the text-only answer as budget 0.
 
-A block is its curve and pair tables (written here) plus every registered measure of its kind
-(`_registry.MEASURES`), whose per-item columns are resolved with the curve's in one bootstrap
-product. Its keys are gathered in the layout's order with their values already records, then
-validated as the block's model (`BinaryBlock`, `ContinuousBlock`, `BinaryWithText`,
-`ContinuousWithText`): a registered measure's key is kept where it was put.
+A block is its curve and pair tables (here) plus every registered measure of its kind, all
+resolved in one bootstrap product, gathered in the layout's order, then validated as the
+block's model (a registered measure's key is kept where it was put).
 """
 
 from __future__ import annotations
@@ -151,8 +148,7 @@ def _pair_tables(
 
 
 def noanswer_rates(m: ResponseMatrix, labels: list[str]) -> dict[str, Estimate]:
-    """Each configuration's share of `noanswer` answers (compared as codes where the matrix
-    has them)."""
+    """Each configuration's share of `noanswer` answers (as codes where the matrix has them)."""
     codes = m.answer_codes
     answers: np.ndarray = m.answers if codes is None else codes.cells
     noanswer: object = NOANSWER if codes is None else codes.code_of(NOANSWER)
@@ -189,17 +185,15 @@ def _block_data(
 
 
 def _floor(m: ResponseMatrix) -> BlockFields:
-    """The block's `rerun_floor` key: the floor its same-input verdicts were graded against
-    (left out when there is none)."""
+    """The block's `rerun_floor` key: the floor its same-input verdicts used (none: absent)."""
     return {} if m.rerun_floor is None else {"rerun_floor": m.rerun_floor}
 
 
 def binary_block(
     m: ResponseMatrix, boot: VideoBootstrap | None, *, chains: bool = True
 ) -> BinaryBlock:
-    """Every binary measure of docs/measures.md for one matrix (repeat 0), with intervals. On a
-    multi-axis grid, `chains` adds the block of each chain (each axis at each level of the
-    others) under `chains`."""
+    """Every binary measure of docs/measures.md for one matrix (repeat 0), with intervals, and
+    with `chains` the block of each chain of a multi-axis grid."""
     return BinaryBlock.model_validate(binary_fields(m, boot, chains=chains))
 
 
@@ -342,10 +336,8 @@ def binary_grid_with_text(
     boot_for: BootFor,
     heterogeneity: Heterogeneity | HeterogeneitySkipped | None = None,
 ) -> BinaryWithText | None:
-    """`accuracy`, `best_fixed`, `oracle`, `oracle_headroom`, `harmful_rate` (the paper's
-    visual confusion) and `overwrite_rate` on text-only < c_1 < ... < c_K (and any other
-    registered `binary_with_text` measure), with the additive-model test on that grid where
-    one is given; None without any text-only answer."""
+    """The `binary_with_text` measures on text-only < c_1 < ... < c_K, with the additive-model
+    test on that grid where one is given; None without any text-only answer."""
     built = _grid_with_text("binary_with_text", m, boot_for, 0.0)
     if built is None:
         return None
@@ -359,9 +351,7 @@ def binary_grid_with_text(
 def continuous_grid_with_text(
     m: ResponseMatrix, boot_for: BootFor, eps: float
 ) -> ContinuousWithText | None:
-    """The continuous counterpart: `mean_score`, `best_fixed`, `oracle_score`, `oracle_gap`,
-    `harmful_rate_eps` and `overwrite_rate_eps` (text-only score above some visual
-    configuration's by more than eps), text-only first on the axis."""
+    """The continuous counterpart: the `continuous_with_text` measures, text-only first."""
     built = _grid_with_text("continuous_with_text", m, boot_for, eps)
     if built is None:
         return None

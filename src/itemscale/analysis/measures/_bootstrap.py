@@ -138,9 +138,8 @@ class VideoBootstrap:
         return self._products(self.cluster_sums(values))
 
     def _products(self, per_cluster: np.ndarray) -> np.ndarray:
-        """`counts @ per_cluster` [B, M] in float64: in float32 when that is exact (integers
-        whose resampled sums stay below 2**24, whatever the order they are summed in), else in
-        float64."""
+        """`counts @ per_cluster` [B, M] in float64, multiplied in float32 where that is exact
+        (integers whose resampled sums stay below 2**24, in any summation order)."""
         integral = bool(np.all(per_cluster == np.round(per_cluster)))
         bound = float(np.abs(per_cluster).max(initial=0.0)) * self.n_clusters
         if integral and bound < 2**24:

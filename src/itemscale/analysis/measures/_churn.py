@@ -1,20 +1,9 @@
 """Churn between two protocols of one model at equal budgets.
 
-Two sampling phases (linspace, centre, left), two pipelines (raw, cached) or two seeds can give
-the same accuracy at 16 frames while answering many items differently: the accuracy curve and
-the harmful sets that membership compares both hide it. At every budget the two series share
-(the same frame count and pixels per frame), on the items matched in both: the share of items
-whose parsed answer differs, the accuracy difference, and the flips between the two (right
-under the first protocol and wrong under the second, and the reverse), each with its
-video-bootstrap interval, and each series' noise floor at that budget when it has repeats
-(churn above the noise floor is the protocol's doing).
-
-When one series replays a frame selector (`selection:NAME`, the `selection` sampling policy) and
-the other is a formula (uniform sampling), each shared budget also gets the selector's record
-(`Selector`): both accuracies, the clustered paired test between them, the items the
-selector fixes and breaks, and how many of the items the formula series gets wrong at every
-budget it ran the selector gets right (its share of the oracle's headroom), with whether the
-two look like the same input (`same_input`: "was the selection applied?").
+Two sampling phases, pipelines or seeds can give the same accuracy at 16 frames while answering
+many items differently, which the accuracy curve and membership both hide. At every shared
+budget: answer change, accuracy difference and flips, with intervals and each series' noise
+floor; beside a frame selector's series, the selector's record (`Selector`; docs/measures.md).
 """
 
 from __future__ import annotations
@@ -85,8 +74,8 @@ def shared_budgets(mp: ResponseMatrix, mq: ResponseMatrix) -> list[tuple[int, in
 
 
 def budget_name(label_p: str, label_q: str) -> str:
-    """The leading `/` parts the two labels of one budget share (`16f@56/centre` and
-    `16f@56/left` -> `16f@56`), or the first label when they share none."""
+    """The leading `/` parts two labels share (`16f@56/centre`, `16f@56/left` -> `16f@56`), or
+    the first label when they share none."""
     shared = []
     if label_p.startswith("<=") != label_q.startswith("<="):  # a cap and a fixed budget
         label_p, label_q = label_p.removeprefix("<="), label_q.removeprefix("<=")
@@ -108,8 +97,7 @@ def series_churn(
     mq: ResponseMatrix,
     boot_for: Callable[[np.ndarray], VideoBootstrap | None],
 ) -> SeriesChurn | None:
-    """Churn at every shared budget, on the items matched in both (None when no budget is
-    shared). `boot_for` gives the bootstrap of a set of videos."""
+    """Churn at every shared budget, on the items matched in both (None: no budget shared)."""
     budgets = shared_budgets(mp, mq)
     if not budgets:
         return None

@@ -1,8 +1,5 @@
-"""The `effective_budget` block: the adjacent budgets of a series that look like the same input.
-
-The rule is `same_input` (docs/measures.md, "Budgets that add nothing"); this module applies it
-to each pair of a block's `adjacent` list, on the matrix's recorded visual tokens, frames
-actually sent and parsed answers, and to the last step of a cascade's stages.
+"""The `effective_budget` block: the adjacent budgets of a series that look like the same input
+(`same_input`, docs/measures.md, "Budgets that add nothing"), and the last step of a cascade.
 """
 
 from __future__ import annotations
@@ -58,8 +55,7 @@ def effective_entry(label_from: str, label_to: str, verdict: SameInput) -> Effec
 
 
 def effective_budget(m: ResponseMatrix) -> list[EffectiveBudgetEntry]:
-    """One entry per adjacent pair of the matrix's budget order that the rule flags, in the
-    order of the block's `adjacent` list (empty when every step adds something)."""
+    """One entry per adjacent pair the rule flags, in the order of the block's `adjacent`."""
     labels = m.labels
     out = []
     for a, b in m.budget_order.adjacent:

@@ -81,8 +81,7 @@ class ItemBest(Measure):
 
 @dataclass(frozen=True, kw_only=True)
 class OracleMinusBest(Measure):
-    """The oracle minus best fixed (headroom, or the continuous oracle gap), with the interval
-    of an oracle minus a selected maximum."""
+    """The oracle minus best fixed (headroom, or the continuous oracle gap)."""
 
     def compute(self, data: BlockData, res: Resolved) -> dict[str, Estimate]:
         n, k = data.y.shape
@@ -202,35 +201,6 @@ class EpsShare(ItemShare):
         )
 
 
-def _harmful(d: BlockData) -> np.ndarray:
-    return harmful_indicator(d.y, d.less)
-
-
-def _beneficial(d: BlockData) -> np.ndarray:
-    return beneficial_indicator(d.y, d.less)
-
-
-def _terminal(d: BlockData) -> np.ndarray:
-    return terminal_regression_indicator(d.y, d.order)
-
-
-def _harmful_eps(d: BlockData) -> np.ndarray:
-    return d.eps_flips[0]
-
-
-def _beneficial_eps(d: BlockData) -> np.ndarray:
-    return d.eps_flips[1]
-
-
-def _overwrite(d: BlockData) -> np.ndarray:
-    """The seed paper's overwrite: right blind (column 0), wrong at some visual budget."""
-    return np.asarray((d.y[:, 0] >= 1) & (d.y[:, 1:] < 1).any(axis=1))
-
-
-def _overwrite_eps(d: BlockData) -> np.ndarray:
-    return np.asarray((d.y[:, :1] - d.y[:, 1:] > d.eps).any(axis=1))
-
-
 # -- visual budgets only, multiple choice (`binary`) ------------------------------------------
 BEST_FIXED = BestFixedMeasure(
     key="best_fixed",
@@ -266,7 +236,7 @@ HARMFUL_RATE = ItemShare(
     gloss="items right at some smaller budget and wrong at a larger one",
     console_label="harmful rate",
     report_label="harmful rate",
-    indicator=_harmful,
+    indicator=lambda d: harmful_indicator(d.y, d.less),
 )
 builtin_measure(HARMFUL_RATE, order=40)
 BENEFICIAL_RATE = ItemShare(
@@ -276,7 +246,7 @@ BENEFICIAL_RATE = ItemShare(
     gloss="items wrong at some smaller budget and right at a larger one",
     console_label="beneficial rate",
     report_label="beneficial rate",
-    indicator=_beneficial,
+    indicator=lambda d: beneficial_indicator(d.y, d.less),
 )
 builtin_measure(BENEFICIAL_RATE, order=50)
 TERMINAL_REGRESSION_RATE = ItemShare(
@@ -286,7 +256,7 @@ TERMINAL_REGRESSION_RATE = ItemShare(
     gloss="items wrong at the largest budget but right at a smaller one",
     console_label="terminal regression",
     report_label="terminal regression rate",
-    indicator=_terminal,
+    indicator=lambda d: terminal_regression_indicator(d.y, d.order),
 )
 builtin_measure(TERMINAL_REGRESSION_RATE, order=60)
 TEXT_ANSWERABLE_RATE = TextOnlyMean(
@@ -332,14 +302,14 @@ HARMFUL_RATE_EPS = EpsShare(
     kinds=("continuous",),
     console_label="harmful (eps={eps})",
     report_label="harmful rate (drop > {eps})",
-    indicator=_harmful_eps,
+    indicator=lambda d: d.eps_flips[0],
 )
 builtin_measure(HARMFUL_RATE_EPS, order=120)
 BENEFICIAL_RATE_EPS = EpsShare(
     key="beneficial_rate_eps",
     kinds=("continuous",),
     report_label="beneficial rate",
-    indicator=_beneficial_eps,
+    indicator=lambda d: d.eps_flips[1],
 )
 builtin_measure(BENEFICIAL_RATE_EPS, order=130)
 TEXT_MEAN_SCORE = TextOnlyMean(
@@ -429,7 +399,7 @@ VISUAL_CONFUSION = VisualConfusion(
     console_label="harmful rate",
     console_note="the paper's visual confusion",
     report_label="harmful rate (the paper's visual confusion)",
-    indicator=_harmful,
+    indicator=lambda d: harmful_indicator(d.y, d.less),
     paper=("visual confusion", "visual_confusion_rate"),
 )
 builtin_measure(VISUAL_CONFUSION, order=180)
@@ -441,7 +411,8 @@ OVERWRITE_RATE = ItemShare(
     "(not text overwrite)",
     console_label="overwrite rate",
     report_label="overwrite rate",
-    indicator=_overwrite,
+    # the seed paper's overwrite: right blind (column 0), wrong at some visual budget
+    indicator=lambda d: np.asarray((d.y[:, 0] >= 1) & (d.y[:, 1:] < 1).any(axis=1)),
     paper=("overwrite", "overwrite_rate"),
 )
 builtin_measure(OVERWRITE_RATE, order=190)
@@ -462,7 +433,7 @@ WITH_TEXT_HARMFUL_RATE_EPS = EpsShare(
     kinds=("continuous_with_text",),
     console_label="harmful (eps={eps})",
     report_label="harmful rate (drop > {eps})",
-    indicator=_harmful_eps,
+    indicator=lambda d: d.eps_flips[0],
 )
 builtin_measure(WITH_TEXT_HARMFUL_RATE_EPS, order=220)
 OVERWRITE_RATE_EPS = EpsShare(
@@ -470,6 +441,6 @@ OVERWRITE_RATE_EPS = EpsShare(
     kinds=("continuous_with_text",),
     console_label="overwrite (eps={eps})",
     report_label="overwrite rate (drop > {eps})",
-    indicator=_overwrite_eps,
+    indicator=lambda d: np.asarray((d.y[:, :1] - d.y[:, 1:] > d.eps).any(axis=1)),
 )
 builtin_measure(OVERWRITE_RATE_EPS, order=230)

@@ -1,27 +1,11 @@
 """Is the harmful rate more than an additive world gives? A test of item x budget interaction.
 
-The additive model: items differ only in difficulty and budgets only in strength, with no
-interaction, logit P(y_ik = 1) = alpha_i + beta_k, cells independent given the parameters (the
-Rasch model; Rasch 1960). Such a world has harmful items too: an item of middling difficulty
-flips by chance. The test asks whether the run has more (or fewer) than that.
-
-Conditional on an item's row sum r_i (how many budgets it is right at) its pattern has
-probability exp(sum_k beta_k y_k) / gamma_r(beta), free of alpha_i (Andersen 1970): the item
-effects, one per item and unidentifiable for items right or wrong everywhere, drop out. So
-beta is fitted by conditional maximum likelihood (Newton on the sufficient statistics: the
-column sums and the histogram of row sums), and the harmful rate the model expects is the mean
-over items of P(harmful pattern | r_i; beta), summed over the 2^K patterns of each row sum
-(K <= `MAX_BUDGETS`), so any budget order, one axis or the partial order of a grid, is exact.
-
-The oracle and best fixed are functions of those same sufficient statistics (the oracle is the
-share of items with r_i >= 1, best fixed the largest column sum), so the additive model
-reproduces the oracle headroom exactly: headroom alone is no evidence of interaction.
-
-The null distribution is a parametric bootstrap over whole videos: each resample draws videos
-with replacement (the row-sum histogram of the drawn items), draws every item's pattern from the
-fitted model given its row sum, refits beta and recomputes observed minus expected. Its interval
-comes from the ordinary video bootstrap (resampled data, refitted beta). Both use the shared
-count matrix of `VideoBootstrap`; the pattern draws take their own child seed.
+The additive (Rasch) model logit P(y_ik = 1) = alpha_i + beta_k has harmful items too, so the
+test compares the run with it: beta by conditional maximum likelihood (Andersen 1970), the
+expected harmful rate exact over the 2^K patterns of each row sum (K <= `MAX_BUDGETS`), the
+null a parametric bootstrap over whole videos, the interval the ordinary video bootstrap
+(docs/measures.md). The model reproduces the oracle headroom exactly, so headroom alone is no
+evidence of interaction.
 """
 
 from __future__ import annotations
@@ -137,8 +121,7 @@ def _patterns_cached(k: int, less_bytes: bytes) -> _Patterns:
 def _item_indicators(
     y: np.ndarray, right: np.ndarray, less: np.ndarray, pat: _Patterns
 ) -> np.ndarray:
-    """`_indicators` of every item [n, 4]: looked up by the item's answer pattern when every
-    cell is 0 or 1 (an indicator is a function of the pattern), else computed."""
+    """`_indicators` of every item [n, 4], looked up by answer pattern where every cell is 0/1."""
     if not ((y == 0) | (y == 1)).all():
         return _indicators(y, less)
     codes = right.astype(np.int64) @ (np.int64(1) << np.arange(y.shape[1], dtype=np.int64))
@@ -236,8 +219,7 @@ def _refit(
 
 
 def _expected(beta: np.ndarray, row_sum_counts: np.ndarray, pat: _Patterns) -> np.ndarray:
-    """Expected shares [B, 4] (harmful, TRAJECTORIES) for effects [B, K] and row-sum
-    histograms [B, K+1]."""
+    """Expected shares [B, 4] (harmful, TRAJECTORIES) for effects [B, K], histograms [B, K+1]."""
     _, probs, _ = _conditional(beta, pat)
     with np.errstate(invalid="ignore", divide="ignore"):
         total = np.einsum("br,brj->bj", row_sum_counts, probs)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import Protocol, TypedDict
+from typing import Any, Protocol, TypedDict
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from ._heterogeneity import (
 from ._matrix import INTERVENTION_SERIES_PREFIX, ResponseMatrix
 from ._order import with_text_first
 from ._paired_tests import PairedTest, holm, paired_tests
-from ._power import ALPHA, POWER, power_analysis
+from ._power import ALPHA, POWER, AxisPower, PairPower, power_analysis
 from ._result_models import (
     AxisPowerRecord,
     BudgetChurnRecord,
@@ -76,8 +76,7 @@ def requested_pairs(m: ResponseMatrix, pairs: Sequence[tuple[str, str]]) -> list
 
 
 def check_requested(matrices: Sequence[ResponseMatrix], pairs: Sequence[tuple[str, str]]) -> None:
-    """A requested pair that no binary series has both labels of is an error naming the labels
-    the run has."""
+    """A requested pair no binary series has is an error naming the run's labels."""
     binary = [m for m in matrices if m.kind == "binary"]
     for a, b in pairs:
         if a == b:
@@ -121,8 +120,7 @@ def _axis_of(m: ResponseMatrix, a: int, b: int) -> str:
 
 
 def power_record(m: ResponseMatrix, boot: VideoBootstrap | None, target: float) -> Power:
-    """Minimum detectable effect and videos needed per axis and adjacent pair (without a pair
-    to test, only the settings)."""
+    """Minimum detectable effect and videos needed per axis and adjacent pair."""
     pairs = list(m.budget_order.adjacent)
     if not pairs or m.n_items == 0:
         return Power(alpha=ALPHA, power=POWER, target=target, axes={}, pairs={})
@@ -142,32 +140,21 @@ def power_record(m: ResponseMatrix, boot: VideoBootstrap | None, target: float) 
         target=res.target,
         n_videos=res.n_videos,
         items_per_video=res.items_per_video,
-        axes={
-            a.axis: AxisPowerRecord(
-                pairs=list(a.pairs),
-                sd_per_video=a.sd_per_video,
-                mde=a.mde,
-                videos_needed=a.videos_needed,
-                **given(
-                    mde_not_estimable=a.mde_not_estimable,
-                    videos_needed_not_estimable=a.videos_needed_not_estimable,
-                ),
-            )
-            for a in res.axes
-        },
-        pairs={
-            p.pair: PairPowerRecord(
-                sd_per_video=p.sd_per_video,
-                mde=p.mde,
-                videos_needed=p.videos_needed,
-                **given(
-                    mde_not_estimable=p.mde_not_estimable,
-                    videos_needed_not_estimable=p.videos_needed_not_estimable,
-                ),
-            )
-            for p in res.pairs
-        },
+        axes={a.axis: AxisPowerRecord(pairs=list(a.pairs), **_figures(a)) for a in res.axes},
+        pairs={p.pair: PairPowerRecord(**_figures(p)) for p in res.pairs},
     )
+
+
+def _figures(p: PairPower | AxisPower) -> dict[str, Any]:
+    return {
+        "sd_per_video": p.sd_per_video,
+        "mde": p.mde,
+        "videos_needed": p.videos_needed,
+        **given(
+            mde_not_estimable=p.mde_not_estimable,
+            videos_needed_not_estimable=p.videos_needed_not_estimable,
+        ),
+    }
 
 
 def _comparison(c: Comparison) -> ComparisonRecord:
@@ -247,8 +234,7 @@ def inference_block(
 
 
 def _budget_churn(b: BudgetChurn) -> BudgetChurnRecord:
-    """One budget's churn record (the noise floors only with repeats, the selector's record
-    only beside a formula series)."""
+    """One budget's churn record."""
     return BudgetChurnRecord(
         config_p=b.config_p,
         config_q=b.config_q,

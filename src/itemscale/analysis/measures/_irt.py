@@ -1,18 +1,10 @@
 """A two-parameter logistic item response model over (model, configuration) respondents.
 
-Why: a budget sweep answers the same items with many (model, configuration) pairs, which is
-exactly the response matrix an item response model needs. Treating each pair as a respondent
-gives every configuration an ability (where it sits on one latent scale) and every item a
-difficulty and a discrimination; the discrimination says whether an item's outcome rises or
-falls with that ability, and the items' information says which abilities the benchmark measures
-well. `anchors` builds on it to pick a small item subset that predicts the whole grid.
-
-The model (docs/anchors.md): P(item i right for respondent r) = 1 / (1 + exp(-a_i (theta_r -
-b_i))), fitted by joint maximum a posteriori with weak normal priors (theta ~ N(0, 1), a ~ N(1,
-1), b ~ N(0, 3^2)) by L-BFGS-B on the vectorised log posterior and its gradient. The priors
-anchor the scale (the latent scale has no unit of its own) and keep items every respondent got
-right (or wrong) finite. Standard errors are the inverse curvature of the log posterior of each
-item's (a, b) pair and each respondent's theta, holding the others at their estimate.
+Why: a budget sweep answers the same items with many (model, configuration) pairs, exactly the
+response matrix an item response model needs; each configuration gets an ability and each item
+a difficulty and a discrimination, which `anchors` uses to pick a small predicting subset. The
+fit (joint MAP with weak normal priors by L-BFGS-B, standard errors from the curvature) is
+docs/anchors.md's.
 """
 
 from __future__ import annotations
@@ -49,8 +41,7 @@ _FROZEN = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class IrtError(ItemscaleError, ValueError):
-    """A response table an item response model cannot be fitted to (too few respondents or
-    items, no binary outcomes); the message names what is missing."""
+    """A response table no item response model fits (the message names what is missing)."""
 
 
 class Respondent(BaseModel):

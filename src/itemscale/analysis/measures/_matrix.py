@@ -51,14 +51,26 @@ class AnswerCodes:
         return AnswerCodes(cells=self.cells[mask], text=self.text[mask], vocab=self.vocab)
 
 
+#: The arrays of a `ResponseMatrix` with a row per item ([n]), and those with a cell per item
+#: and configuration ([n, K, ...]): what `subset` and `chain` cut.
+_PER_ITEM = ("item_ids", "video_ids", "text_answer", "text_value")
+_PER_CELL = (
+    "values",
+    "answers",
+    "confidence",
+    "margin",
+    "latency",
+    "visual_tokens",
+    "effective_frames",
+    "frame_indices",
+)
+
+
 @dataclass(frozen=True, eq=False)
 class ResponseMatrix:
-    """One (model, series, kind) slice of the table as aligned numpy arrays.
-
-    `values[i, k, r]` is correctness (binary) or score (continuous) of item i at configuration k
-    in repeat r. Binary measures use repeat 0 (what a single run would show); repeat measures
-    use all repeats.
-    """
+    """One (model, series, kind) slice of the table as aligned numpy arrays: `values[i, k, r]`
+    is correctness or score of item i at configuration k in repeat r (repeat 0: what a single
+    run would show)."""
 
     model: str
     series: str
@@ -115,8 +127,7 @@ class ResponseMatrix:
 
     @functools.cached_property
     def budget_order(self) -> BudgetOrder:
-        """Which configuration is the larger budget (a total order on one axis; the partial
-        order over frames and pixels on a grid of both)."""
+        """Which configuration is the larger budget (`_order`)."""
         return budget_order(self.frames, self.pixels, self.labels)
 
     def chain(self, positions: tuple[int, ...]) -> ResponseMatrix:
@@ -128,48 +139,19 @@ class ResponseMatrix:
             config_ids=tuple(self.config_ids[i] for i in cols),
             frames=self.frames[cols],
             pixels=self.pixels[cols],
-            values=self.values[:, cols],
-            answers=self.answers[:, cols],
-            confidence=self.confidence[:, cols],
-            margin=self.margin[:, cols],
-            latency=self.latency[:, cols],
-            visual_tokens=self.visual_tokens[:, cols],
-            effective_frames=self.effective_frames[:, cols],
-            frame_indices=self.frame_indices[:, cols],
+            **{name: getattr(self, name)[:, cols] for name in _PER_CELL},
             answer_codes=None if self.answer_codes is None else self.answer_codes.chain(cols),
         )
 
     def subset(self, mask: np.ndarray) -> ResponseMatrix:
         """The same matrix restricted to the items where `mask` is true."""
         mask = np.asarray(mask, dtype=bool)
-        return ResponseMatrix(
-            model=self.model,
-            series=self.series,
-            kind=self.kind,
-            metric=self.metric,
-            labels=self.labels,
-            config_ids=self.config_ids,
-            frames=self.frames,
-            pixels=self.pixels,
-            item_ids=self.item_ids[mask],
-            video_ids=self.video_ids[mask],
-            values=self.values[mask],
-            answers=self.answers[mask],
-            confidence=self.confidence[mask],
-            margin=self.margin[mask],
-            latency=self.latency[mask],
-            visual_tokens=self.visual_tokens[mask],
-            effective_frames=self.effective_frames[mask],
-            frame_indices=self.frame_indices[mask],
-            text_answer=self.text_answer[mask],
-            text_value=self.text_value[mask],
+        return dataclasses.replace(
+            self,
+            **{name: getattr(self, name)[mask] for name in (*_PER_ITEM, *_PER_CELL)},
             attributes=tuple(a for a, m in zip(self.attributes, mask, strict=True) if m),
-            n_dropped=self.n_dropped,
             drop_reasons=dict(self.drop_reasons),
-            text_label=self.text_label,
-            scoring_rules=self.scoring_rules,
             answer_codes=None if self.answer_codes is None else self.answer_codes.subset(mask),
-            rerun_floor=self.rerun_floor,
         )
 
 
@@ -326,8 +308,7 @@ def _check_one_row_per_key(df: pd.DataFrame, rows: np.ndarray, cell: np.ndarray)
 def _text_only_rows(
     df: pd.DataFrame, coded: _Coded, in_model: np.ndarray, *, all_repeats: bool = False
 ) -> np.ndarray:
-    """Row positions of the model's text-only baseline (its first text-only configuration),
-    repeat 0 unless `all_repeats`."""
+    """Rows of the model's first text-only configuration, repeat 0 unless `all_repeats`."""
     blind = in_model[coded.frames[in_model] == 0]
     text = blind[coded.repeat[blind] == 0]
     if text.size == 0:
@@ -371,8 +352,7 @@ def _text_only_values(
     item_codes: np.ndarray,
     value_col: str,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each item's answered text-only answer, its code and its correctness (or score), aligned
-    with `item_codes` (None, -1 and NaN where the item has none)."""
+    """Each item's text-only answer, its code and its value (None, -1, NaN where none)."""
     n = len(item_codes)
     text_answer = np.full(n, None, dtype=object)
     text_code = np.full(n, -1, dtype=np.int32)
@@ -401,8 +381,7 @@ def _unique_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _first_index(positions: np.ndarray, n_values: int) -> np.ndarray:
-    """Where each of the values 0..n_values-1 (every one present) first occurs in
-    `positions`: `np.unique(positions, return_index=True)[1]` without sorting."""
+    """`np.unique(positions, return_index=True)[1]` without sorting (every value present)."""
     first = np.full(n_values, positions.size, dtype=np.int64)
     np.minimum.at(first, positions, np.arange(positions.size, dtype=np.int64))
     return first
@@ -524,8 +503,8 @@ def _cell_values(
     shape: tuple[int, int],
     column: str,
 ) -> np.ndarray:
-    """A numeric column's repeat-0 values as an [n, K] matrix (NaN where absent): row `fr[j]`
-    goes to item `fi[j]`, configuration `fc[j]`."""
+    """A numeric column's repeat-0 values as [n, K] (NaN where absent): row `fr[j]` at
+    (`fi[j]`, `fc[j]`)."""
     out = np.full(shape, np.nan)
     out[fi, fc] = _take(df, column, fr, dtype=float, na_value=np.nan)
     return out

@@ -1,12 +1,8 @@
 """The exact McNemar test, for many pairs at once.
 
-The p-value is scipy's two-sided exact binomial test (`scipy.stats.binomtest(k, n, 0.5)`) on
-the discordant pairs: the same steps (the binomial pmf at k, the binary search for the
-first term past the mode no larger than it, times 1 + 1e-7; the two tails), done elementwise
-on arrays. scipy's ufuncs compute each element as its scalar call does, so every p-value
-equals `binomtest`'s bit for bit (a test compares them over every k of n < 300 and spread
-values up to n = 100,000); a call per pair cost the analysis benchmark 0.35 s, where the
-arrays cost milliseconds.
+The steps of scipy's `binomtest(k, n, 0.5)` done elementwise on arrays, so every p-value equals
+`binomtest`'s bit for bit (a test compares them); a call per pair cost the analysis benchmark
+0.35 s, the arrays milliseconds.
 """
 
 from __future__ import annotations

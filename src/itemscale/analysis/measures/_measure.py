@@ -1,15 +1,11 @@
 """A measure as one registered unit: its JSON key, its glossary line, the blocks it belongs to,
 how it is computed and how the console and the report write it.
 
-Why units and not one function per block: a measure used to be spelled in six places (the block
-that computed it, the glossary, the console, the report, the paper comparison, the docs). A unit
-carries all of that, and the block builders, the console and the report iterate the registry
-(`_registry.MEASURES`), so adding a measure is one module and one registry line.
-
-A unit never resamples on its own: it hands the block per-item columns, the block resolves every
-unit's columns in one bootstrap product (`_stats.Columns`), and the unit turns the resolved
-means into its statistic. Point and interval therefore come from the same columns, and one
-more measure costs one more column of the product, not another bootstrap.
+Why units: a measure used to be spelled in six places (block, glossary, console, report, paper
+comparison, docs); the block builders, the console and the report iterate the registry
+(`_registry.MEASURES`) instead. A unit never resamples on its own: it hands the block per-item
+columns, resolved for every unit in one bootstrap product (`_stats.Columns`), so point and
+interval come from the same columns and one more measure costs one more column.
 """
 
 from __future__ import annotations
@@ -41,8 +37,8 @@ Placement = Literal["headline", "text"]
 
 
 class BlockLike(Protocol):
-    """A typed block of `analyze --json` as a measure unit reads it (`_result_series.Block`:
-    a protocol here, since the blocks read the registry that holds the units)."""
+    """A typed block as a unit reads it (`_result_series.Block`; a protocol, as the blocks
+    read the registry that holds the units)."""
 
     def entry(self, key: str) -> Any:
         """A measure's entry by its JSON key; None where the block has none."""
@@ -309,8 +305,7 @@ class ItemShare(Measure):
 def resolve_block(
     data: BlockData, units: tuple[Measure, ...], extra: Mapping[str, np.ndarray] | None = None
 ) -> Resolved:
-    """Every column of the block (the curve, each item's best value, `extra` columns of the
-    block builder and each unit's) resampled in one product."""
+    """Every column of the block (core, `extra` and each unit's) resampled in one product."""
     y = data.y
     n, k = y.shape
     cols = Columns(data.boot)

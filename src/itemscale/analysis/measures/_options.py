@@ -1,12 +1,7 @@
 """`AnalysisOptions`: the keywords `analyze`, `analyze_responses` and `build_artifact` take in
-place of an `AnalysisSettings`, typed one by one.
-
-A call may give the settings whole or as keywords (`itemscale.analyze(run, bootstrap=200)`);
-typing the keywords (`**options: Unpack[AnalysisOptions]`) lets a user's type checker refuse a
-misspelt or mistyped one before it runs, where `**options: object` let anything through. The
-keys are `AnalysisSettings`' fields, a test holds the two equal, and the settings still check
-each value at run time; `n_boot`, the old name of `bootstrap`, is taken at run time but not
-typed, so a checker points a call that uses it to the one name.
+place of an `AnalysisSettings`, typed one by one, so a user's type checker refuses a misspelt
+or mistyped one; a test holds the keys equal to the settings' fields. `n_boot` is taken at run
+time but not typed, so a checker points its callers to `bootstrap`.
 """
 
 from __future__ import annotations

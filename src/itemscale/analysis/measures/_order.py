@@ -1,15 +1,10 @@
 """Which budget is "more": a total order on one axis, the partial order on several.
 
-A grid of frame counts at two resolutions is not one axis. Flattened into one (2f@56 < 2f@112 <
-4f@56 ...), "adjacent" pairs alternate between changing the resolution and the frame count, and
-8f@112 -> 16f@56 counts as "more budget" although it halves the pixels. A configuration's budget
-is a vector (frames, pixels per frame), and c_j < c_k when every component of c_k is at least
-that of c_j and one is larger (docs/measures.md). Harmful / beneficial rates, flips and terminal
-regressions use that order; pairs that are not comparable do not count. On a grid whose budgets
-form a single chain (one axis, or frames and pixels rising together) the order is the total order
-of the axis, so one-axis runs give exactly the numbers they always did. So does an allocation
-axis (more frames at fewer pixels each, one configuration per level): its budgets are not
-comparable by the vector, so its own axis order stands.
+A grid of frame counts at two resolutions is not one axis: flattened, 8f@112 -> 16f@56 would
+count as "more budget" although it halves the pixels. c_j < c_k when every component of
+(frames, pixels per frame) of c_k is at least c_j's and one is larger; pairs that are not
+comparable do not count. A single chain, or an allocation axis, keeps its own axis order
+(docs/measures.md).
 """
 
 from __future__ import annotations

@@ -1,20 +1,9 @@
 """Paired tests between two budgets that treat the video, not the item, as the unit of chance.
 
-Video-MME asks three questions per video; the items of a video fail and recover together, so the
-discordant pairs of the exact McNemar test are not independent draws and its p-values are too
-small. Two tests that respect the clusters are computed beside it:
-
-- the clustered McNemar test of Durkalski, Palesch, Lipsitz & Rust (2003): with D_v the
-  per-video difference (flips up minus flips down) X^2 = (sum_v D_v)^2 / sum_v D_v^2 on one
-  degree of freedom. With one item per video it is the ordinary McNemar chi-square
-  (B - C)^2 / (B + C). It is the default: no resampling, so no Monte Carlo error, and it holds its
-  size from a few dozen videos on (tests/measures/test_inference.py simulates it).
-- the paired video bootstrap: the accuracy difference recomputed on every resample of whole
-  videos, two-sided p = (1 + #{|d* - d| >= |d|}) / (B + 1) (the resampled differences centred on
-  the estimate stand for the null distribution; Hall & Wilson 1991).
-
-Holm (1979) adjusts a family of p-values for the family-wise error rate; the family `analyze`
-uses is every adjacent pair of the block's grid.
+The items of a video fail and recover together, so the exact McNemar test's p-values are too
+small. Beside it: the clustered McNemar test (Durkalski et al. 2003; the default, no Monte
+Carlo error) and the paired video bootstrap (Hall & Wilson 1991); Holm (1979) adjusts the
+family of a block's adjacent pairs (docs/measures.md, "Tests between budgets").
 """
 
 from __future__ import annotations
@@ -96,8 +85,7 @@ def paired_tests(
     labels: Sequence[str],
     boot: VideoBootstrap | None = None,
 ) -> list[PairedTest]:
-    """The exact, clustered and bootstrap tests of each pair (a, b) of columns of the binary
-    matrix `y` [n, K], all pairs at once."""
+    """The exact, clustered and bootstrap tests of each pair (a, b) of columns of `y` [n, K]."""
     if not pairs:
         return []
     a_idx = np.array([a for a, _ in pairs], dtype=np.int64)

@@ -1,16 +1,9 @@
 """Per-item labels (`analyze --per-item FILE`): one row per (model, series, item) of the analysed
 grid, with itemscale's own labels and the seed paper's, under its column names and values.
 
-The rates of `analyze` are means of item-level indicators; researchers join those indicators
-with their own item metadata (question type, video length, annotator notes), so the export is
-exactly the indicators the rates average (the mean of `harmful` over matched items is
-`harmful_rate`, of `harmful_with_text` the `grid_with_text` harmful rate) plus the seed paper's
-labels as its release spells them (`labels/derived.csv`: `trajectory_class`,
-`is_visually_confused`, `is_text_overwritten`, `best_config`), computed with the text-only
-answer as budget 0 followed by the configurations in axis order (on a grid of more than one
-axis, flips follow the partial order, as `harmful_with_text` does: the mean of
-`is_visually_confused` is the `grid_with_text` harmful rate on every grid). Items the matched grid drops
-are rows too, with `in_matched_grid` 0 and their reason, so no item leaves the file silently.
+The export is exactly the indicators the rates average (the mean of `harmful` over matched
+items is `harmful_rate`), so researchers can join them with their own item metadata; dropped
+items are rows too, with `in_matched_grid` 0 and their reason (docs/measures.md).
 """
 
 from __future__ import annotations
@@ -217,8 +210,7 @@ def _continuous_rows(m: ResponseMatrix, eps: float) -> dict[str, np.ndarray | No
 
 
 def _dropped(df: pd.DataFrame, m: ResponseMatrix, value_col: str) -> pd.DataFrame:
-    """The items of the matrix's slice that the matched grid left out, with their reasons
-    (the statuses of their failed cells, `missing`, `no_<value>`), as `drop_reason`."""
+    """The slice's items the matched grid left out, with their reasons as `drop_reason`."""
     if m.n_dropped == 0:  # the usual case; filtering a large table costs more than the labels
         return pd.DataFrame({"item_id": [], "video_id": [], "drop_reason": []})
     mine = df[df["model"] == m.model]

@@ -1,29 +1,12 @@
 """How small a difference between two budgets a run can detect, and how many videos a target
 difference needs, from the run's own paired, clustered variance.
 
-For a pair a -> b let D_v be video v's sum of d_i = y_ib - y_ia over its m_v items, Delta the
-accuracy difference and s^2 = sum_v (D_v - m_v Delta)^2 / (V - 1) the per-video variance about
-it. The clustered McNemar test (`_paired_tests`) rejects at level alpha when
-|sum D_v| >= z_{1-alpha/2} sqrt(sum D_v^2). Under an alternative Delta, sum D_v is about
-normal with mean V m1 Delta and variance V s^2, and sum D_v^2 is about V (s^2 + Delta^2 m2),
-with m1 and m2 the mean of m_v and of m_v^2. Power 1 - beta at V videos then requires
-
-    Delta m1 sqrt(V) = z_{1-alpha/2} sqrt(s^2 + Delta^2 m2) + z_{1-beta} s,
-
-a quadratic in Delta (the minimum detectable effect) and a closed form in V (the videos a
-target needs). The far tail is ignored, as in every sample-size formula of this kind (Connor
-1987 for paired proportions; Donner & Klar 2000 for cluster designs). The variance is the run's
-own: the estimate a pilot study gives. `tests/measures/test_inference.py` checks the formula by
-simulation.
-
-Two limits make a figure "not estimable" (its reason recorded, the figure None). The variance
-is extrapolated: from fewer than `MIN_VIDEOS` videos with an item that differs it says nothing
-about a larger difference (budgets that differ on a handful of 2,700 answers give a variance
-near 0, and the formula a "2-point change needs 9 videos"). And the test is discrete: since
-D_v^2 >= |D_v| for whole items, X^2 <= |sum D_v|, so the clustered test rejects only a net
-change of at least z_{1-alpha/2}^2 items (4 at 5%); an effect smaller than that on the run's
-items, or a video count whose items hold less than that of the target, cannot be detected at
-all, whatever the formula says.
+Power 1 - beta of the clustered McNemar test at V videos requires
+Delta m1 sqrt(V) = z_{1-alpha/2} sqrt(s^2 + Delta^2 m2) + z_{1-beta} s (s^2 the per-video
+variance of the paired difference, m1 and m2 the means of m_v and m_v^2; Connor 1987, Donner &
+Klar 2000; docs/measures.md derives it, `tests/measures/test_inference.py` checks it by
+simulation). A figure is "not estimable" where the variance comes from fewer than `MIN_VIDEOS`
+videos that differ, or below the discrete test's floor of z_{1-alpha/2}^2 items (4 at 5%).
 """
 
 from __future__ import annotations
@@ -94,8 +77,7 @@ def smallest_rejectable(alpha: float = ALPHA) -> int:
 
 @dataclass(frozen=True)
 class _Evidence:
-    """What a power figure rests on: the items and videos where the budgets differ, and the
-    run's size."""
+    """What a power figure rests on: where the budgets differ, and the run's size."""
 
     #: per pair of the figure (one for a pair, an axis' pairs for an axis)
     n_differ: tuple[int, ...]
@@ -160,8 +142,7 @@ def _videos_reason(videos: float, target: float, e: _Evidence) -> str | None:
 def _judged(
     mde: float, need: float, target: float, e: _Evidence
 ) -> tuple[float | None, int | None, str | None, str | None]:
-    """(mde, videos needed, why mde is not estimable, why the videos are not) of one pair or
-    axis: a figure with a reason is None."""
+    """(mde, videos needed, and why each is not estimable: a figure with a reason is None)."""
     shared = _variance_reason(e)
     mde_why = shared or (
         "the formula has no solution at this many videos" if not np.isfinite(mde) else None
@@ -247,8 +228,8 @@ def power_analysis(
     alpha: float = ALPHA,
     power: float = POWER,
 ) -> PowerAnalysis:
-    """Minimum detectable effect and videos needed for `target` (a difference in accuracy, a
-    fraction) for each pair (a, b) of columns of `y` and each axis of pairs."""
+    """Minimum detectable effect and videos needed for `target` (a fraction) for each pair of
+    columns of `y` and each axis of pairs."""
     clusters = cluster_boot(video_ids, boot)
     right = (y >= 1).astype(float)
     a_idx = np.array([a for a, _ in pairs], dtype=np.int64)

@@ -79,8 +79,7 @@ MEASURES: Final[Registry[Measure]] = Registry(
 
 
 def measures_for(kind: MeasureKind) -> tuple[Measure, ...]:
-    """The registered measures of one kind of block, in registry order (the first call reads
-    the installed plugins)."""
+    """The registered measures of one kind of block, in registry order."""
     return tuple(m for m in MEASURES.values() if kind in m.kinds)
 
 

@@ -1,12 +1,7 @@
 """`analyze`'s result as a typed, versioned record (`AnalysisResult`): what a notebook holds,
-what `analyze --json` writes (`to_json`, the same layout byte for byte) and a tidy table of every
-estimate (`to_frame`: model, series, measure, config, value, ci_low, ci_high).
-
-`AnalysisResult` is the frozen pydantic model of the whole layout (`_result_series`,
-`_result_models`): `result.models["m"].accuracy["8f"].ci_low` reads one estimate, and
-`AnalysisResult.from_json` validates a stored file's content, so a damaged one is a
-`SchemaError` naming the key (`models.m.accuracy.8f.value: ...`). `SeriesResult` reads one
-series' block by measure name, as `to_frame` does.
+what `analyze --json` writes (`to_json`, byte for byte) and a tidy table of every estimate
+(`to_frame`). `AnalysisResult.from_json` validates a stored file, so a damaged one is a
+`SchemaError` naming the key.
 """
 
 from __future__ import annotations
@@ -69,8 +64,7 @@ def _is_stat(value: Any) -> bool:
 
 @dataclass(frozen=True)
 class SeriesResult:
-    """One series of one model: its block of `analyze --json`, read-only, with typed access to
-    its estimates."""
+    """One series of one model: its block, read-only, with typed access to its estimates."""
 
     model: str
     series: str
@@ -149,12 +143,8 @@ def _walk(block: Mapping[str, Any], prefix: str) -> Iterator[tuple[str, str | No
 
 
 class AnalysisResult(AnalysisLayout):
-    """Every measure for every model of a response table (what `itemscale analyze` prints).
-
-    The typed `analyze --json` layout: `schema_version`, `bootstrap` (`BootstrapSettings`),
-    `binary_repeat`, `metric`, `grid` (with `--configs`), `models` (each model's primary
-    series block, with its other series and re-runs inside) and `scoring_rule_warnings`.
-    `data` is the same content as read-only JSON."""
+    """Every measure for every model of a response table (what `itemscale analyze` prints): the
+    typed `analyze --json` layout of docs/measures.md; `data` is the same as read-only JSON."""
 
     @classmethod
     def from_json(
@@ -202,8 +192,7 @@ class AnalysisResult(AnalysisLayout):
         return out
 
     def dumps(self, *, indent: int | str | None = None, sort_keys: bool = False) -> str:
-        """The JSON text `analyze --json FILE` writes (`indent` and `sort_keys` as `json.dumps`
-        takes them)."""
+        """The JSON text `analyze --json FILE` writes (arguments as `json.dumps`')."""
         return json.dumps(self.to_json(), indent=indent, sort_keys=sort_keys)
 
     @property

@@ -94,11 +94,25 @@ class Record(BaseModel):
 
 
 class Count(Record):
-    """What an estimate is computed from: `k` items (or transitions) of `n`; `k` is None for a
-    mean score."""
+    """What an estimate comes from: `k` items (or transitions) of `n`; `k` None: a mean score."""
 
     k: StrictInt | None
     n: StrictInt
+
+
+class _Interval:
+    """The interval ends of a record with a `ci` (an estimate, a best fixed budget)."""
+
+    if TYPE_CHECKING:  # each record's own field, in its place among the others
+        ci: list[int | float] | None
+
+    @property
+    def ci_low(self) -> float | None:
+        return None if self.ci is None else self.ci[0]
+
+    @property
+    def ci_high(self) -> float | None:
+        return None if self.ci is None else self.ci[1]
 
 
 class _Unset:
@@ -108,7 +122,7 @@ class _Unset:
 _UNSET = _Unset()
 
 
-class Estimate(Record):
+class Estimate(_Interval, Record):
     """A point estimate and its 95% interval (None where undefined: no items, no resamples),
     with the count it comes from where it is a share or a mean of items.
 
@@ -135,18 +149,9 @@ class Estimate(Record):
             data.setdefault("ci", None if ci_low is None or ci_high is None else [ci_low, ci_high])
         super().__init__(**data)
 
-    @property
-    def ci_low(self) -> float | None:
-        return None if self.ci is None else self.ci[0]
-
-    @property
-    def ci_high(self) -> float | None:
-        return None if self.ci is None else self.ci[1]
-
     @classmethod
     def from_json(cls, data: Any) -> Estimate:
-        """The estimate of a `{"value", "ci"}` entry (a `best_fixed` entry's `config` is left
-        out)."""
+        """The estimate of a `{"value", "ci"}` entry (a `best_fixed`'s `config` left out)."""
         if isinstance(data, Estimate):
             return data
         keep = {k: v for k, v in dict(data).items() if k in ("value", "ci", "count")}
@@ -158,7 +163,7 @@ class Estimate(Record):
         return out
 
 
-class BestFixed(Record):
+class BestFixed(_Interval, Record):
     """The best fixed budget: its configuration and its estimate (None without items)."""
 
     config: StrictStr | None
@@ -167,22 +172,13 @@ class BestFixed(Record):
     count: Count | None = None
 
     @property
-    def ci_low(self) -> float | None:
-        return None if self.ci is None else self.ci[0]
-
-    @property
-    def ci_high(self) -> float | None:
-        return None if self.ci is None else self.ci[1]
-
-    @property
     def estimate(self) -> Estimate:
         """The estimate without its configuration."""
         return Estimate.from_json(self.model_dump())
 
 
 class Overlap(Record):
-    """Items flagged under two protocols: each side's count, both, Jaccard, and the share of
-    the first side's that the second keeps."""
+    """Items flagged under two protocols: each side's count, both, Jaccard, the share kept."""
 
     n_p: StrictInt
     n_q: StrictInt
@@ -216,8 +212,7 @@ class Evidence(Record):
 
 
 class EffectiveBudgetEntry(Record):
-    """An adjacent step that looks like the same input (docs/measures.md, "Budgets that add
-    nothing")."""
+    """An adjacent step that looks like the same input (`_same_input`)."""
 
     from_: StrictStr = Field(alias="from")
     to: StrictStr
@@ -270,8 +265,7 @@ class PairedTests(Record):
 
 
 class PairPowerRecord(Record):
-    """One adjacent pair's power figures; a figure that is not estimable is null, with its
-    reason under `mde_not_estimable` / `videos_needed_not_estimable` (written only then)."""
+    """One adjacent pair's power figures; one not estimable is null, with its reason."""
 
     sd_per_video: Number | None
     mde: Number | None
@@ -292,8 +286,7 @@ class AxisPowerRecord(Record):
 
 
 class Power(Record):
-    """Minimum detectable effect and videos needed, per axis and per adjacent pair (`test`,
-    `n_videos` and `items_per_video` only where there is a pair to test)."""
+    """Minimum detectable effect and videos needed, per axis and adjacent pair (`_power`)."""
 
     test: StrictStr | None = None
     alpha: Number
@@ -408,8 +401,7 @@ class Selector(Record):
 
 
 class BudgetChurnRecord(Record):
-    """One budget both series ran: answer change, accuracy difference, flips; the noise
-    floors with repeats; the selector's record beside a formula series."""
+    """One budget both series ran (`_churn`)."""
 
     config_p: StrictStr
     config_q: StrictStr
@@ -483,32 +475,24 @@ class BootstrapSettings(BootstrapRecord):
 
 class AlternativePair(Record):
     """Alternative `b` against `a` (the control, or an alternative listed before `b`) on the
-    matched items: the selector record between two configurations that ask one budget."""
+    matched items: the selector record between two configurations that ask one budget
+    (docs/measures.md, "Alternatives at one budget")."""
 
     a: StrictStr
     b: StrictStr
-    #: accuracy under `b` minus under `a`
     accuracy_difference: Estimate
     clustered_mcnemar_p: Number | None
     exact_mcnemar_p: Number | None
-    #: wrong under `a` and right under `b` (fixed), and the reverse (broken)
     n_fixed: StrictInt
     n_broken: StrictInt
-    #: the oracle's headroom over `a`: items wrong under `a` and right under some alternative
     n_headroom: StrictInt
-    #: of those, the share `b` gets right
     headroom_share: Estimate
-    #: items compared (answered on both sides, not without an answer on both), and those
-    #: whose parsed answers differ
+    #: the same-input rule's grading of the answers (`AnswerAgreement`'s fields)
     answered: StrictInt
     differ: StrictInt
-    #: the answers graded against the run's rerun floor (`floor`, None: none measured or
-    #: stated): identical, within the floor (rerun), beyond it (different), or cannot tell;
-    #: the most a rerun moves of `answered` (None without a floor)
     answers: AnswersGrade
     rerun_bound: StrictInt | None = None
     floor: RerunFloor | None = None
-    #: items where neither side gave an answer: they tell nothing
     no_answer: StrictInt = 0
     #: the same-input rule's verdict on the pair (None: different inputs, or it cannot tell)
     same_input: SameInput | None

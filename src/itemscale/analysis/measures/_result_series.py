@@ -1,18 +1,11 @@
-"""The typed series blocks of `analyze --json`: a binary (multiple-choice) block and a
-continuous (open-ended) one on the visual budgets, each with the text-only answer as budget 0
-(`grid_with_text`), the series block a model's entry is (its curve, headline estimates,
-paired tests, power, heterogeneity, repeats, chains, `--by` groups, other series,
-interventions, membership, churn) and the whole layout (`AnalysisLayout`).
+"""The typed series blocks of `analyze --json` (binary, continuous, each with the text-only
+answer as budget 0, the series entry of a model) and the whole layout (`AnalysisLayout`).
 
 Field order is the layout's key order and an unset optional field is not written, so
-`model_dump(mode="json")` is the layout byte for byte (`_result_models`). Two things the
-field order alone cannot say are kept by the blocks themselves:
-
-- a measure registered with `register_measure` adds its key to every block of its kinds: a
-  block accepts the key of a measure registered for its kinds (and only while it is
-  registered), keeps its JSON value as it is and writes it back where it was;
-- a series of open-ended items only has no binary keys: its entry is `{"continuous": ...,
-  "axis": [...]}` then the model-level keys, and it is written in that order.
+`model_dump(mode="json")` is the layout byte for byte (`_result_models`). Two things field
+order cannot say are kept by the blocks: a measure registered with `register_measure` adds its
+key to every block of its kinds (kept as JSON where it was, only while registered), and a
+series of open-ended items only is `{"continuous": ..., "axis": [...]}` then the model keys.
 """
 
 from __future__ import annotations
@@ -106,10 +99,8 @@ class Block(Record):
         return out
 
     def entry(self, key: str) -> Any:
-        """A measure's entry by its JSON key: the field's value (an `Estimate`, a `BestFixed`,
-        a record) or a registered measure's JSON value; None where the block has none. The
-        console and the report read measures this way, so a registered measure needs no
-        field."""
+        """A measure's entry by its JSON key: the field's record or a registered measure's JSON
+        value (so a registered measure needs no field); None where the block has none."""
         name = _field_names(type(self)).get(key)
         if name is not None:
             return getattr(self, name)
@@ -245,8 +236,7 @@ class BinaryBlock(Block):
 
 
 class ContinuousBlock(Block):
-    """A continuous (open-ended) block: a model's `continuous`, a task's, a chain's, or a
-    `--by` group's."""
+    """A continuous block: a model's `continuous`, a task's, a chain's, or a `--by` group's."""
 
     MEASURE_KINDS: ClassVar[tuple[str, ...]] = ("continuous",)
 
@@ -300,9 +290,7 @@ class BinarySeries(BinaryBlock):
     heterogeneity: HeterogeneityEntry | None = None
     grid_with_text: BinaryWithText | None = None
     series: StrictStr
-    #: groups of the axis's configurations that ask one recorded budget, a sentence each: the
-    #: axis orders them as the table lists them, an order nobody chose (docs/measures.md)
-    axis_warnings: list[StrictStr] | None = None
+    axis_warnings: list[StrictStr] | None = None  # as `ContinuousBlock.axis_warnings`
     small_sample: SmallSample | None = None
     by: dict[str, ByAttribute] | None = None
     continuous: ContinuousBlock | None = None
@@ -314,8 +302,7 @@ class BinarySeries(BinaryBlock):
 
 
 class OpenEndedSeries(Record):
-    """A series of open-ended items only: its continuous block and axis, then the model-level
-    keys (written in this order)."""
+    """A series of open-ended items only: its continuous block and axis, then the model keys."""
 
     continuous: ContinuousBlock
     axis: list[StrictStr]
@@ -339,12 +326,8 @@ class OpenEndedSeries(Record):
 
 
 class AlternativesSeries(Record):
-    """Configurations that ask one recorded budget (selectors, pipelines, prompts at the same
-    frames and pixels): alternatives, not a budget axis. Their accuracies, the oracle over
-    them, and every pair's selector record (`pairs`, keyed `a|b`: the control against each
-    alternative first, then each pair in the order the table lists them); no measure along
-    an order of budgets. `members` says whether they are configurations of one series or
-    series of one configuration each (named by series)."""
+    """Configurations that ask one recorded budget: alternatives, not a budget axis
+    (`_alternatives`; `pairs` keyed `a|b`, the control's first)."""
 
     kind: Literal["alternatives"]
     series: StrictStr
@@ -354,11 +337,9 @@ class AlternativesSeries(Record):
     budget: StrictStr
     frames: StrictInt
     pixels: StrictInt | None
-    #: the reference: named with `--control`, or, for series of one configuration each, the one
-    #: series that is not a frame selector's (`selection:*`) beside selectors' series; None when
-    #: neither names one
+    #: the reference: `--control`, else the one series that is not a frame selector's
+    #: (`control_from`: "given" or "series"); None when neither names one
     control: StrictStr | None
-    #: where `control` comes from: "given" (`--control`) or "series" (the one non-selector series)
     control_from: Literal["given", "series"] | None = None
     n_items: StrictInt
     n_videos: StrictInt
@@ -366,10 +347,8 @@ class AlternativesSeries(Record):
     drop_reasons: dict[str, StrictInt]
     noanswer_rate: Curve
     accuracy: Curve
-    #: items right under at least one alternative
     oracle: Estimate
     pairs: dict[str, AlternativePair]
-    #: the rerun floor the pairs' verdicts used (measured or stated; absent: none)
     rerun_floor: RerunFloor | None = None
     scoring_rules: list[StrictStr] | None = None
     small_sample: SmallSample | None = None
@@ -381,8 +360,7 @@ class AlternativesSeries(Record):
 
     @property
     def axis(self) -> list[str]:
-        """The configurations, as a series' `axis` lists them (here in the table's order,
-        not an order of budgets)."""
+        """The configurations, in the table's order (not an order of budgets)."""
         return self.configs
 
     @property
@@ -416,8 +394,7 @@ SeriesEntry = Annotated[
 
 
 class PluginMeasure(Record):
-    """A measure of the result that is not itemscale's own: where it came from, so that a
-    reader (and `verify`) knows what must be installed to compute the same numbers."""
+    """A measure that is not itemscale's own, and where it came from (what `verify` needs)."""
 
     #: its JSON key in the blocks, and the kinds of block it belongs to
     key: StrictStr

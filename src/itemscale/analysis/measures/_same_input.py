@@ -1,36 +1,12 @@
 """Do two budgets (or two series, or two runs) look like the same input to the model?
 
-itemscale's claim is "how answers change as the visual budget changes", so every number that
-compares two budgets rests on the model having seen something different at each. It often did
-not: a video shorter than the frame budget adds no frame, a server caps frames at its own limit,
-a selector file was never applied. Nothing downstream may report a saving, a difference or a
-label that rests on such a pair, so one rule decides it, used by `analyze` (the
-`effective_budget` block), `cascade` (a terminal that repeats its predecessor), `compare` and the
-selector reports (docs/measures.md, "Budgets that add nothing"):
-
-1. Where both sides record the visual tokens the model counted on **most** matched items (more
-   than half), the pair is the same input when the larger side's tokens do not grow on any item
-   that records them on both sides.
-2. Otherwise, where both sides record the frames actually sent on most matched items and the
-   two budgets ask for different frame counts, the pair is the same input when the effective
-   frames do not grow on any such item.
-3. Otherwise (nothing recorded, or recorded on too few items to speak for the rest: imported
-   labels, a release of answers), the pair is the same input when every matched item is
-   answered on both sides and the answers are identical on every compared item, or differ on
-   no more items than a rerun of one input does (`rerun_bound`, with a floor that can decide),
-   and there are at least `SAME_INPUT_MIN_ITEMS` compared items (below that, identical answers
-   are too likely by chance).
-
-The answers are graded under every rule (`AnswerAgreement`): items where both sides gave no
-answer (`NOANSWER`) tell nothing and are left out of the comparison, never counted identical;
-the rest are *identical*, *rerun*, *different* or *cannot_tell* against the rerun floor the
-caller has evidence for (`RerunFloor`: measured or stated; none: identical or cannot tell,
-`_rerun_floor`). Open-ended items have no parsed answer: the caller passes their raw outputs.
-Same input (by rules 1-2) with answers *different* means something unrecorded differs.
-
-Recorded evidence wins over answers: two budgets whose recorded tokens grow are different inputs
-even when every answer agrees (the model may simply be robust), and the rule says so by
-returning None.
+Every number that compares two budgets rests on the model having seen something different at
+each, and often it did not (a short video, a server's frame cap, a selector never applied). One
+rule decides it for `analyze`, `cascade`, `compare` and the selector reports: recorded visual
+tokens, else recorded frames, else the answers against the rerun floor (docs/measures.md,
+"Budgets that add nothing", states the three rules and the grading). Recorded evidence wins
+over answers: recorded tokens that grow mean different inputs even when every answer agrees,
+and the rule says so by returning None.
 """
 
 from __future__ import annotations
@@ -132,8 +108,7 @@ def _equal_to(answers: np.ndarray, value: object) -> np.ndarray:
 
 
 def _answers(values: Answers) -> np.ndarray:
-    """A 1-D object array of the answers (an object array, or integer codes with -1 for none,
-    used as they are)."""
+    """A 1-D array of the answers (an object array or integer codes used as they are)."""
     if isinstance(values, np.ndarray) and values.ndim == 1 and values.dtype.kind in "Oiu":
         return values
     return np.asarray(list(values), dtype=object)
@@ -259,8 +234,7 @@ class SameInput(BaseModel):
 def _does_not_grow(
     before: np.ndarray, after: np.ndarray
 ) -> tuple[bool, int, float | None, float | None]:
-    """Whether `after` grows on no item recorded on both sides, with the count and medians;
-    (False, 0, ...) when nothing is recorded on both sides."""
+    """Whether `after` grows on no item recorded on both sides, with the count and medians."""
     both = np.isfinite(before) & np.isfinite(after)
     n = int(both.sum())
     if n == 0:
@@ -302,15 +276,11 @@ def same_input(
     floor: RerunFloor | None = None,
     no_answer: object = NOANSWER,
 ) -> SameInput | None:
-    """The rule above on two aligned columns of matched items (`from` the smaller budget).
-
-    Every sequence is aligned item by item; a missing value is None or NaN (the answers may
-    be integer codes instead, equal codes for equal answers and -1 for none, with `no_answer`
-    the code of `NOANSWER`). `frame_step` says whether the two budgets ask for different frame
-    counts (the effective-frames rule applies only then: a pixel step keeps the frame count by
-    design). `floor` is the rerun floor the caller has evidence for (measured or stated; None:
-    the answers rule calls a pair the same input only when its answers are identical). Returns
-    None when the pair looks like different inputs, or when the rule cannot tell.
+    """The rule on aligned columns of matched items (`from` the smaller budget); a missing value
+    is None or NaN (answers may be integer codes, -1 for none, `no_answer` the code of
+    `NOANSWER`). `frame_step`: the budgets ask different frame counts (the frames rule applies
+    only then). `floor`: the rerun floor the caller has evidence for (None: only identical
+    answers make one input). None when the pair looks like different inputs, or cannot tell.
     """
     agreement = answer_agreement(answers_from, answers_to, floor=floor, no_answer=no_answer)
     n = agreement.items

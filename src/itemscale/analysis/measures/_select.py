@@ -1,9 +1,6 @@
-"""`analyze --configs`: restrict every measure to a chosen set of configurations.
-
-A paper's table is computed on one matched grid (the seed paper's Table 2: text-only, 16, 32
-and 64 frames), while a run usually holds more. Selecting the grid is a filter on the response
-table *before* the matrices are built, so the matched grid, every measure and every interval are
-recomputed on the chosen configurations alone, exactly as if only those had been run.
+"""`analyze --configs`: restrict every measure to a chosen set of configurations (a paper's table
+is one matched grid, a run usually holds more). It filters the response table *before* the
+matrices are built, so everything is recomputed as if only those configurations had been run.
 """
 
 from __future__ import annotations
@@ -17,8 +14,7 @@ from ._result_models import GridSelection
 
 
 class UnknownConfigError(ItemscaleError, ValueError):
-    """A `--configs` label (or `--by` attribute) that names nothing in the run; the message
-    lists what exists."""
+    """A `--configs` label (or `--by` attribute) naming nothing in the run; lists what exists."""
 
 
 def config_list(configs: Sequence[str]) -> list[str]:

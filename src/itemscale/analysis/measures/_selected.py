@@ -1,30 +1,11 @@
 """Intervals for statistics that select the best configuration: best fixed, and an oracle minus it.
 
-The best of several noisy budgets is optimistic (the winner's curse), and the bootstrap does not
-see how much: in the sample the near-tied budgets are already pulled apart, so the resampled
-maximum understates the selection's optimism, by half or more when budgets tie. A percentile
-interval of the resampled maximum therefore sits too high (best fixed) or too low (headroom).
-
-What the interval needs is the law of the estimate's error, M - max_k mu_k = max_k (e_k - d_k),
-with e_k the error of budget k and d_k >= 0 its true shortfall from the best. It is largest when
-every d_k is 0 and smallest when only the winner counts, so each end takes the least favourable
-case that the data cannot rule out (Chernozhukov, Lee & Rosen 2013; generalised moment
-selection, Andrews & Soares 2010):
-
-- the optimistic end (the lower end of best fixed, the upper end of a gap) treats as tied with
-  the best every configuration within kappa = sqrt(ln V) bootstrap standard errors of it
-  (V videos; Andrews & Soares's choice), and takes the quantile of the largest of their
-  resampled errors;
-- the other end of best fixed takes the plug-in law, the resampled maximum minus the
-  estimate, whose shortfalls are the sample's own;
-- the other end of a gap (its lower end) counts only the configurations practically tied with
-  the winner in the sample (within a quarter of a standard error). The plug-in law is wrong
-  here: a sample whose winner came out weak has both a large gap and close contenders, so its
-  plug-in bound errs exactly when the gap is overstated (7% misses below, against 2.5%, at 80
-  videos with one budget 6 points ahead; benchmarks/coverage.py).
-
-All are basic (pivotal) bootstrap bounds; with one clear winner they reduce to the winner's own
-basic interval. `benchmarks/coverage.py` measures the result; docs/measures.md states it.
+The best of several noisy budgets is optimistic (the winner's curse), and a percentile interval
+of the resampled maximum sits too high (best fixed) or too low (headroom). Each end therefore
+takes the least favourable case the data cannot rule out (Chernozhukov, Lee & Rosen 2013;
+generalised moment selection, Andrews & Soares 2010): contenders within kappa = sqrt(ln V)
+bootstrap standard errors for the optimistic end, the plug-in law or the practical ties for
+the other. docs/measures.md states the bounds; `benchmarks/coverage.py` measures them.
 """
 
 from __future__ import annotations
@@ -35,8 +16,7 @@ from ._bootstrap import CI_LEVEL, column_quantiles, percentile_intervals
 
 
 def _column_quantile(samples: np.ndarray, q: float) -> np.ndarray:
-    """The q-quantile of each column of [B, M], as `np.quantile` (NaN resamples ignored; NaN
-    where a column has none)."""
+    """The q-quantile of each column of [B, M], as `np.quantile`, NaN resamples ignored."""
     return np.asarray(column_quantiles(samples, np.full((1, samples.shape[1]), q))[0])
 
 

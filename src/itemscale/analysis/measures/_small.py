@@ -28,8 +28,7 @@ UNTRUSTED: Final[dict[str, str]] = {
 
 
 def small_sample(n_videos: int) -> SmallSample | None:
-    """The `small_sample` record of a block over `n_videos` videos, or None when there are
-    enough."""
+    """The `small_sample` record of a block over `n_videos` videos, None when enough."""
     if n_videos >= MIN_VIDEOS:
         return None
     return SmallSample(
@@ -55,8 +54,7 @@ def _record(block: Any) -> SmallSample | Mapping[str, Any] | None:
 
 
 def small_sample_text(block: Any) -> str | None:
-    """One sentence for the console and the report, or None. `block` is a typed series block
-    (`BinarySeries`, `ContinuousBlock`, `OpenEndedSeries`) or its JSON form."""
+    """One sentence for the console and the report, or None; `block` typed or as JSON."""
     record = _record(block)
     if record is None:
         return None

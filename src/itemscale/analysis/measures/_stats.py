@@ -1,10 +1,6 @@
-"""How a statistic is written and resampled: its record (`Estimate`, whose JSON form is
-`{"value", "ci"}`), the per-item columns
-that are resampled together in one product, and the interval of each kind of statistic (smooth,
-a ratio of sums, a maximum over configurations and an oracle minus it).
-
-Every measure's number goes through these, so the point and its interval always come from the
-same per-item columns, and a new measure needs no bootstrap code of its own.
+"""How a statistic is written and resampled: its record (`Estimate`), the per-item columns
+resampled together in one product, and the interval of each kind of statistic. Every measure's
+number goes through these, so the point and its interval always come from the same columns.
 """
 
 from __future__ import annotations
@@ -70,8 +66,7 @@ class Columns:
     def resolve(
         self,
     ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], dict[str, np.ndarray]]:
-        """Point means, resampled means [B, m] and (for BCa) leave-one-video-out means [V, m]
-        for every column."""
+        """Point, resampled [B, m] and leave-one-video-out [V, m] means of every column."""
         points: dict[str, np.ndarray] = {}
         samples: dict[str, np.ndarray] = {}
         jack: dict[str, np.ndarray] = {}
@@ -110,8 +105,7 @@ def smooth_ci(
     samples: np.ndarray,
     jack: np.ndarray | None,
 ) -> np.ndarray:
-    """[M, 2] intervals of smooth statistics with the bootstrap's interval method (NaN without
-    resamples)."""
+    """[M, 2] intervals of smooth statistics, by the bootstrap's interval method."""
     method = boot.method if boot is not None else "percentile"
     return intervals(np.atleast_1d(np.asarray(point, dtype=float)), samples, jack, method)
 
@@ -149,8 +143,7 @@ def selected_ci(
 
 
 def best_stat(boot: VideoBootstrap | None, values: np.ndarray, resampled: np.ndarray) -> Estimate:
-    """Best fixed: the largest of `values` [K], with the interval of a selected maximum (the
-    best configuration is chosen again in every resample)."""
+    """Best fixed: the largest of `values` [K], with the interval of a selected maximum."""
     if not values.size:
         return stat(None, None)
     return stat(float(values.max()), selected_ci(boot, values[None, :], resampled[:, None, :])[0])
@@ -163,8 +156,7 @@ def gap_stat(
     oracle: float | None,
     oracle_resampled: np.ndarray,
 ) -> Estimate:
-    """The item-level oracle minus the best of `values` [K] (oracle headroom, oracle gap),
-    with the interval of an oracle minus a selected maximum."""
+    """The oracle minus the best of `values` [K], with the interval of such a gap."""
     if not values.size or oracle is None:
         return stat(None, None)
     row, rows = values[None, :], resampled[:, None, :]

@@ -1,10 +1,8 @@
 """Threads for independent pieces of an analysis (one model's measures, one column's codes).
 
-A model's measures are numpy work on its own matrices: matrix products, sorts and reductions,
-which release the GIL, so two models on two cores run at once. The results do not depend on
-how many threads compute them: every piece is computed alone, from the same inputs and the same
-seeded resamples, and the results are gathered in the input order (a test compares one thread
-with several, byte for byte).
+Numpy releases the GIL, so two models run at once on two cores; every piece is computed alone
+from the same inputs and seeded resamples and gathered in input order, so the results do not
+depend on the thread count (a test compares them byte for byte).
 """
 
 from __future__ import annotations
@@ -27,8 +25,7 @@ def usable_cores() -> int:
 
 
 def thread_count(workers: int | None, pieces: int) -> int:
-    """Threads for `pieces` independent pieces: `workers` (None: one per usable core), never
-    more than there are pieces."""
+    """`workers` threads (None: one per usable core), never more than `pieces`."""
     wanted = usable_cores() if workers is None else workers
     return max(1, min(wanted, pieces))
 
