@@ -1,15 +1,11 @@
-"""The frame audit: what changed in the model's input across a harmful transition, and why the
-answer may have changed with it.
+"""The frame audit: what changed in the model's input across a harmful transition (right at
+budget j, wrong at a larger k on one axis), and why the answer may have changed with it.
 
-A harmful transition is a pair of budgets j < k on one (model, series) axis where an item is
-right at j and wrong at k. The audit compares what the model was actually shown at the two
-budgets (the `frame_indices`, `frame_timestamps` and `pixels` recorded in the response table,
-never what the protocol asked for) and labels each transition with one pathway of docs/report.md
-by a fixed rule order, so two people auditing the same run get the same labels. The rules are
-written out in docs/report.md; `RULES_VERSION` changes whenever they do.
-
-This module works on the response table alone (no decoder, no model): the audit of an imported
-lmms-eval run and of a sweep are the same code.
+It compares what the model was actually shown (the recorded `frame_indices`,
+`frame_timestamps` and `pixels`, never what the protocol asked for) and labels each transition
+with one pathway by a fixed rule order (docs/report.md; `RULES_VERSION` changes with the rules),
+so two people auditing one run get the same labels. It reads the response table alone: an
+imported lmms-eval run and a sweep are audited by the same code.
 """
 
 from __future__ import annotations

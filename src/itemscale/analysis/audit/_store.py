@@ -1,9 +1,7 @@
-"""The audit's files in a run directory: the transitions table, its summary, and the annotations.
+"""The audit's files in a run directory: the transitions table, its summary, the annotations.
 
-Annotations keep both kinds side by side: the automatic label (source `automatic`, with the
-rules version and when it was computed) and any number of human labels (source `human`, with
-the coder's name and when they were imported). Re-running the audit replaces only automatic
-rows, so a coder's work is never lost to a re-run. Every file carries a schema version.
+Automatic labels (with the rules version) and human ones (with the coder) sit side by side;
+re-running the audit replaces only automatic rows, so a coder's work is never lost.
 """
 
 from __future__ import annotations

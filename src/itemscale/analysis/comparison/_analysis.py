@@ -1,14 +1,5 @@
-"""Two sides of the response table, item by item: "why doesn't my number match?"
-(docs/compare.md). The workflow `itemscale.workflows.compare` chooses the sides from run folders
-and flags; this is the analysis it runs on them.
-
-It matches the two sides' rows by (item id, repeat), counts what did not match by side, diffs
-the recorded set-up (`_provenance`) and the answers (the 2x2 table of correctness, each side's
-accuracy, the difference with its video-bootstrap interval and the clustered McNemar test that
-`analyze --test-pair` uses), sets the gap against each side's own rerun noise when the runs
-have repeats, applies the one "same input" rule (`itemscale.analysis.measures.same_input`), and says in
-a sentence each whether the gap is more than noise, whether the runs look like the same input,
-which set-up differences could explain it and where it sits.
+"""Two sides of the response table, item by item: the analysis behind `itemscale compare`
+(docs/compare.md), which `itemscale.workflows.compare` runs on the sides it chose.
 """
 
 from __future__ import annotations

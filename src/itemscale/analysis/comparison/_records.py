@@ -1,10 +1,6 @@
-"""`compare`'s typed result: two sides of the response table, item by item.
-
-Every record is a frozen pydantic model (`extra="forbid"`), so `CompareResult.model_dump_json()`
-is what `compare --json` writes and `CompareResult.model_validate_json` reads it back; the
-`schema_version` field lets a reader refuse a newer layout (docs/compare.md, "JSON layout").
-Every interval is the measures' one record, `itemscale.analysis.measures.Estimate` (`{"value", "ci"}`);
-a layout-2 file's `{"value", "ci_low", "ci_high"}` is still read.
+"""`compare`'s typed result: frozen records whose `model_dump_json()` is `compare --json`
+(docs/compare.md, "JSON layout"); `schema_version` lets a reader refuse a newer layout, and a
+layout-2 file's `{"value", "ci_low", "ci_high"}` intervals are still read.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """Stopping rules on the response matrix, cross-fitted and reported on held-out folds.
 
-Every stopping rule is fitted on the items of one half of the videos and reported on the other half,
-then the halves swap, so each item's reported outcome comes from thresholds that never saw it.
-Intervals resample videos of those held-out outcomes (thresholds are not refitted per resample:
-the interval is the sampling uncertainty of the held-out evaluation). All rules share the
-folds and the resamples, so their differences are paired.
-
-A rule *matches* the terminal budget when the 95% interval of its held-out accuracy change
-reaches 0 (the data cannot tell it apart from the terminal); the best match is the matching
-rule that saves the most. `--threshold T` adds the seed paper's fixed rule (`_fixed.py`).
-The JSON keeps the keys it always had (`policies`, `best_match.policy`): docs/glossary.md.
+Every rule is fitted on one half of the videos and reported on the other, then the halves swap,
+so each reported outcome comes from thresholds that never saw its item. Intervals resample
+videos of those held-out outcomes (thresholds are not refitted per resample); all rules share
+the folds and resamples, so their differences are paired. The JSON keeps the keys it always
+had (`policies`, `best_match.policy`): docs/glossary.md.
 """
 
 from __future__ import annotations
@@ -34,6 +29,7 @@ from ..measures import (
     repeated_terminal,
 )
 from ._cascade_report import (
+    CURRENCIES,
     AvailableRule,
     BestMatch,
     CascadeBlock,
@@ -46,7 +42,6 @@ from ._cascade_report import (
     SameInputStep,
     ScoreRecord,
     SkippedAxis,
-    StopSummary,
     SweepPoint,
     TerminalRecord,
     UnavailableRule,
@@ -62,6 +57,7 @@ from ._inputs import (
     resolve_stages,
 )
 from ._learned import (
+    agreeing_run,
     agreement_matrix,
     fit_stopping_model,
     stopping_features,
@@ -135,8 +131,6 @@ _ANSWERS_ONLY_DESCRIPTIONS: Final[dict[str, str]] = {
 
 
 def rule_description(name: str, has_score: bool) -> str:
-    """What a stopping rule reads, as the report states it: with a recorded score as
-    `STOPPING_RULE_DESCRIPTIONS` says, without one only the answers it reads."""
     if has_score:
         return STOPPING_RULE_DESCRIPTIONS[name]
     return _ANSWERS_ONLY_DESCRIPTIONS.get(name, STOPPING_RULE_DESCRIPTIONS[name])
@@ -145,10 +139,7 @@ def rule_description(name: str, has_score: bool) -> str:
 #: Rules whose gate or features read the previous stage must run every stage; the
 #: confidence cascade may skip a stage that can never answer.
 SKIPS_SILENT_STAGES: Final[dict[str, bool]] = {
-    "confidence": True,
-    "agreement": False,
-    "agreement_3": False,
-    "learned": False,
+    name: name == "confidence" for name in STOPPING_RULE_NAMES
 }
 
 
@@ -166,26 +157,16 @@ class HeldOut:
         return self.paid[currency]
 
 
-def agreeing_run(answers: npt.NDArray[np.object_]) -> FloatArray:
-    """run[i, k]: how many stages before k in a row gave stage k's (real) answer."""
-    agree = agreement_matrix(answers)
-    run = np.zeros(agree.shape)
-    for k in range(1, agree.shape[1]):
-        run[:, k] = np.where(agree[:, k], run[:, k - 1] + 1.0, 0.0)
-    return run
-
-
 def _rule_scores(
     rule: StoppingRuleName, inputs: CascadeInputs, fit_items: BoolArray
 ) -> tuple[BoolArray, FloatArray, tuple[float, ...] | None]:
-    """(gate, score, the learned model's weights) of a stopping rule; `fit_items` is the only
-    data a learned part may see."""
+    """(gate, score, the learned model's weights); `fit_items` is all a learned part may see."""
     n, k = inputs.correct.shape
     conf = inputs.confidence[:, : k - 1]
     if rule == "confidence":
         return np.ones((n, k - 1), dtype=bool), conf.copy(), None
     if rule in AGREEING_STAGES:
-        run = agreeing_run(inputs.answers)[:, : k - 1]
+        run = agreeing_run(agreement_matrix(inputs.answers))[:, : k - 1]
         gate = run >= AGREEING_STAGES[rule] - 1
         return gate, np.where(np.isnan(conf), -np.inf, conf), None
     features = stopping_features(inputs.confidence, inputs.answers)
@@ -273,12 +254,6 @@ def cross_fit(
     ]
 
 
-def _summarise(
-    held: HeldOut, inputs: CascadeInputs, primary: str, boot: VideoBootstrap | None
-) -> StopSummary:
-    return summarise_stops(held.stop, held.paid, held.paid_unshared, inputs, primary, boot)
-
-
 def _frontier(
     inputs: CascadeInputs,
     held: list[HeldOut],
@@ -362,26 +337,17 @@ def best_match(rules: Mapping[str, RuleRecord]) -> BestMatch | None:
 
 
 def _cost_record(inputs: CascadeInputs, settings: CascadeSettings) -> CostRecord:
-    def basis(c: str) -> str | None:
+    record: dict[str, str | None] = {
+        "primary": settings.cost,
+        "sharing": inputs.sharing,
+        "sharing_requested": settings.sharing,
+        "unshared_bound": "none" if inputs.bounds else None,
+    }
+    for c in CURRENCIES:
         costs = inputs.costs.get(c)
-        return costs.basis if costs is not None else None
-
-    def note(c: str) -> str | None:
-        costs = inputs.costs.get(c)
-        return costs.note if costs is not None else inputs.missing.get(c)
-
-    return CostRecord(
-        primary=settings.cost,
-        sharing=inputs.sharing,
-        sharing_requested=settings.sharing,
-        unshared_bound="none" if inputs.bounds else None,
-        frames_basis=basis("frames"),
-        frames_note=note("frames"),
-        tokens_basis=basis("tokens"),
-        tokens_note=note("tokens"),
-        latency_basis=basis("latency"),
-        latency_note=note("latency"),
-    )
+        record[f"{c}_basis"] = None if costs is None else costs.basis
+        record[f"{c}_note"] = inputs.missing.get(c) if costs is None else costs.note
+    return CostRecord.model_validate(record)
 
 
 def run_stopping_rules(inputs: CascadeInputs, settings: CascadeSettings) -> CascadeBlock:
@@ -406,11 +372,15 @@ def run_stopping_rules(inputs: CascadeInputs, settings: CascadeSettings) -> Casc
             continue
         offsets = (0.0, *settings.frontier_offsets) if name == "confidence" else (0.0,)
         held = cross_fit(name, inputs, folds, settings.cost, offsets)
+        first = held[0]
+        summary = summarise_stops(
+            first.stop, first.paid, first.paid_unshared, inputs, settings.cost, boot
+        )
         rules[name] = AvailableRule(
             available=True,
             description=rule_description(name, has_score),
-            folds=held[0].fold_fits,
-            **dict(_summarise(held[0], inputs, settings.cost, boot)),
+            folds=first.fold_fits,
+            **dict(summary),
         )
         if name == "confidence":
             frontier = _frontier(inputs, held[1:], settings.frontier_offsets, settings.cost)

@@ -1,16 +1,12 @@
-"""`cascade_report`'s typed result: what `itemscale cascade --json` writes, as frozen records.
-
-`CascadeReport.to_json()` is the file's text byte for byte and `CascadeReport.load(path)` reads
-one back, validating it (a damaged file raises `ReportFileError` naming the file and the key).
-The layout is docs/policies.md's ("The JSON"); currencies a run did not record have no key
-(`mean_cost_tokens` only where every cell has its visual tokens), and so do the optional blocks
-(`fixed_rule`, `chain`, the same-input note).
+"""`cascade_report`'s typed result: what `itemscale cascade --json` writes, as frozen records
+(layout: docs/policies.md, "The JSON"). Currencies a run did not record have no key
+(`mean_cost_tokens` only where every cell has its visual tokens), nor do the optional blocks.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Annotated, ClassVar, Final, Literal
+from typing import Annotated, ClassVar, Final, Literal, cast
 
 from pydantic import ConfigDict, Field, field_validator
 
@@ -48,12 +44,10 @@ class CostRecord(ReportRecord):
     latency_note: str | None
 
     def basis(self, currency: str) -> str | None:
-        value: str | None = getattr(self, f"{currency}_basis")
-        return value
+        return cast(str | None, getattr(self, f"{currency}_basis"))
 
     def note(self, currency: str) -> str | None:
-        value: str | None = getattr(self, f"{currency}_note")
-        return value
+        return cast(str | None, getattr(self, f"{currency}_note"))
 
 
 class FoldSizes(ReportRecord):
@@ -91,8 +85,7 @@ class UnsharedCost(ReportRecord):
     cost_reduction_latency: Estimate | None = None
 
     def cost_reduction(self, currency: str) -> Estimate | None:
-        value: Estimate | None = getattr(self, f"cost_reduction_{currency}")
-        return value
+        return cast(Estimate | None, getattr(self, f"cost_reduction_{currency}"))
 
 
 class StopSummary(ReportRecord):
@@ -125,9 +118,8 @@ class StopSummary(ReportRecord):
 
     @property
     def fixed_budget(self) -> str | None:
-        """The stage every item stopped at, where there is one: such a rule is that fixed
-        budget, not a per-item choice, and is reported as it (None where items stop at
-        different stages)."""
+        """The stage every item stopped at (None where items stop at different stages): such a
+        rule is that fixed budget, not a per-item choice, and is reported as it."""
         for label, share in self.stop_share.items():
             if share >= 1.0 - 1e-12:
                 return label
@@ -181,22 +173,28 @@ class BestMatch(ReportRecord):
     mean_cost: Estimate
 
 
+def _one_stage(rule: RuleRecord | None) -> tuple[str, bool] | None:
+    """(the stage every item stopped at, whether it is the terminal); None for any other rule."""
+    if not isinstance(rule, AvailableRule) or rule.fixed_budget is None:
+        return None
+    return rule.fixed_budget, rule.fixed_budget == list(rule.stop_share)[-1]
+
+
 def rule_label(name: str, rule: RuleRecord | None) -> str:
     """How the console and the report name a stopping rule: a rule that stops every item at
     one stage before the terminal is that fixed budget ("fixed 128f_151k"), whatever fitted
     it."""
-    budget = rule.fixed_budget if isinstance(rule, AvailableRule) else None
-    if budget is None or not isinstance(rule, AvailableRule):
-        return name
-    return name if budget == list(rule.stop_share)[-1] else f"fixed {budget}"
+    one = _one_stage(rule)
+    return name if one is None or one[1] else f"fixed {one[0]}"
 
 
 def fixed_budget_note(name: str, rule: RuleRecord | None) -> str | None:
     """Beside a rule that stops every item at one stage: what it is (None for any other)."""
-    budget = rule.fixed_budget if isinstance(rule, AvailableRule) else None
-    if budget is None or not isinstance(rule, AvailableRule):
+    one = _one_stage(rule)
+    if one is None:
         return None
-    if budget == list(rule.stop_share)[-1]:
+    budget, terminal = one
+    if terminal:
         return f"the {name} rule never stops before the terminal budget {budget}"
     return (
         f"the {name} rule stops every item at {budget}: that is the fixed budget {budget}, not a "
@@ -358,7 +356,6 @@ class CascadeReport(ReportRecord):
         return stored_report(cls, path)
 
     def skipped_lines(self) -> list[str]:
-        """What the cascade did not run on, in one line per model and reason."""
         return skipped_lines(self)
 
 

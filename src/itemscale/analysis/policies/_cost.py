@@ -1,23 +1,15 @@
-"""What running a cascade's stages costs, per item, under a stated cost model.
+"""What running a cascade's stages costs, per item, under a stated cost model (docs/policies.md,
+"Cost models"); what the stages share changes every saving a stopping rule claims:
 
-A cascade that runs budgets c_1..c_k before it stops has paid for some frames, visual tokens or
-seconds; how much depends on what the stages share, and that changes every saving a stopping rule
-claims (docs/policies.md, "Cost models"):
+- `union`: the distinct frame indices of the stages that ran, as the sweep recorded them (a
+  frame decoded once is paid once); it needs every cell's indices, so frames only.
+- `prefix`: a stage pays only its excess over the previous stage that ran, `max(0, c_k - c_prev)`:
+  exact for nested sampling, the seed paper's shared cost (`code/cascade.py --mode shared`).
+  Without frame indices it is the optimistic end, never the default (`AUTO_NONE_NOTE`).
+- `none`: every stage that runs pays in full (nothing is reused).
 
-- `union`: the distinct frame indices of the stages that ran, as recorded by the sweep. A frame
-  an earlier stage already decoded and encoded is not paid again. Exact for the run at hand; it
-  needs every cell's indices, so it applies to frames only.
-- `prefix`: a stage pays only what it adds beyond the previous stage that ran,
-  `max(0, c_k - c_prev)`, so a stopped item pays (about) its stop stage's cost. Exact for nested
-  sampling, where each budget's frames contain the smaller budget's; it is the seed paper's
-  shared cost (its `code/cascade.py --mode shared` sums these increments over the stages
-  visited). For runs without frame indices it is the optimistic end, and never the default
-  there: `--sharing auto` pays every stage in full (`none`) and says why (`AUTO_NONE_NOTE`).
-- `none`: every stage that runs pays in full (the pessimistic end: nothing is reused).
-
-A stage whose threshold is +inf can never answer, so a confidence cascade does not run it at all:
-costs are therefore defined for any *set of stages that run* (`active`), not only for the full
-prefix.
+A stage whose threshold is +inf never runs, so costs are defined for any set of running stages
+(`active`), not only for the full prefix.
 """
 
 from __future__ import annotations

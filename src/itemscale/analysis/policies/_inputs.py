@@ -1,9 +1,6 @@
-"""A response matrix turned into what a stopping rule needs: stages, a stopping score, answers
-and the cost of every stage under one stated cost model.
-
-Two choices made here change every saving a stopping rule reports, so each is explicit and recorded:
-the stopping score (`prob`, the chosen option's probability, or `margin`, the top-two margin
-the seed paper stops on) and the cost model (`union`, `prefix` or `none`, `_cost.py`).
+"""A response matrix turned into what a stopping rule needs: stages, a stopping score
+(`prob` or the seed paper's `margin`), answers and every stage's cost under one stated cost
+model (`_cost.py`); both choices change every saving reported, so both are recorded.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
 """`intervention_outcomes`' typed result: what `RUN_DIR/intervention/<intervention>.json`
-holds, as frozen records.
-
-`InterventionResult.to_json()` is the file's text byte for byte and `InterventionResult.load`
-reads one back, validating it (a damaged file raises `ReportFileError` naming the file and the
-key). The layout is docs/policies.md's (`itemscale intervene`, "The result").
+holds (docs/policies.md, `itemscale intervene`, "The result").
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
 """What the cascade and the intervention reports share: their record base and loading a
-stored report.
-
-Every record is a frozen pydantic model (`extra="forbid"`), a `measures.Record`; a statistic
-with its interval is a `measures.Estimate`, its count a `measures.Count`. A field listed in a
-record's `OMIT_NONE` is written only when it has a value: the JSON layouts predate the models
-and have keys that appear only in some blocks (a currency the run recorded, a fixed rule asked
-for), so `model_dump(mode="json")` gives the layout the commands always wrote.
+stored report. A field in a record's `OMIT_NONE` is written only when it has a value: the JSON
+layouts predate the models, so `model_dump(mode="json")` gives the layout the commands wrote.
 """
 
 from __future__ import annotations

@@ -1,23 +1,17 @@
 """Gated threshold cascades: where each item stops, and thresholds fitted at minimal cost.
 
-Every stopping rule of this package is one family: stage k (all but the last) answers when its
-gate is open and its score clears a threshold, `gate[i, k] and score[i, k] >= tau[k]`; the first
-stage that answers stops the item; the last stage always answers. The confidence cascade has an
-always-open gate and the option confidence as score; the agreement rule opens the gate only when
-a stage repeats the previous stage's answer; the learned rule scores with a fitted stopping model.
-When `skip_silent` is set, a stage whose threshold is +inf (it can never answer) is not run and
-costs nothing, so the fit can also choose *which* budgets the cascade visits.
+Every stopping rule here is one family: stage k (all but the last) answers when
+`gate[i, k] and score[i, k] >= tau[k]`; the first stage that answers stops the item, the last
+always answers. With `skip_silent`, a stage whose threshold is +inf never runs and costs
+nothing, so the fit also chooses *which* budgets the cascade visits.
 
-Fitting is a coordinate search. With every other threshold held fixed, moving tau[k] only changes
-the items that reach stage k with an open gate, and each of those either stops at k or continues
-to the stage the later thresholds send it to. Sorting those items by score turns the accuracy and
-cost of *every* candidate threshold into one cumulative sum, so a whole stage is searched in
-O(n log n) without a loop over candidates. Stages are revisited until no threshold changes. The
-search starts from the terminal budget alone (every tau = +inf, feasible by construction), from
-the best single threshold shared by all stages, and from the optima of cost - price * accuracy
-along a ladder of prices (which escape the one-threshold-at-a-time walls), and keeps the
-cheapest result. It is a heuristic: on random 3-12 item instances it matches exhaustive search
-in 98-99% of cases (tests pin exactness for two stages, where one sweep is exhaustive).
+Fitting is a coordinate search: with the other thresholds fixed, sorting the items that reach
+stage k by score turns the accuracy and cost of every candidate tau[k] into one cumulative sum
+(O(n log n) per stage, no loop over candidates). It starts from the terminal alone, the best
+shared threshold and the optima of cost - price * accuracy along a ladder of prices (which
+escape the one-threshold-at-a-time walls), and keeps the cheapest result. A heuristic: on random
+3-12 item instances it matches exhaustive search in 98-99% of cases (tests pin exactness for
+two stages, where one sweep is exhaustive).
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""One settings object per policy command: every option of `itemscale cascade`
-(`CascadeSettings`) and of `itemscale intervene` (`InterventionSettings`), with each rule about
-an option or a combination of options held here once.
-
-The command line builds these from its flags (`cli/_settings.py` names the flag of a setting in
-the message), a notebook passes them (or keywords) to `cascade_report` and `intervene`: both
-refuse the same input with the same reason, a `pydantic.ValidationError` that names the setting.
+"""One settings object per policy command (`CascadeSettings`, `InterventionSettings`), each rule
+about an option held here once: the command line and a notebook refuse the same input with the
+same `pydantic.ValidationError`, naming the setting (`cli/_settings.py` names its flag).
 """
 
 from __future__ import annotations
