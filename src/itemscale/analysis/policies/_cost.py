@@ -25,7 +25,6 @@ IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 Sharing = Literal["union", "prefix", "none"]
-SHARINGS: Final[tuple[Sharing, ...]] = ("union", "prefix", "none")
 SHARING_NOTES: Final[dict[str, str]] = {
     "union": "distinct frame indices of the stages that ran (union of the recorded index sets)",
     "prefix": (
