@@ -36,7 +36,7 @@ def rerun_floor(a: pd.DataFrame, b: pd.DataFrame) -> RerunFloor | None:
 
 
 def _first_answers(rows: pd.DataFrame) -> pd.Series:
-    """Each item's answer key in its first answered ordinary execution (by item id)."""
+    """Each item's answer key in its first answered ordinary execution."""
     plain = without_reruns(rows)
     answered = plain[plain["status"].astype(str).isin(list(ANSWERED_STATUSES))]
     answered = answered.sort_values(["item_id", "repeat"], kind="stable")

@@ -113,8 +113,7 @@ def setup_differences(setup: tuple[ProvenanceField, ...]) -> list[ProvenanceFiel
 
 
 def _one_file(setup: tuple[ProvenanceField, ...]) -> str | None:
-    """`B is the same log file as A, sha256 ...` when both sides were imported from one
-    byte-identical file (their recorded SHA-256 agree), else None."""
+    """`B is the same log file as A, sha256 ...` when both sides' recorded SHA-256 agree."""
     fields = {f.field: f for f in setup}
     digest = fields.get(SOURCE_SHA256)
     if digest is None or digest.status != "same" or digest.a is None:
@@ -174,8 +173,7 @@ def _not_same(
     scale: InputScale | None,
     names: str,
 ) -> str:
-    """The verdict where the rule did not call the two sides one input: different inputs by
-    the record, answers beyond the floor, or what is missing to tell."""
+    """The verdict where the rule did not call the two sides one input."""
     if agreement is None:  # a caller of the sentence alone: the parsed answers' counts
         agreement = AnswerAgreement(
             items=counts.answers_recorded,
@@ -226,8 +224,7 @@ def _not_same(
 
 
 def _beyond(agreement: AnswerAgreement) -> str:
-    """`15 of 80 answers differ, beyond what a rerun moves (at most 1 at the measured floor,
-    ...)` for the answers-only verdict."""
+    """`15 of 80 answers differ, beyond what a rerun moves (...)`."""
     floor = agreement.floor
     head = f"{agreement.differ} of {agreement.answered} answers differ"
     if floor is None:

@@ -280,8 +280,7 @@ def _frontier(
 
 
 def _threshold_sweep(inputs: CascadeInputs, costs: StageCosts) -> tuple[SweepPoint, ...]:
-    """Pareto points of one threshold shared by every stage; nothing is fitted, so every item
-    counts."""
+    """Pareto points of one threshold shared by every stage (nothing fitted: every item)."""
     k = inputs.correct.shape[1]
     gate = np.ones((inputs.n_items, k - 1), dtype=bool)
     score = inputs.confidence[:, : k - 1]
@@ -433,8 +432,7 @@ def run_stopping_rules(inputs: CascadeInputs, settings: CascadeSettings) -> Casc
 def _axis_matrix(
     df: pd.DataFrame, matrix: ResponseMatrix, stages: tuple[str, ...]
 ) -> tuple[ResponseMatrix, tuple[int, ...]]:
-    """The matrix of the requested stages, on the matched grid of those stages alone (the
-    text-only answer on the axis when it is one of them), and their positions in it."""
+    """The matrix on the matched grid of the requested stages alone, and their positions."""
     rows = df[
         (df["model"] == matrix.model) & ((df["series"] == matrix.series) | (df["frames"] == 0))
     ]
@@ -472,7 +470,6 @@ def _without_repeated_terminal(
 
 
 def _repeat_reason(repeats: tuple[SameInputStep, ...]) -> str:
-    """Why the requested terminal is not the terminal, in one line."""
     kept = repeats[-1].from_
     why = "; ".join(entry.evidence.sentence for entry in reversed(repeats))
     dropped = ", ".join(entry.to for entry in reversed(repeats))

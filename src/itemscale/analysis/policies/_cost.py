@@ -43,13 +43,9 @@ AUTO_NONE_NOTE: Final[str] = (
 
 
 class StageCosts:
-    """Cumulative cost of stopping at each stage, for any set of stages that run.
-
-    `cumulative(active)[i, k]` is what item i has paid once stage k has answered, when exactly
-    the stages flagged in `active` run (an inactive stage costs nothing and never answers);
-    `terminal[i]` is the fixed terminal budget alone, the baseline of `cost_reduction`.
-    Results are cached per active set: a threshold search asks for the same few sets repeatedly.
-    """
+    """`cumulative(active)[i, k]`: what item i has paid once stage k answered, when exactly the
+    stages flagged in `active` run; `terminal[i]`: the terminal budget alone. Cached per active
+    set: a threshold search asks for the same few sets repeatedly."""
 
     def __init__(
         self,
@@ -109,8 +105,7 @@ class StageCosts:
 
     def _increments(self, per_stage: FloatArray, mask: BoolArray) -> FloatArray:
         """What each running stage adds: its own cost (`none`) or its excess over the previous
-        running stage (`prefix`; the first running stage pays in full). A loop over the few
-        stages, never over items."""
+        running stage (`prefix`)."""
         paid = per_stage * mask[None, :]
         if self.basis == "none":
             return paid
@@ -130,12 +125,8 @@ def _as_index_array(cell: object, where: str) -> IntArray:
 
 
 def frame_union_costs(frame_indices: npt.NDArray[np.object_]) -> StageCosts:
-    """`union` frame cost from the frame indices each cell actually used.
-
-    Vectorised: the (item, stage, frame) rows of every cell are sorted once; any set of running
-    stages then costs one filter, one first-use flag and one accumulation, with no loop over
-    items.
-    """
+    """`union` frame cost from the frame indices each cell used: the (item, stage, frame) rows
+    are sorted once, so any set of running stages costs one filter and one accumulation."""
     if frame_indices.ndim != 2:
         raise ValueError(f"frame_indices must be [items, stages], got shape {frame_indices.shape}")
     n_items, n_stages = frame_indices.shape

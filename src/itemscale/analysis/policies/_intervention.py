@@ -309,8 +309,7 @@ def _finite(value: float) -> float | None:
 def _item_records(
     df: pd.DataFrame, plan: InterventionPlan
 ) -> tuple[list[ItemOutcome], Failed, Missing]:
-    """One record per planned item: its answer before and after the re-run, and how much of
-    the reference budget's frames the re-run kept; failed and missing re-runs counted apart."""
+    """One record per planned item; failed and missing re-runs counted apart."""
     rows = df[(df["model"] == plan.model) & (df["repeat"] == 0)]
     columns = ["item_id", "config_id", "config_label", "status", "correct", "answer"]
     after_rows: dict[tuple[str, str], dict[Any, Any]] = {
@@ -370,8 +369,7 @@ class Rates(TypedDict):
 
 
 def _rates(answered: list[ItemOutcome], plan: InterventionPlan, bootstrap: int, seed: int) -> Rates:
-    """The two rates with their intervals and counts (k changed of n answered), and the net
-    accuracy change they imply."""
+    """The two rates (k changed of n answered) and the net accuracy change they imply."""
     is_reg = np.array([r.group == "regression" for r in answered], dtype=np.float64)
     is_ctrl = 1.0 - is_reg
     after = np.array([r.after for r in answered], dtype=np.float64)

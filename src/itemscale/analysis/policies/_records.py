@@ -25,16 +25,14 @@ class ReportFileError(ItemscaleError, ValueError):
 
 
 class ReportRecord(Record):
-    """A record of a cascade or intervention report: the one record base (`measures.Record`)
-    with the report's defaults written (`schema_version`) and its `OMIT_NONE` keys left out when
-    None. Intervals are `measures.Estimate` and counts `measures.Count`, as in the analysis."""
+    """A record of a cascade or intervention report: `measures.Record` with the report's
+    defaults written (`schema_version`)."""
 
     OMIT_UNSET: ClassVar[bool] = False
 
 
 def stored_report(cls: type[RecordT], path: str | os.PathLike[str]) -> RecordT:
-    """A report file read and validated as `cls`; a file that is not JSON or does not fit the
-    layout raises `ReportFileError` naming the file and each key at fault."""
+    """A report file read and validated as `cls` (`ReportFileError` names the file and keys)."""
     where = Path(path)
     try:
         payload = json.loads(where.read_text(encoding="utf-8"))
@@ -57,7 +55,6 @@ def optional_report(
 
 
 def report_from_json(cls: type[RecordT], payload: object, where: str) -> RecordT:
-    """`cls` validated from a parsed JSON value; errors name `where` and the keys."""
     if not isinstance(payload, Mapping):
         raise ReportFileError(f"{where}: not a JSON object")
     try:
@@ -77,8 +74,8 @@ def report_from_json(cls: type[RecordT], payload: object, where: str) -> RecordT
 
 
 def _file_keys(payload: object, loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
-    """An error's location as keys of the file: a union's tag (a stopping rule's `available`,
-    which pydantic puts in the location as 1 or 0) is no key, and is left out."""
+    """An error's location as keys of the file, without a union's tag (a stopping rule's
+    `available`, which pydantic puts in the location as 1 or 0)."""
     keys: list[int | str] = []
     node: object = payload
     for part in loc:
@@ -93,8 +90,7 @@ def _file_keys(payload: object, loc: tuple[int | str, ...]) -> tuple[int | str, 
 
 
 def json_text(payload: object) -> str:
-    """The text every report file holds: sorted keys, two-space indent, secrets redacted,
-    one newline at the end (what `write_json_atomic` writes)."""
+    """What `write_json_atomic` writes: sorted keys, two-space indent, secrets redacted."""
     from ...core.responses import redact_value
 
     return json.dumps(redact_value(payload), indent=2, sort_keys=True, default=str) + "\n"
