@@ -8,11 +8,11 @@ from __future__ import annotations
 import os
 from typing import Annotated, ClassVar, Final, Literal, cast
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field
 
 from ..measures import Count, Estimate
 from ._inputs import ScoreName
-from ._records import ReportRecord, json_text, stored_report
+from ._records import ReportRecord, StoredReport
 from ._settings import CASCADE_READ_VERSIONS, CASCADE_SCHEMA_VERSION, CascadeSettings
 
 #: The currencies, in the order the records name them.
@@ -316,13 +316,15 @@ class SkippedAxis(ReportRecord):
     n_items: int | None = None
 
 
-class CascadeReport(ReportRecord):
+class CascadeReport(StoredReport):
     """What `itemscale cascade` computes (docs/policies.md): `results` per budget axis,
     `skipped` for the axes it could not run on; `models`, the models it was limited to
     (`CascadeSettings.models`). `run_dir` and `responses_sha256` are what the command adds for
     the run folder it read (`for_run`)."""
 
     OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"run_dir", "responses_sha256", "models"})
+    READ_VERSIONS: ClassVar[tuple[int, ...]] = CASCADE_READ_VERSIONS
+    RERUN: ClassVar[str] = "itemscale cascade"
 
     schema_version: int = CASCADE_SCHEMA_VERSION
     settings: CascadeSettings
@@ -332,28 +334,9 @@ class CascadeReport(ReportRecord):
     responses_sha256: str | None = None
     models: tuple[str, ...] | None = None
 
-    @field_validator("schema_version")
-    @classmethod
-    def _this_layout(cls, version: int) -> int:
-        if version not in CASCADE_READ_VERSIONS:
-            raise ValueError(
-                f"schema version {version}, this itemscale reads "
-                f"{', '.join(map(str, CASCADE_READ_VERSIONS))}: run `itemscale cascade` again"
-            )
-        return version
-
     def for_run(self, run_dir: str | os.PathLike[str], digest: str | None) -> CascadeReport:
         """The report as the command writes it for RUN_DIR (the responses' sha256 it read)."""
         return self.model_copy(update={"run_dir": str(run_dir), "responses_sha256": digest})
-
-    def to_json(self) -> str:
-        """The `cascade --json` text, byte for byte."""
-        return json_text(self.model_dump(mode="json"))
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> CascadeReport:
-        """A stored cascade.json, validated (`ReportFileError` names the file and the key)."""
-        return stored_report(cls, path)
 
     def skipped_lines(self) -> list[str]:
         return skipped_lines(self)

@@ -9,9 +9,9 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import ClassVar, TypeVar
+from typing import ClassVar, Self, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ValidationError, field_validator
 
 from ...core.errors import STORED, ItemscaleError, validation_message
 from ..measures import Record
@@ -29,6 +29,33 @@ class ReportRecord(Record):
     defaults written (`schema_version`)."""
 
     OMIT_UNSET: ClassVar[bool] = False
+
+
+class StoredReport(ReportRecord):
+    """A report stored as one JSON file: `to_json()` is its text byte for byte, `load(path)`
+    reads one back validated, refusing a layout this itemscale cannot read."""
+
+    #: The layouts a reader takes, and the command that writes the file again.
+    READ_VERSIONS: ClassVar[tuple[int, ...]]
+    RERUN: ClassVar[str]
+
+    @field_validator("schema_version", check_fields=False)
+    @classmethod
+    def _this_layout(cls, version: int) -> int:
+        if version not in cls.READ_VERSIONS:
+            raise ValueError(
+                f"schema version {version}, this itemscale reads "
+                f"{', '.join(map(str, cls.READ_VERSIONS))}: run `{cls.RERUN}` again"
+            )
+        return version
+
+    def to_json(self) -> str:
+        return json_text(self.model_dump(mode="json"))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Self:
+        """A stored report, validated (`ReportFileError` names the file and the key)."""
+        return stored_report(cls, path)
 
 
 def stored_report(cls: type[RecordT], path: str | os.PathLike[str]) -> RecordT:
