@@ -56,6 +56,8 @@ ANNOTATION_COLUMNS: Final[tuple[str, ...]] = (
     "annotated_at",
     "rules_version",
 )
+#: What an annotation repeats of its transition.
+_TRANSITION_KEYS: Final[tuple[str, ...]] = ANNOTATION_COLUMNS[:6]
 #: The coders' CSV: each column with the transitions column it is filled from (None: the last
 #: three, theirs to fill in).
 CSV_SOURCES: Final[dict[str, str | None]] = {
@@ -161,12 +163,7 @@ def automatic_annotations(transitions: pd.DataFrame, *, now: str | None = None) 
     stamp = now or _now()
     out = pd.DataFrame(
         {
-            "transition_id": transitions["transition_id"].astype(str),
-            "model": transitions["model"].astype(str),
-            "series": transitions["series"].astype(str),
-            "item_id": transitions["item_id"].astype(str),
-            "from_label": transitions["from_label"].astype(str),
-            "to_label": transitions["to_label"].astype(str),
+            **{c: transitions[c].astype(str) for c in _TRANSITION_KEYS},
             "label": transitions["pathway"].astype(str),
             "note": transitions["reason"].astype(str),
             "source": "automatic",
@@ -302,11 +299,7 @@ def import_annotations_csv(
             rows.append(
                 {
                     "transition_id": tid,
-                    "model": str(ref["model"]),
-                    "series": str(ref["series"]),
-                    "item_id": str(ref["item_id"]),
-                    "from_label": str(ref["from_label"]),
-                    "to_label": str(ref["to_label"]),
+                    **{c: str(ref[c]) for c in _TRANSITION_KEYS[1:]},
                     "label": label,
                     "note": _uncell((rec.get("note") or "").strip()),
                     "source": "human",
