@@ -372,7 +372,6 @@ FIELD_ORDER = (
     "VLMEvalKit dataset",
     "seeds",
     "tool version",
-    # the software stack of the sessions behind a side (`itemscale.collect.sweep.stack_fields`)
     *STACK_FIELDS,
 )
 

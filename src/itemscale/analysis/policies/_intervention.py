@@ -442,7 +442,6 @@ def _group_counts(
     return GroupCounts(
         n_planned=sum(1 for i in plan.items if i.group == group),
         n_answered=sum(1 for r in answered if r.group == group),
-        # recovered regressions, broken controls: the numerator of the group's rate
         n_changed=sum(1 for r in answered if r.group == group and r.after != r.before),
         n_failed=int(sum(failed[group].values())),
         failed_by_status=dict(sorted(failed[group].items())),
