@@ -44,7 +44,6 @@ from ._intervention import (
     INTERVENTION_DIR,
     PLAN_SUFFIX,
     InterventionError,
-    InterventionItem,
     InterventionPlan,
     intervention_configuration,
     intervention_outcomes,
@@ -54,6 +53,7 @@ from ._intervention_report import (
     INTERVENTION_SCHEMA_VERSION,
     GroupCounts,
     InterventionAxis,
+    InterventionItem,
     InterventionResult,
     ItemOutcome,
 )

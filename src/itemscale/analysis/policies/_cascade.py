@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -85,12 +85,7 @@ CASCADE_FILE: Final[str] = "cascade.json"
 INTERVENTION_SERIES_PREFIX: Final[str] = MEASURED_APART
 
 StoppingRuleName = Literal["confidence", "agreement", "agreement_3", "learned"]
-STOPPING_RULE_NAMES: Final[tuple[StoppingRuleName, ...]] = (
-    "confidence",
-    "agreement",
-    "agreement_3",
-    "learned",
-)
+STOPPING_RULE_NAMES: Final[tuple[StoppingRuleName, ...]] = get_args(StoppingRuleName)
 #: How many stages in a row must give one answer before an agreement rule may stop.
 AGREEING_STAGES: Final[dict[str, int]] = {"agreement": 2, "agreement_3": 3}
 STOPPING_RULE_DESCRIPTIONS: Final[dict[str, str]] = {

@@ -35,6 +35,7 @@ from ._intervention_report import (
     INTERVENTION_PLAN_SCHEMA_VERSION,
     INTERVENTION_SCHEMA_VERSION,
     GroupCounts,
+    InterventionItem,
     InterventionResult,
     ItemOutcome,
 )
@@ -110,19 +111,6 @@ def intervention_configuration(
             f"unknown intervention {intervention!r}; choose one of {', '.join(INTERVENTION_NAMES)}"
         )
     return terminal.model_copy(update={"sampling": changed})
-
-
-class InterventionItem(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    item_id: str
-    video_id: str
-    group: Literal["regression", "control"]
-    #: The lower budget the item was right at (the largest one); for a control item without
-    #: one, the budget just below the terminal.
-    reference_label: str
-    #: The changed configuration this item is re-run with.
-    config_id: str
 
 
 class InterventionPlan(BaseModel):

@@ -20,15 +20,23 @@ INTERVENTION_READ_VERSIONS: Final[tuple[int, ...]] = (1, INTERVENTION_SCHEMA_VER
 INTERVENTION_PLAN_SCHEMA_VERSION: Final[int] = 1
 
 
-class ItemOutcome(ReportRecord):
-    """One planned item: its answer before and after the re-run, and how much of the reference
-    budget's frames the re-run kept (None where the frames were not recorded)."""
+class InterventionItem(ReportRecord):
+    """An item of an intervention's plan."""
 
     item_id: str
     video_id: str
     group: Literal["regression", "control"]
+    #: The lower budget the item was right at (the largest one); for a control item without
+    #: one, the budget just below the terminal.
     reference_label: str
+    #: The changed configuration this item is re-run with.
     config_id: str
+
+
+class ItemOutcome(InterventionItem):
+    """One planned item: its answer before and after the re-run, and how much of the reference
+    budget's frames the re-run kept (None where the frames were not recorded)."""
+
     #: correctness at the terminal budget before the change (0 for a regression, 1 for a control)
     before: float
     answer_before: str | None
