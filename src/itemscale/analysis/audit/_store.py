@@ -126,10 +126,7 @@ def write_audit(
     items_record: dict[str, str] | None = None
     if items_path is not None:
         path = Path(items_path).resolve()
-        items_record = {
-            "path": str(path),
-            "sha256": sha256_file(path),
-        }
+        items_record = {"path": str(path), "sha256": sha256_file(path)}
     _write_table(
         transitions[list(TRANSITION_COLUMNS)], run_dir / AUDIT_FILE, "audit", AUDIT_SCHEMA_VERSION
     )

@@ -238,15 +238,7 @@ def cross_fit(
                     weights=weights,
                 )
             )
-    return [
-        HeldOut(
-            stop=stops[t],
-            paid=paid[t],
-            paid_unshared=unshared[t],
-            fold_fits=tuple(fold_reports[t]),
-        )
-        for t in range(m)
-    ]
+    return [HeldOut(stops[t], paid[t], unshared[t], tuple(fold_reports[t])) for t in range(m)]
 
 
 def _frontier(
