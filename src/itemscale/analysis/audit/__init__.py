@@ -1,9 +1,6 @@
-"""The frame audit: why a bigger budget turned a right answer wrong.
-
-Works on the response table alone (no model, no decoder): harmful transitions, the frames kept,
-dropped and added between the two budgets, evidence frames present or not, a pathway label by
-fixed rules, contact sheets from frames the caller decoded, and human annotations kept beside
-the automatic ones.
+"""The frame audit: why a bigger budget turned a right answer wrong, from the response table
+alone (harmful transitions, frames kept, dropped and added, evidence, a pathway by fixed rules,
+contact sheets, human annotations beside the automatic ones).
 """
 
 from ._frames import (

@@ -1,15 +1,11 @@
-"""The frame audit: what changed in the model's input across a harmful transition, and why the
-answer may have changed with it.
+"""The frame audit: what changed in the model's input across a harmful transition (right at
+budget j, wrong at a larger k on one axis), and why the answer may have changed with it.
 
-A harmful transition is a pair of budgets j < k on one (model, series) axis where an item is
-right at j and wrong at k. The audit compares what the model was actually shown at the two
-budgets (the `frame_indices`, `frame_timestamps` and `pixels` recorded in the response table,
-never what the protocol asked for) and labels each transition with one pathway of docs/report.md
-by a fixed rule order, so two people auditing the same run get the same labels. The rules are
-written out in docs/report.md; `RULES_VERSION` changes whenever they do.
-
-This module works on the response table alone (no decoder, no model): the audit of an imported
-lmms-eval run and of a sweep are the same code.
+It compares what the model was actually shown (the recorded `frame_indices`,
+`frame_timestamps` and `pixels`, never what the protocol asked for) and labels each transition
+with one pathway by a fixed rule order (docs/report.md; `RULES_VERSION` changes with the rules),
+so two people auditing one run get the same labels. It reads the response table alone: an
+imported lmms-eval run and a sweep are audited by the same code.
 """
 
 from __future__ import annotations
@@ -86,11 +82,8 @@ class AuditError(ItemscaleError, ValueError):
 
 @dataclass(frozen=True)
 class TransitionFacts:
-    """What the labelling rules look at for one transition (all counts over distinct frames).
-
-    `evidence_from`/`evidence_to` are None when the item has no evidence spans or the frames have
-    no timestamps; `frames_from`/`frames_to` are None when the table has no frame indices.
-    """
+    """What the labelling rules look at for one transition (counts over distinct frames; None
+    where the spans, timestamps or indices it needs are not recorded)."""
 
     frames_from: tuple[int, ...] | None
     frames_to: tuple[int, ...] | None
@@ -104,18 +97,9 @@ class TransitionFacts:
 
 
 def classify_pathway(facts: TransitionFacts) -> tuple[str, str]:
-    """(pathway, the reason in words) for one harmful transition, first matching rule wins.
-
-    1. evidence_dropped: evidence frames at j, none at k.
-    2. text_prior: the wrong answer at k is a real answer (not NOANSWER) equal to the text-only
-       answer for the item.
-    3. evidence_diluted: evidence frames at both, and at k either a lower share of frames is
-       evidence (exact integer comparison) or each frame has fewer pixels.
-    4. distractor_added: k adds frames that j did not have and that are not evidence; without
-       evidence spans this needs every frame of j to be kept at k (otherwise a dropped frame
-       could be the cause, and the audit cannot tell).
-    5. unexplained: none of the above.
-    """
+    """(pathway, the reason in words) for one harmful transition: the first rule that holds, in
+    `PATHWAYS` order (docs/report.md states each rule). Without evidence spans, `distractor_added`
+    needs every frame of j kept at k: otherwise a dropped frame could be the cause."""
     ev_j, ev_k = facts.evidence_from, facts.evidence_to
     known = ev_j is not None and ev_k is not None
     if known and ev_j and not ev_k:
@@ -150,28 +134,26 @@ def classify_pathway(facts: TransitionFacts) -> tuple[str, str]:
     return "unexplained", "no rule applies"
 
 
+def _absent(raw: object) -> bool:
+    return raw is None or (isinstance(raw, float) and np.isnan(raw))
+
+
 def _frame_list(raw: object) -> tuple[int, ...] | None:
-    if raw is None or (isinstance(raw, float) and np.isnan(raw)):
-        return None
-    return tuple(int(x) for x in np.asarray(raw).tolist())
+    return None if _absent(raw) else tuple(int(x) for x in np.asarray(raw).tolist())
 
 
 def _time_list(raw: object) -> tuple[float, ...] | None:
-    if raw is None or (isinstance(raw, float) and np.isnan(raw)):
-        return None
-    return tuple(float(x) for x in np.asarray(raw).tolist())
+    return None if _absent(raw) else tuple(float(x) for x in np.asarray(raw).tolist())
 
 
 def _optional_int(raw: object) -> int | None:
-    if raw is None or (isinstance(raw, float) and np.isnan(raw)) or raw is pd.NA:
+    if _absent(raw) or raw is pd.NA:
         return None
     return int(str(raw)) if isinstance(raw, str) else int(raw)  # type: ignore[call-overload]
 
 
 def _optional_str(raw: object) -> str | None:
-    if raw is None or (isinstance(raw, float) and np.isnan(raw)):
-        return None
-    return str(raw)
+    return None if _absent(raw) else str(raw)
 
 
 def evidence_frames(

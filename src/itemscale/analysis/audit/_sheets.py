@@ -1,13 +1,10 @@
-"""Contact sheets: the frames of the two budgets of a transition, side by side, as one image.
+"""Contact sheets: the frames of a transition's two budgets side by side, as one image.
 
-A coder judging a pathway needs to see which frames the model lost and gained, so each tile
-has a coloured frame: grey kept (in both budgets), red dropped (only at j), blue added (only
-at k), and a green bar under evidence frames. Each side is headed by its budget's label and
-frame count, and each tile captioned with its timestamp, so a sheet read on its own (in a
-gallery, in a coder's CSV) still says which budget and which moment of the video it shows. The
-composition is plain numpy on frames the caller decoded (the audit never imports the decoder);
-tiles, captions and PNG bytes are drawn by `itemscale.core.sheets`, as `itemscale frames`' sheets
-are, so the two kinds of sheet cannot drift apart.
+Each tile has a coloured frame (grey kept, red dropped, blue added) and a green bar under
+evidence frames; each side is headed by its budget and each tile captioned with its timestamp,
+so a sheet read on its own still says what it shows. The composition is plain numpy on frames
+the caller decoded; tiles, captions and PNG bytes are drawn by `itemscale.core.sheets`, as
+`itemscale frames`' sheets are, so the two kinds of sheet cannot drift apart.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""The audit's files in a run directory: the transitions table, its summary, and the annotations.
+"""The audit's files in a run directory: the transitions table, its summary, the annotations.
 
-Annotations keep both kinds side by side: the automatic label (source `automatic`, with the
-rules version and when it was computed) and any number of human labels (source `human`, with
-the coder's name and when they were imported). Re-running the audit replaces only automatic
-rows, so a coder's work is never lost to a re-run. Every file carries a schema version.
+Automatic labels (with the rules version) and human ones (with the coder) sit side by side;
+re-running the audit replaces only automatic rows, so a coder's work is never lost.
 """
 
 from __future__ import annotations
@@ -58,30 +56,33 @@ ANNOTATION_COLUMNS: Final[tuple[str, ...]] = (
     "annotated_at",
     "rules_version",
 )
-#: Columns of the CSV handed to human coders (the last three are theirs to fill in).
-CSV_COLUMNS: Final[tuple[str, ...]] = (
-    "transition_id",
-    "model",
-    "series",
-    "item_id",
-    "from_label",
-    "to_label",
-    "automatic_label",
-    "automatic_reason",
-    "frames_kept",
-    "frames_dropped",
-    "frames_added",
-    "pixels_from",
-    "pixels_to",
-    "evidence_frames_from",
-    "evidence_frames_to",
-    "answer_from",
-    "answer_to",
-    "text_only_answer",
-    "human_label",
-    "coder",
-    "note",
-)
+#: What an annotation repeats of its transition.
+_TRANSITION_KEYS: Final[tuple[str, ...]] = ANNOTATION_COLUMNS[:6]
+#: The coders' CSV: each column with the transitions column it is filled from (None: the last
+#: three, theirs to fill in).
+CSV_SOURCES: Final[dict[str, str | None]] = {
+    "transition_id": "transition_id",
+    "model": "model",
+    "series": "series",
+    "item_id": "item_id",
+    "from_label": "from_label",
+    "to_label": "to_label",
+    "automatic_label": "pathway",
+    "automatic_reason": "reason",
+    "frames_kept": "n_kept",
+    "frames_dropped": "n_dropped",
+    "frames_added": "n_added",
+    "pixels_from": "pixels_from",
+    "pixels_to": "pixels_to",
+    "evidence_frames_from": "evidence_from",
+    "evidence_frames_to": "evidence_to",
+    "answer_from": "from_answer",
+    "answer_to": "to_answer",
+    "text_only_answer": "text_answer",
+    "human_label": None,
+    "coder": None,
+    "note": None,
+}
 
 
 def _now() -> str:
@@ -125,10 +126,7 @@ def write_audit(
     items_record: dict[str, str] | None = None
     if items_path is not None:
         path = Path(items_path).resolve()
-        items_record = {
-            "path": str(path),
-            "sha256": sha256_file(path),
-        }
+        items_record = {"path": str(path), "sha256": sha256_file(path)}
     _write_table(
         transitions[list(TRANSITION_COLUMNS)], run_dir / AUDIT_FILE, "audit", AUDIT_SCHEMA_VERSION
     )
@@ -162,12 +160,7 @@ def automatic_annotations(transitions: pd.DataFrame, *, now: str | None = None) 
     stamp = now or _now()
     out = pd.DataFrame(
         {
-            "transition_id": transitions["transition_id"].astype(str),
-            "model": transitions["model"].astype(str),
-            "series": transitions["series"].astype(str),
-            "item_id": transitions["item_id"].astype(str),
-            "from_label": transitions["from_label"].astype(str),
-            "to_label": transitions["to_label"].astype(str),
+            **{c: transitions[c].astype(str) for c in _TRANSITION_KEYS},
             "label": transitions["pathway"].astype(str),
             "note": transitions["reason"].astype(str),
             "source": "automatic",
@@ -218,9 +211,8 @@ _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def _cell(value: object) -> object:
-    """A CSV cell for a spreadsheet: '' for a missing value (not 'nan'), and text that a
-    spreadsheet would run as a formula (`=`, `+`, `-`, `@`) gets a leading apostrophe; model
-    names, item ids and answers are untrusted."""
+    """A CSV cell for a spreadsheet: '' for a missing value (not 'nan'); text a spreadsheet would
+    run as a formula (`=`, `+`, `-`, `@`) gets a leading apostrophe (answers are untrusted)."""
     if value is None or value is pd.NA or (isinstance(value, float) and value != value):
         return ""
     if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
@@ -236,33 +228,9 @@ def export_annotations_csv(transitions: pd.DataFrame, path: str | os.PathLike[st
     """Write the coders' CSV (one row per transition, human columns empty); returns rows."""
     with atomic_text_file(path, newline="") as fh:
         writer = csv.writer(fh)
-        writer.writerow(CSV_COLUMNS)
-        for row in transitions.itertuples(index=False):
-            writer.writerow(
-                [
-                    row.transition_id,
-                    _cell(row.model),
-                    _cell(row.series),
-                    _cell(row.item_id),
-                    _cell(row.from_label),
-                    _cell(row.to_label),
-                    row.pathway,
-                    _cell(row.reason),
-                    row.n_kept,
-                    row.n_dropped,
-                    row.n_added,
-                    _cell(row.pixels_from),
-                    _cell(row.pixels_to),
-                    _cell(row.evidence_from),
-                    _cell(row.evidence_to),
-                    _cell(row.from_answer),
-                    _cell(row.to_answer),
-                    _cell(row.text_answer),
-                    "",
-                    "",
-                    "",
-                ]
-            )
+        writer.writerow(CSV_SOURCES)
+        for row in transitions.to_dict("records"):
+            writer.writerow(["" if c is None else _cell(row[c]) for c in CSV_SOURCES.values()])
     return len(transitions)
 
 
@@ -328,11 +296,7 @@ def import_annotations_csv(
             rows.append(
                 {
                     "transition_id": tid,
-                    "model": str(ref["model"]),
-                    "series": str(ref["series"]),
-                    "item_id": str(ref["item_id"]),
-                    "from_label": str(ref["from_label"]),
-                    "to_label": str(ref["to_label"]),
+                    **{c: str(ref[c]) for c in _TRANSITION_KEYS[1:]},
                     "label": label,
                     "note": _uncell((rec.get("note") or "").strip()),
                     "source": "human",

@@ -1,13 +1,10 @@
 """Two sides of the response table, item by item: the analysis behind `itemscale compare`.
 
-A comparison reads two chosen slices of response tables (`Side`: one model, series and
-configuration of one run folder) and nothing else: it matches their rows by (item id, repeat),
-diffs what each side recorded about its set-up, diffs the answers with the measures' video
-bootstrap and paired tests, sets the gap against rerun noise and the one "same input" rule,
-and says what it found in sentences (`CompareResult`, whose JSON is `compare --json`). It sits
-beside the measures, below every box that runs a model: choosing the sides from run folders
-and flags, and asking the installed backends how frames reached a model, is the workflow's
-(`itemscale.workflows.compare`), which passes that in (`transport`).
+It matches two chosen slices (`Side`: one model, series and configuration of one run folder) by
+(item id, repeat), diffs their recorded set-up and their answers (video bootstrap, paired
+tests), sets the gap against rerun noise and the one "same input" rule, and says what it found
+in sentences (`CompareResult`). Choosing the sides, and asking the installed backends how frames
+reached a model (`transport`), is the workflow's (`itemscale.workflows.compare`).
 """
 
 from ._analysis import MAX_GROUPS, TOP_VIDEOS, compare_settings, compare_sides

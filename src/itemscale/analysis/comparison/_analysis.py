@@ -1,14 +1,5 @@
-"""Two sides of the response table, item by item: "why doesn't my number match?"
-(docs/compare.md). The workflow `itemscale.workflows.compare` chooses the sides from run folders
-and flags; this is the analysis it runs on them.
-
-It matches the two sides' rows by (item id, repeat), counts what did not match by side, diffs
-the recorded set-up (`_provenance`) and the answers (the 2x2 table of correctness, each side's
-accuracy, the difference with its video-bootstrap interval and the clustered McNemar test that
-`analyze --test-pair` uses), sets the gap against each side's own rerun noise when the runs
-have repeats, applies the one "same input" rule (`itemscale.analysis.measures.same_input`), and says in
-a sentence each whether the gap is more than noise, whether the runs look like the same input,
-which set-up differences could explain it and where it sits.
+"""Two sides of the response table, item by item: the analysis behind `itemscale compare`
+(docs/compare.md), which `itemscale.workflows.compare` runs on the sides it chose.
 """
 
 from __future__ import annotations
@@ -61,8 +52,7 @@ TOP_VIDEOS = 5
 
 
 def _interval(value: float | None, ci: np.ndarray | None) -> Estimate:
-    """The estimate and its interval, each end None where undefined (no interval at all when
-    either end is)."""
+    """Each end None where undefined (no interval at all when either end is)."""
 
     def clean(x: float | None) -> float | None:
         return None if x is None or not np.isfinite(x) else float(x)
@@ -75,8 +65,7 @@ def _interval(value: float | None, ci: np.ndarray | None) -> Estimate:
 def _mean_intervals(
     boot: VideoBootstrap, matrix: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Means of the columns of `matrix` [n, M], their 95% intervals [M, 2] and resampled
-    means [B, M], videos resampled (BCa with the leave-one-video-out jackknife)."""
+    """Column means of `matrix` [n, M], their intervals [M, 2] and resampled means [B, M]."""
     if matrix.shape[0] == 0:
         width = matrix.shape[1]
         return np.full(width, np.nan), np.full((width, 2), np.nan), np.zeros((0, width))
@@ -168,8 +157,7 @@ def _kind_rows(side: Side, kind: CompareTaskKind | None) -> Side:
 def _by_kind(
     pairs: pd.DataFrame, bootstrap: int, seed: int, method: str
 ) -> dict[CompareTaskKind, tuple[pd.DataFrame, np.ndarray, np.ndarray, AnswerDiff]]:
-    """Each task kind's matched pairs, outcomes and difference, apart: multiple choice scored
-    by correctness, open-ended items by their score, each with its own bootstrap and test."""
+    """Each task kind's matched pairs, outcomes and difference, each with its own bootstrap."""
     mcqa = pairs["task_kind_a"].astype(str) == "mcqa"
     out: dict[CompareTaskKind, tuple[pd.DataFrame, np.ndarray, np.ndarray, AnswerDiff]] = {}
     for name, mask in (("mcqa", mcqa), ("open_ended", ~mcqa)):
@@ -206,8 +194,7 @@ def _counts(m: Matched) -> MatchCounts:
 
 
 def _repeat_means(rows: pd.DataFrame, items: pd.Index) -> tuple[int, pd.DataFrame]:
-    """A side's answered repeats of `items`: (the most repeats any item has, per-item count,
-    mean correctness and noise floor)."""
+    """(the most repeats any item of `items` has, per-item count, mean correctness, noise)."""
     answered = rows[
         rows["status"].astype(str).isin(ANSWERED_STATUSES) & rows["item_id"].isin(items)
     ]
@@ -261,8 +248,7 @@ def _rerun_noise(
 
 
 def _answer_keys(pairs: pd.DataFrame, side: str) -> np.ndarray:
-    """One side's answers as the rule compares them: the parsed answer of a multiple-choice
-    pair, the raw output of an open-ended one (which has no parsed answer)."""
+    """The parsed answer of a multiple-choice pair, the raw output of an open-ended one."""
     frame = pd.DataFrame(
         {
             "task_kind": pairs[f"task_kind_{side}"].astype(str).to_numpy(),
@@ -289,7 +275,6 @@ def _same_input(
     answers = {side: _answer_keys(pairs, side) for side in "ab"}
 
     def one_way(first: str, second: str) -> SameInput | None:
-        """`same_input` with side `first` as the smaller budget."""
         return same_input(
             answers[first],
             answers[second],
@@ -308,8 +293,7 @@ def _same_input(
 
 
 def _attributes(pairs: pd.DataFrame) -> pd.DataFrame:
-    """Each pair's item attributes (A's, else B's), one column per attribute; each distinct
-    JSON text is parsed once (a benchmark has few distinct attribute sets)."""
+    """Each pair's item attributes (A's, else B's); each distinct JSON text is parsed once."""
     text = pairs["attributes_a"].where(pairs["attributes_a"].notna(), pairs["attributes_b"])
     codes, uniques = pd.factorize(text)
     parsed = [json.loads(t) if isinstance(t, str) and t else {} for t in uniques]
@@ -428,8 +412,7 @@ def _open_ended_gap(
     counts: MatchCounts,
     draws: int,
 ) -> Verdict | None:
-    """The open-ended items' own gap sentence, beside the multiple-choice headline, when the
-    matched pairs hold both kinds."""
+    """The open-ended items' own gap sentence where the pairs also hold multiple choice."""
     if "mcqa" not in kinds or "open_ended" not in kinds:
         return None
     sub, _, _, diff = kinds["open_ended"]
@@ -462,8 +445,7 @@ def _side_record(name: str, side: Side) -> CompareSide:
 def compare_settings(
     bootstrap: int | None, ci: str | None, task_kind: str | None
 ) -> tuple[int, str]:
-    """(bootstrap, interval method) of a comparison, defaults filled in; a value no comparison
-    takes is refused before any run is read."""
+    """(bootstrap, interval method), defaults filled in; refused before any run is read."""
     bootstrap = DEFAULT_BOOTSTRAP if bootstrap is None else bootstrap
     method = DEFAULT_CI if ci is None else ci
     if bootstrap < 0:

@@ -1,12 +1,9 @@
 """Which rerun floor a comparison grades its answers against, and the scale its own runs give.
 
-The floor comes from evidence only, in this order (docs/compare.md, "Reruns"): one the user
-states (`--rerun-floor`), a rerun the user names (`--rerun`: a second execution of one side's
-configuration, compared with that side item by item), else the repeats and reruns each side's
-set-up holds (its model in its run, every configuration). With none, the answers are graded
-identical or cannot tell, and the verdict gives the scale the runs themselves show: the
-smallest share of answers that changes between two configurations whose recorded input
-differs (`InputScale`).
+The floor comes from evidence only, in this order (docs/compare.md, "Reruns"): stated
+(`--rerun-floor`), a named rerun (`--rerun`), else the repeats and reruns each side's set-up
+holds. With none, the answers are graded identical or cannot tell, beside the scale the runs
+show (`InputScale`).
 """
 
 from __future__ import annotations
@@ -39,7 +36,7 @@ def rerun_floor(a: pd.DataFrame, b: pd.DataFrame) -> RerunFloor | None:
 
 
 def _first_answers(rows: pd.DataFrame) -> pd.Series:
-    """Each item's answer key in its first answered ordinary execution (by item id)."""
+    """Each item's answer key in its first answered ordinary execution."""
     plain = without_reruns(rows)
     answered = plain[plain["status"].astype(str).isin(list(ANSWERED_STATUSES))]
     answered = answered.sort_values(["item_id", "repeat"], kind="stable")

@@ -1,9 +1,5 @@
-"""One side of a comparison (its rows and what it names) and how two sides' rows match.
-
-A side is one (model, series, configuration) of one run folder, already chosen (the workflow
-`itemscale.workflows.compare` chooses it from the run folders and the flags); the comparison
-matches the two sides' rows by (item id, repeat) and counts, by side, every row that did not
-match or did not answer.
+"""One side of a comparison (its rows and what it names) and how two sides' rows match, by
+(item id, repeat), every row that did not match or did not answer counted by side.
 """
 
 from __future__ import annotations

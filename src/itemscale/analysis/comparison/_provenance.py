@@ -127,10 +127,9 @@ def _sweep_fields(
 
 
 def _stack_fields(run: Mapping[str, Any], rows: pd.DataFrame) -> dict[str, str | None]:
-    """The software stack of the sessions that produced these rows (their `session_id`; every
-    session of the run for rows stored before the column), field by field: one value, or
-    `a | b` when the sessions differ. A run written before sessions recorded a stack reads its
-    run-level `host` (Python), `decoder` (PyAV, FFmpeg) and `tool` (itemscale) instead."""
+    """The software stack of the sessions behind these rows (every session of the run for rows
+    stored before `session_id`), `a | b` where they differ; a run older than session stacks
+    reads its run-level record (`_run_level_stack`)."""
     from ...core.responses import stack_fields
 
     sessions = [s for s in run.get("sessions") or [] if isinstance(s, Mapping)]
@@ -156,8 +155,6 @@ def _stack_fields(run: Mapping[str, Any], rows: pd.DataFrame) -> dict[str, str |
 
 
 def _run_level_stack(run: Mapping[str, Any]) -> dict[str, str | None]:
-    """What an older run.json held at the run level: Python (host), PyAV and FFmpeg (decoder)
-    and itemscale (tool)."""
 
     def block(parent: Mapping[str, Any], key: str) -> Mapping[str, Any]:
         value = parent.get(key)
@@ -175,9 +172,8 @@ def _run_level_stack(run: Mapping[str, Any]) -> dict[str, str | None]:
 
 
 def _stored_spec(run: Mapping[str, Any], model: str) -> Mapping[str, Any]:
-    """The backend's own description of the model the sweep's store kept (`model_specs`): the
-    revision it resolved (a hub commit, a local folder's fingerprint), dtype and processor
-    settings; the latest session's when a model name has several."""
+    """The backend's own record of the model (`model_specs`: resolved revision, dtype, processor
+    settings); the latest session's when a model name has several."""
     found: Mapping[str, Any] = {}
     for entry in (run.get("model_specs") or {}).values():
         if isinstance(entry, Mapping) and entry.get("name") == model:
@@ -193,8 +189,7 @@ def _version(name: str, version: Any) -> str | None:
 def _import_sources(
     run: Mapping[str, object], config_id: str
 ) -> list[tuple[Mapping[str, object], Mapping[str, object]]]:
-    """(import record, source record) pairs whose source made this configuration (run.json as
-    read: whatever is not a list of objects is passed over)."""
+    """(import record, source record) pairs whose source made this configuration."""
     found: list[tuple[Mapping[str, object], Mapping[str, object]]] = []
     imports = run.get("imports")
     for record in imports if isinstance(imports, list) else []:
@@ -270,8 +265,7 @@ def _import_fields(
 
 
 def _prompt_text(prompt: Any) -> dict[str, str] | None:
-    """The prompt an lmms-eval import recorded, by part: the template's pre and post prompt
-    and the first sample's full input (under `input of doc N`)."""
+    """An lmms-eval import's prompt by part: pre and post prompt, the first sample's input."""
     if not isinstance(prompt, Mapping):
         return None
     parts: dict[str, str] = {}
@@ -378,7 +372,6 @@ FIELD_ORDER = (
     "VLMEvalKit dataset",
     "seeds",
     "tool version",
-    # the software stack of the sessions behind a side (`itemscale.collect.sweep.stack_fields`)
     *STACK_FIELDS,
 )
 

@@ -1,10 +1,6 @@
-"""`compare`'s typed result: two sides of the response table, item by item.
-
-Every record is a frozen pydantic model (`extra="forbid"`), so `CompareResult.model_dump_json()`
-is what `compare --json` writes and `CompareResult.model_validate_json` reads it back; the
-`schema_version` field lets a reader refuse a newer layout (docs/compare.md, "JSON layout").
-Every interval is the measures' one record, `itemscale.analysis.measures.Estimate` (`{"value", "ci"}`);
-a layout-2 file's `{"value", "ci_low", "ci_high"}` is still read.
+"""`compare`'s typed result: frozen records whose `model_dump_json()` is `compare --json`
+(docs/compare.md, "JSON layout"); `schema_version` lets a reader refuse a newer layout, and a
+layout-2 file's `{"value", "ci_low", "ci_high"}` intervals are still read.
 """
 
 from __future__ import annotations
@@ -27,12 +23,10 @@ from ..measures import AnswerAgreement, BootstrapRecord, Estimate, RerunFloor, S
 #: answers may be `cannot_tell`.
 COMPARE_SCHEMA_VERSION = 5
 
-#: `compare --task-kind`: multiple-choice items, or the open-ended ones (open QA, summary,
-#: dialogue)
+#: `compare --task-kind`: multiple-choice items, or the open-ended ones
 CompareTaskKind = Literal["mcqa", "open_ended"]
 
-#: the set-up fields that are the software stack of the sessions behind a side
-#: (`itemscale.core.responses.stack_fields`), in the order the set-up diff lists them
+#: the set-up fields of the sessions' software stack (`itemscale.core.responses.stack_fields`)
 STACK_FIELDS = (
     "transformers",
     "tokenizers",
@@ -55,13 +49,11 @@ class _Frozen(BaseModel):
 
 
 class SelectionSide(_Frozen):
-    """A side that replays a frame selector's file (a `selection` series): the file as the
-    sweep recorded it, and the frames its cells used. An adaptive selector's frame count is a
-    cap (`cap`), so what it is charged is `frames_used_mean`, not the configuration's count."""
+    """A side that replays a frame selector's file (a `selection` series). An adaptive selector's
+    frame count is a cap (`cap`): it is charged `frames_used_mean`, not the configuration's."""
 
     selection: str
-    #: the file, its format and SHA-256 as run.json `sweep.selections` records them (None:
-    #: not recorded, e.g. an imported run)
+    #: as run.json `sweep.selections` records them (None: not recorded, e.g. an import)
     path: str | None = None
     format: str | None = None
     sha256: str | None = None
@@ -83,14 +75,13 @@ class CompareSide(_Frozen):
     series: str
     config: str
     config_id: str
-    #: rows of this slice (every repeat, every status)
+    #: every repeat, every status
     rows: int
     items: int
     videos: int
     repeats: int
-    #: the frames this side's cells used (recorded `effective_frames`), on average
+    #: mean recorded `effective_frames`
     frames_used_mean: float | None = None
-    #: when this side is a selection (schema 2)
     selection: SelectionSide | None = None
 
 
@@ -112,20 +103,19 @@ class ProvenanceField(_Frozen):
 class MatchCounts(_Frozen):
     """How the two sides' rows were matched, by (item id, repeat)."""
 
-    #: (item, repeat) pairs answered (`ok` or `noanswer`) on both sides: every count below is of these
+    #: (item, repeat) pairs answered (`ok` or `noanswer`) on both sides
     matched: int
     matched_items: int
     matched_videos: int
-    #: pairs with a row on one side only, by side
     only_a: int
     only_b: int
-    #: pairs with a row on both sides where that side's row is a failure (no answer to compare)
+    #: pairs whose row on that side is a failure (no answer to compare)
     failed_a: int
     failed_b: int
-    #: identical raw output text, of the pairs whose raw text both sides recorded
+    #: of the pairs whose raw text both sides recorded
     identical_raw: int
     raw_recorded: int
-    #: identical parsed answer (option letter or NOANSWER), of the pairs with both answers
+    #: parsed answers (option letter or NOANSWER), of the pairs with both
     identical_answers: int
     answers_recorded: int
 
@@ -171,7 +161,7 @@ class GroupGap(_Frozen):
     pairs: int
     right_only_a: int
     right_only_b: int
-    #: accuracy (mean score) of B minus A in the group
+    #: B minus A
     difference: float
 
 
@@ -188,7 +178,7 @@ class InputScale(_Frozen):
     config_a: str
     config_b: str
     basis: Literal["visual_tokens", "effective_frames"]
-    #: matched items (answered at both, not without an answer at both) whose answers differ
+    #: matched items (answered at both, not NOANSWER at both) whose answers differ
     changed: int
     items: int
 
@@ -224,23 +214,20 @@ class CompareResult(_Frozen):
     #: differences first, then fields unknown on a side, then fields that agree
     provenance: tuple[ProvenanceField, ...]
     counts: MatchCounts
-    #: the items kept (`--task-kind`; None: every item)
+    #: `--task-kind` (None: every item)
     task_kind: CompareTaskKind | None = None
     #: multiple-choice accuracy where the matched pairs hold multiple-choice items, else the
     #: open-ended score (`outcomes` holds each kind apart)
     answers: AnswerDiff
-    #: each task kind's outcome on its own matched pairs, with its own interval and test:
-    #: `mcqa` (accuracy) and `open_ended` (mean score), a key for each kind present
+    #: each task kind present on its own matched pairs, with its own interval and test
     outcomes: dict[CompareTaskKind, AnswerDiff]
     repeats: RerunNoise | None
     #: the one "same input" rule applied to the two sides (None: they look like different
     #: inputs, or the rule cannot tell)
     same_input: SameInput | None
-    #: the rerun floor the verdicts grade answers against: measured (the sides' repeats and
-    #: reruns, a named `--rerun`) or stated (`--rerun-floor`); None: neither (schema 5)
+    #: the rerun floor the verdicts grade answers against, measured or stated (schema 5)
     rerun_floor: RerunFloor | None = None
-    #: the two sides' answers graded against it (multiple choice by parsed answer, open-ended
-    #: items by raw output), whatever the rule decided (schema 5)
+    #: the answers graded against it, whatever the rule decided (schema 5)
     answer_agreement: AnswerAgreement | None = None
     #: without a floor: the smallest answer change the runs show between configurations whose
     #: recorded input differs (schema 5; None: nothing recorded tells inputs apart)
@@ -275,7 +262,6 @@ class CompareResult(_Frozen):
         return {k: v for k, v in out.items() if k in data}
 
     def to_json(self) -> str:
-        """The `compare --json` text."""
         return self.model_dump_json(indent=2) + "\n"
 
 

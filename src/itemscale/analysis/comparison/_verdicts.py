@@ -113,8 +113,7 @@ def setup_differences(setup: tuple[ProvenanceField, ...]) -> list[ProvenanceFiel
 
 
 def _one_file(setup: tuple[ProvenanceField, ...]) -> str | None:
-    """`B is the same log file as A, sha256 ...` when both sides were imported from one
-    byte-identical file (their recorded SHA-256 agree), else None."""
+    """`B is the same log file as A, sha256 ...` when both sides' recorded SHA-256 agree."""
     fields = {f.field: f for f in setup}
     digest = fields.get(SOURCE_SHA256)
     if digest is None or digest.status != "same" or digest.a is None:
@@ -131,11 +130,10 @@ def _one_file(setup: tuple[ProvenanceField, ...]) -> str | None:
 
 
 def same_input_sentence(
-    counts: MatchCounts,
     same: SameInput | None,
     setup: tuple[ProvenanceField, ...],
-    agreement: AnswerAgreement | None = None,
-    scale: InputScale | None = None,
+    agreement: AnswerAgreement,
+    scale: InputScale | None,
 ) -> str:
     """The `same_input` verdict: the rule's answer with its counts and the floor it used, or
     why it cannot tell (no floor, a thin one, no answers to compare) and how to tell."""
@@ -145,7 +143,7 @@ def same_input_sentence(
     differs = setup_differences(setup)
     names = ", ".join(f.field for f in differs)
     if same is None:
-        return _not_same(counts, setup, agreement, scale, names)
+        return _not_same(setup, agreement, scale, names)
     if same.answers == "different" or (same.answers == "cannot_tell" and same.differ):
         return _unexplained(same, setup, scale)
     why = same.sentence("A", "B")
@@ -168,24 +166,12 @@ def same_input_sentence(
 
 
 def _not_same(
-    counts: MatchCounts,
     setup: tuple[ProvenanceField, ...],
-    agreement: AnswerAgreement | None,
+    agreement: AnswerAgreement,
     scale: InputScale | None,
     names: str,
 ) -> str:
-    """The verdict where the rule did not call the two sides one input: different inputs by
-    the record, answers beyond the floor, or what is missing to tell."""
-    if agreement is None:  # a caller of the sentence alone: the parsed answers' counts
-        agreement = AnswerAgreement(
-            items=counts.answers_recorded,
-            answered=counts.answers_recorded,
-            identical=counts.identical_answers,
-            differ=counts.answers_recorded - counts.identical_answers,
-            answers="identical"
-            if counts.identical_answers == counts.answers_recorded
-            else "cannot_tell",
-        )
+    """The verdict where the rule did not call the two sides one input."""
     identical = (
         f"identical answers on {agreement.identical} of {agreement.answered} compared pairs"
         + agreement.no_answer_note()
@@ -226,8 +212,7 @@ def _not_same(
 
 
 def _beyond(agreement: AnswerAgreement) -> str:
-    """`15 of 80 answers differ, beyond what a rerun moves (at most 1 at the measured floor,
-    ...)` for the answers-only verdict."""
+    """`15 of 80 answers differ, beyond what a rerun moves (...)`."""
     floor = agreement.floor
     head = f"{agreement.differ} of {agreement.answered} answers differ"
     if floor is None:
@@ -275,7 +260,7 @@ def _unexplained(
     return text + "."
 
 
-def setup_sentence(setup: tuple[ProvenanceField, ...], answers: AnswerDiff) -> str:
+def setup_sentence(setup: tuple[ProvenanceField, ...]) -> str:
     differs = setup_differences(setup)
     unknown = [f.field for f in setup if f.status == "unknown"]
     if differs:
@@ -333,9 +318,9 @@ def verdicts(
     open_ended: Verdict | None = None,
     gap_counts: MatchCounts | None = None,
     *,
-    agreement: AnswerAgreement | None = None,
-    scale: InputScale | None = None,
-    draws: int | None = None,
+    agreement: AnswerAgreement,
+    scale: InputScale | None,
+    draws: int,
 ) -> tuple[Verdict, ...]:
     """Every sentence; with both task kinds, `gap_counts` are the multiple-choice pairs' and
     `open_ended` the open-ended items' own gap sentence. `agreement` is the two sides' answers
@@ -348,9 +333,9 @@ def verdicts(
     if open_ended is not None:
         out.append(open_ended)
     if counts.matched:
-        sentence = same_input_sentence(counts, same, setup, agreement, scale)
+        sentence = same_input_sentence(same, setup, agreement, scale)
         out.append(Verdict(key="same_input", sentence=sentence))
-    out.append(Verdict(key="setup", sentence=setup_sentence(setup, answers)))
+    out.append(Verdict(key="setup", sentence=setup_sentence(setup)))
     if counts.matched:
         out.append(Verdict(key="where", sentence=where_sentence(attributes, top, answers)))
     return tuple(out)

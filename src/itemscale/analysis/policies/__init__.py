@@ -1,9 +1,6 @@
 """Policies on the response matrix (docs/policies.md): the stopping rules of a cascade and the
-controlled sampling intervention. ("Policies" names this box only; docs/glossary.md gives each
-concept its one name.)
-
-Analysis only: this package reads the response table and never imports models, decoders or the
-sweep; the workflow `itemscale.workflows.intervene` wires the sweep to them.
+controlled sampling intervention, from the response table alone (the workflow
+`itemscale.workflows.intervene` runs the sweep). "Policies" names this box only.
 """
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING
@@ -47,7 +44,6 @@ from ._intervention import (
     INTERVENTION_DIR,
     PLAN_SUFFIX,
     InterventionError,
-    InterventionItem,
     InterventionPlan,
     intervention_configuration,
     intervention_outcomes,
@@ -57,6 +53,7 @@ from ._intervention_report import (
     INTERVENTION_SCHEMA_VERSION,
     GroupCounts,
     InterventionAxis,
+    InterventionItem,
     InterventionResult,
     ItemOutcome,
 )

@@ -1,22 +1,17 @@
 """Stopping rules on the response matrix, cross-fitted and reported on held-out folds.
 
-Every stopping rule is fitted on the items of one half of the videos and reported on the other half,
-then the halves swap, so each item's reported outcome comes from thresholds that never saw it.
-Intervals resample videos of those held-out outcomes (thresholds are not refitted per resample:
-the interval is the sampling uncertainty of the held-out evaluation). All rules share the
-folds and the resamples, so their differences are paired.
-
-A rule *matches* the terminal budget when the 95% interval of its held-out accuracy change
-reaches 0 (the data cannot tell it apart from the terminal); the best match is the matching
-rule that saves the most. `--threshold T` adds the seed paper's fixed rule (`_fixed.py`).
-The JSON keeps the keys it always had (`policies`, `best_match.policy`): docs/glossary.md.
+Every rule is fitted on one half of the videos and reported on the other, then the halves swap,
+so each reported outcome comes from thresholds that never saw its item. Intervals resample
+videos of those held-out outcomes (thresholds are not refitted per resample); all rules share
+the folds and resamples, so their differences are paired. The JSON keeps the keys it always
+had (`policies`, `best_match.policy`): docs/glossary.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +29,7 @@ from ..measures import (
     repeated_terminal,
 )
 from ._cascade_report import (
+    CURRENCIES,
     AvailableRule,
     BestMatch,
     CascadeBlock,
@@ -46,7 +42,6 @@ from ._cascade_report import (
     SameInputStep,
     ScoreRecord,
     SkippedAxis,
-    StopSummary,
     SweepPoint,
     TerminalRecord,
     UnavailableRule,
@@ -62,6 +57,7 @@ from ._inputs import (
     resolve_stages,
 )
 from ._learned import (
+    agreeing_run,
     agreement_matrix,
     fit_stopping_model,
     stopping_features,
@@ -89,12 +85,7 @@ CASCADE_FILE: Final[str] = "cascade.json"
 INTERVENTION_SERIES_PREFIX: Final[str] = MEASURED_APART
 
 StoppingRuleName = Literal["confidence", "agreement", "agreement_3", "learned"]
-STOPPING_RULE_NAMES: Final[tuple[StoppingRuleName, ...]] = (
-    "confidence",
-    "agreement",
-    "agreement_3",
-    "learned",
-)
+STOPPING_RULE_NAMES: Final[tuple[StoppingRuleName, ...]] = get_args(StoppingRuleName)
 #: How many stages in a row must give one answer before an agreement rule may stop.
 AGREEING_STAGES: Final[dict[str, int]] = {"agreement": 2, "agreement_3": 3}
 STOPPING_RULE_DESCRIPTIONS: Final[dict[str, str]] = {
@@ -135,8 +126,6 @@ _ANSWERS_ONLY_DESCRIPTIONS: Final[dict[str, str]] = {
 
 
 def rule_description(name: str, has_score: bool) -> str:
-    """What a stopping rule reads, as the report states it: with a recorded score as
-    `STOPPING_RULE_DESCRIPTIONS` says, without one only the answers it reads."""
     if has_score:
         return STOPPING_RULE_DESCRIPTIONS[name]
     return _ANSWERS_ONLY_DESCRIPTIONS.get(name, STOPPING_RULE_DESCRIPTIONS[name])
@@ -145,10 +134,7 @@ def rule_description(name: str, has_score: bool) -> str:
 #: Rules whose gate or features read the previous stage must run every stage; the
 #: confidence cascade may skip a stage that can never answer.
 SKIPS_SILENT_STAGES: Final[dict[str, bool]] = {
-    "confidence": True,
-    "agreement": False,
-    "agreement_3": False,
-    "learned": False,
+    name: name == "confidence" for name in STOPPING_RULE_NAMES
 }
 
 
@@ -166,26 +152,16 @@ class HeldOut:
         return self.paid[currency]
 
 
-def agreeing_run(answers: npt.NDArray[np.object_]) -> FloatArray:
-    """run[i, k]: how many stages before k in a row gave stage k's (real) answer."""
-    agree = agreement_matrix(answers)
-    run = np.zeros(agree.shape)
-    for k in range(1, agree.shape[1]):
-        run[:, k] = np.where(agree[:, k], run[:, k - 1] + 1.0, 0.0)
-    return run
-
-
 def _rule_scores(
     rule: StoppingRuleName, inputs: CascadeInputs, fit_items: BoolArray
 ) -> tuple[BoolArray, FloatArray, tuple[float, ...] | None]:
-    """(gate, score, the learned model's weights) of a stopping rule; `fit_items` is the only
-    data a learned part may see."""
+    """(gate, score, the learned model's weights); `fit_items` is all a learned part may see."""
     n, k = inputs.correct.shape
     conf = inputs.confidence[:, : k - 1]
     if rule == "confidence":
         return np.ones((n, k - 1), dtype=bool), conf.copy(), None
     if rule in AGREEING_STAGES:
-        run = agreeing_run(inputs.answers)[:, : k - 1]
+        run = agreeing_run(agreement_matrix(inputs.answers))[:, : k - 1]
         gate = run >= AGREEING_STAGES[rule] - 1
         return gate, np.where(np.isnan(conf), -np.inf, conf), None
     features = stopping_features(inputs.confidence, inputs.answers)
@@ -262,21 +238,7 @@ def cross_fit(
                     weights=weights,
                 )
             )
-    return [
-        HeldOut(
-            stop=stops[t],
-            paid=paid[t],
-            paid_unshared=unshared[t],
-            fold_fits=tuple(fold_reports[t]),
-        )
-        for t in range(m)
-    ]
-
-
-def _summarise(
-    held: HeldOut, inputs: CascadeInputs, primary: str, boot: VideoBootstrap | None
-) -> StopSummary:
-    return summarise_stops(held.stop, held.paid, held.paid_unshared, inputs, primary, boot)
+    return [HeldOut(stops[t], paid[t], unshared[t], tuple(fold_reports[t])) for t in range(m)]
 
 
 def _frontier(
@@ -305,8 +267,7 @@ def _frontier(
 
 
 def _threshold_sweep(inputs: CascadeInputs, costs: StageCosts) -> tuple[SweepPoint, ...]:
-    """Pareto points of one threshold shared by every stage; nothing is fitted, so every item
-    counts."""
+    """Pareto points of one threshold shared by every stage (nothing fitted: every item)."""
     k = inputs.correct.shape[1]
     gate = np.ones((inputs.n_items, k - 1), dtype=bool)
     score = inputs.confidence[:, : k - 1]
@@ -362,26 +323,17 @@ def best_match(rules: Mapping[str, RuleRecord]) -> BestMatch | None:
 
 
 def _cost_record(inputs: CascadeInputs, settings: CascadeSettings) -> CostRecord:
-    def basis(c: str) -> str | None:
+    record: dict[str, str | None] = {
+        "primary": settings.cost,
+        "sharing": inputs.sharing,
+        "sharing_requested": settings.sharing,
+        "unshared_bound": "none" if inputs.bounds else None,
+    }
+    for c in CURRENCIES:
         costs = inputs.costs.get(c)
-        return costs.basis if costs is not None else None
-
-    def note(c: str) -> str | None:
-        costs = inputs.costs.get(c)
-        return costs.note if costs is not None else inputs.missing.get(c)
-
-    return CostRecord(
-        primary=settings.cost,
-        sharing=inputs.sharing,
-        sharing_requested=settings.sharing,
-        unshared_bound="none" if inputs.bounds else None,
-        frames_basis=basis("frames"),
-        frames_note=note("frames"),
-        tokens_basis=basis("tokens"),
-        tokens_note=note("tokens"),
-        latency_basis=basis("latency"),
-        latency_note=note("latency"),
-    )
+        record[f"{c}_basis"] = None if costs is None else costs.basis
+        record[f"{c}_note"] = inputs.missing.get(c) if costs is None else costs.note
+    return CostRecord.model_validate(record)
 
 
 def run_stopping_rules(inputs: CascadeInputs, settings: CascadeSettings) -> CascadeBlock:
@@ -406,11 +358,15 @@ def run_stopping_rules(inputs: CascadeInputs, settings: CascadeSettings) -> Casc
             continue
         offsets = (0.0, *settings.frontier_offsets) if name == "confidence" else (0.0,)
         held = cross_fit(name, inputs, folds, settings.cost, offsets)
+        first = held[0]
+        summary = summarise_stops(
+            first.stop, first.paid, first.paid_unshared, inputs, settings.cost, boot
+        )
         rules[name] = AvailableRule(
             available=True,
             description=rule_description(name, has_score),
-            folds=held[0].fold_fits,
-            **dict(_summarise(held[0], inputs, settings.cost, boot)),
+            folds=first.fold_fits,
+            **dict(summary),
         )
         if name == "confidence":
             frontier = _frontier(inputs, held[1:], settings.frontier_offsets, settings.cost)
@@ -463,8 +419,7 @@ def run_stopping_rules(inputs: CascadeInputs, settings: CascadeSettings) -> Casc
 def _axis_matrix(
     df: pd.DataFrame, matrix: ResponseMatrix, stages: tuple[str, ...]
 ) -> tuple[ResponseMatrix, tuple[int, ...]]:
-    """The matrix of the requested stages, on the matched grid of those stages alone (the
-    text-only answer on the axis when it is one of them), and their positions in it."""
+    """The matrix on the matched grid of the requested stages alone, and their positions."""
     rows = df[
         (df["model"] == matrix.model) & ((df["series"] == matrix.series) | (df["frames"] == 0))
     ]
@@ -502,7 +457,6 @@ def _without_repeated_terminal(
 
 
 def _repeat_reason(repeats: tuple[SameInputStep, ...]) -> str:
-    """Why the requested terminal is not the terminal, in one line."""
     kept = repeats[-1].from_
     why = "; ".join(entry.evidence.sentence for entry in reversed(repeats))
     dropped = ", ".join(entry.to for entry in reversed(repeats))

@@ -1,22 +1,18 @@
-"""`cascade_report`'s typed result: what `itemscale cascade --json` writes, as frozen records.
-
-`CascadeReport.to_json()` is the file's text byte for byte and `CascadeReport.load(path)` reads
-one back, validating it (a damaged file raises `ReportFileError` naming the file and the key).
-The layout is docs/policies.md's ("The JSON"); currencies a run did not record have no key
-(`mean_cost_tokens` only where every cell has its visual tokens), and so do the optional blocks
-(`fixed_rule`, `chain`, the same-input note).
+"""`cascade_report`'s typed result: what `itemscale cascade --json` writes, as frozen records
+(layout: docs/policies.md, "The JSON"). Currencies a run did not record have no key
+(`mean_cost_tokens` only where every cell has its visual tokens), nor do the optional blocks.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Annotated, ClassVar, Final, Literal
+from typing import Annotated, ClassVar, Final, Literal, cast
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field
 
 from ..measures import Count, Estimate
 from ._inputs import ScoreName
-from ._records import ReportRecord, json_text, stored_report
+from ._records import ReportRecord, StoredReport
 from ._settings import CASCADE_READ_VERSIONS, CASCADE_SCHEMA_VERSION, CascadeSettings
 
 #: The currencies, in the order the records name them.
@@ -48,12 +44,10 @@ class CostRecord(ReportRecord):
     latency_note: str | None
 
     def basis(self, currency: str) -> str | None:
-        value: str | None = getattr(self, f"{currency}_basis")
-        return value
+        return cast(str | None, getattr(self, f"{currency}_basis"))
 
     def note(self, currency: str) -> str | None:
-        value: str | None = getattr(self, f"{currency}_note")
-        return value
+        return cast(str | None, getattr(self, f"{currency}_note"))
 
 
 class FoldSizes(ReportRecord):
@@ -91,8 +85,7 @@ class UnsharedCost(ReportRecord):
     cost_reduction_latency: Estimate | None = None
 
     def cost_reduction(self, currency: str) -> Estimate | None:
-        value: Estimate | None = getattr(self, f"cost_reduction_{currency}")
-        return value
+        return cast(Estimate | None, getattr(self, f"cost_reduction_{currency}"))
 
 
 class StopSummary(ReportRecord):
@@ -125,9 +118,8 @@ class StopSummary(ReportRecord):
 
     @property
     def fixed_budget(self) -> str | None:
-        """The stage every item stopped at, where there is one: such a rule is that fixed
-        budget, not a per-item choice, and is reported as it (None where items stop at
-        different stages)."""
+        """The stage every item stopped at (None where items stop at different stages): such a
+        rule is that fixed budget, not a per-item choice, and is reported as it."""
         for label, share in self.stop_share.items():
             if share >= 1.0 - 1e-12:
                 return label
@@ -181,22 +173,28 @@ class BestMatch(ReportRecord):
     mean_cost: Estimate
 
 
+def _one_stage(rule: RuleRecord | None) -> tuple[str, bool] | None:
+    """(the stage every item stopped at, whether it is the terminal); None for any other rule."""
+    if not isinstance(rule, AvailableRule) or rule.fixed_budget is None:
+        return None
+    return rule.fixed_budget, rule.fixed_budget == list(rule.stop_share)[-1]
+
+
 def rule_label(name: str, rule: RuleRecord | None) -> str:
     """How the console and the report name a stopping rule: a rule that stops every item at
     one stage before the terminal is that fixed budget ("fixed 128f_151k"), whatever fitted
     it."""
-    budget = rule.fixed_budget if isinstance(rule, AvailableRule) else None
-    if budget is None or not isinstance(rule, AvailableRule):
-        return name
-    return name if budget == list(rule.stop_share)[-1] else f"fixed {budget}"
+    one = _one_stage(rule)
+    return name if one is None or one[1] else f"fixed {one[0]}"
 
 
 def fixed_budget_note(name: str, rule: RuleRecord | None) -> str | None:
     """Beside a rule that stops every item at one stage: what it is (None for any other)."""
-    budget = rule.fixed_budget if isinstance(rule, AvailableRule) else None
-    if budget is None or not isinstance(rule, AvailableRule):
+    one = _one_stage(rule)
+    if one is None:
         return None
-    if budget == list(rule.stop_share)[-1]:
+    budget, terminal = one
+    if terminal:
         return f"the {name} rule never stops before the terminal budget {budget}"
     return (
         f"the {name} rule stops every item at {budget}: that is the fixed budget {budget}, not a "
@@ -318,13 +316,15 @@ class SkippedAxis(ReportRecord):
     n_items: int | None = None
 
 
-class CascadeReport(ReportRecord):
+class CascadeReport(StoredReport):
     """What `itemscale cascade` computes (docs/policies.md): `results` per budget axis,
     `skipped` for the axes it could not run on; `models`, the models it was limited to
     (`CascadeSettings.models`). `run_dir` and `responses_sha256` are what the command adds for
     the run folder it read (`for_run`)."""
 
     OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"run_dir", "responses_sha256", "models"})
+    READ_VERSIONS: ClassVar[tuple[int, ...]] = CASCADE_READ_VERSIONS
+    RERUN: ClassVar[str] = "itemscale cascade"
 
     schema_version: int = CASCADE_SCHEMA_VERSION
     settings: CascadeSettings
@@ -334,31 +334,11 @@ class CascadeReport(ReportRecord):
     responses_sha256: str | None = None
     models: tuple[str, ...] | None = None
 
-    @field_validator("schema_version")
-    @classmethod
-    def _this_layout(cls, version: int) -> int:
-        if version not in CASCADE_READ_VERSIONS:
-            raise ValueError(
-                f"schema version {version}, this itemscale reads "
-                f"{', '.join(map(str, CASCADE_READ_VERSIONS))}: run `itemscale cascade` again"
-            )
-        return version
-
     def for_run(self, run_dir: str | os.PathLike[str], digest: str | None) -> CascadeReport:
         """The report as the command writes it for RUN_DIR (the responses' sha256 it read)."""
         return self.model_copy(update={"run_dir": str(run_dir), "responses_sha256": digest})
 
-    def to_json(self) -> str:
-        """The `cascade --json` text, byte for byte."""
-        return json_text(self.model_dump(mode="json"))
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> CascadeReport:
-        """A stored cascade.json, validated (`ReportFileError` names the file and the key)."""
-        return stored_report(cls, path)
-
     def skipped_lines(self) -> list[str]:
-        """What the cascade did not run on, in one line per model and reason."""
         return skipped_lines(self)
 
 

@@ -1,23 +1,15 @@
-"""What running a cascade's stages costs, per item, under a stated cost model.
+"""What running a cascade's stages costs, per item, under a stated cost model (docs/policies.md,
+"Cost models"); what the stages share changes every saving a stopping rule claims:
 
-A cascade that runs budgets c_1..c_k before it stops has paid for some frames, visual tokens or
-seconds; how much depends on what the stages share, and that changes every saving a stopping rule
-claims (docs/policies.md, "Cost models"):
+- `union`: the distinct frame indices of the stages that ran, as the sweep recorded them (a
+  frame decoded once is paid once); it needs every cell's indices, so frames only.
+- `prefix`: a stage pays only its excess over the previous stage that ran, `max(0, c_k - c_prev)`:
+  exact for nested sampling, the seed paper's shared cost (`code/cascade.py --mode shared`).
+  Without frame indices it is the optimistic end, never the default (`AUTO_NONE_NOTE`).
+- `none`: every stage that runs pays in full (nothing is reused).
 
-- `union`: the distinct frame indices of the stages that ran, as recorded by the sweep. A frame
-  an earlier stage already decoded and encoded is not paid again. Exact for the run at hand; it
-  needs every cell's indices, so it applies to frames only.
-- `prefix`: a stage pays only what it adds beyond the previous stage that ran,
-  `max(0, c_k - c_prev)`, so a stopped item pays (about) its stop stage's cost. Exact for nested
-  sampling, where each budget's frames contain the smaller budget's; it is the seed paper's
-  shared cost (its `code/cascade.py --mode shared` sums these increments over the stages
-  visited). For runs without frame indices it is the optimistic end, and never the default
-  there: `--sharing auto` pays every stage in full (`none`) and says why (`AUTO_NONE_NOTE`).
-- `none`: every stage that runs pays in full (the pessimistic end: nothing is reused).
-
-A stage whose threshold is +inf can never answer, so a confidence cascade does not run it at all:
-costs are therefore defined for any *set of stages that run* (`active`), not only for the full
-prefix.
+A stage whose threshold is +inf never runs, so costs are defined for any set of running stages
+(`active`), not only for the full prefix.
 """
 
 from __future__ import annotations
@@ -33,7 +25,6 @@ IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 Sharing = Literal["union", "prefix", "none"]
-SHARINGS: Final[tuple[Sharing, ...]] = ("union", "prefix", "none")
 SHARING_NOTES: Final[dict[str, str]] = {
     "union": "distinct frame indices of the stages that ran (union of the recorded index sets)",
     "prefix": (
@@ -52,13 +43,9 @@ AUTO_NONE_NOTE: Final[str] = (
 
 
 class StageCosts:
-    """Cumulative cost of stopping at each stage, for any set of stages that run.
-
-    `cumulative(active)[i, k]` is what item i has paid once stage k has answered, when exactly
-    the stages flagged in `active` run (an inactive stage costs nothing and never answers);
-    `terminal[i]` is the fixed terminal budget alone, the baseline of `cost_reduction`.
-    Results are cached per active set: a threshold search asks for the same few sets repeatedly.
-    """
+    """`cumulative(active)[i, k]`: what item i has paid once stage k answered, when exactly the
+    stages flagged in `active` run; `terminal[i]`: the terminal budget alone. Cached per active
+    set: a threshold search asks for the same few sets repeatedly."""
 
     def __init__(
         self,
@@ -118,8 +105,7 @@ class StageCosts:
 
     def _increments(self, per_stage: FloatArray, mask: BoolArray) -> FloatArray:
         """What each running stage adds: its own cost (`none`) or its excess over the previous
-        running stage (`prefix`; the first running stage pays in full). A loop over the few
-        stages, never over items."""
+        running stage (`prefix`)."""
         paid = per_stage * mask[None, :]
         if self.basis == "none":
             return paid
@@ -139,12 +125,8 @@ def _as_index_array(cell: object, where: str) -> IntArray:
 
 
 def frame_union_costs(frame_indices: npt.NDArray[np.object_]) -> StageCosts:
-    """`union` frame cost from the frame indices each cell actually used.
-
-    Vectorised: the (item, stage, frame) rows of every cell are sorted once; any set of running
-    stages then costs one filter, one first-use flag and one accumulation, with no loop over
-    items.
-    """
+    """`union` frame cost from the frame indices each cell used: the (item, stage, frame) rows
+    are sorted once, so any set of running stages costs one filter and one accumulation."""
     if frame_indices.ndim != 2:
         raise ValueError(f"frame_indices must be [items, stages], got shape {frame_indices.shape}")
     n_items, n_stages = frame_indices.shape

@@ -1,15 +1,10 @@
 """The seed paper's fixed rule: one threshold on the stopping score, nothing fitted, every item.
 
-Its released `code/cascade.py` visits the stages in order and stops an item at the first stage
-(before the last) whose `base_margin` is at least `--theta`; the last stage always answers.
-Under `--mode shared` an item pays the first stage visited in full and each later one only its
-increase over the previous stage (`prefix` here); under `no_share` every visited stage in full
-(`none`). This module computes the same stops and costs on the response matrix, so a published
-threshold can be checked against itemscale's own accounting, and reports accuracy beside them
-(the script reports cost only).
-
-One difference, deliberate: a cell without a score never stops the cascade here, where the
-script reads a missing `base_margin` as 0.0 (which stops the item when theta <= 0).
+Its released `code/cascade.py` stops an item at the first stage (before the last) whose
+`base_margin` is at least `--theta`; `--mode shared` pays as `prefix` here, `no_share` as
+`none`. These are the same stops and costs on the response matrix, with accuracy beside them
+(the script reports cost only). One deliberate difference: a cell without a score never stops
+the cascade here, where the script reads a missing `base_margin` as 0.0 (a stop when theta <= 0).
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Cross-fitting folds and the video-cluster bootstrap of held-out predictions.
-
-Items of one video share its content, so a threshold fitted on one question of a video and
-reported on another of the same video would leak. Folds therefore split *videos*, and intervals
-resample videos, matching the paired cluster bootstrap of docs/measures.md.
+"""Cross-fitting folds split *videos*: items of one video share its content, so a threshold
+fitted on one question of a video and reported on another would leak.
 """
 
 from __future__ import annotations

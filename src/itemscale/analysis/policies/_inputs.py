@@ -1,9 +1,6 @@
-"""A response matrix turned into what a stopping rule needs: stages, a stopping score, answers
-and the cost of every stage under one stated cost model.
-
-Two choices made here change every saving a stopping rule reports, so each is explicit and recorded:
-the stopping score (`prob`, the chosen option's probability, or `margin`, the top-two margin
-the seed paper stops on) and the cost model (`union`, `prefix` or `none`, `_cost.py`).
+"""A response matrix turned into what a stopping rule needs: stages, a stopping score
+(`prob` or the seed paper's `margin`), answers and every stage's cost under one stated cost
+model (`_cost.py`); both choices change every saving reported, so both are recorded.
 """
 
 from __future__ import annotations
@@ -27,13 +24,8 @@ from ._cost import (
 
 FloatArray = npt.NDArray[np.float64]
 
-Currency = Literal["frames", "tokens", "latency"]
-CURRENCIES: Final[tuple[Currency, ...]] = ("frames", "tokens", "latency")
-CURRENCY_UNITS: Final[dict[str, str]] = {"frames": "frames", "tokens": "tokens", "latency": "s"}
 SharingChoice = Literal["auto", "union", "prefix", "none"]
-SHARING_CHOICES: Final[tuple[SharingChoice, ...]] = ("auto", "union", "prefix", "none")
 ScoreName = Literal["prob", "margin"]
-SCORE_NAMES: Final[tuple[ScoreName, ...]] = ("prob", "margin")
 SCORE_DESCRIPTIONS: Final[dict[str, str]] = {
     "prob": "probability of the chosen option",
     "margin": "top option probability minus the runner-up's (the seed paper's base_margin)",
@@ -48,11 +40,8 @@ class CostModelError(ValueError):
 
 @dataclass(frozen=True)
 class CascadeInputs:
-    """The arrays a stopping rule needs, stripped of everything else in a response matrix.
-
-    `costs[currency]` follows `sharing`; `bounds[currency]` is the same currency with nothing
-    shared (`none`), kept beside a `prefix` cost as its pessimistic end.
-    """
+    """The arrays a stopping rule needs. `costs[currency]` follows `sharing`; `bounds[currency]`
+    is the same currency with nothing shared (`none`), beside a `prefix` cost as its upper end."""
 
     model: str
     series: str
@@ -73,10 +62,6 @@ class CascadeInputs:
     @property
     def n_items(self) -> int:
         return int(self.correct.shape[0])
-
-    @property
-    def currencies(self) -> tuple[str, ...]:
-        return tuple(c for c in CURRENCIES if c in self.costs)
 
     def cost(self, currency: str) -> StageCosts:
         found = self.costs.get(currency)

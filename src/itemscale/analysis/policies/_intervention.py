@@ -6,10 +6,7 @@ accident: the larger grid happened to miss the frame that mattered. Re-running t
 with a controlled change of sampling tests that. The same change is applied to a seeded control
 sample of items the terminal budget got right, because a change that "recovers" regressions by
 shuffling answers also breaks correct ones: `recovered_rate` alone would be a coin flip dressed
-as a fix, so both rates are always reported together.
-
-This module is analysis only: it chooses items, builds the changed configuration as data, and
-computes the rates from the response table; `itemscale intervene` runs the sweep.
+as a fix, so both rates are always reported together. `itemscale intervene` runs the sweep.
 """
 
 from __future__ import annotations
@@ -38,6 +35,7 @@ from ._intervention_report import (
     INTERVENTION_PLAN_SCHEMA_VERSION,
     INTERVENTION_SCHEMA_VERSION,
     GroupCounts,
+    InterventionItem,
     InterventionResult,
     ItemOutcome,
 )
@@ -72,11 +70,9 @@ def intervention_series(intervention: str) -> str:
 def intervention_configuration(
     terminal: Configuration, intervention: str, *, keep_frames: int | None = None
 ) -> Configuration:
-    """The terminal configuration with only its sampling changed.
-
-    Frame count, resolution, token budget, pipeline and formula stay as they were, so the re-run
-    differs from the terminal budget in exactly one controlled way. `nested` needs `keep_frames`,
-    the frame count of the lower budget whose frames the re-run must keep.
+    """The terminal configuration with only its sampling changed, so the re-run differs from the
+    terminal budget in exactly one controlled way. `nested` needs `keep_frames`, the frame count
+    of the lower budget whose frames the re-run must keep.
     """
     if terminal.is_text_only:
         raise InterventionError("the terminal budget is the text-only baseline")
@@ -115,19 +111,6 @@ def intervention_configuration(
             f"unknown intervention {intervention!r}; choose one of {', '.join(INTERVENTION_NAMES)}"
         )
     return terminal.model_copy(update={"sampling": changed})
-
-
-class InterventionItem(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    item_id: str
-    video_id: str
-    group: Literal["regression", "control"]
-    #: The lower budget the item was right at (the largest one); for a control item without
-    #: one, the budget just below the terminal.
-    reference_label: str
-    #: The changed configuration this item is re-run with.
-    config_id: str
 
 
 class InterventionPlan(BaseModel):
@@ -276,29 +259,17 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> list[float]:
 def intervention_outcomes(
     df: pd.DataFrame, plan: InterventionPlan, *, bootstrap: int = DEFAULT_BOOTSTRAP, seed: int = 0
 ) -> InterventionResult:
-    """`recovered_rate` and `broken_rate` with video-bootstrap intervals and their counts, from
-    the table.
-
-    Items whose re-run failed (or has not run yet) are counted by reason and left out of the
-    denominators, never silently: the report carries `n_failed` and `n_missing` per group.
+    """`recovered_rate` and `broken_rate` with video-bootstrap intervals and their counts. Items
+    whose re-run failed (or has not run yet) are left out of the denominators, never silently:
+    the report carries `n_failed` and `n_missing` per group, by reason.
     """
     records, failed, missing = _item_records(df, plan)
     answered = [r for r in records if r.after is not None]
     rates = _rates(answered, plan, bootstrap, seed)
     return InterventionResult(
         schema_version=INTERVENTION_SCHEMA_VERSION,
-        model=plan.model,
-        source_series=plan.source_series,
-        policy=plan.policy,
         description=INTERVENTION_DESCRIPTIONS[plan.policy],
-        series=plan.series,
-        configs=plan.configs,
-        config_series=plan.config_series,
-        terminal_label=plan.terminal_label,
-        seed=plan.seed,
-        n_items=plan.n_items,
-        n_regressions=plan.n_regressions,
-        n_terminal_right=plan.n_terminal_right,
+        **{name: value for name, value in plan if name not in _PLAN_ONLY},
         **rates,
         net_accuracy_change_note=(
             "recovered_rate x share of terminal regressions - broken_rate x share right at the "
@@ -312,6 +283,8 @@ def intervention_outcomes(
     )
 
 
+#: The plan's fields a result does not repeat (every other one it does, under the same key).
+_PLAN_ONLY = frozenset({"schema_version", "n_control_requested", "terminal_config_id", "items"})
 #: Failed re-runs by group, then by status (or `no_correct`); re-runs not stored yet, by group.
 Failed = dict[str, dict[str, int]]
 Missing = dict[str, int]
@@ -324,8 +297,7 @@ def _finite(value: float) -> float | None:
 def _item_records(
     df: pd.DataFrame, plan: InterventionPlan
 ) -> tuple[list[ItemOutcome], Failed, Missing]:
-    """One record per planned item: its answer before and after the re-run, and how much of
-    the reference budget's frames the re-run kept; failed and missing re-runs counted apart."""
+    """One record per planned item; failed and missing re-runs counted apart."""
     rows = df[(df["model"] == plan.model) & (df["repeat"] == 0)]
     columns = ["item_id", "config_id", "config_label", "status", "correct", "answer"]
     after_rows: dict[tuple[str, str], dict[Any, Any]] = {
@@ -363,11 +335,7 @@ def _item_records(
                 changed = _finite(1.0 - _share(old, new))
         records.append(
             ItemOutcome(
-                item_id=item.item_id,
-                video_id=item.video_id,
-                group=item.group,
-                reference_label=item.reference_label,
-                config_id=item.config_id,
+                **dict(item),
                 before=0.0 if item.group == "regression" else 1.0,
                 answer_before=None if before_row is None else before_row["answer"],
                 status=status,
@@ -382,8 +350,6 @@ def _item_records(
 
 
 class Rates(TypedDict):
-    """What `_rates` measures, under the result's field names."""
-
     recovered_rate: Estimate
     broken_rate: Estimate
     intervals: dict[str, str]
@@ -391,8 +357,7 @@ class Rates(TypedDict):
 
 
 def _rates(answered: list[ItemOutcome], plan: InterventionPlan, bootstrap: int, seed: int) -> Rates:
-    """The two rates with their intervals and counts (k changed of n answered), and the net
-    accuracy change they imply."""
+    """The two rates (k changed of n answered) and the net accuracy change they imply."""
     is_reg = np.array([r.group == "regression" for r in answered], dtype=np.float64)
     is_ctrl = 1.0 - is_reg
     after = np.array([r.after for r in answered], dtype=np.float64)
@@ -465,7 +430,6 @@ def _group_counts(
     return GroupCounts(
         n_planned=sum(1 for i in plan.items if i.group == group),
         n_answered=sum(1 for r in answered if r.group == group),
-        # recovered regressions, broken controls: the numerator of the group's rate
         n_changed=sum(1 for r in answered if r.group == group and r.after != r.before),
         n_failed=int(sum(failed[group].values())),
         failed_by_status=dict(sorted(failed[group].items())),

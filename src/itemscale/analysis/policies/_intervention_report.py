@@ -1,21 +1,14 @@
 """`intervention_outcomes`' typed result: what `RUN_DIR/intervention/<intervention>.json`
-holds, as frozen records.
-
-`InterventionResult.to_json()` is the file's text byte for byte and `InterventionResult.load`
-reads one back, validating it (a damaged file raises `ReportFileError` naming the file and the
-key). The layout is docs/policies.md's (`itemscale intervene`, "The result").
+holds (docs/policies.md, `itemscale intervene`, "The result").
 """
 
 from __future__ import annotations
 
-import os
 from typing import ClassVar, Final, Literal
-
-from pydantic import field_validator
 
 from ...core.configuration import Configuration
 from ..measures import BootstrapRecord, Estimate
-from ._records import ReportRecord, json_text, stored_report
+from ._records import ReportRecord, StoredReport
 from ._settings import InterventionName
 
 #: Version of an intervention's result. 2: the resample count is `bootstrap.bootstrap`, where
@@ -27,15 +20,23 @@ INTERVENTION_READ_VERSIONS: Final[tuple[int, ...]] = (1, INTERVENTION_SCHEMA_VER
 INTERVENTION_PLAN_SCHEMA_VERSION: Final[int] = 1
 
 
-class ItemOutcome(ReportRecord):
-    """One planned item: its answer before and after the re-run, and how much of the reference
-    budget's frames the re-run kept (None where the frames were not recorded)."""
+class InterventionItem(ReportRecord):
+    """An item of an intervention's plan."""
 
     item_id: str
     video_id: str
     group: Literal["regression", "control"]
+    #: The lower budget the item was right at (the largest one); for a control item without
+    #: one, the budget just below the terminal.
     reference_label: str
+    #: The changed configuration this item is re-run with.
     config_id: str
+
+
+class ItemOutcome(InterventionItem):
+    """One planned item: its answer before and after the re-run, and how much of the reference
+    budget's frames the re-run kept (None where the frames were not recorded)."""
+
     #: correctness at the terminal budget before the change (0 for a regression, 1 for a control)
     before: float
     answer_before: str | None
@@ -75,11 +76,13 @@ class InterventionAxis(ReportRecord):
     grid_terminal_regressions: int | None
 
 
-class InterventionResult(ReportRecord):
+class InterventionResult(StoredReport):
     """What `itemscale intervene` measures (docs/policies.md): `recovered_rate` beside
     `broken_rate`, each with its interval and its count (`count`: k changed of n answered)."""
 
     OMIT_NONE: ClassVar[frozenset[str]] = frozenset({"run_dir", "axis", "responses_sha256"})
+    READ_VERSIONS: ClassVar[tuple[int, ...]] = INTERVENTION_READ_VERSIONS
+    RERUN: ClassVar[str] = "itemscale intervene --no-run"
 
     schema_version: int = INTERVENTION_SCHEMA_VERSION
     model: str
@@ -109,23 +112,3 @@ class InterventionResult(ReportRecord):
     run_dir: str | None = None
     axis: InterventionAxis | None = None
     responses_sha256: str | None = None
-
-    @field_validator("schema_version")
-    @classmethod
-    def _this_layout(cls, version: int) -> int:
-        if version not in INTERVENTION_READ_VERSIONS:
-            raise ValueError(
-                f"schema version {version}, this itemscale reads "
-                f"{', '.join(map(str, INTERVENTION_READ_VERSIONS))}: run "
-                "`itemscale intervene --no-run` again"
-            )
-        return version
-
-    def to_json(self) -> str:
-        """The text `itemscale intervene` writes, byte for byte."""
-        return json_text(self.model_dump(mode="json"))
-
-    @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> InterventionResult:
-        """A stored result, validated (`ReportFileError` names the file and the key)."""
-        return stored_report(cls, path)

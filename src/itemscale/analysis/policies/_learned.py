@@ -47,6 +47,14 @@ def agreement_matrix(answers: npt.NDArray[np.object_]) -> BoolArray:
     return agree
 
 
+def agreeing_run(agree: BoolArray) -> FloatArray:
+    """run[i, k]: how many stages before k in a row gave stage k's (real) answer."""
+    run = np.zeros(agree.shape)
+    for k in range(1, agree.shape[1]):
+        run[:, k] = np.where(agree[:, k], run[:, k - 1] + 1.0, 0.0)
+    return run
+
+
 def stopping_features(
     confidence: FloatArray, answers: npt.NDArray[np.object_]
 ) -> npt.NDArray[np.float64]:
@@ -55,9 +63,7 @@ def stopping_features(
     agree = agreement_matrix(answers)
     missing = np.isnan(confidence)
     conf = np.where(missing, 0.0, confidence)
-    run = np.zeros((n, k))
-    for stage in range(1, k):
-        run[:, stage] = np.where(agree[:, stage], run[:, stage - 1] + 1.0, 0.0)
+    run = agreeing_run(agree)
     change = np.zeros((n, k))
     change[:, 1:] = np.where(missing[:, 1:] | missing[:, :-1], 0.0, conf[:, 1:] - conf[:, :-1])
     noanswer = np.vectorize(lambda a: a == NOANSWER, otypes=[bool])(answers)

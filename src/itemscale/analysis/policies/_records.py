@@ -1,11 +1,6 @@
 """What the cascade and the intervention reports share: their record base and loading a
-stored report.
-
-Every record is a frozen pydantic model (`extra="forbid"`), a `measures.Record`; a statistic
-with its interval is a `measures.Estimate`, its count a `measures.Count`. A field listed in a
-record's `OMIT_NONE` is written only when it has a value: the JSON layouts predate the models
-and have keys that appear only in some blocks (a currency the run recorded, a fixed rule asked
-for), so `model_dump(mode="json")` gives the layout the commands always wrote.
+stored report. A field in a record's `OMIT_NONE` is written only when it has a value: the JSON
+layouts predate the models, so `model_dump(mode="json")` gives the layout the commands wrote.
 """
 
 from __future__ import annotations
@@ -14,9 +9,9 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import ClassVar, TypeVar
+from typing import ClassVar, Self, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ValidationError, field_validator
 
 from ...core.errors import STORED, ItemscaleError, validation_message
 from ..measures import Record
@@ -30,16 +25,41 @@ class ReportFileError(ItemscaleError, ValueError):
 
 
 class ReportRecord(Record):
-    """A record of a cascade or intervention report: the one record base (`measures.Record`)
-    with the report's defaults written (`schema_version`) and its `OMIT_NONE` keys left out when
-    None. Intervals are `measures.Estimate` and counts `measures.Count`, as in the analysis."""
+    """A record of a cascade or intervention report: `measures.Record` with the report's
+    defaults written (`schema_version`)."""
 
     OMIT_UNSET: ClassVar[bool] = False
 
 
+class StoredReport(ReportRecord):
+    """A report stored as one JSON file: `to_json()` is its text byte for byte, `load(path)`
+    reads one back validated, refusing a layout this itemscale cannot read."""
+
+    #: The layouts a reader takes, and the command that writes the file again.
+    READ_VERSIONS: ClassVar[tuple[int, ...]]
+    RERUN: ClassVar[str]
+
+    @field_validator("schema_version", check_fields=False)
+    @classmethod
+    def _this_layout(cls, version: int) -> int:
+        if version not in cls.READ_VERSIONS:
+            raise ValueError(
+                f"schema version {version}, this itemscale reads "
+                f"{', '.join(map(str, cls.READ_VERSIONS))}: run `{cls.RERUN}` again"
+            )
+        return version
+
+    def to_json(self) -> str:
+        return json_text(self.model_dump(mode="json"))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Self:
+        """A stored report, validated (`ReportFileError` names the file and the key)."""
+        return stored_report(cls, path)
+
+
 def stored_report(cls: type[RecordT], path: str | os.PathLike[str]) -> RecordT:
-    """A report file read and validated as `cls`; a file that is not JSON or does not fit the
-    layout raises `ReportFileError` naming the file and each key at fault."""
+    """A report file read and validated as `cls` (`ReportFileError` names the file and keys)."""
     where = Path(path)
     try:
         payload = json.loads(where.read_text(encoding="utf-8"))
@@ -62,7 +82,6 @@ def optional_report(
 
 
 def report_from_json(cls: type[RecordT], payload: object, where: str) -> RecordT:
-    """`cls` validated from a parsed JSON value; errors name `where` and the keys."""
     if not isinstance(payload, Mapping):
         raise ReportFileError(f"{where}: not a JSON object")
     try:
@@ -82,8 +101,8 @@ def report_from_json(cls: type[RecordT], payload: object, where: str) -> RecordT
 
 
 def _file_keys(payload: object, loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
-    """An error's location as keys of the file: a union's tag (a stopping rule's `available`,
-    which pydantic puts in the location as 1 or 0) is no key, and is left out."""
+    """An error's location as keys of the file, without a union's tag (a stopping rule's
+    `available`, which pydantic puts in the location as 1 or 0)."""
     keys: list[int | str] = []
     node: object = payload
     for part in loc:
@@ -98,8 +117,7 @@ def _file_keys(payload: object, loc: tuple[int | str, ...]) -> tuple[int | str, 
 
 
 def json_text(payload: object) -> str:
-    """The text every report file holds: sorted keys, two-space indent, secrets redacted,
-    one newline at the end (what `write_json_atomic` writes)."""
+    """What `write_json_atomic` writes: sorted keys, two-space indent, secrets redacted."""
     from ...core.responses import redact_value
 
     return json.dumps(redact_value(payload), indent=2, sort_keys=True, default=str) + "\n"

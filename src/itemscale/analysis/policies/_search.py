@@ -1,23 +1,17 @@
 """Gated threshold cascades: where each item stops, and thresholds fitted at minimal cost.
 
-Every stopping rule of this package is one family: stage k (all but the last) answers when its
-gate is open and its score clears a threshold, `gate[i, k] and score[i, k] >= tau[k]`; the first
-stage that answers stops the item; the last stage always answers. The confidence cascade has an
-always-open gate and the option confidence as score; the agreement rule opens the gate only when
-a stage repeats the previous stage's answer; the learned rule scores with a fitted stopping model.
-When `skip_silent` is set, a stage whose threshold is +inf (it can never answer) is not run and
-costs nothing, so the fit can also choose *which* budgets the cascade visits.
+Every stopping rule here is one family: stage k (all but the last) answers when
+`gate[i, k] and score[i, k] >= tau[k]`; the first stage that answers stops the item, the last
+always answers. With `skip_silent`, a stage whose threshold is +inf never runs and costs
+nothing, so the fit also chooses *which* budgets the cascade visits.
 
-Fitting is a coordinate search. With every other threshold held fixed, moving tau[k] only changes
-the items that reach stage k with an open gate, and each of those either stops at k or continues
-to the stage the later thresholds send it to. Sorting those items by score turns the accuracy and
-cost of *every* candidate threshold into one cumulative sum, so a whole stage is searched in
-O(n log n) without a loop over candidates. Stages are revisited until no threshold changes. The
-search starts from the terminal budget alone (every tau = +inf, feasible by construction), from
-the best single threshold shared by all stages, and from the optima of cost - price * accuracy
-along a ladder of prices (which escape the one-threshold-at-a-time walls), and keeps the
-cheapest result. It is a heuristic: on random 3-12 item instances it matches exhaustive search
-in 98-99% of cases (tests pin exactness for two stages, where one sweep is exhaustive).
+Fitting is a coordinate search: with the other thresholds fixed, sorting the items that reach
+stage k by score turns the accuracy and cost of every candidate tau[k] into one cumulative sum
+(O(n log n) per stage, no loop over candidates). It starts from the terminal alone, the best
+shared threshold and the optima of cost - price * accuracy along a ladder of prices (which
+escape the one-threshold-at-a-time walls), and keeps the cheapest result. A heuristic: on random
+3-12 item instances it matches exhaustive search in 98-99% of cases (tests pin exactness for
+two stages, where one sweep is exhaustive).
 """
 
 from __future__ import annotations
@@ -85,10 +79,8 @@ def _check_shapes(gate: BoolArray, score: FloatArray, correct: FloatArray) -> No
 
 
 def stopping_stage(gate: BoolArray, score: FloatArray, thresholds: FloatArray) -> IntArray:
-    """Stage at which each item stops: the first open gate whose score clears its threshold.
-
-    A NaN score never clears a threshold, so a cell without confidence never stops the cascade.
-    """
+    """Stage at which each item stops: the first open gate whose score clears its threshold (a
+    NaN score never does)."""
     n_open = gate.shape[1]
     with np.errstate(invalid="ignore"):
         passes = gate & (score >= np.asarray(thresholds, dtype=np.float64)[None, :])
@@ -104,8 +96,6 @@ def outcome_at(stop: IntArray, values: FloatArray) -> FloatArray:
 
 
 class _Problem:
-    """One fitting problem: items of the fitting fold, their scores, correctness and costs."""
-
     def __init__(
         self,
         gate: BoolArray,
@@ -200,7 +190,7 @@ def _pick(correct_sums: FloatArray, cost_sums: FloatArray, target_sum: float) ->
 
 
 def _better(candidate: tuple[float, float], current: tuple[float, float]) -> bool:
-    """(correct sum, cost sum): strictly cheaper, or as cheap and strictly more accurate."""
+    """Strictly cheaper, or as cheap and strictly more accurate."""
     cheaper = candidate[1] < current[1] - _TOL
     as_cheap = abs(candidate[1] - current[1]) <= _TOL
     return cheaper or (as_cheap and candidate[0] > current[0] + _TOL)
@@ -212,10 +202,8 @@ def _descend(
     current: _Score,
     move: Callable[[FloatArray, FloatArray, _Score], tuple[int, _Score] | None],
 ) -> FloatArray:
-    """Coordinate descent over the stage thresholds, shared by the searches below: each stage in
-    turn is swept and `move` picks the candidate to take (with its new score) or None to keep
-    the stage as it is; stops after a pass without a move (or `_MAX_PASSES` passes). `move`
-    accepts only strict improvements, so the search terminates."""
+    """Coordinate descent over the stage thresholds: `move` picks a stage's candidate (with its
+    new score) or None; it accepts only strict improvements, so the search terminates."""
     for _ in range(_MAX_PASSES):
         changed = False
         for stage in range(problem.k - 1):
@@ -231,8 +219,7 @@ def _descend(
 
 
 def _coordinate_search(problem: _Problem, target_sum: float, start: FloatArray) -> FloatArray:
-    """Minimise cost subject to the target, from a feasible start; every accepted move keeps
-    feasibility and strictly improves (cost, then accuracy), so the search terminates."""
+    """Minimise cost subject to the target, from a feasible start."""
 
     def move(
         correct_sums: FloatArray, cost_sums: FloatArray, current: tuple[float, float]
@@ -248,12 +235,9 @@ def _coordinate_search(problem: _Problem, target_sum: float, start: FloatArray) 
 
 
 def _penalised_search(problem: _Problem, price: float) -> FloatArray:
-    """Coordinate descent on cost - price * correct, without the target constraint.
-
-    The constrained search moves one threshold at a time and can be walled in: lowering an early
-    threshold may cost accuracy that only a later threshold can win back. Pricing accuracy
-    instead lets both move; the results along a ladder of prices seed the constrained search.
-    """
+    """Coordinate descent on cost - price * correct, unconstrained: the constrained search can
+    be walled in (lowering an early threshold may cost accuracy only a later one wins back), so
+    the results along a ladder of prices seed it."""
 
     def move(
         correct_sums: FloatArray, cost_sums: FloatArray, current: float
@@ -269,8 +253,7 @@ def _penalised_search(problem: _Problem, price: float) -> FloatArray:
 
 def _most_accurate(problem: _Problem, start: FloatArray) -> FloatArray:
     """Coordinate ascent on accuracy (lower cost breaks ties), for a start that misses the
-    target: it either reaches the target (cost is minimised from there) or shows the best the
-    family can do."""
+    target."""
 
     def move(
         correct_sums: FloatArray, cost_sums: FloatArray, current: tuple[float, float]
@@ -336,11 +319,8 @@ def fit_thresholds(
     target_accuracy: float | None = None,
 ) -> ThresholdFit:
     """Thresholds reaching `target_accuracy` (default: the terminal budget's accuracy on these
-    items) at minimal mean cost.
-
-    When the target is above anything the search reaches, the fit returns the most accurate
-    thresholds it found and says `feasible=False`.
-    """
+    items) at minimal mean cost; above anything the search reaches, the most accurate thresholds
+    it found, `feasible=False`."""
     correct = np.asarray(correct, dtype=np.float64)
     target = float(correct[:, -1].mean()) if target_accuracy is None else float(target_accuracy)
     return fit_threshold_path(gate, score, correct, cost, [target], skip_silent=skip_silent)[0]

@@ -1,10 +1,6 @@
-"""One settings object per policy command: every option of `itemscale cascade`
-(`CascadeSettings`) and of `itemscale intervene` (`InterventionSettings`), with each rule about
-an option or a combination of options held here once.
-
-The command line builds these from its flags (`cli/_settings.py` names the flag of a setting in
-the message), a notebook passes them (or keywords) to `cascade_report` and `intervene`: both
-refuse the same input with the same reason, a `pydantic.ValidationError` that names the setting.
+"""One settings object per policy command (`CascadeSettings`, `InterventionSettings`), each rule
+about an option held here once: the command line and a notebook refuse the same input with the
+same `pydantic.ValidationError`, naming the setting (`cli/_settings.py` names its flag).
 """
 
 from __future__ import annotations
@@ -12,12 +8,7 @@ from __future__ import annotations
 from typing import Final, Literal
 
 import numpy as np
-from pydantic import (
-    ConfigDict,
-    Field,
-    field_validator,
-    model_validator,
-)
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from ..measures import DEFAULT_BOOTSTRAP, RerunFloor, WithBootstrapCount
 from ._inputs import ScoreName, SharingChoice
@@ -47,12 +38,10 @@ class CascadeSettings(WithBootstrapCount):
     #: `n_boot`, read (under `STORED`) as `bootstrap`.
     bootstrap: int = Field(default=DEFAULT_BOOTSTRAP, ge=0)
     seed: int = 0
-    #: The currency the thresholds minimise.
     cost: Literal["frames", "tokens", "latency"] = "frames"
     #: What stages share (docs/policies.md, "Cost models"); `auto`: the recorded frame union
     #: where every cell has its indices, else `prefix` with `none` beside it.
     sharing: SharingChoice = "auto"
-    #: The stopping score: the chosen option's probability or the top-two margin.
     score: ScoreName = "prob"
     #: Stage labels in order (None: the budget axis, or its main chain on a grid of two axes).
     stages: tuple[str, ...] | None = None
@@ -98,8 +87,7 @@ class CascadeSettings(WithBootstrapCount):
 
     @model_validator(mode="after")
     def _union_counts_frames(self) -> CascadeSettings:
-        """`union` shares distinct frame indices, which only a frame cost has: held here, so the
-        command line and a notebook refuse the same combination with one message."""
+        """`union` shares distinct frame indices, which only a frame cost has."""
         if self.sharing == "union" and self.cost != "frames":
             raise ValueError(
                 f"sharing='union' counts distinct frame indices; with cost={self.cost!r} "
@@ -109,19 +97,16 @@ class CascadeSettings(WithBootstrapCount):
 
 
 class InterventionSettings(WithBootstrapCount):
-    """Every option of `itemscale intervene` (docs/policies.md): which change of sampling, how
-    many controls, the seed and resamples, which axis, and where the re-runs execute."""
+    """Every option of `itemscale intervene` (docs/policies.md)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     #: The change of sampling: `nested` or `phase-shift` (`--policy`).
     intervention: InterventionName
-    #: Control items (right at the terminal budget) to re-run; None: as many as there are
-    #: terminal regressions.
+    #: Controls (right at the terminal budget) to re-run; None: as many as there are regressions.
     n_control: int | None = Field(default=None, ge=0)
     #: Seed of the control sample and of the bootstrap.
     seed: int = 0
-    #: Video-bootstrap resamples (`--bootstrap`).
     bootstrap: int = Field(default=DEFAULT_BOOTSTRAP, ge=0)
     #: The model and the series (budget axis) to intervene on; needed when there are several.
     model: str | None = None
@@ -129,8 +114,6 @@ class InterventionSettings(WithBootstrapCount):
     #: False: run nothing, measure the cells already stored (`--no-run`).
     execute: bool = True
     executor: Literal["local", "ray"] = "local"
-    #: cpu, cuda, cuda:1, ... (local models)
     device: str = "cpu"
-    #: Requests per model call.
     batch_size: int = Field(default=1, ge=1)
     progress: bool = True

@@ -1,9 +1,5 @@
-"""Held-out (or fixed-rule) stops summarised: accuracy, cost and cost reduction in every
-currency, with paired video-bootstrap intervals.
-
-Every number of one summary comes from the same resamples, so a stopping rule's accuracy change and
-its saving are paired with each other and with the terminal budget's. A rule *matches* the
-terminal budget when the 95% interval of its accuracy change reaches 0.
+"""Held-out (or fixed-rule) stops summarised in every currency from one set of video resamples,
+so a rule's accuracy change and its saving are paired with each other and with the terminal's.
 """
 
 from __future__ import annotations
