@@ -102,7 +102,8 @@ class Parser(argparse.ArgumentParser):
             for extra in extras:
                 flag = extra.split("=", 1)[0]
                 if flag.startswith("--"):
-                    near = suggestion(flag, _long_options(owner))
+                    flags = [o for a in owner._actions for o in a.option_strings]
+                    near = suggestion(flag, [o for o in flags if o.startswith("--")])
                     if near:
                         hints.append(f"{flag}: did you mean {near}?")
             owner.error(
@@ -124,10 +125,6 @@ def _command_parser(top: argparse.ArgumentParser, parsed: argparse.Namespace) ->
             break
         parser = action.choices[name]
     return parser if isinstance(parser, Parser) else Parser()
-
-
-def _long_options(parser: argparse.ArgumentParser) -> list[str]:
-    return [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
 
 
 def _command_modules() -> dict[str, str]:
@@ -238,14 +235,9 @@ def check_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
                     raise InputFileError(f"{name} {exc.path}", exc.reason) from None
 
 
-def _wanted_command(argv: Sequence[str]) -> str:
-    """The command a command line names ('' for none: `--help`, `--version`)."""
-    return next((a for a in argv if not a.startswith("-")), "")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    wanted = _wanted_command(argv)
+    wanted = next((a for a in argv if not a.startswith("-")), "")  # '' for --help, --version
     try:
         parser = build_parser(wanted)
     except ItemscaleError as exc:  # a command built from a registry (import KIND) met a plugin
@@ -280,11 +272,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"itemscale {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
-        # the reader went away (`itemscale analyze RUN | head`): what was written is the
-        # output asked for, so no traceback; stdout is pointed at devnull so the interpreter's
-        # final flush does not raise again
-        import os
-
+        # the reader went away (`itemscale analyze RUN | head`): no traceback; stdout goes to
+        # devnull so the interpreter's final flush does not raise again
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+from typing import TextIO
+
 from ..analysis.measures import GLOSSARY, StatLike, stat_text
 
 
@@ -15,6 +19,11 @@ def points_text(stat: StatLike, note: str | None = None) -> str:
 def number_text(stat: StatLike) -> str:
     """A plain value with its interval, e.g. '3.5 [3.1, 3.9]'; 'n/a' without a value."""
     return stat_text(stat, 1)
+
+
+def printer(out: TextIO | None) -> Callable[..., None]:
+    """`print` to `out` (stdout for None), for a command's text written to a stream it is given."""
+    return partial(print, file=out)
 
 
 class Glosses:

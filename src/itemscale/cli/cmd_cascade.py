@@ -8,14 +8,13 @@ cross-fitted by video so every reported number comes from thresholds that never 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from ..analysis.measures import DEFAULT_BOOTSTRAP, counted_text
 from ..analysis.policies import CURRENCIES, AvailableRule, fixed_budget_note, rule_label
 from . import CommandError
-from ._format import Glosses, number_text, points_text
+from ._format import Glosses, number_text, points_text, printer
 from ._settings import add_rerun_floor_argument, settings_from_flags
 
 if TYPE_CHECKING:
@@ -155,86 +154,76 @@ def best_match_name(block: CascadeBlock) -> str:
 
 def print_block(block: CascadeBlock, primary: str, gloss: Glosses, out: TextIO) -> None:
     """One budget axis: cost model, terminal, every policy, best match, frontier, fixed rule."""
+    say = printer(out)
     unit = _UNITS[primary]
     terminal = block.terminal
-    print(
+    say(
         f"\n== {block.model} (series {block.series}): {block.n_items} items, "
-        f"{block.n_videos} videos; stages {' < '.join(block.labels)}" + gloss("series"),
-        file=out,
+        f"{block.n_videos} videos; stages {' < '.join(block.labels)}" + gloss("series")
     )
     if block.chain:
-        print(
+        say(
             f"  a grid of frames x resolutions: the stages climb its {block.chain} chain "
-            "(the frame counts at the largest budget's resolution)",
-            file=out,
+            "(the frame counts at the largest budget's resolution)"
         )
     if block.same_input_note:
-        print(f"  same input: {block.same_input_note}" + gloss("same input"), file=out)
+        say(f"  same input: {block.same_input_note}" + gloss("same input"))
     cost = block.cost
     chosen = cost.sharing_requested == "auto" and cost.basis(primary) == "none"
-    print(
+    say(
         f"  cost model: {cost.basis(primary)}"
         + (f" ({cost.note(primary)})" if chosen and cost.note(primary) else "")
         + ("; beside it none (nothing shared), the upper bound" if cost.unshared_bound else "")
-        + gloss("cost model"),
-        file=out,
+        + gloss("cost model")
     )
-    print(f"  stopping score: {score_text(block)}", file=out)
-    print(
+    say(f"  stopping score: {score_text(block)}")
+    say(
         f"  terminal {terminal.label}: accuracy {_rate(terminal.accuracy)}, "
-        f"{number_text(terminal.mean_cost.as_json())} {unit} per item",
-        file=out,
+        f"{number_text(terminal.mean_cost.as_json())} {unit} per item"
     )
     for name, policy in block.policies.items():
-        print(_policy_line(name, policy, unit, gloss), file=out)
+        say(_policy_line(name, policy, unit, gloss))
     best = block.best_match
     if best:
-        print(
+        say(
             f"  best match: {best_match_name(block)} saves "
             f"{points_text(best.cost_reduction.as_json())}% of the terminal's {unit} at an "
-            f"accuracy change of {points_text(best.accuracy_change.as_json())} points",
-            file=out,
+            f"accuracy change of {points_text(best.accuracy_change.as_json())} points"
         )
     else:
-        print(
-            "  best match: none (no policy both saves and has a change interval reaching 0)",
-            file=out,
-        )
+        say("  best match: none (no policy both saves and has a change interval reaching 0)")
     pareto = [p for p in block.frontier if p.pareto]
     if pareto:
         points = ", ".join(_frontier_text(p) for p in pareto)
-        print(
+        say(
             f"  frontier (held-out accuracy (k of n items) @ cost reduction): {points}"
-            f"{gloss('frontier')}",
-            file=out,
+            f"{gloss('frontier')}"
         )
     fixed = block.fixed_rule
     if fixed:
         stops = ", ".join(f"{label} {count}" for label, count in (fixed.stop_counts or {}).items())
-        print(
+        say(
             f"  fixed rule ({fixed.score} >= {fixed.threshold:g}, every item, nothing "
             f"fitted): accuracy {_rate(fixed.accuracy)} (change "
             f"{points_text(fixed.accuracy_change.as_json())}), "
             f"{number_text(fixed.mean_cost.as_json())} {unit}/item, saves "
-            f"{points_text(fixed.cost_reduction.as_json())}%; stops: {stops}",
-            file=out,
+            f"{points_text(fixed.cost_reduction.as_json())}%; stops: {stops}"
         )
 
 
 def print_summary(report: CascadeReport, out: TextIO | None = None) -> None:
-    out = out if out is not None else sys.stdout
+    say = printer(out)
     gloss = Glosses()
     settings = report.settings
-    print(
+    say(
         f"itemscale cascade: {len(report.results)} budget axis(es); cost in "
         f"{settings.cost}; held-out folds by video (seed {settings.seed}); intervals: "
-        f"{settings.bootstrap} video-bootstrap resamples",
-        file=out,
+        f"{settings.bootstrap} video-bootstrap resamples"
     )
     for block in report.results:
         print_block(block, settings.cost, gloss, out)
     for line in report.skipped_lines():
-        print(f"\n-- {line}", file=out)
+        say(f"\n-- {line}")
 
 
 def run(args: argparse.Namespace) -> int:

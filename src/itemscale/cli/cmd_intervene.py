@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TextIO
 from ..analysis.measures import DEFAULT_BOOTSTRAP
 from ..analysis.policies import INTERVENTION_DIR, InterventionSettings
 from ..workflows import intervene
-from ._format import points_text
+from ._format import points_text, printer
 from ._settings import settings_from_flags
 
 if TYPE_CHECKING:
@@ -107,14 +107,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def print_summary(result: InterventionResult, out: TextIO | None = None) -> None:
-    out = out if out is not None else sys.stdout
+    say = printer(out)
     reg, ctrl = result.regressions, result.controls
-    print(
+    say(
         f"itemscale intervene: {result.model} / {result.source_series}, policy "
-        f"{result.policy} at {result.terminal_label} (series {result.series})",
-        file=out,
+        f"{result.policy} at {result.terminal_label} (series {result.series})"
     )
-    print(f"  change: {result.description}", file=out)
+    say(f"  change: {result.description}")
     axis = result.axis
     where = (
         f" on the {axis.chain} chain ({' < '.join(axis.labels)})"
@@ -128,20 +127,15 @@ def print_summary(result: InterventionResult, out: TextIO | None = None) -> None
         if grid is not None and grid != result.n_regressions
         else ""
     )
-    print(
+    say(
         f"  terminal regressions{where}: wrong at {result.terminal_label}, right at a "
-        f"smaller budget: {result.n_regressions} of {result.n_items} items{beside}",
-        file=out,
+        f"smaller budget: {result.n_regressions} of {result.n_items} items{beside}"
     )
-    print(
-        f"  re-run {reg.n_answered} of them (failed {reg.n_failed}, missing {reg.n_missing})",
-        file=out,
-    )
-    print(
+    say(f"  re-run {reg.n_answered} of them (failed {reg.n_failed}, missing {reg.n_missing})")
+    say(
         f"  controls (right at the terminal): {ctrl.n_planned} drawn with seed "
         f"{result.seed}; re-run {ctrl.n_answered} (failed {ctrl.n_failed}, missing "
-        f"{ctrl.n_missing})",
-        file=out,
+        f"{ctrl.n_missing})"
     )
     for name, group, noun, key, rate in (
         ("recovered", reg, "regressions", "recovered_rate", result.recovered_rate),
@@ -153,22 +147,19 @@ def print_summary(result: InterventionResult, out: TextIO | None = None) -> None
             side = "regression" if key == "recovered_rate" else "control"
             changed = sum(1 for r in result.items if r.group == side and r.after == wanted)
         method = result.intervals.get(key, "video bootstrap")
-        print(
+        say(
             f"  {name + ':':<10} {changed} of {group.n_answered} {noun}, "
-            f"{points_text(rate.as_json())}% (95% CI, {method})",
-            file=out,
+            f"{points_text(rate.as_json())}% (95% CI, {method})"
         )
-    print(
+    say(
         f"  net accuracy change if applied to every item: "
-        f"{points_text(result.net_accuracy_change_estimate.as_json())} points",
-        file=out,
+        f"{points_text(result.net_accuracy_change_estimate.as_json())} points"
     )
     kept, before = reg.reference_frames_kept, reg.reference_frames_kept_before
     if kept is not None and before is not None:
-        print(
+        say(
             f"  frames of the lower budget that was right, kept at the terminal: "
-            f"{100 * before:.0f}% before, {100 * kept:.0f}% after the change",
-            file=out,
+            f"{100 * before:.0f}% before, {100 * kept:.0f}% after the change"
         )
 
 
