@@ -152,7 +152,7 @@ def best_match_name(block: CascadeBlock) -> str:
     return f"the {label.replace('fixed ', 'fixed budget ')} (the {best.policy} rule stops every item there)"
 
 
-def print_block(block: CascadeBlock, primary: str, gloss: Glosses, out: TextIO) -> None:
+def print_block(block: CascadeBlock, primary: str, gloss: Glosses, out: TextIO | None) -> None:
     """One budget axis: cost model, terminal, every policy, best match, frontier, fixed rule."""
     say = printer(out)
     unit = _UNITS[primary]
