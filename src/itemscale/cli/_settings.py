@@ -46,6 +46,24 @@ def settings_from_flags(
         raise CommandError("; ".join(lines)) from None
 
 
+def add_bootstrap_arguments(
+    parser: Any, resamples: str = "resamples", seed: str | None = "bootstrap seed (default 0)"
+) -> None:
+    """`--bootstrap B` (its help naming what is resampled) and, unless `seed` is None,
+    `--seed` with that help, as the commands that draw a video bootstrap take them."""
+    from ..analysis.measures import DEFAULT_BOOTSTRAP
+
+    parser.add_argument(
+        "--bootstrap",
+        type=int,
+        default=DEFAULT_BOOTSTRAP,
+        metavar="B",
+        help=f"{resamples} (0: none; default {DEFAULT_BOOTSTRAP})",
+    )
+    if seed is not None:
+        parser.add_argument("--seed", type=int, default=0, help=seed)
+
+
 def add_rerun_floor_argument(parser: Any) -> None:
     """`--rerun-floor PERCENT`, as `analyze`, `compare` and `cascade` take it: a floor the user
     states for the set-up, which the same-input verdicts grade answers against."""

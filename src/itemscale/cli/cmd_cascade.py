@@ -11,11 +11,11 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ..analysis.measures import DEFAULT_BOOTSTRAP, counted_text
+from ..analysis.measures import counted_text
 from ..analysis.policies import CURRENCIES, AvailableRule, fixed_budget_note, rule_label
 from . import CommandError
 from ._format import Glosses, number_text, points_text, printer
-from ._settings import add_rerun_floor_argument, settings_from_flags
+from ._settings import add_bootstrap_arguments, add_rerun_floor_argument, settings_from_flags
 
 if TYPE_CHECKING:
     from ..analysis.measures import Estimate
@@ -39,16 +39,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="where to write the report as JSON (default: RUN_DIR/cascade.json, which the "
         "report picks up)",
     )
-    p.add_argument(
-        "--bootstrap",
-        type=int,
-        default=DEFAULT_BOOTSTRAP,
-        metavar="B",
-        help=f"resamples (0: none; default {DEFAULT_BOOTSTRAP})",
-    )
-    p.add_argument(
-        "--seed", type=int, default=0, help="seed of the folds and the bootstrap (default 0)"
-    )
+    add_bootstrap_arguments(p, seed="seed of the folds and the bootstrap (default 0)")
     p.add_argument(
         "--cost",
         choices=["frames", "tokens", "latency"],

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..analysis.measures import CI_METHODS, DEFAULT_BOOTSTRAP, DEFAULT_CI, p_value_text
+from ..analysis.measures import CI_METHODS, DEFAULT_CI, p_value_text
 from . import CommandError
 from ._format import printer
-from ._settings import add_rerun_floor_argument
+from ._settings import add_bootstrap_arguments, add_rerun_floor_argument
 
 if TYPE_CHECKING:
     from ..workflows import CompareResult
@@ -59,14 +59,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="break the gap down by this item attribute (repeatable; default: every recorded "
         "attribute with 2 to 12 values)",
     )
-    p.add_argument(
-        "--bootstrap",
-        type=int,
-        default=DEFAULT_BOOTSTRAP,
-        metavar="B",
-        help=f"resamples of whole videos (0: none; default {DEFAULT_BOOTSTRAP})",
-    )
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    add_bootstrap_arguments(p, "resamples of whole videos")
     p.add_argument(
         "--task-kind",
         choices=["mcqa", "open_ended"],

@@ -14,11 +14,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ..analysis.measures import DEFAULT_BOOTSTRAP
 from ..analysis.policies import INTERVENTION_DIR, InterventionSettings
 from ..workflows import intervene
 from ._format import points_text, printer
-from ._settings import settings_from_flags
+from ._settings import add_bootstrap_arguments, settings_from_flags
 
 if TYPE_CHECKING:
     from ..analysis.policies import InterventionResult
@@ -78,13 +77,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "there are terminal regressions",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the control sample and bootstrap")
-    p.add_argument(
-        "--bootstrap",
-        type=int,
-        default=DEFAULT_BOOTSTRAP,
-        metavar="B",
-        help=f"resamples (0: none; default {DEFAULT_BOOTSTRAP})",
-    )
+    add_bootstrap_arguments(p, seed=None)
     p.add_argument("--model", default=None, help="model to intervene on (needed if several)")
     p.add_argument("--series", default=None, help="budget axis (needed if several)")
     p.add_argument(
