@@ -179,17 +179,6 @@ def _add_ray_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _load(args: argparse.Namespace) -> Any:
-    from ..collect.models import BACKENDS
-    from ..collect.protocol import load_protocol
-
-    protocol = load_protocol(args.protocol, backends=BACKENDS)
-    if args.videos is not None:
-        bench = protocol.benchmark.model_copy(update={"videos": str(args.videos.resolve())})
-        protocol = protocol.model_copy(update={"benchmark": bench})
-    return protocol
-
-
 def _print_plan(
     cost: Any, run_dir: Path, as_json: bool, stack: Any = None, notes: Sequence[str] = ()
 ) -> None:
@@ -219,9 +208,10 @@ def _print_plan(
         folders = sorted({str(Path(p).parent) for p in missing})
         for folder in folders[:3]:
             state = "exists" if Path(folder).is_dir() else "does not exist"
-            n = sum(1 for p in missing if str(Path(p).parent) == folder)
+            inside = [p for p in missing if str(Path(p).parent) == folder]
             print(
-                f"  {n} video(s) unreadable in {folder} (the folder {state}), e.g. {Path(next(p for p in missing if str(Path(p).parent) == folder)).name}"
+                f"  {len(inside)} video(s) unreadable in {folder} (the folder {state}), e.g. "
+                f"{Path(inside[0]).name}"
             )
         if folders and not Path(folders[0]).is_dir():
             print("  check the protocol's [benchmark] videos folder")
@@ -270,15 +260,6 @@ def _print_budget_probe(model: str, record: dict[str, Any] | None) -> None:
         f"served model {model}: budget probe {verdict}: {small['label']} "
         f"{small['frames_sent']} frames -> {small['visual_tokens']} visual tokens, "
         f"{large['label']} {large['frames_sent']} -> {large['visual_tokens']}"
-    )
-
-
-def _print_ray(figures: dict[str, int]) -> None:
-    print(
-        f"ray: {figures['nodes']} node(s), {figures['actors']} actor(s) started, "
-        f"{figures['actors_lost']} lost, {figures['jobs_retried']} job(s) retried, "
-        f"{figures['cells_failed_actor_lost']} cell(s) failed because their job's actor was "
-        "lost on every try"
     )
 
 
@@ -332,10 +313,15 @@ def _rerun_check(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..collect.models import BACKENDS
+    from ..collect.protocol import load_protocol
     from ..collect.sweep import Numerics, RuntimeBackendFactory, plan_sweep, run_sweep
 
     _check_flags(args)
-    protocol = _load(args)
+    protocol = load_protocol(args.protocol, backends=BACKENDS)
+    if args.videos is not None:
+        bench = protocol.benchmark.model_copy(update={"videos": str(args.videos.resolve())})
+        protocol = protocol.model_copy(update={"benchmark": bench})
     run_dir = args.output if args.output is not None else Path(protocol.output)
     try:
         if args.dry_run:
@@ -353,8 +339,6 @@ def run(args: argparse.Namespace) -> int:
                 hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
             except ImportError:  # analysis-only install: no local models
                 pass
-        from ..collect.models import BACKENDS
-
         local = [m.name for m in protocol.models if BACKENDS[m.backend].on_device]
         if local:
             hint = " (pass --device cuda to use a GPU)" if args.device == "cpu" else ""
@@ -399,28 +383,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_summary(result: Any, *, as_json: bool) -> None:
     """What the sweep did: one JSON object (`--json`), or a few lines."""
-    summary = {
-        "run_dir": str(result.run_dir),
-        "planned": result.planned,
-        "skipped": result.skipped,
-        "ran": result.ran,
-        "by_status": result.by_status,
-        "interrupted": result.interrupted,
-        "rows": len(result.table),
-        "not_loaded": result.not_loaded,
-        "served": result.served,
-        "warnings": result.warnings,
-        "budget_probe": result.budget_probe,
-        "selections": result.selections,
-        **({"ray": result.ray} if result.ray else {}),
-        "failed": result.failed,
-        "throughput": result.throughput(),
-        "batch_sizes": result.batch_sizes,
-        "out_of_memory": result.out_of_memory,
-        "rerun_check": result.rerun_checks,
-        "exit_status": result.exit_code,
-    }
-    if as_json:
+    if as_json:  # keys sorted: their order here is free
+        same = "planned skipped ran by_status interrupted not_loaded served warnings budget_probe "
+        same += "selections failed batch_sizes out_of_memory"
+        summary = {name: getattr(result, name) for name in same.split()}
+        summary |= {"run_dir": str(result.run_dir), "rows": len(result.table)}
+        summary |= {"throughput": result.throughput(), "rerun_check": result.rerun_checks}
+        summary |= {"exit_status": result.exit_code, **({"ray": result.ray} if result.ray else {})}
         print(json.dumps(summary, sort_keys=True))
     else:
         status = ", ".join(f"{k} {v}" for k, v in sorted(result.by_status.items())) or "nothing"
@@ -450,7 +419,13 @@ def _print_summary(result: Any, *, as_json: bool) -> None:
         _print_selections(result.selections)
         _print_rerun_checks(result.rerun_checks)
         if result.ray:
-            _print_ray(result.ray)
+            ray = result.ray
+            print(
+                f"ray: {ray['nodes']} node(s), {ray['actors']} actor(s) started, "
+                f"{ray['actors_lost']} lost, {ray['jobs_retried']} job(s) retried, "
+                f"{ray['cells_failed_actor_lost']} cell(s) failed because their job's actor was "
+                "lost on every try"
+            )
         for warning in result.warnings:
             print(f"warning: {warning}")
         if result.interrupted:
