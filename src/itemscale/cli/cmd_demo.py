@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Required, TypedDict
 
 from ..analysis.measures import DEFAULT_BOOTSTRAP
 from . import CommandError
-from ._demo_selector import adaptive_selector_step, print_cascade_at_scale, selector_step
+from ._demo_selector import adaptive_selector_step, print_cascade_at_scale, selector_step, step
 
 if TYPE_CHECKING:
     from ..analysis.measures import AnalysisResult, BestFixed, Estimate
@@ -104,11 +104,6 @@ max_new_tokens = 24
 """
 
 
-def _step(name: str) -> float:
-    print(f"\n### {name}", flush=True)
-    return time.perf_counter()
-
-
 def run_paper_step(paper_dir: Path, *, bootstrap: int, report: bool) -> dict[str, object]:
     """Import the seed paper's released labels, reproduce its numbers, write their report
     (`itemscale.workflows.reproduce_paper`), and print them; returns demo.json's entry."""
@@ -117,25 +112,24 @@ def run_paper_step(paper_dir: Path, *, bootstrap: int, report: bool) -> dict[str
     from ..workflows import TABLE2_CONFIGS, release_dir, reproduce_paper
     from ._paper import print_cascade_table, print_comparison, print_table2
 
-    t = _step(
+    with step(
         "the seed paper's released labels: 5 real Video LLMs on Video-MME V1 short "
         f"(CC BY 4.0, {release_dir()})"
-    )
-    paper = reproduce_paper(paper_dir, bootstrap=bootstrap, report=report)
-    print(
-        f"imported into {paper_dir}: {paper.rows_added} rows added, "
-        f"{paper.rows_unchanged} already there"
-    )
-    print_comparison(paper.comparison, sys.stdout)
-    print_table2(paper.table2, sys.stdout)
-    print_cascade_table(paper.cascade, sys.stdout)
-    if paper.report is not None:
-        print(f"report: {paper.report}")
-    print(
-        f"by hand: itemscale analyze {paper_dir} --configs {','.join(TABLE2_CONFIGS)}   "
-        f"(the paper's data: {release_dir()})"
-    )
-    print(f"({time.perf_counter() - t:.1f} s)")
+    ):
+        paper = reproduce_paper(paper_dir, bootstrap=bootstrap, report=report)
+        print(
+            f"imported into {paper_dir}: {paper.rows_added} rows added, "
+            f"{paper.rows_unchanged} already there"
+        )
+        print_comparison(paper.comparison, sys.stdout)
+        print_table2(paper.table2, sys.stdout)
+        print_cascade_table(paper.cascade, sys.stdout)
+        if paper.report is not None:
+            print(f"report: {paper.report}")
+        print(
+            f"by hand: itemscale analyze {paper_dir} --configs {','.join(TABLE2_CONFIGS)}   "
+            f"(the paper's data: {release_dir()})"
+        )
     return paper.summary()
 
 
@@ -183,34 +177,32 @@ def run(args: argparse.Namespace) -> int:
     suite_and_sweep(args, out)
 
     # Before analyze and cascade, so the files they write already see the re-runs.
-    t = _step(
+    with step(
         "intervene: re-run each terminal regression with nested frames (and as many controls)"
-    )
-    from ..workflows import intervene
+    ):
+        from ..workflows import intervene
 
-    intervention = intervene(
-        out,
-        intervention="nested",
-        seed=0,
-        bootstrap=args.bootstrap,
-        batch_size=args.batch_size,
-        progress=False,
-        on_note=print,
-    )
-    from .cmd_intervene import print_summary as print_intervention
+        intervention = intervene(
+            out,
+            intervention="nested",
+            seed=0,
+            bootstrap=args.bootstrap,
+            batch_size=args.batch_size,
+            progress=False,
+            on_note=print,
+        )
+        from .cmd_intervene import print_summary as print_intervention
 
-    print_intervention(intervention)
-    print(f"({time.perf_counter() - t:.1f} s)")
+        print_intervention(intervention)
     selector_step(out, bootstrap=args.bootstrap, batch_size=args.batch_size)
     adaptive_selector_step(out, bootstrap=args.bootstrap, batch_size=args.batch_size)
 
-    t = _step("analyze")
-    df, _ = read_run(out)
-    measures = analyze_responses(df, AnalysisSettings(bootstrap=args.bootstrap, seed=0))
-    write_json_atomic(out / MEASURES_FILE, measures.to_json())
-    print_summary(measures, brief=True)
-    print(f"  (adjacent flips, chains and the open-ended detail: itemscale analyze {out})")
-    print(f"({time.perf_counter() - t:.1f} s)")
+    with step("analyze"):
+        df, _ = read_run(out)
+        measures = analyze_responses(df, AnalysisSettings(bootstrap=args.bootstrap, seed=0))
+        write_json_atomic(out / MEASURES_FILE, measures.to_json())
+        print_summary(measures, brief=True)
+        print(f"  (adjacent flips, chains and the open-ended detail: itemscale analyze {out})")
 
     summary: DemoSummary = {
         "paper": paper_summary,
@@ -232,10 +224,12 @@ def run(args: argparse.Namespace) -> int:
     summary["conclusion"] = conclusion
     write_json_atomic(out / "demo.json", summary)
     print(f"\n### what the demo shows\n{conclusion}")
-    for name in ("report", "paper"):
-        where = summary.get("report") if name == "report" else paper_summary.get("report")
+    for name, where in (
+        ("report", summary.get("report")),
+        ("paper report", paper_summary.get("report")),
+    ):
         if where:
-            print(f"  {'report' if name == 'report' else 'paper report'}: {where}")
+            print(f"  {name}: {where}")
     print(f"demo finished in {elapsed:.0f} s (every path above: {out / 'demo.json'})")
     return 0
 
@@ -248,29 +242,26 @@ def suite_and_sweep(args: argparse.Namespace, out: Path) -> None:
     from ..collect.synth import ensure_suite
 
     suite = out / "suite"
-    t = _step(f"synthetic suite: {args.videos} videos, seed {args.seed} -> {suite}")
-    # Every video of this suite is a test video (test_fraction=1); an intact suite made from the
-    # same arguments is reused after a hash check.
-    manifest = ensure_suite(
-        suite,
-        n_videos=args.videos,
-        seed=args.seed,
-        test_fraction=1.0,
-        layout="focus",
-        focus_kinds=DEMO_FOCUS_KINDS,
-    )
-    print(f"{manifest.n_videos} videos, {manifest.n_items} items")
-    print(f"({time.perf_counter() - t:.1f} s)")
+    with step(f"synthetic suite: {args.videos} videos, seed {args.seed} -> {suite}"):
+        # every video a test video; an intact suite of the same arguments is reused (hash check)
+        manifest = ensure_suite(
+            suite,
+            n_videos=args.videos,
+            seed=args.seed,
+            test_fraction=1.0,
+            layout="focus",
+            focus_kinds=DEMO_FOCUS_KINDS,
+        )
+        print(f"{manifest.n_videos} videos, {manifest.n_items} items")
 
     protocol_file = out / "protocol.toml"
     protocol_file.write_text(demo_protocol(out, suite), encoding="utf-8")
     protocol = load_protocol(protocol_file, backends=BACKENDS)
 
-    t = _step("sweep: built-in model over 5 frame counts x 2 resolutions + text-only")
-    result = run_sweep(protocol, run_dir=out, progress=True, batch_size=args.batch_size)
-    if result.interrupted:
-        raise CommandError("sweep interrupted; rerun `make demo` to resume")
-    print(f"({time.perf_counter() - t:.1f} s)")
+    with step("sweep: built-in model over 5 frame counts x 2 resolutions + text-only"):
+        result = run_sweep(protocol, run_dir=out, progress=True, batch_size=args.batch_size)
+        if result.interrupted:
+            raise CommandError("sweep interrupted; rerun `make demo` to resume")
 
 
 def report_steps(out: Path, intervention: InterventionResult) -> None:
@@ -283,24 +274,21 @@ def report_steps(out: Path, intervention: InterventionResult) -> None:
     from .cmd_cascade import print_summary as print_cascade
     from .cmd_report import print_artifact
 
-    t = _step("cascade")
-    report = cascade(out, CascadeSettings(), json_out=out / CASCADE_FILE)
-    print_cascade(report)
-    print(f"\ncascade report written to {out / CASCADE_FILE}")
-    print_cascade_at_scale()
-    print(f"({time.perf_counter() - t:.1f} s)")
+    with step("cascade"):
+        report = cascade(out, CascadeSettings(), json_out=out / CASCADE_FILE)
+        print_cascade(report)
+        print(f"\ncascade report written to {out / CASCADE_FILE}")
+        print_cascade_at_scale()
 
-    t = _step("audit")
-    outcome = audit(out)
-    print_audit(outcome, import_csv=None, export=None)
-    written, failures = audit_sheets(out, outcome)
-    print_sheets(out, written, failures)
-    print(f"({time.perf_counter() - t:.1f} s)")
+    with step("audit"):
+        outcome = audit(out)
+        print_audit(outcome, import_csv=None, export=None)
+        written, failures = audit_sheets(out, outcome)
+        print_sheets(out, written, failures)
 
     print_regression_pathways(regression_pathways(intervention, out))
-    t = _step("report")
-    print_artifact(build_artifact(out))
-    print(f"({time.perf_counter() - t:.1f} s)")
+    with step("report"):
+        print_artifact(build_artifact(out))
 
 
 def demo_conclusion(
