@@ -241,12 +241,7 @@ def run(args: argparse.Namespace) -> int:
         args.json_out if args.json_out is not None else str(Path(args.run_dir) / CASCADE_FILE)
     )
     try:
-        report = cascade(
-            args.run_dir,
-            settings,
-            json_out=json_out or None,
-            write=bool(json_out),
-        )
+        report = cascade(args.run_dir, settings, json_out=json_out or None, write=bool(json_out))
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from exc
     print_summary(report)

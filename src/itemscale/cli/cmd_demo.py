@@ -323,7 +323,7 @@ def demo_conclusion(
         f"{best.config}), yet {100 * curve.harmful_rate:.1f}% of the {curve.n_items} items "
         f"({curve.harmful_items}) are right at some budget and wrong at a larger one, "
         f"and {round(terminal * curve.n_items)} end wrong at the largest budget though a "
-        "smaller one got them right.",
+        "smaller one got them right."
     ]
     if curve.additive:
         sentences.append(curve.additive)

@@ -361,9 +361,7 @@ def run(args: argparse.Namespace) -> int:
             device=args.device,
             batch_size=args.batch_size,
             backend_factory=RuntimeBackendFactory(
-                concurrency=args.concurrency,
-                timeout_s=args.timeout,
-                max_retries=args.max_retries,
+                concurrency=args.concurrency, timeout_s=args.timeout, max_retries=args.max_retries
             ),
             frame_cache=cache,
             workers=args.workers,
