@@ -1,7 +1,4 @@
-"""The demo's frame-selector step, printed: the built-in `change` selector written as a selection
-file (`itemscale select`), replayed as one more series beside uniform sampling, and compared
-with it item by item (`itemscale.workflows.selector_comparison`). Called from one line of
-`cmd_demo`."""
+"""The demo's frame-selector steps, printed (`itemscale.workflows.selector_comparison`)."""
 
 from __future__ import annotations
 
@@ -31,8 +28,6 @@ def _compared(out: Path, bootstrap: int, batch_size: int, adaptive: bool) -> Sel
 
 
 def selector_step(out: Path, *, bootstrap: int, batch_size: int) -> SelectorComparison:
-    """Write the selection, sweep its series, print what it fixes and breaks against uniform
-    sampling at the same budget; returns the comparison (also in RUN/selector.json)."""
     from ..workflows import DEMO_SELECTION, DEMO_SELECTOR_FRAMES, SELECTOR_DIR
     from ._inference_text import selector_lines
 
@@ -52,8 +47,6 @@ def selector_step(out: Path, *, bootstrap: int, batch_size: int) -> SelectorComp
 
 
 def adaptive_selector_step(out: Path, *, bootstrap: int, batch_size: int) -> SelectorComparison:
-    """The adaptive `change` selector at a cap of the same budget: its mean frames used and
-    accuracy beside uniform sampling at that matched mean cost (RUN/selector_adaptive.json)."""
     from ..workflows import (
         DEMO_ADAPTIVE_MIN_FRAMES,
         DEMO_ADAPTIVE_SELECTION,
@@ -102,7 +95,6 @@ CASCADE_AT_SCALE = (
 
 
 def print_cascade_at_scale() -> None:
-    """The benchmark's figures beside the demo's own cascade, which 80 items cannot judge."""
     import textwrap
 
     print(textwrap.fill(CASCADE_AT_SCALE, width=100, initial_indent="  ", subsequent_indent="  "))

@@ -1,9 +1,5 @@
-"""`itemscale cascade RUN_DIR`: stopping rules on the response matrix, held-out, with intervals.
-
-Answers "how much compute can I save at the terminal budget's accuracy": the confidence cascade of
-docs/policies.md, the agreement and learned stopping rules, and the cost-accuracy frontier, all
-cross-fitted by video so every reported number comes from thresholds that never saw the item.
-"""
+"""`itemscale cascade RUN_DIR`: how much compute a stopping rule saves at the terminal budget's
+accuracy (docs/policies.md), every number held out by video."""
 
 from __future__ import annotations
 
@@ -89,7 +85,6 @@ _UNITS = {"frames": "frames", "tokens": "tokens", "latency": "s"}
 
 
 def _rate(stat: Estimate) -> str:
-    """A share of items in points with its interval and the count it comes from."""
     return counted_text(stat.as_json())
 
 
@@ -130,9 +125,8 @@ def score_text(block: CascadeBlock) -> str:
 
 
 def best_match_name(block: CascadeBlock) -> str:
-    """The best match as a reader should read it: a rule that stops every item at one stage
-    is that fixed budget ("the fixed budget 128f_151k (the learned rule stops every item
-    there)")."""
+    """A rule that stops every item at one stage read as that fixed budget ("the fixed budget
+    128f_151k (the learned rule stops every item there)")."""
     best = block.best_match
     if best is None:
         return "none"
@@ -144,7 +138,6 @@ def best_match_name(block: CascadeBlock) -> str:
 
 
 def print_block(block: CascadeBlock, primary: str, gloss: Glosses, out: TextIO | None) -> None:
-    """One budget axis: cost model, terminal, every policy, best match, frontier, fixed rule."""
     say = printer(out)
     unit = _UNITS[primary]
     terminal = block.terminal
@@ -221,9 +214,7 @@ def run(args: argparse.Namespace) -> int:
     from ..analysis.policies import CASCADE_FILE, CascadeSettings
     from ..workflows import cascade
 
-    stages = None
-    if args.stages is not None:
-        stages = tuple(part for part in args.stages.split(","))
+    stages = None if args.stages is None else tuple(args.stages.split(","))
     settings = settings_from_flags(
         CascadeSettings,
         {"bootstrap": "--bootstrap", "models": "--model"},

@@ -1,10 +1,7 @@
 """`itemscale demo`: the whole audit offline, on the synthetic suite and the built-in model.
 
-Each step is the library call its command makes (synth, sweep, intervene, select, analyze,
-cascade, audit, report; `itemscale.workflows` holds the ones that are more than one call) and is
-printed as the command prints it. It writes the protocol it used into the run directory so the
-run can be repeated or extended with `itemscale sweep RUN_DIR/protocol.toml`.
-"""
+Each step is the library call its command makes, printed as the command prints it; the protocol
+it used is written into the run, to rerun or extend with `itemscale sweep RUN/protocol.toml`."""
 
 from __future__ import annotations
 
@@ -59,8 +56,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 class DemoSummary(TypedDict, total=False):
-    """RUN/demo.json: the paper step's entry, where the measures, the report and the demo's
-    conclusion are, and how long it took."""
+    """RUN/demo.json."""
 
     paper: Required[dict[str, object]]
     run_dir: Required[str]
@@ -105,8 +101,7 @@ max_new_tokens = 24
 
 
 def run_paper_step(paper_dir: Path, *, bootstrap: int, report: bool) -> dict[str, object]:
-    """Import the seed paper's released labels, reproduce its numbers, write their report
-    (`itemscale.workflows.reproduce_paper`), and print them; returns demo.json's entry."""
+    """`itemscale.workflows.reproduce_paper`, printed; returns demo.json's entry."""
     import sys
 
     from ..workflows import TABLE2_CONFIGS, release_dir, reproduce_paper
@@ -134,9 +129,7 @@ def run_paper_step(paper_dir: Path, *, bootstrap: int, report: bool) -> dict[str
 
 
 def print_regression_pathways(found: RegressionPathways) -> None:
-    """Every terminal regression: its kind, the budget it was right at, the audit's pathway for
-    that transition and what the nested re-run did (`itemscale.workflows.regression_pathways`),
-    and per evidence group how many recovered."""
+    """`itemscale.workflows.regression_pathways`, a line per terminal regression."""
     print(
         f"\n### terminal regressions at {found.terminal}: the audit's pathway and the nested "
         "re-run",
@@ -235,7 +228,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def suite_and_sweep(args: argparse.Namespace, out: Path) -> None:
-    """The synthetic suite (reused when intact) and the built-in model's sweep over it."""
     from ..collect.models import BACKENDS
     from ..collect.protocol import load_protocol
     from ..collect.sweep import run_sweep
@@ -265,8 +257,7 @@ def suite_and_sweep(args: argparse.Namespace, out: Path) -> None:
 
 
 def report_steps(out: Path, intervention: InterventionResult) -> None:
-    """The cascade, the frame audit with its contact sheets and the report, each the library
-    call its command makes (with the command's defaults), printed as the command prints it."""
+    """Cascade, audit with contact sheets and report, with their commands' defaults."""
     from ..analysis.policies import CASCADE_FILE, CascadeSettings
     from ..report import build_artifact
     from ..workflows import audit, audit_sheets, cascade, regression_pathways
@@ -297,8 +288,8 @@ def demo_conclusion(
     cascade: CascadeReport | None,
     paper: Mapping[str, object],
 ) -> str:
-    """The demo's finding in a few sentences, every number read from what it computed
-    (`paper` is the paper step's entry of demo.json, `PaperReproduction.summary`)."""
+    """The demo's finding, every number read from what it computed (`paper`: demo.json's
+    paper entry)."""
     import textwrap
 
     from ..analysis.measures import BinarySeries
@@ -364,7 +355,6 @@ def demo_conclusion(
 
 
 def _value(stat: Estimate | BestFixed) -> float:
-    """A value the demo's sentences need (its run always has one)."""
     if stat.value is None:
         raise CommandError("the demo's analysis has a measure without a value")
     return float(stat.value)

@@ -1,11 +1,6 @@
-"""`itemscale intervene RUN_DIR --intervention nested|phase-shift`: re-run the terminal budget of every
-terminal regression (and of a seeded control sample of correct items) with one controlled change
-of sampling, through the sweep, and report `recovered_rate` beside `broken_rate`.
-
-The workflow itself is `itemscale.intervene` (`workflows/_intervene.py`); this module reads the
-arguments and prints the result. `--policy`, the flag's name before "policy" was kept for
-sampling alone, still works in 0.1.x: hidden from the help, with a note on stderr.
-"""
+"""`itemscale intervene RUN_DIR --intervention nested|phase-shift`: the arguments and printing of
+`itemscale.intervene`. `--policy`, the flag's name before "policy" was kept for sampling alone,
+still works in 0.1.x: hidden from the help, with a note on stderr."""
 
 from __future__ import annotations
 
@@ -24,8 +19,7 @@ if TYPE_CHECKING:
 
 
 class _RetiredFlag(argparse.Action):
-    """`--policy`, the retired name of `--intervention`: it still works in 0.1.x, with a note
-    on stderr that names the new flag (docs/glossary.md, 'Retired names')."""
+    """`--policy` (docs/glossary.md, 'Retired names')."""
 
     def __call__(
         self,
