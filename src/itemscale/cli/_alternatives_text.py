@@ -5,7 +5,6 @@ all-pairs same-input matrix, and the configurations imported from one log file."
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Mapping
 from typing import TextIO
 
@@ -56,7 +55,7 @@ def pair_line(pair: AlternativePair, files: Mapping[str, SourceFile], note: str 
 
 
 def _grid(block: AlternativesSeries, files: Mapping[str, SourceFile]) -> list[str]:
-    """The all-pairs same-input matrix, one row per alternative (numbered columns)."""
+    """One row per alternative, numbered columns."""
     labels = block.configs
     cell: dict[tuple[str, str], str] = {}
     for pair in block.pairs.values():
@@ -133,7 +132,6 @@ def print_alternatives(
 
 
 def add_control_argument(p: argparse.ArgumentParser) -> None:
-    """`--control`, as `analyze` and `report` take it."""
     p.add_argument(
         "--control",
         metavar="LABEL",
@@ -153,4 +151,4 @@ def print_alternatives_notes(result: AnalysisResult, out: TextIO | None = None) 
             if not isinstance(block, AlternativesSeries):
                 continue
             if block.members == "configurations" or block.control is None:
-                print(f"\nnote: {detected_note(model, block)}", file=out or sys.stdout)
+                print(f"\nnote: {detected_note(model, block)}", file=out)

@@ -26,7 +26,6 @@ def _points(stat: Estimate | BestFixed | None) -> tuple[str, str]:
 
 
 def print_comparison(rows: Sequence[PaperNumber], out: TextIO) -> None:
-    """The side-by-side table: the headline measures per model, accuracies summarised."""
     say = printer(out)
     models = list(dict.fromkeys(r.model for r in rows))
     say(
@@ -153,7 +152,6 @@ def print_cascade_table(report: CascadeReport, out: TextIO) -> None:
 
 
 def _short(label: str) -> str:
-    """A rule's name in the table's column: 'fixed 128f_151k' as 'fixed 128f'."""
     return label.split("_")[0] if label.startswith("fixed ") else label
 
 

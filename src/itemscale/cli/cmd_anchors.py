@@ -81,7 +81,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_caveats(lines: list[str] | tuple[str, ...]) -> None:
-    """Each caveat of a fit or a prediction as a `warning:` line."""
     for line in lines:
         print(f"warning: {line}")
 
@@ -108,12 +107,10 @@ def analyze_with_anchors(args: argparse.Namespace) -> int:
 
 
 def _points(share: float | None) -> str:
-    """A share in points to one decimal ('n/a' for none)."""
     return "n/a" if share is None else f"{100 * share:.1f}"
 
 
 def _interval(estimate: Estimate) -> str:
-    """`[low, high]`, or what stands in for an interval the anchors cannot give."""
     if estimate.ci_low is None or estimate.ci_high is None:
         return "[cannot tell]"
     return f"[{_points(estimate.ci_low)}, {_points(estimate.ci_high)}]"

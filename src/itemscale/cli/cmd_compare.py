@@ -139,7 +139,6 @@ def _output(path: str, flag: str, runs: Sequence[Path], force: bool) -> Path:
 
 
 def _outputs(args: argparse.Namespace) -> dict[str, Path]:
-    """The checked `--json` / `--html` targets, before anything is computed or written."""
     runs = [Path(r).resolve() for r in (args.run_a, args.run_b) if r is not None]
     outputs = {
         flag: _output(value, flag, runs, args.force)
@@ -185,9 +184,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _pts(value: float | None, signed: bool = False) -> str:
-    if value is None:
-        return "unknown"
-    return f"{100 * value:+.2f}" if signed else f"{100 * value:.2f}"
+    return "unknown" if value is None else f"{100 * value:{'+' if signed else ''}.2f}"
 
 
 def _est(est: Any, signed: bool = False) -> str:
@@ -200,8 +197,6 @@ def _est(est: Any, signed: bool = False) -> str:
 
 
 def _print_outcome(a: Any, matched: int, out: TextIO, indent: str, draws: int) -> None:
-    """One task kind's outcome: the 2x2 table (multiple choice), each side's accuracy or mean
-    score, the difference and its tests."""
     say = printer(out)
     if a.kind == "binary":
         say(

@@ -79,8 +79,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_artifact(out: Any) -> None:
-    """Where the artifact is, what it recomputed, and its digest with the command that checks
-    it."""
     from ..report import REPORT_FILE, manifest_digest
 
     digest = manifest_digest(out)
@@ -92,7 +90,7 @@ def print_artifact(out: Any) -> None:
 
 
 def print_derived(artifact: Any) -> None:
-    """Say which derived files the report recomputed or flagged as stale (provenance.json)."""
+    """Which derived files the report recomputed or flagged as stale (provenance.json)."""
     import json
     from pathlib import Path
 

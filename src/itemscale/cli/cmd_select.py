@@ -98,8 +98,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _adaptive(args: argparse.Namespace) -> Adaptive | None:
-    """The adaptive setting of `--adaptive --min-frames M --threshold T` (None without
-    `--adaptive`; either option without it is an error)."""
     from ..collect.video import DEFAULT_CHANGE_THRESHOLD, Adaptive
 
     if not args.adaptive:

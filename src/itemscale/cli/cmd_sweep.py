@@ -101,7 +101,6 @@ def register(subparsers: Any) -> None:
 
 
 def _rerun_check_arguments(parser: argparse.ArgumentParser) -> None:
-    """`--rerun-check FRACTION` and its seed and batch size (docs/sweep.md, "Rerun check")."""
     parser.add_argument(
         "--rerun-check",
         type=float,
@@ -128,8 +127,6 @@ def _rerun_check_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _served_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of served models (`openai` backend): requests in flight, the deadline and
-    retries of each request, and the budget probe's override."""
     parser.add_argument(
         "--concurrency",
         type=int,
@@ -161,7 +158,6 @@ def _served_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_ray_options(parser: argparse.ArgumentParser) -> None:
-    """`--workers` and `--ray-address`: where and how wide `--executor ray` runs."""
     parser.add_argument(
         "--workers",
         type=int,
@@ -179,9 +175,7 @@ def _add_ray_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _print_plan(
-    cost: Any, run_dir: Path, as_json: bool, stack: Any = None, notes: Sequence[str] = ()
-) -> None:
+def _print_plan(cost: Any, run_dir: Path, as_json: bool, stack: Any, notes: Sequence[str]) -> None:
     payload = {"run_dir": str(run_dir), **cost.as_dict(), "stack": stack, "stack_notes": notes}
     if as_json:
         print(json.dumps(payload, sort_keys=True))
@@ -218,8 +212,7 @@ def _print_plan(
 
 
 def _print_stack(stack: Any, notes: Sequence[str]) -> None:
-    """The software stack the sweep would run under (each field `stack_fields` reads), and how
-    it differs from the run's earlier sessions."""
+    """The software stack the sweep would run under, and how it differs from earlier sessions'."""
     from ..core.responses import stack_fields
 
     if stack is None:
@@ -232,8 +225,7 @@ def _print_stack(stack: Any, notes: Sequence[str]) -> None:
 
 
 def _dry_run_stack(protocol: Any, run_dir: Path, device: str) -> tuple[Any, list[str]]:
-    """The stack this machine would record for a session, and the notes a resume would print
-    (compared with the sessions that computed the run's stored cells)."""
+    """The stack this machine would record, and the notes a resume would print."""
     from ..collect.models import BACKENDS
     from ..collect.store import STORE_FILE, RunStore
     from ..collect.sweep import software_stack, stack_notice
@@ -248,7 +240,6 @@ def _dry_run_stack(protocol: Any, run_dir: Path, device: str) -> tuple[Any, list
 
 
 def _print_budget_probe(model: str, record: dict[str, Any] | None) -> None:
-    """One line: what the budget probe compared, and whether the server honoured it."""
     if record is None:
         return
     small, large = record["small"], record["large"]
@@ -264,7 +255,6 @@ def _print_budget_probe(model: str, record: dict[str, Any] | None) -> None:
 
 
 def _batch_size(text: str) -> int | str:
-    """`--batch-size`: a whole number or `auto`."""
     if text == "auto":
         return text
     try:
@@ -276,7 +266,6 @@ def _batch_size(text: str) -> int | str:
 
 
 def _check_flags(args: argparse.Namespace) -> None:
-    """The flags' own ranges and combinations, before the protocol is read."""
     if args.limit is not None and args.limit < 1:
         raise CommandError(f"--limit must be at least 1 (got {args.limit})")
     if args.batch_size != "auto" and args.batch_size < 1:
@@ -296,8 +285,7 @@ def _check_flags(args: argparse.Namespace) -> None:
 
 
 def _rerun_check(args: argparse.Namespace) -> Any:
-    """`--rerun-check` and its options as the sweep's `RerunCheck` (None without it); a bad
-    value is a `CommandError` naming the flag."""
+    """The sweep's `RerunCheck` (None without `--rerun-check`)."""
     from ..collect.sweep import RerunCheck
 
     if args.rerun_check is None:
@@ -380,7 +368,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_summary(result: Any, *, as_json: bool) -> None:
-    """What the sweep did: one JSON object (`--json`), or a few lines."""
     if as_json:  # keys sorted: their order here is free
         same = "planned skipped ran by_status interrupted not_loaded served warnings budget_probe "
         same += "selections failed batch_sizes out_of_memory"
@@ -431,7 +418,6 @@ def _print_summary(result: Any, *, as_json: bool) -> None:
 
 
 def _print_rerun_checks(checks: dict[str, Any]) -> None:
-    """One line per model whose grid `--rerun-check` ran again in part."""
     for model, record in sorted(checks.items()):
         floor = record.get("floor") or "no answer to compare"
         print(
@@ -443,10 +429,8 @@ def _print_rerun_checks(checks: dict[str, Any]) -> None:
 
 
 def _print_selections(selections: dict[str, Any]) -> None:
-    """One line per selection configuration: its file, digest and duplicate frames removed
-    (and how many records lost frames that way); for a cap (records give up to K frames once
-    duplicates are merged), the frames they give; how records were matched when
-    not by id; the selector's declared cost when the file gives one."""
+    """One line per selection configuration; for a cap (records give up to K frames once
+    duplicates are merged), the frames they give."""
     for label, sel in sorted(selections.items()):
         lost = sel.get("items_with_duplicates") or 0
         extra = f" ({lost} record(s) lost frames that way)" if lost else ""
