@@ -14,7 +14,6 @@ from ._format import Glosses, number_text, points_text, printer
 from ._settings import add_bootstrap_arguments, add_rerun_floor_argument, settings_from_flags
 
 if TYPE_CHECKING:
-    from ..analysis.measures import Estimate
     from ..analysis.policies import CascadeBlock, CascadeReport, FrontierPoint, RuleRecord
 
 
@@ -84,25 +83,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 _UNITS = {"frames": "frames", "tokens": "tokens", "latency": "s"}
 
 
-def _rate(stat: Estimate) -> str:
-    return counted_text(stat.as_json())
-
-
 def _policy_line(name: str, policy: RuleRecord, unit: str, gloss: Glosses) -> str:
     if not isinstance(policy, AvailableRule):
         return f"  {name:<11} not available: {policy.reason}"
     fixed = fixed_budget_note(name, policy)
     match = "matches terminal" if policy.matches_terminal else "below terminal"
     line = (
-        f"  {name:<11} accuracy {_rate(policy.accuracy)} ({match}: change "
-        f"{points_text(policy.accuracy_change.as_json())} points), "
-        f"{number_text(policy.mean_cost.as_json())} {unit}/item, saves "
-        f"{points_text(policy.cost_reduction.as_json())}%"
+        f"  {name:<11} accuracy {counted_text(policy.accuracy)} ({match}: change "
+        f"{points_text(policy.accuracy_change)} points), "
+        f"{number_text(policy.mean_cost)} {unit}/item, saves "
+        f"{points_text(policy.cost_reduction)}%"
     )
     if policy.unshared is not None:
         primary = next(c for c in CURRENCIES if policy.unshared.cost_reduction(c) is not None)
         bound = policy.unshared.cost_reduction(primary)
-        line += f" (nothing shared: {points_text(bound.as_json() if bound else None)}%)"
+        line += f" (nothing shared: {points_text(bound)}%)"
     if fixed:
         line += f"; {fixed}"
     return line + (gloss("matches terminal") if policy.matches_terminal else "")
@@ -162,8 +157,8 @@ def print_block(block: CascadeBlock, primary: str, gloss: Glosses, out: TextIO |
     )
     say(f"  stopping score: {score_text(block)}")
     say(
-        f"  terminal {terminal.label}: accuracy {_rate(terminal.accuracy)}, "
-        f"{number_text(terminal.mean_cost.as_json())} {unit} per item"
+        f"  terminal {terminal.label}: accuracy {counted_text(terminal.accuracy)}, "
+        f"{number_text(terminal.mean_cost)} {unit} per item"
     )
     for name, policy in block.policies.items():
         say(_policy_line(name, policy, unit, gloss))
@@ -171,8 +166,8 @@ def print_block(block: CascadeBlock, primary: str, gloss: Glosses, out: TextIO |
     if best:
         say(
             f"  best match: {best_match_name(block)} saves "
-            f"{points_text(best.cost_reduction.as_json())}% of the terminal's {unit} at an "
-            f"accuracy change of {points_text(best.accuracy_change.as_json())} points"
+            f"{points_text(best.cost_reduction)}% of the terminal's {unit} at an "
+            f"accuracy change of {points_text(best.accuracy_change)} points"
         )
     else:
         say("  best match: none (no policy both saves and has a change interval reaching 0)")
@@ -188,10 +183,10 @@ def print_block(block: CascadeBlock, primary: str, gloss: Glosses, out: TextIO |
         stops = ", ".join(f"{label} {count}" for label, count in (fixed.stop_counts or {}).items())
         say(
             f"  fixed rule ({fixed.score} >= {fixed.threshold:g}, every item, nothing "
-            f"fitted): accuracy {_rate(fixed.accuracy)} (change "
-            f"{points_text(fixed.accuracy_change.as_json())}), "
-            f"{number_text(fixed.mean_cost.as_json())} {unit}/item, saves "
-            f"{points_text(fixed.cost_reduction.as_json())}%; stops: {stops}"
+            f"fitted): accuracy {counted_text(fixed.accuracy)} (change "
+            f"{points_text(fixed.accuracy_change)}), "
+            f"{number_text(fixed.mean_cost)} {unit}/item, saves "
+            f"{points_text(fixed.cost_reduction)}%; stops: {stops}"
         )
 
 

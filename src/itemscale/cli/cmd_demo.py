@@ -319,7 +319,7 @@ def demo_conclusion(
     if curve.additive:
         sentences.append(curve.additive)
     reg, ctrl = intervention.regressions, intervention.controls
-    net = points_text(intervention.net_accuracy_change_estimate.as_json())
+    net = points_text(intervention.net_accuracy_change_estimate)
     recovered, broken = reg.n_changed or 0, ctrl.n_changed or 0
     if reg.n_answered:
         sentences.append(

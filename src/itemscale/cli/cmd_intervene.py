@@ -136,11 +136,11 @@ def print_summary(result: InterventionResult, out: TextIO | None = None) -> None
         method = result.intervals.get(key, "video bootstrap")
         say(
             f"  {name + ':':<10} {changed} of {group.n_answered} {noun}, "
-            f"{points_text(rate.as_json())}% (95% CI, {method})"
+            f"{points_text(rate)}% (95% CI, {method})"
         )
     say(
         f"  net accuracy change if applied to every item: "
-        f"{points_text(result.net_accuracy_change_estimate.as_json())} points"
+        f"{points_text(result.net_accuracy_change_estimate)} points"
     )
     kept, before = reg.reference_frames_kept, reg.reference_frames_kept_before
     if kept is not None and before is not None:
