@@ -41,9 +41,8 @@ class CommandError(ItemscaleError):
     the data the command needs); the library's own errors reach `main` as they are."""
 
 
-#: Every command's one-line help, read by `itemscale --help` without importing the command's
-#: module (each module registers its parser with the same line; a test checks they agree). A
-#: command missing here still works: its module is imported to list it.
+#: Every command's one-line help, for `itemscale --help` without importing the command's module
+#: (a test checks each module registers the same line; a command missing here is imported).
 COMMAND_HELP: dict[str, str] = {
     "anchors": "pick K anchor items from a run's 2PL fit: a sweep of only those predicts the "
     "full set",
@@ -161,12 +160,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 TABLE_COMMANDS: Final[frozenset[str]] = frozenset({"analyze", "report", "verify", "compare"})
 
 
-#: Every flag whose value is a path a command writes (a file, or a folder it writes files
-#: into), by command. Each is checked by `itemscale.core.files.check_output_path` before the command
-#: runs, so that no output replaces a run's data or records, of any run (docs/run-folders.md).
-#: The run folders a command writes into by design (`import -o`, `sweep --output`, `demo --out`)
-#: may be runs, never a run's file; `report --out` keeps its own stricter rule beside this one,
-#: and `compare` applies it within its own (`cmd_compare`).
+#: Every flag whose value is a path a command writes (a file, or a folder it writes into), checked
+#: by `check_output_path` before the command runs: no output replaces a run's data or records
+#: (docs/run-folders.md). `import -o`, `sweep --output`, `demo --out` may be runs, never a run's
+#: file; `report --out` keeps its own stricter rule too, and `compare` applies it in its own.
 OUTPUT_FLAGS: Final[Mapping[str, tuple[str, ...]]] = {
     "analyze": ("--json", "--per-item"),
     "anchors": ("--out",),
@@ -185,11 +182,9 @@ OUTPUT_FLAGS: Final[Mapping[str, tuple[str, ...]]] = {
 
 
 #: Every argument whose value names a file a command reads (a flag, or a positional by its
-#: name), by command: each is checked by `itemscale.core.files.checked_input` before the command
-#: runs, so that a FIFO or a device (`/dev/zero`) is refused at once, not after minutes of
-#: computing. The readers themselves read through the same helpers (`read_input_bytes`,
-#: `open_input`), so a file swapped in meanwhile, or one a protocol names, is refused too. A
-#: missing file, or a folder where a command takes one, is left to the command to name.
+#: name), checked by `checked_input` before the command runs: a FIFO or a device (`/dev/zero`) is
+#: refused at once, not after minutes of computing (the readers check again, for a file swapped
+#: in meanwhile). A missing file, or a folder, is left to the command to name.
 INPUT_ARGUMENTS: Final[Mapping[str, tuple[str, ...]]] = {
     "analyze": ("--anchors", "--irt"),
     "anchors": ("--irt",),
