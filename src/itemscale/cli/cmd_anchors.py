@@ -43,12 +43,8 @@ def read_fit(path: str) -> IrtFit:
     from ..core.files import InputFileError, read_input_text
 
     try:
-        text = read_input_text(path, what="a fit file")
-    except InputFileError as exc:
-        raise CommandError(f"--irt {exc}") from None
-    try:
-        return IrtFit.from_json(text, where=path)
-    except ValueError as exc:
+        return IrtFit.from_json(read_input_text(path, what="a fit file"), where=path)
+    except (InputFileError, ValueError) as exc:
         raise CommandError(f"--irt {exc}") from None
 
 

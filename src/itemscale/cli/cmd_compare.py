@@ -98,11 +98,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _output(path: str, flag: str, runs: Sequence[Path], force: bool) -> Path:
-    """An output file compare may write: not inside either run folder (an imported run's
-    `responses.parquet` is the only copy of its answers), not inside an artifact folder (whose
-    manifest pins its files), no other run's data or records (`check_output_path`, the rule of
-    every command's outputs), and not an existing file unless an earlier compare wrote it and
-    `--force` is given."""
+    """An output file compare may write: the rule of every command's outputs, and never inside
+    a run folder (an imported run's `responses.parquet` is the only copy of its answers)."""
     from ..core.files import check_output_path
     from ._compare_output import is_compare_output
 

@@ -181,7 +181,15 @@ def _print_plan(cost: Any, run_dir: Path, as_json: bool, stack: Any, notes: Sequ
         print(json.dumps(payload, sort_keys=True))
         return
     print(f"plan for {run_dir}")
-    _print_stack(stack, notes)
+    if stack is not None:  # the stack the sweep would run under, and how it differs from before
+        from ..core.responses import stack_fields
+
+        shown = ", ".join(
+            f"{k} {'none' if v is None else v}" for k, v in stack_fields(stack).items()
+        )
+        print(f"software stack: {shown}")
+        for note in notes:
+            print(f"note: {note}")
     print(f"{'configuration':<24} {'cells':>8} {'to run':>8} {'frames':>10} {'vis. tokens':>12}")
     for label, row in cost.by_config.items():
         print(
@@ -209,19 +217,6 @@ def _print_plan(cost: Any, run_dir: Path, as_json: bool, stack: Any, notes: Sequ
             )
         if folders and not Path(folders[0]).is_dir():
             print("  check the protocol's [benchmark] videos folder")
-
-
-def _print_stack(stack: Any, notes: Sequence[str]) -> None:
-    """The software stack the sweep would run under, and how it differs from earlier sessions'."""
-    from ..core.responses import stack_fields
-
-    if stack is None:
-        return
-    fields = stack_fields(stack)
-    shown = ", ".join(f"{k} {'none' if v is None else v}" for k, v in fields.items())
-    print(f"software stack: {shown}")
-    for note in notes:
-        print(f"note: {note}")
 
 
 def _dry_run_stack(protocol: Any, run_dir: Path, device: str) -> tuple[Any, list[str]]:
