@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
@@ -67,7 +66,7 @@ def run_importer(args: argparse.Namespace, *, kind: str, keywords: Mapping[str, 
 
     options = {keyword: getattr(args, dest) for dest, keyword in keywords.items()}
     summary = run_import(kind, run_dir=args.run_dir, dry_run=args.dry_run, **options)
-    print(summary.format(), file=sys.stdout)
+    print(summary.format())
     if args.summary_json:
         Path(args.summary_json).write_text(
             json.dumps(summary.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8"
