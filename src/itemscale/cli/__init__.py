@@ -78,9 +78,8 @@ def suggestion(word: str, candidates: Sequence[str]) -> str | None:
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with "did you mean" for a mistyped command, choice or flag (Python 3.11's
-    argparse has no `suggest_on_error`), and a mistyped flag reported by the command it was
-    given to, with that command's usage, not the top level's."""
+    """argparse with "did you mean" (Python 3.11's has no `suggest_on_error`), and a mistyped
+    flag reported with the usage of the command it was given to."""
 
     def error(self, message: str) -> NoReturn:
         found = _CHOICE.search(message)

@@ -71,8 +71,7 @@ def parse_config_list(text: str) -> list[str]:
 
 def print_superseded(provenance: Mapping[str, object], out: TextIO | None = None) -> None:
     """One line per selection configuration left out because its file changed since its
-    cells ran (run.json `sweep.superseded_selections`): the budget is shown once, with the
-    current file's cells."""
+    cells ran (run.json `sweep.superseded_selections`)."""
     from ..core.responses import superseded_configs
 
     for config_id, record in sorted(superseded_configs(provenance).items()):

@@ -16,8 +16,7 @@ if TYPE_CHECKING:
 
 
 def _points(stat: Estimate | BestFixed | None) -> tuple[str, str]:
-    """(value, interval) in points to two decimals, as the paper prints them; ('n/a', '')
-    without a value."""
+    """(value, interval) in points to two decimals, as the paper prints them."""
     if stat is None or stat.value is None:
         return "n/a", ""
     ci = stat.ci
@@ -86,9 +85,8 @@ def print_table2(measures: AnalysisResult, out: TextIO) -> None:
 
 
 def print_cascade_table(report: CascadeReport, out: TextIO) -> None:
-    """Per model: the terminal budget's accuracy with its items (k/n), the policy that matches
-    it and saves the most (held out by video), its accuracy change, the share of frames it
-    saves (95% intervals) and where it stops (share of items, with their count)."""
+    """Per model: the terminal budget's accuracy (k/n), the policy that matches it and saves the
+    most (held out by video), its change, frames saved and where it stops."""
     say = printer(out)
     from ..analysis.policies import AvailableRule, fixed_budget_note, rule_label
 
@@ -156,8 +154,7 @@ def _short(label: str) -> str:
 
 
 def print_same_input_notes(report: CascadeReport, out: TextIO) -> None:
-    """Under the prescription: each model whose requested terminal repeats the stage before
-    it (the same-input rule), and so is costed as that stage, with the reason."""
+    """Each model whose terminal repeats the stage before it (the same-input rule)."""
     say = printer(out)
     for block in report.results:
         if block.same_input_note:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -316,12 +317,10 @@ def run(args: argparse.Namespace) -> int:
             return 0
         if args.no_progress:  # nor the "Loading weights" bars of transformers and the hub
             os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
-            try:
+            with contextlib.suppress(ImportError):  # analysis-only install: no local models
                 from transformers.utils import logging as hf_logging
 
                 hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-            except ImportError:  # analysis-only install: no local models
-                pass
         local = [m.name for m in protocol.models if BACKENDS[m.backend].on_device]
         if local:
             hint = " (pass --device cuda to use a GPU)" if args.device == "cpu" else ""
