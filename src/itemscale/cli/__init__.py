@@ -41,9 +41,8 @@ class CommandError(ItemscaleError):
     the data the command needs); the library's own errors reach `main` as they are."""
 
 
-#: Every command's one-line help, read by `itemscale --help` without importing the command's
-#: module (each module registers its parser with the same line; a test checks they agree). A
-#: command missing here still works: its module is imported to list it.
+#: Every command's one-line help, for `itemscale --help` without importing the command's module
+#: (a test checks each module registers the same line; a command missing here is imported).
 COMMAND_HELP: dict[str, str] = {
     "anchors": "pick K anchor items from a run's 2PL fit: a sweep of only those predicts the "
     "full set",
@@ -79,9 +78,8 @@ def suggestion(word: str, candidates: Sequence[str]) -> str | None:
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with "did you mean" for a mistyped command, choice or flag (Python 3.11's
-    argparse has no `suggest_on_error`), and a mistyped flag reported by the command it was
-    given to, with that command's usage, not the top level's."""
+    """argparse with "did you mean" (Python 3.11's has no `suggest_on_error`), and a mistyped
+    flag reported with the usage of the command it was given to."""
 
     def error(self, message: str) -> NoReturn:
         found = _CHOICE.search(message)
@@ -102,7 +100,8 @@ class Parser(argparse.ArgumentParser):
             for extra in extras:
                 flag = extra.split("=", 1)[0]
                 if flag.startswith("--"):
-                    near = suggestion(flag, _long_options(owner))
+                    flags = [o for a in owner._actions for o in a.option_strings]
+                    near = suggestion(flag, [o for o in flags if o.startswith("--")])
                     if near:
                         hints.append(f"{flag}: did you mean {near}?")
             owner.error(
@@ -124,10 +123,6 @@ def _command_parser(top: argparse.ArgumentParser, parsed: argparse.Namespace) ->
             break
         parser = action.choices[name]
     return parser if isinstance(parser, Parser) else Parser()
-
-
-def _long_options(parser: argparse.ArgumentParser) -> list[str]:
-    return [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
 
 
 def _command_modules() -> dict[str, str]:
@@ -164,12 +159,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 TABLE_COMMANDS: Final[frozenset[str]] = frozenset({"analyze", "report", "verify", "compare"})
 
 
-#: Every flag whose value is a path a command writes (a file, or a folder it writes files
-#: into), by command. Each is checked by `itemscale.core.files.check_output_path` before the command
-#: runs, so that no output replaces a run's data or records, of any run (docs/run-folders.md).
-#: The run folders a command writes into by design (`import -o`, `sweep --output`, `demo --out`)
-#: may be runs, never a run's file; `report --out` keeps its own stricter rule beside this one,
-#: and `compare` applies it within its own (`cmd_compare`).
+#: Every flag whose value is a path a command writes (a file, or a folder it writes into), checked
+#: by `check_output_path` before the command runs: no output replaces a run's data or records
+#: (docs/run-folders.md). `import -o`, `sweep --output`, `demo --out` may be runs, never a run's
+#: file; `report --out` keeps its own stricter rule too, and `compare` applies it in its own.
 OUTPUT_FLAGS: Final[Mapping[str, tuple[str, ...]]] = {
     "analyze": ("--json", "--per-item"),
     "anchors": ("--out",),
@@ -188,11 +181,9 @@ OUTPUT_FLAGS: Final[Mapping[str, tuple[str, ...]]] = {
 
 
 #: Every argument whose value names a file a command reads (a flag, or a positional by its
-#: name), by command: each is checked by `itemscale.core.files.checked_input` before the command
-#: runs, so that a FIFO or a device (`/dev/zero`) is refused at once, not after minutes of
-#: computing. The readers themselves read through the same helpers (`read_input_bytes`,
-#: `open_input`), so a file swapped in meanwhile, or one a protocol names, is refused too. A
-#: missing file, or a folder where a command takes one, is left to the command to name.
+#: name), checked by `checked_input` before the command runs: a FIFO or a device (`/dev/zero`) is
+#: refused at once, not after minutes of computing (the readers check again, for a file swapped
+#: in meanwhile). A missing file, or a folder, is left to the command to name.
 INPUT_ARGUMENTS: Final[Mapping[str, tuple[str, ...]]] = {
     "analyze": ("--anchors", "--irt"),
     "anchors": ("--irt",),
@@ -238,14 +229,9 @@ def check_paths(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
                     raise InputFileError(f"{name} {exc.path}", exc.reason) from None
 
 
-def _wanted_command(argv: Sequence[str]) -> str:
-    """The command a command line names ('' for none: `--help`, `--version`)."""
-    return next((a for a in argv if not a.startswith("-")), "")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    wanted = _wanted_command(argv)
+    wanted = next((a for a in argv if not a.startswith("-")), "")  # '' for --help, --version
     try:
         parser = build_parser(wanted)
     except ItemscaleError as exc:  # a command built from a registry (import KIND) met a plugin
@@ -280,11 +266,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"itemscale {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
-        # the reader went away (`itemscale analyze RUN | head`): what was written is the
-        # output asked for, so no traceback; stdout is pointed at devnull so the interpreter's
-        # final flush does not raise again
-        import os
-
+        # the reader went away (`itemscale analyze RUN | head`): no traceback; stdout goes to
+        # devnull so the interpreter's final flush does not raise again
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141

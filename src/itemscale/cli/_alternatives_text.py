@@ -5,7 +5,6 @@ all-pairs same-input matrix, and the configurations imported from one log file."
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Mapping
 from typing import TextIO
 
@@ -22,7 +21,7 @@ from ..analysis.measures import (
     pair_verdict_text,
 )
 from ..core.responses import SourceFile, same_file_pairs, same_file_sentence
-from ._format import Glosses, points_text
+from ._format import Glosses, points_text, printer
 from ._inference_text import p_text
 
 
@@ -56,7 +55,7 @@ def pair_line(pair: AlternativePair, files: Mapping[str, SourceFile], note: str 
 
 
 def _grid(block: AlternativesSeries, files: Mapping[str, SourceFile]) -> list[str]:
-    """The all-pairs same-input matrix, one row per alternative (numbered columns)."""
+    """One row per alternative, numbered columns."""
     labels = block.configs
     cell: dict[tuple[str, str], str] = {}
     for pair in block.pairs.values():
@@ -82,13 +81,13 @@ def print_alternatives(
 ) -> None:
     """A set of alternatives on the console (`note` in place of intervals and p-values where
     too few videos make them untrustworthy)."""
-    print(f"{indent}{alternatives_title(block)}{gloss('alternatives')}", file=out)
-    print(
+    say = printer(out)
+    say(f"{indent}{alternatives_title(block)}{gloss('alternatives')}")
+    say(
         f"{indent}matched grid: {block.n_items} items on {block.n_videos} videos; "
-        f"dropped {block.n_dropped}{gloss('matched grid')}",
-        file=out,
+        f"dropped {block.n_dropped}{gloss('matched grid')}"
     )
-    print(f"{indent}accuracy (points, 95% CI):", file=out)
+    say(f"{indent}accuracy (points, 95% CI):")
     width = max(len(label) for label in block.configs)
     for label in block.configs:
         line = f"{indent}  {label:<{width}}  {counted_text(block.accuracy[label], note=note)}"
@@ -97,11 +96,10 @@ def print_alternatives(
             line += f"   noanswer {100 * noans:.1f}"
         if label == block.control:
             line += "   (control)"
-        print(line, file=out)
-    print(
+        say(line)
+    say(
         f"{indent}oracle over the alternatives: {counted_text(block.oracle, note=note)}"
-        + gloss("oracle over the alternatives"),
-        file=out,
+        + gloss("oracle over the alternatives")
     )
     columns = (
         "accuracy difference, points; fixes / breaks; clustered McNemar p; headroom share, % "
@@ -110,32 +108,30 @@ def print_alternatives(
     against = [p for p in block.pairs.values() if p.a == block.control]
     others = [p for p in block.pairs.values() if p.a != block.control]
     if block.control is not None:
-        print(
+        say(
             f"{indent}against the control {block.control}{control_source(block)} ({columns}):"
-            + gloss("headroom share"),
-            file=out,
+            + gloss("headroom share")
         )
         for pair in against:
-            print(f"{indent}  {pair.b:<{width}}  {pair_line(pair, files, note)}", file=out)
+            say(f"{indent}  {pair.b:<{width}}  {pair_line(pair, files, note)}")
     heading = "each pair of the others" if against else f"each pair ({columns})"
     heading += "" if against else gloss("headroom share")
     copies = {copy.label: first.label for first, copy in same_file_pairs(files, block.configs)}
     shown = [p for p in others if p.a not in copies and p.b not in copies]
     if shown:
         left_out = "; copies of one log file (below) left out, --json lists them" if copies else ""
-        print(f"{indent}{heading} (b against a{left_out}):", file=out)
+        say(f"{indent}{heading} (b against a{left_out}):")
         for pair in shown:
-            print(f"{indent}  {pair.b} against {pair.a}: {pair_line(pair, files, note)}", file=out)
+            say(f"{indent}  {pair.b} against {pair.a}: {pair_line(pair, files, note)}")
     legend = ", ".join(f"{s} {what}" for s, what in ALTERNATIVE_SYMBOLS.items())
-    print(f"{indent}same input, every pair ({legend}, F one log file):", file=out)
+    say(f"{indent}same input, every pair ({legend}, F one log file):")
     for row in _grid(block, files):
-        print(f"{indent}  {row}", file=out)
+        say(f"{indent}  {row}")
     for first, copy in same_file_pairs(files, block.configs):
-        print(f"{indent}same log file: {same_file_sentence(first, copy)}", file=out)
+        say(f"{indent}same log file: {same_file_sentence(first, copy)}")
 
 
 def add_control_argument(p: argparse.ArgumentParser) -> None:
-    """`--control`, as `analyze` and `report` take it."""
     p.add_argument(
         "--control",
         metavar="LABEL",
@@ -155,4 +151,4 @@ def print_alternatives_notes(result: AnalysisResult, out: TextIO | None = None) 
             if not isinstance(block, AlternativesSeries):
                 continue
             if block.members == "configurations" or block.control is None:
-                print(f"\nnote: {detected_note(model, block)}", file=out or sys.stdout)
+                print(f"\nnote: {detected_note(model, block)}", file=out)

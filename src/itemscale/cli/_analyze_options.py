@@ -5,7 +5,6 @@ from the printing of the measures in `cmd_analyze`."""
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
@@ -16,7 +15,6 @@ DEFAULTS = AnalysisSettings()
 
 
 def add_ci_argument(p: argparse.ArgumentParser) -> None:
-    """`--ci`, as `analyze` and `report` both take it."""
     p.add_argument(
         "--ci",
         choices=list(CI_METHODS),
@@ -57,7 +55,6 @@ def add_inference_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def parse_test_pair(text: str) -> tuple[str, str]:
-    """`--test-pair a,b` -> ('a', 'b')."""
     labels = parse_config_list(text)
     if len(labels) != 2:
         raise argparse.ArgumentTypeError(f"expected FROM,TO (got {text!r})")
@@ -74,8 +71,7 @@ def parse_config_list(text: str) -> list[str]:
 
 def print_superseded(provenance: Mapping[str, object], out: TextIO | None = None) -> None:
     """One line per selection configuration left out because its file changed since its
-    cells ran (run.json `sweep.superseded_selections`): the budget is shown once, with the
-    current file's cells."""
+    cells ran (run.json `sweep.superseded_selections`)."""
     from ..core.responses import superseded_configs
 
     for config_id, record in sorted(superseded_configs(provenance).items()):
@@ -83,7 +79,7 @@ def print_superseded(provenance: Mapping[str, object], out: TextIO | None = None
             f"superseded: {record.get('label')} (configuration {config_id}, "
             f"{record.get('cells')} cells stored): its selection file changed; the budget "
             f"shows configuration {record.get('superseded_by')} ({record.get('current_label')})",
-            file=out or sys.stdout,
+            file=out,
         )
 
 
@@ -93,14 +89,10 @@ def print_absent(df: Any, out: TextIO | None = None) -> None:
     from ..collect.importers import ABSENT_MARKER
 
     marked = df[df["error"] == ABSENT_MARKER]
-    if marked.empty:
-        return
-    out = out if out is not None else sys.stdout
-    print(file=out)
-    for model, n in marked.groupby("model", sort=True)["item_id"].nunique().items():
+    for i, (model, n) in enumerate(marked.groupby("model", sort=True)["item_id"].nunique().items()):
         print(
-            f"note: {model}: {n} items absent from the imported results are counted as "
-            f"NOANSWER (wrong) at every configuration (import --absent noanswer; rows with "
-            f"error '{ABSENT_MARKER}')",
+            ("\n" if i == 0 else "") + f"note: {model}: {n} items absent from the imported "
+            "results are counted as NOANSWER (wrong) at every configuration (import --absent "
+            f"noanswer; rows with error '{ABSENT_MARKER}')",
             file=out,
         )

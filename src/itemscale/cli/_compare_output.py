@@ -19,19 +19,6 @@ _JSON_KEYS = frozenset({"schema_version", "a", "b", "counts", "answers", "verdic
 _HEAD_BYTES = 4096
 
 
-def _is_compare_json(text: str) -> bool:
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return False
-    return (
-        isinstance(data, dict)
-        and data.keys() >= _JSON_KEYS
-        and isinstance(data["a"], dict)
-        and data["a"].get("name") == "A"
-    )
-
-
 def is_compare_output(path: Path) -> bool:
     """True when `path` is a regular file that an earlier `compare --json` or `--html` wrote."""
     from ..report import COMPARE_PAGE_GENERATOR
@@ -46,6 +33,12 @@ def is_compare_output(path: Path) -> bool:
             return COMPARE_PAGE_GENERATOR.encode() in head
         text = head + fh.read()
     try:
-        return _is_compare_json(text.decode("utf-8"))
-    except UnicodeDecodeError:
+        data = json.loads(text.decode("utf-8"))
+    except ValueError:  # UnicodeDecodeError too
         return False
+    return (
+        isinstance(data, dict)
+        and data.keys() >= _JSON_KEYS
+        and isinstance(data["a"], dict)
+        and data["a"].get("name") == "A"
+    )

@@ -1,73 +1,72 @@
-"""The demo's frame-selector step, printed: the built-in `change` selector written as a selection
-file (`itemscale select`), replayed as one more series beside uniform sampling, and compared
-with it item by item (`itemscale.workflows.selector_comparison`). Called from one line of
-`cmd_demo`."""
+"""The demo's frame-selector steps, printed (`itemscale.workflows.selector_comparison`)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..workflows import SelectorComparison
 
 
+@contextmanager
+def step(name: str) -> Iterator[None]:
+    """A demo step: its `### name` heading, then the seconds it took."""
+    print(f"\n### {name}", flush=True)
+    started = time.perf_counter()
+    yield
+    print(f"({time.perf_counter() - started:.1f} s)")
+
+
+def _compared(out: Path, bootstrap: int, batch_size: int, adaptive: bool) -> SelectorComparison:
+    from ..workflows import selector_comparison
+
+    found = selector_comparison(out, bootstrap=bootstrap, batch_size=batch_size, adaptive=adaptive)
+    print(f"  {found.cells_run} cells run for series {found.series} ({found.selection_file})")
+    return found
+
+
 def selector_step(out: Path, *, bootstrap: int, batch_size: int) -> SelectorComparison:
-    """Write the selection, sweep its series, print what it fixes and breaks against uniform
-    sampling at the same budget; returns the comparison (also in RUN/selector.json)."""
-    from ..workflows import (
-        DEMO_SELECTION,
-        DEMO_SELECTOR_FRAMES,
-        SELECTOR_DIR,
-        selector_comparison,
-    )
+    from ..workflows import DEMO_SELECTION, DEMO_SELECTOR_FRAMES, SELECTOR_DIR
     from ._inference_text import selector_lines
 
-    t = time.perf_counter()
     k = DEMO_SELECTOR_FRAMES
-    print(
-        f"\n### frame selector: `{DEMO_SELECTION}` at {k} frames against uniform sampling "
-        f"(itemscale select {out}/protocol.toml --frames {k} --out {out / SELECTOR_DIR})",
-        flush=True,
-    )
-    found = selector_comparison(out, bootstrap=bootstrap, batch_size=batch_size)
-    print(f"  {found.cells_run} cells run for series {found.series} ({found.selection_file})")
-    if found.selector is None:
-        print("  no budget shared with uniform sampling")
-    else:
-        for line in selector_lines(found.selector):
-            print(f"  {found.budget}: {line}")
-    print(f"  (the whole comparison: itemscale analyze {out}, churn block) ")
-    print(f"({time.perf_counter() - t:.1f} s)")
+    with step(
+        f"frame selector: `{DEMO_SELECTION}` at {k} frames against uniform sampling "
+        f"(itemscale select {out}/protocol.toml --frames {k} --out {out / SELECTOR_DIR})"
+    ):
+        found = _compared(out, bootstrap, batch_size, adaptive=False)
+        if found.selector is None:
+            print("  no budget shared with uniform sampling")
+        else:
+            for line in selector_lines(found.selector):
+                print(f"  {found.budget}: {line}")
+        print(f"  (the whole comparison: itemscale analyze {out}, churn block) ")
     return found
 
 
 def adaptive_selector_step(out: Path, *, bootstrap: int, batch_size: int) -> SelectorComparison:
-    """The adaptive `change` selector at a cap of the same budget: its mean frames used and
-    accuracy beside uniform sampling at that matched mean cost (RUN/selector_adaptive.json)."""
     from ..workflows import (
         DEMO_ADAPTIVE_MIN_FRAMES,
         DEMO_ADAPTIVE_SELECTION,
         DEMO_SELECTOR_FRAMES,
         SELECTOR_DIR,
-        selector_comparison,
     )
     from ._format import points_text
     from ._inference_text import selector_lines
 
-    t = time.perf_counter()
     k, m = DEMO_SELECTOR_FRAMES, DEMO_ADAPTIVE_MIN_FRAMES
-    print(
-        f"\n### adaptive frame selector: `{DEMO_ADAPTIVE_SELECTION}`, up to {k} frames, charged "
+    with step(
+        f"adaptive frame selector: `{DEMO_ADAPTIVE_SELECTION}`, up to {k} frames, charged "
         f"what it uses (itemscale select {out}/protocol.toml --frames {k} --adaptive "
-        f"--min-frames {m} --name {DEMO_ADAPTIVE_SELECTION} --out {out / SELECTOR_DIR})",
-        flush=True,
-    )
-    found = selector_comparison(out, bootstrap=bootstrap, batch_size=batch_size, adaptive=True)
-    print(f"  {found.cells_run} cells run for series {found.series} ({found.selection_file})")
-    v = found.selector
-    if v is None or v.frames_used_mean is None:
-        print("  no budget shared with uniform sampling")
-    else:
+        f"--min-frames {m} --name {DEMO_ADAPTIVE_SELECTION} --out {out / SELECTOR_DIR})"
+    ):
+        found = _compared(out, bootstrap, batch_size, adaptive=True)
+        v = found.selector
+        if v is None or v.frames_used_mean is None:
+            print("  no budget shared with uniform sampling")
+            return found
         line = (
             f"  mean frames used {v.frames_used_mean:.1f} of a cap of {v.frames_cap}: accuracy "
             f"{points_text(v.accuracy_selector)}"
@@ -81,7 +80,6 @@ def adaptive_selector_step(out: Path, *, bootstrap: int, batch_size: int) -> Sel
         print(line)
         for text in selector_lines(v):
             print(f"  {found.budget}: {text}")
-    print(f"({time.perf_counter() - t:.1f} s)")
     return found
 
 
@@ -97,7 +95,6 @@ CASCADE_AT_SCALE = (
 
 
 def print_cascade_at_scale() -> None:
-    """The benchmark's figures beside the demo's own cascade, which 80 items cannot judge."""
     import textwrap
 
     print(textwrap.fill(CASCADE_AT_SCALE, width=100, initial_indent="  ", subsequent_indent="  "))

@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+from typing import TextIO
+
 from ..analysis.measures import GLOSSARY, StatLike, stat_text
 
 
 def points_text(stat: StatLike, note: str | None = None) -> str:
-    """A rate as points with its interval, e.g. '61.2 [58.0, 64.1]'; 'n/a' without a value;
-    `note` in place of the interval where it cannot be trusted ('61.2 [interval not
-    estimable]', `interval_note`)."""
+    """A rate as points with its interval, e.g. '61.2 [58.0, 64.1]' (`stat_text`)."""
     return stat_text(stat, 100, note=note)
 
 
 def number_text(stat: StatLike) -> str:
-    """A plain value with its interval, e.g. '3.5 [3.1, 3.9]'; 'n/a' without a value."""
+    """A plain value with its interval, e.g. '3.5 [3.1, 3.9]'."""
     return stat_text(stat, 1)
+
+
+def printer(out: TextIO | None) -> Callable[..., None]:
+    """`print` to `out` (stdout for None), for a command's text written to a stream it is given."""
+    return partial(print, file=out)
 
 
 class Glosses:

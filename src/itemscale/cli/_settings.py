@@ -1,10 +1,7 @@
-"""A command's flags -> its library settings object, with the settings' own validation.
+"""A command's flags -> its library settings object, and the options several commands share.
 
-Each rule about a combination of options lives once, in the settings model (pydantic
-validators that name the setting); the command line builds the model from its flags and shows
-the model's message with the flag names, so a command and a notebook refuse the same input with
-the same reason.
-"""
+Each rule about a combination of options lives once, in the settings model; the command shows
+its message with the flag names, so a command and a notebook refuse an input with one reason."""
 
 from __future__ import annotations
 
@@ -22,15 +19,14 @@ SettingsT = TypeVar("SettingsT", bound=BaseModel)
 def settings_from_flags(
     settings_type: type[SettingsT], flags: Mapping[str, str] | None = None, /, **values: Any
 ) -> SettingsT:
-    """`settings_type(**values)`; a validation error becomes a `CommandError` whose lines name the flag
-    of each setting (`flags` maps a setting to its flag where it is not `--setting-name`)."""
+    """`settings_type(**values)`; a validation error becomes a `CommandError` naming each
+    setting's flag (`flags` maps a setting to its flag where it is not `--setting-name`)."""
     names = flags or {}
 
     def flag(setting: str) -> str:
         return names.get(setting, "--" + setting.replace("_", "-"))
 
     def as_flags(match: re.Match[str]) -> str:
-        """`cost='tokens'` in a settings message -> `--cost tokens`, for the settings given."""
         setting, value = match[1], match[2]
         return f"{flag(setting)} {value}" if setting in values else match[0]
 
@@ -46,9 +42,24 @@ def settings_from_flags(
         raise CommandError("; ".join(lines)) from None
 
 
+def add_bootstrap_arguments(
+    parser: Any, resamples: str = "resamples", seed: str | None = "bootstrap seed (default 0)"
+) -> None:
+    """`--bootstrap B` and (unless `seed`, its help, is None) `--seed`."""
+    from ..analysis.measures import DEFAULT_BOOTSTRAP
+
+    parser.add_argument(
+        "--bootstrap",
+        type=int,
+        default=DEFAULT_BOOTSTRAP,
+        metavar="B",
+        help=f"{resamples} (0: none; default {DEFAULT_BOOTSTRAP})",
+    )
+    if seed is not None:
+        parser.add_argument("--seed", type=int, default=0, help=seed)
+
+
 def add_rerun_floor_argument(parser: Any) -> None:
-    """`--rerun-floor PERCENT`, as `analyze`, `compare` and `cascade` take it: a floor the user
-    states for the set-up, which the same-input verdicts grade answers against."""
     parser.add_argument(
         "--rerun-floor",
         type=float,

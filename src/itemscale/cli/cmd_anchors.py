@@ -43,12 +43,8 @@ def read_fit(path: str) -> IrtFit:
     from ..core.files import InputFileError, read_input_text
 
     try:
-        text = read_input_text(path, what="a fit file")
-    except InputFileError as exc:
-        raise CommandError(f"--irt {exc}") from None
-    try:
-        return IrtFit.from_json(text, where=path)
-    except ValueError as exc:
+        return IrtFit.from_json(read_input_text(path, what="a fit file"), where=path)
+    except (InputFileError, ValueError) as exc:
         raise CommandError(f"--irt {exc}") from None
 
 
@@ -81,7 +77,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_caveats(lines: list[str] | tuple[str, ...]) -> None:
-    """Each caveat of a fit or a prediction as a `warning:` line."""
     for line in lines:
         print(f"warning: {line}")
 
@@ -108,12 +103,10 @@ def analyze_with_anchors(args: argparse.Namespace) -> int:
 
 
 def _points(share: float | None) -> str:
-    """A share in points to one decimal ('n/a' for none)."""
     return "n/a" if share is None else f"{100 * share:.1f}"
 
 
 def _interval(estimate: Estimate) -> str:
-    """`[low, high]`, or what stands in for an interval the anchors cannot give."""
     if estimate.ci_low is None or estimate.ci_high is None:
         return "[cannot tell]"
     return f"[{_points(estimate.ci_low)}, {_points(estimate.ci_high)}]"

@@ -77,8 +77,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_audit(outcome: AuditOutcome, *, import_csv: str | None, export: str | None) -> None:
-    """What the audit found and wrote: the human labels read back, the transitions audited,
-    each model's pathways, the coders' CSV."""
     from ..analysis.audit import PATHWAYS, pathway_counts
 
     if import_csv:

@@ -1,25 +1,19 @@
-"""`itemscale cascade RUN_DIR`: stopping rules on the response matrix, held-out, with intervals.
-
-Answers "how much compute can I save at the terminal budget's accuracy": the confidence cascade of
-docs/policies.md, the agreement and learned stopping rules, and the cost-accuracy frontier, all
-cross-fitted by video so every reported number comes from thresholds that never saw the item.
-"""
+"""`itemscale cascade RUN_DIR`: how much compute a stopping rule saves at the terminal budget's
+accuracy (docs/policies.md), every number held out by video."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ..analysis.measures import DEFAULT_BOOTSTRAP, counted_text
+from ..analysis.measures import counted_text
 from ..analysis.policies import CURRENCIES, AvailableRule, fixed_budget_note, rule_label
 from . import CommandError
-from ._format import Glosses, number_text, points_text
-from ._settings import add_rerun_floor_argument, settings_from_flags
+from ._format import Glosses, number_text, points_text, printer
+from ._settings import add_bootstrap_arguments, add_rerun_floor_argument, settings_from_flags
 
 if TYPE_CHECKING:
-    from ..analysis.measures import Estimate
     from ..analysis.policies import CascadeBlock, CascadeReport, FrontierPoint, RuleRecord
 
 
@@ -40,16 +34,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="where to write the report as JSON (default: RUN_DIR/cascade.json, which the "
         "report picks up)",
     )
-    p.add_argument(
-        "--bootstrap",
-        type=int,
-        default=DEFAULT_BOOTSTRAP,
-        metavar="B",
-        help=f"resamples (0: none; default {DEFAULT_BOOTSTRAP})",
-    )
-    p.add_argument(
-        "--seed", type=int, default=0, help="seed of the folds and the bootstrap (default 0)"
-    )
+    add_bootstrap_arguments(p, seed="seed of the folds and the bootstrap (default 0)")
     p.add_argument(
         "--cost",
         choices=["frames", "tokens", "latency"],
@@ -98,26 +83,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 _UNITS = {"frames": "frames", "tokens": "tokens", "latency": "s"}
 
 
-def _rate(stat: Estimate) -> str:
-    """A share of items in points with its interval and the count it comes from."""
-    return counted_text(stat.as_json())
-
-
 def _policy_line(name: str, policy: RuleRecord, unit: str, gloss: Glosses) -> str:
     if not isinstance(policy, AvailableRule):
         return f"  {name:<11} not available: {policy.reason}"
     fixed = fixed_budget_note(name, policy)
     match = "matches terminal" if policy.matches_terminal else "below terminal"
     line = (
-        f"  {name:<11} accuracy {_rate(policy.accuracy)} ({match}: change "
-        f"{points_text(policy.accuracy_change.as_json())} points), "
-        f"{number_text(policy.mean_cost.as_json())} {unit}/item, saves "
-        f"{points_text(policy.cost_reduction.as_json())}%"
+        f"  {name:<11} accuracy {counted_text(policy.accuracy)} ({match}: change "
+        f"{points_text(policy.accuracy_change)} points), "
+        f"{number_text(policy.mean_cost)} {unit}/item, saves "
+        f"{points_text(policy.cost_reduction)}%"
     )
     if policy.unshared is not None:
         primary = next(c for c in CURRENCIES if policy.unshared.cost_reduction(c) is not None)
         bound = policy.unshared.cost_reduction(primary)
-        line += f" (nothing shared: {points_text(bound.as_json() if bound else None)}%)"
+        line += f" (nothing shared: {points_text(bound)}%)"
     if fixed:
         line += f"; {fixed}"
     return line + (gloss("matches terminal") if policy.matches_terminal else "")
@@ -140,9 +120,8 @@ def score_text(block: CascadeBlock) -> str:
 
 
 def best_match_name(block: CascadeBlock) -> str:
-    """The best match as a reader should read it: a rule that stops every item at one stage
-    is that fixed budget ("the fixed budget 128f_151k (the learned rule stops every item
-    there)")."""
+    """A rule that stops every item at one stage read as that fixed budget ("the fixed budget
+    128f_151k (the learned rule stops every item there)")."""
     best = block.best_match
     if best is None:
         return "none"
@@ -153,97 +132,84 @@ def best_match_name(block: CascadeBlock) -> str:
     return f"the {label.replace('fixed ', 'fixed budget ')} (the {best.policy} rule stops every item there)"
 
 
-def print_block(block: CascadeBlock, primary: str, gloss: Glosses, out: TextIO) -> None:
-    """One budget axis: cost model, terminal, every policy, best match, frontier, fixed rule."""
+def print_block(block: CascadeBlock, primary: str, gloss: Glosses, out: TextIO | None) -> None:
+    say = printer(out)
     unit = _UNITS[primary]
     terminal = block.terminal
-    print(
+    say(
         f"\n== {block.model} (series {block.series}): {block.n_items} items, "
-        f"{block.n_videos} videos; stages {' < '.join(block.labels)}" + gloss("series"),
-        file=out,
+        f"{block.n_videos} videos; stages {' < '.join(block.labels)}" + gloss("series")
     )
     if block.chain:
-        print(
+        say(
             f"  a grid of frames x resolutions: the stages climb its {block.chain} chain "
-            "(the frame counts at the largest budget's resolution)",
-            file=out,
+            "(the frame counts at the largest budget's resolution)"
         )
     if block.same_input_note:
-        print(f"  same input: {block.same_input_note}" + gloss("same input"), file=out)
+        say(f"  same input: {block.same_input_note}" + gloss("same input"))
     cost = block.cost
     chosen = cost.sharing_requested == "auto" and cost.basis(primary) == "none"
-    print(
+    say(
         f"  cost model: {cost.basis(primary)}"
         + (f" ({cost.note(primary)})" if chosen and cost.note(primary) else "")
         + ("; beside it none (nothing shared), the upper bound" if cost.unshared_bound else "")
-        + gloss("cost model"),
-        file=out,
+        + gloss("cost model")
     )
-    print(f"  stopping score: {score_text(block)}", file=out)
-    print(
-        f"  terminal {terminal.label}: accuracy {_rate(terminal.accuracy)}, "
-        f"{number_text(terminal.mean_cost.as_json())} {unit} per item",
-        file=out,
+    say(f"  stopping score: {score_text(block)}")
+    say(
+        f"  terminal {terminal.label}: accuracy {counted_text(terminal.accuracy)}, "
+        f"{number_text(terminal.mean_cost)} {unit} per item"
     )
     for name, policy in block.policies.items():
-        print(_policy_line(name, policy, unit, gloss), file=out)
+        say(_policy_line(name, policy, unit, gloss))
     best = block.best_match
     if best:
-        print(
+        say(
             f"  best match: {best_match_name(block)} saves "
-            f"{points_text(best.cost_reduction.as_json())}% of the terminal's {unit} at an "
-            f"accuracy change of {points_text(best.accuracy_change.as_json())} points",
-            file=out,
+            f"{points_text(best.cost_reduction)}% of the terminal's {unit} at an "
+            f"accuracy change of {points_text(best.accuracy_change)} points"
         )
     else:
-        print(
-            "  best match: none (no policy both saves and has a change interval reaching 0)",
-            file=out,
-        )
+        say("  best match: none (no policy both saves and has a change interval reaching 0)")
     pareto = [p for p in block.frontier if p.pareto]
     if pareto:
         points = ", ".join(_frontier_text(p) for p in pareto)
-        print(
+        say(
             f"  frontier (held-out accuracy (k of n items) @ cost reduction): {points}"
-            f"{gloss('frontier')}",
-            file=out,
+            f"{gloss('frontier')}"
         )
     fixed = block.fixed_rule
     if fixed:
         stops = ", ".join(f"{label} {count}" for label, count in (fixed.stop_counts or {}).items())
-        print(
+        say(
             f"  fixed rule ({fixed.score} >= {fixed.threshold:g}, every item, nothing "
-            f"fitted): accuracy {_rate(fixed.accuracy)} (change "
-            f"{points_text(fixed.accuracy_change.as_json())}), "
-            f"{number_text(fixed.mean_cost.as_json())} {unit}/item, saves "
-            f"{points_text(fixed.cost_reduction.as_json())}%; stops: {stops}",
-            file=out,
+            f"fitted): accuracy {counted_text(fixed.accuracy)} (change "
+            f"{points_text(fixed.accuracy_change)}), "
+            f"{number_text(fixed.mean_cost)} {unit}/item, saves "
+            f"{points_text(fixed.cost_reduction)}%; stops: {stops}"
         )
 
 
 def print_summary(report: CascadeReport, out: TextIO | None = None) -> None:
-    out = out if out is not None else sys.stdout
+    say = printer(out)
     gloss = Glosses()
     settings = report.settings
-    print(
+    say(
         f"itemscale cascade: {len(report.results)} budget axis(es); cost in "
         f"{settings.cost}; held-out folds by video (seed {settings.seed}); intervals: "
-        f"{settings.bootstrap} video-bootstrap resamples",
-        file=out,
+        f"{settings.bootstrap} video-bootstrap resamples"
     )
     for block in report.results:
         print_block(block, settings.cost, gloss, out)
     for line in report.skipped_lines():
-        print(f"\n-- {line}", file=out)
+        say(f"\n-- {line}")
 
 
 def run(args: argparse.Namespace) -> int:
     from ..analysis.policies import CASCADE_FILE, CascadeSettings
     from ..workflows import cascade
 
-    stages = None
-    if args.stages is not None:
-        stages = tuple(part for part in args.stages.split(","))
+    stages = None if args.stages is None else tuple(args.stages.split(","))
     settings = settings_from_flags(
         CascadeSettings,
         {"bootstrap": "--bootstrap", "models": "--model"},
@@ -261,12 +227,7 @@ def run(args: argparse.Namespace) -> int:
         args.json_out if args.json_out is not None else str(Path(args.run_dir) / CASCADE_FILE)
     )
     try:
-        report = cascade(
-            args.run_dir,
-            settings,
-            json_out=json_out or None,
-            write=bool(json_out),
-        )
+        report = cascade(args.run_dir, settings, json_out=json_out or None, write=bool(json_out))
     except FileNotFoundError as exc:
         raise CommandError(str(exc)) from exc
     print_summary(report)

@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..analysis.measures import CI_METHODS, DEFAULT_BOOTSTRAP, DEFAULT_CI, p_value_text
+from ..analysis.measures import CI_METHODS, DEFAULT_CI, p_value_text
 from . import CommandError
-from ._settings import add_rerun_floor_argument
+from ._format import printer
+from ._settings import add_bootstrap_arguments, add_rerun_floor_argument
 
 if TYPE_CHECKING:
     from ..workflows import CompareResult
@@ -58,14 +59,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="break the gap down by this item attribute (repeatable; default: every recorded "
         "attribute with 2 to 12 values)",
     )
-    p.add_argument(
-        "--bootstrap",
-        type=int,
-        default=DEFAULT_BOOTSTRAP,
-        metavar="B",
-        help=f"resamples of whole videos (0: none; default {DEFAULT_BOOTSTRAP})",
-    )
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    add_bootstrap_arguments(p, "resamples of whole videos")
     p.add_argument(
         "--task-kind",
         choices=["mcqa", "open_ended"],
@@ -104,11 +98,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _output(path: str, flag: str, runs: Sequence[Path], force: bool) -> Path:
-    """An output file compare may write: not inside either run folder (an imported run's
-    `responses.parquet` is the only copy of its answers), not inside an artifact folder (whose
-    manifest pins its files), no other run's data or records (`check_output_path`, the rule of
-    every command's outputs), and not an existing file unless an earlier compare wrote it and
-    `--force` is given."""
+    """An output file compare may write: the rule of every command's outputs, and never inside
+    a run folder (an imported run's `responses.parquet` is the only copy of its answers)."""
     from ..core.files import check_output_path
     from ._compare_output import is_compare_output
 
@@ -145,7 +136,6 @@ def _output(path: str, flag: str, runs: Sequence[Path], force: bool) -> Path:
 
 
 def _outputs(args: argparse.Namespace) -> dict[str, Path]:
-    """The checked `--json` / `--html` targets, before anything is computed or written."""
     runs = [Path(r).resolve() for r in (args.run_a, args.run_b) if r is not None]
     outputs = {
         flag: _output(value, flag, runs, args.force)
@@ -191,9 +181,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _pts(value: float | None, signed: bool = False) -> str:
-    if value is None:
-        return "unknown"
-    return f"{100 * value:+.2f}" if signed else f"{100 * value:.2f}"
+    return "unknown" if value is None else f"{100 * value:{'+' if signed else ''}.2f}"
 
 
 def _est(est: Any, signed: bool = False) -> str:
@@ -206,19 +194,14 @@ def _est(est: Any, signed: bool = False) -> str:
 
 
 def _print_outcome(a: Any, matched: int, out: TextIO, indent: str, draws: int) -> None:
-    """One task kind's outcome: the 2x2 table (multiple choice), each side's accuracy or mean
-    score, the difference and its tests."""
+    say = printer(out)
     if a.kind == "binary":
-        print(
+        say(
             f"{indent}both right {a.both_right}, both wrong {a.both_wrong}, right only in A "
-            f"{a.right_only_a}, right only in B {a.right_only_b}",
-            file=out,
+            f"{a.right_only_a}, right only in B {a.right_only_b}"
         )
     what = "accuracy" if a.kind == "binary" else "mean score"
-    print(
-        f"{indent}{what} A {_est(a.accuracy_a)}   B {_est(a.accuracy_b)}   (points, 95% CI)",
-        file=out,
-    )
+    say(f"{indent}{what} A {_est(a.accuracy_a)}   B {_est(a.accuracy_b)}   (points, 95% CI)")
     p_text = (
         f"clustered McNemar p {a.clustered_p:.3g}, exact McNemar p {a.exact_mcnemar_p:.3g}"
         if a.clustered_p is not None and a.exact_mcnemar_p is not None
@@ -229,19 +212,20 @@ def _print_outcome(a: Any, matched: int, out: TextIO, indent: str, draws: int) -
     boot_p = (
         "" if a.bootstrap_p is None else f", bootstrap p {p_value_text(a.bootstrap_p, draws=draws)}"
     )
-    print(f"{indent}B - A {_est(a.difference, True)} points; {p_text}{boot_p}", file=out)
+    say(f"{indent}B - A {_est(a.difference, True)} points; {p_text}{boot_p}")
 
 
 def _print_setup(result: CompareResult, out: TextIO) -> None:
-    print("set-up (differences first; unknown = not recorded on that side):", file=out)
+    say = printer(out)
+    say("set-up (differences first; unknown = not recorded on that side):")
     width = max((len(f.field) for f in result.provenance), default=10)
     for f in result.provenance:
         a = "unknown" if f.a is None else f.a
         b = "unknown" if f.b is None else f.b
         mark = {"differs": "DIFFERS", "unknown": "unknown", "same": "same"}[f.status]
-        print(f"  {f.field:<{width}}  {mark:<7}  A: {_cut(a)}   B: {_cut(b)}", file=out)
+        say(f"  {f.field:<{width}}  {mark:<7}  A: {_cut(a)}   B: {_cut(b)}")
         if f.note:
-            print(f"  {'':<{width}}           {f.note}", file=out)
+            say(f"  {'':<{width}}           {f.note}")
 
 
 def _cut(text: str, width: int = 70) -> str:
@@ -250,12 +234,12 @@ def _cut(text: str, width: int = 70) -> str:
 
 def print_comparison(result: CompareResult, out: TextIO) -> None:
     """The console form of a comparison."""
+    say = printer(out)
     for side in (result.a, result.b):
-        print(
+        say(
             f"{side.name}: {side.run}: model {side.model}, series {side.series}, configuration "
             f"{side.config} ({side.rows} rows, {side.items} items, {side.videos} videos, "
-            f"{side.repeats} repeat(s))",
-            file=out,
+            f"{side.repeats} repeat(s))"
         )
         sel = side.selection
         if sel is not None:
@@ -275,35 +259,32 @@ def print_comparison(result: CompareResult, out: TextIO) -> None:
                 if sel.path and sel.sha256
                 else "file not recorded"
             )
-            print(f"   selector {sel.selection}: {where}; {used}{scored}", file=out)
+            say(f"   selector {sel.selection}: {where}; {used}{scored}")
     _print_setup(result, out)
     c, a = result.counts, result.answers
-    print("answers (matched by item id and repeat):", file=out)
-    print(
+    say("answers (matched by item id and repeat):")
+    say(
         f"  matched pairs {c.matched} ({c.matched_items} items, {c.matched_videos} videos); only "
-        f"in A {c.only_a}, only in B {c.only_b}; failed in A {c.failed_a}, failed in B {c.failed_b}",
-        file=out,
+        f"in A {c.only_a}, only in B {c.only_b}; failed in A {c.failed_a}, failed in B {c.failed_b}"
     )
     raw = f"{c.identical_raw} of {c.raw_recorded}" if c.raw_recorded else "none recorded (0 of 0)"
-    print(
+    say(
         f"  identical raw responses {raw}; identical parsed answers {c.identical_answers} of "
-        f"{c.answers_recorded}",
-        file=out,
+        f"{c.answers_recorded}"
     )
     both = len(result.outcomes) > 1
     for name, diff in result.outcomes.items() if result.outcomes else [("", a)]:
         if both:
-            print(f"  {'multiple choice' if name == 'mcqa' else 'open-ended'}:", file=out)
+            say(f"  {'multiple choice' if name == 'mcqa' else 'open-ended'}:")
         _print_outcome(diff, c.matched, out, "    " if both else "  ", result.bootstrap.bootstrap)
     if result.repeats is not None:
         r = result.repeats
-        print(
+        say(
             f"  rerun noise ({r.repeats_a} repeats, {r.items} items): A vs B disagree "
-            f"{_est(r.between)}%, A vs A {_est(r.noise_a)}%, B vs B {_est(r.noise_b)}%",
-            file=out,
+            f"{_est(r.between)}%, A vs A {_est(r.noise_a)}%, B vs B {_est(r.noise_b)}%"
         )
     if result.rerun_floor is not None:
-        print(f"  rerun floor: {result.rerun_floor.line()}", file=out)
-    print("verdict:", file=out)
+        say(f"  rerun floor: {result.rerun_floor.line()}")
+    say("verdict:")
     for v in result.verdicts:
-        print(f"  - {v.sentence}", file=out)
+        say(f"  - {v.sentence}")

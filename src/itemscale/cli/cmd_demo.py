@@ -1,10 +1,7 @@
 """`itemscale demo`: the whole audit offline, on the synthetic suite and the built-in model.
 
-Each step is the library call its command makes (synth, sweep, intervene, select, analyze,
-cascade, audit, report; `itemscale.workflows` holds the ones that are more than one call) and is
-printed as the command prints it. It writes the protocol it used into the run directory so the
-run can be repeated or extended with `itemscale sweep RUN_DIR/protocol.toml`.
-"""
+Each step is the library call its command makes, printed as the command prints it; the protocol
+it used is written into the run, to rerun or extend with `itemscale sweep RUN/protocol.toml`."""
 
 from __future__ import annotations
 
@@ -16,7 +13,7 @@ from typing import TYPE_CHECKING, Required, TypedDict
 
 from ..analysis.measures import DEFAULT_BOOTSTRAP
 from . import CommandError
-from ._demo_selector import adaptive_selector_step, print_cascade_at_scale, selector_step
+from ._demo_selector import adaptive_selector_step, print_cascade_at_scale, selector_step, step
 
 if TYPE_CHECKING:
     from ..analysis.measures import AnalysisResult, BestFixed, Estimate
@@ -59,8 +56,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 class DemoSummary(TypedDict, total=False):
-    """RUN/demo.json: the paper step's entry, where the measures, the report and the demo's
-    conclusion are, and how long it took."""
+    """RUN/demo.json."""
 
     paper: Required[dict[str, object]]
     run_dir: Required[str]
@@ -104,45 +100,36 @@ max_new_tokens = 24
 """
 
 
-def _step(name: str) -> float:
-    print(f"\n### {name}", flush=True)
-    return time.perf_counter()
-
-
 def run_paper_step(paper_dir: Path, *, bootstrap: int, report: bool) -> dict[str, object]:
-    """Import the seed paper's released labels, reproduce its numbers, write their report
-    (`itemscale.workflows.reproduce_paper`), and print them; returns demo.json's entry."""
+    """`itemscale.workflows.reproduce_paper`, printed; returns demo.json's entry."""
     import sys
 
     from ..workflows import TABLE2_CONFIGS, release_dir, reproduce_paper
     from ._paper import print_cascade_table, print_comparison, print_table2
 
-    t = _step(
+    with step(
         "the seed paper's released labels: 5 real Video LLMs on Video-MME V1 short "
         f"(CC BY 4.0, {release_dir()})"
-    )
-    paper = reproduce_paper(paper_dir, bootstrap=bootstrap, report=report)
-    print(
-        f"imported into {paper_dir}: {paper.rows_added} rows added, "
-        f"{paper.rows_unchanged} already there"
-    )
-    print_comparison(paper.comparison, sys.stdout)
-    print_table2(paper.table2, sys.stdout)
-    print_cascade_table(paper.cascade, sys.stdout)
-    if paper.report is not None:
-        print(f"report: {paper.report}")
-    print(
-        f"by hand: itemscale analyze {paper_dir} --configs {','.join(TABLE2_CONFIGS)}   "
-        f"(the paper's data: {release_dir()})"
-    )
-    print(f"({time.perf_counter() - t:.1f} s)")
+    ):
+        paper = reproduce_paper(paper_dir, bootstrap=bootstrap, report=report)
+        print(
+            f"imported into {paper_dir}: {paper.rows_added} rows added, "
+            f"{paper.rows_unchanged} already there"
+        )
+        print_comparison(paper.comparison, sys.stdout)
+        print_table2(paper.table2, sys.stdout)
+        print_cascade_table(paper.cascade, sys.stdout)
+        if paper.report is not None:
+            print(f"report: {paper.report}")
+        print(
+            f"by hand: itemscale analyze {paper_dir} --configs {','.join(TABLE2_CONFIGS)}   "
+            f"(the paper's data: {release_dir()})"
+        )
     return paper.summary()
 
 
 def print_regression_pathways(found: RegressionPathways) -> None:
-    """Every terminal regression: its kind, the budget it was right at, the audit's pathway for
-    that transition and what the nested re-run did (`itemscale.workflows.regression_pathways`),
-    and per evidence group how many recovered."""
+    """`itemscale.workflows.regression_pathways`, a line per terminal regression."""
     print(
         f"\n### terminal regressions at {found.terminal}: the audit's pathway and the nested "
         "re-run",
@@ -183,34 +170,32 @@ def run(args: argparse.Namespace) -> int:
     suite_and_sweep(args, out)
 
     # Before analyze and cascade, so the files they write already see the re-runs.
-    t = _step(
+    with step(
         "intervene: re-run each terminal regression with nested frames (and as many controls)"
-    )
-    from ..workflows import intervene
+    ):
+        from ..workflows import intervene
 
-    intervention = intervene(
-        out,
-        intervention="nested",
-        seed=0,
-        bootstrap=args.bootstrap,
-        batch_size=args.batch_size,
-        progress=False,
-        on_note=print,
-    )
-    from .cmd_intervene import print_summary as print_intervention
+        intervention = intervene(
+            out,
+            intervention="nested",
+            seed=0,
+            bootstrap=args.bootstrap,
+            batch_size=args.batch_size,
+            progress=False,
+            on_note=print,
+        )
+        from .cmd_intervene import print_summary as print_intervention
 
-    print_intervention(intervention)
-    print(f"({time.perf_counter() - t:.1f} s)")
+        print_intervention(intervention)
     selector_step(out, bootstrap=args.bootstrap, batch_size=args.batch_size)
     adaptive_selector_step(out, bootstrap=args.bootstrap, batch_size=args.batch_size)
 
-    t = _step("analyze")
-    df, _ = read_run(out)
-    measures = analyze_responses(df, AnalysisSettings(bootstrap=args.bootstrap, seed=0))
-    write_json_atomic(out / MEASURES_FILE, measures.to_json())
-    print_summary(measures, brief=True)
-    print(f"  (adjacent flips, chains and the open-ended detail: itemscale analyze {out})")
-    print(f"({time.perf_counter() - t:.1f} s)")
+    with step("analyze"):
+        df, _ = read_run(out)
+        measures = analyze_responses(df, AnalysisSettings(bootstrap=args.bootstrap, seed=0))
+        write_json_atomic(out / MEASURES_FILE, measures.to_json())
+        print_summary(measures, brief=True)
+        print(f"  (adjacent flips, chains and the open-ended detail: itemscale analyze {out})")
 
     summary: DemoSummary = {
         "paper": paper_summary,
@@ -232,50 +217,47 @@ def run(args: argparse.Namespace) -> int:
     summary["conclusion"] = conclusion
     write_json_atomic(out / "demo.json", summary)
     print(f"\n### what the demo shows\n{conclusion}")
-    for name in ("report", "paper"):
-        where = summary.get("report") if name == "report" else paper_summary.get("report")
+    for name, where in (
+        ("report", summary.get("report")),
+        ("paper report", paper_summary.get("report")),
+    ):
         if where:
-            print(f"  {'report' if name == 'report' else 'paper report'}: {where}")
+            print(f"  {name}: {where}")
     print(f"demo finished in {elapsed:.0f} s (every path above: {out / 'demo.json'})")
     return 0
 
 
 def suite_and_sweep(args: argparse.Namespace, out: Path) -> None:
-    """The synthetic suite (reused when intact) and the built-in model's sweep over it."""
     from ..collect.models import BACKENDS
     from ..collect.protocol import load_protocol
     from ..collect.sweep import run_sweep
     from ..collect.synth import ensure_suite
 
     suite = out / "suite"
-    t = _step(f"synthetic suite: {args.videos} videos, seed {args.seed} -> {suite}")
-    # Every video of this suite is a test video (test_fraction=1); an intact suite made from the
-    # same arguments is reused after a hash check.
-    manifest = ensure_suite(
-        suite,
-        n_videos=args.videos,
-        seed=args.seed,
-        test_fraction=1.0,
-        layout="focus",
-        focus_kinds=DEMO_FOCUS_KINDS,
-    )
-    print(f"{manifest.n_videos} videos, {manifest.n_items} items")
-    print(f"({time.perf_counter() - t:.1f} s)")
+    with step(f"synthetic suite: {args.videos} videos, seed {args.seed} -> {suite}"):
+        # every video a test video; an intact suite of the same arguments is reused (hash check)
+        manifest = ensure_suite(
+            suite,
+            n_videos=args.videos,
+            seed=args.seed,
+            test_fraction=1.0,
+            layout="focus",
+            focus_kinds=DEMO_FOCUS_KINDS,
+        )
+        print(f"{manifest.n_videos} videos, {manifest.n_items} items")
 
     protocol_file = out / "protocol.toml"
     protocol_file.write_text(demo_protocol(out, suite), encoding="utf-8")
     protocol = load_protocol(protocol_file, backends=BACKENDS)
 
-    t = _step("sweep: built-in model over 5 frame counts x 2 resolutions + text-only")
-    result = run_sweep(protocol, run_dir=out, progress=True, batch_size=args.batch_size)
-    if result.interrupted:
-        raise CommandError("sweep interrupted; rerun `make demo` to resume")
-    print(f"({time.perf_counter() - t:.1f} s)")
+    with step("sweep: built-in model over 5 frame counts x 2 resolutions + text-only"):
+        result = run_sweep(protocol, run_dir=out, progress=True, batch_size=args.batch_size)
+        if result.interrupted:
+            raise CommandError("sweep interrupted; rerun `make demo` to resume")
 
 
 def report_steps(out: Path, intervention: InterventionResult) -> None:
-    """The cascade, the frame audit with its contact sheets and the report, each the library
-    call its command makes (with the command's defaults), printed as the command prints it."""
+    """Cascade, audit with contact sheets and report, with their commands' defaults."""
     from ..analysis.policies import CASCADE_FILE, CascadeSettings
     from ..report import build_artifact
     from ..workflows import audit, audit_sheets, cascade, regression_pathways
@@ -283,24 +265,21 @@ def report_steps(out: Path, intervention: InterventionResult) -> None:
     from .cmd_cascade import print_summary as print_cascade
     from .cmd_report import print_artifact
 
-    t = _step("cascade")
-    report = cascade(out, CascadeSettings(), json_out=out / CASCADE_FILE)
-    print_cascade(report)
-    print(f"\ncascade report written to {out / CASCADE_FILE}")
-    print_cascade_at_scale()
-    print(f"({time.perf_counter() - t:.1f} s)")
+    with step("cascade"):
+        report = cascade(out, CascadeSettings(), json_out=out / CASCADE_FILE)
+        print_cascade(report)
+        print(f"\ncascade report written to {out / CASCADE_FILE}")
+        print_cascade_at_scale()
 
-    t = _step("audit")
-    outcome = audit(out)
-    print_audit(outcome, import_csv=None, export=None)
-    written, failures = audit_sheets(out, outcome)
-    print_sheets(out, written, failures)
-    print(f"({time.perf_counter() - t:.1f} s)")
+    with step("audit"):
+        outcome = audit(out)
+        print_audit(outcome, import_csv=None, export=None)
+        written, failures = audit_sheets(out, outcome)
+        print_sheets(out, written, failures)
 
     print_regression_pathways(regression_pathways(intervention, out))
-    t = _step("report")
-    print_artifact(build_artifact(out))
-    print(f"({time.perf_counter() - t:.1f} s)")
+    with step("report"):
+        print_artifact(build_artifact(out))
 
 
 def demo_conclusion(
@@ -309,8 +288,8 @@ def demo_conclusion(
     cascade: CascadeReport | None,
     paper: Mapping[str, object],
 ) -> str:
-    """The demo's finding in a few sentences, every number read from what it computed
-    (`paper` is the paper step's entry of demo.json, `PaperReproduction.summary`)."""
+    """The demo's finding, every number read from what it computed (`paper`: demo.json's
+    paper entry)."""
     import textwrap
 
     from ..analysis.measures import BinarySeries
@@ -335,12 +314,12 @@ def demo_conclusion(
         f"{best.config}), yet {100 * curve.harmful_rate:.1f}% of the {curve.n_items} items "
         f"({curve.harmful_items}) are right at some budget and wrong at a larger one, "
         f"and {round(terminal * curve.n_items)} end wrong at the largest budget though a "
-        "smaller one got them right.",
+        "smaller one got them right."
     ]
     if curve.additive:
         sentences.append(curve.additive)
     reg, ctrl = intervention.regressions, intervention.controls
-    net = points_text(intervention.net_accuracy_change_estimate.as_json())
+    net = points_text(intervention.net_accuracy_change_estimate)
     recovered, broken = reg.n_changed or 0, ctrl.n_changed or 0
     if reg.n_answered:
         sentences.append(
@@ -376,7 +355,6 @@ def demo_conclusion(
 
 
 def _value(stat: Estimate | BestFixed) -> float:
-    """A value the demo's sentences need (its run always has one)."""
     if stat.value is None:
         raise CommandError("the demo's analysis has a measure without a value")
     return float(stat.value)

@@ -65,11 +65,7 @@ def _grid(args: argparse.Namespace) -> list[Any]:
     if not budgets or any(frames <= 0 for frames in budgets):
         raise CommandError(f"--frames needs budgets > 0 (got {args.frames!r})")
     try:
-        sampling = SamplingPolicy(
-            name=args.policy or "linspace",
-            fps=args.fps,
-            seed=args.seed,
-        )
+        sampling = SamplingPolicy(name=args.policy or "linspace", fps=args.fps, seed=args.seed)
         return [
             Configuration(frames=frames, sampling=sampling, max_pixels=args.pixels)
             for frames in dict.fromkeys(budgets)

@@ -1,17 +1,10 @@
-"""`itemscale import KIND PATH... -o RUN_DIR`: other tools' results into a run.
-
-One subcommand per entry of `itemscale.collect.importers.IMPORTERS` (table, lmms-eval, vlmevalkit),
-built from the arguments each entry declares. Every import validates all its input before
-writing, merges into the run directory idempotently (a second import of the same file adds
-nothing; a conflicting answer is an error) and prints a summary of what was read, what landed
-and what was dropped, by reason.
-"""
+"""`itemscale import KIND PATH... -o RUN_DIR`: other tools' results into a run, one subcommand
+per entry of `itemscale.collect.importers.IMPORTERS`, built from the arguments it declares."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
@@ -39,7 +32,7 @@ def _common_args(p: argparse.ArgumentParser) -> None:
 
 
 def _add_option(p: argparse.ArgumentParser, option: ImportOption) -> str:
-    """`option` as an argument of `p`; returns the dest argparse stores its value under."""
+    """`option` as an argument of `p`; returns its dest."""
     settings: dict[str, Any] = {}
     if option.switch:
         settings["action"] = "store_true"
@@ -69,12 +62,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run_importer(args: argparse.Namespace, *, kind: str, keywords: Mapping[str, str]) -> int:
-    """`itemscale import KIND`: the parsed arguments (by dest) as `run_import`'s keywords."""
     from ..collect.importers import run_import
 
     options = {keyword: getattr(args, dest) for dest, keyword in keywords.items()}
     summary = run_import(kind, run_dir=args.run_dir, dry_run=args.dry_run, **options)
-    print(summary.format(), file=sys.stdout)
+    print(summary.format())
     if args.summary_json:
         Path(args.summary_json).write_text(
             json.dumps(summary.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8"

@@ -1,11 +1,6 @@
-"""`itemscale intervene RUN_DIR --intervention nested|phase-shift`: re-run the terminal budget of every
-terminal regression (and of a seeded control sample of correct items) with one controlled change
-of sampling, through the sweep, and report `recovered_rate` beside `broken_rate`.
-
-The workflow itself is `itemscale.intervene` (`workflows/_intervene.py`); this module reads the
-arguments and prints the result. `--policy`, the flag's name before "policy" was kept for
-sampling alone, still works in 0.1.x: hidden from the help, with a note on stderr.
-"""
+"""`itemscale intervene RUN_DIR --intervention nested|phase-shift`: the arguments and printing of
+`itemscale.intervene`. `--policy`, the flag's name before "policy" was kept for sampling alone,
+still works in 0.1.x: hidden from the help, with a note on stderr."""
 
 from __future__ import annotations
 
@@ -14,19 +9,17 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ..analysis.measures import DEFAULT_BOOTSTRAP
 from ..analysis.policies import INTERVENTION_DIR, InterventionSettings
 from ..workflows import intervene
-from ._format import points_text
-from ._settings import settings_from_flags
+from ._format import points_text, printer
+from ._settings import add_bootstrap_arguments, settings_from_flags
 
 if TYPE_CHECKING:
     from ..analysis.policies import InterventionResult
 
 
 class _RetiredFlag(argparse.Action):
-    """`--policy`, the retired name of `--intervention`: it still works in 0.1.x, with a note
-    on stderr that names the new flag (docs/glossary.md, 'Retired names')."""
+    """`--policy` (docs/glossary.md, 'Retired names')."""
 
     def __call__(
         self,
@@ -78,13 +71,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "there are terminal regressions",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the control sample and bootstrap")
-    p.add_argument(
-        "--bootstrap",
-        type=int,
-        default=DEFAULT_BOOTSTRAP,
-        metavar="B",
-        help=f"resamples (0: none; default {DEFAULT_BOOTSTRAP})",
-    )
+    add_bootstrap_arguments(p, seed=None)
     p.add_argument("--model", default=None, help="model to intervene on (needed if several)")
     p.add_argument("--series", default=None, help="budget axis (needed if several)")
     p.add_argument(
@@ -107,14 +94,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def print_summary(result: InterventionResult, out: TextIO | None = None) -> None:
-    out = out if out is not None else sys.stdout
+    say = printer(out)
     reg, ctrl = result.regressions, result.controls
-    print(
+    say(
         f"itemscale intervene: {result.model} / {result.source_series}, policy "
-        f"{result.policy} at {result.terminal_label} (series {result.series})",
-        file=out,
+        f"{result.policy} at {result.terminal_label} (series {result.series})"
     )
-    print(f"  change: {result.description}", file=out)
+    say(f"  change: {result.description}")
     axis = result.axis
     where = (
         f" on the {axis.chain} chain ({' < '.join(axis.labels)})"
@@ -128,20 +114,15 @@ def print_summary(result: InterventionResult, out: TextIO | None = None) -> None
         if grid is not None and grid != result.n_regressions
         else ""
     )
-    print(
+    say(
         f"  terminal regressions{where}: wrong at {result.terminal_label}, right at a "
-        f"smaller budget: {result.n_regressions} of {result.n_items} items{beside}",
-        file=out,
+        f"smaller budget: {result.n_regressions} of {result.n_items} items{beside}"
     )
-    print(
-        f"  re-run {reg.n_answered} of them (failed {reg.n_failed}, missing {reg.n_missing})",
-        file=out,
-    )
-    print(
+    say(f"  re-run {reg.n_answered} of them (failed {reg.n_failed}, missing {reg.n_missing})")
+    say(
         f"  controls (right at the terminal): {ctrl.n_planned} drawn with seed "
         f"{result.seed}; re-run {ctrl.n_answered} (failed {ctrl.n_failed}, missing "
-        f"{ctrl.n_missing})",
-        file=out,
+        f"{ctrl.n_missing})"
     )
     for name, group, noun, key, rate in (
         ("recovered", reg, "regressions", "recovered_rate", result.recovered_rate),
@@ -153,22 +134,19 @@ def print_summary(result: InterventionResult, out: TextIO | None = None) -> None
             side = "regression" if key == "recovered_rate" else "control"
             changed = sum(1 for r in result.items if r.group == side and r.after == wanted)
         method = result.intervals.get(key, "video bootstrap")
-        print(
+        say(
             f"  {name + ':':<10} {changed} of {group.n_answered} {noun}, "
-            f"{points_text(rate.as_json())}% (95% CI, {method})",
-            file=out,
+            f"{points_text(rate)}% (95% CI, {method})"
         )
-    print(
+    say(
         f"  net accuracy change if applied to every item: "
-        f"{points_text(result.net_accuracy_change_estimate.as_json())} points",
-        file=out,
+        f"{points_text(result.net_accuracy_change_estimate)} points"
     )
     kept, before = reg.reference_frames_kept, reg.reference_frames_kept_before
     if kept is not None and before is not None:
-        print(
+        say(
             f"  frames of the lower budget that was right, kept at the terminal: "
-            f"{100 * before:.0f}% before, {100 * kept:.0f}% after the change",
-            file=out,
+            f"{100 * before:.0f}% before, {100 * kept:.0f}% after the change"
         )
 
 

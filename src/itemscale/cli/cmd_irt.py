@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from ..analysis.measures import THETA_GRID, fit_irt, information
-    from ..core.responses import read_run
+    from ..core.responses import read_run, write_json_atomic
     from .cmd_anchors import print_caveats
 
     df, _ = read_run(args.run_dir, slim=True)
@@ -69,8 +69,6 @@ def run(args: argparse.Namespace) -> int:
     )
     print_caveats(fit.caveats())
     if args.json_out:
-        from ..core.responses import write_json_atomic
-
         write_json_atomic(Path(args.json_out), fit.model_dump(mode="json"))
         print(f"fit written to {args.json_out}")
     return 0

@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..analysis.measures import DEFAULT_BOOTSTRAP
 from . import CommandError
 from ._alternatives_text import add_control_argument
 from ._analyze_options import add_ci_argument, parse_config_list
-from ._settings import settings_from_flags
+from ._settings import add_bootstrap_arguments, settings_from_flags
 
 
 def register(sub: Any) -> None:
@@ -24,14 +23,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("run_dir", help="run directory holding responses.parquet")
     p.add_argument("--out", default=None, help="artifact folder (default RUN_DIR/artifact)")
-    p.add_argument(
-        "--bootstrap",
-        type=int,
-        default=DEFAULT_BOOTSTRAP,
-        metavar="B",
-        help=f"resamples (0: none; default {DEFAULT_BOOTSTRAP})",
-    )
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    add_bootstrap_arguments(p)
     p.add_argument(
         "--items",
         default=None,
@@ -87,8 +79,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def print_artifact(out: Any) -> None:
-    """Where the artifact is, what it recomputed, and its digest with the command that checks
-    it."""
     from ..report import REPORT_FILE, manifest_digest
 
     digest = manifest_digest(out)
@@ -100,7 +90,7 @@ def print_artifact(out: Any) -> None:
 
 
 def print_derived(artifact: Any) -> None:
-    """Say which derived files the report recomputed or flagged as stale (provenance.json)."""
+    """Which derived files the report recomputed or flagged as stale (provenance.json)."""
     import json
     from pathlib import Path
 

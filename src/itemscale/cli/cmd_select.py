@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -76,11 +75,8 @@ def run(args: argparse.Namespace) -> int:
     except (MediaError, ValueError) as exc:
         raise CommandError(f"itemscale select: {exc}") from None
     if args.json:
-        print(
-            json.dumps(
-                {"name": name, "items": len(items), "files": {k: str(p) for k, p in files.items()}}
-            )
-        )
+        written = {k: str(p) for k, p in files.items()}
+        print(json.dumps({"name": name, "items": len(items), "files": written}))
         return 0
     print(f"{args.method}: frames for {len(items)} items, {len(budgets)} budget(s)")
     for k, path in files.items():
@@ -91,15 +87,12 @@ def run(args: argparse.Namespace) -> int:
     print(
         "add to the protocol (paths are relative to it):\n"
         f'  sampling = ["linspace", {{ name = "selection", selection = "{name}" }}]\n'
-        f"  [selections.{name}]\n  paths = {{ {paths} }}",
-        file=sys.stdout,
+        f"  [selections.{name}]\n  paths = {{ {paths} }}"
     )
     return 0
 
 
 def _adaptive(args: argparse.Namespace) -> Adaptive | None:
-    """The adaptive setting of `--adaptive --min-frames M --threshold T` (None without
-    `--adaptive`; either option without it is an error)."""
     from ..collect.video import DEFAULT_CHANGE_THRESHOLD, Adaptive
 
     if not args.adaptive:

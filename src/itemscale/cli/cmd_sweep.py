@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -101,7 +102,6 @@ def register(subparsers: Any) -> None:
 
 
 def _rerun_check_arguments(parser: argparse.ArgumentParser) -> None:
-    """`--rerun-check FRACTION` and its seed and batch size (docs/sweep.md, "Rerun check")."""
     parser.add_argument(
         "--rerun-check",
         type=float,
@@ -128,8 +128,6 @@ def _rerun_check_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _served_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of served models (`openai` backend): requests in flight, the deadline and
-    retries of each request, and the budget probe's override."""
     parser.add_argument(
         "--concurrency",
         type=int,
@@ -161,7 +159,6 @@ def _served_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_ray_options(parser: argparse.ArgumentParser) -> None:
-    """`--workers` and `--ray-address`: where and how wide `--executor ray` runs."""
     parser.add_argument(
         "--workers",
         type=int,
@@ -179,26 +176,21 @@ def _add_ray_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _load(args: argparse.Namespace) -> Any:
-    from ..collect.models import BACKENDS
-    from ..collect.protocol import load_protocol
-
-    protocol = load_protocol(args.protocol, backends=BACKENDS)
-    if args.videos is not None:
-        bench = protocol.benchmark.model_copy(update={"videos": str(args.videos.resolve())})
-        protocol = protocol.model_copy(update={"benchmark": bench})
-    return protocol
-
-
-def _print_plan(
-    cost: Any, run_dir: Path, as_json: bool, stack: Any = None, notes: Sequence[str] = ()
-) -> None:
+def _print_plan(cost: Any, run_dir: Path, as_json: bool, stack: Any, notes: Sequence[str]) -> None:
     payload = {"run_dir": str(run_dir), **cost.as_dict(), "stack": stack, "stack_notes": notes}
     if as_json:
         print(json.dumps(payload, sort_keys=True))
         return
     print(f"plan for {run_dir}")
-    _print_stack(stack, notes)
+    if stack is not None:  # the stack the sweep would run under, and how it differs from before
+        from ..core.responses import stack_fields
+
+        shown = ", ".join(
+            f"{k} {'none' if v is None else v}" for k, v in stack_fields(stack).items()
+        )
+        print(f"software stack: {shown}")
+        for note in notes:
+            print(f"note: {note}")
     print(f"{'configuration':<24} {'cells':>8} {'to run':>8} {'frames':>10} {'vis. tokens':>12}")
     for label, row in cost.by_config.items():
         print(
@@ -219,31 +211,17 @@ def _print_plan(
         folders = sorted({str(Path(p).parent) for p in missing})
         for folder in folders[:3]:
             state = "exists" if Path(folder).is_dir() else "does not exist"
-            n = sum(1 for p in missing if str(Path(p).parent) == folder)
+            inside = [p for p in missing if str(Path(p).parent) == folder]
             print(
-                f"  {n} video(s) unreadable in {folder} (the folder {state}), e.g. {Path(next(p for p in missing if str(Path(p).parent) == folder)).name}"
+                f"  {len(inside)} video(s) unreadable in {folder} (the folder {state}), e.g. "
+                f"{Path(inside[0]).name}"
             )
         if folders and not Path(folders[0]).is_dir():
             print("  check the protocol's [benchmark] videos folder")
 
 
-def _print_stack(stack: Any, notes: Sequence[str]) -> None:
-    """The software stack the sweep would run under (each field `stack_fields` reads), and how
-    it differs from the run's earlier sessions."""
-    from ..core.responses import stack_fields
-
-    if stack is None:
-        return
-    fields = stack_fields(stack)
-    shown = ", ".join(f"{k} {'none' if v is None else v}" for k, v in fields.items())
-    print(f"software stack: {shown}")
-    for note in notes:
-        print(f"note: {note}")
-
-
 def _dry_run_stack(protocol: Any, run_dir: Path, device: str) -> tuple[Any, list[str]]:
-    """The stack this machine would record for a session, and the notes a resume would print
-    (compared with the sessions that computed the run's stored cells)."""
+    """The stack this machine would record, and the notes a resume would print."""
     from ..collect.models import BACKENDS
     from ..collect.store import STORE_FILE, RunStore
     from ..collect.sweep import software_stack, stack_notice
@@ -258,7 +236,6 @@ def _dry_run_stack(protocol: Any, run_dir: Path, device: str) -> tuple[Any, list
 
 
 def _print_budget_probe(model: str, record: dict[str, Any] | None) -> None:
-    """One line: what the budget probe compared, and whether the server honoured it."""
     if record is None:
         return
     small, large = record["small"], record["large"]
@@ -273,17 +250,7 @@ def _print_budget_probe(model: str, record: dict[str, Any] | None) -> None:
     )
 
 
-def _print_ray(figures: dict[str, int]) -> None:
-    print(
-        f"ray: {figures['nodes']} node(s), {figures['actors']} actor(s) started, "
-        f"{figures['actors_lost']} lost, {figures['jobs_retried']} job(s) retried, "
-        f"{figures['cells_failed_actor_lost']} cell(s) failed because their job's actor was "
-        "lost on every try"
-    )
-
-
 def _batch_size(text: str) -> int | str:
-    """`--batch-size`: a whole number or `auto`."""
     if text == "auto":
         return text
     try:
@@ -295,7 +262,6 @@ def _batch_size(text: str) -> int | str:
 
 
 def _check_flags(args: argparse.Namespace) -> None:
-    """The flags' own ranges and combinations, before the protocol is read."""
     if args.limit is not None and args.limit < 1:
         raise CommandError(f"--limit must be at least 1 (got {args.limit})")
     if args.batch_size != "auto" and args.batch_size < 1:
@@ -315,8 +281,7 @@ def _check_flags(args: argparse.Namespace) -> None:
 
 
 def _rerun_check(args: argparse.Namespace) -> Any:
-    """`--rerun-check` and its options as the sweep's `RerunCheck` (None without it); a bad
-    value is a `CommandError` naming the flag."""
+    """The sweep's `RerunCheck` (None without `--rerun-check`)."""
     from ..collect.sweep import RerunCheck
 
     if args.rerun_check is None:
@@ -332,10 +297,15 @@ def _rerun_check(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..collect.models import BACKENDS
+    from ..collect.protocol import load_protocol
     from ..collect.sweep import Numerics, RuntimeBackendFactory, plan_sweep, run_sweep
 
     _check_flags(args)
-    protocol = _load(args)
+    protocol = load_protocol(args.protocol, backends=BACKENDS)
+    if args.videos is not None:
+        bench = protocol.benchmark.model_copy(update={"videos": str(args.videos.resolve())})
+        protocol = protocol.model_copy(update={"benchmark": bench})
     run_dir = args.output if args.output is not None else Path(protocol.output)
     try:
         if args.dry_run:
@@ -347,14 +317,10 @@ def run(args: argparse.Namespace) -> int:
             return 0
         if args.no_progress:  # nor the "Loading weights" bars of transformers and the hub
             os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
-            try:
+            with contextlib.suppress(ImportError):  # analysis-only install: no local models
                 from transformers.utils import logging as hf_logging
 
                 hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-            except ImportError:  # analysis-only install: no local models
-                pass
-        from ..collect.models import BACKENDS
-
         local = [m.name for m in protocol.models if BACKENDS[m.backend].on_device]
         if local:
             hint = " (pass --device cuda to use a GPU)" if args.device == "cpu" else ""
@@ -377,9 +343,7 @@ def run(args: argparse.Namespace) -> int:
             device=args.device,
             batch_size=args.batch_size,
             backend_factory=RuntimeBackendFactory(
-                concurrency=args.concurrency,
-                timeout_s=args.timeout,
-                max_retries=args.max_retries,
+                concurrency=args.concurrency, timeout_s=args.timeout, max_retries=args.max_retries
             ),
             frame_cache=cache,
             workers=args.workers,
@@ -398,29 +362,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_summary(result: Any, *, as_json: bool) -> None:
-    """What the sweep did: one JSON object (`--json`), or a few lines."""
-    summary = {
-        "run_dir": str(result.run_dir),
-        "planned": result.planned,
-        "skipped": result.skipped,
-        "ran": result.ran,
-        "by_status": result.by_status,
-        "interrupted": result.interrupted,
-        "rows": len(result.table),
-        "not_loaded": result.not_loaded,
-        "served": result.served,
-        "warnings": result.warnings,
-        "budget_probe": result.budget_probe,
-        "selections": result.selections,
-        **({"ray": result.ray} if result.ray else {}),
-        "failed": result.failed,
-        "throughput": result.throughput(),
-        "batch_sizes": result.batch_sizes,
-        "out_of_memory": result.out_of_memory,
-        "rerun_check": result.rerun_checks,
-        "exit_status": result.exit_code,
-    }
-    if as_json:
+    if as_json:  # keys sorted: their order here is free
+        same = "planned skipped ran by_status interrupted not_loaded served warnings budget_probe "
+        same += "selections failed batch_sizes out_of_memory"
+        summary = {name: getattr(result, name) for name in same.split()}
+        summary |= {"run_dir": str(result.run_dir), "rows": len(result.table)}
+        summary |= {"throughput": result.throughput(), "rerun_check": result.rerun_checks}
+        summary |= {"exit_status": result.exit_code, **({"ray": result.ray} if result.ray else {})}
         print(json.dumps(summary, sort_keys=True))
     else:
         status = ", ".join(f"{k} {v}" for k, v in sorted(result.by_status.items())) or "nothing"
@@ -450,7 +398,13 @@ def _print_summary(result: Any, *, as_json: bool) -> None:
         _print_selections(result.selections)
         _print_rerun_checks(result.rerun_checks)
         if result.ray:
-            _print_ray(result.ray)
+            ray = result.ray
+            print(
+                f"ray: {ray['nodes']} node(s), {ray['actors']} actor(s) started, "
+                f"{ray['actors_lost']} lost, {ray['jobs_retried']} job(s) retried, "
+                f"{ray['cells_failed_actor_lost']} cell(s) failed because their job's actor was "
+                "lost on every try"
+            )
         for warning in result.warnings:
             print(f"warning: {warning}")
         if result.interrupted:
@@ -458,7 +412,6 @@ def _print_summary(result: Any, *, as_json: bool) -> None:
 
 
 def _print_rerun_checks(checks: dict[str, Any]) -> None:
-    """One line per model whose grid `--rerun-check` ran again in part."""
     for model, record in sorted(checks.items()):
         floor = record.get("floor") or "no answer to compare"
         print(
@@ -470,10 +423,8 @@ def _print_rerun_checks(checks: dict[str, Any]) -> None:
 
 
 def _print_selections(selections: dict[str, Any]) -> None:
-    """One line per selection configuration: its file, digest and duplicate frames removed
-    (and how many records lost frames that way); for a cap (records give up to K frames once
-    duplicates are merged), the frames they give; how records were matched when
-    not by id; the selector's declared cost when the file gives one."""
+    """One line per selection configuration; for a cap (records give up to K frames once
+    duplicates are merged), the frames they give."""
     for label, sel in sorted(selections.items()):
         lost = sel.get("items_with_duplicates") or 0
         extra = f" ({lost} record(s) lost frames that way)" if lost else ""

@@ -1,9 +1,6 @@
-"""`itemscale train-builtin`: where training the built-in model went.
-
-Training the shipped tiny model is a recipe of the repository (recipes/builtin_model/), not part
-of the installed package, which runs only the shipped weights. The command stays so that an old
-command line says where to go, with its own arguments, instead of "invalid choice".
-"""
+"""`itemscale train-builtin`: where training the built-in model went (recipes/builtin_model/ of
+a checkout); the command stays so that an old command line says where to go, not "invalid
+choice"."""
 
 from __future__ import annotations
 
@@ -22,8 +19,7 @@ MOVED = (
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    # "+" prefixes: every argument an old command line gives (--suite, --out, ...) is kept
-    # as it is, to be printed back in the recipe's command line
+    # "+" prefixes: an old command line's arguments (--suite, ...) kept to be printed back
     parser = subparsers.add_parser(
         "train-builtin",
         help="where training the built-in model went (a recipe run from a checkout)",
