@@ -71,10 +71,8 @@ _TRUNCATED: Final[str] = "; is the line truncated?"
 
 
 def jsonl_values(path: Path) -> Iterator[tuple[int, object]]:
-    """(1-based line, decoded value) for each non-blank line; a bad line names file and line.
-
-    The usual bad line is the last one of a log cut off mid-write, hence the hint.
-    """
+    """(1-based line, decoded value) for each non-blank line; a bad line names file and line
+    (usually the last one of a log cut off mid-write, hence the hint)."""
     with open_input(path) as fh:
         for line, raw in enumerate(fh, start=1):
             try:

@@ -211,10 +211,8 @@ def _record_lines(p: Path, start: int, end: int) -> list[str]:
 
 
 def _check_last_closed(p: Path, fmt: str, values: list[str], start: int, end: int) -> None:
-    """The last record of a file checked for a quote that never closes (the lenient reader
-    ends such a record only at the end of the file: see `_check_closed`). Costs nothing for
-    a file that ends with a line end outside any quote; otherwise only the record's own lines
-    are read again."""
+    """`_check_closed` for the last record: free for a file that ends with a line end outside
+    any quote, else only the record's own lines are read again."""
     if not (values and values[-1].endswith(("\n", "\r"))):
         with open_input(p) as fh:
             if fh.seek(0, os.SEEK_END) == 0:
