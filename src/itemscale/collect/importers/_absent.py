@@ -21,6 +21,7 @@ import pandas as pd
 
 from ...core.responses import NOANSWER, OpenAnswerScores, ResponseRow, Status, TaskKind
 from ._common import ImportInputError, attributes_json
+from ._config_ids import CONFIG_COLUMNS
 from ._table_shape import AnswerKey, KeyEntry
 
 AbsentMode = Literal["skip", "noanswer"]
@@ -33,17 +34,7 @@ ABSENT_MARKER: Final[str] = "absent"
 ABSENT_EXAMPLES: Final[int] = 5
 
 #: The configuration columns an added row copies from the model's imported rows.
-_CELL_COLUMNS: Final[tuple[str, ...]] = (
-    "series",
-    "config_id",
-    "config_label",
-    "axis_order",
-    "frames",
-    "pixels",
-    "sampling",
-    "pipeline",
-    "repeat",
-)
+_CELL_COLUMNS: Final[tuple[str, ...]] = (*CONFIG_COLUMNS, "pipeline", "repeat")
 
 
 class AbsentRecord(TypedDict):

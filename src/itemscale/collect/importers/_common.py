@@ -67,24 +67,12 @@ class ImportConflictError(ImportInputError):
     """A row key already stored in the run with a different answer."""
 
 
-def where(path: str | os.PathLike[str], line: int | None = None, column: str | None = None) -> str:
-    """`file:line: column 'x'`: the prefix of every importer error."""
-    text = str(path)
-    if line is not None:
-        text += f":{line}"
-    if column is not None:
-        text += f": column '{column}'"
-    return text
-
-
 _TRUNCATED: Final[str] = "; is the line truncated?"
 
 
 def jsonl_values(path: Path) -> Iterator[tuple[int, object]]:
-    """(1-based line, decoded value) for each non-blank line; a bad line names file and line.
-
-    The usual bad line is the last one of a log cut off mid-write, hence the hint.
-    """
+    """(1-based line, decoded value) for each non-blank line; a bad line names file and line
+    (usually the last one of a log cut off mid-write, hence the hint)."""
     with open_input(path) as fh:
         for line, raw in enumerate(fh, start=1):
             try:
@@ -219,6 +207,15 @@ def import_record(
     }
 
 
+def missing_value(value: object) -> bool:
+    """None, NaN or blank text: a cell a foreign file left empty."""
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return isinstance(value, str) and not value.strip()
+
+
 def attributes_json(attrs: Mapping[str, object]) -> str | None:
     """Item attributes as the response table stores them: a JSON object of plain strings."""
     clean: list[tuple[str, str]] = []
@@ -250,10 +247,7 @@ def rows_frame(rows: Iterable[Mapping[str, object]], *, where_: str) -> pd.DataF
     df = pd.DataFrame(list(rows))
     if df.empty:
         df = pd.DataFrame(columns=list(COLUMNS))
-    try:
-        return normalise_responses(df, where=where_)
-    except SchemaError as exc:
-        raise ImportInputError(str(exc)) from exc
+    return rows_frame_from(df, where_=where_)
 
 
 def _plain(value: Any) -> Any:
@@ -302,13 +296,16 @@ def forbidden_in_id(text: str) -> str | None:
     return None if found is None else f"U+{ord(found.group(0)):04X}"
 
 
+def _id_values(df: pd.DataFrame) -> Iterator[tuple[str, pd.Series]]:
+    for column in ID_COLUMNS:
+        if column in df.columns:
+            yield column, df[column].dropna().astype(str)
+
+
 def _check_ids(df: pd.DataFrame, *, where_: str) -> None:
     """Refuse a control or bidirectional-text character in any id, whichever importer read it
     (one rule for all: docs/import.md)."""
-    for column in ID_COLUMNS:
-        if column not in df.columns:
-            continue
-        values = df[column].dropna().astype(str)
+    for column, values in _id_values(df):
         bad = values.str.contains(ID_FORBIDDEN.pattern, regex=True)
         if not bad.any():
             continue
@@ -329,10 +326,7 @@ def _check_normal_forms(df: pd.DataFrame, *, where_: str) -> None:
     name. Ids are kept as written, never normalised behind the user's back (a benchmark file,
     a selection file or another run may hold the same form): the user writes them one way.
     Only the distinct values are normalised, and ASCII ones (already NFC) not at all."""
-    for column in ID_COLUMNS:
-        if column not in df.columns:
-            continue
-        values = df[column].dropna().astype(str)
+    for column, values in _id_values(df):
         seen: dict[str, str] = {}
         for value in values.unique():
             key = value if value.isascii() else unicodedata.normalize("NFC", value)
@@ -352,11 +346,17 @@ def _check_normal_forms(df: pd.DataFrame, *, where_: str) -> None:
             )
 
 
+def _first_with_several(df: pd.DataFrame, keys: list[str], column: str) -> tuple[Any, ...] | None:
+    """The first group of `keys` (its key values) holding several `column` values, or None."""
+    counts = df.groupby(keys, sort=False)[column].nunique()
+    bad = counts[counts > 1]
+    return None if bad.empty else bad.index[0]
+
+
 def _check_item_videos(df: pd.DataFrame, *, where_: str) -> None:
-    videos = df.groupby(["model", "item_id"], sort=False)["video_id"].nunique()
-    bad = videos[videos > 1]
-    if not bad.empty:
-        model, item = bad.index[0]
+    bad = _first_with_several(df, ["model", "item_id"], "video_id")
+    if bad is not None:
+        model, item = bad
         seen = sorted(df.loc[(df["model"] == model) & (df["item_id"] == item), "video_id"].unique())
         raise ImportInputError(
             f"{where_}: item {item!r} of model {model!r} has several video ids {seen}; "
@@ -367,10 +367,9 @@ def _check_item_videos(df: pd.DataFrame, *, where_: str) -> None:
 def _check_item_kinds(df: pd.DataFrame, *, where_: str) -> None:
     """One item is multiple choice (`correct`) or continuous (`score`), across every import."""
     answered = df[df["status"].isin(["ok", "noanswer"])]
-    kinds = answered.groupby(["model", "item_id"], sort=False)["task_kind"].nunique()
-    bad = kinds[kinds > 1]
-    if not bad.empty:
-        model, item = bad.index[0]
+    bad = _first_with_several(answered, ["model", "item_id"], "task_kind")
+    if bad is not None:
+        model, item = bad
         rows = answered[(answered["model"] == model) & (answered["item_id"] == item)]
         seen = {str(k): str(s) for k, s in zip(rows["task_kind"], rows["source"], strict=True)}
         raise ImportInputError(
@@ -384,10 +383,9 @@ def _check_configs(df: pd.DataFrame, *, where_: str) -> None:
     """One config id has one label, one frame count and one axis position per (model, series)."""
     cols = ["model", "series", "config_id"]
     for col in ("config_label", "frames", "axis_order"):
-        counts = df.groupby(cols, sort=False)[col].nunique()
-        bad = counts[counts > 1]
-        if not bad.empty:
-            model, series, cid = bad.index[0]
+        bad = _first_with_several(df, cols, col)
+        if bad is not None:
+            model, series, cid = bad
             vals = sorted(
                 map(str, df.loc[(df["model"] == model) & (df["config_id"] == cid), col].unique())
             )
@@ -395,10 +393,9 @@ def _check_configs(df: pd.DataFrame, *, where_: str) -> None:
                 f"{where_}: configuration {cid} of model {model!r} (series {series!r}) has "
                 f"different '{col}' values {vals}"
             )
-    labels = df.groupby(["model", "series", "config_label"], sort=False)["config_id"].nunique()
-    bad = labels[labels > 1]
-    if not bad.empty:
-        model, series, label = bad.index[0]
+    bad = _first_with_several(df, ["model", "series", "config_label"], "config_id")
+    if bad is not None:
+        model, series, label = bad
         raise ImportInputError(
             f"{where_}: label {label!r} names two different configurations of model {model!r} "
             f"(series {series!r}); give each configuration its own label"
@@ -484,10 +481,7 @@ def _merge(
             f"({ident}) is imported twice: from {clash.iloc[0]['source']} and "
             f"{clash.iloc[1]['source']}"
         )
-    try:
-        new = normalise_responses(new_rows, where="imported rows")
-    except SchemaError as exc:
-        raise ImportInputError(str(exc)) from exc
+    new = rows_frame_from(new_rows, where_="imported rows")
     _check_ids(new, where_=str(run_path))
     _check_normal_forms(new, where_=str(run_path))
     provenance: Mapping[str, object] = {}
@@ -533,10 +527,7 @@ def _merge(
         )
     fresh = new.loc[~present]
     merged = pd.concat([existing, fresh], ignore_index=True) if len(existing) else fresh.copy()
-    try:
-        merged = normalise_responses(merged, where=str(run_path / RESPONSES_FILE))
-    except SchemaError as exc:
-        raise ImportInputError(str(exc)) from exc
+    merged = rows_frame_from(merged, where_=str(run_path / RESPONSES_FILE))
     _check_normal_forms(merged, where_=str(run_path))
     _check_item_videos(merged, where_=str(run_path))
     _check_item_kinds(merged, where_=str(run_path))

@@ -67,6 +67,10 @@ class ConfigColumns(TypedDict):
     series: str
 
 
+#: The configuration columns of a response row, as `ConfigColumns` names them.
+CONFIG_COLUMNS: Final[tuple[str, ...]] = tuple(ConfigColumns.__annotations__)
+
+
 def config_columns(
     config: Configuration,
     *,

@@ -97,12 +97,9 @@ def finish_import(
 
 
 class ImportContext(BaseModel):
-    """What one import of a per-file tool was asked to do: which importer, the tool's name in
-    messages, the extractor version its answers were read with, and the values of the command
-    line (`--config`, `--model`, `--benchmark`, `--absent`, `--video-from-id`, `--series`,
-    `-o`, `--dry-run`). A run function builds it once from its keywords and hands it to
-    `finish_parsed_import` with what it parsed; every importer records the same options the
-    same way."""
+    """What one import of a per-file tool was asked to do: the importer, and the values of its
+    command line, built once by a run function for `finish_parsed_import`, so that every
+    importer records the same options the same way."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

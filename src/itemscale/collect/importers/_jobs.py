@@ -1,9 +1,6 @@
 """What the per-file importers (lmms-eval, VLMEvalKit) share: `--config LABEL[:FRAMES]=PATH`
 arguments and the job list they make, the `--benchmark` file's index of items, and gold answers
 as option letters.
-
-It is its own module so that each importer depends on it and neither on the other: a new
-importer takes these pieces without importing another tool's parser.
 """
 
 from __future__ import annotations

@@ -2,10 +2,6 @@
 (given plainly or to `--config`) stands for every samples file under it; lmms-eval's
 results.json given where its samples file belongs is refused, saying what to give instead; two
 files of one task at one configuration are refused in the words of what they most likely are.
-
-A module of its own because it is about the user's folders and the files' framing (a line per
-sample with a `doc_id`, a results.json beside them), not the samples' content that `_lmms_eval`
-parses into rows.
 """
 
 from __future__ import annotations

@@ -2,9 +2,6 @@
 payload id, `submission`'s key), their videos and attributes, the options its prompts list, and
 the question each sample was asked, which the import keeps in the run's `items.jsonl` so that
 the report's item explorer shows and searches it.
-
-A module of its own because it is about the items, which every configuration's file shares;
-`_lmms_eval` reads each sample's answer against them.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """What an lmms-eval import says about its files beyond their rows: two configurations that are
 one log file (byte for byte, in this import or against the run's earlier imports), runs that
 ask one budget (alternatives, not an axis), and the `--series` the call puts its files in.
-
-A module of its own because these look across files and imports, where `_lmms_eval` reads one
-file at a time.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """lmms-eval's `{stamp}_results.json`, found beside each samples file, and what it says: the
 model (`model_name` or `config.model_args`' `pretrained`), the task, the budget spelt in
 `config.model_args` (one of many frame-count keys) and the score lmms-eval itself reported.
-
-A module of its own because it reads another file, damaged in its own ways; the samples
-parser (`_lmms_eval`) only asks it for a budget, a model name, a task and a reported score.
 """
 
 from __future__ import annotations

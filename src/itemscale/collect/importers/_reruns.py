@@ -21,17 +21,7 @@ import pandas as pd
 from ...core.rerun_evidence import measured_floor
 from ...core.responses import RERUN_REPEAT_BASE, RESPONSES_FILE, ResponseRow, read_response_columns
 from ._common import ImportInputError
-
-#: the columns a rerun row takes from the configuration it executes again
-_CONFIG_COLUMNS = (
-    "config_id",
-    "config_label",
-    "axis_order",
-    "frames",
-    "pixels",
-    "sampling",
-    "series",
-)
+from ._config_ids import CONFIG_COLUMNS
 
 
 def _stored(run_dir: str | os.PathLike[str]) -> pd.DataFrame | None:
@@ -50,7 +40,7 @@ def _stored(run_dir: str | os.PathLike[str]) -> pd.DataFrame | None:
             "repeat",
             "rerun_of",
             "source",
-            *_CONFIG_COLUMNS,
+            *CONFIG_COLUMNS,
         ],
     )
 
@@ -61,13 +51,13 @@ def _target(
     """LABEL's configuration columns: from this import's rows, else from the run's."""
     for row in rows:
         if row["config_label"] == label:
-            return {c: row.get(c) for c in _CONFIG_COLUMNS}
+            return {c: row.get(c) for c in CONFIG_COLUMNS}
     if stored is not None:
         mine = stored[(stored["model"].astype(str) == model) & stored["rerun_of"].isna()]
         hit = mine[mine["config_label"].astype(str) == label]
         if len(hit):
             first = hit.iloc[0]
-            return {c: (None if pd.isna(first[c]) else first[c]) for c in _CONFIG_COLUMNS}
+            return {c: (None if pd.isna(first[c]) else first[c]) for c in CONFIG_COLUMNS}
         held = ", ".join(sorted(set(mine["config_label"].astype(str)))) or "none"
         raise ImportInputError(
             f"--rerun-of {label}: model {model!r} has no configuration {label!r} in this import "

@@ -8,8 +8,8 @@ counted by reason, so nothing leaves a denominator silently.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import TypedDict
+from dataclasses import asdict, dataclass, field
+from typing import TypedDict, cast
 
 import pandas as pd
 
@@ -67,21 +67,7 @@ class ImportSummary:
     rows_absent: int = 0
 
     def to_dict(self) -> SummaryRecord:
-        return {
-            "importer": self.importer,
-            "run_dir": self.run_dir,
-            "files": list(self.files),
-            "rows_read": self.rows_read,
-            "rows_added": self.rows_added,
-            "rows_unchanged": self.rows_unchanged,
-            "items_per_config": self.items_per_config,
-            "matched_items": self.matched_items,
-            "unmatched_items": self.unmatched_items,
-            "dropped": self.dropped,
-            "notes": list(self.notes),
-            "absent": self.absent,
-            "rows_absent": self.rows_absent,
-        }
+        return cast(SummaryRecord, asdict(self))
 
     def format(self) -> str:
         lines = [f"itemscale import {self.importer} -> {self.run_dir}"]

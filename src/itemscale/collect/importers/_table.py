@@ -88,32 +88,26 @@ def _check_consistency(src: TableRecords, rows: pd.DataFrame) -> pd.DataFrame:
                 f"repeat={r['repeat']}) first seen on line {int(lines[same[0]])}",
             )
         )
-    for order, (column, shown, fmt) in enumerate(
-        (("frames", "frames", "{}"), ("axis_order", "order", "{:g}")), start=1
+    for order, (group, column, shown, said, fmt) in enumerate(
+        (
+            (["series", "config_label"], "frames", "frames", "frames", "{}"),
+            (["series", "config_label"], "axis_order", "order", "order", "{:g}"),
+            (["model", "item_id"], "video_id", "video_id", "video", "{!r}"),
+        ),
+        start=1,
     ):
-        hit = _first_conflict(rows, ["series", "config_label"], column)
+        hit = _first_conflict(rows, group, column)
         if hit:
             pos, origin, value, first = hit
+            whose = f"{group[1].split('_')[0]} {rows.iloc[pos][group[1]]!r}"
             found.append(
                 (
                     pos,
                     order,
-                    f"{src.at(int(lines[pos]), shown)}: config "
-                    f"{rows.iloc[pos]['config_label']!r} has {shown} {fmt.format(value)} here "
-                    f"but {fmt.format(first)} on line {int(lines[origin])}",
+                    f"{src.at(int(lines[pos]), shown)}: {whose} has {said} {fmt.format(value)} "
+                    f"here but {fmt.format(first)} on line {int(lines[origin])}",
                 )
             )
-    hit = _first_conflict(rows, ["model", "item_id"], "video_id")
-    if hit:
-        pos, origin, value, first = hit
-        found.append(
-            (
-                pos,
-                3,
-                f"{src.at(int(lines[pos]), 'video_id')}: item {rows.iloc[pos]['item_id']!r} has "
-                f"video {value!r} here but {first!r} on line {int(lines[origin])}",
-            )
-        )
     answered = rows["status"].isin(list(ANSWERED_STATUSES)).to_numpy()
     decides = answered | rows["_explicit"].to_numpy(dtype=bool)
     deciding = rows.loc[decides]

@@ -15,13 +15,14 @@ import csv
 import itertools
 import os
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
 from ...core.files import open_input
 from ._common import ImportInputError, jsonl_values, not_utf8_message
@@ -210,10 +211,8 @@ def _record_lines(p: Path, start: int, end: int) -> list[str]:
 
 
 def _check_last_closed(p: Path, fmt: str, values: list[str], start: int, end: int) -> None:
-    """The last record of a file checked for a quote that never closes (the lenient reader
-    ends such a record only at the end of the file: see `_check_closed`). Costs nothing for
-    a file that ends with a line end outside any quote; otherwise only the record's own lines
-    are read again."""
+    """`_check_closed` for the last record: free for a file that ends with a line end outside
+    any quote, else only the record's own lines are read again."""
     if not (values and values[-1].endswith(("\n", "\r"))):
         with open_input(p) as fh:
             if fh.seek(0, os.SEEK_END) == 0:
@@ -271,12 +270,17 @@ def _parquet_records(p: Path) -> Iterator[Record]:
 
     row = 0
     try:
-        for batch in pq.ParquetFile(p).iter_batches(batch_size=65536):
-            for values in batch.to_pylist():
-                row += 1
-                yield row, values, _NO_ALIASES
+        for record in _numbered(pq.ParquetFile(p).iter_batches(batch_size=65536)):
+            row = record[0]
+            yield record
     except (pa.ArrowInvalid, OSError) as exc:
         raise ImportInputError(f"{p}: row {row + 1}: not a readable Parquet file ({exc})") from exc
+
+
+def _numbered(batches: Iterable[pa.RecordBatch]) -> Iterator[Record]:
+    """Arrow batches' rows as records, numbered from 1 (a Parquet file's `row N`)."""
+    for row, values in enumerate((v for batch in batches for v in batch.to_pylist()), start=1):
+        yield row, values, _NO_ALIASES
 
 
 def _xlsx_rows(p: Path) -> Iterator[tuple[Any, ...]]:
@@ -352,12 +356,6 @@ def frame_records(frame: pd.DataFrame, name: str = "DataFrame") -> TableRecords:
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise ImportInputError(f"{name}: a column Arrow cannot type ({exc})") from exc
     columns = tuple(str(c) for c in table.column_names)
-
-    def stream() -> Iterator[Record]:
-        row = 0
-        for batch in table.to_batches(max_chunksize=65536):
-            for values in batch.to_pylist():
-                row += 1
-                yield row, values, _NO_ALIASES
-
-    return TableRecords(Path(name), "parquet", columns, stream)
+    return TableRecords(
+        Path(name), "parquet", columns, lambda: _numbered(table.to_batches(max_chunksize=65536))
+    )

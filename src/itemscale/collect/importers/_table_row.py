@@ -1,12 +1,8 @@
 """One row of a results table, checked: each column's own rule, then the rules across columns.
 
-`TableRow` (pydantic) holds a row's values, each validated by its column's rule: ids are text
-(never the repr of a list), counts are whole and in range, fractions lie in [0, 1], `status` and
-`task_kind` are known names. `parse_row` then applies the rules that need several columns or the
-answer key: the gold answer against the item's options, an answer against its gold, a task kind
-against `correct`/`score`, a status against the result. A row with a bad value and a broken
-cross-column rule is reported for its value; two bad values, for the first column in the order of
-`TableRow`'s fields.
+`TableRow` checks each value by its column's rule; `parse_row` then applies the rules that need
+several columns or the answer key. A row with a bad value and a broken cross-column rule is
+reported for its value; two bad values, for the first column in the order of `TableRow`'s fields.
 
 Every error names the file, the line (1-based; the CSV header is line 1, Parquet rows count from
 1) and the column as the file spells it (a renamed or widened column is named as the user sees
@@ -17,11 +13,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Annotated, Any, Final, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, PlainValidator, ValidationError
 from pydantic_core import PydanticCustomError
 
 from ...core.errors import shown_value
@@ -35,7 +31,7 @@ from ...core.responses import (
     extract_choice,
     score_open_answer,
 )
-from ._common import ImportInputError, attributes_json, forbidden_in_id
+from ._common import ImportInputError, attributes_json, forbidden_in_id, missing_value
 from ._config_ids import label_config_id
 from ._jobs import gold_letter
 from ._table_records import TableRecords
@@ -46,19 +42,12 @@ ATTRIBUTE_PREFIX: Final[str] = "attr_"
 MAX_INTEGER: Final[int] = 2**53
 #: The statuses a row with a gold answer is scored against it in (a failed row has no answer).
 _SCORED_AGAINST_GOLD: Final[tuple[Status | None, ...]] = (None, Status.OK, Status.NOANSWER)
+_Named = TypeVar("_Named", TaskKind, Status)
 
 
 def _problem(message: str) -> PydanticCustomError:
     """A column's value breaking its rule; `parse_row` prefixes the file, line and column."""
     return PydanticCustomError("table_value", "{problem}", {"problem": message})
-
-
-def _missing(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, float) and math.isnan(value):
-        return True
-    return isinstance(value, str) and not value.strip()
 
 
 def _number(value: Any) -> float:
@@ -135,6 +124,32 @@ def _references(value: Any) -> list[str]:
     return [text]
 
 
+def _correct(value: Any) -> float:
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return 1.0 if value.strip().lower() == "true" else 0.0
+    out = _number(value)
+    if out not in (0.0, 1.0):
+        raise _problem(f"{value!r} must be 0 or 1")
+    return out
+
+
+def _one_of(names: type[_Named]) -> Callable[[Any], _Named]:
+    def check(value: Any) -> _Named:
+        try:
+            return names(_text(value))
+        except ValueError:
+            raise _problem(f"{value!r} is not one of {[n.value for n in names]}") from None
+
+    return check
+
+
+_Identifier = Annotated[str, PlainValidator(_identifier)]
+_Count = Annotated[int, PlainValidator(lambda value: _integer(value, 0))]
+_Number = Annotated[float, PlainValidator(_number)]
+_Fraction = Annotated[float, PlainValidator(_fraction)]
+_Text = Annotated[str, PlainValidator(_text)]
+
+
 class TableRow(BaseModel):
     """A row's values, each checked by its column's rule (docs/importers.md, "`import table`").
 
@@ -146,93 +161,28 @@ class TableRow(BaseModel):
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    model: str
-    item_id: str
-    config: str
-    frames: int
-    order: float | None = None
-    repeat: int = 0
-    correct: float | None = None
-    score: float | None = None
-    answer: str | None = None
-    prediction: str | None = None
-    reference: list[str] | None = None
+    model: _Identifier
+    item_id: _Identifier
+    config: _Identifier
+    frames: _Count
+    order: _Number | None = None
+    repeat: _Count = 0
+    correct: Annotated[float, PlainValidator(_correct)] | None = None
+    score: _Fraction | None = None
+    answer: _Text | None = None
+    # a model's raw output, kept as written
+    prediction: Annotated[str, PlainValidator(str)] | None = None
+    reference: Annotated[list[str], PlainValidator(_references)] | None = None
     gold: Any = None
-    task_kind: TaskKind | None = None
-    status: Status | None = None
-    video_id: str | None = None
-    series: str = "default"
-    pixels: int | None = None
-    confidence: float | None = None
-    margin: float | None = None
-    visual_tokens: int | None = None
-    latency_s: float | None = None
-
-    @field_validator("model", "item_id", "config", "video_id", mode="plain")
-    @classmethod
-    def _validate_identifier(cls, value: Any) -> str:
-        return _identifier(value)
-
-    @field_validator("frames", "repeat", "visual_tokens", mode="plain")
-    @classmethod
-    def _validate_count(cls, value: Any) -> int:
-        return _integer(value, 0)
-
-    @field_validator("pixels", mode="plain")
-    @classmethod
-    def _validate_pixels(cls, value: Any) -> int:
-        return _integer(value, 1)
-
-    @field_validator("order", "latency_s", mode="plain")
-    @classmethod
-    def _validate_number(cls, value: Any) -> float:
-        return _number(value)
-
-    @field_validator("score", "confidence", "margin", mode="plain")
-    @classmethod
-    def _validate_fraction(cls, value: Any) -> float:
-        return _fraction(value)
-
-    @field_validator("correct", mode="plain")
-    @classmethod
-    def _validate_correct(cls, value: Any) -> float:
-        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-            return 1.0 if value.strip().lower() == "true" else 0.0
-        out = _number(value)
-        if out not in (0.0, 1.0):
-            raise _problem(f"{value!r} must be 0 or 1")
-        return out
-
-    @field_validator("answer", "series", mode="plain")
-    @classmethod
-    def _validate_text(cls, value: Any) -> str:
-        return _text(value)
-
-    @field_validator("prediction", mode="plain")
-    @classmethod
-    def _validate_raw_text(cls, value: Any) -> str:
-        return str(value)  # a model's raw output, kept as written
-
-    @field_validator("reference", mode="plain")
-    @classmethod
-    def _validate_references(cls, value: Any) -> list[str]:
-        return _references(value)
-
-    @field_validator("task_kind", mode="plain")
-    @classmethod
-    def _validate_task_kind(cls, value: Any) -> TaskKind:
-        try:
-            return TaskKind(_text(value))
-        except ValueError:
-            raise _problem(f"{value!r} is not one of {[k.value for k in TaskKind]}") from None
-
-    @field_validator("status", mode="plain")
-    @classmethod
-    def _validate_status(cls, value: Any) -> Status:
-        try:
-            return Status(_text(value))
-        except ValueError:
-            raise _problem(f"{value!r} is not one of {[s.value for s in Status]}") from None
+    task_kind: Annotated[TaskKind, PlainValidator(_one_of(TaskKind))] | None = None
+    status: Annotated[Status, PlainValidator(_one_of(Status))] | None = None
+    video_id: _Identifier | None = None
+    series: _Text = "default"
+    pixels: Annotated[int, PlainValidator(lambda value: _integer(value, 1))] | None = None
+    confidence: _Fraction | None = None
+    margin: _Fraction | None = None
+    visual_tokens: _Count | None = None
+    latency_s: _Number | None = None
 
 
 #: The columns a table must have, and those it may have (besides `attr_*`), from `TableRow`.
@@ -441,7 +391,7 @@ def parse_row(
 ) -> ParsedRow:
     """One record as a response row: its values checked (`TableRow`), then the rules across
     columns; the first problem is raised as an `ImportInputError` naming its line and column."""
-    present = {k: v for k, v in raw.items() if not _missing(v)}
+    present = {k: v for k, v in raw.items() if not missing_value(v)}
     values = _values(src, line, present, aliases)
     item_id, frames = values.item_id, values.frames
     correct, score = values.correct, values.score

@@ -48,6 +48,7 @@ from ._common import (
     JsonObject,
     SourceRecord,
     attributes_json,
+    missing_value,
     not_utf8_message,
     source_record,
 )
@@ -220,16 +221,8 @@ def read_tsv(path: Path) -> list[PredictionRecord]:
     return records
 
 
-def _missing(value: Any) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, float) and value != value:
-        return True
-    return isinstance(value, str) and not value.strip()
-
-
 def parse_candidates(value: Any, where: str) -> tuple[str, ...]:
-    if _missing(value):
+    if missing_value(value):
         return ()
     if isinstance(value, str):
         try:
@@ -293,7 +286,7 @@ def file_rows(
                 f"{path}: missing column '{col}' (is this a VLMEvalKit prediction file?)"
             )
     ids = [r.get("question_id") for _, r in records]
-    use_qid = all(not _missing(v) for v in ids) and len({str(v) for v in ids}) == len(ids)
+    use_qid = all(not missing_value(v) for v in ids) and len({str(v) for v in ids}) == len(ids)
     base = _FPS.sub("", _FRAMES.sub("", dataset))
     by_video_question: dict[tuple[str, str], Item] = {}
     if benchmark is not None:
@@ -304,17 +297,17 @@ def file_rows(
     compared = disagreements = 0
     for line, rec in records:
         where = f"{path}: {unit} {line}" if unit == "row" else f"{path}:{line}"
-        if not use_qid and _missing(rec.get("index")):
+        if not use_qid and missing_value(rec.get("index")):
             raise ImportInputError(f"{where}: column 'index': empty value")
         item_id = str(rec["question_id"]) if use_qid else f"{base}:{rec['index']}"
         video_raw = rec.get("video")
-        video = Path(str(video_raw)).stem if not _missing(video_raw) else None
+        video = Path(str(video_raw)).stem if not missing_value(video_raw) else None
         item: Item | None = None
         if benchmark is not None:
             item = benchmark.by_id.get(item_id) if use_qid else None
-            if item is None and video is not None and not _missing(rec.get("question")):
+            if item is None and video is not None and not missing_value(rec.get("question")):
                 item = by_video_question.get((video, _norm(rec["question"])))
-            if item is None and not _missing(rec.get("question")):
+            if item is None and not missing_value(rec.get("question")):
                 item = benchmark.find("", str(rec["question"]))
         if item is not None:
             item_id, video = item.item_id, item.video_id
@@ -328,11 +321,11 @@ def file_rows(
         )
         gold_raw = rec.get("answer")
         gold = item.answer if item is not None and item.answer else None
-        if gold is None and not _missing(gold_raw):
+        if gold is None and not missing_value(gold_raw):
             gold = gold_letter(gold_raw, options)
         attrs: dict[str, object] = {"dataset": dataset}
         for col, name in ATTRIBUTE_COLUMNS.items():
-            if not _missing(rec.get(col)):
+            if not missing_value(rec.get(col)):
                 attrs.setdefault(name, rec[col])
         if item is not None:
             attrs.update(item.attributes)
@@ -349,7 +342,7 @@ def file_rows(
             "frames": budget["frames"],
             "sampling": budget["sampling"],
             "repeat": 0,
-            "raw_text": None if _missing(prediction) else str(prediction),
+            "raw_text": None if missing_value(prediction) else str(prediction),
             "reference": gold,
             "attributes": attributes_json(attrs),
             "source": f"vlmevalkit:{path.name}:{line}",
@@ -357,7 +350,7 @@ def file_rows(
         if gold is None:
             skipped["answer is not an option letter or option text"] += 1
             continue
-        if _missing(prediction) or FAIL_MSG in str(prediction):
+        if missing_value(prediction) or FAIL_MSG in str(prediction):
             row.update(
                 ResponseRow(status=Status.MODEL_ERROR.value, error="no prediction in the file")
             )
@@ -366,7 +359,7 @@ def file_rows(
         answer = extract_choice(str(prediction), options)
         correct = float(answer == gold)
         score: Any = rec.get("score")
-        if not _missing(score):
+        if not missing_value(score):
             try:
                 vlm = float(score)
             except (TypeError, ValueError):

@@ -4,12 +4,7 @@ that one in a package of its own uses what itemscale's lmms-eval and VLMEvalKit 
 
 An importer parses its tool's files into rows of the response table and hands them, with an
 `ImportContext` (what the command line asked for), to `finish_parsed_import`, which checks the
-rows, records the options and sources in run.json and merges the rows into the run folder. The
-rest are the pieces the per-file importers share: `--config LABEL[:FRAMES]=PATH` arguments
-(`parse_config_arg`, `config_jobs`), the `--benchmark` file's items (`load_benchmark_index`),
-gold answers as letters (`gold_letter`), a configuration's id (`label_config_id`), item
-attributes as JSON (`attributes_json`), a file's source record (`source_record`) and the
-command line of a per-file importer (`file_import_options`).
+rows, records the options and sources in run.json and merges the rows into the run folder.
 """
 
 from __future__ import annotations
