@@ -23,6 +23,7 @@ from ..analysis.measures import (
     measures_for,
 )
 from ..core.responses import SourceFile, same_file_pairs, same_file_sentence
+from ..report import AdditiveVerdict, InferenceVerdicts
 from . import CommandError
 from ._alternatives_text import add_control_argument, print_alternatives, print_alternatives_notes
 from ._analyze_options import (
@@ -34,13 +35,7 @@ from ._analyze_options import (
     print_superseded,
 )
 from ._format import Glosses, points_text
-from ._inference_text import (
-    not_tested_text,
-    p_text,
-    print_churn,
-    print_heterogeneity,
-    print_inference,
-)
+from ._inference_text import p_text, print_churn, print_heterogeneity, print_inference
 from ._settings import add_rerun_floor_argument, settings_from_flags
 
 if TYPE_CHECKING:
@@ -217,10 +212,12 @@ def _print_binary(
                 f"p={p_text(block.mcnemar_p[arrow], note)}",
                 file=out,
             )
-    print_inference(block, out, indent, gloss, note)
+    verdicts = InferenceVerdicts.of(block, note)
+    print_inference(verdicts, out, indent, gloss)
     if block.grid_with_text is not None:
-        untested = not_tested_text(note, block.n_videos)
-        _print_with_text(block.grid_with_text, out, indent, gloss, note, untested)
+        _print_with_text(
+            block.grid_with_text, out, indent, gloss, note, verdicts.additive_with_text
+        )
     if not brief:
         _print_chains(block, out, indent, gloss)
 
@@ -287,14 +284,14 @@ def _print_with_text(
     indent: str,
     gloss: Glosses,
     note: Note,
-    untested: str | None,
+    additive: AdditiveVerdict | None,
 ) -> None:
     from ..analysis.measures import GRID_WITH_TEXT_TITLE
 
     print(f"{indent}{GRID_WITH_TEXT_TITLE}:", file=out)
     print(f"{indent}  grid {_grid_line(g)}", file=out)
     _print_measures(g, "binary_with_text", out, indent + "  ", 19, gloss, note)
-    print_heterogeneity(g.heterogeneity, out, indent + "  ", gloss, untested)
+    print_heterogeneity(additive, out, indent + "  ", gloss)
 
 
 def _print_continuous(
