@@ -23,7 +23,7 @@ from ..analysis.measures import (
     measures_for,
 )
 from ..core.responses import SourceFile, same_file_pairs, same_file_sentence
-from ..report import AdditiveVerdict, InferenceVerdicts
+from ..report import AdditiveVerdict, Headline, InferenceVerdicts
 from . import CommandError
 from ._alternatives_text import add_control_argument, print_alternatives, print_alternatives_notes
 from ._analyze_options import (
@@ -402,11 +402,12 @@ def print_summary(
     *,
     brief: bool = False,
     files: Mapping[str, SourceFile] | None = None,
+    curve: bool = False,
 ) -> None:
     """The analysis on the console; each term's explanation is given once per summary.
     `result` is the typed result (`analyze_responses`), or its JSON form, read as one;
     `files` the source file of each imported configuration (`source_files`), to name those
-    imported from one file."""
+    imported from one file; `curve`: a single model's opening sentence too (`analyze`)."""
     from ..analysis.measures import AnalysisResult
 
     result = AnalysisResult.from_json(result)
@@ -428,7 +429,7 @@ def print_summary(
             print(f"  left out {model}: it lacks {', '.join(lacks)}", file=out)
     for warning in result.scoring_rule_warnings or ():
         print(f"warning: {warning}", file=out)
-    print_models_sentence(result, out)
+    print_models_sentence(result, out, curve)
     for model, block in result.models.items():
         print(f"\n== {model} (series {_series_name(block)}){gloss('series')}", file=out)
         print_rerun_floor(block, out, gloss)
@@ -451,17 +452,17 @@ def print_summary(
             print(f"  warning: {model}: {warning}", file=out)
 
 
-def print_models_sentence(result: AnalysisResult, out: TextIO) -> None:
-    """Above the models' blocks, for two or more: the sentence the report opens with, written
-    from the same record (`report.Headline`: each model's grid named beside its numbers)."""
+def print_models_sentence(result: AnalysisResult, out: TextIO, curve: bool = False) -> None:
+    """Above the models' blocks: the sentence the report opens with, written from the same
+    record (`report.Headline`): each model's grid named beside its numbers, and with `curve`
+    one model's curve beside what it hides."""
     import textwrap
 
-    from ..report import Headline
-
-    models = Headline.of(result).models
-    if models is not None:
+    headline = Headline.of(result)
+    sentence = headline.models or (headline.curve if curve else None)
+    if sentence is not None:
         print(file=out)
-        print(textwrap.fill(models.text(), width=100, break_on_hyphens=False), file=out)
+        print(textwrap.fill(sentence.text(), width=100, break_on_hyphens=False), file=out)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -516,7 +517,7 @@ def run(args: argparse.Namespace) -> int:
         )
         write_per_item(labels, per_item)
     files = source_files(provenance)
-    print_summary(result, files=files)
+    print_summary(result, files=files, curve=True)
     print_alternatives_notes(result)
     print_absent(df)
     print_superseded(provenance)
