@@ -15,13 +15,7 @@ from ..analysis.measures import (
     OpenEndedSeries,
     Selector,
 )
-from ..report import (
-    AdditiveVerdict,
-    AxisPowerVerdict,
-    InferenceVerdicts,
-    PowerVerdict,
-    signed_text,
-)
+from ..report import AdditiveVerdict, InferenceVerdicts, signed_text
 from ..report import p_text as p_text  # `analyze`'s other printers write p-values so too
 from ._format import points_text
 
@@ -55,24 +49,15 @@ def print_paired_tests(verdicts: InferenceVerdicts, out: TextIO, indent: str, gl
             )
 
 
-def _power_figures(a: AxisPowerVerdict, target: float) -> str:
-    """An axis' minimum detectable effect and the videos `target` points need, or "not
-    estimable" with the reason for each that is (one reason when both share it)."""
-    if a.note is None and a.mde_why is not None and a.mde_why == a.need_why:
-        return f"not estimable ({a.mde_why})"
-    if a.note is None and a.need_why is not None:
-        return f"{a.mde_text(' points')}; {target:.1f} points: {a.need_text()}"
-    return f"{a.mde_text(' points')} ({target:.1f} points needs {a.need_text(' videos')})"
-
-
-def print_power(power: PowerVerdict | None, out: TextIO, indent: str, gloss: Gloss) -> None:
+def print_power(verdicts: InferenceVerdicts, out: TextIO, indent: str, gloss: Gloss) -> None:
     """The minimum detectable effect per axis."""
+    power = verdicts.power
     if power is None:
         return
     print(
         f"{indent}minimum detectable effect ({100 * power.power:.0f}% power, "
         f"{100 * power.alpha:.0f}% two-sided, clustered, {power.n_videos} videos): "
-        + "; ".join(f"{a.axis} {_power_figures(a, power.target)}" for a in power.axes)
+        + "; ".join(f"{a.axis} {a.text(power.target)}" for a in power.axes)
         + gloss("minimum detectable effect"),
         file=out,
     )
@@ -117,7 +102,7 @@ def _value(stat: Estimate) -> float:
 def print_inference(verdicts: InferenceVerdicts, out: TextIO, indent: str, gloss: Gloss) -> None:
     """The lines a binary block adds after its flips."""
     print_paired_tests(verdicts, out, indent, gloss)
-    print_power(verdicts.power, out, indent, gloss)
+    print_power(verdicts, out, indent, gloss)
     print_heterogeneity(verdicts.additive, out, indent, gloss)
 
 

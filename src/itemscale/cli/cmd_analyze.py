@@ -279,18 +279,21 @@ def _grid_line(g: BinaryWithText | ContinuousWithText) -> str:
 
 
 def _print_with_text(
-    g: BinaryWithText,
+    g: BinaryWithText | ContinuousWithText,
     out: TextIO,
     indent: str,
     gloss: Glosses,
     note: Note,
-    additive: AdditiveVerdict | None,
+    additive: AdditiveVerdict | None = None,
 ) -> None:
     from ..analysis.measures import GRID_WITH_TEXT_TITLE
 
     print(f"{indent}{GRID_WITH_TEXT_TITLE}:", file=out)
     print(f"{indent}  grid {_grid_line(g)}", file=out)
-    _print_measures(g, "binary_with_text", out, indent + "  ", 19, gloss, note)
+    kind: MeasureKind = (
+        "binary_with_text" if isinstance(g, BinaryWithText) else "continuous_with_text"
+    )
+    _print_measures(g, kind, out, indent + "  ", 19, gloss, note)
     print_heterogeneity(additive, out, indent + "  ", gloss)
 
 
@@ -322,13 +325,8 @@ def _print_continuous(
                 file=out,
             )
     _print_chains(block, out, indent, gloss)
-    g = block.grid_with_text
-    if g is not None:
-        from ..analysis.measures import GRID_WITH_TEXT_TITLE
-
-        print(f"{indent}{GRID_WITH_TEXT_TITLE}:", file=out)
-        print(f"{indent}  grid {_grid_line(g)}", file=out)
-        _print_measures(g, "continuous_with_text", out, indent + "  ", 19, gloss, note)
+    if block.grid_with_text is not None:
+        _print_with_text(block.grid_with_text, out, indent, gloss, note)
 
 
 def print_series(

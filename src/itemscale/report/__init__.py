@@ -18,9 +18,7 @@ from ._derived import DERIVED_KEY
 from ._headline import CurveHeadline, Headline
 from ._inference_verdicts import (
     AdditiveVerdict,
-    AxisPowerVerdict,
     InferenceVerdicts,
-    PowerVerdict,
     p_text,
     signed_text,
 )
@@ -38,13 +36,11 @@ __all__ = [
     "REPORT_FILE",
     "AdditiveVerdict",
     "ArtifactError",
-    "AxisPowerVerdict",
     "CurveHeadline",
     "Headline",
     "InferenceVerdicts",
     "PaperComparison",
     "PaperNumber",
-    "PowerVerdict",
     "VerifyResult",
     "build_artifact",
     "find_items_file",

@@ -126,6 +126,15 @@ class AxisPowerVerdict:
     def need_text(self, unit: str = "") -> str:
         return _figure(self.videos_needed, self.need_why, self.note, lambda v: f"{int(v):,}{unit}")
 
+    def text(self, target: float) -> str:
+        """As `analyze` prints it: both figures, or "not estimable" with the reason for each
+        that is (one reason when both share it)."""
+        if self.note is None and self.mde_why is not None and self.mde_why == self.need_why:
+            return f"not estimable ({self.mde_why})"
+        if self.note is None and self.need_why is not None:
+            return f"{self.mde_text(' points')}; {target:.1f} points: {self.need_text()}"
+        return f"{self.mde_text(' points')} ({target:.1f} points needs {self.need_text(' videos')})"
+
 
 @dataclass(frozen=True)
 class PowerVerdict:
