@@ -55,9 +55,9 @@ def print_power(verdicts: InferenceVerdicts, out: TextIO, indent: str, gloss: Gl
     if power is None:
         return
     print(
-        f"{indent}minimum detectable effect ({100 * power.power:.0f}% power, "
-        f"{100 * power.alpha:.0f}% two-sided, clustered, {power.n_videos} videos): "
-        + "; ".join(f"{a.axis} {a.text(power.target)}" for a in power.axes)
+        f"{indent}minimum detectable effect ({100 * power.record.power:.0f}% power, "
+        f"{100 * power.record.alpha:.0f}% two-sided, clustered, {power.record.n_videos} videos): "
+        + "; ".join(f"{a.axis} {a.text(100 * power.record.target)}" for a in power.axes)
         + gloss("minimum detectable effect"),
         file=out,
     )

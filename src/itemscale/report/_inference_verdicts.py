@@ -1,9 +1,7 @@
-"""The verdicts a binary block adds after its flips (the paired tests with Holm's adjustment,
-the minimum detectable effect, the additive-model test and its noise bound), computed once as
-typed records that hold their numbers and their scope (the note that replaces intervals,
-p-values and power figures with too few videos, the draws behind a resampled p's floor, the
-counts), and laid out by `itemscale analyze` (`cli/_inference_text.py`) and by the report
-(`templates/section_inference.html`) in their own shapes, from the same figures."""
+"""The verdicts a binary block adds after its flips (paired tests, minimum detectable effect,
+additive-model test, noise bound), computed once as records holding their numbers and scope
+(the small-sample note, the draws behind a resampled p's floor, the counts) and laid out by
+`itemscale analyze` and by the report's `section_inference.html` alike."""
 
 from __future__ import annotations
 
@@ -16,6 +14,7 @@ from ..analysis.measures import (
     Estimate,
     Heterogeneity,
     HeterogeneitySkipped,
+    Power,
     p_value_text,
     stat_text,
 )
@@ -24,9 +23,8 @@ from ..analysis.measures import (
 def p_text(
     value: float | None, note: str | None = None, *, draws: int | None = None, sides: int = 1
 ) -> str:
-    """A p-value as written: 3 significant digits, 'n/a', `note` ('not estimable', in place of
-    every p-value of a block with too few videos), or '<1/draws' at a resampled p's floor
-    (`measures.p_value_text`)."""
+    """`measures.p_value_text` with `note` ('not estimable', too few videos) second, as the
+    printers pass it."""
     return p_value_text(value, draws=draws, sides=sides, note=note)
 
 
@@ -138,14 +136,10 @@ class AxisPowerVerdict:
 
 @dataclass(frozen=True)
 class PowerVerdict:
-    """The minimum detectable effect per axis at `power` and two-sided `alpha` (fractions),
-    and the videos a change of `target` points needs, on `n_videos` videos."""
+    """The power record (`power` and two-sided `alpha`, the `target` change, `n_videos`) and
+    each axis' figures."""
 
-    power: float
-    alpha: float
-    target: float
-    n_videos: int | None
-    items_per_video: float
+    record: Power
     axes: tuple[AxisPowerVerdict, ...]
 
     @classmethod
@@ -154,11 +148,7 @@ class PowerVerdict:
         if power is None or not power.axes:
             return None
         return cls(
-            power=float(power.power),
-            alpha=float(power.alpha),
-            target=100 * float(power.target),
-            n_videos=power.n_videos,
-            items_per_video=float(power.items_per_video or 0.0),
+            record=power,
             axes=tuple(
                 AxisPowerVerdict(
                     str(axis),
