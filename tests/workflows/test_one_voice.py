@@ -1,7 +1,8 @@
 """One voice: `itemscale analyze`'s console and the report say the same headline numbers.
 
 For the shipped release labels (five models, each on its own grid, with the paper comparison
-`itemscale demo` writes) and for small generated runs (one model, two models on one grid), the
+`itemscale demo` writes), for small generated response tables (one model, two models on one
+grid) and for a small generated sweep (the built-in model on a tiny suite of real videos), the
 console output and report.html are built from the same run, every headline number is read
 back out of both texts, and each must be the same number in the same scope: the visual
 budgets alone, or the grid with the text-only answer as budget 0. Nothing is compared with the
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from _support.runs import make_run
+from _support.sweep import write_benchmark, write_protocol
 from itemscale.analysis.measures import GRID_WITH_TEXT_TITLE, MeasureKind, measures_for
 from itemscale.cli import main
 from itemscale.cli._paper import print_comparison
@@ -133,6 +135,61 @@ def assert_tables_agree(out: str, page: str, model: str) -> int:
     return compared
 
 
+def console_headline(out: str) -> str:
+    """The sentence `analyze` opens with: the paragraph between its first line and the models."""
+    return " ".join(out.split("\n== ")[0].split("\n\n")[1].split())
+
+
+#: One model's opening sentence (`report.CurveHeadline`), its additive verdict where it has one.
+CURVE = re.compile(
+    r"(?P<model>\S+): accuracy goes from (?P<first>\S+) at (?P<low>\S+) to (?P<last>\S+) at "
+    r"(?P<high>\S+), yet (?P<harmful>\S+)% of the (?P<n>\d+) items \((?P<k>\d+)\) are right "
+    r"at some budget and wrong at a larger one(?:, and choosing the budget per item would gain "
+    r"(?P<headroom>\S+) points over the best single budget)?\."
+    r"(?: An additive world .* gives (?P<additive>\S+)% against the observed (?P<observed>\S+)%)?"
+)
+
+
+def curve_numbers(sentence: str) -> dict[str, str | None]:
+    found = CURVE.match(sentence)
+    assert found is not None, sentence
+    return found.groupdict()
+
+
+def assert_every_headline_number_agrees(out: str, page: str) -> None:
+    """One model's opening sentence, console and report: the same numbers, and each side's
+    numbers are the other side's tables' (the console's sentence against the report's tables,
+    the report's sentence against the console's lines)."""
+    said, shown = curve_numbers(console_headline(out)), curve_numbers(report_headline(page))
+    assert said == shown, (said, shown)
+    model = str(said["model"])
+    lines, tables = console_blocks(out, model), report_tables(page, model)["binary"]
+    # the report's sentence against the console's lines
+    assert lines["accuracy"][str(shown["low"])][0] == shown["first"]
+    assert lines["accuracy"][str(shown["high"])][0] == shown["last"]
+    harmful = lines["binary"]["harmful rate"]
+    assert [harmful[0], *harmful[-2:]] == [shown["harmful"], shown["k"], shown["n"]]
+    assert lines["binary"]["matched grid"][0] == shown["n"]
+    if shown["headroom"] is not None:
+        assert lines["binary"]["oracle headroom"][0] == shown["headroom"]
+    if shown["additive"] is not None:
+        additive = lines["binary"]["additive model (item + budget, no interaction)"]
+        assert [additive[0], additive[3]] == [shown["observed"], shown["additive"]]
+    # the console's sentence against the report's tables
+    harmful = tables["harmful rate"]
+    assert [harmful[0], *harmful[-2:]] == [said["harmful"], said["k"], said["n"]]
+    assert tables["items on the matched grid"] == [said["n"]]
+    if said["headroom"] is not None:
+        assert tables["oracle headroom"][0] == said["headroom"]
+    if said["additive"] is not None:
+        test = re.search(
+            r"<h4>Heterogeneity: visual budgets</h4>.*?harmful rate</th>(.*?)</tr>", page, re.S
+        )
+        assert test is not None
+        assert numbers(_unescape(test.group(1)))[::3][:2] == [said["observed"], said["additive"]]
+    assert assert_tables_agree(out, page, model) >= 8
+
+
 def assert_one_model_sentence_agrees(out: str, page: str, model: str) -> None:
     """The report's opening sentence of one model against the console's lines it summarises."""
     sentence = report_headline(page)
@@ -172,8 +229,42 @@ def test_one_generated_model_says_the_same_numbers(
     run = tmp_path / "run"
     make_run(run, n_items=24, seed=0, models=("m1",), with_audit=False)
     out, page = _console(run, 50, capsys), _report(run, 50)
+    assert console_headline(out) == report_headline(page)  # `analyze` opens with it too
     assert_one_model_sentence_agrees(out, page, "m1")
+    assert_every_headline_number_agrees(out, page)
     assert assert_tables_agree(out, page, "m1") >= 10
+
+
+@pytest.fixture(scope="module")
+def small_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The built-in model swept over 12 questions on 6 real H.264 videos at 2, 4 and 8 frames
+    and with no frames (torch on one thread, as every test)."""
+    root = tmp_path_factory.mktemp("sweep")
+    suite = write_benchmark(root / "suite", 6)
+    model = {"name": "tiny", "backend": "builtin", "model": "builtin", "dtype": "float32"}
+    protocol = write_protocol(root / "protocol.toml", suite, models=[model])
+    assert main(["sweep", str(protocol), "--no-progress"]) == 0
+    return root / "run"
+
+
+def test_a_small_generated_sweep_says_the_same_numbers(
+    small_sweep: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, page = _console(small_sweep, 50, capsys), _report(small_sweep, 50)
+    assert console_headline(out).startswith("tiny: accuracy goes from ")
+    assert_every_headline_number_agrees(out, page)
+    # the check reads each side: one number changed on either side fails it
+    harmful = curve_numbers(console_headline(out))["harmful"]
+    wrong = f"{float(str(harmful)) + 0.1:.1f}"
+    line = re.search(r"\n  harmful rate: +(\S+)", out)
+    assert line is not None and line.group(1) == harmful
+    bad_console = out[: line.start(1)] + wrong + out[line.end(1) :]
+    bad_sentence = out.replace(f"yet {harmful}% of", f"yet {wrong}% of", 1)
+    bad_page = page.replace(f"yet {harmful}% of", f"yet {wrong}% of", 1)
+    for bad_out, bad_report in ((bad_console, page), (bad_sentence, page), (out, bad_page)):
+        assert (bad_out, bad_report) != (out, page)
+        with pytest.raises(AssertionError):
+            assert_every_headline_number_agrees(bad_out, bad_report)
 
 
 def test_two_generated_models_on_one_grid_say_the_same_sentence(

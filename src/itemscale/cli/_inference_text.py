@@ -1,35 +1,25 @@
 """How `analyze` prints the inference measures (paired tests with Holm's adjustment, minimum
 detectable effect, the additive-model test, the noise bound, churn between series): one line
-per measure, glossed where the term first appears. Kept apart from `cmd_analyze` so each
-piece stays one small function."""
+per measure, glossed where the term first appears, laid out from the records the report's
+tables are written from (`report.InferenceVerdicts`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, TextIO
+from typing import TextIO
 
 from ..analysis.measures import (
     AlternativesSeries,
     BinarySeries,
     Estimate,
-    Heterogeneity,
-    HeterogeneitySkipped,
     OpenEndedSeries,
     Selector,
-    p_value_text,
 )
+from ..report import AdditiveVerdict, InferenceVerdicts, signed_text
+from ..report import p_text as p_text  # `analyze`'s other printers write p-values so too
 from ._format import points_text
 
 Gloss = Callable[[str], str]
-
-
-def p_text(
-    value: float | None, note: str | None = None, *, draws: int | None = None, sides: int = 1
-) -> str:
-    """A p-value as printed: 3 significant digits, 'n/a', `note` ('not estimable', in place of
-    every p-value of a block with too few videos), or '<1/draws' at a resampled p's floor
-    (`measures.p_value_text`)."""
-    return p_value_text(value, draws=draws, sides=sides, note=note)
 
 
 def _eq(p: str) -> str:
@@ -37,20 +27,10 @@ def _eq(p: str) -> str:
     return p if p.startswith("<") else f"={p}"
 
 
-def _signed(stat: Estimate | None, note: str | None = None) -> str:
-    text = points_text(stat, note)
-    if stat is not None and stat.value is not None and stat.value >= 0:
-        text = "+" + text
-    return text
-
-
-def print_paired_tests(
-    block: BinarySeries, out: TextIO, indent: str, gloss: Gloss, note: str | None = None
-) -> None:
-    """The paired tests of the adjacent pairs (one Holm family) and the requested ones; with
-    `note`, each p-value and verdict reads it and each interval too."""
-    tests = block.paired_tests
-    if tests is None or not tests.adjacent:
+def print_paired_tests(verdicts: InferenceVerdicts, out: TextIO, indent: str, gloss: Gloss) -> None:
+    """The paired tests of the adjacent pairs (one Holm family) and the requested ones."""
+    tests = verdicts.paired
+    if tests is None:
         return
     print(
         f"{indent}paired tests (accuracy change, points; clustered McNemar p, Holm over the "
@@ -58,112 +38,56 @@ def print_paired_tests(
         f"{gloss('clustered test')}{gloss('Holm')}",
         file=out,
     )
-    for family, records in (("adjacent", tests.adjacent), ("requested", tests.requested)):
-        lead = indent + "  "
-        if family == "requested" and records:
-            print(f"{lead}requested pairs (Holm over these):", file=out)
-            lead += "  "
-        for arrow, t in (records or {}).items():
-            verdict = note or ("holds" if t.significant_after_holm else "does not hold")
+    for lead, family in ((indent + "  ", tests.adjacent), (indent + "    ", tests.requested)):
+        if family and family[0].requested:
+            print(f"{indent}  requested pairs (Holm over these):", file=out)
+        for t in family:
             print(
-                f"{lead}{arrow}: {_signed(t.difference, note)}; clustered p="
-                f"{p_text(t.clustered_mcnemar_p, note)}, Holm {p_text(t.holm_p, note)} "
-                f"({verdict}); exact p={p_text(t.exact_mcnemar_p, note)}; bootstrap "
-                f"p{_eq(p_text(t.bootstrap_p, note, draws=tests.bootstrap_draws))}",
+                f"{lead}{t.pair}: {t.change}; clustered p={t.clustered_p}, Holm {t.holm_p} "
+                f"({tests.verdict(t)}); exact p={t.exact_p}; bootstrap p{_eq(t.bootstrap_p)}",
                 file=out,
             )
 
 
-def _figure(value: float | None, note: str | None, text: Callable[[float], str]) -> str:
-    if note is not None:
-        return note
-    return "n/a" if value is None else text(value)
-
-
-class PowerFigures(Protocol):
-    """An axis' (or a pair's) power record, as `analyze --json` writes it."""
-
-    @property
-    def mde(self) -> float | None: ...
-    @property
-    def videos_needed(self) -> float | None: ...
-    @property
-    def mde_not_estimable(self) -> str | None: ...
-    @property
-    def videos_needed_not_estimable(self) -> str | None: ...
-
-
-def power_figures_text(a: PowerFigures, target: float, note: str | None = None) -> str:
-    """An axis' minimum detectable effect and the videos `target` points need, or "not
-    estimable" with the reason for each that is (one reason when both share it)."""
-    mde_why, need_why = a.mde_not_estimable, a.videos_needed_not_estimable
-    if note is None and mde_why is not None and mde_why == need_why:
-        return f"not estimable ({mde_why})"
-    mde = f"not estimable ({mde_why})" if mde_why and note is None else None
-    need = f"not estimable ({need_why})" if need_why and note is None else None
-    mde = mde or _figure(a.mde, note, lambda v: f"{100 * v:.1f} points")
-    if need is not None:
-        return f"{mde}; {target:.1f} points: {need}"
-    need = _figure(a.videos_needed, note, lambda v: f"{int(v):,} videos")
-    return f"{mde} ({target:.1f} points needs {need})"
-
-
-def print_power(
-    block: BinarySeries, out: TextIO, indent: str, gloss: Gloss, note: str | None = None
-) -> None:
-    """The minimum detectable effect per axis; with `note`, its figures read it."""
-    power = block.power
-    if power is None or not power.axes:
+def print_power(verdicts: InferenceVerdicts, out: TextIO, indent: str, gloss: Gloss) -> None:
+    """The minimum detectable effect per axis."""
+    power = verdicts.power
+    if power is None:
         return
-    target = 100 * power.target
-    parts = []
-    for axis, a in power.axes.items():
-        parts.append(f"{axis} {power_figures_text(a, target, note)}")
     print(
-        f"{indent}minimum detectable effect ({100 * power.power:.0f}% power, "
-        f"{100 * power.alpha:.0f}% two-sided, clustered, {power.n_videos} videos): "
-        + "; ".join(parts)
+        f"{indent}minimum detectable effect ({100 * power.record.power:.0f}% power, "
+        f"{100 * power.record.alpha:.0f}% two-sided, clustered, {power.record.n_videos} videos): "
+        + "; ".join(f"{a.axis} {a.text(100 * power.record.target)}" for a in power.axes)
         + gloss("minimum detectable effect"),
         file=out,
     )
 
 
-def print_heterogeneity(
-    h: Heterogeneity | HeterogeneitySkipped | None,
-    out: TextIO,
-    indent: str,
-    gloss: Gloss,
-    not_tested: str | None = None,
-) -> None:
-    """The additive-model test; `not_tested` is why a test that ran is not shown (too few
-    videos: "not estimable with 4 video(s)")."""
+def print_heterogeneity(h: AdditiveVerdict | None, out: TextIO, indent: str, gloss: Gloss) -> None:
+    """The additive-model test, its shares by trajectory and, with repeats, the noise bound."""
     if h is None:
         return
-    if isinstance(h, HeterogeneitySkipped) or not_tested is not None:
-        why = h.skipped if isinstance(h, HeterogeneitySkipped) else not_tested
-        print(f"{indent}additive model: not tested ({why})", file=out)
+    if h.skipped is not None:
+        print(f"{indent}additive model: not tested ({h.skipped})", file=out)
         return
+    harmful, *trajectories = h.shares
     print(
         f"{indent}additive model (item + budget, no interaction): harmful "
-        f"{points_text(h.observed)} observed vs {points_text(h.additive)} additive; "
-        f"difference {_signed(h.difference)}, "
-        f"p{_eq(p_text(h.p_value, draws=h.n_null, sides=2))} "
+        f"{points_text(harmful.observed)} observed vs {points_text(harmful.additive)} "
+        f"additive; difference {harmful.difference}, p{_eq(harmful.p)} "
         f"({h.n_null} parametric draws){gloss('additive model')}",
         file=out,
     )
     shares = ", ".join(
-        f"{name} {100 * _value(t.observed):.1f} vs {100 * _value(t.additive):.1f} "
-        f"(p{_eq(p_text(t.p_value, draws=h.n_null, sides=2))})"
-        for name, t in h.trajectories.items()
+        f"{t.name} {100 * _value(t.observed):.1f} vs {100 * _value(t.additive):.1f} (p{_eq(t.p)})"
+        for t in trajectories
     )
     print(f"{indent}  by trajectory, observed vs additive: {shares}", file=out)
-    noise = h.noise
-    if noise is not None:
+    if h.noise is not None:
+        bound, difference, p = h.noise
         print(
-            f"{indent}noise bound (repeats): test-retest noise makes at most "
-            f"{points_text(noise.noise_bound)} harmful; observed minus bound "
-            f"{_signed(noise.difference)}, one-sided p={p_text(noise.p_value)}"
-            f"{gloss('noise bound')}",
+            f"{indent}noise bound (repeats): test-retest noise makes at most {bound} harmful; "
+            f"observed minus bound {difference}, one-sided p={p}{gloss('noise bound')}",
             file=out,
         )
 
@@ -175,21 +99,11 @@ def _value(stat: Estimate) -> float:
     return float(stat.value)
 
 
-def not_tested_text(note: str | None, n_videos: int) -> str | None:
-    """Why the additive-model test of a block with too few videos is not shown, or None."""
-    return None if note is None else f"{note} with {n_videos} video(s)"
-
-
-def print_inference(
-    block: BinarySeries, out: TextIO, indent: str, gloss: Gloss, note: str | None = None
-) -> None:
-    """The lines a binary block adds after its flips; `note` ("not estimable", too few
-    videos) in place of their intervals, p-values, power figures and the additive test."""
-    print_paired_tests(block, out, indent, gloss, note)
-    print_power(block, out, indent, gloss, note)
-    print_heterogeneity(
-        block.heterogeneity, out, indent, gloss, not_tested_text(note, block.n_videos)
-    )
+def print_inference(verdicts: InferenceVerdicts, out: TextIO, indent: str, gloss: Gloss) -> None:
+    """The lines a binary block adds after its flips."""
+    print_paired_tests(verdicts, out, indent, gloss)
+    print_power(verdicts, out, indent, gloss)
+    print_heterogeneity(verdicts.additive, out, indent, gloss)
 
 
 def print_churn(
@@ -205,7 +119,7 @@ def print_churn(
         for budget, b in churn.budgets.items():
             line = (
                 f"    {budget}: answers {points_text(b.answer_change)}; accuracy "
-                f"{_signed(b.accuracy_difference)}; {points_text(b.flip_down)} / "
+                f"{signed_text(b.accuracy_difference)}; {points_text(b.flip_down)} / "
                 f"{points_text(b.flip_up)}"
             )
             floors = [f for f in (b.noise_floor_p, b.noise_floor_q) if f is not None]
@@ -223,7 +137,7 @@ def selector_lines(v: Selector) -> list[str]:
     lines = [
         f"selector {v.selector_series} vs {v.uniform_series}: accuracy "
         f"{points_text(v.accuracy_selector)} vs {points_text(v.accuracy_uniform)} "
-        f"(change {_signed(v.accuracy_difference)}, clustered McNemar p "
+        f"(change {signed_text(v.accuracy_difference)}, clustered McNemar p "
         f"{p_text(v.clustered_mcnemar_p)}); fixes {v.n_fixed}, breaks {v.n_broken}",
         f"of the {headroom} items uniform gets wrong at every budget it ran, the selector gets "
         f"{v.n_headroom_fixed} right"
@@ -267,6 +181,6 @@ def _cost_lines(v: Selector) -> list[str]:
         lines.append(
             f"at matched mean cost ({m.frames:.1f} frames, {where}): uniform accuracy "
             f"{points_text(m.accuracy_uniform)}, selector minus uniform "
-            f"{_signed(m.accuracy_difference)}"
+            f"{signed_text(m.accuracy_difference)}"
         )
     return lines

@@ -23,6 +23,7 @@ from ..analysis.measures import (
     measures_for,
 )
 from ..core.responses import SourceFile, same_file_pairs, same_file_sentence
+from ..report import AdditiveVerdict, Headline, InferenceVerdicts
 from . import CommandError
 from ._alternatives_text import add_control_argument, print_alternatives, print_alternatives_notes
 from ._analyze_options import (
@@ -34,13 +35,7 @@ from ._analyze_options import (
     print_superseded,
 )
 from ._format import Glosses, points_text
-from ._inference_text import (
-    not_tested_text,
-    p_text,
-    print_churn,
-    print_heterogeneity,
-    print_inference,
-)
+from ._inference_text import p_text, print_churn, print_heterogeneity, print_inference
 from ._settings import add_rerun_floor_argument, settings_from_flags
 
 if TYPE_CHECKING:
@@ -217,10 +212,12 @@ def _print_binary(
                 f"p={p_text(block.mcnemar_p[arrow], note)}",
                 file=out,
             )
-    print_inference(block, out, indent, gloss, note)
+    verdicts = InferenceVerdicts.of(block, note)
+    print_inference(verdicts, out, indent, gloss)
     if block.grid_with_text is not None:
-        untested = not_tested_text(note, block.n_videos)
-        _print_with_text(block.grid_with_text, out, indent, gloss, note, untested)
+        _print_with_text(
+            block.grid_with_text, out, indent, gloss, note, verdicts.additive_with_text
+        )
     if not brief:
         _print_chains(block, out, indent, gloss)
 
@@ -282,19 +279,22 @@ def _grid_line(g: BinaryWithText | ContinuousWithText) -> str:
 
 
 def _print_with_text(
-    g: BinaryWithText,
+    g: BinaryWithText | ContinuousWithText,
     out: TextIO,
     indent: str,
     gloss: Glosses,
     note: Note,
-    untested: str | None,
+    additive: AdditiveVerdict | None = None,
 ) -> None:
     from ..analysis.measures import GRID_WITH_TEXT_TITLE
 
     print(f"{indent}{GRID_WITH_TEXT_TITLE}:", file=out)
     print(f"{indent}  grid {_grid_line(g)}", file=out)
-    _print_measures(g, "binary_with_text", out, indent + "  ", 19, gloss, note)
-    print_heterogeneity(g.heterogeneity, out, indent + "  ", gloss, untested)
+    kind: MeasureKind = (
+        "binary_with_text" if isinstance(g, BinaryWithText) else "continuous_with_text"
+    )
+    _print_measures(g, kind, out, indent + "  ", 19, gloss, note)
+    print_heterogeneity(additive, out, indent + "  ", gloss)
 
 
 def _print_continuous(
@@ -325,13 +325,8 @@ def _print_continuous(
                 file=out,
             )
     _print_chains(block, out, indent, gloss)
-    g = block.grid_with_text
-    if g is not None:
-        from ..analysis.measures import GRID_WITH_TEXT_TITLE
-
-        print(f"{indent}{GRID_WITH_TEXT_TITLE}:", file=out)
-        print(f"{indent}  grid {_grid_line(g)}", file=out)
-        _print_measures(g, "continuous_with_text", out, indent + "  ", 19, gloss, note)
+    if block.grid_with_text is not None:
+        _print_with_text(block.grid_with_text, out, indent, gloss, note)
 
 
 def print_series(
@@ -405,11 +400,12 @@ def print_summary(
     *,
     brief: bool = False,
     files: Mapping[str, SourceFile] | None = None,
+    curve: bool = False,
 ) -> None:
     """The analysis on the console; each term's explanation is given once per summary.
     `result` is the typed result (`analyze_responses`), or its JSON form, read as one;
     `files` the source file of each imported configuration (`source_files`), to name those
-    imported from one file."""
+    imported from one file; `curve`: a single model's opening sentence too (`analyze`)."""
     from ..analysis.measures import AnalysisResult
 
     result = AnalysisResult.from_json(result)
@@ -431,7 +427,7 @@ def print_summary(
             print(f"  left out {model}: it lacks {', '.join(lacks)}", file=out)
     for warning in result.scoring_rule_warnings or ():
         print(f"warning: {warning}", file=out)
-    print_models_sentence(result, out)
+    print_models_sentence(result, out, curve)
     for model, block in result.models.items():
         print(f"\n== {model} (series {_series_name(block)}){gloss('series')}", file=out)
         print_rerun_floor(block, out, gloss)
@@ -454,17 +450,17 @@ def print_summary(
             print(f"  warning: {model}: {warning}", file=out)
 
 
-def print_models_sentence(result: AnalysisResult, out: TextIO) -> None:
-    """Above the models' blocks, for two or more: the sentence the report opens with, written
-    from the same record (`report.Headline`: each model's grid named beside its numbers)."""
+def print_models_sentence(result: AnalysisResult, out: TextIO, curve: bool = False) -> None:
+    """Above the models' blocks: the sentence the report opens with, written from the same
+    record (`report.Headline`): each model's grid named beside its numbers, and with `curve`
+    one model's curve beside what it hides."""
     import textwrap
 
-    from ..report import Headline
-
-    models = Headline.of(result).models
-    if models is not None:
+    headline = Headline.of(result)
+    sentence = headline.models or (headline.curve if curve else None)
+    if sentence is not None:
         print(file=out)
-        print(textwrap.fill(models.text(), width=100, break_on_hyphens=False), file=out)
+        print(textwrap.fill(sentence.text(), width=100, break_on_hyphens=False), file=out)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -519,7 +515,7 @@ def run(args: argparse.Namespace) -> int:
         )
         write_per_item(labels, per_item)
     files = source_files(provenance)
-    print_summary(result, files=files)
+    print_summary(result, files=files, curve=True)
     print_alternatives_notes(result)
     print_absent(df)
     print_superseded(provenance)

@@ -16,6 +16,12 @@ from ._comparison import PaperComparison, PaperNumber
 from ._crosscheck import parse_digest
 from ._derived import DERIVED_KEY
 from ._headline import CurveHeadline, Headline
+from ._inference_verdicts import (
+    AdditiveVerdict,
+    InferenceVerdicts,
+    p_text,
+    signed_text,
+)
 from ._manifest import manifest_digest
 from ._trajectories import trajectory_table
 from ._verify import VerifyResult, verify_artifact
@@ -28,17 +34,21 @@ __all__ = [
     "MEASURES_FILE",
     "PROVENANCE_FILE",
     "REPORT_FILE",
+    "AdditiveVerdict",
     "ArtifactError",
     "CurveHeadline",
     "Headline",
+    "InferenceVerdicts",
     "PaperComparison",
     "PaperNumber",
     "VerifyResult",
     "build_artifact",
     "find_items_file",
     "manifest_digest",
+    "p_text",
     "parse_digest",
     "render_compare_page",
+    "signed_text",
     "trajectory_table",
     "verify_artifact",
 ]
