@@ -83,8 +83,6 @@ def compare(
 
 @dataclass(frozen=True)
 class _StoredEntry:
-    """A model entry as run.json's protocol stored it (what `Backend.transport` reads)."""
-
     name: str
     backend: str
     model: str
