@@ -43,7 +43,6 @@ BUDGET_AXIS = "visual budget"
 
 
 def _tip(name: str, value: float, ci: tuple[float, float] | None) -> str:
-    """A point's hover text in points: `8f: 62.3 [58.1, 66.0]`."""
     return f"{name}: {100 * value:.1f}" + (
         f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci is not None else ""
     )
@@ -55,8 +54,6 @@ def _label(name: str) -> str:
 
 
 def _percent_limits(ax: Axes, values: Sequence[float]) -> None:
-    """y from a little below the lowest value to a little above the highest, within [0, 100],
-    ticked at whole round steps (1, 2, 5 or 10 points)."""
     from matplotlib.ticker import MaxNLocator
 
     ax.yaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 5, 10]))
@@ -80,8 +77,7 @@ def _curve(
     marker: str = "o",
     line_gid: str | None = None,
 ) -> list[float]:
-    """One accuracy curve: its 95% band, its line and a marked point per value; returns every
-    plotted value and interval end (percent) for the axis limits."""
+    """Returns every plotted value and interval end (percent) for the axis limits."""
     band = [(x, ci) for x, (_, ci) in zip(xs, points, strict=True) if ci is not None]
     if len(band) >= 2:
         ax.fill_between(
@@ -154,8 +150,7 @@ HEAT_PLOT_PT = 190.0
 
 
 def band_edges(sizes: Sequence[int], rows: int, least: float) -> np.ndarray:
-    """Where each group's band starts and ends, in raster rows: at least `least` rows each (or
-    an equal share, when that is less), the rest in proportion to the group's size."""
+    """In raster rows: at least `least` each (or an equal share), the rest by group size."""
     floor = min(least, rows / max(len(sizes), 1))
     spare = max(rows - floor * len(sizes), 0.0)
     total = max(sum(sizes), 1)
@@ -164,8 +159,7 @@ def band_edges(sizes: Sequence[int], rows: int, least: float) -> np.ndarray:
 
 
 def raster_items(sizes: Sequence[int], edges: np.ndarray, rows: int) -> np.ndarray:
-    """For each raster row, the (sorted) item it shows: the row's centre, placed in its group's
-    band, picks the item at the same fraction of the group."""
+    """The row's centre picks the item at the same fraction of its group's band."""
     centres = np.arange(rows) + 0.5
     group = np.clip(np.searchsorted(edges, centres, side="right") - 1, 0, len(sizes) - 1)
     starts = np.concatenate([[0], np.cumsum(sizes)])[:-1]
@@ -175,8 +169,6 @@ def raster_items(sizes: Sequence[int], edges: np.ndarray, rows: int) -> np.ndarr
 
 
 def _colours(values: np.ndarray, binary: bool) -> np.ndarray:
-    """RGB of every cell: right bluish green, wrong vermillion; a score on viridis; no answer
-    light grey."""
     from matplotlib import colormaps
     from matplotlib.colors import to_rgb
 
@@ -208,9 +200,7 @@ def _heat_legend(ax: Axes, fig: Figure, binary: bool) -> None:
 def _sorted_items(
     values: np.ndarray, patterns: Sequence[str], pattern_order: Sequence[str]
 ) -> tuple[np.ndarray, list[tuple[str, int]]]:
-    """The items in the heat map's order (by pattern in `pattern_order`, then by trajectory:
-    no answer first, then wrong before right at the first budget, and so on) and each pattern
-    group's size in that order."""
+    """By pattern, then by trajectory (no answer, wrong, right at budget 0, then 1, ...)."""
     rank = {p: i for i, p in enumerate(pattern_order)}
     ranks = np.array([rank.get(p, len(rank)) for p in patterns], dtype=int)
     keys = np.nan_to_num(values, nan=-1.0)
@@ -288,8 +278,7 @@ def heatmap(
 
 
 def point(stat: Estimate | None, note: str | None = None) -> Point:
-    """(value, interval) of an estimate as the figures plot it: no interval where `note` says
-    the block's intervals are not estimable (too few videos), none without a value."""
+    """No interval where `note` says the block's intervals are not estimable."""
     if stat is None or stat.value is None:
         return None, None
     ci = None if note is not None or stat.ci is None else (float(stat.ci[0]), float(stat.ci[1]))

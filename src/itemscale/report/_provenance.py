@@ -87,8 +87,7 @@ class TimesRecord(TypedDict):
 
 
 class MeasuresRecord(TypedDict):
-    """How measures.json was computed: `verify` recomputes with these settings. A file of
-    version 1 holds the resample count as `n_boot` (`recorded_bootstrap` reads both)."""
+    """A file of version 1 holds the resample count as `n_boot` (`recorded_bootstrap`)."""
 
     function: str
     bootstrap: int
@@ -100,8 +99,7 @@ class MeasuresRecord(TypedDict):
 
 
 def recorded_bootstrap(record: Mapping[str, Any]) -> Any:
-    """The resample count a stored `bootstrap` block (measures.json's, provenance.json's
-    `measures`) records, under its key of any layout (docs/glossary.md, 'Retired names')."""
+    """Under its key of any layout (docs/glossary.md, 'Retired names')."""
     return stored_value(record, "bootstrap", "n_boot")
 
 
@@ -189,7 +187,6 @@ def package_versions() -> dict[str, str | None]:
 
 
 def video_hashes(items: list[Item], base: Path) -> dict[str, dict[str, object]]:
-    """video id -> its path, sha256 and size (or that it is missing), for provenance.json."""
     out: dict[str, dict[str, object]] = {}
     for it in items:
         if not it.video_path or it.video_id in out:
@@ -209,7 +206,6 @@ def video_hashes(items: list[Item], base: Path) -> dict[str, dict[str, object]]:
 
 
 def measures_record(settings: AnalysisSettings) -> MeasuresRecord:
-    """provenance.json's `measures`: the function and the settings it ran with."""
     record: MeasuresRecord = {
         "function": "itemscale.analysis.measures.analyze_responses",
         "bootstrap": settings.bootstrap,
@@ -226,10 +222,8 @@ def measures_record(settings: AnalysisSettings) -> MeasuresRecord:
 def compute_measures(
     analyze: Analyze | None, df: pd.DataFrame, settings: AnalysisSettings, *, ci: bool = True
 ) -> AnalysisResult:
-    """The measures of `df` under the recorded settings, typed: `analyze_responses`, or the
-    stand-in `analyze` called with them as keywords (`bootstrap`, `seed`, and `ci` and `configs`
-    where set; `ci` False leaves the interval method to the callable's default), its JSON
-    validated."""
+    """`analyze_responses`, or the stand-in `analyze` called with the settings as keywords (`ci`
+    False leaves the interval method to the callable's default), its JSON validated."""
     if analyze is None:
         from ..analysis.measures import analyze_responses
 
@@ -375,6 +369,5 @@ def provenance_record(
 
 
 def as_stored(value: Any) -> Any:
-    """A JSON value as the artifact's files hold it: keys sorted (`write_json_atomic`), so a
-    recomputation is shown in the order the stored file gives."""
+    """Keys sorted as `write_json_atomic` stores them, so a recomputation shows in file order."""
     return json.loads(json.dumps(value, sort_keys=True, default=str))
