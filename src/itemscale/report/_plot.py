@@ -80,8 +80,7 @@ class Marks:
 
 
 def new_figure(width: float, height: float) -> Figure:
-    """A figure of `width` x `height` inches on its own Agg canvas, laid out by matplotlib's
-    constrained layout (axis titles, tick labels, legends and colour bars never overlap)."""
+    """In inches, on its own Agg canvas, constrained layout (nothing overlaps)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -157,7 +156,6 @@ def legend_outside(ax: Axes, where: str = "right", **kwargs: Any) -> None:
 
 
 def text_width(text: str, size: float) -> float:
-    """The width in points of `text` at `size` points in the report's font."""
     from matplotlib.font_manager import FontProperties
     from matplotlib.textpath import TextToPath
 
@@ -168,8 +166,7 @@ def text_width(text: str, size: float) -> float:
 
 
 def category_ticks(ax: Axes, labels: Sequence[str], room: float) -> None:
-    """Tick labels at 0, 1, ... on x; turned 40 degrees when they would not fit side by side in
-    `room` points."""
+    """Turned 40 degrees when they would not fit side by side in `room` points."""
     ax.set_xticks(range(len(labels)), [str(x) for x in labels])
     widths = [text_width(str(x), 8.0) for x in labels]
     if labels and max(widths) + 4 > room / len(labels):
