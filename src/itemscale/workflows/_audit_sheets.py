@@ -19,7 +19,7 @@ from ..core.sheets import resize_nearest
 
 
 def at_pixels(frame: np.ndarray, pixels: object) -> np.ndarray:
-    """The frame at the budget's resolution (nearest neighbour), so blur shows on the sheet."""
+    """At the budget's resolution (nearest neighbour), so blur shows on the sheet."""
     if pixels is None or (isinstance(pixels, float) and np.isnan(pixels)):
         return frame
     h, w = frame.shape[:2]

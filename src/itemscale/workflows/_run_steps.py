@@ -62,8 +62,6 @@ def cascade(
 
 @dataclass(frozen=True)
 class AuditOutcome:
-    """What `audit` audited and wrote."""
-
     #: One row per audited harmful transition (`audit_transitions`).
     transitions: pd.DataFrame
     pairs: str
