@@ -23,9 +23,10 @@ from ._plot import (
     MISSING,
     OKABE_ITO,
     VERMILLION,
+    Made,
     Marks,
     category_ticks,
-    draw,
+    figure,
     legend_outside,
     new_figure,
 )
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 Point = tuple[float | None, tuple[float, float] | None]
-Made = tuple["Figure", str, str] | None
 
 #: The title of the budget axis of the curve, the heat map and the flip bars.
 BUDGET_AXIS = "visual budget"
@@ -109,9 +109,16 @@ def _curve(
     return [100 * v for _, v in line] + [100 * end for _, pair in band for end in pair]
 
 
-def _accuracy_curve(
-    marks: Marks, labels: Sequence[str], points: Sequence[Point], *, title: str, y_title: str
+@figure
+def accuracy_curve(
+    marks: Marks,
+    labels: Sequence[str],
+    points: Sequence[Point],
+    *,
+    title: str,
+    y_title: str = "accuracy",
 ) -> Made:
+    """Accuracy (points) at each budget, in axis order, with its 95% interval as a band."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -131,13 +138,6 @@ def _accuracy_curve(
         handles.append(Patch(facecolor=BLUE, alpha=0.18, label="95% interval"))
     legend_outside(ax, "below", handles=handles, ncols=2)
     return fig, "accuracy-curve", title
-
-
-def accuracy_curve(
-    labels: Sequence[str], points: Sequence[Point], *, title: str, y_title: str = "accuracy"
-) -> str:
-    """Accuracy (points) at each budget, in axis order, with its 95% interval as a band."""
-    return draw(_accuracy_curve, labels, points, title=title, y_title=y_title)
 
 
 #: The least height of a pattern's band in the heat map (points, about one label's height), so
@@ -216,7 +216,8 @@ def _sorted_items(
     return order, groups
 
 
-def _heatmap(
+@figure
+def heatmap(
     marks: Marks,
     labels: Sequence[str],
     values: np.ndarray,
@@ -224,8 +225,12 @@ def _heatmap(
     pattern_order: Sequence[str],
     *,
     binary: bool,
-    names: Mapping[str, str],
+    names: Mapping[str, str] | None = None,
 ) -> Made:
+    """Items x budgets, rows grouped by pattern (in `pattern_order`) and sorted by trajectory
+    inside a group, drawn as a raster of `RASTER_ROWS` rows whatever the number of items; each
+    group's band is at least one label tall. `names` are the patterns' display names."""
+    names = names or {}
     n, k = values.shape
     order, groups = _sorted_items(values, patterns, pattern_order)
     texts = [f"{names.get(p, p.replace('_', ' '))} ({size})" for p, size in groups]
@@ -262,21 +267,6 @@ def _heatmap(
     return fig, "heatmap", f"item trajectories: {n} items"
 
 
-def heatmap(
-    labels: Sequence[str],
-    values: np.ndarray,
-    patterns: Sequence[str],
-    pattern_order: Sequence[str],
-    *,
-    binary: bool,
-    names: Mapping[str, str] | None = None,
-) -> str:
-    """Items x budgets, rows grouped by pattern (in `pattern_order`) and sorted by trajectory
-    inside a group, drawn as a raster of `RASTER_ROWS` rows whatever the number of items; each
-    group's band is at least one label tall. `names` are the patterns' display names."""
-    return draw(_heatmap, labels, values, patterns, pattern_order, binary=binary, names=names or {})
-
-
 def point(stat: Estimate | None, note: str | None = None) -> Point:
     """No interval where `note` says the block's intervals are not estimable."""
     if stat is None or stat.value is None:
@@ -285,7 +275,10 @@ def point(stat: Estimate | None, note: str | None = None) -> Point:
     return float(stat.value), ci
 
 
-def _flip_bars(marks: Marks, block: BinaryBlock, note: str | None) -> Made:
+@figure
+def flip_bars(marks: Marks, block: BinaryBlock, note: str | None = None) -> Made:
+    """Flip-down (vermillion) and flip-up (blue) per adjacent pair, with 95% intervals (none
+    where `note` says they are not estimable)."""
     from matplotlib.patches import Patch
     from matplotlib.ticker import MaxNLocator
 
@@ -334,19 +327,17 @@ def _flip_bars(marks: Marks, block: BinaryBlock, note: str | None) -> Made:
     return fig, "flip-bars", "flip-down and flip-up per adjacent pair (points, 95% CI)"
 
 
-def flip_bars(block: BinaryBlock, note: str | None = None) -> str:
-    """Flip-down (vermillion) and flip-up (blue) per adjacent pair, with 95% intervals (none
-    where `note` says they are not estimable)."""
-    return draw(_flip_bars, block, note)
-
-
-def _frontier(
+@figure
+def frontier(
     marks: Marks,
     series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
     *,
     x_label: str,
-    dashed: Sequence[str],
+    dashed: Sequence[str] = (),
 ) -> Made:
+    """Cost-accuracy figure: one line per named series of (cost, accuracy) points, each in its
+    own colour and marker; series named in `dashed` are drawn dashed with hollow markers (the
+    in-sample threshold sweep). '' when no series has a point."""
     from matplotlib.lines import Line2D
 
     if not any(pts for _, pts in series):
@@ -400,26 +391,17 @@ def _frontier(
     return fig, "frontier", "cost-accuracy figure"
 
 
-def frontier(
-    series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
-    *,
-    x_label: str,
-    dashed: Sequence[str] = (),
-) -> str:
-    """Cost-accuracy figure: one line per named series of (cost, accuracy) points, each in its
-    own colour and marker; series named in `dashed` are drawn dashed with hollow markers (the
-    in-sample threshold sweep). '' when no series has a point."""
-    return draw(_frontier, series, x_label=x_label, dashed=dashed)
-
-
-def _chain_curves(
+@figure
+def chain_curves(
     marks: Marks,
     frames: Sequence[int],
     chains: Sequence[tuple[str, Sequence[int], Sequence[Point]]],
     *,
     title: str,
-    y_title: str,
+    y_title: str = "accuracy",
 ) -> Made:
+    """On a frames x resolution grid: one accuracy curve per resolution (x = frame count, each
+    curve a `frames@RES` chain with its 95% band)."""
     from matplotlib.lines import Line2D
 
     xs = sorted(set(frames))
@@ -463,19 +445,8 @@ def _chain_curves(
     return fig, "chain-curves", title
 
 
-def chain_curves(
-    frames: Sequence[int],
-    chains: Sequence[tuple[str, Sequence[int], Sequence[Point]]],
-    *,
-    title: str,
-    y_title: str = "accuracy",
-) -> str:
-    """On a frames x resolution grid: one accuracy curve per resolution (x = frame count, each
-    curve a `frames@RES` chain with its 95% band)."""
-    return draw(_chain_curves, frames, chains, title=title, y_title=y_title)
-
-
-def _budget_grid(
+@figure
+def budget_grid(
     marks: Marks,
     frames: Sequence[int],
     resolutions: Sequence[str],
@@ -483,6 +454,8 @@ def _budget_grid(
     *,
     title: str,
 ) -> Made:
+    """Frames (columns) x resolution (rows, smallest at the bottom) with each budget's accuracy
+    written in its cell and coloured by it; a grey cell is a budget the grid does not have."""
     from matplotlib import colormaps
     from matplotlib.cm import ScalarMappable
     from matplotlib.colors import Normalize
@@ -535,15 +508,3 @@ def _budget_grid(
     if len(known) < len(xs) * len(ys):
         legend_outside(ax, "below", handles=[Patch(color=MISSING, label="not on the grid")])
     return fig, "budget-grid", title
-
-
-def budget_grid(
-    frames: Sequence[int],
-    resolutions: Sequence[str],
-    cells: Mapping[tuple[int, str], Point],
-    *,
-    title: str,
-) -> str:
-    """Frames (columns) x resolution (rows, smallest at the bottom) with each budget's accuracy
-    written in its cell and coloured by it; a grey cell is a budget the grid does not have."""
-    return draw(_budget_grid, frames, resolutions, cells, title=title)

@@ -15,11 +15,12 @@ made unique to the figure, so many figures share one page without clashing ids.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import re
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, cast
 
 from ._escape import esc
 
@@ -27,6 +28,9 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+#: What a figure's builder returns: the figure, its CSS class and its title, or None for none.
+Made = tuple["Figure", str, str] | None
+P = ParamSpec("P")
 #: Okabe and Ito's colour-blind-safe palette (blue, vermillion, bluish green, reddish purple,
 #: orange, sky blue, black; yellow last: faint on white).
 OKABE_ITO = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#f0e442")
@@ -105,6 +109,16 @@ def draw(build: Any, *args: Any, **kwargs: Any) -> str:
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     return to_inline(buf.getvalue(), cls, title, marks)
+
+
+def figure(build: Callable[Concatenate[Marks, P], Made]) -> Callable[P, str]:
+    """`build(marks, ...)` as a function of the rest of its arguments that returns the SVG."""
+
+    @functools.wraps(build)
+    def drawn(*args: P.args, **kwargs: P.kwargs) -> str:
+        return draw(build, *args, **kwargs)
+
+    return drawn
 
 
 #: a marked group (most artists), or a marked element that has no children (an image)
