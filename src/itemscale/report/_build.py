@@ -1,11 +1,5 @@
-"""`itemscale report`: the audit artifact, a folder someone else can check without trusting us.
-
-It holds the responses (the one source every number is computed from), the item trajectories,
-the measures with the bootstrap seed and size that produced them, the protocol and provenance
-(tool version and commit, host, times, package and decoder versions, hashes of the benchmark
-file and the videos), the audit and annotations, the cascade and intervention results when they
-were run, a README with the commands that reproduce every number, report.html, and a manifest
-with the sha256 of every file. The folder is built beside the old one and swapped in, so a crash
+"""`itemscale report`: the audit artifact, a folder someone else can check without trusting us
+(docs/report.md lists its files). It is built beside the old one and swapped in, so a crash
 never leaves a half-written artifact under the final name.
 """
 

@@ -1,15 +1,7 @@
-"""What `verify` can re-derive beyond the manifest: checks that still hold when whoever edited a
-file wrote MANIFEST.json again after the edit.
-
-A manifest proves only that the files match the manifest. So each check here compares a file
-with something written independently of it: the digest of the manifest published elsewhere;
-the gold answers of items.jsonl with the references the responses carry; the video digests of
-provenance.json with those the sweep recorded in run.json; every copied file with the hash
-provenance.json recorded when it was copied; README.md and the JSON files the artifact writes
-with what the writer produces from their own content. A consistent forgery of several files
-(provenance.json too) is caught by the published digest alone; these narrow the rest.
-
-Each check returns (file, problem) pairs; `verify_artifact` files them under the file named.
+"""What `verify` can re-derive beyond the manifest, checks that still hold when whoever edited a
+file wrote MANIFEST.json again: each compares a file with something written independently of
+it. A consistent forgery of several files is caught by the published digest alone; these
+narrow the rest. Each check returns (file, problem) pairs.
 """
 
 from __future__ import annotations

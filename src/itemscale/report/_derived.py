@@ -1,14 +1,10 @@
 """Files computed from the responses after they were written: whether each still fits them.
 
-`cascade.json`, an intervention's `intervention/<policy>.json` and the audit are computed from
-`responses.parquet` by their own commands, and the responses can change after them (`intervene`
-adds its re-runs as rows, a later import adds a model). Each such file records the sha256 of the
-responses it read (`responses_sha256`). `report` recomputes what it can from the responses and
-the file's own recorded settings (the cascade; the intervention, from its plan) and puts the
-recomputation in the artifact; the audit carries human labels tied to its transitions, so it is
-copied as it is and flagged stale instead, for `itemscale audit` to redo. What the report did is
-recorded in provenance.json (`derived`), shown in report.html, and read by `verify`, which tells
-a file the responses moved on from (stale) from one changed by hand (edited) by that digest.
+The cascade, the interventions and the audit record the sha256 of the responses they read, and
+the responses can change after them (`intervene` adds rows, a later import adds a model).
+`report` recomputes the cascade and interventions from their own recorded settings; the audit
+carries human labels tied to its transitions, so it is flagged stale instead. `verify` tells a
+file the responses moved on from (stale) from one changed by hand (edited) by that digest.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""The report's item explorer: one row per item trajectory (model, series, item) with its
-outcome at every budget as coloured cells, filters (pattern, model, series, video, attribute),
-search by item id or question text, and a click that opens the item: its question, options,
-gold answer, the answer at every budget, the output at the largest budget, its audit pathway
-and contact sheet.
-
-The data is one JSON block the page's script (`static/explorer.js`) reads (`textContent` only,
-never `innerHTML`). At most `EMBED_LIMIT` rows are embedded, harmful and mixed items first, so a
-2-million-row run still gives a report of a few MB; the full table is `trajectories.parquet`.
+"""The report's item explorer: one row per item trajectory, filters, search, and a click that
+opens the item. Its data is one JSON block `static/explorer.js` reads (`textContent` only). At
+most `EMBED_LIMIT` rows are embedded, harmful and mixed items first, so a 2-million-row run
+still gives a report of a few MB.
 """
 
 from __future__ import annotations

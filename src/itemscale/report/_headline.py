@@ -1,14 +1,8 @@
-"""The sentences a run's results open with, computed once as typed records that hold their
-numbers and their scope (the grid, the definition, the counts), and written from those records
-in the same words wherever they appear: the report's first line (`Headline.text`) and, for two
-or more models, the paragraph `itemscale analyze` prints above the models (`Headline.models`).
-
-Models are measured on their own grids, and a harmful rate or an oracle headroom grows with the
-grid (ten budgets give more chances to flip than three), so a range across models on different
-grids compares unlike things: the models' sentence names each model's grid, or the one grid all
-share, beside its numbers. Where every model has a text-only answer it reads the grid with the
-text-only answer as budget 0 first (the seed paper's definitions, `grid_with_text`, the figures
-a reader of the paper compares with) and the visual budgets alone beside them.
+"""The sentences a run's results open with, typed records written in the same words wherever
+they appear: the report's first line (`Headline.text`) and the paragraph `itemscale analyze`
+prints above two or more models (`Headline.models`). A harmful rate or an oracle headroom grows
+with the grid, so the models' sentence names each model's grid beside its numbers; with a
+text-only answer everywhere it reads the seed paper's definitions first (`grid_with_text`).
 """
 
 from __future__ import annotations

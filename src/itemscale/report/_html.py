@@ -1,14 +1,7 @@
-"""report.html: one self-contained page that answers "which items does a bigger budget hurt, why,
-and how much compute can I save".
-
-Everything on the page is built from the artifact's own files (measures, trajectories,
-responses, audit, cascade, intervention), so the page shows exactly the numbers `verify`
-checks. This module gathers what the page's templates (`templates/report.html`, `audit.html`,
-`provenance.html`) show; the measures section is `_html_measures`, the cascade and intervention
-sections `_html_policies`. Model outputs, item ids and model names are untrusted: the templates
-escape every piece of text, the item table's data is a JSON block with `<`, `>` and `&` written
-as unicode escapes, the script builds cells with `textContent`, and a Content-Security-Policy
-allows only the page's own script.
+"""report.html: one self-contained page, built from the artifact's own files alone, so it shows
+exactly the numbers `verify` checks. Model outputs, item ids and model names are untrusted: the
+templates escape every text, the data block escapes `<`, `>` and `&`, the script builds cells
+with `textContent`, and a Content-Security-Policy allows only the page's own script.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
-"""The report's item response section: where the benchmark measures well along each budget, and
-the items whose outcome falls as the budget's ability rises.
-
-Why: the accuracy curve says how much a bigger budget gains; a two-parameter logistic model
-(`measures._irt`, docs/anchors.md) says where on one ability scale each (model, budget) sits, how
-precisely the benchmark's items measure an ability there (the test information, sum over items
-of a^2 P (1 - P)), and which items have a negative discrimination: the more able the respondent,
-the likelier it gets them wrong. The fit is the one `itemscale irt RUN` makes, from a fixed start
-(abilities 0, discriminations 1, difficulties 0) by a deterministic optimiser, so `verify`
-re-renders the same bytes from responses.parquet. A run with fewer than `IRT_MIN_RESPONDENTS`
-respondents or `IRT_MIN_ITEMS` items gets no section (and its page is as before).
+"""The report's item response section: where on one ability scale each (model, budget) sits,
+how precisely the items measure there (test information, sum over items of a^2 P (1 - P)), and
+the items with a negative discrimination (docs/anchors.md). The fit is `itemscale irt RUN`'s,
+from a fixed start by a deterministic optimiser, so `verify` re-renders the same bytes. A run
+with fewer than `IRT_MIN_RESPONDENTS` respondents or `IRT_MIN_ITEMS` items gets no section.
 """
 
 from __future__ import annotations

@@ -1,16 +1,8 @@
-"""How the report draws a figure: matplotlib, rendered here to an inline SVG string.
-
-matplotlib is imported only when a figure is drawn (`itemscale --help` never loads it). Every
-figure is drawn under the same settings (`RC`, from matplotlib's defaults, so no matplotlibrc of
-the user's changes a report), on its own Agg canvas (the process's pyplot backend is left
-alone), and saved as SVG with text kept as `<text>` (`svg.fonttype: none`: a reader can select
-and search it, a test can read it), a fixed hash salt and no date, so the same numbers give the
-same bytes.
-
-`Marks` names the artists a test or a reader needs to find: an artist given `marks.gid(cls,
-tip)` comes out as `<g class="cls"><title>tip</title>...`, so its value shows on hover. Every
-other id matplotlib writes is dropped, or, where something refers to it (clip paths, markers),
-made unique to the figure, so many figures share one page without clashing ids.
+"""How the report draws a figure: matplotlib (imported only when a figure is drawn), under
+fixed settings (`RC`: no user matplotlibrc applies) on its own Agg canvas, saved as SVG with
+text kept as `<text>`, a fixed hash salt and no date, so the same numbers give the same bytes.
+An artist given `marks.gid(cls, tip)` comes out as `<g class="cls"><title>tip</title>...`;
+other ids are dropped or made unique to the figure, so figures share a page without clashes.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""`analyze`: the main job from Python. A run folder, a response table, or a results table
-of one's own (the shape `itemscale import table` reads) in; the typed result out.
-
-The command line and this function compute the same thing (`analyze_responses`); this one
-returns `AnalysisResult`, whose `to_json()` is what `analyze --json` writes and whose
-`to_frame()` is a tidy table for pandas.
+"""`analyze`: the main job from Python, computing what the command line does
+(`analyze_responses`) from a run folder, a response table or a results table of one's own.
 """
 
 from __future__ import annotations

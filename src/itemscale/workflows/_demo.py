@@ -167,7 +167,7 @@ class SelectorComparison:
 def selector_comparison(
     run_dir: Path, *, bootstrap: int, batch_size: int, adaptive: bool = False
 ) -> SelectorComparison:
-    """Sweep the built-in `change` selection as one more series and compare it with uniform
+    """Sweep the built-in `change` selection as one more series, compare it with uniform
     sampling at the same budget (RUN/selector.json). `adaptive`: `change --adaptive` at a cap
     of that budget, compared at its matched mean cost (RUN/selector_adaptive.json)."""
     from ..analysis.measures import VideoBootstrap, build_matrices, series_churn

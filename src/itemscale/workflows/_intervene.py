@@ -1,12 +1,7 @@
 """`intervene`: re-run the terminal budget of every terminal regression (and of a seeded control
-sample of correct items) with one controlled change of sampling, through the sweep, and measure
-`recovered_rate` beside `broken_rate`.
-
-The re-runs are stored in the run like any other cells, as a configuration of their own series
-(`intervention:<intervention>`), so `itemscale analyze` sees them and a crash resumes where it stopped.
-The plan (which items, which control sample, which configuration) and the result are written to
-`RUN_DIR/intervention/`. `itemscale.analysis.policies` only plans and measures; re-running needs the model and the
-decoder, which is why this lives above both rather than in `policies`.
+sample) with one controlled change of sampling, through the sweep, stored as a series of its own
+so a crash resumes; `itemscale.analysis.policies` plans and measures, and re-running needs the
+model and the decoder, which is why this lives above both.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""The seed paper's released labels, reproduced: the real-data half of `itemscale demo`.
-
-The paper released per-item predictions of five real Video LLMs on Video-MME V1 short videos
-with its own summary numbers (`src/itemscale/data/scalegrid/`, CC BY 4.0). `reproduce_paper`
-imports them with the same `import table --wide` path a user would, analyses them, compares
-each published number with itemscale's (`compare_with_paper`), measures the paper's Table 2 grid
-and fits the cascade on them, writing every result into the run folder; the command line
-prints them.
+"""The seed paper's released labels (five Video LLMs on Video-MME V1 short,
+`src/itemscale/data/scalegrid/`, CC BY 4.0), reproduced through the same `import table --wide`
+path a user would take: the real-data half of `itemscale demo`.
 """
 
 from __future__ import annotations
