@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
 Point = tuple[float | None, tuple[float, float] | None]
 
-#: The title of the budget axis of the curve, the heat map and the flip bars.
 BUDGET_AXIS = "visual budget"
 
 
@@ -141,8 +140,7 @@ def accuracy_curve(
 
 
 #: The least height of a pattern's band in the heat map (points, about one label's height), so
-#: a group of a few items among thousands stays visible and its label readable; the rest of the
-#: height is shared in proportion to the groups' sizes.
+#: a group of a few items among thousands stays visible and its label readable.
 MIN_BAND_PT = 12.0
 #: The heat map's raster: this many rows of pixels, whatever the number of items.
 RASTER_ROWS = 400

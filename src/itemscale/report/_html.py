@@ -58,7 +58,6 @@ REPORT_COLUMNS: Final[frozenset[str]] = frozenset(
 
 @dataclass(frozen=True)
 class ReportInputs:
-    #: measures.json, validated
     measures: AnalysisResult
     trajectories: pd.DataFrame
     #: the responses' REPORT_COLUMNS (any others are not read)
@@ -73,12 +72,10 @@ class ReportInputs:
     comparison: PaperComparison | None = None
     #: intervention/<name>.json validated, or its error; the one-file layout before as its dict
     intervention: Mapping[str, InterventionResult | ReportFileError | dict[str, Any]] | None = None
-    #: run.json as the sweep or importer wrote it
     run: Mapping[str, object] = field(default_factory=dict)
     title: str = "itemscale report"
     #: item id -> question text (from the artifact's items.jsonl, when it has one)
     questions: Mapping[str, str] = field(default_factory=dict)
-    #: item id -> its answer options (the same file)
     options: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 

@@ -34,8 +34,7 @@ from ._derived import Derived
 ARTIFACT_SCHEMA_VERSION: Final[int] = 2
 #: The README's template; `verify` renders it again only for artifacts that record this one.
 README_VERSION: Final[int] = 1
-#: The libraries whose versions provenance.json records: those that compute the numbers, read
-#: the files and videos, run the models, and draw the report's figures.
+#: What computes the numbers, reads the files and videos, runs the models, draws the figures.
 PACKAGES: Final[tuple[str, ...]] = (
     "numpy",
     "pandas",
@@ -49,13 +48,11 @@ PACKAGES: Final[tuple[str, ...]] = (
     "transformers",
     "matplotlib",
 )
-#: The settings of `analyze` an artifact records (provenance.json `measures`, and the
-#: bootstrap record of measures.json): what `verify` recomputes the measures with.
+#: The settings of `analyze` an artifact records: what `verify` recomputes the measures with.
 RECORDED_SETTINGS: Final[tuple[str, ...]] = ("bootstrap", "seed", "ci", "configs", "control")
 
-#: What computes the measures: `analyze_responses`, or a stand-in handed to `build_artifact`
-#: or `verify_artifact`, called with the recorded settings as keywords; it returns the typed
-#: result or its JSON layout.
+#: A stand-in for `analyze_responses` handed to `build_artifact` or `verify_artifact`, called
+#: with the recorded settings as keywords; it returns the typed result or its JSON layout.
 Analyze = Callable[..., AnalysisResult | Mapping[str, Any]]
 
 
@@ -113,8 +110,7 @@ class ItemsDigest(TypedDict):
     sha256: str
 
 
-#: The inputs' digests: the responses (under `RESPONSES_FILE`), the benchmark items, the videos
-#: and, once the build is complete, every copied file.
+#: `files`: every copied file, once the build is complete.
 InputsRecord = TypedDict(
     "InputsRecord",
     {
