@@ -65,7 +65,7 @@ from ._derived import (
 )
 from ._derived import first_difference as _first_difference
 from ._manifest import check_manifest
-from ._provenance import Analyze, as_stored, compute_measures, recorded_bootstrap
+from ._provenance import Analyze, as_stored, compute_measures, recorded_bootstrap, run_time
 from ._trajectories import TRAJECTORY_COLUMNS, trajectory_table
 
 
@@ -326,13 +326,8 @@ def _check_provenance(root: Path, result: VerifyResult) -> None:
             f"names responses with sha256 {str(recorded)[:12]}... but the artifact's "
             f"{RESPONSES_FILE} is {actual[:12]}...",
         )
-    times = run_meta.get("times") if isinstance(run_meta, dict) else None
     for which in ("started", "finished"):
-        expected = (
-            times.get(which)
-            if isinstance(times, dict) and times.get(which)
-            else (run_meta.get(f"{which}_at") if isinstance(run_meta, dict) else None)
-        )
+        expected = run_time(run_meta, which) if isinstance(run_meta, dict) else None
         if prov["times"].get(f"run_{which}") != expected:
             result.flag(
                 PROVENANCE_FILE,
