@@ -1,10 +1,6 @@
-"""The report's stylesheet and script, files shipped beside this module (`static/`) and inlined
-into the page (no CDN, no external file: the page opens offline).
-
-The script only reads the JSON data block and builds the item explorer with `textContent`, never
-`innerHTML`, so a model output cannot become markup. The page's Content-Security-Policy allows
-exactly this script (by the sha256 of the file's bytes), so even an injected `<script>` would
-not run.
+"""The report's stylesheet and script (`static/`), inlined so the page opens offline. The
+Content-Security-Policy allows exactly this script (by its sha256), so even an injected
+`<script>` would not run.
 """
 
 from __future__ import annotations

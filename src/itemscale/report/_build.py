@@ -1,11 +1,5 @@
-"""`itemscale report`: the audit artifact, a folder someone else can check without trusting us.
-
-It holds the responses (the one source every number is computed from), the item trajectories,
-the measures with the bootstrap seed and size that produced them, the protocol and provenance
-(tool version and commit, host, times, package and decoder versions, hashes of the benchmark
-file and the videos), the audit and annotations, the cascade and intervention results when they
-were run, a README with the commands that reproduce every number, report.html, and a manifest
-with the sha256 of every file. The folder is built beside the old one and swapped in, so a crash
+"""`itemscale report`: the audit artifact, a folder someone else can check without trusting us
+(docs/report.md lists its files). It is built beside the old one and swapped in, so a crash
 never leaves a half-written artifact under the final name.
 """
 
@@ -85,8 +79,7 @@ class ArtifactError(ItemscaleError, ValueError):
 def find_items_file(
     run_dir: Path, run_meta: Mapping[str, object], items: str | None
 ) -> Path | None:
-    """The benchmark item file: `items` if given, else RUN_DIR/items.jsonl, else a path that
-    run.json names under `items_path`, `items_file` or `items`."""
+    """`items` if given, else RUN_DIR/items.jsonl, else a path run.json or the audit names."""
     if items:
         path = Path(items)
         if not path.is_file():
@@ -163,8 +156,7 @@ def build_artifact(
 def artifact_settings(
     settings: AnalysisSettings | None, options: Mapping[str, object]
 ) -> AnalysisSettings:
-    """The settings of a build (`settings`, or the keywords), refusing those an artifact does
-    not record: `verify` could not recompute what they change."""
+    """Refuses the settings an artifact does not record: `verify` could not recompute them."""
     chosen = AnalysisSettings.of(settings, options)
     default = AnalysisSettings()
     other = [
@@ -210,11 +202,8 @@ def _build(
         else:
             write_json_atomic(tmp / RUN_FILE, {"schema_version": 1, "note": "run had no run.json"})
         optional, items_path, item_list = _copy_run_files(run_dir, tmp, run_meta, items)
-        # after the copies: what no longer fits the responses is recomputed or flagged
         derived = refresh_derived(tmp, full, item_list)
-        del full  # the measures read the table slim, as `analyze` does (memory)
-        # and the trajectories the columns they use (with the whole table, their pivots
-        # were the peak at 2 x 10^6 rows)
+        del full  # memory: the measures read the table slim, the trajectories their columns
         narrow = read_response_columns(tmp / RESPONSES_FILE, TRAJECTORY_COLUMNS)
         if configs is not None:
             narrow, _ = select_configs(narrow, configs)
@@ -256,8 +245,7 @@ def _build(
 def _copy_run_files(
     run_dir: Path, tmp: Path, run_meta: Mapping[str, object], items: str | None
 ) -> tuple[list[str], Path | None, list[Item]]:
-    """Copy the run's optional files, interventions, contact sheets and item file into the
-    build; returns what was copied, the item file and its items."""
+    """Returns what was copied, the item file and its items."""
     optional = []
     for name in OPTIONAL_FILES:
         if (run_dir / name).is_file():
@@ -290,8 +278,7 @@ def _host_tag() -> str:
 
 
 def _temp_prefix(target: Path) -> str:
-    """`.artifact-tmp-<host>-<pid>-`: whose build a temporary folder is, so a later build can
-    tell a killed one's leftovers from a build still running."""
+    """`.artifact-tmp-<host>-<pid>-`: a later build tells a killed one's leftovers apart."""
     return f".{target.name}-tmp-{_host_tag()}-{os.getpid()}-"
 
 
@@ -307,10 +294,8 @@ def _alive(pid: int) -> bool:
 
 def remove_stale_builds(target: Path, *, lock_covers_parent: bool) -> list[Path]:
     """Remove what killed builds of `target` left beside it: `.NAME-tmp-<host>-<pid>-*` of a
-    process of this host that is gone, `.NAME-old-<pid>` of `replace_dir`, and (when the run
-    lock covers the folder, so no other build can be writing there) the `.NAME-XXXXXXXX`
-    folders of builds from before the names carried a pid. Only folders so named; returns
-    them."""
+    gone process of this host, `.NAME-old-<pid>` of `replace_dir`, and (when the run lock
+    covers the folder) the pid-less `.NAME-XXXXXXXX` of older builds; returns them."""
     name = re.escape(target.name)
     ours = re.compile(rf"\.{name}-tmp-(?P<host>[0-9a-f]{{8}})-(?P<pid>\d+)-[A-Za-z0-9_]+")
     aside = re.compile(rf"\.{name}-old-(?P<pid>\d+)")
@@ -333,8 +318,7 @@ def remove_stale_builds(target: Path, *, lock_covers_parent: bool) -> list[Path]
 
 
 def _holds_only_artifact_files(folder: Path) -> bool:
-    """Only what an artifact build writes (the responses are copied first), or nothing yet:
-    never a user's folder that happens to match the naming."""
+    """Never a user's folder that happens to match the naming."""
     known = {
         RESPONSES_FILE,
         RUN_FILE,
@@ -357,8 +341,7 @@ def _holds_only_artifact_files(folder: Path) -> bool:
 
 
 def _copied_files(root: Path, optional: list[str]) -> list[str]:
-    """The artifact's files copied from the run folder (what provenance.json hashes, so an
-    edit behind a rewritten manifest still disagrees with provenance)."""
+    """What provenance.json hashes, so an edit behind a rewritten manifest still disagrees."""
     names = [RUN_FILE, *(n for n in optional if not n.endswith("/") and n != ITEMS_FILE)]
     for folder in (INTERVENTION_DIR, SHEETS_DIR):
         if (root / folder).is_dir():
@@ -367,9 +350,8 @@ def _copied_files(root: Path, optional: list[str]) -> list[str]:
 
 
 def load_report_inputs(root: Path, measures: AnalysisResult | None = None) -> ReportInputs:
-    """What report.html is rendered from, read from the artifact folder alone; measures.json
-    validated (`SchemaError` naming the file and the key), or `measures` in its place (what
-    `verify` recomputed)."""
+    """What report.html is rendered from, read from the artifact folder alone; `measures` (what
+    `verify` recomputed) in place of measures.json."""
     prov: Provenance = read_json(root / PROVENANCE_FILE)
     run_meta = read_json(root / RUN_FILE)
     cascade, stored = stored_reports(root)
@@ -410,7 +392,6 @@ def _read_optional_parquet(path: Path) -> pd.DataFrame | None:
 
 
 def _read_comparison(path: Path) -> PaperComparison | None:
-    """comparison.json, when the run is the seed paper's release, as its record."""
     payload = _read_optional_json(path)
     if payload is None:
         return None

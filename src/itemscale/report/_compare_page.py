@@ -1,9 +1,8 @@
 """`compare --html`: one self-contained page of a comparison (no script, no file beside it).
 
 It renders the `compare --json` layout (a plain mapping, so this package needs nothing of the
-workflow that computed it) through `templates/compare_page.html`, with the report's stylesheet,
-every text escaped by the template, and a Content-Security-Policy that allows no script at all. A comparison spans two runs, so the page
-is written where the user asks, never into either run's artifact.
+workflow that computed it), every text escaped, under a Content-Security-Policy that allows no
+script. A comparison spans two runs, so the page is written where the user asks.
 """
 
 from __future__ import annotations
@@ -42,8 +41,7 @@ def _interval(est: Mapping[str, Any] | None, signed: bool = False) -> str:
 
 
 def _p(value: Any, draws: int | None = None) -> str:
-    """A p-value as the console prints it; with `draws`, a bootstrap p at its floor is '<' what
-    the draws can resolve (`p_value_text`)."""
+    """With `draws`, a bootstrap p at its floor is '<' what the draws can resolve."""
     return p_value_text(value, draws=draws) if isinstance(value, int | float) else "n/a"
 
 
@@ -56,8 +54,6 @@ def _sides(result: Mapping[str, Any]) -> list[list[Any]]:
 
 
 def _selector_cell(sel: Mapping[str, Any] | None) -> str:
-    """A selection side's record in one cell: name, frames used (of the cap), declared cost,
-    file digest; empty for a formula side."""
     if not sel:
         return ""
     text = str(sel.get("selection"))
@@ -88,8 +84,7 @@ def _setup(result: Mapping[str, Any]) -> list[list[Any]]:
 
 
 def _outcome_rows(a: Mapping[str, Any], head: str, draws: int) -> list[list[Any]]:
-    """One task kind's rows: the 2x2 table (multiple choice), each side's accuracy or mean
-    score, the difference and its tests; `head` names the kind when a run holds both."""
+    """`head` names the kind when a run holds both."""
     rows = []
     if a["kind"] == "binary":
         rows += [
@@ -148,7 +143,6 @@ def _answers(result: Mapping[str, Any]) -> list[list[Any]]:
 
 
 def _gaps(groups: list[Mapping[str, Any]]) -> list[list[Any]]:
-    """Where the gap sits, one row per group (an attribute's value, or a video)."""
     keys = ("value", "pairs", "right_only_a", "right_only_b")
     return [[*(g[k] for k in keys), _pts(g["difference"], True)] for g in groups]
 

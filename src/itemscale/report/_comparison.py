@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-#: comparison.json's layout version.
 COMPARISON_SCHEMA_VERSION = 1
 
 
@@ -27,7 +26,6 @@ class PaperNumber:
     same: bool
     n_items: int
     n_videos: int
-    #: The grid both were computed on.
     configs: list[str]
 
 

@@ -1,15 +1,7 @@
-"""What `verify` can re-derive beyond the manifest: checks that still hold when whoever edited a
-file wrote MANIFEST.json again after the edit.
-
-A manifest proves only that the files match the manifest. So each check here compares a file
-with something written independently of it: the digest of the manifest published elsewhere;
-the gold answers of items.jsonl with the references the responses carry; the video digests of
-provenance.json with those the sweep recorded in run.json; every copied file with the hash
-provenance.json recorded when it was copied; README.md and the JSON files the artifact writes
-with what the writer produces from their own content. A consistent forgery of several files
-(provenance.json too) is caught by the published digest alone; these narrow the rest.
-
-Each check returns (file, problem) pairs; `verify_artifact` files them under the file named.
+"""What `verify` can re-derive beyond the manifest, checks that still hold when whoever edited a
+file wrote MANIFEST.json again: each compares a file with something written independently of
+it. A consistent forgery of several files is caught by the published digest alone; these
+narrow the rest. Each check returns (file, problem) pairs.
 """
 
 from __future__ import annotations
@@ -43,7 +35,6 @@ WRITTEN_JSON: Final[tuple[str, ...]] = (MEASURES_FILE, PROVENANCE_FILE, MANIFEST
 
 
 def parse_digest(value: str) -> str:
-    """A published digest as `verify --digest` takes it: 64 hex digits, any case."""
     digest = value.strip().lower().removeprefix("sha256:")
     if not _DIGEST.fullmatch(digest):
         raise ValueError(
@@ -69,13 +60,11 @@ def check_digest(root: Path, digest: str) -> list[Problem]:
 
 
 def canonical_json(value: Any) -> str:
-    """The bytes `write_json_atomic` writes for `value`."""
     return json.dumps(redact_value(value), indent=2, sort_keys=True, default=str) + "\n"
 
 
 def check_json_form(root: Path) -> list[Problem]:
-    """The artifact's own JSON files are exactly as its writer lays them out: an edit that
-    keeps the values (whitespace, key order) changes the bytes the digest covers."""
+    """An edit that keeps the values (whitespace, key order) changes the bytes all the same."""
     problems = []
     for name in WRITTEN_JSON:
         path = root / name
@@ -88,7 +77,6 @@ def check_json_form(root: Path) -> list[Problem]:
 
 
 def check_copied_files(root: Path, prov: Provenance) -> list[Problem]:
-    """Every file copied from the run against the sha256 provenance.json recorded for it."""
     recorded = prov.get("inputs", {}).get("files")
     problems = []
     items = prov.get("inputs", {}).get("items")
@@ -110,8 +98,7 @@ def check_copied_files(root: Path, prov: Provenance) -> list[Problem]:
 
 
 def check_items(root: Path, responses: pd.DataFrame) -> list[Problem]:
-    """items.jsonl's gold answers against the references the responses carry (a sweep stores
-    each item's gold letter, or its first reference text, in every row)."""
+    """A sweep stores each item's gold letter, or its first reference text, in every row."""
     path = root / ITEMS_FILE
     if not path.is_file() or "reference" not in responses:
         return []
@@ -143,7 +130,6 @@ def check_items(root: Path, responses: pd.DataFrame) -> list[Problem]:
 
 
 def check_videos(prov: Provenance, run_meta: Mapping[str, object]) -> list[Problem]:
-    """provenance.json's video digests against the ones the sweep recorded as it decoded."""
     videos = prov.get("inputs", {}).get("videos")
     swept = run_meta.get("video_content_hashes") if isinstance(run_meta, dict) else None
     if not isinstance(videos, dict) or not isinstance(swept, dict):
@@ -173,8 +159,7 @@ def check_readme(root: Path, prov: Provenance) -> list[Problem]:
 
 
 def check_sessions(df: pd.DataFrame, run_meta: Any) -> list[Problem]:
-    """run.json's sweep sessions against the rows: each recorded once, and every session a row
-    names recorded (else the stack that computed those rows is unknown)."""
+    """Else the stack that computed those rows is unknown."""
     if not isinstance(run_meta, Mapping):
         return []
     found = (repeated_sessions(run_meta), unrecorded_sessions(df, run_meta))

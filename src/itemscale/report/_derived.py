@@ -1,14 +1,10 @@
 """Files computed from the responses after they were written: whether each still fits them.
 
-`cascade.json`, an intervention's `intervention/<policy>.json` and the audit are computed from
-`responses.parquet` by their own commands, and the responses can change after them (`intervene`
-adds its re-runs as rows, a later import adds a model). Each such file records the sha256 of the
-responses it read (`responses_sha256`). `report` recomputes what it can from the responses and
-the file's own recorded settings (the cascade; the intervention, from its plan) and puts the
-recomputation in the artifact; the audit carries human labels tied to its transitions, so it is
-copied as it is and flagged stale instead, for `itemscale audit` to redo. What the report did is
-recorded in provenance.json (`derived`), shown in report.html, and read by `verify`, which tells
-a file the responses moved on from (stale) from one changed by hand (edited) by that digest.
+The cascade, the interventions and the audit record the sha256 of the responses they read, and
+the responses can change after them (`intervene` adds rows, a later import adds a model).
+`report` recomputes the cascade and interventions from their own recorded settings; the audit
+carries human labels tied to its transitions, so it is flagged stale instead. `verify` tells a
+file the responses moved on from (stale) from one changed by hand (edited) by that digest.
 """
 
 from __future__ import annotations
@@ -50,8 +46,6 @@ Why = Literal["stale", "edited", "unknown"]
 
 @dataclass(frozen=True)
 class Derived:
-    """One derived file that does not fit the artifact's responses, and what the report did."""
-
     name: str
     #: recomputed: the artifact holds the recomputation; stale: copied as it was, flagged;
     #: unchecked: copied as it was, since it cannot be recomputed (no settings recorded)
@@ -94,8 +88,7 @@ def first_difference(
 
 
 def why_it_differs(recorded: object, current: str) -> tuple[Why, str]:
-    """Why a derived file differs from its recomputation, told by the responses digest it
-    recorded: other responses (stale), these very responses (edited), or no digest (unknown)."""
+    """Told by the responses digest the file recorded."""
     if not isinstance(recorded, str):
         return (
             "unknown",
@@ -116,8 +109,6 @@ def why_it_differs(recorded: object, current: str) -> tuple[Why, str]:
 
 
 def fresh_cascade(stored: CascadeReport, df: pd.DataFrame) -> CascadeReport:
-    """cascade.json recomputed from the responses with its own recorded settings (and models),
-    with the keys the command added taken as stored."""
     from ..analysis.policies import cascade_report
 
     frame = df[df["model"].isin(stored.models)] if stored.models else df
@@ -128,7 +119,6 @@ def fresh_cascade(stored: CascadeReport, df: pd.DataFrame) -> CascadeReport:
 def fresh_intervention(
     stored: InterventionResult, plan: InterventionPlan, df: pd.DataFrame
 ) -> InterventionResult:
-    """An intervention's result recomputed from the responses, its plan and its bootstrap."""
     from ..analysis.policies import intervention_outcomes
 
     boot = stored.bootstrap
@@ -137,8 +127,8 @@ def fresh_intervention(
 
 
 def in_layout_of(stored: Mapping[str, object], fresh: Any) -> Any:
-    """FRESH with the `schema_version` of STORED where that is an older layout: a file written
-    before a key was renamed is read into the same record, so its content compares alike."""
+    """A file written before a key was renamed is read into the same record, so it compares
+    alike but for its `schema_version`."""
     old, new = stored.get("schema_version"), fresh.get("schema_version")
     if isinstance(old, int) and isinstance(new, int) and old < new:
         return {**fresh, "schema_version": old}
@@ -146,9 +136,6 @@ def in_layout_of(stored: Mapping[str, object], fresh: Any) -> Any:
 
 
 def stored_and_fresh(path: Path, df: pd.DataFrame) -> tuple[ReportRecord, ReportRecord]:
-    """A derived file validated (`ReportFileError` names the file and the key), and its
-    recomputation: cascade.json, or an intervention's result beside its plan."""
-
     if path.name == CASCADE_FILE:
         cascade = CascadeReport.load(path)
         return cascade, fresh_cascade(cascade, df)
@@ -161,8 +148,7 @@ def stored_and_fresh(path: Path, df: pd.DataFrame) -> tuple[ReportRecord, Report
 def stored_reports(
     root: Path,
 ) -> tuple[CascadeReport | ReportFileError | None, dict[str, InterventionResult | ReportFileError]]:
-    """The cascade and every intervention result of an artifact folder, validated; a file that
-    does not fit its layout is returned as its error, for the report to name in its section."""
+    """A file that does not fit its layout is returned as its error, for the report to name."""
     interventions: dict[str, InterventionResult | ReportFileError] = {}
     for path in sorted((root / INTERVENTION_DIR).glob("*.json")):
         found = (
@@ -174,7 +160,6 @@ def stored_reports(
 
 
 def intervention_results(root: Path) -> list[tuple[Path, Path]]:
-    """(result, plan) of every intervention under ROOT/intervention/ that has its plan."""
     folder = root / INTERVENTION_DIR
     pairs = []
     for path in sorted(folder.glob("*.json")):
@@ -185,7 +170,6 @@ def intervention_results(root: Path) -> list[tuple[Path, Path]]:
 
 
 def audit_difference(root: Path, df: pd.DataFrame, items: list[Any]) -> str | None:
-    """How the audit's transitions and pathways differ from the audit of these responses."""
     import pyarrow.parquet as pq
 
     from ..analysis.audit import audit_transitions
@@ -211,10 +195,8 @@ def _read(path: Path) -> dict[str, object]:
 
 
 def refresh_derived(root: Path, df: pd.DataFrame, items: list[Any]) -> list[Derived]:
-    """Bring the derived files copied into the artifact folder ROOT in line with its responses:
-    the cascade and every intervention that differs from its recomputation is replaced by it
-    (recording these responses' digest); an audit that differs is left as it is and flagged.
-    Returns what was done, for provenance.json."""
+    """The cascade and interventions that differ from their recomputation are replaced by it; an
+    audit that differs is flagged (human labels belong to its transitions)."""
     current = sha256_file(root / RESPONSES_FILE)
     done: list[Derived] = []
 
@@ -275,7 +257,6 @@ def refresh_derived(root: Path, df: pd.DataFrame, items: list[Any]) -> list[Deri
 
 
 def declared(prov: Mapping[str, object], status: str) -> dict[str, str]:
-    """name -> reason of the derived files provenance.json records with `status`."""
     record = prov.get(DERIVED_KEY) if isinstance(prov, dict) else None
     if not isinstance(record, dict):
         return {}

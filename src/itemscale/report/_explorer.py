@@ -1,12 +1,7 @@
-"""The report's item explorer: one row per item trajectory (model, series, item) with its
-outcome at every budget as coloured cells, filters (pattern, model, series, video, attribute),
-search by item id or question text, and a click that opens the item: its question, options,
-gold answer, the answer at every budget, the output at the largest budget, its audit pathway
-and contact sheet.
-
-The data is one JSON block the page's script (`static/explorer.js`) reads (`textContent` only,
-never `innerHTML`). At most `EMBED_LIMIT` rows are embedded, harmful and mixed items first, so a
-2-million-row run still gives a report of a few MB; the full table is `trajectories.parquet`.
+"""The report's item explorer: one row per item trajectory, filters, search, and a click that
+opens the item. Its data is one JSON block `static/explorer.js` reads (`textContent` only). At
+most `EMBED_LIMIT` rows are embedded, harmful and mixed items first, so a 2-million-row run
+still gives a report of a few MB.
 """
 
 from __future__ import annotations
@@ -47,8 +42,7 @@ FIELDS: Final[tuple[str, ...]] = (
 
 
 def json_value(value: Any) -> Any:
-    """A table cell as the page's embedded JSON holds it: numbers as numbers, NaN and pd.NA as
-    null, anything else as its text."""
+    """Numbers as numbers, NaN and pd.NA as null, anything else as its text."""
     if value is None:
         return None
     if isinstance(value, float | np.floating):
@@ -71,9 +65,6 @@ def _attributes(raw: Any) -> list[str]:
 
 
 def _per_item(responses: pd.DataFrame) -> dict[str, dict[tuple[Any, ...], Any]]:
-    """Lookups from the repeat-0 responses: gold and text-only answer per (model, item), answer
-    per (model, series, item, label), the last output per (model, series, item), attributes
-    per item."""
     base = responses[responses["repeat"] == 0]
     col = {
         c: base[c].to_numpy(dtype=object)
@@ -129,9 +120,8 @@ def explorer_payload(
     sheets: Mapping[str, bytes] | None = None,
     limit: int = EMBED_LIMIT,
 ) -> dict[str, Any]:
-    """The explorer's data: one row per trajectory (FIELDS), the budget labels, filter choices
-    and the audit transitions by (model, series, item). `items` maps item ids to
-    {"question", "options"} (from the artifact's items.jsonl)."""
+    """One row per trajectory (FIELDS), the budget labels, filter choices and the audit
+    transitions. `items` maps item ids to {"question", "options"}."""
     items = items or {}
     labels = [c for c in traj.columns if c not in (*KEY_COLUMNS, "text_only")]
     rank = {p: n for n, p in enumerate(PATTERNS)}
@@ -210,7 +200,6 @@ def explorer_payload(
 
 
 def _orders(responses: pd.DataFrame, labels: list[str]) -> dict[str, list[list[int]]]:
-    """`partial_orders` as the page reads it: (model, series) keys, label positions."""
     where = {lab: j for j, lab in enumerate(labels)}
     return {
         f"{m}\x1f{se}": [[where[a], where[b]] for a, b in pairs if a in where and b in where]
@@ -219,8 +208,6 @@ def _orders(responses: pd.DataFrame, labels: list[str]) -> dict[str, list[list[i
 
 
 def explorer_section(payload: Mapping[str, Any]) -> Markup:
-    """The explorer's controls, table and detail panel (the script, static/explorer.js, fills
-    them)."""
     embedded, total = len(payload["rows"]), payload["total"]
     return render(
         "explorer.html",

@@ -23,9 +23,10 @@ from ._plot import (
     MISSING,
     OKABE_ITO,
     VERMILLION,
+    Made,
     Marks,
     category_ticks,
-    draw,
+    figure,
     legend_outside,
     new_figure,
 )
@@ -36,14 +37,11 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 Point = tuple[float | None, tuple[float, float] | None]
-Made = tuple["Figure", str, str] | None
 
-#: The title of the budget axis of the curve, the heat map and the flip bars.
 BUDGET_AXIS = "visual budget"
 
 
 def _tip(name: str, value: float, ci: tuple[float, float] | None) -> str:
-    """A point's hover text in points: `8f: 62.3 [58.1, 66.0]`."""
     return f"{name}: {100 * value:.1f}" + (
         f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci is not None else ""
     )
@@ -55,8 +53,6 @@ def _label(name: str) -> str:
 
 
 def _percent_limits(ax: Axes, values: Sequence[float]) -> None:
-    """y from a little below the lowest value to a little above the highest, within [0, 100],
-    ticked at whole round steps (1, 2, 5 or 10 points)."""
     from matplotlib.ticker import MaxNLocator
 
     ax.yaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 5, 10]))
@@ -80,8 +76,7 @@ def _curve(
     marker: str = "o",
     line_gid: str | None = None,
 ) -> list[float]:
-    """One accuracy curve: its 95% band, its line and a marked point per value; returns every
-    plotted value and interval end (percent) for the axis limits."""
+    """Returns every plotted value and interval end (percent) for the axis limits."""
     band = [(x, ci) for x, (_, ci) in zip(xs, points, strict=True) if ci is not None]
     if len(band) >= 2:
         ax.fill_between(
@@ -113,9 +108,16 @@ def _curve(
     return [100 * v for _, v in line] + [100 * end for _, pair in band for end in pair]
 
 
-def _accuracy_curve(
-    marks: Marks, labels: Sequence[str], points: Sequence[Point], *, title: str, y_title: str
+@figure
+def accuracy_curve(
+    marks: Marks,
+    labels: Sequence[str],
+    points: Sequence[Point],
+    *,
+    title: str,
+    y_title: str = "accuracy",
 ) -> Made:
+    """Accuracy (points) at each budget, in axis order, with its 95% interval as a band."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -137,16 +139,8 @@ def _accuracy_curve(
     return fig, "accuracy-curve", title
 
 
-def accuracy_curve(
-    labels: Sequence[str], points: Sequence[Point], *, title: str, y_title: str = "accuracy"
-) -> str:
-    """Accuracy (points) at each budget, in axis order, with its 95% interval as a band."""
-    return draw(_accuracy_curve, labels, points, title=title, y_title=y_title)
-
-
 #: The least height of a pattern's band in the heat map (points, about one label's height), so
-#: a group of a few items among thousands stays visible and its label readable; the rest of the
-#: height is shared in proportion to the groups' sizes.
+#: a group of a few items among thousands stays visible and its label readable.
 MIN_BAND_PT = 12.0
 #: The heat map's raster: this many rows of pixels, whatever the number of items.
 RASTER_ROWS = 400
@@ -154,8 +148,7 @@ HEAT_PLOT_PT = 190.0
 
 
 def band_edges(sizes: Sequence[int], rows: int, least: float) -> np.ndarray:
-    """Where each group's band starts and ends, in raster rows: at least `least` rows each (or
-    an equal share, when that is less), the rest in proportion to the group's size."""
+    """In raster rows: at least `least` each (or an equal share), the rest by group size."""
     floor = min(least, rows / max(len(sizes), 1))
     spare = max(rows - floor * len(sizes), 0.0)
     total = max(sum(sizes), 1)
@@ -164,8 +157,7 @@ def band_edges(sizes: Sequence[int], rows: int, least: float) -> np.ndarray:
 
 
 def raster_items(sizes: Sequence[int], edges: np.ndarray, rows: int) -> np.ndarray:
-    """For each raster row, the (sorted) item it shows: the row's centre, placed in its group's
-    band, picks the item at the same fraction of the group."""
+    """The row's centre picks the item at the same fraction of its group's band."""
     centres = np.arange(rows) + 0.5
     group = np.clip(np.searchsorted(edges, centres, side="right") - 1, 0, len(sizes) - 1)
     starts = np.concatenate([[0], np.cumsum(sizes)])[:-1]
@@ -175,8 +167,6 @@ def raster_items(sizes: Sequence[int], edges: np.ndarray, rows: int) -> np.ndarr
 
 
 def _colours(values: np.ndarray, binary: bool) -> np.ndarray:
-    """RGB of every cell: right bluish green, wrong vermillion; a score on viridis; no answer
-    light grey."""
     from matplotlib import colormaps
     from matplotlib.colors import to_rgb
 
@@ -208,9 +198,7 @@ def _heat_legend(ax: Axes, fig: Figure, binary: bool) -> None:
 def _sorted_items(
     values: np.ndarray, patterns: Sequence[str], pattern_order: Sequence[str]
 ) -> tuple[np.ndarray, list[tuple[str, int]]]:
-    """The items in the heat map's order (by pattern in `pattern_order`, then by trajectory:
-    no answer first, then wrong before right at the first budget, and so on) and each pattern
-    group's size in that order."""
+    """By pattern, then by trajectory (no answer, wrong, right at budget 0, then 1, ...)."""
     rank = {p: i for i, p in enumerate(pattern_order)}
     ranks = np.array([rank.get(p, len(rank)) for p in patterns], dtype=int)
     keys = np.nan_to_num(values, nan=-1.0)
@@ -226,7 +214,8 @@ def _sorted_items(
     return order, groups
 
 
-def _heatmap(
+@figure
+def heatmap(
     marks: Marks,
     labels: Sequence[str],
     values: np.ndarray,
@@ -234,8 +223,12 @@ def _heatmap(
     pattern_order: Sequence[str],
     *,
     binary: bool,
-    names: Mapping[str, str],
+    names: Mapping[str, str] | None = None,
 ) -> Made:
+    """Items x budgets, rows grouped by pattern (in `pattern_order`) and sorted by trajectory
+    inside a group, drawn as a raster of `RASTER_ROWS` rows whatever the number of items; each
+    group's band is at least one label tall. `names` are the patterns' display names."""
+    names = names or {}
     n, k = values.shape
     order, groups = _sorted_items(values, patterns, pattern_order)
     texts = [f"{names.get(p, p.replace('_', ' '))} ({size})" for p, size in groups]
@@ -272,31 +265,18 @@ def _heatmap(
     return fig, "heatmap", f"item trajectories: {n} items"
 
 
-def heatmap(
-    labels: Sequence[str],
-    values: np.ndarray,
-    patterns: Sequence[str],
-    pattern_order: Sequence[str],
-    *,
-    binary: bool,
-    names: Mapping[str, str] | None = None,
-) -> str:
-    """Items x budgets, rows grouped by pattern (in `pattern_order`) and sorted by trajectory
-    inside a group, drawn as a raster of `RASTER_ROWS` rows whatever the number of items; each
-    group's band is at least one label tall. `names` are the patterns' display names."""
-    return draw(_heatmap, labels, values, patterns, pattern_order, binary=binary, names=names or {})
-
-
 def point(stat: Estimate | None, note: str | None = None) -> Point:
-    """(value, interval) of an estimate as the figures plot it: no interval where `note` says
-    the block's intervals are not estimable (too few videos), none without a value."""
+    """No interval where `note` says the block's intervals are not estimable."""
     if stat is None or stat.value is None:
         return None, None
     ci = None if note is not None or stat.ci is None else (float(stat.ci[0]), float(stat.ci[1]))
     return float(stat.value), ci
 
 
-def _flip_bars(marks: Marks, block: BinaryBlock, note: str | None) -> Made:
+@figure
+def flip_bars(marks: Marks, block: BinaryBlock, note: str | None = None) -> Made:
+    """Flip-down (vermillion) and flip-up (blue) per adjacent pair, with 95% intervals (none
+    where `note` says they are not estimable)."""
     from matplotlib.patches import Patch
     from matplotlib.ticker import MaxNLocator
 
@@ -345,19 +325,17 @@ def _flip_bars(marks: Marks, block: BinaryBlock, note: str | None) -> Made:
     return fig, "flip-bars", "flip-down and flip-up per adjacent pair (points, 95% CI)"
 
 
-def flip_bars(block: BinaryBlock, note: str | None = None) -> str:
-    """Flip-down (vermillion) and flip-up (blue) per adjacent pair, with 95% intervals (none
-    where `note` says they are not estimable)."""
-    return draw(_flip_bars, block, note)
-
-
-def _frontier(
+@figure
+def frontier(
     marks: Marks,
     series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
     *,
     x_label: str,
-    dashed: Sequence[str],
+    dashed: Sequence[str] = (),
 ) -> Made:
+    """Cost-accuracy figure: one line per named series of (cost, accuracy) points, each in its
+    own colour and marker; series named in `dashed` are drawn dashed with hollow markers (the
+    in-sample threshold sweep). '' when no series has a point."""
     from matplotlib.lines import Line2D
 
     if not any(pts for _, pts in series):
@@ -411,26 +389,17 @@ def _frontier(
     return fig, "frontier", "cost-accuracy figure"
 
 
-def frontier(
-    series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
-    *,
-    x_label: str,
-    dashed: Sequence[str] = (),
-) -> str:
-    """Cost-accuracy figure: one line per named series of (cost, accuracy) points, each in its
-    own colour and marker; series named in `dashed` are drawn dashed with hollow markers (the
-    in-sample threshold sweep). '' when no series has a point."""
-    return draw(_frontier, series, x_label=x_label, dashed=dashed)
-
-
-def _chain_curves(
+@figure
+def chain_curves(
     marks: Marks,
     frames: Sequence[int],
     chains: Sequence[tuple[str, Sequence[int], Sequence[Point]]],
     *,
     title: str,
-    y_title: str,
+    y_title: str = "accuracy",
 ) -> Made:
+    """On a frames x resolution grid: one accuracy curve per resolution (x = frame count, each
+    curve a `frames@RES` chain with its 95% band)."""
     from matplotlib.lines import Line2D
 
     xs = sorted(set(frames))
@@ -474,19 +443,8 @@ def _chain_curves(
     return fig, "chain-curves", title
 
 
-def chain_curves(
-    frames: Sequence[int],
-    chains: Sequence[tuple[str, Sequence[int], Sequence[Point]]],
-    *,
-    title: str,
-    y_title: str = "accuracy",
-) -> str:
-    """On a frames x resolution grid: one accuracy curve per resolution (x = frame count, each
-    curve a `frames@RES` chain with its 95% band)."""
-    return draw(_chain_curves, frames, chains, title=title, y_title=y_title)
-
-
-def _budget_grid(
+@figure
+def budget_grid(
     marks: Marks,
     frames: Sequence[int],
     resolutions: Sequence[str],
@@ -494,6 +452,8 @@ def _budget_grid(
     *,
     title: str,
 ) -> Made:
+    """Frames (columns) x resolution (rows, smallest at the bottom) with each budget's accuracy
+    written in its cell and coloured by it; a grey cell is a budget the grid does not have."""
     from matplotlib import colormaps
     from matplotlib.cm import ScalarMappable
     from matplotlib.colors import Normalize
@@ -546,15 +506,3 @@ def _budget_grid(
     if len(known) < len(xs) * len(ys):
         legend_outside(ax, "below", handles=[Patch(color=MISSING, label="not on the grid")])
     return fig, "budget-grid", title
-
-
-def budget_grid(
-    frames: Sequence[int],
-    resolutions: Sequence[str],
-    cells: Mapping[tuple[int, str], Point],
-    *,
-    title: str,
-) -> str:
-    """Frames (columns) x resolution (rows, smallest at the bottom) with each budget's accuracy
-    written in its cell and coloured by it; a grey cell is a budget the grid does not have."""
-    return draw(_budget_grid, frames, resolutions, cells, title=title)

@@ -1,14 +1,8 @@
-"""The sentences a run's results open with, computed once as typed records that hold their
-numbers and their scope (the grid, the definition, the counts), and written from those records
-in the same words wherever they appear: the report's first line (`Headline.text`) and, for two
-or more models, the paragraph `itemscale analyze` prints above the models (`Headline.models`).
-
-Models are measured on their own grids, and a harmful rate or an oracle headroom grows with the
-grid (ten budgets give more chances to flip than three), so a range across models on different
-grids compares unlike things: the models' sentence names each model's grid, or the one grid all
-share, beside its numbers. Where every model has a text-only answer it reads the grid with the
-text-only answer as budget 0 first (the seed paper's definitions, `grid_with_text`, the figures
-a reader of the paper compares with) and the visual budgets alone beside them.
+"""The sentences a run's results open with, typed records written in the same words wherever
+they appear: the report's first line (`Headline.text`) and the paragraph `itemscale analyze`
+prints above two or more models (`Headline.models`). A harmful rate or an oracle headroom grows
+with the grid, so the models' sentence names each model's grid beside its numbers; with a
+text-only answer everywhere it reads the seed paper's definitions first (`grid_with_text`).
 """
 
 from __future__ import annotations
@@ -38,8 +32,7 @@ def _value(stat: Estimate) -> float | None:
 
 
 def _grid_text(labels: list[str], multi_axis: bool, text_first: bool) -> str:
-    """A grid as the sentence names it: its budgets in order, or (a partial order, or a long
-    axis) its ends and its size."""
+    """Its budgets in order, or (a partial order, a long axis) its ends and its size."""
     text = labels[0] if text_first and labels else None
     budgets = labels[1:] if text is not None else labels
     if multi_axis:
@@ -71,7 +64,6 @@ class GridReading:
 
 
 def _readings(result: AnalysisResult, definition: Definition) -> list[GridReading] | None:
-    """Each model's reading on its own grid (None when a model has no value)."""
     out = []
     for model, block in result.models.items():
         if not isinstance(block, BinarySeries) or not block.axis:
@@ -101,9 +93,8 @@ def _range(values: list[float], unit: str) -> str:
 
 @dataclass(frozen=True)
 class ModelsHeadline:
-    """The opening of a run of two or more multiple-choice models: each model's reading, the
-    seed paper's (`first`, when every model has a text-only answer) before the visual budgets
-    alone (`visual`, then empty when `first` is already the visual reading)."""
+    """Two or more multiple-choice models: the seed paper's reading (`first`, when every model
+    has a text-only answer) before the visual budgets alone (`visual`, empty when `first` is)."""
 
     first: tuple[GridReading, ...]
     visual: tuple[GridReading, ...]
@@ -165,11 +156,9 @@ class ModelsHeadline:
 
 @dataclass(frozen=True)
 class CurveHeadline:
-    """One model's curve on its visual budgets beside what it hides: the items right at a
-    budget and wrong at a larger one, and the per-item oracle's headroom (fractions)."""
+    """One model's curve on its visual budgets beside what it hides (fractions)."""
 
     model: str
-    #: The visual budgets, in order; the sentence names the first and the last.
     grid: tuple[str, ...]
     n_items: int
     first_accuracy: float
@@ -178,7 +167,6 @@ class CurveHeadline:
     #: The items behind the harmful rate (k of `n_items`).
     harmful_items: int
     oracle_headroom: float | None
-    #: The additive-model verdict on the same block (`additive_sentence`), where it has one.
     additive: str | None
 
     @classmethod
@@ -218,8 +206,6 @@ class CurveHeadline:
 
 @dataclass(frozen=True)
 class PaperCount:
-    """How many of the seed paper's published numbers the run reproduces (comparison.json)."""
-
     reproduced: int
     published: int
 
@@ -232,9 +218,8 @@ class PaperCount:
 
 @dataclass(frozen=True)
 class Headline:
-    """The opening of a run's results: configurations that ask one budget as alternatives
-    (never as budgets), one model's curve or several models' readings, and for the seed paper's
-    release the count reproduced."""
+    """Configurations that ask one budget as alternatives (never as budgets), one model's curve
+    or several models' readings, and for the seed paper's release the count reproduced."""
 
     alternatives: tuple[str, ...]
     curve: CurveHeadline | None
@@ -261,7 +246,6 @@ class Headline:
         )
 
     def text(self) -> str:
-        """The report's first line."""
         parts = [*self.alternatives]
         parts += [p.text() for p in (self.curve, self.models, self.paper) if p is not None]
         return " ".join(parts)

@@ -1,14 +1,7 @@
-"""report.html: one self-contained page that answers "which items does a bigger budget hurt, why,
-and how much compute can I save".
-
-Everything on the page is built from the artifact's own files (measures, trajectories,
-responses, audit, cascade, intervention), so the page shows exactly the numbers `verify`
-checks. This module gathers what the page's templates (`templates/report.html`, `audit.html`,
-`provenance.html`) show; the measures section is `_html_measures`, the cascade and intervention
-sections `_html_policies`. Model outputs, item ids and model names are untrusted: the templates
-escape every piece of text, the item table's data is a JSON block with `<`, `>` and `&` written
-as unicode escapes, the script builds cells with `textContent`, and a Content-Security-Policy
-allows only the page's own script.
+"""report.html: one self-contained page, built from the artifact's own files alone, so it shows
+exactly the numbers `verify` checks. Model outputs, item ids and model names are untrusted: the
+templates escape every text, the data block escapes `<`, `>` and `&`, the script builds cells
+with `textContent`, and a Content-Security-Policy allows only the page's own script.
 """
 
 from __future__ import annotations
@@ -47,7 +40,6 @@ from ._html_policies import cascade_section, intervention_section
 from ._provenance import Provenance
 from ._templating import Markup, render
 
-ROW_LIMIT: Final[int] = 2000
 GALLERY_LIMIT: Final[int] = 60
 OUTPUT_CHARS: Final[int] = 400
 
@@ -66,7 +58,6 @@ REPORT_COLUMNS: Final[frozenset[str]] = frozenset(
 
 @dataclass(frozen=True)
 class ReportInputs:
-    #: measures.json, validated
     measures: AnalysisResult
     trajectories: pd.DataFrame
     #: the responses' REPORT_COLUMNS (any others are not read)
@@ -81,18 +72,15 @@ class ReportInputs:
     comparison: PaperComparison | None = None
     #: intervention/<name>.json validated, or its error; the one-file layout before as its dict
     intervention: Mapping[str, InterventionResult | ReportFileError | dict[str, Any]] | None = None
-    #: run.json as the sweep or importer wrote it
     run: Mapping[str, object] = field(default_factory=dict)
     title: str = "itemscale report"
     #: item id -> question text (from the artifact's items.jsonl, when it has one)
     questions: Mapping[str, str] = field(default_factory=dict)
-    #: item id -> its answer options (the same file)
     options: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def json_for_script(payload: Any) -> str:
-    """JSON safe inside <script type="application/json">: no `<`, `>` or `&` survives, so no
-    `</script>` or `<!--` in a model output can end the block."""
+    """No `<`, `>` or `&` survives, so no `</script>` or `<!--` in a model output ends the block."""
     text = json.dumps(payload, ensure_ascii=False, allow_nan=False, default=str)
     return (
         text.replace("&", "\\u0026")
@@ -168,8 +156,7 @@ def _score(value: Any) -> str:
 
 
 def _text_only_answers(responses: pd.DataFrame) -> dict[tuple[str, str], str]:
-    """(model, item) -> what the text-only run gave: its answer, or for an open-ended item its
-    score (an audit card says "not run" only when there is no text-only response at all)."""
+    """(model, item) -> the text-only run's answer, or an open-ended item's score."""
     rows = responses[(responses["frames"] == 0) & (responses["repeat"] == 0)]
     out: dict[tuple[str, str], str] = {}
     for rec in rows[["model", "item_id", "answer", "score", "status"]].to_dict("records"):
@@ -197,8 +184,7 @@ def _quoted(text: Any, limit: int = 80) -> str:
 
 
 def _outputs_of(responses: pd.DataFrame, transitions: pd.DataFrame) -> dict[tuple[Any, ...], Any]:
-    """(model, series, item, config label) -> the stored model output, for the transitions'
-    items (an open-ended card shows what the model said, not only its scores)."""
+    """An open-ended card shows what the model said, not only its scores."""
     rows = responses[
         (responses["repeat"] == 0) & responses["item_id"].isin(set(transitions["item_id"]))
     ]
@@ -208,8 +194,7 @@ def _outputs_of(responses: pd.DataFrame, transitions: pd.DataFrame) -> dict[tupl
 
 
 def _shown(value: Any, missing: str = "not recorded") -> str:
-    """A value for a reader: `None`/NaN say what they mean instead of printing "None"."""
-    if value is None or (isinstance(value, float) and np.isnan(value)):
+    if _missing(value):
         return missing
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
@@ -217,8 +202,7 @@ def _shown(value: Any, missing: str = "not recorded") -> str:
 
 
 def _key_values(value: Any) -> Any:
-    """A JSON value as the provenance template's nested key: value lists (a dict as its sorted
-    (key, value) pairs; any other value as text), readable rather than an escaped JSON string."""
+    """A dict as its sorted (key, value) pairs, readable rather than an escaped JSON string."""
     if isinstance(value, dict):
         return [
             (str(k), _key_values(v)) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))
@@ -269,8 +253,7 @@ def _provenance_section(
 
 
 def _session_stacks(run: Mapping[str, object]) -> list[tuple[str, Any]]:
-    """Each sweep session's software stack (what computed its answers, run.json `sessions[]`),
-    kept apart from the packages of the machine that drew the report."""
+    """Kept apart from the packages of the machine that drew the report."""
     sessions = run.get("sessions")
     out: list[tuple[str, Any]] = []
     for session in sessions if isinstance(sessions, list) else []:
@@ -285,8 +268,7 @@ def _session_stacks(run: Mapping[str, object]) -> list[tuple[str, Any]]:
 
 
 def _derived_notes(prov: Provenance) -> list[tuple[str, str, str]]:
-    """What the report did with each derived file that no longer fit the responses (recomputed
-    it, or shows it flagged as stale): (file, status, reason), said where its section starts."""
+    """(file, status, reason) of each derived file the report recomputed or flagged."""
     record = prov.get(DERIVED_KEY) if isinstance(prov, dict) else None
     if not isinstance(record, dict):
         return []

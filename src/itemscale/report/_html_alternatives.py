@@ -22,8 +22,8 @@ from ..analysis.measures import (
     stat_text,
 )
 from ..core.responses import SourceFile, same_file_pairs, same_file_sentence
-from ._figures import Made, Point, point
-from ._plot import BLUE, Marks, category_ticks, draw, legend_outside, new_figure
+from ._figures import Point, point
+from ._plot import BLUE, Made, Marks, category_ticks, figure, legend_outside, new_figure
 from ._templating import Markup, render
 
 if TYPE_CHECKING:
@@ -33,9 +33,9 @@ if TYPE_CHECKING:
 _CELL = {"=": "#cfe8f5", "~": "#e0f0e8", "x": "#fbe3d0", "?": "#eeeeee", "F": "#cfe8f5"}
 
 
+@figure
 def _dots(marks: Marks, labels: Sequence[str], points: Sequence[Point], *, title: str) -> Made:
-    """Each alternative's accuracy as a dot with its 95% interval: no line joins them, since
-    no order of budgets does."""
+    """No line joins the dots, since no order of budgets does."""
     from matplotlib.lines import Line2D
 
     width = max(4.2, 0.45 * len(labels) + 1.2)
@@ -84,7 +84,6 @@ def _one_file(pair: AlternativePair, files: Mapping[str, SourceFile]) -> SourceF
 def _pair_rows(
     pairs: Sequence[AlternativePair], files: Mapping[str, SourceFile], note: str | None
 ) -> list[tuple[AlternativePair, str, str]]:
-    """Each pair with its same-input verdict (one log file, where it is) and its p-value."""
     rows = []
     for p in pairs:
         same = _one_file(p, files)
@@ -97,7 +96,6 @@ def _pair_rows(
 def _matrix(
     block: AlternativesSeries, files: Mapping[str, SourceFile]
 ) -> list[tuple[str, list[tuple[str, str, str]]]]:
-    """The all-pairs same-input matrix, one symbol per pair: (colour, why, symbol) cells."""
     cell: dict[tuple[str, str], tuple[str, str]] = {}
     for p in block.pairs.values():
         symbol = "F" if _one_file(p, files) else pair_grade(p)
@@ -118,11 +116,8 @@ def alternatives_section(
     files: Mapping[str, SourceFile],
     note: str | None,
 ) -> Markup:
-    """One set of alternatives of one model (`note` in place of intervals and p-values on a
-    small sample)."""
     labels = list(block.configs)
-    figure = draw(
-        _dots,
+    dots = _dots(
         labels,
         [point(block.accuracy.get(c), note) for c in labels],
         title=f"accuracy at {block.budget} (points, 95% CI)",
@@ -141,7 +136,7 @@ def alternatives_section(
         stat=partial(stat_text, note=note),
         title=alternatives_title(block),
         gloss=GLOSSARY,
-        figure=Markup(figure),
+        figure=Markup(dots),
         control_source=control_source(block),
         against=_pair_rows(against, files, note),
         others=_pair_rows(others, files, note),

@@ -1,31 +1,32 @@
-"""The report's item response section: where the benchmark measures well along each budget, and
-the items whose outcome falls as the budget's ability rises.
-
-Why: the accuracy curve says how much a bigger budget gains; a two-parameter logistic model
-(`measures._irt`, docs/anchors.md) says where on one ability scale each (model, budget) sits, how
-precisely the benchmark's items measure an ability there (the test information, sum over items
-of a^2 P (1 - P)), and which items have a negative discrimination: the more able the respondent,
-the likelier it gets them wrong. The fit is the one `itemscale irt RUN` makes, from a fixed start
-(abilities 0, discriminations 1, difficulties 0) by a deterministic optimiser, so `verify`
-re-renders the same bytes from responses.parquet. A run with fewer than `IRT_MIN_RESPONDENTS`
-respondents or `IRT_MIN_ITEMS` items gets no section (and its page is as before).
+"""The report's item response section: where on one ability scale each (model, budget) sits,
+how precisely the items measure there (test information, sum over items of a^2 P (1 - P)), and
+the items with a negative discrimination (docs/anchors.md). The fit is `itemscale irt RUN`'s,
+from a fixed start by a deterministic optimiser, so `verify` re-renders the same bytes. A run
+with fewer than `IRT_MIN_RESPONDENTS` respondents or `IRT_MIN_ITEMS` items gets no section.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import numpy as np
 import pandas as pd
 
 from ..analysis.measures import IRT_METHOD, THETA_GRID, IrtError, IrtFit, fit_irt, information
-from ._plot import INK, MARKERS, OKABE_ITO, Marks, draw, legend_outside, new_figure, text_width
+from ._plot import (
+    INK,
+    MARKERS,
+    OKABE_ITO,
+    Made,
+    Marks,
+    figure,
+    legend_outside,
+    new_figure,
+    text_width,
+)
 from ._templating import Markup, render
-
-if TYPE_CHECKING:
-    from ._figures import Made
 
 #: The least number of (model, series, configuration) respondents for the section.
 IRT_MIN_RESPONDENTS: Final[int] = 10
@@ -36,8 +37,7 @@ NEGATIVE_ROWS: Final[int] = 20
 
 
 def report_fit(responses: pd.DataFrame) -> IrtFit | None:
-    """The run's 2PL fit, or None when it has too few respondents or items (or no binary
-    outcomes) for one."""
+    """None when the run has too few respondents or items (or no binary outcomes)."""
     try:
         return fit_irt(responses, min_respondents=IRT_MIN_RESPONDENTS, min_items=IRT_MIN_ITEMS)
     except IrtError:
@@ -50,7 +50,6 @@ def _natural(label: str) -> tuple[object, ...]:
 
 
 def _groups(fit: IrtFit) -> list[tuple[str, list[int]]]:
-    """(model / series, respondent indices in budget order) for each model's series."""
     out: dict[str, list[int]] = {}
     for k, r in enumerate(fit.respondents):
         out.setdefault(f"{r.model} / {r.series}", []).append(k)
@@ -62,14 +61,14 @@ def _groups(fit: IrtFit) -> list[tuple[str, list[int]]]:
 
 
 def _respondent_information(fit: IrtFit) -> np.ndarray:
-    """Each respondent's test information at its own ability, over all the fit's items (the
-    curve's value at that ability)."""
     a, b = fit.arrays()
     theta = np.array([r.theta for r in fit.respondents])
     return np.asarray(information(theta, a, b).sum(axis=1))
 
 
-def _information_figure(marks: Marks, fit: IrtFit) -> Made:
+@figure
+def information_figure(marks: Marks, fit: IrtFit) -> Made:
+    """The test information curve with every (model, budget) marked at its ability."""
     a, b = fit.arrays()
     thetas = [r.theta for r in fit.respondents]
     low = float(min(THETA_GRID[0], np.floor(min(thetas)) - 0.5))
@@ -117,11 +116,6 @@ def _information_figure(marks: Marks, fit: IrtFit) -> Made:
     return fig, "irt-information", title
 
 
-def information_figure(fit: IrtFit) -> str:
-    """The test information curve with every (model, budget) marked at its ability."""
-    return draw(_information_figure, fit)
-
-
 def _budget_rows(fit: IrtFit) -> list[tuple[str, ...]]:
     at = _respondent_information(fit)
     rs = fit.respondents
@@ -140,8 +134,7 @@ def _budget_rows(fit: IrtFit) -> list[tuple[str, ...]]:
 
 
 def negative_items(fit: IrtFit) -> list[int]:
-    """Indices of the items whose discrimination is below 0 beyond its 95% interval (a +
-    1.96 SE < 0), most negative first: their outcome falls as the budget's ability rises."""
+    """Discrimination below 0 beyond its 95% interval (a + 1.96 SE < 0), most negative first."""
     neg = [
         j for j, it in enumerate(fit.items) if it.discrimination + 1.96 * it.discrimination_se < 0
     ]
@@ -149,8 +142,6 @@ def negative_items(fit: IrtFit) -> list[int]:
 
 
 def irt_section(fit: IrtFit | None) -> Markup:
-    """The whole item response section (`templates/section_irt.html`), or empty when the run
-    is too small for a fit."""
     if fit is None:
         return Markup("")
     a, b = fit.arrays()

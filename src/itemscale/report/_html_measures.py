@@ -1,13 +1,9 @@
-"""The report's measures section: per model and series, the accuracy curve, the trajectory heat
-map, the headline numbers in both readings of the grid (visual budgets only; the text-only
-answer as budget 0), flips, complementarity, text overwrite and the chains of a multi-axis grid.
-
-Kept apart from the page (`_html`) because it is most of the page's text (its markup is
-`templates/measures.html`); `pts` is the one way the report writes a statistic with its
-interval (and `_figures.point` the one way it plots one), so the other sections use them. Everything is read from the typed `AnalysisResult`; a
-series with too few videos (a `small_sample` record) is shown with "not estimable" in place of
-its intervals, p-values, power figures and additive-model tests, decided here at display time
-(`interval_note`), the stored numbers untouched.
+"""The report's measures section (`templates/measures.html`): per model and series, the curve,
+the heat map, the headline numbers in both readings of the grid, flips, complementarity, text
+overwrite and the chains of a multi-axis grid. `pts` is the report's one way to write a
+statistic (`_figures.point` to plot one). A series with too few videos shows "not estimable" in
+place of its intervals, decided here at display time (`interval_note`), the stored numbers
+untouched.
 """
 
 from __future__ import annotations
@@ -56,15 +52,13 @@ TableBlock = BinarySeries | ContinuousBlock | BinaryWithText | ContinuousWithTex
 
 
 def pts(stat: Estimate | BestFixed | Mapping[str, Any] | None, note: str | None = None) -> str:
-    """A statistic in points with its interval, or with `note` in its place ("not
-    estimable", on a small sample): the report's one way of writing a statistic."""
+    """In points with its interval, or `note` ("not estimable") in its place."""
     return stat_text(stat, note=note)
 
 
 def _measure_rows(
     block: TableBlock, kind: MeasureKind, note: str | None
 ) -> list[tuple[str, str, str | None]]:
-    """The registered measures of one block as (header, value, glossary term) rows."""
     rows = (unit.report_row(block, note) for unit in measures_for(kind))
     return [row for row in rows if row is not None]
 
@@ -79,8 +73,7 @@ def _headline_table(block: BinarySeries, note: str | None) -> dict[str, Any]:
 
 
 def _complementarity(block: BinaryBlock, note: str | None) -> dict[str, Any] | None:
-    """The complementarity matrix: per pair (shade, its statistic, points), None on the
-    diagonal; None when there are fewer than two budgets."""
+    """Per pair (shade, its statistic, points); None with fewer than two budgets."""
     labels = [str(x) for x in block.axis]
     comp = block.complementarity
     if not comp or len(labels) < 2:
@@ -103,7 +96,6 @@ def _complementarity(block: BinaryBlock, note: str | None) -> dict[str, Any] | N
 def _with_text_table(
     g: BinaryWithText | ContinuousWithText | None, kind: str, note: str | None
 ) -> list[dict[str, Any]]:
-    """The `grid_with_text` block: the text-only answer on the axis as budget 0."""
     if g is None:
         return []
     reasons = g.drop_reasons or {}
@@ -137,8 +129,6 @@ def _part(
     traj: pd.DataFrame,
     note: str | None,
 ) -> dict[str, Any]:
-    """Curve, heat map and headline numbers of one kind (binary or continuous) of one axis;
-    `note` in place of the intervals of a block with too few videos."""
     kind = "binary" if isinstance(block, BinarySeries) else "continuous"
     labels = [str(x) for x in block.axis]
     stats = block.curve
@@ -191,8 +181,7 @@ def _resolution_key(tag: str) -> tuple[float, str]:
 def _grid_figures(
     block: BinaryBlock | ContinuousBlock, what: str, note: str | None
 ) -> tuple[str, str] | None:
-    """On a frames x resolution grid: one curve per resolution (its `frames@RES` chain) and the
-    frames x resolution map of every budget; None on a single axis."""
+    """None on a single axis."""
     order = block.order
     labels = [str(x) for x in block.axis]
     frames = block.frames
@@ -223,14 +212,12 @@ def _grid_figures(
 
 
 def _series_name(entry: SeriesEntry) -> str:
-    """The series a model's entry is shown as: the layout's `series` key, "default" where the
-    entry has none (an open-ended series' entry keeps it in its continuous block)."""
+    """An open-ended series' entry keeps its name in its continuous block."""
     name = None if isinstance(entry, OpenEndedSeries) else entry.series
     return "default" if name is None else str(name)
 
 
 def _others(entry: SeriesEntry) -> dict[str, SeriesEntry]:
-    """A model's other series (none for a bare continuous block)."""
     return {} if isinstance(entry, ContinuousBlock) else dict(entry.other_series or {})
 
 
@@ -241,8 +228,6 @@ def _series_section(
     traj: pd.DataFrame,
     files: Mapping[str, SourceFile],
 ) -> dict[str, Any]:
-    """One series of one model. With too few videos (a `small_sample` record) its intervals,
-    p-values, power figures and additive-model tests say "not estimable" (`interval_note`)."""
     note = interval_note(entry)
     out: dict[str, Any] = {
         "warning": small_sample_text(entry),  # an open-ended series has no record of its own
@@ -287,8 +272,7 @@ def measures_section(
     trajectories: pd.DataFrame,
     files: Mapping[str, SourceFile] | None = None,
 ) -> Markup:
-    """Every model's series; `files` the source file of each imported configuration
-    (`source_files`), to name those imported from one file."""
+    """`files`: each imported configuration's source file, to name those from one file."""
     entries: list[dict[str, Any] | Markup] = []
     for model, entry in measures.models.items():
         entries.append(
@@ -309,14 +293,11 @@ def measures_section(
 
 
 def headline_sentence(measures: AnalysisResult, comparison: PaperComparison | None) -> str:
-    """The report's first line, computed from its numbers (`Headline`, the record the console's
-    opening paragraph is written from too)."""
+    """The record the console's opening paragraph is written from too."""
     return Headline.of(measures, comparison).text()
 
 
 def comparison_section(comparison: PaperComparison | None) -> Markup:
-    """The seed paper's published numbers beside itemscale's (comparison.json, as `make demo`
-    writes it for the paper's released labels); nothing for other runs."""
     rows = comparison.rows if comparison is not None else ()
     return render(
         "comparison.html",

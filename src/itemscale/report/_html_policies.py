@@ -36,7 +36,6 @@ def _stat(stat: Estimate | None) -> dict[str, Any] | None:
 
 
 def _policy_row(name: str, pol: Any, primary: str) -> dict[str, Any]:
-    """One policy's row of the cascade table: its reason when it cannot run."""
     if not isinstance(pol, AvailableRule):
         return {"name": name, "reason": pol.reason}
     mean = pol.mean_cost.value
@@ -56,7 +55,6 @@ def _policy_row(name: str, pol: Any, primary: str) -> dict[str, Any]:
 
 
 def _cascade_block(result: CascadeBlock) -> dict[str, Any]:
-    """One (model, series): its sentences, its cost-accuracy figure and its policies' rows."""
     primary = result.cost.primary
     series: list[tuple[str, list[tuple[float, float]]]] = []
     front = [(p.mean_cost, p.accuracy) for p in result.frontier]
@@ -192,9 +190,7 @@ def intervention_section(
     intervention: Mapping[str, InterventionResult | ReportFileError | dict[str, Any]] | None,
     limit: int,
 ) -> Markup:
-    """The intervention results (a result file that cannot be read is named with its error;
-    the one-file layout before `intervention/` as the statistics it holds); each lists at most
-    `limit` of its re-run items."""
+    """Each lists at most `limit` of its re-run items."""
     entries = [
         _one_intervention(name, result, limit)
         for name, result in sorted((intervention or {}).items())

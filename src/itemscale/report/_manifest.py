@@ -26,9 +26,6 @@ class FileEntry(TypedDict):
 
 
 class Manifest(TypedDict):
-    """MANIFEST.json: every file's sha256 and size, every folder, and the digest of the
-    entries themselves."""
-
     schema_version: int
     written_by: str
     algorithm: str
@@ -43,7 +40,6 @@ def _entries_digest(files: Mapping[str, object]) -> str:
 
 
 def list_files(root: Path) -> list[str]:
-    """Every regular file under `root` (posix relative paths) except the manifest."""
     out = []
     for path in sorted(root.rglob("*")):
         if path.is_file() or path.is_symlink():
@@ -54,7 +50,7 @@ def list_files(root: Path) -> list[str]:
 
 
 def list_dirs(root: Path) -> list[str]:
-    """Every folder under `root` (posix relative paths): an added empty folder is found too."""
+    """An added empty folder is found too."""
     return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_dir())
 
 

@@ -1,25 +1,18 @@
-"""How the report draws a figure: matplotlib, rendered here to an inline SVG string.
-
-matplotlib is imported only when a figure is drawn (`itemscale --help` never loads it). Every
-figure is drawn under the same settings (`RC`, from matplotlib's defaults, so no matplotlibrc of
-the user's changes a report), on its own Agg canvas (the process's pyplot backend is left
-alone), and saved as SVG with text kept as `<text>` (`svg.fonttype: none`: a reader can select
-and search it, a test can read it), a fixed hash salt and no date, so the same numbers give the
-same bytes.
-
-`Marks` names the artists a test or a reader needs to find: an artist given `marks.gid(cls,
-tip)` comes out as `<g class="cls"><title>tip</title>...`, so its value shows on hover. Every
-other id matplotlib writes is dropped, or, where something refers to it (clip paths, markers),
-made unique to the figure, so many figures share one page without clashing ids.
+"""How the report draws a figure: matplotlib (imported only when a figure is drawn), under
+fixed settings (`RC`: no user matplotlibrc applies) on its own Agg canvas, saved as SVG with
+text kept as `<text>`, a fixed hash salt and no date, so the same numbers give the same bytes.
+An artist given `marks.gid(cls, tip)` comes out as `<g class="cls"><title>tip</title>...`;
+other ids are dropped or made unique to the figure, so figures share a page without clashes.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import re
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, cast
 
 from ._escape import esc
 
@@ -27,6 +20,9 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+#: What a figure's builder returns: the figure, its CSS class and its title, or None for none.
+Made = tuple["Figure", str, str] | None
+P = ParamSpec("P")
 #: Okabe and Ito's colour-blind-safe palette (blue, vermillion, bluish green, reddish purple,
 #: orange, sky blue, black; yellow last: faint on white).
 OKABE_ITO = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#f0e442")
@@ -80,8 +76,7 @@ class Marks:
 
 
 def new_figure(width: float, height: float) -> Figure:
-    """A figure of `width` x `height` inches on its own Agg canvas, laid out by matplotlib's
-    constrained layout (axis titles, tick labels, legends and colour bars never overlap)."""
+    """In inches, on its own Agg canvas, constrained layout (nothing overlaps)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -106,6 +101,16 @@ def draw(build: Any, *args: Any, **kwargs: Any) -> str:
         buf = io.StringIO()
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     return to_inline(buf.getvalue(), cls, title, marks)
+
+
+def figure(build: Callable[Concatenate[Marks, P], Made]) -> Callable[P, str]:
+    """`build(marks, ...)` as a function of the rest of its arguments that returns the SVG."""
+
+    @functools.wraps(build)
+    def drawn(*args: P.args, **kwargs: P.kwargs) -> str:
+        return draw(build, *args, **kwargs)
+
+    return drawn
 
 
 #: a marked group (most artists), or a marked element that has no children (an image)
@@ -157,7 +162,6 @@ def legend_outside(ax: Axes, where: str = "right", **kwargs: Any) -> None:
 
 
 def text_width(text: str, size: float) -> float:
-    """The width in points of `text` at `size` points in the report's font."""
     from matplotlib.font_manager import FontProperties
     from matplotlib.textpath import TextToPath
 
@@ -168,8 +172,7 @@ def text_width(text: str, size: float) -> float:
 
 
 def category_ticks(ax: Axes, labels: Sequence[str], room: float) -> None:
-    """Tick labels at 0, 1, ... on x; turned 40 degrees when they would not fit side by side in
-    `room` points."""
+    """Turned 40 degrees when they would not fit side by side in `room` points."""
     ax.set_xticks(range(len(labels)), [str(x) for x in labels])
     widths = [text_width(str(x), 8.0) for x in labels]
     if labels and max(widths) + 4 > room / len(labels):

@@ -34,8 +34,7 @@ from ._derived import Derived
 ARTIFACT_SCHEMA_VERSION: Final[int] = 2
 #: The README's template; `verify` renders it again only for artifacts that record this one.
 README_VERSION: Final[int] = 1
-#: The libraries whose versions provenance.json records: those that compute the numbers, read
-#: the files and videos, run the models, and draw the report's figures.
+#: What computes the numbers, reads the files and videos, runs the models, draws the figures.
 PACKAGES: Final[tuple[str, ...]] = (
     "numpy",
     "pandas",
@@ -49,13 +48,11 @@ PACKAGES: Final[tuple[str, ...]] = (
     "transformers",
     "matplotlib",
 )
-#: The settings of `analyze` an artifact records (provenance.json `measures`, and the
-#: bootstrap record of measures.json): what `verify` recomputes the measures with.
+#: The settings of `analyze` an artifact records: what `verify` recomputes the measures with.
 RECORDED_SETTINGS: Final[tuple[str, ...]] = ("bootstrap", "seed", "ci", "configs", "control")
 
-#: What computes the measures: `analyze_responses`, or a stand-in handed to `build_artifact`
-#: or `verify_artifact`, called with the recorded settings as keywords; it returns the typed
-#: result or its JSON layout.
+#: A stand-in for `analyze_responses` handed to `build_artifact` or `verify_artifact`, called
+#: with the recorded settings as keywords; it returns the typed result or its JSON layout.
 Analyze = Callable[..., AnalysisResult | Mapping[str, Any]]
 
 
@@ -87,8 +84,7 @@ class TimesRecord(TypedDict):
 
 
 class MeasuresRecord(TypedDict):
-    """How measures.json was computed: `verify` recomputes with these settings. A file of
-    version 1 holds the resample count as `n_boot` (`recorded_bootstrap` reads both)."""
+    """A file of version 1 holds the resample count as `n_boot` (`recorded_bootstrap`)."""
 
     function: str
     bootstrap: int
@@ -100,8 +96,7 @@ class MeasuresRecord(TypedDict):
 
 
 def recorded_bootstrap(record: Mapping[str, Any]) -> Any:
-    """The resample count a stored `bootstrap` block (measures.json's, provenance.json's
-    `measures`) records, under its key of any layout (docs/glossary.md, 'Retired names')."""
+    """Under its key of any layout (docs/glossary.md, 'Retired names')."""
     return stored_value(record, "bootstrap", "n_boot")
 
 
@@ -115,8 +110,7 @@ class ItemsDigest(TypedDict):
     sha256: str
 
 
-#: The inputs' digests: the responses (under `RESPONSES_FILE`), the benchmark items, the videos
-#: and, once the build is complete, every copied file.
+#: `files`: every copied file, once the build is complete.
 InputsRecord = TypedDict(
     "InputsRecord",
     {
@@ -189,7 +183,6 @@ def package_versions() -> dict[str, str | None]:
 
 
 def video_hashes(items: list[Item], base: Path) -> dict[str, dict[str, object]]:
-    """video id -> its path, sha256 and size (or that it is missing), for provenance.json."""
     out: dict[str, dict[str, object]] = {}
     for it in items:
         if not it.video_path or it.video_id in out:
@@ -209,7 +202,6 @@ def video_hashes(items: list[Item], base: Path) -> dict[str, dict[str, object]]:
 
 
 def measures_record(settings: AnalysisSettings) -> MeasuresRecord:
-    """provenance.json's `measures`: the function and the settings it ran with."""
     record: MeasuresRecord = {
         "function": "itemscale.analysis.measures.analyze_responses",
         "bootstrap": settings.bootstrap,
@@ -226,10 +218,8 @@ def measures_record(settings: AnalysisSettings) -> MeasuresRecord:
 def compute_measures(
     analyze: Analyze | None, df: pd.DataFrame, settings: AnalysisSettings, *, ci: bool = True
 ) -> AnalysisResult:
-    """The measures of `df` under the recorded settings, typed: `analyze_responses`, or the
-    stand-in `analyze` called with them as keywords (`bootstrap`, `seed`, and `ci` and `configs`
-    where set; `ci` False leaves the interval method to the callable's default), its JSON
-    validated."""
+    """`analyze_responses`, or the stand-in `analyze` called with the settings as keywords (`ci`
+    False leaves the interval method to the callable's default), its JSON validated."""
     if analyze is None:
         from ..analysis.measures import analyze_responses
 
@@ -375,6 +365,5 @@ def provenance_record(
 
 
 def as_stored(value: Any) -> Any:
-    """A JSON value as the artifact's files hold it: keys sorted (`write_json_atomic`), so a
-    recomputation is shown in the order the stored file gives."""
+    """Keys sorted as `write_json_atomic` stores them, so a recomputation shows in file order."""
     return json.loads(json.dumps(value, sort_keys=True, default=str))

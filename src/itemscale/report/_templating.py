@@ -1,11 +1,6 @@
-"""The one place HTML is made: Jinja2 templates shipped beside this module (`templates/`), with
-autoescaping on, so model outputs, item ids and model names (untrusted text) are escaped by the
-template engine at every interpolation instead of by hand.
-
-Sections render to `Markup` so a page template can place them without escaping them twice;
-`StrictUndefined` makes a misspelt variable an error instead of an empty cell. Jinja2 is a core
-dependency (the report renders on the light install), chosen because it is the templating
-library the Python tools around this one already use and autoescapes by default for `.html`."""
+"""The one place HTML is made: Jinja2 templates (`templates/`) with autoescaping on, so untrusted
+text is escaped at every interpolation; sections render to `Markup` so a page places them
+without escaping twice, and `StrictUndefined` makes a misspelt variable an error."""
 
 from __future__ import annotations
 

@@ -95,8 +95,6 @@ TRAJECTORY_COLUMNS: Final[frozenset[str]] = frozenset(
 
 
 def _label_order(grid: pd.DataFrame) -> pd.DataFrame:
-    """Every visual budget label with its axis position, frames and pixels, in axis order (the
-    columns of the trajectory table)."""
     return (
         grid.groupby("config_label", sort=False)
         .agg(order=("axis_order", "min"), frames=("frames", "min"), pixels=("pixels", "min"))
@@ -107,8 +105,6 @@ def _label_order(grid: pd.DataFrame) -> pd.DataFrame:
 
 
 def _axis_order(order: pd.DataFrame, axis: list[str]) -> BudgetOrder:
-    """The budget order of one (model, series) axis: the measures' (a partial order on a grid
-    of frames x pixels)."""
     at = order.set_index("config_label").reindex(axis)
     return budget_order(
         at["frames"].to_numpy(dtype=float),
@@ -118,10 +114,8 @@ def _axis_order(order: pd.DataFrame, axis: list[str]) -> BudgetOrder:
 
 
 def partial_orders(responses: pd.DataFrame) -> dict[tuple[str, str], list[tuple[str, str]]]:
-    """For each (model, series) whose budgets form a partial order (a grid of frames x pixels),
-    every pair (smaller, larger) of its budget labels that the order compares: what its
-    patterns read, and what the explorer draws. One-axis series are not listed (their order is
-    the columns')."""
+    """For each (model, series) on a grid of frames x pixels, every pair (smaller, larger) of its
+    budget labels the order compares (one-axis series are not listed)."""
     grid = responses[(responses["repeat"] == 0) & (responses["frames"] > 0)]
     if grid.empty:
         return {}

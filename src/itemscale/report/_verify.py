@@ -65,15 +65,14 @@ from ._derived import (
 )
 from ._derived import first_difference as _first_difference
 from ._manifest import check_manifest
-from ._provenance import Analyze, as_stored, compute_measures, recorded_bootstrap
+from ._provenance import Analyze, as_stored, compute_measures, recorded_bootstrap, run_time
 from ._trajectories import TRAJECTORY_COLUMNS, trajectory_table
 
 
 @dataclass
 class Recomputed:
     """What the checks recomputed, for the report check to render from (so an edited file is
-    blamed on itself only): the measures (keys in the stored file's order), the trajectories,
-    the cascade."""
+    blamed on itself only)."""
 
     measures: AnalysisResult | None = None
     trajectories: pd.DataFrame | None = None
@@ -173,8 +172,7 @@ def verify_artifact(
 
 
 def _slim_table(root: Path) -> pd.DataFrame:
-    """The artifact's responses as `analyze` reads them (`read_run(..., slim=True)`: without
-    the cells of superseded selection configurations its copy of run.json names)."""
+    """The artifact's responses as `analyze` reads them (`read_run(..., slim=True)`)."""
     try:
         return read_run(root, slim=True)[0]
     except (SchemaError, OSError, ValueError):  # run.json damaged: its own check says so
@@ -184,7 +182,6 @@ def _slim_table(root: Path) -> pd.DataFrame:
 def _run_check(
     root: Path, recomputed: Recomputed, name: str, check: Callable[[VerifyResult], None]
 ) -> VerifyResult:
-    """One check's findings, kept apart to be listed in their place."""
     found = VerifyResult(artifact=root, recomputed=recomputed)
     try:
         check(found)
@@ -196,12 +193,10 @@ def _run_check(
 def _table_checks(
     root: Path, result: VerifyResult, configs: list[str] | None
 ) -> list[VerifyResult] | None:
-    """The checks that read every column of the responses, each one's findings apart (the
-    trajectories' first); None, the reason flagged, when the table or the recorded
-    configuration selection does not fit. The trajectories are checked first from the
-    columns they read alone, freed before the whole table is read (at 2 x 10^6 rows the
-    table and their pivots together were `verify`'s peak); their finding counts only once
-    the whole table reads."""
+    """The checks that read every column of the responses; None, the reason flagged, when the
+    table or the configuration selection does not fit. The trajectories are checked first
+    from their own columns (at 2 x 10^6 rows the table and their pivots together were
+    `verify`'s peak)."""
     trajectories = _narrow_trajectory_check(root, result, configs)
     try:
         df = read_responses(root / RESPONSES_FILE)
@@ -236,8 +231,7 @@ def _table_checks(
 def _narrow_trajectory_check(
     root: Path, result: VerifyResult, configs: list[str] | None
 ) -> VerifyResult | None:
-    """The trajectories check on the responses' TRAJECTORY_COLUMNS only; None when they or
-    the configuration selection do not read (the whole table's read then says why)."""
+    """None when the columns do not read (the whole table's read then says why)."""
     try:
         narrow = read_response_columns(root / RESPONSES_FILE, TRAJECTORY_COLUMNS)
         if configs is not None:
@@ -255,9 +249,8 @@ def _narrow_trajectory_check(
 
 
 def _demote_declared_stale(root: Path, result: VerifyResult, start: int) -> None:
-    """A file the report itself flagged as stale (provenance.json `derived`; report.html says
-    so beside it) is a note, not a failure, when only its recomputation differs: the artifact
-    is honest about it. A changed byte (the manifest check) still fails."""
+    """A file the report itself flagged as stale is a note, not a failure, when only its
+    recomputation differs; a changed byte (the manifest check) still fails."""
     try:
         stale = declared(read_json(root / PROVENANCE_FILE), "stale")
     except (OSError, ValueError):
@@ -282,8 +275,7 @@ def _demote_declared_stale(root: Path, result: VerifyResult, start: int) -> None
 def _differs(
     root: Path, name: str, stored: Mapping[str, object], fresh: object, result: VerifyResult
 ) -> None:
-    """Flag a derived file whose stored content differs from its recomputation, saying whether
-    the responses moved on from it (stale) or it was changed (edited), by its recorded digest."""
+    """Stale (the responses moved on) or edited, by the file's recorded responses digest."""
     from ..core.files import sha256_file
     from ..core.responses import RESPONSES_DIGEST_KEY
 
@@ -302,7 +294,6 @@ def _differs(
 
 
 def _check_cascade(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
-    """cascade.json recomputed from the responses with its recorded settings."""
     path = root / CASCADE_FILE
     if not path.is_file():
         return
@@ -314,7 +305,6 @@ def _check_cascade(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
 
 
 def _check_interventions(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
-    """Each intervention's result recomputed from the responses and its plan."""
     pairs = intervention_results(root)
     for path, _ in pairs:
         stored, fresh = stored_and_fresh(path, df)
@@ -324,7 +314,6 @@ def _check_interventions(root: Path, df: pd.DataFrame, result: VerifyResult) -> 
 
 
 def _check_provenance(root: Path, result: VerifyResult) -> None:
-    """provenance.json against the files it describes: the responses it names and run.json."""
     from ..core.files import sha256_file
 
     prov = read_json(root / PROVENANCE_FILE)
@@ -337,13 +326,8 @@ def _check_provenance(root: Path, result: VerifyResult) -> None:
             f"names responses with sha256 {str(recorded)[:12]}... but the artifact's "
             f"{RESPONSES_FILE} is {actual[:12]}...",
         )
-    times = run_meta.get("times") if isinstance(run_meta, dict) else None
     for which in ("started", "finished"):
-        expected = (
-            times.get(which)
-            if isinstance(times, dict) and times.get(which)
-            else (run_meta.get(f"{which}_at") if isinstance(run_meta, dict) else None)
-        )
+        expected = run_time(run_meta, which) if isinstance(run_meta, dict) else None
         if prov["times"].get(f"run_{which}") != expected:
             result.flag(
                 PROVENANCE_FILE,
@@ -354,9 +338,6 @@ def _check_provenance(root: Path, result: VerifyResult) -> None:
 
 
 def _check_sources(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
-    """What the artifact's files say about each other (`_crosscheck`): copied files against
-    provenance, gold answers against the responses, video digests against run.json, the
-    README and the JSON files against their writers."""
     prov = read_json(root / PROVENANCE_FILE)
     run_meta = read_json(root / RUN_FILE)
     found = [
@@ -376,7 +357,6 @@ _TITLE = re.compile(r"<title>(.*?)</title>", re.S)
 
 
 def _check_report(root: Path, result: VerifyResult) -> None:
-    """report.html rendered again from the artifact's files and compared byte for byte."""
     from ._build import load_report_inputs
     from ._html import render_report
 
@@ -414,7 +394,6 @@ def _check_report(root: Path, result: VerifyResult) -> None:
 
 
 def _recorded_selection(root: Path) -> tuple[list[str] | None, str | None]:
-    """The `--configs` and `--control` the artifact was written with (provenance.json)."""
     try:
         record = read_json(root / PROVENANCE_FILE)["measures"]
         configs, control = record.get("configs"), record.get("control")
@@ -449,8 +428,6 @@ def _check_measures(
     configs: list[str] | None = None,
     control: str | None = None,
 ) -> None:
-    """measures.json, validated, against the measures recomputed from the responses with the
-    bootstrap it records (and the configuration selection of provenance.json)."""
     try:
         raw = read_json(root / MEASURES_FILE)
         boot = raw["bootstrap"]
@@ -512,10 +489,8 @@ def _check_measures(
 
 
 def missing_plugin_measures(recorded: Any) -> list[str]:
-    """What `plugin_measures` of a measures file names that this process cannot compute: a
-    measure of another package that is not installed (or installed without that measure), or
-    one a program registered with `register_measure` that is not registered now. Each line
-    says what to install; none when every recorded measure is here."""
+    """What `plugin_measures` of a measures file names that this process cannot compute, each
+    line saying what to install or register."""
     if not isinstance(recorded, list):
         return []
     lines = []
@@ -554,7 +529,7 @@ def _check_audit(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
     if not path.is_file():
         return
     from ..analysis.audit import TRANSITION_COLUMNS, audit_transitions, pathway_counts
-    from ..core.items import read_items_jsonl
+    from ..core.items import ItemFileError, read_items_jsonl
 
     try:
         stored = pq.read_table(path).to_pandas()
@@ -563,8 +538,6 @@ def _check_audit(root: Path, df: pd.DataFrame, result: VerifyResult) -> None:
     except (OSError, ValueError) as exc:
         result.flag(AUDIT_FILE, f"cannot be read with {AUDIT_SUMMARY_FILE} ({exc})")
         return
-    from ..core.items import ItemFileError
-
     try:
         items = read_items_jsonl(root / ITEMS_FILE) if (root / ITEMS_FILE).is_file() else []
     except (ItemFileError, OSError, ValueError) as exc:

@@ -1,9 +1,5 @@
-"""`analyze`: the main job from Python. A run folder, a response table, or a results table
-of one's own (the shape `itemscale import table` reads) in; the typed result out.
-
-The command line and this function compute the same thing (`analyze_responses`); this one
-returns `AnalysisResult`, whose `to_json()` is what `analyze --json` writes and whose
-`to_frame()` is a tidy table for pandas.
+"""`analyze`: the main job from Python, computing what the command line does
+(`analyze_responses`) from a run folder, a response table or a results table of one's own.
 """
 
 from __future__ import annotations
@@ -61,10 +57,9 @@ def analyze(
     checked with the same located errors. How to analyse is an `AnalysisSettings`, or its
     fields as keywords (`AnalysisOptions`, typed one by one; `itemscale analyze`'s options):
     `bootstrap` resamples (default 1000), `seed`, `ci` (`bca` or `percentile`), `configs`,
-    `control` (the reference among configurations that ask one budget), `axis`, `by`, `metric`, `eps`, `power_target` (points, as `--power-target`), `test_pairs`,
-    `heterogeneity_draws`. A bad
-    value is refused (a pydantic `ValidationError`, a `ValueError`, naming the setting) before
-    the table is read.
+    `control` (the reference among configurations that ask one budget), `axis`, `by`,
+    `metric`, `eps`, `power_target` (points, as `--power-target`), `test_pairs`,
+    `heterogeneity_draws`. A bad value is refused (naming the setting) before the table is read.
     """
     from ..analysis.measures import AnalysisSettings, analyze_responses
 
@@ -78,9 +73,7 @@ PER_ITEM_SUFFIXES = (".csv", ".parquet")
 
 
 def check_per_item_path(path: str | os.PathLike[str]) -> Path:
-    """The per-item file's path, if its suffix names a format it can be written in and it is
-    no run's data (`check_output_path`): checked before the measures are computed, so a typo
-    costs nothing."""
+    """Checked before the measures are computed, so a typo costs nothing."""
     from ..core.files import check_output_path
 
     out = check_output_path(path, flag="per-item file")
@@ -90,10 +83,8 @@ def check_per_item_path(path: str | os.PathLike[str]) -> Path:
 
 
 def write_per_item(labels: pd.DataFrame, path: str | os.PathLike[str]) -> None:
-    """The per-item table (`per_item_labels`), whole or not at all, as CSV or Parquet by the
-    suffix: Parquet carries its schema version in the file's metadata as well as in its
-    `schema_version` column (all a CSV can carry). Every string column goes through the one
-    redactor, as every file itemscale writes."""
+    """The per-item table, whole or not at all, as CSV or Parquet by the suffix (Parquet also
+    carries its schema version in the file's metadata); strings redacted."""
     import pyarrow as pa
 
     from ..analysis.measures import PER_ITEM_SCHEMA_VERSION

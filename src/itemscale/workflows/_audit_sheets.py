@@ -1,8 +1,5 @@
-"""`write_audit_sheets`: decode the frames of audited transitions and write their contact sheets.
-
-The audit composes a sheet from frames it is given and never imports the decoder, so the
-analysis stays free of PyAV; decoding the two budgets' frames and handing them to the audit's
-composer is a workflow of its own, above both.
+"""`write_audit_sheets`: decode the frames of audited transitions and write their contact sheets,
+a workflow above both the audit's composer and the decoder, so the analysis stays free of PyAV.
 """
 
 from __future__ import annotations
@@ -19,7 +16,7 @@ from ..core.sheets import resize_nearest
 
 
 def at_pixels(frame: np.ndarray, pixels: object) -> np.ndarray:
-    """The frame at the budget's resolution (nearest neighbour), so blur shows on the sheet."""
+    """At the budget's resolution (nearest neighbour), so blur shows on the sheet."""
     if pixels is None or (isinstance(pixels, float) and np.isnan(pixels)):
         return frame
     h, w = frame.shape[:2]

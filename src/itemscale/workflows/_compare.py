@@ -1,10 +1,6 @@
-"""`compare`: two runs (or two series, models or configurations of one run) side by side, item
-by item, as `itemscale compare` computes them (docs/compare.md).
-
-The workflow chooses the two sides from the run folders and the flags (`_compare_sides`) and
-tells the comparison how each recorded model entry sends frames to its model, a question for
-the installed backends; the analysis itself is `itemscale.analysis.comparison.compare_sides`, which
-needs neither.
+"""`compare`: the workflow chooses the two sides (`_compare_sides`) and asks the installed
+backends how each sends frames to its model; the analysis itself
+(`itemscale.analysis.comparison`) needs neither.
 """
 
 from __future__ import annotations
@@ -83,8 +79,6 @@ def compare(
 
 @dataclass(frozen=True)
 class _StoredEntry:
-    """A model entry as run.json's protocol stored it (what `Backend.transport` reads)."""
-
     name: str
     backend: str
     model: str

@@ -36,10 +36,8 @@ _OUTCOME_RULES = (("correct", "0 or 1"), ("score", "in [0, 1]"))
 
 
 def check_outcomes(df: pd.DataFrame, where: Path) -> None:
-    """Refuse a run whose outcome values no scorer writes: `correct` other than 0 or 1,
-    `score` outside [0, 1] (a hand-written or damaged Parquet; the means compare reports would
-    otherwise be no accuracy at all). The error names the file, the column, how many rows and
-    the first one's item."""
+    """Refuse outcome values no scorer writes (a hand-written or damaged Parquet): the means
+    compare reports would otherwise be no accuracy at all."""
     for column, rule in _OUTCOME_RULES:
         if column not in df.columns:
             continue
@@ -69,7 +67,6 @@ def _flag_values(flag: str, values: Sequence[str]) -> None:
 def _pick(
     df: pd.DataFrame, run: str, model: str | None, series: str | None, config: str | None
 ) -> pd.DataFrame:
-    """The rows of one side, each filter checked against the names the run holds."""
     rows = df
     for flag, column, value in (("--model", "model", model), ("--series", "series", series)):
         if value is None:
@@ -93,6 +90,10 @@ def _pick(
     return rows
 
 
+def _names(row: pd.Series) -> tuple[str, str, str, str]:
+    return str(row["model"]), str(row["series"]), str(row["config_label"]), str(row["config_id"])
+
+
 def _one_slice(rows: pd.DataFrame, run: str, name: str) -> tuple[str, str, str, str]:
     slices = (
         rows[["model", "series", "config_label", "config_id"]]
@@ -103,13 +104,7 @@ def _one_slice(rows: pd.DataFrame, run: str, name: str) -> tuple[str, str, str, 
     if len(slices) == 0:
         raise WorkflowError(f"side {name} ({run}): no rows hold every name given for this side")
     if len(slices) == 1:
-        first = slices.iloc[0]
-        return (
-            str(first["model"]),
-            str(first["series"]),
-            str(first["config_label"]),
-            str(first["config_id"]),
-        )
+        return _names(slices.iloc[0])
     listed = "; ".join(
         f"model {r.model}, series {r.series}, config {r.config_label}"
         for r in slices.head(12).itertuples()
@@ -138,7 +133,6 @@ def select_sides(
     series: Sequence[str] = (),
     configs: Sequence[str] = (),
 ) -> tuple[Side, Side]:
-    """The two sides (see the module docstring for the rules)."""
     flags = {"--model": tuple(models), "--series": tuple(series), "--config": tuple(configs)}
     for flag, values in flags.items():
         _flag_values(flag, values)
@@ -235,16 +229,5 @@ def select_rerun(value: str | os.PathLike[str], side_a: Side, side_b: Side) -> N
 def _named(
     run: str, prov: dict[str, object], rows: pd.DataFrame, side: Side, side_a: Side
 ) -> NamedRerun:
-    first = rows.iloc[0]
-    return NamedRerun(
-        of="A" if side is side_a else "B",
-        side=Side(
-            run,
-            prov,
-            rows.reset_index(drop=True),
-            str(first["model"]),
-            str(first["series"]),
-            str(first["config_label"]),
-            str(first["config_id"]),
-        ),
-    )
+    rerun = Side(run, prov, rows.reset_index(drop=True), *_names(rows.iloc[0]))
+    return NamedRerun(of="A" if side is side_a else "B", side=rerun)

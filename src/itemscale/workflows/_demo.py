@@ -31,8 +31,7 @@ SEEN_AT_TERMINAL: Final[str] = (
 
 @dataclass(frozen=True)
 class RegressionPathway:
-    """One terminal regression: the budget it was right at, what the audit saw there and at
-    the terminal, the audit's pathway and what the nested re-run did."""
+    """One terminal regression: what the audit saw and what the nested re-run did."""
 
     item_id: str
     #: The item's `question_kind` attribute ("?" when the item file lacks it).
@@ -49,8 +48,6 @@ class RegressionPathway:
 
 @dataclass(frozen=True)
 class RegressionPathways:
-    """Every terminal regression of an intervention, and per evidence group the outcomes."""
-
     terminal: str
     rows: tuple[RegressionPathway, ...]
     #: Per evidence group, the re-run's outcomes counted.
@@ -58,7 +55,6 @@ class RegressionPathways:
 
 
 def _evidence(pair: Any) -> tuple[str, str]:
-    """(evidence frames shown, the group) of an audited (right at, terminal) transition."""
     if not len(pair) or not bool(pair["evidence_known"].iloc[0]):
         return "?", EVIDENCE_NOT_KNOWN
     before, after = int(pair["evidence_from"].iloc[0]), int(pair["evidence_to"].iloc[0])
@@ -74,11 +70,9 @@ def _evidence(pair: Any) -> tuple[str, str]:
 def regression_pathways(
     intervention: InterventionResult, run_dir: Path, items_file: Path | None = None
 ) -> RegressionPathways:
-    """Every terminal regression of a nested intervention (`intervene`'s result on `run_dir`):
-    its kind, the budget it was right at, the audit's pathway for that transition and what the
-    re-run did, so a reader sees which regressions a sampling change can fix (evidence dropped
-    by the larger grid) and which it cannot (the evidence was there, and diluted). The items
-    (their evidence spans) come from `items_file`, by default the demo's RUN/suite/items.jsonl."""
+    """Every terminal regression of a nested intervention with the audit's pathway and what the
+    re-run did: which regressions a sampling change can fix (evidence dropped by the larger
+    grid) and which it cannot (diluted). `items_file` defaults to RUN/suite/items.jsonl."""
     from ..analysis.audit import audit_transitions
     from ..collect.items import ITEMS_FILE, read_items_jsonl
     from ..core.responses import read_run
@@ -140,9 +134,7 @@ ADAPTIVE_SELECTOR_FILE: Final[str] = "selector_adaptive.json"
 
 
 class SelectorFile(TypedDict, total=False):
-    """`RUN/selector.json`: the selection file and its configuration, and where a budget is
-    shared with uniform sampling, that budget and the selector's record there (the churn
-    block's `selector`, `analyze --json`'s layout)."""
+    """`RUN/selector.json` (`selector`: the churn block's, `analyze --json`'s layout)."""
 
     selection_file: Required[str]
     config: Required[str]
@@ -152,8 +144,7 @@ class SelectorFile(TypedDict, total=False):
 
 @dataclass(frozen=True)
 class SelectorComparison:
-    """The selector's series beside uniform sampling at the same budget (`RUN/selector.json`
-    holds `as_json()`)."""
+    """The selector's series beside uniform sampling at the same budget."""
 
     selection_file: Path
     series: str
@@ -165,7 +156,6 @@ class SelectorComparison:
     selector: Selector | None = None
 
     def as_json(self) -> SelectorFile:
-        """What `RUN/selector.json` holds."""
         out: SelectorFile = {"selection_file": str(self.selection_file), "config": self.config}
         if self.budget is not None and self.selector is not None:
             out["budget"] = self.budget
@@ -177,12 +167,9 @@ class SelectorComparison:
 def selector_comparison(
     run_dir: Path, *, bootstrap: int, batch_size: int, adaptive: bool = False
 ) -> SelectorComparison:
-    """Write the built-in `change` selection for the demo's protocol, sweep it as one more
-    series, and compare it item by item with uniform sampling at the same budget; the
-    comparison is written to RUN/selector.json. `adaptive`: the adaptive `change` selector
-    at a cap of the same budget (at least `DEMO_ADAPTIVE_MIN_FRAMES` frames a video), whose
-    record then carries the frames it used and uniform sampling at that matched mean cost
-    (RUN/selector_adaptive.json)."""
+    """Sweep the built-in `change` selection as one more series, compare it with uniform
+    sampling at the same budget (RUN/selector.json). `adaptive`: `change --adaptive` at a cap
+    of that budget, compared at its matched mean cost (RUN/selector_adaptive.json)."""
     from ..analysis.measures import VideoBootstrap, build_matrices, series_churn
     from ..collect.models import BACKENDS
     from ..collect.protocol import (
@@ -229,7 +216,6 @@ def selector_comparison(
         selection_file=Path(path), series=config.series, cells_run=result.ran, config=config.label
     )
     if budget is not None and budget.selector is not None:
-        # the churn block's record, as `analyze --json` writes it
         found = replace(found, budget=budget.budget, selector=budget.selector)
     write_json_atomic(
         run_dir / (ADAPTIVE_SELECTOR_FILE if adaptive else SELECTOR_FILE), found.as_json()

@@ -1,12 +1,7 @@
 """`intervene`: re-run the terminal budget of every terminal regression (and of a seeded control
-sample of correct items) with one controlled change of sampling, through the sweep, and measure
-`recovered_rate` beside `broken_rate`.
-
-The re-runs are stored in the run like any other cells, as a configuration of their own series
-(`intervention:<intervention>`), so `itemscale analyze` sees them and a crash resumes where it stopped.
-The plan (which items, which control sample, which configuration) and the result are written to
-`RUN_DIR/intervention/`. `itemscale.analysis.policies` only plans and measures; re-running needs the model and the
-decoder, which is why this lives above both rather than in `policies`.
+sample) with one controlled change of sampling, through the sweep, stored as a series of its own
+so a crash resumes; `itemscale.analysis.policies` plans and measures, and re-running needs the
+model and the decoder, which is why this lives above both.
 """
 
 from __future__ import annotations
@@ -35,9 +30,8 @@ if TYPE_CHECKING:
 
 
 class InterventionOptions(TypedDict, total=False):
-    """`InterventionSettings`' fields as `intervene`'s keywords, typed one by one so a user's
-    type checker refuses a misspelt or mistyped one (a test holds the keys equal to the
-    settings' fields; the settings still check each value at run time)."""
+    """`InterventionSettings`' fields as `intervene`'s keywords, typed for a user's type
+    checker (a test holds the keys equal to the settings' fields)."""
 
     intervention: InterventionName
     n_control: int | None
@@ -53,8 +47,6 @@ class InterventionOptions(TypedDict, total=False):
 
 
 class InterventionRunRecord(TypedDict):
-    """An intervention as run.json's `interventions` records it (by intervention name)."""
-
     plan_file: str
     model: str
     source_series: str
@@ -126,8 +118,6 @@ def _terminal_regressions(matrix: ResponseMatrix, terminal: int) -> int:
 def intervention_settings(
     settings: InterventionSettings | None, options: Mapping[str, object]
 ) -> InterventionSettings:
-    """The settings given, or built from keywords (`intervention="nested", n_control=5`);
-    a bad value is the `pydantic.ValidationError` that names the setting."""
     if settings is None:
         return InterventionSettings.model_validate(options)
     if options:
@@ -202,8 +192,6 @@ def intervene(
 
 
 def _recorded_run(run_dir: Path) -> tuple[pd.DataFrame, dict[str, object], Protocol]:
-    """The run's responses, its run.json and the protocol recorded there (the re-run needs the
-    protocol that produced the terminal budget)."""
     from pydantic import ValidationError
 
     from ..collect.models import BACKENDS
@@ -236,8 +224,7 @@ def _axis(
     intervention: str,
     on_note: Callable[[str], None] | None,
 ) -> tuple[ResponseMatrix, InterventionAxis]:
-    """The budget axis to intervene on (on a frames x resolutions grid, its frame chain) and
-    what the result records of it."""
+    """On a frames x resolutions grid, the frame chain."""
     from ..analysis.measures import build_matrices, main_chain
     from ..analysis.policies import InterventionAxis
 
@@ -267,8 +254,6 @@ def _rerun(
     settings: InterventionSettings,
     backend_factory: BackendFactory | None,
 ) -> None:
-    """The plan's configurations swept for its items (resumably, into the run's own store), with
-    the intervention recorded in run.json."""
     from ..collect.models import BackendError
     from ..collect.store import StoreError
     from ..collect.sweep import BenchmarkLoadError, ExtraConfig, run_sweep
@@ -277,7 +262,6 @@ def _rerun(
     if entry is None:
         raise WorkflowError(f"{run_dir}: model {plan.model!r} is not in the recorded protocol")
     one_model = protocol.model_copy(update={"models": (entry,)})
-    # run.json as read: `interventions` is the object earlier interventions recorded
     interventions = dict(cast(Mapping[str, object], provenance.get("interventions", {})))
     interventions[plan.policy] = InterventionRunRecord(
         plan_file=f"{INTERVENTION_DIR}/{plan.policy}{PLAN_SUFFIX}",

@@ -1,11 +1,6 @@
-"""The seed paper's released labels, reproduced: the real-data half of `itemscale demo`.
-
-The paper released per-item predictions of five real Video LLMs on Video-MME V1 short videos
-with its own summary numbers (`src/itemscale/data/scalegrid/`, CC BY 4.0). `reproduce_paper`
-imports them with the same `import table --wide` path a user would, analyses them, compares
-each published number with itemscale's (`compare_with_paper`), measures the paper's Table 2 grid
-and fits the cascade on them, writing every result into the run folder; the command line
-prints them.
+"""The seed paper's released labels (five Video LLMs on Video-MME V1 short,
+`src/itemscale/data/scalegrid/`, CC BY 4.0), reproduced through the same `import table --wide`
+path a user would take: the real-data half of `itemscale demo`.
 """
 
 from __future__ import annotations
@@ -27,8 +22,8 @@ if TYPE_CHECKING:
 
 
 def paper_measures() -> list[tuple[str, str, str]]:
-    """(the paper's name, its key in the release's JSON, itemscale's key under
-    `grid_with_text`) of every registered measure the paper publishes, in registry order."""
+    """(the paper's name, its key in the release's JSON, itemscale's key) of every registered
+    measure the paper publishes."""
     from ..analysis.measures import measures_for
 
     return [
@@ -45,12 +40,10 @@ PAPER_TOLERANCE_POINTS: Final[float] = 0.005
 
 
 def release_dir() -> Path:
-    """The packaged release folder (wide tables, the paper's JSON, the answer key, licence)."""
     return Path(str(resources.files("itemscale") / "data" / "scalegrid"))
 
 
 def release_models(root: Path | None = None) -> list[tuple[str, Path, dict[str, Any]]]:
-    """(model, wide table, the paper's JSON) for every model of the release."""
     root = root if root is not None else release_dir()
     out = []
     for table in sorted(root.glob("*_V1_short_predictions_wide.csv")):
@@ -147,8 +140,6 @@ def compare_with_paper(
 
 
 def _estimate(entry: object) -> Estimate:
-    """A measure's entry as an estimate: a field's `Estimate` or `BestFixed` (its
-    configuration left out), or a registered measure's JSON entry."""
     from ..analysis.measures import BestFixed, Estimate
 
     if isinstance(entry, BestFixed):
@@ -161,7 +152,6 @@ def _estimate(entry: object) -> Estimate:
 
 
 def _value(stat: Estimate) -> float:
-    """The value of a published measure, which the paper's grid always has."""
     if stat.value is None:
         raise ValueError("a published measure without a value")
     return float(stat.value)
@@ -181,15 +171,11 @@ class PaperReproduction:
     run_dir: Path
     rows_added: int
     rows_unchanged: int
-    #: The analysis of the whole release, and of the Table 2 grid (`to_json()` is what
-    #: measures.json and table2.json hold).
     measures: AnalysisResult
     table2: AnalysisResult
-    #: One record per (model, published number): `compare_with_paper`.
     comparison: list[PaperNumber]
-    #: The cascade report (`cascade --json`'s layout; shared frames: `--sharing prefix`).
+    #: shared frames: `--sharing prefix`
     cascade: CascadeReport
-    #: The report's page when one was written.
     report: Path | None
 
     @property
@@ -197,7 +183,7 @@ class PaperReproduction:
         return sum(r.same for r in self.comparison)
 
     def summary(self) -> dict[str, object]:
-        """The paper's entry of `demo.json`: the files written and the count reproduced."""
+        """The paper's entry of `demo.json`."""
         from ..analysis.policies import CASCADE_FILE
         from ..report import MEASURES_FILE
 

@@ -1,9 +1,5 @@
 """`cascade` and `audit` on a run folder: what `itemscale cascade` and `itemscale audit` do,
 minus their flags and their printing, so the demo (and a notebook) runs the same steps.
-
-`cascade` reads the run, fits and reports the stopping rules, and writes the report where the
-report page picks it up; `audit` audits the harmful transitions and writes the audit files and
-the annotations under the run's lock, and `audit_sheets` decodes the contact sheets.
 """
 
 from __future__ import annotations
@@ -62,8 +58,6 @@ def cascade(
 
 @dataclass(frozen=True)
 class AuditOutcome:
-    """What `audit` audited and wrote."""
-
     #: One row per audited harmful transition (`audit_transitions`).
     transitions: pd.DataFrame
     pairs: str
