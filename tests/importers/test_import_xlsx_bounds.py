@@ -13,8 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from itemscale import files
 from itemscale.cli import main
+from itemscale.core import files
 
 
 @pytest.fixture
