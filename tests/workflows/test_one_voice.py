@@ -25,7 +25,7 @@ from itemscale.analysis.measures import GRID_WITH_TEXT_TITLE, MeasureKind, measu
 from itemscale.cli import main
 from itemscale.cli._paper import print_comparison
 from itemscale.core.responses import write_json_atomic
-from itemscale.report import COMPARISON_FILE, PaperComparison, build_artifact
+from itemscale.report import COMPARISON_FILE, CurveHeadline, PaperComparison, build_artifact
 from itemscale.workflows import compare_with_paper
 
 #: A number as both sides print it; a budget's label (`f32`, `16f_151k`) is not one.
@@ -143,7 +143,7 @@ def console_headline(out: str) -> str:
 #: One model's opening sentence (`report.CurveHeadline`), its additive verdict where it has one.
 CURVE = re.compile(
     r"(?P<model>\S+): accuracy goes from (?P<first>\S+) at (?P<low>\S+) to (?P<last>\S+) at "
-    r"(?P<high>\S+), yet (?P<harmful>\S+)% of the (?P<n>\d+) items \((?P<k>\d+)\) are right "
+    r"(?P<high>\S+), (?:yet|and) (?P<harmful>\S+)% of the (?P<n>\d+) items \((?P<k>\d+)\) are right "
     r"at some budget and wrong at a larger one(?:, and choosing the budget per item would gain "
     r"(?P<headroom>\S+) points over the best single budget)?\."
     r"(?: An additive world .* gives (?P<additive>\S+)% against the observed (?P<observed>\S+)%)?"
@@ -194,7 +194,7 @@ def assert_one_model_sentence_agrees(out: str, page: str, model: str) -> None:
     """The report's opening sentence of one model against the console's lines it summarises."""
     sentence = report_headline(page)
     found = re.match(
-        rf"{re.escape(model)}: accuracy goes from (\S+) at (\S+) to (\S+) at (\S+), yet "
+        rf"{re.escape(model)}: accuracy goes from (\S+) at (\S+) to (\S+) at (\S+), (?:yet|and) "
         r"(\S+)% of the (\d+) items \((\d+)\) are right at some budget and wrong at a larger "
         r"one, and choosing the budget per item would gain (\S+) points over the best single "
         r"budget\. An additive world .* gives (\S+)% against the observed (\S+)%: .*"
@@ -327,3 +327,24 @@ def test_the_release_labels_say_the_same_numbers(
         "0.01 points (below)."
     )
     assert f"published numbers: {same} of {published} reproduced" in page
+
+
+@pytest.mark.parametrize(("flips", "word"), [(0, "and"), (3, "yet")])
+def test_the_opening_sentence_says_yet_only_against_a_flip(flips: int, word: str) -> None:
+    """52.5 to 52.5 with no item flipping is no contrast: "yet 0.0% of the 40 items" would
+    promise one (an lmms-eval log imported twice under two labels reads so)."""
+    headline = CurveHeadline(
+        model="m",
+        grid=("kf8", "u16"),
+        n_items=40,
+        first_accuracy=0.525,
+        last_accuracy=0.525,
+        harmful_rate=flips / 40,
+        harmful_items=flips,
+        oracle_headroom=0.0,
+        additive=None,
+    )
+    assert headline.text().startswith(
+        f"m: accuracy goes from 52.5 at kf8 to 52.5 at u16, {word} {100 * flips / 40:.1f}% of "
+        f"the 40 items ({flips}) are right at some budget"
+    )

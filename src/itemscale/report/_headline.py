@@ -195,9 +195,10 @@ class CurveHeadline:
             if self.oracle_headroom is not None
             else ""
         )
+        but = "yet" if self.harmful_items else "and"  # "yet" only against a flip
         text = (
             f"{self.model}: accuracy goes from {100 * self.first_accuracy:.1f} at {self.grid[0]} "
-            f"to {100 * self.last_accuracy:.1f} at {self.grid[-1]}, yet "
+            f"to {100 * self.last_accuracy:.1f} at {self.grid[-1]}, {but} "
             f"{100 * self.harmful_rate:.1f}% of the {self.n_items} items ({self.harmful_items}) "
             f"are right at some budget and wrong at a larger one{gain}."
         )
