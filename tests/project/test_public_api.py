@@ -126,3 +126,20 @@ def test_analysis_imports_neither_torch_nor_a_decoder() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_analyze_s_help_loads_no_page_machinery() -> None:
+    """`itemscale analyze --help` builds the parser from cmd_analyze: the report package it
+    writes pages with (Jinja2, the figures, every section) comes only when a result is printed."""
+    code = (
+        "import sys\n"
+        "from itemscale.cli import main\n"
+        "try:\n"
+        "    main(['analyze', '--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print([m for m in ('itemscale.report', 'jinja2') if m in sys.modules])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[]", done.stdout[-300:]

@@ -6,7 +6,7 @@ tables are written from (`report.InferenceVerdicts`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..analysis.measures import (
     AlternativesSeries,
@@ -15,11 +15,29 @@ from ..analysis.measures import (
     OpenEndedSeries,
     Selector,
 )
-from ..report import AdditiveVerdict, InferenceVerdicts, signed_text
-from ..report import p_text as p_text  # `analyze`'s other printers write p-values so too
 from ._format import points_text
 
+if TYPE_CHECKING:
+    from ..report import AdditiveVerdict, InferenceVerdicts
+
 Gloss = Callable[[str], str]
+
+
+def p_text(
+    value: float | None, note: str | None = None, *, draws: int | None = None, sides: int = 1
+) -> str:
+    """`report.p_text`, imported when a p-value is written: the report package (Jinja2, the
+    figures) would double `itemscale analyze --help`."""
+    from ..report import p_text as text
+
+    return text(value, note, draws=draws, sides=sides)
+
+
+def signed_text(stat: Estimate | None, note: str | None = None) -> str:
+    """`report.signed_text`, imported when a change is written (as `p_text`)."""
+    from ..report import signed_text as text
+
+    return text(stat, note)
 
 
 def _eq(p: str) -> str:

@@ -23,7 +23,6 @@ from ..analysis.measures import (
     measures_for,
 )
 from ..core.responses import SourceFile, same_file_pairs, same_file_sentence
-from ..report import AdditiveVerdict, Headline, InferenceVerdicts
 from . import CommandError
 from ._alternatives_text import add_control_argument, print_alternatives, print_alternatives_notes
 from ._analyze_options import (
@@ -40,6 +39,7 @@ from ._settings import add_rerun_floor_argument, settings_from_flags
 
 if TYPE_CHECKING:
     from ..analysis.measures import AnalysisResult
+    from ..report import AdditiveVerdict
 
 #: What the console writes in place of a block's intervals, p-values and power figures
 #: ("not estimable" with too few videos, `interval_note`), or None: the numbers are shown.
@@ -212,6 +212,8 @@ def _print_binary(
                 f"p={p_text(block.mcnemar_p[arrow], note)}",
                 file=out,
             )
+    from ..report import InferenceVerdicts
+
     verdicts = InferenceVerdicts.of(block, note)
     print_inference(verdicts, out, indent, gloss)
     if block.grid_with_text is not None:
@@ -455,6 +457,8 @@ def print_models_sentence(result: AnalysisResult, out: TextIO, curve: bool = Fal
     record (`report.Headline`): each model's grid named beside its numbers, and with `curve`
     one model's curve beside what it hides."""
     import textwrap
+
+    from ..report import Headline
 
     headline = Headline.of(result)
     sentence = headline.models or (headline.curve if curve else None)
