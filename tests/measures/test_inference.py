@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from scipy.stats import chi2
 
 from itemscale.analysis.measures import (
+    Estimate,
     VideoBootstrap,
     budget_order,
     clustered_mcnemar,
@@ -25,6 +26,7 @@ from itemscale.analysis.measures import (
     paired_tests,
     power_analysis,
     power_at,
+    signed_text,
     videos_needed,
 )
 from itemscale.analysis.measures._order import total_order
@@ -414,3 +416,15 @@ def test_a_p_value_at_its_resampling_floor_prints_as_below_the_resolution() -> N
     h = heterogeneity_test(y, total_order(3).less, VideoBootstrap(_names(np.arange(600)), 50, 1))
     assert h.harmful.p_value == pytest.approx(2 / 51)
     assert p_value_text(h.harmful.p_value, draws=50, sides=2) == "<0.04"
+
+
+def test_a_change_is_written_with_its_sign_from_zero_up() -> None:
+    """The console's and the report's one writer of a change: '+' on 0 and above, the minus of
+    the number below, and no sign on "n/a"; the note stands in the interval as `stat_text`."""
+    assert signed_text(Estimate(value=0.021, ci=[0.003, 0.039])) == "+2.1 [0.3, 3.9]"
+    assert signed_text(Estimate(value=0.0, ci=[-0.01, 0.01])) == "+0.0 [-1.0, 1.0]"
+    assert signed_text(Estimate(value=-0.05, ci=[-0.08, -0.02])) == "-5.0 [-8.0, -2.0]"
+    assert signed_text(Estimate(value=None, ci=None)) == "n/a"
+    assert signed_text(Estimate(value=0.02, ci=None), "not estimable") == (
+        "+2.0 [interval not estimable]"
+    )

@@ -17,18 +17,13 @@ from ..analysis.measures import (
     control_source,
     counted_text,
     detected_note,
+    p_value_text,
     pair_grade,
     pair_verdict_text,
+    signed_text,
 )
 from ..core.responses import SourceFile, same_file_pairs, same_file_sentence
 from ._format import Glosses, points_text, printer
-from ._inference_text import p_text
-
-
-def _signed(pair: AlternativePair, note: str | None) -> str:
-    text = points_text(pair.accuracy_difference, note)
-    value = pair.accuracy_difference.value
-    return ("+" + text) if value is not None and value >= 0 else text
 
 
 def one_file(pair: AlternativePair, files: Mapping[str, SourceFile]) -> SourceFile | None:
@@ -49,8 +44,9 @@ def pair_line(pair: AlternativePair, files: Mapping[str, SourceFile], note: str 
     share = pair.headroom_share
     headroom = f"{points_text(share, note)} ({pair.n_fixed} of {pair.n_headroom})"
     return (
-        f"{_signed(pair, note)}; fixes {pair.n_fixed} / breaks {pair.n_broken}; "
-        f"p={p_text(pair.clustered_mcnemar_p, note)}; headroom {headroom}; {verdict}"
+        f"{signed_text(pair.accuracy_difference, note)}; "
+        f"fixes {pair.n_fixed} / breaks {pair.n_broken}; "
+        f"p={p_value_text(pair.clustered_mcnemar_p, note=note)}; headroom {headroom}; {verdict}"
     )
 
 

@@ -14,6 +14,8 @@ from ..analysis.measures import (
     Estimate,
     OpenEndedSeries,
     Selector,
+    p_value_text,
+    signed_text,
 )
 from ._format import points_text
 
@@ -21,23 +23,6 @@ if TYPE_CHECKING:
     from ..report import AdditiveVerdict, InferenceVerdicts
 
 Gloss = Callable[[str], str]
-
-
-def p_text(
-    value: float | None, note: str | None = None, *, draws: int | None = None, sides: int = 1
-) -> str:
-    """`report.p_text`, imported when a p-value is written: the report package (Jinja2, the
-    figures) would double `itemscale analyze --help`."""
-    from ..report import p_text as text
-
-    return text(value, note, draws=draws, sides=sides)
-
-
-def signed_text(stat: Estimate | None, note: str | None = None) -> str:
-    """`report.signed_text`, imported when a change is written (as `p_text`)."""
-    from ..report import signed_text as text
-
-    return text(stat, note)
 
 
 def _eq(p: str) -> str:
@@ -156,7 +141,7 @@ def selector_lines(v: Selector) -> list[str]:
         f"selector {v.selector_series} vs {v.uniform_series}: accuracy "
         f"{points_text(v.accuracy_selector)} vs {points_text(v.accuracy_uniform)} "
         f"(change {signed_text(v.accuracy_difference)}, clustered McNemar p "
-        f"{p_text(v.clustered_mcnemar_p)}); fixes {v.n_fixed}, breaks {v.n_broken}",
+        f"{p_value_text(v.clustered_mcnemar_p)}); fixes {v.n_fixed}, breaks {v.n_broken}",
         f"of the {headroom} items uniform gets wrong at every budget it ran, the selector gets "
         f"{v.n_headroom_fixed} right"
         + (f" ({points_text(v.headroom_share)}% of that headroom)" if headroom else ""),

@@ -21,6 +21,7 @@ from ..analysis.measures import (
     SeriesEntry,
     counted_text,
     measures_for,
+    p_value_text,
 )
 from ..core.responses import SourceFile, same_file_pairs, same_file_sentence
 from . import CommandError
@@ -34,7 +35,7 @@ from ._analyze_options import (
     print_superseded,
 )
 from ._format import Glosses, points_text
-from ._inference_text import p_text, print_churn, print_heterogeneity, print_inference
+from ._inference_text import print_churn, print_heterogeneity, print_inference
 from ._settings import add_rerun_floor_argument, settings_from_flags
 
 if TYPE_CHECKING:
@@ -209,7 +210,7 @@ def _print_binary(
             print(
                 f"{indent}  {arrow}: {counted_text(block.flip_down[arrow], note=note)} / "
                 f"{counted_text(block.flip_up[arrow], note=note)}; "
-                f"p={p_text(block.mcnemar_p[arrow], note)}",
+                f"p={p_value_text(block.mcnemar_p[arrow], note=note)}",
                 file=out,
             )
     from ..report import InferenceVerdicts

@@ -16,12 +16,7 @@ from ._comparison import PaperComparison, PaperNumber
 from ._crosscheck import parse_digest
 from ._derived import DERIVED_KEY
 from ._headline import CurveHeadline, Headline
-from ._inference_verdicts import (
-    AdditiveVerdict,
-    InferenceVerdicts,
-    p_text,
-    signed_text,
-)
+from ._inference_verdicts import AdditiveVerdict, InferenceVerdicts
 from ._manifest import manifest_digest
 from ._trajectories import trajectory_table
 from ._verify import VerifyResult, verify_artifact
@@ -45,10 +40,8 @@ __all__ = [
     "build_artifact",
     "find_items_file",
     "manifest_digest",
-    "p_text",
     "parse_digest",
     "render_compare_page",
-    "signed_text",
     "trajectory_table",
     "verify_artifact",
 ]

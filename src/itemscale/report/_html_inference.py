@@ -15,8 +15,9 @@ from ..analysis.measures import (
     BinarySeries,
     Estimate,
     OpenEndedSeries,
+    p_value_text,
 )
-from ._inference_verdicts import InferenceVerdicts, p_text
+from ._inference_verdicts import InferenceVerdicts
 from ._templating import Markup, render
 
 #: The report's writer of one statistic (`_html_measures.pts`, its note bound).
@@ -64,5 +65,5 @@ def churn_tables(block: BinarySeries | OpenEndedSeries | AlternativesSeries, pts
             " / ".join(pts(f) for f in (b.noise_floor_p, b.noise_floor_q) if f is not None)
             or "no repeats"
         ),
-        p_text=p_text,
+        p_text=p_value_text,
     )

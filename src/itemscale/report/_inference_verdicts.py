@@ -16,24 +16,9 @@ from ..analysis.measures import (
     HeterogeneitySkipped,
     Power,
     p_value_text,
+    signed_text,
     stat_text,
 )
-
-
-def p_text(
-    value: float | None, note: str | None = None, *, draws: int | None = None, sides: int = 1
-) -> str:
-    """`measures.p_value_text` with `note` ('not estimable', too few videos) second, as the
-    printers pass it."""
-    return p_value_text(value, draws=draws, sides=sides, note=note)
-
-
-def signed_text(stat: Estimate | None, note: str | None = None) -> str:
-    """A change in points with its interval and its sign ('+2.1 [0.3, 3.9]')."""
-    text = stat_text(stat, note=note)
-    if stat is not None and stat.value is not None and stat.value >= 0:
-        text = "+" + text
-    return text
 
 
 @dataclass(frozen=True)
@@ -71,11 +56,11 @@ class PairedTestsVerdict:
                     pair=arrow,
                     requested=requested,
                     change=signed_text(t.difference, note),
-                    clustered_p=p_text(t.clustered_mcnemar_p, note),
-                    holm_p=p_text(t.holm_p, note),
+                    clustered_p=p_value_text(t.clustered_mcnemar_p, note=note),
+                    holm_p=p_value_text(t.holm_p, note=note),
                     holds=None if note is not None else t.significant_after_holm,
-                    exact_p=p_text(t.exact_mcnemar_p, note),
-                    bootstrap_p=p_text(t.bootstrap_p, note, draws=tests.bootstrap_draws),
+                    exact_p=p_value_text(t.exact_mcnemar_p, note=note),
+                    bootstrap_p=p_value_text(t.bootstrap_p, draws=tests.bootstrap_draws, note=note),
                 )
                 for arrow, t in (records or {}).items()
             )
@@ -216,7 +201,7 @@ class AdditiveVerdict:
                     c.observed,
                     c.additive,
                     signed_text(c.difference),
-                    p_text(c.p_value, draws=h.n_null, sides=2),
+                    p_value_text(c.p_value, draws=h.n_null, sides=2),
                 )
                 for name, c in shares
             ),
@@ -225,7 +210,7 @@ class AdditiveVerdict:
             else (
                 stat_text(noise.noise_bound),
                 signed_text(noise.difference),
-                p_text(noise.p_value),
+                p_value_text(noise.p_value),
             ),
         )
 

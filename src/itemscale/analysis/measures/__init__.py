@@ -103,6 +103,7 @@ from ._measure import (
     StatLike,
     counted_text,
     p_value_text,
+    signed_text,
     stat_text,
 )
 from ._options import AnalysisOptions
@@ -329,6 +330,7 @@ __all__ = [
     "selected_intervals",
     "selected_max_intervals",
     "series_churn",
+    "signed_text",
     "simulate_2pl",
     "simulated_coverage",
     "small_sample_text",

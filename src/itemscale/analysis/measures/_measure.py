@@ -81,6 +81,14 @@ def stat_text(value: StatLike, scale: float = 100, *, note: str | None = None) -
     return text
 
 
+def signed_text(value: StatLike, note: str | None = None) -> str:
+    """A change in points with its interval and its sign ('+2.1 [0.3, 3.9]'): `stat_text`, and
+    '+' before a value of 0 or more."""
+    text = stat_text(value, note=note)
+    point = _parts(value)[0]
+    return "+" + text if point is not None and float(point) >= 0 else text
+
+
 def count_text(value: StatLike) -> str:
     """The count a statistic comes from, as the console and the report print it beside it:
     '34 of 80' for a share of items, '80 items' for a mean score, '' when it has none."""
